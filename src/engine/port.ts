@@ -1,0 +1,82 @@
+/**
+ * The engine port: what the updater needs from a container engine. The Docker implementation
+ * (dockerode) lives beside this file; unit tests of the updater pass small fakes.
+ */
+import type { ContainerInspectInfo, ImageInspectInfo } from "dockerode";
+
+export type ContainerInspect = ContainerInspectInfo;
+export type ImageInspect = ImageInspectInfo;
+
+export type ContainerState = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
+
+/** One row of the single `listContainers(all)` call a cycle makes. */
+export interface ContainerSummary {
+  id: string;
+  /** without the leading slash */
+  name: string;
+  /** the image reference the container was created with (Config.Image), never a bare image ID when a name is known */
+  image: string;
+  /** sha256:... of the image the container runs */
+  imageId: string;
+  state: ContainerState;
+  labels: Record<string, string>;
+}
+
+/** One row of the single `listImages` call a cycle makes. */
+export interface ImageSummary {
+  id: string;
+  repoTags: string[];
+  repoDigests: string[];
+}
+
+export interface Platform {
+  os: string;
+  architecture: string;
+  variant?: string;
+}
+
+/** Docker's X-Registry-Auth payload. */
+export interface RegistryAuth {
+  username?: string;
+  password?: string;
+  identitytoken?: string;
+  serveraddress: string;
+}
+
+export interface EngineInfo {
+  apiVersion: string;
+  os: string;
+  architecture: string;
+}
+
+export interface CreateOptions {
+  /** name for the new container */
+  name: string;
+  /** the image reference to create it from (normally the old Config.Image) */
+  image: string;
+}
+
+export interface Engine {
+  info(): Promise<EngineInfo>;
+  listContainers(): Promise<ContainerSummary[]>;
+  listImages(): Promise<ImageSummary[]>;
+  inspectContainer(idOrName: string): Promise<ContainerInspect>;
+  /** null when the image does not exist locally */
+  inspectImage(reference: string): Promise<ImageInspect | null>;
+  pullImage(reference: string, options?: { platform?: Platform; auth?: RegistryAuth }): Promise<void>;
+  /** timeoutMs: grace period before SIGKILL; signal: the container's stop signal */
+  stopContainer(id: string, options: { timeoutMs: number; signal?: string }): Promise<void>;
+  renameContainer(id: string, newName: string): Promise<void>;
+  /**
+   * Creates a replacement for `old` on `options.image`, keeping everything the user configured
+   * (see CONTRACT.md "Update semantics"): the Config/HostConfig minus what came from `oldImage`,
+   * every network endpoint with its user aliases, static IPs, links and driver options.
+   * Returns the new container's id. The new container is not started.
+   */
+  createReplacement(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<string>;
+  startContainer(id: string): Promise<void>;
+  removeContainer(id: string, options?: { force?: boolean }): Promise<void>;
+  removeImage(id: string): Promise<void>;
+  /** the last `lines` lines of stdout+stderr, as text */
+  containerLogs(id: string, lines: number): Promise<string>;
+}

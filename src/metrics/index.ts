@@ -1,0 +1,63 @@
+/**
+ * The five metrics of SPEC 2.2. The updater writes them at the end of each cycle (and on a
+ * skipped request); the API only reads and renders them.
+ */
+export interface MetricValues {
+  svc_scans_total: number;
+  svc_scans_skipped: number;
+  svc_containers_scanned: number;
+  svc_containers_updated: number;
+  svc_containers_failed: number;
+}
+
+interface MetricInfo {
+  type: "counter" | "gauge";
+  help: string;
+}
+
+const INFO: Record<keyof MetricValues, MetricInfo> = {
+  svc_scans_total: { type: "counter", help: "Total update cycles run" },
+  svc_scans_skipped: { type: "counter", help: "Cycles skipped because another update was running" },
+  svc_containers_scanned: { type: "gauge", help: "Containers checked in the last cycle" },
+  svc_containers_updated: { type: "gauge", help: "Containers updated in the last cycle" },
+  svc_containers_failed: { type: "gauge", help: "Containers that failed to update in the last cycle" },
+};
+
+export const METRIC_NAMES = Object.keys(INFO) as (keyof MetricValues)[];
+
+export class Metrics {
+  private values: MetricValues = {
+    svc_scans_total: 0,
+    svc_scans_skipped: 0,
+    svc_containers_scanned: 0,
+    svc_containers_updated: 0,
+    svc_containers_failed: 0,
+  };
+
+  /** Records a finished cycle: one more scan, and the gauges of this cycle. */
+  recordCycle(counts: { scanned: number; updated: number; failed: number }): void {
+    this.values.svc_scans_total += 1;
+    this.values.svc_containers_scanned = counts.scanned;
+    this.values.svc_containers_updated = counts.updated;
+    this.values.svc_containers_failed = counts.failed;
+  }
+
+  recordSkipped(): void {
+    this.values.svc_scans_skipped += 1;
+  }
+
+  snapshot(): MetricValues {
+    return { ...this.values };
+  }
+
+  /** Prometheus text exposition format 0.0.4. */
+  toPrometheus(): string {
+    let text = "";
+    for (const name of METRIC_NAMES) {
+      text += `# HELP ${name} ${INFO[name].help}\n# TYPE ${name} ${INFO[name].type}\n${name} ${this.values[name]}\n`;
+    }
+    return text;
+  }
+}
+
+export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";

@@ -1,0 +1,53 @@
+/** The SessionReport of CONTRACT.md, and what the API and scheduler ask of the updater. */
+export type Trigger = "api" | "schedule" | "startup" | "run_once";
+
+export type ContainerOutcome = "fresh" | "stale" | "updated" | "failed" | "skipped" | "rolled_back";
+
+export interface UpdateFilter {
+  container?: string[];
+  image?: string[];
+}
+
+export interface ContainerReport {
+  id: string;
+  name: string;
+  image: string;
+  old_image_id: string;
+  new_image_id: string | null;
+  old_digest: string | null;
+  new_digest: string | null;
+  state: ContainerOutcome;
+  reason: string | null;
+  duration_ms: number;
+}
+
+export interface ReportCounts {
+  scanned: number;
+  updated: number;
+  failed: number;
+  skipped: number;
+  fresh: number;
+  stale: number;
+  rolled_back: number;
+}
+
+export interface SessionReport {
+  id: string;
+  trigger: Trigger;
+  started_at: string;
+  finished_at: string;
+  duration_ms: number;
+  filter: { container: string[]; image: string[] };
+  counts: ReportCounts;
+  containers: ContainerReport[];
+}
+
+/** What routes and the scheduler call. Only one cycle runs at a time. */
+export interface CycleRunner {
+  /**
+   * Runs one cycle and resolves with its report, or with null when another cycle was running
+   * (the request is skipped, never queued, and counted in svc_scans_skipped).
+   */
+  run(trigger: Trigger, filter?: UpdateFilter): Promise<SessionReport | null>;
+  readonly busy: boolean;
+}
