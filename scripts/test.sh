@@ -13,6 +13,9 @@ bun install --frozen-lockfile >/dev/null
 
 # Our own sandbox folder per run, so a developer's sandbox is left alone.
 export SVC_SANDBOX_DIR=${SVC_SANDBOX_DIR:-$PWD/.sandbox/test-$$}
+# Ports of their own too, so a developer's running sandbox (5000/5001) does not collide.
+export SVC_SANDBOX_REGISTRY_PORT=${SVC_SANDBOX_REGISTRY_PORT:-5100}
+export SVC_SANDBOX_AUTH_REGISTRY_PORT=${SVC_SANDBOX_AUTH_REGISTRY_PORT:-5101}
 trap 'bash scripts/sandbox.sh down' EXIT
 bash scripts/sandbox.sh up
 eval "$(bash scripts/sandbox.sh env)"
