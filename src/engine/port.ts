@@ -54,6 +54,12 @@ export interface CreateOptions {
   name: string;
   /** the image reference to create it from (normally the old Config.Image) */
   image: string;
+  /**
+   * For `network_mode: container:<id>`: the NAME of the container whose network namespace to
+   * join now (the updater resolves it, since the old id may belong to a renamed or removed
+   * container by the time the replacement is created).
+   */
+  networkContainer?: string;
 }
 
 export interface Engine {
