@@ -1,0 +1,127 @@
+/** Small helpers for the benchmark: processes, timing, statistics, the engine over its socket. */
+import { spawn, spawnSync, type Subprocess } from "bun";
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function run(cmd: string[], options: { env?: Record<string, string>; allowFailure?: boolean; input?: string } = {}): string {
+  const proc = spawnSync(cmd, {
+    env: { ...process.env, ...options.env },
+    stdin: options.input === undefined ? "ignore" : Buffer.from(options.input),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (proc.exitCode !== 0 && !options.allowFailure) {
+    throw new Error(`${cmd.join(" ")} failed (${proc.exitCode}): ${proc.stderr.toString().slice(-2000)}`);
+  }
+  return proc.stdout.toString().trim();
+}
+
+/** Resident set size of a process, in KiB, from /proc. */
+export async function rssKiB(pid: number): Promise<number> {
+  const status = await Bun.file(`/proc/${pid}/status`).text();
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]);
+}
+
+export async function waitForHealth(port: number, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/v1/health`);
+      if (response.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(5);
+  }
+  throw new Error(`no 200 from :${port}/v1/health within ${timeoutMs} ms`);
+}
+
+export async function stop(proc: Subprocess): Promise<void> {
+  if (proc.exitCode !== null) return;
+  proc.kill("SIGTERM");
+  const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
+  if (!exited) proc.kill("SIGKILL");
+  await proc.exited;
+}
+
+export function startProcess(cmd: string[], env: Record<string, string> = {}, logFile?: string): Subprocess {
+  return spawn(cmd, {
+    env: { ...process.env, ...env },
+    stdout: logFile ? Bun.file(logFile) : "ignore",
+    stderr: logFile ? Bun.file(logFile) : "ignore",
+  });
+}
+
+export function freePort(): number {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+/** A GET on the engine's API over its unix socket. */
+export async function engineGet(socketPath: string, path: string): Promise<unknown> {
+  const response = await fetch(`http://localhost${path}`, { unix: socketPath });
+  if (!response.ok) throw new Error(`engine ${path}: ${response.status}`);
+  return response.json();
+}
+
+export interface WrkResult {
+  requestsPerSecond: number;
+  non2xx: number;
+}
+
+/** wrk with 2 threads and 50 connections for `seconds`. */
+export function wrk(url: string, seconds: number, headers: Record<string, string> = {}): WrkResult {
+  const args = ["wrk", "-t2", "-c50", `-d${seconds}s`];
+  for (const [key, value] of Object.entries(headers)) args.push("-H", `${key}: ${value}`);
+  const out = run([...args, url]);
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
+  const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(out);
+  if (!rps) throw new Error(`cannot read wrk output:\n${out}`);
+  return { requestsPerSecond: Number(rps[1]), non2xx: non2xx ? Number(non2xx[1]) : 0 };
+}
+
+/**
+ * A counting reverse proxy in front of a registry: the bench reads how many manifest requests
+ * svc made. Images are addressed through the proxy's host:port so the engine uses it too.
+ */
+export function countingProxy(target: string): { port: number; manifestRequests: () => number; reset: () => void; stop: () => void } {
+  let manifests = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      if (url.pathname.includes("/manifests/")) manifests += 1;
+      const upstream = `http://${target}${url.pathname}${url.search}`;
+      const headers = new Headers(request.headers);
+      headers.delete("host");
+      const response = await fetch(upstream, {
+        method: request.method,
+        headers,
+        body: request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer(),
+        redirect: "manual",
+      });
+      const out = new Headers(response.headers);
+      // Locations the registry hands out name itself; rewrite them to the proxy.
+      const location = out.get("location");
+      if (location) out.set("location", location.replace(`http://${target}`, `http://127.0.0.1:${server.port}`));
+      return new Response(request.method === "HEAD" ? null : response.body, { status: response.status, headers: out });
+    },
+  });
+  return {
+    port: server.port!,
+    manifestRequests: () => manifests,
+    reset: () => {
+      manifests = 0;
+    },
+    stop: () => server.stop(true),
+  };
+}

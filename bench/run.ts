@@ -1,0 +1,406 @@
+/**
+ * `bun run bench`: measures svc against baselines measured side by side in the same run, on a
+ * private sandbox of its own (engine + registry), and writes bench/results/<date>.{md,json}.
+ * Exits 1 when a target is missed. Not part of the test suite.
+ */
+import { mkdirSync, mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
+import { tmpdir, hostname, cpus, totalmem } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { countingProxy, engineGet, freePort, median, rssKiB, run, startProcess, stop, waitForHealth, wrk } from "./lib.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const WORK = mkdtempSync(join(tmpdir(), "svc-bench-"));
+const TOKEN = "bench-token";
+const SANDBOX_ENV = {
+  SVC_SANDBOX_DIR: join(ROOT, ".sandbox", `bench-${process.pid}`),
+  SVC_SANDBOX_REGISTRY_PORT: "5300",
+  SVC_SANDBOX_AUTH_REGISTRY_PORT: "5301",
+};
+// Exits on SIGTERM quickly: its PID 1 shell waits on a background sleep, so stop costs no grace period.
+const CMD = `CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`;
+
+interface Row {
+  benchmark: string;
+  svc: number;
+  baseline: number | null;
+  unit: string;
+  ratio: number | null;
+  target: string;
+  pass: boolean | null;
+  note?: string;
+}
+const rows: Row[] = [];
+
+function record(row: Omit<Row, "ratio" | "pass"> & { check?: (ratio: number, svc: number) => boolean }): void {
+  const ratio = row.baseline ? row.svc / row.baseline : null;
+  const pass = row.check ? row.check(ratio ?? Number.NaN, row.svc) : null;
+  const { check: _check, ...rest } = row;
+  rows.push({ ...rest, ratio, pass });
+  const shown = ratio === null ? "" : ` ratio ${ratio.toFixed(2)}`;
+  console.log(`bench: ${row.benchmark}: ${round(row.svc)} ${row.unit}${row.baseline === null ? "" : ` vs ${round(row.baseline)}`}${shown} (target ${row.target})${pass === false ? "  MISSED" : ""}`);
+}
+
+function round(value: number): string {
+  return value >= 100 ? value.toFixed(0) : value.toFixed(2);
+}
+
+// ---------- the sandbox and the engine ----------
+let dockerHost = "";
+let socketPath = "";
+let registry = "";
+
+function sandboxUp(): void {
+  run(["bash", join(ROOT, "scripts/sandbox.sh"), "up"], { env: SANDBOX_ENV });
+  const env = run(["bash", join(ROOT, "scripts/sandbox.sh"), "env"], { env: SANDBOX_ENV });
+  const read = (name: string) => new RegExp(`${name}="([^"]*)"`).exec(env)![1]!;
+  dockerHost = read("SVC_TEST_DOCKER_HOST");
+  socketPath = dockerHost.replace("unix://", "");
+  registry = read("SVC_TEST_REGISTRY");
+}
+
+function sandboxDown(): void {
+  run(["bash", join(ROOT, "scripts/sandbox.sh"), "down"], { env: SANDBOX_ENV, allowFailure: true });
+}
+
+const docker = (args: string[], input?: string) => run(["docker", "-H", dockerHost, ...args], { input });
+
+function buildImage(reference: string, variant: string): void {
+  const rootfs = join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar");
+  docker(["import", "-c", CMD, "-c", `LABEL bench.variant=${variant}`, rootfs, reference]);
+  docker(["push", "-q", reference]);
+}
+
+/** Runs `count` containers named prefix-i on images[i % images.length], four at a time. */
+async function runContainers(prefix: string, from: number, count: number, images: string[]): Promise<string[]> {
+  const names: string[] = [];
+  const queue = Array.from({ length: count }, (_, k) => from + k);
+  const worker = async () => {
+    for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
+      const name = `${prefix}-${i}`;
+      const proc = Bun.spawn(["docker", "-H", dockerHost, "run", "-d", "--name", name, "--network", "none", images[i % images.length]!], { stdout: "ignore", stderr: "pipe" });
+      if ((await proc.exited) !== 0) throw new Error(`docker run ${name}: ${await new Response(proc.stderr).text()}`);
+      names.push(name);
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  return names;
+}
+
+function removeAllContainers(): void {
+  const ids = docker(["ps", "-aq"]).split("\n").filter(Boolean);
+  if (ids.length) docker(["rm", "-f", ...ids]);
+}
+
+// ---------- binaries ----------
+const SVC_BIN = join(ROOT, "dist", "svc");
+const BASE_BIN = join(WORK, "hello");
+
+function buildBinaries(): void {
+  run(["bun", join(ROOT, "build.ts")]);
+  // The baseline is compiled exactly like svc (same flags as build.ts).
+  run(["bun", join(ROOT, "build.ts"), "--entry", join(ROOT, "bench/baseline/hello.ts"), "--outfile", BASE_BIN]);
+}
+
+interface SvcOptions {
+  port: number;
+  accessLog?: string;
+  rollback?: boolean;
+}
+
+function svcConfig(options: SvcOptions): string {
+  const file = join(WORK, `svc-${options.port}.toml`);
+  const lines = [
+    `log_level = "warn"`,
+    `log_format = "json"`,
+    `[http_api]`,
+    `update = true`,
+    `metrics = true`,
+    `token = "${TOKEN}"`,
+    `port = ${options.port}`,
+    ...(options.accessLog ? [`access_log = "${options.accessLog}"`] : []),
+    `[docker]`,
+    `host = "${dockerHost}"`,
+  ];
+  if (options.rollback === false) lines.push(`[rollback]`, `on_exit_code = false`, `on_healthcheck = false`, `on_timeout = false`);
+  Bun.write(file, lines.join("\n") + "\n");
+  return file;
+}
+
+async function startSvc(options: SvcOptions): Promise<Subprocess> {
+  const config = svcConfig(options);
+  await Bun.sleep(10);
+  const proc = startProcess([SVC_BIN, "--config", config], {}, join(WORK, `svc-${options.port}.log`));
+  await waitForHealth(options.port);
+  return proc;
+}
+
+async function startBaseline(port: number): Promise<Subprocess> {
+  const proc = startProcess([BASE_BIN, String(port)]);
+  await waitForHealth(port);
+  return proc;
+}
+
+/** One cycle through the API: wall time in ms and the report. */
+async function cycle(port: number): Promise<{ ms: number; report: any }> {
+  const started = performance.now();
+  const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+  const ms = performance.now() - started;
+  if (response.status !== 200) throw new Error(`POST /v1/update: ${response.status} ${await response.text()}`);
+  return { ms, report: await response.json() };
+}
+
+// ---------- 1. the check cycle ----------
+const MANIFEST_ACCEPT = [
+  "application/vnd.oci.image.index.v1+json",
+  "application/vnd.oci.image.manifest.v1+json",
+  "application/vnd.docker.distribution.manifest.list.v2+json",
+  "application/vnd.docker.distribution.manifest.v2+json",
+].join(", ");
+
+/** The floor: what any checker must do at the least. */
+async function floorCycle(registryHost: string, images: string[]): Promise<number> {
+  const started = performance.now();
+  await Promise.all([
+    engineGet(socketPath, "/containers/json?all=1"),
+    engineGet(socketPath, "/images/json"),
+    ...images.map((image) => {
+      const [, path, tag] = /^[^/]+\/(.+):([^:]+)$/.exec(image)!;
+      return fetch(`http://${registryHost}/v2/${path}/manifests/${tag}`, { method: "HEAD", headers: { accept: MANIFEST_ACCEPT } });
+    }),
+  ]);
+  return performance.now() - started;
+}
+
+async function benchCheckCycle(): Promise<void> {
+  const proxy = countingProxy(registry);
+  const host = `127.0.0.1:${proxy.port}`;
+  const images = Array.from({ length: 20 }, (_, i) => `${host}/bench/check${i}:latest`);
+  images.forEach((image, i) => buildImage(image, `check-${i}`));
+  const port = freePort();
+  const svc = await startSvc({ port });
+  const stages = [10, 50, 200];
+  let running = 0;
+  const perStage: Record<number, number> = {};
+  try {
+    for (const total of stages) {
+      await runContainers("check", running, total - running, images);
+      running = total;
+      await cycle(port); // warm: connections, token caches
+      await floorCycle(host, images);
+      const svcTimes: number[] = [];
+      const floorTimes: number[] = [];
+      let manifests = 0;
+      for (let i = 0; i < 7; i++) {
+        floorTimes.push(await floorCycle(host, images));
+        proxy.reset();
+        const { ms, report } = await cycle(port);
+        manifests = proxy.manifestRequests();
+        if (report.counts.scanned !== total) throw new Error(`expected ${total} scanned, got ${report.counts.scanned}`);
+        svcTimes.push(ms);
+      }
+      perStage[total] = median(svcTimes);
+      if (total === 200) {
+        record({ benchmark: "check cycle, 200 containers / 20 images (ms)", svc: median(svcTimes), baseline: median(floorTimes), unit: "ms", target: "<= 2.0x floor", check: (r) => r <= 2 });
+        record({ benchmark: "manifest requests per check cycle (200 containers / 20 images)", svc: manifests, baseline: 20, unit: "requests", target: "exactly 20", check: (_r, v) => v === 20 });
+      }
+    }
+    record({ benchmark: "check cycle growth 10 -> 200 containers", svc: perStage[200]!, baseline: perStage[10]!, unit: "ms", target: "report (near flat)", note: `10: ${round(perStage[10]!)} ms, 50: ${round(perStage[50]!)} ms, 200: ${round(perStage[200]!)} ms` });
+  } finally {
+    await stop(svc);
+    proxy.stop();
+    removeAllContainers();
+  }
+}
+
+// ---------- 2. the update cycle ----------
+async function benchUpdateCycle(): Promise<void> {
+  const images = Array.from({ length: 5 }, (_, i) => `${registry}/bench/update${i}:latest`);
+  images.forEach((image, i) => buildImage(image, `v1-${i}`));
+  const names = await runContainers("upd", 0, 20, images);
+  const publishNew = (version: string) => images.forEach((image, i) => buildImage(image, `${version}-${i}`));
+
+  // svc, rollback watch off: everything but the watch.
+  publishNew("v2");
+  const port = freePort();
+  let svc = await startSvc({ port, rollback: false });
+  const noWatch = await cycle(port);
+  await stop(svc);
+  if (noWatch.report.counts.updated !== 20) throw new Error(`svc updated ${noWatch.report.counts.updated} of 20: ${JSON.stringify(noWatch.report.containers.filter((c: any) => c.state !== "updated").slice(0, 3))}`);
+
+  // The docker CLI, serially: pull, stop, rm, create, start.
+  publishNew("v3");
+  const cliStarted = performance.now();
+  for (const image of images) docker(["pull", "-q", image]);
+  for (const [i, name] of names.entries()) {
+    docker(["stop", name]);
+    docker(["rm", name]);
+    docker(["create", "--name", name, "--network", "none", images[i % images.length]!]);
+    docker(["start", name]);
+  }
+  const cliMs = performance.now() - cliStarted;
+
+  // svc with the default rollback checks: the watch's cost is the difference.
+  publishNew("v4");
+  const port2 = freePort();
+  svc = await startSvc({ port: port2 });
+  const withWatch = await cycle(port2);
+  await stop(svc);
+  removeAllContainers();
+
+  record({ benchmark: "update cycle, 20 containers / 5 changed images, without rollback watch (ms)", svc: noWatch.ms, baseline: cliMs, unit: "ms", target: "<= 1.0x docker CLI", check: (r) => r <= 1 });
+  record({ benchmark: "rollback watch, 20 containers (ms, reported apart)", svc: Math.max(0, withWatch.ms - noWatch.ms), baseline: null, unit: "ms", target: "report", note: `whole cycle with watch: ${round(withWatch.ms)} ms` });
+}
+
+// ---------- 3. footprint, throughput, startup ----------
+async function benchFootprint(): Promise<void> {
+  const images = [`${registry}/bench/idle:latest`];
+  buildImage(images[0]!, "idle");
+  await runContainers("idle", 0, 10, images);
+  const basePort = freePort();
+  const base = await startBaseline(basePort);
+  const port = freePort();
+  const svc = await startSvc({ port });
+  try {
+    await Bun.sleep(1000);
+    const baseRss = await rssKiB(base.pid);
+    const startRss = await rssKiB(svc.pid);
+    record({ benchmark: "idle RSS after start, API on (MiB)", svc: startRss / 1024, baseline: baseRss / 1024, unit: "MiB", target: "<= 1.5x bare Bun.serve", check: (r) => r <= 1.5 });
+    for (let i = 0; i < 100; i++) await cycle(port);
+    await Bun.sleep(500);
+    const after100 = await rssKiB(svc.pid);
+    for (let i = 0; i < 100; i++) await cycle(port);
+    await Bun.sleep(500);
+    const after200 = await rssKiB(svc.pid);
+    record({ benchmark: "RSS after 100 cycles (MiB)", svc: after100 / 1024, baseline: baseRss / 1024, unit: "MiB", target: "<= 1.5x bare Bun.serve", check: (r) => r <= 1.5 });
+    record({ benchmark: "leak check: RSS after 200 vs 100 cycles", svc: after200 / 1024, baseline: after100 / 1024, unit: "MiB", target: "<= 1.10x (no growth beyond noise)", check: (r) => r <= 1.1 });
+  } finally {
+    await stop(svc);
+    await stop(base);
+    removeAllContainers();
+  }
+}
+
+async function benchThroughput(): Promise<void> {
+  const seconds = 10;
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const basePort = freePort();
+  const base = await startBaseline(basePort);
+  const baseHealth = wrk(`http://127.0.0.1:${basePort}/v1/health`, seconds);
+  await stop(base);
+
+  const port = freePort();
+  let svc = await startSvc({ port });
+  const health = wrk(`http://127.0.0.1:${port}/v1/health`, seconds);
+  const metrics = wrk(`http://127.0.0.1:${port}/v1/metrics`, seconds, auth);
+  await stop(svc);
+
+  const accessLog = join(WORK, "access.log");
+  const port2 = freePort();
+  svc = await startSvc({ port: port2, accessLog });
+  const healthLogged = wrk(`http://127.0.0.1:${port2}/v1/health`, seconds);
+  const metricsLogged = wrk(`http://127.0.0.1:${port2}/v1/metrics`, seconds, auth);
+  await stop(svc);
+  const logLines = existsSync(accessLog) ? (await Bun.file(accessLog).text()).split("\n").filter(Boolean).length : 0;
+
+  for (const [name, result] of [["health", health], ["metrics", metrics], ["health+log", healthLogged], ["metrics+log", metricsLogged]] as const) {
+    if (result.non2xx) throw new Error(`${name}: ${result.non2xx} non-2xx answers`);
+  }
+  record({ benchmark: "GET /v1/health throughput (req/s)", svc: health.requestsPerSecond, baseline: baseHealth.requestsPerSecond, unit: "req/s", target: ">= 0.7x bare Bun.serve", check: (r) => r >= 0.7 });
+  record({ benchmark: "GET /v1/metrics throughput (req/s)", svc: metrics.requestsPerSecond, baseline: baseHealth.requestsPerSecond, unit: "req/s", target: "report", note: "baseline: bare health" });
+  record({ benchmark: "access log cost on health (time per request, with/without)", svc: health.requestsPerSecond, baseline: healthLogged.requestsPerSecond, unit: "ratio", target: "<= 1.20x", check: (r) => r <= 1.2, note: `${logLines} access-log lines written` });
+  record({ benchmark: "access log cost on metrics (time per request, with/without)", svc: metrics.requestsPerSecond, baseline: metricsLogged.requestsPerSecond, unit: "ratio", target: "<= 1.20x", check: (r) => r <= 1.2 });
+}
+
+async function startupMs(start: (port: number) => Subprocess): Promise<number> {
+  const port = freePort();
+  const started = performance.now();
+  const proc = start(port);
+  await waitForHealth(port);
+  const ms = performance.now() - started;
+  await stop(proc);
+  return ms;
+}
+
+async function benchStartup(): Promise<void> {
+  const svcTimes: number[] = [];
+  const baseTimes: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    baseTimes.push(await startupMs((port) => startProcess([BASE_BIN, String(port)])));
+    svcTimes.push(await startupMs((port) => startProcess([SVC_BIN, "--config", svcConfig({ port })])));
+  }
+  record({ benchmark: "startup: exec to 200 on /v1/health, median of 20 (ms)", svc: median(svcTimes), baseline: median(baseTimes), unit: "ms", target: "<= 2.0x bare Bun.serve", check: (r) => r <= 2 });
+}
+
+// ---------- 4. sizes ----------
+function benchSizes(): void {
+  run(["bun", join(ROOT, "build.ts"), "--all"]);
+  for (const target of ["svc-linux-x64", "svc-linux-arm64", "svc-linux-x64-musl", "svc-linux-arm64-musl"]) {
+    const file = join(ROOT, "dist", target);
+    if (existsSync(file)) record({ benchmark: `binary size ${target} (MiB)`, svc: statSync(file).size / 2 ** 20, baseline: null, unit: "MiB", target: "report" });
+  }
+  const tag = `svc-bench:${process.pid}`;
+  try {
+    run(["bash", join(ROOT, "scripts/build-image.sh"), tag], { env: { DOCKER_HOST: dockerHost } });
+    const size = Number(docker(["image", "inspect", "--format", "{{.Size}}", tag]));
+    record({ benchmark: "container image size (MiB)", svc: size / 2 ** 20, baseline: null, unit: "MiB", target: "report" });
+    docker(["rmi", tag]);
+  } catch (error) {
+    console.log(`bench: image size not measured: ${(error as Error).message.split("\n")[0]}`);
+  }
+}
+
+// ---------- the report ----------
+async function writeResults(): Promise<void> {
+  const date = new Date().toISOString();
+  const machine = `${hostname()}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}`;
+  const header = "| benchmark | svc | baseline | ratio | target | result |\n|---|---|---|---|---|---|\n";
+  const body = rows
+    .map((r) => `| ${r.benchmark}${r.note ? ` (${r.note})` : ""} | ${round(r.svc)} ${r.unit} | ${r.baseline === null ? "-" : round(r.baseline)} | ${r.ratio === null ? "-" : r.ratio.toFixed(2)} | ${r.target} | ${r.pass === null ? "reported" : r.pass ? "met" : "**missed**"} |`)
+    .join("\n");
+  const markdown = `# svc benchmark\n\n${date} on ${machine}\n\n${header}${body}\n`;
+  mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+  const stamp = date.slice(0, 10);
+  await Bun.write(join(ROOT, `bench/results/${stamp}.md`), markdown);
+  await Bun.write(join(ROOT, `bench/results/${stamp}.json`), JSON.stringify({ date, machine, rows }, null, 2) + "\n");
+  await Bun.write(join(ROOT, "bench/results/latest.md"), markdown);
+  console.log(`\n${markdown}`);
+}
+
+const steps: [string, () => void | Promise<void>][] = [
+  ["build", buildBinaries],
+  ["startup", benchStartup],
+  ["throughput", benchThroughput],
+  ["footprint", benchFootprint],
+  ["check cycle", benchCheckCycle],
+  ["update cycle", benchUpdateCycle],
+  ["sizes", benchSizes],
+];
+
+const only = process.argv.slice(2);
+let failed = false;
+process.on("SIGINT", () => {
+  sandboxDown();
+  process.exit(130);
+});
+try {
+  sandboxUp();
+  for (const [name, step] of steps) {
+    if (only.length && name !== "build" && !only.includes(name)) continue;
+    const started = performance.now();
+    try {
+      await step();
+    } catch (error) {
+      failed = true;
+      console.error(`bench: ${name} failed: ${(error as Error).stack ?? error}`);
+    }
+    console.log(`bench: ${name} took ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+  await writeResults();
+} finally {
+  sandboxDown();
+  rmSync(WORK, { recursive: true, force: true });
+}
+const missed = rows.filter((r) => r.pass === false);
+if (missed.length) console.error(`bench: ${missed.length} target(s) missed: ${missed.map((r) => r.benchmark).join("; ")}`);
+process.exit(failed || missed.length ? 1 : 0);
