@@ -1,0 +1,155 @@
+#!/usr/bin/env bun
+/**
+ * Builds svc into single executables.
+ *
+ *   bun run build                 dist/svc for this machine
+ *   bun run build --all           also dist/svc-linux-x64, dist/svc-linux-arm64
+ *                                 and dist/SHA256SUMS over the release files
+ *   bun run build --outdir DIR    write into DIR instead of dist/ (the build tests use a temp dir)
+ *   bun run build --target T      only the named release target(s), e.g. --target linux-arm64
+ *
+ * Traps on Bun 1.4.5 handled here (see shared/STYLE.md):
+ * - `process.env.NODE_ENV` is inlined at build time: define it as "production" explicitly, so a
+ *   developer's shell cannot leak "development" into a release.
+ * - A compiled binary auto-loads `.env` and `bunfig.toml` from its working directory unless told not
+ *   to: an operator's stray files must not change svc's behaviour (autoloadDotenv/autoloadBunfig).
+ * - `bytecode` needs ESM output (consola reads `import.meta`).
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import pkg from "./package.json" with { type: "json" };
+
+type ReleaseTarget = {
+  /** file name in the output folder */
+  file: string;
+  /** Bun's compile target */
+  bun: Bun.Build.CompileTarget;
+};
+
+/**
+ * What `--all` ships. x64 uses Bun's baseline build: the small always-on boxes svc runs on are often
+ * older Celerons/Atoms without AVX2, where the default x64 runtime dies with "Illegal instruction".
+ */
+const RELEASE_TARGETS: ReleaseTarget[] = [
+  { file: "svc-linux-x64", bun: "bun-linux-x64-baseline" },
+  { file: "svc-linux-arm64", bun: "bun-linux-arm64" },
+  // No musl variant: Bun's musl runtime links a musl-built libstdc++.so.6 and libgcc_s (Alpine's
+  // libstdc++ package). Debian has only the musl loader and libc (package `musl`), so the musl binary
+  // cannot be run, let alone tested, here, and we ship nothing we cannot test. install.sh asks for
+  // svc-linux-<arch>-musl on musl hosts and says clearly when the release has none.
+];
+
+type Options = { all: boolean; outdir: string; only: string[] };
+
+function parseArgs(argv: string[]): Options {
+  const options: Options = { all: false, outdir: "dist", only: [] };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const value = () => inline ?? argv[++i] ?? fail(`${flag} needs a value`);
+    if (flag === "--all") options.all = true;
+    else if (flag === "--outdir") options.outdir = value();
+    else if (flag === "--target") options.only.push(value());
+    else fail(`unknown argument ${arg} (expected --all, --outdir DIR, --target NAME)`);
+  }
+  return options;
+}
+
+function fail(message: string): never {
+  throw new Error(`build: ${message}`);
+}
+
+/** Short commit of the checkout, or "" outside git (a source tarball); SVC_BUILD_COMMIT overrides. */
+function gitCommit(): string {
+  const fromEnv = process.env.SVC_BUILD_COMMIT;
+  if (fromEnv !== undefined) return fromEnv;
+  const result = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: import.meta.dir, stderr: "ignore" });
+  return result.success ? result.stdout.toString().trim() : "";
+}
+
+export type CompileOptions = {
+  outfile: string;
+  /** Bun's compile target; the host when absent */
+  target?: Bun.Build.CompileTarget;
+  /** stamped into the binary as SVC_BUILD_COMMIT ("" for none) */
+  commit: string;
+  /** the program to compile; svc's entry point unless a test compiles a probe with the same settings */
+  entrypoint?: string;
+};
+
+/** Compiles one executable with every release setting. Exported so the build tests can probe them. */
+export async function compile({ outfile, target, commit, entrypoint }: CompileOptions): Promise<void> {
+  const result = await Bun.build({
+    entrypoints: [entrypoint ?? join(import.meta.dir, "src/main.ts")],
+    compile: {
+      ...(target ? { target } : {}),
+      outfile,
+      autoloadDotenv: false,
+      autoloadBunfig: false,
+      autoloadTsconfig: false,
+      autoloadPackageJson: false,
+    },
+    target: "bun",
+    format: "esm",
+    bytecode: true,
+    minify: true,
+    sourcemap: "none",
+    define: {
+      "process.env.NODE_ENV": JSON.stringify("production"),
+      SVC_BUILD_COMMIT: JSON.stringify(commit),
+    },
+  });
+  if (!result.success) {
+    for (const message of result.logs) console.error(message);
+    fail(`compiling ${outfile} failed`);
+  }
+}
+
+async function sha256(path: string): Promise<string> {
+  return createHash("sha256").update(await readFile(path)).digest("hex");
+}
+
+async function main(): Promise<void> {
+  const options = parseArgs(process.argv.slice(2));
+  const outdir = resolve(options.outdir);
+  await mkdir(outdir, { recursive: true });
+  const commit = gitCommit();
+  const version = commit ? `${pkg.version}+${commit}` : pkg.version;
+
+  if (!options.all && options.only.length === 0) {
+    await compile({ outfile: join(outdir, "svc"), commit });
+    console.log(`build: ${join(outdir, "svc")} (${version})`);
+    return;
+  }
+
+  const targets = options.only.length
+    ? options.only.map((name) => RELEASE_TARGETS.find((t) => t.file === `svc-${name}` || t.file === name) ?? fail(`unknown target ${name}`))
+    : RELEASE_TARGETS;
+  const lines: string[] = [];
+  for (const target of targets) {
+    const outfile = join(outdir, target.file);
+    await rm(outfile, { force: true });
+    await compile({ outfile, target: target.bun, commit });
+    lines.push(`${await sha256(outfile)}  ${target.file}`);
+    console.log(`build: ${outfile} (${version}, ${target.bun})`);
+  }
+  // sha256sum's own format, so `sha256sum -c --ignore-missing SHA256SUMS` works for users.
+  await writeFile(join(outdir, "SHA256SUMS"), lines.join("\n") + "\n");
+  console.log(`build: ${join(outdir, "SHA256SUMS")}`);
+
+  if (options.all) {
+    // Compiled again rather than copied: the host may be neither glibc x64 nor arm64 (a Mac, Alpine).
+    await compile({ outfile: join(outdir, "svc"), commit });
+    console.log(`build: ${join(outdir, "svc")} (${version}, host)`);
+  }
+}
+
+if (import.meta.main) {
+  try {
+    await main();
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(2);
+  }
+}
