@@ -1,0 +1,136 @@
+/** MQTT channel (mqtt.js): the SessionReport JSON published to `notifications.mqtt.topic`. */
+import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import mqtt from "mqtt";
+import type { IClientOptions, MqttClient } from "mqtt";
+import { SvcError } from "../../errors.ts";
+import type { Config } from "../../config/index.ts";
+import type { SessionReport } from "../../updater/types.ts";
+import type { Notifier } from "../types.ts";
+
+type MqttSettings = Config["notifications"]["mqtt"];
+
+export interface BrokerAddress {
+  /** mqtt://host:port or mqtts://host:port, as mqtt.js wants it */
+  url: string;
+  tls: boolean;
+}
+
+/**
+ * `tcp://` and `mqtt://` are plain, `mqtts://` and `ssl://` TLS; a bare `host[:port]` is plain.
+ * Any TLS setting turns TLS on whatever the scheme (SPEC 6).
+ */
+export function brokerAddress(settings: Pick<MqttSettings, "broker" | "tls_ca_cert" | "tls_cert" | "tls_key" | "tls_skip_verify">): BrokerAddress {
+  const raw = settings.broker ?? "";
+  const match = /^([a-z][a-z0-9+.-]*):\/\/(.*)$/i.exec(raw);
+  const scheme = match ? match[1]!.toLowerCase() : "tcp";
+  const rest = match ? match[2]! : raw;
+  if (!["tcp", "mqtt", "mqtts", "ssl"].includes(scheme)) {
+    throw new SvcError("config", `notifications.mqtt.broker: scheme ${scheme}:// is not one of tcp, mqtt, mqtts, ssl`);
+  }
+  const anyTlsField = Boolean(settings.tls_ca_cert || settings.tls_cert || settings.tls_key || settings.tls_skip_verify);
+  const tls = scheme === "mqtts" || scheme === "ssl" || anyTlsField;
+  const url = `${tls ? "mqtts" : "mqtt"}://${rest}`;
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    host = "";
+  }
+  if (!host) throw new SvcError("config", "notifications.mqtt.broker is not a valid broker address");
+  return { url, tls };
+}
+
+export function generatedClientId(hostname: string): string {
+  // MQTT 3.1 brokers may refuse client IDs over 23 characters.
+  const host = hostname.replace(/[^A-Za-z0-9-]/g, "").slice(0, 10);
+  return `svc-${host}-${randomBytes(4).toString("hex")}`;
+}
+
+function readPem(option: string, path: string | undefined): Buffer | undefined {
+  if (!path) return undefined;
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new SvcError("config", `${option}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+}
+
+export function createMqttNotifier(settings: MqttSettings, hostname: string, timeoutMs: number): Notifier {
+  if (!settings.broker) throw new SvcError("config", "notifications.mqtt.broker is not set");
+  const topic = settings.topic;
+  if (!topic) throw new SvcError("config", "notifications.mqtt.topic is required with notifications.mqtt.broker");
+  const address = brokerAddress(settings);
+  // Certificates are read once, at start: a missing file is a configuration error, not a
+  // failure discovered hours later at the first update.
+  const ca = readPem("notifications.mqtt.tls_ca_cert", settings.tls_ca_cert);
+  const cert = readPem("notifications.mqtt.tls_cert", settings.tls_cert);
+  const key = readPem("notifications.mqtt.tls_key", settings.tls_key);
+  if (Boolean(cert) !== Boolean(key)) {
+    throw new SvcError("config", "notifications.mqtt.tls_cert and notifications.mqtt.tls_key go together (mutual TLS)");
+  }
+  const clientId = settings.client_id || generatedClientId(hostname);
+  const options: IClientOptions = {
+    clientId,
+    username: settings.username,
+    password: settings.password,
+    connectTimeout: timeoutMs,
+    reconnectPeriod: 0, // one attempt per dispatch; the dispatcher retries
+    clean: true,
+    ...(address.tls ? { ca, cert, key, rejectUnauthorized: !settings.tls_skip_verify } : {}),
+  };
+  const open = new Set<MqttClient>();
+
+  return {
+    name: "mqtt",
+    async send(report: SessionReport) {
+      // Connect per dispatch: nothing stays open between cycles, nothing to leak at shutdown.
+      const client = mqtt.connect(address.url, options);
+      open.add(client);
+      try {
+        await connected(client, timeoutMs);
+        await withTimeout(client.publishAsync(topic, JSON.stringify(report), { qos: settings.qos }), timeoutMs, "publish");
+        await withTimeout(client.endAsync(), timeoutMs, "disconnect").catch(() => undefined);
+      } finally {
+        if (!client.disconnected) client.end(true);
+        open.delete(client);
+      }
+    },
+    async close() {
+      for (const client of open) client.end(true);
+      open.clear();
+    },
+  };
+}
+
+function connected(client: MqttClient, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`no CONNACK within ${timeoutMs} ms`)), timeoutMs);
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      client.off("connect", onConnect);
+      client.off("error", onError);
+      client.off("close", onClose);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onConnect = () => done();
+    const onError = (error: Error) => done(error);
+    const onClose = () => done(new Error("connection closed before CONNACK"));
+    client.on("connect", onConnect);
+    client.on("error", onError);
+    client.on("close", onClose);
+  });
+}
+
+async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

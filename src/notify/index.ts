@@ -1,0 +1,175 @@
+/**
+ * Notifications: after a cycle, decide whether to tell anyone, wait `delay`, then send the report
+ * to every enabled channel in parallel. Nothing here can fail or delay a cycle: `publish` returns
+ * at once and never throws; a failing channel is retried a few times, then logged.
+ */
+import { hostname as osHostname } from "node:os";
+import type { Config } from "../config/index.ts";
+import type { Logger } from "../log/index.ts";
+import type { SessionReport } from "../updater/types.ts";
+import { createChannels } from "./channels/index.ts";
+import { parseHeaders } from "./channels/webhook.ts";
+import { NotifyPolicy } from "./decide.ts";
+import { createRedactor, reasonOf } from "./redact.ts";
+import { loadRenderer } from "./render.ts";
+import type { Notifier, ReportSink } from "./types.ts";
+
+export type { Notifier, ReportSink } from "./types.ts";
+export { DEFAULT_TEMPLATE, buildView, loadRenderer, type Renderer, type RenderedReport, type ReportView } from "./render.ts";
+
+export interface Dispatcher extends ReportSink {
+  /** Hands over a finished cycle's report. Returns at once; never throws. */
+  publish(report: SessionReport): void;
+  /** Resolves when every report published so far has been sent or given up on. */
+  flush(): Promise<void>;
+  /**
+   * Sends what is still waiting for `delay` at once, waits for it, then closes every channel.
+   * Later reports are dropped (with a log line). Nothing stays open after it resolves.
+   */
+  close(): Promise<void>;
+  /** Names of the enabled channels, e.g. ["webhook", "mqtt"]. */
+  readonly channels: readonly string[];
+}
+
+export interface NotificationOptions {
+  /** shown in reports and subjects; default: the machine's host name */
+  hostname?: string;
+  /** tries per channel and report (default 3) */
+  attempts?: number;
+  /** wait before the first retry, doubled for each next one (default 1000 ms) */
+  retryDelayMs?: number;
+  /** per-attempt timeout of e-mail, MQTT and Pushover (default 10000 ms); the webhook has its own option */
+  timeoutMs?: number;
+  /** use these channels instead of the configured ones (tests of the dispatcher) */
+  notifiers?: Notifier[];
+}
+
+/**
+ * Builds the dispatcher for `config.notifications`. Throws SvcError kind "startup" for a template
+ * that cannot be read or parsed, kind "config" for a channel set up incompletely.
+ */
+export async function createNotifications(config: Config, log: Logger, options: NotificationOptions = {}): Promise<Dispatcher> {
+  const settings = config.notifications;
+  const logger = log.child("notify");
+  const host = options.hostname ?? osHostname();
+  const render = await loadRenderer(settings.template, host);
+  const notifiers =
+    options.notifiers ?? createChannels({ config: settings, render, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 });
+  const redact = createRedactor(secretsOf(settings));
+  const policy = new NotifyPolicy(settings.notify_on_every_cycle);
+  const attempts = Math.max(1, options.attempts ?? 3);
+  const retryDelayMs = options.retryDelayMs ?? 1000;
+
+  const inFlight = new Set<Promise<void>>();
+  const delays = new Set<DelayHandle>();
+  let closed = false;
+
+  const sendWithRetry = async (notifier: Notifier, report: SessionReport): Promise<void> => {
+    let reason = "";
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        await Promise.resolve().then(() => notifier.send(report));
+        logger.info("notification sent", { channel: notifier.name, session_id: report.id, attempt });
+        return;
+      } catch (error) {
+        reason = reasonOf(error, redact);
+        if (attempt < attempts) {
+          logger.warn("notification failed, retrying", { channel: notifier.name, session_id: report.id, attempt, reason });
+          await Bun.sleep(retryDelayMs * 2 ** (attempt - 1));
+        }
+      }
+    }
+    logger.error("notification failed", { channel: notifier.name, session_id: report.id, attempts, reason });
+  };
+
+  const dispatch = async (report: SessionReport): Promise<void> => {
+    if (settings.delay > 0 && !closed) await cancellableDelay(settings.delay, delays);
+    await Promise.all(notifiers.map((notifier) => sendWithRetry(notifier, report)));
+  };
+
+  const flush = async (): Promise<void> => {
+    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+  };
+
+  return {
+    channels: notifiers.map((n) => n.name),
+
+    publish(report) {
+      try {
+        if (notifiers.length === 0) return;
+        if (closed) {
+          logger.warn("notification dropped: shutting down", { session_id: report.id });
+          return;
+        }
+        const decision = policy.decide(report);
+        if (!decision.notify) {
+          logger.debug("no notification for this cycle", { session_id: report.id, reason: decision.reason });
+          return;
+        }
+        // A copy: the report object may live on in the caller (API response, metrics).
+        const task = dispatch(structuredClone(report)).catch((error) => {
+          logger.error("notification dispatch failed", { session_id: report.id, reason: reasonOf(error, redact) });
+        });
+        inFlight.add(task);
+        void task.finally(() => inFlight.delete(task));
+      } catch (error) {
+        logger.error("notification dispatch failed", { reason: reasonOf(error, redact) });
+      }
+    },
+
+    flush,
+
+    async close() {
+      closed = true;
+      for (const handle of delays) handle.skip();
+      await flush();
+      await Promise.allSettled(notifiers.map((n) => n.close?.()));
+    },
+  };
+}
+
+/** Every configured value that must never show in a log line. */
+function secretsOf(settings: Config["notifications"]): Array<string | undefined> {
+  const secrets: Array<string | undefined> = [
+    settings.email.password,
+    settings.mqtt.password,
+    settings.pushover.token,
+    settings.pushover.user_key,
+    // Webhook URLs often carry their credential in the path (Slack, Discord, ntfy tokens).
+    settings.webhook.url,
+  ];
+  try {
+    for (const [, value] of parseHeaders(settings.webhook.headers)) secrets.push(value);
+  } catch {
+    // a malformed header list was already refused when the webhook channel was built
+  }
+  if (settings.webhook.url) {
+    try {
+      const url = new URL(settings.webhook.url);
+      secrets.push(decodeURIComponent(url.password), url.password, url.pathname.length > 1 ? url.pathname : undefined, url.search || undefined);
+    } catch {
+      // not a URL: refused by the webhook channel
+    }
+  }
+  return secrets;
+}
+
+interface DelayHandle {
+  skip(): void;
+}
+
+/** Bun.sleep that `close()` can cut short, so a long `delay` does not hold up shutdown. */
+function cancellableDelay(ms: number, registry: Set<DelayHandle>): Promise<void> {
+  return new Promise((resolve) => {
+    const handle: DelayHandle = {
+      skip() {
+        clearTimeout(timer);
+        registry.delete(handle);
+        resolve();
+      },
+    };
+    const timer = setTimeout(() => handle.skip(), ms);
+    registry.add(handle);
+  });
+}
+

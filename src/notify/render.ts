@@ -1,0 +1,220 @@
+/**
+ * Text rendering of a SessionReport for the human channels (e-mail, Pushover), with mustache:
+ * logic-less, so a user's template can only show data, never run code.
+ */
+import Mustache from "mustache";
+import { SvcError } from "../errors.ts";
+import type { ContainerReport, SessionReport } from "../updater/types.ts";
+
+export const DEFAULT_TEMPLATE = `{{summary}}
+Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_ms}} ms.
+{{#has_updated}}
+
+Updated:
+{{#updated}}
+- {{name}} ({{image}}): {{old_image_short}} -> {{new_image_short}}
+{{/updated}}
+{{/has_updated}}
+{{#has_rolled_back}}
+
+Rolled back:
+{{#rolled_back}}
+- {{name}} ({{image}}): {{reason}}
+{{/rolled_back}}
+{{/has_rolled_back}}
+{{#has_failed}}
+
+Failed:
+{{#failed}}
+- {{name}} ({{image}}): {{reason}}
+{{/failed}}
+{{/has_failed}}
+{{#has_stale}}
+
+Newer image available (not applied):
+{{#stale}}
+- {{name}} ({{image}}): {{new_digest_short}}
+{{/stale}}
+{{/has_stale}}
+{{#has_skipped}}
+
+Skipped:
+{{#skipped}}
+- {{name}} ({{image}}): {{reason}}
+{{/skipped}}
+{{/has_skipped}}
+`;
+
+/** A container entry as templates see it: the report's fields plus short forms of the IDs. */
+export interface ContainerView extends ContainerReport {
+  old_image_short: string;
+  new_image_short: string;
+  old_digest_short: string;
+  new_digest_short: string;
+}
+
+/** Everything a template can use; documented in docs/notifications.md. */
+export interface ReportView extends Omit<SessionReport, "containers"> {
+  containers: ContainerView[];
+  host: string;
+  subject: string;
+  summary: string;
+  /** failed + rolled back: the number shown as "failed" in the subject */
+  failed_total: number;
+  updated: ContainerView[];
+  failed: ContainerView[];
+  rolled_back: ContainerView[];
+  stale: ContainerView[];
+  skipped: ContainerView[];
+  fresh: ContainerView[];
+  has_updated: boolean;
+  has_failed: boolean;
+  has_rolled_back: boolean;
+  has_stale: boolean;
+  has_skipped: boolean;
+  has_fresh: boolean;
+}
+
+/** `sha256:0123456789abcdef...` -> `0123456789ab` (what `docker images` shows). */
+export function shortId(id: string | null): string {
+  if (!id) return "";
+  const hex = id.includes(":") ? id.slice(id.indexOf(":") + 1) : id;
+  return hex.slice(0, 12);
+}
+
+function containerView(container: ContainerReport): ContainerView {
+  return {
+    ...container,
+    old_image_short: shortId(container.old_image_id),
+    new_image_short: shortId(container.new_image_id),
+    old_digest_short: shortId(container.old_digest),
+    new_digest_short: shortId(container.new_digest),
+  };
+}
+
+/** `svc on <host>: <n> updated, <m> failed`; rolled-back containers count as failed. */
+export function subjectOf(report: SessionReport, host: string): string {
+  return `svc on ${host}: ${report.counts.updated} updated, ${failedTotal(report)} failed`;
+}
+
+function failedTotal(report: SessionReport): number {
+  return report.counts.failed + report.counts.rolled_back;
+}
+
+export function summaryOf(report: SessionReport): string {
+  const c = report.counts;
+  return `${c.scanned} scanned, ${c.updated} updated, ${c.failed} failed, ${c.rolled_back} rolled back, ${c.stale} stale, ${c.skipped} skipped, ${c.fresh} fresh`;
+}
+
+export function buildView(report: SessionReport, host: string): ReportView {
+  const containers = report.containers.map(containerView);
+  const inState = (state: ContainerReport["state"]) => containers.filter((c) => c.state === state);
+  const updated = inState("updated");
+  const failed = inState("failed");
+  const rolled_back = inState("rolled_back");
+  const stale = inState("stale");
+  const skipped = inState("skipped");
+  const fresh = inState("fresh");
+  return {
+    ...report,
+    containers,
+    host,
+    subject: subjectOf(report, host),
+    summary: summaryOf(report),
+    failed_total: failedTotal(report),
+    updated,
+    failed,
+    rolled_back,
+    stale,
+    skipped,
+    fresh,
+    has_updated: updated.length > 0,
+    has_failed: failed.length > 0,
+    has_rolled_back: rolled_back.length > 0,
+    has_stale: stale.length > 0,
+    has_skipped: skipped.length > 0,
+    has_fresh: fresh.length > 0,
+  };
+}
+
+export interface RenderedReport {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** Renders reports with one template; built by `loadRenderer`, which checks the template first. */
+export type Renderer = (report: SessionReport) => RenderedReport;
+
+/** Plain text: no HTML escaping; the HTML part escapes the whole text itself. */
+const plainText = { escape: (value: unknown) => String(value) };
+
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+}
+
+export function createRenderer(template: string, host: string): Renderer {
+  return (report) => {
+    const view = buildView(report, host);
+    const text = Mustache.render(template, view, undefined, plainText);
+    // The template is text; the HTML part shows that same text, escaped, in a <pre> so that
+    // a user's layout (columns, blank lines) survives in mail clients that prefer HTML.
+    const html = `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(view.subject)}</title></head>\n<body><pre style="font-family: monospace; white-space: pre-wrap">${escapeHtml(text)}</pre></body></html>\n`;
+    return { subject: view.subject, text, html };
+  };
+}
+
+/**
+ * The renderer for `notifications.template` (a file path) or the built-in template. A file that
+ * cannot be read, a template that does not parse (unclosed tag) or does not render a sample
+ * report is a startup error: better to refuse to start than to lose every notification later.
+ */
+export async function loadRenderer(templatePath: string | undefined, host: string): Promise<Renderer> {
+  let template = DEFAULT_TEMPLATE;
+  if (templatePath !== undefined) {
+    try {
+      template = await Bun.file(templatePath).text();
+    } catch (error) {
+      throw new SvcError("startup", `notifications.template: cannot read ${templatePath}: ${reasonOf(error)}`, { cause: error });
+    }
+  }
+  const renderer = createRenderer(template, host);
+  try {
+    Mustache.parse(template);
+    renderer(SAMPLE_REPORT);
+  } catch (error) {
+    throw new SvcError("startup", `notifications.template: ${templatePath ?? "built-in template"} is not a valid mustache template: ${reasonOf(error)}`, { cause: error });
+  }
+  return renderer;
+}
+
+function reasonOf(error: unknown): string {
+  if (error instanceof Error) return (error as NodeJS.ErrnoException).code ?? error.message;
+  return String(error);
+}
+
+const SAMPLE_REPORT: SessionReport = {
+  id: "00000000-0000-4000-8000-000000000000",
+  trigger: "schedule",
+  started_at: "2026-01-01T00:00:00.000Z",
+  finished_at: "2026-01-01T00:00:01.000Z",
+  duration_ms: 1000,
+  filter: { container: [], image: [] },
+  counts: { scanned: 2, updated: 1, failed: 1, skipped: 0, fresh: 0, stale: 0, rolled_back: 0 },
+  containers: [
+    { id: "a", name: "app", image: "app:1", old_image_id: "sha256:aa", new_image_id: "sha256:bb", old_digest: null, new_digest: "sha256:cc", state: "updated", reason: null, duration_ms: 10 },
+    { id: "b", name: "db", image: "db:1", old_image_id: "sha256:dd", new_image_id: null, old_digest: null, new_digest: null, state: "failed", reason: "pull failed", duration_ms: 10 },
+  ],
+};
+
+/** Cuts `text` to at most `max` characters (code points), at a line end when one is near. */
+export function truncate(text: string, max: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  const ellipsis = "…";
+  let cut = chars.slice(0, max - ellipsis.length).join("");
+  const lineEnd = cut.lastIndexOf("\n");
+  // Prefer dropping whole lines, unless that would throw away most of the message.
+  if (lineEnd > cut.length / 2) cut = cut.slice(0, lineEnd);
+  return cut.trimEnd() + ellipsis;
+}
