@@ -1,0 +1,122 @@
+/**
+ * The HTTP API (SPEC 4, 5, 7; CONTRACT.md "HTTP API" and "Edge cases"). Elysia routes each
+ * known path to one handler that applies the checks in the contract's order: path and method
+ * (404 / 405), auth (401), then the endpoint's own checks (415, 413, 400, 409). The handlers
+ * only call the runner and the metrics; nothing below the API sees Elysia's Context.
+ */
+import type { Server } from "bun";
+import { Elysia } from "elysia";
+import type { Config } from "../config/index.ts";
+import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
+import type { Logger } from "../log/index.ts";
+import type { Metrics } from "../metrics/index.ts";
+import type { CycleRunner } from "../updater/types.ts";
+import { type AccessLog, accessFields, type RequestInfo } from "./access.ts";
+import { createTokenCheck, type TokenCheck } from "./auth.ts";
+import { errorResponse, jsonResponse, methodNotAllowed, notFound, unauthorized, withoutBody } from "./http.ts";
+import { metricsResponse } from "./metrics.ts";
+import { parseUpdateRequest } from "./update-request.ts";
+
+export interface ApiDeps {
+  config: Config;
+  runner: CycleRunner;
+  metrics: Metrics;
+  log: Logger;
+  /** absent: no access log is written */
+  access?: AccessLog;
+}
+
+type Handler = (request: Request, url: URL) => Response | Promise<Response>;
+
+/** One path: whether it is on, whether it needs the token, and its handlers by method. */
+interface Endpoint {
+  enabled: boolean;
+  authenticated: boolean;
+  methods: Partial<Record<string, Handler>>;
+  allow: string;
+}
+
+const HEALTH_BODY = JSON.stringify({ status: "ok" });
+
+function getEndpoint(enabled: boolean, authenticated: boolean, get: Handler): Endpoint {
+  const head: Handler = async (request, url) => withoutBody(await get(request, url));
+  return { enabled, authenticated, methods: { GET: get, HEAD: head }, allow: "GET, HEAD" };
+}
+
+function buildEndpoints(deps: ApiDeps): Record<string, Endpoint> {
+  const api = deps.config.http_api;
+  const health: Handler = () => new Response(HEALTH_BODY, { headers: { "content-type": "application/json" } });
+  const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
+  const update: Handler = async (request, url) => {
+    const filter = await parseUpdateRequest(request, url);
+    const report = await deps.runner.run("api", filter);
+    // null: another cycle is running; the runner has already counted the skip.
+    return report === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(report);
+  };
+  return {
+    "/v1/health": getEndpoint(true, false, health),
+    "/v1/metrics": getEndpoint(api.metrics, !api.metrics_no_auth, metrics),
+    "/v1/update": { enabled: api.update, authenticated: true, methods: { POST: update }, allow: "POST" },
+  };
+}
+
+async function serveEndpoint(endpoint: Endpoint | undefined, checkToken: TokenCheck, request: Request, url: URL): Promise<Response> {
+  if (!endpoint?.enabled) return errorResponse(notFound());
+  const handler = endpoint.methods[request.method];
+  if (!handler) return errorResponse(methodNotAllowed(), { allow: endpoint.allow });
+  if (endpoint.authenticated && !checkToken(request.headers.get("authorization"))) return errorResponse(unauthorized());
+  return handler(request, url);
+}
+
+export function createApp(deps: ApiDeps) {
+  const log = deps.log.child("api");
+  const endpoints = buildEndpoints(deps);
+  const checkToken = createTokenCheck(deps.config.http_api.token);
+
+  /** Expected errors become their status; anything at 500 or above is logged (never answered with a stack). */
+  const failed = (error: unknown, request: Request): Response => {
+    const svcError = toSvcError(error);
+    if (httpStatusOf(svcError) >= 500) {
+      log.error("request failed", { method: request.method, path: safePath(request.url), kind: svcError.kind, error: svcError.message });
+    }
+    return errorResponse(svcError);
+  };
+
+  const writeAccess = (info: RequestInfo, status: number): void => {
+    if (!deps.access) return;
+    try {
+      deps.access.write(accessFields(info, status));
+    } catch (error) {
+      // A failing access log must never fail the request it describes.
+      log.warn("access log write failed", { error: toSvcError(error).message });
+    }
+  };
+
+  const route = async (request: Request, server: Server<unknown> | null): Promise<Response> => {
+    const startedAt = performance.now();
+    const url = new URL(request.url);
+    let response: Response;
+    try {
+      response = await serveEndpoint(endpoints[url.pathname], checkToken, request, url);
+    } catch (error) {
+      response = failed(error, request);
+    }
+    writeAccess({ request, url, remote: server?.requestIP(request), serverPort: server?.port, startedAt }, response.status);
+    return response;
+  };
+
+  return new Elysia({ strictPath: true })
+    // Only Elysia's own failures reach this: every route catches its errors itself.
+    .onError(({ error, request }) => failed(error, request))
+    .all("*", ({ request, server }) => route(request, server), { parse: "none" });
+}
+
+export type App = ReturnType<typeof createApp>;
+
+function safePath(rawUrl: string): string {
+  try {
+    return new URL(rawUrl).pathname;
+  } catch {
+    return "";
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Bearer-token check. Both sides are hashed to fixed-length sha256 digests before a
+ * constant-time comparison, so neither the token's content nor its length leaks through
+ * timing (a plain `===` stops at the first differing byte).
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+
+export type TokenCheck = (authorization: string | null) => boolean;
+
+const digest = (value: string): Buffer => createHash("sha256").update(value, "utf8").digest();
+
+/** Extracts the credential of `Bearer <credential>` (scheme case-insensitive), or null. */
+export function bearerCredential(authorization: string | null): string | null {
+  if (!authorization) return null;
+  const match = /^bearer[ \t]+(.+)$/i.exec(authorization.trim());
+  return match?.[1] ? match[1].trim() : null;
+}
+
+/** Without a configured token nothing is accepted: an authenticated endpoint fails closed. */
+export function createTokenCheck(token: string | undefined): TokenCheck {
+  if (!token) return () => false;
+  const expected = digest(token);
+  return (authorization) => {
+    const credential = bearerCredential(authorization);
+    if (credential === null) return false;
+    return timingSafeEqual(digest(credential), expected);
+  };
+}

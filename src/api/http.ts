@@ -1,0 +1,40 @@
+/**
+ * Small response helpers. Every status the API answers comes from an SvcError kind through
+ * httpStatusOf (src/errors.ts), except the fixed 200s of the handlers.
+ */
+import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
+
+const JSON_TYPE = "application/json";
+
+export function jsonResponse(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": JSON_TYPE, ...headers } });
+}
+
+/** Headers some error kinds must carry (RFC 9110 asks for them with 401 and 405). */
+export interface ErrorHeaders {
+  allow?: string;
+}
+
+/**
+ * The response for an error. 5xx bodies never carry the message (it may name internals);
+ * the caller logs it instead. 409 has an empty body (SPEC 4).
+ */
+export function errorResponse(error: unknown, extra: ErrorHeaders = {}): Response {
+  const svcError = toSvcError(error);
+  const status = httpStatusOf(svcError);
+  if (svcError.kind === "busy") return new Response(null, { status });
+  const headers: Record<string, string> = {};
+  if (svcError.kind === "unauthorized") headers["www-authenticate"] = 'Bearer realm="svc"';
+  if (extra.allow) headers.allow = extra.allow;
+  const message = status >= 500 ? "internal error" : svcError.message;
+  return jsonResponse({ error: message }, status, headers);
+}
+
+/** HEAD behaves like GET without a body: same status and headers. */
+export function withoutBody(response: Response): Response {
+  return new Response(null, { status: response.status, headers: response.headers });
+}
+
+export const notFound = () => new SvcError("not_found", "not found");
+export const unauthorized = () => new SvcError("unauthorized", "unauthorized");
+export const methodNotAllowed = () => new SvcError("method_not_allowed", "method not allowed");

@@ -1,0 +1,143 @@
+/**
+ * Turns a POST /v1/update request into an UpdateFilter, applying SPEC 4 and CONTRACT.md in
+ * their order: content type (415), size (413), then body and filter parsing (400). The body is
+ * read here from the raw Request, with a cap, instead of by Elysia's parser: Elysia never
+ * answers 415 and turns parser failures into its own statuses.
+ */
+import { SvcError } from "../errors.ts";
+import type { UpdateFilter } from "../updater/types.ts";
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const FIELDS = ["container", "image"] as const;
+type Field = (typeof FIELDS)[number];
+type BodyKind = "json" | "form";
+
+const badRequest = (message: string) => new SvcError("bad_request", message);
+
+function bodyKindOf(contentType: string | null): BodyKind | null {
+  const mediaType = contentType?.split(";")[0]?.trim().toLowerCase();
+  if (mediaType === "application/json") return "json";
+  if (mediaType === "application/x-www-form-urlencoded") return "form";
+  return null;
+}
+
+interface CappedBody {
+  bytes: Uint8Array;
+  /** more than `cap` bytes were sent (the rest is not read) */
+  overCap: boolean;
+}
+
+/** Reads at most cap + 1 bytes: enough to tell "empty", "fits" and "too large" apart. */
+export async function readCapped(request: Request, cap: number): Promise<CappedBody> {
+  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
+  if (request.body === null || declared === 0) return { bytes: new Uint8Array(0), overCap: false };
+  if (declared > cap) return { bytes: new Uint8Array(0), overCap: true };
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+      if (size > cap) {
+        await reader.cancel().catch(() => {});
+        return { bytes: new Uint8Array(0), overCap: true };
+      }
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return { bytes: Buffer.concat(chunks), overCap: false };
+}
+
+/**
+ * Splits comma-separated values, trims them and drops empty pieces. A field that is present
+ * but leaves nothing (`container=`, `container=,`, `[]`) is a mistake, not "no filter".
+ */
+function splitValues(field: string, values: readonly string[]): string[] {
+  const items = values.flatMap((value) => value.split(",")).map((item) => item.trim()).filter(Boolean);
+  if (items.length === 0) throw badRequest(`filter "${field}" is empty`);
+  return items;
+}
+
+function isField(key: string): key is Field {
+  return (FIELDS as readonly string[]).includes(key);
+}
+
+/**
+ * Query strings and form bodies: a filter is a comma-separated string. A repeated key
+ * (`?container=a&container=b`) adds to the list, as Watchtower's API does.
+ */
+function filterFromParams(params: URLSearchParams, where: string): UpdateFilter {
+  const raw: Partial<Record<Field, string[]>> = {};
+  for (const [key, value] of params) {
+    if (!isField(key)) throw badRequest(`unknown ${where} parameter "${truncate(key)}"`);
+    (raw[key] ??= []).push(value);
+  }
+  const filter: UpdateFilter = {};
+  for (const field of FIELDS) {
+    const values = raw[field];
+    if (values) filter[field] = splitValues(field, values);
+  }
+  return filter;
+}
+
+/** JSON bodies: an object whose fields are a comma-separated string or an array of strings. */
+function filterFromJson(text: string): UpdateFilter {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw badRequest("the body is not valid JSON");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw badRequest("the JSON body must be an object");
+  }
+  const filter: UpdateFilter = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!isField(key)) throw badRequest(`unknown field "${truncate(key)}"`);
+    if (typeof value === "string") filter[key] = splitValues(key, [value]);
+    else if (Array.isArray(value) && value.every((item) => typeof item === "string")) filter[key] = splitValues(key, value);
+    else throw badRequest(`field "${key}" must be a string or an array of strings`);
+  }
+  return filter;
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw badRequest("the body is not valid UTF-8");
+  }
+}
+
+/** Keeps echoed user input short in error messages. */
+function truncate(text: string, max = 64): string {
+  return text.length > max ? `${text.slice(0, max)}...` : text;
+}
+
+/** Throws an SvcError (unsupported_media_type, payload_too_large, bad_request) or gives the filter. */
+export async function parseUpdateRequest(request: Request, url: URL): Promise<UpdateFilter> {
+  const kind = bodyKindOf(request.headers.get("content-type"));
+  const body = await readCapped(request, MAX_BODY_BYTES);
+  const empty = body.bytes.byteLength === 0 && !body.overCap;
+  if (!empty && kind === null) {
+    throw new SvcError(
+      "unsupported_media_type",
+      "unsupported content type: send application/json or application/x-www-form-urlencoded, or no body",
+    );
+  }
+  if (body.overCap) throw new SvcError("payload_too_large", `the request body exceeds ${MAX_BODY_BYTES / 1024} KiB`);
+
+  const fromQuery = filterFromParams(url.searchParams, "query");
+  if (empty) return fromQuery;
+  const text = decodeUtf8(body.bytes);
+  const fromBody = kind === "json" ? filterFromJson(text) : filterFromParams(new URLSearchParams(text), "form");
+  for (const field of FIELDS) {
+    if (fromQuery[field] && fromBody[field]) throw badRequest(`filter "${field}" is given both in the query string and in the body`);
+  }
+  return { ...fromQuery, ...fromBody };
+}
