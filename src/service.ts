@@ -1,15 +1,206 @@
 /**
- * TEMPORARY STUB: the running service (composition root). The API/scheduler room replaces it:
- * wires config -> log -> engine -> registry -> updater -> notify -> scheduler -> API, handles
- * signals, and resolves with the process exit code.
+ * The composition root: config -> logging -> engine -> registry -> notifications -> updater
+ * -> recovery -> HTTP API + scheduler, then waits for SIGTERM / SIGINT. Resolves with the
+ * process exit code; startup failures are thrown as SvcError (the CLI prints them and maps
+ * the kind to the exit code: "startup" and "config" are 2).
  */
+import { createApp } from "./api/index.ts";
+import type { AccessLog } from "./api/index.ts";
 import type { Config } from "./config/index.ts";
+import type { Engine } from "./engine/port.ts";
+import { SvcError, toSvcError } from "./errors.ts";
+import { type AuditLog, type Logger, silentAudit } from "./log/index.ts";
+import { Metrics } from "./metrics/index.ts";
+import { createNotifications, type Dispatcher } from "./notify/index.ts";
+import type { Registry } from "./registry/port.ts";
+import type { CycleRunner, SessionReport } from "./updater/types.ts";
 
-export async function runService(_config: Config): Promise<number> {
-  throw new Error("the service is not wired yet");
+// ---------------------------------------------------------------------------------------------
+// TEMPORARY SHIMS for rooms that have not landed yet. Each is replaced by an import of the
+// room's factory (same name, same arguments) as soon as it lands.
+// ---------------------------------------------------------------------------------------------
+interface Logging {
+  log: Logger;
+  audit: AuditLog;
+  access?: AccessLog;
+  close(): Promise<void>;
+}
+function createLogging(config: Config): Logging {
+  const write = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    console.error(JSON.stringify({ timestamp: new Date().toISOString(), level, target: "svc", message, ...fields }));
+  const log: Logger = { trace() {}, debug() {}, info: write("info"), warn: write("warn"), error: write("error"), child: () => log };
+  void config;
+  return { log, audit: silentAudit, close: async () => {} };
+}
+function createDockerEngine(_docker: Config["docker"], _log: Logger): Engine {
+  return new Proxy({} as Engine, {
+    get: () => () => Promise.reject(new SvcError("engine", "the engine room has not landed yet")),
+  });
+}
+function createRegistry(_config: Config, _log: Logger): Registry {
+  return {
+    session: () => ({ check: () => Promise.reject(new SvcError("registry", "the registry room has not landed yet")) }),
+    pullAuth: async () => undefined,
+  };
+}
+interface Updater extends CycleRunner {
+  recover(): Promise<void>;
+  drain(): Promise<void>;
+}
+interface UpdaterDeps {
+  config: Config;
+  engine: Engine;
+  registry: Registry;
+  metrics: Metrics;
+  log: Logger;
+  audit: AuditLog;
+  sink: Dispatcher;
+}
+function createUpdater(deps: UpdaterDeps): Updater {
+  return {
+    busy: false,
+    run: () => Promise.reject(new SvcError("internal", "the updater room has not landed yet")),
+    recover: async () => deps.log.warn("updater not wired: no recovery"),
+    drain: async () => {},
+  };
+}
+interface Scheduler {
+  start(): void;
+  stop(): void;
+}
+function createScheduler(deps: { config: Config; runner: CycleRunner; log: Logger }): Scheduler {
+  return { start: () => deps.log.warn("scheduler not wired: no scheduled cycles"), stop() {} };
+}
+// ------------------------------------------------ END TEMPORARY SHIMS ------------------------
+
+export interface ServiceOptions {
+  /** the process to take signals from (tests may pass their own emitter) */
+  signals?: Pick<NodeJS.Process, "on" | "off">;
+  /** what a second signal does; default: exit at once (130 for SIGINT, 143 for SIGTERM) */
+  exitNow?: (code: number) => void;
 }
 
-/** `svc healthcheck`: exits 0 when GET /v1/health on the configured port answers 200. */
-export async function runHealthcheck(_config: Config): Promise<number> {
-  return 1;
+const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
+type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
+
+/** The API listens only when one of its features is on, and never in run-once mode. */
+export function apiEnabled(config: Config): boolean {
+  return !config.run_once && (config.http_api.update || config.http_api.metrics);
+}
+
+/** run_once: exit 0 when no container failed or was rolled back, 1 otherwise (CONTRACT.md). */
+export function runOnceExitCode(report: SessionReport | null): number {
+  if (report === null) return 1;
+  return report.containers.some((c) => c.state === "failed" || c.state === "rolled_back") ? 1 : 0;
+}
+
+export async function runService(config: Config, options: ServiceOptions = {}): Promise<number> {
+  const logging = createLogging(config);
+  const log = logging.log.child("service");
+  const cleanups: (() => Promise<void> | void)[] = [() => logging.close()];
+  const cleanUp = async () => {
+    for (const cleanup of cleanups.reverse()) {
+      await Promise.resolve()
+        .then(cleanup)
+        .catch((error) => log.error("shutdown step failed", { error: toSvcError(error).message }));
+    }
+  };
+
+  const stopSignal = waitForSignal(options, log);
+  cleanups.push(() => stopSignal.remove());
+  try {
+    const metrics = new Metrics();
+    const engine = createDockerEngine(config.docker, logging.log);
+    const registry = createRegistry(config, logging.log);
+    const notifications = await createNotifications(config, logging.log);
+    cleanups.push(() => notifications.close());
+    const updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications });
+    cleanups.push(() => updater.drain());
+    await updater.recover();
+
+    if (config.run_once) {
+      const outcome = await Promise.race([runOnce(config, updater, log), stopSignal.promise]);
+      if (typeof outcome === "number") return outcome;
+      log.info("stopping: waiting for the running update to finish", { signal: outcome });
+      return 0;
+    }
+
+    if (apiEnabled(config)) {
+      const app = createApp({ config, runner: updater, metrics, log: logging.log, access: logging.access });
+      listen(app, config.http_api.port);
+      cleanups.push(async () => {
+        await app.stop(true);
+      });
+      log.info("HTTP API listening", { address: `0.0.0.0:${config.http_api.port}`, update: config.http_api.update, metrics: config.http_api.metrics });
+    }
+    const scheduler = createScheduler({ config, runner: updater, log: logging.log });
+    scheduler.start();
+    cleanups.push(() => scheduler.stop());
+
+    const signal = await stopSignal.promise;
+    log.info("stopping: waiting for the running update to finish", { signal });
+    return 0;
+  } finally {
+    // Reverse order: scheduler, server, then the updater drains, then notifications and logs.
+    await cleanUp();
+  }
+}
+
+async function runOnce(config: Config, updater: Updater, log: Logger): Promise<number> {
+  if (config.http_api.update || config.http_api.metrics) {
+    log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
+  }
+  const report = await updater.run("run_once");
+  return runOnceExitCode(report);
+}
+
+/**
+ * Resolves on the first SIGTERM / SIGINT. A second one exits at once: the next start repairs
+ * whatever update was cut off (CONTRACT.md).
+ */
+function waitForSignal(options: ServiceOptions, log: Logger): { promise: Promise<StopSignal>; remove(): void } {
+  const signals = options.signals ?? process;
+  const exitNow = options.exitNow ?? ((code: number) => process.exit(code));
+  let stopping = false;
+  let resolve: (signal: StopSignal) => void = () => {};
+  const promise = new Promise<StopSignal>((r) => (resolve = r));
+  const handler = (signal: StopSignal) => {
+    if (stopping) {
+      log.warn("second signal: exiting now", { signal });
+      exitNow(SIGNAL_EXIT_CODES[signal]);
+      return;
+    }
+    stopping = true;
+    resolve(signal);
+  };
+  const names = Object.keys(SIGNAL_EXIT_CODES) as StopSignal[];
+  for (const name of names) signals.on(name, handler);
+  return { promise, remove: () => names.forEach((name) => signals.off(name, handler)) };
+}
+
+function listen(app: ReturnType<typeof createApp>, port: number): void {
+  try {
+    app.listen({ port, hostname: "0.0.0.0" });
+  } catch (error) {
+    const reason = toSvcError(error).message;
+    const inUse = /in use|EADDRINUSE/i.test(reason);
+    throw new SvcError("startup", inUse ? `cannot listen on 0.0.0.0:${port}: the port is already in use` : `cannot listen on 0.0.0.0:${port}: ${reason}`, { cause: error });
+  }
+}
+
+/**
+ * `svc healthcheck` (the scratch image's HEALTHCHECK, no shell there): 0 when GET /v1/health
+ * on the configured port answers 200. Without any API feature nothing listens by design, so
+ * there is nothing to ask: that counts as healthy rather than marking every such container
+ * unhealthy (which would also make a self-update roll back).
+ */
+export async function runHealthcheck(config: Config, timeoutMs = 3000): Promise<number> {
+  if (!apiEnabled(config)) return 0;
+  try {
+    const response = await fetch(`http://127.0.0.1:${config.http_api.port}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    await response.body?.cancel();
+    return response.status === 200 ? 0 : 1;
+  } catch {
+    return 1;
+  }
 }
