@@ -1,0 +1,229 @@
+/**
+ * The digest check of one cycle. A fresh image costs one HEAD request. When the tag moved, the
+ * manifest is fetched and, for a multi-arch index, only OUR platform's entry decides: an index
+ * change that leaves our platform's image alone is not an update.
+ * Every registry answer is cached for the session (one request per unique reference and platform,
+ * however many containers share it; identical concurrent requests share one promise), and the
+ * session never has more than `registry_concurrency` requests in flight.
+ */
+import { createHash } from "node:crypto";
+import type { Config } from "../config/index.ts";
+import type { Platform } from "../engine/port.ts";
+import { SvcError } from "../errors.ts";
+import type { Logger } from "../log/index.ts";
+import type { RegistryClient, Target } from "./client.ts";
+import type { CheckResult, ImageRef, LocalImage, RegistryCheckSession } from "./port.ts";
+import { parseReference, sameRepository } from "./reference.ts";
+
+export const MEDIA_TYPES = {
+  ociIndex: "application/vnd.oci.image.index.v1+json",
+  ociManifest: "application/vnd.oci.image.manifest.v1+json",
+  dockerList: "application/vnd.docker.distribution.manifest.list.v2+json",
+  dockerManifest: "application/vnd.docker.distribution.manifest.v2+json",
+} as const;
+
+const ACCEPT = [MEDIA_TYPES.ociIndex, MEDIA_TYPES.ociManifest, MEDIA_TYPES.dockerList, MEDIA_TYPES.dockerManifest].join(", ");
+
+interface IndexEntry {
+  digest: string;
+  mediaType?: string;
+  platform?: { os?: string; architecture?: string; variant?: string };
+}
+
+interface Manifest {
+  digest: string;
+  mediaType: string;
+  manifests?: IndexEntry[];
+  config?: { digest?: string };
+}
+
+/** What a HEAD told us: a digest, or nothing usable (then GET decides). */
+type HeadResult = { digest: string } | { digest?: undefined };
+
+export class Limiter {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly max: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.max) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+export class CheckSession implements RegistryCheckSession {
+  private readonly answers = new Map<string, Promise<unknown>>();
+  private readonly limiter: Limiter;
+
+  constructor(
+    private readonly client: RegistryClient,
+    private readonly config: Config,
+    private readonly log: Logger,
+  ) {
+    this.limiter = new Limiter(Math.max(1, config.registry_concurrency));
+  }
+
+  async check(ref: ImageRef, local: LocalImage, platform: () => Promise<Platform>): Promise<CheckResult> {
+    // A pinned reference names one immutable manifest: there is never anything newer.
+    if (ref.digest !== undefined) return { stale: false, digest: ref.digest };
+    const tag = ref.tag ?? "latest";
+
+    const head = await this.head(ref, tag);
+    if (head.digest !== undefined && knowsDigest(local, ref, head.digest)) return { stale: false, digest: head.digest };
+
+    const top = await this.manifest(ref, head.digest ?? tag);
+    if (knowsDigest(local, ref, top.digest) || local.id === top.digest) return { stale: false, digest: top.digest };
+
+    const configDigest = await this.configDigestFor(ref, top, platform);
+    return { stale: configDigest !== local.id, digest: top.digest };
+  }
+
+  private async configDigestFor(ref: ImageRef, top: Manifest, platform: () => Promise<Platform>): Promise<string> {
+    let manifest = top;
+    if (isIndex(top)) {
+      const wanted = await platform();
+      const entry = pickPlatform(top.manifests ?? [], wanted);
+      if (!entry) {
+        throw new SvcError("registry", `${ref.original}: registry ${ref.registry} has no image for platform ${formatPlatform(wanted)}`);
+      }
+      manifest = await this.manifest(ref, entry.digest);
+    }
+    const digest = manifest.config?.digest;
+    if (typeof digest !== "string") {
+      throw new SvcError("registry", `${ref.original}: registry ${ref.registry} returned a manifest of an unsupported type (${manifest.mediaType || "unknown"})`);
+    }
+    return digest;
+  }
+
+  private once<T>(key: string, load: () => Promise<T>): Promise<T> {
+    let answer = this.answers.get(key) as Promise<T> | undefined;
+    if (!answer) {
+      answer = this.limiter.run(load);
+      this.answers.set(key, answer);
+    }
+    return answer;
+  }
+
+  private head(ref: ImageRef, tag: string): Promise<HeadResult> {
+    return this.once(`HEAD ${ref.registry}/${ref.repository}:${tag}`, async () => {
+      const path = manifestPath(ref, tag);
+      const response = await this.client.request(target(ref), "HEAD", path, { Accept: ACCEPT });
+      await response.body?.cancel();
+      if (!response.ok) {
+        this.logHeadFailure(ref, response.status);
+        return {};
+      }
+      const digest = response.headers.get("docker-content-digest");
+      if (!digest) {
+        this.log.debug("manifest HEAD carried no digest; using GET", { image: ref.normalized, registry: ref.registry });
+        return {};
+      }
+      return { digest };
+    });
+  }
+
+  /** head_warn_strategy (SPEC 2.7): `auto` is silent on authentication failures, loud on the rest. */
+  private logHeadFailure(ref: ImageRef, status: number): void {
+    const fields = { image: ref.normalized, registry: ref.registry, status };
+    const message = "manifest HEAD request failed; falling back to GET";
+    const strategy = this.config.head_warn_strategy;
+    const authFailure = status === 401 || status === 403;
+    if (strategy === "always" || (strategy === "auto" && !authFailure)) this.log.warn(message, fields);
+    else this.log.debug(message, fields);
+  }
+
+  private manifest(ref: ImageRef, reference: string): Promise<Manifest> {
+    return this.once(`GET ${ref.registry}/${ref.repository}${reference.includes(":") ? "@" : ":"}${reference}`, async () => {
+      const path = manifestPath(ref, reference);
+      const response = await this.client.request(target(ref), "GET", path, { Accept: ACCEPT });
+      if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      const digest = response.headers.get("docker-content-digest") ?? `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+      let body: Partial<Manifest>;
+      try {
+        body = JSON.parse(new TextDecoder().decode(bytes)) as Partial<Manifest>;
+      } catch {
+        throw new SvcError("registry", `${ref.original}: registry ${ref.registry} returned a manifest that is not JSON`);
+      }
+      const mediaType = body.mediaType ?? response.headers.get("content-type")?.split(";")[0]?.trim() ?? "";
+      return { ...body, digest, mediaType } as Manifest;
+    });
+  }
+}
+
+function target(ref: ImageRef): Target {
+  return { registry: ref.registry, repository: ref.repository };
+}
+
+function manifestPath(ref: ImageRef, reference: string): string {
+  return `/v2/${ref.repository}/manifests/${reference}`;
+}
+
+function isIndex(manifest: Manifest): boolean {
+  return manifest.mediaType === MEDIA_TYPES.ociIndex || manifest.mediaType === MEDIA_TYPES.dockerList || (Array.isArray(manifest.manifests) && !manifest.config);
+}
+
+/** Is `digest` one of the local image's RepoDigests for this reference's repository? */
+export function knowsDigest(local: LocalImage, ref: ImageRef, digest: string): boolean {
+  return local.repoDigests.some((entry) => {
+    const at = entry.lastIndexOf("@");
+    if (at === -1 || entry.slice(at + 1) !== digest) return false;
+    try {
+      return sameRepository(parseReference(entry), ref);
+    } catch {
+      return false;
+    }
+  });
+}
+
+const ARCH_ALIASES: Record<string, string> = { x86_64: "amd64", "x86-64": "amd64", aarch64: "arm64", armhf: "arm", armel: "arm", i386: "386" };
+
+function normalArch(architecture: string | undefined): string {
+  const lower = (architecture ?? "").toLowerCase();
+  return ARCH_ALIASES[lower] ?? lower;
+}
+
+/** arm64's only variant is v8: writing it or not means the same. */
+function normalVariant(architecture: string, variant: string | undefined): string | undefined {
+  if (architecture === "arm64" && (variant === undefined || variant === "v8")) return undefined;
+  return variant || undefined;
+}
+
+/**
+ * The index entry for `wanted`: same OS and architecture; the same variant when one matches,
+ * else an entry without a variant, else the only candidate. Attestation entries
+ * (platform unknown/unknown) never match.
+ */
+export function pickPlatform(entries: IndexEntry[], wanted: Platform): IndexEntry | undefined {
+  const arch = normalArch(wanted.architecture);
+  const variant = normalVariant(arch, wanted.variant);
+  const candidates = entries.filter((e) => e.platform && (e.platform.os ?? "").toLowerCase() === wanted.os.toLowerCase() && normalArch(e.platform.architecture) === arch);
+  const variantOf = (e: IndexEntry) => normalVariant(arch, e.platform?.variant);
+  return candidates.find((e) => variantOf(e) === variant) ?? (variant === undefined ? undefined : candidates.find((e) => variantOf(e) === undefined)) ?? (candidates.length === 1 && variant === undefined ? candidates[0] : undefined);
+}
+
+export function formatPlatform(platform: Platform): string {
+  return [platform.os, platform.architecture, platform.variant].filter(Boolean).join("/");
+}
+
+/** A registry error for a non-2xx answer: host, status, the registry's error code; never a credential. */
+export async function registryError(ref: ImageRef, response: Response, what: string): Promise<SvcError> {
+  let code = "";
+  try {
+    const body = (await response.json()) as { errors?: { code?: unknown }[] };
+    const first = body.errors?.[0]?.code;
+    if (typeof first === "string" && /^[A-Z_]{1,64}$/.test(first)) code = ` ${first}`;
+  } catch {
+    // not JSON: the status says enough
+  }
+  const hint = response.status === 401 || response.status === 403 ? " (authentication required or credentials rejected)" : "";
+  const statusText = response.statusText ? ` ${response.statusText}` : "";
+  return new SvcError("registry", `registry ${ref.registry} answered ${response.status}${statusText}${code}${hint} to ${what}`);
+}

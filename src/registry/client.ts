@@ -1,0 +1,239 @@
+/**
+ * Authenticated requests to registry APIs: the /v2/ challenge flow (anonymous, Basic, Bearer),
+ * with challenges, credentials and tokens cached across sessions (tokens until they expire).
+ * Nothing here logs or throws a credential: messages name hosts, statuses and sources only.
+ */
+import type { Config } from "../config/index.ts";
+import { SvcError } from "../errors.ts";
+import type { Logger } from "../log/index.ts";
+import { type Challenge, parseChallenges, pickChallenge } from "./challenge.ts";
+import { type Credential, type DockerConfigFile, type HelperRunner, readDockerConfig, resolveCredential } from "./credentials.ts";
+import { canonicalHost } from "./reference.ts";
+import { baseUrlOf, hostnameOf, hostOfUrl, isLoopbackHost, type RetryPolicy, send } from "./transport.ts";
+
+/** Resolved credentials are re-read after this long (credential helpers hand out short-lived ones, e.g. ECR). */
+const CREDENTIAL_TTL_MS = 5 * 60_000;
+/** Tokens without `expires_in` live 60 s (distribution's token spec); renew a little early. */
+const DEFAULT_TOKEN_LIFETIME_S = 60;
+const TOKEN_RENEW_MARGIN_MS = 5_000;
+
+export interface Target {
+  /** canonical registry host */
+  registry: string;
+  repository: string;
+}
+
+interface CachedToken {
+  token: string;
+  expiresAt: number;
+}
+
+interface HostState {
+  /** null: the registry asked for no authentication */
+  challenge?: Promise<Challenge | null>;
+  credential?: { value: Promise<Credential | undefined>; expiresAt: number };
+  tokens: Map<string, Promise<CachedToken>>;
+}
+
+export interface ClientOptions {
+  config: Config;
+  log: Logger;
+  dockerConfigDir?: string;
+  runHelper: HelperRunner;
+  retry: RetryPolicy;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+export class RegistryClient {
+  private readonly hosts = new Map<string, HostState>();
+  private dockerConfig?: { value: Promise<DockerConfigFile | undefined>; expiresAt: number };
+
+  constructor(private readonly options: ClientOptions) {}
+
+  private state(registry: string): HostState {
+    const key = canonicalHost(registry);
+    let state = this.hosts.get(key);
+    if (!state) {
+      state = { tokens: new Map() };
+      this.hosts.set(key, state);
+    }
+    return state;
+  }
+
+  baseUrl(registry: string): string {
+    return baseUrlOf(registry, this.options.config.insecure_registries);
+  }
+
+  /** The credential for a registry host (see credentials.ts for the order); undefined = anonymous. */
+  credentialFor(registry: string): Promise<Credential | undefined> {
+    const state = this.state(registry);
+    const now = Date.now();
+    if (!state.credential || state.credential.expiresAt <= now) {
+      const value = this.loadDockerConfig().then((dockerConfig) =>
+        resolveCredential(registry, {
+          configured: this.options.config.registry_credentials,
+          globalUsername: this.options.config.registry_username,
+          globalPassword: this.options.config.registry_password,
+          dockerConfig,
+          runHelper: this.options.runHelper,
+        }),
+      );
+      value.then(
+        (credential) => this.options.log.debug("registry credentials resolved", { registry, source: credential?.source ?? "anonymous" }),
+        () => {},
+      );
+      state.credential = { value, expiresAt: now + CREDENTIAL_TTL_MS };
+    }
+    return state.credential.value;
+  }
+
+  private loadDockerConfig(): Promise<DockerConfigFile | undefined> {
+    const now = Date.now();
+    if (!this.dockerConfig || this.dockerConfig.expiresAt <= now) {
+      this.dockerConfig = { value: readDockerConfig(this.options.dockerConfigDir), expiresAt: now + CREDENTIAL_TTL_MS };
+    }
+    return this.dockerConfig.value;
+  }
+
+  /**
+   * Sends `method path` to the registry of `target`, authenticated as its challenge asks.
+   * Resolves with the response whatever its status; a 401 is retried once with fresh authentication
+   * (an expired token, or a challenge that changed).
+   */
+  async request(target: Target, method: string, path: string, headers: Record<string, string>): Promise<Response> {
+    const url = `${this.baseUrl(target.registry)}${path}`;
+    let challenge = await this.challengeFor(target.registry);
+    let authorization = await this.authorization(target, challenge, false);
+    const response = await this.send(url, method, headers, authorization);
+    if (response.status !== 401) return response;
+
+    const renewed = pickChallenge(parseChallenges(response.headers.get("www-authenticate")));
+    if (!renewed) return response;
+    if (!sameChallenge(challenge, renewed)) {
+      challenge = renewed;
+      this.state(target.registry).challenge = Promise.resolve(renewed);
+    } else if (renewed.scheme === "basic") {
+      return response; // the same Basic challenge again: the credentials are wrong or missing
+    }
+    authorization = await this.authorization(target, challenge, true);
+    await response.body?.cancel();
+    return this.send(url, method, headers, authorization);
+  }
+
+  private send(url: string, method: string, headers: Record<string, string>, authorization: string | undefined): Promise<Response> {
+    const all = authorization ? { ...headers, Authorization: authorization } : headers;
+    return send(url, { method, headers: all }, this.options.retry, this.options.sleep);
+  }
+
+  /** The host's challenge, learnt once from `GET /v2/` (Docker's own "ping"). */
+  private challengeFor(registry: string): Promise<Challenge | null> {
+    const state = this.state(registry);
+    if (!state.challenge) {
+      const ping = this.send(`${this.baseUrl(registry)}/v2/`, "GET", {}, undefined).then(async (response) => {
+        await response.body?.cancel();
+        if (response.status !== 401) return null;
+        return pickChallenge(parseChallenges(response.headers.get("www-authenticate"))) ?? null;
+      });
+      ping.catch(() => {
+        if (state.challenge === ping) state.challenge = undefined; // unreachable now: ask again next time
+      });
+      state.challenge = ping;
+    }
+    return state.challenge;
+  }
+
+  private async authorization(target: Target, challenge: Challenge | null, renew: boolean): Promise<string | undefined> {
+    if (!challenge) return undefined;
+    const credential = await this.credentialFor(target.registry);
+    if (challenge.scheme === "basic") {
+      if (!credential || (credential.username === undefined && credential.password === undefined)) return undefined;
+      return basic(credential);
+    }
+    const token = await this.tokenFor(target, challenge, credential, renew);
+    return `Bearer ${token}`;
+  }
+
+  private tokenFor(target: Target, challenge: Challenge, credential: Credential | undefined, renew: boolean): Promise<string> {
+    const state = this.state(target.registry);
+    const scope = `repository:${target.repository}:pull`;
+    const key = `${challenge.params.realm} ${challenge.params.service ?? ""} ${scope}`;
+    const cached = state.tokens.get(key);
+    if (cached && !renew) {
+      return cached.then(
+        (token) => (token.expiresAt > Date.now() ? token.token : this.tokenFor(target, challenge, credential, true)),
+        () => this.tokenFor(target, challenge, credential, true),
+      );
+    }
+    const fetching = this.fetchToken(target, challenge, scope, credential);
+    state.tokens.set(key, fetching);
+    fetching.catch(() => {
+      if (state.tokens.get(key) === fetching) state.tokens.delete(key);
+    });
+    return fetching.then((token) => token.token);
+  }
+
+  /**
+   * Asks the token service named by the registry's Bearer challenge. Basic credentials go to the
+   * realm only because the registry's challenge sent us there, and only over HTTPS (or to a
+   * loopback / configured-insecure realm, as for the registry itself).
+   */
+  private async fetchToken(target: Target, challenge: Challenge, scope: string, credential: Credential | undefined): Promise<CachedToken> {
+    const realm = challenge.params.realm!;
+    let url: URL;
+    try {
+      url = new URL(realm);
+    } catch {
+      throw new SvcError("registry", `registry ${target.registry} named an invalid token realm`);
+    }
+    const mayCarryCredentials = url.protocol === "https:" || isLoopbackHost(url.host) || this.options.config.insecure_registries.some((h) => hostnameOf(h) === hostnameOf(url.host));
+    const usable = mayCarryCredentials ? credential : undefined;
+    if (credential && !usable) {
+      this.options.log.warn("token realm is not HTTPS: asking for an anonymous token instead of sending credentials", { registry: target.registry, realm_host: url.host });
+    }
+    const service = challenge.params.service;
+
+    let response: Response;
+    if (usable?.identityToken) {
+      // OAuth2 refresh-token grant, as the engine does for identity tokens.
+      const form = new URLSearchParams({ grant_type: "refresh_token", refresh_token: usable.identityToken, client_id: "svc", scope });
+      if (service) form.set("service", service);
+      response = await fetchForm(url.toString(), form, this.options.retry.timeoutMs);
+    } else {
+      if (service) url.searchParams.set("service", service);
+      url.searchParams.set("scope", scope);
+      const headers: Record<string, string> = {};
+      if (usable && (usable.username !== undefined || usable.password !== undefined)) headers.Authorization = basic(usable);
+      response = await send(url.toString(), { method: "GET", headers }, this.options.retry, this.options.sleep);
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      const hint = response.status === 401 || response.status === 403 ? " (credentials rejected or missing)" : "";
+      throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} answered ${response.status}${hint}`);
+    }
+    const body = (await response.json().catch(() => ({}))) as { token?: unknown; access_token?: unknown; expires_in?: unknown; issued_at?: unknown };
+    const token = typeof body.token === "string" && body.token ? body.token : typeof body.access_token === "string" ? body.access_token : "";
+    if (!token) throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} returned no token`);
+    const lifetime = typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_LIFETIME_S;
+    const issued = typeof body.issued_at === "string" ? Date.parse(body.issued_at) : NaN;
+    // Trust our own clock for the start: a skewed issued_at must not make a fresh token look expired.
+    const start = Number.isNaN(issued) ? Date.now() : Math.min(Date.now(), Math.max(issued, Date.now() - 60_000));
+    this.options.log.debug("registry token obtained", { registry: target.registry, scope, expires_in_s: lifetime });
+    return { token, expiresAt: start + lifetime * 1000 - Math.min(TOKEN_RENEW_MARGIN_MS, (lifetime * 1000) / 10) };
+  }
+}
+
+function basic(credential: Credential): string {
+  return `Basic ${Buffer.from(`${credential.username ?? ""}:${credential.password ?? ""}`).toString("base64")}`;
+}
+
+function sameChallenge(a: Challenge | null, b: Challenge): boolean {
+  return a !== null && a.scheme === b.scheme && a.params.realm === b.params.realm && a.params.service === b.params.service;
+}
+
+async function fetchForm(url: string, form: URLSearchParams, timeoutMs: number): Promise<Response> {
+  try {
+    return await fetch(url, { method: "POST", body: form, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    throw new SvcError("registry", `token service ${hostOfUrl(url)} is unreachable`, { cause: error });
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The registry room: image references and the fetch-based implementation of the registry port.
+ *
+ * `createRegistry(config, log, options)` is built once per service: credentials, challenges and
+ * tokens are cached in it (tokens until they expire) and shared by every session. Each cycle takes
+ * a `session()`, whose answers are cached for that cycle only.
+ *
+ * This room reads no environment. The Docker CLI config directory is passed in as
+ * `options.dockerConfigDir`; the composition root (src/service.ts) computes it with
+ * `dockerConfigDirFrom(process.env)` ($DOCKER_CONFIG, else $HOME/.docker).
+ */
+import { join } from "node:path";
+import type { Config } from "../config/index.ts";
+import type { RegistryAuth } from "../engine/port.ts";
+import type { Logger } from "../log/index.ts";
+import { CheckSession } from "./check.ts";
+import { RegistryClient } from "./client.ts";
+import { helperRunner, type HelperRunner, serverAddressOf } from "./credentials.ts";
+import type { ImageRef, Registry } from "./port.ts";
+import { DEFAULT_RETRY, type RetryPolicy } from "./transport.ts";
+
+export type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "./port.ts";
+export { canonicalHost, isPinned, matchesImagePrefix, parseReference, repositoryKey } from "./reference.ts";
+
+export interface RegistryOptions {
+  /** directory holding the Docker CLI's config.json; unset: the Docker config is not consulted */
+  dockerConfigDir?: string;
+  /** PATH used to find `docker-credential-*` helpers; unset: helpers inherit svc's environment */
+  helperPath?: string;
+  /** runs credential helpers (tests replace it); default: `docker-credential-<name> get` */
+  runHelper?: HelperRunner;
+  /** retry tuning (tests shorten it); the per-request timeout is always `registry_timeout` */
+  retry?: Partial<Omit<RetryPolicy, "timeoutMs">>;
+}
+
+/** $DOCKER_CONFIG, else $HOME/.docker: the Docker CLI's own lookup. Pass the environment in. */
+export function dockerConfigDirFrom(env: Record<string, string | undefined>): string | undefined {
+  if (env.DOCKER_CONFIG) return env.DOCKER_CONFIG;
+  return env.HOME ? join(env.HOME, ".docker") : undefined;
+}
+
+export function createRegistry(config: Config, log: Logger, options: RegistryOptions = {}): Registry {
+  const registryLog = log.child("registry");
+  const client = new RegistryClient({
+    config,
+    log: registryLog,
+    dockerConfigDir: options.dockerConfigDir,
+    runHelper: options.runHelper ?? helperRunner({ path: options.helperPath, timeoutMs: config.registry_timeout }),
+    retry: { ...DEFAULT_RETRY, ...options.retry, timeoutMs: config.registry_timeout },
+  });
+  return {
+    session: () => new CheckSession(client, config, registryLog),
+    pullAuth: async (ref: ImageRef): Promise<RegistryAuth | undefined> => {
+      const credential = await client.credentialFor(ref.registry);
+      if (!credential) return undefined;
+      const serveraddress = serverAddressOf(ref.registry);
+      if (credential.identityToken) return { identitytoken: credential.identityToken, serveraddress };
+      return { username: credential.username, password: credential.password, serveraddress };
+    },
+  };
+}
