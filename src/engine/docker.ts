@@ -1,0 +1,417 @@
+/**
+ * The Engine port on the Docker Engine API, through dockerode's modem (connection, TLS,
+ * X-Registry-Auth encoding). Requests are made with explicit paths so that the create body
+ * never leaks into a query string and every status the engine may answer is handled here.
+ */
+import { readFileSync } from "node:fs";
+import { Agent as HttpsAgent } from "node:https";
+import type { IncomingMessage } from "node:http";
+import Docker from "dockerode";
+import { SvcError } from "../errors.ts";
+import type { Logger } from "../log/index.ts";
+import { replacementSpec, compareApiVersions } from "./clone.ts";
+import {
+  CLIENT_MAX_API_VERSION,
+  CLIENT_MIN_API_VERSION,
+  type DockerConfig,
+  displayHost,
+  normalizeApiVersion,
+  parseDockerHost,
+  tlsMaterial,
+} from "./connection.ts";
+import { demultiplexLogs, lastLines } from "./logs.ts";
+import type {
+  ContainerInspect,
+  ContainerState,
+  ContainerSummary,
+  CreateOptions,
+  Engine,
+  EngineInfo,
+  ImageInspect,
+  ImageSummary,
+  Platform,
+  RegistryAuth,
+} from "./port.ts";
+
+/**
+ * How long the engine may take to answer a request (its status line; a stream may then run on).
+ * The modem's own connection timeout cannot be used: on Bun it is only cleared by the response,
+ * so it would cut a long stop short. Stops get their grace period on top of this.
+ */
+export const RESPONSE_TIMEOUT_MS = 120_000;
+/** How long the version negotiation (one small GET, also the reachability probe) may take. */
+export const NEGOTIATION_TIMEOUT_MS = 10_000;
+/** Stop API with a `signal` parameter. */
+const STOP_SIGNAL_API = "1.42";
+
+const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOENT", "EACCES", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE", "ConnectionRefused", "FailedToOpenSocket"]);
+
+interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** statuses that mean success besides 200/201/204 (e.g. 304 "already stopped") */
+  ok?: number[];
+  auth?: RegistryAuth;
+  /** hand back the raw response stream instead of parsed JSON */
+  stream?: boolean;
+  timeoutMs?: number;
+}
+
+class EngineRequestError extends Error {
+  constructor(
+    message: string,
+    readonly statusCode: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+export async function createDockerEngine(docker: DockerConfig, log: Logger): Promise<Engine> {
+  const endpoint = parseDockerHost(docker.host);
+  const tls = tlsMaterial(docker, endpoint, (path) => readFileSync(path, "utf8"));
+  const override = docker.api_version ? normalizeApiVersion(docker.api_version) : undefined;
+
+  // Every field is given explicitly: dockerode otherwise fills the gaps from DOCKER_HOST,
+  // DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, and svc's configuration must be the only source.
+  const modemOptions: Docker.DockerOptions & Record<string, unknown> = {
+    socketPath: undefined,
+    host: undefined,
+    port: undefined,
+    protocol: "http",
+    ca: undefined,
+    cert: undefined,
+    key: undefined,
+    timeout: undefined,
+    connectionTimeout: undefined,
+    headers: {},
+  };
+  if (endpoint.kind === "unix") {
+    modemOptions.socketPath = endpoint.socketPath;
+  } else {
+    modemOptions.host = endpoint.host;
+    modemOptions.port = endpoint.port;
+    if (tls) {
+      modemOptions.protocol = "https";
+      modemOptions.ca = tls.ca;
+      modemOptions.cert = tls.cert;
+      modemOptions.key = tls.key;
+      modemOptions.agent = new HttpsAgent({ ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.verify });
+    }
+  }
+  const engine = new DockerEngine(modemOptions, displayHost(docker.host), override, log.child("engine"));
+  // Negotiate now when the engine is there; if it is not, every call retries and fails clearly,
+  // so a service started before its engine keeps running.
+  await engine.info().catch((error) => log.warn("the Docker engine is not reachable yet", { error: (error as Error).message }));
+  return engine;
+}
+
+interface Negotiated {
+  docker: Docker;
+  info: EngineInfo;
+}
+
+export class DockerEngine implements Engine {
+  private negotiation: Promise<Negotiated> | undefined;
+
+  constructor(
+    private readonly modemOptions: Docker.DockerOptions,
+    private readonly host: string,
+    private readonly apiOverride: string | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  // ------------------------------------------------------------------ connection
+
+  private negotiated(): Promise<Negotiated> {
+    this.negotiation ??= this.negotiate().catch((error) => {
+      this.negotiation = undefined;
+      throw error;
+    });
+    return this.negotiation;
+  }
+
+  private async negotiate(): Promise<Negotiated> {
+    const probe = new Docker({ ...this.modemOptions });
+    const version = (await this.dial(probe, "GET", "/version", { timeoutMs: NEGOTIATION_TIMEOUT_MS }, "negotiate the API version")) as Record<string, string>;
+    const server = version.ApiVersion ?? CLIENT_MIN_API_VERSION;
+    let apiVersion = this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
+    if (!this.apiOverride && compareApiVersions(apiVersion, CLIENT_MIN_API_VERSION) < 0) {
+      throw new SvcError("engine", `the Docker engine at ${this.host} speaks API ${server}; svc needs ${CLIENT_MIN_API_VERSION} or newer`);
+    }
+    apiVersion = apiVersion.replace(/^v/, "");
+    this.log.debug("negotiated the engine API version", { host: this.host, server_api: server, api_version: apiVersion });
+    return {
+      docker: new Docker({ ...this.modemOptions, version: `v${apiVersion}` }),
+      info: { apiVersion, os: version.Os ?? "linux", architecture: version.Arch ?? "" },
+    };
+  }
+
+  private async request(method: string, path: string, options: RequestOptions = {}, what = `${method} ${path}`): Promise<any> {
+    const { docker } = await this.negotiated();
+    return this.dial(docker, method, path, options, what);
+  }
+
+  private dial(docker: Docker, method: string, path: string, options: RequestOptions, what: string): Promise<any> {
+    const statusCodes: Record<number, true> = { 200: true, 201: true, 204: true };
+    for (const status of options.ok ?? []) statusCodes[status] = true;
+    const query = Object.fromEntries(Object.entries(options.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new DOMException("no answer in time", "TimeoutError")), options.timeoutMs ?? RESPONSE_TIMEOUT_MS);
+    return new Promise((resolve, reject) => {
+      const dialOptions: Record<string, unknown> = {
+        path: `${path}?`,
+        method,
+        // `_body` always: without it the modem would send the query object as the body
+        options: { _query: query, _body: options.body ?? {} },
+        statusCodes,
+        isStream: options.stream === true,
+      };
+      if (options.auth) dialOptions.authconfig = options.auth;
+      dialOptions.abortSignal = abort.signal;
+      (docker.modem as any).dial(dialOptions, (error: any, data: unknown) => {
+        clearTimeout(timer);
+        if (error) reject(this.engineError(abort.signal.aborted ? abort.signal.reason : error, what));
+        else resolve(data);
+      });
+    });
+  }
+
+  /** One message per failure, naming the host when the engine cannot be reached; never a secret. */
+  private engineError(error: any, what: string): SvcError {
+    if (error instanceof SvcError) return error;
+    const code: string | undefined = error?.code ?? error?.errno;
+    const status: number | undefined = error?.statusCode;
+    if (status === undefined && (UNREACHABLE_CODES.has(String(code)) || error?.name === "AbortError" || error?.name === "TimeoutError" || /socket hang up|timed? ?out|ECONNREFUSED|ENOENT/i.test(String(error?.message)))) {
+      const reason = error?.name === "AbortError" || error?.name === "TimeoutError" ? "no answer in time" : [code, error?.message].filter(Boolean).join(" ");
+      return new SvcError("engine", `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new EngineRequestError(String(error?.message), undefined) });
+    }
+    // the modem's messages read "(HTTP code 404) unexpected - <engine's message>"
+    const message = String(error?.json?.message ?? error?.message ?? error).replace(/^\(HTTP code \d+\) [^-]*- /, "").trim();
+    return new SvcError("engine", `${what}: ${message}`, { cause: new EngineRequestError(message, status) });
+  }
+
+  // ------------------------------------------------------------------ the port
+
+  async info(): Promise<EngineInfo> {
+    return { ...(await this.negotiated()).info };
+  }
+
+  async listContainers(): Promise<ContainerSummary[]> {
+    const rows = (await this.request("GET", "/containers/json", { query: { all: 1 } }, "list containers")) as any[];
+    return Promise.all(
+      rows.map(async (row) => {
+        const summary: ContainerSummary = {
+          id: row.Id,
+          name: String(row.Names?.[0] ?? "").replace(/^\//, ""),
+          image: row.Image,
+          imageId: row.ImageID,
+          state: row.State as ContainerState,
+          labels: row.Labels ?? {},
+        };
+        // When the tag has moved on to another image, the list shows the old image's ID: the
+        // reference the container was created with is only in its own Config.
+        if (looksLikeImageId(summary.image, summary.imageId)) {
+          const inspect = await this.inspectContainer(summary.id).catch(() => null);
+          if (inspect?.Config?.Image) summary.image = inspect.Config.Image;
+        }
+        return summary;
+      }),
+    );
+  }
+
+  async listImages(): Promise<ImageSummary[]> {
+    const rows = (await this.request("GET", "/images/json", {}, "list images")) as any[];
+    return rows.map((row) => ({
+      id: row.Id,
+      repoTags: ((row.RepoTags ?? []) as string[]).filter((t) => t !== "<none>:<none>"),
+      repoDigests: ((row.RepoDigests ?? []) as string[]).filter((d) => d !== "<none>@<none>"),
+    }));
+  }
+
+  async inspectContainer(idOrName: string): Promise<ContainerInspect> {
+    return this.request("GET", `/containers/${encodeURIComponent(idOrName)}/json`, {}, `inspect container ${idOrName}`);
+  }
+
+  async inspectImage(reference: string): Promise<ImageInspect | null> {
+    try {
+      return await this.request("GET", `/images/${encodeImageName(reference)}/json`, {}, `inspect image ${reference}`);
+    } catch (error) {
+      if (statusOf(error) === 404) return null;
+      throw error;
+    }
+  }
+
+  async pullImage(reference: string, options: { platform?: Platform; auth?: RegistryAuth } = {}): Promise<void> {
+    const { repository, tag } = splitReference(reference);
+    const platform = options.platform ? platformString(options.platform) : undefined;
+    const what = `pull ${reference}`;
+    const stream = (await this.request(
+      "POST",
+      "/images/create",
+      { query: { fromImage: repository, tag, platform }, auth: options.auth, stream: true },
+      what,
+    )) as IncomingMessage;
+    const failure = await followPullStream(stream);
+    if (failure) throw new SvcError("engine", `${what}: ${failure}`);
+  }
+
+  async stopContainer(id: string, options: { timeoutMs: number; signal?: string }): Promise<void> {
+    const seconds = Math.max(0, Math.ceil(options.timeoutMs / 1000));
+    const { info } = await this.negotiated();
+    if (options.signal && compareApiVersions(info.apiVersion, STOP_SIGNAL_API) < 0) {
+      return this.stopWithSignal(id, options.signal, seconds);
+    }
+    await this.request("POST", `/containers/${encodeURIComponent(id)}/stop`, { query: { t: seconds, signal: options.signal }, ok: [304], timeoutMs: RESPONSE_TIMEOUT_MS + seconds * 1000 }, `stop container ${id}`);
+  }
+
+  /** Engines before API 1.42 take no signal on stop: send it, wait the grace period, then SIGKILL. */
+  private async stopWithSignal(id: string, signal: string, seconds: number): Promise<void> {
+    const path = `/containers/${encodeURIComponent(id)}`;
+    const kill = (sig: string) => this.request("POST", `${path}/kill`, { query: { signal: sig }, ok: [409] }, `stop container ${id} (${sig})`);
+    const waitStopped = () =>
+      this.request("POST", `${path}/wait`, { query: { condition: "not-running" }, timeoutMs: RESPONSE_TIMEOUT_MS + seconds * 1000 }, `wait for container ${id} to stop`);
+    await kill(signal);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), seconds * 1000)));
+    const outcome = await Promise.race([waitStopped().then(() => "stopped" as const), timedOut]).finally(() => clearTimeout(timer));
+    if (outcome === "timeout") {
+      await kill("SIGKILL");
+      await waitStopped();
+    }
+  }
+
+  async renameContainer(id: string, newName: string): Promise<void> {
+    await this.request("POST", `/containers/${encodeURIComponent(id)}/rename`, { query: { name: newName } }, `rename container ${id} to ${newName}`);
+  }
+
+  async createReplacement(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
+    const { info } = await this.negotiated();
+    const networkContainer = options.networkContainer ?? (await this.networkContainerName(old));
+    const spec = replacementSpec(old, oldImage, { ...options, networkContainer, apiVersion: info.apiVersion });
+    const created = (await this.request(
+      "POST",
+      "/containers/create",
+      { query: { name: options.name }, body: spec.createBody },
+      `create container ${options.name}`,
+    )) as { Id: string; Warnings?: string[] };
+    for (const warning of created.Warnings ?? []) this.log.warn("the engine warned on create", { container: options.name, warning });
+    try {
+      for (const { network, endpoint } of spec.extraNetworks) {
+        await this.request(
+          "POST",
+          `/networks/${encodeURIComponent(network)}/connect`,
+          { body: { Container: created.Id, EndpointConfig: endpoint } },
+          `connect container ${options.name} to network ${network}`,
+        );
+      }
+    } catch (error) {
+      // A replacement missing a network is not a replacement: leave nothing half-made behind.
+      await this.removeContainer(created.Id, { force: true }).catch(() => {});
+      throw error;
+    }
+    return created.Id;
+  }
+
+  /** For `network_mode: container:<id>`: the current name of that container. */
+  private async networkContainerName(old: ContainerInspect): Promise<string | undefined> {
+    const mode = String(old.HostConfig?.NetworkMode ?? "");
+    if (!mode.startsWith("container:")) return undefined;
+    const target = mode.slice("container:".length);
+    try {
+      return (await this.inspectContainer(target)).Name.replace(/^\//, "");
+    } catch (error) {
+      throw new SvcError("engine", `${old.Name.replace(/^\//, "")} joins the network of container ${target}, which cannot be found: ${(error as Error).message}`);
+    }
+  }
+
+  async startContainer(id: string): Promise<void> {
+    await this.request("POST", `/containers/${encodeURIComponent(id)}/start`, { ok: [304] }, `start container ${id}`);
+  }
+
+  async removeContainer(id: string, options: { force?: boolean } = {}): Promise<void> {
+    // v=false: an anonymous volume the replacement took over must survive the old container.
+    await this.request("DELETE", `/containers/${encodeURIComponent(id)}`, { query: { force: options.force === true, v: false }, ok: [404] }, `remove container ${id}`);
+  }
+
+  async removeImage(id: string): Promise<void> {
+    await this.request("DELETE", `/images/${encodeImageName(id)}`, { ok: [404] }, `remove image ${id}`);
+  }
+
+  async containerLogs(id: string, lines: number): Promise<string> {
+    const inspect = await this.inspectContainer(id);
+    const stream = (await this.request(
+      "GET",
+      `/containers/${encodeURIComponent(id)}/logs`,
+      { query: { stdout: 1, stderr: 1, tail: Math.max(0, lines) }, stream: true },
+      `read the logs of container ${id}`,
+    )) as IncomingMessage;
+    const raw = await readAll(stream);
+    const text = inspect.Config?.Tty ? raw.toString("utf8") : demultiplexLogs(raw);
+    return lastLines(text, lines);
+  }
+}
+
+// ------------------------------------------------------------------ helpers
+
+function statusOf(error: unknown): number | undefined {
+  const cause = (error as { cause?: unknown })?.cause;
+  return cause instanceof EngineRequestError ? cause.statusCode : undefined;
+}
+
+/** The list shows "sha256:<id>" (or a bare hex id) instead of a reference when the tag moved. */
+export function looksLikeImageId(image: string, imageId: string): boolean {
+  if (!image) return true;
+  if (image === imageId || image.startsWith("sha256:")) return true;
+  return /^[0-9a-f]{12,64}$/.test(image) && imageId.replace(/^sha256:/, "").startsWith(image);
+}
+
+/** Image names go into the path as they are: slashes are part of the name. */
+function encodeImageName(name: string): string {
+  return name.split("/").map(encodeURIComponent).join("/");
+}
+
+/** "repo:tag" -> fromImage + tag; "repo@sha256:..." keeps the digest; no tag means latest (never "all tags"). */
+export function splitReference(reference: string): { repository: string; tag: string } {
+  const at = reference.indexOf("@");
+  if (at >= 0) return { repository: reference.slice(0, at), tag: reference.slice(at + 1) };
+  const lastSlash = reference.lastIndexOf("/");
+  const colon = reference.lastIndexOf(":");
+  if (colon > lastSlash) return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };
+  return { repository: reference, tag: "latest" };
+}
+
+export function platformString(platform: Platform): string {
+  return [platform.os, platform.architecture, platform.variant].filter(Boolean).join("/");
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks);
+}
+
+/**
+ * A pull answers 200 at once and reports failures in-band, as a JSON line with `error`: read
+ * the progress stream to its end and return the first error message, if any.
+ */
+export async function followPullStream(stream: NodeJS.ReadableStream): Promise<string | null> {
+  let failure: string | null = null;
+  let pending = "";
+  const consider = (line: string) => {
+    if (failure || !line.trim()) return;
+    try {
+      const event = JSON.parse(line) as { error?: string; errorDetail?: { message?: string } };
+      if (event.error || event.errorDetail?.message) failure = String(event.errorDetail?.message ?? event.error);
+    } catch {
+      // not JSON: a progress fragment we do not need
+    }
+  };
+  for await (const chunk of stream) {
+    pending += typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8");
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    lines.forEach(consider);
+  }
+  consider(pending);
+  return failure;
+}
