@@ -1,0 +1,124 @@
+#!/bin/sh
+# Installs the svc binary for this machine from a release, checking its SHA-256 first.
+#
+#   curl -fsSL https://github.com/svc-project/svc/releases/latest/download/install.sh | sh
+#   sh install.sh [--prefix DIR]        installs DIR/bin/svc (default DIR: /usr/local)
+#
+# SVC_INSTALL_BASE_URL overrides where svc-linux-<arch>[-musl] and SHA256SUMS are downloaded from
+# (a mirror, a pinned release such as .../releases/download/v0.1.0, or a local server in tests).
+# A download whose checksum does not match is refused: nothing is installed, temp files are removed.
+# POSIX sh on purpose (dash, busybox ash): it runs before anything else is on the machine.
+set -eu
+
+BASE_URL=${SVC_INSTALL_BASE_URL:-https://github.com/svc-project/svc/releases/latest/download}
+PREFIX=/usr/local
+
+say() { printf 'install.sh: %s\n' "$*"; }
+die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+  cat <<'USAGE'
+usage: install.sh [--prefix DIR]
+
+Downloads the svc binary for this machine, verifies it against the release's SHA256SUMS
+and installs it as DIR/bin/svc (default DIR: /usr/local).
+Environment: SVC_INSTALL_BASE_URL  where to download from (default: the latest release)
+USAGE
+}
+
+while [ $# -gt 0 ]; do
+  case $1 in
+    --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; PREFIX=$2; shift 2 ;;
+    --prefix=*) PREFIX=${1#--prefix=}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown argument: $1" ;;
+  esac
+done
+[ -n "$PREFIX" ] || die "--prefix needs a directory"
+BIN_DIR=${PREFIX%/}/bin
+
+detect_arch() {
+  case $(uname -m) in
+    x86_64|amd64) echo x64 ;;
+    aarch64|arm64|armv8*) echo arm64 ;;
+    *) die "unsupported architecture $(uname -m): releases exist for x86_64 and aarch64" ;;
+  esac
+}
+
+# glibc answers getconf GNU_LIBC_VERSION; musl (Alpine, Void musl) does not and names itself in ldd.
+detect_libc() {
+  if getconf GNU_LIBC_VERSION >/dev/null 2>&1; then echo glibc; return; fi
+  if ldd --version 2>&1 | grep -qi musl; then echo musl; return; fi
+  for loader in /lib/ld-musl-*.so.1; do
+    [ -e "$loader" ] && { echo musl; return; }
+  done
+  echo glibc
+}
+
+download() { # download URL FILE
+  if command -v curl >/dev/null 2>&1; then
+    curl -fsSL --retry 2 -o "$2" "$1"
+  elif command -v wget >/dev/null 2>&1; then
+    wget -q -O "$2" "$1"
+  else
+    die "neither curl nor wget is installed"
+  fi
+}
+
+sha256_of() { # sha256_of FILE: prints the hex digest
+  if command -v sha256sum >/dev/null 2>&1; then sha256sum "$1" | awk '{ print $1 }'
+  elif command -v shasum >/dev/null 2>&1; then shasum -a 256 "$1" | awk '{ print $1 }'
+  elif command -v openssl >/dev/null 2>&1; then openssl dgst -sha256 "$1" | awk '{ print $NF }'
+  else die "no sha256sum, shasum or openssl to verify the download with"
+  fi
+}
+
+[ "$(uname -s)" = Linux ] || die "unsupported system $(uname -s): releases exist for Linux"
+ARCH=$(detect_arch)
+LIBC=$(detect_libc)
+ASSET=svc-linux-$ARCH
+[ "$LIBC" = musl ] && ASSET=$ASSET-musl
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/svc-install.XXXXXX")
+STAGED=""
+cleanup() {
+  rm -rf "$TMP"
+  [ -z "$STAGED" ] || rm -f "$STAGED"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+say "downloading $ASSET from $BASE_URL"
+download "$BASE_URL/SHA256SUMS" "$TMP/SHA256SUMS" || die "could not download $BASE_URL/SHA256SUMS"
+# sha256sum's format: "<hex>  <name>" (or "<hex> *<name>" in binary mode).
+EXPECTED=$(awk -v name="$ASSET" '$2 == name || $2 == "*" name { print $1; exit }' "$TMP/SHA256SUMS")
+if [ -z "$EXPECTED" ]; then
+  [ "$LIBC" = musl ] && die "this release has no musl build ($ASSET); run the container image instead, or install gcompat and libstdc++ and use svc-linux-$ARCH"
+  die "SHA256SUMS lists no $ASSET"
+fi
+download "$BASE_URL/$ASSET" "$TMP/$ASSET" || die "could not download $BASE_URL/$ASSET"
+
+ACTUAL=$(sha256_of "$TMP/$ASSET")
+if [ "$ACTUAL" != "$EXPECTED" ]; then
+  die "checksum mismatch for $ASSET (expected $EXPECTED, got $ACTUAL): refusing to install it"
+fi
+say "checksum verified ($ACTUAL)"
+
+mkdir -p "$BIN_DIR" 2>/dev/null || die "cannot create $BIN_DIR (run as root, or use --prefix \"\$HOME/.local\")"
+# Staged next to the target and renamed into place, so an interrupted install never leaves a
+# half-written svc behind and a running svc keeps its old file.
+STAGED="$BIN_DIR/.svc.install.$$"
+cp "$TMP/$ASSET" "$STAGED" 2>/dev/null || die "cannot write to $BIN_DIR (run as root, or use --prefix \"\$HOME/.local\")"
+chmod 0755 "$STAGED"
+VERSION=$("$STAGED" --version 2>/dev/null) || die "the downloaded $ASSET does not run on this machine"
+mv -f "$STAGED" "$BIN_DIR/svc"
+STAGED=""
+
+say "installed svc $VERSION as $BIN_DIR/svc"
+case ":$PATH:" in
+  *":$BIN_DIR:"*) SVC=svc ;;
+  *) SVC="$BIN_DIR/svc"; say "note: $BIN_DIR is not on your PATH" ;;
+esac
+say "next step: write a configuration file to edit:"
+printf '\n    %s --generate-config > svc.toml\n\n' "$SVC"

@@ -1,0 +1,69 @@
+/**
+ * The scratch image: built from the checkout's Dockerfile with the classic builder against the
+ * sandbox engine (no base image to pull), holding /svc, exactly the libraries ldd names, and /tmp.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { docker, sandbox, uniqueName } from "../harness.ts";
+import { build, ROOT, run, tempDir } from "./helpers.ts";
+
+const tag = `${uniqueName("svc-image-test")}:test`;
+const container = uniqueName("svc-image-test");
+let work: string;
+let versions: string[];
+
+beforeAll(() => {
+  work = tempDir("image");
+  versions = build(work);
+  const prepared = run(["bash", "scripts/image-context.sh", join(work, "svc"), join(work, "context/rootfs")]);
+  if (prepared.code !== 0) throw new Error(`image-context.sh failed: ${prepared.stderr}`);
+  const built = Bun.spawnSync(
+    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(ROOT, "Dockerfile"), "--build-arg", "ROOTFS=rootfs", "-t", tag, join(work, "context")],
+    { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
+  );
+  if (built.exitCode !== 0) throw new Error(`docker build failed: ${built.stderr.toString()}`);
+}, 180_000);
+
+afterAll(() => {
+  docker(["rm", "-f", container], { allowFailure: true });
+  docker(["rmi", "-f", tag], { allowFailure: true });
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+test("docker run IMAGE --version prints the stamped version", () => {
+  const result = docker(["run", "--rm", "--network", "none", tag, "--version"]);
+  expect(versions).toContain(result.stdout);
+});
+
+test("it runs as a non-root user with a numeric uid:gid", () => {
+  const result = docker(["run", "--rm", "--network", "none", "--user", "65532:65532", tag, "--version"]);
+  expect(versions).toContain(result.stdout);
+});
+
+test("the entry point is /svc and the healthcheck calls the binary itself", () => {
+  const config = JSON.parse(docker(["image", "inspect", tag]).stdout)[0].Config;
+  expect(config.Entrypoint).toEqual(["/svc"]);
+  expect(config.Healthcheck.Test).toEqual(["CMD", "/svc", "healthcheck"]);
+});
+
+test("the image holds /svc, exactly the libraries ldd names, and a world-writable /tmp", () => {
+  const ldd = run(["ldd", join(work, "svc")]).stdout;
+  const libraries = [...ldd.matchAll(/(?:=>\s+)?(\/\S+)\s+\(0x/g)].map((m) => m[1]!.slice(1));
+  // The five STYLE.md names (ld-linux, libc, libm, libpthread, libdl) on glibc hosts.
+  const names = libraries.map((path) => path.split("/").pop());
+  for (const expected of ["libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2"]) expect(names).toContain(expected);
+  expect(names.some((name) => name?.startsWith("ld-linux"))).toBe(true);
+
+  docker(["create", "--name", container, "--network", "none", tag]);
+  const listing = Bun.spawnSync(["sh", "-c", `docker -H '${sandbox().dockerHost}' export '${container}' | tar -tvf -`], { stdout: "pipe" }).stdout.toString();
+  const entries = listing.trim().split("\n").map((line) => {
+    const fields = line.trim().split(/\s+/);
+    return { mode: fields[0]!, path: fields[5]!.replace(/^\.\//, "").replace(/\/$/, "") };
+  });
+  // The engine adds these to every container file system; they are not part of the image.
+  const engineMade = /^(\.dockerenv|dev|proc|sys|etc|etc\/(hosts|hostname|resolv\.conf|mtab))(\/|$)/;
+  const files = entries.filter((e) => !e.mode.startsWith("d") && !engineMade.test(e.path)).map((e) => e.path);
+  expect(files.sort()).toEqual(["svc", ...libraries].sort());
+  expect(entries.find((e) => e.path === "tmp")?.mode).toBe("drwxrwxrwt");
+});
