@@ -1,0 +1,149 @@
+/**
+ * An append-only log file that never blocks its writers and survives rotation.
+ *
+ * Lines are queued and written in batches on a later tick. Before each batch the path is checked
+ * against the open descriptor: when logrotate (or an operator) moved or deleted the file, a new
+ * one is created at the path and the old descriptor closed, so the rotated file keeps exactly the
+ * lines written before the move. `reopen()` (wired to SIGHUP) forces the same.
+ */
+import { close, fstat, open, openSync, stat, write } from "node:fs";
+import { promisify } from "node:util";
+import { SvcError } from "../errors.ts";
+
+const openAsync = promisify(open);
+const closeAsync = promisify(close);
+const writeAsync = promisify(write);
+const statAsync = promisify(stat);
+const fstatAsync = promisify(fstat);
+
+/** Created files are readable by their owner only: entries can name hosts and containers. */
+const FILE_MODE = 0o600;
+/** A stalled disk must not eat the memory of a small host: past this, the oldest lines are dropped. */
+const MAX_PENDING_LINES = 50_000;
+
+export interface LogFileOptions {
+  /** Called when the file cannot be written or reopened (once per failure streak). */
+  onError?: (message: string, error: unknown) => void;
+}
+
+export class LogFile {
+  readonly path: string;
+  private fd: number;
+  private pending: string[] = [];
+  private dropped = 0;
+  private draining: Promise<void> | null = null;
+  private scheduled = false;
+  private reopenRequested = false;
+  private failing = false;
+  private closed = false;
+  private readonly onError: (message: string, error: unknown) => void;
+
+  /** Opens (or creates, mode 0600) the file now, so a bad path is a startup error. */
+  constructor(path: string, options: LogFileOptions = {}) {
+    this.path = path;
+    this.onError = options.onError ?? (() => {});
+    try {
+      this.fd = openSync(path, "a", FILE_MODE);
+    } catch (error) {
+      throw new SvcError("startup", `cannot open log file ${path}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  /** Queues one line (a newline is added). Never throws, never waits. */
+  write(line: string): void {
+    if (this.closed) return;
+    this.pending.push(line.endsWith("\n") ? line : `${line}\n`);
+    if (this.pending.length > MAX_PENDING_LINES) {
+      this.pending.shift();
+      this.dropped++;
+    }
+    if (!this.scheduled && !this.draining) {
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.flush();
+      });
+    }
+  }
+
+  /** Resolves when every line queued so far is written. */
+  flush(): Promise<void> {
+    this.draining ??= this.drain().finally(() => {
+      this.draining = null;
+      // Lines queued during the last await of the drain were not picked up by it.
+      if (this.pending.length > 0 && !this.closed) void this.flush();
+    });
+    return this.draining;
+  }
+
+  /** Writes to a freshly opened file at the path from the next batch on (SIGHUP). */
+  reopen(): Promise<void> {
+    this.reopenRequested = true;
+    return this.flush();
+  }
+
+  async close(): Promise<void> {
+    while (this.draining || this.pending.length > 0) await this.flush();
+    if (this.closed) return;
+    this.closed = true;
+    await closeAsync(this.fd).catch(() => {});
+  }
+
+  private async drain(): Promise<void> {
+    while (this.pending.length > 0 && !this.closed) {
+      const batch = this.pending.join("");
+      this.pending = [];
+      try {
+        await this.followRotation();
+        await writeFully(this.fd, Buffer.from(batch));
+        this.recovered();
+      } catch (error) {
+        this.failed(`cannot write log file ${this.path}`, error);
+      }
+    }
+    if (this.reopenRequested && !this.closed) await this.followRotation().catch((error) => this.failed(`cannot reopen log file ${this.path}`, error));
+  }
+
+  /** Reopens when asked to, or when the path no longer names the file we hold open. */
+  private async followRotation(): Promise<void> {
+    if (!this.reopenRequested && (await this.pathStillOurs())) return;
+    const fresh = await openAsync(this.path, "a", FILE_MODE);
+    const old = this.fd;
+    this.fd = fresh;
+    this.reopenRequested = false;
+    await closeAsync(old).catch(() => {});
+  }
+
+  private async pathStillOurs(): Promise<boolean> {
+    try {
+      const [onDisk, held] = await Promise.all([statAsync(this.path), fstatAsync(this.fd)]);
+      return onDisk.ino === held.ino && onDisk.dev === held.dev;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+      throw error;
+    }
+  }
+
+  private failed(message: string, error: unknown): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.onError(message, error);
+  }
+
+  private recovered(): void {
+    this.failing = false;
+    if (this.dropped > 0) {
+      this.onError(`log file ${this.path}: ${this.dropped} lines were dropped while writing was stalled`, null);
+      this.dropped = 0;
+    }
+  }
+}
+
+async function writeFully(fd: number, buffer: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < buffer.length) {
+    const { bytesWritten } = await writeAsync(fd, buffer, offset, buffer.length - offset);
+    if (bytesWritten <= 0) throw new Error("short write");
+    offset += bytesWritten;
+  }
+}

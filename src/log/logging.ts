@@ -1,0 +1,122 @@
+/**
+ * createLogging: the one place that turns the configuration into the service's logger, audit log
+ * and access-log sink, and owns the files behind them (opened at startup, reopened on SIGHUP,
+ * flushed and closed on shutdown).
+ */
+import type { Config } from "../config/index.ts";
+import { createAccessLog } from "./access.ts";
+import { createAuditLog } from "./audit.ts";
+import { LogFile } from "./file.ts";
+import { ConsolaLogger, ConsoleSink, createCore, type OutputFormat, type Writable } from "./logger.ts";
+import { configSecrets, createRedactor, describeError } from "./redact.ts";
+import type { AccessLog, AuditLog, Logger } from "./types.ts";
+
+export interface LoggingOptions {
+  /** Values to redact besides the configuration's own secrets (which are always redacted). */
+  secrets?: string[];
+  /** Defaults to process.stdout / process.stderr. */
+  stdout?: Writable;
+  stderr?: Writable;
+  /**
+   * Route console.* through the logger so that, in json and logfmt, no library prints a raw line.
+   * Default: on for json and logfmt. Tests that build several loggers in one process turn it off.
+   */
+  captureConsole?: boolean;
+  /** Reopen the log files on SIGHUP (default true; only installed when a log file is configured). */
+  handleSighup?: boolean;
+}
+
+export interface Logging {
+  /** the root logger, target "svc" */
+  log: Logger;
+  audit: AuditLog;
+  access: AccessLog;
+  /** the format actually used ("auto" resolved) */
+  format: OutputFormat;
+  /** Reopens the audit and access files (what SIGHUP does). */
+  reopen(): Promise<void>;
+  /** Resolves when every queued audit / access line is written. */
+  flush(): Promise<void>;
+  /** Flushes, closes the files, removes the SIGHUP handler and gives console back. */
+  close(): Promise<void>;
+}
+
+export const ROOT_TARGET = "svc";
+
+/** `auto` is pretty for a person at a terminal and JSON for anything reading a pipe. */
+export function resolveFormat(format: Config["log_format"], stdout: Writable): OutputFormat {
+  if (format === "auto") return stdout.isTTY === true ? "pretty" : "json";
+  return format;
+}
+
+/** Throws SvcError("startup") when a log file cannot be opened. */
+export function createLogging(config: Config, options: LoggingOptions = {}): Logging {
+  const stdout = options.stdout ?? (process.stdout as Writable);
+  const stderr = options.stderr ?? (process.stderr as Writable);
+  const format = resolveFormat(config.log_format, stdout);
+  const redact = createRedactor([...configSecrets(config), ...(options.secrets ?? [])]);
+  const sink = new ConsoleSink(format, stdout, stderr);
+  const core = createCore(config.log_level, sink, redact);
+  const log = new ConsolaLogger(core, ROOT_TARGET);
+
+  const files: LogFile[] = [];
+  const openFile = (path: string | undefined, what: string): LogFile | undefined => {
+    if (!path) return undefined;
+    const onError = (message: string, error: unknown) =>
+      log.error(message, error ? { file: what, error: error instanceof Error ? describeError(error) : String(error) } : { file: what });
+    let file: LogFile;
+    try {
+      file = new LogFile(path, { onError });
+    } catch (error) {
+      // Files opened so far are closed by the caller never seeing them: close them here.
+      for (const opened of files) void opened.close();
+      throw error;
+    }
+    files.push(file);
+    return file;
+  };
+  const auditFile = openFile(config.audit_log, "audit_log");
+  const accessFile = openFile(config.http_api.access_log, "http_api.access_log");
+
+  const toStdout = { write: (record: Parameters<ConsoleSink["write"]>[0]) => sink.write(record, "stdout") };
+  const audit = createAuditLog({ file: auditFile, stdout: config.log_audit_to_stdout ? toStdout : undefined, redact });
+  const access = createAccessLog({ file: accessFile, stdout: config.log_access_to_stdout ? toStdout : undefined, redact });
+
+  const reopen = async (): Promise<void> => {
+    await Promise.all(files.map((file) => file.reopen()));
+  };
+  const onSighup = (): void => {
+    void reopen().then(() => log.info("log files reopened", { files: files.map((file) => file.path) }));
+  };
+  const handleSighup = (options.handleSighup ?? true) && files.length > 0;
+  if (handleSighup) process.on("SIGHUP", onSighup);
+
+  const captureConsole = options.captureConsole ?? format !== "pretty";
+  if (captureConsole) core.wrapConsole();
+
+  let closed: Promise<void> | null = null;
+  return {
+    log,
+    audit,
+    access,
+    format,
+    reopen,
+    async flush() {
+      await nextTick(); // stdout copies of access entries are written on the next tick
+      await Promise.all(files.map((file) => file.flush()));
+    },
+    close() {
+      closed ??= (async () => {
+        if (handleSighup) process.off("SIGHUP", onSighup);
+        if (captureConsole) core.restoreConsole();
+        await nextTick();
+        await Promise.all(files.map((file) => file.close()));
+      })();
+      return closed;
+    },
+  };
+}
+
+function nextTick(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,112 @@
+/**
+ * Secrets never reach a log line: every message and every string inside fields goes through one
+ * redactor that knows the configured secret values.
+ */
+import type { Config } from "../config/index.ts";
+import type { Fields } from "./types.ts";
+
+export const REDACTED = "[redacted]";
+
+export type Redactor = (text: string) => string;
+
+/**
+ * A one- or two-character "secret" would mask ordinary letters in every line and protects nothing,
+ * so values shorter than this are not searched for.
+ */
+const MIN_SECRET_LENGTH = 3;
+
+export function createRedactor(secrets: ReadonlyArray<string | undefined>): Redactor {
+  // Longest first, so a secret that contains another one is masked whole.
+  const values = [...new Set(secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_SECRET_LENGTH))].sort(
+    (a, b) => b.length - a.length,
+  );
+  if (values.length === 0) return (text) => text;
+  return (text) => {
+    let out = text;
+    for (const value of values) if (out.includes(value)) out = out.split(value).join(REDACTED);
+    return out;
+  };
+}
+
+/** Every secret value of the configuration (CONTRACT.md "Secrets"). */
+export function configSecrets(config: Config): string[] {
+  const n = config.notifications;
+  return [
+    config.http_api.token,
+    config.registry_username,
+    config.registry_password,
+    ...config.registry_credentials.flatMap((c) => [c.username, c.password]),
+    n.email.password,
+    n.mqtt.password,
+    n.pushover.token,
+    n.pushover.user_key,
+  ].filter((s): s is string => typeof s === "string" && s !== "");
+}
+
+/**
+ * The `authorization` field of an access-log entry: "" without a header, "<Type> [redacted]"
+ * otherwise. A header that does not look like "<scheme> <credentials>" (a bare token, a scheme
+ * with odd characters) might carry the credential in its first word, so it is masked whole.
+ */
+export function redactAuthorization(headerValue: string | null | undefined): string {
+  const value = (headerValue ?? "").trim();
+  if (value === "") return "";
+  const match = /^([A-Za-z0-9!#$%&'*+.^_`|~-]{1,32})\s+\S/.exec(value);
+  return match ? `${match[1]} ${REDACTED}` : REDACTED;
+}
+
+/**
+ * Fields as they are written: plain JSON values, errors as their message, no cycles, no
+ * undefined, every string redacted.
+ */
+export function sanitizeFields(fields: Fields | undefined, redact: Redactor): Fields {
+  if (!fields) return {};
+  return sanitizeValue(fields, redact, new WeakSet()) as Fields;
+}
+
+function sanitizeValue(value: unknown, redact: Redactor, seen: WeakSet<object>): unknown {
+  switch (typeof value) {
+    case "string":
+      return redact(value);
+    case "number":
+      return Number.isFinite(value) ? value : String(value);
+    case "boolean":
+      return value;
+    case "bigint":
+      return value.toString();
+    case "undefined":
+      return undefined;
+    case "function":
+    case "symbol":
+      return redact(String(value));
+  }
+  if (value === null) return null;
+  if (value instanceof Error) return redact(describeError(value));
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  const object = value as object;
+  if (seen.has(object)) return "[circular]";
+  seen.add(object);
+  try {
+    if (Array.isArray(object)) return object.map((item) => sanitizeValue(item, redact, seen) ?? null);
+    if (object instanceof Map) return sanitizeValue(Object.fromEntries(object), redact, seen);
+    if (object instanceof Set) return sanitizeValue([...object], redact, seen);
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(object)) {
+      const clean = sanitizeValue(item, redact, seen);
+      if (clean !== undefined) out[key] = clean;
+    }
+    return out;
+  } finally {
+    seen.delete(object);
+  }
+}
+
+/** One line about an error: its message, the details of an SvcError, and the cause when it adds something. */
+export function describeError(error: Error): string {
+  let text = error.message || error.name;
+  const details = (error as { details?: unknown }).details;
+  if (Array.isArray(details) && details.length > 0) text += `: ${details.join("; ")}`;
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof Error && cause.message && !text.includes(cause.message)) text += ` (cause: ${cause.message})`;
+  return text;
+}

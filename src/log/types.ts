@@ -1,0 +1,75 @@
+/**
+ * The logging contract every room codes against. Every line has a `target` (e.g. "svc::updater"),
+ * a message and structured fields. Secrets never go into fields (and are redacted if they do).
+ */
+export type Fields = Record<string, unknown>;
+
+export interface Logger {
+  trace(message: string, fields?: Fields): void;
+  debug(message: string, fields?: Fields): void;
+  info(message: string, fields?: Fields): void;
+  warn(message: string, fields?: Fields): void;
+  error(message: string, fields?: Fields): void;
+  /** A logger for a sub-target, e.g. root.child("updater") -> target "svc::updater". */
+  child(name: string): Logger;
+}
+
+/** One entry of the audit log: every change svc makes to the engine (CONTRACT.md). */
+export interface AuditEntry {
+  action: "pull" | "stop" | "rename" | "create" | "start" | "remove" | "image_remove" | "rollback" | "connect" | "recover";
+  container?: string;
+  container_id?: string;
+  image?: string;
+  trigger: string;
+  session_id?: string;
+  error?: string;
+}
+
+export interface AuditLog {
+  record(entry: AuditEntry): void;
+}
+
+/** The `fields` object of an access-log entry, exactly as SPEC.md 2.6 lists them. */
+export interface AccessFields {
+  /** client address and port, e.g. "127.0.0.1:51234" */
+  remote_addr: string;
+  /** Host header value, with port */
+  host: string;
+  /** full request URI including the query string */
+  uri: string;
+  path: string;
+  method: string;
+  /** e.g. "HTTP/1.1" */
+  protocol: string;
+  /** "http" or "https" */
+  scheme: string;
+  user_agent: string;
+  /** "" without a header, else "<Type> [redacted]": use redactAuthorization() */
+  authorization: string;
+  status: number;
+  duration_ms: number;
+}
+
+export interface AccessLog {
+  /** False when no access log file and no stdout copy are configured: callers may skip the work. */
+  readonly enabled: boolean;
+  /** Queues one entry; never blocks (the file is written asynchronously). */
+  write(fields: AccessFields): void;
+}
+
+export type LevelName = "trace" | "debug" | "info" | "warn" | "error";
+
+export const silentLogger: Logger = {
+  trace() {},
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return silentLogger;
+  },
+};
+
+export const silentAudit: AuditLog = { record() {} };
+
+export const silentAccess: AccessLog = { enabled: false, write() {} };
