@@ -22,10 +22,16 @@ export interface AccessFields {
 export interface AccessLog {
   write(fields: AccessFields): void;
 }
-/** The authorization scheme followed by a redaction marker; "" without the header. */
+const KNOWN_SCHEMES = ["Basic", "Bearer", "Digest", "HOBA", "Mutual", "Negotiate", "NTLM", "OAuth", "SCRAM-SHA-1", "SCRAM-SHA-256", "Token", "vapid"];
+/**
+ * The authorization scheme followed by a redaction marker; "" without the header. Only a
+ * registered scheme name is kept: a client that sends its bare token (no scheme) must not
+ * see it logged as if it were the scheme.
+ */
 export function redactAuthorization(header: string | null): string {
   if (!header) return "";
-  const scheme = header.trim().split(/[ \t]/, 1)[0] ?? "";
+  const first = header.trim().split(/[ \t]/, 1)[0]?.toLowerCase();
+  const scheme = KNOWN_SCHEMES.find((known) => known.toLowerCase() === first);
   return scheme ? `${scheme} [redacted]` : "[redacted]";
 }
 // END TEMPORARY SHIM

@@ -1,0 +1,122 @@
+/** Health, metrics, 404 / 405 and HEAD through app.handle (SPEC 2, 4, 7; CONTRACT.md "HTTP API"). */
+import { describe, expect, test } from "bun:test";
+import { PROMETHEUS_CONTENT_TYPE } from "../../../src/metrics/index.ts";
+import { bearer, makeApp } from "./fakes.ts";
+
+describe("GET /v1/health", () => {
+  const configs = {
+    "every feature on": {},
+    "every feature off, no token": { http_api: { update: false, metrics: false, token: undefined } },
+  };
+  for (const [name, overrides] of Object.entries(configs)) {
+    test(`200 {"status":"ok"} without auth (${name})`, async () => {
+      const { request } = makeApp(overrides);
+      const response = await request("/v1/health");
+      expect(response.status).toBe(200);
+      expect(response.headers.get("content-type")).toBe("application/json");
+      expect(await response.text()).toBe('{"status":"ok"}');
+    });
+  }
+
+  test("a wrong token does not matter", async () => {
+    const response = await makeApp().request("/v1/health", { headers: bearer("wrong") });
+    expect(response.status).toBe(200);
+  });
+
+  test("query parameters are ignored", async () => {
+    expect((await makeApp().request("/v1/health?x=1")).status).toBe(200);
+  });
+
+  test("HEAD behaves like GET without a body", async () => {
+    const response = await makeApp().request("/v1/health", { method: "HEAD" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe("application/json");
+    expect(await response.text()).toBe("");
+  });
+});
+
+describe("404 and 405", () => {
+  const notFound: [string, string][] = [
+    ["GET", "/"],
+    ["GET", "/v1"],
+    ["GET", "/v2/health"],
+    ["GET", "/v1/health/"],
+    ["GET", "/V1/HEALTH"],
+    ["POST", "/v1/updates"],
+    ["DELETE", "/nothing/here?x=1"],
+  ];
+  for (const [method, path] of notFound) {
+    test(`${method} ${path} -> 404 {"error":"not found"}`, async () => {
+      const response = await makeApp().request(path, { method, headers: bearer() });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toEqual({ error: "not found" });
+    });
+  }
+
+  const wrongMethod: [string, string, string][] = [
+    ["POST", "/v1/health", "GET, HEAD"],
+    ["DELETE", "/v1/health", "GET, HEAD"],
+    ["PUT", "/v1/metrics", "GET, HEAD"],
+    ["GET", "/v1/update", "POST"],
+    ["HEAD", "/v1/update", "POST"],
+    ["OPTIONS", "/v1/update", "POST"],
+    ["PATCH", "/v1/update", "POST"],
+  ];
+  for (const [method, path, allow] of wrongMethod) {
+    for (const [tokenState, headers] of [["no token", {}], ["right token", bearer()]] as const) {
+      test(`${method} ${path} (${tokenState}) -> 405 with Allow: ${allow}`, async () => {
+        const response = await makeApp().request(path, { method, headers });
+        expect(response.status).toBe(405);
+        expect(response.headers.get("allow")).toBe(allow);
+        if (method !== "HEAD") expect(await response.json()).toEqual({ error: "method not allowed" });
+      });
+    }
+  }
+
+  test("a disabled endpoint is 404 whatever the method and token", async () => {
+    const { request } = makeApp({ http_api: { update: false, metrics: false } });
+    for (const [method, path] of [["POST", "/v1/update"], ["GET", "/v1/update"], ["GET", "/v1/metrics"], ["POST", "/v1/metrics"]]) {
+      const response = await request(path!, { method, headers: bearer() });
+      expect(response.status).toBe(404);
+    }
+  });
+});
+
+describe("GET /v1/metrics", () => {
+  test("Prometheus text 0.0.4 by default", async () => {
+    const response = await makeApp().request("/v1/metrics", { headers: bearer() });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toBe(PROMETHEUS_CONTENT_TYPE);
+    expect(await response.text()).toContain("# TYPE svc_scans_total counter\n");
+  });
+
+  const negotiation: [string | undefined, "json" | "text"][] = [
+    [undefined, "text"],
+    ["*/*", "text"],
+    ["text/plain", "text"],
+    ["application/json", "json"],
+    ["Application/JSON; charset=utf-8", "json"],
+    ["application/json, */*;q=0.5", "json"],
+    ["application/json, text/plain", "text"],
+    ["text/plain;version=0.0.4, application/json", "text"],
+    ["application/json;q=0", "text"],
+    ["application/openmetrics-text", "text"],
+  ];
+  for (const [accept, format] of negotiation) {
+    test(`Accept: ${accept ?? "(none)"} -> ${format}`, async () => {
+      const headers: Record<string, string> = { ...bearer() };
+      if (accept !== undefined) headers.accept = accept;
+      const response = await makeApp().request("/v1/metrics", { headers });
+      expect(response.headers.get("content-type")).toBe(format === "json" ? "application/json" : PROMETHEUS_CONTENT_TYPE);
+    });
+  }
+
+  test("HEAD: same status and content type, no body; auth still applies", async () => {
+    const { request } = makeApp();
+    const ok = await request("/v1/metrics", { method: "HEAD", headers: bearer() });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-type")).toBe(PROMETHEUS_CONTENT_TYPE);
+    expect(await ok.text()).toBe("");
+    expect((await request("/v1/metrics", { method: "HEAD" })).status).toBe(401);
+  });
+});
