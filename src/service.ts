@@ -5,44 +5,19 @@
  * the kind to the exit code: "startup" and "config" are 2).
  */
 import { createApp } from "./api/index.ts";
-import type { AccessLog } from "./api/index.ts";
 import type { Config } from "./config/index.ts";
-import type { Engine } from "./engine/port.ts";
+import { createDockerEngine, type Engine } from "./engine/index.ts";
 import { SvcError, toSvcError } from "./errors.ts";
-import { type AuditLog, type Logger, silentAudit } from "./log/index.ts";
+import { type AuditLog, createLogging, type Logger } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
 import { createNotifications, type Dispatcher } from "./notify/index.ts";
-import type { Registry } from "./registry/port.ts";
+import { createRegistry, type Registry } from "./registry/index.ts";
 import type { CycleRunner, SessionReport } from "./updater/types.ts";
 
 // ---------------------------------------------------------------------------------------------
 // TEMPORARY SHIMS for rooms that have not landed yet. Each is replaced by an import of the
 // room's factory (same name, same arguments) as soon as it lands.
 // ---------------------------------------------------------------------------------------------
-interface Logging {
-  log: Logger;
-  audit: AuditLog;
-  access?: AccessLog;
-  close(): Promise<void>;
-}
-function createLogging(config: Config): Logging {
-  const write = (level: string) => (message: string, fields?: Record<string, unknown>) =>
-    console.error(JSON.stringify({ timestamp: new Date().toISOString(), level, target: "svc", message, ...fields }));
-  const log: Logger = { trace() {}, debug() {}, info: write("info"), warn: write("warn"), error: write("error"), child: () => log };
-  void config;
-  return { log, audit: silentAudit, close: async () => {} };
-}
-function createDockerEngine(_docker: Config["docker"], _log: Logger): Engine {
-  return new Proxy({} as Engine, {
-    get: () => () => Promise.reject(new SvcError("engine", "the engine room has not landed yet")),
-  });
-}
-function createRegistry(_config: Config, _log: Logger): Registry {
-  return {
-    session: () => ({ check: () => Promise.reject(new SvcError("registry", "the registry room has not landed yet")) }),
-    pullAuth: async () => undefined,
-  };
-}
 interface Updater extends CycleRunner {
   recover(): Promise<void>;
   drain(): Promise<void>;
@@ -110,7 +85,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   cleanups.push(() => stopSignal.remove());
   try {
     const metrics = new Metrics();
-    const engine = createDockerEngine(config.docker, logging.log);
+    const engine = await createDockerEngine(config.docker, logging.log);
     const registry = createRegistry(config, logging.log);
     const notifications = await createNotifications(config, logging.log);
     cleanups.push(() => notifications.close());

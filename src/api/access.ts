@@ -3,38 +3,8 @@
  * into an NDJSON line (`target` svc::access) in `http_api.access_log` and/or on stdout.
  */
 import type { SocketAddress } from "bun";
+import { type AccessFields, redactAuthorization } from "../log/index.ts";
 
-// TEMPORARY SHIM until src/log exports AccessLog, AccessFields and redactAuthorization:
-// same shape as agreed with the logging room. Replace with imports when they land.
-export interface AccessFields {
-  remote_addr: string;
-  host: string;
-  uri: string;
-  path: string;
-  method: string;
-  protocol: string;
-  scheme: string;
-  user_agent: string;
-  authorization: string;
-  status: number;
-  duration_ms: number;
-}
-export interface AccessLog {
-  write(fields: AccessFields): void;
-}
-const KNOWN_SCHEMES = ["Basic", "Bearer", "Digest", "HOBA", "Mutual", "Negotiate", "NTLM", "OAuth", "SCRAM-SHA-1", "SCRAM-SHA-256", "Token", "vapid"];
-/**
- * The authorization scheme followed by a redaction marker; "" without the header. Only a
- * registered scheme name is kept: a client that sends its bare token (no scheme) must not
- * see it logged as if it were the scheme.
- */
-export function redactAuthorization(header: string | null): string {
-  if (!header) return "";
-  const first = header.trim().split(/[ \t]/, 1)[0]?.toLowerCase();
-  const scheme = KNOWN_SCHEMES.find((known) => known.toLowerCase() === first);
-  return scheme ? `${scheme} [redacted]` : "[redacted]";
-}
-// END TEMPORARY SHIM
 
 /** `ip:port`, with brackets around an IPv6 address so the port stays unambiguous. */
 export function formatAddress(address: SocketAddress | null | undefined): string {

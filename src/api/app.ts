@@ -8,10 +8,10 @@ import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config/index.ts";
 import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
-import type { Logger } from "../log/index.ts";
+import type { AccessLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { CycleRunner } from "../updater/types.ts";
-import { type AccessLog, accessFields, type RequestInfo } from "./access.ts";
+import { accessFields, type RequestInfo } from "./access.ts";
 import { createTokenCheck, type TokenCheck } from "./auth.ts";
 import { errorResponse, jsonResponse, methodNotAllowed, notFound, unauthorized, withoutBody } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
@@ -83,7 +83,7 @@ export function createApp(deps: ApiDeps) {
   };
 
   const writeAccess = (info: RequestInfo, status: number): void => {
-    if (!deps.access) return;
+    if (!deps.access?.enabled) return;
     try {
       deps.access.write(accessFields(info, status));
     } catch (error) {

@@ -1,8 +1,7 @@
 /** Small fakes of our own ports for the API's unit tests (no module mocking). */
 import { createApp } from "../../../src/api/index.ts";
-import type { AccessFields } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
-import type { Fields, Logger } from "../../../src/log/index.ts";
+import type { AccessFields, Fields, Logger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
 
@@ -74,7 +73,7 @@ export function makeApp(overrides: DeepPartial<Config> = {}) {
   const runner = new FakeRunner(metrics);
   const logs: LogLine[] = [];
   const access: AccessFields[] = [];
-  const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { write: (fields) => void access.push(fields) } });
+  const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write: (fields) => void access.push(fields) } });
   const request = (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init));
   return { app, config, metrics, runner, logs, access, request };
 }

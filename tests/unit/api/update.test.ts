@@ -1,19 +1,20 @@
 /** POST /v1/update: every rule of SPEC 4 and CONTRACT.md, through app.handle. */
 import { describe, expect, test } from "bun:test";
 import { MAX_BODY_BYTES } from "../../../src/api/index.ts";
+type Body = RequestInit["body"];
 import { bearer, bytes, makeApp } from "./fakes.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
 const FORM_TYPE = { "content-type": "application/x-www-form-urlencoded" };
 
-async function post(path: string, headers: Record<string, string> = {}, body?: BodyInit) {
+async function post(path: string, headers: Record<string, string> = {}, body?: Body) {
   const ctx = makeApp();
   const response = await ctx.request(path, { method: "POST", headers: { ...bearer(), ...headers }, body });
   return { ...ctx, response, text: await response.text() };
 }
 
 describe("filters reach the runner", () => {
-  const cases: [string, string, Record<string, string>, BodyInit | undefined, object][] = [
+  const cases: [string, string, Record<string, string>, Body | undefined, object][] = [
     ["no filter at all", "/v1/update", {}, undefined, {}],
     ["query, comma-separated", "/v1/update?container=a,b&image=repo/x", {}, undefined, { container: ["a", "b"], image: ["repo/x"] }],
     ["query, spaces trimmed", "/v1/update?container=%20a%20,b", {}, undefined, { container: ["a", "b"] }],
@@ -41,7 +42,7 @@ describe("filters reach the runner", () => {
 });
 
 describe("400: bad filters and bodies, with an error object", () => {
-  const cases: [string, string, Record<string, string>, BodyInit | undefined][] = [
+  const cases: [string, string, Record<string, string>, Body | undefined][] = [
     ["same field in query and JSON body", "/v1/update?container=a", JSON_TYPE, '{"container":"b"}'],
     ["same field in query and form body", "/v1/update?image=a", FORM_TYPE, "image=b"],
     ["unparsable JSON", "/v1/update", JSON_TYPE, "{not json"],
@@ -81,7 +82,7 @@ describe("400: bad filters and bodies, with an error object", () => {
 });
 
 describe("415: a non-empty body with another or no content type", () => {
-  const cases: [string, Record<string, string>, BodyInit][] = [
+  const cases: [string, Record<string, string>, Body][] = [
     ["text/plain", { "content-type": "text/plain" }, "container=a"],
     ["multipart", { "content-type": "multipart/form-data; boundary=x" }, "--x--"],
     ["no content type at all", {}, bytes('{"container":"a"}')],
@@ -174,7 +175,7 @@ describe("500: unexpected errors", () => {
 
 describe("order of checks (CONTRACT.md): 404/405, 401, 415, 413, 400, 409", () => {
   const huge = "x".repeat(MAX_BODY_BYTES + 10);
-  const cases: [string, { method: string; path: string; headers?: Record<string, string>; body?: BodyInit }, number, object][] = [
+  const cases: [string, { method: string; path: string; headers?: Record<string, string>; body?: Body }, number, object][] = [
     ["wrong method beats a missing token", { method: "GET", path: "/v1/update" }, 405, {}],
     ["disabled endpoint beats everything", { method: "POST", path: "/v1/update", headers: bearer() }, 404, { http_api: { update: false } }],
     ["missing token beats a bad content type", { method: "POST", path: "/v1/update", headers: { "content-type": "text/plain" }, body: "x" }, 401, {}],
