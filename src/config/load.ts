@@ -1,0 +1,295 @@
+/**
+ * loadConfig: file, env and flags merged (flag > env > file > default), validated by the schema,
+ * checked across options, secrets read from files. Every problem is collected and reported at
+ * once, naming the option the way the user wrote it; nothing else is touched before that.
+ */
+import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import type { z } from "zod";
+import { SvcError } from "../errors.ts";
+import { OPTIONS, OPTION_BY_KEY, configSchema, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
+import { dockerHostLayer, describeOrigin, envLayer, fileLayer, formatPath, parseArgv, type Entry, type Layer, type Origin, type Problem } from "./sources.ts";
+import { parseToml } from "./toml.ts";
+
+export interface LoadOptions {
+  argv: readonly string[];
+  env: Record<string, string | undefined>;
+  cwd: string;
+}
+
+export interface LoadResult {
+  config: Config;
+  /** Where each option's effective value came from, keyed by TOML key. */
+  sources: Record<string, Origin>;
+  /** Not errors, for the caller to log (e.g. run_once with API features on). */
+  warnings: string[];
+  /** The configuration file read, if any. */
+  file?: string;
+}
+
+export const DEFAULT_FILE = "svc.toml";
+
+export async function loadConfig({ argv, env, cwd }: LoadOptions): Promise<LoadResult> {
+  const problems: Problem[] = [];
+  const warnings: string[] = [];
+  const args = parseArgv(argv);
+  problems.push(...args.problems);
+
+  const file = chooseFile(args.command.config, env, cwd, problems);
+  let fileEntries: Layer = new Map();
+  if (file) {
+    const text = await readConfigFile(file.path, file.display);
+    fileEntries = fileLayer(parseToml(text, file.display), file.display, problems);
+  }
+  const layers = [dockerHostLayer(env), fileEntries, envLayer(env, problems), args.layer];
+  const merged = mergeLayers(layers);
+  addPositionals(merged, args.positionals);
+
+  const { raw, values } = validateLeaves(merged, problems);
+  checkAcrossOptions(values, merged, cwd, problems, warnings);
+  if (problems.length > 0) throw configError(problems);
+
+  const config = configSchema.parse(raw) as Config;
+  resolveSecrets(config, merged, cwd, problems, warnings);
+  if (problems.length > 0) throw configError(problems);
+
+  return { config, sources: sourcesOf(merged), warnings, file: file?.path };
+}
+
+function configError(problems: Problem[]): SvcError {
+  const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
+  return new SvcError("config", `invalid configuration (${count})`, { details: problems });
+}
+
+function chooseFile(flag: { path: string; name: string } | undefined, env: Record<string, string | undefined>, cwd: string, problems: Problem[]) {
+  const named = flag ?? (env.SVC_CONFIG ? { path: env.SVC_CONFIG, name: "SVC_CONFIG" } : undefined);
+  if (named) {
+    const path = resolve(cwd, named.path);
+    if (!existsSync(path)) {
+      problems.push(`${named.name}: configuration file ${named.path} does not exist`);
+      return undefined;
+    }
+    return { path, display: named.path };
+  }
+  const fallback = resolve(cwd, DEFAULT_FILE);
+  return existsSync(fallback) ? { path: fallback, display: DEFAULT_FILE } : undefined;
+}
+
+async function readConfigFile(path: string, display: string): Promise<string> {
+  try {
+    return await Bun.file(path).text();
+  } catch (error) {
+    throw new SvcError("config", `cannot read configuration file ${display}`, { details: [`${display}: ${(error as Error).message}`] });
+  }
+}
+
+function mergeLayers(layers: Layer[]): Map<string, Entry> {
+  const merged = new Map<string, Entry>();
+  for (const layer of layers) for (const [key, entry] of layer) merged.set(key, entry);
+  return merged;
+}
+
+/** Positional arguments are container names, added to `containers` from whatever source. */
+function addPositionals(merged: Map<string, Entry>, positionals: string[]): void {
+  if (positionals.length === 0) return;
+  const current = merged.get("containers");
+  const base = Array.isArray(current?.value) ? (current.value as string[]) : [];
+  const names = [...new Set([...base, ...positionals])];
+  merged.set("containers", { value: names, origin: { source: "flag", name: current?.origin.source === "flag" ? current.origin.name : "arguments" } });
+}
+
+/** Validates each set option with its own schema, so a problem names where the value came from. */
+function validateLeaves(merged: Map<string, Entry>, problems: Problem[]) {
+  const raw: Record<string, unknown> = {};
+  const values = new Map<string, unknown>();
+  for (const option of OPTIONS) {
+    const entry = merged.get(option.key);
+    if (!entry) continue;
+    const result = option.schema.safeParse(entry.value);
+    if (result.success) {
+      values.set(option.key, result.data);
+      setPath(raw, option.path, entry.value);
+    } else {
+      for (const issue of result.error.issues) problems.push(leafProblem(option, entry, issue));
+    }
+  }
+  return { raw, values };
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+  node[path[path.length - 1]!] = value;
+}
+
+function describeType(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (value === null || value === undefined) return "nothing";
+  if (typeof value === "object") return "a table";
+  return `a ${typeof value}`;
+}
+
+function leafProblem(option: OptionSpec, entry: Entry, issue: z.core.$ZodIssue): Problem {
+  const sub = issue.path as (string | number)[];
+  const where = sub.length === 0 ? describeOrigin(entry.origin) : describePart(entry, sub);
+  if (issue.code === "invalid_type") {
+    if (sub.length > 0) return `${where}: ${issue.input === undefined ? "is required" : `expected a ${issue.expected}`}`;
+    return `${where}: expected ${labelOf(option)}, got ${describeType(entry.value)}${shown(option, entry.value)}`;
+  }
+  if (issue.code === "unrecognized_keys") {
+    return `${where}: unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")} (expected host, username, password)`;
+  }
+  const value = sub.length === 0 && !option.meta.secret ? ` (got ${JSON.stringify(entry.value)})` : "";
+  return `${where}: ${issue.message}${value}`;
+}
+
+/** A part of a value: `svc.toml:12: registry_credentials[1].host`, or `SVC_REGISTRY_CREDENTIALS: entry 2 host`. */
+function describePart(entry: Entry, sub: (string | number)[]): string {
+  if (entry.origin.source === "file") {
+    const at = entry.locate ? entry.locate(sub) : entry.origin.where;
+    return `${at}: ${entry.origin.name}${formatPath(["", ...sub]).replace(/^\./, ".")}`;
+  }
+  const [index, ...rest] = sub;
+  const part = typeof index === "number" ? `entry ${index + 1}${rest.length ? ` ${formatPath(rest)}` : ""}` : formatPath(sub);
+  return `${entry.origin.name}: ${part}`;
+}
+
+function labelOf(option: OptionSpec): string {
+  switch (option.meta.kind) {
+    case "boolean":
+      return "a boolean (true or false)";
+    case "integer":
+      return "an integer";
+    case "duration":
+      return 'a duration ("30s", "5m", "1h30m" or plain seconds)';
+    case "list":
+      return "an array of strings";
+    case "credentials":
+      return "an array of tables";
+    default:
+      return "a string";
+  }
+}
+
+function shown(option: OptionSpec, value: unknown): string {
+  if (option.meta.secret || typeof value === "object") return "";
+  return ` (${JSON.stringify(value)})`;
+}
+
+// ---- checks across options ----
+
+/** How to name an option in a message: as the user wrote it, or in all three forms if unset. */
+function named(key: string, merged: Map<string, Entry>): string {
+  const entry = merged.get(key);
+  if (entry && entry.origin.source !== "default") return describeOrigin(entry.origin);
+  return `${key} (${flagName(key)}, ${envName(key)})`;
+}
+
+function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, Entry>, cwd: string, problems: Problem[], warnings: string[]): void {
+  const get = (key: string) => values.get(key) ?? defaultOf(key);
+  const isSet = (key: string) => values.get(key) !== undefined;
+
+  const triggers = ["poll_interval", "schedule", "run_once"].filter((key) => (key === "run_once" ? get(key) === true : isSet(key)));
+  if (triggers.length > 1) {
+    problems.push(`${triggers.map((key) => named(key, merged)).join(" and ")}: poll_interval, schedule and run_once are mutually exclusive; set only one`);
+  }
+  if (triggers.length === 0 && get("http_api.update") !== true) {
+    problems.push(
+      `nothing would ever run: set one of poll_interval (--poll-interval, SVC_POLL_INTERVAL), schedule (--schedule, SVC_SCHEDULE) or run_once (--run-once, SVC_RUN_ONCE), or enable http_api.update (--http-api-update, SVC_HTTP_API_UPDATE)`,
+    );
+  }
+
+  const runOnce = get("run_once") === true;
+  const apiOn = ["http_api.update", "http_api.metrics"].filter((key) => get(key) === true);
+  if (runOnce && apiOn.length > 0) {
+    warnings.push(`run_once: the HTTP API is not started in run-once mode; ignoring ${apiOn.map((key) => named(key, merged)).join(" and ")}`);
+  } else {
+    const needsToken = get("http_api.update") === true || (get("http_api.metrics") === true && get("http_api.metrics_no_auth") !== true);
+    if (needsToken && !isSet("http_api.token")) {
+      const why = apiOn.map((key) => named(key, merged)).join(" and ");
+      problems.push(`${why}: an authenticated endpoint is enabled but no token is set: set http_api.token (--http-api-token, SVC_HTTP_API_TOKEN)`);
+    }
+  }
+
+  if (get("docker.tls_verify") === true) {
+    for (const key of ["docker.tls_ca_cert", "docker.tls_cert", "docker.tls_key"]) {
+      if (!isSet(key)) problems.push(`${named("docker.tls_verify", merged)}: is true, so ${named(key, merged)} is required`);
+    }
+  }
+  for (const key of ["docker.tls_ca_cert", "docker.tls_cert", "docker.tls_key", "notifications.mqtt.tls_ca_cert", "notifications.mqtt.tls_cert", "notifications.mqtt.tls_key", "notifications.template"]) {
+    const value = values.get(key);
+    if (typeof value !== "string") continue;
+    const problem = unreadable(resolve(cwd, value));
+    if (problem) problems.push(`${named(key, merged)}: cannot read ${value}: ${problem}`);
+  }
+
+  requireWith("notifications.email.server", ["notifications.email.from", "notifications.email.to"], values, merged, problems);
+  requireWith("notifications.mqtt.broker", ["notifications.mqtt.topic"], values, merged, problems);
+  requireWith("notifications.pushover.token", ["notifications.pushover.user_key"], values, merged, problems);
+}
+
+function requireWith(enabler: string, required: string[], values: Map<string, unknown>, merged: Map<string, Entry>, problems: Problem[]): void {
+  if (values.get(enabler) === undefined) return;
+  for (const key of required) {
+    const value = values.get(key);
+    const missing = value === undefined || (Array.isArray(value) && value.length === 0);
+    if (missing) problems.push(`${named(enabler, merged)}: is set, so ${named(key, merged)} is required`);
+  }
+}
+
+function defaultOf(key: string): unknown {
+  const option = OPTION_BY_KEY.get(key);
+  return option ? option.schema.safeParse(undefined).data : undefined;
+}
+
+/** Why a file cannot be read, or undefined when it can. */
+function unreadable(path: string): string | undefined {
+  try {
+    if (!statSync(path).isFile()) return "not a regular file";
+    accessSync(path, constants.R_OK);
+    return undefined;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message;
+  }
+}
+
+// ---- secrets ----
+
+/**
+ * Secrets (CONTRACT.md): a value that is a path to a readable file is replaced by the file's
+ * trimmed contents. A value that looks like an absolute path but cannot be read is kept
+ * literally (it may be the secret itself) with a warning that never shows the value.
+ */
+function resolveSecrets(config: Config, merged: Map<string, Entry>, cwd: string, problems: Problem[], warnings: string[]): void {
+  const resolveOne = (value: string | undefined, label: string): string | undefined => {
+    if (value === undefined) return undefined;
+    const path = resolve(cwd, value);
+    if (value.includes("\n") || unreadable(path) !== undefined) {
+      if (value.startsWith("/") && !value.includes("\n")) warnings.push(`${label}: looks like a file path but the file cannot be read; using the value itself`);
+      return value;
+    }
+    const contents = readFileSync(path, "utf8").trim();
+    if (contents === "") problems.push(`${label}: the secret file ${value} is empty`);
+    return contents;
+  };
+  for (const option of OPTIONS) {
+    if (!option.meta.secret || option.meta.kind === "credentials") continue;
+    const parent = option.path.slice(0, -1).reduce<any>((node, part) => node[part], config);
+    const name = option.path[option.path.length - 1]!;
+    if (parent[name] !== undefined) parent[name] = resolveOne(parent[name], named(option.key, merged));
+  }
+  for (const [index, credential] of config.registry_credentials.entries()) {
+    const label = `${named("registry_credentials", merged)} entry ${index + 1}`;
+    credential.username = resolveOne(credential.username, `${label} username`);
+    credential.password = resolveOne(credential.password, `${label} password`);
+    if (credential.username === undefined) delete credential.username;
+    if (credential.password === undefined) delete credential.password;
+  }
+}
+
+function sourcesOf(merged: Map<string, Entry>): Record<string, Origin> {
+  const sources: Record<string, Origin> = {};
+  for (const option of OPTIONS) sources[option.key] = merged.get(option.key)?.origin ?? { source: "default", name: option.key };
+  return sources;
+}

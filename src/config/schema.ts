@@ -1,0 +1,366 @@
+/**
+ * THE single source of truth for configuration: one zod schema whose leaves carry, in their
+ * metadata, everything else derives from: the meaning (docs, sample, --help), the default as an
+ * operator writes it, an example for options unset by default, and whether the value is a secret.
+ * The TOML key is the path in the schema; the flag and env name derive from it
+ * (`a.b_c` -> `--a-b-c`, `SVC_A_B_C`); the sample table is the parent path.
+ */
+import { Cron } from "croner";
+import { z } from "zod";
+import { parseDuration } from "./duration.ts";
+
+export type TomlValue = string | number | boolean | string[] | Record<string, string>[];
+
+export type OptionKind = "boolean" | "integer" | "string" | "path" | "url" | "duration" | "cron" | "enum" | "list" | "credentials";
+
+export interface OptionMeta {
+  kind: OptionKind;
+  /** One line: docs, sample comment and --help. */
+  description: string;
+  /** The default as written in TOML; absent = unset by default. */
+  default?: TomlValue;
+  /** Shown instead of the literal default where it is not one (docker.host). */
+  defaultText?: string;
+  /** Example value for the sample when the option is unset by default. */
+  example?: TomlValue;
+  secret?: boolean;
+  values?: readonly string[];
+  min?: number;
+  max?: number;
+}
+
+export interface TableMeta {
+  table: true;
+  /** Heading of the group in the sample and docs. */
+  title: string;
+}
+
+// ---- leaf builders: each returns a zod schema with its OptionMeta attached ----
+
+function bool(def: boolean, description: string) {
+  return z.boolean().default(def).meta({ kind: "boolean", description, default: def } satisfies OptionMeta);
+}
+
+function rangeCheck(min: number, max: number) {
+  return (n: number) => Number.isInteger(n) && n >= min && n <= max;
+}
+
+function int(def: number, description: string, min: number, max: number) {
+  return z
+    .number()
+    .refine(rangeCheck(min, max), { error: `must be an integer between ${min} and ${max}` })
+    .default(def)
+    .meta({ kind: "integer", description, default: def, min, max } satisfies OptionMeta);
+}
+
+const nonEmpty = z.string().min(1, { error: "must not be empty (leave the option out to keep it unset)" });
+
+function str(description: string, example: string, extra: { secret?: boolean } = {}) {
+  return nonEmpty.optional().meta({ kind: "string", description, example, ...extra } satisfies OptionMeta);
+}
+
+function path(description: string, example: string) {
+  return nonEmpty.optional().meta({ kind: "path", description, example } satisfies OptionMeta);
+}
+
+function choice<const V extends readonly [string, ...string[]]>(values: V, def: V[number], description: string) {
+  return z
+    .enum(values, { error: `must be one of ${values.join(", ")}` })
+    .default(def as never)
+    .meta({ kind: "enum", description, default: def, values } satisfies OptionMeta);
+}
+
+function durationSchema(minMs: number) {
+  return z.union([z.string(), z.number()]).transform((value, ctx) => {
+    const ms = parseDuration(value);
+    if (ms === undefined) {
+      ctx.issues.push({ code: "custom", input: value, message: 'is not a duration (examples: "30s", "5m", "1h30m", "250ms", or plain seconds)' });
+      return z.NEVER;
+    }
+    if (ms < minMs) {
+      ctx.issues.push({ code: "custom", input: value, message: "must be greater than zero" });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+function duration(def: string, description: string, minMs = 0) {
+  return durationSchema(minMs)
+    .default(parseDuration(def)!)
+    .meta({ kind: "duration", description, default: def } satisfies OptionMeta);
+}
+
+function optionalDuration(description: string, example: string, minMs = 0) {
+  return durationSchema(minMs).optional().meta({ kind: "duration", description, example } satisfies OptionMeta);
+}
+
+function cronCheck(expression: string): string | undefined {
+  const text = expression.trim();
+  const fields = text.split(/\s+/).length;
+  if (!text.startsWith("@") && fields !== 5 && fields !== 6) return `must have 5 or 6 fields (has ${fields})`;
+  try {
+    new Cron(text, { paused: true }).stop();
+    return undefined;
+  } catch (error) {
+    return `is not a valid cron expression: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+function cron(description: string, example: string) {
+  return z
+    .string()
+    .superRefine((value, ctx) => {
+      const problem = cronCheck(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
+    })
+    .optional()
+    .meta({ kind: "cron", description, example } satisfies OptionMeta);
+}
+
+function list(description: string, example: string[]) {
+  return z
+    .array(z.string().min(1, { error: "must not contain empty names" }))
+    .default([])
+    .meta({ kind: "list", description, default: [], example } satisfies OptionMeta);
+}
+
+function urlSchema(schemes: readonly string[]) {
+  return z.string().refine((value) => schemes.some((scheme) => value.startsWith(`${scheme}://`) && value.length > scheme.length + 3), {
+    error: `must be a URL starting with ${schemes.map((s) => `${s}://`).join(", ")}`,
+  });
+}
+
+function url(description: string, schemes: readonly string[], def: string, defaultText?: string) {
+  return urlSchema(schemes)
+    .default(def)
+    .meta({ kind: "url", description, default: def, ...(defaultText ? { defaultText } : {}) } satisfies OptionMeta);
+}
+
+function optionalUrl(description: string, schemes: readonly string[], example: string) {
+  return urlSchema(schemes).optional().meta({ kind: "url", description, example } satisfies OptionMeta);
+}
+
+const credential = z.strictObject({
+  host: z.string().min(1, { error: "must not be empty" }),
+  username: nonEmpty.optional(),
+  password: nonEmpty.optional(),
+});
+
+function table<S extends z.ZodRawShape>(title: string, shape: S) {
+  return z.strictObject(shape).prefault({} as never).meta({ table: true, title } satisfies TableMeta);
+}
+
+const SECOND = 1_000;
+
+// ---- the schema ----
+
+export const configSchema = table("General options", {
+  log_level: choice(["trace", "debug", "info", "warn", "error"], "info", "Log verbosity"),
+  log_format: choice(["auto", "json", "logfmt", "pretty"], "auto", "Log output format; auto is pretty on a terminal and json when piped"),
+  audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
+  log_access_to_stdout: bool(false, "Also print access-log events to stdout"),
+  log_audit_to_stdout: bool(false, "Also print audit-log events to stdout"),
+  poll_interval: optionalDuration("Time between update checks; exclusive with schedule and run_once", "1h", 1),
+  schedule: cron("Cron update schedule (5 or 6 fields, time zone from TZ); exclusive with poll_interval and run_once", "0 0 4 * * *"),
+  run_once: bool(false, "Run one update cycle and exit (no HTTP API)"),
+  update_on_start: bool(false, "Also run a cycle right after start"),
+  registry_username: str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }),
+  registry_password: str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }),
+  registry_credentials: z
+    .array(credential)
+    .default([])
+    .meta({
+      kind: "credentials",
+      description: "Per-registry credentials (host, username, password); an entry without username and password forces anonymous access",
+      default: [],
+      example: [{ host: "ghcr.io", username: "me", password: "/run/secrets/ghcr_token" }],
+      secret: true,
+    } satisfies OptionMeta),
+  insecure_registries: list("Registry hosts (host[:port]) spoken to over plain HTTP besides loopback ones", ["registry.lan:5000"]),
+  registry_concurrency: int(8, "Registry checks run at the same time", 1, 64),
+  registry_timeout: duration("30s", "Timeout of one registry request", 1),
+  head_warn_strategy: choice(["auto", "always", "never"], "auto", "Logging of a failed manifest HEAD request: auto, always (warn) or never (debug)"),
+  label_enable: bool(false, "Opt-in mode: update only containers labelled svc.enable=true"),
+  scope: str("Only containers whose svc.scope label equals this (unset: containers without a scope label)", "production"),
+  disable_containers: list("Container names always excluded", ["database"]),
+  containers: list("When non-empty, only these containers are updated (also given as arguments)", ["web", "worker"]),
+  include_restarting: bool(false, "Include containers in the restarting state"),
+  global_takes_precedence: bool(false, "Global settings override per-container svc.* labels"),
+  revive_stopped: bool(false, "Also start stopped (exited, created) containers when a newer image is found"),
+  monitor_only: bool(false, "Detect stale images but never restart containers"),
+  no_pull: bool(false, "Do not pull; use the locally cached image"),
+  cleanup: bool(false, "Remove the old image after a successful update"),
+  stop_timeout: duration("10s", "Wait for a graceful stop before a forced kill"),
+
+  http_api: table("HTTP API options", {
+    update: bool(false, "Enable POST /v1/update"),
+    metrics: bool(false, "Enable GET /v1/metrics"),
+    token: str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }),
+    port: int(8080, "Listening port", 1, 65535),
+    metrics_no_auth: bool(false, "Serve metrics without a token"),
+    access_log: path("Access log file (NDJSON, one entry per request)", "/var/log/svc/access.log"),
+  }),
+
+  docker: table("Container engine options", {
+    host: url("Engine socket or TCP address", ["unix", "tcp", "http", "https", "ssh", "npipe"], "unix:///var/run/docker.sock", "DOCKER_HOST, else unix:///var/run/docker.sock"),
+    tls_verify: bool(false, "Verify TLS certificates for TCP connections (needs the three files below)"),
+    tls_ca_cert: path("CA certificate; required when tls_verify is true", "/etc/svc/tls/ca.pem"),
+    tls_cert: path("Client certificate; required when tls_verify is true", "/etc/svc/tls/cert.pem"),
+    tls_key: path("Client key; required when tls_verify is true", "/etc/svc/tls/key.pem"),
+    api_version: nonEmpty
+      .regex(/^\d+\.\d+$/, { error: 'must look like "1.41"' })
+      .optional()
+      .meta({ kind: "string", description: "Override the negotiated engine API version (major.minor)", example: "1.41" } satisfies OptionMeta),
+  }),
+
+  rollback: table("Rollback options", {
+    on_exit_code: bool(true, "Roll back if the new container exits with a non-zero code"),
+    on_healthcheck: bool(true, "Roll back if the new container's healthcheck reports unhealthy"),
+    on_timeout: bool(true, "Roll back if the container is not running (healthy) within startup_timeout"),
+    startup_timeout: duration("30s", "Wait for the new container to become healthy before rolling back", 1),
+  }),
+
+  notifications: table("Notification options", {
+    delay: duration("0s", "Delay between cycle completion and dispatch"),
+    template: path("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
+    notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
+    webhook: table("Webhook channel", {
+      url: optionalUrl("Endpoint receiving the report by HTTP POST; enables the webhook channel", ["http", "https"], "https://hooks.example.com/svc"),
+      headers: str("Extra request headers as comma-separated Key: Value pairs", "X-Source: svc, X-Env: prod"),
+      tls_skip_verify: bool(false, "Skip TLS verification"),
+      timeout: duration("10s", "Timeout of the webhook request", 1),
+    }),
+    email: table("E-mail channel", {
+      server: str("SMTP host; enables the e-mail channel", "smtp.example.com"),
+      port: int(587, "SMTP port", 1, 65535),
+      from: str("Sender address; required with server", "svc@example.com"),
+      to: list("Recipient addresses; required with server", ["ops@example.com"]),
+      user: str("SMTP user", "svc"),
+      password: str("SMTP password, or a path to a file holding it", "/run/secrets/smtp_password", { secret: true }),
+      tls_skip_verify: bool(false, "Skip TLS verification"),
+    }),
+    mqtt: table("MQTT channel", {
+      broker: optionalUrl("Broker address; enables the MQTT channel (tcp:// or mqtt:// plain, mqtts:// or ssl:// TLS)", ["tcp", "mqtt", "mqtts", "ssl"], "mqtt://broker.lan:1883"),
+      topic: str("Topic for reports; required with broker", "svc/reports"),
+      qos: z
+        .number()
+        .refine(rangeCheck(0, 2), { error: "must be 0, 1 or 2" })
+        .transform((n) => n as 0 | 1 | 2)
+        .default(0)
+        .meta({ kind: "integer", description: "0 at most once, 1 at least once, 2 exactly once", default: 0, min: 0, max: 2 } satisfies OptionMeta),
+      client_id: str("Client ID (generated when unset)", "svc-host1"),
+      username: str("Broker user", "svc"),
+      password: str("Broker password, or a path to a file holding it", "/run/secrets/mqtt_password", { secret: true }),
+      tls_skip_verify: bool(false, "Skip certificate verification"),
+      tls_ca_cert: path("CA certificate (PEM)", "/etc/svc/mqtt/ca.pem"),
+      tls_cert: path("Client certificate for mutual TLS (PEM)", "/etc/svc/mqtt/cert.pem"),
+      tls_key: path("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
+    }),
+    pushover: table("Pushover channel", {
+      token: str("Application token, or a path to a file holding it; enables the Pushover channel", "/run/secrets/pushover_token", { secret: true }),
+      user_key: str("User or group key, or a path to a file holding it; required with token", "/run/secrets/pushover_user", { secret: true }),
+      api_url: url("Pushover API base URL (tests point it at a local server)", ["http", "https"], "https://api.pushover.net"),
+    }),
+  }),
+});
+
+export type Config = z.output<typeof configSchema>;
+export type LogLevel = Config["log_level"];
+export type LogFormat = Config["log_format"];
+export type RegistryCredential = Config["registry_credentials"][number];
+
+// ---- walking the schema ----
+
+export interface OptionSpec {
+  /** TOML key, dotted: "http_api.port" */
+  key: string;
+  path: string[];
+  /** Table the option lives in ("" for top level). */
+  table: string;
+  flag: string;
+  env: string;
+  meta: OptionMeta;
+  schema: z.ZodType;
+}
+
+export interface TableSpec {
+  key: string;
+  title: string;
+  options: OptionSpec[];
+}
+
+export function flagName(key: string): string {
+  return `--${key.replace(/[._]/g, "-")}`;
+}
+
+export function envName(key: string): string {
+  return `SVC_${key.replace(/\./g, "_").toUpperCase()}`;
+}
+
+function innerObject(schema: z.ZodType): z.ZodObject | undefined {
+  let current: any = schema;
+  while (current?._zod?.def && ["prefault", "default", "optional"].includes(current._zod.def.type)) current = current._zod.def.innerType;
+  return current?._zod?.def?.type === "object" ? (current as z.ZodObject) : undefined;
+}
+
+function metaOf(schema: z.ZodType): Partial<OptionMeta & TableMeta> {
+  return (schema.meta() ?? {}) as Partial<OptionMeta & TableMeta>;
+}
+
+function walk(schema: z.ZodType, path: string[], tables: TableSpec[]): void {
+  const object = innerObject(schema)!;
+  const key = path.join(".");
+  const own: TableSpec = { key, title: metaOf(schema).title ?? key, options: [] };
+  tables.push(own);
+  for (const [name, child] of Object.entries(object.shape) as [string, z.ZodType][]) {
+    const childPath = [...path, name];
+    const meta = metaOf(child);
+    if (meta.table) {
+      walk(child, childPath, tables);
+      continue;
+    }
+    if (!meta.kind) throw new Error(`config schema: ${childPath.join(".")} has no option metadata`);
+    const childKey = childPath.join(".");
+    own.options.push({ key: childKey, path: childPath, table: key, flag: flagName(childKey), env: envName(childKey), meta: meta as OptionMeta, schema: child });
+  }
+}
+
+function collectTables(): TableSpec[] {
+  const tables: TableSpec[] = [];
+  walk(configSchema, [], tables);
+  return tables;
+}
+
+/** Tables in schema order (top level first), each with its options. */
+export const TABLES: readonly TableSpec[] = collectTables();
+/** Every option, in schema order. */
+export const OPTIONS: readonly OptionSpec[] = TABLES.flatMap((t) => t.options);
+export const OPTION_BY_KEY: ReadonlyMap<string, OptionSpec> = new Map(OPTIONS.map((o) => [o.key, o]));
+export const TABLE_KEYS: ReadonlySet<string> = new Set(TABLES.map((t) => t.key).filter(Boolean));
+
+/** A human label for an option's type, for docs and error messages. */
+export function typeLabel(meta: OptionMeta): string {
+  switch (meta.kind) {
+    case "boolean":
+      return "boolean";
+    case "integer":
+      return `integer (${meta.min}-${meta.max})`;
+    case "enum":
+      return `one of ${meta.values!.join(", ")}`;
+    case "duration":
+      return "duration";
+    case "cron":
+      return "cron expression";
+    case "list":
+      return "array of strings";
+    case "credentials":
+      return "array of tables (host, username, password)";
+    case "path":
+      return "string (file path)";
+    case "url":
+      return "string (URL)";
+    default:
+      return meta.secret ? "string or path to a secret file" : "string";
+  }
+}

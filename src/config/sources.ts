@@ -1,0 +1,324 @@
+/**
+ * The three sources of configuration, each turned into a layer: option key -> raw value plus
+ * where it came from, in the form the user wrote it (TOML key and line, env name, flag).
+ * Text from env and flags is coerced to the TOML types here; the schema validates all alike.
+ */
+import { OPTIONS, OPTION_BY_KEY, TABLE_KEYS, type OptionSpec } from "./schema.ts";
+import { isTomlDateTime, lineOf, type ParsedToml } from "./toml.ts";
+
+export type SourceKind = "default" | "file" | "env" | "flag";
+
+export interface Origin {
+  source: SourceKind;
+  /** The option as the user wrote it: TOML key, env name or flag. */
+  name: string;
+  /** `file:line` for values from a file. */
+  where?: string;
+}
+
+export interface Entry {
+  value: unknown;
+  origin: Origin;
+  /** For file values: `file:line` of a part of the value (an entry of an array of tables). */
+  locate?: (subPath: (string | number)[]) => string;
+}
+
+export type Layer = Map<string, Entry>;
+
+/** One problem, already phrased for the user. */
+export type Problem = string;
+
+export function describeOrigin(origin: Origin): string {
+  return origin.where ? `${origin.where}: ${origin.name}` : origin.name;
+}
+
+// ---- "did you mean" ----
+
+/** Optimal string alignment distance: a swap of two neighbours ("prot"/"port") counts as one. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
+export function suggest(unknown: string, candidates: readonly string[], lastSegment?: (c: string) => string): string {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of candidates) {
+    const distance = editDistance(unknown.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  // Tolerance grows with the length of the last segment, the part a typo is in.
+  const tail = unknown.slice(unknown.lastIndexOf(".") + 1).replace(/^(--|SVC_)/, "");
+  const tolerance = Math.min(3, Math.max(1, Math.floor(tail.length / 3)));
+  if (best !== undefined && bestDistance <= tolerance) return ` (did you mean ${best}?)`;
+  if (lastSegment) {
+    // Right name in the wrong table: `port = 8080` at top level.
+    const moved = candidates.find((c) => lastSegment(c) === lastSegment(unknown));
+    if (moved) return ` (did you mean ${moved}?)`;
+  }
+  return "";
+}
+
+const tailOfKey = (key: string) => key.slice(key.lastIndexOf(".") + 1);
+
+// ---- file ----
+
+export function fileLayer(parsed: ParsedToml, file: string, problems: Problem[]): Layer {
+  const layer: Layer = new Map();
+  const where = (path: (string | number)[]) => {
+    const line = lineOf(parsed.lines, path);
+    return line === undefined ? file : `${file}:${line}`;
+  };
+  const visit = (table: Record<string, unknown>, prefix: string[]) => {
+    for (const [name, value] of Object.entries(table)) {
+      const path = [...prefix, name];
+      const key = path.join(".");
+      const option = OPTION_BY_KEY.get(key);
+      if (option) {
+        const dateProblem = findDateTime(value, path);
+        if (dateProblem) problems.push(`${where(dateProblem)}: ${formatPath(dateProblem)}: is a TOML date/time; quote it to make it a string`);
+        else layer.set(key, { value, origin: { source: "file", name: key, where: where(path) }, locate: (sub) => where([...path, ...sub]) });
+        continue;
+      }
+      if (TABLE_KEYS.has(key)) {
+        if (isPlainTable(value)) visit(value, path);
+        else problems.push(`${where(path)}: ${key}: must be a table ([${key}])`);
+        continue;
+      }
+      problems.push(`${where(path)}: ${key}: unknown option${suggest(key, [...OPTION_BY_KEY.keys(), ...TABLE_KEYS], tailOfKey)}`);
+    }
+  };
+  visit(parsed.data, []);
+  return layer;
+}
+
+function isPlainTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !isTomlDateTime(value);
+}
+
+function findDateTime(value: unknown, path: (string | number)[]): (string | number)[] | undefined {
+  if (isTomlDateTime(value)) return path;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = findDateTime(item, [...path, i]);
+      if (found) return found;
+    }
+  } else if (value && typeof value === "object") {
+    for (const [k, item] of Object.entries(value)) {
+      const found = findDateTime(item, [...path, k]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+export function formatPath(path: readonly (string | number | symbol)[]): string {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join("");
+}
+
+// ---- text (env and flags) ----
+
+const TRUE = /^(true|1|yes)$/i;
+const FALSE = /^(false|0|no)$/i;
+
+/** Coerces env/flag text to the option's TOML type; returns a problem text on failure. */
+export function coerceText(option: OptionSpec, text: string): { value: unknown } | { problem: string } {
+  switch (option.meta.kind) {
+    case "boolean":
+      if (TRUE.test(text.trim())) return { value: true };
+      if (FALSE.test(text.trim())) return { value: false };
+      return { problem: `expected true/false, 1/0 or yes/no, got ${JSON.stringify(text)}` };
+    case "integer":
+      if (/^\s*-?\d+\s*$/.test(text)) return { value: Number(text) };
+      return { problem: `expected an integer, got ${option.meta.secret ? "a non-integer" : JSON.stringify(text)}` };
+    case "list":
+      return { value: splitList(text) };
+    case "credentials":
+      return parseCredentials(text);
+    default:
+      return { value: text };
+  }
+}
+
+export function splitList(text: string): string[] {
+  return text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+const CREDENTIAL_FIELDS = ["host", "username", "password"];
+
+/** `host=H,username=U,password=P;host=H2` (CONTRACT.md). Values are never echoed: they are secrets. */
+export function parseCredentials(text: string): { value: Record<string, string>[] } | { problem: string } {
+  const entries: Record<string, string>[] = [];
+  const parts = text.split(";").map((s) => s.trim()).filter(Boolean);
+  for (const [index, part] of parts.entries()) {
+    const entry: Record<string, string> = {};
+    for (const field of part.split(",").map((s) => s.trim()).filter(Boolean)) {
+      const eq = field.indexOf("=");
+      const name = eq < 0 ? field : field.slice(0, eq).trim();
+      if (eq < 0 || !CREDENTIAL_FIELDS.includes(name)) {
+        const hint = eq < 0 ? "expected field=value" : `unknown field "${name}"${suggest(name, CREDENTIAL_FIELDS)}`;
+        return { problem: `entry ${index + 1}: ${hint} (form: host=H,username=U,password=P;host=H2)` };
+      }
+      entry[name] = field.slice(eq + 1).trim();
+    }
+    entries.push(entry);
+  }
+  return { value: entries };
+}
+
+// ---- env ----
+
+const OPTION_BY_ENV = new Map(OPTIONS.map((o) => [o.env, o]));
+/** Variables of svc itself that are not options. */
+const ENV_NOT_OPTIONS = new Set(["SVC_CONFIG"]);
+/** Reserved for svc's own test suite and sandbox; never options. */
+const ENV_RESERVED_PREFIXES = ["SVC_TEST_", "SVC_SANDBOX_"];
+
+export function envLayer(env: Record<string, string | undefined>, problems: Problem[]): Layer {
+  const layer: Layer = new Map();
+  for (const [name, text] of Object.entries(env)) {
+    if (!name.startsWith("SVC_") || text === undefined || ENV_NOT_OPTIONS.has(name)) continue;
+    if (ENV_RESERVED_PREFIXES.some((p) => name.startsWith(p))) continue;
+    const option = OPTION_BY_ENV.get(name);
+    if (!option) {
+      problems.push(`${name}: unknown environment variable${suggest(name, [...OPTION_BY_ENV.keys(), ...ENV_NOT_OPTIONS])}`);
+      continue;
+    }
+    const coerced = coerceText(option, text);
+    if ("problem" in coerced) problems.push(`${name}: ${coerced.problem}`);
+    else layer.set(option.key, { value: coerced.value, origin: { source: "env", name } });
+  }
+  return layer;
+}
+
+/** `docker.host` falls back to DOCKER_HOST before its default (CONTRACT.md). */
+export function dockerHostLayer(env: Record<string, string | undefined>): Layer {
+  const layer: Layer = new Map();
+  const host = env.DOCKER_HOST?.trim();
+  if (host) layer.set("docker.host", { value: host, origin: { source: "env", name: "DOCKER_HOST" } });
+  return layer;
+}
+
+// ---- flags ----
+
+export interface CommandFlags {
+  config?: { path: string; name: string };
+  /** true: write to stdout; a string: the file */
+  generateConfig?: true | string;
+  force: boolean;
+  printConfig: boolean;
+  help: boolean;
+  version: boolean;
+}
+
+export interface ParsedArgv {
+  layer: Layer;
+  positionals: string[];
+  command: CommandFlags;
+  problems: Problem[];
+}
+
+const OPTION_BY_FLAG = new Map(OPTIONS.map((o) => [o.flag, o]));
+/** Flags of the command itself, not configuration options. */
+export const COMMAND_FLAGS = ["--config", "-c", "--generate-config", "--force", "--print-config", "--help", "-h", "--version", "-v"] as const;
+
+export function parseArgv(argv: readonly string[]): ParsedArgv {
+  const layer: Layer = new Map();
+  const positionals: string[] = [];
+  const problems: Problem[] = [];
+  const command: CommandFlags = { force: false, printConfig: false, help: false, version: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith("-") || arg === "-") {
+      positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const flag = eq < 0 ? arg : arg.slice(0, eq);
+    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
+    const nextValue = () => {
+      if (inline !== undefined) return inline;
+      const next = argv[i + 1];
+      if (next === undefined || (next.startsWith("--") && next.length > 2)) return undefined;
+      i++;
+      return next;
+    };
+    switch (flag) {
+      case "--config":
+      case "-c": {
+        const value = nextValue();
+        if (value === undefined || value === "") problems.push(`${flag}: needs a file path`);
+        else command.config = { path: value, name: flag };
+        continue;
+      }
+      case "--generate-config": {
+        // The file is optional: take the next argument only if it is not a flag.
+        const next = argv[i + 1];
+        if (inline !== undefined) command.generateConfig = inline || true;
+        else if (next !== undefined && !next.startsWith("-")) {
+          command.generateConfig = next;
+          i++;
+        } else command.generateConfig = true;
+        continue;
+      }
+      case "--force":
+        command.force = true;
+        continue;
+      case "--print-config":
+        command.printConfig = true;
+        continue;
+      case "--help":
+      case "-h":
+        command.help = true;
+        continue;
+      case "--version":
+      case "-v":
+        command.version = true;
+        continue;
+    }
+    const option = OPTION_BY_FLAG.get(flag);
+    if (option) {
+      if (option.meta.kind === "boolean" && inline === undefined) {
+        layer.set(option.key, { value: true, origin: { source: "flag", name: flag } });
+        continue;
+      }
+      const text = nextValue();
+      if (text === undefined) {
+        problems.push(`${flag}: needs a value`);
+        continue;
+      }
+      const coerced = coerceText(option, text);
+      if ("problem" in coerced) {
+        problems.push(`${flag}: ${coerced.problem}`);
+        continue;
+      }
+      // A repeated list flag adds to the list; any other repeated flag: the last one wins.
+      const previous = layer.get(option.key);
+      const value = option.meta.kind === "list" && Array.isArray(previous?.value) ? [...(previous.value as string[]), ...(coerced.value as string[])] : coerced.value;
+      layer.set(option.key, { value, origin: { source: "flag", name: flag } });
+      continue;
+    }
+    const negated = flag.startsWith("--no-") ? OPTION_BY_FLAG.get(`--${flag.slice(5)}`) : undefined;
+    if (negated?.meta.kind === "boolean" && inline === undefined) {
+      layer.set(negated.key, { value: false, origin: { source: "flag", name: flag } });
+      continue;
+    }
+    problems.push(`${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...COMMAND_FLAGS.filter((f) => f.startsWith("--"))])}`);
+  }
+  return { layer, positionals, command, problems };
+}
