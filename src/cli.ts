@@ -1,25 +1,130 @@
 /**
  * The thin CLI: parse, load configuration, hand over to the service. Errors print their
- * message (the stack only at debug level) and map to an exit code in errors.ts.
+ * message (the stack only at debug/trace level) and map to an exit code in errors.ts.
+ *
+ * citty describes the command (and renders --help from flags generated from the config
+ * schema); the arguments themselves are parsed by the config room, which must know every
+ * flag to report unknown ones and to name each problem as the user wrote it.
  */
-import { defineCommand, runMain, showUsage } from "citty";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { defineCommand, renderUsage, type ArgsDef } from "citty";
+import { OPTIONS, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
+import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
+import { createLogging } from "./log/index.ts";
+import { runHealthcheck, runService } from "./service.ts";
 import { VERSION } from "./version.ts";
 
-const command = defineCommand({
-  meta: { name: "svc", version: VERSION, description: "Keeps running Docker containers up to date, safely." },
-  args: {},
-  run() {},
+export interface CliIO {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+const DESCRIPTION = "Keeps running Docker containers up to date, safely.";
+
+function commandArgs(): ArgsDef {
+  const args: ArgsDef = {
+    names: { type: "positional", required: false, description: "Container names to update (added to --containers)" },
+    config: { type: "string", alias: "c", valueHint: "path", description: "Configuration file (env SVC_CONFIG; default ./svc.toml when present)" },
+    "generate-config": { type: "string", valueHint: "file", description: "Write a commented sample configuration to FILE (or stdout) and exit" },
+    force: { type: "boolean", description: "With --generate-config: overwrite an existing FILE" },
+    "print-config": { type: "boolean", description: "Print the effective configuration (secrets redacted) and exit" },
+    version: { type: "boolean", alias: "v", description: "Print the version and exit" },
+  };
+  for (const option of OPTIONS) {
+    const name = option.flag.slice(2);
+    const env = `env ${option.env}`;
+    if (option.meta.kind === "boolean") {
+      args[name] = { type: "boolean", description: `${option.meta.description} (${env}; default ${option.meta.default})` };
+    } else {
+      const shown = option.meta.defaultText ?? (option.meta.default === undefined || (Array.isArray(option.meta.default) && option.meta.default.length === 0) ? undefined : String(option.meta.default));
+      args[name] = { type: "string", valueHint: option.meta.kind, description: `${option.meta.description} (${env}${shown ? `; default ${shown}` : ""})` };
+    }
+  }
+  return args;
+}
+
+export const command = defineCommand({
+  meta: { name: "svc", version: VERSION, description: DESCRIPTION },
+  args: commandArgs(),
+  subCommands: {
+    healthcheck: defineCommand({ meta: { name: "healthcheck", description: "Exit 0 when the HTTP API answers GET /v1/health (for container healthchecks)" } }),
+  },
 });
 
-export async function runCli(argv: string[]): Promise<number> {
-  if (argv.includes("--version") || argv.includes("-v")) {
-    console.log(VERSION);
+const defaultIO = (): CliIO => ({
+  env: process.env,
+  cwd: process.cwd(),
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+});
+
+export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<number> {
+  // citty would take any first word for a subcommand; only `healthcheck` is one.
+  const healthcheck = argv[0] === "healthcheck";
+  const rest = healthcheck ? argv.slice(1) : argv;
+  const { command: flags } = parseArgv(rest);
+  let config: Config | undefined;
+  try {
+    if (flags.help) {
+      io.stdout(`${await renderUsage(command)}\n`);
+      return 0;
+    }
+    if (flags.version) {
+      io.stdout(`${VERSION}\n`);
+      return 0;
+    }
+    if (flags.generateConfig !== undefined) return await writeSample(flags.generateConfig, flags.force, io);
+
+    const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd });
+    config = loaded.config;
+    if (flags.printConfig) {
+      io.stdout(printConfig(loaded));
+      return 0;
+    }
+    if (healthcheck) return await runHealthcheck(config);
+    await logWarnings(loaded);
+    return await runService(config);
+  } catch (error) {
+    io.stderr(describeFailure(error, config));
+    return exitCodeOf(error);
+  }
+}
+
+async function writeSample(target: true | string, force: boolean, io: CliIO): Promise<number> {
+  const sample = generateSample(VERSION);
+  if (target === true) {
+    io.stdout(sample);
     return 0;
   }
-  if (argv.includes("--help") || argv.includes("-h")) {
-    await showUsage(command);
-    return 0;
+  const path = resolve(io.cwd, target);
+  if (existsSync(path) && !force) {
+    throw new SvcError("usage", `${target} already exists; add --force to overwrite it`);
   }
-  await runMain(command, { rawArgs: argv });
+  await Bun.write(path, sample);
+  io.stderr(`wrote a sample configuration to ${target}\n`);
   return 0;
+}
+
+/**
+ * Warnings found while loading go through the configured logger (so json logs stay json).
+ * The run-once one is left out: the service logs it itself when it starts in that mode.
+ */
+async function logWarnings(loaded: LoadResult): Promise<void> {
+  const warnings = loaded.warnings.filter((w) => !w.startsWith("run_once:"));
+  if (warnings.length === 0) return;
+  const logging = createLogging({ ...loaded.config, audit_log: undefined, http_api: { ...loaded.config.http_api, access_log: undefined } });
+  const log = logging.log.child("config");
+  for (const warning of warnings) log.warn(warning);
+  await logging.close();
+}
+
+function describeFailure(error: unknown, config: Config | undefined): string {
+  const failure = toSvcError(error);
+  const lines = [`svc: ${failure.message}`, ...failure.details.map((d) => `  - ${d}`)];
+  const verbose = config?.log_level === "debug" || config?.log_level === "trace";
+  if (verbose && failure.stack) lines.push(failure.stack);
+  return `${lines.join("\n")}\n`;
 }
