@@ -1,0 +1,167 @@
+/** MQTT channel against a real mosquitto: plain, TLS, mutual TLS; QoS 1 and 2; failures logged. */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+
+setDefaultTimeout(30_000);
+import { defaultConfig, type DeepPartial, type Config } from "../../../src/config/index.ts";
+import { createNotifications } from "../../../src/notify/index.ts";
+import { freePort } from "../../harness.ts";
+import { makePki, payloadOf, recordingLogger, removeDir, sampleReport, startMosquitto, stop, subscribe, type Mosquitto, type TestPki } from "./peers.ts";
+
+let pki: TestPki;
+let plain: Mosquitto;
+let tls: Mosquitto;
+let mutual: Mosquitto;
+let selfSigned: Mosquitto;
+
+beforeAll(async () => {
+  pki = makePki();
+  [plain, tls, mutual, selfSigned] = await Promise.all([
+    startMosquitto(),
+    startMosquitto({ ca: pki.caCert, cert: pki.serverCert, key: pki.serverKey, requireClientCert: false }),
+    startMosquitto({ ca: pki.caCert, cert: pki.serverCert, key: pki.serverKey, requireClientCert: true }),
+    startMosquitto({ ca: pki.caCert, cert: pki.selfSignedCert, key: pki.selfSignedKey, requireClientCert: false }),
+  ]);
+}, 30_000);
+
+afterAll(async () => {
+  await Promise.all([plain, tls, mutual, selfSigned].map((m) => stop(m?.proc)));
+  for (const m of [plain, tls, mutual, selfSigned]) removeDir(m?.dir);
+  removeDir(pki?.dir);
+}, 30_000);
+
+function mqttConfig(mqtt: DeepPartial<Config["notifications"]["mqtt"]>): Config {
+  return defaultConfig({ notifications: { mqtt } });
+}
+
+const clientTlsArgs = () => ["--cafile", pki.caCert];
+const mutualTlsArgs = () => ["--cafile", pki.caCert, "--cert", pki.clientCert, "--key", pki.clientKey];
+
+async function publishAndReceive(broker: Mosquitto, config: Config, qos: 0 | 1 | 2, subArgs: string[] = []) {
+  const topic = config.notifications.mqtt.topic!;
+  const subscriber = await subscribe(broker, topic, qos, subArgs);
+  const log = recordingLogger();
+  const notifications = await createNotifications(config, log, { retryDelayMs: 50, timeoutMs: 5000 });
+  const report = sampleReport();
+  try {
+    notifications.publish(report);
+    await notifications.flush();
+    const output = await Promise.race([subscriber.message, Bun.sleep(10_000).then(() => "timeout: nothing received")]);
+    return { report, received: payloadOf(output), log };
+  } finally {
+    await notifications.close();
+    await stop(subscriber.proc);
+  }
+}
+
+describe("mqtt channel", () => {
+  for (const scheme of ["tcp", "mqtt"]) {
+    test(`${scheme}:// publishes the report JSON with QoS 1 (plain)`, async () => {
+      const topic = `svc/test/${crypto.randomUUID()}`;
+      const config = mqttConfig({ broker: `${scheme}://127.0.0.1:${plain.port}`, topic, qos: 1 });
+      const { report, received, log } = await publishAndReceive(plain, config, 1);
+      expect(JSON.parse(received.payload)).toEqual(report);
+      expect(received.qos).toBe(1);
+      expect(log.lines.some((l) => l.level === "info" && l.message === "notification sent" && l.fields.channel === "mqtt")).toBe(true);
+    });
+  }
+
+  test("QoS 2 is honoured end to end", async () => {
+    const topic = `svc/test/${crypto.randomUUID()}`;
+    const config = mqttConfig({ broker: `mqtt://127.0.0.1:${plain.port}`, topic, qos: 2, client_id: "svc-test-fixed" });
+    const { report, received } = await publishAndReceive(plain, config, 2);
+    expect(JSON.parse(received.payload)).toEqual(report);
+    expect(received.qos).toBe(2);
+  });
+
+  for (const scheme of ["mqtts", "ssl"]) {
+    test(`${scheme}:// connects over TLS, verified with tls_ca_cert (QoS 1)`, async () => {
+      const topic = `svc/test/${crypto.randomUUID()}`;
+      const config = mqttConfig({ broker: `${scheme}://127.0.0.1:${tls.port}`, topic, qos: 1, tls_ca_cert: pki.caCert });
+      const { report, received } = await publishAndReceive(tls, config, 1, clientTlsArgs());
+      expect(JSON.parse(received.payload)).toEqual(report);
+      expect(received.qos).toBe(1);
+    });
+  }
+
+  test("a TLS field turns TLS on for a tcp:// broker", async () => {
+    const topic = `svc/test/${crypto.randomUUID()}`;
+    const config = mqttConfig({ broker: `tcp://127.0.0.1:${tls.port}`, topic, qos: 1, tls_ca_cert: pki.caCert });
+    const { report, received } = await publishAndReceive(tls, config, 1, clientTlsArgs());
+    expect(JSON.parse(received.payload)).toEqual(report);
+  });
+
+  test("mutual TLS with a client certificate (QoS 2)", async () => {
+    const topic = `svc/test/${crypto.randomUUID()}`;
+    const config = mqttConfig({
+      broker: `mqtts://127.0.0.1:${mutual.port}`,
+      topic,
+      qos: 2,
+      tls_ca_cert: pki.caCert,
+      tls_cert: pki.clientCert,
+      tls_key: pki.clientKey,
+    });
+    const { report, received } = await publishAndReceive(mutual, config, 2, mutualTlsArgs());
+    expect(JSON.parse(received.payload)).toEqual(report);
+    expect(received.qos).toBe(2);
+  });
+
+  test("mutual TLS without a client certificate fails, is logged, and does not throw", async () => {
+    const config = mqttConfig({ broker: `mqtts://127.0.0.1:${mutual.port}`, topic: "svc/test/x", qos: 1, tls_ca_cert: pki.caCert });
+    const log = recordingLogger();
+    const notifications = await createNotifications(config, log, { retryDelayMs: 10, timeoutMs: 3000, attempts: 2 });
+    expect(() => notifications.publish(sampleReport())).not.toThrow();
+    await notifications.close();
+    const failure = log.lines.find((l) => l.level === "error" && l.message === "notification failed");
+    expect(failure?.fields.channel).toBe("mqtt");
+    expect(failure?.fields.attempts).toBe(2);
+    expect(String(failure?.fields.reason)).not.toBe("");
+  });
+
+  test("a self-signed broker certificate is refused without tls_skip_verify", async () => {
+    const config = mqttConfig({ broker: `mqtts://127.0.0.1:${selfSigned.port}`, topic: "svc/test/x", qos: 1 });
+    const log = recordingLogger();
+    const notifications = await createNotifications(config, log, { retryDelayMs: 10, timeoutMs: 3000, attempts: 2 });
+    notifications.publish(sampleReport());
+    await notifications.close();
+    const failure = log.lines.find((l) => l.level === "error" && l.message === "notification failed");
+    expect(failure?.fields.channel).toBe("mqtt");
+    expect(String(failure?.fields.reason)).toMatch(/certif|self.signed|verify/i);
+    expect(log.lines.filter((l) => l.message === "notification failed, retrying")).toHaveLength(1);
+  });
+
+  test("tls_skip_verify accepts the self-signed broker", async () => {
+    const topic = `svc/test/${crypto.randomUUID()}`;
+    const config = mqttConfig({ broker: `mqtts://127.0.0.1:${selfSigned.port}`, topic, qos: 1, tls_skip_verify: true });
+    const { report, received } = await publishAndReceive(selfSigned, config, 1, ["--insecure", "--cafile", pki.selfSignedCert]);
+    expect(JSON.parse(received.payload)).toEqual(report);
+  });
+
+  test("a broker that is down is logged with the channel and reason; publish does not throw", async () => {
+    const config = mqttConfig({ broker: `mqtt://127.0.0.1:${freePort()}`, topic: "svc/test/x", password: "mqtt-secret-pw", username: "u" });
+    const log = recordingLogger();
+    const notifications = await createNotifications(config, log, { retryDelayMs: 10, timeoutMs: 3000, attempts: 3 });
+    notifications.publish(sampleReport());
+    await notifications.flush();
+    const failure = log.lines.find((l) => l.level === "error" && l.message === "notification failed");
+    expect(failure?.fields).toMatchObject({ channel: "mqtt", attempts: 3 });
+    expect(String(failure?.fields.reason)).toMatch(/ECONNREFUSED|refused|closed/i);
+    expect(log.text()).not.toContain("mqtt-secret-pw");
+    await notifications.close();
+  });
+
+  test("a broker that accepts TCP but never answers runs into the connect timeout", async () => {
+    const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    try {
+      const config = mqttConfig({ broker: `mqtt://127.0.0.1:${silent.port}`, topic: "svc/test/x" });
+      const log = recordingLogger();
+      const notifications = await createNotifications(config, log, { retryDelayMs: 10, timeoutMs: 500, attempts: 2 });
+      notifications.publish(sampleReport());
+      await notifications.close();
+      const failure = log.lines.find((l) => l.level === "error" && l.message === "notification failed");
+      expect(failure?.fields.channel).toBe("mqtt");
+      expect(String(failure?.fields.reason)).toMatch(/time|CONNACK/i);
+    } finally {
+      silent.stop(true);
+    }
+  });
+});

@@ -1,0 +1,250 @@
+/**
+ * Real notification peers for the integration tests: mosquitto (plain, TLS, mutual TLS), a
+ * mosquitto_sub subscriber, an aiosmtpd SMTP server writing each message to a folder, and a
+ * test CA made with openssl. Each is started on a free loopback port and stopped by its pid.
+ */
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { freePort, waitUntil } from "../../harness.ts";
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `svc-notify-${prefix}-`));
+}
+
+/** Waits until something accepts TCP connections on 127.0.0.1:port. */
+export async function waitForPort(port: number, what: string, proc?: Subprocess, logFile?: string): Promise<void> {
+  await waitUntil(
+    async () => {
+      if (proc && proc.exitCode !== null) {
+        const log = logFile ? readFileSync(logFile, "utf8") : "";
+        throw new Error(`${what} exited with ${proc.exitCode}: ${log}`);
+      }
+      try {
+        const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
+        socket.end();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    15_000,
+    what,
+  );
+}
+
+/** Kills by pid (never by name) and waits for the exit. */
+export async function stop(proc: Subprocess | undefined): Promise<void> {
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  proc.kill("SIGTERM");
+  await Promise.race([proc.exited, Bun.sleep(3000)]);
+  if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
+}
+
+function openssl(args: string[], cwd: string): void {
+  const result = Bun.spawnSync(["openssl", ...args], { cwd, stdout: "pipe", stderr: "pipe" });
+  if (result.exitCode !== 0) throw new Error(`openssl ${args.join(" ")}: ${result.stderr.toString()}`);
+}
+
+export interface TestPki {
+  dir: string;
+  caCert: string;
+  serverCert: string;
+  serverKey: string;
+  clientCert: string;
+  clientKey: string;
+  /** a self-signed server certificate, signed by no CA the client knows */
+  selfSignedCert: string;
+  selfSignedKey: string;
+}
+
+/** A test CA, a server certificate for 127.0.0.1/localhost, a client certificate, and a self-signed one. */
+export function makePki(): TestPki {
+  const dir = tempDir("pki");
+  const san = "subjectAltName=IP:127.0.0.1,DNS:localhost";
+  writeFileSync(join(dir, "server.ext"), `${san}\nextendedKeyUsage=serverAuth\n`);
+  writeFileSync(join(dir, "client.ext"), "extendedKeyUsage=clientAuth\n");
+  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=svc test CA", "-keyout", "ca.key", "-out", "ca.crt"], dir);
+  for (const who of ["server", "client"]) {
+    openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", `/CN=svc test ${who}`, "-keyout", `${who}.key`, "-out", `${who}.csr`], dir);
+    openssl(["x509", "-req", "-in", `${who}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-extfile", `${who}.ext`, "-out", `${who}.crt`], dir);
+  }
+  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", san, "-keyout", "self.key", "-out", "self.crt"], dir);
+  // mosquitto started as root drops to its own user: it must be able to read these test files.
+  chmodSync(dir, 0o755);
+  for (const file of readdirSync(dir)) chmodSync(join(dir, file), 0o644);
+  return {
+    dir,
+    caCert: join(dir, "ca.crt"),
+    serverCert: join(dir, "server.crt"),
+    serverKey: join(dir, "server.key"),
+    clientCert: join(dir, "client.crt"),
+    clientKey: join(dir, "client.key"),
+    selfSignedCert: join(dir, "self.crt"),
+    selfSignedKey: join(dir, "self.key"),
+  };
+}
+
+export interface Mosquitto {
+  port: number;
+  proc: Subprocess;
+  dir: string;
+}
+
+export interface MosquittoTls {
+  cert: string;
+  key: string;
+  ca: string;
+  requireClientCert: boolean;
+}
+
+export async function startMosquitto(tls?: MosquittoTls, extra: string[] = []): Promise<Mosquitto> {
+  const dir = tempDir("mosquitto");
+  const port = freePort();
+  const lines = [`listener ${port} 127.0.0.1`, "allow_anonymous true", "persistence false", ...extra];
+  if (tls) {
+    lines.push(`cafile ${tls.ca}`, `certfile ${tls.cert}`, `keyfile ${tls.key}`);
+    if (tls.requireClientCert) lines.push("require_certificate true");
+  }
+  const conf = join(dir, "mosquitto.conf");
+  writeFileSync(conf, `${lines.join("\n")}\n`);
+  const log = join(dir, "mosquitto.log");
+  const proc = Bun.spawn(["mosquitto", "-c", conf], { stdout: "ignore", stderr: Bun.file(log) });
+  await waitForPort(port, `mosquitto on ${port}`, proc, log);
+  return { port, proc, dir };
+}
+
+export interface Subscriber {
+  proc: Subprocess;
+  /** resolves with the one message received (mosquitto_sub -C 1) */
+  message: Promise<string>;
+}
+
+/** `mosquitto_sub -C 1 -q qos`; resolves once it is subscribed (so no message is missed). */
+export async function subscribe(broker: Mosquitto, topic: string, qos: 0 | 1 | 2, tlsArgs: string[] = []): Promise<Subscriber> {
+  const proc = Bun.spawn(["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-q", String(qos), "-C", "1", "-d", ...tlsArgs], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  // With -d, mosquitto_sub prints its debug lines (SUBACK) on stdout before the payload;
+  // stdbuf makes it line-buffered on a pipe, so SUBACK is seen when it happens.
+  const reader = proc.stdout.getReader();
+  let buffer = "";
+  const decoder = new TextDecoder();
+  const deadline = Date.now() + 15_000;
+  while (!/received SUBACK/i.test(buffer)) {
+    if (Date.now() > deadline) throw new Error(`mosquitto_sub did not subscribe: ${buffer}`);
+    const chunk = await reader.read();
+    if (chunk.done) throw new Error(`mosquitto_sub exited: ${buffer} ${await new Response(proc.stderr).text()}`);
+    buffer += decoder.decode(chunk.value, { stream: true });
+  }
+  const message = (async () => {
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+    }
+    return buffer;
+  })();
+  return { proc, message };
+}
+
+/** The payload line of a `mosquitto_sub -d` output, with the QoS the subscriber received it at. */
+export function payloadOf(output: string): { payload: string; qos: number | null } {
+  const lines = output.split("\n");
+  const received = lines.findIndex((l) => l.includes("received PUBLISH"));
+  const qos = received >= 0 ? Number(/q(\d)/.exec(lines[received]!)?.[1] ?? NaN) : null;
+  const payload = lines.find((l) => l.startsWith("{")) ?? "";
+  return { payload, qos };
+}
+
+const SMTP_HANDLER = `
+import sys, os, json, time, ssl
+from aiosmtpd.controller import Controller
+
+out_dir, port = sys.argv[1], int(sys.argv[2])
+cert = sys.argv[3] if len(sys.argv) > 3 else None
+key = sys.argv[4] if len(sys.argv) > 4 else None
+
+class Writer:
+    counter = 0
+    async def handle_DATA(self, server, session, envelope):
+        Writer.counter += 1
+        name = os.path.join(out_dir, "msg-%d" % Writer.counter)
+        with open(name + ".tmp", "w") as f:
+            json.dump({"mail_from": envelope.mail_from, "rcpt_tos": envelope.rcpt_tos,
+                       "data": envelope.content.decode("utf-8", "replace"),
+                       "tls": session.ssl is not None}, f)
+        os.rename(name + ".tmp", name + ".json")
+        return "250 OK"
+
+kwargs = {}
+if cert:
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cert, key)
+    kwargs["tls_context"] = ctx
+controller = Controller(Writer(), hostname="127.0.0.1", port=port, **kwargs)
+controller.start()
+print("ready", flush=True)
+try:
+    while True:
+        time.sleep(3600)
+except KeyboardInterrupt:
+    pass
+finally:
+    controller.stop()
+`;
+
+/** The python that has aiosmtpd (Debian's; a pyenv python on PATH may not). */
+function pythonWithAiosmtpd(): string {
+  for (const candidate of ["/usr/bin/python3", "python3"]) {
+    const probe = Bun.spawnSync([candidate, "-c", "import aiosmtpd"], { stdout: "ignore", stderr: "ignore" });
+    if (probe.exitCode === 0) return candidate;
+  }
+  throw new Error("no python3 with aiosmtpd (apt-get install -y python3-aiosmtpd)");
+}
+
+export interface SmtpServer {
+  port: number;
+  proc: Subprocess;
+  dir: string;
+  messages(): ReceivedMail[];
+}
+
+export interface ReceivedMail {
+  mail_from: string;
+  rcpt_tos: string[];
+  data: string;
+  tls: boolean;
+}
+
+/** aiosmtpd on a free port; with a certificate it offers STARTTLS. */
+export async function startSmtp(tls?: { cert: string; key: string }): Promise<SmtpServer> {
+  const dir = tempDir("smtp");
+  const script = join(dir, "handler.py");
+  writeFileSync(script, SMTP_HANDLER);
+  const inbox = join(dir, "inbox");
+  Bun.spawnSync(["mkdir", "-p", inbox]);
+  const port = freePort();
+  const args = [pythonWithAiosmtpd(), script, inbox, String(port), ...(tls ? [tls.cert, tls.key] : [])];
+  const log = join(dir, "smtp.log");
+  const proc = Bun.spawn(args, { stdout: "ignore", stderr: Bun.file(log) });
+  await waitForPort(port, `aiosmtpd on ${port}`, proc, log);
+  return {
+    port,
+    proc,
+    dir,
+    messages: () =>
+      readdirSync(inbox)
+        .filter((f) => f.endsWith(".json"))
+        .sort()
+        .map((f) => JSON.parse(readFileSync(join(inbox, f), "utf8")) as ReceivedMail),
+  };
+}
+
+export function removeDir(dir: string | undefined): void {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+export { recordingLogger, sampleReport, type RecordedLine } from "../../unit/notify/fixtures.ts";

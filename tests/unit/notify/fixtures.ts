@@ -1,0 +1,79 @@
+/** Shared by the notify unit and integration tests. */
+import type { Fields, Logger } from "../../../src/log/index.ts";
+import type { SessionReport } from "../../../src/updater/types.ts";
+
+/** A Logger that records every call, for asserting what was logged (and what never was). */
+export interface RecordedLine {
+  level: string;
+  target: string;
+  message: string;
+  fields: Fields;
+}
+
+export function recordingLogger(lines: RecordedLine[] = [], target = "svc"): Logger & { lines: RecordedLine[]; text(): string } {
+  const at = (level: string) => (message: string, fields: Fields = {}) => {
+    lines.push({ level, target, message, fields });
+  };
+  return {
+    lines,
+    trace: at("trace"),
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    child: (name: string) => recordingLogger(lines, `${target}::${name}`),
+    text: () => lines.map((l) => `${l.level} ${l.target} ${l.message} ${JSON.stringify(l.fields)}`).join("\n"),
+  };
+}
+
+/** A report with one updated and one failed container. */
+export function sampleReport(overrides: Partial<SessionReport> = {}): SessionReport {
+  return {
+    id: crypto.randomUUID(),
+    trigger: "schedule",
+    started_at: "2026-11-21T10:00:00.000Z",
+    finished_at: "2026-11-21T10:00:02.500Z",
+    duration_ms: 2500,
+    filter: { container: [], image: [] },
+    counts: { scanned: 3, updated: 1, failed: 1, skipped: 0, fresh: 1, stale: 0, rolled_back: 0 },
+    containers: [
+      {
+        id: "c0ffee01",
+        name: "web",
+        image: "127.0.0.1:5000/web:latest",
+        old_image_id: "sha256:1111111111111111111111111111111111111111111111111111111111111111",
+        new_image_id: "sha256:2222222222222222222222222222222222222222222222222222222222222222",
+        old_digest: "sha256:3333333333333333333333333333333333333333333333333333333333333333",
+        new_digest: "sha256:4444444444444444444444444444444444444444444444444444444444444444",
+        state: "updated",
+        reason: null,
+        duration_ms: 1800,
+      },
+      {
+        id: "c0ffee02",
+        name: "db",
+        image: "127.0.0.1:5000/db:16",
+        old_image_id: "sha256:5555555555555555555555555555555555555555555555555555555555555555",
+        new_image_id: null,
+        old_digest: null,
+        new_digest: null,
+        state: "failed",
+        reason: "pull failed: manifest unknown",
+        duration_ms: 300,
+      },
+      {
+        id: "c0ffee03",
+        name: "cache",
+        image: "127.0.0.1:5000/cache:7",
+        old_image_id: "sha256:6666666666666666666666666666666666666666666666666666666666666666",
+        new_image_id: null,
+        old_digest: "sha256:7777777777777777777777777777777777777777777777777777777777777777",
+        new_digest: "sha256:7777777777777777777777777777777777777777777777777777777777777777",
+        state: "fresh",
+        reason: null,
+        duration_ms: 50,
+      },
+    ],
+    ...overrides,
+  };
+}
