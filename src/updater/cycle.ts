@@ -1,0 +1,444 @@
+/**
+ * One update cycle: select, check, then update in dependency order, then clean up and report.
+ * One container's failure goes into the report and never aborts the cycle; only failing to
+ * list the containers does.
+ */
+import { randomUUID } from "node:crypto";
+import type { Config } from "../config/index.ts";
+import type { ContainerInspect, ContainerSummary, Engine } from "../engine/port.ts";
+import { SvcError, toSvcError } from "../errors.ts";
+import type { AuditLog, Logger } from "../log/index.ts";
+import type { ImageRef, Registry } from "../registry/port.ts";
+import { createChecker, type Checker, type RolledBackDigests, type Verdict } from "./check.ts";
+import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph } from "./graph.ts";
+import { forEachLimited } from "./pool.ts";
+import { act, park, planReplacement, replace, restore, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
+import { buildReport } from "./report.ts";
+import { policyFor, selectContainers, type ContainerPolicy } from "./selection.ts";
+import { isOldName } from "./names.ts";
+import type { ContainerOutcome, ContainerReport, SessionReport, Trigger, UpdateFilter } from "./types.ts";
+
+export interface CycleDeps {
+  config: Config;
+  engine: Engine;
+  registry: Registry;
+  log: Logger;
+  audit: AuditLog;
+  selfContainerId?: string;
+  timing: WatchTiming;
+  /** independent groups of containers updated at the same time */
+  concurrency: number;
+  rolledBack: RolledBackDigests;
+  /** true once a graceful stop was asked for: no new container update starts */
+  draining: () => boolean;
+}
+
+export interface CycleResult {
+  report: SessionReport;
+  /** svc's own container was replaced: the new instance takes over, this one must stop */
+  selfReplaced: boolean;
+}
+
+/** Per selected container, everything the cycle learns about it. */
+interface Entry {
+  summary: ContainerSummary;
+  policy: ContainerPolicy;
+  inspect: ContainerInspect;
+  startedAt: number;
+  finishedAt?: number;
+  state: ContainerOutcome;
+  reason: string | null;
+  ref?: ImageRef;
+  id: string;
+  newImageId: string | null;
+  oldDigest: string | null;
+  newDigest: string | null;
+}
+
+const INSPECT_CONCURRENCY = 8;
+const RESTARTED_FOR_DEPENDENCY = "restarted for dependency";
+
+export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: UpdateFilter = {}): Promise<CycleResult> {
+  const startedAt = new Date();
+  const sessionId = randomUUID();
+  const log = deps.log.child("updater");
+  const ctx: ProtocolContext = { engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, sessionId, timing: deps.timing };
+
+  let all: ContainerSummary[];
+  try {
+    all = await deps.engine.listContainers();
+  } catch (error) {
+    const message = `cannot list containers: ${toSvcError(error).message}`;
+    log.error("cycle aborted", { session_id: sessionId, error: message });
+    throw new SvcError("engine", message, { cause: error });
+  }
+
+  const entries = await inspectSelected(deps, selectContainers(all, deps.config, filter), log);
+  const idToName = new Map(all.map((c) => [c.id, c.name]));
+  let graph = buildGraph([...entries.values()].map((e) => nodeFromInspect(e.inspect, e.policy.dependsOn)));
+
+  const inCycle = markCycles(entries, graph);
+  const checkable = [...entries.values()].filter((e) => !inCycle.has(e.summary.name));
+  let checker: Checker | undefined;
+  if (checkable.length > 0) {
+    checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images: await deps.engine.listImages().catch(() => []), rolledBack: deps.rolledBack });
+    await Promise.all(checkable.map(async (entry) => applyVerdict(entry, await checker!.check({ name: entry.summary.name, image: entry.summary.image, imageId: entry.summary.imageId, noPull: entry.policy.noPull }))));
+  }
+
+  const toUpdate = new Set<string>();
+  for (const entry of checkable) {
+    if (entry.state !== "stale" || entry.policy.monitorOnly) continue;
+    if (isSelf(deps, entry) && deps.config.run_once) {
+      finish(entry, "skipped", "svc's own container is not updated in run-once mode");
+      continue;
+    }
+    toUpdate.add(entry.summary.name);
+  }
+
+  let selfReplaced = false;
+  if (toUpdate.size > 0 && checker) {
+    // dependents may be outside the selection (a `network_mode: container:` sidecar must follow
+    // its host whatever its labels): the graph now covers every running container
+    const others = await inspectOthers(deps, all, entries);
+    graph = buildGraph([...[...entries.values()].map((e) => nodeFromInspect(e.inspect, e.policy.dependsOn)), ...others.map((o) => nodeFromInspect(o.inspect, o.policy.dependsOn))]);
+    const running = new Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>();
+    for (const o of others) running.set(o.summary.name, o);
+    for (const e of entries.values()) running.set(e.summary.name, e);
+
+    const updater: GroupContext = { deps, ctx, entries, graph, idToName, checker, toUpdate, running, inCycle, log };
+    const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(updater, n))]);
+    const groups = connectedGroups(graph, involved);
+    const selfGroup = groups.find((g) => g.some((n) => entries.has(n) && isSelf(deps, entries.get(n)!)));
+    await forEachLimited(groups.filter((g) => g !== selfGroup), deps.concurrency, async (group) => {
+      await updateGroup(updater, group);
+    });
+    if (selfGroup) selfReplaced = await updateGroup(updater, selfGroup);
+  }
+
+  if (deps.config.cleanup) await cleanupImages(deps, ctx, entries);
+
+  const now = Date.now();
+  const containers: ContainerReport[] = [...entries.values()]
+    .sort((a, b) => a.summary.name.localeCompare(b.summary.name))
+    .map((e) => ({
+      id: e.id,
+      name: e.summary.name,
+      image: e.summary.image,
+      old_image_id: e.summary.imageId,
+      new_image_id: e.newImageId,
+      old_digest: e.oldDigest,
+      new_digest: e.newDigest,
+      state: e.state,
+      reason: e.reason,
+      duration_ms: Math.max(0, (e.finishedAt ?? now) - e.startedAt),
+    }));
+  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers });
+  log.info("cycle finished", { session_id: sessionId, trigger, ...report.counts });
+  return { report, selfReplaced };
+}
+
+function isSelf(deps: CycleDeps, entry: Entry): boolean {
+  return deps.selfContainerId !== undefined && (entry.summary.id === deps.selfContainerId || entry.summary.id.startsWith(deps.selfContainerId));
+}
+
+async function inspectSelected(deps: CycleDeps, selected: ContainerSummary[], log: Logger): Promise<Map<string, Entry>> {
+  const entries = new Map<string, Entry>();
+  await forEachLimited(selected, INSPECT_CONCURRENCY, async (summary) => {
+    const startedAt = Date.now();
+    try {
+      const inspect = await deps.engine.inspectContainer(summary.id);
+      entries.set(summary.name, {
+        summary,
+        policy: policyFor(summary, deps.config),
+        inspect,
+        startedAt,
+        state: "fresh",
+        reason: null,
+        id: summary.id,
+        newImageId: null,
+        oldDigest: null,
+        newDigest: null,
+      });
+    } catch (error) {
+      // gone between the list and the inspect: nothing to update
+      log.debug("container vanished before inspect", { container: summary.name, error: toSvcError(error).message });
+    }
+  });
+  return entries;
+}
+
+/** Running containers outside the selection, for finding dependents. */
+async function inspectOthers(deps: CycleDeps, all: ContainerSummary[], entries: Map<string, Entry>) {
+  const others: { summary: ContainerSummary; inspect: ContainerInspect; policy: ContainerPolicy }[] = [];
+  const candidates = all.filter((c) => !entries.has(c.name) && !isOldName(c.name) && c.state === "running");
+  await forEachLimited(candidates, INSPECT_CONCURRENCY, async (summary) => {
+    const inspect = await deps.engine.inspectContainer(summary.id).catch(() => null);
+    if (inspect) others.push({ summary, inspect, policy: policyFor(summary, deps.config) });
+  });
+  return others;
+}
+
+function markCycles(entries: Map<string, Entry>, graph: DependencyGraph): Set<string> {
+  const members = new Set<string>();
+  for (const cycle of findCycles(graph)) {
+    const reason = `dependency cycle: ${cycle.join(" -> ")}`;
+    for (const name of new Set(cycle)) {
+      members.add(name);
+      const entry = entries.get(name);
+      if (entry) finish(entry, "skipped", reason);
+    }
+  }
+  return members;
+}
+
+function applyVerdict(entry: Entry, verdict: Verdict): void {
+  entry.ref = verdict.ref;
+  entry.oldDigest = verdict.oldDigest;
+  entry.newDigest = verdict.newDigest;
+  entry.newImageId = verdict.newImageId;
+  if (verdict.state === "stale" && !entry.policy.monitorOnly) {
+    entry.state = "stale"; // provisional: the update decides the final state
+    return;
+  }
+  finish(entry, verdict.state, verdict.reason);
+}
+
+function finish(entry: Entry, state: ContainerOutcome, reason: string | null): void {
+  entry.state = state;
+  entry.reason = reason;
+  entry.finishedAt = Date.now();
+}
+
+interface GroupContext {
+  deps: CycleDeps;
+  ctx: ProtocolContext;
+  entries: Map<string, Entry>;
+  graph: DependencyGraph;
+  idToName: Map<string, string>;
+  checker: Checker;
+  toUpdate: Set<string>;
+  running: Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>;
+  inCycle: Set<string>;
+  log: Logger;
+}
+
+function isRestartable(g: GroupContext, name: string): boolean {
+  const known = g.running.get(name);
+  return known !== undefined && known.inspect.State?.Running === true && !g.inCycle.has(name);
+}
+
+/** What happens to one member of a group in the two phases. */
+type Plan =
+  | { kind: "update"; r: Replacement }
+  /** a dependent restarted after its dependencies */
+  | { kind: "restart"; inspect: ContainerInspect; stopped: boolean }
+  /** a `network_mode: container:` dependent: its namespace dies with its host, so it is recreated */
+  | { kind: "recreate"; r: Replacement; host: string };
+
+/**
+ * Updates one group of connected containers: pulls first (nothing stopped yet), then stops
+ * dependents before their dependencies, then starts dependencies before their dependents.
+ * Resolves true when svc's own container was replaced.
+ */
+async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
+  const updating = new Set(group.filter((name) => g.toUpdate.has(name)));
+  if (g.deps.draining()) {
+    for (const name of updating) finish(g.entries.get(name)!, "skipped", "svc is shutting down");
+    return false;
+  }
+  for (const name of topologicalOrder(g.graph, updating)) {
+    if (!(await pull(g, g.entries.get(name)!))) updating.delete(name);
+  }
+  if (updating.size === 0) return false;
+
+  const members = new Set([...updating, ...[...dependentsOf(g.graph, updating)].filter((n) => group.includes(n) && isRestartable(g, n))]);
+  const order = topologicalOrder(g.graph, members);
+  const plans = new Map<string, Plan>();
+
+  for (const name of [...order].reverse()) {
+    const plan = await parkMember(g, name, updating);
+    if (plan) plans.set(name, plan);
+  }
+
+  let selfReplaced = false;
+  const replaced = new Set<string>();
+  for (const name of order) {
+    const plan = plans.get(name);
+    if (!plan) continue;
+    if (plan.kind === "update") {
+      const entry = g.entries.get(name)!;
+      const outcome = await replace(g.ctx, plan.r, networkContainerOf(g, plan.r.old));
+      if (outcome.kind === "replaced") {
+        replaced.add(name);
+        entry.id = outcome.newId;
+        entry.newImageId = outcome.newImageId;
+        finish(entry, "updated", null);
+        if (plan.r.self) selfReplaced = true;
+      } else {
+        if (outcome.kind === "rolled_back") g.deps.rolledBack.set(name, entry.newDigest ?? entry.newImageId ?? "");
+        finish(entry, outcome.kind, outcome.reason);
+      }
+    } else if (plan.kind === "recreate") {
+      await finishRecreate(g, name, plan, replaced.has(plan.host));
+    } else {
+      await restartDependent(g, name, plan);
+    }
+  }
+  return selfReplaced;
+}
+
+/** Pulls the new image for an entry; false when there is nothing to update after all. */
+async function pull(g: GroupContext, entry: Entry): Promise<boolean> {
+  const ref = entry.ref!;
+  if (!entry.policy.noPull) {
+    const reference = pullReference(ref);
+    try {
+      const platform = await g.checker.platformOf(entry.summary.imageId);
+      const auth = await g.deps.registry.pullAuth(ref);
+      await act(g.ctx, "pull", { container: entry.summary.name, container_id: entry.summary.id, image: reference }, () => g.deps.engine.pullImage(reference, { platform, auth }));
+    } catch (error) {
+      finish(entry, "failed", `pull failed: ${toSvcError(error).message}`);
+      return false;
+    }
+  }
+  const pulled = await g.deps.engine.inspectImage(entry.inspect.Config.Image).catch(() => null);
+  if (pulled && pulled.Id === entry.summary.imageId) {
+    // the registry's answer changed (e.g. a multi-arch index) but not the image for this platform
+    finish(entry, "fresh", null);
+    return false;
+  }
+  if (pulled) entry.newImageId = pulled.Id;
+  return true;
+}
+
+/** A reference with its tag written out: pulling a bare name would fetch every tag. */
+export function pullReference(ref: ImageRef): string {
+  const text = ref.original;
+  const hasTag = text.lastIndexOf(":") > text.lastIndexOf("/");
+  return hasTag || ref.tag === undefined ? text : `${text}:${ref.tag}`;
+}
+
+async function parkMember(g: GroupContext, name: string, updating: Set<string>): Promise<Plan | undefined> {
+  const known = g.running.get(name)!;
+  if (updating.has(name)) {
+    const entry = g.entries.get(name)!;
+    const oldImage = await g.deps.engine.inspectImage(entry.inspect.Image).catch(() => null);
+    const r = planReplacement(entry.inspect, oldImage, {
+      stopSignal: entry.policy.stopSignal,
+      stopTimeoutMs: entry.policy.stopTimeoutMs,
+      revive: g.deps.config.revive_stopped,
+      self: isSelf(g.deps, entry),
+    });
+    try {
+      await park(g.ctx, r);
+      return { kind: "update", r };
+    } catch (error) {
+      finish(entry, "failed", `stopping the old container failed: ${toSvcError(error).message}`);
+      return undefined;
+    }
+  }
+
+  const host = networkHostName(g, known.inspect);
+  if (host !== undefined && updating.has(host)) {
+    const oldImage = await g.deps.engine.inspectImage(known.inspect.Image).catch(() => null);
+    const r = planReplacement(known.inspect, oldImage, { stopSignal: known.policy.stopSignal, stopTimeoutMs: known.policy.stopTimeoutMs, revive: false, self: false });
+    try {
+      await park(g.ctx, r);
+      return { kind: "recreate", r, host };
+    } catch (error) {
+      dependentProblem(g, name, `stopping for dependency failed: ${toSvcError(error).message}`);
+      return undefined;
+    }
+  }
+
+  const inspect = known.inspect;
+  const policy = known.policy;
+  const ownTimeout = (inspect.Config as { StopTimeout?: number }).StopTimeout;
+  try {
+    await act(g.ctx, "stop", { container: name, container_id: inspect.Id, image: inspect.Config.Image }, () =>
+      g.deps.engine.stopContainer(inspect.Id, {
+        timeoutMs: typeof ownTimeout === "number" && ownTimeout >= 0 ? ownTimeout * 1000 : policy.stopTimeoutMs,
+        signal: policy.stopSignal ?? ((inspect.Config as { StopSignal?: string }).StopSignal || undefined),
+      }),
+    );
+    return { kind: "restart", inspect, stopped: true };
+  } catch (error) {
+    dependentProblem(g, name, `stopping for dependency failed: ${toSvcError(error).message}`);
+    return undefined;
+  }
+}
+
+async function restartDependent(g: GroupContext, name: string, plan: Extract<Plan, { kind: "restart" }>): Promise<void> {
+  try {
+    await act(g.ctx, "start", { container: name, container_id: plan.inspect.Id, image: plan.inspect.Config.Image }, () => g.deps.engine.startContainer(plan.inspect.Id));
+    markRestarted(g, name);
+  } catch (error) {
+    dependentProblem(g, name, `restarting for dependency failed: ${toSvcError(error).message}`);
+  }
+}
+
+async function finishRecreate(g: GroupContext, name: string, plan: Extract<Plan, { kind: "recreate" }>, hostReplaced: boolean): Promise<void> {
+  if (!hostReplaced) {
+    // the host kept its old container (failed or rolled back): the old namespace is back, start as before
+    const problems = await restore(g.ctx, plan.r);
+    if (problems.length > 0) dependentProblem(g, name, `restarting for dependency failed: ${problems.join("; ")}`);
+    else markRestarted(g, name);
+    return;
+  }
+  const outcome = await replace(g.ctx, plan.r, plan.host);
+  if (outcome.kind === "replaced") {
+    const entry = g.entries.get(name);
+    if (entry) entry.id = outcome.newId;
+    markRestarted(g, name);
+  } else {
+    dependentProblem(g, name, `recreating for dependency failed: ${outcome.reason}`);
+  }
+}
+
+function markRestarted(g: GroupContext, name: string): void {
+  const entry = g.entries.get(name);
+  if (entry && entry.reason === null) entry.reason = RESTARTED_FOR_DEPENDENCY;
+}
+
+function dependentProblem(g: GroupContext, name: string, reason: string): void {
+  g.log.error("dependent container", { container: name, error: reason });
+  const entry = g.entries.get(name);
+  if (entry) finish(entry, "failed", reason);
+}
+
+/** The name of the container whose network namespace `inspect` joins, if any. */
+function networkHostName(g: GroupContext, inspect: ContainerInspect): string | undefined {
+  const target = networkModeTarget(inspect.HostConfig?.NetworkMode);
+  if (target === undefined) return undefined;
+  if (g.idToName.has(target)) return g.idToName.get(target);
+  for (const [id, name] of g.idToName) if (target.length >= 12 && id.startsWith(target)) return name;
+  return target.replace(/^\//, "");
+}
+
+function networkContainerOf(g: GroupContext, inspect: ContainerInspect): string | undefined {
+  return networkHostName(g, inspect);
+}
+
+/** `cleanup`: old images of updated containers that no container uses any more. */
+async function cleanupImages(deps: CycleDeps, ctx: ProtocolContext, entries: Map<string, Entry>): Promise<void> {
+  const updated = [...entries.values()].filter((e) => e.state === "updated" && e.newImageId !== e.summary.imageId);
+  if (updated.length === 0) return;
+  let inUse: Set<string>;
+  try {
+    inUse = new Set((await deps.engine.listContainers()).map((c) => c.imageId));
+  } catch (error) {
+    ctx.log.warn("cleanup skipped: cannot list containers", { error: toSvcError(error).message });
+    return;
+  }
+  const done = new Set<string>();
+  for (const entry of updated) {
+    const imageId = entry.summary.imageId;
+    if (inUse.has(imageId) || done.has(imageId)) continue;
+    done.add(imageId);
+    try {
+      await act(ctx, "image_remove", { container: entry.summary.name, image: imageId }, () => deps.engine.removeImage(imageId));
+    } catch (error) {
+      ctx.log.warn("could not remove the old image", { image: imageId, error: toSvcError(error).message });
+    }
+  }
+}

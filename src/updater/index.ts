@@ -1,0 +1,145 @@
+/**
+ * The updater: runs update cycles one at a time, repairs interrupted updates at start, and
+ * stops gracefully. Routes and the scheduler call `run`; the service calls `recover` before the
+ * first cycle and `drain` on SIGTERM/SIGINT.
+ */
+import type { Config } from "../config/index.ts";
+import type { Engine } from "../engine/port.ts";
+import { toSvcError } from "../errors.ts";
+import type { AuditLog, Logger } from "../log/index.ts";
+import type { Metrics } from "../metrics/index.ts";
+import type { ReportSink } from "../notify/types.ts";
+import type { Registry } from "../registry/port.ts";
+import type { RolledBackDigests } from "./check.ts";
+import { runCycle } from "./cycle.ts";
+import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./protocol.ts";
+import { recoverLeftovers } from "./recovery.ts";
+import { metricCounts } from "./report.ts";
+import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "./types.ts";
+
+export type { CycleRunner, SessionReport, Trigger, UpdateFilter, ContainerReport, ContainerOutcome, ReportCounts } from "./types.ts";
+
+export interface UpdaterDeps {
+  config: Config;
+  engine: Engine;
+  registry: Registry;
+  metrics: Metrics;
+  log: Logger;
+  audit: AuditLog;
+  /** receives each finished cycle's report; never awaited */
+  sink?: ReportSink;
+  /** the id of the container svc itself runs in, when it does */
+  selfContainerId?: string;
+  /** watch timing; tests shorten it */
+  timing?: Partial<WatchTiming>;
+  /** independent groups of containers updated at the same time (default 4) */
+  concurrency?: number;
+}
+
+export interface Updater extends CycleRunner {
+  /** startup crash recovery: finishes or undoes interrupted updates; run before the first cycle */
+  recover(): Promise<void>;
+  /** graceful stop: the running cycle finishes the containers it started on and starts no others */
+  drain(): Promise<void>;
+}
+
+const DEFAULT_CONCURRENCY = 4;
+
+export function createUpdater(deps: UpdaterDeps): Updater {
+  const log = deps.log.child("updater");
+  const timing: WatchTiming = { ...DEFAULT_TIMING, ...deps.timing };
+  const rolledBack: RolledBackDigests = new Map();
+  let current: Promise<unknown> | undefined;
+  let draining = false;
+
+  const run = async (trigger: Trigger, filter?: UpdateFilter): Promise<SessionReport | null> => {
+    if (current || draining) {
+      // SPEC concurrency rule: skipped and counted, never queued (not counted once shutting down)
+      if (!draining) deps.metrics.recordSkipped();
+      return null;
+    }
+    const cycle = runCycle(
+      {
+        config: deps.config,
+        engine: deps.engine,
+        registry: deps.registry,
+        log: deps.log,
+        audit: deps.audit,
+        selfContainerId: deps.selfContainerId,
+        timing,
+        concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
+        rolledBack,
+        draining: () => draining,
+      },
+      trigger,
+      filter,
+    );
+    current = cycle;
+    try {
+      const { report, selfReplaced } = await cycle;
+      deps.metrics.recordCycle(metricCounts(report.counts));
+      publish(report);
+      if (selfReplaced) retireSelf();
+      return report;
+    } finally {
+      current = undefined;
+    }
+  };
+
+  const publish = (report: SessionReport): void => {
+    if (!deps.sink) return;
+    try {
+      deps.sink.publish(report);
+    } catch (error) {
+      log.warn("report sink failed", { error: toSvcError(error).message });
+    }
+  };
+
+  /**
+   * The replacement of svc's own container passed its checks and now runs as the new svc.
+   * Stopping our container through the engine (not just exiting) keeps a restart policy from
+   * bringing the old instance back; the engine's SIGTERM makes the service drain and exit, and
+   * the new instance's recovery removes this container once it has stopped.
+   */
+  const retireSelf = (): void => {
+    const id = deps.selfContainerId!;
+    log.info("svc's own container was replaced; stopping this instance", { container_id: id });
+    setTimeout(() => {
+      deps.engine.stopContainer(id, { timeoutMs: deps.config.stop_timeout }).catch((error) => {
+        log.error("could not stop the old svc container", { error: toSvcError(error).message });
+      });
+    }, 100);
+  };
+
+  const protocolContext = (trigger: string): ProtocolContext => ({
+    engine: deps.engine,
+    config: deps.config,
+    log,
+    audit: deps.audit,
+    trigger,
+    timing,
+  });
+
+  const recover = async (): Promise<void> => {
+    const result = await recoverLeftovers(protocolContext("recovery"), {
+      selfContainerId: deps.selfContainerId,
+      predecessorGraceMs: deps.config.stop_timeout + deps.config.rollback.startup_timeout + 30_000,
+    });
+    for (const action of result.actions) log.info("recovery", { action });
+    result.background.catch(() => {});
+  };
+
+  const drain = async (): Promise<void> => {
+    draining = true;
+    await current?.catch(() => {});
+  };
+
+  return {
+    run,
+    recover,
+    drain,
+    get busy() {
+      return current !== undefined;
+    },
+  };
+}

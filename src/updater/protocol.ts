@@ -1,0 +1,259 @@
+/**
+ * The update protocol for one container (issue 6): at every moment either the old container or a
+ * verified new one exists under the container's name, or the old one is parked under a name that
+ * tells crash recovery how to undo the step.
+ *
+ *   park:    rename old -> `<name>.svc-old-<id>-running|stopped`, then stop it
+ *            (a restarting container cannot be renamed: it is stopped first)
+ *   replace: create the new one under <name>, start it, watch it against the rollback checks;
+ *            pass -> remove the old one; fail -> remove the new one, rename the old one back and
+ *            start it if it was running.
+ * Renaming before stopping means a kill between the two leaves a container whose name still
+ * says it was running, so recovery starts it again.
+ */
+import type { Config } from "../config/index.ts";
+import type { ContainerInspect, Engine, ImageInspect } from "../engine/port.ts";
+import { toSvcError } from "../errors.ts";
+import type { AuditEntry, AuditLog, Logger } from "../log/index.ts";
+import { oldContainerName } from "./names.ts";
+
+export interface ProtocolContext {
+  engine: Engine;
+  config: Config;
+  log: Logger;
+  audit: AuditLog;
+  trigger: string;
+  sessionId?: string;
+  timing: WatchTiming;
+}
+
+export interface WatchTiming {
+  /** how often the new container is inspected while watched */
+  pollMs: number;
+  /**
+   * Without a healthcheck, how long the new container must keep running to pass (capped by
+   * startup_timeout): a crash in the first seconds is the common failure, and waiting the whole
+   * startup_timeout for every container would make updates slow.
+   */
+  stableMs: number;
+}
+
+export const DEFAULT_TIMING: WatchTiming = { pollMs: 250, stableMs: 3000 };
+
+const LOG_LINES = 20;
+
+export interface Replacement {
+  name: string;
+  old: ContainerInspect;
+  oldImage: ImageInspect | null;
+  /** the reference the new container is created from: the old Config.Image */
+  image: string;
+  wasRunning: boolean;
+  /** start the new container (running before, or revived by revive_stopped) */
+  startAfter: boolean;
+  stopSignal?: string;
+  stopTimeoutMs: number;
+  /** svc's own container: parked without a stop, never removed by this process */
+  self: boolean;
+  /** progress, for undoing */
+  parkedAs?: string;
+  stopped: boolean;
+  newId?: string;
+}
+
+export type ReplaceOutcome =
+  | { kind: "replaced"; newId: string; newImageId: string | null }
+  | { kind: "rolled_back"; reason: string }
+  | { kind: "failed"; reason: string };
+
+/** Runs one engine action and writes it to the audit log, with the error when it failed. */
+export async function act<T>(
+  ctx: ProtocolContext,
+  action: AuditEntry["action"],
+  target: { container: string; container_id?: string; image?: string },
+  run: () => Promise<T>,
+): Promise<T> {
+  const entry: AuditEntry = { action, ...target, trigger: ctx.trigger, session_id: ctx.sessionId };
+  try {
+    const result = await run();
+    ctx.audit.record(entry);
+    return result;
+  } catch (error) {
+    ctx.audit.record({ ...entry, error: toSvcError(error).message });
+    throw error;
+  }
+}
+
+export function planReplacement(
+  old: ContainerInspect,
+  oldImage: ImageInspect | null,
+  options: { stopSignal?: string; stopTimeoutMs: number; revive: boolean; self: boolean },
+): Replacement {
+  const wasRunning = Boolean(old.State?.Running || old.State?.Restarting);
+  const ownTimeout = (old.Config as { StopTimeout?: number } | undefined)?.StopTimeout;
+  return {
+    name: old.Name.replace(/^\//, ""),
+    old,
+    oldImage,
+    image: old.Config.Image,
+    wasRunning,
+    startAfter: wasRunning || options.revive,
+    stopSignal: options.stopSignal ?? ((old.Config as { StopSignal?: string }).StopSignal || undefined),
+    stopTimeoutMs: typeof ownTimeout === "number" && ownTimeout >= 0 ? ownTimeout * 1000 : options.stopTimeoutMs,
+    self: options.self,
+    stopped: false,
+  };
+}
+
+/** Rename the old container out of the way and stop it. On error, undoes what it did and throws. */
+export async function park(ctx: ProtocolContext, r: Replacement): Promise<void> {
+  try {
+    if (r.old.State?.Restarting) await stopOld(ctx, r);
+    const parkedAs = oldContainerName(r.name, r.old.Id, r.wasRunning);
+    await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.renameContainer(r.old.Id, parkedAs));
+    r.parkedAs = parkedAs;
+    if (!r.self && r.old.State?.Running && !r.stopped) await stopOld(ctx, r);
+  } catch (error) {
+    await restore(ctx, r);
+    throw error;
+  }
+}
+
+async function stopOld(ctx: ProtocolContext, r: Replacement): Promise<void> {
+  await act(ctx, "stop", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+    ctx.engine.stopContainer(r.old.Id, { timeoutMs: r.stopTimeoutMs, signal: r.stopSignal }),
+  );
+  r.stopped = true;
+}
+
+/** Create, start, watch; keep the new container or roll back. Never throws. */
+export async function replace(ctx: ProtocolContext, r: Replacement, networkContainer?: string): Promise<ReplaceOutcome> {
+  try {
+    r.newId = await act(ctx, "create", { container: r.name, image: r.image }, () =>
+      ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer }),
+    );
+    if (r.startAfter) {
+      await act(ctx, "start", { container: r.name, container_id: r.newId, image: r.image }, () => ctx.engine.startContainer(r.newId!));
+    }
+  } catch (error) {
+    const reason = toSvcError(error).message;
+    const problems = await restore(ctx, r);
+    return { kind: "failed", reason: withProblems(reason, problems) };
+  }
+
+  if (r.startAfter) {
+    const verdict = await watch(ctx, r.newId);
+    if (!verdict.ok) return rollback(ctx, r, verdict.reason);
+  }
+
+  const newId = r.newId;
+  if (!r.self) {
+    try {
+      await act(ctx, "remove", { container: r.parkedAs ?? r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.removeContainer(r.old.Id, { force: true }));
+    } catch (error) {
+      // the update stands; the parked container is left for crash recovery to remove
+      ctx.log.warn("could not remove the old container", { container: r.name, error: toSvcError(error).message });
+    }
+  }
+  const inspected = await ctx.engine.inspectContainer(newId).catch(() => null);
+  return { kind: "replaced", newId, newImageId: inspected?.Image ?? null };
+}
+
+async function rollback(ctx: ProtocolContext, r: Replacement, why: string): Promise<ReplaceOutcome> {
+  const logs = r.newId ? await ctx.engine.containerLogs(r.newId, LOG_LINES).catch(() => "") : "";
+  ctx.audit.record({ action: "rollback", container: r.name, container_id: r.newId, image: r.image, trigger: ctx.trigger, session_id: ctx.sessionId, error: why });
+  ctx.log.warn("rolling back", { container: r.name, reason: why });
+  const problems = await restore(ctx, r);
+  const tail = logs.trim();
+  const reason = tail ? `${why}; last log lines:\n${tail}` : why;
+  return { kind: "rolled_back", reason: withProblems(reason, problems) };
+}
+
+/**
+ * Puts the old container back: removes the new one, renames the old one back, starts it if it
+ * was running. Best effort: every step is tried; the problems are returned for the report.
+ */
+export async function restore(ctx: ProtocolContext, r: Replacement): Promise<string[]> {
+  const problems: string[] = [];
+  const attempt = async (what: string, run: () => Promise<unknown>): Promise<void> => {
+    try {
+      await run();
+    } catch (error) {
+      problems.push(`${what}: ${toSvcError(error).message}`);
+    }
+  };
+  if (r.newId) {
+    const newId = r.newId;
+    await attempt("removing the new container", () =>
+      act(ctx, "remove", { container: r.name, container_id: newId, image: r.image }, () => ctx.engine.removeContainer(newId, { force: true })),
+    );
+    r.newId = undefined;
+  }
+  if (r.parkedAs) {
+    await attempt("renaming the old container back", () =>
+      act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.renameContainer(r.old.Id, r.name)),
+    );
+    r.parkedAs = undefined;
+  }
+  if (r.wasRunning && r.stopped) {
+    await attempt("starting the old container", () =>
+      act(ctx, "start", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.startContainer(r.old.Id)),
+    );
+    r.stopped = false;
+  }
+  for (const problem of problems) ctx.log.error("could not restore the old container", { container: r.name, problem });
+  return problems;
+}
+
+function withProblems(reason: string, problems: string[]): string {
+  return problems.length === 0 ? reason : `${reason} (restoring the old container: ${problems.join("; ")})`;
+}
+
+export type WatchVerdict = { ok: true } | { ok: false; reason: string };
+
+/**
+ * The rollback checks of SPEC `rollback`: a non-zero exit, an unhealthy healthcheck, and not
+ * running (or, with a healthcheck from the image or the container, not healthy) within
+ * startup_timeout. A restart loop always fails: the container exited and its policy brought it back.
+ */
+export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number) => Promise<void> = Bun.sleep): Promise<WatchVerdict> {
+  const rules = ctx.config.rollback;
+  const timeoutMs = rules.startup_timeout;
+  const stableMs = Math.min(ctx.timing.stableMs, timeoutMs);
+  const started = Date.now();
+  let runningSince: number | undefined;
+  const seconds = (ms: number) => `${Math.round(ms / 100) / 10}s`;
+
+  for (;;) {
+    const now = Date.now();
+    let inspected: ContainerInspect;
+    try {
+      inspected = await ctx.engine.inspectContainer(id);
+    } catch (error) {
+      return { ok: false, reason: `the new container could not be inspected: ${toSvcError(error).message}` };
+    }
+    const state = inspected.State;
+    const restarts = (inspected as { RestartCount?: number }).RestartCount ?? 0;
+    if (state.Restarting || restarts > 0) return { ok: false, reason: `restart loop (restarted ${restarts} times, last exit code ${state.ExitCode})` };
+
+    const health = (state as { Health?: { Status?: string } }).Health?.Status;
+    if (state.Running) {
+      runningSince ??= now;
+      if (health === "unhealthy" && rules.on_healthcheck) return { ok: false, reason: "healthcheck reported unhealthy" };
+      if (health === "healthy") return { ok: true };
+      if (!health && now - runningSince >= stableMs) return { ok: true };
+    } else {
+      runningSince = undefined;
+      const exited = state.Status === "exited" || state.Status === "dead";
+      if (exited && state.ExitCode !== 0 && rules.on_exit_code) return { ok: false, reason: `exited with code ${state.ExitCode}` };
+    }
+
+    if (now - started >= timeoutMs) {
+      if (!rules.on_timeout) return { ok: true };
+      if (!state.Running) return { ok: false, reason: `not running within the startup timeout of ${seconds(timeoutMs)}` };
+      if (health && health !== "healthy") return { ok: false, reason: `not healthy within the startup timeout of ${seconds(timeoutMs)} (health: ${health})` };
+      return { ok: true };
+    }
+    await sleep(Math.min(ctx.timing.pollMs, Math.max(1, timeoutMs - (now - started))));
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Crash recovery: run at start, before the first cycle and before the API accepts updates.
+ *
+ * A parked old container (`<name>.svc-old-<id>-running|stopped`) means an update was interrupted.
+ *   - a container under the original name is running: it is watched against the rollback checks;
+ *     when it passes the update is finished (the old container is removed), else it is undone;
+ *   - a container under the original name exists but does not run (killed after create, or after
+ *     start before it came up): it is a half-made replacement: removed, and the update undone;
+ *   - no container has the name: the old one gets it back and is started if it was running.
+ * Every action goes to the audit log, plus one `recover` entry per leftover saying what was done.
+ */
+import type { ContainerSummary } from "../engine/port.ts";
+import { toSvcError } from "../errors.ts";
+import { parseOldName, type OldName } from "./names.ts";
+import { act, watch, type ProtocolContext } from "./protocol.ts";
+
+export interface RecoveryOptions {
+  /** svc's own container: a parked predecessor of it is an old svc still finishing its self-update */
+  selfContainerId?: string;
+  /** how long to wait for a predecessor svc to stop by itself before removing it */
+  predecessorGraceMs: number;
+}
+
+export interface RecoveryResult {
+  /** one line per leftover: what was done */
+  actions: string[];
+  /** waits for a predecessor svc to stop, then removes it; resolves when done */
+  background: Promise<void>;
+}
+
+export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOptions): Promise<RecoveryResult> {
+  const log = ctx.log;
+  const all = await ctx.engine.listContainers();
+  const leftovers = all.filter((c) => parseOldName(c.name) !== null);
+  const actions: string[] = [];
+  let background: Promise<void> = Promise.resolve();
+  if (leftovers.length === 0) return { actions, background };
+
+  const selfName = options.selfContainerId ? await ownName(ctx, options.selfContainerId) : undefined;
+  for (const leftover of leftovers) {
+    const parsed = parseOldName(leftover.name)!;
+    try {
+      if (selfName !== undefined && parsed.original === selfName && leftover.state === "running") {
+        background = background.then(() => retirePredecessor(ctx, leftover, parsed, options.predecessorGraceMs));
+        actions.push(`${leftover.name}: previous svc instance, removed once it has stopped`);
+        continue;
+      }
+      const outcome = await recoverOne(ctx, leftover, parsed, all);
+      actions.push(`${leftover.name}: ${outcome}`);
+      ctx.audit.record({ action: "recover", container: parsed.original, container_id: leftover.id, image: leftover.image, trigger: ctx.trigger, error: undefined });
+      log.info("recovered an interrupted update", { container: parsed.original, outcome });
+    } catch (error) {
+      const message = toSvcError(error).message;
+      actions.push(`${leftover.name}: recovery failed: ${message}`);
+      ctx.audit.record({ action: "recover", container: parsed.original, container_id: leftover.id, image: leftover.image, trigger: ctx.trigger, error: message });
+      log.error("could not recover an interrupted update", { container: parsed.original, error: message });
+    }
+  }
+  return { actions, background };
+}
+
+async function ownName(ctx: ProtocolContext, id: string): Promise<string | undefined> {
+  const inspected = await ctx.engine.inspectContainer(id).catch(() => null);
+  return inspected?.Name.replace(/^\//, "");
+}
+
+async function recoverOne(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName, all: ContainerSummary[]): Promise<string> {
+  const current = all.find((c) => c.name === parsed.original);
+  const target = { container: parsed.original, image: old.image };
+
+  if (current && current.state === "running") {
+    const verdict = await watch(ctx, current.id);
+    if (verdict.ok) {
+      await act(ctx, "remove", { ...target, container_id: old.id }, () => ctx.engine.removeContainer(old.id, { force: true }));
+      return "the new container passed the checks: update finished, old container removed";
+    }
+    await undo(ctx, old, parsed, current.id);
+    return `the new container failed the checks (${verdict.reason}): update undone`;
+  }
+  if (current) {
+    await undo(ctx, old, parsed, current.id);
+    return `the new container was not running (${current.state}): update undone`;
+  }
+  await undo(ctx, old, parsed, undefined);
+  return "no new container: old container restored";
+}
+
+async function undo(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName, newId: string | undefined): Promise<void> {
+  const target = { container: parsed.original, image: old.image };
+  if (newId) await act(ctx, "remove", { ...target, container_id: newId }, () => ctx.engine.removeContainer(newId, { force: true }));
+  await act(ctx, "rename", { ...target, container_id: old.id }, () => ctx.engine.renameContainer(old.id, parsed.original));
+  if (!parsed.wasRunning) return;
+  const state = (await ctx.engine.inspectContainer(old.id)).State;
+  if (state.Running) return;
+  await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
+}
+
+/**
+ * After a self-update the old svc watches its replacement (this process), then stops its own
+ * container. Removing it earlier would kill it mid-watch; so wait, bounded, then remove.
+ */
+async function retirePredecessor(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName, graceMs: number): Promise<void> {
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline) {
+    const inspected = await ctx.engine.inspectContainer(old.id).catch(() => null);
+    if (!inspected) return;
+    if (!inspected.State.Running) break;
+    await Bun.sleep(500);
+  }
+  try {
+    await act(ctx, "remove", { container: parsed.original, container_id: old.id, image: old.image }, () => ctx.engine.removeContainer(old.id, { force: true }));
+    ctx.audit.record({ action: "recover", container: parsed.original, container_id: old.id, image: old.image, trigger: ctx.trigger });
+  } catch (error) {
+    ctx.log.warn("could not remove the previous svc container", { container: old.name, error: toSvcError(error).message });
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Which containers a cycle looks at, and how each one is to be treated.
+ *
+ * One `listContainers` call gives every container; the filters below run in memory and
+ * compose (Watchtower's `Filter` idea). A container excluded here is absent from the report.
+ */
+import type { Config } from "../config/index.ts";
+import type { ContainerSummary } from "../engine/port.ts";
+import { matchesImagePrefix, parseReference } from "../registry/reference.ts";
+import type { UpdateFilter } from "./types.ts";
+import { isOldName } from "./names.ts";
+
+export const LABELS = {
+  enable: "svc.enable",
+  monitorOnly: "svc.monitor_only",
+  noPull: "svc.no_pull",
+  stopSignal: "svc.stop_signal",
+  stopTimeout: "svc.stop_timeout",
+  dependsOn: "svc.depends_on",
+  scope: "svc.scope",
+} as const;
+
+export type Filter = (container: ContainerSummary) => boolean;
+
+export function allOf(filters: readonly Filter[]): Filter {
+  return (container) => filters.every((filter) => filter(container));
+}
+
+/** SPEC section 3: running always; created/exited with revive_stopped; restarting with include_restarting. */
+export function stateFilter(config: Pick<Config, "revive_stopped" | "include_restarting">): Filter {
+  return ({ state }) => {
+    if (state === "running") return true;
+    if (state === "created" || state === "exited") return config.revive_stopped;
+    if (state === "restarting") return config.include_restarting;
+    return false;
+  };
+}
+
+/** `svc.enable=false` always excludes; with `label_enable`, only `svc.enable=true` is included. */
+export function enableLabelFilter(labelEnable: boolean): Filter {
+  return ({ labels }) => {
+    const value = parseBool(labels[LABELS.enable]);
+    if (value === false) return false;
+    return labelEnable ? value === true : true;
+  };
+}
+
+export function notDisabledFilter(disabled: readonly string[]): Filter {
+  const names = new Set(disabled.map(bareName));
+  return ({ name }) => !names.has(name);
+}
+
+/** An empty list means "no restriction" (the `containers` option and the API's container filter). */
+export function namesFilter(names: readonly string[] | undefined): Filter {
+  if (!names || names.length === 0) return () => true;
+  const wanted = new Set(names.map(bareName));
+  return ({ name }) => wanted.has(name);
+}
+
+/** The API's image filter: prefixes of the reference as written or of its normalised form. */
+export function imagePrefixFilter(prefixes: readonly string[] | undefined): Filter {
+  if (!prefixes || prefixes.length === 0) return () => true;
+  return ({ image }) => {
+    try {
+      const ref = parseReference(image);
+      return prefixes.some((prefix) => matchesImagePrefix(ref, prefix));
+    } catch {
+      return prefixes.some((prefix) => image.startsWith(prefix));
+    }
+  };
+}
+
+/**
+ * Scopes let several svc instances share one engine (as Watchtower's scopes do): with `scope`
+ * set, only containers labelled `svc.scope=<scope>`; without it, only containers that carry no
+ * scope label, so a scoped instance's containers are never touched by an unscoped one.
+ */
+export function scopeFilter(scope: string | undefined): Filter {
+  return ({ labels }) => {
+    const label = labels[LABELS.scope];
+    if (scope === undefined || scope === "") return label === undefined || label === "";
+    return label === scope;
+  };
+}
+
+/** Old containers svc renamed during an update are never candidates (recovery handles them). */
+export const notLeftoverFilter: Filter = ({ name }) => !isOldName(name);
+
+export function selectionFilter(config: Config, filter: UpdateFilter = {}): Filter {
+  return allOf([
+    notLeftoverFilter,
+    stateFilter(config),
+    scopeFilter(config.scope),
+    enableLabelFilter(config.label_enable),
+    notDisabledFilter(config.disable_containers),
+    namesFilter(config.containers),
+    namesFilter(filter.container),
+    imagePrefixFilter(filter.image),
+  ]);
+}
+
+export function selectContainers(all: readonly ContainerSummary[], config: Config, filter: UpdateFilter = {}): ContainerSummary[] {
+  const keep = selectionFilter(config, filter);
+  return all.filter(keep);
+}
+
+/** How one container is treated: its labels, unless `global_takes_precedence`. */
+export interface ContainerPolicy {
+  monitorOnly: boolean;
+  noPull: boolean;
+  /** from the label; the container's own Config.StopSignal is used when unset */
+  stopSignal?: string;
+  /** from the label or the global option; the container's own StopTimeout wins over it */
+  stopTimeoutMs: number;
+  /** container names from `svc.depends_on` */
+  dependsOn: string[];
+}
+
+export function policyFor(container: Pick<ContainerSummary, "labels">, config: Config): ContainerPolicy {
+  const labels = container.labels;
+  const useLabels = !config.global_takes_precedence;
+  const labelBool = (key: string): boolean | undefined => (useLabels ? parseBool(labels[key]) : undefined);
+  const labelTimeout = useLabels ? parseDurationMs(labels[LABELS.stopTimeout]) : undefined;
+  const signal = labels[LABELS.stopSignal]?.trim();
+  return {
+    monitorOnly: labelBool(LABELS.monitorOnly) ?? config.monitor_only,
+    noPull: labelBool(LABELS.noPull) ?? config.no_pull,
+    stopSignal: signal ? signal : undefined,
+    stopTimeoutMs: labelTimeout ?? config.stop_timeout,
+    dependsOn: splitNames(labels[LABELS.dependsOn]),
+  };
+}
+
+export function splitNames(value: string | undefined): string[] {
+  if (!value) return [];
+  return value
+    .split(",")
+    .map((part) => bareName(part.trim()))
+    .filter((part) => part !== "");
+}
+
+function bareName(name: string): string {
+  return name.replace(/^\//, "");
+}
+
+/** Label booleans: true/false/1/0/yes/no, any case; anything else counts as unset. */
+export function parseBool(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  const lower = value.trim().toLowerCase();
+  if (["true", "1", "yes"].includes(lower)) return true;
+  if (["false", "0", "no"].includes(lower)) return false;
+  return undefined;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Label durations as in the configuration: `30s`, `1m30s`, `250ms`, or plain seconds. Invalid: unset. */
+export function parseDurationMs(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (!/^(\d+(ms|s|m|h))+$/.test(text)) return undefined;
+  let total = 0;
+  for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h)/g)) total += Number(amount) * UNIT_MS[unit!]!;
+  return total;
+}

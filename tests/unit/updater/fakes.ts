@@ -1,0 +1,272 @@
+/**
+ * Small in-memory fakes of the engine and registry ports for the updater's unit tests.
+ * The fake engine keeps containers and images, records every action as an event string,
+ * and lets a test decide how a new container behaves once started (by image id).
+ */
+import type { ContainerInspect, ContainerState, ContainerSummary, CreateOptions, Engine, ImageInspect, ImageSummary, Platform, RegistryAuth } from "../../../src/engine/port.ts";
+import { SvcError } from "../../../src/errors.ts";
+import type { AuditEntry, AuditLog } from "../../../src/log/index.ts";
+import type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "../../../src/registry/port.ts";
+
+export type Behaviour = "ok" | "exit1" | "unhealthy" | "healthy" | "starting" | "restart-loop";
+
+export interface FakeContainer {
+  id: string;
+  name: string;
+  image: string;
+  imageId: string;
+  state: ContainerState;
+  labels: Record<string, string>;
+  links: string[];
+  networkMode: string;
+  stopSignal?: string;
+  stopTimeout?: number;
+  exitCode: number;
+  restartCount: number;
+  health?: string;
+}
+
+export interface FakeImage {
+  id: string;
+  tags: string[];
+  repoDigests: string[];
+  behaviour: Behaviour;
+}
+
+let counter = 0;
+export function fakeId(): string {
+  counter += 1;
+  return (counter.toString(16).padStart(12, "0") + "f".repeat(52)).slice(0, 64);
+}
+
+export class FakeEngine implements Engine {
+  containers = new Map<string, FakeContainer>();
+  images = new Map<string, FakeImage>();
+  events: string[] = [];
+  /** "action:name" keys whose next call throws */
+  failures = new Set<string>();
+  stops: { name: string; timeoutMs: number; signal?: string }[] = [];
+  pulls: { reference: string; platform?: Platform; auth?: RegistryAuth }[] = [];
+  listCalls = 0;
+  unreachable = false;
+  /** tag -> image id the registry would deliver on pull */
+  remote = new Map<string, string>();
+  /** resolves a pending listContainers: lets tests hold a cycle open */
+  gate?: Promise<void>;
+
+  addImage(tag: string, options: { behaviour?: Behaviour; digest?: string } = {}): FakeImage {
+    const id = `sha256:${fakeId()}`;
+    for (const image of this.images.values()) image.tags = image.tags.filter((t) => t !== tag);
+    const repo = tag.replace(/:[^:/]+$/, "");
+    const image: FakeImage = { id, tags: [tag], repoDigests: options.digest ? [`${repo}@${options.digest}`] : [], behaviour: options.behaviour ?? "ok" };
+    this.images.set(id, image);
+    return image;
+  }
+
+  /** An image the registry has for `tag` but the engine has not pulled yet. */
+  publish(tag: string, options: { behaviour?: Behaviour } = {}): FakeImage {
+    const id = `sha256:${fakeId()}`;
+    const image: FakeImage = { id, tags: [], repoDigests: [], behaviour: options.behaviour ?? "ok" };
+    this.images.set(`remote:${id}`, image);
+    this.remote.set(tag, id);
+    return image;
+  }
+
+  addContainer(name: string, tag: string, options: Partial<FakeContainer> = {}): FakeContainer {
+    const image = [...this.images.values()].find((i) => i.tags.includes(tag));
+    if (!image) throw new Error(`no image ${tag}`);
+    const container: FakeContainer = {
+      id: fakeId(),
+      name,
+      image: tag,
+      imageId: image.id,
+      state: "running",
+      labels: {},
+      links: [],
+      networkMode: "default",
+      exitCode: 0,
+      restartCount: 0,
+      ...options,
+    };
+    this.containers.set(container.id, container);
+    return container;
+  }
+
+  byName(name: string): FakeContainer | undefined {
+    return [...this.containers.values()].find((c) => c.name === name);
+  }
+
+  private find(idOrName: string): FakeContainer {
+    const found = this.containers.get(idOrName) ?? this.byName(idOrName.replace(/^\//, ""));
+    if (!found) throw new SvcError("engine", `no such container: ${idOrName}`);
+    return found;
+  }
+
+  private maybeFail(action: string, name: string): void {
+    const key = `${action}:${name}`;
+    if (this.failures.has(key)) {
+      this.failures.delete(key);
+      throw new SvcError("engine", `injected ${action} failure`);
+    }
+  }
+
+  async info() {
+    return { apiVersion: "1.41", os: "linux", architecture: "amd64" };
+  }
+
+  async listContainers(): Promise<ContainerSummary[]> {
+    this.listCalls += 1;
+    if (this.gate) await this.gate;
+    if (this.unreachable) throw new SvcError("engine", "connect ENOENT /var/run/docker.sock");
+    return [...this.containers.values()].map((c) => ({ id: c.id, name: c.name, image: c.image, imageId: c.imageId, state: c.state, labels: { ...c.labels } }));
+  }
+
+  async listImages(): Promise<ImageSummary[]> {
+    return [...this.images.entries()].filter(([key]) => !key.startsWith("remote:")).map(([, i]) => ({ id: i.id, repoTags: i.tags, repoDigests: i.repoDigests }));
+  }
+
+  async inspectContainer(idOrName: string): Promise<ContainerInspect> {
+    const c = this.find(idOrName);
+    return {
+      Id: c.id,
+      Name: `/${c.name}`,
+      Image: c.imageId,
+      RestartCount: c.restartCount,
+      State: {
+        Status: c.state,
+        Running: c.state === "running",
+        Restarting: c.state === "restarting",
+        ExitCode: c.exitCode,
+        Health: c.health ? { Status: c.health, FailingStreak: 0, Log: [] } : undefined,
+      },
+      Config: { Image: c.image, Labels: c.labels, StopSignal: c.stopSignal, StopTimeout: c.stopTimeout },
+      HostConfig: { Links: c.links, NetworkMode: c.networkMode },
+    } as unknown as ContainerInspect;
+  }
+
+  async inspectImage(reference: string): Promise<ImageInspect | null> {
+    const image = this.images.get(reference) ?? [...this.images.entries()].find(([key, i]) => !key.startsWith("remote:") && i.tags.includes(reference))?.[1];
+    if (!image) return null;
+    return { Id: image.id, RepoTags: image.tags, RepoDigests: image.repoDigests, Os: "linux", Architecture: "arm", Variant: "v7" } as unknown as ImageInspect;
+  }
+
+  async pullImage(reference: string, options?: { platform?: Platform; auth?: RegistryAuth }): Promise<void> {
+    this.maybeFail("pull", reference);
+    this.pulls.push({ reference, ...options });
+    this.events.push(`pull:${reference}`);
+    const id = this.remote.get(reference);
+    if (!id) return;
+    const image = this.images.get(`remote:${id}`)!;
+    this.images.delete(`remote:${id}`);
+    for (const other of this.images.values()) other.tags = other.tags.filter((t) => t !== reference);
+    image.tags = [reference];
+    this.images.set(id, image);
+    this.remote.delete(reference);
+  }
+
+  async stopContainer(id: string, options: { timeoutMs: number; signal?: string }): Promise<void> {
+    const c = this.find(id);
+    this.maybeFail("stop", c.name);
+    this.stops.push({ name: c.name, ...options });
+    this.events.push(`stop:${c.name}`);
+    c.state = "exited";
+  }
+
+  async renameContainer(id: string, newName: string): Promise<void> {
+    const c = this.find(id);
+    this.maybeFail("rename", c.name);
+    if (this.byName(newName)) throw new SvcError("engine", `name ${newName} is in use`);
+    this.events.push(`rename:${c.name}->${newName}`);
+    c.name = newName;
+  }
+
+  async createReplacement(old: ContainerInspect, _oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
+    this.maybeFail("create", options.name);
+    if (this.byName(options.name)) throw new SvcError("engine", `name ${options.name} is in use`);
+    const image = [...this.images.entries()].find(([key, i]) => !key.startsWith("remote:") && i.tags.includes(options.image))?.[1];
+    if (!image) throw new SvcError("engine", `no such image ${options.image}`);
+    const oldContainer = this.find(old.Id);
+    const created: FakeContainer = {
+      ...oldContainer,
+      id: fakeId(),
+      name: options.name,
+      image: options.image,
+      imageId: image.id,
+      state: "created",
+      exitCode: 0,
+      restartCount: 0,
+      health: undefined,
+      networkMode: options.networkContainer ? `container:${options.networkContainer}` : oldContainer.networkMode,
+    };
+    this.containers.set(created.id, created);
+    this.events.push(`create:${options.name}${options.networkContainer ? `(net=${options.networkContainer})` : ""}`);
+    return created.id;
+  }
+
+  async startContainer(id: string): Promise<void> {
+    const c = this.find(id);
+    this.maybeFail("start", c.name);
+    this.events.push(`start:${c.name}`);
+    const behaviour = [...this.images.values()].find((i) => i.id === c.imageId)?.behaviour ?? "ok";
+    c.state = "running";
+    if (behaviour === "exit1") {
+      c.state = "exited";
+      c.exitCode = 1;
+    } else if (behaviour === "unhealthy" || behaviour === "healthy" || behaviour === "starting") {
+      c.health = behaviour;
+    } else if (behaviour === "restart-loop") {
+      c.state = "restarting";
+      c.restartCount = 3;
+    }
+  }
+
+  async removeContainer(id: string, _options?: { force?: boolean }): Promise<void> {
+    const c = this.find(id);
+    this.maybeFail("remove", c.name);
+    this.events.push(`remove:${c.name}`);
+    this.containers.delete(c.id);
+  }
+
+  async removeImage(id: string): Promise<void> {
+    this.events.push(`image_remove:${id}`);
+    this.images.delete(id);
+  }
+
+  async containerLogs(_id: string, _lines: number): Promise<string> {
+    return "boom: config invalid\n";
+  }
+}
+
+/** A registry whose answer is: stale when the engine has a published image for the tag that is not pulled yet. */
+export class FakeRegistry implements Registry {
+  checks: string[] = [];
+  errors = new Map<string, string>();
+  constructor(private readonly engine: FakeEngine) {}
+
+  session(): RegistryCheckSession {
+    return {
+      check: async (ref: ImageRef, local: LocalImage, platform: () => Promise<Platform>): Promise<CheckResult> => {
+        this.checks.push(ref.normalized);
+        const error = this.errors.get(ref.original);
+        if (error) throw new SvcError("registry", error);
+        const remoteId = this.engine.remote.get(ref.original);
+        if (remoteId) {
+          await platform();
+          return { stale: true, digest: `sha256:${remoteId.slice(7)}` };
+        }
+        return { stale: false, digest: `sha256:${local.id.slice(7)}` };
+      },
+    };
+  }
+
+  async pullAuth(ref: ImageRef): Promise<RegistryAuth | undefined> {
+    return { serveraddress: ref.registry, username: "u" };
+  }
+}
+
+export class MemoryAudit implements AuditLog {
+  entries: AuditEntry[] = [];
+  record(entry: AuditEntry): void {
+    this.entries.push(entry);
+  }
+}

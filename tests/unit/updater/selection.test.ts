@@ -1,0 +1,108 @@
+import { describe, expect, test } from "bun:test";
+import { defaultConfig } from "../../../src/config/index.ts";
+import type { ContainerSummary } from "../../../src/engine/port.ts";
+import {
+  enableLabelFilter,
+  imagePrefixFilter,
+  namesFilter,
+  notDisabledFilter,
+  parseDurationMs,
+  policyFor,
+  scopeFilter,
+  selectContainers,
+  stateFilter,
+} from "../../../src/updater/selection.ts";
+import { oldContainerName, parseOldName } from "../../../src/updater/names.ts";
+
+function container(name: string, overrides: Partial<ContainerSummary> = {}): ContainerSummary {
+  return { id: `${name}-id`, name, image: "nginx:1.27", imageId: "sha256:aa", state: "running", labels: {}, ...overrides };
+}
+
+describe("state filter", () => {
+  const states = ["running", "created", "exited", "restarting", "paused", "dead"] as const;
+  const accepted = (config: { revive_stopped: boolean; include_restarting: boolean }) => states.filter((state) => stateFilter(config)(container("a", { state })));
+  test("running only by default", () => expect(accepted({ revive_stopped: false, include_restarting: false })).toEqual(["running"]));
+  test("revive_stopped adds created and exited", () => expect(accepted({ revive_stopped: true, include_restarting: false })).toEqual(["running", "created", "exited"]));
+  test("include_restarting adds restarting", () => expect(accepted({ revive_stopped: false, include_restarting: true })).toEqual(["running", "restarting"]));
+});
+
+describe("enable label", () => {
+  const on = container("on", { labels: { "svc.enable": "true" } });
+  const off = container("off", { labels: { "svc.enable": "false" } });
+  const none = container("none");
+  test("without label_enable, svc.enable=false still excludes", () => {
+    expect([on, off, none].filter(enableLabelFilter(false)).map((c) => c.name)).toEqual(["on", "none"]);
+  });
+  test("with label_enable only svc.enable=true", () => {
+    expect([on, off, none].filter(enableLabelFilter(true)).map((c) => c.name)).toEqual(["on"]);
+  });
+});
+
+test("disable_containers and names (with or without a leading slash)", () => {
+  const list = [container("a"), container("b"), container("c")];
+  expect(list.filter(notDisabledFilter(["/b"])).map((c) => c.name)).toEqual(["a", "c"]);
+  expect(list.filter(namesFilter(["a", "/c"])).map((c) => c.name)).toEqual(["a", "c"]);
+  expect(list.filter(namesFilter([])).length).toBe(3);
+});
+
+test("image prefixes match the written and the normalised reference", () => {
+  const list = [
+    container("web", { image: "nginx:1.27" }),
+    container("full", { image: "docker.io/library/nginx:1.27" }),
+    container("local", { image: "127.0.0.1:5000/app:latest" }),
+  ];
+  expect(list.filter(imagePrefixFilter(["nginx"])).map((c) => c.name)).toEqual(["web", "full"]);
+  expect(list.filter(imagePrefixFilter(["127.0.0.1:5000/"])).map((c) => c.name)).toEqual(["local"]);
+  expect(list.filter(imagePrefixFilter(["docker.io/library/nginx"])).map((c) => c.name)).toEqual(["web", "full"]);
+});
+
+test("scope: unset means unscoped containers only; set means that scope only", () => {
+  const list = [container("plain"), container("blue", { labels: { "svc.scope": "blue" } }), container("green", { labels: { "svc.scope": "green" } })];
+  expect(list.filter(scopeFilter(undefined)).map((c) => c.name)).toEqual(["plain"]);
+  expect(list.filter(scopeFilter("blue")).map((c) => c.name)).toEqual(["blue"]);
+});
+
+test("selection composes every rule, the API filter and never picks parked old containers", () => {
+  const config = defaultConfig({ disable_containers: ["d"], containers: ["a", "b", "d", "x.svc-old-0123456789ab-running", "s"] });
+  const list = [
+    container("a"),
+    container("b", { image: "redis:7" }),
+    container("d"),
+    container("x.svc-old-0123456789ab-running"),
+    container("s", { state: "exited" }),
+    container("z"),
+  ];
+  expect(selectContainers(list, config).map((c) => c.name)).toEqual(["a", "b"]);
+  expect(selectContainers(list, config, { container: ["a", "b"], image: ["redis"] }).map((c) => c.name)).toEqual(["b"]);
+});
+
+describe("per-container policy", () => {
+  const labels = { "svc.monitor_only": "true", "svc.no_pull": "TRUE", "svc.stop_signal": "SIGQUIT", "svc.stop_timeout": "1m30s", "svc.depends_on": "db, /cache" };
+  test("labels override globals", () => {
+    const policy = policyFor({ labels }, defaultConfig({ stop_timeout: 5000 }));
+    expect(policy).toEqual({ monitorOnly: true, noPull: true, stopSignal: "SIGQUIT", stopTimeoutMs: 90_000, dependsOn: ["db", "cache"] });
+  });
+  test("a label can switch a global off", () => {
+    expect(policyFor({ labels: { "svc.monitor_only": "false" } }, defaultConfig({ monitor_only: true })).monitorOnly).toBe(false);
+  });
+  test("global_takes_precedence ignores the option labels", () => {
+    const policy = policyFor({ labels }, defaultConfig({ global_takes_precedence: true, stop_timeout: 5000 }));
+    expect(policy.monitorOnly).toBe(false);
+    expect(policy.noPull).toBe(false);
+    expect(policy.stopTimeoutMs).toBe(5000);
+  });
+  test("durations", () => {
+    expect(parseDurationMs("30")).toBe(30_000);
+    expect(parseDurationMs("250ms")).toBe(250);
+    expect(parseDurationMs("1h")).toBe(3_600_000);
+    expect(parseDurationMs("soon")).toBeUndefined();
+  });
+});
+
+test("old-container names carry the original name and whether it ran", () => {
+  const name = oldContainerName("my.app", "0123456789abcdef", true);
+  expect(name).toBe("my.app.svc-old-0123456789ab-running");
+  expect(parseOldName(`/${name}`)).toEqual({ original: "my.app", shortId: "0123456789ab", wasRunning: true });
+  expect(parseOldName(oldContainerName("db", "fedcba9876543210", false))?.wasRunning).toBe(false);
+  expect(parseOldName("app")).toBeNull();
+});
