@@ -1,0 +1,122 @@
+/**
+ * The scheduler: starts update cycles on `poll_interval` or the cron `schedule`, and once at
+ * start with `update_on_start` (CONTRACT.md "Scheduling"). It never queues: a fire while a cycle
+ * runs still calls the runner, which answers null and counts the skip (svc_scans_skipped).
+ * Run-once mode is the service's business, not this module's.
+ */
+import { Cron } from "croner";
+import type { Config } from "../config/index.ts";
+import { describeError, type Logger } from "../log/index.ts";
+import type { CycleRunner, Trigger } from "../updater/types.ts";
+
+export interface SchedulerDeps {
+  config: Pick<Config, "poll_interval" | "schedule" | "update_on_start">;
+  runner: CycleRunner;
+  log: Logger;
+}
+
+export interface Scheduler {
+  /** Starts the timers (and the startup cycle with update_on_start). Calling it twice does nothing. */
+  start(): void;
+  /**
+   * Stops every timer and cron job at once (before returning), so nothing new starts and the
+   * process can exit. The promise resolves when the cycles this scheduler started have finished.
+   */
+  stop(): Promise<void>;
+}
+
+/**
+ * croner's pattern mode for svc: 5 fields (minute precision) or 6 (with seconds). The config room
+ * validates `schedule` with the same mode.
+ */
+export const CRON_MODE = "5-or-6-parts" as const;
+
+/** setTimeout fires at once for delays past 2^31-1 ms (about 24.8 days): longer waits are chained. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export function createScheduler(deps: SchedulerDeps): Scheduler {
+  const { config, runner } = deps;
+  const log = deps.log.child("scheduler");
+  let started = false;
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let job: Cron | undefined;
+  const inFlight = new Set<Promise<void>>();
+
+  /** Runs one cycle; resolves when it is over, whatever its outcome. */
+  const runCycle = (trigger: Trigger): Promise<void> => {
+    const cycle = (async () => {
+      try {
+        const report = await runner.run(trigger);
+        if (report === null) log.info("cycle skipped: another cycle is running", { trigger });
+      } catch (error) {
+        log.error("cycle failed", { trigger, error: error instanceof Error ? describeError(error) : String(error) });
+      }
+    })();
+    inFlight.add(cycle);
+    void cycle.finally(() => inFlight.delete(cycle));
+    return cycle;
+  };
+
+  /** Waits `ms` (any length), then calls `then`, unless stopped meanwhile. */
+  const after = (ms: number, then: () => void): void => {
+    const step = Math.min(ms, MAX_TIMER_MS);
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (stopped) return;
+      if (ms > step) after(ms - step, then);
+      else then();
+    }, step);
+  };
+
+  /** Each poll waits one interval after the END of the previous cycle, so cycles never pile up. */
+  const pollAfterInterval = (interval: number): void => {
+    log.debug("next cycle scheduled", { in_ms: interval, at: new Date(Date.now() + interval).toISOString() });
+    after(interval, () => {
+      void runCycle("schedule").then(() => {
+        if (!stopped) pollAfterInterval(interval);
+      });
+    });
+  };
+
+  const startCron = (pattern: string): void => {
+    // No `protect`: a fire during a cycle must reach the runner, which counts the skip.
+    job = new Cron(pattern, { mode: CRON_MODE }, () => {
+      if (stopped) return;
+      void runCycle("schedule");
+      logNextCronRun();
+    });
+    logNextCronRun();
+  };
+
+  const logNextCronRun = (): void => {
+    const next = job?.nextRun();
+    if (next) log.debug("next cycle scheduled", { at: next.toISOString() });
+  };
+
+  return {
+    start() {
+      if (started || stopped) return;
+      started = true;
+      const interval = config.poll_interval;
+      const startup = config.update_on_start ? runCycle("startup") : null;
+      if (config.schedule) {
+        startCron(config.schedule);
+        log.info("scheduled by cron", { schedule: config.schedule, next: job?.nextRun()?.toISOString() ?? null });
+      } else if (interval !== undefined && interval > 0) {
+        log.info("scheduled by interval", { poll_interval_ms: interval });
+        // With update_on_start the startup cycle is "the previous cycle" the interval counts from.
+        if (startup) void startup.then(() => !stopped && pollAfterInterval(interval));
+        else pollAfterInterval(interval);
+      }
+    },
+    async stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      job?.stop();
+      job = undefined;
+      await Promise.all(inFlight);
+    },
+  };
+}
