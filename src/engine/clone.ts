@@ -188,7 +188,9 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
   const first = names.includes(networkMode) ? networkMode : names.find((n) => BUILTIN_NETWORK_MODES.has(n)) ?? names[0];
   const ordered = first === undefined ? names : [first, ...names.filter((n) => n !== first)];
 
-  const engineAliases = new Set([old.Id.slice(0, 12), old.Name.replace(/^\//, ""), options.name]);
+  // The engine adds the short id, the hostname (which is the short id unless the user chose
+  // one) and, on newer engines, the container name as aliases itself: the replacement gets its own.
+  const engineAliases = new Set([old.Id.slice(0, 12), old.Config?.Hostname ?? "", old.Name.replace(/^\//, ""), options.name]);
   const userMac = userMacAddress(old);
   const macPerEndpoint = compareApiVersions(options.apiVersion, MULTI_NETWORK_CREATE_API) >= 0;
 
