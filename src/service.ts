@@ -4,7 +4,7 @@
  * process exit code; startup failures are thrown as SvcError (the CLI prints them and maps
  * the kind to the exit code: "startup" and "config" are 2).
  */
-import { createApp } from "./api/index.ts";
+import { createApp, listen } from "./api/index.ts";
 import type { Config } from "./config/index.ts";
 import { createDockerEngine, type Engine } from "./engine/index.ts";
 import { SvcError, toSvcError } from "./errors.ts";
@@ -151,16 +151,6 @@ function waitForSignal(options: ServiceOptions, log: Logger): { promise: Promise
   const names = Object.keys(SIGNAL_EXIT_CODES) as StopSignal[];
   for (const name of names) signals.on(name, handler);
   return { promise, remove: () => names.forEach((name) => signals.off(name, handler)) };
-}
-
-function listen(app: ReturnType<typeof createApp>, port: number): void {
-  try {
-    app.listen({ port, hostname: "0.0.0.0" });
-  } catch (error) {
-    const reason = toSvcError(error).message;
-    const inUse = /in use|EADDRINUSE/i.test(reason);
-    throw new SvcError("startup", inUse ? `cannot listen on 0.0.0.0:${port}: the port is already in use` : `cannot listen on 0.0.0.0:${port}: ${reason}`, { cause: error });
-  }
 }
 
 /**

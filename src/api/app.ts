@@ -26,7 +26,7 @@ export interface ApiDeps {
   access?: AccessLog;
 }
 
-type Handler = (request: Request, url: URL) => Response | Promise<Response>;
+type Handler = (request: Request, url: URL, server: Server<unknown> | null) => Response | Promise<Response>;
 
 /** One path: whether it is on, whether it needs the token, and its handlers by method. */
 interface Endpoint {
@@ -39,7 +39,7 @@ interface Endpoint {
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
 function getEndpoint(enabled: boolean, authenticated: boolean, get: Handler): Endpoint {
-  const head: Handler = async (request, url) => withoutBody(await get(request, url));
+  const head: Handler = async (request, url, server) => withoutBody(await get(request, url, server));
   return { enabled, authenticated, methods: { GET: get, HEAD: head }, allow: "GET, HEAD" };
 }
 
@@ -47,8 +47,11 @@ function buildEndpoints(deps: ApiDeps): Record<string, Endpoint> {
   const api = deps.config.http_api;
   const health: Handler = () => new Response(HEALTH_BODY, { headers: { "content-type": "application/json" } });
   const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
-  const update: Handler = async (request, url) => {
+  const update: Handler = async (request, url, server) => {
     const filter = await parseUpdateRequest(request, url);
+    // The answer comes when the cycle ends, which may take minutes: lift the idle timeout
+    // for this request only, so slow clients elsewhere are still cut off.
+    server?.timeout(request, 0);
     const report = await deps.runner.run("api", filter);
     // null: another cycle is running; the runner has already counted the skip.
     return report === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(report);
@@ -60,12 +63,18 @@ function buildEndpoints(deps: ApiDeps): Record<string, Endpoint> {
   };
 }
 
-async function serveEndpoint(endpoint: Endpoint | undefined, checkToken: TokenCheck, request: Request, url: URL): Promise<Response> {
+async function serveEndpoint(
+  endpoint: Endpoint | undefined,
+  checkToken: TokenCheck,
+  request: Request,
+  url: URL,
+  server: Server<unknown> | null,
+): Promise<Response> {
   if (!endpoint?.enabled) return errorResponse(notFound());
   const handler = endpoint.methods[request.method];
   if (!handler) return errorResponse(methodNotAllowed(), { allow: endpoint.allow });
   if (endpoint.authenticated && !checkToken(request.headers.get("authorization"))) return errorResponse(unauthorized());
-  return handler(request, url);
+  return handler(request, url, server);
 }
 
 export function createApp(deps: ApiDeps) {
@@ -97,7 +106,7 @@ export function createApp(deps: ApiDeps) {
     const url = new URL(request.url);
     let response: Response;
     try {
-      response = await serveEndpoint(endpoints[url.pathname], checkToken, request, url);
+      response = await serveEndpoint(endpoints[url.pathname], checkToken, request, url, server);
     } catch (error) {
       response = failed(error, request);
     }
@@ -112,6 +121,24 @@ export function createApp(deps: ApiDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * Starts listening. Elysia's defaults are overridden where they matter: `reusePort` would let
+ * a second svc share the port silently instead of failing, and development mode would show
+ * error pages. Throws SvcError "startup" (exit 2) when the port cannot be bound.
+ */
+export function listen(app: App, port: number, hostname = "0.0.0.0", options: { idleTimeoutSeconds?: number } = {}): Server<unknown> {
+  try {
+    app.listen({ port, hostname, reusePort: false, development: false, idleTimeout: options.idleTimeoutSeconds ?? 30 });
+  } catch (error) {
+    const reason = toSvcError(error).message;
+    const inUse = /in use|EADDRINUSE/i.test(`${reason} ${(error as { code?: string })?.code ?? ""}`);
+    const what = inUse ? "the port is already in use" : reason;
+    throw new SvcError("startup", `cannot listen on ${hostname}:${port}: ${what}`, { cause: error });
+  }
+  if (!app.server) throw new SvcError("startup", `cannot listen on ${hostname}:${port}`);
+  return app.server;
+}
 
 function safePath(rawUrl: string): string {
   try {

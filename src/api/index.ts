@@ -1,2 +1,2 @@
-export { type ApiDeps, type App, createApp } from "./app.ts";
+export { type ApiDeps, type App, createApp, listen } from "./app.ts";
 export { MAX_BODY_BYTES } from "./update-request.ts";
