@@ -24,7 +24,7 @@ export function createEmailNotifier(settings: EmailSettings, render: Renderer, t
         // 465 is implicit TLS; any other port starts plain and upgrades with STARTTLS when offered.
         secure: settings.port === 465,
         auth: settings.user ? { user: settings.user, pass: settings.password ?? "" } : undefined,
-        tls: { rejectUnauthorized: !settings.tls_skip_verify, servername: server },
+        tls: { rejectUnauthorized: !settings.tls_skip_verify },
         connectionTimeout: timeoutMs,
         greetingTimeout: timeoutMs,
         socketTimeout: timeoutMs,

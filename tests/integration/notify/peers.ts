@@ -160,33 +160,55 @@ export function payloadOf(output: string): { payload: string; qos: number | null
 }
 
 const SMTP_HANDLER = `
-import sys, os, json, time, ssl
+import sys, os, json, time, ssl, email
+from email import policy
 from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult, LoginPassword
 
 out_dir, port = sys.argv[1], int(sys.argv[2])
-cert = sys.argv[3] if len(sys.argv) > 3 else None
-key = sys.argv[4] if len(sys.argv) > 4 else None
+cert = os.environ.get("SMTP_CERT")
+key = os.environ.get("SMTP_KEY")
+user = os.environ.get("SMTP_USER")
+password = os.environ.get("SMTP_PASSWORD")
 
 class Writer:
     counter = 0
     async def handle_DATA(self, server, session, envelope):
         Writer.counter += 1
-        name = os.path.join(out_dir, "msg-%d" % Writer.counter)
+        msg = email.message_from_bytes(envelope.original_content, policy=policy.default)
+        text = msg.get_body(preferencelist=("plain",))
+        html = msg.get_body(preferencelist=("html",))
+        name = os.path.join(out_dir, "msg-%04d" % Writer.counter)
         with open(name + ".tmp", "w") as f:
             json.dump({"mail_from": envelope.mail_from, "rcpt_tos": envelope.rcpt_tos,
-                       "data": envelope.content.decode("utf-8", "replace"),
-                       "tls": session.ssl is not None}, f)
+                       "from": str(msg["from"]), "to": str(msg["to"]), "subject": str(msg["subject"]),
+                       "content_type": msg.get_content_type(),
+                       "text": text.get_content() if text is not None else None,
+                       "html": html.get_content() if html is not None else None,
+                       "tls": session.ssl is not None,
+                       "login": session.auth_data.login.decode() if session.auth_data else None}, f)
         os.rename(name + ".tmp", name + ".json")
         return "250 OK"
+
+def authenticate(server, session, envelope, mechanism, auth_data):
+    if isinstance(auth_data, LoginPassword) and auth_data.login.decode() == user and auth_data.password.decode() == password:
+        return AuthResult(success=True, auth_data=auth_data)
+    return AuthResult(success=False, handled=False)
 
 kwargs = {}
 if cert:
     ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     ctx.load_cert_chain(cert, key)
-    kwargs["tls_context"] = ctx
+    if os.environ.get("SMTP_IMPLICIT_TLS"):
+        kwargs["ssl_context"] = ctx
+    else:
+        kwargs["tls_context"] = ctx
+if user:
+    kwargs["authenticator"] = authenticate
+    kwargs["auth_require_tls"] = True
+    kwargs["auth_required"] = True
 controller = Controller(Writer(), hostname="127.0.0.1", port=port, **kwargs)
 controller.start()
-print("ready", flush=True)
 try:
     while True:
         time.sleep(3600)
@@ -215,21 +237,34 @@ export interface SmtpServer {
 export interface ReceivedMail {
   mail_from: string;
   rcpt_tos: string[];
-  data: string;
+  from: string;
+  to: string;
+  subject: string;
+  content_type: string;
+  text: string | null;
+  html: string | null;
+  /** the message came over a STARTTLS-upgraded connection (false for implicit TLS: aiosmtpd sees no upgrade) */
   tls: boolean;
+  /** the user it authenticated as */
+  login: string | null;
 }
 
-/** aiosmtpd on a free port; with a certificate it offers STARTTLS. */
-export async function startSmtp(tls?: { cert: string; key: string }): Promise<SmtpServer> {
+/** aiosmtpd on a free port; with a certificate it offers STARTTLS, with a login it requires AUTH. */
+export async function startSmtp(
+  options: { cert?: string; key?: string; user?: string; password?: string; implicitTls?: boolean; port?: number } = {},
+): Promise<SmtpServer> {
   const dir = tempDir("smtp");
   const script = join(dir, "handler.py");
   writeFileSync(script, SMTP_HANDLER);
   const inbox = join(dir, "inbox");
   Bun.spawnSync(["mkdir", "-p", inbox]);
-  const port = freePort();
-  const args = [pythonWithAiosmtpd(), script, inbox, String(port), ...(tls ? [tls.cert, tls.key] : [])];
+  const port = options.port ?? freePort();
+  const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+  if (options.implicitTls) env.SMTP_IMPLICIT_TLS = "1";
+  if (options.cert && options.key) Object.assign(env, { SMTP_CERT: options.cert, SMTP_KEY: options.key });
+  if (options.user) Object.assign(env, { SMTP_USER: options.user, SMTP_PASSWORD: options.password ?? "" });
   const log = join(dir, "smtp.log");
-  const proc = Bun.spawn(args, { stdout: "ignore", stderr: Bun.file(log) });
+  const proc = Bun.spawn([pythonWithAiosmtpd(), script, inbox, String(port)], { env, stdout: "ignore", stderr: Bun.file(log) });
   await waitForPort(port, `aiosmtpd on ${port}`, proc, log);
   return {
     port,
