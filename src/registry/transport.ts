@@ -17,7 +17,7 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: Omit<RetryPolicy, "timeoutMs"> = { retries: 3, baseDelayMs: 250, maxDelayMs: 10_000 };
+export const DEFAULT_RETRY: Omit<RetryPolicy, "timeoutMs"> = { retries: 2, baseDelayMs: 250, maxDelayMs: 10_000 };
 
 const MAX_REDIRECTS = 5;
 
