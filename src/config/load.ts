@@ -188,12 +188,15 @@ function named(key: string, merged: Map<string, Entry>): string {
 function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, Entry>, cwd: string, problems: Problem[], warnings: string[]): void {
   const get = (key: string) => values.get(key) ?? defaultOf(key);
   const isSet = (key: string) => values.get(key) !== undefined;
+  // A value given but invalid is already reported: do not add "nothing would run" and the like.
+  const invalid = (key: string) => merged.has(key) && !values.has(key);
 
   const triggers = ["poll_interval", "schedule", "run_once"].filter((key) => (key === "run_once" ? get(key) === true : isSet(key)));
+  const anyInvalid = ["poll_interval", "schedule", "run_once", "http_api.update"].some(invalid);
   if (triggers.length > 1) {
     problems.push(`${triggers.map((key) => named(key, merged)).join(" and ")}: poll_interval, schedule and run_once are mutually exclusive; set only one`);
   }
-  if (triggers.length === 0 && get("http_api.update") !== true) {
+  if (triggers.length === 0 && get("http_api.update") !== true && !anyInvalid) {
     problems.push(
       `nothing would ever run: set one of poll_interval (--poll-interval, SVC_POLL_INTERVAL), schedule (--schedule, SVC_SCHEDULE) or run_once (--run-once, SVC_RUN_ONCE), or enable http_api.update (--http-api-update, SVC_HTTP_API_UPDATE)`,
     );
@@ -205,7 +208,7 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
     warnings.push(`run_once: the HTTP API is not started in run-once mode; ignoring ${apiOn.map((key) => named(key, merged)).join(" and ")}`);
   } else {
     const needsToken = get("http_api.update") === true || (get("http_api.metrics") === true && get("http_api.metrics_no_auth") !== true);
-    if (needsToken && !isSet("http_api.token")) {
+    if (needsToken && !isSet("http_api.token") && !invalid("http_api.token")) {
       const why = apiOn.map((key) => named(key, merged)).join(" and ");
       problems.push(`${why}: an authenticated endpoint is enabled but no token is set: set http_api.token (--http-api-token, SVC_HTTP_API_TOKEN)`);
     }
@@ -213,7 +216,7 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
 
   if (get("docker.tls_verify") === true) {
     for (const key of ["docker.tls_ca_cert", "docker.tls_cert", "docker.tls_key"]) {
-      if (!isSet(key)) problems.push(`${named("docker.tls_verify", merged)}: is true, so ${named(key, merged)} is required`);
+      if (!isSet(key) && !invalid(key)) problems.push(`${named("docker.tls_verify", merged)}: is true, so ${named(key, merged)} is required`);
     }
   }
   for (const key of ["docker.tls_ca_cert", "docker.tls_cert", "docker.tls_key", "notifications.mqtt.tls_ca_cert", "notifications.mqtt.tls_cert", "notifications.mqtt.tls_key", "notifications.template"]) {
@@ -232,7 +235,8 @@ function requireWith(enabler: string, required: string[], values: Map<string, un
   if (values.get(enabler) === undefined) return;
   for (const key of required) {
     const value = values.get(key);
-    const missing = value === undefined || (Array.isArray(value) && value.length === 0);
+    const given = merged.has(key) && !values.has(key); // given but invalid: already reported
+    const missing = !given && (value === undefined || (Array.isArray(value) && value.length === 0));
     if (missing) problems.push(`${named(enabler, merged)}: is set, so ${named(key, merged)} is required`);
   }
 }

@@ -1,0 +1,142 @@
+/**
+ * Every option of the schema, in each of its three forms (TOML, env, flag), generated from the
+ * schema itself: an option added tomorrow is covered without touching this file.
+ */
+import { describe, expect, test } from "bun:test";
+import { OPTIONS, type OptionSpec } from "../../../src/config/index.ts";
+import { tomlLiteral } from "../../../src/config/toml.ts";
+import { load, tempDir, writeFile } from "./helpers.ts";
+
+const dir = tempDir();
+const pem = (name: string) => writeFile(dir, name, "-----BEGIN CERTIFICATE-----\n");
+
+/** A valid value different from the default, and what the loaded Config must hold for it. */
+function sample(option: OptionSpec): { value: unknown; expected: unknown } {
+  const meta = option.meta;
+  switch (meta.kind) {
+    case "boolean":
+      return { value: !meta.default, expected: !meta.default };
+    case "integer": {
+      const n = meta.min! + 1;
+      return { value: n, expected: n };
+    }
+    case "enum": {
+      const other = meta.values!.find((v) => v !== meta.default)!;
+      return { value: other, expected: other };
+    }
+    case "duration":
+      return { value: "1h30m", expected: 5_400_000 };
+    case "cron":
+      return { value: "*/5 * * * *", expected: "*/5 * * * *" };
+    case "list":
+      return { value: ["alpha", "beta"], expected: ["alpha", "beta"] };
+    case "credentials": {
+      const entries = [{ host: "ghcr.io", username: "u1", password: "p1" }, { host: "quay.io" }];
+      return { value: entries, expected: entries };
+    }
+    case "path": {
+      const path = pem(`${option.key}.pem`);
+      return { value: path, expected: path };
+    }
+    case "url": {
+      const url = option.key === "docker.host" ? "tcp://10.0.0.1:2376" : String(meta.example ?? "http://127.0.0.1:9");
+      return { value: url, expected: url };
+    }
+    default: {
+      const text = option.key === "docker.api_version" ? "1.41" : `value-of-${option.key}`;
+      return { value: text, expected: text };
+    }
+  }
+}
+
+/** Companions that keep every single-option configuration valid. */
+function base(): Map<string, unknown> {
+  return new Map<string, unknown>([
+    ["http_api.update", true],
+    ["http_api.token", "base-token"],
+    ["notifications.email.from", "svc@example.com"],
+    ["notifications.email.to", ["ops@example.com"]],
+    ["notifications.mqtt.topic", "svc"],
+    ["notifications.pushover.user_key", "base-user"],
+    ["docker.tls_ca_cert", pem("ca.pem")],
+    ["docker.tls_cert", pem("cert.pem")],
+    ["docker.tls_key", pem("key.pem")],
+  ]);
+}
+
+function asText(option: OptionSpec, value: unknown): string {
+  if (option.meta.kind === "credentials") {
+    return (value as Record<string, string>[]).map((e) => Object.entries(e).map(([k, v]) => `${k}=${v}`).join(",")).join(";");
+  }
+  return Array.isArray(value) ? value.join(",") : String(value);
+}
+
+function toToml(values: Map<string, unknown>): string {
+  const tables = new Map<string, string[]>();
+  for (const [key, value] of values) {
+    const dot = key.lastIndexOf(".");
+    const table = dot < 0 ? "" : key.slice(0, dot);
+    if (!tables.has(table)) tables.set(table, []);
+    tables.get(table)!.push(`${key.slice(dot + 1)} = ${tomlLiteral(value)}`);
+  }
+  const top = tables.get("") ?? [];
+  tables.delete("");
+  return [...top, ...[...tables].flatMap(([table, lines]) => [`[${table}]`, ...lines])].join("\n");
+}
+
+const byKey = new Map(OPTIONS.map((o) => [o.key, o]));
+
+function toEnv(values: Map<string, unknown>): Record<string, string> {
+  return Object.fromEntries([...values].map(([key, value]) => [byKey.get(key)!.env, asText(byKey.get(key)!, value)]));
+}
+
+function toFlags(values: Map<string, unknown>): string[] {
+  return [...values].flatMap(([key, value]) => {
+    const option = byKey.get(key)!;
+    if (option.meta.kind === "boolean") return value ? [option.flag] : [`--no-${option.flag.slice(2)}`];
+    return [option.flag, asText(option, value)];
+  });
+}
+
+function valueAt(config: unknown, path: string[]): unknown {
+  return path.reduce<any>((node, part) => node?.[part], config);
+}
+
+describe.each(OPTIONS.map((o) => [o.key, o] as const))("%s", (_key, option) => {
+  const { value, expected } = sample(option);
+  const values = base();
+  values.set(option.key, value);
+
+  test(`TOML key ${option.key}`, async () => {
+    const result = await load({ toml: toToml(values) });
+    expect(valueAt(result.config, option.path)).toEqual(expected);
+    expect(result.sources[option.key]!.source).toBe("file");
+  });
+
+  test(`environment ${option.env}`, async () => {
+    const result = await load({ env: toEnv(values) });
+    expect(valueAt(result.config, option.path)).toEqual(expected);
+    expect(result.sources[option.key]).toEqual({ source: "env", name: option.env });
+  });
+
+  test(`flag ${option.flag}`, async () => {
+    const result = await load({ argv: toFlags(values) });
+    expect(valueAt(result.config, option.path)).toEqual(expected);
+    expect(result.sources[option.key]!.source).toBe("flag");
+  });
+
+  test("default when given nowhere", async () => {
+    const others = base();
+    others.delete(option.key);
+    if (!others.has("http_api.update") || !others.has("http_api.token")) {
+      // The API needs both; without it, something else has to run.
+      others.delete("http_api.update");
+      others.delete("http_api.token");
+      others.set("poll_interval", "1h");
+    }
+    const result = await load({ env: toEnv(others) });
+    const fallback = option.schema.safeParse(undefined).data;
+    expect(valueAt(result.config, option.path)).toEqual(fallback);
+    expect(result.sources[option.key]!.source).toBe("default");
+  });
+});
