@@ -4,14 +4,15 @@
  * process exit code; startup failures are thrown as SvcError (the CLI prints them and maps
  * the kind to the exit code: "startup" and "config" are 2).
  */
-import { createApp, listen } from "./api/index.ts";
+import { type App, createApp, listen } from "./api/index.ts";
 import type { Config } from "./config/index.ts";
 import { createDockerEngine, type Engine } from "./engine/index.ts";
 import { SvcError, toSvcError } from "./errors.ts";
-import { type AuditLog, createLogging, type Logger } from "./log/index.ts";
+import { type AuditLog, createLogging, type Logger, type Logging } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
 import { createNotifications, type Dispatcher } from "./notify/index.ts";
 import { createRegistry, type Registry } from "./registry/index.ts";
+import { createScheduler } from "./scheduler/index.ts";
 import type { CycleRunner, SessionReport } from "./updater/types.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -39,13 +40,6 @@ function createUpdater(deps: UpdaterDeps): Updater {
     drain: async () => {},
   };
 }
-interface Scheduler {
-  start(): void;
-  stop(): void;
-}
-function createScheduler(deps: { config: Config; runner: CycleRunner; log: Logger }): Scheduler {
-  return { start: () => deps.log.warn("scheduler not wired: no scheduled cycles"), stop() {} };
-}
 // ------------------------------------------------ END TEMPORARY SHIMS ------------------------
 
 export interface ServiceOptions {
@@ -72,61 +66,80 @@ export function runOnceExitCode(report: SessionReport | null): number {
 export async function runService(config: Config, options: ServiceOptions = {}): Promise<number> {
   const logging = createLogging(config);
   const log = logging.log.child("service");
-  const cleanups: (() => Promise<void> | void)[] = [() => logging.close()];
-  const cleanUp = async () => {
-    for (const cleanup of cleanups.reverse()) {
-      await Promise.resolve()
-        .then(cleanup)
-        .catch((error) => log.error("shutdown step failed", { error: toSvcError(error).message }));
-    }
-  };
-
   const stopSignal = waitForSignal(options, log);
-  cleanups.push(() => stopSignal.remove());
+  let notifications: Dispatcher | undefined;
+  let updater: Updater | undefined;
   try {
     const metrics = new Metrics();
     const engine = await createDockerEngine(config.docker, logging.log);
     const registry = createRegistry(config, logging.log);
-    const notifications = await createNotifications(config, logging.log);
-    cleanups.push(() => notifications.close());
-    const updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications });
-    cleanups.push(() => updater.drain());
+    notifications = await createNotifications(config, logging.log);
+    updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications });
+    // Repair what a crash left half-done before any new cycle can start.
     await updater.recover();
-
-    if (config.run_once) {
-      const outcome = await Promise.race([runOnce(config, updater, log), stopSignal.promise]);
-      if (typeof outcome === "number") return outcome;
-      log.info("stopping: waiting for the running update to finish", { signal: outcome });
-      return 0;
-    }
-
-    if (apiEnabled(config)) {
-      const app = createApp({ config, runner: updater, metrics, log: logging.log, access: logging.access });
-      listen(app, config.http_api.port);
-      cleanups.push(async () => {
-        await app.stop(true);
-      });
-      log.info("HTTP API listening", { address: `0.0.0.0:${config.http_api.port}`, update: config.http_api.update, metrics: config.http_api.metrics });
-    }
-    const scheduler = createScheduler({ config, runner: updater, log: logging.log });
-    scheduler.start();
-    cleanups.push(() => scheduler.stop());
-
-    const signal = await stopSignal.promise;
-    log.info("stopping: waiting for the running update to finish", { signal });
-    return 0;
+    if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log);
+    return await serve({ config, updater, metrics, logging, log }, stopSignal.promise);
   } finally {
-    // Reverse order: scheduler, server, then the updater drains, then notifications and logs.
-    await cleanUp();
+    // The running container's update finishes or rolls back, then reports go out, then logs close.
+    // A second signal during these steps exits at once (the handlers stay until the end).
+    await step(log, "drain the updater", () => updater?.drain());
+    await step(log, "close notifications", () => notifications?.close());
+    stopSignal.remove();
+    await logging.close();
   }
 }
 
-async function runOnce(config: Config, updater: Updater, log: Logger): Promise<number> {
+async function step(log: Logger, what: string, action: () => Promise<unknown> | undefined): Promise<void> {
+  try {
+    await action();
+  } catch (error) {
+    log.error(`shutdown: could not ${what}`, { error: toSvcError(error).message });
+  }
+}
+
+async function runOnce(config: Config, updater: Updater, stop: Promise<StopSignal>, log: Logger): Promise<number> {
   if (config.http_api.update || config.http_api.metrics) {
     log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
   }
-  const report = await updater.run("run_once");
-  return runOnceExitCode(report);
+  const outcome = await Promise.race([updater.run("run_once"), stop]);
+  if (typeof outcome === "string") {
+    log.info("stopping: waiting for the running update to finish", { signal: outcome });
+    return 0;
+  }
+  return runOnceExitCode(outcome);
+}
+
+interface Running {
+  config: Config;
+  updater: Updater;
+  metrics: Metrics;
+  logging: Logging;
+  log: Logger;
+}
+
+/** The long-running mode: HTTP API (when enabled) and scheduler until the first signal. */
+async function serve({ config, updater, metrics, logging, log }: Running, stop: Promise<StopSignal>): Promise<number> {
+  let app: App | undefined;
+  if (apiEnabled(config)) {
+    app = createApp({ config, runner: updater, metrics, log: logging.log, access: logging.access });
+    listen(app, config.http_api.port);
+    log.info("HTTP API listening", { address: `0.0.0.0:${config.http_api.port}`, update: config.http_api.update, metrics: config.http_api.metrics });
+  }
+  const scheduler = createScheduler({ config, runner: updater, log: logging.log });
+  try {
+    scheduler.start();
+    const signal = await stop;
+    log.info("stopping: waiting for the running update to finish", { signal });
+  } finally {
+    // Timers stop at once and the port closes now; a request already waiting for its cycle
+    // still gets its answer (stop without closing active connections).
+    const schedulerStopped = scheduler.stop();
+    const serverStopped = app?.stop(false);
+    await step(log, "drain the updater", () => updater.drain());
+    await step(log, "stop the scheduler", () => schedulerStopped);
+    await step(log, "stop the HTTP server", () => serverStopped);
+  }
+  return 0;
 }
 
 /**
