@@ -149,7 +149,7 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
   const newId = r.newId;
   if (!r.self) {
     try {
-      await act(ctx, "remove", { container: r.parkedAs ?? r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.removeContainer(r.old.Id, { force: true }));
+      await act(ctx, "remove", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.removeContainer(r.old.Id, { force: true }));
     } catch (error) {
       // the update stands; the parked container is left for crash recovery to remove
       ctx.log.warn("could not remove the old container", { container: r.name, error: toSvcError(error).message });

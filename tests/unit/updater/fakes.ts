@@ -49,8 +49,9 @@ export class FakeEngine implements Engine {
   pulls: { reference: string; platform?: Platform; auth?: RegistryAuth }[] = [];
   listCalls = 0;
   unreachable = false;
-  /** tag -> image id the registry would deliver on pull */
+  /** tag -> image id the registry has for it now */
   remote = new Map<string, string>();
+  remoteImages = new Map<string, FakeImage>();
   /** resolves a pending listContainers: lets tests hold a cycle open */
   gate?: Promise<void>;
 
@@ -63,11 +64,11 @@ export class FakeEngine implements Engine {
     return image;
   }
 
-  /** An image the registry has for `tag` but the engine has not pulled yet. */
+  /** A new image the registry has for `tag` (the engine gets it on pull). */
   publish(tag: string, options: { behaviour?: Behaviour } = {}): FakeImage {
     const id = `sha256:${fakeId()}`;
     const image: FakeImage = { id, tags: [], repoDigests: [], behaviour: options.behaviour ?? "ok" };
-    this.images.set(`remote:${id}`, image);
+    this.remoteImages.set(id, image);
     this.remote.set(tag, id);
     return image;
   }
@@ -122,7 +123,7 @@ export class FakeEngine implements Engine {
   }
 
   async listImages(): Promise<ImageSummary[]> {
-    return [...this.images.entries()].filter(([key]) => !key.startsWith("remote:")).map(([, i]) => ({ id: i.id, repoTags: i.tags, repoDigests: i.repoDigests }));
+    return [...this.images.values()].map((i) => ({ id: i.id, repoTags: i.tags, repoDigests: i.repoDigests }));
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerInspect> {
@@ -145,7 +146,7 @@ export class FakeEngine implements Engine {
   }
 
   async inspectImage(reference: string): Promise<ImageInspect | null> {
-    const image = this.images.get(reference) ?? [...this.images.entries()].find(([key, i]) => !key.startsWith("remote:") && i.tags.includes(reference))?.[1];
+    const image = this.images.get(reference) ?? [...this.images.values()].find((i) => i.tags.includes(reference));
     if (!image) return null;
     return { Id: image.id, RepoTags: image.tags, RepoDigests: image.repoDigests, Os: "linux", Architecture: "arm", Variant: "v7" } as unknown as ImageInspect;
   }
@@ -156,12 +157,10 @@ export class FakeEngine implements Engine {
     this.events.push(`pull:${reference}`);
     const id = this.remote.get(reference);
     if (!id) return;
-    const image = this.images.get(`remote:${id}`)!;
-    this.images.delete(`remote:${id}`);
+    const image = this.images.get(id) ?? this.remoteImages.get(id)!;
     for (const other of this.images.values()) other.tags = other.tags.filter((t) => t !== reference);
     image.tags = [reference];
     this.images.set(id, image);
-    this.remote.delete(reference);
   }
 
   async stopContainer(id: string, options: { timeoutMs: number; signal?: string }): Promise<void> {
@@ -183,7 +182,7 @@ export class FakeEngine implements Engine {
   async createReplacement(old: ContainerInspect, _oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
     this.maybeFail("create", options.name);
     if (this.byName(options.name)) throw new SvcError("engine", `name ${options.name} is in use`);
-    const image = [...this.images.entries()].find(([key, i]) => !key.startsWith("remote:") && i.tags.includes(options.image))?.[1];
+    const image = [...this.images.values()].find((i) => i.tags.includes(options.image));
     if (!image) throw new SvcError("engine", `no such image ${options.image}`);
     const oldContainer = this.find(old.Id);
     const created: FakeContainer = {
@@ -237,7 +236,7 @@ export class FakeEngine implements Engine {
   }
 }
 
-/** A registry whose answer is: stale when the engine has a published image for the tag that is not pulled yet. */
+/** A registry whose answer is: stale when the image it has for the tag is not the one the container runs. */
 export class FakeRegistry implements Registry {
   checks: string[] = [];
   errors = new Map<string, string>();
@@ -250,7 +249,7 @@ export class FakeRegistry implements Registry {
         const error = this.errors.get(ref.original);
         if (error) throw new SvcError("registry", error);
         const remoteId = this.engine.remote.get(ref.original);
-        if (remoteId) {
+        if (remoteId && remoteId !== local.id) {
           await platform();
           return { stale: true, digest: `sha256:${remoteId.slice(7)}` };
         }

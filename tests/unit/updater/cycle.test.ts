@@ -1,0 +1,330 @@
+import { describe, expect, test } from "bun:test";
+import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { Metrics } from "../../../src/metrics/index.ts";
+import { createUpdater } from "../../../src/updater/index.ts";
+import type { SessionReport } from "../../../src/updater/types.ts";
+import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
+
+const DIGEST = `sha256:${"d".repeat(64)}`;
+
+function setup(overrides: DeepPartial<Config> = {}) {
+  const engine = new FakeEngine();
+  const registry = new FakeRegistry(engine);
+  const metrics = new Metrics();
+  const audit = new MemoryAudit();
+  const published: SessionReport[] = [];
+  const config = defaultConfig({ stop_timeout: 1000, ...overrides, rollback: { startup_timeout: 200, ...overrides.rollback } });
+  const updater = createUpdater({
+    config,
+    engine,
+    registry,
+    metrics,
+    log: silentLogger,
+    audit,
+    sink: { publish: (report) => published.push(report) },
+    timing: { pollMs: 5, stableMs: 20 },
+  });
+  return { engine, registry, metrics, audit, updater, published };
+}
+
+function states(report: SessionReport | null): Record<string, string> {
+  return Object.fromEntries(report!.containers.map((c) => [c.name, c.state]));
+}
+
+describe("checking", () => {
+  test("fresh and stale, one registry check per (reference, image), report and metrics", async () => {
+    const { engine, registry, updater, metrics, published } = setup();
+    engine.addImage("r.io/app:1", { digest: DIGEST });
+    engine.addImage("r.io/db:1");
+    engine.addContainer("a1", "r.io/app:1");
+    engine.addContainer("a2", "r.io/app:1");
+    engine.addContainer("db", "r.io/db:1");
+    engine.publish("r.io/db:1");
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ a1: "fresh", a2: "fresh", db: "updated" });
+    expect(registry.checks.filter((c) => c === "r.io/app:1").length).toBe(1);
+    expect(report!.containers.find((c) => c.name === "a1")!.old_digest).toBe(DIGEST);
+    expect(report!.counts).toMatchObject({ scanned: 3, updated: 1, fresh: 2, failed: 0 });
+    expect(metrics.snapshot()).toEqual({ svc_scans_total: 1, svc_scans_skipped: 0, svc_containers_scanned: 3, svc_containers_updated: 1, svc_containers_failed: 0 });
+    expect(published).toHaveLength(1);
+    expect(engine.listCalls).toBe(1);
+  });
+
+  test("pinned, malformed, registry error and created-from-id are skipped with reasons", async () => {
+    const { engine, registry, updater } = setup();
+    engine.addImage("r.io/app:1");
+    const pinned = engine.addContainer("pinned", "r.io/app:1");
+    pinned.image = `r.io/app@sha256:${"a".repeat(64)}`;
+    const bad = engine.addContainer("bad", "r.io/app:1");
+    bad.image = "Bad//Ref";
+    const byId = engine.addContainer("byid", "r.io/app:1");
+    byId.image = byId.imageId;
+    engine.addImage("r.io/down:1");
+    engine.addContainer("down", "r.io/down:1");
+    registry.errors.set("r.io/down:1", "registry r.io answered 503");
+    const report = await updater.run("api");
+    const reasons = Object.fromEntries(report!.containers.map((c) => [c.name, [c.state, c.reason]]));
+    expect(reasons.pinned).toEqual(["skipped", "pinned by digest"]);
+    expect(reasons.bad![0]).toBe("skipped");
+    expect(reasons.bad![1]).toContain("invalid image reference");
+    expect(reasons.byid![0]).toBe("skipped");
+    expect(reasons.down).toEqual(["skipped", "registry r.io answered 503"]);
+  });
+
+  test("monitor_only (global or label) reports stale and changes nothing", async () => {
+    const { engine, updater } = setup({ monitor_only: true });
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.addContainer("opt", "r.io/app:1", { labels: { "svc.monitor_only": "false" } });
+    engine.publish("r.io/app:1");
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ app: "stale", opt: "updated" });
+    expect(engine.events.some((e) => e.includes(":app"))).toBe(false);
+  });
+
+  test("no_pull compares the local image for the tag, without the registry", async () => {
+    const { engine, registry, updater } = setup({ no_pull: true });
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.addContainer("same", "r.io/app:1");
+    const newer = engine.addImage("r.io/app:1");
+    engine.byName("same")!.imageId = newer.id;
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ app: "updated", same: "fresh" });
+    expect(registry.checks).toEqual([]);
+    expect(engine.pulls).toEqual([]);
+    expect(engine.byName("app")!.imageId).toBe(newer.id);
+  });
+});
+
+describe("the update protocol", () => {
+  test("pull for the old image's platform with auth, stop with the container's signal and timeout, rename, create, start, remove old", async () => {
+    const { engine, updater, audit } = setup();
+    engine.addImage("r.io/app:1");
+    const old = engine.addContainer("app", "r.io/app:1", { stopSignal: "SIGQUIT", stopTimeout: 7, labels: { "svc.stop_timeout": "3s", "svc.stop_signal": "SIGHUP" } });
+    engine.publish("r.io/app:1");
+    const report = await updater.run("schedule");
+    const entry = report!.containers[0]!;
+    expect(entry.state).toBe("updated");
+    expect(entry.id).not.toBe(old.id);
+    expect(entry.new_image_id).toBe(engine.byName("app")!.imageId);
+    expect(engine.pulls[0]).toEqual({ reference: "r.io/app:1", platform: { os: "linux", architecture: "arm", variant: "v7" }, auth: { serveraddress: "r.io", username: "u" } });
+    expect(engine.stops[0]).toEqual({ name: `app.svc-old-${old.id.slice(0, 12)}-running`, timeoutMs: 7000, signal: "SIGHUP" });
+    expect(engine.events).toEqual([
+      "pull:r.io/app:1",
+      `rename:app->app.svc-old-${old.id.slice(0, 12)}-running`,
+      `stop:app.svc-old-${old.id.slice(0, 12)}-running`,
+      "create:app",
+      "start:app",
+      `remove:app.svc-old-${old.id.slice(0, 12)}-running`,
+    ]);
+    expect(engine.containers.size).toBe(1);
+    expect(audit.entries.map((e) => e.action)).toEqual(["pull", "rename", "stop", "create", "start", "remove"]);
+    expect(audit.entries.every((e) => e.trigger === "schedule" && e.session_id === report!.id && e.container === "app")).toBe(true);
+  });
+
+  test("stop timeout: label, else the global option", async () => {
+    const { engine, updater } = setup({ stop_timeout: 4000 });
+    engine.addImage("r.io/app:1");
+    engine.addContainer("labelled", "r.io/app:1", { labels: { "svc.stop_timeout": "2s" } });
+    engine.addContainer("plain", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    await updater.run("api");
+    const timeouts = Object.fromEntries(engine.stops.map((s) => [s.name.split(".")[0], s.timeoutMs]));
+    expect(timeouts).toEqual({ labelled: 2000, plain: 4000 });
+  });
+
+  for (const [behaviour, reason] of [
+    ["exit1", "exited with code 1"],
+    ["unhealthy", "healthcheck reported unhealthy"],
+    ["starting", "not healthy within the startup timeout"],
+    ["restart-loop", "restart loop"],
+  ] as const) {
+    test(`rollback when the new container is ${behaviour}`, async () => {
+      const { engine, updater, audit, metrics } = setup();
+      engine.addImage("r.io/app:1");
+      const old = engine.addContainer("app", "r.io/app:1");
+      engine.publish("r.io/app:1", { behaviour });
+      const report = await updater.run("api");
+      const entry = report!.containers[0]!;
+      expect(entry.state).toBe("rolled_back");
+      expect(entry.reason).toContain(reason);
+      expect(entry.reason).toContain("boom: config invalid");
+      expect(entry.id).toBe(old.id);
+      const back = engine.byName("app")!;
+      expect(back.id).toBe(old.id);
+      expect(back.state).toBe("running");
+      expect(engine.containers.size).toBe(1);
+      expect(audit.entries.some((e) => e.action === "rollback")).toBe(true);
+      expect(metrics.snapshot().svc_containers_failed).toBe(1);
+    });
+  }
+
+  test("a rollback check that is off does not roll back", async () => {
+    const { engine, updater } = setup({ rollback: { on_healthcheck: false, on_timeout: false } });
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1", { behaviour: "unhealthy" });
+    expect(states(await updater.run("api"))).toEqual({ app: "updated" });
+  });
+
+  test("a rolled-back digest is not retried; a newer one is", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1", { behaviour: "exit1" });
+    expect(states(await updater.run("api"))).toEqual({ app: "rolled_back" });
+    const second = await updater.run("api");
+    expect(second!.containers[0]!.state).toBe("skipped");
+    expect(second!.containers[0]!.reason).toContain("rolled back before");
+    engine.publish("r.io/app:1");
+    expect(states(await updater.run("api"))).toEqual({ app: "updated" });
+  });
+
+  for (const step of ["pull", "stop", "create", "start"] as const) {
+    test(`a failing ${step} is "failed" and the old container keeps its name and runs`, async () => {
+      const { engine, updater } = setup();
+      engine.addImage("r.io/app:1");
+      const old = engine.addContainer("app", "r.io/app:1");
+      engine.publish("r.io/app:1");
+      const oldName = `app.svc-old-${old.id.slice(0, 12)}-running`;
+      engine.failures.add(step === "pull" ? "pull:r.io/app:1" : step === "stop" ? `stop:${oldName}` : `${step}:app`);
+      const report = await updater.run("api");
+      expect(report!.containers[0]!.state).toBe("failed");
+      expect(report!.containers[0]!.reason).toContain(`injected ${step} failure`);
+      expect(engine.byName("app")!.id).toBe(old.id);
+      expect(engine.byName("app")!.state).toBe("running");
+      expect(engine.containers.size).toBe(1);
+    });
+  }
+
+  test("revive_stopped starts a stopped container on its new image; a rollback leaves the old one stopped", async () => {
+    const { engine, updater } = setup({ revive_stopped: true });
+    engine.addImage("r.io/app:1");
+    engine.addImage("r.io/bad:1");
+    engine.addContainer("app", "r.io/app:1", { state: "exited" });
+    engine.addContainer("bad", "r.io/bad:1", { state: "exited" });
+    engine.publish("r.io/app:1");
+    engine.publish("r.io/bad:1", { behaviour: "exit1" });
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ app: "updated", bad: "rolled_back" });
+    expect(engine.byName("app")!.state).toBe("running");
+    expect(engine.byName("bad")!.state).toBe("exited");
+  });
+});
+
+describe("ordering", () => {
+  test("dependents stopped first and started last; restarted dependents keep their own state", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/db:1");
+    engine.addImage("r.io/web:1");
+    engine.addImage("r.io/proxy:1");
+    engine.addContainer("db", "r.io/db:1");
+    engine.addContainer("web", "r.io/web:1", { links: ["/db:/web/db"] });
+    engine.addContainer("proxy", "r.io/proxy:1", { labels: { "svc.depends_on": "web" } });
+    engine.publish("r.io/db:1");
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ db: "updated", proxy: "fresh", web: "fresh" });
+    expect(report!.containers.find((c) => c.name === "web")!.reason).toBe("restarted for dependency");
+    const order = engine.events.filter((e) => e.startsWith("stop:") || e.startsWith("start:")).map((e) => e.replace(/\.svc-old-.*/, ""));
+    expect(order).toEqual(["stop:proxy", "stop:web", "stop:db", "start:db", "start:web", "start:proxy"]);
+  });
+
+  test("both a dependency and its dependent stale: dependent parked first, dependency created first", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/db:1");
+    engine.addImage("r.io/web:1");
+    engine.addContainer("db", "r.io/db:1");
+    engine.addContainer("web", "r.io/web:1", { labels: { "svc.depends_on": "db" } });
+    engine.publish("r.io/db:1");
+    engine.publish("r.io/web:1");
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ db: "updated", web: "updated" });
+    const order = engine.events.filter((e) => /^(stop|create):/.test(e)).map((e) => e.replace(/\.svc-old-.*/, ""));
+    expect(order).toEqual(["stop:web", "stop:db", "create:db", "create:web"]);
+  });
+
+  test("a network_mode container: dependent is recreated on the new host's name, even outside the selection", async () => {
+    const { engine, updater } = setup({ containers: ["host"] });
+    engine.addImage("r.io/host:1");
+    engine.addImage("r.io/side:1");
+    const host = engine.addContainer("host", "r.io/host:1");
+    const side = engine.addContainer("side", "r.io/side:1", { networkMode: `container:${host.id}` });
+    engine.publish("r.io/host:1");
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ host: "updated" });
+    expect(engine.events).toContain("create:side(net=host)");
+    const newSide = engine.byName("side")!;
+    expect(newSide.id).not.toBe(side.id);
+    expect(newSide.imageId).toBe(side.imageId);
+    expect(newSide.state).toBe("running");
+    expect(engine.containers.size).toBe(2);
+  });
+
+  test("a dependency cycle skips its members with the cycle named; others still update", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("a", "r.io/app:1", { labels: { "svc.depends_on": "b" } });
+    engine.addContainer("b", "r.io/app:1", { labels: { "svc.depends_on": "a" } });
+    engine.addContainer("c", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ a: "skipped", b: "skipped", c: "updated" });
+    expect(report!.containers[0]!.reason).toBe("dependency cycle: a -> b -> a");
+  });
+});
+
+describe("one cycle at a time", () => {
+  test("a second run while busy resolves null at once and is counted as skipped", async () => {
+    const { engine, updater, metrics } = setup();
+    let open!: () => void;
+    engine.gate = new Promise((resolve) => (open = resolve));
+    const first = updater.run("schedule");
+    expect(updater.busy).toBe(true);
+    expect(await updater.run("api")).toBeNull();
+    expect(metrics.snapshot().svc_scans_skipped).toBe(1);
+    open();
+    expect(await first).not.toBeNull();
+    expect(updater.busy).toBe(false);
+    expect(metrics.snapshot().svc_scans_total).toBe(1);
+  });
+
+  test("an unreachable engine rejects the cycle with an engine error; the next cycle works", async () => {
+    const { engine, updater, metrics } = setup();
+    engine.unreachable = true;
+    await expect(updater.run("api")).rejects.toMatchObject({ kind: "engine" });
+    expect(updater.busy).toBe(false);
+    engine.unreachable = false;
+    expect(await updater.run("api")).not.toBeNull();
+    expect(metrics.snapshot().svc_scans_total).toBe(1);
+  });
+
+  test("drain waits for the running cycle; later runs resolve null", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    let open!: () => void;
+    engine.gate = new Promise((resolve) => (open = resolve));
+    const first = updater.run("schedule");
+    const drained = updater.drain();
+    open();
+    await drained;
+    const report = await first;
+    expect(report!.containers[0]!.state).toBe("skipped");
+    expect(report!.containers[0]!.reason).toBe("svc is shutting down");
+    expect(await updater.run("api")).toBeNull();
+  });
+});
+
+test("cleanup removes the old image once no container uses it", async () => {
+  const { engine, updater, audit } = setup({ cleanup: true });
+  const oldImage = engine.addImage("r.io/app:1");
+  engine.addImage("r.io/keep:1");
+  engine.addContainer("app", "r.io/app:1");
+  engine.publish("r.io/app:1");
+  await updater.run("api");
+  expect(engine.images.has(oldImage.id)).toBe(false);
+  expect(audit.entries.filter((e) => e.action === "image_remove").map((e) => e.image)).toEqual([oldImage.id]);
+});
