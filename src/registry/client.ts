@@ -28,11 +28,17 @@ interface CachedToken {
   expiresAt: number;
 }
 
+interface TokenEntry {
+  token: Promise<CachedToken>;
+  /** +Infinity while the fetch is pending */
+  expiresAt: number;
+}
+
 interface HostState {
   /** null: the registry asked for no authentication */
   challenge?: Promise<Challenge | null>;
   credential?: { value: Promise<Credential | undefined>; expiresAt: number };
-  tokens: Map<string, Promise<CachedToken>>;
+  tokens: Map<string, TokenEntry>;
 }
 
 export interface ClientOptions {
@@ -153,23 +159,25 @@ export class RegistryClient {
     return `Bearer ${token}`;
   }
 
+  /** A cached token while it lives; concurrent requests for the same scope share one fetch. */
   private tokenFor(target: Target, challenge: Challenge, credential: Credential | undefined, renew: boolean): Promise<string> {
     const state = this.state(target.registry);
     const scope = `repository:${target.repository}:pull`;
     const key = `${challenge.params.realm} ${challenge.params.service ?? ""} ${scope}`;
     const cached = state.tokens.get(key);
-    if (cached && !renew) {
-      return cached.then(
-        (token) => (token.expiresAt > Date.now() ? token.token : this.tokenFor(target, challenge, credential, true)),
-        () => this.tokenFor(target, challenge, credential, true),
-      );
-    }
-    const fetching = this.fetchToken(target, challenge, scope, credential);
-    state.tokens.set(key, fetching);
-    fetching.catch(() => {
-      if (state.tokens.get(key) === fetching) state.tokens.delete(key);
-    });
-    return fetching.then((token) => token.token);
+    if (cached && !renew && cached.expiresAt > Date.now()) return cached.token.then((t) => t.token);
+
+    const entry: TokenEntry = { token: this.fetchToken(target, challenge, scope, credential), expiresAt: Number.POSITIVE_INFINITY };
+    state.tokens.set(key, entry);
+    entry.token.then(
+      (token) => {
+        entry.expiresAt = token.expiresAt;
+      },
+      () => {
+        if (state.tokens.get(key) === entry) state.tokens.delete(key);
+      },
+    );
+    return entry.token.then((t) => t.token);
   }
 
   /**

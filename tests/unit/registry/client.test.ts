@@ -184,3 +184,22 @@ test("redaction: no credential in any log line or error, whatever the failure", 
     expect(text).not.toContain(BASIC.slice(6));
   }
 });
+
+test("concurrent checks of one repository share one token request", async () => {
+  let issued = 0;
+  const realm = serve(async () => {
+    issued++;
+    await Bun.sleep(20);
+    return Response.json({ token: "tok", expires_in: 300 });
+  });
+  const main = serve((request, url) => {
+    if (request.headers.get("authorization") !== "Bearer tok") {
+      return new Response(null, { status: 401, headers: { "WWW-Authenticate": `Bearer realm="http://${realm.host}/token"` } });
+    }
+    return url.pathname === "/v2/" ? new Response("{}") : manifestResponse(request.method);
+  });
+  const session = registry().session();
+  const results = await Promise.all(["1", "2", "3", "4"].map((tag) => session.check(parseReference(`${main.host}/app:${tag}`), { id: CONFIG_DIGEST, repoDigests: [] }, amd64)));
+  expect(results.every((r) => !r.stale)).toBe(true);
+  expect(issued).toBe(1);
+});
