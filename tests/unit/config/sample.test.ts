@@ -1,0 +1,110 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { OPTIONS, TABLES, configSchema, defaultConfig, envName, flagName, generateSample, parseDuration, formatDuration, renderDocs } from "../../../src/config/index.ts";
+import { UNSET_MARK } from "../../../src/config/sample.ts";
+import { RUNS, load } from "./helpers.ts";
+
+const sample = generateSample("test");
+
+/** Uncomments the option lines that show defaults (not the examples of unset options). */
+function uncommentDefaults(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => (/^# (\[[a-z_.]+\]$|[a-z_]+ = )/.test(line) && !line.includes(UNSET_MARK) ? line.slice(2) : line))
+    .join("\n");
+}
+
+function valueAt(config: unknown, path: string[]): unknown {
+  return path.reduce<any>((node, part) => node?.[part], config);
+}
+
+describe("generated sample", () => {
+  test("is valid TOML that sets nothing as it is", () => {
+    expect(Bun.TOML.parse(sample)).toEqual({});
+  });
+
+  test("lists every option, with its meaning, once", () => {
+    for (const option of OPTIONS) {
+      const name = option.path[option.path.length - 1]!;
+      expect(sample).toContain(option.meta.description);
+      expect(sample).toContain(`# ${name} = `);
+    }
+    for (const table of TABLES.filter((t) => t.key)) expect(sample).toContain(`# [${table.key}]`);
+  });
+
+  test("every default shown equals the schema's default", () => {
+    const parsed = Bun.TOML.parse(uncommentDefaults(sample)) as Record<string, unknown>;
+    const defaults = configSchema.parse({});
+    for (const option of OPTIONS) {
+      const shown = valueAt(parsed, option.path);
+      const expected = valueAt(defaults, option.path);
+      if (option.meta.default === undefined) {
+        expect(shown).toBeUndefined();
+        expect(expected).toBeUndefined();
+        continue;
+      }
+      const value = option.meta.kind === "duration" ? parseDuration(shown as string) : shown;
+      expect({ key: option.key, value }).toEqual({ key: option.key, value: expected });
+    }
+  });
+
+  test("unset options are commented example lines saying so", () => {
+    for (const option of OPTIONS.filter((o) => o.meta.default === undefined)) {
+      const name = option.path[option.path.length - 1]!;
+      expect(sample.split("\n").some((line) => line.startsWith(`# ${name} = `) && line.includes(UNSET_MARK))).toBe(true);
+    }
+  });
+
+  test("a service started with the sample unchanged is configured exactly as with no file", async () => {
+    const without = await load({ argv: RUNS });
+    const withSample = await load({ argv: RUNS, toml: sample });
+    expect(withSample.config).toEqual(without.config);
+    expect(withSample.file).toBeDefined();
+  });
+
+  test("with every default uncommented it is still the default configuration", async () => {
+    const { config } = await load({ argv: RUNS, toml: uncommentDefaults(sample) });
+    expect(config).toEqual(defaultConfig({ poll_interval: 3_600_000 }));
+  });
+});
+
+describe("schema-derived names", () => {
+  test("flags and env names follow a.b_c -> --a-b-c, SVC_A_B_C and are unique", () => {
+    expect(flagName("notifications.mqtt.broker")).toBe("--notifications-mqtt-broker");
+    expect(envName("notifications.mqtt.broker")).toBe("SVC_NOTIFICATIONS_MQTT_BROKER");
+    expect(new Set(OPTIONS.map((o) => o.flag)).size).toBe(OPTIONS.length);
+    expect(new Set(OPTIONS.map((o) => o.env)).size).toBe(OPTIONS.length);
+  });
+
+  test("defaultConfig is the schema's defaults, deep-merged with overrides", () => {
+    expect(defaultConfig()).toEqual(configSchema.parse({}));
+    const config = defaultConfig({ http_api: { port: 9000 }, containers: ["a"] });
+    expect(config.http_api).toEqual({ update: false, metrics: false, port: 9000, metrics_no_auth: false });
+    expect(config.containers).toEqual(["a"]);
+    expect(config.stop_timeout).toBe(10_000);
+    expect(config.notifications.pushover.api_url).toBe("https://api.pushover.net");
+  });
+
+  test("durations round-trip", () => {
+    for (const ms of [0, 250, 1_000, 90_000, 5_400_000, 3_723_004]) expect(parseDuration(formatDuration(ms))).toBe(ms);
+    expect(parseDuration("1h30m")).toBe(5_400_000);
+    expect(parseDuration(" 45 ")).toBe(45_000);
+    for (const bad of ["", "1x", "h", "1.5h", "-5s", "5 m"]) expect(parseDuration(bad)).toBeUndefined();
+  });
+});
+
+describe("docs/configuration.md", () => {
+  test("is up to date with the schema (run `bun run docs`)", () => {
+    const committed = readFileSync(new URL("../../../docs/configuration.md", import.meta.url), "utf8");
+    expect(committed).toBe(renderDocs());
+  });
+
+  test("lists every option's key, flag and env name", () => {
+    const docs = renderDocs();
+    for (const option of OPTIONS) {
+      expect(docs).toContain(`\`${option.key}\``);
+      expect(docs).toContain(option.flag);
+      expect(docs).toContain(option.env);
+    }
+  });
+});

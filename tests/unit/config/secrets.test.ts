@@ -1,0 +1,115 @@
+import { describe, expect, test } from "bun:test";
+import { OPTIONS, REDACTED, defaultConfig, printConfig, redactConfig, scrubSecrets, secretValues } from "../../../src/config/index.ts";
+import { isSvcError } from "../../../src/errors.ts";
+import { RUNS, load, problems, tempDir, writeFile } from "./helpers.ts";
+
+const SECRET_KEYS = [
+  "http_api.token",
+  "registry_username",
+  "registry_password",
+  "notifications.email.password",
+  "notifications.mqtt.password",
+  "notifications.pushover.token",
+  "notifications.pushover.user_key",
+];
+
+function valueAt(config: unknown, path: string[]): unknown {
+  return path.reduce<any>((node, part) => node?.[part], config);
+}
+
+describe("secrets", () => {
+  test("the schema marks exactly the secrets of CONTRACT.md", () => {
+    expect(OPTIONS.filter((o) => o.meta.secret).map((o) => o.key).sort()).toEqual([...SECRET_KEYS, "registry_credentials"].sort());
+  });
+
+  test.each(SECRET_KEYS)("%s: a path to a readable file is replaced by its trimmed contents", async (key) => {
+    const dir = tempDir();
+    const file = writeFile(dir, "secret", `  s3cret-${key}\n\n`);
+    const option = OPTIONS.find((o) => o.key === key)!;
+    const companion = key === "notifications.pushover.token" ? ["--notifications-pushover-user-key", "k"] : [];
+    const { config } = await load({ argv: [...RUNS, ...companion, option.flag, file] });
+    expect(valueAt(config, option.path)).toBe(`s3cret-${key}`);
+  });
+
+  test("a path relative to the working directory works too; a literal stays literal", async () => {
+    const dir = tempDir();
+    writeFile(dir, "token.txt", "from-file\n");
+    expect((await load({ cwd: dir, argv: [...RUNS, "--http-api-token", "token.txt"] })).config.http_api.token).toBe("from-file");
+    expect((await load({ argv: [...RUNS, "--http-api-token", "literal-token"] })).config.http_api.token).toBe("literal-token");
+  });
+
+  test("per-registry username and password from files", async () => {
+    const dir = tempDir();
+    const user = writeFile(dir, "user", "robot\n");
+    const pass = writeFile(dir, "pass", "hunter2\n");
+    const { config } = await load({ argv: RUNS, env: { SVC_REGISTRY_CREDENTIALS: `host=ghcr.io,username=${user},password=${pass};host=quay.io` } });
+    expect(config.registry_credentials).toEqual([{ host: "ghcr.io", username: "robot", password: "hunter2" }, { host: "quay.io" }]);
+  });
+
+  test("an empty secret file is a problem; an unreadable absolute path is kept with a warning", async () => {
+    const dir = tempDir();
+    const empty = writeFile(dir, "empty", "\n  \n");
+    expect(await problems({ argv: [...RUNS, "--http-api-token", empty] })).toEqual([`--http-api-token: the secret file ${empty} is empty`]);
+    const { config, warnings } = await load({ argv: [...RUNS], env: { SVC_REGISTRY_PASSWORD: "/run/secrets/missing" } });
+    expect(config.registry_password).toBe("/run/secrets/missing");
+    expect(warnings).toEqual(["SVC_REGISTRY_PASSWORD: looks like a file path but the file cannot be read; using the value itself"]);
+  });
+
+  test("secret values never appear in configuration errors", async () => {
+    try {
+      await load({ argv: ["--http-api-token", "tok-SECRET-1", "--notifications-mqtt-password", "mq-SECRET-2", "--registry-credentials", "host=a,username=u-SECRET-3,passwd=p-SECRET-4", "--bogus"], env: { SVC_NOTIFICATIONS_PUSHOVER_USER_KEY: "" } });
+      throw new Error("accepted");
+    } catch (error) {
+      if (!isSvcError(error)) throw error;
+      const text = [error.message, ...error.details].join("\n");
+      expect(text).not.toContain("SECRET");
+      expect(error.details.length).toBeGreaterThan(1);
+    }
+  });
+});
+
+describe("redaction", () => {
+  const config = defaultConfig({
+    http_api: { token: "tok-1" },
+    registry_username: "user-2",
+    registry_password: "pass-3",
+    registry_credentials: [{ host: "ghcr.io", username: "cu-4", password: "cp-5" }, { host: "quay.io" }],
+    notifications: { email: { password: "ep-6", user: "mailuser" }, mqtt: { password: "mp-7" }, pushover: { token: "pt-8", user_key: "pu-9" } },
+  });
+
+  test("redactConfig replaces every secret and leaves the rest", () => {
+    const redacted = redactConfig(config);
+    expect(redacted.http_api.token).toBe(REDACTED);
+    expect(redacted.registry_username).toBe(REDACTED);
+    expect(redacted.registry_password).toBe(REDACTED);
+    expect(redacted.registry_credentials).toEqual([{ host: "ghcr.io", username: REDACTED, password: REDACTED }, { host: "quay.io" }]);
+    expect(redacted.notifications.email).toMatchObject({ password: REDACTED, user: "mailuser" });
+    expect(redacted.notifications.mqtt.password).toBe(REDACTED);
+    expect(redacted.notifications.pushover).toMatchObject({ token: REDACTED, user_key: REDACTED });
+    expect(redacted.notifications.mqtt.username).toBeUndefined();
+    expect(config.http_api.token).toBe("tok-1"); // the original is untouched
+    const text = JSON.stringify(redacted);
+    for (const secret of secretValues(config)) expect(text).not.toContain(secret);
+  });
+
+  test("secretValues lists every secret, longest first, and scrubSecrets removes them", () => {
+    const secrets = secretValues(config);
+    expect(secrets.sort()).toEqual(["cp-5", "cu-4", "ep-6", "mp-7", "pass-3", "pt-8", "pu-9", "tok-1", "user-2"].sort());
+    expect(scrubSecrets("login user-2 with pass-3 at ghcr.io", secretValues(config))).toBe(`login ${REDACTED} with ${REDACTED} at ghcr.io`);
+    expect(secretValues(defaultConfig())).toEqual([]);
+  });
+
+  test("--print-config output shows no secret and says where values came from", async () => {
+    const result = await load({ argv: [...RUNS, "--http-api-token", "tok-PRINT"], env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=u-PRINT,password=p-PRINT" }, toml: 'log_level = "warn"' });
+    const text = printConfig(result);
+    expect(text).not.toContain("PRINT");
+    expect(text).toContain(`token = "${REDACTED}"  # from flag (--http-api-token)`);
+    expect(text).toContain('log_level = "warn"  # from file (svc.toml:1)');
+    expect(text).toContain('poll_interval = "1h"  # from flag (--poll-interval)');
+    expect(text).toContain('stop_timeout = "10s"  # from default');
+    expect(text).toContain("# audit_log is unset  # from default");
+    // It is TOML, and loading it back gives the same configuration (secrets aside).
+    const back = await load({ toml: text, argv: ["--http-api-token", "tok-PRINT"], env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=u-PRINT,password=p-PRINT" } });
+    expect(back.config).toEqual(result.config);
+  });
+});
