@@ -109,7 +109,7 @@ export class RegistryClient {
   async request(target: Target, method: string, path: string, headers: Record<string, string>): Promise<Response> {
     const url = `${this.baseUrl(target.registry)}${path}`;
     let challenge = await this.challengeFor(target.registry);
-    let authorization = await this.authorization(target, challenge, false);
+    const authorization = await this.authorization(target, challenge, false);
     const response = await this.send(url, method, headers, authorization);
     if (response.status !== 401) return response;
 
@@ -121,9 +121,10 @@ export class RegistryClient {
     } else if (renewed.scheme === "basic") {
       return response; // the same Basic challenge again: the credentials are wrong or missing
     }
-    authorization = await this.authorization(target, challenge, true);
+    const renewedAuthorization = await this.authorization(target, challenge, true);
+    if (renewedAuthorization === undefined && authorization === undefined) return response; // nothing to answer with
     await response.body?.cancel();
-    return this.send(url, method, headers, authorization);
+    return this.send(url, method, headers, renewedAuthorization);
   }
 
   private send(url: string, method: string, headers: Record<string, string>, authorization: string | undefined): Promise<Response> {
