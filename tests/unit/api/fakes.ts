@@ -68,7 +68,7 @@ export function recordingLogger(lines: LogLine[]): Logger {
 }
 
 export function makeApp(overrides: DeepPartial<Config> = {}) {
-  const config = defaultConfig({ http_api: { update: true, metrics: true, token: TOKEN }, ...overrides });
+  const config = defaultConfig({ ...overrides, http_api: { update: true, metrics: true, token: TOKEN, ...overrides.http_api } });
   const metrics = new Metrics();
   const runner = new FakeRunner(metrics);
   const logs: LogLine[] = [];
