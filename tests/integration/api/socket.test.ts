@@ -169,7 +169,7 @@ describe("one cycle at a time over the socket", () => {
     runner.gate = Bun.sleep(2500);
     const response = await fetch(`${base}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
     expect(response.status).toBe(200);
-    expect((await response.json()).trigger).toBe("api");
+    expect(((await response.json()) as { trigger: string }).trigger).toBe("api");
   });
 });
 
