@@ -18,7 +18,7 @@ const fstatAsync = promisify(fstat);
 
 /** Created files are readable by their owner only: entries can name hosts and containers. */
 const FILE_MODE = 0o600;
-/** A stalled disk must not eat the memory of a small host: past this, the oldest lines are dropped. */
+/** A stalled disk must not eat the memory of a small host: past this many queued lines, new ones are dropped (and counted). */
 const MAX_PENDING_LINES = 50_000;
 
 export interface LogFileOptions {
@@ -52,11 +52,11 @@ export class LogFile {
   /** Queues one line (a newline is added). Never throws, never waits. */
   write(line: string): void {
     if (this.closed) return;
-    this.pending.push(line.endsWith("\n") ? line : `${line}\n`);
-    if (this.pending.length > MAX_PENDING_LINES) {
-      this.pending.shift();
+    if (this.pending.length >= MAX_PENDING_LINES) {
       this.dropped++;
+      return;
     }
+    this.pending.push(line.endsWith("\n") ? line : `${line}\n`);
     if (!this.scheduled && !this.draining) {
       this.scheduled = true;
       setImmediate(() => {

@@ -18,7 +18,9 @@ export interface LoggingOptions {
   stdout?: Writable;
   stderr?: Writable;
   /**
-   * Route console.* through the logger so that, in json and logfmt, no library prints a raw line.
+   * Take over what the process prints outside the logger, so that in json and logfmt no line is
+   * raw: console.* (libraries) is routed through the logger, and an uncaught exception or
+   * unhandled rejection is logged as an error before the process exits with status 1.
    * Default: on for json and logfmt. Tests that build several loggers in one process turn it off.
    */
   captureConsole?: boolean;
@@ -91,8 +93,19 @@ export function createLogging(config: Config, options: LoggingOptions = {}): Log
   const handleSighup = (options.handleSighup ?? true) && files.length > 0;
   if (handleSighup) process.on("SIGHUP", onSighup);
 
-  const captureConsole = options.captureConsole ?? format !== "pretty";
-  if (captureConsole) core.wrapConsole();
+  const capture = options.captureConsole ?? format !== "pretty";
+  const onCrash = (what: string) => (error: unknown) => {
+    log.error(what, { error: error instanceof Error ? describeError(error) : String(error), stack: error instanceof Error ? error.stack : undefined });
+    // What the runtime would do after printing the error itself.
+    process.exit(1);
+  };
+  const onUncaught = onCrash("uncaught exception");
+  const onUnhandled = onCrash("unhandled promise rejection");
+  if (capture) {
+    core.wrapConsole();
+    process.on("uncaughtException", onUncaught);
+    process.on("unhandledRejection", onUnhandled);
+  }
 
   let closed: Promise<void> | null = null;
   return {
@@ -108,7 +121,11 @@ export function createLogging(config: Config, options: LoggingOptions = {}): Log
     close() {
       closed ??= (async () => {
         if (handleSighup) process.off("SIGHUP", onSighup);
-        if (captureConsole) core.restoreConsole();
+        if (capture) {
+          core.restoreConsole();
+          process.off("uncaughtException", onUncaught);
+          process.off("unhandledRejection", onUnhandled);
+        }
         await nextTick();
         await Promise.all(files.map((file) => file.close()));
       })();

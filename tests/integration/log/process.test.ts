@@ -148,4 +148,23 @@ describe("json output of a whole process", () => {
     // Warnings and errors on stderr, the rest on stdout.
     expect(child.stderr.map((l) => JSON.parse(l).level).every((level) => level === "warn" || level === "error")).toBe(true);
   });
+
+  test("an uncaught exception is logged as one JSON error line, and the process exits with status 1", async () => {
+    const child = new Child({ log_format: "json", http_api: { token: "crash-secret-77" } });
+    try {
+      await child.send("levels x");
+      child.proc.stdin.write("crash crash-secret-77\n");
+      child.proc.stdin.flush();
+      const timer = setTimeout(() => child.proc.kill(), 15_000);
+      expect(await child.proc.exited).toBe(1);
+      clearTimeout(timer);
+      await Bun.sleep(50);
+    } finally {
+      child.proc.kill();
+    }
+    const lines = [...child.stdout, ...child.stderr].map((l) => JSON.parse(l));
+    const crash = lines.find((l) => l.message === "uncaught exception");
+    expect(crash).toMatchObject({ level: "error", target: "svc", fields: { error: "crash [redacted]" } });
+    expect(JSON.stringify(lines)).not.toContain("crash-secret-77");
+  });
 });
