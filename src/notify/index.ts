@@ -146,12 +146,24 @@ function secretsOf(settings: Config["notifications"]): Array<string | undefined>
   if (settings.webhook.url) {
     try {
       const url = new URL(settings.webhook.url);
-      secrets.push(decodeURIComponent(url.password), url.password, url.pathname.length > 1 ? url.pathname : undefined, url.search || undefined);
+      secrets.push(url.password, safeDecode(url.password), url.pathname.length > 1 ? url.pathname : undefined, url.search || undefined);
+      // Path segments and query values that look like tokens (long, with a digit), alone as well.
+      for (const part of [...url.pathname.split("/"), ...url.searchParams.values()]) {
+        if (part.length >= 8 && /\d/.test(part)) secrets.push(part, safeDecode(part));
+      }
     } catch {
       // not a URL: refused by the webhook channel
     }
   }
   return secrets;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 interface DelayHandle {

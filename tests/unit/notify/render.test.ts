@@ -1,0 +1,122 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { isSvcError } from "../../../src/errors.ts";
+import { buildView, createRenderer, DEFAULT_TEMPLATE, loadRenderer, shortId, subjectOf, truncate } from "../../../src/notify/render.ts";
+import { pushoverForm, PUSHOVER_MESSAGE_MAX, PUSHOVER_TITLE_MAX } from "../../../src/notify/channels/pushover.ts";
+import { sampleReport } from "./fixtures.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "svc-notify-render-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("template rendering", () => {
+  test("the subject names the host and counts; rolled back counts as failed", () => {
+    const report = sampleReport();
+    expect(subjectOf(report, "pi")).toBe("svc on pi: 1 updated, 1 failed");
+    report.counts.rolled_back = 2;
+    expect(subjectOf(report, "pi")).toBe("svc on pi: 1 updated, 3 failed");
+  });
+
+  test("the view has the report's fields, host, lists by state, short IDs, summary", () => {
+    const report = sampleReport();
+    const view = buildView(report, "nas");
+    expect(view.id).toBe(report.id);
+    expect(view.counts).toEqual(report.counts);
+    expect(view.host).toBe("nas");
+    expect(view.updated.map((c) => c.name)).toEqual(["web"]);
+    expect(view.failed.map((c) => c.name)).toEqual(["db"]);
+    expect(view.fresh.map((c) => c.name)).toEqual(["cache"]);
+    expect(view.stale).toEqual([]);
+    expect(view.has_updated).toBe(true);
+    expect(view.has_stale).toBe(false);
+    expect(view.updated[0]!.old_image_short).toBe("111111111111");
+    expect(view.updated[0]!.new_image_short).toBe("222222222222");
+    expect(view.summary).toBe("3 scanned, 1 updated, 1 failed, 0 rolled back, 0 stale, 0 skipped, 1 fresh");
+    expect(view.subject).toBe("svc on nas: 1 updated, 1 failed");
+  });
+
+  test("the default template lists each state's containers and leaves out empty sections", () => {
+    const { text } = createRenderer(DEFAULT_TEMPLATE, "nas")(sampleReport());
+    expect(text).toContain("3 scanned, 1 updated, 1 failed");
+    expect(text).toContain("Updated:\n- web (127.0.0.1:5000/web:latest): 111111111111 -> 222222222222\n");
+    expect(text).toContain("Failed:\n- db (127.0.0.1:5000/db:16): pull failed: manifest unknown\n");
+    expect(text).not.toContain("Rolled back:");
+    expect(text).not.toContain("Skipped:");
+    expect(text).not.toContain("cache");
+  });
+
+  test("values are not HTML-escaped in text, and escaped in the HTML part", () => {
+    const report = sampleReport();
+    report.containers[1]!.reason = `exit code 1: <"boom"> & 'bust'`;
+    const rendered = createRenderer("{{#failed}}{{reason}}{{/failed}}", "h")(report);
+    expect(rendered.text).toBe(`exit code 1: <"boom"> & 'bust'`);
+    expect(rendered.html).toContain("exit code 1: &lt;&quot;boom&quot;&gt; &amp; &#39;bust&#39;");
+    expect(rendered.html).not.toContain("<\"boom\">");
+  });
+
+  test("a template file is loaded and used", async () => {
+    const path = join(dir, "ok.mustache");
+    writeFileSync(path, "{{host}} {{trigger}} {{#stale}}{{name}}{{/stale}}{{^has_stale}}none stale{{/has_stale}}");
+    const render = await loadRenderer(path, "box");
+    expect(render(sampleReport()).text).toBe("box schedule none stale");
+  });
+
+  test("an unclosed tag is a startup error naming the option", async () => {
+    const path = join(dir, "broken.mustache");
+    writeFileSync(path, "{{#updated}} {{name}}");
+    const error = await rejection(loadRenderer(path, "box"));
+    expect(isSvcError(error) && error.kind).toBe("startup");
+    expect(String((error as Error).message)).toContain("notifications.template");
+  });
+
+  test("a template file that does not exist is a startup error", async () => {
+    const error = await rejection(loadRenderer(join(dir, "missing.mustache"), "box"));
+    expect(isSvcError(error) && error.kind).toBe("startup");
+  });
+});
+
+describe("truncation for Pushover", () => {
+  test("short text is left alone", () => {
+    expect(truncate("hello", 10)).toBe("hello");
+    expect(truncate("x".repeat(10), 10)).toBe("x".repeat(10));
+  });
+
+  test("long text ends with an ellipsis within the limit, at a line end when one is near", () => {
+    const lines = Array.from({ length: 100 }, (_, i) => `- container-${i} updated`).join("\n");
+    const cut = truncate(lines, 200);
+    expect(Array.from(cut).length).toBeLessThanOrEqual(200);
+    expect(cut.endsWith("updated…")).toBe(true);
+  });
+
+  test("counts characters, not UTF-16 units, and never splits a surrogate pair", () => {
+    const cut = truncate("🐳".repeat(50), 10);
+    expect(Array.from(cut)).toHaveLength(10);
+    expect(cut).toBe("🐳".repeat(9) + "…");
+  });
+
+  test("the Pushover form respects the title and message limits", () => {
+    const form = pushoverForm({ token: "t", user_key: "u" }, "T".repeat(400), "m".repeat(5000));
+    expect(Array.from(form.get("title")!).length).toBe(PUSHOVER_TITLE_MAX);
+    expect(Array.from(form.get("message")!).length).toBe(PUSHOVER_MESSAGE_MAX);
+    expect(form.get("priority")).toBe("0");
+  });
+
+  test("an empty rendered message falls back to the title", () => {
+    expect(pushoverForm({ token: "t", user_key: "u" }, "title", "  \n").get("message")).toBe("title");
+  });
+});
+
+test("shortId", () => {
+  expect(shortId("sha256:0123456789abcdef0123")).toBe("0123456789ab");
+  expect(shortId(null)).toBe("");
+});
