@@ -1,0 +1,139 @@
+/**
+ * Shared setup of the updater's integration tests: the real engine and registry of the sandbox,
+ * an updater scoped to the test's own containers, and helpers to make containers and images.
+ */
+import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { createDockerEngine } from "../../../src/engine/index.ts";
+import type { Engine } from "../../../src/engine/port.ts";
+import type { AuditEntry, AuditLog } from "../../../src/log/index.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { Metrics } from "../../../src/metrics/index.ts";
+import { createRegistry } from "../../../src/registry/index.ts";
+import { createUpdater, type Updater } from "../../../src/updater/index.ts";
+import type { SessionReport } from "../../../src/updater/types.ts";
+import { buildImage, docker, inspect, removeContainersByPrefix, sandbox, uniqueName } from "../../harness.ts";
+
+export class MemoryAudit implements AuditLog {
+  entries: AuditEntry[] = [];
+  record(entry: AuditEntry): void {
+    this.entries.push(entry);
+  }
+}
+
+export interface Harness {
+  config: Config;
+  engine: Engine;
+  updater: Updater;
+  metrics: Metrics;
+  audit: MemoryAudit;
+  published: SessionReport[];
+}
+
+/** Test defaults: short stop and startup timeouts, every cycle scoped by the caller's `containers`. */
+export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string } = {}): Promise<Harness> {
+  const config = defaultConfig({
+    ...overrides,
+    stop_timeout: overrides.stop_timeout ?? 1000,
+    docker: { host: sandbox().dockerHost },
+    rollback: { startup_timeout: 3000, ...overrides.rollback },
+  });
+  const engine = await createDockerEngine(config.docker, silentLogger);
+  const registry = createRegistry(config, silentLogger);
+  const metrics = new Metrics();
+  const audit = new MemoryAudit();
+  const published: SessionReport[] = [];
+  const updater = createUpdater({
+    config,
+    engine,
+    registry,
+    metrics,
+    log: silentLogger,
+    audit,
+    sink: { publish: (report) => published.push(report) },
+    selfContainerId: extra.selfContainerId,
+    timing: { pollMs: 200, stableMs: 1000 },
+  });
+  return { config, engine, updater, metrics, audit, published };
+}
+
+/** A family of names for one test file: containers, images and networks all start with it. */
+export class Fixture {
+  readonly prefix = uniqueName("upd");
+  private readonly images: string[] = [];
+  private readonly networks: string[] = [];
+
+  name(what: string): string {
+    return `${this.prefix}-${what}`;
+  }
+
+  /** `127.0.0.1:5000/<prefix>-<what>:<tag>`, built and pushed (a new image on every call). */
+  image(what: string, options: { tag?: string; changes?: string[]; push?: boolean; registry?: string } = {}): { ref: string; id: string; digest: string | null } {
+    const ref = `${options.registry ?? sandbox().registry}/${this.prefix}-${what}:${options.tag ?? "latest"}`;
+    const built = buildImage(ref, { changes: options.changes, push: options.push });
+    this.images.push(built.id);
+    return { ref, ...built };
+  }
+
+  network(what: string): string {
+    const name = this.name(what);
+    docker(["network", "create", name]);
+    this.networks.push(name);
+    return name;
+  }
+
+  /** `docker run -d --name <prefix>-<what> [--network none] ...args image [cmd]` */
+  run(what: string, image: string, args: string[] = [], cmd: string[] = []): string {
+    const name = this.name(what);
+    const hasNetwork = args.some((a) => a === "--network" || a.startsWith("--network="));
+    docker(["run", "-d", "--name", name, ...(hasNetwork ? [] : ["--network", "none"]), ...args, image, ...cmd]);
+    return name;
+  }
+
+  cleanup(): void {
+    removeContainersByPrefix(this.prefix);
+    for (const network of this.networks) docker(["network", "rm", network], { allowFailure: true });
+    const ids = docker(["images", "-q", "--filter", `reference=*/${this.prefix}-*`]).stdout.split("\n").filter(Boolean);
+    for (const id of new Set([...ids, ...this.images])) docker(["rmi", "-f", id], { allowFailure: true });
+  }
+}
+
+export function entryOf(report: SessionReport | null, name: string) {
+  const entry = report?.containers.find((c) => c.name === name);
+  if (!entry) throw new Error(`${name} is not in the report: ${JSON.stringify(report?.containers.map((c) => c.name))}`);
+  return entry;
+}
+
+export function names(report: SessionReport | null): string[] {
+  return (report?.containers ?? []).map((c) => c.name).sort();
+}
+
+/** Containers whose names start with `prefix`, as `name` -> state. */
+export function containersByPrefix(prefix: string): Record<string, string> {
+  const out = docker(["ps", "-a", "--filter", `name=^/${prefix}`, "--format", "{{.Names}} {{.State}}"]).stdout;
+  return Object.fromEntries(
+    out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.split(" ") as [string, string]),
+  );
+}
+
+/** Engine events for the given container names between two times, oldest first, as "action:name". */
+export function eventsFor(since: number, until: number, containerNames: string[], actions: string[]): string[] {
+  const out = docker(["events", "--since", String(Math.floor(since / 1000)), "--until", String(Math.ceil(until / 1000) + 1), "--format", "{{json .}}", "--filter", "type=container"]).stdout;
+  const wanted = new Set(containerNames);
+  return out
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { Action: string; Actor: { Attributes: Record<string, string> }; timeNano: number })
+    .filter((event) => actions.includes(event.Action) && wanted.has(baseName(event.Actor.Attributes.name ?? "")))
+    .sort((a, b) => a.timeNano - b.timeNano)
+    .map((event) => `${event.Action}:${baseName(event.Actor.Attributes.name!)}`);
+}
+
+/** A parked old container's events carry its parked name: map it back to the original. */
+function baseName(name: string): string {
+  return name.replace(/\.svc-old-[0-9a-f]{12}-(running|stopped)$/, "");
+}
+
+export { docker, inspect };
