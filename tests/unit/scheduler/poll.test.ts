@@ -81,6 +81,13 @@ describe("poll_interval", () => {
     expect(failure?.target).toBe("svc::scheduler");
   });
 
+  test("an interval longer than a timer can hold (about 24.8 days) is waited in full, not fired at once", async () => {
+    const runner = new FakeRunner();
+    start({ poll_interval: 30 * 24 * 3_600_000 }, runner);
+    await Bun.sleep(INTERVAL * 3);
+    expect(runner.calls).toHaveLength(0);
+  });
+
   test("stop() stops polling: no cycle starts afterwards", async () => {
     const runner = new FakeRunner();
     start({ poll_interval: INTERVAL }, runner);
