@@ -9,17 +9,17 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand, renderUsage, type ArgsDef } from "citty";
-import { OPTIONS, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
+import { OPTIONS, defaultConfig, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
-import { createLogging } from "./log/index.ts";
+import { createLogging, resolveFormat, type Writable } from "./log/index.ts";
 import { runHealthcheck, runService } from "./service.ts";
 import { VERSION } from "./version.ts";
 
 export interface CliIO {
   env: Record<string, string | undefined>;
   cwd: string;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
+  stdout: Writable;
+  stderr: Writable;
 }
 
 const DESCRIPTION = "Keeps running Docker containers up to date, safely.";
@@ -57,8 +57,8 @@ export const command = defineCommand({
 const defaultIO = (): CliIO => ({
   env: process.env,
   cwd: process.cwd(),
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+  stdout: process.stdout,
+  stderr: process.stderr,
 });
 
 export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<number> {
@@ -69,11 +69,11 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
   let config: Config | undefined;
   try {
     if (flags.help) {
-      io.stdout(`${await renderUsage(command)}\n`);
+      io.stdout.write(`${await renderUsage(command)}\n`);
       return 0;
     }
     if (flags.version) {
-      io.stdout(`${VERSION}\n`);
+      io.stdout.write(`${VERSION}\n`);
       return 0;
     }
     if (flags.generateConfig !== undefined) return await writeSample(flags.generateConfig, flags.force, io);
@@ -81,14 +81,14 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd });
     config = loaded.config;
     if (flags.printConfig) {
-      io.stdout(printConfig(loaded));
+      io.stdout.write(printConfig(loaded));
       return 0;
     }
     if (healthcheck) return await runHealthcheck(config);
-    await logWarnings(loaded);
+    await logWarnings(loaded, io);
     return await runService(config);
   } catch (error) {
-    io.stderr(describeFailure(error, config));
+    await reportFailure(error, config, rest, io);
     return exitCodeOf(error);
   }
 }
@@ -96,7 +96,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
 async function writeSample(target: true | string, force: boolean, io: CliIO): Promise<number> {
   const sample = generateSample(VERSION);
   if (target === true) {
-    io.stdout(sample);
+    io.stdout.write(sample);
     return 0;
   }
   const path = resolve(io.cwd, target);
@@ -104,27 +104,55 @@ async function writeSample(target: true | string, force: boolean, io: CliIO): Pr
     throw new SvcError("usage", `${target} already exists; add --force to overwrite it`);
   }
   await Bun.write(path, sample);
-  io.stderr(`wrote a sample configuration to ${target}\n`);
+  io.stderr.write(`wrote a sample configuration to ${target}\n`);
   return 0;
+}
+
+/** A logger on the console only (no log files), for the CLI's own few messages. */
+function consoleLogging(config: Config, io: CliIO) {
+  const quiet: Config = { ...config, audit_log: undefined, http_api: { ...config.http_api, access_log: undefined } };
+  return createLogging(quiet, { stdout: io.stdout, stderr: io.stderr });
 }
 
 /**
  * Warnings found while loading go through the configured logger (so json logs stay json).
  * The run-once one is left out: the service logs it itself when it starts in that mode.
  */
-async function logWarnings(loaded: LoadResult): Promise<void> {
+async function logWarnings(loaded: LoadResult, io: CliIO): Promise<void> {
   const warnings = loaded.warnings.filter((w) => !w.startsWith("run_once:"));
   if (warnings.length === 0) return;
-  const logging = createLogging({ ...loaded.config, audit_log: undefined, http_api: { ...loaded.config.http_api, access_log: undefined } });
+  const logging = consoleLogging(loaded.config, io);
   const log = logging.log.child("config");
   for (const warning of warnings) log.warn(warning);
   await logging.close();
 }
 
-function describeFailure(error: unknown, config: Config | undefined): string {
+/** The log format in force, even when the configuration could not be loaded (best effort). */
+function failureFormat(config: Config | undefined, argv: readonly string[], io: CliIO): Config["log_format"] {
+  if (config) return config.log_format;
+  const formats: readonly string[] = ["auto", "json", "logfmt", "pretty"];
+  const fromFlag = parseArgv(argv).layer.get("log_format")?.value;
+  const wanted = typeof fromFlag === "string" ? fromFlag : io.env.SVC_LOG_FORMAT;
+  return (wanted && formats.includes(wanted) ? wanted : "auto") as Config["log_format"];
+}
+
+/**
+ * Prints the message and every detail (each configuration problem) on stderr: plain lines for a
+ * person at a terminal, one log record each in json/logfmt. The stack only at debug/trace.
+ */
+async function reportFailure(error: unknown, config: Config | undefined, argv: readonly string[], io: CliIO): Promise<void> {
   const failure = toSvcError(error);
-  const lines = [`svc: ${failure.message}`, ...failure.details.map((d) => `  - ${d}`)];
   const verbose = config?.log_level === "debug" || config?.log_level === "trace";
-  if (verbose && failure.stack) lines.push(failure.stack);
-  return `${lines.join("\n")}\n`;
+  const stack = verbose ? failure.stack : undefined;
+  const format = resolveFormat(failureFormat(config, argv, io), io.stdout);
+  if (format === "pretty") {
+    const lines = [`svc: ${failure.message}`, ...failure.details.map((d) => `  - ${d}`), ...(stack ? [stack] : [])];
+    io.stderr.write(`${lines.join("\n")}\n`);
+    return;
+  }
+  const logging = consoleLogging(config ?? defaultConfig({ log_format: format }), io);
+  const log = logging.log.child(failure.kind === "config" ? "config" : "cli");
+  log.error(failure.message, { kind: failure.kind, ...(stack ? { stack } : {}) });
+  for (const detail of failure.details) log.error(detail);
+  await logging.close();
 }

@@ -190,8 +190,8 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
   const isSet = (key: string) => values.get(key) !== undefined;
   // A value given but invalid is already reported: do not add "nothing would run" and the like.
   const invalid = (key: string) => merged.has(key) && !values.has(key);
-
-  const triggers = ["poll_interval", "schedule", "run_once"].filter((key) => (key === "run_once" ? get(key) === true : isSet(key)));
+  // A schedule given, even if invalid, is one the user chose: it counts for exclusivity.
+  const triggers = ["poll_interval", "schedule", "run_once"].filter((key) => (key === "run_once" ? get(key) === true : isSet(key) || invalid(key)));
   const anyInvalid = ["poll_interval", "schedule", "run_once", "http_api.update"].some(invalid);
   if (triggers.length > 1) {
     problems.push(`${triggers.map((key) => named(key, merged)).join(" and ")}: poll_interval, schedule and run_once are mutually exclusive; set only one`);
