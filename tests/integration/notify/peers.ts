@@ -38,7 +38,9 @@ export async function waitForPort(port: number, what: string, proc?: Subprocess,
 export async function stop(proc: Subprocess | undefined): Promise<void> {
   if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
   proc.kill("SIGTERM");
-  await Promise.race([proc.exited, Bun.sleep(3000)]);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([proc.exited, new Promise((resolve) => (timer = setTimeout(resolve, 3000)))]);
+  clearTimeout(timer);
   if (proc.exitCode === null && proc.signalCode === null) proc.kill("SIGKILL");
 }
 
