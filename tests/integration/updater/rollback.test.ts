@@ -1,0 +1,75 @@
+/** Rollback on each of the three conditions, against the sandbox engine and registry. */
+import { afterAll, describe, expect, test } from "bun:test";
+import { containersByPrefix, entryOf, Fixture, inspect, makeUpdater } from "./support.ts";
+
+const fx = new Fixture();
+afterAll(() => fx.cleanup());
+
+async function expectRollback(what: string, badImage: { changes: string[] }, runArgs: string[], reason: string, rollback = {}) {
+  const v1 = fx.image(what);
+  const app = fx.run(what, v1.ref, runArgs);
+  const before = inspect(app);
+  const bad = fx.image(what, badImage);
+  const h = await makeUpdater({ containers: [app], rollback });
+
+  const report = await h.updater.run("api");
+  const entry = entryOf(report, app);
+  expect(entry.state).toBe("rolled_back");
+  expect(entry.reason).toContain(reason);
+  expect(entry.id).toBe(before.Id);
+
+  const after = inspect(app);
+  expect(after.Id).toBe(before.Id);
+  expect(after.Image).toBe(v1.id);
+  expect(after.State.Running).toBe(true);
+  expect(Object.keys(containersByPrefix(app))).toEqual([app]);
+  expect(report!.counts.rolled_back).toBe(1);
+  expect(h.metrics.snapshot().svc_containers_failed).toBe(1);
+  expect(h.audit.entries.some((e) => e.action === "rollback" && e.container === app && e.error)).toBe(true);
+
+  // the same digest is not tried again in the next cycle
+  const again = entryOf(await h.updater.run("api"), app);
+  expect(again.state).toBe("skipped");
+  expect(again.reason).toContain(bad.digest!);
+  expect(inspect(app).Id).toBe(before.Id);
+  return { entry, h, app, v1 };
+}
+
+describe("rollback", () => {
+  test("on a non-zero exit code, with the failed container's last log lines", async () => {
+    const { entry } = await expectRollback("exit", { changes: ['CMD ["/bin/sh","-c","echo config is broken; exit 3"]'] }, [], "exited with code 3");
+    expect(entry.reason).toContain("config is broken");
+  }, 60_000);
+
+  test("on an unhealthy healthcheck", async () => {
+    await expectRollback("unhealthy", { changes: ["HEALTHCHECK --interval=1s --retries=1 CMD false", 'CMD ["/bin/sleep","3600"]'] }, [], "unhealthy");
+  }, 60_000);
+
+  test("on not becoming healthy within startup_timeout", async () => {
+    await expectRollback("slow", { changes: ["HEALTHCHECK --interval=60s CMD true", 'CMD ["/bin/sleep","3600"]'] }, [], "not healthy within the startup timeout");
+  }, 60_000);
+
+  test("on a restart loop", async () => {
+    await expectRollback("loop", { changes: ['CMD ["/bin/sh","-c","exit 0"]'] }, ["--restart", "always"], "restart loop");
+  }, 60_000);
+
+  test("a healthcheck set on the container counts too (--health-cmd false)", async () => {
+    const v1 = fx.image("hcflag");
+    const app = fx.run("hcflag", v1.ref, ["--health-cmd", "test ! -e /broken", "--health-interval", "1s", "--health-retries", "1"]);
+    fx.image("hcflag", { changes: ['CMD ["/bin/sh","-c","touch /broken; exec sleep 3600"]'] });
+    const h = await makeUpdater({ containers: [app] });
+    const entry = entryOf(await h.updater.run("api"), app);
+    expect(entry.state).toBe("rolled_back");
+    expect(inspect(app).Image).toBe(v1.id);
+  }, 60_000);
+
+  test("with a check turned off, the failing container is kept", async () => {
+    const v1 = fx.image("off");
+    const app = fx.run("off", v1.ref);
+    const bad = fx.image("off", { changes: ["HEALTHCHECK --interval=60s CMD true", 'CMD ["/bin/sleep","3600"]'] });
+    const h = await makeUpdater({ containers: [app], rollback: { on_timeout: false } });
+    expect(entryOf(await h.updater.run("api"), app).state).toBe("updated");
+    expect(inspect(app).Image).toBe(bad.id);
+    expect(v1.id).not.toBe(bad.id);
+  }, 60_000);
+});
