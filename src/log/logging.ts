@@ -3,6 +3,7 @@
  * and access-log sink, and owns the files behind them (opened at startup, reopened on SIGHUP,
  * flushed and closed on shutdown).
  */
+import type { ConsolaInstance } from "consola";
 import type { Config } from "../config/index.ts";
 import { createAccessLog } from "./access.ts";
 import { createAuditLog } from "./audit.ts";
@@ -70,7 +71,7 @@ export function createLogging(config: Config, options: LoggingOptions = {}): Log
     try {
       file = new LogFile(path, { onError });
     } catch (error) {
-      // Files opened so far are closed by the caller never seeing them: close them here.
+      // The caller never gets the files opened so far: close them here.
       for (const opened of files) void opened.close();
       throw error;
     }
@@ -94,18 +95,7 @@ export function createLogging(config: Config, options: LoggingOptions = {}): Log
   if (handleSighup) process.on("SIGHUP", onSighup);
 
   const capture = options.captureConsole ?? format !== "pretty";
-  const onCrash = (what: string) => (error: unknown) => {
-    log.error(what, { error: error instanceof Error ? describeError(error) : String(error), stack: error instanceof Error ? error.stack : undefined });
-    // What the runtime would do after printing the error itself.
-    process.exit(1);
-  };
-  const onUncaught = onCrash("uncaught exception");
-  const onUnhandled = onCrash("unhandled promise rejection");
-  if (capture) {
-    core.wrapConsole();
-    process.on("uncaughtException", onUncaught);
-    process.on("unhandledRejection", onUnhandled);
-  }
+  const releaseProcessOutput = capture ? captureProcessOutput(core, log) : () => {};
 
   let closed: Promise<void> | null = null;
   return {
@@ -121,16 +111,33 @@ export function createLogging(config: Config, options: LoggingOptions = {}): Log
     close() {
       closed ??= (async () => {
         if (handleSighup) process.off("SIGHUP", onSighup);
-        if (capture) {
-          core.restoreConsole();
-          process.off("uncaughtException", onUncaught);
-          process.off("unhandledRejection", onUnhandled);
-        }
+        releaseProcessOutput();
         await nextTick();
         await Promise.all(files.map((file) => file.close()));
       })();
       return closed;
     },
+  };
+}
+
+/**
+ * Routes console.* through the logger and logs a crash as an error line before exiting with
+ * status 1, as the runtime would after printing it raw. Returns the undo.
+ */
+function captureProcessOutput(core: ConsolaInstance, log: Logger): () => void {
+  const onCrash = (what: string) => (error: unknown) => {
+    log.error(what, { error: error instanceof Error ? describeError(error) : String(error), stack: error instanceof Error ? error.stack : undefined });
+    process.exit(1);
+  };
+  const onUncaught = onCrash("uncaught exception");
+  const onUnhandled = onCrash("unhandled promise rejection");
+  core.wrapConsole();
+  process.on("uncaughtException", onUncaught);
+  process.on("unhandledRejection", onUnhandled);
+  return () => {
+    core.restoreConsole();
+    process.off("uncaughtException", onUncaught);
+    process.off("unhandledRejection", onUnhandled);
   };
 }
 
