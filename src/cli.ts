@@ -32,6 +32,7 @@ function commandArgs(): ArgsDef {
     force: { type: "boolean", description: "With --generate-config: overwrite an existing FILE" },
     "print-config": { type: "boolean", description: "Print the effective configuration (secrets redacted) and exit" },
     version: { type: "boolean", alias: "v", description: "Print the version and exit" },
+    help: { type: "boolean", alias: "h", description: "Show this help and exit" },
   };
   for (const option of OPTIONS) {
     const name = option.flag.slice(2);
@@ -54,6 +55,12 @@ export const command = defineCommand({
   },
 });
 
+/** citty's usage, with the usage line saying that `healthcheck` is an alternative, not a suffix. */
+async function helpText(color: boolean): Promise<string> {
+  const usage = (await renderUsage(command)).replace(/\[NAMES\] healthcheck/, "[NAMES...]  |  svc healthcheck [OPTIONS]");
+  return color ? usage : Bun.stripANSI(usage);
+}
+
 const defaultIO = (): CliIO => ({
   env: process.env,
   cwd: process.cwd(),
@@ -69,7 +76,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
   let config: Config | undefined;
   try {
     if (flags.help) {
-      io.stdout.write(`${await renderUsage(command)}\n`);
+      io.stdout.write(`${await helpText(io.stdout.isTTY === true)}\n`);
       return 0;
     }
     if (flags.version) {
