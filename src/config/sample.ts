@@ -19,7 +19,8 @@ function header(table: TableSpec): string[] {
 function meaningLine(option: OptionSpec): string {
   const extra = option.meta.defaultText ? ` (default: ${option.meta.defaultText})` : "";
   const secret = option.meta.secret ? " [secret]" : "";
-  return `# ${option.meta.description}${extra}${secret}. Flag ${option.flag}, env ${option.env}.`;
+  const values = option.meta.values ? ` (${option.meta.values.join(", ")})` : "";
+  return `# ${option.meta.description}${values}${extra}${secret}. Flag ${option.flag}, env ${option.env}.`;
 }
 
 function sampleLines(option: OptionSpec): string[] {
