@@ -118,7 +118,7 @@ export function containersByPrefix(prefix: string): Record<string, string> {
   );
 }
 
-/** Engine events for the given container names between two times, oldest first, as "action:name". */
+/** Engine events for the given container names between two times, oldest first, as "action:name" ("kill(15):name" for kills). */
 export function eventsFor(since: number, until: number, containerNames: string[], actions: string[]): string[] {
   const out = docker(["events", "--since", String(Math.floor(since / 1000)), "--until", String(Math.ceil(until / 1000) + 1), "--format", "{{json .}}", "--filter", "type=container"]).stdout;
   const wanted = new Set(containerNames);
@@ -128,7 +128,7 @@ export function eventsFor(since: number, until: number, containerNames: string[]
     .map((line) => JSON.parse(line) as { Action: string; Actor: { Attributes: Record<string, string> }; timeNano: number })
     .filter((event) => actions.includes(event.Action) && wanted.has(baseName(event.Actor.Attributes.name ?? "")))
     .sort((a, b) => a.timeNano - b.timeNano)
-    .map((event) => `${event.Action}:${baseName(event.Actor.Attributes.name!)}`);
+    .map((event) => `${event.Action}${event.Action === "kill" ? `(${event.Actor.Attributes.signal})` : ""}:${baseName(event.Actor.Attributes.name!)}`);
 }
 
 /** A parked old container's events carry its parked name: map it back to the original. */

@@ -1,0 +1,114 @@
+/**
+ * Selection rules and per-container options against the real engine. The cycles run with
+ * monitor_only (nothing changes), so the report shows exactly which containers were considered.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { docker, entryOf, Fixture, makeUpdater, names, inspect, eventsFor } from "./support.ts";
+import { waitUntil } from "../../harness.ts";
+
+const fx = new Fixture();
+let image: { ref: string; id: string };
+let other: { ref: string; id: string };
+const all: string[] = [];
+
+beforeAll(() => {
+  image = fx.image("sel");
+  other = fx.image("other");
+  all.push(
+    fx.run("plain", image.ref),
+    fx.run("enabled", image.ref, ["-l", "svc.enable=true"]),
+    fx.run("disabled", image.ref, ["-l", "svc.enable=false"]),
+    fx.run("scoped", image.ref, ["-l", "svc.scope=blue"]),
+    fx.run("otherimg", other.ref),
+  );
+  const stopped = fx.run("stopped", image.ref);
+  docker(["stop", "-t", "0", stopped]);
+  docker(["create", "--name", fx.name("created"), "--network", "none", image.ref]);
+  all.push(stopped, fx.name("created"));
+  fx.image("sel"); // every container on `sel` is now stale
+});
+afterAll(() => fx.cleanup());
+
+async function considered(options: Record<string, unknown> = {}, filter?: { container?: string[]; image?: string[] }): Promise<string[]> {
+  const h = await makeUpdater({ containers: all, monitor_only: true, ...options });
+  return names(await h.updater.run("api", filter));
+}
+
+const short = (list: string[]) => list.map((n) => n.slice(fx.prefix.length + 1));
+
+describe("selection", () => {
+  test("running containers only by default; svc.enable=false and other scopes excluded", async () => {
+    expect(short(await considered())).toEqual(["enabled", "otherimg", "plain"]);
+  });
+  test("revive_stopped adds exited and created containers", async () => {
+    expect(short(await considered({ revive_stopped: true }))).toEqual(["created", "enabled", "otherimg", "plain", "stopped"]);
+  });
+  test("label_enable: only svc.enable=true", async () => {
+    expect(short(await considered({ label_enable: true }))).toEqual(["enabled"]);
+  });
+  test("disable_containers", async () => {
+    expect(short(await considered({ disable_containers: [fx.name("plain")] }))).toEqual(["enabled", "otherimg"]);
+  });
+  test("containers (positional names) restrict the cycle", async () => {
+    const h = await makeUpdater({ containers: [fx.name("plain")], monitor_only: true });
+    expect(short(names(await h.updater.run("api")))).toEqual(["plain"]);
+  });
+  test("scope: only containers labelled with it", async () => {
+    expect(short(await considered({ scope: "blue" }))).toEqual(["scoped"]);
+  });
+  test("API filter by container name", async () => {
+    expect(short(await considered({}, { container: [fx.name("enabled")] }))).toEqual(["enabled"]);
+  });
+  test("API filter by image prefix, on the written reference", async () => {
+    expect(short(await considered({}, { image: [other.ref.replace(/:latest$/, "")] }))).toEqual(["otherimg"]);
+  });
+  test("a filter naming no container gives an empty report", async () => {
+    const h = await makeUpdater({ containers: all, monitor_only: true });
+    const report = await h.updater.run("api", { container: ["no-such-container"] });
+    expect(report!.containers).toEqual([]);
+    expect(report!.filter).toEqual({ container: ["no-such-container"], image: [] });
+  });
+  test("stale and fresh come from the registry; the report counts them", async () => {
+    const h = await makeUpdater({ containers: all, monitor_only: true });
+    const report = await h.updater.run("api");
+    expect(entryOf(report, fx.name("plain")).state).toBe("stale");
+    expect(entryOf(report, fx.name("otherimg")).state).toBe("fresh");
+    expect(report!.counts).toMatchObject({ scanned: 3, stale: 2, fresh: 1 });
+    expect(h.metrics.snapshot()).toMatchObject({ svc_containers_scanned: 3, svc_containers_updated: 0, svc_containers_failed: 0 });
+  });
+});
+
+describe("per-container options", () => {
+  test("include_restarting picks a container in the restarting state", async () => {
+    // exits at once: after a few restarts the engine's back-off keeps it "restarting" for seconds
+    const img = fx.image("restarting", { changes: ['CMD ["/bin/sh","-c","exit 1"]'] });
+    const app = fx.run("restarting", img.ref, ["--restart", "always"]);
+    fx.image("restarting");
+    const backingOff = () => {
+      const state = inspect(app);
+      return state.State.Restarting === true && state.RestartCount >= 5;
+    };
+    await waitUntil(backingOff, 30_000, "restarting state");
+    const without = await makeUpdater({ containers: [app], monitor_only: true });
+    const h = await makeUpdater({ containers: [app], monitor_only: true, include_restarting: true });
+    expect(names(await h.updater.run("api"))).toEqual([app]);
+    await waitUntil(backingOff, 30_000, "restarting state");
+    expect(names(await without.updater.run("api"))).toEqual([]);
+  }, 60_000);
+
+  test("svc.stop_signal and svc.stop_timeout labels; the container's own --stop-timeout wins", async () => {
+    const img = fx.image("signal", { changes: ['CMD ["/bin/sh","-c","trap \\"exit 0\\" HUP; while true; do sleep 0.2; done"]'] });
+    const byLabel = fx.run("signal", img.ref, ["-l", "svc.stop_signal=SIGHUP", "-l", "svc.stop_timeout=20s"]);
+    const own = fx.run("own", img.ref, ["-l", "svc.stop_signal=SIGHUP", "-l", "svc.stop_timeout=20s", "--stop-timeout", "0"]);
+    fx.image("signal");
+    const h = await makeUpdater({ containers: [byLabel, own], stop_timeout: 30_000 });
+    const started = Date.now();
+    const report = await h.updater.run("api");
+    expect(entryOf(report, byLabel).state).toBe("updated");
+    expect(entryOf(report, own).state).toBe("updated");
+    // the label's SIGHUP ends it within the label's 20 s: no SIGKILL follows
+    expect(eventsFor(started - 1000, Date.now(), [byLabel], ["kill"])).toEqual([`kill(1):${byLabel}`]);
+    // the container's own stop timeout of 0 s wins over the label: SIGKILL right after SIGHUP
+    expect(eventsFor(started - 1000, Date.now(), [own], ["kill"])).toEqual([`kill(1):${own}`, `kill(9):${own}`]);
+  }, 60_000);
+});
