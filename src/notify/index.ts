@@ -133,6 +133,7 @@ function secretsOf(settings: Config["notifications"]): Array<string | undefined>
   const secrets: Array<string | undefined> = [
     settings.email.password,
     settings.mqtt.password,
+    mqttUrlPassword(settings.mqtt.broker),
     settings.pushover.token,
     settings.pushover.user_key,
     // Webhook URLs often carry their credential in the path (Slack, Discord, ntfy tokens).
@@ -156,6 +157,12 @@ function secretsOf(settings: Config["notifications"]): Array<string | undefined>
     }
   }
   return secrets;
+}
+
+/** A password written into the broker URL (`mqtt://user:pass@host`). */
+function mqttUrlPassword(broker: string | undefined): string | undefined {
+  const match = /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^@/]*:([^@/]*)@/i.exec(broker ?? "");
+  return match ? safeDecode(match[1]!) : undefined;
 }
 
 function safeDecode(text: string): string {

@@ -11,17 +11,23 @@ import type { Notifier } from "../types.ts";
 type MqttSettings = Config["notifications"]["mqtt"];
 
 export interface BrokerAddress {
-  /** mqtt://host:port or mqtts://host:port, as mqtt.js wants it */
-  url: string;
+  protocol: "mqtt" | "mqtts";
+  host: string;
+  port: number;
   tls: boolean;
+  /** credentials written into the broker URL (`mqtt://user:pass@host`), used when the options are unset */
+  username?: string;
+  password?: string;
 }
 
 /**
  * `tcp://` and `mqtt://` are plain, `mqtts://` and `ssl://` TLS; a bare `host[:port]` is plain.
- * Any TLS setting turns TLS on whatever the scheme (SPEC 6).
+ * Any TLS setting turns TLS on whatever the scheme (SPEC 6). Parsed here with the WHATWG URL
+ * parser and handed to mqtt.js as options: its own URL parsing uses the deprecated `url.parse`,
+ * whose warning would be a non-JSON line on stderr.
  */
 export function brokerAddress(settings: Pick<MqttSettings, "broker" | "tls_ca_cert" | "tls_cert" | "tls_key" | "tls_skip_verify">): BrokerAddress {
-  const raw = settings.broker ?? "";
+  const raw = (settings.broker ?? "").trim();
   const match = /^([a-z][a-z0-9+.-]*):\/\/(.*)$/i.exec(raw);
   const scheme = match ? match[1]!.toLowerCase() : "tcp";
   const rest = match ? match[2]! : raw;
@@ -30,15 +36,20 @@ export function brokerAddress(settings: Pick<MqttSettings, "broker" | "tls_ca_ce
   }
   const anyTlsField = Boolean(settings.tls_ca_cert || settings.tls_cert || settings.tls_key || settings.tls_skip_verify);
   const tls = scheme === "mqtts" || scheme === "ssl" || anyTlsField;
-  const url = `${tls ? "mqtts" : "mqtt"}://${rest}`;
-  let host: string;
+  let url: URL;
   try {
-    host = new URL(url).hostname;
+    // "http" only to borrow the URL parser's handling of host, port and credentials.
+    url = new URL(`http://${rest}`);
   } catch {
-    host = "";
+    throw new SvcError("config", "notifications.mqtt.broker is not a valid broker address");
   }
-  if (!host) throw new SvcError("config", "notifications.mqtt.broker is not a valid broker address");
-  return { url, tls };
+  if (!url.hostname) throw new SvcError("config", "notifications.mqtt.broker is not a valid broker address");
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const port = url.port ? Number(url.port) : tls ? 8883 : 1883;
+  const address: BrokerAddress = { protocol: tls ? "mqtts" : "mqtt", host, port, tls };
+  if (url.username) address.username = decodeURIComponent(url.username);
+  if (url.password) address.password = decodeURIComponent(url.password);
+  return address;
 }
 
 export function generatedClientId(hostname: string): string {
@@ -71,9 +82,12 @@ export function createMqttNotifier(settings: MqttSettings, hostname: string, tim
   }
   const clientId = settings.client_id || generatedClientId(hostname);
   const options: IClientOptions = {
+    protocol: address.protocol,
+    host: address.host,
+    port: address.port,
     clientId,
-    username: settings.username,
-    password: settings.password,
+    username: settings.username ?? address.username,
+    password: settings.password ?? address.password,
     connectTimeout: timeoutMs,
     reconnectPeriod: 0, // one attempt per dispatch; the dispatcher retries
     clean: true,
@@ -85,7 +99,7 @@ export function createMqttNotifier(settings: MqttSettings, hostname: string, tim
     name: "mqtt",
     async send(report: SessionReport) {
       // Connect per dispatch: nothing stays open between cycles, nothing to leak at shutdown.
-      const client = mqtt.connect(address.url, options);
+      const client = mqtt.connect(options);
       open.add(client);
       try {
         await connected(client, timeoutMs);

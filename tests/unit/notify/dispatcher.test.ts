@@ -166,6 +166,7 @@ describe("dispatcher", () => {
       user: "pushoverUserXyz789",
       header: "Bearer hdr-s3cret-value",
       hookToken: "T0KEN-in-the-path",
+      brokerUrl: "url-Pa55word",
     };
     const leaky = fakeChannel("leaky", () => {
       throw new Error(`failed with ${Object.values(secrets).join(" and ")} at https://hooks.example.org/services/${secrets.hookToken}`);
@@ -175,7 +176,7 @@ describe("dispatcher", () => {
       config({
         webhook: { url: `https://hooks.example.org/services/${secrets.hookToken}`, headers: `Authorization: ${secrets.header}` },
         email: { server: "smtp.example.org", from: "a@example.org", to: ["b@example.org"], user: "me", password: secrets.email },
-        mqtt: { broker: "mqtt://broker.example.org", topic: "t", password: secrets.mqtt },
+        mqtt: { broker: `mqtt://me:${secrets.brokerUrl}@broker.example.org`, topic: "t", password: secrets.mqtt },
         pushover: { token: secrets.token, user_key: secrets.user },
       }),
       log,

@@ -120,3 +120,15 @@ test("shortId", () => {
   expect(shortId("sha256:0123456789abcdef0123")).toBe("0123456789ab");
   expect(shortId(null)).toBe("");
 });
+
+test("docs/notifications.md shows the built-in template as it is", async () => {
+  const docs = await Bun.file(join(import.meta.dir, "../../../docs/notifications.md")).text();
+  expect(docs).toContain("### The built-in template\n\n```mustache\n" + DEFAULT_TEMPLATE + "```");
+});
+
+test("the example template of the docs renders", async () => {
+  const docs = await Bun.file(join(import.meta.dir, "../../../docs/notifications.md")).text();
+  const example = /### Example\n\n```mustache\n([\s\S]*?)```/.exec(docs)![1]!;
+  const { text } = createRenderer(example, "pi")(sampleReport());
+  expect(text).toBe("svc on pi: 1 updated, 1 failed\nupdated web: 111111111111 -> 222222222222\nFAILED:\n  db: pull failed: manifest unknown\n");
+});
