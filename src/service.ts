@@ -4,43 +4,18 @@
  * process exit code; startup failures are thrown as SvcError (the CLI prints them and maps
  * the kind to the exit code: "startup" and "config" are 2).
  */
+import { readFileSync } from "node:fs";
 import { type App, createApp, listen } from "./api/index.ts";
 import type { Config } from "./config/index.ts";
 import { createDockerEngine, type Engine } from "./engine/index.ts";
-import { SvcError, toSvcError } from "./errors.ts";
-import { type AuditLog, createLogging, type Logger, type Logging } from "./log/index.ts";
+import { toSvcError } from "./errors.ts";
+import { createLogging, type Logger, type Logging } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
 import { createNotifications, type Dispatcher } from "./notify/index.ts";
-import { createRegistry, type Registry } from "./registry/index.ts";
+import { createRegistry } from "./registry/index.ts";
 import { createScheduler } from "./scheduler/index.ts";
-import type { CycleRunner, SessionReport } from "./updater/types.ts";
-
-// ---------------------------------------------------------------------------------------------
-// TEMPORARY SHIMS for rooms that have not landed yet. Each is replaced by an import of the
-// room's factory (same name, same arguments) as soon as it lands.
-// ---------------------------------------------------------------------------------------------
-interface Updater extends CycleRunner {
-  recover(): Promise<void>;
-  drain(): Promise<void>;
-}
-interface UpdaterDeps {
-  config: Config;
-  engine: Engine;
-  registry: Registry;
-  metrics: Metrics;
-  log: Logger;
-  audit: AuditLog;
-  sink: Dispatcher;
-}
-function createUpdater(deps: UpdaterDeps): Updater {
-  return {
-    busy: false,
-    run: () => Promise.reject(new SvcError("internal", "the updater room has not landed yet")),
-    recover: async () => deps.log.warn("updater not wired: no recovery"),
-    drain: async () => {},
-  };
-}
-// ------------------------------------------------ END TEMPORARY SHIMS ------------------------
+import { createUpdater, type Updater } from "./updater/index.ts";
+import type { SessionReport } from "./updater/types.ts";
 
 export interface ServiceOptions {
   /** the process to take signals from (tests may pass their own emitter) */
@@ -74,7 +49,8 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const engine = await createDockerEngine(config.docker, logging.log);
     const registry = createRegistry(config, logging.log);
     notifications = await createNotifications(config, logging.log);
-    updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications });
+    const selfContainerId = await ownContainerId(engine, log);
+    updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications, selfContainerId });
     // Repair what a crash left half-done before any new cycle can start.
     await updater.recover();
     if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log);
@@ -164,6 +140,42 @@ function waitForSignal(options: ServiceOptions, log: Logger): { promise: Promise
   const names = Object.keys(SIGNAL_EXIT_CODES) as StopSignal[];
   for (const name of names) signals.on(name, handler);
   return { promise, remove: () => names.forEach((name) => signals.off(name, handler)) };
+}
+
+/**
+ * The id of the container svc itself runs in, if any, so the updater updates itself last and
+ * by replacement (CONTRACT.md). Read from the mount table: the engine bind-mounts the
+ * container's own .../containers/<id>/hostname on /etc/hostname, on cgroup v1 and v2 alike.
+ * Only that mount point counts: a host's mount table lists other containers' shm mounts under
+ * .../containers/<id>/ too. The cgroup path (cgroup v1) is the fallback. An id is trusted only
+ * when the configured engine knows a container by it.
+ */
+export async function ownContainerId(engine: Pick<Engine, "inspectContainer">, log: Logger, read = readProcFile): Promise<string | undefined> {
+  const candidates = new Set<string>();
+  for (const line of read("/proc/self/mountinfo").split("\n")) {
+    const [, , , root, mountPoint] = line.split(" ");
+    const id = mountPoint === "/etc/hostname" ? /\/containers\/([0-9a-f]{64})\//.exec(root ?? "")?.[1] : undefined;
+    if (id) candidates.add(id);
+  }
+  for (const match of read("/proc/self/cgroup").matchAll(/\/(?:docker[/-])([0-9a-f]{64})(?:\.scope)?$/gm)) candidates.add(match[1]!);
+  for (const id of candidates) {
+    try {
+      const inspected = await engine.inspectContainer(id);
+      log.info("svc runs in a container of this engine", { container_id: inspected.Id, container: inspected.Name.replace(/^\//, "") });
+      return inspected.Id;
+    } catch {
+      // Not a container of this engine (another engine, or not a container id at all).
+    }
+  }
+  return undefined;
+}
+
+function readProcFile(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return "";
+  }
 }
 
 /**
