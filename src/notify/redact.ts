@@ -22,7 +22,9 @@ export function createRedactor(secrets: ReadonlyArray<string | undefined>): Reda
 export function reasonOf(error: unknown, redact: Redactor): string {
   let text: string;
   if (error instanceof Error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    // DOMExceptions carry a numeric legacy code (23 for a timeout): only string codes say something.
+    const raw = (error as { code?: unknown }).code;
+    const code = typeof raw === "string" ? raw : undefined;
     text = error.message || code || error.name;
     if (code && !text.includes(code)) text = `${text} (${code})`;
   } else {

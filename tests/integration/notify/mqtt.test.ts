@@ -5,7 +5,8 @@ setDefaultTimeout(30_000);
 import { defaultConfig, type DeepPartial, type Config } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import { freePort } from "../../harness.ts";
-import { makePki, payloadOf, recordingLogger, removeDir, sampleReport, startMosquitto, stop, subscribe, type Mosquitto, type TestPki } from "./peers.ts";
+import { join } from "node:path";
+import { makePki, payloadOf, tempDir, recordingLogger, removeDir, sampleReport, startMosquitto, stop, subscribe, type Mosquitto, type TestPki } from "./peers.ts";
 
 let pki: TestPki;
 let plain: Mosquitto;
@@ -163,5 +164,32 @@ describe("mqtt channel", () => {
     } finally {
       silent.stop(true);
     }
+  });
+
+  test("after close nothing is left open: a process that published and closed exits by itself", async () => {
+    const dir = tempDir("exit");
+    const script = join(dir, "publish-and-close.ts");
+    const src = join(import.meta.dir, "../../../src");
+    await Bun.write(
+      script,
+      `import { defaultConfig } from ${JSON.stringify(join(src, "config/index.ts"))};
+import { createNotifications } from ${JSON.stringify(join(src, "notify/index.ts"))};
+import { silentLogger } from ${JSON.stringify(join(src, "log/index.ts"))};
+const report = JSON.parse(process.argv[2]);
+const n = await createNotifications(defaultConfig({ notifications: { mqtt: { broker: "mqtt://127.0.0.1:${plain.port}", topic: "svc/test/exit", qos: 2 } } }), silentLogger);
+n.publish(report);
+await n.close();
+console.log("closed");
+`,
+    );
+    const child = Bun.spawn(["bun", script, JSON.stringify(sampleReport())], { stdout: "pipe", stderr: "pipe" });
+    // Generous: only a connection or timer left behind (keep-alive 60 s) would keep it running.
+    const guard = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const code = await child.exited;
+    clearTimeout(guard);
+    removeDir(dir);
+    expect(await new Response(child.stdout).text()).toBe("closed\n");
+    expect(child.signalCode).toBeNull();
+    expect(code).toBe(0);
   });
 });
