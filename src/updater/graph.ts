@@ -20,19 +20,23 @@ export interface NodeInput {
   labels: Record<string, string>;
   /** names from `svc.depends_on` (already resolved for global_takes_precedence) */
   dependsOn: string[];
-  /** HostConfig.Links, e.g. "/db:/web/db" */
+  /** HostConfig.Links ("/db:/web/db") and the links of user-defined network endpoints ("db:alias") */
   links?: string[] | null;
   /** HostConfig.NetworkMode */
   networkMode?: string;
 }
 
 export function nodeFromInspect(inspect: ContainerInspect, dependsOn: string[]): NodeInput {
+  const links = [...((inspect.HostConfig?.Links as string[] | null | undefined) ?? [])];
+  for (const endpoint of Object.values(inspect.NetworkSettings?.Networks ?? {})) {
+    for (const link of (endpoint?.Links as string[] | null | undefined) ?? []) links.push(link);
+  }
   return {
     name: inspect.Name.replace(/^\//, ""),
     id: inspect.Id,
     labels: inspect.Config?.Labels ?? {},
     dependsOn,
-    links: inspect.HostConfig?.Links as string[] | null | undefined,
+    links,
     networkMode: inspect.HostConfig?.NetworkMode,
   };
 }
