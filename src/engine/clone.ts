@@ -129,8 +129,8 @@ function replacementHostConfig(old: ContainerInspect, options: ReplacementOption
     hostConfig.NetworkMode = `container:${options.networkContainer}`;
   }
   if (Array.isArray(hostConfig.Links)) hostConfig.Links = hostConfig.Links.map(normalizeLink);
-  hostConfig.Binds = withAnonymousVolumes(old, hostConfig);
-  if (hostConfig.Binds === null || hostConfig.Binds === undefined) delete hostConfig.Binds;
+  const mounts = withAnonymousVolumes(old, hostConfig);
+  if (mounts) hostConfig.Mounts = mounts;
   return hostConfig;
 }
 
@@ -148,21 +148,23 @@ export function normalizeLink(link: string): string {
 /**
  * Anonymous volumes (an image VOLUME or a bare `-v /path`) would be created afresh for the
  * replacement, losing their data: mount the same volume by name at the same place instead.
+ * As a Mounts entry (not a bind string), so the mount reads back exactly as before.
  */
-function withAnonymousVolumes(old: ContainerInspect, hostConfig: Json): string[] | null {
-  const binds: string[] = Array.isArray(hostConfig.Binds) ? [...hostConfig.Binds] : [];
+function withAnonymousVolumes(old: ContainerInspect, hostConfig: Json): Json[] | null {
+  const mounts: Json[] = Array.isArray(hostConfig.Mounts) ? [...hostConfig.Mounts] : [];
   const taken = new Set<string>();
-  for (const bind of binds) taken.add(bindDestination(bind));
-  for (const mount of (hostConfig.Mounts ?? []) as Json[]) if (mount.Target) taken.add(mount.Target);
+  for (const bind of (hostConfig.Binds ?? []) as string[]) taken.add(bindDestination(bind));
+  for (const mount of mounts) if (mount.Target) taken.add(mount.Target);
   for (const path of Object.keys(hostConfig.Tmpfs ?? {})) taken.add(path);
   // anonymous volumes are the declared ones (Config.Volumes); --volumes-from ones are not
   const declared = (old.Config?.Volumes ?? {}) as Json;
+  const before = mounts.length;
   for (const mount of (old.Mounts ?? []) as Json[]) {
     if (mount.Type !== "volume" || !mount.Name || !(mount.Destination in declared) || taken.has(mount.Destination)) continue;
-    binds.push(`${mount.Name}:${mount.Destination}${mount.RW === false ? ":ro" : ""}`);
+    mounts.push({ Type: "volume", Source: mount.Name, Target: mount.Destination, ...(mount.RW === false ? { ReadOnly: true } : {}) });
     taken.add(mount.Destination);
   }
-  return binds.length > 0 ? binds : (hostConfig.Binds ?? null);
+  return mounts.length > before ? mounts : (hostConfig.Mounts ?? null);
 }
 
 function bindDestination(bind: string): string {

@@ -86,7 +86,8 @@ describe("replacementSpec: host config", () => {
     const { container, image } = await fixture("entry");
     const anonymous = container.Mounts.find((m) => m.Destination === "/data")!;
     const b = body(replacementSpec(container, image, { name: "engx-entry", image: "engx-fix:1", apiVersion: OLD_API }));
-    expect(b.HostConfig.Binds).toEqual(["engx-vol:/named", "/tmp:/bind:ro", `${anonymous.Name}:/data`]);
+    expect(b.HostConfig.Binds).toEqual(["engx-vol:/named", "/tmp:/bind:ro"]);
+    expect(b.HostConfig.Mounts).toEqual([{ Type: "volume", Source: anonymous.Name, Target: "/data" }]);
   });
 
   test("network_mode container:<id> becomes container:<name> of the container named by the updater", async () => {
