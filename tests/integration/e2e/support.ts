@@ -1,0 +1,299 @@
+/**
+ * End-to-end support: svc run as a real process (`bun src/main.ts ...`), the way a user runs it,
+ * against the sandbox engine and registry. Every process started here is tracked and killed by
+ * its pid in `stopAll` (each test file calls it in afterAll); every container, network, volume
+ * and image carries the fixture's unique prefix and is removed in `cleanup`.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+import { buildImage, docker, removeContainersByPrefix, sandbox, uniqueName, waitUntil } from "../../harness.ts";
+
+export const REPO_ROOT = resolve(import.meta.dir, "../../..");
+export const MAIN = join(REPO_ROOT, "src/main.ts");
+
+/** An image that stops at once on SIGTERM (so stop_timeout is never waited out). */
+export const QUICK_STOP_CMD = `CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`;
+/** An image whose container exits non-zero at once: the new version that must be rolled back. */
+export const FAILING_CMD = `CMD ["/bin/sh","-c","echo broken >&2; exit 3"]`;
+
+// ---------------------------------------------------------------------------------------------
+// Processes
+// ---------------------------------------------------------------------------------------------
+
+const tracked = new Set<Subprocess>();
+
+/** Tracks a process started by a test so that `stopAll` kills it by pid. */
+export function track<T extends Subprocess>(proc: T): T {
+  tracked.add(proc);
+  void proc.exited.then(() => tracked.delete(proc));
+  return proc;
+}
+
+/** Kills one process by its pid (SIGTERM, then SIGKILL after 3 s) and waits for it. */
+export async function stopProcess(proc: Subprocess | undefined): Promise<void> {
+  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+  proc.kill("SIGTERM");
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([proc.exited, new Promise((r) => (timer = setTimeout(r, 3000)))]);
+  clearTimeout(timer);
+  if (proc.exitCode === null && proc.signalCode === null) {
+    proc.kill("SIGKILL");
+    await proc.exited;
+  }
+}
+
+/** Kills every process this test file started and that is still running. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...tracked].map((proc) => stopProcess(proc)));
+  tracked.clear();
+}
+
+/** The environment a user's shell would give svc: no SVC_* or DOCKER_HOST leaking from the test run. */
+export function userEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value === undefined || key.startsWith("SVC_") || key === "DOCKER_HOST") continue;
+    env[key] = value;
+  }
+  return { ...env, ...extra };
+}
+
+export interface SvcOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
+/** A running `svc` process whose stdout and stderr are collected as they come. */
+export class SvcProcess {
+  readonly proc: Subprocess<"ignore", "pipe", "pipe">;
+  stdout = "";
+  stderr = "";
+  private readonly done: Promise<void>;
+
+  constructor(
+    readonly args: string[],
+    options: SvcOptions = {},
+  ) {
+    this.proc = track(
+      Bun.spawn(["bun", MAIN, ...args], {
+        cwd: options.cwd ?? REPO_ROOT,
+        env: options.env ?? userEnv(),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      }),
+    );
+    this.done = Promise.all([this.collect(this.proc.stdout, "stdout"), this.collect(this.proc.stderr, "stderr")]).then(() => {});
+  }
+
+  private async collect(stream: ReadableStream<Uint8Array>, into: "stdout" | "stderr"): Promise<void> {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) this[into] += decoder.decode(chunk, { stream: true });
+  }
+
+  get output(): string {
+    return `${this.stdout}\n${this.stderr}`;
+  }
+
+  /** stdout + stderr lines that are JSON objects (svc logs JSON when piped). */
+  records(): any[] {
+    return parseJsonLines(this.output);
+  }
+
+  /** Resolves with the exit code (after all output was read); throws after `timeoutMs`. */
+  async exit(timeoutMs = 60_000): Promise<number> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`svc ${this.args.join(" ")} still running after ${timeoutMs} ms\n${this.describe()}`)), timeoutMs);
+    });
+    try {
+      const code = await Promise.race([this.proc.exited, timeout]);
+      await this.done;
+      return code;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  signal(name: NodeJS.Signals): void {
+    this.proc.kill(name);
+  }
+
+  get running(): boolean {
+    return this.proc.exitCode === null && this.proc.signalCode === null;
+  }
+
+  describe(): string {
+    return `--- stdout ---\n${this.stdout}\n--- stderr ---\n${this.stderr}`;
+  }
+}
+
+export function startSvc(args: string[], options: SvcOptions = {}): SvcProcess {
+  return new SvcProcess(args, options);
+}
+
+/** Runs svc to its end: exit code and output. */
+export async function runSvc(args: string[], options: SvcOptions = {}, timeoutMs = 90_000): Promise<{ code: number; stdout: string; stderr: string; svc: SvcProcess }> {
+  const svc = startSvc(args, options);
+  const code = await svc.exit(timeoutMs);
+  return { code, stdout: svc.stdout, stderr: svc.stderr, svc };
+}
+
+export function parseJsonLines(text: string): any[] {
+  const out: any[] = [];
+  for (const line of text.split("\n")) {
+    const trimmed = line.trim();
+    if (!trimmed.startsWith("{")) continue;
+    try {
+      out.push(JSON.parse(trimmed));
+    } catch {
+      // not a JSON line
+    }
+  }
+  return out;
+}
+
+/**
+ * Every object found (at any depth) in svc's output lines that looks like a SessionReport
+ * (has `counts` and a `containers` array): the report a run-once user is shown.
+ */
+export function reportsIn(text: string): any[] {
+  const found: any[] = [];
+  const visit = (value: unknown): void => {
+    if (value === null || typeof value !== "object") return;
+    if (Array.isArray(value)) return value.forEach(visit);
+    const record = value as Record<string, unknown>;
+    if (Array.isArray(record.containers) && typeof record.counts === "object" && record.counts !== null) found.push(record);
+    Object.values(record).forEach(visit);
+  };
+  parseJsonLines(text).forEach(visit);
+  return found;
+}
+
+/**
+ * The state svc told the user for container `name`, from any line of its output: a printed
+ * SessionReport, or a log record naming the container with a `state`/`outcome` field.
+ */
+export function reportedStates(text: string, name: string): string[] {
+  const states: string[] = [];
+  for (const report of reportsIn(text)) {
+    for (const c of report.containers as any[]) if (c?.name === name && typeof c.state === "string") states.push(c.state);
+  }
+  const visit = (value: unknown): void => {
+    if (value === null || typeof value !== "object") return;
+    if (Array.isArray(value)) return value.forEach(visit);
+    const record = value as Record<string, unknown>;
+    const named = record.container === name || record.name === name;
+    const state = record.state ?? record.outcome;
+    if (named && typeof state === "string" && !("containers" in record)) states.push(state);
+    Object.values(record).forEach(visit);
+  };
+  parseJsonLines(text).forEach(visit);
+  return states;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Containers, images, files
+// ---------------------------------------------------------------------------------------------
+
+/** A family of uniquely named containers, images, networks and volumes for one test file. */
+export class Fixture {
+  readonly prefix: string;
+  private readonly images = new Set<string>();
+  private readonly networks: string[] = [];
+  private readonly volumes: string[] = [];
+  private readonly dirs: string[] = [];
+
+  constructor(what = "e2e") {
+    this.prefix = uniqueName(what);
+  }
+
+  name(what: string): string {
+    return `${this.prefix}-${what}`;
+  }
+
+  /** `127.0.0.1:5000/<prefix>-<what>:latest`, built from busybox and pushed: a new image each call. */
+  image(what: string, cmd = QUICK_STOP_CMD): { ref: string; id: string; digest: string | null } {
+    const ref = `${sandbox().registry}/${this.name(what)}:latest`;
+    const built = buildImage(ref, { changes: [cmd] });
+    this.images.add(built.id);
+    return { ref, ...built };
+  }
+
+  network(what: string): string {
+    const name = this.name(what);
+    docker(["network", "create", name]);
+    this.networks.push(name);
+    return name;
+  }
+
+  volume(what: string): string {
+    const name = this.name(what);
+    docker(["volume", "create", name]);
+    this.volumes.push(name);
+    return name;
+  }
+
+  /** `docker run -d --name <prefix>-<what> [--network none] ...args image` */
+  run(what: string, image: string, args: string[] = []): string {
+    const name = this.name(what);
+    const hasNetwork = args.some((a) => a === "--network" || a.startsWith("--network="));
+    docker(["run", "-d", "--name", name, ...(hasNetwork ? [] : ["--network", "none"]), ...args, image]);
+    return name;
+  }
+
+  tempDir(what: string): string {
+    const dir = mkdtempSync(join(tmpdir(), `${this.name(what)}-`));
+    this.dirs.push(dir);
+    return dir;
+  }
+
+  cleanup(): void {
+    removeContainersByPrefix(this.prefix);
+    for (const network of this.networks) docker(["network", "rm", network], { allowFailure: true });
+    for (const volume of this.volumes) docker(["volume", "rm", "-f", volume], { allowFailure: true });
+    const ids = docker(["images", "-q", "--filter", `reference=*/${this.prefix}-*`]).stdout.split("\n").filter(Boolean);
+    for (const id of new Set([...ids, ...this.images])) docker(["rmi", "-f", id], { allowFailure: true });
+    for (const dir of this.dirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Containers whose names start with `prefix`, as name -> state. */
+export function containersByPrefix(prefix: string): Record<string, string> {
+  const out = docker(["ps", "-a", "--filter", `name=^/${prefix}`, "--format", "{{.Names}} {{.State}}"]).stdout;
+  return Object.fromEntries(
+    out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.split(" ") as [string, string]),
+  );
+}
+
+/** Flags every e2e run uses: the sandbox engine, short timeouts, JSON logs. */
+export function baseFlags(): string[] {
+  return ["--docker-host", sandbox().dockerHost, "--stop-timeout", "1s", "--rollback-startup-timeout", "3s", "--log-format", "json"];
+}
+
+/** Waits until `port` on 127.0.0.1 accepts connections (or the process died). */
+export async function waitForPort(port: number, svc?: SvcProcess, timeoutMs = 30_000): Promise<void> {
+  await waitUntil(
+    async () => {
+      if (svc && !svc.running) throw new Error(`svc exited (${svc.proc.exitCode}) before listening on ${port}\n${svc.describe()}`);
+      return await portOpen(port);
+    },
+    timeoutMs,
+    `port ${port}`,
+  );
+}
+
+export async function portOpen(port: number): Promise<boolean> {
+  try {
+    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
+    socket.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
