@@ -1,0 +1,228 @@
+/**
+ * The Engine port against the sandbox's real engine and registries: listing, pulls with
+ * credentials, stop signals and grace periods, idempotent start/stop/remove, logs, and a clear
+ * error when the engine cannot be reached.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createDockerEngine, type Engine } from "../../../src/engine/index.ts";
+import { isSvcError } from "../../../src/errors.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { buildImage, docker, freePort, inspect, sandbox, uniqueName, waitUntil } from "../../harness.ts";
+
+const PREFIX = uniqueName("engport");
+const name = (suffix: string) => `${PREFIX}-${suffix}`;
+const LOCAL_IMAGE = `${PREFIX}-local:1`;
+let engine: Engine;
+const images: string[] = [];
+
+async function rejection(promise: Promise<unknown>): Promise<{ kind: string; message: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    if (!isSvcError(error)) throw error;
+    return { kind: error.kind, message: error.message };
+  }
+  throw new Error("did not reject");
+}
+
+beforeAll(async () => {
+  engine = await createDockerEngine({ host: sandbox().dockerHost, tls_verify: false }, silentLogger);
+  images.push(buildImage(LOCAL_IMAGE, { push: false }).id);
+});
+
+afterAll(() => {
+  const ids = docker(["ps", "-aq", "--filter", `name=^/${PREFIX}`], { allowFailure: true }).stdout.split("\n").filter(Boolean);
+  if (ids.length) docker(["rm", "-fv", ...ids], { allowFailure: true });
+  for (const image of images) docker(["rmi", "-f", image], { allowFailure: true });
+});
+
+describe("connection", () => {
+  test("the API version is negotiated with the engine (min of ours and its own)", async () => {
+    const server = docker(["version", "--format", "{{.Server.APIVersion}}"]).stdout;
+    const info = await engine.info();
+    expect(info.apiVersion).toBe(server);
+    expect(info.os).toBe("linux");
+    expect(info.architecture).not.toBe("");
+  });
+
+  test("docker.api_version overrides the negotiation, and requests still work with it", async () => {
+    const pinned = await createDockerEngine({ host: sandbox().dockerHost, tls_verify: false, api_version: "1.40" }, silentLogger);
+    expect((await pinned.info()).apiVersion).toBe("1.40");
+    expect(Array.isArray(await pinned.listImages())).toBe(true);
+  });
+
+  test("a missing socket is an engine error naming the host, at once", async () => {
+    const host = `unix://${sandbox().dir}/${PREFIX}-missing.sock`;
+    const missing = await createDockerEngine({ host, tls_verify: false }, silentLogger);
+    const error = await rejection(missing.listContainers());
+    expect(error.kind).toBe("engine");
+    expect(error.message).toStartWith(`cannot reach the Docker engine at ${host}: ENOENT`);
+  });
+
+  test("a closed TCP port is an engine error naming the host", async () => {
+    const host = `tcp://127.0.0.1:${freePort()}`;
+    const closed = await createDockerEngine({ host, tls_verify: false }, silentLogger);
+    const error = await rejection(closed.info());
+    expect(error.kind).toBe("engine");
+    expect(error.message).toStartWith(`cannot reach the Docker engine at ${host}: ECONNREFUSED`);
+  });
+});
+
+describe("listing", () => {
+  test("listContainers gives the reference the container was created with, also after its tag moved on", async () => {
+    const reference = `${PREFIX}-moving:1`;
+    const first = buildImage(reference, { push: false }).id;
+    images.push(first);
+    docker(["run", "-d", "--name", name("moving"), "--network", "none", "--label", "x=1", reference]);
+    images.push(buildImage(reference, { push: false }).id);
+    // the engine's own list now shows the old image's ID instead of the reference
+    const raw = docker(["ps", "-a", "--no-trunc", "--filter", `name=^/${name("moving")}$`, "--format", "{{.Image}}"]).stdout;
+    expect(raw).not.toBe(reference);
+
+    const row = (await engine.listContainers()).find((c) => c.name === name("moving"));
+    expect(row).toEqual({
+      id: inspect(name("moving")).Id,
+      name: name("moving"),
+      image: reference,
+      imageId: first,
+      state: "running",
+      labels: expect.objectContaining({ x: "1" }),
+    });
+  });
+
+  test("listContainers includes stopped and created containers with their state", async () => {
+    docker(["create", "--name", name("created"), "--network", "none", LOCAL_IMAGE]);
+    const row = (await engine.listContainers()).find((c) => c.name === name("created"));
+    expect(row?.state).toBe("created");
+    expect(row?.image).toBe(LOCAL_IMAGE);
+  });
+
+  test("listImages and inspectImage", async () => {
+    const row = (await engine.listImages()).find((i) => i.repoTags.includes(LOCAL_IMAGE));
+    expect(row?.id).toBe(images[0]!);
+    expect((await engine.inspectImage(LOCAL_IMAGE))?.Id).toBe(images[0]!);
+    expect(await engine.inspectImage(`${PREFIX}-absent:1`)).toBeNull();
+  });
+});
+
+describe("pull", () => {
+  test("pulls a tag for a platform from a plain registry", async () => {
+    const reference = `${sandbox().registry}/${PREFIX}-pull:1`;
+    const pushed = buildImage(reference);
+    docker(["rmi", "-f", pushed.id]);
+    const info = await engine.info();
+    await engine.pullImage(reference, { platform: { os: "linux", architecture: info.architecture } });
+    const pulled = await engine.inspectImage(reference);
+    expect(pulled?.Id).toBe(pushed.id);
+    images.push(pushed.id);
+  });
+
+  test("credentials go in X-Registry-Auth: without them the authenticated registry refuses, with them it serves", async () => {
+    const s = sandbox();
+    const reference = `${s.authRegistry}/${PREFIX}-auth:1`;
+    const pushed = buildImage(reference);
+    docker(["rmi", "-f", pushed.id]);
+    images.push(pushed.id);
+
+    const anonymous = await rejection(engine.pullImage(reference));
+    expect(anonymous.kind).toBe("engine");
+    expect(anonymous.message).toStartWith(`pull ${reference}: `);
+    expect(anonymous.message).toMatch(/auth/i);
+
+    const wrong = await rejection(engine.pullImage(reference, { auth: { username: s.authUser, password: "not-the-password", serveraddress: s.authRegistry } }));
+    expect(wrong.message).not.toContain("not-the-password");
+
+    await engine.pullImage(reference, { auth: { username: s.authUser, password: s.authPass, serveraddress: s.authRegistry } });
+    expect((await engine.inspectImage(reference))?.Id).toBe(pushed.id);
+  });
+
+  test("a tag the registry does not have fails with the registry's message", async () => {
+    const error = await rejection(engine.pullImage(`${sandbox().registry}/${PREFIX}-nothing:9`));
+    expect(error.kind).toBe("engine");
+    expect(error.message).toContain("not found");
+  });
+});
+
+describe("lifecycle", () => {
+  // PID 1 reports the signal it got and exits 0: only the right signal gives that log line
+  const TRAP = ["sh", "-c", 'trap "echo got USR1; exit 0" USR1; trap "echo got TERM; exit 0" TERM; echo ready; while true; do sleep 0.2; done'];
+
+  test("stop sends the given signal (the engine's API 1.41 has no signal on stop: kill, wait, then SIGKILL)", async () => {
+    docker(["run", "-d", "--name", name("signal"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
+    await waitUntil(async () => (await engine.containerLogs(name("signal"), 10)).includes("ready"), 20_000, "the trap to be set");
+    await engine.stopContainer(name("signal"), { timeoutMs: 30_000, signal: "SIGUSR1" });
+    const state = inspect(name("signal")).State;
+    expect(state.Running).toBe(false);
+    expect(state.ExitCode).toBe(0);
+    expect(await engine.containerLogs(name("signal"), 1)).toBe("got USR1");
+  });
+
+  test("stop without a signal uses the container's stop signal", async () => {
+    docker(["run", "-d", "--name", name("term"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
+    await waitUntil(async () => (await engine.containerLogs(name("term"), 10)).includes("ready"), 20_000, "the trap to be set");
+    await engine.stopContainer(name("term"), { timeoutMs: 30_000 });
+    expect(await engine.containerLogs(name("term"), 1)).toBe("got TERM");
+  });
+
+  test("a container ignoring its stop signal is killed when the grace period ends", async () => {
+    // sleep as PID 1 has no handlers: the kernel ignores SIGTERM and SIGUSR1 for it
+    docker(["run", "-d", "--name", name("stubborn"), "--network", "none", LOCAL_IMAGE, "/bin/sleep", "3600"]);
+    await engine.stopContainer(name("stubborn"), { timeoutMs: 1_000, signal: "SIGUSR1" });
+    expect(inspect(name("stubborn")).State.ExitCode).toBe(137);
+    docker(["start", name("stubborn")]);
+    await engine.stopContainer(name("stubborn"), { timeoutMs: 1_000 });
+    expect(inspect(name("stubborn")).State.ExitCode).toBe(137);
+  });
+
+  test("stopping a stopped container, starting a started one and removing a removed one succeed", async () => {
+    docker(["create", "--name", name("idem"), "--network", "none", LOCAL_IMAGE]);
+    await engine.stopContainer(name("idem"), { timeoutMs: 0 });
+    await engine.startContainer(name("idem"));
+    await engine.startContainer(name("idem"));
+    expect(inspect(name("idem")).State.Running).toBe(true);
+    await engine.stopContainer(name("idem"), { timeoutMs: 0 });
+    await engine.stopContainer(name("idem"), { timeoutMs: 0 });
+    await engine.renameContainer(name("idem"), name("idem2"));
+    expect(inspect(name("idem2")).State.Running).toBe(false);
+    await engine.removeContainer(name("idem2"));
+    await engine.removeContainer(name("idem2"));
+    expect(docker(["inspect", name("idem2")], { allowFailure: true }).code).not.toBe(0);
+  });
+
+  test("removing a running container needs force; the error says why", async () => {
+    docker(["run", "-d", "--name", name("running"), "--network", "none", LOCAL_IMAGE]);
+    const error = await rejection(engine.removeContainer(name("running")));
+    expect(error.kind).toBe("engine");
+    expect(error.message).toStartWith(`remove container ${name("running")}: `);
+    await engine.removeContainer(name("running"), { force: true });
+    expect(docker(["inspect", name("running")], { allowFailure: true }).code).not.toBe(0);
+  });
+
+  test("removeImage removes an unused image, and an absent one is no error", async () => {
+    const reference = `${PREFIX}-unused:1`;
+    const id = buildImage(reference, { push: false }).id;
+    await engine.removeImage(id);
+    expect(await engine.inspectImage(reference)).toBeNull();
+    await engine.removeImage(id);
+  });
+});
+
+describe("logs", () => {
+  const PRINT = ["sh", "-c", "for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done; sleep 3600"];
+
+  test("without a TTY: stdout and stderr demultiplexed, the last N lines", async () => {
+    docker(["run", "-d", "--name", name("logs"), "--network", "none", LOCAL_IMAGE, ...PRINT]);
+    await waitUntil(async () => (await engine.containerLogs(name("logs"), 100)).includes("err5"), 20_000, "the output");
+    const all = await engine.containerLogs(name("logs"), 100);
+    expect(all.split("\n").sort()).toEqual(["err1", "err2", "err3", "err4", "err5", "out1", "out2", "out3", "out4", "out5"]);
+    const last = await engine.containerLogs(name("logs"), 3);
+    expect(last.split("\n")).toHaveLength(3);
+    expect(last).not.toMatch(/[\x00-\x08]/);
+  });
+
+  test("with a TTY: the raw text", async () => {
+    docker(["run", "-d", "-t", "--name", name("tty"), "--network", "none", LOCAL_IMAGE, "sh", "-c", "echo one; echo two; sleep 3600"]);
+    await waitUntil(async () => (await engine.containerLogs(name("tty"), 10)).includes("two"), 20_000, "the output");
+    expect(await engine.containerLogs(name("tty"), 2)).toBe("one\ntwo");
+  });
+});
