@@ -44,7 +44,6 @@ export const NEGOTIATION_TIMEOUT_MS = 10_000;
 /** Stop API with a `signal` parameter. */
 const STOP_SIGNAL_API = "1.42";
 
-const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOENT", "EACCES", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE", "ConnectionRefused", "FailedToOpenSocket"]);
 
 interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
@@ -66,7 +65,18 @@ class EngineRequestError extends Error {
   }
 }
 
-export async function createDockerEngine(docker: DockerConfig, log: Logger): Promise<Engine> {
+/** Time limits; the defaults suit real engines (tests shorten them). */
+export interface EngineTimeouts {
+  negotiationMs?: number;
+  responseMs?: number;
+}
+
+/**
+ * The Engine for the `docker` configuration table. Rejects only on configuration errors (kind
+ * "config": bad host, TLS file missing or unreadable, bad api_version). An engine that cannot be
+ * reached does not stop it: every call then rejects with kind "engine" until the engine is back.
+ */
+export async function createDockerEngine(docker: DockerConfig, log: Logger, timeouts: EngineTimeouts = {}): Promise<Engine> {
   const endpoint = parseDockerHost(docker.host);
   const tls = tlsMaterial(docker, endpoint, (path) => readFileSync(path, "utf8"));
   const override = docker.api_version ? normalizeApiVersion(docker.api_version) : undefined;
@@ -98,7 +108,10 @@ export async function createDockerEngine(docker: DockerConfig, log: Logger): Pro
       modemOptions.agent = new HttpsAgent({ ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.verify });
     }
   }
-  const engine = new DockerEngine(modemOptions, displayHost(docker.host), override, log.child("engine"));
+  const engine = new DockerEngine(modemOptions, displayHost(docker.host), override, log.child("engine"), {
+    negotiationMs: timeouts.negotiationMs ?? NEGOTIATION_TIMEOUT_MS,
+    responseMs: timeouts.responseMs ?? RESPONSE_TIMEOUT_MS,
+  });
   // Negotiate now when the engine is there; if it is not, every call retries and fails clearly,
   // so a service started before its engine keeps running.
   await engine.info().catch((error) => log.warn("the Docker engine is not reachable yet", { error: (error as Error).message }));
@@ -118,6 +131,7 @@ export class DockerEngine implements Engine {
     private readonly host: string,
     private readonly apiOverride: string | undefined,
     private readonly log: Logger,
+    private readonly timeouts: Required<EngineTimeouts> = { negotiationMs: NEGOTIATION_TIMEOUT_MS, responseMs: RESPONSE_TIMEOUT_MS },
   ) {}
 
   // ------------------------------------------------------------------ connection
@@ -132,7 +146,7 @@ export class DockerEngine implements Engine {
 
   private async negotiate(): Promise<Negotiated> {
     const probe = new Docker({ ...this.modemOptions });
-    const version = (await this.dial(probe, "GET", "/version", { timeoutMs: NEGOTIATION_TIMEOUT_MS }, "negotiate the API version")) as Record<string, string>;
+    const version = (await this.dial(probe, "GET", "/version", { timeoutMs: this.timeouts.negotiationMs }, "negotiate the API version")) as Record<string, string>;
     const server = version.ApiVersion ?? CLIENT_MIN_API_VERSION;
     let apiVersion = this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
     if (!this.apiOverride && compareApiVersions(apiVersion, CLIENT_MIN_API_VERSION) < 0) {
@@ -156,7 +170,8 @@ export class DockerEngine implements Engine {
     for (const status of options.ok ?? []) statusCodes[status] = true;
     const query = Object.fromEntries(Object.entries(options.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new DOMException("no answer in time", "TimeoutError")), options.timeoutMs ?? RESPONSE_TIMEOUT_MS);
+    const timeoutMs = options.timeoutMs ?? this.timeouts.responseMs;
+    const timer = setTimeout(() => abort.abort(Object.assign(new Error("no answer in time"), { name: "TimeoutError", timeoutMs })), timeoutMs);
     return new Promise((resolve, reject) => {
       const dialOptions: Record<string, unknown> = {
         path: `${path}?`,
@@ -179,15 +194,22 @@ export class DockerEngine implements Engine {
   /** One message per failure, naming the host when the engine cannot be reached; never a secret. */
   private engineError(error: any, what: string): SvcError {
     if (error instanceof SvcError) return error;
-    const code: string | undefined = error?.code ?? error?.errno;
     const status: number | undefined = error?.statusCode;
-    if (status === undefined && (UNREACHABLE_CODES.has(String(code)) || error?.name === "AbortError" || error?.name === "TimeoutError" || /socket hang up|timed? ?out|ECONNREFUSED|ENOENT/i.test(String(error?.message)))) {
-      const reason = error?.name === "AbortError" || error?.name === "TimeoutError" ? "no answer in time" : [code, error?.message].filter(Boolean).join(" ");
+    // No HTTP status: the request never got an answer (socket, TLS handshake, timeout).
+    if (status === undefined) {
+      const timedOut = error?.name === "AbortError" || error?.name === "TimeoutError";
+      const code = error?.code ?? error?.errno;
+      const reason = timedOut ? `no answer within ${this.timeoutText(error)}` : [code, error?.message].filter(Boolean).join(" ");
       return new SvcError("engine", `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new EngineRequestError(String(error?.message), undefined) });
     }
     // the modem's messages read "(HTTP code 404) unexpected - <engine's message>"
     const message = String(error?.json?.message ?? error?.message ?? error).replace(/^\(HTTP code \d+\) [^-]*- /, "").trim();
     return new SvcError("engine", `${what}: ${message}`, { cause: new EngineRequestError(message, status) });
+  }
+
+  private timeoutText(error: unknown): string {
+    const ms = (error as { timeoutMs?: number })?.timeoutMs;
+    return ms ? `${ms / 1000} s` : "the time allowed";
   }
 
   // ------------------------------------------------------------------ the port
@@ -261,7 +283,7 @@ export class DockerEngine implements Engine {
     if (options.signal && compareApiVersions(info.apiVersion, STOP_SIGNAL_API) < 0) {
       return this.stopWithSignal(id, options.signal, seconds);
     }
-    await this.request("POST", `/containers/${encodeURIComponent(id)}/stop`, { query: { t: seconds, signal: options.signal }, ok: [304], timeoutMs: RESPONSE_TIMEOUT_MS + seconds * 1000 }, `stop container ${id}`);
+    await this.request("POST", `/containers/${encodeURIComponent(id)}/stop`, { query: { t: seconds, signal: options.signal }, ok: [304], timeoutMs: this.timeouts.responseMs + seconds * 1000 }, `stop container ${id}`);
   }
 
   /** Engines before API 1.42 take no signal on stop: send it, wait the grace period, then SIGKILL. */
@@ -269,7 +291,7 @@ export class DockerEngine implements Engine {
     const path = `/containers/${encodeURIComponent(id)}`;
     const kill = (sig: string) => this.request("POST", `${path}/kill`, { query: { signal: sig }, ok: [409] }, `stop container ${id} (${sig})`);
     const waitStopped = () =>
-      this.request("POST", `${path}/wait`, { query: { condition: "not-running" }, timeoutMs: RESPONSE_TIMEOUT_MS + seconds * 1000 }, `wait for container ${id} to stop`);
+      this.request("POST", `${path}/wait`, { query: { condition: "not-running" }, timeoutMs: this.timeouts.responseMs + seconds * 1000 }, `wait for container ${id} to stop`);
     await kill(signal);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), seconds * 1000)));

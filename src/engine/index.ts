@@ -3,7 +3,7 @@
  * The updater depends on the Engine port (port.ts); createDockerEngine gives the real one.
  */
 export type * from "./port.ts";
-export { createDockerEngine, DockerEngine, RESPONSE_TIMEOUT_MS, NEGOTIATION_TIMEOUT_MS, splitReference, platformString } from "./docker.ts";
+export { createDockerEngine, DockerEngine, type EngineTimeouts, RESPONSE_TIMEOUT_MS, NEGOTIATION_TIMEOUT_MS, splitReference, platformString } from "./docker.ts";
 export { replacementSpec, isGeneratedHostname, userMacAddress, compareApiVersions, MULTI_NETWORK_CREATE_API } from "./clone.ts";
 export type { ReplacementOptions, ReplacementSpec, EndpointSpec } from "./clone.ts";
 export { parseDockerHost, tlsMaterial, normalizeApiVersion, CLIENT_MAX_API_VERSION, CLIENT_MIN_API_VERSION } from "./connection.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { normalizeApiVersion, parseDockerHost, tlsMaterial, type DockerConfig } from "../../../src/engine/connection.ts";
 import { demultiplexLogs, lastLines } from "../../../src/engine/logs.ts";
-import { looksLikeImageId, platformString, splitReference } from "../../../src/engine/docker.ts";
+import { followPullStream, looksLikeImageId, platformString, splitReference } from "../../../src/engine/docker.ts";
 import { isSvcError } from "../../../src/errors.ts";
 
 function thrown(fn: () => unknown): { kind: string; message: string } {
@@ -130,5 +130,23 @@ describe("logs", () => {
     expect(lastLines("a\nb\nc\n", 2)).toBe("b\nc");
     expect(lastLines("a\r\nb", 5)).toBe("a\nb");
     expect(lastLines("a\nb", 0)).toBe("");
+  });
+});
+
+describe("followPullStream", () => {
+  test("reads the progress stream to its end and reports an in-band error, even split across chunks", async () => {
+    const { Readable } = await import("node:stream");
+    const chunks = ['{"status":"Pulling from app","id":"1"}\n{"status":"Downloa', 'ding"}\n{"errorDetail":{"message":"unauthorized: authentication required"},"error":"unauth', 'orized: authentication required"}\n'];
+    expect(await followPullStream(Readable.from(chunks))).toBe("unauthorized: authentication required");
+  });
+
+  test("a clean stream, with a last line lacking its newline, is no failure", async () => {
+    const { Readable } = await import("node:stream");
+    expect(await followPullStream(Readable.from(['{"status":"Pulling"}\n', '{"status":"Status: Downloaded newer image"}']))).toBeNull();
+  });
+
+  test("an error on the last line without a newline counts", async () => {
+    const { Readable } = await import("node:stream");
+    expect(await followPullStream(Readable.from(['{"status":"x"}\n{"error":"manifest unknown"}']))).toBe("manifest unknown");
   });
 });
