@@ -1,0 +1,207 @@
+/**
+ * The whole service as users run it: `bun src/main.ts` against the sandbox engine and registry.
+ * Run-once (no listener, exit status), a taken port (exit 2), SIGTERM (exit 0, the running
+ * update finishes first), a second signal (exit at once), `svc healthcheck`, and 50 concurrent
+ * update requests against the real updater. Every container carries a unique scope label and
+ * every cycle is scoped to it.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { buildImage, docker, freePort, inspect, removeContainersByPrefix, sandbox, uniqueName, waitUntil } from "../../harness.ts";
+
+const MAIN = join(import.meta.dir, "../../../src/main.ts");
+const PREFIX = uniqueName("svc-service");
+const TOKEN = "service-test-token";
+const images: string[] = [];
+const processes: Bun.Subprocess[] = [];
+
+afterAll(() => {
+  for (const proc of processes) if (proc.exitCode === null) proc.kill("SIGKILL");
+  removeContainersByPrefix(PREFIX);
+  if (images.length) docker(["rmi", "-f", ...new Set(images)], { allowFailure: true });
+});
+
+/** A container of our own from a fresh image; `newer` publishes a newer image under its tag. */
+function makeContainer(label: string, options: { cmd?: string; runArgs?: string[] } = {}) {
+  const name = `${PREFIX}-${label}`;
+  const reference = `${sandbox().registry}/${name}:latest`;
+  const changes = options.cmd ? [`CMD ${options.cmd}`] : undefined;
+  const first = buildImage(reference, { changes });
+  images.push(reference, first.id);
+  docker(["run", "-d", "--name", name, "--network", "none", "--label", `svc.scope=${name}`, ...(options.runArgs ?? []), reference]);
+  const newer = (cmd?: string) => {
+    const built = buildImage(reference, { changes: cmd ? [`CMD ${cmd}`] : changes });
+    images.push(built.id);
+    return built.id;
+  };
+  return { name, reference, oldImageId: first.id, newer };
+}
+
+interface Svc {
+  proc: Bun.Subprocess<"ignore", "pipe", "pipe">;
+  output: () => string;
+  exited: Promise<number>;
+}
+
+function startSvc(args: string[]): Svc {
+  const proc = Bun.spawn(["bun", MAIN, "--docker-host", sandbox().dockerHost, "--log-format", "json", "--stop-timeout", "1s", ...args], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  processes.push(proc);
+  let text = "";
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) text += new TextDecoder().decode(chunk);
+  };
+  const drained = Promise.all([collect(proc.stdout), collect(proc.stderr)]);
+  return { proc, output: () => text, exited: proc.exited.then(async (code) => (await drained, code)) };
+}
+
+async function portOpen(port: number): Promise<boolean> {
+  try {
+    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
+    socket.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function healthy(port: number): Promise<boolean> {
+  try {
+    return (await fetch(`http://127.0.0.1:${port}/v1/health`)).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+const runningImage = (name: string): string => inspect(name).Image;
+
+describe("run-once", () => {
+  test("updates, exits 0, and never opens the API port even with API flags", async () => {
+    const app = makeContainer("once-ok");
+    const newId = app.newer();
+    const port = freePort();
+    const svc = startSvc(["--run-once", "--scope", app.name, "--http-api-update", "--http-api-metrics", "--http-api-token", TOKEN, "--http-api-port", String(port), app.name]);
+    let everOpen = false;
+    let done = false;
+    void svc.exited.then(() => (done = true));
+    while (!done) {
+      if (await portOpen(port)) everOpen = true;
+      await Bun.sleep(50);
+    }
+    expect(await svc.exited).toBe(0);
+    expect(everOpen).toBe(false);
+    expect(runningImage(app.name)).toBe(newId);
+    expect(svc.output()).toContain("run_once is set: the HTTP API settings are ignored");
+  }, 120_000);
+
+  test("exits 1 when a container was rolled back", async () => {
+    const app = makeContainer("once-rollback");
+    app.newer('["/bin/sh","-c","exit 3"]');
+    const svc = startSvc(["--run-once", "--scope", app.name, "--rollback-startup-timeout", "10s", app.name]);
+    expect(await svc.exited).toBe(1);
+    expect(runningImage(app.name)).toBe(app.oldImageId);
+    expect(inspect(app.name).State.Running).toBe(true);
+  }, 120_000);
+});
+
+describe("startup", () => {
+  test("a port in use is a clear startup error, exit 2", async () => {
+    const port = freePort();
+    const blocker = Bun.listen({ hostname: "0.0.0.0", port, socket: { data() {} } });
+    try {
+      const svc = startSvc(["--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--scope", `${PREFIX}-nothing`]);
+      expect(await svc.exited).toBe(2);
+      expect(svc.output()).toContain(`${port}`);
+      expect(svc.output()).toContain("already in use");
+    } finally {
+      blocker.stop(true);
+    }
+  }, 60_000);
+});
+
+describe("signals", () => {
+  test("SIGTERM: exit 0 and the port closes; `svc healthcheck` says 0 while it runs and 1 after", async () => {
+    const port = freePort();
+    const apiArgs = ["--http-api-update", "--http-api-metrics", "--http-api-token", TOKEN, "--http-api-port", String(port)];
+    const svc = startSvc([...apiArgs, "--scope", `${PREFIX}-nothing`]);
+    await waitUntil(() => healthy(port), 30_000, "svc to answer /v1/health");
+    const check = () => Bun.spawn(["bun", MAIN, "healthcheck", ...apiArgs], { stdout: "ignore", stderr: "ignore" }).exited;
+    expect(await check()).toBe(0);
+    svc.proc.kill("SIGTERM");
+    expect(await svc.exited).toBe(0);
+    expect(await portOpen(port)).toBe(false);
+    expect(await check()).toBe(1);
+  }, 60_000);
+
+  test("SIGTERM during an API-triggered update: the update finishes, the caller gets its report, exit 0", async () => {
+    // The new container becomes healthy only after ~3 s: the cycle is still running when the signal comes.
+    const slow = '["/bin/sh","-c","sleep 3; echo ok > /ok; exec sleep 3600"]';
+    const app = makeContainer("term", { cmd: slow, runArgs: ["--health-cmd", "test -f /ok", "--health-interval", "1s", "--health-retries", "30"] });
+    await waitUntil(() => inspect(app.name).State.Health?.Status === "healthy", 30_000, "the first container to be healthy");
+    const newId = app.newer();
+    const port = freePort();
+    const svc = startSvc(["--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--scope", app.name, app.name]);
+    await waitUntil(() => healthy(port), 30_000, "svc to answer /v1/health");
+    const answer = fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } }).then(async (r) => ({
+      status: r.status,
+      body: (await r.json()) as { containers: { name: string; state: string }[] },
+    }));
+    await waitUntil(() => docker(["ps", "-a", "-q", "--filter", `name=^/${app.name}`]).stdout.split("\n").filter(Boolean).length > 1, 30_000, "the replacement to be created");
+    svc.proc.kill("SIGTERM");
+    const response = await answer;
+    expect(response.status).toBe(200);
+    expect(response.body.containers.find((c) => c.name === app.name)?.state).toBe("updated");
+    expect(await svc.exited).toBe(0);
+    expect(runningImage(app.name)).toBe(newId);
+    expect(inspect(app.name).State.Running).toBe(true);
+  }, 120_000);
+
+  test("a second signal exits at once (143 for SIGTERM), even while an update waits for its checks", async () => {
+    // The new container removes the shell its healthcheck needs, so it stays "starting" (1000
+    // retries): without the second signal svc would wait the whole 5-minute startup timeout.
+    const app = makeContainer("twice", { runArgs: ["--health-cmd", "test -f /bin/sh", "--health-interval", "1s", "--health-retries", "1000"] });
+    await waitUntil(() => inspect(app.name).State.Health?.Status === "healthy", 30_000, "the first container to be healthy");
+    app.newer('["/bin/sh","-c","rm -f /bin/sh; exec sleep 3600"]');
+    const port = freePort();
+    const svc = startSvc(["--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--rollback-startup-timeout", "5m", "--scope", app.name, app.name]);
+    await waitUntil(() => healthy(port), 30_000, "svc to answer /v1/health");
+    void fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } }).catch(() => {});
+    await waitUntil(() => docker(["ps", "-a", "-q", "--filter", `name=^/${app.name}`]).stdout.split("\n").filter(Boolean).length > 1, 30_000, "the replacement to be created");
+    svc.proc.kill("SIGTERM");
+    await Bun.sleep(500);
+    expect(svc.proc.exitCode).toBeNull(); // still draining: the update waits for its checks
+    svc.proc.kill("SIGTERM");
+    expect(await svc.exited).toBe(143);
+  }, 120_000);
+});
+
+describe("one cycle at a time, with the real updater", () => {
+  test("50 concurrent POSTs while a real update runs: one 200, 49 409 with empty bodies, skips in the metrics", async () => {
+    const slow = '["/bin/sh","-c","sleep 3; echo ok > /ok; exec sleep 3600"]';
+    const app = makeContainer("fifty", { cmd: slow, runArgs: ["--health-cmd", "test -f /ok", "--health-interval", "1s", "--health-retries", "30"] });
+    app.newer();
+    const port = freePort();
+    const svc = startSvc(["--http-api-update", "--http-api-metrics", "--http-api-token", TOKEN, "--http-api-port", String(port), "--scope", app.name, app.name]);
+    await waitUntil(() => healthy(port), 30_000, "svc to answer /v1/health");
+    const post = () =>
+      fetch(`http://127.0.0.1:${port}/v1/update?container=${app.name}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } }).then(async (r) => ({
+        status: r.status,
+        body: await r.text(),
+      }));
+    const all = await Promise.all(Array.from({ length: 50 }, post));
+    expect(all.filter((r) => r.status === 200)).toHaveLength(1);
+    const conflicts = all.filter((r) => r.status === 409);
+    expect(conflicts).toHaveLength(49);
+    expect(conflicts.every((r) => r.body === "")).toBe(true);
+    const report = JSON.parse(all.find((r) => r.status === 200)!.body);
+    expect(report.trigger).toBe("api");
+    expect(report.filter.container).toEqual([app.name]);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/v1/metrics`, { headers: { authorization: `Bearer ${TOKEN}`, accept: "application/json" } })).json();
+    expect(metrics).toMatchObject({ svc_scans_total: 1, svc_scans_skipped: 49, svc_containers_updated: 1 });
+    svc.proc.kill("SIGTERM");
+    expect(await svc.exited).toBe(0);
+  }, 120_000);
+});

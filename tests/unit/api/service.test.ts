@@ -1,0 +1,76 @@
+/** Pure parts of the composition root (src/service.ts). */
+import { describe, expect, test } from "bun:test";
+import { defaultConfig } from "../../../src/config/index.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { apiEnabled, ownContainerId, runOnceExitCode } from "../../../src/service.ts";
+import type { ContainerOutcome } from "../../../src/updater/types.ts";
+import { sampleReport } from "./fakes.ts";
+
+describe("apiEnabled", () => {
+  test("listens when update or metrics is on, never in run-once mode, not for health alone", () => {
+    expect(apiEnabled(defaultConfig())).toBe(false);
+    expect(apiEnabled(defaultConfig({ http_api: { update: true } }))).toBe(true);
+    expect(apiEnabled(defaultConfig({ http_api: { metrics: true } }))).toBe(true);
+    expect(apiEnabled(defaultConfig({ run_once: true, http_api: { update: true, metrics: true } }))).toBe(false);
+  });
+});
+
+describe("runOnceExitCode", () => {
+  const withStates = (...states: ContainerOutcome[]) => {
+    const report = sampleReport("run_once");
+    report.containers = states.map((state, i) => ({
+      id: `id${i}`,
+      name: `c${i}`,
+      image: "x",
+      old_image_id: "sha256:a",
+      new_image_id: null,
+      old_digest: null,
+      new_digest: null,
+      state,
+      reason: null,
+      duration_ms: 0,
+    }));
+    return report;
+  };
+  test("0 unless a container failed or was rolled back", () => {
+    expect(runOnceExitCode(withStates())).toBe(0);
+    expect(runOnceExitCode(withStates("updated", "fresh", "stale", "skipped"))).toBe(0);
+    expect(runOnceExitCode(withStates("updated", "failed"))).toBe(1);
+    expect(runOnceExitCode(withStates("rolled_back"))).toBe(1);
+  });
+});
+
+describe("ownContainerId", () => {
+  const ID = "a".repeat(64);
+  const OTHER = "b".repeat(64);
+  const engineKnowing = (...ids: string[]) => ({
+    inspectContainer: async (id: string) => {
+      if (!ids.includes(id)) throw new Error("no such container");
+      return { Id: id, Name: "/svc" } as never;
+    },
+  });
+  const files = (mountinfo: string, cgroup = "0::/\n") => (path: string) => (path.endsWith("mountinfo") ? mountinfo : cgroup);
+  const hostnameMount = (id: string) => `1021 1000 254:1 /var/lib/docker/containers/${id}/hostname /etc/hostname rw,relatime - ext4 /dev/vda1 rw\n`;
+  const shmMount = (id: string) => `77 29 0:52 / /var/lib/docker/containers/${id}/mounts/shm rw,nosuid - tmpfs shm rw\n`;
+
+  test("the container whose hostname file is mounted on /etc/hostname", async () => {
+    expect(await ownContainerId(engineKnowing(ID), silentLogger, files(hostnameMount(ID)))).toBe(ID);
+  });
+
+  test("a host's mount table listing other containers' shm mounts is not a container", async () => {
+    expect(await ownContainerId(engineKnowing(OTHER), silentLogger, files(shmMount(OTHER)))).toBeUndefined();
+  });
+
+  test("cgroup v1 paths are a fallback", async () => {
+    expect(await ownContainerId(engineKnowing(ID), silentLogger, files("", `12:memory:/docker/${ID}\n`))).toBe(ID);
+    expect(await ownContainerId(engineKnowing(ID), silentLogger, files("", `1:name=systemd:/system.slice/docker-${ID}.scope\n`))).toBe(ID);
+  });
+
+  test("an id the configured engine does not know is ignored", async () => {
+    expect(await ownContainerId(engineKnowing(OTHER), silentLogger, files(hostnameMount(ID)))).toBeUndefined();
+  });
+
+  test("outside any container: undefined", async () => {
+    expect(await ownContainerId(engineKnowing(ID), silentLogger, () => "")).toBeUndefined();
+  });
+});
