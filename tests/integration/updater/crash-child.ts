@@ -1,0 +1,68 @@
+/**
+ * Fault injection: runs one real update cycle (sandbox engine and registry) in its own process
+ * and SIGKILLs that process right after a chosen engine step, or makes one step fail the way
+ * a full disk would. Started by recovery.test.ts; never imported.
+ *
+ * argv: <container name> <fault>
+ *   fault: after-rename | after-stop | after-create | after-start | during-watch | fail-create
+ */
+import { defaultConfig } from "../../../src/config/index.ts";
+import { createDockerEngine } from "../../../src/engine/index.ts";
+import type { Engine } from "../../../src/engine/port.ts";
+import { SvcError } from "../../../src/errors.ts";
+import { silentAudit, silentLogger } from "../../../src/log/index.ts";
+import { Metrics } from "../../../src/metrics/index.ts";
+import { createRegistry } from "../../../src/registry/index.ts";
+import { createUpdater } from "../../../src/updater/index.ts";
+
+const [name, fault] = process.argv.slice(2) as [string, string];
+const config = defaultConfig({
+  containers: [name],
+  stop_timeout: 1000,
+  docker: { host: process.env.SVC_TEST_DOCKER_HOST! },
+  rollback: { startup_timeout: 5000 },
+});
+const real = await createDockerEngine(config.docker, silentLogger);
+
+const die = (): never => {
+  process.kill(process.pid, "SIGKILL");
+  throw new Error("unreachable");
+};
+
+let started = false;
+const engine: Engine = Object.create(real);
+engine.renameContainer = async (id, newName) => {
+  await real.renameContainer(id, newName);
+  if (fault === "after-rename" && newName.includes(".svc-old-")) die();
+};
+engine.stopContainer = async (id, options) => real.stopContainer(id, options);
+engine.createReplacement = async (old, oldImage, options) => {
+  // the stop step ends with a check of the parked name: the kill lands after all of it
+  if (fault === "after-stop") die();
+  if (fault === "fail-create") throw new SvcError("engine", "create container: no space left on device");
+  const id = await real.createReplacement(old, oldImage, options);
+  if (fault === "after-create") die();
+  return id;
+};
+engine.startContainer = async (id) => {
+  await real.startContainer(id);
+  started = true;
+  if (fault === "after-start") die();
+};
+engine.inspectContainer = async (id) => {
+  const result = await real.inspectContainer(id);
+  if (fault === "during-watch" && started) die();
+  return result;
+};
+
+const updater = createUpdater({
+  config,
+  engine,
+  registry: createRegistry(config, silentLogger),
+  metrics: new Metrics(),
+  log: silentLogger,
+  audit: silentAudit,
+  timing: { pollMs: 200, stableMs: 1000 },
+});
+const report = await updater.run("run_once");
+process.stdout.write(JSON.stringify(report));
