@@ -190,9 +190,10 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
   const first = names.includes(networkMode) ? networkMode : names.find((n) => BUILTIN_NETWORK_MODES.has(n)) ?? names[0];
   const ordered = first === undefined ? names : [first, ...names.filter((n) => n !== first)];
 
-  // The engine adds the short id, the hostname (which is the short id unless the user chose
-  // one) and, on newer engines, the container name as aliases itself: the replacement gets its own.
-  const engineAliases = new Set([old.Id.slice(0, 12), old.Config?.Hostname ?? "", old.Name.replace(/^\//, ""), options.name]);
+  // The engine adds the short id and the hostname (the short id unless the user chose one) as
+  // aliases itself (API < 1.45): the replacement gets its own. An alias equal to the container's
+  // name is the user's (compose sets one); the engine never adds it, so it is kept.
+  const engineAliases = new Set([old.Id.slice(0, 12), old.Config?.Hostname ?? ""]);
   const userMac = userMacAddress(old);
   const macPerEndpoint = compareApiVersions(options.apiVersion, MULTI_NETWORK_CREATE_API) >= 0;
 

@@ -187,6 +187,14 @@ const cases: Case[] = [
     },
   },
   {
+    name: "alias-own-name",
+    run: () => ["--network", net2.name, "--network-alias", names("alias-own-name"), "--network-alias", "svc-b"],
+    check: (fresh) => {
+      const aliases = (fresh.NetworkSettings.Networks[net2.name].Aliases as string[]).filter((a) => a !== fresh.Id.slice(0, 12));
+      expect(aliases.sort()).toEqual([names("alias-own-name"), "svc-b"].sort());
+    },
+  },
+  {
     name: "hostname",
     run: () => ["--network", net1.name, "--hostname", "myhost", "--domainname", "example.org"],
     check: (fresh) => {
@@ -377,7 +385,21 @@ function runContainer(name: string, args: string[], command: string[] = []): voi
   docker(["run", "-d", "--name", name, ...args, IMAGE, ...command]);
 }
 
-beforeAll(() => {
+/** The CLI refuses --mac-address on a network below API 1.44: create that one through the API itself. */
+async function createWithMac(name: string, network: string, mac: string): Promise<void> {
+  const response = await fetch(`http://engine/v1.41/containers/create?name=${encodeURIComponent(name)}`, {
+    unix: sandbox().socketPath,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ Image: IMAGE, MacAddress: mac, HostConfig: { NetworkMode: network } }),
+  } as RequestInit);
+  if (response.status !== 201) throw new Error(`create ${name}: ${response.status} ${await response.text()}`);
+  docker(["start", name]);
+}
+
+const USER_MAC = "02:42:0a:fe:00:99";
+
+beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), "svc-engfid-"));
   copyFileSync(sandbox().rootfs, join(workDir, "rootfs.tar"));
   bindDir = mkdtempSync(join(tmpdir(), "svc-engfid-bind-"));
@@ -400,6 +422,7 @@ beforeAll(() => {
   runContainer(names("provider"), ["--network", net1.name, "--hostname", "provider", "--network-alias", "prov"]);
   runContainer(names("consumer"), ["--network", `container:${names("provider")}`]);
   runContainer(names("consumer-only"), ["--network", `container:${names("link-target")}`]);
+  await createWithMac(names("mac"), net1.name, USER_MAC);
 
   // the tag moves to a newer image, as after a pull
   v2Id = buildImage(V2);
@@ -442,7 +465,15 @@ describe("a replacement is the old container on the new image", () => {
     expectOnlyAllowedDifferences({ ...consumer, new: consumer.fresh, networkContainerId: provider.fresh.Id });
   }, 60_000);
 
-  test("network_mode container:<id> without a name given is resolved to that container's current name", async () => {
+  test("a user-set MAC address survives (a generated one is the engine's: see every other case on a network)", async () => {
+    const mac = await replace(names("mac"));
+    expect(mac.old.NetworkSettings.Networks[net1.name].MacAddress).toBe(USER_MAC);
+    expect(mac.fresh.NetworkSettings.Networks[net1.name].MacAddress).toBe(USER_MAC);
+    expect(mac.fresh.Config.MacAddress).toBe(USER_MAC);
+    expectOnlyAllowedDifferences({ ...mac, new: mac.fresh });
+  }, 60_000);
+
+    test("network_mode container:<id> without a name given is resolved to that container's current name", async () => {
     const target = inspect(names("link-target"));
     const consumer = await replace(names("consumer-only"));
     expect(consumer.fresh.HostConfig.NetworkMode).toBe(`container:${target.Id}`);
