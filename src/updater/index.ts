@@ -104,10 +104,16 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const retireSelf = (): void => {
     const id = deps.selfContainerId!;
     log.info("svc's own container was replaced; stopping this instance", { container_id: id });
+    // a moment for the caller (API response, notifications) to see the report first
     setTimeout(() => {
-      deps.engine.stopContainer(id, { timeoutMs: deps.config.stop_timeout }).catch((error) => {
-        log.error("could not stop the old svc container", { error: toSvcError(error).message });
-      });
+      const entry = { action: "stop" as const, container_id: id, trigger: "self_update" };
+      deps.engine
+        .stopContainer(id, { timeoutMs: deps.config.stop_timeout })
+        .then(() => deps.audit.record(entry))
+        .catch((error) => {
+          deps.audit.record({ ...entry, error: toSvcError(error).message });
+          log.error("could not stop the old svc container", { error: toSvcError(error).message });
+        });
     }, 100);
   };
 
