@@ -1,0 +1,81 @@
+import { expect, test } from "bun:test";
+import { defaultConfig } from "../../../src/config/index.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { Metrics } from "../../../src/metrics/index.ts";
+import { createUpdater } from "../../../src/updater/index.ts";
+import { oldContainerName } from "../../../src/updater/names.ts";
+import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
+
+function setup(selfContainerId?: string, engine = new FakeEngine()) {
+  const audit = new MemoryAudit();
+  const config = defaultConfig({ stop_timeout: 1000, rollback: { startup_timeout: 200 } });
+  const updater = createUpdater({ config, engine, registry: new FakeRegistry(engine), metrics: new Metrics(), log: silentLogger, audit, selfContainerId, timing: { pollMs: 5, stableMs: 20 } });
+  engine.addImage("r.io/app:1");
+  return { engine, audit, updater };
+}
+
+test("a parked container without a replacement gets its name back and is started if it ran", async () => {
+  const { engine, audit, updater } = setup();
+  const ran = engine.addContainer("x", "r.io/app:1", { state: "exited" });
+  ran.name = oldContainerName("web", ran.id, true);
+  const stopped = engine.addContainer("y", "r.io/app:1", { state: "exited" });
+  stopped.name = oldContainerName("job", stopped.id, false);
+  await updater.recover();
+  expect(engine.byName("web")).toMatchObject({ id: ran.id, state: "running" });
+  expect(engine.byName("job")).toMatchObject({ id: stopped.id, state: "exited" });
+  expect(audit.entries.filter((e) => e.action === "recover").map((e) => e.container).sort()).toEqual(["job", "web"]);
+});
+
+test("a running replacement that passes the checks finishes the update", async () => {
+  const { engine, updater } = setup();
+  const old = engine.addContainer("x", "r.io/app:1", { state: "exited" });
+  old.name = oldContainerName("web", old.id, true);
+  const fresh = engine.addContainer("web", "r.io/app:1");
+  await updater.recover();
+  expect(engine.containers.size).toBe(1);
+  expect(engine.byName("web")!.id).toBe(fresh.id);
+});
+
+test("a half-made or failing replacement is removed and the old container restored", async () => {
+  const { engine, updater } = setup();
+  const old = engine.addContainer("x", "r.io/app:1", { state: "exited" });
+  old.name = oldContainerName("web", old.id, true);
+  engine.addContainer("web", "r.io/app:1", { state: "created" });
+  const old2 = engine.addContainer("x2", "r.io/app:1", { state: "exited" });
+  old2.name = oldContainerName("api", old2.id, true);
+  engine.addContainer("api", "r.io/app:1", { state: "running", health: "unhealthy" });
+  await updater.recover();
+  expect(engine.containers.size).toBe(2);
+  expect(engine.byName("web")).toMatchObject({ id: old.id, state: "running" });
+  expect(engine.byName("api")).toMatchObject({ id: old2.id, state: "running" });
+});
+
+test("svc's own running predecessor is left to stop by itself, then removed", async () => {
+  const engine = new FakeEngine();
+  engine.addImage("r.io/app:1");
+  const predecessor = engine.addContainer("x", "r.io/app:1", { state: "running" });
+  predecessor.name = oldContainerName("svc", predecessor.id, true);
+  const me = engine.addContainer("svc", "r.io/app:1");
+  const { updater } = setup(me.id, engine);
+  await updater.recover();
+  expect(engine.containers.has(predecessor.id)).toBe(true);
+  predecessor.state = "exited";
+  for (let i = 0; i < 50 && engine.containers.has(predecessor.id); i++) await Bun.sleep(100);
+  expect(engine.containers.has(predecessor.id)).toBe(false);
+  expect(engine.byName("svc")!.id).toBe(me.id);
+});
+
+test("a rename the engine reverted on stop is made again", async () => {
+  const { engine, updater } = setup();
+  const old = engine.addContainer("web", "r.io/app:1");
+  engine.publish("r.io/app:1");
+  const stop = engine.stopContainer.bind(engine);
+  engine.stopContainer = async (id, options) => {
+    await stop(id, options);
+    engine.containers.get(id)!.name = "web"; // Docker 20.10 after a rename right after start
+  };
+  const report = await updater.run("api");
+  expect(report!.containers[0]!.state).toBe("updated");
+  expect(engine.containers.has(old.id)).toBe(false);
+  expect(engine.events.filter((e) => e.startsWith("rename:web->")).length).toBe(2);
+});
