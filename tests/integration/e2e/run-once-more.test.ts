@@ -1,0 +1,159 @@
+/**
+ * More of what run-once users do: notifications from a cron job (sent before svc exits, even
+ * with a delay), monitor-only, a private registry with credentials from a file, DOCKER_HOST and
+ * ./svc.toml picked up by themselves, API flags ignored, machine-readable output.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Server } from "bun";
+import { buildImage, freePort, inspect, sandbox } from "../../harness.ts";
+import { Fixture, baseFlags, parseJsonLines, portOpen, reportsIn, reportedStates, runSvc, startSvc, stopAll, userEnv } from "./support.ts";
+
+const fx = new Fixture("e2e-once2");
+const servers: Server[] = [];
+
+afterAll(async () => {
+  await stopAll();
+  for (const server of servers) server.stop(true);
+  fx.cleanup();
+});
+
+describe("run-once extras", () => {
+  test("notifications of a run-once cycle are sent before svc exits, even with a delay", async () => {
+    const name = fx.name("notify");
+    fx.run("notify", fx.image("notify").ref);
+    fx.image("notify");
+    const bodies: string[] = [];
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        bodies.push(await request.text());
+        return new Response(null, { status: 204 });
+      },
+    });
+    servers.push(server);
+    const run = await runSvc([...baseFlags(), "--run-once", "--notifications-webhook-url", `http://127.0.0.1:${server.port}/`, "--notifications-delay", "30s", name]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    // svc has exited: the report must already have arrived
+    expect(bodies, run.svc.describe()).toHaveLength(1);
+    const report = JSON.parse(bodies[0]!);
+    expect(report.trigger).toBe("run_once");
+    expect(report.containers[0]).toMatchObject({ name, state: "updated" });
+  }, 90_000);
+
+  test("--monitor-only: exit 0, the container is left alone, and the user is told it is stale", async () => {
+    const name = fx.name("monitor");
+    fx.run("monitor", fx.image("monitor").ref);
+    const before = inspect(name);
+    fx.image("monitor");
+    const run = await runSvc([...baseFlags(), "--run-once", "--monitor-only", name]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    const now = inspect(name);
+    expect(now.Id).toBe(before.Id);
+    expect(now.State.StartedAt).toBe(before.State.StartedAt);
+    const finished = run.svc.records().find((r) => r.message === "cycle finished");
+    expect(finished?.fields?.stale, run.svc.describe()).toBe(1);
+    expect(reportedStates(run.svc.output, name), run.svc.describe()).toContain("stale");
+  }, 90_000);
+
+  test("a private registry: credentials from a file (--registry-credentials) update the container; the password is never printed", async () => {
+    const { authRegistry, authUser, authPass } = sandbox();
+    const name = fx.name("private");
+    const ref = `${authRegistry}/${name}:latest`;
+    buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
+    fx.run("private", ref);
+    const v2 = buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
+    const dir = fx.tempDir("cred");
+    const passwordFile = join(dir, "password");
+    writeFileSync(passwordFile, `${authPass}\n`);
+    const run = await runSvc([
+      ...baseFlags(),
+      "--run-once",
+      "--log-level", "debug",
+      "--registry-credentials", `host=${authRegistry},username=${authUser},password=${passwordFile}`,
+      name,
+    ]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(inspect(name).Image).toBe(v2.id);
+    expect(run.svc.output).not.toContain(authPass);
+  }, 90_000);
+
+  test("a private registry without credentials: the container is skipped with a reason, not failed (exit 0)", async () => {
+    const { authRegistry, authPass } = sandbox();
+    const name = fx.name("nocred");
+    const ref = `${authRegistry}/${name}:latest`;
+    buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
+    fx.run("nocred", ref);
+    const before = inspect(name);
+    buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
+    const run = await runSvc([...baseFlags(), "--run-once", name]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(inspect(name).Id).toBe(before.Id);
+    const finished = run.svc.records().find((r) => r.message === "cycle finished");
+    expect(finished?.fields?.skipped, run.svc.describe()).toBe(1);
+    expect(run.svc.output).not.toContain(authPass);
+  }, 90_000);
+
+  test("DOCKER_HOST and ./svc.toml are picked up without flags", async () => {
+    const name = fx.name("envhost");
+    fx.run("envhost", fx.image("envhost").ref);
+    const v2 = fx.image("envhost");
+    const dir = fx.tempDir("cwd");
+    writeFileSync(join(dir, "svc.toml"), ["run_once = true", 'stop_timeout = "1s"', `containers = ["${name}"]`, ""].join("\n"));
+    const run = await runSvc([], { cwd: dir, env: userEnv({ DOCKER_HOST: sandbox().dockerHost }) });
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(inspect(name).Image).toBe(v2.id);
+  }, 90_000);
+
+  test("API flags with --run-once: a warning, no port opened, the cycle still runs", async () => {
+    const name = fx.name("apiflags");
+    fx.run("apiflags", fx.image("apiflags").ref);
+    const port = freePort();
+    const svc = startSvc([...baseFlags(), "--run-once", "--http-api-update", "--http-api-token", "t0k3n-e2e", "--http-api-port", String(port), name]);
+    let opened = false;
+    while (svc.running) {
+      opened ||= await portOpen(port);
+      await Bun.sleep(50);
+    }
+    expect(await svc.exit(), svc.describe()).toBe(0);
+    expect(opened).toBe(false);
+    expect(svc.records().some((r) => r.level === "warn" && /run_once/.test(r.message))).toBe(true);
+    expect(svc.output).not.toContain("t0k3n-e2e");
+  }, 90_000);
+
+  test("the audit log of a run-once cycle says trigger run_once and the session id", async () => {
+    const name = fx.name("audit");
+    fx.run("audit", fx.image("audit").ref);
+    fx.image("audit");
+    const file = join(fx.tempDir("audit"), "audit.log");
+    const run = await runSvc([...baseFlags(), "--run-once", "--audit-log", file, name]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(existsSync(file)).toBe(true);
+    const entries = parseJsonLines(readFileSync(file, "utf8")).filter((e) => e.fields?.container === name);
+    expect(entries.map((e) => e.fields.action)).toEqual(expect.arrayContaining(["pull", "stop", "rename", "create", "start", "remove"]));
+    const sessionId = run.svc.records().find((r) => r.message === "cycle finished")?.fields?.session_id;
+    expect(sessionId).toBeDefined();
+    for (const entry of entries) {
+      expect(entry.fields.trigger).toBe("run_once");
+      expect(entry.fields.session_id).toBe(sessionId);
+    }
+    const reports = reportsIn(run.svc.output);
+    if (reports.length > 0) expect(reports.at(-1).id).toBe(sessionId);
+  }, 90_000);
+
+  test("piped output: every line on stdout and stderr is one JSON log record", async () => {
+    const name = fx.name("json");
+    fx.run("json", fx.image("json").ref);
+    fx.image("json");
+    const run = await runSvc(["--docker-host", sandbox().dockerHost, "--stop-timeout", "1s", "--run-once", name]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    const lines = `${run.stdout}\n${run.stderr}`.split("\n").filter((l) => l.trim() !== "");
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      const record = JSON.parse(line);
+      expect(Object.keys(record)).toEqual(expect.arrayContaining(["timestamp", "level", "target", "message"]));
+    }
+  }, 90_000);
+});
