@@ -6,6 +6,35 @@ import type { SocketAddress } from "bun";
 import { type AccessFields, redactAuthorization } from "../log/index.ts";
 
 
+/** The parts of a request's absolute URL the API needs, without building a URL object. */
+export interface RequestTarget {
+  /** "http" */
+  scheme: string;
+  /** host[:port] as in the URL */
+  authority: string;
+  path: string;
+  /** "" or "?..." */
+  query: string;
+}
+
+/** Splits `scheme://authority/path?query` (the form Bun gives request.url). */
+export function requestTarget(href: string): RequestTarget {
+  const schemeEnd = href.indexOf("://");
+  const authorityStart = schemeEnd < 0 ? 0 : schemeEnd + 3;
+  let pathStart = href.indexOf("/", authorityStart);
+  if (pathStart < 0) pathStart = href.length;
+  let queryStart = href.indexOf("?", pathStart);
+  if (queryStart < 0) queryStart = href.length;
+  const hashStart = href.indexOf("#", queryStart);
+  const end = hashStart < 0 ? href.length : hashStart;
+  return {
+    scheme: schemeEnd < 0 ? "" : href.slice(0, schemeEnd),
+    authority: href.slice(authorityStart, pathStart),
+    path: href.slice(pathStart, queryStart) || "/",
+    query: href.slice(queryStart, end),
+  };
+}
+
 /** `ip:port`, with brackets around an IPv6 address so the port stays unambiguous. */
 export function formatAddress(address: SocketAddress | null | undefined): string {
   if (!address) return "";
@@ -17,32 +46,32 @@ export function formatAddress(address: SocketAddress | null | undefined): string
  * The Host header as sent; when it carries no port, the port the request reached is added,
  * so `host` always has one (SPEC 2.6 "Host header value, with port").
  */
-export function hostWithPort(header: string | null, url: URL, serverPort: number | undefined): string {
-  const host = header ?? url.host;
+export function hostWithPort(header: string | null, target: RequestTarget, serverPort: number | undefined): string {
+  const host = header ?? target.authority;
   if (/:\d+$/.test(host)) return host;
-  const port = url.port || (serverPort === undefined ? "" : String(serverPort)) || (url.protocol === "https:" ? "443" : "80");
+  const port = serverPort === undefined ? (target.scheme === "https" ? "443" : "80") : String(serverPort);
   return `${host}:${port}`;
 }
 
 export interface RequestInfo {
   request: Request;
-  url: URL;
+  target: RequestTarget;
   remote: SocketAddress | null | undefined;
   serverPort: number | undefined;
   startedAt: number;
 }
 
 export function accessFields(info: RequestInfo, status: number): AccessFields {
-  const { request, url } = info;
+  const { request, target } = info;
   return {
     remote_addr: formatAddress(info.remote),
-    host: hostWithPort(request.headers.get("host"), url, info.serverPort),
-    uri: url.pathname + url.search,
-    path: url.pathname,
+    host: hostWithPort(request.headers.get("host"), target, info.serverPort),
+    uri: target.path + target.query,
+    path: target.path,
     method: request.method,
     // Bun.serve speaks HTTP/1.1 only (no HTTP/2 server), and does not expose the version.
     protocol: "HTTP/1.1",
-    scheme: url.protocol.replace(/:$/, ""),
+    scheme: target.scheme,
     user_agent: request.headers.get("user-agent") ?? "",
     authorization: redactAuthorization(request.headers.get("authorization")),
     status,

@@ -11,7 +11,7 @@ import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
 import type { AccessLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { CycleRunner } from "../updater/types.ts";
-import { accessFields, type RequestInfo } from "./access.ts";
+import { accessFields, type RequestInfo, type RequestTarget, requestTarget } from "./access.ts";
 import { createTokenCheck, type TokenCheck } from "./auth.ts";
 import { errorResponse, jsonResponse, methodNotAllowed, notFound, unauthorized, withoutBody } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
@@ -26,7 +26,7 @@ export interface ApiDeps {
   access?: AccessLog;
 }
 
-type Handler = (request: Request, url: URL, server: Server<unknown> | null) => Response | Promise<Response>;
+type Handler = (request: Request, target: RequestTarget, server: Server<unknown> | null) => Response | Promise<Response>;
 
 /** One path: whether it is on, whether it needs the token, and its handlers by method. */
 interface Endpoint {
@@ -39,7 +39,7 @@ interface Endpoint {
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
 function getEndpoint(enabled: boolean, authenticated: boolean, get: Handler): Endpoint {
-  const head: Handler = async (request, url, server) => withoutBody(await get(request, url, server));
+  const head: Handler = async (request, target, server) => withoutBody(await get(request, target, server));
   return { enabled, authenticated, methods: { GET: get, HEAD: head }, allow: "GET, HEAD" };
 }
 
@@ -47,8 +47,8 @@ function buildEndpoints(deps: ApiDeps): Record<string, Endpoint> {
   const api = deps.config.http_api;
   const health: Handler = () => new Response(HEALTH_BODY, { headers: { "content-type": "application/json" } });
   const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
-  const update: Handler = async (request, url, server) => {
-    const filter = await parseUpdateRequest(request, url);
+  const update: Handler = async (request, target, server) => {
+    const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
     // The answer comes when the cycle ends, which may take minutes: lift the idle timeout
     // for this request only, so slow clients elsewhere are still cut off.
     server?.timeout(request, 0);
@@ -63,18 +63,18 @@ function buildEndpoints(deps: ApiDeps): Record<string, Endpoint> {
   };
 }
 
-async function serveEndpoint(
+function serveEndpoint(
   endpoint: Endpoint | undefined,
   checkToken: TokenCheck,
   request: Request,
-  url: URL,
+  target: RequestTarget,
   server: Server<unknown> | null,
-): Promise<Response> {
+): Response | Promise<Response> {
   if (!endpoint?.enabled) return errorResponse(notFound());
   const handler = endpoint.methods[request.method];
   if (!handler) return errorResponse(methodNotAllowed(), { allow: endpoint.allow });
   if (endpoint.authenticated && !checkToken(request.headers.get("authorization"))) return errorResponse(unauthorized());
-  return handler(request, url, server);
+  return handler(request, target, server);
 }
 
 export function createApp(deps: ApiDeps) {
@@ -86,32 +86,38 @@ export function createApp(deps: ApiDeps) {
   const failed = (error: unknown, request: Request): Response => {
     const svcError = toSvcError(error);
     if (httpStatusOf(svcError) >= 500) {
-      log.error("request failed", { method: request.method, path: safePath(request.url), kind: svcError.kind, error: svcError.message });
+      log.error("request failed", { method: request.method, path: requestTarget(request.url).path, kind: svcError.kind, error: svcError.message });
     }
     return errorResponse(svcError);
   };
 
   const writeAccess = (info: RequestInfo, status: number): void => {
-    if (!deps.access?.enabled) return;
     try {
-      deps.access.write(accessFields(info, status));
+      deps.access?.write(accessFields(info, status));
     } catch (error) {
       // A failing access log must never fail the request it describes.
       log.warn("access log write failed", { error: toSvcError(error).message });
     }
   };
 
-  const route = async (request: Request, server: Server<unknown> | null): Promise<Response> => {
-    const startedAt = performance.now();
-    const url = new URL(request.url);
-    let response: Response;
+  const accessOn = deps.access?.enabled === true;
+
+  // Synchronous when the handler is (health, metrics): no promise on the hot path.
+  const route = (request: Request, server: Server<unknown> | null): Response | Promise<Response> => {
+    const startedAt = accessOn ? performance.now() : 0;
+    const target = requestTarget(request.url);
+    const finish = (response: Response): Response => {
+      if (accessOn) writeAccess({ request, target, remote: server?.requestIP(request), serverPort: server?.port, startedAt }, response.status);
+      return response;
+    };
+    let result: Response | Promise<Response>;
     try {
-      response = await serveEndpoint(endpoints[url.pathname], checkToken, request, url, server);
+      result = serveEndpoint(endpoints[target.path], checkToken, request, target, server);
     } catch (error) {
-      response = failed(error, request);
+      return finish(failed(error, request));
     }
-    writeAccess({ request, url, remote: server?.requestIP(request), serverPort: server?.port, startedAt }, response.status);
-    return response;
+    if (result instanceof Response) return finish(result);
+    return result.then(finish, (error) => finish(failed(error, request)));
   };
 
   return new Elysia({ strictPath: true })
@@ -138,12 +144,4 @@ export function listen(app: App, port: number, hostname = "0.0.0.0", options: { 
   }
   if (!app.server) throw new SvcError("startup", `cannot listen on ${hostname}:${port}`);
   return app.server;
-}
-
-function safePath(rawUrl: string): string {
-  try {
-    return new URL(rawUrl).pathname;
-  } catch {
-    return "";
-  }
 }

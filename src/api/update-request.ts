@@ -120,7 +120,7 @@ function truncate(text: string, max = 64): string {
 }
 
 /** Throws an SvcError (unsupported_media_type, payload_too_large, bad_request) or gives the filter. */
-export async function parseUpdateRequest(request: Request, url: URL): Promise<UpdateFilter> {
+export async function parseUpdateRequest(request: Request, query: URLSearchParams): Promise<UpdateFilter> {
   const kind = bodyKindOf(request.headers.get("content-type"));
   const body = await readCapped(request, MAX_BODY_BYTES);
   const empty = body.bytes.byteLength === 0 && !body.overCap;
@@ -132,7 +132,7 @@ export async function parseUpdateRequest(request: Request, url: URL): Promise<Up
   }
   if (body.overCap) throw new SvcError("payload_too_large", `the request body exceeds ${MAX_BODY_BYTES / 1024} KiB`);
 
-  const fromQuery = filterFromParams(url.searchParams, "query");
+  const fromQuery = filterFromParams(query, "query");
   if (empty) return fromQuery;
   const text = decodeUtf8(body.bytes);
   const fromBody = kind === "json" ? filterFromJson(text) : filterFromParams(new URLSearchParams(text), "form");

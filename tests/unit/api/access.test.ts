@@ -1,6 +1,6 @@
 /** The access-log fields handed to the sink (SPEC 2.6), through app.handle. */
 import { describe, expect, test } from "bun:test";
-import { formatAddress, hostWithPort } from "../../../src/api/access.ts";
+import { formatAddress, hostWithPort, requestTarget } from "../../../src/api/access.ts";
 import { createApp } from "../../../src/api/index.ts";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
@@ -83,11 +83,23 @@ describe("field helpers", () => {
   });
 
   test("host always has a port", () => {
-    const url = new URL("http://example.com/v1/health");
-    expect(hostWithPort("example.com:9000", url, 9000)).toBe("example.com:9000");
-    expect(hostWithPort("example.com", url, 9000)).toBe("example.com:9000");
-    expect(hostWithPort("[::1]:8080", url, 8080)).toBe("[::1]:8080");
-    expect(hostWithPort(null, new URL("http://localhost:1234/"), undefined)).toBe("localhost:1234");
-    expect(hostWithPort(null, new URL("http://localhost/"), undefined)).toBe("localhost:80");
+    const target = requestTarget("http://example.com/v1/health");
+    expect(hostWithPort("example.com:9000", target, 9000)).toBe("example.com:9000");
+    expect(hostWithPort("example.com", target, 9000)).toBe("example.com:9000");
+    expect(hostWithPort("[::1]:8080", target, 8080)).toBe("[::1]:8080");
+    expect(hostWithPort(null, requestTarget("http://localhost:1234/"), undefined)).toBe("localhost:1234");
+    expect(hostWithPort(null, requestTarget("http://localhost/"), undefined)).toBe("localhost:80");
+  });
+
+  test("request targets split without a URL object", () => {
+    expect(requestTarget("http://127.0.0.1:8080/v1/update?container=a,b")).toEqual({
+      scheme: "http",
+      authority: "127.0.0.1:8080",
+      path: "/v1/update",
+      query: "?container=a,b",
+    });
+    expect(requestTarget("http://h/v1/health")).toEqual({ scheme: "http", authority: "h", path: "/v1/health", query: "" });
+    expect(requestTarget("http://h")).toEqual({ scheme: "http", authority: "h", path: "/", query: "" });
+    expect(requestTarget("http://h/a?b?c#frag")).toEqual({ scheme: "http", authority: "h", path: "/a", query: "?b?c" });
   });
 });
