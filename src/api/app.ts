@@ -43,7 +43,7 @@ function getEndpoint(enabled: boolean, authenticated: boolean, get: Handler): En
   return { enabled, authenticated, methods: { GET: get, HEAD: head }, allow: "GET, HEAD" };
 }
 
-function buildEndpoints(deps: ApiDeps): Record<string, Endpoint> {
+function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
   const api = deps.config.http_api;
   const health: Handler = () => new Response(HEALTH_BODY, { headers: { "content-type": "application/json" } });
   const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
@@ -56,11 +56,11 @@ function buildEndpoints(deps: ApiDeps): Record<string, Endpoint> {
     // null: another cycle is running; the runner has already counted the skip.
     return report === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(report);
   };
-  return {
-    "/v1/health": getEndpoint(true, false, health),
-    "/v1/metrics": getEndpoint(api.metrics, !api.metrics_no_auth, metrics),
-    "/v1/update": { enabled: api.update, authenticated: true, methods: { POST: update }, allow: "POST" },
-  };
+  return new Map([
+    ["/v1/health", getEndpoint(true, false, health)],
+    ["/v1/metrics", getEndpoint(api.metrics, !api.metrics_no_auth, metrics)],
+    ["/v1/update", { enabled: api.update, authenticated: true, methods: { POST: update }, allow: "POST" }],
+  ]);
 }
 
 function serveEndpoint(
@@ -71,7 +71,7 @@ function serveEndpoint(
   server: Server<unknown> | null,
 ): Response | Promise<Response> {
   if (!endpoint?.enabled) return errorResponse(notFound());
-  const handler = endpoint.methods[request.method];
+  const handler = Object.hasOwn(endpoint.methods, request.method) ? endpoint.methods[request.method] : undefined;
   if (!handler) return errorResponse(methodNotAllowed(), { allow: endpoint.allow });
   if (endpoint.authenticated && !checkToken(request.headers.get("authorization"))) return errorResponse(unauthorized());
   return handler(request, target, server);
@@ -112,7 +112,7 @@ export function createApp(deps: ApiDeps) {
     };
     let result: Response | Promise<Response>;
     try {
-      result = serveEndpoint(endpoints[target.path], checkToken, request, target, server);
+      result = serveEndpoint(endpoints.get(target.path), checkToken, request, target, server);
     } catch (error) {
       return finish(failed(error, request));
     }
