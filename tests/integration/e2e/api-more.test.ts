@@ -1,0 +1,112 @@
+/**
+ * More of the API as operators use it: configured through SVC_* environment variables (token
+ * from a secret file), image-prefix filters in a form body, metrics without auth, access events
+ * on stdout, `svc healthcheck` as a container HEALTHCHECK would run it, and SIGINT.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
+import { Fixture, portOpen, runSvc, startSvc, stopAll, userEnv, waitForPort, type SvcProcess } from "./support.ts";
+
+const fx = new Fixture("e2e-api2");
+const TOKEN = "env-file-token-c4f1a27e";
+
+afterAll(async () => {
+  await stopAll();
+  fx.cleanup();
+});
+
+describe("svc configured by environment variables", () => {
+  let svc: SvcProcess;
+  let port: number;
+  let env: Record<string, string>;
+  const a = fx.name("alpha");
+  const b = fx.name("beta");
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+
+  beforeAll(async () => {
+    fx.run("alpha", fx.image("alpha").ref);
+    fx.run("beta", fx.image("beta").ref);
+    const dir = fx.tempDir("secret");
+    const tokenFile = join(dir, "token");
+    writeFileSync(tokenFile, `${TOKEN}\n`);
+    port = freePort();
+    env = userEnv({
+      SVC_DOCKER_HOST: sandbox().dockerHost,
+      SVC_HTTP_API_UPDATE: "true",
+      SVC_HTTP_API_METRICS: "yes",
+      SVC_HTTP_API_METRICS_NO_AUTH: "1",
+      SVC_HTTP_API_TOKEN: tokenFile,
+      SVC_HTTP_API_PORT: String(port),
+      SVC_LOG_ACCESS_TO_STDOUT: "true",
+      SVC_STOP_TIMEOUT: "1s",
+      SVC_ROLLBACK_STARTUP_TIMEOUT: "3s",
+      SVC_LOG_FORMAT: "json",
+      // every cycle limited to this test's two containers
+      SVC_CONTAINERS: `${a},${b}`,
+    });
+    svc = startSvc([], { env });
+    await waitForPort(port, svc);
+  }, 60_000);
+
+  test("the token read from the file works; the file path itself is not a token", async () => {
+    const ok = await fetch(url("/v1/update"), { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(ok.status, svc.describe()).toBe(200);
+    const report = await ok.json();
+    expect(report.containers.map((c: any) => c.name).sort()).toEqual([a, b].sort());
+    expect(report.containers.every((c: any) => c.state === "fresh")).toBe(true);
+    const byPath = await fetch(url("/v1/update"), { method: "POST", headers: { authorization: `Bearer ${env.SVC_HTTP_API_TOKEN}` } });
+    expect(byPath.status).toBe(401);
+  }, 60_000);
+
+  test("a form body with an image prefix updates only the containers whose image matches", async () => {
+    const v2 = fx.image("beta");
+    const oldAlpha = inspect(a).Id;
+    fx.image("alpha"); // alpha is stale too, but outside the filter
+    const response = await fetch(url("/v1/update"), {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ image: `${sandbox().registry}/${b}` }).toString(),
+    });
+    expect(response.status, svc.describe()).toBe(200);
+    const report = await response.json();
+    expect(report.filter.image).toEqual([`${sandbox().registry}/${b}`]);
+    expect(report.containers.map((c: any) => [c.name, c.state])).toEqual([[b, "updated"]]);
+    expect(inspect(b).Image).toBe(v2.id);
+    expect(inspect(a).Id).toBe(oldAlpha);
+  }, 60_000);
+
+  test("metrics without a token (metrics_no_auth); update still needs one", async () => {
+    const metrics = await fetch(url("/v1/metrics"));
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/^svc_scans_total 2$/m);
+    const update = await fetch(url("/v1/update"), { method: "POST" });
+    expect(update.status).toBe(401);
+    expect(update.headers.get("www-authenticate")).toContain("Bearer");
+  });
+
+  test("access events go to stdout with the credential redacted", async () => {
+    await waitUntil(() => svc.records().some((r) => r.target === "svc::access" && r.fields?.method === "POST"), 10_000, "access events").catch(() => {});
+    const events = svc.records().filter((r) => r.target === "svc::access");
+    const post = events.find((r) => r.fields?.method === "POST" && r.fields?.status === 200);
+    expect(post, svc.describe()).toBeDefined();
+    expect(post.fields.authorization).toBe("Bearer [redacted]");
+    const anonymous = events.find((r) => r.fields?.path === "/v1/metrics");
+    expect(anonymous?.fields.authorization).toBe("");
+    expect(svc.output).not.toContain(TOKEN);
+  });
+
+  test("`svc healthcheck` with the same configuration exits 0 while svc runs", async () => {
+    const check = await runSvc(["healthcheck"], { env });
+    expect(check.code, check.svc.describe()).toBe(0);
+  }, 30_000);
+
+  test("SIGINT: exit 0, port closed, and `svc healthcheck` now exits 1", async () => {
+    svc.signal("SIGINT");
+    expect(await svc.exit(30_000), svc.describe()).toBe(0);
+    expect(await portOpen(port)).toBe(false);
+    const check = await runSvc(["healthcheck"], { env });
+    expect(check.code, check.svc.describe()).toBe(1);
+  }, 60_000);
+});
