@@ -1,0 +1,564 @@
+/**
+ * Fault injection (issue 6): svc runs as a real process against a real engine and registry (a
+ * sandbox of this file's own, see support.ts) and is killed, or has its engine or registry fail,
+ * at each step of an update. Whatever happens, the next start must leave the container running
+ * under its name, on the old or the new image, configured as before, with nothing left over.
+ *
+ * The step x fault -> outcome matrix is printed at the end (and written to the file named by
+ * SVC_SAFETY_MATRIX_OUT, which is how tests/integration/safety/MATRIX.md is made).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  apiPath,
+  matrix,
+  PrivateSandbox,
+  QUICK_CMD,
+  recoveryActions,
+  renderMatrix,
+  startEngineProxy,
+  startReceiver,
+  startSvc,
+  stopEverything,
+  uniqueName,
+  userConfig,
+  waitUntil,
+  type AuditFields,
+  type MatrixRow,
+  type Receiver,
+  type SvcOptions,
+  type SvcProcess,
+} from "./support.ts";
+
+// each test runs svc two or three times, with watches of a few seconds
+setDefaultTimeout(120_000);
+
+const sb = new PrivateSandbox();
+let receiver: Receiver;
+
+beforeAll(() => {
+  sb.up();
+  receiver = startReceiver();
+}, 240_000);
+
+afterAll(async () => {
+  await stopEverything();
+  sb.down();
+  const table = renderMatrix(matrix);
+  console.log(`\nFault-injection matrix (issue 6)\n${table}\n`);
+  const out = process.env.SVC_SAFETY_MATRIX_OUT;
+  if (out) writeFileSync(out, matrixDocument(table));
+}, 120_000);
+
+const apps: App[] = [];
+afterEach(async () => {
+  // a restarted engine or a killed registry must be back for the next test
+  if (!sb.engineAlive()) await sb.startEngine();
+  await sb.startRegistry();
+  for (const app of apps.splice(0)) app.cleanup();
+});
+
+// ---------------------------------------------------------------------------------------------
+// one application container with everything a user configures, and a newer image for it
+
+const USER_LABELS = ["com.example.owner", "com.example.tier"];
+
+interface AppOptions {
+  /** image changes of the NEW image (default: the same command as the old one) */
+  newImage?: string[];
+  /** image changes of the OLD image */
+  oldImage?: string[];
+  restart?: string;
+  /** also label it, e.g. svc.scope */
+  extraArgs?: string[];
+}
+
+class App {
+  readonly name: string;
+  readonly ref: string;
+  readonly network: string;
+  readonly bind: string;
+  readonly oldImageId: string;
+  newImageId = "";
+  readonly before: any;
+  readonly images: string[] = [];
+
+  constructor(what: string, options: AppOptions = {}) {
+    this.name = uniqueName(`safe-${what}`);
+    this.ref = `${sb.registry}/${this.name}:latest`;
+    this.network = `${this.name}-net`;
+    this.bind = mkdtempSync(join(tmpdir(), "svc-safety-bind-"));
+    writeFileSync(join(this.bind, "data.txt"), "user data\n");
+    apps.push(this);
+    this.oldImageId = sb.buildImage(this.ref, options.oldImage ?? [QUICK_CMD]);
+    this.images.push(this.oldImageId);
+    sb.docker(["network", "create", this.network]);
+    sb.docker([
+      "run", "-d", "--name", this.name,
+      "--network", this.network, "--network-alias", `${this.name}-alias`,
+      "-e", "FOO=bar", "-e", "MODE=safety",
+      "-l", "com.example.owner=safety", "-l", "com.example.tier=test",
+      "-v", `${this.bind}:/data`,
+      "--restart", options.restart ?? "unless-stopped",
+      ...(options.extraArgs ?? []),
+      this.ref,
+    ]);
+    this.before = sb.inspect(this.name);
+    this.publishNew(options.newImage ?? [QUICK_CMD]);
+  }
+
+  /** a newer image under the same tag, pushed */
+  publishNew(changes: string[]): void {
+    this.newImageId = sb.buildImage(this.ref, changes);
+    this.images.push(this.newImageId);
+  }
+
+  /** the flags of every svc run in these tests, scoped to this container */
+  args(extra: string[] = [], host = sb.dockerHost, stopTimeout = "1s"): string[] {
+    return ["--run-once", "--docker-host", host, "--stop-timeout", stopTimeout, "--rollback-startup-timeout", "3s", "--notifications-webhook-url", receiver.url, "--notifications-notify-on-every-cycle", ...extra, this.name];
+  }
+
+  imageName(id: string): string {
+    if (id === this.oldImageId) return "old";
+    if (id === this.newImageId) return "new";
+    return `other (${id.slice(7, 19)})`;
+  }
+
+  cleanup(): void {
+    sb.removeAllContainers();
+    sb.docker(["network", "rm", this.network], { allowFailure: true });
+    for (const id of this.images) sb.docker(["rmi", "-f", id], { allowFailure: true });
+    rmSync(this.bind, { recursive: true, force: true });
+  }
+}
+
+/** Every container of the engine other than the app's one running container. */
+function leftovers(app: App): string[] {
+  return Object.entries(sb.containers())
+    .filter(([name]) => name !== app.name)
+    .map(([name, state]) => `${name} (${state})`);
+}
+
+function describeState(): string {
+  const all = sb.containers();
+  const parts = Object.entries(all).map(([name, state]) => `${name.replace(/^safe-[a-z-]+-[0-9a-f]{8}/, "app")}: ${state}`);
+  return parts.length ? parts.join(", ") : "no container";
+}
+
+/**
+ * The invariant of issue 6: one container, under its name, running, on the old or the new image,
+ * with the user's configuration; returns which image it runs.
+ */
+function expectIntact(app: App): "old" | "new" {
+  expect(leftovers(app)).toEqual([]);
+  const now = sb.inspect(app.name);
+  expect(now.State.Running).toBe(true);
+  expect(now.State.Restarting).toBe(false);
+  const image = app.imageName(now.Image);
+  expect(["old", "new"]).toContain(image);
+  expect(userConfig(now, USER_LABELS)).toEqual(userConfig(app.before, USER_LABELS));
+  return image as "old" | "new";
+}
+
+async function finished(run: SvcProcess, timeoutMs = 90_000): Promise<number> {
+  const timer = setTimeout(() => run.proc.kill("SIGKILL"), timeoutMs);
+  try {
+    return await run.exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The report a run-once process sent to the webhook (runs with notify_on_every_cycle). */
+async function reportOf(app: App, sinceIndex: number): Promise<any | null> {
+  const find = () => receiver.reports.slice(sinceIndex).find((r) => r?.containers?.some((c: any) => c.name === app.name));
+  await waitUntil(() => find() !== undefined, 5_000, "the webhook report").catch(() => {});
+  return find() ?? null;
+}
+
+function entryOf(report: any, app: App): any {
+  return report?.containers?.find((c: any) => c.name === app.name) ?? null;
+}
+
+function row(partial: Partial<MatrixRow> & Pick<MatrixRow, "fault" | "step">): MatrixRow {
+  const r: MatrixRow = { observed: "", first_exit: "", recovery: "", image_after: "", leftovers: "", rerun_exit: "", verdict: "FAIL", ...partial };
+  matrix.push(r);
+  return r;
+}
+
+function shortRecovery(actions: string[]): string {
+  return actions.map((a) => a.replace(/^\S+\.svc-old-[0-9a-f]{12}-(running|stopped): /, "")).join("; ") || "nothing to recover";
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. SIGKILL at each step of an update
+
+type Killer = NonNullable<SvcOptions["killWhen"]>;
+
+/** the first audit entry of `action` (a rollback entry always carries its reason in `error`) */
+const first = (action: string): Killer => (e, all) => e.action === action && (!e.error || action === "rollback") && all.filter((a) => a.action === action).length === 1;
+
+/**
+ * Runs svc until `killWhen` fires, SIGKILLs it, then starts it again with the cycle in
+ * monitor-only mode (so what is found afterwards is startup recovery's own doing), asserts the
+ * invariant, and finally runs a normal cycle: the update goes through (or rolls back again when
+ * the new image is bad).
+ */
+async function killScenario(step: string, killWhen: Killer, options: AppOptions & { expectFinal?: "new" | "old"; expectFinalExit?: number } = {}) {
+  const r = row({ fault: "SIGKILL svc", step });
+  const app = new App("kill", options);
+  const run1 = startSvc(app.args(), { killWhen });
+  const exit1 = await finished(run1);
+  r.first_exit = run1.killedAfter ? `killed (${exit1})` : String(exit1);
+  r.observed = `after ${run1.killedAfter ?? "(never reached)"}: ${describeState()}`;
+  expect(run1.killedAfter).toBeDefined();
+
+  const run2 = startSvc(app.args(["--monitor-only"]));
+  const exit2 = await finished(run2);
+  r.recovery = shortRecovery(recoveryActions(run2));
+  r.leftovers = leftovers(app).join(", ") || "none";
+  r.image_after = sb.docker(["inspect", "-f", "{{.Image}}", app.name], { allowFailure: true }).stdout ? app.imageName(sb.inspect(app.name).Image) : "no container";
+  r.rerun_exit = String(exit2);
+  expect(exit2).toBe(0);
+  const image = expectIntact(app);
+  expect(run2.audit.some((e) => e.action === "recover")).toBe(true);
+  r.image_after = image;
+  if (image === "old") expect(sb.inspect(app.name).Id).toBe(app.before.Id);
+
+  const since = receiver.reports.length;
+  const run3 = startSvc(app.args());
+  const exit3 = await finished(run3);
+  const report = await reportOf(app, since);
+  r.rerun_exit += ` / next cycle ${exit3} (${entryOf(report, app)?.state ?? "no report"})`;
+  expect(exit3).toBe(options.expectFinalExit ?? 0);
+  expect(expectIntact(app)).toBe(options.expectFinal ?? "new");
+  r.verdict = "ok";
+}
+
+describe("SIGKILL at each step of an update, then a restart repairs it", () => {
+  test("after rename (the old container parked, its stop just sent)", async () => {
+    await killScenario("after rename", first("rename"));
+  });
+
+  test("after stop", async () => {
+    await killScenario("after stop", first("stop"));
+  });
+
+  test("after create (the new container exists, not started)", async () => {
+    await killScenario("after create", first("create"));
+  });
+
+  test("after start", async () => {
+    await killScenario("after start", first("start"));
+  });
+
+  test("during the watch (1 s into a 3 s watch)", async () => {
+    await killScenario("during watch", (e, all) => (first("start")(e, all) ? 1000 : false));
+  });
+
+  // the same, on the way back: the new image exits, svc is rolling back when it is killed
+  const failing = { newImage: [`CMD ["/bin/sh","-c","echo failing image >&2; exit 3"]`], restart: "no", expectFinal: "old" as const, expectFinalExit: 1 };
+
+  test("rolling back: after the rollback decision", async () => {
+    await killScenario("rollback: after decision", first("rollback"), failing);
+  });
+
+  test("rolling back: after the new container was removed", async () => {
+    await killScenario("rollback: after removing the new one", (e, all) => e.action === "remove" && all.some((a) => a.action === "rollback"), failing);
+  });
+
+  test("rolling back: after the old container got its name back", async () => {
+    await killScenario("rollback: after renaming the old one back", (e, all) => e.action === "rename" && all.some((a) => a.action === "rollback"), failing);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// kills between two engine calls, made exact by holding the second call in an engine proxy
+
+describe("SIGKILL between two engine calls (the second held by an engine proxy)", () => {
+  test("rolling back: old container renamed back, killed before it is started again", async () => {
+    const r = row({ fault: "SIGKILL svc", step: "rollback: renamed back, start not sent" });
+    const app = new App("gap", { newImage: [`CMD ["/bin/sh","-c","exit 3"]`], restart: "no" });
+    const proxy = startEngineProxy(sb.socketPath);
+    let run1: SvcProcess | undefined;
+    let renamedBack = false;
+    const oldId: string = app.before.Id;
+    proxy.intercept = (request, url) => {
+      const path = apiPath(url);
+      if (request.method === "POST" && path === `/containers/${oldId}/rename` && url.searchParams.get("name") === app.name) renamedBack = true;
+      if (request.method === "POST" && path === `/containers/${oldId}/start` && renamedBack) {
+        run1!.killedAfter = "rename back (start of the old container held)";
+        run1!.proc.kill("SIGKILL");
+        return new Response(null, { status: 204 }); // svc is dead: nobody reads this, the engine never saw the start
+      }
+      return undefined;
+    };
+    run1 = startSvc(app.args([], proxy.dockerHost));
+    const exit1 = await finished(run1);
+    r.first_exit = `killed (${exit1})`;
+    r.observed = `after ${run1.killedAfter ?? "(never reached)"}: ${describeState()}`;
+    expect(run1.killedAfter).toBeDefined();
+
+    const run2 = startSvc(app.args(["--monitor-only"]));
+    r.rerun_exit = String(await finished(run2));
+    r.recovery = shortRecovery(recoveryActions(run2));
+    r.leftovers = leftovers(app).join(", ") || "none";
+    const now = sb.inspect(app.name);
+    r.image_after = `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`;
+    expect(expectIntact(app)).toBe("old");
+    r.verdict = "ok";
+  });
+
+  test("a stop still in progress when svc starts again (container ignores SIGTERM, stop_timeout 6 s)", async () => {
+    const r = row({ fault: "SIGKILL svc", step: "after rename, engine still stopping the old one" });
+    // PID 1 without a TERM handler: the engine's stop waits the whole stop timeout, then kills
+    const app = new App("stopping", { oldImage: [`CMD ["/bin/sleep","3600"]`], newImage: [`CMD ["/bin/sleep","3600"]`] });
+    const proxy = startEngineProxy(sb.socketPath);
+    let run1: SvcProcess | undefined;
+    proxy.intercept = (request, url) => {
+      if (request.method === "POST" && apiPath(url) === `/containers/${app.before.Id}/stop`) {
+        // let the stop reach the engine, then kill svc while the engine is still waiting
+        setTimeout(() => {
+          run1!.killedAfter = "stop sent to the engine";
+          run1!.proc.kill("SIGKILL");
+        }, 300);
+      }
+      return undefined;
+    };
+    const since = Date.now();
+    run1 = startSvc(app.args([], proxy.dockerHost, "6s"));
+    const exit1 = await finished(run1);
+    r.first_exit = `killed (${exit1})`;
+    r.observed = `after ${run1.killedAfter ?? "(never reached)"}: ${describeState()}`;
+    expect(run1.killedAfter).toBeDefined();
+
+    const run2 = startSvc(app.args(["--monitor-only"]));
+    r.rerun_exit = String(await finished(run2));
+    r.recovery = shortRecovery(recoveryActions(run2));
+    // wait until the engine has carried out the stop svc sent before it died
+    await waitUntil(() => dieEvents(app.before.Id, since) > 0, 20_000, "the old container's stop to complete").catch(() => {});
+    await Bun.sleep(500);
+    r.leftovers = leftovers(app).join(", ") || "none";
+    const now = sb.inspect(app.name);
+    r.image_after = `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`;
+    expect(expectIntact(app)).toBe("old");
+    r.verdict = "ok";
+  });
+});
+
+function dieEvents(id: string, sinceMs: number): number {
+  const out = sb.docker(["events", "--since", String(Math.floor(sinceMs / 1000)), "--until", String(Math.ceil(Date.now() / 1000)), "--filter", `container=${id}`, "--filter", "event=die", "--format", "{{.Action}}"]).stdout;
+  return out.split("\n").filter(Boolean).length;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. faults of the engine and the registry, and bad new images
+
+describe("the new image fails a rollback check: the old container comes back (process level)", () => {
+  const cases: { step: string; image: string[]; restart?: string; reason: RegExp; logs?: string }[] = [
+    { step: "non-zero exit", image: [`CMD ["/bin/sh","-c","echo exit-three >&2; exit 3"]`], restart: "no", reason: /exited with code 3/, logs: "exit-three" },
+    { step: "restart loop", image: [`CMD ["/bin/sh","-c","echo looping >&2; exit 1"]`], restart: "always", reason: /restart loop/ },
+    { step: "healthcheck unhealthy", image: [QUICK_CMD, "HEALTHCHECK --interval=1s --timeout=1s --retries=1 CMD false"], reason: /unhealthy/ },
+    { step: "never healthy within startup_timeout", image: [QUICK_CMD, "HEALTHCHECK --interval=1h --start-period=1h CMD true"], reason: /not healthy within the startup timeout/ },
+    { step: "not running within startup_timeout (exits 0)", image: [`CMD ["/bin/true"]`], restart: "no", reason: /not running within the startup timeout/ },
+  ];
+  for (const c of cases) {
+    test(c.step, async () => {
+      const r = row({ fault: "bad new image", step: c.step });
+      const app = new App("bad", { newImage: c.image, restart: c.restart });
+      const since = receiver.reports.length;
+      const run = startSvc(app.args());
+      const exit = await finished(run);
+      const entry = entryOf(await reportOf(app, since), app);
+      r.first_exit = String(exit);
+      r.observed = `audit: ${run.audit.map((e) => e.action).join(" ")}`;
+      r.recovery = entry ? `${entry.state}: ${String(entry.reason).split("\n")[0]}` : "no report";
+      r.leftovers = leftovers(app).join(", ") || "none";
+      r.image_after = sb.docker(["inspect", "-f", "{{.Image}}", app.name], { allowFailure: true }).stdout ? app.imageName(sb.inspect(app.name).Image) : "no container";
+      r.rerun_exit = "-";
+      expect(exit).toBe(1);
+      expect(entry?.state).toBe("rolled_back");
+      expect(entry?.reason).toMatch(c.reason);
+      if (c.logs) expect(entry?.reason).toContain(c.logs);
+      expect(expectIntact(app)).toBe("old");
+      expect(sb.inspect(app.name).Id).toBe(app.before.Id);
+      r.verdict = "ok";
+    });
+  }
+});
+
+describe("engine faults", () => {
+  test("disk full: the engine answers create with 500 no space left on device", async () => {
+    const r = row({ fault: "engine error on create", step: "create" });
+    const app = new App("diskfull");
+    const proxy = startEngineProxy(sb.socketPath);
+    proxy.intercept = (request, url) =>
+      request.method === "POST" && apiPath(url) === "/containers/create" ? Response.json({ message: "no space left on device" }, { status: 500 }) : undefined;
+    const since = receiver.reports.length;
+    const run = startSvc(app.args([], proxy.dockerHost));
+    const exit = await finished(run);
+    const entry = entryOf(await reportOf(app, since), app);
+    r.first_exit = String(exit);
+    r.observed = `audit: ${run.audit.map((e) => e.action + (e.error ? "(failed)" : "")).join(" ")}`;
+    r.recovery = entry ? `${entry.state}: ${entry.reason}` : "no report";
+    r.leftovers = leftovers(app).join(", ") || "none";
+    r.rerun_exit = "-";
+    expect(proxy.seen.some((s) => /containers\/create/.test(s))).toBe(true);
+    expect(exit).toBe(1);
+    expect(entry?.state).toBe("failed");
+    expect(entry?.reason).toContain("no space left on device");
+    expect(run.audit.find((e) => e.action === "create")?.error).toContain("no space left on device");
+    r.image_after = expectIntact(app);
+    expect(r.image_after).toBe("old");
+    expect(sb.inspect(app.name).Id).toBe(app.before.Id);
+    r.verdict = "ok";
+  });
+
+  test("engine restarted (SIGTERM, started again) during the watch: run-once, then the next start", async () => {
+    const r = row({ fault: "engine restart", step: "during watch" });
+    const app = new App("engine");
+    let restart: Promise<void> | undefined;
+    const since = receiver.reports.length;
+    const run1 = startSvc(app.args(), {
+      killWhen: (e, all) => {
+        if (first("start")(e, all)) restart = Bun.sleep(500).then(async () => {
+          await sb.stopEngine("SIGTERM");
+          await sb.startEngine();
+        });
+        return false;
+      },
+    });
+    const exit1 = await finished(run1);
+    await restart;
+    expect(restart).toBeDefined();
+    const entry = entryOf(await reportOf(app, since), app);
+    r.first_exit = String(exit1);
+    r.observed = `report: ${entry ? `${entry.state}: ${String(entry.reason).split("\n")[0]}` : "none"}; engine back: ${describeState()}`;
+
+    const run2 = startSvc(app.args(["--monitor-only"]));
+    const exit2 = await finished(run2);
+    r.recovery = shortRecovery(recoveryActions(run2));
+    r.leftovers = leftovers(app).join(", ") || "none";
+    r.rerun_exit = String(exit2);
+    r.image_after = expectIntact(app);
+    expect(exit2).toBe(0);
+
+    const run3 = startSvc(app.args());
+    const exit3 = await finished(run3);
+    r.rerun_exit += ` / next cycle ${exit3}`;
+    expect(exit3).toBe(0);
+    expect(expectIntact(app)).toBe("new");
+    r.verdict = "ok";
+  });
+
+  test("engine restarted during the watch of a long-running svc: the next cycle repairs it without a restart of svc", async () => {
+    const r = row({ fault: "engine restart", step: "during watch, long-running svc (restart policy no)" });
+    const app = new App("engine-serve", { restart: "no" });
+    const port = (await import("../../harness.ts")).freePort();
+    const token = "safety-token";
+    let restart: Promise<void> | undefined;
+    const args = app.args(["--http-api-update", "--http-api-token", token, "--http-api-port", String(port)]).filter((a) => a !== "--run-once");
+    const serve = startSvc(args, {
+      killWhen: (e, all) => {
+        if (first("start")(e, all)) restart = Bun.sleep(500).then(async () => {
+          await sb.stopEngine("SIGTERM");
+          await sb.startEngine();
+        });
+        return false;
+      },
+    });
+    const update = async () => {
+      const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+      return response.status === 200 ? await response.json() : { status: response.status };
+    };
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/v1/health`).catch(() => null))?.status === 200, 30_000, "svc's API");
+    const firstReport: any = await update();
+    await restart;
+    const firstEntry = entryOf(firstReport, app);
+    r.first_exit = "(serving)";
+    r.observed = `1st cycle: ${firstEntry ? `${firstEntry.state}: ${String(firstEntry.reason).split("\n")[0]}` : JSON.stringify(firstReport)}; engine back: ${describeState()}`;
+    const secondReport: any = await update();
+    const secondEntry = entryOf(secondReport, app);
+    r.recovery = `2nd cycle: ${secondEntry ? `${secondEntry.state}: ${secondEntry.reason}` : "container not in the report"}`;
+    r.leftovers = leftovers(app).join(", ") || "none";
+    const now = sb.docker(["inspect", app.name], { allowFailure: true }).code === 0 ? sb.inspect(app.name) : null;
+    r.image_after = now ? `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}` : "no container";
+    serve.proc.kill("SIGTERM");
+    r.rerun_exit = `svc exit ${await finished(serve, 30_000)}`;
+    expect(expectIntact(app)).toBeDefined();
+    r.verdict = "ok";
+  });
+});
+
+describe("registry faults", () => {
+  test("registry killed between the check and the pull", async () => {
+    const r = row({ fault: "registry down", step: "between check and pull" });
+    const app = new App("registry");
+    const proxy = startEngineProxy(sb.socketPath);
+    // svc asks the engine to pull only after its own registry check said "newer": kill the registry then
+    proxy.intercept = async (request, url) => {
+      if (request.method === "POST" && apiPath(url) === "/images/create") await sb.stopRegistry();
+      return undefined;
+    };
+    const since = receiver.reports.length;
+    const run = startSvc(app.args([], proxy.dockerHost));
+    const exit = await finished(run);
+    const entry = entryOf(await reportOf(app, since), app);
+    r.first_exit = String(exit);
+    r.observed = `audit: ${run.audit.map((e) => e.action + (e.error ? "(failed)" : "")).join(" ")}`;
+    r.recovery = entry ? `${entry.state}: ${entry.reason}` : "no report";
+    r.leftovers = leftovers(app).join(", ") || "none";
+    r.rerun_exit = "-";
+    expect(exit).toBe(1);
+    expect(entry?.state).toBe("failed");
+    expect(entry?.reason).toMatch(/pull/);
+    r.image_after = expectIntact(app);
+    expect(r.image_after).toBe("old");
+    const now = sb.inspect(app.name);
+    expect(now.Id).toBe(app.before.Id);
+    // never stopped: the update stopped before touching the container
+    expect(now.State.StartedAt).toBe(app.before.State.StartedAt);
+    r.verdict = "ok";
+  });
+
+  test("registry down before the cycle (the newer image already in the local store)", async () => {
+    const r = row({ fault: "registry down", step: "before the check" });
+    const app = new App("registry-down");
+    await sb.stopRegistry();
+    const since = receiver.reports.length;
+    const run = startSvc(app.args(["--registry-timeout", "3s"]));
+    const exit = await finished(run);
+    const entry = entryOf(await reportOf(app, since), app);
+    r.first_exit = String(exit);
+    r.observed = `audit: ${run.audit.map((e) => e.action).join(" ") || "(no engine action)"}`;
+    r.recovery = entry ? `${entry.state}: ${entry.reason}` : "no report";
+    r.leftovers = leftovers(app).join(", ") || "none";
+    r.rerun_exit = "-";
+    expect(entry?.state).toBe("skipped");
+    expect(run.audit).toEqual([]);
+    expect(exit).toBe(0);
+    r.image_after = expectIntact(app);
+    const now = sb.inspect(app.name);
+    expect(now.Id).toBe(app.before.Id);
+    expect(now.State.StartedAt).toBe(app.before.State.StartedAt);
+    r.verdict = "ok";
+  });
+});
+
+function matrixDocument(table: string): string {
+  return `# Fault-injection matrix (issue 6)
+
+Made by \`tests/integration/safety/faults.test.ts\` (\`SVC_SAFETY_MATRIX_OUT=tests/integration/safety/MATRIX.md bun test tests/integration/safety\`).
+svc runs as a real process against a real engine and registry of the test's own. Each row: the
+fault, where in the update it hit, what was on the engine right after, the exit code of the run
+that took the fault, what the next start's recovery did (or what the report said), which image
+the container runs afterwards, leftovers, and the exit codes of the next runs (a monitor-only run,
+whose recovery is all that changes anything, then a normal cycle).
+
+"app" stands for the test's container name; \`app.svc-old-<id>-running\` is the parked old container.
+
+${table}
+`;
+}
