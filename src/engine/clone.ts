@@ -52,6 +52,12 @@ export function replacementSpec(old: ContainerInspect, oldImage: ImageInspect | 
   const config = replacementConfig(old, oldImage, options, networkMode);
   const endpoints = replacementEndpoints(old, options);
 
+  // a network named by id in NetworkMode is named by name in the endpoint settings: use the name
+  const firstNetwork = endpoints[0]?.network;
+  const networks = (old.NetworkSettings?.Networks ?? {}) as Record<string, Json>;
+  if (firstNetwork && networkMode !== firstNetwork && String(networks[firstNetwork]?.NetworkID ?? "").startsWith(networkMode) && networkMode.length >= 12) {
+    hostConfig.NetworkMode = firstNetwork;
+  }
   const createBody: Json = { ...config, HostConfig: hostConfig };
   const extraNetworks: ReplacementSpec["extraNetworks"] = [];
   if (endpoints.length > 0) {
@@ -187,7 +193,9 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
   if (networkMode.startsWith("container:") || networkMode === "host" || networkMode === "none") return [];
 
   const names = Object.keys(networks);
-  const first = names.includes(networkMode) ? networkMode : names.find((n) => BUILTIN_NETWORK_MODES.has(n)) ?? names[0];
+  // NetworkMode names the network as the user wrote it: by name, or by (a prefix of) its id
+  const byId = networkMode.length >= 12 ? names.find((n) => String(networks[n]?.NetworkID ?? "").startsWith(networkMode)) : undefined;
+  const first = names.includes(networkMode) ? networkMode : byId ?? names.find((n) => BUILTIN_NETWORK_MODES.has(n)) ?? names[0];
   const ordered = first === undefined ? names : [first, ...names.filter((n) => n !== first)];
 
   // The engine adds the short id and the hostname (the short id unless the user chose one) as

@@ -195,6 +195,14 @@ const cases: Case[] = [
     },
   },
   {
+    name: "network-by-id",
+    run: () => ["--network", docker(["network", "inspect", "-f", "{{.Id}}", net3.name]).stdout.slice(0, 12), "--network-alias", "by-id", "--ip", `${net3.prefix}.30`],
+    check: (fresh, old) => {
+      expect(fresh.NetworkSettings.Networks[net3.name].IPAddress).toBe(`${net3.prefix}.30`);
+      expect(fresh.NetworkSettings.Networks[net3.name].Aliases).toContain("by-id");
+    },
+  },
+  {
     name: "hostname",
     run: () => ["--network", net1.name, "--hostname", "myhost", "--domainname", "example.org"],
     check: (fresh) => {

@@ -122,7 +122,18 @@ describe("replacementSpec: networks", () => {
     expect(spec.extraNetworks).toEqual([{ network: "engx-net2", endpoint: { IPAMConfig: { IPv4Address: "172.31.251.20" }, Aliases: ["api"] } }]);
   });
 
-  test("API >= 1.44: every network at create", async () => {
+  test("a NetworkMode naming the network by id still puts that network first", async () => {
+    const { container, image } = await fixture("multi");
+    const c = structuredClone(container);
+    const net2Id = c.NetworkSettings.Networks["engx-net2"]!.NetworkID;
+    c.HostConfig.NetworkMode = net2Id.slice(0, 12);
+    const spec = replacementSpec(c, image, { name: "engx-multi", image: "engx-fix:1", apiVersion: OLD_API });
+    expect(Object.keys(body(spec).NetworkingConfig.EndpointsConfig)).toEqual(["engx-net2"]);
+    expect(body(spec).HostConfig.NetworkMode).toBe("engx-net2");
+    expect(spec.extraNetworks.map((n) => n.network)).toEqual(["engx-net1"]);
+  });
+
+    test("API >= 1.44: every network at create", async () => {
     const { container, image } = await fixture("multi");
     const spec = replacementSpec(container, image, { name: "engx-multi", image: "engx-fix:1", apiVersion: NEW_API });
     expect(Object.keys(body(spec).NetworkingConfig.EndpointsConfig)).toEqual(["engx-net1", "engx-net2"]);
