@@ -26,7 +26,10 @@ need_install() {
     command -v "$cmd" >/dev/null 2>&1 || return 0
   done
   [ -d /usr/aarch64-linux-gnu/lib ] || return 0
-  python3 -c 'import aiosmtpd' 2>/dev/null || return 0
+  # Debian's python3-aiosmtpd is for Debian's python3; a pyenv python3 first on PATH lacks it.
+  local py=/usr/bin/python3
+  [ -x "$py" ] || py=python3
+  "$py" -c 'import aiosmtpd' 2>/dev/null || return 0
   return 1
 }
 
