@@ -16,8 +16,19 @@ export SVC_SANDBOX_DIR=${SVC_SANDBOX_DIR:-$PWD/.sandbox/test-$$}
 # Ports of their own too, so a developer's running sandbox (5000/5001) does not collide.
 export SVC_SANDBOX_REGISTRY_PORT=${SVC_SANDBOX_REGISTRY_PORT:-5100}
 export SVC_SANDBOX_AUTH_REGISTRY_PORT=${SVC_SANDBOX_AUTH_REGISTRY_PORT:-5101}
-trap 'bash scripts/sandbox.sh down' EXIT
+LOG=$(mktemp "${TMPDIR:-/tmp}/svc-test.XXXXXX")
+trap 'bash scripts/sandbox.sh down; rm -f "$LOG"' EXIT
+# A signal ends the run through the EXIT trap above, so the sandbox never outlives it.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 bash scripts/sandbox.sh up
 eval "$(bash scripts/sandbox.sh env)"
 
-bun test "$@"
+status=0
+# pipefail: the status is bun test's own (tee does not fail).
+bun test "$@" 2>&1 | tee "$LOG" || status=$?
+# One plain closing line that any CI can read, whatever bun test's own summary looks like.
+passed=$(awk '/^ *[0-9]+ pass$/ { print $1 }' "$LOG" | tail -1)
+failed=$(awk '/^ *[0-9]+ fail$/ { print $1 }' "$LOG" | tail -1)
+echo "${passed:-0} passed, ${failed:-0} failed"
+exit "$status"
