@@ -106,14 +106,35 @@ export class PrivateSandbox {
     };
   }
 
+  /**
+   * sandbox.sh is edited by others while tests run, and bash reads a script as it goes: run a
+   * copy that parses, the same copy for `up` and `down`. `up` is idempotent, so it is retried.
+   */
+  private script(): string {
+    const copy = join(this.dir, "..", `${this.dir.split("/").pop()}-sandbox.sh`);
+    if (existsSync(copy)) return copy;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      writeFileSync(copy, readFileSync(SANDBOX_SCRIPT));
+      if (Bun.spawnSync(["bash", "-n", copy]).exitCode === 0) return copy;
+      Bun.sleepSync(500);
+    }
+    throw new Error("scripts/sandbox.sh does not parse");
+  }
+
   up(): void {
-    const proc = Bun.spawnSync(["bash", SANDBOX_SCRIPT, "up"], { env: this.env(), stdout: "pipe", stderr: "pipe" });
-    if (proc.exitCode !== 0) throw new Error(`sandbox up failed: ${proc.stderr.toString()}`);
+    let stderr = "";
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const proc = Bun.spawnSync(["bash", this.script(), "up"], { env: this.env(), stdout: "pipe", stderr: "pipe" });
+      if (proc.exitCode === 0) return;
+      stderr = proc.stderr.toString();
+    }
+    throw new Error(`sandbox up failed: ${stderr}`);
   }
 
   down(): void {
-    Bun.spawnSync(["bash", SANDBOX_SCRIPT, "down"], { env: this.env(), stdout: "pipe", stderr: "pipe" });
+    Bun.spawnSync(["bash", this.script(), "down"], { env: this.env(), stdout: "pipe", stderr: "pipe" });
     rmSync(this.dir, { recursive: true, force: true });
+    rmSync(this.script(), { force: true });
   }
 
   docker(args: string[], options: { allowFailure?: boolean } = {}): RunResult {
@@ -271,6 +292,7 @@ export interface SvcOptions {
 }
 
 const WORK_DIR = mkdtempSync(join(tmpdir(), "svc-safety-cwd-"));
+onCleanup(() => rmSync(WORK_DIR, { recursive: true, force: true }));
 
 /** `bun src/main.ts --log-format json --log-audit-to-stdout ...args`, from an empty folder with a clean env. */
 export function startSvc(args: string[], options: SvcOptions = {}): SvcProcess {
