@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { docker, sandbox, uniqueName } from "../harness.ts";
+import { docker, inspect, sandbox, uniqueName, waitUntil } from "../harness.ts";
 import { build, ROOT, run, tempDir } from "./helpers.ts";
 
 const tag = `${uniqueName("svc-image-test")}:test`;
@@ -67,3 +67,32 @@ test("the image holds /svc, exactly the libraries ldd names, and a world-writabl
   expect(files.sort()).toEqual(["svc", ...libraries].sort());
   expect(entries.find((e) => e.path === "tmp")?.mode).toBe("drwxrwxrwt");
 });
+
+test("as a non-root user in the socket's group it serves the API and the HEALTHCHECK reports healthy", async () => {
+  const service = uniqueName("svc-image-service");
+  const socketGroup = run(["stat", "-c", "%g", sandbox().socketPath]).stdout.trim();
+  // Configured through the environment, as README advises: the HEALTHCHECK runs `/svc healthcheck`
+  // without the container's arguments, so it sees what the environment says, not what flags say.
+  // Scoped to a label nobody uses, so this instance never touches another test's containers.
+  docker([
+    "run", "-d", "--name", service, "--network", "none",
+    "--user", `65532:${socketGroup}`,
+    "-v", `${sandbox().socketPath}:/var/run/docker.sock`,
+    "-e", "SVC_HTTP_API_METRICS=true", "-e", "SVC_HTTP_API_METRICS_NO_AUTH=true", "-e", "SVC_POLL_INTERVAL=1h",
+    "-e", `SVC_SCOPE=${service}`, "-e", "SVC_LOG_FORMAT=json",
+    "--health-interval", "1s", "--health-start-period", "30s",
+    tag,
+  ]);
+  try {
+    await waitUntil(() => {
+      const state = inspect(service).State;
+      if (!state.Running) throw new Error(`svc exited (${state.ExitCode}): ${docker(["logs", service], { allowFailure: true }).stderr}`);
+      return state.Health?.Status === "healthy";
+    }, 60_000, "the container to become healthy");
+    // The check is real: asked about a port nothing listens on, it fails.
+    const elsewhere = docker(["exec", "-e", "SVC_HTTP_API_PORT=9", service, "/svc", "healthcheck"], { allowFailure: true });
+    expect(elsewhere.code).not.toBe(0);
+  } finally {
+    docker(["rm", "-f", service], { allowFailure: true });
+  }
+}, 90_000);
