@@ -280,25 +280,46 @@ export class DockerEngine implements Engine {
   async stopContainer(id: string, options: { timeoutMs: number; signal?: string }): Promise<void> {
     const seconds = Math.max(0, Math.ceil(options.timeoutMs / 1000));
     const { info } = await this.negotiated();
+    const path = `/containers/${encodeURIComponent(id)}`;
     if (options.signal && compareApiVersions(info.apiVersion, STOP_SIGNAL_API) < 0) {
-      return this.stopWithSignal(id, options.signal, seconds);
+      const inspect = await this.inspectContainer(id);
+      // The stop API sends the container's own stop signal: only another one needs the kill path.
+      if (!sameSignal(options.signal, (inspect.Config as { StopSignal?: string }).StopSignal || "SIGTERM")) {
+        return this.stopWithSignal(inspect, options.signal, seconds);
+      }
+      options = { timeoutMs: options.timeoutMs };
     }
-    await this.request("POST", `/containers/${encodeURIComponent(id)}/stop`, { query: { t: seconds, signal: options.signal }, ok: [304], timeoutMs: this.timeouts.responseMs + seconds * 1000 }, `stop container ${id}`);
+    await this.request("POST", `${path}/stop`, { query: { t: seconds, signal: options.signal }, ok: [304], timeoutMs: this.timeouts.responseMs + seconds * 1000 }, `stop container ${id}`);
   }
 
-  /** Engines before API 1.42 take no signal on stop: send it, wait the grace period, then SIGKILL. */
-  private async stopWithSignal(id: string, signal: string, seconds: number): Promise<void> {
+  /**
+   * Engines before API 1.42 take no signal on stop: send it, wait the grace period, then SIGKILL.
+   * A container killed that way counts as having exited by itself, so the engine would restart it
+   * under `always` / `on-failure`: the policy is set to "no" for the stop and put back after.
+   */
+  private async stopWithSignal(container: ContainerInspect, signal: string, seconds: number): Promise<void> {
+    const id = container.Id;
     const path = `/containers/${encodeURIComponent(id)}`;
+    const policy = container.HostConfig?.RestartPolicy;
+    const restarts = policy?.Name === "always" || policy?.Name === "on-failure";
+    const setPolicy = (value: unknown) => this.request("POST", `${path}/update`, { body: { RestartPolicy: value } }, `set the restart policy of container ${id}`);
     const kill = (sig: string) => this.request("POST", `${path}/kill`, { query: { signal: sig }, ok: [409] }, `stop container ${id} (${sig})`);
     const waitStopped = () =>
       this.request("POST", `${path}/wait`, { query: { condition: "not-running" }, timeoutMs: this.timeouts.responseMs + seconds * 1000 }, `wait for container ${id} to stop`);
-    await kill(signal);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), seconds * 1000)));
-    const outcome = await Promise.race([waitStopped().then(() => "stopped" as const), timedOut]).finally(() => clearTimeout(timer));
-    if (outcome === "timeout") {
-      await kill("SIGKILL");
-      await waitStopped();
+
+    if (restarts) await setPolicy({ Name: "no", MaximumRetryCount: 0 });
+    try {
+      await kill(signal);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), seconds * 1000)));
+      const outcome = await Promise.race([waitStopped().then(() => "stopped" as const), timedOut]).finally(() => clearTimeout(timer));
+      if (outcome === "timeout") {
+        await kill("SIGKILL");
+        await waitStopped();
+      }
+    } finally {
+      // the old container must come back as it was if the update is rolled back
+      if (restarts) await setPolicy(policy);
     }
   }
 
@@ -400,6 +421,12 @@ export function splitReference(reference: string): { repository: string; tag: st
   const colon = reference.lastIndexOf(":");
   if (colon > lastSlash) return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };
   return { repository: reference, tag: "latest" };
+}
+
+/** "SIGTERM", "TERM", "sigterm" name the same signal. */
+export function sameSignal(a: string, b: string): boolean {
+  const norm = (s: string) => s.trim().toUpperCase().replace(/^SIG/, "");
+  return norm(a) === norm(b);
 }
 
 export function platformString(platform: Platform): string {

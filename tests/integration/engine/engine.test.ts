@@ -164,7 +164,30 @@ describe("lifecycle", () => {
     expect(await engine.containerLogs(name("term"), 1)).toBe("got TERM");
   });
 
-  test("a container ignoring its stop signal is killed when the grace period ends", async () => {
+  test("stopping with another signal does not let the restart policy bring the container back, and keeps the policy", async () => {
+    for (const policy of ["always", "on-failure"]) {
+      const container = name(`restart-${policy}`);
+      docker(["run", "-d", "--name", container, "--network", "none", "--init", "--restart", policy, LOCAL_IMAGE, "/bin/sleep", "3600"]);
+      await engine.stopContainer(container, { timeoutMs: 30_000, signal: "SIGUSR1" });
+      const after = inspect(container);
+      expect(after.State.Running).toBe(false);
+      expect(after.State.ExitCode).toBe(128 + 10); // SIGUSR1 (10), forwarded by the init process
+      expect(after.RestartCount).toBe(0);
+      expect(after.HostConfig.RestartPolicy.Name).toBe(policy);
+    }
+  });
+
+  test("a signal equal to the container's own stop signal goes through the stop API", async () => {
+    docker(["run", "-d", "--name", name("own-signal"), "--network", "none", "--restart", "always", "--stop-signal", "SIGUSR1", LOCAL_IMAGE, ...TRAP]);
+    await waitUntil(async () => (await engine.containerLogs(name("own-signal"), 10)).includes("ready"), 20_000, "the trap to be set");
+    await engine.stopContainer(name("own-signal"), { timeoutMs: 30_000, signal: "usr1" });
+    const after = inspect(name("own-signal"));
+    expect(after.State.Running).toBe(false);
+    expect(after.RestartCount).toBe(0);
+    expect(await engine.containerLogs(name("own-signal"), 1)).toBe("got USR1");
+  });
+
+    test("a container ignoring its stop signal is killed when the grace period ends", async () => {
     // sleep as PID 1 has no handlers: the kernel ignores SIGTERM and SIGUSR1 for it
     docker(["run", "-d", "--name", name("stubborn"), "--network", "none", LOCAL_IMAGE, "/bin/sleep", "3600"]);
     await engine.stopContainer(name("stubborn"), { timeoutMs: 1_000, signal: "SIGUSR1" });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { normalizeApiVersion, parseDockerHost, tlsMaterial, type DockerConfig } from "../../../src/engine/connection.ts";
 import { demultiplexLogs, lastLines } from "../../../src/engine/logs.ts";
-import { followPullStream, looksLikeImageId, platformString, splitReference } from "../../../src/engine/docker.ts";
+import { followPullStream, looksLikeImageId, platformString, sameSignal, splitReference } from "../../../src/engine/docker.ts";
 import { isSvcError } from "../../../src/errors.ts";
 
 function thrown(fn: () => unknown): { kind: string; message: string } {
@@ -91,6 +91,12 @@ describe("references and platforms", () => {
     expect(splitReference("127.0.0.1:5000/app")).toEqual({ repository: "127.0.0.1:5000/app", tag: "latest" });
     expect(splitReference("127.0.0.1:5000/app:1.2")).toEqual({ repository: "127.0.0.1:5000/app", tag: "1.2" });
     expect(splitReference("ghcr.io/a/b@sha256:abc")).toEqual({ repository: "ghcr.io/a/b", tag: "sha256:abc" });
+  });
+
+  test("sameSignal", () => {
+    expect(sameSignal("SIGTERM", "term")).toBe(true);
+    expect(sameSignal(" sigquit", "SIGQUIT")).toBe(true);
+    expect(sameSignal("SIGTERM", "SIGINT")).toBe(false);
   });
 
   test("platformString", () => {
