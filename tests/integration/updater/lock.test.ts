@@ -6,7 +6,7 @@ import { silentAudit, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import { entryOf, Fixture, inspect, makeUpdater } from "./support.ts";
+import { entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup());
@@ -21,7 +21,7 @@ test("a second request while a cycle runs resolves null at once and is counted a
   expect(await h.updater.run("api")).toBeNull();
   expect(await h.updater.run("api")).toBeNull();
   const report = await first;
-  expect(entryOf(report, app).state).toBe("updated");
+  expectState(report, app, "updated");
   expect(inspect(app).Image).toBe(v2.id);
   expect(h.updater.busy).toBe(false);
   expect(h.metrics.snapshot()).toEqual({ svc_scans_total: 1, svc_scans_skipped: 2, svc_containers_scanned: 1, svc_containers_updated: 1, svc_containers_failed: 0 });
@@ -60,7 +60,7 @@ test("drain lets the running update finish, then no new cycle starts", async () 
   while (h.audit.entries.length === 0) await Bun.sleep(20);
   await h.updater.drain();
   const report = await cycle;
-  expect(entryOf(report, app).state).toBe("updated");
+  expectState(report, app, "updated");
   expect(inspect(app).Image).toBe(v2.id);
   expect(inspect(app).State.Running).toBe(true);
   expect(await h.updater.run("api")).toBeNull();

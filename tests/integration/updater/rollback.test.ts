@@ -1,6 +1,6 @@
 /** Rollback on each of the three conditions, against the sandbox engine and registry. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { containersByPrefix, entryOf, Fixture, inspect, makeUpdater } from "./support.ts";
+import { containersByPrefix, entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup());
@@ -68,7 +68,7 @@ describe("rollback", () => {
     const app = fx.run("off", v1.ref);
     const bad = fx.image("off", { changes: ["HEALTHCHECK --interval=60s CMD true", 'CMD ["/bin/sleep","3600"]'] });
     const h = await makeUpdater({ containers: [app], rollback: { on_timeout: false } });
-    expect(entryOf(await h.updater.run("api"), app).state).toBe("updated");
+    expectState(await h.updater.run("api"), app, "updated");
     expect(inspect(app).Image).toBe(bad.id);
     expect(v1.id).not.toBe(bad.id);
   }, 60_000);

@@ -3,7 +3,7 @@
  * monitor_only (nothing changes), so the report shows exactly which containers were considered.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { docker, entryOf, Fixture, makeUpdater, names, inspect, eventsFor } from "./support.ts";
+import { docker, entryOf, Fixture, makeUpdater, names, inspect, eventsFor, expectState } from "./support.ts";
 import { waitUntil } from "../../harness.ts";
 
 const fx = new Fixture();
@@ -26,7 +26,7 @@ beforeAll(() => {
   docker(["create", "--name", fx.name("created"), "--network", "none", image.ref]);
   all.push(stopped, fx.name("created"));
   fx.image("sel"); // every container on `sel` is now stale
-});
+}, 60_000);
 afterAll(() => fx.cleanup());
 
 async function considered(options: Record<string, unknown> = {}, filter?: { container?: string[]; image?: string[] }): Promise<string[]> {
@@ -104,11 +104,11 @@ describe("per-container options", () => {
     const h = await makeUpdater({ containers: [byLabel, own], stop_timeout: 30_000 });
     const started = Date.now();
     const report = await h.updater.run("api");
-    expect(entryOf(report, byLabel).state).toBe("updated");
-    expect(entryOf(report, own).state).toBe("updated");
+    expectState(report, byLabel, "updated");
+    expectState(report, own, "updated");
     // the label's SIGHUP ends it within the label's 20 s: no SIGKILL follows
-    expect(eventsFor(started - 1000, Date.now(), [byLabel], ["kill"])).toEqual([`kill(1):${byLabel}`]);
+    expect(eventsFor(started, Date.now(), [byLabel], ["kill"])).toEqual([`kill(1):${byLabel}`]);
     // the container's own stop timeout of 0 s wins over the label: SIGKILL right after SIGHUP
-    expect(eventsFor(started - 1000, Date.now(), [own], ["kill"])).toEqual([`kill(1):${own}`, `kill(9):${own}`]);
+    expect(eventsFor(started, Date.now(), [own], ["kill"])).toEqual([`kill(1):${own}`, `kill(9):${own}`]);
   }, 60_000);
 });

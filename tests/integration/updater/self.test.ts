@@ -4,7 +4,7 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { waitUntil } from "../../harness.ts";
-import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater } from "./support.ts";
+import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup());
@@ -22,7 +22,7 @@ test("svc's own container is updated last: replacement started and verified, old
   const report = await h.updater.run("schedule");
   const entry = entryOf(report, self);
   expect(entry.state).toBe("updated");
-  expect(entryOf(report, neighbour).state).toBe("updated");
+  expectState(report, neighbour, "updated");
   expect(inspect(neighbour).Image).toBe(v3.id);
   // updated last: its create comes after everything else's
   const creates = h.audit.entries.filter((e) => e.action === "create").map((e) => e.container);

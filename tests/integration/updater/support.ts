@@ -103,6 +103,13 @@ export function entryOf(report: SessionReport | null, name: string) {
   return entry;
 }
 
+/** Asserts a container's state, showing its whole report entry when it differs. */
+export function expectState(report: SessionReport | null, name: string, state: string) {
+  const entry = entryOf(report, name);
+  if (entry.state !== state) throw new Error(`${name}: expected ${state}, got ${JSON.stringify(entry, null, 1)}`);
+  return entry;
+}
+
 export function names(report: SessionReport | null): string[] {
   return (report?.containers ?? []).map((c) => c.name).sort();
 }
@@ -120,12 +127,14 @@ export function containersByPrefix(prefix: string): Record<string, string> {
 
 /** Engine events for the given container names between two times, oldest first, as "action:name" ("kill(15):name" for kills). */
 export function eventsFor(since: number, until: number, containerNames: string[], actions: string[]): string[] {
+  // the engine takes whole seconds: ask for a wider window, then keep what falls in [since, until]
   const out = docker(["events", "--since", String(Math.floor(since / 1000)), "--until", String(Math.ceil(until / 1000) + 1), "--format", "{{json .}}", "--filter", "type=container"]).stdout;
   const wanted = new Set(containerNames);
   return out
     .split("\n")
     .filter(Boolean)
     .map((line) => JSON.parse(line) as { Action: string; Actor: { Attributes: Record<string, string> }; timeNano: number })
+    .filter((event) => event.timeNano / 1e6 >= since && event.timeNano / 1e6 <= until)
     .filter((event) => actions.includes(event.Action) && wanted.has(baseName(event.Actor.Attributes.name ?? "")))
     .sort((a, b) => a.timeNano - b.timeNano)
     .map((event) => `${event.Action}${event.Action === "kill" ? `(${event.Actor.Attributes.signal})` : ""}:${baseName(event.Actor.Attributes.name!)}`);

@@ -1,7 +1,7 @@
 /** Updates against the sandbox engine and registry: what a user sees after a cycle. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { sandbox } from "../../harness.ts";
-import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater } from "./support.ts";
+import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup());
@@ -26,7 +26,7 @@ describe("an update", () => {
     expect(entry.new_image_id).toBe(v2.id);
     expect(entry.new_digest).toBe(v2.digest);
     expect(entry.old_digest).toBe(v1.digest);
-    expect(entryOf(report, same).state).toBe("fresh");
+    expectState(report, same, "fresh");
 
     const after = inspect(app);
     expect(after.Id).toBe(entry.id);
@@ -71,7 +71,7 @@ describe("an update", () => {
     const app = fx.run("monl", v1.ref, ["-l", "svc.monitor_only=true"]);
     fx.image("monl");
     const h = await makeUpdater({ containers: [app] });
-    expect(entryOf(await h.updater.run("api"), app).state).toBe("stale");
+    expectState(await h.updater.run("api"), app, "stale");
     expect(inspect(app).Image).toBe(v1.id);
   }, 60_000);
 
@@ -110,7 +110,7 @@ describe("an update", () => {
     const app = fx.run("clean", v1.ref);
     const v2 = fx.image("clean");
     const h = await makeUpdater({ containers: [app], cleanup: true });
-    expect(entryOf(await h.updater.run("api"), app).state).toBe("updated");
+    expectState(await h.updater.run("api"), app, "updated");
     expect(docker(["image", "inspect", v1.id], { allowFailure: true }).code).not.toBe(0);
     expect(docker(["image", "inspect", v2.id]).code).toBe(0);
     expect(h.audit.entries.filter((e) => e.action === "image_remove").map((e) => e.image)).toEqual([v1.id]);
@@ -124,7 +124,7 @@ describe("an update", () => {
     const without = await makeUpdater({ containers: [app] });
     expect((await without.updater.run("api"))!.containers).toEqual([]);
     const h = await makeUpdater({ containers: [app], revive_stopped: true });
-    expect(entryOf(await h.updater.run("api"), app).state).toBe("updated");
+    expectState(await h.updater.run("api"), app, "updated");
     const after = inspect(app);
     expect(after.Image).toBe(v2.id);
     expect(after.State.Running).toBe(true);
