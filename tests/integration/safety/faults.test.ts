@@ -116,8 +116,8 @@ class App {
   }
 
   /** the flags of every svc run in these tests, scoped to this container */
-  args(extra: string[] = [], host = sb.dockerHost, stopTimeout = "1s"): string[] {
-    return ["--run-once", "--docker-host", host, "--stop-timeout", stopTimeout, "--rollback-startup-timeout", "3s", "--notifications-webhook-url", receiver.url, "--notifications-notify-on-every-cycle", ...extra, this.name];
+  args(extra: string[] = [], host = sb.dockerHost, timeouts: { stop?: string; startup?: string } = {}): string[] {
+    return ["--run-once", "--docker-host", host, "--stop-timeout", timeouts.stop ?? "1s", "--rollback-startup-timeout", timeouts.startup ?? "3s", "--notifications-webhook-url", receiver.url, "--notifications-notify-on-every-cycle", ...extra, this.name];
   }
 
   imageName(id: string): string {
@@ -328,7 +328,7 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
       return undefined;
     };
     const since = Date.now();
-    run1 = startSvc(app.args([], proxy.dockerHost, "6s"));
+    run1 = startSvc(app.args([], proxy.dockerHost, { stop: "6s" }));
     const exit1 = await finished(run1);
     r.first_exit = `killed (${exit1})`;
     r.observed = `after ${run1.killedAfter ?? "(never reached)"}: ${describeState()}`;
@@ -488,6 +488,45 @@ describe("engine faults", () => {
     serve.proc.kill("SIGTERM");
     r.rerun_exit = `svc exit ${await finished(serve, 30_000)}`;
     expect(expectIntact(app)).toBeDefined();
+    r.verdict = "ok";
+  });
+});
+
+describe("a second svc instance on the same engine", () => {
+  test("an unscoped instance starting up leaves another scope's update in progress alone", async () => {
+    const r = row({ fault: "another svc instance starts", step: "during watch (other scope)" });
+    // healthy only after 4 s: the scoped instance (startup_timeout 10 s) is still watching it
+    const app = new App("scope", {
+      extraArgs: ["-l", "svc.scope=blue"],
+      newImage: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; (sleep 4; touch /tmp/ready) & sleep 3600 & wait"]`, "HEALTHCHECK --interval=1s --timeout=1s --retries=30 CMD test -f /tmp/ready"],
+    });
+    let other: SvcProcess | undefined;
+    const since = receiver.reports.length;
+    const scoped = startSvc(app.args(["--scope", "blue"], sb.dockerHost, { startup: "10s" }), {
+      killWhen: (e, all) => {
+        if (first("start")(e, all)) {
+          // an unscoped instance (its own containers elsewhere) starts: its recovery looks at the engine
+          other = startSvc(["--run-once", "--docker-host", sb.dockerHost, "--rollback-startup-timeout", "1s", "--monitor-only", uniqueName("nobody")]);
+        }
+        return false;
+      },
+    });
+    const exit = await finished(scoped);
+    expect(other).toBeDefined();
+    const otherExit = await finished(other!);
+    const entry = entryOf(await reportOf(app, since), app);
+    const touched = other!.audit.filter((e) => e.container === app.name);
+    r.first_exit = `scoped ${exit}, unscoped ${otherExit}`;
+    r.observed = `unscoped instance's actions on it: ${touched.map((e) => e.action).join(" ") || "none"}`;
+    r.recovery = `scoped report: ${entry ? `${entry.state}${entry.reason ? `: ${String(entry.reason).split("\n")[0]}` : ""}` : "none"}`;
+    r.leftovers = leftovers(app).join(", ") || "none";
+    const now = sb.docker(["inspect", app.name], { allowFailure: true }).code === 0 ? sb.inspect(app.name) : null;
+    r.image_after = now ? `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}` : "no container";
+    r.rerun_exit = "-";
+    expect(touched).toEqual([]);
+    expect(entry?.state).toBe("updated");
+    expect(exit).toBe(0);
+    expect(expectIntact(app)).toBe("new");
     r.verdict = "ok";
   });
 });
