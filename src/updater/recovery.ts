@@ -13,6 +13,7 @@ import type { ContainerSummary } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
 import { parseOldName, type OldName } from "./names.ts";
 import { act, watch, type ProtocolContext } from "./protocol.ts";
+import { scopeFilter } from "./selection.ts";
 
 export interface RecoveryOptions {
   /** svc's own container: a parked predecessor of it is an old svc still finishing its self-update */
@@ -31,7 +32,9 @@ export interface RecoveryResult {
 export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOptions): Promise<RecoveryResult> {
   const log = ctx.log;
   const all = await ctx.engine.listContainers();
-  const leftovers = all.filter((c) => parseOldName(c.name) !== null);
+  // Only this instance's scope: another svc sharing the engine may be mid-update right now.
+  const inScope = scopeFilter(ctx.config.scope);
+  const leftovers = all.filter((c) => parseOldName(c.name) !== null && inScope(c));
   const actions: string[] = [];
   let background: Promise<void> = Promise.resolve();
   if (leftovers.length === 0) return { actions, background };
