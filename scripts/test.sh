@@ -26,7 +26,8 @@ eval "$(bash scripts/sandbox.sh env)"
 
 status=0
 # pipefail: the status is bun test's own (tee does not fail).
-bun test "$@" 2>&1 | tee "$LOG" || status=$?
+# --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise).
+bun test --timeout 120000 "$@" 2>&1 | tee "$LOG" || status=$?
 # One plain closing line that any CI can read, whatever bun test's own summary looks like.
 passed=$(awk '/^ *[0-9]+ pass$/ { print $1 }' "$LOG" | tail -1)
 failed=$(awk '/^ *[0-9]+ fail$/ { print $1 }' "$LOG" | tail -1)

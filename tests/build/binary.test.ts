@@ -3,12 +3,15 @@
  * version, SHA256SUMS matches them, and stray `.env` / `bunfig.toml` files in the working
  * directory change nothing (STYLE.md's Bun traps).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compile } from "../../build.ts";
 import pkg from "../../package.json" with { type: "json" };
 import { build, run, tempDir } from "./helpers.ts";
+
+// Builds, qemu and the engine are slow on a busy 2-core machine; no test here is about speed.
+setDefaultTimeout(60_000);
 
 let dist: string;
 let versions: string[];
@@ -54,7 +57,7 @@ describe("bun run build --all", () => {
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(versions).toContain(result.stdout.trim());
-  });
+  }, 60_000);
 
   test("SHA256SUMS is in sha256sum's format and matches every release binary", () => {
     const sums = readFileSync(join(dist, "SHA256SUMS"), "utf8");
@@ -62,7 +65,7 @@ describe("bun run build --all", () => {
     const check = run(["sha256sum", "-c", "SHA256SUMS"], { cwd: dist });
     expect(check.stderr).toBe("");
     expect(check.code).toBe(0);
-  });
+  }, 60_000);
 });
 
 describe("stray .env and bunfig.toml in the working directory", () => {
@@ -107,7 +110,7 @@ describe("stray .env and bunfig.toml in the working directory", () => {
     expect(JSON.parse(result.stdout)).toEqual({ stray: null, preload: null, nodeEnv: "production" });
     expect(result.stderr).not.toContain("from-bunfig");
     expect(existsSync(join(stray, "preload-ran"))).toBe(false);
-  });
+  }, 60_000);
 
   test("control: the same probe compiled with Bun's defaults is changed by them", async () => {
     const probe = join(dist, "probe.ts");
@@ -121,7 +124,7 @@ describe("stray .env and bunfig.toml in the working directory", () => {
     // Without a define, NODE_ENV is whatever the building process had (bun test sets "test"): the
     // other trap, which build.ts closes by defining it.
     expect(seen.nodeEnv).toBe(process.env.NODE_ENV ?? null);
-  });
+  }, 60_000);
 
   const invocations = [
     ["--version"],
@@ -132,7 +135,7 @@ describe("stray .env and bunfig.toml in the working directory", () => {
   for (const args of invocations) {
     test(`svc ${args.join(" ")} behaves as in a clean directory`, () => {
       const svc = join(dist, "svc");
-      const env = { ...process.env, NO_COLOR: "1" };
+      const env: Record<string, string | undefined> = { ...process.env, NO_COLOR: "1" };
       delete env.DOCKER_HOST;
       delete env.NODE_ENV;
       for (const key of Object.keys(env)) if (key.startsWith("SVC_")) delete env[key];
@@ -144,6 +147,6 @@ describe("stray .env and bunfig.toml in the working directory", () => {
       expect(existsSync(join(stray, "preload-ran"))).toBe(false);
       // Logs may carry timestamps; outputs without them must be identical.
       if (args[0] !== "--run-once") expect(inStray.stdout).toBe(inClean.stdout);
-    });
+    }, 60_000);
   }
 });

@@ -2,11 +2,14 @@
  * The scratch image: built from the checkout's Dockerfile with the classic builder against the
  * sandbox engine (no base image to pull), holding /svc, exactly the libraries ldd names, and /tmp.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { docker, inspect, sandbox, uniqueName, waitUntil } from "../harness.ts";
 import { build, ROOT, run, tempDir } from "./helpers.ts";
+
+// Builds, qemu and the engine are slow on a busy 2-core machine; no test here is about speed.
+setDefaultTimeout(60_000);
 
 const tag = `${uniqueName("svc-image-test")}:test`;
 const container = uniqueName("svc-image-test");
@@ -29,23 +32,23 @@ afterAll(() => {
   docker(["rm", "-f", container], { allowFailure: true });
   docker(["rmi", "-f", tag], { allowFailure: true });
   if (work) rmSync(work, { recursive: true, force: true });
-});
+}, 60_000);
 
 test("docker run IMAGE --version prints the stamped version", () => {
   const result = docker(["run", "--rm", "--network", "none", tag, "--version"]);
   expect(versions).toContain(result.stdout);
-});
+}, 60_000);
 
 test("it runs as a non-root user with a numeric uid:gid", () => {
   const result = docker(["run", "--rm", "--network", "none", "--user", "65532:65532", tag, "--version"]);
   expect(versions).toContain(result.stdout);
-});
+}, 60_000);
 
 test("the entry point is /svc and the healthcheck calls the binary itself", () => {
   const config = JSON.parse(docker(["image", "inspect", tag]).stdout)[0].Config;
   expect(config.Entrypoint).toEqual(["/svc"]);
   expect(config.Healthcheck.Test).toEqual(["CMD", "/svc", "healthcheck"]);
-});
+}, 60_000);
 
 test("the image holds /svc, exactly the libraries ldd names, and a world-writable /tmp", () => {
   const ldd = run(["ldd", join(work, "svc")]).stdout;
@@ -66,7 +69,7 @@ test("the image holds /svc, exactly the libraries ldd names, and a world-writabl
   const files = entries.filter((e) => !e.mode.startsWith("d") && !engineMade.test(e.path)).map((e) => e.path);
   expect(files.sort()).toEqual(["svc", ...libraries].sort());
   expect(entries.find((e) => e.path === "tmp")?.mode).toBe("drwxrwxrwt");
-});
+}, 60_000);
 
 test("as a non-root user in the socket's group it serves the API and the HEALTHCHECK reports healthy", async () => {
   const service = uniqueName("svc-image-service");

@@ -3,10 +3,13 @@
  * machine and SHA256SUMS): it installs a working svc into a prefix, and refuses a tampered
  * checksum leaving nothing installed and no temp files behind.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { build, hostReleaseFile, ROOT, run, tempDir } from "./helpers.ts";
+
+// Builds, qemu and the engine are slow on a busy 2-core machine; no test here is about speed.
+setDefaultTimeout(60_000);
 
 const asset = hostReleaseFile();
 let work: string;
@@ -71,7 +74,7 @@ async function install(release: string, prefix: string, options: { path?: string
 test("install.sh is POSIX sh that dash parses", () => {
   expect(run(["dash", "-n", "install.sh"]).code).toBe(0);
   expect(run(["sh", "-n", "install.sh"]).code).toBe(0);
-});
+}, 60_000);
 
 test("installs the verified binary into PREFIX/bin and prints the next step", async () => {
   const prefix = join(work, "prefix-good");
@@ -85,7 +88,7 @@ test("installs the verified binary into PREFIX/bin and prints the next step", as
   const installed = run([join(prefix, "bin/svc"), "--version"]);
   expect(installed.code).toBe(0);
   expect(versions).toContain(installed.stdout.trim());
-});
+}, 60_000);
 
 test("refuses a tampered checksum: nothing installed, no temp files left", async () => {
   const prefix = join(work, "prefix-tampered");
@@ -95,7 +98,7 @@ test("refuses a tampered checksum: nothing installed, no temp files left", async
   expect(existsSync(join(prefix, "bin/svc"))).toBe(false);
   expect(existsSync(prefix) ? readdirSync(prefix, { recursive: true }) : []).toEqual([]);
   expect(result.leftovers).toEqual([]);
-});
+}, 60_000);
 
 test("a refused update leaves an installed svc as it was", async () => {
   const prefix = join(work, "prefix-existing");
@@ -105,7 +108,7 @@ test("a refused update leaves an installed svc as it was", async () => {
   expect(result.code).not.toBe(0);
   expect(readFileSync(join(prefix, "bin/svc"), "utf8")).toBe("#!/bin/sh\necho old\n");
   expect(readdirSync(join(prefix, "bin"))).toEqual(["svc"]);
-});
+}, 60_000);
 
 test("a release server without the files fails without installing anything", async () => {
   const prefix = join(work, "prefix-missing");
@@ -114,7 +117,7 @@ test("a release server without the files fails without installing anything", asy
   expect(result.stderr).toContain("could not download");
   expect(existsSync(prefix)).toBe(false);
   expect(result.leftovers).toEqual([]);
-});
+}, 60_000);
 
 test("works with wget when curl is missing", async () => {
   // A PATH with every tool install.sh uses, except curl.
@@ -131,4 +134,4 @@ test("works with wget when curl is missing", async () => {
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);
   expect(versions).toContain(run([join(prefix, "bin/svc"), "--version"]).stdout.trim());
-});
+}, 60_000);
