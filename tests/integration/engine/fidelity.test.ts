@@ -161,6 +161,16 @@ const cases: Case[] = [
     },
   },
   {
+    name: "volumes-from",
+    run: () => ["--network", "none", "--volumes-from", `${names("link-target")}:ro`],
+    check: (fresh) => {
+      expect(fresh.HostConfig.VolumesFrom).toEqual([`${names("link-target")}:ro`]);
+      const source = mountAt(inspect(names("link-target")), "/data");
+      expect(mountAt(fresh, "/data").Name).toBe(source.Name);
+      expect(mountAt(fresh, "/data").RW).toBe(false);
+    },
+  },
+    {
     name: "tmpfs",
     run: () => ["--network", "none", "--tmpfs", "/run:rw,size=1m", "--mount", "type=tmpfs,dst=/t2,tmpfs-size=2097152"],
     check: (fresh) => {
