@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { freePort, sandbox, waitUntil } from "../../harness.ts";
 import { payloadOf, startMosquitto, startSmtp, subscribe, type Mosquitto, type SmtpServer, type Subscriber } from "../notify/peers.ts";
-import { Fixture, startSvc, stopAll, stopProcess, track, waitForPort, type SvcProcess } from "./support.ts";
+import { FAILING_CMD, Fixture, startSvc, stopAll, stopProcess, track, waitForPort, type SvcProcess } from "./support.ts";
 
 const fx = new Fixture("e2e-notify");
 
@@ -147,7 +147,7 @@ describe("one update cycle notifies every channel once", () => {
   }, 120_000);
 
   test("the cycle updated the container", () => {
-    expect(report.counts.updated).toBe(1);
+    expect(report.counts.updated, JSON.stringify(report.containers)).toBe(1);
     expect(report.containers[0]).toMatchObject({ name, state: "updated" });
   });
 
@@ -195,6 +195,38 @@ describe("one update cycle notifies every channel once", () => {
       for (const text of texts) expect(text).not.toContain(secret);
     }
   });
+
+  test("a cycle with nothing to do sends nothing; a rollback is sent to every channel", async () => {
+    const post = async (container: string) => {
+      const response = await fetch(`http://127.0.0.1:${port}/v1/update?container=${container}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${SECRETS.apiToken}` },
+      });
+      expect(response.status, svc.describe()).toBe(200);
+      return response.json();
+    };
+    const fresh = await post(name);
+    expect(fresh.containers[0]).toMatchObject({ name, state: "fresh" });
+
+    const bad = fx.name("bad");
+    fx.run("bad", fx.image("bad").ref);
+    fx.image("bad", FAILING_CMD);
+    const second = await subscribe(mosquitto!, topic, 1);
+    track(second.proc);
+    const rolledBack = await post(bad);
+    expect(rolledBack.containers[0]).toMatchObject({ name: bad, state: "rolled_back" });
+
+    await waitUntil(() => hooks.length >= 2 && pushes.length >= 2 && smtp!.messages().length >= 2, 30_000, "the second notifications").catch(() => {});
+    // the fresh cycle's report was never sent: the second message of each channel is the rollback's
+    expect(hooks.map((h) => JSON.parse(h.body).id)).toEqual([report.id, rolledBack.id]);
+    expect(JSON.parse(hooks[1]!.body)).toEqual(rolledBack);
+    expect(smtp!.messages()[1]?.subject).toMatch(/0 updated, 1 failed/);
+    expect(new URLSearchParams(pushes[1]?.body ?? "").get("title")).toMatch(/0 updated, 1 failed/);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const message = await Promise.race([second.message, new Promise<string>((r) => (timer = setTimeout(() => r(""), 30_000)))]);
+    clearTimeout(timer);
+    expect(JSON.parse(payloadOf(message).payload).id).toBe(rolledBack.id);
+  }, 90_000);
 
   test("SIGTERM after the cycle: exit 0", async () => {
     svc.signal("SIGTERM");
