@@ -247,6 +247,23 @@ describe("wiring of the logs, the schedule and the configuration checks", () => 
     }
   }, 60_000);
 
+  test("log_access_to_stdout without an access log file: access entries are JSON lines on stdout", async () => {
+    const port = freePort();
+    const svc = startSvc(["--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--log-access-to-stdout", "--scope", `${PREFIX}-nothing`]);
+    await waitHealthy(svc, port);
+    await (await fetch(`http://127.0.0.1:${port}/v1/health?from=stdout-test`)).text();
+    svc.proc.kill("SIGTERM");
+    expect(await svc.exited).toBe(0);
+    const entries = svc
+      .output()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.target === "svc::access" && entry.fields?.uri === "/v1/health?from=stdout-test");
+    expect(entries).toHaveLength(1);
+    expect(entries[0].fields.status).toBe(200);
+  }, 60_000);
+
   test("a 1-second cron keeps firing while the update API is on; an API request meanwhile is served", async () => {
     const app = makeContainer("cron");
     const port = freePort();
