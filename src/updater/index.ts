@@ -11,10 +11,11 @@ import type { Metrics } from "../metrics/index.ts";
 import type { ReportSink } from "../notify/types.ts";
 import type { Registry } from "../registry/port.ts";
 import type { RolledBackDigests } from "./check.ts";
-import { runCycle } from "./cycle.ts";
+import { runCycle, type CycleDeps } from "./cycle.ts";
 import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./protocol.ts";
 import { recoverLeftovers } from "./recovery.ts";
 import { metricCounts } from "./report.ts";
+import { allOf, enableLabelFilter, namesFilter, notDisabledFilter, scopeFilter, type Filter } from "./selection.ts";
 import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
 export type { CycleRunner, SessionReport, Trigger, UpdateFilter, ContainerReport, ContainerOutcome, ReportCounts } from "./types.ts";
@@ -51,6 +52,20 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const rolledBack: RolledBackDigests = new Map();
   let current: Promise<unknown> | undefined;
   let draining = false;
+  let recoveryPending = false;
+
+  const cycleDeps: CycleDeps = {
+    config: deps.config,
+    engine: deps.engine,
+    registry: deps.registry,
+    log: deps.log,
+    audit: deps.audit,
+    selfContainerId: deps.selfContainerId,
+    timing,
+    concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
+    rolledBack,
+    draining: () => draining,
+  };
 
   const run = async (trigger: Trigger, filter?: UpdateFilter): Promise<SessionReport | null> => {
     if (current || draining) {
@@ -58,22 +73,11 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       if (!draining) deps.metrics.recordSkipped();
       return null;
     }
-    const cycle = runCycle(
-      {
-        config: deps.config,
-        engine: deps.engine,
-        registry: deps.registry,
-        log: deps.log,
-        audit: deps.audit,
-        selfContainerId: deps.selfContainerId,
-        timing,
-        concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
-        rolledBack,
-        draining: () => draining,
-      },
-      trigger,
-      filter,
-    );
+    const cycle = (async () => {
+      // a recovery that could not run at start (engine down) is retried before the next cycle
+      if (recoveryPending) await recover().catch(() => {});
+      return runCycle(cycleDeps, trigger, filter);
+    })();
     current = cycle;
     try {
       const { report, selfReplaced } = await cycle;
@@ -127,10 +131,20 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   });
 
   const recover = async (): Promise<void> => {
-    const result = await recoverLeftovers(protocolContext("recovery"), {
-      selfContainerId: deps.selfContainerId,
-      predecessorGraceMs: deps.config.stop_timeout + deps.config.rollback.startup_timeout + 30_000,
-    });
+    let result: Awaited<ReturnType<typeof recoverLeftovers>>;
+    try {
+      result = await recoverLeftovers(protocolContext("recovery"), {
+        selfContainerId: deps.selfContainerId,
+        inScope: recoveryScope(deps.config),
+        predecessorGraceMs: deps.config.stop_timeout + deps.config.rollback.startup_timeout + 30_000,
+      });
+    } catch (error) {
+      recoveryPending = true;
+      const failure = toSvcError(error, "engine");
+      log.error("crash recovery could not run; it is retried before the next cycle", { error: failure.message });
+      throw failure;
+    }
+    recoveryPending = false;
     for (const action of result.actions) log.info("recovery", { action });
     result.background.catch(() => {});
   };
@@ -148,4 +162,9 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       return current !== undefined;
     },
   };
+}
+
+/** The selection rules crash recovery honours: everything but the container state. */
+function recoveryScope(config: Config): Filter {
+  return allOf([scopeFilter(config.scope), enableLabelFilter(config.label_enable), notDisabledFilter(config.disable_containers), namesFilter(config.containers)]);
 }

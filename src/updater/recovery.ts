@@ -13,9 +13,14 @@ import type { ContainerSummary } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
 import { parseOldName, type OldName } from "./names.ts";
 import { act, watch, type ProtocolContext } from "./protocol.ts";
-import { scopeFilter } from "./selection.ts";
 
 export interface RecoveryOptions {
+  /**
+   * Which leftovers are this instance's: the selection rules that do not depend on state, applied
+   * to the original name and the (unchanged) labels. Another svc instance sharing the engine under
+   * another scope may be in the middle of its own update; its parked containers are not ours.
+   */
+  inScope: (container: ContainerSummary) => boolean;
   /** svc's own container: a parked predecessor of it is an old svc still finishing its self-update */
   selfContainerId?: string;
   /** how long to wait for a predecessor svc to stop by itself before removing it */
@@ -32,9 +37,11 @@ export interface RecoveryResult {
 export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOptions): Promise<RecoveryResult> {
   const log = ctx.log;
   const all = await ctx.engine.listContainers();
-  // Only this instance's scope: another svc sharing the engine may be mid-update right now.
-  const inScope = scopeFilter(ctx.config.scope);
-  const leftovers = all.filter((c) => parseOldName(c.name) !== null && inScope(c));
+  // Only this instance's leftovers: another svc sharing the engine may be mid-update right now.
+  const leftovers = all.filter((c) => {
+    const parsed = parseOldName(c.name);
+    return parsed !== null && options.inScope({ ...c, name: parsed.original });
+  });
   const actions: string[] = [];
   let background: Promise<void> = Promise.resolve();
   if (leftovers.length === 0) return { actions, background };

@@ -79,3 +79,32 @@ test("a rename the engine reverted on stop is made again", async () => {
   expect(engine.containers.has(old.id)).toBe(false);
   expect(engine.events.filter((e) => e.startsWith("rename:web->")).length).toBe(2);
 });
+
+test("a recovery the engine was down for is retried before the next cycle", async () => {
+  const { engine, updater } = setup();
+  const old = engine.addContainer("x", "r.io/app:1", { state: "exited" });
+  old.name = oldContainerName("web", old.id, true);
+  engine.unreachable = true;
+  await expect(updater.recover()).rejects.toMatchObject({ kind: "engine" });
+  engine.unreachable = false;
+  const report = await updater.run("schedule");
+  expect(engine.byName("web")).toMatchObject({ id: old.id, state: "running" });
+  expect(report!.containers.map((c) => c.name)).toEqual(["web"]);
+});
+
+test("recovery leaves alone the leftovers of containers outside its selection (another instance's update)", async () => {
+  const engine = new FakeEngine();
+  engine.addImage("r.io/app:1");
+  const theirs = engine.addContainer("x", "r.io/app:1", { state: "exited", labels: { "svc.scope": "blue" } });
+  theirs.name = oldContainerName("blue-web", theirs.id, true);
+  const unlisted = engine.addContainer("y", "r.io/app:1", { state: "exited" });
+  unlisted.name = oldContainerName("other", unlisted.id, true);
+  const mine = engine.addContainer("z", "r.io/app:1", { state: "exited" });
+  mine.name = oldContainerName("web", mine.id, true);
+  const config = defaultConfig({ containers: ["web", "blue-web"] });
+  const updater = createUpdater({ config, engine, registry: new FakeRegistry(engine), metrics: new Metrics(), log: silentLogger, audit: new MemoryAudit() });
+  await updater.recover();
+  expect(engine.byName("web")!.id).toBe(mine.id);
+  expect(theirs.name).toContain(".svc-old-");
+  expect(unlisted.name).toContain(".svc-old-");
+});
