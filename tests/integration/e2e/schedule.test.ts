@@ -3,8 +3,10 @@
  * A newer image is picked up by itself; we poll the engine (no timed assertion).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { docker, inspect, waitUntil } from "../../harness.ts";
-import { Fixture, baseFlags, parseJsonLines, startSvc, stopAll } from "./support.ts";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { docker, freePort, inspect, waitUntil } from "../../harness.ts";
+import { Fixture, baseFlags, parseJsonLines, startSvc, stopAll, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-sched");
 
@@ -71,4 +73,38 @@ describe("scheduled updates without any API call", () => {
     svc.signal("SIGTERM");
     expect(await svc.exit(30_000), svc.describe()).toBe(0);
   }, 60_000);
+
+  test("schedule and API together: a POST during a scheduled cycle gets 409; skipped fires are counted", async () => {
+    const name = fx.name("both");
+    fx.run("both", fx.image("both").ref);
+    const audit = join(fx.tempDir("both"), "audit.log");
+    const port = freePort();
+    const token = "sched-api-token-1e0c";
+    const svc = startSvc([
+      ...baseFlags(),
+      "--schedule", "* * * * * *",
+      "--http-api-update", "--http-api-metrics", "--http-api-token", token, "--http-api-port", String(port),
+      "--audit-log", audit,
+      name,
+    ]);
+    await waitForPort(port, svc);
+    const v2 = fx.image("both");
+    const started = () => (existsSync(audit) ? parseJsonLines(readFileSync(audit, "utf8")) : []).some((e) => e.fields?.action === "start" && e.fields?.container === name);
+    await waitUntil(started, 60_000, "the scheduled cycle to start the new container");
+    const post = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    expect(post.status).toBe(409);
+    expect(await post.text()).toBe("");
+    // the cycle is over once the old container is removed and svc said the cycle finished
+    const removed = () => parseJsonLines(readFileSync(audit, "utf8")).some((e) => e.fields?.action === "remove" && e.fields?.container === name);
+    await waitUntil(() => removed() && svc.records().some((r) => r.message === "cycle finished" && r.fields?.updated === 1), 60_000, "the update to finish");
+    expect(inspect(name).Image).toBe(v2.id);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/v1/metrics`, { headers: { authorization: `Bearer ${token}`, accept: "application/json" } })).json();
+    // the API request, plus the cron fires that came while the update was being watched
+    expect(metrics.svc_scans_skipped).toBeGreaterThanOrEqual(2);
+    expect(metrics.svc_scans_total).toBeGreaterThanOrEqual(1);
+    const audited = parseJsonLines(readFileSync(audit, "utf8")).filter((e) => e.fields?.container === name);
+    expect(audited.every((e) => e.fields.trigger === "schedule")).toBe(true);
+    svc.signal("SIGTERM");
+    expect(await svc.exit(30_000), svc.describe()).toBe(0);
+  }, 90_000);
 });
