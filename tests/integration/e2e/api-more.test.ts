@@ -53,7 +53,7 @@ describe("svc configured by environment variables", () => {
   test("the token read from the file works; the file path itself is not a token", async () => {
     const ok = await fetch(url("/v1/update"), { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
     expect(ok.status, svc.describe()).toBe(200);
-    const report = await ok.json();
+    const report = (await ok.json()) as any;
     expect(report.containers.map((c: any) => c.name).sort()).toEqual([a, b].sort());
     expect(report.containers.every((c: any) => c.state === "fresh")).toBe(true);
     const byPath = await fetch(url("/v1/update"), { method: "POST", headers: { authorization: `Bearer ${env.SVC_HTTP_API_TOKEN}` } });
@@ -70,7 +70,7 @@ describe("svc configured by environment variables", () => {
       body: new URLSearchParams({ image: `${sandbox().registry}/${b}` }).toString(),
     });
     expect(response.status, svc.describe()).toBe(200);
-    const report = await response.json();
+    const report = (await response.json()) as any;
     expect(report.filter.image).toEqual([`${sandbox().registry}/${b}`]);
     expect(report.containers.map((c: any) => [c.name, c.state])).toEqual([[b, "updated"]]);
     expect(inspect(b).Image).toBe(v2.id);

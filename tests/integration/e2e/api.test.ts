@@ -152,7 +152,7 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
     expect(done.status).toBe(200);
     expect(done.body.containers[0]).toMatchObject({ name: slow, state: "updated" });
 
-    const metrics = await (await fetch(url("/v1/metrics"), { headers: { ...auth, accept: "application/json" } })).json();
+    const metrics = (await (await fetch(url("/v1/metrics"), { headers: { ...auth, accept: "application/json" } })).json()) as any;
     expect(metrics.svc_scans_total).toBe(2);
     expect(metrics.svc_scans_skipped).toBe(1);
   }, 60_000);

@@ -43,7 +43,7 @@ describe("signals while an update runs", () => {
 
     const response = await request;
     expect(response.status, svc.describe()).toBe(200);
-    const report = await response.json();
+    const report = (await response.json()) as any;
     expect(report.containers[0]).toMatchObject({ name, state: "updated" });
     expect(await svc.exit(30_000), svc.describe()).toBe(0);
     expect(await portOpen(port)).toBe(false);

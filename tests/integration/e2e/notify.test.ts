@@ -26,8 +26,8 @@ interface Received {
   body: string;
 }
 
-let webhook: Server | undefined;
-let pushover: Server | undefined;
+let webhook: Server<undefined> | undefined;
+let pushover: Server<undefined> | undefined;
 let mosquitto: Mosquitto | undefined;
 let smtp: SmtpServer | undefined;
 let subscriber: Subscriber | undefined;
@@ -42,7 +42,7 @@ afterAll(async () => {
   fx.cleanup();
 });
 
-function receiver(answer: () => Response): { server: Server; received: Received[] } {
+function receiver(answer: () => Response): { server: Server<undefined>; received: Received[] } {
   const received: Received[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -203,7 +203,7 @@ describe("one update cycle notifies every channel once", () => {
         headers: { authorization: `Bearer ${SECRETS.apiToken}` },
       });
       expect(response.status, svc.describe()).toBe(200);
-      return response.json();
+      return (await response.json()) as any;
     };
     const fresh = await post(name);
     expect(fresh.containers[0]).toMatchObject({ name, state: "fresh" });

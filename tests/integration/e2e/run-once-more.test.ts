@@ -11,7 +11,7 @@ import { buildImage, freePort, inspect, sandbox } from "../../harness.ts";
 import { Fixture, baseFlags, parseJsonLines, portOpen, reportsIn, reportedStates, runSvc, startSvc, stopAll, userEnv } from "./support.ts";
 
 const fx = new Fixture("e2e-once2");
-const servers: Server[] = [];
+const servers: Server<undefined>[] = [];
 
 afterAll(async () => {
   await stopAll();

@@ -98,7 +98,7 @@ describe("scheduled updates without any API call", () => {
     const removed = () => parseJsonLines(readFileSync(audit, "utf8")).some((e) => e.fields?.action === "remove" && e.fields?.container === name);
     await waitUntil(() => removed() && svc.records().some((r) => r.message === "cycle finished" && r.fields?.updated === 1), 60_000, "the update to finish");
     expect(inspect(name).Image).toBe(v2.id);
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/v1/metrics`, { headers: { authorization: `Bearer ${token}`, accept: "application/json" } })).json();
+    const metrics = (await (await fetch(`http://127.0.0.1:${port}/v1/metrics`, { headers: { authorization: `Bearer ${token}`, accept: "application/json" } })).json()) as any;
     // the API request, plus the cron fires that came while the update was being watched
     expect(metrics.svc_scans_skipped).toBeGreaterThanOrEqual(2);
     expect(metrics.svc_scans_total).toBeGreaterThanOrEqual(1);
