@@ -23,7 +23,8 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
   let svc: SvcProcess;
   let auditFile: string;
   let accessFile: string;
-  let v2: { id: string };
+  let v1: { id: string; digest: string | null };
+  let v2: { id: string; digest: string | null };
   let oldAppId: string;
   let first: { status: number; body: any };
 
@@ -38,8 +39,9 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
   const access = () => (existsSync(accessFile) ? parseJsonLines(readFileSync(accessFile, "utf8")) : []);
 
   beforeAll(async () => {
-    const v1 = fx.image("app");
-    fx.run("app", v1.ref);
+    const built = fx.image("app");
+    v1 = built;
+    fx.run("app", built.ref);
     oldAppId = inspect(app).Id;
     v2 = fx.image("app");
     const s1 = fx.image("slow");
@@ -68,7 +70,11 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
     expect(first.body.filter.container).toEqual([app]);
     expect(first.body.counts).toMatchObject({ scanned: 1, updated: 1, failed: 0, rolled_back: 0 });
     expect(first.body.containers).toHaveLength(1);
-    expect(first.body.containers[0]).toMatchObject({ name: app, state: "updated", new_image_id: v2.id });
+    expect(first.body.containers[0]).toMatchObject({ name: app, state: "updated", old_image_id: v1.id, new_image_id: v2.id, new_digest: v2.digest, reason: null });
+    expect(first.body.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(first.body.started_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(first.body.finished_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(Number.isInteger(first.body.duration_ms)).toBe(true);
   });
 
   test("the container really runs the new image, and the report names the new container's id", () => {

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { buildImage, freePort, inspect, sandbox } from "../../harness.ts";
-import { Fixture, baseFlags, parseJsonLines, portOpen, reportsIn, reportedStates, runSvc, startSvc, stopAll, userEnv } from "./support.ts";
+import { Fixture, baseFlags, containersByPrefix, parseJsonLines, portOpen, reportsIn, reportedStates, runSvc, startSvc, stopAll, userEnv } from "./support.ts";
 
 const fx = new Fixture("e2e-once2");
 const servers: Server<undefined>[] = [];
@@ -156,4 +156,46 @@ describe("run-once extras", () => {
       expect(Object.keys(record)).toEqual(expect.arrayContaining(["timestamp", "level", "target", "message"]));
     }
   }, 90_000);
+
+  test("a wrong registry password: the container is skipped, exit 0, and the password shows nowhere (even at debug level)", async () => {
+    const { authRegistry, authUser } = sandbox();
+    const wrong = "wrong-password-d41c7a";
+    const name = fx.name("wrongpw");
+    const ref = `${authRegistry}/${name}:latest`;
+    buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
+    fx.run("wrongpw", ref);
+    const before = inspect(name);
+    buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
+    const run = await runSvc([...baseFlags(), "--run-once", "--log-level", "trace", "--head-warn-strategy", "always", "--registry-credentials", `host=${authRegistry},username=${authUser},password=${wrong}`, name]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(inspect(name).Id).toBe(before.Id);
+    expect(run.svc.output).not.toContain(wrong);
+    expect(run.svc.output).not.toContain(Buffer.from(`${authUser}:${wrong}`).toString("base64"));
+  }, 90_000);
+
+  test("a new image that cannot even start: exit 1, the old container runs again", async () => {
+    const name = fx.name("nostart");
+    const v1 = fx.image("nostart");
+    fx.run("nostart", v1.ref);
+    fx.image("nostart", `CMD ["/no/such/binary"]`);
+    const run = await runSvc([...baseFlags(), "--run-once", name]);
+    expect(run.code, run.svc.describe()).toBe(1);
+    const now = inspect(name);
+    expect(now.Image).toBe(v1.id);
+    expect(now.State.Running).toBe(true);
+    expect(Object.keys(containersByPrefix(name))).toEqual([name]);
+    const finished = run.svc.records().find((r) => r.message === "cycle finished");
+    expect((finished?.fields?.failed ?? 0) + (finished?.fields?.rolled_back ?? 0), run.svc.describe()).toBe(1);
+  }, 90_000);
+
+  test("a notification channel that is down does not change the outcome: exit 0, an error line, svc still exits", async () => {
+    const name = fx.name("hookdown");
+    fx.run("hookdown", fx.image("hookdown").ref);
+    const v2 = fx.image("hookdown");
+    const closed = freePort();
+    const run = await runSvc([...baseFlags(), "--run-once", "--notifications-webhook-url", `http://127.0.0.1:${closed}/hook`, name], {}, 120_000);
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(inspect(name).Image).toBe(v2.id);
+    expect(run.svc.records().some((r) => (r.level === "error" || r.level === "warn") && r.target === "svc::notify"), run.svc.describe()).toBe(true);
+  }, 150_000);
 });
