@@ -112,26 +112,11 @@ export async function park(ctx: ProtocolContext, r: Replacement): Promise<void> 
     const parkedAs = oldContainerName(r.name, r.old.Id, r.wasRunning);
     await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.renameContainer(r.old.Id, parkedAs));
     r.parkedAs = parkedAs;
-    if (!r.self && r.old.State?.Running && !r.stopped) {
-      await stopOld(ctx, r);
-      await ensureParkedName(ctx, r, parkedAs);
-    }
+    if (!r.self && r.old.State?.Running && !r.stopped) await stopOld(ctx, r);
   } catch (error) {
     await restore(ctx, r);
     throw error;
   }
-}
-
-/**
- * Docker 20.10 can undo a rename when a container that started moments before (on a
- * user-defined network) is then stopped: the name reverts to the old one. Seen here: run, rename,
- * stop within a second. So the parked name is checked after the stop and set again if lost.
- */
-async function ensureParkedName(ctx: ProtocolContext, r: Replacement, parkedAs: string): Promise<void> {
-  const current = (await ctx.engine.inspectContainer(r.old.Id)).Name.replace(/^\//, "");
-  if (current === parkedAs) return;
-  ctx.log.debug("the engine reverted a rename; renaming again", { container: r.name, current });
-  await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.renameContainer(r.old.Id, parkedAs));
 }
 
 async function stopOld(ctx: ProtocolContext, r: Replacement): Promise<void> {

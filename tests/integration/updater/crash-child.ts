@@ -35,10 +35,11 @@ engine.renameContainer = async (id, newName) => {
   await real.renameContainer(id, newName);
   if (fault === "after-rename" && newName.includes(".svc-old-")) die();
 };
-engine.stopContainer = async (id, options) => real.stopContainer(id, options);
-engine.createReplacement = async (old, oldImage, options) => {
-  // the stop step ends with a check of the parked name: the kill lands after all of it
+engine.stopContainer = async (id, options) => {
+  await real.stopContainer(id, options);
   if (fault === "after-stop") die();
+};
+engine.createReplacement = async (old, oldImage, options) => {
   if (fault === "fail-create") throw new SvcError("engine", "create container: no space left on device");
   const id = await real.createReplacement(old, oldImage, options);
   if (fault === "after-create") die();

@@ -9,7 +9,7 @@ import { createUpdater } from "../../../src/updater/index.ts";
 import { entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
-afterAll(() => fx.cleanup());
+afterAll(() => fx.cleanup(), 120_000);
 
 test("a second request while a cycle runs resolves null at once and is counted as skipped", async () => {
   const v1 = fx.image("busy");

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { entryOf, eventsFor, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
-afterAll(() => fx.cleanup());
+afterAll(() => fx.cleanup(), 120_000);
 
 describe("dependency order", () => {
   test("links, svc.depends_on and compose depends_on: dependents stopped first, started last, restarted for the dependency", async () => {

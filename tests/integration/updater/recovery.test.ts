@@ -12,7 +12,7 @@ const matrix: { fault: string; child: string; outcome: string }[] = [];
 afterAll(() => {
   fx.cleanup();
   console.log(`\nfault-injection matrix (step x fault -> outcome)\n${matrix.map((row) => `  ${row.fault.padEnd(14)} ${row.child.padEnd(28)} -> ${row.outcome}`).join("\n")}`);
-});
+}, 120_000);
 
 const CHILD = join(import.meta.dir, "crash-child.ts");
 

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { containersByPrefix, entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
-afterAll(() => fx.cleanup());
+afterAll(() => fx.cleanup(), 120_000);
 
 async function expectRollback(what: string, badImage: { changes: string[] }, runArgs: string[], reason: string, rollback = {}) {
   const v1 = fx.image(what);

@@ -27,7 +27,7 @@ beforeAll(() => {
   all.push(stopped, fx.name("created"));
   fx.image("sel"); // every container on `sel` is now stale
 }, 60_000);
-afterAll(() => fx.cleanup());
+afterAll(() => fx.cleanup(), 120_000);
 
 async function considered(options: Record<string, unknown> = {}, filter?: { container?: string[]; image?: string[] }): Promise<string[]> {
   const h = await makeUpdater({ containers: all, monitor_only: true, ...options });

@@ -7,7 +7,7 @@ import { waitUntil } from "../../harness.ts";
 import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
-afterAll(() => fx.cleanup());
+afterAll(() => fx.cleanup(), 120_000);
 
 test("svc's own container is updated last: replacement started and verified, old one stopped, then removed by the new instance", async () => {
   const v1 = fx.image("self");

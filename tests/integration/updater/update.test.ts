@@ -4,7 +4,7 @@ import { sandbox } from "../../harness.ts";
 import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
-afterAll(() => fx.cleanup());
+afterAll(() => fx.cleanup(), 120_000);
 
 describe("an update", () => {
   test("changes the image, keeps the configuration, removes the old container; report, metrics and audit", async () => {

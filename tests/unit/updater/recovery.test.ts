@@ -65,21 +65,6 @@ test("svc's own running predecessor is left to stop by itself, then removed", as
   expect(engine.byName("svc")!.id).toBe(me.id);
 });
 
-test("a rename the engine reverted on stop is made again", async () => {
-  const { engine, updater } = setup();
-  const old = engine.addContainer("web", "r.io/app:1");
-  engine.publish("r.io/app:1");
-  const stop = engine.stopContainer.bind(engine);
-  engine.stopContainer = async (id, options) => {
-    await stop(id, options);
-    engine.containers.get(id)!.name = "web"; // Docker 20.10 after a rename right after start
-  };
-  const report = await updater.run("api");
-  expect(report!.containers[0]!.state).toBe("updated");
-  expect(engine.containers.has(old.id)).toBe(false);
-  expect(engine.events.filter((e) => e.startsWith("rename:web->")).length).toBe(2);
-});
-
 test("a recovery the engine was down for is retried before the next cycle", async () => {
   const { engine, updater } = setup();
   const old = engine.addContainer("x", "r.io/app:1", { state: "exited" });
