@@ -6,6 +6,7 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
 import { tmpdir, hostname, cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import { compile } from "../build.ts";
 import type { Subprocess } from "bun";
 import { countingProxy, engineGet, freePort, median, rssKiB, run, startProcess, stop, waitForHealth, wrk } from "./lib.ts";
 
@@ -96,10 +97,10 @@ function removeAllContainers(): void {
 const SVC_BIN = join(ROOT, "dist", "svc");
 const BASE_BIN = join(WORK, "hello");
 
-function buildBinaries(): void {
+async function buildBinaries(): Promise<void> {
   run(["bun", join(ROOT, "build.ts")]);
-  // The baseline is compiled exactly like svc (same flags as build.ts).
-  run(["bun", join(ROOT, "build.ts"), "--entry", join(ROOT, "bench/baseline/hello.ts"), "--outfile", BASE_BIN]);
+  // The baseline is compiled exactly like svc: build.ts's own compile() with every release setting.
+  await compile({ outfile: BASE_BIN, commit: "", entrypoint: join(ROOT, "bench/baseline/hello.ts") });
 }
 
 interface SvcOptions {
@@ -341,7 +342,10 @@ function benchSizes(): void {
   }
   const tag = `svc-bench:${process.pid}`;
   try {
-    run(["bash", join(ROOT, "scripts/build-image.sh"), tag], { env: { DOCKER_HOST: dockerHost } });
+    // A context of its own holding only the image's root file system (the checkout would send .sandbox).
+    const context = join(WORK, "context");
+    run(["bash", join(ROOT, "scripts/image-context.sh"), SVC_BIN, join(context, "rootfs")]);
+    run(["docker", "-H", dockerHost, "build", "-q", "-t", tag, "--build-arg", "ROOTFS=rootfs", "-f", join(ROOT, "Dockerfile"), context], { env: { DOCKER_BUILDKIT: "0" } });
     const size = Number(docker(["image", "inspect", "--format", "{{.Size}}", tag]));
     record({ benchmark: "container image size (MiB)", svc: size / 2 ** 20, baseline: null, unit: "MiB", target: "report" });
     docker(["rmi", tag]);
