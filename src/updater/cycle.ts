@@ -10,11 +10,11 @@ import { SvcError, toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { ImageRef, Registry } from "../registry/port.ts";
 import { createChecker, type Checker, type RolledBackDigests, type Verdict } from "./check.ts";
-import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph } from "./graph.ts";
+import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
 import { forEachLimited } from "./pool.ts";
 import { act, park, planReplacement, replace, restore, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
 import { buildReport } from "./report.ts";
-import { policyFor, selectContainers, type ContainerPolicy } from "./selection.ts";
+import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
 import { isOldName } from "./names.ts";
 import type { ContainerOutcome, ContainerReport, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
@@ -100,7 +100,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
     // dependents may be outside the selection (a `network_mode: container:` sidecar must follow
     // its host whatever its labels): the graph now covers every running container
     const others = await inspectOthers(deps, all, entries);
-    graph = buildGraph([...[...entries.values()].map((e) => nodeFromInspect(e.inspect, e.policy.dependsOn)), ...others.map((o) => nodeFromInspect(o.inspect, o.policy.dependsOn))]);
+    graph = buildGraph([...[...entries.values()].map((e) => nodeFromInspect(e.inspect, e.policy.dependsOn)), ...others.map((o) => o.node)]);
     const running = new Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>();
     for (const o of others) running.set(o.summary.name, o);
     for (const e of entries.values()) running.set(e.summary.name, e);
@@ -167,15 +167,32 @@ async function inspectSelected(deps: CycleDeps, selected: ContainerSummary[], lo
   return entries;
 }
 
-/** Running containers outside the selection, for finding dependents. */
-async function inspectOthers(deps: CycleDeps, all: ContainerSummary[], entries: Map<string, Entry>) {
-  const others: { summary: ContainerSummary; inspect: ContainerInspect; policy: ContainerPolicy }[] = [];
+/**
+ * Running containers outside the selection, for finding dependents. One outside this instance's
+ * reach (another scope, `svc.enable=false`, `disable_containers`) is only followed through
+ * `network_mode: container:`, the one tie an update breaks for good; links and depends_on of such
+ * a container are its operator's business.
+ */
+async function inspectOthers(deps: CycleDeps, all: ContainerSummary[], entries: Map<string, Entry>): Promise<Other[]> {
+  const others: Other[] = [];
+  const reachable = allOf([scopeFilter(deps.config.scope), enableLabelFilter(false), notDisabledFilter(deps.config.disable_containers)]);
   const candidates = all.filter((c) => !entries.has(c.name) && !isOldName(c.name) && c.state === "running");
   await forEachLimited(candidates, INSPECT_CONCURRENCY, async (summary) => {
     const inspect = await deps.engine.inspectContainer(summary.id).catch(() => null);
-    if (inspect) others.push({ summary, inspect, policy: policyFor(summary, deps.config) });
+    if (!inspect) return;
+    const policy = policyFor(summary, deps.config);
+    const node = nodeFromInspect(inspect, policy.dependsOn);
+    const followed = reachable(summary) ? node : { ...node, links: [], dependsOn: [], labels: {} };
+    others.push({ summary, inspect, policy, node: followed });
   });
   return others;
+}
+
+interface Other {
+  summary: ContainerSummary;
+  inspect: ContainerInspect;
+  policy: ContainerPolicy;
+  node: NodeInput;
 }
 
 function markCycles(entries: Map<string, Entry>, graph: DependencyGraph): Set<string> {

@@ -262,6 +262,24 @@ describe("ordering", () => {
     expect(engine.containers.size).toBe(2);
   });
 
+  test("outside this instance's reach only a network_mode dependent is followed", async () => {
+    const { engine, updater } = setup({ containers: ["host"] });
+    engine.addImage("r.io/host:1");
+    engine.addImage("r.io/other:1");
+    const host = engine.addContainer("host", "r.io/host:1");
+    engine.addContainer("mine", "r.io/other:1", { labels: { "svc.depends_on": "host" } });
+    engine.addContainer("theirs", "r.io/other:1", { labels: { "svc.depends_on": "host", "svc.scope": "blue" } });
+    engine.addContainer("disabled", "r.io/other:1", { links: ["/host:/disabled/host"], labels: { "svc.enable": "false" } });
+    engine.addContainer("sidecar", "r.io/other:1", { networkMode: `container:${host.id}`, labels: { "svc.scope": "blue" } });
+    engine.publish("r.io/host:1");
+    expect(states(await updater.run("api"))).toEqual({ host: "updated" });
+    const touched = new Set(engine.events.map((e) => e.split(":")[1]!.replace(/\.svc-old-.*|\(.*/, "")));
+    expect(touched.has("mine")).toBe(true);
+    expect(touched.has("sidecar")).toBe(true);
+    expect(touched.has("theirs")).toBe(false);
+    expect(touched.has("disabled")).toBe(false);
+  });
+
   test("a dependency cycle skips its members with the cycle named; others still update", async () => {
     const { engine, updater } = setup();
     engine.addImage("r.io/app:1");
