@@ -63,6 +63,8 @@ export function userEnv(extra: Record<string, string> = {}): Record<string, stri
 export interface SvcOptions {
   cwd?: string;
   env?: Record<string, string>;
+  /** what runs svc (default: `bun src/main.ts`); e.g. a compiled binary */
+  command?: string[];
 }
 
 /** A running `svc` process whose stdout and stderr are collected as they come. */
@@ -77,7 +79,7 @@ export class SvcProcess {
     options: SvcOptions = {},
   ) {
     this.proc = track(
-      Bun.spawn(["bun", MAIN, ...args], {
+      Bun.spawn([...(options.command ?? ["bun", MAIN]), ...args], {
         cwd: options.cwd ?? REPO_ROOT,
         env: options.env ?? userEnv(),
         stdin: "ignore",
