@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { buildImage, freePort, inspect, sandbox } from "../../harness.ts";
+import { buildImage, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
 import { Fixture, baseFlags, containersByPrefix, parseJsonLines, portOpen, reportsIn, reportedStates, runSvc, startSvc, stopAll, userEnv } from "./support.ts";
 
 const fx = new Fixture("e2e-once2");
@@ -198,4 +198,22 @@ describe("run-once extras", () => {
     expect(inspect(name).Image).toBe(v2.id);
     expect(run.svc.records().some((r) => (r.level === "error" || r.level === "warn") && r.target === "svc::notify"), run.svc.describe()).toBe(true);
   }, 150_000);
+
+  test("a new image that turns the container's healthcheck unhealthy is rolled back: exit 1, the healthy old container runs", async () => {
+    const name = fx.name("health");
+    // v1 writes the file the healthcheck reads; v2 does not
+    const v1 = fx.image("health", `CMD ["/bin/sh","-c","echo ok > /ok; trap 'exit 0' TERM; sleep 3600 & wait"]`);
+    fx.run("health", v1.ref, ["--health-cmd", "cat /ok", "--health-interval", "1s", "--health-retries", "1", "--health-timeout", "1s"]);
+    await waitUntil(() => inspect(name).State.Health?.Status === "healthy", 20_000, "v1 to be healthy");
+    fx.image("health");
+    const run = await runSvc([...baseFlags(), "--rollback-startup-timeout", "10s", "--run-once", name]);
+    expect(run.code, run.svc.describe()).toBe(1);
+    const now = inspect(name);
+    expect(now.Image).toBe(v1.id);
+    expect(now.State.Running).toBe(true);
+    expect(now.Config.Healthcheck?.Test).toEqual(["CMD-SHELL", "cat /ok"]);
+    expect(Object.keys(containersByPrefix(name))).toEqual([name]);
+    const finished = run.svc.records().find((r) => r.message === "cycle finished");
+    expect(finished?.fields?.rolled_back, run.svc.describe()).toBe(1);
+  }, 90_000);
 });
