@@ -2,6 +2,28 @@
  * The updater: runs update cycles one at a time, repairs interrupted updates at start, and
  * stops gracefully. Routes and the scheduler call `run`; the service calls `recover` before the
  * first cycle and `drain` on SIGTERM/SIGINT.
+ *
+ * Decisions where SPEC and CONTRACT are silent (for README.md):
+ * - Scope: with `scope` set, only containers labelled `svc.scope=<scope>`; without it, only
+ *   containers with no scope label, so instances sharing an engine never touch each other's.
+ * - An unreachable engine: `run` rejects with SvcError kind "engine" ("cannot list containers:
+ *   ..."), logged once; no report, no metrics; the next cycle tries again.
+ * - A rolled-back digest is remembered per container name in memory (a restart of svc tries it
+ *   once more); the same digest is reported `skipped` until a newer one appears.
+ * - Without a healthcheck, a new container passes once it has kept running for 3 s (capped by
+ *   startup_timeout); with one, once healthy. A restart loop always fails. An exit with code 0
+ *   is a failure only through on_timeout (not running).
+ * - Dependents (links, network_mode, svc.depends_on, compose depends_on) are restarted among all
+ *   running containers in this instance's reach; outside it (other scope, svc.enable=false,
+ *   disable_containers) only `network_mode: container:` dependents, which are recreated.
+ * - Old containers are parked as `<name>.svc-old-<12 hex id>-running|stopped`, renamed before
+ *   they are stopped so a kill during a long stop still leaves the marker.
+ * - Crash recovery only touches leftovers of containers this instance would select (scope,
+ *   enable label, disable_containers, containers); a running replacement is watched again and
+ *   kept when it passes.
+ * - Self-update: updated after everything else; the replacement is watched by this instance,
+ *   which then stops its own container through the engine (SIGTERM -> drain -> exit 0, and no
+ *   restart policy revives it); the new instance's recovery removes it once stopped.
  */
 import type { Config } from "../config/index.ts";
 import type { Engine } from "../engine/port.ts";
