@@ -43,7 +43,8 @@ export interface CycleResult {
 interface Entry {
   summary: ContainerSummary;
   policy: ContainerPolicy;
-  inspect: ContainerInspect;
+  /** only when something is to be updated in this cycle */
+  inspect?: ContainerInspect;
   startedAt: number;
   finishedAt?: number;
   state: ContainerOutcome;
@@ -73,20 +74,18 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
     throw new SvcError("engine", message, { cause: error });
   }
 
-  const entries = await inspectSelected(deps, selectContainers(all, deps.config, filter), log);
+  // Fresh containers cost no inspect: the list and one image list answer every check. Only
+  // when something is to be updated is every candidate inspected, for the dependency graph.
+  const entries = newEntries(deps, selectContainers(all, deps.config, filter));
   const idToName = new Map(all.map((c) => [c.id, c.name]));
-  let graph = buildGraph([...entries.values()].map((e) => nodeFromInspect(e.inspect, e.policy.dependsOn)));
-
-  const inCycle = markCycles(entries, graph);
-  const checkable = [...entries.values()].filter((e) => !inCycle.has(e.summary.name));
   let checker: Checker | undefined;
-  if (checkable.length > 0) {
+  if (entries.size > 0) {
     checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images: await deps.engine.listImages().catch(() => []), rolledBack: deps.rolledBack });
-    await Promise.all(checkable.map(async (entry) => applyVerdict(entry, await checker!.check({ name: entry.summary.name, image: entry.summary.image, imageId: entry.summary.imageId, noPull: entry.policy.noPull }))));
+    await Promise.all([...entries.values()].map(async (entry) => applyVerdict(entry, await checker!.check({ name: entry.summary.name, image: entry.summary.image, imageId: entry.summary.imageId, noPull: entry.policy.noPull }))));
   }
 
   const toUpdate = new Set<string>();
-  for (const entry of checkable) {
+  for (const entry of entries.values()) {
     if (entry.state !== "stale" || entry.policy.monitorOnly) continue;
     if (isSelf(deps, entry) && deps.config.run_once) {
       finish(entry, "skipped", "svc's own container is not updated in run-once mode");
@@ -97,13 +96,16 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
 
   let selfReplaced = false;
   if (toUpdate.size > 0 && checker) {
+    await inspectEntries(deps, entries, toUpdate, log);
     // dependents may be outside the selection (a `network_mode: container:` sidecar must follow
-    // its host whatever its labels): the graph now covers every running container
+    // its host whatever its labels): the graph covers every running container
     const others = await inspectOthers(deps, all, entries);
-    graph = buildGraph([...[...entries.values()].map((e) => nodeFromInspect(e.inspect, e.policy.dependsOn)), ...others.map((o) => o.node)]);
+    const inspected = [...entries.values()].filter((e) => e.inspect !== undefined);
+    const graph = buildGraph([...inspected.map((e) => nodeFromInspect(e.inspect!, e.policy.dependsOn)), ...others.map((o) => o.node)]);
+    const inCycle = markCycles(entries, graph, toUpdate);
     const running = new Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>();
     for (const o of others) running.set(o.summary.name, o);
-    for (const e of entries.values()) running.set(e.summary.name, e);
+    for (const e of inspected) running.set(e.summary.name, { inspect: e.inspect!, policy: e.policy });
 
     const updater: GroupContext = { deps, ctx, entries, graph, idToName, checker, toUpdate, running, inCycle, log };
     const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(updater, n))]);
@@ -141,30 +143,26 @@ function isSelf(deps: CycleDeps, entry: Entry): boolean {
   return deps.selfContainerId !== undefined && (entry.summary.id === deps.selfContainerId || entry.summary.id.startsWith(deps.selfContainerId));
 }
 
-async function inspectSelected(deps: CycleDeps, selected: ContainerSummary[], log: Logger): Promise<Map<string, Entry>> {
-  const entries = new Map<string, Entry>();
-  await forEachLimited(selected, INSPECT_CONCURRENCY, async (summary) => {
-    const startedAt = Date.now();
+function newEntries(deps: CycleDeps, selected: ContainerSummary[]): Map<string, Entry> {
+  const startedAt = Date.now();
+  return new Map(
+    selected.map((summary) => [
+      summary.name,
+      { summary, policy: policyFor(summary, deps.config), startedAt, state: "fresh", reason: null, id: summary.id, newImageId: null, oldDigest: null, newDigest: null },
+    ]),
+  );
+}
+
+/** Inspects every selected container (the graph needs the stale ones' neighbours too). */
+async function inspectEntries(deps: CycleDeps, entries: Map<string, Entry>, toUpdate: Set<string>, log: Logger): Promise<void> {
+  await forEachLimited([...entries.values()], INSPECT_CONCURRENCY, async (entry) => {
     try {
-      const inspect = await deps.engine.inspectContainer(summary.id);
-      entries.set(summary.name, {
-        summary,
-        policy: policyFor(summary, deps.config),
-        inspect,
-        startedAt,
-        state: "fresh",
-        reason: null,
-        id: summary.id,
-        newImageId: null,
-        oldDigest: null,
-        newDigest: null,
-      });
+      entry.inspect = await deps.engine.inspectContainer(entry.summary.id);
     } catch (error) {
-      // gone between the list and the inspect: nothing to update
-      log.debug("container vanished before inspect", { container: summary.name, error: toSvcError(error).message });
+      log.debug("container vanished before inspect", { container: entry.summary.name, error: toSvcError(error).message });
+      if (toUpdate.delete(entry.summary.name)) finish(entry, "skipped", `the container disappeared during the cycle: ${toSvcError(error).message}`);
     }
   });
-  return entries;
 }
 
 /**
@@ -195,14 +193,14 @@ interface Other {
   node: NodeInput;
 }
 
-function markCycles(entries: Map<string, Entry>, graph: DependencyGraph): Set<string> {
+/** Stale members of a dependency cycle are skipped, naming the cycle; the others keep their state. */
+function markCycles(entries: Map<string, Entry>, graph: DependencyGraph, toUpdate: Set<string>): Set<string> {
   const members = new Set<string>();
   for (const cycle of findCycles(graph)) {
     const reason = `dependency cycle: ${cycle.join(" -> ")}`;
     for (const name of new Set(cycle)) {
       members.add(name);
-      const entry = entries.get(name);
-      if (entry) finish(entry, "skipped", reason);
+      if (toUpdate.delete(name)) finish(entries.get(name)!, "skipped", reason);
     }
   }
   return members;
@@ -318,7 +316,7 @@ async function pull(g: GroupContext, entry: Entry): Promise<boolean> {
       return false;
     }
   }
-  const pulled = await g.deps.engine.inspectImage(entry.inspect.Config.Image).catch(() => null);
+  const pulled = await g.deps.engine.inspectImage(entry.inspect!.Config.Image).catch(() => null);
   if (pulled && pulled.Id === entry.summary.imageId) {
     // the registry's answer changed (e.g. a multi-arch index) but not the image for this platform
     finish(entry, "fresh", null);
@@ -339,8 +337,8 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
   const known = g.running.get(name)!;
   if (updating.has(name)) {
     const entry = g.entries.get(name)!;
-    const oldImage = await g.deps.engine.inspectImage(entry.inspect.Image).catch(() => null);
-    const r = planReplacement(entry.inspect, oldImage, {
+    const oldImage = await g.deps.engine.inspectImage(entry.inspect!.Image).catch(() => null);
+    const r = planReplacement(entry.inspect!, oldImage, {
       stopSignal: entry.policy.stopSignal,
       stopTimeoutMs: entry.policy.stopTimeoutMs,
       revive: g.deps.config.revive_stopped,

@@ -141,7 +141,7 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
     return { kind: "failed", reason: withProblems(reason, problems) };
   }
 
-  if (r.startAfter) {
+  if (r.startAfter && anyRollbackCheck(ctx.config)) {
     const verdict = await watch(ctx, r.newId);
     if (!verdict.ok) return rollback(ctx, r, verdict.reason);
   }
@@ -207,6 +207,12 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
 
 function withProblems(reason: string, problems: string[]): string {
   return problems.length === 0 ? reason : `${reason} (restoring the old container: ${problems.join("; ")})`;
+}
+
+/** With every rollback check off there is nothing to watch for. */
+function anyRollbackCheck(config: Config): boolean {
+  const rules = config.rollback;
+  return rules.on_exit_code || rules.on_healthcheck || rules.on_timeout;
 }
 
 export type WatchVerdict = { ok: true } | { ok: false; reason: string };

@@ -51,6 +51,18 @@ describe("checking", () => {
     expect(engine.listCalls).toBe(1);
   });
 
+  test("a cycle over fresh containers costs one list, one image list, no inspect, one check per image", async () => {
+    const { engine, registry, updater } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addImage("r.io/db:1");
+    for (let i = 0; i < 10; i++) engine.addContainer(`app${i}`, i % 2 ? "r.io/app:1" : "r.io/db:1", { links: i > 0 ? [`/app${i - 1}:/x`] : [] });
+    const report = await updater.run("api");
+    expect(report!.counts.fresh).toBe(10);
+    expect(engine.listCalls).toBe(1);
+    expect(engine.inspectCalls).toBe(0);
+    expect(registry.checks.sort()).toEqual(["r.io/app:1", "r.io/db:1"]);
+  });
+
   test("pinned, malformed, registry error and created-from-id are skipped with reasons", async () => {
     const { engine, registry, updater } = setup();
     engine.addImage("r.io/app:1");

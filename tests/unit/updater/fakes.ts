@@ -126,7 +126,10 @@ export class FakeEngine implements Engine {
     return [...this.images.values()].map((i) => ({ id: i.id, repoTags: i.tags, repoDigests: i.repoDigests }));
   }
 
+  inspectCalls = 0;
+
   async inspectContainer(idOrName: string): Promise<ContainerInspect> {
+    this.inspectCalls += 1;
     const c = this.find(idOrName);
     return {
       Id: c.id,
