@@ -82,6 +82,7 @@ async function runOnce(config: Config, updater: Updater, stop: Promise<StopSigna
     log.info("stopping: waiting for the running update to finish", { signal: outcome });
     return 0;
   }
+  if (outcome) log.info("session report", { ...outcome }); // a run-once user must see what happened
   return runOnceExitCode(outcome);
 }
 
