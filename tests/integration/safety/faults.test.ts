@@ -8,6 +8,7 @@
  * SVC_SAFETY_MATRIX_OUT, which is how tests/integration/safety/MATRIX.md is made).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { freePort } from "../../harness.ts";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -348,6 +349,56 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
   });
 });
 
+describe("SIGKILL of the recovery itself", () => {
+  test("recovery killed after renaming the old container back, before starting it", async () => {
+    const r = row({ fault: "SIGKILL svc, then SIGKILL its recovery", step: "recovery: renamed back, start not sent" });
+    const app = new App("recovery");
+    const proxy = startEngineProxy(sb.socketPath);
+    const oldId: string = app.before.Id;
+    // first svc: killed after create, exactly (the start of the new container is held, never sent)
+    let run1: SvcProcess | undefined;
+    proxy.intercept = (request, url) => {
+      const path = apiPath(url);
+      if (request.method === "POST" && /^\/containers\/[0-9a-f]{64}\/start$/.test(path) && !path.includes(oldId)) {
+        run1!.killedAfter = "create (start of the new container held)";
+        run1!.proc.kill("SIGKILL");
+        return new Response(null, { status: 204 });
+      }
+      return undefined;
+    };
+    run1 = startSvc(app.args([], proxy.dockerHost));
+    await finished(run1);
+    expect(run1.killedAfter).toBeDefined();
+    // the next start undoes the half-made update: remove the new one, rename the old one back, start it
+    let run2: SvcProcess | undefined;
+    let renamedBack = false;
+    proxy.intercept = (request, url) => {
+      const path = apiPath(url);
+      if (request.method === "POST" && path === `/containers/${oldId}/rename` && url.searchParams.get("name") === app.name) renamedBack = true;
+      if (request.method === "POST" && path === `/containers/${oldId}/start` && renamedBack) {
+        run2!.killedAfter = "recovery's rename back (start held)";
+        run2!.proc.kill("SIGKILL");
+        return new Response(null, { status: 204 });
+      }
+      return undefined;
+    };
+    run2 = startSvc(app.args(["--monitor-only"], proxy.dockerHost));
+    const exit2 = await finished(run2);
+    r.first_exit = `killed after create; recovery killed (${exit2})`;
+    r.observed = `after ${run2.killedAfter ?? "(never reached)"}: ${describeState()}`;
+    expect(run2.killedAfter).toBeDefined();
+
+    const run3 = startSvc(app.args(["--monitor-only"]));
+    r.rerun_exit = String(await finished(run3));
+    r.recovery = shortRecovery(recoveryActions(run3));
+    r.leftovers = leftovers(app).join(", ") || "none";
+    const now = sb.inspect(app.name);
+    r.image_after = `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`;
+    expect(expectIntact(app)).toBe("old");
+    r.verdict = "ok";
+  });
+});
+
 function dieEvents(id: string, sinceMs: number): number {
   const out = sb.docker(["events", "--since", String(Math.floor(sinceMs / 1000)), "--until", String(Math.ceil(Date.now() / 1000)), "--filter", `container=${id}`, "--filter", "event=die", "--format", "{{.Action}}"]).stdout;
   return out.split("\n").filter(Boolean).length;
@@ -416,15 +467,18 @@ describe("engine faults", () => {
     r.verdict = "ok";
   });
 
-  test("engine restarted (SIGTERM, started again) during the watch: run-once, then the next start", async () => {
-    const r = row({ fault: "engine restart", step: "during watch" });
+  test.each([
+    ["SIGTERM" as const, "engine restart (SIGTERM)"],
+    ["SIGKILL" as const, "engine crash (SIGKILL)"],
+  ])("engine stopped by %s and started again during the watch: run-once, then the next start", async (signal, fault) => {
+    const r = row({ fault, step: "during watch" });
     const app = new App("engine");
     let restart: Promise<void> | undefined;
     const since = receiver.reports.length;
     const run1 = startSvc(app.args(), {
       killWhen: (e, all) => {
         if (first("start")(e, all)) restart = Bun.sleep(500).then(async () => {
-          await sb.stopEngine("SIGTERM");
+          await sb.stopEngine(signal);
           await sb.startEngine();
         });
         return false;
@@ -456,7 +510,7 @@ describe("engine faults", () => {
   test("engine restarted during the watch of a long-running svc: the next cycle repairs it without a restart of svc", async () => {
     const r = row({ fault: "engine restart", step: "during watch, long-running svc (restart policy no)" });
     const app = new App("engine-serve", { restart: "no" });
-    const port = (await import("../../harness.ts")).freePort();
+    const port = freePort();
     const token = "safety-token";
     let restart: Promise<void> | undefined;
     const args = app.args(["--http-api-update", "--http-api-token", token, "--http-api-port", String(port)]).filter((a) => a !== "--run-once");

@@ -193,11 +193,22 @@ export class PrivateSandbox {
   async stopEngine(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
     const pid = this.pid("dockerd.pid");
     if (!pid) throw new Error("no dockerd pid");
+    // a crashed engine's containerd (its child) keeps running but never answers the next dockerd
+    // here ("containerd is still running", then a timeout): a crash takes both down
+    const containerd = signal === "SIGKILL" ? this.pid("exec/containerd/containerd.pid") : null;
     process.kill(pid, signal);
-    await waitUntil(() => !alive(pid), 60_000, "dockerd to exit");
+    if (containerd && alive(containerd)) process.kill(containerd, "SIGKILL");
+    await waitUntil(() => !alive(pid) && (!containerd || !alive(containerd)), 60_000, "dockerd to exit");
   }
 
   async startEngine(): Promise<void> {
+    // after a SIGKILL the pid file stays, and dockerd refuses to start while that pid is in /proc
+    // (a zombie until init reaps it): a pid file of a dead engine is removed, as a host's init would
+    // (the same for its containerd: dockerd would wait for a zombie to answer)
+    for (const file of ["dockerd.pid", "exec/containerd/containerd.pid"]) {
+      const pid = this.pid(file);
+      if (pid && !alive(pid)) rmSync(join(this.dir, file), { force: true });
+    }
     // the command line of scripts/sandbox.sh start_dockerd, word for word
     const log = openSync(join(this.dir, "dockerd.log"), "a");
     const proc = Bun.spawn(
