@@ -107,7 +107,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
     for (const o of others) running.set(o.summary.name, o);
     for (const e of inspected) running.set(e.summary.name, { inspect: e.inspect!, policy: e.policy });
 
-    const updater: GroupContext = { deps, ctx, entries, graph, idToName, checker, toUpdate, running, inCycle, log };
+    const updater: GroupContext = { deps, ctx, entries, graph, idToName, checker, toUpdate, running, inCycle, log, pulls: new Map() };
     const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(updater, n))]);
     const groups = connectedGroups(graph, involved);
     const selfGroup = groups.find((g) => g.some((n) => entries.has(n) && isSelf(deps, entries.get(n)!)));
@@ -235,6 +235,8 @@ interface GroupContext {
   running: Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>;
   inCycle: Set<string>;
   log: Logger;
+  /** one pull per reference and platform in a cycle */
+  pulls: Map<string, Promise<void>>;
 }
 
 function isRestartable(g: GroupContext, name: string): boolean {
@@ -309,8 +311,16 @@ async function pull(g: GroupContext, entry: Entry): Promise<boolean> {
     const reference = pullReference(ref);
     try {
       const platform = await g.checker.platformOf(entry.summary.imageId);
-      const auth = await g.deps.registry.pullAuth(ref);
-      await act(g.ctx, "pull", { container: entry.summary.name, container_id: entry.summary.id, image: reference }, () => g.deps.engine.pullImage(reference, { platform, auth }));
+      // containers sharing an image share its pull, even across groups running at the same time
+      const key = `${reference}|${platform.os}/${platform.architecture}/${platform.variant ?? ""}`;
+      let pulling = g.pulls.get(key);
+      if (!pulling) {
+        pulling = g.deps.registry
+          .pullAuth(ref)
+          .then((auth) => act(g.ctx, "pull", { container: entry.summary.name, container_id: entry.summary.id, image: reference }, () => g.deps.engine.pullImage(reference, { platform, auth })));
+        g.pulls.set(key, pulling);
+      }
+      await pulling;
     } catch (error) {
       finish(entry, "failed", `pull failed: ${toSvcError(error).message}`);
       return false;

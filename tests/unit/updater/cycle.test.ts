@@ -136,6 +136,16 @@ describe("the update protocol", () => {
     expect(audit.entries.every((e) => e.trigger === "schedule" && e.session_id === report!.id && e.container === "app")).toBe(true);
   });
 
+  test("containers sharing an image share one pull", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    for (const name of ["a", "b", "c", "d", "e"]) engine.addContainer(name, "r.io/app:1");
+    engine.publish("r.io/app:1");
+    const report = await updater.run("api");
+    expect(report!.counts.updated).toBe(5);
+    expect(engine.pulls).toHaveLength(1);
+  });
+
   test("stop timeout: label, else the global option", async () => {
     const { engine, updater } = setup({ stop_timeout: 4000 });
     engine.addImage("r.io/app:1");
