@@ -111,4 +111,27 @@ describe("per-container options", () => {
     // the container's own stop timeout of 0 s wins over the label: SIGKILL right after SIGHUP
     expect(eventsFor(started, Date.now(), [own], ["kill"])).toEqual([`kill(1):${own}`, `kill(9):${own}`]);
   }, 60_000);
+
+  test("labels override globals (svc.monitor_only=false, svc.no_pull=true) unless global_takes_precedence", async () => {
+    const v1 = fx.image("labels");
+    const app = fx.run("labels", v1.ref, ["-l", "svc.monitor_only=false"]);
+    const local = fx.image("labelslocal", { registry: "127.0.0.1:9", push: false });
+    const offline = fx.run("labelslocal", local.ref, ["-l", "svc.no_pull=true"]);
+    const v2 = fx.image("labels");
+    const local2 = fx.image("labelslocal", { registry: "127.0.0.1:9", push: false });
+
+    const globalWins = await makeUpdater({ containers: [app, offline], monitor_only: true, global_takes_precedence: true, registry_timeout: 2000 });
+    const first = await globalWins.updater.run("api");
+    expectState(first, app, "stale");
+    expectState(first, offline, "skipped"); // no_pull label ignored: the unreachable registry is asked
+    expect(inspect(app).Image).toBe(v1.id);
+
+    const labelsWin = await makeUpdater({ containers: [app, offline], monitor_only: true });
+    const second = await labelsWin.updater.run("api");
+    expectState(second, app, "updated");
+    expectState(second, offline, "stale"); // no_pull from its label, monitor_only from the global option
+    expect(inspect(app).Image).toBe(v2.id);
+    expect(inspect(offline).Image).toBe(local.id);
+    expect(local2.id).not.toBe(local.id);
+  }, 60_000);
 });
