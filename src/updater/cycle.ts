@@ -31,6 +31,12 @@ export interface CycleDeps {
   rolledBack: RolledBackDigests;
   /** true once a graceful stop was asked for: no new container update starts */
   draining: () => boolean;
+  /**
+   * Repairs leftovers of interrupted updates found in the list (an engine that failed in the
+   * middle of a restore, a kill before the last start): resolves true when it changed something,
+   * and the cycle lists again. Not called when the list shows none.
+   */
+  repairLeftovers?: (all: ContainerSummary[]) => Promise<boolean>;
 }
 
 export interface CycleResult {
@@ -65,14 +71,17 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   const log = deps.log.child("updater");
   const ctx: ProtocolContext = { engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, sessionId, timing: deps.timing };
 
-  let all: ContainerSummary[];
-  try {
-    all = await deps.engine.listContainers();
-  } catch (error) {
-    const message = `cannot list containers: ${toSvcError(error).message}`;
-    log.error("cycle aborted", { session_id: sessionId, error: message });
-    throw new SvcError("engine", message, { cause: error });
-  }
+  const list = async (): Promise<ContainerSummary[]> => {
+    try {
+      return await deps.engine.listContainers();
+    } catch (error) {
+      const message = `cannot list containers: ${toSvcError(error).message}`;
+      log.error("cycle aborted", { session_id: sessionId, error: message });
+      throw new SvcError("engine", message, { cause: error });
+    }
+  };
+  let all = await list();
+  if (deps.repairLeftovers && (await deps.repairLeftovers(all))) all = await list();
 
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.

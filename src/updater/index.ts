@@ -20,7 +20,8 @@
  *   they are stopped so a kill during a long stop still leaves the marker.
  * - Crash recovery only touches leftovers of containers this instance would select (scope,
  *   enable label, disable_containers, containers); a running replacement is watched again and
- *   kept when it passes.
+ *   kept when it passes. It runs at start and again at the start of any cycle whose container
+ *   list shows such leftovers (an engine that failed mid-restore, a recovery that could not run).
  * - Self-update: updated after everything else; the replacement is watched by this instance,
  *   which then stops its own container through the engine (SIGTERM -> drain -> exit 0, and no
  *   restart policy revives it); the new instance's recovery removes it once stopped.
@@ -35,6 +36,7 @@ import type { Registry } from "../registry/port.ts";
 import type { RolledBackDigests } from "./check.ts";
 import { runCycle, type CycleDeps } from "./cycle.ts";
 import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./protocol.ts";
+import { parseOldName } from "./names.ts";
 import { recoverLeftovers } from "./recovery.ts";
 import { metricCounts } from "./report.ts";
 import { allOf, enableLabelFilter, namesFilter, notDisabledFilter, scopeFilter, type Filter } from "./selection.ts";
@@ -74,7 +76,6 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const rolledBack: RolledBackDigests = new Map();
   let current: Promise<unknown> | undefined;
   let draining = false;
-  let recoveryPending = false;
 
   const cycleDeps: CycleDeps = {
     config: deps.config,
@@ -87,6 +88,19 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
     rolledBack,
     draining: () => draining,
+    repairLeftovers: async (all) => {
+      const selfName = all.find((c) => deps.selfContainerId !== undefined && c.id.startsWith(deps.selfContainerId))?.name;
+      const inScope = recoveryScope(deps.config);
+      const pending = all.some((c) => {
+        const parsed = parseOldName(c.name);
+        if (!parsed || !inScope({ ...c, name: parsed.original })) return false;
+        // a previous svc instance still stopping after a self-update is not a leftover yet
+        return !(parsed.original === selfName && c.state === "running");
+      });
+      if (!pending) return false;
+      await recover().catch(() => {});
+      return true;
+    },
   };
 
   const run = async (trigger: Trigger, filter?: UpdateFilter): Promise<SessionReport | null> => {
@@ -95,11 +109,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       if (!draining) deps.metrics.recordSkipped();
       return null;
     }
-    const cycle = (async () => {
-      // a recovery that could not run at start (engine down) is retried before the next cycle
-      if (recoveryPending) await recover().catch(() => {});
-      return runCycle(cycleDeps, trigger, filter);
-    })();
+    const cycle = runCycle(cycleDeps, trigger, filter);
     current = cycle;
     try {
       const { report, selfReplaced } = await cycle;
@@ -161,12 +171,11 @@ export function createUpdater(deps: UpdaterDeps): Updater {
         predecessorGraceMs: deps.config.stop_timeout + deps.config.rollback.startup_timeout + 30_000,
       });
     } catch (error) {
-      recoveryPending = true;
+      // the leftovers stay; the next cycle that sees them repairs them first
       const failure = toSvcError(error, "engine");
-      log.error("crash recovery could not run; it is retried before the next cycle", { error: failure.message });
+      log.error("crash recovery could not run; it is retried by the next cycle", { error: failure.message });
       throw failure;
     }
-    recoveryPending = false;
     for (const action of result.actions) log.info("recovery", { action });
     result.background.catch(() => {});
   };

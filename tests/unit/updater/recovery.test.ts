@@ -93,3 +93,14 @@ test("recovery leaves alone the leftovers of containers outside its selection (a
   expect(theirs.name).toContain(".svc-old-");
   expect(unlisted.name).toContain(".svc-old-");
 });
+
+test("a cycle that finds a leftover repairs it before selecting", async () => {
+  const { engine, updater, audit } = setup();
+  const parked = engine.addContainer("x", "r.io/app:1", { state: "exited" });
+  parked.name = oldContainerName("web", parked.id, true);
+  const report = await updater.run("schedule");
+  expect(engine.byName("web")).toMatchObject({ id: parked.id, state: "running" });
+  expect(report!.containers.map((c) => [c.name, c.state])).toEqual([["web", "fresh"]]);
+  expect(audit.entries.some((e) => e.action === "recover")).toBe(true);
+  expect(engine.listCalls).toBe(3); // the cycle's, recovery's, and the cycle's again
+});
