@@ -149,8 +149,11 @@ down() {
   stop_pid "$DIR/registry.pid"
   stop_pid "$DIR/auth-registry.pid"
   # Anything the engine left mounted under our own folders.
-  grep -o " $DIR/[^ ]*" /proc/mounts 2>/dev/null | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
-  rm -rf "$DIR"
+  # (grep finds nothing in the usual case: that must not end `down` under pipefail before rm.)
+  { grep -o " $DIR/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  # The engine's containerd may still be letting go of its files for a moment.
+  for _ in 1 2 3 4 5; do rm -rf "$DIR" 2>/dev/null && break; sleep 1; done
+  [ ! -e "$DIR" ] || { log "could not remove $DIR"; return 1; }
   log "down"
 }
 
