@@ -460,7 +460,6 @@ export interface UserConfig {
   name: string;
   env: string[];
   labels: Record<string, string>;
-  cmd: unknown;
   binds: unknown;
   mounts: { type: string; source: string; destination: string; rw: boolean }[];
   restart: unknown;
@@ -475,7 +474,6 @@ export function userConfig(inspect: any, userLabels: string[]): UserConfig {
     name: inspect.Name,
     env: [...(inspect.Config.Env ?? [])].sort(),
     labels,
-    cmd: inspect.Config.Cmd,
     binds: inspect.HostConfig.Binds,
     mounts: ((inspect.Mounts ?? []) as any[]).map((m) => ({ type: m.Type, source: m.Source, destination: m.Destination, rw: m.RW })),
     restart: inspect.HostConfig.RestartPolicy,
