@@ -86,13 +86,30 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.
   const entries = newEntries(deps, selectContainers(all, deps.config, filter));
-  const idToName = new Map(all.map((c) => [c.id, c.name]));
-  let checker: Checker | undefined;
-  if (entries.size > 0) {
-    checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images: await deps.engine.listImages().catch(() => []), rolledBack: deps.rolledBack });
-    await Promise.all([...entries.values()].map(async (entry) => applyVerdict(entry, await checker!.check({ name: entry.summary.name, image: entry.summary.image, imageId: entry.summary.imageId, noPull: entry.policy.noPull }))));
-  }
+  const checker = await checkEntries(deps, entries);
+  const toUpdate = chooseUpdates(deps, entries);
+  const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, log, all, entries, checker, toUpdate }) : false;
+  if (deps.config.cleanup) await cleanupImages(deps, ctx, entries);
 
+  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: reportEntries(entries) });
+  log.info("cycle finished", { session_id: sessionId, trigger, ...report.counts });
+  return { report, selfReplaced };
+}
+
+async function checkEntries(deps: CycleDeps, entries: Map<string, Entry>): Promise<Checker> {
+  const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
+  const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack });
+  await Promise.all(
+    [...entries.values()].map(async (entry) => {
+      const { name, image, imageId } = entry.summary;
+      applyVerdict(entry, await checker.check({ name, image, imageId, noPull: entry.policy.noPull }));
+    }),
+  );
+  return checker;
+}
+
+/** Stale containers that are not monitor-only (nor svc's own in run-once mode). */
+function chooseUpdates(deps: CycleDeps, entries: Map<string, Entry>): Set<string> {
   const toUpdate = new Set<string>();
   for (const entry of entries.values()) {
     if (entry.state !== "stale" || entry.policy.monitorOnly) continue;
@@ -102,34 +119,52 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
     }
     toUpdate.add(entry.summary.name);
   }
+  return toUpdate;
+}
 
-  let selfReplaced = false;
-  if (toUpdate.size > 0 && checker) {
-    await inspectEntries(deps, entries, toUpdate, log);
-    // dependents may be outside the selection (a `network_mode: container:` sidecar must follow
-    // its host whatever its labels): the graph covers every running container
-    const others = await inspectOthers(deps, all, entries);
-    const inspected = [...entries.values()].filter((e) => e.inspect !== undefined);
-    const graph = buildGraph([...inspected.map((e) => nodeFromInspect(e.inspect!, e.policy.dependsOn)), ...others.map((o) => o.node)]);
-    const inCycle = markCycles(entries, graph, toUpdate);
-    const running = new Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>();
-    for (const o of others) running.set(o.summary.name, o);
-    for (const e of inspected) running.set(e.summary.name, { inspect: e.inspect!, policy: e.policy });
+/**
+ * Builds the dependency graph, skips stale members of cycles, and updates connected groups
+ * (bounded concurrency), svc's own group last. Resolves true when svc's own container was replaced.
+ */
+async function updateInOrder(input: {
+  deps: CycleDeps;
+  ctx: ProtocolContext;
+  log: Logger;
+  all: ContainerSummary[];
+  entries: Map<string, Entry>;
+  checker: Checker;
+  toUpdate: Set<string>;
+}): Promise<boolean> {
+  const { deps, entries, toUpdate } = input;
+  await inspectEntries(deps, entries, toUpdate, input.log);
+  // dependents may be outside the selection (a `network_mode: container:` sidecar must follow
+  // its host whatever its labels): the graph covers every running container
+  const others = await inspectOthers(deps, input.all, entries);
+  const inspected = [...entries.values()].filter((e) => e.inspect !== undefined);
+  const graph = buildGraph([...inspected.map((e) => nodeFromInspect(e.inspect!, e.policy.dependsOn)), ...others.map((o) => o.node)]);
+  const inCycle = markCycles(entries, graph, toUpdate);
+  const running = new Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>();
+  for (const o of others) running.set(o.summary.name, o);
+  for (const e of inspected) running.set(e.summary.name, { inspect: e.inspect!, policy: e.policy });
 
-    const updater: GroupContext = { deps, ctx, entries, graph, idToName, checker, toUpdate, running, inCycle, log, pulls: new Map() };
-    const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(updater, n))]);
-    const groups = connectedGroups(graph, involved);
-    const selfGroup = groups.find((g) => g.some((n) => entries.has(n) && isSelf(deps, entries.get(n)!)));
-    await forEachLimited(groups.filter((g) => g !== selfGroup), deps.concurrency, async (group) => {
-      await updateGroup(updater, group);
-    });
-    if (selfGroup) selfReplaced = await updateGroup(updater, selfGroup);
-  }
+  const idToName = new Map(input.all.map((c) => [c.id, c.name]));
+  const g: GroupContext = { deps, ctx: input.ctx, entries, graph, idToName, checker: input.checker, toUpdate, running, inCycle, log: input.log, pulls: new Map() };
+  const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(g, n))]);
+  const groups = connectedGroups(graph, involved);
+  const selfGroup = groups.find((group) => group.some((n) => entries.has(n) && isSelf(deps, entries.get(n)!)));
+  await forEachLimited(
+    groups.filter((group) => group !== selfGroup),
+    deps.concurrency,
+    async (group) => {
+      await updateGroup(g, group);
+    },
+  );
+  return selfGroup ? updateGroup(g, selfGroup) : false;
+}
 
-  if (deps.config.cleanup) await cleanupImages(deps, ctx, entries);
-
+function reportEntries(entries: Map<string, Entry>): ContainerReport[] {
   const now = Date.now();
-  const containers: ContainerReport[] = [...entries.values()]
+  return [...entries.values()]
     .sort((a, b) => a.summary.name.localeCompare(b.summary.name))
     .map((e) => ({
       id: e.id,
@@ -143,9 +178,6 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
       reason: e.reason,
       duration_ms: Math.max(0, (e.finishedAt ?? now) - e.startedAt),
     }));
-  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers });
-  log.info("cycle finished", { session_id: sessionId, trigger, ...report.counts });
-  return { report, selfReplaced };
 }
 
 function isSelf(deps: CycleDeps, entry: Entry): boolean {
