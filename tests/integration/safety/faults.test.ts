@@ -183,8 +183,10 @@ function entryOf(report: any, app: App): any {
   return report?.containers?.find((c: any) => c.name === app.name) ?? null;
 }
 
-function row(partial: Partial<MatrixRow> & Pick<MatrixRow, "fault" | "step">): MatrixRow {
-  const r: MatrixRow = { observed: "", first_exit: "", recovery: "", image_after: "", leftovers: "", rerun_exit: "", verdict: "FAIL", ...partial };
+/** A row of the matrix; `bug` says what a failure of this test means (it becomes the verdict unless the test passes). */
+function row(partial: Partial<MatrixRow> & Pick<MatrixRow, "fault" | "step"> & { bug?: string }): MatrixRow {
+  const { bug, ...rest } = partial;
+  const r: MatrixRow = { observed: "", first_exit: "", recovery: "", image_after: "", leftovers: "", rerun_exit: "", ...rest, verdict: bug ? `FAIL: ${bug}` : "FAIL" };
   matrix.push(r);
   return r;
 }
@@ -198,6 +200,8 @@ function shortRecovery(actions: string[]): string {
 
 type Killer = NonNullable<SvcOptions["killWhen"]>;
 
+const RENAME_BEFORE_START = "the old container is renamed back before it is started: a kill in between leaves it stopped under its name, with no marker for recovery";
+
 /** the first audit entry of `action` (a rollback entry always carries its reason in `error`) */
 const first = (action: string): Killer => (e, all) => e.action === action && (!e.error || action === "rollback") && all.filter((a) => a.action === action).length === 1;
 
@@ -207,14 +211,33 @@ const first = (action: string): Killer => (e, all) => e.action === action && (!e
  * invariant, and finally runs a normal cycle: the update goes through (or rolls back again when
  * the new image is bad).
  */
-async function killScenario(step: string, killWhen: Killer, options: AppOptions & { expectFinal?: "new" | "old"; expectFinalExit?: number } = {}) {
-  const r = row({ fault: "SIGKILL svc", step });
+async function killScenario(
+  step: string,
+  killWhen: Killer | { gate: (request: Request, path: string, app: App) => boolean; what: string },
+  options: AppOptions & { expectFinal?: "new" | "old"; expectFinalExit?: number; bug?: string } = {},
+) {
+  const r = row({ fault: "SIGKILL svc", step, bug: options.bug });
   const app = new App("kill", options);
-  const run1 = startSvc(app.args(), { killWhen });
+  let run1: SvcProcess;
+  if (typeof killWhen === "function") {
+    run1 = startSvc(app.args(), { killWhen });
+  } else {
+    // exact: the next engine call is held by the proxy (never reaches the engine) and svc killed
+    const gate = killWhen;
+    const proxy = startEngineProxy(sb.socketPath);
+    proxy.intercept = (request, url) => {
+      if (!gate.gate(request, apiPath(url), app)) return undefined;
+      run1.killedAfter = gate.what;
+      run1.proc.kill("SIGKILL");
+      return new Response(null, { status: 204 });
+    };
+    run1 = startSvc(app.args([], proxy.dockerHost));
+  }
   const exit1 = await finished(run1);
   r.first_exit = run1.killedAfter ? `killed (${exit1})` : String(exit1);
   r.observed = `after ${run1.killedAfter ?? "(never reached)"}: ${describeState()}`;
   expect(run1.killedAfter).toBeDefined();
+  const parked = Object.keys(sb.containers()).some((name) => name.includes(".svc-old-"));
 
   const run2 = startSvc(app.args(["--monitor-only"]));
   const exit2 = await finished(run2);
@@ -224,7 +247,8 @@ async function killScenario(step: string, killWhen: Killer, options: AppOptions 
   r.rerun_exit = String(exit2);
   expect(exit2).toBe(0);
   const image = expectIntact(app);
-  expect(run2.audit.some((e) => e.action === "recover")).toBe(true);
+  // a parked container is repaired, and the repair is in the audit log
+  expect(run2.audit.some((e) => e.action === "recover")).toBe(parked);
   r.image_after = image;
   if (image === "old") expect(sb.inspect(app.name).Id).toBe(app.before.Id);
 
@@ -239,6 +263,13 @@ async function killScenario(step: string, killWhen: Killer, options: AppOptions 
 }
 
 describe("SIGKILL at each step of an update, then a restart repairs it", () => {
+  test("after pull, exactly (nothing touched yet)", async () => {
+    await killScenario("after pull", {
+      what: "pull (the rename of the old container held)",
+      gate: (request, path, app) => request.method === "POST" && path === `/containers/${app.before.Id}/rename`,
+    });
+  });
+
   test("after rename (the old container parked, its stop just sent)", async () => {
     await killScenario("after rename", first("rename"));
   });
@@ -271,7 +302,57 @@ describe("SIGKILL at each step of an update, then a restart repairs it", () => {
   });
 
   test("rolling back: after the old container got its name back", async () => {
-    await killScenario("rollback: after renaming the old one back", (e, all) => e.action === "rename" && all.some((a) => a.action === "rollback"), failing);
+    await killScenario("rollback: after renaming the old one back", (e, all) => e.action === "rename" && all.some((a) => a.action === "rollback"), { ...failing, bug: RENAME_BEFORE_START });
+  });
+});
+
+describe("SIGTERM during the watch (graceful stop)", () => {
+  test("one SIGTERM: the update in progress finishes, svc exits 0, nothing left over", async () => {
+    const r = row({ fault: "SIGTERM svc", step: "during watch" });
+    const app = new App("term");
+    const run = startSvc(app.args(), {
+      killWhen: (e, all) => {
+        if (first("start")(e, all)) setTimeout(() => run.proc.kill("SIGTERM"), 500);
+        return false;
+      },
+    });
+    const exit = await finished(run);
+    r.first_exit = String(exit);
+    r.observed = `audit: ${run.audit.map((e) => e.action).join(" ")}`;
+    r.recovery = "-";
+    r.leftovers = leftovers(app).join(", ") || "none";
+    r.rerun_exit = "-";
+    expect(exit).toBe(0);
+    expect(run.audit.map((e) => e.action)).toContain("remove");
+    r.image_after = expectIntact(app);
+    expect(r.image_after).toBe("new");
+    r.verdict = "ok";
+  });
+
+  test("two SIGTERMs: svc exits at once, the next start repairs", async () => {
+    const r = row({ fault: "SIGTERM svc twice", step: "during watch" });
+    const app = new App("term2");
+    const run = startSvc(app.args(), {
+      killWhen: (e, all) => {
+        if (first("start")(e, all)) {
+          setTimeout(() => run.proc.kill("SIGTERM"), 500);
+          setTimeout(() => run.proc.kill("SIGTERM"), 800);
+        }
+        return false;
+      },
+    });
+    const exit = await finished(run);
+    r.first_exit = String(exit);
+    r.observed = `after start + 2 signals: ${describeState()}`;
+    expect(exit).toBe(143);
+    const run2 = startSvc(app.args(["--monitor-only"]));
+    const exit2 = await finished(run2);
+    r.recovery = shortRecovery(recoveryActions(run2));
+    r.leftovers = leftovers(app).join(", ") || "none";
+    r.rerun_exit = String(exit2);
+    expect(exit2).toBe(0);
+    r.image_after = expectIntact(app);
+    r.verdict = "ok";
   });
 });
 
@@ -280,7 +361,7 @@ describe("SIGKILL at each step of an update, then a restart repairs it", () => {
 
 describe("SIGKILL between two engine calls (the second held by an engine proxy)", () => {
   test("rolling back: old container renamed back, killed before it is started again", async () => {
-    const r = row({ fault: "SIGKILL svc", step: "rollback: renamed back, start not sent" });
+    const r = row({ fault: "SIGKILL svc", step: "rollback: renamed back, start not sent", bug: RENAME_BEFORE_START });
     const app = new App("gap", { newImage: [`CMD ["/bin/sh","-c","exit 3"]`], restart: "no" });
     const proxy = startEngineProxy(sb.socketPath);
     let run1: SvcProcess | undefined;
@@ -313,7 +394,7 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
   });
 
   test("a stop still in progress when svc starts again (container ignores SIGTERM, stop_timeout 6 s)", async () => {
-    const r = row({ fault: "SIGKILL svc", step: "after rename, engine still stopping the old one" });
+    const r = row({ fault: "SIGKILL svc", step: "after rename, engine still stopping the old one", bug: "recovery sees the parked container still running and does not start it; the engine's pending stop then stops it for good" });
     // PID 1 without a TERM handler: the engine's stop waits the whole stop timeout, then kills
     const app = new App("stopping", { oldImage: [`CMD ["/bin/sleep","3600"]`], newImage: [`CMD ["/bin/sleep","3600"]`] });
     const proxy = startEngineProxy(sb.socketPath);
@@ -351,7 +432,7 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
 
 describe("SIGKILL of the recovery itself", () => {
   test("recovery killed after renaming the old container back, before starting it", async () => {
-    const r = row({ fault: "SIGKILL svc, then SIGKILL its recovery", step: "recovery: renamed back, start not sent" });
+    const r = row({ fault: "SIGKILL svc, then SIGKILL its recovery", step: "recovery: renamed back, start not sent", bug: `recovery's undo: ${RENAME_BEFORE_START}` });
     const app = new App("recovery");
     const proxy = startEngineProxy(sb.socketPath);
     const oldId: string = app.before.Id;
