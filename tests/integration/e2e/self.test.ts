@@ -1,0 +1,130 @@
+/**
+ * Self-update with the real scratch image, as users run it on small hosts:
+ *   docker run -d --network host -v /var/run/docker.sock:/var/run/docker.sock svc ...
+ * svc finds its own container, updates it last, and exactly one svc remains, on the new image.
+ * Nothing is overridden that a user would not set: the image's own HEALTHCHECK timing and the
+ * default rollback startup_timeout are what the replacement is watched with.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { docker, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
+import { Fixture, REPO_ROOT, containersByPrefix, portOpen } from "./support.ts";
+
+const fx = new Fixture("e2e-self");
+let work: string;
+let ref: string;
+
+afterAll(() => fx.cleanup(), 120_000);
+
+/** Builds the scratch image from this checkout under `ref`, with a label making each build a new image. */
+function buildSvcImage(build: string): string {
+  const context = join(work, "context");
+  const prepared = Bun.spawnSync(["bash", "scripts/image-context.sh", join(work, "svc"), join(context, "rootfs")], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
+  if (prepared.exitCode !== 0) throw new Error(`image-context.sh: ${prepared.stderr.toString()}`);
+  const built = Bun.spawnSync(
+    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(REPO_ROOT, "Dockerfile"), "--build-arg", "ROOTFS=rootfs", "--label", `svc.e2e.build=${build}`, "-t", ref, context],
+    { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
+  );
+  if (built.exitCode !== 0) throw new Error(`docker build: ${built.stderr.toString()}`);
+  docker(["push", "-q", ref]);
+  return inspect(ref).Id as string;
+}
+
+beforeAll(() => {
+  work = fx.tempDir("build");
+  const compiled = Bun.spawnSync(["bun", "build.ts", "--outdir", work], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
+  if (compiled.exitCode !== 0) throw new Error(`bun build.ts: ${compiled.stderr.toString()}`);
+  ref = `${sandbox().registry}/${fx.name("svc")}:latest`;
+}, 180_000);
+
+/** `docker run -d` of the svc image on the host network, scoped to its own label. */
+function runSvcContainer(what: string, env: Record<string, string>, dockerArgs: string[] = []): string {
+  const name = fx.name(what);
+  const scope = fx.name(`${what}-scope`);
+  const envArgs = Object.entries({ SVC_SCOPE: scope, SVC_LOG_FORMAT: "json", ...env }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+  docker(["run", "-d", "--name", name, "--network", "host", "-l", `svc.scope=${scope}`, "-v", `${sandbox().socketPath}:/var/run/docker.sock`, ...dockerArgs, ...envArgs, ref]);
+  return name;
+}
+
+const logsOf = (name: string) => {
+  const out = docker(["logs", name], { allowFailure: true });
+  return `${out.stdout}\n${out.stderr}`;
+};
+
+/** Waits until exactly one container of that name family is left, running `imageId`. */
+async function selfUpdated(name: string, imageId: string, oldId: string): Promise<void> {
+  await waitUntil(
+    () => {
+      const family = containersByPrefix(name);
+      const current = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], { allowFailure: true }).stdout;
+      // the only svc left has exited: no svc runs any more, nothing will change
+      if (Object.keys(family).length === 1 && family[name] === "exited") throw new Error(`the only svc container left has exited`);
+      return Object.keys(family).length === 1 && current === `${imageId} true`;
+    },
+    150_000,
+    `${name} to run the new image alone`,
+  ).catch((error) => {
+    const family = containersByPrefix(name);
+    const logs = Object.keys(family).map((n) => `--- ${n} (${family[n]}) ---\n${logsOf(n)}`).join("\n");
+    const old = docker(["inspect", oldId], { allowFailure: true }).code === 0 ? `--- old ${oldId.slice(0, 12)} ---\n${logsOf(oldId)}` : "";
+    throw new Error(`${(error as Error).message}\n${JSON.stringify(family)}\n${logs}\n${old}`);
+  });
+}
+
+describe("svc updates its own container (real image, host network)", () => {
+  /** Polls every 3s; returns after the new svc runs alone, or throws with every instance's logs. */
+  async function scheduledSelfUpdate(what: string, build: number, dockerArgs: string[]): Promise<void> {
+    buildSvcImage(`${build}`);
+    const name = runSvcContainer(what, { SVC_POLL_INTERVAL: "3s", SVC_STOP_TIMEOUT: "5s" }, dockerArgs);
+    const oldId = inspect(name).Id as string;
+    const v2 = buildSvcImage(`${build + 1}`);
+    await selfUpdated(name, v2, oldId);
+    const now = inspect(name);
+    expect(now.Id).not.toBe(oldId);
+    expect(now.Config.Env).toContain("SVC_POLL_INTERVAL=3s");
+    expect(now.HostConfig.NetworkMode).toBe("host");
+    docker(["rm", "-f", name], { allowFailure: true });
+  }
+
+  test("with everything at its default (the image's HEALTHCHECK, rollback.startup_timeout): the new svc takes over", async () => {
+    // The image probes every 30s and Docker 20.10 runs the first probe one interval after start;
+    // the default startup_timeout is also 30s: the replacement is still "starting" when it ends.
+    await scheduledSelfUpdate("defaults", 10, []);
+  }, 240_000);
+
+  test("with a container health interval of 2s: the new svc takes over, exactly one svc remains", async () => {
+    await scheduledSelfUpdate("poll", 20, ["--health-interval", "2s"]);
+  }, 240_000);
+
+  // The replacement starts while the old instance still holds the port (host network): it cannot
+  // listen, logs a startup error, lingers (recovery's wait for its predecessor keeps it alive), its
+  // HEALTHCHECK is answered by the OLD instance, so it passes; the old one stops itself; then the new
+  // one exits 2. Seen: no svc left running at all.
+  test("with the update API on the host network: POST /v1/update updates svc itself and the new one serves the port", async () => {
+    buildSvcImage("30");
+    const port = freePort();
+    const token = "self-api-token-0b7e";
+    const name = runSvcContainer("api", { SVC_HTTP_API_UPDATE: "true", SVC_HTTP_API_TOKEN: token, SVC_HTTP_API_PORT: String(port), SVC_STOP_TIMEOUT: "5s" }, ["--health-interval", "2s"]);
+    const oldId = inspect(name).Id as string;
+    await waitUntil(() => portOpen(port), 60_000, "the API to listen");
+    const v2 = buildSvcImage("31");
+    const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    const body = await response.text();
+    expect(response.status, body).toBe(200);
+    expect(JSON.parse(body).containers.find((c: any) => c.name === name)?.state, body).toBe("updated");
+    await selfUpdated(name, v2, oldId);
+    // the new instance must be the one answering now (the old one has stopped)
+    await waitUntil(
+      () => {
+        const state = inspect(name).State;
+        if (!state.Running) throw new Error(`the new svc exited (${state.ExitCode}):\n${logsOf(name)}`);
+        return portOpen(port);
+      },
+      60_000,
+      "the new svc to listen",
+    );
+    expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
+    expect(logsOf(name)).not.toContain("already in use");
+    docker(["rm", "-f", name], { allowFailure: true });
+  }, 240_000);
+});
