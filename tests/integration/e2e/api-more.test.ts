@@ -110,3 +110,34 @@ describe("svc configured by environment variables", () => {
     expect(check.code, check.svc.describe()).toBe(1);
   }, 60_000);
 });
+
+describe("a token given as a path relative to the configuration file", () => {
+  // /etc/svc/svc.toml says `token = "secrets/api_token"` next to it; svc is started from another
+  // directory (systemd's default is /). The literal path must never become the token.
+  test("is read from next to the file, or svc refuses to start; `Bearer <the path>` never works", async () => {
+    const root = fx.tempDir("relative");
+    const etc = join(root, "etc");
+    const secret = "relative-file-token-6d0f";
+    Bun.spawnSync(["mkdir", "-p", join(etc, "secrets")]);
+    writeFileSync(join(etc, "secrets", "api_token"), `${secret}\n`);
+    const port = freePort();
+    writeFileSync(join(etc, "svc.toml"), ["[http_api]", "update = true", 'token = "secrets/api_token"', `port = ${port}`, ""].join("\n"));
+    const svc = startSvc(["-c", join(etc, "svc.toml"), "--docker-host", sandbox().dockerHost, "--scope", fx.name("nothing"), "--log-format", "json"], { cwd: "/" });
+    const listening = await waitForPort(port, svc).then(
+      () => true,
+      () => false,
+    );
+    if (!listening) {
+      // refusing to start is acceptable, with a configuration error that names the option
+      expect(await svc.exit(10_000)).toBe(2);
+      expect(svc.stderr).toContain("http_api.token");
+      return;
+    }
+    const byPath = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: "Bearer secrets/api_token" } });
+    expect(byPath.status, "the literal path was taken as the token").toBe(401);
+    const byContents = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${secret}` } });
+    expect(byContents.status).toBe(200);
+    svc.signal("SIGTERM");
+    expect(await svc.exit(30_000)).toBe(0);
+  }, 60_000);
+});
