@@ -86,6 +86,25 @@ describe("svc configured by environment variables", () => {
     expect(update.headers.get("www-authenticate")).toContain("Bearer");
   });
 
+  test("a rolled-back update: the report says why, and the metrics count it as failed", async () => {
+    const before = inspect(a);
+    fx.image("alpha", `CMD ["/bin/sh","-c","exit 7"]`);
+    const response = await fetch(url(`/v1/update?container=${a}`), { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.status, svc.describe()).toBe(200);
+    const report = (await response.json()) as any;
+    expect(report.containers).toHaveLength(1);
+    expect(report.containers[0]).toMatchObject({ name: a, state: "rolled_back", id: before.Id });
+    expect(report.containers[0].reason).toContain("7");
+    expect(report.counts).toMatchObject({ scanned: 1, updated: 0, rolled_back: 1 });
+    const text = await (await fetch(url("/v1/metrics"))).text();
+    expect(text).toMatch(/^svc_containers_failed 1$/m);
+    expect(text).toMatch(/^svc_containers_updated 0$/m);
+    expect(text).toMatch(/^svc_scans_total 3$/m);
+    const now = inspect(a);
+    expect(now.Id).toBe(before.Id);
+    expect(now.State.Running).toBe(true);
+  }, 60_000);
+
   test("access events go to stdout with the credential redacted", async () => {
     await waitUntil(() => svc.records().some((r) => r.target === "svc::access" && r.fields?.method === "POST"), 10_000, "access events").catch(() => {});
     const events = svc.records().filter((r) => r.target === "svc::access");
