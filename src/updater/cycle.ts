@@ -34,9 +34,9 @@ export interface CycleDeps {
   /**
    * Repairs leftovers of interrupted updates found in the list (an engine that failed in the
    * middle of a restore, a kill before the last start): resolves true when it changed something,
-   * and the cycle lists again. Not called when the list shows none.
+   * and the cycle lists again. Only leftovers the cycle's filter selects count.
    */
-  repairLeftovers?: (all: ContainerSummary[]) => Promise<boolean>;
+  repairLeftovers?: (all: ContainerSummary[], filter: UpdateFilter) => Promise<boolean>;
 }
 
 export interface CycleResult {
@@ -81,7 +81,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
     }
   };
   let all = await list();
-  if (deps.repairLeftovers && (await deps.repairLeftovers(all))) all = await list();
+  if (deps.repairLeftovers && (await deps.repairLeftovers(all, filter))) all = await list();
 
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.

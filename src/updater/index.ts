@@ -39,7 +39,7 @@ import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./protoc
 import { parseOldName } from "./names.ts";
 import { recoverLeftovers } from "./recovery.ts";
 import { metricCounts } from "./report.ts";
-import { allOf, enableLabelFilter, namesFilter, notDisabledFilter, scopeFilter, type Filter } from "./selection.ts";
+import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, scopeFilter, type Filter } from "./selection.ts";
 import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
 export type { CycleRunner, SessionReport, Trigger, UpdateFilter, ContainerReport, ContainerOutcome, ReportCounts } from "./types.ts";
@@ -88,9 +88,9 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
     rolledBack,
     draining: () => draining,
-    repairLeftovers: async (all) => {
+    repairLeftovers: async (all, filter) => {
       const selfName = all.find((c) => deps.selfContainerId !== undefined && c.id.startsWith(deps.selfContainerId))?.name;
-      const inScope = recoveryScope(deps.config);
+      const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image)]);
       const pending = all.some((c) => {
         const parsed = parseOldName(c.name);
         if (!parsed || !inScope({ ...c, name: parsed.original })) return false;
@@ -98,7 +98,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
         return !(parsed.original === selfName && c.state === "running");
       });
       if (!pending) return false;
-      await recover().catch(() => {});
+      await recoverWithin(inScope).catch(() => {});
       return true;
     },
   };
@@ -162,12 +162,14 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     timing,
   });
 
-  const recover = async (): Promise<void> => {
+  const recover = (): Promise<void> => recoverWithin(recoveryScope(deps.config));
+
+  const recoverWithin = async (inScope: Filter): Promise<void> => {
     let result: Awaited<ReturnType<typeof recoverLeftovers>>;
     try {
       result = await recoverLeftovers(protocolContext("recovery"), {
         selfContainerId: deps.selfContainerId,
-        inScope: recoveryScope(deps.config),
+        inScope,
         predecessorGraceMs: deps.config.stop_timeout + deps.config.rollback.startup_timeout + 30_000,
       });
     } catch (error) {

@@ -104,3 +104,14 @@ test("a cycle that finds a leftover repairs it before selecting", async () => {
   expect(audit.entries.some((e) => e.action === "recover")).toBe(true);
   expect(engine.listCalls).toBe(3); // the cycle's, recovery's, and the cycle's again
 });
+
+test("a filtered cycle repairs only leftovers its filter selects", async () => {
+  const { engine, updater } = setup();
+  const other = engine.addContainer("x", "r.io/app:1", { state: "exited" });
+  other.name = oldContainerName("other", other.id, true);
+  engine.addContainer("web", "r.io/app:1");
+  await updater.run("api", { container: ["web"] });
+  expect(other.name).toContain(".svc-old-");
+  await updater.run("api", { container: ["other"] });
+  expect(engine.byName("other")).toMatchObject({ id: other.id, state: "running" });
+});
