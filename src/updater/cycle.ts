@@ -37,6 +37,18 @@ export interface CycleDeps {
    * and the cycle lists again. Only leftovers the cycle's filter selects count.
    */
   repairLeftovers?: (all: ContainerSummary[], filter: UpdateFilter) => Promise<boolean>;
+  selfHandover?: SelfHandover;
+}
+
+/**
+ * What the running service gives up while its replacement starts: with host networking or a
+ * published host port the replacement cannot listen (or even start) while this instance holds
+ * the port. `release` stops accepting connections (requests in flight, such as the one that
+ * triggered this cycle, still get their answer); `reclaim` listens again after a rollback.
+ */
+export interface SelfHandover {
+  release(): Promise<void>;
+  reclaim(): Promise<void>;
 }
 
 export interface CycleResult {
@@ -325,7 +337,9 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
     if (!plan) continue;
     if (plan.kind === "update") {
       const entry = g.entries.get(name)!;
+      if (plan.r.self) await handOver(g, "release");
       const outcome = await replace(g.ctx, plan.r, networkContainerOf(g, plan.r.old));
+      if (plan.r.self && outcome.kind !== "replaced") await handOver(g, "reclaim");
       if (outcome.kind === "replaced") {
         replaced.add(name);
         entry.id = outcome.newId;
@@ -458,6 +472,15 @@ async function finishRecreate(g: GroupContext, name: string, plan: Extract<Plan,
     markRestarted(g, name);
   } else {
     dependentProblem(g, name, `recreating for dependency failed: ${outcome.reason}`);
+  }
+}
+
+async function handOver(g: GroupContext, step: keyof SelfHandover): Promise<void> {
+  if (!g.deps.selfHandover) return;
+  try {
+    await g.deps.selfHandover[step]();
+  } catch (error) {
+    g.log.error(`self-update: could not ${step} the service's resources`, { error: toSvcError(error).message });
   }
 }
 

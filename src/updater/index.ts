@@ -34,7 +34,7 @@ import type { Metrics } from "../metrics/index.ts";
 import type { ReportSink } from "../notify/types.ts";
 import type { Registry } from "../registry/port.ts";
 import type { RolledBackDigests } from "./check.ts";
-import { runCycle, type CycleDeps } from "./cycle.ts";
+import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
 import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./protocol.ts";
 import { parseOldName } from "./names.ts";
 import { recoverLeftovers } from "./recovery.ts";
@@ -42,6 +42,7 @@ import { metricCounts } from "./report.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, scopeFilter, type Filter } from "./selection.ts";
 import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
+export type { SelfHandover } from "./cycle.ts";
 export type { CycleRunner, SessionReport, Trigger, UpdateFilter, ContainerReport, ContainerOutcome, ReportCounts } from "./types.ts";
 
 export interface UpdaterDeps {
@@ -59,6 +60,8 @@ export interface UpdaterDeps {
   timing?: Partial<WatchTiming>;
   /** independent groups of containers updated at the same time (default 4) */
   concurrency?: number;
+  /** self-update: the service lets go of its port while its replacement starts (see SelfHandover) */
+  selfHandover?: SelfHandover;
 }
 
 export interface Updater extends CycleRunner {
@@ -88,6 +91,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
     rolledBack,
     draining: () => draining,
+    selfHandover: deps.selfHandover,
     repairLeftovers: async (all, filter) => {
       const selfName = all.find((c) => deps.selfContainerId !== undefined && c.id.startsWith(deps.selfContainerId))?.name;
       const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image)]);

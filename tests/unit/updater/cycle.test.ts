@@ -368,3 +368,50 @@ test("cleanup removes the old image once no container uses it", async () => {
   expect(engine.images.has(oldImage.id)).toBe(false);
   expect(audit.entries.filter((e) => e.action === "image_remove").map((e) => e.image)).toEqual([oldImage.id]);
 });
+
+describe("self-update", () => {
+  function selfSetup(behaviour: "ok" | "exit1") {
+    const engine = new FakeEngine();
+    engine.addImage("r.io/svc:1");
+    engine.addImage("r.io/app:1");
+    const me = engine.addContainer("svc", "r.io/svc:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/svc:1", { behaviour });
+    engine.publish("r.io/app:1");
+    const steps: string[] = [];
+    const config = defaultConfig({ stop_timeout: 1000, rollback: { startup_timeout: 200 } });
+    const updater = createUpdater({
+      config,
+      engine,
+      registry: new FakeRegistry(engine),
+      metrics: new Metrics(),
+      log: silentLogger,
+      audit: new MemoryAudit(),
+      selfContainerId: me.id,
+      timing: { pollMs: 5, stableMs: 20 },
+      selfHandover: { release: async () => void steps.push("release"), reclaim: async () => void steps.push("reclaim") },
+    });
+    return { engine, me, steps, updater };
+  }
+
+  test("svc's own container last, never stopped by the update itself; the port is released before its replacement starts", async () => {
+    const { engine, me, steps, updater } = selfSetup("ok");
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ app: "updated", svc: "updated" });
+    const svcEvents = engine.events.filter((e) => /^\w+:(svc|r\.io\/svc)/.test(e)).map((e) => e.replace(/\.svc-old-.*/, ""));
+    expect(svcEvents).toEqual(["pull:r.io/svc:1", "rename:svc->svc", "create:svc", "start:svc"]);
+    expect(engine.events.indexOf("create:svc")).toBeGreaterThan(engine.events.indexOf("create:app"));
+    expect(steps).toEqual(["release"]);
+    // the old instance stops its own container a moment after the cycle
+    for (let i = 0; i < 40 && engine.containers.get(me.id)!.state === "running"; i++) await Bun.sleep(25);
+    expect(engine.containers.get(me.id)!.state).toBe("exited");
+  });
+
+  test("a failing replacement is rolled back and the port reclaimed", async () => {
+    const { engine, me, steps, updater } = selfSetup("exit1");
+    expect(states(await updater.run("api"))).toEqual({ app: "updated", svc: "rolled_back" });
+    expect(steps).toEqual(["release", "reclaim"]);
+    await Bun.sleep(200);
+    expect(engine.byName("svc")).toMatchObject({ id: me.id, state: "running" });
+  });
+});
