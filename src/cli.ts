@@ -12,7 +12,6 @@ import { defineCommand, renderUsage, type ArgsDef } from "citty";
 import { OPTIONS, defaultConfig, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
 import { createLogging, resolveFormat, type Writable } from "./log/index.ts";
-import { runHealthcheck, runService } from "./service.ts";
 import { VERSION } from "./version.ts";
 
 export interface CliIO {
@@ -91,8 +90,12 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
       io.stdout.write(printConfig(loaded));
       return 0;
     }
-    if (healthcheck) return await runHealthcheck(config);
+    // Loaded only when needed, by literal paths (bundled by `bun build --compile`): --version,
+    // --help, --generate-config and the healthcheck must not pay for the engine client and the
+    // HTTP framework.
+    if (healthcheck) return await (await import("./healthcheck.ts")).runHealthcheck(config);
     await logWarnings(loaded, io);
+    const { runService } = await import("./service.ts");
     return await runService(config);
   } catch (error) {
     await reportFailure(error, config, rest, io);

@@ -1,21 +1,22 @@
 /**
- * The composition root: config -> logging -> engine -> registry -> notifications -> updater
- * -> recovery -> HTTP API + scheduler, then waits for SIGTERM / SIGINT. Resolves with the
+ * The composition root: config -> logging -> HTTP API -> engine -> registry -> notifications
+ * -> updater -> recovery -> scheduler, then waits for SIGTERM / SIGINT. Resolves with the
  * process exit code; startup failures are thrown as SvcError (the CLI prints them and maps
  * the kind to the exit code: "startup" and "config" are 2).
  */
 import { readFileSync } from "node:fs";
 import { type App, createApp, listen } from "./api/index.ts";
 import type { Config } from "./config/index.ts";
-import { createDockerEngine, type Engine } from "./engine/index.ts";
-import { toSvcError } from "./errors.ts";
+import type { Engine } from "./engine/index.ts";
+import { SvcError, toSvcError } from "./errors.ts";
+import { apiEnabled } from "./healthcheck.ts";
 import { createLogging, type Logger, type Logging } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
-import { createNotifications, type Dispatcher } from "./notify/index.ts";
-import { createRegistry } from "./registry/index.ts";
-import { createScheduler } from "./scheduler/index.ts";
-import { createUpdater, type Updater } from "./updater/index.ts";
-import type { SessionReport } from "./updater/types.ts";
+import type { Dispatcher } from "./notify/index.ts";
+import type { Updater } from "./updater/index.ts";
+import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "./updater/types.ts";
+
+export { apiEnabled, runHealthcheck } from "./healthcheck.ts";
 
 export interface ServiceOptions {
   /** the process to take signals from (tests may pass their own emitter) */
@@ -27,11 +28,6 @@ export interface ServiceOptions {
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
 
-/** The API listens only when one of its features is on, and never in run-once mode. */
-export function apiEnabled(config: Config): boolean {
-  return !config.run_once && (config.http_api.update || config.http_api.metrics);
-}
-
 /** run_once: exit 0 when no container failed or was rolled back, 1 otherwise (CONTRACT.md). */
 export function runOnceExitCode(report: SessionReport | null): number {
   if (report === null) return 1;
@@ -42,10 +38,16 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   const logging = createLogging(config);
   const log = logging.log.child("service");
   const stopSignal = waitForSignal(options, log);
+  const metrics = new Metrics();
+  const pending = pendingRunner();
   let notifications: Dispatcher | undefined;
   let updater: Updater | undefined;
+  let app: Api | undefined;
   try {
-    const metrics = new Metrics();
+    // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
+    // (both may take seconds), and an update request arriving meanwhile waits for recovery.
+    app = startApi(config, pending.runner, metrics, logging, log);
+    const { createDockerEngine, createRegistry, createNotifications, createUpdater, createScheduler } = await loadRooms();
     const engine = await createDockerEngine(config.docker, logging.log);
     const registry = createRegistry(config, logging.log);
     notifications = await createNotifications(config, logging.log);
@@ -53,16 +55,91 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications, selfContainerId });
     // Repair what a crash left half-done before any new cycle can start.
     await updater.recover();
+    pending.ready(updater);
     if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log);
-    return await serve({ config, updater, metrics, logging, log }, stopSignal.promise);
+    return await serve({ config, updater, metrics, logging, log, app, createScheduler }, stopSignal.promise);
+  } catch (error) {
+    pending.failed(error);
+    throw error;
   } finally {
     // The running container's update finishes or rolls back, then reports go out, then logs close.
     // A second signal during these steps exits at once (the handlers stay until the end).
+    // (serve stops the server itself; here it is only still open when startup failed.)
+    const serverStopped = app?.stopOnce();
     await step(log, "drain the updater", () => updater?.drain());
+    await step(log, "stop the HTTP server", () => serverStopped);
     await step(log, "close notifications", () => notifications?.close());
     stopSignal.remove();
     await logging.close();
   }
+}
+
+/** The listening API; `stopOnce` closes the port (without cutting requests in progress) the first time only. */
+interface Api {
+  stopOnce(): Promise<void>;
+}
+
+/**
+ * The rooms behind the API, loaded once it listens (literal paths: bundled by `bun build
+ * --compile`). The engine client alone takes tens of milliseconds to load on a small host.
+ */
+async function loadRooms() {
+  const [engine, registry, notify, updater, scheduler] = await Promise.all([
+    import("./engine/index.ts"),
+    import("./registry/index.ts"),
+    import("./notify/index.ts"),
+    import("./updater/index.ts"),
+    import("./scheduler/index.ts"),
+  ]);
+  return {
+    createDockerEngine: engine.createDockerEngine,
+    createRegistry: registry.createRegistry,
+    createNotifications: notify.createNotifications,
+    createUpdater: updater.createUpdater,
+    createScheduler: scheduler.createScheduler,
+  };
+}
+
+function startApi(config: Config, runner: CycleRunner, metrics: Metrics, logging: Logging, log: Logger): Api | undefined {
+  if (!apiEnabled(config)) return undefined;
+  const app: App = createApp({ config, runner, metrics, log: logging.log, access: logging.access });
+  listen(app, config.http_api.port);
+  log.info("HTTP API listening", { address: `0.0.0.0:${config.http_api.port}`, update: config.http_api.update, metrics: config.http_api.metrics });
+  let stopped: Promise<void> | undefined;
+  return { stopOnce: () => (stopped ??= Promise.resolve(app.stop(false)).then(() => {})) };
+}
+
+/**
+ * The API's runner until startup is done: a cycle asked for during recovery waits for it
+ * (CONTRACT: recovery runs before the API accepts updates), then runs as usual; if startup
+ * fails, it fails with the same error.
+ */
+function pendingRunner(): { runner: CycleRunner; ready(updater: Updater): void; failed(error: unknown): void } {
+  let resolve: (updater: Updater) => void = () => {};
+  let reject: (error: unknown) => void = () => {};
+  const started = new Promise<Updater>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  started.catch(() => {}); // nobody may be waiting
+  let updater: Updater | undefined;
+  return {
+    runner: {
+      async run(trigger: Trigger, filter?: UpdateFilter) {
+        return (updater ?? (await started)).run(trigger, filter);
+      },
+      get busy() {
+        return updater?.busy ?? false;
+      },
+    },
+    ready(value) {
+      updater = value;
+      resolve(value);
+    },
+    failed(error) {
+      reject(error instanceof SvcError ? error : new SvcError("startup", `svc could not start: ${toSvcError(error).message}`, { cause: error }));
+    },
+  };
 }
 
 async function step(log: Logger, what: string, action: () => Promise<unknown> | undefined): Promise<void> {
@@ -92,16 +169,12 @@ interface Running {
   metrics: Metrics;
   logging: Logging;
   log: Logger;
+  app: Api | undefined;
+  createScheduler: typeof import("./scheduler/index.ts").createScheduler;
 }
 
-/** The long-running mode: HTTP API (when enabled) and scheduler until the first signal. */
-async function serve({ config, updater, metrics, logging, log }: Running, stop: Promise<StopSignal>): Promise<number> {
-  let app: App | undefined;
-  if (apiEnabled(config)) {
-    app = createApp({ config, runner: updater, metrics, log: logging.log, access: logging.access });
-    listen(app, config.http_api.port);
-    log.info("HTTP API listening", { address: `0.0.0.0:${config.http_api.port}`, update: config.http_api.update, metrics: config.http_api.metrics });
-  }
+/** The long-running mode: HTTP API (already listening, when enabled) and scheduler until the first signal. */
+async function serve({ config, updater, logging, log, app, createScheduler }: Running, stop: Promise<StopSignal>): Promise<number> {
   const scheduler = createScheduler({ config, runner: updater, log: logging.log });
   try {
     scheduler.start();
@@ -111,7 +184,7 @@ async function serve({ config, updater, metrics, logging, log }: Running, stop: 
     // Timers stop at once and the port closes now; a request already waiting for its cycle
     // still gets its answer (stop without closing active connections).
     const schedulerStopped = scheduler.stop();
-    const serverStopped = app?.stop(false);
+    const serverStopped = app?.stopOnce();
     await step(log, "drain the updater", () => updater.drain());
     await step(log, "stop the scheduler", () => schedulerStopped);
     await step(log, "stop the HTTP server", () => serverStopped);
@@ -176,22 +249,5 @@ function readProcFile(path: string): string {
     return readFileSync(path, "utf8");
   } catch {
     return "";
-  }
-}
-
-/**
- * `svc healthcheck` (the scratch image's HEALTHCHECK, no shell there): 0 when GET /v1/health
- * on the configured port answers 200. Without any API feature nothing listens by design, so
- * there is nothing to ask: that counts as healthy rather than marking every such container
- * unhealthy (which would also make a self-update roll back).
- */
-export async function runHealthcheck(config: Config, timeoutMs = 3000): Promise<number> {
-  if (!apiEnabled(config)) return 0;
-  try {
-    const response = await fetch(`http://127.0.0.1:${config.http_api.port}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    await response.body?.cancel();
-    return response.status === 200 ? 0 : 1;
-  } catch {
-    return 1;
   }
 }

@@ -3,7 +3,9 @@
  * fields; consola filters by level and hands it to one reporter of ours, which redacts it and
  * writes it in the configured format. In pretty mode consola's own fancy/basic reporter draws it.
  */
-import { createConsola, type ConsolaInstance, type ConsolaOptions, type ConsolaReporter, type LogObject } from "consola";
+// consola's core only: its full node build (fancy reporter, width tables, environment probes run at
+// load) costs every start ~10 ms; it is required only in pretty mode, where a person is watching.
+import { createConsola, type ConsolaInstance, type ConsolaOptions, type ConsolaReporter, type LogObject } from "consola/core";
 import { formatWithOptions } from "node:util";
 import { formatJson, formatLogfmt, logfmtFields, type LogRecord } from "./format.ts";
 import { sanitizeFields, type Redactor } from "./redact.ts";
@@ -34,7 +36,8 @@ export class ConsoleSink {
       // consola does not export its reporters: the instance it builds (fancy on a terminal) holds one.
       // (`fancy` is an option of consola's node build; its bundler-resolved types are the browser ones.)
       const fancy = stdout.isTTY === true;
-      const { options } = createConsola({ fancy } as Partial<ConsolaOptions>);
+      const full = require("consola") as typeof import("consola");
+      const { options } = full.createConsola({ fancy } as Partial<ConsolaOptions>);
       const reporter = options.reporters[0];
       if (reporter) this.pretty = { reporter, options, fancy };
     }

@@ -54,7 +54,7 @@ export async function createNotifications(config: Config, log: Logger, options: 
   const host = options.hostname ?? osHostname();
   const render = await loadRenderer(settings.template, host);
   const notifiers =
-    options.notifiers ?? createChannels({ config: settings, render, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 });
+    options.notifiers ?? (await createChannels({ config: settings, render, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 }));
   const redact = createRedactor(secretsOf(settings));
   const policy = new NotifyPolicy(settings.notify_on_every_cycle);
   const attempts = Math.max(1, options.attempts ?? 3);

@@ -1,0 +1,28 @@
+/**
+ * `svc healthcheck` and the one rule it shares with the service (whether the API listens).
+ * Kept apart from service.ts so the scratch image's HEALTHCHECK, run every few seconds on small
+ * hosts, loads neither the engine client nor the HTTP framework.
+ */
+import type { Config } from "./config/index.ts";
+
+/** The API listens only when one of its features is on, and never in run-once mode. */
+export function apiEnabled(config: Config): boolean {
+  return !config.run_once && (config.http_api.update || config.http_api.metrics);
+}
+
+/**
+ * `svc healthcheck` (the scratch image's HEALTHCHECK, no shell there): 0 when GET /v1/health
+ * on the configured port answers 200. Without any API feature nothing listens by design, so
+ * there is nothing to ask: that counts as healthy rather than marking every such container
+ * unhealthy (which would also make a self-update roll back).
+ */
+export async function runHealthcheck(config: Config, timeoutMs = 3000): Promise<number> {
+  if (!apiEnabled(config)) return 0;
+  try {
+    const response = await fetch(`http://127.0.0.1:${config.http_api.port}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    await response.body?.cancel();
+    return response.status === 200 ? 0 : 1;
+  } catch {
+    return 1;
+  }
+}
