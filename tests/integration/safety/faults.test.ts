@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   apiPath,
+  endOfTest,
   matrix,
   PrivateSandbox,
   QUICK_CMD,
@@ -55,6 +56,7 @@ afterAll(async () => {
 
 const apps: App[] = [];
 afterEach(async () => {
+  await endOfTest();
   // a restarted engine or a killed registry must be back for the next test
   if (!sb.engineAlive()) await sb.startEngine();
   await sb.startRegistry();

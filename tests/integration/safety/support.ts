@@ -43,7 +43,27 @@ export function onCleanup(fn: () => void | Promise<void>): void {
   cleanups.push(fn);
 }
 
+const testCleanups: (() => void | Promise<void>)[] = [];
+
+/** Stops what one test started (svc processes still running, proxies); for afterEach. */
+export async function endOfTest(): Promise<void> {
+  for (const proc of [...started]) {
+    try {
+      proc.kill("SIGKILL");
+    } catch {}
+  }
+  await Promise.all([...started].map((p) => p.exited.catch(() => {})));
+  for (const fn of testCleanups.splice(0).reverse()) {
+    try {
+      await fn();
+    } catch (error) {
+      console.error("cleanup failed:", error);
+    }
+  }
+}
+
 export async function stopEverything(): Promise<void> {
+  await endOfTest();
   for (const proc of [...started]) {
     try {
       proc.kill("SIGKILL");
@@ -358,7 +378,8 @@ export function startSvc(args: string[], options: SvcOptions = {}): SvcProcess {
 }
 
 function describe(entry: AuditFields): string {
-  return entry.error ? `${entry.action} (failed)` : entry.action;
+  // a rollback entry carries its reason in `error`; any other entry with one failed
+  return entry.error && entry.action !== "rollback" ? `${entry.action} (failed)` : entry.action;
 }
 
 /** The "recovery" lines svc logs at start: what it did with each leftover. */
@@ -407,14 +428,12 @@ export interface EngineProxy {
 export function startEngineProxy(upstreamSocket: string): EngineProxy {
   const dir = mkdtempSync(join(tmpdir(), "svc-safety-proxy-"));
   const socketPath = join(dir, "engine.sock");
-  const holds: (() => void)[] = [];
   const proxy: EngineProxy = {
     socketPath,
     dockerHost: `unix://${socketPath}`,
     seen: [],
     intercept: undefined,
     stop: () => {
-      for (const release of holds.splice(0)) release();
       server.stop(true);
       rmSync(dir, { recursive: true, force: true });
     },
@@ -444,7 +463,7 @@ export function startEngineProxy(upstreamSocket: string): EngineProxy {
       return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers: responseHeaders });
     },
   });
-  onCleanup(() => proxy.stop());
+  testCleanups.push(() => proxy.stop());
   return proxy;
 }
 
@@ -507,7 +526,10 @@ export const matrix: MatrixRow[] = [];
 export function renderMatrix(rows: MatrixRow[]): string {
   const header = ["fault", "step", "observed at fault", "1st run exit", "recovery / report", "image after", "leftovers", "next run exit", "verdict"];
   const body = rows.map((r) => [r.fault, r.step, r.observed, r.first_exit, r.recovery, r.image_after, r.leftovers, r.rerun_exit, r.verdict]);
-  const escape = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+  const escape = (s: string) => {
+    const text = s.replace(/\/tmp\/svc-safety-[A-Za-z0-9]+/g, "<sandbox>").replace(/\n/g, " ");
+    return (text.length > 240 ? `${text.slice(0, 240)}…` : text).replace(/\|/g, "\\|");
+  };
   return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...body.map((cells) => `| ${cells.map(escape).join(" | ")} |`)].join("\n");
 }
 
