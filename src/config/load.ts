@@ -4,7 +4,7 @@
  * once, naming the option the way the user wrote it; nothing else is touched before that.
  */
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { z } from "zod";
 import { SvcError } from "../errors.ts";
 import { OPTIONS, OPTION_BY_KEY, configSchema, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
@@ -50,7 +50,7 @@ export async function loadConfig({ argv, env, cwd }: LoadOptions): Promise<LoadR
   if (problems.length > 0) throw configError(problems);
 
   const config = configSchema.parse(raw) as Config;
-  resolveSecrets(config, merged, cwd, problems, warnings);
+  resolveSecrets(config, merged, { cwd, fileDir: file ? dirname(resolve(cwd, file.path)) : cwd }, problems, warnings);
   if (problems.length > 0) throw configError(problems);
 
   return { config, sources: sourcesOf(merged), warnings, file: file?.path };
@@ -262,13 +262,21 @@ function unreadable(path: string): string | undefined {
 
 /**
  * Secrets (CONTRACT.md): a value that is a path to a readable file is replaced by the file's
- * trimmed contents. A value that looks like an absolute path but cannot be read is kept
- * literally (it may be the secret itself) with a warning that never shows the value.
+ * trimmed contents. A relative path written in the configuration file is relative to that file's
+ * folder (services are often started from /), one from a flag or env to the working directory.
+ * A value that looks like an absolute path but cannot be read is kept literally (it may be the
+ * secret itself) with a warning that never shows the value.
  */
-function resolveSecrets(config: Config, merged: Map<string, Entry>, cwd: string, problems: Problem[], warnings: string[]): void {
-  const resolveOne = (value: string | undefined, label: string): string | undefined => {
+function resolveSecrets(
+  config: Config,
+  merged: Map<string, Entry>,
+  base: { cwd: string; fileDir: string },
+  problems: Problem[],
+  warnings: string[],
+): void {
+  const resolveOne = (value: string | undefined, label: string, key: string): string | undefined => {
     if (value === undefined) return undefined;
-    const path = resolve(cwd, value);
+    const path = resolve(merged.get(key)?.origin.source === "file" ? base.fileDir : base.cwd, value);
     if (value.includes("\n") || unreadable(path) !== undefined) {
       if (value.startsWith("/") && !value.includes("\n")) warnings.push(`${label}: looks like a file path but the file cannot be read; using the value itself`);
       return value;
@@ -281,12 +289,12 @@ function resolveSecrets(config: Config, merged: Map<string, Entry>, cwd: string,
     if (!option.meta.secret || option.meta.kind === "credentials") continue;
     const parent = option.path.slice(0, -1).reduce<any>((node, part) => node[part], config);
     const name = option.path[option.path.length - 1]!;
-    if (parent[name] !== undefined) parent[name] = resolveOne(parent[name], named(option.key, merged));
+    if (parent[name] !== undefined) parent[name] = resolveOne(parent[name], named(option.key, merged), option.key);
   }
   for (const [index, credential] of config.registry_credentials.entries()) {
     const label = `${named("registry_credentials", merged)} entry ${index + 1}`;
-    credential.username = resolveOne(credential.username, `${label} username`);
-    credential.password = resolveOne(credential.password, `${label} password`);
+    credential.username = resolveOne(credential.username, `${label} username`, "registry_credentials");
+    credential.password = resolveOne(credential.password, `${label} password`, "registry_credentials");
     if (credential.username === undefined) delete credential.username;
     if (credential.password === undefined) delete credential.password;
   }

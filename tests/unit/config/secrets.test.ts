@@ -38,6 +38,16 @@ describe("secrets", () => {
     expect((await load({ argv: [...RUNS, "--http-api-token", "literal-token"] })).config.http_api.token).toBe("literal-token");
   });
 
+  test("a relative path written in the file is relative to the file's folder, not the working directory", async () => {
+    const etc = tempDir();
+    const elsewhere = tempDir();
+    writeFile(etc, "api_token", "next-to-the-file\n");
+    writeFile(elsewhere, "api_token", "in-the-working-directory\n");
+    const file = writeFile(etc, "svc.toml", 'run_once = true\n[http_api]\ntoken = "api_token"\n');
+    const { config } = await load({ cwd: elsewhere, argv: ["-c", file] });
+    expect(config.http_api.token).toBe("next-to-the-file");
+  });
+
   test("per-registry username and password from files", async () => {
     const dir = tempDir();
     const user = writeFile(dir, "user", "robot\n");
