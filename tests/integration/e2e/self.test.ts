@@ -96,10 +96,10 @@ describe("svc updates its own container (real image, host network)", () => {
     await scheduledSelfUpdate("poll", 20, ["--health-interval", "2s"]);
   }, 240_000);
 
-  // The replacement starts while the old instance still holds the port (host network): it cannot
-  // listen, logs a startup error, lingers (recovery's wait for its predecessor keeps it alive), its
-  // HEALTHCHECK is answered by the OLD instance, so it passes; the old one stops itself; then the new
-  // one exits 2. Seen: no svc left running at all.
+  // The replacement starts while the old instance still holds the port (host network). Seen at
+  // 21:51 (before the API listened first): it could not listen, lingered, its HEALTHCHECK was
+  // answered by the OLD instance, the old one stopped itself, the new one exited 2: no svc left.
+  // Seen at 21:58: it exits 2 at once and the update is rolled back (safe, but never updates).
   test("with the update API on the host network: POST /v1/update updates svc itself and the new one serves the port", async () => {
     buildSvcImage("30");
     const port = freePort();
