@@ -132,3 +132,26 @@ describe("a start repairs only the containers this instance is in charge of", ()
     untouched(flight);
   }, 60_000);
 });
+
+describe("started before its engine", () => {
+  // A host boots svc before dockerd is up. The engine room negotiates lazily ("a service started
+  // before its engine keeps running") and the updater retries recovery with the next cycle: the
+  // service must stay up, answer health, and answer update requests with an error naming the engine.
+  test("the API stays up: health 200, POST /v1/update answers a JSON error about the engine, SIGTERM exits 0", async () => {
+    const port = freePort();
+    const token = "engine-down-token-2c81";
+    const missing = join(fx.tempDir("nosock"), "docker.sock");
+    const svc = startSvc(["--docker-host", `unix://${missing}`, "--log-format", "json", "--http-api-update", "--http-api-token", token, "--http-api-port", String(port)]);
+    await waitForPort(port, svc);
+    const health = await fetch(`http://127.0.0.1:${port}/v1/health`);
+    expect(health.status).toBe(200);
+    const update = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    expect(update.status, svc.describe()).toBeGreaterThanOrEqual(500);
+    const body = (await update.json()) as any;
+    expect(body.error).toMatch(/engine/i);
+    expect(svc.running, `svc exited (${svc.proc.exitCode}) while its engine was away\n${svc.describe()}`).toBe(true);
+    svc.signal("SIGTERM");
+    expect(await svc.exit(30_000), svc.describe()).toBe(0);
+    expect(svc.output).not.toContain(token);
+  }, 60_000);
+});
