@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { buildImage, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
+import { buildImage, docker, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
 import { Fixture, baseFlags, containersByPrefix, parseJsonLines, portOpen, reportsIn, reportedStates, runSvc, startSvc, stopAll, userEnv } from "./support.ts";
 
 const fx = new Fixture("e2e-once2");
@@ -215,5 +215,18 @@ describe("run-once extras", () => {
     expect(Object.keys(containersByPrefix(name))).toEqual([name]);
     const finished = run.svc.records().find((r) => r.message === "cycle finished");
     expect(finished?.fields?.rolled_back, run.svc.describe()).toBe(1);
+  }, 90_000);
+
+  test("--cleanup: after the update the old image is gone from the engine, the new one stays", async () => {
+    const name = fx.name("cleanup");
+    const v1 = fx.image("cleanup");
+    fx.run("cleanup", v1.ref);
+    const v2 = fx.image("cleanup");
+    const run = await runSvc([...baseFlags(), "--run-once", "--cleanup", name]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(inspect(name).Image).toBe(v2.id);
+    await waitUntil(() => docker(["image", "inspect", v1.id], { allowFailure: true }).code !== 0, 10_000, "the old image to be removed").catch(() => {});
+    expect(docker(["image", "inspect", v1.id], { allowFailure: true }).code, run.svc.describe()).not.toBe(0);
+    expect(docker(["image", "inspect", v2.id], { allowFailure: true }).code).toBe(0);
   }, 90_000);
 });
