@@ -229,4 +229,43 @@ describe("run-once extras", () => {
     expect(docker(["image", "inspect", v1.id], { allowFailure: true }).code, run.svc.describe()).not.toBe(0);
     expect(docker(["image", "inspect", v2.id], { allowFailure: true }).code).toBe(0);
   }, 90_000);
+
+  test("a template path written in the config file is read from next to that file (as secret paths are)", async () => {
+    const name = fx.name("tpl");
+    fx.run("tpl", fx.image("tpl").ref);
+    fx.image("tpl");
+    const etc = fx.tempDir("tpl-etc");
+    writeFileSync(join(etc, "report.mustache"), "custom template: {{#containers}}{{name}} {{/containers}}\n");
+    const pushes: string[] = [];
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        pushes.push(await request.text());
+        return Response.json({ status: 1, request: "tpl" });
+      },
+    });
+    servers.push(server);
+    writeFileSync(
+      join(etc, "svc.toml"),
+      [
+        "run_once = true",
+        'stop_timeout = "1s"',
+        `containers = ["${name}"]`,
+        "[docker]",
+        `host = "${sandbox().dockerHost}"`,
+        "[notifications]",
+        'template = "report.mustache"',
+        "[notifications.pushover]",
+        'token = "tpl-token-e2e"',
+        'user_key = "tpl-user-e2e"',
+        `api_url = "http://127.0.0.1:${server.port}"`,
+        "",
+      ].join("\n"),
+    );
+    const run = await runSvc(["-c", join(etc, "svc.toml")], { cwd: "/" });
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(pushes).toHaveLength(1);
+    expect(new URLSearchParams(pushes[0]!).get("message")).toContain(`custom template: ${name}`);
+  }, 90_000);
 });
