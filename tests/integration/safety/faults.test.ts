@@ -735,6 +735,8 @@ the container runs afterwards, leftovers, and the exit codes of the next runs (a
 whose recovery is all that changes anything, then a normal cycle).
 
 "app" stands for the test's container name; \`app.svc-old-<id>-running\` is the parked old container.
+A verdict "FAIL: ..." is an open bug, kept as a failing test until it is fixed; the text says what goes wrong.
+Rows marked "(held)" are exact: the engine proxy held the next engine call, so it never reached the engine.
 
 ${table}
 `;
