@@ -107,4 +107,25 @@ describe("scheduled updates without any API call", () => {
     svc.signal("SIGTERM");
     expect(await svc.exit(30_000), svc.describe()).toBe(0);
   }, 90_000);
+
+  test("--update-on-start with an hourly poll: the stale container is updated right after start, trigger startup", async () => {
+    const name = fx.name("onstart");
+    fx.run("onstart", fx.image("onstart").ref);
+    const v2 = fx.image("onstart");
+    const svc = startSvc([...baseFlags(), "--poll-interval", "1h", "--update-on-start", name]);
+    await waitUntil(
+      () => {
+        if (!svc.running) throw new Error(`svc exited\n${svc.describe()}`);
+        return svc.records().some((r) => r.message === "cycle finished");
+      },
+      60_000,
+      "the startup cycle",
+    );
+    const finished = svc.records().find((r) => r.message === "cycle finished");
+    expect(finished.fields.trigger).toBe("startup");
+    expect(finished.fields.updated, svc.describe()).toBe(1);
+    expect(inspect(name).Image).toBe(v2.id);
+    svc.signal("SIGTERM");
+    expect(await svc.exit(30_000), svc.describe()).toBe(0);
+  }, 90_000);
 });
