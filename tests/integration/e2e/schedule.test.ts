@@ -6,7 +6,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, freePort, inspect, waitUntil } from "../../harness.ts";
-import { Fixture, baseFlags, parseJsonLines, startSvc, stopAll, waitForPort } from "./support.ts";
+import { Fixture, baseFlags, containersByPrefix, parseJsonLines, startSvc, stopAll, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-sched");
 
@@ -128,4 +128,40 @@ describe("scheduled updates without any API call", () => {
     svc.signal("SIGTERM");
     expect(await svc.exit(30_000), svc.describe()).toBe(0);
   }, 90_000);
+
+  test("two svc daemons with different scopes on one engine each update only their own containers", async () => {
+    const scopeA = fx.name("scope-a");
+    const scopeB = fx.name("scope-b");
+    const mine = { [scopeA]: [fx.name("a1"), fx.name("a2")], [scopeB]: [fx.name("b1")] };
+    const images: Record<string, string> = {};
+    for (const [scope, names] of Object.entries(mine)) {
+      for (const name of names) {
+        const what = name.slice(fx.prefix.length + 1);
+        fx.run(what, fx.image(what).ref, ["-l", `svc.scope=${scope}`]);
+      }
+    }
+    const dir = fx.tempDir("scopes");
+    const audits = { [scopeA]: join(dir, "a.log"), [scopeB]: join(dir, "b.log") };
+    const daemons = Object.keys(mine).map((scope) => startSvc([...baseFlags(), "--poll-interval", "1s", "--scope", scope, "--audit-log", audits[scope]!]));
+    for (const names of Object.values(mine)) for (const name of names) images[name] = fx.image(name.slice(fx.prefix.length + 1)).id;
+
+    await waitUntil(
+      () => {
+        for (const d of daemons) if (!d.running) throw new Error(`svc exited\n${d.describe()}`);
+        return Object.entries(images).every(([name, id]) => {
+          const family = containersByPrefix(name);
+          const now = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], { allowFailure: true }).stdout;
+          return Object.keys(family).length === 1 && now === `${id} true`;
+        });
+      },
+      90_000,
+      "every container to run its new image",
+    );
+    for (const [scope, names] of Object.entries(mine)) {
+      const touched = new Set(parseJsonLines(readFileSync(audits[scope]!, "utf8")).map((e) => e.fields?.container));
+      expect([...touched].sort()).toEqual([...names].sort());
+    }
+    for (const d of daemons) d.signal("SIGTERM");
+    for (const d of daemons) expect(await d.exit(30_000), d.describe()).toBe(0);
+  }, 150_000);
 });
