@@ -523,6 +523,56 @@ describe("the new image fails a rollback check: the old container comes back (pr
   }
 });
 
+describe("the engine refuses one step (error injected by the engine proxy), then the next start", () => {
+  const failing = [`CMD ["/bin/sh","-c","exit 3"]`];
+  const cases: {
+    step: string;
+    gate: (request: Request, path: string, url: URL, app: App) => boolean;
+    newImage?: string[];
+    state: string;
+    exit: number;
+    final: "old" | "new";
+  }[] = [
+    { step: "stop of the old container", gate: (q, p, _u, app) => q.method === "POST" && p === `/containers/${app.before.Id}/stop`, state: "failed", exit: 1, final: "old" },
+    { step: "start of the new container", gate: (q, p, _u, app) => q.method === "POST" && /^\/containers\/[0-9a-f]{64}\/start$/.test(p) && !p.includes(app.before.Id), state: "failed", exit: 1, final: "old" },
+    { step: "rename back during a rollback", newImage: failing, gate: (q, p, u, app) => q.method === "POST" && p === `/containers/${app.before.Id}/rename` && u.searchParams.get("name") === app.name, state: "rolled_back", exit: 1, final: "old" },
+    { step: "removing the old container after a good update", gate: (q, p, _u, app) => q.method === "DELETE" && p === `/containers/${app.before.Id}`, state: "updated", exit: 0, final: "new" },
+  ];
+  for (const c of cases) {
+    test(c.step, async () => {
+      const r = row({ fault: "engine error (500)", step: c.step });
+      const app = new App("refuse", { newImage: c.newImage, restart: c.newImage ? "no" : undefined });
+      const proxy = startEngineProxy(sb.socketPath);
+      let injected = false;
+      proxy.intercept = (request, url) => {
+        if (injected || !c.gate(request, apiPath(url), url, app)) return undefined;
+        injected = true;
+        return Response.json({ message: `injected failure: ${c.step}` }, { status: 500 });
+      };
+      const since = receiver.reports.length;
+      const run1 = startSvc(app.args([], proxy.dockerHost));
+      const exit1 = await finished(run1);
+      const entry = entryOf(await reportOf(app, since), app);
+      r.first_exit = String(exit1);
+      r.observed = `audit: ${run1.audit.map((e) => e.action + (e.error && e.action !== "rollback" ? "(failed)" : "")).join(" ")}; then: ${describeState()}`;
+      expect(injected).toBe(true);
+      expect(entry?.state).toBe(c.state);
+      expect(exit1).toBe(c.exit);
+
+      const run2 = startSvc(app.args(["--monitor-only"]));
+      const exit2 = await finished(run2);
+      r.recovery = `report: ${entry ? `${entry.state}: ${String(entry.reason ?? "").split("\n")[0]!.slice(0, 120)}` : "none"}; next start: ${shortRecovery(recoveryActions(run2))}`;
+      r.leftovers = leftovers(app).join(", ") || "none";
+      r.rerun_exit = String(exit2);
+      expect(exit2).toBe(0);
+      r.image_after = expectIntact(app);
+      expect(r.image_after).toBe(c.final);
+      if (c.final === "old") expect(sb.inspect(app.name).Id).toBe(app.before.Id);
+      r.verdict = "ok";
+    });
+  }
+});
+
 describe("engine faults", () => {
   test("disk full: the engine answers create with 500 no space left on device", async () => {
     const r = row({ fault: "engine error on create", step: "create" });
@@ -657,6 +707,24 @@ describe("engine faults", () => {
     await run.stop();
     expect(thirdEntry?.state).toBe("updated");
     expect(expectIntact(run.app)).toBe("new");
+    r.verdict = "ok";
+  });
+});
+
+describe("the audit log after a crash", () => {
+  test("every entry names the container it touched by id, the new container's create included", async () => {
+    const r = row({ fault: "none (audit check)", step: "create entry", bug: "the create entry has no container_id: after a crash the audit log cannot tell which container svc made" });
+    const app = new App("audit");
+    const run = startSvc(app.args());
+    const exit = await finished(run);
+    r.first_exit = String(exit);
+    r.observed = run.audit.map((e) => `${e.action}:${e.container_id ? "id" : "NO id"}`).join(" ");
+    r.image_after = expectIntact(app);
+    r.recovery = r.leftovers = r.rerun_exit = "-";
+    expect(exit).toBe(0);
+    const created = run.audit.find((e) => e.action === "create");
+    expect(created?.container_id).toBe(sb.inspect(app.name).Id);
+    for (const entry of run.audit.filter((e) => e.action !== "pull")) expect(entry.container_id ?? null).not.toBeNull();
     r.verdict = "ok";
   });
 });
