@@ -27,7 +27,6 @@ import {
   uniqueName,
   userConfig,
   waitUntil,
-  type AuditFields,
   type MatrixRow,
   type Receiver,
   type SvcOptions,
