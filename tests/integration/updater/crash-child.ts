@@ -14,10 +14,12 @@ import { silentAudit, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
+import { TEST_SCOPE } from "./support.ts";
 
 const [name, fault] = process.argv.slice(2) as [string, string];
 const config = defaultConfig({
   containers: [name],
+  scope: TEST_SCOPE,
   stop_timeout: 1000,
   docker: { host: process.env.SVC_TEST_DOCKER_HOST! },
   rollback: { startup_timeout: 5000 },

@@ -3,7 +3,7 @@
  * monitor_only (nothing changes), so the report shows exactly which containers were considered.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { docker, entryOf, Fixture, makeUpdater, names, inspect, eventsFor, expectState } from "./support.ts";
+import { docker, entryOf, Fixture, makeUpdater, names, inspect, eventsFor, expectState, TEST_SCOPE } from "./support.ts";
 import { waitUntil } from "../../harness.ts";
 
 const fx = new Fixture();
@@ -23,7 +23,7 @@ beforeAll(() => {
   );
   const stopped = fx.run("stopped", image.ref);
   docker(["stop", "-t", "0", stopped]);
-  docker(["create", "--name", fx.name("created"), "--network", "none", image.ref]);
+  docker(["create", "--name", fx.name("created"), "-l", `svc.scope=${TEST_SCOPE}`, "--network", "none", image.ref]);
   all.push(stopped, fx.name("created"));
   fx.image("sel"); // every container on `sel` is now stale
 }, 60_000);

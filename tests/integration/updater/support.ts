@@ -29,9 +29,17 @@ export interface Harness {
   published: SessionReport[];
 }
 
+/**
+ * Every container these tests make carries this scope, and every updater here uses it: other
+ * rooms' svc instances share the engine, and an instance without a scope (or with another one)
+ * must never recover or restart what these tests are in the middle of updating.
+ */
+export const TEST_SCOPE = "svc-updater-tests";
+
 /** Test defaults: short stop and startup timeouts, every cycle scoped by the caller's `containers`. */
 export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string } = {}): Promise<Harness> {
   const config = defaultConfig({
+    scope: TEST_SCOPE,
     ...overrides,
     stop_timeout: overrides.stop_timeout ?? 1000,
     docker: { host: sandbox().dockerHost },
@@ -85,7 +93,7 @@ export class Fixture {
   run(what: string, image: string, args: string[] = [], cmd: string[] = []): string {
     const name = this.name(what);
     const hasNetwork = args.some((a) => a === "--network" || a.startsWith("--network="));
-    docker(["run", "-d", "--name", name, ...(hasNetwork ? [] : ["--network", "none"]), ...args, image, ...cmd]);
+    docker(["run", "-d", "--name", name, "-l", `svc.scope=${TEST_SCOPE}`, ...(hasNetwork ? [] : ["--network", "none"]), ...args, image, ...cmd]);
     return name;
   }
 
