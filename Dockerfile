@@ -13,6 +13,9 @@ COPY ${ROOTFS}/ /
 EXPOSE 8080
 
 # The binary checks itself (GET /v1/health on the configured port): no shell or curl needed.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["/svc", "healthcheck"]
+# The engine (20.10) runs the first probe one interval after start, and the status stays
+# "starting" until then: svc updating its own container waits at most rollback.startup_timeout
+# (default 30s) for "healthy", so the first probe (interval + timeout) must come well before that.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=20s --retries=3 CMD ["/svc", "healthcheck"]
 
 ENTRYPOINT ["/svc"]

@@ -48,6 +48,10 @@ test("the entry point is /svc and the healthcheck calls the binary itself", () =
   const config = JSON.parse(docker(["image", "inspect", tag]).stdout)[0].Config;
   expect(config.Entrypoint).toEqual(["/svc"]);
   expect(config.Healthcheck.Test).toEqual(["CMD", "/svc", "healthcheck"]);
+  // The first probe comes one interval after start; a self-update waits for "healthy" at most
+  // rollback.startup_timeout (default 30 s), so it must come well within that.
+  const nanoseconds = 1e9;
+  expect(config.Healthcheck.Interval + config.Healthcheck.Timeout).toBeLessThanOrEqual(20 * nanoseconds);
 }, 60_000);
 
 test("the image holds /svc, exactly the libraries ldd names, and a world-writable /tmp", () => {
