@@ -12,7 +12,7 @@ say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
 if ! command -v bun >/dev/null 2>&1; then
   say "installing Bun from the npm registry"
-  npm install -g bun >/dev/null 2>&1
+  npm install -g bun >/dev/null 2>&1 || { echo "demo: npm install -g bun failed" >&2; npm install -g bun; }
 fi
 bun install --frozen-lockfile >/dev/null
 

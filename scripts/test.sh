@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 if ! command -v bun >/dev/null 2>&1; then
   echo "test: installing Bun from the npm registry" >&2
-  npm install -g bun >/dev/null 2>&1
+  npm install -g bun >/dev/null 2>&1 || { echo "test: npm install -g bun failed" >&2; npm install -g bun; }
 fi
 bun install --frozen-lockfile >/dev/null
 
