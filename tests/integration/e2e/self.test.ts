@@ -59,6 +59,8 @@ async function selfUpdated(name: string, imageId: string, oldId: string): Promis
       const current = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], { allowFailure: true }).stdout;
       // the only svc left has exited: no svc runs any more, nothing will change
       if (Object.keys(family).length === 1 && family[name] === "exited") throw new Error(`the only svc container left has exited`);
+      // the old instance rolled its own update back: it will not retry this image
+      if (/"rolled_back":1\b/.test(logsOf(name))) throw new Error("svc rolled back its own update");
       return Object.keys(family).length === 1 && current === `${imageId} true`;
     },
     150_000,
