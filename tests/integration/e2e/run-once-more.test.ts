@@ -268,4 +268,25 @@ describe("run-once extras", () => {
     expect(pushes).toHaveLength(1);
     expect(new URLSearchParams(pushes[0]!).get("message")).toContain(`custom template: ${name}`);
   }, 90_000);
+
+  test("--label-enable: only the container labelled svc.enable=true is updated; per-container svc.monitor_only is honoured", async () => {
+    const on = fx.name("lbl-on");
+    const off = fx.name("lbl-off");
+    const watched = fx.name("lbl-watch");
+    fx.run("lbl-on", fx.image("lbl-on").ref, ["-l", "svc.enable=true"]);
+    fx.run("lbl-off", fx.image("lbl-off").ref);
+    fx.run("lbl-watch", fx.image("lbl-watch").ref, ["-l", "svc.enable=true", "-l", "svc.monitor_only=true"]);
+    const offId = inspect(off).Id;
+    const watchedId = inspect(watched).Id;
+    const v2 = fx.image("lbl-on");
+    fx.image("lbl-off");
+    fx.image("lbl-watch");
+    const run = await runSvc([...baseFlags(), "--run-once", "--label-enable", on, off, watched]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(inspect(on).Image).toBe(v2.id);
+    expect(inspect(off).Id).toBe(offId);
+    expect(inspect(watched).Id).toBe(watchedId);
+    const report = reportsIn(run.svc.output).at(-1);
+    expect(report?.containers.map((c: any) => [c.name, c.state]).sort(), run.svc.describe()).toEqual([[on, "updated"], [watched, "stale"]].sort());
+  }, 90_000);
 });
