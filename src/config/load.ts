@@ -4,7 +4,7 @@
  * once, naming the option the way the user wrote it; nothing else is touched before that.
  */
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import type { z } from "zod";
 import { SvcError } from "../errors.ts";
 import { OPTIONS, OPTION_BY_KEY, configSchema, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
@@ -44,13 +44,15 @@ export async function loadConfig({ argv, env, cwd }: LoadOptions): Promise<LoadR
   const layers = [dockerHostLayer(env), fileEntries, envLayer(env, problems), args.layer];
   const merged = mergeLayers(layers);
   addPositionals(merged, args.positionals);
+  const fileDir = file ? dirname(resolve(cwd, file.path)) : cwd;
+  anchorFilePaths(merged, fileDir);
 
   const { raw, values } = validateLeaves(merged, problems);
   checkAcrossOptions(values, merged, cwd, problems, warnings);
   if (problems.length > 0) throw configError(problems);
 
   const config = configSchema.parse(raw) as Config;
-  resolveSecrets(config, merged, { cwd, fileDir: file ? dirname(resolve(cwd, file.path)) : cwd }, problems, warnings);
+  resolveSecrets(config, merged, { cwd, fileDir }, problems, warnings);
   if (problems.length > 0) throw configError(problems);
 
   return { config, sources: sourcesOf(merged), warnings, file: file?.path };
@@ -255,6 +257,20 @@ function unreadable(path: string): string | undefined {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     return code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : (error as Error).message;
+  }
+}
+
+/**
+ * A relative path written in the configuration file means "next to this file" (services are
+ * often started from /); paths from flags and env stay relative to the working directory.
+ */
+function anchorFilePaths(merged: Map<string, Entry>, fileDir: string): void {
+  for (const option of OPTIONS) {
+    if (option.meta.kind !== "path") continue;
+    const entry = merged.get(option.key);
+    if (entry?.origin.source === "file" && typeof entry.value === "string" && entry.value !== "" && !isAbsolute(entry.value)) {
+      entry.value = resolve(fileDir, entry.value);
+    }
   }
 }
 

@@ -48,6 +48,17 @@ describe("secrets", () => {
     expect(config.http_api.token).toBe("next-to-the-file");
   });
 
+  test("so is every file path option written in the file (template, TLS files, logs)", async () => {
+    const etc = tempDir();
+    writeFile(etc, "report.mustache", "{{summary}}\n");
+    const file = writeFile(etc, "svc.toml", 'run_once = true\naudit_log = "audit.log"\n[notifications]\ntemplate = "report.mustache"\n');
+    const { config } = await load({ cwd: tempDir(), argv: ["-c", file] });
+    expect(config.notifications.template).toBe(`${etc}/report.mustache`);
+    expect(config.audit_log).toBe(`${etc}/audit.log`);
+    const fromFlag = await load({ cwd: tempDir(), argv: [...RUNS, "--audit-log", "flag.log"] });
+    expect(fromFlag.config.audit_log).toBe("flag.log");
+  });
+
   test("per-registry username and password from files", async () => {
     const dir = tempDir();
     const user = writeFile(dir, "user", "robot\n");
