@@ -89,6 +89,31 @@ describe("signals while an update runs", () => {
   }, 90_000);
 });
 
+describe("SIGTERM during a run-once update", () => {
+  test("the update finishes, svc exits 0, one container left on the new image", async () => {
+    const name = fx.name("once-term");
+    fx.run("once-term", fx.image("once-term").ref, ["-e", "KEEP=1"]);
+    const v2 = fx.image("once-term");
+    const audit = join(fx.tempDir("once-term"), "audit.log");
+    const svc = startSvc([...baseFlags(), "--run-once", "--audit-log", audit, name]);
+    await waitUntil(
+      () => {
+        if (!svc.running) throw new Error(`svc exited before the update started\n${svc.describe()}`);
+        return auditOf(audit).some((e) => e.fields?.container === name && e.fields?.action === "start");
+      },
+      30_000,
+      "the new container to start",
+    );
+    svc.signal("SIGTERM");
+    expect(await svc.exit(30_000), svc.describe()).toBe(0);
+    expect(Object.keys(containersByPrefix(name))).toEqual([name]);
+    const now = inspect(name);
+    expect(now.Image).toBe(v2.id);
+    expect(now.State.Running).toBe(true);
+    expect(now.Config.Env).toContain("KEEP=1");
+  }, 60_000);
+});
+
 /**
  * What another svc instance leaves while it is between "create" and "start" of an update: the
  * old container parked under `<name>.svc-old-<id>-running` (stopped) and the new one created
