@@ -5,12 +5,12 @@
  * No secret from the configuration shows up in any message or in svc's output.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { freePort, sandbox, waitUntil } from "../../harness.ts";
-import { payloadOf, startMosquitto, startSmtp, subscribe, type Mosquitto, type SmtpServer, type Subscriber } from "../notify/peers.ts";
-import { FAILING_CMD, Fixture, startSvc, stopAll, stopProcess, track, waitForPort, type SvcProcess } from "./support.ts";
+import { makePki, payloadOf, startMosquitto, startSmtp, subscribe, type Mosquitto, type SmtpServer, type Subscriber } from "../notify/peers.ts";
+import { FAILING_CMD, Fixture, runSvc, startSvc, stopAll, stopProcess, track, waitForPort, type SvcProcess } from "./support.ts";
 
 const fx = new Fixture("e2e-notify");
 
@@ -232,4 +232,49 @@ describe("one update cycle notifies every channel once", () => {
     svc.signal("SIGTERM");
     expect(await svc.exit(30_000), svc.describe()).toBe(0);
   }, 40_000);
+});
+
+describe("e-mail with STARTTLS and a login, the password in a secret file", () => {
+  test("run-once sends one authenticated message; the password appears nowhere", async () => {
+    const password = "smtp-pw-file-4e19b0";
+    const pki = makePki();
+    const authSmtp = await startSmtp({ cert: pki.serverCert, key: pki.serverKey, user: "svc-mailer", password });
+    track(authSmtp.proc);
+    const dir = fx.tempDir("mail");
+    writeFileSync(join(dir, "smtp_password"), `${password}\n`);
+    const name = fx.name("mailed");
+    fx.run("mailed", fx.image("mailed").ref);
+    fx.image("mailed");
+    writeFileSync(
+      join(dir, "svc.toml"),
+      [
+        "run_once = true",
+        'stop_timeout = "1s"',
+        `containers = ["${name}"]`,
+        "[docker]",
+        `host = "${sandbox().dockerHost}"`,
+        "[notifications.email]",
+        'server = "127.0.0.1"',
+        `port = ${authSmtp.port}`,
+        'from = "svc@example.test"',
+        'to = ["ops@example.test"]',
+        'user = "svc-mailer"',
+        `password = "${join(dir, "smtp_password")}"`,
+        "tls_skip_verify = true",
+        "",
+      ].join("\n"),
+    );
+    const run = await runSvc(["-c", "svc.toml", "--log-level", "debug"], { cwd: dir });
+    expect(run.code, run.svc.describe()).toBe(0);
+    await waitUntil(() => authSmtp.messages().length > 0, 15_000, "the e-mail").catch(() => {});
+    const mails = authSmtp.messages();
+    expect(mails, run.svc.describe()).toHaveLength(1);
+    expect(mails[0]!.login).toBe("svc-mailer");
+    expect(mails[0]!.tls).toBe(true);
+    expect(mails[0]!.subject).toMatch(/1 updated, 0 failed/);
+    expect(JSON.stringify(mails[0])).not.toContain(password);
+    expect(run.svc.output).not.toContain(password);
+    await stopProcess(authSmtp.proc);
+    rmSync(pki.dir, { recursive: true, force: true });
+  }, 90_000);
 });
