@@ -47,14 +47,15 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
     app = startApi(config, pending.runner, metrics, logging, log);
-    const { createDockerEngine, createRegistry, createNotifications, createUpdater, createScheduler } = await loadRooms();
+    const { createDockerEngine, createRegistry, dockerConfigDirFrom, createNotifications, createUpdater, createScheduler } = await loadRooms();
     const engine = await createDockerEngine(config.docker, logging.log);
-    const registry = createRegistry(config, logging.log);
+    // The Docker CLI's config.json (auths, credsStore, credHelpers), where the CLI itself looks.
+    const registry = createRegistry(config, logging.log, { dockerConfigDir: dockerConfigDirFrom(process.env) });
     notifications = await createNotifications(config, logging.log);
     const selfContainerId = await ownContainerId(engine, log);
     updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications, selfContainerId });
     // Repair what a crash left half-done before any new cycle can start.
-    await updater.recover();
+    await recoverOrPostpone(updater, log);
     pending.ready(updater);
     if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log);
     return await serve({ config, updater, metrics, logging, log, app, createScheduler }, stopSignal.promise);
@@ -71,6 +72,21 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     await step(log, "close notifications", () => notifications?.close());
     stopSignal.remove();
     await logging.close();
+  }
+}
+
+/**
+ * A host may start svc before its engine: an unreachable engine must not stop the service.
+ * Recovery is then postponed, and the updater repairs leftovers before its next cycle.
+ */
+async function recoverOrPostpone(updater: Updater, log: Logger): Promise<void> {
+  try {
+    await updater.recover();
+  } catch (error) {
+    const svcError = toSvcError(error);
+    if (svcError.kind !== "engine") throw error;
+    // The updater has logged it already, at error level.
+    log.debug("crash recovery postponed until the engine answers", { error: svcError.message });
   }
 }
 
@@ -94,6 +110,7 @@ async function loadRooms() {
   return {
     createDockerEngine: engine.createDockerEngine,
     createRegistry: registry.createRegistry,
+    dockerConfigDirFrom: registry.dockerConfigDirFrom,
     createNotifications: notify.createNotifications,
     createUpdater: updater.createUpdater,
     createScheduler: scheduler.createScheduler,

@@ -163,13 +163,13 @@ describe("500: unexpected errors", () => {
     });
   }
 
-  test("an engine error from the runner is a 500 without its message", async () => {
+  test("an engine error from the runner is a 500 that says what to fix, without a stack", async () => {
     const { SvcError } = await import("../../../src/errors.ts");
     const ctx = makeApp();
-    ctx.runner.failure = new SvcError("engine", "connect ENOENT /var/run/docker.sock");
+    ctx.runner.failure = new SvcError("engine", "cannot reach the Docker engine at unix:///var/run/docker.sock: ENOENT");
     const response = await ctx.request("/v1/update", { method: "POST", headers: bearer() });
     expect(response.status).toBe(500);
-    expect(await response.text()).toBe('{"error":"internal error"}');
+    expect(await response.json()).toEqual({ error: "cannot reach the Docker engine at unix:///var/run/docker.sock: ENOENT" });
   });
 });
 
