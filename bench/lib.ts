@@ -1,4 +1,5 @@
 /** Small helpers for the benchmark: processes, timing, statistics, the engine over its socket. */
+import { rmSync } from "node:fs";
 import { spawn, spawnSync, type Subprocess } from "bun";
 
 export function median(values: number[]): number {
@@ -20,12 +21,35 @@ export function run(cmd: string[], options: { env?: Record<string, string>; allo
   return proc.stdout.toString().trim();
 }
 
+/**
+ * `run` without blocking the event loop: needed whenever the command talks to a server of the
+ * bench's own process (the counting proxies), which a synchronous spawn would starve.
+ */
+export async function runAsync(cmd: string[], options: { env?: Record<string, string> } = {}): Promise<string> {
+  const proc = spawn(cmd, { env: { ...process.env, ...options.env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (exitCode !== 0) throw new Error(`${cmd.join(" ")} failed (${exitCode}): ${stderr.slice(-2000)}`);
+  return stdout.trim();
+}
+
 /** Resident set size of a process, in KiB, from /proc. */
 export async function rssKiB(pid: number): Promise<number> {
+  return (await memoryKiB(pid)).rss;
+}
+
+/**
+ * RSS and its two parts: anonymous memory (heaps, JIT code) and file-backed pages (the parts of
+ * the executable the process has touched: runtime code, embedded bytecode), which the kernel can
+ * drop and read again under memory pressure.
+ */
+export async function memoryKiB(pid: number): Promise<{ rss: number; anon: number; file: number }> {
   const status = await Bun.file(`/proc/${pid}/status`).text();
-  const match = /VmRSS:\s+(\d+) kB/.exec(status);
-  if (!match) throw new Error(`no VmRSS for pid ${pid}`);
-  return Number(match[1]);
+  const field = (name: string) => {
+    const match = new RegExp(`${name}:\\s+(\\d+) kB`).exec(status);
+    if (!match) throw new Error(`no ${name} for pid ${pid}`);
+    return Number(match[1]);
+  };
+  return { rss: field("VmRSS"), anon: field("RssAnon"), file: field("RssFile") };
 }
 
 export async function waitForHealth(port: number, timeoutMs = 20_000): Promise<void> {
@@ -121,6 +145,52 @@ export function countingProxy(target: string): { port: number; manifestRequests:
     manifestRequests: () => manifests,
     reset: () => {
       manifests = 0;
+    },
+    stop: () => server.stop(true),
+  };
+}
+
+/** "GET /v1.41/containers/<id>/json?size=0" -> "GET /containers/{id}/json": one key per kind of call. */
+export function engineCallKey(method: string, pathname: string): string {
+  const path = pathname
+    .replace(/^\/v\d+(\.\d+)?(?=\/)/, "")
+    .replace(/^\/containers\/(?!json$|create$|prune$)[^/]+/, "/containers/{id}")
+    .replace(/^\/images\/(?!json$|create$|prune$|search$|load$|get$).+?(?=\/(json|history|push|tag)$|$)/, "/images/{name}");
+  return `${method} ${path}`;
+}
+
+/**
+ * A counting proxy in front of the engine's unix socket: the bench reads which engine calls svc
+ * made in a cycle (a check with nothing to update should inspect nothing). Plain request/response
+ * and streamed answers pass through; connection hijacking (attach) does not, and no check needs it.
+ */
+export function countingEngineProxy(target: string, socketPath: string): { socketPath: string; requests: () => Record<string, number>; reset: () => void; stop: () => void } {
+  let counts: Record<string, number> = {};
+  rmSync(socketPath, { force: true });
+  const server = Bun.serve({
+    unix: socketPath,
+    async fetch(request) {
+      const url = new URL(request.url);
+      const key = engineCallKey(request.method, url.pathname);
+      counts[key] = (counts[key] ?? 0) + 1;
+      const headers = new Headers(request.headers);
+      headers.delete("host");
+      const response = await fetch(`http://localhost${url.pathname}${url.search}`, {
+        unix: target,
+        method: request.method,
+        headers,
+        body: request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer(),
+        redirect: "manual",
+        decompress: false,
+      });
+      return new Response(request.method === "HEAD" ? null : response.body, { status: response.status, headers: response.headers });
+    },
+  });
+  return {
+    socketPath,
+    requests: () => ({ ...counts }),
+    reset: () => {
+      counts = {};
     },
     stop: () => server.stop(true),
   };
