@@ -9,6 +9,10 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { parseDuration } from "./duration.ts";
 
+// The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
+// the first parse of each object schema) costs that start a few milliseconds and never pays back.
+z.config({ jitless: true });
+
 export type TomlValue = string | number | boolean | string[] | Record<string, string>[];
 
 export type OptionKind = "boolean" | "integer" | "string" | "path" | "url" | "duration" | "cron" | "enum" | "list" | "credentials";
