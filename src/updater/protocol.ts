@@ -66,17 +66,22 @@ export type ReplaceOutcome =
   | { kind: "rolled_back"; reason: string }
   | { kind: "failed"; reason: string };
 
-/** Runs one engine action and writes it to the audit log, with the error when it failed. */
+/**
+ * Runs one engine action and writes it to the audit log, with the error when it failed.
+ * `idOf` names the container from the action's result when it is only known afterwards (the
+ * id of a created container): after a crash the audit log must tell which container svc made.
+ */
 export async function act<T>(
   ctx: ProtocolContext,
   action: AuditEntry["action"],
   target: { container: string; container_id?: string; image?: string },
   run: () => Promise<T>,
+  idOf?: (result: T) => string,
 ): Promise<T> {
   const entry: AuditEntry = { action, ...target, trigger: ctx.trigger, session_id: ctx.sessionId };
   try {
     const result = await run();
-    ctx.audit.record(entry);
+    ctx.audit.record(idOf ? { ...entry, container_id: idOf(result) } : entry);
     return result;
   } catch (error) {
     ctx.audit.record({ ...entry, error: toSvcError(error).message });
@@ -129,8 +134,12 @@ async function stopOld(ctx: ProtocolContext, r: Replacement): Promise<void> {
 /** Create, start, watch; keep the new container or roll back. Never throws. */
 export async function replace(ctx: ProtocolContext, r: Replacement, networkContainer?: string): Promise<ReplaceOutcome> {
   try {
-    r.newId = await act(ctx, "create", { container: r.name, image: r.image }, () =>
-      ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer }),
+    r.newId = await act(
+      ctx,
+      "create",
+      { container: r.name, image: r.image },
+      () => ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer }),
+      (id) => id,
     );
     if (r.startAfter) {
       await act(ctx, "start", { container: r.name, container_id: r.newId, image: r.image }, () => ctx.engine.startContainer(r.newId!));

@@ -134,6 +134,8 @@ describe("the update protocol", () => {
     expect(engine.containers.size).toBe(1);
     expect(audit.entries.map((e) => e.action)).toEqual(["pull", "rename", "stop", "create", "start", "remove"]);
     expect(audit.entries.every((e) => e.trigger === "schedule" && e.session_id === report!.id && e.container === "app")).toBe(true);
+    // each entry names the container it touched: the create entry the new one, known only after
+    expect(audit.entries.map((e) => e.container_id)).toEqual([old.id, old.id, old.id, entry.id, entry.id, old.id]);
   });
 
   test("containers sharing an image share one pull", async () => {
