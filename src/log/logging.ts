@@ -9,7 +9,8 @@ import { createAccessLog } from "./access.ts";
 import { createAuditLog } from "./audit.ts";
 import { LogFile } from "./file.ts";
 import { ConsolaLogger, ConsoleSink, createCore, type OutputFormat, type Writable } from "./logger.ts";
-import { configSecrets, createRedactor, describeError } from "./redact.ts";
+import { secretValues } from "../config/index.ts";
+import { createRedactor, describeError } from "./redact.ts";
 import type { AccessLog, AuditLog, Logger } from "./types.ts";
 
 export interface LoggingOptions {
@@ -57,7 +58,8 @@ export function createLogging(config: Config, options: LoggingOptions = {}): Log
   const stdout = options.stdout ?? (process.stdout as Writable);
   const stderr = options.stderr ?? (process.stderr as Writable);
   const format = resolveFormat(config.log_format, stdout);
-  const redact = createRedactor([...configSecrets(config), ...(options.secrets ?? [])]);
+  // The schema knows which options are secret: a new secret option is redacted without a change here.
+  const redact = createRedactor([...secretValues(config), ...(options.secrets ?? [])]);
   const sink = new ConsoleSink(format, stdout, stderr);
   const core = createCore(config.log_level, sink, redact);
   const log = new ConsolaLogger(core, ROOT_TARGET);

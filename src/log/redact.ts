@@ -2,7 +2,6 @@
  * Secrets never reach a log line: every message and every string inside fields goes through one
  * redactor that knows the configured secret values.
  */
-import type { Config } from "../config/index.ts";
 import type { Fields } from "./types.ts";
 
 export const REDACTED = "[redacted]";
@@ -26,21 +25,6 @@ export function createRedactor(secrets: ReadonlyArray<string | undefined>): Reda
     for (const value of values) if (out.includes(value)) out = out.split(value).join(REDACTED);
     return out;
   };
-}
-
-/** Every secret value of the configuration (CONTRACT.md "Secrets"). */
-export function configSecrets(config: Config): string[] {
-  const n = config.notifications;
-  return [
-    config.http_api.token,
-    config.registry_username,
-    config.registry_password,
-    ...config.registry_credentials.flatMap((c) => [c.username, c.password]),
-    n.email.password,
-    n.mqtt.password,
-    n.pushover.token,
-    n.pushover.user_key,
-  ].filter((s): s is string => typeof s === "string" && s !== "");
 }
 
 /**
