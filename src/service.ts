@@ -131,7 +131,7 @@ function startApi(config: Config, runner: CycleRunner, metrics: Metrics, logging
  * (CONTRACT: recovery runs before the API accepts updates), then runs as usual; if startup
  * fails, it fails with the same error.
  */
-function pendingRunner(): { runner: CycleRunner; ready(updater: Updater): void; failed(error: unknown): void } {
+export function pendingRunner(): { runner: CycleRunner; ready(updater: Updater): void; failed(error: unknown): void } {
   let resolve: (updater: Updater) => void = () => {};
   let reject: (error: unknown) => void = () => {};
   const started = new Promise<Updater>((res, rej) => {

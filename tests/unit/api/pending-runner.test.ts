@@ -1,0 +1,55 @@
+/** The API's runner while svc starts: an update asked for during recovery waits for it. */
+import { describe, expect, test } from "bun:test";
+import { pendingRunner } from "../../../src/service.ts";
+import type { Updater } from "../../../src/updater/index.ts";
+import type { SessionReport } from "../../../src/updater/types.ts";
+
+function fakeUpdater(report: SessionReport | null): Updater & { calls: string[] } {
+  const calls: string[] = [];
+  return {
+    calls,
+    busy: false,
+    async run(trigger) {
+      calls.push(trigger);
+      return report;
+    },
+    async recover() {},
+    async drain() {},
+  };
+}
+
+describe("pendingRunner", () => {
+  test("a cycle asked for before startup is done runs once the updater is ready, not before", async () => {
+    const pending = pendingRunner();
+    const updater = fakeUpdater(null);
+    let answered = false;
+    const answer = pending.runner.run("api").then((report) => {
+      answered = true;
+      return report;
+    });
+    await Bun.sleep(5);
+    expect(answered).toBe(false);
+    expect(updater.calls).toEqual([]);
+    pending.ready(updater);
+    expect(await answer).toBeNull();
+    expect(updater.calls).toEqual(["api"]);
+  });
+
+  test("after startup, cycles go straight to the updater", async () => {
+    const pending = pendingRunner();
+    const updater = fakeUpdater(null);
+    pending.ready(updater);
+    await pending.runner.run("api");
+    await pending.runner.run("api");
+    expect(updater.calls).toEqual(["api", "api"]);
+  });
+
+  test("when startup fails, a waiting request fails with a startup error instead of hanging", async () => {
+    const pending = pendingRunner();
+    const answer = pending.runner.run("api");
+    pending.failed(new Error("engine negotiation exploded"));
+    const error = await answer.catch((e: unknown) => e);
+    expect((error as { kind?: string }).kind).toBe("startup");
+    expect((error as Error).message).toContain("engine negotiation exploded");
+  });
+});
