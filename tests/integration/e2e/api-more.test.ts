@@ -15,7 +15,7 @@ const TOKEN = "env-file-token-c4f1a27e";
 afterAll(async () => {
   await stopAll();
   fx.cleanup();
-});
+}, 120_000);
 
 describe("svc configured by environment variables", () => {
   let svc: SvcProcess;

@@ -14,7 +14,7 @@ const TOKEN = "e2e-api-token-0f3a9c1d";
 afterAll(async () => {
   await stopAll();
   fx.cleanup();
-});
+}, 120_000);
 
 describe("svc --http-api-update --http-api-metrics --http-api-token ... (no schedule)", () => {
   const app = fx.name("app");

@@ -21,7 +21,7 @@ afterAll(async () => {
   await stopAll();
   for (const server of servers) server.stop(true);
   fx.cleanup();
-});
+}, 120_000);
 
 beforeAll(() => {
   const outdir = fx.tempDir("dist");

@@ -13,7 +13,7 @@ const fx = new Fixture("e2e-cfg");
 afterAll(async () => {
   await stopAll();
   fx.cleanup();
-});
+}, 120_000);
 
 describe("configuration errors exit 2 and touch nothing", () => {
   const name = fx.name("app");

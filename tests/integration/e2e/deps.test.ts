@@ -17,7 +17,7 @@ const fx = new Fixture("e2e-deps");
 afterAll(async () => {
   await stopAll();
   fx.cleanup();
-});
+}, 120_000);
 
 const netns = (container: string) => docker(["exec", container, "/bin/busybox", "readlink", "/proc/1/ns/net"]).stdout;
 

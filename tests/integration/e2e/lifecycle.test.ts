@@ -15,7 +15,7 @@ const TOKEN = "e2e-life-token-93be";
 afterAll(async () => {
   await stopAll();
   fx.cleanup();
-});
+}, 120_000);
 
 const auditOf = (file: string) => (existsSync(file) ? parseJsonLines(readFileSync(file, "utf8")) : []);
 

@@ -40,7 +40,7 @@ afterAll(async () => {
   webhook?.stop(true);
   pushover?.stop(true);
   fx.cleanup();
-});
+}, 120_000);
 
 function receiver(answer: () => Response): { server: Server<undefined>; received: Received[] } {
   const received: Received[] = [];

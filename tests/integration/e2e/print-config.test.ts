@@ -15,7 +15,7 @@ const MQTT_PASSWORD = "env-mqtt-pw-77c2e1d0";
 afterAll(async () => {
   await stopAll();
   fx.cleanup();
-});
+}, 120_000);
 
 describe("svc --print-config", () => {
   let run: Awaited<ReturnType<typeof runSvc>>;

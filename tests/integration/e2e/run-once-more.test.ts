@@ -17,7 +17,7 @@ afterAll(async () => {
   await stopAll();
   for (const server of servers) server.stop(true);
   fx.cleanup();
-});
+}, 120_000);
 
 describe("run-once extras", () => {
   test("notifications of a run-once cycle are sent before svc exits, even with a delay", async () => {
@@ -88,12 +88,30 @@ describe("run-once extras", () => {
     fx.run("nocred", ref);
     const before = inspect(name);
     buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
-    const run = await runSvc([...baseFlags(), "--run-once", name]);
+    // no `docker login` either: an empty Docker CLI config
+    const run = await runSvc([...baseFlags(), "--run-once", name], { env: userEnv({ DOCKER_CONFIG: fx.tempDir("nodockercfg") }) });
     expect(run.code, run.svc.describe()).toBe(0);
     expect(inspect(name).Id).toBe(before.Id);
     const finished = run.svc.records().find((r) => r.message === "cycle finished");
     expect(finished?.fields?.skipped, run.svc.describe()).toBe(1);
     expect(run.svc.output).not.toContain(authPass);
+  }, 90_000);
+
+  test("a private registry after `docker login` (the Docker CLI's config.json): updated, the password never printed", async () => {
+    const { authRegistry, authUser, authPass } = sandbox();
+    const name = fx.name("dockerlogin");
+    const ref = `${authRegistry}/${name}:latest`;
+    buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
+    fx.run("dockerlogin", ref);
+    const v2 = buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
+    const dockerConfig = fx.tempDir("dockercfg");
+    const auth = Buffer.from(`${authUser}:${authPass}`).toString("base64");
+    writeFileSync(join(dockerConfig, "config.json"), JSON.stringify({ auths: { [authRegistry]: { auth } } }));
+    const run = await runSvc([...baseFlags(), "--run-once", "--log-level", "debug", name], { env: userEnv({ DOCKER_CONFIG: dockerConfig }) });
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(inspect(name).Image).toBe(v2.id);
+    expect(run.svc.output).not.toContain(authPass);
+    expect(run.svc.output).not.toContain(auth);
   }, 90_000);
 
   test("DOCKER_HOST and ./svc.toml are picked up without flags", async () => {
@@ -166,7 +184,10 @@ describe("run-once extras", () => {
     fx.run("wrongpw", ref);
     const before = inspect(name);
     buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
-    const run = await runSvc([...baseFlags(), "--run-once", "--log-level", "trace", "--head-warn-strategy", "always", "--registry-credentials", `host=${authRegistry},username=${authUser},password=${wrong}`, name]);
+    const run = await runSvc(
+      [...baseFlags(), "--run-once", "--log-level", "trace", "--head-warn-strategy", "always", "--registry-credentials", `host=${authRegistry},username=${authUser},password=${wrong}`, name],
+      { env: userEnv({ DOCKER_CONFIG: fx.tempDir("nodockercfg") }) },
+    );
     expect(run.code, run.svc.describe()).toBe(0);
     expect(inspect(name).Id).toBe(before.Id);
     expect(run.svc.output).not.toContain(wrong);

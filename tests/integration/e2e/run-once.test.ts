@@ -14,7 +14,7 @@ const fx = new Fixture("e2e-once");
 afterAll(async () => {
   await stopAll();
   fx.cleanup();
-});
+}, 120_000);
 
 /** The user's three edits to the generated sample: docker.host, run_once and the container name. */
 function editSample(sample: string, container: string): string {

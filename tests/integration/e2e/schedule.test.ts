@@ -13,7 +13,7 @@ const fx = new Fixture("e2e-sched");
 afterAll(async () => {
   await stopAll();
   fx.cleanup();
-});
+}, 120_000);
 
 async function picksUpNewImage(what: string, scheduleFlags: string[]): Promise<void> {
   const name = fx.name(what);
