@@ -6,8 +6,8 @@
  *   park:    rename old -> `<name>.svc-old-<id>-running|stopped`, then stop it
  *            (a restarting container cannot be renamed: it is stopped first)
  *   replace: create the new one under <name>, start it, watch it against the rollback checks;
- *            pass -> remove the old one; fail -> remove the new one, rename the old one back and
- *            start it if it was running.
+ *            pass -> remove the old one; fail -> remove the new one, start the old one (still
+ *            parked) if it was running, then rename it back.
  * Renaming before stopping means a kill between the two leaves a container whose name still
  * says it was running, so recovery starts it again.
  */
@@ -179,16 +179,22 @@ async function rollback(ctx: ProtocolContext, r: Replacement, why: string): Prom
 }
 
 /**
- * Puts the old container back: removes the new one, renames the old one back, starts it if it
- * was running. Best effort: every step is tried; the problems are returned for the report.
+ * Puts the old container back: removes the new one, starts the old one if it was running, then
+ * renames it back. Started first, while it still carries its parked `-running` name: a kill (or
+ * a failure) between the two steps then leaves a marker that crash recovery repairs, never a
+ * stopped container under its own name that no cycle would look at again. A running container
+ * can be renamed; if the start fails, the old container stays parked for recovery to retry.
+ * Best effort otherwise: every step is tried; the problems are returned for the report.
  */
 export async function restore(ctx: ProtocolContext, r: Replacement): Promise<string[]> {
   const problems: string[] = [];
-  const attempt = async (what: string, run: () => Promise<unknown>): Promise<void> => {
+  const attempt = async (what: string, run: () => Promise<unknown>): Promise<boolean> => {
     try {
       await run();
+      return true;
     } catch (error) {
       problems.push(`${what}: ${toSvcError(error).message}`);
+      return false;
     }
   };
   if (r.newId) {
@@ -198,17 +204,21 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
     );
     r.newId = undefined;
   }
+  if (r.wasRunning && r.stopped) {
+    const started = await attempt("starting the old container", () =>
+      act(ctx, "start", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.startContainer(r.old.Id)),
+    );
+    if (!started && r.parkedAs) {
+      problems.push(`the old container stays parked as ${r.parkedAs}; the next cycle or start of svc restores it`);
+      r.parkedAs = undefined;
+    }
+    r.stopped = false;
+  }
   if (r.parkedAs) {
     await attempt("renaming the old container back", () =>
       act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.renameContainer(r.old.Id, r.name)),
     );
     r.parkedAs = undefined;
-  }
-  if (r.wasRunning && r.stopped) {
-    await attempt("starting the old container", () =>
-      act(ctx, "start", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.startContainer(r.old.Id)),
-    );
-    r.stopped = false;
   }
   for (const problem of problems) ctx.log.error("could not restore the old container", { container: r.name, problem });
   return problems;

@@ -6,7 +6,7 @@
  *     when it passes the update is finished (the old container is removed), else it is undone;
  *   - a container under the original name exists but does not run (killed after create, or after
  *     start before it came up): it is a half-made replacement: removed, and the update undone;
- *   - no container has the name: the old one gets it back and is started if it was running.
+ *   - no container has the name: the old one is started if it was running, then gets its name back.
  * Every action goes to the audit log, plus one `recover` entry per leftover saying what was done.
  */
 import type { ContainerSummary } from "../engine/port.ts";
@@ -95,14 +95,18 @@ async function recoverOne(ctx: ProtocolContext, old: ContainerSummary, parsed: O
   return "no new container: old container restored";
 }
 
+/**
+ * Removes the new container, starts the old one if it ran (still under its parked name, so a kill
+ * before the rename leaves the marker for the next start), then gives it its name back.
+ */
 async function undo(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName, newId: string | undefined): Promise<void> {
   const target = { container: parsed.original, image: old.image };
   if (newId) await act(ctx, "remove", { ...target, container_id: newId }, () => ctx.engine.removeContainer(newId, { force: true }));
+  if (parsed.wasRunning) {
+    const state = (await ctx.engine.inspectContainer(old.id)).State;
+    if (!state.Running) await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
+  }
   await act(ctx, "rename", { ...target, container_id: old.id }, () => ctx.engine.renameContainer(old.id, parsed.original));
-  if (!parsed.wasRunning) return;
-  const state = (await ctx.engine.inspectContainer(old.id)).State;
-  if (state.Running) return;
-  await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
 }
 
 /**

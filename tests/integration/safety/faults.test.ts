@@ -361,22 +361,19 @@ describe("SIGTERM during the watch (graceful stop)", () => {
 // kills between two engine calls, made exact by holding the second call in an engine proxy
 
 describe("SIGKILL between two engine calls (the second held by an engine proxy)", () => {
-  test("rolling back: old container renamed back, killed before it is started again", async () => {
-    const r = row({ fault: "SIGKILL svc", step: "rollback: renamed back, start not sent", bug: RENAME_BEFORE_START });
+  test("rolling back: killed between the old container's start and its rename back (the second held)", async () => {
+    const r = row({ fault: "SIGKILL svc", step: "rollback: between the old container's start and its rename back", bug: RENAME_BEFORE_START });
     const app = new App("gap", { newImage: [`CMD ["/bin/sh","-c","exit 3"]`], restart: "no" });
     const proxy = startEngineProxy(sb.socketPath);
     let run1: SvcProcess | undefined;
-    let renamedBack = false;
     const oldId: string = app.before.Id;
+    const gap = restoreGap(oldId, app.name);
     proxy.intercept = (request, url) => {
-      const path = apiPath(url);
-      if (request.method === "POST" && path === `/containers/${oldId}/rename` && url.searchParams.get("name") === app.name) renamedBack = true;
-      if (request.method === "POST" && path === `/containers/${oldId}/start` && renamedBack) {
-        run1!.killedAfter = "rename back (start of the old container held)";
-        run1!.proc.kill("SIGKILL");
-        return new Response(null, { status: 204 }); // svc is dead: nobody reads this, the engine never saw the start
-      }
-      return undefined;
+      const held = gap(request, url);
+      if (!held) return undefined;
+      run1!.killedAfter = held;
+      run1!.proc.kill("SIGKILL");
+      return new Response(null, { status: 204 }); // svc is dead: nobody reads this, the engine never saw the call
     };
     run1 = startSvc(app.args([], proxy.dockerHost));
     const exit1 = await finished(run1);
@@ -432,8 +429,8 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
 });
 
 describe("SIGKILL of the recovery itself", () => {
-  test("recovery killed after renaming the old container back, before starting it", async () => {
-    const r = row({ fault: "SIGKILL svc, then SIGKILL its recovery", step: "recovery: renamed back, start not sent", bug: `recovery's undo: ${RENAME_BEFORE_START}` });
+  test("recovery killed between starting the old container and renaming it back (the second held)", async () => {
+    const r = row({ fault: "SIGKILL svc, then SIGKILL its recovery", step: "recovery: between the old container's start and its rename back", bug: `recovery's undo: ${RENAME_BEFORE_START}` });
     const app = new App("recovery");
     const proxy = startEngineProxy(sb.socketPath);
     const oldId: string = app.before.Id;
@@ -451,18 +448,15 @@ describe("SIGKILL of the recovery itself", () => {
     run1 = startSvc(app.args([], proxy.dockerHost));
     await finished(run1);
     expect(run1.killedAfter).toBeDefined();
-    // the next start undoes the half-made update: remove the new one, rename the old one back, start it
+    // the next start undoes the half-made update: remove the new one, start the old one, give it its name back
     let run2: SvcProcess | undefined;
-    let renamedBack = false;
+    const gap = restoreGap(oldId, app.name);
     proxy.intercept = (request, url) => {
-      const path = apiPath(url);
-      if (request.method === "POST" && path === `/containers/${oldId}/rename` && url.searchParams.get("name") === app.name) renamedBack = true;
-      if (request.method === "POST" && path === `/containers/${oldId}/start` && renamedBack) {
-        run2!.killedAfter = "recovery's rename back (start held)";
-        run2!.proc.kill("SIGKILL");
-        return new Response(null, { status: 204 });
-      }
-      return undefined;
+      const held = gap(request, url);
+      if (!held) return undefined;
+      run2!.killedAfter = `recovery's ${held}`;
+      run2!.proc.kill("SIGKILL");
+      return new Response(null, { status: 204 });
     };
     run2 = startSvc(app.args(["--monitor-only"], proxy.dockerHost));
     const exit2 = await finished(run2);
@@ -480,6 +474,26 @@ describe("SIGKILL of the recovery itself", () => {
     r.verdict = "ok";
   });
 });
+
+/**
+ * Putting the old container back takes two engine calls: its start and its rename back. Whatever
+ * their order, a kill between them must be repaired: this lets the first through and answers
+ * the second itself (it never reaches the engine), returning what was held; undefined otherwise.
+ */
+function restoreGap(oldId: string, name: string): (request: Request, url: URL) => string | undefined {
+  const done = new Set<string>();
+  return (request, url) => {
+    const path = apiPath(url);
+    if (request.method !== "POST") return undefined;
+    const step =
+      path === `/containers/${oldId}/start` ? "start" : path === `/containers/${oldId}/rename` && url.searchParams.get("name") === name ? "rename back" : undefined;
+    if (!step) return undefined;
+    done.add(step);
+    if (done.size < 2) return undefined;
+    const other = step === "start" ? "rename back" : "start";
+    return `${other} of the old container (${step} held)`;
+  };
+}
 
 function dieEvents(id: string, sinceMs: number): number {
   const out = sb.docker(["events", "--since", String(Math.floor(sinceMs / 1000)), "--until", String(Math.ceil(Date.now() / 1000)), "--filter", `container=${id}`, "--filter", "event=die", "--format", "{{.Action}}"]).stdout;

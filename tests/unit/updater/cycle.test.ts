@@ -185,6 +185,33 @@ describe("the update protocol", () => {
     });
   }
 
+  test("a rollback starts the old container while it is still parked, then gives it its name back", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    const old = engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1", { behaviour: "exit1" });
+    await updater.run("api");
+    const parked = `app.svc-old-${old.id.slice(0, 12)}-running`;
+    const restoring = engine.events.slice(engine.events.indexOf("remove:app"));
+    expect(restoring).toEqual(["remove:app", `start:${parked}`, `rename:${parked}->app`]);
+  });
+
+  test("an old container that cannot be started again stays parked, for the next cycle to restore", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    const old = engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1", { behaviour: "exit1" });
+    const parked = `app.svc-old-${old.id.slice(0, 12)}-running`;
+    engine.failures.add(`start:${parked}`);
+    const report = await updater.run("api");
+    expect(report!.containers[0]!.reason).toContain(`stays parked as ${parked}`);
+    expect(old.name).toBe(parked);
+    expect(old.state).toBe("exited");
+    // the next cycle finds the marker and restores it (the failed digest is not retried)
+    await updater.run("api");
+    expect(engine.byName("app")).toMatchObject({ id: old.id, state: "running" });
+  });
+
   test("a rollback check that is off does not roll back", async () => {
     const { engine, updater } = setup({ rollback: { on_healthcheck: false, on_timeout: false } });
     engine.addImage("r.io/app:1");

@@ -24,6 +24,8 @@ test("a parked container without a replacement gets its name back and is started
   expect(engine.byName("web")).toMatchObject({ id: ran.id, state: "running" });
   expect(engine.byName("job")).toMatchObject({ id: stopped.id, state: "exited" });
   expect(audit.entries.filter((e) => e.action === "recover").map((e) => e.container).sort()).toEqual(["job", "web"]);
+  // started while the parked name still tells a later recovery what to do, then renamed back
+  expect(engine.events.filter((e) => e.includes(ran.id.slice(0, 12)))).toEqual([`start:${oldContainerName("web", ran.id, true)}`, `rename:${oldContainerName("web", ran.id, true)}->web`]);
 });
 
 test("a running replacement that passes the checks finishes the update", async () => {
