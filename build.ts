@@ -84,9 +84,10 @@ export type CompileOptions = {
  * Packages dockerode pulls in for features svc never uses: ssh2 (ssh:// engine hosts, which
  * docker.host does not accept) and gRPC + protobuf (BuildKit sessions of `buildImage`). docker-modem
  * and dockerode require them at load time, which cost every start ~30 ms and ~15 MiB of memory.
+ * tar-fs (with tar-stream) only packs build contexts for `buildImage`.
  * They are replaced by a stub that fails loudly if anything ever calls into it.
  */
-const UNUSED_PACKAGES = /^(ssh2|@grpc\/grpc-js|@grpc\/proto-loader|protobufjs(\/.*)?)$/;
+const UNUSED_PACKAGES = /^(ssh2|@grpc\/grpc-js|@grpc\/proto-loader|protobufjs(\/.*)?|tar-fs)$/;
 
 const stubUnusedPackages: Bun.BunPlugin = {
   name: "stub-unused-packages",
