@@ -95,7 +95,7 @@ export function planReplacement(
   options: { stopSignal?: string; stopTimeoutMs: number; revive: boolean; self: boolean },
 ): Replacement {
   const wasRunning = Boolean(old.State?.Running || old.State?.Restarting);
-  const ownTimeout = (old.Config as { StopTimeout?: number } | undefined)?.StopTimeout;
+  const stop = stopOptionsFor(old, options);
   return {
     name: old.Name.replace(/^\//, ""),
     old,
@@ -103,10 +103,20 @@ export function planReplacement(
     image: old.Config.Image,
     wasRunning,
     startAfter: wasRunning || options.revive,
-    stopSignal: options.stopSignal ?? ((old.Config as { StopSignal?: string }).StopSignal || undefined),
-    stopTimeoutMs: typeof ownTimeout === "number" && ownTimeout >= 0 ? ownTimeout * 1000 : options.stopTimeoutMs,
+    stopSignal: stop.signal,
+    stopTimeoutMs: stop.timeoutMs,
     self: options.self,
     stopped: false,
+  };
+}
+
+/** How a container is stopped: its own StopTimeout wins over svc's; the policy's signal over its own. */
+export function stopOptionsFor(inspect: ContainerInspect, policy: { stopSignal?: string; stopTimeoutMs: number }): { timeoutMs: number; signal?: string } {
+  const config = inspect.Config as { StopTimeout?: number; StopSignal?: string } | undefined;
+  const ownTimeout = config?.StopTimeout;
+  return {
+    timeoutMs: typeof ownTimeout === "number" && ownTimeout >= 0 ? ownTimeout * 1000 : policy.stopTimeoutMs,
+    signal: policy.stopSignal ?? (config?.StopSignal || undefined),
   };
 }
 

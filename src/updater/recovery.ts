@@ -6,13 +6,15 @@
  *     when it passes the update is finished (the old container is removed), else it is undone;
  *   - a container under the original name exists but does not run (killed after create, or after
  *     start before it came up): it is a half-made replacement: removed, and the update undone;
- *   - no container has the name: the old one is started if it was running, then gets its name back.
+ *   - no container has the name: the old one is started if it was running (stopped and started
+ *     when it still runs: a stop the killed svc sent may still be under way), then gets its name back.
  * Every action goes to the audit log, plus one `recover` entry per leftover saying what was done.
  */
 import type { ContainerSummary } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
 import { parseOldName, type OldName } from "./names.ts";
-import { act, watch, type ProtocolContext } from "./protocol.ts";
+import { act, stopOptionsFor, watch, type ProtocolContext } from "./protocol.ts";
+import { policyFor } from "./selection.ts";
 
 export interface RecoveryOptions {
   /**
@@ -98,13 +100,23 @@ async function recoverOne(ctx: ProtocolContext, old: ContainerSummary, parsed: O
 /**
  * Removes the new container, starts the old one if it ran (still under its parked name, so a kill
  * before the rename leaves the marker for the next start), then gives it its name back.
+ *
+ * A parked `-running` container that still runs may have a stop pending: the engine carries out
+ * a stop after the svc that asked for it died (during a long stop timeout, say), and would stop it
+ * for good right after recovery looked. Nothing in an inspect tells such a container from one
+ * that is simply running, so it is stopped (which waits for a pending stop, bounded by its stop
+ * timeout) and started again: one restart, and it is certainly running afterwards.
  */
 async function undo(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName, newId: string | undefined): Promise<void> {
   const target = { container: parsed.original, image: old.image };
   if (newId) await act(ctx, "remove", { ...target, container_id: newId }, () => ctx.engine.removeContainer(newId, { force: true }));
   if (parsed.wasRunning) {
-    const state = (await ctx.engine.inspectContainer(old.id)).State;
-    if (!state.Running) await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
+    const inspected = await ctx.engine.inspectContainer(old.id);
+    if (inspected.State.Running || inspected.State.Restarting) {
+      const stop = stopOptionsFor(inspected, policyFor(old, ctx.config));
+      await act(ctx, "stop", { ...target, container_id: old.id }, () => ctx.engine.stopContainer(old.id, stop));
+    }
+    await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
   }
   await act(ctx, "rename", { ...target, container_id: old.id }, () => ctx.engine.renameContainer(old.id, parsed.original));
 }

@@ -117,3 +117,15 @@ test("a filtered cycle repairs only leftovers its filter selects", async () => {
   await updater.run("api", { container: ["other"] });
   expect(engine.byName("other")).toMatchObject({ id: other.id, state: "running" });
 });
+
+test("a parked container that still runs (a stop the killed svc sent may be under way) is stopped, started, then renamed back", async () => {
+  const { engine, audit, updater } = setup();
+  const parked = engine.addContainer("x", "r.io/app:1", { state: "running", stopTimeout: 6, labels: { "svc.stop_signal": "SIGHUP" } });
+  const name = oldContainerName("web", parked.id, true);
+  parked.name = name;
+  await updater.recover();
+  expect(engine.events).toEqual([`stop:${name}`, `start:${name}`, `rename:${name}->web`]);
+  expect(engine.stops).toEqual([{ name, timeoutMs: 6000, signal: "SIGHUP" }]);
+  expect(engine.byName("web")).toMatchObject({ id: parked.id, state: "running" });
+  expect(audit.entries.map((e) => e.action)).toEqual(["stop", "start", "rename", "recover"]);
+});
