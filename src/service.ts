@@ -47,10 +47,9 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
     app = startApi(config, pending.runner, metrics, logging, log);
-    const { createDockerEngine, createRegistry, dockerConfigDirFrom, createNotifications, createUpdater, createScheduler } = await loadRooms();
+    const { createDockerEngine, createRegistry, createNotifications, createUpdater, createScheduler } = await loadRooms();
     const engine = await createDockerEngine(config.docker, logging.log);
-    // The Docker CLI's config.json (auths, credsStore, credHelpers), where the CLI itself looks.
-    const registry = createRegistry(config, logging.log, { dockerConfigDir: dockerConfigDirFrom(process.env) });
+    const registry = createRegistry(config, logging.log);
     notifications = await createNotifications(config, logging.log);
     const selfContainerId = await ownContainerId(engine, log);
     updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications, selfContainerId });
@@ -110,7 +109,6 @@ async function loadRooms() {
   return {
     createDockerEngine: engine.createDockerEngine,
     createRegistry: registry.createRegistry,
-    dockerConfigDirFrom: registry.dockerConfigDirFrom,
     createNotifications: notify.createNotifications,
     createUpdater: updater.createUpdater,
     createScheduler: scheduler.createScheduler,

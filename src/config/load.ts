@@ -8,7 +8,7 @@ import { dirname, isAbsolute, resolve } from "node:path";
 import type { z } from "zod";
 import { SvcError } from "../errors.ts";
 import { OPTIONS, OPTION_BY_KEY, configSchema, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
-import { dockerHostLayer, describeOrigin, envLayer, fileLayer, formatPath, parseArgv, type Entry, type Layer, type Origin, type Problem } from "./sources.ts";
+import { dockerCliEnvLayer, describeOrigin, envLayer, fileLayer, formatPath, parseArgv, type Entry, type Layer, type Origin, type Problem } from "./sources.ts";
 import { parseToml } from "./toml.ts";
 
 export interface LoadOptions {
@@ -41,7 +41,7 @@ export async function loadConfig({ argv, env, cwd }: LoadOptions): Promise<LoadR
     const text = await readConfigFile(file.path, file.display);
     fileEntries = fileLayer(parseToml(text, file.display), file.display, problems);
   }
-  const layers = [dockerHostLayer(env), fileEntries, envLayer(env, problems), args.layer];
+  const layers = [dockerCliEnvLayer(env), fileEntries, envLayer(env, problems), args.layer];
   const merged = mergeLayers(layers);
   addPositionals(merged, args.positionals);
   const fileDir = file ? dirname(resolve(cwd, file.path)) : cwd;

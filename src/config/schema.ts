@@ -212,6 +212,7 @@ export const configSchema = table("General options", {
     tls_ca_cert: path("CA certificate; required when tls_verify is true", "/etc/svc/tls/ca.pem"),
     tls_cert: path("Client certificate; required when tls_verify is true", "/etc/svc/tls/cert.pem"),
     tls_key: path("Client key; required when tls_verify is true", "/etc/svc/tls/key.pem"),
+    config: path("Folder of the Docker CLI's config.json (registry logins, credential helpers); DOCKER_CONFIG, else ~/.docker", "/root/.docker"),
     api_version: nonEmpty
       .regex(/^\d+\.\d+$/, { error: 'must look like "1.41"' })
       .optional()

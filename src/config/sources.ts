@@ -203,10 +203,15 @@ export function envLayer(env: Record<string, string | undefined>, problems: Prob
 }
 
 /** `docker.host` falls back to DOCKER_HOST before its default (CONTRACT.md). */
-export function dockerHostLayer(env: Record<string, string | undefined>): Layer {
+export function dockerCliEnvLayer(env: Record<string, string | undefined>): Layer {
   const layer: Layer = new Map();
   const host = env.DOCKER_HOST?.trim();
   if (host) layer.set("docker.host", { value: host, origin: { source: "env", name: "DOCKER_HOST" } });
+  // Where the Docker CLI itself looks for config.json, so `docker login` credentials just work.
+  const dockerConfig = env.DOCKER_CONFIG?.trim();
+  const home = env.HOME?.trim();
+  if (dockerConfig) layer.set("docker.config", { value: dockerConfig, origin: { source: "env", name: "DOCKER_CONFIG" } });
+  else if (home) layer.set("docker.config", { value: `${home.replace(/\/$/, "")}/.docker`, origin: { source: "env", name: "HOME" } });
   return layer;
 }
 

@@ -5,11 +5,9 @@
  * tokens are cached in it (tokens until they expire) and shared by every session. Each cycle takes
  * a `session()`, whose answers are cached for that cycle only.
  *
- * This room reads no environment. The Docker CLI config directory is passed in as
- * `options.dockerConfigDir`; the composition root (src/service.ts) computes it with
- * `dockerConfigDirFrom(process.env)` ($DOCKER_CONFIG, else $HOME/.docker).
+ * This room reads no environment. The Docker CLI config directory is the option `docker.config`
+ * (the config room fills it from $DOCKER_CONFIG, else $HOME/.docker, as the Docker CLI does).
  */
-import { join } from "node:path";
 import type { Config } from "../config/index.ts";
 import type { RegistryAuth } from "../engine/port.ts";
 import type { Logger } from "../log/index.ts";
@@ -23,7 +21,7 @@ export type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession 
 export { canonicalHost, isPinned, matchesImagePrefix, parseReference, repositoryKey } from "./reference.ts";
 
 export interface RegistryOptions {
-  /** directory holding the Docker CLI's config.json; unset: the Docker config is not consulted */
+  /** directory holding the Docker CLI's config.json (tests); default: `docker.config` of the configuration */
   dockerConfigDir?: string;
   /** PATH used to find `docker-credential-*` helpers; unset: helpers inherit svc's environment */
   helperPath?: string;
@@ -33,18 +31,12 @@ export interface RegistryOptions {
   retry?: Partial<Omit<RetryPolicy, "timeoutMs">>;
 }
 
-/** $DOCKER_CONFIG, else $HOME/.docker: the Docker CLI's own lookup. Pass the environment in. */
-export function dockerConfigDirFrom(env: Record<string, string | undefined>): string | undefined {
-  if (env.DOCKER_CONFIG) return env.DOCKER_CONFIG;
-  return env.HOME ? join(env.HOME, ".docker") : undefined;
-}
-
 export function createRegistry(config: Config, log: Logger, options: RegistryOptions = {}): Registry {
   const registryLog = log.child("registry");
   const client = new RegistryClient({
     config,
     log: registryLog,
-    dockerConfigDir: options.dockerConfigDir,
+    dockerConfigDir: options.dockerConfigDir ?? config.docker.config,
     runHelper: options.runHelper ?? helperRunner({ path: options.helperPath, timeoutMs: config.registry_timeout }),
     retry: { ...DEFAULT_RETRY, ...options.retry, timeoutMs: config.registry_timeout },
   });

@@ -46,6 +46,18 @@ describe("precedence: flag > env > file > default", () => {
     expect((await load({ argv: RUNS, env, toml })).config.docker.host).toBe("unix:///from/file.sock");
     expect((await load({ argv: RUNS, env: { ...env, SVC_DOCKER_HOST: "tcp://svc:2375" }, toml })).config.docker.host).toBe("tcp://svc:2375");
   });
+
+  test("docker.config: SVC_DOCKER_CONFIG > file > DOCKER_CONFIG > $HOME/.docker, where the Docker CLI looks", async () => {
+    expect((await load({ argv: RUNS })).config.docker.config).toBeUndefined();
+    expect((await load({ argv: RUNS, env: { HOME: "/home/op" } })).config.docker.config).toBe("/home/op/.docker");
+    const env = { HOME: "/home/op", DOCKER_CONFIG: "/etc/docker-cli" };
+    const fallback = await load({ argv: RUNS, env });
+    expect(fallback.config.docker.config).toBe("/etc/docker-cli");
+    expect(fallback.sources["docker.config"]).toEqual({ source: "env", name: "DOCKER_CONFIG" });
+    const toml = '[docker]\nconfig = "/from/file"';
+    expect((await load({ argv: RUNS, env, toml })).config.docker.config).toBe("/from/file");
+    expect((await load({ argv: RUNS, env: { ...env, SVC_DOCKER_CONFIG: "/svc" }, toml })).config.docker.config).toBe("/svc");
+  });
 });
 
 describe("config file selection", () => {

@@ -58,6 +58,7 @@ interface PromisedConfig {
   };
   docker: {
     host: string;
+    config?: string;
     tls_verify: boolean;
     tls_ca_cert?: string;
     tls_cert?: string;
