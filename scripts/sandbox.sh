@@ -105,6 +105,7 @@ print_env() {
   cat <<VARS
 export SVC_SANDBOX_DIR="$DIR"
 export SVC_TEST_DOCKER_HOST="unix://$SOCK"
+export SVC_TEST_DOCKER_CONFIG="$DIR/docker-config"
 export SVC_TEST_REGISTRY="127.0.0.1:$REGISTRY_PORT"
 export SVC_TEST_AUTH_REGISTRY="127.0.0.1:$AUTH_REGISTRY_PORT"
 export SVC_TEST_AUTH_USER="$AUTH_USER"
@@ -121,8 +122,11 @@ up() {
   start_registry auth-registry "$AUTH_REGISTRY_PORT" htpasswd
   build_rootfs
   # The engine must be able to push to the auth registry too.
-  docker -H "unix://$SOCK" login -u "$AUTH_USER" --password-stdin "127.0.0.1:$AUTH_REGISTRY_PORT" \
-    <<<"$AUTH_PASS" >/dev/null 2>&1 || true
+  # In a Docker CLI config folder of the sandbox's own: a login in ~/.docker would outlive the
+  # sandbox and hand those credentials to every svc started on this machine.
+  mkdir -p "$DIR/docker-config"
+  DOCKER_CONFIG="$DIR/docker-config" docker -H "unix://$SOCK" login -u "$AUTH_USER" --password-stdin \
+    "127.0.0.1:$AUTH_REGISTRY_PORT" <<<"$AUTH_PASS" >/dev/null 2>&1 || true
   log "up: engine unix://$SOCK, registries 127.0.0.1:$REGISTRY_PORT and 127.0.0.1:$AUTH_REGISTRY_PORT (basic auth)"
 }
 

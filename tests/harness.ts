@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto";
 
 export interface Sandbox {
   dockerHost: string;
+  /** the sandbox's Docker CLI config folder (holds its login to the auth registry) */
+  dockerConfig: string;
   socketPath: string;
   registry: string;
   authRegistry: string;
@@ -25,6 +27,7 @@ function readSandbox(): Sandbox {
   const dockerHost = need("SVC_TEST_DOCKER_HOST");
   return {
     dockerHost,
+    dockerConfig: need("SVC_TEST_DOCKER_CONFIG"),
     socketPath: dockerHost.replace(/^unix:\/\//, ""),
     registry: need("SVC_TEST_REGISTRY"),
     authRegistry: need("SVC_TEST_AUTH_REGISTRY"),
@@ -55,6 +58,8 @@ export interface RunResult {
 /** Runs the docker CLI against the sandbox engine. Throws with stderr unless allowFailure. */
 export function docker(args: string[], options: { input?: string; allowFailure?: boolean } = {}): RunResult {
   const proc = Bun.spawnSync(["docker", "-H", sandbox().dockerHost, ...args], {
+    // The sandbox's own CLI config (its login to the auth registry), never the user's ~/.docker.
+    env: { ...process.env, DOCKER_CONFIG: sandbox().dockerConfig },
     stdin: options.input === undefined ? "ignore" : Buffer.from(options.input),
     stdout: "pipe",
     stderr: "pipe",
