@@ -347,7 +347,8 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
         finish(entry, "updated", null);
         if (plan.r.self) selfReplaced = true;
       } else {
-        if (outcome.kind === "rolled_back") g.deps.rolledBack.set(name, entry.newDigest ?? entry.newImageId ?? "");
+        // only an image that failed a check is not retried; an engine outage is not its fault
+        if (outcome.kind === "rolled_back" || outcome.rejectedImage) g.deps.rolledBack.set(name, entry.newDigest ?? entry.newImageId ?? "");
         finish(entry, outcome.kind, outcome.reason);
       }
     } else if (plan.kind === "recreate") {

@@ -10,6 +10,11 @@
  *   ..."), logged once; no report, no metrics; the next cycle tries again.
  * - A rolled-back digest is remembered per container name in memory (a restart of svc tries it
  *   once more); the same digest is reported `skipped` until a newer one appears.
+ * - An engine that stops answering during the watch is not the image's fault: the watch polls
+ *   through inspect errors until startup_timeout; if the engine never answered, or a check failed
+ *   after it had been away, the update is undone and reported `failed` (not rolled_back), and the
+ *   digest is tried again by the next cycle. `rolled_back` means the old container runs again:
+ *   when it cannot be started, the report says `failed` (the image's digest is still not retried).
  * - Without a healthcheck, a new container passes once it has kept running for 3 s (capped by
  *   startup_timeout); with one, once healthy. A restart loop always fails. An exit with code 0
  *   is a failure only through on_timeout (not running).

@@ -61,10 +61,16 @@ export interface Replacement {
   newId?: string;
 }
 
+/**
+ * `rolled_back`: the new image failed a rollback check and the old container runs again (or was
+ * not running before). `failed`: an engine action failed, the engine could not tell how the new
+ * container fared, or the old container could not be started again; `rejectedImage` says the
+ * image itself failed a check all the same (its digest is not retried).
+ */
 export type ReplaceOutcome =
   | { kind: "replaced"; newId: string; newImageId: string | null }
   | { kind: "rolled_back"; reason: string }
-  | { kind: "failed"; reason: string };
+  | { kind: "failed"; reason: string; rejectedImage?: boolean };
 
 /**
  * Runs one engine action and writes it to the audit log, with the error when it failed.
@@ -162,7 +168,7 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
 
   if (r.startAfter && anyRollbackCheck(ctx.config)) {
     const verdict = await watch(ctx, r.newId);
-    if (!verdict.ok) return rollback(ctx, r, verdict.reason);
+    if (!verdict.ok) return rollback(ctx, r, verdict);
   }
 
   const newId = r.newId;
@@ -178,14 +184,24 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
   return { kind: "replaced", newId, newImageId: inspected?.Image ?? null };
 }
 
-async function rollback(ctx: ProtocolContext, r: Replacement, why: string): Promise<ReplaceOutcome> {
+/**
+ * Undoes the update after a failed watch. Only a verdict on the image itself, with the old
+ * container running again, is `rolled_back` (and its digest is then not retried): when the engine
+ * was away the image is not to blame, and when the old container could not be started again
+ * nothing was rolled back.
+ */
+async function rollback(ctx: ProtocolContext, r: Replacement, verdict: Extract<WatchVerdict, { ok: false }>): Promise<ReplaceOutcome> {
+  const why = verdict.reason;
   const logs = r.newId ? await ctx.engine.containerLogs(r.newId, LOG_LINES).catch(() => "") : "";
   ctx.audit.record({ action: "rollback", container: r.name, container_id: r.newId, image: r.image, trigger: ctx.trigger, session_id: ctx.sessionId, error: why });
   ctx.log.warn("rolling back", { container: r.name, reason: why });
   const problems = await restore(ctx, r);
   const tail = logs.trim();
-  const reason = tail ? `${why}; last log lines:\n${tail}` : why;
-  return { kind: "rolled_back", reason: withProblems(reason, problems) };
+  const reason = withProblems(tail ? `${why}; last log lines:\n${tail}` : why, problems);
+  const oldIsBack = !(r.wasRunning && r.stopped);
+  if (verdict.cause === "engine") return { kind: "failed", reason };
+  if (!oldIsBack) return { kind: "failed", reason, rejectedImage: true };
+  return { kind: "rolled_back", reason };
 }
 
 /**
@@ -222,7 +238,8 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
       problems.push(`the old container stays parked as ${r.parkedAs}; the next cycle or start of svc restores it`);
       r.parkedAs = undefined;
     }
-    r.stopped = false;
+    // still stopped when the start failed: callers see the old container is not back
+    if (started) r.stopped = false;
   }
   if (r.parkedAs) {
     await attempt("renaming the old container back", () =>
@@ -244,12 +261,17 @@ function anyRollbackCheck(config: Config): boolean {
   return rules.on_exit_code || rules.on_healthcheck || rules.on_timeout;
 }
 
-export type WatchVerdict = { ok: true } | { ok: false; reason: string };
+/** `cause`: "image" when the new container failed a check, "engine" when the engine was away. */
+export type WatchVerdict = { ok: true } | { ok: false; reason: string; cause: "image" | "engine" };
 
 /**
  * The rollback checks of SPEC `rollback`: a non-zero exit, an unhealthy healthcheck, and not
  * running (or, with a healthcheck from the image or the container, not healthy) within
  * startup_timeout. A restart loop always fails: the container exited and its policy brought it back.
+ *
+ * An engine that does not answer (restarted, crashed) says nothing about the image: the watch
+ * keeps polling through inspect errors until startup_timeout. A failure seen after such an outage
+ * is put down to the engine too (a restarting engine stops containers, which then look exited).
  */
 export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number) => Promise<void> = Bun.sleep): Promise<WatchVerdict> {
   const rules = ctx.config.rollback;
@@ -257,7 +279,11 @@ export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number
   const stableMs = Math.min(ctx.timing.stableMs, timeoutMs);
   const started = Date.now();
   let runningSince: number | undefined;
+  let outage: string | undefined;
   const seconds = (ms: number) => `${Math.round(ms / 100) / 10}s`;
+  const fail = (reason: string): WatchVerdict =>
+    outage === undefined ? { ok: false, reason, cause: "image" } : { ok: false, reason: `${reason}, after the engine was unreachable during the watch (${outage})`, cause: "engine" };
+  const pause = (now: number) => sleep(Math.min(ctx.timing.pollMs, Math.max(1, timeoutMs - (now - started))));
 
   for (;;) {
     const now = Date.now();
@@ -265,30 +291,36 @@ export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number
     try {
       inspected = await ctx.engine.inspectContainer(id);
     } catch (error) {
-      return { ok: false, reason: `the new container could not be inspected: ${toSvcError(error).message}` };
+      outage = toSvcError(error).message;
+      runningSince = undefined; // what it did meanwhile is unknown
+      if (Date.now() - started >= timeoutMs) {
+        return { ok: false, reason: `the engine could not tell how the new container fared within the startup timeout of ${seconds(timeoutMs)}: ${outage}`, cause: "engine" };
+      }
+      await pause(now);
+      continue;
     }
     const state = inspected.State;
     const restarts = (inspected as { RestartCount?: number }).RestartCount ?? 0;
-    if (state.Restarting || restarts > 0) return { ok: false, reason: `restart loop (restarted ${restarts} times, last exit code ${state.ExitCode})` };
+    if (state.Restarting || restarts > 0) return fail(`restart loop (restarted ${restarts} times, last exit code ${state.ExitCode})`);
 
     const health = (state as { Health?: { Status?: string } }).Health?.Status;
     if (state.Running) {
       runningSince ??= now;
-      if (health === "unhealthy" && rules.on_healthcheck) return { ok: false, reason: "healthcheck reported unhealthy" };
+      if (health === "unhealthy" && rules.on_healthcheck) return fail("healthcheck reported unhealthy");
       if (health === "healthy") return { ok: true };
       if (!health && now - runningSince >= stableMs) return { ok: true };
     } else {
       runningSince = undefined;
       const exited = state.Status === "exited" || state.Status === "dead";
-      if (exited && state.ExitCode !== 0 && rules.on_exit_code) return { ok: false, reason: `exited with code ${state.ExitCode}` };
+      if (exited && state.ExitCode !== 0 && rules.on_exit_code) return fail(`exited with code ${state.ExitCode}`);
     }
 
     if (now - started >= timeoutMs) {
       if (!rules.on_timeout) return { ok: true };
-      if (!state.Running) return { ok: false, reason: `not running within the startup timeout of ${seconds(timeoutMs)}` };
-      if (health && health !== "healthy") return { ok: false, reason: `not healthy within the startup timeout of ${seconds(timeoutMs)} (health: ${health})` };
+      if (!state.Running) return fail(`not running within the startup timeout of ${seconds(timeoutMs)}`);
+      if (health && health !== "healthy") return fail(`not healthy within the startup timeout of ${seconds(timeoutMs)} (health: ${health})`);
       return { ok: true };
     }
-    await sleep(Math.min(ctx.timing.pollMs, Math.max(1, timeoutMs - (now - started))));
+    await pause(now);
   }
 }

@@ -212,6 +212,76 @@ describe("the update protocol", () => {
     expect(engine.byName("app")).toMatchObject({ id: old.id, state: "running" });
   });
 
+  test("an engine away for part of the watch: the watch goes on, the update passes", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    engine.onStart = () => {
+      engine.unreachable = true;
+      setTimeout(() => (engine.unreachable = false), 60);
+    };
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ app: "updated" });
+  });
+
+  test("an engine away for the whole watch is not blamed on the image: failed, and the next cycle updates to it", async () => {
+    const { engine, updater, metrics } = setup();
+    engine.addImage("r.io/app:1");
+    const old = engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    engine.onStart = () => {
+      engine.onStart = undefined;
+      engine.unreachable = true;
+      setTimeout(() => (engine.unreachable = false), 300); // startup_timeout is 200 ms
+    };
+    const first = (await updater.run("api"))!.containers[0]!;
+    expect(first.state).toBe("failed");
+    expect(first.reason).toContain("the engine could not tell how the new container fared");
+    expect(metrics.snapshot().svc_containers_failed).toBe(1);
+    await Bun.sleep(150);
+    // the engine is back: the leftovers are repaired and the same digest is tried again
+    const second = (await updater.run("api"))!.containers[0]!;
+    expect(second.state).toBe("updated");
+    expect(engine.containers.has(old.id)).toBe(false);
+  });
+
+  test("a new container that exits after an engine outage is not blamed on the image either", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    engine.onStart = (c) => {
+      engine.onStart = undefined;
+      engine.unreachable = true;
+      setTimeout(() => {
+        // a restarting engine stops its containers on the way down
+        c.state = "exited";
+        c.exitCode = 143;
+        engine.unreachable = false;
+      }, 40);
+    };
+    const first = (await updater.run("api"))!.containers[0]!;
+    expect(first.state).toBe("failed");
+    expect(first.reason).toContain("exited with code 143, after the engine was unreachable during the watch");
+    expect(states(await updater.run("api"))).toEqual({ app: "updated" });
+  });
+
+  test("an old container that cannot be started again after a bad image: failed, not rolled_back; the digest is not retried", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    const old = engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1", { behaviour: "exit1" });
+    engine.failures.add(`start:app.svc-old-${old.id.slice(0, 12)}-running`);
+    const first = (await updater.run("api"))!.containers[0]!;
+    expect(first.state).toBe("failed");
+    expect(first.reason).toContain("exited with code 1");
+    expect(first.reason).toContain("starting the old container");
+    const second = (await updater.run("api"))!.containers[0]!;
+    expect(second.state).toBe("skipped");
+    expect(engine.byName("app")).toMatchObject({ id: old.id, state: "running" });
+  });
+
   test("a rollback check that is off does not roll back", async () => {
     const { engine, updater } = setup({ rollback: { on_healthcheck: false, on_timeout: false } });
     engine.addImage("r.io/app:1");

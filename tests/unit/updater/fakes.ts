@@ -54,6 +54,8 @@ export class FakeEngine implements Engine {
   remoteImages = new Map<string, FakeImage>();
   /** resolves a pending listContainers: lets tests hold a cycle open */
   gate?: Promise<void>;
+  /** called after each start (e.g. to take the engine away during the watch) */
+  onStart?: (container: FakeContainer) => void;
 
   addImage(tag: string, options: { behaviour?: Behaviour; digest?: string } = {}): FakeImage {
     const id = `sha256:${fakeId()}`;
@@ -130,6 +132,7 @@ export class FakeEngine implements Engine {
 
   async inspectContainer(idOrName: string): Promise<ContainerInspect> {
     this.inspectCalls += 1;
+    if (this.unreachable) throw new SvcError("engine", "connect ENOENT /var/run/docker.sock");
     const c = this.find(idOrName);
     return {
       Id: c.id,
@@ -220,6 +223,7 @@ export class FakeEngine implements Engine {
       c.state = "restarting";
       c.restartCount = 3;
     }
+    this.onStart?.(c);
   }
 
   async removeContainer(id: string, _options?: { force?: boolean }): Promise<void> {
