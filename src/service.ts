@@ -52,7 +52,8 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const registry = createRegistry(config, logging.log);
     notifications = await createNotifications(config, logging.log);
     const selfContainerId = await ownContainerId(engine, log);
-    updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications, selfContainerId });
+    const selfHandover = app && { release: app.release, reclaim: app.reclaim };
+    updater = createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications, selfContainerId, selfHandover });
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log);
     pending.ready(updater);
@@ -92,6 +93,14 @@ async function recoverOrPostpone(updater: Updater, log: Logger): Promise<void> {
 /** The listening API; `stopOnce` closes the port (without cutting requests in progress) the first time only. */
 interface Api {
   stopOnce(): Promise<void>;
+  /**
+   * Self-update: stop accepting connections so svc's replacement can listen on the port (host
+   * network, published port). Requests in flight, such as the POST /v1/update that started the
+   * cycle, still get their answer: so this does not wait for them.
+   */
+  release(): Promise<void>;
+  /** Listen again on the same port: the replacement was rolled back. */
+  reclaim(): Promise<void>;
 }
 
 /**
@@ -118,10 +127,30 @@ async function loadRooms() {
 function startApi(config: Config, runner: CycleRunner, metrics: Metrics, logging: Logging, log: Logger): Api | undefined {
   if (!apiEnabled(config)) return undefined;
   const app: App = createApp({ config, runner, metrics, log: logging.log, access: logging.access });
-  listen(app, config.http_api.port);
-  log.info("HTTP API listening", { address: `0.0.0.0:${config.http_api.port}`, update: config.http_api.update, metrics: config.http_api.metrics });
+  const port = config.http_api.port;
+  let server: ReturnType<typeof listen> | undefined = listen(app, port);
+  log.info("HTTP API listening", { address: `0.0.0.0:${port}`, update: config.http_api.update, metrics: config.http_api.metrics });
+  // The Bun servers are stopped directly (not app.stop): a released server's requests in flight
+  // may finish after a reclaim, and app.stop would then forget the new server.
+  const closing: Promise<unknown>[] = [];
+  const close = (): void => {
+    if (!server) return;
+    closing.push(server.stop(false));
+    server = undefined;
+  };
   let stopped: Promise<void> | undefined;
-  return { stopOnce: () => (stopped ??= Promise.resolve(app.stop(false)).then(() => {})) };
+  return {
+    stopOnce: () => (stopped ??= (close(), Promise.all(closing).then(() => {}))),
+    release: async () => {
+      close();
+      log.info("HTTP API: port released for svc's replacement", { port });
+    },
+    reclaim: async () => {
+      if (server || stopped) return;
+      server = listen(app, port);
+      log.info("HTTP API listening again: svc's replacement was rolled back", { port });
+    },
+  };
 }
 
 /**
