@@ -12,7 +12,7 @@
  */
 import type { ContainerSummary } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
-import { parseOldName, type OldName } from "./names.ts";
+import { parseHandoverName, parseOldName, type OldName } from "./names.ts";
 import { act, stopOptionsFor, watch, type ProtocolContext } from "./protocol.ts";
 import { policyFor } from "./selection.ts";
 
@@ -40,11 +40,16 @@ export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOp
   const log = ctx.log;
   const all = await ctx.engine.listContainers();
   // Only this instance's leftovers: another svc sharing the engine may be mid-update right now.
+  const actions: string[] = [];
+  // A running handover container is finishing a self-update: its parked svc is its business.
+  const busy = handoversRunning(all, options.inScope);
+  await removeDeadHandovers(ctx, all, options.inScope, actions);
   const leftovers = all.filter((c) => {
     const parsed = parseOldName(c.name);
-    return parsed !== null && options.inScope({ ...c, name: parsed.original });
+    if (parsed === null || !options.inScope({ ...c, name: parsed.original }) || busy.has(parsed.original)) return false;
+    // svc itself, started again by a handover that rolled back and has not renamed it back yet
+    return !(options.selfContainerId !== undefined && c.id.startsWith(options.selfContainerId));
   });
-  const actions: string[] = [];
   let background: Promise<void> = Promise.resolve();
   if (leftovers.length === 0) return { actions, background };
 
@@ -138,5 +143,29 @@ async function retirePredecessor(ctx: ProtocolContext, old: ContainerSummary, pa
     ctx.audit.record({ action: "recover", container: parsed.original, container_id: old.id, image: old.image, trigger: ctx.trigger });
   } catch (error) {
     ctx.log.warn("could not remove the previous svc container", { container: old.name, error: toSvcError(error).message });
+  }
+}
+
+/** Names whose self-update a running handover container is finishing (see handover.ts). */
+export function handoversRunning(all: ContainerSummary[], inScope: (container: ContainerSummary) => boolean): Set<string> {
+  const names = new Set<string>();
+  for (const c of all) {
+    const original = parseHandoverName(c.name);
+    if (original !== null && c.state === "running" && inScope({ ...c, name: original })) names.add(original);
+  }
+  return names;
+}
+
+/** A handover container that is not running (a crash, or created and never started) is removed. */
+async function removeDeadHandovers(ctx: ProtocolContext, all: ContainerSummary[], inScope: (container: ContainerSummary) => boolean, actions: string[]): Promise<void> {
+  for (const c of all) {
+    const original = parseHandoverName(c.name);
+    if (original === null || c.state === "running" || !inScope({ ...c, name: original })) continue;
+    try {
+      await act(ctx, "remove", { container: original, container_id: c.id, image: c.image }, () => ctx.engine.removeContainer(c.id, { force: true }));
+      actions.push(`${c.name}: leftover handover container removed`);
+    } catch (error) {
+      actions.push(`${c.name}: could not remove the leftover handover container: ${toSvcError(error).message}`);
+    }
   }
 }
