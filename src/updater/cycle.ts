@@ -340,7 +340,7 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
       const entry = g.entries.get(name)!;
       if (plan.r.self && needsHandover(plan.r.old)) {
         // published ports: a helper container finishes the update once this instance has stopped
-        const started = await startHandover(g.ctx, plan.r, networkContainerOf(g, plan.r.old));
+        const started = await startHandover(g.ctx, plan.r, { networkContainer: networkContainerOf(g, plan.r.old), stopping: g.deps.draining });
         if (started.kind === "handed_over") {
           entry.id = started.newId;
           finish(entry, "updated", `handed over to ${started.helper}, which starts and watches the new svc (rolled back there if it fails)`);

@@ -31,7 +31,8 @@ export type HandoverStart = { kind: "handed_over"; newId: string; helper: string
  * The old svc's part, after `park` (renamed, still running): creates R (not started) and H, and
  * starts H. On any failure undoes it (R removed, the old container renamed back, still running).
  */
-export async function startHandover(ctx: ProtocolContext, r: Replacement, networkContainer?: string): Promise<HandoverStart> {
+export async function startHandover(ctx: ProtocolContext, r: Replacement, options: { networkContainer?: string; stopping: () => boolean; pollMs?: number }): Promise<HandoverStart> {
+  const networkContainer = options.networkContainer;
   let helperId: string | undefined;
   try {
     const newId = await act(
@@ -67,6 +68,7 @@ export async function startHandover(ctx: ProtocolContext, r: Replacement, networ
     const started = helperId;
     await act(ctx, "start", { container: helper, container_id: started, image: r.image }, () => ctx.engine.startContainer(started));
     ctx.log.info("self-update: the handover container stops this instance, starts and watches the replacement", { container: r.name, helper });
+    void superviseHandover(ctx, r, started, options.stopping, options.pollMs ?? 500);
     return { kind: "handed_over", newId, helper };
   } catch (error) {
     const reason = toSvcError(error).message;
@@ -76,6 +78,29 @@ export async function startHandover(ctx: ProtocolContext, r: Replacement, networ
     }
     const problems = await restore(ctx, r);
     return { kind: "failed", reason: problems.length === 0 ? reason : `${reason} (restoring: ${problems.join("; ")})` };
+  }
+}
+
+/**
+ * The helper always stops this instance before it finishes. So a helper that is gone while this
+ * instance still runs (and was not asked to stop) died before it did anything (a new image that
+ * cannot even load the configuration, say): the update is undone here, the replacement removed
+ * and this container renamed back, or svc would stay parked beside a replacement that never starts.
+ */
+async function superviseHandover(ctx: ProtocolContext, r: Replacement, helperId: string, stopping: () => boolean, pollMs: number): Promise<void> {
+  for (;;) {
+    await Bun.sleep(pollMs);
+    if (stopping()) return;
+    // null: gone (removed by the engine once it exited); undefined: the engine did not answer
+    const helper = await ctx.engine.inspectContainer(helperId).catch((error) => (/no such container/i.test(toSvcError(error).message) ? null : undefined));
+    if (helper === undefined) continue;
+    if (helper?.State?.Running || helper?.State?.Status === "created") continue;
+    if (stopping()) return;
+    const exit = helper ? ` (exit code ${helper.State.ExitCode})` : "";
+    ctx.log.error(`self-update: the handover container ended without taking over${exit}; undoing the update`, { container: r.name });
+    ctx.audit.record({ action: "rollback", container: r.name, container_id: r.newId, image: r.image, trigger: ctx.trigger, session_id: ctx.sessionId, error: `the handover container ended without taking over${exit}` });
+    await restore(ctx, r);
+    return;
   }
 }
 

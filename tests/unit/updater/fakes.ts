@@ -210,20 +210,25 @@ export class FakeEngine implements Engine {
     return created.id;
   }
 
-  /** helpers made by createHelper: a self-update handover container */
-  helpers: HelperSpec[] = [];
+  /** helpers made by createHelper (a self-update handover container): started, they just run */
+  helpers: (HelperSpec & { id: string })[] = [];
 
   async createHelper(spec: HelperSpec): Promise<string> {
     this.maybeFail("create", spec.name);
     if (this.byName(spec.name)) throw new SvcError("engine", `name ${spec.name} is in use`);
-    this.helpers.push(spec);
+    const image = [...this.images.values()].find((i) => i.tags.includes(spec.image));
+    if (!image) throw new SvcError("engine", `no such image ${spec.image}`);
+    const id = fakeId();
+    this.containers.set(id, { id, name: spec.name, image: spec.image, imageId: image.id, state: "created", labels: { ...spec.labels }, links: [], networkMode: "none", exitCode: 0, restartCount: 0 });
+    this.helpers.push({ ...spec, id });
     this.events.push(`helper:${spec.name}`);
-    return `helper-${spec.name}`;
+    return id;
   }
 
   async startContainer(id: string): Promise<void> {
-    if (id.startsWith("helper-")) {
-      this.events.push(`start-helper:${id.slice("helper-".length)}`);
+    if (this.helpers.some((h) => h.id === id)) {
+      this.containers.get(id)!.state = "running";
+      this.events.push(`start-helper:${this.containers.get(id)!.name}`);
       return;
     }
     const c = this.find(id);

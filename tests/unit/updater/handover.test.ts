@@ -40,12 +40,15 @@ function setup(behaviour: Behaviour) {
 const ctxOf = (engine: FakeEngine, audit = new MemoryAudit()): ProtocolContext => ({ engine, config, log: silentLogger, audit, trigger: "self_update", timing: { pollMs: 5, stableMs: 20 } });
 
 /** Runs the old svc's cycle; returns what the helper would be started with. */
-async function handedOver(behaviour: Behaviour) {
+async function handedOver(behaviour: Behaviour, drain = true) {
   const s = setup(behaviour);
   const report = await s.updater.run("api");
   const helper = s.engine.helpers[0]!;
+  if (drain) await s.updater.drain(); // the helper's stop: SIGTERM, the service drains
   const [, oldId, newId, name] = helper.cmd;
-  return { ...s, report, helper, job: { oldId: oldId!, newId: newId!, name: name!, stopTimeoutMs: 1000, settleMs: 0 } };
+  // the engine removes the helper once it has finished (AutoRemove)
+  const helperExits = () => void s.engine.containers.delete(helper.id);
+  return { ...s, report, helper, helperExits, job: { oldId: oldId!, newId: newId!, name: name!, stopTimeoutMs: 1000, settleMs: 0 } };
 }
 
 describe("needsHandover", () => {
@@ -68,12 +71,14 @@ describe("self-update with published ports", () => {
     expect(job.oldId).toBe(me.id);
     expect(helper).toMatchObject({ name: handoverContainerName("svc", job.newId), image: "r.io/svc:1", labels: { "svc.scope": "s1" } });
     expect(engine.events.slice(-2)).toEqual([`helper:${helper.name}`, `start-helper:${helper.name}`]);
+    expect(engine.containers.get(helper.id)!.state).toBe("running");
   });
 
   test("the helper stops the old svc, starts the new one and removes the old one once it passes", async () => {
-    const { engine, me, job } = await handedOver("ok");
+    const { engine, me, job, helperExits } = await handedOver("ok");
     const audit = new MemoryAudit();
     const outcome = await completeHandover(ctxOf(engine, audit), job);
+    helperExits();
     expect(outcome.kind).toBe("replaced");
     expect(engine.containers.has(me.id)).toBe(false);
     expect(engine.byName("svc")).toMatchObject({ id: job.newId, state: "running" });
@@ -82,9 +87,10 @@ describe("self-update with published ports", () => {
   });
 
   test("a failing replacement is removed and the old svc runs again under its name", async () => {
-    const { engine, me, job } = await handedOver("exit1");
+    const { engine, me, job, helperExits } = await handedOver("exit1");
     const audit = new MemoryAudit();
     const outcome = await completeHandover(ctxOf(engine, audit), job);
+    helperExits();
     expect(outcome.kind).toBe("rolled_back");
     expect(engine.containers.size).toBe(1);
     expect(engine.byName("svc")).toMatchObject({ id: me.id, state: "running" });
@@ -92,9 +98,10 @@ describe("self-update with published ports", () => {
   });
 
   test("a replacement that cannot be started: the old svc is back", async () => {
-    const { engine, me, job } = await handedOver("ok");
+    const { engine, me, job, helperExits } = await handedOver("ok");
     engine.failures.add("start:svc");
     const outcome = await completeHandover(ctxOf(engine), job);
+    helperExits();
     expect(outcome.kind).toBe("failed");
     expect(engine.containers.size).toBe(1);
     expect(engine.byName("svc")).toMatchObject({ id: me.id, state: "running" });
@@ -140,5 +147,17 @@ describe("recovery and handover containers", () => {
     expect(engine.containers.has(helper.id)).toBe(false);
     expect(engine.containers.has(old.id)).toBe(false);
     expect(engine.byName("svc")!.id).toBe(fresh.id);
+  });
+});
+
+describe("a helper that dies before taking over", () => {
+  test("the old svc removes the replacement and takes its name back", async () => {
+    const { engine, me, job, helperExits } = await handedOver("ok", false);
+    expect(engine.byName("svc")!.id).toBe(job.newId);
+    helperExits();
+    for (let i = 0; i < 80 && engine.byName("svc")?.id !== me.id; i++) await Bun.sleep(25);
+    expect(engine.byName("svc")).toMatchObject({ id: me.id, state: "running" });
+    expect(engine.containers.has(job.newId)).toBe(false);
+    expect(engine.containers.size).toBe(1);
   });
 });
