@@ -30,6 +30,8 @@
  * - Self-update: updated after everything else; the replacement is watched by this instance,
  *   which then stops its own container through the engine (SIGTERM -> drain -> exit 0, and no
  *   restart policy revives it); the new instance's recovery removes it once stopped.
+ *   With published ports (off the host network) the replacement cannot start while this instance
+ *   holds the binding: a handover container from the new image finishes the update (handover.ts).
  */
 import type { Config } from "../config/index.ts";
 import type { Engine } from "../engine/port.ts";
