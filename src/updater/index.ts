@@ -109,7 +109,8 @@ export function createUpdater(deps: UpdaterDeps): Updater {
         if (parseHandoverName(c.name) !== null && c.state !== "running" && inScope({ ...c, name: parseHandoverName(c.name)! })) return true;
         const parsed = parseOldName(c.name);
         if (!parsed || !inScope({ ...c, name: parsed.original }) || busy.has(parsed.original)) return false;
-        if (deps.selfContainerId !== undefined && c.id.startsWith(deps.selfContainerId)) return false;
+        // svc parked by its own update whose successor runs: it is retiring, nothing to repair
+        if (deps.selfContainerId !== undefined && c.id.startsWith(deps.selfContainerId) && all.some((o) => o.name === parsed.original && o.state === "running")) return false;
         // a previous svc instance still stopping after a self-update is not a leftover yet
         return !(parsed.original === selfName && c.state === "running");
       });

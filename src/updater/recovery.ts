@@ -46,9 +46,7 @@ export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOp
   await removeDeadHandovers(ctx, all, options.inScope, actions);
   const leftovers = all.filter((c) => {
     const parsed = parseOldName(c.name);
-    if (parsed === null || !options.inScope({ ...c, name: parsed.original }) || busy.has(parsed.original)) return false;
-    // svc itself, started again by a handover that rolled back and has not renamed it back yet
-    return !(options.selfContainerId !== undefined && c.id.startsWith(options.selfContainerId));
+    return parsed !== null && options.inScope({ ...c, name: parsed.original }) && !busy.has(parsed.original);
   });
   let background: Promise<void> = Promise.resolve();
   if (leftovers.length === 0) return { actions, background };
@@ -62,7 +60,7 @@ export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOp
         actions.push(`${leftover.name}: previous svc instance, removed once it has stopped`);
         continue;
       }
-      const outcome = await recoverOne(ctx, leftover, parsed, all);
+      const outcome = isSelf(leftover, options.selfContainerId) ? await recoverSelf(ctx, leftover, parsed, all) : await recoverOne(ctx, leftover, parsed, all);
       actions.push(`${leftover.name}: ${outcome}`);
       ctx.audit.record({ action: "recover", container: parsed.original, container_id: leftover.id, image: leftover.image, trigger: ctx.trigger, error: undefined });
       log.info("recovered an interrupted update", { container: parsed.original, outcome });
@@ -74,6 +72,24 @@ export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOp
     }
   }
   return { actions, background };
+}
+
+function isSelf(c: ContainerSummary, selfContainerId: string | undefined): boolean {
+  return selfContainerId !== undefined && c.id.startsWith(selfContainerId);
+}
+
+/**
+ * svc itself is parked (it was restarted, say by its restart policy, after a crash in the middle of
+ * its own update, with no handover running): it must not stop itself. A replacement that does not
+ * run is removed and svc takes its name back; a running one is its successor (it is retiring).
+ */
+async function recoverSelf(ctx: ProtocolContext, self: ContainerSummary, parsed: OldName, all: ContainerSummary[]): Promise<string> {
+  const current = all.find((c) => c.name === parsed.original);
+  const target = { container: parsed.original, image: self.image };
+  if (current?.state === "running") return "svc's successor runs: left to it";
+  if (current) await act(ctx, "remove", { ...target, container_id: current.id }, () => ctx.engine.removeContainer(current.id, { force: true }));
+  await act(ctx, "rename", { ...target, container_id: self.id }, () => ctx.engine.renameContainer(self.id, parsed.original));
+  return "svc's own update was interrupted: its replacement removed, its name taken back";
 }
 
 async function ownName(ctx: ProtocolContext, id: string): Promise<string | undefined> {

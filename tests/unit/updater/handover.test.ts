@@ -161,3 +161,18 @@ describe("a helper that dies before taking over", () => {
     expect(engine.containers.size).toBe(1);
   });
 });
+
+describe("svc restarted while parked by its own interrupted update", () => {
+  test("it removes the replacement that never started and takes its name back, without stopping itself", async () => {
+    const engine = new FakeEngine();
+    engine.addImage("r.io/svc:1");
+    const me = engine.addContainer("x", "r.io/svc:1", { state: "running", portBindings: PORTS });
+    me.name = oldContainerName("svc", me.id, true);
+    const made = engine.addContainer("svc", "r.io/svc:1", { state: "created" });
+    const updater = createUpdater({ config, engine, registry: new FakeRegistry(engine), metrics: new Metrics(), log: silentLogger, audit: new MemoryAudit(), selfContainerId: me.id, timing: { pollMs: 5, stableMs: 20 } });
+    await updater.recover();
+    expect(engine.containers.has(made.id)).toBe(false);
+    expect(engine.byName("svc")).toMatchObject({ id: me.id, state: "running" });
+    expect(engine.events.some((e) => e.startsWith("stop:"))).toBe(false);
+  });
+});
