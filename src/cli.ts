@@ -68,9 +68,11 @@ const defaultIO = (): CliIO => ({
 });
 
 export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<number> {
-  // citty would take any first word for a subcommand; only `healthcheck` is one.
+  // citty would take any first word for a subcommand; only `healthcheck` is one (and the hidden
+  // `handover <old id> <new id> <name>` of a self-update's helper container).
   const healthcheck = argv[0] === "healthcheck";
-  const rest = healthcheck ? argv.slice(1) : argv;
+  const handover = argv[0] === "handover" && argv.length >= 4 ? { oldId: argv[1]!, newId: argv[2]!, name: argv[3]! } : undefined;
+  const rest = healthcheck ? argv.slice(1) : handover ? argv.slice(4) : argv;
   const { command: flags } = parseArgv(rest);
   let config: Config | undefined;
   try {
@@ -94,6 +96,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     // --help, --generate-config and the healthcheck must not pay for the engine client and the
     // HTTP framework.
     if (healthcheck) return await (await import("./healthcheck.ts")).runHealthcheck(config);
+    if (handover) return await (await import("./handover.ts")).runHandoverCommand(config, handover);
     await logWarnings(loaded, io);
     const { runService } = await import("./service.ts");
     return await runService(config);

@@ -27,6 +27,7 @@ import type {
   CreateOptions,
   Engine,
   EngineInfo,
+  HelperSpec,
   ImageInspect,
   ImageSummary,
   Platform,
@@ -365,6 +366,26 @@ export class DockerEngine implements Engine {
     } catch (error) {
       throw new SvcError("engine", `${old.Name.replace(/^\//, "")} joins the network of container ${target}, which cannot be found: ${(error as Error).message}`);
     }
+  }
+
+  async createHelper(spec: HelperSpec): Promise<string> {
+    const body = {
+      Image: spec.image,
+      Cmd: spec.cmd,
+      Env: spec.env ?? [],
+      User: spec.user ?? "",
+      Labels: spec.labels ?? {},
+      Healthcheck: { Test: ["NONE"] },
+      HostConfig: {
+        Binds: spec.binds ?? null,
+        Mounts: spec.mounts ?? null,
+        NetworkMode: "none",
+        AutoRemove: true,
+        RestartPolicy: { Name: "no" },
+      },
+    };
+    const created = (await this.request("POST", "/containers/create", { query: { name: spec.name }, body }, `create container ${spec.name}`)) as { Id: string };
+    return created.Id;
   }
 
   async startContainer(id: string): Promise<void> {

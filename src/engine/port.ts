@@ -62,6 +62,22 @@ export interface CreateOptions {
   networkContainer?: string;
 }
 
+/**
+ * A short-lived helper container (svc's self-update handover): no network, no ports, no restart
+ * policy, no healthcheck, removed by the engine when it exits.
+ */
+export interface HelperSpec {
+  name: string;
+  image: string;
+  cmd: string[];
+  env?: string[];
+  user?: string;
+  labels?: Record<string, string>;
+  /** HostConfig.Binds / HostConfig.Mounts as the engine reported them for the container to copy */
+  binds?: string[];
+  mounts?: unknown[];
+}
+
 export interface Engine {
   info(): Promise<EngineInfo>;
   listContainers(): Promise<ContainerSummary[]>;
@@ -80,6 +96,8 @@ export interface Engine {
    * Returns the new container's id. The new container is not started.
    */
   createReplacement(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<string>;
+  /** creates (does not start) a helper container; returns its id */
+  createHelper(spec: HelperSpec): Promise<string>;
   startContainer(id: string): Promise<void>;
   removeContainer(id: string, options?: { force?: boolean }): Promise<void>;
   removeImage(id: string): Promise<void>;

@@ -13,9 +13,10 @@ import { createChecker, type Checker, type RolledBackDigests, type Verdict } fro
 import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
 import { forEachLimited } from "./pool.ts";
 import { act, park, planReplacement, replace, restore, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
+import { needsHandover, startHandover } from "./handover.ts";
 import { buildReport } from "./report.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
-import { isOldName } from "./names.ts";
+import { isOldName, parseHandoverName } from "./names.ts";
 import type { ContainerOutcome, ContainerReport, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
 export interface CycleDeps {
@@ -227,7 +228,7 @@ async function inspectEntries(deps: CycleDeps, entries: Map<string, Entry>, toUp
 async function inspectOthers(deps: CycleDeps, all: ContainerSummary[], entries: Map<string, Entry>): Promise<Other[]> {
   const others: Other[] = [];
   const reachable = allOf([scopeFilter(deps.config.scope), enableLabelFilter(false), notDisabledFilter(deps.config.disable_containers)]);
-  const candidates = all.filter((c) => !entries.has(c.name) && !isOldName(c.name) && c.state === "running");
+  const candidates = all.filter((c) => !entries.has(c.name) && !isOldName(c.name) && parseHandoverName(c.name) === null && c.state === "running");
   await forEachLimited(candidates, INSPECT_CONCURRENCY, async (summary) => {
     const inspect = await deps.engine.inspectContainer(summary.id).catch(() => null);
     if (!inspect) return;
@@ -337,6 +338,17 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
     if (!plan) continue;
     if (plan.kind === "update") {
       const entry = g.entries.get(name)!;
+      if (plan.r.self && needsHandover(plan.r.old)) {
+        // published ports: a helper container finishes the update once this instance has stopped
+        const started = await startHandover(g.ctx, plan.r, { networkContainer: networkContainerOf(g, plan.r.old), stopping: g.deps.draining });
+        if (started.kind === "handed_over") {
+          entry.id = started.newId;
+          finish(entry, "updated", `handed over to ${started.helper}, which starts and watches the new svc (rolled back there if it fails)`);
+        } else {
+          finish(entry, "failed", started.reason);
+        }
+        continue;
+      }
       if (plan.r.self) await handOver(g, "release");
       const outcome = await replace(g.ctx, plan.r, networkContainerOf(g, plan.r.old));
       if (plan.r.self && outcome.kind !== "replaced") await handOver(g, "reclaim");

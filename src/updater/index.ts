@@ -30,6 +30,8 @@
  * - Self-update: updated after everything else; the replacement is watched by this instance,
  *   which then stops its own container through the engine (SIGTERM -> drain -> exit 0, and no
  *   restart policy revives it); the new instance's recovery removes it once stopped.
+ *   With published ports (off the host network) the replacement cannot start while this instance
+ *   holds the binding: a handover container from the new image finishes the update (handover.ts).
  */
 import type { Config } from "../config/index.ts";
 import type { Engine } from "../engine/port.ts";
@@ -41,13 +43,15 @@ import type { Registry } from "../registry/port.ts";
 import type { RolledBackDigests } from "./check.ts";
 import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
 import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./protocol.ts";
-import { parseOldName } from "./names.ts";
-import { recoverLeftovers } from "./recovery.ts";
+import { completeHandover, type HandoverJob } from "./handover.ts";
+import { parseHandoverName, parseOldName } from "./names.ts";
+import { handoversRunning, recoverLeftovers } from "./recovery.ts";
 import { metricCounts } from "./report.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, scopeFilter, type Filter } from "./selection.ts";
 import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./cycle.ts";
+export type { HandoverJob } from "./handover.ts";
 export type { CycleRunner, SessionReport, Trigger, UpdateFilter, ContainerReport, ContainerOutcome, ReportCounts } from "./types.ts";
 
 export interface UpdaterDeps {
@@ -100,9 +104,13 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     repairLeftovers: async (all, filter) => {
       const selfName = all.find((c) => deps.selfContainerId !== undefined && c.id.startsWith(deps.selfContainerId))?.name;
       const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image)]);
+      const busy = handoversRunning(all, inScope);
       const pending = all.some((c) => {
+        if (parseHandoverName(c.name) !== null && c.state !== "running" && inScope({ ...c, name: parseHandoverName(c.name)! })) return true;
         const parsed = parseOldName(c.name);
-        if (!parsed || !inScope({ ...c, name: parsed.original })) return false;
+        if (!parsed || !inScope({ ...c, name: parsed.original }) || busy.has(parsed.original)) return false;
+        // svc parked by its own update whose successor runs: it is retiring, nothing to repair
+        if (deps.selfContainerId !== undefined && c.id.startsWith(deps.selfContainerId) && all.some((o) => o.name === parsed.original && o.state === "running")) return false;
         // a previous svc instance still stopping after a self-update is not a leftover yet
         return !(parsed.original === selfName && c.state === "running");
       });
@@ -209,4 +217,21 @@ export function createUpdater(deps: UpdaterDeps): Updater {
 /** The selection rules crash recovery honours: everything but the container state. */
 function recoveryScope(config: Config): Filter {
   return allOf([scopeFilter(config.scope), enableLabelFilter(config.label_enable), notDisabledFilter(config.disable_containers), namesFilter(config.containers)]);
+}
+
+/**
+ * `svc handover` (the helper container of a self-update with published ports, see handover.ts):
+ * resolves true when the new svc runs, false when the old one was put back (or could not be).
+ */
+export async function runHandover(deps: Pick<UpdaterDeps, "config" | "engine" | "log" | "audit" | "timing">, job: Omit<HandoverJob, "stopTimeoutMs">): Promise<boolean> {
+  const ctx: ProtocolContext = {
+    engine: deps.engine,
+    config: deps.config,
+    log: deps.log.child("updater"),
+    audit: deps.audit,
+    trigger: "self_update",
+    timing: { ...DEFAULT_TIMING, ...deps.timing },
+  };
+  const outcome = await completeHandover(ctx, { stopTimeoutMs: deps.config.stop_timeout, ...job });
+  return outcome.kind === "replaced";
 }

@@ -29,3 +29,19 @@ export function parseOldName(name: string): OldName | null {
 export function isOldName(name: string): boolean {
   return parseOldName(name) !== null;
 }
+
+/**
+ * The helper that finishes a self-update when svc's container publishes ports (see handover.ts):
+ * `<name>.svc-handover-<12 hex of the replacement>`. Never selected for updates; removed by the
+ * next svc start when it is not running.
+ */
+const HANDOVER_NAME = /^(.+)\.svc-handover-([0-9a-f]{12})$/;
+
+export function handoverContainerName(name: string, newId: string): string {
+  return `${name}.svc-handover-${newId.slice(0, 12)}`;
+}
+
+/** The original container name a handover container works for, or null. */
+export function parseHandoverName(name: string): string | null {
+  return HANDOVER_NAME.exec(name.replace(/^\//, ""))?.[1] ?? null;
+}

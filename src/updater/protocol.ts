@@ -190,7 +190,7 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
  * was away the image is not to blame, and when the old container could not be started again
  * nothing was rolled back.
  */
-async function rollback(ctx: ProtocolContext, r: Replacement, verdict: Extract<WatchVerdict, { ok: false }>): Promise<ReplaceOutcome> {
+export async function rollback(ctx: ProtocolContext, r: Replacement, verdict: Extract<WatchVerdict, { ok: false }>): Promise<ReplaceOutcome> {
   const why = verdict.reason;
   const logs = r.newId ? await ctx.engine.containerLogs(r.newId, LOG_LINES).catch(() => "") : "";
   ctx.audit.record({ action: "rollback", container: r.name, container_id: r.newId, image: r.image, trigger: ctx.trigger, session_id: ctx.sessionId, error: why });
@@ -256,7 +256,7 @@ function withProblems(reason: string, problems: string[]): string {
 }
 
 /** With every rollback check off there is nothing to watch for. */
-function anyRollbackCheck(config: Config): boolean {
+export function anyRollbackCheck(config: Config): boolean {
   const rules = config.rollback;
   return rules.on_exit_code || rules.on_healthcheck || rules.on_timeout;
 }

@@ -12,7 +12,7 @@
  */
 import type { ContainerSummary } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
-import { parseOldName, type OldName } from "./names.ts";
+import { parseHandoverName, parseOldName, type OldName } from "./names.ts";
 import { act, stopOptionsFor, watch, type ProtocolContext } from "./protocol.ts";
 import { policyFor } from "./selection.ts";
 
@@ -40,11 +40,14 @@ export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOp
   const log = ctx.log;
   const all = await ctx.engine.listContainers();
   // Only this instance's leftovers: another svc sharing the engine may be mid-update right now.
+  const actions: string[] = [];
+  // A running handover container is finishing a self-update: its parked svc is its business.
+  const busy = handoversRunning(all, options.inScope);
+  await removeDeadHandovers(ctx, all, options.inScope, actions);
   const leftovers = all.filter((c) => {
     const parsed = parseOldName(c.name);
-    return parsed !== null && options.inScope({ ...c, name: parsed.original });
+    return parsed !== null && options.inScope({ ...c, name: parsed.original }) && !busy.has(parsed.original);
   });
-  const actions: string[] = [];
   let background: Promise<void> = Promise.resolve();
   if (leftovers.length === 0) return { actions, background };
 
@@ -57,7 +60,7 @@ export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOp
         actions.push(`${leftover.name}: previous svc instance, removed once it has stopped`);
         continue;
       }
-      const outcome = await recoverOne(ctx, leftover, parsed, all);
+      const outcome = isSelf(leftover, options.selfContainerId) ? await recoverSelf(ctx, leftover, parsed, all) : await recoverOne(ctx, leftover, parsed, all);
       actions.push(`${leftover.name}: ${outcome}`);
       ctx.audit.record({ action: "recover", container: parsed.original, container_id: leftover.id, image: leftover.image, trigger: ctx.trigger, error: undefined });
       log.info("recovered an interrupted update", { container: parsed.original, outcome });
@@ -69,6 +72,24 @@ export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOp
     }
   }
   return { actions, background };
+}
+
+function isSelf(c: ContainerSummary, selfContainerId: string | undefined): boolean {
+  return selfContainerId !== undefined && c.id.startsWith(selfContainerId);
+}
+
+/**
+ * svc itself is parked (it was restarted, say by its restart policy, after a crash in the middle of
+ * its own update, with no handover running): it must not stop itself. A replacement that does not
+ * run is removed and svc takes its name back; a running one is its successor (it is retiring).
+ */
+async function recoverSelf(ctx: ProtocolContext, self: ContainerSummary, parsed: OldName, all: ContainerSummary[]): Promise<string> {
+  const current = all.find((c) => c.name === parsed.original);
+  const target = { container: parsed.original, image: self.image };
+  if (current?.state === "running") return "svc's successor runs: left to it";
+  if (current) await act(ctx, "remove", { ...target, container_id: current.id }, () => ctx.engine.removeContainer(current.id, { force: true }));
+  await act(ctx, "rename", { ...target, container_id: self.id }, () => ctx.engine.renameContainer(self.id, parsed.original));
+  return "svc's own update was interrupted: its replacement removed, its name taken back";
 }
 
 async function ownName(ctx: ProtocolContext, id: string): Promise<string | undefined> {
@@ -138,5 +159,29 @@ async function retirePredecessor(ctx: ProtocolContext, old: ContainerSummary, pa
     ctx.audit.record({ action: "recover", container: parsed.original, container_id: old.id, image: old.image, trigger: ctx.trigger });
   } catch (error) {
     ctx.log.warn("could not remove the previous svc container", { container: old.name, error: toSvcError(error).message });
+  }
+}
+
+/** Names whose self-update a running handover container is finishing (see handover.ts). */
+export function handoversRunning(all: ContainerSummary[], inScope: (container: ContainerSummary) => boolean): Set<string> {
+  const names = new Set<string>();
+  for (const c of all) {
+    const original = parseHandoverName(c.name);
+    if (original !== null && c.state === "running" && inScope({ ...c, name: original })) names.add(original);
+  }
+  return names;
+}
+
+/** A handover container that is not running (a crash, or created and never started) is removed. */
+async function removeDeadHandovers(ctx: ProtocolContext, all: ContainerSummary[], inScope: (container: ContainerSummary) => boolean, actions: string[]): Promise<void> {
+  for (const c of all) {
+    const original = parseHandoverName(c.name);
+    if (original === null || c.state === "running" || !inScope({ ...c, name: original })) continue;
+    try {
+      await act(ctx, "remove", { container: original, container_id: c.id, image: c.image }, () => ctx.engine.removeContainer(c.id, { force: true }));
+      actions.push(`${c.name}: leftover handover container removed`);
+    } catch (error) {
+      actions.push(`${c.name}: could not remove the leftover handover container: ${toSvcError(error).message}`);
+    }
   }
 }

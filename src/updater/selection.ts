@@ -8,7 +8,7 @@ import type { Config } from "../config/index.ts";
 import type { ContainerSummary } from "../engine/port.ts";
 import { matchesImagePrefix, parseReference } from "../registry/reference.ts";
 import type { UpdateFilter } from "./types.ts";
-import { isOldName } from "./names.ts";
+import { isOldName, parseHandoverName } from "./names.ts";
 
 export const LABELS = {
   enable: "svc.enable",
@@ -84,7 +84,7 @@ export function scopeFilter(scope: string | undefined): Filter {
 }
 
 /** Old containers svc renamed during an update are never candidates (recovery handles them). */
-export const notLeftoverFilter: Filter = ({ name }) => !isOldName(name);
+export const notLeftoverFilter: Filter = ({ name }) => !isOldName(name) && parseHandoverName(name) === null;
 
 export function selectionFilter(config: Config, filter: UpdateFilter = {}): Filter {
   return allOf([

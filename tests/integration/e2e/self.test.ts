@@ -130,3 +130,105 @@ describe("svc updates its own container (real image, host network)", () => {
     docker(["rm", "-f", name], { allowFailure: true });
   }, 240_000);
 });
+
+/**
+ * svc in a container that publishes its API port, the usual way to run it off the host network:
+ *   docker run -d -p 127.0.0.1:8080:8080 -v /var/run/docker.sock:/var/run/docker.sock svc
+ * The replacement cannot start while the old container holds the port binding; a handover
+ * container from the new image stops the old svc, starts and watches the new one.
+ */
+describe("svc updates its own container (real image, published port)", () => {
+  const token = "self-port-token-5c21";
+
+  /** `docker run -d -p 127.0.0.1:<port>:8080` of the svc image on a network of its own, with the update API on. */
+  function runPublished(what: string, port: number, dockerArgs: string[]): string {
+    const name = fx.name(what);
+    const scope = fx.name(`${what}-scope`);
+    const network = fx.network(`${what}-net`);
+    // no_pull: the sandbox registry listens on the host's loopback, out of reach from a bridge
+    // network; the new image is built on the engine under the same tag instead
+    const env = { SVC_SCOPE: scope, SVC_LOG_FORMAT: "json", SVC_HTTP_API_UPDATE: "true", SVC_HTTP_API_TOKEN: token, SVC_STOP_TIMEOUT: "5s", SVC_NO_PULL: "true" };
+    const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
+    docker(["run", "-d", "--name", name, "--network", network, "-p", `127.0.0.1:${port}:8080`, "--restart", "unless-stopped", ...dockerArgs, "-l", `svc.scope=${scope}`, "-v", `${sandbox().socketPath}:/var/run/docker.sock`, ...envArgs, ref]);
+    return name;
+  }
+
+  async function postUpdate(port: number, name: string): Promise<void> {
+    const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    const body = await response.text();
+    expect(response.status, body).toBe(200);
+    expect(JSON.parse(body).containers.find((c: any) => c.name === name)?.state, body).toBe("updated");
+  }
+
+  /** Exactly one container of the family, under `name`, running `imageId` (the handover container gone too). */
+  async function aloneOn(name: string, imageId: string, oldId: string, what: string): Promise<void> {
+    await waitUntil(
+      () => {
+        const family = containersByPrefix(name);
+        const current = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], { allowFailure: true }).stdout;
+        return Object.keys(family).length === 1 && current === `${imageId} true`;
+      },
+      150_000,
+      what,
+    ).catch((error) => {
+      const family = containersByPrefix(name);
+      const logs = Object.keys(family).map((n) => `--- ${n} (${family[n]}) ---\n${logsOf(n)}`).join("\n");
+      throw new Error(`${(error as Error).message}\n${JSON.stringify(family)}\n${logs}\n--- old ---\n${logsOf(oldId)}`);
+    });
+  }
+
+  async function serves(port: number, name: string): Promise<void> {
+    await waitUntil(
+      async () => {
+        if (!inspect(name).State.Running) throw new Error(`${name} exited:\n${logsOf(name)}`);
+        return (await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.status).catch(() => 0)) === 200;
+      },
+      60_000,
+      `${name} to serve /v1/health on the published port`,
+    );
+    expect(inspect(name).HostConfig.PortBindings).toEqual({ "8080/tcp": [{ HostIp: "127.0.0.1", HostPort: String(port) }] });
+  }
+
+  test("POST /v1/update: exactly one svc remains, on the new image, serving the published port", async () => {
+    buildSvcImage("40");
+    const port = freePort();
+    const name = runPublished("port", port, ["--health-interval", "2s"]);
+    const oldId = inspect(name).Id as string;
+    await waitUntil(() => portOpen(port), 60_000, "the API to listen");
+    const v2 = buildSvcImage("41");
+    await postUpdate(port, name);
+    await aloneOn(name, v2, oldId, `${name} to run the new image alone`);
+    expect(inspect(name).Id).not.toBe(oldId);
+    expect(inspect(name).HostConfig.RestartPolicy.Name).toBe("unless-stopped");
+    await serves(port, name);
+    docker(["rm", "-f", name], { allowFailure: true });
+  }, 240_000);
+
+  test("a new image whose healthcheck fails: the old svc runs again, alone, serving the published port", async () => {
+    const v1 = buildSvcImage("50");
+    const port = freePort();
+    // no health option of its own: a container's health options keep the image's probe it was created with
+    const name = runPublished("port-fail", port, []);
+    const oldId = inspect(name).Id as string;
+    const firstStart = inspect(name).State.StartedAt as string;
+    await waitUntil(() => portOpen(port), 60_000, "the API to listen");
+    // the same svc, but its HEALTHCHECK asks a port nothing listens on: never healthy
+    const broken = Bun.spawnSync(["docker", "-H", sandbox().dockerHost, "build", "-q", "-t", ref, "-"], {
+      stdin: new TextEncoder().encode(`FROM ${ref}\nHEALTHCHECK --interval=2s --timeout=2s --retries=1 CMD ["/svc", "healthcheck", "--http-api-port=1"]\nLABEL svc.e2e.build=51\n`),
+      env: { ...process.env, DOCKER_BUILDKIT: "0" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    if (broken.exitCode !== 0) throw new Error(`docker build: ${broken.stderr.toString()}`);
+    docker(["push", "-q", ref]);
+    await postUpdate(port, name);
+    // the replacement holds the name while the handover container starts and watches it
+    expect(inspect(name).Id).not.toBe(oldId);
+    await aloneOn(name, v1, oldId, `the old ${name} to run alone again`);
+    expect(inspect(name).Id).toBe(oldId);
+    // stopped by the handover for the replacement, then started again by its rollback
+    expect(inspect(name).State.StartedAt).not.toBe(firstStart);
+    await serves(port, name);
+    docker(["rm", "-f", name], { allowFailure: true });
+  }, 240_000);
+});

@@ -3,7 +3,7 @@
  * The fake engine keeps containers and images, records every action as an event string,
  * and lets a test decide how a new container behaves once started (by image id).
  */
-import type { ContainerInspect, ContainerState, ContainerSummary, CreateOptions, Engine, ImageInspect, ImageSummary, Platform, RegistryAuth } from "../../../src/engine/port.ts";
+import type { ContainerInspect, ContainerState, ContainerSummary, CreateOptions, Engine, HelperSpec, ImageInspect, ImageSummary, Platform, RegistryAuth } from "../../../src/engine/port.ts";
 import { SvcError } from "../../../src/errors.ts";
 import type { AuditEntry, AuditLog } from "../../../src/log/index.ts";
 import type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "../../../src/registry/port.ts";
@@ -24,6 +24,8 @@ export interface FakeContainer {
   exitCode: number;
   restartCount: number;
   health?: string;
+  /** HostConfig.PortBindings (published ports) */
+  portBindings?: Record<string, { HostIp: string; HostPort: string }[]>;
 }
 
 export interface FakeImage {
@@ -147,7 +149,7 @@ export class FakeEngine implements Engine {
         Health: c.health ? { Status: c.health, FailingStreak: 0, Log: [] } : undefined,
       },
       Config: { Image: c.image, Labels: c.labels, StopSignal: c.stopSignal, StopTimeout: c.stopTimeout },
-      HostConfig: { Links: c.links, NetworkMode: c.networkMode },
+      HostConfig: { Links: c.links, NetworkMode: c.networkMode, PortBindings: c.portBindings ?? {} },
     } as unknown as ContainerInspect;
   }
 
@@ -208,7 +210,27 @@ export class FakeEngine implements Engine {
     return created.id;
   }
 
+  /** helpers made by createHelper (a self-update handover container): started, they just run */
+  helpers: (HelperSpec & { id: string })[] = [];
+
+  async createHelper(spec: HelperSpec): Promise<string> {
+    this.maybeFail("create", spec.name);
+    if (this.byName(spec.name)) throw new SvcError("engine", `name ${spec.name} is in use`);
+    const image = [...this.images.values()].find((i) => i.tags.includes(spec.image));
+    if (!image) throw new SvcError("engine", `no such image ${spec.image}`);
+    const id = fakeId();
+    this.containers.set(id, { id, name: spec.name, image: spec.image, imageId: image.id, state: "created", labels: { ...spec.labels }, links: [], networkMode: "none", exitCode: 0, restartCount: 0 });
+    this.helpers.push({ ...spec, id });
+    this.events.push(`helper:${spec.name}`);
+    return id;
+  }
+
   async startContainer(id: string): Promise<void> {
+    if (this.helpers.some((h) => h.id === id)) {
+      this.containers.get(id)!.state = "running";
+      this.events.push(`start-helper:${this.containers.get(id)!.name}`);
+      return;
+    }
     const c = this.find(id);
     this.maybeFail("start", c.name);
     this.events.push(`start:${c.name}`);
