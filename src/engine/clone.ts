@@ -41,7 +41,7 @@ export interface ReplacementSpec {
 type Json = Record<string, any>;
 
 /** Config keys whose whole value is the image's default when equal to it. */
-const WHOLE_VALUE_KEYS = ["User", "WorkingDir", "Cmd", "Entrypoint", "Healthcheck", "StopSignal", "Shell", "OnBuild", "ArgsEscaped"] as const;
+const WHOLE_VALUE_KEYS = ["User", "WorkingDir", "Cmd", "Entrypoint", "StopSignal", "Shell", "OnBuild", "ArgsEscaped"] as const;
 
 /** Network modes that are not the name of a user network. */
 const BUILTIN_NETWORK_MODES = new Set(["host", "none", "bridge", "default", ""]);
@@ -88,6 +88,8 @@ function replacementConfig(old: ContainerInspect, oldImage: ImageInspect | null,
       if (key === "Cmd" && userEntrypoint) continue;
       if (key in config && sameValue(config[key], image[key])) delete config[key];
     }
+    config.Healthcheck = withoutEqualFields(config.Healthcheck, image.Healthcheck);
+    if (config.Healthcheck === undefined) delete config.Healthcheck;
     config.Env = withoutEntries(config.Env, image.Env);
     config.Labels = withoutEqualKeys(config.Labels, image.Labels, true);
     config.ExposedPorts = withoutEqualKeys(config.ExposedPorts, image.ExposedPorts, false);
@@ -266,6 +268,18 @@ function isObject(value: unknown): value is Json {
 }
 
 /** Entries of `list` that are not in `imageList` (Env: "K=V" entries the image set are dropped one by one). */
+/**
+ * The engine merges a healthcheck field by field (a field left out takes the image's): inspect
+ * shows the merged result, so a user who set only --health-interval would otherwise pin the
+ * old image's test command. Fields equal to the old image's are dropped, so the new image's apply.
+ */
+function withoutEqualFields(value: unknown, imageValue: unknown): Json | undefined {
+  if (!value || typeof value !== "object") return undefined;
+  const image = (imageValue && typeof imageValue === "object" ? imageValue : {}) as Json;
+  const kept = Object.fromEntries(Object.entries(value as Json).filter(([key, field]) => !sameValue(field, image[key])));
+  return Object.keys(kept).length > 0 ? kept : undefined;
+}
+
 function withoutEntries(list: unknown, imageList: unknown): string[] | undefined {
   if (!Array.isArray(list)) return undefined;
   const fromImage = new Set(Array.isArray(imageList) ? (imageList as string[]) : []);

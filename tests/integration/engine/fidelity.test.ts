@@ -241,6 +241,13 @@ const cases: Case[] = [
       expect(fresh.Config.Healthcheck).toEqual({ Test: ["CMD-SHELL", "/bin/true user"], Interval: 5_000_000_000, StartPeriod: 1_000_000_000, Retries: 2 }),
   },
   {
+    // the engine shows the image's test command merged into a user's --health-interval: the
+    // replacement must keep the user's interval and take the NEW image's command
+    name: "healthcheck-interval-only",
+    run: () => ["--network", "none", "--health-interval", "5s"],
+    check: (fresh) => expect(fresh.Config.Healthcheck).toEqual({ Test: ["CMD", "/bin/true", "v2"], Interval: 5_000_000_000 }),
+  },
+  {
     name: "caps",
     run: () => ["--network", "none", "--cap-add", "NET_ADMIN", "--cap-drop", "CHOWN", "--security-opt", "no-new-privileges"],
     check: (fresh) => {

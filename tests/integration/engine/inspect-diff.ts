@@ -81,7 +81,7 @@ const ALWAYS_ALLOWED = [
 ];
 
 /** Config keys compared as a whole against the images' values. */
-const WHOLE_CONFIG_KEYS = new Set(["Cmd", "Entrypoint", "Healthcheck", "WorkingDir", "User", "StopSignal", "Shell", "OnBuild", "ArgsEscaped"]);
+const WHOLE_CONFIG_KEYS = new Set(["Cmd", "Entrypoint", "WorkingDir", "User", "StopSignal", "Shell", "OnBuild", "ArgsEscaped"]);
 /** Config keys compared entry by entry against the images' values. */
 const KEYED_CONFIG_KEYS = new Set(["Env", "Labels", "ExposedPorts", "Volumes"]);
 
@@ -122,6 +122,11 @@ export function isAllowed(d: Difference, ctx: DiffContext): boolean {
   if (config) {
     const key = config[1]!;
     if (WHOLE_CONFIG_KEYS.has(key)) return fromImages(ctx, (c) => c[key]);
+    // the engine merges a healthcheck field by field: each field may follow the images on its own
+    if (key === "Healthcheck") {
+      const field = /^([^.[]+)/.exec(config[2] ?? "")?.[1];
+      return field !== undefined && fromImages(ctx, (c) => c.Healthcheck?.[field]);
+    }
     if (KEYED_CONFIG_KEYS.has(key)) {
       const entry = config[2] ?? "";
       return fromImages(ctx, (c) => {

@@ -35,6 +35,26 @@ describe("replacementSpec: what came from the image is dropped", () => {
     expect(b.Image).toBe("engx-fix:1");
   });
 
+  test("a healthcheck is compared field by field: a user interval stays, the image's test command goes", async () => {
+    const { container, image } = await fixture("plain");
+    const imageCheck = (image.Config as any).Healthcheck;
+    expect(imageCheck?.Test?.length).toBeGreaterThan(0);
+    const merged = structuredClone(container) as any;
+    merged.Config.Healthcheck = { ...imageCheck, Interval: 7_000_000_000 };
+    const b = body(replacementSpec(merged, image, { name: "engx-plain", image: "engx-fix:1", apiVersion: OLD_API }));
+    expect(b.Healthcheck).toEqual({ Interval: 7_000_000_000 });
+  });
+
+  test("a user healthcheck command and --no-healthcheck are kept", async () => {
+    const { container, image } = await fixture("plain");
+    for (const check of [{ Test: ["CMD-SHELL", "true"] }, { Test: ["NONE"] }]) {
+      const custom = structuredClone(container) as any;
+      custom.Config.Healthcheck = { ...(image.Config as any).Healthcheck, ...check };
+      const b = body(replacementSpec(custom, image, { name: "engx-plain", image: "engx-fix:1", apiVersion: OLD_API }));
+      expect(b.Healthcheck).toEqual(check);
+    }
+  });
+
   test("user env entries, user labels and compose labels stay; image entries go one by one", async () => {
     const { container, image } = await fixture("multi");
     const b = body(replacementSpec(container, image, { name: "engx-multi", image: "engx-fix:1", apiVersion: OLD_API }));
