@@ -97,7 +97,9 @@ describe("per-container options", () => {
   }, 60_000);
 
   test("svc.stop_signal and svc.stop_timeout labels; the container's own --stop-timeout wins", async () => {
-    const img = fx.image("signal", { changes: ['CMD ["/bin/sh","-c","trap \\"exit 0\\" HUP; while true; do sleep 0.2; done"]'] });
+    // SIGHUP ends the container after 2 s: far within the label's 20 s, but never before a 0 s
+    // grace period's SIGKILL (a prompt exit raced that SIGKILL on a loaded machine)
+    const img = fx.image("signal", { changes: ['CMD ["/bin/sh","-c","trap \\"sleep 2; exit 0\\" HUP; while true; do sleep 0.2; done"]'] });
     const byLabel = fx.run("signal", img.ref, ["-l", "svc.stop_signal=SIGHUP", "-l", "svc.stop_timeout=20s"]);
     const own = fx.run("own", img.ref, ["-l", "svc.stop_signal=SIGHUP", "-l", "svc.stop_timeout=20s", "--stop-timeout", "0"]);
     fx.image("signal");
