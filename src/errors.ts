@@ -87,3 +87,15 @@ const HTTP_STATUSES: Record<ErrorKind, number> = {
 export function httpStatusOf(error: unknown): number {
   return HTTP_STATUSES[toSvcError(error).kind];
 }
+
+/**
+ * What an HTTP client is told. A 5xx carries our own message only for the failures an operator
+ * must act on (the engine or a registry unreachable: messages written by us, never holding a
+ * credential); anything else at 500 is "internal error" (its message may name internals).
+ */
+const OPERATIONAL_KINDS: ReadonlySet<ErrorKind> = new Set(["engine", "registry"]);
+
+export function publicMessageOf(error: unknown): string {
+  const svcError = toSvcError(error);
+  return HTTP_STATUSES[svcError.kind] >= 500 && !OPERATIONAL_KINDS.has(svcError.kind) ? "internal error" : svcError.message;
+}

@@ -2,7 +2,7 @@
  * Small response helpers. Every status the API answers comes from an SvcError kind through
  * httpStatusOf (src/errors.ts), except the fixed 200s of the handlers.
  */
-import { type ErrorKind, httpStatusOf, SvcError, toSvcError } from "../errors.ts";
+import { httpStatusOf, publicMessageOf, SvcError, toSvcError } from "../errors.ts";
 
 const JSON_TYPE = "application/json";
 
@@ -16,10 +16,8 @@ export interface ErrorHeaders {
 }
 
 /**
- * The response for an error. 409 has an empty body (SPEC 4). A 500 carries our own message only
- * for the expected failures an operator must act on (the engine or a registry unreachable: those
- * messages are written by us and never hold a credential); anything unexpected is answered
- * "internal error" (its message may name internals) and the caller logs it.
+ * The response for an error. 409 has an empty body (SPEC 4). What a 5xx may say is decided in
+ * errors.ts (publicMessageOf); the caller logs the full message.
  */
 export function errorResponse(error: unknown, extra: ErrorHeaders = {}): Response {
   const svcError = toSvcError(error);
@@ -28,11 +26,8 @@ export function errorResponse(error: unknown, extra: ErrorHeaders = {}): Respons
   const headers: Record<string, string> = {};
   if (svcError.kind === "unauthorized") headers["www-authenticate"] = 'Bearer realm="svc"';
   if (extra.allow) headers.allow = extra.allow;
-  const message = status >= 500 && !OPERATIONAL_KINDS.has(svcError.kind) ? "internal error" : svcError.message;
-  return jsonResponse({ error: message }, status, headers);
+  return jsonResponse({ error: publicMessageOf(svcError) }, status, headers);
 }
-
-const OPERATIONAL_KINDS: ReadonlySet<ErrorKind> = new Set(["engine", "registry"]);
 
 /** HEAD behaves like GET without a body: same status and headers. */
 export function withoutBody(response: Response): Response {
