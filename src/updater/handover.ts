@@ -16,7 +16,7 @@
 import type { ContainerInspect } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
 import { handoverContainerName } from "./names.ts";
-import { act, anyRollbackCheck, planReplacement, restore, rollback, watch, type ProtocolContext, type ReplaceOutcome, type Replacement } from "./protocol.ts";
+import { act, anyRollbackCheck, createReplacementContainer, planReplacement, restore, rollback, watch, type ProtocolContext, type ReplaceOutcome, type Replacement } from "./protocol.ts";
 
 /** svc's own container needs a handover when the engine binds host ports for it. */
 export function needsHandover(old: ContainerInspect): boolean {
@@ -32,17 +32,9 @@ export type HandoverStart = { kind: "handed_over"; newId: string; helper: string
  * starts H. On any failure undoes it (R removed, the old container renamed back, still running).
  */
 export async function startHandover(ctx: ProtocolContext, r: Replacement, options: { networkContainer?: string; stopping: () => boolean; pollMs?: number }): Promise<HandoverStart> {
-  const networkContainer = options.networkContainer;
   let helperId: string | undefined;
   try {
-    const newId = await act(
-      ctx,
-      "create",
-      { container: r.name, image: r.image },
-      () => ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer }),
-      (id) => id,
-    );
-    r.newId = newId;
+    const newId = await createReplacementContainer(ctx, r, options.networkContainer);
     const helper = handoverContainerName(r.name, newId);
     const config = r.old.Config as { Env?: string[] | null; Cmd?: string[] | null; User?: string; Labels?: Record<string, string> | null };
     const host = r.old.HostConfig as { Binds?: string[] | null; Mounts?: unknown[] | null };

@@ -147,18 +147,25 @@ async function stopOld(ctx: ProtocolContext, r: Replacement): Promise<void> {
   r.stopped = true;
 }
 
+/** Creates the replacement under the container's name (audited) and records its id on `r`. */
+export async function createReplacementContainer(ctx: ProtocolContext, r: Replacement, networkContainer?: string): Promise<string> {
+  r.newId = await act(
+    ctx,
+    "create",
+    { container: r.name, image: r.image },
+    () => ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer }),
+    (id) => id,
+  );
+  return r.newId;
+}
+
 /** Create, start, watch; keep the new container or roll back. Never throws. */
 export async function replace(ctx: ProtocolContext, r: Replacement, networkContainer?: string): Promise<ReplaceOutcome> {
+  let newId: string;
   try {
-    r.newId = await act(
-      ctx,
-      "create",
-      { container: r.name, image: r.image },
-      () => ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer }),
-      (id) => id,
-    );
+    newId = await createReplacementContainer(ctx, r, networkContainer);
     if (r.startAfter) {
-      await act(ctx, "start", { container: r.name, container_id: r.newId, image: r.image }, () => ctx.engine.startContainer(r.newId!));
+      await act(ctx, "start", { container: r.name, container_id: newId, image: r.image }, () => ctx.engine.startContainer(newId));
     }
   } catch (error) {
     const reason = toSvcError(error).message;
@@ -167,11 +174,10 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
   }
 
   if (r.startAfter && anyRollbackCheck(ctx.config)) {
-    const verdict = await watch(ctx, r.newId);
+    const verdict = await watch(ctx, newId);
     if (!verdict.ok) return rollback(ctx, r, verdict);
   }
 
-  const newId = r.newId;
   if (!r.self) {
     try {
       await act(ctx, "remove", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.removeContainer(r.old.Id, { force: true }));
