@@ -1,6 +1,6 @@
 /** Dependency ordering, observed through the engine's own event stream. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { entryOf, eventsFor, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
+import { entryOf, recordEvents, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
@@ -25,9 +25,9 @@ describe("dependency order", () => {
     const newDb = fx.image("db");
 
     const h = await makeUpdater({ containers: [db, web, proxy, worker] });
-    const started = Date.now();
+    const recording = recordEvents([db, web, proxy, worker], ["stop", "start"]);
     const report = await h.updater.run("api");
-    const finished = Date.now();
+    const events = await recording.stop();
 
     expectState(report, db, "updated");
     for (const name of [web, proxy, worker]) {
@@ -38,7 +38,6 @@ describe("dependency order", () => {
     expect(inspect(web).Id).toBe(webBefore);
     expect(inspect(db).Image).toBe(newDb.id);
 
-    const events = eventsFor(started, finished, [db, web, proxy, worker], ["stop", "start"]);
     const at = (event: string) => {
       const index = events.indexOf(event);
       if (index < 0) throw new Error(`${event} is not among the engine's events: ${events.join(", ")}`);

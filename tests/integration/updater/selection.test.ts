@@ -3,7 +3,7 @@
  * monitor_only (nothing changes), so the report shows exactly which containers were considered.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { docker, entryOf, Fixture, makeUpdater, names, inspect, eventsFor, expectState, TEST_SCOPE } from "./support.ts";
+import { docker, entryOf, Fixture, makeUpdater, names, inspect, recordEvents, expectState, TEST_SCOPE } from "./support.ts";
 import { waitUntil } from "../../harness.ts";
 
 const fx = new Fixture();
@@ -104,14 +104,15 @@ describe("per-container options", () => {
     const own = fx.run("own", img.ref, ["-l", "svc.stop_signal=SIGHUP", "-l", "svc.stop_timeout=20s", "--stop-timeout", "0"]);
     fx.image("signal");
     const h = await makeUpdater({ containers: [byLabel, own], stop_timeout: 30_000 });
-    const started = Date.now();
+    const recording = recordEvents([byLabel, own], ["kill"]);
     const report = await h.updater.run("api");
     expectState(report, byLabel, "updated");
     expectState(report, own, "updated");
+    const kills = await recording.stop();
     // the label's SIGHUP ends it within the label's 20 s: no SIGKILL follows
-    expect(eventsFor(started, Date.now(), [byLabel], ["kill"])).toEqual([`kill(1):${byLabel}`]);
+    expect(kills.filter((e) => e.endsWith(`:${byLabel}`))).toEqual([`kill(1):${byLabel}`]);
     // the container's own stop timeout of 0 s wins over the label: SIGKILL right after SIGHUP
-    expect(eventsFor(started, Date.now(), [own], ["kill"])).toEqual([`kill(1):${own}`, `kill(9):${own}`]);
+    expect(kills.filter((e) => e.endsWith(`:${own}`))).toEqual([`kill(1):${own}`, `kill(9):${own}`]);
   }, 60_000);
 
   test("labels override globals (svc.monitor_only=false, svc.no_pull=true) unless global_takes_precedence", async () => {

@@ -134,18 +134,36 @@ export function containersByPrefix(prefix: string): Record<string, string> {
 }
 
 /** Engine events for the given container names between two times, oldest first, as "action:name" ("kill(15):name" for kills). */
-export function eventsFor(since: number, until: number, containerNames: string[], actions: string[]): string[] {
-  // the engine takes whole seconds: ask for a wider window, then keep what falls in [since, until]
-  const out = docker(["events", "--since", String(Math.floor(since / 1000)), "--until", String(Math.ceil(until / 1000) + 1), "--format", "{{json .}}", "--filter", "type=container"]).stdout;
+/**
+ * Records the engine's container events from now on, through a live `docker events` stream: the
+ * engine keeps only its last 256 events (of every kind) for a later `--since` query, so a
+ * query after the fact can miss events on a busy engine. `stop` ends the recording and returns
+ * the wanted events in order, as `action:name` (`kill(signal):name` for kills).
+ */
+export function recordEvents(containerNames: string[], actions: string[]): { stop(): Promise<string[]> } {
+  const since = Date.now();
+  const proc = Bun.spawn(["docker", "-H", sandbox().dockerHost, "events", "--since", String(Math.floor(since / 1000) - 1), "--format", "{{json .}}", "--filter", "type=container"], {
+    env: { ...process.env, DOCKER_CONFIG: sandbox().dockerConfig },
+    stdout: "pipe",
+    stderr: "ignore",
+  });
+  const output = new Response(proc.stdout).text();
   const wanted = new Set(containerNames);
-  return out
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { Action: string; Actor: { Attributes: Record<string, string> }; timeNano: number })
-    .filter((event) => event.timeNano / 1e6 >= since && event.timeNano / 1e6 <= until)
-    .filter((event) => actions.includes(event.Action) && wanted.has(baseName(event.Actor.Attributes.name ?? "")))
-    .sort((a, b) => a.timeNano - b.timeNano)
-    .map((event) => `${event.Action}${event.Action === "kill" ? `(${event.Actor.Attributes.signal})` : ""}:${baseName(event.Actor.Attributes.name!)}`);
+  return {
+    async stop() {
+      await Bun.sleep(500); // the last events are on their way through the stream
+      proc.kill();
+      const out = await output;
+      return out
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { Action: string; Actor: { Attributes: Record<string, string> }; timeNano: number })
+        .filter((event) => event.timeNano / 1e6 >= since)
+        .filter((event) => actions.includes(event.Action) && wanted.has(baseName(event.Actor.Attributes.name ?? "")))
+        .sort((a, b) => a.timeNano - b.timeNano)
+        .map((event) => `${event.Action}${event.Action === "kill" ? `(${event.Actor.Attributes.signal})` : ""}:${baseName(event.Actor.Attributes.name!)}`);
+    },
+  };
 }
 
 /** A parked old container's events carry its parked name: map it back to the original. */
