@@ -4,9 +4,9 @@
  * The Config shape: keys as in TOML (snake_case, nested by table), durations resolved to
  * milliseconds, secrets resolved from files, arrays never undefined.
  */
-import { configSchema, type Config } from "./schema.ts";
+import { assembleConfig, type Config } from "./schema.ts";
 
-export { configSchema, OPTIONS, TABLES, flagName, envName } from "./schema.ts";
+export { buildConfigSchema, defaultValue, OPTIONS, TABLES, flagName, envName } from "./schema.ts";
 export type { Config, LogLevel, LogFormat, RegistryCredential, OptionSpec, OptionMeta, TableSpec } from "./schema.ts";
 export { loadConfig, DEFAULT_FILE } from "./load.ts";
 export type { LoadOptions, LoadResult } from "./load.ts";
@@ -19,7 +19,7 @@ export { parseDuration, formatDuration } from "./duration.ts";
 
 /** Built-in defaults (from the schema); `overrides` is deep-merged (tests use it to build configs). */
 export function defaultConfig(overrides: DeepPartial<Config> = {}): Config {
-  return deepMerge(configSchema.parse({}) as Config, overrides);
+  return deepMerge(assembleConfig(new Map()), overrides);
 }
 
 export type DeepPartial<T> = { [K in keyof T]?: T[K] extends (infer U)[] ? U[] : T[K] extends object ? DeepPartial<T[K]> : T[K] };

@@ -7,7 +7,7 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from "node:
 import { dirname, isAbsolute, resolve } from "node:path";
 import type { z } from "zod";
 import { SvcError } from "../errors.ts";
-import { OPTIONS, OPTION_BY_KEY, configSchema, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
+import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultValue, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
 import { dockerCliEnvLayer, describeOrigin, envLayer, fileLayer, formatPath, parseArgv, type Entry, type Layer, type Origin, type Problem } from "./sources.ts";
 import { parseToml } from "./toml.ts";
 
@@ -47,11 +47,11 @@ export async function loadConfig({ argv, env, cwd }: LoadOptions): Promise<LoadR
   const fileDir = file ? dirname(resolve(cwd, file.path)) : cwd;
   anchorFilePaths(merged, fileDir);
 
-  const { raw, values } = validateLeaves(merged, problems);
+  const values = validateLeaves(merged, problems);
   checkAcrossOptions(values, merged, cwd, problems, warnings);
   if (problems.length > 0) throw configError(problems);
 
-  const config = configSchema.parse(raw) as Config;
+  const config: Config = assembleConfig(values);
   resolveSecrets(config, merged, { cwd, fileDir }, problems, warnings);
   if (problems.length > 0) throw configError(problems);
 
@@ -102,7 +102,6 @@ function addPositionals(merged: Map<string, Entry>, positionals: string[]): void
 
 /** Validates each set option with its own schema, so a problem names where the value came from. */
 function validateLeaves(merged: Map<string, Entry>, problems: Problem[]) {
-  const raw: Record<string, unknown> = {};
   const values = new Map<string, unknown>();
   for (const option of OPTIONS) {
     const entry = merged.get(option.key);
@@ -110,18 +109,11 @@ function validateLeaves(merged: Map<string, Entry>, problems: Problem[]) {
     const result = option.schema.safeParse(entry.value);
     if (result.success) {
       values.set(option.key, result.data);
-      setPath(raw, option.path, entry.value);
     } else {
       for (const issue of result.error.issues) problems.push(leafProblem(option, entry, issue));
     }
   }
-  return { raw, values };
-}
-
-function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
-  let node = target;
-  for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
-  node[path[path.length - 1]!] = value;
+  return values;
 }
 
 function describeType(value: unknown): string {
@@ -245,7 +237,7 @@ function requireWith(enabler: string, required: string[], values: Map<string, un
 
 function defaultOf(key: string): unknown {
   const option = OPTION_BY_KEY.get(key);
-  return option ? option.schema.safeParse(undefined).data : undefined;
+  return option ? defaultValue(option) : undefined;
 }
 
 /** Why a file cannot be read, or undefined when it can. */

@@ -1,9 +1,13 @@
 /**
- * THE single source of truth for configuration: one zod schema whose leaves carry, in their
- * metadata, everything else derives from: the meaning (docs, sample, --help), the default as an
- * operator writes it, an example for options unset by default, and whether the value is a secret.
- * The TOML key is the path in the schema; the flag and env name derive from it
- * (`a.b_c` -> `--a-b-c`, `SVC_A_B_C`); the sample table is the parent path.
+ * THE single source of truth for configuration: one declaration whose leaves carry everything
+ * else derives from: the meaning (docs, sample, --help), the default as an operator writes it,
+ * an example for options unset by default, whether the value is a secret, and the zod schema
+ * that validates the value. The TOML key is the path in the declaration; the flag and env name
+ * derive from it (`a.b_c` -> `--a-b-c`, `SVC_A_B_C`); the sample table is the parent path.
+ *
+ * A leaf builds its zod schema the first time it is needed. svc validates only the options a
+ * user set (each against its own schema, so a problem names its source), and building all 71
+ * schemas took more time at every start than the rest of loading the configuration.
  */
 import { Cron } from "croner";
 import { z } from "zod";
@@ -33,16 +37,35 @@ export interface OptionMeta {
   max?: number;
 }
 
-export interface TableMeta {
-  table: true;
-  /** Heading of the group in the sample and docs. */
-  title: string;
+/** One option of the declaration: its metadata, and how to build the schema of its value. */
+export interface Leaf<S extends z.ZodType = z.ZodType> {
+  readonly kind: "leaf";
+  readonly meta: OptionMeta;
+  readonly build: () => S;
 }
 
-// ---- leaf builders: each returns a zod schema with its OptionMeta attached ----
+/** A TOML table of the declaration. */
+export interface Table<Shape extends Record<string, Node> = Record<string, Node>> {
+  readonly kind: "table";
+  /** Heading of the group in the sample and docs. */
+  readonly title: string;
+  readonly shape: Shape;
+}
+
+type Node = Leaf | Table;
+
+function leaf<S extends z.ZodType>(meta: OptionMeta, build: () => S): Leaf<S> {
+  return { kind: "leaf", meta, build };
+}
+
+function table<const Shape extends Record<string, Node>>(title: string, shape: Shape): Table<Shape> {
+  return { kind: "table", title, shape };
+}
+
+// ---- leaf builders: each returns a leaf with its OptionMeta and the builder of its schema ----
 
 function bool(def: boolean, description: string) {
-  return z.boolean().default(def).meta({ kind: "boolean", description, default: def } satisfies OptionMeta);
+  return leaf({ kind: "boolean", description, default: def }, () => z.boolean().default(def));
 }
 
 function rangeCheck(min: number, max: number) {
@@ -50,28 +73,26 @@ function rangeCheck(min: number, max: number) {
 }
 
 function int(def: number, description: string, min: number, max: number) {
-  return z
-    .number()
-    .refine(rangeCheck(min, max), { error: `must be an integer between ${min} and ${max}` })
-    .default(def)
-    .meta({ kind: "integer", description, default: def, min, max } satisfies OptionMeta);
+  return leaf({ kind: "integer", description, default: def, min, max }, () =>
+    z
+      .number()
+      .refine(rangeCheck(min, max), { error: `must be an integer between ${min} and ${max}` })
+      .default(def),
+  );
 }
 
-const nonEmpty = z.string().min(1, { error: "must not be empty (leave the option out to keep it unset)" });
+const nonEmpty = () => z.string().min(1, { error: "must not be empty (leave the option out to keep it unset)" });
 
 function str(description: string, example: string, extra: { secret?: boolean } = {}) {
-  return nonEmpty.optional().meta({ kind: "string", description, example, ...extra } satisfies OptionMeta);
+  return leaf({ kind: "string", description, example, ...extra }, () => nonEmpty().optional());
 }
 
 function path(description: string, example: string) {
-  return nonEmpty.optional().meta({ kind: "path", description, example } satisfies OptionMeta);
+  return leaf({ kind: "path", description, example }, () => nonEmpty().optional());
 }
 
 function choice<const V extends readonly [string, ...string[]]>(values: V, def: V[number], description: string) {
-  return z
-    .enum(values, { error: `must be one of ${values.join(", ")}` })
-    .default(def as never)
-    .meta({ kind: "enum", description, default: def, values } satisfies OptionMeta);
+  return leaf({ kind: "enum", description, default: def, values }, () => z.enum(values, { error: `must be one of ${values.join(", ")}` }).default(def as never));
 }
 
 function durationSchema(minMs: number) {
@@ -90,13 +111,11 @@ function durationSchema(minMs: number) {
 }
 
 function duration(def: string, description: string, minMs = 0) {
-  return durationSchema(minMs)
-    .default(parseDuration(def)!)
-    .meta({ kind: "duration", description, default: def } satisfies OptionMeta);
+  return leaf({ kind: "duration", description, default: def }, () => durationSchema(minMs).default(parseDuration(def)!));
 }
 
 function optionalDuration(description: string, example: string, minMs = 0) {
-  return durationSchema(minMs).optional().meta({ kind: "duration", description, example } satisfies OptionMeta);
+  return leaf({ kind: "duration", description, example }, () => durationSchema(minMs).optional());
 }
 
 function cronCheck(expression: string): string | undefined {
@@ -112,21 +131,19 @@ function cronCheck(expression: string): string | undefined {
 }
 
 function cron(description: string, example: string) {
-  return z
-    .string()
-    .superRefine((value, ctx) => {
-      const problem = cronCheck(value);
-      if (problem) ctx.addIssue({ code: "custom", message: problem });
-    })
-    .optional()
-    .meta({ kind: "cron", description, example } satisfies OptionMeta);
+  return leaf({ kind: "cron", description, example }, () =>
+    z
+      .string()
+      .superRefine((value, ctx) => {
+        const problem = cronCheck(value);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .optional(),
+  );
 }
 
 function list(description: string, example: string[]) {
-  return z
-    .array(z.string().min(1, { error: "must not contain empty names" }))
-    .default([])
-    .meta({ kind: "list", description, default: [], example } satisfies OptionMeta);
+  return leaf({ kind: "list", description, default: [], example }, () => z.array(z.string().min(1, { error: "must not contain empty names" })).default([]));
 }
 
 function urlSchema(schemes: readonly string[]) {
@@ -136,30 +153,32 @@ function urlSchema(schemes: readonly string[]) {
 }
 
 function url(description: string, schemes: readonly string[], def: string, defaultText?: string) {
-  return urlSchema(schemes)
-    .default(def)
-    .meta({ kind: "url", description, default: def, ...(defaultText ? { defaultText } : {}) } satisfies OptionMeta);
+  return leaf({ kind: "url", description, default: def, ...(defaultText ? { defaultText } : {}) }, () => urlSchema(schemes).default(def));
 }
 
 function optionalUrl(description: string, schemes: readonly string[], example: string) {
-  return urlSchema(schemes).optional().meta({ kind: "url", description, example } satisfies OptionMeta);
+  return leaf({ kind: "url", description, example }, () => urlSchema(schemes).optional());
 }
 
-const credential = z.strictObject({
-  host: z.string().min(1, { error: "must not be empty" }),
-  username: nonEmpty.optional(),
-  password: nonEmpty.optional(),
-});
-
-function table<S extends z.ZodRawShape>(title: string, shape: S) {
-  return z.strictObject(shape).prefault({} as never).meta({ table: true, title } satisfies TableMeta);
+function credentials(meta: OptionMeta) {
+  return leaf(meta, () =>
+    z
+      .array(
+        z.strictObject({
+          host: z.string().min(1, { error: "must not be empty" }),
+          username: nonEmpty().optional(),
+          password: nonEmpty().optional(),
+        }),
+      )
+      .default([]),
+  );
 }
 
 const SECOND = 1_000;
 
 // ---- the schema ----
 
-export const configSchema = table("General options", {
+export const CONFIG = table("General options", {
   log_level: choice(["trace", "debug", "info", "warn", "error"], "info", "Log verbosity"),
   log_format: choice(["auto", "json", "logfmt", "pretty"], "auto", "Log output format; auto is pretty on a terminal and json when piped"),
   audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
@@ -171,16 +190,13 @@ export const configSchema = table("General options", {
   update_on_start: bool(false, "Also run a cycle right after start"),
   registry_username: str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }),
   registry_password: str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }),
-  registry_credentials: z
-    .array(credential)
-    .default([])
-    .meta({
-      kind: "credentials",
-      description: "Per-registry credentials (host, username, password); an entry without username and password forces anonymous access",
-      default: [],
-      example: [{ host: "ghcr.io", username: "me", password: "/run/secrets/ghcr_token" }],
-      secret: true,
-    } satisfies OptionMeta),
+  registry_credentials: credentials({
+    kind: "credentials",
+    description: "Per-registry credentials (host, username, password); an entry without username and password forces anonymous access",
+    default: [],
+    example: [{ host: "ghcr.io", username: "me", password: "/run/secrets/ghcr_token" }],
+    secret: true,
+  }),
   insecure_registries: list("Registry hosts (host[:port]) spoken to over plain HTTP besides loopback ones", ["registry.lan:5000"]),
   registry_concurrency: int(8, "Registry checks run at the same time", 1, 64),
   registry_timeout: duration("30s", "Timeout of one registry request", 1),
@@ -213,10 +229,11 @@ export const configSchema = table("General options", {
     tls_cert: path("Client certificate; required when tls_verify is true", "/etc/svc/tls/cert.pem"),
     tls_key: path("Client key; required when tls_verify is true", "/etc/svc/tls/key.pem"),
     config: path("Folder of the Docker CLI's config.json (registry logins, credential helpers); DOCKER_CONFIG, else ~/.docker", "/root/.docker"),
-    api_version: nonEmpty
-      .regex(/^\d+\.\d+$/, { error: 'must look like "1.41"' })
-      .optional()
-      .meta({ kind: "string", description: "Override the negotiated engine API version (major.minor)", example: "1.41" } satisfies OptionMeta),
+    api_version: leaf({ kind: "string", description: "Override the negotiated engine API version (major.minor)", example: "1.41" }, () =>
+      nonEmpty()
+        .regex(/^\d+\.\d+$/, { error: 'must look like "1.41"' })
+        .optional(),
+    ),
   }),
 
   rollback: table("Rollback options", {
@@ -248,12 +265,13 @@ export const configSchema = table("General options", {
     mqtt: table("MQTT channel", {
       broker: optionalUrl("Broker address; enables the MQTT channel (tcp:// or mqtt:// plain, mqtts:// or ssl:// TLS)", ["tcp", "mqtt", "mqtts", "ssl"], "mqtt://broker.lan:1883"),
       topic: str("Topic for reports; required with broker", "svc/reports"),
-      qos: z
-        .number()
-        .refine(rangeCheck(0, 2), { error: "must be 0, 1 or 2" })
-        .transform((n) => n as 0 | 1 | 2)
-        .default(0)
-        .meta({ kind: "integer", description: "0 at most once, 1 at least once, 2 exactly once", default: 0, min: 0, max: 2 } satisfies OptionMeta),
+      qos: leaf({ kind: "integer", description: "0 at most once, 1 at least once, 2 exactly once", default: 0, min: 0, max: 2 }, () =>
+        z
+          .number()
+          .refine(rangeCheck(0, 2), { error: "must be 0, 1 or 2" })
+          .transform((n) => n as 0 | 1 | 2)
+          .default(0),
+      ),
       client_id: str("Client ID (generated when unset)", "svc-host1"),
       username: str("Broker user", "svc"),
       password: str("Broker password, or a path to a file holding it", "/run/secrets/mqtt_password", { secret: true }),
@@ -270,12 +288,18 @@ export const configSchema = table("General options", {
   }),
 });
 
-export type Config = z.output<typeof configSchema>;
+/** The value of a node: a leaf's parsed value, a table's object (options unset by default are optional keys). */
+type ValueOf<N> = N extends Leaf<infer S> ? z.output<S> : N extends Table<infer Shape> ? TableValue<Shape> : never;
+type OptionalKeys<Shape> = { [K in keyof Shape]: undefined extends ValueOf<Shape[K]> ? K : never }[keyof Shape];
+type TableValue<Shape> = Simplify<{ [K in Exclude<keyof Shape, OptionalKeys<Shape>>]: ValueOf<Shape[K]> } & { [K in OptionalKeys<Shape>]?: ValueOf<Shape[K]> }>;
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+export type Config = ValueOf<typeof CONFIG>;
 export type LogLevel = Config["log_level"];
 export type LogFormat = Config["log_format"];
 export type RegistryCredential = Config["registry_credentials"][number];
 
-// ---- walking the schema ----
+// ---- walking the declaration ----
 
 export interface OptionSpec {
   /** TOML key, dotted: "http_api.port" */
@@ -286,7 +310,8 @@ export interface OptionSpec {
   flag: string;
   env: string;
   meta: OptionMeta;
-  schema: z.ZodType;
+  /** the zod schema of the value, built on first use */
+  readonly schema: z.ZodType;
 }
 
 export interface TableSpec {
@@ -303,46 +328,83 @@ export function envName(key: string): string {
   return `SVC_${key.replace(/\./g, "_").toUpperCase()}`;
 }
 
-function innerObject(schema: z.ZodType): z.ZodObject | undefined {
-  let current: any = schema;
-  while (current?._zod?.def && ["prefault", "default", "optional"].includes(current._zod.def.type)) current = current._zod.def.innerType;
-  return current?._zod?.def?.type === "object" ? (current as z.ZodObject) : undefined;
-}
-
-function metaOf(schema: z.ZodType): Partial<OptionMeta & TableMeta> {
-  return (schema.meta() ?? {}) as Partial<OptionMeta & TableMeta>;
-}
-
-function walk(schema: z.ZodType, path: string[], tables: TableSpec[]): void {
-  const object = innerObject(schema)!;
+function optionSpec(node: Leaf, path: string[], table: string): OptionSpec {
   const key = path.join(".");
-  const own: TableSpec = { key, title: metaOf(schema).title ?? key, options: [] };
+  let schema: z.ZodType | undefined;
+  return {
+    key,
+    path,
+    table,
+    flag: flagName(key),
+    env: envName(key),
+    meta: node.meta,
+    get schema() {
+      return (schema ??= node.build());
+    },
+  };
+}
+
+function walk(node: Table, path: string[], tables: TableSpec[]): void {
+  const key = path.join(".");
+  const own: TableSpec = { key, title: node.title, options: [] };
   tables.push(own);
-  for (const [name, child] of Object.entries(object.shape) as [string, z.ZodType][]) {
+  for (const [name, child] of Object.entries(node.shape)) {
     const childPath = [...path, name];
-    const meta = metaOf(child);
-    if (meta.table) {
-      walk(child, childPath, tables);
-      continue;
-    }
-    if (!meta.kind) throw new Error(`config schema: ${childPath.join(".")} has no option metadata`);
-    const childKey = childPath.join(".");
-    own.options.push({ key: childKey, path: childPath, table: key, flag: flagName(childKey), env: envName(childKey), meta: meta as OptionMeta, schema: child });
+    if (child.kind === "table") walk(child, childPath, tables);
+    else own.options.push(optionSpec(child, childPath, key));
   }
 }
 
 function collectTables(): TableSpec[] {
   const tables: TableSpec[] = [];
-  walk(configSchema, [], tables);
+  walk(CONFIG, [], tables);
   return tables;
 }
 
-/** Tables in schema order (top level first), each with its options. */
+/** Tables in declaration order (top level first), each with its options. */
 export const TABLES: readonly TableSpec[] = collectTables();
-/** Every option, in schema order. */
+/** Every option, in declaration order. */
 export const OPTIONS: readonly OptionSpec[] = TABLES.flatMap((t) => t.options);
 export const OPTION_BY_KEY: ReadonlyMap<string, OptionSpec> = new Map(OPTIONS.map((o) => [o.key, o]));
 export const TABLE_KEYS: ReadonlySet<string> = new Set(TABLES.map((t) => t.key).filter(Boolean));
+
+/**
+ * An option's value when it is not set, from its metadata alone (no schema is built). A test
+ * holds it equal to what the option's schema gives for a missing value.
+ */
+export function defaultValue(option: OptionSpec): unknown {
+  const { meta } = option;
+  if (meta.default === undefined) return undefined;
+  if (meta.kind === "duration") return parseDuration(meta.default as string);
+  return Array.isArray(meta.default) ? structuredClone(meta.default) : meta.default;
+}
+
+/**
+ * The configuration from the parsed values of the options that were set (by key); every other
+ * option takes its default. Options unset by default are left out, as zod leaves them out.
+ */
+export function assembleConfig(values: ReadonlyMap<string, unknown>): Config {
+  const config: Record<string, unknown> = {};
+  for (const table of TABLES) if (table.key) setAt(config, table.key.split("."), {});
+  for (const option of OPTIONS) {
+    const value = values.has(option.key) ? values.get(option.key) : defaultValue(option);
+    if (value !== undefined) setAt(config, option.path, value);
+  }
+  return config as Config;
+}
+
+function setAt(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+  node[path[path.length - 1]!] = value;
+}
+
+/** The whole declaration as one zod schema (built on each call: for tests and tools, never at start). */
+export function buildConfigSchema(): z.ZodType<Config> {
+  const build = (node: Table): z.ZodType =>
+    z.strictObject(Object.fromEntries(Object.entries(node.shape).map(([name, child]) => [name, child.kind === "table" ? build(child) : child.build()]))).prefault({});
+  return build(CONFIG) as z.ZodType<Config>;
+}
 
 /** A human label for an option's type, for docs and error messages. */
 export function typeLabel(meta: OptionMeta): string {

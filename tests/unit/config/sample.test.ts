@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
-import { OPTIONS, TABLES, configSchema, defaultConfig, envName, flagName, generateSample, parseDuration, formatDuration, renderDocs } from "../../../src/config/index.ts";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { OPTIONS, TABLES, buildConfigSchema, defaultConfig, defaultValue, loadConfig, envName, flagName, generateSample, parseDuration, formatDuration, renderDocs } from "../../../src/config/index.ts";
 import { UNSET_MARK } from "../../../src/config/sample.ts";
 import { RUNS, load } from "./helpers.ts";
 
@@ -34,7 +36,7 @@ describe("generated sample", () => {
 
   test("every default shown equals the schema's default", () => {
     const parsed = Bun.TOML.parse(uncommentDefaults(sample)) as Record<string, unknown>;
-    const defaults = configSchema.parse({});
+    const defaults = buildConfigSchema().parse({});
     for (const option of OPTIONS) {
       const shown = valueAt(parsed, option.path);
       const expected = valueAt(defaults, option.path);
@@ -76,8 +78,24 @@ describe("schema-derived names", () => {
     expect(new Set(OPTIONS.map((o) => o.env)).size).toBe(OPTIONS.length);
   });
 
+  test("each option's default, taken from its metadata, is what its schema gives for a missing value", () => {
+    for (const option of OPTIONS) expect({ key: option.key, value: defaultValue(option) }).toEqual({ key: option.key, value: option.schema.parse(undefined) });
+  });
+
+  test("a loaded configuration equals the whole schema's parse of the same values", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-assemble-"));
+    const file = join(dir, "svc.toml");
+    const toml = '[http_api]\nupdate = true\ntoken = "0123456789abcdef0123456789abcdef"\n[notifications]\ndelay = "5s"\n[notifications.mqtt]\nbroker = "mqtt://b:1883"\ntopic = "t"\nqos = 1\n';
+    writeFileSync(file, `schedule = "0 0 4 * * *"\nstop_timeout = "1m"\ncontainers = ["a", "b"]\n${toml}`);
+    const { config } = await loadConfig({ argv: ["--config", file], env: {}, cwd: tmpdir() });
+    expect(config).toEqual(buildConfigSchema().parse(Bun.TOML.parse(await Bun.file(file).text())));
+    expect(config.stop_timeout).toBe(60_000);
+    expect(config.notifications.mqtt.qos).toBe(1);
+    rmSync(dir, { recursive: true });
+  });
+
   test("defaultConfig is the schema's defaults, deep-merged with overrides", () => {
-    expect(defaultConfig()).toEqual(configSchema.parse({}));
+    expect(defaultConfig()).toEqual(buildConfigSchema().parse({}));
     const config = defaultConfig({ http_api: { port: 9000 }, containers: ["a"] });
     expect(config.http_api).toEqual({ update: false, metrics: false, port: 9000, metrics_no_auth: false });
     expect(config.containers).toEqual(["a"]);
