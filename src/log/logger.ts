@@ -6,7 +6,6 @@
 // consola's core only: its full node build (fancy reporter, width tables, environment probes run at
 // load) costs every start ~10 ms; it is required only in pretty mode, where a person is watching.
 import { createConsola, type ConsolaInstance, type ConsolaOptions, type ConsolaReporter, type LogObject } from "consola/core";
-import { formatWithOptions } from "node:util";
 import { formatJson, formatLogfmt, logfmtFields, type LogRecord } from "./format.ts";
 import { sanitizeFields, type Redactor } from "./redact.ts";
 import type { Fields, LevelName, Logger } from "./types.ts";
@@ -92,9 +91,18 @@ function levelOf(logObj: LogObject): LevelName {
   return "trace";
 }
 
+/**
+ * A library's console line, formatted as console.log would. node:util is required here, on the
+ * first such line, not at start: loading it cost every start about 1.5 ms.
+ */
+function formatForeign(args: unknown[]): string {
+  const { formatWithOptions } = require("node:util") as typeof import("node:util");
+  return formatWithOptions({ colors: false }, ...args);
+}
+
 function toRecord(logObj: LogObject, redact: Redactor): LogRecord {
   const ours = typeof logObj.svcTarget === "string";
-  const message = ours ? String(logObj.args[0] ?? "") : formatWithOptions({ colors: false }, ...logObj.args);
+  const message = ours ? String(logObj.args[0] ?? "") : formatForeign(logObj.args);
   return {
     timestamp: logObj.date,
     level: levelOf(logObj),
