@@ -108,13 +108,13 @@ interface Api {
  * --compile`). The engine client alone takes tens of milliseconds to load on a small host.
  */
 async function loadRooms() {
-  const [engine, registry, notify, updater, scheduler] = await Promise.all([
-    import("./engine/index.ts"),
-    import("./registry/index.ts"),
-    import("./notify/index.ts"),
-    import("./updater/index.ts"),
-    import("./scheduler/index.ts"),
-  ]);
+  // One at a time, through the event loop between them: a module's evaluation holds the thread,
+  // and requests that reach the just-opened port are answered in the gaps.
+  const engine = await afterPendingRequests(() => import("./engine/index.ts"));
+  const registry = await afterPendingRequests(() => import("./registry/index.ts"));
+  const notify = await afterPendingRequests(() => import("./notify/index.ts"));
+  const updater = await afterPendingRequests(() => import("./updater/index.ts"));
+  const scheduler = await afterPendingRequests(() => import("./scheduler/index.ts"));
   return {
     createDockerEngine: engine.createDockerEngine,
     createRegistry: registry.createRegistry,
@@ -122,6 +122,10 @@ async function loadRooms() {
     createUpdater: updater.createUpdater,
     createScheduler: scheduler.createScheduler,
   };
+}
+
+function afterPendingRequests<T>(load: () => Promise<T>): Promise<T> {
+  return new Promise((resolve, reject) => setTimeout(() => load().then(resolve, reject), 0));
 }
 
 function startApi(config: Config, runner: CycleRunner, metrics: Metrics, logging: Logging, log: Logger): Api | undefined {
