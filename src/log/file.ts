@@ -50,7 +50,7 @@ export class LogFile {
   private held: FileIdentity;
   private pending: string[] = [];
   private dropped = 0;
-  private draining: Promise<void> | null = null;
+  private writing: Promise<void> | null = null;
   private scheduled = false;
   private reopenRequested = false;
   private failing = false;
@@ -77,40 +77,56 @@ export class LogFile {
       return;
     }
     this.pending.push(line.endsWith("\n") ? line : `${line}\n`);
-    if (!this.scheduled && !this.draining) {
-      this.scheduled = true;
-      setTimeout(() => {
-        this.scheduled = false;
-        void this.flush();
-      }, BATCH_MS);
-    }
+    this.schedule();
   }
 
   /** Resolves when every line queued so far is written. */
-  flush(): Promise<void> {
-    this.draining ??= this.drain().finally(() => {
-      this.draining = null;
-      // Lines queued during the last await of the drain were not picked up by it.
-      if (this.pending.length > 0 && !this.closed) void this.flush();
-    });
-    return this.draining;
+  async flush(): Promise<void> {
+    // the batch being written, then the lines queued meanwhile
+    do await this.writeBatch();
+    while (this.pending.length > 0 && !this.closed);
   }
 
   /** Writes to a freshly opened file at the path from the next batch on (SIGHUP). */
-  reopen(): Promise<void> {
+  async reopen(): Promise<void> {
     this.reopenRequested = true;
-    return this.flush();
+    await this.flush();
+    // a batch already under way when the request came may have checked the path before it
+    if (this.reopenRequested) await this.writeBatch();
   }
 
   async close(): Promise<void> {
-    while (this.draining || this.pending.length > 0) await this.flush();
+    await this.flush();
     if (this.closed) return;
     this.closed = true;
     await closeAsync(this.fd).catch(() => {});
   }
 
-  private async drain(): Promise<void> {
-    while (this.pending.length > 0 && !this.closed) {
+  /**
+   * One batch every BATCH_MS at most, also under steady load: writing again as soon as a write
+   * returned made a busy access log stat and write its file for every few lines.
+   */
+  private schedule(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    setTimeout(() => {
+      this.scheduled = false;
+      void this.writeBatch().then(() => {
+        if (this.pending.length > 0) this.schedule();
+      });
+    }, BATCH_MS);
+  }
+
+  /** Writes what is queued (one stat, one write), or joins the batch under way. */
+  private writeBatch(): Promise<void> {
+    this.writing ??= this.writeQueued().finally(() => {
+      this.writing = null;
+    });
+    return this.writing;
+  }
+
+  private async writeQueued(): Promise<void> {
+    if (this.pending.length > 0 && !this.closed) {
       const batch = this.pending.join("");
       this.pending = [];
       try {
