@@ -377,6 +377,40 @@ async function benchStartup(): Promise<void> {
   record({ benchmark: "startup: exec to 200 on /v1/health, median of 20 (ms)", svc: median(svcTimes), baseline: median(baseTimes), unit: "ms", target: "<= 2.0x bare Bun.serve", check: (r) => r <= 2 });
 }
 
+/**
+ * Where svc's memory goes: the bare baseline with one room of svc added, each compiled like svc.
+ * Most of the difference is pages of Bun's own executable (runtime code, built-in modules) that
+ * a library's use touches, not the library's data.
+ */
+async function benchFootprintParts(): Promise<void> {
+  const parts: [string, string, (port: number) => string[]][] = [
+    ["config", "svc's configuration loaded (zod)", (port) => [String(port)]],
+    ["api", "svc's HTTP API (Elysia) instead of Bun.serve", (port) => [String(port)]],
+    ["engine", "svc's engine client (dockerode) negotiated, containers and images listed", (port) => [String(port), dockerHost]],
+  ];
+  const base = await startBaseline(freePort());
+  try {
+    await Bun.sleep(1000);
+    const baseRss = await rssKiB(base.pid);
+    for (const [name, what, args] of parts) {
+      const binary = join(DIST, `part-${name}`);
+      await compile({ outfile: binary, commit: "", entrypoint: join(ROOT, `bench/baseline/parts/${name}.ts`) });
+      const port = freePort();
+      const proc = startProcess([binary, ...args(port)]);
+      try {
+        await waitForHealth(port);
+        await Bun.sleep(1000);
+        const memory = await memoryKiB(proc.pid);
+        record({ benchmark: `RSS of bare Bun.serve + ${what} (MiB)`, svc: memory.rss / 1024, baseline: baseRss / 1024, unit: "MiB", target: "report", note: `anon ${(memory.anon / 1024).toFixed(1)} + file-backed ${(memory.file / 1024).toFixed(1)} MiB` });
+      } finally {
+        await stop(proc);
+      }
+    }
+  } finally {
+    await stop(base);
+  }
+}
+
 // ---------- 4. sizes ----------
 function benchSizes(): void {
   run(["bun", join(ROOT, "build.ts"), "--all", "--outdir", DIST]);
@@ -425,6 +459,7 @@ const steps: [string, () => void | Promise<void>][] = [
   ["startup", benchStartup],
   ["throughput", benchThroughput],
   ["footprint", benchFootprint],
+  ["footprint parts", benchFootprintParts],
   ["check cycle", benchCheckCycle],
   ["update cycle", benchUpdateCycle],
   ["sizes", benchSizes],
