@@ -11,6 +11,7 @@ import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
 import { createUpdater, type Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
+import type { Subprocess } from "bun";
 import { buildImage, docker, inspect, removeContainersByPrefix, sandbox, uniqueName } from "../../harness.ts";
 
 export class MemoryAudit implements AuditLog {
@@ -98,6 +99,9 @@ export class Fixture {
   }
 
   cleanup(): void {
+    // a recording whose test failed before stopping it
+    for (const proc of liveRecordings) proc.kill();
+    liveRecordings.clear();
     removeContainersByPrefix(this.prefix);
     for (const network of this.networks) docker(["network", "rm", network], { allowFailure: true });
     const ids = docker(["images", "-q", "--filter", `reference=*/${this.prefix}-*`]).stdout.split("\n").filter(Boolean);
@@ -133,7 +137,9 @@ export function containersByPrefix(prefix: string): Record<string, string> {
   );
 }
 
-/** Engine events for the given container names between two times, oldest first, as "action:name" ("kill(15):name" for kills). */
+/** `docker events` processes of recordings not stopped yet (their test failed first). */
+const liveRecordings = new Set<Subprocess>();
+
 /**
  * Records the engine's container events from now on, through a live `docker events` stream: the
  * engine keeps only its last 256 events (of every kind) for a later `--since` query, so a
@@ -147,12 +153,14 @@ export function recordEvents(containerNames: string[], actions: string[]): { sto
     stdout: "pipe",
     stderr: "ignore",
   });
+  liveRecordings.add(proc);
   const output = new Response(proc.stdout).text();
   const wanted = new Set(containerNames);
   return {
     async stop() {
       await Bun.sleep(500); // the last events are on their way through the stream
       proc.kill();
+      liveRecordings.delete(proc);
       const out = await output;
       return out
         .split("\n")
