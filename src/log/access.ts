@@ -37,10 +37,6 @@ function lineOf(clean: AccessFields, timestamp: string): string {
   return JSON.stringify({ timestamp, level: "info", target: ACCESS_TARGET, fields: clean });
 }
 
-export function accessRecord(fields: AccessFields, redact: Redactor, now: Date): LogRecord {
-  return recordOf(accessFields(fields, redact), now);
-}
-
 function recordOf(clean: AccessFields, now: Date): LogRecord {
   return {
     timestamp: now,
