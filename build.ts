@@ -84,15 +84,26 @@ export type CompileOptions = {
  * Packages dockerode pulls in for features svc never uses: ssh2 (ssh:// engine hosts, which
  * docker.host does not accept) and gRPC + protobuf (BuildKit sessions of `buildImage`). docker-modem
  * and dockerode require them at load time, which cost every start ~30 ms and ~15 MiB of memory.
- * tar-fs (with tar-stream) only packs build contexts for `buildImage`.
+ * tar-fs (with tar-stream) only packs build contexts for `buildImage`. docker-modem itself is
+ * replaced by svc's modem on Bun's fetch (src/engine/modem.ts), so node:http and node:https are
+ * never loaded.
  * They are replaced by a stub that fails loudly if anything ever calls into it.
  */
-const UNUSED_PACKAGES = /^(ssh2|@grpc\/grpc-js|@grpc\/proto-loader|protobufjs(\/.*)?|tar-fs)$/;
+const UNUSED_PACKAGES = /^(docker-modem|ssh2|@grpc\/grpc-js|@grpc\/proto-loader|protobufjs(\/.*)?|tar-fs)$/;
+
+/**
+ * Node built-ins that dockerode alone requires, for the same unused features: zlib gzips
+ * `buildImage` contexts, crypto names BuildKit sessions. Loading node:zlib alone costs a compiled
+ * svc ~8 MiB of resident memory; only dockerode's own imports of them are stubbed.
+ */
+const UNUSED_IN_DOCKERODE = /^(node:)?(zlib|crypto)$/;
+const DOCKERODE_FILE = /[\\/]node_modules[\\/]dockerode[\\/]/;
 
 const stubUnusedPackages: Bun.BunPlugin = {
   name: "stub-unused-packages",
   setup(build) {
     build.onResolve({ filter: UNUSED_PACKAGES }, (args) => ({ path: args.path, namespace: "svc-unused" }));
+    build.onResolve({ filter: UNUSED_IN_DOCKERODE }, (args) => (DOCKERODE_FILE.test(args.importer) ? { path: args.path, namespace: "svc-unused" } : undefined));
     build.onLoad({ filter: /.*/, namespace: "svc-unused" }, (args) => ({
       loader: "js",
       contents: `const fail = () => { throw new Error(${JSON.stringify(`${args.path} is not part of svc`)}); };

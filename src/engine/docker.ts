@@ -1,11 +1,9 @@
 /**
- * The Engine port on the Docker Engine API, through dockerode's modem (connection, TLS,
- * X-Registry-Auth encoding). Requests are made with explicit paths so that the create body
+ * The Engine port on the Docker Engine API, through dockerode with a modem on Bun's fetch
+ * (modem.ts: connection, TLS, X-Registry-Auth encoding). Requests are made with explicit paths so that the create body
  * never leaks into a query string and every status the engine may answer is handled here.
  */
 import { readFileSync } from "node:fs";
-import { Agent as HttpsAgent } from "node:https";
-import type { IncomingMessage } from "node:http";
 import Docker from "dockerode";
 import { SvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
@@ -17,8 +15,11 @@ import {
   displayHost,
   normalizeApiVersion,
   parseDockerHost,
+  type Endpoint,
+  type TlsMaterial,
   tlsMaterial,
 } from "./connection.ts";
+import { type DialOptions, FetchModem } from "./modem.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import type {
   ContainerInspect,
@@ -36,8 +37,7 @@ import type {
 
 /**
  * How long the engine may take to answer a request (its status line; a stream may then run on).
- * The modem's own connection timeout cannot be used: on Bun it is only cleared by the response,
- * so it would cut a long stop short. Stops get their grace period on top of this.
+ * Stops get their grace period on top of this.
  */
 export const RESPONSE_TIMEOUT_MS = 120_000;
 /** How long the version negotiation (one small GET, also the reachability probe) may take. */
@@ -82,34 +82,9 @@ export async function createDockerEngine(docker: DockerConfig, log: Logger, time
   const tls = tlsMaterial(docker, endpoint, (path) => readFileSync(path, "utf8"));
   const override = docker.api_version ? normalizeApiVersion(docker.api_version) : undefined;
 
-  // Every field is given explicitly: dockerode otherwise fills the gaps from DOCKER_HOST,
-  // DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, and svc's configuration must be the only source.
-  const modemOptions: Docker.DockerOptions & Record<string, unknown> = {
-    socketPath: undefined,
-    host: undefined,
-    port: undefined,
-    protocol: "http",
-    ca: undefined,
-    cert: undefined,
-    key: undefined,
-    timeout: undefined,
-    connectionTimeout: undefined,
-    headers: {},
-  };
-  if (endpoint.kind === "unix") {
-    modemOptions.socketPath = endpoint.socketPath;
-  } else {
-    modemOptions.host = endpoint.host;
-    modemOptions.port = endpoint.port;
-    if (tls) {
-      modemOptions.protocol = "https";
-      modemOptions.ca = tls.ca;
-      modemOptions.cert = tls.cert;
-      modemOptions.key = tls.key;
-      modemOptions.agent = new HttpsAgent({ ca: tls.ca, cert: tls.cert, key: tls.key, rejectUnauthorized: tls.verify });
-    }
-  }
-  const engine = new DockerEngine(modemOptions, displayHost(docker.host), override, log.child("engine"), {
+  // The connection comes from svc's configuration only: dockerode's own modem would fill gaps
+  // from DOCKER_HOST, DOCKER_TLS_VERIFY and DOCKER_CERT_PATH.
+  const engine = new DockerEngine({ endpoint, tls }, displayHost(docker.host), override, log.child("engine"), {
     negotiationMs: timeouts.negotiationMs ?? NEGOTIATION_TIMEOUT_MS,
     responseMs: timeouts.responseMs ?? RESPONSE_TIMEOUT_MS,
   });
@@ -128,7 +103,7 @@ export class DockerEngine implements Engine {
   private negotiation: Promise<Negotiated> | undefined;
 
   constructor(
-    private readonly modemOptions: Docker.DockerOptions,
+    private readonly connection: { endpoint: Endpoint; tls: TlsMaterial | null },
     private readonly host: string,
     private readonly apiOverride: string | undefined,
     private readonly log: Logger,
@@ -146,7 +121,7 @@ export class DockerEngine implements Engine {
   }
 
   private async negotiate(): Promise<Negotiated> {
-    const probe = new Docker({ ...this.modemOptions });
+    const probe = this.client();
     const version = (await this.dial(probe, "GET", "/version", { timeoutMs: this.timeouts.negotiationMs }, "negotiate the API version")) as Record<string, string>;
     const server = version.ApiVersion ?? CLIENT_MIN_API_VERSION;
     let apiVersion = this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
@@ -156,9 +131,13 @@ export class DockerEngine implements Engine {
     apiVersion = apiVersion.replace(/^v/, "");
     this.log.debug("negotiated the engine API version", { host: this.host, server_api: server, api_version: apiVersion });
     return {
-      docker: new Docker({ ...this.modemOptions, version: `v${apiVersion}` }),
+      docker: this.client(`v${apiVersion}`),
       info: { apiVersion, os: version.Os ?? "linux", architecture: version.Arch ?? "" },
     };
+  }
+
+  private client(version?: string): Docker {
+    return new Docker({ modem: new FetchModem(this.connection.endpoint, this.connection.tls, version) } as Docker.DockerOptions);
   }
 
   private async request(method: string, path: string, options: RequestOptions = {}, what = `${method} ${path}`): Promise<any> {
@@ -174,17 +153,16 @@ export class DockerEngine implements Engine {
     const timeoutMs = options.timeoutMs ?? this.timeouts.responseMs;
     const timer = setTimeout(() => abort.abort(Object.assign(new Error("no answer in time"), { name: "TimeoutError", timeoutMs })), timeoutMs);
     return new Promise((resolve, reject) => {
-      const dialOptions: Record<string, unknown> = {
+      const dialOptions: DialOptions = {
         path: `${path}?`,
         method,
-        // `_body` always: without it the modem would send the query object as the body
-        options: { _query: query, _body: options.body ?? {} },
+        options: { _query: query, _body: options.body },
         statusCodes,
         isStream: options.stream === true,
+        authconfig: options.auth,
+        abortSignal: abort.signal,
       };
-      if (options.auth) dialOptions.authconfig = options.auth;
-      dialOptions.abortSignal = abort.signal;
-      (docker.modem as any).dial(dialOptions, (error: any, data: unknown) => {
+      (docker.modem as unknown as FetchModem).dial(dialOptions, (error: any, data: unknown) => {
         clearTimeout(timer);
         if (error) reject(this.engineError(abort.signal.aborted ? abort.signal.reason : error, what));
         else resolve(data);
@@ -199,12 +177,10 @@ export class DockerEngine implements Engine {
     // No HTTP status: the request never got an answer (socket, TLS handshake, timeout).
     if (status === undefined) {
       const timedOut = error?.name === "AbortError" || error?.name === "TimeoutError";
-      const code = error?.code ?? error?.errno;
-      const reason = timedOut ? `no answer within ${this.timeoutText(error)}` : [code, error?.message].filter(Boolean).join(" ");
+      const reason = timedOut ? `no answer within ${this.timeoutText(error)}` : networkReason(error);
       return new SvcError("engine", `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new EngineRequestError(String(error?.message), undefined) });
     }
-    // the modem's messages read "(HTTP code 404) unexpected - <engine's message>"
-    const message = String(error?.json?.message ?? error?.message ?? error).replace(/^\(HTTP code \d+\) [^-]*- /, "").trim();
+    const message = String(error?.message ?? error).trim();
     return new SvcError("engine", `${what}: ${message}`, { cause: new EngineRequestError(message, status) });
   }
 
@@ -273,7 +249,7 @@ export class DockerEngine implements Engine {
       "/images/create",
       { query: { fromImage: repository, tag, platform }, auth: options.auth, stream: true },
       what,
-    )) as IncomingMessage;
+    )) as AsyncIterable<Uint8Array>;
     const failure = await followPullStream(stream);
     if (failure) throw new SvcError("engine", `${what}: ${failure}`);
   }
@@ -408,7 +384,7 @@ export class DockerEngine implements Engine {
       `/containers/${encodeURIComponent(id)}/logs`,
       { query: { stdout: 1, stderr: 1, tail: Math.max(0, lines) }, stream: true },
       `read the logs of container ${id}`,
-    )) as IncomingMessage;
+    )) as AsyncIterable<Uint8Array>;
     const raw = await readAll(stream);
     const text = inspect.Config?.Tty ? raw.toString("utf8") : demultiplexLogs(raw);
     return lastLines(text, lines);
@@ -427,6 +403,19 @@ export function looksLikeImageId(image: string, imageId: string): boolean {
   if (!image) return true;
   if (image === imageId || image.startsWith("sha256:")) return true;
   return /^[0-9a-f]{12,64}$/.test(image) && imageId.replace(/^sha256:/, "").startsWith(image);
+}
+
+/**
+ * Why a request got no answer. fetch names the cause in `code` (ENOENT: no socket there,
+ * ECONNREFUSED, a TLS verification failure); for connection failures its message only guesses
+ * ("ENOENT: Was there a typo in the url or port?"), for TLS ones it explains the code.
+ */
+function networkReason(error: any): string {
+  const code = typeof error?.code === "string" ? error.code : "";
+  const message = String(error?.message ?? error ?? "");
+  if (!code) return message;
+  if (message === "" || message.startsWith(code)) return code;
+  return `${code} (${message})`;
 }
 
 /** Image names go into the path as they are: slashes are part of the name. */
@@ -454,7 +443,7 @@ export function platformString(platform: Platform): string {
   return [platform.os, platform.architecture, platform.variant].filter(Boolean).join("/");
 }
 
-async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
+async function readAll(stream: AsyncIterable<Uint8Array | string>): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
   return Buffer.concat(chunks);
@@ -464,7 +453,7 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<Buffer> {
  * A pull answers 200 at once and reports failures in-band, as a JSON line with `error`: read
  * the progress stream to its end and return the first error message, if any.
  */
-export async function followPullStream(stream: NodeJS.ReadableStream): Promise<string | null> {
+export async function followPullStream(stream: AsyncIterable<Uint8Array | string>): Promise<string | null> {
   let failure: string | null = null;
   let pending = "";
   const consider = (line: string) => {

@@ -6,7 +6,6 @@
  * however many containers share it; identical concurrent requests share one promise), and the
  * session never has more than `registry_concurrency` requests in flight.
  */
-import { createHash } from "node:crypto";
 import type { Config } from "../config/index.ts";
 import type { Platform } from "../engine/port.ts";
 import { SvcError } from "../errors.ts";
@@ -145,7 +144,7 @@ export class CheckSession implements RegistryCheckSession {
       const response = await this.client.request(target(ref), "GET", path, { Accept: ACCEPT });
       if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
       const bytes = new Uint8Array(await response.arrayBuffer());
-      const digest = response.headers.get("docker-content-digest") ?? `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+      const digest = response.headers.get("docker-content-digest") ?? `sha256:${new Bun.SHA256().update(bytes).digest("hex")}`;
       let body: Partial<Manifest>;
       try {
         body = JSON.parse(new TextDecoder().decode(bytes)) as Partial<Manifest>;

@@ -3,7 +3,6 @@
  * One container's failure goes into the report and never aborts the cycle; only failing to
  * list the containers does.
  */
-import { randomUUID } from "node:crypto";
 import type { Config } from "../config/index.ts";
 import type { ContainerInspect, ContainerSummary, Engine } from "../engine/port.ts";
 import { SvcError, toSvcError } from "../errors.ts";
@@ -80,7 +79,8 @@ const RESTARTED_FOR_DEPENDENCY = "restarted for dependency";
 
 export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: UpdateFilter = {}): Promise<CycleResult> {
   const startedAt = new Date();
-  const sessionId = randomUUID();
+  // the global Web Crypto: node:crypto would cost a compiled svc ~4 MiB of memory to load
+  const sessionId = crypto.randomUUID();
   const log = deps.log.child("updater");
   const ctx: ProtocolContext = { engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, sessionId, timing: deps.timing };
 

@@ -1,6 +1,5 @@
 /** MQTT channel (mqtt.js): the SessionReport JSON published to `notifications.mqtt.topic`. */
 import { readFileSync } from "node:fs";
-import { randomBytes } from "node:crypto";
 import mqtt from "mqtt";
 import type { IClientOptions, MqttClient } from "mqtt";
 import { SvcError } from "../../errors.ts";
@@ -55,7 +54,7 @@ export function brokerAddress(settings: Pick<MqttSettings, "broker" | "tls_ca_ce
 export function generatedClientId(hostname: string): string {
   // MQTT 3.1 brokers may refuse client IDs over 23 characters.
   const host = hostname.replace(/[^A-Za-z0-9-]/g, "").slice(0, 10);
-  return `svc-${host}-${randomBytes(4).toString("hex")}`;
+  return `svc-${host}-${Buffer.from(crypto.getRandomValues(new Uint8Array(4))).toString("hex")}`;
 }
 
 function readPem(option: string, path: string | undefined): Buffer | undefined {
