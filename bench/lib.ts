@@ -74,12 +74,23 @@ export async function stop(proc: Subprocess): Promise<void> {
   await proc.exited;
 }
 
+/** Every process the bench started, so that a step failing halfway leaves none running. */
+const started = new Set<Subprocess>();
+
 export function startProcess(cmd: string[], env: Record<string, string> = {}, logFile?: string): Subprocess {
-  return spawn(cmd, {
+  const proc = spawn(cmd, {
     env: { ...process.env, ...env },
     stdout: logFile ? Bun.file(logFile) : "ignore",
     stderr: logFile ? Bun.file(logFile) : "ignore",
   });
+  started.add(proc);
+  void proc.exited.then(() => started.delete(proc));
+  return proc;
+}
+
+/** Stops whatever the bench started and is still running. */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...started].map(stop));
 }
 
 export function freePort(): number {

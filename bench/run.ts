@@ -8,7 +8,7 @@ import { tmpdir, hostname, cpus, totalmem } from "node:os";
 import { join } from "node:path";
 import { compile } from "../build.ts";
 import type { Subprocess } from "bun";
-import { countingEngineProxy, countingProxy, engineGet, freePort, median, memoryKiB, rssKiB, run, runAsync, startProcess, stop, waitForHealth, wrk } from "./lib.ts";
+import { countingEngineProxy, countingProxy, engineGet, freePort, median, memoryKiB, rssKiB, run, runAsync, startProcess, stop, stopAll, waitForHealth, wrk } from "./lib.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const WORK = mkdtempSync(join(tmpdir(), "svc-bench-"));
@@ -467,7 +467,8 @@ const steps: [string, () => void | Promise<void>][] = [
 
 const only = process.argv.slice(2);
 let failed = false;
-process.on("SIGINT", () => {
+process.on("SIGINT", async () => {
+  await stopAll();
   sandboxDown();
   process.exit(130);
 });
@@ -486,6 +487,7 @@ try {
   }
   await writeResults(only.length > 0);
 } finally {
+  await stopAll();
   sandboxDown();
   rmSync(WORK, { recursive: true, force: true });
 }
