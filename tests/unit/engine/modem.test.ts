@@ -106,7 +106,7 @@ describe("FetchModem", () => {
 
   test("a connection that cannot be made names its cause in `code`", async () => {
     const gone = new FetchModem({ kind: "unix", socketPath: "/nonexistent/docker.sock" }, null);
-    const error = await new Promise<{ code?: string } | null>((resolve) => gone.dial({ path: "/version?", method: "GET", statusCodes: { 200: true } }, (failure) => resolve(failure)));
+    const error = await new Promise<(Error & { code?: string }) | null>((resolve) => gone.dial({ path: "/version?", method: "GET", statusCodes: { 200: true } }, (failure) => resolve(failure)));
     expect(error?.code).toBe("ENOENT");
   });
 });
