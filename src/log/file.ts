@@ -76,7 +76,8 @@ export class LogFile {
       this.dropped++;
       return;
     }
-    this.pending.push(line.endsWith("\n") ? line : `${line}\n`);
+    // Kept without its newline: joining flat strings is a copy, joining `${line}\n` ropes was not.
+    this.pending.push(line.endsWith("\n") ? line.slice(0, -1) : line);
     this.schedule();
   }
 
@@ -127,7 +128,7 @@ export class LogFile {
 
   private async writeQueued(): Promise<void> {
     if (this.pending.length > 0 && !this.closed) {
-      const batch = this.pending.join("");
+      const batch = `${this.pending.join("\n")}\n`;
       this.pending = [];
       try {
         await this.followRotation();
