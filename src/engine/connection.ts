@@ -1,6 +1,6 @@
 /**
- * From the `docker` configuration table to dockerode's connection options. Pure apart from
- * reading the TLS files through the reader it is given.
+ * From the `docker` configuration table to the engine connection (endpoint and TLS material) of
+ * svc's modem. Pure apart from reading the TLS files through the reader it is given.
  */
 import { SvcError } from "../errors.ts";
 import type { Config } from "../config/index.ts";

@@ -1,7 +1,8 @@
 /**
  * The Engine port on the Docker Engine API, through dockerode with a modem on Bun's fetch
- * (modem.ts: connection, TLS, X-Registry-Auth encoding). Requests are made with explicit paths so that the create body
- * never leaks into a query string and every status the engine may answer is handled here.
+ * (modem.ts: connection, TLS, X-Registry-Auth encoding). Requests are made with explicit paths so
+ * that the create body never leaks into a query string and every status the engine may answer is
+ * handled here.
  */
 import { readFileSync } from "node:fs";
 import Docker from "dockerode";
