@@ -104,11 +104,13 @@ function removeAllContainers(): void {
 const DIST = join(WORK, "dist");
 const SVC_BIN = join(DIST, "svc");
 const BASE_BIN = join(WORK, "hello");
+const FIELDS_BIN = join(WORK, "access-fields");
 
 async function buildBinaries(): Promise<void> {
   run(["bun", join(ROOT, "build.ts"), "--outdir", DIST]);
   // The baseline is compiled exactly like svc: build.ts's own compile() with every release setting.
   await compile({ outfile: BASE_BIN, commit: "", entrypoint: join(ROOT, "bench/baseline/hello.ts") });
+  await compile({ outfile: FIELDS_BIN, commit: "", entrypoint: join(ROOT, "bench/baseline/access-fields.ts") });
 }
 
 interface SvcOptions {
@@ -321,10 +323,13 @@ async function benchThroughput(): Promise<void> {
   const basePort = freePort();
   const port = freePort();
   const loggedPort = freePort();
+  const fieldsPort = freePort();
   const base = await startBaseline(basePort);
+  const fields = startProcess([FIELDS_BIN, String(fieldsPort)]);
+  await waitForHealth(fieldsPort);
   const svc = await startSvc({ port });
   const logged = await startSvc({ port: loggedPort, accessLog });
-  const series = { base: [] as number[], health: [] as number[], metrics: [] as number[], healthLogged: [] as number[], metricsLogged: [] as number[] };
+  const series = { base: [] as number[], fields: [] as number[], health: [] as number[], metrics: [] as number[], healthLogged: [] as number[], metricsLogged: [] as number[] };
   try {
     await Bun.sleep(1000); // startup work behind the API (engine, recovery) is over
     for (let round = 0; round < ROUNDS; round++) {
@@ -334,6 +339,7 @@ async function benchThroughput(): Promise<void> {
         return result.requestsPerSecond;
       };
       series.base.push(measure("baseline health", `http://127.0.0.1:${basePort}/v1/health`));
+      series.fields.push(measure("baseline reading the access-log fields", `http://127.0.0.1:${fieldsPort}/v1/health`));
       series.health.push(measure("health", `http://127.0.0.1:${port}/v1/health`));
       series.healthLogged.push(measure("health+log", `http://127.0.0.1:${loggedPort}/v1/health`));
       series.metrics.push(measure("metrics", `http://127.0.0.1:${port}/v1/metrics`, auth));
@@ -342,6 +348,7 @@ async function benchThroughput(): Promise<void> {
   } finally {
     await stop(logged);
     await stop(svc);
+    await stop(fields);
     await stop(base);
   }
   const logLines = existsSync(accessLog) ? (await Bun.file(accessLog).text()).split("\n").filter(Boolean).length : 0;
@@ -353,6 +360,7 @@ async function benchThroughput(): Promise<void> {
   record({ benchmark: "GET /v1/metrics throughput (req/s)", svc: median(series.metrics), baseline: median(series.base), ratio: paired(series.metrics, series.base), unit: "req/s", target: "report", note: "baseline: bare health" });
   record({ benchmark: "access log cost on health (time per request with/without = req/s without vs with)", svc: median(series.health), baseline: median(series.healthLogged), ratio: paired(series.health, series.healthLogged), unit: "req/s", target: "<= 1.20x", check: (r) => r <= 1.2, note: `${logLines} access-log lines written` });
   record({ benchmark: "access log cost on metrics (time per request with/without = req/s without vs with)", svc: median(series.metrics), baseline: median(series.metricsLogged), ratio: paired(series.metrics, series.metricsLogged), unit: "req/s", target: "<= 1.20x", check: (r) => r <= 1.2 });
+  record({ benchmark: "floor: bare Bun.serve reading the access-log fields (remote address, 3 headers), writing nothing (req/s without vs with)", svc: median(series.base), baseline: median(series.fields), ratio: paired(series.base, series.fields), unit: "req/s", target: "report" });
 }
 
 async function startupMs(start: (port: number) => () => Subprocess): Promise<number> {
