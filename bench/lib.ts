@@ -52,7 +52,8 @@ export async function memoryKiB(pid: number): Promise<{ rss: number; anon: numbe
   return { rss: field("VmRSS"), anon: field("RssAnon"), file: field("RssFile") };
 }
 
-export async function waitForHealth(port: number, timeoutMs = 20_000): Promise<void> {
+/** Polls every `pollMs` (the start-up step polls every millisecond, for its resolution). */
+export async function waitForHealth(port: number, timeoutMs = 20_000, pollMs = 5): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
@@ -61,7 +62,7 @@ export async function waitForHealth(port: number, timeoutMs = 20_000): Promise<v
     } catch {
       // not listening yet
     }
-    await Bun.sleep(5);
+    await Bun.sleep(pollMs);
   }
   throw new Error(`no 200 from :${port}/v1/health within ${timeoutMs} ms`);
 }

@@ -1,6 +1,7 @@
 // The floor of the chosen stack: the bare baseline's job done by Elysia, with the libraries svc
-// loads before it answers (citty, consola, zod) imported first and those it loads after (dockerode,
-// croner) imported once it listens, as svc does, and none of svc's own code. Compiled like svc.
+// loads before it answers (citty, consola, zod) imported first, and none of svc's own code.
+// With "all" (the footprint row), those svc loads after it listens (dockerode, croner) are
+// imported then too; the start-up row leaves them out, for the strictest floor. Compiled like svc.
 import { defineCommand } from "citty";
 import { createConsola } from "consola/core";
 import { Elysia } from "elysia";
@@ -11,7 +12,9 @@ const loaded: unknown[] = [defineCommand, createConsola, z];
 new Elysia()
   .get("/v1/health", () => Response.json({ status: "ok" }))
   .listen({ port, hostname: "0.0.0.0", reusePort: false, development: false });
-const [{ default: Docker }, { Cron }] = await Promise.all([import("dockerode"), import("croner")]);
-loaded.push(Docker, Cron);
+if (process.argv[3] === "all") {
+  const [{ default: Docker }, { Cron }] = await Promise.all([import("dockerode"), import("croner")]);
+  loaded.push(Docker, Cron);
+}
 // kept reachable, so that no import can be dropped as unused
 (globalThis as { stackFloor?: unknown[] }).stackFloor = loaded;
