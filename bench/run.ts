@@ -282,6 +282,10 @@ async function benchUpdateCycle(): Promise<void> {
 }
 
 // ---------- 3. footprint, throughput, startup ----------
+function memoryParts(memory: { anon: number; file: number }): string {
+  return `anon ${(memory.anon / 1024).toFixed(1)} + file-backed ${(memory.file / 1024).toFixed(1)} MiB`;
+}
+
 async function benchFootprint(): Promise<void> {
   const images = [`${registry}/bench/idle:latest`];
   await buildImage(images[0]!, "idle");
@@ -296,8 +300,7 @@ async function benchFootprint(): Promise<void> {
     const startMemory = await memoryKiB(svc.pid);
     const baseRss = baseMemory.rss;
     const startRss = startMemory.rss;
-    const parts = (m: { anon: number; file: number }) => `anon ${(m.anon / 1024).toFixed(1)} + file-backed ${(m.file / 1024).toFixed(1)} MiB`;
-    record({ benchmark: "idle RSS after start, API on (MiB)", svc: startRss / 1024, baseline: baseRss / 1024, unit: "MiB", target: "<= 1.5x bare Bun.serve", check: (r) => r <= 1.5, note: `svc: ${parts(startMemory)}; baseline: ${parts(baseMemory)}` });
+    record({ benchmark: "idle RSS after start, API on (MiB)", svc: startRss / 1024, baseline: baseRss / 1024, unit: "MiB", target: "<= 1.5x bare Bun.serve", check: (r) => r <= 1.5, note: `svc: ${memoryParts(startMemory)}; baseline: ${memoryParts(baseMemory)}` });
     for (let i = 0; i < 100; i++) await cycle(port);
     await Bun.sleep(500);
     const after100Memory = await memoryKiB(svc.pid);
@@ -305,7 +308,7 @@ async function benchFootprint(): Promise<void> {
     for (let i = 0; i < 100; i++) await cycle(port);
     await Bun.sleep(500);
     const after200 = await rssKiB(svc.pid);
-    record({ benchmark: "RSS after 100 cycles (MiB)", svc: after100 / 1024, baseline: baseRss / 1024, unit: "MiB", target: "<= 1.5x bare Bun.serve", check: (r) => r <= 1.5, note: `svc: ${parts(after100Memory)}` });
+    record({ benchmark: "RSS after 100 cycles (MiB)", svc: after100 / 1024, baseline: baseRss / 1024, unit: "MiB", target: "<= 1.5x bare Bun.serve", check: (r) => r <= 1.5, note: `svc: ${memoryParts(after100Memory)}` });
     record({ benchmark: "leak check: RSS after 200 vs 100 cycles", svc: after200 / 1024, baseline: after100 / 1024, unit: "MiB", target: "<= 1.10x (no growth beyond noise)", check: (r) => r <= 1.1 });
   } finally {
     await stop(svc);
@@ -417,34 +420,29 @@ async function benchFootprintParts(): Promise<void> {
     ["api", "svc's HTTP API (Elysia, with the configuration room it imports) instead of Bun.serve", (port) => [String(port)]],
     ["engine", "svc's engine client (dockerode) negotiated, containers and images listed", (port) => [String(port), dockerHost]],
   ];
+  // Each probe is measured like svc's idle footprint: a second after its first health answer.
+  const settledMemory = async (cmd: (port: number) => string[]) => {
+    const port = freePort();
+    const proc = startProcess(cmd(port));
+    try {
+      await waitForHealth(port);
+      await Bun.sleep(1000);
+      return await memoryKiB(proc.pid);
+    } finally {
+      await stop(proc);
+    }
+  };
   const base = await startBaseline(freePort());
   try {
-    const stackPort = freePort();
-    const stack = startProcess([STACK_BIN, String(stackPort), "all"]);
-    try {
-      await waitForHealth(stackPort);
-      await Bun.sleep(1000);
-      const memory = await memoryKiB(stack.pid);
-      const baseRss = await rssKiB(base.pid);
-      record({ benchmark: `RSS floor: the chosen stack answering, none of svc's code (${STACK_ALL}) (MiB)`, svc: memory.rss / 1024, baseline: baseRss / 1024, unit: "MiB", target: "report", note: `anon ${(memory.anon / 1024).toFixed(1)} + file-backed ${(memory.file / 1024).toFixed(1)} MiB` });
-    } finally {
-      await stop(stack);
-    }
     await Bun.sleep(1000);
     const baseRss = await rssKiB(base.pid);
+    const row = (what: string, memory: { rss: number; anon: number; file: number }) =>
+      record({ benchmark: `${what} (MiB)`, svc: memory.rss / 1024, baseline: baseRss / 1024, unit: "MiB", target: "report", note: memoryParts(memory) });
+    row(`RSS floor: the chosen stack answering, none of svc's code (${STACK_ALL})`, await settledMemory((port) => [STACK_BIN, String(port), "all"]));
     for (const [name, what, args] of parts) {
       const binary = join(DIST, `part-${name}`);
       await compile({ outfile: binary, commit: "", entrypoint: join(ROOT, `bench/baseline/parts/${name}.ts`) });
-      const port = freePort();
-      const proc = startProcess([binary, ...args(port)]);
-      try {
-        await waitForHealth(port);
-        await Bun.sleep(1000);
-        const memory = await memoryKiB(proc.pid);
-        record({ benchmark: `RSS of bare Bun.serve + ${what} (MiB)`, svc: memory.rss / 1024, baseline: baseRss / 1024, unit: "MiB", target: "report", note: `anon ${(memory.anon / 1024).toFixed(1)} + file-backed ${(memory.file / 1024).toFixed(1)} MiB` });
-      } finally {
-        await stop(proc);
-      }
+      row(`RSS of bare Bun.serve + ${what}`, await settledMemory((port) => [binary, ...args(port)]));
     }
   } finally {
     await stop(base);
