@@ -145,9 +145,11 @@ stop_pid() { # stop_pid PIDFILE: TERM, wait up to 20 s, then KILL
 down() {
   [ -d "$DIR" ] || return 0
   if alive "$DIR/dockerd.pid"; then
-    # Containers first, so that no shim outlives the engine.
+    # Containers first, so that no shim outlives the engine; then the networks, whose bridges
+    # would otherwise stay in the host's kernel after the engine is gone.
     ids=$(docker -H "unix://$SOCK" ps -aq 2>/dev/null || true)
     [ -z "$ids" ] || docker -H "unix://$SOCK" rm -f $ids >/dev/null 2>&1 || true
+    docker -H "unix://$SOCK" network prune -f >/dev/null 2>&1 || true
   fi
   stop_pid "$DIR/dockerd.pid"
   stop_pid "$DIR/registry.pid"
