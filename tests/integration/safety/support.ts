@@ -322,14 +322,27 @@ export interface SvcOptions {
   killWhen?: (entry: AuditFields, all: AuditFields[]) => boolean | number;
 }
 
-const WORK_DIR = mkdtempSync(join(tmpdir(), "svc-safety-cwd-"));
-onCleanup(() => rmSync(WORK_DIR, { recursive: true, force: true }));
+/**
+ * The empty folder svc runs from, made on first use (a test file that only imports this module,
+ * such as sandbox-down's, must not leave one behind) and removed by stopEverything.
+ */
+let workDir: string | undefined;
+function svcWorkDir(): string {
+  if (workDir) return workDir;
+  const dir = mkdtempSync(join(tmpdir(), "svc-safety-cwd-"));
+  onCleanup(() => {
+    rmSync(dir, { recursive: true, force: true });
+    workDir = undefined;
+  });
+  workDir = dir;
+  return dir;
+}
 
 /** `bun src/main.ts --log-format json --log-audit-to-stdout ...args`, from an empty folder with a clean env. */
 export function startSvc(args: string[], options: SvcOptions = {}): SvcProcess {
   const proc = track(
     Bun.spawn(["bun", join(REPO_ROOT, "src/main.ts"), "--log-format", "json", "--log-audit-to-stdout", ...args], {
-      cwd: WORK_DIR,
+      cwd: svcWorkDir(),
       env: cleanEnv(),
       stdin: "ignore",
       stdout: "pipe",
