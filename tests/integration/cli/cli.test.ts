@@ -3,11 +3,11 @@
  * the environment we give it. Exit statuses and what is printed are what is asserted.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPTIONS } from "../../../src/config/index.ts";
 import { VERSION } from "../../../src/version.ts";
+import { tempDir } from "../../temp.ts";
 
 const MAIN = join(import.meta.dir, "../../../src/main.ts");
 
@@ -18,7 +18,7 @@ interface Run {
 }
 
 function svc(args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Run {
-  const cwd = options.cwd ?? mkdtempSync(join(tmpdir(), "svc-cli-"));
+  const cwd = options.cwd ?? tempDir("svc-cli-");
   const proc = Bun.spawnSync([process.execPath, MAIN, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, NO_COLOR: "1", ...options.env },
@@ -29,7 +29,7 @@ function svc(args: string[], options: { cwd?: string; env?: Record<string, strin
 }
 
 function dirWith(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "svc-cli-"));
+  const dir = tempDir("svc-cli-");
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
   return dir;
 }

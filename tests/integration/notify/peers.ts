@@ -3,14 +3,14 @@
  * mosquitto_sub subscriber, an aiosmtpd SMTP server writing each message to a folder, and a
  * test CA made with openssl. Each is started on a free loopback port and stopped by its pid.
  */
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort, waitUntil } from "../../harness.ts";
+import { tempDir as removedAtExit } from "../../temp.ts";
 
 export function tempDir(prefix: string): string {
-  return mkdtempSync(join(tmpdir(), `svc-notify-${prefix}-`));
+  return removedAtExit(`svc-notify-${prefix}-`);
 }
 
 /** Waits until something accepts TCP connections on 127.0.0.1:port. */

@@ -1,12 +1,12 @@
 /** Shared helpers of the config unit tests: temp dirs and a loader that returns problems. */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, type LoadResult } from "../../../src/config/index.ts";
 import { isSvcError } from "../../../src/errors.ts";
+import { tempDir as removedAtExit } from "../../temp.ts";
 
 export function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), "svc-config-test-"));
+  return removedAtExit("svc-config-test-");
 }
 
 export function writeFile(dir: string, name: string, text: string): string {
