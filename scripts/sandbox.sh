@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A private test environment: a Docker engine on its own socket and data dir, a plain registry
+# A private test environment: a container engine on its own socket and data dir, a plain registry
 # and an htpasswd (Basic auth) registry on loopback, and a busybox rootfs to build images from.
 #   scripts/sandbox.sh up     install what is missing (Debian, root), start everything (idempotent)
 #   scripts/sandbox.sh env    print the variables tests read (eval "$(scripts/sandbox.sh env)")
@@ -14,15 +14,30 @@ AUTH_REGISTRY_PORT=${SVC_SANDBOX_AUTH_REGISTRY_PORT:-5001}
 AUTH_USER=svc-test
 AUTH_PASS=svc-test-password
 SOCK="$DIR/docker.sock"
+# Which engine (README, "Engines"):
+#   docker28-containerd  Docker 28.5 with the containerd image store (a fresh Docker 29's default)
+#   docker28             Docker 28.5 with the classic image store
+#   docker20             Debian 12's Docker 20.10, the oldest engine svc supports
+#   podman               Debian 12's podman 4.3 serving its Docker-compatible API
+ENGINE=${SVC_SANDBOX_ENGINE:-docker28-containerd}
+# Docker 28.5 comes from Debian's own packages (sid), unpacked into this cache, never installed
+# over the system's: Debian 12's libc stays. Pinned; the cache outlives `down` (downloads only).
+CACHE=${SVC_SANDBOX_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-sandbox}
+SID_PINS="docker.io=28.5.2+dfsg4-5 containerd=2.1.9+ds1-5 docker-cli=28.5.2+dfsg4-5 docker-compose=2.40.3-3"
+SID_ROOT="$CACHE/sid-docker-28.5.2/root"
+# The Docker CLI this script, the tests and the demo use: 28.5's (docker manifest, compose), for
+# every engine.
+CLI_BIN="$CACHE/sid-docker-28.5.2/bin"
+PATH="$CLI_BIN:$PATH"
 
 PACKAGES="docker.io docker-registry skopeo busybox-static mosquitto mosquitto-clients python3-aiosmtpd
-  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates"
+  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman"
 
 log() { printf 'sandbox: %s\n' "$*" >&2; }
 
 need_install() {
   local cmd
-  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static; do
+  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman; do
     command -v "$cmd" >/dev/null 2>&1 || return 0
   done
   [ -d /usr/aarch64-linux-gnu/lib ] || return 0
@@ -56,14 +71,101 @@ wait_for() { # wait_for SECONDS CMD...
   done
 }
 
+# The sid packages of Docker 28.5, downloaded once into the cache and unpacked there. The archive
+# is the machine's own (its apt configuration), with a private sources list and state.
+fetch_sid_docker() {
+  [ -x "$SID_ROOT/usr/sbin/dockerd" ] && return 0
+  local a="$CACHE/sid-apt" uri
+  mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$CACHE"
+  uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(awk '/^deb / { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
+  [ -n "$uri" ] || { log "no Debian archive found in the apt configuration"; exit 1; }
+  echo "deb $uri sid main" >"$a/sources.list"
+  local o=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
+    -o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o APT::Sandbox::User=root)
+  log "downloading Docker 28.5 from Debian sid ($SID_PINS)"
+  apt-get "${o[@]}" update -qq >/dev/null
+  # shellcheck disable=SC2086
+  (cd "$a" && apt-get "${o[@]}" download $SID_PINS >/dev/null) ||
+    { log "a pinned version is gone from sid: update SID_PINS in scripts/sandbox.sh and README's engine table"; exit 1; }
+  local tmp="$SID_ROOT.tmp" deb
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  for deb in "$a"/*.deb; do dpkg -x "$deb" "$tmp"; done
+  rm -f "$a"/*.deb
+  mv "$tmp" "$SID_ROOT"
+}
+
+
+prepare_cli() {
+  fetch_sid_docker
+  mkdir -p "$CLI_BIN" "$DIR/docker-config/cli-plugins"
+  ln -sf "$SID_ROOT/usr/bin/docker" "$CLI_BIN/docker"
+  ln -sf "$SID_ROOT/usr/libexec/docker/cli-plugins/docker-compose" "$DIR/docker-config/cli-plugins/docker-compose"
+}
+
 start_dockerd() {
   alive "$DIR/dockerd.pid" && return 0
   mkdir -p "$DIR/data" "$DIR/exec"
+  local path=$PATH args=(--iptables=false --ip-masq=false --bridge=none)
+  case "$ENGINE" in
+    docker20) args+=(--storage-driver=vfs) ;;
+    docker28) path="$SID_ROOT/usr/bin:$SID_ROOT/usr/sbin:$PATH"; args+=(--storage-driver=vfs) ;;
+    docker28-containerd)
+      path="$SID_ROOT/usr/bin:$SID_ROOT/usr/sbin:$PATH"
+      echo '{"features":{"containerd-snapshotter":true},"storage-driver":"native"}' >"$DIR/daemon.json"
+      args+=(--config-file "$DIR/daemon.json") ;;
+  esac
   # setsid: the engine must not die with the shell that started it, only with `down`.
-  setsid dockerd --iptables=false --ip-masq=false --bridge=none --storage-driver=vfs \
+  # sid's dockerd starts sid's containerd (first on its PATH); runc stays Debian 12's.
+  PATH=$path setsid dockerd "${args[@]}" \
     --data-root "$DIR/data" --exec-root "$DIR/exec" --pidfile "$DIR/dockerd.pid" \
     -H "unix://$SOCK" >"$DIR/dockerd.log" 2>&1 </dev/null &
   wait_for 60 docker -H "unix://$SOCK" version || { tail -20 "$DIR/dockerd.log" >&2; exit 1; }
+}
+
+# Podman's Docker-compatible API, with its storage, runtime state and configuration all in the
+# sandbox folder. What it needs here: vfs storage, cgroupfs, events to a file, and default ulimits
+# below this machine's hard limits (podman's own defaults ask for more and runc refuses them).
+podman_env() {
+  export CONTAINERS_CONF="$DIR/podman/containers.conf" CONTAINERS_STORAGE_CONF="$DIR/podman/storage.conf"
+  export CONTAINERS_REGISTRIES_CONF="$DIR/podman/registries.conf"
+}
+
+start_podman() {
+  alive "$DIR/podman.pid" && return 0
+  local p="$DIR/podman"
+  mkdir -p "$p/root" "$p/run" "$p/tmp" "$p/cni"
+  cat >"$p/containers.conf" <<CONF
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+[engine]
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+events_logfile_path = "$p/events.log"
+runtime = "runc"
+[network]
+network_config_dir = "$p/cni"
+CONF
+  printf '[storage]\ndriver = "vfs"\nrunroot = "%s"\ngraphroot = "%s"\n' "$p/run" "$p/root" >"$p/storage.conf"
+  {
+    echo 'unqualified-search-registries = []'
+    for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do
+      printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"
+    done
+  } >"$p/registries.conf"
+  podman_env
+  setsid podman --root "$p/root" --runroot "$p/run" --tmpdir "$p/tmp" \
+    system service --time=0 "unix://$SOCK" >"$DIR/podman.log" 2>&1 </dev/null &
+  echo $! >"$DIR/podman.pid"
+  wait_for 60 docker -H "unix://$SOCK" version || { tail -20 "$DIR/podman.log" >&2; exit 1; }
+}
+
+start_engine() {
+  case "$ENGINE" in
+    docker20|docker28|docker28-containerd) start_dockerd ;;
+    podman) start_podman ;;
+    *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman)"; exit 2 ;;
+  esac
 }
 
 start_registry() { # start_registry NAME PORT [htpasswd]
@@ -104,7 +206,9 @@ build_rootfs() {
 print_env() {
   cat <<VARS
 export SVC_SANDBOX_DIR="$DIR"
+export SVC_TEST_ENGINE="$ENGINE"
 export SVC_TEST_DOCKER_HOST="unix://$SOCK"
+export PATH="$CLI_BIN:\$PATH"
 export SVC_TEST_DOCKER_CONFIG="$DIR/docker-config"
 export SVC_TEST_REGISTRY="127.0.0.1:$REGISTRY_PORT"
 export SVC_TEST_AUTH_REGISTRY="127.0.0.1:$AUTH_REGISTRY_PORT"
@@ -117,7 +221,8 @@ VARS
 up() {
   install_packages
   mkdir -p "$DIR"
-  start_dockerd
+  prepare_cli
+  start_engine
   start_registry registry "$REGISTRY_PORT"
   start_registry auth-registry "$AUTH_REGISTRY_PORT" htpasswd
   build_rootfs
@@ -127,7 +232,7 @@ up() {
   mkdir -p "$DIR/docker-config"
   DOCKER_CONFIG="$DIR/docker-config" docker -H "unix://$SOCK" login -u "$AUTH_USER" --password-stdin \
     "127.0.0.1:$AUTH_REGISTRY_PORT" <<<"$AUTH_PASS" >/dev/null 2>&1 || true
-  log "up: engine unix://$SOCK, registries 127.0.0.1:$REGISTRY_PORT and 127.0.0.1:$AUTH_REGISTRY_PORT (basic auth)"
+  log "up: $ENGINE on unix://$SOCK, registries 127.0.0.1:$REGISTRY_PORT and 127.0.0.1:$AUTH_REGISTRY_PORT (basic auth)"
 }
 
 stop_pid() { # stop_pid PIDFILE: TERM, wait up to 20 s, then KILL
@@ -144,7 +249,7 @@ stop_pid() { # stop_pid PIDFILE: TERM, wait up to 20 s, then KILL
 
 down() {
   [ -d "$DIR" ] || return 0
-  if alive "$DIR/dockerd.pid"; then
+  if alive "$DIR/dockerd.pid" || alive "$DIR/podman.pid"; then
     # Containers first, so that no shim outlives the engine; then the networks, whose bridges
     # would otherwise stay in the host's kernel after the engine is gone.
     ids=$(docker -H "unix://$SOCK" ps -aq 2>/dev/null || true)
@@ -152,6 +257,7 @@ down() {
     docker -H "unix://$SOCK" network prune -f >/dev/null 2>&1 || true
   fi
   stop_pid "$DIR/dockerd.pid"
+  stop_pid "$DIR/podman.pid"
   stop_pid "$DIR/registry.pid"
   stop_pid "$DIR/auth-registry.pid"
   # Anything the engine left mounted under our own folders.
@@ -164,7 +270,7 @@ down() {
 }
 
 status() {
-  for p in dockerd registry auth-registry; do
+  for p in dockerd podman registry auth-registry; do
     if alive "$DIR/$p.pid"; then echo "$p: running ($(cat "$DIR/$p.pid"))"; else echo "$p: stopped"; fi
   done
 }
