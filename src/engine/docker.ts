@@ -45,6 +45,26 @@ export const RESPONSE_TIMEOUT_MS = 120_000;
 export const NEGOTIATION_TIMEOUT_MS = 10_000;
 /** Stop API with a `signal` parameter. */
 const STOP_SIGNAL_API = "1.42";
+/** Image list with each image's platform manifests (`manifests=1`). */
+const IMAGE_MANIFESTS_API = "1.47";
+
+function imageSummary(row: any): ImageSummary {
+  const summary: ImageSummary = {
+    id: row.Id,
+    repoTags: ((row.RepoTags ?? []) as string[]).filter((t) => t !== "<none>:<none>"),
+    repoDigests: ((row.RepoDigests ?? []) as string[]).filter((d) => d !== "<none>@<none>"),
+  };
+  if (Array.isArray(row.Manifests)) {
+    summary.manifests = (row.Manifests as any[])
+      .filter((m) => m?.Kind === "image" && typeof m.ID === "string")
+      .map((m) => ({ digest: m.ID as string, platform: m.ImageData?.Platform ? toPlatform(m.ImageData.Platform) : undefined }));
+  }
+  return summary;
+}
+
+function toPlatform(p: { os?: string; architecture?: string; variant?: string }): Platform {
+  return { os: p.os ?? "", architecture: p.architecture ?? "", ...(p.variant ? { variant: p.variant } : {}) };
+}
 
 
 interface RequestOptions {
@@ -220,12 +240,12 @@ export class DockerEngine implements Engine {
   }
 
   async listImages(): Promise<ImageSummary[]> {
-    const rows = (await this.request("GET", "/images/json", {}, "list images")) as any[];
-    return rows.map((row) => ({
-      id: row.Id,
-      repoTags: ((row.RepoTags ?? []) as string[]).filter((t) => t !== "<none>:<none>"),
-      repoDigests: ((row.RepoDigests ?? []) as string[]).filter((d) => d !== "<none>@<none>"),
-    }));
+    const { info } = await this.negotiated();
+    // The containerd image store lists each image's platform manifests on request: freshness is
+    // then decided by our platform's manifest digest (the image id is the digest of the index).
+    const manifests = compareApiVersions(info.apiVersion, IMAGE_MANIFESTS_API) >= 0 ? true : undefined;
+    const rows = (await this.request("GET", "/images/json", { query: { manifests } }, "list images")) as any[];
+    return rows.map(imageSummary);
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerInspect> {

@@ -27,6 +27,18 @@ export interface ImageSummary {
   id: string;
   repoTags: string[];
   repoDigests: string[];
+  /**
+   * The platform manifests the image is made of, as an image store that keeps them reports
+   * (Docker's containerd image store, API >= 1.47). Absent on the classic store, where the id
+   * is the config digest.
+   */
+  manifests?: ImageManifest[];
+}
+
+/** One platform manifest of a local image. */
+export interface ImageManifest {
+  digest: string;
+  platform?: Platform;
 }
 
 export interface Platform {

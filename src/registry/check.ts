@@ -75,25 +75,30 @@ export class CheckSession implements RegistryCheckSession {
     const tag = ref.tag ?? "latest";
 
     const head = await this.head(ref, tag);
-    if (head.digest !== undefined && knowsDigest(local, ref, head.digest)) return { stale: false, digest: head.digest };
+    if (head.digest !== undefined && isLocalDigest(local, ref, head.digest)) return { stale: false, digest: head.digest };
 
     const top = await this.manifest(ref, head.digest ?? tag);
-    if (knowsDigest(local, ref, top.digest) || local.id === top.digest) return { stale: false, digest: top.digest };
+    if (isLocalDigest(local, ref, top.digest)) return { stale: false, digest: top.digest };
 
-    const configDigest = await this.configDigestFor(ref, top, platform);
+    const ours = isIndex(top) ? await this.platformEntry(ref, top, platform) : top.digest;
+    // An image store that keeps platform manifests (containerd) answers with our platform's
+    // manifest digest alone: the manifest itself need not be downloaded.
+    if (local.manifestDigests) return { stale: !local.manifestDigests.includes(ours), digest: top.digest };
+    const configDigest = this.configDigestOf(ref, ours === top.digest ? top : await this.manifest(ref, ours));
     return { stale: configDigest !== local.id, digest: top.digest };
   }
 
-  private async configDigestFor(ref: ImageRef, top: Manifest, platform: () => Promise<Platform>): Promise<string> {
-    let manifest = top;
-    if (isIndex(top)) {
-      const wanted = await platform();
-      const entry = pickPlatform(top.manifests ?? [], wanted);
-      if (!entry) {
-        throw new SvcError("registry", `${ref.original}: registry ${ref.registry} has no image for platform ${formatPlatform(wanted)}`);
-      }
-      manifest = await this.manifest(ref, entry.digest);
+  /** The digest of our platform's manifest in an index. */
+  private async platformEntry(ref: ImageRef, index: Manifest, platform: () => Promise<Platform>): Promise<string> {
+    const wanted = await platform();
+    const entry = pickPlatform(index.manifests ?? [], wanted);
+    if (!entry) {
+      throw new SvcError("registry", `${ref.original}: registry ${ref.registry} has no image for platform ${formatPlatform(wanted)}`);
     }
+    return entry.digest;
+  }
+
+  private configDigestOf(ref: ImageRef, manifest: Manifest): string {
     const digest = manifest.config?.digest;
     if (typeof digest !== "string") {
       throw new SvcError("registry", `${ref.original}: registry ${ref.registry} returned a manifest of an unsupported type (${manifest.mediaType || "unknown"})`);
@@ -167,6 +172,14 @@ function manifestPath(ref: ImageRef, reference: string): string {
 
 function isIndex(manifest: Manifest): boolean {
   return manifest.mediaType === MEDIA_TYPES.ociIndex || manifest.mediaType === MEDIA_TYPES.dockerList || (Array.isArray(manifest.manifests) && !manifest.config);
+}
+
+/**
+ * Does the local image already hold what `digest` names? One of its RepoDigests for this
+ * repository, or, on an image store whose ids are manifest digests (containerd), its id.
+ */
+function isLocalDigest(local: LocalImage, ref: ImageRef, digest: string): boolean {
+  return knowsDigest(local, ref, digest) || local.id === digest;
 }
 
 /** Is `digest` one of the local image's RepoDigests for this reference's repository? */

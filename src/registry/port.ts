@@ -22,10 +22,18 @@ export interface ImageRef {
 
 /** What the local engine knows of the image a container runs. */
 export interface LocalImage {
-  /** image ID = config digest, "sha256:..." */
+  /**
+   * image ID: the config digest on Docker's classic image store; on the containerd image store
+   * the digest of what was pulled or pushed (the index of a multi-arch image)
+   */
   id: string;
   /** "repo@sha256:..." entries of that image */
   repoDigests: string[];
+  /**
+   * digests of the platform manifests the image holds, when the image store keeps them (the
+   * containerd store); undefined on the classic store
+   */
+  manifestDigests?: string[];
 }
 
 export interface CheckResult {

@@ -46,7 +46,7 @@ export function createChecker(deps: {
   images: readonly ImageSummary[];
   rolledBack: RolledBackDigests;
 }): Checker {
-  const repoDigests = new Map(deps.images.map((image) => [image.id, image.repoDigests]));
+  const images = new Map(deps.images.map((image) => [image.id, image]));
   const platforms = new Map<string, Promise<Platform>>();
   const groups = new Map<string, Promise<{ stale: boolean; digest: string }>>();
 
@@ -85,8 +85,8 @@ export function createChecker(deps: {
     }
     if (isPinned(ref)) return { state: "skipped", reason: "pinned by digest", ref, ...none };
 
-    const local: LocalImage = { id: input.imageId, repoDigests: repoDigests.get(input.imageId) ?? [] };
-    const oldDigest = digestFor(ref, local.repoDigests);
+    const local = localImage(input.imageId, images.get(input.imageId));
+    const oldDigest = digestFor(ref, local.repoDigests) ?? (local.manifestDigests ? local.id : null);
     let verdict: Verdict;
     try {
       verdict = input.noPull ? await checkLocal(deps.engine, ref, input.imageId, oldDigest) : await checkRegistry(ref, local, oldDigest);
@@ -108,6 +108,17 @@ export function createChecker(deps: {
   };
 
   return { check, platformOf };
+}
+
+/**
+ * What the check needs of a local image. On the containerd image store the id is the digest of
+ * what was pulled or pushed, so it is also the old digest when the engine kept no RepoDigest for
+ * it (the tag moved to another image).
+ */
+function localImage(id: string, summary: ImageSummary | undefined): LocalImage {
+  const local: LocalImage = { id, repoDigests: summary?.repoDigests ?? [] };
+  if (summary?.manifests) local.manifestDigests = summary.manifests.map((m) => m.digest);
+  return local;
 }
 
 /** no_pull: the local image the tag points to now, against the image the container runs. */

@@ -7,7 +7,7 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import type { Platform } from "../../../src/engine/port.ts";
 import { createRegistry, parseReference } from "../../../src/registry/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
-import { recordingLogger } from "./support.ts";
+import { recordingLogger, startProxy } from "./support.ts";
 
 const repository = uniqueName("reg-multiarch");
 const base = `http://${sandbox().registry}/v2/${repository}/manifests`;
@@ -19,11 +19,15 @@ afterAll(() => {
 /** Builds and pushes a single-platform image under `tag`; returns its image ID and manifest descriptor. */
 async function platformImage(tag: string, platform: Platform) {
   const reference = `${sandbox().registry}/${repository}:${tag}`;
-  const { id, digest } = buildImage(reference);
+  const { digest } = buildImage(reference);
   built.push(reference);
-  const response = await fetch(`${base}/${digest}`, { headers: { Accept: "application/vnd.docker.distribution.manifest.v2+json" } });
+  // OCI from the containerd image store, Docker's media type from the classic one
+  const accept = "application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json";
+  const response = await fetch(`${base}/${digest}`, { headers: { Accept: accept } });
   const bytes = await response.arrayBuffer();
   const mediaType = response.headers.get("content-type")!;
+  // the image id a classic-store engine gives it after a pull: its config digest
+  const id = (JSON.parse(new TextDecoder().decode(bytes)) as { config: { digest: string } }).config.digest;
   return { id, descriptor: { mediaType, digest: digest!, size: bytes.byteLength, platform } };
 }
 
@@ -72,4 +76,34 @@ test("an index change on another platform is not an update; a change on ours is"
   const error = await registry.session().check(ref, local, async () => ({ os: "linux", architecture: "s390x" })).catch((e) => e);
   expect(error.kind).toBe("registry");
   expect(error.message).toContain("linux/s390x");
+});
+
+test("an image store that keeps platform manifests (containerd) decides by our manifest digest: HEAD and the index, never the platform manifest", async () => {
+  const ours: Platform = { os: "linux", architecture: "amd64" };
+  const theirs: Platform = { os: "linux", architecture: "arm64", variant: "v8" };
+  const amd64 = await platformImage("cd-amd64", ours);
+  const arm64 = await platformImage("cd-arm64", theirs);
+  const firstIndex = await pushIndex([amd64.descriptor, arm64.descriptor]);
+  // as the containerd store lists it: the id is the index digest, its platform manifests beside
+  const local = { id: firstIndex, repoDigests: [], manifestDigests: [amd64.descriptor.digest, arm64.descriptor.digest] };
+  const proxy = startProxy(sandbox().registry);
+  try {
+    const ref = parseReference(`${proxy.host}/${repository}:latest`);
+    const registry = createRegistry(defaultConfig(), recordingLogger());
+    expect(await registry.session().check(ref, local, async () => ours)).toEqual({ stale: false, digest: firstIndex });
+    const manifestRequests = () => proxy.requests.filter((r) => r.includes("/manifests/"));
+    expect(manifestRequests()).toEqual([`HEAD /v2/${repository}/manifests/latest`]);
+
+    const newArm64 = await platformImage("cd-arm64", theirs);
+    const secondIndex = await pushIndex([amd64.descriptor, newArm64.descriptor]);
+    proxy.requests.length = 0;
+    expect(await registry.session().check(ref, local, async () => ours)).toEqual({ stale: false, digest: secondIndex });
+    expect(manifestRequests()).toEqual([`HEAD /v2/${repository}/manifests/latest`, `GET /v2/${repository}/manifests/${secondIndex}`]);
+
+    const newAmd64 = await platformImage("cd-amd64", ours);
+    await pushIndex([newAmd64.descriptor, newArm64.descriptor]);
+    expect((await registry.session().check(ref, local, async () => ours)).stale).toBe(true);
+  } finally {
+    proxy.stop();
+  }
 });

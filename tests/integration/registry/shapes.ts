@@ -1,0 +1,120 @@
+/**
+ * Image shapes users pull, made on the sandbox registry without a second machine: multi-arch
+ * OCI indexes and Docker manifest lists with attestation entries (platform unknown/unknown, as
+ * BuildKit pushes them), and single manifests. Platform images are real (`docker import
+ * --platform`), so the engine can pull the index; attestations are small in-toto manifests.
+ */
+import type { Platform } from "../../../src/engine/port.ts";
+import { MEDIA_TYPES } from "../../../src/registry/check.ts";
+import { docker, sandbox } from "../../harness.ts";
+import { randomBytes } from "node:crypto";
+
+export interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+  platform?: Platform;
+  annotations?: Record<string, string>;
+}
+
+const ACCEPT_ANY = [MEDIA_TYPES.ociManifest, MEDIA_TYPES.dockerManifest, MEDIA_TYPES.ociIndex, MEDIA_TYPES.dockerList].join(", ");
+
+export class Repository {
+  readonly name: string;
+  private readonly built: string[] = [];
+
+  constructor(name: string) {
+    this.name = name;
+  }
+
+  get reference(): string {
+    return `${sandbox().registry}/${this.name}`;
+  }
+
+  private url(path: string): string {
+    return `http://${sandbox().registry}/v2/${this.name}/${path}`;
+  }
+
+  /**
+   * A real image for `platform` (busybox files, a fresh layer stamp), pushed under its own tag;
+   * returns the descriptor of its manifest as the registry stores it.
+   */
+  async platformImage(platform: Platform, options: { dockerMediaTypes?: boolean } = {}): Promise<Descriptor> {
+    const tag = `${platform.architecture}-${randomBytes(4).toString("hex")}`;
+    const reference = `${this.reference}:${tag}`;
+    const text = [platform.os, platform.architecture, platform.variant].filter(Boolean).join("/");
+    docker(["import", "--platform", text, "-c", 'CMD ["/bin/sleep","3600"]', "-c", `LABEL svc.test.build=${tag}`, sandbox().rootfs, reference]);
+    docker(["push", "-q", reference]);
+    this.built.push(reference);
+    let descriptor = await this.describe(tag);
+    if (options.dockerMediaTypes && descriptor.mediaType === MEDIA_TYPES.ociManifest) descriptor = await this.asDockerManifest(tag);
+    return { ...descriptor, platform };
+  }
+
+  /** The descriptor of what `reference` (a tag or digest) names in the registry. */
+  async describe(reference: string): Promise<Descriptor> {
+    const response = await fetch(this.url(`manifests/${reference}`), { headers: { Accept: ACCEPT_ANY } });
+    if (!response.ok) throw new Error(`GET ${reference}: ${response.status}`);
+    const bytes = await response.arrayBuffer();
+    return { mediaType: response.headers.get("content-type")!.split(";")[0]!, digest: response.headers.get("docker-content-digest")!, size: bytes.byteLength };
+  }
+
+  /** The same image with Docker's media types (what a classic-store engine pushes). */
+  private async asDockerManifest(tag: string): Promise<Descriptor> {
+    const oci = (await (await fetch(this.url(`manifests/${tag}`), { headers: { Accept: MEDIA_TYPES.ociManifest } })).json()) as any;
+    const manifest = {
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.dockerManifest,
+      config: { ...oci.config, mediaType: "application/vnd.docker.container.image.v1+json" },
+      layers: oci.layers.map((l: any) => ({ ...l, mediaType: "application/vnd.docker.image.rootfs.diff.tar.gzip" })),
+    };
+    return this.putManifest(`${tag}-docker`, MEDIA_TYPES.dockerManifest, manifest);
+  }
+
+  /** An attestation manifest for `subject`, as BuildKit adds to an index (unknown/unknown). */
+  async attestation(subject: Descriptor): Promise<Descriptor> {
+    const statement = new TextEncoder().encode(JSON.stringify({ _type: "https://in-toto.io/Statement/v0.1", predicateType: "https://spdx.dev/Document", subject: [{ digest: { sha256: subject.digest.slice(7) } }], nonce: randomBytes(8).toString("hex") }));
+    const layer = await this.pushBlob(statement);
+    const config = await this.pushBlob(new TextEncoder().encode("{}"));
+    const manifest = {
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.ociManifest,
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: config.digest, size: config.size },
+      layers: [{ mediaType: "application/vnd.in-toto+json", digest: layer.digest, size: layer.size, annotations: { "in-toto.io/predicate-type": "https://spdx.dev/Document" } }],
+    };
+    const descriptor = await this.putManifest(`att-${randomBytes(4).toString("hex")}`, MEDIA_TYPES.ociManifest, manifest);
+    return {
+      ...descriptor,
+      platform: { os: "unknown", architecture: "unknown" },
+      annotations: { "vnd.docker.reference.digest": subject.digest, "vnd.docker.reference.type": "attestation-manifest" },
+    };
+  }
+
+  /** An index (OCI) or manifest list (Docker) of `entries` under `tag`; returns its digest. */
+  async pushIndex(tag: string, entries: Descriptor[], kind: "oci" | "docker" = "oci"): Promise<string> {
+    const mediaType = kind === "oci" ? MEDIA_TYPES.ociIndex : MEDIA_TYPES.dockerList;
+    return (await this.putManifest(tag, mediaType, { schemaVersion: 2, mediaType, manifests: entries })).digest;
+  }
+
+  private async putManifest(tag: string, mediaType: string, body: unknown): Promise<Descriptor> {
+    const bytes = new TextEncoder().encode(JSON.stringify(body));
+    const response = await fetch(this.url(`manifests/${tag}`), { method: "PUT", headers: { "Content-Type": mediaType }, body: bytes });
+    if (response.status !== 201) throw new Error(`PUT manifest ${tag}: ${response.status} ${await response.text()}`);
+    return { mediaType, digest: response.headers.get("docker-content-digest")!, size: bytes.byteLength };
+  }
+
+  private async pushBlob(bytes: Uint8Array): Promise<{ digest: string; size: number }> {
+    const digest = `sha256:${new Bun.SHA256().update(bytes).digest("hex")}`;
+    const start = await fetch(this.url("blobs/uploads/"), { method: "POST" });
+    const location = new URL(start.headers.get("location")!, `http://${sandbox().registry}`);
+    location.searchParams.set("digest", digest);
+    const put = await fetch(location, { method: "PUT", headers: { "Content-Type": "application/octet-stream" }, body: bytes });
+    if (put.status !== 201) throw new Error(`blob upload: ${put.status} ${await put.text()}`);
+    return { digest, size: bytes.byteLength };
+  }
+
+  /** Removes the locally built platform images (the engine then holds only what it pulls). */
+  removeLocal(): void {
+    if (this.built.length) docker(["rmi", "-f", ...this.built.splice(0)], { allowFailure: true });
+  }
+}
