@@ -5,6 +5,7 @@
 #   scripts/sandbox.sh env    print the variables tests read (eval "$(scripts/sandbox.sh env)")
 #   scripts/sandbox.sh down   stop only what `up` started, by process id, and remove its state
 #   scripts/sandbox.sh status
+#   scripts/sandbox.sh start-engine   start the engine again after a test stopped it (its own command line)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -277,8 +278,9 @@ status() {
 
 case "${1:-}" in
   up) up ;;
+  start-engine) prepare_cli; start_engine ;;
   down) down ;;
   env) print_env ;;
   status) status ;;
-  *) echo "usage: $0 up|down|env|status" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|env|status|start-engine" >&2; exit 2 ;;
 esac

@@ -123,6 +123,8 @@ export class PrivateSandbox {
       SVC_SANDBOX_DIR: this.dir,
       SVC_SANDBOX_REGISTRY_PORT: String(this.registryPort),
       SVC_SANDBOX_AUTH_REGISTRY_PORT: String(this.authRegistryPort),
+      // the engine the whole run is on
+      ...(process.env.SVC_TEST_ENGINE ? { SVC_SANDBOX_ENGINE: process.env.SVC_TEST_ENGINE } : {}),
     };
   }
 
@@ -229,17 +231,9 @@ export class PrivateSandbox {
       const pid = this.pid(file);
       if (pid && !alive(pid)) rmSync(join(this.dir, file), { force: true });
     }
-    // the command line of scripts/sandbox.sh start_dockerd, word for word
-    const log = openSync(join(this.dir, "dockerd.log"), "a");
-    const proc = Bun.spawn(
-      [
-        "setsid", "dockerd", "--iptables=false", "--ip-masq=false", "--bridge=none", "--storage-driver=vfs",
-        "--data-root", join(this.dir, "data"), "--exec-root", join(this.dir, "exec"), "--pidfile", join(this.dir, "dockerd.pid"),
-        "-H", `unix://${this.socketPath}`,
-      ],
-      { stdin: "ignore", stdout: log, stderr: log, env: cleanEnv() },
-    );
-    proc.unref();
+    // sandbox.sh's own command line for this engine
+    const proc = Bun.spawnSync(["bash", this.script(), "start-engine"], { env: this.env(), stdout: "pipe", stderr: "pipe" });
+    if (proc.exitCode !== 0) throw new Error(`sandbox start-engine failed: ${proc.stderr.toString()}`);
     await waitUntil(() => this.engineAlive(), 60_000, "dockerd to answer");
   }
 
