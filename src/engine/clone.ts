@@ -11,6 +11,11 @@ import type { ContainerInspect, ImageInspect } from "./port.ts";
 
 /** The API version from which the engine accepts several networks at create (and a MAC per endpoint). */
 export const MULTI_NETWORK_CREATE_API = "1.44";
+/** The API version from which an endpoint has a gateway priority and a mount may be an image. */
+export const GATEWAY_PRIORITY_API = "1.48";
+
+/** Compose compares this label with the image id it resolves for the service's image. */
+export const COMPOSE_IMAGE_LABEL = "com.docker.compose.image";
 
 export interface EndpointSpec {
   IPAMConfig?: { IPv4Address?: string; IPv6Address?: string; LinkLocalIPs?: string[] };
@@ -18,6 +23,7 @@ export interface EndpointSpec {
   Links?: string[];
   DriverOpts?: Record<string, string>;
   MacAddress?: string;
+  GwPriority?: number;
 }
 
 export interface ReplacementOptions {
@@ -29,11 +35,15 @@ export interface ReplacementOptions {
   networkContainer?: string;
   /** the API version spoken to the engine (decides how networks are attached) */
   apiVersion: string;
+  /** the id of the image `image` names now, when known (compose-managed containers record it) */
+  imageId?: string;
 }
 
 export interface ReplacementSpec {
   /** body of POST /containers/create */
   createBody: Record<string, unknown>;
+  /** the platform the old container was created for ("os/arch[/variant]"), passed on create */
+  platform?: string;
   /** networks to connect after create and before start (engines below API 1.44) */
   extraNetworks: { network: string; endpoint: EndpointSpec }[];
 }
@@ -65,7 +75,35 @@ export function replacementSpec(old: ContainerInspect, oldImage: ImageInspect | 
     createBody.NetworkingConfig = { EndpointsConfig: Object.fromEntries(atCreate.map((e) => [e.network, e.endpoint])) };
     extraNetworks.push(...endpoints.slice(atCreate.length));
   }
-  return { createBody, extraNetworks };
+  const platform = containerPlatform(old, oldImage);
+  return { createBody, extraNetworks, ...(platform ? { platform } : {}) };
+}
+
+/**
+ * Settings of `old` that the engine takes only at a newer API version than the one spoken (a
+ * `docker.api_version` set lower than the engine's): creating the replacement would lose them.
+ */
+export function settingsBeyondApi(old: ContainerInspect, apiVersion: string): string[] {
+  const below = (version: string) => compareApiVersions(apiVersion, version) < 0;
+  const problems: string[] = [];
+  const mounts = (old.HostConfig?.Mounts ?? []) as Json[];
+  if (below(GATEWAY_PRIORITY_API) && mounts.some((m) => m.Type === "image")) problems.push(`a mount of type image needs API ${GATEWAY_PRIORITY_API}`);
+  const networks = Object.entries((old.NetworkSettings?.Networks ?? {}) as Record<string, Json>);
+  for (const [network, settings] of networks) {
+    if (below(GATEWAY_PRIORITY_API) && Number(settings.GwPriority ?? 0) !== 0) problems.push(`the gateway priority on network ${network} needs API ${GATEWAY_PRIORITY_API}`);
+  }
+  return problems;
+}
+
+/**
+ * The platform the container runs: what the engine recorded for it (API >= 1.48), else its
+ * image's. Passed on create, so a container of another platform (emulated) stays on it.
+ */
+function containerPlatform(old: ContainerInspect, oldImage: ImageInspect | null): string | undefined {
+  const recorded = (old as Json).ImageManifestDescriptor?.platform as Json | undefined;
+  const source: Json | undefined = recorded?.architecture ? recorded : oldImage ? { os: oldImage.Os, architecture: oldImage.Architecture, variant: (oldImage as Json).Variant } : undefined;
+  if (!source?.os || !source.architecture) return undefined;
+  return [source.os, source.architecture, source.variant].filter(Boolean).join("/");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -80,6 +118,8 @@ function replacementConfig(old: ContainerInspect, oldImage: ImageInspect | null,
 
   config.Image = options.image;
   delete config.MacAddress; // re-added below only when the user set it
+  // compose recreates a container whose label names another image id than the service's image
+  if (options.imageId && typeof config.Labels?.[COMPOSE_IMAGE_LABEL] === "string") config.Labels[COMPOSE_IMAGE_LABEL] = options.imageId;
 
   if (haveImage) {
     const userEntrypoint = config.Entrypoint !== undefined && !sameValue(config.Entrypoint, image.Entrypoint);
@@ -124,6 +164,25 @@ export function isGeneratedHostname(old: ContainerInspect): boolean {
 export function userMacAddress(old: ContainerInspect): string | undefined {
   const mac = (old.Config as Json | undefined)?.MacAddress;
   return typeof mac === "string" && mac !== "" ? mac : undefined;
+}
+
+/**
+ * The MAC address of a network other than the first (API >= 1.44; compose's
+ * `networks.<n>.mac_address`). A running container reports a configured and a generated MAC
+ * alike there. Engines that derive a generated MAC from the address (02:42 and the IPv4 bytes)
+ * show which it is, and that one is dropped; a random one (newer engines) is kept: fixed on the
+ * replacement it loses nothing, where dropping a configured one would.
+ */
+function endpointMacAddress(settings: Json): string | undefined {
+  const mac = settings.MacAddress;
+  if (typeof mac !== "string" || mac === "") return undefined;
+  return mac.toLowerCase() === macFromAddress(String(settings.IPAddress ?? "")) ? undefined : mac;
+}
+
+function macFromAddress(ipv4: string): string | undefined {
+  const octets = ipv4.split(".").map(Number);
+  if (octets.length !== 4 || octets.some((o) => !Number.isInteger(o) || o < 0 || o > 255)) return undefined;
+  return ["02", "42", ...octets.map((o) => o.toString(16).padStart(2, "0"))].join(":");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,6 +265,7 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
   const engineAliases = new Set([old.Id.slice(0, 12), old.Config?.Hostname ?? ""]);
   const userMac = userMacAddress(old);
   const macPerEndpoint = compareApiVersions(options.apiVersion, MULTI_NETWORK_CREATE_API) >= 0;
+  const gatewayPriority = compareApiVersions(options.apiVersion, GATEWAY_PRIORITY_API) >= 0;
 
   return ordered.map((network, index) => {
     const settings = networks[network] ?? {};
@@ -216,7 +276,9 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
     if (aliases.length > 0) endpoint.Aliases = aliases;
     if (Array.isArray(settings.Links) && settings.Links.length > 0) endpoint.Links = settings.Links.map(normalizeLink);
     if (settings.DriverOpts && Object.keys(settings.DriverOpts).length > 0) endpoint.DriverOpts = { ...settings.DriverOpts };
-    if (index === 0 && userMac && macPerEndpoint) endpoint.MacAddress = userMac;
+    const mac = index === 0 ? userMac : endpointMacAddress(settings);
+    if (mac && macPerEndpoint) endpoint.MacAddress = mac;
+    if (gatewayPriority && Number(settings.GwPriority ?? 0) !== 0) endpoint.GwPriority = Number(settings.GwPriority);
     return { network, endpoint };
   });
 }

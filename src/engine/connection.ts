@@ -84,6 +84,6 @@ export function normalizeApiVersion(version: string): string {
 }
 
 /** The highest API version this client knows how to speak. */
-export const CLIENT_MAX_API_VERSION = "1.47";
+export const CLIENT_MAX_API_VERSION = "1.51";
 /** The oldest engine API svc supports (Docker 17.06). */
 export const CLIENT_MIN_API_VERSION = "1.30";

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import Docker from "dockerode";
 import { SvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
-import { replacementSpec, compareApiVersions } from "./clone.ts";
+import { replacementSpec, compareApiVersions, settingsBeyondApi, COMPOSE_IMAGE_LABEL } from "./clone.ts";
 import {
   CLIENT_MAX_API_VERSION,
   CLIENT_MIN_API_VERSION,
@@ -328,11 +328,12 @@ export class DockerEngine implements Engine {
   async createReplacement(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
     const { info } = await this.negotiated();
     const networkContainer = options.networkContainer ?? (await this.networkContainerName(old));
-    const spec = replacementSpec(old, oldImage, { ...options, networkContainer, apiVersion: info.apiVersion });
+    const imageId = old.Config?.Labels?.[COMPOSE_IMAGE_LABEL] === undefined ? undefined : (await this.inspectImage(options.image))?.Id;
+    const spec = replacementSpec(old, oldImage, { ...options, networkContainer, imageId, apiVersion: info.apiVersion });
     const created = (await this.request(
       "POST",
       "/containers/create",
-      { query: { name: options.name }, body: spec.createBody },
+      { query: { name: options.name, platform: spec.platform }, body: spec.createBody },
       `create container ${options.name}`,
     )) as { Id: string; Warnings?: string[] };
     for (const warning of created.Warnings ?? []) this.log.warn("the engine warned on create", { container: options.name, warning });
@@ -351,6 +352,11 @@ export class DockerEngine implements Engine {
       throw error;
     }
     return created.Id;
+  }
+
+  async settingsBeyondApi(old: ContainerInspect): Promise<string[]> {
+    const { info } = await this.negotiated();
+    return settingsBeyondApi(old, info.apiVersion);
   }
 
   /** For `network_mode: container:<id>`: the current name of that container. */

@@ -108,6 +108,11 @@ export interface Engine {
    * Returns the new container's id. The new container is not started.
    */
   createReplacement(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<string>;
+  /**
+   * Settings of `old` the engine would take only at a newer API version than the one spoken
+   * (each named with the version it needs); empty when a replacement can keep everything.
+   */
+  settingsBeyondApi(old: ContainerInspect): Promise<string[]>;
   /** creates (does not start) a helper container; returns its id */
   createHelper(spec: HelperSpec): Promise<string>;
   startContainer(id: string): Promise<void>;

@@ -375,6 +375,12 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
 /** Pulls the new image for an entry; false when there is nothing to update after all. */
 async function pull(g: GroupContext, entry: Entry): Promise<boolean> {
   const ref = entry.ref!;
+  const lost = await g.deps.engine.settingsBeyondApi(entry.inspect!).catch(() => []);
+  if (lost.length > 0) {
+    const api = (await g.deps.engine.info()).apiVersion;
+    finish(entry, "skipped", `a replacement would lose settings at API ${api} (docker.api_version): ${lost.join("; ")}`);
+    return false;
+  }
   if (!entry.policy.noPull) {
     const reference = pullReference(ref);
     try {

@@ -45,6 +45,7 @@ export function flatten(inspect: Json): Map<string, unknown> {
   // the engine's own aliases (short id and hostname) differ by construction; compare the user's
   for (const endpoint of Object.values((copy.NetworkSettings?.Networks ?? {}) as Record<string, Json>)) {
     if (Array.isArray(endpoint.Aliases)) endpoint.Aliases = endpoint.Aliases.filter((a: string) => a !== shortId && a !== hostname).sort();
+    if (Array.isArray(endpoint.DNSNames)) endpoint.DNSNames = endpoint.DNSNames.filter((a: string) => a !== shortId && a !== hostname).sort();
   }
   copy.Mounts = Object.fromEntries(((copy.Mounts ?? []) as Json[]).map((m) => [m.Destination, m]));
   copy.HostConfig.Mounts = Object.fromEntries(((copy.HostConfig.Mounts ?? []) as Json[]).map((m) => [m.Target, m]));
@@ -72,9 +73,13 @@ const ALWAYS_ALLOWED = [
   /^Id$/,
   /^Created$/,
   /^Image$/,
+  // the new image's manifest (API >= 1.48), which follows Image
+  /^ImageManifestDescriptor\./,
   /^State\./,
   /^(ResolvConfPath|HostnamePath|HostsPath|LogPath)$/,
   /^RestartCount$/,
+  // healthcheck probes running at the moment of inspect
+  /^ExecIDs/,
   /^GraphDriver\./,
   /^NetworkSettings\.(SandboxID|SandboxKey|EndpointID|Gateway|IPAddress|IPPrefixLen|MacAddress|Bridge|HairpinMode|LinkLocalIPv6Address|LinkLocalIPv6PrefixLen|SecondaryIPAddresses|SecondaryIPv6Addresses|GlobalIPv6Address|GlobalIPv6PrefixLen|IPv6Gateway)$/,
   /^NetworkSettings\.Networks\.[^.]+\.(EndpointID)$/,
@@ -97,7 +102,14 @@ export function isAllowed(d: Difference, ctx: DiffContext): boolean {
     return !ctx.old.Config.MacAddress;
   }
 
-  if (d.path === "Config.Hostname") return d.old === shortId(ctx.old) && d.new === shortId(ctx.new);
+  // compose's record of the image id it created the container from names the new image
+  if (d.path === "Config.Labels.com.docker.compose.image") return d.old === ctx.oldImage.Id && d.new === ctx.newImage.Id;
+
+  if (d.path === "Config.Hostname") {
+    // a container in another's network namespace shows that container's generated hostname
+    if (ctx.networkContainerId !== undefined && d.new === ctx.networkContainerId.slice(0, 12)) return true;
+    return d.old === shortId(ctx.old) && d.new === shortId(ctx.new);
+  }
 
   if (d.path === "HostConfig.NetworkMode") return ctx.networkContainerId !== undefined && d.new === `container:${ctx.networkContainerId}`;
 

@@ -5,7 +5,7 @@
  * CMD sleep 3600.
  */
 import { describe, expect, test } from "bun:test";
-import { isGeneratedHostname, normalizeLink, replacementSpec, sameValue } from "../../../src/engine/clone.ts";
+import { isGeneratedHostname, normalizeLink, replacementSpec, sameValue, settingsBeyondApi } from "../../../src/engine/clone.ts";
 import type { ContainerInspect, ImageInspect } from "../../../src/engine/port.ts";
 
 interface Fixture {
@@ -206,6 +206,59 @@ describe("replacementSpec: networks", () => {
       Aliases: ["api"],
       DriverOpts: { "com.example.opt": "1" },
     });
+  });
+});
+
+describe("replacementSpec: settings of newer engines", () => {
+  const API_148 = "1.48";
+
+  test("a random MAC on another network is kept from 1.44 (configured and generated look alike); one derived from the address is not", async () => {
+    const { container, image } = await fixture("multi");
+    const random = structuredClone(container);
+    (random.NetworkSettings.Networks as any)["engx-net2"].MacAddress = "3a:11:22:33:44:55";
+    const next = body(replacementSpec(random, image, { name: "m", image: "i", apiVersion: NEW_API }));
+    expect(next.NetworkingConfig.EndpointsConfig["engx-net2"].MacAddress).toBe("3a:11:22:33:44:55");
+    const derived = body(replacementSpec(container, image, { name: "m", image: "i", apiVersion: NEW_API }));
+    expect(derived.NetworkingConfig.EndpointsConfig["engx-net2"].MacAddress).toBeUndefined();
+  });
+
+  test("a gateway priority is carried from API 1.48, and refused as a lost setting below it", async () => {
+    const { container, image } = await fixture("multi");
+    const prioritised = structuredClone(container);
+    (prioritised.NetworkSettings.Networks as any)["engx-net2"].GwPriority = 10;
+    const spec = body(replacementSpec(prioritised, image, { name: "m", image: "i", apiVersion: API_148 }));
+    expect(spec.NetworkingConfig.EndpointsConfig["engx-net2"].GwPriority).toBe(10);
+    expect(spec.NetworkingConfig.EndpointsConfig["engx-net1"].GwPriority).toBeUndefined();
+    expect(settingsBeyondApi(prioritised, API_148)).toEqual([]);
+    expect(settingsBeyondApi(prioritised, "1.47")).toEqual(["the gateway priority on network engx-net2 needs API 1.48"]);
+    expect(settingsBeyondApi(container, "1.41")).toEqual([]);
+  });
+
+  test("an image mount needs API 1.48", async () => {
+    const { container } = await fixture("plain");
+    const withImageMount = structuredClone(container);
+    (withImageMount.HostConfig as any).Mounts = [{ Type: "image", Source: "data:1", Target: "/seed" }];
+    expect(settingsBeyondApi(withImageMount, "1.47")).toEqual(["a mount of type image needs API 1.48"]);
+    expect(settingsBeyondApi(withImageMount, "1.51")).toEqual([]);
+  });
+
+  test("compose's image label names the new image id; other containers get no such label", async () => {
+    const { container, image } = await fixture("plain");
+    const composed = structuredClone(container);
+    (composed.Config as any).Labels = { ...(composed.Config as any).Labels, "com.docker.compose.image": "sha256:old" };
+    const spec = body(replacementSpec(composed, image, { name: "c", image: "i", apiVersion: OLD_API, imageId: "sha256:new" }));
+    expect(spec.Labels["com.docker.compose.image"]).toBe("sha256:new");
+    const plain = body(replacementSpec(container, image, { name: "c", image: "i", apiVersion: OLD_API, imageId: "sha256:new" }));
+    expect(plain.Labels?.["com.docker.compose.image"]).toBeUndefined();
+  });
+
+  test("the platform is the one the engine recorded for the container, else its image's", async () => {
+    const { container, image } = await fixture("plain");
+    expect(replacementSpec(container, image, { name: "c", image: "i", apiVersion: OLD_API }).platform).toBe(`${image.Os}/${image.Architecture}`);
+    const recorded = structuredClone(container) as any;
+    recorded.ImageManifestDescriptor = { digest: "sha256:x", platform: { os: "linux", architecture: "arm64", variant: "v8" } };
+    expect(replacementSpec(recorded, image, { name: "c", image: "i", apiVersion: "1.48" }).platform).toBe("linux/arm64/v8");
+    expect(replacementSpec(container, null, { name: "c", image: "i", apiVersion: OLD_API }).platform).toBeUndefined();
   });
 });
 

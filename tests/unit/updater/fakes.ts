@@ -187,6 +187,10 @@ export class FakeEngine implements Engine {
     c.name = newName;
   }
 
+  async settingsBeyondApi(_old: ContainerInspect): Promise<string[]> {
+    return [];
+  }
+
   async createReplacement(old: ContainerInspect, _oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
     this.maybeFail("create", options.name);
     if (this.byName(options.name)) throw new SvcError("engine", `name ${options.name} is in use`);
