@@ -259,6 +259,9 @@ down() {
   fi
   stop_pid "$DIR/dockerd.pid"
   stop_pid "$DIR/podman.pid"
+  # podman's conmon monitors (containers and exec sessions) outlive its service: they are ours
+  # when their command line names our folder
+  pkill -KILL -f "conmon .*$DIR/podman/" 2>/dev/null || true
   stop_pid "$DIR/registry.pid"
   stop_pid "$DIR/auth-registry.pid"
   # Anything the engine left mounted under our own folders.

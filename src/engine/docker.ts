@@ -48,6 +48,21 @@ const STOP_SIGNAL_API = "1.42";
 /** Image list with each image's platform manifests (`manifests=1`). */
 const IMAGE_MANIFESTS_API = "1.47";
 
+/**
+ * Podman's Docker-compatible API (4.x) leaves out what a lossless update needs: a container's
+ * declared volumes (Config.Volumes: an anonymous volume would come back empty), whether the user
+ * set a stop timeout (every container reports one), and the update endpoint. svc refuses it rather
+ * than risk a volume's data (README, Engines).
+ */
+function refusePodman(version: { Components?: { Name?: string; Version?: string }[] }, host: string): void {
+  const podman = version.Components?.find((c) => /podman/i.test(c.Name ?? ""));
+  if (!podman) return;
+  throw new SvcError(
+    "config",
+    `docker.host: ${host} is Podman ${podman.Version ?? ""}, which svc does not support: its Docker-compatible API does not report a container's declared volumes, so an update would lose the data of anonymous volumes. Point svc at a Docker engine (20.10 or newer)`.replace("Podman  ", "Podman "),
+  );
+}
+
 function imageSummary(row: any): ImageSummary {
   const summary: ImageSummary = {
     id: row.Id,
@@ -95,8 +110,9 @@ export interface EngineTimeouts {
 
 /**
  * The Engine for the `docker` configuration table. Rejects only on configuration errors (kind
- * "config": bad host, TLS file missing or unreadable, bad api_version). An engine that cannot be
- * reached does not stop it: every call then rejects with kind "engine" until the engine is back.
+ * "config": bad host, TLS file missing or unreadable, bad api_version, an engine svc refuses).
+ * An engine that cannot be reached does not stop it: every call then rejects with kind "engine"
+ * until the engine is back.
  */
 export async function createDockerEngine(docker: DockerConfig, log: Logger, timeouts: EngineTimeouts = {}): Promise<Engine> {
   const endpoint = parseDockerHost(docker.host);
@@ -111,7 +127,10 @@ export async function createDockerEngine(docker: DockerConfig, log: Logger, time
   });
   // Negotiate now when the engine is there; if it is not, every call retries and fails clearly,
   // so a service started before its engine keeps running.
-  await engine.info().catch((error) => log.warn("the Docker engine is not reachable yet", { error: (error as Error).message }));
+  await engine.info().catch((error) => {
+    if (error instanceof SvcError && error.kind === "config") throw error;
+    log.warn("the Docker engine is not reachable yet", { error: (error as Error).message });
+  });
   return engine;
 }
 
@@ -143,7 +162,8 @@ export class DockerEngine implements Engine {
 
   private async negotiate(): Promise<Negotiated> {
     const probe = this.client();
-    const version = (await this.dial(probe, "GET", "/version", { timeoutMs: this.timeouts.negotiationMs }, "negotiate the API version")) as Record<string, string>;
+    const version = (await this.dial(probe, "GET", "/version", { timeoutMs: this.timeouts.negotiationMs }, "negotiate the API version")) as Record<string, any>;
+    refusePodman(version, this.host);
     const server = version.ApiVersion ?? CLIENT_MIN_API_VERSION;
     let apiVersion = this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
     if (!this.apiOverride && compareApiVersions(apiVersion, CLIENT_MIN_API_VERSION) < 0) {
