@@ -6,6 +6,7 @@
 #   scripts/sandbox.sh down   stop only what `up` started, by process id, and remove its state
 #   scripts/sandbox.sh status
 #   scripts/sandbox.sh start-engine   start the engine again after a test stopped it (its own command line)
+#   scripts/sandbox.sh prepare  only install the packages and download Docker 28.5 (before several ups at once)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -282,8 +283,9 @@ status() {
 case "${1:-}" in
   up) up ;;
   start-engine) prepare_cli; start_engine ;;
+  prepare) install_packages; fetch_sid_docker ;;
   down) down ;;
   env) print_env ;;
   status) status ;;
-  *) echo "usage: $0 up|down|env|status|start-engine" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|env|status|start-engine|prepare" >&2; exit 2 ;;
 esac

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine (root, Node/npm only): installs Bun and the
-# dependencies, starts the private sandbox (engine, registries), runs every test, and stops
-# what it started, whatever the outcome. Extra arguments go to `bun test`.
+# dependencies, and runs the engine matrix (README, "Engines"), each engine in a private sandbox
+# of its own (engine, registries), stopping what it started whatever the outcome:
+#   docker28-containerd  every test (Docker 28.5, containerd image store: what new users get)
+#   docker28             the engine-facing tests on Docker 28.5's classic image store
+#   docker20             the engine-facing tests on Debian 12's Docker 20.10, the oldest supported
+#   podman               the Podman set (svc refuses Podman)
+# SVC_TEST_ENGINES="docker20" (a space-separated list) runs only those. Extra arguments go to
+# `bun test` on the first engine only (bash scripts/test.sh tests/build), unless
+# SVC_TEST_ENGINES names the engines, then on each. SVC_TEST_JOBS (default 2) engines run at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,25 +18,81 @@ if ! command -v bun >/dev/null 2>&1; then
 fi
 bun install --frozen-lockfile >/dev/null
 
-# Our own sandbox folder per run, so a developer's sandbox is left alone.
-export SVC_SANDBOX_DIR=${SVC_SANDBOX_DIR:-$PWD/.sandbox/test-$$}
-# Ports of their own too, so a developer's running sandbox (5000/5001) does not collide.
-export SVC_SANDBOX_REGISTRY_PORT=${SVC_SANDBOX_REGISTRY_PORT:-5100}
-export SVC_SANDBOX_AUTH_REGISTRY_PORT=${SVC_SANDBOX_AUTH_REGISTRY_PORT:-5101}
-LOG=$(mktemp "${TMPDIR:-/tmp}/svc-test.XXXXXX")
-trap 'bash scripts/sandbox.sh down; rm -f "$LOG"' EXIT
-# A signal ends the run through the EXIT trap above, so the sandbox never outlives it.
+ENGINE_FACING=(tests/integration/engine tests/integration/registry tests/integration/updater tests/integration/safety tests/integration/e2e)
+ENGINES=(${SVC_TEST_ENGINES:-docker28-containerd docker28 docker20 podman})
+JOBS=${SVC_TEST_JOBS:-2}
+[ -n "${SVC_TEST_ENGINES:-}" ] || [ $# -eq 0 ] || ENGINES=("${ENGINES[0]}")
+
+# Each engine's folder and ports (registries 5100/5101, 5110/5111...): a developer's sandbox
+# (5000/5001) and the demo (5200/5201) are left alone.
+BASE=${SVC_SANDBOX_DIR:-$PWD/.sandbox/test-$$}
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/svc-test.XXXXXX")
+leg_env() { # leg_env INDEX ENGINE: the sandbox variables of one engine
+  echo "export SVC_SANDBOX_ENGINE=$2 SVC_SANDBOX_DIR=$BASE/$2 SVC_SANDBOX_REGISTRY_PORT=$((5100 + 10 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((5101 + 10 * $1))"
+}
+cleanup() {
+  local i
+  for i in "${!ENGINES[@]}"; do (eval "$(leg_env "$i" "${ENGINES[$i]}")"; bash scripts/sandbox.sh down) || true; done
+  rmdir "$BASE" 2>/dev/null || true
+  rm -rf "$LOGS"
+}
+trap cleanup EXIT
+# A signal ends the run through the EXIT trap above, so no sandbox outlives it.
 trap 'exit 130' INT
 trap 'exit 143' TERM
-bash scripts/sandbox.sh up
-eval "$(bash scripts/sandbox.sh env)"
 
-status=0
-# pipefail: the status is bun test's own (tee does not fail).
-# --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise).
-bun test --timeout 120000 "$@" 2>&1 | tee "$LOG" || status=$?
-# One plain closing line that any CI can read, whatever bun test's own summary looks like.
-passed=$(awk '/^ *[0-9]+ pass$/ { print $1 }' "$LOG" | tail -1)
-failed=$(awk '/^ *[0-9]+ fail$/ { print $1 }' "$LOG" | tail -1)
-echo "${passed:-0} passed, ${failed:-0} failed"
+tests_of() { # what an engine runs
+  case "$1" in
+    docker28-containerd) ;;
+    podman) echo tests/integration/podman ;;
+    *) echo "${ENGINE_FACING[@]}" ;;
+  esac
+}
+
+run_leg() { # run_leg INDEX ENGINE [bun test args]
+  local i=$1 engine=$2; shift 2
+  local status=0
+  {
+    eval "$(leg_env "$i" "$engine")"
+    if bash scripts/sandbox.sh up; then
+      eval "$(bash scripts/sandbox.sh env)"
+      # --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise)
+      # shellcheck disable=SC2046
+      bun test --timeout 120000 $(tests_of "$engine") "$@" || status=$?
+    else
+      status=1
+    fi
+    bash scripts/sandbox.sh down || true
+  } >"$LOGS/$engine.log" 2>&1
+  echo "$status" >"$LOGS/$engine.rc"
+}
+
+# Packages and Docker 28.5's download once, before the engines start side by side.
+bash scripts/sandbox.sh prepare
+
+started=$SECONDS
+running=0
+for i in "${!ENGINES[@]}"; do
+  if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
+  echo "test: ${ENGINES[$i]}: $(tests_of "${ENGINES[$i]}" | wc -w | sed 's/^0$/every/') test folders" >&2
+  run_leg "$i" "${ENGINES[$i]}" "$@" &
+  running=$((running + 1))
+done
+wait
+
+# Each engine's output in turn, then one plain closing line that any CI can read.
+status=0 passed=0 failed=0 summary=""
+for engine in "${ENGINES[@]}"; do
+  printf '\n===== %s =====\n' "$engine"
+  cat "$LOGS/$engine.log"
+  rc=$(cat "$LOGS/$engine.rc" 2>/dev/null || echo 1)
+  p=$(awk '/^ *[0-9]+ pass$/ { print $1 }' "$LOGS/$engine.log" | tail -1)
+  f=$(awk '/^ *[0-9]+ fail$/ { print $1 }' "$LOGS/$engine.log" | tail -1)
+  passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
+  summary+="$engine: ${p:-0} passed, ${f:-0} failed (exit $rc)"$'\n'
+  [ "$rc" = 0 ] || status=1
+done
+printf '\n%s' "$summary"
+echo "engines: ${#ENGINES[@]}, $((SECONDS - started)) s"
+echo "$passed passed, $failed failed"
 exit "$status"
