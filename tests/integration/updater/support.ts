@@ -43,7 +43,7 @@ export async function makeUpdater(overrides: DeepPartial<Config> & { containers:
     scope: TEST_SCOPE,
     ...overrides,
     stop_timeout: overrides.stop_timeout ?? 1000,
-    docker: { host: sandbox().dockerHost },
+    docker: { host: sandbox().dockerHost, ...overrides.docker },
     rollback: { startup_timeout: 3000, ...overrides.rollback },
   });
   const engine = await createDockerEngine(config.docker, silentLogger);
