@@ -223,7 +223,7 @@ export const CONFIG = table("General options", {
   }),
 
   docker: table("Container engine options", {
-    host: url("Engine socket or TCP address", ["unix", "tcp", "http", "https", "ssh", "npipe"], "unix:///var/run/docker.sock", "DOCKER_HOST, else unix:///var/run/docker.sock"),
+    host: url("Engine socket or TCP address", ["unix", "tcp", "http", "https"], "unix:///var/run/docker.sock", "DOCKER_HOST, else unix:///var/run/docker.sock"),
     tls_verify: bool(false, "Verify TLS certificates for TCP connections (needs the three files below)"),
     tls_ca_cert: path("CA certificate; required when tls_verify is true", "/etc/svc/tls/ca.pem"),
     tls_cert: path("Client certificate; required when tls_verify is true", "/etc/svc/tls/cert.pem"),

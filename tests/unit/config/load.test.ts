@@ -316,9 +316,15 @@ describe("bad input: every problem at once, each named as written", () => {
   test("URLs of channels and the engine are checked", async () => {
     const found = await problems({ argv: [...RUNS, "--notifications-webhook-url", "ftp://x", "--docker-host", "/var/run/docker.sock"] });
     expect(found).toEqual([
-      '--docker-host: must be a URL starting with unix://, tcp://, http://, https://, ssh://, npipe:// (got "/var/run/docker.sock")',
+      '--docker-host: must be a URL starting with unix://, tcp://, http://, https:// (got "/var/run/docker.sock")',
       '--notifications-webhook-url: must be a URL starting with http://, https:// (got "ftp://x")',
     ]);
+  });
+
+  test("docker.host takes only what the engine connection speaks: ssh:// and npipe:// are refused at load", async () => {
+    for (const host of ["ssh://me@host", "npipe:////./pipe/docker_engine"]) {
+      expect(await problems({ argv: [...RUNS, "--docker-host", host] })).toEqual([`--docker-host: must be a URL starting with unix://, tcp://, http://, https:// (got "${host}")`]);
+    }
   });
 
   test("a config file cannot be a directory or unreadable without a clear error", async () => {
