@@ -3,6 +3,8 @@
 #
 #   curl -fsSL https://github.com/svc-project/svc/releases/latest/download/install.sh | sh
 #   sh install.sh [--prefix DIR]        installs DIR/bin/svc (default DIR: /usr/local)
+#   sh install.sh --systemd             also a hardened systemd unit (/etc/systemd/system/svc.service)
+#                                       and a sample /etc/svc/svc.toml to edit
 #
 # SVC_INSTALL_BASE_URL overrides where svc-linux-<arch>[-musl] and SHA256SUMS are downloaded from
 # (a mirror, a pinned release such as .../releases/download/v0.1.0, or a local server in tests).
@@ -12,16 +14,21 @@ set -eu
 
 BASE_URL=${SVC_INSTALL_BASE_URL:-https://github.com/svc-project/svc/releases/latest/download}
 PREFIX=/usr/local
+SYSTEMD=""
+UNIT_DIR=/etc/systemd/system
+CONFIG_DIR=/etc/svc
 
 say() { printf 'install.sh: %s\n' "$*"; }
 die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 1; }
 
 usage() {
   cat <<'USAGE'
-usage: install.sh [--prefix DIR]
+usage: install.sh [--prefix DIR] [--systemd [--unit-dir DIR] [--config-dir DIR]]
 
 Downloads the svc binary for this machine, verifies it against the release's SHA256SUMS
 and installs it as DIR/bin/svc (default DIR: /usr/local).
+--systemd also installs the systemd unit svc.service (into /etc/systemd/system) and, when
+there is none, a sample configuration /etc/svc/svc.toml to edit before starting it.
 Environment: SVC_INSTALL_BASE_URL  where to download from (default: the latest release)
 USAGE
 }
@@ -30,6 +37,9 @@ while [ $# -gt 0 ]; do
   case $1 in
     --prefix) [ $# -ge 2 ] || die "--prefix needs a directory"; PREFIX=$2; shift 2 ;;
     --prefix=*) PREFIX=${1#--prefix=}; shift ;;
+    --systemd) SYSTEMD=1; shift ;;
+    --unit-dir) [ $# -ge 2 ] || die "--unit-dir needs a directory"; UNIT_DIR=$2; shift 2 ;;
+    --config-dir) [ $# -ge 2 ] || die "--config-dir needs a directory"; CONFIG_DIR=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown argument: $1" ;;
   esac
@@ -71,6 +81,50 @@ sha256_of() { # sha256_of FILE: prints the hex digest
   elif command -v openssl >/dev/null 2>&1; then openssl dgst -sha256 "$1" | awk '{ print $NF }'
   else die "no sha256sum, shasum or openssl to verify the download with"
   fi
+}
+
+# The unit: svc as an unprivileged dynamic user that has the Docker socket's group, on a read-only
+# system, with a state folder of its own. No MemoryDenyWriteExecute: the JavaScript JIT needs it.
+unit_file() { # unit_file BINARY CONFIG
+  cat <<UNIT
+[Unit]
+Description=svc: keeps running containers up to date
+Documentation=https://github.com/svc-project/svc
+Wants=network-online.target
+After=network-online.target docker.service
+
+[Service]
+Type=exec
+ExecStart=$1 --config $2
+Restart=on-failure
+RestartSec=10s
+DynamicUser=yes
+SupplementaryGroups=docker
+StateDirectory=svc
+WorkingDirectory=/var/lib/svc
+NoNewPrivileges=yes
+ProtectSystem=strict
+ProtectHome=yes
+PrivateTmp=yes
+PrivateDevices=yes
+ProtectKernelTunables=yes
+ProtectKernelModules=yes
+ProtectKernelLogs=yes
+ProtectControlGroups=yes
+ProtectClock=yes
+ProtectHostname=yes
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
+RestrictNamespaces=yes
+RestrictRealtime=yes
+RestrictSUIDSGID=yes
+LockPersonality=yes
+SystemCallArchitectures=native
+CapabilityBoundingSet=
+UMask=0077
+
+[Install]
+WantedBy=multi-user.target
+UNIT
 }
 
 [ "$(uname -s)" = Linux ] || die "unsupported system $(uname -s): releases exist for Linux"
@@ -116,6 +170,25 @@ mv -f "$STAGED" "$BIN_DIR/svc"
 STAGED=""
 
 say "installed svc $VERSION as $BIN_DIR/svc"
+
+install_systemd() {
+  mkdir -p "$UNIT_DIR" "$CONFIG_DIR" 2>/dev/null || die "cannot create $UNIT_DIR or $CONFIG_DIR (run as root)"
+  unit_file "$BIN_DIR/svc" "$CONFIG_DIR/svc.toml" >"$UNIT_DIR/svc.service.tmp" && mv -f "$UNIT_DIR/svc.service.tmp" "$UNIT_DIR/svc.service" ||
+    die "cannot write $UNIT_DIR/svc.service"
+  say "installed the systemd unit $UNIT_DIR/svc.service"
+  if [ -e "$CONFIG_DIR/svc.toml" ]; then
+    say "kept the existing $CONFIG_DIR/svc.toml"
+  else
+    "$BIN_DIR/svc" --generate-config "$CONFIG_DIR/svc.toml" >/dev/null 2>&1 || die "could not write $CONFIG_DIR/svc.toml"
+    say "wrote a sample $CONFIG_DIR/svc.toml"
+  fi
+  say "next step: set a schedule in $CONFIG_DIR/svc.toml (poll_interval or schedule), then:"
+  printf '\n    systemctl daemon-reload && systemctl enable --now svc\n\n'
+}
+if [ -n "$SYSTEMD" ]; then
+  install_systemd
+  exit 0
+fi
 case ":$PATH:" in
   *":$BIN_DIR:"*) SVC=svc ;;
   *) SVC="$BIN_DIR/svc"; say "note: $BIN_DIR is not on your PATH" ;;

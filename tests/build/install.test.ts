@@ -52,10 +52,10 @@ afterAll(() => {
  * Runs install.sh under dash with its own TMPDIR, so leftovers can be seen. Asynchronously: the
  * release server lives in this process, and a synchronous spawn would starve it.
  */
-async function install(release: string, prefix: string, options: { path?: string } = {}) {
+async function install(release: string, prefix: string, options: { path?: string; args?: string[] } = {}) {
   const tmp = join(work, `tmp-${release}-${readdirSync(work).length}`);
   mkdirSync(tmp);
-  const proc = Bun.spawn(["dash", join(ROOT, "install.sh"), "--prefix", prefix], {
+  const proc = Bun.spawn(["dash", join(ROOT, "install.sh"), "--prefix", prefix, ...(options.args ?? [])], {
     cwd: work,
     env: {
       PATH: options.path ?? process.env.PATH!,
@@ -88,6 +88,28 @@ test("installs the verified binary into PREFIX/bin and prints the next step", as
   const installed = run([join(prefix, "bin/svc"), "--version"]);
   expect(installed.code).toBe(0);
   expect(versions).toContain(installed.stdout.trim());
+}, 60_000);
+
+test("--systemd installs a hardened unit that systemd-analyze verifies, and a sample configuration it keeps on reinstall", async () => {
+  const prefix = join(work, "prefix-systemd");
+  const units = join(work, "systemd-units");
+  const etc = join(work, "systemd-etc");
+  const args = ["--systemd", "--unit-dir", units, "--config-dir", etc];
+  const result = await install("good", prefix, { args });
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  expect(result.stdout).toContain("systemctl enable --now svc");
+  const unit = readFileSync(join(units, "svc.service"), "utf8");
+  expect(unit).toContain(`ExecStart=${join(prefix, "bin/svc")} --config ${join(etc, "svc.toml")}`);
+  for (const hardening of ["NoNewPrivileges=yes", "ProtectSystem=strict", "DynamicUser=yes", "SupplementaryGroups=docker", "StateDirectory=svc", "PrivateTmp=yes"]) expect(unit).toContain(hardening);
+  const verify = run(["systemd-analyze", "verify", join(units, "svc.service")]);
+  expect(`${verify.stdout}${verify.stderr}`.trim()).toBe("");
+  expect(verify.code).toBe(0);
+  // the sample is svc's own, and a second install keeps the user's edits
+  expect(readFileSync(join(etc, "svc.toml"), "utf8")).toBe(run([join(prefix, "bin/svc"), "--generate-config"]).stdout);
+  writeFileSync(join(etc, "svc.toml"), 'poll_interval = "6h"\n');
+  expect((await install("good", prefix, { args })).stdout).toContain("kept the existing");
+  expect(readFileSync(join(etc, "svc.toml"), "utf8")).toBe('poll_interval = "6h"\n');
 }, 60_000);
 
 test("refuses a tampered checksum: nothing installed, no temp files left", async () => {
