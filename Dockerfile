@@ -1,13 +1,14 @@
 # svc in a scratch image: the compiled binary and the handful of glibc files it is linked against.
 # No shell, no package manager, no CA bundle (Bun carries Mozilla's roots; NODE_EXTRA_CA_CERTS adds
-# private ones). Build it from the checkout, with the classic builder (no base image to pull):
-#   bun run build && bash scripts/image-context.sh && DOCKER_BUILDKIT=0 docker build -t svc .
+# private ones). Built by scripts/image.sh (`bun run image`) for linux/amd64 and linux/arm64, with
+# the classic builder (no base image to pull), from a context folder holding the root file system
+# scripts/image-context.sh prepared as `rootfs/`:
+#   DOCKER_BUILDKIT=0 docker build --platform linux/arm64 -f Dockerfile dist/image-arm64
 FROM scratch
 
-# The folder scripts/image-context.sh prepared (dist/image); a build argument so tests can point
-# at a context of their own.
-ARG ROOTFS=dist/image
-COPY ${ROOTFS}/ /
+# No ARG before this step: on the containerd image store the classic builder commits an ARG step
+# as an image of the host's platform, and a foreign-platform build then fails at the next step.
+COPY rootfs/ /
 
 # The API port, used only when http_api.update or http_api.metrics is on.
 EXPOSE 8080

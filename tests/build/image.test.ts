@@ -22,7 +22,7 @@ beforeAll(() => {
   const prepared = run(["bash", "scripts/image-context.sh", join(work, "svc"), join(work, "context/rootfs")]);
   if (prepared.code !== 0) throw new Error(`image-context.sh failed: ${prepared.stderr}`);
   const built = Bun.spawnSync(
-    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(ROOT, "Dockerfile"), "--build-arg", "ROOTFS=rootfs", "-t", tag, join(work, "context")],
+    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(ROOT, "Dockerfile"), "-t", tag, join(work, "context")],
     { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
   );
   if (built.exitCode !== 0) throw new Error(`docker build failed: ${built.stderr.toString()}`);

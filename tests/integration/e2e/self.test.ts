@@ -22,7 +22,7 @@ function buildSvcImage(build: string): string {
   const prepared = Bun.spawnSync(["bash", "scripts/image-context.sh", join(work, "svc"), join(context, "rootfs")], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
   if (prepared.exitCode !== 0) throw new Error(`image-context.sh: ${prepared.stderr.toString()}`);
   const built = Bun.spawnSync(
-    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(REPO_ROOT, "Dockerfile"), "--build-arg", "ROOTFS=rootfs", "--label", `svc.e2e.build=${build}`, "-t", ref, context],
+    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(REPO_ROOT, "Dockerfile"), "--label", `svc.e2e.build=${build}`, "-t", ref, context],
     { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
   );
   if (built.exitCode !== 0) throw new Error(`docker build: ${built.stderr.toString()}`);

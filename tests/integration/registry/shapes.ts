@@ -96,14 +96,28 @@ export class Repository {
     return (await this.putManifest(tag, mediaType, { schemaVersion: 2, mediaType, manifests: entries })).digest;
   }
 
-  private async putManifest(tag: string, mediaType: string, body: unknown): Promise<Descriptor> {
+  /**
+   * The image `descriptor` names with one more label in its config: another image of the same
+   * platform, sharing every layer (as a rebuild of that platform alone would be). Pushed under
+   * `tag`; returns its descriptor.
+   */
+  async relabelled(descriptor: Descriptor, tag: string): Promise<Descriptor> {
+    const manifest = (await (await fetch(this.url(`manifests/${descriptor.digest}`), { headers: { Accept: descriptor.mediaType } })).json()) as any;
+    const config = (await (await fetch(this.url(`blobs/${manifest.config.digest}`))).json()) as any;
+    config.config = { ...config.config, Labels: { ...config.config?.Labels, "svc.test.rebuild": randomBytes(4).toString("hex") } };
+    const blob = await this.pushBlob(new TextEncoder().encode(JSON.stringify(config)));
+    const next = { ...manifest, config: { ...manifest.config, digest: blob.digest, size: blob.size } };
+    return { ...(await this.putManifest(tag, descriptor.mediaType, next)), platform: descriptor.platform };
+  }
+
+  async putManifest(tag: string, mediaType: string, body: unknown): Promise<Descriptor> {
     const bytes = new TextEncoder().encode(JSON.stringify(body));
     const response = await fetch(this.url(`manifests/${tag}`), { method: "PUT", headers: { "Content-Type": mediaType }, body: bytes });
     if (response.status !== 201) throw new Error(`PUT manifest ${tag}: ${response.status} ${await response.text()}`);
     return { mediaType, digest: response.headers.get("docker-content-digest")!, size: bytes.byteLength };
   }
 
-  private async pushBlob(bytes: Uint8Array): Promise<{ digest: string; size: number }> {
+  async pushBlob(bytes: Uint8Array): Promise<{ digest: string; size: number }> {
     const digest = `sha256:${new Bun.SHA256().update(bytes).digest("hex")}`;
     const start = await fetch(this.url("blobs/uploads/"), { method: "POST" });
     const location = new URL(start.headers.get("location")!, `http://${sandbox().registry}`);
