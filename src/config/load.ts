@@ -9,6 +9,7 @@ import type { z } from "zod";
 import { SvcError } from "../errors.ts";
 import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultValue, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
 import { dockerCliEnvLayer, describeOrigin, envLayer, fileLayer, formatPath, parseArgv, type Entry, type Layer, type Origin, type Problem } from "./sources.ts";
+import { watchtowerEnvLayer } from "./watchtower.ts";
 import { parseToml } from "./toml.ts";
 
 export interface LoadOptions {
@@ -41,7 +42,8 @@ export async function loadConfig({ argv, env, cwd }: LoadOptions): Promise<LoadR
     const text = await readConfigFile(file.path, file.display);
     fileEntries = fileLayer(parseToml(text, file.display), file.display, problems);
   }
-  const layers = [dockerCliEnvLayer(env), fileEntries, envLayer(env, problems), args.layer];
+  // Watchtower's variables sit below svc's own: SVC_* wins when both are set
+  const layers = [dockerCliEnvLayer(env), fileEntries, watchtowerEnvLayer(env, problems, warnings), envLayer(env, problems), args.layer];
   const merged = mergeLayers(layers);
   addPositionals(merged, args.positionals);
   const fileDir = file ? dirname(resolve(cwd, file.path)) : cwd;

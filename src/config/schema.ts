@@ -35,6 +35,18 @@ export interface OptionMeta {
   values?: readonly string[];
   min?: number;
   max?: number;
+  /** How Watchtower names this option (docs/migrating-from-watchtower.md). */
+  watchtower?: readonly WatchtowerName[];
+}
+
+/**
+ * A Watchtower variable and its flags that mean this option. `convert` writes Watchtower's value
+ * in svc's syntax where the two differ; undefined means "leave the option unset".
+ */
+export interface WatchtowerName {
+  env: string;
+  flags: readonly string[];
+  convert?: (text: string) => string | undefined;
 }
 
 /** One option of the declaration: its metadata, and how to build the schema of its value. */
@@ -63,6 +75,14 @@ function table<const Shape extends Record<string, Node>>(title: string, shape: S
 }
 
 // ---- leaf builders: each returns a leaf with its OptionMeta and the builder of its schema ----
+
+/** `node`, also known to Watchtower users by `names`. */
+function alias<L extends Leaf>(node: L, ...names: WatchtowerName[]): L {
+  return { ...node, meta: { ...node.meta, watchtower: names } };
+}
+
+const wt = (env: string, flags: string[], convert?: WatchtowerName["convert"]): WatchtowerName => ({ env, flags, ...(convert ? { convert } : {}) });
+const whenTrue = (value: string) => (text: string) => (/^(true|1|t|yes)$/i.test(text.trim()) ? value : undefined);
 
 function bool(def: boolean, description: string) {
   return leaf({ kind: "boolean", description, default: def }, () => z.boolean().default(def));
@@ -179,17 +199,22 @@ const SECOND = 1_000;
 // ---- the schema ----
 
 export const CONFIG = table("General options", {
-  log_level: choice(["trace", "debug", "info", "warn", "error"], "info", "Log verbosity"),
-  log_format: choice(["auto", "json", "logfmt", "pretty"], "auto", "Log output format; auto is pretty on a terminal and json when piped"),
+  log_level: alias(
+    choice(["trace", "debug", "info", "warn", "error"], "info", "Log verbosity"),
+    wt("WATCHTOWER_LOG_LEVEL", ["--log-level"], (t) => t.trim().toLowerCase().replace(/^(panic|fatal)$/, "error")),
+    wt("WATCHTOWER_DEBUG", ["--debug", "-d"], whenTrue("debug")),
+    wt("WATCHTOWER_TRACE", ["--trace"], whenTrue("trace")),
+  ),
+  log_format: alias(choice(["auto", "json", "logfmt", "pretty"], "auto", "Log output format; auto is pretty on a terminal and json when piped"), wt("WATCHTOWER_LOG_FORMAT", ["--log-format", "-l"], (t) => t.trim().toLowerCase())),
   audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
   log_access_to_stdout: bool(false, "Also print access-log events to stdout"),
   log_audit_to_stdout: bool(false, "Also print audit-log events to stdout"),
-  poll_interval: optionalDuration("Time between update checks; exclusive with schedule and run_once", "1h", 1),
-  schedule: cron("Cron update schedule (5 or 6 fields, time zone from TZ); exclusive with poll_interval and run_once", "0 0 4 * * *"),
-  run_once: bool(false, "Run one update cycle and exit (no HTTP API)"),
+  poll_interval: alias(optionalDuration("Time between update checks; exclusive with schedule and run_once", "1h", 1), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])),
+  schedule: alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ); exclusive with poll_interval and run_once", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])),
+  run_once: alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])),
   update_on_start: bool(false, "Also run a cycle right after start"),
-  registry_username: str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }),
-  registry_password: str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }),
+  registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
+  registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),
   registry_credentials: credentials({
     kind: "credentials",
     description: "Per-registry credentials (host, username, password); an entry without username and password forces anonymous access",
@@ -200,39 +225,48 @@ export const CONFIG = table("General options", {
   insecure_registries: list("Registry hosts (host[:port]) spoken to over plain HTTP besides loopback ones", ["registry.lan:5000"]),
   registry_concurrency: int(8, "Registry checks run at the same time", 1, 64),
   registry_timeout: duration("30s", "Timeout of one registry request", 1),
-  head_warn_strategy: choice(["auto", "always", "never"], "auto", "Logging of a failed manifest HEAD request: auto, always (warn) or never (debug)"),
-  label_enable: bool(false, "Opt-in mode: update only containers labelled svc.enable=true"),
-  scope: str("Only containers whose svc.scope label equals this (unset: containers without a scope label)", "production"),
-  disable_containers: list("Container names always excluded", ["database"]),
+  head_warn_strategy: alias(
+    choice(["auto", "always", "never"], "auto", "Logging of a failed manifest HEAD request: auto, always (warn) or never (debug)"),
+    wt("WATCHTOWER_WARN_ON_HEAD_FAILURE", ["--warn-on-head-failure"]),
+  ),
+  label_enable: alias(bool(false, "Opt-in mode: update only containers labelled svc.enable=true"), wt("WATCHTOWER_LABEL_ENABLE", ["--label-enable"])),
+  scope: alias(
+    str("Only containers whose svc.scope label equals this (unset: containers without a scope label)", "production"),
+    wt("WATCHTOWER_SCOPE", ["--scope"], (t) => (t.trim() === "none" ? undefined : t)),
+  ),
+  disable_containers: alias(list("Container names always excluded", ["database"]), wt("WATCHTOWER_DISABLE_CONTAINERS", ["--disable-containers", "-x"], (t) => t.trim().split(/[\s,]+/).join(","))),
   containers: list("When non-empty, only these containers are updated (also given as arguments)", ["web", "worker"]),
-  include_restarting: bool(false, "Include containers in the restarting state"),
+  include_restarting: alias(bool(false, "Include containers in the restarting state"), wt("WATCHTOWER_INCLUDE_RESTARTING", ["--include-restarting"])),
   global_takes_precedence: bool(false, "Global settings override per-container svc.* labels"),
-  revive_stopped: bool(false, "Also start stopped (exited, created) containers when a newer image is found"),
-  monitor_only: bool(false, "Detect stale images but never restart containers"),
-  no_pull: bool(false, "Do not pull; use the locally cached image"),
-  cleanup: bool(false, "Remove the old image after a successful update"),
-  stop_timeout: duration("10s", "Wait for a graceful stop before a forced kill"),
+  revive_stopped: alias(bool(false, "Also start stopped (exited, created) containers when a newer image is found"), wt("WATCHTOWER_REVIVE_STOPPED", ["--revive-stopped"])),
+  monitor_only: alias(bool(false, "Detect stale images but never restart containers"), wt("WATCHTOWER_MONITOR_ONLY", ["--monitor-only"])),
+  no_pull: alias(bool(false, "Do not pull; use the locally cached image"), wt("WATCHTOWER_NO_PULL", ["--no-pull"])),
+  cleanup: alias(bool(false, "Remove the old image after a successful update"), wt("WATCHTOWER_CLEANUP", ["--cleanup", "-c"])),
+  stop_timeout: alias(duration("10s", "Wait for a graceful stop before a forced kill"), wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"])),
 
   http_api: table("HTTP API options", {
-    update: bool(false, "Enable POST /v1/update"),
-    metrics: bool(false, "Enable GET /v1/metrics"),
-    token: str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }),
+    update: alias(bool(false, "Enable POST /v1/update"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
+    metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
+    token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
     metrics_no_auth: bool(false, "Serve metrics without a token"),
     access_log: path("Access log file (NDJSON, one entry per request)", "/var/log/svc/access.log"),
   }),
 
   docker: table("Container engine options", {
-    host: url("Engine socket or TCP address", ["unix", "tcp", "http", "https"], "unix:///var/run/docker.sock", "DOCKER_HOST, else unix:///var/run/docker.sock"),
-    tls_verify: bool(false, "Verify TLS certificates for TCP connections (needs the three files below)"),
+    host: alias(url("Engine socket or TCP address", ["unix", "tcp", "http", "https"], "unix:///var/run/docker.sock", "DOCKER_HOST, else unix:///var/run/docker.sock"), wt("DOCKER_HOST", ["--host", "-H"])),
+    tls_verify: alias(bool(false, "Verify TLS certificates for TCP connections (needs the three files below)"), wt("DOCKER_TLS_VERIFY", ["--tlsverify"])),
     tls_ca_cert: path("CA certificate; required when tls_verify is true", "/etc/svc/tls/ca.pem"),
     tls_cert: path("Client certificate; required when tls_verify is true", "/etc/svc/tls/cert.pem"),
     tls_key: path("Client key; required when tls_verify is true", "/etc/svc/tls/key.pem"),
     config: path("Folder of the Docker CLI's config.json (registry logins, credential helpers); DOCKER_CONFIG, else ~/.docker", "/root/.docker"),
-    api_version: leaf({ kind: "string", description: "Override the negotiated engine API version (major.minor)", example: "1.41" }, () =>
-      nonEmpty()
-        .regex(/^\d+\.\d+$/, { error: 'must look like "1.41"' })
-        .optional(),
+    api_version: alias(
+      leaf({ kind: "string", description: "Override the negotiated engine API version (major.minor)", example: "1.41" }, () =>
+        nonEmpty()
+          .regex(/^\d+\.\d+$/, { error: 'must look like "1.41"' })
+          .optional(),
+      ),
+      wt("DOCKER_API_VERSION", ["--api-version", "-a"]),
     ),
   }),
 
@@ -244,7 +278,7 @@ export const CONFIG = table("General options", {
   }),
 
   notifications: table("Notification options", {
-    delay: duration("0s", "Delay between cycle completion and dispatch"),
+    delay: alias(duration("0s", "Delay between cycle completion and dispatch"), wt("WATCHTOWER_NOTIFICATIONS_DELAY", ["--notifications-delay"])),
     template: path("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
     webhook: table("Webhook channel", {
@@ -254,13 +288,16 @@ export const CONFIG = table("General options", {
       timeout: duration("10s", "Timeout of the webhook request", 1),
     }),
     email: table("E-mail channel", {
-      server: str("SMTP host; enables the e-mail channel", "smtp.example.com"),
-      port: int(587, "SMTP port", 1, 65535),
-      from: str("Sender address; required with server", "svc@example.com"),
-      to: list("Recipient addresses; required with server", ["ops@example.com"]),
-      user: str("SMTP user", "svc"),
-      password: str("SMTP password, or a path to a file holding it", "/run/secrets/smtp_password", { secret: true }),
-      tls_skip_verify: bool(false, "Skip TLS verification"),
+      server: alias(str("SMTP host; enables the e-mail channel", "smtp.example.com"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER", ["--notification-email-server"])),
+      port: alias(int(587, "SMTP port", 1, 65535), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_PORT", ["--notification-email-server-port"])),
+      from: alias(str("Sender address; required with server", "svc@example.com"), wt("WATCHTOWER_NOTIFICATION_EMAIL_FROM", ["--notification-email-from"])),
+      to: alias(list("Recipient addresses; required with server", ["ops@example.com"]), wt("WATCHTOWER_NOTIFICATION_EMAIL_TO", ["--notification-email-to"])),
+      user: alias(str("SMTP user", "svc"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_USER", ["--notification-email-server-user"])),
+      password: alias(
+        str("SMTP password, or a path to a file holding it", "/run/secrets/smtp_password", { secret: true }),
+        wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_PASSWORD", ["--notification-email-server-password"]),
+      ),
+      tls_skip_verify: alias(bool(false, "Skip TLS verification"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_TLS_SKIP_VERIFY", ["--notification-email-server-tls-skip-verify"])),
     }),
     mqtt: table("MQTT channel", {
       broker: optionalUrl("Broker address; enables the MQTT channel (tcp:// or mqtt:// plain, mqtts:// or ssl:// TLS)", ["tcp", "mqtt", "mqtts", "ssl"], "mqtt://broker.lan:1883"),

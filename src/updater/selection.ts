@@ -20,6 +20,32 @@ export const LABELS = {
   scope: "svc.scope",
 } as const;
 
+type LabelName = keyof typeof LABELS;
+
+/**
+ * The Watchtower labels users already have on their containers, meaning what svc's own label
+ * of the same name means (docs/migrating-from-watchtower.md). svc's own label wins when both are
+ * set. Watchtower's lifecycle hook labels have no counterpart.
+ */
+export const WATCHTOWER_LABELS: Partial<Record<LabelName, string>> = {
+  enable: "com.centurylinklabs.watchtower.enable",
+  monitorOnly: "com.centurylinklabs.watchtower.monitor-only",
+  noPull: "com.centurylinklabs.watchtower.no-pull",
+  stopSignal: "com.centurylinklabs.watchtower.stop-signal",
+  dependsOn: "com.centurylinklabs.watchtower.depends-on",
+  scope: "com.centurylinklabs.watchtower.scope",
+};
+
+/** A container's value for one of svc's labels: its own, else its Watchtower twin's. */
+export function labelValue(labels: Readonly<Record<string, string>>, name: LabelName): string | undefined {
+  const own = labels[LABELS[name]];
+  if (own !== undefined) return own;
+  const alias = WATCHTOWER_LABELS[name];
+  const value = alias === undefined ? undefined : labels[alias];
+  // Watchtower's scope "none" is its name for "no scope"
+  return name === "scope" && value === "none" ? undefined : value;
+}
+
 export type Filter = (container: ContainerSummary) => boolean;
 
 export function allOf(filters: readonly Filter[]): Filter {
@@ -39,7 +65,7 @@ export function stateFilter(config: Pick<Config, "revive_stopped" | "include_res
 /** `svc.enable=false` always excludes; with `label_enable`, only `svc.enable=true` is included. */
 export function enableLabelFilter(labelEnable: boolean): Filter {
   return ({ labels }) => {
-    const value = parseBool(labels[LABELS.enable]);
+    const value = parseBool(labelValue(labels, "enable"));
     if (value === false) return false;
     return labelEnable ? value === true : true;
   };
@@ -77,7 +103,7 @@ export function imagePrefixFilter(prefixes: readonly string[] | undefined): Filt
  */
 export function scopeFilter(scope: string | undefined): Filter {
   return ({ labels }) => {
-    const label = labels[LABELS.scope];
+    const label = labelValue(labels, "scope");
     if (scope === undefined || scope === "") return label === undefined || label === "";
     return label === scope;
   };
@@ -119,15 +145,15 @@ export interface ContainerPolicy {
 export function policyFor(container: Pick<ContainerSummary, "labels">, config: Config): ContainerPolicy {
   const labels = container.labels;
   const useLabels = !config.global_takes_precedence;
-  const labelBool = (key: string): boolean | undefined => (useLabels ? parseBool(labels[key]) : undefined);
-  const labelTimeout = useLabels ? parseDurationMs(labels[LABELS.stopTimeout]) : undefined;
-  const signal = labels[LABELS.stopSignal]?.trim();
+  const labelBool = (name: LabelName): boolean | undefined => (useLabels ? parseBool(labelValue(labels, name)) : undefined);
+  const labelTimeout = useLabels ? parseDurationMs(labelValue(labels, "stopTimeout")) : undefined;
+  const signal = labelValue(labels, "stopSignal")?.trim();
   return {
-    monitorOnly: labelBool(LABELS.monitorOnly) ?? config.monitor_only,
-    noPull: labelBool(LABELS.noPull) ?? config.no_pull,
+    monitorOnly: labelBool("monitorOnly") ?? config.monitor_only,
+    noPull: labelBool("noPull") ?? config.no_pull,
     stopSignal: signal ? signal : undefined,
     stopTimeoutMs: labelTimeout ?? config.stop_timeout,
-    dependsOn: splitNames(labels[LABELS.dependsOn]),
+    dependsOn: splitNames(labelValue(labels, "dependsOn")),
   };
 }
 

@@ -106,3 +106,31 @@ test("old-container names carry the original name and whether it ran", () => {
   expect(parseOldName(oldContainerName("db", "fedcba9876543210", false))?.wasRunning).toBe(false);
   expect(parseOldName("app")).toBeNull();
 });
+
+describe("Watchtower's labels", () => {
+  const wt = (name: string, value: string) => ({ [`com.centurylinklabs.watchtower.${name}`]: value });
+
+  test("each means what svc's own label of that name means", () => {
+    const config = defaultConfig({ stop_timeout: 5000 });
+    const labels = { ...wt("monitor-only", "true"), ...wt("no-pull", "true"), ...wt("stop-signal", "SIGHUP"), ...wt("depends-on", "db,/cache") };
+    const svcTwin = { "svc.monitor_only": "true", "svc.no_pull": "true", "svc.stop_signal": "SIGHUP", "svc.depends_on": "db,/cache" };
+    expect(policyFor({ labels }, config)).toEqual(policyFor({ labels: svcTwin }, config));
+    expect(policyFor({ labels }, config)).toMatchObject({ monitorOnly: true, noPull: true, stopSignal: "SIGHUP", dependsOn: ["db", "cache"] });
+  });
+
+  test("enable and scope select as svc.enable and svc.scope do; scope none is no scope", () => {
+    expect(enableLabelFilter(false)(container("a", { labels: wt("enable", "false") }))).toBe(false);
+    expect(enableLabelFilter(true)(container("a", { labels: wt("enable", "true") }))).toBe(true);
+    expect(scopeFilter("prod")(container("a", { labels: wt("scope", "prod") }))).toBe(true);
+    expect(scopeFilter(undefined)(container("a", { labels: wt("scope", "prod") }))).toBe(false);
+    expect(scopeFilter(undefined)(container("a", { labels: wt("scope", "none") }))).toBe(true);
+  });
+
+  test("svc's own label wins when both are set", () => {
+    const labels = { ...wt("monitor-only", "true"), "svc.monitor_only": "false", ...wt("enable", "false"), "svc.enable": "true", ...wt("scope", "a"), "svc.scope": "b" };
+    expect(policyFor({ labels }, defaultConfig()).monitorOnly).toBe(false);
+    expect(enableLabelFilter(true)(container("x", { labels }))).toBe(true);
+    expect(scopeFilter("b")(container("x", { labels }))).toBe(true);
+    expect(scopeFilter("a")(container("x", { labels }))).toBe(false);
+  });
+});

@@ -1,0 +1,84 @@
+/**
+ * Coming from Watchtower: its variables and flags, read as svc's own options. Which Watchtower
+ * name means which option is declared on the option itself in the schema (`alias`); this file
+ * holds what has no counterpart, and reads Watchtower's variables (at startup) and a Watchtower
+ * container's variables and arguments (`svc migrate`). docs/migrating-from-watchtower.md is the
+ * user's view of the same table.
+ */
+import { OPTIONS, type OptionSpec, type WatchtowerName } from "./schema.ts";
+import { coerceText, type Layer, type Problem } from "./sources.ts";
+
+/** Watchtower settings svc has no option for, and why. */
+export const WATCHTOWER_UNMAPPED: Record<string, { flags: readonly string[]; reason: string }> = {
+  WATCHTOWER_REMOVE_VOLUMES: { flags: ["--remove-volumes"], reason: "svc never removes volumes: an anonymous volume is mounted again by the replacement" },
+  WATCHTOWER_INCLUDE_STOPPED: { flags: ["--include-stopped", "-S"], reason: "svc checks stopped containers only with revive_stopped, which also starts them" },
+  WATCHTOWER_LABEL_TAKE_PRECEDENCE: { flags: ["--label-take-precedence"], reason: "svc's labels already win over global options (unless global_takes_precedence)" },
+  WATCHTOWER_NO_RESTART: { flags: ["--no-restart"], reason: "svc always recreates an updated container; use monitor_only to only be told" },
+  WATCHTOWER_NO_STARTUP_MESSAGE: { flags: ["--no-startup-message"], reason: "svc sends no startup message" },
+  WATCHTOWER_ROLLING_RESTART: { flags: ["--rolling-restart"], reason: "svc updates containers one dependency group at a time and keeps each old container until its replacement passes the rollback checks" },
+  WATCHTOWER_HTTP_API_PERIODIC_POLLS: { flags: ["--http-api-periodic-polls"], reason: "with http_api.update on, svc runs poll_interval or schedule cycles too whenever one is set" },
+  WATCHTOWER_PORCELAIN: { flags: ["--porcelain", "-P"], reason: "svc --run-once prints its report as JSON log records" },
+  WATCHTOWER_NOTIFICATIONS: { flags: ["--notifications", "-n"], reason: "each svc channel is enabled by its own settings (notifications.*)" },
+  WATCHTOWER_NOTIFICATION_URL: { flags: ["--notification-url"], reason: "shoutrrr URLs are not read: use the webhook, e-mail, MQTT or Pushover channel (docs/notifications.md)" },
+  WATCHTOWER_NOTIFICATION_TEMPLATE: { flags: ["--notification-template"], reason: "Go templates are not read: notifications.template is a mustache file" },
+  WATCHTOWER_NOTIFICATION_REPORT: { flags: ["--notification-report"], reason: "svc always reports the whole cycle" },
+  WATCHTOWER_NOTIFICATIONS_LEVEL: { flags: ["--notifications-level"], reason: "svc notifies per cycle (notify_on_every_cycle), not per log line" },
+  WATCHTOWER_NOTIFICATIONS_HOSTNAME: { flags: ["--notifications-hostname"], reason: "svc names the host it runs on" },
+  WATCHTOWER_NOTIFICATION_EMAIL_DELAY: { flags: ["--notification-email-delay"], reason: "use notifications.delay (for every channel)" },
+  WATCHTOWER_NOTIFICATION_EMAIL_SUBJECTTAG: { flags: ["--notification-email-subjecttag"], reason: "the e-mail subject is svc's own" },
+  WATCHTOWER_NOTIFICATION_SKIP_TITLE: { flags: ["--notification-skip-title"], reason: "the titles are svc's own" },
+  NO_COLOR: { flags: ["--no-color"], reason: "svc writes plain text when not on a terminal (log_format)" },
+  TZ: { flags: [], reason: "read by svc too, for schedule" },
+};
+
+export interface WatchtowerAlias {
+  option: OptionSpec;
+  name: WatchtowerName;
+}
+
+/** Every Watchtower name the schema declares, in declaration order (later names win). */
+export const WATCHTOWER_ALIASES: readonly WatchtowerAlias[] = OPTIONS.flatMap((option) => (option.meta.watchtower ?? []).map((name) => ({ option, name })));
+
+const ALIAS_BY_ENV = new Map(WATCHTOWER_ALIASES.map((alias) => [alias.name.env, alias]));
+
+/** Variables read at startup: Watchtower's own and its registry login; the Docker CLI's are not. */
+function isWatchtowerVariable(name: string): boolean {
+  return name.startsWith("WATCHTOWER_") || name === "REPO_USER" || name === "REPO_PASS";
+}
+
+/**
+ * One Watchtower value as svc's option value: `convert`ed to svc's syntax, then coerced like
+ * any variable. undefined: the value means "leave the option unset".
+ */
+export function aliasValue(alias: WatchtowerAlias, text: string): { value: unknown } | { problem: string } | undefined {
+  const converted = alias.name.convert ? alias.name.convert(text) : text;
+  if (converted === undefined) return undefined;
+  return coerceText(alias.option, converted);
+}
+
+/**
+ * WATCHTOWER_* variables (and REPO_USER/REPO_PASS) as a layer below svc's own SVC_* variables,
+ * each with a notice naming svc's own; unknown ones are warnings, never errors (users copy whole
+ * env files).
+ */
+export function watchtowerEnvLayer(env: Record<string, string | undefined>, problems: Problem[], warnings: string[]): Layer {
+  const layer: Layer = new Map();
+  for (const [name, text] of Object.entries(env)) {
+    if (!isWatchtowerVariable(name) || text === undefined) continue;
+    const alias = ALIAS_BY_ENV.get(name);
+    if (!alias) {
+      const unmapped = WATCHTOWER_UNMAPPED[name];
+      warnings.push(unmapped ? `${name}: no svc counterpart (${unmapped.reason}); ignored` : `${name}: not a Watchtower setting svc knows; ignored`);
+      continue;
+    }
+    const result = aliasValue(alias, text);
+    if (result === undefined) continue;
+    if ("problem" in result) {
+      problems.push(`${name}: ${result.problem}`);
+      continue;
+    }
+    warnings.push(`${name}: read as ${alias.option.key}; svc's own variable is ${alias.option.env}`);
+    layer.set(alias.option.key, { value: result.value, origin: { source: "env", name } });
+  }
+  return layer;
+}

@@ -1,0 +1,67 @@
+import { describe, expect, test } from "bun:test";
+import { OPTIONS } from "../../../src/config/schema.ts";
+import { WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED } from "../../../src/config/watchtower.ts";
+import { load, problems } from "./helpers.ts";
+
+describe("WATCHTOWER_* variables", () => {
+  test("are read as svc's options in Watchtower's syntax, each with a notice naming svc's own variable", async () => {
+    const { config, warnings, sources } = await load({
+      env: {
+        WATCHTOWER_POLL_INTERVAL: "300",
+        WATCHTOWER_CLEANUP: "true",
+        WATCHTOWER_DISABLE_CONTAINERS: "db cache,proxy",
+        WATCHTOWER_TIMEOUT: "30s",
+        WATCHTOWER_LOG_FORMAT: "JSON",
+        WATCHTOWER_WARN_ON_HEAD_FAILURE: "never",
+        REPO_USER: "me",
+      },
+    });
+    expect(config.poll_interval).toBe(300_000);
+    expect(config.cleanup).toBe(true);
+    expect(config.disable_containers).toEqual(["db", "cache", "proxy"]);
+    expect(config.stop_timeout).toBe(30_000);
+    expect(config.log_format).toBe("json");
+    expect(config.head_warn_strategy).toBe("never");
+    expect(config.registry_username).toBe("me");
+    expect(sources.poll_interval).toEqual({ source: "env", name: "WATCHTOWER_POLL_INTERVAL" });
+    expect(warnings).toContain("WATCHTOWER_POLL_INTERVAL: read as poll_interval; svc's own variable is SVC_POLL_INTERVAL");
+    expect(warnings).toContain("REPO_USER: read as registry_username; svc's own variable is SVC_REGISTRY_USERNAME");
+  });
+
+  test("svc's own variable wins when both are set", async () => {
+    const { config } = await load({ env: { WATCHTOWER_POLL_INTERVAL: "300", SVC_POLL_INTERVAL: "1h", WATCHTOWER_MONITOR_ONLY: "true", SVC_MONITOR_ONLY: "false" } });
+    expect(config.poll_interval).toBe(3_600_000);
+    expect(config.monitor_only).toBe(false);
+  });
+
+  test("debug and trace set the log level; scope none is no scope; panic and fatal are error", async () => {
+    expect((await load({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_DEBUG: "true" } })).config.log_level).toBe("debug");
+    expect((await load({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_DEBUG: "true", WATCHTOWER_TRACE: "1" } })).config.log_level).toBe("trace");
+    expect((await load({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_DEBUG: "false" } })).config.log_level).toBe("info");
+    expect((await load({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_LOG_LEVEL: "panic" } })).config.log_level).toBe("error");
+    expect((await load({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_SCOPE: "none" } })).config.scope).toBeUndefined();
+    expect((await load({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_SCOPE: "prod" } })).config.scope).toBe("prod");
+  });
+
+  test("settings without counterpart and unknown names are warnings, not errors; a bad value names the variable", async () => {
+    const { warnings } = await load({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_ROLLING_RESTART: "true", WATCHTOWER_SOMETHING: "x" } });
+    expect(warnings.some((w) => w.startsWith("WATCHTOWER_ROLLING_RESTART: no svc counterpart ("))).toBe(true);
+    expect(warnings).toContain("WATCHTOWER_SOMETHING: not a Watchtower setting svc knows; ignored");
+    expect(await problems({ env: { WATCHTOWER_POLL_INTERVAL: "soon" } })).toEqual([
+      'WATCHTOWER_POLL_INTERVAL: is not a duration (examples: "30s", "5m", "1h30m", "250ms", or plain seconds) (got "soon")',
+    ]);
+  });
+
+  test("the Docker CLI's own variables are not read at startup (only by svc migrate)", async () => {
+    const { config } = await load({ env: { WATCHTOWER_RUN_ONCE: "true", DOCKER_TLS_VERIFY: "1", DOCKER_API_VERSION: "1.30" } });
+    expect(config.docker.tls_verify).toBe(false);
+    expect(config.docker.api_version).toBeUndefined();
+  });
+
+  test("every Watchtower name is declared once, and none is both mapped and unmapped", () => {
+    const envs = WATCHTOWER_ALIASES.map((a) => a.name.env);
+    expect(new Set(envs).size).toBe(envs.length);
+    for (const env of envs) expect(WATCHTOWER_UNMAPPED[env]).toBeUndefined();
+    expect(WATCHTOWER_ALIASES.every((a) => OPTIONS.includes(a.option))).toBe(true);
+  });
+});
