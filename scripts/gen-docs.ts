@@ -1,7 +1,17 @@
 #!/usr/bin/env bun
-/** Writes docs/configuration.md from the configuration schema (`bun run docs`). */
-import { renderDocs } from "../src/config/docs.ts";
+/** Writes the generated docs (`bun run docs`): the configuration reference and the migration guide. */
+import { renderDocs, renderMigrationGuide } from "../src/config/docs.ts";
+import { WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED } from "../src/config/watchtower.ts";
+import { LABELS, WATCHTOWER_LABELS } from "../src/updater/selection.ts";
 
-const target = new URL("../docs/configuration.md", import.meta.url);
-await Bun.write(target, renderDocs());
-console.log(`wrote ${target.pathname}`);
+export function migrationGuide(): string {
+  return renderMigrationGuide(WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED, LABELS, WATCHTOWER_LABELS);
+}
+
+if (import.meta.main) {
+  for (const [file, text] of [["configuration.md", renderDocs()], ["migrating-from-watchtower.md", migrationGuide()]] as const) {
+    const target = new URL(`../docs/${file}`, import.meta.url);
+    await Bun.write(target, text);
+    console.log(`wrote ${target.pathname}`);
+  }
+}

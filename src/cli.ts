@@ -51,12 +51,15 @@ export const command = defineCommand({
   args: commandArgs(),
   subCommands: {
     healthcheck: defineCommand({ meta: { name: "healthcheck", description: "Exit 0 when the HTTP API answers GET /v1/health (for container healthchecks)" } }),
+    migrate: defineCommand({
+      meta: { name: "migrate", description: "Write svc.toml from a running Watchtower container (svc migrate [CONTAINER] [--output FILE [--force]])" },
+    }),
   },
 });
 
 /** citty's usage, with the usage line saying that `healthcheck` is an alternative, not a suffix. */
 async function helpText(color: boolean): Promise<string> {
-  const usage = (await renderUsage(command)).replace(/\[NAMES\] healthcheck/, "[NAMES...]  |  svc healthcheck [OPTIONS]");
+  const usage = (await renderUsage(command)).replace(/\[NAMES\] healthcheck\|migrate/, "[NAMES...]  |  svc healthcheck [OPTIONS]  |  svc migrate [CONTAINER]");
   return color ? usage : Bun.stripANSI(usage);
 }
 
@@ -72,6 +75,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
   // `handover <old id> <new id> <name>` of a self-update's helper container).
   const healthcheck = argv[0] === "healthcheck";
   const handover = argv[0] === "handover" && argv.length >= 4 ? { oldId: argv[1]!, newId: argv[2]!, name: argv[3]! } : undefined;
+  if (argv[0] === "migrate") return runMigrateCli(argv.slice(1), io);
   const rest = healthcheck ? argv.slice(1) : handover ? argv.slice(4) : argv;
   const { command: flags } = parseArgv(rest);
   let config: Config | undefined;
@@ -102,6 +106,16 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     return await runService(config);
   } catch (error) {
     await reportFailure(error, config, rest, io);
+    return exitCodeOf(error);
+  }
+}
+
+/** `svc migrate`: its own arguments (no configuration is loaded: it writes one). */
+async function runMigrateCli(argv: string[], io: CliIO): Promise<number> {
+  try {
+    return await (await import("./migrate.ts")).runMigrateCommand(argv, io);
+  } catch (error) {
+    await reportFailure(error, undefined, argv, io);
     return exitCodeOf(error);
   }
 }

@@ -62,3 +62,56 @@ export function renderDocs(): string {
   }
   return out.join("\n");
 }
+
+const MIGRATION_INTRO = `# Migrating from Watchtower
+
+<!-- Generated from src/config/schema.ts, src/config/watchtower.ts and src/updater/selection.ts by \`bun run docs\`. Do not edit by hand. -->
+
+svc reads what a Watchtower user already has:
+
+- **Labels** on your containers mean the same to svc as its own \`svc.*\` labels (table below).
+  When a container has both, svc's own label wins.
+- **\`WATCHTOWER_*\` variables** (and \`REPO_USER\`/\`REPO_PASS\`) are read as svc's options, in
+  Watchtower's syntax (a poll interval in plain seconds, a 6-field cron schedule, a space-separated
+  list of names). svc's own \`SVC_*\` variable wins when both are set, and each one read is named in
+  a notice at startup with svc's own name, so you can rename them at your pace. A variable svc has no
+  counterpart for is a warning, never an error.
+- **\`svc migrate [CONTAINER]\`** reads a running Watchtower container (by name, or the one running
+  a \`containrrr/watchtower\` image or labelled \`com.centurylinklabs.watchtower=true\`): its
+  environment, its command-line arguments and its labels. It writes the equivalent \`svc.toml\`
+  (\`--output FILE\`, \`--force\` to overwrite; stdout otherwise), checks it with svc's own loader, and
+  lists every setting it could not carry over, with the reason.
+
+Two flags are commands in svc: Watchtower's \`--help\` is \`svc --help\`, and \`--health-check\` is
+\`svc healthcheck\` (the image's \`HEALTHCHECK\` runs it).
+
+Differences worth knowing:
+
+- Without \`scope\`, svc takes only containers that have no scope label; Watchtower without a scope
+  takes every container.
+- Watchtower's \`monitor-only\` and \`no-pull\` labels can only turn the option on unless
+  \`--label-take-precedence\`; svc's labels (and these, read as svc's) win over the global option
+  either way, unless \`global_takes_precedence\`.
+- svc keeps the old container until its replacement passes the rollback checks, and puts it back
+  when it fails; Watchtower has no rollback.
+`;
+
+export function renderMigrationGuide(aliases: readonly { option: OptionSpec; name: { env: string; flags: readonly string[] } }[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {
+  const out = [MIGRATION_INTRO, "## Labels", "", "| Watchtower label | svc label |", "|---|---|"];
+  for (const [name, svcLabel] of Object.entries(labels)) {
+    out.push(`| ${watchtowerLabels[name] ? `\`${watchtowerLabels[name]}\`` : "(none)"} | \`${svcLabel}\` |`);
+  }
+  out.push("| `com.centurylinklabs.watchtower.lifecycle.*` (hooks) | none yet: svc runs no lifecycle hooks; `svc migrate` lists them |", "");
+  out.push("## Variables and flags", "", "| Watchtower variable | Watchtower flags | svc option | svc variable |", "|---|---|---|---|");
+  for (const { option, name } of aliases) {
+    const flags = name.flags.map((f) => `\`${f}\``).join(", ") || "-";
+    const startup = name.env.startsWith("WATCHTOWER_") || name.env.startsWith("REPO_") ? "" : " (read by `svc migrate` only)";
+    out.push(`| \`${name.env}\`${startup} | ${flags} | \`${option.key}\` | \`${option.env}\` |`);
+  }
+  out.push("", "## Without a counterpart", "", "| Watchtower variable | Watchtower flags | Why |", "|---|---|---|");
+  for (const [env, { flags, reason }] of Object.entries(unmapped)) {
+    out.push(`| \`${env}\` | ${flags.map((f) => `\`${f}\``).join(", ") || "-"} | ${cell(reason)} |`);
+  }
+  out.push("");
+  return out.join("\n");
+}

@@ -13,7 +13,7 @@ export type { LoadOptions, LoadResult } from "./load.ts";
 export type { Origin, SourceKind } from "./sources.ts";
 export { parseArgv } from "./sources.ts";
 export { redactConfig, secretValues, scrubSecrets, REDACTED } from "./secrets.ts";
-export { generateSample, printConfig } from "./sample.ts";
+export { generateSample, printConfig, configFile } from "./sample.ts";
 export { renderDocs } from "./docs.ts";
 export { parseDuration, formatDuration } from "./duration.ts";
 
@@ -34,3 +34,4 @@ function deepMerge<T>(base: T, overrides: unknown): T {
   }
   return out as T;
 }
+export { migrateWatchtower, type WatchtowerSettings, type Migration } from "./watchtower.ts";

@@ -215,7 +215,7 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
       if (!isSet(key) && !invalid(key)) problems.push(`${named("docker.tls_verify", merged)}: is true, so ${named(key, merged)} is required`);
     }
   }
-  for (const key of ["docker.tls_ca_cert", "docker.tls_cert", "docker.tls_key", "notifications.mqtt.tls_ca_cert", "notifications.mqtt.tls_cert", "notifications.mqtt.tls_key", "notifications.template"]) {
+  for (const key of ["docker.tls_ca_cert", "docker.tls_cert", "docker.tls_key", "notifications.mqtt.tls_ca_cert", "notifications.mqtt.tls_cert", "notifications.mqtt.tls_key", "notifications.template", "notifications.webhook.template"]) {
     const value = values.get(key);
     if (typeof value !== "string") continue;
     const problem = unreadable(resolve(cwd, value));

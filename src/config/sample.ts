@@ -84,3 +84,16 @@ export function printConfig(result: LoadResult): string {
   }
   return `${out.join("\n")}\n`;
 }
+
+/** A configuration file holding `values` (option key -> value), each under its table with its meaning. */
+export function configFile(values: ReadonlyMap<string, unknown>, heading: readonly string[]): string {
+  const out = heading.map((line) => `# ${line}`.trimEnd());
+  for (const table of TABLES) {
+    const set = table.options.filter((option) => values.has(option.key));
+    if (set.length === 0) continue;
+    out.push("");
+    if (table.key) out.push(`[${table.key}]`);
+    for (const option of set) out.push(meaningLine(option), `${option.path[option.path.length - 1]} = ${tomlLiteral(values.get(option.key))}`);
+  }
+  return `${out.join("\n")}\n`;
+}

@@ -47,6 +47,8 @@ export interface WatchtowerName {
   env: string;
   flags: readonly string[];
   convert?: (text: string) => string | undefined;
+  /** a flag without a value in Watchtower (--debug), although svc's option is not a boolean */
+  switch?: boolean;
 }
 
 /** One option of the declaration: its metadata, and how to build the schema of its value. */
@@ -82,7 +84,13 @@ function alias<L extends Leaf>(node: L, ...names: WatchtowerName[]): L {
 }
 
 const wt = (env: string, flags: string[], convert?: WatchtowerName["convert"]): WatchtowerName => ({ env, flags, ...(convert ? { convert } : {}) });
-const whenTrue = (value: string) => (text: string) => (/^(true|1|t|yes)$/i.test(text.trim()) ? value : undefined);
+/** A Watchtower on/off switch that sets svc's option to `value` when on. */
+const wtSwitch = (env: string, flags: string[], value: string): WatchtowerName => ({
+  env,
+  flags,
+  switch: true,
+  convert: (text) => (/^(true|1|t|yes)$/i.test(text.trim()) ? value : undefined),
+});
 
 function bool(def: boolean, description: string) {
   return leaf({ kind: "boolean", description, default: def }, () => z.boolean().default(def));
@@ -202,8 +210,8 @@ export const CONFIG = table("General options", {
   log_level: alias(
     choice(["trace", "debug", "info", "warn", "error"], "info", "Log verbosity"),
     wt("WATCHTOWER_LOG_LEVEL", ["--log-level"], (t) => t.trim().toLowerCase().replace(/^(panic|fatal)$/, "error")),
-    wt("WATCHTOWER_DEBUG", ["--debug", "-d"], whenTrue("debug")),
-    wt("WATCHTOWER_TRACE", ["--trace"], whenTrue("trace")),
+    wtSwitch("WATCHTOWER_DEBUG", ["--debug", "-d"], "debug"),
+    wtSwitch("WATCHTOWER_TRACE", ["--trace"], "trace"),
   ),
   log_format: alias(choice(["auto", "json", "logfmt", "pretty"], "auto", "Log output format; auto is pretty on a terminal and json when piped"), wt("WATCHTOWER_LOG_FORMAT", ["--log-format", "-l"], (t) => t.trim().toLowerCase())),
   audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
@@ -284,6 +292,12 @@ export const CONFIG = table("General options", {
     webhook: table("Webhook channel", {
       url: optionalUrl("Endpoint receiving the report by HTTP POST; enables the webhook channel", ["http", "https"], "https://hooks.example.com/svc"),
       headers: str("Extra request headers as comma-separated Key: Value pairs", "X-Source: svc, X-Env: prod"),
+      template: path("Body template (mustache) instead of the SessionReport JSON; values are JSON-escaped when content_type is JSON (docs/notifications.md)", "/etc/svc/ntfy.mustache"),
+      content_type: leaf({ kind: "string", description: "Content-Type of the body (with template); JSON types (application/json, +json) escape values for JSON", default: "application/json" }, () =>
+        nonEmpty()
+          .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, { error: 'must be a media type like "application/json"' })
+          .default("application/json"),
+      ),
       tls_skip_verify: bool(false, "Skip TLS verification"),
       timeout: duration("10s", "Timeout of the webhook request", 1),
     }),

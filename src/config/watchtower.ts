@@ -82,3 +82,86 @@ export function watchtowerEnvLayer(env: Record<string, string | undefined>, prob
   }
   return layer;
 }
+
+// ---- svc migrate: a Watchtower container's settings as svc's ----
+
+/** What `svc migrate` read from a Watchtower container. */
+export interface WatchtowerSettings {
+  /** "NAME=value" entries */
+  env: readonly string[];
+  /** Watchtower's command-line arguments */
+  args: readonly string[];
+  labels: Readonly<Record<string, string>>;
+}
+
+export interface Migration {
+  /** svc option key -> value, in svc's types */
+  values: Map<string, unknown>;
+  /** every setting that could not be carried over, with the reason */
+  unmapped: string[];
+}
+
+const ALIAS_BY_FLAG = new Map(WATCHTOWER_ALIASES.flatMap((alias) => alias.name.flags.map((flag) => [flag, alias] as const)));
+const UNMAPPED_BY_FLAG = new Map(Object.entries(WATCHTOWER_UNMAPPED).flatMap(([env, entry]) => entry.flags.map((flag) => [flag, { env, ...entry }] as const)));
+/** Variables of the image or the system, not settings of Watchtower's. */
+const NOT_SETTINGS = /^(PATH|HOME|HOSTNAME|TERM|container|APP_VERSION)$/;
+
+/** Watchtower polls every 24 hours when told nothing else. */
+const WATCHTOWER_DEFAULT_POLL = "24h";
+
+/**
+ * Watchtower's settings as svc's: flags win over variables (as in Watchtower), each value in svc's
+ * types; arguments that are not flags are container names.
+ */
+export function migrateWatchtower(settings: WatchtowerSettings): Migration {
+  const values = new Map<string, unknown>();
+  const unmapped: string[] = [];
+  const apply = (alias: WatchtowerAlias, text: string, as: string) => {
+    const result = aliasValue(alias, text);
+    if (result === undefined) return;
+    if ("problem" in result) unmapped.push(`${as}: ${result.problem}`);
+    else values.set(alias.option.key, result.value);
+  };
+
+  for (const entry of settings.env) {
+    const eq = entry.indexOf("=");
+    const [name, text] = eq < 0 ? [entry, ""] : [entry.slice(0, eq), entry.slice(eq + 1)];
+    const alias = ALIAS_BY_ENV.get(name);
+    if (alias) apply(alias, text, name);
+    else if (WATCHTOWER_UNMAPPED[name]) unmapped.push(`${name}: ${WATCHTOWER_UNMAPPED[name]!.reason}`);
+    else if (name.startsWith("WATCHTOWER_")) unmapped.push(`${name}: not a Watchtower setting svc knows`);
+    else if (!NOT_SETTINGS.test(name)) unmapped.push(`${name}: not a Watchtower setting; set it in svc's environment if svc needs it`);
+  }
+
+  const containers: string[] = [];
+  const args = settings.args;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith("-")) {
+      containers.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const flag = eq < 0 ? arg : arg.slice(0, eq);
+    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
+    const alias = ALIAS_BY_FLAG.get(flag);
+    if (!alias) {
+      const known = UNMAPPED_BY_FLAG.get(flag);
+      unmapped.push(known ? `${flag}: ${known.reason}` : `${flag}: not a Watchtower flag svc knows`);
+      continue;
+    }
+    const isSwitch = alias.option.meta.kind === "boolean" || alias.name.switch === true;
+    const text = inline ?? (isSwitch ? "true" : args[++i]);
+    if (text === undefined) unmapped.push(`${flag}: needs a value`);
+    else apply(alias, text, flag);
+  }
+  if (containers.length > 0) values.set("containers", containers);
+
+  for (const [label, value] of Object.entries(settings.labels)) {
+    if (label.startsWith("com.centurylinklabs.watchtower.") && label !== "com.centurylinklabs.watchtower") {
+      unmapped.push(`label ${label}=${value} on the Watchtower container itself: not a setting (svc reads such labels on the containers it updates)`);
+    }
+  }
+  if (!values.has("poll_interval") && !values.has("schedule") && values.get("run_once") !== true) values.set("poll_interval", WATCHTOWER_DEFAULT_POLL);
+  return { values, unmapped };
+}

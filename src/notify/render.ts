@@ -51,6 +51,8 @@ export interface ContainerView extends ContainerReport {
   new_image_short: string;
   old_digest_short: string;
   new_digest_short: string;
+  /** the last entry of its list: `{{^last}}, {{/last}}` separates the items of a JSON array */
+  last: boolean;
 }
 
 /** Everything a template can use; documented in docs/notifications.md. */
@@ -89,7 +91,13 @@ function containerView(container: ContainerReport): ContainerView {
     new_image_short: shortId(container.new_image_id),
     old_digest_short: shortId(container.old_digest),
     new_digest_short: shortId(container.new_digest),
+    last: false,
   };
+}
+
+/** The list's entries, each knowing whether it is the last. */
+function positioned(list: ContainerView[]): ContainerView[] {
+  return list.map((container, index) => ({ ...container, last: index === list.length - 1 }));
 }
 
 /** `svc on <host>: <n> updated, <m> failed`; rolled-back containers count as failed. */
@@ -107,8 +115,9 @@ export function summaryOf(report: SessionReport): string {
 }
 
 export function buildView(report: SessionReport, host: string): ReportView {
-  const containers = report.containers.map(containerView);
-  const inState = (state: ContainerReport["state"]) => containers.filter((c) => c.state === state);
+  const all = report.containers.map(containerView);
+  const containers = positioned(all);
+  const inState = (state: ContainerReport["state"]) => positioned(all.filter((c) => c.state === state));
   const updated = inState("updated");
   const failed = inState("failed");
   const rolled_back = inState("rolled_back");
@@ -164,20 +173,54 @@ export function createRenderer(template: string, host: string): Renderer {
   };
 }
 
+/** Is `contentType` JSON (application/json, or any `+json` type)? Then values are JSON-escaped. */
+export function isJsonType(contentType: string): boolean {
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || type.endsWith("+json");
+}
+
+/** A value inside a JSON string literal: quotes, backslashes, newlines and controls escaped. */
+const jsonText = { escape: (value: unknown) => JSON.stringify(String(value)).slice(1, -1) };
+
+/** Renders a webhook body from a template; built by `loadBodyRenderer`, which checks it first. */
+export type BodyRenderer = (report: SessionReport) => string;
+
+/**
+ * The webhook's body template (`notifications.webhook.template`): the same view as e-mail and
+ * Pushover. With a JSON content type every value is escaped for a JSON string, so a reason with
+ * quotes or newlines cannot break the body, and the rendered sample report must be valid JSON:
+ * a template that is not is refused at startup, not at the first update.
+ */
+export async function loadBodyRenderer(templatePath: string, contentType: string, host: string): Promise<BodyRenderer> {
+  const option = "notifications.webhook.template";
+  const template = await readTemplate(option, templatePath);
+  const json = isJsonType(contentType);
+  const render: BodyRenderer = (report) => Mustache.render(template, buildView(report, host), undefined, json ? jsonText : plainText);
+  try {
+    Mustache.parse(template);
+    const sample = render(SAMPLE_REPORT);
+    if (json) JSON.parse(sample);
+  } catch (error) {
+    throw new SvcError("startup", `${option}: ${templatePath} does not render ${json ? "valid JSON" : "a body"} (${contentType}): ${reasonOf(error)}`, { cause: error });
+  }
+  return render;
+}
+
+async function readTemplate(option: string, path: string): Promise<string> {
+  try {
+    return await Bun.file(path).text();
+  } catch (error) {
+    throw new SvcError("startup", `${option}: cannot read ${path}: ${reasonOf(error)}`, { cause: error });
+  }
+}
+
 /**
  * The renderer for `notifications.template` (a file path) or the built-in template. A file that
  * cannot be read, a template that does not parse (unclosed tag) or does not render a sample
  * report is a startup error: better to refuse to start than to lose every notification later.
  */
 export async function loadRenderer(templatePath: string | undefined, host: string): Promise<Renderer> {
-  let template = DEFAULT_TEMPLATE;
-  if (templatePath !== undefined) {
-    try {
-      template = await Bun.file(templatePath).text();
-    } catch (error) {
-      throw new SvcError("startup", `notifications.template: cannot read ${templatePath}: ${reasonOf(error)}`, { cause: error });
-    }
-  }
+  const template = templatePath === undefined ? DEFAULT_TEMPLATE : await readTemplate("notifications.template", templatePath);
   const renderer = createRenderer(template, host);
   try {
     Mustache.parse(template);

@@ -5,7 +5,7 @@
  * mqtt would otherwise cost every svc their startup time and some 15 MiB of memory each.
  */
 import type { Config } from "../../config/index.ts";
-import type { Renderer } from "../render.ts";
+import { loadBodyRenderer, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
 import { createPushoverNotifier } from "./pushover.ts";
 import { createWebhookNotifier } from "./webhook.ts";
@@ -27,7 +27,11 @@ interface ChannelFactory {
 export const CHANNELS = {
   webhook: {
     enabled: (c) => Boolean(c.webhook.url),
-    create: ({ config }) => createWebhookNotifier(config.webhook),
+    create: async ({ config, hostname }) => {
+      const { template, content_type } = config.webhook;
+      const body = template === undefined ? undefined : await loadBodyRenderer(template, content_type, hostname);
+      return createWebhookNotifier(config.webhook, body);
+    },
   },
   email: {
     enabled: (c) => Boolean(c.email.server),

@@ -1,8 +1,13 @@
-/** Webhook channel: the SessionReport JSON, POSTed to `notifications.webhook.url`. */
+/**
+ * Webhook channel: the SessionReport JSON, or the body the user's template renders (ntfy, Gotify,
+ * Discord, Slack, Matrix, Home Assistant: docs/notifications.md), POSTed to
+ * `notifications.webhook.url`.
+ */
 import { SvcError } from "../../errors.ts";
 import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Notifier } from "../types.ts";
+import type { BodyRenderer } from "../render.ts";
 
 /** RFC 9110 token characters: what a header name may contain. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -28,7 +33,7 @@ export function parseHeaders(spec: string | undefined): Array<[string, string]> 
   return headers;
 }
 
-export function createWebhookNotifier(settings: Config["notifications"]["webhook"]): Notifier {
+export function createWebhookNotifier(settings: Config["notifications"]["webhook"], renderBody?: BodyRenderer): Notifier {
   const url = settings.url;
   if (!url) throw new SvcError("config", "notifications.webhook.url is not set");
   try {
@@ -41,11 +46,11 @@ export function createWebhookNotifier(settings: Config["notifications"]["webhook
     name: "webhook",
     async send(report: SessionReport) {
       const headers = new Headers(extra);
-      headers.set("content-type", "application/json");
+      headers.set("content-type", renderBody ? settings.content_type : "application/json");
       const response = await fetch(url, {
         method: "POST",
         headers,
-        body: JSON.stringify(report),
+        body: renderBody ? renderBody(report) : JSON.stringify(report),
         signal: AbortSignal.timeout(settings.timeout),
         redirect: "manual",
         ...(settings.tls_skip_verify ? { tls: { rejectUnauthorized: false } } : {}),

@@ -77,7 +77,7 @@ interface PromisedConfig {
     delay: number;
     template?: string;
     notify_on_every_cycle: boolean;
-    webhook: { url?: string; headers?: string; tls_skip_verify: boolean; /** ms */ timeout: number };
+    webhook: { url?: string; headers?: string; template?: string; content_type: string; tls_skip_verify: boolean; /** ms */ timeout: number };
     email: {
       server?: string;
       port: number;

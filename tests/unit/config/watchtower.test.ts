@@ -65,3 +65,8 @@ describe("WATCHTOWER_* variables", () => {
     expect(WATCHTOWER_ALIASES.every((a) => OPTIONS.includes(a.option))).toBe(true);
   });
 });
+
+test("docs/migrating-from-watchtower.md is the one `bun run docs` writes", async () => {
+  const { migrationGuide } = await import("../../../scripts/gen-docs.ts");
+  expect(await Bun.file(new URL("../../../docs/migrating-from-watchtower.md", import.meta.url)).text()).toBe(migrationGuide());
+});

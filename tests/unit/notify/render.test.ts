@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isSvcError } from "../../../src/errors.ts";
-import { buildView, createRenderer, DEFAULT_TEMPLATE, loadRenderer, shortId, subjectOf, truncate } from "../../../src/notify/render.ts";
+import { buildView, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, shortId, subjectOf, truncate } from "../../../src/notify/render.ts";
 import { pushoverForm, PUSHOVER_MESSAGE_MAX, PUSHOVER_TITLE_MAX } from "../../../src/notify/channels/pushover.ts";
 import { sampleReport } from "./fixtures.ts";
 
@@ -131,4 +131,36 @@ test("the example template of the docs renders", async () => {
   const example = /### Example\n\n```mustache\n([\s\S]*?)```/.exec(docs)![1]!;
   const { text } = createRenderer(example, "pi")(sampleReport());
   expect(text).toBe("svc on pi: 1 updated, 1 failed\nupdated web: 111111111111 -> 222222222222\nFAILED:\n  db: pull failed: manifest unknown\n");
+});
+
+describe("webhook body templates", () => {
+  const write = (text: string) => {
+    const file = join(mkdtempSync(join(dir, "body-")), "body.mustache");
+    writeFileSync(file, text);
+    return file;
+  };
+
+  test("with a JSON content type every value is escaped for a JSON string", async () => {
+    const render = await loadBodyRenderer(write('{"text": "{{#failed}}{{reason}}{{/failed}}"}'), "application/json; charset=utf-8", "nas");
+    const report = sampleReport();
+    report.containers[1]!.reason = 'a "quoted"\\ reason\nwith a newline';
+    expect(JSON.parse(render(report)).text).toBe('a "quoted"\\ reason\nwith a newline');
+  });
+
+  test("any other content type gets the text as it is", async () => {
+    const render = await loadBodyRenderer(write("{{#failed}}{{reason}}{{/failed}}"), "text/plain", "nas");
+    const report = sampleReport();
+    report.containers[1]!.reason = 'say "hi"\n';
+    expect(render(report)).toBe('say "hi"\n');
+  });
+
+  test("a template that does not parse, or gives no JSON for a JSON type, is a startup error naming the option", async () => {
+    for (const [text, type] of [["{{#updated}} never closed", "text/plain"], ['{"text": {{summary}}}', "application/json"], ["not json", "application/vnd.api+json"]] as const) {
+      const error = await loadBodyRenderer(write(text), type, "nas").catch((e) => e);
+      expect(error.kind).toBe("startup");
+      expect(error.message).toStartWith("notifications.webhook.template: ");
+    }
+    const missing = await loadBodyRenderer("/nonexistent/body.mustache", "application/json", "nas").catch((e) => e);
+    expect(missing.message).toBe("notifications.webhook.template: cannot read /nonexistent/body.mustache: ENOENT");
+  });
 });

@@ -1,0 +1,64 @@
+/**
+ * `svc migrate` against the real engine: a container set up as a Watchtower user runs it (its
+ * variables, arguments and labels) becomes an svc.toml that svc loads, with every setting it could
+ * not carry over listed.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadConfig } from "../../../src/config/index.ts";
+import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
+import { tempDir } from "../../temp.ts";
+import { runSvc, userEnv } from "../e2e/support.ts";
+
+const name = uniqueName("watchtower");
+const image = `${sandbox().registry}/${uniqueName("wt-img")}:latest`;
+afterAll(() => {
+  docker(["rm", "-f", name], { allowFailure: true });
+  docker(["rmi", "-f", image], { allowFailure: true });
+});
+
+test("a Watchtower container's variables, arguments and labels become a loadable svc.toml; the rest is listed", async () => {
+  buildImage(image, { push: false });
+  // the command Watchtower's image runs, after a shell that keeps the container up
+  docker([
+    "run", "-d", "--name", name, "--network", "none",
+    "-l", "com.centurylinklabs.watchtower=true", "-l", "com.centurylinklabs.watchtower.lifecycle.pre-update=/backup.sh",
+    "-e", "WATCHTOWER_CLEANUP=true", "-e", "WATCHTOWER_SCOPE=prod", "-e", "WATCHTOWER_ROLLING_RESTART=true",
+    "-e", "WATCHTOWER_HTTP_API_TOKEN=s3cret-token", "-e", "WATCHTOWER_HTTP_API_UPDATE=true", "-e", "REPO_USER=me",
+    "--entrypoint", "/bin/sh", image, "-c", "sleep 3600", "/watchtower", "--interval", "300", "--monitor-only", "--debug", "-x", "db", "web", "worker",
+  ]);
+  const dir = tempDir("svc-migrate-");
+  const run = await runSvc(["migrate", name, "--output", "svc.toml", "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
+  expect(run.stderr).toContain(`read ${name}`);
+  expect(run.code).toBe(0);
+  expect(run.stderr).toContain("not carried over: WATCHTOWER_ROLLING_RESTART:");
+  expect(run.stderr).toContain("com.centurylinklabs.watchtower.lifecycle.pre-update");
+
+  const { config, warnings } = await loadConfig({ argv: ["--config", join(dir, "svc.toml")], env: {}, cwd: dir });
+  expect(warnings).toEqual([]);
+  expect(config).toMatchObject({
+    poll_interval: 300_000,
+    cleanup: true,
+    monitor_only: true,
+    log_level: "debug",
+    scope: "prod",
+    disable_containers: ["db"],
+    containers: ["web", "worker"],
+    registry_username: "me",
+    http_api: { update: true, token: "s3cret-token" },
+  });
+  expect(readFileSync(join(dir, "svc.toml"), "utf8")).toContain("# Not carried over:");
+
+  // an existing file is kept unless --force
+  const again = await runSvc(["migrate", name, "--output", "svc.toml", "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
+  expect(again.code).toBe(2);
+  expect(again.stderr).toContain("already exists; add --force");
+  expect(existsSync(join(dir, "svc.toml"))).toBe(true);
+}, 60_000);
+
+test("without a name it finds the one Watchtower container, and says so when there is none to read", async () => {
+  const missing = await runSvc(["migrate", "no-such-container", "--docker-host", sandbox().dockerHost], { env: userEnv() });
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toContain("no container named no-such-container");
+}, 60_000);
