@@ -330,6 +330,8 @@ export const CONFIG = table("General options", {
       tls_ca_cert: path("CA certificate (PEM)", "/etc/svc/mqtt/ca.pem"),
       tls_cert: path("Client certificate for mutual TLS (PEM)", "/etc/svc/mqtt/cert.pem"),
       tls_key: path("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
+      homeassistant_discovery: bool(false, "Also publish Home Assistant MQTT discovery: an update entity per container (docs/notifications.md)"),
+      discovery_prefix: leaf({ kind: "string", description: "Home Assistant's discovery prefix", default: "homeassistant" }, () => nonEmpty().default("homeassistant")),
     }),
     pushover: table("Pushover channel", {
       token: str("Application token, or a path to a file holding it; enables the Pushover channel", "/run/secrets/pushover_token", { secret: true }),

@@ -1,4 +1,7 @@
-/** MQTT channel (mqtt.js): the SessionReport JSON published to `notifications.mqtt.topic`. */
+/**
+ * MQTT channel (mqtt.js): the SessionReport JSON published to `notifications.mqtt.topic`, and
+ * optionally Home Assistant discovery (homeassistant.ts beside this file).
+ */
 import { readFileSync } from "node:fs";
 import mqtt from "mqtt";
 import type { IClientOptions, MqttClient } from "mqtt";
@@ -6,6 +9,7 @@ import { SvcError } from "../../errors.ts";
 import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Notifier } from "../types.ts";
+import { HomeAssistantDiscovery } from "./homeassistant.ts";
 
 type MqttSettings = Config["notifications"]["mqtt"];
 
@@ -93,6 +97,7 @@ export function createMqttNotifier(settings: MqttSettings, hostname: string, tim
     ...(address.tls ? { ca, cert, key, rejectUnauthorized: !settings.tls_skip_verify } : {}),
   };
   const open = new Set<MqttClient>();
+  const discovery = settings.homeassistant_discovery ? new HomeAssistantDiscovery(settings.discovery_prefix, topic, hostname) : undefined;
 
   return {
     name: "mqtt",
@@ -103,6 +108,10 @@ export function createMqttNotifier(settings: MqttSettings, hostname: string, tim
       try {
         await connected(client, timeoutMs);
         await withTimeout(client.publishAsync(topic, JSON.stringify(report), { qos: settings.qos }), timeoutMs, "publish");
+        for (const message of discovery?.messages(report) ?? []) {
+          await withTimeout(client.publishAsync(message.topic, message.payload, { qos: settings.qos, retain: true }), timeoutMs, "publish");
+        }
+        discovery?.published(report);
         await withTimeout(client.endAsync(), timeoutMs, "disconnect").catch(() => undefined);
       } finally {
         if (!client.disconnected) client.end(true);

@@ -43,7 +43,7 @@ describe.skipIf(compareApiVersions(api, "1.48") < 0)(`an engine speaking API ${a
     expect(after.NetworkSettings.Networks[back].MacAddress).toBe(MAC);
     expect(after.NetworkSettings.Networks[front].GwPriority ?? 0).toBe(0);
     expect(after.HostConfig.Mounts).toEqual(before.HostConfig.Mounts);
-    expect(after.ImageManifestDescriptor.platform).toEqual(before.ImageManifestDescriptor.platform);
+    expect(after.ImageManifestDescriptor?.platform).toEqual(before.ImageManifestDescriptor?.platform);
     expect(docker(["exec", app, "ls", "/seed/bin/busybox"]).stdout).toBe("/seed/bin/busybox");
   }, 90_000);
 });

@@ -98,6 +98,8 @@ interface PromisedConfig {
       tls_ca_cert?: string;
       tls_cert?: string;
       tls_key?: string;
+      homeassistant_discovery: boolean;
+      discovery_prefix: string;
     };
     pushover: { token?: string; user_key?: string; api_url: string };
   };

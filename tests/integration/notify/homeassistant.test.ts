@@ -1,0 +1,57 @@
+/**
+ * Home Assistant MQTT discovery against a real mosquitto: what a Home Assistant that connects
+ * later finds retained on the broker (one update entity per container, its state), and that a
+ * container gone from a full cycle has its entity removed.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { defaultConfig } from "../../../src/config/index.ts";
+import { createNotifications } from "../../../src/notify/index.ts";
+import { recordingLogger, removeDir, sampleReport, startMosquitto, stop, type Mosquitto } from "./peers.ts";
+
+let broker: Mosquitto;
+beforeAll(async () => {
+  broker = await startMosquitto();
+}, 30_000);
+afterAll(async () => {
+  await stop(broker?.proc);
+  removeDir(broker?.dir);
+}, 30_000);
+
+/** What a client connecting now receives on `topic`: its retained message, or "" within 2 s. */
+async function retained(topic: string): Promise<string> {
+  const proc = Bun.spawn(["mosquitto_sub", "-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-C", "1", "-W", "2"], { stdout: "pipe", stderr: "ignore" });
+  const [out] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  return out.trim();
+}
+
+async function publish(report: ReturnType<typeof sampleReport>, dispatcher: Awaited<ReturnType<typeof createNotifications>>) {
+  dispatcher.publish(report);
+  await dispatcher.flush();
+}
+
+test("an update entity per container, retained with its state; a container gone from a full cycle is removed", async () => {
+  const config = defaultConfig({ notifications: { mqtt: { broker: `mqtt://127.0.0.1:${broker.port}`, topic: "svc/reports", homeassistant_discovery: true } } });
+  const log = recordingLogger();
+  const dispatcher = await createNotifications(config, log, { hostname: "nas", retryDelayMs: 10, timeoutMs: 5000 });
+  const report = sampleReport();
+  await publish(report, dispatcher);
+
+  const web = JSON.parse(await retained("homeassistant/update/svc_nas_web/config"));
+  expect(web).toMatchObject({ name: "web", unique_id: "svc_nas_web", state_topic: "svc/reports/update/svc_nas_web/state", device_class: "firmware" });
+  expect(web.device.identifiers).toEqual(["svc_nas"]);
+  const webState = JSON.parse(await retained(web.state_topic));
+  expect(webState).toEqual({ installed_version: "444444444444", latest_version: "444444444444", title: report.containers[0]!.image, release_summary: "updated" });
+  const dbState = JSON.parse(await retained("svc/reports/update/svc_nas_db/state"));
+  expect(dbState.installed_version).not.toBe("");
+  expect(await retained("homeassistant/update/svc_nas_cache/config")).not.toBe("");
+
+  // a filtered cycle does not say who is gone; a full one without db does
+  await publish(sampleReport({ filter: { container: ["web"], image: [] }, containers: [report.containers[0]!] }), dispatcher);
+  expect(await retained("homeassistant/update/svc_nas_db/config")).not.toBe("");
+  await publish(sampleReport({ containers: report.containers.filter((c) => c.name !== "db") }), dispatcher);
+  expect(await retained("homeassistant/update/svc_nas_db/config")).toBe("");
+  expect(await retained("svc/reports/update/svc_nas_db/state")).toBe("");
+  expect(await retained("homeassistant/update/svc_nas_web/config")).not.toBe("");
+  await dispatcher.close();
+  expect(log.lines.filter((l) => l.level === "error")).toEqual([]);
+}, 60_000);
