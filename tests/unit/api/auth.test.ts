@@ -90,3 +90,11 @@ describe("token comparison", () => {
     expect(check("Bearer undefined")).toBe(false);
   });
 });
+
+test("only the Authorization header carries the token: the scheme in any case, nothing else", () => {
+  const check = createTokenCheck("s3cret");
+  expect(check("bearer s3cret")).toBe(true);
+  expect(check("BEARER   s3cret")).toBe(true);
+  expect(check(null)).toBe(false);
+  expect(check("Basic s3cret")).toBe(false);
+});
