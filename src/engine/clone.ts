@@ -253,7 +253,7 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
   const networkMode = String(old.HostConfig?.NetworkMode ?? "");
   if (networkMode.startsWith("container:") || networkMode === "host" || networkMode === "none") return [];
 
-  const names = Object.keys(networks);
+  const names = distinctNetworks(networks);
   // NetworkMode names the network as the user wrote it: by name, or by (a prefix of) its id
   const byId = networkMode.length >= 12 ? names.find((n) => String(networks[n]?.NetworkID ?? "").startsWith(networkMode)) : undefined;
   const first = names.includes(networkMode) ? networkMode : byId ?? names.find((n) => BUILTIN_NETWORK_MODES.has(n)) ?? names[0];
@@ -280,6 +280,20 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
     if (mac && macPerEndpoint) endpoint.MacAddress = mac;
     if (gatewayPriority && Number(settings.GwPriority ?? 0) !== 0) endpoint.GwPriority = Number(settings.GwPriority);
     return { network, endpoint };
+  });
+}
+
+/**
+ * The keys of NetworkSettings.Networks, one per network. Docker 28 lists a network the user named
+ * by its id twice, under that id and under its name, with the same endpoint: attaching both would
+ * attach the network twice. The name is kept.
+ */
+function distinctNetworks(networks: Record<string, Json>): string[] {
+  const keys = Object.keys(networks);
+  return keys.filter((key) => {
+    const id = String(networks[key]?.NetworkID ?? "");
+    const isIdSpelling = id !== "" && id.startsWith(key);
+    return !isIdSpelling || !keys.some((other) => other !== key && networks[other]?.NetworkID === id);
   });
 }
 

@@ -42,6 +42,12 @@ export function flatten(inspect: Json): Map<string, unknown> {
   const copy = structuredClone(inspect);
   // Env as a map, so one changed entry shows as one key
   copy.Config.Env = Object.fromEntries(((copy.Config.Env ?? []) as string[]).map((e) => [e.split("=")[0], e.slice(e.indexOf("=") + 1)]));
+  // Docker 28 lists a network named by its id twice (under the id and the name): compare the name
+  const networks = (copy.NetworkSettings?.Networks ?? {}) as Record<string, Json>;
+  for (const key of Object.keys(networks)) {
+    const id = String(networks[key]?.NetworkID ?? "");
+    if (id.startsWith(key) && Object.keys(networks).some((other) => other !== key && networks[other]?.NetworkID === id)) delete networks[key];
+  }
   // the engine's own aliases (short id and hostname) differ by construction; compare the user's
   for (const endpoint of Object.values((copy.NetworkSettings?.Networks ?? {}) as Record<string, Json>)) {
     if (Array.isArray(endpoint.Aliases)) endpoint.Aliases = endpoint.Aliases.filter((a: string) => a !== shortId && a !== hostname).sort();

@@ -234,6 +234,18 @@ describe("replacementSpec: settings of newer engines", () => {
     expect(settingsBeyondApi(container, "1.41")).toEqual([]);
   });
 
+  test("a network Docker 28 lists twice (under the id the user gave and under its name) is attached once, by name", async () => {
+    const { container, image } = await fixture("multi");
+    const twice = structuredClone(container) as any;
+    const net1 = twice.NetworkSettings.Networks["engx-net1"];
+    const idPrefix = String(net1.NetworkID).slice(0, 12);
+    twice.NetworkSettings.Networks = { [idPrefix]: net1, ...twice.NetworkSettings.Networks };
+    twice.HostConfig.NetworkMode = idPrefix;
+    const spec = body(replacementSpec(twice, image, { name: "m", image: "i", apiVersion: NEW_API }));
+    expect(Object.keys(spec.NetworkingConfig.EndpointsConfig).sort()).toEqual(["engx-net1", "engx-net2"]);
+    expect(spec.HostConfig.NetworkMode).toBe("engx-net1");
+  });
+
   test("an image mount needs API 1.48", async () => {
     const { container } = await fixture("plain");
     const withImageMount = structuredClone(container);
