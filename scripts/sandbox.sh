@@ -128,6 +128,10 @@ start_dockerd() {
 # Podman's Docker-compatible API, with its storage, runtime state and configuration all in the
 # sandbox folder. What it needs here: vfs storage, cgroupfs, events to a file, and default ulimits
 # below this machine's hard limits (podman's own defaults ask for more and runc refuses them).
+# Podman refuses a runroot longer than 50 characters (its sockets live there), so the runtime
+# state goes to a short folder named after the sandbox folder's hash, removed by `down`.
+podman_runroot() { echo "/tmp/svc-podman-$(printf %s "$DIR" | md5sum | cut -c1-12)"; }
+
 podman_env() {
   export CONTAINERS_CONF="$DIR/podman/containers.conf" CONTAINERS_STORAGE_CONF="$DIR/podman/storage.conf"
   export CONTAINERS_REGISTRIES_CONF="$DIR/podman/registries.conf"
@@ -135,8 +139,9 @@ podman_env() {
 
 start_podman() {
   alive "$DIR/podman.pid" && return 0
-  local p="$DIR/podman"
-  mkdir -p "$p/root" "$p/run" "$p/tmp" "$p/cni"
+  local p="$DIR/podman" run
+  run=$(podman_runroot)
+  mkdir -p "$p/root" "$run" "$p/tmp" "$p/cni"
   cat >"$p/containers.conf" <<CONF
 [containers]
 default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
@@ -148,7 +153,7 @@ runtime = "runc"
 [network]
 network_config_dir = "$p/cni"
 CONF
-  printf '[storage]\ndriver = "vfs"\nrunroot = "%s"\ngraphroot = "%s"\n' "$p/run" "$p/root" >"$p/storage.conf"
+  printf '[storage]\ndriver = "vfs"\nrunroot = "%s"\ngraphroot = "%s"\n' "$run" "$p/root" >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do
@@ -156,7 +161,7 @@ CONF
     done
   } >"$p/registries.conf"
   podman_env
-  setsid podman --root "$p/root" --runroot "$p/run" --tmpdir "$p/tmp" \
+  setsid podman --root "$p/root" --runroot "$run" --tmpdir "$p/tmp" \
     system service --time=0 "unix://$SOCK" >"$DIR/podman.log" 2>&1 </dev/null &
   echo $! >"$DIR/podman.pid"
   wait_for 60 docker -H "unix://$SOCK" version || { tail -20 "$DIR/podman.log" >&2; exit 1; }
@@ -263,11 +268,14 @@ down() {
   # podman's conmon monitors (containers and exec sessions) outlive its service: they are ours
   # when their command line names our folder
   pkill -KILL -f "conmon .*$DIR/podman/" 2>/dev/null || true
+  pkill -KILL -f "conmon .*$(podman_runroot)/" 2>/dev/null || true
   stop_pid "$DIR/registry.pid"
   stop_pid "$DIR/auth-registry.pid"
   # Anything the engine left mounted under our own folders.
   # (grep finds nothing in the usual case: that must not end `down` under pipefail before rm.)
   { grep -o " $DIR/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  { grep -o " $(podman_runroot)/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  rm -rf "$(podman_runroot)"
   # The engine's containerd may still be letting go of its files for a moment.
   for _ in 1 2 3 4 5; do rm -rf "$DIR" 2>/dev/null && break; sleep 1; done
   [ ! -e "$DIR" ] || { log "could not remove $DIR"; return 1; }

@@ -44,7 +44,7 @@ describe("Watchtower's labels", () => {
   test("select, exclude, monitor and order a container exactly as svc's own labels do", async () => {
     const svc = await outcome("svc");
     const watchtower = await outcome("watchtower");
-    expect(svc.states).toEqual({ monitored: "stale", db: "updated", app: "fresh" });
+    expect(svc.states).toEqual({ monitored: "stale", db: "updated", app: "updated" });
     expect(svc.order).toEqual(["stop:app", "stop:db", "start:db", "start:app"]);
     expect(watchtower).toEqual(svc);
   }, 120_000);
