@@ -61,13 +61,6 @@ export function replacementSpec(old: ContainerInspect, oldImage: ImageInspect | 
   const networkMode = String(hostConfig.NetworkMode ?? "");
   const config = replacementConfig(old, oldImage, options, networkMode);
   const endpoints = replacementEndpoints(old, options);
-
-  // a network named by id in NetworkMode is named by name in the endpoint settings: use the name
-  const firstNetwork = endpoints[0]?.network;
-  const networks = (old.NetworkSettings?.Networks ?? {}) as Record<string, Json>;
-  if (firstNetwork && networkMode !== firstNetwork && String(networks[firstNetwork]?.NetworkID ?? "").startsWith(networkMode) && networkMode.length >= 12) {
-    hostConfig.NetworkMode = firstNetwork;
-  }
   const createBody: Json = { ...config, HostConfig: hostConfig };
   const extraNetworks: ReplacementSpec["extraNetworks"] = [];
   if (endpoints.length > 0) {
@@ -258,6 +251,9 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
   const byId = networkMode.length >= 12 ? names.find((n) => String(networks[n]?.NetworkID ?? "").startsWith(networkMode)) : undefined;
   const first = names.includes(networkMode) ? networkMode : byId ?? names.find((n) => BUILTIN_NETWORK_MODES.has(n)) ?? names[0];
   const ordered = first === undefined ? names : [first, ...names.filter((n) => n !== first)];
+  // The network NetworkMode names by id keeps that spelling in the endpoint settings too: the
+  // engine matches the two by their key (Docker 28 would add a second endpoint otherwise).
+  const keyOf = (network: string) => (network === byId ? networkMode : network);
 
   // The engine adds the short id and the hostname (the short id unless the user chose one) as
   // aliases itself (API < 1.45): the replacement gets its own. An alias equal to the container's
@@ -279,7 +275,7 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
     const mac = index === 0 ? userMac : endpointMacAddress(settings);
     if (mac && macPerEndpoint) endpoint.MacAddress = mac;
     if (gatewayPriority && Number(settings.GwPriority ?? 0) !== 0) endpoint.GwPriority = Number(settings.GwPriority);
-    return { network, endpoint };
+    return { network: keyOf(network), endpoint };
   });
 }
 
