@@ -10,6 +10,12 @@ import { load, tempDir, writeFile } from "./helpers.ts";
 const dir = tempDir();
 const pem = (name: string) => writeFile(dir, name, "-----BEGIN CERTIFICATE-----\n");
 
+/** Strings whose value has a format of its own. */
+const FORMATTED_STRINGS: Record<string, string> = {
+  "docker.api_version": "1.41",
+  "notifications.webhook.content_type": "text/plain; charset=utf-8",
+};
+
 /** A valid value different from the default, and what the loaded Config must hold for it. */
 function sample(option: OptionSpec): { value: unknown; expected: unknown } {
   const meta = option.meta;
@@ -43,7 +49,7 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
       return { value: url, expected: url };
     }
     default: {
-      const text = option.key === "docker.api_version" ? "1.41" : `value-of-${option.key}`;
+      const text = FORMATTED_STRINGS[option.key] ?? `value-of-${option.key}`;
       return { value: text, expected: text };
     }
   }

@@ -148,8 +148,8 @@ describe("replacementSpec: networks", () => {
     const net2Id = c.NetworkSettings.Networks["engx-net2"]!.NetworkID;
     c.HostConfig.NetworkMode = net2Id.slice(0, 12);
     const spec = replacementSpec(c, image, { name: "engx-multi", image: "engx-fix:1", apiVersion: OLD_API });
-    expect(Object.keys(body(spec).NetworkingConfig.EndpointsConfig)).toEqual(["engx-net2"]);
-    expect(body(spec).HostConfig.NetworkMode).toBe("engx-net2");
+    expect(Object.keys(body(spec).NetworkingConfig.EndpointsConfig)).toEqual([net2Id.slice(0, 12)]);
+    expect(body(spec).HostConfig.NetworkMode).toBe(net2Id.slice(0, 12));
     expect(spec.extraNetworks.map((n) => n.network)).toEqual(["engx-net1"]);
   });
 
@@ -234,7 +234,7 @@ describe("replacementSpec: settings of newer engines", () => {
     expect(settingsBeyondApi(container, "1.41")).toEqual([]);
   });
 
-  test("a network Docker 28 lists twice (under the id the user gave and under its name) is attached once, by name", async () => {
+  test("a network Docker 28 lists twice (under the id the user gave and under its name) is attached once, under the id the user gave", async () => {
     const { container, image } = await fixture("multi");
     const twice = structuredClone(container) as any;
     const net1 = twice.NetworkSettings.Networks["engx-net1"];
@@ -242,8 +242,8 @@ describe("replacementSpec: settings of newer engines", () => {
     twice.NetworkSettings.Networks = { [idPrefix]: net1, ...twice.NetworkSettings.Networks };
     twice.HostConfig.NetworkMode = idPrefix;
     const spec = body(replacementSpec(twice, image, { name: "m", image: "i", apiVersion: NEW_API }));
-    expect(Object.keys(spec.NetworkingConfig.EndpointsConfig).sort()).toEqual(["engx-net1", "engx-net2"]);
-    expect(spec.HostConfig.NetworkMode).toBe("engx-net1");
+    expect(Object.keys(spec.NetworkingConfig.EndpointsConfig).sort()).toEqual([idPrefix, "engx-net2"].sort());
+    expect(spec.HostConfig.NetworkMode).toBe(idPrefix);
   });
 
   test("an image mount needs API 1.48", async () => {
