@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh Debian machine (root, Node/npm only): installs Bun and the
-# dependencies, and runs the engine matrix (README, "Engines"), each engine in a private sandbox
+# dependencies, and runs the engine matrix (README, "Engines"), each leg in a private sandbox
 # of its own (engine, registries), stopping what it started whatever the outcome:
-#   docker28-containerd  every test (Docker 28.5, containerd image store: what new users get)
-#   docker28             the engine-facing tests on Docker 28.5's classic image store
-#   docker20             the engine-facing tests on Debian 12's Docker 20.10, the oldest supported
-#   podman               the Podman set (svc refuses Podman)
-# SVC_TEST_ENGINES="docker20" (a space-separated list) runs only those. Extra arguments go to
-# `bun test` on the first engine only (bash scripts/test.sh tests/build), unless
-# SVC_TEST_ENGINES names the engines, then on each. SVC_TEST_JOBS (default 2) engines run at once.
+#   docker28-containerd       the engine-facing tests on Docker 28.5's containerd image store
+#                             (what new users get)
+#   docker28-containerd:rest  every other test, on the same engine (a sandbox of its own, so that
+#                             the two halves run side by side)
+#   docker28                  the engine-facing tests on Docker 28.5's classic image store
+#   docker20                  the engine-facing tests on Debian 12's Docker 20.10, the oldest supported
+#   podman                    the Podman set (svc refuses Podman)
+# SVC_TEST_ENGINES="docker20" (a space-separated list of legs or engines) runs only those. Extra
+# arguments go to `bun test` on one leg, the containerd store's (bash scripts/test.sh tests/build),
+# unless SVC_TEST_ENGINES names the legs, then on each. SVC_TEST_JOBS (default 4) legs run at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,20 +22,35 @@ fi
 bun install --frozen-lockfile >/dev/null
 
 ENGINE_FACING=(tests/integration/engine tests/integration/registry tests/integration/updater tests/integration/safety tests/integration/e2e)
-ENGINES=(${SVC_TEST_ENGINES:-docker28-containerd docker28 docker20 podman})
-JOBS=${SVC_TEST_JOBS:-2}
-[ -n "${SVC_TEST_ENGINES:-}" ] || [ $# -eq 0 ] || ENGINES=("${ENGINES[0]}")
+ALL_LEGS=(docker28-containerd docker28-containerd:rest docker28 docker20 podman)
+selected_legs() { # the legs SVC_TEST_ENGINES names, by leg or by engine
+  local want leg
+  for leg in "${ALL_LEGS[@]}"; do
+    for want in $SVC_TEST_ENGINES; do
+      if [ "$want" = "$leg" ] || [ "$want" = "${leg%%:*}" ]; then echo "$leg"; break; fi
+    done
+  done
+}
+if [ -n "${SVC_TEST_ENGINES:-}" ]; then
+  mapfile -t LEGS < <(selected_legs)
+  [ "${#LEGS[@]}" -gt 0 ] || { echo "test: SVC_TEST_ENGINES names no leg of: ${ALL_LEGS[*]}" >&2; exit 2; }
+elif [ $# -gt 0 ]; then
+  LEGS=(docker28-containerd:all)
+else
+  LEGS=("${ALL_LEGS[@]}")
+fi
+JOBS=${SVC_TEST_JOBS:-4}
 
 # Each engine's folder and ports (registries 5100/5101, 5110/5111...): a developer's sandbox
 # (5000/5001) and the demo (5200/5201) are left alone.
 BASE=${SVC_SANDBOX_DIR:-$PWD/.sandbox/test-$$}
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/svc-test.XXXXXX")
-leg_env() { # leg_env INDEX ENGINE: the sandbox variables of one engine
-  echo "export SVC_SANDBOX_ENGINE=$2 SVC_SANDBOX_DIR=$BASE/$2 SVC_SANDBOX_REGISTRY_PORT=$((5100 + 10 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((5101 + 10 * $1))"
+leg_env() { # leg_env INDEX LEG: the sandbox variables of one leg
+  echo "export SVC_SANDBOX_ENGINE=${2%%:*} SVC_SANDBOX_DIR=$BASE/${2/:/-} SVC_SANDBOX_REGISTRY_PORT=$((5100 + 10 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((5101 + 10 * $1))"
 }
 cleanup() {
   local i
-  for i in "${!ENGINES[@]}"; do (eval "$(leg_env "$i" "${ENGINES[$i]}")"; bash scripts/sandbox.sh down) || true; done
+  for i in "${!LEGS[@]}"; do (eval "$(leg_env "$i" "${LEGS[$i]}")"; bash scripts/sandbox.sh down) || true; done
   rmdir "$BASE" 2>/dev/null || true
   rm -rf "$LOGS"
 }
@@ -41,30 +59,33 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-tests_of() { # what an engine runs
+tests_of() { # what a leg runs
   case "$1" in
-    docker28-containerd) ;;
+    *:all) ;;
+    *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
+      printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
+        grep -vxF -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
     podman) echo tests/integration/podman ;;
     *) echo "${ENGINE_FACING[@]}" ;;
   esac
 }
 
-run_leg() { # run_leg INDEX ENGINE [bun test args]
-  local i=$1 engine=$2; shift 2
+run_leg() { # run_leg INDEX LEG [bun test args]
+  local i=$1 leg=$2 began=$SECONDS; shift 2
   local status=0
   {
-    eval "$(leg_env "$i" "$engine")"
+    eval "$(leg_env "$i" "$leg")"
     if bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
       # --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise)
       # shellcheck disable=SC2046
-      bun test --timeout 120000 $(tests_of "$engine") "$@" || status=$?
+      bun test --timeout 120000 $(tests_of "$leg") "$@" || status=$?
     else
       status=1
     fi
     bash scripts/sandbox.sh down || true
-  } >"$LOGS/$engine.log" 2>&1
-  echo "$status" >"$LOGS/$engine.rc"
+  } >"$LOGS/${leg/:/-}.log" 2>&1
+  echo "$status $((SECONDS - began))" >"$LOGS/${leg/:/-}.rc"
 }
 
 # Packages and Docker 28.5's download once, before the engines start side by side.
@@ -72,27 +93,28 @@ bash scripts/sandbox.sh prepare
 
 started=$SECONDS
 running=0
-for i in "${!ENGINES[@]}"; do
+for i in "${!LEGS[@]}"; do
   if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
-  echo "test: ${ENGINES[$i]}: $(tests_of "${ENGINES[$i]}" | wc -w | sed 's/^0$/every/') test folders" >&2
-  run_leg "$i" "${ENGINES[$i]}" "$@" &
+  echo "test: ${LEGS[$i]}: $(tests_of "${LEGS[$i]}" | wc -w | sed 's/^0$/every/') test folders" >&2
+  run_leg "$i" "${LEGS[$i]}" "$@" &
   running=$((running + 1))
 done
 wait
 
-# Each engine's output in turn, then one plain closing line that any CI can read.
+# Each leg's output in turn, then one plain closing line that any CI can read.
 status=0 passed=0 failed=0 summary=""
-for engine in "${ENGINES[@]}"; do
-  printf '\n===== %s =====\n' "$engine"
-  cat "$LOGS/$engine.log"
-  rc=$(cat "$LOGS/$engine.rc" 2>/dev/null || echo 1)
-  p=$(awk '/^ *[0-9]+ pass$/ { print $1 }' "$LOGS/$engine.log" | tail -1)
-  f=$(awk '/^ *[0-9]+ fail$/ { print $1 }' "$LOGS/$engine.log" | tail -1)
+for leg in "${LEGS[@]}"; do
+  file=$LOGS/${leg/:/-}
+  printf '\n===== %s =====\n' "$leg"
+  cat "$file.log"
+  read -r rc took <"$file.rc" 2>/dev/null || rc=1 took=?
+  p=$(awk '/^ *[0-9]+ pass$/ { print $1 }' "$file.log" | tail -1)
+  f=$(awk '/^ *[0-9]+ fail$/ { print $1 }' "$file.log" | tail -1)
   passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
-  summary+="$engine: ${p:-0} passed, ${f:-0} failed (exit $rc)"$'\n'
+  summary+="$leg: ${p:-0} passed, ${f:-0} failed (exit $rc, $took s)"$'\n'
   [ "$rc" = 0 ] || status=1
 done
 printf '\n%s' "$summary"
-echo "engines: ${#ENGINES[@]}, $((SECONDS - started)) s"
+echo "legs: ${#LEGS[@]}, $((SECONDS - started)) s"
 echo "$passed passed, $failed failed"
 exit "$status"
