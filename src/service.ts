@@ -28,7 +28,7 @@ export interface ServiceOptions {
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
 
-/** run_once: exit 0 when no container failed or was rolled back, 1 otherwise (CONTRACT.md). */
+/** run_once: exit 0 when no container failed or was rolled back, 1 otherwise, as README.md says. */
 export function runOnceExitCode(report: SessionReport | null): number {
   if (report === null) return 1;
   return report.containers.some((c) => c.state === "failed" || c.state === "rolled_back") ? 1 : 0;
@@ -159,7 +159,7 @@ function startApi(config: Config, runner: CycleRunner, metrics: Metrics, logging
 
 /**
  * The API's runner until startup is done: a cycle asked for during recovery waits for it
- * (CONTRACT: recovery runs before the API accepts updates), then runs as usual; if startup
+ * (recovery runs before the API accepts updates), then runs as usual; if startup
  * fails, it fails with the same error.
  */
 export function pendingRunner(): { runner: CycleRunner; ready(updater: Updater): void; failed(error: unknown): void } {
@@ -242,7 +242,7 @@ async function serve({ config, updater, logging, log, app, createScheduler }: Ru
 
 /**
  * Resolves on the first SIGTERM / SIGINT. A second one exits at once: the next start repairs
- * whatever update was cut off (CONTRACT.md).
+ * whatever update was cut off (README.md, "Updater").
  */
 function waitForSignal(options: ServiceOptions, log: Logger): { promise: Promise<StopSignal>; remove(): void } {
   const signals = options.signals ?? process;
@@ -266,7 +266,7 @@ function waitForSignal(options: ServiceOptions, log: Logger): { promise: Promise
 
 /**
  * The id of the container svc itself runs in, if any, so the updater updates itself last and
- * by replacement (CONTRACT.md). Read from the mount table: the engine bind-mounts the
+ * by replacement (README.md, "Updater"). Read from the mount table: the engine bind-mounts the
  * container's own .../containers/<id>/hostname on /etc/hostname, on cgroup v1 and v2 alike.
  * Only that mount point counts: a host's mount table lists other containers' shm mounts under
  * .../containers/<id>/ too. The cgroup path (cgroup v1) is the fallback. An id is trusted only

@@ -1,5 +1,5 @@
 export {};
-// The bare baseline reading what an access-log entry needs from each request (SPEC 2.6: the
+// The bare baseline reading what an access-log entry needs from each request (docs/api.md: the
 // remote address, the Host, User-Agent and Authorization headers) and writing nothing: the
 // floor of what the access log's fields cost in this runtime, compiled exactly like svc.
 const port = Number(process.argv[2] ?? 8080);

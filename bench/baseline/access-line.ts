@@ -1,5 +1,5 @@
 export {};
-// The bare baseline writing an access log: for each request the fields SPEC 2.6 lists are read,
+// The bare baseline writing an access log: for each request the fields docs/api.md lists are read,
 // one NDJSON line is built (the timestamp text kept for its millisecond, as svc does) and queued,
 // and the queue is appended to a file every 10 ms in one write. The floor of what an access log
 // costs in this runtime, compiled exactly like svc.

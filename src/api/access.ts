@@ -1,5 +1,5 @@
 /**
- * The request fields of one access-log entry (SPEC 2.6). The logging room's sink turns them
+ * The request fields of one access-log entry (docs/api.md, "Logs the API writes"). The logging room's sink turns them
  * into an NDJSON line (`target` svc::access) in `http_api.access_log` and/or on stdout.
  */
 import type { SocketAddress } from "bun";
@@ -44,7 +44,7 @@ export function formatAddress(address: SocketAddress | null | undefined): string
 
 /**
  * The Host header as sent; when it carries no port, the port the request reached is added,
- * so `host` always has one (SPEC 2.6 "Host header value, with port").
+ * so `host` always has one (docs/api.md: the Host header value, with the port).
  */
 export function hostWithPort(header: string | null, target: RequestTarget, serverPort: number | undefined): string {
   const host = header ?? target.authority;

@@ -1,7 +1,7 @@
 /**
- * The HTTP API (SPEC 4, 5, 7; CONTRACT.md "HTTP API" and "Edge cases"). One Elysia catch-all
+ * The HTTP API (docs/api.md). One Elysia catch-all
  * route, with Elysia's body parser off, hands every request to our own small table of three
- * endpoints, which applies the checks in the contract's order: path and method (404 / 405),
+ * endpoints, which applies the checks in their documented order: path and method (404 / 405),
  * auth (401), then the endpoint's own checks (415, 413, 400, 409). Elysia's per-route hooks
  * would run auth after parsing, answer 422 for validation and never 415, so the order is kept
  * here in plain code. Handlers only call the runner and the metrics; nothing below the API

@@ -1,4 +1,4 @@
-/** GET /v1/metrics: Prometheus text 0.0.4 by default, JSON on request (CONTRACT.md). */
+/** GET /v1/metrics: Prometheus text 0.0.4 by default, JSON on request (docs/api.md). */
 import { type Metrics, PROMETHEUS_CONTENT_TYPE } from "../metrics/index.ts";
 import { jsonResponse } from "./http.ts";
 

@@ -1,5 +1,5 @@
 /**
- * Turns a POST /v1/update request into an UpdateFilter, applying SPEC 4 and CONTRACT.md in
+ * Turns a POST /v1/update request into an UpdateFilter, applying the rules of docs/api.md in
  * their order: content type (415), size (413), then body and filter parsing (400). The body is
  * read here from the raw Request, with a cap, instead of by Elysia's parser: Elysia never
  * answers 415 and turns parser failures into its own statuses.

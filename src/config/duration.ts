@@ -1,5 +1,5 @@
 /**
- * Durations as operators write them (CONTRACT.md): `30s`, `5m`, `1h`, `1h30m`, `250ms`,
+ * Durations as operators write them (docs/configuration.md): `30s`, `5m`, `1h`, `1h30m`, `250ms`,
  * or a plain integer meaning seconds. Internally always milliseconds.
  */
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -271,7 +271,7 @@ function anchorFilePaths(merged: Map<string, Entry>, fileDir: string): void {
 // ---- secrets ----
 
 /**
- * Secrets (CONTRACT.md): a value that is a path to a readable file is replaced by the file's
+ * Secrets (docs/configuration.md): a value that is a path to a readable file is replaced by the file's
  * trimmed contents. A relative path written in the configuration file is relative to that file's
  * folder (services are often started from /), one from a flag or env to the working directory.
  * A value that looks like an absolute path but cannot be read is kept literally (it may be the

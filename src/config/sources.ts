@@ -157,7 +157,7 @@ export function splitList(text: string): string[] {
 
 const CREDENTIAL_FIELDS = ["host", "username", "password"];
 
-/** `host=H,username=U,password=P;host=H2` (CONTRACT.md). Values are never echoed: they are secrets. */
+/** `host=H,username=U,password=P;host=H2` (docs/configuration.md). Values are never echoed: they are secrets. */
 export function parseCredentials(text: string): { value: Record<string, string>[] } | { problem: string } {
   const entries: Record<string, string>[] = [];
   const parts = text.split(";").map((s) => s.trim()).filter(Boolean);
@@ -202,7 +202,7 @@ export function envLayer(env: Record<string, string | undefined>, problems: Prob
   return layer;
 }
 
-/** `docker.host` falls back to DOCKER_HOST before its default (CONTRACT.md). */
+/** `docker.host` falls back to DOCKER_HOST before its default, as the Docker CLI does. */
 export function dockerCliEnvLayer(env: Record<string, string | undefined>): Layer {
   const layer: Layer = new Map();
   const host = env.DOCKER_HOST?.trim();

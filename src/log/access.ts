@@ -1,5 +1,5 @@
 /**
- * The access-log sink of SPEC.md 2.6: {timestamp, level, target: "svc::access", fields} with
+ * The access-log sink (docs/api.md, "Logs the API writes"): {timestamp, level, target: "svc::access", fields} with
  * exactly the listed request fields. The API builds the fields; this writes them without ever
  * making the response wait.
  */
@@ -9,7 +9,7 @@ import type { AccessFields, AccessLog } from "./types.ts";
 
 export const ACCESS_TARGET = "svc::access";
 
-/** The fields in SPEC order, strings redacted, numbers as integers. */
+/** The fields in their documented order, strings redacted, numbers as integers. */
 export function accessFields(fields: AccessFields, redact: Redactor): AccessFields {
   const text = (value: string): string => redact(String(value ?? ""));
   const integer = (value: number): number => (Number.isFinite(value) ? Math.max(0, Math.round(value)) : 0);

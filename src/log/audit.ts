@@ -1,6 +1,6 @@
 /**
  * The audit log: one NDJSON entry per change svc makes to the engine, with who asked for it.
- * Shape fixed by CONTRACT.md: {timestamp, level, target: "svc::audit", fields: {action, container,
+ * Its shape (docs/api.md, "Logs the API writes"): {timestamp, level, target: "svc::audit", fields: {action, container,
  * container_id, image, trigger, session_id, error?}}.
  */
 import type { LogRecord } from "./format.ts";

@@ -14,7 +14,7 @@ export interface Logger {
   child(name: string): Logger;
 }
 
-/** One entry of the audit log: every change svc makes to the engine (CONTRACT.md). */
+/** One entry of the audit log: every change svc makes to the engine (docs/api.md). */
 export interface AuditEntry {
   action: "pull" | "stop" | "rename" | "create" | "start" | "remove" | "image_remove" | "rollback" | "connect" | "recover";
   container?: string;
@@ -29,7 +29,7 @@ export interface AuditLog {
   record(entry: AuditEntry): void;
 }
 
-/** The `fields` object of an access-log entry, exactly as SPEC.md 2.6 lists them. */
+/** The `fields` object of an access-log entry, exactly as docs/api.md lists them. */
 export interface AccessFields {
   /** client address and port, e.g. "127.0.0.1:51234" */
   remote_addr: string;

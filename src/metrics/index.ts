@@ -1,5 +1,5 @@
 /**
- * The five metrics of SPEC 2.2. The updater writes them at the end of each cycle (and on a
+ * The five metrics (docs/api.md, GET /v1/metrics). The updater writes them at the end of each cycle (and on a
  * skipped request); the API only reads and renders them.
  */
 export interface MetricValues {

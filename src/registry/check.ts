@@ -133,7 +133,7 @@ export class CheckSession implements RegistryCheckSession {
     });
   }
 
-  /** head_warn_strategy (SPEC 2.7): `auto` is silent on authentication failures, loud on the rest. */
+  /** head_warn_strategy (docs/configuration.md): `auto` is silent on authentication failures, loud on the rest. */
   private logHeadFailure(ref: ImageRef, status: number): void {
     const fields = { image: ref.normalized, registry: ref.registry, status };
     const message = "manifest HEAD request failed; falling back to GET";

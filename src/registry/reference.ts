@@ -127,7 +127,7 @@ function normalisedPrefixes(prefix: string): string[] {
 }
 
 /**
- * The API's image filter (CONTRACT.md): `prefix` matches the reference as written on the container
+ * The API's image filter (docs/api.md, POST /v1/update): `prefix` matches the reference as written on the container
  * and its normalised form, so `nginx` matches `nginx:1.27` and `docker.io/library/nginx:1.27`, and
  * `index.docker.io/library/nginx` matches `nginx:1.27`.
  */

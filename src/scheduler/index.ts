@@ -1,6 +1,6 @@
 /**
  * The scheduler: starts update cycles on `poll_interval` or the cron `schedule`, and once at
- * start with `update_on_start` (CONTRACT.md "Scheduling"). It never queues: a fire while a cycle
+ * start with `update_on_start` (docs/configuration.md). It never queues: a fire while a cycle
  * runs still calls the runner, which answers null and counts the skip (svc_scans_skipped).
  * Run-once mode is the service's business, not this module's.
  */

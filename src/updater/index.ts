@@ -3,7 +3,7 @@
  * stops gracefully. Routes and the scheduler call `run`; the service calls `recover` before the
  * first cycle and `drain` on SIGTERM/SIGINT.
  *
- * Decisions where SPEC and CONTRACT are silent (for README.md):
+ * Decisions taken here (README.md, "Updater"):
  * - Scope: with `scope` set, only containers labelled `svc.scope=<scope>`; without it, only
  *   containers with no scope label, so instances sharing an engine never touch each other's.
  * - An unreachable engine: `run` rejects with SvcError kind "engine" ("cannot list containers:
@@ -122,7 +122,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
 
   const run = async (trigger: Trigger, filter?: UpdateFilter): Promise<SessionReport | null> => {
     if (current || draining) {
-      // SPEC concurrency rule: skipped and counted, never queued (not counted once shutting down)
+      // a cycle asked for while one runs is skipped and counted, never queued (not counted once shutting down)
       if (!draining) deps.metrics.recordSkipped();
       return null;
     }

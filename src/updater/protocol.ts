@@ -1,5 +1,5 @@
 /**
- * The update protocol for one container (issue 6): at every moment either the old container or a
+ * The update protocol for one container (README.md, "Updater"): at every moment either the old container or a
  * verified new one exists under the container's name, or the old one is parked under a name that
  * tells crash recovery how to undo the step.
  *
@@ -271,7 +271,7 @@ export function anyRollbackCheck(config: Config): boolean {
 export type WatchVerdict = { ok: true } | { ok: false; reason: string; cause: "image" | "engine" };
 
 /**
- * The rollback checks of SPEC `rollback`: a non-zero exit, an unhealthy healthcheck, and not
+ * The rollback checks (the `[rollback]` options, docs/configuration.md): a non-zero exit, an unhealthy healthcheck, and not
  * running (or, with a healthcheck from the image or the container, not healthy) within
  * startup_timeout. A restart loop always fails: the container exited and its policy brought it back.
  *

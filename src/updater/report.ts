@@ -1,4 +1,4 @@
-/** The SessionReport of CONTRACT.md, built from the per-container results of a cycle. */
+/** The SessionReport (docs/api.md), built from the per-container results of a cycle. */
 import type { ContainerReport, ReportCounts, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
 export function countOutcomes(containers: readonly ContainerReport[]): ReportCounts {
@@ -27,7 +27,7 @@ export function buildReport(input: {
   };
 }
 
-/** The gauges of SPEC 2.2: `failed` counts failed and rolled back containers. */
+/** The gauges (docs/api.md, GET /v1/metrics): `failed` counts failed and rolled back containers. */
 export function metricCounts(counts: ReportCounts): { scanned: number; updated: number; failed: number } {
   return { scanned: counts.scanned, updated: counts.updated, failed: counts.failed + counts.rolled_back };
 }

@@ -52,7 +52,7 @@ export function allOf(filters: readonly Filter[]): Filter {
   return (container) => filters.every((filter) => filter(container));
 }
 
-/** SPEC section 3: running always; created/exited with revive_stopped; restarting with include_restarting. */
+/** Which states are candidates: running always; created/exited with revive_stopped; restarting with include_restarting. */
 export function stateFilter(config: Pick<Config, "revive_stopped" | "include_restarting">): Filter {
   return ({ state }) => {
     if (state === "running") return true;

@@ -1,4 +1,4 @@
-/** The SessionReport of CONTRACT.md, and what the API and scheduler ask of the updater. */
+/** The SessionReport (docs/api.md), and what the API and scheduler ask of the updater. */
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
 export type ContainerOutcome = "fresh" | "stale" | "updated" | "failed" | "skipped" | "rolled_back";

@@ -19,7 +19,7 @@ export interface ChannelContext {
 }
 
 interface ChannelFactory {
-  /** the channel is on when its required setting is set (SPEC 6) */
+  /** the channel is on when its required setting is set (docs/notifications.md) */
   enabled(config: Config["notifications"]): boolean;
   create(context: ChannelContext): Notifier | Promise<Notifier>;
 }

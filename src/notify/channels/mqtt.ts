@@ -25,7 +25,7 @@ export interface BrokerAddress {
 
 /**
  * `tcp://` and `mqtt://` are plain, `mqtts://` and `ssl://` TLS; a bare `host[:port]` is plain.
- * Any TLS setting turns TLS on whatever the scheme (SPEC 6). Parsed here with the WHATWG URL
+ * Any TLS setting turns TLS on whatever the scheme (docs/notifications.md, MQTT). Parsed here with the WHATWG URL
  * parser and handed to mqtt.js as options: its own URL parsing uses the deprecated `url.parse`,
  * whose warning would be a non-JSON line on stderr.
  */

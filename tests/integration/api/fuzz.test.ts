@@ -238,7 +238,7 @@ async function rawOne(): Promise<void> {
     const payload = rng.chance(0.5) ? rng.bytes(rng.int(2000) + 1) : encoder.encode(`${rng.text(8)} / HTTP/${rng.pick(["2.0", "0.9", "9", "1.1x"])}\r\n\r\n`);
     const response = await rawExchange(payload);
     const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
-    // The runtime may refuse garbage with 400 or 505 (CONTRACT.md), or just close.
+    // The runtime may refuse garbage with 400 or 505, or just close.
     expect(status === 0 || status === 400 || status === 505 || status < 500, `garbage -> ${status} (seed ${SEED})`).toBe(true);
     return;
   }

@@ -65,7 +65,7 @@ function rawRequest(port: number, text: string): Promise<{ response: string; loc
 }
 
 describe("access log over a real socket", () => {
-  test("one NDJSON line per request in the file and on stdout, every field as SPEC 2.6 says", async () => {
+  test("one NDJSON line per request in the file and on stdout, every field docs/api.md lists", async () => {
     const accessPath = join(dir, "access.log");
     const config = apiConfig({ log_access_to_stdout: true, http_api: { access_log: accessPath } });
     const stdout: string[] = [];

@@ -70,7 +70,7 @@ describe("log files", () => {
     expect(statSync(path).mode & 0o777).toBe(0o640);
   });
 
-  test("the access log file gets SPEC 2.6 entries, and nothing goes to stdout unless asked", async () => {
+  test("the access log file gets access-log entries, and nothing goes to stdout unless asked", async () => {
     const path = freshPath("access.log");
     const logging = testLogging({ http_api: { access_log: path } });
     expect(logging.access.enabled).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * Fault injection (issue 6): svc runs as a real process against a real engine and registry (a
+ * Fault injection: svc runs as a real process against a real engine and registry (a
  * sandbox of this file's own, see support.ts) and is killed, or has its engine or registry fail,
  * at each step of an update. Whatever happens, the next start must leave the container running
  * under its name, on the old or the new image, configured as before, with nothing left over.
@@ -48,7 +48,7 @@ afterAll(async () => {
   await stopEverything();
   sb.down();
   const table = renderMatrix(matrix);
-  console.log(`\nFault-injection matrix (issue 6)\n${table}\n`);
+  console.log(`\nFault-injection matrix\n${table}\n`);
   const out = process.env.SVC_SAFETY_MATRIX_OUT;
   if (out) writeFileSync(out, matrixDocument(table));
 }, 120_000);
@@ -150,7 +150,7 @@ function describeState(): string {
 }
 
 /**
- * The invariant of issue 6: one container, under its name, running, on the old or the new image,
+ * The invariant of the update protocol: one container, under its name, running, on the old or the new image,
  * with the user's configuration; returns which image it runs.
  */
 function expectIntact(app: App): "old" | "new" {
@@ -837,7 +837,7 @@ describe("registry faults", () => {
 });
 
 function matrixDocument(table: string): string {
-  return `# Fault-injection matrix (issue 6)
+  return `# Fault-injection matrix
 
 Made by \`tests/integration/safety/faults.test.ts\` (\`SVC_SAFETY_MATRIX_OUT=tests/integration/safety/MATRIX.md bun test tests/integration/safety\`).
 svc runs as a real process against a real engine and registry of the test's own. Each row: the

@@ -1,5 +1,5 @@
 /**
- * Fault-injection helpers (issue 6). The safety tests run svc as a real process
+ * Fault-injection helpers. The safety tests run svc as a real process
  * (`bun src/main.ts ...`) against an engine and registry of their own: a second sandbox started
  * with scripts/sandbox.sh. Own, because svc's startup recovery looks at EVERY parked container of
  * its engine: on the shared engine it would "repair" other engineers' updates in flight, and
@@ -513,7 +513,7 @@ export function userConfig(inspect: any, userLabels: string[]): UserConfig {
 }
 
 // ---------------------------------------------------------------------------------------------
-// the matrix of issue 6: step x fault -> outcome
+// the fault-injection matrix: step x fault -> outcome
 
 export interface MatrixRow {
   fault: string;

@@ -1,5 +1,5 @@
 /**
- * Fault injection (issue 6): an update process is SIGKILLed after each step, then a new svc
+ * Fault injection: an update process is SIGKILLed after each step, then a new svc
  * runs crash recovery. Whatever the step, the container ends up running under its name, on the
  * old or the new image, with its configuration, and nothing is left behind.
  */

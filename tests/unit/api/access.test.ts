@@ -1,4 +1,4 @@
-/** The access-log fields handed to the sink (SPEC 2.6), through app.handle. */
+/** The access-log fields handed to the sink (docs/api.md), through app.handle. */
 import { describe, expect, test } from "bun:test";
 import { formatAddress, hostWithPort, requestTarget } from "../../../src/api/access.ts";
 import { createApp } from "../../../src/api/index.ts";

@@ -1,5 +1,5 @@
 /**
- * Auth (SPEC 5, CONTRACT.md): the generated matrix endpoint x enabled x metrics_no_auth x
+ * Auth (docs/api.md): the generated matrix endpoint x enabled x metrics_no_auth x
  * configured token x presented credential, each cell's expected status derived from the rules.
  */
 import { describe, expect, test } from "bun:test";

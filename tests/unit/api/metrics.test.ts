@@ -1,4 +1,4 @@
-/** The metrics text format parsed back and compared with the JSON rendering (SPEC 2.2). */
+/** The metrics text format parsed back and compared with the JSON rendering (docs/api.md). */
 import { expect, test } from "bun:test";
 import { METRIC_NAMES } from "../../../src/metrics/index.ts";
 import { bearer, makeApp } from "./fakes.ts";

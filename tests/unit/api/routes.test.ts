@@ -1,4 +1,4 @@
-/** Health, metrics, 404 / 405 and HEAD through app.handle (SPEC 2, 4, 7; CONTRACT.md "HTTP API"). */
+/** Health, metrics, 404 / 405 and HEAD through app.handle (docs/api.md). */
 import { describe, expect, test } from "bun:test";
 import { PROMETHEUS_CONTENT_TYPE } from "../../../src/metrics/index.ts";
 import { bearer, makeApp } from "./fakes.ts";

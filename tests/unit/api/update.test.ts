@@ -1,4 +1,4 @@
-/** POST /v1/update: every rule of SPEC 4 and CONTRACT.md, through app.handle. */
+/** POST /v1/update: every rule of docs/api.md, through app.handle. */
 import { describe, expect, test } from "bun:test";
 import { MAX_BODY_BYTES } from "../../../src/api/index.ts";
 type Body = RequestInit["body"];
@@ -173,7 +173,7 @@ describe("500: unexpected errors", () => {
   });
 });
 
-describe("order of checks (CONTRACT.md): 404/405, 401, 415, 413, 400, 409", () => {
+describe("order of checks (docs/api.md): 404/405, 401, 415, 413, 400, 409", () => {
   const huge = "x".repeat(MAX_BODY_BYTES + 10);
   const cases: [string, { method: string; path: string; headers?: Record<string, string>; body?: Body }, number, object][] = [
     ["wrong method beats a missing token", { method: "GET", path: "/v1/update" }, 405, {}],

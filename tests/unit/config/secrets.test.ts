@@ -18,7 +18,7 @@ function valueAt(config: unknown, path: string[]): unknown {
 }
 
 describe("secrets", () => {
-  test("the schema marks exactly the secrets of CONTRACT.md", () => {
+  test("the schema marks exactly the documented secrets", () => {
     expect(OPTIONS.filter((o) => o.meta.secret).map((o) => o.key).sort()).toEqual([...SECRET_KEYS, "registry_credentials"].sort());
   });
 

@@ -6,7 +6,7 @@ import { testLogging } from "./helpers.ts";
 const none = createRedactor([]);
 const at = new Date("2026-05-06T07:08:09.010Z");
 
-describe("audit entry shape (CONTRACT.md)", () => {
+describe("audit entry shape (docs/api.md)", () => {
   test("{timestamp, level, target: svc::audit, fields: {action, container, container_id, image, trigger, session_id}}", () => {
     const line = auditLine({ action: "create", container: "app", container_id: "abc123", image: "nginx:1.27", trigger: "schedule", session_id: "s-1" }, none, at);
     expect(line).not.toContain("\n");

@@ -1,5 +1,5 @@
 /**
- * poll_interval and update_on_start (CONTRACT.md "Scheduling"), driven by a fake runner with
+ * poll_interval and update_on_start (docs/configuration.md), driven by a fake runner with
  * short real intervals. Assertions are about which cycles start and in what order, never about
  * how precisely a timer fired.
  */
