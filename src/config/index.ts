@@ -15,7 +15,7 @@ export { parseArgv } from "./sources.ts";
 export { redactConfig, secretValues, scrubSecrets, REDACTED } from "./secrets.ts";
 export { generateSample, printConfig, configFile } from "./sample.ts";
 export { renderDocs } from "./docs.ts";
-export { parseDuration, formatDuration } from "./duration.ts";
+export { parseDuration, formatDuration, parseBoolean } from "./values.ts";
 
 /** Built-in defaults (from the schema); `overrides` is deep-merged (tests use it to build configs). */
 export function defaultConfig(overrides: DeepPartial<Config> = {}): Config {

@@ -2,7 +2,7 @@
  * Text renderings of the schema and of a loaded configuration: the commented sample
  * (`--generate-config`) and the effective configuration (`--print-config`).
  */
-import { formatDuration } from "./duration.ts";
+import { formatDuration } from "./values.ts";
 import type { LoadResult } from "./load.ts";
 import { TABLES, type Config, type OptionSpec, type TableSpec } from "./schema.ts";
 import { redactConfig } from "./secrets.ts";

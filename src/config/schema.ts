@@ -11,7 +11,7 @@
  */
 import { Cron } from "croner";
 import { z } from "zod";
-import { parseDuration } from "./duration.ts";
+import { parseDuration } from "./values.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
 // the first parse of each object schema) costs that start a few milliseconds and never pays back.

@@ -5,6 +5,7 @@
  */
 import { OPTIONS, OPTION_BY_KEY, TABLE_KEYS, type OptionSpec } from "./schema.ts";
 import { isTomlDateTime, lineOf, type ParsedToml } from "./toml.ts";
+import { parseBoolean } from "./values.ts";
 
 export type SourceKind = "default" | "file" | "env" | "flag";
 
@@ -126,16 +127,14 @@ export function formatPath(path: readonly (string | number | symbol)[]): string 
 
 // ---- text (env and flags) ----
 
-const TRUE = /^(true|1|yes)$/i;
-const FALSE = /^(false|0|no)$/i;
-
 /** Coerces env/flag text to the option's TOML type; returns a problem text on failure. */
 export function coerceText(option: OptionSpec, text: string): { value: unknown } | { problem: string } {
   switch (option.meta.kind) {
-    case "boolean":
-      if (TRUE.test(text.trim())) return { value: true };
-      if (FALSE.test(text.trim())) return { value: false };
+    case "boolean": {
+      const value = parseBoolean(text);
+      if (value !== undefined) return { value };
       return { problem: `expected true/false, 1/0 or yes/no, got ${JSON.stringify(text)}` };
+    }
     case "integer":
       if (/^\s*-?\d+\s*$/.test(text)) return { value: Number(text) };
       return { problem: `expected an integer, got ${option.meta.secret ? "a non-integer" : JSON.stringify(text)}` };

@@ -4,7 +4,7 @@
  * One `listContainers` call gives every container; the filters below run in memory and
  * compose (Watchtower's `Filter` idea). A container excluded here is absent from the report.
  */
-import type { Config } from "../config/index.ts";
+import { parseBoolean, parseDuration, type Config } from "../config/index.ts";
 import type { ContainerSummary } from "../engine/port.ts";
 import { matchesImagePrefix, parseReference } from "../registry/reference.ts";
 import type { UpdateFilter } from "./types.ts";
@@ -169,24 +169,12 @@ function bareName(name: string): string {
   return name.replace(/^\//, "");
 }
 
-/** Label booleans: true/false/1/0/yes/no, any case; anything else counts as unset. */
+/** Label booleans as the configuration reads them (true/false, 1/0, yes/no); anything else is unset. */
 export function parseBool(value: string | undefined): boolean | undefined {
-  if (value === undefined) return undefined;
-  const lower = value.trim().toLowerCase();
-  if (["true", "1", "yes"].includes(lower)) return true;
-  if (["false", "0", "no"].includes(lower)) return false;
-  return undefined;
+  return value === undefined ? undefined : parseBoolean(value);
 }
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Label durations as in the configuration: `30s`, `1m30s`, `250ms`, or plain seconds. Invalid: unset. */
+/** Label durations as the configuration reads them (`30s`, `1m30s`, `1d`, plain seconds); invalid is unset. */
 export function parseDurationMs(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  if (!/^(\d+(ms|s|m|h))+$/.test(text)) return undefined;
-  let total = 0;
-  for (const [, amount, unit] of text.matchAll(/(\d+)(ms|s|m|h)/g)) total += Number(amount) * UNIT_MS[unit!]!;
-  return total;
+  return value === undefined ? undefined : parseDuration(value);
 }

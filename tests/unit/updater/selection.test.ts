@@ -96,6 +96,8 @@ describe("per-container policy", () => {
     expect(parseDurationMs("250ms")).toBe(250);
     expect(parseDurationMs("1h")).toBe(3_600_000);
     expect(parseDurationMs("soon")).toBeUndefined();
+    expect(parseDurationMs("1d")).toBe(86_400_000);
+    expect(parseDurationMs("1h30m")).toBe(5_400_000);
   });
 });
 

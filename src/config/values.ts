@@ -1,6 +1,9 @@
 /**
- * Durations as operators write them (docs/configuration.md): `30s`, `5m`, `1h`, `1h30m`, `250ms`,
- * or a plain integer meaning seconds. Internally always milliseconds.
+ * Values as operators write them (docs/configuration.md), one parser each for the configuration,
+ * flags, environment and the `svc.*` container labels.
+ *
+ * Durations: `30s`, `5m`, `1h`, `1h30m`, `250ms`, `1d`, or a plain integer meaning seconds.
+ * Internally always milliseconds.
  */
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const PART = /(\d+)(ms|s|m|h|d)/gy;
@@ -32,4 +35,12 @@ export function formatDuration(ms: number): string {
     rest -= count * size;
   }
   return out;
+}
+
+/** Booleans in text (environment, flags, labels): true/false, 1/0, yes/no, any case. */
+export function parseBoolean(text: string): boolean | undefined {
+  const lower = text.trim().toLowerCase();
+  if (lower === "true" || lower === "1" || lower === "yes") return true;
+  if (lower === "false" || lower === "0" || lower === "no") return false;
+  return undefined;
 }
