@@ -11,7 +11,7 @@ import type { ImageRef, Registry } from "../registry/port.ts";
 import { createChecker, type Checker, type RolledBackDigests, type Verdict } from "./check.ts";
 import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
 import { forEachLimited } from "./pool.ts";
-import { act, park, planReplacement, replace, restore, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
+import { act, park, planReplacement, replace, restore, stopOptionsFor, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
 import { needsHandover, startHandover } from "./handover.ts";
 import { buildReport } from "./report.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
@@ -451,14 +451,9 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
   }
 
   const inspect = known.inspect;
-  const policy = known.policy;
-  const ownTimeout = (inspect.Config as { StopTimeout?: number }).StopTimeout;
   try {
     await act(g.ctx, "stop", { container: name, container_id: inspect.Id, image: inspect.Config.Image }, () =>
-      g.deps.engine.stopContainer(inspect.Id, {
-        timeoutMs: typeof ownTimeout === "number" && ownTimeout >= 0 ? ownTimeout * 1000 : policy.stopTimeoutMs,
-        signal: policy.stopSignal ?? ((inspect.Config as { StopSignal?: string }).StopSignal || undefined),
-      }),
+      g.deps.engine.stopContainer(inspect.Id, stopOptionsFor(inspect, known.policy)),
     );
     return { kind: "restart", inspect, stopped: true };
   } catch (error) {

@@ -38,17 +38,15 @@ import type { Engine } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import type { ReportSink } from "../notify/types.ts";
 import type { Registry } from "../registry/port.ts";
 import type { RolledBackDigests } from "./check.ts";
 import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
-import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./protocol.ts";
+import { DEFAULT_TIMING, stopOptionsFor, type ProtocolContext, type WatchTiming } from "./protocol.ts";
 import { completeHandover, type HandoverJob } from "./handover.ts";
-import { parseHandoverName, parseOldName } from "./names.ts";
-import { handoversRunning, recoverLeftovers } from "./recovery.ts";
+import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
 import { metricCounts } from "./report.ts";
-import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, scopeFilter, type Filter } from "./selection.ts";
-import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "./types.ts";
+import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, policyFor, scopeFilter, type Filter } from "./selection.ts";
+import type { CycleRunner, ReportSink, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./cycle.ts";
 export type { HandoverJob } from "./handover.ts";
@@ -102,18 +100,8 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     draining: () => draining,
     selfHandover: deps.selfHandover,
     repairLeftovers: async (all, filter) => {
-      const selfName = all.find((c) => deps.selfContainerId !== undefined && c.id.startsWith(deps.selfContainerId))?.name;
       const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image)]);
-      const busy = handoversRunning(all, inScope);
-      const pending = all.some((c) => {
-        if (parseHandoverName(c.name) !== null && c.state !== "running" && inScope({ ...c, name: parseHandoverName(c.name)! })) return true;
-        const parsed = parseOldName(c.name);
-        if (!parsed || !inScope({ ...c, name: parsed.original }) || busy.has(parsed.original)) return false;
-        // svc parked by its own update whose successor runs: it is retiring, nothing to repair
-        if (deps.selfContainerId !== undefined && c.id.startsWith(deps.selfContainerId) && all.some((o) => o.name === parsed.original && o.state === "running")) return false;
-        // a previous svc instance still stopping after a self-update is not a leftover yet
-        return !(parsed.original === selfName && c.state === "running");
-      });
+      const pending = hasLeftovers(all, inScope, deps.selfContainerId);
       if (!pending) return false;
       await recoverWithin(inScope).catch(() => {});
       return true;
@@ -161,7 +149,8 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     setTimeout(() => {
       const entry = { action: "stop" as const, container_id: id, trigger: "self_update" };
       deps.engine
-        .stopContainer(id, { timeoutMs: deps.config.stop_timeout })
+        .inspectContainer(id)
+        .then((own) => deps.engine.stopContainer(id, stopOptionsFor(own, policyFor({ labels: own.Config.Labels ?? {} }, deps.config))))
         .then(() => deps.audit.record(entry))
         .catch((error) => {
           deps.audit.record({ ...entry, error: toSvcError(error).message });

@@ -36,6 +36,26 @@ export interface RecoveryResult {
   background: Promise<void>;
 }
 
+/**
+ * Whether the list shows leftovers of interrupted updates that recovery would repair: a handover
+ * container that is not running, or a parked container of ours whose update is not still under
+ * way (a running handover) and is not a retiring svc (svc parked by its own update whose
+ * successor runs, or a previous instance still stopping).
+ */
+export function hasLeftovers(all: ContainerSummary[], inScope: (c: ContainerSummary) => boolean, selfContainerId?: string): boolean {
+  const isOurs = (c: ContainerSummary) => selfContainerId !== undefined && c.id.startsWith(selfContainerId);
+  const selfName = all.find(isOurs)?.name;
+  const busy = handoversRunning(all, inScope);
+  return all.some((c) => {
+    const handoverOf = parseHandoverName(c.name);
+    if (handoverOf !== null && c.state !== "running" && inScope({ ...c, name: handoverOf })) return true;
+    const parsed = parseOldName(c.name);
+    if (!parsed || !inScope({ ...c, name: parsed.original }) || busy.has(parsed.original)) return false;
+    if (isOurs(c) && all.some((o) => o.name === parsed.original && o.state === "running")) return false;
+    return !(parsed.original === selfName && c.state === "running");
+  });
+}
+
 export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOptions): Promise<RecoveryResult> {
   const log = ctx.log;
   const all = await ctx.engine.listContainers();

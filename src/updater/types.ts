@@ -51,3 +51,8 @@ export interface CycleRunner {
   run(trigger: Trigger, filter?: UpdateFilter): Promise<SessionReport | null>;
   readonly busy: boolean;
 }
+
+/** What the updater hands each finished cycle to (the notifier). Never throws, never delays the next cycle. */
+export interface ReportSink {
+  publish(report: SessionReport): void;
+}
