@@ -9,3 +9,4 @@ export type { ReplacementOptions, ReplacementSpec, EndpointSpec } from "./clone.
 export { parseDockerHost, tlsMaterial, normalizeApiVersion, CLIENT_MAX_API_VERSION, CLIENT_MIN_API_VERSION } from "./connection.ts";
 export type { DockerConfig, Endpoint, TlsMaterial } from "./connection.ts";
 export { demultiplexLogs, lastLines } from "./logs.ts";
+export { ownContainerId } from "./self.ts";

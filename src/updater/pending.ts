@@ -1,0 +1,36 @@
+import { SvcError, toSvcError } from "../errors.ts";
+import type { Updater } from "./index.ts";
+import type { CycleRunner, Trigger, UpdateFilter } from "./types.ts";
+
+/**
+ * The API's runner until startup is done: a cycle asked for during recovery waits for it
+ * (recovery runs before the API accepts updates), then runs as usual; if startup
+ * fails, it fails with the same error.
+ */
+export function pendingRunner(): { runner: CycleRunner; ready(updater: Updater): void; failed(error: unknown): void } {
+  let resolve: (updater: Updater) => void = () => {};
+  let reject: (error: unknown) => void = () => {};
+  const started = new Promise<Updater>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  started.catch(() => {}); // nobody may be waiting
+  let updater: Updater | undefined;
+  return {
+    runner: {
+      async run(trigger: Trigger, filter?: UpdateFilter) {
+        return (updater ?? (await started)).run(trigger, filter);
+      },
+      get busy() {
+        return updater?.busy ?? false;
+      },
+    },
+    ready(value) {
+      updater = value;
+      resolve(value);
+    },
+    failed(error) {
+      reject(error instanceof SvcError ? error : new SvcError("startup", `svc could not start: ${toSvcError(error).message}`, { cause: error }));
+    },
+  };
+}

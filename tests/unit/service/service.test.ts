@@ -1,0 +1,40 @@
+/** Pure parts of the composition root (src/service.ts). */
+import { describe, expect, test } from "bun:test";
+import { defaultConfig } from "../../../src/config/index.ts";
+import { apiEnabled, runOnceExitCode } from "../../../src/service.ts";
+import type { ContainerOutcome } from "../../../src/updater/types.ts";
+import { sampleReport } from "../api/fakes.ts";
+
+describe("apiEnabled", () => {
+  test("listens when update or metrics is on, never in run-once mode, not for health alone", () => {
+    expect(apiEnabled(defaultConfig())).toBe(false);
+    expect(apiEnabled(defaultConfig({ http_api: { update: true } }))).toBe(true);
+    expect(apiEnabled(defaultConfig({ http_api: { metrics: true } }))).toBe(true);
+    expect(apiEnabled(defaultConfig({ run_once: true, http_api: { update: true, metrics: true } }))).toBe(false);
+  });
+});
+
+describe("runOnceExitCode", () => {
+  const withStates = (...states: ContainerOutcome[]) => {
+    const report = sampleReport("run_once");
+    report.containers = states.map((state, i) => ({
+      id: `id${i}`,
+      name: `c${i}`,
+      image: "x",
+      old_image_id: "sha256:a",
+      new_image_id: null,
+      old_digest: null,
+      new_digest: null,
+      state,
+      reason: null,
+      duration_ms: 0,
+    }));
+    return report;
+  };
+  test("0 unless a container failed or was rolled back", () => {
+    expect(runOnceExitCode(withStates())).toBe(0);
+    expect(runOnceExitCode(withStates("updated", "fresh", "stale", "skipped"))).toBe(0);
+    expect(runOnceExitCode(withStates("updated", "failed"))).toBe(1);
+    expect(runOnceExitCode(withStates("rolled_back"))).toBe(1);
+  });
+});
