@@ -12,7 +12,7 @@ export { loadConfig, DEFAULT_FILE } from "./load.ts";
 export type { LoadOptions, LoadResult } from "./load.ts";
 export type { Origin, SourceKind } from "./sources.ts";
 export { parseArgv } from "./sources.ts";
-export { redactConfig, secretValues, scrubSecrets, REDACTED } from "./secrets.ts";
+export { redactConfig, secretValues, REDACTED } from "./secrets.ts";
 export { generateSample, printConfig, configFile } from "./sample.ts";
 export { renderDocs } from "./docs.ts";
 export { parseDuration, formatDuration, parseBoolean } from "./values.ts";

@@ -1,52 +1,47 @@
 /**
- * The one place that knows which values are secret (from the schema) and masks them: for
- * --print-config, for errors, and for the log room to scrub anything that slips into a message.
+ * The one place that knows which values are secret: the schema marks them, and one walk over
+ * those slots serves --print-config (each replaced by the mask) and the redactor the log room
+ * builds from secretValues. The mask itself is the log room's.
  */
+import { REDACTED } from "../log/redact.ts";
 import { OPTIONS, type Config } from "./schema.ts";
 
-export const REDACTED = "[redacted]";
+export { REDACTED };
 
-function valueAt(config: Config, path: string[]): unknown {
-  return path.reduce<any>((node, part) => node?.[part], config);
+/** One secret value of a configuration: where it is, read and replaced through the same slot. */
+interface SecretSlot {
+  value: string;
+  replace(by: string): void;
 }
 
-/** A deep copy of the configuration with every secret replaced by "[redacted]". */
-export function redactConfig(config: Config): Config {
-  const copy = structuredClone(config);
+/** Every secret slot of `config` that holds a value, as the schema marks them. */
+function secretSlots(config: Config): SecretSlot[] {
+  const slots: SecretSlot[] = [];
+  const add = (holder: Record<string, unknown>, name: string) => {
+    const value = holder[name];
+    if (typeof value === "string") slots.push({ value, replace: (by) => (holder[name] = by) });
+  };
   for (const option of OPTIONS) {
     if (!option.meta.secret) continue;
     if (option.meta.kind === "credentials") {
-      for (const credential of copy.registry_credentials) {
-        if (credential.username !== undefined) credential.username = REDACTED;
-        if (credential.password !== undefined) credential.password = REDACTED;
-      }
+      for (const credential of config.registry_credentials) for (const name of ["username", "password"]) add(credential as unknown as Record<string, unknown>, name);
       continue;
     }
-    const parent = valueAt(copy, option.path.slice(0, -1)) as Record<string, unknown>;
-    const name = option.path[option.path.length - 1]!;
-    if (parent[name] !== undefined) parent[name] = REDACTED;
+    const parent = option.path.slice(0, -1).reduce<any>((node, part) => node?.[part], config) as Record<string, unknown> | undefined;
+    if (parent) add(parent, option.path[option.path.length - 1]!);
   }
+  return slots;
+}
+
+/** A deep copy of the configuration with every secret replaced by the mask. */
+export function redactConfig(config: Config): Config {
+  const copy = structuredClone(config);
+  for (const slot of secretSlots(copy)) slot.replace(REDACTED);
   return copy;
 }
 
 /** Every secret value in the configuration (non-empty, longest first so scrubbing is greedy). */
 export function secretValues(config: Config): string[] {
-  const values: string[] = [];
-  for (const option of OPTIONS) {
-    if (!option.meta.secret) continue;
-    if (option.meta.kind === "credentials") {
-      for (const credential of config.registry_credentials) values.push(credential.username ?? "", credential.password ?? "");
-      continue;
-    }
-    const value = valueAt(config, option.path);
-    if (typeof value === "string") values.push(value);
-  }
+  const values = secretSlots(config).map((slot) => slot.value);
   return [...new Set(values.filter((v) => v !== ""))].sort((a, b) => b.length - a.length);
-}
-
-/** Replaces every occurrence of a secret in a text. */
-export function scrubSecrets(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) out = out.split(secret).join(REDACTED);
-  return out;
 }

@@ -4,13 +4,13 @@
  * at once and never throws; a failing channel is retried a few times, then logged.
  */
 import { hostname as osHostname } from "node:os";
-import type { Config } from "../config/index.ts";
-import type { Logger } from "../log/index.ts";
+import { secretValues, type Config } from "../config/index.ts";
+import { createRedactor, type Logger } from "../log/index.ts";
 import type { SessionReport } from "../updater/types.ts";
 import { createChannels } from "./channels/index.ts";
 import { parseHeaders } from "./channels/webhook.ts";
 import { NotifyPolicy } from "./decide.ts";
-import { createRedactor, reasonOf } from "./redact.ts";
+import { reasonOf } from "./redact.ts";
 import { loadRenderer } from "./render.ts";
 import type { Notifier, ReportSink } from "./types.ts";
 
@@ -55,7 +55,7 @@ export async function createNotifications(config: Config, log: Logger, options: 
   const render = await loadRenderer(settings.template, host);
   const notifiers =
     options.notifiers ?? (await createChannels({ config: settings, render, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 }));
-  const redact = createRedactor(secretsOf(settings));
+  const redact = createRedactor([...secretValues(config), ...derivedSecrets(settings)]);
   const policy = new NotifyPolicy(settings.notify_on_every_cycle);
   const attempts = Math.max(1, options.attempts ?? 3);
   const retryDelayMs = options.retryDelayMs ?? 1000;
@@ -128,17 +128,13 @@ export async function createNotifications(config: Config, log: Logger, options: 
   };
 }
 
-/** Every configured value that must never show in a log line. */
-function secretsOf(settings: Config["notifications"]): Array<string | undefined> {
-  const secrets: Array<string | undefined> = [
-    settings.email.password,
-    settings.mqtt.password,
-    mqttUrlPassword(settings.mqtt.broker),
-    settings.pushover.token,
-    settings.pushover.user_key,
-    // Webhook URLs often carry their credential in the path (Slack, Discord, ntfy tokens).
-    settings.webhook.url,
-  ];
+/**
+ * Secrets notify derives from its settings, beyond the schema's own (secretValues): parts of a
+ * webhook URL (which often carries its credential: Slack, Discord, ntfy tokens), header values,
+ * a password written into the MQTT broker URL.
+ */
+function derivedSecrets(settings: Config["notifications"]): Array<string | undefined> {
+  const secrets: Array<string | undefined> = [mqttUrlPassword(settings.mqtt.broker), settings.webhook.url];
   try {
     for (const [, value] of parseHeaders(settings.webhook.headers)) secrets.push(value);
   } catch {

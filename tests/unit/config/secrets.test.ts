@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { OPTIONS, REDACTED, defaultConfig, printConfig, redactConfig, scrubSecrets, secretValues } from "../../../src/config/index.ts";
+import { OPTIONS, REDACTED, defaultConfig, printConfig, redactConfig, secretValues } from "../../../src/config/index.ts";
+import { createRedactor } from "../../../src/log/index.ts";
 import { isSvcError } from "../../../src/errors.ts";
 import { RUNS, load, problems, tempDir, writeFile } from "./helpers.ts";
 
@@ -113,10 +114,10 @@ describe("redaction", () => {
     for (const secret of secretValues(config)) expect(text).not.toContain(secret);
   });
 
-  test("secretValues lists every secret, longest first, and scrubSecrets removes them", () => {
+  test("secretValues lists every secret, longest first, and the log room's redactor removes them", () => {
     const secrets = secretValues(config);
     expect(secrets.sort()).toEqual(["cp-5", "cu-4", "ep-6", "mp-7", "pass-3", "pt-8", "pu-9", "tok-1", "user-2"].sort());
-    expect(scrubSecrets("login user-2 with pass-3 at ghcr.io", secretValues(config))).toBe(`login ${REDACTED} with ${REDACTED} at ghcr.io`);
+    expect(createRedactor(secretValues(config))("login user-2 with pass-3 at ghcr.io")).toBe(`login ${REDACTED} with ${REDACTED} at ghcr.io`);
     expect(secretValues(defaultConfig())).toEqual([]);
   });
 

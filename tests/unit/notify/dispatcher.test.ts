@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { defaultConfig, REDACTED, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import { isSvcError } from "../../../src/errors.ts";
 import { createNotifications, type Notifier } from "../../../src/notify/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
@@ -187,7 +187,7 @@ describe("dispatcher", () => {
     const text = log.text();
     expect(log.lines.filter((l) => l.level === "error")).toHaveLength(1);
     for (const secret of Object.values(secrets)) expect(text).not.toContain(secret);
-    expect(text).toContain("***");
+    expect(text).toContain(REDACTED);
   });
 
   test("only channels whose required setting is set are created", async () => {
