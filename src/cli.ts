@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand, renderUsage, type ArgsDef } from "citty";
-import { OPTIONS, defaultConfig, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
+import { OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
 import { createLogging, resolveFormat, type Writable } from "./log/index.ts";
 import { VERSION } from "./version.ts";
@@ -37,10 +37,10 @@ function commandArgs(): ArgsDef {
     const name = option.flag.slice(2);
     const env = `env ${option.env}`;
     if (option.meta.kind === "boolean") {
-      args[name] = { type: "boolean", description: `${option.meta.description} (${env}; default ${option.meta.default})` };
+      args[name] = { type: "boolean", description: `${describeOption(option)} (${env}; default ${option.meta.default})` };
     } else {
       const shown = option.meta.defaultText ?? (option.meta.default === undefined || (Array.isArray(option.meta.default) && option.meta.default.length === 0) ? undefined : String(option.meta.default));
-      args[name] = { type: "string", valueHint: option.meta.kind, description: `${option.meta.description} (${env}${shown ? `; default ${shown}` : ""})` };
+      args[name] = { type: "string", valueHint: option.meta.kind, description: `${describeOption(option)} (${env}${shown ? `; default ${shown}` : ""})` };
     }
   }
   return args;

@@ -2,7 +2,7 @@
  * docs/configuration.md, rendered from the schema (scripts/gen-docs.ts writes it; a test
  * fails when the committed file differs).
  */
-import { TABLES, typeLabel, type OptionSpec } from "./schema.ts";
+import { describeOption, TABLES, typeLabel, type OptionSpec } from "./schema.ts";
 import { tomlLiteral } from "./toml.ts";
 
 function cell(text: string): string {
@@ -18,7 +18,7 @@ function defaultCell(option: OptionSpec): string {
 function row(option: OptionSpec): string {
   const valueHint = option.meta.kind === "boolean" ? "" : " <value>";
   const type = typeLabel(option.meta) + (option.meta.secret ? ", secret" : "");
-  return `| \`${option.key}\` | \`${option.flag}${valueHint}\` | \`${option.env}\` | ${cell(type)} | ${cell(defaultCell(option))} | ${cell(option.meta.description)} |`;
+  return `| \`${option.key}\` | \`${option.flag}${valueHint}\` | \`${option.env}\` | ${cell(type)} | ${cell(defaultCell(option))} | ${cell(describeOption(option))} |`;
 }
 
 const INTRO = `# Configuration reference

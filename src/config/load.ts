@@ -186,13 +186,34 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
   const isSet = (key: string) => values.get(key) !== undefined;
   // A value given but invalid is already reported: do not add "nothing would run" and the like.
   const invalid = (key: string) => merged.has(key) && !values.has(key);
-  // A schedule given, even if invalid, is one the user chose: it counts for exclusivity.
-  const triggers = ["poll_interval", "schedule", "run_once"].filter((key) => (key === "run_once" ? get(key) === true : isSet(key) || invalid(key)));
-  const anyInvalid = ["poll_interval", "schedule", "run_once", "http_api.update"].some(invalid);
-  if (triggers.length > 1) {
-    problems.push(`${triggers.map((key) => named(key, merged)).join(" and ")}: poll_interval, schedule and run_once are mutually exclusive; set only one`);
+  // Whether an option is in force: a boolean when true; anything else when given, even if invalid
+  // (a schedule given is one the user chose: it counts for exclusivity).
+  const active = (key: string) => (OPTION_BY_KEY.get(key)?.meta.kind === "boolean" ? get(key) === true : isSet(key) || invalid(key));
+
+  const reportedGroups = new Set<string>();
+  for (const option of OPTIONS) {
+    const rules = option.meta.rules;
+    if (!rules) continue;
+    if (rules.exclusiveWith) {
+      // the group in declaration order, reported once, naming the members in force
+      const group = OPTIONS.map((o) => o.key).filter((key) => key === option.key || rules.exclusiveWith!.includes(key));
+      const inForce = group.filter(active);
+      if (inForce.length > 1 && !reportedGroups.has(group.join())) {
+        reportedGroups.add(group.join());
+        problems.push(`${inForce.map((key) => named(key, merged)).join(" and ")}: ${group.slice(0, -1).join(", ")} and ${group.at(-1)} are mutually exclusive; set only one`);
+      }
+    }
+    if (rules.requires && active(option.key) && !invalid(option.key)) requireAll(option.key, rules.requires, values, merged, problems);
+    const value = values.get(option.key);
+    if (rules.readable && typeof value === "string") {
+      const problem = unreadable(resolve(cwd, value));
+      if (problem) problems.push(`${named(option.key, merged)}: cannot read ${value}: ${problem}`);
+    }
   }
-  if (triggers.length === 0 && get("http_api.update") !== true && !anyInvalid) {
+
+  const schedules = OPTIONS.filter((o) => o.meta.rules?.exclusiveWith && active(o.key));
+  const anyInvalid = [...OPTIONS.filter((o) => o.meta.rules?.exclusiveWith).map((o) => o.key), "http_api.update"].some(invalid);
+  if (schedules.length === 0 && get("http_api.update") !== true && !anyInvalid) {
     problems.push(
       `nothing would ever run: set one of poll_interval (--poll-interval, SVC_POLL_INTERVAL), schedule (--schedule, SVC_SCHEDULE) or run_once (--run-once, SVC_RUN_ONCE), or enable http_api.update (--http-api-update, SVC_HTTP_API_UPDATE)`,
     );
@@ -209,31 +230,16 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
       problems.push(`${why}: an authenticated endpoint is enabled but no token is set: set http_api.token (--http-api-token, SVC_HTTP_API_TOKEN)`);
     }
   }
-
-  if (get("docker.tls_verify") === true) {
-    for (const key of ["docker.tls_ca_cert", "docker.tls_cert", "docker.tls_key"]) {
-      if (!isSet(key) && !invalid(key)) problems.push(`${named("docker.tls_verify", merged)}: is true, so ${named(key, merged)} is required`);
-    }
-  }
-  for (const key of ["docker.tls_ca_cert", "docker.tls_cert", "docker.tls_key", "notifications.mqtt.tls_ca_cert", "notifications.mqtt.tls_cert", "notifications.mqtt.tls_key", "notifications.template", "notifications.webhook.template"]) {
-    const value = values.get(key);
-    if (typeof value !== "string") continue;
-    const problem = unreadable(resolve(cwd, value));
-    if (problem) problems.push(`${named(key, merged)}: cannot read ${value}: ${problem}`);
-  }
-
-  requireWith("notifications.email.server", ["notifications.email.from", "notifications.email.to"], values, merged, problems);
-  requireWith("notifications.mqtt.broker", ["notifications.mqtt.topic"], values, merged, problems);
-  requireWith("notifications.pushover.token", ["notifications.pushover.user_key"], values, merged, problems);
 }
 
-function requireWith(enabler: string, required: string[], values: Map<string, unknown>, merged: Map<string, Entry>, problems: Problem[]): void {
-  if (values.get(enabler) === undefined) return;
+/** The options an option in force requires (OptionRules.requires), each reported when missing. */
+function requireAll(enabler: string, required: readonly string[], values: Map<string, unknown>, merged: Map<string, Entry>, problems: Problem[]): void {
+  const how = OPTION_BY_KEY.get(enabler)?.meta.kind === "boolean" ? "is true" : "is set";
   for (const key of required) {
     const value = values.get(key);
     const given = merged.has(key) && !values.has(key); // given but invalid: already reported
     const missing = !given && (value === undefined || (Array.isArray(value) && value.length === 0));
-    if (missing) problems.push(`${named(enabler, merged)}: is set, so ${named(key, merged)} is required`);
+    if (missing) problems.push(`${named(enabler, merged)}: ${how}, so ${named(key, merged)} is required`);
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { formatDuration } from "./values.ts";
 import type { LoadResult } from "./load.ts";
-import { TABLES, type Config, type OptionSpec, type TableSpec } from "./schema.ts";
+import { describeOption, TABLES, type Config, type OptionSpec, type TableSpec } from "./schema.ts";
 import { redactConfig } from "./secrets.ts";
 import { tomlLiteral } from "./toml.ts";
 
@@ -20,7 +20,7 @@ function meaningLine(option: OptionSpec): string {
   const extra = option.meta.defaultText ? ` (default: ${option.meta.defaultText})` : "";
   const secret = option.meta.secret ? " [secret]" : "";
   const values = option.meta.values ? ` (${option.meta.values.join(", ")})` : "";
-  return `# ${option.meta.description}${values}${extra}${secret}. Flag ${option.flag}, env ${option.env}.`;
+  return `# ${describeOption(option)}${values}${extra}${secret}. Flag ${option.flag}, env ${option.env}.`;
 }
 
 function sampleLines(option: OptionSpec): string[] {

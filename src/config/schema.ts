@@ -37,6 +37,22 @@ export interface OptionMeta {
   max?: number;
   /** How Watchtower names this option (docs/migrating-from-watchtower.md). */
   watchtower?: readonly WatchtowerName[];
+  /** How this option relates to others: checked at load, written into every description. */
+  rules?: OptionRules;
+}
+
+export type ChannelName = "webhook" | "email" | "mqtt" | "pushover";
+const CHANNEL_TITLES: Record<ChannelName, string> = { webhook: "webhook", email: "e-mail", mqtt: "MQTT", pushover: "Pushover" };
+
+export interface OptionRules {
+  /** TOML keys required once this option is set (a boolean: once it is true) */
+  requires?: readonly string[];
+  /** TOML keys that may not be set together with this one (a boolean counts when true) */
+  exclusiveWith?: readonly string[];
+  /** the notification channel this option turns on when it is set */
+  enables?: ChannelName;
+  /** a file svc reads at startup: it must exist and be readable */
+  readable?: boolean;
 }
 
 /**
@@ -81,6 +97,16 @@ function table<const Shape extends Record<string, Node>>(title: string, shape: S
 /** `node`, also known to Watchtower users by `names`. */
 function alias<L extends Leaf>(node: L, ...names: WatchtowerName[]): L {
   return { ...node, meta: { ...node.meta, watchtower: names } };
+}
+
+/** `node` with its rules towards other options. */
+function ruled<L extends Leaf>(node: L, rules: OptionRules): L {
+  return { ...node, meta: { ...node.meta, rules: { ...node.meta.rules, ...rules } } };
+}
+
+/** A file read at startup. */
+function file(description: string, example: string) {
+  return ruled(path(description, example), { readable: true });
 }
 
 const wt = (env: string, flags: string[], convert?: WatchtowerName["convert"]): WatchtowerName => ({ env, flags, ...(convert ? { convert } : {}) });
@@ -217,9 +243,9 @@ export const CONFIG = table("General options", {
   audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
   log_access_to_stdout: bool(false, "Also print access-log events to stdout"),
   log_audit_to_stdout: bool(false, "Also print audit-log events to stdout"),
-  poll_interval: alias(optionalDuration("Time between update checks; exclusive with schedule and run_once", "1h", 1), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])),
-  schedule: alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ); exclusive with poll_interval and run_once", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])),
-  run_once: alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])),
+  poll_interval: ruled(alias(optionalDuration("Time between update checks", "1h", 1), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
+  schedule: ruled(alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ)", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])), { exclusiveWith: ["poll_interval", "run_once"] }),
+  run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),
   registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
   registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),
@@ -263,10 +289,12 @@ export const CONFIG = table("General options", {
 
   docker: table("Container engine options", {
     host: alias(url("Engine socket or TCP address", ["unix", "tcp", "http", "https"], "unix:///var/run/docker.sock", "DOCKER_HOST, else unix:///var/run/docker.sock"), wt("DOCKER_HOST", ["--host", "-H"])),
-    tls_verify: alias(bool(false, "Verify TLS certificates for TCP connections (needs the three files below)"), wt("DOCKER_TLS_VERIFY", ["--tlsverify"])),
-    tls_ca_cert: path("CA certificate; required when tls_verify is true", "/etc/svc/tls/ca.pem"),
-    tls_cert: path("Client certificate; required when tls_verify is true", "/etc/svc/tls/cert.pem"),
-    tls_key: path("Client key; required when tls_verify is true", "/etc/svc/tls/key.pem"),
+    tls_verify: ruled(alias(bool(false, "Verify TLS certificates for TCP connections"), wt("DOCKER_TLS_VERIFY", ["--tlsverify"])), {
+      requires: ["docker.tls_ca_cert", "docker.tls_cert", "docker.tls_key"],
+    }),
+    tls_ca_cert: file("CA certificate", "/etc/svc/tls/ca.pem"),
+    tls_cert: file("Client certificate", "/etc/svc/tls/cert.pem"),
+    tls_key: file("Client key", "/etc/svc/tls/key.pem"),
     config: path("Folder of the Docker CLI's config.json (registry logins, credential helpers); DOCKER_CONFIG, else ~/.docker", "/root/.docker"),
     api_version: alias(
       leaf({ kind: "string", description: "Override the negotiated engine API version (major.minor)", example: "1.41" }, () =>
@@ -287,12 +315,12 @@ export const CONFIG = table("General options", {
 
   notifications: table("Notification options", {
     delay: alias(duration("0s", "Delay between cycle completion and dispatch"), wt("WATCHTOWER_NOTIFICATIONS_DELAY", ["--notifications-delay"])),
-    template: path("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
+    template: file("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
     webhook: table("Webhook channel", {
-      url: optionalUrl("Endpoint receiving the report by HTTP POST; enables the webhook channel", ["http", "https"], "https://hooks.example.com/svc"),
+      url: ruled(optionalUrl("Endpoint receiving the report by HTTP POST", ["http", "https"], "https://hooks.example.com/svc"), { enables: "webhook" }),
       headers: str("Extra request headers as comma-separated Key: Value pairs", "X-Source: svc, X-Env: prod"),
-      template: path("Body template (mustache) instead of the SessionReport JSON; values are JSON-escaped when content_type is JSON (docs/notifications.md)", "/etc/svc/ntfy.mustache"),
+      template: file("Body template (mustache) instead of the SessionReport JSON; values are JSON-escaped when content_type is JSON (docs/notifications.md)", "/etc/svc/ntfy.mustache"),
       content_type: leaf({ kind: "string", description: "Content-Type of the body (with template); JSON types (application/json, +json) escape values for JSON", default: "application/json" }, () =>
         nonEmpty()
           .regex(/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/, { error: 'must be a media type like "application/json"' })
@@ -302,10 +330,13 @@ export const CONFIG = table("General options", {
       timeout: duration("10s", "Timeout of the webhook request", 1),
     }),
     email: table("E-mail channel", {
-      server: alias(str("SMTP host; enables the e-mail channel", "smtp.example.com"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER", ["--notification-email-server"])),
+      server: ruled(alias(str("SMTP host", "smtp.example.com"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER", ["--notification-email-server"])), {
+        enables: "email",
+        requires: ["notifications.email.from", "notifications.email.to"],
+      }),
       port: alias(int(587, "SMTP port", 1, 65535), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_PORT", ["--notification-email-server-port"])),
-      from: alias(str("Sender address; required with server", "svc@example.com"), wt("WATCHTOWER_NOTIFICATION_EMAIL_FROM", ["--notification-email-from"])),
-      to: alias(list("Recipient addresses; required with server", ["ops@example.com"]), wt("WATCHTOWER_NOTIFICATION_EMAIL_TO", ["--notification-email-to"])),
+      from: alias(str("Sender address", "svc@example.com"), wt("WATCHTOWER_NOTIFICATION_EMAIL_FROM", ["--notification-email-from"])),
+      to: alias(list("Recipient addresses", ["ops@example.com"]), wt("WATCHTOWER_NOTIFICATION_EMAIL_TO", ["--notification-email-to"])),
       user: alias(str("SMTP user", "svc"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_USER", ["--notification-email-server-user"])),
       password: alias(
         str("SMTP password, or a path to a file holding it", "/run/secrets/smtp_password", { secret: true }),
@@ -314,8 +345,11 @@ export const CONFIG = table("General options", {
       tls_skip_verify: alias(bool(false, "Skip TLS verification"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_TLS_SKIP_VERIFY", ["--notification-email-server-tls-skip-verify"])),
     }),
     mqtt: table("MQTT channel", {
-      broker: optionalUrl("Broker address; enables the MQTT channel (tcp:// or mqtt:// plain, mqtts:// or ssl:// TLS)", ["tcp", "mqtt", "mqtts", "ssl"], "mqtt://broker.lan:1883"),
-      topic: str("Topic for reports; required with broker", "svc/reports"),
+      broker: ruled(optionalUrl("Broker address (tcp:// or mqtt:// plain, mqtts:// or ssl:// TLS)", ["tcp", "mqtt", "mqtts", "ssl"], "mqtt://broker.lan:1883"), {
+        enables: "mqtt",
+        requires: ["notifications.mqtt.topic"],
+      }),
+      topic: str("Topic for reports", "svc/reports"),
       qos: leaf({ kind: "integer", description: "0 at most once, 1 at least once, 2 exactly once", default: 0, min: 0, max: 2 }, () =>
         z
           .number()
@@ -327,15 +361,18 @@ export const CONFIG = table("General options", {
       username: str("Broker user", "svc"),
       password: str("Broker password, or a path to a file holding it", "/run/secrets/mqtt_password", { secret: true }),
       tls_skip_verify: bool(false, "Skip certificate verification"),
-      tls_ca_cert: path("CA certificate (PEM)", "/etc/svc/mqtt/ca.pem"),
-      tls_cert: path("Client certificate for mutual TLS (PEM)", "/etc/svc/mqtt/cert.pem"),
-      tls_key: path("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
+      tls_ca_cert: file("CA certificate (PEM)", "/etc/svc/mqtt/ca.pem"),
+      tls_cert: file("Client certificate for mutual TLS (PEM)", "/etc/svc/mqtt/cert.pem"),
+      tls_key: file("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
       homeassistant_discovery: bool(false, "Also publish Home Assistant MQTT discovery: an update entity per container (docs/notifications.md)"),
       discovery_prefix: leaf({ kind: "string", description: "Home Assistant's discovery prefix", default: "homeassistant" }, () => nonEmpty().default("homeassistant")),
     }),
     pushover: table("Pushover channel", {
-      token: str("Application token, or a path to a file holding it; enables the Pushover channel", "/run/secrets/pushover_token", { secret: true }),
-      user_key: str("User or group key, or a path to a file holding it; required with token", "/run/secrets/pushover_user", { secret: true }),
+      token: ruled(str("Application token, or a path to a file holding it", "/run/secrets/pushover_token", { secret: true }), {
+        enables: "pushover",
+        requires: ["notifications.pushover.user_key"],
+      }),
+      user_key: str("User or group key, or a path to a file holding it", "/run/secrets/pushover_user", { secret: true }),
       api_url: url("Pushover API base URL (tests point it at a local server)", ["http", "https"], "https://api.pushover.net"),
     }),
   }),
@@ -420,6 +457,33 @@ export const TABLES: readonly TableSpec[] = collectTables();
 export const OPTIONS: readonly OptionSpec[] = TABLES.flatMap((t) => t.options);
 export const OPTION_BY_KEY: ReadonlyMap<string, OptionSpec> = new Map(OPTIONS.map((o) => [o.key, o]));
 export const TABLE_KEYS: ReadonlySet<string> = new Set(TABLES.map((t) => t.key).filter(Boolean));
+
+/** The option that turns each notification channel on. */
+export const CHANNEL_SWITCHES: Readonly<Record<ChannelName, OptionSpec>> = Object.fromEntries(
+  OPTIONS.filter((o) => o.meta.rules?.enables).map((o) => [o.meta.rules!.enables!, o]),
+) as Record<ChannelName, OptionSpec>;
+
+/**
+ * The description every form shows (sample, docs, --help): the option's meaning, then its rules
+ * towards other options, said from this option's side.
+ */
+export function describeOption(option: OptionSpec): string {
+  const rules = option.meta.rules ?? {};
+  const name = (key: string) => key.split(".").pop()!;
+  const and = (keys: readonly string[]) => {
+    const names = keys.map(name);
+    return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+  };
+  const parts = [option.meta.description];
+  if (rules.enables) parts.push(`enables the ${CHANNEL_TITLES[rules.enables]} channel`);
+  if (rules.exclusiveWith) parts.push(`exclusive with ${and(rules.exclusiveWith)}`);
+  if (rules.requires) parts.push(`${option.meta.kind === "boolean" ? "when true, needs" : "needs"} ${and(rules.requires)}`);
+  for (const other of OPTIONS) {
+    if (!other.meta.rules?.requires?.includes(option.key)) continue;
+    parts.push(other.meta.kind === "boolean" ? `required when ${name(other.key)} is true` : `required with ${name(other.key)}`);
+  }
+  return parts.join("; ");
+}
 
 /**
  * An option's value when it is not set, from its metadata alone (no schema is built). A test

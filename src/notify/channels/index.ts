@@ -4,7 +4,7 @@
  * with LITERAL dynamic imports (bundled, but loaded only when their channel is on): nodemailer and
  * mqtt would otherwise cost every svc their startup time and some 15 MiB of memory each.
  */
-import type { Config } from "../../config/index.ts";
+import { CHANNEL_SWITCHES, type ChannelName, type Config } from "../../config/index.ts";
 import { loadBodyRenderer, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
 import { createPushoverNotifier } from "./pushover.ts";
@@ -19,14 +19,11 @@ export interface ChannelContext {
 }
 
 interface ChannelFactory {
-  /** the channel is on when its required setting is set (docs/notifications.md) */
-  enabled(config: Config["notifications"]): boolean;
   create(context: ChannelContext): Notifier | Promise<Notifier>;
 }
 
 export const CHANNELS = {
   webhook: {
-    enabled: (c) => Boolean(c.webhook.url),
     create: async ({ config, hostname }) => {
       const { template, content_type } = config.webhook;
       const body = template === undefined ? undefined : await loadBodyRenderer(template, content_type, hostname);
@@ -34,26 +31,27 @@ export const CHANNELS = {
     },
   },
   email: {
-    enabled: (c) => Boolean(c.email.server),
     create: async ({ config, render, timeoutMs }) => (await import("./email.ts")).createEmailNotifier(config.email, render, timeoutMs),
   },
   mqtt: {
-    enabled: (c) => Boolean(c.mqtt.broker),
     create: async ({ config, hostname, timeoutMs }) => (await import("./mqtt.ts")).createMqttNotifier(config.mqtt, hostname, timeoutMs),
   },
   pushover: {
-    enabled: (c) => Boolean(c.pushover.token),
     create: ({ config, render, timeoutMs }) => createPushoverNotifier(config.pushover, render, timeoutMs),
   },
-} satisfies Record<string, ChannelFactory>;
+} satisfies Record<ChannelName, ChannelFactory>;
 
-export type ChannelName = keyof typeof CHANNELS;
+/** A channel is on when the option the schema marks as its switch is set (docs/notifications.md). */
+export function channelEnabled(config: Config["notifications"], name: ChannelName): boolean {
+  const [, ...path] = CHANNEL_SWITCHES[name].path;
+  return Boolean(path.reduce<any>((node, part) => node?.[part], config));
+}
 
 /** The enabled channels; throws the first configuration problem found. */
 export async function createChannels(context: ChannelContext): Promise<Notifier[]> {
   const notifiers: Notifier[] = [];
-  for (const factory of Object.values(CHANNELS) as ChannelFactory[]) {
-    if (factory.enabled(context.config)) notifiers.push(await factory.create(context));
+  for (const [name, factory] of Object.entries(CHANNELS) as [ChannelName, ChannelFactory][]) {
+    if (channelEnabled(context.config, name)) notifiers.push(await factory.create(context));
   }
   return notifiers;
 }
