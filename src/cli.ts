@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand, renderUsage, type ArgsDef } from "citty";
-import { OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
+import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
 import { createLogging, resolveFormat, type Writable } from "./log/index.ts";
 import { VERSION } from "./version.ts";
@@ -26,13 +26,11 @@ const DESCRIPTION = "Keeps running Docker containers up to date, safely.";
 function commandArgs(): ArgsDef {
   const args: ArgsDef = {
     names: { type: "positional", required: false, description: "Container names to update (added to --containers)" },
-    config: { type: "string", alias: "c", valueHint: "path", description: "Configuration file (env SVC_CONFIG; default ./svc.toml when present)" },
-    "generate-config": { type: "string", valueHint: "file", description: "Write a commented sample configuration to FILE (or stdout) and exit" },
-    force: { type: "boolean", description: "With --generate-config: overwrite an existing FILE" },
-    "print-config": { type: "boolean", description: "Print the effective configuration (secrets redacted) and exit" },
-    version: { type: "boolean", alias: "v", description: "Print the version and exit" },
-    help: { type: "boolean", alias: "h", description: "Show this help and exit" },
   };
+  for (const [name, spec] of Object.entries(COMMAND_FLAGS)) {
+    const alias = spec.alias ? { alias: spec.alias } : {};
+    args[name] = spec.takes ? { type: "string", valueHint: spec.valueHint, description: spec.description, ...alias } : { type: "boolean", description: spec.description, ...alias };
+  }
   for (const option of OPTIONS) {
     const name = option.flag.slice(2);
     const env = `env ${option.env}`;

@@ -234,8 +234,44 @@ export interface ParsedArgv {
 }
 
 const OPTION_BY_FLAG = new Map(OPTIONS.map((o) => [o.flag, o]));
-/** Flags of the command itself, not configuration options. */
-export const COMMAND_FLAGS = ["--config", "-c", "--generate-config", "--force", "--print-config", "--help", "-h", "--version", "-v"] as const;
+
+/** A flag of the command itself (not a configuration option): how it is parsed and described. */
+export interface CommandFlagSpec {
+  alias?: string;
+  /** "required": the next argument is its value; "optional": only when it is not a flag */
+  takes?: "required" | "optional";
+  valueHint?: string;
+  description: string;
+  /** records what was given into CommandFlags */
+  set(command: CommandFlags, value: string | undefined, flag: string): string | undefined;
+}
+
+/** The command's own flags, declared once for --help (cli.ts) and for parsing (parseArgv). */
+export const COMMAND_FLAGS: Readonly<Record<string, CommandFlagSpec>> = {
+  config: {
+    alias: "c",
+    takes: "required",
+    valueHint: "path",
+    description: "Configuration file (env SVC_CONFIG; default ./svc.toml when present)",
+    set: (command, value, flag) => {
+      if (value === undefined || value === "") return `${flag}: needs a file path`;
+      command.config = { path: value, name: flag };
+      return undefined;
+    },
+  },
+  "generate-config": {
+    takes: "optional",
+    valueHint: "file",
+    description: "Write a commented sample configuration to FILE (or stdout) and exit",
+    set: (command, value) => void (command.generateConfig = value || true),
+  },
+  force: { description: "With --generate-config: overwrite an existing FILE", set: (command) => void (command.force = true) },
+  "print-config": { description: "Print the effective configuration (secrets redacted) and exit", set: (command) => void (command.printConfig = true) },
+  version: { alias: "v", description: "Print the version and exit", set: (command) => void (command.version = true) },
+  help: { alias: "h", description: "Show this help and exit", set: (command) => void (command.help = true) },
+};
+
+const COMMAND_FLAG_BY_NAME = new Map(Object.entries(COMMAND_FLAGS).flatMap(([name, spec]) => [[`--${name}`, spec], ...(spec.alias ? [[`-${spec.alias}`, spec] as const] : [])]));
 
 export function parseArgv(argv: readonly string[]): ParsedArgv {
   const layer: Layer = new Map();
@@ -262,38 +298,20 @@ export function parseArgv(argv: readonly string[]): ParsedArgv {
       i++;
       return next;
     };
-    switch (flag) {
-      case "--config":
-      case "-c": {
-        const value = nextValue();
-        if (value === undefined || value === "") problems.push(`${flag}: needs a file path`);
-        else command.config = { path: value, name: flag };
-        continue;
-      }
-      case "--generate-config": {
-        // The file is optional: take the next argument only if it is not a flag.
-        const next = argv[i + 1];
-        if (inline !== undefined) command.generateConfig = inline || true;
-        else if (next !== undefined && !next.startsWith("-")) {
-          command.generateConfig = next;
-          i++;
-        } else command.generateConfig = true;
-        continue;
-      }
-      case "--force":
-        command.force = true;
-        continue;
-      case "--print-config":
-        command.printConfig = true;
-        continue;
-      case "--help":
-      case "-h":
-        command.help = true;
-        continue;
-      case "--version":
-      case "-v":
-        command.version = true;
-        continue;
+    // an optional value is taken only when the next argument is not a flag
+    const optionalValue = () => {
+      if (inline !== undefined) return inline;
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith("-")) return undefined;
+      i++;
+      return next;
+    };
+    const commandFlag = COMMAND_FLAG_BY_NAME.get(flag);
+    if (commandFlag) {
+      const value = commandFlag.takes === "required" ? nextValue() : commandFlag.takes === "optional" ? optionalValue() : undefined;
+      const problem = commandFlag.set(command, value, flag);
+      if (problem) problems.push(problem);
+      continue;
     }
     const option = OPTION_BY_FLAG.get(flag);
     if (option) {
@@ -322,7 +340,7 @@ export function parseArgv(argv: readonly string[]): ParsedArgv {
       layer.set(negated.key, { value: false, origin: { source: "flag", name: flag } });
       continue;
     }
-    problems.push(`${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...COMMAND_FLAGS.filter((f) => f.startsWith("--"))])}`);
+    problems.push(`${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`);
   }
   return { layer, positionals, command, problems };
 }
