@@ -1,8 +1,8 @@
 /**
- * The Engine port on the Docker Engine API, through dockerode with a modem on Bun's fetch
- * (modem.ts: connection, TLS, X-Registry-Auth encoding). Requests are made with explicit paths so
- * that the create body never leaks into a query string and every status the engine may answer is
- * handled here.
+ * The Engine port on the Docker Engine API, through dockerode's promise API over a modem on Bun's
+ * fetch (modem.ts: connection, TLS, X-Registry-Auth encoding). Every call goes through `call`,
+ * which gives it a deadline, accepts the statuses that mean success for svc (304 "already
+ * stopped", 404 "already gone") and turns failures into SvcError kind "engine".
  */
 import { readFileSync } from "node:fs";
 import Docker from "dockerode";
@@ -20,7 +20,7 @@ import {
   type TlsMaterial,
   tlsMaterial,
 } from "./connection.ts";
-import { type DialOptions, FetchModem } from "./modem.ts";
+import { FetchModem } from "./modem.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import type {
   ContainerInspect,
@@ -82,14 +82,9 @@ function toPlatform(p: { os?: string; architecture?: string; variant?: string })
 }
 
 
-interface RequestOptions {
-  query?: Record<string, string | number | boolean | undefined>;
-  body?: unknown;
-  /** statuses that mean success besides 200/201/204 (e.g. 304 "already stopped") */
+interface CallOptions {
+  /** statuses that mean success for svc besides 2xx (e.g. 304 "already stopped"): the call resolves undefined */
   ok?: number[];
-  auth?: RegistryAuth;
-  /** hand back the raw response stream instead of parsed JSON */
-  stream?: boolean;
   timeoutMs?: number;
 }
 
@@ -162,9 +157,11 @@ export class DockerEngine implements Engine {
 
   private async negotiate(): Promise<Negotiated> {
     const probe = this.client();
-    const version = (await this.dial(probe, "GET", "/version", { timeoutMs: this.timeouts.negotiationMs }, "negotiate the API version")) as Record<string, any>;
-    refusePodman(version, this.host);
-    const server = version.ApiVersion ?? CLIENT_MIN_API_VERSION;
+    // dockerode's version() takes options like every call (its types list only a callback)
+    const version = probe.version.bind(probe) as unknown as (options: { abortSignal: AbortSignal }) => Promise<Docker.DockerVersion>;
+    const answer = (await this.attempt("negotiate the API version", (abortSignal) => version({ abortSignal }), { timeoutMs: this.timeouts.negotiationMs }))!;
+    refusePodman(answer, this.host);
+    const server = answer.ApiVersion ?? CLIENT_MIN_API_VERSION;
     let apiVersion = this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
     if (!this.apiOverride && compareApiVersions(apiVersion, CLIENT_MIN_API_VERSION) < 0) {
       throw new SvcError("engine", `the Docker engine at ${this.host} speaks API ${server}; svc needs ${CLIENT_MIN_API_VERSION} or newer`);
@@ -173,7 +170,7 @@ export class DockerEngine implements Engine {
     this.log.debug("negotiated the engine API version", { host: this.host, server_api: server, api_version: apiVersion });
     return {
       docker: this.client(`v${apiVersion}`),
-      info: { apiVersion, os: version.Os ?? "linux", architecture: version.Arch ?? "" },
+      info: { apiVersion, os: answer.Os ?? "linux", architecture: answer.Arch ?? "" },
     };
   }
 
@@ -181,34 +178,37 @@ export class DockerEngine implements Engine {
     return new Docker({ modem: new FetchModem(this.connection.endpoint, this.connection.tls, version) } as Docker.DockerOptions);
   }
 
-  private async request(method: string, path: string, options: RequestOptions = {}, what = `${method} ${path}`): Promise<any> {
+  /** One engine call on the negotiated client: see `attempt`. */
+  private async call<T>(what: string, action: (docker: Docker, signal: AbortSignal) => Promise<T>, options: CallOptions = {}): Promise<T | undefined> {
     const { docker } = await this.negotiated();
-    return this.dial(docker, method, path, options, what);
+    return this.attempt(what, (signal) => action(docker, signal), options);
   }
 
-  private dial(docker: Docker, method: string, path: string, options: RequestOptions, what: string): Promise<any> {
-    const statusCodes: Record<number, true> = { 200: true, 201: true, 204: true };
-    for (const status of options.ok ?? []) statusCodes[status] = true;
-    const query = Object.fromEntries(Object.entries(options.query ?? {}).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
-    const abort = new AbortController();
+  /**
+   * Runs a dockerode call with a deadline (its abort signal, and a timer for the calls of
+   * dockerode that take none); a status in `ok` resolves undefined; any other failure is an
+   * SvcError naming `what`.
+   */
+  private async attempt<T>(what: string, action: (signal: AbortSignal) => Promise<T>, options: CallOptions): Promise<T | undefined> {
     const timeoutMs = options.timeoutMs ?? this.timeouts.responseMs;
-    const timer = setTimeout(() => abort.abort(Object.assign(new Error("no answer in time"), { name: "TimeoutError", timeoutMs })), timeoutMs);
-    return new Promise((resolve, reject) => {
-      const dialOptions: DialOptions = {
-        path: `${path}?`,
-        method,
-        options: { _query: query, _body: options.body },
-        statusCodes,
-        isStream: options.stream === true,
-        authconfig: options.auth,
-        abortSignal: abort.signal,
-      };
-      (docker.modem as unknown as FetchModem).dial(dialOptions, (error: any, data: unknown) => {
-        clearTimeout(timer);
-        if (error) reject(this.engineError(abort.signal.aborted ? abort.signal.reason : error, what));
-        else resolve(data);
-      });
+    const abort = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const reason = Object.assign(new Error("no answer in time"), { name: "TimeoutError", timeoutMs });
+        abort.abort(reason);
+        reject(reason);
+      }, timeoutMs);
     });
+    try {
+      return await Promise.race([action(abort.signal), deadline]);
+    } catch (error) {
+      const status = (error as { statusCode?: number })?.statusCode;
+      if (status !== undefined && options.ok?.includes(status)) return undefined;
+      throw this.engineError(abort.signal.aborted ? abort.signal.reason : error, what);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** One message per failure, naming the host when the engine cannot be reached; never a secret. */
@@ -237,7 +237,7 @@ export class DockerEngine implements Engine {
   }
 
   async listContainers(): Promise<ContainerSummary[]> {
-    const rows = (await this.request("GET", "/containers/json", { query: { all: 1 } }, "list containers")) as any[];
+    const rows = (await this.call("list containers", (docker, abortSignal) => docker.listContainers({ all: true, abortSignal })))!;
     return Promise.all(
       rows.map(async (row) => {
         const summary: ContainerSummary = {
@@ -264,33 +264,24 @@ export class DockerEngine implements Engine {
     // The containerd image store lists each image's platform manifests on request: freshness is
     // then decided by our platform's manifest digest (the image id is the digest of the index).
     const manifests = compareApiVersions(info.apiVersion, IMAGE_MANIFESTS_API) >= 0 ? true : undefined;
-    const rows = (await this.request("GET", "/images/json", { query: { manifests } }, "list images")) as any[];
+    const rows = (await this.call("list images", (docker, abortSignal) => docker.listImages({ manifests, abortSignal })))!;
     return rows.map(imageSummary);
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerInspect> {
-    return this.request("GET", `/containers/${encodeURIComponent(idOrName)}/json`, {}, `inspect container ${idOrName}`);
+    return (await this.call(`inspect container ${idOrName}`, (docker, abortSignal) => docker.getContainer(idOrName).inspect({ abortSignal })))!;
   }
 
   async inspectImage(reference: string): Promise<ImageInspect | null> {
-    try {
-      return await this.request("GET", `/images/${encodeImageName(reference)}/json`, {}, `inspect image ${reference}`);
-    } catch (error) {
-      if (statusOf(error) === 404) return null;
-      throw error;
-    }
+    return (await this.call(`inspect image ${reference}`, (docker) => docker.getImage(reference).inspect(), { ok: [404] })) ?? null;
   }
 
   async pullImage(reference: string, options: { platform?: Platform; auth?: RegistryAuth } = {}): Promise<void> {
     const { repository, tag } = splitReference(reference);
     const platform = options.platform ? platformString(options.platform) : undefined;
     const what = `pull ${reference}`;
-    const stream = (await this.request(
-      "POST",
-      "/images/create",
-      { query: { fromImage: repository, tag, platform }, auth: options.auth, stream: true },
-      what,
-    )) as AsyncIterable<Uint8Array>;
+    const query = { fromImage: repository, tag, ...(platform ? { platform } : {}) };
+    const stream = (await this.call(what, (docker, abortSignal) => docker.createImage(options.auth ?? {}, { ...query, abortSignal }) as Promise<AsyncIterable<Uint8Array>>))!;
     const failure = await followPullStream(stream);
     if (failure) throw new SvcError("engine", `${what}: ${failure}`);
   }
@@ -298,16 +289,19 @@ export class DockerEngine implements Engine {
   async stopContainer(id: string, options: { timeoutMs: number; signal?: string }): Promise<void> {
     const seconds = Math.max(0, Math.ceil(options.timeoutMs / 1000));
     const { info } = await this.negotiated();
-    const path = `/containers/${encodeURIComponent(id)}`;
     if (options.signal && compareApiVersions(info.apiVersion, STOP_SIGNAL_API) < 0) {
       const inspect = await this.inspectContainer(id);
       // The stop API sends the container's own stop signal: only another one needs the kill path.
-      if (!sameSignal(options.signal, (inspect.Config as { StopSignal?: string }).StopSignal || "SIGTERM")) {
+      if (!sameSignal(options.signal, inspect.Config.StopSignal || "SIGTERM")) {
         return this.stopWithSignal(inspect, options.signal, seconds);
       }
       options = { timeoutMs: options.timeoutMs };
     }
-    await this.request("POST", `${path}/stop`, { query: { t: seconds, signal: options.signal }, ok: [304], timeoutMs: this.timeouts.responseMs + seconds * 1000 }, `stop container ${id}`);
+    const stop = { t: seconds, ...(options.signal ? { signal: options.signal } : {}) };
+    await this.call(`stop container ${id}`, (docker, abortSignal) => docker.getContainer(id).stop({ ...stop, abortSignal }), {
+      ok: [304],
+      timeoutMs: this.timeouts.responseMs + seconds * 1000,
+    });
   }
 
   /**
@@ -317,13 +311,15 @@ export class DockerEngine implements Engine {
    */
   private async stopWithSignal(container: ContainerInspect, signal: string, seconds: number): Promise<void> {
     const id = container.Id;
-    const path = `/containers/${encodeURIComponent(id)}`;
     const policy = container.HostConfig?.RestartPolicy;
     const restarts = policy?.Name === "always" || policy?.Name === "on-failure";
-    const setPolicy = (value: unknown) => this.request("POST", `${path}/update`, { body: { RestartPolicy: value } }, `set the restart policy of container ${id}`);
-    const kill = (sig: string) => this.request("POST", `${path}/kill`, { query: { signal: sig }, ok: [409] }, `stop container ${id} (${sig})`);
+    const setPolicy = (value: unknown) =>
+      this.call(`set the restart policy of container ${id}`, (docker, abortSignal) => docker.getContainer(id).update({ RestartPolicy: value, abortSignal }));
+    const kill = (sig: string) => this.call(`stop container ${id} (${sig})`, (docker, abortSignal) => docker.getContainer(id).kill({ signal: sig, abortSignal }), { ok: [409] });
     const waitStopped = () =>
-      this.request("POST", `${path}/wait`, { query: { condition: "not-running" }, timeoutMs: this.timeouts.responseMs + seconds * 1000 }, `wait for container ${id} to stop`);
+      this.call(`wait for container ${id} to stop`, (docker, abortSignal) => docker.getContainer(id).wait({ condition: "not-running", abortSignal }), {
+        timeoutMs: this.timeouts.responseMs + seconds * 1000,
+      });
 
     if (restarts) await setPolicy({ Name: "no", MaximumRetryCount: 0 });
     try {
@@ -342,7 +338,7 @@ export class DockerEngine implements Engine {
   }
 
   async renameContainer(id: string, newName: string): Promise<void> {
-    await this.request("POST", `/containers/${encodeURIComponent(id)}/rename`, { query: { name: newName } }, `rename container ${id} to ${newName}`);
+    await this.call(`rename container ${id} to ${newName}`, (docker, abortSignal) => docker.getContainer(id).rename({ name: newName, abortSignal }));
   }
 
   async createReplacement(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
@@ -350,28 +346,28 @@ export class DockerEngine implements Engine {
     const networkContainer = options.networkContainer ?? (await this.networkContainerName(old));
     const imageId = old.Config?.Labels?.[COMPOSE_IMAGE_LABEL] === undefined ? undefined : (await this.inspectImage(options.image))?.Id;
     const spec = replacementSpec(old, oldImage, { ...options, networkContainer, imageId, apiVersion: info.apiVersion });
-    const created = (await this.request(
-      "POST",
-      "/containers/create",
-      { query: { name: options.name, platform: spec.platform }, body: spec.createBody },
-      `create container ${options.name}`,
-    )) as { Id: string; Warnings?: string[] };
-    for (const warning of created.Warnings ?? []) this.log.warn("the engine warned on create", { container: options.name, warning });
+    const id = await this.create(options.name, spec.createBody, spec.platform);
     try {
       for (const { network, endpoint } of spec.extraNetworks) {
-        await this.request(
-          "POST",
-          `/networks/${encodeURIComponent(network)}/connect`,
-          { body: { Container: created.Id, EndpointConfig: endpoint } },
-          `connect container ${options.name} to network ${network}`,
+        await this.call(`connect container ${options.name} to network ${network}`, (docker, abortSignal) =>
+          docker.getNetwork(network).connect({ Container: id, EndpointConfig: endpoint, abortSignal }),
         );
       }
     } catch (error) {
       // A replacement missing a network is not a replacement: leave nothing half-made behind.
-      await this.removeContainer(created.Id, { force: true }).catch(() => {});
+      await this.removeContainer(id, { force: true }).catch(() => {});
       throw error;
     }
-    return created.Id;
+    return id;
+  }
+
+  /** POST /containers/create: the name and platform in the query, the body as built (never in the query). */
+  private async create(name: string, body: Record<string, unknown>, platform?: string): Promise<string> {
+    const query = { name, ...(platform ? { platform } : {}) };
+    const created = await this.call(`create container ${name}`, (docker, abortSignal) =>
+      docker.createContainer({ _query: query, _body: body, abortSignal }),
+    );
+    return created!.id;
   }
 
   async settingsBeyondApi(old: ContainerInspect): Promise<string[]> {
@@ -392,7 +388,7 @@ export class DockerEngine implements Engine {
   }
 
   async createHelper(spec: HelperSpec): Promise<string> {
-    const body = {
+    return this.create(spec.name, {
       Image: spec.image,
       Cmd: spec.cmd,
       Env: spec.env ?? [],
@@ -406,44 +402,34 @@ export class DockerEngine implements Engine {
         AutoRemove: true,
         RestartPolicy: { Name: "no" },
       },
-    };
-    const created = (await this.request("POST", "/containers/create", { query: { name: spec.name }, body }, `create container ${spec.name}`)) as { Id: string };
-    return created.Id;
+    });
   }
 
   async startContainer(id: string): Promise<void> {
-    await this.request("POST", `/containers/${encodeURIComponent(id)}/start`, { ok: [304] }, `start container ${id}`);
+    await this.call(`start container ${id}`, (docker, abortSignal) => docker.getContainer(id).start({ abortSignal }), { ok: [304] });
   }
 
   async removeContainer(id: string, options: { force?: boolean } = {}): Promise<void> {
     // v=false: an anonymous volume the replacement took over must survive the old container.
-    await this.request("DELETE", `/containers/${encodeURIComponent(id)}`, { query: { force: options.force === true, v: false }, ok: [404] }, `remove container ${id}`);
+    await this.call(`remove container ${id}`, (docker, abortSignal) => docker.getContainer(id).remove({ force: options.force === true, v: false, abortSignal }), { ok: [404] });
   }
 
   async removeImage(id: string): Promise<void> {
-    await this.request("DELETE", `/images/${encodeImageName(id)}`, { ok: [404] }, `remove image ${id}`);
+    await this.call(`remove image ${id}`, (docker, abortSignal) => docker.getImage(id).remove({ abortSignal }), { ok: [404] });
   }
 
   async containerLogs(id: string, lines: number): Promise<string> {
     const inspect = await this.inspectContainer(id);
-    const stream = (await this.request(
-      "GET",
-      `/containers/${encodeURIComponent(id)}/logs`,
-      { query: { stdout: 1, stderr: 1, tail: Math.max(0, lines) }, stream: true },
-      `read the logs of container ${id}`,
-    )) as AsyncIterable<Uint8Array>;
-    const raw = await readAll(stream);
-    const text = inspect.Config?.Tty ? raw.toString("utf8") : demultiplexLogs(raw);
+    const raw = await this.call(`read the logs of container ${id}`, (docker, abortSignal) =>
+      docker.getContainer(id).logs({ stdout: true, stderr: true, tail: Math.max(0, lines), follow: false, abortSignal }),
+    );
+    const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(typeof raw === "string" ? raw : "");
+    const text = inspect.Config?.Tty ? bytes.toString("utf8") : demultiplexLogs(bytes);
     return lastLines(text, lines);
   }
 }
 
 // ------------------------------------------------------------------ helpers
-
-function statusOf(error: unknown): number | undefined {
-  const cause = (error as { cause?: unknown })?.cause;
-  return cause instanceof EngineRequestError ? cause.statusCode : undefined;
-}
 
 /** The list shows "sha256:<id>" (or a bare hex id) instead of a reference when the tag moved. */
 export function looksLikeImageId(image: string, imageId: string): boolean {
@@ -465,11 +451,6 @@ function networkReason(error: any): string {
   return `${code} (${message})`;
 }
 
-/** Image names go into the path as they are: slashes are part of the name. */
-function encodeImageName(name: string): string {
-  return name.split("/").map(encodeURIComponent).join("/");
-}
-
 /** "repo:tag" -> fromImage + tag; "repo@sha256:..." keeps the digest; no tag means latest (never "all tags"). */
 export function splitReference(reference: string): { repository: string; tag: string } {
   const at = reference.indexOf("@");
@@ -488,12 +469,6 @@ export function sameSignal(a: string, b: string): boolean {
 
 export function platformString(platform: Platform): string {
   return [platform.os, platform.architecture, platform.variant].filter(Boolean).join("/");
-}
-
-async function readAll(stream: AsyncIterable<Uint8Array | string>): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
-  return Buffer.concat(chunks);
 }
 
 /**

@@ -6,19 +6,22 @@
  * of resident memory and a slower request, while fetch speaks HTTP over the engine's unix socket
  * (and TCP, with TLS) natively. The build leaves docker-modem out (build.ts).
  *
- * It keeps docker-modem's `dial(options, callback)` contract for what svc sends: a path ending in
- * `?` followed by `options._query`, a JSON `options._body`, `statusCodes` (status -> true means
- * success), `isStream` (the answer is handed over unread, as an async iterable of bytes),
- * `authconfig` (the X-Registry-Auth header) and `abortSignal`. Errors carry `statusCode` and the
- * engine's `json` as docker-modem's do; a request that gets no answer rejects with fetch's error.
+ * It keeps docker-modem's `dial(options, callback)` contract, as dockerode's methods use it: a
+ * path ending in `?` takes a query from `options._query`, else from the options themselves
+ * (objects as JSON); a POST sends `options._body`, else the options themselves, as JSON;
+ * `statusCodes` (status -> true means success, a text names the error), `isStream` (the answer is
+ * handed over unread, as an async iterable of bytes), `authconfig` (the X-Registry-Auth header)
+ * and `abortSignal`. An answer that is not JSON comes back as bytes (a container's logs). Errors
+ * carry `statusCode` and the engine's `json` as docker-modem's do; a request that gets no answer
+ * rejects with fetch's error.
  */
 import type { Endpoint, TlsMaterial } from "./connection.ts";
 
 export interface DialOptions {
   path: string;
   method: string;
-  options?: { _query?: Record<string, string>; _body?: unknown };
-  statusCodes: Record<number, true>;
+  options?: Record<string, unknown> & { _query?: Record<string, unknown>; _body?: unknown };
+  statusCodes: Record<number, true | string>;
   isStream?: boolean;
   authconfig?: unknown;
   abortSignal?: AbortSignal;
@@ -67,26 +70,48 @@ export class FetchModem {
     const response = await fetch(this.url(options), this.requestInit(options));
     if (options.statusCodes[response.status] !== true) throw new EngineStatusError(response.status, parseBody(await response.text()));
     if (options.isStream) return response.body ?? emptyStream();
-    return parseBody(await response.text());
+    if (/json/i.test(response.headers.get("content-type") ?? "")) return parseBody(await response.text());
+    const bytes = Buffer.from(await response.arrayBuffer());
+    return bytes.length === 0 ? null : bytes;
   }
 
   private url(options: DialOptions): string {
     const [path] = options.path.split("?", 1);
-    const query = new URLSearchParams(options.options?._query ?? {}).toString();
+    const query = options.path.includes("?") ? queryString(options.options?._query ?? ownOptions(options.options)) : "";
     return `${this.origin}${this.version ? `/${this.version}` : ""}${path}${query ? `?${query}` : ""}`;
   }
 
   private requestInit(options: DialOptions): BunFetchRequestInit {
     const headers: Record<string, string> = {};
     const init: BunFetchRequestInit = { ...this.init, method: options.method, headers, signal: options.abortSignal };
-    const body = options.options?._body;
-    if (body !== undefined && options.method !== "GET" && options.method !== "HEAD") {
+    const body = options.method === "POST" && options.options ? (options.options._body ?? ownOptions(options.options)) : undefined;
+    const json = body === undefined ? undefined : JSON.stringify(body);
+    if (json !== undefined && json !== "{}") {
       headers["content-type"] = "application/json";
-      init.body = JSON.stringify(body);
+      init.body = json;
     }
     if (options.authconfig) headers["x-registry-auth"] = registryAuthHeader(options.authconfig);
     return init;
   }
+}
+
+/** The options that are the request's own: not the transport's (signal, credentials). */
+function ownOptions(options: Record<string, unknown> | undefined): Record<string, unknown> {
+  const own: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options ?? {})) {
+    if (key !== "abortSignal" && key !== "authconfig" && key !== "_query" && key !== "_body" && value !== undefined) own[key] = value;
+  }
+  return own;
+}
+
+/** A query as docker-modem writes one: objects as JSON, everything else as text. */
+function queryString(query: Record<string, unknown>): string {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined) continue;
+    params.append(key, value !== null && typeof value === "object" && !Array.isArray(value) ? JSON.stringify(value) : String(value));
+  }
+  return params.toString();
 }
 
 function originOf(endpoint: Endpoint, tls: boolean): string {

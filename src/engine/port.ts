@@ -4,8 +4,12 @@
  */
 import type { ContainerInspectInfo, ImageInspectInfo } from "dockerode";
 
-export type ContainerInspect = ContainerInspectInfo;
-export type ImageInspect = ImageInspectInfo;
+/** A container's inspect, with the Config fields @types/dockerode leaves out. */
+export type ContainerInspect = ContainerInspectInfo & {
+  Config: ContainerInspectInfo["Config"] & { StopSignal?: string; StopTimeout?: number | null };
+};
+/** An image's inspect, with the platform variant @types/dockerode leaves out. */
+export type ImageInspect = ImageInspectInfo & { Variant?: string };
 
 export type ContainerState = "created" | "running" | "paused" | "restarting" | "removing" | "exited" | "dead";
 

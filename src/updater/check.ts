@@ -55,7 +55,7 @@ export function createChecker(deps: {
     if (!platform) {
       platform = deps.engine.inspectImage(imageId).then((image) => {
         if (!image) throw toSvcError(new Error(`image ${imageId} is not in the local store`), "engine");
-        return { os: image.Os, architecture: image.Architecture, variant: (image as { Variant?: string }).Variant || undefined };
+        return { os: image.Os, architecture: image.Architecture, variant: image.Variant || undefined };
       });
       platforms.set(imageId, platform);
     }

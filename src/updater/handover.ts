@@ -20,7 +20,7 @@ import { act, anyRollbackCheck, createReplacementContainer, planReplacement, res
 
 /** svc's own container needs a handover when the engine binds host ports for it. */
 export function needsHandover(old: ContainerInspect): boolean {
-  const host = old.HostConfig as { NetworkMode?: string; PortBindings?: Record<string, unknown[] | null> | null } | undefined;
+  const host = old.HostConfig;
   if (host?.NetworkMode === "host") return false;
   return Object.values(host?.PortBindings ?? {}).some((bindings) => Array.isArray(bindings) && bindings.length > 0);
 }
@@ -36,8 +36,8 @@ export async function startHandover(ctx: ProtocolContext, r: Replacement, option
   try {
     const newId = await createReplacementContainer(ctx, r, options.networkContainer);
     const helper = handoverContainerName(r.name, newId);
-    const config = r.old.Config as { Env?: string[] | null; Cmd?: string[] | null; User?: string; Labels?: Record<string, string> | null };
-    const host = r.old.HostConfig as { Binds?: string[] | null; Mounts?: unknown[] | null };
+    const config = r.old.Config;
+    const host = r.old.HostConfig;
     const labels = Object.fromEntries(Object.entries(config.Labels ?? {}).filter(([key]) => key.startsWith("svc.")));
     helperId = await act(
       ctx,

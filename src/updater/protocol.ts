@@ -118,7 +118,7 @@ export function planReplacement(
 
 /** How a container is stopped: its own StopTimeout wins over svc's; the policy's signal over its own. */
 export function stopOptionsFor(inspect: ContainerInspect, policy: { stopSignal?: string; stopTimeoutMs: number }): { timeoutMs: number; signal?: string } {
-  const config = inspect.Config as { StopTimeout?: number; StopSignal?: string } | undefined;
+  const config = inspect.Config;
   const ownTimeout = config?.StopTimeout;
   return {
     timeoutMs: typeof ownTimeout === "number" && ownTimeout >= 0 ? ownTimeout * 1000 : policy.stopTimeoutMs,
@@ -306,10 +306,10 @@ export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number
       continue;
     }
     const state = inspected.State;
-    const restarts = (inspected as { RestartCount?: number }).RestartCount ?? 0;
+    const restarts = inspected.RestartCount ?? 0;
     if (state.Restarting || restarts > 0) return fail(`restart loop (restarted ${restarts} times, last exit code ${state.ExitCode})`);
 
-    const health = (state as { Health?: { Status?: string } }).Health?.Status;
+    const health = state.Health?.Status;
     if (state.Running) {
       runningSince ??= now;
       if (health === "unhealthy" && rules.on_healthcheck) return fail("healthcheck reported unhealthy");

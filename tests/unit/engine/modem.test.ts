@@ -33,6 +33,7 @@ beforeAll(() => {
       if (url.pathname.endsWith("/stop")) return new Response(null, { status: 304 });
       if (url.pathname.endsWith("/start")) return new Response(null, { status: 204 });
       if (url.pathname.endsWith("/create")) return new Response('{"status":"a"}\n{"status":"b"}\n');
+      if (url.pathname.endsWith("/logs")) return new Response(new Uint8Array([1, 0, 0, 0, 0, 0, 0, 2, 104, 105]), { headers: { "content-type": "application/vnd.docker.multiplexed-stream" } });
       return Response.json({ ok: true });
     },
   });
@@ -77,6 +78,27 @@ describe("FetchModem", () => {
     expect(header).not.toMatch(/[+/]/);
     expect(header.length % 4).toBe(0);
     expect(JSON.parse(Buffer.from(header, "base64url").toString())).toEqual(auth);
+  });
+
+  test("dockerode's own options: the query from them when there is no _query (objects as JSON), never the abort signal", async () => {
+    const abortSignal = new AbortController().signal;
+    await dial(modem(), { path: "/containers/json?", options: { all: true, filters: { label: ["a=b"] }, abortSignal, gone: undefined } });
+    expect(seen[0]!.path).toBe("/containers/json?all=true&filters=%7B%22label%22%3A%5B%22a%3Db%22%5D%7D");
+  });
+
+  test("dockerode's own options: a POST sends them as its JSON body when there is no _body; none when only the signal is there", async () => {
+    const abortSignal = new AbortController().signal;
+    await dial(modem(), { method: "POST", path: "/containers/abc/update", options: { RestartPolicy: { Name: "no" }, abortSignal } });
+    expect(seen[0]).toMatchObject({ path: "/containers/abc/update", contentType: "application/json" });
+    expect(JSON.parse(seen[0]!.body)).toEqual({ RestartPolicy: { Name: "no" } });
+    await dial(modem(), { method: "POST", path: "/containers/abc/start?", options: { abortSignal } });
+    expect(seen[0]).toMatchObject({ path: "/containers/abc/start", contentType: null, body: "" });
+  });
+
+  test("an answer that is not JSON comes back as its bytes (a container's logs)", async () => {
+    const data = await dial(modem(), { path: "/containers/abc/logs?", options: { stdout: true } });
+    expect(Buffer.isBuffer(data)).toBe(true);
+    expect([...(data as Buffer)]).toEqual([1, 0, 0, 0, 0, 0, 0, 2, 104, 105]);
   });
 
   test("a stream answer is handed over unread, as bytes", async () => {
