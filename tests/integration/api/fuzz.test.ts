@@ -9,7 +9,8 @@ import { createApp, listen } from "../../../src/api/index.ts";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { freePort } from "../../harness.ts";
-import { FakeRunner, type LogLine, recordingLogger, TOKEN } from "../../unit/api/fakes.ts";
+import { FakeRunner, TOKEN } from "../../unit/api/fakes.ts";
+import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
 
 const SEED = Number(process.env.SVC_FUZZ_SEED ?? 0x5eed);
 const FETCH_REQUESTS = 2400;
@@ -45,7 +46,7 @@ function prng(seed: number) {
 const rng = prng(SEED);
 const metrics = new Metrics();
 const runner = new FakeRunner(metrics);
-const logs: LogLine[] = [];
+const logs: RecordedLine[] = [];
 const config = defaultConfig({ http_api: { update: true, metrics: true, token: TOKEN } });
 const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write() {} } });
 const port = freePort();

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import { freePort } from "../../harness.ts";
-import { makePki, recordingLogger, removeDir, sampleReport, startSmtp, stop, tempDir, type SmtpServer, type TestPki } from "./peers.ts";
+import { makePki, removeDir, sampleReport, startSmtp, stop, tempDir, type SmtpServer, type TestPki } from "./peers.ts";
+import { recordingLogger } from "../../support/logger.ts";
 
 setDefaultTimeout(30_000);
 

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
-import { recordingLogger, removeDir, sampleReport, startMosquitto, stop, type Mosquitto } from "./peers.ts";
+import { removeDir, sampleReport, startMosquitto, stop, type Mosquitto } from "./peers.ts";
+import { recordingLogger } from "../../support/logger.ts";
 
 let broker: Mosquitto;
 beforeAll(async () => {

@@ -5,7 +5,8 @@ import type { Server } from "bun";
 import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import { freePort } from "../../harness.ts";
-import { makePki, recordingLogger, removeDir, sampleReport, type TestPki } from "./peers.ts";
+import { makePki, removeDir, sampleReport, type TestPki } from "./peers.ts";
+import { recordingLogger } from "../../support/logger.ts";
 
 setDefaultTimeout(30_000);
 

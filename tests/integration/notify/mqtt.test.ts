@@ -6,7 +6,8 @@ import { defaultConfig, type DeepPartial, type Config } from "../../../src/confi
 import { createNotifications } from "../../../src/notify/index.ts";
 import { freePort } from "../../harness.ts";
 import { join } from "node:path";
-import { makePki, payloadOf, tempDir, recordingLogger, removeDir, sampleReport, startMosquitto, stop, subscribe, type Mosquitto, type TestPki } from "./peers.ts";
+import { makePki, payloadOf, tempDir, removeDir, sampleReport, startMosquitto, stop, subscribe, type Mosquitto, type TestPki } from "./peers.ts";
+import { recordingLogger } from "../../support/logger.ts";
 
 let pki: TestPki;
 let plain: Mosquitto;

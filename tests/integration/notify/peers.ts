@@ -284,4 +284,4 @@ export function removeDir(dir: string | undefined): void {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
-export { recordingLogger, sampleReport, type RecordedLine } from "../../unit/notify/fixtures.ts";
+export { sampleReport } from "../../unit/notify/fixtures.ts";

@@ -10,7 +10,8 @@ import type { Server } from "bun";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import { tempDir } from "../../temp.ts";
-import { recordingLogger, sampleReport } from "./peers.ts";
+import { sampleReport } from "./peers.ts";
+import { recordingLogger } from "../../support/logger.ts";
 
 interface Recipe {
   name: string;

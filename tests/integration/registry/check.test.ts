@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { defaultConfig, type DeepPartial, type Config } from "../../../src/config/index.ts";
 import { createRegistry, parseReference, type LocalImage } from "../../../src/registry/index.ts";
 import { buildImage, docker, freePort, sandbox, uniqueName } from "../../harness.ts";
-import { localImage, recordingLogger, startProxy, tempDir } from "./support.ts";
+import { localImage, startProxy, tempDir } from "./support.ts";
+import { recordingLogger } from "../../support/logger.ts";
 
 const amd64 = async () => ({ os: "linux", architecture: "amd64" });
 const images: string[] = [];

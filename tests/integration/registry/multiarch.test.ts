@@ -7,7 +7,8 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import type { Platform } from "../../../src/engine/port.ts";
 import { createRegistry, parseReference } from "../../../src/registry/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
-import { recordingLogger, startProxy } from "./support.ts";
+import { startProxy } from "./support.ts";
+import { recordingLogger } from "../../support/logger.ts";
 
 const repository = uniqueName("reg-multiarch");
 const base = `http://${sandbox().registry}/v2/${repository}/manifests`;

@@ -6,27 +6,6 @@ import type { Logger } from "../../../src/log/index.ts";
 import { freePort, inspect, waitUntil } from "../../harness.ts";
 import type { LocalImage } from "../../../src/registry/index.ts";
 
-export interface LogLine {
-  level: string;
-  message: string;
-  fields?: Record<string, unknown>;
-}
-
-/** A logger that keeps every line, to assert what was (and was not) logged. */
-export function recordingLogger(lines: LogLine[] = []): Logger & { lines: LogLine[] } {
-  const at = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
-  const logger: Logger & { lines: LogLine[] } = {
-    lines,
-    trace: at("trace"),
-    debug: at("debug"),
-    info: at("info"),
-    warn: at("warn"),
-    error: at("error"),
-    child: () => logger,
-  };
-  return logger;
-}
-
 export function tempDir(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `${prefix}-`));
   return { path, remove: () => rmSync(path, { recursive: true, force: true }) };

@@ -21,7 +21,8 @@ import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { createRegistry, parseReference, type LocalImage } from "../../../src/registry/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
-import { localImage, recordingLogger, startRegistry, tempDir, type RunningRegistry } from "./support.ts";
+import { localImage, startRegistry, tempDir, type RunningRegistry } from "./support.ts";
+import { recordingLogger } from "../../support/logger.ts";
 
 const USER = "token-user";
 const PASS = "token-pass-7Hq";

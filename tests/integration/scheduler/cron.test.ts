@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { createScheduler, type Scheduler } from "../../../src/scheduler/index.ts";
-import { collectingLogger, FakeRunner, waitFor } from "../../unit/scheduler/fakes.ts";
+import { recordingLogger } from "../../support/logger.ts";
+import { FakeRunner, waitFor } from "../../unit/scheduler/fakes.ts";
 
 let scheduler: Scheduler | undefined;
 let runner: FakeRunner | undefined;
@@ -19,7 +20,7 @@ afterEach(async () => {
 });
 
 function start(schedule: string, fake: FakeRunner, update_on_start = false) {
-  const log = collectingLogger();
+  const log = recordingLogger();
   runner = fake;
   scheduler = createScheduler({ config: { schedule, update_on_start }, runner: fake, log });
   scheduler.start();

@@ -1,24 +1,16 @@
 /** Small fakes of our own ports for the API's unit tests (no module mocking). */
 import { createApp } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
-import type { AccessFields, Fields, Logger } from "../../../src/log/index.ts";
+import type { AccessFields } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
+import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
+import { emptyReport } from "../../support/report.ts";
 
 export const TOKEN = "s3cret-token-value";
 
 export function sampleReport(trigger: Trigger, filter: UpdateFilter = {}): SessionReport {
-  const now = new Date().toISOString();
-  return {
-    id: "00000000-0000-4000-8000-000000000000",
-    trigger,
-    started_at: now,
-    finished_at: now,
-    duration_ms: 0,
-    filter: { container: filter.container ?? [], image: filter.image ?? [] },
-    counts: { scanned: 0, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, rolled_back: 0 },
-    containers: [],
-  };
+  return emptyReport(trigger, filter, { id: "00000000-0000-4000-8000-000000000000" });
 }
 
 /** Follows the runner contract: one cycle at a time, a request meanwhile gets null and is counted. */
@@ -55,23 +47,11 @@ export class FakeRunner implements CycleRunner {
   }
 }
 
-export interface LogLine {
-  level: string;
-  message: string;
-  fields?: Fields;
-}
-
-export function recordingLogger(lines: LogLine[]): Logger {
-  const at = (level: string) => (message: string, fields?: Fields) => void lines.push({ level, message, fields });
-  const logger: Logger = { trace: at("trace"), debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), child: () => logger };
-  return logger;
-}
-
 export function makeApp(overrides: DeepPartial<Config> = {}) {
   const config = defaultConfig({ ...overrides, http_api: { update: true, metrics: true, token: TOKEN, ...overrides.http_api } });
   const metrics = new Metrics();
   const runner = new FakeRunner(metrics);
-  const logs: LogLine[] = [];
+  const logs: RecordedLine[] = [];
   const access: AccessFields[] = [];
   const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write: (fields) => void access.push(fields) } });
   const request = (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init));

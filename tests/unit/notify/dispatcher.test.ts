@@ -4,7 +4,8 @@ import { isSvcError } from "../../../src/errors.ts";
 import { createNotifications, type Notifier } from "../../../src/notify/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import { waitUntil } from "../../harness.ts";
-import { recordingLogger, sampleReport } from "./fixtures.ts";
+import { sampleReport } from "./fixtures.ts";
+import { recordingLogger } from "../../support/logger.ts";
 
 /** A channel of our own port that records what it got and fails as told. */
 function fakeChannel(name: string, behaviour: (attempt: number) => void | Promise<void> = () => {}) {

@@ -1,30 +1,5 @@
 /** Shared by the notify unit and integration tests. */
-import type { Fields, Logger } from "../../../src/log/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
-
-/** A Logger that records every call, for asserting what was logged (and what never was). */
-export interface RecordedLine {
-  level: string;
-  target: string;
-  message: string;
-  fields: Fields;
-}
-
-export function recordingLogger(lines: RecordedLine[] = [], target = "svc"): Logger & { lines: RecordedLine[]; text(): string } {
-  const at = (level: string) => (message: string, fields: Fields = {}) => {
-    lines.push({ level, target, message, fields });
-  };
-  return {
-    lines,
-    trace: at("trace"),
-    debug: at("debug"),
-    info: at("info"),
-    warn: at("warn"),
-    error: at("error"),
-    child: (name: string) => recordingLogger(lines, `${target}::${name}`),
-    text: () => lines.map((l) => `${l.level} ${l.target} ${l.message} ${JSON.stringify(l.fields)}`).join("\n"),
-  };
-}
 
 /** A report with one updated and one failed container. */
 export function sampleReport(overrides: Partial<SessionReport> = {}): SessionReport {

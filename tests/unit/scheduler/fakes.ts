@@ -1,6 +1,6 @@
 /** Small fakes of our own ports for the scheduler tests: a cycle runner we hold and release. */
-import type { Fields, Logger } from "../../../src/log/index.ts";
 import type { CycleRunner, SessionReport, Trigger } from "../../../src/updater/types.ts";
+import { emptyReport } from "../../support/report.ts";
 
 export interface RunnerCall {
   trigger: Trigger;
@@ -48,7 +48,7 @@ export class FakeRunner implements CycleRunner {
         this.current = null;
         this.finished.push(performance.now());
         if (this.options.fail) reject(new Error("cycle exploded"));
-        else resolve(report(trigger));
+        else resolve(emptyReport(trigger));
       };
       this.current = finish;
       if (!this.options.hold) queueMicrotask(finish);
@@ -68,42 +68,6 @@ export class FakeRunner implements CycleRunner {
   }
 }
 
-function report(trigger: Trigger): SessionReport {
-  const now = new Date().toISOString();
-  return {
-    id: crypto.randomUUID(),
-    trigger,
-    started_at: now,
-    finished_at: now,
-    duration_ms: 0,
-    filter: { container: [], image: [] },
-    counts: { scanned: 0, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, rolled_back: 0 },
-    containers: [],
-  };
-}
-
-export interface LoggedLine {
-  level: string;
-  target: string;
-  message: string;
-  fields: Fields;
-}
-
-/** A Logger that keeps what it is given. */
-export function collectingLogger(lines: LoggedLine[] = [], target = "svc"): Logger & { lines: LoggedLine[] } {
-  const at = (level: string) => (message: string, fields: Fields = {}) => {
-    lines.push({ level, target, message, fields });
-  };
-  return {
-    lines,
-    trace: at("trace"),
-    debug: at("debug"),
-    info: at("info"),
-    warn: at("warn"),
-    error: at("error"),
-    child: (name: string) => collectingLogger(lines, `${target}::${name}`),
-  };
-}
 
 export async function waitFor(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -5,7 +5,8 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { createScheduler, type Scheduler } from "../../../src/scheduler/index.ts";
-import { collectingLogger, FakeRunner, waitFor } from "./fakes.ts";
+import { recordingLogger } from "../../support/logger.ts";
+import { FakeRunner, waitFor } from "./fakes.ts";
 
 const INTERVAL = 40;
 let scheduler: Scheduler | undefined;
@@ -20,7 +21,7 @@ afterEach(async () => {
 });
 
 function start(config: { poll_interval?: number; schedule?: string; update_on_start?: boolean }, fake: FakeRunner) {
-  const log = collectingLogger();
+  const log = recordingLogger();
   runner = fake;
   scheduler = createScheduler({ config: { update_on_start: false, ...config }, runner: fake, log });
   scheduler.start();
