@@ -133,3 +133,14 @@ export function freePort(): number {
   server.stop(true);
   return port;
 }
+
+/** Whether something accepts connections on the loopback port. */
+export async function portOpen(port: number): Promise<boolean> {
+  try {
+    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
+    socket.end();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -88,7 +88,7 @@ describe("svc configured by environment variables", () => {
 
   test("a rolled-back update: the report says why, and the metrics count it as failed", async () => {
     const before = inspect(a);
-    fx.image("alpha", `CMD ["/bin/sh","-c","exit 7"]`);
+    fx.image("alpha", { changes: [`CMD ["/bin/sh","-c","exit 7"]`] });
     const response = await fetch(url(`/v1/update?container=${a}`), { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
     expect(response.status, svc.describe()).toBe(200);
     const report = (await response.json()) as any;

@@ -210,7 +210,7 @@ describe("one update cycle notifies every channel once", () => {
 
     const bad = fx.name("bad");
     fx.run("bad", fx.image("bad").ref);
-    fx.image("bad", FAILING_CMD);
+    fx.image("bad", { changes: [FAILING_CMD] });
     const second = await subscribe(mosquitto!, topic, 1);
     track(second.proc);
     const rolledBack = await post(bad);

@@ -198,7 +198,7 @@ describe("run-once extras", () => {
     const name = fx.name("nostart");
     const v1 = fx.image("nostart");
     fx.run("nostart", v1.ref);
-    fx.image("nostart", `CMD ["/no/such/binary"]`);
+    fx.image("nostart", { changes: [`CMD ["/no/such/binary"]`] });
     const run = await runSvc([...baseFlags(), "--run-once", name]);
     expect(run.code, run.svc.describe()).toBe(1);
     const now = inspect(name);
@@ -223,7 +223,7 @@ describe("run-once extras", () => {
   test("a new image that turns the container's healthcheck unhealthy is rolled back: exit 1, the healthy old container runs", async () => {
     const name = fx.name("health");
     // v1 writes the file the healthcheck reads; v2 does not
-    const v1 = fx.image("health", `CMD ["/bin/sh","-c","echo ok > /ok; trap 'exit 0' TERM; sleep 3600 & wait"]`);
+    const v1 = fx.image("health", { changes: [`CMD ["/bin/sh","-c","echo ok > /ok; trap 'exit 0' TERM; sleep 3600 & wait"]`] });
     fx.run("health", v1.ref, ["--health-cmd", "cat /ok", "--health-interval", "1s", "--health-retries", "1", "--health-timeout", "1s"]);
     await waitUntil(() => inspect(name).State.Health?.Status === "healthy", 20_000, "v1 to be healthy");
     fx.image("health");

@@ -148,7 +148,7 @@ describe("run-once with a new image that fails at once", () => {
     v1 = fx.image("bad");
     fx.run("bad", v1.ref, ["-e", "KEEP=me"]);
     oldId = inspect(name).Id;
-    fx.image("bad", FAILING_CMD);
+    fx.image("bad", { changes: [FAILING_CMD] });
     run = await runSvc([...baseFlags(), "--run-once", name]);
   }, 120_000);
 

@@ -4,11 +4,12 @@
  * its pid in `stopAll` (each test file calls it in afterAll); every container, network, volume
  * and image carries the fixture's unique prefix and is removed in `cleanup`.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
-import { buildImage, docker, removeContainersByPrefix, sandbox, uniqueName, waitUntil } from "../../harness.ts";
+import { docker, portOpen, sandbox, waitUntil } from "../../harness.ts";
+import { EngineFixture } from "../../support/fixture.ts";
+
+export { portOpen };
 
 export const REPO_ROOT = resolve(import.meta.dir, "../../..");
 export const MAIN = join(REPO_ROOT, "src/main.ts");
@@ -201,64 +202,10 @@ export function reportedStates(text: string, name: string): string[] {
 // ---------------------------------------------------------------------------------------------
 
 /** A family of uniquely named containers, images, networks and volumes for one test file. */
-export class Fixture {
-  readonly prefix: string;
-  private readonly images = new Set<string>();
-  private readonly networks: string[] = [];
-  private readonly volumes: string[] = [];
-  private readonly dirs: string[] = [];
-
+/** The engine fixture of the end-to-end tests: images stop at once on SIGTERM unless told otherwise. */
+export class Fixture extends EngineFixture {
   constructor(what = "e2e") {
-    this.prefix = uniqueName(what);
-  }
-
-  name(what: string): string {
-    return `${this.prefix}-${what}`;
-  }
-
-  /** `127.0.0.1:5000/<prefix>-<what>:latest`, built from busybox and pushed: a new image each call. */
-  image(what: string, cmd = QUICK_STOP_CMD): { ref: string; id: string; digest: string | null } {
-    const ref = `${sandbox().registry}/${this.name(what)}:latest`;
-    const built = buildImage(ref, { changes: [cmd] });
-    this.images.add(built.id);
-    return { ref, ...built };
-  }
-
-  network(what: string): string {
-    const name = this.name(what);
-    docker(["network", "create", name]);
-    this.networks.push(name);
-    return name;
-  }
-
-  volume(what: string): string {
-    const name = this.name(what);
-    docker(["volume", "create", name]);
-    this.volumes.push(name);
-    return name;
-  }
-
-  /** `docker run -d --name <prefix>-<what> [--network none] ...args image` */
-  run(what: string, image: string, args: string[] = []): string {
-    const name = this.name(what);
-    const hasNetwork = args.some((a) => a === "--network" || a.startsWith("--network="));
-    docker(["run", "-d", "--name", name, ...(hasNetwork ? [] : ["--network", "none"]), ...args, image]);
-    return name;
-  }
-
-  tempDir(what: string): string {
-    const dir = mkdtempSync(join(tmpdir(), `${this.name(what)}-`));
-    this.dirs.push(dir);
-    return dir;
-  }
-
-  cleanup(): void {
-    removeContainersByPrefix(this.prefix);
-    for (const network of this.networks) docker(["network", "rm", network], { allowFailure: true });
-    for (const volume of this.volumes) docker(["volume", "rm", "-f", volume], { allowFailure: true });
-    const ids = docker(["images", "-q", "--filter", `reference=*/${this.prefix}-*`]).stdout.split("\n").filter(Boolean);
-    for (const id of new Set([...ids, ...this.images])) docker(["rmi", "-f", id], { allowFailure: true });
-    for (const dir of this.dirs) rmSync(dir, { recursive: true, force: true });
+    super(what, { changes: [QUICK_STOP_CMD] });
   }
 }
 
@@ -290,12 +237,3 @@ export async function waitForPort(port: number, svc?: SvcProcess, timeoutMs = 30
   );
 }
 
-export async function portOpen(port: number): Promise<boolean> {
-  try {
-    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
-    socket.end();
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -6,7 +6,7 @@
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { freePort, waitUntil } from "../../harness.ts";
+import { freePort, portOpen, waitUntil } from "../../harness.ts";
 import { tempDir as removedAtExit } from "../../temp.ts";
 
 export function tempDir(prefix: string): string {
@@ -21,13 +21,7 @@ export async function waitForPort(port: number, what: string, proc?: Subprocess,
         const log = logFile ? readFileSync(logFile, "utf8") : "";
         throw new Error(`${what} exited with ${proc.exitCode}: ${log}`);
       }
-      try {
-        const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
-        socket.end();
-        return true;
-      } catch {
-        return false;
-      }
+      return portOpen(port);
     },
     15_000,
     what,

@@ -7,7 +7,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { buildImage, docker, freePort, inspect, removeContainersByPrefix, sandbox, uniqueName, waitUntil } from "../../harness.ts";
+import { buildImage, docker, freePort, inspect, portOpen, removeContainersByPrefix, sandbox, uniqueName, waitUntil } from "../../harness.ts";
 
 const MAIN = join(import.meta.dir, "../../../src/main.ts");
 const PREFIX = uniqueName("svc-service");
@@ -58,15 +58,6 @@ function startSvc(args: string[]): Svc {
   return { proc, output: () => text, exited: proc.exited.then(async (code) => (await drained, code)) };
 }
 
-async function portOpen(port: number): Promise<boolean> {
-  try {
-    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
-    socket.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function healthy(port: number): Promise<boolean> {
   try {

@@ -12,7 +12,8 @@ import { createRegistry } from "../../../src/registry/index.ts";
 import { createUpdater, type Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import type { Subprocess } from "bun";
-import { buildImage, docker, inspect, removeContainersByPrefix, sandbox, uniqueName } from "../../harness.ts";
+import { docker, inspect, sandbox } from "../../harness.ts";
+import { EngineFixture } from "../../support/fixture.ts";
 
 export class MemoryAudit implements AuditLog {
   entries: AuditEntry[] = [];
@@ -66,46 +67,17 @@ export async function makeUpdater(overrides: DeepPartial<Config> & { containers:
 }
 
 /** A family of names for one test file: containers, images and networks all start with it. */
-export class Fixture {
-  readonly prefix = uniqueName("upd");
-  private readonly images: string[] = [];
-  private readonly networks: string[] = [];
-
-  name(what: string): string {
-    return `${this.prefix}-${what}`;
+/** The engine fixture of the updater tests: every container in the tests' scope. */
+export class Fixture extends EngineFixture {
+  constructor() {
+    super("upd", { runArgs: ["-l", `svc.scope=${TEST_SCOPE}`] });
   }
 
-  /** `127.0.0.1:5000/<prefix>-<what>:<tag>`, built and pushed (a new image on every call). */
-  image(what: string, options: { tag?: string; changes?: string[]; push?: boolean; registry?: string } = {}): { ref: string; id: string; digest: string | null } {
-    const ref = `${options.registry ?? sandbox().registry}/${this.prefix}-${what}:${options.tag ?? "latest"}`;
-    const built = buildImage(ref, { changes: options.changes, push: options.push });
-    this.images.push(built.id);
-    return { ref, ...built };
-  }
-
-  network(what: string): string {
-    const name = this.name(what);
-    docker(["network", "create", name]);
-    this.networks.push(name);
-    return name;
-  }
-
-  /** `docker run -d --name <prefix>-<what> [--network none] ...args image [cmd]` */
-  run(what: string, image: string, args: string[] = [], cmd: string[] = []): string {
-    const name = this.name(what);
-    const hasNetwork = args.some((a) => a === "--network" || a.startsWith("--network="));
-    docker(["run", "-d", "--name", name, "-l", `svc.scope=${TEST_SCOPE}`, ...(hasNetwork ? [] : ["--network", "none"]), ...args, image, ...cmd]);
-    return name;
-  }
-
-  cleanup(): void {
+  override cleanup(): void {
     // a recording whose test failed before stopping it
     for (const proc of liveRecordings) proc.kill();
     liveRecordings.clear();
-    removeContainersByPrefix(this.prefix);
-    for (const network of this.networks) docker(["network", "rm", network], { allowFailure: true });
-    const ids = docker(["images", "-q", "--filter", `reference=*/${this.prefix}-*`]).stdout.split("\n").filter(Boolean);
-    for (const id of new Set([...ids, ...this.images])) docker(["rmi", "-f", id], { allowFailure: true });
+    super.cleanup();
   }
 }
 
