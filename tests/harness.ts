@@ -144,3 +144,14 @@ export async function portOpen(port: number): Promise<boolean> {
     return false;
   }
 }
+
+/** Containers whose names start with `prefix`, as name -> state. */
+export function containersByPrefix(prefix: string): Record<string, string> {
+  const out = docker(["ps", "-a", "--filter", `name=^/${prefix}`, "--format", "{{.Names}} {{.State}}"]).stdout;
+  return Object.fromEntries(
+    out
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.split(" ") as [string, string]),
+  );
+}

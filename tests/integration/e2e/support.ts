@@ -209,16 +209,7 @@ export class Fixture extends EngineFixture {
   }
 }
 
-/** Containers whose names start with `prefix`, as name -> state. */
-export function containersByPrefix(prefix: string): Record<string, string> {
-  const out = docker(["ps", "-a", "--filter", `name=^/${prefix}`, "--format", "{{.Names}} {{.State}}"]).stdout;
-  return Object.fromEntries(
-    out
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => line.split(" ") as [string, string]),
-  );
-}
+export { containersByPrefix } from "../../harness.ts";
 
 /** Flags every e2e run uses: the sandbox engine, short timeouts, JSON logs. */
 export function baseFlags(): string[] {

@@ -98,16 +98,7 @@ export function names(report: SessionReport | null): string[] {
   return (report?.containers ?? []).map((c) => c.name).sort();
 }
 
-/** Containers whose names start with `prefix`, as `name` -> state. */
-export function containersByPrefix(prefix: string): Record<string, string> {
-  const out = docker(["ps", "-a", "--filter", `name=^/${prefix}`, "--format", "{{.Names}} {{.State}}"]).stdout;
-  return Object.fromEntries(
-    out
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => line.split(" ") as [string, string]),
-  );
-}
+export { containersByPrefix } from "../../harness.ts";
 
 /** `docker events` processes of recordings not stopped yet (their test failed first). */
 const liveRecordings = new Set<Subprocess>();
