@@ -13,7 +13,7 @@ import type { Config } from "../config/index.ts";
 import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
 import type { AccessLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import type { CycleRunner } from "../updater/types.ts";
+import { DRY_RUN_REASON, type CycleRunner, type SessionReport } from "../updater/types.ts";
 import { accessFields, type RequestInfo, type RequestTarget, requestTarget } from "./access.ts";
 import { createTokenCheck, type TokenCheck } from "./auth.ts";
 import { errorResponse, jsonResponse, methodNotAllowed, notFound, unauthorized, withoutBody } from "./http.ts";
@@ -41,6 +41,25 @@ interface Endpoint {
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
+/**
+ * GET /v1/containers: what svc watches, from a dry run: each container's state, the digest it
+ * runs and the one available, and why it would or would not be updated.
+ */
+function watchedContainers(report: SessionReport) {
+  return {
+    checked_at: report.finished_at,
+    containers: report.containers.map((c) => ({
+      name: c.name,
+      image: c.image,
+      state: c.state,
+      would_update: c.state === "stale" && c.reason === DRY_RUN_REASON,
+      current_digest: c.old_digest,
+      available_digest: c.new_digest,
+      reason: c.reason,
+    })),
+  };
+}
+
 function getEndpoint(enabled: boolean, authenticated: boolean, get: Handler): Endpoint {
   const head: Handler = async (request, target, server) => withoutBody(await get(request, target, server));
   return { enabled, authenticated, methods: { GET: get, HEAD: head }, allow: "GET, HEAD" };
@@ -50,19 +69,25 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
   const api = deps.config.http_api;
   const health: Handler = () => new Response(HEALTH_BODY, { headers: { "content-type": "application/json" } });
   const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
-  const update: Handler = async (request, target, server) => {
+  /** Runs a cycle for the request's filter; `render` shapes the report into the answer. */
+  const cycle = (dryRun: boolean | undefined, render: (report: SessionReport) => unknown): Handler => async (request, target, server) => {
     const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
     // The answer comes when the cycle ends, which may take minutes: lift the idle timeout
     // for this request only, so slow clients elsewhere are still cut off.
     server?.timeout(request, 0);
-    const report = await deps.runner.run("api", filter);
+    const report = await deps.runner.run("api", filter, dryRun === undefined ? undefined : { dryRun });
     // null: another cycle is running; the runner has already counted the skip.
-    return report === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(report);
+    return report === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(render(report));
   };
+  const update = cycle(undefined, (report) => report);
+  const check = cycle(true, (report) => report);
+  const containers = cycle(true, watchedContainers);
   return new Map([
     ["/v1/health", getEndpoint(true, false, health)],
     ["/v1/metrics", getEndpoint(api.metrics, !api.metrics_no_auth, metrics)],
     ["/v1/update", { enabled: api.update, authenticated: true, methods: { POST: update }, allow: "POST" }],
+    ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
+    ["/v1/containers", getEndpoint(api.update, true, containers)],
   ]);
 }
 

@@ -16,7 +16,7 @@ import { needsHandover, startHandover } from "./handover.ts";
 import { buildReport } from "./report.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
-import type { ContainerOutcome, ContainerReport, SessionReport, Trigger, UpdateFilter } from "./types.ts";
+import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type SessionReport, type Trigger, type UpdateFilter } from "./types.ts";
 
 export interface CycleDeps {
   config: Config;
@@ -77,7 +77,7 @@ interface Entry {
 const INSPECT_CONCURRENCY = 8;
 const RESTARTED_FOR_DEPENDENCY = "restarted for dependency";
 
-export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: UpdateFilter = {}): Promise<CycleResult> {
+export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: UpdateFilter = {}, dryRun = false): Promise<CycleResult> {
   const startedAt = new Date();
   // the global Web Crypto: node:crypto would cost a compiled svc ~4 MiB of memory to load
   const sessionId = crypto.randomUUID();
@@ -94,18 +94,24 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
     }
   };
   let all = await list();
-  if (deps.repairLeftovers && (await deps.repairLeftovers(all, filter))) all = await list();
+  // a dry run changes nothing, not even what a crash left half-done
+  if (!dryRun && deps.repairLeftovers && (await deps.repairLeftovers(all, filter))) all = await list();
 
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.
   const entries = newEntries(deps, selectContainers(all, deps.config, filter));
   const checker = await checkEntries(deps, entries);
   const toUpdate = chooseUpdates(deps, entries);
+  if (dryRun) {
+    for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
+    toUpdate.clear();
+  }
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, log, all, entries, checker, toUpdate }) : false;
-  if (deps.config.cleanup) await cleanupImages(deps, ctx, entries);
+  if (deps.config.cleanup && !dryRun) await cleanupImages(deps, ctx, entries);
 
   const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: reportEntries(entries) });
-  log.info("cycle finished", { session_id: sessionId, trigger, ...report.counts });
+  if (dryRun) report.dry_run = true;
+  log.info(dryRun ? "dry run finished" : "cycle finished", { session_id: sessionId, trigger, ...report.counts });
   return { report, selfReplaced };
 }
 

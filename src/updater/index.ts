@@ -46,7 +46,7 @@ import { completeHandover, type HandoverJob } from "./handover.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
 import { metricCounts } from "./report.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, policyFor, scopeFilter, type Filter } from "./selection.ts";
-import type { CycleRunner, ReportSink, SessionReport, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleRunner, ReportSink, RunOptions, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./cycle.ts";
 export type { HandoverJob } from "./handover.ts";
@@ -108,16 +108,19 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     },
   };
 
-  const run = async (trigger: Trigger, filter?: UpdateFilter): Promise<SessionReport | null> => {
+  const run = async (trigger: Trigger, filter?: UpdateFilter, options: RunOptions = {}): Promise<SessionReport | null> => {
     if (current || draining) {
       // a cycle asked for while one runs is skipped and counted, never queued (not counted once shutting down)
       if (!draining) deps.metrics.recordSkipped();
       return null;
     }
-    const cycle = runCycle(cycleDeps, trigger, filter);
+    const dryRun = options.dryRun ?? deps.config.dry_run;
+    const cycle = runCycle(cycleDeps, trigger, filter, dryRun);
     current = cycle;
     try {
       const { report, selfReplaced } = await cycle;
+      // a dry run tells its caller only: no metrics, no notification
+      if (dryRun) return report;
       deps.metrics.recordCycle(metricCounts(report.counts));
       publish(report);
       if (selfReplaced) retireSelf();

@@ -1,6 +1,6 @@
 import { SvcError, toSvcError } from "../errors.ts";
 import type { Updater } from "./index.ts";
-import type { CycleRunner, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleRunner, RunOptions, Trigger, UpdateFilter } from "./types.ts";
 
 /**
  * The API's runner until startup is done: a cycle asked for during recovery waits for it
@@ -18,8 +18,8 @@ export function pendingRunner(): { runner: CycleRunner; ready(updater: Updater):
   let updater: Updater | undefined;
   return {
     runner: {
-      async run(trigger: Trigger, filter?: UpdateFilter) {
-        return (updater ?? (await started)).run(trigger, filter);
+      async run(trigger: Trigger, filter?: UpdateFilter, options?: RunOptions) {
+        return (updater ?? (await started)).run(trigger, filter, options);
       },
       get busy() {
         return updater?.busy ?? false;

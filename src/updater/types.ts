@@ -40,6 +40,16 @@ export interface SessionReport {
   filter: { container: string[]; image: string[] };
   counts: ReportCounts;
   containers: ContainerReport[];
+  /** present (true) only for a dry run: everything decided, nothing changed */
+  dry_run?: true;
+}
+
+/** What a dry run says of a container it would update. */
+export const DRY_RUN_REASON = "would be updated (dry run)";
+
+export interface RunOptions {
+  /** decide everything, change nothing (default: the `dry_run` option) */
+  dryRun?: boolean;
 }
 
 /** What routes and the scheduler call. Only one cycle runs at a time. */
@@ -48,7 +58,7 @@ export interface CycleRunner {
    * Runs one cycle and resolves with its report, or with null when another cycle was running
    * (the request is skipped, never queued, and counted in svc_scans_skipped).
    */
-  run(trigger: Trigger, filter?: UpdateFilter): Promise<SessionReport | null>;
+  run(trigger: Trigger, filter?: UpdateFilter, options?: RunOptions): Promise<SessionReport | null>;
   readonly busy: boolean;
 }
 

@@ -3,7 +3,7 @@ import { createApp } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import type { AccessFields } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
-import type { CycleRunner, SessionReport, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
+import type { CycleRunner, RunOptions, SessionReport, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
 import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
 import { emptyReport } from "../../support/report.ts";
 
@@ -15,11 +15,13 @@ export function sampleReport(trigger: Trigger, filter: UpdateFilter = {}): Sessi
 
 /** Follows the runner contract: one cycle at a time, a request meanwhile gets null and is counted. */
 export class FakeRunner implements CycleRunner {
-  calls: { trigger: Trigger; filter?: UpdateFilter }[] = [];
+  calls: { trigger: Trigger; filter?: UpdateFilter; options?: RunOptions }[] = [];
   /** when set, run() waits for it (a slow cycle) */
   gate: Promise<void> | null = null;
   /** when set, run() throws it */
   failure: unknown = null;
+  /** shapes the report run() answers */
+  report: (report: SessionReport) => SessionReport = (report) => report;
   private running = false;
 
   constructor(private readonly metrics: Metrics) {}
@@ -28,17 +30,17 @@ export class FakeRunner implements CycleRunner {
     return this.running;
   }
 
-  async run(trigger: Trigger, filter?: UpdateFilter): Promise<SessionReport | null> {
+  async run(trigger: Trigger, filter?: UpdateFilter, options?: RunOptions): Promise<SessionReport | null> {
     if (this.running) {
       this.metrics.recordSkipped();
       return null;
     }
     this.running = true;
-    this.calls.push({ trigger, filter });
+    this.calls.push(options === undefined ? { trigger, filter } : { trigger, filter, options });
     try {
       if (this.gate) await this.gate;
       if (this.failure) throw this.failure;
-      const report = sampleReport(trigger, filter);
+      const report = this.report(sampleReport(trigger, filter));
       this.metrics.recordCycle(report.counts);
       return report;
     } finally {

@@ -3,7 +3,7 @@ import { defaultConfig, type Config, type DeepPartial } from "../../../src/confi
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import type { SessionReport } from "../../../src/updater/types.ts";
+import { DRY_RUN_REASON, type SessionReport } from "../../../src/updater/types.ts";
 import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
 const DIGEST = `sha256:${"d".repeat(64)}`;
@@ -93,6 +93,40 @@ describe("checking", () => {
     const report = await updater.run("api");
     expect(states(report)).toEqual({ app: "stale", opt: "updated" });
     expect(engine.events.some((e) => e.includes(":app"))).toBe(false);
+  });
+
+  test("a dry run decides everything and changes nothing: no pull, no engine change, no metrics, no report published", async () => {
+    const { engine, updater, metrics, published, audit } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addImage("r.io/db:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.addContainer("db", "r.io/db:1");
+    engine.addContainer("watched", "r.io/app:1", { labels: { "svc.monitor_only": "true" } });
+    engine.publish("r.io/app:1");
+    const report = await updater.run("api", {}, { dryRun: true });
+    expect(states(report)).toEqual({ app: "stale", db: "fresh", watched: "stale" });
+    expect(report!.containers.find((c) => c.name === "app")!.reason).toBe(DRY_RUN_REASON);
+    expect(report!.containers.find((c) => c.name === "watched")!.reason).not.toBe(DRY_RUN_REASON);
+    expect(report!.dry_run).toBe(true);
+    expect(engine.pulls).toEqual([]);
+    expect(engine.events).toEqual([]);
+    expect(audit.entries).toEqual([]);
+    expect(metrics.snapshot().svc_scans_total).toBe(0);
+    expect(published).toEqual([]);
+    // the same cycle for real: the report says no dry run, and app is updated
+    const real = await updater.run("api");
+    expect(states(real)).toEqual({ app: "updated", db: "fresh", watched: "stale" });
+    expect(real!.dry_run).toBeUndefined();
+  });
+
+  test("the dry_run option makes every cycle a dry run unless the caller says otherwise", async () => {
+    const { engine, updater } = setup({ dry_run: true });
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    expect((await updater.run("schedule"))!.dry_run).toBe(true);
+    expect(engine.pulls).toEqual([]);
+    expect(states(await updater.run("api", {}, { dryRun: false }))).toEqual({ app: "updated" });
   });
 
   test("no_pull compares the local image for the tag, without the registry", async () => {

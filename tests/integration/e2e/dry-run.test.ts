@@ -1,0 +1,82 @@
+/**
+ * Dry runs as a user asks for them: `svc --run-once --dry-run` from a shell, `POST /v1/check` and
+ * `GET /v1/containers` over HTTP. Each says what an update would do and changes nothing: the
+ * container keeps running as it was, nothing is pulled, no metric moves, no audit entry is written.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { docker, freePort, inspect } from "../../harness.ts";
+import { Fixture, baseFlags, reportsIn, runSvc, startSvc, stopAll, waitForPort } from "./support.ts";
+
+const fx = new Fixture("e2e-dry");
+const TOKEN = "e2e-dry-token-5b1c";
+const REASON = "would be updated (dry run)";
+
+afterAll(async () => {
+  await stopAll();
+  fx.cleanup();
+}, 120_000);
+
+/** A running container whose tag has a newer image in the registry, and not on the engine. */
+function staleContainer(what: string): { name: string; ref: string; oldId: string; startedAt: string } {
+  const v1 = fx.image(what);
+  const name = fx.run(what, v1.ref);
+  const v2 = fx.image(what);
+  // the newer image only in the registry: a pull would bring it back
+  docker(["rmi", v2.id]);
+  const container = inspect(name);
+  return { name, ref: v1.ref, oldId: container.Id, startedAt: container.State.StartedAt };
+}
+
+function untouched(c: { name: string; ref: string; oldId: string; startedAt: string }): void {
+  const now = inspect(c.name);
+  expect(now.Id).toBe(c.oldId);
+  expect(now.State.StartedAt).toBe(c.startedAt);
+  expect(now.State.Running).toBe(true);
+  expect(docker(["image", "inspect", c.ref], { allowFailure: true }).code).not.toBe(0);
+}
+
+describe("dry runs", () => {
+  test("svc --run-once --dry-run: exit 0, the report says what would be updated, the container and the engine's images are as they were", async () => {
+    const c = staleContainer("once");
+    const audit = join(fx.tempDir("audit"), "audit.log");
+    const run = await runSvc([...baseFlags(), "--run-once", "--dry-run", "--audit-log", audit, c.name]);
+    expect(run.code, run.svc.describe()).toBe(0);
+    const report = reportsIn(run.svc.output).at(-1);
+    expect(report?.dry_run, run.svc.describe()).toBe(true);
+    expect(report?.containers).toEqual([expect.objectContaining({ name: c.name, state: "stale", reason: REASON, new_image_id: null })]);
+    untouched(c);
+    expect(existsSync(audit) ? readFileSync(audit, "utf8") : "").toBe("");
+  }, 90_000);
+
+  test("POST /v1/check and GET /v1/containers tell, POST /v1/update then does it", async () => {
+    const c = staleContainer("api");
+    const port = freePort();
+    const svc = startSvc([...baseFlags(), "--http-api-update", "--http-api-metrics", "--http-api-token", TOKEN, "--http-api-port", String(port)]);
+    await waitForPort(port, svc);
+    const call = async (method: string, path: string) => {
+      const response = await fetch(`http://127.0.0.1:${port}${path}`, { method, headers: { authorization: `Bearer ${TOKEN}`, accept: "application/json" } });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+
+    const check = await call("POST", `/v1/check?container=${c.name}`);
+    expect(check.status, svc.describe()).toBe(200);
+    expect(check.body.dry_run).toBe(true);
+    expect(check.body.containers).toEqual([expect.objectContaining({ name: c.name, state: "stale", reason: REASON })]);
+
+    const listed = await call("GET", `/v1/containers?container=${c.name}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.containers).toEqual([
+      expect.objectContaining({ name: c.name, image: c.ref, state: "stale", would_update: true, reason: REASON, available_digest: expect.stringMatching(/^sha256:/) }),
+    ]);
+    untouched(c);
+    expect((await call("GET", "/v1/metrics")).body.svc_scans_total).toBe(0);
+
+    const update = await call("POST", `/v1/update?container=${c.name}`);
+    expect(update.body.dry_run).toBeUndefined();
+    expect(update.body.containers).toEqual([expect.objectContaining({ name: c.name, state: "updated" })]);
+    expect(inspect(c.name).Id).not.toBe(c.oldId);
+    expect((await call("GET", "/v1/metrics")).body.svc_scans_total).toBe(1);
+  }, 90_000);
+});

@@ -1,0 +1,62 @@
+/** POST /v1/check and GET /v1/containers: dry runs through the same auth, filters and statuses as /v1/update. */
+import { describe, expect, test } from "bun:test";
+import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
+import { makeApp, TOKEN } from "./fakes.ts";
+
+const auth = { authorization: `Bearer ${TOKEN}` };
+
+describe("POST /v1/check", () => {
+  test("runs a dry run with the request's filter and answers its report", async () => {
+    const { request, runner } = makeApp();
+    const response = await request("/v1/check?container=web,db", { method: "POST", headers: auth });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { trigger: string }).trigger).toBe("api");
+    expect(runner.calls).toEqual([{ trigger: "api", filter: { container: ["web", "db"] }, options: { dryRun: true } }]);
+  });
+
+  test("the update endpoint's statuses: 401 without the token, 404 with the update API off, 405 for GET, 409 while a cycle runs", async () => {
+    const { request, runner } = makeApp();
+    expect((await request("/v1/check", { method: "POST" })).status).toBe(401);
+    expect((await request("/v1/check", { method: "GET", headers: auth })).status).toBe(405);
+    let release = () => {};
+    runner.gate = new Promise((resolve) => (release = resolve));
+    const first = request("/v1/check", { method: "POST", headers: auth });
+    const second = await request("/v1/check", { method: "POST", headers: auth });
+    expect(second.status).toBe(409);
+    release();
+    expect((await first).status).toBe(200);
+    const off = makeApp({ http_api: { update: false, metrics: true } });
+    expect((await off.request("/v1/check", { method: "POST", headers: auth })).status).toBe(404);
+  });
+
+  test("a bad filter is a 400 before any cycle runs", async () => {
+    const { request, runner } = makeApp();
+    expect((await request("/v1/check?container=", { method: "POST", headers: auth })).status).toBe(400);
+    expect(runner.calls).toEqual([]);
+  });
+});
+
+describe("GET /v1/containers", () => {
+  test("lists each watched container from a dry run: state, digests, whether it would be updated and why", async () => {
+    const { request, runner } = makeApp();
+    runner.report = (report) => ({
+      ...report,
+      dry_run: true,
+      containers: [
+        { id: "a", name: "web", image: "r/web:1", old_image_id: "sha256:1", new_image_id: null, old_digest: "sha256:old", new_digest: "sha256:new", state: "stale", reason: DRY_RUN_REASON, duration_ms: 1 },
+        { id: "b", name: "db", image: "r/db:1", old_image_id: "sha256:2", new_image_id: null, old_digest: "sha256:db", new_digest: null, state: "fresh", reason: null, duration_ms: 1 },
+      ],
+    });
+    const response = await request("/v1/containers?image=r/", { headers: auth });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { containers: unknown[]; checked_at: unknown };
+    expect(body.containers).toEqual([
+      { name: "web", image: "r/web:1", state: "stale", would_update: true, current_digest: "sha256:old", available_digest: "sha256:new", reason: DRY_RUN_REASON },
+      { name: "db", image: "r/db:1", state: "fresh", would_update: false, current_digest: "sha256:db", available_digest: null, reason: null },
+    ]);
+    expect(typeof body.checked_at).toBe("string");
+    expect(runner.calls).toEqual([{ trigger: "api", filter: { image: ["r/"] }, options: { dryRun: true } }]);
+    expect((await request("/v1/containers")).status).toBe(401);
+    expect((await request("/v1/containers", { method: "HEAD", headers: auth })).status).toBe(200);
+  });
+});
