@@ -102,6 +102,7 @@ DynamicUser=yes
 SupplementaryGroups=docker
 StateDirectory=svc
 WorkingDirectory=/var/lib/svc
+Environment=SVC_STATE_DIR=/var/lib/svc
 NoNewPrivileges=yes
 ProtectSystem=strict
 ProtectHome=yes

@@ -51,10 +51,22 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log);
     const registry = rooms.createRegistry(config, logging.log);
-    notifications = await rooms.createNotifications(config, logging.log);
+    const state = rooms.openState(config.state_dir, logging.log);
+    notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
     const selfContainerId = await rooms.ownContainerId(engine, log);
     const selfHandover = api && { release: api.release, reclaim: api.reclaim };
-    updater = rooms.createUpdater({ config, engine, registry, metrics, log: logging.log, audit: logging.audit, sink: notifications, selfContainerId, selfHandover });
+    updater = rooms.createUpdater({
+      config,
+      engine,
+      registry,
+      metrics,
+      log: logging.log,
+      audit: logging.audit,
+      sink: notifications,
+      selfContainerId,
+      selfHandover,
+      rolledBack: state.section("rolled_back"),
+    });
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log);
     pending.ready(updater);
@@ -109,6 +121,7 @@ async function loadRooms() {
   const notify = await afterPendingRequests(() => import("./notify/index.ts"));
   const updater = await afterPendingRequests(() => import("./updater/index.ts"));
   const scheduler = await afterPendingRequests(() => import("./scheduler/index.ts"));
+  const state = await afterPendingRequests(() => import("./state/index.ts"));
   return {
     createDockerEngine: engine.createDockerEngine,
     createRegistry: registry.createRegistry,
@@ -116,6 +129,7 @@ async function loadRooms() {
     createUpdater: updater.createUpdater,
     createScheduler: scheduler.createScheduler,
     ownContainerId: engine.ownContainerId,
+    openState: state.openState,
   };
 }
 

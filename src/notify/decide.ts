@@ -2,6 +2,7 @@
  * Whether a finished cycle is worth a notification. Changes (updated, failed, rolled back) always
  * are; a monitor-only user's stale containers are told once per new digest, not every cycle.
  */
+import { inMemory, type Remembered } from "../state/index.ts";
 import type { SessionReport } from "../updater/types.ts";
 
 export interface NotifyDecision {
@@ -11,10 +12,14 @@ export interface NotifyDecision {
 }
 
 export class NotifyPolicy {
-  /** container name -> the newer digest it was last reported stale for */
-  readonly #announcedStale = new Map<string, string>();
-
-  constructor(private readonly everyCycle: boolean) {}
+  /**
+   * @param announcedStale container name -> the newer digest it was last reported stale for
+   * (kept across restarts with `state_dir`)
+   */
+  constructor(
+    private readonly everyCycle: boolean,
+    private readonly announcedStale: Remembered = inMemory(),
+  ) {}
 
   /** Decides for one report and remembers its stale digests (call once per report, in order). */
   decide(report: SessionReport): NotifyDecision {
@@ -31,13 +36,13 @@ export class NotifyPolicy {
     for (const container of report.containers) {
       if (container.state === "stale") {
         const digest = container.new_digest ?? container.new_image_id ?? "unknown";
-        if (this.#announcedStale.get(container.name) !== digest) {
-          this.#announcedStale.set(container.name, digest);
+        if (this.announcedStale.get(container.name) !== digest) {
+          this.announcedStale.set(container.name, digest);
           fresh = true;
         }
       } else if (container.state === "fresh" || container.state === "updated") {
         // Caught up (by svc or by hand): a later stale digest is news again.
-        this.#announcedStale.delete(container.name);
+        this.announcedStale.delete(container.name);
       }
     }
     return fresh;

@@ -6,6 +6,7 @@
 import { hostname as osHostname } from "node:os";
 import { secretValues, type Config } from "../config/index.ts";
 import { createRedactor, type Logger } from "../log/index.ts";
+import type { Remembered } from "../state/index.ts";
 import type { SessionReport } from "../updater/types.ts";
 import { createChannels } from "./channels/index.ts";
 import { parseHeaders } from "./channels/webhook.ts";
@@ -42,6 +43,8 @@ export interface NotificationOptions {
   timeoutMs?: number;
   /** use these channels instead of the configured ones (tests of the dispatcher) */
   notifiers?: Notifier[];
+  /** the stale digests already announced, per container name (default: in memory only) */
+  announcedStale?: Remembered;
 }
 
 /**
@@ -56,7 +59,7 @@ export async function createNotifications(config: Config, log: Logger, options: 
   const notifiers =
     options.notifiers ?? (await createChannels({ config: settings, render, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 }));
   const redact = createRedactor([...secretValues(config), ...derivedSecrets(settings)]);
-  const policy = new NotifyPolicy(settings.notify_on_every_cycle);
+  const policy = new NotifyPolicy(settings.notify_on_every_cycle, options.announcedStale);
   const attempts = Math.max(1, options.attempts ?? 3);
   const retryDelayMs = options.retryDelayMs ?? 1000;
 

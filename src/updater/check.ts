@@ -9,6 +9,7 @@ import type { Engine, ImageSummary, Platform } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
 import type { ImageRef, LocalImage, RegistryCheckSession } from "../registry/port.ts";
 import { isPinned, parseReference } from "../registry/reference.ts";
+import type { Remembered } from "../state/index.ts";
 
 export interface CheckInput {
   name: string;
@@ -35,10 +36,10 @@ export interface Checker {
 }
 
 /**
- * A digest that was rolled back is remembered per container name, in memory only (a restart
- * of svc tries it once more): the same digest is not retried until a newer one appears.
+ * A digest that was rolled back is remembered per container name (across restarts with
+ * `state_dir`): the same digest is not retried until a newer one appears.
  */
-export type RolledBackDigests = Map<string, string>;
+export type RolledBackDigests = Remembered;
 
 export function createChecker(deps: {
   engine: Engine;

@@ -39,6 +39,7 @@ import { toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
+import { inMemory } from "../state/index.ts";
 import type { RolledBackDigests } from "./check.ts";
 import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
 import { DEFAULT_TIMING, stopOptionsFor, type ProtocolContext, type WatchTiming } from "./protocol.ts";
@@ -69,6 +70,8 @@ export interface UpdaterDeps {
   concurrency?: number;
   /** self-update: the service lets go of its port while its replacement starts (see SelfHandover) */
   selfHandover?: SelfHandover;
+  /** digests rolled back, per container name (default: remembered in memory only) */
+  rolledBack?: RolledBackDigests;
 }
 
 export interface Updater extends CycleRunner {
@@ -83,7 +86,7 @@ const DEFAULT_CONCURRENCY = 4;
 export function createUpdater(deps: UpdaterDeps): Updater {
   const log = deps.log.child("updater");
   const timing: WatchTiming = { ...DEFAULT_TIMING, ...deps.timing };
-  const rolledBack: RolledBackDigests = new Map();
+  const rolledBack: RolledBackDigests = deps.rolledBack ?? inMemory();
   let current: Promise<unknown> | undefined;
   let draining = false;
 

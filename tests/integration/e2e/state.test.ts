@@ -1,0 +1,71 @@
+/**
+ * Decisions that survive a restart (`state_dir`): a digest rolled back by one svc is not tried
+ * again by the next, and a stale digest announced once is not announced again after a restart.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Server } from "bun";
+import { inspect } from "../../harness.ts";
+import { FAILING_CMD, Fixture, baseFlags, reportsIn, runSvc, stopAll } from "./support.ts";
+
+const fx = new Fixture("e2e-state");
+const servers: Server<undefined>[] = [];
+
+afterAll(async () => {
+  await stopAll();
+  for (const server of servers) server.stop(true);
+  fx.cleanup();
+}, 120_000);
+
+function entryIn(output: string, name: string): any {
+  return reportsIn(output).at(-1)?.containers.find((c: any) => c.name === name);
+}
+
+describe("state_dir", () => {
+  test("a digest rolled back by one run is skipped by the next, which touches nothing", async () => {
+    const name = fx.name("app");
+    fx.run("app", fx.image("app").ref);
+    const bad = fx.image("app", { changes: [FAILING_CMD] });
+    const stateDir = join(fx.tempDir("state"), "svc");
+    const first = await runSvc([...baseFlags(), "--run-once", "--state-dir", stateDir, name]);
+    expect(first.code, first.svc.describe()).toBe(1);
+    expect(entryIn(first.svc.output, name)?.state, first.svc.describe()).toBe("rolled_back");
+    const afterRollback = inspect(name);
+    expect(JSON.parse(readFileSync(join(stateDir, "state.json"), "utf8")).rolled_back[name]).toStartWith("sha256:");
+
+    const second = await runSvc([...baseFlags(), "--run-once", "--state-dir", stateDir, name]);
+    expect(second.code, second.svc.describe()).toBe(0);
+    const entry = entryIn(second.svc.output, name);
+    expect(entry?.state, second.svc.describe()).toBe("skipped");
+    expect(entry?.reason).toContain("was rolled back before");
+    expect(inspect(name).Id).toBe(afterRollback.Id);
+    expect(inspect(name).State.StartedAt).toBe(afterRollback.State.StartedAt);
+    expect(inspect(name).Image).not.toBe(bad.id);
+  }, 120_000);
+
+  test("monitor-only: a stale digest announced before a restart is not announced again", async () => {
+    const name = fx.name("watched");
+    fx.run("watched", fx.image("watched").ref);
+    fx.image("watched");
+    const bodies: string[] = [];
+    const server = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        bodies.push(await request.text());
+        return new Response(null, { status: 204 });
+      },
+    });
+    servers.push(server);
+    const stateDir = fx.tempDir("watch-state");
+    const flags = [...baseFlags(), "--run-once", "--monitor-only", "--state-dir", stateDir, "--notifications-webhook-url", `http://127.0.0.1:${server.port}/`, name];
+    const first = await runSvc(flags);
+    expect(first.code, first.svc.describe()).toBe(0);
+    expect(bodies, first.svc.describe()).toHaveLength(1);
+    const second = await runSvc(flags);
+    expect(second.code, second.svc.describe()).toBe(0);
+    expect(entryIn(second.svc.output, name)?.state).toBe("stale");
+    expect(bodies, second.svc.describe()).toHaveLength(1);
+  }, 120_000);
+});

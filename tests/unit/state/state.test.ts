@@ -1,0 +1,76 @@
+/** Decisions that survive a restart: one JSON file, written atomically, never a crash. */
+import { describe, expect, test } from "bun:test";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { inMemory, openState } from "../../../src/state/index.ts";
+import { recordingLogger } from "../../support/logger.ts";
+import { tempDir } from "../../temp.ts";
+
+describe("openState", () => {
+  test("what one svc remembers, the next one started on the same folder knows", () => {
+    const dir = join(tempDir("state"), "svc");
+    const first = openState(dir, recordingLogger());
+    first.section("rolled_back").set("web", "sha256:bad");
+    first.section("announced_stale").set("db", "sha256:new");
+    first.section("announced_stale").set("cache", "sha256:x");
+    first.section("announced_stale").delete("cache");
+    const second = openState(dir, recordingLogger());
+    expect(second.section("rolled_back").get("web")).toBe("sha256:bad");
+    expect(second.section("announced_stale").get("db")).toBe("sha256:new");
+    expect(second.section("announced_stale").get("cache")).toBeUndefined();
+    // written by rename: no temporary file is left
+    expect(readdirSync(dir)).toEqual(["state.json"]);
+    expect(JSON.parse(readFileSync(join(dir, "state.json"), "utf8"))).toEqual({ version: 1, rolled_back: { web: "sha256:bad" }, announced_stale: { db: "sha256:new" } });
+  });
+
+  test("a file that makes no sense is a warning and a fresh start; the file is kept aside", () => {
+    for (const text of ["{not json", JSON.stringify({ version: 2 }), JSON.stringify({ version: 1, rolled_back: { web: 7 } })]) {
+      const dir = tempDir("state");
+      writeFileSync(join(dir, "state.json"), text);
+      const log = recordingLogger();
+      const state = openState(dir, log);
+      expect(state.section("rolled_back").get("web")).toBeUndefined();
+      expect(log.lines.filter((l) => l.level === "warn").map((l) => l.message)).toEqual(["the state file cannot be used: starting fresh (the file is kept aside)"]);
+      const aside = readdirSync(dir).filter((f) => f.startsWith("state.json.unreadable-"));
+      expect(aside).toHaveLength(1);
+      expect(readFileSync(join(dir, aside[0]!), "utf8")).toBe(text);
+      state.section("rolled_back").set("web", "sha256:a");
+      expect(openState(dir, recordingLogger()).section("rolled_back").get("web")).toBe("sha256:a");
+    }
+  });
+
+  test("a folder that cannot be written: one warning, and svc goes on remembering in memory", () => {
+    if (process.getuid?.() === 0) {
+      // root writes anywhere: a path under a regular file cannot be a folder for anyone
+      const parent = tempDir("state");
+      writeFileSync(join(parent, "file"), "");
+      const log = recordingLogger();
+      const state = openState(join(parent, "file", "svc"), log);
+      state.section("rolled_back").set("web", "sha256:a");
+      state.section("rolled_back").set("api", "sha256:b");
+      expect(state.section("rolled_back").get("web")).toBe("sha256:a");
+      expect(log.lines.filter((l) => l.level === "warn")).toHaveLength(1);
+      return;
+    }
+    const dir = tempDir("state");
+    mkdirSync(join(dir, "ro"));
+    chmodSync(join(dir, "ro"), 0o500);
+    const log = recordingLogger();
+    const state = openState(join(dir, "ro"), log);
+    state.section("rolled_back").set("web", "sha256:a");
+    expect(state.section("rolled_back").get("web")).toBe("sha256:a");
+    expect(log.lines.filter((l) => l.level === "warn")).toHaveLength(1);
+  });
+
+  test("without state_dir nothing is written", () => {
+    const state = openState(undefined, recordingLogger());
+    state.section("rolled_back").set("web", "sha256:a");
+    expect(state.section("rolled_back").get("web")).toBe("sha256:a");
+    expect(state.file).toBeUndefined();
+    const memory = inMemory();
+    memory.set("a", "1");
+    memory.delete("a");
+    expect(memory.get("a")).toBeUndefined();
+    expect(existsSync("state.json")).toBe(false);
+  });
+});
