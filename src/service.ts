@@ -66,6 +66,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       selfContainerId,
       selfHandover,
       rolledBack: state.section("rolled_back"),
+      firstSeen: state.section("first_seen"),
     });
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log);

@@ -247,7 +247,7 @@ export const CONFIG = table("General options", {
   schedule: ruled(alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ)", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])), { exclusiveWith: ["poll_interval", "run_once"] }),
   run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),
-  state_dir: path("Folder for the decisions that must survive a restart (digests rolled back, stale digests already announced), in state.json; unset: kept in memory only", "/var/lib/svc"),
+  state_dir: path("Folder for the decisions that must survive a restart (digests rolled back, stale digests already announced, when each newer digest was first seen), in state.json; unset: kept in memory only", "/var/lib/svc"),
   dry_run: bool(false, "Decide everything and change nothing: each cycle reports what it would update (no pull, stop or restart, no notification, no metrics)"),
   registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
   registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),
@@ -279,6 +279,7 @@ export const CONFIG = table("General options", {
   no_pull: alias(bool(false, "Do not pull; use the locally cached image"), wt("WATCHTOWER_NO_PULL", ["--no-pull"])),
   cleanup: alias(bool(false, "Remove the old image after a successful update"), wt("WATCHTOWER_CLEANUP", ["--cleanup", "-c"])),
   stop_timeout: alias(duration("10s", "Wait for a graceful stop before a forced kill"), wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"])),
+  min_image_age: duration("0s", "Apply a newer image only once svc has known it this long (since it first saw the digest; label svc.min_image_age); until then the container is stale, with the time it becomes eligible"),
 
   http_api: table("HTTP API options", {
     update: alias(bool(false, "Enable POST /v1/update"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),

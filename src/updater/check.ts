@@ -6,6 +6,7 @@
  * registry check, however many containers share it.
  */
 import type { Engine, ImageSummary, Platform } from "../engine/port.ts";
+import { formatDuration } from "../config/index.ts";
 import { toSvcError } from "../errors.ts";
 import type { ImageRef, LocalImage, RegistryCheckSession } from "../registry/port.ts";
 import { isPinned, parseReference } from "../registry/reference.ts";
@@ -17,6 +18,8 @@ export interface CheckInput {
   image: string;
   imageId: string;
   noPull: boolean;
+  /** a newer image waits until svc has known it this long (0: at once) */
+  minImageAgeMs?: number;
 }
 
 export interface Verdict {
@@ -27,6 +30,8 @@ export interface Verdict {
   newDigest: string | null;
   /** known before the pull only with no_pull (the local image for the tag) */
   newImageId: string | null;
+  /** stale, but not to be applied yet (min_image_age): the reason says until when */
+  held?: boolean;
 }
 
 export interface Checker {
@@ -46,7 +51,11 @@ export function createChecker(deps: {
   session: RegistryCheckSession;
   images: readonly ImageSummary[];
   rolledBack: RolledBackDigests;
+  /** when each container's newer digest was first seen ("<digest> <ISO time>", per container name) */
+  firstSeen?: Remembered;
+  now?: () => number;
 }): Checker {
+  const now = deps.now ?? Date.now;
   const images = new Map(deps.images.map((image) => [image.id, image]));
   const platforms = new Map<string, Promise<Platform>>();
   const groups = new Map<string, Promise<{ stale: boolean; digest: string }>>();
@@ -99,7 +108,22 @@ export function createChecker(deps: {
     if (verdict.state === "stale" && remembered !== undefined && remembered === candidate) {
       return { ...verdict, state: "skipped", reason: `${candidate} was rolled back before; waiting for a newer image` };
     }
+    if (verdict.state === "stale" && candidate && (input.minImageAgeMs ?? 0) > 0) return holdUntilOldEnough(verdict, input.name, candidate, input.minImageAgeMs!);
     return verdict;
+  };
+
+  /** min_image_age: the age is counted from when svc first saw this digest for this container. */
+  const holdUntilOldEnough = (verdict: Verdict, name: string, candidate: string, minAgeMs: number): Verdict => {
+    const seen = deps.firstSeen?.get(name)?.split(" ");
+    let seenAt = seen?.[0] === candidate ? Date.parse(seen[1] ?? "") : Number.NaN;
+    if (Number.isNaN(seenAt)) {
+      seenAt = now();
+      deps.firstSeen?.set(name, `${candidate} ${new Date(seenAt).toISOString()}`);
+    }
+    const eligibleAt = seenAt + minAgeMs;
+    if (now() >= eligibleAt) return verdict;
+    const reason = `newer image ${candidate} first seen ${new Date(seenAt).toISOString()}; applied once it is ${formatDuration(minAgeMs)} old, from ${new Date(eligibleAt).toISOString()} (min_image_age)`;
+    return { ...verdict, reason, held: true };
   };
 
   const checkRegistry = async (ref: ImageRef, local: LocalImage, oldDigest: string | null): Promise<Verdict> => {

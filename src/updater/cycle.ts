@@ -8,6 +8,7 @@ import type { ContainerInspect, ContainerSummary, Engine } from "../engine/port.
 import { SvcError, toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { ImageRef, Registry } from "../registry/port.ts";
+import type { Remembered } from "../state/index.ts";
 import { createChecker, type Checker, type RolledBackDigests, type Verdict } from "./check.ts";
 import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
 import { forEachLimited } from "./pool.ts";
@@ -29,6 +30,8 @@ export interface CycleDeps {
   /** independent groups of containers updated at the same time */
   concurrency: number;
   rolledBack: RolledBackDigests;
+  /** when each container's newer digest was first seen (min_image_age) */
+  firstSeen: Remembered;
   /** true once a graceful stop was asked for: no new container update starts */
   draining: () => boolean;
   /**
@@ -117,21 +120,23 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
 
 async function checkEntries(deps: CycleDeps, entries: Map<string, Entry>): Promise<Checker> {
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
-  const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack });
+  const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen });
   await Promise.all(
     [...entries.values()].map(async (entry) => {
       const { name, image, imageId } = entry.summary;
-      applyVerdict(entry, await checker.check({ name, image, imageId, noPull: entry.policy.noPull }));
+      if (entry.policy.problem) return finish(entry, "skipped", entry.policy.problem);
+      applyVerdict(entry, await checker.check({ name, image, imageId, noPull: entry.policy.noPull, minImageAgeMs: entry.policy.minImageAgeMs }));
     }),
   );
   return checker;
 }
 
-/** Stale containers that are not monitor-only (nor svc's own in run-once mode). */
+/** Stale containers still to be decided: not monitor-only, not held back (nor svc's own in run-once mode). */
 function chooseUpdates(deps: CycleDeps, entries: Map<string, Entry>): Set<string> {
   const toUpdate = new Set<string>();
   for (const entry of entries.values()) {
-    if (entry.state !== "stale" || entry.policy.monitorOnly) continue;
+    // a stale state already finished is final: monitor-only, or waiting for min_image_age
+    if (entry.state !== "stale" || entry.finishedAt !== undefined) continue;
     if (isSelf(deps, entry) && deps.config.run_once) {
       finish(entry, "skipped", "svc's own container is not updated in run-once mode");
       continue;
@@ -271,7 +276,7 @@ function applyVerdict(entry: Entry, verdict: Verdict): void {
   entry.oldDigest = verdict.oldDigest;
   entry.newDigest = verdict.newDigest;
   entry.newImageId = verdict.newImageId;
-  if (verdict.state === "stale" && !entry.policy.monitorOnly) {
+  if (verdict.state === "stale" && !entry.policy.monitorOnly && !verdict.held) {
     entry.state = "stale"; // provisional: the update decides the final state
     return;
   }

@@ -39,7 +39,7 @@ import { toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
-import { inMemory } from "../state/index.ts";
+import { inMemory, type Remembered } from "../state/index.ts";
 import type { RolledBackDigests } from "./check.ts";
 import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
 import { DEFAULT_TIMING, stopOptionsFor, type ProtocolContext, type WatchTiming } from "./protocol.ts";
@@ -72,6 +72,8 @@ export interface UpdaterDeps {
   selfHandover?: SelfHandover;
   /** digests rolled back, per container name (default: remembered in memory only) */
   rolledBack?: RolledBackDigests;
+  /** when each container's newer digest was first seen, for min_image_age (default: in memory) */
+  firstSeen?: Remembered;
 }
 
 export interface Updater extends CycleRunner {
@@ -100,6 +102,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     timing,
     concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
     rolledBack,
+    firstSeen: deps.firstSeen ?? inMemory(),
     draining: () => draining,
     selfHandover: deps.selfHandover,
     repairLeftovers: async (all, filter) => {

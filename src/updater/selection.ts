@@ -18,6 +18,7 @@ export const LABELS = {
   stopTimeout: "svc.stop_timeout",
   dependsOn: "svc.depends_on",
   scope: "svc.scope",
+  minImageAge: "svc.min_image_age",
 } as const;
 
 type LabelName = keyof typeof LABELS;
@@ -140,6 +141,10 @@ export interface ContainerPolicy {
   stopTimeoutMs: number;
   /** container names from `svc.depends_on` */
   dependsOn: string[];
+  /** a newer image waits until svc has known it this long (label or global option) */
+  minImageAgeMs: number;
+  /** a label whose value svc cannot read: the container is skipped with this reason */
+  problem?: string;
 }
 
 export function policyFor(container: Pick<ContainerSummary, "labels">, config: Config): ContainerPolicy {
@@ -148,13 +153,20 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   const labelBool = (name: LabelName): boolean | undefined => (useLabels ? parseBool(labelValue(labels, name)) : undefined);
   const labelTimeout = useLabels ? parseDurationMs(labelValue(labels, "stopTimeout")) : undefined;
   const signal = labelValue(labels, "stopSignal")?.trim();
-  return {
+  const ageText = useLabels ? labelValue(labels, "minImageAge") : undefined;
+  const labelAge = parseDurationMs(ageText);
+  const policy: ContainerPolicy = {
     monitorOnly: labelBool("monitorOnly") ?? config.monitor_only,
     noPull: labelBool("noPull") ?? config.no_pull,
     stopSignal: signal ? signal : undefined,
     stopTimeoutMs: labelTimeout ?? config.stop_timeout,
     dependsOn: splitNames(labelValue(labels, "dependsOn")),
+    minImageAgeMs: labelAge ?? config.min_image_age,
   };
+  if (ageText !== undefined && labelAge === undefined) {
+    policy.problem = `label ${LABELS.minImageAge}=${JSON.stringify(ageText)} is not a duration (examples: "30s", "6h", "2d")`;
+  }
+  return policy;
 }
 
 export function splitNames(value: string | undefined): string[] {

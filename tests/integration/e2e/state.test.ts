@@ -1,6 +1,7 @@
 /**
  * Decisions that survive a restart (`state_dir`): a digest rolled back by one svc is not tried
- * again by the next, and a stale digest announced once is not announced again after a restart.
+ * again by the next, a newer image waits out min_image_age from when svc first saw it, and a stale
+ * digest announced once is not announced again after a restart.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -42,6 +43,26 @@ describe("state_dir", () => {
     expect(inspect(name).Id).toBe(afterRollback.Id);
     expect(inspect(name).State.StartedAt).toBe(afterRollback.State.StartedAt);
     expect(inspect(name).Image).not.toBe(bad.id);
+  }, 120_000);
+
+  test("min_image_age: a newer image waits, counted from when svc first saw it, across a restart, then is applied", async () => {
+    const name = fx.name("aged");
+    fx.run("aged", fx.image("aged").ref);
+    const newer = fx.image("aged");
+    const stateDir = fx.tempDir("aged-state");
+    const before = inspect(name);
+    const flags = [...baseFlags(), "--run-once", "--state-dir", stateDir, "--min-image-age", "3s", name];
+    const first = await runSvc(flags);
+    expect(first.code, first.svc.describe()).toBe(0);
+    const held = entryIn(first.svc.output, name);
+    expect(held?.state, first.svc.describe()).toBe("stale");
+    expect(held?.reason).toMatch(/^newer image sha256:[0-9a-f]{64} first seen .+; applied once it is 3s old, from .+ \(min_image_age\)$/);
+    expect(inspect(name).Id).toBe(before.Id);
+    await Bun.sleep(3_000);
+    const second = await runSvc(flags);
+    expect(second.code, second.svc.describe()).toBe(0);
+    expect(entryIn(second.svc.output, name)?.state, second.svc.describe()).toBe("updated");
+    expect(inspect(name).Image).toBe(newer.id);
   }, 120_000);
 
   test("monitor-only: a stale digest announced before a restart is not announced again", async () => {

@@ -2,13 +2,14 @@ import { describe, expect, test } from "bun:test";
 import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
+import { inMemory, type Remembered } from "../../../src/state/index.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
 import { DRY_RUN_REASON, type SessionReport } from "../../../src/updater/types.ts";
 import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
 const DIGEST = `sha256:${"d".repeat(64)}`;
 
-function setup(overrides: DeepPartial<Config> = {}) {
+function setup(overrides: DeepPartial<Config> = {}, firstSeen: Remembered = inMemory()) {
   const engine = new FakeEngine();
   const registry = new FakeRegistry(engine);
   const metrics = new Metrics();
@@ -24,6 +25,7 @@ function setup(overrides: DeepPartial<Config> = {}) {
     audit,
     sink: { publish: (report) => published.push(report) },
     timing: { pollMs: 5, stableMs: 20 },
+    firstSeen,
   });
   return { engine, registry, metrics, audit, updater, published };
 }
@@ -127,6 +129,25 @@ describe("checking", () => {
     expect((await updater.run("schedule"))!.dry_run).toBe(true);
     expect(engine.pulls).toEqual([]);
     expect(states(await updater.run("api", {}, { dryRun: false }))).toEqual({ app: "updated" });
+  });
+
+  test("min_image_age: a newer image waits, stale with the time it becomes eligible, then is applied; a label that is not a duration skips", async () => {
+    const firstSeen = inMemory();
+    const { engine, updater } = setup({ min_image_age: 3_600_000 }, firstSeen);
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.addContainer("odd", "r.io/app:1", { labels: { "svc.min_image_age": "later" } });
+    engine.publish("r.io/app:1");
+    const waiting = await updater.run("api");
+    expect(states(waiting)).toEqual({ app: "stale", odd: "skipped" });
+    const app = waiting!.containers.find((c) => c.name === "app")!;
+    expect(app.reason).toMatch(/^newer image sha256:\S+ first seen \S+; applied once it is 1h old, from \S+ \(min_image_age\)$/);
+    expect(waiting!.containers.find((c) => c.name === "odd")!.reason).toContain('svc.min_image_age="later" is not a duration');
+    expect(engine.pulls).toEqual([]);
+    // the same digest, seen two hours ago: old enough
+    const [digest] = firstSeen.get("app")!.split(" ");
+    firstSeen.set("app", `${digest} ${new Date(Date.now() - 7_200_000).toISOString()}`);
+    expect(states(await updater.run("api"))).toEqual({ app: "updated", odd: "skipped" });
   });
 
   test("no_pull compares the local image for the tag, without the registry", async () => {

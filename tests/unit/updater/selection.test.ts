@@ -77,10 +77,17 @@ test("selection composes every rule, the API filter and never picks parked old c
 });
 
 describe("per-container policy", () => {
-  const labels = { "svc.monitor_only": "true", "svc.no_pull": "TRUE", "svc.stop_signal": "SIGQUIT", "svc.stop_timeout": "1m30s", "svc.depends_on": "db, /cache" };
+  const labels = { "svc.monitor_only": "true", "svc.no_pull": "TRUE", "svc.stop_signal": "SIGQUIT", "svc.stop_timeout": "1m30s", "svc.depends_on": "db, /cache", "svc.min_image_age": "2d" };
   test("labels override globals", () => {
     const policy = policyFor({ labels }, defaultConfig({ stop_timeout: 5000 }));
-    expect(policy).toEqual({ monitorOnly: true, noPull: true, stopSignal: "SIGQUIT", stopTimeoutMs: 90_000, dependsOn: ["db", "cache"] });
+    expect(policy).toEqual({ monitorOnly: true, noPull: true, stopSignal: "SIGQUIT", stopTimeoutMs: 90_000, dependsOn: ["db", "cache"], minImageAgeMs: 172_800_000 });
+  });
+  test("min_image_age: the label over the global; a label that is not a duration is a problem naming it", () => {
+    expect(policyFor({ labels: {} }, defaultConfig({ min_image_age: 3_600_000 })).minImageAgeMs).toBe(3_600_000);
+    expect(policyFor({ labels: { "svc.min_image_age": "0" } }, defaultConfig({ min_image_age: 3_600_000 })).minImageAgeMs).toBe(0);
+    expect(policyFor({ labels: { "svc.min_image_age": "1d" } }, defaultConfig({ min_image_age: 60_000, global_takes_precedence: true })).minImageAgeMs).toBe(60_000);
+    const bad = policyFor({ labels: { "svc.min_image_age": "soon" } }, defaultConfig());
+    expect(bad.problem).toBe('label svc.min_image_age="soon" is not a duration (examples: "30s", "6h", "2d")');
   });
   test("a label can switch a global off", () => {
     expect(policyFor({ labels: { "svc.monitor_only": "false" } }, defaultConfig({ monitor_only: true })).monitorOnly).toBe(false);
