@@ -1,6 +1,7 @@
 /**
- * The five metrics (docs/api.md, GET /v1/metrics). The updater writes them at the end of each cycle (and on a
- * skipped request); the API only reads and renders them.
+ * The five metrics (docs/api.md, GET /v1/metrics), and the per-container gauge of pending updates
+ * (`svc_update_available{container="..."}`, once a cycle has checked containers). The updater
+ * writes them at the end of each cycle (and on a skipped request); the API only reads and renders them.
  */
 export interface MetricValues {
   svc_scans_total: number;
@@ -25,7 +26,16 @@ const INFO: Record<keyof MetricValues, MetricInfo> = {
 
 export const METRIC_NAMES = Object.keys(INFO) as (keyof MetricValues)[];
 
+const AVAILABLE = "svc_update_available";
+const AVAILABLE_HELP = "1 when the last cycle found a newer image for the container and did not apply it";
+
+/** A label value in the text format: backslash, quote and newline escaped. */
+function labelValue(text: string): string {
+  return text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
 export class Metrics {
+  private readonly available = new Map<string, number>();
   private values: MetricValues = {
     svc_scans_total: 0,
     svc_scans_skipped: 0,
@@ -46,6 +56,21 @@ export class Metrics {
     this.values.svc_scans_skipped += 1;
   }
 
+  /**
+   * Per container: 1 when the cycle found a newer image it did not apply (stale), else 0. A cycle
+   * over every container replaces the set (a container gone is no longer reported); a filtered
+   * cycle updates the containers it checked.
+   */
+  recordAvailability(containers: readonly { name: string; state: string }[], complete: boolean): void {
+    if (complete) this.available.clear();
+    for (const container of containers) this.available.set(container.name, container.state === "stale" ? 1 : 0);
+  }
+
+  /** container name -> 1 or 0 (see recordAvailability) */
+  availability(): Record<string, number> {
+    return Object.fromEntries([...this.available].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
   snapshot(): MetricValues {
     return { ...this.values };
   }
@@ -56,6 +81,9 @@ export class Metrics {
     for (const name of METRIC_NAMES) {
       text += `# HELP ${name} ${INFO[name].help}\n# TYPE ${name} ${INFO[name].type}\n${name} ${this.values[name]}\n`;
     }
+    if (this.available.size === 0) return text;
+    text += `# HELP ${AVAILABLE} ${AVAILABLE_HELP}\n# TYPE ${AVAILABLE} gauge\n`;
+    for (const [name, value] of Object.entries(this.availability())) text += `${AVAILABLE}{container="${labelValue(name)}"} ${value}\n`;
     return text;
   }
 }

@@ -128,6 +128,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       // a dry run tells its caller only: no metrics, no notification
       if (dryRun) return report;
       deps.metrics.recordCycle(metricCounts(report.counts));
+      deps.metrics.recordAvailability(report.containers, !filter?.container?.length && !filter?.image?.length);
       publish(report);
       if (selfReplaced) retireSelf();
       return report;

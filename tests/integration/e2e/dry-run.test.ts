@@ -71,12 +71,16 @@ describe("dry runs", () => {
       expect.objectContaining({ name: c.name, image: c.ref, state: "stale", would_update: true, reason: REASON, available_digest: expect.stringMatching(/^sha256:/) }),
     ]);
     untouched(c);
-    expect((await call("GET", "/v1/metrics")).body.svc_scans_total).toBe(0);
+    const quiet = (await call("GET", "/v1/metrics")).body;
+    expect(quiet.svc_scans_total).toBe(0);
+    expect(quiet.svc_update_available).toBeUndefined();
 
     const update = await call("POST", `/v1/update?container=${c.name}`);
     expect(update.body.dry_run).toBeUndefined();
     expect(update.body.containers).toEqual([expect.objectContaining({ name: c.name, state: "updated" })]);
     expect(inspect(c.name).Id).not.toBe(c.oldId);
-    expect((await call("GET", "/v1/metrics")).body.svc_scans_total).toBe(1);
+    const metrics = (await call("GET", "/v1/metrics")).body;
+    expect(metrics.svc_scans_total).toBe(1);
+    expect(metrics.svc_update_available).toEqual({ [c.name]: 0 });
   }, 90_000);
 });

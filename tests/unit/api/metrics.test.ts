@@ -80,3 +80,20 @@ test("cycles run through the API show up in the metrics", async () => {
   expect(json.svc_scans_total).toBe(3);
   expect(parsed.get("svc_scans_total")!.samples[0]!.value).toBe(3);
 });
+
+test("svc_update_available: one labelled sample per container once a cycle has checked some, in the text and the JSON", async () => {
+  const ctx = makeApp();
+  ctx.metrics.recordAvailability([{ name: "web", state: "stale" }, { name: "db", state: "fresh" }, { name: 'we"ird', state: "updated" }], true);
+  const text = await (await ctx.request("/v1/metrics", { headers: bearer() })).text();
+  expect(text).toContain("# TYPE svc_update_available gauge\n");
+  expect(text).toContain('svc_update_available{container="web"} 1\n');
+  expect(text).toContain('svc_update_available{container="db"} 0\n');
+  expect(text).toContain('svc_update_available{container="we\\"ird"} 0\n');
+  const json = (await (await ctx.request("/v1/metrics", { headers: { ...bearer(), accept: "application/json" } })).json()) as Record<string, unknown>;
+  expect(json.svc_update_available).toEqual({ db: 0, web: 1, 'we"ird': 0 });
+  // a filtered cycle updates what it checked; a full one replaces the set
+  ctx.metrics.recordAvailability([{ name: "db", state: "stale" }], false);
+  expect(ctx.metrics.availability()).toEqual({ db: 1, web: 1, 'we"ird': 0 });
+  ctx.metrics.recordAvailability([{ name: "web", state: "updated" }], true);
+  expect(ctx.metrics.availability()).toEqual({ web: 0 });
+});

@@ -86,8 +86,8 @@ describe("checking", () => {
     expect(reasons.down).toEqual(["skipped", "registry r.io answered 503"]);
   });
 
-  test("monitor_only (global or label) reports stale and changes nothing", async () => {
-    const { engine, updater } = setup({ monitor_only: true });
+  test("monitor_only (global or label) reports stale and changes nothing; the gauge shows what is pending", async () => {
+    const { engine, updater, metrics } = setup({ monitor_only: true });
     engine.addImage("r.io/app:1");
     engine.addContainer("app", "r.io/app:1");
     engine.addContainer("opt", "r.io/app:1", { labels: { "svc.monitor_only": "false" } });
@@ -95,6 +95,7 @@ describe("checking", () => {
     const report = await updater.run("api");
     expect(states(report)).toEqual({ app: "stale", opt: "updated" });
     expect(engine.events.some((e) => e.includes(":app"))).toBe(false);
+    expect(metrics.availability()).toEqual({ app: 1, opt: 0 });
   });
 
   test("a dry run decides everything and changes nothing: no pull, no engine change, no metrics, no report published", async () => {
