@@ -67,6 +67,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       selfHandover,
       rolledBack: state.section("rolled_back"),
       firstSeen: state.section("first_seen"),
+      skipped: state.section("skipped"),
     });
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log);

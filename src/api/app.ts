@@ -13,16 +13,16 @@ import type { Config } from "../config/index.ts";
 import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
 import type { AccessLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import { DRY_RUN_REASON, type CycleRunner, type SessionReport } from "../updater/types.ts";
+import { DRY_RUN_REASON, type CycleRunner, type SessionReport, type Skipper } from "../updater/types.ts";
 import { accessFields, type RequestInfo, type RequestTarget, requestTarget } from "./access.ts";
 import { createTokenCheck, type TokenCheck } from "./auth.ts";
 import { errorResponse, jsonResponse, methodNotAllowed, notFound, unauthorized, withoutBody } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
-import { parseUpdateRequest } from "./update-request.ts";
+import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
 
 export interface ApiDeps {
   config: Config;
-  runner: CycleRunner;
+  runner: CycleRunner & Skipper;
   metrics: Metrics;
   log: Logger;
   /** absent: no access log is written */
@@ -82,12 +82,23 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
   const update = cycle(undefined, (report) => report);
   const check = cycle(true, (report) => report);
   const containers = cycle(true, watchedContainers);
+  const skip: Handler = async (request, target, server) => {
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "digest"] as const);
+    const container = fields.container?.length === 1 ? fields.container[0]! : undefined;
+    if (container === undefined) throw new SvcError("bad_request", "name exactly one container");
+    if ((fields.digest?.length ?? 0) > 1) throw new SvcError("bad_request", "name at most one digest");
+    // without a digest a dry run finds the one to skip, which may take as long as a cycle
+    server?.timeout(request, 0);
+    const skipped = await deps.runner.skip(container, fields.digest?.[0]);
+    return skipped === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(skipped);
+  };
   return new Map([
     ["/v1/health", getEndpoint(true, false, health)],
     ["/v1/metrics", getEndpoint(api.metrics, !api.metrics_no_auth, metrics)],
     ["/v1/update", { enabled: api.update, authenticated: true, methods: { POST: update }, allow: "POST" }],
     ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
     ["/v1/containers", getEndpoint(api.update, true, containers)],
+    ["/v1/skip", { enabled: api.update, authenticated: true, methods: { POST: skip }, allow: "POST" }],
   ]);
 }
 

@@ -9,9 +9,10 @@ import type { UpdateFilter } from "../updater/types.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
-const FIELDS = ["container", "image"] as const;
-type Field = (typeof FIELDS)[number];
+const FILTER_FIELDS = ["container", "image"] as const;
 type BodyKind = "json" | "form";
+/** What a request gave for each field it may carry: the values, split and trimmed. */
+type Fields<F extends string> = Partial<Record<F, string[]>>;
 
 const badRequest = (message: string) => new SvcError("bad_request", message);
 
@@ -63,30 +64,27 @@ function splitValues(field: string, values: readonly string[]): string[] {
   return items;
 }
 
-function isField(key: string): key is Field {
-  return (FIELDS as readonly string[]).includes(key);
-}
 
 /**
  * Query strings and form bodies: a filter is a comma-separated string. A repeated key
  * (`?container=a&container=b`) adds to the list, as Watchtower's API does.
  */
-function filterFromParams(params: URLSearchParams, where: string): UpdateFilter {
-  const raw: Partial<Record<Field, string[]>> = {};
+function fieldsFromParams<F extends string>(params: URLSearchParams, where: string, fields: readonly F[]): Fields<F> {
+  const raw: Fields<F> = {};
   for (const [key, value] of params) {
-    if (!isField(key)) throw badRequest(`unknown ${where} parameter "${truncate(key)}"`);
-    (raw[key] ??= []).push(value);
+    if (!(fields as readonly string[]).includes(key)) throw badRequest(`unknown ${where} parameter "${truncate(key)}"`);
+    (raw[key as F] ??= []).push(value);
   }
-  const filter: UpdateFilter = {};
-  for (const field of FIELDS) {
+  const out: Fields<F> = {};
+  for (const field of fields) {
     const values = raw[field];
-    if (values) filter[field] = splitValues(field, values);
+    if (values) out[field] = splitValues(field, values);
   }
-  return filter;
+  return out;
 }
 
 /** JSON bodies: an object whose fields are a comma-separated string or an array of strings. */
-function filterFromJson(text: string): UpdateFilter {
+function fieldsFromJson<F extends string>(text: string, fields: readonly F[]): Fields<F> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -96,14 +94,14 @@ function filterFromJson(text: string): UpdateFilter {
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw badRequest("the JSON body must be an object");
   }
-  const filter: UpdateFilter = {};
+  const out: Fields<F> = {};
   for (const [key, value] of Object.entries(parsed)) {
-    if (!isField(key)) throw badRequest(`unknown field "${truncate(key)}"`);
-    if (typeof value === "string") filter[key] = splitValues(key, [value]);
-    else if (Array.isArray(value) && value.every((item) => typeof item === "string")) filter[key] = splitValues(key, value);
+    if (!(fields as readonly string[]).includes(key)) throw badRequest(`unknown field "${truncate(key)}"`);
+    if (typeof value === "string") out[key as F] = splitValues(key, [value]);
+    else if (Array.isArray(value) && value.every((item) => typeof item === "string")) out[key as F] = splitValues(key, value);
     else throw badRequest(`field "${key}" must be a string or an array of strings`);
   }
-  return filter;
+  return out;
 }
 
 function decodeUtf8(bytes: Uint8Array): string {
@@ -120,7 +118,15 @@ function truncate(text: string, max = 64): string {
 }
 
 /** Throws an SvcError (unsupported_media_type, payload_too_large, bad_request) or gives the filter. */
-export async function parseUpdateRequest(request: Request, query: URLSearchParams): Promise<UpdateFilter> {
+export function parseUpdateRequest(request: Request, query: URLSearchParams): Promise<UpdateFilter> {
+  return parseRequestFields(request, query, FILTER_FIELDS);
+}
+
+/**
+ * The fields a request gives, from its query string and its body (JSON or form), under the same
+ * rules for every endpoint that takes some: content type (415), size (413), then parsing (400).
+ */
+export async function parseRequestFields<F extends string>(request: Request, query: URLSearchParams, fields: readonly F[]): Promise<Fields<F>> {
   const kind = bodyKindOf(request.headers.get("content-type"));
   const body = await readCapped(request, MAX_BODY_BYTES);
   const empty = body.bytes.byteLength === 0 && !body.overCap;
@@ -132,11 +138,11 @@ export async function parseUpdateRequest(request: Request, query: URLSearchParam
   }
   if (body.overCap) throw new SvcError("payload_too_large", `the request body exceeds ${MAX_BODY_BYTES / 1024} KiB`);
 
-  const fromQuery = filterFromParams(query, "query");
+  const fromQuery = fieldsFromParams(query, "query", fields);
   if (empty) return fromQuery;
   const text = decodeUtf8(body.bytes);
-  const fromBody = kind === "json" ? filterFromJson(text) : filterFromParams(new URLSearchParams(text), "form");
-  for (const field of FIELDS) {
+  const fromBody = kind === "json" ? fieldsFromJson(text, fields) : fieldsFromParams(new URLSearchParams(text), "form", fields);
+  for (const field of fields) {
     if (fromQuery[field] && fromBody[field]) throw badRequest(`filter "${field}" is given both in the query string and in the body`);
   }
   return { ...fromQuery, ...fromBody };

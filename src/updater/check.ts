@@ -53,6 +53,8 @@ export function createChecker(deps: {
   rolledBack: RolledBackDigests;
   /** when each container's newer digest was first seen ("<digest> <ISO time>", per container name) */
   firstSeen?: Remembered;
+  /** digests skipped on request, per container name */
+  skipped?: Remembered;
   now?: () => number;
 }): Checker {
   const now = deps.now ?? Date.now;
@@ -107,6 +109,9 @@ export function createChecker(deps: {
     const candidate = verdict.newDigest ?? verdict.newImageId;
     if (verdict.state === "stale" && remembered !== undefined && remembered === candidate) {
       return { ...verdict, state: "skipped", reason: `${candidate} was rolled back before; waiting for a newer image` };
+    }
+    if (verdict.state === "stale" && candidate && deps.skipped?.get(input.name) === candidate) {
+      return { ...verdict, state: "skipped", reason: `${candidate} was skipped on request (POST /v1/skip); waiting for a newer image` };
     }
     if (verdict.state === "stale" && candidate && (input.minImageAgeMs ?? 0) > 0) return holdUntilOldEnough(verdict, input.name, candidate, input.minImageAgeMs!);
     return verdict;

@@ -32,6 +32,8 @@ export interface CycleDeps {
   rolledBack: RolledBackDigests;
   /** when each container's newer digest was first seen (min_image_age) */
   firstSeen: Remembered;
+  /** digests skipped on request (POST /v1/skip) */
+  skipped: Remembered;
   /** true once a graceful stop was asked for: no new container update starts */
   draining: () => boolean;
   /**
@@ -120,7 +122,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
 
 async function checkEntries(deps: CycleDeps, entries: Map<string, Entry>): Promise<Checker> {
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
-  const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen });
+  const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped });
   await Promise.all(
     [...entries.values()].map(async (entry) => {
       const { name, image, imageId } = entry.summary;

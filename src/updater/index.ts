@@ -35,7 +35,7 @@
  */
 import type { Config } from "../config/index.ts";
 import type { Engine } from "../engine/port.ts";
-import { toSvcError } from "../errors.ts";
+import { SvcError, toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
@@ -47,7 +47,7 @@ import { completeHandover, type HandoverJob } from "./handover.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
 import { metricCounts } from "./report.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, policyFor, scopeFilter, type Filter } from "./selection.ts";
-import type { CycleRunner, ReportSink, RunOptions, SessionReport, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleRunner, ReportSink, RunOptions, SessionReport, SkipResult, Skipper, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./cycle.ts";
 export type { HandoverJob } from "./handover.ts";
@@ -74,9 +74,11 @@ export interface UpdaterDeps {
   rolledBack?: RolledBackDigests;
   /** when each container's newer digest was first seen, for min_image_age (default: in memory) */
   firstSeen?: Remembered;
+  /** digests skipped on request, per container name (default: in memory) */
+  skipped?: Remembered;
 }
 
-export interface Updater extends CycleRunner {
+export interface Updater extends CycleRunner, Skipper {
   /** startup crash recovery: finishes or undoes interrupted updates; run before the first cycle */
   recover(): Promise<void>;
   /** graceful stop: the running cycle finishes the containers it started on and starts no others */
@@ -103,6 +105,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
     rolledBack,
     firstSeen: deps.firstSeen ?? inMemory(),
+    skipped: deps.skipped ?? inMemory(),
     draining: () => draining,
     selfHandover: deps.selfHandover,
     repairLeftovers: async (all, filter) => {
@@ -203,10 +206,27 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     await current?.catch(() => {});
   };
 
+  const skip = async (name: string, digest?: string): Promise<SkipResult | null> => {
+    let chosen = digest;
+    if (chosen !== undefined && !/^sha256:[0-9a-f]{64}$/.test(chosen)) throw new SvcError("bad_request", `"${chosen.slice(0, 80)}" is not a digest (sha256:<64 hex digits>)`);
+    if (chosen === undefined) {
+      const report = await run("api", { container: [name] }, { dryRun: true });
+      if (report === null) return null;
+      const entry = report.containers.find((c) => c.name === name);
+      if (!entry) throw new SvcError("not_found", `svc watches no container named ${name}`);
+      if (entry.state !== "stale" || !entry.new_digest) throw new SvcError("bad_request", `${name} has no newer image to skip (${entry.state}${entry.reason ? `: ${entry.reason}` : ""})`);
+      chosen = entry.new_digest;
+    }
+    cycleDeps.skipped.set(name, chosen);
+    log.info("digest skipped on request", { container: name, digest: chosen });
+    return { container: name, digest: chosen };
+  };
+
   return {
     run,
     recover,
     drain,
+    skip,
     get busy() {
       return current !== undefined;
     },

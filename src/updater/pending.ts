@@ -1,13 +1,13 @@
 import { SvcError, toSvcError } from "../errors.ts";
 import type { Updater } from "./index.ts";
-import type { CycleRunner, RunOptions, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleRunner, RunOptions, Skipper, Trigger, UpdateFilter } from "./types.ts";
 
 /**
  * The API's runner until startup is done: a cycle asked for during recovery waits for it
  * (recovery runs before the API accepts updates), then runs as usual; if startup
  * fails, it fails with the same error.
  */
-export function pendingRunner(): { runner: CycleRunner; ready(updater: Updater): void; failed(error: unknown): void } {
+export function pendingRunner(): { runner: CycleRunner & Skipper; ready(updater: Updater): void; failed(error: unknown): void } {
   let resolve: (updater: Updater) => void = () => {};
   let reject: (error: unknown) => void = () => {};
   const started = new Promise<Updater>((res, rej) => {
@@ -23,6 +23,9 @@ export function pendingRunner(): { runner: CycleRunner; ready(updater: Updater):
       },
       get busy() {
         return updater?.busy ?? false;
+      },
+      async skip(container: string, digest?: string) {
+        return (updater ?? (await started)).skip(container, digest);
       },
     },
     ready(value) {

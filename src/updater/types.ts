@@ -62,6 +62,22 @@ export interface CycleRunner {
   readonly busy: boolean;
 }
 
+/** A digest marked as not to be applied to a container (POST /v1/skip). */
+export interface SkipResult {
+  container: string;
+  digest: string;
+}
+
+/** What the API asks of the updater besides cycles. */
+export interface Skipper {
+  /**
+   * Marks `digest` (default: the newer digest a dry run finds for the container) as not to be
+   * applied to `container`; a newer one is. Resolves null when a cycle is running (the dry run
+   * could not run); throws SvcError not_found / bad_request when there is nothing to skip.
+   */
+  skip(container: string, digest?: string): Promise<SkipResult | null>;
+}
+
 /** What the updater hands each finished cycle to (the notifier). Never throws, never delays the next cycle. */
 export interface ReportSink {
   publish(report: SessionReport): void;

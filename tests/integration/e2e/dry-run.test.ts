@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, freePort, inspect } from "../../harness.ts";
-import { Fixture, baseFlags, reportsIn, runSvc, startSvc, stopAll, waitForPort } from "./support.ts";
+import { Fixture, baseFlags, reportsIn, runSvc, startSvc, stopAll, stopProcess, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-dry");
 const TOKEN = "e2e-dry-token-5b1c";
@@ -83,4 +83,36 @@ describe("dry runs", () => {
     expect(metrics.svc_scans_total).toBe(1);
     expect(metrics.svc_update_available).toEqual({ [c.name]: 0 });
   }, 90_000);
+
+  test("POST /v1/skip: the newer digest is not applied, also after a restart (state_dir); a newer image is", async () => {
+    const c = staleContainer("skip");
+    const stateDir = fx.tempDir("skip-state");
+    const start = async () => {
+      const port = freePort();
+      const svc = startSvc([...baseFlags(), "--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--state-dir", stateDir]);
+      await waitForPort(port, svc);
+      const post = async (path: string) => {
+        const response = await fetch(`http://127.0.0.1:${port}${path}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+        return { status: response.status, body: (await response.json()) as any };
+      };
+      return { svc, post };
+    };
+
+    const first = await start();
+    const skipped = await first.post(`/v1/skip?container=${c.name}`);
+    expect(skipped.status, first.svc.describe()).toBe(200);
+    expect(skipped.body).toEqual({ container: c.name, digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+    const update = await first.post(`/v1/update?container=${c.name}`);
+    expect(update.body.containers).toEqual([expect.objectContaining({ name: c.name, state: "skipped", reason: `${skipped.body.digest} was skipped on request (POST /v1/skip); waiting for a newer image` })]);
+    untouched(c);
+    await stopProcess(first.svc.proc);
+
+    const second = await start();
+    expect((await second.post(`/v1/update?container=${c.name}`)).body.containers[0].state, second.svc.describe()).toBe("skipped");
+    untouched(c);
+    const newest = fx.image("skip");
+    const later = await second.post(`/v1/update?container=${c.name}`);
+    expect(later.body.containers[0].state, second.svc.describe()).toBe("updated");
+    expect(inspect(c.name).Image).toBe(newest.id);
+  }, 120_000);
 });

@@ -60,3 +60,27 @@ describe("GET /v1/containers", () => {
     expect((await request("/v1/containers", { method: "HEAD", headers: auth })).status).toBe(200);
   });
 });
+
+describe("POST /v1/skip", () => {
+  test("one container, and a digest or none (the updater then finds the newer one); the answer names what is skipped", async () => {
+    const { request, runner } = makeApp();
+    const digest = `sha256:${"1".repeat(64)}`;
+    const given = await request(`/v1/skip?container=web&digest=${digest}`, { method: "POST", headers: auth });
+    expect(given.status).toBe(200);
+    expect(await given.json()).toEqual({ container: "web", digest });
+    const found = await request("/v1/skip", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ container: "db" }) });
+    expect(await found.json()).toEqual({ container: "db", digest: `sha256:${"e".repeat(64)}` });
+    expect(runner.skips).toEqual([{ container: "web", digest }, { container: "db" }]);
+  });
+
+  test("statuses: 401 without the token, 400 without exactly one container, 400 for an unknown field, 404 with the update API off", async () => {
+    const { request, runner } = makeApp();
+    expect((await request("/v1/skip?container=web", { method: "POST" })).status).toBe(401);
+    expect((await request("/v1/skip", { method: "POST", headers: auth })).status).toBe(400);
+    expect((await request("/v1/skip?container=web,db", { method: "POST", headers: auth })).status).toBe(400);
+    expect((await request("/v1/skip?container=web&image=x", { method: "POST", headers: auth })).status).toBe(400);
+    expect(runner.skips).toEqual([]);
+    const off = makeApp({ http_api: { update: false, metrics: true } });
+    expect((await off.request("/v1/skip?container=web", { method: "POST", headers: auth })).status).toBe(404);
+  });
+});

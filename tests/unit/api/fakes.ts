@@ -3,7 +3,7 @@ import { createApp } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import type { AccessFields } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
-import type { CycleRunner, RunOptions, SessionReport, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
+import type { CycleRunner, RunOptions, SessionReport, SkipResult, Skipper, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
 import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
 import { emptyReport } from "../../support/report.ts";
 
@@ -14,7 +14,9 @@ export function sampleReport(trigger: Trigger, filter: UpdateFilter = {}): Sessi
 }
 
 /** Follows the runner contract: one cycle at a time, a request meanwhile gets null and is counted. */
-export class FakeRunner implements CycleRunner {
+export class FakeRunner implements CycleRunner, Skipper {
+  skips: { container: string; digest?: string }[] = [];
+
   calls: { trigger: Trigger; filter?: UpdateFilter; options?: RunOptions }[] = [];
   /** when set, run() waits for it (a slow cycle) */
   gate: Promise<void> | null = null;
@@ -28,6 +30,12 @@ export class FakeRunner implements CycleRunner {
 
   get busy(): boolean {
     return this.running;
+  }
+
+  async skip(container: string, digest?: string): Promise<SkipResult | null> {
+    if (this.running) return null;
+    this.skips.push(digest === undefined ? { container } : { container, digest });
+    return { container, digest: digest ?? `sha256:${"e".repeat(64)}` };
   }
 
   async run(trigger: Trigger, filter?: UpdateFilter, options?: RunOptions): Promise<SessionReport | null> {

@@ -151,6 +151,26 @@ describe("checking", () => {
     expect(states(await updater.run("api"))).toEqual({ app: "updated", odd: "skipped" });
   });
 
+  test("skip: the newer digest a dry run finds is not applied, a newer one is; an unknown container is 404, a fresh one has nothing to skip", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.addImage("r.io/db:1");
+    engine.addContainer("db", "r.io/db:1");
+    engine.publish("r.io/app:1");
+    const skipped = await updater.skip("app");
+    expect(skipped!.digest).toMatch(/^sha256:/);
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ app: "skipped", db: "fresh" });
+    expect(report!.containers.find((c) => c.name === "app")!.reason).toBe(`${skipped!.digest} was skipped on request (POST /v1/skip); waiting for a newer image`);
+    expect(engine.pulls).toEqual([]);
+    await expect(updater.skip("nope")).rejects.toMatchObject({ kind: "not_found" });
+    await expect(updater.skip("db")).rejects.toMatchObject({ kind: "bad_request" });
+    await expect(updater.skip("app", "latest")).rejects.toMatchObject({ kind: "bad_request" });
+    engine.publish("r.io/app:1");
+    expect(states(await updater.run("api"))).toEqual({ app: "updated", db: "fresh" });
+  });
+
   test("no_pull compares the local image for the tag, without the registry", async () => {
     const { engine, registry, updater } = setup({ no_pull: true });
     engine.addImage("r.io/app:1");

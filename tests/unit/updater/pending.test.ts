@@ -15,6 +15,9 @@ function fakeUpdater(report: SessionReport | null): Updater & { calls: string[] 
     },
     async recover() {},
     async drain() {},
+    async skip(container) {
+      return { container, digest: "sha256:" };
+    },
   };
 }
 
