@@ -101,7 +101,7 @@ export function renderMigrationGuide(aliases: readonly { option: OptionSpec; nam
   for (const [name, svcLabel] of Object.entries(labels)) {
     out.push(`| ${watchtowerLabels[name] ? `\`${watchtowerLabels[name]}\`` : "(none)"} | \`${svcLabel}\` |`);
   }
-  out.push("| `com.centurylinklabs.watchtower.lifecycle.*` (hooks) | none yet: svc runs no lifecycle hooks; `svc migrate` lists them |", "");
+  out.push("| `com.centurylinklabs.watchtower.lifecycle.*-timeout` (minutes, per hook) | none: `svc.hooks.timeout` (a duration) is one for all four |", "");
   out.push("## Variables and flags", "", "| Watchtower variable | Watchtower flags | svc option | svc variable |", "|---|---|---|---|");
   for (const { option, name } of aliases) {
     const flags = name.flags.map((f) => `\`${f}\``).join(", ") || "-";

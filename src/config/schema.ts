@@ -279,6 +279,8 @@ export const CONFIG = table("General options", {
   no_pull: alias(bool(false, "Do not pull; use the locally cached image"), wt("WATCHTOWER_NO_PULL", ["--no-pull"])),
   cleanup: alias(bool(false, "Remove the old image after a successful update"), wt("WATCHTOWER_CLEANUP", ["--cleanup", "-c"])),
   stop_timeout: alias(duration("10s", "Wait for a graceful stop before a forced kill"), wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"])),
+  lifecycle_hooks: alias(bool(true, "Run the lifecycle hooks containers' labels set (svc.hooks.*, or Watchtower's lifecycle labels)"), wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"])),
+  hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", 1),
   min_image_age: duration("0s", "Apply a newer image only once svc has known it this long (since it first saw the digest; label svc.min_image_age); until then the container is stale, with the time it becomes eligible"),
 
   http_api: table("HTTP API options", {

@@ -418,6 +418,23 @@ export class DockerEngine implements Engine {
     await this.call(`remove image ${id}`, (docker, abortSignal) => docker.getImage(id).remove({ abortSignal }), { ok: [404] });
   }
 
+  async exec(id: string, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }> {
+    const ran = await this.call(
+      `run a command in container ${id}`,
+      async (docker, abortSignal) => {
+        const exec = await docker.getContainer(id).exec({ Cmd: ["sh", "-c", command], AttachStdout: true, AttachStderr: true, abortSignal });
+        // not detached: the answer is the command's output, multiplexed, until it ends
+        const stream = (await exec.start({ Detach: false, Tty: false, abortSignal })) as AsyncIterable<Uint8Array>;
+        const chunks: Uint8Array[] = [];
+        for await (const chunk of stream) chunks.push(chunk);
+        const info = await exec.inspect({ abortSignal });
+        return { exitCode: info.ExitCode ?? null, output: demultiplexLogs(Buffer.concat(chunks)) };
+      },
+      { timeoutMs },
+    );
+    return ran!;
+  }
+
   async containerLogs(id: string, lines: number): Promise<string> {
     const inspect = await this.inspectContainer(id);
     const raw = await this.call(`read the logs of container ${id}`, (docker, abortSignal) =>

@@ -117,6 +117,12 @@ export interface Engine {
    * (each named with the version it needs); empty when a replacement can keep everything.
    */
   settingsBeyondApi(old: ContainerInspect): Promise<string[]>;
+  /**
+   * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
+   * `timeoutMs` (after that it is left running in the container and this rejects): its exit code
+   * and its output (stdout and stderr, in order).
+   */
+  exec(id: string, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }>;
   /** creates (does not start) a helper container; returns its id */
   createHelper(spec: HelperSpec): Promise<string>;
   startContainer(id: string): Promise<void>;

@@ -10,6 +10,7 @@ import type { AuditLog, Logger } from "../log/index.ts";
 import type { ImageRef, Registry } from "../registry/port.ts";
 import type { Remembered } from "../state/index.ts";
 import { createChecker, type Checker, type RolledBackDigests, type Verdict } from "./check.ts";
+import { hookFor, runHook } from "./hooks.ts";
 import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
 import { forEachLimited } from "./pool.ts";
 import { act, park, planReplacement, replace, restore, stopOptionsFor, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
@@ -105,14 +106,19 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.
   const entries = newEntries(deps, selectContainers(all, deps.config, filter));
+  // a dry run runs no hook: a hook may change anything
+  if (!dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
   const checker = await checkEntries(deps, entries);
   const toUpdate = chooseUpdates(deps, entries);
   if (dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
     toUpdate.clear();
+  } else {
+    await preUpdateHooks(ctx, entries, toUpdate);
   }
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, log, all, entries, checker, toUpdate }) : false;
   if (deps.config.cleanup && !dryRun) await cleanupImages(deps, ctx, entries);
+  if (!dryRun) await runHooks(ctx, entries, "post_check", (entry) => entry.summary.state === "running" && entry.state !== "failed");
 
   const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: reportEntries(entries) });
   if (dryRun) report.dry_run = true;
@@ -131,6 +137,27 @@ async function checkEntries(deps: CycleDeps, entries: Map<string, Entry>): Promi
     }),
   );
   return checker;
+}
+
+/** Runs one hook, one container at a time, in the containers `when` picks; failures are logged only. */
+async function runHooks(ctx: ProtocolContext, entries: Map<string, Entry>, name: "pre_check" | "post_check", when: (entry: Entry) => boolean): Promise<void> {
+  for (const entry of entries.values()) {
+    const hook = hookFor(entry.summary.labels, name, ctx.config);
+    if (hook && when(entry)) await runHook(ctx, { id: entry.id, name: entry.summary.name, image: entry.summary.image }, hook);
+  }
+}
+
+/** pre_update, before anything is stopped: a container whose hook fails is skipped with the reason. */
+async function preUpdateHooks(ctx: ProtocolContext, entries: Map<string, Entry>, toUpdate: Set<string>): Promise<void> {
+  for (const name of [...toUpdate]) {
+    const entry = entries.get(name)!;
+    const hook = hookFor(entry.summary.labels, "pre_update", ctx.config);
+    if (!hook || entry.summary.state !== "running") continue;
+    const failure = await runHook(ctx, { id: entry.id, name, image: entry.summary.image }, hook);
+    if (failure === null) continue;
+    finish(entry, "skipped", failure);
+    toUpdate.delete(name);
+  }
 }
 
 /** Stale containers still to be decided: not monitor-only, not held back (nor svc's own in run-once mode). */

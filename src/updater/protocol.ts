@@ -14,8 +14,12 @@
 import type { Config } from "../config/index.ts";
 import type { ContainerInspect, Engine, ImageInspect } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
-import type { AuditEntry, AuditLog, Logger } from "../log/index.ts";
+import type { AuditLog, Logger } from "../log/index.ts";
+import { act } from "./act.ts";
+import { hookFor, runHook } from "./hooks.ts";
 import { oldContainerName } from "./names.ts";
+
+export { act };
 
 export interface ProtocolContext {
   engine: Engine;
@@ -71,29 +75,6 @@ export type ReplaceOutcome =
   | { kind: "replaced"; newId: string; newImageId: string | null }
   | { kind: "rolled_back"; reason: string }
   | { kind: "failed"; reason: string; rejectedImage?: boolean };
-
-/**
- * Runs one engine action and writes it to the audit log, with the error when it failed.
- * `idOf` names the container from the action's result when it is only known afterwards (the
- * id of a created container): after a crash the audit log must tell which container svc made.
- */
-export async function act<T>(
-  ctx: ProtocolContext,
-  action: AuditEntry["action"],
-  target: { container: string; container_id?: string; image?: string },
-  run: () => Promise<T>,
-  idOf?: (result: T) => string,
-): Promise<T> {
-  const entry: AuditEntry = { action, ...target, trigger: ctx.trigger, session_id: ctx.sessionId };
-  try {
-    const result = await run();
-    ctx.audit.record(idOf ? { ...entry, container_id: idOf(result) } : entry);
-    return result;
-  } catch (error) {
-    ctx.audit.record({ ...entry, error: toSvcError(error).message });
-    throw error;
-  }
-}
 
 export function planReplacement(
   old: ContainerInspect,
@@ -176,6 +157,12 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
   if (r.startAfter && anyRollbackCheck(ctx.config)) {
     const verdict = await watch(ctx, newId);
     if (!verdict.ok) return rollback(ctx, r, verdict);
+  }
+  // post_update: the new container is verified; its own hook has the last word
+  const postUpdate = r.startAfter && !r.self ? hookFor(r.old.Config.Labels ?? {}, "post_update", ctx.config) : undefined;
+  if (postUpdate) {
+    const failure = await runHook(ctx, { id: newId, name: r.name, image: r.image }, postUpdate);
+    if (failure !== null) return rollback(ctx, r, { ok: false, reason: failure, cause: "image" });
   }
 
   if (!r.self) {

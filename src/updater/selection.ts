@@ -19,14 +19,19 @@ export const LABELS = {
   dependsOn: "svc.depends_on",
   scope: "svc.scope",
   minImageAge: "svc.min_image_age",
+  preCheck: "svc.hooks.pre_check",
+  preUpdate: "svc.hooks.pre_update",
+  postUpdate: "svc.hooks.post_update",
+  postCheck: "svc.hooks.post_check",
+  hookTimeout: "svc.hooks.timeout",
 } as const;
 
-type LabelName = keyof typeof LABELS;
+export type LabelName = keyof typeof LABELS;
 
 /**
  * The Watchtower labels users already have on their containers, meaning what svc's own label
  * of the same name means (docs/migrating-from-watchtower.md). svc's own label wins when both are
- * set. Watchtower's lifecycle hook labels have no counterpart.
+ * set. Watchtower's per-hook timeouts (in minutes) are not read: svc.hooks.timeout is.
  */
 export const WATCHTOWER_LABELS: Partial<Record<LabelName, string>> = {
   enable: "com.centurylinklabs.watchtower.enable",
@@ -35,6 +40,10 @@ export const WATCHTOWER_LABELS: Partial<Record<LabelName, string>> = {
   stopSignal: "com.centurylinklabs.watchtower.stop-signal",
   dependsOn: "com.centurylinklabs.watchtower.depends-on",
   scope: "com.centurylinklabs.watchtower.scope",
+  preCheck: "com.centurylinklabs.watchtower.lifecycle.pre-check",
+  preUpdate: "com.centurylinklabs.watchtower.lifecycle.pre-update",
+  postUpdate: "com.centurylinklabs.watchtower.lifecycle.post-update",
+  postCheck: "com.centurylinklabs.watchtower.lifecycle.post-check",
 };
 
 /** A container's value for one of svc's labels: its own, else its Watchtower twin's. */

@@ -171,6 +171,53 @@ describe("checking", () => {
     expect(states(await updater.run("api"))).toEqual({ app: "updated", db: "fresh" });
   });
 
+  test("lifecycle hooks: pre_check and post_check run around the cycle, pre_update before anything stops, post_update in the new container", async () => {
+    const { engine, updater, audit } = setup();
+    engine.addImage("r.io/app:1");
+    const hooks = { "svc.hooks.pre_check": "pc", "svc.hooks.pre_update": "pu", "svc.hooks.post_update": "po", "svc.hooks.post_check": "pk" };
+    engine.addContainer("app", "r.io/app:1", { labels: hooks });
+    engine.publish("r.io/app:1");
+    expect(states(await updater.run("api"))).toEqual({ app: "updated" });
+    const steps = engine.events.filter((e) => /^(exec|stop|start):/.test(e)).map((e) => e.replace(/\.svc-old-.*$/, " (parked)"));
+    expect(steps).toEqual(["exec:app:pc", "exec:app:pu", "stop:app (parked)", "start:app", "exec:app:po", "exec:app:pk"]);
+    expect(audit.entries.map((e) => e.action).filter((a) => a.includes("_"))).toEqual(["pre_check", "pre_update", "post_update", "post_check"]);
+  });
+
+  test("a failing pre_update skips the update with the reason and stops nothing; a failing pre_check is only logged", async () => {
+    const { engine, updater, audit } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1", { labels: { "com.centurylinklabs.watchtower.lifecycle.pre-update": "/backup.sh", "svc.hooks.pre_check": "false" } });
+    engine.publish("r.io/app:1");
+    engine.execResult = (_name, command) => ({ exitCode: command === "/backup.sh" ? 4 : 1, output: "disk full\n" });
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ app: "skipped" });
+    expect(report!.containers[0]!.reason).toBe("pre_update hook failed: exited with 4: disk full");
+    expect(engine.events.some((e) => e.startsWith("stop:"))).toBe(false);
+    expect(audit.entries.find((e) => e.action === "pre_update")?.error).toBe("exited with 4: disk full");
+  });
+
+  test("a failing post_update rolls the update back; hooks off, or a dry run, run none", async () => {
+    const { engine, updater } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1", { labels: { "svc.hooks.post_update": "check" } });
+    engine.publish("r.io/app:1");
+    engine.execResult = () => ({ exitCode: 2, output: "" });
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ app: "rolled_back" });
+    expect(report!.containers[0]!.reason).toStartWith("post_update hook failed: exited with 2");
+    const before = engine.events.length;
+    await updater.run("api", {}, { dryRun: true });
+    expect(engine.events.slice(before).some((e) => e.startsWith("exec:"))).toBe(false);
+
+    const off = setup({ lifecycle_hooks: false });
+    off.engine.addImage("r.io/app:1");
+    off.engine.addContainer("app", "r.io/app:1", { labels: { "svc.hooks.post_update": "check" } });
+    off.engine.publish("r.io/app:1");
+    off.engine.execResult = () => ({ exitCode: 2, output: "" });
+    expect(states(await off.updater.run("api"))).toEqual({ app: "updated" });
+    expect(off.engine.events.some((e) => e.startsWith("exec:"))).toBe(false);
+  });
+
   test("no_pull compares the local image for the tag, without the registry", async () => {
     const { engine, registry, updater } = setup({ no_pull: true });
     engine.addImage("r.io/app:1");

@@ -229,6 +229,15 @@ export class FakeEngine implements Engine {
     return id;
   }
 
+  /** what each `exec` answers (lifecycle hooks); default: exit 0, no output */
+  execResult: (container: string, command: string) => { exitCode: number | null; output: string } = () => ({ exitCode: 0, output: "" });
+
+  async exec(id: string, command: string, _timeoutMs: number): Promise<{ exitCode: number | null; output: string }> {
+    const c = this.find(id);
+    this.events.push(`exec:${c.name}:${command}`);
+    return this.execResult(c.name, command);
+  }
+
   async startContainer(id: string): Promise<void> {
     if (this.helpers.some((h) => h.id === id)) {
       this.containers.get(id)!.state = "running";
