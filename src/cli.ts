@@ -52,12 +52,15 @@ export const command = defineCommand({
     migrate: defineCommand({
       meta: { name: "migrate", description: "Write svc.toml from a running Watchtower container (svc migrate [CONTAINER] [--output FILE [--force]])" },
     }),
+    rollback: defineCommand({
+      meta: { name: "rollback", description: "Put a container back on the image it ran before svc's last update of it (svc rollback NAME [OPTIONS]; needs state_dir)" },
+    }),
   },
 });
 
 /** citty's usage, with the usage line saying that `healthcheck` is an alternative, not a suffix. */
 async function helpText(color: boolean): Promise<string> {
-  const usage = (await renderUsage(command)).replace(/\[NAMES\] healthcheck\|migrate/, "[NAMES...]  |  svc healthcheck [OPTIONS]  |  svc migrate [CONTAINER]");
+  const usage = (await renderUsage(command)).replace(/\[NAMES\] healthcheck\|migrate\|rollback/, "[NAMES...]  |  svc healthcheck [OPTIONS]  |  svc migrate [CONTAINER]  |  svc rollback NAME [OPTIONS]");
   return color ? usage : Bun.stripANSI(usage);
 }
 
@@ -74,7 +77,12 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
   const healthcheck = argv[0] === "healthcheck";
   const handover = argv[0] === "handover" && argv.length >= 4 ? { oldId: argv[1]!, newId: argv[2]!, name: argv[3]! } : undefined;
   if (argv[0] === "migrate") return runMigrateCli(argv.slice(1), io);
-  const rest = healthcheck ? argv.slice(1) : handover ? argv.slice(4) : argv;
+  const rollback = argv[0] === "rollback" ? argv[1] : undefined;
+  if (argv[0] === "rollback" && (rollback === undefined || rollback.startsWith("-"))) {
+    io.stderr.write("svc rollback: name the container: svc rollback NAME [options]\n");
+    return exitCodeOf(new SvcError("usage", "no container named"));
+  }
+  const rest = healthcheck ? argv.slice(1) : handover ? argv.slice(4) : rollback ? argv.slice(2) : argv;
   const { command: flags } = parseArgv(rest);
   let config: Config | undefined;
   try {
@@ -88,7 +96,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     }
     if (flags.generateConfig !== undefined) return await writeSample(flags.generateConfig, flags.force, io);
 
-    const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd });
+    const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined });
     config = loaded.config;
     if (flags.printConfig) {
       io.stdout.write(printConfig(loaded));
@@ -100,7 +108,8 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     if (healthcheck) return await (await import("./healthcheck.ts")).runHealthcheck(config);
     if (handover) return await (await import("./handover.ts")).runHandoverCommand(config, handover);
     await logWarnings(loaded, io);
-    const { runService } = await import("./service.ts");
+    const { runRollback, runService } = await import("./service.ts");
+    if (rollback) return await runRollback(config, rollback);
     return await runService(config);
   } catch (error) {
     await reportFailure(error, config, rest, io);

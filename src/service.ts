@@ -12,6 +12,7 @@ import { createLogging, type Logger } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
 import type { Dispatcher } from "./notify/index.ts";
 import type { Scheduler } from "./scheduler/index.ts";
+import type { StateStore } from "./state/index.ts";
 import type { Updater } from "./updater/index.ts";
 import { pendingRunner } from "./updater/pending.ts";
 import type { SessionReport } from "./updater/types.ts";
@@ -65,9 +66,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       sink: notifications,
       selfContainerId,
       selfHandover,
-      rolledBack: state.section("rolled_back"),
-      firstSeen: state.section("first_seen"),
-      skipped: state.section("skipped"),
+      ...rememberedBy(state),
     });
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log);
@@ -94,6 +93,40 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     stopSignal.remove();
     await logging.close();
   }
+}
+
+/**
+ * `svc rollback NAME`: the container back on the image it ran before svc's last update of it
+ * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
+ */
+export async function runRollback(config: Config, name: string): Promise<number> {
+  const logging = createLogging(config);
+  const log = logging.log.child("service");
+  try {
+    const rooms = await loadRooms();
+    const engine = await rooms.createDockerEngine(config.docker, logging.log);
+    const state = rooms.openState(config.state_dir, logging.log);
+    const updater = rooms.createUpdater({
+      config,
+      engine,
+      registry: rooms.createRegistry(config, logging.log),
+      metrics: new Metrics(),
+      log: logging.log,
+      audit: logging.audit,
+      ...rememberedBy(state),
+    });
+    await recoverOrPostpone(updater, log);
+    const result = await updater.rollback(name);
+    log.info("rollback", { ...result });
+    return result?.state === "updated" ? 0 : 1;
+  } finally {
+    await logging.close();
+  }
+}
+
+/** The updater's decisions, kept by the state room (across restarts with state_dir). */
+function rememberedBy(state: StateStore) {
+  return { rolledBack: state.section("rolled_back"), firstSeen: state.section("first_seen"), skipped: state.section("skipped"), previous: state.section("previous") };
 }
 
 /**

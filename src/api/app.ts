@@ -13,7 +13,7 @@ import type { Config } from "../config/index.ts";
 import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
 import type { AccessLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import { DRY_RUN_REASON, type CycleRunner, type SessionReport, type Skipper } from "../updater/types.ts";
+import { DRY_RUN_REASON, type CycleRunner, type SessionReport, type ContainerActions } from "../updater/types.ts";
 import { accessFields, type RequestInfo, type RequestTarget, requestTarget } from "./access.ts";
 import { createTokenCheck, type TokenCheck } from "./auth.ts";
 import { errorResponse, jsonResponse, methodNotAllowed, notFound, unauthorized, withoutBody } from "./http.ts";
@@ -22,7 +22,7 @@ import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
 
 export interface ApiDeps {
   config: Config;
-  runner: CycleRunner & Skipper;
+  runner: CycleRunner & ContainerActions;
   metrics: Metrics;
   log: Logger;
   /** absent: no access log is written */
@@ -40,6 +40,12 @@ interface Endpoint {
 }
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
+
+/** The one container a request about a single container names. */
+function oneContainer(names: string[] | undefined): string {
+  if (names?.length !== 1) throw new SvcError("bad_request", "name exactly one container");
+  return names[0]!;
+}
 
 /**
  * GET /v1/containers: what svc watches, from a dry run: each container's state, the digest it
@@ -84,13 +90,20 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
   const containers = cycle(true, watchedContainers);
   const skip: Handler = async (request, target, server) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "digest"] as const);
-    const container = fields.container?.length === 1 ? fields.container[0]! : undefined;
-    if (container === undefined) throw new SvcError("bad_request", "name exactly one container");
+    const container = oneContainer(fields.container);
     if ((fields.digest?.length ?? 0) > 1) throw new SvcError("bad_request", "name at most one digest");
     // without a digest a dry run finds the one to skip, which may take as long as a cycle
     server?.timeout(request, 0);
     const skipped = await deps.runner.skip(container, fields.digest?.[0]);
     return skipped === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(skipped);
+  };
+  const rollback: Handler = async (request, target, server) => {
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
+    const container = oneContainer(fields.container);
+    // the rollback watches the container it puts back, as an update does
+    server?.timeout(request, 0);
+    const result = await deps.runner.rollback(container);
+    return result === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(result);
   };
   return new Map([
     ["/v1/health", getEndpoint(true, false, health)],
@@ -99,6 +112,7 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
     ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
     ["/v1/containers", getEndpoint(api.update, true, containers)],
     ["/v1/skip", { enabled: api.update, authenticated: true, methods: { POST: skip }, allow: "POST" }],
+    ["/v1/rollback", { enabled: api.update, authenticated: true, methods: { POST: rollback }, allow: "POST" }],
   ]);
 }
 

@@ -16,6 +16,8 @@ export interface LoadOptions {
   argv: readonly string[];
   env: Record<string, string | undefined>;
   cwd: string;
+  /** for a one-off command (svc rollback): the configuration need not say when cycles run */
+  oneOff?: boolean;
 }
 
 export interface LoadResult {
@@ -30,7 +32,7 @@ export interface LoadResult {
 
 export const DEFAULT_FILE = "svc.toml";
 
-export async function loadConfig({ argv, env, cwd }: LoadOptions): Promise<LoadResult> {
+export async function loadConfig({ argv, env, cwd, oneOff = false }: LoadOptions): Promise<LoadResult> {
   const problems: Problem[] = [];
   const warnings: string[] = [];
   const args = parseArgv(argv);
@@ -50,7 +52,7 @@ export async function loadConfig({ argv, env, cwd }: LoadOptions): Promise<LoadR
   anchorFilePaths(merged, fileDir);
 
   const values = validateLeaves(merged, problems);
-  checkAcrossOptions(values, merged, cwd, problems, warnings);
+  checkAcrossOptions(values, merged, cwd, problems, warnings, oneOff);
   if (problems.length > 0) throw configError(problems);
 
   const config: Config = assembleConfig(values);
@@ -181,7 +183,7 @@ function named(key: string, merged: Map<string, Entry>): string {
   return `${key} (${flagName(key)}, ${envName(key)})`;
 }
 
-function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, Entry>, cwd: string, problems: Problem[], warnings: string[]): void {
+function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, Entry>, cwd: string, problems: Problem[], warnings: string[], oneOff: boolean): void {
   const get = (key: string) => values.get(key) ?? defaultOf(key);
   const isSet = (key: string) => values.get(key) !== undefined;
   // A value given but invalid is already reported: do not add "nothing would run" and the like.
@@ -213,7 +215,7 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
 
   const schedules = OPTIONS.filter((o) => o.meta.rules?.exclusiveWith && active(o.key));
   const anyInvalid = [...OPTIONS.filter((o) => o.meta.rules?.exclusiveWith).map((o) => o.key), "http_api.update"].some(invalid);
-  if (schedules.length === 0 && get("http_api.update") !== true && !anyInvalid) {
+  if (schedules.length === 0 && get("http_api.update") !== true && !anyInvalid && !oneOff) {
     problems.push(
       `nothing would ever run: set one of poll_interval (--poll-interval, SVC_POLL_INTERVAL), schedule (--schedule, SVC_SCHEDULE) or run_once (--run-once, SVC_RUN_ONCE), or enable http_api.update (--http-api-update, SVC_HTTP_API_UPDATE)`,
     );

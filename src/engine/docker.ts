@@ -418,6 +418,11 @@ export class DockerEngine implements Engine {
     await this.call(`remove image ${id}`, (docker, abortSignal) => docker.getImage(id).remove({ abortSignal }), { ok: [404] });
   }
 
+  async tagImage(imageId: string, reference: string): Promise<void> {
+    const { repository, tag } = splitReference(reference);
+    await this.call(`tag image ${imageId} as ${reference}`, (docker, abortSignal) => docker.getImage(imageId).tag({ repo: repository, tag, abortSignal }));
+  }
+
   async exec(id: string, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }> {
     const ran = await this.call(
       `run a command in container ${id}`,

@@ -122,6 +122,8 @@ export interface Engine {
    * `timeoutMs` (after that it is left running in the container and this rejects): its exit code
    * and its output (stdout and stderr, in order).
    */
+  /** Points `reference` (repo:tag) at the local image `imageId`. */
+  tagImage(imageId: string, reference: string): Promise<void>;
   exec(id: string, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }>;
   /** creates (does not start) a helper container; returns its id */
   createHelper(spec: HelperSpec): Promise<string>;

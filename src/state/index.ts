@@ -1,6 +1,7 @@
 /**
  * The state room: decisions that must survive a restart (a digest that was rolled back, the
- * stale digests already announced, when a newer digest was first seen, digests skipped on request), kept in one small JSON file under `state_dir` and written
+ * stale digests already announced, when a newer digest was first seen, digests skipped on request, the image each container ran
+ * before its last update), kept in one small JSON file under `state_dir` and written
  * atomically (a temporary file renamed over the old one) on every change. Without `state_dir`
  * they live in memory only, as before. A file that cannot be read or makes no sense is a warning
  * and a fresh start (the unreadable file is kept aside), never a crash; a folder that cannot be
@@ -18,9 +19,9 @@ export interface Remembered {
 }
 
 /** The kinds svc keeps (the file's sections). */
-export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped";
+export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous";
 
-const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped"];
+const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous"];
 const FILE = "state.json";
 const VERSION = 1;
 

@@ -83,7 +83,7 @@ interface Entry {
 const INSPECT_CONCURRENCY = 8;
 const RESTARTED_FOR_DEPENDENCY = "restarted for dependency";
 
-export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: UpdateFilter = {}, dryRun = false): Promise<CycleResult> {
+export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: UpdateFilter = {}, dryRun = false, toLocalTag = false): Promise<CycleResult> {
   const startedAt = new Date();
   // the global Web Crypto: node:crypto would cost a compiled svc ~4 MiB of memory to load
   const sessionId = crypto.randomUUID();
@@ -105,7 +105,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
 
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.
-  const entries = newEntries(deps, selectContainers(all, deps.config, filter));
+  const entries = newEntries(deps, selectContainers(all, deps.config, filter), toLocalTag);
   // a dry run runs no hook: a hook may change anything
   if (!dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
   const checker = await checkEntries(deps, entries);
@@ -237,12 +237,16 @@ function isSelf(deps: CycleDeps, entry: Entry): boolean {
   return deps.selfContainerId !== undefined && (entry.summary.id === deps.selfContainerId || entry.summary.id.startsWith(deps.selfContainerId));
 }
 
-function newEntries(deps: CycleDeps, selected: ContainerSummary[]): Map<string, Entry> {
+function newEntries(deps: CycleDeps, selected: ContainerSummary[], toLocalTag: boolean): Map<string, Entry> {
   const startedAt = Date.now();
+  const policyOf = (summary: ContainerSummary): ContainerPolicy => {
+    const policy = policyFor(summary, deps.config);
+    return toLocalTag ? { ...policy, noPull: true, monitorOnly: false, minImageAgeMs: 0 } : policy;
+  };
   return new Map(
     selected.map((summary) => [
       summary.name,
-      { summary, policy: policyFor(summary, deps.config), startedAt, state: "fresh", reason: null, id: summary.id, newImageId: null, oldDigest: null, newDigest: null },
+      { summary, policy: policyOf(summary), startedAt, state: "fresh", reason: null, id: summary.id, newImageId: null, oldDigest: null, newDigest: null },
     ]),
   );
 }

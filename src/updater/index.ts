@@ -34,20 +34,21 @@
  *   holds the binding: a handover container from the new image finishes the update (handover.ts).
  */
 import type { Config } from "../config/index.ts";
-import type { Engine } from "../engine/port.ts";
+import type { Engine, ImageInspect } from "../engine/port.ts";
 import { SvcError, toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
-import type { RolledBackDigests } from "./check.ts";
+import { digestFor, type RolledBackDigests } from "./check.ts";
+import { parseReference } from "../registry/reference.ts";
 import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
 import { DEFAULT_TIMING, stopOptionsFor, type ProtocolContext, type WatchTiming } from "./protocol.ts";
 import { completeHandover, type HandoverJob } from "./handover.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
 import { metricCounts } from "./report.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, policyFor, scopeFilter, type Filter } from "./selection.ts";
-import type { CycleRunner, ReportSink, RunOptions, SessionReport, SkipResult, Skipper, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleRunner, ReportSink, RollbackResult, RunOptions, SessionReport, SkipResult, ContainerActions, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./cycle.ts";
 export type { HandoverJob } from "./handover.ts";
@@ -76,9 +77,11 @@ export interface UpdaterDeps {
   firstSeen?: Remembered;
   /** digests skipped on request, per container name (default: in memory) */
   skipped?: Remembered;
+  /** the image each container ran before svc's last update of it (default: in memory) */
+  previous?: Remembered;
 }
 
-export interface Updater extends CycleRunner, Skipper {
+export interface Updater extends CycleRunner, ContainerActions {
   /** startup crash recovery: finishes or undoes interrupted updates; run before the first cycle */
   recover(): Promise<void>;
   /** graceful stop: the running cycle finishes the containers it started on and starts no others */
@@ -91,6 +94,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const log = deps.log.child("updater");
   const timing: WatchTiming = { ...DEFAULT_TIMING, ...deps.timing };
   const rolledBack: RolledBackDigests = deps.rolledBack ?? inMemory();
+  const previous = deps.previous ?? inMemory();
   let current: Promise<unknown> | undefined;
   let draining = false;
 
@@ -124,13 +128,14 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       return null;
     }
     const dryRun = options.dryRun ?? deps.config.dry_run;
-    const cycle = runCycle(cycleDeps, trigger, filter, dryRun);
+    const cycle = runCycle(cycleDeps, trigger, filter, dryRun, options.toLocalTag === true);
     current = cycle;
     try {
       const { report, selfReplaced } = await cycle;
       // a dry run tells its caller only: no metrics, no notification
       if (dryRun) return report;
       deps.metrics.recordCycle(metricCounts(report.counts));
+      for (const c of report.containers) if (c.state === "updated") previous.set(c.name, c.old_image_id);
       deps.metrics.recordAvailability(report.containers, !filter?.container?.length && !filter?.image?.length);
       publish(report);
       if (selfReplaced) retireSelf();
@@ -222,11 +227,38 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     return { container: name, digest: chosen };
   };
 
+  const rollback = async (name: string): Promise<RollbackResult | null> => {
+    if (current || draining) return null;
+    const back = previous.get(name);
+    if (back === undefined) throw new SvcError("not_found", `svc knows no earlier image of ${name} (it has not updated it${deps.config.state_dir ? "" : " since it started: set state_dir to remember across restarts"})`);
+    const container = await deps.engine.inspectContainer(name).catch(() => null);
+    if (!container) throw new SvcError("not_found", `no container named ${name}`);
+    if (container.Image === back) throw new SvcError("bad_request", `${name} already runs ${back}`);
+    const reference = container.Config.Image;
+    const leaving = await deps.engine.inspectImage(container.Image).catch(() => null);
+    if (!(await deps.engine.inspectImage(back).catch(() => null))) {
+      throw new SvcError("not_found", `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`);
+    }
+    await deps.engine.tagImage(back, reference);
+    const report = await run("api", { container: [name] }, { toLocalTag: true, dryRun: false });
+    if (report === null) return null;
+    const entry = report.containers.find((c) => c.name === name);
+    if (entry?.state === "updated") {
+      // the image it left is not to come back by itself: its digest waits for a newer one
+      const left = leavingDigest(reference, container.Image, leaving);
+      if (left) cycleDeps.skipped.set(name, left);
+      log.info("container put back on its earlier image", { container: name, image_id: back, skipped_digest: left });
+    }
+    if (!entry) return { container: name, from_image_id: container.Image, to_image_id: back, state: "skipped", reason: "not selected by svc (scope, labels or options)" };
+    return { container: name, from_image_id: container.Image, to_image_id: back, state: entry.state, reason: entry.reason };
+  };
+
   return {
     run,
     recover,
     drain,
     skip,
+    rollback,
     get busy() {
       return current !== undefined;
     },
@@ -253,4 +285,13 @@ export async function runHandover(deps: Pick<UpdaterDeps, "config" | "engine" | 
   };
   const outcome = await completeHandover(ctx, { stopTimeoutMs: deps.config.stop_timeout, ...job });
   return outcome.kind === "replaced";
+}
+
+/** The registry digest a cycle would see for the image a container leaves (its RepoDigest, else its id on the containerd store). */
+function leavingDigest(reference: string, imageId: string, image: ImageInspect | null): string | null {
+  try {
+    return digestFor(parseReference(reference), image?.RepoDigests ?? []) ?? (imageId.startsWith("sha256:") ? imageId : null);
+  } catch {
+    return null;
+  }
 }

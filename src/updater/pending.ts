@@ -1,13 +1,13 @@
 import { SvcError, toSvcError } from "../errors.ts";
 import type { Updater } from "./index.ts";
-import type { CycleRunner, RunOptions, Skipper, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleRunner, RunOptions, ContainerActions, Trigger, UpdateFilter } from "./types.ts";
 
 /**
  * The API's runner until startup is done: a cycle asked for during recovery waits for it
  * (recovery runs before the API accepts updates), then runs as usual; if startup
  * fails, it fails with the same error.
  */
-export function pendingRunner(): { runner: CycleRunner & Skipper; ready(updater: Updater): void; failed(error: unknown): void } {
+export function pendingRunner(): { runner: CycleRunner & ContainerActions; ready(updater: Updater): void; failed(error: unknown): void } {
   let resolve: (updater: Updater) => void = () => {};
   let reject: (error: unknown) => void = () => {};
   const started = new Promise<Updater>((res, rej) => {
@@ -26,6 +26,9 @@ export function pendingRunner(): { runner: CycleRunner & Skipper; ready(updater:
       },
       async skip(container: string, digest?: string) {
         return (updater ?? (await started)).skip(container, digest);
+      },
+      async rollback(container: string) {
+        return (updater ?? (await started)).rollback(container);
       },
     },
     ready(value) {

@@ -50,6 +50,21 @@ export const DRY_RUN_REASON = "would be updated (dry run)";
 export interface RunOptions {
   /** decide everything, change nothing (default: the `dry_run` option) */
   dryRun?: boolean;
+  /**
+   * take each selected container to the local image its tag names, whatever its labels and the
+   * global options say (no pull, not monitor-only, no minimum age): a rollback on request
+   */
+  toLocalTag?: boolean;
+}
+
+/** What `svc rollback` and POST /v1/rollback did. */
+export interface RollbackResult {
+  container: string;
+  /** the image the container ran, and the one it was put back on */
+  from_image_id: string;
+  to_image_id: string;
+  state: ContainerOutcome;
+  reason: string | null;
 }
 
 /** What routes and the scheduler call. Only one cycle runs at a time. */
@@ -69,13 +84,19 @@ export interface SkipResult {
 }
 
 /** What the API asks of the updater besides cycles. */
-export interface Skipper {
+export interface ContainerActions {
   /**
    * Marks `digest` (default: the newer digest a dry run finds for the container) as not to be
    * applied to `container`; a newer one is. Resolves null when a cycle is running (the dry run
    * could not run); throws SvcError not_found / bad_request when there is nothing to skip.
    */
   skip(container: string, digest?: string): Promise<SkipResult | null>;
+  /**
+   * Puts the container back on the image it ran before svc's last update of it, through the
+   * update protocol (keep-old-until-verified), and skips the digest it leaves. Resolves null when
+   * a cycle is running; throws not_found / bad_request when there is nothing to go back to.
+   */
+  rollback(container: string): Promise<RollbackResult | null>;
 }
 
 /** What the updater hands each finished cycle to (the notifier). Never throws, never delays the next cycle. */

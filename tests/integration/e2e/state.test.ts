@@ -89,4 +89,32 @@ describe("state_dir", () => {
     expect(entryIn(second.svc.output, name)?.state).toBe("stale");
     expect(bodies, second.svc.describe()).toHaveLength(1);
   }, 120_000);
+
+  test("svc rollback NAME: the container goes back to the image it ran before svc updated it, and the next cycle leaves it there", async () => {
+    const name = fx.name("back");
+    const v1 = fx.image("back");
+    fx.run("back", v1.ref);
+    const v2 = fx.image("back");
+    const stateDir = fx.tempDir("back-state");
+    const once = [...baseFlags(), "--run-once", "--state-dir", stateDir, name];
+    const update = await runSvc(once);
+    expect(entryIn(update.svc.output, name)?.state, update.svc.describe()).toBe("updated");
+    expect(inspect(name).Image).toBe(v2.id);
+
+    const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir]);
+    expect(back.code, back.svc.describe()).toBe(0);
+    expect(inspect(name).Image).toBe(v1.id);
+    expect(inspect(name).State.Running).toBe(true);
+    const runningSince = inspect(name).State.StartedAt;
+
+    const next = await runSvc(once);
+    expect(next.code, next.svc.describe()).toBe(0);
+    expect(entryIn(next.svc.output, name)?.state, next.svc.describe()).toBe("skipped");
+    expect(inspect(name).Image).toBe(v1.id);
+    expect(inspect(name).State.StartedAt).toBe(runningSince);
+
+    const nothing = await runSvc(["rollback", fx.name("never-updated"), ...baseFlags(), "--state-dir", stateDir]);
+    expect(nothing.code, nothing.svc.describe()).not.toBe(0);
+    expect(nothing.svc.output).toContain("svc knows no earlier image");
+  }, 120_000);
 });

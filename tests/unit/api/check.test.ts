@@ -84,3 +84,15 @@ describe("POST /v1/skip", () => {
     expect((await off.request("/v1/skip?container=web", { method: "POST", headers: auth })).status).toBe(404);
   });
 });
+
+describe("POST /v1/rollback", () => {
+  test("one container: the answer says what it was put back on; 400 without exactly one, 401 without the token", async () => {
+    const { request, runner } = makeApp();
+    const response = await request("/v1/rollback?container=web", { method: "POST", headers: auth });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ container: "web", from_image_id: "sha256:new", to_image_id: "sha256:old", state: "updated", reason: null });
+    expect((await request("/v1/rollback", { method: "POST", headers: auth })).status).toBe(400);
+    expect((await request("/v1/rollback?container=web", { method: "POST" })).status).toBe(401);
+    expect(runner.rollbacks).toEqual(["web"]);
+  });
+});

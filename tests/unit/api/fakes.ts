@@ -3,7 +3,7 @@ import { createApp } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import type { AccessFields } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
-import type { CycleRunner, RunOptions, SessionReport, SkipResult, Skipper, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
+import type { ContainerActions, CycleRunner, RollbackResult, RunOptions, SessionReport, SkipResult, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
 import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
 import { emptyReport } from "../../support/report.ts";
 
@@ -14,7 +14,7 @@ export function sampleReport(trigger: Trigger, filter: UpdateFilter = {}): Sessi
 }
 
 /** Follows the runner contract: one cycle at a time, a request meanwhile gets null and is counted. */
-export class FakeRunner implements CycleRunner, Skipper {
+export class FakeRunner implements CycleRunner, ContainerActions {
   skips: { container: string; digest?: string }[] = [];
 
   calls: { trigger: Trigger; filter?: UpdateFilter; options?: RunOptions }[] = [];
@@ -30,6 +30,14 @@ export class FakeRunner implements CycleRunner, Skipper {
 
   get busy(): boolean {
     return this.running;
+  }
+
+  rollbacks: string[] = [];
+
+  async rollback(container: string): Promise<RollbackResult | null> {
+    if (this.running) return null;
+    this.rollbacks.push(container);
+    return { container, from_image_id: "sha256:new", to_image_id: "sha256:old", state: "updated", reason: null };
   }
 
   async skip(container: string, digest?: string): Promise<SkipResult | null> {

@@ -218,6 +218,25 @@ describe("checking", () => {
     expect(off.engine.events.some((e) => e.startsWith("exec:"))).toBe(false);
   });
 
+  test("rollback on request: the container goes back to the image it ran before svc's last update, which it then skips", async () => {
+    const { engine, updater } = setup({ monitor_only: false });
+    const v1 = engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    await expect(updater.rollback("app")).rejects.toMatchObject({ kind: "not_found" });
+    engine.publish("r.io/app:1");
+    expect(states(await updater.run("api"))).toEqual({ app: "updated" });
+    const newer = engine.byName("app")!.imageId;
+    const back = await updater.rollback("app");
+    expect(back).toEqual({ container: "app", from_image_id: newer, to_image_id: v1.id, state: "updated", reason: null });
+    expect(engine.byName("app")!.imageId).toBe(v1.id);
+    expect(engine.events).toContain("tag:r.io/app:1");
+    // the next cycle finds the image it left in the registry, and leaves it
+    const after = await updater.run("api");
+    expect(states(after)).toEqual({ app: "skipped" });
+    expect(after!.containers[0]!.reason).toContain("skipped on request");
+    await expect(updater.rollback("nope")).rejects.toMatchObject({ kind: "not_found" });
+  });
+
   test("no_pull compares the local image for the tag, without the registry", async () => {
     const { engine, registry, updater } = setup({ no_pull: true });
     engine.addImage("r.io/app:1");

@@ -229,6 +229,14 @@ export class FakeEngine implements Engine {
     return id;
   }
 
+  async tagImage(imageId: string, reference: string): Promise<void> {
+    const image = [...this.images.values()].find((i) => i.id === imageId);
+    if (!image) throw new SvcError("engine", `no such image: ${imageId}`);
+    this.events.push(`tag:${reference}`);
+    for (const other of this.images.values()) other.tags = other.tags.filter((t) => t !== reference);
+    image.tags.push(reference);
+  }
+
   /** what each `exec` answers (lifecycle hooks); default: exit 0, no output */
   execResult: (container: string, command: string) => { exitCode: number | null; output: string } = () => ({ exitCode: 0, output: "" });
 

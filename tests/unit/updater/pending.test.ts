@@ -18,6 +18,9 @@ function fakeUpdater(report: SessionReport | null): Updater & { calls: string[] 
     async skip(container) {
       return { container, digest: "sha256:" };
     },
+    async rollback() {
+      return null;
+    },
   };
 }
 
