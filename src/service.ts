@@ -126,7 +126,13 @@ export async function runRollback(config: Config, name: string): Promise<number>
 
 /** The updater's decisions, kept by the state room (across restarts with state_dir). */
 function rememberedBy(state: StateStore) {
-  return { rolledBack: state.section("rolled_back"), firstSeen: state.section("first_seen"), skipped: state.section("skipped"), previous: state.section("previous") };
+  return {
+    rolledBack: state.section("rolled_back"),
+    firstSeen: state.section("first_seen"),
+    skipped: state.section("skipped"),
+    previous: state.section("previous"),
+    leftImages: state.section("left_images"),
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The state room: decisions that must survive a restart (a digest that was rolled back, the
  * stale digests already announced, when a newer digest was first seen, digests skipped on request, the image each container ran
- * before its last update), kept in one small JSON file under `state_dir` and written
+ * before its last update, the images an update left while cleanup_delay runs), kept in one small JSON file under `state_dir` and written
  * atomically (a temporary file renamed over the old one) on every change. Without `state_dir`
  * they live in memory only, as before. A file that cannot be read or makes no sense is a warning
  * and a fresh start (the unreadable file is kept aside), never a crash; a folder that cannot be
@@ -16,12 +16,14 @@ export interface Remembered {
   get(name: string): string | undefined;
   set(name: string, value: string): void;
   delete(name: string): void;
+  /** every (name, value) pair, in no particular order */
+  entries(): [string, string][];
 }
 
 /** The kinds svc keeps (the file's sections). */
-export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous";
+export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images";
 
-const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous"];
+const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images"];
 const FILE = "state.json";
 const VERSION = 1;
 
@@ -66,6 +68,7 @@ export function openState(dir: string | undefined, log: Logger): StateStore {
         delete(key) {
           if (entries.delete(key)) save();
         },
+        entries: () => [...entries],
       };
     },
   };
@@ -74,7 +77,7 @@ export function openState(dir: string | undefined, log: Logger): StateStore {
 /** A Remembered that lives as long as the process (no `state_dir`, tests). */
 export function inMemory(): Remembered {
   const entries = new Map<string, string>();
-  return { get: (key) => entries.get(key), set: (key, value) => void entries.set(key, value), delete: (key) => void entries.delete(key) };
+  return { get: (key) => entries.get(key), set: (key, value) => void entries.set(key, value), delete: (key) => void entries.delete(key), entries: () => [...entries] };
 }
 
 function emptyContents(): Contents {

@@ -35,6 +35,8 @@ export interface CycleDeps {
   firstSeen: Remembered;
   /** digests skipped on request (POST /v1/skip) */
   skipped: Remembered;
+  /** images left by an update and waiting for cleanup_delay: image id -> "<container> <ISO time>" */
+  leftImages: Remembered;
   /** true once a graceful stop was asked for: no new container update starts */
   draining: () => boolean;
   /**
@@ -569,7 +571,14 @@ function networkContainerOf(g: GroupContext, inspect: ContainerInspect): string 
 /** `cleanup`: old images of updated containers that no container uses any more. */
 async function cleanupImages(deps: CycleDeps, ctx: ProtocolContext, entries: Map<string, Entry>): Promise<void> {
   const updated = [...entries.values()].filter((e) => e.state === "updated" && e.newImageId !== e.summary.imageId);
-  if (updated.length === 0) return;
+  // cleanup_delay: the images left now wait (for `svc rollback`); those left long enough go now
+  const delayMs = deps.config.cleanup_delay;
+  const now = Date.now();
+  if (delayMs > 0) {
+    for (const entry of updated) deps.leftImages.set(entry.summary.imageId, `${entry.summary.name} ${new Date(now).toISOString()}`);
+  }
+  const due = delayMs > 0 ? deps.leftImages.entries().filter(([, value]) => Date.parse(value.split(" ")[1] ?? "") + delayMs <= now) : updated.map((e) => [e.summary.imageId, e.summary.name] as const);
+  if (due.length === 0) return;
   let inUse: Set<string>;
   try {
     inUse = new Set((await deps.engine.listContainers()).map((c) => c.imageId));
@@ -578,12 +587,15 @@ async function cleanupImages(deps: CycleDeps, ctx: ProtocolContext, entries: Map
     return;
   }
   const done = new Set<string>();
-  for (const entry of updated) {
-    const imageId = entry.summary.imageId;
-    if (inUse.has(imageId) || done.has(imageId)) continue;
+  for (const [imageId, left] of due) {
+    if (done.has(imageId)) continue;
     done.add(imageId);
+    // an image a container runs again (a rollback) is no longer waiting to be removed
+    deps.leftImages.delete(imageId);
+    if (inUse.has(imageId)) continue;
+    const container = left.split(" ")[0]!;
     try {
-      await act(ctx, "image_remove", { container: entry.summary.name, image: imageId }, () => deps.engine.removeImage(imageId));
+      await act(ctx, "image_remove", { container, image: imageId }, () => deps.engine.removeImage(imageId));
     } catch (error) {
       ctx.log.warn("could not remove the old image", { image: imageId, error: toSvcError(error).message });
     }

@@ -79,6 +79,8 @@ export interface UpdaterDeps {
   skipped?: Remembered;
   /** the image each container ran before svc's last update of it (default: in memory) */
   previous?: Remembered;
+  /** images an update left, waiting for cleanup_delay (default: in memory) */
+  leftImages?: Remembered;
 }
 
 export interface Updater extends CycleRunner, ContainerActions {
@@ -110,6 +112,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     rolledBack,
     firstSeen: deps.firstSeen ?? inMemory(),
     skipped: deps.skipped ?? inMemory(),
+    leftImages: deps.leftImages ?? inMemory(),
     draining: () => draining,
     selfHandover: deps.selfHandover,
     repairLeftovers: async (all, filter) => {

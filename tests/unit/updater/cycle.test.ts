@@ -9,7 +9,7 @@ import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
 const DIGEST = `sha256:${"d".repeat(64)}`;
 
-function setup(overrides: DeepPartial<Config> = {}, firstSeen: Remembered = inMemory()) {
+function setup(overrides: DeepPartial<Config> = {}, remembered: { firstSeen?: Remembered; leftImages?: Remembered } = {}) {
   const engine = new FakeEngine();
   const registry = new FakeRegistry(engine);
   const metrics = new Metrics();
@@ -25,7 +25,7 @@ function setup(overrides: DeepPartial<Config> = {}, firstSeen: Remembered = inMe
     audit,
     sink: { publish: (report) => published.push(report) },
     timing: { pollMs: 5, stableMs: 20 },
-    firstSeen,
+    ...remembered,
   });
   return { engine, registry, metrics, audit, updater, published };
 }
@@ -134,7 +134,7 @@ describe("checking", () => {
 
   test("min_image_age: a newer image waits, stale with the time it becomes eligible, then is applied; a label that is not a duration skips", async () => {
     const firstSeen = inMemory();
-    const { engine, updater } = setup({ min_image_age: 3_600_000 }, firstSeen);
+    const { engine, updater } = setup({ min_image_age: 3_600_000 }, { firstSeen });
     engine.addImage("r.io/app:1");
     engine.addContainer("app", "r.io/app:1");
     engine.addContainer("odd", "r.io/app:1", { labels: { "svc.min_image_age": "later" } });
@@ -608,6 +608,24 @@ test("cleanup removes the old image once no container uses it", async () => {
   await updater.run("api");
   expect(engine.images.has(oldImage.id)).toBe(false);
   expect(audit.entries.filter((e) => e.action === "image_remove").map((e) => e.image)).toEqual([oldImage.id]);
+});
+
+test("cleanup_delay: the old image stays for svc rollback, and a later cycle removes it once the delay is over", async () => {
+  const leftImages = inMemory();
+  const { engine, updater } = setup({ cleanup: true, cleanup_delay: 3_600_000 }, { leftImages });
+  const oldImage = engine.addImage("r.io/app:1");
+  engine.addContainer("app", "r.io/app:1");
+  engine.publish("r.io/app:1");
+  expect(states(await updater.run("api"))).toEqual({ app: "updated" });
+  expect(engine.images.has(oldImage.id)).toBe(true);
+  const [[imageId, left]] = leftImages.entries() as [[string, string]];
+  expect(imageId).toBe(oldImage.id);
+  await updater.run("api");
+  expect(engine.images.has(oldImage.id)).toBe(true);
+  leftImages.set(imageId, `${left.split(" ")[0]} ${new Date(Date.now() - 3_700_000).toISOString()}`);
+  await updater.run("api");
+  expect(engine.images.has(oldImage.id)).toBe(false);
+  expect(leftImages.entries()).toEqual([]);
 });
 
 describe("self-update", () => {
