@@ -90,16 +90,18 @@ describe("state_dir", () => {
     expect(bodies, second.svc.describe()).toHaveLength(1);
   }, 120_000);
 
-  test("svc rollback NAME: the container goes back to the image it ran before svc updated it, and the next cycle leaves it there", async () => {
+  test("svc rollback NAME: the container goes back to the image it ran before svc updated it (kept by cleanup_delay), and the next cycle leaves it there", async () => {
     const name = fx.name("back");
     const v1 = fx.image("back");
     fx.run("back", v1.ref);
     const v2 = fx.image("back");
     const stateDir = fx.tempDir("back-state");
-    const once = [...baseFlags(), "--run-once", "--state-dir", stateDir, name];
+    // cleanup on: cleanup_delay keeps the image the update leaves, for the rollback
+    const once = [...baseFlags(), "--run-once", "--cleanup", "--cleanup-delay", "1h", "--state-dir", stateDir, name];
     const update = await runSvc(once);
     expect(entryIn(update.svc.output, name)?.state, update.svc.describe()).toBe("updated");
     expect(inspect(name).Image).toBe(v2.id);
+    expect(inspect(v1.id).Id).toBe(v1.id);
 
     const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir]);
     expect(back.code, back.svc.describe()).toBe(0);
