@@ -5,13 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Server } from "bun";
 import { freePort, inspect, waitUntil } from "../../harness.ts";
 import { payloadOf, startMosquitto, startSmtp, subscribe, type Mosquitto, type SmtpServer, type Subscriber } from "../notify/peers.ts";
-import { Fixture, REPO_ROOT, baseFlags, portOpen, runSvc, startSvc, stopAll, track, waitForPort } from "./support.ts";
+import { Fixture, REPO_ROOT, baseFlags, portOpen, receiver, runSvc, startSvc, stopAll, stopReceivers, track, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-bin");
-const servers: Server<undefined>[] = [];
 let mosquitto: Mosquitto | undefined;
 let smtp: SmtpServer | undefined;
 let subscriber: Subscriber | undefined;
@@ -19,7 +17,7 @@ let binary: string;
 
 afterAll(async () => {
   await stopAll();
-  for (const server of servers) server.stop(true);
+  stopReceivers();
   fx.cleanup();
 }, 120_000);
 
@@ -29,20 +27,6 @@ beforeAll(() => {
   if (build.exitCode !== 0) throw new Error(`bun build.ts failed: ${build.stderr.toString()}`);
   binary = join(outdir, "svc");
 }, 120_000);
-
-function receiver(answer: () => Response): { server: Server<undefined>; bodies: string[] } {
-  const bodies: string[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    async fetch(request) {
-      bodies.push(await request.text());
-      return answer();
-    },
-  });
-  servers.push(server);
-  return { server, bodies };
-}
 
 describe("the compiled binary", () => {
   test("run-once updates a container and notifies webhook, e-mail, MQTT and Pushover", async () => {

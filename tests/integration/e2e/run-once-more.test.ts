@@ -6,16 +6,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Server } from "bun";
 import { buildImage, docker, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
-import { Fixture, baseFlags, containersByPrefix, parseJsonLines, portOpen, reportsIn, reportedStates, runSvc, startSvc, stopAll, userEnv } from "./support.ts";
+import { Fixture, baseFlags, containersByPrefix, parseJsonLines, portOpen, receiver, reportsIn, reportedStates, runSvc, startSvc, stopAll, stopReceivers, userEnv } from "./support.ts";
 
 const fx = new Fixture("e2e-once2");
-const servers: Server<undefined>[] = [];
 
 afterAll(async () => {
   await stopAll();
-  for (const server of servers) server.stop(true);
+  stopReceivers();
   fx.cleanup();
 }, 120_000);
 
@@ -24,16 +22,7 @@ describe("run-once extras", () => {
     const name = fx.name("notify");
     fx.run("notify", fx.image("notify").ref);
     fx.image("notify");
-    const bodies: string[] = [];
-    const server = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      async fetch(request) {
-        bodies.push(await request.text());
-        return new Response(null, { status: 204 });
-      },
-    });
-    servers.push(server);
+    const { bodies, server } = receiver();
     const run = await runSvc([...baseFlags(), "--run-once", "--notifications-webhook-url", `http://127.0.0.1:${server.port}/`, "--notifications-delay", "30s", name]);
     expect(run.code, run.svc.describe()).toBe(0);
     // svc has exited: the report must already have arrived
@@ -257,16 +246,7 @@ describe("run-once extras", () => {
     fx.image("tpl");
     const etc = fx.tempDir("tpl-etc");
     writeFileSync(join(etc, "report.mustache"), "custom template: {{#containers}}{{name}} {{/containers}}\n");
-    const pushes: string[] = [];
-    const server = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      async fetch(request) {
-        pushes.push(await request.text());
-        return Response.json({ status: 1, request: "tpl" });
-      },
-    });
-    servers.push(server);
+    const { bodies: pushes, server } = receiver(() => Response.json({ status: 1, request: "tpl" }));
     writeFileSync(
       join(etc, "svc.toml"),
       [

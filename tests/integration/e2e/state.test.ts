@@ -6,16 +6,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Server } from "bun";
 import { inspect } from "../../harness.ts";
-import { FAILING_CMD, Fixture, baseFlags, reportsIn, runSvc, stopAll } from "./support.ts";
+import { FAILING_CMD, Fixture, baseFlags, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "./support.ts";
 
 const fx = new Fixture("e2e-state");
-const servers: Server<undefined>[] = [];
 
 afterAll(async () => {
   await stopAll();
-  for (const server of servers) server.stop(true);
+  stopReceivers();
   fx.cleanup();
 }, 120_000);
 
@@ -69,18 +67,9 @@ describe("state_dir", () => {
     const name = fx.name("watched");
     fx.run("watched", fx.image("watched").ref);
     fx.image("watched");
-    const bodies: string[] = [];
-    const server = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      async fetch(request) {
-        bodies.push(await request.text());
-        return new Response(null, { status: 204 });
-      },
-    });
-    servers.push(server);
+    const { bodies, url } = receiver();
     const stateDir = fx.tempDir("watch-state");
-    const flags = [...baseFlags(), "--run-once", "--monitor-only", "--state-dir", stateDir, "--notifications-webhook-url", `http://127.0.0.1:${server.port}/`, name];
+    const flags = [...baseFlags(), "--run-once", "--monitor-only", "--state-dir", stateDir, "--notifications-webhook-url", url, name];
     const first = await runSvc(flags);
     expect(first.code, first.svc.describe()).toBe(0);
     expect(bodies, first.svc.describe()).toHaveLength(1);

@@ -5,8 +5,8 @@
  * and image carries the fixture's unique prefix and is removed in `cleanup`.
  */
 import { join, resolve } from "node:path";
-import type { Subprocess } from "bun";
-import { docker, portOpen, sandbox, waitUntil } from "../../harness.ts";
+import type { Server, Subprocess } from "bun";
+import { portOpen, sandbox, waitUntil } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
 
 export { portOpen };
@@ -228,3 +228,25 @@ export async function waitForPort(port: number, svc?: SvcProcess, timeoutMs = 30
   );
 }
 
+/** Loopback HTTP receivers started by `receiver`, stopped by `stopReceivers`. */
+const receivers = new Set<Server<undefined>>();
+
+/** A loopback HTTP server standing for a webhook or Pushover: keeps each body, answers `answer()`. */
+export function receiver(answer: () => Response = () => new Response(null, { status: 204 })): { server: Server<undefined>; bodies: string[]; url: string } {
+  const bodies: string[] = [];
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      bodies.push(await request.text());
+      return answer();
+    },
+  });
+  receivers.add(server);
+  return { server, bodies, url: `http://127.0.0.1:${server.port}/` };
+}
+
+export function stopReceivers(): void {
+  for (const server of receivers) server.stop(true);
+  receivers.clear();
+}
