@@ -23,9 +23,6 @@ export function wantsJson(accept: string | null): boolean {
 }
 
 export function metricsResponse(metrics: Metrics, accept: string | null): Response {
-  if (wantsJson(accept)) {
-    const available = metrics.availability();
-    return jsonResponse(Object.keys(available).length === 0 ? metrics.snapshot() : { ...metrics.snapshot(), svc_update_available: available });
-  }
+  if (wantsJson(accept)) return jsonResponse(metrics.snapshot());
   return new Response(metrics.toPrometheus(), { status: 200, headers: { "content-type": PROMETHEUS_CONTENT_TYPE } });
 }

@@ -86,6 +86,8 @@ interface CallOptions {
   /** statuses that mean success for svc besides 2xx (e.g. 304 "already stopped"): the call resolves undefined */
   ok?: number[];
   timeoutMs?: number;
+  /** what running out of time means for this call (default: the engine did not answer) */
+  timedOut?: () => SvcError;
 }
 
 class EngineRequestError extends Error {
@@ -205,6 +207,7 @@ export class DockerEngine implements Engine {
     } catch (error) {
       const status = (error as { statusCode?: number })?.statusCode;
       if (status !== undefined && options.ok?.includes(status)) return undefined;
+      if (abort.signal.aborted && options.timedOut) throw options.timedOut();
       throw this.engineError(abort.signal.aborted ? abort.signal.reason : error, what);
     } finally {
       clearTimeout(timer);
@@ -435,7 +438,8 @@ export class DockerEngine implements Engine {
         const info = await exec.inspect({ abortSignal });
         return { exitCode: info.ExitCode ?? null, output: demultiplexLogs(Buffer.concat(chunks)) };
       },
-      { timeoutMs },
+      // the engine answered; the command did not end (it is left running: exec has no stop)
+      { timeoutMs, timedOut: () => new SvcError("engine", `did not end within ${timeoutMs / 1000} s`) },
     );
     return ran!;
   }

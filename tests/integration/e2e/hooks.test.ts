@@ -71,4 +71,13 @@ describe("lifecycle hooks", () => {
       ["post_check", newId, null],
     ]);
   }, 120_000);
+
+  test("a pre_update that does not end within svc.hooks.timeout counts as failed", async () => {
+    const c = staleWith("slow", { "svc.hooks.pre_update": "sleep 30", "svc.hooks.timeout": "1s" });
+    const { run, entry } = await runOnce(c.name);
+    expect(run.code, run.svc.describe()).toBe(0);
+    expect(entry?.state, run.svc.describe()).toBe("skipped");
+    expect(entry?.reason).toBe("pre_update hook failed: did not end within 1 s");
+    expect(inspect(c.name).Id).toBe(c.oldId);
+  }, 120_000);
 });

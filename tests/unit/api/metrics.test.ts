@@ -81,7 +81,7 @@ test("cycles run through the API show up in the metrics", async () => {
   expect(parsed.get("svc_scans_total")!.samples[0]!.value).toBe(3);
 });
 
-test("svc_update_available: one labelled sample per container once a cycle has checked some, in the text and the JSON", async () => {
+test("svc_update_available: one labelled sample per container once a cycle has checked some, in the text format (the JSON keeps the five)", async () => {
   const ctx = makeApp();
   ctx.metrics.recordAvailability([{ name: "web", state: "stale" }, { name: "db", state: "fresh" }, { name: 'we"ird', state: "updated" }], true);
   const text = await (await ctx.request("/v1/metrics", { headers: bearer() })).text();
@@ -90,7 +90,7 @@ test("svc_update_available: one labelled sample per container once a cycle has c
   expect(text).toContain('svc_update_available{container="db"} 0\n');
   expect(text).toContain('svc_update_available{container="we\\"ird"} 0\n');
   const json = (await (await ctx.request("/v1/metrics", { headers: { ...bearer(), accept: "application/json" } })).json()) as Record<string, unknown>;
-  expect(json.svc_update_available).toEqual({ db: 0, web: 1, 'we"ird': 0 });
+  expect(Object.keys(json).sort()).toEqual(Object.keys(TYPES).sort());
   // a filtered cycle updates what it checked; a full one replaces the set
   ctx.metrics.recordAvailability([{ name: "db", state: "stale" }], false);
   expect(ctx.metrics.availability()).toEqual({ db: 1, web: 1, 'we"ird': 0 });
