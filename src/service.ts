@@ -52,7 +52,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log);
     const registry = rooms.createRegistry(config, logging.log);
-    const state = rooms.openState(config.state_dir, logging.log);
+    const state = rooms.openState(config.state_dir, logging.log, config.scope);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
     const selfContainerId = await rooms.ownContainerId(engine, log);
     const selfHandover = api && { release: api.release, reclaim: api.reclaim };
@@ -105,7 +105,7 @@ export async function runRollback(config: Config, name: string): Promise<number>
   try {
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log);
-    const state = rooms.openState(config.state_dir, logging.log);
+    const state = rooms.openState(config.state_dir, logging.log, config.scope);
     const updater = rooms.createUpdater({
       config,
       engine,

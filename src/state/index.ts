@@ -24,7 +24,10 @@ export interface Remembered {
 export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images";
 
 const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images"];
-const FILE = "state.json";
+/** `state.json`, or `state-<scope>.json` for a scoped instance (characters unsafe in a file name as `_`). */
+function fileName(scope: string | undefined): string {
+  return scope === undefined ? "state.json" : `state-${scope.replace(/[^A-Za-z0-9._-]/g, "_")}.json`;
+}
 const VERSION = 1;
 
 export interface StateStore {
@@ -35,9 +38,13 @@ export interface StateStore {
 
 type Contents = Record<Section, Map<string, string>>;
 
-export function openState(dir: string | undefined, log: Logger): StateStore {
+/**
+ * The store of one svc instance. Instances that share an engine under different scopes may share
+ * a folder too: each keeps its own file (`state-<scope>.json`), so none overwrites another's.
+ */
+export function openState(dir: string | undefined, log: Logger, scope?: string): StateStore {
   const logger = log.child("state");
-  const file = dir === undefined ? undefined : join(dir, FILE);
+  const file = dir === undefined ? undefined : join(dir, fileName(scope));
   const contents = file === undefined ? emptyContents() : load(file, logger);
   let writable = file !== undefined;
 

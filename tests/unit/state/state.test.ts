@@ -62,6 +62,16 @@ describe("openState", () => {
     expect(log.lines.filter((l) => l.level === "warn")).toHaveLength(1);
   });
 
+  test("instances under different scopes keep a file each in a shared folder", () => {
+    const dir = tempDir("state");
+    openState(dir, recordingLogger(), "prod").section("rolled_back").set("web", "sha256:p");
+    openState(dir, recordingLogger(), "lab/1").section("rolled_back").set("web", "sha256:l");
+    openState(dir, recordingLogger()).section("rolled_back").set("web", "sha256:u");
+    expect(readdirSync(dir).sort()).toEqual(["state-lab_1.json", "state-prod.json", "state.json"]);
+    expect(openState(dir, recordingLogger(), "prod").section("rolled_back").get("web")).toBe("sha256:p");
+    expect(openState(dir, recordingLogger(), "lab/1").section("rolled_back").get("web")).toBe("sha256:l");
+  });
+
   test("without state_dir nothing is written", () => {
     const state = openState(undefined, recordingLogger());
     state.section("rolled_back").set("web", "sha256:a");
