@@ -34,14 +34,13 @@
  *   holds the binding: a handover container from the new image finishes the update (handover.ts).
  */
 import type { Config } from "../config/index.ts";
-import type { Engine, ImageInspect } from "../engine/port.ts";
+import type { Engine } from "../engine/port.ts";
 import { SvcError, toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
-import { digestFor, type RolledBackDigests } from "./check.ts";
-import { parseReference } from "../registry/reference.ts";
+import type { RolledBackDigests } from "./check.ts";
 import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
 import { DEFAULT_TIMING, stopOptionsFor, type ProtocolContext, type WatchTiming } from "./protocol.ts";
 import { completeHandover, type HandoverJob } from "./handover.ts";
@@ -237,20 +236,17 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     const container = await deps.engine.inspectContainer(name).catch(() => null);
     if (!container) throw new SvcError("not_found", `no container named ${name}`);
     if (container.Image === back) throw new SvcError("bad_request", `${name} already runs ${back}`);
-    const reference = container.Config.Image;
-    const leaving = await deps.engine.inspectImage(container.Image).catch(() => null);
     if (!(await deps.engine.inspectImage(back).catch(() => null))) {
       throw new SvcError("not_found", `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`);
     }
-    await deps.engine.tagImage(back, reference);
+    await deps.engine.tagImage(back, container.Config.Image);
     const report = await run("api", { container: [name] }, { toLocalTag: true, dryRun: false });
     if (report === null) return null;
     const entry = report.containers.find((c) => c.name === name);
     if (entry?.state === "updated") {
-      // the image it left is not to come back by itself: its digest waits for a newer one
-      const left = leavingDigest(reference, container.Image, leaving);
-      if (left) cycleDeps.skipped.set(name, left);
-      log.info("container put back on its earlier image", { container: name, image_id: back, skipped_digest: left });
+      // the image it left is not to come back by itself: its digest (as the check saw it) waits for a newer one
+      if (entry.old_digest) cycleDeps.skipped.set(name, entry.old_digest);
+      log.info("container put back on its earlier image", { container: name, image_id: back, skipped_digest: entry.old_digest });
     }
     if (!entry) return { container: name, from_image_id: container.Image, to_image_id: back, state: "skipped", reason: "not selected by svc (scope, labels or options)" };
     return { container: name, from_image_id: container.Image, to_image_id: back, state: entry.state, reason: entry.reason };
@@ -288,13 +284,4 @@ export async function runHandover(deps: Pick<UpdaterDeps, "config" | "engine" | 
   };
   const outcome = await completeHandover(ctx, { stopTimeoutMs: deps.config.stop_timeout, ...job });
   return outcome.kind === "replaced";
-}
-
-/** The registry digest a cycle would see for the image a container leaves (its RepoDigest, else its id on the containerd store). */
-function leavingDigest(reference: string, imageId: string, image: ImageInspect | null): string | null {
-  try {
-    return digestFor(parseReference(reference), image?.RepoDigests ?? []) ?? (imageId.startsWith("sha256:") ? imageId : null);
-  } catch {
-    return null;
-  }
 }

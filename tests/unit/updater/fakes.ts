@@ -168,6 +168,9 @@ export class FakeEngine implements Engine {
     const image = this.images.get(id) ?? this.remoteImages.get(id)!;
     for (const other of this.images.values()) other.tags = other.tags.filter((t) => t !== reference);
     image.tags = [reference];
+    // the engine records the digest it pulled (the fake registry's digest is the image's id)
+    const repo = reference.replace(/:[^:/]+$/, "");
+    image.repoDigests = [`${repo}@sha256:${id.slice(7)}`];
     this.images.set(id, image);
   }
 
