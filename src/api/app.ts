@@ -41,6 +41,11 @@ interface Endpoint {
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
+/** The runner's answer as JSON; null means another cycle is running (the runner counted the skip). */
+function answer<T>(result: T | null, render: (value: T) => unknown = (value) => value): Response {
+  return result === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(render(result));
+}
+
 /** The one container a request about a single container names. */
 function oneContainer(names: string[] | undefined): string {
   if (names?.length !== 1) throw new SvcError("bad_request", "name exactly one container");
@@ -81,9 +86,7 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
     // The answer comes when the cycle ends, which may take minutes: lift the idle timeout
     // for this request only, so slow clients elsewhere are still cut off.
     server?.timeout(request, 0);
-    const report = await deps.runner.run("api", filter, dryRun === undefined ? undefined : { dryRun });
-    // null: another cycle is running; the runner has already counted the skip.
-    return report === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(render(report));
+    return answer(await deps.runner.run("api", filter, dryRun === undefined ? undefined : { dryRun }), render);
   };
   const update = cycle(undefined, (report) => report);
   const check = cycle(true, (report) => report);
@@ -94,16 +97,14 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
     if ((fields.digest?.length ?? 0) > 1) throw new SvcError("bad_request", "name at most one digest");
     // without a digest a dry run finds the one to skip, which may take as long as a cycle
     server?.timeout(request, 0);
-    const skipped = await deps.runner.skip(container, fields.digest?.[0]);
-    return skipped === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(skipped);
+    return answer(await deps.runner.skip(container, fields.digest?.[0]));
   };
   const rollback: Handler = async (request, target, server) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
     const container = oneContainer(fields.container);
     // the rollback watches the container it puts back, as an update does
     server?.timeout(request, 0);
-    const result = await deps.runner.rollback(container);
-    return result === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(result);
+    return answer(await deps.runner.rollback(container));
   };
   return new Map([
     ["/v1/health", getEndpoint(true, false, health)],
