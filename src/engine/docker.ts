@@ -90,15 +90,6 @@ interface CallOptions {
   timedOut?: () => SvcError;
 }
 
-class EngineRequestError extends Error {
-  constructor(
-    message: string,
-    readonly statusCode: number | undefined,
-  ) {
-    super(message);
-  }
-}
-
 /** Time limits; the defaults suit real engines (tests shorten them). */
 export interface EngineTimeouts {
   negotiationMs?: number;
@@ -222,10 +213,10 @@ export class DockerEngine implements Engine {
     if (status === undefined) {
       const timedOut = error?.name === "AbortError" || error?.name === "TimeoutError";
       const reason = timedOut ? `no answer within ${this.timeoutText(error)}` : networkReason(error);
-      return new SvcError("engine", `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new EngineRequestError(String(error?.message), undefined) });
+      return new SvcError("engine", `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new Error(String(error?.message)) });
     }
     const message = String(error?.message ?? error).trim();
-    return new SvcError("engine", `${what}: ${message}`, { cause: new EngineRequestError(message, status) });
+    return new SvcError("engine", `${what}: ${message}`, { cause: new Error(message) });
   }
 
   private timeoutText(error: unknown): string {

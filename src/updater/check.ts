@@ -55,9 +55,7 @@ export function createChecker(deps: {
   firstSeen?: Remembered;
   /** digests skipped on request, per container name */
   skipped?: Remembered;
-  now?: () => number;
 }): Checker {
-  const now = deps.now ?? Date.now;
   const images = new Map(deps.images.map((image) => [image.id, image]));
   const platforms = new Map<string, Promise<Platform>>();
   const groups = new Map<string, Promise<{ stale: boolean; digest: string }>>();
@@ -122,11 +120,11 @@ export function createChecker(deps: {
     const seen = deps.firstSeen?.get(name)?.split(" ");
     let seenAt = seen?.[0] === candidate ? Date.parse(seen[1] ?? "") : Number.NaN;
     if (Number.isNaN(seenAt)) {
-      seenAt = now();
+      seenAt = Date.now();
       deps.firstSeen?.set(name, `${candidate} ${new Date(seenAt).toISOString()}`);
     }
     const eligibleAt = seenAt + minAgeMs;
-    if (now() >= eligibleAt) return verdict;
+    if (Date.now() >= eligibleAt) return verdict;
     const reason = `newer image ${candidate} first seen ${new Date(seenAt).toISOString()}; applied once it is ${formatDuration(minAgeMs)} old, from ${new Date(eligibleAt).toISOString()} (min_image_age)`;
     return { ...verdict, reason, held: true };
   };
