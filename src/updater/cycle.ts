@@ -571,13 +571,10 @@ function networkContainerOf(g: GroupContext, inspect: ContainerInspect): string 
 /** `cleanup`: old images of updated containers that no container uses any more. */
 async function cleanupImages(deps: CycleDeps, ctx: ProtocolContext, entries: Map<string, Entry>): Promise<void> {
   const updated = [...entries.values()].filter((e) => e.state === "updated" && e.newImageId !== e.summary.imageId);
-  // cleanup_delay: the images left now wait (for `svc rollback`); those left long enough go now
-  const delayMs = deps.config.cleanup_delay;
+  // every image an update leaves waits cleanup_delay (for `svc rollback`; 0: it goes now)
   const now = Date.now();
-  if (delayMs > 0) {
-    for (const entry of updated) deps.leftImages.set(entry.summary.imageId, `${entry.summary.name} ${new Date(now).toISOString()}`);
-  }
-  const due = delayMs > 0 ? deps.leftImages.entries().filter(([, value]) => Date.parse(value.split(" ")[1] ?? "") + delayMs <= now) : updated.map((e) => [e.summary.imageId, e.summary.name] as const);
+  for (const entry of updated) deps.leftImages.set(entry.summary.imageId, `${entry.summary.name} ${new Date(now).toISOString()}`);
+  const due = deps.leftImages.entries().filter(([, value]) => Date.parse(value.split(" ")[1] ?? "") + deps.config.cleanup_delay <= now);
   if (due.length === 0) return;
   let inUse: Set<string>;
   try {
