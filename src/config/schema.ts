@@ -247,7 +247,7 @@ export const CONFIG = table("General options", {
   schedule: ruled(alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ)", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])), { exclusiveWith: ["poll_interval", "run_once"] }),
   run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),
-  state_dir: path("Folder for the decisions that must survive a restart (digests rolled back, stale digests already announced, when each newer digest was first seen), in state.json; unset: kept in memory only", "/var/lib/svc"),
+  state_dir: path("Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json; unset: kept in memory only", "/var/lib/svc"),
   dry_run: bool(false, "Decide everything and change nothing: each cycle reports what it would update (no pull, stop or restart, no notification, no metrics)"),
   registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
   registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),
