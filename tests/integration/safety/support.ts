@@ -8,12 +8,13 @@
  * Everything started here (sandbox, svc processes, proxies, webhook receivers) is tracked and
  * stopped by process id or handle in `stopEverything`, also when a test fails.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, mkdirSync, symlinkSync, openSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, symlinkSync, openSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Subprocess } from "bun";
 import { freePort, uniqueName, waitUntil } from "../../harness.ts";
+import { tempDir } from "../../temp.ts";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../../..");
 const SANDBOX_SCRIPT = join(REPO_ROOT, "scripts/sandbox.sh");
@@ -87,12 +88,15 @@ export async function stopEverything(): Promise<void> {
  * pyenv shim that python lacks the Debian module and every `up` would reinstall packages (~30 s).
  * A PATH entry that points python3 at the system interpreter avoids it.
  */
+let pythonBin: string | undefined;
+
 function sandboxPath(): string {
-  const dir = join(tmpdir(), "svc-safety-pybin");
-  mkdirSync(dir, { recursive: true });
-  const link = join(dir, "python3");
-  if (!existsSync(link) && existsSync("/usr/bin/python3")) symlinkSync("/usr/bin/python3", link);
-  return `${dir}:${process.env.PATH ?? ""}`;
+  // one folder per run, removed when the run ends (a fixed name under /tmp outlived every run)
+  if (pythonBin === undefined) {
+    pythonBin = tempDir("svc-safety-pybin-");
+    if (existsSync("/usr/bin/python3")) symlinkSync("/usr/bin/python3", join(pythonBin, "python3"));
+  }
+  return `${pythonBin}:${process.env.PATH ?? ""}`;
 }
 
 export class PrivateSandbox {
