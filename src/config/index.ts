@@ -15,7 +15,8 @@ export { COMMAND_FLAGS, parseArgv } from "./sources.ts";
 export { redactConfig, secretValues, REDACTED } from "./secrets.ts";
 export { generateSample, printConfig, configFile } from "./sample.ts";
 export { renderDocs } from "./docs.ts";
-export { parseDuration, formatDuration, parseBoolean } from "./values.ts";
+export { parseDuration, formatDuration, parseBoolean, parseTagPolicy, TAG_POLICY_EXAMPLES } from "./values.ts";
+export type { TagPolicy, TagOrder, SemverLevel } from "./values.ts";
 
 /** Built-in defaults (from the schema); `overrides` is deep-merged (tests use it to build configs). */
 export function defaultConfig(overrides: DeepPartial<Config> = {}): Config {

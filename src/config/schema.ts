@@ -11,7 +11,7 @@
  */
 import { Cron } from "croner";
 import { z } from "zod";
-import { parseDuration } from "./values.ts";
+import { parseDuration, parseTagPolicy } from "./values.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
 // the first parse of each object schema) costs that start a few milliseconds and never pays back.
@@ -196,6 +196,19 @@ function cron(description: string, example: string) {
   );
 }
 
+/** A tag policy (values.ts): stored as written, checked here so a bad one stops the start (exit 2). */
+function tagPolicy(description: string) {
+  return leaf({ kind: "string", description, default: "off", example: "semver:minor" }, () =>
+    z
+      .string()
+      .superRefine((value, ctx) => {
+        const parsed = parseTagPolicy(value);
+        if ("problem" in parsed) ctx.addIssue({ code: "custom", message: parsed.problem });
+      })
+      .default("off"),
+  );
+}
+
 function list(description: string, example: string[]) {
   return leaf({ kind: "list", description, default: [], example }, () => z.array(z.string().min(1, { error: "must not contain empty names" })).default([]));
 }
@@ -282,6 +295,7 @@ export const CONFIG = table("General options", {
   stop_timeout: alias(duration("10s", "Wait for a graceful stop before a forced kill"), wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"])),
   lifecycle_hooks: alias(bool(true, "Run the lifecycle hooks containers' labels set (svc.hooks.*, or Watchtower's lifecycle labels)"), wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"])),
   hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", 1),
+  tag_policy: tagPolicy("Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags"),
   min_image_age: duration("0s", "Apply a newer image only once svc has known it this long (since it first saw the digest; label svc.min_image_age); until then the container is stale, with the time it becomes eligible"),
 
   http_api: table("HTTP API options", {

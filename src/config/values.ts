@@ -44,3 +44,40 @@ export function parseBoolean(text: string): boolean | undefined {
   if (lower === "false" || lower === "0" || lower === "no") return false;
   return undefined;
 }
+
+/** How tags matched by a `regex` tag policy are ordered (docs/configuration.md, "Tag policies"). */
+export type TagOrder = "natural" | "lexical" | "semver";
+export const TAG_ORDERS: readonly TagOrder[] = ["natural", "lexical", "semver"];
+export type SemverLevel = "patch" | "minor" | "major";
+
+/** Which tags a container may move to: versions within a semver level, or tags a pattern matches. */
+export type TagPolicy =
+  | { kind: "semver"; level: SemverLevel; prereleases: boolean; text: string }
+  | { kind: "regex"; pattern: RegExp; order: TagOrder; text: string };
+
+export type ParsedTagPolicy = { policy: TagPolicy | null } | { problem: string };
+
+const SEMVER_POLICY = /^semver:(patch|minor|major)(\+pre)?$/;
+const REGEX_POLICY = /^regex(?:\(([a-z]*)\))?:(.*)$/s;
+export const TAG_POLICY_EXAMPLES = '"semver:minor", "semver:patch+pre", "regex:\\d+\\.\\d+-alpine", "regex(lexical):^2024-.*", "off"';
+
+/**
+ * A tag policy as written (`off`, `semver:<level>[+pre]`, `regex[(<order>)]:<pattern>`): the
+ * policy, null for `off`, or what is wrong with the text. A pattern must match the whole tag.
+ */
+export function parseTagPolicy(input: string): ParsedTagPolicy {
+  const text = input.trim();
+  if (text === "" || text === "off") return { policy: null };
+  const semver = SEMVER_POLICY.exec(text);
+  if (semver) return { policy: { kind: "semver", level: semver[1] as SemverLevel, prereleases: semver[2] !== undefined, text } };
+  const regex = REGEX_POLICY.exec(text);
+  if (!regex) return { problem: `is not a tag policy (examples: ${TAG_POLICY_EXAMPLES})` };
+  const order = (regex[1] || "natural") as TagOrder;
+  if (!TAG_ORDERS.includes(order)) return { problem: `orders tags by "${regex[1]}"; the orders are ${TAG_ORDERS.join(", ")}` };
+  if (regex[2] === "") return { problem: "has an empty pattern" };
+  try {
+    return { policy: { kind: "regex", pattern: new RegExp(`^(?:${regex[2]})$`), order, text } };
+  } catch (error) {
+    return { problem: `has a pattern that is not a regular expression: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
