@@ -54,7 +54,8 @@ function oneContainer(names: string[] | undefined): string {
 
 /**
  * GET /v1/containers: what svc watches, from a dry run: each container's state, the digest it
- * runs and the one available, and why it would or would not be updated.
+ * runs and the one available (and the reference a tag policy would move it to), and why it would
+ * or would not be updated.
  */
 function watchedContainers(report: SessionReport) {
   return {
@@ -66,6 +67,7 @@ function watchedContainers(report: SessionReport) {
       would_update: c.state === "stale" && c.reason === DRY_RUN_REASON,
       current_digest: c.old_digest,
       available_digest: c.new_digest,
+      available_image: c.new_image,
       reason: c.reason,
     })),
   };
@@ -92,12 +94,13 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
   const check = cycle(true, (report) => report);
   const containers = cycle(true, watchedContainers);
   const skip: Handler = async (request, target, server) => {
-    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "digest"] as const);
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "digest", "tag"] as const);
     const container = oneContainer(fields.container);
-    if ((fields.digest?.length ?? 0) > 1) throw new SvcError("bad_request", "name at most one digest");
-    // without a digest a dry run finds the one to skip, which may take as long as a cycle
+    const given = (fields.digest?.length ?? 0) + (fields.tag?.length ?? 0);
+    if (given > 1) throw new SvcError("bad_request", "name at most one digest or tag");
+    // without a digest or tag a dry run finds the one to skip, which may take as long as a cycle
     server?.timeout(request, 0);
-    return answer(await deps.runner.skip(container, fields.digest?.[0]));
+    return answer(await deps.runner.skip(container, { digest: fields.digest?.[0], tag: fields.tag?.[0] }));
   };
   const rollback: Handler = async (request, target, server) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);

@@ -12,7 +12,7 @@ Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_
 
 Updated:
 {{#updated}}
-- {{name}} ({{image}}): {{old_image_short}} -> {{new_image_short}}
+- {{name}} ({{image}}{{#new_image}} -> {{new_image}}{{/new_image}}): {{old_image_short}} -> {{new_image_short}}
 {{/updated}}
 {{/has_updated}}
 {{#has_rolled_back}}
@@ -33,7 +33,7 @@ Failed:
 
 Newer image available (not applied):
 {{#stale}}
-- {{name}} ({{image}}): {{new_digest_short}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}
 {{/stale}}
 {{/has_stale}}
 {{#has_skipped}}
@@ -245,8 +245,8 @@ const SAMPLE_REPORT: SessionReport = {
   filter: { container: [], image: [] },
   counts: { scanned: 2, updated: 1, failed: 1, skipped: 0, fresh: 0, stale: 0, rolled_back: 0 },
   containers: [
-    { id: "a", name: "app", image: "app:1", old_image_id: "sha256:aa", new_image_id: "sha256:bb", old_digest: null, new_digest: "sha256:cc", state: "updated", reason: null, duration_ms: 10 },
-    { id: "b", name: "db", image: "db:1", old_image_id: "sha256:dd", new_image_id: null, old_digest: null, new_digest: null, state: "failed", reason: "pull failed", duration_ms: 10 },
+    { id: "a", name: "app", image: "app:1", new_image: null, old_image_id: "sha256:aa", new_image_id: "sha256:bb", old_digest: null, new_digest: "sha256:cc", state: "updated", reason: null, duration_ms: 10 },
+    { id: "b", name: "db", image: "db:1", new_image: null, old_image_id: "sha256:dd", new_image_id: null, old_digest: null, new_digest: null, state: "failed", reason: "pull failed", duration_ms: 10 },
   ],
 };
 

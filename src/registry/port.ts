@@ -51,6 +51,25 @@ export interface RegistryCheckSession {
    * Throws SvcError (kind "registry") on registry errors.
    */
   check(ref: ImageRef, local: LocalImage, platform: () => Promise<Platform>): Promise<CheckResult>;
+  /**
+   * Every tag of `ref`'s repository (`/v2/<name>/tags/list`, following its pagination), in the
+   * registry's order. One listing per repository per session, however many containers ask.
+   * Throws SvcError (kind "registry") on registry errors.
+   */
+  tags(ref: ImageRef): Promise<string[]>;
+  /**
+   * What `tag` of `ref`'s repository holds for `platform`: the digest the tag names (the index
+   * digest for a multi-arch image), or null when the tag has no image for our platform (an index
+   * without our entry, a single-platform image of another platform) or does not exist (404).
+   * Throws SvcError (kind "registry") on other registry errors.
+   */
+  platformImage(ref: ImageRef, tag: string, platform: () => Promise<Platform>): Promise<{ digest: string } | null>;
+  /**
+   * When the image `reference` (a tag or a digest of `ref`'s repository) was built for
+   * `platform`, from its config's `created`; null when the image does not say. Throws SvcError
+   * (kind "registry") on registry errors.
+   */
+  created(ref: ImageRef, reference: string, platform: () => Promise<Platform>): Promise<Date | null>;
 }
 
 export interface Registry {

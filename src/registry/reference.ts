@@ -94,6 +94,13 @@ export function parseReference(text: string): ImageRef {
   return { original, registry, repository, tag, digest, normalized };
 }
 
+/** `ref` as written, with `tag` in its tag's place (or added): where a tag policy moves a container. */
+export function withTag(ref: ImageRef, tag: string): string {
+  const text = ref.original;
+  const colon = text.lastIndexOf(":");
+  return colon > text.lastIndexOf("/") ? `${text.slice(0, colon)}:${tag}` : `${text}:${tag}`;
+}
+
 /** A reference pinned by digest is never updated (reported as skipped, "pinned by digest"). */
 export function isPinned(ref: ImageRef): boolean {
   return ref.digest !== undefined;

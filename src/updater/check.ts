@@ -6,11 +6,13 @@
  * registry check, however many containers share it.
  */
 import type { Engine, ImageSummary, Platform } from "../engine/port.ts";
-import { formatDuration } from "../config/index.ts";
+import { formatDuration, type TagPolicy } from "../config/index.ts";
 import { toSvcError } from "../errors.ts";
+import type { Logger } from "../log/index.ts";
 import type { ImageRef, LocalImage, RegistryCheckSession } from "../registry/port.ts";
-import { isPinned, parseReference } from "../registry/reference.ts";
+import { isPinned, parseReference, withTag } from "../registry/reference.ts";
 import type { Remembered } from "../state/index.ts";
+import { MAX_CANDIDATES, newerTags } from "./tags.ts";
 
 export interface CheckInput {
   name: string;
@@ -20,6 +22,12 @@ export interface CheckInput {
   noPull: boolean;
   /** a newer image waits until svc has known it this long (0: at once) */
   minImageAgeMs?: number;
+  /** which newer tags the container may move to; null/undefined: it follows its own tag */
+  tagPolicy?: TagPolicy | null;
+  /** a newer tag is only reported, never applied (a compose-managed container not labelled to move) */
+  reportTagOnly?: boolean;
+  /** with noPull: the local reference to go to instead of the container's own (a rollback across tags) */
+  localReference?: string;
 }
 
 export interface Verdict {
@@ -30,7 +38,9 @@ export interface Verdict {
   newDigest: string | null;
   /** known before the pull only with no_pull (the local image for the tag) */
   newImageId: string | null;
-  /** stale, but not to be applied yet (min_image_age): the reason says until when */
+  /** the reference the container moves to (a tag policy, a rollback across tags); null: its own */
+  newImage: string | null;
+  /** stale, but not to be applied in this cycle (min_image_age, a newer tag only reported): the reason says why */
   held?: boolean;
 }
 
@@ -53,8 +63,9 @@ export function createChecker(deps: {
   rolledBack: RolledBackDigests;
   /** when each container's newer digest was first seen ("<digest> <ISO time>", per container name) */
   firstSeen?: Remembered;
-  /** digests skipped on request, per container name */
+  /** digests (or references) skipped on request, per container name */
   skipped?: Remembered;
+  log?: Logger;
 }): Checker {
   const images = new Map(deps.images.map((image) => [image.id, image]));
   const platforms = new Map<string, Promise<Platform>>();
@@ -83,7 +94,7 @@ export function createChecker(deps: {
   };
 
   const check = async (input: CheckInput): Promise<Verdict> => {
-    const none = { oldDigest: null, newDigest: null, newImageId: null };
+    const none = { oldDigest: null, newDigest: null, newImageId: null, newImage: null };
     if (input.image === "" || input.image.startsWith("sha256:") || input.image === input.imageId) {
       return { state: "skipped", reason: "created from an image id, not a reference", ...none };
     }
@@ -99,43 +110,99 @@ export function createChecker(deps: {
     const oldDigest = digestFor(ref, local.repoDigests) ?? (local.manifestDigests ? local.id : null);
     let verdict: Verdict;
     try {
-      verdict = input.noPull ? await checkLocal(deps.engine, ref, input.imageId, oldDigest) : await checkRegistry(ref, local, oldDigest);
+      verdict = input.noPull ? await checkLocal(deps.engine, ref, input, oldDigest) : await checkRegistry(ref, local, oldDigest, input);
     } catch (error) {
-      return { state: "skipped", reason: toSvcError(error).message, ref, oldDigest, newDigest: null, newImageId: null };
+      return { state: "skipped", reason: toSvcError(error).message, ref, oldDigest, newDigest: null, newImageId: null, newImage: null };
     }
-    const remembered = deps.rolledBack.get(input.name);
+    if (verdict.state !== "stale" || verdict.held) return verdict;
     const candidate = verdict.newDigest ?? verdict.newImageId;
-    if (verdict.state === "stale" && remembered !== undefined && remembered === candidate) {
+    const remembered = deps.rolledBack.get(input.name);
+    if (remembered !== undefined && remembered === candidate) {
       return { ...verdict, state: "skipped", reason: `${candidate} was rolled back before; waiting for a newer image` };
     }
-    if (verdict.state === "stale" && candidate && deps.skipped?.get(input.name) === candidate) {
-      return { ...verdict, state: "skipped", reason: `${candidate} was skipped on request (POST /v1/skip); waiting for a newer image` };
+    const skipped = deps.skipped?.get(input.name);
+    if (skipped !== undefined && (skipped === candidate || skipped === verdict.newImage)) {
+      return { ...verdict, state: "skipped", reason: `${skipped} was skipped on request (POST /v1/skip); waiting for a newer image` };
     }
-    if (verdict.state === "stale" && candidate && (input.minImageAgeMs ?? 0) > 0) return holdUntilOldEnough(verdict, input.name, candidate, input.minImageAgeMs!);
+    if (candidate && (input.minImageAgeMs ?? 0) > 0) return holdUntilOldEnough(verdict, input, candidate);
     return verdict;
   };
 
-  /** min_image_age: the age is counted from when svc first saw this digest for this container. */
-  const holdUntilOldEnough = (verdict: Verdict, name: string, candidate: string, minAgeMs: number): Verdict => {
-    const seen = deps.firstSeen?.get(name)?.split(" ");
-    let seenAt = seen?.[0] === candidate ? Date.parse(seen[1] ?? "") : Number.NaN;
-    if (Number.isNaN(seenAt)) {
-      seenAt = Date.now();
-      deps.firstSeen?.set(name, `${candidate} ${new Date(seenAt).toISOString()}`);
+  /**
+   * min_image_age: the age counts from the later of when svc first saw this digest for this
+   * container and the image's creation time (which an image can forge, so it only ever delays).
+   */
+  const holdUntilOldEnough = async (verdict: Verdict, input: CheckInput, candidate: string): Promise<Verdict> => {
+    let seen = parseSeen(deps.firstSeen?.get(input.name));
+    if (seen?.digest !== candidate) {
+      seen = { digest: candidate, seenAt: Date.now(), createdAt: await creationTime(verdict, input) };
+      deps.firstSeen?.set(input.name, [candidate, new Date(seen.seenAt).toISOString(), seen.createdAt === null ? "-" : new Date(seen.createdAt).toISOString()].join(" "));
     }
-    const eligibleAt = seenAt + minAgeMs;
+    const since = Math.max(seen.seenAt, seen.createdAt ?? 0);
+    const eligibleAt = since + input.minImageAgeMs!;
     if (Date.now() >= eligibleAt) return verdict;
-    const reason = `newer image ${candidate} first seen ${new Date(seenAt).toISOString()}; applied once it is ${formatDuration(minAgeMs)} old, from ${new Date(eligibleAt).toISOString()} (min_image_age)`;
+    const counted = since === seen.seenAt ? `first seen ${new Date(seen.seenAt).toISOString()}` : `created ${new Date(since).toISOString()} (after svc first saw it)`;
+    const reason = `newer image ${candidate} ${counted}; applied once it is ${formatDuration(input.minImageAgeMs!)} old, from ${new Date(eligibleAt).toISOString()} (min_image_age)`;
     return { ...verdict, reason, held: true };
   };
 
-  const checkRegistry = async (ref: ImageRef, local: LocalImage, oldDigest: string | null): Promise<Verdict> => {
+  /** The creation time of the newer image, as its config says; null when unknown (then first-seen alone counts). */
+  const creationTime = async (verdict: Verdict, input: CheckInput): Promise<number | null> => {
+    try {
+      if (verdict.newImageId) {
+        const created = Date.parse((await deps.engine.inspectImage(verdict.newImageId))?.Created ?? "");
+        return Number.isNaN(created) ? null : created;
+      }
+      const ref = verdict.ref!;
+      const created = await deps.session.created(ref, verdict.newDigest!, () => platformOf(input.imageId));
+      return created === null || Number.isNaN(created.getTime()) ? null : created.getTime();
+    } catch (error) {
+      deps.log?.debug("creation time unknown; min_image_age counts from first seen", { container: input.name, error: toSvcError(error).message });
+      return null;
+    }
+  };
+
+  const checkRegistry = async (ref: ImageRef, local: LocalImage, oldDigest: string | null, input: CheckInput): Promise<Verdict> => {
+    const moved = input.tagPolicy ? await newerTag(ref, input.tagPolicy, input) : null;
+    if (moved && !input.reportTagOnly) return { state: "stale", reason: null, ref, oldDigest, newDigest: moved.digest, newImageId: null, newImage: withTag(ref, moved.tag) };
     const result = await registryCheck(ref, local);
-    if (!result.stale) return { state: "fresh", reason: null, ref, oldDigest: oldDigest ?? result.digest, newDigest: null, newImageId: null };
-    return { state: "stale", reason: null, ref, oldDigest, newDigest: result.digest, newImageId: null };
+    if (moved) {
+      // compose names the tag: a newer one is reported; a newer image of its own tag is applied as ever
+      const note = `newer tag ${moved.tag} available; the compose file names ${ref.tag} (label svc.tag_policy.compose=move to follow tags)`;
+      if (result.stale) return { state: "stale", reason: note, ref, oldDigest, newDigest: result.digest, newImageId: null, newImage: null };
+      return { state: "stale", reason: note, ref, oldDigest: oldDigest ?? result.digest, newDigest: moved.digest, newImageId: null, newImage: withTag(ref, moved.tag), held: true };
+    }
+    if (!result.stale) return { state: "fresh", reason: null, ref, oldDigest: oldDigest ?? result.digest, newDigest: null, newImageId: null, newImage: null };
+    return { state: "stale", reason: null, ref, oldDigest, newDigest: result.digest, newImageId: null, newImage: null };
+  };
+
+  /** The best tag the policy allows that has an image for our platform, if any is newer than the running one. */
+  const newerTag = async (ref: ImageRef, policy: TagPolicy, input: CheckInput): Promise<{ tag: string; digest: string } | null> => {
+    const candidates = newerTags(policy, ref.tag ?? "latest", await deps.session.tags(ref));
+    for (const tag of (candidates ?? []).slice(0, MAX_CANDIDATES)) {
+      const image = await deps.session.platformImage(ref, tag, () => platformOf(input.imageId));
+      if (image) return { tag, digest: image.digest };
+      deps.log?.debug("newer tag has no image for our platform; trying the next", { container: input.name, tag });
+    }
+    return null;
   };
 
   return { check, platformOf };
+}
+
+interface Seen {
+  digest: string;
+  seenAt: number;
+  createdAt: number | null;
+}
+
+/** A first-seen record: "<digest> <first seen> <created or ->" (older records have no creation time). */
+function parseSeen(value: string | undefined): Seen | undefined {
+  const [digest, seen, created] = value?.split(" ") ?? [];
+  const seenAt = Date.parse(seen ?? "");
+  if (!digest || Number.isNaN(seenAt)) return undefined;
+  const createdAt = Date.parse(created ?? "");
+  return { digest, seenAt, createdAt: Number.isNaN(createdAt) ? null : createdAt };
 }
 
 /**
@@ -149,12 +216,18 @@ function localImage(id: string, summary: ImageSummary | undefined): LocalImage {
   return local;
 }
 
-/** no_pull: the local image the tag points to now, against the image the container runs. */
-async function checkLocal(engine: Engine, ref: ImageRef, imageId: string, oldDigest: string | null): Promise<Verdict> {
-  const local = await engine.inspectImage(ref.original);
-  if (!local) return { state: "skipped", reason: `no local image for ${ref.original} (no_pull)`, ref, oldDigest, newDigest: null, newImageId: null };
-  if (local.Id === imageId) return { state: "fresh", reason: null, ref, oldDigest, newDigest: null, newImageId: null };
-  return { state: "stale", reason: null, ref, oldDigest, newDigest: digestFor(ref, local.RepoDigests ?? []), newImageId: local.Id };
+/**
+ * no_pull: the local image the tag points to now (or `localReference`'s, a rollback across tags),
+ * against the image the container runs.
+ */
+async function checkLocal(engine: Engine, ref: ImageRef, input: CheckInput, oldDigest: string | null): Promise<Verdict> {
+  const reference = input.localReference ?? ref.original;
+  const newImage = reference === ref.original ? null : reference;
+  const local = await engine.inspectImage(reference);
+  if (!local) return { state: "skipped", reason: `no local image for ${reference} (no_pull)`, ref, oldDigest, newDigest: null, newImageId: null, newImage };
+  if (local.Id === input.imageId && newImage === null) return { state: "fresh", reason: null, ref, oldDigest, newDigest: null, newImageId: null, newImage };
+  const target = newImage === null ? ref : parseReference(newImage);
+  return { state: "stale", reason: null, ref, oldDigest, newDigest: digestFor(target, local.RepoDigests ?? []), newImageId: local.Id, newImage };
 }
 
 /** The digest under which `ref`'s repository knows a local image ("repo@sha256:..."), if any. */

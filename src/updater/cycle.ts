@@ -11,14 +11,14 @@ import type { ImageRef, Registry } from "../registry/port.ts";
 import type { Remembered } from "../state/index.ts";
 import { createChecker, type Checker, type RolledBackDigests, type Verdict } from "./check.ts";
 import { hookFor, runHook } from "./hooks.ts";
-import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
+import { buildGraph, COMPOSE, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
 import { forEachLimited } from "./pool.ts";
 import { act, park, planReplacement, replace, restore, stopOptionsFor, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
 import { needsHandover, startHandover } from "./handover.ts";
 import { buildReport } from "./report.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
-import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type SessionReport, type Trigger, type UpdateFilter } from "./types.ts";
+import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "./types.ts";
 
 export interface CycleDeps {
   config: Config;
@@ -80,12 +80,20 @@ interface Entry {
   newImageId: string | null;
   oldDigest: string | null;
   newDigest: string | null;
+  /** the reference the container moves to (tag policy, rollback across tags); null: its own */
+  newImage: string | null;
 }
 
 const INSPECT_CONCURRENCY = 8;
 const RESTARTED_FOR_DEPENDENCY = "restarted for dependency";
 
-export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: UpdateFilter = {}, dryRun = false, toLocalTag = false): Promise<CycleResult> {
+/** How a cycle runs: see RunOptions (types.ts); `dryRun` is resolved against the option by then. */
+export interface CycleOptions extends Omit<RunOptions, "dryRun"> {
+  dryRun: boolean;
+}
+
+export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: UpdateFilter = {}, options: CycleOptions = { dryRun: false }): Promise<CycleResult> {
+  const { dryRun } = options;
   const startedAt = new Date();
   // the global Web Crypto: node:crypto would cost a compiled svc ~4 MiB of memory to load
   const sessionId = crypto.randomUUID();
@@ -107,10 +115,10 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
 
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.
-  const entries = newEntries(deps, selectContainers(all, deps.config, filter), toLocalTag);
+  const entries = newEntries(deps, selectContainers(all, deps.config, filter), options.toLocalTag === true);
   // a dry run runs no hook: a hook may change anything
   if (!dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
-  const checker = await checkEntries(deps, entries);
+  const checker = await checkEntries(deps, entries, options.localReferences ?? new Map());
   const toUpdate = chooseUpdates(deps, entries);
   if (dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
@@ -128,14 +136,17 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   return { report, selfReplaced };
 }
 
-async function checkEntries(deps: CycleDeps, entries: Map<string, Entry>): Promise<Checker> {
+async function checkEntries(deps: CycleDeps, entries: Map<string, Entry>, localReferences: ReadonlyMap<string, string>): Promise<Checker> {
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
-  const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped });
+  const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped, log: deps.log.child("updater") });
   await Promise.all(
     [...entries.values()].map(async (entry) => {
-      const { name, image, imageId } = entry.summary;
-      if (entry.policy.problem) return finish(entry, "skipped", entry.policy.problem);
-      applyVerdict(entry, await checker.check({ name, image, imageId, noPull: entry.policy.noPull, minImageAgeMs: entry.policy.minImageAgeMs }));
+      const { name, image, imageId, labels } = entry.summary;
+      const { policy } = entry;
+      if (policy.problem) return finish(entry, "skipped", policy.problem);
+      const reportTagOnly = labels[COMPOSE.project] !== undefined && !policy.moveCompose;
+      const input = { name, image, imageId, noPull: policy.noPull, minImageAgeMs: policy.minImageAgeMs, tagPolicy: policy.tagPolicy, reportTagOnly, localReference: localReferences.get(name) };
+      applyVerdict(entry, await checker.check(input));
     }),
   );
   return checker;
@@ -225,6 +236,7 @@ function reportEntries(entries: Map<string, Entry>): ContainerReport[] {
       id: e.id,
       name: e.summary.name,
       image: e.summary.image,
+      new_image: e.newImage,
       old_image_id: e.summary.imageId,
       new_image_id: e.newImageId,
       old_digest: e.oldDigest,
@@ -248,7 +260,7 @@ function newEntries(deps: CycleDeps, selected: ContainerSummary[], toLocalTag: b
   return new Map(
     selected.map((summary) => [
       summary.name,
-      { summary, policy: policyOf(summary), startedAt, state: "fresh", reason: null, id: summary.id, newImageId: null, oldDigest: null, newDigest: null },
+      { summary, policy: policyOf(summary), startedAt, state: "fresh", reason: null, id: summary.id, newImageId: null, oldDigest: null, newDigest: null, newImage: null },
     ]),
   );
 }
@@ -311,6 +323,7 @@ function applyVerdict(entry: Entry, verdict: Verdict): void {
   entry.oldDigest = verdict.oldDigest;
   entry.newDigest = verdict.newDigest;
   entry.newImageId = verdict.newImageId;
+  entry.newImage = verdict.newImage;
   if (verdict.state === "stale" && !entry.policy.monitorOnly && !verdict.held) {
     entry.state = "stale"; // provisional: the update decides the final state
     return;
@@ -428,7 +441,7 @@ async function pull(g: GroupContext, entry: Entry): Promise<boolean> {
     return false;
   }
   if (!entry.policy.noPull) {
-    const reference = pullReference(ref);
+    const reference = entry.newImage ?? pullReference(ref);
     try {
       const platform = await g.checker.platformOf(entry.summary.imageId);
       // containers sharing an image share its pull, even across groups running at the same time
@@ -446,8 +459,9 @@ async function pull(g: GroupContext, entry: Entry): Promise<boolean> {
       return false;
     }
   }
-  const pulled = await g.deps.engine.inspectImage(entry.inspect!.Config.Image).catch(() => null);
-  if (pulled && pulled.Id === entry.summary.imageId) {
+  const pulled = await g.deps.engine.inspectImage(entry.newImage ?? entry.inspect!.Config.Image).catch(() => null);
+  // (a container moving to another tag moves even to the same image: its reference changes)
+  if (pulled && pulled.Id === entry.summary.imageId && entry.newImage === null) {
     // the registry's answer changed (e.g. a multi-arch index) but not the image for this platform
     finish(entry, "fresh", null);
     return false;
@@ -469,6 +483,7 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
     const entry = g.entries.get(name)!;
     const oldImage = await g.deps.engine.inspectImage(entry.inspect!.Image).catch(() => null);
     const r = planReplacement(entry.inspect!, oldImage, {
+      image: entry.newImage ?? undefined,
       stopSignal: entry.policy.stopSignal,
       stopTimeoutMs: entry.policy.stopTimeoutMs,
       revive: g.deps.config.revive_stopped,

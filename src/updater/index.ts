@@ -39,6 +39,7 @@ import { SvcError, toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
+import { parseReference, withTag } from "../registry/reference.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
 import type { RolledBackDigests } from "./check.ts";
 import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
@@ -130,14 +131,14 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       return null;
     }
     const dryRun = options.dryRun ?? deps.config.dry_run;
-    const cycle = runCycle(cycleDeps, trigger, filter, dryRun, options.toLocalTag === true);
+    const cycle = runCycle(cycleDeps, trigger, filter, { ...options, dryRun });
     current = cycle;
     try {
       const { report, selfReplaced } = await cycle;
       // a dry run tells its caller only: no metrics, no notification
       if (dryRun) return report;
       deps.metrics.recordCycle(metricCounts(report.counts));
-      for (const c of report.containers) if (c.state === "updated") previous.set(c.name, c.old_image_id);
+      for (const c of report.containers) if (c.state === "updated") previous.set(c.name, c.new_image === null ? c.old_image_id : `${c.old_image_id} ${c.image}`);
       deps.metrics.recordAvailability(report.containers, !filter?.container?.length && !filter?.image?.length);
       publish(report);
       if (selfReplaced) retireSelf();
@@ -213,9 +214,11 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     await current?.catch(() => {});
   };
 
-  const skip = async (name: string, digest?: string): Promise<SkipResult | null> => {
+  const skip = async (name: string, what: { digest?: string; tag?: string } = {}): Promise<SkipResult | null> => {
+    const { digest, tag } = what;
+    if (digest !== undefined && !/^sha256:[0-9a-f]{64}$/.test(digest)) throw new SvcError("bad_request", `"${digest.slice(0, 80)}" is not a digest (sha256:<64 hex digits>)`);
+    if (tag !== undefined) return skipTag(name, tag);
     let chosen = digest;
-    if (chosen !== undefined && !/^sha256:[0-9a-f]{64}$/.test(chosen)) throw new SvcError("bad_request", `"${chosen.slice(0, 80)}" is not a digest (sha256:<64 hex digits>)`);
     if (chosen === undefined) {
       const report = await run("api", { container: [name] }, { dryRun: true });
       if (report === null) return null;
@@ -229,9 +232,26 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     return { container: name, digest: chosen };
   };
 
+  /** A tag is skipped as the reference the container would move to: the container's image with that tag. */
+  const skipTag = async (name: string, tag: string): Promise<SkipResult> => {
+    const container = await deps.engine.inspectContainer(name).catch(() => null);
+    if (!container) throw new SvcError("not_found", `no container named ${name}`);
+    let image: string;
+    try {
+      image = withTag(parseReference(container.Config.Image), tag);
+      parseReference(image);
+    } catch (error) {
+      throw new SvcError("bad_request", `cannot skip tag "${tag.slice(0, 80)}": ${toSvcError(error).message}`);
+    }
+    cycleDeps.skipped.set(name, image);
+    log.info("tag skipped on request", { container: name, image });
+    return { container: name, image };
+  };
+
   const rollback = async (name: string): Promise<RollbackResult | null> => {
     if (current || draining) return null;
-    const back = previous.get(name);
+    // "<image id>", or "<image id> <reference>" when the update moved it to another tag
+    const [back, backReference] = previous.get(name)?.split(" ") ?? [];
     if (back === undefined) throw new SvcError("not_found", `svc knows no earlier image of ${name} (it has not updated it${deps.config.state_dir ? "" : " since it started: set state_dir to remember across restarts"})`);
     const container = await deps.engine.inspectContainer(name).catch(() => null);
     if (!container) throw new SvcError("not_found", `no container named ${name}`);
@@ -239,8 +259,10 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     if (!(await deps.engine.inspectImage(back).catch(() => null))) {
       throw new SvcError("not_found", `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`);
     }
-    await deps.engine.tagImage(back, container.Config.Image);
-    const report = await run("api", { container: [name] }, { toLocalTag: true, dryRun: false });
+    const reference = backReference ?? container.Config.Image;
+    await deps.engine.tagImage(back, reference);
+    const localReferences = new Map(reference === container.Config.Image ? [] : [[name, reference]]);
+    const report = await run("api", { container: [name] }, { toLocalTag: true, localReferences, dryRun: false });
     if (report === null) return null;
     const entry = report.containers.find((c) => c.name === name);
     if (entry?.state === "updated") {

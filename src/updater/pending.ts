@@ -24,8 +24,8 @@ export function pendingRunner(): { runner: CycleRunner & ContainerActions; ready
       get busy() {
         return updater?.busy ?? false;
       },
-      async skip(container: string, digest?: string) {
-        return (updater ?? (await started)).skip(container, digest);
+      async skip(container: string, what?: { digest?: string; tag?: string }) {
+        return (updater ?? (await started)).skip(container, what);
       },
       async rollback(container: string) {
         return (updater ?? (await started)).rollback(container);

@@ -50,7 +50,7 @@ export interface Replacement {
   name: string;
   old: ContainerInspect;
   oldImage: ImageInspect | null;
-  /** the reference the new container is created from: the old Config.Image */
+  /** the reference the new container is created from: the old Config.Image, or where a tag policy moves it */
   image: string;
   wasRunning: boolean;
   /** start the new container (running before, or revived by revive_stopped) */
@@ -79,7 +79,7 @@ export type ReplaceOutcome =
 export function planReplacement(
   old: ContainerInspect,
   oldImage: ImageInspect | null,
-  options: { stopSignal?: string; stopTimeoutMs: number; revive: boolean; self: boolean },
+  options: { image?: string; stopSignal?: string; stopTimeoutMs: number; revive: boolean; self: boolean },
 ): Replacement {
   const wasRunning = Boolean(old.State?.Running || old.State?.Restarting);
   const stop = stopOptionsFor(old, options);
@@ -87,7 +87,7 @@ export function planReplacement(
     name: old.Name.replace(/^\//, ""),
     old,
     oldImage,
-    image: old.Config.Image,
+    image: options.image ?? old.Config.Image,
     wasRunning,
     startAfter: wasRunning || options.revive,
     stopSignal: stop.signal,

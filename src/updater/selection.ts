@@ -4,7 +4,7 @@
  * One `listContainers` call gives every container; the filters below run in memory and
  * compose (Watchtower's `Filter` idea). A container excluded here is absent from the report.
  */
-import { parseBoolean, parseDuration, type Config } from "../config/index.ts";
+import { parseBoolean, parseDuration, parseTagPolicy, type Config, type TagPolicy } from "../config/index.ts";
 import type { ContainerSummary } from "../engine/port.ts";
 import { matchesImagePrefix, parseReference } from "../registry/reference.ts";
 import type { UpdateFilter } from "./types.ts";
@@ -19,6 +19,8 @@ export const LABELS = {
   dependsOn: "svc.depends_on",
   scope: "svc.scope",
   minImageAge: "svc.min_image_age",
+  tagPolicy: "svc.tag_policy",
+  tagPolicyCompose: "svc.tag_policy.compose",
   preCheck: "svc.hooks.pre_check",
   preUpdate: "svc.hooks.pre_update",
   postUpdate: "svc.hooks.post_update",
@@ -152,6 +154,10 @@ export interface ContainerPolicy {
   dependsOn: string[];
   /** a newer image waits until svc has known it this long (label or global option) */
   minImageAgeMs: number;
+  /** which newer tags the container may move to (label or global option); null: it follows its own tag */
+  tagPolicy: TagPolicy | null;
+  /** a compose-managed container is moved off the tag its compose file names (label svc.tag_policy.compose=move) */
+  moveCompose: boolean;
   /** a label whose value svc cannot read: the container is skipped with this reason */
   problem?: string;
 }
@@ -171,10 +177,20 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
     stopTimeoutMs: labelTimeout ?? config.stop_timeout,
     dependsOn: splitNames(labelValue(labels, "dependsOn")),
     minImageAgeMs: labelAge ?? config.min_image_age,
+    tagPolicy: null,
+    moveCompose: labels[LABELS.tagPolicyCompose]?.trim() === "move",
   };
+  const problems: string[] = [];
   if (ageText !== undefined && labelAge === undefined) {
-    policy.problem = `label ${LABELS.minImageAge}=${JSON.stringify(ageText)} is not a duration (examples: "30s", "6h", "2d")`;
+    problems.push(`label ${LABELS.minImageAge}=${JSON.stringify(ageText)} is not a duration (examples: "30s", "6h", "2d")`);
   }
+  const policyText = (useLabels ? labelValue(labels, "tagPolicy") : undefined) ?? config.tag_policy;
+  const parsed = parseTagPolicy(policyText);
+  if ("policy" in parsed) policy.tagPolicy = parsed.policy;
+  else problems.push(`label ${LABELS.tagPolicy}=${JSON.stringify(policyText)} ${parsed.problem}`);
+  const compose = labels[LABELS.tagPolicyCompose];
+  if (compose !== undefined && !["move", "report"].includes(compose.trim())) problems.push(`label ${LABELS.tagPolicyCompose}=${JSON.stringify(compose)} is neither "move" nor "report"`);
+  if (problems.length > 0) policy.problem = problems.join("; ");
   return policy;
 }
 

@@ -12,6 +12,8 @@ export interface ContainerReport {
   id: string;
   name: string;
   image: string;
+  /** the reference the container was moved to (a tag policy, a rollback across tags); null: it stays on \`image\` */
+  new_image: string | null;
   old_image_id: string;
   new_image_id: string | null;
   old_digest: string | null;
@@ -55,6 +57,8 @@ export interface RunOptions {
    * global options say (no pull, not monitor-only, no minimum age): a rollback on request
    */
   toLocalTag?: boolean;
+  /** with toLocalTag: the local reference a container goes to instead of its own tag (a rollback across tags) */
+  localReferences?: ReadonlyMap<string, string>;
 }
 
 /** What `svc rollback` and POST /v1/rollback did. */
@@ -77,20 +81,24 @@ export interface CycleRunner {
   readonly busy: boolean;
 }
 
-/** A digest marked as not to be applied to a container (POST /v1/skip). */
+/** A digest (or a tag a tag policy would move to) marked as not to be applied to a container (POST /v1/skip). */
 export interface SkipResult {
   container: string;
-  digest: string;
+  /** the digest skipped, when one was */
+  digest?: string;
+  /** the reference skipped, when a tag was */
+  image?: string;
 }
 
 /** What the API asks of the updater besides cycles. */
 export interface ContainerActions {
   /**
-   * Marks `digest` (default: the newer digest a dry run finds for the container) as not to be
-   * applied to `container`; a newer one is. Resolves null when a cycle is running (the dry run
-   * could not run); throws SvcError not_found / bad_request when there is nothing to skip.
+   * Marks `digest`, or the container's reference with `tag` (default: the newer digest a dry run
+   * finds for the container) as not to be applied to `container`; a newer one is. Resolves null
+   * when a cycle is running (the dry run could not run); throws SvcError not_found / bad_request
+   * when there is nothing to skip.
    */
-  skip(container: string, digest?: string): Promise<SkipResult | null>;
+  skip(container: string, what?: { digest?: string; tag?: string }): Promise<SkipResult | null>;
   /**
    * Puts the container back on the image it ran before svc's last update of it, through the
    * update protocol (keep-old-until-verified), and skips the digest it leaves. Resolves null when

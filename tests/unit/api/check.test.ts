@@ -43,16 +43,16 @@ describe("GET /v1/containers", () => {
       ...report,
       dry_run: true,
       containers: [
-        { id: "a", name: "web", image: "r/web:1", old_image_id: "sha256:1", new_image_id: null, old_digest: "sha256:old", new_digest: "sha256:new", state: "stale", reason: DRY_RUN_REASON, duration_ms: 1 },
-        { id: "b", name: "db", image: "r/db:1", old_image_id: "sha256:2", new_image_id: null, old_digest: "sha256:db", new_digest: null, state: "fresh", reason: null, duration_ms: 1 },
+        { id: "a", name: "web", image: "r/web:1", new_image: "r/web:2", old_image_id: "sha256:1", new_image_id: null, old_digest: "sha256:old", new_digest: "sha256:new", state: "stale", reason: DRY_RUN_REASON, duration_ms: 1 },
+        { id: "b", name: "db", image: "r/db:1", new_image: null, old_image_id: "sha256:2", new_image_id: null, old_digest: "sha256:db", new_digest: null, state: "fresh", reason: null, duration_ms: 1 },
       ],
     });
     const response = await request("/v1/containers?image=r/", { headers: auth });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { containers: unknown[]; checked_at: unknown };
     expect(body.containers).toEqual([
-      { name: "web", image: "r/web:1", state: "stale", would_update: true, current_digest: "sha256:old", available_digest: "sha256:new", reason: DRY_RUN_REASON },
-      { name: "db", image: "r/db:1", state: "fresh", would_update: false, current_digest: "sha256:db", available_digest: null, reason: null },
+      { name: "web", image: "r/web:1", state: "stale", would_update: true, current_digest: "sha256:old", available_digest: "sha256:new", available_image: "r/web:2", reason: DRY_RUN_REASON },
+      { name: "db", image: "r/db:1", state: "fresh", would_update: false, current_digest: "sha256:db", available_digest: null, available_image: null, reason: null },
     ]);
     expect(typeof body.checked_at).toBe("string");
     expect(runner.calls).toEqual([{ trigger: "api", filter: { image: ["r/"] }, options: { dryRun: true } }]);
@@ -70,7 +70,10 @@ describe("POST /v1/skip", () => {
     expect(await given.json()).toEqual({ container: "web", digest });
     const found = await request("/v1/skip", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ container: "db" }) });
     expect(await found.json()).toEqual({ container: "db", digest: `sha256:${"e".repeat(64)}` });
-    expect(runner.skips).toEqual([{ container: "web", digest }, { container: "db" }]);
+    const tag = await request("/v1/skip", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ container: "web", tag: "1.3.0" }) });
+    expect(await tag.json()).toEqual({ container: "web", image: "r/web:1.3.0" });
+    expect(runner.skips).toEqual([{ container: "web", digest }, { container: "db" }, { container: "web", tag: "1.3.0" }]);
+    expect((await request(`/v1/skip?container=web&tag=1.3.0&digest=${digest}`, { method: "POST", headers: auth })).status).toBe(400);
   });
 
   test("statuses: 401 without the token, 400 without exactly one container, 400 for an unknown field, 404 with the update API off", async () => {

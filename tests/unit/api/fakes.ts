@@ -15,7 +15,7 @@ export function sampleReport(trigger: Trigger, filter: UpdateFilter = {}): Sessi
 
 /** Follows the runner contract: one cycle at a time, a request meanwhile gets null and is counted. */
 export class FakeRunner implements CycleRunner, ContainerActions {
-  skips: { container: string; digest?: string }[] = [];
+  skips: { container: string; digest?: string; tag?: string }[] = [];
 
   calls: { trigger: Trigger; filter?: UpdateFilter; options?: RunOptions }[] = [];
   /** when set, run() waits for it (a slow cycle) */
@@ -40,9 +40,11 @@ export class FakeRunner implements CycleRunner, ContainerActions {
     return { container, from_image_id: "sha256:new", to_image_id: "sha256:old", state: "updated", reason: null };
   }
 
-  async skip(container: string, digest?: string): Promise<SkipResult | null> {
+  async skip(container: string, what: { digest?: string; tag?: string } = {}): Promise<SkipResult | null> {
     if (this.running) return null;
-    this.skips.push(digest === undefined ? { container } : { container, digest });
+    const { digest, tag } = what;
+    this.skips.push({ container, ...(digest === undefined ? {} : { digest }), ...(tag === undefined ? {} : { tag }) });
+    if (tag !== undefined) return { container, image: `r/${container}:${tag}` };
     return { container, digest: digest ?? `sha256:${"e".repeat(64)}` };
   }
 

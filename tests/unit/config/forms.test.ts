@@ -14,6 +14,7 @@ const pem = (name: string) => writeFile(dir, name, "-----BEGIN CERTIFICATE-----\
 const FORMATTED_STRINGS: Record<string, string> = {
   "docker.api_version": "1.41",
   "notifications.webhook.content_type": "text/plain; charset=utf-8",
+  tag_policy: "semver:minor+pre",
 };
 
 /** A valid value different from the default, and what the loaded Config must hold for it. */

@@ -4,7 +4,7 @@ import type { ContainerReport, SessionReport } from "../../../src/updater/types.
 import { sampleReport } from "./fixtures.ts";
 
 function container(name: string, state: ContainerReport["state"], new_digest: string | null = null): ContainerReport {
-  return { id: name, name, image: `${name}:latest`, old_image_id: "sha256:aa", new_image_id: null, old_digest: "sha256:old", new_digest, state, reason: null, duration_ms: 1 };
+  return { id: name, name, image: `${name}:latest`, new_image: null, old_image_id: "sha256:aa", new_image_id: null, old_digest: "sha256:old", new_digest, state, reason: null, duration_ms: 1 };
 }
 
 function report(...containers: ContainerReport[]): SessionReport {

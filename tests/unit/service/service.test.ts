@@ -21,6 +21,7 @@ describe("runOnceExitCode", () => {
       id: `id${i}`,
       name: `c${i}`,
       image: "x",
+      new_image: null,
       old_image_id: "sha256:a",
       new_image_id: null,
       old_digest: null,

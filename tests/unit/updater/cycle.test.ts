@@ -166,7 +166,7 @@ describe("checking", () => {
     expect(engine.pulls).toEqual([]);
     await expect(updater.skip("nope")).rejects.toMatchObject({ kind: "not_found" });
     await expect(updater.skip("db")).rejects.toMatchObject({ kind: "bad_request" });
-    await expect(updater.skip("app", "latest")).rejects.toMatchObject({ kind: "bad_request" });
+    await expect(updater.skip("app", { digest: "latest" })).rejects.toMatchObject({ kind: "bad_request" });
     engine.publish("r.io/app:1");
     expect(states(await updater.run("api"))).toEqual({ app: "updated", db: "fresh" });
   });
@@ -672,5 +672,111 @@ describe("self-update", () => {
     expect(steps).toEqual(["release", "reclaim"]);
     await Bun.sleep(200);
     expect(engine.byName("svc")).toMatchObject({ id: me.id, state: "running" });
+  });
+});
+
+describe("tag policies", () => {
+  function versions(engine: FakeEngine, tags: string[]) {
+    for (const tag of tags) engine.publish(`r.io/app:${tag}`);
+  }
+
+  test("a container moves to the highest tag its policy allows: one tags listing, the new reference pulled and run, old and new reference reported", async () => {
+    const { engine, registry, updater, published } = setup({ tag_policy: "semver:minor" });
+    const old = engine.addImage("r.io/app:1.2.0");
+    engine.remote.set("r.io/app:1.2.0", old.id);
+    engine.addContainer("app", "r.io/app:1.2.0");
+    engine.addContainer("pinned", "r.io/app:1.2.0", { labels: { "svc.tag_policy": "off" } });
+    versions(engine, ["1.2.1", "1.3.0", "1.4.0-rc.1", "2.0.0", "latest"]);
+    const report = await updater.run("api");
+    expect(states(report)).toEqual({ app: "updated", pinned: "fresh" });
+    const app = report!.containers.find((c) => c.name === "app")!;
+    expect(app).toMatchObject({ image: "r.io/app:1.2.0", new_image: "r.io/app:1.3.0", old_image_id: old.id });
+    expect(engine.byName("app")!.image).toBe("r.io/app:1.3.0");
+    expect(engine.pulls.map((p) => p.reference)).toEqual(["r.io/app:1.3.0"]);
+    expect(registry.tagLists).toEqual(["r.io/app:1.2.0"]);
+    expect(published[0]!.containers.find((c) => c.name === "app")!.new_image).toBe("r.io/app:1.3.0");
+    // on the new tag there is nothing newer within the minor level
+    expect(states(await updater.run("api"))).toEqual({ app: "fresh", pinned: "fresh" });
+  });
+
+  test("a tag without an image for our platform is passed over for the next best", async () => {
+    const { engine, registry, updater } = setup({ tag_policy: "semver:patch" });
+    const old = engine.addImage("r.io/app:1.2.0");
+    engine.remote.set("r.io/app:1.2.0", old.id);
+    engine.addContainer("app", "r.io/app:1.2.0");
+    versions(engine, ["1.2.1", "1.2.2"]);
+    registry.otherPlatform.add("r.io/app:1.2.2");
+    const report = await updater.run("api");
+    expect(report!.containers[0]).toMatchObject({ state: "updated", new_image: "r.io/app:1.2.1" });
+  });
+
+  test("a compose-managed container is only reported, unless labelled to move; its own tag still updates", async () => {
+    const { engine, updater } = setup({ tag_policy: "semver:major" });
+    const old = engine.addImage("r.io/app:1.2.0");
+    engine.remote.set("r.io/app:1.2.0", old.id);
+    engine.addContainer("web", "r.io/app:1.2.0", { labels: { "com.docker.compose.project": "p" } });
+    versions(engine, ["2.0.0"]);
+    const first = await updater.run("api");
+    expect(first!.containers[0]).toMatchObject({ state: "stale", new_image: "r.io/app:2.0.0", reason: "newer tag 2.0.0 available; the compose file names 1.2.0 (label svc.tag_policy.compose=move to follow tags)" });
+    expect(engine.pulls).toEqual([]);
+    engine.publish("r.io/app:1.2.0");
+    const own = await updater.run("api");
+    expect(own!.containers[0]).toMatchObject({ state: "updated", new_image: null });
+    expect(engine.byName("web")!.image).toBe("r.io/app:1.2.0");
+
+    engine.byName("web")!.labels["svc.tag_policy.compose"] = "move";
+    const moved = await updater.run("api");
+    expect(moved!.containers[0]).toMatchObject({ state: "updated", new_image: "r.io/app:2.0.0" });
+  });
+
+  test("a bad policy label skips that container with the reason; a dry run reports the move without making it", async () => {
+    const { engine, updater } = setup();
+    const old = engine.addImage("r.io/app:1.2.0");
+    engine.remote.set("r.io/app:1.2.0", old.id);
+    engine.addContainer("bad", "r.io/app:1.2.0", { labels: { "svc.tag_policy": "semver:latest" } });
+    engine.addContainer("app", "r.io/app:1.2.0", { labels: { "svc.tag_policy": "regex:1\\.(\\d+)\\.0" } });
+    versions(engine, ["1.9.0", "1.10.0", "1.10.1"]);
+    const dry = await updater.run("api", {}, { dryRun: true });
+    expect(dry!.containers.find((c) => c.name === "bad")!.reason).toStartWith('label svc.tag_policy="semver:latest" is not a tag policy');
+    expect(dry!.containers.find((c) => c.name === "app")).toMatchObject({ state: "stale", new_image: "r.io/app:1.10.0", reason: DRY_RUN_REASON });
+    expect(engine.pulls).toEqual([]);
+  });
+
+  test("skip a tag: that reference is skipped whatever its digest; svc rollback puts the old reference back", async () => {
+    const { engine, updater } = setup({ tag_policy: "semver:minor" });
+    const old = engine.addImage("r.io/app:1.2.0");
+    engine.remote.set("r.io/app:1.2.0", old.id);
+    engine.addContainer("app", "r.io/app:1.2.0");
+    versions(engine, ["1.3.0"]);
+    expect(await updater.skip("app", { tag: "1.3.0" })).toEqual({ container: "app", image: "r.io/app:1.3.0" });
+    const skipped = await updater.run("api");
+    expect(skipped!.containers[0]).toMatchObject({ state: "skipped", reason: "r.io/app:1.3.0 was skipped on request (POST /v1/skip); waiting for a newer image" });
+    versions(engine, ["1.4.0"]);
+    expect((await updater.run("api"))!.containers[0]).toMatchObject({ state: "updated", new_image: "r.io/app:1.4.0" });
+
+    const back = await updater.rollback("app");
+    expect(back).toMatchObject({ container: "app", to_image_id: old.id, state: "updated" });
+    expect(engine.byName("app")!.image).toBe("r.io/app:1.2.0");
+    expect(engine.byName("app")!.imageId).toBe(old.id);
+    // the tag it left is not taken again by itself
+    expect((await updater.run("api"))!.containers[0]!.state).toBe("skipped");
+  });
+
+  test("min_image_age counts from the later of first seen and the image's creation time (a forged future date only delays)", async () => {
+    const firstSeen = inMemory();
+    const { engine, registry, updater } = setup({ min_image_age: 60_000 }, { firstSeen });
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    const newer = engine.publish("r.io/app:1");
+    const digest = `sha256:${newer.id.slice(7)}`;
+    const future = new Date(Date.now() + 3_600_000);
+    registry.createdAt.set(digest, future);
+    const held = await updater.run("api");
+    expect(held!.containers[0]!.reason).toBe(`newer image ${digest} created ${future.toISOString()} (after svc first saw it); applied once it is 1m old, from ${new Date(future.getTime() + 60_000).toISOString()} (min_image_age)`);
+    // first seen long ago: only the creation time holds it now
+    firstSeen.set("app", `${digest} ${new Date(Date.now() - 7_200_000).toISOString()} ${future.toISOString()}`);
+    expect((await updater.run("api"))!.containers[0]!.state).toBe("stale");
+    firstSeen.set("app", `${digest} ${new Date(Date.now() - 7_200_000).toISOString()} ${new Date(Date.now() - 7_200_000).toISOString()}`);
+    expect((await updater.run("api"))!.containers[0]!.state).toBe("updated");
   });
 });

@@ -308,8 +308,27 @@ export class FakeRegistry implements Registry {
         }
         return { stale: false, digest: `sha256:${local.id.slice(7)}` };
       },
+      tags: async (ref: ImageRef): Promise<string[]> => {
+        this.tagLists.push(ref.normalized);
+        const repository = ref.original.replace(/:[^:/]+$/, "");
+        return [...this.engine.remote.keys()].filter((r) => r.startsWith(`${repository}:`)).map((r) => r.slice(repository.length + 1));
+      },
+      platformImage: async (ref: ImageRef, tag: string, platform: () => Promise<Platform>): Promise<{ digest: string } | null> => {
+        await platform();
+        const reference = `${ref.original.replace(/:[^:/]+$/, "")}:${tag}`;
+        const id = this.engine.remote.get(reference);
+        return id === undefined || this.otherPlatform.has(reference) ? null : { digest: `sha256:${id.slice(7)}` };
+      },
+      created: async (_ref: ImageRef, reference: string): Promise<Date | null> => this.createdAt.get(reference) ?? null,
     };
   }
+
+  /** tags listed, by normalised reference */
+  tagLists: string[] = [];
+  /** references the registry has only for another platform */
+  otherPlatform = new Set<string>();
+  /** creation times by digest */
+  createdAt = new Map<string, Date>();
 
   async pullAuth(ref: ImageRef): Promise<RegistryAuth | undefined> {
     return { serveraddress: ref.registry, username: "u" };

@@ -80,7 +80,7 @@ describe("per-container policy", () => {
   const labels = { "svc.monitor_only": "true", "svc.no_pull": "TRUE", "svc.stop_signal": "SIGQUIT", "svc.stop_timeout": "1m30s", "svc.depends_on": "db, /cache", "svc.min_image_age": "2d" };
   test("labels override globals", () => {
     const policy = policyFor({ labels }, defaultConfig({ stop_timeout: 5000 }));
-    expect(policy).toEqual({ monitorOnly: true, noPull: true, stopSignal: "SIGQUIT", stopTimeoutMs: 90_000, dependsOn: ["db", "cache"], minImageAgeMs: 172_800_000 });
+    expect(policy).toEqual({ monitorOnly: true, noPull: true, stopSignal: "SIGQUIT", stopTimeoutMs: 90_000, dependsOn: ["db", "cache"], minImageAgeMs: 172_800_000, tagPolicy: null, moveCompose: false });
   });
   test("min_image_age: the label over the global; a label that is not a duration is a problem naming it", () => {
     expect(policyFor({ labels: {} }, defaultConfig({ min_image_age: 3_600_000 })).minImageAgeMs).toBe(3_600_000);
@@ -88,6 +88,20 @@ describe("per-container policy", () => {
     expect(policyFor({ labels: { "svc.min_image_age": "1d" } }, defaultConfig({ min_image_age: 60_000, global_takes_precedence: true })).minImageAgeMs).toBe(60_000);
     const bad = policyFor({ labels: { "svc.min_image_age": "soon" } }, defaultConfig());
     expect(bad.problem).toBe('label svc.min_image_age="soon" is not a duration (examples: "30s", "6h", "2d")');
+  });
+  test("tag_policy: the label over the global, off switches it off; compose containers move only when labelled; bad labels are problems naming them", () => {
+    const global = defaultConfig({ tag_policy: "semver:minor" });
+    expect(policyFor({ labels: {} }, global).tagPolicy).toMatchObject({ kind: "semver", level: "minor" });
+    expect(policyFor({ labels: { "svc.tag_policy": "semver:patch" } }, global).tagPolicy).toMatchObject({ level: "patch" });
+    expect(policyFor({ labels: { "svc.tag_policy": "off" } }, global).tagPolicy).toBeNull();
+    expect(policyFor({ labels: { "svc.tag_policy": "off" } }, defaultConfig({ tag_policy: "semver:minor", global_takes_precedence: true })).tagPolicy).toMatchObject({ level: "minor" });
+    expect(policyFor({ labels: {} }, defaultConfig()).tagPolicy).toBeNull();
+    expect(policyFor({ labels: { "svc.tag_policy.compose": "move" } }, global).moveCompose).toBe(true);
+    const report = policyFor({ labels: { "svc.tag_policy.compose": "report" } }, global);
+    expect([report.moveCompose, report.problem]).toEqual([false, undefined]);
+    expect(policyFor({ labels: { "svc.tag_policy": "semver:newest" } }, global).problem).toStartWith('label svc.tag_policy="semver:newest" is not a tag policy (examples: ');
+    expect(policyFor({ labels: { "svc.tag_policy": "regex:(" } }, global).problem).toStartWith('label svc.tag_policy="regex:(" has a pattern that is not a regular expression: ');
+    expect(policyFor({ labels: { "svc.tag_policy.compose": "yes" } }, global).problem).toBe('label svc.tag_policy.compose="yes" is neither "move" nor "report"');
   });
   test("a label can switch a global off", () => {
     expect(policyFor({ labels: { "svc.monitor_only": "false" } }, defaultConfig({ monitor_only: true })).monitorOnly).toBe(false);
