@@ -75,11 +75,15 @@ interface AppOptions {
   restart?: string;
   /** also label it, e.g. svc.scope */
   extraArgs?: string[];
+  /** run `:1.0.0` with svc.tag_policy=semver:minor, the newer image being `:1.1.0` (a tag move) */
+  tagPolicy?: boolean;
 }
 
 class App {
   readonly name: string;
   readonly ref: string;
+  /** where the newer image is pushed: the same tag, or the next version with a tag policy */
+  readonly newRef: string;
   readonly network: string;
   readonly bind: string;
   readonly oldImageId: string;
@@ -89,7 +93,8 @@ class App {
 
   constructor(what: string, options: AppOptions = {}) {
     this.name = uniqueName(`safe-${what}`);
-    this.ref = `${sb.registry}/${this.name}:latest`;
+    this.ref = `${sb.registry}/${this.name}:${options.tagPolicy ? "1.0.0" : "latest"}`;
+    this.newRef = options.tagPolicy ? `${sb.registry}/${this.name}:1.1.0` : this.ref;
     this.network = `${this.name}-net`;
     this.bind = mkdtempSync(join(tmpdir(), "svc-safety-bind-"));
     writeFileSync(join(this.bind, "data.txt"), "user data\n");
@@ -105,6 +110,7 @@ class App {
       "-v", `${this.bind}:/data`,
       "--restart", options.restart ?? "unless-stopped",
       ...(options.extraArgs ?? []),
+      ...(options.tagPolicy ? ["-l", "svc.tag_policy=semver:minor"] : []),
       this.ref,
     ]);
     this.before = sb.inspect(this.name);
@@ -113,7 +119,7 @@ class App {
 
   /** a newer image under the same tag, pushed */
   publishNew(changes: string[]): void {
-    this.newImageId = sb.buildImage(this.ref, changes);
+    this.newImageId = sb.buildImage(this.newRef, changes);
     this.images.push(this.newImageId);
   }
 
@@ -160,6 +166,8 @@ function expectIntact(app: App): "old" | "new" {
   expect(now.State.Restarting).toBe(false);
   const image = app.imageName(now.Image);
   expect(["old", "new"]).toContain(image);
+  // a tag policy's move: each image under its own reference
+  expect(now.Config.Image).toBe(image === "new" ? app.newRef : app.ref);
   expect(userConfig(now, USER_LABELS)).toEqual(userConfig(app.before, USER_LABELS));
   return image as "old" | "new";
 }
@@ -304,6 +312,21 @@ describe("SIGKILL at each step of an update, then a restart repairs it", () => {
 
   test("rolling back: after the old container got its name back", async () => {
     await killScenario("rollback: after renaming the old one back", (e, all) => e.action === "rename" && all.some((a) => a.action === "rollback"), { ...failing, bug: RENAME_BEFORE_START });
+  });
+});
+
+describe("SIGKILL during a tag policy's move to a newer tag, then a restart repairs it", () => {
+  const tagged = { tagPolicy: true };
+  test("tag move: after create", async () => {
+    await killScenario("tag move: after create", first("create"), tagged);
+  });
+
+  test("tag move: during the watch", async () => {
+    await killScenario("tag move: during watch", (e, all) => (first("start")(e, all) ? 1000 : false), tagged);
+  });
+
+  test("tag move: rolling back, after the rollback decision (the old reference comes back)", async () => {
+    await killScenario("tag move: rollback after decision", first("rollback"), { ...tagged, newImage: [`CMD ["/bin/sh","-c","echo failing image >&2; exit 3"]`], restart: "no", expectFinal: "old", expectFinalExit: 1 });
   });
 });
 
