@@ -128,14 +128,18 @@ export function wrk(url: string, seconds: number, headers: Record<string, string
  * A counting reverse proxy in front of a registry: the bench reads how many manifest requests
  * svc made. Images are addressed through the proxy's host:port so the engine uses it too.
  */
-export function countingProxy(target: string): { port: number; manifestRequests: () => number; reset: () => void; stop: () => void } {
+export function countingProxy(target: string): { port: number; manifestRequests: () => number; tagsRequests: () => number; allRequests: () => number; reset: () => void; stop: () => void } {
   let manifests = 0;
+  let tags = 0;
+  let all = 0;
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(request) {
       const url = new URL(request.url);
+      all += 1;
       if (url.pathname.includes("/manifests/")) manifests += 1;
+      if (url.pathname.endsWith("/tags/list")) tags += 1;
       const upstream = `http://${target}${url.pathname}${url.search}`;
       const headers = new Headers(request.headers);
       headers.delete("host");
@@ -155,8 +159,12 @@ export function countingProxy(target: string): { port: number; manifestRequests:
   return {
     port: server.port!,
     manifestRequests: () => manifests,
+    tagsRequests: () => tags,
+    allRequests: () => all,
     reset: () => {
       manifests = 0;
+      tags = 0;
+      all = 0;
     },
     stop: () => server.stop(true),
   };
