@@ -5,6 +5,10 @@
  * Every registry answer is cached for the session (one request per unique reference and platform,
  * however many containers share it; identical concurrent requests share one promise), and the
  * session never has more than `registry_concurrency` requests in flight.
+ *
+ * Tag policies ask three more questions, under the same rules: a repository's tags (one listing
+ * per repository per session, following the registry's pages), whether a tag has an image for our
+ * platform, and when an image was built (its config's `created`).
  */
 import type { Config } from "../config/index.ts";
 import type { Platform } from "../engine/port.ts";
@@ -36,6 +40,21 @@ interface Manifest {
   config?: { digest?: string };
 }
 
+interface ImageConfig {
+  created?: unknown;
+  os?: string;
+  architecture?: string;
+  variant?: string;
+}
+
+/** Tags asked for per page: one request for all but the largest repositories. */
+export const TAGS_PAGE_SIZE = 1000;
+/** A listing stops after this many pages (a million tags at the default size), keeping what it read. */
+const MAX_TAG_PAGES = 1000;
+
+/** A registry that answered 404: the caller decides whether that is an error. */
+class NotFound extends SvcError {}
+
 /** What a HEAD told us: a digest, or nothing usable (then GET decides). */
 type HeadResult = { digest: string } | { digest?: undefined };
 
@@ -63,10 +82,12 @@ export class CheckSession implements RegistryCheckSession {
 
   constructor(
     private readonly client: RegistryClient,
-    private readonly config: Config,
+    private readonly options: Config,
     private readonly log: Logger,
+    /** tags asked for per page (tests lower it to see the pages) */
+    private readonly tagsPageSize = TAGS_PAGE_SIZE,
   ) {
-    this.limiter = new Limiter(Math.max(1, config.registry_concurrency));
+    this.limiter = new Limiter(Math.max(1, options.registry_concurrency));
   }
 
   async check(ref: ImageRef, local: LocalImage, platform: () => Promise<Platform>): Promise<CheckResult> {
@@ -86,6 +107,72 @@ export class CheckSession implements RegistryCheckSession {
     if (local.manifestDigests) return { stale: !local.manifestDigests.includes(ours), digest: top.digest };
     const configDigest = this.configDigestOf(ref, ours === top.digest ? top : await this.manifest(ref, ours));
     return { stale: configDigest !== local.id, digest: top.digest };
+  }
+
+  tags(ref: ImageRef): Promise<string[]> {
+    return this.once(`TAGS ${ref.registry}/${ref.repository}`, () => this.listTags(ref, this.tagsPageSize));
+  }
+
+  async platformImage(ref: ImageRef, tag: string, platform: () => Promise<Platform>): Promise<{ digest: string } | null> {
+    let top: Manifest;
+    try {
+      top = await this.manifest(ref, tag);
+    } catch (error) {
+      if (error instanceof NotFound) return null;
+      throw error;
+    }
+    const wanted = await platform();
+    if (isIndex(top)) return pickPlatform(top.manifests ?? [], wanted) ? { digest: top.digest } : null;
+    const config = await this.config(ref, top);
+    const entry = { digest: top.digest, platform: { os: config.os, architecture: config.architecture, variant: config.variant } };
+    return pickPlatform([entry], wanted) ? { digest: top.digest } : null;
+  }
+
+  async created(ref: ImageRef, reference: string, platform: () => Promise<Platform>): Promise<Date | null> {
+    const top = await this.manifest(ref, reference);
+    const manifest = isIndex(top) ? await this.manifest(ref, await this.platformEntry(ref, top, platform)) : top;
+    const created = (await this.config(ref, manifest)).created;
+    const time = typeof created === "string" ? Date.parse(created) : Number.NaN;
+    return Number.isNaN(time) ? null : new Date(time);
+  }
+
+  /**
+   * Every page of `/v2/<name>/tags/list`. A registry that refuses our page size (400) is asked
+   * again with its own; a `next` link seen before ends the walk (a registry looping on its pages).
+   */
+  private async listTags(ref: ImageRef, pageSize: number | undefined): Promise<string[]> {
+    const tags: string[] = [];
+    const seen = new Set<string>();
+    let path: string | null = `/v2/${ref.repository}/tags/list${pageSize ? `?n=${pageSize}` : ""}`;
+    for (let page = 0; path !== null; page++) {
+      if (page === MAX_TAG_PAGES || seen.has(path)) {
+        this.log.warn("tag listing stopped early; newer tags may be missed", { image: ref.normalized, registry: ref.registry, tags: tags.length });
+        break;
+      }
+      seen.add(path);
+      // (the listing as a whole holds one of the session's request slots)
+      const response: Response = await this.client.request(target(ref), "GET", path, { Accept: "application/json" });
+      if (response.status === 400 && page === 0 && pageSize !== undefined) {
+        await response.body?.cancel();
+        return this.listTags(ref, undefined);
+      }
+      if (!response.ok) throw await registryError(ref, response, `GET /v2/${ref.repository}/tags/list`);
+      const body = (await response.json().catch(() => ({}))) as { tags?: unknown };
+      if (Array.isArray(body.tags)) for (const tag of body.tags) if (typeof tag === "string") tags.push(tag);
+      path = nextPage(response.headers.get("link"));
+    }
+    return tags;
+  }
+
+  /** An image's config blob (platform, creation time); cached by digest for the session. */
+  private config(ref: ImageRef, manifest: Manifest): Promise<ImageConfig> {
+    const digest = this.configDigestOf(ref, manifest);
+    return this.once(`BLOB ${ref.registry}/${ref.repository}@${digest}`, async () => {
+      const path = `/v2/${ref.repository}/blobs/${digest}`;
+      const response = await this.client.request(target(ref), "GET", path, {});
+      if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
+      return ((await response.json().catch(() => ({}))) ?? {}) as ImageConfig;
+    });
   }
 
   /** The digest of our platform's manifest in an index. */
@@ -137,7 +224,7 @@ export class CheckSession implements RegistryCheckSession {
   private logHeadFailure(ref: ImageRef, status: number): void {
     const fields = { image: ref.normalized, registry: ref.registry, status };
     const message = "manifest HEAD request failed; falling back to GET";
-    const strategy = this.config.head_warn_strategy;
+    const strategy = this.options.head_warn_strategy;
     const authFailure = status === 401 || status === 403;
     if (strategy === "always" || (strategy === "auto" && !authFailure)) this.log.warn(message, fields);
     else this.log.debug(message, fields);
@@ -147,6 +234,10 @@ export class CheckSession implements RegistryCheckSession {
     return this.once(`GET ${ref.registry}/${ref.repository}${reference.includes(":") ? "@" : ":"}${reference}`, async () => {
       const path = manifestPath(ref, reference);
       const response = await this.client.request(target(ref), "GET", path, { Accept: ACCEPT });
+      if (response.status === 404) {
+        const error = await registryError(ref, response, `GET ${path}`);
+        throw new NotFound(error.kind, error.message);
+      }
       if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
       const bytes = new Uint8Array(await response.arrayBuffer());
       const digest = response.headers.get("docker-content-digest") ?? `sha256:${new Bun.SHA256().update(bytes).digest("hex")}`;
@@ -160,6 +251,18 @@ export class CheckSession implements RegistryCheckSession {
       return { ...body, digest, mediaType } as Manifest;
     });
   }
+}
+
+/** The path and query of a `Link: <...>; rel="next"` header (relative or absolute), if any. */
+export function nextPage(link: string | null): string | null {
+  if (!link) return null;
+  for (const part of link.split(",")) {
+    const match = /<([^>]*)>\s*;(.*)/.exec(part.trim());
+    if (!match || !/\brel\s*=\s*"?next"?/i.test(match[2]!)) continue;
+    const url = new URL(match[1]!, "http://registry.invalid");
+    return `${url.pathname}${url.search}`;
+  }
+  return null;
 }
 
 function target(ref: ImageRef): Target {

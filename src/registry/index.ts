@@ -18,7 +18,7 @@ import type { ImageRef, Registry } from "./port.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./transport.ts";
 
 export type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "./port.ts";
-export { canonicalHost, isPinned, matchesImagePrefix, parseReference, repositoryKey } from "./reference.ts";
+export { canonicalHost, isPinned, matchesImagePrefix, parseReference, repositoryKey, withTag } from "./reference.ts";
 
 export interface RegistryOptions {
   /** directory holding the Docker CLI's config.json (tests); default: `docker.config` of the configuration */
@@ -29,6 +29,8 @@ export interface RegistryOptions {
   runHelper?: HelperRunner;
   /** retry tuning (tests shorten it); the per-request timeout is always `registry_timeout` */
   retry?: Partial<Omit<RetryPolicy, "timeoutMs">>;
+  /** tags asked for per page of a tags listing (tests lower it to see the pages) */
+  tagsPageSize?: number;
 }
 
 export function createRegistry(config: Config, log: Logger, options: RegistryOptions = {}): Registry {
@@ -41,7 +43,7 @@ export function createRegistry(config: Config, log: Logger, options: RegistryOpt
     retry: { ...DEFAULT_RETRY, ...options.retry, timeoutMs: config.registry_timeout },
   });
   return {
-    session: () => new CheckSession(client, config, registryLog),
+    session: () => new CheckSession(client, config, registryLog, options.tagsPageSize),
     pullAuth: async (ref: ImageRef): Promise<RegistryAuth | undefined> => {
       const credential = await client.credentialFor(ref.registry);
       if (!credential) return undefined;
