@@ -110,6 +110,17 @@ export class Repository {
     return { ...(await this.putManifest(tag, descriptor.mediaType, next)), platform: descriptor.platform };
   }
 
+  /** The manifest `digest` names, as JSON (to put it under more tags). */
+  async manifestBody(digest: string, mediaType: string): Promise<unknown> {
+    return (await fetch(this.url(`manifests/${digest}`), { headers: { Accept: mediaType } })).json();
+  }
+
+  /** The config of the image `descriptor` names (its platform, `created`...). */
+  async configOf(descriptor: Descriptor): Promise<any> {
+    const manifest = (await this.manifestBody(descriptor.digest, descriptor.mediaType)) as any;
+    return (await fetch(this.url(`blobs/${manifest.config.digest}`))).json();
+  }
+
   async putManifest(tag: string, mediaType: string, body: unknown): Promise<Descriptor> {
     const bytes = new TextEncoder().encode(JSON.stringify(body));
     const response = await fetch(this.url(`manifests/${tag}`), { method: "PUT", headers: { "Content-Type": mediaType }, body: bytes });

@@ -50,7 +50,7 @@ export async function startRegistry(dir: string, extraConfig: string): Promise<R
 }
 
 /** A loopback HTTP proxy in front of `upstream`; `intercept` may answer a request itself. */
-export function startProxy(upstream: string, intercept?: (request: Request, url: URL) => Response | undefined): { host: string; requests: string[]; stop(): void } {
+export function startProxy(upstream: string, intercept?: (request: Request, url: URL) => Response | Promise<Response> | undefined): { host: string; requests: string[]; stop(): void } {
   const requests: string[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
