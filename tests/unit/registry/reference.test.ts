@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isPinned, matchesImagePrefix, parseReference } from "../../../src/registry/index.ts";
+import { isPinned, matchesImagePrefix, parseReference, withTag } from "../../../src/registry/index.ts";
 
 const D = `sha256:${"a".repeat(64)}`;
 
@@ -118,4 +118,11 @@ describe("matchesImagePrefix", () => {
       expect(matchesImagePrefix(parseReference(written), prefix)).toBe(expected);
     });
   }
+});
+
+test("withTag: the reference as written, with another tag in its tag's place or added", () => {
+  expect(withTag(parseReference("nginx:1.27"), "1.28")).toBe("nginx:1.28");
+  expect(withTag(parseReference("nginx"), "1.28")).toBe("nginx:1.28");
+  expect(withTag(parseReference("localhost:5000/acme/app:v1.2.3"), "v1.2.4")).toBe("localhost:5000/acme/app:v1.2.4");
+  expect(withTag(parseReference("localhost:5000/acme/app"), "2")).toBe("localhost:5000/acme/app:2");
 });
