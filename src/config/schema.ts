@@ -292,6 +292,7 @@ export const CONFIG = table("General options", {
   no_pull: alias(bool(false, "Do not pull; use the locally cached image"), wt("WATCHTOWER_NO_PULL", ["--no-pull"])),
   cleanup: alias(bool(false, "Remove the old image after a successful update"), wt("WATCHTOWER_CLEANUP", ["--cleanup", "-c"])),
   cleanup_delay: duration("0s", "With cleanup: keep the old image this long after the update that left it (so svc rollback can go back to it), then remove it in a later cycle"),
+  cleanup_keep: int(0, "With cleanup: keep the images the last this-many updates of each container left, however old (0: cleanup_delay alone decides)", 0, 100),
   stop_timeout: alias(duration("10s", "Wait for a graceful stop before a forced kill"), wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"])),
   lifecycle_hooks: alias(bool(true, "Run the lifecycle hooks containers' labels set (svc.hooks.*, or Watchtower's lifecycle labels)"), wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"])),
   hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", 1),

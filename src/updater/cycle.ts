@@ -589,7 +589,8 @@ async function cleanupImages(deps: CycleDeps, ctx: ProtocolContext, entries: Map
   // every image an update leaves waits cleanup_delay (for `svc rollback`; 0: it goes now)
   const now = Date.now();
   for (const entry of updated) deps.leftImages.set(entry.summary.imageId, `${entry.summary.name} ${new Date(now).toISOString()}`);
-  const due = deps.leftImages.entries().filter(([, value]) => Date.parse(value.split(" ")[1] ?? "") + deps.config.cleanup_delay <= now);
+  const kept = newestLeftImages(deps.leftImages.entries(), deps.config.cleanup_keep);
+  const due = deps.leftImages.entries().filter(([imageId, value]) => !kept.has(imageId) && leftAt(value) + deps.config.cleanup_delay <= now);
   if (due.length === 0) return;
   let inUse: Set<string>;
   try {
@@ -612,4 +613,23 @@ async function cleanupImages(deps: CycleDeps, ctx: ProtocolContext, entries: Map
       ctx.log.warn("could not remove the old image", { image: imageId, error: toSvcError(error).message });
     }
   }
+}
+
+/** When an image was left: the time in a left-images entry ("<container> <ISO time>"). */
+function leftAt(value: string): number {
+  return Date.parse(value.split(" ")[1] ?? "");
+}
+
+/** cleanup_keep: the images the last `count` updates of each container left. */
+function newestLeftImages(entries: [string, string][], count: number): Set<string> {
+  const byContainer = new Map<string, [string, string][]>();
+  for (const entry of entries) {
+    const container = entry[1].split(" ")[0]!;
+    byContainer.set(container, [...(byContainer.get(container) ?? []), entry]);
+  }
+  const kept = new Set<string>();
+  for (const list of byContainer.values()) {
+    for (const [imageId] of list.sort((a, b) => leftAt(b[1]) - leftAt(a[1])).slice(0, count)) kept.add(imageId);
+  }
+  return kept;
 }

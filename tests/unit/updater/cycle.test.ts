@@ -628,6 +628,24 @@ test("cleanup_delay: the old image stays for svc rollback, and a later cycle rem
   expect(leftImages.entries()).toEqual([]);
 });
 
+test("cleanup_keep: the images the last N updates of a container left stay, whatever cleanup_delay says; older ones go", async () => {
+  const leftImages = inMemory();
+  const { engine, updater } = setup({ cleanup: true, cleanup_keep: 2 }, { leftImages });
+  const first = engine.addImage("r.io/app:1");
+  engine.addContainer("app", "r.io/app:1");
+  const ids = [first.id];
+  for (let i = 0; i < 3; i++) {
+    engine.publish("r.io/app:1");
+    expect(states(await updater.run("api"))).toEqual({ app: "updated" });
+    ids.push(engine.byName("app")!.imageId);
+    // each update is a little later than the one before
+    await Bun.sleep(5);
+  }
+  // three images left behind: the oldest went, the last two stay
+  expect(ids.slice(0, 3).map((id) => engine.images.has(id))).toEqual([false, true, true]);
+  expect(leftImages.entries().map(([id]) => id).sort()).toEqual(ids.slice(1, 3).sort());
+});
+
 describe("self-update", () => {
   function selfSetup(behaviour: "ok" | "exit1") {
     const engine = new FakeEngine();
