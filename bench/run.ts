@@ -257,8 +257,9 @@ async function benchTagPolicies(): Promise<void> {
   await buildImages(repositories.map((r) => `${r}:1.0.0`), (i) => `tags-${i}`);
   for (const repository of repositories) {
     for (const tag of ["0.9.0", "1.0.0-rc.1", "2.0.0", "latest"]) {
-      docker(["tag", `${repository}:1.0.0`, `${repository}:${tag}`]);
-      docker(["push", "-q", `${repository}:${tag}`]);
+      // async: the counting proxy serves the push from this very process
+      await runAsync(["docker", "-H", dockerHost, "tag", `${repository}:1.0.0`, `${repository}:${tag}`]);
+      await runAsync(["docker", "-H", dockerHost, "push", "-q", `${repository}:${tag}`]);
     }
   }
   await runContainers("tags", 0, 40, repositories.map((r) => `${r}:1.0.0`));
