@@ -116,7 +116,7 @@ export async function runRollback(config: Config, name: string): Promise<number>
       ...rememberedBy(state),
     });
     await recoverOrPostpone(updater, log);
-    const result = await updater.rollback(name);
+    const result = await updater.rollback(name, "run_once");
     log.info("rollback", { ...result });
     return result?.state === "updated" ? 0 : 1;
   } finally {

@@ -248,7 +248,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     return { container: name, image };
   };
 
-  const rollback = async (name: string): Promise<RollbackResult | null> => {
+  const rollback = async (name: string, trigger: Trigger = "api"): Promise<RollbackResult | null> => {
     if (current || draining) return null;
     // "<image id>", or "<image id> <reference>" when the update moved it to another tag
     const [back, backReference] = previous.get(name)?.split(" ") ?? [];
@@ -262,7 +262,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     const reference = backReference ?? container.Config.Image;
     await deps.engine.tagImage(back, reference);
     const localReferences = new Map(reference === container.Config.Image ? [] : [[name, reference]]);
-    const report = await run("api", { container: [name] }, { toLocalTag: true, localReferences, dryRun: false });
+    const report = await run(trigger, { container: [name] }, { toLocalTag: true, localReferences, dryRun: false });
     if (report === null) return null;
     const entry = report.containers.find((c) => c.name === name);
     if (entry?.state === "updated") {

@@ -27,8 +27,8 @@ export function pendingRunner(): { runner: CycleRunner & ContainerActions; ready
       async skip(container: string, what?: { digest?: string; tag?: string }) {
         return (updater ?? (await started)).skip(container, what);
       },
-      async rollback(container: string) {
-        return (updater ?? (await started)).rollback(container);
+      async rollback(container: string, trigger?: Trigger) {
+        return (updater ?? (await started)).rollback(container, trigger);
       },
     },
     ready(value) {

@@ -103,8 +103,10 @@ export interface ContainerActions {
    * Puts the container back on the image it ran before svc's last update of it, through the
    * update protocol (keep-old-until-verified), and skips the digest it leaves. Resolves null when
    * a cycle is running; throws not_found / bad_request when there is nothing to go back to.
+   * `trigger` is what its report and audit entries name: `api` for POST /v1/rollback,
+   * `run_once` for the one-off `svc rollback NAME`.
    */
-  rollback(container: string): Promise<RollbackResult | null>;
+  rollback(container: string, trigger?: Trigger): Promise<RollbackResult | null>;
 }
 
 /** What the updater hands each finished cycle to (the notifier). Never throws, never delays the next cycle. */

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspect } from "../../harness.ts";
-import { FAILING_CMD, Fixture, baseFlags, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "./support.ts";
+import { FAILING_CMD, Fixture, baseFlags, parseJsonLines, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "./support.ts";
 
 const fx = new Fixture("e2e-state");
 
@@ -92,9 +92,14 @@ describe("state_dir", () => {
     expect(inspect(name).Image).toBe(v2.id);
     expect(inspect(v1.id).Id).toBe(v1.id);
 
-    const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir]);
+    const audit = join(fx.tempDir("back-audit"), "audit.log");
+    const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir, "--audit-log", audit]);
     expect(back.code, back.svc.describe()).toBe(0);
     expect(inspect(name).Image).toBe(v1.id);
+    // a one-off command, not an API request: its audit entries say so
+    const entries = parseJsonLines(readFileSync(audit, "utf8")).map((line) => line.fields);
+    expect(entries.map((e: any) => e.action)).toContain("create");
+    expect(new Set(entries.map((e: any) => e.trigger))).toEqual(new Set(["run_once"]));
     expect(inspect(name).State.Running).toBe(true);
     const runningSince = inspect(name).State.StartedAt;
 
