@@ -297,7 +297,7 @@ export const CONFIG = table("General options", {
   lifecycle_hooks: alias(bool(true, "Run the lifecycle hooks containers' labels set (svc.hooks.*, or Watchtower's lifecycle labels)"), wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"])),
   hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", 1),
   tag_policy: tagPolicy("Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags"),
-  min_image_age: duration("0s", "Apply a newer image only once svc has known it this long (since it first saw the digest; label svc.min_image_age); until then the container is stale, with the time it becomes eligible"),
+  min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible"),
 
   http_api: table("HTTP API options", {
     update: alias(bool(false, "Enable POST /v1/update"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),

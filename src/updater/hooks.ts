@@ -1,6 +1,6 @@
 /**
  * Lifecycle hooks: commands a container's labels ask svc to run inside it, with `sh -c`, through
- * the engine's exec API (README.md, "Update policies"):
+ * the engine's exec API (docs/policies.md, "Lifecycle hooks"):
  *   svc.hooks.pre_check    before the container is checked (a failure is logged)
  *   svc.hooks.pre_update   in the old container before anything is stopped (a failure skips the update)
  *   svc.hooks.post_update  in the new container once it passed the rollback checks (a failure rolls back)
