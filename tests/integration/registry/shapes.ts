@@ -47,8 +47,15 @@ export class Repository {
     docker(["push", "-q", reference]);
     this.built.push(reference);
     let descriptor = await this.describe(tag);
+    if (!(await this.configNames(descriptor, platform))) descriptor = await this.withConfig(descriptor, tag, (config) => ({ ...config, ...platformFields(platform) }));
     if (options.dockerMediaTypes && descriptor.mediaType === MEDIA_TYPES.ociManifest) descriptor = await this.asDockerManifest(tag);
     return { ...descriptor, platform };
+  }
+
+  /** Whether the image's config names `platform` (Docker 20.10 imports for its own platform whatever `--platform` says). */
+  private async configNames(descriptor: Descriptor, platform: Platform): Promise<boolean> {
+    const config = await this.configOf(descriptor);
+    return Object.entries(platformFields(platform)).every(([key, value]) => config[key] === value);
   }
 
   /** The descriptor of what `reference` (a tag or digest) names in the registry. */
@@ -102,10 +109,14 @@ export class Repository {
    * `tag`; returns its descriptor.
    */
   async relabelled(descriptor: Descriptor, tag: string): Promise<Descriptor> {
-    const manifest = (await (await fetch(this.url(`manifests/${descriptor.digest}`), { headers: { Accept: descriptor.mediaType } })).json()) as any;
+    return this.withConfig(descriptor, tag, (config) => ({ ...config, config: { ...config.config, Labels: { ...config.config?.Labels, "svc.test.rebuild": randomBytes(4).toString("hex") } } }));
+  }
+
+  /** The image `descriptor` names with its config as `edit` returns it, every layer shared; pushed under `tag`. */
+  private async withConfig(descriptor: Descriptor, tag: string, edit: (config: any) => any): Promise<Descriptor> {
+    const manifest = (await this.manifestBody(descriptor.digest, descriptor.mediaType)) as any;
     const config = (await (await fetch(this.url(`blobs/${manifest.config.digest}`))).json()) as any;
-    config.config = { ...config.config, Labels: { ...config.config?.Labels, "svc.test.rebuild": randomBytes(4).toString("hex") } };
-    const blob = await this.pushBlob(new TextEncoder().encode(JSON.stringify(config)));
+    const blob = await this.pushBlob(new TextEncoder().encode(JSON.stringify(edit(config))));
     const next = { ...manifest, config: { ...manifest.config, digest: blob.digest, size: blob.size } };
     return { ...(await this.putManifest(tag, descriptor.mediaType, next)), platform: descriptor.platform };
   }
@@ -142,4 +153,9 @@ export class Repository {
   removeLocal(): void {
     if (this.built.length) docker(["rmi", "-f", ...this.built.splice(0)], { allowFailure: true });
   }
+}
+
+/** The platform fields of an image config, as the engine writes them. */
+function platformFields(platform: Platform): Record<string, string> {
+  return { os: platform.os, architecture: platform.architecture, ...(platform.variant ? { variant: platform.variant } : {}) };
 }
