@@ -153,9 +153,7 @@ export function createChecker(deps: {
         const created = Date.parse((await deps.engine.inspectImage(verdict.newImageId))?.Created ?? "");
         return Number.isNaN(created) ? null : created;
       }
-      const ref = verdict.ref!;
-      const created = await deps.session.created(ref, verdict.newDigest!, () => platformOf(input.imageId));
-      return created === null || Number.isNaN(created.getTime()) ? null : created.getTime();
+      return (await deps.session.created(verdict.ref!, verdict.newDigest!, () => platformOf(input.imageId)))?.getTime() ?? null;
     } catch (error) {
       deps.log?.debug("creation time unknown; min_image_age counts from first seen", { container: input.name, error: toSvcError(error).message });
       return null;

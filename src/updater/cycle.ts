@@ -590,7 +590,7 @@ async function cleanupImages(deps: CycleDeps, ctx: ProtocolContext, entries: Map
   const now = Date.now();
   for (const entry of updated) deps.leftImages.set(entry.summary.imageId, `${entry.summary.name} ${new Date(now).toISOString()}`);
   const kept = newestLeftImages(deps.leftImages.entries(), deps.config.cleanup_keep);
-  const due = deps.leftImages.entries().filter(([imageId, value]) => !kept.has(imageId) && leftAt(value) + deps.config.cleanup_delay <= now);
+  const due = deps.leftImages.entries().filter(([imageId, value]) => !kept.has(imageId) && parseLeft(value).at + deps.config.cleanup_delay <= now);
   if (due.length === 0) return;
   let inUse: Set<string>;
   try {
@@ -606,7 +606,7 @@ async function cleanupImages(deps: CycleDeps, ctx: ProtocolContext, entries: Map
     // an image a container runs again (a rollback) is no longer waiting to be removed
     deps.leftImages.delete(imageId);
     if (inUse.has(imageId)) continue;
-    const container = left.split(" ")[0]!;
+    const { container } = parseLeft(left);
     try {
       await act(ctx, "image_remove", { container, image: imageId }, () => deps.engine.removeImage(imageId));
     } catch (error) {
@@ -615,21 +615,24 @@ async function cleanupImages(deps: CycleDeps, ctx: ProtocolContext, entries: Map
   }
 }
 
-/** When an image was left: the time in a left-images entry ("<container> <ISO time>"). */
-function leftAt(value: string): number {
-  return Date.parse(value.split(" ")[1] ?? "");
+/** A left-images entry, "<container> <ISO time>": whose update left the image, and when. */
+function parseLeft(value: string): { container: string; at: number } {
+  const [container = "", at = ""] = value.split(" ");
+  return { container, at: Date.parse(at) };
 }
 
 /** cleanup_keep: the images the last `count` updates of each container left. */
 function newestLeftImages(entries: [string, string][], count: number): Set<string> {
-  const byContainer = new Map<string, [string, string][]>();
-  for (const entry of entries) {
-    const container = entry[1].split(" ")[0]!;
-    byContainer.set(container, [...(byContainer.get(container) ?? []), entry]);
+  const byContainer = new Map<string, { imageId: string; at: number }[]>();
+  for (const [imageId, value] of entries) {
+    const { container, at } = parseLeft(value);
+    const list = byContainer.get(container) ?? [];
+    list.push({ imageId, at });
+    byContainer.set(container, list);
   }
   const kept = new Set<string>();
   for (const list of byContainer.values()) {
-    for (const [imageId] of list.sort((a, b) => leftAt(b[1]) - leftAt(a[1])).slice(0, count)) kept.add(imageId);
+    for (const { imageId } of list.sort((a, b) => b.at - a.at).slice(0, count)) kept.add(imageId);
   }
   return kept;
 }

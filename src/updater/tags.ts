@@ -10,7 +10,7 @@
  * same variant once its numbers are ignored (`alpine3.20` may become `alpine3.21`, never
  * `bookworm`; `ls45` may become `ls46`).
  */
-import type { SemverLevel, TagPolicy } from "../config/index.ts";
+import type { SemverLevel, TagOrder, TagPolicy } from "../config/index.ts";
 
 export interface VersionTag {
   prefix: "" | "v";
@@ -150,7 +150,7 @@ function newerMatches(policy: Extract<TagPolicy, { kind: "regex" }>, current: st
   return found.sort((a, b) => compareKeys(b.key, a.key) || naturalCompare(b.tag, a.tag)).map((f) => f.tag);
 }
 
-function compareBy(order: "natural" | "lexical" | "semver", a: string, b: string): number {
+function compareBy(order: TagOrder, a: string, b: string): number {
   if (order === "lexical") return a === b ? 0 : a < b ? -1 : 1;
   if (order === "semver") {
     const x = parseVersionTag(a);

@@ -32,6 +32,14 @@ function repository(what: string): Repository {
   return repo;
 }
 
+/** A repository holding an amd64 image and an arm64 image, each under a tag of its own. */
+async function twoPlatforms(what: string) {
+  const repo = repository(what);
+  const amd = await repo.platformImage(await amd64());
+  const arm = await repo.platformImage(await arm64());
+  return { repo, amd, arm };
+}
+
 let versions: Repository;
 let image: Descriptor;
 
@@ -108,9 +116,7 @@ describe("tags", () => {
 
 describe("platformImage", () => {
   test("an index with our platform, an index without it, a single image of another platform, a missing tag", async () => {
-    const repo = repository("platforms");
-    const amd = await repo.platformImage({ os: "linux", architecture: "amd64" });
-    const arm = await repo.platformImage({ os: "linux", architecture: "arm64" });
+    const { repo, amd, arm } = await twoPlatforms("platforms");
     const both = await repo.pushIndex("2.0.0", [amd, arm]);
     await repo.pushIndex("2.1.0", [arm]);
     const armTag = (await repo.putManifest("2.2.0", arm.mediaType, await repo.manifestBody(arm.digest, arm.mediaType))).digest;
@@ -126,9 +132,7 @@ describe("platformImage", () => {
 
 describe("created", () => {
   test("the creation time in the image's config, for a single image and through an index", async () => {
-    const repo = repository("created");
-    const amd = await repo.platformImage({ os: "linux", architecture: "amd64" });
-    const arm = await repo.platformImage({ os: "linux", architecture: "arm64" });
+    const { repo, amd, arm } = await twoPlatforms("created");
     await repo.pushIndex("3.0.0", [amd, arm]);
     const config = await repo.configOf(amd);
     const session = registryWith().session();
