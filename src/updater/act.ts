@@ -1,5 +1,6 @@
 import { toSvcError } from "../errors.ts";
 import type { AuditEntry } from "../log/index.ts";
+import { announce } from "./progress.ts";
 import type { ProtocolContext } from "./protocol.ts";
 
 /**
@@ -15,6 +16,7 @@ export async function act<T>(
   idOf?: (result: T) => string,
 ): Promise<T> {
   const entry: AuditEntry = { action, ...target, trigger: ctx.trigger, session_id: ctx.sessionId };
+  announce(ctx.progress, ctx, target.container, action);
   try {
     const result = await run();
     ctx.audit.record(idOf ? { ...entry, container_id: idOf(result) } : entry);

@@ -15,6 +15,7 @@ import { buildGraph, COMPOSE, connectedGroups, dependentsOf, findCycles, network
 import { forEachLimited } from "./pool.ts";
 import { act, park, planReplacement, replace, restore, stopOptionsFor, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
 import { needsHandover, startHandover } from "./handover.ts";
+import { announce, type ProgressListener } from "./progress.ts";
 import { buildReport } from "./report.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
@@ -46,6 +47,8 @@ export interface CycleDeps {
    */
   repairLeftovers?: (all: ContainerSummary[], filter: UpdateFilter) => Promise<boolean>;
   selfHandover?: SelfHandover;
+  /** told of each step as it starts (progress.ts) */
+  progress?: ProgressListener;
 }
 
 /**
@@ -98,7 +101,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   // the global Web Crypto: node:crypto would cost a compiled svc ~4 MiB of memory to load
   const sessionId = crypto.randomUUID();
   const log = deps.log.child("updater");
-  const ctx: ProtocolContext = { engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, sessionId, timing: deps.timing };
+  const ctx: ProtocolContext = { engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, sessionId, timing: deps.timing, progress: deps.progress };
 
   const list = async (): Promise<ContainerSummary[]> => {
     try {
@@ -118,7 +121,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   const entries = newEntries(deps, selectContainers(all, deps.config, filter), options.toLocalTag === true);
   // a dry run runs no hook: a hook may change anything
   if (!dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
-  const checker = await checkEntries(deps, entries, options.localReferences ?? new Map());
+  const checker = await checkEntries(deps, ctx, entries, options.localReferences ?? new Map());
   const toUpdate = chooseUpdates(deps, entries);
   if (dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
@@ -136,7 +139,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   return { report, selfReplaced };
 }
 
-async function checkEntries(deps: CycleDeps, entries: Map<string, Entry>, localReferences: ReadonlyMap<string, string>): Promise<Checker> {
+async function checkEntries(deps: CycleDeps, ctx: ProtocolContext, entries: Map<string, Entry>, localReferences: ReadonlyMap<string, string>): Promise<Checker> {
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
   const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped, log: deps.log.child("updater") });
   await Promise.all(
@@ -146,6 +149,7 @@ async function checkEntries(deps: CycleDeps, entries: Map<string, Entry>, localR
       if (policy.problem) return finish(entry, "skipped", policy.problem);
       const reportTagOnly = labels[COMPOSE.project] !== undefined && !policy.moveCompose;
       const input = { name, image, imageId, noPull: policy.noPull, minImageAgeMs: policy.minImageAgeMs, tagPolicy: policy.tagPolicy, reportTagOnly, localReference: localReferences.get(name) };
+      announce(ctx.progress, ctx, name, "check");
       applyVerdict(entry, await checker.check(input));
     }),
   );

@@ -46,12 +46,14 @@ import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
 import { DEFAULT_TIMING, stopOptionsFor, type ProtocolContext, type WatchTiming } from "./protocol.ts";
 import { completeHandover, type HandoverJob } from "./handover.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
+import type { ProgressListener } from "./progress.ts";
 import { metricCounts } from "./report.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, policyFor, scopeFilter, type Filter } from "./selection.ts";
 import type { CycleRunner, ReportSink, RollbackResult, RunOptions, SessionReport, SkipResult, ContainerActions, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./cycle.ts";
 export type { HandoverJob } from "./handover.ts";
+export type { ProgressEvent, ProgressListener, Step } from "./progress.ts";
 export type { CycleRunner, SessionReport, Trigger, UpdateFilter, ContainerReport, ContainerOutcome, ReportCounts } from "./types.ts";
 
 export interface UpdaterDeps {
@@ -81,6 +83,8 @@ export interface UpdaterDeps {
   previous?: Remembered;
   /** images an update left, waiting for cleanup_delay (default: in memory) */
   leftImages?: Remembered;
+  /** told of each step of a running cycle as it starts (progress.ts) */
+  progress?: ProgressListener;
 }
 
 export interface Updater extends CycleRunner, ContainerActions {
@@ -115,6 +119,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     leftImages: deps.leftImages ?? inMemory(),
     draining: () => draining,
     selfHandover: deps.selfHandover,
+    progress: deps.progress,
     repairLeftovers: async (all, filter) => {
       const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image)]);
       const pending = hasLeftovers(all, inScope, deps.selfContainerId);
@@ -187,6 +192,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     audit: deps.audit,
     trigger,
     timing,
+    progress: deps.progress,
   });
 
   const recover = (): Promise<void> => recoverWithin(recoveryScope(deps.config));

@@ -18,6 +18,7 @@ import type { AuditLog, Logger } from "../log/index.ts";
 import { act } from "./act.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { oldContainerName } from "./names.ts";
+import { announce, type ProgressListener } from "./progress.ts";
 
 export { act };
 
@@ -29,6 +30,8 @@ export interface ProtocolContext {
   trigger: string;
   sessionId?: string;
   timing: WatchTiming;
+  /** told of each step as it starts (progress.ts) */
+  progress?: ProgressListener;
 }
 
 export interface WatchTiming {
@@ -155,6 +158,7 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
   }
 
   if (r.startAfter && anyRollbackCheck(ctx.config)) {
+    announce(ctx.progress, ctx, r.name, "watch");
     const verdict = await watch(ctx, newId);
     if (!verdict.ok) return rollback(ctx, r, verdict);
   }
