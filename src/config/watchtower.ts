@@ -7,6 +7,7 @@
  */
 import { OPTIONS, type OptionSpec, type WatchtowerName } from "./schema.ts";
 import { coerceText, type Layer, type Problem } from "./sources.ts";
+import { envRecord, legacyNotifications, withLegacyUrls } from "./watchtower-notify.ts";
 
 /** Watchtower settings svc has no option for, and why. */
 export const WATCHTOWER_UNMAPPED: Record<string, { flags: readonly string[]; reason: string }> = {
@@ -18,7 +19,7 @@ export const WATCHTOWER_UNMAPPED: Record<string, { flags: readonly string[]; rea
   WATCHTOWER_ROLLING_RESTART: { flags: ["--rolling-restart"], reason: "svc updates containers one dependency group at a time and keeps each old container until its replacement passes the rollback checks" },
   WATCHTOWER_HTTP_API_PERIODIC_POLLS: { flags: ["--http-api-periodic-polls"], reason: "with http_api.update on, svc runs poll_interval or schedule cycles too whenever one is set" },
   WATCHTOWER_PORCELAIN: { flags: ["--porcelain", "-P"], reason: "svc --run-once prints its report as JSON log records" },
-  WATCHTOWER_NOTIFICATIONS: { flags: ["--notifications", "-n"], reason: "each svc channel is enabled by its own settings (notifications.*)" },
+  WATCHTOWER_NOTIFICATIONS: { flags: ["--notifications", "-n"], reason: "read from the environment: its slack, msteams and gotify variables become notifications.urls; e-mail is on when notifications.email.server is set" },
   WATCHTOWER_NOTIFICATION_TEMPLATE: { flags: ["--notification-template"], reason: "a Go template is not read: svc's templates are mustache files (notifications.template, docs/notifications.md#templates)" },
   WATCHTOWER_NOTIFICATION_REPORT: { flags: ["--notification-report"], reason: "svc always sends the report of the whole cycle, as Watchtower's report mode" },
   WATCHTOWER_NOTIFICATIONS_LEVEL: { flags: ["--notifications-level"], reason: "svc notifies after a cycle with changes, not per log line (notify_on_every_cycle: after every cycle)" },
@@ -60,8 +61,10 @@ export function aliasValue(alias: WatchtowerAlias, text: string): { value: unkno
  */
 export function watchtowerEnvLayer(env: Record<string, string | undefined>, problems: Problem[], warnings: string[]): Layer {
   const layer: Layer = new Map();
+  const legacy = legacyNotifications(env);
   for (const [name, text] of Object.entries(env)) {
     if (!isWatchtowerVariable(name) || text === undefined) continue;
+    if (legacy.consumed.has(name)) continue;
     const alias = ALIAS_BY_ENV.get(name);
     if (!alias) {
       const unmapped = WATCHTOWER_UNMAPPED[name];
@@ -76,6 +79,12 @@ export function watchtowerEnvLayer(env: Record<string, string | undefined>, prob
     }
     warnings.push(`${name}: read as ${alias.option.key}; svc's own variable is ${alias.option.env}`);
     layer.set(alias.option.key, { value: result.value, origin: { source: "env", name } });
+  }
+  problems.push(...legacy.problems);
+  warnings.push(...legacy.unmapped.map((line) => `${line}; ignored`));
+  if (legacy.urls.length > 0) {
+    warnings.push(`WATCHTOWER_NOTIFICATIONS: read as notifications.urls (${legacy.urls.length} URL${legacy.urls.length > 1 ? "s" : ""}); svc's own variable is SVC_NOTIFICATIONS_URLS`);
+    layer.set("notifications.urls", { value: withLegacyUrls(layer.get("notifications.urls")?.value, legacy), origin: { source: "env", name: "WATCHTOWER_NOTIFICATIONS" } });
   }
   return layer;
 }
@@ -120,15 +129,20 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
     else values.set(alias.option.key, result.value);
   };
 
+  const legacy = legacyNotifications(envRecord(settings.env));
   for (const entry of settings.env) {
     const eq = entry.indexOf("=");
     const [name, text] = eq < 0 ? [entry, ""] : [entry.slice(0, eq), entry.slice(eq + 1)];
+    if (legacy.consumed.has(name)) continue;
     const alias = ALIAS_BY_ENV.get(name);
     if (alias) apply(alias, text, name);
     else if (WATCHTOWER_UNMAPPED[name]) unmapped.push(`${name}: ${WATCHTOWER_UNMAPPED[name]!.reason}`);
     else if (name.startsWith("WATCHTOWER_")) unmapped.push(`${name}: not a Watchtower setting svc knows`);
     else if (!NOT_SETTINGS.test(name)) unmapped.push(`${name}: not a Watchtower setting; set it in svc's environment if svc needs it`);
   }
+
+  unmapped.push(...legacy.unmapped, ...legacy.problems);
+  if (legacy.urls.length > 0) values.set("notifications.urls", withLegacyUrls(values.get("notifications.urls"), legacy));
 
   const containers: string[] = [];
   const args = settings.args;
