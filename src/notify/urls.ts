@@ -185,7 +185,7 @@ class Params {
     return n;
   }
 
-  /** Names not read by the service's parser (custom ones like generic's @header are read by it). */
+  /** Every parameter name given (lower case). */
   keys(): string[] {
     return [...this.values.keys()];
   }
@@ -276,6 +276,12 @@ const PARSERS: Record<UrlService, Parser> = {
       if (!channel) fail("slack://: the channel (after @) is missing");
       const botToken = `${kind}-${token}`;
       return { service: "slack", botToken, channel, ...common, secrets: [botToken, ...both(url.password)] };
+    }
+    // shoutrrr's first form, still in older Watchtower setups: slack://[botname@]T000/B000/XXXX
+    const legacy = [url.hostname, ...segments(url)];
+    if (!url.password && legacy.length === 3 && legacy.every(Boolean)) {
+      const botname = common.botname ?? (url.username ? decode(url.username) : undefined);
+      return { service: "slack", webhookPath: legacy.join("/"), ...common, botname, secrets: [legacy.join("/"), legacy[2]!] };
     }
     return fail(`slack://: the token must start with hook: (webhook) or xoxb: (bot) (form: ${URL_FORMS.slack})`);
   },

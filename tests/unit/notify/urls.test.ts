@@ -48,6 +48,8 @@ describe("each form parses into its target", () => {
       botToken: "xoxb-123456789012-1234567890123-4mt0t4l1YL3g1T5L4cK70k3N",
       channel: "C001CH4NN3L",
     });
+    // shoutrrr's first form, from older Watchtower setups
+    expect(parsed("slack://watchtower@T0001/B0002/XXXXsecretXXXX1")).toMatchObject({ service: "slack", webhookPath: "T0001/B0002/XXXXsecretXXXX1", botname: "watchtower" });
   });
 
   test("gotify: host, port, path prefix and token; disabletls for plain HTTP", () => {
