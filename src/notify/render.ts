@@ -210,7 +210,7 @@ export type BodyRenderer = (report: SessionReport) => string;
  * quotes or newlines cannot break the body, and the rendered sample report must be valid JSON:
  * a template that is not is refused at startup, not at the first update.
  */
-export async function loadBodyRenderer(templatePath: string, contentType: string, host: string, option = "notifications.webhook.template", titleTag?: string): Promise<BodyRenderer> {
+export async function loadBodyRenderer(templatePath: string, contentType: string, host: string, titleTag?: string, option = "notifications.webhook.template"): Promise<BodyRenderer> {
   const template = await readTemplate(option, templatePath);
   const json = isJsonType(contentType);
   const render: BodyRenderer = (report) => Mustache.render(template, buildView(report, host, titleTag), undefined, json ? jsonText : plainText);

@@ -29,7 +29,7 @@ export const CHANNELS = {
   webhook: {
     create: async ({ config, hostname }) => {
       const { template, content_type } = config.webhook;
-      const body = template === undefined ? undefined : await loadBodyRenderer(template, content_type, hostname, undefined, config.title_tag);
+      const body = template === undefined ? undefined : await loadBodyRenderer(template, content_type, hostname, config.title_tag);
       return createWebhookNotifier(config.webhook, body);
     },
   },

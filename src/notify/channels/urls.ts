@@ -110,7 +110,7 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
     case "generic": {
       const contentType = target.contentType ?? "application/json";
       const body: BodyRenderer = target.template
-        ? await loadBodyRenderer(target.template, contentType, context.hostname, `notifications.urls (${name} template)`, context.titleTag)
+        ? await loadBodyRenderer(target.template, contentType, context.hostname, context.titleTag, `notifications.urls (${name} template)`)
         : (report) => JSON.stringify(report);
       return notifier(async (report) => {
         const headers = new Headers(target.headers);
