@@ -39,7 +39,7 @@ export function redactConfig(config: Config): Config {
   const copy = structuredClone(config);
   for (const slot of secretSlots(copy)) slot.replace(REDACTED);
   // A notification URL is shown with only its secret parts (tokens, passwords) masked.
-  if (copy.notifications?.urls) copy.notifications.urls = copy.notifications.urls.map((url) => redactNotificationUrl(url, REDACTED));
+  if (copy.notifications?.urls) copy.notifications.urls = copy.notifications.urls.map(redactNotificationUrl);
   return copy;
 }
 

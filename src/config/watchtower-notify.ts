@@ -37,7 +37,7 @@ export function legacyNotifications(env: Env): LegacyNotifications {
   for (const type of types) {
     // e-mail: its variables are options of their own; shoutrrr: WATCHTOWER_NOTIFICATION_URL
     if (type === "email" || type === "shoutrrr") continue;
-    if (!(type in SERVICE_VARIABLES)) {
+    if (!Object.hasOwn(SERVICE_VARIABLES, type)) {
       result.unmapped.push(`WATCHTOWER_NOTIFICATIONS: ${type} is not a notification type Watchtower has (email, slack, msteams, gotify, shoutrrr)`);
       continue;
     }

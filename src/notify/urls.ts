@@ -7,9 +7,11 @@
  *
  * Each target knows its secret parts (tokens, passwords, user keys): `notificationUrlSecrets`
  * is the one function that derives them, for the redactor of every output, and
- * `redactNotificationUrl` masks them in a URL shown to the user (--print-config).
+ * `redactNotificationUrl` masks them (with the log room's redactor) in a URL shown to the user
+ * (--print-config).
  * docs/notifications.md lists every form.
  */
+import { createRedactor, REDACTED } from "../log/redact.ts";
 
 export type UrlService = "discord" | "telegram" | "slack" | "gotify" | "ntfy" | "pushover" | "smtp" | "teams" | "matrix" | "generic";
 
@@ -103,14 +105,9 @@ export function notificationUrlSecrets(urls: readonly string[]): string[] {
 }
 
 /** The URL with its secret parts masked, for showing it (a URL that does not parse is masked whole). */
-export function redactNotificationUrl(url: string, mask: string): string {
+export function redactNotificationUrl(url: string): string {
   const parsed = parseNotificationUrl(url);
-  if ("problem" in parsed) return mask;
-  let out = url;
-  for (const secret of [...new Set(parsed.secrets)].sort((a, b) => b.length - a.length)) {
-    if (secret.length >= 3) out = out.split(secret).join(mask);
-  }
-  return out;
+  return "problem" in parsed ? REDACTED : createRedactor(parsed.secrets)(url);
 }
 
 /** The service a URL names (its scheme, without `+https`), for channel names in logs. */
@@ -122,7 +119,7 @@ function parseOrThrow(text: string): NotificationTarget {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
   if (!scheme) return fail(`is not a URL (expected service://..., e.g. ${URL_FORMS.discord})`);
   const [service, wrapped] = scheme.split("+", 2) as [string, string | undefined];
-  if (!(service in URL_FORMS)) return fail(`${service}://: not a service svc knows (${Object.keys(URL_FORMS).join(", ")})`);
+  if (!Object.hasOwn(URL_FORMS, service)) return fail(`${service}://: not a service svc knows (${Object.keys(URL_FORMS).join(", ")})`);
   const name = service as UrlService;
   if (wrapped !== undefined) {
     if ((name !== "generic" && name !== "teams") || (wrapped !== "http" && wrapped !== "https")) {
@@ -357,9 +354,11 @@ const PARSERS: Record<UrlService, Parser> = {
       const endpoint = `https://${host}/webhookb2/${decode(url.username)}@${url.hostname}/IncomingWebhook/${parts.join("/")}`;
       return { service: "teams", endpoint, secrets: [...both(url.username), url.hostname, ...parts] };
     }
-    // The Workflows webhook with https:// replaced by teams://: every part of it is kept.
-    const endpoint = `https://${hostPort(url)}${url.pathname}${url.search}`;
-    return teamsTarget(new URL(endpoint), params);
+    // The Workflows webhook with https:// replaced by teams://: every part of it is kept, its
+    // query (api-version, sp, sv, sig) included.
+    for (const key of params.keys()) params.get(key);
+    const endpoint = new URL(`https://${hostPort(url)}${url.pathname}${url.search}`);
+    return { service: "teams", endpoint: endpoint.toString(), secrets: teamsSecrets(endpoint) };
   },
 
   matrix(url, params) {
@@ -379,7 +378,7 @@ const PARSERS: Record<UrlService, Parser> = {
 
 function oneOf(value: string, name: string, allowed: readonly string[], aliases: Record<string, string>): string {
   const lower = value.toLowerCase();
-  const mapped = lower in aliases ? aliases[lower]! : lower;
+  const mapped = Object.hasOwn(aliases, lower) ? aliases[lower]! : lower;
   if (!allowed.includes(mapped)) fail(`smtp://: parameter ${name} must be one of ${allowed.join(", ")}`);
   return mapped;
 }
@@ -387,22 +386,20 @@ function oneOf(value: string, name: string, allowed: readonly string[], aliases:
 function parseNtfyPriority(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const names: Record<string, number> = { min: 1, low: 2, default: 3, high: 4, max: 5, urgent: 5 };
-  const n = names[value.toLowerCase()] ?? Number(value);
+  const n = Object.hasOwn(names, value.toLowerCase()) ? names[value.toLowerCase()]! : Number(value);
   if (!Number.isInteger(n) || n < 1 || n > 5) fail("ntfy://: parameter priority must be 1-5 or min, low, default, high, max");
   return n;
 }
 
 /** The Workflows URL carries its credential in the `sig` query value (and ids in its path). */
-function teamsTarget(endpoint: URL, params: Params): NotificationTarget {
-  // Its query (api-version, sp, sv, sig) is the Workflows URL's own, kept as it is.
-  for (const key of params.keys()) params.get(key);
+function teamsSecrets(endpoint: URL): string[] {
   const sig = endpoint.searchParams.get("sig") ?? undefined;
-  return { service: "teams", endpoint: endpoint.toString(), secrets: [...both(sig), ...tokenLike([...segments(endpoint), ...endpoint.searchParams.values()])] };
+  return [...both(sig), ...tokenLike([...segments(endpoint), ...endpoint.searchParams.values()])];
 }
 
 function wrappedTeams(text: string, scheme: string): NotificationTarget {
   const url = parseWrapped(text, scheme, "teams");
-  return { service: "teams", endpoint: url.toString(), secrets: teamsTarget(url, new Params("teams", new URL("teams://x"))).secrets };
+  return { service: "teams", endpoint: url.toString(), secrets: teamsSecrets(url) };
 }
 
 function parseWrapped(text: string, scheme: string, service: UrlService): URL {

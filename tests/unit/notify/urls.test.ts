@@ -126,6 +126,7 @@ describe("a URL that cannot be used names the wrong part, never the secret", () 
   const cases: Array<[string, string]> = [
     ["not a url", "is not a URL"],
     ["foo://x", "foo://: not a service svc knows"],
+    ["constructor://x", "constructor://: not a service svc knows"],
     ["discord://@123", "discord://: the webhook token is missing"],
     ["discord://t0ken-Secret@webhook", "the webhook id after @ must be digits"],
     ["telegram://justtoken@telegram?chats=1", "telegram://: the bot token"],
@@ -171,9 +172,9 @@ describe("secrets", () => {
     const secrets = notificationUrlSecrets(urls);
     for (let n = 1; n <= 12; n++) expect(secrets.some((s) => s.includes(`Secret${n}`))).toBe(true);
     expect(secrets).toContain("Secret9!");
-    for (const url of urls) expect(redactNotificationUrl(url, "[redacted]")).not.toMatch(/Secret\d/);
-    expect(redactNotificationUrl("discord://AbC-dEf_Secret1@123456789012345678", "***")).toBe("discord://***@123456789012345678");
-    expect(redactNotificationUrl("nonsense Secret", "***")).toBe("***");
+    for (const url of urls) expect(redactNotificationUrl(url)).not.toMatch(/Secret\d/);
+    expect(redactNotificationUrl("discord://AbC-dEf_Secret1@123456789012345678")).toBe(`discord://${REDACTED}@123456789012345678`);
+    expect(redactNotificationUrl("nonsense Secret")).toBe(REDACTED);
   });
 });
 
