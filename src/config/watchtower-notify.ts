@@ -9,6 +9,8 @@
 export interface LegacyNotifications {
   /** notification URLs made from the variables */
   urls: string[];
+  /** WATCHTOWER_NOTIFICATIONS_LEVEL debug or trace: Watchtower then notified after every session */
+  everyCycle: boolean;
   /** the variables read here, whatever became of them */
   consumed: ReadonlySet<string>;
   /** what was read but cannot be carried, "NAME: reason" */
@@ -18,6 +20,8 @@ export interface LegacyNotifications {
 }
 
 const V = "WATCHTOWER_NOTIFICATION_";
+const LIST = "WATCHTOWER_NOTIFICATIONS";
+const LEVEL = "WATCHTOWER_NOTIFICATIONS_LEVEL";
 
 /** Each service's variables, as Watchtower names them. */
 const SERVICE_VARIABLES = {
@@ -31,14 +35,15 @@ type Made = { url: string } | { problem: string };
 
 /** The legacy notification settings in `env` as notification URLs. */
 export function legacyNotifications(env: Env): LegacyNotifications {
-  const consumed = new Set<string>(["WATCHTOWER_NOTIFICATIONS", ...Object.values(SERVICE_VARIABLES).flat()].filter((name) => env[name] !== undefined));
-  const result: LegacyNotifications = { urls: [], consumed, unmapped: [], problems: [] };
+  const consumed = new Set<string>([LIST, LEVEL, ...Object.values(SERVICE_VARIABLES).flat()].filter((name) => env[name] !== undefined));
+  const result: LegacyNotifications = { urls: [], everyCycle: false, consumed, unmapped: [], problems: [] };
+  readLevel(env[LEVEL], result);
   const types = (env.WATCHTOWER_NOTIFICATIONS ?? "").split(/[\s,]+/).map((t) => t.trim().toLowerCase()).filter(Boolean);
   for (const type of types) {
     // e-mail: its variables are options of their own; shoutrrr: WATCHTOWER_NOTIFICATION_URL
     if (type === "email" || type === "shoutrrr") continue;
     if (!Object.hasOwn(SERVICE_VARIABLES, type)) {
-      result.unmapped.push(`WATCHTOWER_NOTIFICATIONS: ${type} is not a notification type Watchtower has (email, slack, msteams, gotify, shoutrrr)`);
+      result.unmapped.push(`${LIST}: ${type} is not a notification type Watchtower has (email, slack, msteams, gotify, shoutrrr)`);
       continue;
     }
     const made = MAKERS[type as keyof typeof SERVICE_VARIABLES](env, result.unmapped);
@@ -47,7 +52,7 @@ export function legacyNotifications(env: Env): LegacyNotifications {
   }
   for (const [type, names] of Object.entries(SERVICE_VARIABLES)) {
     if (types.includes(type)) continue;
-    for (const name of names) if (env[name] !== undefined) result.unmapped.push(`${name}: ${type} is not in WATCHTOWER_NOTIFICATIONS, so Watchtower did not use it either`);
+    for (const name of names) if (env[name] !== undefined) result.unmapped.push(`${name}: ${type} is not in ${LIST}, so Watchtower did not use it either`);
   }
   return result;
 }
@@ -57,9 +62,26 @@ export function envRecord(entries: readonly string[]): Record<string, string> {
   return Object.fromEntries(entries.map((entry) => (entry.includes("=") ? [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] : [entry, ""])));
 }
 
-/** The URLs already given (WATCHTOWER_NOTIFICATION_URL), then the legacy ones. */
-export function withLegacyUrls(existing: unknown, legacy: LegacyNotifications): string[] {
-  return [...(Array.isArray(existing) ? (existing as string[]) : []), ...legacy.urls];
+/**
+ * The options these settings set, each with the variable it is read from: the URLs after those
+ * already given (`existingUrls`, from WATCHTOWER_NOTIFICATION_URL).
+ */
+export function legacyOptions(legacy: LegacyNotifications, existingUrls: unknown): Array<{ key: string; value: unknown; from: string }> {
+  const options: Array<{ key: string; value: unknown; from: string }> = [];
+  if (legacy.urls.length > 0) options.push({ key: "notifications.urls", value: [...(Array.isArray(existingUrls) ? (existingUrls as string[]) : []), ...legacy.urls], from: LIST });
+  if (legacy.everyCycle) options.push({ key: "notifications.notify_on_every_cycle", value: true, from: LEVEL });
+  return options;
+}
+
+/**
+ * Watchtower's level filters log lines: at debug or trace every session has some, so it notified
+ * after every one. svc's report has no levels: it notifies after a cycle with changes.
+ */
+function readLevel(text: string | undefined, result: LegacyNotifications): void {
+  const level = text?.trim().toLowerCase();
+  if (level === undefined || level === "" || level === "info") return;
+  if (level === "debug" || level === "trace") result.everyCycle = true;
+  else result.unmapped.push(`${LEVEL}: svc has no level filter: it notifies after every cycle with an update, a failure or a rollback`);
 }
 
 const query = (params: Record<string, string | undefined>) => {

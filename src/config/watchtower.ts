@@ -5,9 +5,9 @@
  * container's variables and arguments (`svc migrate`). docs/migrating-from-watchtower.md is the
  * user's view of the same table.
  */
-import { OPTIONS, type OptionSpec, type WatchtowerName } from "./schema.ts";
+import { envName, OPTIONS, type OptionSpec, type WatchtowerName } from "./schema.ts";
 import { coerceText, type Layer, type Problem } from "./sources.ts";
-import { envRecord, legacyNotifications, withLegacyUrls } from "./watchtower-notify.ts";
+import { envRecord, legacyNotifications, legacyOptions } from "./watchtower-notify.ts";
 
 /** Watchtower settings svc has no option for, and why. */
 export const WATCHTOWER_UNMAPPED: Record<string, { flags: readonly string[]; reason: string }> = {
@@ -22,7 +22,7 @@ export const WATCHTOWER_UNMAPPED: Record<string, { flags: readonly string[]; rea
   WATCHTOWER_NOTIFICATIONS: { flags: ["--notifications", "-n"], reason: "read from the environment: its slack, msteams and gotify variables become notifications.urls; e-mail is on when notifications.email.server is set" },
   WATCHTOWER_NOTIFICATION_TEMPLATE: { flags: ["--notification-template"], reason: "a Go template is not read: svc's templates are mustache files (notifications.template, docs/notifications.md#templates)" },
   WATCHTOWER_NOTIFICATION_REPORT: { flags: ["--notification-report"], reason: "svc always sends the report of the whole cycle, as Watchtower's report mode" },
-  WATCHTOWER_NOTIFICATIONS_LEVEL: { flags: ["--notifications-level"], reason: "svc notifies after a cycle with changes, not per log line (notify_on_every_cycle: after every cycle)" },
+  WATCHTOWER_NOTIFICATIONS_LEVEL: { flags: ["--notifications-level"], reason: "read from the environment: debug and trace (Watchtower then notified after every session) become notify_on_every_cycle; svc has no level filter, it notifies after every cycle with changes" },
   WATCHTOWER_NOTIFICATION_EMAIL_DELAY: { flags: ["--notification-email-delay"], reason: "use notifications.delay (for every channel)" },
   WATCHTOWER_NOTIFICATION_SKIP_TITLE: { flags: ["--notification-skip-title"], reason: "the titles are svc's own" },
   NO_COLOR: { flags: ["--no-color"], reason: "svc writes plain text when not on a terminal (log_format)" },
@@ -82,9 +82,9 @@ export function watchtowerEnvLayer(env: Record<string, string | undefined>, prob
   }
   problems.push(...legacy.problems);
   warnings.push(...legacy.unmapped.map((line) => `${line}; ignored`));
-  if (legacy.urls.length > 0) {
-    warnings.push(`WATCHTOWER_NOTIFICATIONS: read as notifications.urls (${legacy.urls.length} URL${legacy.urls.length > 1 ? "s" : ""}); svc's own variable is SVC_NOTIFICATIONS_URLS`);
-    layer.set("notifications.urls", { value: withLegacyUrls(layer.get("notifications.urls")?.value, legacy), origin: { source: "env", name: "WATCHTOWER_NOTIFICATIONS" } });
+  for (const { key, value, from } of legacyOptions(legacy, layer.get("notifications.urls")?.value)) {
+    warnings.push(`${from}: read as ${key}; svc's own variable is ${envName(key)}`);
+    layer.set(key, { value, origin: { source: "env", name: from } });
   }
   return layer;
 }
@@ -142,7 +142,7 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
   }
 
   unmapped.push(...legacy.unmapped, ...legacy.problems);
-  if (legacy.urls.length > 0) values.set("notifications.urls", withLegacyUrls(values.get("notifications.urls"), legacy));
+  for (const { key, value } of legacyOptions(legacy, values.get("notifications.urls"))) values.set(key, value);
 
   const containers: string[] = [];
   const args = settings.args;

@@ -35,7 +35,8 @@ describe("Watchtower's notification settings", () => {
     const { config, warnings } = await load({ env: LEGACY });
     expect(config.notifications.urls).toEqual(EXPECTED_URLS);
     expect(config.notifications).toMatchObject({ hostname: "nas", title_tag: "prod", email: { server: "smtp.lan", from: "wt@lan", to: ["ops@lan"] } });
-    expect(warnings).toContain("WATCHTOWER_NOTIFICATIONS: read as notifications.urls (3 URLs); svc's own variable is SVC_NOTIFICATIONS_URLS");
+    expect(warnings).toContain("WATCHTOWER_NOTIFICATIONS: read as notifications.urls; svc's own variable is SVC_NOTIFICATIONS_URLS");
+    expect(config.notifications.notify_on_every_cycle).toBe(false);
     // the Go template is named once, with where svc's templates are
     expect(warnings.filter((w) => w.includes("WATCHTOWER_NOTIFICATION_TEMPLATE"))).toEqual([
       "WATCHTOWER_NOTIFICATION_TEMPLATE: no svc counterpart (a Go template is not read: svc's templates are mustache files (notifications.template, docs/notifications.md#templates)); ignored",
@@ -52,7 +53,16 @@ describe("Watchtower's notification settings", () => {
     expect(unmapped.some((line) => line.startsWith("WATCHTOWER_NOTIFICATION_GOTIFY_TLS_SKIP_VERIFY: svc verifies"))).toBe(true);
     expect(unmapped.some((line) => line.startsWith("WATCHTOWER_NOTIFICATION_MSTEAMS_USE_LOG_DATA:"))).toBe(true);
     expect(unmapped.some((line) => line.startsWith("WATCHTOWER_NOTIFICATION_TEMPLATE: a Go template is not read"))).toBe(true);
-    expect(unmapped.some((line) => line.startsWith("WATCHTOWER_NOTIFICATIONS_LEVEL:"))).toBe(true);
+  });
+
+  test("WATCHTOWER_NOTIFICATIONS_LEVEL: debug and trace notify after every cycle; a level above info is named as not carried", async () => {
+    const debug = await load({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_NOTIFICATIONS_LEVEL: "debug" } });
+    expect(debug.config.notifications.notify_on_every_cycle).toBe(true);
+    expect(debug.warnings).toContain("WATCHTOWER_NOTIFICATIONS_LEVEL: read as notifications.notify_on_every_cycle; svc's own variable is SVC_NOTIFICATIONS_NOTIFY_ON_EVERY_CYCLE");
+    const { values, unmapped } = migrateWatchtower({ env: ["WATCHTOWER_NOTIFICATIONS_LEVEL=error"], args: [], labels: {} });
+    expect(values.has("notifications.notify_on_every_cycle")).toBe(false);
+    expect(unmapped).toContain("WATCHTOWER_NOTIFICATIONS_LEVEL: svc has no level filter: it notifies after every cycle with an update, a failure or a rollback");
+    expect(migrateWatchtower({ env: ["WATCHTOWER_NOTIFICATIONS_LEVEL=trace"], args: [], labels: {} }).values.get("notifications.notify_on_every_cycle")).toBe(true);
   });
 
   test("Discord's Slack-compatible hook becomes a discord URL; a service not listed is not used, as in Watchtower", async () => {
