@@ -97,7 +97,7 @@ Differences worth knowing:
 - Notifications: \`WATCHTOWER_NOTIFICATION_URL\`'s shoutrrr URLs work unchanged
   (\`notifications.urls\`), and the older \`WATCHTOWER_NOTIFICATIONS=slack msteams gotify\` with their
   variables become such URLs too; a Go template is not read (docs/notifications.md, "Coming from
-  Watchtower"). Those older settings are read from variables only, not from their flags.
+  Watchtower"). \`svc migrate\` also reads them from the Watchtower container's flags.
 `;
 
 export function renderMigrationGuide(aliases: readonly { option: OptionSpec; name: { env: string; flags: readonly string[] } }[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {

@@ -57,6 +57,50 @@ export function legacyNotifications(env: Env): LegacyNotifications {
   return result;
 }
 
+/** Watchtower's flags for the variables read here; the switches take no value. */
+const FLAGS: Readonly<Record<string, { env: string; switch?: boolean }>> = {
+  "--notifications": { env: LIST },
+  "-n": { env: LIST },
+  "--notifications-level": { env: LEVEL },
+  "--notification-slack-hook-url": { env: `${V}SLACK_HOOK_URL` },
+  "--notification-slack-identifier": { env: `${V}SLACK_IDENTIFIER` },
+  "--notification-slack-channel": { env: `${V}SLACK_CHANNEL` },
+  "--notification-slack-icon-emoji": { env: `${V}SLACK_ICON_EMOJI` },
+  "--notification-slack-icon-url": { env: `${V}SLACK_ICON_URL` },
+  "--notification-msteams-hook": { env: `${V}MSTEAMS_HOOK` },
+  "--notification-msteams-data": { env: `${V}MSTEAMS_USE_LOG_DATA`, switch: true },
+  "--notification-gotify-url": { env: `${V}GOTIFY_URL` },
+  "--notification-gotify-token": { env: `${V}GOTIFY_TOKEN` },
+  "--notification-gotify-tls-skip-verify": { env: `${V}GOTIFY_TLS_SKIP_VERIFY`, switch: true },
+};
+
+/**
+ * The same settings given as Watchtower's flags, as the variables they stand for (a flag wins
+ * over its variable, as in Watchtower), and the other arguments. `--notifications` may be
+ * repeated (a list), and so may `--notification-url`: its values are joined into one.
+ */
+export function legacyNotificationFlags(args: readonly string[]): { env: Record<string, string>; rest: string[] } {
+  const env: Record<string, string> = {};
+  const rest: string[] = [];
+  const urls: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const eq = arg.indexOf("=");
+    const flag = arg.startsWith("-") && eq >= 0 ? arg.slice(0, eq) : arg;
+    const spec = FLAGS[flag];
+    if (flag === "--notification-url" || spec) {
+      const value = eq >= 0 && arg.startsWith("-") ? arg.slice(eq + 1) : spec?.switch ? "true" : args[++i];
+      if (value === undefined) rest.push(arg);
+      else if (!spec) urls.push(value);
+      else env[spec.env] = spec.env === LIST && env[LIST] ? `${env[LIST]} ${value}` : value;
+      continue;
+    }
+    rest.push(arg);
+  }
+  if (urls.length > 0) rest.push(`--notification-url=${urls.join(" ")}`);
+  return { env, rest };
+}
+
 /** A container's "NAME=value" entries by name. */
 export function envRecord(entries: readonly string[]): Record<string, string> {
   return Object.fromEntries(entries.map((entry) => (entry.includes("=") ? [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] : [entry, ""])));

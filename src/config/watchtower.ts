@@ -7,7 +7,7 @@
  */
 import { envName, OPTIONS, type OptionSpec, type WatchtowerName } from "./schema.ts";
 import { coerceText, type Layer, type Problem } from "./sources.ts";
-import { envRecord, legacyNotifications, legacyOptions } from "./watchtower-notify.ts";
+import { envRecord, legacyNotificationFlags, legacyNotifications, legacyOptions } from "./watchtower-notify.ts";
 
 /** Watchtower settings svc has no option for, and why. */
 export const WATCHTOWER_UNMAPPED: Record<string, { flags: readonly string[]; reason: string }> = {
@@ -129,7 +129,8 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
     else values.set(alias.option.key, result.value);
   };
 
-  const legacy = legacyNotifications(envRecord(settings.env));
+  const legacyFlags = legacyNotificationFlags(settings.args);
+  const legacy = legacyNotifications({ ...envRecord(settings.env), ...legacyFlags.env });
   for (const entry of settings.env) {
     const eq = entry.indexOf("=");
     const [name, text] = eq < 0 ? [entry, ""] : [entry.slice(0, eq), entry.slice(eq + 1)];
@@ -142,10 +143,9 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
   }
 
   unmapped.push(...legacy.unmapped, ...legacy.problems);
-  for (const { key, value } of legacyOptions(legacy, values.get("notifications.urls"))) values.set(key, value);
 
   const containers: string[] = [];
-  const args = settings.args;
+  const args = legacyFlags.rest;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith("-")) {
@@ -167,6 +167,8 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
     else apply(alias, text, flag);
   }
   if (containers.length > 0) values.set("containers", containers);
+  // after the flags: the older settings' URLs come after those of --notification-url too
+  for (const { key, value } of legacyOptions(legacy, values.get("notifications.urls"))) values.set(key, value);
 
   for (const [label, value] of Object.entries(settings.labels)) {
     if (label.startsWith("com.centurylinklabs.watchtower.") && label !== "com.centurylinklabs.watchtower") {

@@ -55,6 +55,26 @@ describe("Watchtower's notification settings", () => {
     expect(unmapped.some((line) => line.startsWith("WATCHTOWER_NOTIFICATION_TEMPLATE: a Go template is not read"))).toBe(true);
   });
 
+  test("svc migrate reads the same settings from Watchtower's flags (flags win; --notifications and --notification-url repeat)", () => {
+    const args = [
+      "--interval", "300", "--notifications", "slack", "-n", "gotify", `--notification-slack-hook-url=${SLACK}`, "--notification-slack-identifier", "wt",
+      "--notification-gotify-url", "https://gotify.lan/", "--notification-gotify-token", "AFlagT0ken", "--notification-gotify-tls-skip-verify",
+      "--notification-url", "discord://T0ken@123456789", "--notification-url", "ntfy://ntfy.sh/svc", "--notifications-level", "trace", "web",
+    ];
+    const { values, unmapped } = migrateWatchtower({ env: ["WATCHTOWER_NOTIFICATION_GOTIFY_TOKEN=AEnvT0ken"], args, labels: {} });
+    expect(values.get("notifications.urls")).toEqual([
+      "discord://T0ken@123456789",
+      "ntfy://ntfy.sh/svc",
+      "slack://hook:T0001-B0002-XXXXsecretXXXX@webhook?botname=wt",
+      "gotify://gotify.lan/AFlagT0ken",
+    ]);
+    expect(values.get("notifications.notify_on_every_cycle")).toBe(true);
+    expect(values.get("poll_interval")).toBe("300");
+    expect(values.get("containers")).toEqual(["web"]);
+    expect(unmapped).toHaveLength(1);
+    expect(unmapped[0]).toStartWith("WATCHTOWER_NOTIFICATION_GOTIFY_TLS_SKIP_VERIFY: svc verifies");
+  });
+
   test("WATCHTOWER_NOTIFICATIONS_LEVEL: debug and trace notify after every cycle; a level above info is named as not carried", async () => {
     const debug = await load({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_NOTIFICATIONS_LEVEL: "debug" } });
     expect(debug.config.notifications.notify_on_every_cycle).toBe(true);
