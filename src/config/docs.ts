@@ -94,6 +94,10 @@ Differences worth knowing:
   either way, unless \`global_takes_precedence\`.
 - svc keeps the old container until its replacement passes the rollback checks, and puts it back
   when it fails; Watchtower has no rollback.
+- Notifications: \`WATCHTOWER_NOTIFICATION_URL\`'s shoutrrr URLs work unchanged
+  (\`notifications.urls\`), and the older \`WATCHTOWER_NOTIFICATIONS=slack msteams gotify\` with their
+  variables become such URLs too; a Go template is not read (docs/notifications.md, "Coming from
+  Watchtower"). \`svc migrate\` also reads them from the Watchtower container's flags.
 `;
 
 export function renderMigrationGuide(aliases: readonly { option: OptionSpec; name: { env: string; flags: readonly string[] } }[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {

@@ -11,6 +11,7 @@
  */
 import { Cron } from "croner";
 import { z } from "zod";
+import { parseNotificationUrl } from "../notify/urls.ts";
 import { parseDuration, parseTagPolicy } from "./values.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
@@ -39,6 +40,8 @@ export interface OptionMeta {
   watchtower?: readonly WatchtowerName[];
   /** How this option relates to others: checked at load, written into every description. */
   rules?: OptionRules;
+  /** A list whose entries are separated by whitespace in env and flags (URLs contain commas). */
+  spaceSeparated?: boolean;
 }
 
 export type ChannelName = "webhook" | "email" | "mqtt" | "pushover";
@@ -213,6 +216,21 @@ function list(description: string, example: string[]) {
   return leaf({ kind: "list", description, default: [], example }, () => z.array(z.string().min(1, { error: "must not contain empty names" })).default([]));
 }
 
+/** Notification URLs, each parsed at load by the parser delivery uses (src/notify/urls.ts). */
+function notificationUrls(description: string, example: string[]) {
+  return leaf({ kind: "list", description, default: [], example, spaceSeparated: true }, () =>
+    z
+      .array(z.string())
+      .superRefine((urls, ctx) => {
+        for (const [index, url] of urls.entries()) {
+          const parsed = parseNotificationUrl(url);
+          if ("problem" in parsed) ctx.addIssue({ code: "custom", path: [index], message: parsed.problem });
+        }
+      })
+      .default([]),
+  );
+}
+
 function urlSchema(schemes: readonly string[]) {
   return z.string().refine((value) => schemes.some((scheme) => value.startsWith(`${scheme}://`) && value.length > scheme.length + 3), {
     error: `must be a URL starting with ${schemes.map((s) => `${s}://`).join(", ")}`,
@@ -338,6 +356,20 @@ export const CONFIG = table("General options", {
     delay: alias(duration("0s", "Delay between cycle completion and dispatch"), wt("WATCHTOWER_NOTIFICATIONS_DELAY", ["--notifications-delay"])),
     template: file("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
+    urls: alias(
+      notificationUrls(
+        "Notification URLs in shoutrrr's forms (discord, telegram, slack, gotify, ntfy, pushover, smtp, teams, matrix, generic: docs/notifications.md), each its own channel; separated by spaces in env and flags",
+        ["discord://token@123456789012345678", "ntfy://ntfy.sh/svc-alerts"],
+      ),
+      wt("WATCHTOWER_NOTIFICATION_URL", ["--notification-url"]),
+    ),
+    services_base_url: optionalUrl("Base URL used instead of the public API of discord, telegram, slack and pushover URLs (a relay; tests point it at a local receiver)", ["http", "https"], "http://127.0.0.1:8088"),
+    hostname: alias(str("Host name shown in notification titles and reports (default: the machine's)", "nas"), wt("WATCHTOWER_NOTIFICATIONS_HOSTNAME", ["--notifications-hostname"])),
+    title_tag: alias(
+      str("Tag shown as [tag] before every notification title and e-mail subject", "prod"),
+      wt("WATCHTOWER_NOTIFICATION_TITLE_TAG", ["--notification-title-tag"]),
+      wt("WATCHTOWER_NOTIFICATION_EMAIL_SUBJECTTAG", ["--notification-email-subjecttag"]),
+    ),
     webhook: table("Webhook channel", {
       url: ruled(optionalUrl("Endpoint receiving the report by HTTP POST", ["http", "https"], "https://hooks.example.com/svc"), { enables: "webhook" }),
       headers: str("Extra request headers as comma-separated Key: Value pairs", "X-Source: svc, X-Env: prod"),

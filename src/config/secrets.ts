@@ -4,6 +4,7 @@
  * builds from secretValues. The mask itself is the log room's.
  */
 import { REDACTED } from "../log/redact.ts";
+import { notificationUrlSecrets, redactNotificationUrl } from "../notify/urls.ts";
 import { OPTIONS, type Config } from "./schema.ts";
 
 export { REDACTED };
@@ -37,11 +38,13 @@ function secretSlots(config: Config): SecretSlot[] {
 export function redactConfig(config: Config): Config {
   const copy = structuredClone(config);
   for (const slot of secretSlots(copy)) slot.replace(REDACTED);
+  // A notification URL is shown with only its secret parts (tokens, passwords) masked.
+  if (copy.notifications?.urls) copy.notifications.urls = copy.notifications.urls.map(redactNotificationUrl);
   return copy;
 }
 
 /** Every secret value in the configuration (non-empty, longest first so scrubbing is greedy). */
 export function secretValues(config: Config): string[] {
-  const values = secretSlots(config).map((slot) => slot.value);
+  const values = [...secretSlots(config).map((slot) => slot.value), ...notificationUrlSecrets(config.notifications?.urls ?? [])];
   return [...new Set(values.filter((v) => v !== ""))].sort((a, b) => b.length - a.length);
 }

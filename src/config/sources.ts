@@ -139,7 +139,7 @@ export function coerceText(option: OptionSpec, text: string): { value: unknown }
       if (/^\s*-?\d+\s*$/.test(text)) return { value: Number(text) };
       return { problem: `expected an integer, got ${option.meta.secret ? "a non-integer" : JSON.stringify(text)}` };
     case "list":
-      return { value: splitList(text) };
+      return { value: option.meta.spaceSeparated ? text.split(/\s+/).filter(Boolean) : splitList(text) };
     case "credentials":
       return parseCredentials(text);
     default:

@@ -5,8 +5,9 @@
  * container's variables and arguments (`svc migrate`). docs/migrating-from-watchtower.md is the
  * user's view of the same table.
  */
-import { OPTIONS, type OptionSpec, type WatchtowerName } from "./schema.ts";
+import { envName, OPTIONS, type OptionSpec, type WatchtowerName } from "./schema.ts";
 import { coerceText, type Layer, type Problem } from "./sources.ts";
+import { envRecord, legacyNotificationFlags, legacyNotifications, legacyOptions } from "./watchtower-notify.ts";
 
 /** Watchtower settings svc has no option for, and why. */
 export const WATCHTOWER_UNMAPPED: Record<string, { flags: readonly string[]; reason: string }> = {
@@ -18,14 +19,11 @@ export const WATCHTOWER_UNMAPPED: Record<string, { flags: readonly string[]; rea
   WATCHTOWER_ROLLING_RESTART: { flags: ["--rolling-restart"], reason: "svc updates containers one dependency group at a time and keeps each old container until its replacement passes the rollback checks" },
   WATCHTOWER_HTTP_API_PERIODIC_POLLS: { flags: ["--http-api-periodic-polls"], reason: "with http_api.update on, svc runs poll_interval or schedule cycles too whenever one is set" },
   WATCHTOWER_PORCELAIN: { flags: ["--porcelain", "-P"], reason: "svc --run-once prints its report as JSON log records" },
-  WATCHTOWER_NOTIFICATIONS: { flags: ["--notifications", "-n"], reason: "each svc channel is enabled by its own settings (notifications.*)" },
-  WATCHTOWER_NOTIFICATION_URL: { flags: ["--notification-url"], reason: "shoutrrr URLs are not read: use the webhook, e-mail, MQTT or Pushover channel (docs/notifications.md)" },
-  WATCHTOWER_NOTIFICATION_TEMPLATE: { flags: ["--notification-template"], reason: "Go templates are not read: notifications.template is a mustache file" },
-  WATCHTOWER_NOTIFICATION_REPORT: { flags: ["--notification-report"], reason: "svc always reports the whole cycle" },
-  WATCHTOWER_NOTIFICATIONS_LEVEL: { flags: ["--notifications-level"], reason: "svc notifies per cycle (notify_on_every_cycle), not per log line" },
-  WATCHTOWER_NOTIFICATIONS_HOSTNAME: { flags: ["--notifications-hostname"], reason: "svc names the host it runs on" },
+  WATCHTOWER_NOTIFICATIONS: { flags: ["--notifications", "-n"], reason: "read from the environment: its slack, msteams and gotify variables become notifications.urls; e-mail is on when notifications.email.server is set" },
+  WATCHTOWER_NOTIFICATION_TEMPLATE: { flags: ["--notification-template"], reason: "a Go template is not read: svc's templates are mustache files (notifications.template, docs/notifications.md#templates)" },
+  WATCHTOWER_NOTIFICATION_REPORT: { flags: ["--notification-report"], reason: "svc always sends the report of the whole cycle, as Watchtower's report mode" },
+  WATCHTOWER_NOTIFICATIONS_LEVEL: { flags: ["--notifications-level"], reason: "read from the environment: debug and trace (Watchtower then notified after every session) become notify_on_every_cycle; svc has no level filter, it notifies after every cycle with changes" },
   WATCHTOWER_NOTIFICATION_EMAIL_DELAY: { flags: ["--notification-email-delay"], reason: "use notifications.delay (for every channel)" },
-  WATCHTOWER_NOTIFICATION_EMAIL_SUBJECTTAG: { flags: ["--notification-email-subjecttag"], reason: "the e-mail subject is svc's own" },
   WATCHTOWER_NOTIFICATION_SKIP_TITLE: { flags: ["--notification-skip-title"], reason: "the titles are svc's own" },
   NO_COLOR: { flags: ["--no-color"], reason: "svc writes plain text when not on a terminal (log_format)" },
   TZ: { flags: [], reason: "read by svc too, for schedule" },
@@ -63,8 +61,10 @@ export function aliasValue(alias: WatchtowerAlias, text: string): { value: unkno
  */
 export function watchtowerEnvLayer(env: Record<string, string | undefined>, problems: Problem[], warnings: string[]): Layer {
   const layer: Layer = new Map();
+  const legacy = legacyNotifications(env);
   for (const [name, text] of Object.entries(env)) {
     if (!isWatchtowerVariable(name) || text === undefined) continue;
+    if (legacy.consumed.has(name)) continue;
     const alias = ALIAS_BY_ENV.get(name);
     if (!alias) {
       const unmapped = WATCHTOWER_UNMAPPED[name];
@@ -79,6 +79,12 @@ export function watchtowerEnvLayer(env: Record<string, string | undefined>, prob
     }
     warnings.push(`${name}: read as ${alias.option.key}; svc's own variable is ${alias.option.env}`);
     layer.set(alias.option.key, { value: result.value, origin: { source: "env", name } });
+  }
+  problems.push(...legacy.problems);
+  warnings.push(...legacy.unmapped.map((line) => `${line}; ignored`));
+  for (const { key, value, from } of legacyOptions(legacy, layer.get("notifications.urls")?.value)) {
+    warnings.push(`${from}: read as ${key}; svc's own variable is ${envName(key)}`);
+    layer.set(key, { value, origin: { source: "env", name: from } });
   }
   return layer;
 }
@@ -123,9 +129,12 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
     else values.set(alias.option.key, result.value);
   };
 
+  const legacyFlags = legacyNotificationFlags(settings.args);
+  const legacy = legacyNotifications({ ...envRecord(settings.env), ...legacyFlags.env });
   for (const entry of settings.env) {
     const eq = entry.indexOf("=");
     const [name, text] = eq < 0 ? [entry, ""] : [entry.slice(0, eq), entry.slice(eq + 1)];
+    if (legacy.consumed.has(name)) continue;
     const alias = ALIAS_BY_ENV.get(name);
     if (alias) apply(alias, text, name);
     else if (WATCHTOWER_UNMAPPED[name]) unmapped.push(`${name}: ${WATCHTOWER_UNMAPPED[name]!.reason}`);
@@ -133,8 +142,10 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
     else if (!NOT_SETTINGS.test(name)) unmapped.push(`${name}: not a Watchtower setting; set it in svc's environment if svc needs it`);
   }
 
+  unmapped.push(...legacy.unmapped, ...legacy.problems);
+
   const containers: string[] = [];
-  const args = settings.args;
+  const args = legacyFlags.rest;
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     if (!arg.startsWith("-")) {
@@ -156,6 +167,8 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
     else apply(alias, text, flag);
   }
   if (containers.length > 0) values.set("containers", containers);
+  // after the flags: the older settings' URLs come after those of --notification-url too
+  for (const { key, value } of legacyOptions(legacy, values.get("notifications.urls"))) values.set(key, value);
 
   for (const [label, value] of Object.entries(settings.labels)) {
     if (label.startsWith("com.centurylinklabs.watchtower.") && label !== "com.centurylinklabs.watchtower") {

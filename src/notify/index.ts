@@ -12,11 +12,11 @@ import { createChannels } from "./channels/index.ts";
 import { parseHeaders } from "./channels/webhook.ts";
 import { NotifyPolicy } from "./decide.ts";
 import { reasonOf } from "./redact.ts";
-import { loadRenderer } from "./render.ts";
+import { CHAT_TEMPLATE, DEFAULT_TEMPLATE, loadRenderer } from "./render.ts";
 import type { Notifier, ReportSink } from "./types.ts";
 
 export type { Notifier, ReportSink } from "./types.ts";
-export { DEFAULT_TEMPLATE, buildView, loadRenderer, type Renderer, type RenderedReport, type ReportView } from "./render.ts";
+export { CHAT_TEMPLATE, DEFAULT_TEMPLATE, buildView, loadRenderer, type Renderer, type RenderedReport, type ReportView } from "./render.ts";
 
 export interface Dispatcher extends ReportSink {
   /** Hands over a finished cycle's report. Returns at once; never throws. */
@@ -54,10 +54,11 @@ export interface NotificationOptions {
 export async function createNotifications(config: Config, log: Logger, options: NotificationOptions = {}): Promise<Dispatcher> {
   const settings = config.notifications;
   const logger = log.child("notify");
-  const host = options.hostname ?? osHostname();
-  const render = await loadRenderer(settings.template, host);
+  const host = options.hostname ?? settings.hostname ?? osHostname();
+  const render = await loadRenderer(settings.template, host, DEFAULT_TEMPLATE, settings.title_tag);
+  const chat = await loadRenderer(settings.template, host, CHAT_TEMPLATE, settings.title_tag);
   const notifiers =
-    options.notifiers ?? (await createChannels({ config: settings, render, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 }));
+    options.notifiers ?? (await createChannels({ config: settings, render, chat, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 }));
   const redact = createRedactor([...secretValues(config), ...derivedSecrets(settings)]);
   const policy = new NotifyPolicy(settings.notify_on_every_cycle, options.announcedStale);
   const attempts = Math.max(1, options.attempts ?? 3);

@@ -45,6 +45,24 @@ Skipped:
 {{/has_skipped}}
 `;
 
+/**
+ * The short summary of the chat targets (notification URLs: Discord, Telegram, Slack, ...): their
+ * title is the subject (host and counts); one line per container that changed or could.
+ */
+export const CHAT_TEMPLATE = `{{#updated}}
+updated {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_image_short}} -> {{new_image_short}})
+{{/updated}}
+{{#rolled_back}}
+rolled back {{name}} ({{image}}): {{reason}}
+{{/rolled_back}}
+{{#failed}}
+failed {{name}} ({{image}}): {{reason}}
+{{/failed}}
+{{#stale}}
+newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}})
+{{/stale}}
+`;
+
 /** A container entry as templates see it: the report's fields plus short forms of the IDs. */
 export interface ContainerView extends ContainerReport {
   old_image_short: string;
@@ -100,9 +118,10 @@ function positioned(list: ContainerView[]): ContainerView[] {
   return list.map((container, index) => ({ ...container, last: index === list.length - 1 }));
 }
 
-/** `svc on <host>: <n> updated, <m> failed`; rolled-back containers count as failed. */
-export function subjectOf(report: SessionReport, host: string): string {
-  return `svc on ${host}: ${report.counts.updated} updated, ${failedTotal(report)} failed`;
+/** `[tag] svc on <host>: <n> updated, <m> failed`; rolled-back containers count as failed. */
+export function subjectOf(report: SessionReport, host: string, titleTag?: string): string {
+  const tag = titleTag ? `[${titleTag}] ` : "";
+  return `${tag}svc on ${host}: ${report.counts.updated} updated, ${failedTotal(report)} failed`;
 }
 
 function failedTotal(report: SessionReport): number {
@@ -114,7 +133,7 @@ export function summaryOf(report: SessionReport): string {
   return `${c.scanned} scanned, ${c.updated} updated, ${c.failed} failed, ${c.rolled_back} rolled back, ${c.stale} stale, ${c.skipped} skipped, ${c.fresh} fresh`;
 }
 
-export function buildView(report: SessionReport, host: string): ReportView {
+export function buildView(report: SessionReport, host: string, titleTag?: string): ReportView {
   const all = report.containers.map(containerView);
   const containers = positioned(all);
   const inState = (state: ContainerReport["state"]) => positioned(all.filter((c) => c.state === state));
@@ -128,7 +147,7 @@ export function buildView(report: SessionReport, host: string): ReportView {
     ...report,
     containers,
     host,
-    subject: subjectOf(report, host),
+    subject: subjectOf(report, host, titleTag),
     summary: summaryOf(report),
     failed_total: failedTotal(report),
     updated,
@@ -162,9 +181,9 @@ export function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }
 
-export function createRenderer(template: string, host: string): Renderer {
+export function createRenderer(template: string, host: string, titleTag?: string): Renderer {
   return (report) => {
-    const view = buildView(report, host);
+    const view = buildView(report, host, titleTag);
     const text = Mustache.render(template, view, undefined, plainText);
     // The template is text; the HTML part shows that same text, escaped, in a <pre> so that
     // a user's layout (columns, blank lines) survives in mail clients that prefer HTML.
@@ -191,11 +210,10 @@ export type BodyRenderer = (report: SessionReport) => string;
  * quotes or newlines cannot break the body, and the rendered sample report must be valid JSON:
  * a template that is not is refused at startup, not at the first update.
  */
-export async function loadBodyRenderer(templatePath: string, contentType: string, host: string): Promise<BodyRenderer> {
-  const option = "notifications.webhook.template";
+export async function loadBodyRenderer(templatePath: string, contentType: string, host: string, titleTag?: string, option = "notifications.webhook.template"): Promise<BodyRenderer> {
   const template = await readTemplate(option, templatePath);
   const json = isJsonType(contentType);
-  const render: BodyRenderer = (report) => Mustache.render(template, buildView(report, host), undefined, json ? jsonText : plainText);
+  const render: BodyRenderer = (report) => Mustache.render(template, buildView(report, host, titleTag), undefined, json ? jsonText : plainText);
   try {
     Mustache.parse(template);
     const sample = render(SAMPLE_REPORT);
@@ -219,9 +237,9 @@ async function readTemplate(option: string, path: string): Promise<string> {
  * cannot be read, a template that does not parse (unclosed tag) or does not render a sample
  * report is a startup error: better to refuse to start than to lose every notification later.
  */
-export async function loadRenderer(templatePath: string | undefined, host: string): Promise<Renderer> {
-  const template = templatePath === undefined ? DEFAULT_TEMPLATE : await readTemplate("notifications.template", templatePath);
-  const renderer = createRenderer(template, host);
+export async function loadRenderer(templatePath: string | undefined, host: string, builtIn = DEFAULT_TEMPLATE, titleTag?: string): Promise<Renderer> {
+  const template = templatePath === undefined ? builtIn : await readTemplate("notifications.template", templatePath);
+  const renderer = createRenderer(template, host, titleTag);
   try {
     Mustache.parse(template);
     renderer(SAMPLE_REPORT);

@@ -8,11 +8,14 @@ import { CHANNEL_SWITCHES, type ChannelName, type Config } from "../../config/in
 import { loadBodyRenderer, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
 import { createPushoverNotifier } from "./pushover.ts";
+import { createUrlNotifiers } from "./urls.ts";
 import { createWebhookNotifier } from "./webhook.ts";
 
 export interface ChannelContext {
   config: Config["notifications"];
   render: Renderer;
+  /** the short summary of the chat targets among the notification URLs */
+  chat: Renderer;
   hostname: string;
   /** per attempt, for the channels without a timeout option of their own */
   timeoutMs: number;
@@ -26,7 +29,7 @@ export const CHANNELS = {
   webhook: {
     create: async ({ config, hostname }) => {
       const { template, content_type } = config.webhook;
-      const body = template === undefined ? undefined : await loadBodyRenderer(template, content_type, hostname);
+      const body = template === undefined ? undefined : await loadBodyRenderer(template, content_type, hostname, config.title_tag);
       return createWebhookNotifier(config.webhook, body);
     },
   },
@@ -53,5 +56,8 @@ export async function createChannels(context: ChannelContext): Promise<Notifier[
   for (const [name, factory] of Object.entries(CHANNELS) as [ChannelName, ChannelFactory][]) {
     if (channelEnabled(context.config, name)) notifiers.push(await factory.create(context));
   }
+  // Each notification URL is a channel of its own, beside the ones above.
+  const { config, render, chat, hostname, timeoutMs } = context;
+  notifiers.push(...(await createUrlNotifiers({ urls: config.urls ?? [], render, chat, hostname, titleTag: config.title_tag, baseUrl: config.services_base_url, timeoutMs })));
   return notifiers;
 }

@@ -30,15 +30,16 @@ export function createPushoverNotifier(settings: Config["notifications"]["pushov
     name: "pushover",
     async send(report: SessionReport) {
       const rendered = render(report);
-      const response = await fetch(endpoint, {
-        method: "POST",
-        body: pushoverForm({ token, user_key }, rendered.subject, rendered.text),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const answer = (await response.json().catch(() => null)) as { status?: unknown; errors?: unknown } | null;
-      if (response.ok && answer?.status === 1) return;
-      const errors = Array.isArray(answer?.errors) ? `: ${answer.errors.map(String).join("; ")}` : "";
-      throw new SvcError("notify", `Pushover answered HTTP ${response.status}${errors}`);
+      await postPushover(endpoint, pushoverForm({ token, user_key }, rendered.subject, rendered.text), timeoutMs);
     },
   };
+}
+
+/** One message to Pushover's API; a failure is an answer whose JSON `status` is not 1, with Pushover's `errors`. */
+export async function postPushover(endpoint: string, form: URLSearchParams, timeoutMs: number): Promise<void> {
+  const response = await fetch(endpoint, { method: "POST", body: form, signal: AbortSignal.timeout(timeoutMs) });
+  const answer = (await response.json().catch(() => null)) as { status?: unknown; errors?: unknown } | null;
+  if (response.ok && answer?.status === 1) return;
+  const errors = Array.isArray(answer?.errors) ? `: ${answer.errors.map(String).join("; ")}` : "";
+  throw new SvcError("notify", `Pushover answered HTTP ${response.status}${errors}`);
 }

@@ -1,7 +1,8 @@
 /**
  * Notifications end to end: svc (a real process, configured by a TOML file holding the secrets)
  * runs one API-triggered cycle that updates a container; a webhook receiver, a Pushover-like
- * receiver, a real mosquitto and an aiosmtpd server each get one message with the report.
+ * receiver, a Discord-like receiver (a notification URL), a real mosquitto and an aiosmtpd server
+ * each get one message with the report.
  * No secret from the configuration shows up in any message or in svc's output.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -19,6 +20,7 @@ const SECRETS = {
   mqttPassword: "mqtt-pw-91ab3f0e44",
   pushoverToken: "po-app-token-5c2d8e17aa",
   pushoverUser: "po-user-key-e03b7f6612",
+  discordToken: "discord-tok-0b9d2c71e4",
 };
 
 interface Received {
@@ -28,6 +30,7 @@ interface Received {
 
 let webhook: Server<undefined> | undefined;
 let pushover: Server<undefined> | undefined;
+let discord: Server<undefined> | undefined;
 let mosquitto: Mosquitto | undefined;
 let smtp: SmtpServer | undefined;
 let subscriber: Subscriber | undefined;
@@ -39,6 +42,7 @@ afterAll(async () => {
   await stopProcess(smtp?.proc);
   webhook?.stop(true);
   pushover?.stop(true);
+  discord?.stop(true);
   fx.cleanup();
 }, 120_000);
 
@@ -63,6 +67,7 @@ describe("one update cycle notifies every channel once", () => {
   let report: any;
   let hooks: Received[];
   let pushes: Received[];
+  let chats: Received[];
   let mqttMessage: string;
 
   beforeAll(async () => {
@@ -72,6 +77,9 @@ describe("one update cycle notifies every channel once", () => {
     const push = receiver(() => Response.json({ status: 1, request: "e2e" }));
     pushover = push.server;
     pushes = push.received;
+    const chat = receiver(() => new Response(null, { status: 204 }));
+    discord = chat.server;
+    chats = chat.received;
     mosquitto = await startMosquitto();
     track(mosquitto.proc);
     smtp = await startSmtp();
@@ -99,6 +107,10 @@ describe("one update cycle notifies every channel once", () => {
       "",
       "[rollback]",
       'startup_timeout = "3s"',
+      "",
+      "[notifications]",
+      `urls = ["discord://${SECRETS.discordToken}@123456789012345678"]`,
+      `services_base_url = "http://127.0.0.1:${discord.port}"`,
       "",
       "[notifications.webhook]",
       `url = "http://127.0.0.1:${webhook.port}/hook"`,
@@ -140,6 +152,7 @@ describe("one update cycle notifies every channel once", () => {
       waitFor("the webhook", () => hooks.length > 0),
       waitFor("the pushover request", () => pushes.length > 0),
       waitFor("the e-mail", () => smtp!.messages().length > 0),
+      waitFor("the Discord message", () => chats.length > 0),
     ]);
     let timer: ReturnType<typeof setTimeout> | undefined;
     mqttMessage = await Promise.race([subscriber.message, new Promise<string>((r) => (timer = setTimeout(() => r(""), 30_000)))]);
@@ -179,6 +192,13 @@ describe("one update cycle notifies every channel once", () => {
     expect(form.get("user")).toBe(SECRETS.pushoverUser);
     expect(form.get("title")).toMatch(/1 updated, 0 failed/);
     expect(form.get("message")).toContain(name);
+  });
+
+  test("Discord (a notification URL): one message, the title with the counts, a line for the updated container", () => {
+    expect(chats, svc.describe()).toHaveLength(1);
+    const { content } = JSON.parse(chats[0]!.body);
+    expect(content).toMatch(/^\*\*svc on .+: 1 updated, 0 failed\*\*\n/);
+    expect(content).toContain(`updated ${name}: `);
   });
 
   test("no secret of the configuration appears in any message (beyond Pushover's own auth fields) or in svc's output", () => {

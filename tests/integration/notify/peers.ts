@@ -5,7 +5,7 @@
  */
 import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Subprocess } from "bun";
+import type { Server, Subprocess } from "bun";
 import { freePort, portOpen, waitUntil } from "../../harness.ts";
 import { tempDir as removedAtExit } from "../../temp.ts";
 
@@ -279,3 +279,92 @@ export function removeDir(dir: string | undefined): void {
 }
 
 export { sampleReport } from "../../unit/notify/fixtures.ts";
+
+// ---- the HTTP services of the notification URLs, on loopback ----
+
+/** Every secret of the URLs below: none may appear in any log line. */
+export const SECRETS = {
+  discord: "Disc0rd-W3bhook_T0ken",
+  telegramBot: "110201543:AAHdqTcvSecretTelegram",
+  slackHook: "XXXXSlackH00kSecret",
+  slackBot: "1234-5678-SlackB0tSecret",
+  gotify: "AGotifySecret123",
+  ntfy: "ntfyPa55Secret",
+  pushoverToken: "azGDORePK8gMaC0QOYAMyEEuzJnyUi",
+  pushoverUser: "uQiRzpo4DXghDmr9QzzfQu27cmVRsG",
+  teams: "TeamsSig9Secret",
+  matrix: "MatrixPa55Secret",
+  generic: "GenericKey7Secret",
+};
+
+export interface Received {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * A stand-in for each service's API: answers as the service does, and refuses (400) a request
+ * missing what the service requires. Records every request.
+ */
+export function serviceReceiver(): { server: Server<undefined>; received: Received[]; base: string } {
+  const received: Received[] = [];
+  const json = (body: unknown, status = 200) => Response.json(body, { status });
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      const body = await request.text();
+      received.push({ method: request.method, path: url.pathname, query: url.searchParams, headers: Object.fromEntries(request.headers), body });
+      const data = (() => {
+        try {
+          return JSON.parse(body) as Record<string, any>;
+        } catch {
+          return {} as Record<string, any>;
+        }
+      })();
+      const path = url.pathname;
+      if (path.startsWith("/api/webhooks/")) return typeof data.content === "string" && data.content.length <= 2000 ? new Response(null, { status: 204 }) : json({ message: "Cannot send an empty message" }, 400);
+      if (/^\/bot[^/]+\/sendMessage$/.test(path)) {
+        if (data.chat_id === "-100404") return json({ ok: false, error_code: 400, description: "Bad Request: chat not found" }, 400);
+        return data.chat_id && typeof data.text === "string" && data.text.length <= 4096 ? json({ ok: true, result: { message_id: 1 } }) : json({ ok: false, description: "Bad Request: message text is empty" }, 400);
+      }
+      if (path.startsWith("/services/")) return typeof data.text === "string" ? new Response("ok") : new Response("no_text", { status: 400 });
+      if (path === "/api/chat.postMessage") return json(request.headers.get("authorization")?.startsWith("Bearer xoxb-") && data.channel ? { ok: true } : { ok: false, error: "not_authed" });
+      if (path.endsWith("/message")) return request.headers.get("x-gotify-key") && typeof data.message === "string" ? json({ id: 1 }) : json({ error: "Unauthorized" }, 401);
+      if (path === "/") return data.topic && typeof data.message === "string" ? json({ id: "x", event: "message" }) : json({ error: "invalid request" }, 400);
+      if (path === "/1/messages.json") {
+        const form = new URLSearchParams(body);
+        return form.get("token") && form.get("user") && form.get("message") ? json({ status: 1, request: "r" }) : json({ status: 0, errors: ["token is invalid"] }, 400);
+      }
+      if (path.startsWith("/workflows/")) return data.attachments?.[0]?.contentType === "application/vnd.microsoft.card.adaptive" ? new Response(null, { status: 202 }) : json({ error: "bad card" }, 400);
+      if (path === "/_matrix/client/v3/login") return data.password ? json({ access_token: "syt_matrix_access", user_id: "@bot:lan" }) : json({ errcode: "M_FORBIDDEN" }, 403);
+      if (path.startsWith("/_matrix/client/v3/join/")) return json({ room_id: "!joined:lan" });
+      if (path.startsWith("/_matrix/client/v3/rooms/")) return request.headers.get("authorization") === "Bearer syt_matrix_access" && data.msgtype === "m.text" ? json({ event_id: "$e" }) : json({ errcode: "M_UNKNOWN_TOKEN" }, 401);
+      if (path.startsWith("/generic/")) return new Response("ok");
+      return new Response("not found", { status: 404 });
+    },
+  });
+  return { server, received, base: `http://127.0.0.1:${server.port}` };
+}
+
+/** One URL of each HTTP form, all pointed at the receiver. */
+export function urlsFor(port: number) {
+  const at = `127.0.0.1:${port}`;
+  return {
+    discord: `discord://${SECRETS.discord}@123456789012345678?username=svc`,
+    telegram: `telegram://${SECRETS.telegramBot}@telegram?chats=@svc_news,12345`,
+    slackHook: `slack://hook:T0001-B0002-${SECRETS.slackHook}@webhook?botname=svc`,
+    slackBot: `slack://xoxb:${SECRETS.slackBot}@C001CH4NN3L`,
+    gotify: `gotify://${at}/gotify/${SECRETS.gotify}?disabletls=yes`,
+    ntfy: `ntfy://svc:${SECRETS.ntfy}@${at}/svc-alerts?scheme=http&tags=whale`,
+    pushover: `pushover://shoutrrr:${SECRETS.pushoverToken}@${SECRETS.pushoverUser}/?devices=phone`,
+    teams: `teams+http://${at}/workflows/0a1b2c3d/triggers/manual/paths/invoke?api-version=2016-06-01&sig=${SECRETS.teams}`,
+    matrix: `matrix://bot:${SECRETS.matrix}@${at}/?rooms=%23ops:lan&disabletls=yes`,
+    generic: `generic://${at}/generic/hook?disabletls=yes&@X-Api-Key=${SECRETS.generic}`,
+  };
+}
+

@@ -36,6 +36,8 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
     case "cron":
       return { value: "*/5 * * * *", expected: "*/5 * * * *" };
     case "list":
+      // notification URLs are parsed: their example is valid
+      if (meta.spaceSeparated) return { value: meta.example, expected: meta.example };
       return { value: ["alpha", "beta"], expected: ["alpha", "beta"] };
     case "credentials": {
       const entries = [{ host: "ghcr.io", username: "u1", password: "p1" }, { host: "quay.io" }];
@@ -75,7 +77,7 @@ function asText(option: OptionSpec, value: unknown): string {
   if (option.meta.kind === "credentials") {
     return (value as Record<string, string>[]).map((e) => Object.entries(e).map(([k, v]) => `${k}=${v}`).join(",")).join(";");
   }
-  return Array.isArray(value) ? value.join(",") : String(value);
+  return Array.isArray(value) ? value.join(option.meta.spaceSeparated ? " " : ",") : String(value);
 }
 
 function toToml(values: Map<string, unknown>): string {

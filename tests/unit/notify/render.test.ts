@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isSvcError } from "../../../src/errors.ts";
-import { buildView, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, shortId, subjectOf, truncate } from "../../../src/notify/render.ts";
+import { buildView, CHAT_TEMPLATE, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, shortId, subjectOf, truncate } from "../../../src/notify/render.ts";
 import { pushoverForm, PUSHOVER_MESSAGE_MAX, PUSHOVER_TITLE_MAX } from "../../../src/notify/channels/pushover.ts";
 import { sampleReport } from "./fixtures.ts";
 
@@ -82,6 +82,27 @@ describe("template rendering", () => {
   test("a template file that does not exist is a startup error", async () => {
     const error = await rejection(loadRenderer(join(dir, "missing.mustache"), "box"));
     expect(isSvcError(error) && error.kind).toBe("startup");
+  });
+});
+
+describe("the chat summary", () => {
+  test("a line per updated, rolled-back, failed and stale container, old -> new; the title tagged", () => {
+    const report = sampleReport();
+    report.containers.push(
+      { ...report.containers[0]!, name: "api", image: "api:1.2", new_image: "api:1.3", state: "updated" },
+      { ...report.containers[0]!, name: "proxy", state: "rolled_back", reason: "unhealthy after start" },
+      { ...report.containers[0]!, name: "queue", image: "queue:5", state: "stale" },
+    );
+    const { subject, text } = createRenderer(CHAT_TEMPLATE, "nas", "prod")(report);
+    expect(subject).toBe("[prod] svc on nas: 1 updated, 1 failed");
+    expect(text.split("\n")).toEqual([
+      "updated web: 127.0.0.1:5000/web:latest (111111111111 -> 222222222222)",
+      "updated api: api:1.2 -> api:1.3 (111111111111 -> 222222222222)",
+      "rolled back proxy (127.0.0.1:5000/web:latest): unhealthy after start",
+      "failed db (127.0.0.1:5000/db:16): pull failed: manifest unknown",
+      "newer image for queue: queue:5 (333333333333 -> 444444444444)",
+      "",
+    ]);
   });
 });
 

@@ -1,0 +1,251 @@
+/**
+ * Delivery of the notification URLs (`notifications.urls`, parsed by ../urls.ts): each URL is its
+ * own channel, retried and logged by the dispatcher like the others. Chat targets (Discord,
+ * Telegram, Slack, Gotify, ntfy, Teams, Matrix) get the short summary (CHAT_TEMPLATE, or the
+ * user's template) under the subject as title; Pushover and e-mail what their own channels send;
+ * generic webhooks the SessionReport JSON or their template. The fixed public hosts (Discord,
+ * Telegram, Slack, Pushover) are replaced by `notifications.services_base_url` when it is set.
+ */
+import { SvcError } from "../../errors.ts";
+import type { SessionReport } from "../../updater/types.ts";
+import { loadBodyRenderer, truncate, type BodyRenderer, type RenderedReport, type Renderer } from "../render.ts";
+import type { Notifier } from "../types.ts";
+import { parseNotificationUrl, serviceOf, type NotificationTarget } from "../urls.ts";
+import { postPushover, pushoverForm } from "./pushover.ts";
+
+export interface UrlChannelContext {
+  urls: readonly string[];
+  /** e-mail and Pushover: the report as their own channels render it */
+  render: Renderer;
+  /** chat targets: the short summary */
+  chat: Renderer;
+  hostname: string;
+  titleTag?: string;
+  baseUrl?: string;
+  timeoutMs: number;
+}
+
+/** Limits of the services, in characters. */
+const DISCORD_MAX = 2000;
+const TELEGRAM_MAX = 4096;
+const SLACK_MAX = 3000;
+
+/** One notifier per URL, named by its service (`discord`, `discord#2` for a second one). */
+export async function createUrlNotifiers(context: UrlChannelContext): Promise<Notifier[]> {
+  const seen = new Map<string, number>();
+  const notifiers: Notifier[] = [];
+  for (const [index, url] of context.urls.entries()) {
+    const parsed = parseNotificationUrl(url);
+    // Checked at load already; a URL reaching here unparsed comes from a caller that skipped loading.
+    if ("problem" in parsed) throw new SvcError("config", `notifications.urls entry ${index + 1}: ${parsed.problem}`);
+    const service = serviceOf(url);
+    const count = (seen.get(service) ?? 0) + 1;
+    seen.set(service, count);
+    notifiers.push(await createUrlNotifier(count === 1 ? service : `${service}#${count}`, parsed, context));
+  }
+  return notifiers;
+}
+
+async function createUrlNotifier(name: string, target: NotificationTarget, context: UrlChannelContext): Promise<Notifier> {
+  const { timeoutMs } = context;
+  const fixed = (publicOrigin: string) => (context.baseUrl ?? publicOrigin).replace(/\/+$/, "");
+  const notifier = (send: (report: SessionReport) => Promise<void>): Notifier => ({ name, send });
+  switch (target.service) {
+    case "discord": {
+      const endpoint = `${fixed("https://discord.com")}/api/webhooks/${target.webhookId}/${encodeURIComponent(target.token)}`;
+      return notifier(async (report) => {
+        const { subject, text } = context.chat(report);
+        const body = { content: truncate(`**${subject}**\n${text}`.trim(), DISCORD_MAX), username: target.username, avatar_url: target.avatarUrl };
+        await postJson(endpoint, body, timeoutMs);
+      });
+    }
+    case "telegram":
+      return telegramNotifier(name, target, `${fixed("https://api.telegram.org")}/bot${target.token}/sendMessage`, context);
+    case "slack": {
+      const endpoint = target.webhookPath ? `${fixed("https://hooks.slack.com")}/services/${target.webhookPath}` : `${fixed("https://slack.com")}/api/chat.postMessage`;
+      const headers: Record<string, string> = target.botToken ? { authorization: `Bearer ${target.botToken}` } : {};
+      const icon = target.icon ? (/^https?:\/\//.test(target.icon) ? { icon_url: target.icon } : { icon_emoji: target.icon }) : {};
+      return notifier(async (report) => {
+        const { subject, text } = context.chat(report);
+        const body = { channel: target.channel, username: target.botname, ...icon, text: truncate(`*${slackEscape(subject)}*\n${slackEscape(text)}`.trim(), SLACK_MAX) };
+        const answer = await postJson(endpoint, body, timeoutMs, headers);
+        // The Web API answers 200 with {"ok": false, "error": ...} when it refuses.
+        if (target.botToken) expectOk(answer, "Slack");
+      });
+    }
+    case "gotify":
+      return notifier(async (report) => {
+        const { subject, text } = context.chat(report);
+        await postJson(`${target.endpoint}/message`, { title: subject, message: text.trim() || subject, priority: target.priority ?? 5 }, timeoutMs, { "x-gotify-key": target.token });
+      });
+    case "ntfy": {
+      const headers: Record<string, string> = {};
+      if (target.username) headers.authorization = `Basic ${Buffer.from(`${target.username}:${target.password ?? ""}`).toString("base64")}`;
+      else if (target.password) headers.authorization = `Bearer ${target.password}`;
+      return notifier(async (report) => {
+        const { subject, text } = context.chat(report);
+        // JSON publishing: the title may hold any character, a header could not.
+        const body = { topic: target.topic, title: subject, message: text.trim() || subject, priority: target.priority, tags: target.tags.length > 0 ? target.tags : undefined };
+        await postJson(`${target.endpoint}/`, body, timeoutMs, headers);
+      });
+    }
+    case "pushover": {
+      const endpoint = `${fixed("https://api.pushover.net")}/1/messages.json`;
+      return notifier(async (report) => {
+        const { subject, text } = context.render(report);
+        const form = pushoverForm({ token: target.token, user_key: target.userKey }, subject, text);
+        if (target.devices.length > 0) form.set("device", target.devices.join(","));
+        if (target.priority !== undefined) form.set("priority", String(target.priority));
+        await postPushover(endpoint, form, timeoutMs);
+      });
+    }
+    case "smtp":
+      return (await import("./email.ts")).createSmtpUrlNotifier(name, target.smtp, context.render, timeoutMs);
+    case "teams":
+      return notifier(async (report) => {
+        await postJson(target.endpoint, teamsCard(context.chat(report)), timeoutMs);
+      });
+    case "matrix":
+      return matrixNotifier(name, target, context);
+    case "generic": {
+      const contentType = target.contentType ?? "application/json";
+      const body: BodyRenderer = target.template
+        ? await loadBodyRenderer(target.template, contentType, context.hostname, context.titleTag, `notifications.urls (${name} template)`)
+        : (report) => JSON.stringify(report);
+      return notifier(async (report) => {
+        const headers = new Headers(target.headers);
+        headers.set("content-type", contentType);
+        await request(target.endpoint, { method: target.method, headers, body: body(report) }, timeoutMs);
+      });
+    }
+  }
+}
+
+/**
+ * One message per chat (the Bot API's sendMessage). A retry goes only to the chats that have not
+ * got this report yet, so one refusing chat does not repeat the message in the others.
+ */
+function telegramNotifier(name: string, target: Extract<NotificationTarget, { service: "telegram" }>, endpoint: string, context: UrlChannelContext): Notifier {
+  const delivered = new WeakMap<SessionReport, Set<string>>();
+  return {
+    name,
+    async send(report) {
+      const { subject, text } = context.chat(report);
+      const done = delivered.get(report) ?? new Set<string>();
+      delivered.set(report, done);
+      const failures: string[] = [];
+      for (const chat of target.chats) {
+        if (done.has(chat)) continue;
+        const body = { chat_id: chat, text: truncate(`${subject}\n\n${text}`.trim(), TELEGRAM_MAX), disable_notification: target.silent, link_preview_options: { is_disabled: !target.preview } };
+        try {
+          expectOk(await postJson(endpoint, body, context.timeoutMs), "Telegram");
+          done.add(chat);
+        } catch (error) {
+          failures.push(`chat ${chat}: ${(error as Error).message}`);
+        }
+      }
+      if (failures.length > 0) throw new SvcError("notify", failures.join("; "));
+    },
+  };
+}
+
+/**
+ * Matrix's client-server API: log in with the password (or use it as the access token when no
+ * user is given), join each room (aliases resolve to ids; joining a joined room changes nothing),
+ * then send an m.text message. Without rooms: every room the account has joined. The
+ * transaction id is the report's, so a retry cannot post the message twice.
+ */
+function matrixNotifier(name: string, target: Extract<NotificationTarget, { service: "matrix" }>, context: UrlChannelContext): Notifier {
+  const api = `${target.endpoint}/_matrix/client/v3`;
+  const { timeoutMs } = context;
+  return {
+    name,
+    async send(report) {
+      let token = target.password;
+      if (target.user) {
+        const login = await postJson(`${api}/login`, { type: "m.login.password", identifier: { type: "m.id.user", user: target.user }, password: target.password }, timeoutMs);
+        token = String((login as { access_token?: unknown })?.access_token ?? "");
+        if (!token) throw new SvcError("notify", "Matrix login answered without an access token");
+      }
+      const auth = { authorization: `Bearer ${token}` };
+      let rooms: string[] = [];
+      if (target.rooms.length === 0) {
+        const joined = (await request(`${api}/joined_rooms`, { method: "GET", headers: auth }, timeoutMs)) as { joined_rooms?: unknown };
+        rooms = Array.isArray(joined?.joined_rooms) ? joined.joined_rooms.map(String) : [];
+      } else {
+        for (const room of target.rooms) {
+          const joined = (await postJson(`${api}/join/${encodeURIComponent(room)}`, {}, timeoutMs, auth)) as { room_id?: unknown };
+          rooms.push(String(joined?.room_id ?? room));
+        }
+      }
+      const { subject, text } = context.chat(report);
+      for (const [index, room] of rooms.entries()) {
+        const url = `${api}/rooms/${encodeURIComponent(room)}/send/m.room.message/svc-${report.id}-${index}`;
+        await request(url, { method: "PUT", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ msgtype: "m.text", body: `${subject}\n${text}`.trim() }) }, timeoutMs);
+      }
+    },
+  };
+}
+
+/** An Adaptive Card, what a Teams Workflows webhook ("post to a channel") expects. */
+function teamsCard({ subject, text }: RenderedReport): unknown {
+  const lines = text.trim() === "" ? [] : [{ type: "TextBlock", text: text.trim(), wrap: true }];
+  return {
+    type: "message",
+    attachments: [
+      {
+        contentType: "application/vnd.microsoft.card.adaptive",
+        content: { $schema: "http://adaptivecards.io/schemas/adaptive-card.json", type: "AdaptiveCard", version: "1.4", body: [{ type: "TextBlock", text: subject, weight: "Bolder", wrap: true }, ...lines] },
+      },
+    ],
+  };
+}
+
+/** Slack's mrkdwn: &, < and > are control characters. */
+function slackEscape(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+function expectOk(answer: unknown, service: string): void {
+  const ok = (answer as { ok?: unknown } | null)?.ok;
+  if (ok === true) return;
+  const reason = (answer as { error?: unknown; description?: unknown } | null)?.error ?? (answer as { description?: unknown } | null)?.description;
+  throw new SvcError("notify", `${service} refused the message${typeof reason === "string" ? `: ${reason.slice(0, 200)}` : ""}`);
+}
+
+function postJson(url: string, body: unknown, timeoutMs: number, headers: Record<string, string> = {}): Promise<unknown> {
+  return request(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) }, timeoutMs);
+}
+
+/** Sends one request; a status outside 200-299 is a failure. Answers with the JSON body, or null. */
+async function request(url: string, init: RequestInit, timeoutMs: number): Promise<unknown> {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
+  const text = await readCapped(response, ANSWER_MAX_BYTES).catch(() => "");
+  if (response.status < 200 || response.status > 299) throw new SvcError("notify", `HTTP status ${response.status}`);
+  try {
+    return text.length > 0 ? JSON.parse(text) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** An answer is read only for its "ok", ids and error fields: more than this is not one of those. */
+const ANSWER_MAX_BYTES = 64 * 1024;
+
+async function readCapped(response: Response, max: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel();
+      return "";
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

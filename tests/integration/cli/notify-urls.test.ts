@@ -1,0 +1,18 @@
+/** Notification URLs as an operator meets them on the command line: print-config, a bad URL, Watchtower's variable. */
+import { expect, test } from "bun:test";
+import { runSvc, userEnv } from "../e2e/support.ts";
+
+const TOKEN = "Disc0rd-Secret_T0ken";
+
+test("--print-config masks only the URL's secret; a URL that cannot be used is exit 2 naming the part, never the secret", async () => {
+  const env = userEnv({ WATCHTOWER_NOTIFICATION_URL: `discord://${TOKEN}@123456789012345678 ntfy://ntfy.sh/svc`, SVC_LOG_FORMAT: "pretty", NO_COLOR: "1" });
+  const printed = await runSvc(["--print-config", "--run-once"], { env });
+  expect(printed.code).toBe(0);
+  expect(printed.stdout).toContain('urls = ["discord://[redacted]@123456789012345678", "ntfy://ntfy.sh/svc"]  # from env (WATCHTOWER_NOTIFICATION_URL)');
+  expect(printed.stdout + printed.stderr).not.toContain(TOKEN);
+
+  const bad = await runSvc(["--run-once"], { env: userEnv({ SVC_NOTIFICATIONS_URLS: `discord://${TOKEN}@hook`, NO_COLOR: "1" }) });
+  expect(bad.code).toBe(2);
+  expect(bad.stderr + bad.stdout).toContain("SVC_NOTIFICATIONS_URLS: entry 1: discord://: the webhook id after @ must be digits");
+  expect(bad.stdout + bad.stderr).not.toContain(TOKEN);
+}, 60_000);
