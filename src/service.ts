@@ -12,10 +12,13 @@ import { createLogging, type Logger } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
 import type { Dispatcher } from "./notify/index.ts";
 import type { Scheduler } from "./scheduler/index.ts";
-import type { StateStore } from "./state/index.ts";
+import { leaseForCommand, rollbackThroughOwner } from "./rollback.ts";
+import { stateFile, type StateStore } from "./state/index.ts";
+import { claimState } from "./state/owner.ts";
 import type { Updater } from "./updater/index.ts";
+import { exclusiveOn } from "./updater/exclusive.ts";
 import { pendingRunner } from "./updater/pending.ts";
-import type { SessionReport } from "./updater/types.ts";
+import type { RollbackResult, SessionReport } from "./updater/types.ts";
 
 export { apiEnabled, runHealthcheck } from "./healthcheck.ts";
 
@@ -45,6 +48,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   let updater: Updater | undefined;
   let scheduler: Scheduler | undefined;
   let api: Api | undefined;
+  let releaseState: (() => void) | undefined;
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
@@ -53,6 +57,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const engine = await rooms.createDockerEngine(config.docker, logging.log);
     const registry = rooms.createRegistry(config, logging.log);
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
+    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
     const selfContainerId = await rooms.ownContainerId(engine, log);
     const selfHandover = api && { release: api.release, reclaim: api.reclaim };
@@ -68,6 +73,8 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       selfHandover,
       ...rememberedBy(state),
     });
+    // one process at a time acts on the containers of a state file (svc rollback may run beside)
+    if (state.file) updater = exclusiveOn(state.file, updater, logging.log);
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log);
     pending.ready(updater);
@@ -90,6 +97,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     await step(log, "stop the scheduler", () => schedulerStopped);
     await step(log, "stop the HTTP server", () => serverStopped);
     await step(log, "close notifications", () => notifications?.close());
+    releaseState?.();
     stopSignal.remove();
     await logging.close();
   }
@@ -102,7 +110,12 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
 export async function runRollback(config: Config, name: string): Promise<number> {
   const logging = createLogging(config);
   const log = logging.log.child("service");
+  let release: (() => void) | undefined;
   try {
+    const file = stateFile(config.state_dir, config.scope);
+    const handed = file && (await rollbackThroughOwner(config, file, name, log));
+    if (handed) return rollbackOutcome(handed, log);
+    if (file) release = await leaseForCommand(config, file, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log);
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
@@ -116,12 +129,17 @@ export async function runRollback(config: Config, name: string): Promise<number>
       ...rememberedBy(state),
     });
     await recoverOrPostpone(updater, log);
-    const result = await updater.rollback(name, "run_once");
-    log.info("rollback", { ...result });
-    return result?.state === "updated" ? 0 : 1;
+    return rollbackOutcome(await updater.rollback(name, "run_once"), log);
   } finally {
+    release?.();
     await logging.close();
   }
+}
+
+/** Tells what `svc rollback` did; exit 0 when the container runs its earlier image again. */
+function rollbackOutcome(result: RollbackResult | null, log: Logger): number {
+  log.info("rollback", { ...result });
+  return result?.state === "updated" ? 0 : 1;
 }
 
 /** The updater's decisions, kept by the state room (across restarts with state_dir). */
