@@ -183,4 +183,18 @@ describe("--version, --help", () => {
     for (const flag of ["--config", "--generate-config", "--force", "--print-config", "--version"]) expect(run.stdout).toContain(flag);
     expect(run.stdout).toContain("healthcheck");
   });
+
+  test("every command has its own help, which runs nothing; every line fits 80 columns off a terminal", () => {
+    const widest = (text: string) => Math.max(...text.split("\n").map((line) => line.length));
+    expect(widest(svc(["--help"]).stdout)).toBeLessThanOrEqual(80);
+    for (const [command, usage] of [["rollback", "Usage: svc rollback NAME [OPTIONS]"], ["migrate", "Usage: svc migrate [CONTAINER]"], ["healthcheck", "Usage: svc healthcheck [OPTIONS]"]] as const) {
+      // an engine that is not there: the command would fail if it ran
+      const run = svc([command, "web", "--help", "--docker-host", "unix:///nonexistent.sock"]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toStartWith(usage);
+      expect(run.stderr).toBe("");
+      expect(widest(run.stdout)).toBeLessThanOrEqual(80);
+      expect(svc([command, "-h"]).stdout).toStartWith(usage);
+    }
+  });
 });
