@@ -62,12 +62,14 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     }
     if (flags.generateConfig !== undefined) return await writeSample(flags.generateConfig, flags.force, io);
 
+    if (flags.printConfig) {
+      // what can be built is printed, the problems under it (exit 2 when there are any)
+      const printed = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined, keepGoing: true });
+      io.stdout.write(printConfig(printed));
+      return printed.problems?.length ? exitCodeOf(new SvcError("config", "invalid configuration")) : 0;
+    }
     const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined });
     config = loaded.config;
-    if (flags.printConfig) {
-      io.stdout.write(printConfig(loaded));
-      return 0;
-    }
     // Loaded only when needed, by literal paths (bundled by `bun build --compile`): --version,
     // --help, --generate-config and the healthcheck must not pay for the engine client and the
     // HTTP framework.

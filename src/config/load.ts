@@ -18,6 +18,8 @@ export interface LoadOptions {
   cwd: string;
   /** for a one-off command (svc rollback): the configuration need not say when cycles run */
   oneOff?: boolean;
+  /** --print-config: return what can be built (a refused value falls back to its default) with the problems, instead of throwing */
+  keepGoing?: boolean;
 }
 
 export interface LoadResult {
@@ -28,11 +30,14 @@ export interface LoadResult {
   warnings: string[];
   /** The configuration file read, if any. */
   file?: string;
+  /** With keepGoing: every problem svc would refuse to start with, and the options whose value was refused. */
+  problems?: Problem[];
+  refused?: string[];
 }
 
 export const DEFAULT_FILE = "svc.toml";
 
-export async function loadConfig({ argv, env, cwd, oneOff = false }: LoadOptions): Promise<LoadResult> {
+export async function loadConfig({ argv, env, cwd, oneOff = false, keepGoing = false }: LoadOptions): Promise<LoadResult> {
   const problems: Problem[] = [];
   const warnings: string[] = [];
   const args = parseArgv(argv, watchtowerFlagAdvice);
@@ -53,13 +58,14 @@ export async function loadConfig({ argv, env, cwd, oneOff = false }: LoadOptions
 
   const values = validateLeaves(merged, problems);
   checkAcrossOptions(values, merged, cwd, problems, warnings, oneOff);
-  if (problems.length > 0) throw configError(problems);
+  if (problems.length > 0 && !keepGoing) throw configError(problems);
 
   const config: Config = assembleConfig(values);
   resolveSecrets(config, merged, { cwd, fileDir }, problems, warnings);
-  if (problems.length > 0) throw configError(problems);
+  if (problems.length > 0 && !keepGoing) throw configError(problems);
 
-  return { config, sources: sourcesOf(merged), warnings, file: file?.path };
+  const refused = [...merged.keys()].filter((key) => OPTION_BY_KEY.has(key) && !values.has(key));
+  return { config, sources: sourcesOf(merged), warnings, file: file?.path, ...(keepGoing ? { problems, refused } : {}) };
 }
 
 function configError(problems: Problem[]): SvcError {
