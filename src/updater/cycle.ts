@@ -499,7 +499,7 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
       await park(g.ctx, r);
       return { kind: "update", r };
     } catch (error) {
-      finish(entry, "failed", `stopping the old container failed: ${toSvcError(error).message}`);
+      finish(entry, "failed", toSvcError(error).message);
       return undefined;
     }
   }
@@ -512,7 +512,7 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
       await park(g.ctx, r);
       return { kind: "recreate", r, host };
     } catch (error) {
-      dependentProblem(g, name, `stopping for dependency failed: ${toSvcError(error).message}`);
+      dependentProblem(g, name, `recreating for dependency: ${toSvcError(error).message}`);
       return undefined;
     }
   }
