@@ -228,7 +228,7 @@ async function runOnce(config: Config, updater: Updater, stop: Promise<StopSigna
 
 /**
  * Resolves on the first SIGTERM / SIGINT. A second one exits at once: the next start repairs
- * whatever update was cut off (README.md, "Updater").
+ * whatever update was cut off (docs/decisions.md, "Updater").
  */
 function waitForSignal(options: ServiceOptions, log: Logger): { promise: Promise<StopSignal>; remove(): void } {
   const signals = options.signals ?? process;

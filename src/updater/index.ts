@@ -3,7 +3,7 @@
  * stops gracefully. Routes and the scheduler call `run`; the service calls `recover` before the
  * first cycle and `drain` on SIGTERM/SIGINT.
  *
- * Decisions taken here (README.md, "Updater"):
+ * Decisions taken here (docs/decisions.md, "Updater"):
  * - Scope: with `scope` set, only containers labelled `svc.scope=<scope>`; without it, only
  *   containers with no scope label, so instances sharing an engine never touch each other's.
  * - An unreachable engine: `run` rejects with SvcError kind "engine" ("cannot list containers:

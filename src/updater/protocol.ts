@@ -1,5 +1,5 @@
 /**
- * The update protocol for one container (README.md, "Updater"): at every moment either the old container or a
+ * The update protocol for one container (docs/decisions.md, "Updater"): at every moment either the old container or a
  * verified new one exists under the container's name, or the old one is parked under a name that
  * tells crash recovery how to undo the step.
  *
