@@ -11,7 +11,7 @@ import { z } from "zod";
 import type { Config } from "./config/index.ts";
 import { type ErrorKind, SvcError } from "./errors.ts";
 import type { Logger } from "./log/index.ts";
-import { describeProcess, liveOwner, waitForLease, type Owner } from "./state/owner.ts";
+import { describeProcess, liveOwner, onThisHost, waitForLease, type Owner } from "./state/owner.ts";
 import type { RollbackResult } from "./updater/types.ts";
 
 const ResultSchema = z.object({
@@ -47,12 +47,13 @@ export async function rollbackThroughOwner(config: Config, stateFile: string, na
       signal: AbortSignal.timeout(rollbackTimeoutMs(config)),
     });
   } catch (error) {
-    if (!who.includes(" on ")) throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on 127.0.0.1:${owner.api_port}: ${(error as Error).message}`);
+    if (onThisHost(owner)) throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on 127.0.0.1:${owner.api_port}: ${(error as Error).message}`);
     log.warn(`${who} claims this state_dir but its API is out of reach from here: rolling back from here, between its cycles`);
     return undefined;
   }
+  const result = await answerOf(response, owner, who);
   log.info(`handed to ${who}, which runs on this state_dir (POST /v1/rollback)`);
-  return answerOf(response, owner, who);
+  return result;
 }
 
 async function answerOf(response: Response, owner: Owner, who: string): Promise<RollbackResult> {

@@ -88,7 +88,12 @@ export async function waitForLease(stateFile: string, what: string, timeoutMs: n
 
 /** "svc rollback (pid 12)", "a cycle of svc (pid 7 on web-1)" */
 export function describeProcess(process_: { pid: number; host: string; what?: string }): string {
-  return `${process_.what ?? "svc"} (pid ${process_.pid}${process_.host === hostname() ? "" : ` on ${process_.host}`})`;
+  return `${process_.what ?? "svc"} (pid ${process_.pid}${onThisHost(process_) ? "" : ` on ${process_.host}`})`;
+}
+
+/** Whether the process ran on this host (its pid then means something here). */
+export function onThisHost(other: { host: string }): boolean {
+  return other.host === hostname();
 }
 
 function me(): { pid: number; host: string } {
@@ -110,7 +115,7 @@ function readJson<T>(file: string, schema: z.ZodType<T>): T | undefined {
 
 /** False when the process surely is gone: on this host with its pid gone, or this process itself. */
 function mayRun(other: { pid: number; host: string }): boolean {
-  if (other.host !== hostname()) return true;
+  if (!onThisHost(other)) return true;
   if (other.pid === process.pid) return false;
   try {
     process.kill(other.pid, 0);
