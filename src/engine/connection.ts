@@ -97,9 +97,9 @@ const WHERE = "set --docker-host or DOCKER_HOST";
 export function unreachableAdvice(endpoint: Endpoint, code: string): string | undefined {
   if (endpoint.kind === "unix") {
     const path = endpoint.socketPath;
-    if (code === "ENOENT") return `no Docker socket at ${path}: start Docker, or ${WHERE} to where its socket is`;
+    if (code === "ENOENT") return `no Docker socket at ${path}: start the Docker engine, or ${WHERE} to where its socket is`;
     if (code === "EACCES" || code === "EPERM") return `no permission to use ${path}: run svc as root or as a user in the socket's group (usually docker)`;
-    if (code === "ECONNREFUSED") return `nothing answers on ${path}: start Docker (the socket is there, the engine is not)`;
+    if (code === "ECONNREFUSED") return `nothing answers on ${path}: start the Docker engine (the socket is there, the engine is not)`;
     return undefined;
   }
   const at = `${endpoint.host}:${endpoint.port}`;

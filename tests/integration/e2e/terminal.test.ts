@@ -54,7 +54,7 @@ describe("run-once on a terminal", () => {
       const run = await runSvc([...command, "--docker-host", `unix://${socket}`, "--log-format", "pretty"]);
       expect(run.code, run.svc.describe()).toBe(1);
       expect(run.stdout).toBe("");
-      expect(run.stderr).toBe(`svc: no Docker socket at ${socket}: start Docker, or set --docker-host or DOCKER_HOST to where its socket is\n`);
+      expect(run.stderr).toBe(`svc: no Docker socket at ${socket}: start the Docker engine, or set --docker-host or DOCKER_HOST to where its socket is\n`);
     }
   }, 60_000);
 

@@ -56,7 +56,7 @@ describe("connection", () => {
     const missing = await createDockerEngine({ host, tls_verify: false }, silentLogger);
     const error = await rejection(missing.listContainers());
     expect(error.kind).toBe("engine");
-    expect(error.message).toBe(`no Docker socket at ${host.slice("unix://".length)}: start Docker, or set --docker-host or DOCKER_HOST to where its socket is`);
+    expect(error.message).toBe(`no Docker socket at ${host.slice("unix://".length)}: start the Docker engine, or set --docker-host or DOCKER_HOST to where its socket is`);
   });
 
   test("a closed TCP port is an engine error naming the address and the fix", async () => {
