@@ -85,7 +85,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log);
     pending.ready(updater);
-    if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log, pretty);
+    if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log, logging.format === "json");
     scheduler = rooms.createScheduler({ config, runner: updater, log: logging.log });
     scheduler.start();
     const signal = await stopSignal.promise;
@@ -212,7 +212,7 @@ async function step(log: Logger, what: string, action: () => Promise<unknown> | 
   }
 }
 
-async function runOnce(config: Config, updater: Updater, stop: Promise<StopSignal>, log: Logger, pretty: boolean): Promise<number> {
+async function runOnce(config: Config, updater: Updater, stop: Promise<StopSignal>, log: Logger, json: boolean): Promise<number> {
   if (config.http_api.update || config.http_api.metrics) {
     log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
   }
@@ -221,8 +221,9 @@ async function runOnce(config: Config, updater: Updater, stop: Promise<StopSigna
     log.info("stopping: waiting for the running update to finish", { signal: outcome });
     return 0;
   }
-  // a run-once user must see what happened: on a terminal the lines per container said it
-  if (outcome && !pretty) log.info("session report", { ...outcome });
+  // a run-once user must see what happened: the lines per container said it; in json the whole
+  // report too, one record a program can read (in logfmt it would be an escaped string)
+  if (outcome && json) log.info("session report", { ...outcome });
   return runOnceExitCode(outcome, config.containers.length > 0);
 }
 
