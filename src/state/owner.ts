@@ -7,10 +7,11 @@
  *   created exclusively and removed when it ends, so two processes never act on the engine at the
  *   same time: a service's cycle is skipped while a command holds it, a command waits for a cycle.
  * A file left by a process that died (on this host with its pid gone, or naming this very process:
- * a restart in the same container) is no one's.
+ * a restart in the same container) is no one's; so is a lease its holder stopped touching (a
+ * holder on another host, such as a replaced container, cannot be asked whether it lives).
  */
 import { hostname } from "node:os";
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { z } from "zod";
 
@@ -48,6 +49,10 @@ export function liveOwner(stateFile: string): Owner | undefined {
 
 export type Lease = { release(): void } | { holder: Holder };
 
+/** A lease's holder touches it this often; one untouched for LEASE_STALE_MS was left by a process that died. */
+const LEASE_HEARTBEAT_MS = 20_000;
+const LEASE_STALE_MS = 90_000;
+
 /** Takes the right to act on the containers for `what`, or says who holds it. */
 export function tryLease(stateFile: string, what: string): Lease {
   const file = `${stateFile}.busy`;
@@ -62,11 +67,20 @@ export function tryLease(stateFile: string, what: string): Lease {
       } finally {
         rmSync(temporary, { force: true });
       }
-      return { release: () => releaseIfMine(file) };
+      // the holder says it is alive by touching the file: a holder that died on another host
+      // (a replaced container) cannot be asked, its lease just goes stale
+      const heartbeat = setInterval(() => touch(file), LEASE_HEARTBEAT_MS);
+      heartbeat.unref();
+      return {
+        release: () => {
+          clearInterval(heartbeat);
+          releaseIfMine(file);
+        },
+      };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") return { release() {} }; // a folder svc cannot write: the state room says so
       const holder = readJson(file, HolderSchema);
-      if (attempt === 0 && (holder === undefined || !mayRun(holder))) {
+      if (attempt === 0 && (holder === undefined || !mayRun(holder) || ageMs(file) > LEASE_STALE_MS)) {
         rmSync(file, { force: true });
         continue;
       }
@@ -103,6 +117,20 @@ function me(): { pid: number; host: string } {
 function releaseIfMine(file: string): void {
   const holder = readJson(file, ProcessSchema);
   if (holder?.pid === process.pid && holder.host === hostname()) rmSync(file, { force: true });
+}
+
+function touch(file: string): void {
+  const now = new Date();
+  try {
+    utimesSync(file, now, now);
+  } catch {
+    // gone or taken over: nothing to keep alive
+  }
+}
+
+function ageMs(file: string): number {
+  const stat = statSync(file, { throwIfNoEntry: false });
+  return stat ? Date.now() - stat.mtimeMs : 0;
 }
 
 function readJson<T>(file: string, schema: z.ZodType<T>): T | undefined {

@@ -1,6 +1,6 @@
 /** Which process uses a state file: the service's claim, and the lease of whoever acts on the containers. */
 import { expect, test } from "bun:test";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { claimState, liveOwner, tryLease } from "../../../src/state/owner.ts";
@@ -16,6 +16,13 @@ test("one lease at a time: the second process is told who holds it; released, it
   if ("release" in first) first.release();
   writeFileSync(`${file}.busy`, JSON.stringify({ pid: process.ppid, host: hostname(), what: "a cycle of svc" }));
   expect(tryLease(file, "svc rollback")).toEqual({ holder: { pid: process.ppid, host: hostname(), what: "a cycle of svc" } });
+  // a lease its holder stopped touching is taken over, whoever it names
+  writeFileSync(`${file}.busy`, JSON.stringify({ pid: process.ppid, host: "another-host", what: "a cycle of svc" }));
+  expect("holder" in tryLease(file, "svc rollback")).toBe(true);
+  utimesSync(`${file}.busy`, new Date(Date.now() - 600_000), new Date(Date.now() - 600_000));
+  const stale = tryLease(file, "svc rollback");
+  expect("release" in stale).toBe(true);
+  if ("release" in stale) stale.release();
   // a lease of a process that is gone is taken over
   writeFileSync(`${file}.busy`, JSON.stringify({ pid: UNUSED_PID, host: hostname(), what: "a cycle of svc" }));
   const taken = tryLease(file, "svc rollback");
