@@ -275,7 +275,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       // the image it left is not to come back by itself: its digest (as the check saw it) waits for a newer one
       // kept with who rolled back, for the reason the next cycles give (check.ts)
       if (entry.old_digest) cycleDeps.skipped.set(name, `${entry.old_digest} rollback:${trigger}`);
-      log.info("container put back on its earlier image", { container: name, image_id: back, skipped_digest: entry.old_digest });
+      log.debug("container put back on its earlier image", { container: name, image_id: back, skipped_digest: entry.old_digest });
     }
     if (!entry) return { container: name, from_image_id: container.Image, to_image_id: back, state: "skipped", reason: "not selected by svc (scope, labels or options)" };
     return { container: name, from_image_id: container.Image, to_image_id: back, state: entry.state, reason: entry.reason };
