@@ -8,6 +8,7 @@
  * (src/state/index.ts).
  */
 import { z } from "zod";
+import { readCapped } from "./api/update-request.ts";
 import type { Config } from "./config/index.ts";
 import { type ErrorKind, SvcError } from "./errors.ts";
 import type { Logger } from "./log/index.ts";
@@ -21,6 +22,9 @@ const ResultSchema = z.object({
   state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back"]),
   reason: z.string().nullable(),
 });
+
+/** A rollback's answer is a few hundred bytes; anything larger is not svc's. */
+const MAX_ANSWER_BYTES = 64 * 1024;
 
 const KIND_BY_STATUS: Record<number, ErrorKind> = { 400: "bad_request", 401: "unauthorized", 404: "not_found", 409: "busy" };
 
@@ -57,11 +61,16 @@ export async function rollbackThroughOwner(config: Config, stateFile: string, na
 }
 
 async function answerOf(response: Response, owner: Owner, who: string): Promise<RollbackResult> {
-  const body = (await response.text()).slice(0, 64 * 1024);
-  if (response.ok) return ResultSchema.parse(JSON.parse(body));
+  const { bytes } = await readCapped(response, MAX_ANSWER_BYTES);
+  const body = new TextDecoder().decode(bytes);
+  if (response.ok) {
+    const result = ResultSchema.safeParse(parseJson(body));
+    if (!result.success) throw new SvcError("internal", `${who} answered something that is not a rollback's result`);
+    return result.data;
+  }
   let message = `${who} answered ${response.status}`;
   try {
-    message = `${who}: ${z.object({ error: z.string().max(2000) }).parse(JSON.parse(body)).error}`;
+    message = `${who}: ${z.object({ error: z.string().max(2000) }).parse(parseJson(body)).error}`;
   } catch {
     // not our error body: the status says enough
   }
@@ -83,4 +92,12 @@ export async function leaseForCommand(config: Config, stateFile: string, log: Lo
 /** As long as a rollback (or the cycle it waits for) may reasonably take: a stop, a start, the watch. */
 function rollbackTimeoutMs(config: Config): number {
   return 2 * config.stop_timeout + config.rollback.startup_timeout + 120_000;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
