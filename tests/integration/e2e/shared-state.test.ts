@@ -76,5 +76,8 @@ describe("svc rollback beside a running service on the same state_dir", () => {
     expect(service.running).toBe(true);
     expect(inspect(name).Image, service.describe()).toBe(v1.id);
     expect(inspect(name).State.StartedAt).toBe(startedAt);
+    // the service's own cycles say why they leave it
+    const told = service.records().filter((r) => r.fields?.container === name && r.fields?.state === "skipped");
+    expect(told.at(-1)?.fields?.reason, service.describe()).toMatch(/^sha256:[0-9a-f]{64} was left by a rollback \(svc rollback\); waiting for a newer image$/);
   }, 120_000);
 });
