@@ -120,7 +120,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.
   const entries = newEntries(deps, selectContainers(all, deps.config, filter), options.toLocalTag === true);
-  for (const problem of unmatchedFilters(all, deps.config, filter)) log.warn(problem, { session_id: sessionId });
+  for (const problem of unmatchedFilters(all, deps.config, filter)) log.warn(problem);
   // a dry run runs no hook: a hook may change anything
   if (!dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
   const checker = await checkEntries(deps, ctx, entries, options.localReferences ?? new Map());
