@@ -32,7 +32,7 @@ export function claimState(stateFile: string, apiPort: number | null): () => voi
   const file = `${stateFile}.owner`;
   try {
     mkdirSync(dirname(file), { recursive: true });
-    const temporary = `${file}.${process.pid}.tmp`;
+    const temporary = `${file}.${crypto.randomUUID()}.tmp`;
     writeFileSync(temporary, JSON.stringify({ ...me(), api_port: apiPort, started_at: new Date().toISOString() } satisfies Owner), { mode: 0o600 });
     renameSync(temporary, file);
   } catch {
@@ -60,7 +60,8 @@ export function tryLease(stateFile: string, what: string): Lease {
     try {
       mkdirSync(dirname(file), { recursive: true });
       // written whole, then linked: whoever reads the file reads a holder, never an empty file
-      const temporary = `${file}.${process.pid}.tmp`;
+      // unique per process across hosts: services in two containers may both be pid 1
+      const temporary = `${file}.${crypto.randomUUID()}.tmp`;
       writeFileSync(temporary, JSON.stringify({ ...me(), what } satisfies Holder), { mode: 0o600 });
       try {
         linkSync(temporary, file);
