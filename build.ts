@@ -149,7 +149,20 @@ async function sha256(path: string): Promise<string> {
   return createHash("sha256").update(await readFile(path)).digest("hex");
 }
 
+/**
+ * The dependencies of `root`'s package.json that are not installed. Without them Bun's bundler
+ * says only "Bundle failed": a fresh clone must be told to run `bun install` first.
+ */
+export async function missingDependencies(root: string): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+  const names = Object.keys(manifest.dependencies ?? {});
+  const present = await Promise.all(names.map((name) => readFile(join(root, "node_modules", name, "package.json")).then(() => true, () => false)));
+  return names.filter((_, i) => !present[i]);
+}
+
 async function main(): Promise<void> {
+  const missing = await missingDependencies(import.meta.dir);
+  if (missing.length > 0) fail(`the dependencies are not installed (${missing.join(", ")} missing): run \`bun install\` in ${import.meta.dir} first`);
   const options = parseArgs(process.argv.slice(2));
   const outdir = resolve(options.outdir);
   await mkdir(outdir, { recursive: true });

@@ -2,7 +2,11 @@
 # A private test environment: a container engine on its own socket and data dir, a plain registry
 # and an htpasswd (Basic auth) registry on loopback, and a busybox rootfs to build images from.
 #   scripts/sandbox.sh up     install what is missing (Debian, root), start everything (idempotent)
-#   scripts/sandbox.sh env    print the variables tests read (eval "$(scripts/sandbox.sh env)")
+#   scripts/sandbox.sh env    print the variables tests read (eval "$(scripts/sandbox.sh env)"), and
+#                             DOCKER_HOST, so that the docker CLI and svc talk to the sandbox's engine
+# The engine has no default bridge network (--bridge=none): run containers with --network none or
+# on a user-defined network (docker network create); a plain `docker run` container cannot even
+# be renamed, so svc cannot update it ("network bridge not found").
 #   scripts/sandbox.sh down   stop only what `up` started, by process id, and remove its state
 #   scripts/sandbox.sh status
 #   scripts/sandbox.sh start-engine   start the engine again after a test stopped it (its own command line)
@@ -216,6 +220,7 @@ print_env() {
 export SVC_SANDBOX_DIR="$DIR"
 export SVC_TEST_ENGINE="$ENGINE"
 export SVC_TEST_DOCKER_HOST="unix://$SOCK"
+export DOCKER_HOST="unix://$SOCK"
 export PATH="$CLI_BIN:\$PATH"
 export SVC_TEST_DOCKER_CONFIG="$DIR/docker-config"
 export SVC_TEST_REGISTRY="127.0.0.1:$REGISTRY_PORT"

@@ -2,14 +2,13 @@
  * The thin CLI: parse, load configuration, hand over to the service. Errors print their
  * message (the stack only at debug/trace level) and map to an exit code in errors.ts.
  *
- * citty describes the command (and renders --help from flags generated from the config
- * schema); the arguments themselves are parsed by the config room, which must know every
- * flag to report unknown ones and to name each problem as the user wrote it.
+ * The arguments are parsed by the config room, which must know every flag to report unknown
+ * ones and to name each problem as the user wrote it; help.ts renders --help from the same
+ * schema, for svc and for each of its commands.
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { defineCommand, renderUsage, type ArgsDef } from "citty";
-import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
+import { defaultConfig, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
 import { createLogging, resolveFormat, type Writable } from "./log/index.ts";
 import { VERSION } from "./version.ts";
@@ -21,49 +20,6 @@ export interface CliIO {
   stderr: Writable;
 }
 
-const DESCRIPTION = "Keeps running Docker containers up to date, safely.";
-
-function commandArgs(): ArgsDef {
-  const args: ArgsDef = {
-    names: { type: "positional", required: false, description: "Container names to update (added to --containers)" },
-  };
-  for (const [name, spec] of Object.entries(COMMAND_FLAGS)) {
-    const alias = spec.alias ? { alias: spec.alias } : {};
-    args[name] = spec.takes ? { type: "string", valueHint: spec.valueHint, description: spec.description, ...alias } : { type: "boolean", description: spec.description, ...alias };
-  }
-  for (const option of OPTIONS) {
-    const name = option.flag.slice(2);
-    const env = `env ${option.env}`;
-    if (option.meta.kind === "boolean") {
-      args[name] = { type: "boolean", description: `${describeOption(option)} (${env}; default ${option.meta.default})` };
-    } else {
-      const shown = option.meta.defaultText ?? (option.meta.default === undefined || (Array.isArray(option.meta.default) && option.meta.default.length === 0) ? undefined : String(option.meta.default));
-      args[name] = { type: "string", valueHint: option.meta.kind, description: `${describeOption(option)} (${env}${shown ? `; default ${shown}` : ""})` };
-    }
-  }
-  return args;
-}
-
-export const command = defineCommand({
-  meta: { name: "svc", version: VERSION, description: DESCRIPTION },
-  args: commandArgs(),
-  subCommands: {
-    healthcheck: defineCommand({ meta: { name: "healthcheck", description: "Exit 0 when the HTTP API answers GET /v1/health (for container healthchecks)" } }),
-    migrate: defineCommand({
-      meta: { name: "migrate", description: "Write svc.toml from a running Watchtower container (svc migrate [CONTAINER] [--output FILE [--force]])" },
-    }),
-    rollback: defineCommand({
-      meta: { name: "rollback", description: "Put a container back on the image it ran before svc's last update of it (svc rollback NAME [OPTIONS]; needs state_dir)" },
-    }),
-  },
-});
-
-/** citty's usage, with the usage line saying that `healthcheck` is an alternative, not a suffix. */
-async function helpText(color: boolean): Promise<string> {
-  const usage = (await renderUsage(command)).replace(/\[NAMES\] healthcheck\|migrate\|rollback/, "[NAMES...]  |  svc healthcheck [OPTIONS]  |  svc migrate [CONTAINER]  |  svc rollback NAME [OPTIONS]");
-  return color ? usage : Bun.stripANSI(usage);
-}
-
 const defaultIO = (): CliIO => ({
   env: process.env,
   cwd: process.cwd(),
@@ -72,7 +28,16 @@ const defaultIO = (): CliIO => ({
 });
 
 export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<number> {
-  // citty would take any first word for a subcommand; only `healthcheck` is one (and the hidden
+  // `svc rollback --help` is the command's help, never a rollback
+  if (argv[0] !== undefined && argv.slice(1).some((arg) => arg === "--help" || arg === "-h")) {
+    const { commandHelp, helpWidth } = await import("./help.ts");
+    const help = commandHelp(argv[0], helpWidth(io.stdout));
+    if (help !== undefined) {
+      io.stdout.write(help);
+      return 0;
+    }
+  }
+  // the first word is a command only for `healthcheck`, `migrate` and `rollback` (and the hidden
   // `handover <old id> <new id> <name>` of a self-update's helper container).
   const healthcheck = argv[0] === "healthcheck";
   const handover = argv[0] === "handover" && argv.length >= 4 ? { oldId: argv[1]!, newId: argv[2]!, name: argv[3]! } : undefined;
@@ -87,7 +52,8 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
   let config: Config | undefined;
   try {
     if (flags.help) {
-      io.stdout.write(`${await helpText(io.stdout.isTTY === true)}\n`);
+      const { helpWidth, mainHelp } = await import("./help.ts");
+      io.stdout.write(mainHelp(VERSION, helpWidth(io.stdout)));
       return 0;
     }
     if (flags.version) {
@@ -96,12 +62,14 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     }
     if (flags.generateConfig !== undefined) return await writeSample(flags.generateConfig, flags.force, io);
 
+    if (flags.printConfig) {
+      // what can be built is printed, the problems under it (exit 2 when there are any)
+      const printed = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined, keepGoing: true });
+      io.stdout.write(printConfig(printed));
+      return printed.problems?.length ? exitCodeOf(new SvcError("config", "invalid configuration")) : 0;
+    }
     const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined });
     config = loaded.config;
-    if (flags.printConfig) {
-      io.stdout.write(printConfig(loaded));
-      return 0;
-    }
     // Loaded only when needed, by literal paths (bundled by `bun build --compile`): --version,
     // --help, --generate-config and the healthcheck must not pay for the engine client and the
     // HTTP framework.

@@ -8,14 +8,18 @@ import { type Api, serveApi } from "./api/index.ts";
 import type { Config } from "./config/index.ts";
 import { toSvcError } from "./errors.ts";
 import { apiEnabled } from "./healthcheck.ts";
-import { createLogging, type Logger } from "./log/index.ts";
+import { createLogging, type Logger, type Logging } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
 import type { Dispatcher } from "./notify/index.ts";
 import type { Scheduler } from "./scheduler/index.ts";
-import type { StateStore } from "./state/index.ts";
+import { leaseForCommand, rollbackThroughOwner } from "./rollback.ts";
+import { stateFile, type StateStore } from "./state/index.ts";
+import { claimState } from "./state/owner.ts";
 import type { Updater } from "./updater/index.ts";
+import { exclusiveOn } from "./updater/exclusive.ts";
 import { pendingRunner } from "./updater/pending.ts";
-import type { SessionReport } from "./updater/types.ts";
+import { logRollback, narrated, stepLogger } from "./updater/summary.ts";
+import type { RollbackResult, SessionReport } from "./updater/types.ts";
 
 export { apiEnabled, runHealthcheck } from "./healthcheck.ts";
 
@@ -29,15 +33,19 @@ export interface ServiceOptions {
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
 type StopSignal = keyof typeof SIGNAL_EXIT_CODES;
 
-/** run_once: exit 0 when no container failed or was rolled back, 1 otherwise, as README.md says. */
-export function runOnceExitCode(report: SessionReport | null): number {
-  if (report === null) return 1;
+/**
+ * run_once: exit 0 when no container failed or was rolled back, 1 otherwise, as README.md says;
+ * 1 as well when containers were named and none of them was found (a typo is not "nothing to do").
+ */
+export function runOnceExitCode(report: SessionReport | null, named = false): number {
+  if (report === null || (named && report.counts.scanned === 0)) return 1;
   return report.containers.some((c) => c.state === "failed" || c.state === "rolled_back") ? 1 : 0;
 }
 
 export async function runService(config: Config, options: ServiceOptions = {}): Promise<number> {
   const logging = createLogging(config);
   const log = logging.log.child("service");
+  const pretty = logging.format === "pretty";
   const stopSignal = waitForSignal(options, log);
   const metrics = new Metrics();
   const pending = pendingRunner();
@@ -45,14 +53,16 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   let updater: Updater | undefined;
   let scheduler: Scheduler | undefined;
   let api: Api | undefined;
+  let releaseState: (() => void) | undefined;
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
     if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, metrics, log: logging.log, access: logging.access }, log);
     const rooms = await loadRooms();
-    const engine = await rooms.createDockerEngine(config.docker, logging.log);
+    const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     const registry = rooms.createRegistry(config, logging.log);
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
+    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
     const selfContainerId = await rooms.ownContainerId(engine, log);
     const selfHandover = api && { release: api.release, reclaim: api.reclaim };
@@ -66,12 +76,16 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       sink: notifications,
       selfContainerId,
       selfHandover,
+      progress: pretty ? stepLogger(logging.log.child("updater")) : undefined,
       ...rememberedBy(state),
     });
+    updater = narrated(updater, logging.log, pretty);
+    // one process at a time acts on the containers of a state file (svc rollback may run beside)
+    if (state.file) updater = exclusiveOn(state.file, updater, logging.log);
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log);
     pending.ready(updater);
-    if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log);
+    if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log, logging.format === "json");
     scheduler = rooms.createScheduler({ config, runner: updater, log: logging.log });
     scheduler.start();
     const signal = await stopSignal.promise;
@@ -90,6 +104,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     await step(log, "stop the scheduler", () => schedulerStopped);
     await step(log, "stop the HTTP server", () => serverStopped);
     await step(log, "close notifications", () => notifications?.close());
+    releaseState?.();
     stopSignal.remove();
     await logging.close();
   }
@@ -102,9 +117,14 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
 export async function runRollback(config: Config, name: string): Promise<number> {
   const logging = createLogging(config);
   const log = logging.log.child("service");
+  let release: (() => void) | undefined;
   try {
+    const file = stateFile(config.state_dir, config.scope);
+    const handed = file && (await rollbackThroughOwner(config, file, name, log));
+    if (handed) return rollbackOutcome(handed, logging);
+    if (file) release = await leaseForCommand(config, file, log);
     const rooms = await loadRooms();
-    const engine = await rooms.createDockerEngine(config.docker, logging.log);
+    const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: true });
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
     const updater = rooms.createUpdater({
       config,
@@ -113,15 +133,21 @@ export async function runRollback(config: Config, name: string): Promise<number>
       metrics: new Metrics(),
       log: logging.log,
       audit: logging.audit,
+      progress: logging.format === "pretty" ? stepLogger(logging.log.child("updater")) : undefined,
       ...rememberedBy(state),
     });
     await recoverOrPostpone(updater, log);
-    const result = await updater.rollback(name, "run_once");
-    log.info("rollback", { ...result });
-    return result?.state === "updated" ? 0 : 1;
+    return rollbackOutcome(await updater.rollback(name, "run_once"), logging);
   } finally {
+    release?.();
     await logging.close();
   }
+}
+
+/** Tells what `svc rollback` did; exit 0 when the container runs its earlier image again. */
+function rollbackOutcome(result: RollbackResult | null, logging: Logging): number {
+  if (result) logRollback(logging.log.child("updater"), result, logging.format === "pretty");
+  return result?.state === "updated" ? 0 : 1;
 }
 
 /** The updater's decisions, kept by the state room (across restarts with state_dir). */
@@ -186,7 +212,7 @@ async function step(log: Logger, what: string, action: () => Promise<unknown> | 
   }
 }
 
-async function runOnce(config: Config, updater: Updater, stop: Promise<StopSignal>, log: Logger): Promise<number> {
+async function runOnce(config: Config, updater: Updater, stop: Promise<StopSignal>, log: Logger, json: boolean): Promise<number> {
   if (config.http_api.update || config.http_api.metrics) {
     log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
   }
@@ -195,13 +221,15 @@ async function runOnce(config: Config, updater: Updater, stop: Promise<StopSigna
     log.info("stopping: waiting for the running update to finish", { signal: outcome });
     return 0;
   }
-  if (outcome) log.info("session report", { ...outcome }); // a run-once user must see what happened
-  return runOnceExitCode(outcome);
+  // a run-once user must see what happened: the lines per container said it; in json the whole
+  // report too, one record a program can read (in logfmt it would be an escaped string)
+  if (outcome && json) log.info("session report", { ...outcome });
+  return runOnceExitCode(outcome, config.containers.length > 0);
 }
 
 /**
  * Resolves on the first SIGTERM / SIGINT. A second one exits at once: the next start repairs
- * whatever update was cut off (README.md, "Updater").
+ * whatever update was cut off (docs/decisions.md, "Updater").
  */
 function waitForSignal(options: ServiceOptions, log: Logger): { promise: Promise<StopSignal>; remove(): void } {
   const signals = options.signals ?? process;

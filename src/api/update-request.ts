@@ -29,8 +29,8 @@ interface CappedBody {
   overCap: boolean;
 }
 
-/** Reads at most cap + 1 bytes: enough to tell "empty", "fits" and "too large" apart. */
-export async function readCapped(request: Request, cap: number): Promise<CappedBody> {
+/** Reads at most cap + 1 bytes of a request's (or a response's) body: enough to tell "empty", "fits" and "too large" apart. */
+export async function readCapped(request: Pick<Request, "headers" | "body">, cap: number): Promise<CappedBody> {
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (request.body === null || declared === 0) return { bytes: new Uint8Array(0), overCap: false };
   if (declared > cap) return { bytes: new Uint8Array(0), overCap: true };

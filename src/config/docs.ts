@@ -4,6 +4,7 @@
  */
 import { describeOption, TABLES, typeLabel, type OptionSpec } from "./schema.ts";
 import { tomlLiteral } from "./toml.ts";
+import { svcFlagFor, type WatchtowerAlias } from "./watchtower.ts";
 
 function cell(text: string): string {
   return text.replace(/\|/g, "\\|");
@@ -100,7 +101,7 @@ Differences worth knowing:
   Watchtower"). \`svc migrate\` also reads them from the Watchtower container's flags.
 `;
 
-export function renderMigrationGuide(aliases: readonly { option: OptionSpec; name: { env: string; flags: readonly string[] } }[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {
+export function renderMigrationGuide(aliases: readonly WatchtowerAlias[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {
   const out = [MIGRATION_INTRO, "## Labels", "", "| Watchtower label | svc label |", "|---|---|"];
   for (const [name, svcLabel] of Object.entries(labels)) {
     out.push(`| ${watchtowerLabels[name] ? `\`${watchtowerLabels[name]}\`` : "(none)"} | \`${svcLabel}\` |`);
@@ -112,10 +113,36 @@ export function renderMigrationGuide(aliases: readonly { option: OptionSpec; nam
     const startup = name.env.startsWith("WATCHTOWER_") || name.env.startsWith("REPO_") ? "" : " (read by `svc migrate` only)";
     out.push(`| \`${name.env}\`${startup} | ${flags} | \`${option.key}\` | \`${option.env}\` |`);
   }
+  out.push(...rejectedFlags(aliases, unmapped));
   out.push("", "## Without a counterpart", "", "| Watchtower variable | Watchtower flags | Why |", "|---|---|---|");
   for (const [env, { flags, reason }] of Object.entries(unmapped)) {
     out.push(`| \`${env}\` | ${flags.map((f) => `\`${f}\``).join(", ") || "-"} | ${cell(reason)} |`);
   }
   out.push("");
   return out.join("\n");
+}
+
+/** The Watchtower flags svc's command line refuses, each with what to use instead (watchtowerFlagAdvice says the same). */
+function rejectedFlags(aliases: readonly WatchtowerAlias[], unmapped: Record<string, { flags: readonly string[] }>): string[] {
+  const out = [
+    "",
+    "## Watchtower flags on svc's command line",
+    "",
+    "svc's command line takes svc's own flags only (the svc option's name, as in the table above). A Watchtower",
+    "flag it does not take is refused (exit 2, nothing is touched) with what to use instead:",
+    "",
+    "| Watchtower flag | use instead |",
+    "|---|---|",
+  ];
+  const seen = new Set<string>();
+  for (const { option, name } of aliases) {
+    for (const flag of name.flags) {
+      if (flag === option.flag || seen.has(flag)) continue;
+      seen.add(flag);
+      out.push(`| \`${flag}\` | \`${svcFlagFor({ option, name })}\` |`);
+    }
+  }
+  for (const { flags } of Object.values(unmapped)) for (const flag of flags) out.push(`| \`${flag}\` | none (see below) |`);
+  out.push("", "`-c` is svc's `--config`: Watchtower's `-c` (cleanup) is `--cleanup`, and svc says so when `-c` is not followed by a file.");
+  return out;
 }

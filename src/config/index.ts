@@ -11,7 +11,7 @@ export type { ChannelName, Config, LogLevel, LogFormat, RegistryCredential, Opti
 export { loadConfig, DEFAULT_FILE } from "./load.ts";
 export type { LoadOptions, LoadResult } from "./load.ts";
 export type { Origin, SourceKind } from "./sources.ts";
-export { COMMAND_FLAGS, parseArgv } from "./sources.ts";
+export { COMMAND_FLAGS, parseArgv, suggest } from "./sources.ts";
 export { redactConfig, secretValues, REDACTED } from "./secrets.ts";
 export { generateSample, printConfig, configFile } from "./sample.ts";
 export { renderDocs } from "./docs.ts";

@@ -9,7 +9,7 @@ import type { z } from "zod";
 import { SvcError } from "../errors.ts";
 import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultValue, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
 import { dockerCliEnvLayer, describeOrigin, envLayer, fileLayer, formatPath, parseArgv, type Entry, type Layer, type Origin, type Problem } from "./sources.ts";
-import { watchtowerEnvLayer } from "./watchtower.ts";
+import { WATCHTOWER_CLASHES, watchtowerEnvLayer, watchtowerFlagAdvice } from "./watchtower.ts";
 import { parseToml } from "./toml.ts";
 
 export interface LoadOptions {
@@ -18,6 +18,8 @@ export interface LoadOptions {
   cwd: string;
   /** for a one-off command (svc rollback): the configuration need not say when cycles run */
   oneOff?: boolean;
+  /** --print-config: return what can be built (a refused value falls back to its default) with the problems, instead of throwing */
+  keepGoing?: boolean;
 }
 
 export interface LoadResult {
@@ -28,14 +30,17 @@ export interface LoadResult {
   warnings: string[];
   /** The configuration file read, if any. */
   file?: string;
+  /** With keepGoing: every problem svc would refuse to start with, and the options whose value was refused. */
+  problems?: Problem[];
+  refused?: string[];
 }
 
 export const DEFAULT_FILE = "svc.toml";
 
-export async function loadConfig({ argv, env, cwd, oneOff = false }: LoadOptions): Promise<LoadResult> {
+export async function loadConfig({ argv, env, cwd, oneOff = false, keepGoing = false }: LoadOptions): Promise<LoadResult> {
   const problems: Problem[] = [];
   const warnings: string[] = [];
-  const args = parseArgv(argv);
+  const args = parseArgv(argv, watchtowerFlagAdvice);
   problems.push(...args.problems);
 
   const file = chooseFile(args.command.config, env, cwd, problems);
@@ -53,13 +58,14 @@ export async function loadConfig({ argv, env, cwd, oneOff = false }: LoadOptions
 
   const values = validateLeaves(merged, problems);
   checkAcrossOptions(values, merged, cwd, problems, warnings, oneOff);
-  if (problems.length > 0) throw configError(problems);
+  if (problems.length > 0 && !keepGoing) throw configError(problems);
 
   const config: Config = assembleConfig(values);
   resolveSecrets(config, merged, { cwd, fileDir }, problems, warnings);
-  if (problems.length > 0) throw configError(problems);
+  if (problems.length > 0 && !keepGoing) throw configError(problems);
 
-  return { config, sources: sourcesOf(merged), warnings, file: file?.path };
+  const refused = [...merged.keys()].filter((key) => OPTION_BY_KEY.has(key) && !values.has(key));
+  return { config, sources: sourcesOf(merged), warnings, file: file?.path, ...(keepGoing ? { problems, refused } : {}) };
 }
 
 function configError(problems: Problem[]): SvcError {
@@ -72,7 +78,7 @@ function chooseFile(flag: { path: string; name: string } | undefined, env: Recor
   if (named) {
     const path = resolve(cwd, named.path);
     if (!existsSync(path)) {
-      problems.push(`${named.name}: configuration file ${named.path} does not exist`);
+      problems.push(`${named.name}: configuration file ${named.path} does not exist${clashNote(named.name, named.path)}`);
       return undefined;
     }
     return { path, display: named.path };
@@ -322,4 +328,13 @@ function sourcesOf(merged: Map<string, Entry>): Record<string, Origin> {
   const sources: Record<string, Origin> = {};
   for (const option of OPTIONS) sources[option.key] = merged.get(option.key)?.origin ?? { source: "default", name: option.key };
   return sources;
+}
+
+/**
+ * For a flag that is svc's own but meant something else in Watchtower (`-c`) and was given a bare
+ * word (`svc -c web`: Watchtower's cleanup, then a container name): what Watchtower meant.
+ */
+function clashNote(flag: string, path: string): string {
+  const meant = WATCHTOWER_CLASHES[flag];
+  return meant && !/[./]/.test(path) ? ` (${flag} is svc's --config; Watchtower's ${flag} is svc's ${meant})` : "";
 }

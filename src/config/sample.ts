@@ -43,6 +43,14 @@ function sampleLines(option: OptionSpec): string[] {
 export function generateSample(version: string): string {
   const out = [
     `# svc configuration file (written by svc ${version} --generate-config).`,
+    "#",
+    "# Choose one thing before anything else: when svc checks for newer images. Uncomment one of",
+    '#   poll_interval = "6h"          every 6 hours',
+    '#   schedule = "0 0 4 * * *"      a cron schedule (here: every day at 04:00)',
+    "#   run_once = true               one cycle, then exit (for a cron job or a try)",
+    "# or set update = true under [http_api] (cycles only when asked over HTTP). Without one of",
+    '# them svc does not start ("nothing would ever run").',
+    "#",
     "# Every option is commented out and shows its default: this file, unchanged, behaves exactly",
     "# like no file. Uncomment and edit what you need.",
     "# Precedence: command-line flag > environment variable (SVC_*) > this file > default.",
@@ -78,10 +86,12 @@ export function printConfig(result: LoadResult): string {
       const name = option.path[option.path.length - 1]!;
       const value = option.path.reduce<any>((node, part) => node?.[part], config);
       const comment = sourceComment(result, option.key);
-      if (value === undefined) out.push(`# ${name} is unset  ${comment}`);
+      if (result.refused?.includes(option.key)) out.push(`# ${name}: the value ${comment.slice(2)} is refused (below); svc would not start`);
+      else if (value === undefined) out.push(`# ${name} is unset  ${comment}`);
       else out.push(`${name} = ${tomlLiteral(displayValue(option, value))}  ${comment}`);
     }
   }
+  if (result.problems?.length) out.push("", "# svc refuses to start with this configuration:", ...result.problems.map((problem) => `#   - ${problem}`));
   return `${out.join("\n")}\n`;
 }
 

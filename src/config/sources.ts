@@ -254,7 +254,8 @@ export const COMMAND_FLAGS: Readonly<Record<string, CommandFlagSpec>> = {
     valueHint: "path",
     description: "Configuration file (env SVC_CONFIG; default ./svc.toml when present)",
     set: (command, value, flag) => {
-      if (value === undefined || value === "") return `${flag}: needs a file path`;
+      // Watchtower's -c is its cleanup switch: `svc -c --run-once` is most likely that habit
+      if (value === undefined || value === "") return `${flag}: needs a file path${flag === "-c" ? " (-c is svc's --config; Watchtower's -c is svc's --cleanup)" : ""}`;
       command.config = { path: value, name: flag };
       return undefined;
     },
@@ -273,7 +274,8 @@ export const COMMAND_FLAGS: Readonly<Record<string, CommandFlagSpec>> = {
 
 const COMMAND_FLAG_BY_NAME = new Map(Object.entries(COMMAND_FLAGS).flatMap(([name, spec]) => [[`--${name}`, spec], ...(spec.alias ? [[`-${spec.alias}`, spec] as const] : [])]));
 
-export function parseArgv(argv: readonly string[]): ParsedArgv {
+/** `advise` says what to use instead of an unknown flag (Watchtower's, from the config room's index). */
+export function parseArgv(argv: readonly string[], advise: (flag: string) => string | undefined = () => undefined): ParsedArgv {
   const layer: Layer = new Map();
   const positionals: string[] = [];
   const problems: Problem[] = [];
@@ -340,7 +342,8 @@ export function parseArgv(argv: readonly string[]): ParsedArgv {
       layer.set(negated.key, { value: false, origin: { source: "flag", name: flag } });
       continue;
     }
-    problems.push(`${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`);
+    const advice = advise(flag);
+    problems.push(advice ? `${flag}: unknown flag; ${advice}` : `${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`);
   }
   return { layer, positionals, command, problems };
 }

@@ -89,6 +89,32 @@ export function watchtowerEnvLayer(env: Record<string, string | undefined>, prob
   return layer;
 }
 
+// ---- Watchtower flags given to svc ----
+
+/** Watchtower's short flags that are svc's own flags with another meaning, and what Watchtower meant. */
+export const WATCHTOWER_CLASHES: Readonly<Record<string, string>> = { "-c": "--cleanup" };
+
+/**
+ * What to use instead of a Watchtower flag svc does not accept (svc takes only its own flags:
+ * one name per option, written as in the TOML file); undefined when it is not Watchtower's.
+ */
+export function watchtowerFlagAdvice(flag: string): string | undefined {
+  const alias = ALIAS_BY_FLAG.get(flag);
+  if (alias && alias.option.flag !== flag) {
+    const seconds = alias.option.meta.kind === "duration" ? " (a number alone is seconds, as in Watchtower; or 5m, 6h)" : "";
+    return `Watchtower's ${flag} is svc's ${svcFlagFor(alias)}${seconds}`;
+  }
+  const unmapped = UNMAPPED_BY_FLAG.get(flag);
+  if (unmapped) return `Watchtower's ${flag} has no svc counterpart: ${unmapped.reason}`;
+  return undefined;
+}
+
+/** `--poll-interval`, or `--log-level debug` for a Watchtower switch that sets a value. */
+export function svcFlagFor(alias: WatchtowerAlias): string {
+  const value = alias.name.switch ? alias.name.convert?.("true") : undefined;
+  return value === undefined ? alias.option.flag : `${alias.option.flag} ${value}`;
+}
+
 // ---- svc migrate: a Watchtower container's settings as svc's ----
 
 /** What `svc migrate` read from a Watchtower container. */

@@ -87,3 +87,23 @@ export function normalizeApiVersion(version: string): string {
 export const CLIENT_MAX_API_VERSION = "1.51";
 /** The oldest engine API svc supports (Docker 17.06). */
 export const CLIENT_MIN_API_VERSION = "1.30";
+
+const WHERE = "set --docker-host or DOCKER_HOST";
+
+/**
+ * Why the engine cannot be reached, with what to do about it, from the system error code of the
+ * failed connection; undefined when the code says nothing more than the message.
+ */
+export function unreachableAdvice(endpoint: Endpoint, code: string): string | undefined {
+  if (endpoint.kind === "unix") {
+    const path = endpoint.socketPath;
+    if (code === "ENOENT") return `no Docker socket at ${path}: start the Docker engine, or ${WHERE} to where its socket is`;
+    if (code === "EACCES" || code === "EPERM") return `no permission to use ${path}: run svc as root or as a user in the socket's group (usually docker)`;
+    if (code === "ECONNREFUSED") return `nothing answers on ${path}: start the Docker engine (the socket is there, the engine is not)`;
+    return undefined;
+  }
+  const at = `${endpoint.host}:${endpoint.port}`;
+  if (code === "ECONNREFUSED") return `nothing answers at ${at}: start the engine there, or ${WHERE}`;
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `the host ${endpoint.host} is not known: ${WHERE} to the engine's address`;
+  return undefined;
+}

@@ -16,6 +16,7 @@ import {
   displayHost,
   normalizeApiVersion,
   parseDockerHost,
+  unreachableAdvice,
   type Endpoint,
   type TlsMaterial,
   tlsMaterial,
@@ -99,10 +100,10 @@ export interface EngineTimeouts {
 /**
  * The Engine for the `docker` configuration table. Rejects only on configuration errors (kind
  * "config": bad host, TLS file missing or unreadable, bad api_version, an engine svc refuses).
- * An engine that cannot be reached does not stop it: every call then rejects with kind "engine"
- * until the engine is back.
+ * An engine that cannot be reached does not stop it (unless `mustAnswer`: it rejects with that
+ * cause): every call then rejects with kind "engine" until the engine is back.
  */
-export async function createDockerEngine(docker: DockerConfig, log: Logger, timeouts: EngineTimeouts = {}): Promise<Engine> {
+export async function createDockerEngine(docker: DockerConfig, log: Logger, timeouts: EngineTimeouts = {}, options: { mustAnswer?: boolean } = {}): Promise<Engine> {
   const endpoint = parseDockerHost(docker.host);
   const tls = tlsMaterial(docker, endpoint, (path) => readFileSync(path, "utf8"));
   const override = docker.api_version ? normalizeApiVersion(docker.api_version) : undefined;
@@ -116,7 +117,8 @@ export async function createDockerEngine(docker: DockerConfig, log: Logger, time
   // Negotiate now when the engine is there; if it is not, every call retries and fails clearly,
   // so a service started before its engine keeps running.
   await engine.info().catch((error) => {
-    if (error instanceof SvcError && error.kind === "config") throw error;
+    // a one-off command (run-once, svc rollback) has no later cycle to wait for: the cause is its answer
+    if ((error instanceof SvcError && error.kind === "config") || options.mustAnswer) throw error;
     log.warn("the Docker engine is not reachable yet", { error: (error as Error).message });
   });
   return engine;
@@ -212,8 +214,9 @@ export class DockerEngine implements Engine {
     // No HTTP status: the request never got an answer (socket, TLS handshake, timeout).
     if (status === undefined) {
       const timedOut = error?.name === "AbortError" || error?.name === "TimeoutError";
+      const advice = timedOut ? undefined : unreachableAdvice(this.connection.endpoint, String(error?.code ?? ""));
       const reason = timedOut ? `no answer within ${this.timeoutText(error)}` : networkReason(error);
-      return new SvcError("engine", `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new Error(String(error?.message)) });
+      return new SvcError("engine", advice ?? `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new Error(String(error?.message)) });
     }
     const message = String(error?.message ?? error).trim();
     return new SvcError("engine", `${what}: ${message}`, { cause: new Error(message) });

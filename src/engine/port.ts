@@ -107,7 +107,7 @@ export interface Engine {
   renameContainer(id: string, newName: string): Promise<void>;
   /**
    * Creates a replacement for `old` on `options.image`, keeping everything the user configured
-   * (README.md, "Engine"): the Config/HostConfig minus what came from `oldImage`,
+   * (docs/decisions.md, "Engine"): the Config/HostConfig minus what came from `oldImage`,
    * every network endpoint with its user aliases, static IPs, links and driver options.
    * Returns the new container's id. The new container is not started.
    */

@@ -4,7 +4,7 @@ import type { Engine } from "./port.ts";
 
 /**
  * The id of the container svc itself runs in, if any, so the updater updates itself last and
- * by replacement (README.md, "Updater"). Read from the mount table: the engine bind-mounts the
+ * by replacement (docs/decisions.md, "Updater"). Read from the mount table: the engine bind-mounts the
  * container's own .../containers/<id>/hostname on /etc/hostname, on cgroup v1 and v2 alike.
  * Only that mount point counts: a host's mount table lists other containers' shm mounts under
  * .../containers/<id>/ too. The cgroup path (cgroup v1) is the fallback. An id is trusted only

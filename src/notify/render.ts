@@ -4,7 +4,10 @@
  */
 import Mustache from "mustache";
 import { SvcError } from "../errors.ts";
+import { shortId } from "../registry/reference.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
+
+export { shortId };
 
 export const DEFAULT_TEMPLATE = `{{summary}}
 Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_ms}} ms.
@@ -93,13 +96,6 @@ export interface ReportView extends Omit<SessionReport, "containers"> {
   has_stale: boolean;
   has_skipped: boolean;
   has_fresh: boolean;
-}
-
-/** `sha256:0123456789abcdef...` -> `0123456789ab` (what `docker images` shows). */
-export function shortId(id: string | null): string {
-  if (!id) return "";
-  const hex = id.includes(":") ? id.slice(id.indexOf(":") + 1) : id;
-  return hex.slice(0, 12);
 }
 
 function containerView(container: ContainerReport): ContainerView {

@@ -1,5 +1,5 @@
 /**
- * Which credentials svc uses for a registry host, in this order (README.md, "Registry"):
+ * Which credentials svc uses for a registry host, in this order (docs/decisions.md, "Registry"):
  *   1. a `registry_credentials` entry for the host (one with neither username nor password forces
  *      anonymous access, even when global credentials are set);
  *   2. the global `registry_username` / `registry_password`;

@@ -7,7 +7,7 @@
  * and a fresh start (the unreadable file is kept aside), never a crash; a folder that cannot be
  * written is a warning, and svc goes on remembering in memory.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log/index.ts";
 
@@ -30,6 +30,11 @@ function fileName(scope: string | undefined): string {
 }
 const VERSION = 1;
 
+/** The state file of an instance (undefined without state_dir). */
+export function stateFile(dir: string | undefined, scope: string | undefined): string | undefined {
+  return dir === undefined ? undefined : join(dir, fileName(scope));
+}
+
 export interface StateStore {
   section(name: Section): Remembered;
   /** the file, or undefined when svc remembers in memory only */
@@ -41,22 +46,48 @@ type Contents = Record<Section, Map<string, string>>;
 /**
  * The store of one svc instance. Instances that share an engine under different scopes may share
  * a folder too: each keeps its own file (`state-<scope>.json`), so none overwrites another's.
+ *
+ * Two processes may use the same file at once (a running service and `svc rollback`): every read
+ * first looks whether the file changed since this process last saw it (one `stat`) and reads it
+ * again if so, and every write is read-modify-write under a lock file, applying only its own
+ * change to what the file holds then. Neither process ever clobbers the other's decisions.
  */
 export function openState(dir: string | undefined, log: Logger, scope?: string): StateStore {
   const logger = log.child("state");
-  const file = dir === undefined ? undefined : join(dir, fileName(scope));
-  const contents = file === undefined ? emptyContents() : load(file, logger);
+  const file = stateFile(dir, scope);
+  let contents = file === undefined ? emptyContents() : load(file, logger);
+  let seen = signature(file);
   let writable = file !== undefined;
 
-  const save = (): void => {
-    if (!writable || file === undefined || dir === undefined) return;
+  /** The contents as the file holds them now (another process may have written it). */
+  const current = (): Contents => {
+    if (!writable || file === undefined) return contents;
+    const now = signature(file);
+    if (now === seen) return contents;
+    try {
+      contents = now === undefined ? emptyContents() : parse(readFileSync(file, "utf8"));
+      seen = now;
+    } catch (error) {
+      // half-written files cannot happen (rename); a file some other program wrote is replaced by our next write
+      logger.debug("the state file changed and cannot be read again: keeping what svc knew", { file, error: (error as Error).message });
+    }
+    return contents;
+  };
+
+  const change = (name: Section, key: string, value: string | undefined): void => {
+    if (!writable || file === undefined || dir === undefined) return void apply(contents, name, key, value);
     try {
       mkdirSync(dir, { recursive: true });
-      const temporary = `${file}.${process.pid}.tmp`;
-      writeFileSync(temporary, serialize(contents), { mode: 0o600 });
-      renameSync(temporary, file);
+      withFileLock(`${file}.lock`, () => {
+        if (!apply(current(), name, key, value)) return;
+        const temporary = `${file}.${process.pid}.tmp`;
+        writeFileSync(temporary, serialize(contents), { mode: 0o600 });
+        renameSync(temporary, file);
+        seen = signature(file);
+      });
     } catch (error) {
       writable = false;
+      apply(contents, name, key, value);
       logger.warn("cannot write the state file: decisions are kept in memory until svc restarts", { file, error: (error as Error).message });
     }
   };
@@ -64,21 +95,63 @@ export function openState(dir: string | undefined, log: Logger, scope?: string):
   return {
     file,
     section(name) {
-      const entries = contents[name];
       return {
-        get: (key) => entries.get(key),
-        set(key, value) {
-          if (entries.get(key) === value) return;
-          entries.set(key, value);
-          save();
-        },
-        delete(key) {
-          if (entries.delete(key)) save();
-        },
-        entries: () => [...entries],
+        get: (key) => current()[name].get(key),
+        set: (key, value) => change(name, key, value),
+        delete: (key) => change(name, key, undefined),
+        entries: () => [...current()[name]],
       };
     },
   };
+}
+
+/** Sets (or, with undefined, deletes) one entry; false when that changes nothing. */
+function apply(contents: Contents, name: Section, key: string, value: string | undefined): boolean {
+  const entries = contents[name];
+  if (value === undefined) return entries.delete(key);
+  if (entries.get(key) === value) return false;
+  entries.set(key, value);
+  return true;
+}
+
+/** What identifies one version of the file (a rename gives a new inode); undefined when there is none. */
+function signature(file: string | undefined): string | undefined {
+  if (file === undefined) return undefined;
+  try {
+    const stat = statSync(file);
+    return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A lock older than this was left by a process that died holding it (the work under it takes milliseconds). */
+const STALE_LOCK_MS = 5_000;
+const LOCK_WAIT_MS = 3_000;
+
+/**
+ * Runs `work` while holding `lock` (a file created exclusively). A lock left by a dead process
+ * is taken over once it is older than STALE_LOCK_MS; waiting is bounded by LOCK_WAIT_MS, after
+ * which the lock is taken over as well (a write late by seconds is worse than one rare race).
+ */
+export function withFileLock<T>(lock: string, work: () => T): T {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, "wx", 0o600));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > STALE_LOCK_MS || Date.now() > deadline) rmSync(lock, { force: true });
+      else Bun.sleepSync(2);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    rmSync(lock, { force: true });
+  }
 }
 
 /** A Remembered that lives as long as the process (no `state_dir`, tests). */

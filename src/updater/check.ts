@@ -56,6 +56,16 @@ export interface Checker {
  */
 export type RolledBackDigests = Remembered;
 
+/**
+ * Why a digest is skipped, from the word kept after it: a skip on request (no word), or the image
+ * a rollback left, by the API or the command line.
+ */
+const SKIP_ORIGINS: Record<string, string> = {
+  "": "was skipped on request (POST /v1/skip)",
+  "rollback:api": "was left by a rollback (POST /v1/rollback)",
+  "rollback:run_once": "was left by a rollback (svc rollback)",
+};
+
 export function createChecker(deps: {
   engine: Engine;
   session: RegistryCheckSession;
@@ -120,9 +130,9 @@ export function createChecker(deps: {
     if (remembered !== undefined && remembered === candidate) {
       return { ...verdict, state: "skipped", reason: `${candidate} was rolled back before; waiting for a newer image` };
     }
-    const skipped = deps.skipped?.get(input.name);
+    const [skipped, origin] = deps.skipped?.get(input.name)?.split(" ") ?? [];
     if (skipped !== undefined && (skipped === candidate || skipped === verdict.newImage)) {
-      return { ...verdict, state: "skipped", reason: `${skipped} was skipped on request (POST /v1/skip); waiting for a newer image` };
+      return { ...verdict, state: "skipped", reason: `${skipped} ${SKIP_ORIGINS[origin ?? ""] ?? SKIP_ORIGINS[""]}; waiting for a newer image` };
     }
     if (candidate && (input.minImageAgeMs ?? 0) > 0) return holdUntilOldEnough(verdict, input, candidate);
     return verdict;

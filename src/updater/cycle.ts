@@ -9,6 +9,7 @@ import { SvcError, toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { ImageRef, Registry } from "../registry/port.ts";
 import type { Remembered } from "../state/index.ts";
+import { unmatchedFilters } from "./unmatched.ts";
 import { createChecker, type Checker, type RolledBackDigests, type Verdict } from "./check.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { buildGraph, COMPOSE, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
@@ -119,6 +120,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.
   const entries = newEntries(deps, selectContainers(all, deps.config, filter), options.toLocalTag === true);
+  for (const problem of unmatchedFilters(all, deps.config, filter)) log.warn(problem);
   // a dry run runs no hook: a hook may change anything
   if (!dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
   const checker = await checkEntries(deps, ctx, entries, options.localReferences ?? new Map());
@@ -135,7 +137,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
 
   const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: reportEntries(entries) });
   if (dryRun) report.dry_run = true;
-  log.info(dryRun ? "dry run finished" : "cycle finished", { session_id: sessionId, trigger, ...report.counts });
+  // told by whoever runs the cycle (summary.ts: a line per container, then the summary)
   return { report, selfReplaced };
 }
 
@@ -497,7 +499,7 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
       await park(g.ctx, r);
       return { kind: "update", r };
     } catch (error) {
-      finish(entry, "failed", `stopping the old container failed: ${toSvcError(error).message}`);
+      finish(entry, "failed", toSvcError(error).message);
       return undefined;
     }
   }
@@ -510,7 +512,7 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
       await park(g.ctx, r);
       return { kind: "recreate", r, host };
     } catch (error) {
-      dependentProblem(g, name, `stopping for dependency failed: ${toSvcError(error).message}`);
+      dependentProblem(g, name, `recreating for dependency: ${toSvcError(error).message}`);
       return undefined;
     }
   }

@@ -3,7 +3,7 @@
  * stops gracefully. Routes and the scheduler call `run`; the service calls `recover` before the
  * first cycle and `drain` on SIGTERM/SIGINT.
  *
- * Decisions taken here (README.md, "Updater"):
+ * Decisions taken here (docs/decisions.md, "Updater"):
  * - Scope: with `scope` set, only containers labelled `svc.scope=<scope>`; without it, only
  *   containers with no scope label, so instances sharing an engine never touch each other's.
  * - An unreachable engine: `run` rejects with SvcError kind "engine" ("cannot list containers:
@@ -273,8 +273,9 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     const entry = report.containers.find((c) => c.name === name);
     if (entry?.state === "updated") {
       // the image it left is not to come back by itself: its digest (as the check saw it) waits for a newer one
-      if (entry.old_digest) cycleDeps.skipped.set(name, entry.old_digest);
-      log.info("container put back on its earlier image", { container: name, image_id: back, skipped_digest: entry.old_digest });
+      // kept with who rolled back, for the reason the next cycles give (check.ts)
+      if (entry.old_digest) cycleDeps.skipped.set(name, `${entry.old_digest} rollback:${trigger}`);
+      log.debug("container put back on its earlier image", { container: name, image_id: back, skipped_digest: entry.old_digest });
     }
     if (!entry) return { container: name, from_image_id: container.Image, to_image_id: back, state: "skipped", reason: "not selected by svc (scope, labels or options)" };
     return { container: name, from_image_id: container.Image, to_image_id: back, state: entry.state, reason: entry.reason };

@@ -1,5 +1,5 @@
 /**
- * The update protocol for one container (README.md, "Updater"): at every moment either the old container or a
+ * The update protocol for one container (docs/decisions.md, "Updater"): at every moment either the old container or a
  * verified new one exists under the container's name, or the old one is parked under a name that
  * tells crash recovery how to undo the step.
  *
@@ -13,7 +13,7 @@
  */
 import type { Config } from "../config/index.ts";
 import type { ContainerInspect, Engine, ImageInspect } from "../engine/port.ts";
-import { toSvcError } from "../errors.ts";
+import { SvcError, toSvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import { act } from "./act.ts";
 import { hookFor, runHook } from "./hooks.ts";
@@ -110,17 +110,24 @@ export function stopOptionsFor(inspect: ContainerInspect, policy: { stopSignal?:
   };
 }
 
-/** Rename the old container out of the way and stop it. On error, undoes what it did and throws. */
+/**
+ * Rename the old container out of the way and stop it. On error, undoes what it did and throws
+ * an error whose message starts with the step that failed ("renaming the old container failed: ...").
+ */
 export async function park(ctx: ProtocolContext, r: Replacement): Promise<void> {
+  let step = "stopping";
   try {
     if (r.old.State?.Restarting) await stopOld(ctx, r);
     const parkedAs = oldContainerName(r.name, r.old.Id, r.wasRunning);
+    step = "renaming";
     await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.renameContainer(r.old.Id, parkedAs));
     r.parkedAs = parkedAs;
+    step = "stopping";
     if (!r.self && r.old.State?.Running && !r.stopped) await stopOld(ctx, r);
   } catch (error) {
     await restore(ctx, r);
-    throw error;
+    const failure = toSvcError(error);
+    throw new SvcError(failure.kind, `${step} the old container failed: ${failure.message}`, { cause: error });
   }
 }
 

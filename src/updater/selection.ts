@@ -202,7 +202,7 @@ export function splitNames(value: string | undefined): string[] {
     .filter((part) => part !== "");
 }
 
-function bareName(name: string): string {
+export function bareName(name: string): string {
   return name.replace(/^\//, "");
 }
 

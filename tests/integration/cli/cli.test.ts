@@ -168,6 +168,22 @@ describe("--print-config", () => {
     const parsed = Bun.TOML.parse(run.stdout) as any;
     expect(parsed.http_api).toMatchObject({ update: true, port: 9090, token: "[redacted]" });
   });
+
+  test("the sample alone: its top names the one setting to choose; --print-config prints what it can, the problems under it, exit 2", () => {
+    const cwd = dirWith({});
+    expect(svc(["--generate-config", "svc.toml"], { cwd }).code).toBe(0);
+    const top = readFileSync(join(cwd, "svc.toml"), "utf8").split("\n").slice(0, 12).join("\n");
+    for (const choice of ['#   poll_interval = "6h"', "#   schedule = ", "#   run_once = true", "update = true under [http_api]"]) expect(top).toContain(choice);
+    const run = svc(["--print-config", "--stop-timeout", "soon"], { cwd });
+    expect(run.code).toBe(2);
+    const lines = run.stdout.split("\n");
+    expect(lines).toContain('log_level = "info"  # from default');
+    expect(lines).toContain("# stop_timeout: the value from flag (--stop-timeout) is refused (below); svc would not start");
+    const problems = lines.slice(lines.indexOf("# svc refuses to start with this configuration:") + 1);
+    expect(problems[0]).toStartWith("#   - --stop-timeout: is not a duration");
+    expect(problems[1]).toStartWith("#   - nothing would ever run: set one of poll_interval");
+    expect(() => Bun.TOML.parse(run.stdout)).not.toThrow();
+  });
 });
 
 describe("--version, --help", () => {
@@ -182,5 +198,19 @@ describe("--version, --help", () => {
     for (const option of OPTIONS) expect(run.stdout).toContain(option.flag);
     for (const flag of ["--config", "--generate-config", "--force", "--print-config", "--version"]) expect(run.stdout).toContain(flag);
     expect(run.stdout).toContain("healthcheck");
+  });
+
+  test("every command has its own help, which runs nothing; every line fits 80 columns off a terminal", () => {
+    const widest = (text: string) => Math.max(...text.split("\n").map((line) => line.length));
+    expect(widest(svc(["--help"]).stdout)).toBeLessThanOrEqual(80);
+    for (const [command, usage] of [["rollback", "Usage: svc rollback NAME [OPTIONS]"], ["migrate", "Usage: svc migrate [CONTAINER]"], ["healthcheck", "Usage: svc healthcheck [OPTIONS]"]] as const) {
+      // an engine that is not there: the command would fail if it ran
+      const run = svc([command, "web", "--help", "--docker-host", "unix:///nonexistent.sock"]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toStartWith(usage);
+      expect(run.stderr).toBe("");
+      expect(widest(run.stdout)).toBeLessThanOrEqual(80);
+      expect(svc([command, "-h"]).stdout).toStartWith(usage);
+    }
   });
 });

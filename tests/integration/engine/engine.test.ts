@@ -51,20 +51,20 @@ describe("connection", () => {
     expect(Array.isArray(await pinned.listImages())).toBe(true);
   });
 
-  test("a missing socket is an engine error naming the host, at once", async () => {
+  test("a missing socket is an engine error naming the socket and the fix, at once", async () => {
     const host = `unix://${sandbox().dir}/${PREFIX}-missing.sock`;
     const missing = await createDockerEngine({ host, tls_verify: false }, silentLogger);
     const error = await rejection(missing.listContainers());
     expect(error.kind).toBe("engine");
-    expect(error.message).toStartWith(`cannot reach the Docker engine at ${host}: ENOENT`);
+    expect(error.message).toBe(`no Docker socket at ${host.slice("unix://".length)}: start the Docker engine, or set --docker-host or DOCKER_HOST to where its socket is`);
   });
 
-  test("a closed TCP port is an engine error naming the host", async () => {
+  test("a closed TCP port is an engine error naming the address and the fix", async () => {
     const host = `tcp://127.0.0.1:${freePort()}`;
     const closed = await createDockerEngine({ host, tls_verify: false }, silentLogger);
     const error = await rejection(closed.info());
     expect(error.kind).toBe("engine");
-    expect(error.message).toStartWith(`cannot reach the Docker engine at ${host}: ECONNREFUSED`);
+    expect(error.message).toBe(`nothing answers at ${host.slice("tcp://".length)}: start the engine there, or set --docker-host or DOCKER_HOST`);
   });
 });
 

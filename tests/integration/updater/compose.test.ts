@@ -116,7 +116,7 @@ describe.skipIf(!composeWorks)("a compose project updated by svc", () => {
     expect(again.app).toBe(updated.app);
     // compose hashes a `network_mode: service:` dependent with the id of the container whose
     // network it joins: a new app container, whoever made it, makes compose recreate it once
-    // (README, Known limits)
+    // (docs/limits.md)
     expect(again.sidecar).not.toBe(updated.sidecar);
     expect(inspect(again.sidecar!).HostConfig.NetworkMode).toBe(`container:${updated.app}`);
     compose("up", "-d", "--wait");

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { OPTIONS } from "../../../src/config/schema.ts";
 import { WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED } from "../../../src/config/watchtower.ts";
-import { load, problems } from "./helpers.ts";
+import { RUNS, load, problems } from "./helpers.ts";
 
 describe("WATCHTOWER_* variables", () => {
   test("are read as svc's options in Watchtower's syntax, each with a notice naming svc's own variable", async () => {
@@ -69,4 +69,26 @@ describe("WATCHTOWER_* variables", () => {
 test("docs/migrating-from-watchtower.md is the one `bun run docs` writes", async () => {
   const { migrationGuide } = await import("../../../scripts/gen-docs.ts");
   expect(await Bun.file(new URL("../../../docs/migrating-from-watchtower.md", import.meta.url)).text()).toBe(migrationGuide());
+});
+
+describe("Watchtower flags on svc's command line", () => {
+  test("each one svc does not take says what to use instead", async () => {
+    expect(await problems({ argv: [...RUNS, "--interval", "300"] })).toEqual(["--interval: unknown flag; Watchtower's --interval is svc's --poll-interval (a number alone is seconds, as in Watchtower; or 5m, 6h)"]);
+    expect(await problems({ argv: [...RUNS, "--debug"] })).toEqual(["--debug: unknown flag; Watchtower's --debug is svc's --log-level debug"]);
+    expect(await problems({ argv: [...RUNS, "-R"] })).toEqual(["-R: unknown flag; Watchtower's -R is svc's --run-once"]);
+    expect((await problems({ argv: [...RUNS, "--rolling-restart"] }))[0]).toStartWith("--rolling-restart: unknown flag; Watchtower's --rolling-restart has no svc counterpart: svc updates containers");
+    // not Watchtower's: the closest svc flag, as before
+    expect(await problems({ argv: [...RUNS, "--poll-intervl", "5m"] })).toEqual(["--poll-intervl: unknown flag (did you mean --poll-interval?)"]);
+  });
+
+  test("-c is svc's --config: used as Watchtower's cleanup, the message says so", async () => {
+    expect(await problems({ argv: [...RUNS, "-c"] })).toEqual(["-c: needs a file path (-c is svc's --config; Watchtower's -c is svc's --cleanup)"]);
+    expect(await problems({ argv: [...RUNS, "-c", "web"] })).toEqual(["-c: configuration file web does not exist (-c is svc's --config; Watchtower's -c is svc's --cleanup)"]);
+  });
+
+  test("every Watchtower flag svc refuses is in the migration guide", async () => {
+    const guide = await Bun.file(new URL("../../../docs/migrating-from-watchtower.md", import.meta.url)).text();
+    const refused = WATCHTOWER_ALIASES.flatMap(({ option, name }) => name.flags.filter((flag) => flag !== option.flag));
+    for (const flag of [...refused, ...Object.values(WATCHTOWER_UNMAPPED).flatMap((u) => u.flags)]) expect(guide).toContain(`| \`${flag}\` |`);
+  });
 });

@@ -38,4 +38,12 @@ describe("runOnceExitCode", () => {
     expect(runOnceExitCode(withStates("updated", "failed"))).toBe(1);
     expect(runOnceExitCode(withStates("rolled_back"))).toBe(1);
   });
+  test("1 when containers were named and none was found", () => {
+    const none = withStates();
+    none.counts.scanned = 0;
+    expect(runOnceExitCode(none, true)).toBe(1);
+    const one = withStates("fresh");
+    one.counts.scanned = 1;
+    expect(runOnceExitCode(one, true)).toBe(0);
+  });
 });

@@ -72,6 +72,22 @@ describe("openState", () => {
     expect(openState(dir, recordingLogger(), "lab/1").section("rolled_back").get("web")).toBe("sha256:l");
   });
 
+  test("two processes on one file: each sees the other's writes, and neither clobbers the other's", () => {
+    const dir = tempDir("state");
+    const service = openState(dir, recordingLogger());
+    const cli = openState(dir, recordingLogger());
+    service.section("previous").set("web", "sha256:old");
+    expect(cli.section("previous").get("web")).toBe("sha256:old");
+    cli.section("skipped").set("web", "sha256:left");
+    service.section("first_seen").set("db", "sha256:n 2026-01-01T00:00:00.000Z");
+    expect(service.section("skipped").get("web")).toBe("sha256:left");
+    cli.section("previous").delete("web");
+    expect(service.section("previous").entries()).toEqual([]);
+    expect(JSON.parse(readFileSync(join(dir, "state.json"), "utf8"))).toMatchObject({ skipped: { web: "sha256:left" }, first_seen: { db: "sha256:n 2026-01-01T00:00:00.000Z" }, previous: {} });
+    // the lock is gone once a write is done
+    expect(readdirSync(dir)).toEqual(["state.json"]);
+  });
+
   test("without state_dir nothing is written", () => {
     const state = openState(undefined, recordingLogger());
     state.section("rolled_back").set("web", "sha256:a");

@@ -233,7 +233,7 @@ describe("checking", () => {
     // the next cycle finds the image it left in the registry, and leaves it
     const after = await updater.run("api");
     expect(states(after)).toEqual({ app: "skipped" });
-    expect(after!.containers[0]!.reason).toContain("skipped on request");
+    expect(after!.containers[0]!.reason).toMatch(/^sha256:[0-9a-f]{64} was left by a rollback \(POST \/v1\/rollback\); waiting for a newer image$/);
     await expect(updater.rollback("nope")).rejects.toMatchObject({ kind: "not_found" });
   });
 
@@ -445,7 +445,7 @@ describe("the update protocol", () => {
     expect(states(await updater.run("api"))).toEqual({ app: "updated" });
   });
 
-  for (const step of ["pull", "stop", "create", "start"] as const) {
+  for (const step of ["pull", "rename", "stop", "create", "start"] as const) {
     test(`a failing ${step} is "failed" and the old container keeps its name and runs`, async () => {
       const { engine, updater } = setup();
       engine.addImage("r.io/app:1");
@@ -456,6 +456,8 @@ describe("the update protocol", () => {
       const report = await updater.run("api");
       expect(report!.containers[0]!.state).toBe("failed");
       expect(report!.containers[0]!.reason).toContain(`injected ${step} failure`);
+      // the step that failed is the one named
+      if (step === "rename" || step === "stop") expect(report!.containers[0]!.reason).toStartWith(`${step === "rename" ? "renaming" : "stopping"} the old container failed: `);
       expect(engine.byName("app")!.id).toBe(old.id);
       expect(engine.byName("app")!.state).toBe("running");
       expect(engine.containers.size).toBe(1);

@@ -1,0 +1,103 @@
+/**
+ * `svc rollback NAME` while a service runs on the same state file: the running service does the
+ * rollback (POST /v1/rollback on its API), so one process acts on the engine and the decision
+ * (the image to go back to, the digest left skipped) lands in the memory of the process that
+ * runs the next cycle. When no service claims the state file, or it has no update API, the
+ * command rolls back itself, between the service's cycles (the state file's lease), and the
+ * state file is merged on every write and read again by the service before it uses it
+ * (src/state/index.ts).
+ */
+import { z } from "zod";
+import { readCapped } from "./api/update-request.ts";
+import type { Config } from "./config/index.ts";
+import { type ErrorKind, SvcError } from "./errors.ts";
+import type { Logger } from "./log/index.ts";
+import { describeProcess, liveOwner, onThisHost, waitForLease, type Owner } from "./state/owner.ts";
+import type { RollbackResult } from "./updater/types.ts";
+
+const ResultSchema = z.object({
+  container: z.string(),
+  from_image_id: z.string(),
+  to_image_id: z.string(),
+  state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back"]),
+  reason: z.string().nullable(),
+});
+
+/** A rollback's answer is a few hundred bytes; anything larger is not svc's. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+const KIND_BY_STATUS: Record<number, ErrorKind> = { 400: "bad_request", 401: "unauthorized", 404: "not_found", 409: "busy" };
+
+/**
+ * The result of the rollback done by the service that owns `stateFile`, or undefined when this
+ * process must do it itself (no live owner, or one without an update API or out of reach).
+ */
+export async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger): Promise<RollbackResult | undefined> {
+  const owner = liveOwner(stateFile);
+  if (!owner) return undefined;
+  const who = describeProcess(owner);
+  if (owner.api_port === null) {
+    log.info(`${who} runs on this state_dir without the update API: rolling back from here, between its cycles`);
+    return undefined;
+  }
+  const url = `http://127.0.0.1:${owner.api_port}/v1/rollback`;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(config.http_api.token ? { authorization: `Bearer ${config.http_api.token}` } : {}) },
+      body: JSON.stringify({ container: name }),
+      // the service stops, starts and watches the container as an update does
+      signal: AbortSignal.timeout(rollbackTimeoutMs(config)),
+    });
+  } catch (error) {
+    if (onThisHost(owner)) throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on 127.0.0.1:${owner.api_port}: ${(error as Error).message}`);
+    log.warn(`${who} claims this state_dir but its API is out of reach from here: rolling back from here, between its cycles`);
+    return undefined;
+  }
+  const result = await answerOf(response, owner, who);
+  log.info(`handed to ${who}, which runs on this state_dir (POST /v1/rollback)`);
+  return result;
+}
+
+async function answerOf(response: Response, owner: Owner, who: string): Promise<RollbackResult> {
+  const { bytes } = await readCapped(response, MAX_ANSWER_BYTES);
+  const body = new TextDecoder().decode(bytes);
+  if (response.ok) {
+    const result = ResultSchema.safeParse(parseJson(body));
+    if (!result.success) throw new SvcError("internal", `${who} answered something that is not a rollback's result`);
+    return result.data;
+  }
+  let message = `${who} answered ${response.status}`;
+  try {
+    message = `${who}: ${z.object({ error: z.string().max(2000) }).parse(parseJson(body)).error}`;
+  } catch {
+    // not our error body: the status says enough
+  }
+  if (response.status === 401) message += ` (give svc rollback the service's http_api.token: the same configuration file, SVC_HTTP_API_TOKEN or --http-api-token; port ${owner.api_port})`;
+  if (response.status === 409) message = `${who} is running an update cycle: try again once it is over`;
+  throw new SvcError(KIND_BY_STATUS[response.status] ?? "internal", message);
+}
+
+/**
+ * The state file's lease for a command that acts on the containers itself: waits for a running
+ * cycle of another process to end (as long as a rollback may take), then holds it until released.
+ */
+export async function leaseForCommand(config: Config, stateFile: string, log: Logger): Promise<() => void> {
+  const lease = await waitForLease(stateFile, "svc rollback", rollbackTimeoutMs(config), (holder) => log.info(`waiting for ${describeProcess(holder)} to finish`));
+  if ("holder" in lease) throw new SvcError("busy", `${describeProcess(lease.holder)} is still acting on the containers of this state_dir (${stateFile}.busy); try again later`);
+  return lease.release;
+}
+
+/** As long as a rollback (or the cycle it waits for) may reasonably take: a stop, a start, the watch. */
+function rollbackTimeoutMs(config: Config): number {
+  return 2 * config.stop_timeout + config.rollback.startup_timeout + 120_000;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

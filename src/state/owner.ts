@@ -1,0 +1,155 @@
+/**
+ * Which processes use a state file. Two files beside it:
+ * - `<state file>.owner`: a running service (pid, host, the port of its update API), so that a
+ *   one-off command on the same folder (`svc rollback`) can hand its work to that service.
+ *   Removed when the service stops.
+ * - `<state file>.busy`: the process acting on the containers right now (a cycle, `svc rollback`),
+ *   created exclusively and removed when it ends, so two processes never act on the engine at the
+ *   same time: a service's cycle is skipped while a command holds it, a command waits for a cycle.
+ * A file left by a process that died (on this host with its pid gone, or naming this very process:
+ * a restart in the same container) is no one's; so is a lease its holder stopped touching (a
+ * holder on another host, such as a replaced container, cannot be asked whether it lives).
+ */
+import { hostname } from "node:os";
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { z } from "zod";
+
+const ProcessSchema = z.object({ pid: z.number().int().positive(), host: z.string().max(255) });
+
+const OwnerSchema = ProcessSchema.extend({
+  /** the port the update API listens on (all addresses), or null when svc has no update API */
+  api_port: z.number().int().min(1).max(65535).nullable(),
+  started_at: z.string().max(64),
+});
+export type Owner = z.infer<typeof OwnerSchema>;
+
+const HolderSchema = ProcessSchema.extend({ what: z.string().max(200) });
+export type Holder = z.infer<typeof HolderSchema>;
+
+/** Claims the state file for this service; the returned function lets go of it (only if still ours). */
+export function claimState(stateFile: string, apiPort: number | null): () => void {
+  const file = `${stateFile}.owner`;
+  try {
+    mkdirSync(dirname(file), { recursive: true });
+    const temporary = `${file}.${crypto.randomUUID()}.tmp`;
+    writeFileSync(temporary, JSON.stringify({ ...me(), api_port: apiPort, started_at: new Date().toISOString() } satisfies Owner), { mode: 0o600 });
+    renameSync(temporary, file);
+  } catch {
+    return () => {}; // a folder svc cannot write: the state room says so
+  }
+  return () => releaseIfMine(file);
+}
+
+/** The service that claimed the state file and may still run, if any. */
+export function liveOwner(stateFile: string): Owner | undefined {
+  const owner = readJson(`${stateFile}.owner`, OwnerSchema);
+  return owner && mayRun(owner) ? owner : undefined;
+}
+
+export type Lease = { release(): void } | { holder: Holder };
+
+/** A lease's holder touches it this often; one untouched for LEASE_STALE_MS was left by a process that died. */
+const LEASE_HEARTBEAT_MS = 20_000;
+const LEASE_STALE_MS = 90_000;
+
+/** Takes the right to act on the containers for `what`, or says who holds it. */
+export function tryLease(stateFile: string, what: string): Lease {
+  const file = `${stateFile}.busy`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      mkdirSync(dirname(file), { recursive: true });
+      // written whole, then linked: whoever reads the file reads a holder, never an empty file
+      // unique per process across hosts: services in two containers may both be pid 1
+      const temporary = `${file}.${crypto.randomUUID()}.tmp`;
+      writeFileSync(temporary, JSON.stringify({ ...me(), what } satisfies Holder), { mode: 0o600 });
+      try {
+        linkSync(temporary, file);
+      } finally {
+        rmSync(temporary, { force: true });
+      }
+      // the holder says it is alive by touching the file: a holder that died on another host
+      // (a replaced container) cannot be asked, its lease just goes stale
+      const heartbeat = setInterval(() => touch(file), LEASE_HEARTBEAT_MS);
+      heartbeat.unref();
+      return {
+        release: () => {
+          clearInterval(heartbeat);
+          releaseIfMine(file);
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") return { release() {} }; // a folder svc cannot write: the state room says so
+      const holder = readJson(file, HolderSchema);
+      if (attempt === 0 && (holder === undefined || !mayRun(holder) || ageMs(file) > LEASE_STALE_MS)) {
+        rmSync(file, { force: true });
+        continue;
+      }
+      return { holder: holder ?? { pid: 1, host: "?", what: "?" } };
+    }
+  }
+}
+
+/** Waits (polling, up to `timeoutMs`) for the lease; `waiting` is told once who holds it. */
+export async function waitForLease(stateFile: string, what: string, timeoutMs: number, waiting: (holder: Holder) => void): Promise<Lease> {
+  const deadline = Date.now() + timeoutMs;
+  for (let told = false; ; told = true) {
+    const got = tryLease(stateFile, what);
+    if ("release" in got || Date.now() > deadline) return got;
+    if (!told) waiting(got.holder);
+    await Bun.sleep(250);
+  }
+}
+
+/** "svc rollback (pid 12)", "a cycle of svc (pid 7 on web-1)" */
+export function describeProcess(process_: { pid: number; host: string; what?: string }): string {
+  return `${process_.what ?? "svc"} (pid ${process_.pid}${onThisHost(process_) ? "" : ` on ${process_.host}`})`;
+}
+
+/** Whether the process ran on this host (its pid then means something here). */
+export function onThisHost(other: { host: string }): boolean {
+  return other.host === hostname();
+}
+
+function me(): { pid: number; host: string } {
+  return { pid: process.pid, host: hostname() };
+}
+
+function releaseIfMine(file: string): void {
+  const holder = readJson(file, ProcessSchema);
+  if (holder?.pid === process.pid && holder.host === hostname()) rmSync(file, { force: true });
+}
+
+function touch(file: string): void {
+  const now = new Date();
+  try {
+    utimesSync(file, now, now);
+  } catch {
+    // gone or taken over: nothing to keep alive
+  }
+}
+
+function ageMs(file: string): number {
+  const stat = statSync(file, { throwIfNoEntry: false });
+  return stat ? Date.now() - stat.mtimeMs : 0;
+}
+
+function readJson<T>(file: string, schema: z.ZodType<T>): T | undefined {
+  try {
+    return schema.parse(JSON.parse(readFileSync(file, "utf8").slice(0, 4096)));
+  } catch {
+    return undefined;
+  }
+}
+
+/** False when the process surely is gone: on this host with its pid gone, or this process itself. */
+function mayRun(other: { pid: number; host: string }): boolean {
+  if (!onThisHost(other)) return true;
+  if (other.pid === process.pid) return false;
+  try {
+    process.kill(other.pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

@@ -1,0 +1,23 @@
+/** Names and image prefixes that select no container are told, with the reason or a close name. */
+import { expect, test } from "bun:test";
+import { defaultConfig } from "../../../src/config/index.ts";
+import type { ContainerSummary } from "../../../src/engine/port.ts";
+import { unmatchedFilters } from "../../../src/updater/unmatched.ts";
+
+const container = (name: string, more: Partial<ContainerSummary> = {}): ContainerSummary => ({ id: name, name, image: `r.io/${name}:1`, imageId: "sha256:a", state: "running", labels: {}, ...more });
+const all = [container("web"), container("db", { state: "exited" }), container("lab", { labels: { "svc.scope": "lab" } }), container("web.svc-old-0123456789ab-running")];
+
+test("a typo gets a close name, a container left out gets the rule, a matched name nothing", () => {
+  const config = defaultConfig({ containers: ["wbe", "/web", "db", "lab", "nothing-like-it"] });
+  expect(unmatchedFilters(all, config)).toEqual([
+    "no container is named wbe (did you mean web?)",
+    "db is not updated: it is not running (revive_stopped, include_restarting)",
+    "lab is not updated: it belongs to a scope (svc.scope label) and this svc has none",
+    "no container is named nothing-like-it",
+  ]);
+});
+
+test("the API's filters too: a container name and an image prefix", () => {
+  expect(unmatchedFilters(all, defaultConfig(), { container: ["web"], image: ["r.io/wbe", "r.io/web"] })).toEqual(["no container runs an image starting with r.io/wbe (did you mean r.io/web?)"]);
+  expect(unmatchedFilters(all, defaultConfig())).toEqual([]);
+});
