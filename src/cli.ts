@@ -2,13 +2,15 @@
  * The thin CLI: parse, load configuration, hand over to the service. Errors print their
  * message (the stack only at debug/trace level) and map to an exit code in errors.ts.
  *
- * The arguments are parsed by the config room, which must know every flag to report unknown
- * ones and to name each problem as the user wrote it; help.ts renders --help from the same
- * schema, for svc and for each of its commands.
+ * citty describes svc and each of its commands (help.ts lays their --help out from that, with
+ * the options generated from the config schema); the arguments themselves are parsed by the
+ * config room, which must know every flag to report unknown ones and to name each problem as
+ * the user wrote it.
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { defaultConfig, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult } from "./config/index.ts";
+import { defineCommand, type ArgDef, type ArgsDef, type SubCommandsDef } from "citty";
+import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult, type OptionSpec } from "./config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
 import { createLogging, resolveFormat, type Writable } from "./log/index.ts";
 import { VERSION } from "./version.ts";
@@ -20,6 +22,87 @@ export interface CliIO {
   stderr: Writable;
 }
 
+/** The command's own flags (COMMAND_FLAGS) named, as citty arguments. */
+function commandFlagArgs(names: readonly string[]): ArgsDef {
+  return Object.fromEntries(
+    names.map((name): [string, ArgDef] => {
+      const { alias, takes, valueHint, description } = COMMAND_FLAGS[name]!;
+      return [name, { type: takes ? "string" : "boolean", description, ...(takes ? { valueHint } : {}), ...(alias ? { alias } : {}) }];
+    }),
+  );
+}
+
+/** The schema's options that `wanted` picks, as citty arguments saying their variable and default. */
+function optionArgs(wanted: (option: OptionSpec) => boolean = () => true): ArgsDef {
+  return Object.fromEntries(
+    OPTIONS.filter(wanted).map((option): [string, ArgDef] => {
+      const { kind, default: value, defaultText } = option.meta;
+      const shown = defaultText ?? (value === undefined || (Array.isArray(value) && value.length === 0) ? undefined : String(value));
+      const description = `${describeOption(option)} (env ${option.env}${shown ? `; default ${shown}` : ""})`;
+      return [option.flag.slice(2), kind === "boolean" ? { type: "boolean", description } : { type: "string", valueHint: kind, description }];
+    }),
+  );
+}
+
+const withFlags = (flags: readonly string[]) => (option: OptionSpec) => flags.includes(option.flag);
+
+/** svc's commands; args are functions, built only when a help asks for them. */
+const COMMANDS = {
+  rollback: defineCommand({
+    meta: {
+      name: "rollback",
+      description:
+        "Puts the container NAME back on the image it ran before svc's last update of it (known from state_dir). It goes through the same protocol as an update: the current container is kept until the one on the earlier image passes the rollback checks. The digest it leaves is then skipped until a newer one appears. When a service runs on the same state_dir with its update API, the rollback is handed to it (POST /v1/rollback, with the same http_api.token). Exit 0 when the container runs the earlier image again. Every option of svc --help is read; these matter here.",
+    },
+    args: () => ({
+      name: { type: "positional", description: "The container to put back" },
+      ...commandFlagArgs(["config"]),
+      ...optionArgs(withFlags(["--state-dir", "--scope", "--docker-host", "--http-api-token", "--stop-timeout", "--rollback-startup-timeout", "--log-format"])),
+    }),
+  }),
+  migrate: defineCommand({
+    meta: {
+      name: "migrate",
+      description:
+        "Writes svc.toml from a running Watchtower container. It reads that container's environment, arguments and labels, writes the equivalent svc.toml (to stdout, or FILE), checks it with svc's own loader, and lists every setting it could not carry over, with the reason. The engine is SVC_DOCKER_HOST, else DOCKER_HOST, else unix:///var/run/docker.sock. No other option of svc is read.",
+    },
+    args: () => ({
+      container: { type: "positional", required: false, description: "The Watchtower container; else the one running a containrrr/watchtower image or labelled com.centurylinklabs.watchtower=true" },
+      output: { type: "string", alias: "o", valueHint: "file", description: "Write the configuration to FILE instead of stdout" },
+      force: { type: "boolean", description: "With --output: overwrite an existing FILE" },
+      ...optionArgs((option) => option.key.startsWith("docker.")),
+    }),
+  }),
+  healthcheck: defineCommand({
+    meta: {
+      name: "healthcheck",
+      description:
+        "Exits 0 when the HTTP API answers GET /v1/health on http_api.port within 3 s, 1 otherwise. It exits 0 too when no API feature is on (nothing is meant to listen). The container image's HEALTHCHECK runs it: it reads the same configuration file and environment as svc.",
+    },
+    args: () => ({ ...commandFlagArgs(["config"]), ...optionArgs(withFlags(["--http-api-port", "--http-api-update", "--http-api-metrics"])) }),
+  }),
+};
+
+export const command = defineCommand({
+  meta: {
+    name: "svc",
+    version: VERSION,
+    description: "Keeps running Docker containers up to date, safely. Every option is also a TOML key and an SVC_* variable: docs/configuration.md.",
+  },
+  args: () => ({
+    names: { type: "positional", required: false, description: "Container names to update (added to --containers)" },
+    ...commandFlagArgs(Object.keys(COMMAND_FLAGS)),
+    ...optionArgs(),
+  }),
+  subCommands: COMMANDS,
+});
+
+async function writeHelp(io: CliIO, cmd: SubCommandsDef[string], parent?: SubCommandsDef[string]): Promise<number> {
+  const { helpWidth, renderHelp } = await import("./help.ts");
+  io.stdout.write(await renderHelp(helpWidth(io.stdout), cmd, parent));
+  return 0;
+}
+
 const defaultIO = (): CliIO => ({
   env: process.env,
   cwd: process.cwd(),
@@ -29,14 +112,8 @@ const defaultIO = (): CliIO => ({
 
 export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<number> {
   // `svc rollback --help` is the command's help, never a rollback
-  if (argv[0] !== undefined && argv.slice(1).some((arg) => arg === "--help" || arg === "-h")) {
-    const { commandHelp, helpWidth } = await import("./help.ts");
-    const help = commandHelp(argv[0], helpWidth(io.stdout));
-    if (help !== undefined) {
-      io.stdout.write(help);
-      return 0;
-    }
-  }
+  const sub = argv[0] !== undefined && Object.hasOwn(COMMANDS, argv[0]) ? COMMANDS[argv[0] as keyof typeof COMMANDS] : undefined;
+  if (sub && argv.slice(1).some((arg) => arg === "--help" || arg === "-h")) return writeHelp(io, sub, command);
   // the first word is a command only for `healthcheck`, `migrate` and `rollback` (and the hidden
   // `handover <old id> <new id> <name>` of a self-update's helper container).
   const healthcheck = argv[0] === "healthcheck";
@@ -51,11 +128,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
   const { command: flags } = parseArgv(rest);
   let config: Config | undefined;
   try {
-    if (flags.help) {
-      const { helpWidth, mainHelp } = await import("./help.ts");
-      io.stdout.write(mainHelp(VERSION, helpWidth(io.stdout)));
-      return 0;
-    }
+    if (flags.help) return await writeHelp(io, command);
     if (flags.version) {
       io.stdout.write(`${VERSION}\n`);
       return 0;
