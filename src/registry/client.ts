@@ -6,6 +6,7 @@
 import type { Config } from "../config/index.ts";
 import { SvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
+import { parseAnswer, readCapped, REGISTRY_LIMITS, tokenSchema } from "./answers.ts";
 import { type Challenge, parseChallenges, pickChallenge } from "./challenge.ts";
 import { type Credential, type DockerConfigFile, type HelperRunner, readDockerConfig, resolveCredential } from "./credentials.ts";
 import { canonicalHost } from "./reference.ts";
@@ -219,11 +220,12 @@ export class RegistryClient {
       const hint = response.status === 401 || response.status === 403 ? " (credentials rejected or missing)" : "";
       throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} answered ${response.status}${hint}`);
     }
-    const body = (await response.json().catch(() => ({}))) as { token?: unknown; access_token?: unknown; expires_in?: unknown; issued_at?: unknown };
-    const token = typeof body.token === "string" && body.token ? body.token : typeof body.access_token === "string" ? body.access_token : "";
+    const what = `the answer of token service ${url.host} for registry ${target.registry}`;
+    const body = parseAnswer(await readCapped(response, REGISTRY_LIMITS.tokenBytes, what), tokenSchema, what);
+    const token = body.token || body.access_token || "";
     if (!token) throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} returned no token`);
-    const lifetime = typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_LIFETIME_S;
-    const issued = typeof body.issued_at === "string" ? Date.parse(body.issued_at) : NaN;
+    const lifetime = body.expires_in !== undefined && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_LIFETIME_S;
+    const issued = body.issued_at !== undefined ? Date.parse(body.issued_at) : NaN;
     // Trust our own clock for the start: a skewed issued_at must not make a fresh token look expired.
     const start = Number.isNaN(issued) ? Date.now() : Math.min(Date.now(), Math.max(issued, Date.now() - 60_000));
     this.options.log.debug("registry token obtained", { registry: target.registry, scope, expires_in_s: lifetime });

@@ -1,0 +1,127 @@
+/**
+ * A hostile registry served in-process: bodies streamed past every cap, answers of the wrong
+ * shape, digests that are not digests. Each fails the one image it concerns with a reason naming
+ * the cap or the field (docs/security.md); the same session goes on answering for other images.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { REGISTRY_LIMITS } from "../../../src/registry/answers.ts";
+import { parseReference } from "../../../src/registry/index.ts";
+import { amd64, CONFIG_DIGEST, MANIFEST_DIGEST, manifestResponse, registry, serve, stopServers } from "./fakes.ts";
+
+afterEach(stopServers);
+
+/** JSON whitespace, streamed without a Content-Length until `limit` bytes; `sent` counts them. */
+function flood(limit: number, sent: { bytes: number }): ReadableStream<Uint8Array> {
+  const chunk = new Uint8Array(256 * 1024).fill(0x20);
+  return new ReadableStream({
+    pull(controller) {
+      if (sent.bytes >= limit) return controller.close();
+      sent.bytes += chunk.byteLength;
+      controller.enqueue(chunk);
+    },
+  });
+}
+
+const FLOOD = 64 * 1024 * 1024;
+const local = { id: CONFIG_DIGEST, repoDigests: [] };
+
+/** A registry whose /v2/hostile/... answers `hostile(path)`; every other repository is a good one. */
+function hostileRegistry(hostile: (path: string, request: Request) => Response | undefined) {
+  return serve((request, url) => {
+    if (url.pathname === "/v2/") return new Response("{}");
+    if (url.pathname.startsWith("/v2/hostile/")) {
+      const answer = hostile(url.pathname, request);
+      if (answer) return answer;
+    }
+    return manifestResponse(request.method);
+  });
+}
+
+async function failure(promise: Promise<unknown>): Promise<{ kind: string; message: string }> {
+  const error = await promise.then(() => null, (e: { kind: string; message: string }) => e);
+  expect(error).not.toBeNull();
+  return error!;
+}
+
+test("a manifest streamed past 4 MiB fails its image, naming the cap; the session checks the next image", async () => {
+  const sent = { bytes: 0 };
+  const main = hostileRegistry((_path, request) => (request.method === "GET" ? new Response(flood(FLOOD, sent)) : new Response(null, { status: 405 })));
+  const session = registry().session();
+  const error = await failure(session.check(parseReference(`${main.host}/hostile:1`), local, amd64));
+  expect(error.kind).toBe("registry");
+  expect(error.message).toContain("is larger than 4 MiB");
+  expect(sent.bytes).toBeLessThan(FLOOD);
+  expect(await session.check(parseReference(`${main.host}/good:1`), local, amd64)).toEqual({ stale: false, digest: MANIFEST_DIGEST });
+});
+
+test("a tags page streamed past 8 MiB fails the listing, naming the cap", async () => {
+  const sent = { bytes: 0 };
+  const main = hostileRegistry((path) => (path.includes("/tags/") ? new Response(flood(FLOOD, sent)) : undefined));
+  const error = await failure(registry().session().tags(parseReference(`${main.host}/hostile:1`)));
+  expect(error.message).toContain("tags/list is larger than 8 MiB");
+  expect(sent.bytes).toBeLessThan(FLOOD);
+});
+
+test("more than 100,000 tags over many pages fail the listing, naming the cap", async () => {
+  const main = hostileRegistry((path) => {
+    if (!path.includes("/tags/")) return undefined;
+    const tags = Array.from({ length: 30_000 }, (_, i) => `t${i}`);
+    return Response.json({ tags }, { headers: { Link: `</v2/hostile/tags/list?last=${Math.random()}>; rel="next"` } });
+  });
+  const error = await failure(registry().session().tags(parseReference(`${main.host}/hostile:1`)));
+  expect(error.message).toContain(`lists more than ${REGISTRY_LIMITS.tagsPerRepository} tags`);
+});
+
+test("a token answer past 64 KiB fails, naming the cap", async () => {
+  const sent = { bytes: 0 };
+  const realm = serve(() => new Response(flood(FLOOD, sent)));
+  const main = serve((request) => {
+    if (request.headers.get("authorization")) return manifestResponse(request.method);
+    return new Response(null, { status: 401, headers: { "WWW-Authenticate": `Bearer realm="http://${realm.host}/token"` } });
+  });
+  const error = await failure(registry().session().check(parseReference(`${main.host}/app:1`), local, amd64));
+  expect(error.message).toContain("is larger than 64 KiB");
+  expect(sent.bytes).toBeLessThan(FLOOD);
+});
+
+const WRONG_SHAPES: { name: string; path: string; body: unknown; expected: string; ask: "check" | "tags" | "created" }[] = [
+  { name: "an index whose manifests is not a list", path: "/manifests/", body: { mediaType: "application/vnd.oci.image.index.v1+json", manifests: "all" }, expected: "at manifests", ask: "check" },
+  { name: "an index entry whose digest is a path", path: "/manifests/", body: { manifests: [{ digest: "../../../v2/x", platform: { os: "linux", architecture: "amd64" } }] }, expected: "at manifests.0.digest: is not a digest", ask: "check" },
+  { name: "tags that are not strings", path: "/tags/", body: { tags: [1, { a: 2 }] }, expected: "at tags.0", ask: "tags" },
+  { name: "a config whose os is a number", path: "/blobs/", body: { os: 5, architecture: "amd64" }, expected: "at os", ask: "created" },
+];
+
+for (const shape of WRONG_SHAPES) {
+  test(`${shape.name}: a registry error naming the field`, async () => {
+    const main = hostileRegistry((path, request) => {
+      if (request.method === "HEAD") return new Response(null, { status: 405 });
+      return path.includes(shape.path) ? Response.json(shape.body) : undefined;
+    });
+    const ref = parseReference(`${main.host}/hostile/app:1`);
+    const session = registry().session();
+    const asked = shape.ask === "check" ? session.check(ref, { id: "sha256:old", repoDigests: [] }, amd64) : shape.ask === "tags" ? session.tags(ref) : session.created(ref, "1", amd64);
+    const error = await failure(asked);
+    expect(error.kind).toBe("registry");
+    expect(error.message).toContain("is not what a registry answers");
+    expect(error.message).toContain(shape.expected);
+  });
+}
+
+test("a token answer of the wrong type is a registry error, not a crash", async () => {
+  const realm = serve(() => Response.json({ token: { nested: true } }));
+  const main = serve((request) => {
+    if (request.headers.get("authorization")) return manifestResponse(request.method);
+    return new Response(null, { status: 401, headers: { "WWW-Authenticate": `Bearer realm="http://${realm.host}/token"` } });
+  });
+  const error = await failure(registry().session().check(parseReference(`${main.host}/app:1`), local, amd64));
+  expect(error.message).toContain(`token service ${realm.host}`);
+  expect(error.message).toContain("at token");
+});
+
+test("a Docker-Content-Digest that is not a digest is ignored: the digest is computed from the manifest", async () => {
+  const main = hostileRegistry((_path, request) => {
+    const headers = { "Docker-Content-Digest": "../../../etc/passwd", "Content-Type": "application/vnd.docker.distribution.manifest.v2+json" };
+    return request.method === "HEAD" ? new Response(null, { headers }) : new Response(manifestResponse("GET", false).body, { headers });
+  });
+  expect(await registry().session().check(parseReference(`${main.host}/hostile:1`), local, amd64)).toEqual({ stale: false, digest: MANIFEST_DIGEST });
+});
