@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import Docker from "dockerode";
 import { SvcError } from "../errors.ts";
+import { timerDelay } from "../timers.ts";
 import type { Logger } from "../log/index.ts";
 import { replacementSpec, compareApiVersions, settingsBeyondApi, COMPOSE_IMAGE_LABEL } from "./clone.ts";
 import {
@@ -191,7 +192,7 @@ export class DockerEngine implements Engine {
         const reason = Object.assign(new Error("no answer in time"), { name: "TimeoutError", timeoutMs });
         abort.abort(reason);
         reject(reason);
-      }, timeoutMs);
+      }, timerDelay(timeoutMs));
     });
     try {
       return await Promise.race([action(abort.signal), deadline]);
@@ -319,7 +320,7 @@ export class DockerEngine implements Engine {
     try {
       await kill(signal);
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), seconds * 1000)));
+      const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timerDelay(seconds * 1000))));
       const outcome = await Promise.race([waitStopped().then(() => "stopped" as const), timedOut]).finally(() => clearTimeout(timer));
       if (outcome === "timeout") {
         await kill("SIGKILL");

@@ -7,6 +7,7 @@ import { hostname as osHostname } from "node:os";
 import { secretValues, type Config } from "../config/index.ts";
 import { createRedactor, type Logger } from "../log/index.ts";
 import type { Remembered } from "../state/index.ts";
+import { timerDelay } from "../timers.ts";
 import type { SessionReport } from "../updater/types.ts";
 import { createChannels } from "./channels/index.ts";
 import { parseHeaders } from "./channels/webhook.ts";
@@ -186,7 +187,7 @@ function cancellableDelay(ms: number, registry: Set<DelayHandle>): Promise<void>
         resolve();
       },
     };
-    const timer = setTimeout(() => handle.skip(), ms);
+    const timer = setTimeout(() => handle.skip(), timerDelay(ms));
     registry.add(handle);
   });
 }

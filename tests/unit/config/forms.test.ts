@@ -32,7 +32,7 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
       return { value: other, expected: other };
     }
     case "duration":
-      return { value: "1h30m", expected: 5_400_000 };
+      return { value: "5m30s", expected: 330_000 };
     case "cron":
       return { value: "*/5 * * * *", expected: "*/5 * * * *" };
     case "list":
