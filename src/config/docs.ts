@@ -94,6 +94,9 @@ Differences worth knowing:
   either way, unless \`global_takes_precedence\`.
 - svc keeps the old container until its replacement passes the rollback checks, and puts it back
   when it fails; Watchtower has no rollback.
+- Lifecycle hooks run only with \`lifecycle_hooks = true\`, as Watchtower's only with
+  \`--enable-lifecycle-hooks\` (which \`svc migrate\` carries over); \`svc.hooks.timeout\` can shorten
+  \`hook_timeout\`, never lengthen it (docs/security.md).
 `;
 
 export function renderMigrationGuide(aliases: readonly { option: OptionSpec; name: { env: string; flags: readonly string[] } }[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {

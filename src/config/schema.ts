@@ -308,7 +308,7 @@ export const CONFIG = table("General options", {
   cleanup_delay: duration("0s", "With cleanup: keep the old image this long after the update that left it (so svc rollback can go back to it), then remove it in a later cycle", { max: 366 * DAY }),
   cleanup_keep: int(0, "With cleanup: keep the images the last this-many updates of each container left, however old (0: cleanup_delay alone decides)", 0, 100),
   stop_timeout: alias(duration("10s", "Wait for a graceful stop before a forced kill (label svc.stop_timeout)", { max: HOUR }), wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"])),
-  lifecycle_hooks: alias(bool(true, "Run the lifecycle hooks containers' labels set (svc.hooks.*, or Watchtower's lifecycle labels)"), wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"])),
+  lifecycle_hooks: alias(bool(false, "Run the lifecycle hooks containers' labels set (svc.hooks.*, or Watchtower's lifecycle labels); off by default, as in Watchtower, since images bring labels with them"), wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"])),
   hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", { min: 1, max: DAY }),
   tag_policy: tagPolicy("Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags"),
   min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible", { max: 366 * DAY }),

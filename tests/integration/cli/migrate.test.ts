@@ -26,7 +26,7 @@ test("a Watchtower container's variables, arguments and labels become a loadable
     "-l", "com.centurylinklabs.watchtower=true", "-l", "com.centurylinklabs.watchtower.lifecycle.pre-update=/backup.sh",
     "-e", "WATCHTOWER_CLEANUP=true", "-e", "WATCHTOWER_SCOPE=prod", "-e", "WATCHTOWER_ROLLING_RESTART=true",
     "-e", "WATCHTOWER_HTTP_API_TOKEN=s3cret-token", "-e", "WATCHTOWER_HTTP_API_UPDATE=true", "-e", "REPO_USER=me",
-    "--entrypoint", "/bin/sh", image, "-c", "sleep 3600", "/watchtower", "--interval", "300", "--monitor-only", "--debug", "-x", "db", "web", "worker",
+    "--entrypoint", "/bin/sh", image, "-c", "sleep 3600", "/watchtower", "--interval", "300", "--enable-lifecycle-hooks", "--monitor-only", "--debug", "-x", "db", "web", "worker",
   ]);
   const dir = tempDir("svc-migrate-");
   const run = await runSvc(["migrate", name, "--output", "svc.toml", "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
@@ -41,6 +41,7 @@ test("a Watchtower container's variables, arguments and labels become a loadable
     poll_interval: 300_000,
     cleanup: true,
     monitor_only: true,
+    lifecycle_hooks: true,
     log_level: "debug",
     scope: "prod",
     disable_containers: ["db"],

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { OPTIONS } from "../../../src/config/schema.ts";
-import { WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED } from "../../../src/config/watchtower.ts";
+import { migrateWatchtower, WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED } from "../../../src/config/watchtower.ts";
 import { load, problems } from "./helpers.ts";
 
 describe("WATCHTOWER_* variables", () => {
@@ -69,4 +69,11 @@ describe("WATCHTOWER_* variables", () => {
 test("docs/migrating-from-watchtower.md is the one `bun run docs` writes", async () => {
   const { migrationGuide } = await import("../../../scripts/gen-docs.ts");
   expect(await Bun.file(new URL("../../../docs/migrating-from-watchtower.md", import.meta.url)).text()).toBe(migrationGuide());
+});
+
+test("migrate carries Watchtower's --enable-lifecycle-hooks; without it hooks stay off, as in Watchtower", () => {
+  const settings = { env: [], labels: {} };
+  expect(migrateWatchtower({ ...settings, args: ["--enable-lifecycle-hooks"] }).values.get("lifecycle_hooks")).toBe(true);
+  expect(migrateWatchtower({ ...settings, env: ["WATCHTOWER_LIFECYCLE_HOOKS=true"], args: [] }).values.get("lifecycle_hooks")).toBe(true);
+  expect(migrateWatchtower({ ...settings, args: [] }).values.has("lifecycle_hooks")).toBe(false);
 });
