@@ -11,6 +11,7 @@ import { apiEnabled } from "./healthcheck.ts";
 import { createLogging, type Logger } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
 import type { Dispatcher } from "./notify/index.ts";
+import { notificationSecrets } from "./notify/secrets.ts";
 import type { Scheduler } from "./scheduler/index.ts";
 import type { StateStore } from "./state/index.ts";
 import type { Updater } from "./updater/index.ts";
@@ -36,7 +37,7 @@ export function runOnceExitCode(report: SessionReport | null): number {
 }
 
 export async function runService(config: Config, options: ServiceOptions = {}): Promise<number> {
-  const logging = createLogging(config);
+  const logging = createLogging(config, { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   const stopSignal = waitForSignal(options, log);
   const metrics = new Metrics();
@@ -100,7 +101,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
  * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
  */
 export async function runRollback(config: Config, name: string): Promise<number> {
-  const logging = createLogging(config);
+  const logging = createLogging(config, { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   try {
     const rooms = await loadRooms();

@@ -48,6 +48,11 @@ export function sanitizeFields(fields: Fields | undefined, redact: Redactor): Fi
   return sanitizeValue(fields, redact, new WeakSet()) as Fields;
 }
 
+/** A copy of a plain value (a report, an option's value) with every string in it redacted. */
+export function redactValue<T>(value: T, redact: Redactor): T {
+  return sanitizeValue(value, redact, new WeakSet()) as T;
+}
+
 function sanitizeValue(value: unknown, redact: Redactor, seen: WeakSet<object>): unknown {
   switch (typeof value) {
     case "string":
