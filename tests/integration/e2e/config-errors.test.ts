@@ -68,6 +68,18 @@ describe("configuration errors exit 2 and touch nothing", () => {
     unchanged();
   }, 60_000);
 
+  test("a token path with a typo, or a folder where the token file should be: exit 2 naming the option and the path, no port opened", async () => {
+    const folder = fx.tempDir("token-folder"); // what Docker creates when a bind-mounted file is missing
+    for (const token of ["/run/secrets/svc-tokn", folder]) {
+      const port = freePort();
+      const run = await runSvc([...baseFlags(), "--http-api-update", "--http-api-token", token, "--http-api-port", String(port), "--poll-interval", "1h", name]);
+      expect(run.code, run.svc.describe()).toBe(2);
+      expect(run.stderr).toContain(`--http-api-token: the secret file ${token} cannot be read`);
+      expect(await portOpen(port)).toBe(false);
+    }
+    unchanged();
+  }, 60_000);
+
   test("several mistakes at once are all reported", async () => {
     const run = await runSvc([...baseFlags(), "--poll-interval", "soon", "--run-once", "--stop-timeout", "-3s", name]);
     expect(run.code, run.svc.describe()).toBe(2);
