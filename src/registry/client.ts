@@ -10,7 +10,7 @@ import { parseAnswer, readCapped, REGISTRY_LIMITS, tokenSchema } from "./answers
 import { type Challenge, parseChallenges, pickChallenge } from "./challenge.ts";
 import { type Credential, type DockerConfigFile, type HelperRunner, readDockerConfig, resolveCredential } from "./credentials.ts";
 import { canonicalHost } from "./reference.ts";
-import { baseUrlOf, hostnameOf, hostOfUrl, isLoopbackHost, type RetryPolicy, send } from "./transport.ts";
+import { baseUrlOf, hostnameOf, hostOfUrl, isLoopbackHost, registrableDomain, type RetryPolicy, send } from "./transport.ts";
 
 /** Resolved credentials are re-read after this long (credential helpers hand out short-lived ones, e.g. ECR). */
 const CREDENTIAL_TTL_MS = 5 * 60_000;
@@ -53,6 +53,7 @@ export interface ClientOptions {
 
 export class RegistryClient {
   private readonly hosts = new Map<string, HostState>();
+  private readonly warned = new Set<string>();
   private dockerConfig?: { value: Promise<DockerConfigFile | undefined>; expiresAt: number };
 
   constructor(private readonly options: ClientOptions) {}
@@ -183,6 +184,30 @@ export class RegistryClient {
   }
 
   /**
+   * Why `credential` must not go to the token realm `realm`, if it must not (docs/security.md).
+   * Global credentials were set for some registry, and any registry can name any realm: they go
+   * only to a realm on the registry's own host or registrable domain, over HTTPS (plain HTTP only
+   * from a loopback registry to the same loopback address). A registry's own credentials go where
+   * its realm says, over HTTPS or to a loopback or configured insecure realm.
+   */
+  private realmRefusal(target: Target, realm: URL, credential: Credential): string | undefined {
+    const registryHost = new URL(this.baseUrl(target.registry)).host;
+    if (credential.source === "global") {
+      const sameSite = realm.protocol === "https:" && registrableDomain(realm.host) === registrableDomain(registryHost);
+      const sameLoopback = realm.protocol === "http:" && isLoopbackHost(registryHost) && hostnameOf(realm.host) === hostnameOf(registryHost);
+      return sameSite || sameLoopback ? undefined : "token realm is not on the registry's own site over HTTPS: asking for an anonymous token instead of sending the global credentials";
+    }
+    const mayCarry = realm.protocol === "https:" || isLoopbackHost(realm.host) || this.options.config.insecure_registries.some((h) => hostnameOf(h) === hostnameOf(realm.host));
+    return mayCarry ? undefined : "token realm is not HTTPS: asking for an anonymous token instead of sending credentials";
+  }
+
+  private warnOnce(key: string, message: string, fields: Record<string, unknown>): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.options.log.warn(message, fields);
+  }
+
+  /**
    * Asks the token service named by the registry's Bearer challenge. Basic credentials go to the
    * realm only because the registry's challenge sent us there, and only over HTTPS (or to a
    * loopback / configured-insecure realm, as for the registry itself).
@@ -195,11 +220,9 @@ export class RegistryClient {
     } catch {
       throw new SvcError("registry", `registry ${target.registry} named an invalid token realm`);
     }
-    const mayCarryCredentials = url.protocol === "https:" || isLoopbackHost(url.host) || this.options.config.insecure_registries.some((h) => hostnameOf(h) === hostnameOf(url.host));
-    const usable = mayCarryCredentials ? credential : undefined;
-    if (credential && !usable) {
-      this.options.log.warn("token realm is not HTTPS: asking for an anonymous token instead of sending credentials", { registry: target.registry, realm_host: url.host });
-    }
+    const refusal = credential ? this.realmRefusal(target, url, credential) : undefined;
+    const usable = refusal ? undefined : credential;
+    if (refusal) this.warnOnce(`${refusal} ${target.registry} ${url.host}`, refusal, { registry: target.registry, realm_host: url.host });
     const service = challenge.params.service;
 
     let response: Response;

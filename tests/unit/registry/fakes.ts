@@ -32,10 +32,10 @@ export function stopServers(): void {
   for (const server of servers.splice(0)) server.stop(true);
 }
 
-export function serve(handler: (request: Request, url: URL) => Response | Promise<Response>): { host: string; seen: Seen[] } {
+export function serve(handler: (request: Request, url: URL) => Response | Promise<Response>, hostname = "127.0.0.1"): { host: string; seen: Seen[] } {
   const seen: Seen[] = [];
   const server = Bun.serve({
-    hostname: "127.0.0.1",
+    hostname,
     port: 0,
     fetch(request) {
       const url = new URL(request.url);
@@ -44,7 +44,7 @@ export function serve(handler: (request: Request, url: URL) => Response | Promis
     },
   });
   servers.push(server);
-  return { host: `127.0.0.1:${server.port}`, seen };
+  return { host: `${hostname}:${server.port}`, seen };
 }
 
 export function manifestResponse(method: string, withDigest = true): Response {

@@ -4,9 +4,12 @@
  * the cap or the field (docs/security.md); the same session goes on answering for other images.
  */
 import { afterEach, expect, test } from "bun:test";
+import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import { REGISTRY_LIMITS } from "../../../src/registry/answers.ts";
-import { parseReference } from "../../../src/registry/index.ts";
-import { amd64, CONFIG_DIGEST, MANIFEST_DIGEST, manifestResponse, registry, serve, stopServers } from "./fakes.ts";
+import { createRegistry, parseReference } from "../../../src/registry/index.ts";
+import { registrableDomain } from "../../../src/registry/transport.ts";
+import { recordingLogger } from "../../support/logger.ts";
+import { amd64, BASIC, CONFIG_DIGEST, MANIFEST_DIGEST, manifestResponse, PASS, registry, serve, stopServers, USER } from "./fakes.ts";
 
 afterEach(stopServers);
 
@@ -124,4 +127,46 @@ test("a Docker-Content-Digest that is not a digest is ignored: the digest is com
     return request.method === "HEAD" ? new Response(null, { headers }) : new Response(manifestResponse("GET", false).body, { headers });
   });
   expect(await registry().session().check(parseReference(`${main.host}/hostile:1`), local, amd64)).toEqual({ stale: false, digest: MANIFEST_DIGEST });
+});
+
+/** A registry on 127.0.0.1 whose Bearer challenge names a realm on `realmAddress`, which hands out a token to anyone. */
+function realmElsewhere(realmAddress: string) {
+  const realm = serve(() => Response.json({ token: "tok", expires_in: 300 }), realmAddress);
+  const main = serve((request) => {
+    if (request.headers.get("authorization") === "Bearer tok") return manifestResponse(request.method);
+    return new Response(null, { status: 401, headers: { "WWW-Authenticate": `Bearer realm="http://${realm.host}/token",service="s"` } });
+  });
+  return { realm, main };
+}
+
+async function checkTwice(main: { host: string }, overrides: DeepPartial<Config>) {
+  const log = recordingLogger();
+  const svc = createRegistry(defaultConfig({ registry_timeout: 2_000, ...overrides }), log, { retry: { baseDelayMs: 1 } });
+  for (const tag of ["1", "2"]) expect((await svc.session().check(parseReference(`${main.host}/app:${tag}`), local, amd64)).stale).toBe(false);
+  return log.lines.filter((l) => l.level === "warn");
+}
+
+test("global credentials never go to a realm on another address: an anonymous token instead, and one warning naming both hosts", async () => {
+  const { realm, main } = realmElsewhere("127.0.0.2");
+  const warnings = await checkTwice(main, { registry_username: USER, registry_password: PASS });
+  expect(realm.seen.map((s) => s.authorization)).toEqual([null]);
+  expect(warnings).toEqual([expect.objectContaining({ message: expect.stringContaining("global credentials"), fields: { registry: main.host, realm_host: realm.host } })]);
+});
+
+test("a registry's own credentials go where its realm says; so do global ones to the same loopback address", async () => {
+  const other = realmElsewhere("127.0.0.2");
+  expect(await checkTwice(other.main, { registry_credentials: [{ host: other.main.host, username: USER, password: PASS }] })).toEqual([]);
+  expect(other.realm.seen.map((s) => s.authorization)).toEqual([BASIC]);
+  const same = realmElsewhere("127.0.0.1");
+  expect(await checkTwice(same.main, { registry_username: USER, registry_password: PASS })).toEqual([]);
+  expect(same.realm.seen.map((s) => s.authorization)).toEqual([BASIC]);
+});
+
+test("registrable domains: a registry and its token service share one; other sites do not", () => {
+  expect(registrableDomain("registry-1.docker.io")).toBe(registrableDomain("auth.docker.io"));
+  expect(registrableDomain("registry.gitlab.com")).toBe(registrableDomain("gitlab.com:443"));
+  expect(registrableDomain("registry.example.co.uk")).toBe("example.co.uk");
+  expect(registrableDomain("evil.co.uk")).not.toBe(registrableDomain("registry.example.co.uk"));
+  expect(registrableDomain("ghcr.io")).not.toBe(registrableDomain("attacker.io"));
+  expect(registrableDomain("10.0.0.5:5000")).toBe("10.0.0.5");
 });
