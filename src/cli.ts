@@ -11,6 +11,7 @@ import { resolve } from "node:path";
 import { defineCommand, renderUsage, type ArgsDef } from "citty";
 import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, parseArgv, printConfig, secretValues, type Config, type LoadResult } from "./config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
+import { writeFileAtomically } from "./files.ts";
 import { createLogging, createRedactor, resolveFormat, type Writable } from "./log/index.ts";
 import { VERSION } from "./version.ts";
 
@@ -137,7 +138,7 @@ async function writeSample(target: true | string, force: boolean, io: CliIO): Pr
   if (existsSync(path) && !force) {
     throw new SvcError("usage", `${target} already exists; add --force to overwrite it`);
   }
-  await Bun.write(path, sample);
+  writeFileAtomically(path, sample); // soon to hold secrets
   io.stderr.write(`wrote a sample configuration to ${target}\n`);
   return 0;
 }

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { configFile, defaultConfig, loadConfig, migrateWatchtower, parseArgv, type Config, type DeepPartial } from "./config/index.ts";
 import type { ContainerSummary, Engine } from "./engine/port.ts";
 import { SvcError } from "./errors.ts";
+import { writeFileAtomically } from "./files.ts";
 import { silentLogger } from "./log/index.ts";
 
 export interface MigrateJob {
@@ -66,7 +67,7 @@ export async function runMigrate(engine: Engine, job: MigrateJob): Promise<numbe
 
 function writeOutput(path: string, text: string, force: boolean): void {
   if (existsSync(path) && !force) throw new SvcError("usage", `${path} already exists; add --force to overwrite it`);
-  writeFileSync(path, text, { mode: 0o600 });
+  writeFileAtomically(path, text); // it may hold Watchtower's secrets
 }
 
 /** The written file must load as it is: svc's own loader says what is wrong with it. */

@@ -4,7 +4,7 @@
  * not carry over listed.
  */
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../../src/config/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
@@ -56,6 +56,18 @@ test("a Watchtower container's variables, arguments and labels become a loadable
   expect(again.code).toBe(2);
   expect(again.stderr).toContain("already exists; add --force");
   expect(existsSync(join(dir, "svc.toml"))).toBe(true);
+
+  // it holds Watchtower's secrets: its user's only, and --force replaces a symlink, never writes through it
+  expect(statSync(join(dir, "svc.toml")).mode & 0o777).toBe(0o600);
+  const victim = join(dir, "victim");
+  writeFileSync(victim, "untouched", { mode: 0o644 });
+  rmSync(join(dir, "svc.toml"));
+  symlinkSync(victim, join(dir, "svc.toml"));
+  const forced = await runSvc(["migrate", name, "--output", "svc.toml", "--force", "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
+  expect(forced.code).toBe(0);
+  expect(readFileSync(victim, "utf8")).toBe("untouched");
+  expect(lstatSync(join(dir, "svc.toml")).isSymbolicLink()).toBe(false);
+  expect(statSync(join(dir, "svc.toml")).mode & 0o777).toBe(0o600);
 }, 60_000);
 
 test("without a name it finds the one Watchtower container, and says so when there is none to read", async () => {
