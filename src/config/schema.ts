@@ -9,6 +9,7 @@
  * user set (each against its own schema, so a problem names its source), and building all 71
  * schemas took more time at every start than the rest of loading the configuration.
  */
+import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
 import { formatDuration, parseDuration, parseTagPolicy } from "./values.ts";
@@ -318,6 +319,12 @@ export const CONFIG = table("General options", {
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
     token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
+    address: leaf({ kind: "string", description: "Listening address: 0.0.0.0 every IPv4 address, :: every address, 127.0.0.1 this machine only (docs/security.md)", default: "0.0.0.0" }, () =>
+      z
+        .string()
+        .refine((value) => isIP(value) !== 0, { error: 'must be an IP address such as "0.0.0.0", "127.0.0.1" or "::"' })
+        .default("0.0.0.0"),
+    ),
     metrics_no_auth: bool(false, "Serve metrics without a token"),
     access_log: path("Access log file (NDJSON, one entry per request)", "/var/log/svc/access.log"),
   }),

@@ -15,6 +15,7 @@ const FORMATTED_STRINGS: Record<string, string> = {
   "docker.api_version": "1.41",
   "notifications.webhook.content_type": "text/plain; charset=utf-8",
   tag_policy: "semver:minor+pre",
+  "http_api.address": "127.0.0.1",
 };
 
 /** A valid value different from the default, and what the loaded Config must hold for it. */

@@ -29,3 +29,10 @@ test.each(DURATIONS.map((o) => [o.key, o] as const))("%s: its bound is accepted,
   expect(await problems(set(`${max + 1}ms`))).toEqual([`${option.flag}: must be at most ${formatBound(max)} (got "${max + 1}ms")`]);
   expect(await problems(set(`${"9".repeat(400)}d`))).toEqual([expect.stringMatching(new RegExp(`^${option.flag}: must be at most `))]);
 });
+
+test("http_api.address must be an IP address", async () => {
+  expect(await problems({ argv: [...RUNS, "--http-api-address", "0.0.0.0; rm -rf /"] })).toEqual([
+    '--http-api-address: must be an IP address such as "0.0.0.0", "127.0.0.1" or "::" (got "0.0.0.0; rm -rf /")',
+  ]);
+  expect((await load({ argv: [...RUNS, "--http-api-address", "::1"] })).config.http_api.address).toBe("::1");
+});
