@@ -24,8 +24,11 @@ export interface VersionTag {
 const VERSION = /^(v?)(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z][0-9A-Za-z._-]*))?$/;
 // (one digit per repetition: `(?:\.?\d+)*` would backtrack exponentially on a hostile tag)
 const PRE_RELEASE = /^(?:alpha|beta|rc|pre|preview|dev|canary|nightly|snapshot)(?:\.?\d)*$/i;
-/** The registry's own limit on a tag's length: longer names are not tags, and are never matched. */
-export const MAX_TAG_LENGTH = 128;
+/**
+ * A tag as the registry's own grammar writes it, at most 128 characters: anything else a registry
+ * lists (longer names, `/`, spaces) is no tag, never matched and never moved to.
+ */
+const TAG = /^\w[\w.-]{0,127}$/;
 /** A tag whose best candidate lacks our platform falls back to the next ones, this many at most. */
 export const MAX_CANDIDATES = 5;
 
@@ -52,8 +55,8 @@ export function parseVersionTag(tag: string): VersionTag | null {
  * pattern): such a container keeps following its own tag.
  */
 export function newerTags(policy: TagPolicy, current: string, allTags: readonly string[]): string[] | null {
-  const tags = allTags.filter((tag) => tag.length <= MAX_TAG_LENGTH);
-  if (current.length > MAX_TAG_LENGTH) return null;
+  const tags = allTags.filter((tag) => TAG.test(tag));
+  if (!TAG.test(current)) return null;
   return policy.kind === "semver" ? newerVersions(policy.level, policy.prereleases, current, tags) : newerMatches(policy, current, tags);
 }
 

@@ -119,10 +119,11 @@ describe("hostile tags", () => {
     expect(newerTags(policy("semver:patch+pre"), "1.0.0", [`1.0.1-rc${digits}x`, "1.0.1-rc.1"])).toEqual(["1.0.1-rc.1"]);
   });
 
-  test("tags longer than 128 characters are never candidates, nor covered when running", () => {
+  test("tags longer than 128 characters, or outside the registry's tag grammar, are never candidates, nor covered when running", () => {
     const long = `1.${"9".repeat(130)}`;
     expect(newerTags(policy("regex:\\d+\\.\\d+"), "1.0", [long, "1.1"])).toEqual(["1.1"]);
     expect(newerTags(policy("regex:.*"), long, ["1.1"])).toBeNull();
+    expect(newerTags(policy("regex:.*"), "1.0", ["2.0/../../x", "2 0", "-2", ".2", "1.1"])).toEqual(["1.1"]);
   });
 });
 
