@@ -8,6 +8,9 @@ import { readFileSync } from "node:fs";
 import Docker from "dockerode";
 import { SvcError } from "../errors.ts";
 import { timerDelay } from "../timers.ts";
+
+/** The most of a command's output (a lifecycle hook's) svc keeps: its first MiB. */
+const MAX_EXEC_OUTPUT = 1024 * 1024;
 import type { Logger } from "../log/index.ts";
 import { replacementSpec, compareApiVersions, settingsBeyondApi, COMPOSE_IMAGE_LABEL } from "./clone.ts";
 import {
@@ -425,8 +428,14 @@ export class DockerEngine implements Engine {
         const exec = await docker.getContainer(id).exec({ Cmd: ["sh", "-c", command], AttachStdout: true, AttachStderr: true, abortSignal });
         // not detached: the answer is the command's output, multiplexed, until it ends
         const stream = (await exec.start({ Detach: false, Tty: false, abortSignal })) as AsyncIterable<Uint8Array>;
+        // kept up to a bound (a hook printing without end must not take svc's memory), read to its end
         const chunks: Uint8Array[] = [];
-        for await (const chunk of stream) chunks.push(chunk);
+        let kept = 0;
+        for await (const chunk of stream) {
+          if (kept >= MAX_EXEC_OUTPUT) continue;
+          chunks.push(chunk.subarray(0, MAX_EXEC_OUTPUT - kept));
+          kept += chunks.at(-1)!.byteLength;
+        }
         const info = await exec.inspect({ abortSignal });
         return { exitCode: info.ExitCode ?? null, output: demultiplexLogs(Buffer.concat(chunks)) };
       },
