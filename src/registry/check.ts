@@ -245,7 +245,8 @@ export class CheckSession implements RegistryCheckSession {
 export function nextPage(link: string | null): string | null {
   if (!link) return null;
   for (const part of link.split(",")) {
-    const match = /<([^>]*)>\s*;(.*)/.exec(part.trim());
+    // anchored: unanchored, a header of many '<' took quadratic time
+    const match = /^<([^>]*)>\s*;(.*)$/s.exec(part.trim());
     if (!match || !/\brel\s*=\s*"?next"?/i.test(match[2]!)) continue;
     const url = new URL(match[1]!, "http://registry.invalid");
     return `${url.pathname}${url.search}`;
