@@ -55,6 +55,9 @@ export async function runMigrate(engine: Engine, job: MigrateJob): Promise<numbe
   const text = configFile(values, [
     `svc configuration written by svc migrate from the Watchtower container ${watchtower.name} (${watchtower.image}).`,
     "It may hold secrets (tokens, passwords) as Watchtower had them: keep it private, or move them to files.",
+    values.get("lifecycle_hooks") === true
+      ? "Lifecycle hooks run, as Watchtower's --enable-lifecycle-hooks had them (docs/policies.md)."
+      : "Lifecycle hooks stay off, as in this Watchtower; lifecycle_hooks = true turns them on (docs/policies.md).",
     ...(unmapped.length > 0 ? ["", "Not carried over:", ...unmapped.map((line) => `  ${line}`)] : []),
   ]);
   await checkLoads(text);

@@ -5,7 +5,7 @@
  * Durations: `30s`, `5m`, `1h`, `1h30m`, `250ms`, `1d`, or a plain integer meaning seconds.
  * Internally always milliseconds.
  */
-import { RE2JS } from "re2js";
+import type { RE2JS } from "re2js";
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const PART = /(\d+)(ms|s|m|h|d)/gy;
@@ -64,6 +64,14 @@ const REGEX_POLICY = /^regex(?:\(([a-z]*)\))?:(.*)$/s;
 export const TAG_POLICY_EXAMPLES = '"semver:minor", "semver:patch+pre", "regex:\\d+\\.\\d+-alpine", "regex(lexical):^2024-.*", "off"';
 
 /**
+ * The linear-time regular expression engine, loaded on first use: it costs every start several
+ * milliseconds and MiB, and only regex tag policies need it.
+ */
+function linearEngine(): typeof RE2JS {
+  return (require("re2js") as typeof import("re2js")).RE2JS;
+}
+
+/**
  * A tag policy as written (`off`, `semver:<level>[+pre]`, `regex[(<order>)]:<pattern>`): the
  * policy, null for `off`, or what is wrong with the text. A pattern must match the whole tag.
  * Patterns are RE2 expressions, matched in time linear in the tag (docs/security.md): a pattern
@@ -80,7 +88,7 @@ export function parseTagPolicy(input: string): ParsedTagPolicy {
   if (!TAG_ORDERS.includes(order)) return { problem: `orders tags by "${regex[1]}"; the orders are ${TAG_ORDERS.join(", ")}` };
   if (regex[2] === "") return { problem: "has an empty pattern" };
   try {
-    return { policy: { kind: "regex", pattern: RE2JS.compile(regex[2]!) /* matched against whole tags */, order, text } };
+    return { policy: { kind: "regex", pattern: linearEngine().compile(regex[2]!) /* matched against whole tags */, order, text } };
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     return { problem: `has a pattern that is not a regular expression svc can match in linear time (RE2 syntax: no backreferences or lookaround): ${why}` };

@@ -50,6 +50,7 @@ test("a Watchtower container's variables, arguments and labels become a loadable
     http_api: { update: true, token: "s3cret-token" },
   });
   expect(readFileSync(join(dir, "svc.toml"), "utf8")).toContain("# Not carried over:");
+  expect(readFileSync(join(dir, "svc.toml"), "utf8")).toContain("# Lifecycle hooks run, as Watchtower's --enable-lifecycle-hooks had them");
 
   // an existing file is kept unless --force
   const again = await runSvc(["migrate", name, "--output", "svc.toml", "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
