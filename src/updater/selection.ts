@@ -185,6 +185,9 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
     moveCompose: labels[LABELS.tagPolicyCompose]?.trim() === "move",
   };
   if (config.lifecycle_hooks) labelDuration("hookTimeout");
+  if (policy.stopSignal !== undefined && !SIGNAL.test(policy.stopSignal)) {
+    problems.push(`label ${labelSet(labels, "stopSignal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`);
+  }
   const policyText = (useLabels ? labelValue(labels, "tagPolicy") : undefined) ?? config.tag_policy;
   const parsed = parseTagPolicy(policyText);
   if ("policy" in parsed) policy.tagPolicy = parsed.policy;
@@ -195,6 +198,9 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   return policy;
 }
 
+/** A signal as the engine takes it: a name with or without SIG (SIGRTMIN+3 too), or a number. */
+const SIGNAL = /^(?:(?:SIG)?[A-Z][A-Z0-9]{0,15}(?:[+-]\d{1,2})?|\d{1,2})$/i;
+
 /** The option each duration label stands for: the label is read with that option's forms and bounds. */
 const DURATION_OPTIONS = { stopTimeout: "stop_timeout", minImageAge: "min_image_age", hookTimeout: "hook_timeout" } as const satisfies Partial<Record<LabelName, string>>;
 
@@ -203,7 +209,12 @@ export function durationLabel(labels: Readonly<Record<string, string>>, name: ke
   const text = labelValue(labels, name);
   if (text === undefined) return undefined;
   const read = readAsOption(DURATION_OPTIONS[name], text);
-  return "value" in read ? { ms: read.value as number } : { problem: `label ${LABELS[name]}=${JSON.stringify(text)} ${read.problem}` };
+  return "value" in read ? { ms: read.value as number } : { problem: `label ${labelSet(labels, name)}=${JSON.stringify(text.slice(0, 64))} ${read.problem}` };
+}
+
+/** The name of the label that gave `name` its value: svc's own, else its Watchtower twin. */
+function labelSet(labels: Readonly<Record<string, string>>, name: LabelName): string {
+  return labels[LABELS[name]] === undefined ? (WATCHTOWER_LABELS[name] ?? LABELS[name]) : LABELS[name];
 }
 
 export function splitNames(value: string | undefined): string[] {

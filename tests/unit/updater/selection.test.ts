@@ -119,6 +119,10 @@ describe("per-container policy", () => {
     expect(policyFor({ labels: { "svc.hooks.timeout": "25d" } }, defaultConfig({ lifecycle_hooks: true })).problem).toBe('label svc.hooks.timeout="25d" must be at most 1d');
     expect(policyFor({ labels: { "svc.hooks.timeout": "25d" } }, defaultConfig({ lifecycle_hooks: true, global_takes_precedence: true })).problem).toBeUndefined();
   });
+  test("a stop signal label that is no signal is a problem naming the label", () => {
+    for (const signal of ["SIGTERM", "TERM", "sigquit", "9", "SIGRTMIN+3"]) expect(policyFor({ labels: { "svc.stop_signal": signal } }, defaultConfig()).problem).toBeUndefined();
+    expect(policyFor({ labels: { "com.centurylinklabs.watchtower.stop-signal": "SIG\u0000" } }, defaultConfig()).problem).toBe('label com.centurylinklabs.watchtower.stop-signal="SIG\\u0000" is not a signal (examples: "SIGTERM", "SIGQUIT", "9")');
+  });
 });
 
 test("old-container names carry the original name and whether it ran", () => {
