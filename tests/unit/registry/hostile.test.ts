@@ -5,7 +5,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
-import { REGISTRY_LIMITS } from "../../../src/registry/answers.ts";
+import { readCapped, REGISTRY_LIMITS } from "../../../src/registry/answers.ts";
 import { createRegistry, parseReference } from "../../../src/registry/index.ts";
 import { registrableDomain } from "../../../src/registry/transport.ts";
 import { recordingLogger } from "../../support/logger.ts";
@@ -55,6 +55,15 @@ test("a manifest streamed past 4 MiB fails its image, naming the cap; the sessio
   expect(error.message).toContain("is larger than 4 MiB");
   expect(sent.bytes).toBeLessThan(FLOOD);
   expect(await session.check(parseReference(`${main.host}/good:1`), local, amd64)).toEqual({ stale: false, digest: MANIFEST_DIGEST });
+});
+
+test("a declared Content-Length past the cap is refused before the body is read", async () => {
+  let pulled = 0;
+  const body = new ReadableStream({ pull: (controller) => void (pulled++, controller.enqueue(new Uint8Array(1))) });
+  const response = new Response(body, { headers: { "Content-Length": String(REGISTRY_LIMITS.tokenBytes + 1) } });
+  const error = await failure(readCapped(response, REGISTRY_LIMITS.tokenBytes, "the answer"));
+  expect(error.message).toBe("the answer is larger than 64 KiB, the most svc reads of it");
+  expect(pulled).toBeLessThanOrEqual(1); // a stream may be primed once; nothing is read
 });
 
 test("a tags page streamed past 8 MiB fails the listing, naming the cap", async () => {
