@@ -181,6 +181,12 @@ install_systemd() {
     say "kept the existing $CONFIG_DIR/svc.toml"
   else
     "$BIN_DIR/svc" --generate-config "$CONFIG_DIR/svc.toml" >/dev/null 2>&1 || die "could not write $CONFIG_DIR/svc.toml"
+    # it will hold secrets: readable by root and the unit's user (a dynamic user in group docker) only
+    if chgrp docker "$CONFIG_DIR/svc.toml" 2>/dev/null; then
+      chmod 0640 "$CONFIG_DIR/svc.toml"
+    else
+      say "no docker group yet: $CONFIG_DIR/svc.toml is root's only (0600); once Docker is installed: chgrp docker $CONFIG_DIR/svc.toml && chmod 0640 $CONFIG_DIR/svc.toml"
+    fi
     say "wrote a sample $CONFIG_DIR/svc.toml"
   fi
   say "next step: set a schedule in $CONFIG_DIR/svc.toml (poll_interval or schedule), then:"

@@ -10,9 +10,10 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand, type ArgDef, type ArgsDef, type SubCommandsDef } from "citty";
-import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, parseArgv, printConfig, type Config, type LoadResult, type OptionSpec } from "./config/index.ts";
+import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "./config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
-import { createLogging, resolveFormat, type Writable } from "./log/index.ts";
+import { writeFileAtomically } from "./files.ts";
+import { createLogging, createRedactor, resolveFormat, type Writable } from "./log/index.ts";
 import { VERSION } from "./version.ts";
 
 export interface CliIO {
@@ -138,7 +139,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     if (flags.printConfig) {
       // what can be built is printed, the problems under it (exit 2 when there are any)
       const printed = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined, keepGoing: true });
-      io.stdout.write(printConfig(printed));
+      io.stdout.write(printConfig(printed, await notificationSecrets(printed.config)));
       return printed.problems?.length ? exitCodeOf(new SvcError("config", "invalid configuration")) : 0;
     }
     const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined });
@@ -178,15 +179,20 @@ async function writeSample(target: true | string, force: boolean, io: CliIO): Pr
   if (existsSync(path) && !force) {
     throw new SvcError("usage", `${target} already exists; add --force to overwrite it`);
   }
-  await Bun.write(path, sample);
+  writeFileAtomically(path, sample); // soon to hold secrets
   io.stderr.write(`wrote a sample configuration to ${target}\n`);
   return 0;
 }
 
 /** A logger on the console only (no log files), for the CLI's own few messages. */
-function consoleLogging(config: Config, io: CliIO) {
+async function consoleLogging(config: Config, io: CliIO) {
   const quiet: Config = { ...config, audit_log: undefined, http_api: { ...config.http_api, access_log: undefined } };
-  return createLogging(quiet, { stdout: io.stdout, stderr: io.stderr });
+  return createLogging(quiet, { stdout: io.stdout, stderr: io.stderr, secrets: await notificationSecrets(config) });
+}
+
+/** The secrets inside notification settings (docs/security.md), loaded only when output needs them. */
+async function notificationSecrets(config: Config): Promise<string[]> {
+  return (await import("./notify/secrets.ts")).notificationSecrets(config.notifications);
 }
 
 /**
@@ -196,7 +202,7 @@ function consoleLogging(config: Config, io: CliIO) {
 async function logWarnings(loaded: LoadResult, io: CliIO): Promise<void> {
   const warnings = loaded.warnings.filter((w) => !w.startsWith("run_once:"));
   if (warnings.length === 0) return;
-  const logging = consoleLogging(loaded.config, io);
+  const logging = await consoleLogging(loaded.config, io);
   const log = logging.log.child("config");
   for (const warning of warnings) log.warn(warning);
   await logging.close();
@@ -222,10 +228,11 @@ async function reportFailure(error: unknown, config: Config | undefined, argv: r
   const format = resolveFormat(failureFormat(config, argv, io), io.stdout);
   if (format === "pretty") {
     const lines = [`svc: ${failure.message}`, ...failure.details.map((d) => `  - ${d}`), ...(stack ? [stack] : [])];
-    io.stderr.write(`${lines.join("\n")}\n`);
+    const redact = config ? createRedactor([...secretValues(config), ...(await notificationSecrets(config))]) : (text: string) => text;
+    io.stderr.write(`${redact(lines.join("\n"))}\n`);
     return;
   }
-  const logging = consoleLogging(config ?? defaultConfig({ log_format: format }), io);
+  const logging = await consoleLogging(config ?? defaultConfig({ log_format: format }), io);
   const log = logging.log.child(failure.kind === "config" ? "config" : "cli");
   log.error(failure.message, { kind: failure.kind, ...(stack ? { stack } : {}) });
   for (const detail of failure.details) log.error(detail);

@@ -16,10 +16,17 @@ export function apiEnabled(config: Config): boolean {
  * there is nothing to ask: that counts as healthy rather than marking every such container
  * unhealthy (which would also make a self-update roll back).
  */
+/** Where this machine reaches an API listening on `address`: loopback for the wildcard addresses. */
+export function localAddress(address: string): string {
+  if (address === "0.0.0.0") return "127.0.0.1";
+  if (address === "::") return "[::1]";
+  return address.includes(":") ? `[${address}]` : address;
+}
+
 export async function runHealthcheck(config: Config, timeoutMs = 3000): Promise<number> {
   if (!apiEnabled(config)) return 0;
   try {
-    const response = await fetch(`http://127.0.0.1:${config.http_api.port}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(`http://${localAddress(config.http_api.address)}:${config.http_api.port}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
     await response.body?.cancel();
     return response.status === 200 ? 0 : 1;
   } catch {

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { configFile, defaultConfig, loadConfig, migrateWatchtower, parseArgv, type Config, type DeepPartial } from "./config/index.ts";
 import type { ContainerSummary, Engine } from "./engine/port.ts";
 import { SvcError } from "./errors.ts";
+import { writeFileAtomically } from "./files.ts";
 import { silentLogger } from "./log/index.ts";
 
 export interface MigrateJob {
@@ -54,6 +55,9 @@ export async function runMigrate(engine: Engine, job: MigrateJob): Promise<numbe
   const text = configFile(values, [
     `svc configuration written by svc migrate from the Watchtower container ${watchtower.name} (${watchtower.image}).`,
     "It may hold secrets (tokens, passwords) as Watchtower had them: keep it private, or move them to files.",
+    values.get("lifecycle_hooks") === true
+      ? "Lifecycle hooks run, as Watchtower's --enable-lifecycle-hooks had them (docs/policies.md)."
+      : "Lifecycle hooks stay off, as in this Watchtower; lifecycle_hooks = true turns them on (docs/policies.md).",
     ...(unmapped.length > 0 ? ["", "Not carried over:", ...unmapped.map((line) => `  ${line}`)] : []),
   ]);
   await checkLoads(text);
@@ -66,7 +70,7 @@ export async function runMigrate(engine: Engine, job: MigrateJob): Promise<numbe
 
 function writeOutput(path: string, text: string, force: boolean): void {
   if (existsSync(path) && !force) throw new SvcError("usage", `${path} already exists; add --force to overwrite it`);
-  writeFileSync(path, text, { mode: 0o600 });
+  writeFileAtomically(path, text); // it may hold Watchtower's secrets
 }
 
 /** The written file must load as it is: svc's own loader says what is wrong with it. */

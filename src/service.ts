@@ -11,6 +11,7 @@ import { apiEnabled } from "./healthcheck.ts";
 import { createLogging, type Logger, type Logging } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
 import type { Dispatcher } from "./notify/index.ts";
+import { notificationSecrets } from "./notify/secrets.ts";
 import type { Scheduler } from "./scheduler/index.ts";
 import { leaseForCommand, rollbackThroughOwner } from "./rollback.ts";
 import { stateFile, type StateStore } from "./state/index.ts";
@@ -43,7 +44,7 @@ export function runOnceExitCode(report: SessionReport | null, named = false): nu
 }
 
 export async function runService(config: Config, options: ServiceOptions = {}): Promise<number> {
-  const logging = createLogging(config);
+  const logging = createLogging(config, { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   const pretty = logging.format === "pretty";
   const stopSignal = waitForSignal(options, log);
@@ -115,7 +116,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
  * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
  */
 export async function runRollback(config: Config, name: string): Promise<number> {
-  const logging = createLogging(config);
+  const logging = createLogging(config, { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   let release: (() => void) | undefined;
   try {

@@ -22,9 +22,9 @@ export interface Api {
 export function serveApi(deps: ApiDeps, log: Logger): Api {
   const config = deps.config;
   const app: App = createApp(deps);
-  const port = config.http_api.port;
-  let server: ReturnType<typeof listen> | undefined = listen(app, port);
-  log.info("HTTP API listening", { address: `0.0.0.0:${port}`, update: config.http_api.update, metrics: config.http_api.metrics });
+  const { port, address } = config.http_api;
+  let server: ReturnType<typeof listen> | undefined = listen(app, port, address);
+  log.info("HTTP API listening", { address: `${address.includes(":") ? `[${address}]` : address}:${port}`, update: config.http_api.update, metrics: config.http_api.metrics });
   // The Bun servers are stopped directly (not app.stop): a released server's requests in flight
   // may finish after a reclaim, and app.stop would then forget the new server.
   const closing: Promise<unknown>[] = [];
@@ -42,7 +42,7 @@ export function serveApi(deps: ApiDeps, log: Logger): Api {
     },
     reclaim: async () => {
       if (server || stopped) return;
-      server = listen(app, port);
+      server = listen(app, port, address);
       log.info("HTTP API listening again: svc's replacement was rolled back", { port });
     },
   };

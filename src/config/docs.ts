@@ -45,7 +45,11 @@ Value forms:
 - \`registry_credentials\` in flags and environment: \`host=H,username=U,password=P;host=H2\`
   (entries separated by \`;\`, fields by \`,\`; use a secret file for a value containing \`,\` or \`;\`).
 - Secrets (marked below): a value that is a path to a readable file is replaced by the file's contents,
-  surrounding whitespace trimmed. Secrets are redacted in logs, errors and \`--print-config\`.
+  surrounding whitespace trimmed. A value shaped like a path (starting with \`/\`, \`./\`, \`../\` or
+  \`~/\`) must name a readable regular file: otherwise svc does not start (exit 2), naming the option
+  and the path, rather than take the path as the secret. Secrets, and those inside notification
+  URLs and headers, are redacted in logs, errors, the audit log, reports and \`--print-config\`
+  (docs/security.md).
 - TOML dates and times are rejected where a string is expected: quote them.
 
 \`svc --print-config\` prints the effective configuration with secrets redacted and where each value came from.
@@ -99,6 +103,9 @@ Differences worth knowing:
   (\`notifications.urls\`), and the older \`WATCHTOWER_NOTIFICATIONS=slack msteams gotify\` with their
   variables become such URLs too; a Go template is not read (docs/notifications.md, "Coming from
   Watchtower"). \`svc migrate\` also reads them from the Watchtower container's flags.
+- Lifecycle hooks run only with \`lifecycle_hooks = true\`, as Watchtower's only with
+  \`--enable-lifecycle-hooks\` (which \`svc migrate\` carries over); \`svc.hooks.timeout\` can shorten
+  \`hook_timeout\`, never lengthen it (docs/security.md).
 `;
 
 export function renderMigrationGuide(aliases: readonly WatchtowerAlias[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {

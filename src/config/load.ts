@@ -4,7 +4,7 @@
  * once, naming the option the way the user wrote it; nothing else is touched before that.
  */
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import { SvcError } from "../errors.ts";
 import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultValue, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
@@ -61,7 +61,7 @@ export async function loadConfig({ argv, env, cwd, oneOff = false, keepGoing = f
   if (problems.length > 0 && !keepGoing) throw configError(problems);
 
   const config: Config = assembleConfig(values);
-  resolveSecrets(config, merged, { cwd, fileDir }, problems, warnings);
+  resolveSecrets(config, merged, { cwd, fileDir, home: env.HOME }, problems);
   if (problems.length > 0 && !keepGoing) throw configError(problems);
 
   const refused = [...merged.keys()].filter((key) => OPTION_BY_KEY.has(key) && !values.has(key));
@@ -284,25 +284,30 @@ function anchorFilePaths(merged: Map<string, Entry>, fileDir: string): void {
 
 // ---- secrets ----
 
+/** What a secret value that names a file looks like; such a value is never taken as the secret. */
+const PATH_SHAPED = /^(?:\/|\.\.?\/|~\/)[^\n]*$/;
+
 /**
  * Secrets (docs/configuration.md): a value that is a path to a readable file is replaced by the file's
  * trimmed contents. A relative path written in the configuration file is relative to that file's
  * folder (services are often started from /), one from a flag or env to the working directory.
- * A value that looks like an absolute path but cannot be read is kept literally (it may be the
- * secret itself) with a warning that never shows the value.
+ * A value shaped like a path (`/`, `./`, `../`, `~/`) must name a readable regular file: a typo in
+ * the path, or the folder Docker creates for a missing bind-mounted file, would otherwise become
+ * the secret itself (docs/security.md). Other values that name no file are the secret.
  */
 function resolveSecrets(
   config: Config,
   merged: Map<string, Entry>,
-  base: { cwd: string; fileDir: string },
+  base: { cwd: string; fileDir: string; home?: string },
   problems: Problem[],
-  warnings: string[],
 ): void {
   const resolveOne = (value: string | undefined, label: string, key: string): string | undefined => {
     if (value === undefined) return undefined;
-    const path = resolve(merged.get(key)?.origin.source === "file" ? base.fileDir : base.cwd, value);
-    if (value.includes("\n") || unreadable(path) !== undefined) {
-      if (value.startsWith("/") && !value.includes("\n")) warnings.push(`${label}: looks like a file path but the file cannot be read; using the value itself`);
+    const home = base.home !== undefined && value.startsWith("~/") ? join(base.home, value.slice(2)) : value;
+    const path = resolve(merged.get(key)?.origin.source === "file" ? base.fileDir : base.cwd, home);
+    const why = value.includes("\n") ? "not a path" : unreadable(path);
+    if (why !== undefined) {
+      if (PATH_SHAPED.test(value)) problems.push(`${label}: the secret file ${value} cannot be read (${why}); a value shaped like a path must name the file holding the secret`);
       return value;
     }
     const contents = readFileSync(path, "utf8").trim();

@@ -2,6 +2,7 @@
  * Text renderings of the schema and of a loaded configuration: the commented sample
  * (`--generate-config`) and the effective configuration (`--print-config`).
  */
+import { createRedactor, redactValue } from "../log/redact.ts";
 import { formatDuration } from "./values.ts";
 import type { LoadResult } from "./load.ts";
 import { describeOption, TABLES, type Config, type OptionSpec, type TableSpec } from "./schema.ts";
@@ -74,9 +75,14 @@ function sourceComment(result: LoadResult, key: string): string {
   return `# from ${origin.source} (${origin.where ?? origin.name})`;
 }
 
-/** The effective configuration as TOML, secrets redacted, each value with where it came from. */
-export function printConfig(result: LoadResult): string {
+/**
+ * The effective configuration as TOML, secrets redacted, each value with where it came from.
+ * `derived` are the secrets other rooms find inside values that are not secret options (a token
+ * in a webhook URL's path): masked wherever they appear.
+ */
+export function printConfig(result: LoadResult, derived: readonly string[] = []): string {
   const config = redactConfig(result.config) as Config;
+  const redact = createRedactor(derived);
   const out = ["# Effective svc configuration (svc --print-config). Secrets are redacted."];
   out.push(result.file ? `# Configuration file: ${result.file}` : "# No configuration file was read.");
   for (const table of TABLES) {
@@ -88,7 +94,7 @@ export function printConfig(result: LoadResult): string {
       const comment = sourceComment(result, option.key);
       if (result.refused?.includes(option.key)) out.push(`# ${name}: the value ${comment.slice(2)} is refused (below); svc would not start`);
       else if (value === undefined) out.push(`# ${name} is unset  ${comment}`);
-      else out.push(`${name} = ${tomlLiteral(displayValue(option, value))}  ${comment}`);
+      else out.push(`${name} = ${tomlLiteral(redactValue(displayValue(option, value), redact))}  ${comment}`);
     }
   }
   if (result.problems?.length) out.push("", "# svc refuses to start with this configuration:", ...result.problems.map((problem) => `#   - ${problem}`));

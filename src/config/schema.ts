@@ -9,10 +9,11 @@
  * user set (each against its own schema, so a problem names its source), and building all 71
  * schemas took more time at every start than the rest of loading the configuration.
  */
+import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
 import { parseNotificationUrl } from "../notify/urls.ts";
-import { parseDuration, parseTagPolicy } from "./values.ts";
+import { formatDuration, parseDuration, parseTagPolicy } from "./values.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
 // the first parse of each object schema) costs that start a few milliseconds and never pays back.
@@ -152,7 +153,12 @@ function choice<const V extends readonly [string, ...string[]]>(values: V, def: 
   return leaf({ kind: "enum", description, default: def, values }, () => z.enum(values, { error: `must be one of ${values.join(", ")}` }).default(def as never));
 }
 
-function durationSchema(minMs: number) {
+/** A bound as operators write it: whole days in days, else the shortest duration. */
+export function formatBound(ms: number): string {
+  return ms % DAY === 0 ? `${ms / DAY}d` : formatDuration(ms);
+}
+
+function durationSchema(minMs: number, maxMs: number) {
   return z.union([z.string(), z.number()]).transform((value, ctx) => {
     const ms = parseDuration(value);
     if (ms === undefined) {
@@ -163,16 +169,23 @@ function durationSchema(minMs: number) {
       ctx.issues.push({ code: "custom", input: value, message: "must be greater than zero" });
       return z.NEVER;
     }
+    if (ms > maxMs) {
+      ctx.issues.push({ code: "custom", input: value, message: `must be at most ${formatBound(maxMs)}` });
+      return z.NEVER;
+    }
     return ms;
   });
 }
 
-function duration(def: string, description: string, minMs = 0) {
-  return leaf({ kind: "duration", description, default: def }, () => durationSchema(minMs).default(parseDuration(def)!));
+/** Every duration has an upper bound (docs/security.md): what a timer or a comparison can hold, and what makes sense. */
+function duration(def: string, description: string, bounds: { min?: number; max: number }) {
+  const min = bounds.min ?? 0;
+  return leaf({ kind: "duration", description, default: def, min, max: bounds.max }, () => durationSchema(min, bounds.max).default(parseDuration(def)!));
 }
 
-function optionalDuration(description: string, example: string, minMs = 0) {
-  return leaf({ kind: "duration", description, example }, () => durationSchema(minMs).optional());
+function optionalDuration(description: string, example: string, bounds: { min?: number; max: number }) {
+  const min = bounds.min ?? 0;
+  return leaf({ kind: "duration", description, example, min, max: bounds.max }, () => durationSchema(min, bounds.max).optional());
 }
 
 function cronCheck(expression: string): string | undefined {
@@ -260,6 +273,8 @@ function credentials(meta: OptionMeta) {
 }
 
 const SECOND = 1_000;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 // ---- the schema ----
 
@@ -274,7 +289,7 @@ export const CONFIG = table("General options", {
   audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
   log_access_to_stdout: bool(false, "Also print access-log events to stdout"),
   log_audit_to_stdout: bool(false, "Also print audit-log events to stdout"),
-  poll_interval: ruled(alias(optionalDuration("Time between update checks", "1h", 1), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
+  poll_interval: ruled(alias(optionalDuration("Time between update checks", "1h", { min: 1, max: 366 * DAY }), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
   schedule: ruled(alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ)", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])), { exclusiveWith: ["poll_interval", "run_once"] }),
   run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),
@@ -291,7 +306,7 @@ export const CONFIG = table("General options", {
   }),
   insecure_registries: list("Registry hosts (host[:port]) spoken to over plain HTTP besides loopback ones", ["registry.lan:5000"]),
   registry_concurrency: int(8, "Registry checks run at the same time", 1, 64),
-  registry_timeout: duration("30s", "Timeout of one registry request", 1),
+  registry_timeout: duration("30s", "Timeout of one registry request", { min: 1, max: HOUR }),
   head_warn_strategy: alias(
     choice(["auto", "always", "never"], "auto", "Logging of a failed manifest HEAD request: auto, always (warn) or never (debug)"),
     wt("WATCHTOWER_WARN_ON_HEAD_FAILURE", ["--warn-on-head-failure"]),
@@ -309,19 +324,25 @@ export const CONFIG = table("General options", {
   monitor_only: alias(bool(false, "Detect stale images but never restart containers"), wt("WATCHTOWER_MONITOR_ONLY", ["--monitor-only"])),
   no_pull: alias(bool(false, "Do not pull; use the locally cached image"), wt("WATCHTOWER_NO_PULL", ["--no-pull"])),
   cleanup: alias(bool(false, "Remove the old image after a successful update"), wt("WATCHTOWER_CLEANUP", ["--cleanup", "-c"])),
-  cleanup_delay: duration("0s", "With cleanup: keep the old image this long after the update that left it (so svc rollback can go back to it), then remove it in a later cycle"),
+  cleanup_delay: duration("0s", "With cleanup: keep the old image this long after the update that left it (so svc rollback can go back to it), then remove it in a later cycle", { max: 366 * DAY }),
   cleanup_keep: int(0, "With cleanup: keep the images the last this-many updates of each container left, however old (0: cleanup_delay alone decides)", 0, 100),
-  stop_timeout: alias(duration("10s", "Wait for a graceful stop before a forced kill"), wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"])),
-  lifecycle_hooks: alias(bool(true, "Run the lifecycle hooks containers' labels set (svc.hooks.*, or Watchtower's lifecycle labels)"), wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"])),
-  hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", 1),
+  stop_timeout: alias(duration("10s", "Wait for a graceful stop before a forced kill (label svc.stop_timeout)", { max: HOUR }), wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"])),
+  lifecycle_hooks: alias(bool(false, "Run the lifecycle hooks containers' labels set (svc.hooks.*, or Watchtower's lifecycle labels); off by default, as in Watchtower, since images bring labels with them"), wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"])),
+  hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", { min: 1, max: DAY }),
   tag_policy: tagPolicy("Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags"),
-  min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible"),
+  min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible", { max: 366 * DAY }),
 
   http_api: table("HTTP API options", {
     update: alias(bool(false, "Enable POST /v1/update"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
     token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
+    address: leaf({ kind: "string", description: "Listening address: 0.0.0.0 every IPv4 address, :: every address, 127.0.0.1 this machine only (docs/security.md)", default: "0.0.0.0" }, () =>
+      z
+        .string()
+        .refine((value) => isIP(value) !== 0, { error: 'must be an IP address such as "0.0.0.0", "127.0.0.1" or "::"' })
+        .default("0.0.0.0"),
+    ),
     metrics_no_auth: bool(false, "Serve metrics without a token"),
     access_log: path("Access log file (NDJSON, one entry per request)", "/var/log/svc/access.log"),
   }),
@@ -349,11 +370,11 @@ export const CONFIG = table("General options", {
     on_exit_code: bool(true, "Roll back if the new container exits with a non-zero code"),
     on_healthcheck: bool(true, "Roll back if the new container's healthcheck reports unhealthy"),
     on_timeout: bool(true, "Roll back if the container is not running (healthy) within startup_timeout"),
-    startup_timeout: duration("30s", "Wait for the new container to become healthy before rolling back", 1),
+    startup_timeout: duration("30s", "Wait for the new container to become healthy before rolling back", { min: 1, max: DAY }),
   }),
 
   notifications: table("Notification options", {
-    delay: alias(duration("0s", "Delay between cycle completion and dispatch"), wt("WATCHTOWER_NOTIFICATIONS_DELAY", ["--notifications-delay"])),
+    delay: alias(duration("0s", "Delay between cycle completion and dispatch", { max: DAY }), wt("WATCHTOWER_NOTIFICATIONS_DELAY", ["--notifications-delay"])),
     template: file("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
     urls: alias(
@@ -380,7 +401,7 @@ export const CONFIG = table("General options", {
           .default("application/json"),
       ),
       tls_skip_verify: bool(false, "Skip TLS verification"),
-      timeout: duration("10s", "Timeout of the webhook request", 1),
+      timeout: duration("10s", "Timeout of the webhook request", { min: 1, max: HOUR }),
     }),
     email: table("E-mail channel", {
       server: ruled(alias(str("SMTP host", "smtp.example.com"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER", ["--notification-email-server"])), {
@@ -511,6 +532,15 @@ export const OPTIONS: readonly OptionSpec[] = TABLES.flatMap((t) => t.options);
 export const OPTION_BY_KEY: ReadonlyMap<string, OptionSpec> = new Map(OPTIONS.map((o) => [o.key, o]));
 export const TABLE_KEYS: ReadonlySet<string> = new Set(TABLES.map((t) => t.key).filter(Boolean));
 
+/**
+ * `text` read as option `key` reads it, with its forms and bounds: the labels that stand for an
+ * option (svc.stop_timeout, svc.hooks.timeout...) are held to the same schema.
+ */
+export function readAsOption(key: string, text: string): { value: unknown } | { problem: string } {
+  const parsed = OPTION_BY_KEY.get(key)!.schema.safeParse(text);
+  return parsed.success ? { value: parsed.data } : { problem: parsed.error.issues[0]?.message ?? "is not valid" };
+}
+
 /** The option that turns each notification channel on. */
 export const CHANNEL_SWITCHES: Readonly<Record<ChannelName, OptionSpec>> = Object.fromEntries(
   OPTIONS.filter((o) => o.meta.rules?.enables).map((o) => [o.meta.rules!.enables!, o]),
@@ -586,7 +616,7 @@ export function typeLabel(meta: OptionMeta): string {
     case "enum":
       return `one of ${meta.values!.join(", ")}`;
     case "duration":
-      return "duration";
+      return `duration (at most ${formatBound(meta.max!)})`;
     case "cron":
       return "cron expression";
     case "list":

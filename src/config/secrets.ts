@@ -4,7 +4,7 @@
  * builds from secretValues. The mask itself is the log room's.
  */
 import { REDACTED } from "../log/redact.ts";
-import { notificationUrlSecrets, redactNotificationUrl } from "../notify/urls.ts";
+import { redactNotificationUrl } from "../notify/urls.ts";
 import { OPTIONS, type Config } from "./schema.ts";
 
 export { REDACTED };
@@ -43,8 +43,12 @@ export function redactConfig(config: Config): Config {
   return copy;
 }
 
-/** Every secret value in the configuration (non-empty, longest first so scrubbing is greedy). */
+/**
+ * Every secret value of the options the schema marks secret (non-empty, longest first so scrubbing
+ * is greedy); what the notification settings hold beyond them comes from the notify room's
+ * notificationSecrets.
+ */
 export function secretValues(config: Config): string[] {
-  const values = [...secretSlots(config).map((slot) => slot.value), ...notificationUrlSecrets(config.notifications?.urls ?? [])];
+  const values = secretSlots(config).map((slot) => slot.value);
   return [...new Set(values.filter((v) => v !== ""))].sort((a, b) => b.length - a.length);
 }

@@ -5,6 +5,8 @@
  * Durations: `30s`, `5m`, `1h`, `1h30m`, `250ms`, `1d`, or a plain integer meaning seconds.
  * Internally always milliseconds.
  */
+import type { RE2JS } from "re2js";
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const PART = /(\d+)(ms|s|m|h|d)/gy;
 
@@ -53,7 +55,7 @@ export type SemverLevel = "patch" | "minor" | "major";
 /** Which tags a container may move to: versions within a semver level, or tags a pattern matches. */
 export type TagPolicy =
   | { kind: "semver"; level: SemverLevel; prereleases: boolean; text: string }
-  | { kind: "regex"; pattern: RegExp; order: TagOrder; text: string };
+  | { kind: "regex"; pattern: RE2JS; order: TagOrder; text: string };
 
 export type ParsedTagPolicy = { policy: TagPolicy | null } | { problem: string };
 
@@ -62,8 +64,18 @@ const REGEX_POLICY = /^regex(?:\(([a-z]*)\))?:(.*)$/s;
 export const TAG_POLICY_EXAMPLES = '"semver:minor", "semver:patch+pre", "regex:\\d+\\.\\d+-alpine", "regex(lexical):^2024-.*", "off"';
 
 /**
+ * The linear-time regular expression engine, loaded on first use: it costs every start several
+ * milliseconds and MiB, and only regex tag policies need it.
+ */
+function linearEngine(): typeof RE2JS {
+  return (require("re2js") as typeof import("re2js")).RE2JS;
+}
+
+/**
  * A tag policy as written (`off`, `semver:<level>[+pre]`, `regex[(<order>)]:<pattern>`): the
  * policy, null for `off`, or what is wrong with the text. A pattern must match the whole tag.
+ * Patterns are RE2 expressions, matched in time linear in the tag (docs/security.md): a pattern
+ * only a backtracking engine can run (backreferences, lookaround) is refused here.
  */
 export function parseTagPolicy(input: string): ParsedTagPolicy {
   const text = input.trim();
@@ -76,8 +88,9 @@ export function parseTagPolicy(input: string): ParsedTagPolicy {
   if (!TAG_ORDERS.includes(order)) return { problem: `orders tags by "${regex[1]}"; the orders are ${TAG_ORDERS.join(", ")}` };
   if (regex[2] === "") return { problem: "has an empty pattern" };
   try {
-    return { policy: { kind: "regex", pattern: new RegExp(`^(?:${regex[2]})$`), order, text } };
+    return { policy: { kind: "regex", pattern: linearEngine().compile(regex[2]!) /* matched against whole tags */, order, text } };
   } catch (error) {
-    return { problem: `has a pattern that is not a regular expression: ${error instanceof Error ? error.message : String(error)}` };
+    const why = error instanceof Error ? error.message : String(error);
+    return { problem: `has a pattern that is not a regular expression svc can match in linear time (RE2 syntax: no backreferences or lookaround): ${why}` };
   }
 }

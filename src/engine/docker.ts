@@ -7,6 +7,10 @@
 import { readFileSync } from "node:fs";
 import Docker from "dockerode";
 import { SvcError } from "../errors.ts";
+import { timerDelay } from "../timers.ts";
+
+/** The most of a command's output (a lifecycle hook's) svc keeps: its first MiB. */
+const MAX_EXEC_OUTPUT = 1024 * 1024;
 import type { Logger } from "../log/index.ts";
 import { replacementSpec, compareApiVersions, settingsBeyondApi, COMPOSE_IMAGE_LABEL } from "./clone.ts";
 import {
@@ -193,7 +197,7 @@ export class DockerEngine implements Engine {
         const reason = Object.assign(new Error("no answer in time"), { name: "TimeoutError", timeoutMs });
         abort.abort(reason);
         reject(reason);
-      }, timeoutMs);
+      }, timerDelay(timeoutMs));
     });
     try {
       return await Promise.race([action(abort.signal), deadline]);
@@ -322,7 +326,7 @@ export class DockerEngine implements Engine {
     try {
       await kill(signal);
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), seconds * 1000)));
+      const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timerDelay(seconds * 1000))));
       const outcome = await Promise.race([waitStopped().then(() => "stopped" as const), timedOut]).finally(() => clearTimeout(timer));
       if (outcome === "timeout") {
         await kill("SIGKILL");
@@ -427,8 +431,14 @@ export class DockerEngine implements Engine {
         const exec = await docker.getContainer(id).exec({ Cmd: ["sh", "-c", command], AttachStdout: true, AttachStderr: true, abortSignal });
         // not detached: the answer is the command's output, multiplexed, until it ends
         const stream = (await exec.start({ Detach: false, Tty: false, abortSignal })) as AsyncIterable<Uint8Array>;
+        // kept up to a bound (a hook printing without end must not take svc's memory), read to its end
         const chunks: Uint8Array[] = [];
-        for await (const chunk of stream) chunks.push(chunk);
+        let kept = 0;
+        for await (const chunk of stream) {
+          if (kept >= MAX_EXEC_OUTPUT) continue;
+          chunks.push(chunk.subarray(0, MAX_EXEC_OUTPUT - kept));
+          kept += chunks.at(-1)!.byteLength;
+        }
         const info = await exec.inspect({ abortSignal });
         return { exitCode: info.ExitCode ?? null, output: demultiplexLogs(Buffer.concat(chunks)) };
       },

@@ -6,4 +6,4 @@ export type { AccessFields, AccessLog, AuditEntry, AuditLog, Fields, LevelName, 
 export { silentAccess, silentAudit, silentLogger } from "./types.ts";
 export { createLogging, resolveFormat, type Logging, type LoggingOptions } from "./logging.ts";
 export type { OutputFormat, Writable } from "./logger.ts";
-export { REDACTED, createRedactor, describeError, redactAuthorization, type Redactor } from "./redact.ts";
+export { REDACTED, createRedactor, describeError, redactAuthorization, redactValue, type Redactor } from "./redact.ts";

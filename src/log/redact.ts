@@ -28,15 +28,23 @@ export function createRedactor(secrets: ReadonlyArray<string | undefined>): Reda
 }
 
 /**
- * The `authorization` field of an access-log entry: "" without a header, "<Type> [redacted]"
- * otherwise. A header that does not look like "<scheme> <credentials>" (a bare token, a scheme
- * with odd characters) might carry the credential in its first word, so it is masked whole.
+ * HTTP authentication schemes (IANA's registry, and the common token forms): names, never
+ * credentials, so the only first words of an Authorization header an access log may show.
+ */
+const AUTH_SCHEMES = new Set(
+  ["basic", "bearer", "digest", "token", "negotiate", "ntlm", "hoba", "mutual", "vapid", "dpop", "oauth", "apikey", "aws4-hmac-sha256", "scram-sha-1", "scram-sha-256", "privatetoken", "concealed", "gnap"],
+);
+
+/**
+ * The `authorization` field of an access-log entry: "" without a header, "<Scheme> [redacted]"
+ * for a known authentication scheme, else the mask alone: a first word that is no scheme (a
+ * `ghp_...` token followed by anything) may be the credential itself.
  */
 export function redactAuthorization(headerValue: string | null | undefined): string {
   const value = (headerValue ?? "").trim();
   if (value === "") return "";
-  const match = /^([A-Za-z0-9!#$%&'*+.^_`|~-]{1,32})\s+\S/.exec(value);
-  return match ? `${match[1]} ${REDACTED}` : REDACTED;
+  const match = /^(\S+)\s+\S/.exec(value);
+  return match && AUTH_SCHEMES.has(match[1]!.toLowerCase()) ? `${match[1]} ${REDACTED}` : REDACTED;
 }
 
 /**
@@ -46,6 +54,11 @@ export function redactAuthorization(headerValue: string | null | undefined): str
 export function sanitizeFields(fields: Fields | undefined, redact: Redactor): Fields {
   if (!fields) return {};
   return sanitizeValue(fields, redact, new WeakSet()) as Fields;
+}
+
+/** A copy of a plain value (a report, an option's value) with every string in it redacted. */
+export function redactValue<T>(value: T, redact: Redactor): T {
+  return sanitizeValue(value, redact, new WeakSet()) as T;
 }
 
 function sanitizeValue(value: unknown, redact: Redactor, seen: WeakSet<object>): unknown {

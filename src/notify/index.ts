@@ -5,17 +5,19 @@
  */
 import { hostname as osHostname } from "node:os";
 import { secretValues, type Config } from "../config/index.ts";
-import { createRedactor, type Logger } from "../log/index.ts";
+import { createRedactor, redactValue, type Logger } from "../log/index.ts";
 import type { Remembered } from "../state/index.ts";
+import { timerDelay } from "../timers.ts";
 import type { SessionReport } from "../updater/types.ts";
 import { createChannels } from "./channels/index.ts";
-import { parseHeaders } from "./channels/webhook.ts";
 import { NotifyPolicy } from "./decide.ts";
 import { reasonOf } from "./redact.ts";
+import { notificationSecrets } from "./secrets.ts";
 import { CHAT_TEMPLATE, DEFAULT_TEMPLATE, loadRenderer } from "./render.ts";
 import type { Notifier, ReportSink } from "./types.ts";
 
 export type { Notifier, ReportSink } from "./types.ts";
+export { notificationSecrets } from "./secrets.ts";
 export { CHAT_TEMPLATE, DEFAULT_TEMPLATE, buildView, loadRenderer, type Renderer, type RenderedReport, type ReportView } from "./render.ts";
 
 export interface Dispatcher extends ReportSink {
@@ -59,7 +61,7 @@ export async function createNotifications(config: Config, log: Logger, options: 
   const chat = await loadRenderer(settings.template, host, CHAT_TEMPLATE, settings.title_tag);
   const notifiers =
     options.notifiers ?? (await createChannels({ config: settings, render, chat, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 }));
-  const redact = createRedactor([...secretValues(config), ...derivedSecrets(settings)]);
+  const redact = createRedactor([...secretValues(config), ...notificationSecrets(settings)]);
   const policy = new NotifyPolicy(settings.notify_on_every_cycle, options.announcedStale);
   const attempts = Math.max(1, options.attempts ?? 3);
   const retryDelayMs = options.retryDelayMs ?? 1000;
@@ -110,8 +112,9 @@ export async function createNotifications(config: Config, log: Logger, options: 
           logger.debug("no notification for this cycle", { session_id: report.id, reason: decision.reason });
           return;
         }
-        // A copy: the report object may live on in the caller (API response, metrics).
-        const task = dispatch(structuredClone(report)).catch((error) => {
+        // A copy (the report object may live on in the caller: API response, metrics), whose
+        // texts (reasons may quote a hook's output) hold no secret of svc's.
+        const task = dispatch(redactValue(report, redact)).catch((error) => {
           logger.error("notification dispatch failed", { session_id: report.id, reason: reasonOf(error, redact) });
         });
         inFlight.add(task);
@@ -132,47 +135,6 @@ export async function createNotifications(config: Config, log: Logger, options: 
   };
 }
 
-/**
- * Secrets notify derives from its settings, beyond the schema's own (secretValues): parts of a
- * webhook URL (which often carries its credential: Slack, Discord, ntfy tokens), header values,
- * a password written into the MQTT broker URL.
- */
-function derivedSecrets(settings: Config["notifications"]): Array<string | undefined> {
-  const secrets: Array<string | undefined> = [mqttUrlPassword(settings.mqtt.broker), settings.webhook.url];
-  try {
-    for (const [, value] of parseHeaders(settings.webhook.headers)) secrets.push(value);
-  } catch {
-    // a malformed header list was already refused when the webhook channel was built
-  }
-  if (settings.webhook.url) {
-    try {
-      const url = new URL(settings.webhook.url);
-      secrets.push(url.password, safeDecode(url.password), url.pathname.length > 1 ? url.pathname : undefined, url.search || undefined);
-      // Path segments and query values that look like tokens (long, with a digit), alone as well.
-      for (const part of [...url.pathname.split("/"), ...url.searchParams.values()]) {
-        if (part.length >= 8 && /\d/.test(part)) secrets.push(part, safeDecode(part));
-      }
-    } catch {
-      // not a URL: refused by the webhook channel
-    }
-  }
-  return secrets;
-}
-
-/** A password written into the broker URL (`mqtt://user:pass@host`). */
-function mqttUrlPassword(broker: string | undefined): string | undefined {
-  const match = /^(?:[a-z][a-z0-9+.-]*:\/\/)?[^@/]*:([^@/]*)@/i.exec(broker ?? "");
-  return match ? safeDecode(match[1]!) : undefined;
-}
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
 interface DelayHandle {
   skip(): void;
 }
@@ -187,7 +149,7 @@ function cancellableDelay(ms: number, registry: Set<DelayHandle>): Promise<void>
         resolve();
       },
     };
-    const timer = setTimeout(() => handle.skip(), ms);
+    const timer = setTimeout(() => handle.skip(), timerDelay(ms));
     registry.add(handle);
   });
 }

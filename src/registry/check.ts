@@ -14,6 +14,7 @@ import type { Config } from "../config/index.ts";
 import type { Platform } from "../engine/port.ts";
 import { SvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
+import { DIGEST, errorsSchema, type ImageConfig, imageConfigSchema, type IndexEntry, type ManifestBody, manifestSchema, parseAnswer, readCapped, REGISTRY_LIMITS, tagsPageSchema } from "./answers.ts";
 import type { RegistryClient, Target } from "./client.ts";
 import type { CheckResult, ImageRef, LocalImage, RegistryCheckSession } from "./port.ts";
 import { parseReference, sameRepository } from "./reference.ts";
@@ -27,24 +28,9 @@ export const MEDIA_TYPES = {
 
 const ACCEPT = [MEDIA_TYPES.ociIndex, MEDIA_TYPES.ociManifest, MEDIA_TYPES.dockerList, MEDIA_TYPES.dockerManifest].join(", ");
 
-interface IndexEntry {
-  digest: string;
-  mediaType?: string;
-  platform?: { os?: string; architecture?: string; variant?: string };
-}
-
-interface Manifest {
+interface Manifest extends ManifestBody {
   digest: string;
   mediaType: string;
-  manifests?: IndexEntry[];
-  config?: { digest?: string };
-}
-
-interface ImageConfig {
-  created?: unknown;
-  os?: string;
-  architecture?: string;
-  variant?: string;
 }
 
 /** Tags asked for per page: one request for all but the largest repositories. */
@@ -156,9 +142,14 @@ export class CheckSession implements RegistryCheckSession {
         await response.body?.cancel();
         return this.listTags(ref, undefined);
       }
-      if (!response.ok) throw await registryError(ref, response, `GET /v2/${ref.repository}/tags/list`);
-      const body = (await response.json().catch(() => ({}))) as { tags?: unknown };
-      if (Array.isArray(body.tags)) for (const tag of body.tags) if (typeof tag === "string") tags.push(tag);
+      const what = `GET /v2/${ref.repository}/tags/list`;
+      if (!response.ok) throw await registryError(ref, response, what);
+      const answer = `${ref.registry}'s answer to ${what}`;
+      const body = parseAnswer(await readCapped(response, REGISTRY_LIMITS.tagsPageBytes, answer), tagsPageSchema, answer);
+      tags.push(...(body.tags ?? []));
+      if (tags.length > REGISTRY_LIMITS.tagsPerRepository) {
+        throw new SvcError("registry", `${ref.registry}/${ref.repository} lists more than ${REGISTRY_LIMITS.tagsPerRepository} tags, the most svc reads of a repository`);
+      }
       path = nextPage(response.headers.get("link"));
     }
     return tags;
@@ -171,7 +162,8 @@ export class CheckSession implements RegistryCheckSession {
       const path = `/v2/${ref.repository}/blobs/${digest}`;
       const response = await this.client.request(target(ref), "GET", path, {});
       if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
-      return ((await response.json().catch(() => ({}))) ?? {}) as ImageConfig;
+      const what = `${ref.original}: the image config from registry ${ref.registry}`;
+      return parseAnswer(await readCapped(response, REGISTRY_LIMITS.manifestBytes, what), imageConfigSchema, what);
     });
   }
 
@@ -211,7 +203,7 @@ export class CheckSession implements RegistryCheckSession {
         this.logHeadFailure(ref, response.status);
         return {};
       }
-      const digest = response.headers.get("docker-content-digest");
+      const digest = digestHeader(response);
       if (!digest) {
         this.log.debug("manifest HEAD carried no digest; using GET", { image: ref.normalized, registry: ref.registry });
         return {};
@@ -239,16 +231,12 @@ export class CheckSession implements RegistryCheckSession {
         throw new NotFound(error.kind, error.message);
       }
       if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
-      const bytes = new Uint8Array(await response.arrayBuffer());
-      const digest = response.headers.get("docker-content-digest") ?? `sha256:${new Bun.SHA256().update(bytes).digest("hex")}`;
-      let body: Partial<Manifest>;
-      try {
-        body = JSON.parse(new TextDecoder().decode(bytes)) as Partial<Manifest>;
-      } catch {
-        throw new SvcError("registry", `${ref.original}: registry ${ref.registry} returned a manifest that is not JSON`);
-      }
-      const mediaType = body.mediaType ?? response.headers.get("content-type")?.split(";")[0]?.trim() ?? "";
-      return { ...body, digest, mediaType } as Manifest;
+      const what = `${ref.original}: the manifest from registry ${ref.registry}`;
+      const bytes = await readCapped(response, REGISTRY_LIMITS.manifestBytes, what);
+      const digest = digestHeader(response) ?? `sha256:${new Bun.SHA256().update(bytes).digest("hex")}`;
+      const body = parseAnswer(bytes, manifestSchema, what);
+      const mediaType = body.mediaType ?? response.headers.get("content-type")?.split(";")[0]?.trim().slice(0, 256) ?? "";
+      return { ...body, digest, mediaType };
     });
   }
 }
@@ -257,12 +245,19 @@ export class CheckSession implements RegistryCheckSession {
 export function nextPage(link: string | null): string | null {
   if (!link) return null;
   for (const part of link.split(",")) {
-    const match = /<([^>]*)>\s*;(.*)/.exec(part.trim());
+    // anchored: unanchored, a header of many '<' took quadratic time
+    const match = /^<([^>]*)>\s*;(.*)$/s.exec(part.trim());
     if (!match || !/\brel\s*=\s*"?next"?/i.test(match[2]!)) continue;
     const url = new URL(match[1]!, "http://registry.invalid");
     return `${url.pathname}${url.search}`;
   }
   return null;
+}
+
+/** The Docker-Content-Digest header when it holds a digest (it goes into later request paths). */
+function digestHeader(response: Response): string | undefined {
+  const digest = response.headers.get("docker-content-digest");
+  return digest !== null && DIGEST.test(digest) ? digest : undefined;
 }
 
 function target(ref: ImageRef): Target {
@@ -332,11 +327,11 @@ export function formatPlatform(platform: Platform): string {
 export async function registryError(ref: ImageRef, response: Response, what: string): Promise<SvcError> {
   let code = "";
   try {
-    const body = (await response.json()) as { errors?: { code?: unknown }[] };
+    const body = parseAnswer(await readCapped(response, REGISTRY_LIMITS.errorBytes, what), errorsSchema, what);
     const first = body.errors?.[0]?.code;
     if (typeof first === "string" && /^[A-Z_]{1,64}$/.test(first)) code = ` ${first}`;
   } catch {
-    // not JSON: the status says enough
+    // not JSON, not the usual shape, or too large: the status says enough
   }
   const hint = response.status === 401 || response.status === 403 ? " (authentication required or credentials rejected)" : "";
   const statusText = response.statusText ? ` ${response.statusText}` : "";

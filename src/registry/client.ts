@@ -6,10 +6,11 @@
 import type { Config } from "../config/index.ts";
 import { SvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
+import { parseAnswer, readCapped, REGISTRY_LIMITS, tokenSchema } from "./answers.ts";
 import { type Challenge, parseChallenges, pickChallenge } from "./challenge.ts";
 import { type Credential, type DockerConfigFile, type HelperRunner, readDockerConfig, resolveCredential } from "./credentials.ts";
 import { canonicalHost } from "./reference.ts";
-import { baseUrlOf, hostnameOf, hostOfUrl, isLoopbackHost, type RetryPolicy, send } from "./transport.ts";
+import { baseUrlOf, hostnameOf, hostOfUrl, isLoopbackHost, registrableDomain, type RetryPolicy, send } from "./transport.ts";
 
 /** Resolved credentials are re-read after this long (credential helpers hand out short-lived ones, e.g. ECR). */
 const CREDENTIAL_TTL_MS = 5 * 60_000;
@@ -52,6 +53,7 @@ export interface ClientOptions {
 
 export class RegistryClient {
   private readonly hosts = new Map<string, HostState>();
+  private readonly warned = new Set<string>();
   private dockerConfig?: { value: Promise<DockerConfigFile | undefined>; expiresAt: number };
 
   constructor(private readonly options: ClientOptions) {}
@@ -182,6 +184,30 @@ export class RegistryClient {
   }
 
   /**
+   * Why `credential` must not go to the token realm `realm`, if it must not (docs/security.md).
+   * Global credentials were set for some registry, and any registry can name any realm: they go
+   * only to a realm on the registry's own host or registrable domain, over HTTPS (plain HTTP only
+   * from a loopback registry to the same loopback address). A registry's own credentials go where
+   * its realm says, over HTTPS or to a loopback or configured insecure realm.
+   */
+  private realmRefusal(target: Target, realm: URL, credential: Credential): string | undefined {
+    const registryHost = new URL(this.baseUrl(target.registry)).host;
+    if (credential.source === "global") {
+      const sameSite = realm.protocol === "https:" && registrableDomain(realm.host) === registrableDomain(registryHost);
+      const sameLoopback = realm.protocol === "http:" && isLoopbackHost(registryHost) && hostnameOf(realm.host) === hostnameOf(registryHost);
+      return sameSite || sameLoopback ? undefined : "token realm is not on the registry's own site over HTTPS: asking for an anonymous token instead of sending the global credentials";
+    }
+    const mayCarry = realm.protocol === "https:" || isLoopbackHost(realm.host) || this.options.config.insecure_registries.some((h) => hostnameOf(h) === hostnameOf(realm.host));
+    return mayCarry ? undefined : "token realm is not HTTPS: asking for an anonymous token instead of sending credentials";
+  }
+
+  private warnOnce(key: string, message: string, fields: Record<string, unknown>): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.options.log.warn(message, fields);
+  }
+
+  /**
    * Asks the token service named by the registry's Bearer challenge. Basic credentials go to the
    * realm only because the registry's challenge sent us there, and only over HTTPS (or to a
    * loopback / configured-insecure realm, as for the registry itself).
@@ -194,11 +220,9 @@ export class RegistryClient {
     } catch {
       throw new SvcError("registry", `registry ${target.registry} named an invalid token realm`);
     }
-    const mayCarryCredentials = url.protocol === "https:" || isLoopbackHost(url.host) || this.options.config.insecure_registries.some((h) => hostnameOf(h) === hostnameOf(url.host));
-    const usable = mayCarryCredentials ? credential : undefined;
-    if (credential && !usable) {
-      this.options.log.warn("token realm is not HTTPS: asking for an anonymous token instead of sending credentials", { registry: target.registry, realm_host: url.host });
-    }
+    const refusal = credential ? this.realmRefusal(target, url, credential) : undefined;
+    const usable = refusal ? undefined : credential;
+    if (refusal) this.warnOnce(`${refusal} ${target.registry} ${url.host}`, refusal, { registry: target.registry, realm_host: url.host });
     const service = challenge.params.service;
 
     let response: Response;
@@ -219,11 +243,12 @@ export class RegistryClient {
       const hint = response.status === 401 || response.status === 403 ? " (credentials rejected or missing)" : "";
       throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} answered ${response.status}${hint}`);
     }
-    const body = (await response.json().catch(() => ({}))) as { token?: unknown; access_token?: unknown; expires_in?: unknown; issued_at?: unknown };
-    const token = typeof body.token === "string" && body.token ? body.token : typeof body.access_token === "string" ? body.access_token : "";
+    const what = `the answer of token service ${url.host} for registry ${target.registry}`;
+    const body = parseAnswer(await readCapped(response, REGISTRY_LIMITS.tokenBytes, what), tokenSchema, what);
+    const token = body.token || body.access_token || "";
     if (!token) throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} returned no token`);
-    const lifetime = typeof body.expires_in === "number" && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_LIFETIME_S;
-    const issued = typeof body.issued_at === "string" ? Date.parse(body.issued_at) : NaN;
+    const lifetime = body.expires_in !== undefined && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_LIFETIME_S;
+    const issued = body.issued_at !== undefined ? Date.parse(body.issued_at) : NaN;
     // Trust our own clock for the start: a skewed issued_at must not make a fresh token look expired.
     const start = Number.isNaN(issued) ? Date.now() : Math.min(Date.now(), Math.max(issued, Date.now() - 60_000));
     this.options.log.debug("registry token obtained", { registry: target.registry, scope, expires_in_s: lifetime });

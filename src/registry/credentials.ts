@@ -6,6 +6,8 @@
  *   3. the Docker CLI's config.json: `credHelpers[host]`, else `credsStore` (falling back to
  *      `auths`, as the CLI does), else `auths[host]`;
  *   4. anonymous.
+ * Where each may then be sent (the global ones only to a token realm on the registry's own site)
+ * is the client's rule (client.ts, docs/security.md).
  * Hosts are compared in canonical form, so Docker Hub's aliases (docker.io, index.docker.io,
  * registry-1.docker.io, and config.json's "https://index.docker.io/v1/") all match each other.
  */

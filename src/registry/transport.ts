@@ -27,6 +27,22 @@ export function isLoopbackHost(host: string): boolean {
   return hostname === "localhost" || hostname === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
 }
 
+/** Second-level labels under which country-code domains are registered (registry.example.co.uk). */
+const SHARED_SECOND_LEVEL = new Set(["co", "com", "net", "org", "gov", "edu", "ac", "or", "ne", "go", "gv", "ltd", "plc"]);
+
+/**
+ * The registrable domain of a host (its last two labels, three under a country code's shared
+ * second level), close enough to the public suffix list for telling registry-1.docker.io and
+ * auth.docker.io apart from another site; an IP address is itself.
+ */
+export function registrableDomain(host: string): string {
+  const hostname = hostnameOf(host);
+  if (hostname.includes(":") || /^\d{1,3}(\.\d{1,3}){3}$/.test(hostname)) return hostname;
+  const labels = hostname.split(".");
+  const keep = labels.length >= 3 && labels.at(-1)!.length === 2 && SHARED_SECOND_LEVEL.has(labels.at(-2)!) ? 3 : 2;
+  return labels.slice(-keep).join(".");
+}
+
 /** "host:port" -> "host"; "[::1]:5000" -> "::1". */
 export function hostnameOf(host: string): string {
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(host);

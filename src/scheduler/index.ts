@@ -7,6 +7,7 @@
 import { Cron } from "croner";
 import type { Config } from "../config/index.ts";
 import { describeError, type Logger } from "../log/index.ts";
+import { MAX_TIMER_MS } from "../timers.ts";
 import type { CycleRunner, Trigger } from "../updater/types.ts";
 
 export interface SchedulerDeps {
@@ -31,8 +32,6 @@ export interface Scheduler {
  */
 export const CRON_MODE = "5-or-6-parts" as const;
 
-/** setTimeout fires at once for delays past 2^31-1 ms (about 24.8 days): longer waits are chained. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const { config, runner } = deps;
@@ -58,7 +57,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     return cycle;
   };
 
-  /** Waits `ms` (any length), then calls `then`, unless stopped meanwhile. */
+  /** Waits `ms` (any length: longer than a timer can hold is chained), then calls `then`, unless stopped meanwhile. */
   const after = (ms: number, then: () => void): void => {
     const step = Math.min(ms, MAX_TIMER_MS);
     timer = setTimeout(() => {

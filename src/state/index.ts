@@ -5,10 +5,13 @@
  * atomically (a temporary file renamed over the old one) on every change. Without `state_dir`
  * they live in memory only, as before. A file that cannot be read or makes no sense is a warning
  * and a fresh start (the unreadable file is kept aside), never a crash; a folder that cannot be
- * written is a warning, and svc goes on remembering in memory.
+ * written is a warning, and svc goes on remembering in memory. A folder other users can write to
+ * is refused (docs/security.md): they could replace the file between two writes.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { SvcError } from "../errors.ts";
+import { writeFileAtomically } from "../files.ts";
 import type { Logger } from "../log/index.ts";
 
 /** One kind of decision: a string per container name. */
@@ -54,6 +57,7 @@ type Contents = Record<Section, Map<string, string>>;
  */
 export function openState(dir: string | undefined, log: Logger, scope?: string): StateStore {
   const logger = log.child("state");
+  if (dir !== undefined) checkStateDir(dir);
   const file = stateFile(dir, scope);
   let contents = file === undefined ? emptyContents() : load(file, logger);
   let seen = signature(file);
@@ -77,12 +81,10 @@ export function openState(dir: string | undefined, log: Logger, scope?: string):
   const change = (name: Section, key: string, value: string | undefined): void => {
     if (!writable || file === undefined || dir === undefined) return void apply(contents, name, key, value);
     try {
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
       withFileLock(`${file}.lock`, () => {
         if (!apply(current(), name, key, value)) return;
-        const temporary = `${file}.${process.pid}.tmp`;
-        writeFileSync(temporary, serialize(contents), { mode: 0o600 });
-        renameSync(temporary, file);
+        writeFileAtomically(file, serialize(contents));
         seen = signature(file);
       });
     } catch (error) {
@@ -151,6 +153,29 @@ export function withFileLock<T>(lock: string, work: () => T): T {
     return work();
   } finally {
     rmSync(lock, { force: true });
+  }
+}
+
+/**
+ * Throws SvcError("startup") when `dir` exists and other users can write to it, or another user
+ * (not root) owns it. A folder that does not exist yet is created, svc's user's only, on the first
+ * write.
+ */
+export function checkStateDir(dir: string): void {
+  let stat;
+  try {
+    stat = statSync(dir);
+  } catch {
+    return; // created on the first write; a folder that cannot be created is a warning then
+  }
+  const mode = (stat.mode & 0o7777).toString(8).padStart(4, "0");
+  if (!stat.isDirectory()) throw new SvcError("startup", `state_dir ${dir} is not a folder`);
+  if ((stat.mode & 0o022) !== 0) {
+    throw new SvcError("startup", `state_dir ${dir} can be written by other users (mode ${mode}): choose a folder only svc's user can write to, or chmod go-w ${dir}`);
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid && stat.uid !== 0) {
+    throw new SvcError("startup", `state_dir ${dir} belongs to another user (uid ${stat.uid}): choose a folder of svc's user's own`);
   }
 }
 

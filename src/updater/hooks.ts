@@ -6,14 +6,14 @@
  *   svc.hooks.post_update  in the new container once it passed the rollback checks (a failure rolls back)
  *   svc.hooks.post_check   after the cycle, in the container that then runs (a failure is logged)
  * or Watchtower's `com.centurylinklabs.watchtower.lifecycle.<pre-check|pre-update|post-update|post-check>`.
- * Each may run for `svc.hooks.timeout`, else `hook_timeout`. Every run is in the audit log (its
+ * Each may run for `hook_timeout`, or the shorter `svc.hooks.timeout`. Every run is in the audit log (its
  * action is the hook's name) and its output in the debug log.
  */
 import type { Config } from "../config/index.ts";
 import { SvcError, toSvcError } from "../errors.ts";
 import { act } from "./act.ts";
 import type { ProtocolContext } from "./protocol.ts";
-import { labelValue, parseDurationMs } from "./selection.ts";
+import { durationLabel, labelValue } from "./selection.ts";
 
 export type HookName = "pre_check" | "pre_update" | "post_update" | "post_check";
 
@@ -30,8 +30,10 @@ export function hookFor(labels: Readonly<Record<string, string>>, name: HookName
   if (!config.lifecycle_hooks) return undefined;
   const command = labelValue(labels, LABEL_OF[name])?.trim();
   if (!command) return undefined;
-  const labelTimeout = config.global_takes_precedence ? undefined : parseDurationMs(labelValue(labels, "hookTimeout"));
-  return { name, command, timeoutMs: labelTimeout ?? config.hook_timeout };
+  const label = config.global_takes_precedence ? undefined : durationLabel(labels, "hookTimeout");
+  // a label (which an image may bring) can shorten a hook's time, never lengthen it
+  const timeoutMs = label && "ms" in label ? Math.min(label.ms, config.hook_timeout) : config.hook_timeout;
+  return { name, command, timeoutMs };
 }
 
 /** Runs a hook in the container `target.id`; resolves null when it exited 0, else why it did not. */

@@ -4,7 +4,7 @@
  * One `listContainers` call gives every container; the filters below run in memory and
  * compose (Watchtower's `Filter` idea). A container excluded here is absent from the report.
  */
-import { parseBoolean, parseDuration, parseTagPolicy, type Config, type TagPolicy } from "../config/index.ts";
+import { parseBoolean, parseTagPolicy, readAsOption, type Config, type TagPolicy } from "../config/index.ts";
 import type { ContainerSummary } from "../engine/port.ts";
 import { matchesImagePrefix, parseReference } from "../registry/reference.ts";
 import type { UpdateFilter } from "./types.ts";
@@ -166,23 +166,27 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   const labels = container.labels;
   const useLabels = !config.global_takes_precedence;
   const labelBool = (name: LabelName): boolean | undefined => (useLabels ? parseBool(labelValue(labels, name)) : undefined);
-  const labelTimeout = useLabels ? parseDurationMs(labelValue(labels, "stopTimeout")) : undefined;
+  const problems: string[] = [];
+  const labelDuration = (name: keyof typeof DURATION_OPTIONS): number | undefined => {
+    if (!useLabels) return undefined;
+    const read = durationLabel(labels, name);
+    if (read && "problem" in read) problems.push(read.problem);
+    return read && "ms" in read ? read.ms : undefined;
+  };
   const signal = labelValue(labels, "stopSignal")?.trim();
-  const ageText = useLabels ? labelValue(labels, "minImageAge") : undefined;
-  const labelAge = parseDurationMs(ageText);
   const policy: ContainerPolicy = {
     monitorOnly: labelBool("monitorOnly") ?? config.monitor_only,
     noPull: labelBool("noPull") ?? config.no_pull,
     stopSignal: signal ? signal : undefined,
-    stopTimeoutMs: labelTimeout ?? config.stop_timeout,
+    stopTimeoutMs: labelDuration("stopTimeout") ?? config.stop_timeout,
     dependsOn: splitNames(labelValue(labels, "dependsOn")),
-    minImageAgeMs: labelAge ?? config.min_image_age,
+    minImageAgeMs: labelDuration("minImageAge") ?? config.min_image_age,
     tagPolicy: null,
     moveCompose: labels[LABELS.tagPolicyCompose]?.trim() === "move",
   };
-  const problems: string[] = [];
-  if (ageText !== undefined && labelAge === undefined) {
-    problems.push(`label ${LABELS.minImageAge}=${JSON.stringify(ageText)} is not a duration (examples: "30s", "6h", "2d")`);
+  if (config.lifecycle_hooks) labelDuration("hookTimeout");
+  if (policy.stopSignal !== undefined && !SIGNAL.test(policy.stopSignal)) {
+    problems.push(`label ${labelSet(labels, "stopSignal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`);
   }
   const policyText = (useLabels ? labelValue(labels, "tagPolicy") : undefined) ?? config.tag_policy;
   const parsed = parseTagPolicy(policyText);
@@ -192,6 +196,25 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   if (compose !== undefined && !["move", "report"].includes(compose.trim())) problems.push(`label ${LABELS.tagPolicyCompose}=${JSON.stringify(compose)} is neither "move" nor "report"`);
   if (problems.length > 0) policy.problem = problems.join("; ");
   return policy;
+}
+
+/** A signal as the engine takes it: a name with or without SIG (SIGRTMIN+3 too), or a number. */
+const SIGNAL = /^(?:(?:SIG)?[A-Z][A-Z0-9]{0,15}(?:[+-]\d{1,2})?|\d{1,2})$/i;
+
+/** The option each duration label stands for: the label is read with that option's forms and bounds. */
+const DURATION_OPTIONS = { stopTimeout: "stop_timeout", minImageAge: "min_image_age", hookTimeout: "hook_timeout" } as const satisfies Partial<Record<LabelName, string>>;
+
+/** A duration label: unset, its milliseconds, or the problem naming the label (the container is then skipped). */
+export function durationLabel(labels: Readonly<Record<string, string>>, name: keyof typeof DURATION_OPTIONS): { ms: number } | { problem: string } | undefined {
+  const text = labelValue(labels, name);
+  if (text === undefined) return undefined;
+  const read = readAsOption(DURATION_OPTIONS[name], text);
+  return "value" in read ? { ms: read.value as number } : { problem: `label ${labelSet(labels, name)}=${JSON.stringify(text.slice(0, 64))} ${read.problem}` };
+}
+
+/** The name of the label that gave `name` its value: svc's own, else its Watchtower twin. */
+function labelSet(labels: Readonly<Record<string, string>>, name: LabelName): string {
+  return labels[LABELS[name]] === undefined ? (WATCHTOWER_LABELS[name] ?? LABELS[name]) : LABELS[name];
 }
 
 export function splitNames(value: string | undefined): string[] {
@@ -209,9 +232,4 @@ export function bareName(name: string): string {
 /** Label booleans as the configuration reads them (true/false, 1/0, yes/no); anything else is unset. */
 export function parseBool(value: string | undefined): boolean | undefined {
   return value === undefined ? undefined : parseBoolean(value);
-}
-
-/** Label durations as the configuration reads them (`30s`, `1m30s`, `1d`, plain seconds); invalid is unset. */
-export function parseDurationMs(value: string | undefined): number | undefined {
-  return value === undefined ? undefined : parseDuration(value);
 }

@@ -22,7 +22,13 @@ export interface VersionTag {
 }
 
 const VERSION = /^(v?)(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:-([0-9A-Za-z][0-9A-Za-z._-]*))?$/;
-const PRE_RELEASE = /^(?:alpha|beta|rc|pre|preview|dev|canary|nightly|snapshot)(?:[.]?\d+)*$/i;
+// (one digit per repetition: `(?:\.?\d+)*` would backtrack exponentially on a hostile tag)
+const PRE_RELEASE = /^(?:alpha|beta|rc|pre|preview|dev|canary|nightly|snapshot)(?:\.?\d)*$/i;
+/**
+ * A tag as the registry's own grammar writes it, at most 128 characters: anything else a registry
+ * lists (longer names, `/`, spaces) is no tag, never matched and never moved to.
+ */
+const TAG = /^\w[\w.-]{0,127}$/;
 /** A tag whose best candidate lacks our platform falls back to the next ones, this many at most. */
 export const MAX_CANDIDATES = 5;
 
@@ -48,7 +54,9 @@ export function parseVersionTag(tag: string): VersionTag | null {
  * first; null when the policy does not cover `current` (not a version, or not matched by the
  * pattern): such a container keeps following its own tag.
  */
-export function newerTags(policy: TagPolicy, current: string, tags: readonly string[]): string[] | null {
+export function newerTags(policy: TagPolicy, current: string, allTags: readonly string[]): string[] | null {
+  const tags = allTags.filter((tag) => TAG.test(tag));
+  if (!TAG.test(current)) return null;
   return policy.kind === "semver" ? newerVersions(policy.level, policy.prereleases, current, tags) : newerMatches(policy, current, tags);
 }
 
@@ -128,9 +136,9 @@ export function naturalCompare(a: string, b: string): number {
  */
 function newerMatches(policy: Extract<TagPolicy, { kind: "regex" }>, current: string, tags: readonly string[]): string[] | null {
   const keyOf = (tag: string): string[] | null => {
-    const match = policy.pattern.exec(tag);
-    if (!match) return null;
-    const groups = match.slice(1).map((g) => g ?? "");
+    const match = policy.pattern.matcher(tag);
+    if (!match.matches()) return null;
+    const groups = Array.from({ length: match.groupCount() }, (_, i) => match.group(i + 1) ?? "");
     return groups.length > 0 ? groups : [tag];
   };
   const compareKeys = (a: string[], b: string[]): number => {

@@ -75,7 +75,7 @@ test("the image holds /svc, exactly the libraries ldd names, and a world-writabl
   expect(entries.find((e) => e.path === "tmp")?.mode).toBe("drwxrwxrwt");
 }, 60_000);
 
-test("as a non-root user in the socket's group it serves the API and the HEALTHCHECK reports healthy", async () => {
+test("as a non-root user given the socket's group (--user, --group-add) it serves the API and the HEALTHCHECK reports healthy", async () => {
   const service = uniqueName("svc-image-service");
   const socketGroup = run(["stat", "-c", "%g", sandbox().socketPath]).stdout.trim();
   // Configured through the environment, as README advises: the HEALTHCHECK runs `/svc healthcheck`
@@ -83,10 +83,10 @@ test("as a non-root user in the socket's group it serves the API and the HEALTHC
   // Scoped to a label nobody uses, so this instance never touches another test's containers.
   docker([
     "run", "-d", "--name", service, "--network", "none",
-    "--user", `65532:${socketGroup}`,
+    "--user", "65532:65532", "--group-add", socketGroup,
     "-v", `${sandbox().socketPath}:/var/run/docker.sock`,
     "-e", "SVC_HTTP_API_METRICS=true", "-e", "SVC_HTTP_API_METRICS_NO_AUTH=true", "-e", "SVC_POLL_INTERVAL=1h",
-    "-e", `SVC_SCOPE=${service}`, "-e", "SVC_LOG_FORMAT=json",
+    "-e", `SVC_SCOPE=${service}`, "-e", "SVC_LOG_FORMAT=json", "-e", "SVC_HTTP_API_ADDRESS=0.0.0.0",
     "--health-interval", "1s", "--health-start-period", "30s",
     tag,
   ]);

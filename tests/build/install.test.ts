@@ -4,7 +4,7 @@
  * checksum leaving nothing installed and no temp files behind.
  */
 import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { build, hostReleaseFile, ROOT, run, tempDir } from "./helpers.ts";
 
@@ -107,6 +107,11 @@ test("--systemd installs a hardened unit that systemd-analyze verifies, and a sa
   expect(verify.code).toBe(0);
   // the sample is svc's own, and a second install keeps the user's edits
   expect(readFileSync(join(etc, "svc.toml"), "utf8")).toBe(run([join(prefix, "bin/svc"), "--generate-config"]).stdout);
+  // it will hold secrets: root's and the unit's group's (docker) only, where the group exists
+  const docker = run(["getent", "group", "docker"]).stdout.split(":")[2];
+  const config = statSync(join(etc, "svc.toml"));
+  expect(config.mode & 0o777).toBe(docker ? 0o640 : 0o600);
+  if (docker) expect(config.gid).toBe(Number(docker));
   writeFileSync(join(etc, "svc.toml"), 'poll_interval = "6h"\n');
   expect((await install("good", prefix, { args })).stdout).toContain("kept the existing");
   expect(readFileSync(join(etc, "svc.toml"), "utf8")).toBe('poll_interval = "6h"\n');

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp, listen } from "../../../src/api/index.ts";
+import { createApp, listen, serveApi } from "../../../src/api/index.ts";
 import { type DeepPartial, type Config, defaultConfig } from "../../../src/config/index.ts";
 import { exitCodeOf } from "../../../src/errors.ts";
 import { createLogging, silentLogger } from "../../../src/log/index.ts";
@@ -204,6 +204,16 @@ describe("startup and healthcheck", () => {
     stops.push(() => broken.stop(true), () => hanging.stop(true));
     expect(await runHealthcheck(apiConfig({ http_api: { port: broken.port } }))).toBe(1);
     expect(await runHealthcheck(apiConfig({ http_api: { port: hanging.port } }), 300)).toBe(1);
+  });
+
+  test("http_api.address: the API listens there only, and svc healthcheck asks there", async () => {
+    const port = freePort();
+    const config = apiConfig({ http_api: { port, address: "127.0.0.2" } });
+    const api = serveApi({ config, runner: new FakeRunner(new Metrics()), metrics: new Metrics(), log: silentLogger }, silentLogger);
+    stops.push(() => api.stopOnce());
+    expect((await fetch(`http://127.0.0.2:${port}/v1/health`)).status).toBe(200);
+    expect(await fetch(`http://127.0.0.1:${port}/v1/health`).then(() => "answered", () => "refused")).toBe("refused");
+    expect(await runHealthcheck(config)).toBe(0);
   });
 
   test("svc healthcheck: 0 when no API feature is on (nothing is meant to listen)", async () => {

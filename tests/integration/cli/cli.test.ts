@@ -3,7 +3,7 @@
  * the environment we give it. Exit statuses and what is printed are what is asserted.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPTIONS } from "../../../src/config/index.ts";
 import { VERSION } from "../../../src/version.ts";
@@ -137,6 +137,22 @@ describe("--generate-config", () => {
     const forced = svc(["--generate-config", "svc.toml", "--force"], { cwd });
     expect(forced.code).toBe(0);
     expect(readFileSync(path, "utf8")).toBe(sample);
+  });
+
+  test("the FILE is its user's only (it is about to hold secrets), and a symlink there is replaced, never written through", () => {
+    const cwd = dirWith({});
+    const path = join(cwd, "svc.toml");
+    writeFileSync(path, "# was world-readable\n", { mode: 0o644 });
+    expect(svc(["--generate-config", "svc.toml", "--force"], { cwd }).code).toBe(0);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    const victim = join(cwd, "victim");
+    writeFileSync(victim, "untouched");
+    rmSync(path);
+    symlinkSync(victim, path);
+    expect(svc(["--generate-config", "svc.toml", "--force"], { cwd }).code).toBe(0);
+    expect(readFileSync(victim, "utf8")).toBe("untouched");
+    expect(lstatSync(path).isSymbolicLink()).toBe(false);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
   });
 
   test("a service started with the generated file behaves as with none", () => {

@@ -4,7 +4,7 @@
  * not carry over listed.
  */
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../../../src/config/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
@@ -26,7 +26,7 @@ test("a Watchtower container's variables, arguments and labels become a loadable
     "-l", "com.centurylinklabs.watchtower=true", "-l", "com.centurylinklabs.watchtower.lifecycle.pre-update=/backup.sh",
     "-e", "WATCHTOWER_CLEANUP=true", "-e", "WATCHTOWER_SCOPE=prod", "-e", "WATCHTOWER_ROLLING_RESTART=true",
     "-e", "WATCHTOWER_HTTP_API_TOKEN=s3cret-token", "-e", "WATCHTOWER_HTTP_API_UPDATE=true", "-e", "REPO_USER=me",
-    "--entrypoint", "/bin/sh", image, "-c", "sleep 3600", "/watchtower", "--interval", "300", "--monitor-only", "--debug", "-x", "db", "web", "worker",
+    "--entrypoint", "/bin/sh", image, "-c", "sleep 3600", "/watchtower", "--interval", "300", "--enable-lifecycle-hooks", "--monitor-only", "--debug", "-x", "db", "web", "worker",
   ]);
   const dir = tempDir("svc-migrate-");
   const run = await runSvc(["migrate", name, "--output", "svc.toml", "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
@@ -41,6 +41,7 @@ test("a Watchtower container's variables, arguments and labels become a loadable
     poll_interval: 300_000,
     cleanup: true,
     monitor_only: true,
+    lifecycle_hooks: true,
     log_level: "debug",
     scope: "prod",
     disable_containers: ["db"],
@@ -49,12 +50,25 @@ test("a Watchtower container's variables, arguments and labels become a loadable
     http_api: { update: true, token: "s3cret-token" },
   });
   expect(readFileSync(join(dir, "svc.toml"), "utf8")).toContain("# Not carried over:");
+  expect(readFileSync(join(dir, "svc.toml"), "utf8")).toContain("# Lifecycle hooks run, as Watchtower's --enable-lifecycle-hooks had them");
 
   // an existing file is kept unless --force
   const again = await runSvc(["migrate", name, "--output", "svc.toml", "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
   expect(again.code).toBe(2);
   expect(again.stderr).toContain("already exists; add --force");
   expect(existsSync(join(dir, "svc.toml"))).toBe(true);
+
+  // it holds Watchtower's secrets: its user's only, and --force replaces a symlink, never writes through it
+  expect(statSync(join(dir, "svc.toml")).mode & 0o777).toBe(0o600);
+  const victim = join(dir, "victim");
+  writeFileSync(victim, "untouched", { mode: 0o644 });
+  rmSync(join(dir, "svc.toml"));
+  symlinkSync(victim, join(dir, "svc.toml"));
+  const forced = await runSvc(["migrate", name, "--output", "svc.toml", "--force", "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
+  expect(forced.code).toBe(0);
+  expect(readFileSync(victim, "utf8")).toBe("untouched");
+  expect(lstatSync(join(dir, "svc.toml")).isSymbolicLink()).toBe(false);
+  expect(statSync(join(dir, "svc.toml")).mode & 0o777).toBe(0o600);
 }, 60_000);
 
 test("without a name it finds the one Watchtower container, and says so when there is none to read", async () => {

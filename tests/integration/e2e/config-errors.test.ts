@@ -3,7 +3,7 @@
  * it, and touches nothing (the stale container is left exactly as it was).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, inspect, sandbox } from "../../harness.ts";
 import { Fixture, baseFlags, portOpen, runSvc, stopAll } from "./support.ts";
@@ -65,6 +65,27 @@ describe("configuration errors exit 2 and touch nothing", () => {
     expect(run.stderr).toMatch(/token/);
     expect(run.stderr).toContain("--http-api-update");
     expect(await portOpen(port)).toBe(false);
+    unchanged();
+  }, 60_000);
+
+  test("a token path with a typo, or a folder where the token file should be: exit 2 naming the option and the path, no port opened", async () => {
+    const folder = fx.tempDir("token-folder"); // what Docker creates when a bind-mounted file is missing
+    for (const token of ["/run/secrets/svc-tokn", folder]) {
+      const port = freePort();
+      const run = await runSvc([...baseFlags(), "--http-api-update", "--http-api-token", token, "--http-api-port", String(port), "--poll-interval", "1h", name]);
+      expect(run.code, run.svc.describe()).toBe(2);
+      expect(run.stderr).toContain(`--http-api-token: the secret file ${token} cannot be read`);
+      expect(await portOpen(port)).toBe(false);
+    }
+    unchanged();
+  }, 60_000);
+
+  test("a state_dir other users can write to: exit 2 naming it, container untouched", async () => {
+    const dir = fx.tempDir("state-open");
+    chmodSync(dir, 0o777);
+    const run = await runSvc([...baseFlags(), "--state-dir", dir, "--run-once", name]);
+    expect(run.code, run.svc.describe()).toBe(2);
+    expect(run.stderr).toContain(`state_dir ${dir} can be written by other users (mode 0777)`);
     unchanged();
   }, 60_000);
 

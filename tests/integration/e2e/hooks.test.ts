@@ -2,6 +2,7 @@
  * Lifecycle hooks, run by svc inside real containers through the engine's exec API: a failing
  * pre_update (svc's label or Watchtower's) keeps the container as it was, a failing post_update
  * rolls the update back, passing hooks are in the audit log with the containers they ran in.
+ * Hooks are off unless lifecycle_hooks is on; a label may shorten hook_timeout, never lengthen it.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
@@ -24,9 +25,9 @@ function staleWith(what: string, labels: Record<string, string>): { name: string
   return { name, oldId: container.Id, startedAt: container.State.StartedAt, newImage: newer.id };
 }
 
-async function runOnce(name: string) {
+async function runOnce(name: string, flags = ["--lifecycle-hooks"]) {
   const audit = join(fx.tempDir(`${name}-audit`), "audit.log");
-  const run = await runSvc([...baseFlags(), "--run-once", "--audit-log", audit, name]);
+  const run = await runSvc([...baseFlags(), ...flags, "--run-once", "--audit-log", audit, name]);
   const entry = reportsIn(run.svc.output).at(-1)?.containers.find((c: any) => c.name === name);
   const entries = existsSync(audit) ? parseJsonLines(readFileSync(audit, "utf8")).map((line) => line.fields) : [];
   return { run, entry, audit: entries };
@@ -44,6 +45,14 @@ describe("lifecycle hooks", () => {
       expect(inspect(c.name).State.StartedAt).toBe(c.startedAt);
       expect(audit.map((e: any) => [e.action, e.container_id, e.error])).toEqual([["pre_update", c.oldId, "exited with 3: not now"]]);
     }
+  }, 120_000);
+
+  test("off by default: a container's hook labels run nothing, and the update goes through", async () => {
+    const c = staleWith("off", { "com.centurylinklabs.watchtower.lifecycle.pre-update": "exit 3", "svc.hooks.pre_check": "exit 1" });
+    const { run, entry, audit } = await runOnce(c.name, []);
+    expect(entry?.state, run.svc.describe()).toBe("updated");
+    expect(audit.map((e: any) => e.action)).not.toContain("pre_update");
+    expect(audit.map((e: any) => e.action)).not.toContain("pre_check");
   }, 120_000);
 
   test("a failing post_update rolls back: the old container runs again", async () => {
@@ -72,9 +81,9 @@ describe("lifecycle hooks", () => {
     ]);
   }, 120_000);
 
-  test("a pre_update that does not end within svc.hooks.timeout counts as failed", async () => {
-    const c = staleWith("slow", { "svc.hooks.pre_update": "sleep 30", "svc.hooks.timeout": "1s" });
-    const { run, entry } = await runOnce(c.name);
+  test("a pre_update that does not end within hook_timeout counts as failed, however long its label allows", async () => {
+    const c = staleWith("slow", { "svc.hooks.pre_update": "sleep 30", "svc.hooks.timeout": "1h" });
+    const { run, entry } = await runOnce(c.name, ["--lifecycle-hooks", "--hook-timeout", "1s"]);
     expect(run.code, run.svc.describe()).toBe(0);
     expect(entry?.state, run.svc.describe()).toBe("skipped");
     expect(entry?.reason).toBe("pre_update hook failed: did not end within 1 s");

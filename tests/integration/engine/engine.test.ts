@@ -243,6 +243,16 @@ describe("logs", () => {
     expect(last).not.toMatch(/[\x00-\x08]/);
   });
 
+  test("exec: a command that prints without end is read to its end, its output kept up to 1 MiB", async () => {
+    docker(["run", "-d", "--name", name("exec"), "--network", "none", LOCAL_IMAGE, "sleep", "3600"]);
+    const line = "x".repeat(999);
+    const ran = await engine.exec(name("exec"), `echo first; i=0; while [ $i -lt 3000 ]; do echo ${line}; i=$((i+1)); done; exit 4`, 60_000);
+    expect(ran.exitCode).toBe(4);
+    expect(ran.output.startsWith("first\n")).toBe(true);
+    expect(ran.output.length).toBeLessThanOrEqual(1024 * 1024);
+    expect(ran.output.length).toBeGreaterThan(512 * 1024);
+  });
+
   test("with a TTY: the raw text", async () => {
     docker(["run", "-d", "-t", "--name", name("tty"), "--network", "none", LOCAL_IMAGE, "sh", "-c", "echo one; echo two; sleep 3600"]);
     await waitUntil(async () => (await engine.containerLogs(name("tty"), 10)).includes("two"), 20_000, "the output");

@@ -15,6 +15,7 @@ const FORMATTED_STRINGS: Record<string, string> = {
   "docker.api_version": "1.41",
   "notifications.webhook.content_type": "text/plain; charset=utf-8",
   tag_policy: "semver:minor+pre",
+  "http_api.address": "127.0.0.1",
 };
 
 /** A valid value different from the default, and what the loaded Config must hold for it. */
@@ -32,7 +33,7 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
       return { value: other, expected: other };
     }
     case "duration":
-      return { value: "1h30m", expected: 5_400_000 };
+      return { value: "5m30s", expected: 330_000 };
     case "cron":
       return { value: "*/5 * * * *", expected: "*/5 * * * *" };
     case "list":

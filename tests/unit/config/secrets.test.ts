@@ -68,13 +68,38 @@ describe("secrets", () => {
     expect(config.registry_credentials).toEqual([{ host: "ghcr.io", username: "robot", password: "hunter2" }, { host: "quay.io" }]);
   });
 
-  test("an empty secret file is a problem; an unreadable absolute path is kept with a warning", async () => {
-    const dir = tempDir();
-    const empty = writeFile(dir, "empty", "\n  \n");
+  test("an empty secret file is a problem", async () => {
+    const empty = writeFile(tempDir(), "empty", "\n  \n");
     expect(await problems({ argv: [...RUNS, "--http-api-token", empty] })).toEqual([`--http-api-token: the secret file ${empty} is empty`]);
-    const { config, warnings } = await load({ argv: [...RUNS], env: { SVC_REGISTRY_PASSWORD: "/run/secrets/missing" } });
-    expect(config.registry_password).toBe("/run/secrets/missing");
-    expect(warnings).toEqual(["SVC_REGISTRY_PASSWORD: looks like a file path but the file cannot be read; using the value itself"]);
+  });
+
+  test("a value shaped like a path that is not a readable regular file is a problem naming the option and the path, for every secret option", async () => {
+    const dir = tempDir();
+    writeFile(dir, "tokn-is-not-here", "x");
+    const cases: [string, string][] = [
+      ["/run/secrets/svc-tokn", "no such file"],
+      ["./tokn", "no such file"],
+      ["../tokn", "no such file"],
+      ["~/tokn", "no such file"],
+      [dir, "not a regular file"], // what Docker creates for a missing bind-mounted file
+    ];
+    for (const key of SECRET_KEYS) {
+      const option = OPTIONS.find((o) => o.key === key)!;
+      const companion = key === "notifications.pushover.token" ? ["--notifications-pushover-user-key", "k"] : [];
+      for (const [value, why] of cases) {
+        const found = await problems({ cwd: dir, argv: [...RUNS, ...companion, option.flag, value], env: { HOME: dir } });
+        expect(found).toContainEqual(`${option.flag}: the secret file ${value} cannot be read (${why}); a value shaped like a path must name the file holding the secret`);
+      }
+    }
+    const credentials = await problems({ argv: RUNS, env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=me,password=/run/secrets/ghcr" } });
+    expect(credentials).toEqual([expect.stringMatching(/^SVC_REGISTRY_CREDENTIALS entry 1 password: the secret file \/run\/secrets\/ghcr cannot be read \(no such file\)/)]);
+  });
+
+  test("~/ is the home folder; a value not shaped like a path that names no file is the secret", async () => {
+    const home = tempDir();
+    writeFile(home, "token", "from-home\n");
+    expect((await load({ argv: [...RUNS, "--http-api-token", "~/token"], env: { HOME: home } })).config.http_api.token).toBe("from-home");
+    expect((await load({ argv: [...RUNS, "--http-api-token", "tokn/with/slashes"] })).config.http_api.token).toBe("tokn/with/slashes");
   });
 
   test("secret values never appear in configuration errors", async () => {

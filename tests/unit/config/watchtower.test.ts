@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { OPTIONS } from "../../../src/config/schema.ts";
-import { WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED } from "../../../src/config/watchtower.ts";
+import { migrateWatchtower, WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED } from "../../../src/config/watchtower.ts";
 import { RUNS, load, problems } from "./helpers.ts";
 
 describe("WATCHTOWER_* variables", () => {
@@ -91,4 +91,11 @@ describe("Watchtower flags on svc's command line", () => {
     const refused = WATCHTOWER_ALIASES.flatMap(({ option, name }) => name.flags.filter((flag) => flag !== option.flag));
     for (const flag of [...refused, ...Object.values(WATCHTOWER_UNMAPPED).flatMap((u) => u.flags)]) expect(guide).toContain(`| \`${flag}\` |`);
   });
+});
+
+test("migrate carries Watchtower's --enable-lifecycle-hooks; without it hooks stay off, as in Watchtower", () => {
+  const settings = { env: [], labels: {} };
+  expect(migrateWatchtower({ ...settings, args: ["--enable-lifecycle-hooks"] }).values.get("lifecycle_hooks")).toBe(true);
+  expect(migrateWatchtower({ ...settings, env: ["WATCHTOWER_LIFECYCLE_HOOKS=true"], args: [] }).values.get("lifecycle_hooks")).toBe(true);
+  expect(migrateWatchtower({ ...settings, args: [] }).values.has("lifecycle_hooks")).toBe(false);
 });

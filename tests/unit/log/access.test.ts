@@ -40,6 +40,13 @@ describe("redactAuthorization", () => {
     expect(redactAuthorization("a\"b c")).toBe("[redacted]");
     expect(redactAuthorization(`${"x".repeat(40)} y`)).toBe("[redacted]");
   });
+
+  test("a first word that is no authentication scheme is never shown: it may be the credential", () => {
+    expect(redactAuthorization("ghp_16C7e42F292c6912E7710c838347Ae178B4a x")).toBe("[redacted]");
+    expect(redactAuthorization("s3cret-token-value Bearer")).toBe("[redacted]");
+    expect(redactAuthorization("Token abc")).toBe("Token [redacted]");
+    expect(redactAuthorization("Digest username=\"a\", response=\"b\"")).toBe("Digest [redacted]");
+  });
 });
 
 describe("access entry shape (docs/api.md)", () => {

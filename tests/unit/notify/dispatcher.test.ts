@@ -232,3 +232,15 @@ describe("dispatcher", () => {
     }
   });
 });
+
+test("a report's texts reach the channels without svc's secrets (a hook's output may quote them)", async () => {
+  const channel = fakeChannel("fake");
+  const settings = defaultConfig({ http_api: { token: "api-token-0042" }, notifications: { webhook: { url: "https://h.example/x", headers: "Authorization: Bearer hdr-secret-77" } } });
+  const dispatcher = await createNotifications(settings, recordingLogger(), { notifiers: [channel] });
+  const report = sampleReport();
+  report.containers[0]!.reason = "pre_update hook failed: exited with 1: hdr-secret-77 api-token-0042";
+  dispatcher.publish(report);
+  await dispatcher.flush();
+  expect(channel.sent[0]!.containers[0]!.reason).toBe(`pre_update hook failed: exited with 1: ${REDACTED} ${REDACTED}`);
+  expect(report.containers[0]!.reason).toContain("hdr-secret-77");
+});

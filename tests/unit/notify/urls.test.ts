@@ -1,7 +1,8 @@
 /** Notification URLs: each shoutrrr form parsed into its target, wrong parts named, secrets known. */
 import { describe, expect, test } from "bun:test";
-import { printConfig, REDACTED, secretValues } from "../../../src/config/index.ts";
+import { printConfig, REDACTED } from "../../../src/config/index.ts";
 import { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, URL_FORMS, type NotificationTarget } from "../../../src/notify/urls.ts";
+import { notificationSecrets } from "../../../src/notify/secrets.ts";
 import { load, problems, RUNS } from "../config/helpers.ts";
 
 function parsed(url: string): NotificationTarget {
@@ -199,13 +200,13 @@ describe("notifications.urls in the configuration", () => {
     expect(fromFile.join() + fromEnv.join()).not.toContain("Secret");
   });
 
-  test("--print-config shows each URL with its secrets masked; secretValues has them for the log redactor", async () => {
+  test("--print-config shows each URL with its secrets masked; notificationSecrets has them for every redactor", async () => {
     const result = await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: `${DISCORD} ${NTFY}` } });
     const text = printConfig(result);
     expect(text).toContain(`discord://${REDACTED}@123456789012345678`);
     expect(text).toContain(`ntfy://me:${REDACTED}@ntfy.lan/svc?tags=a,b`);
     expect(text).not.toContain("Disc0rdSecretToken");
     expect(text).not.toContain("Ntfy5ecret");
-    expect(secretValues(result.config)).toEqual(expect.arrayContaining(["Disc0rdSecretToken", "Ntfy5ecret"]));
+    expect(notificationSecrets(result.config.notifications)).toEqual(expect.arrayContaining(["Disc0rdSecretToken", "Ntfy5ecret"]));
   });
 });

@@ -3,59 +3,12 @@
  * where credentials go, GET fallbacks, token lifetimes, concurrency and timeouts.
  */
 import { afterEach, expect, test } from "bun:test";
-import { createHash } from "node:crypto";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { createRegistry, parseReference } from "../../../src/registry/index.ts";
+import { amd64, BASIC, CONFIG_DIGEST, MANIFEST_DIGEST, manifestResponse, PASS, registry, serve, stopServers, USER } from "./fakes.ts";
 
-const CONFIG_DIGEST = `sha256:${"c".repeat(64)}`;
-const MANIFEST = JSON.stringify({
-  schemaVersion: 2,
-  mediaType: "application/vnd.docker.distribution.manifest.v2+json",
-  config: { mediaType: "application/vnd.docker.container.image.v1+json", digest: CONFIG_DIGEST, size: 1 },
-  layers: [],
-});
-const MANIFEST_DIGEST = `sha256:${createHash("sha256").update(MANIFEST).digest("hex")}`;
-const amd64 = async () => ({ os: "linux", architecture: "amd64" });
-const USER = "alice";
-const PASS = "s3cret-pass";
-const BASIC = `Basic ${Buffer.from(`${USER}:${PASS}`).toString("base64")}`;
-
-interface Seen {
-  method: string;
-  path: string;
-  authorization: string | null;
-}
-
-const servers: { stop(force?: boolean): void }[] = [];
-afterEach(() => {
-  for (const server of servers.splice(0)) server.stop(true);
-});
-
-function serve(handler: (request: Request, url: URL) => Response | Promise<Response>): { host: string; seen: Seen[] } {
-  const seen: Seen[] = [];
-  const server = Bun.serve({
-    hostname: "127.0.0.1",
-    port: 0,
-    fetch(request) {
-      const url = new URL(request.url);
-      seen.push({ method: request.method, path: url.pathname + url.search, authorization: request.headers.get("authorization") });
-      return handler(request, url);
-    },
-  });
-  servers.push(server);
-  return { host: `127.0.0.1:${server.port}`, seen };
-}
-
-function manifestResponse(method: string, withDigest = true): Response {
-  const headers: Record<string, string> = { "Content-Type": "application/vnd.docker.distribution.manifest.v2+json" };
-  if (withDigest) headers["Docker-Content-Digest"] = MANIFEST_DIGEST;
-  return new Response(method === "HEAD" ? null : MANIFEST, { headers });
-}
-
-function registry(overrides: DeepPartial<Config> = {}) {
-  return createRegistry(defaultConfig({ registry_timeout: 2_000, ...overrides }), silentLogger, { retry: { baseDelayMs: 1 } });
-}
+afterEach(stopServers);
 
 test("Basic credentials never follow a redirect to another host", async () => {
   const blobStore = serve((request) => manifestResponse(request.method, false));

@@ -8,4 +8,6 @@ test("nextPage: the next link's path and query, relative or absolute, among othe
   expect(nextPage('</v2/app/tags/list?n=1>; rel="prev"')).toBeNull();
   expect(nextPage(null)).toBeNull();
   expect(nextPage("garbage")).toBeNull();
+  // a hostile header: linear time (quadratic, this took seconds)
+  expect(nextPage("<".repeat(200_000))).toBeNull();
 });

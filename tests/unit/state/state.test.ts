@@ -1,6 +1,6 @@
 /** Decisions that survive a restart: one JSON file, written atomically, never a crash. */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inMemory, openState } from "../../../src/state/index.ts";
 import { recordingLogger } from "../../support/logger.ts";
@@ -98,5 +98,40 @@ describe("openState", () => {
     memory.delete("a");
     expect(memory.get("a")).toBeUndefined();
     expect(existsSync("state.json")).toBe(false);
+  });
+});
+
+describe("the state file is written safely (docs/security.md)", () => {
+  test("no name is predictable: symlinks planted where a temporary file could be, and at the file itself, are never written through", () => {
+    const dir = tempDir("state");
+    const victim = join(tempDir("victim"), "victim");
+    writeFileSync(victim, "untouched");
+    for (const name of [`state.json.${process.pid}.tmp`, "state.json.tmp", ".state.json.tmp"]) symlinkSync(victim, join(dir, name));
+    const state = openState(dir, recordingLogger());
+    state.section("skipped").set("web", "sha256:x");
+    expect(readFileSync(victim, "utf8")).toBe("untouched");
+    expect(statSync(join(dir, "state.json")).mode & 0o777).toBe(0o600);
+    expect(readdirSync(dir).filter((name) => name.endsWith(".tmp")).sort()).toEqual([".state.json.tmp", `state.json.${process.pid}.tmp`, "state.json.tmp"].sort());
+  });
+
+  test("a state.json that is a symlink is replaced, not written through", () => {
+    const dir = tempDir("state");
+    const victim = join(tempDir("victim"), "victim");
+    writeFileSync(victim, "untouched");
+    symlinkSync(victim, join(dir, "state.json"));
+    openState(dir, recordingLogger()).section("skipped").set("web", "sha256:x");
+    expect(readFileSync(victim, "utf8")).toBe("untouched");
+    expect(lstatSync(join(dir, "state.json")).isSymbolicLink()).toBe(false);
+  });
+
+  test("a folder other users can write to is refused with a clear error; one that does not exist yet is created for svc's user only", () => {
+    for (const mode of [0o777, 0o1777, 0o775]) {
+      const dir = tempDir("state");
+      chmodSync(dir, mode);
+      expect(() => openState(dir, recordingLogger())).toThrow(`state_dir ${dir} can be written by other users (mode ${mode.toString(8).padStart(4, "0")})`);
+    }
+    const fresh = join(tempDir("state"), "new");
+    openState(fresh, recordingLogger()).section("skipped").set("web", "sha256:x");
+    expect(statSync(fresh).mode & 0o777).toBe(0o700);
   });
 });

@@ -172,7 +172,7 @@ describe("checking", () => {
   });
 
   test("lifecycle hooks: pre_check and post_check run around the cycle, pre_update before anything stops, post_update in the new container", async () => {
-    const { engine, updater, audit } = setup();
+    const { engine, updater, audit } = setup({ lifecycle_hooks: true });
     engine.addImage("r.io/app:1");
     const hooks = { "svc.hooks.pre_check": "pc", "svc.hooks.pre_update": "pu", "svc.hooks.post_update": "po", "svc.hooks.post_check": "pk" };
     engine.addContainer("app", "r.io/app:1", { labels: hooks });
@@ -184,7 +184,7 @@ describe("checking", () => {
   });
 
   test("a failing pre_update skips the update with the reason and stops nothing; a failing pre_check is only logged", async () => {
-    const { engine, updater, audit } = setup();
+    const { engine, updater, audit } = setup({ lifecycle_hooks: true });
     engine.addImage("r.io/app:1");
     engine.addContainer("app", "r.io/app:1", { labels: { "com.centurylinklabs.watchtower.lifecycle.pre-update": "/backup.sh", "svc.hooks.pre_check": "false" } });
     engine.publish("r.io/app:1");
@@ -196,8 +196,8 @@ describe("checking", () => {
     expect(audit.entries.find((e) => e.action === "pre_update")?.error).toBe("exited with 4: disk full");
   });
 
-  test("a failing post_update rolls the update back; hooks off, or a dry run, run none", async () => {
-    const { engine, updater } = setup();
+  test("a failing post_update rolls the update back; hooks off (the default), or a dry run, run none", async () => {
+    const { engine, updater } = setup({ lifecycle_hooks: true });
     engine.addImage("r.io/app:1");
     engine.addContainer("app", "r.io/app:1", { labels: { "svc.hooks.post_update": "check" } });
     engine.publish("r.io/app:1");
@@ -209,7 +209,7 @@ describe("checking", () => {
     await updater.run("api", {}, { dryRun: true });
     expect(engine.events.slice(before).some((e) => e.startsWith("exec:"))).toBe(false);
 
-    const off = setup({ lifecycle_hooks: false });
+    const off = setup();
     off.engine.addImage("r.io/app:1");
     off.engine.addContainer("app", "r.io/app:1", { labels: { "svc.hooks.post_update": "check" } });
     off.engine.publish("r.io/app:1");

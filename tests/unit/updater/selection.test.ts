@@ -6,7 +6,6 @@ import {
   imagePrefixFilter,
   namesFilter,
   notDisabledFilter,
-  parseDurationMs,
   policyFor,
   scopeFilter,
   selectContainers,
@@ -87,7 +86,7 @@ describe("per-container policy", () => {
     expect(policyFor({ labels: { "svc.min_image_age": "0" } }, defaultConfig({ min_image_age: 3_600_000 })).minImageAgeMs).toBe(0);
     expect(policyFor({ labels: { "svc.min_image_age": "1d" } }, defaultConfig({ min_image_age: 60_000, global_takes_precedence: true })).minImageAgeMs).toBe(60_000);
     const bad = policyFor({ labels: { "svc.min_image_age": "soon" } }, defaultConfig());
-    expect(bad.problem).toBe('label svc.min_image_age="soon" is not a duration (examples: "30s", "6h", "2d")');
+    expect(bad.problem).toBe('label svc.min_image_age="soon" is not a duration (examples: "30s", "5m", "1h30m", "250ms", or plain seconds)');
   });
   test("tag_policy: the label over the global, off switches it off; compose containers move only when labelled; bad labels are problems naming them", () => {
     const global = defaultConfig({ tag_policy: "semver:minor" });
@@ -100,7 +99,7 @@ describe("per-container policy", () => {
     const report = policyFor({ labels: { "svc.tag_policy.compose": "report" } }, global);
     expect([report.moveCompose, report.problem]).toEqual([false, undefined]);
     expect(policyFor({ labels: { "svc.tag_policy": "semver:newest" } }, global).problem).toStartWith('label svc.tag_policy="semver:newest" is not a tag policy (examples: ');
-    expect(policyFor({ labels: { "svc.tag_policy": "regex:(" } }, global).problem).toStartWith('label svc.tag_policy="regex:(" has a pattern that is not a regular expression: ');
+    expect(policyFor({ labels: { "svc.tag_policy": "regex:(" } }, global).problem).toStartWith('label svc.tag_policy="regex:(" has a pattern that is not a regular expression svc can match in linear time ');
     expect(policyFor({ labels: { "svc.tag_policy.compose": "yes" } }, global).problem).toBe('label svc.tag_policy.compose="yes" is neither "move" nor "report"');
   });
   test("a label can switch a global off", () => {
@@ -112,13 +111,17 @@ describe("per-container policy", () => {
     expect(policy.noPull).toBe(false);
     expect(policy.stopTimeoutMs).toBe(5000);
   });
-  test("durations", () => {
-    expect(parseDurationMs("30")).toBe(30_000);
-    expect(parseDurationMs("250ms")).toBe(250);
-    expect(parseDurationMs("1h")).toBe(3_600_000);
-    expect(parseDurationMs("soon")).toBeUndefined();
-    expect(parseDurationMs("1d")).toBe(86_400_000);
-    expect(parseDurationMs("1h30m")).toBe(5_400_000);
+  test("duration labels are read with their option's forms and bounds; out of bounds is a problem naming the label", () => {
+    expect(policyFor({ labels: { "svc.stop_timeout": "250ms" } }, defaultConfig()).stopTimeoutMs).toBe(250);
+    expect(policyFor({ labels: { "svc.stop_timeout": "25d" } }, defaultConfig()).problem).toBe('label svc.stop_timeout="25d" must be at most 1h');
+    expect(policyFor({ labels: { "svc.stop_timeout": "-1" } }, defaultConfig()).problem).toStartWith('label svc.stop_timeout="-1" is not a duration');
+    expect(policyFor({ labels: { "svc.min_image_age": "367d" } }, defaultConfig()).problem).toBe('label svc.min_image_age="367d" must be at most 366d');
+    expect(policyFor({ labels: { "svc.hooks.timeout": "25d" } }, defaultConfig({ lifecycle_hooks: true })).problem).toBe('label svc.hooks.timeout="25d" must be at most 1d');
+    expect(policyFor({ labels: { "svc.hooks.timeout": "25d" } }, defaultConfig({ lifecycle_hooks: true, global_takes_precedence: true })).problem).toBeUndefined();
+  });
+  test("a stop signal label that is no signal is a problem naming the label", () => {
+    for (const signal of ["SIGTERM", "TERM", "sigquit", "9", "SIGRTMIN+3"]) expect(policyFor({ labels: { "svc.stop_signal": signal } }, defaultConfig()).problem).toBeUndefined();
+    expect(policyFor({ labels: { "com.centurylinklabs.watchtower.stop-signal": "SIG\u0000" } }, defaultConfig()).problem).toBe('label com.centurylinklabs.watchtower.stop-signal="SIG\\u0000" is not a signal (examples: "SIGTERM", "SIGQUIT", "9")');
   });
 });
 

@@ -23,7 +23,10 @@ describe("parseTagPolicy", () => {
   test("bad text names the problem", () => {
     expect(parseTagPolicy("semver:minr")).toEqual({ problem: expect.stringContaining("is not a tag policy (examples: ") });
     expect(parseTagPolicy("regex(random):x")).toEqual({ problem: 'orders tags by "random"; the orders are natural, lexical, semver' });
-    expect(parseTagPolicy("regex:(")).toEqual({ problem: expect.stringMatching(/^has a pattern that is not a regular expression: /) });
+    expect(parseTagPolicy("regex:(")).toEqual({ problem: expect.stringMatching(/^has a pattern that is not a regular expression svc can match in linear time \(RE2 syntax: no backreferences or lookaround\): /) });
+    // what only a backtracking engine runs is refused, naming the construct
+    expect(parseTagPolicy("regex:(\\d+)-\\1")).toEqual({ problem: expect.stringContaining("invalid escape sequence: `\\1`") });
+    expect(parseTagPolicy("regex:(?=1)\\d+")).toEqual({ problem: expect.stringContaining("`(?=`") });
     expect(parseTagPolicy("regex:")).toEqual({ problem: "has an empty pattern" });
   });
 
@@ -100,4 +103,30 @@ describe("newerTags: regex", () => {
     const p = policy("regex(semver):release-(.+)");
     expect(newerTags(p, "release-1.9.0", ["release-1.10.0", "release-1.9.1", "release-1.8.0", "release-next"])).toEqual(["release-1.10.0", "release-1.9.1"]);
   });
+});
+
+describe("hostile tags", () => {
+  // Each of these held the event loop for seconds to hours with a backtracking engine.
+  const digits = "1".repeat(40);
+
+  test("a catastrophic pattern against long digit runs is matched in linear time", () => {
+    const tags = Array.from({ length: 10 }, (_, i) => `${digits}${i}x`);
+    expect(newerTags(policy("regex:(\\d+\\.?)+"), "1", [...tags, "2"])).toEqual(["2"]);
+  });
+
+  test("a pre-release made of a long digit run is parsed in linear time", () => {
+    expect(parseVersionTag(`1.0.0-rc${digits}x`)).toMatchObject({ pre: null, variant: `rc${digits}x` });
+    expect(newerTags(policy("semver:patch+pre"), "1.0.0", [`1.0.1-rc${digits}x`, "1.0.1-rc.1"])).toEqual(["1.0.1-rc.1"]);
+  });
+
+  test("tags longer than 128 characters, or outside the registry's tag grammar, are never candidates, nor covered when running", () => {
+    const long = `1.${"9".repeat(130)}`;
+    expect(newerTags(policy("regex:\\d+\\.\\d+"), "1.0", [long, "1.1"])).toEqual(["1.1"]);
+    expect(newerTags(policy("regex:.*"), long, ["1.1"])).toBeNull();
+    expect(newerTags(policy("regex:.*"), "1.0", ["2.0/../../x", "2 0", "-2", ".2", "1.1"])).toEqual(["1.1"]);
+  });
+});
+
+test("an alternation matches whole tags only, each side", () => {
+  expect(newerTags(policy("regex:1|2x"), "1", ["2", "2x", "2xy", "12x"])).toEqual(["2x"]);
 });
