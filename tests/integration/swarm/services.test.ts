@@ -4,10 +4,11 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { sandbox } from "../../harness.ts";
-import { entryOf, expectState, Fixture, makeUpdater } from "../updater/support.ts";
+import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
+import { recordingLogger } from "../../support/logger.ts";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { docker, waitUntil } from "../../harness.ts";
-import { createService, createServiceWithoutFailureAction, nodeCount, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
+import { createService, createServiceWithoutFailureAction, nodeCount, onWorker, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
 
 const fx = new Fixture();
 
@@ -141,6 +142,34 @@ describe("policies", () => {
 
     expect(serviceInspect(name).Version.Index).toBe(version);
     expect(watching.audit.entries.length + dry.audit.entries.length).toBe(0);
+  });
+});
+
+describe("on a worker", () => {
+  test("svc updates the plain containers, leaves the tasks to Swarm, and says once that services are updated from a manager", async () => {
+    const first = fx.image("worker");
+    const name = createService("worker", first.ref, ["--mode", "global"]);
+    const plain = fx.name("plain");
+    onWorker(["run", "-d", "--name", plain, "--network", "none", "-l", `svc.scope=${TEST_SCOPE}`, first.ref]);
+    try {
+      const second = fx.image("worker");
+      const log = recordingLogger();
+      const h = await makeUpdater({ containers: [], docker: { host: process.env.SVC_TEST_SWARM_WORKER_HOST! } }, { log });
+      const version = serviceInspect(name).Version.Index;
+
+      const report = await h.updater.run("api", { image: [first.ref] });
+      expect(expectState(report, plain, "updated").new_digest).toBe(second.digest);
+      const tasks = report!.containers.filter((c) => c.name.startsWith(`${name}.`));
+      expect(tasks.map((t) => [t.state, t.reason])).toEqual([["skipped", `Swarm task of service ${name}`]]);
+      expect(report!.containers.some((c) => c.kind === "service")).toBe(false);
+      await h.updater.run("api", { image: [first.ref] });
+
+      expect(log.lines.filter((l) => l.message.includes("services are updated by svc on a manager")).length).toBe(1);
+      expect(serviceInspect(name).Version.Index).toBe(version);
+      expect(workerTaskImages(name)).toEqual([`${first.ref}@${first.digest}`]);
+    } finally {
+      onWorker(["rm", "-f", plain]);
+    }
   });
 });
 
