@@ -255,6 +255,15 @@ SWARM_WORKER="$DIR/w2"
 SWARM_MANAGER_ADDR="127.0.0.1:$((REGISTRY_PORT + 7))"
 SWARM_WORKER_ADDR="127.0.0.2:$((REGISTRY_PORT + 8))"
 swarm_state() { docker -H "unix://$1" info -f '{{.Swarm.LocalNodeState}}' 2>/dev/null || true; }
+# Swarm's bridge for its network namespaces (docker_gwbridge), made before Swarm makes it, under a
+# kernel name of this engine's own: every engine on the machine shares the host's interfaces, and
+# the default name would be one bridge for all of them, removed by whichever leaves first.
+swarm_gwbridge() { # swarm_gwbridge SOCKET NAME
+  docker -H "unix://$1" network inspect docker_gwbridge >/dev/null 2>&1 && return 0
+  docker -H "unix://$1" network create --driver bridge --opt "com.docker.network.bridge.name=$2" \
+    --opt com.docker.network.bridge.enable_icc=false --opt com.docker.network.bridge.enable_ip_masquerade=false \
+    docker_gwbridge >/dev/null
+}
 swarm_ready() { [ "$(docker -H "unix://$SOCK" node ls -q --filter role=worker 2>/dev/null | wc -l)" -ge 1 ] &&
   ! docker -H "unix://$SOCK" node ls --format '{{.Status}}' | grep -qv Ready; }
 
@@ -263,6 +272,8 @@ swarm_up() {
   start_engine
   start_dockerd "$SWARM_WORKER"
   local manager=(docker -H "unix://$SOCK") worker=(docker -H "unix://$SWARM_WORKER/docker.sock")
+  swarm_gwbridge "$SOCK" "svcgw$((REGISTRY_PORT + 7))"
+  swarm_gwbridge "$SWARM_WORKER/docker.sock" "svcgw$((REGISTRY_PORT + 8))"
   if [ "$(swarm_state "$SOCK")" != active ]; then
     "${manager[@]}" swarm init --advertise-addr "$SWARM_MANAGER_ADDR" --listen-addr "$SWARM_MANAGER_ADDR" \
       --data-path-port $((REGISTRY_PORT + 9)) >/dev/null
@@ -288,12 +299,14 @@ swarm_down() {
     "${worker[@]}" swarm leave --force >/dev/null 2>&1 || true
     ids=$("${worker[@]}" ps -aq 2>/dev/null || true)
     [ -z "$ids" ] || "${worker[@]}" rm -f $ids >/dev/null 2>&1 || true
+    "${worker[@]}" network rm docker_gwbridge >/dev/null 2>&1 || true
   fi
   stop_pid "$SWARM_WORKER/dockerd.pid"
   if alive "$DIR/dockerd.pid"; then
     "${manager[@]}" swarm leave --force >/dev/null 2>&1 || true
     ids=$("${manager[@]}" ps -aq --filter label=com.docker.swarm.task.id 2>/dev/null || true)
     [ -z "$ids" ] || "${manager[@]}" rm -f $ids >/dev/null 2>&1 || true
+    "${manager[@]}" network rm docker_gwbridge >/dev/null 2>&1 || true
   fi
   { grep -o -e " $SWARM_WORKER/[^ ]*" -e " $DIR/exec/netns/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r |
     while read -r m; do case "$m" in "$SWARM_WORKER"/*|*/ingress_sbox|*/lb_*|*/1-*) umount -l "$m" 2>/dev/null || true ;; esac; done
