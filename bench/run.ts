@@ -367,11 +367,39 @@ async function benchSwarmServices(): Promise<void> {
     const updates = services.filter((c: any) => c.state !== "fresh").length;
     record({ benchmark: "manifest requests per check cycle (50 Swarm services / 10 images)", svc: proxy.manifestRequests(), baseline: 10, unit: "requests", target: "exactly 10", check: (_r, v) => v === 10, note: `cycle ${round(ms)} ms` });
     record({ benchmark: "service updates per check cycle with nothing newer (50 services)", svc: updates, baseline: null, unit: "updates", target: "0 (Shepherd: 50)", check: (_r, v) => v === 0 });
+    await benchServiceRollout(port, `${host}/bench/roll:latest`);
   } finally {
     if (svc) await stop(svc);
     proxy.stop();
     run(["bash", join(ROOT, "scripts/sandbox.sh"), "swarm-down"], { env: SANDBOX_ENV, allowFailure: true });
   }
+}
+
+/**
+ * One service, a task on each node: svc's update (its report entry's time, from the check to
+ * Swarm's "completed") against `docker service update --image repo:tag@digest`, which waits for
+ * the same convergence. Two rounds each, alternating; the medians compared.
+ */
+async function benchServiceRollout(port: number, image: string): Promise<void> {
+  const name = "bench-roll";
+  await buildImage(image, "roll-0");
+  await runAsync(["docker", "-H", dockerHost, "service", "create", "--quiet", "--name", name, "--replicas", "2", "--update-parallelism", "0", "--update-monitor", "1s", image]);
+  const svcMs: number[] = [];
+  const cliMs: number[] = [];
+  for (let round = 0; round < 2; round++) {
+    await buildImage(image, `roll-svc-${round}`);
+    const response = await fetch(`http://127.0.0.1:${port}/v1/update?container=${name}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+    const entry = ((await response.json()) as any).containers.find((c: any) => c.name === name);
+    if (entry?.state !== "updated") throw new Error(`svc did not update ${name}: ${JSON.stringify(entry)}`);
+    svcMs.push(entry.duration_ms);
+
+    await buildImage(image, `roll-cli-${round}`);
+    const digest = (await runAsync(["docker", "-H", dockerHost, "image", "inspect", "--format", "{{index .RepoDigests 0}}", image])).trim();
+    const started = performance.now();
+    await runAsync(["docker", "-H", dockerHost, "service", "update", "--quiet", "--image", digest.replace("@", ":latest@"), name]);
+    cliMs.push(performance.now() - started);
+  }
+  record({ benchmark: "service rollout, 2 tasks on 2 nodes: svc's update vs docker service update --image (ms)", svc: median(svcMs), baseline: median(cliMs), unit: "ms", target: "<= 1.2x docker CLI", check: (r) => r <= 1.2 });
 }
 
 // ---------- 3. footprint, throughput, startup ----------

@@ -167,9 +167,13 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
     if (!state.manager) return undefined;
     const service = await swarm.inspectService(name).catch(() => null);
     if (!service || service.name !== name) return undefined;
-    if (service.previousImage === null) throw new SvcError("not_found", `Swarm keeps no previous spec of service ${name} (it was never updated)`);
     const from = unpinned(service.image);
-    const to = unpinned(service.previousImage);
+    const to = unpinned(service.previousImage ?? "");
+    // another instance's service (scope), or one svc is told to leave alone, stays as it is
+    if (!selectionFilter(deps.config, { container: [name] })(newEntry(service, deps.config).summary)) {
+      return { container: name, from_image_id: from.digest, to_image_id: to.digest, state: "skipped", reason: "not selected by svc (scope, labels or options)" };
+    }
+    if (service.previousImage === null) throw new SvcError("not_found", `Swarm keeps no previous spec of service ${name} (it was never updated)`);
     try {
       await requestRollback(ctx, swarm, service);
     } catch (error) {

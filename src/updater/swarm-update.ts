@@ -103,6 +103,6 @@ export async function waitSettled(ctx: ProtocolContext, swarm: Swarm, id: string
       if (ours && SETTLED.has(status.state)) return { service, status, firstMessage: firstMessage ?? status.message };
     }
     if (Date.now() >= deadline) return last ? { ...last, firstMessage: firstMessage ?? "" } : { missing: true };
-    await Bun.sleep(Math.min(ctx.timing.pollMs * 4, Math.max(0, deadline - Date.now())));
+    await Bun.sleep(Math.min(ctx.timing.pollMs, Math.max(0, deadline - Date.now())));
   }
 }

@@ -54,6 +54,8 @@ describe("a replicated service", () => {
     expectState(await h.updater.run("api", { container: [name] }), name, "fresh");
     expect(serviceInspect(name).Version.Index).toBe(version);
 
+    const otherScope = await makeUpdater({ containers: [], scope: "another-scope" });
+    expect(await otherScope.updater.rollback(name)).toMatchObject({ state: "skipped", reason: "not selected by svc (scope, labels or options)" });
     const back = await h.updater.rollback(name);
     expect(back).toMatchObject({ container: name, from_image_id: second.digest, to_image_id: first.digest, state: "updated" });
     expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 4);
