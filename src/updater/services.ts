@@ -127,6 +127,8 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
     await Promise.all(
       entries.map(async (entry) => {
         if (entry.policy.problem) return finish(entry, "skipped", entry.policy.problem);
+        // a new spec would run the job again
+        if (entry.service.mode.endsWith("job")) return finish(entry, "skipped", "a Swarm job: svc does not run it again");
         const { name, image, imageId } = entry.summary;
         announce(ctx.progress, ctx, name, "check");
         const verdict = await checker.check({ name, image, imageId, noPull: false, minImageAgeMs: entry.policy.minImageAgeMs, tagPolicy: entry.policy.tagPolicy });

@@ -47,6 +47,8 @@ describe("a replicated service", () => {
     expect(tasks.length).toBeGreaterThan(0);
     for (const task of tasks) expect(task).toMatchObject({ state: "skipped", reason: `Swarm task of service ${name}` });
     expect(report!.counts.updated).toBe(1);
+    // notifications get the same report; the service counts once however many tasks it has
+    expect(h.published.map((r) => r.containers.filter((c) => c.name === name).length)).toEqual([1]);
     expectEveryTaskOn(name, `${first.ref}@${second.digest}`, 4);
     expect(h.audit.entries.filter((e) => e.container === name).map((e) => e.action)).toEqual(["service_update"]);
 

@@ -26,6 +26,7 @@ describe("a service as the engine describes it", () => {
     expect(parseService(raw({})).failureAction).toBeNull();
     expect(parseService(raw({ UpdateConfig: { Parallelism: 1 } })).failureAction).toBe("pause");
     expect(parseService(raw({ Mode: { Global: {} } })).mode).toBe("global");
+    expect(parseService(raw({ Mode: { ReplicatedJob: {} } })).mode).toBe("replicatedjob");
   });
 
   test("a description svc cannot read is an engine error, not a crash", () => {
