@@ -22,7 +22,7 @@ import { createChecker, type Checker, type Verdict } from "./check.ts";
 import { forEachLimited } from "./pool.ts";
 import { announce } from "./progress.ts";
 import type { ProtocolContext } from "./protocol.ts";
-import { LABELS, policyFor, selectionFilter, type ContainerPolicy } from "./selection.ts";
+import { LABELS, labelValue, policyFor, selectionFilter, type ContainerPolicy } from "./selection.ts";
 import { awaitRollout, requestRollback, waitSettled, writeImage, type ServiceOutcome } from "./swarm-update.ts";
 import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type RollbackResult, type UpdateFilter } from "./types.ts";
 
@@ -60,6 +60,8 @@ interface Entry {
   startedAt: number;
   finishedAt?: number;
 }
+
+const HOOK_LABELS = ["preCheck", "preUpdate", "postUpdate", "postCheck"] as const;
 
 /** Undefined for an engine without Swarm mode. */
 export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | undefined {
@@ -104,19 +106,22 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
       for (const entry of stale) finish(entry, "stale", DRY_RUN_REASON);
     } else {
       const own = ownServiceId(all);
+      const ownEntries = stale.filter((e) => e.service.id === own);
+      if (deps.config.run_once) for (const entry of ownEntries) finish(entry, "skipped", "svc's own service is not updated in run-once mode");
       // svc's own service last: its new task takes over from this one
       await forEachLimited(
         stale.filter((e) => e.service.id !== own),
         deps.concurrency,
         (entry) => update(ctx, swarm, entry, false),
       );
-      for (const entry of stale.filter((e) => e.service.id === own)) await update(ctx, swarm, entry, true);
+      if (!deps.config.run_once) for (const entry of ownEntries) await update(ctx, swarm, entry, true);
     }
     return entries.map(reportOf);
   };
 
   const tellHooks = (entry: Entry): void => {
-    const hooks = [LABELS.preCheck, LABELS.preUpdate, LABELS.postUpdate, LABELS.postCheck].filter((label) => entry.summary.labels[label] !== undefined);
+    // svc's hook labels, or their Watchtower twins
+    const hooks = HOOK_LABELS.filter((name) => labelValue(entry.summary.labels, name) !== undefined).map((name) => LABELS[name]);
     if (hooks.length === 0 || toldHooks.has(entry.service.name)) return;
     toldHooks.add(entry.service.name);
     log.warn("lifecycle hooks do not apply to Swarm services (Swarm runs the tasks): these labels are ignored", { service: entry.service.name, labels: hooks });

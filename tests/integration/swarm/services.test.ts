@@ -7,7 +7,9 @@ import { sandbox } from "../../harness.ts";
 import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
-import { docker, waitUntil } from "../../harness.ts";
+import { docker, freePort, inspect, portOpen, waitUntil } from "../../harness.ts";
+import { buildSvcImage, compileSvc } from "../e2e/support.ts";
+import type { SessionReport } from "../../../src/updater/types.ts";
 import { createService, createServiceWithoutFailureAction, nodeCount, onWorker, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
 
 const fx = new Fixture();
@@ -136,14 +138,18 @@ describe("policies", () => {
     expectEveryTaskOn(name, `${moved}@${minor.digest}`, 2);
   });
 
-  test("monitor-only and a dry run report the newer digest and leave the spec alone", async () => {
+  test("monitor-only and a dry run report the newer digest and leave the spec alone; hooks do not apply (said once)", async () => {
     const first = fx.image("watch");
-    const name = createService("watch", first.ref, ["--replicas", "1"]);
+    const name = createService("watch", first.ref, ["--replicas", "1", "--label", "svc.hooks.pre_update=echo never"]);
     const second = fx.image("watch");
     const version = serviceInspect(name).Version.Index;
 
-    const watching = await makeUpdater({ containers: [], monitor_only: true });
+    const log = recordingLogger();
+    const watching = await makeUpdater({ containers: [], monitor_only: true }, { log });
     expect(expectState(await watching.updater.run("api", { container: [name] }), name, "stale")).toMatchObject({ new_digest: second.digest, reason: null });
+    await watching.updater.run("api", { container: [name] });
+    const told = log.lines.filter((l) => l.message.startsWith("lifecycle hooks do not apply to Swarm services"));
+    expect(told.map((l) => l.fields)).toEqual([{ service: name, labels: ["svc.hooks.pre_update"] }]);
     const dry = await makeUpdater({ containers: [] });
     const report = await dry.updater.run("api", { container: [name] }, { dryRun: true });
     expect(expectState(report, name, "stale")).toMatchObject({ new_digest: second.digest, reason: DRY_RUN_REASON });
@@ -204,4 +210,45 @@ describe("a spec changed while svc decides", () => {
     expect(writes[0]!.error).toContain("out of sequence");
     expect(writes[1]!.error).toBeUndefined();
   });
+});
+
+describe("svc as a Swarm service on the manager", () => {
+  test("updates the other services first, then its own without waiting, and the new task takes over", async () => {
+    const work = fx.tempDir("svc-build");
+    compileSvc(work);
+    const svcRef = `${sandbox().registry}/${fx.name("svc")}:latest`;
+    buildSvcImage(work, svcRef, "1");
+    const first = fx.image("beside");
+    const scope = fx.name("self-scope");
+    const port = freePort();
+    const beside = createService("beside", first.ref, ["--replicas", "1"], scope);
+    const self = createService(
+      "self",
+      svcRef,
+      [
+        ...["--network", "host", "--constraint", "node.role==manager", "--no-healthcheck", "--mount", `type=bind,src=${sandbox().socketPath},dst=/var/run/docker.sock`],
+        ...["--env", `SVC_SCOPE=${scope}`, "--env", "SVC_HTTP_API_UPDATE=true", "--env", "SVC_HTTP_API_TOKEN=swarm-self-token", "--env", `SVC_HTTP_API_PORT=${port}`],
+      ],
+      scope,
+    );
+    await waitUntil(() => portOpen(port), 30_000, "svc's API in its task");
+    const second = fx.image("beside");
+    buildSvcImage(work, svcRef, "2");
+    const svcDigest = (inspect(svcRef).RepoDigests as string[]).find((d) => d.startsWith(svcRef.replace(/:latest$/, "@")))!.split("@")[1];
+
+    const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: "Bearer swarm-self-token" } });
+    const report = (await response.json()) as SessionReport;
+    expect(expectState(report, beside, "updated").new_digest).toBe(second.digest);
+    expect(expectState(report, self, "updated").reason).toContain("svc's own service");
+    // its own service was written after the other one's rollout had completed
+    const [besideStatus, selfStatus] = [serviceInspect(beside).UpdateStatus, serviceInspect(self).UpdateStatus];
+    expect(Date.parse(besideStatus.CompletedAt)).toBeLessThanOrEqual(Date.parse(selfStatus.StartedAt));
+
+    const pinned = `${svcRef}@${svcDigest}`;
+    await waitUntil(() => runningTasks(self).length === 1 && runningTasks(self)[0]!.image === pinned, 90_000, "the new svc task");
+    await waitUntil(() => portOpen(port), 30_000, "the new svc's API");
+    const again = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: "Bearer swarm-self-token" } });
+    const next = (await again.json()) as SessionReport;
+    for (const name of [beside, self]) expectState(next, name, "fresh");
+  }, 240_000);
 });

@@ -50,9 +50,9 @@ export function onWorker(args: string[]): string {
 export const QUICK_ROLLOUT = ["--stop-grace-period", "1s", "--update-parallelism", "0", "--update-monitor", "2s", "--rollback-parallelism", "0", "--rollback-monitor", "1s"];
 
 /** `docker service create` in the tests' scope (spec and task labels), waiting until its tasks run. */
-export function createService(what: string, image: string, args: string[] = []): string {
+export function createService(what: string, image: string, args: string[] = [], scope = TEST_SCOPE): string {
   const name = uniqueName(`swarm-${what}`);
-  docker(["service", "create", "--quiet", "--name", name, "--label", `svc.scope=${TEST_SCOPE}`, "--container-label", `svc.scope=${TEST_SCOPE}`, ...QUICK_ROLLOUT, ...args, image]);
+  docker(["service", "create", "--quiet", "--name", name, "--label", `svc.scope=${scope}`, "--container-label", `svc.scope=${scope}`, ...QUICK_ROLLOUT, ...args, image]);
   created.push(name);
   return name;
 }
