@@ -8,7 +8,7 @@ import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updat
 import { recordingLogger } from "../../support/logger.ts";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { docker, freePort, inspect, portOpen, waitUntil } from "../../harness.ts";
-import { buildSvcImage, compileSvc } from "../e2e/support.ts";
+import { baseFlags, buildSvcImage, compileSvc, parseJsonLines, reportsIn, runSvc } from "../e2e/support.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import { createService, createServiceWithoutFailureAction, nodeCount, onWorker, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
 
@@ -60,12 +60,18 @@ describe("a replicated service", () => {
 
     const otherScope = await makeUpdater({ containers: [], scope: "another-scope" });
     expect(await otherScope.updater.rollback(name)).toMatchObject({ state: "skipped", reason: "not selected by svc (scope, labels or options)" });
-    const back = await h.updater.rollback(name);
-    expect(back).toMatchObject({ container: name, from_image_id: second.digest, to_image_id: first.digest, state: "updated" });
+    // `svc rollback NAME`, the one-off command: Swarm keeps the previous spec; state_dir keeps the skip
+    const flags = [...baseFlags(), "--scope", TEST_SCOPE, "--state-dir", fx.tempDir("state")];
+    const back = await runSvc(["rollback", name, ...flags]);
+    expect(back.code).toBe(0);
+    const said = parseJsonLines(back.stdout + back.stderr).find((line) => line.message === "rollback");
+    expect(said?.fields).toMatchObject({ container: name, from_image_id: second.digest, to_image_id: first.digest, state: "updated" });
     expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 4);
     // the digest it left waits for a newer one
-    const after = expectState(await h.updater.run("api", { container: [name] }), name, "skipped");
-    expect(after.reason).toContain(second.digest!);
+    const after = await runSvc([...flags, "--run-once", name]);
+    const entry2 = reportsIn(after.stdout + after.stderr)[0]?.containers.find((c: { name: string }) => c.name === name);
+    expect(entry2).toMatchObject({ kind: "service", state: "skipped", reason: `${second.digest} was skipped on request (POST /v1/skip); waiting for a newer image` });
+    expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 4);
   });
 });
 
