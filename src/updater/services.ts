@@ -112,9 +112,9 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
       await forEachLimited(
         stale.filter((e) => e.service.id !== own),
         deps.concurrency,
-        (entry) => update(ctx, swarm, entry, false),
+        (entry) => updateOne(ctx, entry, false),
       );
-      if (!deps.config.run_once) for (const entry of ownEntries) await update(ctx, swarm, entry, true);
+      if (!deps.config.run_once) for (const entry of ownEntries) await updateOne(ctx, entry, true);
     }
     return entries.map(reportOf);
   };
@@ -144,6 +144,10 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
     );
   };
 
+  /** One service's failure goes into its report entry; it never aborts the cycle. */
+  const updateOne = (ctx: ProtocolContext, entry: Entry, self: boolean): Promise<void> =>
+    update(ctx, swarm, entry, self).catch((error) => finish(entry, "failed", `updating the service failed: ${toSvcError(error).message}`));
+
   const update = async (ctx: ProtocolContext, swarm: Swarm, entry: Entry, self: boolean): Promise<void> => {
     if (deps.draining()) return finish(entry, "skipped", "svc is shutting down");
     const verdict = entry.verdict!;
@@ -153,7 +157,7 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
     if ("failed" in written) return finish(entry, "failed", written.failed);
     if (self) return finish(entry, "updated", "svc's own service: Swarm replaces this task with one on the new image, which takes over");
     announce(ctx.progress, ctx, entry.service.name, "watch");
-    settle(entry, await awaitRollout(ctx, swarm, written));
+    settle(entry, await awaitRollout(ctx, swarm, written, deps.draining));
   };
 
   /** The outcome into the entry; a digest Swarm (or svc) rolled back is not retried until a newer one. */

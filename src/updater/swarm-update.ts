@@ -42,12 +42,16 @@ export async function writeImage(ctx: ProtocolContext, swarm: Swarm, service: Se
   }
 }
 
-/** After the write: Swarm's outcome, with svc's rollback rules for a service without a failure action. */
-export async function awaitRollout(ctx: ProtocolContext, swarm: Swarm, before: ServiceSummary): Promise<ServiceOutcome> {
+/**
+ * After the write: Swarm's outcome, with svc's rollback rules for a service without a failure
+ * action. `stopping` (a graceful stop of svc) ends the wait early: Swarm goes on by itself.
+ */
+export async function awaitRollout(ctx: ProtocolContext, swarm: Swarm, before: ServiceSummary, stopping: () => boolean = () => false): Promise<ServiceOutcome> {
   const config = ctx.config;
   const timeout = config.service_update_timeout;
-  const settled = await waitSettled(ctx, swarm, before.id, before.update, timeout);
+  const settled = await waitSettled(ctx, swarm, before.id, before.update, timeout, stopping);
   if ("missing" in settled) return { kind: "failed", reason: "the service disappeared during its update" };
+  if (settled.stopped) return { kind: "failed", reason: "svc stopped (shutting down) before Swarm's update finished; Swarm goes on with it" };
   const ownRules = before.failureAction === null;
   const status = settled.status;
   if (status?.state === "completed") return { kind: "updated" };
@@ -80,14 +84,14 @@ export function requestRollback(ctx: ProtocolContext, swarm: Swarm, service: Ser
   return act(ctx, "service_rollback", { container: service.name, container_id: service.id, image: service.previousImage ?? undefined }, () => swarm.rollback(service));
 }
 
-type Settled = { service: ServiceSummary; status: ServiceUpdateStatus | null; firstMessage: string } | { missing: true };
+type Settled = { service: ServiceSummary; status: ServiceUpdateStatus | null; firstMessage: string; stopped?: true } | { missing: true };
 
 /**
  * Polls the service until an update started after `before` has settled, or `timeoutMs` passes
  * (then the last status read). `firstMessage` is the first message Swarm gave once the update
  * left `updating`: a rollback's cause, which the final "rollback completed" no longer says.
  */
-export async function waitSettled(ctx: ProtocolContext, swarm: Swarm, id: string, before: ServiceUpdateStatus | null, timeoutMs: number): Promise<Settled> {
+export async function waitSettled(ctx: ProtocolContext, swarm: Swarm, id: string, before: ServiceUpdateStatus | null, timeoutMs: number, stopping: () => boolean = () => false): Promise<Settled> {
   const deadline = Date.now() + timeoutMs;
   let firstMessage: string | undefined;
   let last: { service: ServiceSummary; status: ServiceUpdateStatus | null } | undefined;
@@ -102,6 +106,7 @@ export async function waitSettled(ctx: ProtocolContext, swarm: Swarm, id: string
       if (ours && status.state !== "updating") firstMessage ??= status.message;
       if (ours && SETTLED.has(status.state)) return { service, status, firstMessage: firstMessage ?? status.message };
     }
+    if (last && stopping()) return { ...last, firstMessage: firstMessage ?? "", stopped: true };
     if (Date.now() >= deadline) return last ? { ...last, firstMessage: firstMessage ?? "" } : { missing: true };
     await Bun.sleep(Math.min(ctx.timing.pollMs, Math.max(0, deadline - Date.now())));
   }

@@ -96,6 +96,11 @@ describe("Swarm's rollout, as svc reports it", () => {
   });
 });
 
+test("a graceful stop of svc ends the wait: failed, not held against the image, Swarm goes on", async () => {
+  const outcome = await awaitRollout(context(), new ScriptedSwarm([at("updating")]), service({ failureAction: null }), () => true);
+  expect(outcome).toEqual({ kind: "failed", reason: "svc stopped (shutting down) before Swarm's update finished; Swarm goes on with it" });
+});
+
 describe("writing the new image", () => {
   test("a spec changed meanwhile is read again and written once more at its new version", async () => {
     const swarm = new ScriptedSwarm([before]);
