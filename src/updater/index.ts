@@ -245,10 +245,12 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   /** A tag is skipped as the reference the container would move to: the container's image with that tag. */
   const skipTag = async (name: string, tag: string): Promise<SkipResult> => {
     const container = await deps.engine.inspectContainer(name).catch(() => null);
-    if (!container) throw new SvcError("not_found", `no container named ${name}`);
+    // a Swarm service's tag is skipped on the reference it follows (services.ts)
+    const followed = container?.Config.Image ?? (await services?.reference(name));
+    if (followed === undefined) throw new SvcError("not_found", `no container named ${name}`);
     let image: string;
     try {
-      image = withTag(parseReference(container.Config.Image), tag);
+      image = withTag(parseReference(followed), tag);
       parseReference(image);
     } catch (error) {
       throw new SvcError("bad_request", `cannot skip tag "${tag.slice(0, 80)}": ${toSvcError(error).message}`);

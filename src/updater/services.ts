@@ -46,6 +46,8 @@ export interface ServiceTargets {
   run(ctx: ProtocolContext, all: readonly ContainerSummary[], filter: UpdateFilter, options: { dryRun: boolean; toLocalTag?: boolean }): Promise<ContainerReport[]>;
   /** `svc rollback NAME` for a service: Swarm goes back to the previous spec. undefined: no such service here. */
   rollback(ctx: ProtocolContext, name: string): Promise<RollbackResult | undefined>;
+  /** The reference a service follows (`repo:tag`, as a container's Config.Image); undefined: no such service here. */
+  reference(name: string): Promise<string | undefined>;
 }
 
 /** One service in a cycle: what the selection, the check and the update learn about it. */
@@ -201,7 +203,13 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
     return { container: name, from_image_id: from.digest, to_image_id: to.digest, state: "updated", reason: "Swarm rolled the service back to its previous spec" };
   };
 
-  return { run, rollback };
+  const reference = async (name: string): Promise<string | undefined> => {
+    const state = await swarm.state().catch(() => ({ active: false, manager: false }));
+    const service = state.manager ? await swarm.inspectService(name).catch(() => null) : null;
+    return service?.name === name ? unpinned(service.image).image : undefined;
+  };
+
+  return { run, rollback, reference };
 }
 
 function newEntry(service: ServiceSummary, config: Config): Entry {

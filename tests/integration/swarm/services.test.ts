@@ -136,9 +136,14 @@ describe("policies", () => {
     const name = createService("tags", first.ref, ["--replicas", "2"]);
     const minor = fx.image("tags", { tag: "1.1.0" });
     fx.image("tags", { tag: "2.0.0" });
+    const moved = first.ref.replace(/:1\.0\.0$/, ":1.1.0");
+    // a tag skipped on request (POST /v1/skip?tag=) is not moved to
+    const skipping = await makeUpdater({ containers: [], tag_policy: "semver:minor" });
+    expect(await skipping.updater.skip(name, { tag: "1.1.0" })).toEqual({ container: name, image: moved });
+    expect(expectState(await skipping.updater.run("api", { container: [name] }), name, "skipped").reason).toContain(`${moved} was skipped on request`);
+
     const h = await makeUpdater({ containers: [], tag_policy: "semver:minor" });
     const entry = expectState(await h.updater.run("api", { container: [name] }), name, "updated");
-    const moved = first.ref.replace(/:1\.0\.0$/, ":1.1.0");
     expect(entry).toMatchObject({ new_image: moved, new_digest: minor.digest });
     expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${moved}@${minor.digest}`);
     expectEveryTaskOn(name, `${moved}@${minor.digest}`, 2);
