@@ -15,8 +15,9 @@ const WORK = mkdtempSync(join(tmpdir(), "svc-bench-"));
 const TOKEN = "bench-token";
 const SANDBOX_ENV = {
   SVC_SANDBOX_DIR: join(ROOT, ".sandbox", `bench-${process.pid}`),
-  SVC_SANDBOX_REGISTRY_PORT: "5300",
-  SVC_SANDBOX_AUTH_REGISTRY_PORT: "5301",
+  // BENCH_REGISTRY_PORT: another pair (it and the next port) when 5300/5301 are taken on this machine
+  SVC_SANDBOX_REGISTRY_PORT: process.env.BENCH_REGISTRY_PORT ?? "5300",
+  SVC_SANDBOX_AUTH_REGISTRY_PORT: String(Number(process.env.BENCH_REGISTRY_PORT ?? "5300") + 1),
 };
 // Exits on SIGTERM quickly: its PID 1 shell waits on a background sleep, so stop costs no grace period.
 const CMD = `CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`;
@@ -340,6 +341,67 @@ async function benchUpdateCycle(): Promise<void> {
   record({ benchmark: "rollback watch, 20 containers (ms, reported apart)", svc: Math.max(0, withWatch.ms - noWatch.ms), baseline: null, unit: "ms", target: "report", note: `whole cycle with watch: ${round(withWatch.ms)} ms` });
 }
 
+// ---------- 2b. Swarm services ----------
+/**
+ * 50 services on 10 images on the sandbox's two-node Swarm, nothing newer: a cycle costs one
+ * manifest request per image and changes no service (Shepherd's loop would update all 50).
+ * The services run no task (0 replicas): the check looks at specs, never at tasks.
+ */
+async function benchSwarmServices(): Promise<void> {
+  run(["bash", join(ROOT, "scripts/sandbox.sh"), "swarm-up"], { env: SANDBOX_ENV });
+  const proxy = countingProxy(registry);
+  const host = `127.0.0.1:${proxy.port}`;
+  const images = Array.from({ length: 10 }, (_, i) => `${host}/bench/swarm${i}:latest`);
+  await buildImages(images, (i) => `swarm-${i}`);
+  const port = freePort();
+  let svc: Subprocess | undefined;
+  try {
+    // async: the manager resolves each image's digest through the counting proxy of this process
+    for (let i = 0; i < 50; i++) await runAsync(["docker", "-H", dockerHost, "service", "create", "--quiet", "--detach", "--replicas", "0", "--name", `bench-svc-${i}`, images[i % images.length]!]);
+    svc = await startSvc({ port });
+    await cycle(port); // warm: connections
+    proxy.reset();
+    const { ms, report } = await cycle(port);
+    const services = report.containers.filter((c: any) => c.kind === "service");
+    if (services.length !== 50) throw new Error(`expected 50 services in the report, got ${services.length}`);
+    const updates = services.filter((c: any) => c.state !== "fresh").length;
+    record({ benchmark: "manifest requests per check cycle (50 Swarm services / 10 images)", svc: proxy.manifestRequests(), baseline: 10, unit: "requests", target: "exactly 10", check: (_r, v) => v === 10, note: `cycle ${round(ms)} ms` });
+    record({ benchmark: "service updates per check cycle with nothing newer (50 services)", svc: updates, baseline: null, unit: "updates", target: "0 (Shepherd: 50)", check: (_r, v) => v === 0 });
+    await benchServiceRollout(port, `${host}/bench/roll:latest`);
+  } finally {
+    if (svc) await stop(svc);
+    proxy.stop();
+    run(["bash", join(ROOT, "scripts/sandbox.sh"), "swarm-down"], { env: SANDBOX_ENV, allowFailure: true });
+  }
+}
+
+/**
+ * One service, a task on each node: svc's update (its report entry's time, from the check to
+ * Swarm's "completed") against `docker service update --image repo:tag@digest`, which waits for
+ * the same convergence. Two rounds each, alternating; the medians compared.
+ */
+async function benchServiceRollout(port: number, image: string): Promise<void> {
+  const name = "bench-roll";
+  await buildImage(image, "roll-0");
+  await runAsync(["docker", "-H", dockerHost, "service", "create", "--quiet", "--name", name, "--replicas", "2", "--update-parallelism", "0", "--update-monitor", "1s", image]);
+  const svcMs: number[] = [];
+  const cliMs: number[] = [];
+  for (let round = 0; round < 2; round++) {
+    await buildImage(image, `roll-svc-${round}`);
+    const response = await fetch(`http://127.0.0.1:${port}/v1/update?container=${name}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+    const entry = ((await response.json()) as any).containers.find((c: any) => c.name === name);
+    if (entry?.state !== "updated") throw new Error(`svc did not update ${name}: ${JSON.stringify(entry)}`);
+    svcMs.push(entry.duration_ms);
+
+    await buildImage(image, `roll-cli-${round}`);
+    const digest = (await runAsync(["docker", "-H", dockerHost, "image", "inspect", "--format", "{{index .RepoDigests 0}}", image])).trim();
+    const started = performance.now();
+    await runAsync(["docker", "-H", dockerHost, "service", "update", "--quiet", "--image", digest.replace("@", ":latest@"), name]);
+    cliMs.push(performance.now() - started);
+  }
+  record({ benchmark: "service rollout, 2 tasks on 2 nodes: svc's update vs docker service update --image (ms)", svc: median(svcMs), baseline: median(cliMs), unit: "ms", target: "<= 1.2x docker CLI", check: (r) => r <= 1.2 });
+}
+
 // ---------- 3. footprint, throughput, startup ----------
 function memoryParts(memory: { anon: number; file: number }): string {
   return `anon ${(memory.anon / 1024).toFixed(1)} + file-backed ${(memory.file / 1024).toFixed(1)} MiB`;
@@ -560,6 +622,7 @@ const steps: [string, () => void | Promise<void>][] = [
   ["check cycle", benchCheckCycle],
   ["tag policies", benchTagPolicies],
   ["update cycle", benchUpdateCycle],
+  ["swarm services", benchSwarmServices],
   ["sizes", benchSizes],
 ];
 

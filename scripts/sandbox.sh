@@ -11,6 +11,8 @@
 #   scripts/sandbox.sh status
 #   scripts/sandbox.sh start-engine   start the engine again after a test stopped it (its own command line)
 #   scripts/sandbox.sh prepare  only install the packages and download Docker 28.5 (before several ups at once)
+#   scripts/sandbox.sh swarm-up     a two-node Swarm: the engine as manager, a second engine joined as worker
+#   scripts/sandbox.sh swarm-down   leave it on both nodes and stop the second engine (`down` does it too)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -110,24 +112,26 @@ prepare_cli() {
   ln -sf "$SID_ROOT/usr/libexec/docker/cli-plugins/docker-compose" "$DIR/docker-config/cli-plugins/docker-compose"
 }
 
-start_dockerd() {
-  alive "$DIR/dockerd.pid" && return 0
-  mkdir -p "$DIR/data" "$DIR/exec"
+start_dockerd() { # start_dockerd [FOLDER]: the sandbox's engine, or another one (the Swarm worker) in FOLDER
+  local root=${1:-$DIR}
+  local sock="$root/docker.sock"
+  alive "$root/dockerd.pid" && return 0
+  mkdir -p "$root/data" "$root/exec"
   local path=$PATH args=(--iptables=false --ip-masq=false --bridge=none)
   case "$ENGINE" in
     docker20) args+=(--storage-driver=vfs) ;;
     docker28) path="$SID_ROOT/usr/bin:$SID_ROOT/usr/sbin:$PATH"; args+=(--storage-driver=vfs) ;;
     docker28-containerd)
       path="$SID_ROOT/usr/bin:$SID_ROOT/usr/sbin:$PATH"
-      echo '{"features":{"containerd-snapshotter":true},"storage-driver":"native"}' >"$DIR/daemon.json"
-      args+=(--config-file "$DIR/daemon.json") ;;
+      echo '{"features":{"containerd-snapshotter":true},"storage-driver":"native"}' >"$root/daemon.json"
+      args+=(--config-file "$root/daemon.json") ;;
   esac
   # setsid: the engine must not die with the shell that started it, only with `down`.
   # sid's dockerd starts sid's containerd (first on its PATH); runc stays Debian 12's.
   PATH=$path setsid dockerd "${args[@]}" \
-    --data-root "$DIR/data" --exec-root "$DIR/exec" --pidfile "$DIR/dockerd.pid" \
-    -H "unix://$SOCK" >"$DIR/dockerd.log" 2>&1 </dev/null &
-  wait_for 60 docker -H "unix://$SOCK" version || { tail -20 "$DIR/dockerd.log" >&2; exit 1; }
+    --data-root "$root/data" --exec-root "$root/exec" --pidfile "$root/dockerd.pid" \
+    -H "unix://$sock" >"$root/dockerd.log" 2>&1 </dev/null &
+  wait_for 60 docker -H "unix://$sock" version || { tail -20 "$root/dockerd.log" >&2; exit 1; }
 }
 
 # Podman's Docker-compatible API, with its storage, runtime state and configuration all in the
@@ -228,6 +232,7 @@ export SVC_TEST_AUTH_REGISTRY="127.0.0.1:$AUTH_REGISTRY_PORT"
 export SVC_TEST_AUTH_USER="$AUTH_USER"
 export SVC_TEST_AUTH_PASS="$AUTH_PASS"
 export SVC_TEST_ROOTFS="$DIR/rootfs.tar"
+export SVC_TEST_SWARM_WORKER_HOST="unix://$SWARM_WORKER/docker.sock"
 VARS
 }
 
@@ -248,6 +253,72 @@ up() {
   log "up: $ENGINE on unix://$SOCK, registries 127.0.0.1:$REGISTRY_PORT and 127.0.0.1:$AUTH_REGISTRY_PORT (basic auth)"
 }
 
+# A two-node Swarm (docs/swarm.md): the sandbox's engine as its manager (127.0.0.1), a second
+# engine of the same kind in its own folder joined as a worker over 127.0.0.2. Its ports follow
+# the registry's (+7 manager, +8 worker, +9 data path), so sandboxes side by side never share one.
+SWARM_WORKER="$DIR/w2"
+SWARM_MANAGER_ADDR="127.0.0.1:$((REGISTRY_PORT + 7))"
+SWARM_WORKER_ADDR="127.0.0.2:$((REGISTRY_PORT + 8))"
+swarm_state() { docker -H "unix://$1" info -f '{{.Swarm.LocalNodeState}}' 2>/dev/null || true; }
+# Swarm's bridge for its network namespaces (docker_gwbridge), made before Swarm makes it, under a
+# kernel name of this engine's own: every engine on the machine shares the host's interfaces, and
+# the default name would be one bridge for all of them, removed by whichever leaves first.
+swarm_gwbridge() { # swarm_gwbridge SOCKET NAME
+  docker -H "unix://$1" network inspect docker_gwbridge >/dev/null 2>&1 && return 0
+  docker -H "unix://$1" network create --driver bridge --opt "com.docker.network.bridge.name=$2" \
+    --opt com.docker.network.bridge.enable_icc=false --opt com.docker.network.bridge.enable_ip_masquerade=false \
+    docker_gwbridge >/dev/null
+}
+swarm_ready() { [ "$(docker -H "unix://$SOCK" node ls -q --filter role=worker 2>/dev/null | wc -l)" -ge 1 ] &&
+  ! docker -H "unix://$SOCK" node ls --format '{{.Status}}' | grep -qv Ready; }
+
+swarm_up() {
+  case "$ENGINE" in podman) log "Podman has no Swarm mode"; exit 2 ;; esac
+  start_engine
+  start_dockerd "$SWARM_WORKER"
+  local manager=(docker -H "unix://$SOCK") worker=(docker -H "unix://$SWARM_WORKER/docker.sock")
+  swarm_gwbridge "$SOCK" "svcgw$((REGISTRY_PORT + 7))"
+  swarm_gwbridge "$SWARM_WORKER/docker.sock" "svcgw$((REGISTRY_PORT + 8))"
+  if [ "$(swarm_state "$SOCK")" != active ]; then
+    "${manager[@]}" swarm init --advertise-addr "$SWARM_MANAGER_ADDR" --listen-addr "$SWARM_MANAGER_ADDR" \
+      --data-path-port $((REGISTRY_PORT + 9)) >/dev/null
+  fi
+  if [ "$(swarm_state "$SWARM_WORKER/docker.sock")" != active ]; then
+    "${worker[@]}" swarm join --token "$("${manager[@]}" swarm join-token -q worker)" \
+      --advertise-addr "$SWARM_WORKER_ADDR" --listen-addr "$SWARM_WORKER_ADDR" "$SWARM_MANAGER_ADDR" >/dev/null
+  fi
+  wait_for 60 swarm_ready || { "${manager[@]}" node ls >&2; exit 1; }
+  log "swarm: manager unix://$SOCK ($SWARM_MANAGER_ADDR), worker unix://$SWARM_WORKER/docker.sock ($SWARM_WORKER_ADDR)"
+}
+
+# Leaves the swarm on both nodes (services and their tasks go with it), stops the worker by its
+# pid, and unmounts the network namespaces Swarm mounted under both exec roots before the
+# worker's folder is removed (rm -rf fails on them otherwise).
+swarm_down() {
+  local manager=(docker -H "unix://$SOCK") worker=(docker -H "unix://$SWARM_WORKER/docker.sock") ids
+  if alive "$DIR/dockerd.pid" && [ "$(swarm_state "$SOCK")" = active ]; then
+    ids=$("${manager[@]}" service ls -q 2>/dev/null || true)
+    [ -z "$ids" ] || "${manager[@]}" service rm $ids >/dev/null 2>&1 || true
+  fi
+  if alive "$SWARM_WORKER/dockerd.pid"; then
+    "${worker[@]}" swarm leave --force >/dev/null 2>&1 || true
+    ids=$("${worker[@]}" ps -aq 2>/dev/null || true)
+    [ -z "$ids" ] || "${worker[@]}" rm -f $ids >/dev/null 2>&1 || true
+    "${worker[@]}" network rm docker_gwbridge >/dev/null 2>&1 || true
+  fi
+  stop_pid "$SWARM_WORKER/dockerd.pid"
+  if alive "$DIR/dockerd.pid"; then
+    "${manager[@]}" swarm leave --force >/dev/null 2>&1 || true
+    ids=$("${manager[@]}" ps -aq --filter label=com.docker.swarm.task.id 2>/dev/null || true)
+    [ -z "$ids" ] || "${manager[@]}" rm -f $ids >/dev/null 2>&1 || true
+    "${manager[@]}" network rm docker_gwbridge >/dev/null 2>&1 || true
+  fi
+  { grep -o -e " $SWARM_WORKER/[^ ]*" -e " $DIR/exec/netns/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r |
+    while read -r m; do case "$m" in "$SWARM_WORKER"/*|*/ingress_sbox|*/lb_*|*/1-*) umount -l "$m" 2>/dev/null || true ;; esac; done
+  for _ in 1 2 3 4 5; do rm -rf "$SWARM_WORKER" 2>/dev/null && break; sleep 1; done
+  [ ! -e "$SWARM_WORKER" ] || { log "could not remove $SWARM_WORKER"; return 1; }
+}
+
 stop_pid() { # stop_pid PIDFILE: TERM, wait up to 20 s, then KILL
   local file=$1 pid
   [ -f "$file" ] || return 0
@@ -262,6 +333,7 @@ stop_pid() { # stop_pid PIDFILE: TERM, wait up to 20 s, then KILL
 
 down() {
   [ -d "$DIR" ] || return 0
+  [ ! -d "$SWARM_WORKER" ] || swarm_down || true
   if alive "$DIR/dockerd.pid" || alive "$DIR/podman.pid"; then
     # Containers first, so that no shim outlives the engine; then the networks, whose bridges
     # would otherwise stay in the host's kernel after the engine is gone.
@@ -301,5 +373,7 @@ case "${1:-}" in
   down) down ;;
   env) print_env ;;
   status) status ;;
-  *) echo "usage: $0 up|down|env|status|start-engine|prepare" >&2; exit 2 ;;
+  swarm-up) swarm_up ;;
+  swarm-down) swarm_down ;;
+  *) echo "usage: $0 up|down|env|status|start-engine|prepare|swarm-up|swarm-down" >&2; exit 2 ;;
 esac

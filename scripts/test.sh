@@ -7,7 +7,8 @@
 #   docker28-containerd:rest  every other test, on the same engine (a sandbox of its own, so that
 #                             the two halves run side by side)
 #   docker28                  the engine-facing tests on Docker 28.5's classic image store
-#   docker20                  the engine-facing tests on Debian 12's Docker 20.10, the oldest supported
+#   docker20                  the engine-facing tests on Debian 12's Docker 20.10, the oldest supported,
+#                             and the Swarm tests
 #   podman                    the Podman set (svc refuses Podman)
 # SVC_TEST_ENGINES="docker20" (a space-separated list of legs or engines) runs only those. Extra
 # arguments go to `bun test` on one leg, the containerd store's (bash scripts/test.sh tests/build),
@@ -66,6 +67,9 @@ tests_of() { # what a leg runs
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
         grep -vxF -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
     podman) echo tests/integration/podman ;;
+    # the Swarm tests (a second engine of the leg's kind joined as a worker) run in the rest leg,
+    # on Docker 28.5, and here on the oldest engine; never in two legs of one engine
+    docker20) echo "${ENGINE_FACING[@]}" tests/integration/swarm ;;
     *) echo "${ENGINE_FACING[@]}" ;;
   esac
 }

@@ -61,6 +61,7 @@ function watchedContainers(report: SessionReport) {
   return {
     checked_at: report.finished_at,
     containers: report.containers.map((c) => ({
+      kind: c.kind ?? "container",
       name: c.name,
       image: c.image,
       state: c.state,

@@ -330,6 +330,7 @@ export const CONFIG = table("General options", {
   lifecycle_hooks: alias(bool(false, "Run the lifecycle hooks containers' labels set (svc.hooks.*, or Watchtower's lifecycle labels); off by default, as in Watchtower, since images bring labels with them"), wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"])),
   hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", { min: 1, max: DAY }),
   tag_policy: tagPolicy("Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags"),
+  service_update_timeout: duration("10m", "Swarm services (docs/swarm.md): wait this long for Swarm's rolling update of a service to complete, roll back or pause; past it the service is reported failed (rolled back when it has no failure action of its own and rollback.on_timeout is set)", { min: 1, max: DAY }),
   min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible", { max: 366 * DAY }),
 
   http_api: table("HTTP API options", {

@@ -26,6 +26,7 @@ import {
   tlsMaterial,
 } from "./connection.ts";
 import { FetchModem } from "./modem.ts";
+import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import type {
   ContainerInspect,
@@ -135,6 +136,8 @@ interface Negotiated {
 
 export class DockerEngine implements Engine {
   private negotiation: Promise<Negotiated> | undefined;
+  /** services on a Swarm manager (swarm.ts), through the same bounded calls */
+  readonly swarm: Swarm = dockerSwarm(((what, action, options) => this.call(what, action as never, options)) as EngineCall);
 
   constructor(
     private readonly connection: { endpoint: Endpoint; tls: TlsMaterial | null },

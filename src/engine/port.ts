@@ -3,6 +3,7 @@
  * (dockerode) lives beside this file; unit tests of the updater pass small fakes.
  */
 import type { ContainerInspectInfo, ImageInspectInfo } from "dockerode";
+import type { Swarm } from "./swarm.ts";
 
 /** A container's inspect, with the Config fields @types/dockerode leaves out. */
 export type ContainerInspect = ContainerInspectInfo & {
@@ -132,4 +133,6 @@ export interface Engine {
   removeImage(id: string): Promise<void>;
   /** the last `lines` lines of stdout+stderr, as text */
   containerLogs(id: string, lines: number): Promise<string>;
+  /** Swarm services (swarm.ts); absent on an engine without Swarm mode */
+  readonly swarm?: Swarm;
 }

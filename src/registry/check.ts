@@ -95,6 +95,12 @@ export class CheckSession implements RegistryCheckSession {
     return { stale: configDigest !== local.id, digest: top.digest };
   }
 
+  async digest(ref: ImageRef): Promise<string> {
+    if (ref.digest !== undefined) return ref.digest;
+    const tag = ref.tag ?? "latest";
+    return (await this.head(ref, tag)).digest ?? (await this.manifest(ref, tag)).digest;
+  }
+
   tags(ref: ImageRef): Promise<string[]> {
     return this.once(`TAGS ${ref.registry}/${ref.repository}`, () => this.listTags(ref, this.tagsPageSize));
   }

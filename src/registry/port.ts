@@ -52,6 +52,12 @@ export interface RegistryCheckSession {
    */
   check(ref: ImageRef, local: LocalImage, platform: () => Promise<Platform>): Promise<CheckResult>;
   /**
+   * The digest `ref`'s tag names now (the index digest of a multi-arch image, as Swarm pins a
+   * service): one HEAD request, shared with `check`; a GET only when the HEAD tells nothing.
+   * Throws SvcError (kind "registry") on registry errors.
+   */
+  digest(ref: ImageRef): Promise<string>;
+  /**
    * Every tag of `ref`'s repository (`/v2/<name>/tags/list`, following its pagination), in the
    * registry's order. One listing per repository per session, however many containers ask.
    * Throws SvcError (kind "registry") on registry errors.

@@ -76,12 +76,15 @@ export function createChecker(deps: {
   /** digests (or references) skipped on request, per container name */
   skipped?: Remembered;
   log?: Logger;
+  /** the platform every checked image is for, when it is not a local image's (a Swarm service's image lives on its nodes) */
+  platform?: () => Promise<Platform>;
 }): Checker {
   const images = new Map(deps.images.map((image) => [image.id, image]));
   const platforms = new Map<string, Promise<Platform>>();
   const groups = new Map<string, Promise<{ stale: boolean; digest: string }>>();
 
   const platformOf = (imageId: string): Promise<Platform> => {
+    if (deps.platform) return deps.platform();
     let platform = platforms.get(imageId);
     if (!platform) {
       platform = deps.engine.inspectImage(imageId).then((image) => {

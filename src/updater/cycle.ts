@@ -16,6 +16,7 @@ import { buildGraph, COMPOSE, connectedGroups, dependentsOf, findCycles, network
 import { forEachLimited } from "./pool.ts";
 import { act, park, planReplacement, replace, restore, stopOptionsFor, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
 import { needsHandover, startHandover } from "./handover.ts";
+import type { ServiceTargets } from "./services.ts";
 import { announce, type ProgressListener } from "./progress.ts";
 import { buildReport } from "./report.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
@@ -50,6 +51,8 @@ export interface CycleDeps {
   selfHandover?: SelfHandover;
   /** told of each step as it starts (progress.ts) */
   progress?: ProgressListener;
+  /** Swarm services, the second kind of target (services.ts); absent without Swarm mode */
+  services?: ServiceTargets;
 }
 
 /**
@@ -132,10 +135,11 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
     await preUpdateHooks(ctx, entries, toUpdate);
   }
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, log, all, entries, checker, toUpdate }) : false;
+  const services = (await deps.services?.run(ctx, all, filter, options)) ?? [];
   if (deps.config.cleanup && !dryRun) await cleanupImages(deps, ctx, entries);
   if (!dryRun) await runHooks(ctx, entries, "post_check", (entry) => entry.summary.state === "running" && entry.state !== "failed");
 
-  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: reportEntries(entries) });
+  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: [...reportEntries(entries), ...services].sort((a, b) => a.name.localeCompare(b.name)) });
   if (dryRun) report.dry_run = true;
   // told by whoever runs the cycle (summary.ts: a line per container, then the summary)
   return { report, selfReplaced };

@@ -48,6 +48,7 @@ import { completeHandover, type HandoverJob } from "./handover.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
 import type { ProgressListener } from "./progress.ts";
 import { metricCounts } from "./report.ts";
+import { createServiceTargets } from "./services.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, policyFor, scopeFilter, type Filter } from "./selection.ts";
 import type { CycleRunner, ReportSink, RollbackResult, RunOptions, SessionReport, SkipResult, ContainerActions, Trigger, UpdateFilter } from "./types.ts";
 
@@ -128,6 +129,9 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       return true;
     },
   };
+
+  const services = createServiceTargets({ ...cycleDeps, log: deps.log, selfContainerId: deps.selfContainerId });
+  cycleDeps.services = services;
 
   const run = async (trigger: Trigger, filter?: UpdateFilter, options: RunOptions = {}): Promise<SessionReport | null> => {
     if (current || draining) {
@@ -241,10 +245,12 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   /** A tag is skipped as the reference the container would move to: the container's image with that tag. */
   const skipTag = async (name: string, tag: string): Promise<SkipResult> => {
     const container = await deps.engine.inspectContainer(name).catch(() => null);
-    if (!container) throw new SvcError("not_found", `no container named ${name}`);
+    // a Swarm service's tag is skipped on the reference it follows (services.ts)
+    const followed = container?.Config.Image ?? (await services?.reference(name));
+    if (followed === undefined) throw new SvcError("not_found", `no container named ${name}`);
     let image: string;
     try {
-      image = withTag(parseReference(container.Config.Image), tag);
+      image = withTag(parseReference(followed), tag);
       parseReference(image);
     } catch (error) {
       throw new SvcError("bad_request", `cannot skip tag "${tag.slice(0, 80)}": ${toSvcError(error).message}`);
@@ -256,6 +262,9 @@ export function createUpdater(deps: UpdaterDeps): Updater {
 
   const rollback = async (name: string, trigger: Trigger = "api"): Promise<RollbackResult | null> => {
     if (current || draining) return null;
+    // a Swarm service is rolled back by Swarm, to its previous spec (services.ts)
+    const service = await services?.rollback(protocolContext(trigger), name);
+    if (service) return service;
     // "<image id>", or "<image id> <reference>" when the update moved it to another tag
     const [back, backReference] = previous.get(name)?.split(" ") ?? [];
     if (back === undefined) throw new SvcError("not_found", `svc knows no earlier image of ${name} (it has not updated it${deps.config.state_dir ? "" : " since it started: set state_dir to remember across restarts"})`);

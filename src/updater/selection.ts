@@ -6,6 +6,7 @@
  */
 import { parseBoolean, parseTagPolicy, readAsOption, type Config, type TagPolicy } from "../config/index.ts";
 import type { ContainerSummary } from "../engine/port.ts";
+import { taskServiceOf } from "../engine/swarm.ts";
 import { matchesImagePrefix, parseReference } from "../registry/reference.ts";
 import type { UpdateFilter } from "./types.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
@@ -194,6 +195,9 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   else problems.push(`label ${LABELS.tagPolicy}=${JSON.stringify(policyText)} ${parsed.problem}`);
   const compose = labels[LABELS.tagPolicyCompose];
   if (compose !== undefined && !["move", "report"].includes(compose.trim())) problems.push(`label ${LABELS.tagPolicyCompose}=${JSON.stringify(compose)} is neither "move" nor "report"`);
+  // Swarm's manager owns its tasks: a task is updated through its service (docs/swarm.md)
+  const service = taskServiceOf(labels);
+  if (service !== undefined) problems.unshift(`Swarm task of service ${service}`);
   if (problems.length > 0) policy.problem = problems.join("; ");
   return policy;
 }

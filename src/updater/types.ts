@@ -9,6 +9,8 @@ export interface UpdateFilter {
 }
 
 export interface ContainerReport {
+  /** present for a Swarm service (docs/swarm.md): one entry however many tasks it has; absent: a container */
+  kind?: "service";
   id: string;
   name: string;
   image: string;

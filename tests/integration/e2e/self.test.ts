@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { docker, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
-import { Fixture, REPO_ROOT, containersByPrefix, portOpen } from "./support.ts";
+import { Fixture, buildSvcImage as buildSvcImageAs, compileSvc, containersByPrefix, portOpen } from "./support.ts";
 
 const fx = new Fixture("e2e-self");
 let work: string;
@@ -16,24 +16,11 @@ let ref: string;
 
 afterAll(() => fx.cleanup(), 120_000);
 
-/** Builds the scratch image from this checkout under `ref`, with a label making each build a new image. */
-function buildSvcImage(build: string): string {
-  const context = join(work, "context");
-  const prepared = Bun.spawnSync(["bash", "scripts/image-context.sh", join(work, "svc"), join(context, "rootfs")], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
-  if (prepared.exitCode !== 0) throw new Error(`image-context.sh: ${prepared.stderr.toString()}`);
-  const built = Bun.spawnSync(
-    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(REPO_ROOT, "Dockerfile"), "--label", `svc.e2e.build=${build}`, "-t", ref, context],
-    { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
-  );
-  if (built.exitCode !== 0) throw new Error(`docker build: ${built.stderr.toString()}`);
-  docker(["push", "-q", ref]);
-  return inspect(ref).Id as string;
-}
+const buildSvcImage = (build: string): string => buildSvcImageAs(work, ref, build);
 
 beforeAll(() => {
   work = fx.tempDir("build");
-  const compiled = Bun.spawnSync(["bun", "build.ts", "--outdir", work], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
-  if (compiled.exitCode !== 0) throw new Error(`bun build.ts: ${compiled.stderr.toString()}`);
+  compileSvc(work);
   ref = `${sandbox().registry}/${fx.name("svc")}:latest`;
 }, 180_000);
 

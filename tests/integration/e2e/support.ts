@@ -6,10 +6,33 @@
  */
 import { join, resolve } from "node:path";
 import type { Server, Subprocess } from "bun";
-import { portOpen, sandbox, waitUntil } from "../../harness.ts";
+import { docker, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
 
 export { portOpen };
+
+/** `bun build.ts` of this checkout into `work` (the binary the image takes). */
+export function compileSvc(work: string): void {
+  const compiled = Bun.spawnSync(["bun", "build.ts", "--outdir", work], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
+  if (compiled.exitCode !== 0) throw new Error(`bun build.ts: ${compiled.stderr.toString()}`);
+}
+
+/**
+ * Builds svc's scratch image from the binary `compileSvc` put in `work`, under `ref`, with a label
+ * making each build a new image, and pushes it. Returns the image id.
+ */
+export function buildSvcImage(work: string, ref: string, build: string): string {
+  const context = join(work, "context");
+  const prepared = Bun.spawnSync(["bash", "scripts/image-context.sh", join(work, "svc"), join(context, "rootfs")], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
+  if (prepared.exitCode !== 0) throw new Error(`image-context.sh: ${prepared.stderr.toString()}`);
+  const built = Bun.spawnSync(
+    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(REPO_ROOT, "Dockerfile"), "--label", `svc.e2e.build=${build}`, "-t", ref, context],
+    { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
+  );
+  if (built.exitCode !== 0) throw new Error(`docker build: ${built.stderr.toString()}`);
+  docker(["push", "-q", ref]);
+  return inspect(ref).Id as string;
+}
 
 export const REPO_ROOT = resolve(import.meta.dir, "../../..");
 export const MAIN = join(REPO_ROOT, "src/main.ts");

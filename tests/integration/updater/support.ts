@@ -6,10 +6,10 @@ import { defaultConfig, type Config, type DeepPartial } from "../../../src/confi
 import { createDockerEngine } from "../../../src/engine/index.ts";
 import type { Engine } from "../../../src/engine/port.ts";
 import type { AuditEntry, AuditLog } from "../../../src/log/index.ts";
-import { silentLogger } from "../../../src/log/index.ts";
+import { silentLogger, type Logger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
-import { createUpdater, type Updater } from "../../../src/updater/index.ts";
+import { createUpdater, type ProgressListener, type Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import type { Subprocess } from "bun";
 import { docker, inspect, sandbox } from "../../harness.ts";
@@ -39,7 +39,7 @@ export interface Harness {
 export const TEST_SCOPE = "svc-updater-tests";
 
 /** Test defaults: short stop and startup timeouts, every cycle scoped by the caller's `containers`. */
-export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string } = {}): Promise<Harness> {
+export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger } = {}): Promise<Harness> {
   const config = defaultConfig({
     scope: TEST_SCOPE,
     ...overrides,
@@ -57,10 +57,11 @@ export async function makeUpdater(overrides: DeepPartial<Config> & { containers:
     engine,
     registry,
     metrics,
-    log: silentLogger,
+    log: extra.log ?? silentLogger,
     audit,
     sink: { publish: (report) => published.push(report) },
     selfContainerId: extra.selfContainerId,
+    progress: extra.progress,
     timing: { pollMs: 200, stableMs: 1000 },
   });
   return { config, engine, updater, metrics, audit, published };

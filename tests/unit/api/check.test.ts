@@ -37,7 +37,7 @@ describe("POST /v1/check", () => {
 });
 
 describe("GET /v1/containers", () => {
-  test("lists each watched container from a dry run: state, digests, whether it would be updated and why", async () => {
+  test("lists each watched container and Swarm service from a dry run: its kind, state, digests, whether it would be updated and why", async () => {
     const { request, runner } = makeApp();
     runner.report = (report) => ({
       ...report,
@@ -45,14 +45,16 @@ describe("GET /v1/containers", () => {
       containers: [
         { id: "a", name: "web", image: "r/web:1", new_image: "r/web:2", old_image_id: "sha256:1", new_image_id: null, old_digest: "sha256:old", new_digest: "sha256:new", state: "stale", reason: DRY_RUN_REASON, duration_ms: 1 },
         { id: "b", name: "db", image: "r/db:1", new_image: null, old_image_id: "sha256:2", new_image_id: null, old_digest: "sha256:db", new_digest: null, state: "fresh", reason: null, duration_ms: 1 },
+        { kind: "service", id: "c", name: "api", image: "r/api:1", new_image: null, old_image_id: "sha256:3", new_image_id: null, old_digest: "sha256:3", new_digest: "sha256:4", state: "stale", reason: DRY_RUN_REASON, duration_ms: 1 },
       ],
     });
     const response = await request("/v1/containers?image=r/", { headers: auth });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { containers: unknown[]; checked_at: unknown };
     expect(body.containers).toEqual([
-      { name: "web", image: "r/web:1", state: "stale", would_update: true, current_digest: "sha256:old", available_digest: "sha256:new", available_image: "r/web:2", reason: DRY_RUN_REASON },
-      { name: "db", image: "r/db:1", state: "fresh", would_update: false, current_digest: "sha256:db", available_digest: null, available_image: null, reason: null },
+      { kind: "container", name: "web", image: "r/web:1", state: "stale", would_update: true, current_digest: "sha256:old", available_digest: "sha256:new", available_image: "r/web:2", reason: DRY_RUN_REASON },
+      { kind: "container", name: "db", image: "r/db:1", state: "fresh", would_update: false, current_digest: "sha256:db", available_digest: null, available_image: null, reason: null },
+      { kind: "service", name: "api", image: "r/api:1", state: "stale", would_update: true, current_digest: "sha256:3", available_digest: "sha256:4", available_image: null, reason: DRY_RUN_REASON },
     ]);
     expect(typeof body.checked_at).toBe("string");
     expect(runner.calls).toEqual([{ trigger: "api", filter: { image: ["r/"] }, options: { dryRun: true } }]);

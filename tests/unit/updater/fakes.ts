@@ -308,6 +308,12 @@ export class FakeRegistry implements Registry {
         }
         return { stale: false, digest: `sha256:${local.id.slice(7)}` };
       },
+      digest: async (ref: ImageRef): Promise<string> => {
+        this.checks.push(ref.normalized);
+        const remoteId = this.engine.remote.get(ref.original);
+        if (!remoteId) throw new SvcError("registry", `${ref.original}: not found`);
+        return `sha256:${remoteId.slice(7)}`;
+      },
       tags: async (ref: ImageRef): Promise<string[]> => {
         this.tagLists.push(ref.normalized);
         const repository = ref.original.replace(/:[^:/]+$/, "");

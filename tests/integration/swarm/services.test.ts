@@ -1,0 +1,265 @@
+/**
+ * Swarm services on a real two-node Swarm (docs/swarm.md): svc decides (one registry request per
+ * image, policies, skip) and Swarm's own rolling update replaces the tasks on both nodes.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { sandbox } from "../../harness.ts";
+import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
+import { recordingLogger } from "../../support/logger.ts";
+import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
+import { docker, freePort, inspect, portOpen, waitUntil } from "../../harness.ts";
+import { baseFlags, buildSvcImage, compileSvc, parseJsonLines, reportsIn, runSvc } from "../e2e/support.ts";
+import type { SessionReport } from "../../../src/updater/types.ts";
+import { createService, createServiceWithoutFailureAction, nodeCount, onWorker, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
+
+const fx = new Fixture();
+
+beforeAll(() => startSwarm(), 120_000);
+afterEach(() => removeServices());
+afterAll(() => {
+  removeServices();
+  fx.cleanup();
+  stopSwarm();
+}, 120_000);
+
+/** Every running task of `name` on `image`, spread over both nodes, and the worker's own containers on it too. */
+function expectEveryTaskOn(name: string, image: string, tasks: number): void {
+  const running = runningTasks(name);
+  expect(running.map((t) => t.image)).toEqual(Array(tasks).fill(image));
+  expect(new Set(running.map((t) => t.node)).size).toBe(2);
+  const onWorker = workerTaskImages(name);
+  expect(onWorker.length).toBeGreaterThan(0);
+  for (const taskImage of onWorker) expect(taskImage).toBe(image);
+}
+
+describe("a replicated service", () => {
+  test("is updated by Swarm with every task on both nodes on the new digest; its tasks are never touched; a second cycle changes nothing; svc rollback puts it back", async () => {
+    expect(nodeCount()).toBe(2);
+    const first = fx.image("web");
+    const name = createService("web", first.ref, ["--replicas", "4"]);
+    expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 4);
+    const second = fx.image("web");
+    const h = await makeUpdater({ containers: [] });
+
+    // the image filter selects the service and its task containers (which carry the scope label)
+    const report = await h.updater.run("api", { image: [first.ref] });
+    const entry = expectState(report, name, "updated");
+    expect(entry).toMatchObject({ kind: "service", image: first.ref, old_digest: first.digest, new_digest: second.digest });
+    const tasks = report!.containers.filter((c) => c.name.startsWith(`${name}.`));
+    expect(tasks.length).toBeGreaterThan(0);
+    for (const task of tasks) expect(task).toMatchObject({ state: "skipped", reason: `Swarm task of service ${name}` });
+    expect(report!.counts.updated).toBe(1);
+    // notifications get the same report; the service counts once however many tasks it has
+    expect(h.published.map((r) => r.containers.filter((c) => c.name === name).length)).toEqual([1]);
+    expectEveryTaskOn(name, `${first.ref}@${second.digest}`, 4);
+    expect(h.audit.entries.filter((e) => e.container === name).map((e) => e.action)).toEqual(["service_update"]);
+
+    const version = serviceInspect(name).Version.Index;
+    expectState(await h.updater.run("api", { container: [name] }), name, "fresh");
+    expect(serviceInspect(name).Version.Index).toBe(version);
+
+    const otherScope = await makeUpdater({ containers: [], scope: "another-scope" });
+    expect(await otherScope.updater.rollback(name)).toMatchObject({ state: "skipped", reason: "not selected by svc (scope, labels or options)" });
+    // `svc rollback NAME`, the one-off command: Swarm keeps the previous spec; state_dir keeps the skip
+    const flags = [...baseFlags(), "--scope", TEST_SCOPE, "--state-dir", fx.tempDir("state")];
+    const back = await runSvc(["rollback", name, ...flags]);
+    expect(back.code).toBe(0);
+    const said = parseJsonLines(back.stdout + back.stderr).find((line) => line.message === "rollback");
+    expect(said?.fields).toMatchObject({ container: name, from_image_id: second.digest, to_image_id: first.digest, state: "updated" });
+    expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 4);
+    // the digest it left waits for a newer one
+    const after = await runSvc([...flags, "--run-once", name]);
+    const entry2 = reportsIn(after.stdout + after.stderr)[0]?.containers.find((c: { name: string }) => c.name === name);
+    expect(entry2).toMatchObject({ kind: "service", state: "skipped", reason: `${second.digest} was left by a rollback (svc rollback); waiting for a newer image` });
+    expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 4);
+  });
+});
+
+describe("a new image that fails its healthcheck", () => {
+  test("is rolled back by Swarm (its own failure action) or at svc's request (none), reported as such, and not retried by the next cycle", async () => {
+    const check = 'test -z "$BAD"';
+    const health = ["--health-cmd", check, "--health-interval", "1s", "--health-retries", "1", "--health-timeout", "2s", "--health-start-period", "0s"];
+    const first = fx.image("hc");
+    const byUs = await createServiceWithoutFailureAction("hc-svc", `${first.ref}@${first.digest}`, 2, check);
+    const bySwarm = createService("hc-own", first.ref, ["--replicas", "2", "--update-failure-action", "rollback", ...health]);
+    const bad = fx.image("hc", { changes: ['CMD ["/bin/sleep","3600"]', "ENV BAD=1"] });
+    const h = await makeUpdater({ containers: [] });
+
+    const report = await h.updater.run("api", { container: [byUs, bySwarm] });
+    const ours = expectState(report, byUs, "rolled_back");
+    expect(ours.reason).toContain("Swarm paused the update");
+    expect(ours.reason).toContain("svc asked Swarm to roll back");
+    const theirs = expectState(report, bySwarm, "rolled_back");
+    expect(theirs.reason).toContain("rolled back by Swarm");
+    expect(report!.counts.rolled_back).toBe(2);
+    for (const name of [byUs, bySwarm]) {
+      // Docker 20.10's Swarm calls a rollback complete while the tasks it started are still on their first healthcheck
+      await waitUntil(() => runningTasks(name).length === 2, 30_000, `${name}'s tasks back to running`);
+      expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 2);
+    }
+
+    const next = await h.updater.run("api", { container: [byUs, bySwarm] });
+    for (const name of [byUs, bySwarm]) expect(entryOf(next, name).reason).toBe(`${bad.digest} was rolled back before; waiting for a newer image`);
+    expect(h.audit.entries.filter((e) => e.action === "service_update").length).toBe(2);
+  });
+});
+
+describe("a global service", () => {
+  test("gets one task per node, both on the new digest", async () => {
+    const first = fx.image("global");
+    const name = createService("global", first.ref, ["--mode", "global"]);
+    const second = fx.image("global");
+    const h = await makeUpdater({ containers: [] });
+    expectState(await h.updater.run("api", { container: [name] }), name, "updated");
+    expectEveryTaskOn(name, `${first.ref}@${second.digest}`, 2);
+  });
+});
+
+describe("a private registry's image", () => {
+  test("is pulled by the worker with the credentials svc passes with the new spec", async () => {
+    const { authRegistry, authUser, authPass } = sandbox();
+    const first = fx.image("private", { registry: authRegistry });
+    // created without credentials: the manager runs its task from its local image, the worker cannot pull it
+    const name = createService("private", first.ref, ["--mode", "global", "--detach"]);
+    await waitUntil(() => runningTasks(name).length === 1, 60_000, "the manager's task");
+    expect(workerTaskImages(name)).toEqual([]);
+    const second = fx.image("private", { registry: authRegistry });
+    const h = await makeUpdater({ containers: [], registry_credentials: [{ host: authRegistry, username: authUser, password: authPass }] });
+    expectState(await h.updater.run("api", { container: [name] }), name, "updated");
+    expectEveryTaskOn(name, `${first.ref}@${second.digest}`, 2);
+  });
+});
+
+describe("policies", () => {
+  test("a tag policy moves a service to the newest allowed tag, pinned (repo:newtag@digest)", async () => {
+    const first = fx.image("tags", { tag: "1.0.0" });
+    const name = createService("tags", first.ref, ["--replicas", "2"]);
+    const minor = fx.image("tags", { tag: "1.1.0" });
+    fx.image("tags", { tag: "2.0.0" });
+    const moved = first.ref.replace(/:1\.0\.0$/, ":1.1.0");
+    // a tag skipped on request (POST /v1/skip?tag=) is not moved to
+    const skipping = await makeUpdater({ containers: [], tag_policy: "semver:minor" });
+    expect(await skipping.updater.skip(name, { tag: "1.1.0" })).toEqual({ container: name, image: moved });
+    expect(expectState(await skipping.updater.run("api", { container: [name] }), name, "skipped").reason).toContain(`${moved} was skipped on request`);
+
+    const h = await makeUpdater({ containers: [], tag_policy: "semver:minor" });
+    const entry = expectState(await h.updater.run("api", { container: [name] }), name, "updated");
+    expect(entry).toMatchObject({ new_image: moved, new_digest: minor.digest });
+    expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${moved}@${minor.digest}`);
+    expectEveryTaskOn(name, `${moved}@${minor.digest}`, 2);
+  });
+
+  test("monitor-only and a dry run report the newer digest and leave the spec alone; hooks do not apply (said once)", async () => {
+    const first = fx.image("watch");
+    const name = createService("watch", first.ref, ["--replicas", "1", "--label", "svc.hooks.pre_update=echo never"]);
+    const second = fx.image("watch");
+    const version = serviceInspect(name).Version.Index;
+
+    const log = recordingLogger();
+    const watching = await makeUpdater({ containers: [], monitor_only: true }, { log });
+    expect(expectState(await watching.updater.run("api", { container: [name] }), name, "stale")).toMatchObject({ new_digest: second.digest, reason: null });
+    await watching.updater.run("api", { container: [name] });
+    const told = log.lines.filter((l) => l.message.startsWith("lifecycle hooks do not apply to Swarm services"));
+    expect(told.map((l) => l.fields)).toEqual([{ service: name, labels: ["svc.hooks.pre_update"] }]);
+    const dry = await makeUpdater({ containers: [] });
+    const report = await dry.updater.run("api", { container: [name] }, { dryRun: true });
+    expect(expectState(report, name, "stale")).toMatchObject({ new_digest: second.digest, reason: DRY_RUN_REASON });
+
+    expect(serviceInspect(name).Version.Index).toBe(version);
+    expect(watching.audit.entries.length + dry.audit.entries.length).toBe(0);
+  });
+});
+
+describe("on a worker", () => {
+  test("svc updates the plain containers, leaves the tasks to Swarm, and says once that services are updated from a manager", async () => {
+    const first = fx.image("worker");
+    const name = createService("worker", first.ref, ["--mode", "global"]);
+    const plain = fx.name("plain");
+    onWorker(["run", "-d", "--name", plain, "--network", "none", "-l", `svc.scope=${TEST_SCOPE}`, first.ref]);
+    try {
+      const second = fx.image("worker");
+      const log = recordingLogger();
+      const h = await makeUpdater({ containers: [], docker: { host: process.env.SVC_TEST_SWARM_WORKER_HOST! } }, { log });
+      const version = serviceInspect(name).Version.Index;
+
+      const report = await h.updater.run("api", { image: [first.ref] });
+      expect(expectState(report, plain, "updated").new_digest).toBe(second.digest);
+      const tasks = report!.containers.filter((c) => c.name.startsWith(`${name}.`));
+      expect(tasks.map((t) => [t.state, t.reason])).toEqual([["skipped", `Swarm task of service ${name}`]]);
+      expect(report!.containers.some((c) => c.kind === "service")).toBe(false);
+      await h.updater.run("api", { image: [first.ref] });
+
+      expect(log.lines.filter((l) => l.message.includes("services are updated by svc on a manager")).length).toBe(1);
+      expect(serviceInspect(name).Version.Index).toBe(version);
+      expect(workerTaskImages(name)).toEqual([`${first.ref}@${first.digest}`]);
+    } finally {
+      onWorker(["rm", "-f", plain]);
+    }
+  });
+});
+
+describe("a spec changed while svc decides", () => {
+  test("is read again and written once more, keeping the other change", async () => {
+    const first = fx.image("race");
+    const name = createService("race", first.ref, ["--replicas", "1"]);
+    const second = fx.image("race");
+    // someone else changes the service between svc's read (the list) and its write
+    const h = await makeUpdater(
+      { containers: [] },
+      {
+        progress: (event) => {
+          if (event.container === name && event.step === "check") docker(["service", "update", "--quiet", "--detach", "--label-add", "changed=meanwhile", name]);
+        },
+      },
+    );
+    expectState(await h.updater.run("api", { container: [name] }), name, "updated");
+    const spec = serviceInspect(name).Spec;
+    expect(spec.Labels.changed).toBe("meanwhile");
+    expect(spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${second.digest}`);
+    const writes = h.audit.entries.filter((e) => e.action === "service_update");
+    expect(writes.length).toBe(2);
+    expect(writes[0]!.error).toContain("out of sequence");
+    expect(writes[1]!.error).toBeUndefined();
+  });
+});
+
+describe("svc as a Swarm service on the manager", () => {
+  test("updates the other services first, then its own without waiting, and the new task takes over", async () => {
+    const work = fx.tempDir("svc-build");
+    compileSvc(work);
+    const svcRef = `${sandbox().registry}/${fx.name("svc")}:latest`;
+    buildSvcImage(work, svcRef, "1");
+    const first = fx.image("beside");
+    const scope = fx.name("self-scope");
+    const port = freePort();
+    const beside = createService("beside", first.ref, ["--replicas", "1"], scope);
+    const self = createService(
+      "self",
+      svcRef,
+      [
+        ...["--network", "host", "--constraint", "node.role==manager", "--no-healthcheck", "--mount", `type=bind,src=${sandbox().socketPath},dst=/var/run/docker.sock`],
+        ...["--env", `SVC_SCOPE=${scope}`, "--env", "SVC_HTTP_API_UPDATE=true", "--env", "SVC_HTTP_API_TOKEN=swarm-self-token", "--env", `SVC_HTTP_API_PORT=${port}`],
+      ],
+      scope,
+    );
+    await waitUntil(() => portOpen(port), 30_000, "svc's API in its task");
+    const second = fx.image("beside");
+    buildSvcImage(work, svcRef, "2");
+    const svcDigest = (inspect(svcRef).RepoDigests as string[]).find((d) => d.startsWith(svcRef.replace(/:latest$/, "@")))!.split("@")[1];
+
+    const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: "Bearer swarm-self-token" } });
+    const report = (await response.json()) as SessionReport;
+    expect(expectState(report, beside, "updated").new_digest).toBe(second.digest);
+    expect(expectState(report, self, "updated").reason).toContain("svc's own service");
+    // its own service was written after the other one's rollout had completed
+    const [besideStatus, selfStatus] = [serviceInspect(beside).UpdateStatus, serviceInspect(self).UpdateStatus];
+    expect(Date.parse(besideStatus.CompletedAt)).toBeLessThanOrEqual(Date.parse(selfStatus.StartedAt));
+
+    const pinned = `${svcRef}@${svcDigest}`;
+    await waitUntil(() => runningTasks(self).length === 1 && runningTasks(self)[0]!.image === pinned, 90_000, "the new svc task");
+    await waitUntil(() => portOpen(port), 30_000, "the new svc's API");
+    const again = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: "Bearer swarm-self-token" } });
+    const next = (await again.json()) as SessionReport;
+    for (const name of [beside, self]) expectState(next, name, "fresh");
+  }, 240_000);
+});

@@ -1,0 +1,125 @@
+/** Swarm services as targets: selection, check, decisions and report, against a fake manager. */
+import { describe, expect, test } from "bun:test";
+import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import type { ServiceSummary, ServiceUpdateStatus, Swarm, SwarmState } from "../../../src/engine/swarm.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { inMemory } from "../../../src/state/index.ts";
+import type { ProtocolContext } from "../../../src/updater/protocol.ts";
+import { createServiceTargets } from "../../../src/updater/services.ts";
+import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
+import { recordingLogger } from "../../support/logger.ts";
+import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
+
+/** A manager whose rollouts end as `outcome` says, at once. */
+class FakeSwarm implements Swarm {
+  writes: string[] = [];
+  stateIs: SwarmState = { active: true, manager: true };
+  outcome: ServiceUpdateStatus["state"] = "completed";
+  constructor(readonly services: ServiceSummary[]) {}
+  async state() {
+    return this.stateIs;
+  }
+  async listServices() {
+    return this.services;
+  }
+  async inspectService(idOrName: string) {
+    return this.services.find((s) => s.id === idOrName || s.name === idOrName) ?? null;
+  }
+  async updateImage(service: ServiceSummary, image: string) {
+    this.writes.push(`${service.name} ${image}`);
+    // a new description, as the engine's next answer would be (the one read stays as it was)
+    const at = this.services.findIndex((x) => x.id === service.id);
+    const s = this.services[at]!;
+    const pinned = this.outcome === "completed" ? image : s.image;
+    this.services[at] = { ...s, image: pinned, version: s.version + 1, update: { state: this.outcome, message: this.outcome, startedAt: `t${this.writes.length}` } };
+  }
+  async rollback() {}
+}
+
+const digest = (n: number) => `sha256:${String(n).repeat(64)}`;
+function service(name: string, image: string, labels: Record<string, string> = {}, mode = "replicated"): ServiceSummary {
+  return { id: `id-${name}`, name, version: 1, image, labels, mode, failureAction: "pause", update: null, previousImage: null, spec: {} };
+}
+
+function setup(services: ServiceSummary[], config: DeepPartial<Config> = {}) {
+  const swarm = new FakeSwarm(services);
+  const engine = Object.assign(new FakeEngine(), { swarm });
+  const registry = new FakeRegistry(engine);
+  const log = recordingLogger();
+  const full = defaultConfig(config);
+  const rolledBack = inMemory();
+  const targets = createServiceTargets({ config: full, engine, registry, log, rolledBack, firstSeen: inMemory(), skipped: inMemory(), concurrency: 4, draining: () => false })!;
+  const ctx: ProtocolContext = { engine, config: full, log, audit: new MemoryAudit(), trigger: "api", timing: { pollMs: 1, stableMs: 1 } };
+  const run = (options: { dryRun?: boolean } = {}) => targets.run(ctx, [], {}, { dryRun: options.dryRun ?? false });
+  return { swarm, engine, log, rolledBack, run };
+}
+
+describe("which services a cycle looks at", () => {
+  test("their spec's labels and names select them as a container's would; jobs and digest-only pins are skipped", async () => {
+    const { engine, run } = setup(
+      [
+        service("web", `r/web:1@${digest(1)}`),
+        service("off", `r/off:1@${digest(1)}`, { "svc.enable": "false" }),
+        service("scoped", `r/web:1@${digest(1)}`, { "svc.scope": "other" }),
+        service("disabled", `r/web:1@${digest(1)}`),
+        service("job", `r/web:1@${digest(1)}`, {}, "replicatedjob"),
+        service("pinned", `r/web@${digest(1)}`),
+      ],
+      { disable_containers: ["disabled"] },
+    );
+    engine.remote.set("r/web:1", digest(1));
+    const report = await run();
+    expect(report.map((r) => [r.name, r.kind, r.state, r.reason])).toEqual([
+      ["web", "service", "fresh", null],
+      ["job", "service", "skipped", "a Swarm job: svc does not run it again"],
+      ["pinned", "service", "skipped", "pinned by digest"],
+    ]);
+  });
+
+  test("label_enable: only services labelled svc.enable=true", async () => {
+    const { engine, run } = setup([service("web", `r/web:1@${digest(1)}`), service("opted", `r/web:1@${digest(1)}`, { "com.centurylinklabs.watchtower.enable": "true" })], { label_enable: true });
+    engine.remote.set("r/web:1", digest(1));
+    expect((await run()).map((r) => r.name)).toEqual(["opted"]);
+  });
+
+  test("on a worker nothing, said once; outside a swarm nothing, said never", async () => {
+    const { swarm, log, run } = setup([service("web", `r/web:1@${digest(1)}`)]);
+    swarm.stateIs = { active: true, manager: false };
+    expect(await run()).toEqual([]);
+    expect(await run()).toEqual([]);
+    swarm.stateIs = { active: false, manager: false };
+    expect(await run()).toEqual([]);
+    expect(log.lines.filter((l) => l.message.includes("Swarm worker")).length).toBe(1);
+  });
+});
+
+describe("a newer digest", () => {
+  test("is written pinned (repo:tag@digest) and reported updated, old and new digests named", async () => {
+    const { engine, swarm, run } = setup([service("web", `r/web:1@${digest(1)}`)]);
+    engine.remote.set("r/web:1", digest(2));
+    const [entry] = await run();
+    expect(swarm.writes).toEqual([`web r/web:1@${digest(2)}`]);
+    expect(entry).toMatchObject({ kind: "service", image: "r/web:1", state: "updated", old_digest: digest(1), new_digest: digest(2), new_image_id: digest(2) });
+  });
+
+  test("monitor-only (label) and a dry run: stale, nothing written", async () => {
+    const { engine, swarm, run } = setup([service("web", `r/web:1@${digest(1)}`, { "svc.monitor_only": "true" }), service("api", `r/web:1@${digest(1)}`)]);
+    engine.remote.set("r/web:1", digest(2));
+    const report = await run({ dryRun: true });
+    expect(report.map((r) => [r.name, r.state, r.reason])).toEqual([
+      ["web", "stale", null],
+      ["api", "stale", DRY_RUN_REASON],
+    ]);
+    expect(swarm.writes).toEqual([]);
+  });
+
+  test("rolled back by Swarm: reported, remembered, and skipped by the next cycle", async () => {
+    const { engine, swarm, rolledBack, run } = setup([service("web", `r/web:1@${digest(1)}`)]);
+    engine.remote.set("r/web:1", digest(2));
+    swarm.outcome = "rollback_completed";
+    expect((await run())[0]).toMatchObject({ state: "rolled_back", reason: "rolled back by Swarm: rollback_completed" });
+    expect(rolledBack.get("web")).toBe(digest(2));
+    expect((await run())[0]).toMatchObject({ state: "skipped", reason: `${digest(2)} was rolled back before; waiting for a newer image` });
+    expect(swarm.writes.length).toBe(1);
+  });
+});
