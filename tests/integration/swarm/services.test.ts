@@ -64,7 +64,7 @@ describe("a replicated service", () => {
     const flags = [...baseFlags(), "--scope", TEST_SCOPE, "--state-dir", fx.tempDir("state")];
     const back = await runSvc(["rollback", name, ...flags]);
     expect(back.code).toBe(0);
-    const said = parseJsonLines(back.stdout + back.stderr).find((line) => line.message === "rollback");
+    const said = parseJsonLines(back.stdout + back.stderr).find((line) => line.message?.startsWith(`${name}: rolled back`));
     expect(said?.fields).toMatchObject({ container: name, from_image_id: second.digest, to_image_id: first.digest, state: "updated" });
     expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 4);
     // the digest it left waits for a newer one
