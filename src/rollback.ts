@@ -8,7 +8,7 @@
  * (src/state/index.ts).
  */
 import { z } from "zod";
-import { readCapped } from "./api/update-request.ts";
+import { readBounded } from "./bounded.ts";
 import type { Config } from "./config/index.ts";
 import { type ErrorKind, SvcError } from "./errors.ts";
 import type { Logger } from "./log/index.ts";
@@ -61,7 +61,7 @@ export async function rollbackThroughOwner(config: Config, stateFile: string, na
 }
 
 async function answerOf(response: Response, owner: Owner, who: string): Promise<RollbackResult> {
-  const { bytes } = await readCapped(response, MAX_ANSWER_BYTES);
+  const { bytes } = await readBounded(response, MAX_ANSWER_BYTES);
   const body = new TextDecoder().decode(bytes);
   if (response.ok) {
     const result = ResultSchema.safeParse(parseJson(body));

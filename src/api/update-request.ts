@@ -4,6 +4,7 @@
  * read here from the raw Request, with a cap, instead of by Elysia's parser: Elysia never
  * answers 415 and turns parser failures into its own statuses.
  */
+import { readBounded } from "../bounded.ts";
 import { SvcError } from "../errors.ts";
 import type { UpdateFilter } from "../updater/types.ts";
 
@@ -21,37 +22,6 @@ function bodyKindOf(contentType: string | null): BodyKind | null {
   if (mediaType === "application/json") return "json";
   if (mediaType === "application/x-www-form-urlencoded") return "form";
   return null;
-}
-
-interface CappedBody {
-  bytes: Uint8Array;
-  /** more than `cap` bytes were sent (the rest is not read) */
-  overCap: boolean;
-}
-
-/** Reads at most cap + 1 bytes of a request's (or a response's) body: enough to tell "empty", "fits" and "too large" apart. */
-export async function readCapped(request: Pick<Request, "headers" | "body">, cap: number): Promise<CappedBody> {
-  const declared = Number(request.headers.get("content-length") ?? Number.NaN);
-  if (request.body === null || declared === 0) return { bytes: new Uint8Array(0), overCap: false };
-  if (declared > cap) return { bytes: new Uint8Array(0), overCap: true };
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-      if (size > cap) {
-        await reader.cancel().catch(() => {});
-        return { bytes: new Uint8Array(0), overCap: true };
-      }
-    }
-  } finally {
-    reader.releaseLock();
-  }
-  return { bytes: Buffer.concat(chunks), overCap: false };
 }
 
 /**
@@ -128,7 +98,7 @@ export function parseUpdateRequest(request: Request, query: URLSearchParams): Pr
  */
 export async function parseRequestFields<F extends string>(request: Request, query: URLSearchParams, fields: readonly F[]): Promise<Fields<F>> {
   const kind = bodyKindOf(request.headers.get("content-type"));
-  const body = await readCapped(request, MAX_BODY_BYTES);
+  const body = await readBounded(request, MAX_BODY_BYTES);
   const empty = body.bytes.byteLength === 0 && !body.overCap;
   if (!empty && kind === null) {
     throw new SvcError(

@@ -5,6 +5,7 @@
  * memory or crashing further on.
  */
 import { z } from "zod";
+import { readBounded } from "../bounded.ts";
 import { SvcError } from "../errors.ts";
 
 const KiB = 1024;
@@ -33,27 +34,9 @@ export function formatBytes(bytes: number): string {
  * streams in) is cancelled and becomes a registry error naming `what` and the cap.
  */
 export async function readCapped(response: Response, cap: number, what: string): Promise<Uint8Array> {
-  const tooLarge = () => new SvcError("registry", `${what} is larger than ${formatBytes(cap)}, the most svc reads of it`);
-  const declared = Number(response.headers.get("content-length"));
-  if (Number.isFinite(declared) && declared > cap) {
-    await response.body?.cancel();
-    throw tooLarge();
-  }
-  if (!response.body) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > cap) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+  const { bytes, overCap } = await readBounded(response, cap);
+  if (overCap) throw new SvcError("registry", `${what} is larger than ${formatBytes(cap)}, the most svc reads of it`);
+  return bytes;
 }
 
 /** `bytes` as JSON of `schema`'s shape; anything else is a registry error naming `what`. */

@@ -12,6 +12,7 @@ import { loadBodyRenderer, truncate, type BodyRenderer, type RenderedReport, typ
 import type { Notifier } from "../types.ts";
 import { parseNotificationUrl, serviceOf, type NotificationTarget } from "../urls.ts";
 import { postPushover, pushoverForm } from "./pushover.ts";
+import { readBounded } from "../../bounded.ts";
 
 export interface UrlChannelContext {
   urls: readonly string[];
@@ -233,19 +234,6 @@ async function request(url: string, init: RequestInit, timeoutMs: number): Promi
 const ANSWER_MAX_BYTES = 64 * 1024;
 
 async function readCapped(response: Response, max: number): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return "";
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  const { bytes, overCap } = await readBounded(response, max);
+  return overCap ? "" : Buffer.from(bytes).toString("utf8");
 }
