@@ -14,6 +14,7 @@ import type { Dispatcher } from "./notify/index.ts";
 import type { Scheduler } from "./scheduler/index.ts";
 import type { StateStore } from "./state/index.ts";
 import type { Updater } from "./updater/index.ts";
+import { liveProgress } from "./updater/live.ts";
 import { pendingRunner } from "./updater/pending.ts";
 import type { SessionReport } from "./updater/types.ts";
 
@@ -41,6 +42,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   const stopSignal = waitForSignal(options, log);
   const metrics = new Metrics();
   const pending = pendingRunner();
+  const progress = liveProgress();
   let notifications: Dispatcher | undefined;
   let updater: Updater | undefined;
   let scheduler: Scheduler | undefined;
@@ -48,7 +50,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, metrics, log: logging.log, access: logging.access }, log);
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, metrics, log: logging.log, access: logging.access }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log);
     const registry = rooms.createRegistry(config, logging.log);
@@ -66,6 +68,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       sink: notifications,
       selfContainerId,
       selfHandover,
+      progress: progress.listen,
       ...rememberedBy(state),
     });
     // Repair what a crash left half-done before any new cycle can start.
@@ -132,6 +135,7 @@ function rememberedBy(state: StateStore) {
     skipped: state.section("skipped"),
     previous: state.section("previous"),
     leftImages: state.section("left_images"),
+    snoozed: state.section("snoozed"),
   };
 }
 
@@ -187,7 +191,7 @@ async function step(log: Logger, what: string, action: () => Promise<unknown> | 
 }
 
 async function runOnce(config: Config, updater: Updater, stop: Promise<StopSignal>, log: Logger): Promise<number> {
-  if (config.http_api.update || config.http_api.metrics) {
+  if (config.http_api.update || config.http_api.metrics || config.http_api.ui) {
     log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
   }
   const outcome = await Promise.race([updater.run("run_once"), stop]);

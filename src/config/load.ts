@@ -222,11 +222,11 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
   }
 
   const runOnce = get("run_once") === true;
-  const apiOn = ["http_api.update", "http_api.metrics"].filter((key) => get(key) === true);
+  const apiOn = ["http_api.update", "http_api.metrics", "http_api.ui"].filter((key) => get(key) === true);
   if (runOnce && apiOn.length > 0) {
     warnings.push(`run_once: the HTTP API is not started in run-once mode; ignoring ${apiOn.map((key) => named(key, merged)).join(" and ")}`);
   } else {
-    const needsToken = get("http_api.update") === true || (get("http_api.metrics") === true && get("http_api.metrics_no_auth") !== true);
+    const needsToken = get("http_api.update") === true || get("http_api.ui") === true || (get("http_api.metrics") === true && get("http_api.metrics_no_auth") !== true);
     if (needsToken && !isSet("http_api.token") && !invalid("http_api.token")) {
       const why = apiOn.map((key) => named(key, merged)).join(" and ");
       problems.push(`${why}: an authenticated endpoint is enabled but no token is set: set http_api.token (--http-api-token, SVC_HTTP_API_TOKEN)`);

@@ -306,6 +306,7 @@ export const CONFIG = table("General options", {
     port: int(8080, "Listening port", 1, 65535),
     metrics_no_auth: bool(false, "Serve metrics without a token"),
     access_log: path("Access log file (NDJSON, one entry per request)", "/var/log/svc/access.log"),
+    ui: bool(false, "Serve the dashboard at / (docs/dashboard.md): a page that signs in with the token; read-only unless update is on"),
   }),
 
   docker: table("Container engine options", {

@@ -1,6 +1,6 @@
 /**
  * The state room: decisions that must survive a restart (a digest that was rolled back, the
- * stale digests already announced, when a newer digest was first seen, digests skipped on request, the image each container ran
+ * stale digests already announced, when a newer digest was first seen, digests skipped on request, the containers whose updates are snoozed, the image each container ran
  * before its last update, the images an update left while cleanup_delay runs), kept in one small JSON file under `state_dir` and written
  * atomically (a temporary file renamed over the old one) on every change. Without `state_dir`
  * they live in memory only, as before. A file that cannot be read or makes no sense is a warning
@@ -21,9 +21,9 @@ export interface Remembered {
 }
 
 /** The kinds svc keeps (the file's sections). */
-export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images";
+export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images" | "snoozed";
 
-const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images"];
+const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images", "snoozed"];
 /** `state.json`, or `state-<scope>.json` for a scoped instance (characters unsafe in a file name as `_`). */
 function fileName(scope: string | undefined): string {
   return scope === undefined ? "state.json" : `state-${scope.replace(/[^A-Za-z0-9._-]/g, "_")}.json`;

@@ -1,0 +1,74 @@
+/**
+ * The endpoints the dashboard reads and acts through (docs/api.md, docs/dashboard.md), and the
+ * page itself. What the page shows is read with the token (GET /v1/containers, GET /v1/progress:
+ * on with `http_api.update` or `http_api.ui`); what changes something needs `http_api.update`
+ * (POST /v1/snooze, as the other actions). The page's own files need no token: they hold nothing
+ * but the page.
+ */
+import { hostname } from "node:os";
+import type { Config } from "../config/index.ts";
+import { parseDuration } from "../config/index.ts";
+import { SvcError } from "../errors.ts";
+import type { LiveProgress } from "../updater/live.ts";
+import type { DashboardActions, Overview } from "../updater/overview.ts";
+import type { CycleRunner } from "../updater/types.ts";
+import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
+import { errorResponse, jsonResponse, notFound } from "./http.ts";
+import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
+
+export interface DashboardDeps {
+  config: Config;
+  runner: CycleRunner & DashboardActions;
+  progress?: LiveProgress;
+}
+
+/** GET /v1/containers: the overview, with the host it describes and whether actions are on. */
+function containersAnswer(config: Config, host: string) {
+  return (overview: Overview) => ({ checked_at: overview.checked_at, host, update: config.http_api.update, containers: overview.containers });
+}
+
+export function dashboardEndpoints(deps: DashboardDeps): [string, Endpoint][] {
+  const api = deps.config.http_api;
+  const reads = api.update || api.ui;
+  const host = hostname();
+  const containers: Handler = async (request, target, server) => {
+    const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
+    // a dry run asks the registries: as long as a cycle's checks may take
+    server?.timeout(request, 0);
+    return answer(await deps.runner.overview(filter), containersAnswer(deps.config, host));
+  };
+  const progress: Handler = () => jsonResponse({ running: deps.progress ? deps.progress.running(deps.runner.busy) : deps.runner.busy ? {} : null });
+  const snooze: Handler = async (request, target) => {
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "for"] as const);
+    const container = oneContainer(fields.container);
+    const text = fields.for?.length === 1 ? fields.for[0]! : undefined;
+    const ms = text === undefined ? undefined : parseDuration(text);
+    if (ms === undefined) throw new SvcError("bad_request", 'give "for": one duration such as "12h" or "7d" ("0s" lifts the snooze)');
+    return jsonResponse(await deps.runner.snooze(container, ms));
+  };
+  return [
+    ["/v1/containers", getEndpoint(reads, true, containers)],
+    ["/v1/progress", getEndpoint(reads, true, progress)],
+    ["/v1/snooze", { enabled: api.update, authenticated: true, methods: { POST: snooze }, allow: "POST" }],
+  ];
+}
+
+/** `/` and the bundle's hashed files (`/chunk-1a2b3c.js`): no other path can be one of them. */
+const ASSET_PATH = /^\/(?:[A-Za-z0-9_-]{1,64}\.(?:js|css))?$/;
+
+/** The endpoint of a path that may be a file of the page, when the page is on. */
+export function uiAssetEndpoint(enabled: boolean): (path: string) => Endpoint | undefined {
+  if (!enabled) return () => undefined;
+  // built (or read from the binary) once, in the background: the first visit need not wait
+  void loadUi().catch(() => {});
+  const get: Handler = async (request, target) => {
+    const { uiAssets, assetResponse } = await loadUi();
+    const asset = (await uiAssets()).get(target.path);
+    return asset ? assetResponse(asset, request) : errorResponse(notFound());
+  };
+  const endpoint = getEndpoint(true, false, get);
+  return (path) => (ASSET_PATH.test(path) ? endpoint : undefined);
+}
+
+/** The page's files are loaded only when it is on: an svc without it carries them unread. */
+const loadUi = () => import("../ui/assets.ts");

@@ -1,0 +1,73 @@
+/**
+ * The page's only way to svc: the HTTP API of docs/api.md, on the page's own origin, with the
+ * token the person signed in with. The token is kept for this browser tab only
+ * (sessionStorage): no cookie, so no other site can make the browser act with it.
+ */
+import type { ContainerOverview } from "../../updater/overview.ts";
+import type { RunningCycle } from "../../updater/live.ts";
+import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
+
+export type { ContainerOverview, ContainerReport, RunningCycle, SessionReport };
+
+export interface ContainersAnswer {
+  checked_at: string;
+  host: string;
+  /** whether http_api.update is on: the page acts only then */
+  update: boolean;
+  containers: ContainerOverview[];
+}
+
+const TOKEN_KEY = "svc.token";
+
+export const token = {
+  get: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  set: (value: string): void => sessionStorage.setItem(TOKEN_KEY, value),
+  clear: (): void => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+/** What went wrong, in words a person can act on. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Called when svc refuses the token: the page signs out and says so. */
+let onUnauthorized: () => void = () => {};
+export function whenUnauthorized(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+async function call<T>(method: "GET" | "POST", path: string, body?: Record<string, unknown>, given = token.get()): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${given ?? ""}`, accept: "application/json" };
+  if (body) headers["content-type"] = "application/json";
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined, cache: "no-store", credentials: "omit" });
+  } catch {
+    throw new ApiError(0, "svc does not answer (is it running, is the network up?)");
+  }
+  if (response.status === 401) {
+    if (given === token.get()) onUnauthorized();
+    throw new ApiError(401, "svc refused the token (401): it is not the one set in http_api.token.");
+  }
+  if (response.status === 409) throw new ApiError(409, "another update cycle is running");
+  const data = (await response.json().catch(() => null)) as ({ error?: string } & T) | null;
+  if (!response.ok) throw new ApiError(response.status, data?.error ?? `svc answered ${response.status}`);
+  return data as T;
+}
+
+/** Checks a token without keeping it: resolves when svc accepts it. */
+export const signIn = (candidate: string) => call<{ running: RunningCycle | null }>("GET", "/v1/progress", undefined, candidate);
+
+export const api = {
+  containers: (names?: string[]) => call<ContainersAnswer>("GET", names ? `/v1/containers?container=${names.map(encodeURIComponent).join(",")}` : "/v1/containers"),
+  progress: () => call<{ running: RunningCycle | null }>("GET", "/v1/progress"),
+  update: (names?: string[]) => call<SessionReport>("POST", "/v1/update", names ? { container: names } : undefined),
+  skip: (name: string) => call<SkipResult>("POST", "/v1/skip", { container: name }),
+  snooze: (name: string, duration: string) => call<{ container: string; until: string | null }>("POST", "/v1/snooze", { container: name, for: duration }),
+  rollback: (name: string) => call<RollbackResult>("POST", "/v1/rollback", { container: name }),
+};

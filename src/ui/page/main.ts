@@ -1,0 +1,411 @@
+/**
+ * The svc dashboard (docs/dashboard.md): one more client of the HTTP API. It signs in with the
+ * API token, lists what svc watches with what is newer, follows a running cycle, and acts
+ * through the same endpoints a curl command would. Every value from svc (and so from an engine
+ * or a registry) reaches the DOM as text (dom.ts).
+ */
+import { api, ApiError, type ContainerOverview, type ContainersAnswer, type RunningCycle, signIn, token, whenUnauthorized } from "./api.ts";
+import { type Child, h, replace, safeHref } from "./dom.ts";
+import { ageWords, type Filters, fromNow, localTime, matches, policyWords, progressWords } from "./format.ts";
+
+type Row = ContainerOverview & { host: string };
+
+interface State {
+  data: ContainersAnswer | null;
+  rows: Row[];
+  running: RunningCycle | null;
+  /** an action of this page is under way: one at a time */
+  acting: boolean;
+  selected: Set<string>;
+  filters: Filters;
+}
+
+const state: State = { data: null, rows: [], running: null, acting: false, selected: new Set(), filters: { search: "", state: "", host: "", onlyUpdates: false } };
+const root = document.getElementById("app")!;
+let pollTimer: ReturnType<typeof setTimeout> | undefined;
+let signInNotice: string | null = null;
+
+// ---- sign-in ----
+
+function showSignIn(): void {
+  stopPolling();
+  const input = h("input", { id: "token", name: "token", type: "password", autocomplete: "off", required: true, spellcheck: "false", "aria-describedby": "token-help" });
+  const error = h("p", { class: "error", role: "alert", id: "signin-error" }, signInNotice ?? "");
+  const submit = h("button", { type: "submit" }, "Sign in");
+  const form = h(
+    "form",
+    { class: "signin", "aria-labelledby": "signin-title" },
+    h("h1", { id: "signin-title" }, "svc"),
+    h("label", { for: "token" }, "API token"),
+    input,
+    h("p", { class: "help", id: "token-help" }, "The token set in http_api.token. It is kept for this browser tab only."),
+    submit,
+    error,
+  );
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const candidate = input.value.trim();
+    submit.disabled = true;
+    replace(error, "");
+    try {
+      await signIn(candidate);
+      token.set(candidate);
+      signInNotice = null;
+      showDashboard();
+    } catch (failure) {
+      replace(error, failure instanceof ApiError && failure.status === 401 ? "Wrong token: svc refused it. Check http_api.token." : messageOf(failure));
+      input.select();
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  replace(root, h("main", { class: "signin-page" }, form));
+  input.focus();
+}
+
+whenUnauthorized(() => {
+  token.clear();
+  signInNotice = "svc refused the token (it may have changed): sign in again.";
+  showSignIn();
+});
+
+// ---- the dashboard's frame ----
+
+const els = {
+  host: h("span", { class: "host" }),
+  notice: h("div", { class: "notice", role: "status", "aria-live": "polite" }),
+  progress: h("div", { class: "progress", role: "status", "aria-live": "polite", hidden: true }),
+  readOnly: h("p", { class: "read-only", hidden: true }),
+  checked: h("p", { class: "checked" }),
+  body: h("tbody"),
+  bulk: h("div", { class: "bulk", role: "group", "aria-label": "Update several containers" }),
+  hostFilter: h("select", { id: "filter-host", name: "host" }),
+  selectAll: h("input", { type: "checkbox", id: "select-all", "aria-label": "Select every container shown" }),
+};
+
+function showDashboard(): void {
+  const checkAll = h("button", { type: "button", onclick: () => void load() }, "Check now");
+  const signOut = h("button", { type: "button", class: "secondary", onclick: () => (token.clear(), showSignIn()) }, "Sign out");
+  const search = h("input", { id: "filter-search", type: "search", name: "search", placeholder: "name", autocomplete: "off" });
+  search.addEventListener("input", () => ((state.filters.search = search.value), renderRows()));
+  const stateFilter = h(
+    "select",
+    { id: "filter-state", name: "state" },
+    ...["", "stale", "fresh", "skipped", "updated", "failed", "rolled_back"].map((value) => h("option", { value }, value === "" ? "any" : value.replace("_", " "))),
+  );
+  stateFilter.addEventListener("change", () => ((state.filters.state = stateFilter.value), renderRows()));
+  els.hostFilter.addEventListener("change", () => ((state.filters.host = els.hostFilter.value), renderRows()));
+  const onlyUpdates = h("input", { id: "filter-updates", type: "checkbox", name: "updates" });
+  onlyUpdates.addEventListener("change", () => ((state.filters.onlyUpdates = onlyUpdates.checked), renderRows()));
+  els.selectAll.addEventListener("change", () => {
+    for (const row of visibleRows()) (els.selectAll.checked ? state.selected.add(row.name) : state.selected.delete(row.name));
+    renderRows();
+  });
+
+  replace(
+    root,
+    h("header", { class: "bar" }, h("h1", {}, "svc"), els.host, h("div", { class: "bar-actions" }, checkAll, signOut)),
+    h(
+      "main",
+      { class: "dashboard" },
+      els.notice,
+      els.progress,
+      els.readOnly,
+      h(
+        "form",
+        { class: "filters", role: "search", "aria-label": "Filter containers", onsubmit: (event: Event) => event.preventDefault() },
+        field("Search", search),
+        field("State", stateFilter),
+        field("Host", els.hostFilter),
+        h("div", { class: "check" }, onlyUpdates, h("label", { for: "filter-updates" }, "Only with updates")),
+      ),
+      els.bulk,
+      h(
+        "table",
+        { class: "containers" },
+        h("caption", {}, "Containers svc watches", els.checked),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", { scope: "col", class: "select" }, els.selectAll),
+            ...["Container", "Running", "Available", "Policy", "State", "Actions"].map((title) => h("th", { scope: "col" }, title)),
+          ),
+        ),
+        els.body,
+      ),
+    ),
+    confirmDialog.element,
+  );
+  void load();
+  schedulePoll(0);
+}
+
+function field(label: string, control: HTMLInputElement | HTMLSelectElement): HTMLElement {
+  return h("div", { class: "field" }, h("label", { for: control.id }, label), control);
+}
+
+// ---- data ----
+
+/** Loads what svc watches (a dry run on the host), or the named containers only, merged in. */
+async function load(names?: string[]): Promise<void> {
+  say(names ? `Checking ${names.join(", ")}...` : "Checking for newer images...");
+  try {
+    const answer = await api.containers(names);
+    if (names && state.data) {
+      const fresh = new Map(answer.containers.map((c) => [c.name, c]));
+      state.data = { ...state.data, containers: state.data.containers.map((c) => fresh.get(c.name) ?? c) };
+    } else {
+      state.data = answer;
+    }
+    say(names ? `Checked ${names.join(", ")}.` : null);
+    render();
+  } catch (failure) {
+    await sayFailure(failure);
+  }
+}
+
+function render(): void {
+  const data = state.data;
+  if (!data) return;
+  state.rows = data.containers.map((c) => ({ ...c, host: data.host }));
+  replace(els.host, data.host);
+  replace(els.checked, ` checked ${fromNow(data.checked_at)}`);
+  els.checked.title = localTime(data.checked_at);
+  els.readOnly.hidden = data.update;
+  replace(
+    els.readOnly,
+    "Read-only: http_api.update is off on this svc, so nothing here can update, skip, snooze or roll back. Turn it on (--http-api-update, SVC_HTTP_API_UPDATE) to act from this page.",
+  );
+  const hosts = [...new Set(state.rows.map((row) => row.host))];
+  replace(els.hostFilter, h("option", { value: "" }, "all"), ...hosts.map((host) => h("option", { value: host, selected: host === state.filters.host }, host)));
+  renderRows();
+}
+
+function visibleRows(): Row[] {
+  return state.rows.filter((row) => matches(row, state.filters));
+}
+
+function renderRows(): void {
+  const rows = visibleRows();
+  const canAct = state.data?.update === true;
+  for (const name of state.selected) if (!state.rows.some((row) => row.name === name)) state.selected.delete(name);
+  els.selectAll.disabled = !canAct;
+  els.selectAll.checked = rows.length > 0 && rows.every((row) => state.selected.has(row.name));
+  replace(els.body, ...(rows.length ? rows.map((row) => renderRow(row, canAct)) : [h("tr", {}, h("td", { colspan: 7, class: "empty" }, state.rows.length ? "No container matches the filters." : "svc watches no container."))]));
+  renderBulk(canAct);
+}
+
+function renderRow(c: Row, canAct: boolean): HTMLTableRowElement {
+  const select = h("input", { type: "checkbox", "aria-label": `Select ${c.name}`, checked: state.selected.has(c.name), disabled: !canAct });
+  select.addEventListener("change", () => (select.checked ? state.selected.add(c.name) : state.selected.delete(c.name), renderBulk(canAct)));
+  const link = safeHref(c.link);
+  const age = ageWords(c);
+  const notes: Child[] = [];
+  if (c.snoozed_until) notes.push(h("span", { class: "note" }, `snoozed until ${localTime(c.snoozed_until)}`));
+  if (c.skipped) notes.push(h("span", { class: "note" }, `skipped: ${c.skipped}`));
+  return h(
+    "tr",
+    { "data-container": c.name, class: c.available_version ? "has-update" : "" },
+    h("td", { class: "select" }, select),
+    h("td", { "data-label": "Container" }, h("strong", { class: "name" }, c.name), h("span", { class: "image" }, c.image), h("span", { class: "where" }, c.host)),
+    h("td", { "data-label": "Running" }, h("span", { class: "version" }, c.version)),
+    h(
+      "td",
+      { "data-label": "Available" },
+      c.available_version
+        ? h("span", { class: `badge kind-${c.update_kind ?? "digest"}`, title: c.available_image ?? c.available_digest ?? "" }, c.available_version, h("span", { class: "kind" }, ` ${c.update_kind ?? ""}`))
+        : h("span", { class: "muted" }, "up to date"),
+      age && h("span", { class: "age" }, age),
+      link && h("a", { href: link, target: "_blank", rel: "noopener noreferrer", class: "notes" }, "Release notes"),
+    ),
+    h("td", { "data-label": "Policy" }, policyWords(c).join(" · "), ...notes),
+    h("td", { "data-label": "State" }, h("span", { class: `state state-${c.state}` }, c.state.replace("_", " ")), c.reason && h("span", { class: "reason" }, c.reason)),
+    h("td", { "data-label": "Actions", class: "actions" }, ...rowActions(c, canAct)),
+  );
+}
+
+function rowActions(c: Row, canAct: boolean): Child[] {
+  const button = (text: string, label: string, action: () => void, className = "") => h("button", { type: "button", "aria-label": `${label} ${c.name}`, class: className, onclick: action, disabled: state.acting }, text);
+  const check = button("Check", "Check", () => void act(() => load([c.name])));
+  if (!canAct) return [check];
+  const actions: Child[] = [check];
+  if (c.available_version) {
+    actions.push(button("Update", "Update", () => void updateContainers([c.name]), "primary"));
+    actions.push(button("Skip", "Skip this version of", () => void act(async () => (await api.skip(c.name), say(`${c.name}: this version is skipped.`), await load([c.name])))));
+  }
+  actions.push(button(c.snoozed_until ? "Snoozed" : "Snooze", "Snooze updates of", () => void snoozeContainer(c)));
+  if (c.previous_image_id) actions.push(button("Roll back", "Roll back", () => void rollBack(c), "danger"));
+  return actions;
+}
+
+function renderBulk(canAct: boolean): void {
+  if (!canAct) return void replace(els.bulk);
+  const stale = state.rows.filter((row) => row.available_version !== null && !row.policy.monitor_only).map((row) => row.name);
+  const chosen = [...state.selected];
+  replace(
+    els.bulk,
+    h("button", { type: "button", disabled: chosen.length === 0 || state.acting, onclick: () => void updateContainers(chosen) }, `Update selected (${chosen.length})`),
+    h("button", { type: "button", disabled: stale.length === 0 || state.acting, onclick: () => void updateContainers(stale, "every container with an update") }, `Update all stale (${stale.length})`),
+  );
+}
+
+// ---- actions ----
+
+/** Runs one action at a time; progress is followed while it runs, failures are said. */
+async function act(action: () => Promise<unknown>): Promise<void> {
+  if (state.acting) return;
+  state.acting = true;
+  renderRows();
+  schedulePoll(500);
+  try {
+    await action();
+  } catch (failure) {
+    await sayFailure(failure);
+  } finally {
+    state.acting = false;
+    renderRows();
+  }
+}
+
+async function updateContainers(names: string[], what = names.join(", ")): Promise<void> {
+  const ok = await confirmDialog.ask("Update and restart?", `svc pulls the newer image and replaces ${what}: each container is stopped and started again.`, "Update");
+  if (!ok) return;
+  await act(async () => {
+    say(`Updating ${what}...`);
+    const report = await api.update(names);
+    const lines = report.containers.map((c) => `${c.name}: ${c.state.replace("_", " ")}${c.reason ? ` (${c.reason})` : ""}`);
+    say(lines.length ? lines.join("; ") : "Nothing was updated.");
+    await load();
+  });
+}
+
+async function rollBack(c: Row): Promise<void> {
+  const ok = await confirmDialog.ask("Roll back and restart?", `svc puts ${c.name} back on the image it ran before its last update (${c.previous_image_id}); the container is stopped and started again.`, "Roll back");
+  if (!ok) return;
+  await act(async () => {
+    say(`Rolling back ${c.name}...`);
+    const result = await api.rollback(c.name);
+    say(`${c.name}: ${result.state === "updated" ? "back on its earlier image" : `${result.state.replace("_", " ")}${result.reason ? ` (${result.reason})` : ""}`}.`);
+    await load();
+  });
+}
+
+const SNOOZE_CHOICES: [string, string][] = [
+  ["1d", "one day"],
+  ["7d", "a week"],
+  ["30d", "a month"],
+  ["0s", "no snooze (lift it)"],
+];
+
+async function snoozeContainer(c: Row): Promise<void> {
+  const choice = await confirmDialog.choose(`Snooze ${c.name}`, "Newer images are still shown, but none is applied until the snooze ends.", "Snooze for", SNOOZE_CHOICES);
+  if (choice === null) return;
+  await act(async () => {
+    const result = await api.snooze(c.name, choice);
+    say(result.until ? `${c.name}: updates snoozed until ${localTime(result.until)}.` : `${c.name}: snooze lifted.`);
+    await load([c.name]);
+  });
+}
+
+// ---- the running cycle ----
+
+function schedulePoll(delayMs: number): void {
+  stopPolling();
+  pollTimer = setTimeout(() => void poll(), delayMs);
+}
+
+function stopPolling(): void {
+  if (pollTimer !== undefined) clearTimeout(pollTimer);
+  pollTimer = undefined;
+}
+
+/** Every second while a cycle runs or this page acts, every 10 s otherwise (a scheduled cycle). */
+async function poll(): Promise<void> {
+  const wasRunning = state.running !== null;
+  try {
+    state.running = (await api.progress()).running;
+  } catch (failure) {
+    if (failure instanceof ApiError && failure.status === 401) return;
+    state.running = null;
+  }
+  renderProgress();
+  // a cycle this page did not start ended: what it changed is worth seeing
+  if (wasRunning && !state.running && !state.acting) void load();
+  if (token.get()) schedulePoll(state.running || state.acting ? 1000 : 10_000);
+}
+
+function renderProgress(): void {
+  const running = state.running;
+  els.progress.hidden = running === null;
+  if (!running) return void replace(els.progress);
+  replace(
+    els.progress,
+    h("p", { class: "current" }, progressWords(running)),
+    running.containers.length > 0 && h("ul", { class: "steps", "aria-label": "Steps of the running cycle" }, ...running.containers.map((s) => h("li", {}, h("span", { class: "name" }, s.container), `: ${s.step}`))),
+  );
+}
+
+// ---- messages ----
+
+function say(text: string | null, kind: "info" | "error" = "info"): void {
+  els.notice.className = `notice ${kind}`;
+  replace(els.notice, text ?? "");
+}
+
+function messageOf(failure: unknown): string {
+  return failure instanceof Error ? failure.message : String(failure);
+}
+
+/** A 409 says what is running, as GET /v1/progress tells it. */
+async function sayFailure(failure: unknown): Promise<void> {
+  if (failure instanceof ApiError && failure.status === 401) return;
+  if (failure instanceof ApiError && failure.status === 409) {
+    const running = await api.progress().then((p) => p.running, () => null);
+    state.running = running;
+    renderProgress();
+    say(`Refused: ${running ? progressWords(running) : "another update cycle is running."} Try again when it ends.`, "error");
+    return;
+  }
+  say(messageOf(failure), "error");
+}
+
+// ---- the confirmation dialog ----
+
+const confirmDialog = (() => {
+  const title = h("h2", { id: "dialog-title" });
+  const text = h("p", { id: "dialog-text" });
+  const extra = h("div");
+  const cancel = h("button", { type: "button", class: "secondary", value: "cancel" }, "Cancel");
+  const confirm = h("button", { type: "submit", class: "primary", value: "confirm" });
+  const element = h("dialog", { "aria-labelledby": "dialog-title", "aria-describedby": "dialog-text" }, h("form", { method: "dialog" }, title, text, extra, h("div", { class: "dialog-actions" }, cancel, confirm)));
+  cancel.addEventListener("click", () => element.close("cancel"));
+  const open = (heading: string, message: string, content: Child, action: string): Promise<string> => {
+    replace(title, heading);
+    replace(text, message);
+    replace(extra, content);
+    replace(confirm, action);
+    element.returnValue = "";
+    element.showModal();
+    cancel.focus();
+    return new Promise((resolve) => element.addEventListener("close", () => resolve(element.returnValue), { once: true }));
+  };
+  return {
+    element,
+    /** resolves true when the person confirms (Escape and Cancel say no) */
+    ask: async (heading: string, message: string, action: string) => (await open(heading, message, null, action)) === "confirm",
+    /** resolves with the chosen value, or null */
+    choose: async (heading: string, message: string, label: string, choices: [string, string][]) => {
+      const select = h("select", { id: "dialog-choice" }, ...choices.map(([value, words]) => h("option", { value }, words)));
+      const chosen = (await open(heading, message, h("div", { class: "field" }, h("label", { for: "dialog-choice" }, label), select), "Snooze")) === "confirm";
+      return chosen ? select.value : null;
+    },
+  };
+})();
+
+// ---- start ----
+
+if (token.get()) showDashboard();
+else showSignIn();
