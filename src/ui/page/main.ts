@@ -84,7 +84,7 @@ const els = {
 };
 
 function showDashboard(): void {
-  const checkAll = h("button", { type: "button", onclick: () => void load() }, "Check now");
+  const checkAll = h("button", { type: "button", onclick: () => void act(() => load()) }, "Check now");
   const signOut = h("button", { type: "button", class: "secondary", onclick: () => (token.clear(), showSignIn()) }, "Sign out");
   const search = h("input", { id: "filter-search", type: "search", name: "search", placeholder: "name", autocomplete: "off" });
   search.addEventListener("input", () => ((state.filters.search = search.value), renderRows()));
@@ -149,9 +149,12 @@ function field(label: string, control: HTMLInputElement | HTMLSelectElement): HT
 
 // ---- data ----
 
-/** Loads what svc watches (a dry run on the host), or the named containers only, merged in. */
-async function load(names?: string[]): Promise<void> {
-  say(names ? `Checking ${names.join(", ")}...` : "Checking for newer images...");
+/**
+ * Loads what svc watches (a dry run on the host), or the named containers only, merged in.
+ * `quiet` after an action: its outcome stays on screen.
+ */
+async function load(names?: string[], quiet = false): Promise<void> {
+  if (!quiet) say(names ? `Checking ${names.join(", ")}...` : "Checking for newer images...");
   try {
     const answer = await api.containers(names);
     if (names && state.data) {
@@ -160,7 +163,7 @@ async function load(names?: string[]): Promise<void> {
     } else {
       state.data = answer;
     }
-    say(names ? `Checked ${names.join(", ")}.` : null);
+    if (!quiet) say(names ? `Checked ${names.join(", ")}.` : null);
     render();
   } catch (failure) {
     await sayFailure(failure);
@@ -234,7 +237,7 @@ function rowActions(c: Row, canAct: boolean): Child[] {
   const actions: Child[] = [check];
   if (c.available_version) {
     actions.push(button("Update", "Update", () => void updateContainers([c.name]), "primary"));
-    actions.push(button("Skip", "Skip this version of", () => void act(async () => (await api.skip(c.name), say(`${c.name}: this version is skipped.`), await load([c.name])))));
+    actions.push(button("Skip", "Skip this version of", () => void act(async () => (await api.skip(c.name), say(`${c.name}: this version is skipped.`), await load([c.name], true)))));
   }
   actions.push(button(c.snoozed_until ? "Snoozed" : "Snooze", "Snooze updates of", () => void snoozeContainer(c)));
   if (c.previous_image_id) actions.push(button("Roll back", "Roll back", () => void rollBack(c), "danger"));
@@ -278,7 +281,7 @@ async function updateContainers(names: string[], what = names.join(", ")): Promi
     const report = await api.update(names);
     const lines = report.containers.map((c) => `${c.name}: ${c.state.replace("_", " ")}${c.reason ? ` (${c.reason})` : ""}`);
     say(lines.length ? lines.join("; ") : "Nothing was updated.");
-    await load();
+    await load(undefined, true);
   });
 }
 
@@ -289,7 +292,7 @@ async function rollBack(c: Row): Promise<void> {
     say(`Rolling back ${c.name}...`);
     const result = await api.rollback(c.name);
     say(`${c.name}: ${result.state === "updated" ? "back on its earlier image" : `${result.state.replace("_", " ")}${result.reason ? ` (${result.reason})` : ""}`}.`);
-    await load();
+    await load(undefined, true);
   });
 }
 
@@ -306,7 +309,7 @@ async function snoozeContainer(c: Row): Promise<void> {
   await act(async () => {
     const result = await api.snooze(c.name, choice);
     say(result.until ? `${c.name}: updates snoozed until ${localTime(result.until)}.` : `${c.name}: snooze lifted.`);
-    await load([c.name]);
+    await load([c.name], true);
   });
 }
 
@@ -333,7 +336,7 @@ async function poll(): Promise<void> {
   }
   renderProgress();
   // a cycle this page did not start ended: what it changed is worth seeing
-  if (wasRunning && !state.running && !state.acting) void load();
+  if (wasRunning && !state.running && !state.acting) void load(undefined, true);
   if (token.get()) schedulePoll(state.running || state.acting ? 1000 : 10_000);
 }
 

@@ -1,0 +1,137 @@
+/**
+ * The dashboard as a person uses it, in Chromium, against svc on the sandbox engine and registry:
+ * sign in, see what is newer, check, update, skip, snooze and roll back from the page, follow a
+ * running cycle, and read hostile labels as plain text; on a phone, nothing wider than the screen.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { inspect } from "../../harness.ts";
+import { confirm, type Dashboard, PHONE, rowOf, signInWith, startDashboard } from "./support.ts";
+
+let ui: Dashboard;
+
+beforeAll(async () => {
+  ui = await startDashboard("ui");
+}, 120_000);
+
+afterAll(async () => {
+  await ui?.close();
+}, 120_000);
+
+/** A running container with a newer image of its tag in the registry. */
+function staleContainer(what: string, args: string[] = []): { name: string; oldId: string; newId: string } {
+  const v1 = ui.fx.image(what);
+  const name = ui.run(what, v1.ref, args);
+  const v2 = ui.fx.image(what);
+  return { name, oldId: v1.id, newId: v2.id };
+}
+
+describe("the dashboard in a browser", () => {
+  test("sign-in: a wrong token is said plainly and shows nothing; the right one shows the containers", async () => {
+    const page = await ui.open({ signIn: false });
+    await signInWith(page, "not-the-token");
+    await page.getByRole("alert").filter({ hasText: "Wrong token" }).waitFor();
+    expect(await page.locator("table").count()).toBe(0);
+    await signInWith(page, ui.token);
+    await page.getByRole("table").waitFor();
+    // kept for this tab only, and never as a cookie
+    expect(await page.evaluate(() => sessionStorage.getItem("svc.token"))).toBe(ui.token);
+    expect(await ui.browser.cookies()).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  test("a stale container shows its newer version as a badge; checking one finds an image pushed since", async () => {
+    const stale = staleContainer("stale");
+    const v1 = ui.fx.image("later");
+    const later = ui.run("later", v1.ref);
+    const page = await ui.open();
+    const row = await rowOf(page, stale.name);
+    const badge = row.locator(".badge.kind-digest");
+    await badge.waitFor();
+    expect(await badge.textContent()).toMatch(/^sha256:[0-9a-f]{12} digest$/);
+    expect(await row.locator(".state").textContent()).toBe("stale");
+
+    const laterRow = await rowOf(page, later);
+    expect(await laterRow.locator(".badge").count()).toBe(0);
+    ui.fx.image("later");
+    await page.getByRole("button", { name: `Check ${later}` }).click();
+    await laterRow.locator(".badge.kind-digest").waitFor();
+    await page.close();
+  }, 90_000);
+
+  test("update from the page: it asks first, shows the cycle's steps while it runs, then docker inspect shows the new image; roll back puts the old one back", async () => {
+    // a pre_update hook that takes a moment: the step the page shows while the cycle runs
+    const c = staleContainer("update", ["--label", "svc.hooks.pre_update=sleep 2"]);
+    const page = await ui.open();
+    await rowOf(page, c.name);
+    await page.getByRole("button", { name: `Update ${c.name}` }).click();
+    // Cancel changes nothing
+    await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+    expect(inspect(c.name).Image).toBe(c.oldId);
+
+    await page.getByRole("button", { name: `Update ${c.name}` }).click();
+    await confirm(page, "Update");
+    const progress = page.locator(".progress");
+    await progress.filter({ hasText: c.name }).waitFor();
+    expect(await progress.textContent()).toContain("An update cycle is running (api)");
+    await page.locator(".notice").filter({ hasText: `${c.name}: updated` }).waitFor({ timeout: 60_000 });
+    expect(inspect(c.name).Image).toBe(c.newId);
+
+    const row = await rowOf(page, c.name);
+    await row.getByRole("button", { name: `Roll back ${c.name}` }).click();
+    await confirm(page, "Roll back");
+    await page.locator(".notice").filter({ hasText: `${c.name}: back on its earlier image` }).waitFor({ timeout: 60_000 });
+    expect(inspect(c.name).Image).toBe(c.oldId);
+    await page.close();
+  }, 120_000);
+
+  test("skip this version, and snooze: the row says so and nothing is applied", async () => {
+    const skipped = staleContainer("skip");
+    const snoozed = staleContainer("snooze");
+    const page = await ui.open();
+    await rowOf(page, skipped.name);
+    await page.getByRole("button", { name: `Skip this version of ${skipped.name}` }).click();
+    const skippedRow = await rowOf(page, skipped.name);
+    await skippedRow.locator(".state").filter({ hasText: "skipped" }).waitFor();
+    expect(await skippedRow.locator(".reason").textContent()).toContain("was skipped on request");
+
+    await page.getByRole("button", { name: `Snooze updates of ${snoozed.name}` }).click();
+    await page.getByRole("dialog").getByLabel("Snooze for").selectOption("7d");
+    await confirm(page, "Snooze");
+    const snoozedRow = await rowOf(page, snoozed.name);
+    await snoozedRow.locator(".reason").filter({ hasText: "updates snoozed until" }).waitFor();
+    expect(await snoozedRow.locator(".note").first().textContent()).toStartWith("snoozed until");
+
+    // a real cycle over both applies neither
+    const response = await fetch(`${ui.url}v1/update`, { method: "POST", headers: { authorization: `Bearer ${ui.token}` } });
+    const report = (await response.json()) as { containers: { name: string; state: string }[] };
+    expect(report.containers.filter((c) => c.name === skipped.name || c.name === snoozed.name).map((c) => c.state)).toEqual(["skipped", "stale"]);
+    expect(inspect(skipped.name).Image).toBe(skipped.oldId);
+    expect(inspect(snoozed.name).Image).toBe(snoozed.oldId);
+    await page.close();
+  }, 120_000);
+
+  test("a label holding markup is shown as those characters, never run", async () => {
+    const hostile = `<img src=x onerror="window.__svcPwned=1">`;
+    const v1 = ui.fx.image("hostile");
+    const name = ui.run("hostile", v1.ref, ["--label", `svc.min_image_age=${hostile}`]);
+    const page = await ui.open();
+    const row = await rowOf(page, name);
+    await row.locator(".reason").waitFor();
+    expect(await row.locator(".reason").textContent()).toContain(JSON.stringify(hostile));
+    expect(await page.locator("table img").count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __svcPwned?: number }).__svcPwned)).toBeUndefined();
+    await page.close();
+  }, 60_000);
+
+  test("on a phone: every container is a card and nothing scrolls sideways", async () => {
+    const page = await ui.open({ viewport: PHONE });
+    await page.locator("tbody tr").first().waitFor();
+    // page code as text: the tests are typed without the DOM's types
+    const widths = await page.evaluate<{ scroll: number; client: number }>("({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })");
+    expect(widths.scroll).toBeLessThanOrEqual(widths.client);
+    // the column headings give way to a label on each field
+    expect(await page.locator("thead th").nth(1).isVisible()).toBe(false);
+    await page.close();
+  }, 60_000);
+});
+
