@@ -12,11 +12,11 @@ import { createLogging, type Logger } from "./log/index.ts";
 import { Metrics } from "./metrics/index.ts";
 import type { Dispatcher } from "./notify/index.ts";
 import type { Scheduler } from "./scheduler/index.ts";
-import type { StateStore } from "./state/index.ts";
+import type { History, StateStore } from "./state/index.ts";
 import type { Updater } from "./updater/index.ts";
 import { liveProgress } from "./updater/live.ts";
 import { pendingRunner } from "./updater/pending.ts";
-import type { SessionReport } from "./updater/types.ts";
+import type { ReportSink, SessionReport } from "./updater/types.ts";
 
 export { apiEnabled, runHealthcheck } from "./healthcheck.ts";
 
@@ -43,6 +43,9 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   const metrics = new Metrics();
   const pending = pendingRunner();
   const progress = liveProgress();
+  // the API listens before the state room is loaded: it reads the history once there is one
+  let history: History<SessionReport> | undefined;
+  const historyReader = { list: () => history?.list() ?? [] };
   let notifications: Dispatcher | undefined;
   let updater: Updater | undefined;
   let scheduler: Scheduler | undefined;
@@ -50,12 +53,13 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, metrics, log: logging.log, access: logging.access }, log);
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log);
     const registry = rooms.createRegistry(config, logging.log);
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
+    history = rooms.openHistory<SessionReport>(config.state_dir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);
     const selfHandover = api && { release: api.release, reclaim: api.reclaim };
     updater = rooms.createUpdater({
@@ -65,7 +69,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       metrics,
       log: logging.log,
       audit: logging.audit,
-      sink: notifications,
+      sink: keptIn(history, notifications),
       selfContainerId,
       selfHandover,
       progress: progress.listen,
@@ -127,6 +131,16 @@ export async function runRollback(config: Config, name: string): Promise<number>
   }
 }
 
+/** Each finished cycle's report goes to the history, then to the notifications. */
+function keptIn(history: History<SessionReport>, sink: ReportSink): ReportSink {
+  return {
+    publish(report) {
+      history.add(report);
+      sink.publish(report);
+    },
+  };
+}
+
 /** The updater's decisions, kept by the state room (across restarts with state_dir). */
 function rememberedBy(state: StateStore) {
   return {
@@ -175,6 +189,7 @@ async function loadRooms() {
     createScheduler: scheduler.createScheduler,
     ownContainerId: engine.ownContainerId,
     openState: state.openState,
+    openHistory: state.openHistory,
   };
 }
 

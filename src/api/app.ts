@@ -29,6 +29,8 @@ export interface ApiDeps {
   runner: CycleRunner & ContainerActions & DashboardActions;
   /** the running cycle's steps (GET /v1/progress); absent: only whether one runs */
   progress?: LiveProgress;
+  /** the kept session reports (GET /v1/history); absent: none */
+  history?: { list(): readonly SessionReport[] };
   metrics: Metrics;
   log: Logger;
   /** absent: no access log is written */

@@ -11,7 +11,8 @@ import { parseDuration } from "../config/index.ts";
 import { SvcError } from "../errors.ts";
 import type { LiveProgress } from "../updater/live.ts";
 import type { DashboardActions, Overview } from "../updater/overview.ts";
-import type { CycleRunner } from "../updater/types.ts";
+import { lastOutcomes, sessionSummary, timelineOf } from "../updater/timeline.ts";
+import type { CycleRunner, SessionReport } from "../updater/types.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, jsonResponse, notFound } from "./http.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
@@ -20,11 +21,20 @@ export interface DashboardDeps {
   config: Config;
   runner: CycleRunner & DashboardActions;
   progress?: LiveProgress;
+  /** the kept session reports, oldest first (GET /v1/history) */
+  history?: { list(): readonly SessionReport[] };
 }
 
-/** GET /v1/containers: the overview, with the host it describes and whether actions are on. */
-function containersAnswer(config: Config, host: string) {
-  return (overview: Overview) => ({ checked_at: overview.checked_at, host, update: config.http_api.update, containers: overview.containers });
+/**
+ * GET /v1/containers: the overview, with the host it describes and whether actions are on, and
+ * per container what the history says last.
+ */
+function containersAnswer(deps: DashboardDeps, host: string) {
+  return (overview: Overview) => {
+    const last = lastOutcomes(deps.history?.list() ?? []);
+    const containers = overview.containers.map((c) => ({ ...c, ...(last.get(c.name) ?? { last_cycle: null, last_update: null }) }));
+    return { checked_at: overview.checked_at, host, update: deps.config.http_api.update, containers };
+  };
 }
 
 export function dashboardEndpoints(deps: DashboardDeps): [string, Endpoint][] {
@@ -35,7 +45,7 @@ export function dashboardEndpoints(deps: DashboardDeps): [string, Endpoint][] {
     const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
     // a dry run asks the registries: as long as a cycle's checks may take
     server?.timeout(request, 0);
-    return answer(await deps.runner.overview(filter), containersAnswer(deps.config, host));
+    return answer(await deps.runner.overview(filter), containersAnswer(deps, host));
   };
   const progress: Handler = () => jsonResponse({ running: deps.progress ? deps.progress.running(deps.runner.busy) : deps.runner.busy ? {} : null });
   const snooze: Handler = async (request, target) => {
@@ -46,8 +56,15 @@ export function dashboardEndpoints(deps: DashboardDeps): [string, Endpoint][] {
     if (ms === undefined) throw new SvcError("bad_request", 'give "for": one duration such as "12h" or "7d" ("0s" lifts the snooze)');
     return jsonResponse(await deps.runner.snooze(container, ms));
   };
+  const history: Handler = async (request, target) => {
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
+    const reports = deps.history?.list() ?? [];
+    if (fields.container) return jsonResponse({ container: oneContainer(fields.container), timeline: timelineOf(reports, fields.container[0]!) });
+    return jsonResponse({ size: deps.config.history_size, reports: reports.map(sessionSummary).reverse() });
+  };
   return [
     ["/v1/containers", getEndpoint(reads, true, containers)],
+    ["/v1/history", getEndpoint(reads, true, history)],
     ["/v1/progress", getEndpoint(reads, true, progress)],
     ["/v1/snooze", { enabled: api.update, authenticated: true, methods: { POST: snooze }, allow: "POST" }],
   ];

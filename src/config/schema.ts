@@ -261,6 +261,7 @@ export const CONFIG = table("General options", {
   run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),
   state_dir: path("Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json; unset: kept in memory only", "/var/lib/svc"),
+  history_size: int(100, "Session reports kept for the history (GET /v1/history, the dashboard), in history.json under state_dir when set, else in memory (0: none)", 0, 10000),
   dry_run: bool(false, "Decide everything and change nothing: each cycle reports what it would update (no pull, stop or restart, no notification, no metrics)"),
   registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
   registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),

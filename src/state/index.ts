@@ -131,3 +131,4 @@ function serialize(contents: Contents): string {
   for (const name of SECTIONS) data[name] = Object.fromEntries(contents[name]);
   return `${JSON.stringify(data, null, 2)}\n`;
 }
+export { type History, openHistory } from "./history.ts";

@@ -3,11 +3,15 @@
  * token the person signed in with. The token is kept for this browser tab only
  * (sessionStorage): no cookie, so no other site can make the browser act with it.
  */
-import type { ContainerOverview } from "../../updater/overview.ts";
 import type { RunningCycle } from "../../updater/live.ts";
+import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/timeline.ts";
 import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
 
-export type { ContainerOverview, ContainerReport, RunningCycle, SessionReport };
+export type { ContainerReport, RunningCycle, SessionReport, TimelineEntry };
+
+/** One container as GET /v1/containers describes it. */
+export type ContainerOverview = import("../../updater/overview.ts").ContainerOverview & LastOutcome;
+export type SessionSummary = ReturnType<typeof sessionSummary>;
 
 export interface ContainersAnswer {
   checked_at: string;
@@ -66,6 +70,8 @@ export const signIn = (candidate: string) => call<{ running: RunningCycle | null
 export const api = {
   containers: (names?: string[]) => call<ContainersAnswer>("GET", names ? `/v1/containers?container=${names.map(encodeURIComponent).join(",")}` : "/v1/containers"),
   progress: () => call<{ running: RunningCycle | null }>("GET", "/v1/progress"),
+  history: () => call<{ size: number; reports: SessionSummary[] }>("GET", "/v1/history"),
+  timeline: (name: string) => call<{ container: string; timeline: TimelineEntry[] }>("GET", `/v1/history?container=${encodeURIComponent(name)}`),
   update: (names?: string[]) => call<SessionReport>("POST", "/v1/update", names ? { container: names } : undefined),
   skip: (name: string) => call<SkipResult>("POST", "/v1/skip", { container: name }),
   snooze: (name: string, duration: string) => call<{ container: string; until: string | null }>("POST", "/v1/snooze", { container: name, for: duration }),

@@ -4,7 +4,7 @@
  * through the same endpoints a curl command would. Every value from svc (and so from an engine
  * or a registry) reaches the DOM as text (dom.ts).
  */
-import { api, ApiError, type ContainerOverview, type ContainersAnswer, type RunningCycle, signIn, token, whenUnauthorized } from "./api.ts";
+import { api, ApiError, type ContainerOverview, type ContainersAnswer, type RunningCycle, type SessionSummary, signIn, type TimelineEntry, token, whenUnauthorized } from "./api.ts";
 import { type Child, h, replace, safeHref } from "./dom.ts";
 import { ageWords, type Filters, fromNow, localTime, matches, policyWords, progressWords } from "./format.ts";
 
@@ -81,6 +81,7 @@ const els = {
   bulk: h("div", { class: "bulk", role: "group", "aria-label": "Update several containers" }),
   hostFilter: h("select", { id: "filter-host", name: "host" }),
   selectAll: h("input", { type: "checkbox", id: "select-all", "aria-label": "Select every container shown" }),
+  history: h("ol", { class: "history" }),
 };
 
 function showDashboard(): void {
@@ -136,8 +137,10 @@ function showDashboard(): void {
         ),
         els.body,
       ),
+      h("section", { class: "history-section", "aria-labelledby": "history-title" }, h("h2", { id: "history-title" }, "History"), els.history),
     ),
     confirmDialog.element,
+    infoDialog.element,
   );
   void load();
   schedulePoll(0);
@@ -165,6 +168,7 @@ async function load(names?: string[], quiet = false): Promise<void> {
     }
     if (!quiet) say(names ? `Checked ${names.join(", ")}.` : null);
     render();
+    if (!names) void loadHistory();
   } catch (failure) {
     await sayFailure(failure);
   }
@@ -225,7 +229,14 @@ function renderRow(c: Row, canAct: boolean): HTMLTableRowElement {
       link && h("a", { href: link, target: "_blank", rel: "noopener noreferrer", class: "notes" }, "Release notes"),
     ),
     h("td", { "data-label": "Policy" }, policyWords(c).join(" · "), ...notes),
-    h("td", { "data-label": "State" }, h("span", { class: `state state-${c.state}` }, c.state.replace("_", " ")), c.reason && h("span", { class: "reason" }, c.reason)),
+    h(
+      "td",
+      { "data-label": "State" },
+      h("span", { class: `state state-${c.state}` }, c.state.replace("_", " ")),
+      c.reason && h("span", { class: "reason" }, c.reason),
+      c.last_cycle && c.last_cycle.state !== "fresh" && h("span", { class: "note", title: localTime(c.last_cycle.at) }, `last cycle: ${c.last_cycle.state.replace("_", " ")}${c.last_cycle.reason ? ` (${c.last_cycle.reason})` : ""}`),
+      c.last_update && h("span", { class: "note", title: localTime(c.last_update.at) }, `updated ${fromNow(c.last_update.at)}: ${c.last_update.from_version} → ${c.last_update.to_version ?? "?"}`),
+    ),
     h("td", { "data-label": "Actions", class: "actions" }, ...rowActions(c, canAct)),
   );
 }
@@ -233,8 +244,9 @@ function renderRow(c: Row, canAct: boolean): HTMLTableRowElement {
 function rowActions(c: Row, canAct: boolean): Child[] {
   const button = (text: string, label: string, action: () => void, className = "") => h("button", { type: "button", "aria-label": `${label} ${c.name}`, class: className, onclick: action, disabled: state.acting }, text);
   const check = button("Check", "Check", () => void act(() => load([c.name])));
-  if (!canAct) return [check];
-  const actions: Child[] = [check];
+  const history = button("History", "History of", () => void showTimeline(c.name), "secondary");
+  if (!canAct) return [check, history];
+  const actions: Child[] = [check, history];
   if (c.available_version) {
     actions.push(button("Update", "Update", () => void updateContainers([c.name]), "primary"));
     actions.push(button("Skip", "Skip this version of", () => void act(async () => (await api.skip(c.name), say(`${c.name}: this version is skipped.`), await load([c.name], true)))));
@@ -311,6 +323,45 @@ async function snoozeContainer(c: Row): Promise<void> {
     say(result.until ? `${c.name}: updates snoozed until ${localTime(result.until)}.` : `${c.name}: snooze lifted.`);
     await load([c.name], true);
   });
+}
+
+// ---- history ----
+
+async function loadHistory(): Promise<void> {
+  try {
+    const { reports } = await api.history();
+    replace(els.history, ...(reports.length ? reports.map(sessionItem) : [h("li", { class: "muted" }, "No cycle has run since svc started (or since the history was kept).")]));
+  } catch (failure) {
+    if (!(failure instanceof ApiError && failure.status === 401)) replace(els.history, h("li", { class: "error" }, messageOf(failure)));
+  }
+}
+
+const COUNTED = ["updated", "failed", "rolled_back", "stale", "skipped"] as const;
+
+function sessionItem(report: SessionSummary): HTMLLIElement {
+  const counted = COUNTED.filter((key) => report.counts[key] > 0).map((key) => `${report.counts[key]} ${key.replace("_", " ")}`);
+  const outcome = counted.length ? counted.join(", ") : `${report.counts.scanned} checked, nothing newer`;
+  return h(
+    "li",
+    {},
+    h("span", { class: "when", title: localTime(report.finished_at) }, fromNow(report.finished_at)),
+    ` · ${report.trigger} · ${outcome}`,
+    report.containers.length > 0 && h("ul", {}, ...report.containers.map((c) => h("li", {}, h("span", { class: "name" }, c.name), `: ${c.state.replace("_", " ")}${c.reason ? ` (${c.reason})` : ""}`))),
+  );
+}
+
+async function showTimeline(name: string): Promise<void> {
+  try {
+    const { timeline } = await api.timeline(name);
+    await infoDialog.show(`History of ${name}`, timeline.length ? h("ol", { class: "timeline" }, ...timeline.map(timelineItem)) : h("p", {}, "Nothing happened to it in the kept history (only fresh checks)."));
+  } catch (failure) {
+    await sayFailure(failure);
+  }
+}
+
+function timelineItem(entry: TimelineEntry): HTMLLIElement {
+  const move = entry.to_version ? `${entry.from_version} → ${entry.to_version}` : entry.from_version;
+  return h("li", {}, h("span", { class: "when", title: localTime(entry.at) }, localTime(entry.at)), ` · ${entry.state.replace("_", " ")} · ${move}`, entry.reason && h("span", { class: "reason" }, entry.reason));
 }
 
 // ---- the running cycle ----
@@ -404,6 +455,24 @@ const confirmDialog = (() => {
       const select = h("select", { id: "dialog-choice" }, ...choices.map(([value, words]) => h("option", { value }, words)));
       const chosen = (await open(heading, message, h("div", { class: "field" }, h("label", { for: "dialog-choice" }, label), select), "Snooze")) === "confirm";
       return chosen ? select.value : null;
+    },
+  };
+})();
+
+/** A dialog that only shows something, closed with its button or Escape. */
+const infoDialog = (() => {
+  const title = h("h2", { id: "info-title" });
+  const content = h("div", { class: "info-content" });
+  const close = h("button", { type: "submit", class: "secondary" }, "Close");
+  const element = h("dialog", { "aria-labelledby": "info-title", class: "info" }, h("form", { method: "dialog" }, title, content, h("div", { class: "dialog-actions" }, close)));
+  return {
+    element,
+    show(heading: string, body: Child): Promise<void> {
+      replace(title, heading);
+      replace(content, body);
+      element.showModal();
+      close.focus();
+      return new Promise((resolve) => element.addEventListener("close", () => resolve(), { once: true }));
     },
   };
 })();

@@ -81,6 +81,16 @@ describe("the dashboard in a browser", () => {
     await confirm(page, "Roll back");
     await page.locator(".notice").filter({ hasText: `${c.name}: back on its earlier image` }).waitFor({ timeout: 60_000 });
     expect(inspect(c.name).Image).toBe(c.oldId);
+
+    // its timeline: the update, then the rollback (an update back to the earlier image)
+    await page.getByRole("button", { name: `History of ${c.name}` }).click();
+    const timeline = page.getByRole("dialog").locator(".timeline > li");
+    await timeline.first().waitFor();
+    expect(await timeline.count()).toBe(2);
+    expect(await timeline.allTextContents()).toEqual([expect.stringContaining("updated"), expect.stringContaining("updated")]);
+    await page.getByRole("dialog").getByRole("button", { name: "Close" }).click();
+    // and the sessions list names it
+    await page.locator(".history").filter({ hasText: c.name }).waitFor();
     await page.close();
   }, 120_000);
 

@@ -6,6 +6,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
+import { emptyReport } from "../../support/report.ts";
 import { bearer, makeApp } from "./fakes.ts";
 
 const auth = bearer();
@@ -101,6 +102,37 @@ describe("what the page reads", () => {
     const { request } = makeApp({ http_api: { update: false } });
     expect((await request("/v1/containers", { headers: auth })).status).toBe(404);
     expect((await request("/v1/progress", { headers: auth })).status).toBe(404);
+  });
+});
+
+describe("GET /v1/history", () => {
+  test("the kept sessions newest first, without their fresh containers; one container's timeline; the last outcome beside each container", async () => {
+    const web = { id: "a", name: "web", image: "r/web:1.2.3", new_image: "r/web:1.3.0", old_image_id: "sha256:1", new_image_id: "sha256:2", old_digest: "sha256:old", new_digest: "sha256:new", duration_ms: 1 };
+    const reports = [
+      emptyReport("schedule", {}, { id: "s1", finished_at: "2026-01-01T00:00:00.000Z", containers: [{ ...web, state: "updated", reason: null }, { ...web, name: "db", state: "fresh", reason: null }] }),
+      emptyReport("api", {}, { id: "s2", finished_at: "2026-01-02T00:00:00.000Z", containers: [{ ...web, state: "rolled_back", reason: "unhealthy" }] }),
+    ];
+    const { request, runner } = makeApp({ http_api: { ui: true } }, reports);
+    expect((await request("/v1/history")).status).toBe(401);
+    const list = (await (await request("/v1/history", { headers: auth })).json()) as any;
+    expect(list.size).toBe(100);
+    expect(list.reports.map((r: any) => [r.id, r.containers.map((c: any) => c.name)])).toEqual([
+      ["s2", ["web"]],
+      ["s1", ["web"]],
+    ]);
+    const timeline = (await (await request("/v1/history?container=web", { headers: auth })).json()) as any;
+    expect(timeline.container).toBe("web");
+    expect(timeline.timeline.map((e: any) => [e.state, e.from_version, e.to_version, e.reason])).toEqual([
+      ["rolled_back", "1.2.3", "1.3.0", "unhealthy"],
+      ["updated", "1.2.3", "1.3.0", null],
+    ]);
+    expect((await request("/v1/history?container=a,b", { headers: auth })).status).toBe(400);
+    runner.report = (report) => ({ ...report, containers: [{ ...web, state: "fresh", new_image: null, new_digest: null, reason: null }] });
+    const listed = (await (await request("/v1/containers", { headers: auth })).json()) as any;
+    expect(listed.containers[0]).toMatchObject({
+      last_cycle: { at: "2026-01-02T00:00:00.000Z", state: "rolled_back", reason: "unhealthy" },
+      last_update: { at: "2026-01-01T00:00:00.000Z", from_version: "1.2.3", to_version: "1.3.0" },
+    });
   });
 });
 

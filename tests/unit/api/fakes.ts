@@ -80,13 +80,13 @@ export class FakeRunner implements CycleRunner, ContainerActions, DashboardActio
   }
 }
 
-export function makeApp(overrides: DeepPartial<Config> = {}) {
+export function makeApp(overrides: DeepPartial<Config> = {}, reports: SessionReport[] = []) {
   const config = defaultConfig({ ...overrides, http_api: { update: true, metrics: true, token: TOKEN, ...overrides.http_api } });
   const metrics = new Metrics();
   const runner = new FakeRunner(metrics);
   const logs: RecordedLine[] = [];
   const access: AccessFields[] = [];
-  const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write: (fields) => void access.push(fields) } });
+  const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write: (fields) => void access.push(fields) }, history: { list: () => reports } });
   const request = (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init));
   return { app, config, metrics, runner, logs, access, request };
 }
