@@ -18,7 +18,7 @@ import type { DashboardActions } from "../updater/overview.ts";
 import type { CycleRunner, SessionReport, ContainerActions } from "../updater/types.ts";
 import { accessFields, type RequestInfo, type RequestTarget, requestTarget } from "./access.ts";
 import { createTokenCheck, type TokenCheck } from "./auth.ts";
-import { dashboardEndpoints, uiAssetEndpoint } from "./dashboard.ts";
+import { dashboardRoutes } from "./dashboard.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
@@ -39,7 +39,7 @@ export interface ApiDeps {
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
-function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
+function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<string, Endpoint> {
   const api = deps.config.http_api;
   const health: Handler = () => new Response(HEALTH_BODY, { headers: { "content-type": "application/json" } });
   const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
@@ -76,7 +76,7 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
     ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
     ["/v1/skip", { enabled: api.update, authenticated: true, methods: { POST: skip }, allow: "POST" }],
     ["/v1/rollback", { enabled: api.update, authenticated: true, methods: { POST: rollback }, allow: "POST" }],
-    ...dashboardEndpoints(deps),
+    ...dashboard,
   ]);
 }
 
@@ -96,8 +96,8 @@ function serveEndpoint(
 
 export function createApp(deps: ApiDeps) {
   const log = deps.log.child("api");
-  const endpoints = buildEndpoints(deps);
-  const uiAsset = uiAssetEndpoint(deps.config.http_api.ui);
+  const dashboard = dashboardRoutes({ ...deps, log });
+  const endpoints = buildEndpoints(deps, dashboard.exact);
   const checkToken = createTokenCheck(deps.config.http_api.token);
 
   /** Expected errors become their status; anything at 500 or above is logged (never answered with a stack). */
@@ -137,7 +137,7 @@ export function createApp(deps: ApiDeps) {
     };
     let result: Response | Promise<Response>;
     try {
-      result = serveEndpoint(endpoints.get(target.path) ?? uiAsset(target.path), checkToken, request, target, server);
+      result = serveEndpoint(endpoints.get(target.path) ?? dashboard.match(target.path), checkToken, request, target, server);
     } catch (error) {
       return finish(failed(error, request));
     }

@@ -9,16 +9,21 @@ import { hostname } from "node:os";
 import type { Config } from "../config/index.ts";
 import { parseDuration } from "../config/index.ts";
 import { SvcError } from "../errors.ts";
+import type { Logger } from "../log/index.ts";
+import type { Metrics } from "../metrics/index.ts";
 import type { LiveProgress } from "../updater/live.ts";
 import type { DashboardActions, Overview } from "../updater/overview.ts";
 import { lastOutcomes, sessionSummary, timelineOf } from "../updater/timeline.ts";
 import type { CycleRunner, SessionReport } from "../updater/types.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, jsonResponse, notFound } from "./http.ts";
+import { createPeers, PEER_ENDPOINTS, type Peers } from "./peers.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
 
 export interface DashboardDeps {
   config: Config;
+  metrics: Metrics;
+  log: Logger;
   runner: CycleRunner & DashboardActions;
   progress?: LiveProgress;
   /** the kept session reports, oldest first (GET /v1/history) */
@@ -37,7 +42,15 @@ function containersAnswer(deps: DashboardDeps, host: string) {
   };
 }
 
-export function dashboardEndpoints(deps: DashboardDeps): [string, Endpoint][] {
+/** The dashboard's endpoints: exact paths, and the ones that take a name (the page's files, a peer's endpoints). */
+export function dashboardRoutes(deps: DashboardDeps): { exact: [string, Endpoint][]; match(path: string): Endpoint | undefined } {
+  const peers = createPeers(deps.config, deps.metrics, deps.log);
+  const asset = uiAssetEndpoint(deps.config.http_api.ui);
+  const throughPeer = peerEndpoint(deps.config, peers);
+  return { exact: dashboardEndpoints(deps, peers), match: (path) => asset(path) ?? throughPeer(path) };
+}
+
+function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoint][] {
   const api = deps.config.http_api;
   const reads = api.update || api.ui;
   const host = hostname();
@@ -62,7 +75,9 @@ export function dashboardEndpoints(deps: DashboardDeps): [string, Endpoint][] {
     if (fields.container) return jsonResponse({ container: oneContainer(fields.container), timeline: timelineOf(reports, fields.container[0]!) });
     return jsonResponse({ size: deps.config.history_size, reports: reports.map(sessionSummary).reverse() });
   };
+  const peerList: Handler = async () => jsonResponse({ peers: await peers.refresh() });
   return [
+    ["/v1/peers", getEndpoint(reads, true, peerList)],
     ["/v1/containers", getEndpoint(reads, true, containers)],
     ["/v1/history", getEndpoint(reads, true, history)],
     ["/v1/progress", getEndpoint(reads, true, progress)],
@@ -70,11 +85,36 @@ export function dashboardEndpoints(deps: DashboardDeps): [string, Endpoint][] {
   ];
 }
 
+const PEER_PATH = /^\/v1\/peers\/([A-Za-z0-9][A-Za-z0-9._-]{0,63})\/([a-z]{1,16})$/;
+
+/**
+ * `/v1/peers/NAME/ENDPOINT`: the peer's `/v1/ENDPOINT` through this svc, with the peer's token.
+ * Reads need what this svc's own reads need; actions need http_api.update here too, so a
+ * read-only dashboard cannot act on another host.
+ */
+function peerEndpoint(config: Config, peers: Peers): (path: string) => Endpoint | undefined {
+  const reads = config.http_api.update || config.http_api.ui;
+  return (path) => {
+    const match = PEER_PATH.exec(path);
+    const name = match?.[1];
+    const endpoint = match?.[2];
+    if (!name || !endpoint || !peers.names.includes(name) || !Object.hasOwn(PEER_ENDPOINTS, endpoint)) return undefined;
+    const method = PEER_ENDPOINTS[endpoint]!;
+    const forward: Handler = (request, target, server) => {
+      // an update through a peer answers when its cycle ends, as a local one does
+      server?.timeout(request, 0);
+      return peers.forward(name, endpoint, request, target.query);
+    };
+    const enabled = method === "GET" ? reads : config.http_api.update;
+    return method === "GET" ? getEndpoint(enabled, true, forward) : { enabled, authenticated: true, methods: { POST: forward }, allow: "POST" };
+  };
+}
+
 /** `/` and the bundle's hashed files (`/chunk-1a2b3c.js`): no other path can be one of them. */
 const ASSET_PATH = /^\/(?:[A-Za-z0-9_-]{1,64}\.(?:js|css))?$/;
 
 /** The endpoint of a path that may be a file of the page, when the page is on. */
-export function uiAssetEndpoint(enabled: boolean): (path: string) => Endpoint | undefined {
+function uiAssetEndpoint(enabled: boolean): (path: string) => Endpoint | undefined {
   if (!enabled) return () => undefined;
   // built (or read from the binary) once, in the background: the first visit need not wait
   void loadUi().catch(() => {});

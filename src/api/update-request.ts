@@ -24,13 +24,13 @@ function bodyKindOf(contentType: string | null): BodyKind | null {
 }
 
 interface CappedBody {
-  bytes: Uint8Array;
+  bytes: Uint8Array<ArrayBuffer>;
   /** more than `cap` bytes were sent (the rest is not read) */
   overCap: boolean;
 }
 
 /** Reads at most cap + 1 bytes: enough to tell "empty", "fits" and "too large" apart. */
-export async function readCapped(request: Request, cap: number): Promise<CappedBody> {
+export async function readCapped(request: Pick<Request, "headers" | "body">, cap: number): Promise<CappedBody> {
   const declared = Number(request.headers.get("content-length") ?? Number.NaN);
   if (request.body === null || declared === 0) return { bytes: new Uint8Array(0), overCap: false };
   if (declared > cap) return { bytes: new Uint8Array(0), overCap: true };

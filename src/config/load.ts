@@ -135,7 +135,7 @@ function leafProblem(option: OptionSpec, entry: Entry, issue: z.core.$ZodIssue):
     return `${where}: expected ${labelOf(option)}, got ${describeType(entry.value)}${shown(option, entry.value)}`;
   }
   if (issue.code === "unrecognized_keys") {
-    return `${where}: unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")} (expected host, username, password)`;
+    return `${where}: unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")} (expected ${option.meta.fields?.join(", ")})`;
   }
   const value = sub.length === 0 && !option.meta.secret ? ` (got ${JSON.stringify(entry.value)})` : "";
   return `${where}: ${issue.message}${value}`;
@@ -163,6 +163,7 @@ function labelOf(option: OptionSpec): string {
     case "list":
       return "an array of strings";
     case "credentials":
+    case "tables":
       return "an array of tables";
     default:
       return "a string";
@@ -304,7 +305,7 @@ function resolveSecrets(
     return contents;
   };
   for (const option of OPTIONS) {
-    if (!option.meta.secret || option.meta.kind === "credentials") continue;
+    if (!option.meta.secret || option.meta.kind === "credentials" || option.meta.kind === "tables") continue;
     const parent = option.path.slice(0, -1).reduce<any>((node, part) => node[part], config);
     const name = option.path[option.path.length - 1]!;
     if (parent[name] !== undefined) parent[name] = resolveOne(parent[name], named(option.key, merged), option.key);
@@ -315,6 +316,9 @@ function resolveSecrets(
     credential.password = resolveOne(credential.password, `${label} password`, "registry_credentials");
     if (credential.username === undefined) delete credential.username;
     if (credential.password === undefined) delete credential.password;
+  }
+  for (const [index, peer] of config.peers.entries()) {
+    peer.token = resolveOne(peer.token, `${named("peers", merged)} entry ${index + 1} token`, "peers")!;
   }
 }
 

@@ -3,6 +3,7 @@
  * token the person signed in with. The token is kept for this browser tab only
  * (sessionStorage): no cookie, so no other site can make the browser act with it.
  */
+import type { PeerView as PeerAnswer } from "../../api/peers.ts";
 import type { RunningCycle } from "../../updater/live.ts";
 import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/timeline.ts";
 import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
@@ -12,6 +13,9 @@ export type { ContainerReport, RunningCycle, SessionReport, TimelineEntry };
 /** One container as GET /v1/containers describes it. */
 export type ContainerOverview = import("../../updater/overview.ts").ContainerOverview & LastOutcome;
 export type SessionSummary = ReturnType<typeof sessionSummary>;
+
+/** A peer as GET /v1/peers tells it, its containers as the page reads them. */
+export type PeerView = Omit<PeerAnswer, "data"> & { data: ContainersAnswer | null };
 
 export interface ContainersAnswer {
   checked_at: string;
@@ -67,13 +71,22 @@ async function call<T>(method: "GET" | "POST", path: string, body?: Record<strin
 /** Checks a token without keeping it: resolves when svc accepts it. */
 export const signIn = (candidate: string) => call<{ running: RunningCycle | null }>("GET", "/v1/progress", undefined, candidate);
 
-export const api = {
-  containers: (names?: string[]) => call<ContainersAnswer>("GET", names ? `/v1/containers?container=${names.map(encodeURIComponent).join(",")}` : "/v1/containers"),
-  progress: () => call<{ running: RunningCycle | null }>("GET", "/v1/progress"),
-  history: () => call<{ size: number; reports: SessionSummary[] }>("GET", "/v1/history"),
-  timeline: (name: string) => call<{ container: string; timeline: TimelineEntry[] }>("GET", `/v1/history?container=${encodeURIComponent(name)}`),
-  update: (names?: string[]) => call<SessionReport>("POST", "/v1/update", names ? { container: names } : undefined),
-  skip: (name: string) => call<SkipResult>("POST", "/v1/skip", { container: name }),
-  snooze: (name: string, duration: string) => call<{ container: string; until: string | null }>("POST", "/v1/snooze", { container: name, for: duration }),
-  rollback: (name: string) => call<RollbackResult>("POST", "/v1/rollback", { container: name }),
-};
+/** The API of this svc, or of a peer through it (`/v1/peers/NAME/...`): the same calls either way. */
+export function apiOf(peer: string | null = null) {
+  const at = (endpoint: string) => (peer === null ? `/v1/${endpoint}` : `/v1/peers/${encodeURIComponent(peer)}/${endpoint}`);
+  return {
+    containers: (names?: string[]) => call<ContainersAnswer>("GET", names ? `${at("containers")}?container=${names.map(encodeURIComponent).join(",")}` : at("containers")),
+    progress: () => call<{ running: RunningCycle | null }>("GET", at("progress")),
+    history: () => call<{ size: number; reports: SessionSummary[] }>("GET", at("history")),
+    timeline: (name: string) => call<{ container: string; timeline: TimelineEntry[] }>("GET", `${at("history")}?container=${encodeURIComponent(name)}`),
+    update: (names?: string[]) => call<SessionReport>("POST", at("update"), names ? { container: names } : undefined),
+    skip: (name: string) => call<SkipResult>("POST", at("skip"), { container: name }),
+    snooze: (name: string, duration: string) => call<{ container: string; until: string | null }>("POST", at("snooze"), { container: name, for: duration }),
+    rollback: (name: string) => call<RollbackResult>("POST", at("rollback"), { container: name }),
+  };
+}
+
+export const api = apiOf();
+
+/** Every peer's containers as this svc last got them (GET /v1/peers). */
+export const peers = () => call<{ peers: PeerView[] }>("GET", "/v1/peers");

@@ -4,14 +4,15 @@
  * through the same endpoints a curl command would. Every value from svc (and so from an engine
  * or a registry) reaches the DOM as text (dom.ts).
  */
-import { api, ApiError, type ContainerOverview, type ContainersAnswer, type RunningCycle, type SessionSummary, signIn, type TimelineEntry, token, whenUnauthorized } from "./api.ts";
+import { api, ApiError, apiOf, type ContainerOverview, type ContainersAnswer, type PeerView, peers as peersOf, type RunningCycle, type SessionSummary, signIn, type TimelineEntry, token, whenUnauthorized } from "./api.ts";
 import { type Child, h, replace, safeHref } from "./dom.ts";
 import { ageWords, type Filters, fromNow, localTime, matches, policyWords, progressWords } from "./format.ts";
 
-type Row = ContainerOverview & { host: string };
+type Row = ContainerOverview & { host: string; peer: string | null; key: string; canAct: boolean };
 
 interface State {
   data: ContainersAnswer | null;
+  peers: PeerView[];
   rows: Row[];
   running: RunningCycle | null;
   /** an action of this page is under way: one at a time */
@@ -20,7 +21,7 @@ interface State {
   filters: Filters;
 }
 
-const state: State = { data: null, rows: [], running: null, acting: false, selected: new Set(), filters: { search: "", state: "", host: "", onlyUpdates: false } };
+const state: State = { data: null, peers: [], rows: [], running: null, acting: false, selected: new Set(), filters: { search: "", state: "", host: "", onlyUpdates: false } };
 const root = document.getElementById("app")!;
 let pollTimer: ReturnType<typeof setTimeout> | undefined;
 let signInNotice: string | null = null;
@@ -75,6 +76,7 @@ const els = {
   host: h("span", { class: "host" }),
   notice: h("div", { class: "notice", role: "status", "aria-live": "polite" }),
   progress: h("div", { class: "progress", role: "status", "aria-live": "polite", hidden: true }),
+  peers: h("div", { class: "peers", role: "status", "aria-live": "polite", hidden: true }),
   readOnly: h("p", { class: "read-only", hidden: true }),
   checked: h("p", { class: "checked" }),
   body: h("tbody"),
@@ -99,7 +101,7 @@ function showDashboard(): void {
   const onlyUpdates = h("input", { id: "filter-updates", type: "checkbox", name: "updates" });
   onlyUpdates.addEventListener("change", () => ((state.filters.onlyUpdates = onlyUpdates.checked), renderRows()));
   els.selectAll.addEventListener("change", () => {
-    for (const row of visibleRows()) (els.selectAll.checked ? state.selected.add(row.name) : state.selected.delete(row.name));
+    for (const row of visibleRows()) if (row.canAct) (els.selectAll.checked ? state.selected.add(row.key) : state.selected.delete(row.key));
     renderRows();
   });
 
@@ -111,6 +113,7 @@ function showDashboard(): void {
       { class: "dashboard" },
       els.notice,
       els.progress,
+      els.peers,
       els.readOnly,
       h(
         "form",
@@ -152,20 +155,39 @@ function field(label: string, control: HTMLInputElement | HTMLSelectElement): HT
 
 // ---- data ----
 
+/** A host the page shows: this svc (peer null) or a peer, with what it last said. */
+interface HostData {
+  peer: string | null;
+  answer: ContainersAnswer | null;
+  /** whether the page may act there: actions on here, and there, and the peer answers */
+  canAct: boolean;
+}
+
+/** Where a row lives, as the page keys it: the same name on two hosts stays two rows. */
+const keyOf = (peer: string | null, name: string): string => `${peer ?? ""}/${name}`;
+
+function hostData(): HostData[] {
+  const local = state.data;
+  const localAct = local?.update === true;
+  return [
+    { peer: null, answer: local, canAct: localAct },
+    ...state.peers.map((p) => ({ peer: p.name, answer: p.data, canAct: localAct && p.up && !p.busy && p.data?.update === true })),
+  ];
+}
+
 /**
- * Loads what svc watches (a dry run on the host), or the named containers only, merged in.
- * `quiet` after an action: its outcome stays on screen.
+ * Loads what svc watches (a dry run on the host), or the named containers only, merged in; the
+ * peers apart, so a slow one never holds the local list back. `quiet` after an action: its
+ * outcome stays on screen.
  */
-async function load(names?: string[], quiet = false): Promise<void> {
+async function load(names?: string[], quiet = false, peer: string | null = null): Promise<void> {
   if (!quiet) say(names ? `Checking ${names.join(", ")}...` : "Checking for newer images...");
+  if (!names) void loadPeers();
   try {
-    const answer = await api.containers(names);
-    if (names && state.data) {
-      const fresh = new Map(answer.containers.map((c) => [c.name, c]));
-      state.data = { ...state.data, containers: state.data.containers.map((c) => fresh.get(c.name) ?? c) };
-    } else {
-      state.data = answer;
-    }
+    const answer = await apiOf(peer).containers(names);
+    if (peer !== null) mergePeer(peer, answer.containers);
+    else if (names && state.data) state.data = { ...state.data, containers: merged(state.data.containers, answer.containers) };
+    else state.data = answer;
     if (!quiet) say(names ? `Checked ${names.join(", ")}.` : null);
     render();
     if (!names) void loadHistory();
@@ -174,10 +196,32 @@ async function load(names?: string[], quiet = false): Promise<void> {
   }
 }
 
+function merged(old: ContainerOverview[], fresh: ContainerOverview[]): ContainerOverview[] {
+  const byName = new Map(fresh.map((c) => [c.name, c]));
+  return old.map((c) => byName.get(c.name) ?? c);
+}
+
+function mergePeer(name: string, fresh: ContainerOverview[]): void {
+  state.peers = state.peers.map((p) => (p.name === name && p.data ? { ...p, data: { ...p.data, containers: merged(p.data.containers, fresh) } } : p));
+}
+
+async function loadPeers(): Promise<void> {
+  try {
+    state.peers = (await peersOf()).peers;
+  } catch (failure) {
+    // an svc without the page's newer endpoints, or none configured: only the local host
+    if (!(failure instanceof ApiError && failure.status === 404)) say(messageOf(failure), "error");
+    return;
+  }
+  render();
+}
+
 function render(): void {
   const data = state.data;
   if (!data) return;
-  state.rows = data.containers.map((c) => ({ ...c, host: data.host }));
+  state.rows = hostData().flatMap((host) =>
+    (host.answer?.containers ?? []).map((c) => ({ ...withDefaults(c), host: host.peer ?? data.host, peer: host.peer, key: keyOf(host.peer, c.name), canAct: host.canAct })),
+  );
   replace(els.host, data.host);
   replace(els.checked, ` checked ${fromNow(data.checked_at)}`);
   els.checked.title = localTime(data.checked_at);
@@ -186,9 +230,34 @@ function render(): void {
     els.readOnly,
     "Read-only: http_api.update is off on this svc, so nothing here can update, skip, snooze or roll back. Turn it on (--http-api-update, SVC_HTTP_API_UPDATE) to act from this page.",
   );
-  const hosts = [...new Set(state.rows.map((row) => row.host))];
+  renderPeers();
+  const hosts = [data.host, ...state.peers.map((p) => p.name)];
   replace(els.hostFilter, h("option", { value: "" }, "all"), ...hosts.map((host) => h("option", { value: host, selected: host === state.filters.host }, host)));
   renderRows();
+}
+
+/** A peer's container from an older svc may lack what the page shows: nothing then, not an error. */
+function withDefaults(c: ContainerOverview): ContainerOverview {
+  const policy = c.policy ?? { monitor_only: false, no_pull: false, tag_policy: null, min_image_age: null, hooks: [] };
+  return { ...c, version: c.version ?? "", available_version: c.available_version ?? null, update_kind: c.update_kind ?? null, policy, last_cycle: c.last_cycle ?? null, last_update: c.last_update ?? null };
+}
+
+/** A peer that does not answer, or runs a cycle: said once above the table, its rows kept as last known. */
+function renderPeers(): void {
+  const notes = state.peers.filter((p) => !p.up || p.busy);
+  els.peers.hidden = notes.length === 0;
+  replace(
+    els.peers,
+    ...notes.map((p) =>
+      h(
+        "p",
+        { class: p.up ? "peer-busy" : "peer-down", "data-peer": p.name },
+        p.up
+          ? `${p.name}: a cycle is running there; its containers as they were ${p.answered_at ? fromNow(p.answered_at) : "last seen"}.`
+          : `${p.name} is unreachable${p.unreachable_since ? ` since ${localTime(p.unreachable_since)}` : ""} (${p.error ?? "no answer"}); ${p.answered_at ? `its containers as last known ${fromNow(p.answered_at)}` : "nothing known of it yet"}.`,
+      ),
+    ),
+  );
 }
 
 function visibleRows(): Row[] {
@@ -197,27 +266,31 @@ function visibleRows(): Row[] {
 
 function renderRows(): void {
   const rows = visibleRows();
-  const canAct = state.data?.update === true;
-  for (const name of state.selected) if (!state.rows.some((row) => row.name === name)) state.selected.delete(name);
-  els.selectAll.disabled = !canAct;
-  els.selectAll.checked = rows.length > 0 && rows.every((row) => state.selected.has(row.name));
-  replace(els.body, ...(rows.length ? rows.map((row) => renderRow(row, canAct)) : [h("tr", {}, h("td", { colspan: 7, class: "empty" }, state.rows.length ? "No container matches the filters." : "svc watches no container."))]));
-  renderBulk(canAct);
+  const anyAct = state.rows.some((row) => row.canAct);
+  for (const key of state.selected) if (!state.rows.some((row) => row.key === key && row.canAct)) state.selected.delete(key);
+  els.selectAll.disabled = !anyAct;
+  els.selectAll.checked = rows.length > 0 && rows.every((row) => state.selected.has(row.key));
+  replace(els.body, ...(rows.length ? rows.map(renderRow) : [h("tr", {}, h("td", { colspan: 7, class: "empty" }, state.rows.length ? "No container matches the filters." : "svc watches no container."))]));
+  renderBulk(anyAct);
 }
 
-function renderRow(c: Row, canAct: boolean): HTMLTableRowElement {
-  const select = h("input", { type: "checkbox", "aria-label": `Select ${c.name}`, checked: state.selected.has(c.name), disabled: !canAct });
-  select.addEventListener("change", () => (select.checked ? state.selected.add(c.name) : state.selected.delete(c.name), renderBulk(canAct)));
+/** "web", or "web on nas" for a peer's: what a button's label names. */
+const labelOf = (c: Row): string => (c.peer === null ? c.name : `${c.name} on ${c.peer}`);
+
+function renderRow(c: Row): HTMLTableRowElement {
+  const select = h("input", { type: "checkbox", "aria-label": `Select ${labelOf(c)}`, checked: state.selected.has(c.key), disabled: !c.canAct });
+  select.addEventListener("change", () => (select.checked ? state.selected.add(c.key) : state.selected.delete(c.key), renderBulk(true)));
   const link = safeHref(c.link);
   const age = ageWords(c);
   const notes: Child[] = [];
   if (c.snoozed_until) notes.push(h("span", { class: "note" }, `snoozed until ${localTime(c.snoozed_until)}`));
   if (c.skipped) notes.push(h("span", { class: "note" }, `skipped: ${c.skipped}`));
+  const peerDown = c.peer !== null && state.peers.some((p) => p.name === c.peer && !p.up);
   return h(
     "tr",
-    { "data-container": c.name, class: c.available_version ? "has-update" : "" },
+    { "data-container": c.name, "data-host": c.host, class: [c.available_version ? "has-update" : "", peerDown ? "unreachable" : ""].join(" ").trim() },
     h("td", { class: "select" }, select),
-    h("td", { "data-label": "Container" }, h("strong", { class: "name" }, c.name), h("span", { class: "image" }, c.image), h("span", { class: "where" }, c.host)),
+    h("td", { "data-label": "Container" }, h("strong", { class: "name" }, c.name), h("span", { class: "image" }, c.image), h("span", { class: "where" }, peerDown ? `${c.host} (unreachable: last known)` : c.host)),
     h("td", { "data-label": "Running" }, h("span", { class: "version" }, c.version)),
     h(
       "td",
@@ -237,29 +310,31 @@ function renderRow(c: Row, canAct: boolean): HTMLTableRowElement {
       c.last_cycle && c.last_cycle.state !== "fresh" && h("span", { class: "note", title: localTime(c.last_cycle.at) }, `last cycle: ${c.last_cycle.state.replace("_", " ")}${c.last_cycle.reason ? ` (${c.last_cycle.reason})` : ""}`),
       c.last_update && h("span", { class: "note", title: localTime(c.last_update.at) }, `updated ${fromNow(c.last_update.at)}: ${c.last_update.from_version} → ${c.last_update.to_version ?? "?"}`),
     ),
-    h("td", { "data-label": "Actions", class: "actions" }, ...rowActions(c, canAct)),
+    h("td", { "data-label": "Actions", class: "actions" }, ...rowActions(c)),
   );
 }
 
-function rowActions(c: Row, canAct: boolean): Child[] {
-  const button = (text: string, label: string, action: () => void, className = "") => h("button", { type: "button", "aria-label": `${label} ${c.name}`, class: className, onclick: action, disabled: state.acting }, text);
-  const check = button("Check", "Check", () => void act(() => load([c.name])));
-  const history = button("History", "History of", () => void showTimeline(c.name), "secondary");
-  if (!canAct) return [check, history];
+function rowActions(c: Row): Child[] {
+  const button = (text: string, label: string, action: () => void, className = "") => h("button", { type: "button", "aria-label": `${label} ${labelOf(c)}`, class: className, onclick: action, disabled: state.acting }, text);
+  const reachable = c.peer === null || state.peers.some((p) => p.name === c.peer && p.up);
+  if (!reachable) return [];
+  const check = button("Check", "Check", () => void act(() => load([c.name], false, c.peer)));
+  const history = button("History", "History of", () => void showTimeline(c), "secondary");
+  if (!c.canAct) return [check, history];
   const actions: Child[] = [check, history];
   if (c.available_version) {
-    actions.push(button("Update", "Update", () => void updateContainers([c.name]), "primary"));
-    actions.push(button("Skip", "Skip this version of", () => void act(async () => (await api.skip(c.name), say(`${c.name}: this version is skipped.`), await load([c.name], true)))));
+    actions.push(button("Update", "Update", () => void updateContainers([c]), "primary"));
+    actions.push(button("Skip", "Skip this version of", () => void act(async () => (await apiOf(c.peer).skip(c.name), say(`${labelOf(c)}: this version is skipped.`), await load([c.name], true, c.peer)))));
   }
   actions.push(button(c.snoozed_until ? "Snoozed" : "Snooze", "Snooze updates of", () => void snoozeContainer(c)));
   if (c.previous_image_id) actions.push(button("Roll back", "Roll back", () => void rollBack(c), "danger"));
   return actions;
 }
 
-function renderBulk(canAct: boolean): void {
-  if (!canAct) return void replace(els.bulk);
-  const stale = state.rows.filter((row) => row.available_version !== null && !row.policy.monitor_only).map((row) => row.name);
-  const chosen = [...state.selected];
+function renderBulk(anyAct: boolean): void {
+  if (!anyAct) return void replace(els.bulk);
+  const stale = state.rows.filter((row) => row.canAct && row.available_version !== null && !row.policy.monitor_only);
+  const chosen = state.rows.filter((row) => state.selected.has(row.key));
   replace(
     els.bulk,
     h("button", { type: "button", disabled: chosen.length === 0 || state.acting, onclick: () => void updateContainers(chosen) }, `Update selected (${chosen.length})`),
@@ -285,25 +360,29 @@ async function act(action: () => Promise<unknown>): Promise<void> {
   }
 }
 
-async function updateContainers(names: string[], what = names.join(", ")): Promise<void> {
+/** One update per host (this one, each peer), one after the other. */
+async function updateContainers(rows: Row[], what = rows.map(labelOf).join(", ")): Promise<void> {
   const ok = await confirmDialog.ask("Update and restart?", `svc pulls the newer image and replaces ${what}: each container is stopped and started again.`, "Update");
   if (!ok) return;
   await act(async () => {
     say(`Updating ${what}...`);
-    const report = await api.update(names);
-    const lines = report.containers.map((c) => `${c.name}: ${c.state.replace("_", " ")}${c.reason ? ` (${c.reason})` : ""}`);
+    const lines: string[] = [];
+    for (const peer of [...new Set(rows.map((row) => row.peer))]) {
+      const report = await apiOf(peer).update(rows.filter((row) => row.peer === peer).map((row) => row.name));
+      for (const c of report.containers) lines.push(`${peer === null ? c.name : `${c.name} on ${peer}`}: ${c.state.replace("_", " ")}${c.reason ? ` (${c.reason})` : ""}`);
+    }
     say(lines.length ? lines.join("; ") : "Nothing was updated.");
     await load(undefined, true);
   });
 }
 
 async function rollBack(c: Row): Promise<void> {
-  const ok = await confirmDialog.ask("Roll back and restart?", `svc puts ${c.name} back on the image it ran before its last update (${c.previous_image_id}); the container is stopped and started again.`, "Roll back");
+  const ok = await confirmDialog.ask("Roll back and restart?", `svc puts ${labelOf(c)} back on the image it ran before its last update (${c.previous_image_id}); the container is stopped and started again.`, "Roll back");
   if (!ok) return;
   await act(async () => {
-    say(`Rolling back ${c.name}...`);
-    const result = await api.rollback(c.name);
-    say(`${c.name}: ${result.state === "updated" ? "back on its earlier image" : `${result.state.replace("_", " ")}${result.reason ? ` (${result.reason})` : ""}`}.`);
+    say(`Rolling back ${labelOf(c)}...`);
+    const result = await apiOf(c.peer).rollback(c.name);
+    say(`${labelOf(c)}: ${result.state === "updated" ? "back on its earlier image" : `${result.state.replace("_", " ")}${result.reason ? ` (${result.reason})` : ""}`}.`);
     await load(undefined, true);
   });
 }
@@ -316,12 +395,12 @@ const SNOOZE_CHOICES: [string, string][] = [
 ];
 
 async function snoozeContainer(c: Row): Promise<void> {
-  const choice = await confirmDialog.choose(`Snooze ${c.name}`, "Newer images are still shown, but none is applied until the snooze ends.", "Snooze for", SNOOZE_CHOICES);
+  const choice = await confirmDialog.choose(`Snooze ${labelOf(c)}`, "Newer images are still shown, but none is applied until the snooze ends.", "Snooze for", SNOOZE_CHOICES);
   if (choice === null) return;
   await act(async () => {
-    const result = await api.snooze(c.name, choice);
-    say(result.until ? `${c.name}: updates snoozed until ${localTime(result.until)}.` : `${c.name}: snooze lifted.`);
-    await load([c.name], true);
+    const result = await apiOf(c.peer).snooze(c.name, choice);
+    say(result.until ? `${labelOf(c)}: updates snoozed until ${localTime(result.until)}.` : `${labelOf(c)}: snooze lifted.`);
+    await load([c.name], true, c.peer);
   });
 }
 
@@ -350,10 +429,10 @@ function sessionItem(report: SessionSummary): HTMLLIElement {
   );
 }
 
-async function showTimeline(name: string): Promise<void> {
+async function showTimeline(c: Row): Promise<void> {
   try {
-    const { timeline } = await api.timeline(name);
-    await infoDialog.show(`History of ${name}`, timeline.length ? h("ol", { class: "timeline" }, ...timeline.map(timelineItem)) : h("p", {}, "Nothing happened to it in the kept history (only fresh checks)."));
+    const { timeline } = await apiOf(c.peer).timeline(c.name);
+    await infoDialog.show(`History of ${labelOf(c)}`, timeline.length ? h("ol", { class: "timeline" }, ...timeline.map(timelineItem)) : h("p", {}, "Nothing happened to it in the kept history (only fresh checks)."));
   } catch (failure) {
     await sayFailure(failure);
   }
