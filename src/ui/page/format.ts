@@ -41,11 +41,13 @@ export function ageWords(c: ContainerOverview, now = Date.now()): string | null 
   return parts.length ? parts.join(", ") : null;
 }
 
-/** "web: pull (12 s)" for the step under way. */
+/** "An update cycle is running (api): web: pull, since 3 seconds ago." for the step under way. */
 export function progressWords(running: RunningCycle, now = Date.now()): string {
   const trigger = running.trigger ? ` (${running.trigger})` : "";
-  if (!running.current) return `An update cycle is running${trigger}: listing containers.`;
-  return `An update cycle is running${trigger}: ${running.current.container}: ${running.current.step}, since ${fromNow(running.current.at, now)}.`;
+  if (!running.current) return `svc is listing containers for a cycle or a check${trigger}.`;
+  // a check (a dry run, or a cycle before it updates anything) only ever checks
+  const what = running.containers.every((step) => step.step === "check") ? "svc is checking for newer images" : "An update cycle is running";
+  return `${what}${trigger}: ${running.current.container}: ${running.current.step}, since ${fromNow(running.current.at, now)}.`;
 }
 
 /** Whether a container matches the search and the filters. */

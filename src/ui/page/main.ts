@@ -290,7 +290,7 @@ function renderRow(c: Row): HTMLTableRowElement {
     "tr",
     { "data-container": c.name, "data-host": c.host, class: [c.available_version ? "has-update" : "", peerDown ? "unreachable" : ""].join(" ").trim() },
     h("td", { class: "select" }, select),
-    h("td", { "data-label": "Container" }, h("strong", { class: "name" }, c.name), h("span", { class: "image" }, c.image), h("span", { class: "where" }, peerDown ? `${c.host} (unreachable: last known)` : c.host)),
+    h("td", { "data-label": "Container" }, h("strong", { class: "name" }, c.name), h("span", { class: "image" }, c.image), state.peers.length > 0 && h("span", { class: "where" }, peerDown ? `${c.host} (unreachable: last known)` : c.host)),
     h("td", { "data-label": "Running" }, h("span", { class: "version" }, c.version)),
     h(
       "td",
@@ -310,7 +310,7 @@ function renderRow(c: Row): HTMLTableRowElement {
       c.last_cycle && c.last_cycle.state !== "fresh" && h("span", { class: "note", title: localTime(c.last_cycle.at) }, `last cycle: ${c.last_cycle.state.replace("_", " ")}${c.last_cycle.reason ? ` (${c.last_cycle.reason})` : ""}`),
       c.last_update && h("span", { class: "note", title: localTime(c.last_update.at) }, `updated ${fromNow(c.last_update.at)}: ${c.last_update.from_version} → ${c.last_update.to_version ?? "?"}`),
     ),
-    h("td", { "data-label": "Actions", class: "actions" }, ...rowActions(c)),
+    h("td", { "data-label": "Actions" }, h("div", { class: "actions" }, ...rowActions(c))),
   );
 }
 
@@ -322,8 +322,9 @@ function rowActions(c: Row): Child[] {
   const history = button("History", "History of", () => void showTimeline(c), "secondary");
   if (!c.canAct) return [check, history];
   const actions: Child[] = [check, history];
+  // held back (monitor only, min_image_age, a snooze): an update now would leave it as it is
+  if (c.would_update) actions.push(button("Update", "Update", () => void updateContainers([c]), "primary"));
   if (c.available_version) {
-    actions.push(button("Update", "Update", () => void updateContainers([c]), "primary"));
     actions.push(button("Skip", "Skip this version of", () => void act(async () => (await apiOf(c.peer).skip(c.name), say(`${labelOf(c)}: this version is skipped.`), await load([c.name], true, c.peer)))));
   }
   actions.push(button(c.snoozed_until ? "Snoozed" : "Snooze", "Snooze updates of", () => void snoozeContainer(c)));
@@ -333,7 +334,7 @@ function rowActions(c: Row): Child[] {
 
 function renderBulk(anyAct: boolean): void {
   if (!anyAct) return void replace(els.bulk);
-  const stale = state.rows.filter((row) => row.canAct && row.available_version !== null && !row.policy.monitor_only);
+  const stale = state.rows.filter((row) => row.canAct && row.would_update);
   const chosen = state.rows.filter((row) => state.selected.has(row.key));
   replace(
     els.bulk,
