@@ -7,9 +7,9 @@
  * and a fresh start (the unreadable file is kept aside), never a crash; a folder that cannot be
  * written is a warning, and svc goes on remembering in memory.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "../log/index.ts";
+import { atomicWriter, readOrSetAside, scopedFileName } from "./file.ts";
 
 /** One kind of decision: a string per container name. */
 export interface Remembered {
@@ -24,10 +24,6 @@ export interface Remembered {
 export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images" | "snoozed";
 
 const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images", "snoozed"];
-/** `state.json`, or `state-<scope>.json` for a scoped instance (characters unsafe in a file name as `_`). */
-function fileName(scope: string | undefined): string {
-  return scope === undefined ? "state.json" : `state-${scope.replace(/[^A-Za-z0-9._-]/g, "_")}.json`;
-}
 const VERSION = 1;
 
 export interface StateStore {
@@ -44,22 +40,10 @@ type Contents = Record<Section, Map<string, string>>;
  */
 export function openState(dir: string | undefined, log: Logger, scope?: string): StateStore {
   const logger = log.child("state");
-  const file = dir === undefined ? undefined : join(dir, fileName(scope));
-  const contents = file === undefined ? emptyContents() : load(file, logger);
-  let writable = file !== undefined;
-
-  const save = (): void => {
-    if (!writable || file === undefined || dir === undefined) return;
-    try {
-      mkdirSync(dir, { recursive: true });
-      const temporary = `${file}.${process.pid}.tmp`;
-      writeFileSync(temporary, serialize(contents), { mode: 0o600 });
-      renameSync(temporary, file);
-    } catch (error) {
-      writable = false;
-      logger.warn("cannot write the state file: decisions are kept in memory until svc restarts", { file, error: (error as Error).message });
-    }
-  };
+  const file = dir === undefined ? undefined : join(dir, scopedFileName("state", scope));
+  const contents = file === undefined ? emptyContents() : readOrSetAside(file, parse, emptyContents, logger, "state");
+  const write = atomicWriter(dir, file, logger, "state");
+  const save = (): void => write(serialize(contents));
 
   return {
     file,
@@ -89,25 +73,6 @@ export function inMemory(): Remembered {
 
 function emptyContents(): Contents {
   return Object.fromEntries(SECTIONS.map((name) => [name, new Map<string, string>()])) as Contents;
-}
-
-function load(file: string, log: Logger): Contents {
-  if (!existsSync(file)) {
-    log.info("no state file yet: starting fresh", { file });
-    return emptyContents();
-  }
-  try {
-    return parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    const aside = `${file}.unreadable-${Date.now()}`;
-    try {
-      renameSync(file, aside);
-    } catch {
-      // kept where it is; the next save replaces it
-    }
-    log.warn("the state file cannot be used: starting fresh (the file is kept aside)", { file, kept_as: aside, error: (error as Error).message });
-    return emptyContents();
-  }
 }
 
 /** The file's contents; throws on anything that is not exactly what svc writes. */
