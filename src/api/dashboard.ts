@@ -38,7 +38,7 @@ function containersAnswer(deps: DashboardDeps, host: string) {
   return (overview: Overview) => {
     const last = lastOutcomes(deps.history?.list() ?? []);
     const containers = overview.containers.map((c) => ({ ...c, ...(last.get(c.name) ?? { last_cycle: null, last_update: null }) }));
-    return { checked_at: overview.checked_at, host, update: deps.config.http_api.update, containers };
+    return { checked_at: overview.checked_at, host, update: deps.config.http_api.update, containers, excluded: overview.excluded };
   };
 }
 

@@ -47,7 +47,7 @@ import { DEFAULT_TIMING, stopOptionsFor, type ProtocolContext, type WatchTiming 
 import { completeHandover, type HandoverJob } from "./handover.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
 import type { ProgressListener } from "./progress.ts";
-import { containerOverviews, type DashboardActions, type Overview } from "./overview.ts";
+import { containerOverviews, excludedContainers, type DashboardActions, type Overview } from "./overview.ts";
 import { snooze } from "./snooze.ts";
 import { metricCounts } from "./report.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, policyFor, scopeFilter, type Filter } from "./selection.ts";
@@ -291,7 +291,9 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     const report = await run("api", filter, { dryRun: true, seen });
     if (report === null) return null;
     const memory = { firstSeen: cycleDeps.firstSeen, skipped: cycleDeps.skipped, snoozed: cycleDeps.snoozed, previous };
-    return { checked_at: report.finished_at, containers: containerOverviews(report, seen, deps.config, memory) };
+    // with a filter, what it leaves out is not excluded by svc
+    const excluded = filter?.container?.length || filter?.image?.length ? [] : excludedContainers(seen, report, deps.config);
+    return { checked_at: report.finished_at, containers: containerOverviews(report, seen, deps.config, memory), excluded };
   };
 
   const snoozeContainer = async (name: string, ms: number) => {

@@ -11,7 +11,7 @@ import type { ContainerSummary, ImageSummary } from "../engine/port.ts";
 import { parseReference } from "../registry/reference.ts";
 import type { Remembered } from "../state/index.ts";
 import { hookFor, type HookName } from "./hooks.ts";
-import { policyFor } from "./selection.ts";
+import { enableLabelFilter, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "./selection.ts";
 import { snoozedUntil } from "./snooze.ts";
 import { parseVersionTag } from "./tags.ts";
 import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type CycleSightings, type SessionReport, type UpdateFilter } from "./types.ts";
@@ -193,10 +193,44 @@ function httpUrl(text: string): string | null {
   }
 }
 
-/** What GET /v1/containers answers: the dry run's time and each container's overview. */
+/** A container svc sees on its engine and leaves alone, and why. */
+export interface ExcludedContainer {
+  name: string;
+  image: string;
+  /** the engine's state: running, exited... */
+  state: string;
+  reason: string;
+}
+
+/** What GET /v1/containers answers: the dry run's time, each container's overview, and what svc leaves alone. */
 export interface Overview {
   checked_at: string;
   containers: ContainerOverview[];
+  excluded: ExcludedContainer[];
+}
+
+/**
+ * The containers of this instance's scope that the selection options leave out, each with the
+ * first rule that does (another scope's containers belong to another instance: not listed; nor
+ * svc's own leftovers of an update).
+ */
+export function excludedContainers(seen: CycleSightings, report: SessionReport, config: Config): ExcludedContainer[] {
+  const checked = new Set(report.containers.map((c) => c.name));
+  const rules: [(container: ContainerSummary) => boolean, (container: ContainerSummary) => string][] = [
+    [enableLabelFilter(false), () => "label svc.enable=false"],
+    [enableLabelFilter(config.label_enable), () => "label_enable is on and it has no svc.enable=true label"],
+    [notDisabledFilter(config.disable_containers), () => "named in disable_containers"],
+    [namesFilter(config.containers), () => "not named in containers"],
+    [stateFilter(config), (c) => `${c.state}: only running containers are updated${c.state === "restarting" ? " (include_restarting)" : " (revive_stopped)"}`],
+  ];
+  const inScope = scopeFilter(config.scope);
+  return (seen.containers ?? [])
+    .filter((c) => !checked.has(c.name) && inScope(c) && notLeftoverFilter(c))
+    .flatMap((c) => {
+      const failed = rules.find(([keeps]) => !keeps(c));
+      return failed ? [{ name: c.name, image: c.image, state: c.state, reason: failed[1](c) }] : [];
+    })
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** What the dashboard asks of the updater besides cycles, skips and rollbacks. */

@@ -5,6 +5,7 @@
  */
 import type { PeerView as PeerAnswer } from "../../api/peers.ts";
 import type { RunningCycle } from "../../updater/live.ts";
+import type { ExcludedContainer } from "../../updater/overview.ts";
 import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/timeline.ts";
 import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
 
@@ -23,6 +24,8 @@ export interface ContainersAnswer {
   /** whether http_api.update is on: the page acts only then */
   update: boolean;
   containers: ContainerOverview[];
+  /** what svc leaves alone, and why (absent from an older peer) */
+  excluded?: ExcludedContainer[];
 }
 
 const TOKEN_KEY = "svc.token";

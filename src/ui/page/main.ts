@@ -84,6 +84,7 @@ const els = {
   hostFilter: h("select", { id: "filter-host", name: "host" }),
   selectAll: h("input", { type: "checkbox", id: "select-all", "aria-label": "Select every container shown" }),
   history: h("ol", { class: "history" }),
+  excluded: h("details", { class: "excluded", hidden: true }),
 };
 
 function showDashboard(): void {
@@ -140,6 +141,7 @@ function showDashboard(): void {
         ),
         els.body,
       ),
+      els.excluded,
       h("section", { class: "history-section", "aria-labelledby": "history-title" }, h("h2", { id: "history-title" }, "History"), els.history),
     ),
     confirmDialog.element,
@@ -231,6 +233,7 @@ function render(): void {
     "Read-only: http_api.update is off on this svc, so nothing here can update, skip, snooze or roll back. Turn it on (--http-api-update, SVC_HTTP_API_UPDATE) to act from this page.",
   );
   renderPeers();
+  renderExcluded(data.host);
   const hosts = [data.host, ...state.peers.map((p) => p.name)];
   replace(els.hostFilter, h("option", { value: "" }, "all"), ...hosts.map((host) => h("option", { value: host, selected: host === state.filters.host }, host)));
   renderRows();
@@ -240,6 +243,17 @@ function render(): void {
 function withDefaults(c: ContainerOverview): ContainerOverview {
   const policy = c.policy ?? { monitor_only: false, no_pull: false, tag_policy: null, min_image_age: null, hooks: [] };
   return { ...c, version: c.version ?? "", available_version: c.available_version ?? null, update_kind: c.update_kind ?? null, policy, last_cycle: c.last_cycle ?? null, last_update: c.last_update ?? null };
+}
+
+/** The containers svc leaves alone, and why: folded away under the table. */
+function renderExcluded(localHost: string): void {
+  const excluded = hostData().flatMap((host) => (host.answer?.excluded ?? []).map((c) => ({ ...c, host: host.peer ?? localHost, peer: host.peer })));
+  els.excluded.hidden = excluded.length === 0;
+  replace(
+    els.excluded,
+    h("summary", {}, `Left alone (${excluded.length})`),
+    h("ul", {}, ...excluded.map((c) => h("li", { "data-container": c.name }, h("span", { class: "name" }, c.peer === null ? c.name : `${c.name} on ${c.peer}`), ` (${c.image}, ${c.state}): ${c.reason}`))),
+  );
 }
 
 /** A peer that does not answer, or runs a cycle: said once above the table, its rows kept as last known. */

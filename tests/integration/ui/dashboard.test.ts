@@ -46,12 +46,17 @@ describe("the dashboard in a browser", () => {
     const stale = staleContainer("stale");
     const v1 = ui.fx.image("later");
     const later = ui.run("later", v1.ref);
+    const ignored = ui.run("ignored", v1.ref, ["--label", "svc.enable=false"]);
     const page = await ui.open();
     const row = await rowOf(page, stale.name);
     const badge = row.locator(".badge.kind-digest");
     await badge.waitFor();
     expect(await badge.textContent()).toMatch(/^sha256:[0-9a-f]{12} digest$/);
     expect(await row.locator(".state").textContent()).toBe("stale");
+
+    // a container svc leaves alone is listed apart, with why
+    expect(await page.locator(`.excluded li[data-container="${ignored}"]`).textContent()).toContain("label svc.enable=false");
+    expect(await page.locator(`tr[data-container="${ignored}"]`).count()).toBe(0);
 
     const laterRow = await rowOf(page, later);
     expect(await laterRow.locator(".badge").count()).toBe(0);

@@ -20,7 +20,7 @@ export class FakeRunner implements CycleRunner, ContainerActions, DashboardActio
 
   async overview(filter?: UpdateFilter): Promise<Overview | null> {
     const report = await this.run("api", filter, { dryRun: true });
-    return report && { checked_at: report.finished_at, containers: containerOverviews(report, {}, defaultConfig(), {}) };
+    return report && { checked_at: report.finished_at, containers: containerOverviews(report, {}, defaultConfig(), {}), excluded: [] };
   }
 
   async snooze(container: string, ms: number) {

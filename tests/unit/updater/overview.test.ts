@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { inMemory } from "../../../src/state/index.ts";
 import { liveProgress } from "../../../src/updater/live.ts";
-import { containerOverviews, releaseLink, runningVersion, updateKind } from "../../../src/updater/overview.ts";
+import { containerOverviews, excludedContainers, releaseLink, runningVersion, updateKind } from "../../../src/updater/overview.ts";
 import { snooze, snoozedUntil } from "../../../src/updater/snooze.ts";
 import type { ContainerReport } from "../../../src/updater/types.ts";
 import { emptyReport } from "../../support/report.ts";
@@ -78,6 +78,30 @@ describe("containerOverviews", () => {
       previous_image_id: "sha256:before",
       link: "https://x.example/1.2.3",
     });
+  });
+});
+
+describe("excludedContainers", () => {
+  test("what the selection leaves out, with the first rule that does; another scope's containers and svc's leftovers are not listed", () => {
+    const summary = (name: string, labels: Record<string, string> = {}, state: "running" | "exited" = "running") => ({ id: name, name, image: `r/${name}:1`, imageId: "sha256:i", state, labels });
+    const seen = {
+      containers: [
+        summary("web"),
+        summary("off", { "svc.enable": "false" }),
+        summary("stopped", {}, "exited"),
+        summary("skipped-by-name"),
+        summary("theirs", { "svc.scope": "other" }),
+        summary("web.svc-old-0123456789ab-running"),
+      ],
+    };
+    const report = emptyReport("api", {});
+    report.containers = [entry({ name: "web" })];
+    const config = defaultConfig({ disable_containers: ["skipped-by-name"] });
+    expect(excludedContainers(seen, report, config)).toEqual([
+      { name: "off", image: "r/off:1", state: "running", reason: "label svc.enable=false" },
+      { name: "skipped-by-name", image: "r/skipped-by-name:1", state: "running", reason: "named in disable_containers" },
+      { name: "stopped", image: "r/stopped:1", state: "exited", reason: "exited: only running containers are updated (revive_stopped)" },
+    ]);
   });
 });
 
