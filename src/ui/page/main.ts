@@ -472,7 +472,8 @@ function stopPolling(): void {
 
 /** Every second while a cycle runs or this page acts, every 10 s otherwise (a scheduled cycle). */
 async function poll(): Promise<void> {
-  const wasRunning = state.running !== null;
+  // a cycle that changed something (not a check: a dry run, this page's own among them)
+  const wasUpdating = state.running?.containers.some((step) => step.step !== "check") === true;
   try {
     state.running = (await api.progress()).running;
   } catch (failure) {
@@ -480,8 +481,9 @@ async function poll(): Promise<void> {
     state.running = null;
   }
   renderProgress();
-  // a cycle this page did not start ended: what it changed is worth seeing
-  if (wasRunning && !state.running && !state.acting) void load(undefined, true);
+  // a cycle this page did not start ended: what it changed is worth seeing (a check ending is
+  // not: reloading after it would be a check again, and again)
+  if (wasUpdating && !state.running && !state.acting) void load(undefined, true);
   if (token.get()) schedulePoll(state.running || state.acting ? 1000 : 10_000);
 }
 

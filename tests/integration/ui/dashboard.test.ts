@@ -28,6 +28,9 @@ function staleContainer(what: string, args: string[] = []): { name: string; oldI
 describe("the dashboard in a browser", () => {
   test("sign-in: a wrong token is said plainly and shows nothing; the right one, typed and sent with Enter, shows the containers", async () => {
     const page = await ui.open({ signIn: false });
+    // the policy allows all the page does: nothing of it is refused
+    const refused: string[] = [];
+    page.on("console", (message) => void (/Content Security Policy/i.test(message.text()) && refused.push(message.text())));
     await signInWith(page, "not-the-token");
     await page.getByRole("alert").filter({ hasText: "Wrong token" }).waitFor();
     expect(await page.locator("table").count()).toBe(0);
@@ -39,6 +42,7 @@ describe("the dashboard in a browser", () => {
     // kept for this tab only, and never as a cookie
     expect(await page.evaluate(() => sessionStorage.getItem("svc.token"))).toBe(ui.token);
     expect(await ui.browser.cookies()).toEqual([]);
+    expect(refused).toEqual([]);
     await page.close();
   }, 60_000);
 
