@@ -127,8 +127,12 @@ export function createChecker(deps: {
     if (skipped !== undefined && (skipped === candidate || skipped === verdict.newImage)) {
       return { ...verdict, state: "skipped", reason: `${skipped} was skipped on request (POST /v1/skip); waiting for a newer image` };
     }
+    const minAge = (input.minImageAgeMs ?? 0) > 0;
+    // when it was first seen, for anyone asking how long it has waited (the dashboard); no registry
+    // request: min_image_age alone asks for the creation time
+    if (candidate && !minAge && parseSeen(deps.firstSeen?.get(input.name))?.digest !== candidate) deps.firstSeen?.set(input.name, `${candidate} ${new Date().toISOString()} -`);
     if (input.snoozedUntil !== undefined) return { ...verdict, reason: snoozeReason(input.snoozedUntil), held: true };
-    if (candidate && (input.minImageAgeMs ?? 0) > 0) return holdUntilOldEnough(verdict, input, candidate);
+    if (candidate && minAge) return holdUntilOldEnough(verdict, input, candidate);
     return verdict;
   };
 

@@ -44,7 +44,7 @@ export interface ContainerOverview {
   /** the newer tag, else a short digest of the newer image; null when nothing newer was found */
   available_version: string | null;
   update_kind: UpdateKind | null;
-  /** when svc first saw the newer image, and its creation time (recorded under min_image_age) */
+  /** when svc first saw the newer image, and its creation time (asked of the registry under min_image_age only) */
   first_seen_at: string | null;
   created_at: string | null;
   /** when min_image_age lets the newer image be applied; null without min_image_age */

@@ -65,7 +65,10 @@ describe("containerOverviews", () => {
     skipped.set("web", D_OLD);
     const previous = inMemory();
     previous.set("web", "sha256:before r/web:1.2.2");
-    const [overview] = containerOverviews(report, seen, defaultConfig(), { snoozed, skipped, previous }, now);
+    // first seen without min_image_age: no creation time asked for
+    const firstSeen = inMemory();
+    firstSeen.set("web", `${D_NEW} 2025-12-30T00:00:00.000Z -`);
+    const [overview] = containerOverviews(report, seen, defaultConfig(), { snoozed, skipped, previous, firstSeen }, now);
     expect(overview).toMatchObject({
       name: "web",
       version: "1.2.3",
@@ -74,6 +77,9 @@ describe("containerOverviews", () => {
       would_update: true,
       policy: { monitor_only: true, no_pull: false, tag_policy: null, min_image_age: null, hooks: ["pre_update"] },
       snoozed_until: "2026-01-01T01:00:00.000Z",
+      first_seen_at: "2025-12-30T00:00:00.000Z",
+      created_at: null,
+      eligible_at: null,
       skipped: D_OLD,
       previous_image_id: "sha256:before",
       link: "https://x.example/1.2.3",
