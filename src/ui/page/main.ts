@@ -348,12 +348,14 @@ function rowActions(c: Row): Child[] {
 
 function renderBulk(anyAct: boolean): void {
   if (!anyAct) return void replace(els.bulk);
-  const stale = state.rows.filter((row) => row.canAct && row.would_update);
+  // what the filters show: with the host filter, everything stale on that host
+  const stale = visibleRows().filter((row) => row.canAct && row.would_update);
   const chosen = state.rows.filter((row) => state.selected.has(row.key));
+  const where = state.filters.host ? ` on ${state.filters.host}` : "";
   replace(
     els.bulk,
     h("button", { type: "button", disabled: chosen.length === 0 || state.acting, onclick: () => void updateContainers(chosen) }, `Update selected (${chosen.length})`),
-    h("button", { type: "button", disabled: stale.length === 0 || state.acting, onclick: () => void updateContainers(stale, "every container with an update") }, `Update all stale (${stale.length})`),
+    h("button", { type: "button", disabled: stale.length === 0 || state.acting, onclick: () => void updateContainers(stale, `every container shown with an update${where}`) }, `Update all stale${where} (${stale.length})`),
   );
 }
 

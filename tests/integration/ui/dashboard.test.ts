@@ -113,6 +113,19 @@ describe("the dashboard in a browser", () => {
     await page.close();
   }, 120_000);
 
+  test("update the selected containers: both run their new image, the one left unselected does not", async () => {
+    const [a, b, left] = [staleContainer("sel-a"), staleContainer("sel-b"), staleContainer("sel-left")];
+    const page = await ui.open();
+    await rowOf(page, left.name);
+    await page.getByRole("checkbox", { name: `Select ${a.name}` }).check();
+    await page.getByRole("checkbox", { name: `Select ${b.name}` }).check();
+    await page.getByRole("button", { name: "Update selected (2)" }).click();
+    await confirm(page, "Update");
+    await page.locator(".notice").filter({ hasText: `${a.name}: updated` }).filter({ hasText: `${b.name}: updated` }).waitFor({ timeout: 60_000 });
+    expect([inspect(a.name).Image, inspect(b.name).Image, inspect(left.name).Image]).toEqual([a.newId, b.newId, left.oldId]);
+    await page.close();
+  }, 120_000);
+
   test("skip this version, and snooze: the row says so and nothing is applied", async () => {
     const skipped = staleContainer("skip");
     const snoozed = staleContainer("snooze");
