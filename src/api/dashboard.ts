@@ -13,7 +13,6 @@ import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import { type LiveProgress, liveProgress } from "../updater/live.ts";
 import type { DashboardActions, Overview } from "../updater/overview.ts";
-import { lastOutcomes, sessionSummary, timelineOf } from "../updater/timeline.ts";
 import type { CycleRunner, SessionReport } from "../updater/types.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, jsonResponse, notFound } from "./http.ts";
@@ -34,7 +33,7 @@ export interface DashboardDeps {
  * GET /v1/containers: the overview, with the host it describes and whether actions are on, and
  * per container what the history says last.
  */
-function containersAnswer(deps: DashboardDeps, host: string) {
+function containersAnswer(deps: DashboardDeps, host: string, { lastOutcomes }: Timeline) {
   return (overview: Overview) => {
     const last = lastOutcomes(deps.history?.list() ?? []);
     const containers = overview.containers.map((c) => ({ ...c, ...(last.get(c.name) ?? { last_cycle: null, last_update: null }) }));
@@ -58,7 +57,7 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
     const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
     // a dry run asks the registries: as long as a cycle's checks may take
     server?.timeout(request, 0);
-    return answer(await deps.runner.overview(filter), containersAnswer(deps, host));
+    return answer(await deps.runner.overview(filter), containersAnswer(deps, host, await loadTimeline()));
   };
   // without a listener wired (tests of other endpoints), a running cycle is told without its steps
   const live = deps.progress ?? liveProgress();
@@ -74,6 +73,7 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
   const history: Handler = async (request, target) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
     const reports = deps.history?.list() ?? [];
+    const { sessionSummary, timelineOf } = await loadTimeline();
     if (fields.container) return jsonResponse({ container: oneContainer(fields.container), timeline: timelineOf(reports, fields.container[0]!) });
     return jsonResponse({ size: deps.config.history_size, reports: reports.map(sessionSummary).reverse() });
   };
@@ -131,3 +131,10 @@ function uiAssetEndpoint(enabled: boolean): (path: string) => Endpoint | undefin
 
 /** The page's files are loaded only when it is on: an svc without it carries them unread. */
 const loadUi = () => import("../ui/assets.ts");
+
+/**
+ * What the history says, loaded on the first request that needs it: it reads the updater's
+ * rules (selection, hooks, tags), which the API must not load before it listens (service.ts).
+ */
+const loadTimeline = () => import("../updater/timeline.ts");
+type Timeline = Awaited<ReturnType<typeof loadTimeline>>;
