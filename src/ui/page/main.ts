@@ -17,11 +17,13 @@ interface State {
   running: RunningCycle | null;
   /** an action of this page is under way: one at a time */
   acting: boolean;
+  /** a check was refused while a cycle ran: it is done again once none runs */
+  checkWhenIdle: boolean;
   selected: Set<string>;
   filters: Filters;
 }
 
-const state: State = { data: null, peers: [], rows: [], running: null, acting: false, selected: new Set(), filters: { search: "", state: "", host: "", onlyUpdates: false } };
+const state: State = { data: null, peers: [], rows: [], running: null, acting: false, checkWhenIdle: false, selected: new Set(), filters: { search: "", state: "", host: "", onlyUpdates: false } };
 const root = document.getElementById("app")!;
 let pollTimer: ReturnType<typeof setTimeout> | undefined;
 let signInNotice: string | null = null;
@@ -194,6 +196,11 @@ async function load(names?: string[], quiet = false, peer: string | null = null)
     render();
     if (!names) void loadHistory();
   } catch (failure) {
+    if (failure instanceof ApiError && failure.status === 409 && !names) {
+      // another tab's check, or a scheduled cycle: the list comes once it has ended
+      state.checkWhenIdle = true;
+      schedulePoll(1000);
+    }
     await sayFailure(failure);
   }
 }
@@ -485,7 +492,13 @@ async function poll(): Promise<void> {
   renderProgress();
   // a cycle this page did not start ended: what it changed is worth seeing (a check ending is
   // not: reloading after it would be a check again, and again)
-  if (wasUpdating && !state.running && !state.acting) void load(undefined, true);
+  const idle = !state.running && !state.acting;
+  if (idle && state.checkWhenIdle) {
+    state.checkWhenIdle = false;
+    void load();
+  } else if (idle && wasUpdating) {
+    void load(undefined, true);
+  }
   if (token.get()) schedulePoll(state.running || state.acting ? 1000 : 10_000);
 }
 
@@ -518,7 +531,7 @@ async function sayFailure(failure: unknown): Promise<void> {
     const running = await api.progress().then((p) => p.running, () => null);
     state.running = running;
     renderProgress();
-    say(`Refused: ${running ? progressWords(running) : "another update cycle is running."} Try again when it ends.`, "error");
+    say(`Refused: ${running ? progressWords(running) : "another update cycle is running."} ${state.checkWhenIdle ? "The list comes when it ends." : "Try again when it ends."}`, "error");
     return;
   }
   say(messageOf(failure), "error");

@@ -30,7 +30,8 @@ beforeAll(async () => {
   peerImage = `${peerEngine.registry}/${name}:latest`;
   peerEngine.buildImage(peerImage, [QUICK_STOP_CMD]);
   peerEngine.docker(["run", "-d", "--name", name, "--network", "none", "--label", `svc.scope=${ui.scope}`, peerImage]);
-  const flags = baseFlags().map((flag) => (flag === inspectHost() ? peerEngine.dockerHost : flag));
+  // the e2e flags, with the peer's engine instead of the sandbox's
+  const flags = baseFlags().map((flag, i, all) => (all[i - 1] === "--docker-host" ? peerEngine.dockerHost : flag));
   peerSvc = startSvc([...flags, "--scope", ui.scope, "--http-api-update", "--http-api-token", peerToken, "--http-api-port", String(peerPort)]);
   await waitForPort(peerPort, peerSvc);
 }, 180_000);
@@ -40,12 +41,6 @@ afterAll(async () => {
   await ui?.close();
   peerEngine?.down();
 }, 180_000);
-
-/** The main sandbox's engine address as baseFlags gives it (replaced by the peer's). */
-function inspectHost(): string {
-  const flags = baseFlags();
-  return flags[flags.indexOf("--docker-host") + 1]!;
-}
 
 describe("peers on the dashboard", () => {
   test("the peer's containers show beside the local ones, by host; an update on the peer goes through this svc with the peer's token", async () => {
