@@ -40,13 +40,13 @@ PATH="$CLI_BIN:$PATH"
 
 # wrk is the bench's load generator (`bun run bench` brings its engine up through this script).
 PACKAGES="docker.io docker-registry skopeo busybox-static mosquitto mosquitto-clients python3-aiosmtpd
-  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk"
+  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium"
 
 log() { printf 'sandbox: %s\n' "$*" >&2; }
 
 need_install() {
   local cmd
-  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk; do
+  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium; do
     command -v "$cmd" >/dev/null 2>&1 || return 0
   done
   [ -d /usr/aarch64-linux-gnu/lib ] || return 0

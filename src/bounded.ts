@@ -4,7 +4,7 @@
  */
 
 export interface BoundedBody {
-  bytes: Uint8Array;
+  bytes: Uint8Array<ArrayBuffer>;
   /** more than `cap` bytes were sent or announced (the rest is not read, and `bytes` is empty) */
   overCap: boolean;
 }

@@ -11,6 +11,7 @@ export type ErrorKind =
   | "registry" // a registry refused or is unreachable
   | "reference" // a malformed image reference
   | "notify" // a notification channel failed
+  | "peer" // another svc instance (peers) did not answer
   | "bad_request"
   | "unauthorized"
   | "not_found"
@@ -52,6 +53,7 @@ const EXIT_CODES: Record<ErrorKind, number> = {
   registry: 1,
   reference: 1,
   notify: 1,
+  peer: 1,
   bad_request: 1,
   unauthorized: 1,
   not_found: 1,
@@ -74,6 +76,7 @@ const HTTP_STATUSES: Record<ErrorKind, number> = {
   registry: 500,
   reference: 400,
   notify: 500,
+  peer: 502,
   bad_request: 400,
   unauthorized: 401,
   not_found: 404,
@@ -93,7 +96,7 @@ export function httpStatusOf(error: unknown): number {
  * must act on (the engine or a registry unreachable: messages written by us, never holding a
  * credential); anything else at 500 is "internal error" (its message may name internals).
  */
-const OPERATIONAL_KINDS: ReadonlySet<ErrorKind> = new Set(["engine", "registry"]);
+const OPERATIONAL_KINDS: ReadonlySet<ErrorKind> = new Set(["engine", "registry", "peer"]);
 
 export function publicMessageOf(error: unknown): string {
   const svcError = toSvcError(error);

@@ -14,13 +14,15 @@ import type { Dispatcher } from "./notify/index.ts";
 import { notificationSecrets } from "./notify/secrets.ts";
 import type { Scheduler } from "./scheduler/index.ts";
 import { leaseForCommand, rollbackThroughOwner } from "./rollback.ts";
-import { stateFile, type StateStore } from "./state/index.ts";
+import { stateFile, type History, type StateStore } from "./state/index.ts";
 import { claimState } from "./state/owner.ts";
 import type { Updater } from "./updater/index.ts";
 import { exclusiveOn } from "./updater/exclusive.ts";
+import { liveProgress } from "./updater/live.ts";
 import { pendingRunner } from "./updater/pending.ts";
+import { toEvery } from "./updater/progress.ts";
 import { logRollback, narrated, stepLogger } from "./updater/summary.ts";
-import type { RollbackResult, SessionReport } from "./updater/types.ts";
+import type { ReportSink, RollbackResult, SessionReport } from "./updater/types.ts";
 
 export { apiEnabled, runHealthcheck } from "./healthcheck.ts";
 
@@ -50,6 +52,10 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   const stopSignal = waitForSignal(options, log);
   const metrics = new Metrics();
   const pending = pendingRunner();
+  const progress = liveProgress();
+  // the API listens before the state room is loaded: it reads the history once there is one
+  let history: History<SessionReport> | undefined;
+  const historyReader = { list: () => history?.list() ?? [] };
   let notifications: Dispatcher | undefined;
   let updater: Updater | undefined;
   let scheduler: Scheduler | undefined;
@@ -58,13 +64,14 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, metrics, log: logging.log, access: logging.access }, log);
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     const registry = rooms.createRegistry(config, logging.log);
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
     if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
+    history = rooms.openHistory<SessionReport>(config.state_dir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);
     const selfHandover = api && { release: api.release, reclaim: api.reclaim };
     updater = rooms.createUpdater({
@@ -74,10 +81,10 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       metrics,
       log: logging.log,
       audit: logging.audit,
-      sink: notifications,
+      sink: keptIn(history, notifications),
       selfContainerId,
       selfHandover,
-      progress: pretty ? stepLogger(logging.log.child("updater")) : undefined,
+      progress: toEvery(progress.listen, pretty ? stepLogger(logging.log.child("updater")) : undefined),
       ...rememberedBy(state),
     });
     updater = narrated(updater, logging.log, pretty);
@@ -151,6 +158,16 @@ function rollbackOutcome(result: RollbackResult | null, logging: Logging): numbe
   return result?.state === "updated" ? 0 : 1;
 }
 
+/** Each finished cycle's report goes to the history, then to the notifications. */
+function keptIn(history: History<SessionReport>, sink: ReportSink): ReportSink {
+  return {
+    publish(report) {
+      history.add(report);
+      sink.publish(report);
+    },
+  };
+}
+
 /** The updater's decisions, kept by the state room (across restarts with state_dir). */
 function rememberedBy(state: StateStore) {
   return {
@@ -159,6 +176,7 @@ function rememberedBy(state: StateStore) {
     skipped: state.section("skipped"),
     previous: state.section("previous"),
     leftImages: state.section("left_images"),
+    snoozed: state.section("snoozed"),
   };
 }
 
@@ -198,6 +216,7 @@ async function loadRooms() {
     createScheduler: scheduler.createScheduler,
     ownContainerId: engine.ownContainerId,
     openState: state.openState,
+    openHistory: state.openHistory,
   };
 }
 
@@ -214,7 +233,7 @@ async function step(log: Logger, what: string, action: () => Promise<unknown> | 
 }
 
 async function runOnce(config: Config, updater: Updater, stop: Promise<StopSignal>, log: Logger, json: boolean): Promise<number> {
-  if (config.http_api.update || config.http_api.metrics) {
+  if (config.http_api.update || config.http_api.metrics || config.http_api.ui) {
     log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
   }
   const outcome = await Promise.race([updater.run("run_once"), stop]);

@@ -13,73 +13,33 @@ import type { Config } from "../config/index.ts";
 import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
 import type { AccessLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import { DRY_RUN_REASON, type CycleRunner, type SessionReport, type ContainerActions } from "../updater/types.ts";
+import type { LiveProgress } from "../updater/live.ts";
+import type { DashboardActions } from "../updater/overview.ts";
+import type { CycleRunner, SessionReport, ContainerActions } from "../updater/types.ts";
 import { accessFields, type RequestInfo, type RequestTarget, requestTarget } from "./access.ts";
 import { createTokenCheck, type TokenCheck } from "./auth.ts";
-import { errorResponse, jsonResponse, methodNotAllowed, notFound, unauthorized, withoutBody } from "./http.ts";
+import { dashboardRoutes } from "./dashboard.ts";
+import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
+import { errorResponse, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
 
 export interface ApiDeps {
   config: Config;
-  runner: CycleRunner & ContainerActions;
+  runner: CycleRunner & ContainerActions & DashboardActions;
+  /** the running cycle's steps (GET /v1/progress); absent: only whether one runs */
+  progress?: LiveProgress;
+  /** the kept session reports (GET /v1/history); absent: none */
+  history?: { list(): readonly SessionReport[] };
   metrics: Metrics;
   log: Logger;
   /** absent: no access log is written */
   access?: AccessLog;
 }
 
-type Handler = (request: Request, target: RequestTarget, server: Server<unknown> | null) => Response | Promise<Response>;
-
-/** One path: whether it is on, whether it needs the token, and its handlers by method. */
-interface Endpoint {
-  enabled: boolean;
-  authenticated: boolean;
-  methods: Partial<Record<string, Handler>>;
-  allow: string;
-}
-
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
-/** The runner's answer as JSON; null means another cycle is running (the runner counted the skip). */
-function answer<T>(result: T | null, render: (value: T) => unknown = (value) => value): Response {
-  return result === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(render(result));
-}
-
-/** The one container a request about a single container names. */
-function oneContainer(names: string[] | undefined): string {
-  if (names?.length !== 1) throw new SvcError("bad_request", "name exactly one container");
-  return names[0]!;
-}
-
-/**
- * GET /v1/containers: what svc watches, from a dry run: each container's state, the digest it
- * runs and the one available (and the reference a tag policy would move it to), and why it would
- * or would not be updated.
- */
-function watchedContainers(report: SessionReport) {
-  return {
-    checked_at: report.finished_at,
-    containers: report.containers.map((c) => ({
-      kind: c.kind ?? "container",
-      name: c.name,
-      image: c.image,
-      state: c.state,
-      would_update: c.state === "stale" && c.reason === DRY_RUN_REASON,
-      current_digest: c.old_digest,
-      available_digest: c.new_digest,
-      available_image: c.new_image,
-      reason: c.reason,
-    })),
-  };
-}
-
-function getEndpoint(enabled: boolean, authenticated: boolean, get: Handler): Endpoint {
-  const head: Handler = async (request, target, server) => withoutBody(await get(request, target, server));
-  return { enabled, authenticated, methods: { GET: get, HEAD: head }, allow: "GET, HEAD" };
-}
-
-function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
+function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<string, Endpoint> {
   const api = deps.config.http_api;
   const health: Handler = () => new Response(HEALTH_BODY, { headers: { "content-type": "application/json" } });
   const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
@@ -93,7 +53,6 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
   };
   const update = cycle(undefined, (report) => report);
   const check = cycle(true, (report) => report);
-  const containers = cycle(true, watchedContainers);
   const skip: Handler = async (request, target, server) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "digest", "tag"] as const);
     const container = oneContainer(fields.container);
@@ -115,9 +74,9 @@ function buildEndpoints(deps: ApiDeps): Map<string, Endpoint> {
     ["/v1/metrics", getEndpoint(api.metrics, !api.metrics_no_auth, metrics)],
     ["/v1/update", { enabled: api.update, authenticated: true, methods: { POST: update }, allow: "POST" }],
     ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
-    ["/v1/containers", getEndpoint(api.update, true, containers)],
     ["/v1/skip", { enabled: api.update, authenticated: true, methods: { POST: skip }, allow: "POST" }],
     ["/v1/rollback", { enabled: api.update, authenticated: true, methods: { POST: rollback }, allow: "POST" }],
+    ...dashboard,
   ]);
 }
 
@@ -137,7 +96,8 @@ function serveEndpoint(
 
 export function createApp(deps: ApiDeps) {
   const log = deps.log.child("api");
-  const endpoints = buildEndpoints(deps);
+  const dashboard = dashboardRoutes({ ...deps, log });
+  const endpoints = buildEndpoints(deps, dashboard.exact);
   const checkToken = createTokenCheck(deps.config.http_api.token);
 
   /** Expected errors become their status; anything at 500 or above is logged (never answered with a stack). */
@@ -177,7 +137,7 @@ export function createApp(deps: ApiDeps) {
     };
     let result: Response | Promise<Response>;
     try {
-      result = serveEndpoint(endpoints.get(target.path), checkToken, request, target, server);
+      result = serveEndpoint(endpoints.get(target.path) ?? dashboard.match(target.path), checkToken, request, target, server);
     } catch (error) {
       return finish(failed(error, request));
     }

@@ -43,6 +43,7 @@ Value forms:
 - Durations: \`"30s"\`, \`"5m"\`, \`"1h"\`, \`"1h30m"\`, \`"250ms"\`, or a plain integer meaning seconds.
 - Arrays: comma-separated in flags and environment (\`--containers web,worker\`); a repeated array flag adds to the list.
 - \`registry_credentials\` in flags and environment: \`host=H,username=U,password=P;host=H2\`
+- \`peers\` in flags and environment: \`name=N,url=U,token=T;name=N2,url=U2,token=T2\`
   (entries separated by \`;\`, fields by \`,\`; use a secret file for a value containing \`,\` or \`;\`).
 - Secrets (marked below): a value that is a path to a readable file is replaced by the file's contents,
   surrounding whitespace trimmed. A value shaped like a path (starting with \`/\`, \`./\`, \`../\` or

@@ -141,7 +141,7 @@ function leafProblem(option: OptionSpec, entry: Entry, issue: z.core.$ZodIssue):
     return `${where}: expected ${labelOf(option)}, got ${describeType(entry.value)}${shown(option, entry.value)}`;
   }
   if (issue.code === "unrecognized_keys") {
-    return `${where}: unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")} (expected host, username, password)`;
+    return `${where}: unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")} (expected ${option.meta.fields?.join(", ")})`;
   }
   const value = sub.length === 0 && !option.meta.secret ? ` (got ${JSON.stringify(entry.value)})` : "";
   return `${where}: ${issue.message}${value}`;
@@ -169,6 +169,7 @@ function labelOf(option: OptionSpec): string {
     case "list":
       return "an array of strings";
     case "credentials":
+    case "tables":
       return "an array of tables";
     default:
       return "a string";
@@ -228,11 +229,11 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
   }
 
   const runOnce = get("run_once") === true;
-  const apiOn = ["http_api.update", "http_api.metrics"].filter((key) => get(key) === true);
+  const apiOn = ["http_api.update", "http_api.metrics", "http_api.ui"].filter((key) => get(key) === true);
   if (runOnce && apiOn.length > 0) {
     warnings.push(`run_once: the HTTP API is not started in run-once mode; ignoring ${apiOn.map((key) => named(key, merged)).join(" and ")}`);
   } else {
-    const needsToken = get("http_api.update") === true || (get("http_api.metrics") === true && get("http_api.metrics_no_auth") !== true);
+    const needsToken = get("http_api.update") === true || get("http_api.ui") === true || (get("http_api.metrics") === true && get("http_api.metrics_no_auth") !== true);
     if (needsToken && !isSet("http_api.token") && !invalid("http_api.token")) {
       const why = apiOn.map((key) => named(key, merged)).join(" and ");
       problems.push(`${why}: an authenticated endpoint is enabled but no token is set: set http_api.token (--http-api-token, SVC_HTTP_API_TOKEN)`);
@@ -315,7 +316,7 @@ function resolveSecrets(
     return contents;
   };
   for (const option of OPTIONS) {
-    if (!option.meta.secret || option.meta.kind === "credentials") continue;
+    if (!option.meta.secret || option.meta.kind === "credentials" || option.meta.kind === "tables") continue;
     const parent = option.path.slice(0, -1).reduce<any>((node, part) => node[part], config);
     const name = option.path[option.path.length - 1]!;
     if (parent[name] !== undefined) parent[name] = resolveOne(parent[name], named(option.key, merged), option.key);
@@ -326,6 +327,9 @@ function resolveSecrets(
     credential.password = resolveOne(credential.password, `${label} password`, "registry_credentials");
     if (credential.username === undefined) delete credential.username;
     if (credential.password === undefined) delete credential.password;
+  }
+  for (const [index, peer] of config.peers.entries()) {
+    peer.token = resolveOne(peer.token, `${named("peers", merged)} entry ${index + 1} token`, "peers")!;
   }
 }
 

@@ -29,11 +29,11 @@ function sampleLines(option: OptionSpec): string[] {
   const lines = [meaningLine(option)];
   if (option.meta.default !== undefined) lines.push(`# ${name} = ${tomlLiteral(option.meta.default)}`);
   else lines.push(`# ${name} = ${tomlLiteral(option.meta.example ?? "")}  # ${UNSET_MARK}`);
-  if (option.meta.kind === "credentials" && Array.isArray(option.meta.example)) {
+  if ((option.meta.kind === "credentials" || option.meta.kind === "tables") && Array.isArray(option.meta.example)) {
     // Shown indented so it stays a comment even when the line above is uncommented.
     lines.push("# Example, as an array of tables (place after the top-level options):");
     for (const entry of option.meta.example as Record<string, string>[]) {
-      lines.push("#   [[registry_credentials]]");
+      lines.push(`#   [[${option.key}]]`);
       for (const [field, value] of Object.entries(entry)) lines.push(`#   ${field} = ${tomlLiteral(value)}`);
     }
   }

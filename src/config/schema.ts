@@ -21,7 +21,7 @@ z.config({ jitless: true });
 
 export type TomlValue = string | number | boolean | string[] | Record<string, string>[];
 
-export type OptionKind = "boolean" | "integer" | "string" | "path" | "url" | "duration" | "cron" | "enum" | "list" | "credentials";
+export type OptionKind = "boolean" | "integer" | "string" | "path" | "url" | "duration" | "cron" | "enum" | "list" | "credentials" | "tables";
 
 export interface OptionMeta {
   kind: OptionKind;
@@ -43,6 +43,9 @@ export interface OptionMeta {
   rules?: OptionRules;
   /** A list whose entries are separated by whitespace in env and flags (URLs contain commas). */
   spaceSeparated?: boolean;
+  /** An array of tables (kind "credentials" or "tables"): the fields of each table, and which hold secrets. */
+  fields?: readonly string[];
+  secretFields?: readonly string[];
 }
 
 export type ChannelName = "webhook" | "email" | "mqtt" | "pushover";
@@ -272,6 +275,26 @@ function credentials(meta: OptionMeta) {
   );
 }
 
+/** Other svc instances the dashboard shows beside this one (docs/dashboard.md). */
+const PEER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+function peers(description: string) {
+  const fields = ["name", "url", "token", "ca_cert"] as const;
+  const example = [{ name: "nas", url: "https://nas.lan:8080", token: "/run/secrets/nas_token" }];
+  return leaf({ kind: "tables", description, default: [], example, secret: true, fields, secretFields: ["token"] }, () =>
+    z
+      .array(
+        z.strictObject({
+          name: z.string().regex(PEER_NAME, { error: "must be 1-64 letters, digits, dots, dashes or underscores" }),
+          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+          token: nonEmpty(),
+          ca_cert: nonEmpty().optional(),
+        }),
+      )
+      .refine((list) => new Set(list.map((peer) => peer.name)).size === list.length, { error: "peer names must be distinct" })
+      .default([]),
+  );
+}
+
 const SECOND = 1_000;
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -294,11 +317,16 @@ export const CONFIG = table("General options", {
   run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),
   state_dir: path("Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json; unset: kept in memory only", "/var/lib/svc"),
+  history_size: int(100, "Session reports kept for the history (GET /v1/history, the dashboard), in history.json under state_dir when set, else in memory (0: none)", 0, 10000),
+  peers: peers("Other svc instances the dashboard shows beside this one, each reached through its API with its own token (name, url, token or a path to a file holding it, ca_cert for a private CA)"),
+  peer_timeout: duration("2s", "How long the dashboard waits for a peer before showing it unreachable with its last known state", { min: 1, max: HOUR }),
   dry_run: bool(false, "Decide everything and change nothing: each cycle reports what it would update (no pull, stop or restart, no notification, no metrics)"),
   registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
   registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),
   registry_credentials: credentials({
     kind: "credentials",
+    fields: ["host", "username", "password"],
+    secretFields: ["username", "password"],
     description: "Per-registry credentials (host, username, password); an entry without username and password forces anonymous access",
     default: [],
     example: [{ host: "ghcr.io", username: "me", password: "/run/secrets/ghcr_token" }],
@@ -346,6 +374,7 @@ export const CONFIG = table("General options", {
     ),
     metrics_no_auth: bool(false, "Serve metrics without a token"),
     access_log: path("Access log file (NDJSON, one entry per request)", "/var/log/svc/access.log"),
+    ui: bool(false, "Serve the dashboard at / (docs/dashboard.md): a page that signs in with the token; read-only unless update is on"),
   }),
 
   docker: table("Container engine options", {
@@ -623,7 +652,8 @@ export function typeLabel(meta: OptionMeta): string {
     case "list":
       return "array of strings";
     case "credentials":
-      return "array of tables (host, username, password)";
+    case "tables":
+      return `array of tables (${meta.fields?.join(", ")})`;
     case "path":
       return "string (file path)";
     case "url":

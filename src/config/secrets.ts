@@ -24,8 +24,9 @@ function secretSlots(config: Config): SecretSlot[] {
   };
   for (const option of OPTIONS) {
     if (!option.meta.secret) continue;
-    if (option.meta.kind === "credentials") {
-      for (const credential of config.registry_credentials) for (const name of ["username", "password"]) add(credential as unknown as Record<string, unknown>, name);
+    if (option.meta.kind === "credentials" || option.meta.kind === "tables") {
+      const tables = option.path.reduce<any>((node, part) => node?.[part], config) as Record<string, unknown>[] | undefined;
+      for (const table of tables ?? []) for (const name of option.meta.secretFields ?? []) add(table, name);
       continue;
     }
     const parent = option.path.slice(0, -1).reduce<any>((node, part) => node?.[part], config) as Record<string, unknown> | undefined;

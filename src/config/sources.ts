@@ -141,7 +141,8 @@ export function coerceText(option: OptionSpec, text: string): { value: unknown }
     case "list":
       return { value: option.meta.spaceSeparated ? text.split(/\s+/).filter(Boolean) : splitList(text) };
     case "credentials":
-      return parseCredentials(text);
+    case "tables":
+      return parseCredentials(text, option.meta.fields);
     default:
       return { value: text };
   }
@@ -156,8 +157,14 @@ export function splitList(text: string): string[] {
 
 const CREDENTIAL_FIELDS = ["host", "username", "password"];
 
-/** `host=H,username=U,password=P;host=H2` (docs/configuration.md). Values are never echoed: they are secrets. */
-export function parseCredentials(text: string): { value: Record<string, string>[] } | { problem: string } {
+/** `host=H,username=U,password=P;host=H2`: each field with its initial as the value, then a second entry. */
+function tableForm(fields: readonly string[]): string {
+  const value = (field: string) => field[0]!.toUpperCase();
+  return `${fields.map((f) => `${f}=${value(f)}`).join(",")};${fields[0]}=${value(fields[0]!)}2`;
+}
+
+/** `host=H,username=U,password=P;host=H2` (docs/configuration.md), or another array of tables' fields. Values are never echoed: they may be secrets. */
+export function parseCredentials(text: string, fields: readonly string[] = CREDENTIAL_FIELDS): { value: Record<string, string>[] } | { problem: string } {
   const entries: Record<string, string>[] = [];
   const parts = text.split(";").map((s) => s.trim()).filter(Boolean);
   for (const [index, part] of parts.entries()) {
@@ -165,9 +172,9 @@ export function parseCredentials(text: string): { value: Record<string, string>[
     for (const field of part.split(",").map((s) => s.trim()).filter(Boolean)) {
       const eq = field.indexOf("=");
       const name = eq < 0 ? field : field.slice(0, eq).trim();
-      if (eq < 0 || !CREDENTIAL_FIELDS.includes(name)) {
-        const hint = eq < 0 ? "expected field=value" : `unknown field "${name}"${suggest(name, CREDENTIAL_FIELDS)}`;
-        return { problem: `entry ${index + 1}: ${hint} (form: host=H,username=U,password=P;host=H2)` };
+      if (eq < 0 || !fields.includes(name)) {
+        const hint = eq < 0 ? "expected field=value" : `unknown field "${name}"${suggest(name, [...fields])}`;
+        return { problem: `entry ${index + 1}: ${hint} (form: ${tableForm(fields)})` };
       }
       entry[name] = field.slice(eq + 1).trim();
     }

@@ -38,6 +38,8 @@ export interface ImageSummary {
    * is the config digest.
    */
   manifests?: ImageManifest[];
+  /** the image's labels (org.opencontainers.image.version...), when the engine lists them */
+  labels?: Record<string, string>;
 }
 
 /** One platform manifest of a local image. */

@@ -34,8 +34,12 @@ function labelValue(text: string): string {
   return text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
+const PEER_UP = "svc_peer_up";
+const PEER_UP_HELP = "1 when the peer (another svc instance of peers) answered the dashboard's last request in time, else 0";
+
 export class Metrics {
   private readonly available = new Map<string, number>();
+  private readonly peers = new Map<string, number>();
   private values: MetricValues = {
     svc_scans_total: 0,
     svc_scans_skipped: 0,
@@ -71,6 +75,11 @@ export class Metrics {
     return Object.fromEntries([...this.available].sort(([a], [b]) => a.localeCompare(b)));
   }
 
+  /** Whether a peer answered the last request in time (the dashboard's view of other svc instances). */
+  recordPeer(name: string, up: boolean): void {
+    this.peers.set(name, up ? 1 : 0);
+  }
+
   snapshot(): MetricValues {
     return { ...this.values };
   }
@@ -81,9 +90,14 @@ export class Metrics {
     for (const name of METRIC_NAMES) {
       text += `# HELP ${name} ${INFO[name].help}\n# TYPE ${name} ${INFO[name].type}\n${name} ${this.values[name]}\n`;
     }
-    if (this.available.size === 0) return text;
-    text += `# HELP ${AVAILABLE} ${AVAILABLE_HELP}\n# TYPE ${AVAILABLE} gauge\n`;
-    for (const [name, value] of Object.entries(this.availability())) text += `${AVAILABLE}{container="${labelValue(name)}"} ${value}\n`;
+    if (this.available.size > 0) {
+      text += `# HELP ${AVAILABLE} ${AVAILABLE_HELP}\n# TYPE ${AVAILABLE} gauge\n`;
+      for (const [name, value] of Object.entries(this.availability())) text += `${AVAILABLE}{container="${labelValue(name)}"} ${value}\n`;
+    }
+    if (this.peers.size > 0) {
+      text += `# HELP ${PEER_UP} ${PEER_UP_HELP}\n# TYPE ${PEER_UP} gauge\n`;
+      for (const [name, value] of [...this.peers].sort(([a], [b]) => a.localeCompare(b))) text += `${PEER_UP}{peer="${labelValue(name)}"} ${value}\n`;
+    }
     return text;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The state room: decisions that must survive a restart (a digest that was rolled back, the
- * stale digests already announced, when a newer digest was first seen, digests skipped on request, the image each container ran
+ * stale digests already announced, when a newer digest was first seen, digests skipped on request, the containers whose updates are snoozed, the image each container ran
  * before its last update, the images an update left while cleanup_delay runs), kept in one small JSON file under `state_dir` and written
  * atomically (a temporary file renamed over the old one) on every change. Without `state_dir`
  * they live in memory only, as before. A file that cannot be read or makes no sense is a warning
@@ -8,11 +8,12 @@
  * written is a warning, and svc goes on remembering in memory. A folder other users can write to
  * is refused (docs/security.md): they could replace the file between two writes.
  */
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError } from "../errors.ts";
 import { writeFileAtomically } from "../files.ts";
 import type { Logger } from "../log/index.ts";
+import { readOrSetAside, scopedFileName } from "./file.ts";
 
 /** One kind of decision: a string per container name. */
 export interface Remembered {
@@ -24,18 +25,14 @@ export interface Remembered {
 }
 
 /** The kinds svc keeps (the file's sections). */
-export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images";
+export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images" | "snoozed";
 
-const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images"];
-/** `state.json`, or `state-<scope>.json` for a scoped instance (characters unsafe in a file name as `_`). */
-function fileName(scope: string | undefined): string {
-  return scope === undefined ? "state.json" : `state-${scope.replace(/[^A-Za-z0-9._-]/g, "_")}.json`;
-}
+const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images", "snoozed"];
 const VERSION = 1;
 
 /** The state file of an instance (undefined without state_dir). */
 export function stateFile(dir: string | undefined, scope: string | undefined): string | undefined {
-  return dir === undefined ? undefined : join(dir, fileName(scope));
+  return dir === undefined ? undefined : join(dir, scopedFileName("state", scope));
 }
 
 export interface StateStore {
@@ -59,7 +56,7 @@ export function openState(dir: string | undefined, log: Logger, scope?: string):
   const logger = log.child("state");
   if (dir !== undefined) checkStateDir(dir);
   const file = stateFile(dir, scope);
-  let contents = file === undefined ? emptyContents() : load(file, logger);
+  let contents = file === undefined ? emptyContents() : readOrSetAside(file, parse, emptyContents, logger, "state");
   let seen = signature(file);
   let writable = file !== undefined;
 
@@ -189,25 +186,6 @@ function emptyContents(): Contents {
   return Object.fromEntries(SECTIONS.map((name) => [name, new Map<string, string>()])) as Contents;
 }
 
-function load(file: string, log: Logger): Contents {
-  if (!existsSync(file)) {
-    log.info("no state file yet: starting fresh", { file });
-    return emptyContents();
-  }
-  try {
-    return parse(readFileSync(file, "utf8"));
-  } catch (error) {
-    const aside = `${file}.unreadable-${Date.now()}`;
-    try {
-      renameSync(file, aside);
-    } catch {
-      // kept where it is; the next save replaces it
-    }
-    log.warn("the state file cannot be used: starting fresh (the file is kept aside)", { file, kept_as: aside, error: (error as Error).message });
-    return emptyContents();
-  }
-}
-
 /** The file's contents; throws on anything that is not exactly what svc writes. */
 export function parse(text: string): Contents {
   const data = JSON.parse(text) as unknown;
@@ -229,3 +207,4 @@ function serialize(contents: Contents): string {
   for (const name of SECTIONS) data[name] = Object.fromEntries(contents[name]);
   return `${JSON.stringify(data, null, 2)}\n`;
 }
+export { type History, openHistory } from "./history.ts";

@@ -12,6 +12,7 @@ import type { Logger } from "../log/index.ts";
 import type { ImageRef, LocalImage, RegistryCheckSession } from "../registry/port.ts";
 import { isPinned, parseReference, withTag } from "../registry/reference.ts";
 import type { Remembered } from "../state/index.ts";
+import { snoozeReason } from "./snooze.ts";
 import { MAX_CANDIDATES, newerTags } from "./tags.ts";
 
 export interface CheckInput {
@@ -28,6 +29,8 @@ export interface CheckInput {
   reportTagOnly?: boolean;
   /** with noPull: the local reference to go to instead of the container's own (a rollback across tags) */
   localReference?: string;
+  /** a newer image is found but not applied before this moment (snooze.ts) */
+  snoozedUntil?: number;
 }
 
 export interface Verdict {
@@ -137,7 +140,12 @@ export function createChecker(deps: {
     if (skipped !== undefined && (skipped === candidate || skipped === verdict.newImage)) {
       return { ...verdict, state: "skipped", reason: `${skipped} ${SKIP_ORIGINS[origin ?? ""] ?? SKIP_ORIGINS[""]}; waiting for a newer image` };
     }
-    if (candidate && (input.minImageAgeMs ?? 0) > 0) return holdUntilOldEnough(verdict, input, candidate);
+    const minAge = (input.minImageAgeMs ?? 0) > 0;
+    // when it was first seen, for anyone asking how long it has waited (the dashboard); no registry
+    // request: min_image_age alone asks for the creation time
+    if (candidate && !minAge && parseSeen(deps.firstSeen?.get(input.name))?.digest !== candidate) deps.firstSeen?.set(input.name, `${candidate} ${new Date().toISOString()} -`);
+    if (input.snoozedUntil !== undefined) return { ...verdict, reason: snoozeReason(input.snoozedUntil), held: true };
+    if (candidate && minAge) return holdUntilOldEnough(verdict, input, candidate);
     return verdict;
   };
 

@@ -18,6 +18,7 @@ import { act, park, planReplacement, replace, restore, stopOptionsFor, type Prot
 import { needsHandover, startHandover } from "./handover.ts";
 import type { ServiceTargets } from "./services.ts";
 import { announce, type ProgressListener } from "./progress.ts";
+import { snoozedUntil } from "./snooze.ts";
 import { buildReport } from "./report.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
@@ -38,6 +39,8 @@ export interface CycleDeps {
   firstSeen: Remembered;
   /** digests skipped on request (POST /v1/skip) */
   skipped: Remembered;
+  /** containers whose updates wait until a moment, by name (POST /v1/snooze; snooze.ts) */
+  snoozed?: Remembered;
   /** images left by an update and waiting for cleanup_delay: image id -> "<container> <ISO time>" */
   leftImages: Remembered;
   /** true once a graceful stop was asked for: no new container update starts */
@@ -126,7 +129,8 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   for (const problem of unmatchedFilters(all, deps.config, filter)) log.warn(problem);
   // a dry run runs no hook: a hook may change anything
   if (!dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
-  const checker = await checkEntries(deps, ctx, entries, options.localReferences ?? new Map());
+  if (options.seen) options.seen.containers = all;
+  const checker = await checkEntries(deps, ctx, entries, options);
   const toUpdate = chooseUpdates(deps, entries);
   if (dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
@@ -145,8 +149,10 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   return { report, selfReplaced };
 }
 
-async function checkEntries(deps: CycleDeps, ctx: ProtocolContext, entries: Map<string, Entry>, localReferences: ReadonlyMap<string, string>): Promise<Checker> {
+async function checkEntries(deps: CycleDeps, ctx: ProtocolContext, entries: Map<string, Entry>, options: CycleOptions): Promise<Checker> {
+  const localReferences = options.localReferences ?? new Map<string, string>();
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
+  if (options.seen) options.seen.images = images;
   const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped, log: deps.log.child("updater") });
   await Promise.all(
     [...entries.values()].map(async (entry) => {
@@ -154,7 +160,9 @@ async function checkEntries(deps: CycleDeps, ctx: ProtocolContext, entries: Map<
       const { policy } = entry;
       if (policy.problem) return finish(entry, "skipped", policy.problem);
       const reportTagOnly = labels[COMPOSE.project] !== undefined && !policy.moveCompose;
-      const input = { name, image, imageId, noPull: policy.noPull, minImageAgeMs: policy.minImageAgeMs, tagPolicy: policy.tagPolicy, reportTagOnly, localReference: localReferences.get(name) };
+      // a rollback on request goes where it was asked to, snoozed or not
+      const snoozed = options.toLocalTag ? undefined : snoozedUntil(deps.snoozed, name);
+      const input = { name, image, imageId, noPull: policy.noPull, minImageAgeMs: policy.minImageAgeMs, tagPolicy: policy.tagPolicy, reportTagOnly, localReference: localReferences.get(name), snoozedUntil: snoozed };
       announce(ctx.progress, ctx, name, "check");
       applyVerdict(entry, await checker.check(input));
     }),

@@ -47,14 +47,17 @@ import { DEFAULT_TIMING, stopOptionsFor, type ProtocolContext, type WatchTiming 
 import { completeHandover, type HandoverJob } from "./handover.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
 import type { ProgressListener } from "./progress.ts";
+import { containerOverviews, excludedContainers, type DashboardActions, type Overview } from "./overview.ts";
+import { snooze } from "./snooze.ts";
 import { metricCounts } from "./report.ts";
 import { createServiceTargets } from "./services.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, policyFor, scopeFilter, type Filter } from "./selection.ts";
-import type { CycleRunner, ReportSink, RollbackResult, RunOptions, SessionReport, SkipResult, ContainerActions, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleRunner, CycleSightings, ReportSink, RollbackResult, RunOptions, SessionReport, SkipResult, ContainerActions, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./cycle.ts";
 export type { HandoverJob } from "./handover.ts";
 export type { ProgressEvent, ProgressListener, Step } from "./progress.ts";
+export type { ContainerOverview, DashboardActions, Overview } from "./overview.ts";
 export type { CycleRunner, SessionReport, Trigger, UpdateFilter, ContainerReport, ContainerOutcome, ReportCounts } from "./types.ts";
 
 export interface UpdaterDeps {
@@ -86,9 +89,11 @@ export interface UpdaterDeps {
   leftImages?: Remembered;
   /** told of each step of a running cycle as it starts (progress.ts) */
   progress?: ProgressListener;
+  /** containers whose updates wait, by name (POST /v1/snooze; default: in memory) */
+  snoozed?: Remembered;
 }
 
-export interface Updater extends CycleRunner, ContainerActions {
+export interface Updater extends CycleRunner, ContainerActions, DashboardActions {
   /** startup crash recovery: finishes or undoes interrupted updates; run before the first cycle */
   recover(): Promise<void>;
   /** graceful stop: the running cycle finishes the containers it started on and starts no others */
@@ -117,6 +122,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     rolledBack,
     firstSeen: deps.firstSeen ?? inMemory(),
     skipped: deps.skipped ?? inMemory(),
+    snoozed: deps.snoozed ?? inMemory(),
     leftImages: deps.leftImages ?? inMemory(),
     draining: () => draining,
     selfHandover: deps.selfHandover,
@@ -290,12 +296,31 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     return { container: name, from_image_id: container.Image, to_image_id: back, state: entry.state, reason: entry.reason };
   };
 
+  const overview = async (filter?: UpdateFilter): Promise<Overview | null> => {
+    const seen: CycleSightings = {};
+    const report = await run("api", filter, { dryRun: true, seen });
+    if (report === null) return null;
+    const memory = { firstSeen: cycleDeps.firstSeen, skipped: cycleDeps.skipped, snoozed: cycleDeps.snoozed, previous };
+    // with a filter, what it leaves out is not excluded by svc
+    const excluded = filter?.container?.length || filter?.image?.length ? [] : excludedContainers(seen, report, deps.config);
+    return { checked_at: report.finished_at, containers: containerOverviews(report, seen, deps.config, memory), excluded };
+  };
+
+  const snoozeContainer = async (name: string, ms: number) => {
+    if (!(await deps.engine.inspectContainer(name).catch(() => null))) throw new SvcError("not_found", `no container named ${name}`);
+    const until = snooze(cycleDeps.snoozed!, name, ms);
+    log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
+    return { container: name, until };
+  };
+
   return {
     run,
     recover,
     drain,
     skip,
     rollback,
+    overview,
+    snooze: snoozeContainer,
     get busy() {
       return current !== undefined;
     },

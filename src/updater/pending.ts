@@ -1,5 +1,6 @@
 import { SvcError, toSvcError } from "../errors.ts";
 import type { Updater } from "./index.ts";
+import type { DashboardActions } from "./overview.ts";
 import type { CycleRunner, RunOptions, ContainerActions, Trigger, UpdateFilter } from "./types.ts";
 
 /**
@@ -7,7 +8,7 @@ import type { CycleRunner, RunOptions, ContainerActions, Trigger, UpdateFilter }
  * (recovery runs before the API accepts updates), then runs as usual; if startup
  * fails, it fails with the same error.
  */
-export function pendingRunner(): { runner: CycleRunner & ContainerActions; ready(updater: Updater): void; failed(error: unknown): void } {
+export function pendingRunner(): { runner: CycleRunner & ContainerActions & DashboardActions; ready(updater: Updater): void; failed(error: unknown): void } {
   let resolve: (updater: Updater) => void = () => {};
   let reject: (error: unknown) => void = () => {};
   const started = new Promise<Updater>((res, rej) => {
@@ -29,6 +30,12 @@ export function pendingRunner(): { runner: CycleRunner & ContainerActions; ready
       },
       async rollback(container: string, trigger?: Trigger) {
         return (updater ?? (await started)).rollback(container, trigger);
+      },
+      async overview(filter?: UpdateFilter) {
+        return (updater ?? (await started)).overview(filter);
+      },
+      async snooze(container: string, ms: number) {
+        return (updater ?? (await started)).snooze(container, ms);
       },
     },
     ready(value) {

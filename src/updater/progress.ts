@@ -32,3 +32,19 @@ export function announce(
     // progress is for people watching; an update never fails because of it
   }
 }
+
+/** One listener that tells each of `listeners` (those given) in turn. */
+export function toEvery(...listeners: Array<ProgressListener | undefined>): ProgressListener {
+  const given = listeners.filter((listener): listener is ProgressListener => listener !== undefined);
+  return (event) => {
+    for (const listener of given) announceTo(listener, event);
+  };
+}
+
+function announceTo(listener: ProgressListener, event: ProgressEvent): void {
+  try {
+    listener(event);
+  } catch {
+    // one listener failing does not keep the event from the others
+  }
+}

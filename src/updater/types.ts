@@ -1,4 +1,6 @@
 /** The SessionReport (docs/api.md), and what the API and scheduler ask of the updater. */
+import type { ContainerSummary, ImageSummary } from "../engine/port.ts";
+
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
 export type ContainerOutcome = "fresh" | "stale" | "updated" | "failed" | "skipped" | "rolled_back";
@@ -61,6 +63,14 @@ export interface RunOptions {
   toLocalTag?: boolean;
   /** with toLocalTag: the local reference a container goes to instead of its own tag (a rollback across tags) */
   localReferences?: ReadonlyMap<string, string>;
+  /** filled by the cycle with what it listed, for callers that describe containers without listing again */
+  seen?: CycleSightings;
+}
+
+/** The engine's lists as one cycle saw them (GET /v1/containers reads labels there). */
+export interface CycleSightings {
+  containers?: ContainerSummary[];
+  images?: ImageSummary[];
 }
 
 /** What `svc rollback` and POST /v1/rollback did. */

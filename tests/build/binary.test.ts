@@ -68,6 +68,32 @@ describe("bun run build --all", () => {
   }, 60_000);
 });
 
+describe("the dashboard inside the binary", () => {
+  test("with http_api.ui the host binary serves the page and every file it names, from itself", async () => {
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    // the page listens before the engine is asked: an unreachable engine does not matter here
+    const args = ["--http-api-ui", "--http-api-token", "build-test-token", "--http-api-port", String(port), "--docker-host", "unix:///nonexistent/docker.sock", "--poll-interval", "1h"];
+    const svc = Bun.spawn([join(dist, "svc"), ...args], { cwd: dist, stdout: "ignore", stderr: "ignore", env: { PATH: process.env.PATH ?? "" } });
+    try {
+      const base = `http://127.0.0.1:${port}`;
+      let page: Response | undefined;
+      for (let attempt = 0; attempt < 100 && !page; attempt++) page = await fetch(base).catch(() => Bun.sleep(100).then(() => undefined));
+      expect(page!.status).toBe(200);
+      expect(page!.headers.get("content-security-policy")).toContain("script-src 'self'");
+      const files = [...(await page!.text()).matchAll(/(?:src|href)="\.?(\/[^"]+)"/g)].map((m) => m[1]!);
+      expect(files.filter((file) => /\.(js|css)$/.test(file)).length).toBe(2);
+      for (const file of files) {
+        const response = await fetch(base + file, { headers: { "accept-encoding": "gzip" } });
+        expect(response.status).toBe(200);
+        expect((await response.text()).length).toBeGreaterThan(100);
+      }
+    } finally {
+      svc.kill();
+      await svc.exited;
+    }
+  }, 60_000);
+});
+
 describe("stray .env and bunfig.toml in the working directory", () => {
   let clean: string;
   let stray: string;

@@ -52,9 +52,9 @@ describe("GET /v1/containers", () => {
     expect(response.status).toBe(200);
     const body = (await response.json()) as { containers: unknown[]; checked_at: unknown };
     expect(body.containers).toEqual([
-      { kind: "container", name: "web", image: "r/web:1", state: "stale", would_update: true, current_digest: "sha256:old", available_digest: "sha256:new", available_image: "r/web:2", reason: DRY_RUN_REASON },
-      { kind: "container", name: "db", image: "r/db:1", state: "fresh", would_update: false, current_digest: "sha256:db", available_digest: null, available_image: null, reason: null },
-      { kind: "service", name: "api", image: "r/api:1", state: "stale", would_update: true, current_digest: "sha256:3", available_digest: "sha256:4", available_image: null, reason: DRY_RUN_REASON },
+      expect.objectContaining({ kind: "container", name: "web", image: "r/web:1", state: "stale", would_update: true, current_digest: "sha256:old", available_digest: "sha256:new", available_image: "r/web:2", reason: DRY_RUN_REASON }),
+      expect.objectContaining({ kind: "container", name: "db", image: "r/db:1", state: "fresh", would_update: false, current_digest: "sha256:db", available_digest: null, available_image: null, reason: null }),
+      expect.objectContaining({ kind: "service", name: "api", image: "r/api:1", state: "stale", would_update: true, current_digest: "sha256:3", available_digest: "sha256:4", available_image: null, reason: DRY_RUN_REASON }),
     ]);
     expect(typeof body.checked_at).toBe("string");
     expect(runner.calls).toEqual([{ trigger: "api", filter: { image: ["r/"] }, options: { dryRun: true } }]);

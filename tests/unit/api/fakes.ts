@@ -3,6 +3,7 @@ import { createApp } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import type { AccessFields } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
+import { containerOverviews, type DashboardActions, type Overview } from "../../../src/updater/overview.ts";
 import type { ContainerActions, CycleRunner, RollbackResult, RunOptions, SessionReport, SkipResult, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
 import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
 import { emptyReport } from "../../support/report.ts";
@@ -14,7 +15,19 @@ export function sampleReport(trigger: Trigger, filter: UpdateFilter = {}): Sessi
 }
 
 /** Follows the runner contract: one cycle at a time, a request meanwhile gets null and is counted. */
-export class FakeRunner implements CycleRunner, ContainerActions {
+export class FakeRunner implements CycleRunner, ContainerActions, DashboardActions {
+  snoozes: { container: string; ms: number }[] = [];
+
+  async overview(filter?: UpdateFilter): Promise<Overview | null> {
+    const report = await this.run("api", filter, { dryRun: true });
+    return report && { checked_at: report.finished_at, containers: containerOverviews(report, {}, defaultConfig(), {}), excluded: [] };
+  }
+
+  async snooze(container: string, ms: number) {
+    this.snoozes.push({ container, ms });
+    return { container, until: ms > 0 ? new Date(Date.parse("2026-01-01T00:00:00Z") + ms).toISOString() : null };
+  }
+
   skips: { container: string; digest?: string; tag?: string }[] = [];
 
   calls: { trigger: Trigger; filter?: UpdateFilter; options?: RunOptions }[] = [];
@@ -67,13 +80,13 @@ export class FakeRunner implements CycleRunner, ContainerActions {
   }
 }
 
-export function makeApp(overrides: DeepPartial<Config> = {}) {
+export function makeApp(overrides: DeepPartial<Config> = {}, reports: SessionReport[] = []) {
   const config = defaultConfig({ ...overrides, http_api: { update: true, metrics: true, token: TOKEN, ...overrides.http_api } });
   const metrics = new Metrics();
   const runner = new FakeRunner(metrics);
   const logs: RecordedLine[] = [];
   const access: AccessFields[] = [];
-  const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write: (fields) => void access.push(fields) } });
+  const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write: (fields) => void access.push(fields) }, history: { list: () => reports } });
   const request = (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init));
   return { app, config, metrics, runner, logs, access, request };
 }

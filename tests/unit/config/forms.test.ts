@@ -44,6 +44,10 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
       const entries = [{ host: "ghcr.io", username: "u1", password: "p1" }, { host: "quay.io" }];
       return { value: entries, expected: entries };
     }
+    case "tables": {
+      const entries = [{ name: "nas", url: "https://nas.lan:8080/", token: "t1" }, { name: "pi", url: "http://pi.lan:8080/", token: "t2", ca_cert: "ca.pem" }];
+      return { value: entries, expected: entries };
+    }
     case "path": {
       const path = pem(`${option.key}.pem`);
       return { value: path, expected: path };
@@ -75,7 +79,7 @@ function base(): Map<string, unknown> {
 }
 
 function asText(option: OptionSpec, value: unknown): string {
-  if (option.meta.kind === "credentials") {
+  if (option.meta.kind === "credentials" || option.meta.kind === "tables") {
     return (value as Record<string, string>[]).map((e) => Object.entries(e).map(([k, v]) => `${k}=${v}`).join(",")).join(";");
   }
   return Array.isArray(value) ? value.join(option.meta.spaceSeparated ? " " : ",") : String(value);

@@ -151,6 +151,23 @@ describe("checking", () => {
     expect(states(await updater.run("api"))).toEqual({ app: "updated", odd: "skipped" });
   });
 
+  test("snooze: a newer image is found and held until the snooze ends; a dry run remembers when it was first seen, without min_image_age", async () => {
+    const firstSeen = inMemory();
+    const { engine, updater } = setup({}, { firstSeen });
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    expect(await updater.snooze("app", 3_600_000)).toEqual({ container: "app", until: expect.stringMatching(/^\d{4}-/) });
+    const held = await updater.run("api");
+    expect(states(held)).toEqual({ app: "stale" });
+    expect(held!.containers[0]!.reason).toMatch(/^updates snoozed until \S+ \(POST \/v1\/snooze\)$/);
+    expect(engine.pulls).toEqual([]);
+    expect(firstSeen.get("app")).toMatch(/^sha256:\S+ \S+ -$/);
+    await expect(updater.snooze("nobody", 1000)).rejects.toMatchObject({ kind: "not_found" });
+    expect(await updater.snooze("app", 0)).toEqual({ container: "app", until: null });
+    expect(states(await updater.run("api"))).toEqual({ app: "updated" });
+  });
+
   test("skip: the newer digest a dry run finds is not applied, a newer one is; an unknown container is 404, a fresh one has nothing to skip", async () => {
     const { engine, updater } = setup();
     engine.addImage("r.io/app:1");

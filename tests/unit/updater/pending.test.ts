@@ -21,6 +21,12 @@ function fakeUpdater(report: SessionReport | null): Updater & { calls: string[] 
     async rollback() {
       return null;
     },
+    async overview() {
+      return null;
+    },
+    async snooze(container) {
+      return { container, until: null };
+    },
   };
 }
 

@@ -1,0 +1,154 @@
+/**
+ * Peers (docs/dashboard.md): other svc instances whose containers the dashboard shows beside
+ * this one's. A peer is reached the way a browser reaches svc: its URL, its token, a bounded
+ * wait. The browser talks to this svc only and never sees a peer's token: reads and actions go
+ * through here. A peer that does not answer in time is shown unreachable, since when, with the
+ * last state it gave; it never delays the local answer (the page asks for peers apart) nor
+ * another peer (all are asked at once).
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import type { Config } from "../config/index.ts";
+import { SvcError, toSvcError } from "../errors.ts";
+import type { Logger } from "../log/index.ts";
+import type { Metrics } from "../metrics/index.ts";
+import { readBounded } from "../bounded.ts";
+import { MAX_BODY_BYTES } from "./update-request.ts";
+
+type PeerConfig = Config["peers"][number];
+
+/** A peer's answer is read up to this size: 200 containers are well under 1 MiB. */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+/** An action through a peer (an update that watches its containers) may take this long at most. */
+const MAX_ACTION_MS = 30 * 60_000;
+
+/** What svc needs of a peer's GET /v1/containers; the rest is passed on as the peer wrote it. */
+const CONTAINERS_ANSWER = z.looseObject({
+  checked_at: z.string(),
+  host: z.string(),
+  update: z.boolean(),
+  containers: z.array(z.looseObject({ name: z.string(), image: z.string(), state: z.string() })),
+});
+type ContainersAnswer = z.infer<typeof CONTAINERS_ANSWER>;
+
+export interface PeerView {
+  name: string;
+  /** it answered the last request in time */
+  up: boolean;
+  /** it answered, but a cycle runs there: the containers are its last known ones */
+  busy: boolean;
+  /** when svc last asked it */
+  checked_at: string | null;
+  /** when it stopped answering (null while it answers) */
+  unreachable_since: string | null;
+  error: string | null;
+  /** its last answer, and when it came */
+  answered_at: string | null;
+  data: ContainersAnswer | null;
+}
+
+/** The endpoints of a peer the dashboard may call through this svc, and with which method. */
+export const PEER_ENDPOINTS: Readonly<Record<string, "GET" | "POST">> = {
+  containers: "GET",
+  progress: "GET",
+  history: "GET",
+  check: "POST",
+  update: "POST",
+  skip: "POST",
+  snooze: "POST",
+  rollback: "POST",
+};
+
+export interface Peers {
+  readonly names: readonly string[];
+  /** asks every peer for its containers at once; each answers within peer_timeout or is unreachable */
+  refresh(): Promise<PeerView[]>;
+  /** one request to one peer's endpoint, with its token; its status and body come back as they are */
+  forward(name: string, endpoint: string, request: Request, query: string): Promise<Response>;
+}
+
+interface Known {
+  view: PeerView;
+}
+
+export function createPeers(config: Config, metrics: Metrics, log: Logger): Peers {
+  const logger = log.child("peers");
+  const timeoutMs = Math.min(config.peer_timeout, MAX_ACTION_MS);
+  const byName = new Map(config.peers.map((peer) => [peer.name, peer]));
+  const known = new Map<string, Known>(
+    config.peers.map((peer) => [peer.name, { view: { name: peer.name, up: false, busy: false, checked_at: null, unreachable_since: null, error: null, answered_at: null, data: null } }]),
+  );
+
+  const call = async (peer: PeerConfig, path: string, init: RequestInit, waitMs: number): Promise<Response> => {
+    const url = new URL(path, peer.url.endsWith("/") ? peer.url : `${peer.url}/`);
+    const headers = new Headers(init.headers);
+    headers.set("authorization", `Bearer ${peer.token}`);
+    headers.set("accept", "application/json");
+    try {
+      return await fetch(url, { ...init, headers, redirect: "manual", signal: AbortSignal.timeout(waitMs), ...tlsOf(peer) });
+    } catch (error) {
+      const what = (error as Error)?.name === "TimeoutError" ? `no answer within ${waitMs} ms` : toSvcError(error).message;
+      throw new SvcError("peer", `peer ${peer.name} (${url.origin}): ${what}`);
+    }
+  };
+
+  const refreshOne = async (peer: PeerConfig): Promise<PeerView> => {
+    const entry = known.get(peer.name)!;
+    const now = new Date().toISOString();
+    try {
+      const response = await call(peer, "v1/containers", { method: "GET" }, timeoutMs);
+      const busy = response.status === 409;
+      if (!busy && !response.ok) throw new SvcError("peer", `peer ${peer.name} answered ${response.status}${response.status === 401 ? " (its token in peers is not the one it expects)" : ""}`);
+      const data = busy ? entry.view.data : await readAnswer(peer, response);
+      await response.body?.cancel().catch(() => {});
+      entry.view = { ...entry.view, up: true, busy, checked_at: now, unreachable_since: null, error: null, answered_at: busy ? entry.view.answered_at : now, data };
+    } catch (error) {
+      const message = toSvcError(error).message;
+      if (entry.view.unreachable_since === null) logger.warn("peer unreachable: showing its last known state", { peer: peer.name, error: message });
+      entry.view = { ...entry.view, up: false, busy: false, checked_at: now, unreachable_since: entry.view.unreachable_since ?? now, error: message };
+    }
+    metrics.recordPeer(peer.name, entry.view.up);
+    return entry.view;
+  };
+
+  return {
+    names: config.peers.map((peer) => peer.name),
+    refresh: () => Promise.all(config.peers.map(refreshOne)),
+    async forward(name, endpoint, request, query) {
+      const peer = byName.get(name);
+      const method = PEER_ENDPOINTS[endpoint];
+      if (!peer || !method) throw new SvcError("not_found", "not found");
+      const body = method === "POST" ? await readBounded(request, MAX_BODY_BYTES) : undefined;
+      if (body?.overCap) throw new SvcError("payload_too_large", `the request body exceeds ${MAX_BODY_BYTES / 1024} KiB`);
+      const headers: Record<string, string> = {};
+      const type = request.headers.get("content-type");
+      if (type && body && body.bytes.byteLength > 0) headers["content-type"] = type;
+      const waitMs = method === "GET" ? Math.max(timeoutMs, 60_000) : MAX_ACTION_MS;
+      const response = await call(peer, `v1/${endpoint}${query}`, { method, headers, body: body && body.bytes.byteLength > 0 ? body.bytes : undefined }, waitMs);
+      const answer = await readBounded(response, MAX_ANSWER_BYTES);
+      if (answer.overCap) throw new SvcError("peer", `peer ${name} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
+      const contentType = response.headers.get("content-type");
+      return new Response(answer.bytes.byteLength ? answer.bytes : null, { status: response.status, headers: contentType ? { "content-type": contentType } : {} });
+    },
+  };
+}
+
+async function readAnswer(peer: PeerConfig, response: Response): Promise<ContainersAnswer> {
+  const body = await readBounded(response, MAX_ANSWER_BYTES);
+  if (body.overCap) throw new SvcError("peer", `peer ${peer.name} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
+  try {
+    return CONTAINERS_ANSWER.parse(JSON.parse(new TextDecoder().decode(body.bytes)));
+  } catch {
+    throw new SvcError("peer", `peer ${peer.name} did not answer as svc does (is the url an svc API?)`);
+  }
+}
+
+/** A private CA for the peer's https address, read when asked for (a file that goes is said then). */
+function tlsOf(peer: PeerConfig): { tls?: { ca: string } } {
+  if (!peer.ca_cert) return {};
+  try {
+    return { tls: { ca: readFileSync(peer.ca_cert, "utf8") } };
+  } catch (error) {
+    throw new SvcError("peer", `peer ${peer.name}: cannot read ca_cert ${peer.ca_cert}: ${toSvcError(error).message}`);
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * The page's only way to svc: the HTTP API of docs/api.md, on the page's own origin, with the
+ * token the person signed in with. The token is kept for this browser tab only
+ * (sessionStorage): no cookie, so no other site can make the browser act with it.
+ */
+import type { PeerView as PeerAnswer } from "../../api/peers.ts";
+import type { RunningCycle } from "../../updater/live.ts";
+import type { ExcludedContainer } from "../../updater/overview.ts";
+import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/timeline.ts";
+import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
+
+export type { ContainerReport, RunningCycle, SessionReport, TimelineEntry };
+
+/** One container as GET /v1/containers describes it. */
+export type ContainerOverview = import("../../updater/overview.ts").ContainerOverview & LastOutcome;
+export type SessionSummary = ReturnType<typeof sessionSummary>;
+
+/** A peer as GET /v1/peers tells it, its containers as the page reads them. */
+export type PeerView = Omit<PeerAnswer, "data"> & { data: ContainersAnswer | null };
+
+export interface ContainersAnswer {
+  checked_at: string;
+  host: string;
+  /** whether http_api.update is on: the page acts only then */
+  update: boolean;
+  containers: ContainerOverview[];
+  /** what svc leaves alone, and why (absent from an older peer) */
+  excluded?: ExcludedContainer[];
+}
+
+const TOKEN_KEY = "svc.token";
+
+export const token = {
+  get: (): string | null => sessionStorage.getItem(TOKEN_KEY),
+  set: (value: string): void => sessionStorage.setItem(TOKEN_KEY, value),
+  clear: (): void => sessionStorage.removeItem(TOKEN_KEY),
+};
+
+/** What went wrong, in words a person can act on. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Called when svc refuses the token: the page signs out and says so. */
+let onUnauthorized: () => void = () => {};
+export function whenUnauthorized(handler: () => void): void {
+  onUnauthorized = handler;
+}
+
+async function call<T>(method: "GET" | "POST", path: string, body?: Record<string, unknown>, given = token.get()): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${given ?? ""}`, accept: "application/json" };
+  if (body) headers["content-type"] = "application/json";
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined, cache: "no-store", credentials: "omit" });
+  } catch {
+    throw new ApiError(0, "svc does not answer (is it running, is the network up?)");
+  }
+  if (response.status === 401) {
+    if (given === token.get()) onUnauthorized();
+    throw new ApiError(401, "svc refused the token (401): it is not the one set in http_api.token.");
+  }
+  if (response.status === 409) throw new ApiError(409, "another update cycle is running");
+  const data = (await response.json().catch(() => null)) as ({ error?: string } & T) | null;
+  if (!response.ok) throw new ApiError(response.status, data?.error ?? `svc answered ${response.status}`);
+  return data as T;
+}
+
+/** Checks a token without keeping it: resolves when svc accepts it. */
+export const signIn = (candidate: string) => call<{ running: RunningCycle | null }>("GET", "/v1/progress", undefined, candidate);
+
+/** The API of this svc, or of a peer through it (`/v1/peers/NAME/...`): the same calls either way. */
+export function apiOf(peer: string | null = null) {
+  const at = (endpoint: string) => (peer === null ? `/v1/${endpoint}` : `/v1/peers/${encodeURIComponent(peer)}/${endpoint}`);
+  return {
+    containers: (names?: string[]) => call<ContainersAnswer>("GET", names ? `${at("containers")}?container=${names.map(encodeURIComponent).join(",")}` : at("containers")),
+    progress: () => call<{ running: RunningCycle | null }>("GET", at("progress")),
+    history: () => call<{ size: number; reports: SessionSummary[] }>("GET", at("history")),
+    timeline: (name: string) => call<{ container: string; timeline: TimelineEntry[] }>("GET", `${at("history")}?container=${encodeURIComponent(name)}`),
+    update: (names?: string[]) => call<SessionReport>("POST", at("update"), names ? { container: names } : undefined),
+    skip: (name: string) => call<SkipResult>("POST", at("skip"), { container: name }),
+    snooze: (name: string, duration: string) => call<{ container: string; until: string | null }>("POST", at("snooze"), { container: name, for: duration }),
+    rollback: (name: string) => call<RollbackResult>("POST", at("rollback"), { container: name }),
+  };
+}
+
+export const api = apiOf();
+
+/** Every peer's containers as this svc last got them (GET /v1/peers). */
+export const peers = () => call<{ peers: PeerView[] }>("GET", "/v1/peers");

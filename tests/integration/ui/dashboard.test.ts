@@ -1,0 +1,190 @@
+/**
+ * The dashboard as a person uses it, in Chromium, against svc on the sandbox engine and registry:
+ * sign in, see what is newer, check, update, skip, snooze and roll back from the page, follow a
+ * running cycle, and read hostile labels as plain text; on a phone, nothing wider than the screen.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { inspect } from "../../harness.ts";
+import { confirm, type Dashboard, PHONE, rowOf, signInWith, startDashboard } from "./support.ts";
+
+let ui: Dashboard;
+
+beforeAll(async () => {
+  ui = await startDashboard("ui");
+}, 120_000);
+
+afterAll(async () => {
+  await ui?.close();
+}, 120_000);
+
+/** A running container with a newer image of its tag in the registry. */
+function staleContainer(what: string, args: string[] = []): { name: string; oldId: string; newId: string } {
+  const v1 = ui.fx.image(what);
+  const name = ui.run(what, v1.ref, args);
+  const v2 = ui.fx.image(what);
+  return { name, oldId: v1.id, newId: v2.id };
+}
+
+describe("the dashboard in a browser", () => {
+  test("sign-in: a wrong token is said plainly and shows nothing; the right one, typed and sent with Enter, shows the containers", async () => {
+    const page = await ui.open({ signIn: false });
+    // the policy allows all the page does: nothing of it is refused
+    const refused: string[] = [];
+    page.on("console", (message) => void (/Content Security Policy/i.test(message.text()) && refused.push(message.text())));
+    await signInWith(page, "not-the-token");
+    await page.getByRole("alert").filter({ hasText: "Wrong token" }).waitFor();
+    expect(await page.locator("table").count()).toBe(0);
+    // the keyboard alone: the field has the focus again, Enter sends
+    await page.keyboard.press("ControlOrMeta+A");
+    await page.keyboard.type(ui.token);
+    await page.keyboard.press("Enter");
+    await page.getByRole("table").waitFor();
+    // kept for this tab only, and never as a cookie
+    expect(await page.evaluate(() => sessionStorage.getItem("svc.token"))).toBe(ui.token);
+    expect(await ui.browser.cookies()).toEqual([]);
+    expect(refused).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  test("a stale container shows its newer version as a badge; checking one finds an image pushed since", async () => {
+    const stale = staleContainer("stale");
+    const v1 = ui.fx.image("later");
+    const later = ui.run("later", v1.ref);
+    const ignored = ui.run("ignored", v1.ref, ["--label", "svc.enable=false"]);
+    const page = await ui.open();
+    const row = await rowOf(page, stale.name);
+    const badge = row.locator(".badge.kind-digest");
+    await badge.waitFor();
+    expect(await badge.textContent()).toMatch(/^sha256:[0-9a-f]{12} digest$/);
+    expect(await row.locator(".state").textContent()).toBe("stale");
+
+    // a container svc leaves alone is listed apart, with why
+    expect(await page.locator(`.excluded li[data-container="${ignored}"]`).textContent()).toContain("label svc.enable=false");
+    expect(await page.locator(`tr[data-container="${ignored}"]`).count()).toBe(0);
+
+    const laterRow = await rowOf(page, later);
+    expect(await laterRow.locator(".badge").count()).toBe(0);
+    ui.fx.image("later");
+    await page.getByRole("button", { name: `Check ${later}` }).click();
+    await laterRow.locator(".badge.kind-digest").waitFor();
+    await page.close();
+  }, 90_000);
+
+  test("update from the page: it asks first, shows the cycle's steps while it runs, then docker inspect shows the new image; roll back puts the old one back", async () => {
+    // a pre_update hook that takes a moment: the step the page shows while the cycle runs
+    const c = staleContainer("update", ["--label", "svc.hooks.pre_update=sleep 2"]);
+    const page = await ui.open();
+    const other = await ui.open();
+    await rowOf(page, c.name);
+    await rowOf(other, c.name);
+    await page.getByRole("button", { name: `Update ${c.name}` }).click();
+    // Cancel changes nothing
+    await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+    expect(inspect(c.name).Image).toBe(c.oldId);
+
+    await page.getByRole("button", { name: `Update ${c.name}` }).click();
+    await confirm(page, "Update");
+    const progress = page.locator(".progress");
+    // the pre_update hook, the pull, the restart and the watch: the step under way, named
+    await progress.filter({ hasText: `An update cycle is running (api): ${c.name}: ` }).waitFor();
+    expect(await progress.locator(".steps li").allTextContents()).toContainEqual(expect.stringMatching(new RegExp(`^${c.name}: (pre_update|pull|rename|stop|create|start|watch)$`)));
+    // another tab asking meanwhile is refused (409), and told what runs
+    await other.getByRole("button", { name: "Check now" }).click();
+    await other.locator(".notice.error").filter({ hasText: "Refused: An update cycle is running (api)" }).waitFor();
+    await other.close();
+    await page.locator(".notice").filter({ hasText: `${c.name}: updated` }).waitFor({ timeout: 60_000 });
+    expect(inspect(c.name).Image).toBe(c.newId);
+
+    const row = await rowOf(page, c.name);
+    await row.getByRole("button", { name: `Roll back ${c.name}` }).click();
+    await confirm(page, "Roll back");
+    await page.locator(".notice").filter({ hasText: `${c.name}: back on its earlier image` }).waitFor({ timeout: 60_000 });
+    expect(inspect(c.name).Image).toBe(c.oldId);
+
+    // its timeline: the update, then the rollback (an update back to the earlier image)
+    await page.getByRole("button", { name: `History of ${c.name}` }).click();
+    const timeline = page.getByRole("dialog").locator(".timeline > li");
+    await timeline.first().waitFor();
+    expect(await timeline.count()).toBe(2);
+    expect(await timeline.allTextContents()).toEqual([expect.stringContaining("updated"), expect.stringContaining("updated")]);
+    await page.getByRole("dialog").getByRole("button", { name: "Close" }).click();
+    // and the sessions list names it
+    await page.locator(".history").filter({ hasText: c.name }).waitFor();
+    await page.close();
+  }, 120_000);
+
+  test("update the selected containers: both run their new image, the one left unselected does not", async () => {
+    const [a, b, left] = [staleContainer("sel-a"), staleContainer("sel-b"), staleContainer("sel-left")];
+    const page = await ui.open();
+    await rowOf(page, left.name);
+    await page.getByRole("checkbox", { name: `Select ${a.name}` }).check();
+    await page.getByRole("checkbox", { name: `Select ${b.name}` }).check();
+    await page.getByRole("button", { name: "Update selected (2)" }).click();
+    await confirm(page, "Update");
+    await page.locator(".notice").filter({ hasText: `${a.name}: updated` }).filter({ hasText: `${b.name}: updated` }).waitFor({ timeout: 60_000 });
+    expect([inspect(a.name).Image, inspect(b.name).Image, inspect(left.name).Image]).toEqual([a.newId, b.newId, left.oldId]);
+    await page.close();
+  }, 120_000);
+
+  test("skip this version, and snooze: the row says so and nothing is applied", async () => {
+    const skipped = staleContainer("skip");
+    const snoozed = staleContainer("snooze");
+    const page = await ui.open();
+    await rowOf(page, skipped.name);
+    await page.getByRole("button", { name: `Skip this version of ${skipped.name}` }).click();
+    const skippedRow = await rowOf(page, skipped.name);
+    await skippedRow.locator(".state").filter({ hasText: "skipped" }).waitFor();
+    expect(await skippedRow.locator(".reason").textContent()).toContain("was skipped on request");
+
+    await page.getByRole("button", { name: `Snooze updates of ${snoozed.name}` }).click();
+    await page.getByRole("dialog").getByLabel("Snooze for").selectOption("7d");
+    await confirm(page, "Snooze");
+    const snoozedRow = await rowOf(page, snoozed.name);
+    await snoozedRow.locator(".reason").filter({ hasText: "updates snoozed until" }).waitFor();
+    expect(await snoozedRow.locator(".note").first().textContent()).toStartWith("snoozed until");
+
+    // a real cycle over both applies neither
+    const response = await fetch(`${ui.url}v1/update`, { method: "POST", headers: { authorization: `Bearer ${ui.token}` } });
+    const report = (await response.json()) as { containers: { name: string; state: string }[] };
+    expect(report.containers.filter((c) => c.name === skipped.name || c.name === snoozed.name).map((c) => c.state)).toEqual(["skipped", "stale"]);
+    expect(inspect(skipped.name).Image).toBe(skipped.oldId);
+    expect(inspect(snoozed.name).Image).toBe(snoozed.oldId);
+    await page.close();
+  }, 120_000);
+
+  test("a label holding markup is shown as those characters, never run", async () => {
+    const hostile = `<img src=x onerror="window.__svcPwned=1">`;
+    const v1 = ui.fx.image("hostile");
+    const name = ui.run("hostile", v1.ref, ["--label", `svc.min_image_age=${hostile}`]);
+    const page = await ui.open();
+    const row = await rowOf(page, name);
+    await row.locator(".reason").waitFor();
+    expect(await row.locator(".reason").textContent()).toContain(JSON.stringify(hostile));
+    expect(await page.locator("table img").count()).toBe(0);
+    expect(await page.evaluate(() => (globalThis as { __svcPwned?: number }).__svcPwned)).toBeUndefined();
+    await page.close();
+  }, 60_000);
+
+  test("light or dark as the system says", async () => {
+    const page = await ui.open();
+    await page.getByRole("table").waitFor();
+    const background = () => page.evaluate<string>("getComputedStyle(document.body).backgroundColor");
+    await page.emulateMedia({ colorScheme: "light" });
+    const light = await background();
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await background()).not.toBe(light);
+    await page.close();
+  }, 60_000);
+
+  test("on a phone: every container is a card and nothing scrolls sideways", async () => {
+    const page = await ui.open({ viewport: PHONE });
+    await page.locator("tbody tr").first().waitFor();
+    // page code as text: the tests are typed without the DOM's types
+    const widths = await page.evaluate<{ scroll: number; client: number }>("({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })");
+    expect(widths.scroll).toBeLessThanOrEqual(widths.client);
+    // the column headings give way to a label on each field
+    expect(await page.locator("thead").isVisible()).toBe(false);
+    await page.close();
+  }, 60_000);
+});
+

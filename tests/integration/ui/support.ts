@@ -1,0 +1,88 @@
+/**
+ * The dashboard in a real browser: Debian's Chromium driven by playwright-core (no browser is
+ * ever downloaded), against svc run as a user runs it (tests/integration/e2e/support.ts) on the
+ * sandbox engine and registry. One svc and one browser per test file; both are stopped by pid
+ * in `close`, the browser's profile folder removed.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { freePort } from "../../harness.ts";
+import { baseFlags, Fixture, startSvc, stopAll, type SvcProcess, waitForPort } from "../e2e/support.ts";
+
+export const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+export const DESKTOP = { width: 1280, height: 900 };
+export const PHONE = { width: 390, height: 844 };
+
+export interface Dashboard {
+  fx: Fixture;
+  svc: SvcProcess;
+  /** the scope every container of this file carries: svc sees no other */
+  scope: string;
+  url: string;
+  token: string;
+  browser: BrowserContext;
+  /** a new tab, signed in when `signIn` is true */
+  open(options?: { signIn?: boolean; viewport?: { width: number; height: number } }): Promise<Page>;
+  /** `docker run` with this file's scope label */
+  run(what: string, image: string, args?: string[]): string;
+  close(): Promise<void>;
+}
+
+/** svc with the page and actions on, in its own scope, and a browser with a fresh profile. */
+export async function startDashboard(what: string, extraFlags: string[] = []): Promise<Dashboard> {
+  const fx = new Fixture(what);
+  const scope = fx.prefix;
+  const token = `ui-token-${scope}`;
+  const port = freePort();
+  const flags = ["--scope", scope, "--http-api-ui", "--http-api-update", "--http-api-token", token, "--http-api-port", String(port), ...extraFlags];
+  const svc = startSvc([...baseFlags(), ...flags]);
+  await waitForPort(port, svc);
+  const profile = mkdtempSync(join(tmpdir(), `${scope}-chromium-`));
+  const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: DESKTOP });
+  const url = `http://127.0.0.1:${port}/`;
+  return {
+    fx,
+    svc,
+    scope,
+    url,
+    token,
+    browser,
+    async open({ signIn = true, viewport = DESKTOP } = {}) {
+      const page = await browser.newPage();
+      await page.setViewportSize(viewport);
+      await page.goto(url);
+      if (signIn) await signInWith(page, token);
+      return page;
+    },
+    run: (name, image, args = []) => fx.run(name, image, ["--label", `svc.scope=${scope}`, ...args]),
+    async close() {
+      await browser.close().catch(() => {});
+      rmSync(profile, { recursive: true, force: true });
+      await stopAll();
+      fx.cleanup();
+    },
+  };
+}
+
+export async function signInWith(page: Page, token: string): Promise<void> {
+  await page.getByLabel("API token").fill(token);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+/** The row of a container, once the list shows it. */
+export async function rowOf(page: Page, name: string) {
+  const row = page.locator(`tr[data-container="${name}"]`);
+  await row.waitFor();
+  return row;
+}
+
+/** Clicks the dialog's confirming button (the one that restarts). */
+export async function confirm(page: Page, action: string): Promise<void> {
+  const dialog = page.getByRole("dialog");
+  await dialog.waitFor();
+  await dialog.getByRole("button", { name: action }).click();
+}

@@ -1,0 +1,144 @@
+/** What GET /v1/containers says of each container beside the dry run's verdict; snoozes; the running cycle's steps. */
+import { describe, expect, test } from "bun:test";
+import { defaultConfig } from "../../../src/config/index.ts";
+import { inMemory } from "../../../src/state/index.ts";
+import { liveProgress } from "../../../src/updater/live.ts";
+import { containerOverviews, excludedContainers, releaseLink, runningVersion, updateKind } from "../../../src/updater/overview.ts";
+import { snooze, snoozedUntil } from "../../../src/updater/snooze.ts";
+import type { ContainerReport } from "../../../src/updater/types.ts";
+import { emptyReport } from "../../support/report.ts";
+
+const D_OLD = `sha256:${"a".repeat(64)}`;
+const D_NEW = `sha256:${"b".repeat(64)}`;
+
+function entry(fields: Partial<ContainerReport>): ContainerReport {
+  return { id: "c1", name: "web", image: "r/web:1.2.3", new_image: null, old_image_id: "sha256:img", new_image_id: null, old_digest: D_OLD, new_digest: null, state: "fresh", reason: null, duration_ms: 1, ...fields };
+}
+
+describe("versions and the kind of update", () => {
+  test("the running version: the image's version label, else the tag, else a short digest", () => {
+    expect(runningVersion(entry({}), { labels: { "org.opencontainers.image.version": "1.2.3-build7" } })).toBe("1.2.3-build7");
+    expect(runningVersion(entry({}), { labels: {} })).toBe("1.2.3");
+    expect(runningVersion(entry({ image: "r/web@sha256:" + "c".repeat(64) }), undefined)).toBe("sha256:aaaaaaaaaaaa");
+  });
+
+  test("a tag move names the version part that changed; a new digest of the same tag is a digest update", () => {
+    expect(updateKind({ image: "r/web:1.2.3", new_image: null })).toBe("digest");
+    expect(updateKind({ image: "r/web:1.2.3", new_image: "r/web:1.2.4" })).toBe("patch");
+    expect(updateKind({ image: "r/web:1.2.3", new_image: "r/web:1.3.0" })).toBe("minor");
+    expect(updateKind({ image: "r/web:v1.2", new_image: "r/web:v2.0" })).toBe("major");
+    expect(updateKind({ image: "r/web:stable", new_image: "r/web:edge" })).toBe("tag");
+  });
+});
+
+describe("the release notes link", () => {
+  test("the svc.link template wins, with the version put in (encoded)", () => {
+    expect(releaseLink({ "svc.link": "https://example.org/notes/{version}" }, { "org.opencontainers.image.source": "https://github.com/a/b" }, "1.3.0 rc")).toBe("https://example.org/notes/1.3.0%20rc");
+  });
+
+  test("else the image's source: GitHub's release page for a version, the address itself otherwise", () => {
+    expect(releaseLink({}, { "org.opencontainers.image.source": "https://github.com/acme/web" }, "1.3.0")).toBe("https://github.com/acme/web/releases/tag/1.3.0");
+    expect(releaseLink({}, { "org.opencontainers.image.source": "https://github.com/acme/web.git" }, "latest")).toBe("https://github.com/acme/web.git");
+    expect(releaseLink({}, { "org.opencontainers.image.url": "https://acme.example/web" }, "1.0")).toBe("https://acme.example/web");
+    expect(releaseLink({}, {}, "1.0")).toBeNull();
+  });
+
+  test("anything but http(s) is no link: a label may hold a script", () => {
+    expect(releaseLink({ "svc.link": "javascript:alert(1)//{version}" }, {}, "1")).toBeNull();
+    expect(releaseLink({}, { "org.opencontainers.image.source": "data:text/html,<script>x</script>" }, "1")).toBeNull();
+  });
+});
+
+describe("containerOverviews", () => {
+  test("from the report and what the cycle listed: versions, policy, snooze, skip, the image to roll back to", () => {
+    const report = emptyReport("api", {});
+    report.containers = [entry({ state: "stale", new_digest: D_NEW, reason: "would be updated (dry run)" })];
+    const labels = { "svc.monitor_only": "true", "svc.hooks.pre_update": "echo hi", "svc.link": "https://x.example/{version}" };
+    const seen = {
+      containers: [{ id: "c1", name: "web", image: "r/web:1.2.3", imageId: "sha256:img", state: "running" as const, labels }],
+      images: [{ id: "sha256:img", repoTags: [], repoDigests: [], labels: { "org.opencontainers.image.version": "1.2.3" } }],
+    };
+    const snoozed = inMemory();
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    snooze(snoozed, "web", 3_600_000, now);
+    const skipped = inMemory();
+    skipped.set("web", D_OLD);
+    const previous = inMemory();
+    previous.set("web", "sha256:before r/web:1.2.2");
+    // first seen without min_image_age: no creation time asked for
+    const firstSeen = inMemory();
+    firstSeen.set("web", `${D_NEW} 2025-12-30T00:00:00.000Z -`);
+    const [overview] = containerOverviews(report, seen, defaultConfig({ lifecycle_hooks: true }), { snoozed, skipped, previous, firstSeen }, now);
+    expect(overview).toMatchObject({
+      name: "web",
+      version: "1.2.3",
+      available_version: "sha256:bbbbbbbbbbbb",
+      update_kind: "digest",
+      would_update: true,
+      policy: { monitor_only: true, no_pull: false, tag_policy: null, min_image_age: null, hooks: ["pre_update"] },
+      snoozed_until: "2026-01-01T01:00:00.000Z",
+      first_seen_at: "2025-12-30T00:00:00.000Z",
+      created_at: null,
+      eligible_at: null,
+      skipped: D_OLD,
+      previous_image_id: "sha256:before",
+      link: "https://x.example/1.2.3",
+    });
+  });
+});
+
+describe("excludedContainers", () => {
+  test("what the selection leaves out, with the first rule that does; another scope's containers and svc's leftovers are not listed", () => {
+    const summary = (name: string, labels: Record<string, string> = {}, state: "running" | "exited" = "running") => ({ id: name, name, image: `r/${name}:1`, imageId: "sha256:i", state, labels });
+    const seen = {
+      containers: [
+        summary("web"),
+        summary("off", { "svc.enable": "false" }),
+        summary("stopped", {}, "exited"),
+        summary("skipped-by-name"),
+        summary("theirs", { "svc.scope": "other" }),
+        summary("web.svc-old-0123456789ab-running"),
+      ],
+    };
+    const report = emptyReport("api", {});
+    report.containers = [entry({ name: "web" })];
+    const config = defaultConfig({ disable_containers: ["skipped-by-name"] });
+    expect(excludedContainers(seen, report, config)).toEqual([
+      { name: "off", image: "r/off:1", state: "running", reason: "label svc.enable=false" },
+      { name: "skipped-by-name", image: "r/skipped-by-name:1", state: "running", reason: "named in disable_containers" },
+      { name: "stopped", image: "r/stopped:1", state: "exited", reason: "exited: only running containers are updated (revive_stopped)" },
+    ]);
+  });
+});
+
+describe("snooze", () => {
+  test("lasts until its time, is lifted by 0, and one that ended is forgotten", () => {
+    const snoozed = inMemory();
+    const now = 1_000_000;
+    expect(snooze(snoozed, "web", 60_000, now)).toBe(new Date(now + 60_000).toISOString());
+    expect(snoozedUntil(snoozed, "web", now + 59_999)).toBe(now + 60_000);
+    expect(snoozedUntil(snoozed, "web", now + 60_000)).toBeUndefined();
+    expect(snoozed.get("web")).toBeUndefined();
+    snooze(snoozed, "web", 60_000, now);
+    expect(snooze(snoozed, "web", 0, now)).toBeNull();
+    expect(snoozedUntil(snoozed, "web", now)).toBeUndefined();
+  });
+});
+
+describe("liveProgress", () => {
+  test("the running cycle's latest step and each container's; none once no cycle runs; a new session starts afresh", () => {
+    const live = liveProgress();
+    expect(live.running(false)).toBeNull();
+    expect(live.running(true)).toEqual({ session_id: null, trigger: null, started_at: null, current: null, containers: [] });
+    const at = new Date("2026-01-01T00:00:00Z");
+    live.listen({ session_id: "s1", trigger: "api", container: "db", step: "check", at });
+    live.listen({ session_id: "s1", trigger: "api", container: "web", step: "check", at });
+    live.listen({ session_id: "s1", trigger: "api", container: "web", step: "pull", at });
+    const running = live.running(true)!;
+    expect(running.current).toEqual({ container: "web", step: "pull", at: at.toISOString() });
+    expect(running.containers.map((c) => `${c.container}:${c.step}`)).toEqual(["db:check", "web:pull"]);
+    live.listen({ session_id: "s2", trigger: "schedule", container: "api", step: "check", at });
+    expect(live.running(true)!.containers.map((c) => c.container)).toEqual(["api"]);
+    expect(live.running(false)).toBeNull();
+  });
+});
