@@ -1,11 +1,11 @@
 /** The history: the last N session reports, kept across a restart with state_dir; what it says of a container. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openHistory } from "../../../src/state/index.ts";
 import { lastOutcomes, sessionSummary, timelineOf } from "../../../src/updater/timeline.ts";
 import type { ContainerReport, SessionReport } from "../../../src/updater/types.ts";
+import { tempDir } from "../../temp.ts";
 import { type RecordedLine, recordingLogger } from "../../support/logger.ts";
 import { emptyReport } from "../../support/report.ts";
 
@@ -22,7 +22,7 @@ function report(at: string, containers: ContainerReport[]): SessionReport {
 
 describe("openHistory", () => {
   test("keeps the last N reports, and the next svc on the same folder knows them", () => {
-    const dir = mkdtempSync(join(tmpdir(), "svc-history-"));
+    const dir = tempDir("svc-history-");
     const first = openHistory<SessionReport>(dir, 2, recordingLogger());
     for (const at of ["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"]) first.add(report(at, []));
     expect(first.list().map((r) => r.finished_at)).toEqual(["2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"]);
@@ -33,7 +33,7 @@ describe("openHistory", () => {
   });
 
   test("a file that makes no sense is a warning and an empty history, the file kept aside; without state_dir nothing is written; size 0 keeps none", () => {
-    const dir = mkdtempSync(join(tmpdir(), "svc-history-"));
+    const dir = tempDir("svc-history-");
     writeFileSync(join(dir, "history.json"), '{"version":1,"reports":[{"id":3}]}');
     const lines: RecordedLine[] = [];
     const history = openHistory<SessionReport>(dir, 10, recordingLogger(lines));
