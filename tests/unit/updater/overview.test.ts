@@ -85,6 +85,41 @@ describe("containerOverviews", () => {
       link: "https://x.example/1.2.3",
     });
   });
+
+  test("a Swarm service: its spec's labels, its image found by the digest it is pinned to, Swarm's previous spec to roll back to, hooks shown as not applying", () => {
+    const report = emptyReport("api", {});
+    const D_PREV = `sha256:${"c".repeat(64)}`;
+    report.containers = [
+      entry({ kind: "service", id: "s1", name: "api", image: "r/api:2.0.0", old_image_id: D_OLD, old_digest: D_OLD, state: "stale", new_digest: D_NEW, new_image: "r/api:2.1.0", reason: "would be updated (dry run)" }),
+      // a container svc updated, of the same name as nothing the service has: its memory stays its own
+      entry({ name: "web", old_image_id: "sha256:img" }),
+    ];
+    const spec = { id: "s1", name: "api", version: 7, image: `r/api:2.0.0@${D_OLD}`, mode: "replicated", failureAction: null, update: null, previousImage: `r/api:1.9.0@${D_PREV}`, spec: {} };
+    const labels = { "svc.tag_policy": "semver:minor", "svc.no_pull": "true", "svc.hooks.pre_update": "echo hi", "org.opencontainers.image.source": "https://github.com/acme/not-this" };
+    const seen = {
+      // the task container's labels are not the service's
+      containers: [{ id: "t1", name: "api.1.x", image: `r/api:2.0.0@${D_OLD}`, imageId: "sha256:task", state: "running" as const, labels: { "svc.monitor_only": "true" } }],
+      images: [{ id: "sha256:task", repoTags: ["r/api:2.0.0"], repoDigests: [`r/api@${D_OLD}`], labels: { "org.opencontainers.image.version": "2.0.0-b1", "org.opencontainers.image.source": "https://github.com/acme/api" } }],
+      services: [{ ...spec, labels }],
+    };
+    const previous = inMemory();
+    previous.set("api", "sha256:not-for-a-service");
+    const [api] = containerOverviews(report, seen, defaultConfig({ lifecycle_hooks: false }), { previous });
+    expect(api).toMatchObject({
+      kind: "service",
+      version: "2.0.0-b1",
+      available_version: "2.1.0",
+      update_kind: "minor",
+      would_update: true,
+      policy: { monitor_only: false, no_pull: false, tag_policy: "semver:minor", hooks: [], ignored_hooks: ["pre_update"] },
+      previous_image_id: D_PREV,
+      link: "https://github.com/acme/api/releases/tag/2.1.0",
+    });
+
+    // a service never updated (no previous spec), whose image is on no node this engine sees
+    const [bare] = containerOverviews(report, { services: [{ ...spec, labels: {}, previousImage: null }] }, defaultConfig(), {});
+    expect(bare).toMatchObject({ kind: "service", version: "2.0.0", previous_image_id: null, link: null, policy: { hooks: [], ignored_hooks: [] } });
+  });
 });
 
 describe("excludedContainers", () => {
