@@ -13,7 +13,7 @@ import type { Remembered } from "../state/index.ts";
 import { hookFor, type HookName } from "./hooks.ts";
 import { enableLabelFilter, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "./selection.ts";
 import { snoozedUntil } from "./snooze.ts";
-import { unpinned } from "./services.ts";
+import { serviceAsContainer, unpinned } from "./services.ts";
 import { parseVersionTag } from "./tags.ts";
 import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type CycleSightings, type SessionReport, type UpdateFilter } from "./types.ts";
 
@@ -235,8 +235,10 @@ function httpUrl(text: string): string | null {
   }
 }
 
-/** A container svc sees on its engine and leaves alone, and why. */
+/** A container (or a Swarm service) svc sees on its engine and leaves alone, and why. */
 export interface ExcludedContainer {
+  /** absent from an older svc: a container */
+  kind?: "container" | "service";
   name: string;
   image: string;
   /** the engine's state: running, exited... */
@@ -266,11 +268,12 @@ export function excludedContainers(seen: CycleSightings, report: SessionReport, 
     [stateFilter(config), (c) => `${c.state}: only running containers are updated${c.state === "restarting" ? " (include_restarting)" : " (revive_stopped)"}`],
   ];
   const inScope = scopeFilter(config.scope);
-  return (seen.containers ?? [])
-    .filter((c) => !checked.has(c.name) && inScope(c) && notLeftoverFilter(c))
-    .flatMap((c) => {
+  const targets = [...(seen.containers ?? []).map((c) => ({ kind: "container" as const, c })), ...(seen.services ?? []).map((s) => ({ kind: "service" as const, c: serviceAsContainer(s) }))];
+  return targets
+    .filter(({ c }) => !checked.has(c.name) && inScope(c) && notLeftoverFilter(c))
+    .flatMap(({ kind, c }) => {
       const failed = rules.find(([keeps]) => !keeps(c));
-      return failed ? [{ name: c.name, image: c.image, state: c.state, reason: failed[1](c) }] : [];
+      return failed ? [{ kind, name: c.name, image: c.image, state: c.state, reason: failed[1](c) }] : [];
     })
     .sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -220,9 +220,14 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
 }
 
 function newEntry(service: ServiceSummary, config: Config): Entry {
-  const { image, digest } = unpinned(service.image);
-  const summary: ContainerSummary = { id: service.id, name: service.name, image, imageId: digest, state: "running", labels: service.labels };
+  const summary = serviceAsContainer(service);
   return { service, summary, policy: policyFor(summary, config), state: "fresh", reason: null, startedAt: Date.now() };
+}
+
+/** A service as the selection and the check see a container: its spec's labels, the reference it follows, the digest it is pinned to. */
+export function serviceAsContainer(service: ServiceSummary): ContainerSummary {
+  const { image, digest } = unpinned(service.image);
+  return { id: service.id, name: service.name, image, imageId: digest, state: "running", labels: service.labels };
 }
 
 /**

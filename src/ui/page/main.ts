@@ -260,7 +260,7 @@ function renderExcluded(localHost: string): void {
   replace(
     els.excluded,
     h("summary", {}, `Left alone (${excluded.length})`),
-    h("ul", {}, ...excluded.map((c) => h("li", { "data-container": c.name }, h("span", { class: "name" }, c.peer === null ? c.name : `${c.name} on ${c.peer}`), ` (${c.image}, ${c.state}): ${c.reason}`))),
+    h("ul", {}, ...excluded.map((c) => h("li", { "data-container": c.name }, h("span", { class: "name" }, c.peer === null ? c.name : `${c.name} on ${c.peer}`, c.kind === "service" && h("span", { class: "marker" }, "service")), ` (${c.image}, ${c.state}): ${c.reason}`))),
   );
 }
 
@@ -381,6 +381,10 @@ async function act(action: () => Promise<unknown>): Promise<void> {
     await sayFailure(failure);
   } finally {
     state.acting = false;
+    // a cycle seen meanwhile was this action's own (cycles exclude each other), and the action
+    // loaded what it changed: the next poll must not take its end for another's and check
+    // again, which would refuse (409) the next click
+    state.running = null;
     renderRows();
   }
 }
