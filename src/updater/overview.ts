@@ -84,11 +84,13 @@ export function containerOverviews(report: SessionReport, seen: CycleSightings, 
   const containers = new Map((seen.containers ?? []).map((c) => [c.name, c]));
   const services = new Map((seen.services ?? []).map((s) => [s.name, s]));
   const images = imageFinder(seen.images ?? []);
-  return report.containers.map((entry) => {
-    if (entry.kind !== "service") return describe(entry, { labels: containers.get(entry.name)?.labels ?? {}, previous: memory.previous?.get(entry.name)?.split(" ")[0] ?? null }, images(entry.old_image_id), config, memory, now);
-    const service = services.get(entry.name);
-    return describe(entry, { labels: service?.labels ?? {}, previous: service?.previousImage ? unpinned(service.previousImage).digest || null : null, service: true }, images(entry.old_image_id), config, memory, now);
-  });
+  const factsOf = (entry: ContainerReport): TargetFacts => {
+    if (entry.kind !== "service") return { labels: containers.get(entry.name)?.labels ?? {}, previous: memory.previous?.get(entry.name)?.split(" ")[0] ?? null };
+    const previous = services.get(entry.name)?.previousImage;
+    // a previous spec not pinned by digest is named by its image
+    return { labels: services.get(entry.name)?.labels ?? {}, previous: previous ? unpinned(previous).digest || previous : null, service: true };
+  };
+  return report.containers.map((entry) => describe(entry, factsOf(entry), images(entry.old_image_id), config, memory, now));
 }
 
 /**

@@ -151,7 +151,7 @@ describe("policies", () => {
     expectEveryTaskOn(name, `${moved}@${minor.digest}`, 2);
   });
 
-  test("monitor-only and a dry run report the newer digest and leave the spec alone; hooks do not apply (said once)", async () => {
+  test("monitor-only, a dry run and a snooze report the newer digest and leave the spec alone; hooks do not apply (said once)", async () => {
     const first = fx.image("watch");
     const name = createService("watch", first.ref, ["--replicas", "1", "--label", "svc.hooks.pre_update=echo never"]);
     const second = fx.image("watch");
@@ -166,9 +166,13 @@ describe("policies", () => {
     const dry = await makeUpdater({ containers: [] });
     const report = await dry.updater.run("api", { container: [name] }, { dryRun: true });
     expect(expectState(report, name, "stale")).toMatchObject({ new_digest: second.digest, reason: DRY_RUN_REASON });
+    // POST /v1/snooze takes a service's name
+    const snoozing = await makeUpdater({ containers: [] });
+    await snoozing.updater.snooze(name, 3_600_000);
+    expect(expectState(await snoozing.updater.run("api", { container: [name] }), name, "stale").reason).toStartWith("updates snoozed until");
 
     expect(serviceInspect(name).Version.Index).toBe(version);
-    expect(watching.audit.entries.length + dry.audit.entries.length).toBe(0);
+    expect(watching.audit.entries.length + dry.audit.entries.length + snoozing.audit.entries.length).toBe(0);
   });
 });
 
