@@ -1,11 +1,12 @@
 /**
- * The HTTP API (docs/api.md). One Elysia catch-all
- * route, with Elysia's body parser off, hands every request to our own small table of three
- * endpoints, which applies the checks in their documented order: path and method (404 / 405),
- * auth (401), then the endpoint's own checks (415, 413, 400, 409). Elysia's per-route hooks
- * would run auth after parsing, answer 422 for validation and never 415, so the order is kept
- * here in plain code. Handlers only call the runner and the metrics; nothing below the API
- * sees Elysia's Context.
+ * The HTTP API (docs/api.md). One Elysia catch-all route, with Elysia's body parser off, hands
+ * every request to our own small table of endpoints: health, metrics, the actions (update, check,
+ * skip, rollback, snooze) and the dashboard's reads (containers, progress, history, peers, a
+ * peer's endpoints, the page's files: dashboard.ts). The table applies the checks in their
+ * documented order: path and method (404 / 405), auth (401), then the endpoint's own checks
+ * (415, 413, 400, 409). Elysia's per-route hooks would run auth after parsing, answer 422 for
+ * validation and never 415, so the order is kept here in plain code. Handlers only call the
+ * runner and the metrics; nothing below the API sees Elysia's Context.
  */
 import type { Server } from "bun";
 import { Elysia } from "elysia";

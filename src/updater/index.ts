@@ -307,7 +307,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   };
 
   const snoozeContainer = async (name: string, ms: number) => {
-    if (!(await deps.engine.inspectContainer(name).catch(() => null))) throw new SvcError("not_found", `no container named ${name}`);
+    if (!(await deps.engine.inspectContainer(name).catch(() => null)) && (await services?.reference(name)) === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
     const until = snooze(cycleDeps.snoozed!, name, ms);
     log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
     return { container: name, until };

@@ -13,6 +13,7 @@ import type { Remembered } from "../state/index.ts";
 import { hookFor, type HookName } from "./hooks.ts";
 import { enableLabelFilter, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "./selection.ts";
 import { snoozedUntil } from "./snooze.ts";
+import { serviceAsContainer, unpinned } from "./services.ts";
 import { parseVersionTag } from "./tags.ts";
 import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type CycleSightings, type SessionReport, type UpdateFilter } from "./types.ts";
 
@@ -28,6 +29,8 @@ export interface ContainerPolicyView {
   min_image_age: string | null;
   /** the lifecycle hooks its labels set */
   hooks: HookName[];
+  /** hook labels a Swarm service carries, which do not apply to it (Swarm runs the tasks); [] for a container */
+  ignored_hooks: HookName[];
 }
 
 export interface ContainerOverview {
@@ -55,7 +58,10 @@ export interface ContainerOverview {
   snoozed_until: string | null;
   /** what svc skipped for it on request (a digest or a reference) */
   skipped: string | null;
-  /** svc's last update of it: the image it ran before (what POST /v1/rollback goes back to) */
+  /**
+   * What POST /v1/rollback goes back to: the image svc's last update replaced; for a service, the
+   * digest of the previous spec Swarm keeps (null: none)
+   */
   previous_image_id: string | null;
   /** where its release notes are: the svc.link label's template, else the image's source */
   link: string | null;
@@ -76,13 +82,45 @@ const MAX_LINK = 2048;
 
 export function containerOverviews(report: SessionReport, seen: CycleSightings, config: Config, memory: OverviewMemory, now = Date.now()): ContainerOverview[] {
   const containers = new Map((seen.containers ?? []).map((c) => [c.name, c]));
-  const images = new Map((seen.images ?? []).map((i) => [i.id, i]));
-  return report.containers.map((entry) => describe(entry, containers.get(entry.name), images.get(entry.old_image_id), config, memory, now));
+  const services = new Map((seen.services ?? []).map((s) => [s.name, s]));
+  const images = imageFinder(seen.images ?? []);
+  const factsOf = (entry: ContainerReport): TargetFacts => {
+    if (entry.kind !== "service") return { labels: containers.get(entry.name)?.labels ?? {}, previous: memory.previous?.get(entry.name)?.split(" ")[0] ?? null };
+    const previous = services.get(entry.name)?.previousImage;
+    // a previous spec not pinned by digest is named by its image
+    return { labels: services.get(entry.name)?.labels ?? {}, previous: previous ? unpinned(previous).digest || previous : null, service: true };
+  };
+  return report.containers.map((entry) => describe(entry, factsOf(entry), images(entry.old_image_id), config, memory, now));
 }
 
-function describe(entry: ContainerReport, summary: ContainerSummary | undefined, image: ImageSummary | undefined, config: Config, memory: OverviewMemory, now: number): ContainerOverview {
-  const labels = summary?.labels ?? {};
+/**
+ * What the overview knows of a target besides its report entry: a container's labels and svc's
+ * last update of it; a service's spec labels and the previous spec Swarm keeps (docs/swarm.md).
+ */
+interface TargetFacts {
+  labels: Readonly<Record<string, string>>;
+  /** the image (or, for a service, the digest) a rollback goes back to */
+  previous: string | null;
+  service?: boolean;
+}
+
+/**
+ * The engine's image a target runs: a container's by its id; a service's by the digest it is
+ * pinned to, which the engine lists among an image's repo digests (or as its id, with the
+ * containerd store) when a task of it runs, or ran, on this node. Undefined elsewhere.
+ */
+function imageFinder(images: readonly ImageSummary[]): (idOrDigest: string) => ImageSummary | undefined {
+  const byId = new Map(images.map((i) => [i.id, i]));
+  const byDigest = new Map(images.flatMap((i) => i.repoDigests.map((d) => [d.slice(d.indexOf("@") + 1), i] as const)));
+  return (idOrDigest) => byId.get(idOrDigest) ?? byDigest.get(idOrDigest);
+}
+
+function describe(entry: ContainerReport, target: TargetFacts, image: ImageSummary | undefined, config: Config, memory: OverviewMemory, now: number): ContainerOverview {
+  const { labels } = target;
   const policy = policyFor({ labels }, config);
+  // a service's hook labels are ignored whether lifecycle_hooks is on or not (services.ts warns of them)
+  const hookConfig = target.service ? { ...config, lifecycle_hooks: true } : config;
+  const hooks = HOOKS.filter((name) => hookFor(labels, name, hookConfig) !== undefined);
   const version = runningVersion(entry, image);
   const available = availableVersion(entry);
   const seen = parseFirstSeen(memory.firstSeen?.get(entry.name), entry.new_digest);
@@ -106,15 +144,17 @@ function describe(entry: ContainerReport, summary: ContainerSummary | undefined,
     eligible_at: since !== undefined && policy.minImageAgeMs > 0 ? iso(since + policy.minImageAgeMs) : null,
     policy: {
       monitor_only: policy.monitorOnly,
-      no_pull: policy.noPull,
+      // the nodes pull a service's image: no_pull does not apply to it, nor do hooks
+      no_pull: !target.service && policy.noPull,
       tag_policy: policy.tagPolicy ? policy.tagPolicy.text : null,
       min_image_age: policy.minImageAgeMs > 0 ? formatDuration(policy.minImageAgeMs) : null,
-      hooks: HOOKS.filter((name) => hookFor(labels, name, config) !== undefined),
+      hooks: target.service ? [] : hooks,
+      ignored_hooks: target.service ? hooks : [],
     },
     snoozed_until: until === undefined ? null : iso(until),
     // kept as "<digest or reference>[ rollback:<trigger>]" (check.ts): the page shows what is skipped
     skipped: memory.skipped?.get(entry.name)?.split(" ")[0] ?? null,
-    previous_image_id: memory.previous?.get(entry.name)?.split(" ")[0] ?? null,
+    previous_image_id: target.previous,
     link: releaseLink(labels, image?.labels ?? {}, available !== null && !available.startsWith("sha256:") ? available : version),
   };
 }
@@ -197,8 +237,10 @@ function httpUrl(text: string): string | null {
   }
 }
 
-/** A container svc sees on its engine and leaves alone, and why. */
+/** A container (or a Swarm service) svc sees on its engine and leaves alone, and why. */
 export interface ExcludedContainer {
+  /** absent from an older svc: a container */
+  kind?: "container" | "service";
   name: string;
   image: string;
   /** the engine's state: running, exited... */
@@ -228,11 +270,12 @@ export function excludedContainers(seen: CycleSightings, report: SessionReport, 
     [stateFilter(config), (c) => `${c.state}: only running containers are updated${c.state === "restarting" ? " (include_restarting)" : " (revive_stopped)"}`],
   ];
   const inScope = scopeFilter(config.scope);
-  return (seen.containers ?? [])
-    .filter((c) => !checked.has(c.name) && inScope(c) && notLeftoverFilter(c))
-    .flatMap((c) => {
+  const targets = [...(seen.containers ?? []).map((c) => ({ kind: "container" as const, c })), ...(seen.services ?? []).map((s) => ({ kind: "service" as const, c: serviceAsContainer(s) }))];
+  return targets
+    .filter(({ c }) => !checked.has(c.name) && inScope(c) && notLeftoverFilter(c))
+    .flatMap(({ kind, c }) => {
       const failed = rules.find(([keeps]) => !keeps(c));
-      return failed ? [{ name: c.name, image: c.image, state: c.state, reason: failed[1](c) }] : [];
+      return failed ? [{ kind, name: c.name, image: c.image, state: c.state, reason: failed[1](c) }] : [];
     })
     .sort((a, b) => a.name.localeCompare(b.name));
 }

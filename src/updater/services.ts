@@ -21,10 +21,11 @@ import type { Remembered } from "../state/index.ts";
 import { createChecker, type Checker, type Verdict } from "./check.ts";
 import { forEachLimited } from "./pool.ts";
 import { announce } from "./progress.ts";
+import { snoozedUntil } from "./snooze.ts";
 import type { ProtocolContext } from "./protocol.ts";
 import { LABELS, labelValue, policyFor, selectionFilter, type ContainerPolicy } from "./selection.ts";
 import { awaitRollout, requestRollback, waitSettled, writeImage, type ServiceOutcome } from "./swarm-update.ts";
-import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type RollbackResult, type UpdateFilter } from "./types.ts";
+import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type CycleSightings, type RollbackResult, type UpdateFilter } from "./types.ts";
 
 export interface ServiceTargetDeps {
   config: Config;
@@ -34,6 +35,8 @@ export interface ServiceTargetDeps {
   rolledBack: Remembered;
   firstSeen: Remembered;
   skipped: Remembered;
+  /** updates held back until a moment, by name (POST /v1/snooze; snooze.ts) */
+  snoozed?: Remembered;
   /** services updated at the same time */
   concurrency: number;
   selfContainerId?: string;
@@ -43,7 +46,7 @@ export interface ServiceTargetDeps {
 
 export interface ServiceTargets {
   /** The services a cycle selects, checked and (unless a dry run) updated: their report entries. */
-  run(ctx: ProtocolContext, all: readonly ContainerSummary[], filter: UpdateFilter, options: { dryRun: boolean; toLocalTag?: boolean }): Promise<ContainerReport[]>;
+  run(ctx: ProtocolContext, all: readonly ContainerSummary[], filter: UpdateFilter, options: { dryRun: boolean; toLocalTag?: boolean; seen?: CycleSightings }): Promise<ContainerReport[]>;
   /** `svc rollback NAME` for a service: Swarm goes back to the previous spec. undefined: no such service here. */
   rollback(ctx: ProtocolContext, name: string): Promise<RollbackResult | undefined>;
   /** The reference a service follows (`repo:tag`, as a container's Config.Image); undefined: no such service here. */
@@ -97,6 +100,8 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
     // a container's rollback (local images) has nothing to do with services
     if (options.toLocalTag) return [];
     const services = await managedServices();
+    // what GET /v1/containers describes a service with (overview.ts): no second listing
+    if (options.seen && services) options.seen.services = services;
     if (!services?.length) return [];
     const keep = selectionFilter(deps.config, filter);
     const entries = services.map((service) => newEntry(service, deps.config)).filter((entry) => keep(entry.summary));
@@ -138,7 +143,8 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
         if (entry.service.mode.endsWith("job")) return finish(entry, "skipped", "a Swarm job: svc does not run it again");
         const { name, image, imageId } = entry.summary;
         announce(ctx.progress, ctx, name, "check");
-        const verdict = await checker.check({ name, image, imageId, noPull: false, minImageAgeMs: entry.policy.minImageAgeMs, tagPolicy: entry.policy.tagPolicy });
+        const snoozed = snoozedUntil(deps.snoozed, name);
+        const verdict = await checker.check({ name, image, imageId, noPull: false, minImageAgeMs: entry.policy.minImageAgeMs, tagPolicy: entry.policy.tagPolicy, snoozedUntil: snoozed });
         entry.verdict = verdict;
         // monitor-only and a held image (min_image_age) stay stale, with the reason
         if (verdict.state !== "stale" || entry.policy.monitorOnly || verdict.held) finish(entry, verdict.state, verdict.reason);
@@ -214,9 +220,14 @@ export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | 
 }
 
 function newEntry(service: ServiceSummary, config: Config): Entry {
-  const { image, digest } = unpinned(service.image);
-  const summary: ContainerSummary = { id: service.id, name: service.name, image, imageId: digest, state: "running", labels: service.labels };
+  const summary = serviceAsContainer(service);
   return { service, summary, policy: policyFor(summary, config), state: "fresh", reason: null, startedAt: Date.now() };
+}
+
+/** A service as the selection and the check see a container: its spec's labels, the reference it follows, the digest it is pinned to. */
+export function serviceAsContainer(service: ServiceSummary): ContainerSummary {
+  const { image, digest } = unpinned(service.image);
+  return { id: service.id, name: service.name, image, imageId: digest, state: "running", labels: service.labels };
 }
 
 /**

@@ -1,5 +1,6 @@
 /** The SessionReport (docs/api.md), and what the API and scheduler ask of the updater. */
 import type { ContainerSummary, ImageSummary } from "../engine/port.ts";
+import type { ServiceSummary } from "../engine/swarm.ts";
 
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
@@ -71,6 +72,8 @@ export interface RunOptions {
 export interface CycleSightings {
   containers?: ContainerSummary[];
   images?: ImageSummary[];
+  /** the Swarm services, as a manager listed them (services.ts) */
+  services?: ServiceSummary[];
 }
 
 /** What `svc rollback` and POST /v1/rollback did. */

@@ -248,8 +248,9 @@ function render(): void {
 
 /** A peer's container from an older svc may lack what the page shows: nothing then, not an error. */
 function withDefaults(c: ContainerOverview): ContainerOverview {
-  const policy = c.policy ?? { monitor_only: false, no_pull: false, tag_policy: null, min_image_age: null, hooks: [] };
-  return { ...c, version: c.version ?? "", available_version: c.available_version ?? null, update_kind: c.update_kind ?? null, policy, last_cycle: c.last_cycle ?? null, last_update: c.last_update ?? null };
+  const given: Partial<ContainerOverview["policy"]> | undefined = c.policy;
+  const policy = { monitor_only: false, no_pull: false, tag_policy: null, min_image_age: null, hooks: [], ignored_hooks: [], ...given };
+  return { ...c, kind: c.kind ?? "container", version: c.version ?? "", available_version: c.available_version ?? null, update_kind: c.update_kind ?? null, policy, last_cycle: c.last_cycle ?? null, last_update: c.last_update ?? null };
 }
 
 /** The containers svc leaves alone, and why: folded away under the table. */
@@ -259,7 +260,7 @@ function renderExcluded(localHost: string): void {
   replace(
     els.excluded,
     h("summary", {}, `Left alone (${excluded.length})`),
-    h("ul", {}, ...excluded.map((c) => h("li", { "data-container": c.name }, h("span", { class: "name" }, c.peer === null ? c.name : `${c.name} on ${c.peer}`), ` (${c.image}, ${c.state}): ${c.reason}`))),
+    h("ul", {}, ...excluded.map((c) => h("li", { "data-container": c.name }, h("span", { class: "name" }, c.peer === null ? c.name : `${c.name} on ${c.peer}`, c.kind === "service" && h("span", { class: "marker" }, "service")), ` (${c.image}, ${c.state}): ${c.reason}`))),
   );
 }
 
@@ -311,7 +312,7 @@ function renderRow(c: Row): HTMLTableRowElement {
     "tr",
     { "data-container": c.name, "data-host": c.host, class: [c.available_version ? "has-update" : "", peerDown ? "unreachable" : ""].join(" ").trim() },
     h("td", { class: "select" }, select),
-    h("td", { "data-label": "Container" }, h("strong", { class: "name" }, c.name), h("span", { class: "image" }, c.image), state.peers.length > 0 && h("span", { class: "where" }, peerDown ? `${c.host} (unreachable: last known)` : c.host)),
+    h("td", { "data-label": "Container" }, h("strong", { class: "name" }, c.name, c.kind === "service" && h("span", { class: "marker", title: "a Swarm service: Swarm's rolling update replaces its tasks" }, "service")), h("span", { class: "image" }, c.image), state.peers.length > 0 && h("span", { class: "where" }, peerDown ? `${c.host} (unreachable: last known)` : c.host)),
     h("td", { "data-label": "Running" }, h("span", { class: "version" }, c.version)),
     h(
       "td",
@@ -380,13 +381,18 @@ async function act(action: () => Promise<unknown>): Promise<void> {
     await sayFailure(failure);
   } finally {
     state.acting = false;
+    // a cycle seen meanwhile was this action's own (cycles exclude each other), and the action
+    // loaded what it changed: the next poll must not take its end for another's and check
+    // again, which would refuse (409) the next click
+    state.running = null;
     renderRows();
   }
 }
 
 /** One update per host (this one, each peer), one after the other. */
 async function updateContainers(rows: Row[], what = rows.map(labelOf).join(", ")): Promise<void> {
-  const ok = await confirmDialog.ask("Update and restart?", `svc pulls the newer image and replaces ${what}: each container is stopped and started again.`, "Update");
+  const services = rows.some((row) => row.kind === "service") ? " (a Swarm service: Swarm replaces its tasks with the service's own update settings)" : "";
+  const ok = await confirmDialog.ask("Update and restart?", `svc pulls the newer image and replaces ${what}: each container is stopped and started again${services}.`, "Update");
   if (!ok) return;
   await act(async () => {
     say(`Updating ${what}...`);
@@ -401,7 +407,11 @@ async function updateContainers(rows: Row[], what = rows.map(labelOf).join(", ")
 }
 
 async function rollBack(c: Row): Promise<void> {
-  const ok = await confirmDialog.ask("Roll back and restart?", `svc puts ${labelOf(c)} back on the image it ran before its last update (${c.previous_image_id}); the container is stopped and started again.`, "Roll back");
+  const what =
+    c.kind === "service"
+      ? `Swarm rolls the service ${labelOf(c)} back to its previous spec (${c.previous_image_id}); its tasks are replaced with the service's own update settings.`
+      : `svc puts ${labelOf(c)} back on the image it ran before its last update (${c.previous_image_id}); the container is stopped and started again.`;
+  const ok = await confirmDialog.ask("Roll back and restart?", what, "Roll back");
   if (!ok) return;
   await act(async () => {
     say(`Rolling back ${labelOf(c)}...`);

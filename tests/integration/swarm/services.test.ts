@@ -1,6 +1,7 @@
 /**
  * Swarm services on a real two-node Swarm (docs/swarm.md): svc decides (one registry request per
- * image, policies, skip) and Swarm's own rolling update replaces the tasks on both nodes.
+ * image, policies, skip) and Swarm's own rolling update replaces the tasks on both nodes; and a
+ * service on the dashboard, in Chromium (tests/integration/ui/support.ts).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { sandbox } from "../../harness.ts";
@@ -10,6 +11,7 @@ import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { docker, freePort, inspect, portOpen, waitUntil } from "../../harness.ts";
 import { baseFlags, buildSvcImage, compileSvc, parseJsonLines, reportsIn, runSvc } from "../e2e/support.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
+import { confirm, rowOf, startDashboard } from "../ui/support.ts";
 import { createService, createServiceWithoutFailureAction, nodeCount, onWorker, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
 
 const fx = new Fixture();
@@ -149,7 +151,7 @@ describe("policies", () => {
     expectEveryTaskOn(name, `${moved}@${minor.digest}`, 2);
   });
 
-  test("monitor-only and a dry run report the newer digest and leave the spec alone; hooks do not apply (said once)", async () => {
+  test("monitor-only, a dry run and a snooze report the newer digest and leave the spec alone; hooks do not apply (said once)", async () => {
     const first = fx.image("watch");
     const name = createService("watch", first.ref, ["--replicas", "1", "--label", "svc.hooks.pre_update=echo never"]);
     const second = fx.image("watch");
@@ -164,9 +166,13 @@ describe("policies", () => {
     const dry = await makeUpdater({ containers: [] });
     const report = await dry.updater.run("api", { container: [name] }, { dryRun: true });
     expect(expectState(report, name, "stale")).toMatchObject({ new_digest: second.digest, reason: DRY_RUN_REASON });
+    // POST /v1/snooze takes a service's name
+    const snoozing = await makeUpdater({ containers: [] });
+    await snoozing.updater.snooze(name, 3_600_000);
+    expect(expectState(await snoozing.updater.run("api", { container: [name] }), name, "stale").reason).toStartWith("updates snoozed until");
 
     expect(serviceInspect(name).Version.Index).toBe(version);
-    expect(watching.audit.entries.length + dry.audit.entries.length).toBe(0);
+    expect(watching.audit.entries.length + dry.audit.entries.length + snoozing.audit.entries.length).toBe(0);
   });
 });
 
@@ -262,4 +268,32 @@ describe("svc as a Swarm service on the manager", () => {
     const next = (await again.json()) as SessionReport;
     for (const name of [beside, self]) expectState(next, name, "fresh");
   }, 240_000);
+});
+
+describe("on the dashboard", () => {
+  test("a service is one row with its marker and its spec's labels; updated from the page, docker service inspect shows the new digest; rolled back by Swarm", async () => {
+    const ui = await startDashboard("swarm-ui");
+    try {
+      const first = ui.fx.image("web");
+      const name = createService("ui", first.ref, ["--replicas", "2", "--label", "svc.hooks.pre_update=true"], ui.scope);
+      const second = ui.fx.image("web");
+      const page = await ui.open();
+      const row = await rowOf(page, name);
+      expect(await row.locator(".marker").textContent()).toBe("service");
+      // read from the service spec's labels, which its task containers do not carry
+      expect(await row.textContent()).toContain("hooks not applied to a service: pre_update");
+      await row.getByRole("button", { name: `Update ${name}` }).click();
+      await confirm(page, "Update");
+      await page.locator(".notice").filter({ hasText: `${name}: updated` }).waitFor({ timeout: 90_000 });
+      expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${second.digest}`);
+      // rolled back by Swarm, to the previous spec it keeps
+      await row.getByRole("button", { name: `Roll back ${name}` }).click();
+      await confirm(page, "Roll back");
+      await page.locator(".notice").filter({ hasText: `${name}: back on its earlier image` }).waitFor({ timeout: 90_000 });
+      expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${first.digest}`);
+    } finally {
+      removeServices();
+      await ui.close();
+    }
+  }, 180_000);
 });

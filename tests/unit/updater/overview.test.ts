@@ -5,11 +5,17 @@ import { inMemory } from "../../../src/state/index.ts";
 import { liveProgress } from "../../../src/updater/live.ts";
 import { containerOverviews, excludedContainers, releaseLink, runningVersion, updateKind } from "../../../src/updater/overview.ts";
 import { snooze, snoozedUntil } from "../../../src/updater/snooze.ts";
+import type { ServiceSummary } from "../../../src/engine/swarm.ts";
 import type { ContainerReport } from "../../../src/updater/types.ts";
 import { emptyReport } from "../../support/report.ts";
 
 const D_OLD = `sha256:${"a".repeat(64)}`;
 const D_NEW = `sha256:${"b".repeat(64)}`;
+
+/** A Swarm service as the engine lists it, pinned to D_OLD. */
+function service(name: string, labels: Record<string, string>, fields: Partial<ServiceSummary> = {}): ServiceSummary {
+  return { id: `s-${name}`, name, version: 7, image: `r/${name}:1@${D_OLD}`, labels, mode: "replicated", failureAction: null, update: null, previousImage: null, spec: {}, ...fields };
+}
 
 function entry(fields: Partial<ContainerReport>): ContainerReport {
   return { id: "c1", name: "web", image: "r/web:1.2.3", new_image: null, old_image_id: "sha256:img", new_image_id: null, old_digest: D_OLD, new_digest: null, state: "fresh", reason: null, duration_ms: 1, ...fields };
@@ -85,6 +91,41 @@ describe("containerOverviews", () => {
       link: "https://x.example/1.2.3",
     });
   });
+
+  test("a Swarm service: its spec's labels, its image found by the digest it is pinned to, Swarm's previous spec to roll back to, hooks shown as not applying", () => {
+    const report = emptyReport("api", {});
+    const D_PREV = `sha256:${"c".repeat(64)}`;
+    report.containers = [
+      entry({ kind: "service", id: "s1", name: "api", image: "r/api:2.0.0", old_image_id: D_OLD, old_digest: D_OLD, state: "stale", new_digest: D_NEW, new_image: "r/api:2.1.0", reason: "would be updated (dry run)" }),
+      // a container svc updated, of the same name as nothing the service has: its memory stays its own
+      entry({ name: "web", old_image_id: "sha256:img" }),
+    ];
+    const spec = service("api", {}, { image: `r/api:2.0.0@${D_OLD}`, previousImage: `r/api:1.9.0@${D_PREV}` });
+    const labels = { "svc.tag_policy": "semver:minor", "svc.no_pull": "true", "svc.hooks.pre_update": "echo hi", "org.opencontainers.image.source": "https://github.com/acme/not-this" };
+    const seen = {
+      // the task container's labels are not the service's
+      containers: [{ id: "t1", name: "api.1.x", image: `r/api:2.0.0@${D_OLD}`, imageId: "sha256:task", state: "running" as const, labels: { "svc.monitor_only": "true" } }],
+      images: [{ id: "sha256:task", repoTags: ["r/api:2.0.0"], repoDigests: [`r/api@${D_OLD}`], labels: { "org.opencontainers.image.version": "2.0.0-b1", "org.opencontainers.image.source": "https://github.com/acme/api" } }],
+      services: [{ ...spec, labels }],
+    };
+    const previous = inMemory();
+    previous.set("api", "sha256:not-for-a-service");
+    const [api] = containerOverviews(report, seen, defaultConfig({ lifecycle_hooks: false }), { previous });
+    expect(api).toMatchObject({
+      kind: "service",
+      version: "2.0.0-b1",
+      available_version: "2.1.0",
+      update_kind: "minor",
+      would_update: true,
+      policy: { monitor_only: false, no_pull: false, tag_policy: "semver:minor", hooks: [], ignored_hooks: ["pre_update"] },
+      previous_image_id: D_PREV,
+      link: "https://github.com/acme/api/releases/tag/2.1.0",
+    });
+
+    // a service never updated (no previous spec), whose image is on no node this engine sees
+    const [bare] = containerOverviews(report, { services: [{ ...spec, labels: {}, previousImage: null }] }, defaultConfig(), {});
+    expect(bare).toMatchObject({ kind: "service", version: "2.0.0", previous_image_id: null, link: null, policy: { hooks: [], ignored_hooks: [] } });
+  });
 });
 
 describe("excludedContainers", () => {
@@ -99,14 +140,17 @@ describe("excludedContainers", () => {
         summary("theirs", { "svc.scope": "other" }),
         summary("web.svc-old-0123456789ab-running"),
       ],
+      // Swarm services, by their spec's labels
+      services: [service("api", {}), service("batch", { "svc.enable": "false" }), service("their-api", { "svc.scope": "other" })],
     };
     const report = emptyReport("api", {});
-    report.containers = [entry({ name: "web" })];
+    report.containers = [entry({ name: "web" }), entry({ kind: "service", name: "api" })];
     const config = defaultConfig({ disable_containers: ["skipped-by-name"] });
     expect(excludedContainers(seen, report, config)).toEqual([
-      { name: "off", image: "r/off:1", state: "running", reason: "label svc.enable=false" },
-      { name: "skipped-by-name", image: "r/skipped-by-name:1", state: "running", reason: "named in disable_containers" },
-      { name: "stopped", image: "r/stopped:1", state: "exited", reason: "exited: only running containers are updated (revive_stopped)" },
+      { kind: "service", name: "batch", image: "r/batch:1", state: "running", reason: "label svc.enable=false" },
+      { kind: "container", name: "off", image: "r/off:1", state: "running", reason: "label svc.enable=false" },
+      { kind: "container", name: "skipped-by-name", image: "r/skipped-by-name:1", state: "running", reason: "named in disable_containers" },
+      { kind: "container", name: "stopped", image: "r/stopped:1", state: "exited", reason: "exited: only running containers are updated (revive_stopped)" },
     ]);
   });
 });
