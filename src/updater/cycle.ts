@@ -14,7 +14,8 @@ import { createChecker, type Checker, type RolledBackDigests, type Verdict } fro
 import { hookFor, runHook } from "./hooks.ts";
 import { buildGraph, COMPOSE, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
 import { forEachLimited } from "./pool.ts";
-import { act, park, planReplacement, replace, restore, stopOptionsFor, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
+import { act, park, planReplacement, replace, restore, stopOptionsFor, type Replacement } from "./protocol.ts";
+import type { ProtocolContext, WatchTiming } from "./context.ts";
 import { needsHandover, startHandover } from "./handover.ts";
 import type { ServiceTargets } from "./services.ts";
 import { announce, type ProgressListener } from "./progress.ts";

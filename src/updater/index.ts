@@ -43,18 +43,21 @@ import { parseReference, withTag } from "../registry/reference.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
 import type { RolledBackDigests } from "./check.ts";
 import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
-import { DEFAULT_TIMING, stopOptionsFor, type ProtocolContext, type WatchTiming } from "./protocol.ts";
+import { stopOptionsFor } from "./protocol.ts";
+import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./context.ts";
 import { completeHandover, type HandoverJob } from "./handover.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
 import type { ProgressListener } from "./progress.ts";
-import { containerOverviews, excludedContainers, type DashboardActions, type Overview } from "./overview.ts";
+import { containerOverviews, excludedContainers, type Overview } from "./overview.ts";
+import type { Updater } from "./port.ts";
 import { snooze } from "./snooze.ts";
 import { metricCounts } from "./report.ts";
 import { createServiceTargets } from "./services.ts";
 import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, policyFor, scopeFilter, type Filter } from "./selection.ts";
-import type { CycleRunner, CycleSightings, ReportSink, RollbackResult, RunOptions, SessionReport, SkipResult, ContainerActions, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleSightings, ReportSink, RollbackResult, RunOptions, SessionReport, SkipResult, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./cycle.ts";
+export type { Updater } from "./port.ts";
 export type { HandoverJob } from "./handover.ts";
 export type { ProgressEvent, ProgressListener, Step } from "./progress.ts";
 export type { ContainerOverview, DashboardActions, Overview } from "./overview.ts";
@@ -91,13 +94,6 @@ export interface UpdaterDeps {
   progress?: ProgressListener;
   /** containers whose updates wait, by name (POST /v1/snooze; default: in memory) */
   snoozed?: Remembered;
-}
-
-export interface Updater extends CycleRunner, ContainerActions, DashboardActions {
-  /** startup crash recovery: finishes or undoes interrupted updates; run before the first cycle */
-  recover(): Promise<void>;
-  /** graceful stop: the running cycle finishes the containers it started on and starts no others */
-  drain(): Promise<void>;
 }
 
 const DEFAULT_CONCURRENCY = 4;

@@ -21,7 +21,7 @@ import type { Remembered } from "../state/index.ts";
 import { createChecker, type Checker, type Verdict } from "./check.ts";
 import { forEachLimited } from "./pool.ts";
 import { announce } from "./progress.ts";
-import type { ProtocolContext } from "./protocol.ts";
+import type { ProtocolContext } from "./context.ts";
 import { LABELS, labelValue, policyFor, selectionFilter, type ContainerPolicy } from "./selection.ts";
 import { awaitRollout, requestRollback, waitSettled, writeImage, type ServiceOutcome } from "./swarm-update.ts";
 import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type RollbackResult, type UpdateFilter } from "./types.ts";
