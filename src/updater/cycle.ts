@@ -17,11 +17,10 @@ import { forEachLimited } from "./pool.ts";
 import { act, park, planReplacement, replace, restore, stopOptionsFor, type Replacement } from "./protocol.ts";
 import type { ProtocolContext, WatchTiming } from "./context.ts";
 import { needsHandover, startHandover } from "./handover.ts";
-import type { ServiceTargets } from "./services.ts";
 import { announce, type ProgressListener } from "./progress.ts";
 import { snoozedUntil } from "./snooze.ts";
 import { buildReport } from "./report.ts";
-import { decide, durationOf, finish, newTarget, toReplace, type TargetEntry } from "./target.ts";
+import { decide, durationOf, finish, newTarget, toReplace, type TargetEntry, type TargetKind } from "./target.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
 import { DRY_RUN_REASON, type ContainerReport, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "./types.ts";
@@ -56,8 +55,8 @@ export interface CycleDeps {
   selfHandover?: SelfHandover;
   /** told of each step as it starts (progress.ts) */
   progress?: ProgressListener;
-  /** Swarm services, the second kind of target (services.ts); absent without Swarm mode */
-  services?: ServiceTargets;
+  /** the kinds of target beside containers (services.ts: Swarm services, absent without Swarm mode) */
+  kinds?: readonly TargetKind[];
 }
 
 /**
@@ -135,11 +134,12 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
     await preUpdateHooks(ctx, entries, toUpdate);
   }
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, log, all, entries, checker, toUpdate }) : false;
-  const services = (await deps.services?.run(ctx, all, filter, options)) ?? [];
+  const others: ContainerReport[] = [];
+  for (const kind of deps.kinds ?? []) others.push(...(await kind.run(ctx, all, filter, options)));
   if (deps.config.cleanup && !dryRun) await cleanupImages(deps, ctx, entries);
   if (!dryRun) await runHooks(ctx, entries, "post_check", (entry) => entry.summary.state === "running" && entry.state !== "failed");
 
-  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: [...reportEntries(entries), ...services].sort((a, b) => a.name.localeCompare(b.name)) });
+  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: [...reportEntries(entries), ...others].sort((a, b) => a.name.localeCompare(b.name)) });
   if (dryRun) report.dry_run = true;
   // told by whoever runs the cycle (summary.ts: a line per container, then the summary)
   return { report, selfReplaced };

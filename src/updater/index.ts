@@ -106,7 +106,8 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const repair = createRepair({ config: deps.config, log, selfContainerId: deps.selfContainerId, context });
   const cycleDeps = cycleDepsOf(deps, timing, () => runner.draining, repair);
   const services = createServiceTargets({ ...cycleDeps, log: deps.log, selfContainerId: deps.selfContainerId });
-  cycleDeps.services = services;
+  const kinds = services ? [services] : [];
+  cycleDeps.kinds = kinds;
   const runner: Runner = createRunner({
     config: deps.config,
     metrics: deps.metrics,
@@ -117,7 +118,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     selfReplaced: () => retireSelf({ config: deps.config, engine: deps.engine, log, audit: deps.audit }, deps.selfContainerId!),
   });
   const memory = { firstSeen: cycleDeps.firstSeen, skipped: cycleDeps.skipped, snoozed: cycleDeps.snoozed, previous };
-  const targets = { config: deps.config, engine: deps.engine, log, skipped: cycleDeps.skipped, services };
+  const targets = { config: deps.config, engine: deps.engine, log, skipped: cycleDeps.skipped, kinds };
 
   return {
     run: runner.run,

@@ -11,7 +11,7 @@ import type { Logger } from "../log/index.ts";
 import type { Remembered } from "../state/index.ts";
 import type { ProtocolContext } from "./context.ts";
 import type { Runner } from "./runner.ts";
-import type { ServiceTargets } from "./services.ts";
+import { firstOfKinds, type TargetKind } from "./target.ts";
 import type { RollbackResult, Trigger } from "./types.ts";
 
 export interface RollbackDeps {
@@ -22,15 +22,16 @@ export interface RollbackDeps {
   previous: Remembered;
   /** digests skipped, per target name */
   skipped: Remembered;
-  services?: ServiceTargets;
+  /** the kinds of target beside containers (target.ts) */
+  kinds: readonly TargetKind[];
   context(trigger: string): ProtocolContext;
   runner: Runner;
 }
 
 export async function rollbackTarget(deps: RollbackDeps, name: string, trigger: Trigger = "api"): Promise<RollbackResult | null> {
   if (deps.runner.busy || deps.runner.draining) return null;
-  const service = await deps.services?.rollback(deps.context(trigger), name);
-  if (service) return service;
+  const other = await firstOfKinds(deps.kinds, (kind) => kind.rollback(deps.context(trigger), name));
+  if (other) return other;
   return rollbackContainer(deps, name, trigger);
 }
 

@@ -24,7 +24,7 @@ import { announce } from "./progress.ts";
 import type { ProtocolContext } from "./context.ts";
 import { LABELS, labelValue, policyFor, selectionFilter } from "./selection.ts";
 import { awaitRollout, requestRollback, waitSettled, writeImage, type ServiceOutcome } from "./swarm-update.ts";
-import { decide, durationOf, finish, newTarget, toReplace, type TargetEntry } from "./target.ts";
+import { decide, durationOf, finish, newTarget, toReplace, type TargetEntry, type TargetKind } from "./target.ts";
 import { DRY_RUN_REASON, type ContainerReport, type RollbackResult, type UpdateFilter } from "./types.ts";
 
 export interface ServiceTargetDeps {
@@ -40,15 +40,6 @@ export interface ServiceTargetDeps {
   selfContainerId?: string;
   /** true once a graceful stop was asked for: no new service update starts */
   draining: () => boolean;
-}
-
-export interface ServiceTargets {
-  /** The services a cycle selects, checked and (unless a dry run) updated: their report entries. */
-  run(ctx: ProtocolContext, all: readonly ContainerSummary[], filter: UpdateFilter, options: { dryRun: boolean; toLocalTag?: boolean }): Promise<ContainerReport[]>;
-  /** `svc rollback NAME` for a service: Swarm goes back to the previous spec. undefined: no such service here. */
-  rollback(ctx: ProtocolContext, name: string): Promise<RollbackResult | undefined>;
-  /** The reference a service follows (`repo:tag`, as a container's Config.Image); undefined: no such service here. */
-  reference(name: string): Promise<string | undefined>;
 }
 
 /** One service in a cycle: a target (target.ts) and the service it is. */
@@ -67,7 +58,7 @@ interface Kind {
 }
 
 /** Undefined for an engine without Swarm mode. */
-export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | undefined {
+export function createServiceTargets(deps: ServiceTargetDeps): TargetKind | undefined {
   const swarm = deps.engine.swarm;
   if (!swarm) return undefined;
   const kind: Kind = { deps, swarm, log: deps.log.child("updater"), told: { worker: false, hooks: new Set() } };

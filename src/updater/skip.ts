@@ -8,7 +8,7 @@ import type { Logger } from "../log/index.ts";
 import { parseReference, withTag } from "../registry/reference.ts";
 import type { Remembered } from "../state/index.ts";
 import type { Runner } from "./runner.ts";
-import type { ServiceTargets } from "./services.ts";
+import { firstOfKinds, type TargetKind } from "./target.ts";
 import type { SkipResult } from "./types.ts";
 
 export interface SkipDeps {
@@ -16,7 +16,8 @@ export interface SkipDeps {
   log: Logger;
   /** digests skipped on request, per target name */
   skipped: Remembered;
-  services?: ServiceTargets;
+  /** the kinds of target beside containers (target.ts) */
+  kinds: readonly TargetKind[];
   run: Runner["run"];
 }
 
@@ -44,8 +45,8 @@ async function newerDigest(deps: SkipDeps, name: string): Promise<string | null>
 /** A tag is skipped as the reference the container would move to: the container's image with that tag. */
 async function skipTag(deps: SkipDeps, name: string, tag: string): Promise<SkipResult> {
   const container = await deps.engine.inspectContainer(name).catch(() => null);
-  // a Swarm service's tag is skipped on the reference it follows (services.ts)
-  const followed = container?.Config.Image ?? (await deps.services?.reference(name));
+  // another kind's target (a Swarm service) has its tag skipped on the reference it follows
+  const followed = container?.Config.Image ?? (await firstOfKinds(deps.kinds, (kind) => kind.reference(name)));
   if (followed === undefined) throw new SvcError("not_found", `no container named ${name}`);
   let image: string;
   try {

@@ -7,8 +7,9 @@
  */
 import type { ContainerSummary } from "../engine/port.ts";
 import type { Verdict } from "./check.ts";
+import type { ProtocolContext } from "./context.ts";
 import type { ContainerPolicy } from "./selection.ts";
-import type { ContainerOutcome } from "./types.ts";
+import type { ContainerOutcome, ContainerReport, RollbackResult, UpdateFilter } from "./types.ts";
 
 export interface TargetEntry {
   /** the target as the selection and the check see it (a service: its spec's labels, the digest it is pinned to) */
@@ -54,4 +55,26 @@ export function toReplace<E extends TargetEntry>(entries: Iterable<E>): E[] {
 /** How long the target took, up to now when it is not finished. */
 export function durationOf(entry: TargetEntry, now = Date.now()): number {
   return Math.max(0, (entry.finishedAt ?? now) - entry.startedAt);
+}
+
+/**
+ * A kind of target beside containers (services.ts: Swarm services): the cycle, `svc rollback` and
+ * `POST /v1/skip` go through it without knowing which kind it is.
+ */
+export interface TargetKind {
+  /** This kind's targets a cycle selects, checked, decided and (unless a dry run) replaced: their report entries. */
+  run(ctx: ProtocolContext, all: readonly ContainerSummary[], filter: UpdateFilter, options: { dryRun: boolean; toLocalTag?: boolean }): Promise<ContainerReport[]>;
+  /** `svc rollback NAME` for a target of this kind. undefined: none of this kind has that name. */
+  rollback(ctx: ProtocolContext, name: string): Promise<RollbackResult | undefined>;
+  /** The reference a target of this kind follows (`repo:tag`, as a container's Config.Image); undefined: none has that name. */
+  reference(name: string): Promise<string | undefined>;
+}
+
+/** The first answer of the kinds, asked one after the other (undefined: none knows the name). */
+export async function firstOfKinds<T>(kinds: readonly TargetKind[], ask: (kind: TargetKind) => Promise<T | undefined>): Promise<T | undefined> {
+  for (const kind of kinds) {
+    const answer = await ask(kind);
+    if (answer !== undefined) return answer;
+  }
+  return undefined;
 }
