@@ -1,7 +1,7 @@
 import { toSvcError } from "../errors.ts";
 import type { AuditEntry } from "../log/index.ts";
 import { announce } from "./progress.ts";
-import type { ProtocolContext } from "./protocol.ts";
+import type { ProtocolContext } from "./context.ts";
 
 /**
  * Runs one engine action and writes it to the audit log, with the error when it failed.

@@ -14,15 +14,16 @@ import { createChecker, type Checker, type RolledBackDigests, type Verdict } fro
 import { hookFor, runHook } from "./hooks.ts";
 import { buildGraph, COMPOSE, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
 import { forEachLimited } from "./pool.ts";
-import { act, park, planReplacement, replace, restore, stopOptionsFor, type ProtocolContext, type Replacement, type WatchTiming } from "./protocol.ts";
+import { act, park, planReplacement, replace, restore, stopOptionsFor, type Replacement } from "./protocol.ts";
+import type { ProtocolContext, WatchTiming } from "./context.ts";
 import { needsHandover, startHandover } from "./handover.ts";
-import type { ServiceTargets } from "./services.ts";
 import { announce, type ProgressListener } from "./progress.ts";
 import { snoozedUntil } from "./snooze.ts";
 import { buildReport } from "./report.ts";
+import { decide, durationOf, finish, newTarget, toReplace, type TargetEntry, type TargetKind } from "./target.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, selectContainers, type ContainerPolicy } from "./selection.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
-import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "./types.ts";
+import { DRY_RUN_REASON, type ContainerReport, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "./types.ts";
 
 export interface CycleDeps {
   config: Config;
@@ -54,8 +55,8 @@ export interface CycleDeps {
   selfHandover?: SelfHandover;
   /** told of each step as it starts (progress.ts) */
   progress?: ProgressListener;
-  /** Swarm services, the second kind of target (services.ts); absent without Swarm mode */
-  services?: ServiceTargets;
+  /** the kinds of target beside containers (services.ts: Swarm services, absent without Swarm mode) */
+  kinds?: readonly TargetKind[];
 }
 
 /**
@@ -75,16 +76,10 @@ export interface CycleResult {
   selfReplaced: boolean;
 }
 
-/** Per selected container, everything the cycle learns about it. */
-interface Entry {
-  summary: ContainerSummary;
-  policy: ContainerPolicy;
+/** Per selected container, everything the cycle learns about it (beside what every target has: target.ts). */
+interface Entry extends TargetEntry {
   /** only when something is to be updated in this cycle */
   inspect?: ContainerInspect;
-  startedAt: number;
-  finishedAt?: number;
-  state: ContainerOutcome;
-  reason: string | null;
   ref?: ImageRef;
   id: string;
   newImageId: string | null;
@@ -139,11 +134,12 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
     await preUpdateHooks(ctx, entries, toUpdate);
   }
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, log, all, entries, checker, toUpdate }) : false;
-  const services = (await deps.services?.run(ctx, all, filter, options)) ?? [];
+  const others: ContainerReport[] = [];
+  for (const kind of deps.kinds ?? []) others.push(...(await kind.run(ctx, all, filter, options)));
   if (deps.config.cleanup && !dryRun) await cleanupImages(deps, ctx, entries);
   if (!dryRun) await runHooks(ctx, entries, "post_check", (entry) => entry.summary.state === "running" && entry.state !== "failed");
 
-  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: [...reportEntries(entries), ...services].sort((a, b) => a.name.localeCompare(b.name)) });
+  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: [...reportEntries(entries), ...others].sort((a, b) => a.name.localeCompare(b.name)) });
   if (dryRun) report.dry_run = true;
   // told by whoever runs the cycle (summary.ts: a line per container, then the summary)
   return { report, selfReplaced };
@@ -194,9 +190,8 @@ async function preUpdateHooks(ctx: ProtocolContext, entries: Map<string, Entry>,
 /** Stale containers still to be decided: not monitor-only, not held back (nor svc's own in run-once mode). */
 function chooseUpdates(deps: CycleDeps, entries: Map<string, Entry>): Set<string> {
   const toUpdate = new Set<string>();
-  for (const entry of entries.values()) {
-    // a stale state already finished is final: monitor-only, or waiting for min_image_age
-    if (entry.state !== "stale" || entry.finishedAt !== undefined) continue;
+  // a stale state already finished is final: monitor-only, or waiting for min_image_age
+  for (const entry of toReplace(entries.values())) {
     if (isSelf(deps, entry) && deps.config.run_once) {
       finish(entry, "skipped", "svc's own container is not updated in run-once mode");
       continue;
@@ -261,7 +256,7 @@ function reportEntries(entries: Map<string, Entry>): ContainerReport[] {
       new_digest: e.newDigest,
       state: e.state,
       reason: e.reason,
-      duration_ms: Math.max(0, (e.finishedAt ?? now) - e.startedAt),
+      duration_ms: durationOf(e, now),
     }));
 }
 
@@ -278,7 +273,7 @@ function newEntries(deps: CycleDeps, selected: ContainerSummary[], toLocalTag: b
   return new Map(
     selected.map((summary) => [
       summary.name,
-      { summary, policy: policyOf(summary), startedAt, state: "fresh", reason: null, id: summary.id, newImageId: null, oldDigest: null, newDigest: null, newImage: null },
+      { ...newTarget(summary, policyOf(summary), startedAt), id: summary.id, newImageId: null, oldDigest: null, newDigest: null, newImage: null },
     ]),
   );
 }
@@ -342,17 +337,7 @@ function applyVerdict(entry: Entry, verdict: Verdict): void {
   entry.newDigest = verdict.newDigest;
   entry.newImageId = verdict.newImageId;
   entry.newImage = verdict.newImage;
-  if (verdict.state === "stale" && !entry.policy.monitorOnly && !verdict.held) {
-    entry.state = "stale"; // provisional: the update decides the final state
-    return;
-  }
-  finish(entry, verdict.state, verdict.reason);
-}
-
-function finish(entry: Entry, state: ContainerOutcome, reason: string | null): void {
-  entry.state = state;
-  entry.reason = reason;
-  entry.finishedAt = Date.now();
+  decide(entry, verdict);
 }
 
 interface GroupContext {

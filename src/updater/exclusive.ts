@@ -5,7 +5,7 @@
  */
 import type { Logger } from "../log/index.ts";
 import { describeProcess, tryLease } from "../state/owner.ts";
-import type { Updater } from "./index.ts";
+import type { Updater } from "./port.ts";
 
 export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): Updater {
   let held = false;

@@ -12,7 +12,7 @@
 import type { Config } from "../config/index.ts";
 import { SvcError, toSvcError } from "../errors.ts";
 import { act } from "./act.ts";
-import type { ProtocolContext } from "./protocol.ts";
+import type { ProtocolContext } from "./context.ts";
 import { durationLabel, labelValue } from "./selection.ts";
 
 export type HookName = "pre_check" | "pre_update" | "post_update" | "post_check";

@@ -1,5 +1,5 @@
 import { SvcError, toSvcError } from "../errors.ts";
-import type { Updater } from "./index.ts";
+import type { Updater } from "./port.ts";
 import type { DashboardActions } from "./overview.ts";
 import type { CycleRunner, RunOptions, ContainerActions, Trigger, UpdateFilter } from "./types.ts";
 

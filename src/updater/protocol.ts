@@ -12,40 +12,15 @@
  * says it was running, so recovery starts it again.
  */
 import type { Config } from "../config/index.ts";
-import type { ContainerInspect, Engine, ImageInspect } from "../engine/port.ts";
+import type { ContainerInspect, ImageInspect } from "../engine/port.ts";
 import { SvcError, toSvcError } from "../errors.ts";
-import type { AuditLog, Logger } from "../log/index.ts";
 import { act } from "./act.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { oldContainerName } from "./names.ts";
-import { announce, type ProgressListener } from "./progress.ts";
+import type { ProtocolContext, WatchTiming } from "./context.ts";
+import { announce } from "./progress.ts";
 
 export { act };
-
-export interface ProtocolContext {
-  engine: Engine;
-  config: Config;
-  log: Logger;
-  audit: AuditLog;
-  trigger: string;
-  sessionId?: string;
-  timing: WatchTiming;
-  /** told of each step as it starts (progress.ts) */
-  progress?: ProgressListener;
-}
-
-export interface WatchTiming {
-  /** how often the new container is inspected while watched */
-  pollMs: number;
-  /**
-   * Without a healthcheck, how long the new container must keep running to pass (capped by
-   * startup_timeout): a crash in the first seconds is the common failure, and waiting the whole
-   * startup_timeout for every container would make updates slow.
-   */
-  stableMs: number;
-}
-
-export const DEFAULT_TIMING: WatchTiming = { pollMs: 250, stableMs: 3000 };
 
 const LOG_LINES = 20;
 

@@ -13,7 +13,8 @@
 import type { ContainerSummary } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
 import { parseHandoverName, parseOldName, type OldName } from "./names.ts";
-import { act, stopOptionsFor, watch, type ProtocolContext } from "./protocol.ts";
+import { act, stopOptionsFor, watch } from "./protocol.ts";
+import type { ProtocolContext } from "./context.ts";
 import { policyFor } from "./selection.ts";
 
 export interface RecoveryOptions {

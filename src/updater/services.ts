@@ -18,14 +18,15 @@ import type { Logger } from "../log/index.ts";
 import type { Registry, RegistryCheckSession } from "../registry/port.ts";
 import { parseReference } from "../registry/reference.ts";
 import type { Remembered } from "../state/index.ts";
-import { createChecker, type Checker, type Verdict } from "./check.ts";
+import { createChecker, type Checker } from "./check.ts";
 import { forEachLimited } from "./pool.ts";
 import { announce } from "./progress.ts";
-import { snoozedUntil } from "./snooze.ts";
-import type { ProtocolContext } from "./protocol.ts";
-import { LABELS, labelValue, policyFor, selectionFilter, type ContainerPolicy } from "./selection.ts";
+import type { ProtocolContext } from "./context.ts";
+import { LABELS, labelValue, policyFor, selectionFilter } from "./selection.ts";
 import { awaitRollout, requestRollback, waitSettled, writeImage, type ServiceOutcome } from "./swarm-update.ts";
-import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type CycleSightings, type RollbackResult, type UpdateFilter } from "./types.ts";
+import { decide, durationOf, finish, newTarget, toReplace, type TargetEntry, type TargetKind } from "./target.ts";
+import { snoozedUntil } from "./snooze.ts";
+import { DRY_RUN_REASON, type ContainerReport, type CycleSightings, type RollbackResult, type UpdateFilter } from "./types.ts";
 
 export interface ServiceTargetDeps {
   config: Config;
@@ -44,184 +45,180 @@ export interface ServiceTargetDeps {
   draining: () => boolean;
 }
 
-export interface ServiceTargets {
-  /** The services a cycle selects, checked and (unless a dry run) updated: their report entries. */
-  run(ctx: ProtocolContext, all: readonly ContainerSummary[], filter: UpdateFilter, options: { dryRun: boolean; toLocalTag?: boolean; seen?: CycleSightings }): Promise<ContainerReport[]>;
-  /** `svc rollback NAME` for a service: Swarm goes back to the previous spec. undefined: no such service here. */
-  rollback(ctx: ProtocolContext, name: string): Promise<RollbackResult | undefined>;
-  /** The reference a service follows (`repo:tag`, as a container's Config.Image); undefined: no such service here. */
-  reference(name: string): Promise<string | undefined>;
-}
-
-/** One service in a cycle: what the selection, the check and the update learn about it. */
-interface Entry {
+/** One service in a cycle: a target (target.ts) and the service it is. */
+interface Entry extends TargetEntry {
   service: ServiceSummary;
-  /** the service seen as the selection and the check see a container */
-  summary: ContainerSummary;
-  policy: ContainerPolicy;
-  verdict?: Verdict;
-  state: ContainerOutcome;
-  reason: string | null;
-  startedAt: number;
-  finishedAt?: number;
 }
 
 const HOOK_LABELS = ["preCheck", "preUpdate", "postUpdate", "postCheck"] as const;
 
+/** What the functions below share: the deps, the engine's Swarm, and what was said once. */
+interface Kind {
+  deps: ServiceTargetDeps;
+  swarm: Swarm;
+  log: Logger;
+  told: { worker: boolean; hooks: Set<string> };
+}
+
 /** Undefined for an engine without Swarm mode. */
-export function createServiceTargets(deps: ServiceTargetDeps): ServiceTargets | undefined {
+export function createServiceTargets(deps: ServiceTargetDeps): TargetKind | undefined {
   const swarm = deps.engine.swarm;
   if (!swarm) return undefined;
-  const log = deps.log.child("updater");
-  let toldWorker = false;
-  const toldHooks = new Set<string>();
-
-  /** The services, on a manager; null elsewhere (said once on a worker). */
-  const managedServices = async (): Promise<ServiceSummary[] | null> => {
-    const state = await swarm.state().catch((error) => {
-      log.debug("swarm state unknown; services are not looked at", { error: toSvcError(error).message });
-      return { active: false, manager: false };
-    });
-    if (!state.active) return null;
-    if (!state.manager) {
-      if (!toldWorker) log.info("this engine is a Swarm worker: svc updates its plain containers here; services are updated by svc on a manager");
-      toldWorker = true;
-      return null;
-    }
-    try {
-      return await swarm.listServices();
-    } catch (error) {
-      log.error("cannot list Swarm services; they are left alone this cycle", { error: toSvcError(error).message });
-      return null;
-    }
+  const kind: Kind = { deps, swarm, log: deps.log.child("updater"), told: { worker: false, hooks: new Set() } };
+  return {
+    run: (ctx, all, filter, options) => runServices(kind, ctx, all, filter, options),
+    rollback: (ctx, name) => rollbackService(kind, ctx, name),
+    reference: (name) => followedReference(kind, name),
   };
+}
 
-  const run: ServiceTargets["run"] = async (ctx, all, filter, options) => {
-    // a container's rollback (local images) has nothing to do with services
-    if (options.toLocalTag) return [];
-    const services = await managedServices();
-    // what GET /v1/containers describes a service with (overview.ts): no second listing
-    if (options.seen && services) options.seen.services = services;
-    if (!services?.length) return [];
-    const keep = selectionFilter(deps.config, filter);
-    const entries = services.map((service) => newEntry(service, deps.config)).filter((entry) => keep(entry.summary));
-    if (entries.length === 0) return [];
-    for (const entry of entries) tellHooks(entry);
-    await checkAll(ctx, entries);
-    const stale = entries.filter((e) => e.finishedAt === undefined);
-    if (options.dryRun) {
-      for (const entry of stale) finish(entry, "stale", DRY_RUN_REASON);
-    } else {
-      const own = ownServiceId(all);
-      const ownEntries = stale.filter((e) => e.service.id === own);
-      if (deps.config.run_once) for (const entry of ownEntries) finish(entry, "skipped", "svc's own service is not updated in run-once mode");
-      // svc's own service last: its new task takes over from this one
-      await forEachLimited(
-        stale.filter((e) => e.service.id !== own),
-        deps.concurrency,
-        (entry) => updateOne(ctx, entry, false),
-      );
-      if (!deps.config.run_once) for (const entry of ownEntries) await updateOne(ctx, entry, true);
-    }
-    return entries.map(reportOf);
-  };
+/** The services, on a manager; null elsewhere (said once on a worker). */
+async function managedServices(kind: Kind): Promise<ServiceSummary[] | null> {
+  const { swarm, log } = kind;
+  const state = await swarm.state().catch((error) => {
+    log.debug("swarm state unknown; services are not looked at", { error: toSvcError(error).message });
+    return { active: false, manager: false };
+  });
+  if (!state.active) return null;
+  if (!state.manager) {
+    if (!kind.told.worker) log.info("this engine is a Swarm worker: svc updates its plain containers here; services are updated by svc on a manager");
+    kind.told.worker = true;
+    return null;
+  }
+  try {
+    return await swarm.listServices();
+  } catch (error) {
+    log.error("cannot list Swarm services; they are left alone this cycle", { error: toSvcError(error).message });
+    return null;
+  }
+}
 
-  const tellHooks = (entry: Entry): void => {
-    // svc's hook labels, or their Watchtower twins
-    const hooks = HOOK_LABELS.filter((name) => labelValue(entry.summary.labels, name) !== undefined).map((name) => LABELS[name]);
-    if (hooks.length === 0 || toldHooks.has(entry.service.name)) return;
-    toldHooks.add(entry.service.name);
-    log.warn("lifecycle hooks do not apply to Swarm services (Swarm runs the tasks): these labels are ignored", { service: entry.service.name, labels: hooks });
-  };
+async function runServices(kind: Kind, ctx: ProtocolContext, all: readonly ContainerSummary[], filter: UpdateFilter, options: { dryRun: boolean; toLocalTag?: boolean; seen?: CycleSightings }): Promise<ContainerReport[]> {
+  const { deps } = kind;
+  // a container's rollback (local images) has nothing to do with services
+  if (options.toLocalTag) return [];
+  const services = await managedServices(kind);
+  // what GET /v1/containers describes a service with (overview.ts): no second listing
+  if (options.seen && services) options.seen.services = services;
+  if (!services?.length) return [];
+  const keep = selectionFilter(deps.config, filter);
+  const entries = services.map((service) => newEntry(service, deps.config)).filter((entry) => keep(entry.summary));
+  if (entries.length === 0) return [];
+  for (const entry of entries) tellHooks(kind, entry);
+  await checkAll(kind, ctx, entries);
+  const stale = toReplace(entries);
+  if (options.dryRun) {
+    for (const entry of stale) finish(entry, "stale", DRY_RUN_REASON);
+  } else {
+    await updateAll(kind, ctx, stale, ownServiceId(deps, all));
+  }
+  return entries.map(reportOf);
+}
 
-  const checkAll = async (ctx: ProtocolContext, entries: Entry[]): Promise<void> => {
-    const checker = serviceChecker(deps, entries);
-    await Promise.all(
-      entries.map(async (entry) => {
-        if (entry.policy.problem) return finish(entry, "skipped", entry.policy.problem);
-        // a new spec would run the job again
-        if (entry.service.mode.endsWith("job")) return finish(entry, "skipped", "a Swarm job: svc does not run it again");
-        const { name, image, imageId } = entry.summary;
-        announce(ctx.progress, ctx, name, "check");
-        const snoozed = snoozedUntil(deps.snoozed, name);
-        const verdict = await checker.check({ name, image, imageId, noPull: false, minImageAgeMs: entry.policy.minImageAgeMs, tagPolicy: entry.policy.tagPolicy, snoozedUntil: snoozed });
-        entry.verdict = verdict;
-        // monitor-only and a held image (min_image_age) stay stale, with the reason
-        if (verdict.state !== "stale" || entry.policy.monitorOnly || verdict.held) finish(entry, verdict.state, verdict.reason);
-      }),
-    );
-  };
+/** Every stale service, a few at a time; svc's own service last: its new task takes over from this one. */
+async function updateAll(kind: Kind, ctx: ProtocolContext, stale: Entry[], own: string | undefined): Promise<void> {
+  const { deps } = kind;
+  const ownEntries = stale.filter((e) => e.service.id === own);
+  if (deps.config.run_once) for (const entry of ownEntries) finish(entry, "skipped", "svc's own service is not updated in run-once mode");
+  await forEachLimited(
+    stale.filter((e) => e.service.id !== own),
+    deps.concurrency,
+    (entry) => updateOne(kind, ctx, entry, false),
+  );
+  if (!deps.config.run_once) for (const entry of ownEntries) await updateOne(kind, ctx, entry, true);
+}
 
-  /** One service's failure goes into its report entry; it never aborts the cycle. */
-  const updateOne = (ctx: ProtocolContext, entry: Entry, self: boolean): Promise<void> =>
-    update(ctx, swarm, entry, self).catch((error) => finish(entry, "failed", `updating the service failed: ${toSvcError(error).message}`));
+function tellHooks(kind: Kind, entry: Entry): void {
+  // svc's hook labels, or their Watchtower twins
+  const hooks = HOOK_LABELS.filter((name) => labelValue(entry.summary.labels, name) !== undefined).map((name) => LABELS[name]);
+  if (hooks.length === 0 || kind.told.hooks.has(entry.service.name)) return;
+  kind.told.hooks.add(entry.service.name);
+  kind.log.warn("lifecycle hooks do not apply to Swarm services (Swarm runs the tasks): these labels are ignored", { service: entry.service.name, labels: hooks });
+}
 
-  const update = async (ctx: ProtocolContext, swarm: Swarm, entry: Entry, self: boolean): Promise<void> => {
-    if (deps.draining()) return finish(entry, "skipped", "svc is shutting down");
-    const verdict = entry.verdict!;
-    const image = `${verdict.newImage ?? entry.summary.image}@${verdict.newDigest}`;
-    const auth = await deps.registry.pullAuth(verdict.ref!).catch(() => undefined);
-    const written = await writeImage(ctx, swarm, entry.service, image, auth);
-    if ("failed" in written) return finish(entry, "failed", written.failed);
-    if (self) return finish(entry, "updated", "svc's own service: Swarm replaces this task with one on the new image, which takes over");
-    announce(ctx.progress, ctx, entry.service.name, "watch");
-    settle(entry, await awaitRollout(ctx, swarm, written, deps.draining));
-  };
+async function checkAll(kind: Kind, ctx: ProtocolContext, entries: Entry[]): Promise<void> {
+  const checker = serviceChecker(kind.deps, entries);
+  await Promise.all(
+    entries.map(async (entry) => {
+      if (entry.policy.problem) return finish(entry, "skipped", entry.policy.problem);
+      // a new spec would run the job again
+      if (entry.service.mode.endsWith("job")) return finish(entry, "skipped", "a Swarm job: svc does not run it again");
+      const { name, image, imageId } = entry.summary;
+      announce(ctx.progress, ctx, name, "check");
+      decide(entry, await checker.check({ name, image, imageId, noPull: false, minImageAgeMs: entry.policy.minImageAgeMs, tagPolicy: entry.policy.tagPolicy, snoozedUntil: snoozedUntil(kind.deps.snoozed, name) }));
+    }),
+  );
+}
 
-  /** The outcome into the entry; a digest Swarm (or svc) rolled back is not retried until a newer one. */
-  const settle = (entry: Entry, outcome: ServiceOutcome): void => {
-    const digest = entry.verdict?.newDigest ?? "";
-    if (outcome.kind === "updated") return finish(entry, "updated", null);
-    if (outcome.kind === "rolled_back" || outcome.rejectedImage) deps.rolledBack.set(entry.service.name, digest);
-    finish(entry, outcome.kind, outcome.reason);
-  };
+/** One service's failure goes into its report entry; it never aborts the cycle. */
+function updateOne(kind: Kind, ctx: ProtocolContext, entry: Entry, self: boolean): Promise<void> {
+  return update(kind, ctx, entry, self).catch((error) => finish(entry, "failed", `updating the service failed: ${toSvcError(error).message}`));
+}
 
-  const ownServiceId = (all: readonly ContainerSummary[]): string | undefined => {
-    const self = deps.selfContainerId;
-    return self === undefined ? undefined : all.find((c) => c.id === self || c.id.startsWith(self))?.labels[TASK_LABELS.serviceId];
-  };
+async function update(kind: Kind, ctx: ProtocolContext, entry: Entry, self: boolean): Promise<void> {
+  const { deps, swarm } = kind;
+  if (deps.draining()) return finish(entry, "skipped", "svc is shutting down");
+  const verdict = entry.verdict!;
+  const image = `${verdict.newImage ?? entry.summary.image}@${verdict.newDigest}`;
+  const auth = await deps.registry.pullAuth(verdict.ref!).catch(() => undefined);
+  const written = await writeImage(ctx, swarm, entry.service, image, auth);
+  if ("failed" in written) return finish(entry, "failed", written.failed);
+  if (self) return finish(entry, "updated", "svc's own service: Swarm replaces this task with one on the new image, which takes over");
+  announce(ctx.progress, ctx, entry.service.name, "watch");
+  settle(deps, entry, await awaitRollout(ctx, swarm, written, deps.draining));
+}
 
-  const rollback = async (ctx: ProtocolContext, name: string): Promise<RollbackResult | undefined> => {
-    const state = await swarm.state().catch(() => ({ active: false, manager: false }));
-    if (!state.manager) return undefined;
-    const service = await swarm.inspectService(name).catch(() => null);
-    if (!service || service.name !== name) return undefined;
-    const from = unpinned(service.image);
-    const to = unpinned(service.previousImage ?? "");
-    // another instance's service (scope), or one svc is told to leave alone, stays as it is
-    if (!selectionFilter(deps.config, { container: [name] })(newEntry(service, deps.config).summary)) {
-      return { container: name, from_image_id: from.digest, to_image_id: to.digest, state: "skipped", reason: "not selected by svc (scope, labels or options)" };
-    }
-    if (service.previousImage === null) throw new SvcError("not_found", `Swarm keeps no previous spec of service ${name} (it was never updated)`);
-    try {
-      await requestRollback(ctx, swarm, service);
-    } catch (error) {
-      return { container: name, from_image_id: from.digest, to_image_id: to.digest, state: "failed", reason: toSvcError(error).message };
-    }
-    const settled = await waitSettled(ctx, swarm, service.id, service.update, deps.config.service_update_timeout);
-    const status = "missing" in settled ? null : settled.status;
-    if (status?.state !== "rollback_completed") {
-      return { container: name, from_image_id: from.digest, to_image_id: to.digest, state: "failed", reason: `Swarm's rollback did not complete: ${status ? `${status.state}: ${status.message}` : "no answer in time"}` };
-    }
-    // the image it left is not to come back by itself: its digest waits for a newer one, kept
-    // with who rolled back, for the reason the next cycles give (check.ts)
-    if (from.digest) deps.skipped.set(name, `${from.digest} rollback:${ctx.trigger}`);
-    log.info("service rolled back to its previous spec", { service: name, image: service.previousImage, skipped_digest: from.digest });
-    return { container: name, from_image_id: from.digest, to_image_id: to.digest, state: "updated", reason: "Swarm rolled the service back to its previous spec" };
-  };
+/** The outcome into the entry; a digest Swarm (or svc) rolled back is not retried until a newer one. */
+function settle(deps: ServiceTargetDeps, entry: Entry, outcome: ServiceOutcome): void {
+  const digest = entry.verdict?.newDigest ?? "";
+  if (outcome.kind === "updated") return finish(entry, "updated", null);
+  if (outcome.kind === "rolled_back" || outcome.rejectedImage) deps.rolledBack.set(entry.service.name, digest);
+  finish(entry, outcome.kind, outcome.reason);
+}
 
-  const reference = async (name: string): Promise<string | undefined> => {
-    const state = await swarm.state().catch(() => ({ active: false, manager: false }));
-    const service = state.manager ? await swarm.inspectService(name).catch(() => null) : null;
-    return service?.name === name ? unpinned(service.image).image : undefined;
-  };
+function ownServiceId(deps: ServiceTargetDeps, all: readonly ContainerSummary[]): string | undefined {
+  const self = deps.selfContainerId;
+  return self === undefined ? undefined : all.find((c) => c.id === self || c.id.startsWith(self))?.labels[TASK_LABELS.serviceId];
+}
 
-  return { run, rollback, reference };
+/** `svc rollback NAME` for a service: Swarm goes back to the previous spec. undefined: no such service here. */
+async function rollbackService(kind: Kind, ctx: ProtocolContext, name: string): Promise<RollbackResult | undefined> {
+  const { deps, swarm } = kind;
+  const state = await swarm.state().catch(() => ({ active: false, manager: false }));
+  if (!state.manager) return undefined;
+  const service = await swarm.inspectService(name).catch(() => null);
+  if (!service || service.name !== name) return undefined;
+  const from = unpinned(service.image);
+  const to = unpinned(service.previousImage ?? "");
+  const result = (state: RollbackResult["state"], reason: string | null): RollbackResult => ({ container: name, from_image_id: from.digest, to_image_id: to.digest, state, reason });
+  // another instance's service (scope), or one svc is told to leave alone, stays as it is
+  if (!selectionFilter(deps.config, { container: [name] })(newEntry(service, deps.config).summary)) return result("skipped", "not selected by svc (scope, labels or options)");
+  if (service.previousImage === null) throw new SvcError("not_found", `Swarm keeps no previous spec of service ${name} (it was never updated)`);
+  try {
+    await requestRollback(ctx, swarm, service);
+  } catch (error) {
+    return result("failed", toSvcError(error).message);
+  }
+  const settled = await waitSettled(ctx, swarm, service.id, service.update, deps.config.service_update_timeout);
+  const status = "missing" in settled ? null : settled.status;
+  if (status?.state !== "rollback_completed") return result("failed", `Swarm's rollback did not complete: ${status ? `${status.state}: ${status.message}` : "no answer in time"}`);
+  // the image it left is not to come back by itself: its digest waits for a newer one, kept
+  // with who rolled back, for the reason the next cycles give (check.ts)
+  if (from.digest) deps.skipped.set(name, `${from.digest} rollback:${ctx.trigger}`);
+  kind.log.info("service rolled back to its previous spec", { service: name, image: service.previousImage, skipped_digest: from.digest });
+  return result("updated", "Swarm rolled the service back to its previous spec");
+}
+
+/** The reference a service follows (`repo:tag`, as a container's Config.Image); undefined: no such service here. */
+async function followedReference(kind: Kind, name: string): Promise<string | undefined> {
+  const state = await kind.swarm.state().catch(() => ({ active: false, manager: false }));
+  const service = state.manager ? await kind.swarm.inspectService(name).catch(() => null) : null;
+  return service?.name === name ? unpinned(service.image).image : undefined;
 }
 
 function newEntry(service: ServiceSummary, config: Config): Entry {
   const summary = serviceAsContainer(service);
-  return { service, summary, policy: policyFor(summary, config), state: "fresh", reason: null, startedAt: Date.now() };
+  return { ...newTarget(summary, policyFor(summary, config)), service };
 }
 
 /** A service as the selection and the check see a container: its spec's labels, the reference it follows, the digest it is pinned to. */
@@ -278,12 +275,6 @@ function repositoryOf(image: string): string {
   }
 }
 
-function finish(entry: Entry, state: ContainerOutcome, reason: string | null): void {
-  entry.state = state;
-  entry.reason = reason;
-  entry.finishedAt = Date.now();
-}
-
 function reportOf(entry: Entry): ContainerReport {
   const verdict = entry.verdict;
   return {
@@ -298,6 +289,6 @@ function reportOf(entry: Entry): ContainerReport {
     new_digest: verdict?.newDigest ?? null,
     state: entry.state,
     reason: entry.reason,
-    duration_ms: Math.max(0, (entry.finishedAt ?? Date.now()) - entry.startedAt),
+    duration_ms: durationOf(entry),
   };
 }

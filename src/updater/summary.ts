@@ -7,7 +7,7 @@
  */
 import type { Logger, LevelName } from "../log/index.ts";
 import { shortId } from "../registry/reference.ts";
-import type { Updater } from "./index.ts";
+import type { Updater } from "./port.ts";
 import type { ProgressListener, Step } from "./progress.ts";
 import { DRY_RUN_REASON, type ContainerReport, type RollbackResult, type SessionReport } from "./types.ts";
 

@@ -10,7 +10,8 @@ import { formatDuration } from "../config/index.ts";
 import type { RegistryAuth } from "../engine/port.ts";
 import { isOutOfSequence, type ServiceSummary, type ServiceUpdateStatus, type Swarm } from "../engine/swarm.ts";
 import { toSvcError } from "../errors.ts";
-import { act, type ProtocolContext } from "./protocol.ts";
+import { act } from "./act.ts";
+import type { ProtocolContext } from "./context.ts";
 
 export type ServiceOutcome = { kind: "updated" } | { kind: "rolled_back"; reason: string } | { kind: "failed"; reason: string; rejectedImage?: boolean };
 

@@ -4,7 +4,7 @@ import { defaultConfig, type Config, type DeepPartial } from "../../../src/confi
 import type { ServiceSummary, ServiceUpdateStatus, Swarm, SwarmState } from "../../../src/engine/swarm.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { inMemory } from "../../../src/state/index.ts";
-import type { ProtocolContext } from "../../../src/updater/protocol.ts";
+import type { ProtocolContext } from "../../../src/updater/context.ts";
 import { createServiceTargets } from "../../../src/updater/services.ts";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { recordingLogger } from "../../support/logger.ts";

@@ -4,7 +4,7 @@ import { defaultConfig, type Config, type DeepPartial } from "../../../src/confi
 import type { ServiceSummary, ServiceUpdateStatus, Swarm } from "../../../src/engine/swarm.ts";
 import { SvcError } from "../../../src/errors.ts";
 import { silentLogger } from "../../../src/log/index.ts";
-import type { ProtocolContext } from "../../../src/updater/protocol.ts";
+import type { ProtocolContext } from "../../../src/updater/context.ts";
 import { awaitRollout, writeImage } from "../../../src/updater/swarm-update.ts";
 import { FakeEngine, MemoryAudit } from "./fakes.ts";
 

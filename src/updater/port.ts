@@ -1,0 +1,13 @@
+/**
+ * The updater port: what the service, the API and the scheduler hold of the updater (index.ts
+ * builds it; exclusive.ts, summary.ts and pending.ts wrap it without importing the builder).
+ */
+import type { DashboardActions } from "./overview.ts";
+import type { ContainerActions, CycleRunner } from "./types.ts";
+
+export interface Updater extends CycleRunner, ContainerActions, DashboardActions {
+  /** startup crash recovery: finishes or undoes interrupted updates; run before the first cycle */
+  recover(): Promise<void>;
+  /** graceful stop: the running cycle finishes the containers it started on and starts no others */
+  drain(): Promise<void>;
+}

@@ -1,0 +1,61 @@
+/**
+ * `POST /v1/skip`: a digest (given, or the newer one a dry run finds) or a tag is remembered as
+ * skipped for one target, container or Swarm service, until a newer one appears (check.ts).
+ */
+import type { Engine } from "../engine/port.ts";
+import { SvcError, toSvcError } from "../errors.ts";
+import type { Logger } from "../log/index.ts";
+import { parseReference, withTag } from "../registry/reference.ts";
+import type { Remembered } from "../state/index.ts";
+import type { Runner } from "./runner.ts";
+import { firstOfKinds, type TargetKind } from "./target.ts";
+import type { SkipResult } from "./types.ts";
+
+export interface SkipDeps {
+  engine: Engine;
+  log: Logger;
+  /** digests skipped on request, per target name */
+  skipped: Remembered;
+  /** the kinds of target beside containers (target.ts) */
+  kinds: readonly TargetKind[];
+  run: Runner["run"];
+}
+
+export async function skipTarget(deps: SkipDeps, name: string, what: { digest?: string; tag?: string } = {}): Promise<SkipResult | null> {
+  const { digest, tag } = what;
+  if (digest !== undefined && !/^sha256:[0-9a-f]{64}$/.test(digest)) throw new SvcError("bad_request", `"${digest.slice(0, 80)}" is not a digest (sha256:<64 hex digits>)`);
+  if (tag !== undefined) return skipTag(deps, name, tag);
+  const chosen = digest ?? (await newerDigest(deps, name));
+  if (chosen === null) return null;
+  deps.skipped.set(name, chosen);
+  deps.log.info("digest skipped on request", { container: name, digest: chosen });
+  return { container: name, digest: chosen };
+}
+
+/** The newer digest a dry run finds for `name` (null: a cycle is running). */
+async function newerDigest(deps: SkipDeps, name: string): Promise<string | null> {
+  const report = await deps.run("api", { container: [name] }, { dryRun: true });
+  if (report === null) return null;
+  const entry = report.containers.find((c) => c.name === name);
+  if (!entry) throw new SvcError("not_found", `svc watches no container named ${name}`);
+  if (entry.state !== "stale" || !entry.new_digest) throw new SvcError("bad_request", `${name} has no newer image to skip (${entry.state}${entry.reason ? `: ${entry.reason}` : ""})`);
+  return entry.new_digest;
+}
+
+/** A tag is skipped as the reference the container would move to: the container's image with that tag. */
+async function skipTag(deps: SkipDeps, name: string, tag: string): Promise<SkipResult> {
+  const container = await deps.engine.inspectContainer(name).catch(() => null);
+  // another kind's target (a Swarm service) has its tag skipped on the reference it follows
+  const followed = container?.Config.Image ?? (await firstOfKinds(deps.kinds, (kind) => kind.reference(name)));
+  if (followed === undefined) throw new SvcError("not_found", `no container named ${name}`);
+  let image: string;
+  try {
+    image = withTag(parseReference(followed), tag);
+    parseReference(image);
+  } catch (error) {
+    throw new SvcError("bad_request", `cannot skip tag "${tag.slice(0, 80)}": ${toSvcError(error).message}`);
+  }
+  deps.skipped.set(name, image);
+  deps.log.info("tag skipped on request", { container: name, image });
+  return { container: name, image };
+}
