@@ -16,7 +16,8 @@
 import type { ContainerInspect } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
 import { handoverContainerName } from "./names.ts";
-import { act, anyRollbackCheck, createReplacementContainer, planReplacement, restore, rollback, watch, type ReplaceOutcome, type Replacement } from "./protocol.ts";
+import { act } from "./act.ts";
+import { anyRollbackCheck, createReplacementContainer, planReplacement, restore, rollback, watch, type ReplaceOutcome, type Replacement } from "./protocol.ts";
 import type { ProtocolContext } from "./context.ts";
 
 /** svc's own container needs a handover when the engine binds host ports for it. */

@@ -42,22 +42,24 @@ import type { Registry } from "../registry/port.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
 import type { RolledBackDigests } from "./check.ts";
 import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./context.ts";
-import { runCycle, type CycleDeps, type SelfHandover } from "./cycle.ts";
+import type { SelfHandover } from "./container-update.ts";
+import { createContainerTargets } from "./containers.ts";
+import { runCycle, type CycleDeps } from "./cycle.ts";
 import { completeHandover, type HandoverJob } from "./handover.ts";
 import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./overview.ts";
 import type { Updater } from "./port.ts";
 import type { ProgressListener } from "./progress.ts";
-import { createRepair, type Repair } from "./repair.ts";
+import { createRepair } from "./repair.ts";
 import { retireSelf } from "./retire.ts";
 import { rollbackTarget } from "./rollback.ts";
 import { createRunner, type Runner } from "./runner.ts";
 import { createServiceTargets } from "./services.ts";
 import { skipTarget } from "./skip.ts";
 import { snooze } from "./snooze.ts";
-import { firstOfKinds } from "./target.ts";
+import { firstOfKinds, type KindDeps } from "./target.ts";
 import type { CycleSightings, ReportSink, UpdateFilter } from "./types.ts";
 
-export type { SelfHandover } from "./cycle.ts";
+export type { SelfHandover } from "./container-update.ts";
 export type { Updater } from "./port.ts";
 export type { HandoverJob } from "./handover.ts";
 export type { ProgressEvent, ProgressListener, Step } from "./progress.ts";
@@ -105,10 +107,18 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const previous = deps.previous ?? inMemory();
   const context = (trigger: string): ProtocolContext => ({ engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, timing, progress: deps.progress });
   const repair = createRepair({ config: deps.config, log, selfContainerId: deps.selfContainerId, context });
-  const cycleDeps = cycleDepsOf(deps, timing, () => runner.draining, repair);
-  const services = createServiceTargets({ ...cycleDeps, log: deps.log, selfContainerId: deps.selfContainerId });
-  const kinds = services ? [services] : [];
-  cycleDeps.kinds = kinds;
+  const shared = kindDepsOf(deps, () => runner.draining);
+  const containers = createContainerTargets({
+    ...shared,
+    leftImages: deps.leftImages ?? inMemory(),
+    previous,
+    selfHandover: deps.selfHandover,
+    repairLeftovers: repair.repairLeftovers,
+    cycleOver: (trigger, filter, options) => runner.run(trigger, filter, options),
+  });
+  const services = createServiceTargets(shared);
+  const kinds = services ? [containers, services] : [containers];
+  const cycleDeps: CycleDeps = { config: deps.config, engine: deps.engine, log: deps.log, audit: deps.audit, timing, progress: deps.progress, kinds };
   const runner: Runner = createRunner({
     config: deps.config,
     metrics: deps.metrics,
@@ -118,20 +128,18 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     cycle: (trigger, filter, options) => runCycle(cycleDeps, trigger, filter, options),
     selfReplaced: () => retireSelf({ config: deps.config, engine: deps.engine, log, audit: deps.audit }, deps.selfContainerId!),
   });
-  const memory = { firstSeen: cycleDeps.firstSeen, skipped: cycleDeps.skipped, snoozed: cycleDeps.snoozed, previous };
-  const targets = { config: deps.config, engine: deps.engine, log, skipped: cycleDeps.skipped, kinds };
+  const memory = { firstSeen: shared.firstSeen, skipped: shared.skipped, snoozed: shared.snoozed, previous };
 
   return {
     run: runner.run,
     recover: repair.recover,
     drain: runner.drain,
-    skip: (name, what) => skipTarget({ ...targets, run: runner.run }, name, what),
-    rollback: (name, trigger) => rollbackTarget({ ...targets, previous, context, runner }, name, trigger),
+    skip: (name, what) => skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what),
+    rollback: (name, trigger) => rollbackTarget({ kinds, context, runner }, name, trigger),
     overview: (filter) => overviewOf(runner, deps.config, memory, filter),
     snooze: async (name, ms) => {
-      const known = (await deps.engine.inspectContainer(name).catch(() => null)) !== null || (await firstOfKinds(kinds, (kind) => kind.reference(name))) !== undefined;
-      if (!known) throw new SvcError("not_found", `no container or service named ${name}`);
-      const until = snooze(cycleDeps.snoozed!, name, ms);
+      if ((await firstOfKinds(kinds, (kind) => kind.reference(name))) === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
+      const until = snooze(shared.snoozed!, name, ms);
       log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
       return { container: name, until };
     },
@@ -141,26 +149,20 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   };
 }
 
-/** What a cycle works with: the deps, with every memory svc keeps defaulting to one in memory. */
-function cycleDepsOf(deps: UpdaterDeps, timing: WatchTiming, draining: () => boolean, repair: Repair): CycleDeps {
+/** What every kind of target works with: the deps, with every memory svc keeps defaulting to one in memory. */
+function kindDepsOf(deps: UpdaterDeps, draining: () => boolean): KindDeps & { snoozed: Remembered } {
   return {
     config: deps.config,
     engine: deps.engine,
     registry: deps.registry,
     log: deps.log,
-    audit: deps.audit,
     selfContainerId: deps.selfContainerId,
-    timing,
     concurrency: deps.concurrency ?? DEFAULT_CONCURRENCY,
     rolledBack: deps.rolledBack ?? inMemory(),
     firstSeen: deps.firstSeen ?? inMemory(),
     skipped: deps.skipped ?? inMemory(),
     snoozed: deps.snoozed ?? inMemory(),
-    leftImages: deps.leftImages ?? inMemory(),
     draining,
-    selfHandover: deps.selfHandover,
-    progress: deps.progress,
-    repairLeftovers: repair.repairLeftovers,
   };
 }
 

@@ -20,8 +20,6 @@ import { oldContainerName } from "./names.ts";
 import type { ProtocolContext, WatchTiming } from "./context.ts";
 import { announce } from "./progress.ts";
 
-export { act };
-
 const LOG_LINES = 20;
 
 export interface Replacement {

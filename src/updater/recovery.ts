@@ -13,7 +13,8 @@
 import type { ContainerSummary } from "../engine/port.ts";
 import { toSvcError } from "../errors.ts";
 import { parseHandoverName, parseOldName, type OldName } from "./names.ts";
-import { act, stopOptionsFor, watch } from "./protocol.ts";
+import { act } from "./act.ts";
+import { stopOptionsFor, watch } from "./protocol.ts";
 import type { ProtocolContext } from "./context.ts";
 import { policyFor } from "./selection.ts";
 
@@ -43,7 +44,7 @@ export interface RecoveryResult {
  * way (a running handover) and is not a retiring svc (svc parked by its own update whose
  * successor runs, or a previous instance still stopping).
  */
-export function hasLeftovers(all: ContainerSummary[], inScope: (c: ContainerSummary) => boolean, selfContainerId?: string): boolean {
+export function hasLeftovers(all: readonly ContainerSummary[], inScope: (c: ContainerSummary) => boolean, selfContainerId?: string): boolean {
   const isOurs = (c: ContainerSummary) => selfContainerId !== undefined && c.id.startsWith(selfContainerId);
   const selfName = all.find(isOurs)?.name;
   const busy = handoversRunning(all, inScope);
@@ -184,7 +185,7 @@ async function retirePredecessor(ctx: ProtocolContext, old: ContainerSummary, pa
 }
 
 /** Names whose self-update a running handover container is finishing (see handover.ts). */
-export function handoversRunning(all: ContainerSummary[], inScope: (container: ContainerSummary) => boolean): Set<string> {
+export function handoversRunning(all: readonly ContainerSummary[], inScope: (container: ContainerSummary) => boolean): Set<string> {
   const names = new Set<string>();
   for (const c of all) {
     const original = parseHandoverName(c.name);

@@ -23,7 +23,7 @@ export interface Repair {
   /** startup crash recovery over everything in this instance's reach */
   recover(): Promise<void>;
   /** a cycle's repair of the leftovers its filter selects: true when there were some (CycleDeps.repairLeftovers) */
-  repairLeftovers(all: ContainerSummary[], filter: UpdateFilter): Promise<boolean>;
+  repairLeftovers(all: readonly ContainerSummary[], filter: UpdateFilter): Promise<boolean>;
 }
 
 export function createRepair(deps: RepairDeps): Repair {

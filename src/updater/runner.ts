@@ -8,9 +8,9 @@ import { toSvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Remembered } from "../state/index.ts";
-import type { CycleOptions, CycleResult } from "./cycle.ts";
+import type { CycleResult } from "./cycle.ts";
 import { metricCounts } from "./report.ts";
-import type { ReportSink, RunOptions, SessionReport, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleOptions, ReportSink, RunOptions, SessionReport, Trigger, UpdateFilter } from "./types.ts";
 
 export interface RunnerDeps {
   config: Config;

@@ -97,7 +97,7 @@ export function namesFilter(names: readonly string[] | undefined): Filter {
 }
 
 /** The API's image filter: prefixes of the reference as written or of its normalised form. */
-export function imagePrefixFilter(prefixes: readonly string[] | undefined): Filter {
+export function imagePrefixFilter(prefixes: readonly string[] | undefined): (target: Pick<ContainerSummary, "image">) => boolean {
   if (!prefixes || prefixes.length === 0) return () => true;
   return ({ image }) => {
     try {

@@ -18,32 +18,18 @@ import type { Logger } from "../log/index.ts";
 import type { Registry, RegistryCheckSession } from "../registry/port.ts";
 import { parseReference } from "../registry/reference.ts";
 import type { Remembered } from "../state/index.ts";
-import { createChecker, type Checker } from "./check.ts";
+import { createChecker, type CheckInput, type Checker } from "./check.ts";
 import { forEachLimited } from "./pool.ts";
 import { announce } from "./progress.ts";
 import type { ProtocolContext } from "./context.ts";
 import { LABELS, labelValue, policyFor, selectionFilter } from "./selection.ts";
 import { awaitRollout, requestRollback, waitSettled, writeImage, type ServiceOutcome } from "./swarm-update.ts";
-import { decide, durationOf, finish, newTarget, toReplace, type TargetEntry, type TargetKind } from "./target.ts";
+import { checkTargets, durationOf, finish, newTarget, toReplace, type CycleScope, type KindDeps, type TargetEntry, type TargetKind } from "./target.ts";
 import { snoozedUntil } from "./snooze.ts";
-import { DRY_RUN_REASON, type ContainerReport, type CycleSightings, type RollbackResult, type UpdateFilter } from "./types.ts";
+import { DRY_RUN_REASON, type ContainerReport, type RollbackResult } from "./types.ts";
 
-export interface ServiceTargetDeps {
-  config: Config;
-  engine: Engine;
-  registry: Registry;
-  log: Logger;
-  rolledBack: Remembered;
-  firstSeen: Remembered;
-  skipped: Remembered;
-  /** updates held back until a moment, by name (POST /v1/snooze; snooze.ts) */
-  snoozed?: Remembered;
-  /** services updated at the same time */
-  concurrency: number;
-  selfContainerId?: string;
-  /** true once a graceful stop was asked for: no new service update starts */
-  draining: () => boolean;
-}
+/** A service kind works with what every kind does (target.ts). */
+export type ServiceTargetDeps = KindDeps;
 
 /** One service in a cycle: a target (target.ts) and the service it is. */
 interface Entry extends TargetEntry {
@@ -66,7 +52,11 @@ export function createServiceTargets(deps: ServiceTargetDeps): TargetKind | unde
   if (!swarm) return undefined;
   const kind: Kind = { deps, swarm, log: deps.log.child("updater"), told: { worker: false, hooks: new Set() } };
   return {
-    run: (ctx, all, filter, options) => runServices(kind, ctx, all, filter, options),
+    run: async (scope) => {
+      const entries = await runServices(kind, scope);
+      // nothing to settle: Swarm keeps the previous spec, and hooks do not apply to services
+      return { selfReplaced: false, settle: async () => {}, report: () => entries.map(reportOf) };
+    },
     rollback: (ctx, name) => rollbackService(kind, ctx, name),
     reference: (name) => followedReference(kind, name),
   };
@@ -93,7 +83,8 @@ async function managedServices(kind: Kind): Promise<ServiceSummary[] | null> {
   }
 }
 
-async function runServices(kind: Kind, ctx: ProtocolContext, all: readonly ContainerSummary[], filter: UpdateFilter, options: { dryRun: boolean; toLocalTag?: boolean; seen?: CycleSightings }): Promise<ContainerReport[]> {
+/** The services the cycle selects, checked, decided and (unless a dry run) updated. */
+async function runServices(kind: Kind, { ctx, all, filter, options }: CycleScope): Promise<Entry[]> {
   const { deps } = kind;
   // a container's rollback (local images) has nothing to do with services
   if (options.toLocalTag) return [];
@@ -105,14 +96,14 @@ async function runServices(kind: Kind, ctx: ProtocolContext, all: readonly Conta
   const entries = services.map((service) => newEntry(service, deps.config)).filter((entry) => keep(entry.summary));
   if (entries.length === 0) return [];
   for (const entry of entries) tellHooks(kind, entry);
-  await checkAll(kind, ctx, entries);
+  await checkTargets(ctx, entries, serviceChecker(deps, entries), (entry) => checkInput(kind, entry));
   const stale = toReplace(entries);
   if (options.dryRun) {
     for (const entry of stale) finish(entry, "stale", DRY_RUN_REASON);
   } else {
     await updateAll(kind, ctx, stale, ownServiceId(deps, all));
   }
-  return entries.map(reportOf);
+  return entries;
 }
 
 /** Every stale service, a few at a time; svc's own service last: its new task takes over from this one. */
@@ -136,18 +127,11 @@ function tellHooks(kind: Kind, entry: Entry): void {
   kind.log.warn("lifecycle hooks do not apply to Swarm services (Swarm runs the tasks): these labels are ignored", { service: entry.service.name, labels: hooks });
 }
 
-async function checkAll(kind: Kind, ctx: ProtocolContext, entries: Entry[]): Promise<void> {
-  const checker = serviceChecker(kind.deps, entries);
-  await Promise.all(
-    entries.map(async (entry) => {
-      if (entry.policy.problem) return finish(entry, "skipped", entry.policy.problem);
-      // a new spec would run the job again
-      if (entry.service.mode.endsWith("job")) return finish(entry, "skipped", "a Swarm job: svc does not run it again");
-      const { name, image, imageId } = entry.summary;
-      announce(ctx.progress, ctx, name, "check");
-      decide(entry, await checker.check({ name, image, imageId, noPull: false, minImageAgeMs: entry.policy.minImageAgeMs, tagPolicy: entry.policy.tagPolicy, snoozedUntil: snoozedUntil(kind.deps.snoozed, name) }));
-    }),
-  );
+function checkInput(kind: Kind, entry: Entry): CheckInput | { notChecked: string } {
+  // a new spec would run the job again
+  if (entry.service.mode.endsWith("job")) return { notChecked: "a Swarm job: svc does not run it again" };
+  const { name, image, imageId } = entry.summary;
+  return { name, image, imageId, noPull: false, minImageAgeMs: entry.policy.minImageAgeMs, tagPolicy: entry.policy.tagPolicy, snoozedUntil: snoozedUntil(kind.deps.snoozed, name) };
 }
 
 /** One service's failure goes into its report entry; it never aborts the cycle. */

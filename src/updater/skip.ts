@@ -2,7 +2,6 @@
  * `POST /v1/skip`: a digest (given, or the newer one a dry run finds) or a tag is remembered as
  * skipped for one target, container or Swarm service, until a newer one appears (check.ts).
  */
-import type { Engine } from "../engine/port.ts";
 import { SvcError, toSvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
 import { parseReference, withTag } from "../registry/reference.ts";
@@ -12,11 +11,10 @@ import { firstOfKinds, type TargetKind } from "./target.ts";
 import type { SkipResult } from "./types.ts";
 
 export interface SkipDeps {
-  engine: Engine;
   log: Logger;
   /** digests skipped on request, per target name */
   skipped: Remembered;
-  /** the kinds of target beside containers (target.ts) */
+  /** the kinds of target (target.ts) */
   kinds: readonly TargetKind[];
   run: Runner["run"];
 }
@@ -37,17 +35,15 @@ async function newerDigest(deps: SkipDeps, name: string): Promise<string | null>
   const report = await deps.run("api", { container: [name] }, { dryRun: true });
   if (report === null) return null;
   const entry = report.containers.find((c) => c.name === name);
-  if (!entry) throw new SvcError("not_found", `svc watches no container named ${name}`);
+  if (!entry) throw new SvcError("not_found", `svc watches no container or service named ${name}`);
   if (entry.state !== "stale" || !entry.new_digest) throw new SvcError("bad_request", `${name} has no newer image to skip (${entry.state}${entry.reason ? `: ${entry.reason}` : ""})`);
   return entry.new_digest;
 }
 
-/** A tag is skipped as the reference the container would move to: the container's image with that tag. */
+/** A tag is skipped as the reference the target would move to: the reference it follows, with that tag. */
 async function skipTag(deps: SkipDeps, name: string, tag: string): Promise<SkipResult> {
-  const container = await deps.engine.inspectContainer(name).catch(() => null);
-  // another kind's target (a Swarm service) has its tag skipped on the reference it follows
-  const followed = container?.Config.Image ?? (await firstOfKinds(deps.kinds, (kind) => kind.reference(name)));
-  if (followed === undefined) throw new SvcError("not_found", `no container named ${name}`);
+  const followed = await firstOfKinds(deps.kinds, (kind) => kind.reference(name));
+  if (followed === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
   let image: string;
   try {
     image = withTag(parseReference(followed), tag);

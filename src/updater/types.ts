@@ -68,6 +68,11 @@ export interface RunOptions {
   seen?: CycleSightings;
 }
 
+/** How a cycle runs: see RunOptions; `dryRun` is resolved against the option by then. */
+export interface CycleOptions extends Omit<RunOptions, "dryRun"> {
+  dryRun: boolean;
+}
+
 /** The engine's lists as one cycle saw them (GET /v1/containers reads labels there). */
 export interface CycleSightings {
   containers?: ContainerSummary[];

@@ -18,12 +18,17 @@ function exclusions(config: Config): [Filter, string][] {
   ];
 }
 
-/** One sentence per name or image prefix that selected no container. */
-export function unmatchedFilters(all: readonly ContainerSummary[], config: Config, filter: UpdateFilter = {}): string[] {
+/**
+ * One sentence per name or image prefix that selected no container. `answered`: the targets the
+ * cycle did select (a Swarm service is named too, and is no typo).
+ */
+export function unmatchedFilters(all: readonly ContainerSummary[], config: Config, filter: UpdateFilter = {}, answered: readonly Pick<ContainerSummary, "name" | "image">[] = []): string[] {
   const candidates = all.filter(notLeftoverFilter);
+  const answeredNames = new Set(answered.map((t) => t.name));
   const names = candidates.map((c) => c.name);
   const problems: string[] = [];
   for (const wanted of [...config.containers, ...(filter.container ?? [])]) {
+    if (answeredNames.has(bareName(wanted))) continue;
     const found = candidates.find((c) => c.name === bareName(wanted));
     if (!found) {
       problems.push(`no container is named ${wanted}${suggest(bareName(wanted), names)}`);
@@ -35,7 +40,7 @@ export function unmatchedFilters(all: readonly ContainerSummary[], config: Confi
   // compared without their tags: a prefix is usually a repository
   const images = [...new Set(candidates.map((c) => c.image.replace(/:[^:/]*$/, "")))];
   for (const prefix of filter.image ?? []) {
-    if (!candidates.some(imagePrefixFilter([prefix]))) problems.push(`no container runs an image starting with ${prefix}${suggest(prefix, images)}`);
+    if (![...candidates, ...answered].some(imagePrefixFilter([prefix]))) problems.push(`no container runs an image starting with ${prefix}${suggest(prefix, images)}`);
   }
   return problems;
 }

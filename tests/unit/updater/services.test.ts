@@ -50,7 +50,7 @@ function setup(services: ServiceSummary[], config: DeepPartial<Config> = {}) {
   const rolledBack = inMemory();
   const targets = createServiceTargets({ config: full, engine, registry, log, rolledBack, firstSeen: inMemory(), skipped: inMemory(), concurrency: 4, draining: () => false })!;
   const ctx: ProtocolContext = { engine, config: full, log, audit: new MemoryAudit(), trigger: "api", timing: { pollMs: 1, stableMs: 1 } };
-  const run = (options: { dryRun?: boolean } = {}) => targets.run(ctx, [], {}, { dryRun: options.dryRun ?? false });
+  const run = async (options: { dryRun?: boolean } = {}) => (await targets.run({ ctx, all: [], filter: {}, options: { dryRun: options.dryRun ?? false } })).report();
   return { swarm, engine, log, rolledBack, run };
 }
 
