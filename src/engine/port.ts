@@ -3,6 +3,7 @@
  * (dockerode) lives beside this file; unit tests of the updater pass small fakes.
  */
 import type { ContainerInspectInfo, ImageInspectInfo } from "dockerode";
+import type { RegistryAuth } from "./auth.ts";
 import type { Swarm } from "./swarm.ts";
 
 /** A container's inspect, with the Config fields @types/dockerode leaves out. */
@@ -54,13 +55,7 @@ export interface Platform {
   variant?: string;
 }
 
-/** Docker's X-Registry-Auth payload. */
-export interface RegistryAuth {
-  username?: string;
-  password?: string;
-  identitytoken?: string;
-  serveraddress: string;
-}
+export type { RegistryAuth } from "./auth.ts";
 
 export interface EngineInfo {
   apiVersion: string;

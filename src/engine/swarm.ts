@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { SvcError } from "../errors.ts";
-import type { RegistryAuth } from "./port.ts";
+import type { RegistryAuth } from "./auth.ts";
 
 /** Where this engine stands in a Swarm. */
 export interface SwarmState {

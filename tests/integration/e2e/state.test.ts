@@ -109,8 +109,12 @@ describe("state_dir", () => {
     expect(inspect(name).Image).toBe(v1.id);
     expect(inspect(name).State.StartedAt).toBe(runningSince);
 
+    fx.run("never-updated", v1.ref);
     const nothing = await runSvc(["rollback", fx.name("never-updated"), ...baseFlags(), "--state-dir", stateDir]);
     expect(nothing.code, nothing.svc.describe()).not.toBe(0);
-    expect(nothing.svc.output).toContain("svc knows no earlier image");
+    expect(nothing.svc.output).toContain(`svc knows no earlier image of ${fx.name("never-updated")}`);
+    const missing = await runSvc(["rollback", fx.name("no-such"), ...baseFlags(), "--state-dir", stateDir]);
+    expect(missing.code, missing.svc.describe()).not.toBe(0);
+    expect(missing.svc.output).toContain(`no container or service named ${fx.name("no-such")}`);
   }, 120_000);
 });

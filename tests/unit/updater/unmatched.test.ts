@@ -21,3 +21,10 @@ test("the API's filters too: a container name and an image prefix", () => {
   expect(unmatchedFilters(all, defaultConfig(), { container: ["web"], image: ["r.io/wbe", "r.io/web"] })).toEqual(["no container runs an image starting with r.io/wbe (did you mean r.io/web?)"]);
   expect(unmatchedFilters(all, defaultConfig())).toEqual([]);
 });
+
+test("a name or image prefix another kind of target answered (a Swarm service) is no typo", () => {
+  const service = { name: "shop_api", image: "r.io/shop/api:3" };
+  const filter = { container: ["shop_api", "shop_apx"], image: ["r.io/shop"] };
+  expect(unmatchedFilters(all, defaultConfig(), filter, [service])).toEqual(["no container is named shop_apx"]);
+  expect(unmatchedFilters(all, defaultConfig(), filter)).toEqual(["no container is named shop_api", "no container is named shop_apx", "no container runs an image starting with r.io/shop"]);
+});
