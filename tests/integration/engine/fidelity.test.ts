@@ -455,7 +455,9 @@ beforeAll(async () => {
 
   // the tag moves to a newer image, as after a pull
   v2Id = buildImage(V2);
-}, 120_000);
+  // About 30 containers made one after another (their order matters: links, fixed addresses); on
+  // Docker 20.10's vfs store under the CI's parallel legs each `docker run` can take 4 s.
+}, 300_000);
 
 beforeAll(async () => {
   engine = await createDockerEngine({ host: sandbox().dockerHost, tls_verify: false }, silentLogger);

@@ -137,7 +137,7 @@ class App {
   cleanup(): void {
     sb.removeAllContainers();
     sb.docker(["network", "rm", this.network], { allowFailure: true });
-    for (const id of this.images) sb.docker(["rmi", "-f", id], { allowFailure: true });
+    if (this.images.length) sb.docker(["rmi", "-f", ...this.images], { allowFailure: true });
     rmSync(this.bind, { recursive: true, force: true });
   }
 }
