@@ -116,12 +116,17 @@ export function removeContainersByPrefix(prefix: string): void {
   if (ids.length) docker(["rm", "-f", ...ids], { allowFailure: true });
 }
 
-/** Polls `predicate` until it returns true, or throws after `timeoutMs`. */
+/**
+ * Polls `predicate` until it returns true, or throws after `timeoutMs`. Between two polls it waits
+ * twice as long as the poll took (at least 100 ms, at most 1 s): a predicate that starts the docker
+ * CLI then takes at most a third of a core, however loaded the machine is.
+ */
 export async function waitUntil(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = "condition"): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    const started = Date.now();
     if (await predicate()) return;
-    await Bun.sleep(100);
+    await Bun.sleep(Math.min(1_000, Math.max(100, 2 * (Date.now() - started))));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
