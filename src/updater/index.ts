@@ -139,7 +139,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     overview: (filter) => overviewOf(runner, deps.config, memory, filter),
     snooze: async (name, ms) => {
       if ((await firstOfKinds(kinds, (kind) => kind.reference(name))) === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
-      const until = snooze(shared.snoozed!, name, ms);
+      const until = snooze(shared.snoozed, name, ms);
       log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
       return { container: name, until };
     },
