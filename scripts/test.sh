@@ -13,6 +13,10 @@
 # SVC_TEST_ENGINES="docker20" (a space-separated list of legs or engines) runs only those. Extra
 # arguments go to `bun test` on one leg, the containerd store's (bash scripts/test.sh tests/build),
 # unless SVC_TEST_ENGINES names the legs, then on each. SVC_TEST_JOBS (default 4) legs run at once.
+#
+# --quick: the loop while working (README, "Develop and test"): the unit tests and the quick
+# engine files below, on the sandbox of the environment when one is up (eval "$(bash
+# scripts/sandbox.sh env)"), else on a containerd leg of their own; under two minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,8 +26,26 @@ if ! command -v bun >/dev/null 2>&1; then
 fi
 bun install --frozen-lockfile >/dev/null
 
-ENGINE_FACING=(tests/integration/engine tests/integration/registry tests/integration/updater tests/integration/safety tests/integration/e2e)
+# The engine-facing folders. The safety tests bring engines of their own (of the leg's kind) and
+# never touch the leg's: they run beside the others, in a second process of the leg, since most of
+# their time is spent waiting for engines to start and stop, not on the CPU.
+ON_LEG_ENGINE=(tests/integration/engine tests/integration/registry tests/integration/updater tests/integration/e2e)
+OWN_ENGINES=(tests/integration/safety)
+ENGINE_FACING=("${ON_LEG_ENGINE[@]}" "${OWN_ENGINES[@]}")
 ALL_LEGS=(docker28-containerd docker28-containerd:rest docker28 docker20 podman)
+# What a change most likely broke, each file quick (docs/testing.md has every file's time): the
+# engine client, a registry check, an update, a rollback, svc run once as a user runs it.
+QUICK=(tests/unit tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
+  tests/integration/registry/check.test.ts tests/integration/updater/update.test.ts
+  tests/integration/updater/rollback.test.ts tests/integration/e2e/run-once.test.ts)
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  if [ -n "${SVC_TEST_DOCKER_HOST:-}" ] && docker -H "$SVC_TEST_DOCKER_HOST" version >/dev/null 2>&1; then
+    echo "test: quick, on the sandbox at $SVC_TEST_DOCKER_HOST" >&2
+    exec bun test --timeout 120000 "${QUICK[@]}" "$@"
+  fi
+  SVC_TEST_ENGINES=docker28-containerd:quick
+fi
 selected_legs() { # the legs SVC_TEST_ENGINES names, by leg or by engine
   local want leg
   for leg in "${ALL_LEGS[@]}"; do
@@ -31,6 +53,7 @@ selected_legs() { # the legs SVC_TEST_ENGINES names, by leg or by engine
       if [ "$want" = "$leg" ] || [ "$want" = "${leg%%:*}" ]; then echo "$leg"; break; fi
     done
   done
+  case " $SVC_TEST_ENGINES " in *" docker28-containerd:quick "*) echo docker28-containerd:quick ;; esac
 }
 if [ -n "${SVC_TEST_ENGINES:-}" ]; then
   mapfile -t LEGS < <(selected_legs)
@@ -42,12 +65,17 @@ else
 fi
 JOBS=${SVC_TEST_JOBS:-4}
 
-# Each engine's folder and ports (registries 5100/5101, 5110/5111...): a developer's sandbox
+# Each engine's folder and ports (registries 5100/5101, 5110/5111...; SVC_TEST_PORT_BASE=5400 moves
+# them to 5400/5401...): a developer's sandbox
 # (5000/5001) and the demo (5200/5201) are left alone.
 BASE=${SVC_SANDBOX_DIR:-$PWD/.sandbox/test-$$}
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/svc-test.XXXXXX")
+# A failed leg's engine and registry logs are kept here (the sandbox's own go with it), and their
+# ends printed: CI shows only what was printed.
+KEPT=${SVC_TEST_KEEP_LOGS:-$PWD/.test-logs/$(date +%Y%m%d-%H%M%S)-$$}
+PORT_BASE=${SVC_TEST_PORT_BASE:-5100}
 leg_env() { # leg_env INDEX LEG: the sandbox variables of one leg
-  echo "export SVC_SANDBOX_ENGINE=${2%%:*} SVC_SANDBOX_DIR=$BASE/${2/:/-} SVC_SANDBOX_REGISTRY_PORT=$((5100 + 10 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((5101 + 10 * $1))"
+  echo "export SVC_SANDBOX_ENGINE=${2%%:*} SVC_SANDBOX_DIR=$BASE/${2/:/-} SVC_SANDBOX_REGISTRY_PORT=$((PORT_BASE + 10 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((PORT_BASE + 1 + 10 * $1))"
 }
 cleanup() {
   local i
@@ -63,14 +91,21 @@ trap 'exit 143' TERM
 tests_of() { # what a leg runs
   case "$1" in
     *:all) ;;
+    *:quick) echo "${QUICK[@]}" ;;
     *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
         grep -vxF -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
     podman) echo tests/integration/podman ;;
     # the Swarm tests (a second engine of the leg's kind joined as a worker) run in the rest leg,
     # on Docker 28.5, and here on the oldest engine; never in two legs of one engine
-    docker20) echo "${ENGINE_FACING[@]}" tests/integration/swarm ;;
-    *) echo "${ENGINE_FACING[@]}" ;;
+    docker20) echo "${ON_LEG_ENGINE[@]}" tests/integration/swarm ;;
+    *) echo "${ON_LEG_ENGINE[@]}" ;;
+  esac
+}
+beside_of() { # what a leg runs in a second process beside tests_of
+  case "$1" in
+    *:*|podman) ;;
+    *) echo "${OWN_ENGINES[@]}" ;;
   esac
 }
 
@@ -81,12 +116,19 @@ run_leg() { # run_leg INDEX LEG [bun test args]
     eval "$(leg_env "$i" "$leg")"
     if bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
+      local beside="" side=""
+      # (extra arguments name what to run: then nothing beside)
+      [ $# -gt 0 ] || beside=$(beside_of "$leg")
       # --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise)
+      # shellcheck disable=SC2086
+      if [ -n "$beside" ]; then bun test --timeout 120000 $beside >"$LOGS/${leg/:/-}.beside.log" 2>&1 & side=$!; fi
       # shellcheck disable=SC2046
       bun test --timeout 120000 $(tests_of "$leg") "$@" || status=$?
+      if [ -n "$side" ]; then wait "$side" || status=1; fi
     else
       status=1
     fi
+    [ "$status" = 0 ] || bash scripts/sandbox.sh logs "$KEPT/${leg/:/-}" || true
     bash scripts/sandbox.sh down || true
   } >"$LOGS/${leg/:/-}.log" 2>&1
   echo "$status $((SECONDS - began))" >"$LOGS/${leg/:/-}.rc"
@@ -105,6 +147,19 @@ for i in "${!LEGS[@]}"; do
 done
 wait
 
+count() { # count pass|fail LOG: the closing count of the one `bun test` run a log holds
+  awk -v what="$1" '$0 ~ "^ *[0-9]+ " what "$" { n = $1 } END { print n + 0 }' "$2"
+}
+print_kept_logs() { # the end of each log a failed leg kept
+  local dir=$1 file
+  [ -d "$dir" ] || return 0
+  for file in "$dir"/*.log; do
+    [ -f "$file" ] || continue
+    printf -- '--- %s (the last 40 lines; the whole log is kept there) ---\n' "$file"
+    tail -n 40 "$file"
+  done
+}
+
 # Each leg's output in turn, then one plain closing line that any CI can read.
 status=0 passed=0 failed=0 summary=""
 for leg in "${LEGS[@]}"; do
@@ -112,13 +167,18 @@ for leg in "${LEGS[@]}"; do
   printf '\n===== %s =====\n' "$leg"
   cat "$file.log"
   read -r rc took <"$file.rc" 2>/dev/null || rc=1 took=?
-  p=$(awk '/^ *[0-9]+ pass$/ { print $1 }' "$file.log" | tail -1)
-  f=$(awk '/^ *[0-9]+ fail$/ { print $1 }' "$file.log" | tail -1)
+  p=$(count pass "$file.log") f=$(count fail "$file.log")
+  if [ -f "$file.beside.log" ]; then
+    printf '\n----- %s: %s (beside) -----\n' "$leg" "$(beside_of "$leg")"
+    cat "$file.beside.log"
+    p=$((p + $(count pass "$file.beside.log"))) f=$((f + $(count fail "$file.beside.log")))
+  fi
   passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
   summary+="$leg: ${p:-0} passed, ${f:-0} failed (exit $rc, $took s)"$'\n'
-  [ "$rc" = 0 ] || status=1
+  [ "$rc" = 0 ] || { status=1; print_kept_logs "$KEPT/${leg/:/-}"; }
 done
 printf '\n%s' "$summary"
 echo "legs: ${#LEGS[@]}, $((SECONDS - started)) s"
+[ ! -d "$KEPT" ] || echo "the failed legs' engine and registry logs: $KEPT"
 echo "$passed passed, $failed failed"
 exit "$status"
