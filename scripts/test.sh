@@ -26,12 +26,18 @@ if ! command -v bun >/dev/null 2>&1; then
 fi
 bun install --frozen-lockfile >/dev/null
 
-# The engine-facing folders. The safety tests bring engines of their own (of the leg's kind) and
-# never touch the leg's: they run beside the others, in a second process of the leg, since most of
-# their time is spent waiting for engines to start and stop, not on the CPU.
-ON_LEG_ENGINE=(tests/integration/engine tests/integration/registry tests/integration/updater tests/integration/e2e)
+# The engine-facing folders, in three groups that run side by side in each engine leg, one
+# `bun test` process each (docs/testing.md, "The legs"): most of their time is spent waiting for
+# containers, cycles and engines, not on the CPU.
+#   UNSCOPED  files whose containers carry no svc.scope label, and e2e svc instances that act on
+#             every such container: they share the leg's engine one file after the other
+#   SCOPED    the updater tests: every container and cycle in their own scope, which no
+#             unscoped instance touches
+#   OWN_ENGINES  the safety tests: engines of their own (of the leg's kind), never the leg's
+UNSCOPED=(tests/integration/engine tests/integration/registry tests/integration/e2e)
+SCOPED=(tests/integration/updater)
 OWN_ENGINES=(tests/integration/safety)
-ENGINE_FACING=("${ON_LEG_ENGINE[@]}" "${OWN_ENGINES[@]}")
+ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}")
 ALL_LEGS=(docker28-containerd docker28-containerd:rest docker28 docker20 podman)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
 # engine client, a registry check, an update, a rollback, svc run once as a user runs it.
@@ -96,16 +102,22 @@ tests_of() { # what a leg runs
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
         grep -vxF -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
     podman) echo tests/integration/podman ;;
-    # the Swarm tests (a second engine of the leg's kind joined as a worker) run in the rest leg,
-    # on Docker 28.5, and here on the oldest engine; never in two legs of one engine
-    docker20) echo "${ON_LEG_ENGINE[@]}" tests/integration/swarm ;;
-    *) echo "${ON_LEG_ENGINE[@]}" ;;
+    *) echo "${UNSCOPED[@]}" ;;
   esac
 }
-beside_of() { # what a leg runs in a second process beside tests_of
+beside_of() { # what a leg runs beside tests_of: one line a process
   case "$1" in
     *:*|podman) ;;
-    *) echo "${OWN_ENGINES[@]}" ;;
+    *) echo "${SCOPED[@]}"; echo "${OWN_ENGINES[@]}" ;;
+  esac
+}
+after_of() { # what a leg runs once all the above have ended
+  case "$1" in
+    # the Swarm tests (a second engine of the leg's kind joined as a worker, the leg's engine its
+    # manager) run in the rest leg, on Docker 28.5, and here on the oldest engine, never in two
+    # legs of one engine; alone, since they turn the leg's engine into a Swarm manager, and their
+    # services share the updater tests' scope
+    docker20) echo tests/integration/swarm ;;
   esac
 }
 
@@ -116,15 +128,25 @@ run_leg() { # run_leg INDEX LEG [bun test args]
     eval "$(leg_env "$i" "$leg")"
     if bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
-      local beside="" side=""
-      # (extra arguments name what to run: then nothing beside)
-      [ $# -gt 0 ] || beside=$(beside_of "$leg")
+      local group n=0 sides=()
       # --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise)
-      # shellcheck disable=SC2086
-      if [ -n "$beside" ]; then bun test --timeout 120000 $beside >"$LOGS/${leg/:/-}.beside.log" 2>&1 & side=$!; fi
+      # (extra arguments name what to run: then nothing beside or after)
+      if [ $# -eq 0 ]; then
+        while read -r group; do
+          n=$((n + 1))
+          # shellcheck disable=SC2086
+          { echo "----- $leg, beside: $group -----"; bun test --timeout 120000 $group; } >"$LOGS/${leg/:/-}.part$n.log" 2>&1 </dev/null &
+          sides+=($!)
+        done < <(beside_of "$leg")
+      fi
       # shellcheck disable=SC2046
       bun test --timeout 120000 $(tests_of "$leg") "$@" || status=$?
-      if [ -n "$side" ]; then wait "$side" || status=1; fi
+      for n in "${sides[@]}"; do wait "$n" || status=1; done
+      group=$(after_of "$leg")
+      if [ $# -eq 0 ] && [ -n "$group" ]; then
+        # shellcheck disable=SC2086
+        { echo "----- $leg, after: $group -----"; bun test --timeout 120000 $group; } >"$LOGS/${leg/:/-}.part9.log" 2>&1 || status=1
+      fi
     else
       status=1
     fi
@@ -141,7 +163,7 @@ started=$SECONDS
 running=0
 for i in "${!LEGS[@]}"; do
   if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
-  echo "test: ${LEGS[$i]}: $(tests_of "${LEGS[$i]}" | wc -w | sed 's/^0$/every/') test folders" >&2
+  echo "test: ${LEGS[$i]}: $({ tests_of "${LEGS[$i]}"; beside_of "${LEGS[$i]}"; after_of "${LEGS[$i]}"; } | wc -w | sed 's/^0$/every/') test folders" >&2
   run_leg "$i" "${LEGS[$i]}" "$@" &
   running=$((running + 1))
 done
@@ -168,11 +190,12 @@ for leg in "${LEGS[@]}"; do
   cat "$file.log"
   read -r rc took <"$file.rc" 2>/dev/null || rc=1 took=?
   p=$(count pass "$file.log") f=$(count fail "$file.log")
-  if [ -f "$file.beside.log" ]; then
-    printf '\n----- %s: %s (beside) -----\n' "$leg" "$(beside_of "$leg")"
-    cat "$file.beside.log"
-    p=$((p + $(count pass "$file.beside.log"))) f=$((f + $(count fail "$file.beside.log")))
-  fi
+  for part in "$file".part*.log; do
+    [ -f "$part" ] || continue
+    printf '\n'
+    cat "$part"
+    p=$((p + $(count pass "$part"))) f=$((f + $(count fail "$part")))
+  done
   passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
   summary+="$leg: ${p:-0} passed, ${f:-0} failed (exit $rc, $took s)"$'\n'
   [ "$rc" = 0 ] || { status=1; print_kept_logs "$KEPT/${leg/:/-}"; }
