@@ -40,10 +40,10 @@ OWN_ENGINES=(tests/integration/safety)
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}")
 ALL_LEGS=(docker28-containerd docker28-containerd:rest docker28 docker20 podman)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
-# engine client, a registry check, an update, a rollback, svc run once as a user runs it.
+# engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
 QUICK=(tests/unit tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
   tests/integration/registry/check.test.ts tests/integration/updater/update.test.ts
-  tests/integration/updater/rollback.test.ts tests/integration/e2e/run-once.test.ts)
+  tests/integration/e2e/run-once.test.ts)
 if [ "${1:-}" = "--quick" ]; then
   shift
   if [ -n "${SVC_TEST_DOCKER_HOST:-}" ] && docker -H "$SVC_TEST_DOCKER_HOST" version >/dev/null 2>&1; then

@@ -1,7 +1,7 @@
 /**
  * The few `docker` CLI calls of the tests that only read or remove (`inspect`, `image inspect`,
- * `rm -f`), answered through the Engine API (engine-api.ts) the way the CLI would answer them,
- * so that polling a container's state does not start a CLI process each time. Whatever the CLI
+ * `logs`, `rm -f`, `rmi`), answered through the Engine API (engine-api.ts) the way the CLI would
+ * answer them, so that polling a container's state does not start a CLI process each time. Whatever the CLI
  * would answer differently (an object that is missing, a template beyond plain fields, another
  * flag) is left to the CLI itself: `shortcut` returns undefined and the caller runs it.
  */
@@ -30,6 +30,7 @@ function answer(args: string[], socketPath: string, cli: (args: string[]) => Cli
   if (args[0] === "inspect") return inspectShortcut(args.slice(1), ["containers", "images", "networks", "volumes"], socketPath);
   if (args[0] === "image" && args[1] === "inspect") return inspectShortcut(args.slice(2), ["images"], socketPath);
   if (args[0] === "container" && args[1] === "inspect") return inspectShortcut(args.slice(2), ["containers"], socketPath);
+  if (args[0] === "rmi" || (args[0] === "image" && args[1] === "rm")) return removeImagesShortcut(args.slice(args[0] === "rmi" ? 1 : 2), socketPath, cli);
   if (args[0] === "logs" && args.length === 2 && !args[1]!.startsWith("-")) return logsShortcut(args[1]!, socketPath);
   if (args[0] === "rm" && (args[1] === "-f" || args[1] === "-fv" || args[1] === "-vf")) return removeShortcut(args.slice(2), args[1], socketPath, cli);
   return undefined;
@@ -123,4 +124,30 @@ function removeShortcut(names: string[], flag: string, socketPath: string, cli: 
   if (!left.length) return { code: 0, stdout: removed.join("\n"), stderr: "" };
   const rest = cli(["rm", flag, ...left]);
   return { ...rest, stdout: [...removed, rest.stdout].filter(Boolean).join("\n") };
+}
+
+/**
+ * `rmi [-f] images...`: the CLI prints what the engine answers, `Untagged: ...` and `Deleted: ...`
+ * a line each; an image the engine would not remove is the CLI's to report.
+ */
+function removeImagesShortcut(rest: string[], socketPath: string, cli: (args: string[]) => CliResult): CliResult | undefined {
+  const force = rest[0] === "-f" || rest[0] === "--force";
+  const images = force ? rest.slice(1) : rest;
+  if (!images.length || images.some((image) => image.startsWith("-"))) return undefined;
+  const lines: string[] = [];
+  const left: string[] = [];
+  for (const image of images) {
+    const answer = engineRequest("DELETE", `/images/${enginePathName(image)}${force ? "?force=1" : ""}`, { socketPath });
+    if (answer.status >= 300) {
+      left.push(image);
+      continue;
+    }
+    for (const item of JSON.parse(answer.body) as { Untagged?: string; Deleted?: string }[]) {
+      if (item.Untagged) lines.push(`Untagged: ${item.Untagged}`);
+      if (item.Deleted) lines.push(`Deleted: ${item.Deleted}`);
+    }
+  }
+  if (!left.length) return { code: 0, stdout: lines.join("\n"), stderr: "" };
+  const others = cli(["rmi", ...(force ? ["-f"] : []), ...left]);
+  return { ...others, stdout: [...lines, others.stdout].filter(Boolean).join("\n") };
 }
