@@ -1,6 +1,6 @@
 /**
  * The few `docker` CLI calls of the tests that only read or remove (`inspect`, `image inspect`,
- * `logs`, `rm -f`, `rmi`), answered through the Engine API (engine-api.ts) the way the CLI would
+ * `logs`, `ps -q`, `rm -f`, `rmi`), answered through the Engine API (engine-api.ts) the way the CLI would
  * answer them, so that polling a container's state does not start a CLI process each time. Whatever the CLI
  * would answer differently (an object that is missing, a template beyond plain fields, another
  * flag) is left to the CLI itself: `shortcut` returns undefined and the caller runs it.
@@ -31,6 +31,7 @@ function answer(args: string[], socketPath: string, cli: (args: string[]) => Cli
   if (args[0] === "image" && args[1] === "inspect") return inspectShortcut(args.slice(2), ["images"], socketPath);
   if (args[0] === "container" && args[1] === "inspect") return inspectShortcut(args.slice(2), ["containers"], socketPath);
   if (args[0] === "rmi" || (args[0] === "image" && args[1] === "rm")) return removeImagesShortcut(args.slice(args[0] === "rmi" ? 1 : 2), socketPath, cli);
+  if (args[0] === "ps" || (args[0] === "container" && args[1] === "ls")) return listShortcut(args.slice(args[0] === "ps" ? 1 : 2), socketPath);
   if (args[0] === "logs" && args.length === 2 && !args[1]!.startsWith("-")) return logsShortcut(args[1]!, socketPath);
   if (args[0] === "rm" && (args[1] === "-f" || args[1] === "-fv" || args[1] === "-vf")) return removeShortcut(args.slice(2), args[1], socketPath, cli);
   return undefined;
@@ -150,4 +151,32 @@ function removeImagesShortcut(rest: string[], socketPath: string, cli: (args: st
   if (!left.length) return { code: 0, stdout: lines.join("\n"), stderr: "" };
   const others = cli(["rmi", ...(force ? ["-f"] : []), ...left]);
   return { ...others, stdout: [...lines, others.stdout].filter(Boolean).join("\n") };
+}
+
+/** `ps -q [-a] [--filter key=value]...`: the short IDs the engine lists, in its order, as the CLI prints them. */
+function listShortcut(rest: string[], socketPath: string): CliResult | undefined {
+  let all = false;
+  let quiet = false;
+  const filters: Record<string, string[]> = {};
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    let filter: string | undefined;
+    if (arg === "-a" || arg === "--all") all = true;
+    else if (arg === "-q" || arg === "--quiet") quiet = true;
+    else if (arg === "-aq" || arg === "-qa") all = quiet = true;
+    else if (arg === "--filter" || arg === "-f") filter = rest[++i];
+    else if (arg.startsWith("--filter=")) filter = arg.slice("--filter=".length);
+    else return undefined;
+    if (filter !== undefined) {
+      const at = filter.indexOf("=");
+      if (at < 1) return undefined;
+      (filters[filter.slice(0, at)] ??= []).push(filter.slice(at + 1));
+    }
+  }
+  if (!quiet) return undefined;
+  const query = `all=${all ? 1 : 0}${Object.keys(filters).length ? `&filters=${encodeURIComponent(JSON.stringify(filters))}` : ""}`;
+  const answer = engineRequest("GET", `/containers/json?${query}`, { socketPath });
+  if (answer.status !== 200) return undefined;
+  const ids = (JSON.parse(answer.body) as { Id: string }[]).map((container) => container.Id.slice(0, 12));
+  return { code: 0, stdout: ids.join("\n"), stderr: "" };
 }
