@@ -5,7 +5,7 @@
  * the kind to the exit code: "startup" and "config" are 2).
  */
 import { type Api, serveApi } from "./api/index.ts";
-import type { Config } from "./config/index.ts";
+import { logSettings, type Config } from "./config/index.ts";
 import { toSvcError } from "./errors.ts";
 import { apiEnabled } from "./healthcheck.ts";
 import { createLogging, type Logger, type Logging } from "./log/index.ts";
@@ -17,11 +17,11 @@ import { leaseForCommand, rollbackThroughOwner } from "./rollback.ts";
 import { stateFile, type History, type StateStore } from "./state/index.ts";
 import { claimState } from "./state/owner.ts";
 import type { Updater } from "./updater/index.ts";
-import { exclusiveOn } from "./updater/exclusive.ts";
-import { liveProgress } from "./updater/live.ts";
-import { pendingRunner } from "./updater/pending.ts";
-import { toEvery } from "./updater/progress.ts";
-import { logRollback, narrated, stepLogger } from "./updater/summary.ts";
+import { exclusiveOn } from "./updater/wrappers/exclusive.ts";
+import { liveProgress } from "./updater/views/live.ts";
+import { pendingRunner } from "./updater/wrappers/pending.ts";
+import { toEvery } from "./updater/cycle/progress.ts";
+import { logRollback, narrated, stepLogger } from "./updater/wrappers/summary.ts";
 import type { ReportSink, RollbackResult, SessionReport } from "./updater/types.ts";
 
 export { apiEnabled, runHealthcheck } from "./healthcheck.ts";
@@ -46,7 +46,7 @@ export function runOnceExitCode(report: SessionReport | null, named = false): nu
 }
 
 export async function runService(config: Config, options: ServiceOptions = {}): Promise<number> {
-  const logging = createLogging(config, { secrets: notificationSecrets(config.notifications) });
+  const logging = createLogging(logSettings(config), { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   const pretty = logging.format === "pretty";
   const stopSignal = waitForSignal(options, log);
@@ -123,7 +123,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
  * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
  */
 export async function runRollback(config: Config, name: string): Promise<number> {
-  const logging = createLogging(config, { secrets: notificationSecrets(config.notifications) });
+  const logging = createLogging(logSettings(config), { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   let release: (() => void) | undefined;
   try {

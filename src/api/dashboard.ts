@@ -11,8 +11,8 @@ import { parseDuration } from "../config/index.ts";
 import { SvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import { type LiveProgress, liveProgress } from "../updater/live.ts";
-import type { DashboardActions, Overview } from "../updater/overview.ts";
+import { type LiveProgress, liveProgress } from "../updater/views/live.ts";
+import type { DashboardActions, Overview } from "../updater/views/overview.ts";
 import type { CycleRunner, SessionReport } from "../updater/types.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, jsonResponse, notFound } from "./http.ts";
@@ -136,5 +136,5 @@ const loadUi = () => import("../ui/assets.ts");
  * What the history says, loaded on the first request that needs it: it reads the updater's
  * rules (selection, hooks, tags), which the API must not load before it listens (service.ts).
  */
-const loadTimeline = () => import("../updater/timeline.ts");
+const loadTimeline = () => import("../updater/views/timeline.ts");
 type Timeline = Awaited<ReturnType<typeof loadTimeline>>;

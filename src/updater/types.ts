@@ -77,7 +77,7 @@ export interface CycleOptions extends Omit<RunOptions, "dryRun"> {
 export interface CycleSightings {
   containers?: ContainerSummary[];
   images?: ImageSummary[];
-  /** the Swarm services, as a manager listed them (services.ts) */
+  /** the Swarm services, as a manager listed them (swarm/kind.ts) */
   services?: ServiceSummary[];
 }
 

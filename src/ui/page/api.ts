@@ -3,20 +3,36 @@
  * token the person signed in with. The token is kept for this browser tab only
  * (sessionStorage): no cookie, so no other site can make the browser act with it.
  */
-import type { PeerView as PeerAnswer } from "../../api/peers.ts";
-import type { RunningCycle } from "../../updater/live.ts";
-import type { ExcludedContainer } from "../../updater/overview.ts";
-import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/timeline.ts";
+import type { RunningCycle } from "../../updater/views/live.ts";
+import type { ExcludedContainer } from "../../updater/views/overview.ts";
+import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/views/timeline.ts";
 import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
 
 export type { ContainerReport, RunningCycle, SessionReport, TimelineEntry };
 
 /** One container as GET /v1/containers describes it. */
-export type ContainerOverview = import("../../updater/overview.ts").ContainerOverview & LastOutcome;
+export type ContainerOverview = import("../../updater/views/overview.ts").ContainerOverview & LastOutcome;
 export type SessionSummary = ReturnType<typeof sessionSummary>;
 
-/** A peer as GET /v1/peers tells it, its containers as the page reads them. */
-export type PeerView = Omit<PeerAnswer, "data"> & { data: ContainersAnswer | null };
+/** A peer as GET /v1/peers tells it (docs/api.md); `data` is its last GET /v1/containers answer. */
+export interface PeerState<Data> {
+  name: string;
+  /** it answered the last request in time */
+  up: boolean;
+  /** it answered, but a cycle runs there: the containers are its last known ones */
+  busy: boolean;
+  /** when svc last asked it */
+  checked_at: string | null;
+  /** when it stopped answering (null while it answers) */
+  unreachable_since: string | null;
+  error: string | null;
+  /** its last answer, and when it came */
+  answered_at: string | null;
+  data: Data | null;
+}
+
+/** A peer, its containers as the page reads them. */
+export type PeerView = PeerState<ContainersAnswer>;
 
 export interface ContainersAnswer {
   checked_at: string;

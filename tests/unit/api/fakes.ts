@@ -3,7 +3,7 @@ import { createApp } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import type { AccessFields } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
-import { containerOverviews, type DashboardActions, type Overview } from "../../../src/updater/overview.ts";
+import { containerOverviews, type DashboardActions, type Overview } from "../../../src/updater/views/overview.ts";
 import type { ContainerActions, CycleRunner, RollbackResult, RunOptions, SessionReport, SkipResult, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
 import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
 import { emptyReport } from "../../support/report.ts";

@@ -2,9 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { inMemory } from "../../../src/state/index.ts";
-import { liveProgress } from "../../../src/updater/live.ts";
-import { containerOverviews, excludedContainers, releaseLink, runningVersion, updateKind } from "../../../src/updater/overview.ts";
-import { snooze, snoozedUntil } from "../../../src/updater/snooze.ts";
+import { liveProgress } from "../../../src/updater/views/live.ts";
+import { containerOverviews, excludedContainers, releaseLink, runningVersion, updateKind } from "../../../src/updater/views/overview.ts";
+import { snooze, snoozedUntil } from "../../../src/updater/check/snooze.ts";
 import type { ServiceSummary } from "../../../src/engine/swarm.ts";
 import type { ContainerReport } from "../../../src/updater/types.ts";
 import { emptyReport } from "../../support/report.ts";

@@ -10,8 +10,8 @@ import {
   scopeFilter,
   selectContainers,
   stateFilter,
-} from "../../../src/updater/selection.ts";
-import { oldContainerName, parseOldName } from "../../../src/updater/names.ts";
+} from "../../../src/updater/selection/selection.ts";
+import { oldContainerName, parseOldName } from "../../../src/updater/selection/names.ts";
 
 function container(name: string, overrides: Partial<ContainerSummary> = {}): ContainerSummary {
   return { id: `${name}-id`, name, image: "nginx:1.27", imageId: "sha256:aa", state: "running", labels: {}, ...overrides };
