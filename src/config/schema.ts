@@ -12,7 +12,7 @@
 import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
-import { parseNotificationUrl } from "../notify/urls.ts";
+import { parseNotificationUrl } from "../shoutrrr/index.ts";
 import { formatDuration, parseDuration, parseTagPolicy } from "./values.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on

@@ -6,7 +6,7 @@
  */
 import type { Config } from "../config/index.ts";
 import { parseHeaders } from "./channels/webhook.ts";
-import { notificationUrlSecrets } from "./urls.ts";
+import { notificationUrlSecrets } from "../shoutrrr/index.ts";
 
 /** Headers that carry a credential by their name; others only when their value looks like one. */
 const CREDENTIAL_HEADER = /auth|token|key|secret|pass|cookie|session|signature/i;

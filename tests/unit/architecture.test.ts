@@ -12,6 +12,7 @@ const SRC = resolve(import.meta.dir, "../../src");
 const LAYERS: readonly (readonly string[])[] = [
   ["errors.ts", "bounded.ts", "files.ts", "timers.ts", "version.ts", "help.ts"],
   ["log"],
+  ["shoutrrr"],
   ["config"],
   ["state", "metrics"],
   ["engine"],
@@ -67,7 +68,7 @@ function importsBetweenUnits(): { from: string; to: string; file: string; spec: 
 }
 
 /** Known to run against the flow, to be moved (each one named, so that no new one slips in). */
-const KNOWN_UPWARD = new Set(["config/secrets.ts imports ../notify/urls.ts", "config/schema.ts imports ../notify/urls.ts"]);
+const KNOWN_UPWARD = new Set<string>([]);
 
 const layerOf = new Map(LAYERS.flatMap((units, level) => units.map((unit) => [unit, level] as const)));
 

@@ -9,7 +9,7 @@ import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
-import type { SmtpTarget } from "../urls.ts";
+import type { SmtpTarget } from "../../shoutrrr/index.ts";
 
 type EmailSettings = Config["notifications"]["email"];
 

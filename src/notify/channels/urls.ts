@@ -1,5 +1,5 @@
 /**
- * Delivery of the notification URLs (`notifications.urls`, parsed by ../urls.ts): each URL is its
+ * Delivery of the notification URLs (`notifications.urls`, parsed by the shoutrrr room): each URL is its
  * own channel, retried and logged by the dispatcher like the others. Chat targets (Discord,
  * Telegram, Slack, Gotify, ntfy, Teams, Matrix) get the short summary (CHAT_TEMPLATE, or the
  * user's template) under the subject as title; Pushover and e-mail what their own channels send;
@@ -10,7 +10,7 @@ import { SvcError } from "../../errors.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import { loadBodyRenderer, truncate, type BodyRenderer, type RenderedReport, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
-import { parseNotificationUrl, serviceOf, type NotificationTarget } from "../urls.ts";
+import { parseNotificationUrl, serviceOf, type NotificationTarget } from "../../shoutrrr/index.ts";
 import { postPushover, pushoverForm } from "./pushover.ts";
 import { readBounded } from "../../bounded.ts";
 

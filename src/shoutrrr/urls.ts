@@ -1,7 +1,7 @@
 /**
  * Notification URLs (`notifications.urls`): the shoutrrr forms Watchtower users already have
  * (`discord://token@id`, `telegram://token@telegram?chats=...`, ...), each parsed into a target
- * svc delivers itself (channels/urls.ts). Pure: no I/O, nothing from the config room, so the
+ * svc delivers itself (the notify room). Pure: no I/O, nothing from the config room, so the
  * schema validates every URL at load with this same parser and a URL that cannot be used stops
  * svc before anything runs, with the part that is wrong named (never the secret in it).
  *

@@ -1,7 +1,7 @@
 /** Notification URLs: each shoutrrr form parsed into its target, wrong parts named, secrets known. */
 import { describe, expect, test } from "bun:test";
 import { printConfig, REDACTED } from "../../../src/config/index.ts";
-import { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, URL_FORMS, type NotificationTarget } from "../../../src/notify/urls.ts";
+import { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, URL_FORMS, type NotificationTarget } from "../../../src/shoutrrr/index.ts";
 import { notificationSecrets } from "../../../src/notify/secrets.ts";
 import { load, problems, RUNS } from "../config/helpers.ts";
 
