@@ -22,17 +22,33 @@ interface TargetBase {
 
 export type NotificationTarget = TargetBase &
   (
-    | { service: "discord"; webhookId: string; token: string; username?: string; avatarUrl?: string }
-    | { service: "telegram"; token: string; chats: string[]; silent: boolean; preview: boolean }
-    | { service: "slack"; webhookPath?: string; botToken?: string; channel?: string; botname?: string; icon?: string }
-    | { service: "gotify"; endpoint: string; token: string; priority?: number }
-    | { service: "ntfy"; endpoint: string; topic: string; username?: string; password?: string; priority?: number; tags: string[] }
+    | { service: "discord"; webhookId: string; token: string; username?: string; avatarUrl?: string; threadId?: string }
+    | { service: "telegram"; token: string; chats: TelegramChat[]; silent: boolean; preview: boolean }
+    | { service: "slack"; webhookPath?: string; botToken?: string; channel?: string; botname?: string; icon?: string; threadTs?: string }
+    | { service: "gotify"; endpoint: string; token: string; priority: number }
+    | { service: "ntfy"; endpoint: string; topic: string; username?: string; password?: string; markdown: boolean; headers: Array<[string, string]> }
     | { service: "pushover"; token: string; userKey: string; devices: string[]; priority?: number }
     | { service: "smtp"; smtp: SmtpTarget }
     | { service: "teams"; endpoint: string }
     | { service: "matrix"; endpoint: string; user?: string; password: string; rooms: string[] }
-    | { service: "generic"; endpoint: string; method: string; contentType?: string; headers: Array<[string, string]>; template?: string }
+    | ({ service: "generic"; endpoint: string; method: string; contentType?: string; headers: Array<[string, string]> } & GenericBody)
   );
+
+/** A Telegram chat (`@channel` or an id) and, after `:`, the topic (message thread) in it. */
+export interface TelegramChat {
+  chat: string;
+  thread?: number;
+}
+
+/**
+ * What a generic webhook is sent: the message text (no template), shoutrrr's JSON object
+ * (`template=json`: the title and message under their keys, and the `$name` extra fields), or a
+ * mustache file of svc's (any other template).
+ */
+export type GenericBody =
+  | { body: "text" }
+  | { body: "json"; titleKey: string; messageKey: string; extra: Array<[string, string]> }
+  | { body: "template"; template: string };
 
 export interface SmtpTarget {
   host: string;
@@ -74,13 +90,13 @@ export const URL_FORMS: Readonly<Record<UrlService, string>> = {
 
 /** Query parameters of shoutrrr's that svc accepts without needing them (looks are svc's own). */
 const IGNORED: Readonly<Record<UrlService, readonly string[]>> = {
-  discord: ["color", "colordebug", "colorerror", "colorinfo", "colorwarn", "json", "splitlines", "title", "thread_id"],
+  discord: ["color", "colordebug", "colorerror", "colorinfo", "colorwarn", "json", "splitlines", "title"],
   telegram: ["parsemode", "title"],
-  slack: ["color", "title", "threadts"],
-  gotify: ["title", "useheader"],
-  ntfy: ["title", "attach", "cache", "click", "delay", "email", "filename", "firebase", "icon", "actions"],
+  slack: ["color", "title"],
+  gotify: ["title", "useheader", "date"],
+  ntfy: ["title"],
   pushover: ["title"],
-  smtp: ["clienthost", "usehtml", "title"],
+  smtp: ["clienthost", "usehtml", "timeout", "requirestarttls"],
   teams: ["color", "title"],
   matrix: ["title"],
   generic: ["title", "titlekey", "messagekey"],
@@ -169,8 +185,8 @@ class Params {
   flag(name: string, fallback: boolean): boolean {
     const value = this.get(name);
     if (value === undefined) return fallback;
-    if (/^(yes|true|1|on)$/i.test(value)) return true;
-    if (/^(no|false|0|off)$/i.test(value)) return false;
+    if (/^(yes|y|true|1|on)$/i.test(value)) return true;
+    if (/^(no|n|false|0|off)$/i.test(value)) return false;
     return fail(`${this.service}://: parameter ${name} must be yes or no`);
   }
 
@@ -239,13 +255,22 @@ const PARSERS: Record<UrlService, Parser> = {
     if (!/^\d+$/.test(webhookId)) fail(`discord://: the webhook id after @ must be digits (form: ${URL_FORMS.discord})`);
     const username = params.get("username");
     const avatarUrl = params.get("avatar", "avatarurl");
-    return { service: "discord", webhookId, token, secrets: both(url.username), ...(username ? { username } : {}), ...(avatarUrl ? { avatarUrl } : {}) };
+    const threadId = params.get("thread_id")?.trim();
+    return {
+      service: "discord",
+      webhookId,
+      token,
+      secrets: both(url.username),
+      ...(username ? { username } : {}),
+      ...(avatarUrl ? { avatarUrl } : {}),
+      ...(threadId ? { threadId } : {}),
+    };
   },
 
   telegram(url, params) {
     if (!url.username || !url.password) fail(`telegram://: the bot token (123456:ABC...) is missing before @ (form: ${URL_FORMS.telegram})`);
     const token = `${decode(url.username)}:${decode(url.password)}`;
-    const chats = params.list("chats", "channels");
+    const chats = params.list("chats", "channels").map(telegramChat);
     if (chats.length === 0) fail(`telegram://: parameter chats is missing (form: ${URL_FORMS.telegram})`);
     return {
       service: "telegram",
@@ -260,7 +285,8 @@ const PARSERS: Record<UrlService, Parser> = {
   slack(url, params) {
     const kind = decode(url.username);
     const token = decode(url.password);
-    const common = { botname: params.get("botname"), icon: params.get("icon") };
+    const threadTs = params.get("thread_ts");
+    const common = { botname: params.get("botname", "username"), icon: params.get("icon", "icon_emoji", "icon_url"), ...(threadTs ? { threadTs } : {}) };
     if (kind === "hook") {
       const parts = token.split(/[-/]/).filter(Boolean);
       if (parts.length !== 3) fail("slack://: the webhook token after hook: must be three parts, T000-B000-XXXX (from https://hooks.slack.com/services/T000/B000/XXXX)");
@@ -288,23 +314,25 @@ const PARSERS: Record<UrlService, Parser> = {
     const parts = segments(url);
     const token = parts.pop();
     if (!token) fail(`gotify://: the application token (last path segment) is missing (form: ${URL_FORMS.gotify})`);
-    const priority = params.integer("priority", -2, 10);
+    // shoutrrr's default priority is 0 (Gotify's clients show it without a sound)
+    const priority = params.integer("priority", -2, 10) ?? 0;
+    params.flag("insecureskipverify", false) && fail("gotify://: insecureskipverify is not supported: give the server a certificate svc trusts, or disabletls=yes");
     const endpoint = `${origin(url, params)}${parts.map((p) => `/${encodeURIComponent(p)}`).join("")}`;
-    return { service: "gotify", endpoint, token: token!, ...(priority !== undefined ? { priority } : {}), secrets: both(token) };
+    return { service: "gotify", endpoint, token: token!, priority, secrets: both(token) };
   },
 
   ntfy(url, params) {
     requireHost("ntfy", url);
-    const parts = segments(url);
-    if (parts.length !== 1) fail(`ntfy://: the path must be the topic alone (form: ${URL_FORMS.ntfy})`);
-    const scheme = (params.get("scheme") ?? "https").toLowerCase();
+    // shoutrrr publishes to the whole path (`ntfy://host/a/b` is topic `a/b`)
+    const topic = segments(url).join("/");
+    if (!topic) fail(`ntfy://: the topic (the path) is missing (form: ${URL_FORMS.ntfy})`);
+    let scheme = (params.get("scheme") ?? "https").toLowerCase();
     if (scheme !== "http" && scheme !== "https") fail("ntfy://: parameter scheme must be http or https");
-    const priority = parseNtfyPriority(params.get("priority"));
-    const target: NotificationTarget = { service: "ntfy", endpoint: `${scheme}://${hostPort(url)}`, topic: parts[0]!, tags: params.list("tags"), secrets: both(url.password) };
+    if (params.flag("disabletls", false)) scheme = "http";
     if (params.flag("disabletlsverification", false)) fail("ntfy://: disabletlsverification is not supported: give the server a certificate svc trusts, or scheme=http");
+    const target: NotificationTarget = { service: "ntfy", endpoint: `${scheme}://${hostPort(url)}`, topic, markdown: params.flag("markdown", false), headers: ntfyHeaders(params), secrets: both(url.password) };
     if (url.username) target.username = decode(url.username);
     if (url.password) target.password = decode(url.password);
-    if (priority !== undefined) target.priority = priority;
     return target;
   },
 
@@ -319,8 +347,9 @@ const PARSERS: Record<UrlService, Parser> = {
 
   smtp(url, params) {
     requireHost("smtp", url);
-    const from = params.get("from", "fromaddress");
-    const to = params.list("to", "toaddresses");
+    // A query decodes `+` to a space; shoutrrr puts it back (sender+tag@example.com), as does svc.
+    const from = params.get("from", "fromaddress")?.replaceAll(" ", "+");
+    const to = params.list("to", "toaddresses").map((address) => address.replaceAll(" ", "+"));
     if (!from) fail(`smtp://: parameter from is missing (form: ${URL_FORMS.smtp})`);
     if (to.length === 0) fail(`smtp://: parameter to is missing (form: ${URL_FORMS.smtp})`);
     const auth = oneOf(params.get("auth") ?? (url.username ? "plain" : "none"), "auth", ["none", "plain", "login", "crammd5"], { unknown: "plain", oauth2: "" });
@@ -332,21 +361,23 @@ const PARSERS: Record<UrlService, Parser> = {
       to,
       auth: auth as SmtpTarget["auth"],
       encryption: encryption as SmtpTarget["encryption"],
-      useStartTls: params.flag("usestarttls", true),
+      useStartTls: params.flag("usestarttls", true) && params.flag("starttls", true),
       skipTlsVerify: params.flag("skiptlsverify", false),
     };
     if (url.username) smtp.username = decode(url.username);
     if (url.password) smtp.password = decode(url.password);
     const fromName = params.get("fromname");
-    const subject = params.get("subject");
+    const subject = params.get("subject", "title");
     if (fromName) smtp.fromName = fromName;
     if (subject) smtp.subject = subject;
     return { service: "smtp", smtp, secrets: both(url.password) };
   },
 
   teams(url, params) {
-    requireHost("teams", url);
     const host = params.get("host");
+    params.get("title", "color");
+    if (!url.hostname && !url.username && host) return workflowTeams(host);
+    requireHost("teams", url);
     if (url.username && host) {
       // shoutrrr's legacy connector form: teams://group@tenant/altId/groupOwner[/extraId]?host=org.webhook.office.com
       const parts = segments(url);
@@ -366,7 +397,7 @@ const PARSERS: Record<UrlService, Parser> = {
     const password = decode(url.password);
     if (!password) fail(`matrix://: the password (or access token) is missing (form: ${URL_FORMS.matrix})`);
     const user = url.username ? decode(url.username) : undefined;
-    return { service: "matrix", endpoint: origin(url, params), password, ...(user ? { user } : {}), rooms: params.list("rooms", "room"), secrets: both(url.password) };
+    return { service: "matrix", endpoint: origin(url, params), password, ...(user ? { user } : {}), rooms: params.list("rooms", "room").map(matrixRoom), secrets: both(url.password) };
   },
 
   generic(url, params) {
@@ -376,11 +407,44 @@ const PARSERS: Record<UrlService, Parser> = {
   },
 };
 
+/** `123` -> chat 123; `-100123:10` -> chat -100123, topic 10 (shoutrrr's chat:thread). */
+function telegramChat(text: string): TelegramChat {
+  const colon = text.indexOf(":");
+  if (colon < 0) return { chat: text };
+  const thread = text.slice(colon + 1);
+  // shoutrrr sends a non-numeric thread nowhere; the chat before the colon is used alone
+  return /^\d+$/.test(thread) ? { chat: text.slice(0, colon), thread: Number(thread) } : { chat: text.slice(0, colon) };
+}
+
+/** shoutrrr's rooms: a name without `#` or `!` is an alias (`room1` -> `#room1`). */
+function matrixRoom(room: string): string {
+  return room.startsWith("#") || room.startsWith("!") ? room : `#${room}`;
+}
+
 function oneOf(value: string, name: string, allowed: readonly string[], aliases: Record<string, string>): string {
   const lower = value.toLowerCase();
   const mapped = Object.hasOwn(aliases, lower) ? aliases[lower]! : lower;
   if (!allowed.includes(mapped)) fail(`smtp://: parameter ${name} must be one of ${allowed.join(", ")}`);
   return mapped;
+}
+
+/** ntfy's publishing headers, as shoutrrr sets them (only those given; cache and firebase when off). */
+function ntfyHeaders(params: Params): Array<[string, string]> {
+  const headers: Array<[string, string]> = [];
+  const add = (name: string, value: string | undefined) => value && headers.push([name, value]);
+  const priority = parseNtfyPriority(params.get("priority"));
+  add("Priority", priority === undefined ? undefined : String(priority));
+  add("Tags", params.list("tags").join(","));
+  add("Delay", params.get("delay", "at", "in"));
+  add("Actions", params.get("actions"));
+  add("Click", params.get("click"));
+  add("Attach", params.get("attach"));
+  add("X-Icon", params.get("icon"));
+  add("Filename", params.get("filename"));
+  add("Email", params.get("email"));
+  if (!params.flag("cache", true)) headers.push(["Cache", "no"]);
+  if (!params.flag("firebase", true)) headers.push(["Firebase", "no"]);
+  return headers;
 }
 
 function parseNtfyPriority(value: string | undefined): number | undefined {
@@ -395,6 +459,18 @@ function parseNtfyPriority(value: string | undefined): number | undefined {
 function teamsSecrets(endpoint: URL): string[] {
   const sig = endpoint.searchParams.get("sig") ?? undefined;
   return [...both(sig), ...tokenLike([...segments(endpoint), ...endpoint.searchParams.values()])];
+}
+
+/** The maintained fork's form: `teams://?host=<the Workflows URL, query-encoded>`. */
+function workflowTeams(host: string): NotificationTarget {
+  let endpoint: URL;
+  try {
+    endpoint = new URL(host);
+  } catch {
+    return fail("teams://: parameter host must be the Workflows webhook URL (https://...), query-encoded");
+  }
+  if (endpoint.protocol !== "https:" && endpoint.protocol !== "http:") fail("teams://: parameter host must be an http(s) URL");
+  return { service: "teams", endpoint: endpoint.toString(), secrets: teamsSecrets(endpoint) };
 }
 
 function wrappedTeams(text: string, scheme: string): NotificationTarget {
@@ -413,12 +489,16 @@ function parseWrapped(text: string, scheme: string, service: UrlService): URL {
 }
 
 /**
- * shoutrrr's generic service: `@Name=value` parameters are request headers, `method`,
- * `contenttype` and `template` its own; every other parameter goes on to the target URL
- * (`_name` for a name svc would take). `template` other than json names a mustache file.
+ * shoutrrr's generic service, `generic://host/path` (https unless `disabletls`) and
+ * `generic+http(s)://host/path` alike: `@Name=value` parameters are request headers, `$name=value`
+ * extra fields of the JSON body, `method`, `contenttype`, `template`, `title`, `titlekey`,
+ * `messagekey` and `disabletls` its own; every other parameter goes on to the target URL (`_name`
+ * for a name of its own). `template=json` is shoutrrr's JSON object; another template names a
+ * mustache file of svc's.
  */
 function genericTarget(url: URL, params: Params, base: string): NotificationTarget {
   const headers: Array<[string, string]> = [];
+  const extra: Array<[string, string]> = [];
   const forwarded = new URLSearchParams();
   for (const [rawKey, value] of url.searchParams) {
     const key = rawKey.toLowerCase();
@@ -426,29 +506,41 @@ function genericTarget(url: URL, params: Params, base: string): NotificationTarg
       params.get(key);
       headers.push([headerName(rawKey.slice(1)), value]);
     } else if (rawKey.startsWith("$")) {
-      fail("generic://: $extra fields belong to shoutrrr's JSON template; svc sends the SessionReport (or a mustache template=...)");
-    } else if (!["method", "contenttype", "template", "disabletls", ...IGNORED.generic].includes(key)) {
+      params.get(key);
+      extra.push([rawKey.slice(1), value]);
+    } else if (!GENERIC_OWN.includes(key)) {
       params.get(key);
       forwarded.append(rawKey.startsWith("_") ? rawKey.slice(1) : rawKey, value);
     }
   }
   const method = (params.get("method") ?? "POST").toUpperCase();
-  if (!["POST", "PUT", "PATCH"].includes(method)) fail("generic://: parameter method must be POST, PUT or PATCH");
+  if (!["POST", "PUT", "PATCH", "GET", "DELETE"].includes(method)) fail("generic://: parameter method must be POST, PUT, PATCH, GET or DELETE");
   const contentType = params.get("contenttype");
-  const template = params.get("template");
   const query = forwarded.toString();
   const endpoint = `${base}${url.pathname === "/" ? "" : url.pathname}${query ? `?${query}` : ""}`;
-  const secrets = [...both(url.password), ...headers.map(([, v]) => v), ...tokenLike([...segments(url), ...forwarded.values()])];
+  const named = [...extra, ...forwarded].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, v]) => v);
+  const secrets = [...both(url.password), ...headers.flatMap(([, v]) => [v, ...credentialOf(v)]), ...both(...named), ...tokenLike([...segments(url), ...forwarded.values()])];
   basicAuth(url, headers, secrets);
-  return {
-    service: "generic",
-    endpoint,
-    method,
-    headers,
-    ...(contentType ? { contentType } : {}),
-    ...(template && template.toLowerCase() !== "json" ? { template } : {}),
-    secrets,
-  };
+  return { service: "generic", endpoint, method, headers, ...(contentType ? { contentType } : {}), ...genericBody(params, extra), secrets };
+}
+
+/** The generic service's own parameters (everything else goes on to the target URL). */
+const GENERIC_OWN = ["method", "contenttype", "template", "disabletls", "title", "titlekey", "messagekey"];
+
+/** Names that say a value is a secret (a header, a parameter). */
+const CREDENTIAL_NAME = /auth|token|key|secret|sig|pass|cookie|session|signature/i;
+
+/** `Bearer abc` -> `abc`: the credential of a header value that starts with a scheme. */
+function credentialOf(value: string): string[] {
+  const match = /^[A-Za-z][A-Za-z0-9._-]{0,31}\s+(\S.*)$/.exec(value);
+  return match ? [match[1]!] : [];
+}
+
+function genericBody(params: Params, extra: Array<[string, string]>): GenericBody {
+  const template = params.get("template");
+  if (template === undefined || template === "") return { body: "text" };
+  if (template.toLowerCase() === "json") return { body: "json", titleKey: params.get("titlekey") || "title", messageKey: params.get("messagekey") || "message", extra };
+  return { body: "template", template };
 }
 
 /** `acceptLanguage` -> `Accept-Language` (shoutrrr's header keys are camel case). */
@@ -458,15 +550,14 @@ function headerName(key: string): string {
   return name;
 }
 
-/** `generic+https://host/path?q=1`: the URL after `generic+` is the target; every parameter goes on to it. */
+/** `generic+https://host/path?q=1`: the URL after `generic+` is the target, read as generic:// is. */
 function wrappedGeneric(text: string, scheme: string): NotificationTarget {
   const url = parseWrapped(text, scheme, "generic");
-  const headers: Array<[string, string]> = [];
-  const secrets = [...both(url.password), ...tokenLike([...segments(url), ...url.searchParams.values()])];
-  basicAuth(url, headers, secrets);
-  url.username = "";
-  url.password = "";
-  return { service: "generic", endpoint: url.toString(), method: "POST", headers, secrets };
+  const params = new Params("generic", url);
+  params.get("disabletls"); // the wrapped scheme says it
+  const target = genericTarget(url, params, `${scheme}://${hostPort(url)}`);
+  params.rejectUnknown();
+  return target;
 }
 
 /** Credentials written into the URL are sent as Basic authorization (fetch does not send them itself). */

@@ -53,7 +53,8 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
   const notifier = (send: (report: SessionReport) => Promise<void>): Notifier => ({ name, send });
   switch (target.service) {
     case "discord": {
-      const endpoint = `${fixed("https://discord.com")}/api/webhooks/${target.webhookId}/${encodeURIComponent(target.token)}`;
+      const thread = target.threadId ? `?thread_id=${encodeURIComponent(target.threadId)}` : "";
+      const endpoint = `${fixed("https://discord.com")}/api/webhooks/${target.webhookId}/${encodeURIComponent(target.token)}${thread}`;
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);
         const body = { content: truncate(`**${subject}**\n${text}`.trim(), DISCORD_MAX), username: target.username, avatar_url: target.avatarUrl };
@@ -68,7 +69,7 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
       const icon = target.icon ? (/^https?:\/\//.test(target.icon) ? { icon_url: target.icon } : { icon_emoji: target.icon }) : {};
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);
-        const body = { channel: target.channel, username: target.botname, ...icon, text: truncate(`*${slackEscape(subject)}*\n${slackEscape(text)}`.trim(), SLACK_MAX) };
+        const body = { channel: target.channel, username: target.botname, ...icon, thread_ts: target.threadTs, text: truncate(`*${slackEscape(subject)}*\n${slackEscape(text)}`.trim(), SLACK_MAX) };
         const answer = await postJson(endpoint, body, timeoutMs, headers);
         // The Web API answers 200 with {"ok": false, "error": ...} when it refuses.
         if (target.botToken) expectOk(answer, "Slack");
@@ -77,17 +78,20 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
     case "gotify":
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);
-        await postJson(`${target.endpoint}/message`, { title: subject, message: text.trim() || subject, priority: target.priority ?? 5 }, timeoutMs, { "x-gotify-key": target.token });
+        await postJson(`${target.endpoint}/message`, { title: subject, message: text.trim() || subject, priority: target.priority }, timeoutMs, { "x-gotify-key": target.token });
       });
     case "ntfy": {
       const headers: Record<string, string> = {};
       if (target.username) headers.authorization = `Basic ${Buffer.from(`${target.username}:${target.password ?? ""}`).toString("base64")}`;
       else if (target.password) headers.authorization = `Bearer ${target.password}`;
+      // shoutrrr's request: the message as the body of a POST to the topic's path, the rest in headers
+      const endpoint = `${target.endpoint}/${target.topic.split("/").map(encodeURIComponent).join("/")}`;
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);
-        // JSON publishing: the title may hold any character, a header could not.
-        const body = { topic: target.topic, title: subject, message: text.trim() || subject, priority: target.priority, tags: target.tags.length > 0 ? target.tags : undefined };
-        await postJson(`${target.endpoint}/`, body, timeoutMs, headers);
+        const sent = new Headers([...target.headers, ...Object.entries(headers)]);
+        sent.set("content-type", target.markdown ? "text/markdown" : "text/plain; charset=utf-8");
+        sent.set("title", headerText(subject));
+        await request(endpoint, { method: "POST", headers: sent, body: text.trim() || subject }, timeoutMs);
       });
     }
     case "pushover": {
@@ -109,13 +113,15 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
     case "matrix":
       return matrixNotifier(name, target, context);
     case "generic": {
-      const contentType = target.contentType ?? "application/json";
-      const body: BodyRenderer = target.template
-        ? await loadBodyRenderer(target.template, contentType, context.hostname, context.titleTag, `notifications.urls (${name} template)`)
-        : (report) => JSON.stringify(report);
+      const contentType = target.contentType ?? (target.body === "text" ? "text/plain" : "application/json");
+      const body: BodyRenderer =
+        target.body === "template"
+          ? await loadBodyRenderer(target.template, contentType, context.hostname, context.titleTag, `notifications.urls (${name} template)`)
+          : (report) => genericBody(target, context.chat(report));
       return notifier(async (report) => {
         const headers = new Headers(target.headers);
         headers.set("content-type", contentType);
+        if (!headers.has("accept")) headers.set("accept", contentType);
         await request(target.endpoint, { method: target.method, headers, body: body(report) }, timeoutMs);
       });
     }
@@ -135,12 +141,13 @@ function telegramNotifier(name: string, target: Extract<NotificationTarget, { se
       const done = delivered.get(report) ?? new Set<string>();
       delivered.set(report, done);
       const failures: string[] = [];
-      for (const chat of target.chats) {
-        if (done.has(chat)) continue;
-        const body = { chat_id: chat, text: truncate(`${subject}\n\n${text}`.trim(), TELEGRAM_MAX), disable_notification: target.silent, link_preview_options: { is_disabled: !target.preview } };
+      for (const { chat, thread } of target.chats) {
+        const key = `${chat}:${thread ?? ""}`;
+        if (done.has(key)) continue;
+        const body = { chat_id: chat, message_thread_id: thread, text: truncate(`${subject}\n\n${text}`.trim(), TELEGRAM_MAX), disable_notification: target.silent, link_preview_options: { is_disabled: !target.preview } };
         try {
           expectOk(await postJson(endpoint, body, context.timeoutMs), "Telegram");
-          done.add(chat);
+          done.add(key);
         } catch (error) {
           failures.push(`chat ${chat}: ${(error as Error).message}`);
         }
@@ -186,6 +193,25 @@ function matrixNotifier(name: string, target: Extract<NotificationTarget, { serv
       }
     },
   };
+}
+
+/**
+ * The generic webhook's body as shoutrrr builds it: the message alone, or (`template=json`) an
+ * object of the title and message under their keys and the `$name` extra fields.
+ */
+function genericBody(target: Extract<NotificationTarget, { service: "generic" }>, { subject, text }: RenderedReport): string {
+  const message = text.trim() || subject;
+  if (target.body !== "json") return message;
+  const fields: Record<string, string> = { [target.titleKey]: subject };
+  for (const [name, value] of target.extra) fields[name] = value;
+  fields[target.messageKey] = message;
+  return JSON.stringify(fields);
+}
+
+/** A header value may hold only Latin-1: other text goes as an RFC 2047 word, which ntfy decodes. */
+function headerText(text: string): string {
+  const line = text.replace(/[\r\n]+/g, " ");
+  return /^[\x20-\x7e]*$/.test(line) ? line : `=?UTF-8?B?${Buffer.from(line).toString("base64")}?=`;
 }
 
 /** An Adaptive Card, what a Teams Workflows webhook ("post to a channel") expects. */

@@ -335,7 +335,8 @@ export function serviceReceiver(): { server: Server<undefined>; received: Receiv
       if (path.startsWith("/services/")) return typeof data.text === "string" ? new Response("ok") : new Response("no_text", { status: 400 });
       if (path === "/api/chat.postMessage") return json(request.headers.get("authorization")?.startsWith("Bearer xoxb-") && data.channel ? { ok: true } : { ok: false, error: "not_authed" });
       if (path.endsWith("/message")) return request.headers.get("x-gotify-key") && typeof data.message === "string" ? json({ id: 1 }) : json({ error: "Unauthorized" }, 401);
-      if (path === "/") return data.topic && typeof data.message === "string" ? json({ id: "x", event: "message" }) : json({ error: "invalid request" }, 400);
+      // ntfy: a POST to the topic's path, the message as the body, the rest in headers (docs.ntfy.sh/publish)
+      if (path.startsWith("/ntfy/")) return request.method === "POST" && body.length > 0 ? json({ id: "x", event: "message", topic: path.slice(1) }) : json({ error: "invalid request" }, 400);
       if (path === "/1/messages.json") {
         const form = new URLSearchParams(body);
         return form.get("token") && form.get("user") && form.get("message") ? json({ status: 1, request: "r" }) : json({ status: 0, errors: ["token is invalid"] }, 400);
@@ -360,7 +361,7 @@ export function urlsFor(port: number) {
     slackHook: `slack://hook:T0001-B0002-${SECRETS.slackHook}@webhook?botname=svc`,
     slackBot: `slack://xoxb:${SECRETS.slackBot}@C001CH4NN3L`,
     gotify: `gotify://${at}/gotify/${SECRETS.gotify}?disabletls=yes`,
-    ntfy: `ntfy://svc:${SECRETS.ntfy}@${at}/svc-alerts?scheme=http&tags=whale`,
+    ntfy: `ntfy://svc:${SECRETS.ntfy}@${at}/ntfy/svc-alerts?scheme=http&tags=whale`,
     pushover: `pushover://shoutrrr:${SECRETS.pushoverToken}@${SECRETS.pushoverUser}/?devices=phone`,
     teams: `teams+http://${at}/workflows/0a1b2c3d/triggers/manual/paths/invoke?api-version=2016-06-01&sig=${SECRETS.teams}`,
     matrix: `matrix://bot:${SECRETS.matrix}@${at}/?rooms=%23ops:lan&disabletls=yes`,

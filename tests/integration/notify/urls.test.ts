@@ -68,12 +68,13 @@ describe("each notification URL form, delivered", () => {
 
     const [gotify] = to((r) => r.path === "/gotify/message");
     expect(gotify?.headers["x-gotify-key"]).toBe(SECRETS.gotify);
-    expect(jsonOf(gotify)).toMatchObject({ title, priority: 5 });
+    expect(jsonOf(gotify)).toMatchObject({ title, priority: 0 });
     expect(jsonOf(gotify).message).toStartWith(line);
 
-    const [ntfy] = to((r) => r.path === "/");
+    const [ntfy] = to((r) => r.path === "/ntfy/svc-alerts");
     expect(ntfy?.headers.authorization).toBe(`Basic ${Buffer.from(`svc:${SECRETS.ntfy}`).toString("base64")}`);
-    expect(jsonOf(ntfy)).toMatchObject({ topic: "svc-alerts", title, tags: ["whale"] });
+    expect(ntfy?.headers).toMatchObject({ title, tags: "whale", "content-type": "text/plain; charset=utf-8" });
+    expect(ntfy?.body).toStartWith(line);
 
     const pushover = new URLSearchParams(to((r) => r.path === "/1/messages.json")[0]?.body);
     expect([pushover.get("token"), pushover.get("user"), pushover.get("device"), pushover.get("title")]).toEqual([SECRETS.pushoverToken, SECRETS.pushoverUser, "phone", title]);
@@ -92,10 +93,58 @@ describe("each notification URL form, delivered", () => {
 
     const [generic] = to((r) => r.path === "/generic/hook");
     expect(generic?.headers["x-api-key"]).toBe(SECRETS.generic);
-    expect(jsonOf(generic)).toEqual(report);
+    expect(generic?.headers["content-type"]).toBe("text/plain");
+    expect(generic?.body).toStartWith(line);
 
     expect(log.lines.filter((l) => l.message === "notification sent")).toHaveLength(10);
     for (const secret of Object.values(SECRETS)) expect(log.text()).not.toContain(secret);
+  });
+
+  test("shoutrrr's meanings: a Telegram topic, Matrix room names, ntfy's nested topic and headers, Discord's thread, Slack's thread", async () => {
+    const mark = receiver.received.length;
+    const at = `127.0.0.1:${receiver.server.port}`;
+    await publishOnce({
+      urls: [
+        `telegram://${SECRETS.telegramBot}@telegram?chats=-100123:10,@news&preview=n&notification=y`,
+        `matrix://bot:${SECRETS.matrix}@${at}/?rooms=room1&disabletls=yes`,
+        `ntfy://${at}/ntfy/a/b?disabletls=yes&delay=30m&email=ops@lan&markdown=yes&priority=max&cache=no`,
+        `discord://${SECRETS.discord}@123456789012345678?thread_id=987654321`,
+        `slack://hook:T0001-B0002-${SECRETS.slackHook}@webhook?username=svc&icon_emoji=:whale:&thread_ts=1234.5678`,
+      ],
+    });
+    const got = since(mark);
+    const telegram = got.filter((r) => r.path.endsWith("/sendMessage")).map(jsonOf);
+    expect(telegram.map((m) => [m.chat_id, m.message_thread_id, m.disable_notification, m.link_preview_options])).toEqual([
+      ["-100123", 10, false, { is_disabled: true }],
+      ["@news", undefined, false, { is_disabled: true }],
+    ]);
+    expect(got.filter((r) => r.path.startsWith("/_matrix/client/v3/join/")).map((r) => decodeURIComponent(r.path.split("/").pop()!))).toEqual(["#room1"]);
+    const [ntfy] = got.filter((r) => r.path === "/ntfy/a/b");
+    expect(ntfy?.headers).toMatchObject({ delay: "30m", email: "ops@lan", priority: "5", cache: "no", "content-type": "text/markdown" });
+    const [discord] = got.filter((r) => r.path.startsWith("/api/webhooks/"));
+    expect(discord?.query.get("thread_id")).toBe("987654321");
+    expect(jsonOf(got.find((r) => r.path.startsWith("/services/")))).toMatchObject({ username: "svc", icon_emoji: ":whale:", thread_ts: "1234.5678" });
+  });
+
+  test("generic: shoutrrr's JSON with template=json, its keys and $extra fields, @headers, method; generic+http alike", async () => {
+    const mark = receiver.received.length;
+    const at = `127.0.0.1:${receiver.server.port}`;
+    await publishOnce({
+      urls: [
+        `generic://${at}/generic/json?disabletls=yes&template=json&titlekey=subject&messagekey=text&$source=svc&method=PUT`,
+        `generic+http://${at}/generic/bearer?@Authorization=Bearer%20${SECRETS.generic}&room=7`,
+      ],
+    });
+    const got = since(mark);
+    const json = got.find((r) => r.path === "/generic/json");
+    expect(json?.method).toBe("PUT");
+    expect(json?.headers["content-type"]).toBe("application/json");
+    const body = jsonOf(json);
+    expect(Object.keys(body).sort()).toEqual(["source", "subject", "text"]);
+    expect(body).toMatchObject({ subject: "svc on nas: 1 updated, 1 failed", source: "svc" });
+    const bearer = got.find((r) => r.path === "/generic/bearer");
+    expect(bearer?.headers.authorization).toBe(`Bearer ${SECRETS.generic}`);
+    expect([...bearer!.query.keys()]).toEqual(["room"]);
   });
 
   test("a Telegram chat that refuses is retried alone; the others got the message once", async () => {
@@ -115,7 +164,7 @@ describe("each notification URL form, delivered", () => {
     const { log } = await publishOnce({ urls: [urls.discord, `gotify://127.0.0.1:${freePort()}/${SECRETS.gotify}?disabletls=yes`, urls.ntfy] });
     const got = since(mark);
     expect(got.filter((r) => r.path.startsWith("/api/webhooks/"))).toHaveLength(1);
-    expect(got.filter((r) => r.path === "/")).toHaveLength(1);
+    expect(got.filter((r) => r.path === "/ntfy/svc-alerts")).toHaveLength(1);
     const failure = log.lines.find((l) => l.level === "error" && l.message === "notification failed");
     expect(failure?.fields).toMatchObject({ channel: "gotify", attempts: 2 });
     for (const secret of Object.values(SECRETS)) expect(log.text()).not.toContain(secret);
@@ -147,6 +196,13 @@ describe("smtp:// to the SMTP peer", () => {
     expect(mail?.from).toContain("svc@lan");
     expect(mail?.text).toContain("web (127.0.0.1:5000/web:latest): 111111111111 -> 222222222222");
     expect(log.lines.some((l) => l.message === "notification sent" && l.fields.channel === "smtp")).toBe(true);
+  });
+
+  test("a + in the from and to addresses stays a +, as shoutrrr reads it", async () => {
+    const before = smtp.messages().length;
+    await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=me+svc@lan&to=ops+updates@lan,b@lan&usestarttls=no`] });
+    const [mail] = smtp.messages().slice(before);
+    expect(mail).toMatchObject({ mail_from: "me+svc@lan", rcpt_tos: ["ops+updates@lan", "b@lan"] });
   });
 
   test("encryption=explicittls with auth=plain: STARTTLS then AUTH; a wrong password is logged without it", async () => {

@@ -31,7 +31,7 @@ describe("each form parses into its target", () => {
     expect(parsed("telegram://110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw@telegram?chats=@svc_news,-100123456&notification=no&preview=no")).toMatchObject({
       service: "telegram",
       token: "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
-      chats: ["@svc_news", "-100123456"],
+      chats: [{ chat: "@svc_news" }, { chat: "-100123456" }],
       silent: true,
       preview: false,
     });
@@ -59,13 +59,15 @@ describe("each form parses into its target", () => {
   });
 
   test("ntfy: topic, credentials, scheme", () => {
-    expect(parsed("ntfy://ntfy.sh/svc-alerts")).toMatchObject({ service: "ntfy", endpoint: "https://ntfy.sh", topic: "svc-alerts", tags: [] });
+    expect(parsed("ntfy://ntfy.sh/svc-alerts")).toMatchObject({ service: "ntfy", endpoint: "https://ntfy.sh", topic: "svc-alerts", headers: [] });
     expect(parsed("ntfy://me:pa55word@127.0.0.1:8090/updates?scheme=http&priority=high&tags=whale,svc")).toMatchObject({
       endpoint: "http://127.0.0.1:8090",
       username: "me",
       password: "pa55word",
-      priority: 4,
-      tags: ["whale", "svc"],
+      headers: [
+        ["Priority", "4"],
+        ["Tags", "whale,svc"],
+      ],
     });
   });
 
@@ -113,10 +115,12 @@ describe("each form parses into its target", () => {
       endpoint: "https://hooks.lan/svc?method=keep&room=7",
       method: "PUT",
       headers: [["Authorization", "Bearer xyz123456"]],
+      body: "json",
     });
-    expect(parsed("generic+http://127.0.0.1:9000/hook?template=json&x=1")).toMatchObject({ endpoint: "http://127.0.0.1:9000/hook?template=json&x=1", method: "POST" });
+    expect(parsed("generic+http://127.0.0.1:9000/hook?template=json&x=1")).toMatchObject({ endpoint: "http://127.0.0.1:9000/hook?x=1", method: "POST", body: "json" });
     expect(parsed("generic://127.0.0.1:9000/hook?disabletls=yes&template=/etc/svc/hook.mustache&contenttype=text/plain")).toMatchObject({
       endpoint: "http://127.0.0.1:9000/hook",
+      body: "template",
       template: "/etc/svc/hook.mustache",
       contentType: "text/plain",
     });
@@ -136,7 +140,7 @@ describe("a URL that cannot be used names the wrong part, never the secret", () 
     ["slack://hook:A-BSecret@webhook", "three parts"],
     ["gotify://gotify.lan", "the application token (last path segment) is missing"],
     ["gotify://gotify.lan/T0kenSecret?priority=11", "parameter priority must be an integer from -2 to 10"],
-    ["ntfy://ntfy.sh/a/b", "the path must be the topic alone"],
+    ["ntfy://ntfy.sh/", "the topic (the path) is missing"],
     ["ntfy://ntfy.sh/t?scheme=ftp", "parameter scheme must be http or https"],
     ["pushover://shoutrrr:@userKeySecret1", "the application token"],
     ["smtp://mail.lan/?to=a@lan", "parameter from is missing"],
