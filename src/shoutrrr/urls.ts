@@ -11,7 +11,8 @@
  * (--print-config).
  * docs/notifications.md lists every form.
  */
-import { createRedactor, REDACTED } from "../log/redact.ts";
+import { REDACTED } from "../log/redact.ts";
+import { CREDENTIAL_NAME, escapings, maskUrl } from "./mask.ts";
 
 export type UrlService = "discord" | "telegram" | "slack" | "gotify" | "ntfy" | "pushover" | "smtp" | "teams" | "matrix" | "generic";
 
@@ -116,14 +117,14 @@ export function parseNotificationUrl(text: string): NotificationTarget | { probl
 export function notificationUrlSecrets(urls: readonly string[]): string[] {
   return urls.flatMap((url) => {
     const parsed = parseNotificationUrl(url);
-    return "problem" in parsed ? [url] : parsed.secrets;
+    return "problem" in parsed ? [url] : [...new Set(parsed.secrets.filter(Boolean).flatMap(escapings))];
   });
 }
 
 /** The URL with its secret parts masked, for showing it (a URL that does not parse is masked whole). */
 export function redactNotificationUrl(url: string): string {
   const parsed = parseNotificationUrl(url);
-  return "problem" in parsed ? REDACTED : createRedactor(parsed.secrets)(url);
+  return "problem" in parsed ? REDACTED : maskUrl(url, parsed.secrets);
 }
 
 /** The service a URL names (its scheme, without `+https`), for channel names in logs. */
@@ -240,9 +241,9 @@ function origin(url: URL, params: Params, option = "disabletls"): string {
   return `${params.flag(option, false) ? "http" : "https"}://${hostPort(url)}`;
 }
 
-/** Path segments and query values that look like tokens (long, with a digit), as the webhook's derivation does. */
+/** Path segments and query values that look like tokens (long with a digit, or very long), as the webhook's derivation does. */
 function tokenLike(parts: readonly string[]): string[] {
-  return parts.filter((part) => part.length >= 8 && /\d/.test(part));
+  return parts.filter((part) => (part.length >= 8 && /\d/.test(part)) || part.length >= 16);
 }
 
 type Parser = (url: URL, params: Params) => NotificationTarget;
@@ -519,7 +520,7 @@ function genericTarget(url: URL, params: Params, base: string): NotificationTarg
   const query = forwarded.toString();
   const endpoint = `${base}${url.pathname === "/" ? "" : url.pathname}${query ? `?${query}` : ""}`;
   const named = [...extra, ...forwarded].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, v]) => v);
-  const secrets = [...both(url.password), ...headers.flatMap(([, v]) => [v, ...credentialOf(v)]), ...both(...named), ...tokenLike([...segments(url), ...forwarded.values()])];
+  const secrets = [...both(url.password), ...headers.filter(([name, v]) => CREDENTIAL_NAME.test(name) || tokenLike([v]).length > 0).flatMap(([, v]) => [v, ...credentialOf(v)]), ...both(...named), ...tokenLike([...segments(url), ...forwarded.values()])];
   basicAuth(url, headers, secrets);
   return { service: "generic", endpoint, method, headers, ...(contentType ? { contentType } : {}), ...genericBody(params, extra), secrets };
 }
@@ -527,8 +528,6 @@ function genericTarget(url: URL, params: Params, base: string): NotificationTarg
 /** The generic service's own parameters (everything else goes on to the target URL). */
 const GENERIC_OWN = ["method", "contenttype", "template", "disabletls", "title", "titlekey", "messagekey"];
 
-/** Names that say a value is a secret (a header, a parameter). */
-const CREDENTIAL_NAME = /auth|token|key|secret|sig|pass|cookie|session|signature/i;
 
 /** `Bearer abc` -> `abc`: the credential of a header value that starts with a scheme. */
 function credentialOf(value: string): string[] {

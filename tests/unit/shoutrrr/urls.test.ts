@@ -214,3 +214,40 @@ describe("notifications.urls in the configuration", () => {
     expect(notificationSecrets(result.config.notifications)).toEqual(expect.arrayContaining(["Disc0rdSecretToken", "Ntfy5ecret"]));
   });
 });
+
+describe("masking rebuilds the URL from its parts: no secret in any escaping", () => {
+  // each secret as a user may write it: percent-encoded, with + or %20 for a space, no digit in it
+  const cases: Array<[string, string[]]> = [
+    ["generic+http://hooks.lan/hook?@Authorization=Bearer%20tkSecretNoDigits", ["tkSecretNoDigits", "Bearer%20tkSecretNoDigits"]],
+    ["generic://hooks.lan/hook?@authorization=Bearer+tkSecretPlus&room=7", ["tkSecretPlus"]],
+    ["gotify://gotify.lan/AbC%2FdefSecret", ["AbC%2FdefSecret", "AbC/defSecret"]],
+    ["gotify://gotify.lan/OnlyLettersSecretToken", ["OnlyLettersSecretToken"]],
+    ["discord://AbCdEfSecretLetters@123456789012345678", ["AbCdEfSecretLetters"]],
+    ["ntfy://me:pa%24%24wordSecret@ntfy.lan/topic", ["pa%24%24wordSecret", "pa$$wordSecret"]],
+    ["generic://hooks.lan/hook?token=abcSecret&$apikey=xyzSecret", ["abcSecret", "xyzSecret"]],
+    [`teams://?host=${encodeURIComponent("https://x.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?api-version=2016-06-01&sig=SigSecretLetters")}`, ["SigSecretLetters"]],
+    ["pushover://shoutrrr:TokSecret@UserKeySecretLetters", ["TokSecret", "UserKeySecretLetters"]],
+  ];
+  for (const [url, secrets] of cases) {
+    test(url, () => {
+      const shown = redactNotificationUrl(url);
+      expect(shown).toContain(REDACTED);
+      for (const secret of secrets) expect(shown).not.toContain(secret);
+      expect(shown).not.toMatch(/Secret/);
+      // the log redactor has every escaping of each secret part
+      const known = notificationUrlSecrets([url]);
+      for (const secret of secrets) expect(known).toContain(secret);
+    });
+  }
+
+  test("the parts that are not secret are shown as written", () => {
+    expect(redactNotificationUrl("generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=Bearer%20tk")).toBe(`generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=${REDACTED}`);
+    expect(redactNotificationUrl("gotify://gotify.lan/sub/AbC%2Fdef?priority=3")).toBe(`gotify://gotify.lan/sub/${REDACTED}?priority=3`);
+  });
+
+  test("--print-config shows them masked", async () => {
+    const url = "generic+http://hooks.lan/hook?@Authorization=Bearer%20tkSecretNoDigits";
+    const text = printConfig(await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: `${url} gotify://gotify.lan/AbC%2FdefSecret` } }));
+    expect(text).not.toMatch(/tkSecret|defSecret/);
+  });
+});
