@@ -14,7 +14,23 @@
 import { REDACTED } from "../log/redact.ts";
 import { CREDENTIAL_NAME, escapings, maskUrl } from "./mask.ts";
 
-export type UrlService = "discord" | "telegram" | "slack" | "gotify" | "ntfy" | "pushover" | "smtp" | "teams" | "matrix" | "generic";
+export type UrlService =
+  | "discord"
+  | "telegram"
+  | "slack"
+  | "gotify"
+  | "ntfy"
+  | "pushover"
+  | "smtp"
+  | "teams"
+  | "matrix"
+  | "generic"
+  | "mattermost"
+  | "rocketchat"
+  | "googlechat"
+  | "hangouts"
+  | "pushbullet"
+  | "bark";
 
 interface TargetBase {
   /** the secret parts of the URL, as written and decoded */
@@ -32,6 +48,10 @@ export type NotificationTarget = TargetBase &
     | { service: "smtp"; smtp: SmtpTarget }
     | { service: "teams"; endpoint: string }
     | { service: "matrix"; endpoint: string; user?: string; password: string; rooms: string[] }
+    | { service: "mattermost" | "rocketchat"; endpoint: string; username?: string; channel?: string; icon?: string }
+    | { service: "googlechat"; endpoint: string }
+    | { service: "pushbullet"; token: string; targets: string[] }
+    | { service: "bark"; endpoint: string; deviceKey: string; fields: Record<string, string | number> }
     | ({ service: "generic"; endpoint: string; method: string; contentType?: string; headers: Array<[string, string]> } & GenericBody)
   );
 
@@ -87,6 +107,12 @@ export const URL_FORMS: Readonly<Record<UrlService, string>> = {
   teams: "teams+https://<Workflows webhook URL> or teams://<host>/<path>?<query>",
   matrix: "matrix://user:pass@host[:port]/?rooms=!room:host,#alias:host",
   generic: "generic://host[:port]/path or generic+https://host/path",
+  mattermost: "mattermost://[username@]host[:port]/token[/channel]",
+  rocketchat: "rocketchat://[username@]host[:port]/tokenA/tokenB[/channel]",
+  googlechat: "googlechat://chat.googleapis.com/v1/spaces/SPACE/messages?key=KEY&token=TOKEN",
+  hangouts: "hangouts://chat.googleapis.com/v1/spaces/SPACE/messages?key=KEY&token=TOKEN",
+  pushbullet: "pushbullet://token[/device][/#channel][/email]",
+  bark: "bark://:devicekey@host[:port][/path]",
 };
 
 /** Query parameters of shoutrrr's that svc accepts without needing them (looks are svc's own). */
@@ -101,6 +127,12 @@ const IGNORED: Readonly<Record<UrlService, readonly string[]>> = {
   teams: ["color", "title"],
   matrix: ["title"],
   generic: ["title", "titlekey", "messagekey"],
+  mattermost: ["title"],
+  rocketchat: ["title"],
+  googlechat: [],
+  hangouts: [],
+  pushbullet: ["title"],
+  bark: ["title"],
 };
 
 /** Parses one URL; `{ problem }` names the wrong part (shown with the option and entry by the caller). */
@@ -401,6 +433,55 @@ const PARSERS: Record<UrlService, Parser> = {
     return { service: "matrix", endpoint: origin(url, params), password, ...(user ? { user } : {}), rooms: params.list("rooms", "room").map(matrixRoom), secrets: both(url.password) };
   },
 
+  mattermost(url, params) {
+    requireHost("mattermost", url);
+    const [token, channel, ...rest] = segments(url);
+    if (!token || rest.length > 0) fail(`mattermost://: the path must be the webhook token, then the channel if any (form: ${URL_FORMS.mattermost})`);
+    const icon = params.get("icon", "icon_emoji", "icon_url");
+    const endpoint = `${origin(url, params)}/hooks/${encodeURIComponent(token!)}`;
+    return { service: "mattermost", endpoint, ...optional({ username: decode(url.username), channel, icon }), secrets: both(token) };
+  },
+
+  rocketchat(url) {
+    requireHost("rocketchat", url);
+    const parts = url.pathname.split("/").slice(1).map(decode);
+    const [tokenA, tokenB, channel] = parts;
+    if (!tokenA || !tokenB) fail(`rocketchat://: the path must be tokenA/tokenB, then the channel if any (form: ${URL_FORMS.rocketchat})`);
+    // shoutrrr: a channel without @ is a #channel (written as a fragment, or bare)
+    const named = url.hash ? `#${decode(url.hash.slice(1))}` : channel ? (channel.startsWith("@") || channel.startsWith("#") ? channel : `#${channel}`) : undefined;
+    const endpoint = `https://${hostPort(url)}/hooks/${encodeURIComponent(tokenA!)}/${encodeURIComponent(tokenB!)}`;
+    return { service: "rocketchat", endpoint, ...optional({ username: decode(url.username), channel: named }), secrets: [...both(tokenA, tokenB), `${tokenA}/${tokenB}`] };
+  },
+
+  googlechat: googleChat,
+  hangouts: googleChat,
+
+  pushbullet(url) {
+    const token = decode(url.hostname);
+    if (token.length !== 34) fail(`pushbullet://: the access token (the host) must be 34 characters (form: ${URL_FORMS.pushbullet})`);
+    const targets = segments(url);
+    if (url.hash.length > 1) targets.push(`#${decode(url.hash.slice(1))}`);
+    return { service: "pushbullet", token, targets, secrets: both(token) };
+  },
+
+  bark(url, params) {
+    requireHost("bark", url);
+    const deviceKey = decode(url.password);
+    if (!deviceKey) fail(`bark://: the device key (after :) is missing (form: ${URL_FORMS.bark})`);
+    let scheme = (params.get("scheme") ?? "https").toLowerCase();
+    if (scheme !== "http" && scheme !== "https") fail("bark://: parameter scheme must be http or https");
+    if (params.flag("disabletls", false)) scheme = "http";
+    const path = url.pathname.replace(/\/+$/, "");
+    const fields: Record<string, string | number> = {};
+    for (const name of ["sound", "icon", "group", "url", "category", "copy"]) {
+      const value = params.get(name);
+      if (value) fields[name] = value;
+    }
+    const badge = params.integer("badge", 0, 1_000_000);
+    if (badge) fields.badge = badge;
+    return { service: "bark", endpoint: `${scheme}://${hostPort(url)}${path}/push`, deviceKey, fields, secrets: both(url.password) };
+  },
+
   generic(url, params) {
     requireHost("generic", url);
     const target = genericTarget(url, params, origin(url, params));
@@ -420,6 +501,21 @@ function telegramChat(text: string): TelegramChat {
 /** shoutrrr's rooms: a name without `#` or `!` is an alias (`room1` -> `#room1`). */
 function matrixRoom(room: string): string {
   return room.startsWith("#") || room.startsWith("!") ? room : `#${room}`;
+}
+
+/** Google Chat's incoming webhook, as written in the space's settings with https:// replaced. */
+function googleChat(url: URL, params: Params): NotificationTarget {
+  requireHost("googlechat", url);
+  const key = params.get("key");
+  const token = params.get("token");
+  if (!key || !token) fail(`googlechat://: parameters key and token are missing (form: ${URL_FORMS.googlechat})`);
+  const query = new URLSearchParams({ key: key!, token: token! });
+  return { service: "googlechat", endpoint: `https://${hostPort(url)}${url.pathname}?${query}`, secrets: both(key, token) };
+}
+
+/** The fields of `values` that are given (not empty). */
+function optional<T extends Record<string, string | undefined>>(values: T): Partial<T> {
+  return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== "")) as Partial<T>;
 }
 
 function oneOf(value: string, name: string, allowed: readonly string[], aliases: Record<string, string>): string {

@@ -112,6 +112,37 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
       });
     case "matrix":
       return matrixNotifier(name, target, context);
+    case "mattermost":
+    case "rocketchat": {
+      const icon = target.icon ? (/^https?:\/\//i.test(target.icon) ? { icon_url: target.icon } : { icon_emoji: target.icon }) : {};
+      return notifier(async (report) => {
+        const { subject, text } = context.chat(report);
+        const extra = target.service === "mattermost" ? icon : {};
+        await postJson(target.endpoint, { text: `${subject}\n${text}`.trim(), username: target.username, channel: target.channel, ...extra }, timeoutMs);
+      });
+    }
+    case "googlechat":
+      return notifier(async (report) => {
+        const { subject, text } = context.chat(report);
+        await postJson(target.endpoint, { text: `*${subject}*\n${text}`.trim() }, timeoutMs);
+      });
+    case "pushbullet": {
+      const endpoint = `${fixed("https://api.pushbullet.com")}/v2/pushes`;
+      const targets = target.targets.length > 0 ? target.targets : [""];
+      return notifier(async (report) => {
+        const { subject, text } = context.chat(report);
+        // one note per target: a #channel tag, an e-mail address or a device (none: all the account's devices)
+        for (const to of targets) {
+          const address = to.startsWith("#") ? { channel_tag: to.slice(1) } : to.includes("@") ? { email: to } : to ? { device_iden: to } : {};
+          await postJson(endpoint, { type: "note", title: subject, body: text.trim() || subject, ...address }, timeoutMs, { "access-token": target.token });
+        }
+      });
+    }
+    case "bark":
+      return notifier(async (report) => {
+        const { subject, text } = context.chat(report);
+        await postJson(target.endpoint, { body: text.trim() || subject, device_key: target.deviceKey, title: subject, ...target.fields }, timeoutMs);
+      });
     case "generic": {
       const contentType = target.contentType ?? (target.body === "text" ? "text/plain" : "application/json");
       const body: BodyRenderer =
