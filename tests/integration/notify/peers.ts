@@ -346,6 +346,14 @@ export function serviceReceiver(): { server: Server<undefined>; received: Receiv
       if (path.startsWith("/_matrix/client/v3/join/")) return json({ room_id: "!joined:lan" });
       if (path.startsWith("/_matrix/client/v3/rooms/")) return request.headers.get("authorization") === "Bearer syt_matrix_access" && data.msgtype === "m.text" ? json({ event_id: "$e" }) : json({ errcode: "M_UNKNOWN_TOKEN" }, 401);
       if (path.startsWith("/generic/")) return new Response("ok");
+      // Mattermost and Rocket.Chat incoming webhooks: a JSON text (docs.mattermost.com, docs.rocket.chat)
+      if (path.startsWith("/hooks/")) return typeof data.text === "string" && data.text !== "" ? new Response("ok") : json({ message: "Unable to parse incoming data" }, 400);
+      // Google Chat: key and token in the query, a JSON text
+      if (path.startsWith("/v1/spaces/")) return url.searchParams.get("key") && url.searchParams.get("token") && typeof data.text === "string" ? json({ name: "spaces/x/messages/y" }) : json({ error: { code: 400 } }, 400);
+      // Pushbullet: the access token in its header, a note with a body
+      if (path === "/v2/pushes") return request.headers.get("access-token") && data.type === "note" && typeof data.body === "string" ? json({ type: "note", iden: "x", active: true }) : json({ error: { code: "invalid_access_token" } }, 401);
+      // Bark: device_key and body in the JSON
+      if (path.endsWith("/push")) return data.device_key && typeof data.body === "string" ? json({ code: 200, message: "success", timestamp: 1 }) : json({ code: 400, message: "device key is empty" }, 400);
       return new Response("not found", { status: 404 });
     },
   });

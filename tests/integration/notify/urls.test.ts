@@ -147,6 +147,31 @@ describe("each notification URL form, delivered", () => {
     expect([...bearer!.query.keys()]).toEqual(["room"]);
   });
 
+  test("the services shoutrrr has and svc added: Mattermost, Rocket.Chat, Google Chat, Pushbullet, Bark", async () => {
+    const mark = receiver.received.length;
+    const at = `127.0.0.1:${receiver.server.port}`;
+    const pushbulletToken = "o.PushbulletSecretToken0123456789a";
+    const { log } = await publishOnce({
+      urls: [
+        `mattermost://svc@${at}/MattermostSecret123/ops?disabletls=yes&icon=whale`,
+        `googlechat://${at}/v1/spaces/FOO/messages?key=GKeySecret&token=GTokSecret`,
+        `pushbullet://${pushbulletToken}/phone/%23news/me@lan`,
+        `bark://:BarkDeviceSecret@${at}/bark?scheme=http&sound=bell&badge=2`,
+      ],
+    });
+    const got = since(mark);
+    const [mattermost] = got.filter((r) => r.path === "/hooks/MattermostSecret123");
+    expect(jsonOf(mattermost)).toMatchObject({ username: "svc", channel: "ops", icon_emoji: "whale" });
+    expect(jsonOf(mattermost).text).toStartWith("svc on nas: 1 updated, 1 failed\n");
+    // Google Chat is always https: svc's loopback stand-in speaks http, so this one is refused and logged
+    expect(got.filter((r) => r.path.startsWith("/v1/spaces/"))).toHaveLength(0);
+    const pushes = got.filter((r) => r.path === "/v2/pushes");
+    expect(pushes.map((r) => r.headers["access-token"])).toEqual([pushbulletToken, pushbulletToken, pushbulletToken]);
+    expect(pushes.map((r) => jsonOf(r))).toMatchObject([{ type: "note", device_iden: "phone" }, { channel_tag: "news" }, { email: "me@lan" }]);
+    expect(jsonOf(got.find((r) => r.path === "/bark/push"))).toMatchObject({ device_key: "BarkDeviceSecret", title: "svc on nas: 1 updated, 1 failed", sound: "bell", badge: 2 });
+    for (const secret of ["MattermostSecret123", "GKeySecret", "GTokSecret", pushbulletToken, "BarkDeviceSecret"]) expect(log.text()).not.toContain(secret);
+  });
+
   test("a Telegram chat that refuses is retried alone; the others got the message once", async () => {
     const mark = receiver.received.length;
     const { log } = await publishOnce({ urls: [`telegram://${SECRETS.telegramBot}@telegram?chats=111,-100404,222`] }, 2);
