@@ -285,7 +285,9 @@ const PARSERS: Record<UrlService, Parser> = {
     const token = decode(url.username);
     const webhookId = url.hostname;
     if (!token) fail(`discord://: the webhook token is missing before @ (form: ${URL_FORMS.discord})`);
-    if (!/^\d+$/.test(webhookId)) fail(`discord://: the webhook id after @ must be digits (form: ${URL_FORMS.discord})`);
+    if (!webhookId) fail(`discord://: the webhook id after @ is missing (form: ${URL_FORMS.discord})`);
+    // shoutrrr: `/raw` sends the message as the JSON payload itself; svc always sends its summary as content
+    if (!["", "/", "/raw"].includes(url.pathname)) fail(`discord://: the path may only be /raw (form: ${URL_FORMS.discord})`);
     const username = params.get("username");
     const avatarUrl = params.get("avatar", "avatarurl");
     const threadId = params.get("thread_id")?.trim();

@@ -11,8 +11,8 @@ test("--print-config masks only the URL's secret; a URL that cannot be used is e
   expect(printed.stdout).toContain('urls = ["discord://[redacted]@123456789012345678", "ntfy://ntfy.sh/svc"]  # from env (WATCHTOWER_NOTIFICATION_URL)');
   expect(printed.stdout + printed.stderr).not.toContain(TOKEN);
 
-  const bad = await runSvc(["--run-once"], { env: userEnv({ SVC_NOTIFICATIONS_URLS: `discord://${TOKEN}@hook`, NO_COLOR: "1" }) });
+  const bad = await runSvc(["--run-once"], { env: userEnv({ SVC_NOTIFICATIONS_URLS: `discord://${TOKEN}@hook/other`, NO_COLOR: "1" }) });
   expect(bad.code).toBe(2);
-  expect(bad.stderr + bad.stdout).toContain("SVC_NOTIFICATIONS_URLS: entry 1: discord://: the webhook id after @ must be digits");
+  expect(bad.stderr + bad.stdout).toContain("SVC_NOTIFICATIONS_URLS: entry 1: discord://: the path may only be /raw");
   expect(bad.stdout + bad.stderr).not.toContain(TOKEN);
 }, 60_000);

@@ -111,8 +111,8 @@ describe("Watchtower's notification settings", () => {
       "WATCHTOWER_NOTIFICATION_SLACK_HOOK_URL: not a hooks.slack.com or Discord webhook; for another Slack-compatible service use notifications.webhook with the Slack recipe (docs/notifications.md)",
       "WATCHTOWER_NOTIFICATION_GOTIFY_TOKEN: is required with WATCHTOWER_NOTIFICATION_GOTIFY_URL",
     ]);
-    expect(await problems({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_NOTIFICATION_URL: "discord://s3cret@hook" } })).toEqual([
-      "WATCHTOWER_NOTIFICATION_URL: entry 1: discord://: the webhook id after @ must be digits (form: discord://token@webhookid)",
+    expect(await problems({ env: { WATCHTOWER_RUN_ONCE: "true", WATCHTOWER_NOTIFICATION_URL: "discord://s3cret@hook/other" } })).toEqual([
+      "WATCHTOWER_NOTIFICATION_URL: entry 1: discord://: the path may only be /raw (form: discord://token@webhookid)",
     ]);
   });
 });

@@ -28,7 +28,10 @@ const ROWS: Record<string, Row[]> = {
   ],
   gotify: [[`${V08} pkg/services/gotify/gotify_config.go (priority default 0)`, "gotify://my.gotify.tld/Aaa.bbb.ccc.ddd", { endpoint: "https://my.gotify.tld", token: "Aaa.bbb.ccc.ddd", priority: 0 }]],
   slack: [[`${V17} pkg/services/chat/slack/slack_config.go (username, icon_emoji, thread_ts)`, "slack://hook:T00000000-B00000000-XXXXXXXXXXXXXXXXXXXXXXXX@webhook?username=bot&icon_emoji=:ghost:&thread_ts=1234.5678", { botname: "bot", icon: ":ghost:", threadTs: "1234.5678" }]],
-  discord: [[`${V17} pkg/services/chat/discord/discord_config.go (thread_id)`, "discord://token@123456789?thread_id=987654321", { webhookId: "123456789", threadId: "987654321" }]],
+  discord: [
+    [`${V08} pkg/services/discord/discord_test.go`, "discord://dummyToken@dummyChannel/raw", { webhookId: "dummyChannel", token: "dummyToken" }],
+    [`${V08} pkg/services/discord/discord_test.go (an unknown path)`, "discord://dummyToken@dummyChannel/illegal-argument", { refused: "the path may only be /raw" }],
+    [`${V17} pkg/services/chat/discord/discord_test.go (thread_id trimmed)`, "discord://token@channel?thread_id=%20%20123456789%20%20", { threadId: "123456789" }],[`${V17} pkg/services/chat/discord/discord_config.go (thread_id)`, "discord://token@123456789?thread_id=987654321", { webhookId: "123456789", threadId: "987654321" }]],
   generic: [
     [`${V17} docs/services/specialized/generic (custom headers)`, "generic://example.com/api/v1/postStuff?@Authorization=Bearer%20tk&method=PUT", { endpoint: "https://example.com/api/v1/postStuff", method: "PUT", headers: [["Authorization", "Bearer tk"]], body: "text" }],
     [`${V17} docs/services/specialized/generic (extra data, json template)`, "generic://example.com/hook?template=json&$context=inside&titlekey=subject", { body: "json", titleKey: "subject", messageKey: "message", extra: [["context", "inside"]] }],

@@ -133,7 +133,7 @@ describe("a URL that cannot be used names the wrong part, never the secret", () 
     ["foo://x", "foo://: not a service svc knows"],
     ["constructor://x", "constructor://: not a service svc knows"],
     ["discord://@123", "discord://: the webhook token is missing"],
-    ["discord://t0ken-Secret@webhook", "the webhook id after @ must be digits"],
+    ["discord://t0ken-Secret@123/illegal-argument", "the path may only be /raw"],
     ["telegram://justtoken@telegram?chats=1", "telegram://: the bot token"],
     ["telegram://1:ABCsecret@telegram", "parameter chats is missing"],
     ["slack://bot:xyzSecret@webhook", "must start with hook: (webhook) or xoxb: (bot)"],
@@ -197,8 +197,8 @@ describe("notifications.urls in the configuration", () => {
   });
 
   test("a URL that cannot be used stops the load, naming the entry and the part, not the secret", async () => {
-    const fromFile = await problems({ argv: RUNS, toml: `[notifications]\nurls = ["${DISCORD}", "discord://Disc0rdSecretToken@webhook"]\n` });
-    expect(fromFile).toEqual(["svc.toml:2: notifications.urls[1]: discord://: the webhook id after @ must be digits (form: discord://token@webhookid)"]);
+    const fromFile = await problems({ argv: RUNS, toml: `[notifications]\nurls = ["${DISCORD}", "discord://Disc0rdSecretToken@webhook/other"]\n` });
+    expect(fromFile).toEqual(["svc.toml:2: notifications.urls[1]: discord://: the path may only be /raw (form: discord://token@webhookid)"]);
     const fromEnv = await problems({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: `${DISCORD} telegram://1:Te1egramSecret@telegram` } });
     expect(fromEnv).toEqual([`SVC_NOTIFICATIONS_URLS: entry 2: telegram://: parameter chats is missing (form: ${URL_FORMS.telegram})`]);
     expect(fromFile.join() + fromEnv.join()).not.toContain("Secret");
