@@ -42,8 +42,8 @@ export type NotificationTarget = TargetBase &
     | { service: "discord"; webhookId: string; token: string; username?: string; avatarUrl?: string; threadId?: string }
     | { service: "telegram"; token: string; chats: TelegramChat[]; silent: boolean; preview: boolean }
     | { service: "slack"; webhookPath?: string; botToken?: string; channel?: string; botname?: string; icon?: string; threadTs?: string }
-    | { service: "gotify"; endpoint: string; token: string; priority: number }
-    | { service: "ntfy"; endpoint: string; topic: string; username?: string; password?: string; markdown: boolean; headers: Array<[string, string]> }
+    | { service: "gotify"; endpoint: string; token: string; priority: number; skipTlsVerify: boolean }
+    | { service: "ntfy"; endpoint: string; topic: string; username?: string; password?: string; markdown: boolean; headers: Array<[string, string]>; skipTlsVerify: boolean }
     | { service: "pushover"; token: string; userKey: string; devices: string[]; priority?: number }
     | { service: "smtp"; smtp: SmtpTarget }
     | { service: "teams"; endpoint: string }
@@ -351,9 +351,9 @@ const PARSERS: Record<UrlService, Parser> = {
     if (!token) fail(`gotify://: the application token (last path segment) is missing (form: ${URL_FORMS.gotify})`);
     // shoutrrr's default priority is 0 (Gotify's clients show it without a sound)
     const priority = params.integer("priority", -2, 10) ?? 0;
-    params.flag("insecureskipverify", false) && fail("gotify://: insecureskipverify is not supported: give the server a certificate svc trusts, or disabletls=yes");
+    const skipTlsVerify = params.flag("insecureskipverify", false);
     const endpoint = `${origin(url, params)}${parts.map((p) => `/${encodeURIComponent(p)}`).join("")}`;
-    return { service: "gotify", endpoint, token: token!, priority, secrets: both(token) };
+    return { service: "gotify", endpoint, token: token!, priority, skipTlsVerify, secrets: both(token) };
   },
 
   ntfy(url, params) {
@@ -364,8 +364,8 @@ const PARSERS: Record<UrlService, Parser> = {
     let scheme = (params.get("scheme") ?? "https").toLowerCase();
     if (scheme !== "http" && scheme !== "https") fail("ntfy://: parameter scheme must be http or https");
     if (params.flag("disabletls", false)) scheme = "http";
-    if (params.flag("disabletlsverification", false)) fail("ntfy://: disabletlsverification is not supported: give the server a certificate svc trusts, or scheme=http");
-    const target: NotificationTarget = { service: "ntfy", endpoint: `${scheme}://${hostPort(url)}`, topic, markdown: params.flag("markdown", false), headers: ntfyHeaders(params), secrets: both(url.password) };
+    const skipTlsVerify = params.flag("disabletlsverification", false);
+    const target: NotificationTarget = { service: "ntfy", endpoint: `${scheme}://${hostPort(url)}`, topic, markdown: params.flag("markdown", false), headers: ntfyHeaders(params), skipTlsVerify, secrets: both(url.password) };
     if (url.username) target.username = decode(url.username);
     if (url.password) target.password = decode(url.password);
     return target;

@@ -78,7 +78,8 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
     case "gotify":
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);
-        await postJson(`${target.endpoint}/message`, { title: subject, message: text.trim() || subject, priority: target.priority }, timeoutMs, { "x-gotify-key": target.token });
+        const body = JSON.stringify({ title: subject, message: text.trim() || subject, priority: target.priority });
+        await request(`${target.endpoint}/message`, { method: "POST", headers: { "x-gotify-key": target.token, "content-type": "application/json" }, body, ...insecure(target.skipTlsVerify) }, timeoutMs);
       });
     case "ntfy": {
       const headers: Record<string, string> = {};
@@ -91,7 +92,7 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
         const sent = new Headers([...target.headers, ...Object.entries(headers)]);
         sent.set("content-type", target.markdown ? "text/markdown" : "text/plain; charset=utf-8");
         sent.set("title", headerText(subject));
-        await request(endpoint, { method: "POST", headers: sent, body: text.trim() || subject }, timeoutMs);
+        await request(endpoint, { method: "POST", headers: sent, body: text.trim() || subject, ...insecure(target.skipTlsVerify) }, timeoutMs);
       });
     }
     case "pushover": {
@@ -269,6 +270,11 @@ function expectOk(answer: unknown, service: string): void {
   if (ok === true) return;
   const reason = (answer as { error?: unknown; description?: unknown } | null)?.error ?? (answer as { description?: unknown } | null)?.description;
   throw new SvcError("notify", `${service} refused the message${typeof reason === "string" ? `: ${reason.slice(0, 200)}` : ""}`);
+}
+
+/** shoutrrr's `insecureskipverify`/`disabletlsverification`: any server certificate is accepted. */
+function insecure(skip: boolean): RequestInit {
+  return skip ? ({ tls: { rejectUnauthorized: false } } as RequestInit) : {};
 }
 
 function postJson(url: string, body: unknown, timeoutMs: number, headers: Record<string, string> = {}): Promise<unknown> {

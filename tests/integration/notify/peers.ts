@@ -309,12 +309,13 @@ export interface Received {
  * A stand-in for each service's API: answers as the service does, and refuses (400) a request
  * missing what the service requires. Records every request.
  */
-export function serviceReceiver(): { server: Server<undefined>; received: Received[]; base: string } {
+export function serviceReceiver(tls?: { cert: string; key: string }): { server: Server<undefined>; received: Received[]; base: string } {
   const received: Received[] = [];
   const json = (body: unknown, status = 200) => Response.json(body, { status });
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
+    ...(tls ? { tls } : {}),
     async fetch(request) {
       const url = new URL(request.url);
       const body = await request.text();
@@ -357,7 +358,7 @@ export function serviceReceiver(): { server: Server<undefined>; received: Receiv
       return new Response("not found", { status: 404 });
     },
   });
-  return { server, received, base: `http://127.0.0.1:${server.port}` };
+  return { server, received, base: `${tls ? "https" : "http"}://127.0.0.1:${server.port}` };
 }
 
 /** One URL of each HTTP form, all pointed at the receiver. */

@@ -4,6 +4,7 @@
  * notifications.services_base_url) and checks what each API requires; e-mail goes to the
  * aiosmtpd peer. Nothing leaves the machine.
  */
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
@@ -170,6 +171,20 @@ describe("each notification URL form, delivered", () => {
     expect(pushes.map((r) => jsonOf(r))).toMatchObject([{ type: "note", device_iden: "phone" }, { channel_tag: "news" }, { email: "me@lan" }]);
     expect(jsonOf(got.find((r) => r.path === "/bark/push"))).toMatchObject({ device_key: "BarkDeviceSecret", title: "svc on nas: 1 updated, 1 failed", sound: "bell", badge: 2 });
     for (const secret of ["MattermostSecret123", "GKeySecret", "GTokSecret", pushbulletToken, "BarkDeviceSecret"]) expect(log.text()).not.toContain(secret);
+  });
+
+  test("a self-signed ntfy or Gotify server: refused, unless disabletlsverification / insecureskipverify", async () => {
+    const secure = serviceReceiver({ cert: readFileSync(pki.selfSignedCert, "utf8"), key: readFileSync(pki.selfSignedKey, "utf8") });
+    try {
+      const at = `127.0.0.1:${secure.server.port}`;
+      const refused = await publishOnce({ urls: [`ntfy://${at}/ntfy/t`, `gotify://${at}/g/${SECRETS.gotify}`] }, 1);
+      expect(refused.log.lines.filter((l) => l.message === "notification failed")).toHaveLength(2);
+      expect(secure.received).toHaveLength(0);
+      await publishOnce({ urls: [`ntfy://${at}/ntfy/t?disabletlsverification=yes`, `gotify://${at}/g/${SECRETS.gotify}?insecureskipverify=yes`] }, 1);
+      expect(secure.received.map((r) => r.path).sort()).toEqual(["/g/message", "/ntfy/t"]);
+    } finally {
+      secure.server.stop(true);
+    }
   });
 
   test("a Telegram chat that refuses is retried alone; the others got the message once", async () => {
