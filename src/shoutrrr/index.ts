@@ -7,3 +7,4 @@
  */
 export { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, serviceOf, URL_FORMS } from "./urls.ts";
 export type { NotificationTarget, SmtpTarget, UrlService } from "./urls.ts";
+export { FIXED_HOSTS, parseServicesBaseUrl, type BaseUrls, type FixedHostService } from "./base-url.ts";

@@ -4,13 +4,13 @@
  * Telegram, Slack, Gotify, ntfy, Teams, Matrix) get the short summary (CHAT_TEMPLATE, or the
  * user's template) under the subject as title; Pushover and e-mail what their own channels send;
  * generic webhooks the SessionReport JSON or their template. The fixed public hosts (Discord,
- * Telegram, Slack, Pushover) are replaced by `notifications.services_base_url` when it is set.
+ * Telegram, Slack, Pushover, Pushbullet) are replaced per service by `notifications.services_base_url`.
  */
 import { SvcError } from "../../errors.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import { loadBodyRenderer, truncate, type BodyRenderer, type RenderedReport, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
-import { parseNotificationUrl, serviceOf, type NotificationTarget } from "../../shoutrrr/index.ts";
+import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl, serviceOf, type BaseUrls, type FixedHostService, type NotificationTarget } from "../../shoutrrr/index.ts";
 import { postPushover, pushoverForm } from "./pushover.ts";
 import { readBounded } from "../../bounded.ts";
 
@@ -22,7 +22,8 @@ export interface UrlChannelContext {
   chat: Renderer;
   hostname: string;
   titleTag?: string;
-  baseUrl?: string;
+  /** `notifications.services_base_url`, per service */
+  bases: BaseUrls;
   timeoutMs: number;
 }
 
@@ -30,6 +31,28 @@ export interface UrlChannelContext {
 const DISCORD_MAX = 2000;
 const TELEGRAM_MAX = 4096;
 const SLACK_MAX = 3000;
+
+/** `notifications.services_base_url` per service (checked at load; unset: none). */
+export function baseUrlsOf(option: string | undefined): BaseUrls {
+  if (option === undefined) return {};
+  const parsed = parseServicesBaseUrl(option);
+  if ("problem" in parsed) throw new SvcError("config", `notifications.services_base_url: ${parsed.problem}`);
+  return parsed.bases;
+}
+
+/**
+ * What goes to a base URL instead of a public host: for each base URL, the services of
+ * `urls` whose tokens are sent there (for the line said at start).
+ */
+export function tokensToBaseUrls(urls: readonly string[], bases: BaseUrls): Array<{ base: string; services: string[] }> {
+  const byBase = new Map<string, Set<string>>();
+  for (const url of urls) {
+    const service = serviceOf(url);
+    const base = Object.hasOwn(bases, service) ? bases[service as FixedHostService] : undefined;
+    if (base) byBase.set(base, (byBase.get(base) ?? new Set()).add(service));
+  }
+  return [...byBase].map(([base, services]) => ({ base, services: [...services] }));
+}
 
 /** One notifier per URL, named by its service (`discord`, `discord#2` for a second one). */
 export async function createUrlNotifiers(context: UrlChannelContext): Promise<Notifier[]> {
@@ -49,12 +72,12 @@ export async function createUrlNotifiers(context: UrlChannelContext): Promise<No
 
 async function createUrlNotifier(name: string, target: NotificationTarget, context: UrlChannelContext): Promise<Notifier> {
   const { timeoutMs } = context;
-  const fixed = (publicOrigin: string) => (context.baseUrl ?? publicOrigin).replace(/\/+$/, "");
+  const fixed = (service: FixedHostService, publicOrigin: string = FIXED_HOSTS[service]) => context.bases[service] ?? publicOrigin;
   const notifier = (send: (report: SessionReport) => Promise<void>): Notifier => ({ name, send });
   switch (target.service) {
     case "discord": {
       const thread = target.threadId ? `?thread_id=${encodeURIComponent(target.threadId)}` : "";
-      const endpoint = `${fixed("https://discord.com")}/api/webhooks/${target.webhookId}/${encodeURIComponent(target.token)}${thread}`;
+      const endpoint = `${fixed("discord")}/api/webhooks/${target.webhookId}/${encodeURIComponent(target.token)}${thread}`;
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);
         const body = { content: truncate(`**${subject}**\n${text}`.trim(), DISCORD_MAX), username: target.username, avatar_url: target.avatarUrl };
@@ -62,9 +85,9 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
       });
     }
     case "telegram":
-      return telegramNotifier(name, target, `${fixed("https://api.telegram.org")}/bot${target.token}/sendMessage`, context);
+      return telegramNotifier(name, target, `${fixed("telegram")}/bot${target.token}/sendMessage`, context);
     case "slack": {
-      const endpoint = target.webhookPath ? `${fixed("https://hooks.slack.com")}/services/${target.webhookPath}` : `${fixed("https://slack.com")}/api/chat.postMessage`;
+      const endpoint = target.webhookPath ? `${fixed("slack")}/services/${target.webhookPath}` : `${fixed("slack", "https://slack.com")}/api/chat.postMessage`;
       const headers: Record<string, string> = target.botToken ? { authorization: `Bearer ${target.botToken}` } : {};
       const icon = target.icon ? (/^https?:\/\//.test(target.icon) ? { icon_url: target.icon } : { icon_emoji: target.icon }) : {};
       return notifier(async (report) => {
@@ -96,7 +119,7 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
       });
     }
     case "pushover": {
-      const endpoint = `${fixed("https://api.pushover.net")}/1/messages.json`;
+      const endpoint = `${fixed("pushover")}/1/messages.json`;
       return notifier(async (report) => {
         const { subject, text } = context.render(report);
         const form = pushoverForm({ token: target.token, user_key: target.userKey }, subject, text);
@@ -128,7 +151,7 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
         await postJson(target.endpoint, { text: `*${subject}*\n${text}`.trim() }, timeoutMs);
       });
     case "pushbullet": {
-      const endpoint = `${fixed("https://api.pushbullet.com")}/v2/pushes`;
+      const endpoint = `${fixed("pushbullet")}/v2/pushes`;
       const targets = target.targets.length > 0 ? target.targets : [""];
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);

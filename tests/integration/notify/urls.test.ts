@@ -187,6 +187,24 @@ describe("each notification URL form, delivered", () => {
     }
   });
 
+  test("services_base_url per service: each service's token goes to its own base, and a line at start says which", async () => {
+    const other = serviceReceiver();
+    try {
+      const mark = receiver.received.length;
+      const urls = urlsFor(receiver.server.port!);
+      const { log } = await publishOnce({ services_base_url: `discord=${receiver.base}, telegram=${other.base}`, urls: [urls.discord, urls.telegram] });
+      expect(since(mark).map((r) => r.path)).toEqual([`/api/webhooks/123456789012345678/${SECRETS.discord}`]);
+      expect(other.received.map((r) => r.path)).toEqual([`/bot${SECRETS.telegramBot}/sendMessage`, `/bot${SECRETS.telegramBot}/sendMessage`]);
+      const said = log.lines.filter((l) => String(l.message).includes("notifications.services_base_url")).map((l) => l.message);
+      expect(said).toEqual([
+        `the tokens of discord go to ${receiver.base} (notifications.services_base_url), not to their public hosts`,
+        `the tokens of telegram go to ${other.base} (notifications.services_base_url), not to their public hosts`,
+      ]);
+    } finally {
+      other.server.stop(true);
+    }
+  });
+
   test("a Telegram chat that refuses is retried alone; the others got the message once", async () => {
     const mark = receiver.received.length;
     const { log } = await publishOnce({ urls: [`telegram://${SECRETS.telegramBot}@telegram?chats=111,-100404,222`] }, 2);
