@@ -6,5 +6,5 @@
  * docs/notifications.md lists every service and its parameters.
  */
 export { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, serviceOf, URL_FORMS } from "./urls.ts";
-export type { NotificationTarget, SmtpTarget, UrlService } from "./urls.ts";
+export type { MqttTarget, NotificationTarget, SmtpTarget, UrlService } from "./urls.ts";
 export { FIXED_HOSTS, parseServicesBaseUrl, type BaseUrls, type FixedHostService } from "./base-url.ts";

@@ -30,7 +30,9 @@ export type UrlService =
   | "googlechat"
   | "hangouts"
   | "pushbullet"
-  | "bark";
+  | "bark"
+  | "mqtt"
+  | "mqtts";
 
 interface TargetBase {
   /** the secret parts of the URL, as written and decoded */
@@ -51,9 +53,25 @@ export type NotificationTarget = TargetBase &
     | { service: "mattermost" | "rocketchat"; endpoint: string; username?: string; channel?: string; icon?: string }
     | { service: "googlechat"; endpoint: string }
     | { service: "pushbullet"; token: string; targets: string[] }
+    | { service: "mqtt"; mqtt: MqttTarget }
     | { service: "bark"; endpoint: string; deviceKey: string; fields: Record<string, string | number> }
     | ({ service: "generic"; endpoint: string; method: string; contentType?: string; headers: Array<[string, string]> } & GenericBody)
   );
+
+/** An MQTT broker and topic (the fork's `mqtt://` and `mqtts://`), published to by svc's MQTT channel. */
+export interface MqttTarget {
+  tls: boolean;
+  host: string;
+  port: number;
+  topic: string;
+  username?: string;
+  password?: string;
+  clientId?: string;
+  qos: 0 | 1 | 2;
+  retained: boolean;
+  cleanSession: boolean;
+  skipTlsVerify: boolean;
+}
 
 /** A Telegram chat (`@channel` or an id) and, after `:`, the topic (message thread) in it. */
 export interface TelegramChat {
@@ -113,6 +131,8 @@ export const URL_FORMS: Readonly<Record<UrlService, string>> = {
   hangouts: "hangouts://chat.googleapis.com/v1/spaces/SPACE/messages?key=KEY&token=TOKEN",
   pushbullet: "pushbullet://token[/device][/#channel][/email]",
   bark: "bark://:devicekey@host[:port][/path]",
+  mqtt: "mqtt://[user:pass@]host[:port]/topic",
+  mqtts: "mqtts://[user:pass@]host[:port]/topic",
 };
 
 /** Query parameters of shoutrrr's that svc accepts without needing them (looks are svc's own). */
@@ -133,6 +153,8 @@ const IGNORED: Readonly<Record<UrlService, readonly string[]>> = {
   hangouts: [],
   pushbullet: ["title"],
   bark: ["title"],
+  mqtt: ["title"],
+  mqtts: ["title"],
 };
 
 /** Parses one URL; `{ problem }` names the wrong part (shown with the option and entry by the caller). */
@@ -484,6 +506,9 @@ const PARSERS: Record<UrlService, Parser> = {
     return { service: "bark", endpoint: `${scheme}://${hostPort(url)}${path}/push`, deviceKey, fields, secrets: both(url.password) };
   },
 
+  mqtt: mqttTarget,
+  mqtts: mqttTarget,
+
   generic(url, params) {
     requireHost("generic", url);
     const target = genericTarget(url, params, origin(url, params));
@@ -503,6 +528,27 @@ function telegramChat(text: string): TelegramChat {
 /** shoutrrr's rooms: a name without `#` or `!` is an alias (`room1` -> `#room1`). */
 function matrixRoom(room: string): string {
   return room.startsWith("#") || room.startsWith("!") ? room : `#${room}`;
+}
+
+/** The fork's MQTT service: TLS for mqtts:// unless `disabletls`; ports 1883 and 8883 by default. */
+function mqttTarget(url: URL, params: Params): NotificationTarget {
+  const tls = url.protocol === "mqtts:" && !params.flag("disabletls", false);
+  const topic = decode(url.pathname.replace(/^\//, ""));
+  if (!topic) fail(`mqtt://: the topic (the path) is missing (form: ${URL_FORMS.mqtt})`);
+  if (/[#+]/.test(topic)) fail("mqtt://: the topic must not hold the wildcards # or +");
+  const qos = params.integer("qos", 0, 2) ?? 0;
+  const mqtt: MqttTarget = {
+    tls,
+    host: (url.hostname || "localhost").replace(/^\[(.*)\]$/, "$1"),
+    port: url.port ? Number(url.port) : url.protocol === "mqtts:" ? 8883 : 1883,
+    topic,
+    qos: qos as 0 | 1 | 2,
+    retained: params.flag("retained", false),
+    cleanSession: params.flag("cleansession", true),
+    skipTlsVerify: params.flag("disabletlsverification", false),
+    ...optional({ username: decode(url.username), password: decode(url.password), clientId: params.get("clientid") }),
+  };
+  return { service: "mqtt", mqtt, secrets: both(url.password) };
 }
 
 /** Google Chat's incoming webhook, as written in the space's settings with https:// replaced. */

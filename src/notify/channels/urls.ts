@@ -6,11 +6,12 @@
  * generic webhooks the SessionReport JSON or their template. The fixed public hosts (Discord,
  * Telegram, Slack, Pushover, Pushbullet) are replaced per service by `notifications.services_base_url`.
  */
+import type { Config } from "../../config/index.ts";
 import { SvcError } from "../../errors.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import { loadBodyRenderer, truncate, type BodyRenderer, type RenderedReport, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
-import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl, serviceOf, type BaseUrls, type FixedHostService, type NotificationTarget } from "../../shoutrrr/index.ts";
+import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl, serviceOf, type BaseUrls, type FixedHostService, type MqttTarget, type NotificationTarget } from "../../shoutrrr/index.ts";
 import { postPushover, pushoverForm } from "./pushover.ts";
 import { readBounded } from "../../bounded.ts";
 
@@ -162,6 +163,16 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
         }
       });
     }
+    case "mqtt":
+      return (await import("./mqtt.ts")).createMqttNotifier(mqttSettings(target.mqtt), context.hostname, timeoutMs, {
+        name,
+        payload: (report) => {
+          const { subject, text } = context.chat(report);
+          return `${subject}\n${text}`.trim();
+        },
+        retain: target.mqtt.retained,
+        clean: target.mqtt.cleanSession,
+      });
     case "bark":
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);
@@ -181,6 +192,22 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
       });
     }
   }
+}
+
+/** An mqtt:// URL as the MQTT channel's settings (the broker's address rebuilt, TLS by its scheme). */
+function mqttSettings(target: MqttTarget): Config["notifications"]["mqtt"] {
+  const host = target.host.includes(":") ? `[${target.host}]` : target.host;
+  return {
+    broker: `${target.tls ? "mqtts" : "mqtt"}://${host}:${target.port}`,
+    topic: target.topic,
+    qos: target.qos,
+    client_id: target.clientId,
+    username: target.username,
+    password: target.password,
+    tls_skip_verify: target.tls && target.skipTlsVerify, // any TLS setting turns TLS on in the channel
+    homeassistant_discovery: false,
+    discovery_prefix: "homeassistant",
+  };
 }
 
 /**

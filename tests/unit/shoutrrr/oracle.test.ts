@@ -57,6 +57,17 @@ const ROWS: Record<string, Row[]> = {
     [`${V17} pkg/services/push/pushbullet/pushbullet_test.go`, "pushbullet://tokentokentokentokentokentokentoke/foo#bar", { targets: ["foo", "#bar"] }],
     [`${V17} pkg/services/push/pushbullet/pushbullet_config.go (ExpectedTokenLength 34)`, "pushbullet://short", { refused: "34 characters" }],
   ],
+  mqtt: [
+    [`${V17} docs/services/push/mqtt/index.md`, "mqtt://broker.example.com/alerts?qos=1&retained=yes", { service: "mqtt", mqtt: { tls: false, host: "broker.example.com", port: 1883, topic: "alerts", qos: 1, retained: true, cleanSession: true } }],
+    [`${V17} docs/services/push/mqtt/index.md`, "mqtt://homeassistant.local:1883/homeassistant/notification", { mqtt: { port: 1883, topic: "homeassistant/notification" } }],
+    [
+      `${V17} docs/services/push/mqtt/index.md`,
+      "mqtts://admin:secret@mqtt.example.com:8883/production/alerts?clientid=prod-shoutrrr&qos=1&retained=yes&cleansession=no",
+      { mqtt: { tls: true, port: 8883, username: "admin", password: "secret", clientId: "prod-shoutrrr", cleanSession: false }, secrets: ["secret"] },
+    ],
+    [`${V17} docs/services/push/mqtt/index.md`, "mqtts://broker.local:8883/secure/alerts?disabletlsverification=yes", { mqtt: { tls: true, skipTlsVerify: true } }],
+    [`${V17} pkg/services/push/mqtt/mqtt_config.go (DefaultTLSPort for mqtts)`, "mqtts://user:pass@broker.example.com/home/alerts", { mqtt: { tls: true, port: 8883 } }],
+  ],
   bark: [
     [`${V17} pkg/services/push/bark/bark_test.go`, "bark://:device-key@example.com:2225/?badge=5&category=CAT&group=GROUP&scheme=http&title=TITLE&url=URL", { endpoint: "http://example.com:2225/push", deviceKey: "device-key", fields: { badge: 5, category: "CAT", group: "GROUP", url: "URL" } }],
     [`${V17} pkg/services/push/bark/bark_test.go`, "bark://:devicekey@hostname", { endpoint: "https://hostname/push", deviceKey: "devicekey" }],
