@@ -63,7 +63,7 @@ const ROWS: Record<string, Row[]> = {
     [
       `${V17} docs/services/push/mqtt/index.md`,
       "mqtts://admin:secret@mqtt.example.com:8883/production/alerts?clientid=prod-shoutrrr&qos=1&retained=yes&cleansession=no",
-      { mqtt: { tls: true, port: 8883, username: "admin", password: "secret", clientId: "prod-shoutrrr", cleanSession: false }, secrets: ["secret"] },
+      { mqtt: { tls: true, port: 8883, username: "admin", password: "secret", clientId: "prod-shoutrrr", cleanSession: false } },
     ],
     [`${V17} docs/services/push/mqtt/index.md`, "mqtts://broker.local:8883/secure/alerts?disabletlsverification=yes", { mqtt: { tls: true, skipTlsVerify: true } }],
     [`${V17} pkg/services/push/mqtt/mqtt_config.go (DefaultTLSPort for mqtts)`, "mqtts://user:pass@broker.example.com/home/alerts", { mqtt: { tls: true, port: 8883 } }],
