@@ -32,7 +32,8 @@ export type UrlService =
   | "pushbullet"
   | "bark"
   | "mqtt"
-  | "mqtts";
+  | "mqtts"
+  | "signal";
 
 interface TargetBase {
   /** the secret parts of the URL, as written and decoded */
@@ -54,6 +55,7 @@ export type NotificationTarget = TargetBase &
     | { service: "googlechat"; endpoint: string }
     | { service: "pushbullet"; token: string; targets: string[] }
     | { service: "mqtt"; mqtt: MqttTarget }
+    | { service: "signal"; endpoint: string; source: string; recipients: string[]; authorization?: string }
     | { service: "bark"; endpoint: string; deviceKey: string; fields: Record<string, string | number> }
     | ({ service: "generic"; endpoint: string; method: string; contentType?: string; headers: Array<[string, string]> } & GenericBody)
   );
@@ -133,6 +135,7 @@ export const URL_FORMS: Readonly<Record<UrlService, string>> = {
   bark: "bark://:devicekey@host[:port][/path]",
   mqtt: "mqtt://[user:pass@]host[:port]/topic",
   mqtts: "mqtts://[user:pass@]host[:port]/topic",
+  signal: "signal://[user:pass@]host[:port]/+source/+recipient[/group.id]",
 };
 
 /** Query parameters of shoutrrr's that svc accepts without needing them (looks are svc's own). */
@@ -155,6 +158,7 @@ const IGNORED: Readonly<Record<UrlService, readonly string[]>> = {
   bark: ["title"],
   mqtt: ["title"],
   mqtts: ["title"],
+  signal: ["title"],
 };
 
 /** Parses one URL; `{ problem }` names the wrong part (shown with the option and entry by the caller). */
@@ -506,6 +510,22 @@ const PARSERS: Record<UrlService, Parser> = {
     return { service: "bark", endpoint: `${scheme}://${hostPort(url)}${path}/push`, deviceKey, fields, secrets: both(url.password) };
   },
 
+  signal(url, params) {
+    requireHost("signal", url);
+    const [source, ...rest] = url.pathname.split("/").filter(Boolean).map(decode);
+    if (!source || rest.length === 0) fail(`signal://: the path must be the source number, then the recipients (form: ${URL_FORMS.signal})`);
+    if (!SIGNAL_PHONE.test(source!)) fail("signal://: the source must be a phone number (+country code)");
+    const recipients = signalRecipients(rest);
+    const token = params.get("token", "apikey");
+    const user = decode(url.username);
+    const password = decode(url.password);
+    const authorization = token ? `Bearer ${token}` : user ? `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` : undefined;
+    // shoutrrr's signal-cli-rest-api answers on 8080 by default, over https unless disabletls
+    const endpoint = `${origin(url, params)}${url.port ? "" : ":8080"}/v2/send`;
+    const secrets = [...both(url.password, token), ...(authorization && !token ? [authorization.slice(6)] : [])];
+    return { service: "signal", endpoint, source: source!, recipients, ...(authorization ? { authorization } : {}), secrets };
+  },
+
   mqtt: mqttTarget,
   mqtts: mqttTarget,
 
@@ -528,6 +548,32 @@ function telegramChat(text: string): TelegramChat {
 /** shoutrrr's rooms: a name without `#` or `!` is an alias (`room1` -> `#room1`). */
 function matrixRoom(room: string): string {
   return room.startsWith("#") || room.startsWith("!") ? room : `#${room}`;
+}
+
+const SIGNAL_PHONE = /^\+?[0-9\s)(+-]+$/;
+const SIGNAL_GROUP = /^group\.[a-zA-Z0-9_+/=-]+$/;
+
+/** Phone numbers and group ids (a group id may hold `/`, so its later segments are joined back). */
+function signalRecipients(parts: readonly string[]): string[] {
+  const recipients: string[] = [];
+  let group: string | undefined;
+  for (const part of parts) {
+    if (part.startsWith("group.")) {
+      if (group) recipients.push(group);
+      group = part;
+    } else if (group !== undefined && !part.startsWith("+")) {
+      group += `/${part}`;
+    } else {
+      if (group) recipients.push(group);
+      group = undefined;
+      recipients.push(part);
+    }
+  }
+  if (group) recipients.push(group);
+  for (const recipient of recipients) {
+    if (!SIGNAL_PHONE.test(recipient) && !SIGNAL_GROUP.test(recipient)) fail("signal://: each recipient must be a phone number (+country code) or a group.id");
+  }
+  return recipients;
 }
 
 /** The fork's MQTT service: TLS for mqtts:// unless `disabletls`; ports 1883 and 8883 by default. */

@@ -173,6 +173,12 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
         retain: target.mqtt.retained,
         clean: target.mqtt.cleanSession,
       });
+    case "signal":
+      return notifier(async (report) => {
+        const { subject, text } = context.chat(report);
+        const headers: Record<string, string> = target.authorization ? { authorization: target.authorization } : {};
+        await postJson(target.endpoint, { message: `${subject}\n${text}`.trim(), number: target.source, recipients: target.recipients }, timeoutMs, headers);
+      });
     case "bark":
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);

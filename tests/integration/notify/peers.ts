@@ -353,6 +353,8 @@ export function serviceReceiver(tls?: { cert: string; key: string }): { server: 
       if (path.startsWith("/v1/spaces/")) return url.searchParams.get("key") && url.searchParams.get("token") && typeof data.text === "string" ? json({ name: "spaces/x/messages/y" }) : json({ error: { code: 400 } }, 400);
       // Pushbullet: the access token in its header, a note with a body
       if (path === "/v2/pushes") return request.headers.get("access-token") && data.type === "note" && typeof data.body === "string" ? json({ type: "note", iden: "x", active: true }) : json({ error: { code: "invalid_access_token" } }, 401);
+      // signal-cli-rest-api: number and recipients, 201 Created with a timestamp
+      if (path === "/v2/send") return data.number && Array.isArray(data.recipients) && data.recipients.length > 0 && typeof data.message === "string" ? json({ timestamp: "1" }, 201) : json({ error: "Couldn't process request - invalid request" }, 400);
       // Bark: device_key and body in the JSON
       if (path.endsWith("/push")) return data.device_key && typeof data.body === "string" ? json({ code: 200, message: "success", timestamp: 1 }) : json({ code: 400, message: "device key is empty" }, 400);
       return new Response("not found", { status: 404 });

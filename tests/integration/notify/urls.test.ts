@@ -148,7 +148,7 @@ describe("each notification URL form, delivered", () => {
     expect([...bearer!.query.keys()]).toEqual(["room"]);
   });
 
-  test("the services shoutrrr has and svc added: Mattermost, Rocket.Chat, Google Chat, Pushbullet, Bark", async () => {
+  test("the services shoutrrr has and svc added: Mattermost, Google Chat, Pushbullet, Bark, Signal", async () => {
     const mark = receiver.received.length;
     const at = `127.0.0.1:${receiver.server.port}`;
     const pushbulletToken = "o.PushbulletSecretToken0123456789a";
@@ -158,6 +158,7 @@ describe("each notification URL form, delivered", () => {
         `googlechat://${at}/v1/spaces/FOO/messages?key=GKeySecret&token=GTokSecret`,
         `pushbullet://${pushbulletToken}/phone/%23news/me@lan`,
         `bark://:BarkDeviceSecret@${at}/bark?scheme=http&sound=bell&badge=2`,
+        `signal://${at}/+1234567890/+0987654321/group.abc/def=?disabletls=yes&token=SignalTokenSecret`,
       ],
     });
     const got = since(mark);
@@ -170,7 +171,10 @@ describe("each notification URL form, delivered", () => {
     expect(pushes.map((r) => r.headers["access-token"])).toEqual([pushbulletToken, pushbulletToken, pushbulletToken]);
     expect(pushes.map((r) => jsonOf(r))).toMatchObject([{ type: "note", device_iden: "phone" }, { channel_tag: "news" }, { email: "me@lan" }]);
     expect(jsonOf(got.find((r) => r.path === "/bark/push"))).toMatchObject({ device_key: "BarkDeviceSecret", title: "svc on nas: 1 updated, 1 failed", sound: "bell", badge: 2 });
-    for (const secret of ["MattermostSecret123", "GKeySecret", "GTokSecret", pushbulletToken, "BarkDeviceSecret"]) expect(log.text()).not.toContain(secret);
+    const [signal] = got.filter((r) => r.path === "/v2/send");
+    expect(signal?.headers.authorization).toBe("Bearer SignalTokenSecret");
+    expect(jsonOf(signal)).toMatchObject({ number: "+1234567890", recipients: ["+0987654321", "group.abc/def="] });
+    for (const secret of ["SignalTokenSecret", "MattermostSecret123", "GKeySecret", "GTokSecret", pushbulletToken, "BarkDeviceSecret"]) expect(log.text()).not.toContain(secret);
   });
 
   test("a self-signed ntfy or Gotify server: refused, unless disabletlsverification / insecureskipverify", async () => {

@@ -68,6 +68,16 @@ const ROWS: Record<string, Row[]> = {
     [`${V17} docs/services/push/mqtt/index.md`, "mqtts://broker.local:8883/secure/alerts?disabletlsverification=yes", { mqtt: { tls: true, skipTlsVerify: true } }],
     [`${V17} pkg/services/push/mqtt/mqtt_config.go (DefaultTLSPort for mqtts)`, "mqtts://user:pass@broker.example.com/home/alerts", { mqtt: { tls: true, port: 8883 } }],
   ],
+  signal: [
+    [`${V17} docs/services/chat/signal/index.md`, "signal://localhost:8080/+1234567890/+0987654321", { service: "signal", endpoint: "https://localhost:8080/v2/send", source: "+1234567890", recipients: ["+0987654321"] }],
+    [`${V17} docs/services/chat/signal/index.md`, "signal://localhost:8080/+1234567890/+0987654321/+1123456789/group.testgroup", { recipients: ["+0987654321", "+1123456789", "group.testgroup"] }],
+    [`${V17} docs/services/chat/signal/index.md`, "signal://localhost:8080/+1234567890/+0987654321?disabletls=yes", { endpoint: "http://localhost:8080/v2/send" }],
+    [`${V17} docs/services/chat/signal/index.md`, "signal://localhost:8080/+1234567890/+0987654321?token=YOUR_API_TOKEN", { authorization: "Bearer YOUR_API_TOKEN" }],
+    [`${V17} docs/services/chat/signal/index.md`, "signal://localhost:8080/+1234567890/group.abcdefghijklmnop=", { recipients: ["group.abcdefghijklmnop="] }],
+    [`${V17} docs/services/chat/signal/index.md`, "signal://user:password@localhost:8080/+1234567890/+0987654321", { authorization: `Basic ${Buffer.from("user:password").toString("base64")}` }],
+    [`${V17} pkg/services/chat/signal/signal_config.go (parseHostPort: 8080 by default)`, "signal://signal.lan/+1234567890/+0987654321", { endpoint: "https://signal.lan:8080/v2/send" }],
+    [`${V17} pkg/services/chat/signal/signal_config.go (ErrNoRecipients)`, "signal://localhost:8080/+1234567890", { refused: "then the recipients" }],
+  ],
   bark: [
     [`${V17} pkg/services/push/bark/bark_test.go`, "bark://:device-key@example.com:2225/?badge=5&category=CAT&group=GROUP&scheme=http&title=TITLE&url=URL", { endpoint: "http://example.com:2225/push", deviceKey: "device-key", fields: { badge: 5, category: "CAT", group: "GROUP", url: "URL" } }],
     [`${V17} pkg/services/push/bark/bark_test.go`, "bark://:devicekey@hostname", { endpoint: "https://hostname/push", deviceKey: "devicekey" }],
