@@ -7,6 +7,7 @@
  * Telegram, Slack, Pushover, Pushbullet) are replaced per service by `notifications.services_base_url`.
  */
 import type { Config } from "../../config/index.ts";
+import { z } from "zod";
 import { SvcError } from "../../errors.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import { loadBodyRenderer, truncate, type BodyRenderer, type RenderedReport, type Renderer } from "../render.ts";
@@ -260,18 +261,19 @@ function matrixNotifier(name: string, target: Extract<NotificationTarget, { serv
       let token = target.password;
       if (target.user) {
         const login = await postJson(`${api}/login`, { type: "m.login.password", identifier: { type: "m.id.user", user: target.user }, password: target.password }, timeoutMs);
-        token = String((login as { access_token?: unknown })?.access_token ?? "");
-        if (!token) throw new SvcError("notify", "Matrix login answered without an access token");
+        const answer = MATRIX_LOGIN.safeParse(login);
+        if (!answer.success) throw new SvcError("notify", "Matrix login answered without an access token");
+        token = answer.data.access_token;
       }
       const auth = { authorization: `Bearer ${token}` };
       let rooms: string[] = [];
       if (target.rooms.length === 0) {
-        const joined = (await request(`${api}/joined_rooms`, { method: "GET", headers: auth }, timeoutMs)) as { joined_rooms?: unknown };
-        rooms = Array.isArray(joined?.joined_rooms) ? joined.joined_rooms.map(String) : [];
+        const joined = MATRIX_JOINED.safeParse(await request(`${api}/joined_rooms`, { method: "GET", headers: auth }, timeoutMs));
+        rooms = joined.success ? joined.data.joined_rooms : [];
       } else {
         for (const room of target.rooms) {
-          const joined = (await postJson(`${api}/join/${encodeURIComponent(room)}`, {}, timeoutMs, auth)) as { room_id?: unknown };
-          rooms.push(String(joined?.room_id ?? room));
+          const joined = MATRIX_JOIN.safeParse(await postJson(`${api}/join/${encodeURIComponent(room)}`, {}, timeoutMs, auth));
+          rooms.push(joined.success ? joined.data.room_id : room);
         }
       }
       const { subject, text } = context.chat(report);
@@ -321,11 +323,18 @@ function slackEscape(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
+/** The answers read, each parsed with its schema (what else they hold is not looked at). */
+const MATRIX_LOGIN = z.object({ access_token: z.string().min(1).max(4096) });
+const MATRIX_JOIN = z.object({ room_id: z.string().min(1).max(1024) });
+const MATRIX_JOINED = z.object({ joined_rooms: z.array(z.string().max(1024)).max(10_000) });
+/** Telegram's Bot API and Slack's Web API: `ok`, and why not (`description`, `error`). */
+const OK_ANSWER = z.object({ ok: z.boolean(), error: z.string().optional(), description: z.string().optional() });
+
 function expectOk(answer: unknown, service: string): void {
-  const ok = (answer as { ok?: unknown } | null)?.ok;
-  if (ok === true) return;
-  const reason = (answer as { error?: unknown; description?: unknown } | null)?.error ?? (answer as { description?: unknown } | null)?.description;
-  throw new SvcError("notify", `${service} refused the message${typeof reason === "string" ? `: ${reason.slice(0, 200)}` : ""}`);
+  const parsed = OK_ANSWER.safeParse(answer);
+  if (parsed.success && parsed.data.ok) return;
+  const reason = parsed.success ? (parsed.data.error ?? parsed.data.description) : undefined;
+  throw new SvcError("notify", `${service} refused the message${reason ? `: ${reason.slice(0, 200)}` : ""}`);
 }
 
 /** shoutrrr's `insecureskipverify`/`disabletlsverification`: any server certificate is accepted. */
