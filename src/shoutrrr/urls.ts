@@ -582,7 +582,7 @@ function mqttTarget(url: URL, params: Params): NotificationTarget {
   const topic = decode(url.pathname.replace(/^\//, ""));
   if (!topic) fail(`mqtt://: the topic (the path) is missing (form: ${URL_FORMS.mqtt})`);
   if (/[#+]/.test(topic)) fail("mqtt://: the topic must not hold the wildcards # or +");
-  const qos = params.integer("qos", 0, 2) ?? 0;
+  const qos = mqttQos(params.get("qos"));
   const mqtt: MqttTarget = {
     tls,
     host: (url.hostname || "localhost").replace(/^\[(.*)\]$/, "$1"),
@@ -595,6 +595,14 @@ function mqttTarget(url: URL, params: Params): NotificationTarget {
     ...optional({ username: decode(url.username), password: decode(url.password), clientId: params.get("clientid") }),
   };
   return { service: "mqtt", mqtt, secrets: both(url.password) };
+}
+
+/** shoutrrr's QoS enum: 0-2, or AtMostOnce, AtLeastOnce, ExactlyOnce. */
+function mqttQos(value: string | undefined): 0 | 1 | 2 {
+  if (value === undefined) return 0;
+  const names: Record<string, 0 | 1 | 2> = { "0": 0, "1": 1, "2": 2, atmostonce: 0, atleastonce: 1, exactlyonce: 2 };
+  const qos = names[value.toLowerCase()];
+  return qos ?? fail("mqtt://: parameter qos must be 0, 1, 2, AtMostOnce, AtLeastOnce or ExactlyOnce");
 }
 
 /** Google Chat's incoming webhook, as written in the space's settings with https:// replaced. */

@@ -78,6 +78,10 @@ const ROWS: Record<string, Row[]> = {
     [`${V17} pkg/services/chat/signal/signal_config.go (parseHostPort: 8080 by default)`, "signal://signal.lan/+1234567890/+0987654321", { endpoint: "https://signal.lan:8080/v2/send" }],
     [`${V17} pkg/services/chat/signal/signal_config.go (ErrNoRecipients)`, "signal://localhost:8080/+1234567890", { refused: "then the recipients" }],
   ],
+  "mqtt qos": [
+    [`${V17} pkg/services/push/mqtt/mqtt_config.go (QoS names)`, "mqtt://broker.example.com:1883/test/topic?qos=AtLeastOnce", { mqtt: { qos: 1 } }],
+    [`${V17} pkg/services/push/mqtt/mqtt_test.go (out of range)`, "mqtt://broker.example.com:1883/test/topic?qos=5", { refused: "parameter qos must be" }],
+  ],
   bark: [
     [`${V17} pkg/services/push/bark/bark_test.go`, "bark://:device-key@example.com:2225/?badge=5&category=CAT&group=GROUP&scheme=http&title=TITLE&url=URL", { endpoint: "http://example.com:2225/push", deviceKey: "device-key", fields: { badge: 5, category: "CAT", group: "GROUP", url: "URL" } }],
     [`${V17} pkg/services/push/bark/bark_test.go`, "bark://:devicekey@hostname", { endpoint: "https://hostname/push", deviceKey: "devicekey" }],
