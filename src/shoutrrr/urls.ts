@@ -439,13 +439,7 @@ const PARSERS: Record<UrlService, Parser> = {
     params.get("title", "color");
     if (!url.hostname && !url.username && host) return workflowTeams(host);
     requireHost("teams", url);
-    if (url.username && host) {
-      // shoutrrr's legacy connector form: teams://group@tenant/altId/groupOwner[/extraId]?host=org.webhook.office.com
-      const parts = segments(url);
-      if (parts.length < 2) fail("teams://: the legacy form needs group@tenant/altId/groupOwner");
-      const endpoint = `https://${host}/webhookb2/${decode(url.username)}@${url.hostname}/IncomingWebhook/${parts.join("/")}`;
-      return { service: "teams", endpoint, secrets: [...both(url.username), url.hostname, ...parts] };
-    }
+    if (url.username) return connectorTeams(url, host);
     // The Workflows webhook with https:// replaced by teams://: every part of it is kept, its
     // query (api-version, sp, sv, sig) included.
     for (const key of params.keys()) params.get(key);
@@ -658,6 +652,28 @@ function parseNtfyPriority(value: string | undefined): number | undefined {
 function teamsSecrets(endpoint: URL): string[] {
   const sig = endpoint.searchParams.get("sig") ?? undefined;
   return [...both(sig), ...tokenLike([...segments(endpoint), ...endpoint.searchParams.values()])];
+}
+
+/**
+ * shoutrrr v0.8's connector form (Office 365 connectors, retired by Microsoft but still in
+ * Watchtower setups): `teams://group@tenant/altId/groupOwner[/extraId]`, or the older
+ * `teams://group%40tenant:altId@groupOwner`; posted to outlook.office.com/webhook/... unless
+ * `host=` names the organisation's webhook host (then /webhookb2/...).
+ */
+function connectorTeams(url: URL, host = "outlook.office.com"): NotificationTarget {
+  let group: string;
+  let tenant: string;
+  let rest: string[];
+  if (url.password) {
+    [group = "", tenant = ""] = decode(url.username).split("@");
+    rest = [decode(url.password), url.hostname];
+  } else {
+    [group, tenant, rest] = [decode(url.username), url.hostname, segments(url)];
+  }
+  if (!group || !tenant || rest.length < 2) fail("teams://: the connector form is group@tenant/altId/groupOwner (or use the Workflows webhook URL)");
+  const path = host === "outlook.office.com" ? "webhook" : "webhookb2";
+  const endpoint = `https://${host}/${path}/${group}@${tenant}/IncomingWebhook/${rest.join("/")}`;
+  return { service: "teams", endpoint, secrets: [group, tenant, ...rest] };
 }
 
 /** The maintained fork's form: `teams://?host=<the Workflows URL, query-encoded>`. */

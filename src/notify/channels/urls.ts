@@ -195,7 +195,8 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
         const headers = new Headers(target.headers);
         headers.set("content-type", contentType);
         if (!headers.has("accept")) headers.set("accept", contentType);
-        await request(target.endpoint, { method: target.method, headers, body: body(report) }, timeoutMs);
+        // fetch sends no body with GET (shoutrrr's Go client does): a GET only says that something happened
+        await request(target.endpoint, { method: target.method, headers, ...(target.method === "GET" ? {} : { body: body(report) }) }, timeoutMs);
       });
     }
   }

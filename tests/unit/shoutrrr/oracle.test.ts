@@ -14,6 +14,16 @@ const ROWS: Record<string, Row[]> = {
   smtp: [[`${V17} pkg/services/email/smtp/smtp_test.go (BasePlusURL)`, "smtp://user:password@example.com:2225/?useStartTLS=no&fromAddress=sender+tag@example.com&toAddresses=rec1+tag@example.com,rec2@example.com&useHTML=yes&timeout=10s", { smtp: { from: "sender+tag@example.com", to: ["rec1+tag@example.com", "rec2@example.com"], useStartTls: false, port: 2225 } }]],
   teams: [
     [
+      `${V08} pkg/services/teams/teams_test.go`,
+      "teams://11111111-4444-4444-8444-cccccccccccc@22222222-4444-4444-8444-cccccccccccc/33333333012222222222333333333344/44444444-4444-4444-8444-cccccccccccc",
+      { endpoint: "https://outlook.office.com/webhook/11111111-4444-4444-8444-cccccccccccc@22222222-4444-4444-8444-cccccccccccc/IncomingWebhook/33333333012222222222333333333344/44444444-4444-4444-8444-cccccccccccc" },
+    ],
+    [
+      `${V08} pkg/services/teams/teams_config.go (the password form)`,
+      "teams://11111111-4444-4444-8444-cccccccccccc%4022222222-4444-4444-8444-cccccccccccc:33333333012222222222333333333344@44444444-4444-4444-8444-cccccccccccc?host=contoso.webhook.office.com",
+      { endpoint: "https://contoso.webhook.office.com/webhookb2/11111111-4444-4444-8444-cccccccccccc@22222222-4444-4444-8444-cccccccccccc/IncomingWebhook/33333333012222222222333333333344/44444444-4444-4444-8444-cccccccccccc" },
+    ],
+    [
       `${V17} pkg/services/chat/teams/teams_test.go (serviceURLBase)`,
       `teams://?host=${encodeURIComponent("https://prod-00.westus.logic.azure.com:443/workflows/abc123/triggers/manual/paths/invoke?api-version=2016-06-00&sp=/triggers/manual/run&sv=1.0&sig=XXXXXXXX")}`,
       { endpoint: "https://prod-00.westus.logic.azure.com/workflows/abc123/triggers/manual/paths/invoke?api-version=2016-06-00&sp=/triggers/manual/run&sv=1.0&sig=XXXXXXXX" },
