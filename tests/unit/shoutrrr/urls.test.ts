@@ -1,6 +1,7 @@
 /** Notification URLs: each shoutrrr form parsed into its target, wrong parts named, secrets known. */
 import { describe, expect, test } from "bun:test";
-import { printConfig, REDACTED } from "../../../src/config/index.ts";
+import { defaultConfig, printConfig, REDACTED } from "../../../src/config/index.ts";
+import { createRedactor } from "../../../src/log/index.ts";
 import { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, URL_FORMS, type NotificationTarget } from "../../../src/shoutrrr/index.ts";
 import { notificationSecrets } from "../../../src/notify/secrets.ts";
 import { load, problems, RUNS } from "../config/helpers.ts";
@@ -243,6 +244,24 @@ describe("masking rebuilds the URL from its parts: no secret in any escaping", (
   test("the parts that are not secret are shown as written", () => {
     expect(redactNotificationUrl("generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=Bearer%20tk")).toBe(`generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=${REDACTED}`);
     expect(redactNotificationUrl("gotify://gotify.lan/sub/AbC%2Fdef?priority=3")).toBe(`gotify://gotify.lan/sub/${REDACTED}?priority=3`);
+  });
+
+  test("the logs' redactor masks each secret in each escaping an error message could echo", () => {
+    const settings = defaultConfig({
+      notifications: { urls: ["generic+http://hooks.lan/hook/PathSecretNoDigits?@Authorization=Bearer%20HeaderSecret%2Fslash&token=Query+SecretPlus", "gotify://gotify.lan/GotifySecret%2FEncoded"] },
+    }).notifications;
+    const redact = createRedactor(notificationSecrets(settings));
+    const echoes = [
+      "GET http://hooks.lan/hook/PathSecretNoDigits failed",
+      "header Authorization: Bearer HeaderSecret/slash refused",
+      "HeaderSecret%2Fslash",
+      "token=Query+SecretPlus",
+      "token=Query%20SecretPlus",
+      "Query SecretPlus",
+      "POST https://gotify.lan/GotifySecret%2FEncoded/message",
+      "token GotifySecret/Encoded",
+    ];
+    for (const echo of echoes) expect(redact(echo)).not.toMatch(/PathSecret|HeaderSecret|Query.SecretPlus|Query%20SecretPlus|GotifySecret/);
   });
 
   test("--print-config shows them masked", async () => {
