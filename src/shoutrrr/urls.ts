@@ -104,6 +104,10 @@ export interface SmtpTarget {
   /** shoutrrr's `encryption`: auto (465 implicit TLS, else STARTTLS when offered), none, explicittls (STARTTLS required), implicittls */
   encryption: "auto" | "none" | "explicittls" | "implicittls";
   useStartTls: boolean;
+  /** shoutrrr v0.17's `requirestarttls`: fail when the server does not offer STARTTLS */
+  requireStartTls: boolean;
+  /** the name svc gives itself in EHLO (`clienthost`) */
+  clientHost?: string;
   subject?: string;
   skipTlsVerify: boolean;
 }
@@ -146,7 +150,7 @@ const IGNORED: Readonly<Record<UrlService, readonly string[]>> = {
   gotify: ["title", "useheader", "date"],
   ntfy: ["title"],
   pushover: ["title"],
-  smtp: ["clienthost", "usehtml", "timeout", "requirestarttls"],
+  smtp: ["usehtml", "timeout"],
   teams: ["color", "title"],
   matrix: ["title"],
   generic: ["title", "titlekey", "messagekey"],
@@ -423,12 +427,15 @@ const PARSERS: Record<UrlService, Parser> = {
       auth: auth as SmtpTarget["auth"],
       encryption: encryption as SmtpTarget["encryption"],
       useStartTls: params.flag("usestarttls", true) && params.flag("starttls", true),
+      requireStartTls: params.flag("requirestarttls", false),
       skipTlsVerify: params.flag("skiptlsverify", false),
     };
     if (url.username) smtp.username = decode(url.username);
     if (url.password) smtp.password = decode(url.password);
     const fromName = params.get("fromname");
     const subject = params.get("subject", "title");
+    const clientHost = params.get("clienthost");
+    if (clientHost) smtp.clientHost = clientHost;
     if (fromName) smtp.fromName = fromName;
     if (subject) smtp.subject = subject;
     return { service: "smtp", smtp, secrets: both(url.password) };

@@ -54,11 +54,12 @@ export function createSmtpUrlNotifier(name: string, target: SmtpTarget, render: 
       port: target.port,
       secure: implicit,
       // explicittls: STARTTLS or nothing; none, or usestarttls=no: never upgrade.
-      requireTLS: !implicit && target.encryption === "explicittls",
+      requireTLS: !implicit && (target.encryption === "explicittls" || (target.requireStartTls && !plainOnly)),
       ignoreTLS: !implicit && plainOnly,
       auth,
       ...(auth && authMethod ? { authMethod } : {}),
       tls: { rejectUnauthorized: !target.skipTlsVerify },
+      ...(target.clientHost ? { name: target.clientHost } : {}),
     },
     { from: target.fromName ? { name: target.fromName, address: target.from } : target.from, to: target.to, ...(target.subject ? { subject: target.subject } : {}) },
     render,

@@ -181,7 +181,7 @@ class Writer:
                        "content_type": msg.get_content_type(),
                        "text": text.get_content() if text is not None else None,
                        "html": html.get_content() if html is not None else None,
-                       "tls": session.ssl is not None,
+                       "tls": session.ssl is not None, "helo": session.host_name,
                        "login": session.auth_data.login.decode() if session.auth_data else None}, f)
         os.rename(name + ".tmp", name + ".json")
         return "250 OK"
@@ -243,6 +243,8 @@ export interface ReceivedMail {
   tls: boolean;
   /** the user it authenticated as */
   login: string | null;
+  /** the name the client gave in EHLO/HELO */
+  helo: string | null;
 }
 
 /** aiosmtpd on a free port; with a certificate it offers STARTTLS, with a login it requires AUTH. */

@@ -267,6 +267,15 @@ describe("smtp:// to the SMTP peer", () => {
     expect(mail).toMatchObject({ mail_from: "me+svc@lan", rcpt_tos: ["ops+updates@lan", "b@lan"] });
   });
 
+  test("clienthost names svc in EHLO; requirestarttls=yes refuses a server without STARTTLS", async () => {
+    const before = smtp.messages().length;
+    await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=svc@lan&to=ops@lan&clienthost=svc.example.com`] });
+    expect(smtp.messages().slice(before)).toMatchObject([{ helo: "svc.example.com" }]);
+    const { log } = await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=svc@lan&to=ops@lan&requirestarttls=yes`] }, 1);
+    expect(log.lines.find((l) => l.message === "notification failed")?.fields.channel).toBe("smtp");
+    expect(smtp.messages().length).toBe(before + 1);
+  });
+
   test("encryption=explicittls with auth=plain: STARTTLS then AUTH; a wrong password is logged without it", async () => {
     const before = starttls.messages().length;
     const url = (password: string) => `smtp://mailer:${password}@127.0.0.1:${starttls.port}/?from=svc@lan&to=ops@lan&auth=Plain&encryption=ExplicitTLS&skiptlsverify=yes`;
