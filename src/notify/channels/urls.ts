@@ -160,7 +160,9 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
         // one note per target: a #channel tag, an e-mail address or a device (none: all the account's devices)
         for (const to of targets) {
           const address = to.startsWith("#") ? { channel_tag: to.slice(1) } : to.includes("@") ? { email: to } : to ? { device_iden: to } : {};
-          await postJson(endpoint, { type: "note", title: subject, body: text.trim() || subject, ...address }, timeoutMs, { "access-token": target.token });
+          const answer = await postJson(endpoint, { type: "note", title: subject, body: text.trim() || subject, ...address }, timeoutMs, { "access-token": target.token });
+          // shoutrrr checks the push it gets back is the note it sent
+          if (!PUSHBULLET_PUSH.safeParse(answer).success) throw new SvcError("notify", "Pushbullet answered without the note it was sent");
         }
       });
     }
@@ -183,7 +185,9 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
     case "bark":
       return notifier(async (report) => {
         const { subject, text } = context.chat(report);
-        await postJson(target.endpoint, { body: text.trim() || subject, device_key: target.deviceKey, title: subject, ...target.fields }, timeoutMs);
+        const answer = BARK_ANSWER.safeParse(await postJson(target.endpoint, { body: text.trim() || subject, device_key: target.deviceKey, title: subject, ...target.fields }, timeoutMs));
+        // Bark answers 200 with its own code; anything but 200 there is a refusal
+        if (!answer.success || answer.data.code !== 200) throw new SvcError("notify", `Bark refused the message${answer.success ? `: ${answer.data.message.slice(0, 200)}` : ""}`);
       });
     case "generic": {
       const contentType = target.contentType ?? (target.body === "text" ? "text/plain" : "application/json");
@@ -328,6 +332,8 @@ function slackEscape(text: string): string {
 const MATRIX_LOGIN = z.object({ access_token: z.string().min(1).max(4096) });
 const MATRIX_JOIN = z.object({ room_id: z.string().min(1).max(1024) });
 const MATRIX_JOINED = z.object({ joined_rooms: z.array(z.string().max(1024)).max(10_000) });
+const PUSHBULLET_PUSH = z.object({ type: z.literal("note") });
+const BARK_ANSWER = z.object({ code: z.number(), message: z.string().max(4096).default("") });
 /** Telegram's Bot API and Slack's Web API: `ok`, and why not (`description`, `error`). */
 const OK_ANSWER = z.object({ ok: z.boolean(), error: z.string().optional(), description: z.string().optional() });
 

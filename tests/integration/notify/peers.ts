@@ -358,6 +358,7 @@ export function serviceReceiver(tls?: { cert: string; key: string }): { server: 
       // signal-cli-rest-api: number and recipients, 201 Created with a timestamp
       if (path === "/v2/send") return data.number && Array.isArray(data.recipients) && data.recipients.length > 0 && typeof data.message === "string" ? json({ timestamp: "1" }, 201) : json({ error: "Couldn't process request - invalid request" }, 400);
       // Bark: device_key and body in the JSON
+      if (path.endsWith("/push") && data.device_key === "RefusedDevice") return json({ code: 400, message: "failed to push", timestamp: 1 });
       if (path.endsWith("/push")) return data.device_key && typeof data.body === "string" ? json({ code: 200, message: "success", timestamp: 1 }) : json({ code: 400, message: "device key is empty" }, 400);
       return new Response("not found", { status: 404 });
     },

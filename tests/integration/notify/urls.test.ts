@@ -209,6 +209,11 @@ describe("each notification URL form, delivered", () => {
     }
   });
 
+  test("Bark's refusal inside a 200 answer is a failure, as shoutrrr reads it", async () => {
+    const { log } = await publishOnce({ urls: [`bark://:RefusedDevice@127.0.0.1:${receiver.server.port}/bark?scheme=http`] }, 1);
+    expect(String(log.lines.find((l) => l.message === "notification failed")?.fields.reason)).toContain("Bark refused the message: failed to push");
+  });
+
   test("a Telegram chat that refuses is retried alone; the others got the message once", async () => {
     const mark = receiver.received.length;
     const { log } = await publishOnce({ urls: [`telegram://${SECRETS.telegramBot}@telegram?chats=111,-100404,222`] }, 2);
