@@ -63,7 +63,18 @@ export function pushover(url: URL, params: Params): NotificationTarget {
   if (!token) fail(`pushover://: the application token (after shoutrrr:) is missing (form: ${URL_FORMS.pushover})`);
   if (!userKey) fail(`pushover://: the user key (after @) is missing (form: ${URL_FORMS.pushover})`);
   const priority = params.integer("priority", -2, 2);
-  return { service: "pushover", token, userKey, devices: params.list("devices"), ...(priority !== undefined ? { priority } : {}), secrets: [...both(url.password), userKey] };
+  // shoutrrr v0.17's end-to-end encryption: a 256-bit key as 64 hex characters
+  const encryptionKey = params.get("encryptionkey", "key") || undefined;
+  if (encryptionKey !== undefined && !/^[0-9a-f]{64}$/i.test(encryptionKey)) fail("pushover://: parameter encryptionkey must be 64 hex characters (a 256-bit key)");
+  return {
+    service: "pushover",
+    token,
+    userKey,
+    devices: params.list("devices"),
+    ...(priority !== undefined ? { priority } : {}),
+    ...(encryptionKey ? { encryptionKey } : {}),
+    secrets: [...both(url.password), userKey, ...(encryptionKey ? [encryptionKey] : [])],
+  };
 }
 
 export function pushbullet(url: URL): NotificationTarget {

@@ -33,7 +33,7 @@ export type NotificationTarget = TargetBase &
     | { service: "slack"; webhookPath?: string; botToken?: string; channel?: string; botname?: string; icon?: string; threadTs?: string }
     | { service: "gotify"; endpoint: string; token: string; priority: number; skipTlsVerify: boolean }
     | { service: "ntfy"; endpoint: string; topic: string; username?: string; password?: string; markdown: boolean; headers: Array<[string, string]>; skipTlsVerify: boolean }
-    | { service: "pushover"; token: string; userKey: string; devices: string[]; priority?: number }
+    | { service: "pushover"; token: string; userKey: string; devices: string[]; priority?: number; encryptionKey?: string }
     | { service: "smtp"; smtp: SmtpTarget }
     | { service: "teams"; endpoint: string }
     | { service: "matrix"; endpoint: string; user?: string; password: string; rooms: string[] }

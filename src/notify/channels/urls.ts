@@ -13,7 +13,7 @@ import type { SessionReport } from "../../updater/types.ts";
 import { loadBodyRenderer, truncate, type BodyRenderer, type RenderedReport, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
 import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl, serviceOf, type BaseUrls, type FixedHostService, type MqttTarget, type NotificationTarget } from "../../shoutrrr/index.ts";
-import { postPushover, pushoverForm } from "./pushover.ts";
+import { encryptPushoverForm, postPushover, pushoverForm } from "./pushover.ts";
 import { readBounded } from "../../bounded.ts";
 
 export interface UrlChannelContext {
@@ -127,6 +127,7 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
         const form = pushoverForm({ token: target.token, user_key: target.userKey }, subject, text);
         if (target.devices.length > 0) form.set("device", target.devices.join(","));
         if (target.priority !== undefined) form.set("priority", String(target.priority));
+        if (target.encryptionKey) encryptPushoverForm(form, Buffer.from(target.encryptionKey, "hex"));
         await postPushover(endpoint, form, timeoutMs);
       });
     }

@@ -4,7 +4,9 @@
  * notifications.services_base_url) and checks what each API requires; e-mail goes to the
  * aiosmtpd peer. Nothing leaves the machine.
  */
+import { createDecipheriv, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
@@ -212,6 +214,26 @@ describe("each notification URL form, delivered", () => {
   test("Bark's refusal inside a 200 answer is a failure, as shoutrrr reads it", async () => {
     const { log } = await publishOnce({ urls: [`bark://:RefusedDevice@127.0.0.1:${receiver.server.port}/bark?scheme=http`] }, 1);
     expect(String(log.lines.find((l) => l.message === "notification failed")?.fields.reason)).toContain("Bark refused the message: failed to push");
+  });
+
+  test("pushover:// with encryptionkey: title and message end-to-end encrypted as Pushover's apps decrypt them", async () => {
+    const key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    const mark = receiver.received.length;
+    const { log } = await publishOnce({ urls: [`pushover://shoutrrr:${SECRETS.pushoverToken}@${SECRETS.pushoverUser}/?encryptionkey=${key}`] });
+    const form = new URLSearchParams(since(mark).find((r) => r.path === "/1/messages.json")?.body);
+    expect(form.get("encrypted")).toBe("1");
+    const decrypt = (field: string) => {
+      const payload = Buffer.from(form.get(field)!, "base64");
+      const [iv, ciphertext, mac] = [payload.subarray(0, 16), payload.subarray(16, payload.length - 32), payload.subarray(payload.length - 32)];
+      const keyBytes = Buffer.from(key, "hex");
+      expect(createHmac("sha256", keyBytes).update(iv).update(ciphertext).digest().equals(mac)).toBe(true);
+      const decipher = createDecipheriv("aes-256-cbc", keyBytes, iv);
+      return gunzipSync(Buffer.concat([decipher.update(ciphertext), decipher.final()])).toString("utf8");
+    };
+    expect(decrypt("title")).toBe("svc on nas: 1 updated, 1 failed");
+    expect(decrypt("message")).toContain("web (127.0.0.1:5000/web:latest): 111111111111 -> 222222222222");
+    expect(form.get("message")).not.toContain("web");
+    expect(log.text()).not.toContain(key);
   });
 
   test("a Telegram chat that refuses is retried alone; the others got the message once", async () => {

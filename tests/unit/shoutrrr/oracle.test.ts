@@ -47,6 +47,13 @@ const ROWS: Record<string, Row[]> = {
     [`${V17} docs/services/specialized/generic (extra data, json template)`, "generic://example.com/hook?template=json&$context=inside&titlekey=subject", { body: "json", titleKey: "subject", messageKey: "message", extra: [["context", "inside"]] }],
     [`${V08} pkg/services/generic/generic.go (GetConfigURLFromCustom: generic+https)`, "generic+https://example.com/api?@Authorization=Bearer%20tk&foo=bar", { endpoint: "https://example.com/api?foo=bar", headers: [["Authorization", "Bearer tk"]] }],
   ],
+  pushover: [
+    [`${V17} pkg/services/push/pushover/pushover_test.go`, "pushover://:apitoken@userkey?encryptionkey=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", { token: "apitoken", userKey: "userkey", encryptionKey: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" }],
+    [`${V17} pkg/services/push/pushover/pushover_test.go (an empty key: no encryption)`, "pushover://:apptoken@usertoken?encryptionkey=", { token: "apptoken" }],
+    [`${V17} pkg/services/push/pushover/pushover_test.go (too short)`, "pushover://:apptoken@usertoken?encryptionkey=short", { refused: "64 hex characters" }],
+    [`${V17} pkg/services/push/pushover/pushover_test.go (not hex)`, "pushover://:apptoken@usertoken?encryptionkey=zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", { refused: "64 hex characters" }],
+    [`${V08} pkg/services/pushover/pushover_test.go`, "pushover://:token@user/?devices=device", { token: "token", userKey: "user", devices: ["device"] }],
+  ],
   mattermost: [
     [`${V17} docs/services/chat/mattermost/index.md`, "mattermost://shoutrrrUser@your-domain.com/bywsw8zt5jgpte3nm65qjiru6h/shoutrrrChannel", { endpoint: "https://your-domain.com/hooks/bywsw8zt5jgpte3nm65qjiru6h", username: "shoutrrrUser", channel: "shoutrrrChannel" }],
     [`${V17} docs/services/chat/mattermost/index.md`, "mattermost://your-domain.com/bywsw8zt5jgpte3nm65qjiru6h?icon=rocket", { endpoint: "https://your-domain.com/hooks/bywsw8zt5jgpte3nm65qjiru6h", icon: "rocket" }],
