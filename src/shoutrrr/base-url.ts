@@ -5,7 +5,7 @@
  * such a host carries the service's token (in its path or a header), so a base URL over plain
  * http is refused unless its host is this machine (loopback). docs/notifications.md.
  */
-import { isIP } from "node:net";
+import { isLoopbackHostname } from "../loopback.ts";
 
 /** The services whose API lives at a fixed public host, and that host. */
 export const FIXED_HOSTS = {
@@ -53,14 +53,7 @@ function baseUrlProblem(value: string): string | undefined {
     return "must be a URL starting with https:// (or http:// to this machine)";
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") return "must be a URL starting with https:// (or http:// to this machine)";
-  if (url.protocol === "http:" && !isLoopback(url.hostname)) return `would send the services' tokens over plain http to ${url.hostname}: use https://, or http:// only to this machine (127.0.0.1, ::1, localhost)`;
+  if (url.protocol === "http:" && !isLoopbackHostname(url.hostname)) return `would send the services' tokens over plain http to ${url.hostname}: use https://, or http:// only to this machine (127.0.0.1, ::1, localhost)`;
   if (url.username || url.password || url.search || url.hash) return "must be a base URL alone (no credentials, query or fragment)";
   return undefined;
-}
-
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
-  if (host === "localhost" || host.endsWith(".localhost")) return true;
-  if (isIP(host) === 4) return host.startsWith("127.");
-  return host === "::1";
 }

@@ -10,7 +10,7 @@ const SRC = resolve(import.meta.dir, "../../src");
 
 /** Lowest first; units on one line may not import each other either. */
 const LAYERS: readonly (readonly string[])[] = [
-  ["errors.ts", "bounded.ts", "files.ts", "timers.ts", "version.ts", "help.ts"],
+  ["errors.ts", "bounded.ts", "files.ts", "timers.ts", "version.ts", "help.ts", "loopback.ts"],
   ["log"],
   ["shoutrrr"],
   ["config"],
