@@ -64,7 +64,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access }, log);
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     const registry = rooms.createRegistry(config, logging.log);

@@ -65,6 +65,28 @@ export interface ContainerOverview {
   previous_image_id: string | null;
   /** where its release notes are: the svc.link label's template, else the image's source */
   link: string | null;
+  /** the compose project or Swarm stack it belongs to (its labels say), null: standalone */
+  group: TargetGroup | null;
+}
+
+/** A compose project (com.docker.compose.project) or a Swarm stack (com.docker.stack.namespace). */
+export interface TargetGroup {
+  kind: "compose" | "stack";
+  name: string;
+}
+
+const GROUP_LABELS: [TargetGroup["kind"], string][] = [
+  ["stack", "com.docker.stack.namespace"],
+  ["compose", "com.docker.compose.project"],
+];
+
+/** The group a target's labels name; a stack's task containers carry both labels: the stack wins. */
+export function groupOf(labels: Readonly<Record<string, string>>): TargetGroup | null {
+  for (const [kind, label] of GROUP_LABELS) {
+    const name = labels[label]?.trim();
+    if (name) return { kind, name: name.slice(0, 128) };
+  }
+  return null;
 }
 
 export interface OverviewMemory {
@@ -156,6 +178,7 @@ function describe(entry: ContainerReport, target: TargetFacts, image: ImageSumma
     skipped: memory.skipped?.get(entry.name)?.split(" ")[0] ?? null,
     previous_image_id: target.previous,
     link: releaseLink(labels, image?.labels ?? {}, available !== null && !available.startsWith("sha256:") ? available : version),
+    group: groupOf(labels),
   };
 }
 

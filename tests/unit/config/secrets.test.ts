@@ -20,7 +20,7 @@ function valueAt(config: unknown, path: string[]): unknown {
 
 describe("secrets", () => {
   test("the schema marks exactly the documented secrets", () => {
-    expect(OPTIONS.filter((o) => o.meta.secret).map((o) => o.key).sort()).toEqual([...SECRET_KEYS, "registry_credentials", "peers"].sort());
+    expect(OPTIONS.filter((o) => o.meta.secret).map((o) => o.key).sort()).toEqual([...SECRET_KEYS, "registry_credentials", "peers", "http_api.viewer_tokens"].sort());
   });
 
   test.each(SECRET_KEYS)("%s: a path to a readable file is replaced by its trimmed contents", async (key) => {
