@@ -77,7 +77,7 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
     const result = await deps.runner.overview(filter);
     if (result === null) return null;
     const shaped = containersAnswer(deps, host, await loadTimeline())(result);
-    if (!filter.container?.length && !filter.image?.length) lastAnswer = shaped;
+    if (!filter.container?.length && !filter.image?.length && !filter.stack?.length) lastAnswer = shaped;
     return shaped;
   };
   const containers: Handler = async (request, target, server) => {

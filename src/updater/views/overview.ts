@@ -11,10 +11,11 @@ import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
 import type { Remembered } from "../../state/index.ts";
 import { hookFor, type HookName } from "../containers/hooks.ts";
-import { enableLabelFilter, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "../selection/selection.ts";
+import { enableLabelFilter, groupOf, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
 import { serviceAsContainer, unpinned } from "../swarm/kind.ts";
 import { parseVersionTag } from "../check/tags.ts";
+import type { TargetGroup } from "../selection/selection.ts";
 import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type CycleSightings, type SessionReport, type UpdateFilter } from "../types.ts";
 
 /** How big the step to the available image is: a new digest of the same tag, or a tag policy's move. */
@@ -69,25 +70,6 @@ export interface ContainerOverview {
   group: TargetGroup | null;
 }
 
-/** A compose project (com.docker.compose.project) or a Swarm stack (com.docker.stack.namespace). */
-export interface TargetGroup {
-  kind: "compose" | "stack";
-  name: string;
-}
-
-const GROUP_LABELS: [TargetGroup["kind"], string][] = [
-  ["stack", "com.docker.stack.namespace"],
-  ["compose", "com.docker.compose.project"],
-];
-
-/** The group a target's labels name; a stack's task containers carry both labels: the stack wins. */
-export function groupOf(labels: Readonly<Record<string, string>>): TargetGroup | null {
-  for (const [kind, label] of GROUP_LABELS) {
-    const name = labels[label]?.trim();
-    if (name) return { kind, name: name.slice(0, 128) };
-  }
-  return null;
-}
 
 export interface OverviewMemory {
   firstSeen?: Remembered;

@@ -180,6 +180,12 @@ describe("roles, the session and the summary", () => {
     expect(audit).toEqual([{ action: "request", trigger: "api", actor: "admin token", request: "POST /v1/update" }]);
   });
 
+  test("POST /v1/update?stack=NAME: a cycle over one compose project or Swarm stack (what Update stack is with curl)", async () => {
+    const { request, runner } = makeApp();
+    expect((await request("/v1/update?stack=shop", { method: "POST", headers: auth })).status).toBe(200);
+    expect(runner.calls.at(-1)?.filter).toEqual({ stack: ["shop"] });
+  });
+
   test("GET /v1/summary: the counts of one check, kept for the next asks; 401 without a token", async () => {
     const { request, runner } = makeApp({ http_api: { ui: true, viewer_tokens: ["family"] } });
     runner.report = stale;
