@@ -11,6 +11,7 @@ import { parseDuration } from "../config/index.ts";
 import { SvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
+import type { RateLimitView } from "../ui/page/api.ts";
 import { type LiveProgress, liveProgress } from "../updater/views/live.ts";
 import type { DashboardActions, Overview } from "../updater/views/overview.ts";
 import type { CycleRunner, SessionReport, UpdateFilter } from "../updater/types.ts";
@@ -42,7 +43,26 @@ function containersAnswer(deps: DashboardDeps, host: string, { lastOutcomes }: T
   };
 }
 
-type ContainersAnswer = ReturnType<ReturnType<typeof containersAnswer>>;
+type ContainersAnswer = ReturnType<ReturnType<typeof containersAnswer>> & { rate_limits: RateLimitView[] };
+
+/** Every registry whose answers carried a rate limit, with the images a check would ask it for. */
+async function rateLimits(metrics: Metrics, containers: readonly { image: string }[]): Promise<RateLimitView[]> {
+  const known = Object.entries(metrics.rateLimitsOf());
+  if (known.length === 0) return [];
+  // loaded with the updater by then (the overview ran): nothing more at startup
+  const { parseReference } = await import("../registry/reference.ts");
+  const images = new Map<string, Set<string>>();
+  for (const { image } of containers) {
+    try {
+      const ref = parseReference(image);
+      if (!images.has(ref.registry)) images.set(ref.registry, new Set());
+      images.get(ref.registry)!.add(ref.normalized);
+    } catch {
+      // a reference that does not parse is never checked
+    }
+  }
+  return known.map(([registry, limit]) => ({ registry, ...limit, needed: images.get(registry)?.size ?? 0 }));
+}
 
 /** A summary older than this is counted again (a dry run): home dashboards ask every few seconds. */
 export const SUMMARY_MAX_AGE_MS = 5 * 60_000;
@@ -76,7 +96,7 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
   const overview = async (filter: UpdateFilter): Promise<ContainersAnswer | null> => {
     const result = await deps.runner.overview(filter);
     if (result === null) return null;
-    const shaped = containersAnswer(deps, host, await loadTimeline())(result);
+    const shaped = { ...containersAnswer(deps, host, await loadTimeline())(result), rate_limits: await rateLimits(deps.metrics, result.containers) };
     if (!filter.container?.length && !filter.image?.length && !filter.stack?.length) lastAnswer = shaped;
     return shaped;
   };

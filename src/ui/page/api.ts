@@ -42,6 +42,19 @@ export interface ContainersAnswer {
   containers: ContainerOverview[];
   /** what svc leaves alone, and why (absent from an older peer) */
   excluded?: ExcludedContainer[];
+  /** the registries whose answers carried a rate limit (absent from an older svc) */
+  rate_limits?: RateLimitView[];
+}
+
+/** A registry's rate limit (Docker Hub's ratelimit-remaining) beside the requests a check makes there. */
+export interface RateLimitView {
+  registry: string;
+  remaining: number;
+  limit: number | null;
+  window_seconds: number | null;
+  at: string;
+  /** the images on that registry: one manifest request each per check */
+  needed: number;
 }
 
 const TOKEN_KEY = "svc.token";

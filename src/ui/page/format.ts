@@ -1,6 +1,6 @@
 /** How the page words times, versions and policies. Pure: everything here returns text. */
 import { type Bucket, inBucket } from "../summary.ts";
-import type { ContainerOverview, RunningCycle } from "./api.ts";
+import type { ContainerOverview, RateLimitView, RunningCycle } from "./api.ts";
 
 const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
@@ -71,6 +71,31 @@ export function matches(c: ContainerOverview & { host: string }, filters: Filter
   if (filters.onlyUpdates && c.available_version === null) return false;
   if (filters.bucket && !inBucket(c, filters.bucket)) return false;
   return true;
+}
+
+// ---- registry rate limits ----
+
+const REGISTRY_NAMES: Record<string, string> = { "docker.io": "Docker Hub" };
+
+/** "Docker Hub: 87 of 100 requests left (per 6 h)"; with fewer left than a check asks for, the warning. */
+export function rateLimitWords(limit: RateLimitView): { text: string; low: boolean } {
+  const name = REGISTRY_NAMES[limit.registry] ?? limit.registry;
+  const of = limit.limit === null ? "" : ` of ${limit.limit}`;
+  const window = limit.window_seconds ? ` (per ${durationWords(secondsWords(limit.window_seconds))})` : "";
+  const low = limit.remaining < limit.needed;
+  const text = `${name}: ${limit.remaining}${of} requests left${window}`;
+  return { text: low ? `${text}: a check asks for ${limit.needed} images there and would run out` : text, low };
+}
+
+/** 21600 -> "6h", 90 -> "1m30s": a window as options write durations. */
+function secondsWords(seconds: number): string {
+  const parts: string[] = [];
+  for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60], ["s", 1]] as const) {
+    const count = Math.floor(seconds / size);
+    if (count > 0) parts.push(`${count}${unit}`);
+    seconds -= count * size;
+  }
+  return parts.join("") || "0s";
 }
 
 // ---- words instead of raw values ----

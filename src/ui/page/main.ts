@@ -7,7 +7,7 @@
 import { type Bucket, countRows, UPDATE_KINDS } from "../summary.ts";
 import { api, ApiError, apiOf, type ContainerOverview, type ContainersAnswer, type PeerView, peers as peersOf, type RunningCycle, type Session, session, type SessionSummary, signIn, type TimelineEntry, token, whenUnauthorized } from "./api.ts";
 import { type Child, h, replace, safeHref } from "./dom.ts";
-import { ageWords, dayTime, type Filters, fromNow, localTime, matches, plainText, policyWords, progressWords, shortDigest, stateWords } from "./format.ts";
+import { ageWords, dayTime, rateLimitWords, type Filters, fromNow, localTime, matches, plainText, policyWords, progressWords, shortDigest, stateWords } from "./format.ts";
 
 type Row = ContainerOverview & { host: string; peer: string | null; key: string; canAct: boolean };
 
@@ -352,6 +352,7 @@ function renderSummary(): void {
       ` ${BUCKET_WORDS[bucket]}`,
     );
   const kinds = UPDATE_KINDS.filter((kind) => kind !== "tag" || counts.by_kind.tag > 0);
+  const limits = (state.data?.rate_limits ?? []).map((limit) => ({ limit, ...rateLimitWords(limit) }));
   const hosts = state.peers.length ? [...new Set(state.rows.map((row) => row.host))] : [];
   replace(
     els.summary,
@@ -366,6 +367,12 @@ function renderSummary(): void {
           const choose = () => ((state.filters.host = pressed ? "" : host), ((els.hostFilter as HTMLSelectElement).value = state.filters.host), renderSummary(), renderRows());
           return h("button", { type: "button", class: "count", "data-host": host, "aria-pressed": String(pressed), onclick: choose }, h("strong", {}, String(countRows(state.rows.filter((row) => row.host === host)).updates)), ` on ${host}`);
         }),
+      ),
+    limits.length > 0 &&
+      h(
+        "p",
+        { class: "limits" },
+        ...limits.map(({ limit, text, low }) => h("span", { class: low ? "limit low" : "limit", role: low ? "alert" : null, title: `${limit.remaining} left at ${localTime(limit.at)}` }, text)),
       ),
   );
 }
