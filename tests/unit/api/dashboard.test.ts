@@ -5,6 +5,7 @@
  * http_api.update.
  */
 import { describe, expect, test } from "bun:test";
+import { FIRST_LOAD_BUDGET_KIB } from "../../../src/ui/budget.ts";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { emptyReport } from "../../support/report.ts";
 import { bearer, makeApp } from "./fakes.ts";
@@ -63,6 +64,16 @@ describe("the page", () => {
     }
     // the first load's budget (docs/dashboard.md): well under 100 KiB compressed
     expect(compressed).toBeLessThan(100 * 1024);
+  });
+
+  test("the first load (page, script and style, gzipped) stays within its budget", async () => {
+    const { request } = makeApp({ http_api: { ui: true } });
+    const gzip = { "accept-encoding": "gzip" };
+    const page = await request("/", { headers: gzip });
+    let bytes = (await page.arrayBuffer()).byteLength;
+    const html = new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await (await request("/", { headers: gzip })).arrayBuffer())));
+    for (const path of assetPaths(html)) bytes += (await (await request(path, { headers: gzip })).arrayBuffer()).byteLength;
+    expect(bytes / 1024).toBeLessThanOrEqual(FIRST_LOAD_BUDGET_KIB);
   });
 
   test("an unknown file is 404, another method 405, and API paths are unchanged", async () => {
