@@ -170,6 +170,8 @@ function staleWords(c: Worded, reason: string | null, now: number): StateWords {
     const when = Date.parse(c.eligible_at) > now ? `eligible ${fromNow(c.eligible_at, now)}` : "eligible now";
     return { text: `held: min age ${durationWords(c.policy.min_image_age)}, ${when}`, detail: null, tone: "held" };
   }
+  // a newer tag only reported: the compose file names the tag (svc.tag_policy.compose)
+  if (/the compose file names/.test(c.reason ?? "")) return { text: "held: the compose file names its tag", detail: reason, tone: "held" };
   return { text: "update available, held", detail: reason, tone: "held" };
 }
 

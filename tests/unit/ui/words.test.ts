@@ -34,6 +34,7 @@ describe("states in plain language", () => {
 
   test("held by monitor only, by a snooze; skipped on request and by a rollback", () => {
     expect(stateWords(row({ policy: { monitor_only: true } }), NOW).text).toBe("held: monitor only");
+    expect(stateWords(row({ reason: "newer tag 2.4.0 available; the compose file names 2.3.1 (label svc.tag_policy.compose=move to follow tags)" }), NOW).text).toBe("held: the compose file names its tag");
     expect(stateWords(row({ snoozed_until: "2026-11-27T12:00:00.000Z", reason: "updates snoozed until 2026-11-27T12:00:00.000Z (POST /v1/snooze)" }), NOW).text).toMatch(/^held: snoozed until .+ \(in 2 days\)$/);
     expect(stateWords(row({ state: "skipped", reason: `${DIGEST} was skipped on request (POST /v1/skip); waiting for a newer image` }), NOW)).toEqual({ text: "this version skipped", detail: "waiting for a newer one", tone: "muted" });
     expect(stateWords(row({ state: "skipped", reason: `${DIGEST} was left by a rollback (POST /v1/rollback); waiting for a newer image` }), NOW).text).toBe("rolled back from this version");
