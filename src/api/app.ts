@@ -113,7 +113,7 @@ function principalOf(authenticate: Authenticate, header: string | undefined) {
     authenticate(
       request.headers.get("authorization"),
       () => (header ? request.headers.get(header) : null),
-      server?.requestIP(request)?.address,
+      () => server?.requestIP(request)?.address,
     );
 }
 

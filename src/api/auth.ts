@@ -38,8 +38,8 @@ export interface Principal {
   name: string;
 }
 
-/** The request and the address it came from (the proxy's, when one is in front). */
-export type Authenticate = (authorization: string | null, proxyUser: () => string | null, remote: string | undefined) => Principal | null;
+/** The request's Authorization header, the proxy header's value and the address it came from (read only when needed). */
+export type Authenticate = (authorization: string | null, proxyUser: () => string | null, remote: () => string | undefined) => Principal | null;
 
 export interface AuthSettings {
   token?: string;
@@ -72,7 +72,9 @@ export function createAuthenticator(settings: AuthSettings): Authenticate {
       const index = viewers.findIndex((check) => check(authorization));
       return index < 0 ? null : { role: "viewer", name: `viewer token ${index + 1}` };
     }
-    if (!header || remote === undefined || !proxies.has(plainAddress(remote))) return null;
+    if (!header) return null;
+    const address = remote();
+    if (address === undefined || !proxies.has(plainAddress(address))) return null;
     const user = proxyUser()?.trim();
     return user && PROXY_USER.test(user) ? { role: settings.trusted_proxy_role, name: user } : null;
   };

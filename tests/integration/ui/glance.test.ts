@@ -125,8 +125,15 @@ describe("the page a person keeps open", () => {
     expect(await row.locator(".badge").count()).toBe(1);
     // nothing that changes anything: no Update, Skip, Snooze, Roll back, no bulk or stack update
     expect(await page.getByRole("button", { name: /^(Update|Skip|Snooze|Roll back)/ }).count()).toBe(0);
-    await page.getByLabel(`More actions for ${stale.name}`).click();
+    // the menu with the keyboard: Enter opens it, Tab reaches its items, Escape closes it and gives the focus back
+    await page.getByLabel(`More actions for ${stale.name}`).focus();
+    await page.keyboard.press("Enter");
     expect(await row.locator(".menu-items button").allTextContents()).toEqual(["Details", "History"]);
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate<string>("document.activeElement.textContent")).toBe("Details");
+    await page.keyboard.press("Escape");
+    expect(await row.locator(".menu-items").isVisible()).toBe(false);
+    expect(await page.evaluate<string>("document.activeElement.getAttribute('aria-label')")).toBe(`More actions for ${stale.name}`);
     expect(await page.getByRole("checkbox", { name: `Select ${stale.name}` }).isDisabled()).toBe(true);
     // and the API says no, whatever the page shows
     const status = await page.evaluate<number, string>(
