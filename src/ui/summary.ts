@@ -31,10 +31,13 @@ export interface Counts {
   failed: number;
 }
 
-/** A row with a newer image not applied: stale (or pending, waiting for its update window). */
-export const hasUpdate = (row: CountedRow): boolean => row.state === "stale" || row.state === "pending";
+/** States of a row with a newer image not applied yet: held back, or waiting for an update window. */
+const WAITING = ["pending", "held"];
 
-export const isHeld = (row: CountedRow): boolean => row.state === "pending" || (row.state === "stale" && row.would_update === false);
+/** A row with a newer image not applied: stale, held or pending. */
+export const hasUpdate = (row: CountedRow): boolean => row.state === "stale" || WAITING.includes(row.state);
+
+export const isHeld = (row: CountedRow): boolean => WAITING.includes(row.state) || (row.state === "stale" && row.would_update === false);
 
 export const hasFailed = (row: CountedRow): boolean => ["failed", "rolled_back"].includes(row.state) || ["failed", "rolled_back"].includes(row.last_cycle?.state ?? "");
 

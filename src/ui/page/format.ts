@@ -157,6 +157,8 @@ export function stateWords(c: Worded, now = Date.now()): StateWords {
       return staleWords(c, reason, now);
     case "pending":
       return { text: "pending", detail: reason, tone: "held" };
+    case "held":
+      return { text: "held", detail: reason, tone: "held" };
     default:
       return { text: c.state.replace("_", " "), detail: reason, tone: "muted" };
   }

@@ -448,7 +448,7 @@ function groupHeading(group: Group, collapsed: boolean): HTMLTableRowElement {
     group.kind !== "standalone" && h("span", { class: "marker" }, GROUP_WORDS[group.kind]),
     h("span", { class: "group-counts" }, parts.join(" · ")),
   );
-  const stale = group.rows.filter((row) => row.canAct && row.would_update);
+  const stale = group.rows.filter(updatableNow);
   const label = `${GROUP_WORDS[group.kind]} ${group.name}${where}`.trim();
   const updateStack =
     group.kind !== "standalone" &&
@@ -465,6 +465,13 @@ function groupHeading(group: Group, collapsed: boolean): HTMLTableRowElement {
 function focusToggle(key: string): void {
   for (const toggle of els.table.querySelectorAll<HTMLButtonElement>(".group-toggle")) if (toggle.dataset.key === key) toggle.focus();
 }
+
+/**
+ * Whether an Update of this row applies something now (the row's Update, Update stack, Update
+ * all): the page may act there, and a cycle would apply the newer image. Held back (monitor
+ * only, min_image_age, a snooze), an update now would leave it as it is.
+ */
+const updatableNow = (c: Row): boolean => c.canAct && c.would_update;
 
 /** "web", or "web on nas" for a peer's: what a button's label names. */
 const labelOf = (c: Row): string => (c.peer === null ? c.name : `${c.name} on ${c.peer}`);
@@ -533,8 +540,7 @@ function rowActions(c: Row): Child[] {
   const button = (text: string, label: string, action: () => void, className = "") =>
     h("button", { type: "button", "aria-label": `${label} ${labelOf(c)}`, class: className, disabled: state.acting, onclick: () => ((menu.open = false), action()) }, text);
   const check = () => button("Check", "Check", () => void act(() => load([c.name], false, c.peer)));
-  // held back (monitor only, min_image_age, a snooze): an update now would leave it as it is
-  const canUpdate = c.canAct && c.would_update;
+  const canUpdate = updatableNow(c);
   const primary = canUpdate ? button("Update", "Update", () => void updateContainers([c]), "primary") : check();
   const more: Child[] = [canUpdate && check(), button("Details", "Details of", () => void showDetails(c)), button("History", "History of", () => void showTimeline(c))];
   if (c.canAct) {
@@ -581,7 +587,7 @@ async function showDetails(c: Row): Promise<void> {
 function renderBulk(anyAct: boolean): void {
   if (!anyAct) return void replace(els.bulk);
   // what the filters show: with the host filter, everything stale on that host
-  const stale = visibleRows().filter((row) => row.canAct && row.would_update);
+  const stale = visibleRows().filter(updatableNow);
   const chosen = state.rows.filter((row) => state.selected.has(row.key));
   const where = state.filters.host ? ` on ${state.filters.host}` : "";
   replace(

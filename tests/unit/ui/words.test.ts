@@ -66,6 +66,10 @@ describe("the summary's counts and filters", () => {
     expect(countRows(rows)).toEqual({ containers: 5, updates: 3, by_kind: { major: 1, minor: 0, patch: 1, digest: 1, tag: 0 }, held: 1, failed: 1 });
   });
 
+  test("a row waiting for its update window (pending) or held back is an update, and held", () => {
+    expect(countRows([{ state: "pending", update_kind: "minor" }, { state: "held", update_kind: "major" }])).toEqual({ containers: 2, updates: 2, by_kind: { major: 1, minor: 1, patch: 0, digest: 0, tag: 0 }, held: 2, failed: 0 });
+  });
+
   test("each count is a filter that keeps the rows it counted", () => {
     expect(rows.filter((r) => inBucket(r, "major")).length).toBe(1);
     expect(rows.filter((r) => inBucket(r, "held")).length).toBe(1);
