@@ -122,13 +122,17 @@ export function createApp(deps: ApiDeps) {
   const dashboard = dashboardRoutes({ ...deps, log });
   const endpoints = buildEndpoints(deps, dashboard.exact);
   const who = principalOf(createAuthenticator(deps.config.http_api), deps.config.http_api.trusted_proxy_header);
-  /** One audit line per action asked of the API, naming who asked, once it is answered. */
+  /**
+   * Who asked for an action: one audit line as it is accepted (before the engine actions it
+   * causes, and written even if svc stops meanwhile), one more with the error when it fails.
+   */
   const audit = (principal: Principal, request: Request, target: RequestTarget, response: Promise<Response>): void => {
     if (!deps.audit) return;
     const entry = { action: "request" as const, trigger: "api", actor: principal.name, request: `${request.method} ${target.path}` };
+    deps.audit.record(entry);
     response.then(
-      (answered) => deps.audit?.record(answered.ok ? entry : { ...entry, error: `answered ${answered.status}` }),
-      (error) => deps.audit?.record({ ...entry, error: toSvcError(error).message }),
+      (answered) => answered.ok || deps.audit?.record({ ...entry, error: `answered ${answered.status}` }),
+      (error) => deps.audit?.record({ ...entry, error: `answered ${httpStatusOf(error)}: ${toSvcError(error).message}` }),
     );
   };
 

@@ -6,7 +6,7 @@
  * the phone layout, and words instead of raw timestamps and digests.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { docker, inspect } from "../../harness.ts";
@@ -17,9 +17,10 @@ let ui: Dashboard;
 const VIEWER = "viewer-token-of-the-family";
 const PROXY_HEADER = "X-Forwarded-User";
 const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
+const auditLog = join(tempDir("svc-ui-audit-"), "audit.log");
 
 beforeAll(async () => {
-  ui = await startDashboard("glance", ["--http-api-viewer-tokens", VIEWER, "--http-api-trusted-proxy-header", PROXY_HEADER, "--http-api-trusted-proxies", "127.0.0.1"]);
+  ui = await startDashboard("glance", ["--audit-log", auditLog, "--http-api-viewer-tokens", VIEWER, "--http-api-trusted-proxy-header", PROXY_HEADER, "--http-api-trusted-proxies", "127.0.0.1"]);
 }, 120_000);
 
 afterAll(async () => {
@@ -109,6 +110,10 @@ describe("the page a person keeps open", () => {
       expect([after.db.Image, after.api.Image, after.web.Image]).toEqual([newDb.id, newApi.id, web.id]);
       // the engine's start times: the dependency first
       expect(Date.parse(after.db.State.StartedAt)).toBeLessThan(Date.parse(after.api.State.StartedAt));
+      // the audit log names who asked, then the engine actions of that cycle
+      const audit = readFileSync(auditLog, "utf8").trim().split("\n").map((line) => JSON.parse(line).fields);
+      expect(audit).toContainEqual(expect.objectContaining({ action: "request", actor: "admin token", request: "POST /v1/update", trigger: "api" }));
+      expect(audit.filter((entry) => entry.action === "start").map((entry) => entry.container)).toEqual(expect.arrayContaining([names.db, names.api]));
       await heading.getByText("3 containers", { exact: true }).waitFor();
       await page.close();
     } finally {

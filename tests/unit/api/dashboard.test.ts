@@ -189,6 +189,13 @@ describe("roles, the session and the summary", () => {
     expect((await request("/v1/update", { method: "POST", headers: auth })).status).toBe(200);
     await Bun.sleep(1);
     expect(audit).toEqual([{ action: "request", trigger: "api", actor: "admin token", request: "POST /v1/update" }]);
+    // refused past the token (a bad body): a second line says so
+    expect((await request("/v1/snooze", { method: "POST", headers: auth })).status).toBe(400);
+    await Bun.sleep(1);
+    expect(audit.slice(1)).toEqual([
+      { action: "request", trigger: "api", actor: "admin token", request: "POST /v1/snooze" },
+      { action: "request", trigger: "api", actor: "admin token", request: "POST /v1/snooze", error: "answered 400: name exactly one container" },
+    ]);
   });
 
   test("POST /v1/update?stack=NAME: a cycle over one compose project or Swarm stack (what Update stack is with curl)", async () => {
