@@ -364,7 +364,7 @@ function renderSummary(): void {
         { class: "counts hosts", role: "group", "aria-label": "Updates per host" },
         ...hosts.map((host) => {
           const pressed = state.filters.host === host;
-          const choose = () => ((state.filters.host = pressed ? "" : host), ((els.hostFilter as HTMLSelectElement).value = state.filters.host), renderSummary(), renderRows());
+          const choose = () => ((state.filters.host = pressed ? "" : host), (els.hostFilter.value = state.filters.host), renderSummary(), renderRows());
           return h("button", { type: "button", class: "count", "data-host": host, "aria-pressed": String(pressed), onclick: choose }, h("strong", {}, String(countRows(state.rows.filter((row) => row.host === host)).updates)), ` on ${host}`);
         }),
       ),

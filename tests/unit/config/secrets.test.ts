@@ -32,6 +32,15 @@ describe("secrets", () => {
     expect(valueAt(config, option.path)).toBe(`s3cret-${key}`);
   });
 
+  test("http_api.viewer_tokens: each entry a token or a path to a file holding one; each masked", async () => {
+    const dir = tempDir();
+    const file = writeFile(dir, "viewer", "from-a-file\n");
+    const { config } = await load({ argv: [...RUNS, "--http-api-viewer-tokens", `${file},literal-viewer`] });
+    expect(config.http_api.viewer_tokens).toEqual(["from-a-file", "literal-viewer"]);
+    expect(redactConfig(config).http_api.viewer_tokens).toEqual([REDACTED, REDACTED]);
+    expect(secretValues(config)).toEqual(expect.arrayContaining(["from-a-file", "literal-viewer"]));
+  });
+
   test("a path relative to the working directory works too; a literal stays literal", async () => {
     const dir = tempDir();
     writeFile(dir, "token.txt", "from-file\n");
