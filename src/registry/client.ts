@@ -60,6 +60,9 @@ export interface RateLimitAnswer {
   window_seconds: number | null;
 }
 
+/** At most this many requests left (or a tenth of the limit) is warned of. */
+const LOW_RATE_LIMIT = 5;
+
 /** "76;w=21600": a count, and the window in seconds (RFC draft ratelimit headers, as Docker Hub sends them). */
 const RATE_LIMIT_VALUE = /^\s*(\d{1,9})\s*(?:;\s*w=(\d{1,9}))?/;
 
@@ -132,8 +135,21 @@ export class RegistryClient {
   async request(target: Target, method: string, path: string, headers: Record<string, string>): Promise<Response> {
     const response = await this.authenticatedRequest(target, method, path, headers);
     const limit = rateLimitOf(response.headers);
-    if (limit) this.options.onRateLimit?.(canonicalHost(target.registry), limit);
+    if (limit) this.noteRateLimit(canonicalHost(target.registry), limit);
     return response;
+  }
+
+  /**
+   * Passes a rate limit on, and warns once while it is nearly used up (at most LOW_RATE_LIMIT
+   * or a tenth of the limit left): checks and pulls fail once nothing is left.
+   */
+  private noteRateLimit(registry: string, limit: RateLimitAnswer): void {
+    this.options.onRateLimit?.(registry, limit);
+    const key = `ratelimit ${registry}`;
+    if (limit.remaining > Math.max(LOW_RATE_LIMIT, (limit.limit ?? 0) / 10)) return void this.warned.delete(key);
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.options.log.warn("registry rate limit nearly used up: its checks and pulls fail once none is left", { registry, ...limit });
   }
 
   private async authenticatedRequest(target: Target, method: string, path: string, headers: Record<string, string>): Promise<Response> {

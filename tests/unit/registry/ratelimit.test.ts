@@ -6,6 +6,7 @@ import { Metrics } from "../../../src/metrics/index.ts";
 import { rateLimitOf } from "../../../src/registry/client.ts";
 import { createRegistry, parseReference } from "../../../src/registry/index.ts";
 import { rateLimitWords } from "../../../src/ui/page/format.ts";
+import { recordingLogger } from "../../support/logger.ts";
 import { amd64, CONFIG_DIGEST, manifestResponse, serve, stopServers } from "./fakes.ts";
 
 afterEach(stopServers);
@@ -40,6 +41,31 @@ describe("registry rate limits", () => {
     // a minute later, the count as it is then (the window slides: it may have grown)
     metrics.recordRateLimit(hub.host, { remaining: 50, limit: 100, window_seconds: 21600 }, Date.now() + 61_000);
     expect(metrics.rateLimitsOf()[hub.host]!.remaining).toBe(50);
+  });
+
+  test("nearly used up: warned once, and again after it recovered", async () => {
+    let remaining = 7;
+    const hub = serve((request, url) => {
+      if (url.pathname === "/v2/") return new Response("{}");
+      const answer = manifestResponse(request.method);
+      answer.headers.set("ratelimit-remaining", `${remaining}`);
+      return answer;
+    });
+    const log = recordingLogger();
+    const registry = createRegistry(defaultConfig({ registry_timeout: 2_000 }), log, { retry: { baseDelayMs: 1 } });
+    const check = (name: string) => registry.session().check(parseReference(`${hub.host}/${name}:1`), { id: CONFIG_DIGEST, repoDigests: [] }, amd64);
+    const warnings = () => log.lines.filter((line) => line.level === "warn" && line.message.startsWith("registry rate limit nearly used up"));
+    await check("a");
+    expect(warnings()).toEqual([]);
+    remaining = 4;
+    await check("b");
+    await check("c");
+    expect(warnings().map((line) => line.fields)).toEqual([{ registry: hub.host, remaining: 4, limit: null, window_seconds: null }]);
+    remaining = 50;
+    await check("d");
+    remaining = 2;
+    await check("e");
+    expect(warnings().length).toBe(2);
   });
 
   test("on the page: the count in words, and a warning when a check would run out", () => {
