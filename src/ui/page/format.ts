@@ -84,7 +84,8 @@ export function rateLimitWords(limit: RateLimitView): { text: string; low: boole
   const window = limit.window_seconds ? ` (per ${durationWords(secondsWords(limit.window_seconds))})` : "";
   const low = limit.remaining < limit.needed;
   const text = `${name}: ${limit.remaining}${of} requests left${window}`;
-  return { text: low ? `${text}: a check asks for ${limit.needed} images there and would run out` : text, low };
+  const images = limit.needed === 1 ? "1 image" : `${limit.needed} images`;
+  return { text: low ? `${text}: a check asks for ${images} there and would run out` : text, low };
 }
 
 /** 21600 -> "6h", 90 -> "1m30s": a window as options write durations. */

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
-import { docker, inspect } from "../../harness.ts";
+import { docker, inspect, sandbox } from "../../harness.ts";
 import { tempDir } from "../../temp.ts";
 import { confirm, type Dashboard, PHONE, rowOf, signInWith, startDashboard } from "./support.ts";
 
@@ -20,7 +20,7 @@ const composeWorks = docker(["compose", "version"], { allowFailure: true }).code
 const auditLog = join(tempDir("svc-ui-audit-"), "audit.log");
 
 beforeAll(async () => {
-  ui = await startDashboard("glance", ["--audit-log", auditLog, "--http-api-viewer-tokens", VIEWER, "--http-api-trusted-proxy-header", PROXY_HEADER, "--http-api-trusted-proxies", "127.0.0.1"]);
+  ui = await startDashboard("glance", ["--http-api-metrics", "--audit-log", auditLog, "--http-api-viewer-tokens", VIEWER, "--http-api-trusted-proxy-header", PROXY_HEADER, "--http-api-trusted-proxies", "127.0.0.1"]);
 }, 120_000);
 
 afterAll(async () => {
@@ -170,6 +170,47 @@ describe("the page a person keeps open", () => {
     );
     expect(status).toBe(401);
   }, 60_000);
+
+  test("a registry's rate limit is on the page, with a warning when a check would run out, and in the metrics", async () => {
+    // the sandbox registry behind a proxy that answers as Docker Hub does: its count on every manifest
+    const upstream = sandbox().registry;
+    const hub = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        const url = new URL(request.url);
+        const headers = new Headers(request.headers);
+        headers.delete("host");
+        const answer = await fetch(`http://${upstream}${url.pathname}${url.search}`, { method: request.method, headers, redirect: "manual" });
+        const out = new Headers(answer.headers);
+        out.delete("content-encoding");
+        if (url.pathname.includes("/manifests/")) {
+          out.set("ratelimit-limit", "100;w=21600");
+          out.set("ratelimit-remaining", "0;w=21600");
+        }
+        return new Response(request.method === "HEAD" ? null : await answer.arrayBuffer(), { status: answer.status, headers: out });
+      },
+    });
+    try {
+      const image = ui.fx.image("limited");
+      const viaHub = image.ref.replace(upstream, `127.0.0.1:${hub.port}`);
+      docker(["tag", image.ref, viaHub]);
+      const name = ui.run("limited", viaHub);
+      const page = await ui.open();
+      await rowOf(page, name);
+      const warning = page.locator(".limits .limit.low");
+      await warning.waitFor();
+      expect(await warning.textContent()).toBe(`127.0.0.1:${hub.port}: 0 of 100 requests left (per 6 h): a check asks for 1 image there and would run out`);
+      expect(await warning.getAttribute("role")).toBe("alert");
+      const metrics = await (await fetch(`${ui.url}v1/metrics`, { headers: { authorization: `Bearer ${ui.token}` } })).text();
+      expect(metrics).toContain(`svc_registry_ratelimit_remaining{registry="127.0.0.1:${hub.port}"} 0\n`);
+      await page.close();
+      docker(["rm", "-f", name]);
+      docker(["rmi", viaHub], { allowFailure: true });
+    } finally {
+      hub.stop(true);
+    }
+  }, 120_000);
 
   test("no raw timestamp or full digest in the page's text; on a phone, nothing scrolls sideways", async () => {
     staleContainer("words", ["--label", "svc.min_image_age=72h"]);
