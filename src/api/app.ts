@@ -3,7 +3,8 @@
  * every request to our own small table of endpoints: health, metrics, the actions (update, check,
  * skip, rollback, snooze) and the dashboard's reads (containers, progress, history, peers, a
  * peer's endpoints, the page's files: dashboard.ts). The table applies the checks in their
- * documented order: path and method (404 / 405), auth (401), then the endpoint's own checks
+ * documented order: path and method (404 / 405), auth (401; 403 for a viewer's action: auth.ts),
+ * then the endpoint's own checks
  * (415, 413, 400, 409). Elysia's per-route hooks would run auth after parsing, answer 422 for
  * validation and never 415, so the order is kept here in plain code. Handlers only call the
  * runner and the metrics; nothing below the API sees Elysia's Context.

@@ -1,7 +1,8 @@
 /**
  * The endpoints the dashboard reads and acts through (docs/api.md, docs/dashboard.md), and the
  * page itself. What the page shows is read with the token (GET /v1/containers, /v1/progress,
- * /v1/history, /v1/peers: on with `http_api.update` or `http_api.ui`); what changes something
+ * /v1/history, /v1/peers, /v1/summary, /v1/session: on with `http_api.update` or `http_api.ui`;
+ * a viewer's token reads them too); what changes something
  * needs `http_api.update` (POST /v1/snooze, as the other actions, here and through a peer). The
  * page's own files need no token: they hold nothing but the page.
  */
