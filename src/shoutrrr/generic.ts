@@ -1,7 +1,7 @@
 /** shoutrrr's generic webhook, `generic://` and `generic+http(s)://`. */
-import { CREDENTIAL_NAME } from "./mask.ts";
+import { CREDENTIAL_NAME, credentialOf } from "./credentials.ts";
 import type { GenericBody, NotificationTarget } from "./targets.ts";
-import { both, credentialOf, decode, fail, hostPort, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
+import { both, decode, fail, hostPort, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
 
 export function generic(url: URL, params: Params): NotificationTarget {
   requireHost("generic", url);

@@ -5,6 +5,7 @@
  */
 import type { NotificationTarget, UrlService } from "./targets.ts";
 import { IGNORED, URL_FORMS } from "./forms.ts";
+import { looksLikeToken } from "./credentials.ts";
 
 /** Why a URL cannot be used: names the part, never echoes a value (it may be a secret). */
 export class UrlProblem extends Error {}
@@ -98,20 +99,14 @@ export function origin(url: URL, params: Params, option = "disabletls"): string 
   return `${params.flag(option, false) ? "http" : "https"}://${hostPort(url)}`;
 }
 
-/** Path segments and query values that look like tokens (long with a digit, or very long), as the webhook's derivation does. */
+/** Path segments and query values that look like tokens. */
 export function tokenLike(parts: readonly string[]): string[] {
-  return parts.filter((part) => (part.length >= 8 && /\d/.test(part)) || part.length >= 16);
+  return parts.filter(looksLikeToken);
 }
 
 /** The fields of `values` that are given (not empty). */
 export function optional<T extends Record<string, string | undefined>>(values: T): Partial<T> {
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== "")) as Partial<T>;
-}
-
-/** `Bearer abc` -> `abc`: the credential of a header value that starts with a scheme. */
-export function credentialOf(value: string): string[] {
-  const match = /^[A-Za-z][A-Za-z0-9._-]{0,31}\s+(\S.*)$/.exec(value);
-  return match ? [match[1]!] : [];
 }
 
 export function parseWrapped(text: string, scheme: string, service: UrlService): URL {

@@ -6,10 +6,12 @@
  *
  * urls.ts parses a URL by its scheme with the parser of its service (chat.ts, push.ts, smtp.ts,
  * generic.ts), each reading its parameters through grammar.ts; targets.ts holds what they answer,
- * forms.ts each service's form; mask.ts rebuilds a URL with its secrets masked; base-url.ts reads
+ * forms.ts each service's form; mask.ts rebuilds a URL with its secrets masked (credentials.ts says
+ * what is a credential, for the notify room's redactor too); base-url.ts reads
  * `notifications.services_base_url`. docs/notifications.md lists every service and its parameters.
  */
 export { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, serviceOf } from "./urls.ts";
 export { URL_FORMS } from "./forms.ts";
 export type { MqttTarget, NotificationTarget, SmtpTarget, UrlService } from "./targets.ts";
+export { CREDENTIAL_NAME, credentialOf, looksLikeToken } from "./credentials.ts";
 export { FIXED_HOSTS, parseServicesBaseUrl, type BaseUrls, type FixedHostService } from "./base-url.ts";

@@ -7,9 +7,8 @@
  * for a space, or without a digit in it: nothing is searched for as text in the URL as written.
  */
 import { REDACTED } from "../log/redact.ts";
+import { CREDENTIAL_NAME } from "./credentials.ts";
 
-/** Names that say a value is a credential (a query parameter, a header, an extra field). */
-export const CREDENTIAL_NAME = /auth|token|key|secret|sig|pass|cookie|session|signature/i;
 
 /** `text` with every secret part replaced by the mask; `secrets` are the target's, decoded or not. */
 export function maskUrl(text: string, secrets: readonly string[]): string {
