@@ -1,8 +1,8 @@
 /**
  * Notification URLs as shoutrrr reads them (`notifications.urls`): the grammar of each service's
  * URL, the target it names, its secret parts and the URL shown with them masked. A leaf under
- * config: it imports only the log room's mask, so the schema validates every URL at load and the
- * notify room delivers to the parsed target, neither importing the other for it.
+ * config: it imports only leaves (the log room's mask, loopback.ts), so the schema validates every
+ * URL at load and the notify room delivers to the parsed target, neither importing the other.
  *
  * urls.ts parses a URL by its scheme with the parser of its service (chat.ts, push.ts, smtp.ts,
  * generic.ts), each reading its parameters through grammar.ts; targets.ts holds what they answer,

@@ -58,6 +58,6 @@ export async function createChannels(context: ChannelContext): Promise<Notifier[
   }
   // Each notification URL is a channel of its own, beside the ones above.
   const { config, render, chat, hostname, timeoutMs } = context;
-  notifiers.push(...(await createUrlNotifiers({ urls: config.urls ?? [], render, chat, hostname, titleTag: config.title_tag, bases: baseUrlsOf(config.services_base_url), timeoutMs })));
+  notifiers.push(...(await createUrlNotifiers({ urls: config.urls ?? [], render, chat, hostname, titleTag: config.title_tag, bases: baseUrlsOf(config.services_base_url), timeoutMs, taken: notifiers.map((n) => n.name) })));
   return notifiers;
 }

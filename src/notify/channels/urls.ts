@@ -27,6 +27,8 @@ export interface UrlChannelContext {
   /** `notifications.services_base_url`, per service */
   bases: BaseUrls;
   timeoutMs: number;
+  /** names of the channels already made (`mqtt`, `pushover`): a URL of the same service is `mqtt#2` */
+  taken?: readonly string[];
 }
 
 /** Limits of the services, in characters. */
@@ -58,7 +60,7 @@ export function tokensToBaseUrls(urls: readonly string[], bases: BaseUrls): Arra
 
 /** One notifier per URL, named by its service (`discord`, `discord#2` for a second one). */
 export async function createUrlNotifiers(context: UrlChannelContext): Promise<Notifier[]> {
-  const seen = new Map<string, number>();
+  const seen = new Map<string, number>((context.taken ?? []).map((name) => [name, 1]));
   const notifiers: Notifier[] = [];
   for (const [index, url] of context.urls.entries()) {
     const parsed = parseNotificationUrl(url);
