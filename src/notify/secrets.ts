@@ -6,7 +6,7 @@
  */
 import type { Config } from "../config/index.ts";
 import { parseHeaders } from "./channels/webhook.ts";
-import { CREDENTIAL_NAME, credentialOf, looksLikeToken, notificationUrlSecrets } from "../shoutrrr/index.ts";
+import { credentialOf, isCredentialName, looksLikeToken, notificationUrlSecrets } from "../shoutrrr/index.ts";
 
 
 /**
@@ -24,7 +24,7 @@ export function notificationSecrets(settings: Config["notifications"]): string[]
   try {
     for (const [name, value] of parseHeaders(settings.webhook.headers)) {
       // a header carries a credential by its name; others only when their value looks like one
-      if (CREDENTIAL_NAME.test(name) || looksLikeToken(value)) secrets.push(value, ...credentialOf(value));
+      if (isCredentialName(name) || looksLikeToken(value)) secrets.push(value, ...credentialOf(value));
     }
   } catch {
     // a malformed header list is refused when the webhook channel is built

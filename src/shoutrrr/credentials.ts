@@ -5,7 +5,15 @@
  */
 
 /** Names that say a value is a credential (a query parameter, a header, an extra field). */
-export const CREDENTIAL_NAME = /auth|token|key|secret|sig|pass|cookie|session|signature/i;
+const CREDENTIAL_NAME = /auth|token|key|secret|sig|pass|cookie|session|signature/i;
+
+/** shoutrrr's own parameters whose names hold one of those words, and no credential. */
+const NOT_CREDENTIALS = new Set(["cleansession", "titlekey", "messagekey"]);
+
+/** Whether a parameter or header of this name holds a credential. */
+export function isCredentialName(name: string): boolean {
+  return CREDENTIAL_NAME.test(name) && !NOT_CREDENTIALS.has(name.toLowerCase());
+}
 
 /**
  * Long with a digit, or very long: a token, a key. Never a short word ("prod", "/svc"), which

@@ -1,5 +1,5 @@
 /** shoutrrr's generic webhook, `generic://` and `generic+http(s)://`. */
-import { CREDENTIAL_NAME, credentialOf } from "./credentials.ts";
+import { credentialOf, isCredentialName } from "./credentials.ts";
 import type { GenericBody, NotificationTarget } from "./targets.ts";
 import { both, decode, fail, hostPort, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
 
@@ -39,8 +39,8 @@ function genericTarget(url: URL, params: Params, base: string): NotificationTarg
   const contentType = params.get("contenttype");
   const query = forwarded.toString();
   const endpoint = `${base}${url.pathname === "/" ? "" : url.pathname}${query ? `?${query}` : ""}`;
-  const named = [...extra, ...forwarded].filter(([name]) => CREDENTIAL_NAME.test(name)).map(([, v]) => v);
-  const secrets = [...both(url.password), ...headers.filter(([name, v]) => CREDENTIAL_NAME.test(name) || tokenLike([v]).length > 0).flatMap(([, v]) => [v, ...credentialOf(v)]), ...both(...named), ...tokenLike([...segments(url), ...forwarded.values()])];
+  const named = [...extra, ...forwarded].filter(([name]) => isCredentialName(name)).map(([, v]) => v);
+  const secrets = [...both(url.password), ...headers.filter(([name, v]) => isCredentialName(name) || tokenLike([v]).length > 0).flatMap(([, v]) => [v, ...credentialOf(v)]), ...both(...named), ...tokenLike([...segments(url), ...forwarded.values()])];
   basicAuth(url, headers, secrets);
   return { service: "generic", endpoint, method, headers, ...(contentType ? { contentType } : {}), ...genericBody(params, extra), secrets };
 }

@@ -13,5 +13,5 @@
 export { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, serviceOf } from "./urls.ts";
 export { URL_FORMS } from "./forms.ts";
 export type { MqttTarget, NotificationTarget, SmtpTarget, UrlService } from "./targets.ts";
-export { CREDENTIAL_NAME, credentialOf, looksLikeToken } from "./credentials.ts";
+export { credentialOf, isCredentialName, looksLikeToken } from "./credentials.ts";
 export { FIXED_HOSTS, parseServicesBaseUrl, type BaseUrls, type FixedHostService } from "./base-url.ts";

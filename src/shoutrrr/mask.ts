@@ -7,8 +7,7 @@
  * for a space, or without a digit in it: nothing is searched for as text in the URL as written.
  */
 import { REDACTED } from "../log/redact.ts";
-import { CREDENTIAL_NAME } from "./credentials.ts";
-
+import { isCredentialName } from "./credentials.ts";
 
 /** `text` with every secret part replaced by the mask; `secrets` are the target's, decoded or not. */
 export function maskUrl(text: string, secrets: readonly string[]): string {
@@ -34,7 +33,7 @@ export function maskUrl(text: string, secrets: readonly string[]): string {
   const hostPart = host.replace(/^([^:]*|\[[^\]]*\])(.*)$/, (_, name: string, port: string) => mask(name) + port);
   const pathPart = path.split("/").map(mask).join("/");
   const queryPart = query === "" ? "" : `?${query.slice(1).split("&").map((pair) => maskPair(pair, mask)).join("&")}`;
-  return `${scheme}${userinfo}${hostPart}${pathPart}${queryPart}${fragment ? REDACTED : ""}`;
+  return `${scheme}${userinfo}${hostPart}${pathPart}${queryPart}${fragment ? `#${mask(fragment.slice(1))}` : ""}`;
 }
 
 function maskPair(pair: string, mask: (part: string) => string): string {
@@ -42,7 +41,7 @@ function maskPair(pair: string, mask: (part: string) => string): string {
   if (eq < 0) return pair;
   const name = pair.slice(0, eq);
   const value = pair.slice(eq + 1);
-  if (value !== "" && CREDENTIAL_NAME.test(decode(name).replace(/^[@$_]/, ""))) return `${name}=${REDACTED}`;
+  if (value !== "" && isCredentialName(decode(name).replace(/^[@$_]/, ""))) return `${name}=${REDACTED}`;
   return `${name}=${mask(value)}`;
 }
 

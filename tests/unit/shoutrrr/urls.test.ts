@@ -270,3 +270,9 @@ describe("masking rebuilds the URL from its parts: no secret in any escaping", (
     expect(text).not.toMatch(/tkSecret|defSecret/);
   });
 });
+
+test("parameters that only sound like credentials, and a Pushbullet #channel, are shown as written", () => {
+  expect(redactNotificationUrl("mqtt://u:MqttPw1@broker.lan/t?cleansession=no&qos=1")).toBe(`mqtt://u:${REDACTED}@broker.lan/t?cleansession=no&qos=1`);
+  expect(redactNotificationUrl("generic://hooks.lan/x?template=json&titlekey=subject&messagekey=text")).toBe("generic://hooks.lan/x?template=json&titlekey=subject&messagekey=text");
+  expect(redactNotificationUrl("pushbullet://o.PushbulletSecretToken0123456789a/phone/#news")).toBe(`pushbullet://${REDACTED}/phone/#news`);
+});
