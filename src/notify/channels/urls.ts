@@ -1,10 +1,12 @@
 /**
- * Delivery of the notification URLs (`notifications.urls`, parsed by the shoutrrr room): each URL is its
- * own channel, retried and logged by the dispatcher like the others. Chat targets (Discord,
- * Telegram, Slack, Gotify, ntfy, Teams, Matrix) get the short summary (CHAT_TEMPLATE, or the
- * user's template) under the subject as title; Pushover and e-mail what their own channels send;
- * generic webhooks the SessionReport JSON or their template. The fixed public hosts (Discord,
- * Telegram, Slack, Pushover, Pushbullet) are replaced per service by `notifications.services_base_url`.
+ * Delivery of the notification URLs (`notifications.urls`, parsed by the shoutrrr room): each URL
+ * is its own channel, retried and logged by the dispatcher like the others, and each request is
+ * built as shoutrrr builds it (docs/notifications.md). The chat and push targets get the short
+ * summary (CHAT_TEMPLATE, or the user's template) under the subject as title; Pushover and e-mail
+ * what their own channels send; generic webhooks the message text, shoutrrr's JSON or their
+ * template; mqtt:// URLs go through the MQTT channel's client. The fixed public hosts (Discord,
+ * Telegram, Slack, Pushover, Pushbullet) are replaced per service by
+ * `notifications.services_base_url`. Answers are read capped and parsed with a schema.
  */
 import type { Config } from "../../config/index.ts";
 import { z } from "zod";
