@@ -12,7 +12,7 @@
 import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
-import { parseNotificationUrl } from "../notify/urls.ts";
+import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl } from "../shoutrrr/index.ts";
 import { formatDuration, parseDuration, parseTagPolicy } from "./values.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
@@ -228,8 +228,15 @@ function tagPolicy(description: string) {
   );
 }
 
-function list(description: string, example: string[]) {
-  return leaf({ kind: "list", description, default: [], example }, () => z.array(z.string().min(1, { error: "must not contain empty names" })).default([]));
+function list(description: string, example: string[], extra: { secret?: boolean } = {}) {
+  return leaf({ kind: "list", description, default: [], example, ...extra }, () => z.array(z.string().min(1, { error: "must not contain empty names" })).default([]));
+}
+
+/** IP addresses, each checked at load. */
+function addresses(description: string, example: string[]) {
+  return leaf({ kind: "list", description, default: [], example }, () =>
+    z.array(z.string().refine((value) => isIP(value) !== 0, { error: 'must be an IP address such as "127.0.0.1" or "::1"' })).default([]),
+  );
 }
 
 /** Notification URLs, each parsed at load by the parser delivery uses (src/notify/urls.ts). */
@@ -244,6 +251,20 @@ function notificationUrls(description: string, example: string[]) {
         }
       })
       .default([]),
+  );
+}
+
+/** Where the fixed-host services are sent instead: one URL, or service=URL pairs (docs/notifications.md). */
+function servicesBaseUrl() {
+  const description = `Base URL used instead of the public API of ${Object.keys(FIXED_HOSTS).join(", ")} URLs (a relay), or service=URL pairs; http only to this machine`;
+  return leaf({ kind: "url", description, example: "https://relay.example.com" }, () =>
+    z
+      .string()
+      .superRefine((value, ctx) => {
+        const parsed = parseServicesBaseUrl(value);
+        if ("problem" in parsed) ctx.addIssue({ code: "custom", message: parsed.problem });
+      })
+      .optional(),
   );
 }
 
@@ -375,6 +396,13 @@ export const CONFIG = table("General options", {
     metrics_no_auth: bool(false, "Serve metrics without a token"),
     access_log: path("Access log file (NDJSON, one entry per request)", "/var/log/svc/access.log"),
     ui: bool(false, "Serve the dashboard at / (docs/dashboard.md): a page that signs in with the token; read-only unless update is on"),
+    viewer_tokens: list("Read-only tokens (docs/dashboard.md, roles): they see everything the API shows and change nothing (403 on every action); each a token or a path to a file holding it", ["/run/secrets/svc_viewer_token"], { secret: true }),
+    trusted_proxy_header: ruled(
+      str("Header an identity proxy (Authelia, Authentik, oauth2-proxy) sets to the signed-in user's name; read only on requests from http_api.trusted_proxies (docs/dashboard.md, roles)", "Remote-User"),
+      { requires: ["http_api.trusted_proxies"] },
+    ),
+    trusted_proxies: addresses("The addresses of the identity proxy whose trusted_proxy_header is believed; from any other address the header is ignored", ["127.0.0.1"]),
+    trusted_proxy_role: choice(["viewer", "admin"] as const, "viewer", "What a user signed in by the trusted proxy may do: viewer (see everything, change nothing) or admin (everything the token may)"),
   }),
 
   docker: table("Container engine options", {
@@ -414,7 +442,7 @@ export const CONFIG = table("General options", {
       ),
       wt("WATCHTOWER_NOTIFICATION_URL", ["--notification-url"]),
     ),
-    services_base_url: optionalUrl("Base URL used instead of the public API of discord, telegram, slack and pushover URLs (a relay; tests point it at a local receiver)", ["http", "https"], "http://127.0.0.1:8088"),
+    services_base_url: servicesBaseUrl(),
     hostname: alias(str("Host name shown in notification titles and reports (default: the machine's)", "nas"), wt("WATCHTOWER_NOTIFICATIONS_HOSTNAME", ["--notifications-hostname"])),
     title_tag: alias(
       str("Tag shown as [tag] before every notification title and e-mail subject", "prod"),
