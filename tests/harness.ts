@@ -61,9 +61,9 @@ export interface RunResult {
 
 /**
  * Runs the docker CLI against the sandbox engine. Throws with stderr unless allowFailure.
- * The calls that only read or remove (`inspect`, `rm -f`) are answered through the Engine API
- * where the CLI's answer is certain (tests/support/docker-shortcuts.ts): a CLI start costs more
- * CPU than the request.
+ * The calls that only read, remove or push (`inspect`, `logs`, `ps -q`, `rm -f`, `rmi`, `push -q`)
+ * are answered through the Engine API where the CLI's answer is certain
+ * (tests/support/docker-shortcuts.ts): a CLI start costs more CPU than the request.
  */
 export function docker(args: string[], options: { input?: string; allowFailure?: boolean } = {}): RunResult {
   const result = (options.input === undefined && (pushShortcut(args) ?? shortcut(args, sandbox().socketPath, dockerCli))) || dockerCli(args, options.input);
