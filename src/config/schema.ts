@@ -277,6 +277,10 @@ function credentials(meta: OptionMeta) {
 
 /** Other svc instances the dashboard shows beside this one (docs/dashboard.md). */
 const PEER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const hasUserInfo = (url: string): boolean => {
+  const parsed = URL.parse(url);
+  return parsed !== null && (parsed.username !== "" || parsed.password !== "");
+};
 function peers(description: string) {
   const fields = ["name", "url", "token", "ca_cert"] as const;
   const example = [{ name: "nas", url: "https://nas.lan:8080", token: "/run/secrets/nas_token" }];
@@ -285,7 +289,10 @@ function peers(description: string) {
       .array(
         z.strictObject({
           name: z.string().regex(PEER_NAME, { error: "must be 1-64 letters, digits, dots, dashes or underscores" }),
-          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+          // the token goes in `token`: a user name or password in the URL would be printed and logged with it
+          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).refine((url) => !hasUserInfo(url), {
+            error: "must not hold a user name or password (https://user:password@host): give the peer's API token in token",
+          }),
           token: nonEmpty(),
           ca_cert: nonEmpty().optional(),
         }),
