@@ -132,13 +132,15 @@ export function createApp(deps: ApiDeps) {
   const route = (request: Request, server: Server<unknown> | null): Response | Promise<Response> => {
     const startedAt = accessOn ? performance.now() : 0;
     const target = requestTarget(request.url);
+    const endpoint = endpoints.get(target.path) ?? dashboard.match(target.path);
     const finish = (response: Response): Response => {
+      if (endpoint?.authenticated) keptPrivate(response);
       if (accessOn) writeAccess({ request, target, remote: server?.requestIP(request), serverPort: serverPort(server), startedAt }, response.status);
       return response;
     };
     let result: Response | Promise<Response>;
     try {
-      result = serveEndpoint(endpoints.get(target.path) ?? dashboard.match(target.path), checkToken, request, target, server);
+      result = serveEndpoint(endpoint, checkToken, request, target, server);
     } catch (error) {
       return finish(failed(error, request));
     }
@@ -153,6 +155,15 @@ export function createApp(deps: ApiDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * What an endpoint that needs the token answers (and its refusals) is kept by no cache, a
+ * browser's or a proxy's, and never taken for another type than it says (docs/security.md).
+ */
+function keptPrivate(response: Response): void {
+  response.headers.set("cache-control", "no-store");
+  response.headers.set("x-content-type-options", "nosniff");
+}
 
 /**
  * Starts listening. Elysia's defaults are overridden where they matter: `reusePort` would let

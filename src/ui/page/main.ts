@@ -229,7 +229,7 @@ function render(): void {
   const data = state.data;
   if (!data) return;
   state.rows = hostData().flatMap((host) =>
-    (host.answer?.containers ?? []).map((c) => ({ ...withDefaults(c), host: host.peer ?? data.host, peer: host.peer, key: keyOf(host.peer, c.name), canAct: host.canAct })),
+    (host.answer?.containers ?? []).flatMap((c) => attempt(() => [{ ...withDefaults(c), host: host.peer ?? data.host, peer: host.peer, key: keyOf(host.peer, c.name), canAct: host.canAct }], [])),
   );
   replace(els.host, data.host);
   replace(els.checked, ` checked ${fromNow(data.checked_at)}`);
@@ -264,12 +264,17 @@ function renderExcluded(localHost: string): void {
   );
 }
 
-/** A peer that does not answer, or runs a cycle: said once above the table, its rows kept as last known. */
+/**
+ * A peer that does not answer, or runs a cycle: said once above the table, its rows kept as last
+ * known. Entries of its answer this svc left out (not what svc answers) are named.
+ */
 function renderPeers(): void {
   const notes = state.peers.filter((p) => !p.up || p.busy);
-  els.peers.hidden = notes.length === 0;
+  const dropped = state.peers.filter((p) => p.dropped?.length);
+  els.peers.hidden = notes.length + dropped.length === 0;
   replace(
     els.peers,
+    ...dropped.map((p) => h("p", { class: "peer-dropped", "data-peer": p.name }, `${p.name}: left out of its answer, not being what svc answers: ${p.dropped.join("; ")}.`)),
     ...notes.map((p) =>
       h(
         "p",
@@ -283,7 +288,17 @@ function renderPeers(): void {
 }
 
 function visibleRows(): Row[] {
-  return state.rows.filter((row) => matches(row, state.filters));
+  // a row the filters cannot read is shown: it says itself what is wrong with it (shownRow)
+  return state.rows.filter((row) => attempt(() => matches(row, state.filters), true));
+}
+
+/** What `work` gives, or `otherwise` when it throws: one entry of another shape must not stop the page. */
+function attempt<T>(work: () => T, otherwise: T): T {
+  try {
+    return work();
+  } catch {
+    return otherwise;
+  }
 }
 
 function renderRows(): void {
@@ -292,12 +307,21 @@ function renderRows(): void {
   for (const key of state.selected) if (!state.rows.some((row) => row.key === key && row.canAct)) state.selected.delete(key);
   els.selectAll.disabled = !anyAct;
   els.selectAll.checked = rows.length > 0 && rows.every((row) => state.selected.has(row.key));
-  replace(els.body, ...(rows.length ? rows.map(renderRow) : [h("tr", {}, h("td", { colspan: 7, class: "empty" }, state.rows.length ? "No container matches the filters." : "svc watches no container."))]));
+  replace(els.body, ...(rows.length ? rows.map(shownRow) : [h("tr", {}, h("td", { colspan: 7, class: "empty" }, state.rows.length ? "No container matches the filters." : "svc watches no container."))]));
   renderBulk(anyAct);
 }
 
 /** "web", or "web on nas" for a peer's: what a button's label names. */
 const labelOf = (c: Row): string => (c.peer === null ? c.name : `${c.name} on ${c.peer}`);
+
+/** A row, or in its place what keeps it from being shown: the other rows are shown whatever one holds. */
+function shownRow(c: Row): HTMLTableRowElement {
+  try {
+    return renderRow(c);
+  } catch (failure) {
+    return h("tr", { "data-container": String(c.name), "data-host": String(c.host), class: "broken" }, h("td", { colspan: 7, class: "error" }, `${labelOf(c)} cannot be shown: ${messageOf(failure)}`));
+  }
+}
 
 function renderRow(c: Row): HTMLTableRowElement {
   const select = h("input", { type: "checkbox", "aria-label": `Select ${labelOf(c)}`, checked: state.selected.has(c.key), disabled: !c.canAct });

@@ -120,3 +120,36 @@ describe("GET /v1/metrics", () => {
     expect((await request("/v1/metrics", { method: "HEAD" })).status).toBe(401);
   });
 });
+
+describe("answers that need the token", () => {
+  // every endpoint that needs the token, with a request it answers 200 to (and one it refuses)
+  const calls: [string, string, RequestInit][] = [
+    ["POST", "/v1/update", {}],
+    ["POST", "/v1/check", {}],
+    ["POST", "/v1/skip", { body: JSON.stringify({ container: "web", digest: `sha256:${"a".repeat(64)}` }) }],
+    ["POST", "/v1/rollback", { body: JSON.stringify({ container: "web" }) }],
+    ["POST", "/v1/snooze", { body: JSON.stringify({ container: "web", for: "1d" }) }],
+    ["GET", "/v1/containers", {}],
+    ["GET", "/v1/progress", {}],
+    ["GET", "/v1/history", {}],
+    ["GET", "/v1/peers", {}],
+    ["GET", "/v1/metrics", {}],
+    ["HEAD", "/v1/containers", {}],
+  ];
+  for (const [method, path, init] of calls) {
+    test(`${method} ${path}: Cache-Control: no-store and X-Content-Type-Options: nosniff, answered or refused`, async () => {
+      const { request } = makeApp({ http_api: { ui: true } });
+      const headers = { ...bearer(), ...(init.body ? { "content-type": "application/json" } : {}) };
+      for (const response of [await request(path, { method, ...init, headers }), await request(path, { method, ...init }), await request(path, { method, body: init.body ? "{" : undefined, headers })]) {
+        expect(response.headers.get("cache-control")).toBe("no-store");
+        expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      }
+      expect((await request(path, { method, ...init, headers })).status).toBe(200);
+    });
+  }
+
+  test("what needs no token is not marked so: health, and the page's files keep their own caching", async () => {
+    const { request } = makeApp({ http_api: { ui: true } });
+    expect((await request("/v1/health")).headers.get("cache-control")).toBeNull();
+  });
+});
