@@ -24,6 +24,7 @@ import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "
 import { errorResponse, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
+import { isOwnerChallenge, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof } from "../state/owner.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -36,13 +37,20 @@ export interface ApiDeps {
   log: Logger;
   /** absent: no access log is written */
   access?: AccessLog;
+  /** the nonce of the state file's owner claim: GET /v1/health proves knowing it to `svc rollback` (state/owner.ts) */
+  ownerNonce?: string;
 }
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
 function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<string, Endpoint> {
   const api = deps.config.http_api;
-  const health: Handler = () => new Response(HEALTH_BODY, { headers: { "content-type": "application/json" } });
+  const health: Handler = (request) => {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    const challenge = deps.ownerNonce === undefined ? null : request.headers.get(OWNER_CHALLENGE_HEADER);
+    if (isOwnerChallenge(challenge)) headers[OWNER_PROOF_HEADER] = ownerProof(deps.ownerNonce!, challenge);
+    return new Response(HEALTH_BODY, { headers });
+  };
   const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
   /** Runs a cycle for the request's filter; `render` shapes the report into the answer. */
   const cycle = (dryRun: boolean | undefined, render: (report: SessionReport) => unknown): Handler => async (request, target, server) => {

@@ -1,6 +1,9 @@
 /** Health, metrics, 404 / 405 and HEAD through app.handle (docs/api.md). */
 import { describe, expect, test } from "bun:test";
 import { PROMETHEUS_CONTENT_TYPE } from "../../../src/metrics/index.ts";
+import { createApp } from "../../../src/api/index.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { newOwnerNonce, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof } from "../../../src/state/owner.ts";
 import { bearer, makeApp } from "./fakes.ts";
 
 describe("GET /v1/health", () => {
@@ -25,6 +28,18 @@ describe("GET /v1/health", () => {
 
   test("query parameters are ignored", async () => {
     expect((await makeApp().request("/v1/health?x=1")).status).toBe(200);
+  });
+
+  test("with the owner's nonce, a challenge is answered with its proof (svc rollback's check of who listens); none without either", async () => {
+    const { config, runner, metrics } = makeApp();
+    const nonce = newOwnerNonce();
+    const app = createApp({ config, runner, metrics, log: silentLogger, ownerNonce: nonce });
+    const challenge = newOwnerNonce();
+    const ask = (headers: Record<string, string>) => app.handle(new Request("http://localhost/v1/health", { headers }));
+    expect((await ask({ [OWNER_CHALLENGE_HEADER]: challenge })).headers.get(OWNER_PROOF_HEADER)).toBe(ownerProof(nonce, challenge));
+    expect((await ask({})).headers.get(OWNER_PROOF_HEADER)).toBeNull();
+    expect((await ask({ [OWNER_CHALLENGE_HEADER]: "not-a-challenge" })).headers.get(OWNER_PROOF_HEADER)).toBeNull();
+    expect((await makeApp().request("/v1/health", { headers: { [OWNER_CHALLENGE_HEADER]: challenge } })).headers.get(OWNER_PROOF_HEADER)).toBeNull();
   });
 
   test("HEAD behaves like GET without a body", async () => {
