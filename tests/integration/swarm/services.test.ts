@@ -229,6 +229,30 @@ describe("a spec changed while svc decides", () => {
   });
 });
 
+describe("an image set while svc decides", () => {
+  test("is the operator's: svc does not write over it, and skips the service as changed meanwhile", async () => {
+    const first = fx.image("mine");
+    const name = createService("mine", first.ref, ["--replicas", "1"]);
+    fx.image("mine");
+    const theirs = fx.image("theirs", { tag: "chosen" });
+    // `docker service update --image` by someone else between svc's read (the list) and its write
+    const h = await makeUpdater(
+      { containers: [] },
+      {
+        progress: (event) => {
+          if (event.container === name && event.step === "check") docker(["service", "update", "--quiet", "--detach", "--image", theirs.ref, name]);
+        },
+      },
+    );
+    const entry = expectState(await h.updater.run("api", { container: [name] }), name, "skipped");
+    expect(entry.reason).toStartWith(`changed meanwhile: its image is now ${theirs.ref}@${theirs.digest} `);
+    expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${theirs.ref}@${theirs.digest}`);
+    const writes = h.audit.entries.filter((e) => e.action === "service_update");
+    expect(writes.length).toBe(1);
+    expect(writes[0]!.error).toContain("out of sequence");
+  });
+});
+
 describe("svc as a Swarm service on the manager", () => {
   test("updates the other services first, then its own without waiting, and the new task takes over", async () => {
     const work = fx.tempDir("svc-build");
