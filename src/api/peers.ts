@@ -23,7 +23,7 @@ type PeerConfig = Config["peers"][number];
  * A peer's answer is read up to this size: GET /v1/containers of 500 containers, each with every
  * field filled, is about 0.75 MiB (docs/security.md); the rest is room for long reasons.
  */
-export const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
+const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
 /** An action through a peer (an update that watches its containers) may take this long at most. */
 const MAX_ACTION_MS = 30 * 60_000;
 

@@ -274,7 +274,7 @@ function renderPeers(): void {
   els.peers.hidden = notes.length + dropped.length === 0;
   replace(
     els.peers,
-    ...dropped.map((p) => h("p", { class: "peer-dropped", "data-peer": p.name }, `${p.name}: left out of its answer, not being what svc answers: ${p.dropped.join("; ")}.`)),
+    ...dropped.map((p) => h("p", { class: "peer-dropped", "data-peer": p.name }, `${p.name}: left out of its answer (not what svc answers): ${p.dropped.join("; ")}.`)),
     ...notes.map((p) =>
       h(
         "p",
