@@ -328,7 +328,7 @@ export const CONFIG = table("General options", {
   peers: peers("Other svc instances the dashboard shows beside this one, each reached through its API with its own token (name, url, token or a path to a file holding it, ca_cert for a private CA)"),
   peer_timeout: duration("2s", "How long the dashboard waits for a peer before showing it unreachable with its last known state", { min: 1, max: HOUR }),
   dry_run: bool(false, "Decide everything and change nothing: each cycle reports what it would update (no pull, stop or restart, no notification, no metrics)"),
-  registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
+  registry_username: alias(str("Global registry user, or a path to a file holding it; with the password, sent (by svc and by the engine) only to a registry that asks for credentials, and to its token service only when that is on the registry's own site", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
   registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),
   registry_credentials: credentials({
     kind: "credentials",
