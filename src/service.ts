@@ -66,10 +66,11 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
     // what the API proves knowing to `svc rollback` on this state_dir before it hands over the token
     const ownerNonce = config.state_dir && !config.run_once ? newOwnerNonce() : undefined;
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, ownerNonce }, log);
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit, ownerNonce }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
-    const registry = rooms.createRegistry(config, logging.log);
+    // each answer's rate limit (Docker Hub) goes to the metrics, where the API reads it
+    const registry = rooms.createRegistry(config, logging.log, { onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
     if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null, ownerNonce);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });

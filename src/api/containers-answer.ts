@@ -31,6 +31,7 @@ const policy = z.object({
 
 const container = z.object({
   kind: z.enum(["container", "service"]).default("container"),
+  group: z.object({ kind: z.enum(["compose", "stack"]), name: text }).nullable().default(null),
   name: text,
   image: text,
   state: states,
@@ -56,6 +57,9 @@ const container = z.object({
 
 const excluded = z.object({ kind: z.enum(["container", "service"]).optional(), name: text, image: text, state: text, reason: prose });
 
+const count = z.number().int().min(0);
+const rateLimit = z.object({ registry: text, remaining: count, limit: count.nullable(), window_seconds: count.nullable(), at: time, needed: count });
+
 /** The answer around the entries: what it must have for any entry to mean something. */
 const frame = z.object({
   checked_at: time,
@@ -63,12 +67,19 @@ const frame = z.object({
   update: z.boolean(),
   containers: z.array(z.unknown()),
   excluded: z.array(z.unknown()).optional(),
+  rate_limits: z.array(z.unknown()).optional(),
 });
 
-type Parsed = Omit<z.infer<typeof frame>, "containers" | "excluded"> & { containers: z.infer<typeof container>[]; excluded?: z.infer<typeof excluded>[] };
-// the page's type and the schema's describe the same answer (a mismatch is a type error here)
+type Parsed = Omit<z.infer<typeof frame>, "containers" | "excluded" | "rate_limits"> & {
+  containers: z.infer<typeof container>[];
+  excluded?: z.infer<typeof excluded>[];
+  rate_limits?: z.infer<typeof rateLimit>[];
+};
+// the page's type and the schema's describe the same answer, optional fields included (a
+// mismatch is a type error here)
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const sameShape: Same<Parsed, ContainersAnswer> = true;
+type Entry = ContainersAnswer["containers"][number];
+const sameShape: [Same<Parsed, ContainersAnswer>, Same<keyof Parsed, keyof ContainersAnswer>, Same<keyof z.infer<typeof container>, keyof Entry>] = [true, true, true];
 void sameShape;
 
 /** An answer read: the entries that fit, and what was left out (each named, with why). */
@@ -89,9 +100,10 @@ export function readContainersAnswer(raw: unknown): ReadAnswer | undefined {
       dropped.push(`${what} ${nameOf(entry, index)}: ${issueOf(parsed.error)}`);
       return [];
     });
-  const { excluded: left, containers, ...rest } = outer.data;
+  const { excluded: left, rate_limits: limits, containers, ...rest } = outer.data;
   const answer: ContainersAnswer = { ...rest, containers: keep(container, containers, "container") };
   if (left) answer.excluded = keep(excluded, left, "left-alone container");
+  if (limits) answer.rate_limits = keep(rateLimit, limits, "rate limit");
   return { answer, dropped: dropped.length > MAX_NAMED ? [...dropped.slice(0, MAX_NAMED), `and ${dropped.length - MAX_NAMED} more`] : dropped };
 }
 

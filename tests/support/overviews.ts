@@ -43,6 +43,7 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
   const name = `${rng.chance(0.3) ? hostileText(rng).slice(0, 200) : "app"}-${index}`;
   return {
     kind: rng.pick(["container", "service"] as const),
+    group: rng.chance(0.5) ? { kind: rng.pick(["compose", "stack"] as const), name: hostileText(rng).slice(0, 100) } : null,
     name,
     image: rng.chance(0.2) ? hostileText(rng) : `r.example/app${index}:1.${rng.int(9)}.0`,
     state,
@@ -77,14 +78,14 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
 /** Fields an entry must have, with no value svc would fill in for an older peer. */
 const REQUIRED = ["name", "image", "state", "would_update", "current_digest", "available_digest", "available_image", "reason", "first_seen_at", "created_at", "eligible_at", "snoozed_until", "skipped", "previous_image_id", "link"] as const;
 /** Fields an older svc did not send: an entry without them is still kept. */
-const DEFAULTED = ["kind", "version", "available_version", "update_kind", "policy", "last_cycle", "last_update"] as const;
+const DEFAULTED = ["kind", "group", "version", "available_version", "update_kind", "policy", "last_cycle", "last_update"] as const;
 /** Of another type than any field svc answers with a string or null (would_update, a boolean, takes "yes"). */
 const WRONG_VALUES: unknown[] = [42, -1.5, false, { nested: "<b>x</b>" }, ["a"]];
 
 /** A changed entry, and whether svc must still keep it. */
 function mutate(rng: Random, entry: ContainerOverview): RandomEntry {
   const copy: Record<string, any> = structuredClone(entry);
-  switch (rng.int(11)) {
+  switch (rng.int(12)) {
     case 0: // unknown fields, anywhere: left out, the entry kept
       copy[rng.pick(["onclick", "__proto__x", "innerHTML", "extra"])] = hostileText(rng);
       copy.policy.surplus = { deep: [1, 2, 3] };
@@ -117,6 +118,9 @@ function mutate(rng: Random, entry: ContainerOverview): RandomEntry {
       return { entry: copy, kept: null };
     case 9:
       copy.last_cycle = rng.pick([{ at: "soon", state: "fresh", reason: null }, "fresh", { state: "fresh" }]);
+      return { entry: copy, kept: null };
+    case 10:
+      copy.group = rng.pick([{ kind: "helm", name: "x" }, "stack", { kind: "stack" }]);
       return { entry: copy, kept: null };
     default: // not an entry at all
       return { entry: rng.pick([null, 0, "web", [entry], true]), kept: null };
