@@ -11,7 +11,7 @@ import { freePort } from "../../harness.ts";
 import { answerOf, randomEntries, validEntry } from "../../support/overviews.ts";
 import { fuzzSeed, prng } from "../../support/random.ts";
 import { QUICK_STOP_CMD } from "../e2e/support.ts";
-import { confirm, type Dashboard, rowOf, startDashboard } from "./support.ts";
+import { confirm, type Dashboard, menuAction, rowOf, startDashboard } from "./support.ts";
 
 const PEER = "fz";
 const peerToken = `peer-token-${crypto.randomUUID()}`;
@@ -61,7 +61,7 @@ describe("a peer's answers on the page", () => {
   test("a peer that refuses its token: a 502 naming the peer, and the person stays signed in to their own svc", async () => {
     const page = await ui.open();
     await page.locator(`tr[data-container="good"][data-host="${PEER}"]`).waitFor();
-    await page.getByRole("button", { name: `Snooze updates of good on ${PEER}` }).click();
+    await menuAction(page, `good on ${PEER}`, "Snooze updates of");
     await confirm(page, "Snooze");
     await page.locator(".notice.error").filter({ hasText: `peer ${PEER} refused the token svc holds for it (401)` }).waitFor();
     expect(await page.getByLabel("API token").count()).toBe(0);
