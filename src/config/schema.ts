@@ -298,6 +298,10 @@ function credentials(meta: OptionMeta) {
 
 /** Other svc instances the dashboard shows beside this one (docs/dashboard.md). */
 const PEER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const hasUserInfo = (url: string): boolean => {
+  const parsed = URL.parse(url);
+  return parsed !== null && (parsed.username !== "" || parsed.password !== "");
+};
 function peers(description: string) {
   const fields = ["name", "url", "token", "ca_cert"] as const;
   const example = [{ name: "nas", url: "https://nas.lan:8080", token: "/run/secrets/nas_token" }];
@@ -306,7 +310,10 @@ function peers(description: string) {
       .array(
         z.strictObject({
           name: z.string().regex(PEER_NAME, { error: "must be 1-64 letters, digits, dots, dashes or underscores" }),
-          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+          // the token goes in `token`: a user name or password in the URL would be printed and logged with it
+          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).refine((url) => !hasUserInfo(url), {
+            error: "must not hold a user name or password (https://user:password@host): give the peer's API token in token",
+          }),
           token: nonEmpty(),
           ca_cert: nonEmpty().optional(),
         }),
@@ -342,7 +349,7 @@ export const CONFIG = table("General options", {
   peers: peers("Other svc instances the dashboard shows beside this one, each reached through its API with its own token (name, url, token or a path to a file holding it, ca_cert for a private CA)"),
   peer_timeout: duration("2s", "How long the dashboard waits for a peer before showing it unreachable with its last known state", { min: 1, max: HOUR }),
   dry_run: bool(false, "Decide everything and change nothing: each cycle reports what it would update (no pull, stop or restart, no notification, no metrics)"),
-  registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
+  registry_username: alias(str("Global registry user, or a path to a file holding it; with the password, sent (by svc and by the engine) only to a registry that asks for credentials, and to its token service only when that is on the registry's own site", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
   registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),
   registry_credentials: credentials({
     kind: "credentials",

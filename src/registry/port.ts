@@ -80,6 +80,9 @@ export interface RegistryCheckSession {
 
 export interface Registry {
   session(): RegistryCheckSession;
-  /** credentials to hand to the engine for a pull of `ref` (X-Registry-Auth), if any */
+  /**
+   * credentials to hand to the engine for a pull of `ref`, or a Swarm service's spec (X-Registry-Auth),
+   * if any: only what svc's own requests would send there (the realm rule: client.ts credentialForEngine)
+   */
   pullAuth(ref: ImageRef): Promise<import("../engine/port.ts").RegistryAuth | undefined>;
 }

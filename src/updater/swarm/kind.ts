@@ -147,6 +147,7 @@ async function update(kind: Kind, ctx: ProtocolContext, entry: Entry, self: bool
   const auth = await deps.registry.pullAuth(verdict.ref!).catch(() => undefined);
   const written = await writeImage(ctx, swarm, entry.service, image, auth);
   if ("failed" in written) return finish(entry, "failed", written.failed);
+  if ("skipped" in written) return finish(entry, "skipped", written.skipped);
   if (self) return finish(entry, "updated", "svc's own service: Swarm replaces this task with one on the new image, which takes over");
   announce(ctx.progress, ctx, entry.service.name, "watch");
   settle(deps, entry, await awaitRollout(ctx, swarm, written, deps.draining));
