@@ -257,7 +257,7 @@ const SAMPLE_REPORT: SessionReport = {
   finished_at: "2026-01-01T00:00:01.000Z",
   duration_ms: 1000,
   filter: { container: [], image: [] },
-  counts: { scanned: 2, updated: 1, failed: 1, skipped: 0, fresh: 0, stale: 0, rolled_back: 0 },
+  counts: { scanned: 2, updated: 1, failed: 1, skipped: 0, fresh: 0, stale: 0, rolled_back: 0, held: 0 },
   containers: [
     { id: "a", name: "app", image: "app:1", new_image: null, old_image_id: "sha256:aa", new_image_id: "sha256:bb", old_digest: null, new_digest: "sha256:cc", state: "updated", reason: null, duration_ms: 10 },
     { id: "b", name: "db", image: "db:1", new_image: null, old_image_id: "sha256:dd", new_image_id: null, old_digest: null, new_digest: null, state: "failed", reason: "pull failed", duration_ms: 10 },

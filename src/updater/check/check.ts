@@ -51,6 +51,14 @@ export interface Checker {
   check(input: CheckInput): Promise<Verdict>;
   /** the platform of a local image, from its inspect (memoised per image id) */
   platformOf(imageId: string): Promise<Platform>;
+  /** the labels of a local image, as the engine listed them ({} when it did not) */
+  imageLabels(imageId: string): Readonly<Record<string, string>>;
+  /**
+   * The labels of the newer image a stale verdict names: its config from the registry (one
+   * manifest and one blob request, cached for the cycle), or the local image's under no_pull.
+   * Asked for stale targets only (docs/release-notes.md). Throws on registry errors.
+   */
+  candidateLabels(verdict: Verdict, imageId: string): Promise<Readonly<Record<string, string>>>;
 }
 
 /**
@@ -206,7 +214,16 @@ export function createChecker(deps: {
     return null;
   };
 
-  return { check, platformOf };
+  const imageLabels = (imageId: string) => images.get(imageId)?.labels ?? {};
+
+  const candidateLabels = async (verdict: Verdict, imageId: string): Promise<Readonly<Record<string, string>>> => {
+    if (verdict.newImageId) return (await deps.engine.inspectImage(verdict.newImageId))?.Config?.Labels ?? {};
+    const reference = verdict.newDigest ?? (verdict.newImage ? parseReference(verdict.newImage).tag : undefined);
+    if (!verdict.ref || !reference) return {};
+    return deps.session.labels(verdict.ref, reference, () => platformOf(imageId));
+  };
+
+  return { check, platformOf, imageLabels, candidateLabels };
 }
 
 interface Seen {

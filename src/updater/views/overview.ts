@@ -9,6 +9,7 @@
 import { formatDuration, type Config, type TagPolicy } from "../../config/index.ts";
 import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
+import type { ReleaseNotes } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import { hookFor, type HookName } from "../containers/hooks.ts";
 import { enableLabelFilter, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "../selection/selection.ts";
@@ -65,6 +66,8 @@ export interface ContainerOverview {
   previous_image_id: string | null;
   /** where its release notes are: the svc.link label's template, else the image's source */
   link: string | null;
+  /** for a stale target: what the update brings, read from its source repository (docs/release-notes.md); null otherwise */
+  release_notes: ReleaseNotes | null;
 }
 
 export interface OverviewMemory {
@@ -90,7 +93,7 @@ export function containerOverviews(report: SessionReport, seen: CycleSightings, 
     // a previous spec not pinned by digest is named by its image
     return { labels: services.get(entry.name)?.labels ?? {}, previous: previous ? unpinned(previous).digest || previous : null, service: true };
   };
-  return report.containers.map((entry) => describe(entry, factsOf(entry), images(entry.old_image_id), config, memory, now));
+  return report.containers.map((entry) => ({ ...describe(entry, factsOf(entry), images(entry.old_image_id), config, memory, now), release_notes: seen.releaseNotes?.get(entry.name) ?? null }));
 }
 
 /**
@@ -115,7 +118,7 @@ function imageFinder(images: readonly ImageSummary[]): (idOrDigest: string) => I
   return (idOrDigest) => byId.get(idOrDigest) ?? byDigest.get(idOrDigest);
 }
 
-function describe(entry: ContainerReport, target: TargetFacts, image: ImageSummary | undefined, config: Config, memory: OverviewMemory, now: number): ContainerOverview {
+function describe(entry: ContainerReport, target: TargetFacts, image: ImageSummary | undefined, config: Config, memory: OverviewMemory, now: number): Omit<ContainerOverview, "release_notes"> {
   const { labels } = target;
   const policy = policyFor({ labels }, config);
   // a service's hook labels are ignored whether lifecycle_hooks is on or not (swarm/kind.ts warns of them)

@@ -32,19 +32,29 @@ function digestChange(from: string | null, to: string | null): string {
   return ` (sha256:${shortId(from) || "?"} -> ${shortId(to) || "?"})`;
 }
 
+/** ` (3 releases, 1 breaking)`: what the update brings, when svc read it (docs/release-notes.md). */
+export function releasesNote(c: Pick<ContainerReport, "releases">): string {
+  const r = c.releases;
+  if (!r || r.count === 0) return "";
+  return ` (${r.count} release${r.count === 1 ? "" : "s"}${r.breaking > 0 ? `, ${r.breaking} breaking` : ""})`;
+}
+
 /** One container's outcome in a sentence. */
 export function containerLine(c: ContainerReport): string {
   const why = c.reason ? `: ${c.reason}` : "";
+  const brings = releasesNote(c);
   switch (c.state) {
     case "updated":
-      return `${c.name}: updated ${imageChange(c)}${digestChange(c.old_digest ?? c.old_image_id, c.new_digest ?? c.new_image_id)}`;
+      return `${c.name}: updated ${imageChange(c)}${digestChange(c.old_digest ?? c.old_image_id, c.new_digest ?? c.new_image_id)}${brings}`;
+    case "held":
+      return `${c.name}: held ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}${why}`;
     case "failed":
       return `${c.name}: failed${why}`;
     case "rolled_back":
       return `${c.name}: rolled back to ${shortImage(c.image)}, the new image failed${why}`;
     case "stale":
-      if (wouldUpdate(c)) return `${c.name}: would update ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}`;
-      return `${c.name}: newer image not applied ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${why}`;
+      if (wouldUpdate(c)) return `${c.name}: would update ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}`;
+      return `${c.name}: newer image not applied ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}${why}`;
     case "skipped":
       return `${c.name}: skipped${why}`;
     case "fresh":
@@ -62,6 +72,7 @@ export function summaryLine(report: SessionReport): string {
     [c.rolled_back, "rolled back"],
     [c.failed, "failed"],
     [c.stale - would, "newer image not applied"],
+    [c.held, "held (breaking)"],
     [c.skipped, "skipped"],
     [c.fresh, "up to date"],
   ];
