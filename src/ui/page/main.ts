@@ -6,6 +6,7 @@
  */
 import { api, ApiError, apiOf, type ContainerOverview, type ContainersAnswer, type PeerView, peers as peersOf, type RunningCycle, type SessionSummary, signIn, type TimelineEntry, token, whenUnauthorized } from "./api.ts";
 import { type Child, h, replace, safeHref } from "./dom.ts";
+import { releaseNotesCell } from "./release-notes.ts";
 import { ageWords, type Filters, fromNow, localTime, matches, policyWords, progressWords } from "./format.ts";
 
 type Row = ContainerOverview & { host: string; peer: string | null; key: string; canAct: boolean };
@@ -97,7 +98,7 @@ function showDashboard(): void {
   const stateFilter = h(
     "select",
     { id: "filter-state", name: "state" },
-    ...["", "stale", "fresh", "skipped", "updated", "failed", "rolled_back"].map((value) => h("option", { value }, value === "" ? "any" : value.replace("_", " "))),
+    ...["", "stale", "held", "fresh", "skipped", "updated", "failed", "rolled_back"].map((value) => h("option", { value }, value === "" ? "any" : value.replace("_", " "))),
   );
   stateFilter.addEventListener("change", () => ((state.filters.state = stateFilter.value), renderRows()));
   els.hostFilter.addEventListener("change", () => ((state.filters.host = els.hostFilter.value), renderRows()));
@@ -322,6 +323,7 @@ function renderRow(c: Row): HTMLTableRowElement {
         : h("span", { class: "muted" }, "up to date"),
       age && h("span", { class: "age" }, age),
       link && h("a", { href: link, target: "_blank", rel: "noopener noreferrer", class: "notes" }, "Release notes"),
+      releaseNotesCell(c.release_notes),
     ),
     h("td", { "data-label": "Policy" }, policyWords(c).join(" · "), ...notes),
     h(
@@ -345,7 +347,8 @@ function rowActions(c: Row): Child[] {
   if (!c.canAct) return [check, history];
   const actions: Child[] = [check, history];
   // held back (monitor only, min_image_age, a snooze): an update now would leave it as it is
-  if (c.would_update) actions.push(button("Update", "Update", () => void updateContainers([c]), "primary"));
+  // held by hold_breaking: the Update asks for it by name, which applies it (docs/release-notes.md)
+  if (c.would_update || c.state === "held") actions.push(button("Update", "Update", () => void updateContainers([c]), "primary"));
   if (c.available_version) {
     actions.push(button("Skip", "Skip this version of", () => void act(async () => (await apiOf(c.peer).skip(c.name), say(`${labelOf(c)}: this version is skipped.`), await load([c.name], true, c.peer)))));
   }
