@@ -48,7 +48,7 @@ test("a held breaking update: its releases beside the badge, the notes as text, 
   expect(await panel.locator("h4").first().textContent()).toContain("2.0.0: Two <b>bold</b>");
   expect(await panel.locator("script, img, b").count()).toBe(0);
   expect(await panel.locator(".markdown").first().textContent()).toContain("<script>window.pwned = 1</script>");
-  expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+  expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined();
   // links only for http(s)
   expect(await panel.locator('a[href="https://example.com/docs"]').textContent()).toBe("the docs");
   expect(await panel.locator('a[href^="javascript"]').count()).toBe(0);
