@@ -452,7 +452,7 @@ async function loadHistory(): Promise<void> {
   }
 }
 
-const COUNTED = ["updated", "failed", "rolled_back", "stale", "skipped"] as const;
+const COUNTED = ["updated", "failed", "rolled_back", "stale", "held", "skipped"] as const;
 
 function sessionItem(report: SessionSummary): HTMLLIElement {
   const counted = COUNTED.filter((key) => report.counts[key] > 0).map((key) => `${report.counts[key]} ${key.replace("_", " ")}`);
