@@ -13,7 +13,7 @@ import { h, safeHref, type Child } from "./dom.ts";
 export function releaseNotesCell(notes: ReleaseNotes | null | undefined): Child {
   if (!notes) return null;
   const count = notes.releases.length + notes.more;
-  if (count === 0) return notes.problem ? h("span", { class: "note release-problem" }, notes.problem) : null;
+  if (count === 0) return notes.problem ? h("span", { class: "release-problem muted" }, notes.problem) : null;
   const words = `${count} release${count === 1 ? "" : "s"}${notes.breaking > 0 ? `, ${notes.breaking} breaking` : ""}`;
   return h(
     "details",
