@@ -153,7 +153,8 @@ function svcConfig(options: SvcOptions): string {
     `[docker]`,
     `host = "${options.dockerHost ?? dockerHost}"`,
   ];
-  if (options.githubApiUrl) lines.push(`[release_notes]`, `github_api_url = "${options.githubApiUrl}"`);
+  // cache_for 0s: a conditional request every cycle, however close the cycles (the default answers from memory for 5 minutes)
+  if (options.githubApiUrl) lines.push(`[release_notes]`, `github_api_url = "${options.githubApiUrl}"`, `cache_for = "0s"`);
   if (options.rollback === false) lines.push(`[rollback]`, `on_exit_code = false`, `on_healthcheck = false`, `on_timeout = false`);
   // Written before it returns: svc must never race a half-written file.
   writeFileSync(file, lines.join("\n") + "\n");

@@ -387,6 +387,7 @@ export const CONFIG = table("General options", {
     gitea_api_url: url("Gitea/Forgejo API base URL (a self-hosted one: its /api/v1; its host's repositories are then read there)", ["http", "https"], "https://codeberg.org/api/v1"),
     gitea_token: str("Gitea/Forgejo token, or a path to a file holding it", "/run/secrets/gitea_token", { secret: true }),
     timeout: duration("10s", "Timeout of one request to a source host", { min: 1, max: HOUR }),
+    cache_for: duration("5m", "A repository's releases read less than this long ago are used without asking its host again (0s: a conditional request every cycle)", { max: DAY }),
     max_releases: int(50, "Releases shown per target; the rest are counted", 1, 500),
     sources: releaseSources("Source repositories of images without an org.opencontainers.image.source label (image, source: a repository URL)"),
   }),

@@ -18,6 +18,8 @@ export const RELEASE_LIMITS = {
   pages: 4,
   /** the notes of one release, in characters */
   notesChars: 8 * 1024,
+  /** the notes of one repository's releases together, newest first (what svc keeps of it) */
+  repoNotesChars: 128 * 1024,
 } as const;
 
 /** What svc keeps of a repository between cycles (in memory, and in state_dir). */
@@ -82,7 +84,20 @@ export async function fetchReleases(deps: FetchDeps, repo: SourceRepo, cached: C
     // a next page elsewhere would carry the token to another server
     url = next !== null && new URL(next).origin === origin ? next : null;
   }
-  return { repo: { etag, releases, fetched_at: new Date(now(deps)).toISOString() }, notModified: false, requests };
+  return { repo: { etag, releases: withinBudget(releases), fetched_at: new Date(now(deps)).toISOString() }, notModified: false, requests };
+}
+
+/** The newest releases keep their notes up to the repository's budget; older ones keep their version and title. */
+function withinBudget(releases: StoredRelease[]): StoredRelease[] {
+  let budget: number = RELEASE_LIMITS.repoNotesChars;
+  return releases.map((release) => {
+    if (release.notes.length <= budget) {
+      budget -= release.notes.length;
+      return release;
+    }
+    budget = 0;
+    return { ...release, notes: "", notes_cut: true };
+  });
 }
 
 const now = (deps: FetchDeps) => (deps.now ?? Date.now)();

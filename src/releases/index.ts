@@ -72,7 +72,7 @@ export interface ReleaseNotesOptions {
 }
 
 /** Repositories kept in memory and in the file; the oldest read goes first. */
-const MAX_REPOS = 200;
+const MAX_REPOS = 100;
 
 export function createReleaseNotes(config: Config, log: Logger, options: ReleaseNotesOptions = {}): ReleaseNotesService {
   const settings = config.release_notes;
@@ -86,6 +86,8 @@ export function createReleaseNotes(config: Config, log: Logger, options: Release
 
   const read = async (repo: SourceRepo, from: string): Promise<{ list: CachedRepo; problem: string | null }> => {
     const cached = store.get(repo.url);
+    // read moments ago (the dashboard's dry runs, cycles close together): no request at all
+    if (cached && now() - Date.parse(cached.fetched_at) < settings.cache_for) return { list: cached, problem: null };
     const blocked = blockedUntil.get(repo.host) ?? 0;
     const api = HOSTS[repo.host];
     if (blocked > now()) {
@@ -96,7 +98,7 @@ export function createReleaseNotes(config: Config, log: Logger, options: Release
     const deps: FetchDeps = { api, apiUrl: apiUrl[repo.host], token: token[repo.host], timeoutMs: settings.timeout, fetch: options.fetch, now };
     try {
       const fetched = await fetchReleases(deps, repo, cached, reachesBack(from));
-      if (!fetched.notModified) store.set(repo.url, fetched.repo);
+      store.set(repo.url, fetched.repo, !fetched.notModified);
       logger.debug("releases read", { repository: repo.url, not_modified: fetched.notModified, requests: fetched.requests, releases: fetched.repo.releases.length });
       return { list: fetched.repo, problem: null };
     } catch (error) {
@@ -177,7 +179,8 @@ const cacheFile = z.object({
 
 interface RepoCache {
   get(url: string): CachedRepo | undefined;
-  set(url: string, repo: CachedRepo): void;
+  /** `persist`: the releases changed, so the file is written too */
+  set(url: string, repo: CachedRepo, persist: boolean): void;
 }
 
 /** What each repository answered last: in memory, and in `releases.json` under state_dir when it is set. */
@@ -188,14 +191,14 @@ function openCache(dir: string | undefined, scope: string | undefined, log: Logg
   const write = atomicWriter(dir, file, log, "release notes cache");
   return {
     get: (url) => repos.get(url),
-    set: (url, repo) => {
+    set: (url, repo, persist) => {
       repos.delete(url);
       repos.set(url, repo);
       for (const oldest of repos.keys()) {
         if (repos.size <= MAX_REPOS) break;
         repos.delete(oldest);
       }
-      write(JSON.stringify({ version: 1, repositories: Object.fromEntries(repos) }));
+      if (persist) write(JSON.stringify({ version: 1, repositories: Object.fromEntries(repos) }));
     },
   };
 }

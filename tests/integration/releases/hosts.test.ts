@@ -15,7 +15,7 @@ import { ReleaseHosts, type HostRelease } from "../../support/release-hosts.ts";
 const hosts = new ReleaseHosts();
 afterAll(() => hosts.stop());
 
-const config = (overrides: Record<string, unknown> = {}) => defaultConfig({ release_notes: { ...hosts.apiUrls, timeout: 2000, ...overrides } } as never);
+const config = (overrides: Record<string, unknown> = {}) => defaultConfig({ release_notes: { ...hosts.apiUrls, timeout: 2000, cache_for: 0, ...overrides } } as never);
 const service = (overrides: Record<string, unknown> = {}, stateDir?: string) => createReleaseNotes({ ...config(overrides), state_dir: stateDir }, recordingLogger());
 const query = (url: string, from: string | null, to: string | null): ReleaseQuery => ({ sources: [{ url, from: "the newer image's org.opencontainers.image.source" }], from, to });
 
@@ -92,6 +92,15 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
   });
 });
 
+test("cache_for: a repository read moments ago is not asked again at all", async () => {
+  hosts.set("github", "acme/recent", HISTORY);
+  const releases = service({ cache_for: 300_000 });
+  await releases.session().between(query("https://github.com/acme/recent", "1.0.0", "2.0.0"));
+  const again = await releases.session().between(query("https://github.com/acme/recent", "1.0.0", "2.0.0"));
+  expect(again.releases).toHaveLength(3);
+  expect(hosts.requests.map((r) => r.status)).toEqual([200]);
+});
+
 test("tokens go to their own host only, in each host's header", async () => {
   hosts.set("github", "acme/app", HISTORY);
   hosts.set("gitlab", "acme/app", HISTORY);
@@ -124,7 +133,7 @@ test("no source, an unknown host, a digest change without versions: each said as
 });
 
 test("a host that is down: a sentence, at once", async () => {
-  const down = createReleaseNotes(defaultConfig({ release_notes: { github_api_url: "http://127.0.0.1:9", timeout: 2000 } } as never), recordingLogger());
+  const down = createReleaseNotes(defaultConfig({ release_notes: { github_api_url: "http://127.0.0.1:9", timeout: 2000 } }), recordingLogger());
   const notes = await down.session().between(query("https://github.com/acme/app", "1.0.0", "2.0.0"));
   expect(notes.problem).toContain("cannot be reached");
 });

@@ -35,7 +35,8 @@ function labelled(version: string | null, source: string | null = SOURCE): strin
 }
 
 async function harness(containers: string[], overrides: DeepPartial<Config> = {}, apiUrl = hosts.apiUrls.github_api_url) {
-  const releases = createReleaseNotes(defaultConfig({ release_notes: { github_api_url: apiUrl, timeout: 2000 } }), silentLogger);
+  // a conditional request every cycle (the default cache_for would answer the next cycle from memory)
+  const releases = createReleaseNotes(defaultConfig({ release_notes: { github_api_url: apiUrl, timeout: 2000, cache_for: 0 } }), silentLogger);
   overrides.release_notes = { github_api_url: apiUrl, ...overrides.release_notes };
   return makeUpdater({ containers, ...overrides }, { releases });
 }
