@@ -37,7 +37,7 @@ export function readReleaseNotes(scope: NotesScope, entries: Iterable<TargetEntr
   const stale = [...entries].filter((entry) => entry.verdict?.state === "stale");
   if (!session || !config.release_notes.enabled || stale.length === 0) return { decided: Promise.resolve(), done: Promise.resolve() };
   const reads = stale.map(async (entry) => {
-    const notes = await notesOf(session, entry, entry.verdict!, checker, config);
+    const notes = await notesOf(session, entry, entry.verdict!, checker, config).catch((error) => unread(toSvcError(error).message));
     entry.releases = summaryOf(notes);
     scope.options.seen && (scope.options.seen.releaseNotes ??= new Map()).set(entry.summary.name, notes);
     holdIfBreaking(scope, entry, notes);
@@ -98,6 +98,11 @@ function tagOf(reference: string): string | undefined {
 function versionLabel(labels: Readonly<Record<string, string>>): string | undefined {
   const version = labels[VERSION_LABEL]?.trim();
   return version ? version.slice(0, 128) : undefined;
+}
+
+/** Notes that could not be read at all (the room answers a sentence; this is the last guard). */
+function unread(why: string): ReleaseNotes {
+  return { source: null, source_from: null, from_version: null, to_version: null, releases: [], more: 0, breaking: 0, problem: `releases not read: ${why}` };
 }
 
 function summaryOf(notes: ReleaseNotes): ReleaseSummary {
