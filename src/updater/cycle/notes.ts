@@ -14,6 +14,7 @@ import { LABELS } from "../selection/selection.ts";
 import type { CycleOptions, ReleaseSummary, UpdateFilter } from "../types.ts";
 import { finish, type TargetEntry } from "./target.ts";
 
+/** The OCI labels an image names its repository and its version with (views/overview.ts reads them too). */
 export const SOURCE_LABEL = "org.opencontainers.image.source";
 export const VERSION_LABEL = "org.opencontainers.image.version";
 
@@ -39,7 +40,8 @@ export function readReleaseNotes(scope: NotesScope, entries: Iterable<TargetEntr
   const reads = stale.map(async (entry) => {
     const notes = await notesOf(session, entry, entry.verdict!, checker, config).catch((error) => unread(toSvcError(error).message));
     entry.releases = summaryOf(notes);
-    scope.options.seen && (scope.options.seen.releaseNotes ??= new Map()).set(entry.summary.name, notes);
+    // the whole notes, for GET /v1/containers (views/overview.ts)
+    if (scope.options.seen) (scope.options.seen.releaseNotes ??= new Map()).set(entry.summary.name, notes);
     holdIfBreaking(scope, entry, notes);
   });
   const holding = stale.flatMap((entry, index) => (entry.policy.holdBreaking ? [reads[index]!] : []));

@@ -14,6 +14,7 @@ import type { Remembered } from "../../state/index.ts";
 import { hookFor, type HookName } from "../containers/hooks.ts";
 import { enableLabelFilter, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
+import { SOURCE_LABEL, VERSION_LABEL } from "../cycle/notes.ts";
 import { serviceAsContainer, unpinned } from "../swarm/kind.ts";
 import { parseVersionTag } from "../check/tags.ts";
 import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type CycleSightings, type SessionReport, type UpdateFilter } from "../types.ts";
@@ -77,8 +78,8 @@ export interface OverviewMemory {
   previous?: Remembered;
 }
 
-export const VERSION_LABEL = "org.opencontainers.image.version";
-const SOURCE_LABELS = ["org.opencontainers.image.source", "org.opencontainers.image.url"];
+export { VERSION_LABEL };
+const SOURCE_LABELS = [SOURCE_LABEL, "org.opencontainers.image.url"];
 export const LINK_LABEL = "svc.link";
 const HOOKS: HookName[] = ["pre_check", "pre_update", "post_update", "post_check"];
 const MAX_LINK = 2048;

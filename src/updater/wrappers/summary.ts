@@ -96,7 +96,7 @@ function containerLevel(c: ContainerReport, report: SessionReport): LevelName {
 /** Logs a finished cycle: a line per container, then the summary (same message and counts as ever in json/logfmt). */
 export function logReport(log: Logger, report: SessionReport, pretty: boolean): void {
   for (const c of report.containers) {
-    const fields = { session_id: report.id, trigger: report.trigger, container: c.name, state: c.state, image: c.image, new_image: c.new_image, old_digest: c.old_digest, new_digest: c.new_digest, reason: c.reason, duration_ms: c.duration_ms };
+    const fields = { session_id: report.id, trigger: report.trigger, container: c.name, state: c.state, image: c.image, new_image: c.new_image, old_digest: c.old_digest, new_digest: c.new_digest, reason: c.reason, duration_ms: c.duration_ms, ...(c.releases ? { releases: c.releases } : {}) };
     log[containerLevel(c, report)](containerLine(c), pretty ? undefined : fields);
   }
   const would = report.containers.filter(wouldUpdate).length;
