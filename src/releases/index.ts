@@ -80,6 +80,13 @@ export function createReleaseNotes(config: Config, log: Logger, options: Release
   const names = hostNames(settings.gitlab_api_url, settings.gitea_api_url);
   const store = openCache(config.state_dir, config.scope, logger);
   const blockedUntil = new Map<HostKind, number>();
+  // one request at a time per host, as GitHub asks of its clients (secondary rate limits)
+  const queues = new Map<HostKind, Promise<unknown>>();
+  const inTurn = <T>(host: HostKind, task: () => Promise<T>): Promise<T> => {
+    const turn = (queues.get(host) ?? Promise.resolve()).then(task, task);
+    queues.set(host, turn.catch(() => {}));
+    return turn;
+  };
   const now = options.now ?? Date.now;
   const apiUrl: Record<HostKind, string> = { github: settings.github_api_url, gitlab: settings.gitlab_api_url, gitea: settings.gitea_api_url };
   const token: Record<HostKind, string | undefined> = { github: settings.github_token, gitlab: settings.gitlab_token, gitea: settings.gitea_token };
@@ -124,7 +131,9 @@ export function createReleaseNotes(config: Config, log: Logger, options: Release
           if (sameVersion(parseVersion(query.from), parseVersion(query.to))) return { ...answer, problem: `a new image of the same version ${query.to}` };
           let reading = reads.get(found.repo.url);
           if (!reading) {
-            reading = read(found.repo, query.from);
+            const repo = found.repo;
+            const from = query.from;
+            reading = inTurn(repo.host, () => read(repo, from));
             reads.set(found.repo.url, reading);
           }
           try {
