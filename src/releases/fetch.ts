@@ -70,7 +70,7 @@ export async function fetchReleases(deps: FetchDeps, repo: SourceRepo, cached: C
   for (let page = 0; url !== null && page < RELEASE_LIMITS.pages; page++) {
     const headers: Record<string, string> = deps.api.headers(deps.token);
     if (page === 0 && cached?.etag) headers["If-None-Match"] = cached.etag;
-    const response = await request(deps, url, headers);
+    const response = await request(deps, url, headers, origin);
     requests++;
     if (response.status === 304 && page === 0 && cached) {
       await response.body?.cancel();
@@ -102,10 +102,27 @@ function withinBudget(releases: StoredRelease[]): StoredRelease[] {
 
 const now = (deps: FetchDeps) => (deps.now ?? Date.now)();
 
-async function request(deps: FetchDeps, url: string, headers: Record<string, string>): Promise<Response> {
+const MAX_REDIRECTS = 3;
+
+/**
+ * One GET. Redirects are followed on the API's own server only (GitHub answers 301 for a renamed
+ * repository): a token never goes elsewhere.
+ */
+async function request(deps: FetchDeps, url: string, headers: Record<string, string>, origin: string): Promise<Response> {
   try {
-    return await (deps.fetch ?? fetch)(url, { headers, redirect: "error", signal: AbortSignal.timeout(deps.timeoutMs) });
+    const signal = AbortSignal.timeout(deps.timeoutMs);
+    let at = url;
+    for (let hop = 0; ; hop++) {
+      const response = await (deps.fetch ?? fetch)(at, { headers, redirect: "manual", signal });
+      const location = response.headers.get("location");
+      if (![301, 302, 307, 308].includes(response.status) || location === null) return response;
+      await response.body?.cancel().catch(() => {});
+      const next = new URL(location, at);
+      if (next.origin !== origin || hop === MAX_REDIRECTS) throw new SvcError("registry", `${deps.api.name} redirected the request to ${next.origin === origin ? "itself too many times" : "another server"}`);
+      at = next.href;
+    }
   } catch (error) {
+    if (error instanceof SvcError) throw error;
     const timedOut = (error as Error).name === "TimeoutError";
     throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${deps.timeoutMs / 1000} s` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
   }

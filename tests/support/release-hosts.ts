@@ -3,7 +3,8 @@
  * - GitHub, "List releases" (docs.github.com/rest/releases/releases): `GET /repos/{owner}/{repo}/releases?per_page&page`,
  *   pages by `Link` (absolute URLs, rel="next"/"last"), an `ETag` and 304 on `If-None-Match`,
  *   `x-ratelimit-*` headers and 403 `{"message":"API rate limit exceeded..."}` with x-ratelimit-remaining 0
- *   and x-ratelimit-reset (epoch seconds) once the limit is reached, 404 `{"message":"Not Found"}`.
+ *   and x-ratelimit-reset (epoch seconds) once the limit is reached, 404 `{"message":"Not Found"}`,
+ *   301 with a Location for a renamed repository.
  * - GitLab, "Releases API" (docs.gitlab.com/api/releases): `GET /projects/{url-encoded path}/releases?per_page&page`,
  *   `description` for the notes, `_links.self`, pages by `X-Next-Page` / `X-Total-Pages` and `Link`,
  *   429 with `RateLimit-Reset` and `Retry-After` when throttled, 404 `{"message":"404 Project Not Found"}`.
@@ -33,6 +34,8 @@ export interface SeenRequest {
 export class ReleaseHosts {
   readonly requests: SeenRequest[] = [];
   private readonly repos = new Map<string, HostRelease[]>();
+  /** `host:path` -> where a request for it is redirected (301), as GitHub answers for a renamed repository */
+  readonly moved = new Map<string, string>();
   /** hosts answering "rate limited" until the given epoch second */
   readonly limited = new Map<Host, number>();
   private readonly server: ReturnType<typeof Bun.serve>;
@@ -70,6 +73,8 @@ export class ReleaseHosts {
     const { host, path } = route;
     const limitedUntil = this.limited.get(host);
     if (limitedUntil !== undefined && limitedUntil * 1000 > Date.now()) return this.log(request, host, url, rateLimited(host, limitedUntil));
+    const movedTo = this.moved.get(`${host}:${path}`);
+    if (movedTo !== undefined) return this.log(request, host, url, Response.json({ message: "Moved Permanently", url: movedTo }, { status: 301, headers: { location: `${movedTo}${url.search}` } }));
     const releases = this.repos.get(`${host}:${path}`);
     if (!releases) return this.log(request, host, url, notFound(host));
     const perPage = Math.min(100, Number(url.searchParams.get(host === "gitea" ? "limit" : "per_page") ?? 30) || 30);

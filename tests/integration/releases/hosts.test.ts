@@ -101,6 +101,17 @@ test("cache_for: a repository read moments ago is not asked again at all", async
   expect(hosts.requests.map((r) => r.status)).toEqual([200]);
 });
 
+test("a renamed repository is followed on the API's own server, never to another one", async () => {
+  hosts.set("github", "acme/new-name", HISTORY);
+  hosts.moved.set("github:acme/old-name", `${hosts.origin}/github/repos/acme/new-name/releases`);
+  hosts.moved.set("github:acme/elsewhere", "http://127.0.0.2:1/github/repos/acme/new-name/releases");
+  const releases = service({ github_token: "gh-secret" }).session();
+  expect((await releases.between(query("https://github.com/acme/old-name", "1.0.0", "2.0.0"))).releases).toHaveLength(3);
+  const elsewhere = await releases.between(query("https://github.com/acme/elsewhere", "1.0.0", "2.0.0"));
+  expect(elsewhere.problem).toContain("redirected the request to another server");
+  expect(hosts.requests.map((r) => r.status)).toEqual([301, 200, 301]);
+});
+
 test("tokens go to their own host only, in each host's header", async () => {
   hosts.set("github", "acme/app", HISTORY);
   hosts.set("gitlab", "acme/app", HISTORY);
