@@ -51,8 +51,11 @@ export interface Checker {
   check(input: CheckInput): Promise<Verdict>;
   /** the platform of a local image, from its inspect (memoised per image id) */
   platformOf(imageId: string): Promise<Platform>;
-  /** the labels of a local image, as the engine listed them ({} when it did not) */
-  imageLabels(imageId: string): Readonly<Record<string, string>>;
+  /**
+   * The labels of the image a stale verdict replaces: as the engine listed the local image, else
+   * (a Swarm service's image, which lives on its nodes) its config from the registry.
+   */
+  runningLabels(verdict: Verdict, imageId: string): Promise<Readonly<Record<string, string>>>;
   /**
    * The labels of the newer image a stale verdict names: its config from the registry (one
    * manifest and one blob request, cached for the cycle), or the local image's under no_pull.
@@ -214,7 +217,11 @@ export function createChecker(deps: {
     return null;
   };
 
-  const imageLabels = (imageId: string) => images.get(imageId)?.labels ?? {};
+  const runningLabels = async (verdict: Verdict, imageId: string): Promise<Readonly<Record<string, string>>> => {
+    const listed = images.get(imageId);
+    if (listed?.labels || !verdict.ref || !verdict.oldDigest || !deps.platform) return listed?.labels ?? {};
+    return deps.session.labels(verdict.ref, verdict.oldDigest, () => platformOf(imageId));
+  };
 
   const candidateLabels = async (verdict: Verdict, imageId: string): Promise<Readonly<Record<string, string>>> => {
     if (verdict.newImageId) return (await deps.engine.inspectImage(verdict.newImageId))?.Config?.Labels ?? {};
@@ -223,7 +230,7 @@ export function createChecker(deps: {
     return deps.session.labels(verdict.ref, reference, () => platformOf(imageId));
   };
 
-  return { check, platformOf, imageLabels, candidateLabels };
+  return { check, platformOf, runningLabels, candidateLabels };
 }
 
 interface Seen {

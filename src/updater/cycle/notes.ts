@@ -49,14 +49,19 @@ export function readReleaseNotes(scope: NotesScope, entries: Iterable<TargetEntr
 }
 
 async function notesOf(session: ReleasesSession, entry: TargetEntry, verdict: Verdict, checker: Checker, config: Config): Promise<ReleaseNotes> {
-  const running = checker.imageLabels(entry.summary.imageId);
-  let candidate: Readonly<Record<string, string>> = {};
-  let labelProblem: string | null = null;
-  try {
-    candidate = await checker.candidateLabels(verdict, entry.summary.imageId);
-  } catch (error) {
-    labelProblem = `the newer image's labels are unknown: ${toSvcError(error).message}`;
-  }
+  const unknown: string[] = [];
+  const labelsOf = async (which: string, read: () => Promise<Readonly<Record<string, string>>>) => {
+    try {
+      return await read();
+    } catch (error) {
+      unknown.push(`${which} image's labels are unknown: ${toSvcError(error).message}`);
+      return {};
+    }
+  };
+  const [running, candidate] = await Promise.all([
+    labelsOf("the running", () => checker.runningLabels(verdict, entry.summary.imageId)),
+    labelsOf("the newer", () => checker.candidateLabels(verdict, entry.summary.imageId)),
+  ]);
   const sources: SourceCandidate[] = [];
   const add = (url: string | undefined, from: string) => {
     if (url?.trim()) sources.push({ url: url.trim(), from });
@@ -69,7 +74,7 @@ async function notesOf(session: ReleasesSession, entry: TargetEntry, verdict: Ve
   const from = moved !== undefined ? (tagOf(entry.summary.image) ?? null) : (versionLabel(running) ?? null);
   const to = moved !== undefined ? moved : (versionLabel(candidate) ?? null);
   const notes = await session.between({ sources, from, to });
-  return labelProblem !== null && notes.problem !== null ? { ...notes, problem: `${notes.problem} (${labelProblem})` } : notes;
+  return unknown.length > 0 && notes.problem !== null ? { ...notes, problem: `${notes.problem} (${unknown.join("; ")})` } : notes;
 }
 
 /** The `release_notes.sources` entry for the image's repository, if any. */
