@@ -6,6 +6,7 @@ import Mustache from "mustache";
 import { SvcError } from "../errors.ts";
 import { shortId } from "../registry/reference.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
+import { releaseWords } from "../updater/wrappers/summary.ts";
 
 export { shortId };
 
@@ -127,9 +128,9 @@ function containerView(container: ContainerReport): ContainerView {
 
 /** `; 3 releases, 1 breaking: <newest release's page>` (docs/release-notes.md), or nothing. */
 export function releasesText(container: Pick<ContainerReport, "releases">): string {
-  const r = container.releases;
-  if (!r || r.count === 0) return "";
-  return `; ${r.count} release${r.count === 1 ? "" : "s"}${r.breaking > 0 ? `, ${r.breaking} breaking` : ""}${r.newest_url ? `: ${r.newest_url}` : ""}`;
+  const words = releaseWords(container);
+  if (!words) return "";
+  return `; ${words}${container.releases?.newest_url ? `: ${container.releases.newest_url}` : ""}`;
 }
 
 /** The list's entries, each knowing whether it is the last. */

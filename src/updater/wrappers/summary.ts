@@ -32,11 +32,16 @@ function digestChange(from: string | null, to: string | null): string {
   return ` (sha256:${shortId(from) || "?"} -> ${shortId(to) || "?"})`;
 }
 
-/** ` (3 releases, 1 breaking)`: what the update brings, when svc read it (docs/release-notes.md). */
-export function releasesNote(c: Pick<ContainerReport, "releases">): string {
+/** `3 releases, 1 breaking`: what the update brings, when svc read any (docs/release-notes.md); "" otherwise. */
+export function releaseWords(c: Pick<ContainerReport, "releases">): string {
   const r = c.releases;
   if (!r || r.count === 0) return "";
-  return ` (${r.count} release${r.count === 1 ? "" : "s"}${r.breaking > 0 ? `, ${r.breaking} breaking` : ""})`;
+  return `${r.count} release${r.count === 1 ? "" : "s"}${r.breaking > 0 ? `, ${r.breaking} breaking` : ""}`;
+}
+
+function releasesNote(c: ContainerReport): string {
+  const words = releaseWords(c);
+  return words ? ` (${words})` : "";
 }
 
 /** One container's outcome in a sentence. */
