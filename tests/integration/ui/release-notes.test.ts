@@ -60,7 +60,7 @@ test("a held breaking update: its releases beside the badge, the notes as text, 
   expect(inspect(name).Image).toBe(v1.id);
   await row.getByRole("button", { name: `Update ${name}` }).click();
   await confirm(page, "Update");
-  await row.locator(".state", { hasText: "fresh" }).waitFor({ timeout: 60_000 });
+  await row.locator(".state", { hasText: "up to date" }).waitFor({ timeout: 60_000 });
   expect(inspect(name).Image).toBe(v2.id);
   await page.close();
 }, 120_000);
