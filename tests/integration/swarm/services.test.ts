@@ -11,7 +11,7 @@ import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { docker, freePort, inspect, portOpen, waitUntil } from "../../harness.ts";
 import { baseFlags, buildSvcImage, compileSvc, parseJsonLines, reportsIn, runSvc } from "../e2e/support.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
-import { confirm, rowOf, startDashboard } from "../ui/support.ts";
+import { confirm, menuAction, rowOf, startDashboard } from "../ui/support.ts";
 import { createService, createServiceWithoutFailureAction, nodeCount, onWorker, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
 
 const fx = new Fixture();
@@ -287,7 +287,7 @@ describe("on the dashboard", () => {
       await page.locator(".notice").filter({ hasText: `${name}: updated` }).waitFor({ timeout: 90_000 });
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${second.digest}`);
       // rolled back by Swarm, to the previous spec it keeps
-      await row.getByRole("button", { name: `Roll back ${name}` }).click();
+      await menuAction(page, name, "Roll back");
       await confirm(page, "Roll back");
       await page.locator(".notice").filter({ hasText: `${name}: back on its earlier image` }).waitFor({ timeout: 90_000 });
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${first.digest}`);
