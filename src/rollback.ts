@@ -20,7 +20,7 @@ const ResultSchema = z.object({
   container: z.string(),
   from_image_id: z.string(),
   to_image_id: z.string(),
-  state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back"]),
+  state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]),
   reason: z.string().nullable(),
 });
 

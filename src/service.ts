@@ -88,6 +88,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       selfContainerId,
       selfHandover,
       progress: toEvery(progress.listen, pretty ? stepLogger(logging.log.child("updater")) : undefined),
+      releases: rooms.createReleaseNotes(config, logging.log),
       ...rememberedBy(state),
     });
     updater = narrated(updater, logging.log, pretty);
@@ -211,7 +212,9 @@ async function loadRooms() {
   const updater = await afterPendingRequests(() => import("./updater/index.ts"));
   const scheduler = await afterPendingRequests(() => import("./scheduler/index.ts"));
   const state = await afterPendingRequests(() => import("./state/index.ts"));
+  const releases = await afterPendingRequests(() => import("./releases/index.ts"));
   return {
+    createReleaseNotes: releases.createReleaseNotes,
     createDockerEngine: engine.createDockerEngine,
     createRegistry: registry.createRegistry,
     createNotifications: notify.createNotifications,

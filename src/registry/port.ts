@@ -76,6 +76,12 @@ export interface RegistryCheckSession {
    * (kind "registry") on registry errors.
    */
   created(ref: ImageRef, reference: string, platform: () => Promise<Platform>): Promise<Date | null>;
+  /**
+   * The labels of the image `reference` (a tag or a digest of `ref`'s repository) for `platform`,
+   * from its config (string values of at most 2 KiB only). Throws SvcError (kind "registry") on
+   * registry errors.
+   */
+  labels(ref: ImageRef, reference: string, platform: () => Promise<Platform>): Promise<Record<string, string>>;
 }
 
 export interface Registry {

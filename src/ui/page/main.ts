@@ -7,6 +7,7 @@
 import { type Bucket, countRows, UPDATE_KINDS } from "../summary.ts";
 import { api, ApiError, apiOf, type ContainerOverview, type ContainersAnswer, type PeerView, peers as peersOf, type RunningCycle, type Session, session, type SessionSummary, signIn, type TimelineEntry, token, whenUnauthorized } from "./api.ts";
 import { type Child, h, replace, safeHref } from "./dom.ts";
+import { releaseNotesCell } from "./release-notes.ts";
 import { ageWords, dayTime, rateLimitWords, type Filters, fromNow, localTime, matches, plainText, policyWords, progressWords, shortDigest, stateWords } from "./format.ts";
 
 type Row = ContainerOverview & { host: string; peer: string | null; key: string; canAct: boolean };
@@ -532,6 +533,7 @@ function availableCell(c: Row): HTMLTableCellElement {
       : h("span", { class: "muted" }, "up to date"),
     age && h("span", { class: "age", title: [c.created_at && `built ${localTime(c.created_at)}`, c.first_seen_at && `first seen ${localTime(c.first_seen_at)}`, c.eligible_at && `eligible ${localTime(c.eligible_at)}`].filter(Boolean).join("; ") }, age),
     link && h("a", { href: link, target: "_blank", rel: "noopener noreferrer", class: "notes" }, "Release notes"),
+    releaseNotesCell(c.release_notes),
   );
 }
 
@@ -564,7 +566,8 @@ function rowActions(c: Row): Child[] {
   const button = (text: string, label: string, action: () => void, className = "") =>
     h("button", { type: "button", "aria-label": `${label} ${labelOf(c)}`, class: className, disabled: state.acting, onclick: () => ((menu.open = false), action()) }, text);
   const check = () => button("Check", "Check", () => void act(() => load([c.name], false, c.peer)));
-  const canUpdate = updatableNow(c);
+  // held by hold_breaking: the row's Update asks for it by name, which applies it (docs/release-notes.md)
+  const canUpdate = updatableNow(c) || (c.canAct && c.state === "held");
   const primary = canUpdate ? button("Update", "Update", () => void updateContainers([c]), "primary") : check();
   const more: Child[] = [canUpdate && check(), button("Details", "Details of", () => void showDetails(c)), button("History", "History of", () => void showTimeline(c))];
   if (c.canAct) {
@@ -703,7 +706,7 @@ async function loadHistory(): Promise<void> {
   }
 }
 
-const COUNTED = ["updated", "failed", "rolled_back", "stale", "skipped"] as const;
+const COUNTED = ["updated", "failed", "rolled_back", "stale", "held", "skipped"] as const;
 
 function sessionItem(report: SessionSummary): HTMLLIElement {
   const counted = COUNTED.filter((key) => report.counts[key] > 0).map((key) => `${report.counts[key]} ${key.replace("_", " ")}`);
