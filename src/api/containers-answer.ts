@@ -17,7 +17,7 @@ const text = z.string().max(1024);
 const prose = z.string().max(8192);
 /** A time as svc writes it (toISOString): the page computes with it. */
 const time = z.iso.datetime();
-const states = z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back"]);
+const states = z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]);
 const hooks = z.array(z.enum(["pre_check", "pre_update", "post_update", "post_check"])).max(4);
 
 const policy = z.object({
@@ -27,6 +27,27 @@ const policy = z.object({
   min_image_age: text.nullable().default(null),
   hooks: hooks.default([]),
   ignored_hooks: hooks.default([]),
+});
+
+/** What an update brings (docs/release-notes.md), within the caps the releases room keeps. */
+const release = z.object({
+  version: text,
+  title: prose,
+  published_at: time.nullable(),
+  url: prose.nullable(),
+  breaking: z.boolean(),
+  notes: z.string().max(16 * 1024),
+  notes_cut: z.boolean(),
+});
+const releaseNotes = z.object({
+  source: prose.nullable(),
+  source_from: text.nullable(),
+  from_version: text.nullable(),
+  to_version: text.nullable(),
+  releases: z.array(release).max(50),
+  more: z.number().int().min(0),
+  breaking: z.number().int().min(0),
+  problem: prose.nullable(),
 });
 
 const container = z.object({
@@ -53,6 +74,7 @@ const container = z.object({
   link: prose.nullable(),
   last_cycle: z.object({ at: time, state: states, reason: prose.nullable() }).nullable().default(null),
   last_update: z.object({ at: time, from_version: text, to_version: text.nullable() }).nullable().default(null),
+  release_notes: releaseNotes.nullable().default(null),
 });
 
 const excluded = z.object({ kind: z.enum(["container", "service"]).optional(), name: text, image: text, state: text, reason: prose });

@@ -14,7 +14,7 @@ export interface RandomEntry {
   kept: string | null;
 }
 
-const STATES = ["fresh", "stale", "updated", "failed", "skipped", "rolled_back"] as const;
+const STATES = ["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"] as const;
 const HOOKS = ["pre_check", "pre_update", "post_update", "post_check"] as const;
 
 /** Text svc may well answer: what engines and registries hand on (labels, reasons, tags). */
@@ -72,13 +72,37 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
     link: maybe(rng, () => rng.pick(["https://github.com/o/r/releases/tag/v1", "javascript:window.__pwned=1", hostileText(rng)])),
     last_cycle: maybe(rng, () => ({ at: time(rng), state: rng.pick(STATES), reason: maybe(rng, () => hostileText(rng)) })),
     last_update: maybe(rng, () => ({ at: time(rng), from_version: hostileText(rng).slice(0, 64), to_version: maybe(rng, () => "2.0.0") })),
+    release_notes: maybe(rng, () => releaseNotes(rng)),
+  };
+}
+
+/** What an update brings, its notes and links as hostile as a release host may write them. */
+function releaseNotes(rng: Random): NonNullable<ContainerOverview["release_notes"]> {
+  const releases = Array.from({ length: rng.int(4) }, () => ({
+    version: `1.${rng.int(9)}.0`,
+    title: hostileText(rng),
+    published_at: maybe(rng, () => time(rng)),
+    url: maybe(rng, () => rng.pick(["https://github.com/o/r/releases/tag/v1", "javascript:window.__pwned=1", hostileText(rng)])),
+    breaking: rng.chance(0.3),
+    notes: rng.pick(["# Breaking\n- [x](javascript:window.__pwned=1)", "`<script>window.__pwned=1</script>`", hostileText(rng)]),
+    notes_cut: rng.chance(0.1),
+  }));
+  return {
+    source: maybe(rng, () => "https://github.com/o/r"),
+    source_from: maybe(rng, () => "label"),
+    from_version: maybe(rng, () => "1.0.0"),
+    to_version: maybe(rng, () => "2.0.0"),
+    releases,
+    more: rng.int(3),
+    breaking: releases.filter((release) => release.breaking).length,
+    problem: maybe(rng, () => hostileText(rng)),
   };
 }
 
 /** Fields an entry must have, with no value svc would fill in for an older peer. */
 const REQUIRED = ["name", "image", "state", "would_update", "current_digest", "available_digest", "available_image", "reason", "first_seen_at", "created_at", "eligible_at", "snoozed_until", "skipped", "previous_image_id", "link"] as const;
 /** Fields an older svc did not send: an entry without them is still kept. */
-const DEFAULTED = ["kind", "group", "version", "available_version", "update_kind", "policy", "last_cycle", "last_update"] as const;
+const DEFAULTED = ["kind", "group", "version", "available_version", "update_kind", "policy", "last_cycle", "last_update", "release_notes"] as const;
 /** Of another type than any field svc answers with a string or null (would_update, a boolean, takes "yes"). */
 const WRONG_VALUES: unknown[] = [42, -1.5, false, { nested: "<b>x</b>" }, ["a"]];
 
