@@ -15,7 +15,7 @@ import { notificationSecrets } from "./notify/secrets.ts";
 import type { Scheduler } from "./scheduler/index.ts";
 import { leaseForCommand, rollbackThroughOwner } from "./rollback.ts";
 import { stateFile, type History, type StateStore } from "./state/index.ts";
-import { claimState } from "./state/owner.ts";
+import { claimState, newOwnerNonce } from "./state/owner.ts";
 import type { Updater } from "./updater/index.ts";
 import { exclusiveOn } from "./updater/wrappers/exclusive.ts";
 import { liveProgress } from "./updater/views/live.ts";
@@ -64,13 +64,15 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit }, log);
+    // what the API proves knowing to `svc rollback` on this state_dir before it hands over the token
+    const ownerNonce = config.state_dir && !config.run_once ? newOwnerNonce() : undefined;
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit, ownerNonce }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     // each answer's rate limit (Docker Hub) goes to the metrics, where the API reads it
     const registry = rooms.createRegistry(config, logging.log, { onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
-    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null);
+    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null, ownerNonce);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
     history = rooms.openHistory<SessionReport>(config.state_dir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);
@@ -86,6 +88,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       selfContainerId,
       selfHandover,
       progress: toEvery(progress.listen, pretty ? stepLogger(logging.log.child("updater")) : undefined),
+      releases: rooms.createReleaseNotes(config, logging.log),
       ...rememberedBy(state),
     });
     updater = narrated(updater, logging.log, pretty);
@@ -209,7 +212,9 @@ async function loadRooms() {
   const updater = await afterPendingRequests(() => import("./updater/index.ts"));
   const scheduler = await afterPendingRequests(() => import("./scheduler/index.ts"));
   const state = await afterPendingRequests(() => import("./state/index.ts"));
+  const releases = await afterPendingRequests(() => import("./releases/index.ts"));
   return {
+    createReleaseNotes: releases.createReleaseNotes,
     createDockerEngine: engine.createDockerEngine,
     createRegistry: registry.createRegistry,
     createNotifications: notify.createNotifications,

@@ -4,6 +4,7 @@
  * once, naming the option the way the user wrote it; nothing else is touched before that.
  */
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs";
+import { hostname } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import { SvcError } from "../errors.ts";
@@ -226,6 +227,11 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
     problems.push(
       `nothing would ever run: set one of poll_interval (--poll-interval, SVC_POLL_INTERVAL), schedule (--schedule, SVC_SCHEDULE) or run_once (--run-once, SVC_RUN_ONCE), or enable http_api.update (--http-api-update, SVC_HTTP_API_UPDATE)`,
     );
+  }
+
+  const alias = (get("peers") as Config["peers"]).find((peer) => peer.name.toLowerCase() === hostname().toLowerCase());
+  if (alias) {
+    problems.push(`${named("peers", merged)}: the peer ${alias.name} has this host's name: the dashboard names this host so, and would show both as one; give the peer another name`);
   }
 
   const runOnce = get("run_once") === true;

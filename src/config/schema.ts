@@ -296,8 +296,27 @@ function credentials(meta: OptionMeta) {
   );
 }
 
+/** `[[release_notes.sources]]`: an image repository and the repository its releases are published in. */
+function releaseSources(description: string) {
+  const example = [{ image: "nginx", source: "https://github.com/nginx/nginx" }];
+  return leaf({ kind: "tables", description, default: [], example, fields: ["image", "source"] }, () =>
+    z
+      .array(
+        z.strictObject({
+          image: z.string().min(1, { error: "must not be empty" }).max(512),
+          source: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+        }),
+      )
+      .default([]),
+  );
+}
+
 /** Other svc instances the dashboard shows beside this one (docs/dashboard.md). */
 const PEER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const hasUserInfo = (url: string): boolean => {
+  const parsed = URL.parse(url);
+  return parsed !== null && (parsed.username !== "" || parsed.password !== "");
+};
 function peers(description: string) {
   const fields = ["name", "url", "token", "ca_cert"] as const;
   const example = [{ name: "nas", url: "https://nas.lan:8080", token: "/run/secrets/nas_token" }];
@@ -306,7 +325,10 @@ function peers(description: string) {
       .array(
         z.strictObject({
           name: z.string().regex(PEER_NAME, { error: "must be 1-64 letters, digits, dots, dashes or underscores" }),
-          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+          // the token goes in `token`: a user name or password in the URL would be printed and logged with it
+          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).refine((url) => !hasUserInfo(url), {
+            error: "must not hold a user name or password (https://user:password@host): give the peer's API token in token",
+          }),
           token: nonEmpty(),
           ca_cert: nonEmpty().optional(),
         }),
@@ -342,7 +364,7 @@ export const CONFIG = table("General options", {
   peers: peers("Other svc instances the dashboard shows beside this one, each reached through its API with its own token (name, url, token or a path to a file holding it, ca_cert for a private CA)"),
   peer_timeout: duration("2s", "How long the dashboard waits for a peer before showing it unreachable with its last known state", { min: 1, max: HOUR }),
   dry_run: bool(false, "Decide everything and change nothing: each cycle reports what it would update (no pull, stop or restart, no notification, no metrics)"),
-  registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
+  registry_username: alias(str("Global registry user, or a path to a file holding it; with the password, sent (by svc and by the engine) only to a registry that asks for credentials, and to its token service only when that is on the registry's own site", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
   registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),
   registry_credentials: credentials({
     kind: "credentials",
@@ -381,6 +403,22 @@ export const CONFIG = table("General options", {
   tag_policy: tagPolicy("Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags"),
   service_update_timeout: duration("10m", "Swarm services (docs/swarm.md): wait this long for Swarm's rolling update of a service to complete, roll back or pause; past it the service is reported failed (rolled back when it has no failure action of its own and rollback.on_timeout is set)", { min: 1, max: DAY }),
   min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible", { max: 366 * DAY }),
+
+  hold_breaking: bool(false, "Hold an update whose release notes say it breaks (a new major version, BREAKING in the notes: docs/release-notes.md) until it is asked for by name (the dashboard's Update, POST /v1/update naming it); label svc.hold_breaking"),
+
+  release_notes: table("Release notes between the running and the newer version (docs/release-notes.md)", {
+    enabled: bool(true, "Read the releases between the running and the newer version of each stale target from its source repository (GitHub, GitLab, Gitea/Forgejo)"),
+    github_api_url: url("GitHub API base URL", ["http", "https"], "https://api.github.com"),
+    github_token: str("GitHub token (60 requests an hour without one), or a path to a file holding it", "/run/secrets/github_token", { secret: true }),
+    gitlab_api_url: url("GitLab API base URL (a self-hosted GitLab: its /api/v4; its host's repositories are then read there)", ["http", "https"], "https://gitlab.com/api/v4"),
+    gitlab_token: str("GitLab token, or a path to a file holding it", "/run/secrets/gitlab_token", { secret: true }),
+    gitea_api_url: url("Gitea/Forgejo API base URL (a self-hosted one: its /api/v1; its host's repositories are then read there)", ["http", "https"], "https://codeberg.org/api/v1"),
+    gitea_token: str("Gitea/Forgejo token, or a path to a file holding it", "/run/secrets/gitea_token", { secret: true }),
+    timeout: duration("10s", "Timeout of one request to a source host", { min: 1, max: HOUR }),
+    cache_for: duration("5m", "A repository's releases read less than this long ago are used without asking its host again (0s: a conditional request every cycle)", { max: DAY }),
+    max_releases: int(50, "Releases shown per target; the rest are counted", 1, 500),
+    sources: releaseSources("Source repositories of images without an org.opencontainers.image.source label (image, source: a repository URL)"),
+  }),
 
   http_api: table("HTTP API options", {
     update: alias(bool(false, "Enable POST /v1/update"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),

@@ -34,7 +34,7 @@ export class NotifyPolicy {
   #rememberStale(report: SessionReport): boolean {
     let fresh = false;
     for (const container of report.containers) {
-      if (container.state === "stale") {
+      if (container.state === "stale" || container.state === "held") {
         const digest = container.new_digest ?? container.new_image_id ?? "unknown";
         if (this.announcedStale.get(container.name) !== digest) {
           this.announcedStale.set(container.name, digest);

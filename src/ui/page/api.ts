@@ -29,6 +29,8 @@ export interface PeerState<Data> {
   /** its last answer, and when it came */
   answered_at: string | null;
   data: Data | null;
+  /** the entries of that answer left out, each named with why: not what svc answers (docs/security.md) */
+  dropped: string[];
 }
 
 /** A peer, its containers as the page reads them. */

@@ -14,7 +14,8 @@ import type { CheckInput, Checker, Verdict } from "../check/check.ts";
 import type { ProtocolContext } from "./context.ts";
 import { announce } from "./progress.ts";
 import type { ContainerPolicy } from "../selection/selection.ts";
-import type { ContainerOutcome, ContainerReport, CycleOptions, RollbackResult, Trigger, UpdateFilter } from "../types.ts";
+import type { ReleasesSession } from "../../releases/index.ts";
+import type { ContainerOutcome, ContainerReport, CycleOptions, ReleaseSummary, RollbackResult, Trigger, UpdateFilter } from "../types.ts";
 
 export interface TargetEntry {
   /** the target as the selection and the check see it (a service: its spec's labels, the digest it is pinned to) */
@@ -27,6 +28,8 @@ export interface TargetEntry {
   startedAt: number;
   /** set once the state is final; a stale target without it is still to be replaced */
   finishedAt?: number;
+  /** what the update brings (cycle/notes.ts), for a stale target */
+  releases?: ReleaseSummary;
 }
 
 export function newTarget(summary: ContainerSummary, policy: ContainerPolicy, startedAt = Date.now()): TargetEntry {
@@ -91,6 +94,8 @@ export interface CycleScope {
   all: readonly ContainerSummary[];
   filter: UpdateFilter;
   options: CycleOptions;
+  /** this cycle's view of the source hosts (cycle/notes.ts); absent: no release notes */
+  releases?: ReleasesSession;
 }
 
 /** One kind's part of a cycle, once its targets are replaced. */

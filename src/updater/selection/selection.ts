@@ -27,6 +27,8 @@ export const LABELS = {
   postUpdate: "svc.hooks.post_update",
   postCheck: "svc.hooks.post_check",
   hookTimeout: "svc.hooks.timeout",
+  holdBreaking: "svc.hold_breaking",
+  releaseNotes: "svc.release_notes",
 } as const;
 
 export type LabelName = keyof typeof LABELS;
@@ -190,6 +192,8 @@ export interface ContainerPolicy {
   tagPolicy: TagPolicy | null;
   /** a compose-managed container is moved off the tag its compose file names (label svc.tag_policy.compose=move) */
   moveCompose: boolean;
+  /** an update whose release notes say it breaks waits until asked for by name (docs/release-notes.md) */
+  holdBreaking: boolean;
   /** a label whose value svc cannot read: the container is skipped with this reason */
   problem?: string;
 }
@@ -215,6 +219,7 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
     minImageAgeMs: labelDuration("minImageAge") ?? config.min_image_age,
     tagPolicy: null,
     moveCompose: labels[LABELS.tagPolicyCompose]?.trim() === "move",
+    holdBreaking: labelBool("holdBreaking") ?? config.hold_breaking,
   };
   if (config.lifecycle_hooks) labelDuration("hookTimeout");
   if (policy.stopSignal !== undefined && !SIGNAL.test(policy.stopSignal)) {

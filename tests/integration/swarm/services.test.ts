@@ -11,7 +11,7 @@ import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { docker, freePort, inspect, portOpen, waitUntil } from "../../harness.ts";
 import { baseFlags, buildSvcImage, compileSvc, parseJsonLines, reportsIn, runSvc } from "../e2e/support.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
-import { confirm, rowOf, startDashboard } from "../ui/support.ts";
+import { confirm, menuAction, rowOf, startDashboard } from "../ui/support.ts";
 import { createService, createServiceWithoutFailureAction, nodeCount, onWorker, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
 
 const fx = new Fixture();
@@ -229,6 +229,30 @@ describe("a spec changed while svc decides", () => {
   });
 });
 
+describe("an image set while svc decides", () => {
+  test("is the operator's: svc does not write over it, and skips the service as changed meanwhile", async () => {
+    const first = fx.image("mine");
+    const name = createService("mine", first.ref, ["--replicas", "1"]);
+    fx.image("mine");
+    const theirs = fx.image("theirs", { tag: "chosen" });
+    // `docker service update --image` by someone else between svc's read (the list) and its write
+    const h = await makeUpdater(
+      { containers: [] },
+      {
+        progress: (event) => {
+          if (event.container === name && event.step === "check") docker(["service", "update", "--quiet", "--detach", "--image", theirs.ref, name]);
+        },
+      },
+    );
+    const entry = expectState(await h.updater.run("api", { container: [name] }), name, "skipped");
+    expect(entry.reason).toStartWith(`changed meanwhile: its image is now ${theirs.ref}@${theirs.digest} `);
+    expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${theirs.ref}@${theirs.digest}`);
+    const writes = h.audit.entries.filter((e) => e.action === "service_update");
+    expect(writes.length).toBe(1);
+    expect(writes[0]!.error).toContain("out of sequence");
+  });
+});
+
 describe("svc as a Swarm service on the manager", () => {
   test("updates the other services first, then its own without waiting, and the new task takes over", async () => {
     const work = fx.tempDir("svc-build");
@@ -287,7 +311,7 @@ describe("on the dashboard", () => {
       await page.locator(".notice").filter({ hasText: `${name}: updated` }).waitFor({ timeout: 90_000 });
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${second.digest}`);
       // rolled back by Swarm, to the previous spec it keeps
-      await row.getByRole("button", { name: `Roll back ${name}` }).click();
+      await menuAction(page, name, "Roll back");
       await confirm(page, "Roll back");
       await page.locator(".notice").filter({ hasText: `${name}: back on its earlier image` }).waitFor({ timeout: 90_000 });
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${first.digest}`);

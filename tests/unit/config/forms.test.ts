@@ -46,6 +46,10 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
       return { value: entries, expected: entries };
     }
     case "tables": {
+      if (option.key === "release_notes.sources") {
+        const sources = [{ image: "nginx", source: "https://github.com/nginx/nginx" }, { image: "ghcr.io/o/app", source: "https://codeberg.org/o/app" }];
+        return { value: sources, expected: sources };
+      }
       const entries = [{ name: "nas", url: "https://nas.lan:8080/", token: "t1" }, { name: "pi", url: "http://pi.lan:8080/", token: "t2", ca_cert: "ca.pem" }];
       return { value: entries, expected: entries };
     }
