@@ -1,9 +1,10 @@
 /**
  * The few `docker` CLI calls of the tests that only read or remove (`inspect`, `image inspect`,
- * `logs`, `ps -q`, `rm -f`, `rmi`), answered through the Engine API (engine-api.ts) the way the CLI would
- * answer them, so that polling a container's state does not start a CLI process each time. Whatever the CLI
- * would answer differently (an object that is missing, a template beyond plain fields, another
- * flag) is left to the CLI itself: `shortcut` returns undefined and the caller runs it.
+ * `logs`, `ps -q`, `rm -f`, `rmi`), answered through the Engine API (engine-api.ts) the way the
+ * CLI would answer them, so that polling a container's state does not start a CLI process each
+ * time. Whatever the CLI would answer differently (an object that is missing, a template beyond
+ * plain fields, another flag) is left to the CLI itself: `shortcut` returns undefined and the
+ * caller runs it.
  */
 import { enginePathName, engineRequest } from "./engine-api.ts";
 
