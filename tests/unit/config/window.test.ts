@@ -117,3 +117,12 @@ describe("digest periods", () => {
     expect(parseDigestPeriod("weekly Moon 08:00")).toEqual({ problem: expect.stringContaining('"Moon"') });
   });
 });
+
+describe("checked at load with the rest", () => {
+  test("an unreadable, never-open or overlapping window, or an unreadable digest, stops the start naming the value", async () => {
+    const { problems, RUNS } = await import("./helpers.ts");
+    expect(await problems({ argv: [...RUNS, "--update-window", "Sat 02:00-02:00"] })).toEqual([expect.stringMatching(/^--update-window: "Sat 02:00-02:00": .*never opens/)]);
+    expect(await problems({ argv: [...RUNS, "--update-window", "02:00-05:00; Sat 04:00-06:00"] })).toEqual([expect.stringMatching(/^--update-window: .*"02:00-05:00" and "Sat 04:00-06:00" overlap/)]);
+    expect(await problems({ argv: [...RUNS, "--notifications-webhook-digest", "every morning"] })).toEqual([expect.stringMatching(/^--notifications-webhook-digest: "every morning": must be "daily HH:MM"/)]);
+  });
+});
