@@ -177,6 +177,7 @@ function rememberedBy(state: StateStore) {
     previous: state.section("previous"),
     leftImages: state.section("left_images"),
     snoozed: state.section("snoozed"),
+    prePulled: state.section("pre_pulled"),
   };
 }
 

@@ -30,6 +30,11 @@ export interface Window {
  */
 export type WindowPolicy = readonly (readonly Window[])[];
 
+/** A policy as written: "Sat,Sun 02:00-05:00 within 03:00-04:00" (the host's window, then a label's); null: always open. */
+export function describeWindows(policy: WindowPolicy): string | null {
+  return policy.length === 0 ? null : policy.map((list) => list.map((w) => w.text).join("; ")).join(" within ");
+}
+
 /** The zone svc reads times in: TZ, as the runtime's Intl resolves it. */
 export function serviceTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone;

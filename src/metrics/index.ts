@@ -1,5 +1,6 @@
 /**
- * The five metrics (docs/api.md, GET /v1/metrics), and the per-container gauge of pending updates
+ * The five metrics (docs/api.md, GET /v1/metrics), the targets waiting for their update window
+ * (`svc_containers_pending`, once a cycle has run), and the per-container gauge of pending updates
  * (`svc_update_available{container="..."}`, once a cycle has checked containers). The updater
  * writes them at the end of each cycle (and on a skipped request); the API only reads and renders them.
  */
@@ -34,12 +35,17 @@ function labelValue(text: string): string {
   return text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
+const PENDING = "svc_containers_pending";
+const PENDING_HELP = "Targets of the last cycle with a newer image waiting for their update window (docs/windows.md)";
+
 const PEER_UP = "svc_peer_up";
 const PEER_UP_HELP = "1 when the peer (another svc instance of peers) answered the dashboard's last request in time, else 0";
 
 export class Metrics {
   private readonly available = new Map<string, number>();
   private readonly peers = new Map<string, number>();
+  /** the last cycle's pending targets; undefined until a cycle tells it */
+  private pending: number | undefined;
   private values: MetricValues = {
     svc_scans_total: 0,
     svc_scans_skipped: 0,
@@ -49,7 +55,8 @@ export class Metrics {
   };
 
   /** Records a finished cycle: one more scan, and the gauges of this cycle. */
-  recordCycle(counts: { scanned: number; updated: number; failed: number }): void {
+  recordCycle(counts: { scanned: number; updated: number; failed: number; pending?: number }): void {
+    if (counts.pending !== undefined) this.pending = counts.pending;
     this.values.svc_scans_total += 1;
     this.values.svc_containers_scanned = counts.scanned;
     this.values.svc_containers_updated = counts.updated;
@@ -67,7 +74,7 @@ export class Metrics {
    */
   recordAvailability(containers: readonly { name: string; state: string }[], complete: boolean): void {
     if (complete) this.available.clear();
-    for (const container of containers) this.available.set(container.name, container.state === "stale" ? 1 : 0);
+    for (const container of containers) this.available.set(container.name, container.state === "stale" || container.state === "pending" ? 1 : 0);
   }
 
   /** container name -> 1 or 0 (see recordAvailability) */
@@ -90,6 +97,7 @@ export class Metrics {
     for (const name of METRIC_NAMES) {
       text += `# HELP ${name} ${INFO[name].help}\n# TYPE ${name} ${INFO[name].type}\n${name} ${this.values[name]}\n`;
     }
+    if (this.pending !== undefined) text += `# HELP ${PENDING} ${PENDING_HELP}\n# TYPE ${PENDING} gauge\n${PENDING} ${this.pending}\n`;
     if (this.available.size > 0) {
       text += `# HELP ${AVAILABLE} ${AVAILABLE_HELP}\n# TYPE ${AVAILABLE} gauge\n`;
       for (const [name, value] of Object.entries(this.availability())) text += `${AVAILABLE}{container="${labelValue(name)}"} ${value}\n`;

@@ -4,7 +4,8 @@ import type { ServiceSummary } from "../engine/swarm.ts";
 
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
-export type ContainerOutcome = "fresh" | "stale" | "updated" | "failed" | "skipped" | "rolled_back";
+/** `pending`: stale, and to be applied when its update window opens (docs/windows.md) */
+export type ContainerOutcome = "fresh" | "stale" | "pending" | "updated" | "failed" | "skipped" | "rolled_back";
 
 export interface UpdateFilter {
   container?: string[];
@@ -26,6 +27,8 @@ export interface ContainerReport {
   state: ContainerOutcome;
   reason: string | null;
   duration_ms: number;
+  /** pending: when its update window next opens (ISO 8601); null when it never does */
+  applies_at?: string | null;
 }
 
 export interface ReportCounts {
@@ -35,6 +38,8 @@ export interface ReportCounts {
   skipped: number;
   fresh: number;
   stale: number;
+  /** stale targets waiting for their update window */
+  pending: number;
   rolled_back: number;
 }
 

@@ -28,6 +28,7 @@ export function policyWords(c: ContainerOverview): string[] {
   if (c.policy.tag_policy) words.push(`tags: ${c.policy.tag_policy}`);
   if (c.policy.min_image_age) words.push(`min age ${c.policy.min_image_age}`);
   if (c.policy.no_pull) words.push("no pull");
+  if (c.policy.update_window) words.push(`window: ${c.policy.update_window}`);
   if (c.policy.hooks.length) words.push(`hooks: ${c.policy.hooks.join(", ")}`);
   // a service's hook labels: Swarm runs its tasks, svc runs no hook in them
   if (c.policy.ignored_hooks?.length) words.push(`hooks not applied to a service: ${c.policy.ignored_hooks.join(", ")}`);

@@ -97,7 +97,7 @@ function showDashboard(): void {
   const stateFilter = h(
     "select",
     { id: "filter-state", name: "state" },
-    ...["", "stale", "fresh", "skipped", "updated", "failed", "rolled_back"].map((value) => h("option", { value }, value === "" ? "any" : value.replace("_", " "))),
+    ...["", "stale", "pending", "fresh", "skipped", "updated", "failed", "rolled_back"].map((value) => h("option", { value }, value === "" ? "any" : value.replace("_", " "))),
   );
   stateFilter.addEventListener("change", () => ((state.filters.state = stateFilter.value), renderRows()));
   els.hostFilter.addEventListener("change", () => ((state.filters.host = els.hostFilter.value), renderRows()));
@@ -249,8 +249,8 @@ function render(): void {
 /** A peer's container from an older svc may lack what the page shows: nothing then, not an error. */
 function withDefaults(c: ContainerOverview): ContainerOverview {
   const given: Partial<ContainerOverview["policy"]> | undefined = c.policy;
-  const policy = { monitor_only: false, no_pull: false, tag_policy: null, min_image_age: null, hooks: [], ignored_hooks: [], ...given };
-  return { ...c, kind: c.kind ?? "container", version: c.version ?? "", available_version: c.available_version ?? null, update_kind: c.update_kind ?? null, policy, last_cycle: c.last_cycle ?? null, last_update: c.last_update ?? null };
+  const policy = { monitor_only: false, no_pull: false, tag_policy: null, min_image_age: null, hooks: [], ignored_hooks: [], update_window: null, ...given };
+  return { ...c, applies: c.applies ?? null, applies_at: c.applies_at ?? null, kind: c.kind ?? "container", version: c.version ?? "", available_version: c.available_version ?? null, update_kind: c.update_kind ?? null, policy, last_cycle: c.last_cycle ?? null, last_update: c.last_update ?? null };
 }
 
 /** The containers svc leaves alone, and why: folded away under the table. */
@@ -307,6 +307,8 @@ function renderRow(c: Row): HTMLTableRowElement {
   const notes: Child[] = [];
   if (c.snoozed_until) notes.push(h("span", { class: "note" }, `snoozed until ${localTime(c.snoozed_until)}`));
   if (c.skipped) notes.push(h("span", { class: "note" }, `skipped: ${c.skipped}`));
+  // pending: held by its update window, said as svc reads the time (TZ)
+  if (c.applies) notes.push(h("span", { class: "note applies" }, `applies ${c.applies}`));
   const peerDown = c.peer !== null && state.peers.some((p) => p.name === c.peer && !p.up);
   return h(
     "tr",
@@ -345,7 +347,8 @@ function rowActions(c: Row): Child[] {
   if (!c.canAct) return [check, history];
   const actions: Child[] = [check, history];
   // held back (monitor only, min_image_age, a snooze): an update now would leave it as it is
-  if (c.would_update) actions.push(button("Update", "Update", () => void updateContainers([c]), "primary"));
+  // pending (its update window is closed): a person asking is the decision, so Update applies it now
+  if (c.would_update || c.state === "pending") actions.push(button("Update", "Update", () => void updateContainers([c]), "primary"));
   if (c.available_version) {
     actions.push(button("Skip", "Skip this version of", () => void act(async () => (await apiOf(c.peer).skip(c.name), say(`${labelOf(c)}: this version is skipped.`), await load([c.name], true, c.peer)))));
   }
