@@ -44,13 +44,14 @@ export function finish(entry: TargetEntry, state: ContainerOutcome, reason: stri
 
 /**
  * The verdict into the entry's state: a stale target is to be replaced (provisional: the
- * replacement decides), unless monitor-only or held (min_image_age), which stay stale with the reason.
+ * replacement decides), unless monitor-only or held (min_image_age), which stay stale with the reason,
+ * or outside its update window, which is pending.
  */
-export function decide(entry: TargetEntry, verdict: Verdict, now = Date.now()): void {
+export function decide(entry: TargetEntry, verdict: Verdict, now = Date.now(), timeZone = serviceTimeZone()): void {
   entry.verdict = verdict;
   if (verdict.state === "stale" && !entry.policy.monitorOnly && !verdict.held) {
     entry.state = "stale";
-    heldByWindow(entry, now);
+    heldByWindow(entry, now, timeZone);
     return;
   }
   finish(entry, verdict.state, verdict.reason);
