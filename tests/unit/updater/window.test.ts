@@ -5,7 +5,7 @@ import type { Verdict } from "../../../src/updater/check/check.ts";
 import { appliesAtOf, decide, heldByWindow, newTarget, unlessAsked } from "../../../src/updater/cycle/target.ts";
 import { policyFor } from "../../../src/updater/selection/selection.ts";
 
-const summary = { id: "1", name: "web", image: "r/web:1", imageId: "sha256:a", state: "running", labels: {} };
+const summary = { id: "1", name: "web", image: "r/web:1", imageId: "sha256:a", state: "running" as const, labels: {} };
 const stale: Verdict = { state: "stale", reason: null, oldDigest: "sha256:o", newDigest: "sha256:n", newImageId: null, newImage: null };
 const config = defaultConfig({ update_window: "Sat,Sun 02:00-05:00" });
 const friday = Date.parse("2026-11-27T17:00:00Z");
