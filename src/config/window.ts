@@ -87,7 +87,7 @@ function parseWindow(text: string): Window | { problem: string } {
   const start = parseTime(startText ?? "", false);
   const end = parseTime(endText ?? "", true);
   if (start === undefined || end === undefined || rest.length > 0) return { problem: `"${text.trim()}" needs a start and an end time, HH:MM-HH:MM (24 h; an end of 24:00 is midnight)` };
-  if (start === end % MINUTES_PER_DAY) return { problem: `"${text.trim()}" opens and closes at the same time, so it never opens (a whole day is 00:00-24:00)` };
+  if (start === end) return { problem: `"${text.trim()}" opens and closes at the same time, so it never opens (a whole day is 00:00-24:00)` };
   return { days, start, end, text: text.trim() };
 }
 

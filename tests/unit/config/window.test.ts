@@ -17,6 +17,7 @@ describe("parsing", () => {
     expect([...windows("Sat,Sun 02:00-05:00")[0]!.days].sort()).toEqual([0, 6]);
     expect([...windows("fri-mon 22:00-24:00")[0]!.days].sort()).toEqual([0, 1, 5, 6]);
     expect(windows("Sat 02:00-05:00; Wed 22:00-23:00")).toHaveLength(2);
+    expect(isOpen(policy("00:00-24:00"), at("2026-11-25T23:59:00Z"), "UTC")).toBe(true);
   });
 
   test("a window that cannot be read, never opens or overlaps another is refused, naming it", () => {
