@@ -64,10 +64,11 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access }, log);
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
-    const registry = rooms.createRegistry(config, logging.log);
+    // each answer's rate limit (Docker Hub) goes to the metrics, where the API reads it
+    const registry = rooms.createRegistry(config, logging.log, { onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
     if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });

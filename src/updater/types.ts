@@ -10,6 +10,8 @@ export type ContainerOutcome = "fresh" | "stale" | "pending" | "updated" | "fail
 export interface UpdateFilter {
   container?: string[];
   image?: string[];
+  /** only the targets of these compose projects or Swarm stacks (selection/selection.ts, groupOf) */
+  stack?: string[];
 }
 
 export interface ContainerReport {
@@ -49,7 +51,8 @@ export interface SessionReport {
   started_at: string;
   finished_at: string;
   duration_ms: number;
-  filter: { container: string[]; image: string[] };
+  /** `stack` only when the request named one */
+  filter: { container: string[]; image: string[]; stack?: string[] };
   counts: ReportCounts;
   containers: ContainerReport[];
   /** present (true) only for a dry run: everything decided, nothing changed */

@@ -42,6 +42,19 @@ export interface ContainersAnswer {
   containers: ContainerOverview[];
   /** what svc leaves alone, and why (absent from an older peer) */
   excluded?: ExcludedContainer[];
+  /** the registries whose answers carried a rate limit (absent from an older svc) */
+  rate_limits?: RateLimitView[];
+}
+
+/** A registry's rate limit (Docker Hub's ratelimit-remaining) beside the requests a check makes there. */
+export interface RateLimitView {
+  registry: string;
+  remaining: number;
+  limit: number | null;
+  window_seconds: number | null;
+  at: string;
+  /** the images on that registry: one manifest request each per check */
+  needed: number;
 }
 
 const TOKEN_KEY = "svc.token";
@@ -69,7 +82,8 @@ export function whenUnauthorized(handler: () => void): void {
 }
 
 async function call<T>(method: "GET" | "POST", path: string, body?: Record<string, unknown>, given = token.get()): Promise<T> {
-  const headers: Record<string, string> = { authorization: `Bearer ${given ?? ""}`, accept: "application/json" };
+  // without a token, an identity proxy in front may have signed the person in (docs/dashboard.md, roles)
+  const headers: Record<string, string> = given ? { authorization: `Bearer ${given}`, accept: "application/json" } : { accept: "application/json" };
   if (body) headers["content-type"] = "application/json";
   let response: Response;
   try {
@@ -86,6 +100,16 @@ async function call<T>(method: "GET" | "POST", path: string, body?: Record<strin
   if (!response.ok) throw new ApiError(response.status, data?.error ?? `svc answered ${response.status}`);
   return data as T;
 }
+
+/** Who the page is signed in as (GET /v1/session): a viewer sees everything and changes nothing. */
+export interface Session {
+  role: "admin" | "viewer";
+  name: string;
+  update: boolean;
+}
+
+/** The session of the page's token; `proxy`: of no token, a user a trusted proxy signed in (a 401 then only says no). */
+export const session = (proxy = false) => call<Session>("GET", "/v1/session", undefined, proxy ? "" : token.get());
 
 /** Checks a token without keeping it: resolves when svc accepts it. */
 export const signIn = (candidate: string) => call<{ running: RunningCycle | null }>("GET", "/v1/progress", undefined, candidate);

@@ -21,7 +21,7 @@ export function buildReport(input: {
     started_at: input.startedAt.toISOString(),
     finished_at: input.finishedAt.toISOString(),
     duration_ms: Math.max(0, input.finishedAt.getTime() - input.startedAt.getTime()),
-    filter: { container: [...(input.filter.container ?? [])], image: [...(input.filter.image ?? [])] },
+    filter: { container: [...(input.filter.container ?? [])], image: [...(input.filter.image ?? [])], ...(input.filter.stack?.length ? { stack: [...input.filter.stack] } : {}) },
     counts: countOutcomes(input.containers),
     containers: input.containers,
   };

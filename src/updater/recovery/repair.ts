@@ -9,7 +9,7 @@ import { toSvcError } from "../../errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
-import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, scopeFilter, type Filter } from "../selection/selection.ts";
+import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, scopeFilter, stackFilter, type Filter } from "../selection/selection.ts";
 import type { UpdateFilter } from "../types.ts";
 
 export interface RepairDeps {
@@ -48,7 +48,7 @@ export function createRepair(deps: RepairDeps): Repair {
   return {
     recover: () => recoverWithin(recoveryScope(deps.config)),
     async repairLeftovers(all, filter) {
-      const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image)]);
+      const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image), stackFilter(filter.stack)]);
       const pending = hasLeftovers(all, inScope, deps.selfContainerId);
       if (!pending) return false;
       await recoverWithin(inScope).catch(() => {});

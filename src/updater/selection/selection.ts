@@ -98,6 +98,36 @@ export function namesFilter(names: readonly string[] | undefined): Filter {
   return ({ name }) => wanted.has(name);
 }
 
+/** A compose project (com.docker.compose.project) or a Swarm stack (com.docker.stack.namespace). */
+export interface TargetGroup {
+  kind: "compose" | "stack";
+  name: string;
+}
+
+const GROUP_LABELS: [TargetGroup["kind"], string][] = [
+  ["stack", "com.docker.stack.namespace"],
+  ["compose", "com.docker.compose.project"],
+];
+
+/** The group a target's labels name; a stack's task containers carry both labels: the stack wins. */
+export function groupOf(labels: Readonly<Record<string, string>>): TargetGroup | null {
+  for (const [kind, label] of GROUP_LABELS) {
+    const name = labels[label]?.trim();
+    if (name) return { kind, name: name.slice(0, 128) };
+  }
+  return null;
+}
+
+/** The API's stack filter: targets of these compose projects or Swarm stacks; empty: no restriction. */
+export function stackFilter(names: readonly string[] | undefined): Filter {
+  if (!names || names.length === 0) return () => true;
+  const wanted = new Set(names);
+  return ({ labels }) => {
+    const group = groupOf(labels);
+    return group !== null && wanted.has(group.name);
+  };
+}
+
 /** The API's image filter: prefixes of the reference as written or of its normalised form. */
 export function imagePrefixFilter(prefixes: readonly string[] | undefined): (target: Pick<ContainerSummary, "image">) => boolean {
   if (!prefixes || prefixes.length === 0) return () => true;
@@ -137,6 +167,7 @@ export function selectionFilter(config: Config, filter: UpdateFilter = {}): Filt
     namesFilter(config.containers),
     namesFilter(filter.container),
     imagePrefixFilter(filter.image),
+    stackFilter(filter.stack),
   ]);
 }
 

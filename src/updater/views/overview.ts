@@ -12,10 +12,11 @@ import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
 import type { Remembered } from "../../state/index.ts";
 import { hookFor, type HookName } from "../containers/hooks.ts";
-import { enableLabelFilter, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "../selection/selection.ts";
+import { enableLabelFilter, groupOf, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
 import { serviceAsContainer, unpinned } from "../swarm/kind.ts";
 import { parseVersionTag } from "../check/tags.ts";
+import type { TargetGroup } from "../selection/selection.ts";
 import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type CycleSightings, type SessionReport, type UpdateFilter } from "../types.ts";
 
 /** How big the step to the available image is: a new digest of the same tag, or a tag policy's move. */
@@ -71,7 +72,10 @@ export interface ContainerOverview {
   previous_image_id: string | null;
   /** where its release notes are: the svc.link label's template, else the image's source */
   link: string | null;
+  /** the compose project or Swarm stack it belongs to (its labels say), null: standalone */
+  group: TargetGroup | null;
 }
+
 
 export interface OverviewMemory {
   firstSeen?: Remembered;
@@ -164,6 +168,7 @@ function describe(entry: ContainerReport, target: TargetFacts, image: ImageSumma
     skipped: memory.skipped?.get(entry.name)?.split(" ")[0] ?? null,
     previous_image_id: target.previous,
     link: releaseLink(labels, image?.labels ?? {}, available !== null && !available.startsWith("sha256:") ? available : version),
+    group: groupOf(labels),
   };
 }
 

@@ -31,7 +31,8 @@ test("a pending row says when it applies and its window; Update applies it now",
   const v2 = ui.fx.image("win");
   const page = await ui.open();
   const row = await rowOf(page, name);
-  await row.locator(".note.applies").filter({ hasText: new RegExp(`^applies \\w{3} ${hhmm(opens)} \\(in (59 min|1 h)\\)$`) }).waitFor();
+  // its state, in words: when its window opens
+  await row.locator("td[data-label=State]").filter({ hasText: new RegExp(`applies \\w{3} ${hhmm(opens)} \\(in (59 min|1 h)\\)`) }).waitFor();
   expect(await row.textContent()).toContain(`window: ${window}`);
   expect(inspect(name).Image).toBe(v1.id);
 

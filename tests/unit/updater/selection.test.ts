@@ -3,6 +3,8 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import type { ContainerSummary } from "../../../src/engine/port.ts";
 import {
   enableLabelFilter,
+  groupOf,
+  stackFilter,
   imagePrefixFilter,
   namesFilter,
   notDisabledFilter,
@@ -171,5 +173,21 @@ describe("update window (docs/windows.md)", () => {
   test("a label that cannot be read, or never meets the host's window, is a problem naming it", () => {
     expect(policyFor({ labels: { "svc.update_window": "soon" } }, defaultConfig()).problem).toStartWith('label svc.update_window="soon": ');
     expect(policyFor({ labels: { "svc.update_window": "Mon 03:00-04:00" } }, defaultConfig({ update_window: "Sat,Sun 02:00-05:00" })).problem).toContain("never meets the host's update_window");
+  });
+});
+
+describe("compose projects and Swarm stacks", () => {
+  test("a target's group comes from its labels; a stack's task container is in its stack", () => {
+    expect(groupOf({ "com.docker.compose.project": "shop" })).toEqual({ kind: "compose", name: "shop" });
+    expect(groupOf({ "com.docker.compose.project": "x", "com.docker.stack.namespace": "media" })).toEqual({ kind: "stack", name: "media" });
+    expect(groupOf({})).toBeNull();
+  });
+
+  test("the API's stack filter keeps the targets of the named groups only", () => {
+    const keep = stackFilter(["shop"]);
+    expect(keep(container("a", { labels: { "com.docker.compose.project": "shop" } }))).toBe(true);
+    expect(keep(container("b", { labels: { "com.docker.compose.project": "blog" } }))).toBe(false);
+    expect(keep(container("c"))).toBe(false);
+    expect(stackFilter(undefined)(container("d"))).toBe(true);
   });
 });
