@@ -243,10 +243,10 @@ function parsedText(description: string, example: string, parse: (text: string) 
 }
 
 /** A channel's digest (docs/windows.md): one message per period instead of one per cycle. */
-function digestOptions() {
+function digestOptions(which = "") {
   return {
     digest: parsedText(
-      'Instead of a message per cycle, one digest per period ("daily HH:MM" or "weekly DAY HH:MM", time zone from TZ): what was applied, what failed or rolled back, what is pending or stale and when it lands',
+      `Instead of a message per cycle${which}, one digest per period ("daily HH:MM" or "weekly DAY HH:MM", time zone from TZ): what was applied, what failed or rolled back, what is pending or stale and when it lands`,
       "daily 08:00",
       parseDigestPeriod,
     ),
@@ -460,6 +460,8 @@ export const CONFIG = table("General options", {
       ),
       wt("WATCHTOWER_NOTIFICATION_URL", ["--notification-url"]),
     ),
+    urls_digest: digestOptions(" to each notification URL").digest,
+    urls_immediate_on_failure: digestOptions().immediate_on_failure,
     services_base_url: optionalUrl("Base URL used instead of the public API of discord, telegram, slack and pushover URLs (a relay; tests point it at a local receiver)", ["http", "https"], "http://127.0.0.1:8088"),
     hostname: alias(str("Host name shown in notification titles and reports (default: the machine's)", "nas"), wt("WATCHTOWER_NOTIFICATIONS_HOSTNAME", ["--notifications-hostname"])),
     title_tag: alias(

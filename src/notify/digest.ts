@@ -16,9 +16,13 @@ export interface DigestSettings {
   immediateOnFailure: boolean;
 }
 
-/** The digest a channel of the configuration asks for, if any (channels without a table of their own have none). */
+const TABLE_CHANNELS: readonly string[] = ["webhook", "email", "mqtt", "pushover"] satisfies ChannelName[];
+
+/** The digest a channel asks for, if any: a channel's table says it; every notification URL follows urls_digest. */
 export function digestSettingsOf(config: Config["notifications"], channel: string): DigestSettings | undefined {
-  const table = (config as Partial<Record<ChannelName, { digest?: string; immediate_on_failure?: boolean }>>)[channel as ChannelName];
+  const table = TABLE_CHANNELS.includes(channel)
+    ? config[channel as ChannelName]
+    : { digest: config.urls_digest, immediate_on_failure: config.urls_immediate_on_failure };
   if (table?.digest === undefined) return undefined;
   const parsed = parseDigestPeriod(table.digest);
   // checked at load (config/schema.ts): a value that got here parses

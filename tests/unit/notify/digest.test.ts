@@ -72,6 +72,11 @@ describe("a digest", () => {
     const config = defaultConfig({ notifications: { webhook: { url: "http://127.0.0.1:1/x", digest: "daily 08:00", immediate_on_failure: false } } });
     expect(digestSettingsOf(config.notifications, "webhook")?.immediateOnFailure).toBe(false);
     expect(digestSettingsOf(config.notifications, "other")).toBeUndefined();
+    // every notification URL follows urls_digest
+    const urls = defaultConfig({ notifications: { urls_digest: "weekly Mon 08:00" } }).notifications;
+    expect(digestSettingsOf(urls, "discord")?.immediateOnFailure).toBe(true);
+    expect(digestSettingsOf(urls, "ntfy#2")?.moments[0]!.text).toBe("weekly Mon 08:00");
+    expect(digestSettingsOf(urls, "webhook")).toBeUndefined();
     const dispatcher = await createNotifications(config, recordingLogger(), { notifiers: [channel("webhook"), channel("other")] });
     for (let i = 0; i < 3; i++) dispatcher.publish(sampleReport());
     await dispatcher.flush();
