@@ -77,6 +77,22 @@ describe("an update window", () => {
     expect(applied.counts.pending).toBe(0);
   }, 240_000);
 
+  test("an image pulled ahead and superseded before its window is removed, as cleanup removes what updates leave", async () => {
+    const { app, v1, v2 } = staleContainer("super");
+    const h = await makeUpdater({ containers: [app], update_window: closedNow(), cleanup: true });
+    const first = await h.updater.run("schedule");
+    expectState(first, app, "pending");
+    expect(inspect(v2.ref).Id).toBe(v2.id);
+    const v3 = fx.image("super");
+    docker(["rmi", v3.ref]);
+    const second = await h.updater.run("schedule");
+    expect(expectState(second, app, "pending").new_digest).toBe(v3.digest);
+    expect(actionsOf(h.audit, app, second!.id)).toEqual(["pull", "image_remove"]);
+    expect(inspect(v3.ref).Id).toBe(v3.id);
+    expect(docker(["image", "inspect", v2.id], { allowFailure: true }).code).not.toBe(0);
+    expect(inspect(app).Image).toBe(v1.id);
+  }, 120_000);
+
   test("a label narrows the host's window: its container waits while the others are updated", async () => {
     const narrowed = staleContainer("narrow", ["-l", `svc.update_window=${closedNow()}`]);
     const plain = staleContainer("plain");
