@@ -159,7 +159,8 @@ export function stateWords(c: Worded, now = Date.now()): StateWords {
       return staleWords(c, reason, now);
     case "pending":
       // held by its update window (docs/windows.md), said as svc reads the time (TZ)
-      return { text: c.applies ? `applies ${c.applies}` : "pending", detail: reason, tone: "held" };
+      // (the reason's own "; applies ..." is the text already)
+      return { text: c.applies ? `applies ${c.applies}` : "pending", detail: c.applies ? (reason?.replace(/; applies .*$/, "") ?? null) : reason, tone: "held" };
     case "held":
       return { text: "held", detail: reason, tone: "held" };
     default:
