@@ -68,10 +68,11 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     const registry = rooms.createRegistry(config, logging.log);
-    const state = rooms.openState(config.state_dir, logging.log, config.scope);
+    const stateDir = rooms.usableStateDir(config.state_dir, logging.log);
+    const state = rooms.openState(stateDir, logging.log, config.scope);
     if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
-    history = rooms.openHistory<SessionReport>(config.state_dir, config.history_size, logging.log, config.scope);
+    history = rooms.openHistory<SessionReport>(stateDir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);
     const selfHandover = api && { release: api.release, reclaim: api.reclaim };
     updater = rooms.createUpdater({
@@ -216,6 +217,7 @@ async function loadRooms() {
     createScheduler: scheduler.createScheduler,
     ownContainerId: engine.ownContainerId,
     openState: state.openState,
+    usableStateDir: state.usableStateDir,
     openHistory: state.openHistory,
   };
 }

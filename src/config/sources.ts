@@ -238,7 +238,12 @@ export interface ParsedArgv {
   positionals: string[];
   command: CommandFlags;
   problems: Problem[];
+  /** the options meant by flags refused with advice (`--interval` means poll_interval) */
+  meant: string[];
 }
+
+/** What to say about a flag that is not svc's (Watchtower's, from the config room's index). */
+export type Advise = (flag: string) => { text: string; takesValue: boolean; option?: string } | undefined;
 
 const OPTION_BY_FLAG = new Map(OPTIONS.map((o) => [o.flag, o]));
 
@@ -282,10 +287,11 @@ export const COMMAND_FLAGS: Readonly<Record<string, CommandFlagSpec>> = {
 const COMMAND_FLAG_BY_NAME = new Map(Object.entries(COMMAND_FLAGS).flatMap(([name, spec]) => [[`--${name}`, spec], ...(spec.alias ? [[`-${spec.alias}`, spec] as const] : [])]));
 
 /** `advise` says what to use instead of an unknown flag (Watchtower's, from the config room's index). */
-export function parseArgv(argv: readonly string[], advise: (flag: string) => string | undefined = () => undefined): ParsedArgv {
+export function parseArgv(argv: readonly string[], advise: Advise = () => undefined): ParsedArgv {
   const layer: Layer = new Map();
   const positionals: string[] = [];
   const problems: Problem[] = [];
+  const meant: string[] = [];
   const command: CommandFlags = { force: false, printConfig: false, help: false, version: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -350,7 +356,9 @@ export function parseArgv(argv: readonly string[], advise: (flag: string) => str
       continue;
     }
     const advice = advise(flag);
-    problems.push(advice ? `${flag}: unknown flag; ${advice}` : `${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`);
+    if (advice?.takesValue) nextValue();
+    if (advice?.option) meant.push(advice.option);
+    problems.push(advice ? `${flag}: unknown flag; ${advice.text}` : `${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`);
   }
-  return { layer, positionals, command, problems };
+  return { layer, positionals, command, problems, meant };
 }

@@ -94,18 +94,27 @@ export function watchtowerEnvLayer(env: Record<string, string | undefined>, prob
 /** Watchtower's short flags that are svc's own flags with another meaning, and what Watchtower meant. */
 export const WATCHTOWER_CLASHES: Readonly<Record<string, string>> = { "-c": "--cleanup" };
 
+/** What to say about a flag svc does not take, whether the next argument is its value, and the option it means. */
+export interface FlagAdvice {
+  text: string;
+  takesValue: boolean;
+  option?: string;
+}
+
 /**
  * What to use instead of a Watchtower flag svc does not accept (svc takes only its own flags:
  * one name per option, written as in the TOML file); undefined when it is not Watchtower's.
  */
-export function watchtowerFlagAdvice(flag: string): string | undefined {
+export function watchtowerFlagAdvice(flag: string): FlagAdvice | undefined {
   const alias = ALIAS_BY_FLAG.get(flag);
   if (alias && alias.option.flag !== flag) {
     const seconds = alias.option.meta.kind === "duration" ? " (a number alone is seconds, as in Watchtower; or 5m, 6h)" : "";
-    return `Watchtower's ${flag} is svc's ${svcFlagFor(alias)}${seconds}`;
+    // its value (`--interval 300`) belongs to it, not to the container names
+    const takesValue = alias.option.meta.kind !== "boolean" && alias.name.switch !== true;
+    return { text: `Watchtower's ${flag} is svc's ${svcFlagFor(alias)}${seconds}`, takesValue, option: alias.option.key };
   }
   const unmapped = UNMAPPED_BY_FLAG.get(flag);
-  if (unmapped) return `Watchtower's ${flag} has no svc counterpart: ${unmapped.reason}`;
+  if (unmapped) return { text: `Watchtower's ${flag} has no svc counterpart: ${unmapped.reason}`, takesValue: false };
   return undefined;
 }
 

@@ -21,7 +21,7 @@ function svc(args: string[], options: { cwd?: string; env?: Record<string, strin
   const cwd = options.cwd ?? tempDir("svc-cli-");
   const proc = Bun.spawnSync([process.execPath, MAIN, ...args], {
     cwd,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, NO_COLOR: "1", ...options.env },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, XDG_STATE_HOME: join(cwd, ".state"), NO_COLOR: "1", ...options.env },
     stdout: "pipe",
     stderr: "pipe",
   });

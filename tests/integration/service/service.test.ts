@@ -7,6 +7,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { tempDir } from "../../temp.ts";
 import { buildImage, docker, freePort, inspect, portOpen, removeContainersByPrefix, sandbox, uniqueName, waitUntil } from "../../harness.ts";
 
 const MAIN = join(import.meta.dir, "../../../src/main.ts");
@@ -48,6 +49,7 @@ function startSvc(args: string[]): Svc {
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
+    env: { ...process.env, XDG_STATE_HOME: tempDir("svc-state-") },
   });
   processes.push(proc);
   let text = "";
