@@ -152,7 +152,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     await logWarnings(loaded, io);
     const { runRollback, runService } = await import("./service.ts");
     if (rollback) return await runRollback(config, rollback);
-    return await runService(config);
+    return await runService(config, { stateDirChosen: loaded.sources.state_dir?.source !== "default" });
   } catch (error) {
     await reportFailure(error, config, rest, io);
     return exitCodeOf(error);

@@ -31,6 +31,8 @@ export interface ServiceOptions {
   signals?: Pick<NodeJS.Process, "on" | "off">;
   /** what a second signal does; default: exit at once (130 for SIGINT, 143 for SIGTERM) */
   exitNow?: (code: number) => void;
+  /** false when state_dir is its default, not the operator's choice: a folder svc may not use is then a warning */
+  stateDirChosen?: boolean;
 }
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
@@ -68,7 +70,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     const registry = rooms.createRegistry(config, logging.log);
-    const stateDir = rooms.usableStateDir(config.state_dir, logging.log);
+    const stateDir = rooms.usableStateDir(config.state_dir, logging.log, options.stateDirChosen ?? true);
     const state = rooms.openState(stateDir, logging.log, config.scope);
     if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });

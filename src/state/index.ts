@@ -183,20 +183,28 @@ export const FORGOTTEN_ON_RESTART =
 /**
  * The folder svc keeps its decisions in, made now (svc's user's only) so that a folder that cannot
  * be written is said once at start, with what will not survive a restart, rather than at the first
- * decision; undefined then (kept in memory). A folder other users may write is still refused
- * (checkStateDir).
+ * decision; undefined then (kept in memory). A folder other users may write, or another user's, is
+ * refused (checkStateDir) when the operator chose it; the default folder is then not used either,
+ * with the same warning (svc in the image run as root finds the folder of the image's user 65532).
  */
-export function usableStateDir(dir: string | undefined, log: Logger): string | undefined {
+export function usableStateDir(dir: string | undefined, log: Logger, chosen = true): string | undefined {
   if (dir === undefined) return undefined;
+  const unusable = (why: string) => {
+    log.child("state").warn(`state_dir ${dir} cannot be used (${why}): these decisions will not survive a restart: ${FORGOTTEN_ON_RESTART}; set state_dir (SVC_STATE_DIR) to a folder svc's user can write`);
+    return undefined;
+  };
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     accessSync(dir, constants.W_OK);
   } catch (error) {
-    const why = (error as NodeJS.ErrnoException).code === "EACCES" ? "permission denied" : (error as Error).message;
-    log.child("state").warn(`state_dir ${dir} cannot be written (${why}): these decisions will not survive a restart: ${FORGOTTEN_ON_RESTART}; set state_dir (SVC_STATE_DIR) to a folder svc's user can write`);
-    return undefined;
+    return unusable((error as NodeJS.ErrnoException).code === "EACCES" ? "permission denied" : (error as Error).message);
   }
-  checkStateDir(dir);
+  try {
+    checkStateDir(dir);
+  } catch (error) {
+    if (chosen) throw error;
+    return unusable((error as Error).message.replace(`state_dir ${dir} `, ""));
+  }
   return dir;
 }
 

@@ -151,8 +151,17 @@ describe("state_dir at start", () => {
     const log = recordingLogger();
     expect(usableStateDir(join(blocker, "svc"), log)).toBeUndefined();
     expect(log.lines.map((l) => l.level)).toEqual(["warn"]);
-    expect(log.lines[0]!.message).toContain(`state_dir ${join(blocker, "svc")} cannot be written`);
+    expect(log.lines[0]!.message).toContain(`state_dir ${join(blocker, "svc")} cannot be used`);
     expect(log.lines[0]!.message).toContain("digests rolled back or skipped");
     expect(log.lines[0]!.message).toContain("set state_dir (SVC_STATE_DIR)");
+  });
+
+  test("a default folder svc may not use (other users may write it) is the same warning; one the operator chose is refused", () => {
+    const dir = tempDir("svc-state-open-");
+    chmodSync(dir, 0o777);
+    const log = recordingLogger();
+    expect(usableStateDir(dir, log, false)).toBeUndefined();
+    expect(log.lines[0]!.message).toContain("can be written by other users");
+    expect(() => usableStateDir(dir, recordingLogger(), true)).toThrow("can be written by other users");
   });
 });
