@@ -328,7 +328,7 @@ export const CONFIG = table("General options", {
   audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
   log_access_to_stdout: bool(false, "Also print access-log events to stdout"),
   log_audit_to_stdout: bool(false, "Also print audit-log events to stdout"),
-  poll_interval: ruled(alias(optionalDuration("Time between update checks", "1h", { min: 1, max: 366 * DAY }), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
+  poll_interval: ruled(alias(optionalDuration("Time between update checks", "6h", { min: 1, max: 366 * DAY }), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
   schedule: ruled(alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ)", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])), { exclusiveWith: ["poll_interval", "run_once"] }),
   run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),

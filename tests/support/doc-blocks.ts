@@ -1,0 +1,59 @@
+/**
+ * The command blocks of README.md and docs/*.md a user would copy: each fenced sh/bash/yaml block
+ * of commands is preceded by `<!-- command: NAME -->` (run by a test, found here by NAME) or
+ * `<!-- command: NAME (not run: why) -->`. A test runs a block as written; the only changes it may
+ * make are the sandbox's (its socket, a free port, a unique name), each listed where it is made.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+export const REPO_ROOT = resolve(import.meta.dir, "../..");
+
+export interface CommandBlock {
+  name: string;
+  /** why a block is not run, when it is not */
+  notRun?: string;
+  language: string;
+  text: string;
+  file: string;
+  line: number;
+}
+
+/** README.md and every docs/*.md, as paths relative to the repository. */
+export function docFiles(): string[] {
+  return ["README.md", ...readdirSync(join(REPO_ROOT, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+}
+
+const MARKER = /^\s*<!-- command: ([a-z0-9-]+)(?: \(not run: ([^)]+)\))? -->\s*$/;
+const FENCE = /^(\s*)```(\S*)\s*$/;
+
+/** Every fenced block of a file, with the marker on the line before it (if any). */
+export function fencedBlocks(file: string): { language: string; text: string; line: number; marker?: { name: string; notRun?: string } }[] {
+  const lines = readFileSync(join(REPO_ROOT, file), "utf8").split("\n");
+  const blocks = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = FENCE.exec(lines[i]!);
+    if (!open) continue;
+    const indent = open[1]!.length;
+    const end = lines.findIndex((l, j) => j > i && /^\s*```\s*$/.test(l));
+    const text = lines.slice(i + 1, end).map((l) => l.slice(indent)).join("\n");
+    const previous = MARKER.exec(lines[i - 1] ?? "");
+    blocks.push({ language: open[2]!, text, line: i + 1, ...(previous ? { marker: { name: previous[1]!, ...(previous[2] ? { notRun: previous[2] } : {}) } } : {}) });
+    i = end;
+  }
+  return blocks;
+}
+
+/** Every marked block of README.md and docs/. */
+export function commandBlocks(): CommandBlock[] {
+  return docFiles().flatMap((file) =>
+    fencedBlocks(file).flatMap((b) => (b.marker ? [{ name: b.marker.name, ...(b.marker.notRun ? { notRun: b.marker.notRun } : {}), language: b.language, text: b.text, file, line: b.line }] : [])),
+  );
+}
+
+/** The block marked NAME, as written; throws when there is none (a renamed or removed block fails its test). */
+export function commandBlock(name: string): CommandBlock {
+  const found = commandBlocks().find((b) => b.name === name);
+  if (!found) throw new Error(`no block marked <!-- command: ${name} --> in README.md or docs/`);
+  return found;
+}
