@@ -4,7 +4,7 @@
  */
 import { describeOption, TABLES, typeLabel, type OptionSpec } from "./schema.ts";
 import { tomlLiteral } from "./toml.ts";
-import { svcFlagFor, type WatchtowerAlias } from "./watchtower.ts";
+import { svcFlagFor, switchOverSteps, type WatchtowerAlias } from "./watchtower.ts";
 
 function cell(text: string): string {
   return text.replace(/\|/g, "\\|");
@@ -107,6 +107,29 @@ Differences worth knowing:
 - Lifecycle hooks run only with \`lifecycle_hooks = true\`, as Watchtower's only with
   \`--enable-lifecycle-hooks\` (which \`svc migrate\` carries over); \`svc.hooks.timeout\` can shorten
   \`hook_timeout\`, never lengthen it (docs/security.md).
+
+## Switching over
+
+Watchtower and svc must not run at the same time: both would update the same containers. From a
+running Watchtower container (here named \`watchtower\`) to a running svc:
+
+<!-- command: switch-over -->
+\`\`\`sh
+svc migrate watchtower --output svc.toml       # the file; what it could not carry over is listed
+svc --config svc.toml --run-once --dry-run     # what svc would update; nothing is touched
+docker stop watchtower && docker rm watchtower # two updaters on one engine race
+svc --config svc.toml                          # the service; its last start line: "next check at ..."
+\`\`\`
+
+\`svc migrate --output FILE\` ends with these steps, naming your container and file:
+
+\`\`\`text
+${switchOverSteps("watchtower", "svc.toml").join("\n")}
+\`\`\`
+
+In a compose project, delete Watchtower's service and add svc's ([compose.yaml](compose.yaml), with
+\`svc.toml\` mounted at \`/svc.toml\` and owned by 65532, and without \`SVC_POLL_INTERVAL\`: the
+file says when), then \`docker compose up -d --remove-orphans\`.
 `;
 
 export function renderMigrationGuide(aliases: readonly WatchtowerAlias[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {

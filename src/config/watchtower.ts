@@ -126,6 +126,25 @@ export function svcFlagFor(alias: WatchtowerAlias): string {
 
 // ---- svc migrate: a Watchtower container's settings as svc's ----
 
+/**
+ * The steps from a running Watchtower to a running svc, said at the end of `svc migrate` (with the
+ * container and the file it wrote) and in docs/migrating-from-watchtower.md (with placeholders).
+ */
+export function switchOverSteps(watchtower: string, file: string): string[] {
+  return [
+    "Switching over, in this order:",
+    `  1. Check the file (nothing is touched): svc --config ${file} --run-once --dry-run`,
+    `  2. Stop and remove Watchtower (two updaters on one engine race): docker stop ${watchtower} && docker rm ${watchtower}`,
+    "     (in a compose project: delete its service, then docker compose up -d --remove-orphans)",
+    "  3. Start svc with the file, one of:",
+    `     binary:  svc --config ${file}   (or install.sh --systemd, the file as /etc/svc/svc.toml)`,
+    `     image:   chown 65532 ${file}, then README.md's docker run line or docs/compose.yaml, with`,
+    `              -v "$PWD/${file}:/svc.toml:ro" and without SVC_POLL_INTERVAL (the file says when)`,
+    "  4. Check the first cycle: svc's last start line says when it comes (next check at ...);",
+    `     svc --config ${file} --run-once runs one now.`,
+  ];
+}
+
 /** What `svc migrate` read from a Watchtower container. */
 export interface WatchtowerSettings {
   /** "NAME=value" entries */

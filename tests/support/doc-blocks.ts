@@ -4,7 +4,7 @@
  * `<!-- command: NAME (not run: why) -->`. A test runs a block as written; the only changes it may
  * make are the sandbox's (its socket, a free port, a unique name), each listed where it is made.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../..");
@@ -56,4 +56,52 @@ export function commandBlock(name: string): CommandBlock {
   const found = commandBlocks().find((b) => b.name === name);
   if (!found) throw new Error(`no block marked <!-- command: ${name} --> in README.md or docs/`);
   return found;
+}
+
+/** A folder with `svc` (this checkout's src/main.ts, as `bun run build` would make it) to put first on PATH. */
+export function svcOnPath(dir: string): string {
+  const bin = join(dir, "bin");
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, "svc"), `#!/bin/sh\nexec bun ${join(REPO_ROOT, "src/main.ts")} "$@"\n`);
+  chmodSync(join(bin, "svc"), 0o755);
+  return bin;
+}
+
+/** A block run by bash -e in its own process group, until `until(output)` or its end; stop() ends it. */
+export interface RunningBlock {
+  output: () => string;
+  exitCode: () => number | null;
+  stop: () => Promise<void>;
+}
+
+export async function runBlockUntil(script: string, options: { cwd: string; env: Record<string, string> }, until: (output: string) => boolean, timeoutMs = 120_000): Promise<RunningBlock> {
+  const proc = Bun.spawn(["setsid", "bash", "-e", "-c", script], { cwd: options.cwd, env: options.env, stdout: "pipe", stderr: "pipe" });
+  let output = "";
+  let code: number | null = null;
+  const collect = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) output += new TextDecoder().decode(chunk);
+  };
+  void collect(proc.stdout);
+  void collect(proc.stderr);
+  void proc.exited.then((c) => (code = c));
+  const running: RunningBlock = {
+    output: () => output,
+    exitCode: () => code,
+    stop: async () => {
+      if (code === null) {
+        process.kill(-proc.pid, "SIGTERM");
+        await proc.exited;
+      }
+    },
+  };
+  const deadline = Date.now() + timeoutMs;
+  while (!until(output)) {
+    if (code !== null) throw new Error(`the block stopped with ${code} first:\n${output}`);
+    if (Date.now() > deadline) {
+      await running.stop();
+      throw new Error(`the block did not get there in ${timeoutMs} ms:\n${output}`);
+    }
+    await Bun.sleep(100);
+  }
+  return running;
 }

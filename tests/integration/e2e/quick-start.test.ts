@@ -8,53 +8,34 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { inspect, sandbox, waitUntil } from "../../harness.ts";
-import { commandBlock } from "../../support/doc-blocks.ts";
-import { Fixture, MAIN, userEnv } from "./support.ts";
+import { inspect, sandbox } from "../../harness.ts";
+import { commandBlock, runBlockUntil, svcOnPath, type RunningBlock } from "../../support/doc-blocks.ts";
+import { Fixture, userEnv } from "./support.ts";
 
 const fx = new Fixture("e2e-quick");
 
 describe("README: Quick start, as written", () => {
   const web = fx.name("web");
   let dir: string;
-  let output = "";
-  let exitCode: number | null = null;
   let v2: { ref: string; id: string };
-  let proc: ReturnType<typeof Bun.spawn> | undefined;
+  let run: RunningBlock | undefined;
 
   beforeAll(async () => {
     const v1 = fx.image("web");
     fx.run("web", v1.ref, ["--network", "none"]);
     v2 = fx.image("web");
     dir = fx.tempDir("quick");
-    const bin = join(dir, "bin");
-    Bun.spawnSync(["mkdir", "-p", bin]);
-    writeFileSync(join(bin, "svc"), `#!/bin/sh\nexec bun ${MAIN} "$@"\n`);
-    chmodSync(join(bin, "svc"), 0o755);
+    const bin = svcOnPath(dir);
     // the person's edit: the first choice the sample's top offers
     writeFileSync(join(bin, "editor"), `#!/bin/sh\nsed -i 's/^# poll_interval = .*/poll_interval = "6h"/' "$1"\n`);
     chmodSync(join(bin, "editor"), 0o755);
     const block = commandBlock("quick-start").text.replace(/\bweb\b/g, web);
     const env = userEnv({ PATH: `${bin}:${process.env.PATH}`, EDITOR: join(bin, "editor"), DOCKER_HOST: sandbox().dockerHost, NO_COLOR: "1" });
-    // its own process group: the last line (the service) is stopped with the shell
-    proc = Bun.spawn(["setsid", "bash", "-e", "-c", block], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
-    const collect = async (stream: ReadableStream<Uint8Array>) => {
-      for await (const chunk of stream) output += new TextDecoder().decode(chunk);
-    };
-    void collect(proc.stdout as ReadableStream<Uint8Array>);
-    void collect(proc.stderr as ReadableStream<Uint8Array>);
-    void proc.exited.then((code) => (exitCode = code));
-    await waitUntil(() => {
-      if (exitCode !== null) throw new Error(`the Quick start stopped with ${exitCode}:\n${output}`);
-      return output.includes("next check at");
-    }, 120_000, "the service's next-check line");
+    run = await runBlockUntil(block, { cwd: dir, env }, (output) => /next check at \d\d:\d\d/.test(output));
   }, 180_000);
 
   afterAll(async () => {
-    if (proc && exitCode === null) {
-      process.kill(-proc.pid, "SIGTERM");
-      await proc.exited;
-    }
+    await run?.stop();
     fx.cleanup();
   }, 60_000);
 
@@ -63,8 +44,8 @@ describe("README: Quick start, as written", () => {
   });
 
   test("--run-once replaces the file's poll_interval for that run, saying so in one line", () => {
-    expect(output).toContain("--run-once given on the command line replaces svc.toml:");
-    expect(output).not.toContain("mutually exclusive");
+    expect(run!.output()).toContain("--run-once given on the command line replaces svc.toml:");
+    expect(run!.output()).not.toContain("mutually exclusive");
   });
 
   test("svc --run-once web updated web", () => {
@@ -72,6 +53,6 @@ describe("README: Quick start, as written", () => {
   });
 
   test("the service says when the first check comes, six hours on", () => {
-    expect(output).toMatch(/next check at \d\d:\d\d \(in 6 h\)/);
+    expect(run!.output()).toMatch(/next check at \d\d:\d\d \(in 6 h\)/);
   });
 });
