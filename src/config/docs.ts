@@ -41,7 +41,10 @@ Value forms:
 
 - Booleans: flags \`--x\`, \`--x=true|false\`, \`--no-x\`; environment \`true/false/1/0/yes/no\` (any case); TOML booleans only.
 - Durations: \`"30s"\`, \`"5m"\`, \`"1h"\`, \`"1h30m"\`, \`"250ms"\`, or a plain integer meaning seconds.
-- Arrays: comma-separated in flags and environment (\`--containers web,worker\`); a repeated array flag adds to the list.
+- Arrays of names (containers, hosts, addresses): separated by commas or spaces in flags and environment
+  (\`--containers web,worker\`, \`SVC_DISABLE_CONTAINERS="db cache"\`), as Watchtower reads them; a TOML entry
+  holds one name. Notification URLs are separated by spaces (a URL may hold commas). A repeated array flag adds
+  to the list.
 - \`registry_credentials\` in flags and environment: \`host=H,username=U,password=P;host=H2\`
 - \`peers\` in flags and environment: \`name=N,url=U,token=T;name=N2,url=U2,token=T2\`
   (entries separated by \`;\`, fields by \`,\`; use a secret file for a value containing \`,\` or \`;\`).

@@ -245,7 +245,10 @@ function tagPolicy(description: string) {
 }
 
 function list(description: string, example: string[]) {
-  return leaf({ kind: "list", description, default: [], example }, () => z.array(z.string().min(1, { error: "must not contain empty names" })).default([]));
+  // a name never holds a space or a comma: "a b" in one entry is two names written as one
+  return leaf({ kind: "list", description, default: [], example }, () =>
+    z.array(z.string().min(1, { error: "must not contain empty names" }).regex(/^[^\s,]+$/, { error: "one name per entry: a name holds no space or comma" })).default([]),
+  );
 }
 
 /** Notification URLs, each parsed at load by the parser delivery uses (src/notify/urls.ts). */

@@ -139,7 +139,7 @@ export function coerceText(option: OptionSpec, text: string): { value: unknown }
       if (/^\s*-?\d+\s*$/.test(text)) return { value: Number(text) };
       return { problem: `expected an integer, got ${option.meta.secret ? "a non-integer" : JSON.stringify(text)}` };
     case "list":
-      return { value: option.meta.spaceSeparated ? text.split(/\s+/).filter(Boolean) : splitList(text) };
+      return option.meta.spaceSeparated ? splitUrls(text) : { value: splitNames(text) };
     case "credentials":
     case "tables":
       return parseCredentials(text, option.meta.fields);
@@ -148,11 +148,20 @@ export function coerceText(option: OptionSpec, text: string): { value: unknown }
   }
 }
 
-export function splitList(text: string): string[] {
-  return text
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
+/**
+ * Names (containers, hosts, addresses) in env and flags: separated by commas or whitespace, as
+ * Watchtower reads them (`"a b"`, `"a,b"` and `"a, b"` are two names); no name holds either.
+ */
+export function splitNames(text: string): string[] {
+  return text.split(/[\s,]+/).filter((s) => s !== "");
+}
+
+/** URLs in env and flags: separated by whitespace (a URL may hold commas), a comma before another URL named. */
+function splitUrls(text: string): { value: string[] } | { problem: string } {
+  const urls = text.split(/\s+/).filter(Boolean);
+  const joined = urls.find((url) => /,\s*[a-z][a-z0-9+.-]*:\/\//i.test(url));
+  if (joined) return { problem: `URLs are separated by spaces, not commas (a URL may hold commas): a comma before ${/,\s*([a-z][a-z0-9+.-]*:\/\/)/i.exec(joined)![1]}...` };
+  return { value: urls };
 }
 
 const CREDENTIAL_FIELDS = ["host", "username", "password"];

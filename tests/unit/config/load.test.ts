@@ -374,3 +374,23 @@ describe("state_dir's default: a place that persists", () => {
     expect(sources.state_dir!.source).toBe("default");
   });
 });
+
+describe("lists are read one way", () => {
+  test("names in env and flags: commas or whitespace separate them, as Watchtower reads them", async () => {
+    for (const text of ["a b", "a,b", "a, b", " a\tb "]) {
+      expect((await load({ argv: RUNS, env: { SVC_DISABLE_CONTAINERS: text } })).config.disable_containers).toEqual(["a", "b"]);
+      expect((await load({ argv: RUNS, env: { WATCHTOWER_DISABLE_CONTAINERS: text } })).config.disable_containers).toEqual(["a", "b"]);
+    }
+    expect((await load({ argv: [...RUNS, "--containers", "web worker"] })).config.containers).toEqual(["web", "worker"]);
+  });
+
+  test("a TOML entry holding two names is refused, naming the line", async () => {
+    expect(await problems({ argv: RUNS, toml: 'disable_containers = ["a b"]' })).toEqual(["svc.toml:1: disable_containers[0]: one name per entry: a name holds no space or comma"]);
+  });
+
+  test("notification URLs joined by commas: the separator is named", async () => {
+    const found = await problems({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: "discord://token@123,ntfy://ntfy.sh/topic" } });
+    expect(found).toEqual(["SVC_NOTIFICATIONS_URLS: URLs are separated by spaces, not commas (a URL may hold commas): a comma before ntfy://..."]);
+    expect((await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: "discord://token@123 ntfy://ntfy.sh/topic" } })).config.notifications.urls).toHaveLength(2);
+  });
+});
