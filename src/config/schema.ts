@@ -381,7 +381,7 @@ export const CONFIG = table("General options", {
   min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible", { max: 366 * DAY }),
 
   http_api: table("HTTP API options", {
-    update: alias(bool(false, "Enable POST /v1/update"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
+    update: alias(bool(false, "Enable the actions: POST /v1/update, /v1/check, /v1/skip, /v1/snooze, /v1/rollback, and the dashboard's buttons (docs/api.md)"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
     token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
@@ -424,7 +424,7 @@ export const CONFIG = table("General options", {
 
   notifications: table("Notification options", {
     delay: alias(duration("0s", "Delay between cycle completion and dispatch", { max: DAY }), wt("WATCHTOWER_NOTIFICATIONS_DELAY", ["--notifications-delay"])),
-    template: file("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
+    template: file("Template file (mustache) for the reports of e-mail, Pushover and the chat services among notifications.urls (docs/notifications.md, \"Templates\")", "/etc/svc/report.mustache"),
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
     urls: alias(
       notificationUrls(

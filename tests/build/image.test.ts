@@ -180,7 +180,7 @@ describe("README: svc in a container, as written", () => {
     const port = freePort();
     copyFileSync(join(ROOT, "docs", "compose.yaml"), join(dir, "compose.yaml"));
     const script = forSandbox(commandBlock("compose").text, port).replaceAll("docker compose", `docker compose -p ${project}`);
-    const env = { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig, SVC_IMAGE: tag, DOCKER_SOCKET: sandbox().socketPath, SVC_PORT: `127.0.0.1:${port}` };
+    const env = { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig, IMAGE: tag, DOCKER_SOCKET: sandbox().socketPath, HTTP_PORT: `127.0.0.1:${port}` };
     const ran = Bun.spawnSync(["bash", "-e", "-c", script], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
     expect(ran.exitCode, ran.stderr.toString()).toBe(0);
     expect(readFileSync(join(dir, ".env"), "utf8")).toMatch(/^DOCKER_GID=\d+\n$/);
