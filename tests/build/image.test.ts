@@ -139,7 +139,7 @@ describe("README: svc in a container, as written", () => {
       .replace(/^( *)svc$/m, `$1${tag}`)
       .replaceAll("--name svc", `--name ${name}`)
       .replaceAll("docker logs svc", `docker logs ${name}`)
-      .replaceAll("svc-state:", `${volume}:`)
+      .replaceAll(/\bsvc-state\b/g, volume)
       .replace("-p 8080:8080", `--network ${network} -p 127.0.0.1:${port}:8080`);
 
   beforeAll(() => {
@@ -173,7 +173,15 @@ describe("README: svc in a container, as written", () => {
     const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, { headers: { authorization: `Bearer ${token()}` } });
     expect(answer.status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
-    docker(["rm", "-f", name]);
+    // README, "Upgrade and uninstall": nothing of svc is left
+    const removed = Bun.spawnSync(["bash", "-e", "-c", forSandbox(commandBlock("uninstall-container").text, port).replace("docker rm -f svc", `docker rm -f ${name}`)], {
+      env: { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(removed.exitCode, removed.stderr.toString()).toBe(0);
+    expect(docker(["ps", "-a", "--filter", `name=^${name}$`, "-q"]).stdout).toBe("");
+    expect(docker(["volume", "ls", "-q", "--filter", `name=^${volume}$`]).stdout).toBe("");
   }, 120_000);
 
   test("docs/compose.yaml: the same, with docker compose", async () => {
