@@ -258,6 +258,8 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
     );
   }
 
+  checkPeers(values, merged, problems, warnings);
+
   const runOnce = get("run_once") === true;
   const apiOn = ["http_api.update", "http_api.metrics", "http_api.ui"].filter((key) => get(key) === true);
   if (runOnce && apiOn.length > 0) {
@@ -269,6 +271,21 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
       problems.push(`${why}: an authenticated endpoint is enabled but no token is set: set http_api.token (--http-api-token, SVC_HTTP_API_TOKEN)`);
     }
   }
+}
+
+/**
+ * Peers are shown by the dashboard (http_api.ui) and reached through /v1/peers (ui or update):
+ * with neither on, nothing would ever ask them, which is a mistake worth stopping for; with the
+ * update API only, they are reachable but shown nowhere, which is said.
+ */
+function checkPeers(values: Map<string, unknown>, merged: Map<string, Entry>, problems: Problem[], warnings: string[]): void {
+  const peers = values.get("peers");
+  if (!Array.isArray(peers) || peers.length === 0) return;
+  const on = (key: string) => (values.get(key) ?? defaultOf(key)) === true;
+  if (on("http_api.ui")) return;
+  const turnOn = "set http_api.ui (--http-api-ui, SVC_HTTP_API_UI) on this host (docs/dashboard.md)";
+  if (on("http_api.update")) warnings.push(`${named("peers", merged)}: the dashboard that shows them is off (only /v1/peers/NAME reaches them): ${turnOn}`);
+  else problems.push(`${named("peers", merged)}: nothing would ever ask them: they are shown by the dashboard; ${turnOn}`);
 }
 
 /** The options an option in force requires (OptionRules.requires), each reported when missing. */

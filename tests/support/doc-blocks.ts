@@ -51,6 +51,18 @@ export function commandBlocks(): CommandBlock[] {
   );
 }
 
+/** The configuration block of the docs marked `<!-- config: NAME -->` (a file a user writes), as written. */
+export function configBlock(name: string): CommandBlock {
+  for (const file of docFiles()) {
+    const lines = readFileSync(join(REPO_ROOT, file), "utf8").split("\n");
+    const at = lines.findIndex((line) => line.trim() === `<!-- config: ${name} -->`);
+    if (at < 0) continue;
+    const block = fencedBlocks(file).find((b) => b.line === at + 2);
+    if (block) return { name, language: block.language, text: block.text, file, line: block.line };
+  }
+  throw new Error(`no block marked <!-- config: ${name} --> in README.md or docs/`);
+}
+
 /** The block marked NAME, as written; throws when there is none (a renamed or removed block fails its test). */
 export function commandBlock(name: string): CommandBlock {
   const found = commandBlocks().find((b) => b.name === name);

@@ -394,3 +394,19 @@ describe("lists are read one way", () => {
     expect((await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: "discord://token@123 ntfy://ntfy.sh/topic" } })).config.notifications.urls).toHaveLength(2);
   });
 });
+
+describe("peers need the dashboard", () => {
+  const peers = '[[peers]]\nname = "nas"\nurl = "http://127.0.0.1:8081"\ntoken = "t0ken-of-the-nas"\n';
+  test("without http_api.ui or update they are refused, saying what to turn on", async () => {
+    expect(await problems({ argv: RUNS, toml: peers })).toEqual([
+      "svc.toml:1: peers: nothing would ever ask them: they are shown by the dashboard; set http_api.ui (--http-api-ui, SVC_HTTP_API_UI) on this host (docs/dashboard.md)",
+    ]);
+  });
+
+  test("with the update API only, a warning; with the dashboard, nothing", async () => {
+    const updateOnly = await load({ argv: [...RUNS, "--http-api-update", "--http-api-token", "t"], toml: peers });
+    expect(updateOnly.warnings.some((w) => w.includes("the dashboard that shows them is off"))).toBe(true);
+    const withUi = await load({ argv: [...RUNS, "--http-api-ui", "--http-api-token", "t"], toml: peers });
+    expect(withUi.warnings.filter((w) => w.includes("peers"))).toEqual([]);
+  });
+});
