@@ -43,7 +43,7 @@ afterAll(async () => {
 
 test("the host's page lists the peer as up (its update API on), and reads it through /v1/peers/nas", async () => {
   const auth = { authorization: `Bearer ${hostToken}` };
-  const peers = await (await fetch(`http://127.0.0.1:${hostPort}/v1/peers`, { headers: auth })).json();
+  const peers = (await (await fetch(`http://127.0.0.1:${hostPort}/v1/peers`, { headers: auth })).json()) as { peers: any[] };
   expect(peers.peers.map((p: any) => [p.name, p.up, p.error])).toEqual([["nas", true, null]]);
   expect(peers.peers[0].data.update).toBe(true);
   expect((await fetch(`http://127.0.0.1:${hostPort}/v1/peers/nas/containers`, { headers: auth })).status).toBe(200);
