@@ -48,7 +48,7 @@ const anchor = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g
 
 describe("references", () => {
   test('every `README.md, "Section"` and `docs/x.md, "Section"` names a section that exists', () => {
-    const files = [...docFiles(), "docs/compose.yaml", "Dockerfile", "install.sh"];
+    const files = [...docFiles(), "docs/compose.yaml", "docs/svc-stack.yml", "systemd/svc.service", "Dockerfile", "install.sh"];
     const broken: string[] = [];
     for (const file of files) {
       for (const match of read(file).matchAll(/((?:docs\/)?[a-z-]+\.md|README(?:\.md)?|README's), "([^"]+)"/g)) {
@@ -66,7 +66,7 @@ describe("references", () => {
   test("every SVC_* variable named in the docs, the Dockerfile and compose.yaml is one svc reads (or one of its scripts)", () => {
     const known = new Set([...OPTIONS.map((o) => o.env), "SVC_CONFIG", "SVC_IMAGE", "SVC_INSTALL_BASE_URL", "SVC_BUILD_COMMIT"]);
     const script = /^SVC_(TEST|SANDBOX|BENCH)_/;
-    const unknown = [...docFiles(), "docs/compose.yaml", "Dockerfile"].flatMap((file) =>
+    const unknown = [...docFiles(), "docs/compose.yaml", "docs/svc-stack.yml", "Dockerfile"].flatMap((file) =>
       [...read(file).matchAll(/\bSVC_[A-Z0-9_]*[A-Z0-9]\b/g)].map((m) => m[0]).filter((name) => !known.has(name) && !script.test(name)).map((name) => `${file}: ${name}`),
     );
     expect([...new Set(unknown)]).toEqual([]);
