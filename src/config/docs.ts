@@ -35,6 +35,9 @@ svc reads its configuration from three sources. Every option has all three forms
 - command-line flags \`--<key>\` (\`notifications.mqtt.broker\` -> \`--notifications-mqtt-broker\`).
 
 Precedence: flag > environment > file > default. \`docker.host\` falls back to \`DOCKER_HOST\` before its default.
+When svc runs (\`poll_interval\`, \`schedule\`, \`run_once\`) is one choice: one given on a later level replaces
+those below it, with a warning saying so (\`svc --run-once\` beside a file's \`poll_interval\` runs once); two
+given on one level are refused.
 Arguments that are not flags are container names, added to \`containers\`.
 
 Value forms:
