@@ -10,7 +10,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand, type ArgDef, type ArgsDef, type SubCommandsDef } from "citty";
-import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "./config/index.ts";
+import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, logSettings, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "./config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
 import { writeFileAtomically } from "./files.ts";
 import { createLogging, createRedactor, resolveFormat, type Writable } from "./log/index.ts";
@@ -196,7 +196,7 @@ async function writeSample(target: true | string, force: boolean, io: CliIO): Pr
 /** A logger on the console only (no log files), for the CLI's own few messages. */
 async function consoleLogging(config: Config, io: CliIO) {
   const quiet: Config = { ...config, audit_log: undefined, http_api: { ...config.http_api, access_log: undefined } };
-  return createLogging(quiet, { stdout: io.stdout, stderr: io.stderr, secrets: await notificationSecrets(config) });
+  return createLogging(logSettings(quiet), { stdout: io.stdout, stderr: io.stderr, secrets: await notificationSecrets(config) });
 }
 
 /** The secrets inside notification settings (docs/security.md), loaded only when output needs them. */

@@ -14,6 +14,7 @@ export type ErrorKind =
   | "peer" // another svc instance (peers) did not answer
   | "bad_request"
   | "unauthorized"
+  | "forbidden" // a read-only caller asked for an action
   | "not_found"
   | "method_not_allowed"
   | "unsupported_media_type"
@@ -56,6 +57,7 @@ const EXIT_CODES: Record<ErrorKind, number> = {
   peer: 1,
   bad_request: 1,
   unauthorized: 1,
+  forbidden: 1,
   not_found: 1,
   method_not_allowed: 1,
   unsupported_media_type: 1,
@@ -79,6 +81,7 @@ const HTTP_STATUSES: Record<ErrorKind, number> = {
   peer: 502,
   bad_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   unsupported_media_type: 415,

@@ -5,7 +5,7 @@
  * the kind to the exit code: "startup" and "config" are 2).
  */
 import { type Api, serveApi } from "./api/index.ts";
-import type { Config } from "./config/index.ts";
+import { logSettings, type Config } from "./config/index.ts";
 import { toSvcError } from "./errors.ts";
 import { apiEnabled } from "./healthcheck.ts";
 import { createLogging, type Logger, type Logging } from "./log/index.ts";
@@ -17,11 +17,11 @@ import { leaseForCommand, rollbackThroughOwner } from "./rollback.ts";
 import { stateFile, type History, type StateStore } from "./state/index.ts";
 import { claimState } from "./state/owner.ts";
 import type { Updater } from "./updater/index.ts";
-import { exclusiveOn } from "./updater/exclusive.ts";
-import { liveProgress } from "./updater/live.ts";
-import { pendingRunner } from "./updater/pending.ts";
-import { toEvery } from "./updater/progress.ts";
-import { logRollback, narrated, stepLogger } from "./updater/summary.ts";
+import { exclusiveOn } from "./updater/wrappers/exclusive.ts";
+import { liveProgress } from "./updater/views/live.ts";
+import { pendingRunner } from "./updater/wrappers/pending.ts";
+import { toEvery } from "./updater/cycle/progress.ts";
+import { logRollback, narrated, stepLogger } from "./updater/wrappers/summary.ts";
 import type { ReportSink, RollbackResult, SessionReport } from "./updater/types.ts";
 
 export { apiEnabled, runHealthcheck } from "./healthcheck.ts";
@@ -48,7 +48,7 @@ export function runOnceExitCode(report: SessionReport | null, named = false): nu
 }
 
 export async function runService(config: Config, options: ServiceOptions = {}): Promise<number> {
-  const logging = createLogging(config, { secrets: notificationSecrets(config.notifications) });
+  const logging = createLogging(logSettings(config), { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   const pretty = logging.format === "pretty";
   const stopSignal = waitForSignal(options, log);
@@ -66,10 +66,11 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access }, log);
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
-    const registry = rooms.createRegistry(config, logging.log);
+    // each answer's rate limit (Docker Hub) goes to the metrics, where the API reads it
+    const registry = rooms.createRegistry(config, logging.log, { onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
     const stateDir = rooms.usableStateDir(config.state_dir, logging.log, options.stateDirChosen ?? true);
     const state = rooms.openState(stateDir, logging.log, config.scope);
     if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null);
@@ -127,7 +128,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
  * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
  */
 export async function runRollback(config: Config, name: string): Promise<number> {
-  const logging = createLogging(config, { secrets: notificationSecrets(config.notifications) });
+  const logging = createLogging(logSettings(config), { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   let release: (() => void) | undefined;
   try {

@@ -3,7 +3,8 @@
  * every request to our own small table of endpoints: health, metrics, the actions (update, check,
  * skip, rollback, snooze) and the dashboard's reads (containers, progress, history, peers, a
  * peer's endpoints, the page's files: dashboard.ts). The table applies the checks in their
- * documented order: path and method (404 / 405), auth (401), then the endpoint's own checks
+ * documented order: path and method (404 / 405), auth (401; 403 for a viewer's action: auth.ts),
+ * then the endpoint's own checks
  * (415, 413, 400, 409). Elysia's per-route hooks would run auth after parsing, answer 422 for
  * validation and never 415, so the order is kept here in plain code. Handlers only call the
  * runner and the metrics; nothing below the API sees Elysia's Context.
@@ -12,16 +13,16 @@ import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config/index.ts";
 import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
-import type { AccessLog, Logger } from "../log/index.ts";
+import type { AccessLog, AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import type { LiveProgress } from "../updater/live.ts";
-import type { DashboardActions } from "../updater/overview.ts";
+import type { LiveProgress } from "../updater/views/live.ts";
+import type { DashboardActions } from "../updater/views/overview.ts";
 import type { CycleRunner, SessionReport, ContainerActions } from "../updater/types.ts";
 import { accessFields, type RequestInfo, type RequestTarget, requestTarget } from "./access.ts";
-import { createTokenCheck, type TokenCheck } from "./auth.ts";
+import { type Authenticate, createAuthenticator, type Principal } from "./auth.ts";
 import { dashboardRoutes } from "./dashboard.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
-import { errorResponse, methodNotAllowed, notFound, unauthorized } from "./http.ts";
+import { errorResponse, forbidden, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
 
@@ -36,6 +37,8 @@ export interface ApiDeps {
   log: Logger;
   /** absent: no access log is written */
   access?: AccessLog;
+  /** where an action asked of the API is written with who asked (absent: nowhere) */
+  audit?: AuditLog;
 }
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
@@ -81,25 +84,58 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
   ]);
 }
 
+/** Every method but GET and HEAD changes something: an action, refused to a viewer. */
+const isAction = (method: string): boolean => method !== "GET" && method !== "HEAD";
+
 function serveEndpoint(
   endpoint: Endpoint | undefined,
-  checkToken: TokenCheck,
+  who: (request: Request, server: Server<unknown> | null) => Principal | null,
   request: Request,
   target: RequestTarget,
   server: Server<unknown> | null,
+  audit: (principal: Principal, request: Request, target: RequestTarget, response: Promise<Response>) => void,
 ): Response | Promise<Response> {
   if (!endpoint?.enabled) return errorResponse(notFound());
   const handler = Object.hasOwn(endpoint.methods, request.method) ? endpoint.methods[request.method] : undefined;
   if (!handler) return errorResponse(methodNotAllowed(), { allow: endpoint.allow });
-  if (endpoint.authenticated && !checkToken(request.headers.get("authorization"))) return errorResponse(unauthorized());
-  return handler(request, target, server);
+  if (!endpoint.authenticated) return handler(request, target, server);
+  const principal = who(request, server);
+  if (!principal) return errorResponse(unauthorized());
+  if (!isAction(request.method)) return handler(request, target, server, principal);
+  if (principal.role !== "admin") return errorResponse(forbidden());
+  const response = Promise.resolve().then(() => handler(request, target, server, principal));
+  audit(principal, request, target, response);
+  return response;
+}
+
+/** Who sent a request: its token, or the user a trusted proxy names (docs/dashboard.md, roles). */
+function principalOf(authenticate: Authenticate, header: string | undefined) {
+  return (request: Request, server: Server<unknown> | null): Principal | null =>
+    authenticate(
+      request.headers.get("authorization"),
+      () => (header ? request.headers.get(header) : null),
+      () => server?.requestIP(request)?.address,
+    );
 }
 
 export function createApp(deps: ApiDeps) {
   const log = deps.log.child("api");
   const dashboard = dashboardRoutes({ ...deps, log });
   const endpoints = buildEndpoints(deps, dashboard.exact);
-  const checkToken = createTokenCheck(deps.config.http_api.token);
+  const who = principalOf(createAuthenticator(deps.config.http_api), deps.config.http_api.trusted_proxy_header);
+  /**
+   * Who asked for an action: one audit line as it is accepted (before the engine actions it
+   * causes, and written even if svc stops meanwhile), one more with the error when it fails.
+   */
+  const audit = (principal: Principal, request: Request, target: RequestTarget, response: Promise<Response>): void => {
+    if (!deps.audit) return;
+    const entry = { action: "request" as const, trigger: "api", actor: principal.name, request: `${request.method} ${target.path}` };
+    deps.audit.record(entry);
+    response.then(
+      (answered) => answered.ok || deps.audit?.record({ ...entry, error: `answered ${answered.status}` }),
+      (error) => deps.audit?.record({ ...entry, error: `answered ${httpStatusOf(error)}: ${toSvcError(error).message}` }),
+    );
+  };
 
   /** Expected errors become their status; anything at 500 or above is logged (never answered with a stack). */
   const failed = (error: unknown, request: Request): Response => {
@@ -138,7 +174,7 @@ export function createApp(deps: ApiDeps) {
     };
     let result: Response | Promise<Response>;
     try {
-      result = serveEndpoint(endpoints.get(target.path) ?? dashboard.match(target.path), checkToken, request, target, server);
+      result = serveEndpoint(endpoints.get(target.path) ?? dashboard.match(target.path), who, request, target, server, audit);
     } catch (error) {
       return finish(failed(error, request));
     }

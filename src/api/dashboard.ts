@@ -1,7 +1,8 @@
 /**
  * The endpoints the dashboard reads and acts through (docs/api.md, docs/dashboard.md), and the
  * page itself. What the page shows is read with the token (GET /v1/containers, /v1/progress,
- * /v1/history, /v1/peers: on with `http_api.update` or `http_api.ui`); what changes something
+ * /v1/history, /v1/peers, /v1/summary, /v1/session: on with `http_api.update` or `http_api.ui`;
+ * a viewer's token reads them too); what changes something
  * needs `http_api.update` (POST /v1/snooze, as the other actions, here and through a peer). The
  * page's own files need no token: they hold nothing but the page.
  */
@@ -11,11 +12,13 @@ import { parseDuration } from "../config/index.ts";
 import { SvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import { type LiveProgress, liveProgress } from "../updater/live.ts";
-import type { DashboardActions, Overview } from "../updater/overview.ts";
-import type { CycleRunner, SessionReport } from "../updater/types.ts";
+import type { RateLimitView } from "../ui/page/api.ts";
+import { type LiveProgress, liveProgress } from "../updater/views/live.ts";
+import type { DashboardActions, Overview } from "../updater/views/overview.ts";
+import type { CycleRunner, SessionReport, UpdateFilter } from "../updater/types.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, jsonResponse, notFound } from "./http.ts";
+import { countRows } from "../ui/summary.ts";
 import { createPeers, PEER_ENDPOINTS, type Peers } from "./peers.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
 
@@ -41,6 +44,42 @@ function containersAnswer(deps: DashboardDeps, host: string, { lastOutcomes }: T
   };
 }
 
+type ContainersAnswer = ReturnType<ReturnType<typeof containersAnswer>> & { rate_limits: RateLimitView[] };
+
+/** Every registry whose answers carried a rate limit, with the images a check would ask it for. */
+async function rateLimits(metrics: Metrics, containers: readonly { image: string }[]): Promise<RateLimitView[]> {
+  const known = Object.entries(metrics.rateLimitsOf());
+  if (known.length === 0) return [];
+  // loaded with the updater by then (the overview ran): nothing more at startup
+  const { parseReference } = await import("../registry/reference.ts");
+  const images = new Map<string, Set<string>>();
+  for (const { image } of containers) {
+    try {
+      const ref = parseReference(image);
+      if (!images.has(ref.registry)) images.set(ref.registry, new Set());
+      images.get(ref.registry)!.add(ref.normalized);
+    } catch {
+      // a reference that does not parse is never checked
+    }
+  }
+  return known.map(([registry, limit]) => ({ registry, ...limit, needed: images.get(registry)?.size ?? 0 }));
+}
+
+/** A summary older than this is counted again (a dry run): home dashboards ask every few seconds. */
+export const SUMMARY_MAX_AGE_MS = 5 * 60_000;
+
+/** Counted again when old, or when a real cycle has ended since (it may have changed everything). */
+function summaryIsOld(last: ContainersAnswer, reports: readonly SessionReport[], now = Date.now()): boolean {
+  const checkedAt = Date.parse(last.checked_at);
+  const newest = reports.at(-1);
+  return now - checkedAt > SUMMARY_MAX_AGE_MS || (newest !== undefined && Date.parse(newest.finished_at) > checkedAt);
+}
+
+/** GET /v1/summary (docs/api.md): small and stable, for home dashboards. */
+export function summaryOf(last: ContainersAnswer) {
+  return { host: last.host, checked_at: last.checked_at, ...countRows(last.containers) };
+}
+
 /** The dashboard's endpoints: exact paths, and the ones that take a name (the page's files, a peer's endpoints). */
 export function dashboardRoutes(deps: DashboardDeps): { exact: [string, Endpoint][]; match(path: string): Endpoint | undefined } {
   const peers = createPeers(deps.config, deps.metrics, deps.log);
@@ -53,12 +92,29 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
   const api = deps.config.http_api;
   const reads = api.update || api.ui;
   const host = hostname();
+  /** the last answer of an unfiltered GET /v1/containers: what GET /v1/summary counts */
+  let lastAnswer: ContainersAnswer | null = null;
+  const overview = async (filter: UpdateFilter): Promise<ContainersAnswer | null> => {
+    const result = await deps.runner.overview(filter);
+    if (result === null) return null;
+    const shaped = { ...containersAnswer(deps, host, await loadTimeline())(result), rate_limits: await rateLimits(deps.metrics, result.containers) };
+    if (!filter.container?.length && !filter.image?.length && !filter.stack?.length) lastAnswer = shaped;
+    return shaped;
+  };
   const containers: Handler = async (request, target, server) => {
     const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
     // a dry run asks the registries: as long as a cycle's checks may take
     server?.timeout(request, 0);
-    return answer(await deps.runner.overview(filter), containersAnswer(deps, host, await loadTimeline()));
+    return answer(await overview(filter));
   };
+  const summary: Handler = async (request, _target, server) => {
+    if (!lastAnswer || summaryIsOld(lastAnswer, deps.history?.list() ?? [])) {
+      server?.timeout(request, 0);
+      if ((await overview({})) === null && !lastAnswer) return answer(null);
+    }
+    return jsonResponse(summaryOf(lastAnswer!));
+  };
+  const session: Handler = (_request, _target, _server, who) => jsonResponse({ role: who?.role ?? "viewer", name: who?.name ?? "", update: api.update });
   // without a listener wired (tests of other endpoints), a running cycle is told without its steps
   const live = deps.progress ?? liveProgress();
   const progress: Handler = () => jsonResponse({ running: live.running(deps.runner.busy) });
@@ -80,6 +136,8 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
   const peerList: Handler = async () => jsonResponse({ peers: await peers.refresh() });
   return [
     ["/v1/peers", getEndpoint(reads, true, peerList)],
+    ["/v1/session", getEndpoint(reads, true, session)],
+    ["/v1/summary", getEndpoint(reads, true, summary)],
     ["/v1/containers", getEndpoint(reads, true, containers)],
     ["/v1/history", getEndpoint(reads, true, history)],
     ["/v1/progress", getEndpoint(reads, true, progress)],
@@ -136,5 +194,5 @@ const loadUi = () => import("../ui/assets.ts");
  * What the history says, loaded on the first request that needs it: it reads the updater's
  * rules (selection, hooks, tags), which the API must not load before it listens (service.ts).
  */
-const loadTimeline = () => import("../updater/timeline.ts");
+const loadTimeline = () => import("../updater/views/timeline.ts");
 type Timeline = Awaited<ReturnType<typeof loadTimeline>>;

@@ -2,9 +2,11 @@
 import type { Server } from "bun";
 import { SvcError } from "../errors.ts";
 import type { RequestTarget } from "./access.ts";
+import type { Principal } from "./auth.ts";
 import { errorResponse, jsonResponse, withoutBody } from "./http.ts";
 
-export type Handler = (request: Request, target: RequestTarget, server: Server<unknown> | null) => Response | Promise<Response>;
+/** `who`: the caller of an authenticated endpoint (its role and the name the audit log writes). */
+export type Handler = (request: Request, target: RequestTarget, server: Server<unknown> | null, who?: Principal) => Response | Promise<Response>;
 
 export interface Endpoint {
   enabled: boolean;
@@ -25,7 +27,7 @@ export function oneContainer(names: string[] | undefined): string {
 }
 
 export function getEndpoint(enabled: boolean, authenticated: boolean, get: Handler): Endpoint {
-  const head: Handler = async (request, target, server) => withoutBody(await get(request, target, server));
+  const head: Handler = async (request, target, server, who) => withoutBody(await get(request, target, server, who));
   return { enabled, authenticated, methods: { GET: get, HEAD: head }, allow: "GET, HEAD" };
 }
 

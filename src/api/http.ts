@@ -36,4 +36,5 @@ export function withoutBody(response: Response): Response {
 
 export const notFound = () => new SvcError("not_found", "not found");
 export const unauthorized = () => new SvcError("unauthorized", "unauthorized");
+export const forbidden = () => new SvcError("forbidden", "forbidden: this token (or user) may only read");
 export const methodNotAllowed = () => new SvcError("method_not_allowed", "method not allowed");

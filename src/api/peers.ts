@@ -14,6 +14,7 @@ import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import { readBounded } from "../bounded.ts";
 import { MAX_BODY_BYTES } from "./update-request.ts";
+import type { PeerState } from "../ui/page/api.ts";
 
 type PeerConfig = Config["peers"][number];
 
@@ -31,21 +32,8 @@ const CONTAINERS_ANSWER = z.looseObject({
 });
 type ContainersAnswer = z.infer<typeof CONTAINERS_ANSWER>;
 
-export interface PeerView {
-  name: string;
-  /** it answered the last request in time */
-  up: boolean;
-  /** it answered, but a cycle runs there: the containers are its last known ones */
-  busy: boolean;
-  /** when svc last asked it */
-  checked_at: string | null;
-  /** when it stopped answering (null while it answers) */
-  unreachable_since: string | null;
-  error: string | null;
-  /** its last answer, and when it came */
-  answered_at: string | null;
-  data: ContainersAnswer | null;
-}
+/** A peer as GET /v1/peers tells it (its shape is the page's: src/ui/page/api.ts). */
+export type PeerView = PeerState<ContainersAnswer>;
 
 /** The endpoints of a peer the dashboard may call through this svc, and with which method. */
 export const PEER_ENDPOINTS: Readonly<Record<string, "GET" | "POST">> = {

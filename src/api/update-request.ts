@@ -10,7 +10,7 @@ import type { UpdateFilter } from "../updater/types.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 
-const FILTER_FIELDS = ["container", "image"] as const;
+const FILTER_FIELDS = ["container", "image", "stack"] as const;
 type BodyKind = "json" | "form";
 /** What a request gave for each field it may carry: the values, split and trimmed. */
 type Fields<F extends string> = Partial<Record<F, string[]>>;

@@ -77,7 +77,7 @@ export function renderDocs(): string {
 
 const MIGRATION_INTRO = `# Migrating from Watchtower
 
-<!-- Generated from src/config/schema.ts, src/config/watchtower.ts and src/updater/selection.ts by \`bun run docs\`. Do not edit by hand. -->
+<!-- Generated from src/config/schema.ts, src/config/watchtower.ts and src/updater/selection/selection.ts by \`bun run docs\`. Do not edit by hand. -->
 
 svc reads what a Watchtower user already has:
 

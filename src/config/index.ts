@@ -4,7 +4,9 @@
  * The Config shape: keys as in TOML (snake_case, nested by table), durations resolved to
  * milliseconds, secrets resolved from files, arrays never undefined.
  */
+import type { LogSettings } from "../log/logging.ts";
 import { assembleConfig, type Config } from "./schema.ts";
+import { secretValues } from "./secrets.ts";
 
 export { buildConfigSchema, CHANNEL_SWITCHES, defaultStateDir, defaultValue, describeOption, OPTIONS, TABLES, flagName, envName, readAsOption } from "./schema.ts";
 export type { ChannelName, Config, LogLevel, LogFormat, RegistryCredential, OptionSpec, OptionMeta, TableSpec } from "./schema.ts";
@@ -36,3 +38,19 @@ function deepMerge<T>(base: T, overrides: unknown): T {
   return out as T;
 }
 export { migrateWatchtower, type WatchtowerSettings, type Migration } from "./watchtower.ts";
+
+/**
+ * What the log room is built from. The schema knows which options are secret: a new secret
+ * option is redacted in every log without a change there.
+ */
+export function logSettings(config: Config): LogSettings {
+  return {
+    log_format: config.log_format,
+    log_level: config.log_level,
+    audit_log: config.audit_log,
+    access_log: config.http_api.access_log,
+    log_audit_to_stdout: config.log_audit_to_stdout,
+    log_access_to_stdout: config.log_access_to_stdout,
+    secrets: secretValues(config),
+  };
+}

@@ -366,7 +366,9 @@ function resolveSecrets(
     if (!option.meta.secret || option.meta.kind === "credentials" || option.meta.kind === "tables") continue;
     const parent = option.path.slice(0, -1).reduce<any>((node, part) => node[part], config);
     const name = option.path[option.path.length - 1]!;
-    if (parent[name] !== undefined) parent[name] = resolveOne(parent[name], named(option.key, merged), option.key);
+    const value = parent[name];
+    if (Array.isArray(value)) parent[name] = value.map((entry: string, index) => resolveOne(entry, `${named(option.key, merged)} entry ${index + 1}`, option.key));
+    else if (value !== undefined) parent[name] = resolveOne(value, named(option.key, merged), option.key);
   }
   for (const [index, credential] of config.registry_credentials.entries()) {
     const label = `${named("registry_credentials", merged)} entry ${index + 1}`;

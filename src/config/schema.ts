@@ -244,10 +244,17 @@ function tagPolicy(description: string) {
   );
 }
 
-function list(description: string, example: string[]) {
+function list(description: string, example: string[], extra: { secret?: boolean } = {}) {
   // a name never holds a space or a comma: "a b" in one entry is two names written as one
-  return leaf({ kind: "list", description, default: [], example }, () =>
+  return leaf({ kind: "list", description, default: [], example, ...extra }, () =>
     z.array(z.string().min(1, { error: "must not contain empty names" }).regex(/^[^\s,]+$/, { error: "one name per entry: a name holds no space or comma" })).default([]),
+  );
+}
+
+/** IP addresses, each checked at load. */
+function addresses(description: string, example: string[]) {
+  return leaf({ kind: "list", description, default: [], example }, () =>
+    z.array(z.string().refine((value) => isIP(value) !== 0, { error: 'must be an IP address such as "127.0.0.1" or "::1"' })).default([]),
   );
 }
 
@@ -394,6 +401,13 @@ export const CONFIG = table("General options", {
     metrics_no_auth: bool(false, "Serve metrics without a token"),
     access_log: path("Access log file (NDJSON, one entry per request)", "/var/log/svc/access.log"),
     ui: bool(false, "Serve the dashboard at / (docs/dashboard.md): a page that signs in with the token; read-only unless update is on"),
+    viewer_tokens: list("Read-only tokens (docs/dashboard.md, roles): they see everything the API shows and change nothing (403 on every action); each a token or a path to a file holding it", ["/run/secrets/svc_viewer_token"], { secret: true }),
+    trusted_proxy_header: ruled(
+      str("Header an identity proxy (Authelia, Authentik, oauth2-proxy) sets to the signed-in user's name; read only on requests from http_api.trusted_proxies (docs/dashboard.md, roles)", "Remote-User"),
+      { requires: ["http_api.trusted_proxies"] },
+    ),
+    trusted_proxies: addresses("The addresses of the identity proxy whose trusted_proxy_header is believed; from any other address the header is ignored", ["127.0.0.1"]),
+    trusted_proxy_role: choice(["viewer", "admin"] as const, "viewer", "What a user signed in by the trusted proxy may do: viewer (see everything, change nothing) or admin (everything the token may)"),
   }),
 
   docker: table("Container engine options", {

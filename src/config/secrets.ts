@@ -21,6 +21,8 @@ function secretSlots(config: Config): SecretSlot[] {
   const add = (holder: Record<string, unknown>, name: string) => {
     const value = holder[name];
     if (typeof value === "string") slots.push({ value, replace: (by) => (holder[name] = by) });
+    // a list of secrets (http_api.viewer_tokens): each entry is one
+    if (Array.isArray(value)) for (const [index, entry] of value.entries()) if (typeof entry === "string") slots.push({ value: entry, replace: (by) => (value[index] = by) });
   };
   for (const option of OPTIONS) {
     if (!option.meta.secret) continue;

@@ -20,6 +20,8 @@ export function auditFields(entry: AuditEntry, redact: Redactor): Fields {
     trigger: redact(entry.trigger),
     session_id: text(entry.session_id),
   };
+  if (entry.actor !== undefined) fields.actor = redact(entry.actor);
+  if (entry.request !== undefined) fields.request = redact(entry.request);
   if (entry.error !== undefined) fields.error = redact(entry.error);
   return fields;
 }

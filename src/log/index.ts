@@ -1,6 +1,6 @@
 /**
  * The logging room: the Logger every room writes to, the audit log of engine changes, and the
- * access-log sink of the HTTP API. The service builds them once with createLogging(config).
+ * access-log sink of the HTTP API. The service builds them once with createLogging(logSettings(config)).
  */
 export type { AccessFields, AccessLog, AuditEntry, AuditLog, Fields, LevelName, Logger } from "./types.ts";
 export { silentAccess, silentAudit, silentLogger } from "./types.ts";

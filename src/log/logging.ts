@@ -4,17 +4,29 @@
  * flushed and closed on shutdown).
  */
 import type { ConsolaInstance } from "consola";
-import type { Config } from "../config/index.ts";
 import { createAccessLog } from "./access.ts";
 import { createAuditLog } from "./audit.ts";
 import { LogFile } from "./file.ts";
 import { ConsolaLogger, ConsoleSink, createCore, type OutputFormat, type Writable } from "./logger.ts";
-import { secretValues } from "../config/index.ts";
 import { createRedactor, describeError } from "./redact.ts";
-import type { AccessLog, AuditLog, Logger } from "./types.ts";
+import type { AccessLog, AuditLog, LevelName, Logger } from "./types.ts";
+
+/**
+ * What the logs are built from: the log options, and the configuration's secret values, always
+ * redacted (the config room derives both from the configuration: logSettings).
+ */
+export interface LogSettings {
+  log_format: "auto" | OutputFormat;
+  log_level: LevelName;
+  audit_log?: string;
+  access_log?: string;
+  log_audit_to_stdout: boolean;
+  log_access_to_stdout: boolean;
+  secrets: readonly string[];
+}
 
 export interface LoggingOptions {
-  /** Values to redact besides the configuration's own secrets (which are always redacted). */
+  /** Values to redact besides the settings' own secrets (which are always redacted). */
   secrets?: string[];
   /** Defaults to process.stdout / process.stderr. */
   stdout?: Writable;
@@ -48,20 +60,19 @@ export interface Logging {
 export const ROOT_TARGET = "svc";
 
 /** `auto` is pretty for a person at a terminal and JSON for anything reading a pipe. */
-export function resolveFormat(format: Config["log_format"], stdout: Writable): OutputFormat {
+export function resolveFormat(format: LogSettings["log_format"], stdout: Writable): OutputFormat {
   if (format === "auto") return stdout.isTTY === true ? "pretty" : "json";
   return format;
 }
 
 /** Throws SvcError("startup") when a log file cannot be opened. */
-export function createLogging(config: Config, options: LoggingOptions = {}): Logging {
+export function createLogging(settings: LogSettings, options: LoggingOptions = {}): Logging {
   const stdout = options.stdout ?? (process.stdout as Writable);
   const stderr = options.stderr ?? (process.stderr as Writable);
-  const format = resolveFormat(config.log_format, stdout);
-  // The schema knows which options are secret: a new secret option is redacted without a change here.
-  const redact = createRedactor([...secretValues(config), ...(options.secrets ?? [])]);
+  const format = resolveFormat(settings.log_format, stdout);
+  const redact = createRedactor([...settings.secrets, ...(options.secrets ?? [])]);
   const sink = new ConsoleSink(format, stdout, stderr);
-  const core = createCore(config.log_level, sink, redact);
+  const core = createCore(settings.log_level, sink, redact);
   const log = new ConsolaLogger(core, ROOT_TARGET);
 
   const files: LogFile[] = [];
@@ -80,12 +91,12 @@ export function createLogging(config: Config, options: LoggingOptions = {}): Log
     files.push(file);
     return file;
   };
-  const auditFile = openFile(config.audit_log, "audit_log");
-  const accessFile = openFile(config.http_api.access_log, "http_api.access_log");
+  const auditFile = openFile(settings.audit_log, "audit_log");
+  const accessFile = openFile(settings.access_log, "http_api.access_log");
 
   const toStdout = { write: (record: Parameters<ConsoleSink["write"]>[0]) => sink.write(record, "stdout") };
-  const audit = createAuditLog({ file: auditFile, stdout: config.log_audit_to_stdout ? toStdout : undefined, redact });
-  const access = createAccessLog({ file: accessFile, stdout: config.log_access_to_stdout ? toStdout : undefined, redact });
+  const audit = createAuditLog({ file: auditFile, stdout: settings.log_audit_to_stdout ? toStdout : undefined, redact });
+  const access = createAccessLog({ file: accessFile, stdout: settings.log_access_to_stdout ? toStdout : undefined, redact });
 
   const reopen = async (): Promise<void> => {
     await Promise.all(files.map((file) => file.reopen()));

@@ -16,13 +16,16 @@ export interface Logger {
 
 /** One entry of the audit log: every change svc makes to the engine (docs/api.md). */
 export interface AuditEntry {
-  action: "pull" | "stop" | "rename" | "create" | "start" | "remove" | "image_remove" | "rollback" | "connect" | "recover" | "pre_check" | "pre_update" | "post_update" | "post_check" | "service_update" | "service_rollback";
+  action: "pull" | "stop" | "rename" | "create" | "start" | "remove" | "image_remove" | "rollback" | "connect" | "recover" | "pre_check" | "pre_update" | "post_update" | "post_check" | "service_update" | "service_rollback" | "request";
   container?: string;
   container_id?: string;
   image?: string;
   trigger: string;
   session_id?: string;
   error?: string;
+  /** an action asked of the API ("request"): who asked (docs/api.md), and what ("POST /v1/update") */
+  actor?: string;
+  request?: string;
 }
 
 export interface AuditLog {

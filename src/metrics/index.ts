@@ -34,12 +34,28 @@ function labelValue(text: string): string {
   return text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
+/** What a registry last said of its rate limit (Docker Hub's `ratelimit-remaining`, docs/api.md). */
+export interface RateLimit {
+  /** the lowest remaining count of the answers of the last minute (one check's requests) */
+  remaining: number;
+  limit: number | null;
+  /** the window the counts are over, in seconds (Docker Hub: 21600, six hours) */
+  window_seconds: number | null;
+  at: string;
+}
+
+const RATE_LIMIT = "svc_registry_ratelimit_remaining";
+const RATE_LIMIT_HELP = "Requests the registry says are left in its rate limit window (the lowest of its answers within a minute)";
+/** Answers this close together are one check's: the lowest counts (they may arrive out of order). */
+const SAME_CHECK_MS = 60_000;
+
 const PEER_UP = "svc_peer_up";
 const PEER_UP_HELP = "1 when the peer (another svc instance of peers) answered the dashboard's last request in time, else 0";
 
 export class Metrics {
   private readonly available = new Map<string, number>();
   private readonly peers = new Map<string, number>();
+  private readonly rateLimits = new Map<string, RateLimit>();
   private values: MetricValues = {
     svc_scans_total: 0,
     svc_scans_skipped: 0,
@@ -80,6 +96,19 @@ export class Metrics {
     this.peers.set(name, up ? 1 : 0);
   }
 
+  /** A registry's answer carried its rate limit: kept per registry host. */
+  recordRateLimit(registry: string, given: Omit<RateLimit, "at">, now = Date.now()): void {
+    const previous = this.rateLimits.get(registry);
+    const sameCheck = previous !== undefined && now - Date.parse(previous.at) < SAME_CHECK_MS;
+    const remaining = sameCheck ? Math.min(previous.remaining, given.remaining) : given.remaining;
+    this.rateLimits.set(registry, { ...given, remaining, at: new Date(now).toISOString() });
+  }
+
+  /** registry host -> its last known rate limit, by host */
+  rateLimitsOf(): Record<string, RateLimit> {
+    return Object.fromEntries([...this.rateLimits].sort(([a], [b]) => a.localeCompare(b)));
+  }
+
   snapshot(): MetricValues {
     return { ...this.values };
   }
@@ -93,6 +122,10 @@ export class Metrics {
     if (this.available.size > 0) {
       text += `# HELP ${AVAILABLE} ${AVAILABLE_HELP}\n# TYPE ${AVAILABLE} gauge\n`;
       for (const [name, value] of Object.entries(this.availability())) text += `${AVAILABLE}{container="${labelValue(name)}"} ${value}\n`;
+    }
+    if (this.rateLimits.size > 0) {
+      text += `# HELP ${RATE_LIMIT} ${RATE_LIMIT_HELP}\n# TYPE ${RATE_LIMIT} gauge\n`;
+      for (const [registry, limit] of Object.entries(this.rateLimitsOf())) text += `${RATE_LIMIT}{registry="${labelValue(registry)}"} ${limit.remaining}\n`;
     }
     if (this.peers.size > 0) {
       text += `# HELP ${PEER_UP} ${PEER_UP_HELP}\n# TYPE ${PEER_UP} gauge\n`;

@@ -49,6 +49,30 @@ export interface ClientOptions {
   runHelper: HelperRunner;
   retry: RetryPolicy;
   sleep?: (ms: number) => Promise<void>;
+  /** told of each answer that carries a rate limit (Docker Hub's ratelimit-remaining) */
+  onRateLimit?: (registry: string, limit: RateLimitAnswer) => void;
+}
+
+/** What one answer said of the registry's rate limit. */
+export interface RateLimitAnswer {
+  remaining: number;
+  limit: number | null;
+  window_seconds: number | null;
+}
+
+/** At most this many requests left (or a tenth of the limit) is warned of. */
+const LOW_RATE_LIMIT = 5;
+
+/** "76;w=21600": a count, and the window in seconds (RFC draft ratelimit headers, as Docker Hub sends them). */
+const RATE_LIMIT_VALUE = /^\s*(\d{1,9})\s*(?:;\s*w=(\d{1,9}))?/;
+
+/** The rate limit an answer carries, or null (most registries send none). */
+export function rateLimitOf(headers: Headers): RateLimitAnswer | null {
+  const remaining = RATE_LIMIT_VALUE.exec(headers.get("ratelimit-remaining")?.slice(0, 64) ?? "");
+  if (!remaining) return null;
+  const limit = RATE_LIMIT_VALUE.exec(headers.get("ratelimit-limit")?.slice(0, 64) ?? "");
+  const window = remaining[2] ?? limit?.[2];
+  return { remaining: Number(remaining[1]), limit: limit ? Number(limit[1]) : null, window_seconds: window === undefined ? null : Number(window) };
 }
 
 export class RegistryClient {
@@ -109,6 +133,26 @@ export class RegistryClient {
    * (an expired token, or a challenge that changed).
    */
   async request(target: Target, method: string, path: string, headers: Record<string, string>): Promise<Response> {
+    const response = await this.authenticatedRequest(target, method, path, headers);
+    const limit = rateLimitOf(response.headers);
+    if (limit) this.noteRateLimit(canonicalHost(target.registry), limit);
+    return response;
+  }
+
+  /**
+   * Passes a rate limit on, and warns once while it is nearly used up (at most LOW_RATE_LIMIT
+   * or a tenth of the limit left): checks and pulls fail once nothing is left.
+   */
+  private noteRateLimit(registry: string, limit: RateLimitAnswer): void {
+    this.options.onRateLimit?.(registry, limit);
+    const key = `ratelimit ${registry}`;
+    if (limit.remaining > Math.max(LOW_RATE_LIMIT, (limit.limit ?? 0) / 10)) return void this.warned.delete(key);
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.options.log.warn("registry rate limit nearly used up: its checks and pulls fail once none is left", { registry, ...limit });
+  }
+
+  private async authenticatedRequest(target: Target, method: string, path: string, headers: Record<string, string>): Promise<Response> {
     const url = `${this.baseUrl(target.registry)}${path}`;
     let challenge = await this.challengeFor(target.registry);
     const authorization = await this.authorization(target, challenge, false);

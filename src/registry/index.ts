@@ -12,7 +12,7 @@ import type { Config } from "../config/index.ts";
 import type { RegistryAuth } from "../engine/port.ts";
 import type { Logger } from "../log/index.ts";
 import { CheckSession } from "./check.ts";
-import { RegistryClient } from "./client.ts";
+import { type RateLimitAnswer, RegistryClient } from "./client.ts";
 import { helperRunner, type HelperRunner, serverAddressOf } from "./credentials.ts";
 import type { ImageRef, Registry } from "./port.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./transport.ts";
@@ -31,6 +31,8 @@ export interface RegistryOptions {
   retry?: Partial<Omit<RetryPolicy, "timeoutMs">>;
   /** tags asked for per page of a tags listing (tests lower it to see the pages) */
   tagsPageSize?: number;
+  /** told of each answer that carries a rate limit (the service keeps it in the metrics) */
+  onRateLimit?: (registry: string, limit: RateLimitAnswer) => void;
 }
 
 export function createRegistry(config: Config, log: Logger, options: RegistryOptions = {}): Registry {
@@ -41,6 +43,7 @@ export function createRegistry(config: Config, log: Logger, options: RegistryOpt
     dockerConfigDir: options.dockerConfigDir ?? config.docker.config,
     runHelper: options.runHelper ?? helperRunner({ path: options.helperPath, timeoutMs: config.registry_timeout }),
     retry: { ...DEFAULT_RETRY, ...options.retry, timeoutMs: config.registry_timeout },
+    onRateLimit: options.onRateLimit,
   });
   return {
     session: () => new CheckSession(client, config, registryLog, options.tagsPageSize),

@@ -31,7 +31,7 @@
  *   which then stops its own container through the engine (SIGTERM -> drain -> exit 0, and no
  *   restart policy revives it); the new instance's recovery removes it once stopped.
  *   With published ports (off the host network) the replacement cannot start while this instance
- *   holds the binding: a handover container from the new image finishes the update (handover.ts).
+ *   holds the binding: a handover container from the new image finishes the update (containers/handover.ts).
  */
 import type { Config } from "../config/index.ts";
 import type { Engine } from "../engine/port.ts";
@@ -40,30 +40,30 @@ import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
-import type { RolledBackDigests } from "./check.ts";
-import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./context.ts";
-import type { SelfHandover } from "./container-update.ts";
-import { createContainerTargets } from "./containers.ts";
-import { runCycle, type CycleDeps } from "./cycle.ts";
-import { completeHandover, type HandoverJob } from "./handover.ts";
-import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./overview.ts";
+import type { RolledBackDigests } from "./check/check.ts";
+import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./cycle/context.ts";
+import type { SelfHandover } from "./containers/replace.ts";
+import { createContainerTargets } from "./containers/kind.ts";
+import { runCycle, type CycleDeps } from "./cycle/cycle.ts";
+import { completeHandover, type HandoverJob } from "./containers/handover.ts";
+import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./views/overview.ts";
 import type { Updater } from "./port.ts";
-import type { ProgressListener } from "./progress.ts";
-import { createRepair } from "./repair.ts";
-import { retireSelf } from "./retire.ts";
-import { rollbackTarget } from "./rollback.ts";
-import { createRunner, type Runner } from "./runner.ts";
-import { createServiceTargets } from "./services.ts";
-import { skipTarget } from "./skip.ts";
-import { snooze } from "./snooze.ts";
-import { firstOfKinds, type KindDeps } from "./target.ts";
+import type { ProgressListener } from "./cycle/progress.ts";
+import { createRepair } from "./recovery/repair.ts";
+import { retireSelf } from "./containers/retire.ts";
+import { rollbackTarget } from "./requests/rollback.ts";
+import { createRunner, type Runner } from "./cycle/runner.ts";
+import { createServiceTargets } from "./swarm/kind.ts";
+import { skipTarget } from "./requests/skip.ts";
+import { snooze } from "./check/snooze.ts";
+import { firstOfKinds, type KindDeps } from "./cycle/target.ts";
 import type { CycleSightings, ReportSink, UpdateFilter } from "./types.ts";
 
-export type { SelfHandover } from "./container-update.ts";
+export type { SelfHandover } from "./containers/replace.ts";
 export type { Updater } from "./port.ts";
-export type { HandoverJob } from "./handover.ts";
-export type { ProgressEvent, ProgressListener, Step } from "./progress.ts";
-export type { ContainerOverview, DashboardActions, Overview } from "./overview.ts";
+export type { HandoverJob } from "./containers/handover.ts";
+export type { ProgressEvent, ProgressListener, Step } from "./cycle/progress.ts";
+export type { ContainerOverview, DashboardActions, Overview } from "./views/overview.ts";
 export type { CycleRunner, SessionReport, Trigger, UpdateFilter, ContainerReport, ContainerOutcome, ReportCounts } from "./types.ts";
 
 export interface UpdaterDeps {
@@ -93,7 +93,7 @@ export interface UpdaterDeps {
   previous?: Remembered;
   /** images an update left, waiting for cleanup_delay (default: in memory) */
   leftImages?: Remembered;
-  /** told of each step of a running cycle as it starts (progress.ts) */
+  /** told of each step of a running cycle as it starts (cycle/progress.ts) */
   progress?: ProgressListener;
   /** containers whose updates wait, by name (POST /v1/snooze; default: in memory) */
   snoozed?: Remembered;
@@ -177,7 +177,7 @@ async function overviewOf(runner: Runner, config: Config, memory: OverviewMemory
 }
 
 /**
- * `svc handover` (the helper container of a self-update with published ports, see handover.ts):
+ * `svc handover` (the helper container of a self-update with published ports, see containers/handover.ts):
  * resolves true when the new svc runs, false when the old one was put back (or could not be).
  */
 export async function runHandover(deps: Pick<UpdaterDeps, "config" | "engine" | "log" | "audit" | "timing">, job: Omit<HandoverJob, "stopTimeoutMs">): Promise<boolean> {

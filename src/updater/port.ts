@@ -1,8 +1,8 @@
 /**
  * The updater port: what the service, the API and the scheduler hold of the updater (index.ts
- * builds it; exclusive.ts, summary.ts and pending.ts wrap it without importing the builder).
+ * builds it; wrappers/exclusive.ts, wrappers/summary.ts and wrappers/pending.ts wrap it without importing the builder).
  */
-import type { DashboardActions } from "./overview.ts";
+import type { DashboardActions } from "./views/overview.ts";
 import type { ContainerActions, CycleRunner } from "./types.ts";
 
 export interface Updater extends CycleRunner, ContainerActions, DashboardActions {

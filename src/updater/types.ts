@@ -9,6 +9,8 @@ export type ContainerOutcome = "fresh" | "stale" | "updated" | "failed" | "skipp
 export interface UpdateFilter {
   container?: string[];
   image?: string[];
+  /** only the targets of these compose projects or Swarm stacks (selection/selection.ts, groupOf) */
+  stack?: string[];
 }
 
 export interface ContainerReport {
@@ -44,7 +46,8 @@ export interface SessionReport {
   started_at: string;
   finished_at: string;
   duration_ms: number;
-  filter: { container: string[]; image: string[] };
+  /** `stack` only when the request named one */
+  filter: { container: string[]; image: string[]; stack?: string[] };
   counts: ReportCounts;
   containers: ContainerReport[];
   /** present (true) only for a dry run: everything decided, nothing changed */
@@ -77,7 +80,7 @@ export interface CycleOptions extends Omit<RunOptions, "dryRun"> {
 export interface CycleSightings {
   containers?: ContainerSummary[];
   images?: ImageSummary[];
-  /** the Swarm services, as a manager listed them (services.ts) */
+  /** the Swarm services, as a manager listed them (swarm/kind.ts) */
   services?: ServiceSummary[];
 }
 

@@ -3,20 +3,36 @@
  * token the person signed in with. The token is kept for this browser tab only
  * (sessionStorage): no cookie, so no other site can make the browser act with it.
  */
-import type { PeerView as PeerAnswer } from "../../api/peers.ts";
-import type { RunningCycle } from "../../updater/live.ts";
-import type { ExcludedContainer } from "../../updater/overview.ts";
-import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/timeline.ts";
+import type { RunningCycle } from "../../updater/views/live.ts";
+import type { ExcludedContainer } from "../../updater/views/overview.ts";
+import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/views/timeline.ts";
 import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
 
 export type { ContainerReport, RunningCycle, SessionReport, TimelineEntry };
 
 /** One container as GET /v1/containers describes it. */
-export type ContainerOverview = import("../../updater/overview.ts").ContainerOverview & LastOutcome;
+export type ContainerOverview = import("../../updater/views/overview.ts").ContainerOverview & LastOutcome;
 export type SessionSummary = ReturnType<typeof sessionSummary>;
 
-/** A peer as GET /v1/peers tells it, its containers as the page reads them. */
-export type PeerView = Omit<PeerAnswer, "data"> & { data: ContainersAnswer | null };
+/** A peer as GET /v1/peers tells it (docs/api.md); `data` is its last GET /v1/containers answer. */
+export interface PeerState<Data> {
+  name: string;
+  /** it answered the last request in time */
+  up: boolean;
+  /** it answered, but a cycle runs there: the containers are its last known ones */
+  busy: boolean;
+  /** when svc last asked it */
+  checked_at: string | null;
+  /** when it stopped answering (null while it answers) */
+  unreachable_since: string | null;
+  error: string | null;
+  /** its last answer, and when it came */
+  answered_at: string | null;
+  data: Data | null;
+}
+
+/** A peer, its containers as the page reads them. */
+export type PeerView = PeerState<ContainersAnswer>;
 
 export interface ContainersAnswer {
   checked_at: string;
@@ -26,6 +42,19 @@ export interface ContainersAnswer {
   containers: ContainerOverview[];
   /** what svc leaves alone, and why (absent from an older peer) */
   excluded?: ExcludedContainer[];
+  /** the registries whose answers carried a rate limit (absent from an older svc) */
+  rate_limits?: RateLimitView[];
+}
+
+/** A registry's rate limit (Docker Hub's ratelimit-remaining) beside the requests a check makes there. */
+export interface RateLimitView {
+  registry: string;
+  remaining: number;
+  limit: number | null;
+  window_seconds: number | null;
+  at: string;
+  /** the images on that registry: one manifest request each per check */
+  needed: number;
 }
 
 const TOKEN_KEY = "svc.token";
@@ -53,7 +82,8 @@ export function whenUnauthorized(handler: () => void): void {
 }
 
 async function call<T>(method: "GET" | "POST", path: string, body?: Record<string, unknown>, given = token.get()): Promise<T> {
-  const headers: Record<string, string> = { authorization: `Bearer ${given ?? ""}`, accept: "application/json" };
+  // without a token, an identity proxy in front may have signed the person in (docs/dashboard.md, roles)
+  const headers: Record<string, string> = given ? { authorization: `Bearer ${given}`, accept: "application/json" } : { accept: "application/json" };
   if (body) headers["content-type"] = "application/json";
   let response: Response;
   try {
@@ -70,6 +100,16 @@ async function call<T>(method: "GET" | "POST", path: string, body?: Record<strin
   if (!response.ok) throw new ApiError(response.status, data?.error ?? `svc answered ${response.status}`);
   return data as T;
 }
+
+/** Who the page is signed in as (GET /v1/session): a viewer sees everything and changes nothing. */
+export interface Session {
+  role: "admin" | "viewer";
+  name: string;
+  update: boolean;
+}
+
+/** The session of the page's token; `proxy`: of no token, a user a trusted proxy signed in (a 401 then only says no). */
+export const session = (proxy = false) => call<Session>("GET", "/v1/session", undefined, proxy ? "" : token.get());
 
 /** Checks a token without keeping it: resolves when svc accepts it. */
 export const signIn = (candidate: string) => call<{ running: RunningCycle | null }>("GET", "/v1/progress", undefined, candidate);

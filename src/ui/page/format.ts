@@ -1,5 +1,6 @@
 /** How the page words times, versions and policies. Pure: everything here returns text. */
-import type { ContainerOverview, RunningCycle } from "./api.ts";
+import { type Bucket, inBucket } from "../summary.ts";
+import type { ContainerOverview, RateLimitView, RunningCycle } from "./api.ts";
 
 const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
 const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
@@ -12,6 +13,7 @@ const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
 /** "3 hours ago", "in 2 days". */
 export function fromNow(iso: string, now = Date.now()): string {
   const delta = Date.parse(iso) - now;
+  if (!Number.isFinite(delta)) return iso;
   for (const [unit, size] of UNITS) {
     if (Math.abs(delta) >= size || unit === "second") return relative.format(Math.round(delta / size), unit);
   }
@@ -58,6 +60,8 @@ export interface Filters {
   state: string;
   host: string;
   onlyUpdates: boolean;
+  /** a count of the summary bar, pressed: only the rows it counted */
+  bucket: Bucket | "";
 }
 
 export function matches(c: ContainerOverview & { host: string }, filters: Filters): boolean {
@@ -65,5 +69,118 @@ export function matches(c: ContainerOverview & { host: string }, filters: Filter
   if (filters.state && c.state !== filters.state) return false;
   if (filters.host && c.host !== filters.host) return false;
   if (filters.onlyUpdates && c.available_version === null) return false;
+  if (filters.bucket && !inBucket(c, filters.bucket)) return false;
   return true;
+}
+
+// ---- registry rate limits ----
+
+const REGISTRY_NAMES: Record<string, string> = { "docker.io": "Docker Hub" };
+
+/** "Docker Hub: 87 of 100 requests left (per 6 h)"; with fewer left than a check asks for, the warning. */
+export function rateLimitWords(limit: RateLimitView): { text: string; low: boolean } {
+  const name = REGISTRY_NAMES[limit.registry] ?? limit.registry;
+  const of = limit.limit === null ? "" : ` of ${limit.limit}`;
+  const window = limit.window_seconds ? ` (per ${durationWords(secondsWords(limit.window_seconds))})` : "";
+  const low = limit.remaining < limit.needed;
+  const text = `${name}: ${limit.remaining}${of} requests left${window}`;
+  const images = limit.needed === 1 ? "1 image" : `${limit.needed} images`;
+  return { text: low ? `${text}: a check asks for ${images} there and would run out` : text, low };
+}
+
+/** 21600 -> "6h", 90 -> "1m30s": a window as options write durations. */
+function secondsWords(seconds: number): string {
+  const parts: string[] = [];
+  for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60], ["s", 1]] as const) {
+    const count = Math.floor(seconds / size);
+    if (count > 0) parts.push(`${count}${unit}`);
+    seconds -= count * size;
+  }
+  return parts.join("") || "0s";
+}
+
+// ---- words instead of raw values ----
+
+const FULL_DIGEST = /sha256:([0-9a-f]{12})[0-9a-f]{52}/g;
+// "at", "from", "until" before a time read wrong before "in 3 days" / "2 hours ago": dropped
+const ISO_TIME = /(?:\b(?:at|from|until) )?\b(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}))/g;
+
+/** A text from svc as a person reads it: digests short, times relative ("in 3 days"). */
+export function plainText(text: string, now = Date.now()): string {
+  return text.replace(FULL_DIGEST, "sha256:$1").replace(ISO_TIME, (_match, iso: string) => fromNow(iso, now));
+}
+
+/** "sha256:" and 12 hex digits; anything else as it is. */
+export function shortDigest(digest: string): string {
+  return digest.replace(FULL_DIGEST, "sha256:$1");
+}
+
+/** "72h" -> "72 h", "1h30m" -> "1 h 30 m": a duration as options write it, spaced for reading. */
+export function durationWords(duration: string): string {
+  return duration.replace(/(\d+)([a-z]+)/g, "$1 $2 ").trim();
+}
+
+/** "Sat 02:00": a time within a week or so, as a person says it. */
+export function dayTime(iso: string): string {
+  return new Date(iso).toLocaleString(undefined, { weekday: "short", hour: "2-digit", minute: "2-digit" });
+}
+
+/** What the page says of a state: a few plain words, and (when there is one) the why beside them. */
+export interface StateWords {
+  text: string;
+  detail: string | null;
+  /** how it is coloured: an update to apply, one held back, fine, or gone wrong */
+  tone: "update" | "held" | "ok" | "bad" | "muted";
+}
+
+/** The fields of a row the words are made of (a peer's older svc may lack some). */
+export type Worded = Pick<ContainerOverview, "state" | "reason" | "would_update" | "snoozed_until" | "eligible_at"> & { policy?: Partial<ContainerOverview["policy"]> };
+
+/**
+ * A row's state in plain language ("update available", "held: min age 72 h, eligible in 3
+ * days"). The page's own check is a dry run: its "would be updated (dry run)" is said as "update
+ * available", never as if the person had asked for a dry run.
+ */
+export function stateWords(c: Worded, now = Date.now()): StateWords {
+  const reason = c.reason ? plainText(c.reason, now) : null;
+  switch (c.state as string) {
+    case "fresh":
+      return { text: "up to date", detail: null, tone: "ok" };
+    case "updated":
+      return { text: "updated", detail: null, tone: "ok" };
+    case "failed":
+      return { text: "update failed", detail: reason, tone: "bad" };
+    case "rolled_back":
+      return { text: "rolled back", detail: reason, tone: "bad" };
+    case "skipped":
+      return skippedWords(c.reason ?? "", reason);
+    case "stale":
+      return staleWords(c, reason, now);
+    case "pending":
+      return { text: "pending", detail: reason, tone: "held" };
+    case "held":
+      return { text: "held", detail: reason, tone: "held" };
+    default:
+      return { text: c.state.replace("_", " "), detail: reason, tone: "muted" };
+  }
+}
+
+function staleWords(c: Worded, reason: string | null, now: number): StateWords {
+  if (c.would_update) return { text: "update available", detail: null, tone: "update" };
+  if (c.snoozed_until && Date.parse(c.snoozed_until) > now) return { text: `held: snoozed until ${dayTime(c.snoozed_until)} (${fromNow(c.snoozed_until, now)})`, detail: null, tone: "held" };
+  if (c.policy?.monitor_only) return { text: "held: monitor only", detail: null, tone: "held" };
+  if (c.eligible_at && c.policy?.min_image_age && /\(min_image_age\)/.test(c.reason ?? "")) {
+    const when = Date.parse(c.eligible_at) > now ? `eligible ${fromNow(c.eligible_at, now)}` : "eligible now";
+    return { text: `held: min age ${durationWords(c.policy.min_image_age)}, ${when}`, detail: null, tone: "held" };
+  }
+  // a newer tag only reported: the compose file names the tag (svc.tag_policy.compose)
+  if (/the compose file names/.test(c.reason ?? "")) return { text: "held: the compose file names its tag", detail: reason, tone: "held" };
+  return { text: "update available, held", detail: reason, tone: "held" };
+}
+
+function skippedWords(raw: string, reason: string | null): StateWords {
+  if (/skipped on request/.test(raw)) return { text: "this version skipped", detail: "waiting for a newer one", tone: "muted" };
+  if (/left by a rollback/.test(raw)) return { text: "rolled back from this version", detail: "waiting for a newer one", tone: "muted" };
+  if (/^pinned by digest$/.test(raw)) return { text: "pinned by digest", detail: "svc never moves it", tone: "muted" };
+  return { text: "not checked", detail: reason, tone: "muted" };
 }

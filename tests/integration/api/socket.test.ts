@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, listen, serveApi } from "../../../src/api/index.ts";
-import { type DeepPartial, type Config, defaultConfig } from "../../../src/config/index.ts";
+import { type DeepPartial, type Config, defaultConfig, logSettings } from "../../../src/config/index.ts";
 import { exitCodeOf } from "../../../src/errors.ts";
 import { createLogging, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
@@ -69,7 +69,7 @@ describe("access log over a real socket", () => {
     const accessPath = join(dir, "access.log");
     const config = apiConfig({ log_access_to_stdout: true, http_api: { access_log: accessPath } });
     const stdout: string[] = [];
-    const logging = createLogging(config, { stdout: { write: (chunk) => void stdout.push(chunk) }, stderr: { write() {} }, captureConsole: false, handleSighup: false });
+    const logging = createLogging(logSettings(config), { stdout: { write: (chunk) => void stdout.push(chunk) }, stderr: { write() {} }, captureConsole: false, handleSighup: false });
     stops.push(() => logging.close());
     const metrics = new Metrics();
     const port = freePort();

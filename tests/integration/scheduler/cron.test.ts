@@ -107,8 +107,8 @@ describe("time zone", () => {
     const script = `
       import { createScheduler } from ${JSON.stringify(`${import.meta.dir}/../../../src/scheduler/index.ts`)};
       import { createLogging } from ${JSON.stringify(`${import.meta.dir}/../../../src/log/index.ts`)};
-      import { defaultConfig } from ${JSON.stringify(`${import.meta.dir}/../../../src/config/index.ts`)};
-      const logging = createLogging(defaultConfig({ log_format: "json" }));
+      import { defaultConfig, logSettings } from ${JSON.stringify(`${import.meta.dir}/../../../src/config/index.ts`)};
+      const logging = createLogging(logSettings(defaultConfig({ log_format: "json" })));
       const runner = { busy: false, run: async () => null };
       const s = createScheduler({ config: { schedule: "0 0 9 * * *", update_on_start: false }, runner, log: logging.log });
       s.start();

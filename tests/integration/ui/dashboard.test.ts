@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { inspect } from "../../harness.ts";
-import { confirm, type Dashboard, PHONE, rowOf, signInWith, startDashboard } from "./support.ts";
+import { confirm, type Dashboard, menuAction, PHONE, rowOf, signInWith, startDashboard } from "./support.ts";
 
 let ui: Dashboard;
 
@@ -56,7 +56,7 @@ describe("the dashboard in a browser", () => {
     const badge = row.locator(".badge.kind-digest");
     await badge.waitFor();
     expect(await badge.textContent()).toMatch(/^sha256:[0-9a-f]{12} digest$/);
-    expect(await row.locator(".state").textContent()).toBe("stale");
+    expect(await row.locator(".state").textContent()).toBe("update available");
 
     // a container svc leaves alone is listed apart, with why
     expect(await page.locator(`.excluded li[data-container="${ignored}"]`).textContent()).toContain("label svc.enable=false");
@@ -96,13 +96,13 @@ describe("the dashboard in a browser", () => {
     expect(inspect(c.name).Image).toBe(c.newId);
 
     const row = await rowOf(page, c.name);
-    await row.getByRole("button", { name: `Roll back ${c.name}` }).click();
+    await menuAction(page, c.name, "Roll back");
     await confirm(page, "Roll back");
     await page.locator(".notice").filter({ hasText: `${c.name}: back on its earlier image` }).waitFor({ timeout: 60_000 });
     expect(inspect(c.name).Image).toBe(c.oldId);
 
     // its timeline: the update, then the rollback (an update back to the earlier image)
-    await page.getByRole("button", { name: `History of ${c.name}` }).click();
+    await menuAction(page, c.name, "History of");
     const timeline = page.getByRole("dialog").locator(".timeline > li");
     await timeline.first().waitFor();
     expect(await timeline.count()).toBe(2);
@@ -131,16 +131,18 @@ describe("the dashboard in a browser", () => {
     const snoozed = staleContainer("snooze");
     const page = await ui.open();
     await rowOf(page, skipped.name);
-    await page.getByRole("button", { name: `Skip this version of ${skipped.name}` }).click();
+    await menuAction(page, skipped.name, "Skip this version of");
     const skippedRow = await rowOf(page, skipped.name);
-    await skippedRow.locator(".state").filter({ hasText: "skipped" }).waitFor();
-    expect(await skippedRow.locator(".reason").textContent()).toContain("was skipped on request");
+    await skippedRow.locator(".state").filter({ hasText: "this version skipped" }).waitFor();
+    expect(await skippedRow.locator(".reason").textContent()).toBe("waiting for a newer one");
+    // the exact reason on hover
+    expect(await skippedRow.locator(".state").getAttribute("title")).toContain("was skipped on request");
 
-    await page.getByRole("button", { name: `Snooze updates of ${snoozed.name}` }).click();
+    await menuAction(page, snoozed.name, "Snooze updates of");
     await page.getByRole("dialog").getByLabel("Snooze for").selectOption("7d");
     await confirm(page, "Snooze");
     const snoozedRow = await rowOf(page, snoozed.name);
-    await snoozedRow.locator(".reason").filter({ hasText: "updates snoozed until" }).waitFor();
+    await snoozedRow.locator(".state").filter({ hasText: /^held: snoozed until .+ \(in 7 days\)$/ }).waitFor();
     expect(await snoozedRow.locator(".note").first().textContent()).toStartWith("snoozed until");
 
     // a real cycle over both applies neither

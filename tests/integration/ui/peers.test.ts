@@ -52,6 +52,13 @@ describe("peers on the dashboard", () => {
     await local.waitFor();
     await remote.locator(".badge").waitFor();
     expect(await local.locator(".badge").count()).toBe(0);
+    // at a glance, per host: pressed, the table shows that host's rows only
+    const hosts = page.getByRole("group", { name: "Updates per host" });
+    expect(await hosts.locator(`button[data-host="${PEER}"]`).textContent()).toBe(`1 on ${PEER}`);
+    await hosts.locator(`button[data-host="${PEER}"]`).click();
+    expect(await local.count()).toBe(0);
+    await hosts.locator(`button[data-host="${PEER}"]`).click();
+    await local.waitFor();
 
     // the browser is never given the peer's token
     const peers = await (await fetch(`${ui.url}v1/peers`, { headers: { authorization: `Bearer ${ui.token}` } })).text();

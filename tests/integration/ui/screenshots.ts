@@ -35,13 +35,15 @@ function publish(repository: string, tag: string, imageLabels: string[] = []): v
 }
 
 try {
-  demo("web", "nginx", "1.27.1", {}, ["org.opencontainers.image.version=1.27.1", "org.opencontainers.image.source=https://github.com/nginx/nginx"]);
+  // a compose project of three (its labels as compose sets them), the rest standalone
+  const shop = (service: string, dependsOn?: string) => ({ "com.docker.compose.project": "shop", "com.docker.compose.service": service, ...(dependsOn ? { "com.docker.compose.depends_on": `${dependsOn}:service_started:false` } : {}) });
+  demo("web", "nginx", "1.27.1", shop("web", "api"), ["org.opencontainers.image.version=1.27.1", "org.opencontainers.image.source=https://github.com/nginx/nginx"]);
   publish("nginx", "1.27.1", ["org.opencontainers.image.version=1.27.1"]);
-  demo("api", "api", "2.3.1", { "svc.tag_policy": "semver:minor", "svc.link": "https://example.org/api/releases/{version}" });
+  demo("api", "api", "2.3.1", { ...shop("api", "db"), "svc.tag_policy": "semver:minor", "svc.link": "https://example.org/api/releases/{version}" });
   publish("api", "2.4.0");
   demo("queue", "queue", "3.1.0", { "svc.tag_policy": "semver:major" });
   publish("queue", "4.0.0");
-  demo("db", "postgres", "16.4", { "svc.monitor_only": "true" });
+  demo("db", "postgres", "16.4", { ...shop("db"), "svc.monitor_only": "true" });
   demo("cache", "redis", "7.4.0", { "svc.min_image_age": "3d" });
   publish("redis", "7.4.0");
   demo("worker", "worker", "latest", { "svc.hooks.pre_update": "sleep 1" });

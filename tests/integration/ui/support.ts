@@ -86,3 +86,9 @@ export async function confirm(page: Page, action: string): Promise<void> {
   await dialog.waitFor();
   await dialog.getByRole("button", { name: action }).click();
 }
+
+/** Clicks one of a row's other actions: its "More" menu first, then the item (as with the keyboard: Enter opens it). */
+export async function menuAction(page: Page, row: string, label: string): Promise<void> {
+  await page.getByLabel(`More actions for ${row}`, { exact: true }).click();
+  await page.getByRole("button", { name: `${label} ${row}`, exact: true }).click();
+}

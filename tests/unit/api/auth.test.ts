@@ -3,7 +3,7 @@
  * configured token x presented credential, each cell's expected status derived from the rules.
  */
 import { describe, expect, test } from "bun:test";
-import { bearerCredential, createTokenCheck } from "../../../src/api/auth.ts";
+import { bearerCredential, createAuthenticator, createTokenCheck, plainAddress } from "../../../src/api/auth.ts";
 import { makeApp, TOKEN } from "./fakes.ts";
 
 type EndpointName = "health" | "metrics" | "update";
@@ -97,4 +97,37 @@ test("only the Authorization header carries the token: the scheme in any case, n
   expect(check("BEARER   s3cret")).toBe(true);
   expect(check(null)).toBe(false);
   expect(check("Basic s3cret")).toBe(false);
+});
+
+describe("roles: who a request comes from", () => {
+  const settings = { token: "admin-secret", viewer_tokens: ["family-1", "family-2"], trusted_proxy_header: "remote-user", trusted_proxies: ["10.0.0.2", "::1"], trusted_proxy_role: "viewer" as const };
+  const who = createAuthenticator(settings);
+  const noUser = () => null;
+
+  test("the admin token acts; a viewer token is named by its place, never by its value", () => {
+    expect(who("Bearer admin-secret", noUser, () => "192.0.2.1")).toEqual({ role: "admin", name: "admin token" });
+    expect(who("Bearer family-2", noUser, () => "192.0.2.1")).toEqual({ role: "viewer", name: "viewer token 2" });
+    expect(who("Bearer nope", noUser, () => "192.0.2.1")).toBeNull();
+  });
+
+  test("the proxy's header is believed only from a configured proxy address (an IPv4 client of a dual-stack socket too)", () => {
+    expect(who(null, () => "alice", () => "10.0.0.2")).toEqual({ role: "viewer", name: "alice" });
+    expect(who(null, () => "alice", () => "::ffff:10.0.0.2")).toEqual({ role: "viewer", name: "alice" });
+    expect(who(null, () => "alice", () => "10.0.0.3")).toBeNull();
+    expect(who(null, () => "alice", () => undefined)).toBeNull();
+    // a user name that is not one signs no one in
+    expect(who(null, () => "alice\nadmin", () => "10.0.0.2")).toBeNull();
+    expect(who(null, () => "", () => "10.0.0.2")).toBeNull();
+  });
+
+  test("a bearer token decides alone, even from the proxy; the proxy role is configurable", () => {
+    expect(who("Bearer wrong", () => "alice", () => "10.0.0.2")).toBeNull();
+    expect(createAuthenticator({ ...settings, trusted_proxy_role: "admin" })(null, () => "bob", () => "::1")).toEqual({ role: "admin", name: "bob" });
+    expect(createAuthenticator({ ...settings, trusted_proxy_header: undefined })(null, () => "bob", () => "::1")).toBeNull();
+  });
+
+  test("plainAddress", () => {
+    expect(plainAddress("::FFFF:10.1.2.3")).toBe("10.1.2.3");
+    expect(plainAddress("::1")).toBe("::1");
+  });
 });

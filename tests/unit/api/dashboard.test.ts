@@ -5,6 +5,7 @@
  * http_api.update.
  */
 import { describe, expect, test } from "bun:test";
+import { FIRST_LOAD_BUDGET_KIB } from "../../../src/ui/budget.ts";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { emptyReport } from "../../support/report.ts";
 import { bearer, makeApp } from "./fakes.ts";
@@ -63,6 +64,16 @@ describe("the page", () => {
     }
     // the first load's budget (docs/dashboard.md): well under 100 KiB compressed
     expect(compressed).toBeLessThan(100 * 1024);
+  });
+
+  test("the first load (page, script and style, gzipped) stays within its budget", async () => {
+    const { request } = makeApp({ http_api: { ui: true } });
+    const gzip = { "accept-encoding": "gzip" };
+    const page = await request("/", { headers: gzip });
+    let bytes = (await page.arrayBuffer()).byteLength;
+    const html = new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await (await request("/", { headers: gzip })).arrayBuffer())));
+    for (const path of assetPaths(html)) bytes += (await (await request(path, { headers: gzip })).arrayBuffer()).byteLength;
+    expect(bytes / 1024).toBeLessThanOrEqual(FIRST_LOAD_BUDGET_KIB);
   });
 
   test("an unknown file is 404, another method 405, and API paths are unchanged", async () => {
@@ -149,5 +160,57 @@ describe("POST /v1/snooze", () => {
     expect((await request("/v1/snooze?container=web&for=soon", { method: "POST", headers: auth })).status).toBe(400);
     expect((await request("/v1/snooze?container=a,b&for=1d", { method: "POST", headers: auth })).status).toBe(400);
     expect((await request("/v1/snooze?container=web&for=1d", { method: "POST" })).status).toBe(401);
+  });
+});
+
+describe("roles, the session and the summary", () => {
+  const stale = (report: ReturnType<typeof emptyReport>) => ({
+    ...report,
+    containers: [
+      { id: "a", name: "web", image: "r/web:1.2.3", new_image: "r/web:2.0.0", old_image_id: "sha256:1", new_image_id: null, old_digest: "sha256:old", new_digest: "sha256:new", state: "stale" as const, reason: DRY_RUN_REASON, duration_ms: 1 },
+      { id: "b", name: "db", image: "r/db:16", new_image: null, old_image_id: "sha256:2", new_image_id: null, old_digest: "sha256:o", new_digest: "sha256:n", state: "stale" as const, reason: "monitor only", duration_ms: 1 },
+      { id: "c", name: "cache", image: "r/cache:7", new_image: null, old_image_id: "sha256:3", new_image_id: null, old_digest: "sha256:c", new_digest: null, state: "fresh" as const, reason: null, duration_ms: 1 },
+    ],
+  });
+
+  test("a viewer token reads everything and every action is 403; the admin's actions are audited with who asked", async () => {
+    const { request, runner, audit } = makeApp({ http_api: { ui: true, viewer_tokens: ["family"] } });
+    runner.report = stale;
+    const viewer = bearer("family");
+    expect((await request("/v1/containers", { headers: viewer })).status).toBe(200);
+    expect(await (await request("/v1/session", { headers: viewer })).json()).toEqual({ role: "viewer", name: "viewer token 1", update: true });
+    for (const path of ["/v1/update", "/v1/check", "/v1/skip", "/v1/snooze", "/v1/rollback"]) {
+      const refused = await request(path, { method: "POST", headers: viewer });
+      expect(refused.status).toBe(403);
+      expect(await refused.json()).toEqual({ error: "forbidden: this token (or user) may only read" });
+    }
+    expect(audit).toEqual([]);
+    expect(await (await request("/v1/session", { headers: auth })).json()).toEqual({ role: "admin", name: "admin token", update: true });
+    expect((await request("/v1/update", { method: "POST", headers: auth })).status).toBe(200);
+    await Bun.sleep(1);
+    expect(audit).toEqual([{ action: "request", trigger: "api", actor: "admin token", request: "POST /v1/update" }]);
+    // refused past the token (a bad body): a second line says so
+    expect((await request("/v1/snooze", { method: "POST", headers: auth })).status).toBe(400);
+    await Bun.sleep(1);
+    expect(audit.slice(1)).toEqual([
+      { action: "request", trigger: "api", actor: "admin token", request: "POST /v1/snooze" },
+      { action: "request", trigger: "api", actor: "admin token", request: "POST /v1/snooze", error: "answered 400: name exactly one container" },
+    ]);
+  });
+
+  test("POST /v1/update?stack=NAME: a cycle over one compose project or Swarm stack (what Update stack is with curl)", async () => {
+    const { request, runner } = makeApp();
+    expect((await request("/v1/update?stack=shop", { method: "POST", headers: auth })).status).toBe(200);
+    expect(runner.calls.at(-1)?.filter).toEqual({ stack: ["shop"] });
+  });
+
+  test("GET /v1/summary: the counts of one check, kept for the next asks; 401 without a token", async () => {
+    const { request, runner } = makeApp({ http_api: { ui: true, viewer_tokens: ["family"] } });
+    runner.report = stale;
+    expect((await request("/v1/summary")).status).toBe(401);
+    const body = (await (await request("/v1/summary", { headers: bearer("family") })).json()) as any;
+    expect(body).toEqual({ host: expect.any(String), checked_at: expect.any(String), containers: 3, updates: 2, by_kind: { major: 1, minor: 0, patch: 0, digest: 1, tag: 0 }, held: 1, failed: 0 });
+    const again = (await (await request("/v1/summary", { headers: auth })).json()) as any;
+    expect(again.checked_at).toBe(body.checked_at);
   });
 });

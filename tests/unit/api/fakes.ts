@@ -1,9 +1,9 @@
 /** Small fakes of our own ports for the API's unit tests (no module mocking). */
 import { createApp } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
-import type { AccessFields } from "../../../src/log/index.ts";
+import type { AccessFields, AuditEntry } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
-import { containerOverviews, type DashboardActions, type Overview } from "../../../src/updater/overview.ts";
+import { containerOverviews, type DashboardActions, type Overview } from "../../../src/updater/views/overview.ts";
 import type { ContainerActions, CycleRunner, RollbackResult, RunOptions, SessionReport, SkipResult, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
 import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
 import { emptyReport } from "../../support/report.ts";
@@ -86,9 +86,10 @@ export function makeApp(overrides: DeepPartial<Config> = {}, reports: SessionRep
   const runner = new FakeRunner(metrics);
   const logs: RecordedLine[] = [];
   const access: AccessFields[] = [];
-  const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write: (fields) => void access.push(fields) }, history: { list: () => reports } });
+  const audit: AuditEntry[] = [];
+  const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write: (fields) => void access.push(fields) }, audit: { record: (entry) => void audit.push(entry) }, history: { list: () => reports } });
   const request = (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init));
-  return { app, config, metrics, runner, logs, access, request };
+  return { app, config, metrics, runner, logs, access, audit, request };
 }
 
 export const bearer = (token = TOKEN) => ({ authorization: `Bearer ${token}` });

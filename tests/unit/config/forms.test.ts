@@ -39,6 +39,7 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
     case "list":
       // notification URLs are parsed: their example is valid
       if (meta.spaceSeparated) return { value: meta.example, expected: meta.example };
+      if (option.key === "http_api.trusted_proxies") return { value: ["127.0.0.1", "::1"], expected: ["127.0.0.1", "::1"] };
       return { value: ["alpha", "beta"], expected: ["alpha", "beta"] };
     case "credentials": {
       const entries = [{ host: "ghcr.io", username: "u1", password: "p1" }, { host: "quay.io" }];
@@ -68,6 +69,7 @@ function base(): Map<string, unknown> {
   return new Map<string, unknown>([
     ["http_api.update", true],
     ["http_api.token", "base-token"],
+    ["http_api.trusted_proxies", ["10.0.0.2"]],
     ["notifications.email.from", "svc@example.com"],
     ["notifications.email.to", ["ops@example.com"]],
     ["notifications.mqtt.topic", "svc"],

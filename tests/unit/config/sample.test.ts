@@ -98,7 +98,7 @@ describe("schema-derived names", () => {
   test("defaultConfig is the schema's defaults, deep-merged with overrides", () => {
     expect(defaultConfig()).toEqual(buildConfigSchema().parse({}));
     const config = defaultConfig({ http_api: { port: 9000 }, containers: ["a"] });
-    expect(config.http_api).toEqual({ update: false, metrics: false, port: 9000, address: "0.0.0.0", metrics_no_auth: false, ui: false });
+    expect(config.http_api).toEqual({ update: false, metrics: false, port: 9000, address: "0.0.0.0", metrics_no_auth: false, ui: false, viewer_tokens: [], trusted_proxies: [], trusted_proxy_role: "viewer" });
     expect(config.containers).toEqual(["a"]);
     expect(config.stop_timeout).toBe(10_000);
     expect(config.notifications.pushover.api_url).toBe("https://api.pushover.net");

@@ -20,7 +20,7 @@ function valueAt(config: unknown, path: string[]): unknown {
 
 describe("secrets", () => {
   test("the schema marks exactly the documented secrets", () => {
-    expect(OPTIONS.filter((o) => o.meta.secret).map((o) => o.key).sort()).toEqual([...SECRET_KEYS, "registry_credentials", "peers"].sort());
+    expect(OPTIONS.filter((o) => o.meta.secret).map((o) => o.key).sort()).toEqual([...SECRET_KEYS, "registry_credentials", "peers", "http_api.viewer_tokens"].sort());
   });
 
   test.each(SECRET_KEYS)("%s: a path to a readable file is replaced by its trimmed contents", async (key) => {
@@ -30,6 +30,15 @@ describe("secrets", () => {
     const companion = key === "notifications.pushover.token" ? ["--notifications-pushover-user-key", "k"] : [];
     const { config } = await load({ argv: [...RUNS, ...companion, option.flag, file] });
     expect(valueAt(config, option.path)).toBe(`s3cret-${key}`);
+  });
+
+  test("http_api.viewer_tokens: each entry a token or a path to a file holding one; each masked", async () => {
+    const dir = tempDir();
+    const file = writeFile(dir, "viewer", "from-a-file\n");
+    const { config } = await load({ argv: [...RUNS, "--http-api-viewer-tokens", `${file},literal-viewer`] });
+    expect(config.http_api.viewer_tokens).toEqual(["from-a-file", "literal-viewer"]);
+    expect(redactConfig(config).http_api.viewer_tokens).toEqual([REDACTED, REDACTED]);
+    expect(secretValues(config)).toEqual(expect.arrayContaining(["from-a-file", "literal-viewer"]));
   });
 
   test("a path relative to the working directory works too; a literal stays literal", async () => {

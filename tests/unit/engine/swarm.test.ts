@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { isOutOfSequence, parseService, taskServiceOf, withImage } from "../../../src/engine/swarm.ts";
-import { unpinned } from "../../../src/updater/services.ts";
+import { unpinned } from "../../../src/updater/swarm/kind.ts";
 
 const digest = `sha256:${"a".repeat(64)}`;
 const raw = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({

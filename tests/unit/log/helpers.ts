@@ -1,5 +1,5 @@
 /** Test helpers for the log room: writers that collect lines, and a logfmt parser to read lines back. */
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { defaultConfig, logSettings, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import { createLogging, type Logging, type LoggingOptions } from "../../../src/log/index.ts";
 
 export class Collector {
@@ -30,7 +30,7 @@ export interface TestLogging extends Logging {
 export function testLogging(overrides: DeepPartial<Config> = {}, options: LoggingOptions & { tty?: boolean } = {}): TestLogging {
   const stdout = new Collector(options.tty ?? false);
   const stderr = new Collector(options.tty ?? false);
-  const logging = createLogging(defaultConfig(overrides), { captureConsole: false, handleSighup: false, ...options, stdout, stderr });
+  const logging = createLogging(logSettings(defaultConfig(overrides)), { captureConsole: false, handleSighup: false, ...options, stdout, stderr });
   return { ...logging, stdout, stderr };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { SvcError } from "../../../src/errors.ts";
 import { createLogging, type LevelName } from "../../../src/log/index.ts";
-import { defaultConfig } from "../../../src/config/index.ts";
+import { defaultConfig, logSettings } from "../../../src/config/index.ts";
 import { Collector, parseLogfmt, testLogging } from "./helpers.ts";
 
 const LEVELS: LevelName[] = ["trace", "debug", "info", "warn", "error"];
@@ -184,7 +184,7 @@ describe("console capture", () => {
     const stdout = new Collector();
     const stderr = new Collector();
     const original = console.log;
-    const logging = createLogging(defaultConfig({ log_format: "json" }), { stdout, stderr, handleSighup: false, secrets: ["hidden-one"] });
+    const logging = createLogging(logSettings(defaultConfig({ log_format: "json" })), { stdout, stderr, handleSighup: false, secrets: ["hidden-one"] });
     try {
       console.log("from a library", { a: 1 });
       console.error("library error hidden-one");

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openHistory } from "../../../src/state/index.ts";
-import { lastOutcomes, sessionSummary, timelineOf } from "../../../src/updater/timeline.ts";
+import { lastOutcomes, sessionSummary, timelineOf } from "../../../src/updater/views/timeline.ts";
 import type { ContainerReport, SessionReport } from "../../../src/updater/types.ts";
 import { tempDir } from "../../temp.ts";
 import { type RecordedLine, recordingLogger } from "../../support/logger.ts";

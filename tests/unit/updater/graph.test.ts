@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
-import { buildGraph, composeServices, connectedGroups, dependentsOf, findCycles, topologicalOrder, type NodeInput } from "../../../src/updater/graph.ts";
-import { countOutcomes, metricCounts } from "../../../src/updater/report.ts";
+import { buildGraph, composeServices, connectedGroups, dependentsOf, findCycles, topologicalOrder, type NodeInput } from "../../../src/updater/containers/graph.ts";
+import { countOutcomes, metricCounts } from "../../../src/updater/cycle/report.ts";
 import type { ContainerReport } from "../../../src/updater/types.ts";
 
 function node(name: string, extra: Partial<NodeInput> = {}): NodeInput {

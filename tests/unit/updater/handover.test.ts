@@ -7,10 +7,10 @@ import { describe, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
-import { completeHandover, needsHandover } from "../../../src/updater/handover.ts";
+import { completeHandover, needsHandover } from "../../../src/updater/containers/handover.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import { handoverContainerName, oldContainerName } from "../../../src/updater/names.ts";
-import type { ProtocolContext } from "../../../src/updater/context.ts";
+import { handoverContainerName, oldContainerName } from "../../../src/updater/selection/names.ts";
+import type { ProtocolContext } from "../../../src/updater/cycle/context.ts";
 import { type Behaviour, FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
 const PORTS = { "8080/tcp": [{ HostIp: "127.0.0.1", HostPort: "18080" }] };

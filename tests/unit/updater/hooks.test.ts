@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
-import { hookFor } from "../../../src/updater/hooks.ts";
+import { hookFor } from "../../../src/updater/containers/hooks.ts";
 
 const labels = (timeout?: string) => ({ "svc.hooks.pre_update": "backup", ...(timeout === undefined ? {} : { "svc.hooks.timeout": timeout }) });
 

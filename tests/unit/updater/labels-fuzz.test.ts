@@ -9,7 +9,7 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import { LABELS, WATCHTOWER_LABELS } from "../../../src/updater/selection.ts";
+import { LABELS, WATCHTOWER_LABELS } from "../../../src/updater/selection/selection.ts";
 import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
 const ALL_LABELS = [...Object.values(LABELS), ...Object.values(WATCHTOWER_LABELS).filter((l): l is string => l !== undefined)];

@@ -2,9 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { inMemory } from "../../../src/state/index.ts";
-import { liveProgress } from "../../../src/updater/live.ts";
-import { containerOverviews, excludedContainers, releaseLink, runningVersion, updateKind } from "../../../src/updater/overview.ts";
-import { snooze, snoozedUntil } from "../../../src/updater/snooze.ts";
+import { liveProgress } from "../../../src/updater/views/live.ts";
+import { containerOverviews, excludedContainers, releaseLink, runningVersion, updateKind } from "../../../src/updater/views/overview.ts";
+import { snooze, snoozedUntil } from "../../../src/updater/check/snooze.ts";
 import type { ServiceSummary } from "../../../src/engine/swarm.ts";
 import type { ContainerReport } from "../../../src/updater/types.ts";
 import { emptyReport } from "../../support/report.ts";
@@ -101,7 +101,7 @@ describe("containerOverviews", () => {
       entry({ name: "web", old_image_id: "sha256:img" }),
     ];
     const spec = service("api", {}, { image: `r/api:2.0.0@${D_OLD}`, previousImage: `r/api:1.9.0@${D_PREV}` });
-    const labels = { "svc.tag_policy": "semver:minor", "svc.no_pull": "true", "svc.hooks.pre_update": "echo hi", "org.opencontainers.image.source": "https://github.com/acme/not-this" };
+    const labels = { "svc.tag_policy": "semver:minor", "svc.no_pull": "true", "svc.hooks.pre_update": "echo hi", "org.opencontainers.image.source": "https://github.com/acme/not-this", "com.docker.stack.namespace": "shop" };
     const seen = {
       // the task container's labels are not the service's
       containers: [{ id: "t1", name: "api.1.x", image: `r/api:2.0.0@${D_OLD}`, imageId: "sha256:task", state: "running" as const, labels: { "svc.monitor_only": "true" } }],
@@ -120,11 +120,13 @@ describe("containerOverviews", () => {
       policy: { monitor_only: false, no_pull: false, tag_policy: "semver:minor", hooks: [], ignored_hooks: ["pre_update"] },
       previous_image_id: D_PREV,
       link: "https://github.com/acme/api/releases/tag/2.1.0",
+      // its stack, from its spec's labels (docker stack deploy sets it)
+      group: { kind: "stack", name: "shop" },
     });
 
     // a service never updated (no previous spec), whose image is on no node this engine sees
     const [bare] = containerOverviews(report, { services: [{ ...spec, labels: {}, previousImage: null }] }, defaultConfig(), {});
-    expect(bare).toMatchObject({ kind: "service", version: "2.0.0", previous_image_id: null, link: null, policy: { hooks: [], ignored_hooks: [] } });
+    expect(bare).toMatchObject({ kind: "service", version: "2.0.0", previous_image_id: null, link: null, policy: { hooks: [], ignored_hooks: [] }, group: null });
   });
 });
 

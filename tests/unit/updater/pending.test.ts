@@ -1,6 +1,6 @@
 /** The API's runner while svc starts: an update asked for during recovery waits for it. */
 import { describe, expect, test } from "bun:test";
-import { pendingRunner } from "../../../src/updater/pending.ts";
+import { pendingRunner } from "../../../src/updater/wrappers/pending.ts";
 import type { Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 

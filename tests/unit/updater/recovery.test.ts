@@ -3,7 +3,7 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import { oldContainerName } from "../../../src/updater/names.ts";
+import { oldContainerName } from "../../../src/updater/selection/names.ts";
 import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
 function setup(selfContainerId?: string, engine = new FakeEngine()) {

@@ -3,6 +3,8 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import type { ContainerSummary } from "../../../src/engine/port.ts";
 import {
   enableLabelFilter,
+  groupOf,
+  stackFilter,
   imagePrefixFilter,
   namesFilter,
   notDisabledFilter,
@@ -10,8 +12,8 @@ import {
   scopeFilter,
   selectContainers,
   stateFilter,
-} from "../../../src/updater/selection.ts";
-import { oldContainerName, parseOldName } from "../../../src/updater/names.ts";
+} from "../../../src/updater/selection/selection.ts";
+import { oldContainerName, parseOldName } from "../../../src/updater/selection/names.ts";
 
 function container(name: string, overrides: Partial<ContainerSummary> = {}): ContainerSummary {
   return { id: `${name}-id`, name, image: "nginx:1.27", imageId: "sha256:aa", state: "running", labels: {}, ...overrides };
@@ -158,5 +160,21 @@ describe("Watchtower's labels", () => {
     expect(enableLabelFilter(true)(container("x", { labels }))).toBe(true);
     expect(scopeFilter("b")(container("x", { labels }))).toBe(true);
     expect(scopeFilter("a")(container("x", { labels }))).toBe(false);
+  });
+});
+
+describe("compose projects and Swarm stacks", () => {
+  test("a target's group comes from its labels; a stack's task container is in its stack", () => {
+    expect(groupOf({ "com.docker.compose.project": "shop" })).toEqual({ kind: "compose", name: "shop" });
+    expect(groupOf({ "com.docker.compose.project": "x", "com.docker.stack.namespace": "media" })).toEqual({ kind: "stack", name: "media" });
+    expect(groupOf({})).toBeNull();
+  });
+
+  test("the API's stack filter keeps the targets of the named groups only", () => {
+    const keep = stackFilter(["shop"]);
+    expect(keep(container("a", { labels: { "com.docker.compose.project": "shop" } }))).toBe(true);
+    expect(keep(container("b", { labels: { "com.docker.compose.project": "blog" } }))).toBe(false);
+    expect(keep(container("c"))).toBe(false);
+    expect(stackFilter(undefined)(container("d"))).toBe(true);
   });
 });

@@ -4,8 +4,8 @@ import { defaultConfig, type Config, type DeepPartial } from "../../../src/confi
 import type { ServiceSummary, ServiceUpdateStatus, Swarm, SwarmState } from "../../../src/engine/swarm.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { inMemory } from "../../../src/state/index.ts";
-import type { ProtocolContext } from "../../../src/updater/context.ts";
-import { createServiceTargets } from "../../../src/updater/services.ts";
+import type { ProtocolContext } from "../../../src/updater/cycle/context.ts";
+import { createServiceTargets } from "../../../src/updater/swarm/kind.ts";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";

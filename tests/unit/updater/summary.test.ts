@@ -1,7 +1,7 @@
 /** What a person is told of a cycle: a line per container, a summary at the level of the worst outcome. */
 import { describe, expect, test } from "bun:test";
-import { buildReport } from "../../../src/updater/report.ts";
-import { containerLine, logReport, logRollback, summaryLine } from "../../../src/updater/summary.ts";
+import { buildReport } from "../../../src/updater/cycle/report.ts";
+import { containerLine, logReport, logRollback, summaryLine } from "../../../src/updater/wrappers/summary.ts";
 import { DRY_RUN_REASON, type ContainerReport } from "../../../src/updater/types.ts";
 import { recordingLogger } from "../../support/logger.ts";
 

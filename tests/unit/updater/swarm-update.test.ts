@@ -4,8 +4,8 @@ import { defaultConfig, type Config, type DeepPartial } from "../../../src/confi
 import type { ServiceSummary, ServiceUpdateStatus, Swarm } from "../../../src/engine/swarm.ts";
 import { SvcError } from "../../../src/errors.ts";
 import { silentLogger } from "../../../src/log/index.ts";
-import type { ProtocolContext } from "../../../src/updater/context.ts";
-import { awaitRollout, writeImage } from "../../../src/updater/swarm-update.ts";
+import type { ProtocolContext } from "../../../src/updater/cycle/context.ts";
+import { awaitRollout, writeImage } from "../../../src/updater/swarm/rollout.ts";
 import { FakeEngine, MemoryAudit } from "./fakes.ts";
 
 const before: ServiceUpdateStatus = { state: "completed", message: "update completed", startedAt: "2026-01-01T00:00:00Z" };

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { parseTagPolicy, type TagPolicy } from "../../../src/config/index.ts";
-import { naturalCompare, newerTags, parseVersionTag } from "../../../src/updater/tags.ts";
+import { naturalCompare, newerTags, parseVersionTag } from "../../../src/updater/check/tags.ts";
 
 function policy(text: string): TagPolicy {
   const parsed = parseTagPolicy(text);

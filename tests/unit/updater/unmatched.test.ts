@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import type { ContainerSummary } from "../../../src/engine/port.ts";
-import { unmatchedFilters } from "../../../src/updater/unmatched.ts";
+import { unmatchedFilters } from "../../../src/updater/selection/unmatched.ts";
 
 const container = (name: string, more: Partial<ContainerSummary> = {}): ContainerSummary => ({ id: name, name, image: `r.io/${name}:1`, imageId: "sha256:a", state: "running", labels: {}, ...more });
 const all = [container("web"), container("db", { state: "exited" }), container("lab", { labels: { "svc.scope": "lab" } }), container("web.svc-old-0123456789ab-running")];

@@ -1,0 +1,202 @@
+/**
+ * Containers as targets of a cycle (cycle/target.ts): selected by scope, labels and options; checked
+ * against their local images (one image list for all, one registry request per image); the
+ * pre_check and pre_update hooks; replaced in dependency order by the update protocol
+ * (containers/replace.ts); once every kind has replaced its targets, the images updates left are
+ * cleaned up (containers/cleanup.ts) and the post_check hooks run. `svc rollback NAME` moves a container back
+ * to its earlier image through a cycle over it alone, with the protocol's checks.
+ */
+import type { ContainerSummary } from "../../engine/port.ts";
+import { SvcError } from "../../errors.ts";
+import type { Remembered } from "../../state/index.ts";
+import { createChecker, type Checker, type Verdict } from "../check/check.ts";
+import { cleanupImages } from "./cleanup.ts";
+import { isSelf, updateInOrder, type ContainerEntry, type ReplaceDeps } from "./replace.ts";
+import type { ProtocolContext } from "../cycle/context.ts";
+import { COMPOSE } from "./graph.ts";
+import { hookFor, runHook } from "./hooks.ts";
+import { policyFor, selectContainers, type ContainerPolicy } from "../selection/selection.ts";
+import { snoozedUntil } from "../check/snooze.ts";
+import { checkTargets, decide, durationOf, finish, newTarget, toReplace, type CycleScope, type KindCycle, type KindDeps, type TargetKind } from "../cycle/target.ts";
+import { DRY_RUN_REASON, type ContainerReport, type CycleOptions, type RollbackResult, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "../types.ts";
+
+export interface ContainerTargetDeps extends KindDeps, ReplaceDeps {
+  /** images left by an update and waiting for cleanup_delay: image id -> "<container> <ISO time>" */
+  leftImages: Remembered;
+  /** the image each container ran before svc's last update of it: "<image id>" or "<image id> <reference>" */
+  previous: Remembered;
+  /** repairs the leftovers of interrupted updates the filter selects: true when there were some (recovery/repair.ts) */
+  repairLeftovers?: (all: readonly ContainerSummary[], filter: UpdateFilter) => Promise<boolean>;
+  /** a cycle over the containers the filter names, one cycle at a time (the runner's): a rollback is one */
+  cycleOver(trigger: Trigger, filter: UpdateFilter, options: RunOptions): Promise<SessionReport | null>;
+}
+
+export function createContainerTargets(deps: ContainerTargetDeps): TargetKind {
+  return {
+    repair: deps.repairLeftovers,
+    run: (scope) => runContainers(deps, scope),
+    rollback: (_ctx, name, trigger) => rollbackContainer(deps, name, trigger),
+    reference: async (name) => (await deps.engine.inspectContainer(name).catch(() => null))?.Config.Image,
+  };
+}
+
+async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Promise<KindCycle> {
+  const { ctx, all, filter, options } = scope;
+  // Fresh containers cost no inspect: the list and one image list answer every check. Only
+  // when something is to be updated is every candidate inspected, for the dependency graph.
+  const entries = newEntries(deps, selectContainers(all, deps.config, filter), options.toLocalTag === true);
+  // a dry run runs no hook: a hook may change anything
+  if (!options.dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
+  const checker = await checkEntries(deps, ctx, entries, options);
+  const toUpdate = chooseUpdates(deps, entries);
+  if (options.dryRun) {
+    for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
+    toUpdate.clear();
+  } else {
+    await preUpdateHooks(ctx, entries, toUpdate);
+  }
+  const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, all, entries, checker, toUpdate }) : false;
+  return {
+    selfReplaced,
+    settle: async () => {
+      if (options.dryRun) return;
+      if (deps.config.cleanup) await cleanupImages(deps, ctx, leftImages(entries));
+      await runHooks(ctx, entries, "post_check", (entry) => entry.summary.state === "running" && entry.state !== "failed");
+    },
+    report: () => reportEntries(entries),
+  };
+}
+
+function newEntries(deps: ContainerTargetDeps, selected: ContainerSummary[], toLocalTag: boolean): Map<string, ContainerEntry> {
+  const startedAt = Date.now();
+  const policyOf = (summary: ContainerSummary): ContainerPolicy => {
+    const policy = policyFor(summary, deps.config);
+    return toLocalTag ? { ...policy, noPull: true, monitorOnly: false, minImageAgeMs: 0 } : policy;
+  };
+  return new Map(
+    selected.map((summary) => [
+      summary.name,
+      { ...newTarget(summary, policyOf(summary), startedAt), id: summary.id, newImageId: null, oldDigest: null, newDigest: null, newImage: null },
+    ]),
+  );
+}
+
+/** Each container against its local image; the checker, for the pulls' platforms. */
+async function checkEntries(deps: ContainerTargetDeps, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, options: CycleOptions): Promise<Checker> {
+  const localReferences = options.localReferences ?? new Map<string, string>();
+  const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
+  if (options.seen) options.seen.images = images;
+  const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped, log: deps.log.child("updater") });
+  const inputOf = ({ summary, policy }: ContainerEntry) => ({
+    name: summary.name,
+    image: summary.image,
+    imageId: summary.imageId,
+    noPull: policy.noPull,
+    minImageAgeMs: policy.minImageAgeMs,
+    tagPolicy: policy.tagPolicy,
+    reportTagOnly: summary.labels[COMPOSE.project] !== undefined && !policy.moveCompose,
+    localReference: localReferences.get(summary.name),
+    // a rollback on request goes where it was asked to, snoozed or not
+    snoozedUntil: options.toLocalTag ? undefined : snoozedUntil(deps.snoozed, summary.name),
+  });
+  await checkTargets(ctx, entries.values(), checker, inputOf, applyVerdict);
+  return checker;
+}
+
+function applyVerdict(entry: ContainerEntry, verdict: Verdict): void {
+  entry.ref = verdict.ref;
+  entry.oldDigest = verdict.oldDigest;
+  entry.newDigest = verdict.newDigest;
+  entry.newImageId = verdict.newImageId;
+  entry.newImage = verdict.newImage;
+  decide(entry, verdict);
+}
+
+/** Runs one hook, one container at a time, in the containers `when` picks; failures are logged only. */
+async function runHooks(ctx: ProtocolContext, entries: Map<string, ContainerEntry>, name: "pre_check" | "post_check", when: (entry: ContainerEntry) => boolean): Promise<void> {
+  for (const entry of entries.values()) {
+    const hook = hookFor(entry.summary.labels, name, ctx.config);
+    if (hook && when(entry)) await runHook(ctx, { id: entry.id, name: entry.summary.name, image: entry.summary.image }, hook);
+  }
+}
+
+/** pre_update, before anything is stopped: a container whose hook fails is skipped with the reason. */
+async function preUpdateHooks(ctx: ProtocolContext, entries: Map<string, ContainerEntry>, toUpdate: Set<string>): Promise<void> {
+  for (const name of [...toUpdate]) {
+    const entry = entries.get(name)!;
+    const hook = hookFor(entry.summary.labels, "pre_update", ctx.config);
+    if (!hook || entry.summary.state !== "running") continue;
+    const failure = await runHook(ctx, { id: entry.id, name, image: entry.summary.image }, hook);
+    if (failure === null) continue;
+    finish(entry, "skipped", failure);
+    toUpdate.delete(name);
+  }
+}
+
+/** Stale containers still to be decided: not monitor-only, not held back (nor svc's own in run-once mode). */
+function chooseUpdates(deps: ContainerTargetDeps, entries: Map<string, ContainerEntry>): Set<string> {
+  const toUpdate = new Set<string>();
+  // a stale state already finished is final: monitor-only, or waiting for min_image_age
+  for (const entry of toReplace(entries.values())) {
+    if (isSelf(deps, entry) && deps.config.run_once) {
+      finish(entry, "skipped", "svc's own container is not updated in run-once mode");
+      continue;
+    }
+    toUpdate.add(entry.summary.name);
+  }
+  return toUpdate;
+}
+
+/** The images the updated containers left (a container moved to another tag of the same image left none). */
+function leftImages(entries: Map<string, ContainerEntry>): { container: string; imageId: string }[] {
+  return [...entries.values()].filter((e) => e.state === "updated" && e.newImageId !== e.summary.imageId).map((e) => ({ container: e.summary.name, imageId: e.summary.imageId }));
+}
+
+function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] {
+  const now = Date.now();
+  return [...entries.values()].map((e) => ({
+    id: e.id,
+    name: e.summary.name,
+    image: e.summary.image,
+    new_image: e.newImage,
+    old_image_id: e.summary.imageId,
+    new_image_id: e.newImageId,
+    old_digest: e.oldDigest,
+    new_digest: e.newDigest,
+    state: e.state,
+    reason: e.reason,
+    duration_ms: durationOf(e, now),
+  }));
+}
+
+/**
+ * `svc rollback NAME` for a container: its earlier image tagged again as the reference it follows
+ * (or the one it came from, across tags), and a cycle over it alone takes it there. undefined: no
+ * container has that name; null: a cycle was running.
+ */
+async function rollbackContainer(deps: ContainerTargetDeps, name: string, trigger: Trigger): Promise<RollbackResult | null | undefined> {
+  const container = await deps.engine.inspectContainer(name).catch(() => null);
+  if (!container) return undefined;
+  // "<image id>", or "<image id> <reference>" when the update moved it to another tag
+  const [back, backReference] = deps.previous.get(name)?.split(" ") ?? [];
+  if (back === undefined) throw new SvcError("not_found", `svc knows no earlier image of ${name} (it has not updated it${deps.config.state_dir ? "" : " since it started: set state_dir to remember across restarts"})`);
+  if (container.Image === back) throw new SvcError("bad_request", `${name} already runs ${back}`);
+  if (!(await deps.engine.inspectImage(back).catch(() => null))) {
+    throw new SvcError("not_found", `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`);
+  }
+  const reference = backReference ?? container.Config.Image;
+  await deps.engine.tagImage(back, reference);
+  const localReferences = new Map(reference === container.Config.Image ? [] : [[name, reference]]);
+  const report = await deps.cycleOver(trigger, { container: [name] }, { toLocalTag: true, localReferences, dryRun: false });
+  if (report === null) return null;
+  const entry = report.containers.find((c) => c.name === name);
+  const result = { container: name, from_image_id: container.Image, to_image_id: back };
+  if (!entry) return { ...result, state: "skipped", reason: "not selected by svc (scope, labels or options)" };
+  if (entry.state === "updated" && entry.old_digest) {
+    // the image it left is not to come back by itself: its digest (as the check saw it) waits for
+    // a newer one, kept with who rolled back, for the reason the next cycles give (check/check.ts)
+    deps.skipped.set(name, `${entry.old_digest} rollback:${trigger}`);
+    deps.log.debug("container put back on its earlier image", { container: name, image_id: back, skipped_digest: entry.old_digest });
+  }
+  return { ...result, state: entry.state, reason: entry.reason };
+}

@@ -1,0 +1,404 @@
+/**
+ * A container's replacement in a cycle: the dependency graph over every running container, then
+ * each connected group of containers to update (a few groups at a time, svc's own last): pulls
+ * first (nothing stopped yet), dependents stopped before their dependencies, then the update
+ * protocol (containers/protocol.ts: park, replace, watch, restore) and the dependents started again after
+ * their dependencies. One container's failure goes into its entry and never stops the others.
+ */
+import type { ContainerInspect, ContainerSummary } from "../../engine/port.ts";
+import { toSvcError } from "../../errors.ts";
+import type { Logger } from "../../log/index.ts";
+import type { ImageRef } from "../../registry/port.ts";
+import { act } from "../cycle/act.ts";
+import type { Checker } from "../check/check.ts";
+import type { ProtocolContext } from "../cycle/context.ts";
+import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
+import { needsHandover, startHandover } from "./handover.ts";
+import { isOldName, parseHandoverName } from "../selection/names.ts";
+import { forEachLimited } from "../cycle/pool.ts";
+import { park, planReplacement, replace, restore, stopOptionsFor, type Replacement } from "./protocol.ts";
+import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, type ContainerPolicy } from "../selection/selection.ts";
+import { finish, type KindDeps, type TargetEntry } from "../cycle/target.ts";
+
+/** What replacing containers works with: the kinds' deps, and how svc lets go of its own port. */
+export interface ReplaceDeps extends Pick<KindDeps, "config" | "engine" | "registry" | "concurrency" | "draining" | "selfContainerId" | "rolledBack"> {
+  selfHandover?: SelfHandover;
+}
+
+/**
+ * What the running service gives up while its replacement starts: with host networking or a
+ * published host port the replacement cannot listen (or even start) while this instance holds
+ * the port. `release` stops accepting connections (requests in flight, such as the one that
+ * triggered this cycle, still get their answer); `reclaim` listens again after a rollback.
+ */
+export interface SelfHandover {
+  release(): Promise<void>;
+  reclaim(): Promise<void>;
+}
+
+/** Per selected container, everything the cycle learns about it (beside what every target has: cycle/target.ts). */
+export interface ContainerEntry extends TargetEntry {
+  /** only when something is to be updated in this cycle */
+  inspect?: ContainerInspect;
+  ref?: ImageRef;
+  id: string;
+  newImageId: string | null;
+  oldDigest: string | null;
+  newDigest: string | null;
+  /** the reference the container moves to (tag policy, rollback across tags); null: its own */
+  newImage: string | null;
+}
+
+const INSPECT_CONCURRENCY = 8;
+const RESTARTED_FOR_DEPENDENCY = "restarted for dependency";
+
+/**
+ * Builds the dependency graph, skips stale members of cycles, and updates connected groups
+ * (bounded concurrency), svc's own group last. Resolves true when svc's own container was replaced.
+ */
+export async function updateInOrder(input: {
+  deps: ReplaceDeps;
+  ctx: ProtocolContext;
+  all: readonly ContainerSummary[];
+  entries: Map<string, ContainerEntry>;
+  checker: Checker;
+  toUpdate: Set<string>;
+}): Promise<boolean> {
+  const { deps, entries, toUpdate } = input;
+  await inspectEntries(deps, entries, toUpdate, input.ctx.log);
+  // dependents may be outside the selection (a `network_mode: container:` sidecar must follow
+  // its host whatever its labels): the graph covers every running container
+  const others = await inspectOthers(deps, input.all, entries);
+  const inspected = [...entries.values()].filter((e) => e.inspect !== undefined);
+  const graph = buildGraph([...inspected.map((e) => nodeFromInspect(e.inspect!, e.policy.dependsOn)), ...others.map((o) => o.node)]);
+  const inCycle = markCycles(entries, graph, toUpdate);
+  const running = new Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>();
+  for (const o of others) running.set(o.summary.name, o);
+  for (const e of inspected) running.set(e.summary.name, { inspect: e.inspect!, policy: e.policy });
+
+  const idToName = new Map(input.all.map((c) => [c.id, c.name]));
+  const g: GroupContext = { deps, ctx: input.ctx, entries, graph, idToName, checker: input.checker, toUpdate, running, inCycle, log: input.ctx.log, pulls: new Map() };
+  const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(g, n))]);
+  const groups = connectedGroups(graph, involved);
+  const selfGroup = groups.find((group) => group.some((n) => entries.has(n) && isSelf(deps, entries.get(n)!)));
+  await forEachLimited(
+    groups.filter((group) => group !== selfGroup),
+    deps.concurrency,
+    async (group) => {
+      await updateGroup(g, group);
+    },
+  );
+  return selfGroup ? updateGroup(g, selfGroup) : false;
+}
+
+export function isSelf(deps: Pick<KindDeps, "selfContainerId">, entry: ContainerEntry): boolean {
+  return deps.selfContainerId !== undefined && (entry.summary.id === deps.selfContainerId || entry.summary.id.startsWith(deps.selfContainerId));
+}
+
+/** Inspects every selected container (the graph needs the stale ones' neighbours too). */
+async function inspectEntries(deps: ReplaceDeps, entries: Map<string, ContainerEntry>, toUpdate: Set<string>, log: Logger): Promise<void> {
+  await forEachLimited([...entries.values()], INSPECT_CONCURRENCY, async (entry) => {
+    try {
+      entry.inspect = await deps.engine.inspectContainer(entry.summary.id);
+    } catch (error) {
+      log.debug("container vanished before inspect", { container: entry.summary.name, error: toSvcError(error).message });
+      if (toUpdate.delete(entry.summary.name)) finish(entry, "skipped", `the container disappeared during the cycle: ${toSvcError(error).message}`);
+    }
+  });
+}
+
+/**
+ * Running containers outside the selection, for finding dependents. One outside this instance's
+ * reach (another scope, `svc.enable=false`, `disable_containers`) is only followed through
+ * `network_mode: container:`, the one tie an update breaks for good; links and depends_on of such
+ * a container are its operator's business.
+ */
+async function inspectOthers(deps: ReplaceDeps, all: readonly ContainerSummary[], entries: Map<string, ContainerEntry>): Promise<Other[]> {
+  const others: Other[] = [];
+  const reachable = allOf([scopeFilter(deps.config.scope), enableLabelFilter(false), notDisabledFilter(deps.config.disable_containers)]);
+  const candidates = all.filter((c) => !entries.has(c.name) && !isOldName(c.name) && parseHandoverName(c.name) === null && c.state === "running");
+  await forEachLimited(candidates, INSPECT_CONCURRENCY, async (summary) => {
+    const inspect = await deps.engine.inspectContainer(summary.id).catch(() => null);
+    if (!inspect) return;
+    const policy = policyFor(summary, deps.config);
+    const node = nodeFromInspect(inspect, policy.dependsOn);
+    const followed = reachable(summary) ? node : { ...node, links: [], dependsOn: [], labels: {} };
+    others.push({ summary, inspect, policy, node: followed });
+  });
+  return others;
+}
+
+interface Other {
+  summary: ContainerSummary;
+  inspect: ContainerInspect;
+  policy: ContainerPolicy;
+  node: NodeInput;
+}
+
+/** Stale members of a dependency cycle are skipped, naming the cycle; the others keep their state. */
+function markCycles(entries: Map<string, ContainerEntry>, graph: DependencyGraph, toUpdate: Set<string>): Set<string> {
+  const members = new Set<string>();
+  for (const cycle of findCycles(graph)) {
+    const reason = `dependency cycle: ${cycle.join(" -> ")}`;
+    for (const name of new Set(cycle)) {
+      members.add(name);
+      if (toUpdate.delete(name)) finish(entries.get(name)!, "skipped", reason);
+    }
+  }
+  return members;
+}
+
+interface GroupContext {
+  deps: ReplaceDeps;
+  ctx: ProtocolContext;
+  entries: Map<string, ContainerEntry>;
+  graph: DependencyGraph;
+  idToName: Map<string, string>;
+  checker: Checker;
+  toUpdate: Set<string>;
+  running: Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>;
+  inCycle: Set<string>;
+  log: Logger;
+  /** one pull per reference and platform in a cycle */
+  pulls: Map<string, Promise<void>>;
+}
+
+function isRestartable(g: GroupContext, name: string): boolean {
+  const known = g.running.get(name);
+  return known !== undefined && known.inspect.State?.Running === true && !g.inCycle.has(name);
+}
+
+/** What happens to one member of a group in the two phases. */
+type Plan =
+  | { kind: "update"; r: Replacement }
+  /** a dependent restarted after its dependencies */
+  | { kind: "restart"; inspect: ContainerInspect; stopped: boolean }
+  /** a `network_mode: container:` dependent: its namespace dies with its host, so it is recreated */
+  | { kind: "recreate"; r: Replacement; host: string };
+
+/**
+ * Updates one group of connected containers: pulls first (nothing stopped yet), then stops
+ * dependents before their dependencies, then starts dependencies before their dependents.
+ * Resolves true when svc's own container was replaced.
+ */
+async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
+  const updating = await pullGroup(g, group);
+  if (updating.size === 0) return false;
+
+  const members = new Set([...updating, ...[...dependentsOf(g.graph, updating)].filter((n) => group.includes(n) && isRestartable(g, n))]);
+  const order = topologicalOrder(g.graph, members);
+  const plans = new Map<string, Plan>();
+  for (const name of [...order].reverse()) {
+    const plan = await parkMember(g, name, updating);
+    if (plan) plans.set(name, plan);
+  }
+
+  let selfReplaced = false;
+  const replaced = new Set<string>();
+  for (const name of order) {
+    const plan = plans.get(name);
+    if (plan?.kind === "update") {
+      if (!(await updateMember(g, name, plan.r))) continue;
+      replaced.add(name);
+      if (plan.r.self) selfReplaced = true;
+    } else if (plan?.kind === "recreate") {
+      await finishRecreate(g, name, plan, replaced.has(plan.host));
+    } else if (plan) {
+      await restartDependent(g, name, plan);
+    }
+  }
+  return selfReplaced;
+}
+
+/** The group's containers to update whose new image is pulled (none once svc is draining). */
+async function pullGroup(g: GroupContext, group: string[]): Promise<Set<string>> {
+  const updating = new Set(group.filter((name) => g.toUpdate.has(name)));
+  if (g.deps.draining()) {
+    for (const name of updating) finish(g.entries.get(name)!, "skipped", "svc is shutting down");
+    return new Set();
+  }
+  for (const name of topologicalOrder(g.graph, updating)) {
+    if (!(await pull(g, g.entries.get(name)!))) updating.delete(name);
+  }
+  return updating;
+}
+
+/**
+ * One parked container replaced by the update protocol (svc's own with published ports: handed
+ * over to a helper container). True when its replacement runs now.
+ */
+async function updateMember(g: GroupContext, name: string, r: Replacement): Promise<boolean> {
+  const entry = g.entries.get(name)!;
+  if (r.self && needsHandover(r.old)) {
+    // published ports: a helper container finishes the update once this instance has stopped
+    const started = await startHandover(g.ctx, r, { networkContainer: networkHostName(g, r.old), stopping: g.deps.draining });
+    if (started.kind === "handed_over") {
+      entry.id = started.newId;
+      finish(entry, "updated", `handed over to ${started.helper}, which starts and watches the new svc (rolled back there if it fails)`);
+    } else {
+      finish(entry, "failed", started.reason);
+    }
+    return false;
+  }
+  if (r.self) await handOver(g, "release");
+  const outcome = await replace(g.ctx, r, networkHostName(g, r.old));
+  if (r.self && outcome.kind !== "replaced") await handOver(g, "reclaim");
+  if (outcome.kind === "replaced") {
+    entry.id = outcome.newId;
+    entry.newImageId = outcome.newImageId;
+    finish(entry, "updated", null);
+    return true;
+  }
+  // only an image that failed a check is not retried; an engine outage is not its fault
+  if (outcome.kind === "rolled_back" || outcome.rejectedImage) g.deps.rolledBack.set(name, entry.newDigest ?? entry.newImageId ?? "");
+  finish(entry, outcome.kind, outcome.reason);
+  return false;
+}
+
+/** Pulls the new image for an entry; false when there is nothing to update after all. */
+async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
+  const ref = entry.ref!;
+  const lost = await g.deps.engine.settingsBeyondApi(entry.inspect!).catch(() => []);
+  if (lost.length > 0) {
+    const api = (await g.deps.engine.info()).apiVersion;
+    finish(entry, "skipped", `a replacement would lose settings at API ${api} (docker.api_version): ${lost.join("; ")}`);
+    return false;
+  }
+  if (!entry.policy.noPull) {
+    const reference = entry.newImage ?? pullReference(ref);
+    try {
+      const platform = await g.checker.platformOf(entry.summary.imageId);
+      // containers sharing an image share its pull, even across groups running at the same time
+      const key = `${reference}|${platform.os}/${platform.architecture}/${platform.variant ?? ""}`;
+      let pulling = g.pulls.get(key);
+      if (!pulling) {
+        pulling = g.deps.registry
+          .pullAuth(ref)
+          .then((auth) => act(g.ctx, "pull", { container: entry.summary.name, container_id: entry.summary.id, image: reference }, () => g.deps.engine.pullImage(reference, { platform, auth })));
+        g.pulls.set(key, pulling);
+      }
+      await pulling;
+    } catch (error) {
+      finish(entry, "failed", `pull failed: ${toSvcError(error).message}`);
+      return false;
+    }
+  }
+  const pulled = await g.deps.engine.inspectImage(entry.newImage ?? entry.inspect!.Config.Image).catch(() => null);
+  // (a container moving to another tag moves even to the same image: its reference changes)
+  if (pulled && pulled.Id === entry.summary.imageId && entry.newImage === null) {
+    // the registry's answer changed (e.g. a multi-arch index) but not the image for this platform
+    finish(entry, "fresh", null);
+    return false;
+  }
+  if (pulled) entry.newImageId = pulled.Id;
+  return true;
+}
+
+/** A reference with its tag written out: pulling a bare name would fetch every tag. */
+function pullReference(ref: ImageRef): string {
+  const text = ref.original;
+  const hasTag = text.lastIndexOf(":") > text.lastIndexOf("/");
+  return hasTag || ref.tag === undefined ? text : `${text}:${ref.tag}`;
+}
+
+async function parkMember(g: GroupContext, name: string, updating: Set<string>): Promise<Plan | undefined> {
+  const known = g.running.get(name)!;
+  if (updating.has(name)) {
+    const entry = g.entries.get(name)!;
+    const oldImage = await g.deps.engine.inspectImage(entry.inspect!.Image).catch(() => null);
+    const r = planReplacement(entry.inspect!, oldImage, {
+      image: entry.newImage ?? undefined,
+      stopSignal: entry.policy.stopSignal,
+      stopTimeoutMs: entry.policy.stopTimeoutMs,
+      revive: g.deps.config.revive_stopped,
+      self: isSelf(g.deps, entry),
+    });
+    try {
+      await park(g.ctx, r);
+      return { kind: "update", r };
+    } catch (error) {
+      finish(entry, "failed", toSvcError(error).message);
+      return undefined;
+    }
+  }
+
+  const host = networkHostName(g, known.inspect);
+  if (host !== undefined && updating.has(host)) {
+    const oldImage = await g.deps.engine.inspectImage(known.inspect.Image).catch(() => null);
+    const r = planReplacement(known.inspect, oldImage, { stopSignal: known.policy.stopSignal, stopTimeoutMs: known.policy.stopTimeoutMs, revive: false, self: false });
+    try {
+      await park(g.ctx, r);
+      return { kind: "recreate", r, host };
+    } catch (error) {
+      dependentProblem(g, name, `recreating for dependency: ${toSvcError(error).message}`);
+      return undefined;
+    }
+  }
+
+  const inspect = known.inspect;
+  try {
+    await act(g.ctx, "stop", { container: name, container_id: inspect.Id, image: inspect.Config.Image }, () =>
+      g.deps.engine.stopContainer(inspect.Id, stopOptionsFor(inspect, known.policy)),
+    );
+    return { kind: "restart", inspect, stopped: true };
+  } catch (error) {
+    dependentProblem(g, name, `stopping for dependency failed: ${toSvcError(error).message}`);
+    return undefined;
+  }
+}
+
+async function restartDependent(g: GroupContext, name: string, plan: Extract<Plan, { kind: "restart" }>): Promise<void> {
+  try {
+    await act(g.ctx, "start", { container: name, container_id: plan.inspect.Id, image: plan.inspect.Config.Image }, () => g.deps.engine.startContainer(plan.inspect.Id));
+    markRestarted(g, name);
+  } catch (error) {
+    dependentProblem(g, name, `restarting for dependency failed: ${toSvcError(error).message}`);
+  }
+}
+
+async function finishRecreate(g: GroupContext, name: string, plan: Extract<Plan, { kind: "recreate" }>, hostReplaced: boolean): Promise<void> {
+  if (!hostReplaced) {
+    // the host kept its old container (failed or rolled back): the old namespace is back, start as before
+    const problems = await restore(g.ctx, plan.r);
+    if (problems.length > 0) dependentProblem(g, name, `restarting for dependency failed: ${problems.join("; ")}`);
+    else markRestarted(g, name);
+    return;
+  }
+  const outcome = await replace(g.ctx, plan.r, plan.host);
+  if (outcome.kind === "replaced") {
+    const entry = g.entries.get(name);
+    if (entry) entry.id = outcome.newId;
+    markRestarted(g, name);
+  } else {
+    dependentProblem(g, name, `recreating for dependency failed: ${outcome.reason}`);
+  }
+}
+
+async function handOver(g: GroupContext, step: keyof SelfHandover): Promise<void> {
+  if (!g.deps.selfHandover) return;
+  try {
+    await g.deps.selfHandover[step]();
+  } catch (error) {
+    g.log.error(`self-update: could not ${step} the service's resources`, { error: toSvcError(error).message });
+  }
+}
+
+function markRestarted(g: GroupContext, name: string): void {
+  const entry = g.entries.get(name);
+  if (entry && entry.reason === null) entry.reason = RESTARTED_FOR_DEPENDENCY;
+}
+
+function dependentProblem(g: GroupContext, name: string, reason: string): void {
+  g.log.error("dependent container", { container: name, error: reason });
+  const entry = g.entries.get(name);
+  if (entry) finish(entry, "failed", reason);
+}
+
+/** The name of the container whose network namespace `inspect` joins, if any. */
+function networkHostName(g: GroupContext, inspect: ContainerInspect): string | undefined {
+  const target = networkModeTarget(inspect.HostConfig?.NetworkMode);
+  if (target === undefined) return undefined;
+  if (g.idToName.has(target)) return g.idToName.get(target);
+  for (const [id, name] of g.idToName) if (target.length >= 12 && id.startsWith(target)) return name;
+  return target.replace(/^\//, "");
+}

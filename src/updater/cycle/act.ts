@@ -1,0 +1,28 @@
+import { toSvcError } from "../../errors.ts";
+import type { AuditEntry } from "../../log/index.ts";
+import { announce } from "./progress.ts";
+import type { ProtocolContext } from "./context.ts";
+
+/**
+ * Runs one engine action and writes it to the audit log, with the error when it failed.
+ * `idOf` names the container from the action's result when it is only known afterwards (the
+ * id of a created container): after a crash the audit log must tell which container svc made.
+ */
+export async function act<T>(
+  ctx: ProtocolContext,
+  action: AuditEntry["action"],
+  target: { container: string; container_id?: string; image?: string },
+  run: () => Promise<T>,
+  idOf?: (result: T) => string,
+): Promise<T> {
+  const entry: AuditEntry = { action, ...target, trigger: ctx.trigger, session_id: ctx.sessionId };
+  announce(ctx.progress, ctx, target.container, action);
+  try {
+    const result = await run();
+    ctx.audit.record(idOf ? { ...entry, container_id: idOf(result) } : entry);
+    return result;
+  } catch (error) {
+    ctx.audit.record({ ...entry, error: toSvcError(error).message });
+    throw error;
+  }
+}

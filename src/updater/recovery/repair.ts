@@ -1,0 +1,63 @@
+/**
+ * When crash recovery (recovery/recovery.ts) runs: at start, over every leftover this instance would
+ * select, and again at the start of any cycle whose container list shows leftovers the cycle's
+ * filter selects (an engine that failed mid-restore, a recovery that could not run).
+ */
+import type { Config } from "../../config/index.ts";
+import type { ContainerSummary } from "../../engine/port.ts";
+import { toSvcError } from "../../errors.ts";
+import type { Logger } from "../../log/index.ts";
+import type { ProtocolContext } from "../cycle/context.ts";
+import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
+import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, scopeFilter, stackFilter, type Filter } from "../selection/selection.ts";
+import type { UpdateFilter } from "../types.ts";
+
+export interface RepairDeps {
+  config: Config;
+  log: Logger;
+  selfContainerId?: string;
+  context(trigger: string): ProtocolContext;
+}
+
+export interface Repair {
+  /** startup crash recovery over everything in this instance's reach */
+  recover(): Promise<void>;
+  /** a cycle's repair of the leftovers its filter selects: true when there were some (CycleDeps.repairLeftovers) */
+  repairLeftovers(all: readonly ContainerSummary[], filter: UpdateFilter): Promise<boolean>;
+}
+
+export function createRepair(deps: RepairDeps): Repair {
+  const recoverWithin = async (inScope: Filter): Promise<void> => {
+    let result: Awaited<ReturnType<typeof recoverLeftovers>>;
+    try {
+      result = await recoverLeftovers(deps.context("recovery"), {
+        selfContainerId: deps.selfContainerId,
+        inScope,
+        predecessorGraceMs: deps.config.stop_timeout + deps.config.rollback.startup_timeout + 30_000,
+      });
+    } catch (error) {
+      // the leftovers stay; the next cycle that sees them repairs them first
+      const failure = toSvcError(error, "engine");
+      deps.log.error("crash recovery could not run; it is retried by the next cycle", { error: failure.message });
+      throw failure;
+    }
+    for (const action of result.actions) deps.log.info("recovery", { action });
+    result.background.catch(() => {});
+  };
+
+  return {
+    recover: () => recoverWithin(recoveryScope(deps.config)),
+    async repairLeftovers(all, filter) {
+      const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image), stackFilter(filter.stack)]);
+      const pending = hasLeftovers(all, inScope, deps.selfContainerId);
+      if (!pending) return false;
+      await recoverWithin(inScope).catch(() => {});
+      return true;
+    },
+  };
+}
+
+/** The selection rules crash recovery honours: everything but the container state. */
+function recoveryScope(config: Config): Filter {
+  return allOf([scopeFilter(config.scope), enableLabelFilter(config.label_enable), notDisabledFilter(config.disable_containers), namesFilter(config.containers)]);
+}

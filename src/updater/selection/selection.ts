@@ -1,0 +1,270 @@
+/**
+ * Which containers a cycle looks at, and how each one is to be treated.
+ *
+ * One `listContainers` call gives every container; the filters below run in memory and
+ * compose (Watchtower's `Filter` idea). A container excluded here is absent from the report.
+ */
+import { parseBoolean, parseTagPolicy, readAsOption, type Config, type TagPolicy } from "../../config/index.ts";
+import type { ContainerSummary } from "../../engine/port.ts";
+import { taskServiceOf } from "../../engine/swarm.ts";
+import { matchesImagePrefix, parseReference } from "../../registry/reference.ts";
+import type { UpdateFilter } from "../types.ts";
+import { isOldName, parseHandoverName } from "./names.ts";
+
+export const LABELS = {
+  enable: "svc.enable",
+  monitorOnly: "svc.monitor_only",
+  noPull: "svc.no_pull",
+  stopSignal: "svc.stop_signal",
+  stopTimeout: "svc.stop_timeout",
+  dependsOn: "svc.depends_on",
+  scope: "svc.scope",
+  minImageAge: "svc.min_image_age",
+  tagPolicy: "svc.tag_policy",
+  tagPolicyCompose: "svc.tag_policy.compose",
+  preCheck: "svc.hooks.pre_check",
+  preUpdate: "svc.hooks.pre_update",
+  postUpdate: "svc.hooks.post_update",
+  postCheck: "svc.hooks.post_check",
+  hookTimeout: "svc.hooks.timeout",
+} as const;
+
+export type LabelName = keyof typeof LABELS;
+
+/**
+ * The Watchtower labels users already have on their containers, meaning what svc's own label
+ * of the same name means (docs/migrating-from-watchtower.md). svc's own label wins when both are
+ * set. Watchtower's per-hook timeouts (in minutes) are not read: svc.hooks.timeout is.
+ */
+export const WATCHTOWER_LABELS: Partial<Record<LabelName, string>> = {
+  enable: "com.centurylinklabs.watchtower.enable",
+  monitorOnly: "com.centurylinklabs.watchtower.monitor-only",
+  noPull: "com.centurylinklabs.watchtower.no-pull",
+  stopSignal: "com.centurylinklabs.watchtower.stop-signal",
+  dependsOn: "com.centurylinklabs.watchtower.depends-on",
+  scope: "com.centurylinklabs.watchtower.scope",
+  preCheck: "com.centurylinklabs.watchtower.lifecycle.pre-check",
+  preUpdate: "com.centurylinklabs.watchtower.lifecycle.pre-update",
+  postUpdate: "com.centurylinklabs.watchtower.lifecycle.post-update",
+  postCheck: "com.centurylinklabs.watchtower.lifecycle.post-check",
+};
+
+/** A container's value for one of svc's labels: its own, else its Watchtower twin's. */
+export function labelValue(labels: Readonly<Record<string, string>>, name: LabelName): string | undefined {
+  const own = labels[LABELS[name]];
+  if (own !== undefined) return own;
+  const alias = WATCHTOWER_LABELS[name];
+  const value = alias === undefined ? undefined : labels[alias];
+  // Watchtower's scope "none" is its name for "no scope"
+  return name === "scope" && value === "none" ? undefined : value;
+}
+
+export type Filter = (container: ContainerSummary) => boolean;
+
+export function allOf(filters: readonly Filter[]): Filter {
+  return (container) => filters.every((filter) => filter(container));
+}
+
+/** Which states are candidates: running always; created/exited with revive_stopped; restarting with include_restarting. */
+export function stateFilter(config: Pick<Config, "revive_stopped" | "include_restarting">): Filter {
+  return ({ state }) => {
+    if (state === "running") return true;
+    if (state === "created" || state === "exited") return config.revive_stopped;
+    if (state === "restarting") return config.include_restarting;
+    return false;
+  };
+}
+
+/** `svc.enable=false` always excludes; with `label_enable`, only `svc.enable=true` is included. */
+export function enableLabelFilter(labelEnable: boolean): Filter {
+  return ({ labels }) => {
+    const value = parseBool(labelValue(labels, "enable"));
+    if (value === false) return false;
+    return labelEnable ? value === true : true;
+  };
+}
+
+export function notDisabledFilter(disabled: readonly string[]): Filter {
+  const names = new Set(disabled.map(bareName));
+  return ({ name }) => !names.has(name);
+}
+
+/** An empty list means "no restriction" (the `containers` option and the API's container filter). */
+export function namesFilter(names: readonly string[] | undefined): Filter {
+  if (!names || names.length === 0) return () => true;
+  const wanted = new Set(names.map(bareName));
+  return ({ name }) => wanted.has(name);
+}
+
+/** A compose project (com.docker.compose.project) or a Swarm stack (com.docker.stack.namespace). */
+export interface TargetGroup {
+  kind: "compose" | "stack";
+  name: string;
+}
+
+const GROUP_LABELS: [TargetGroup["kind"], string][] = [
+  ["stack", "com.docker.stack.namespace"],
+  ["compose", "com.docker.compose.project"],
+];
+
+/** The group a target's labels name; a stack's task containers carry both labels: the stack wins. */
+export function groupOf(labels: Readonly<Record<string, string>>): TargetGroup | null {
+  for (const [kind, label] of GROUP_LABELS) {
+    const name = labels[label]?.trim();
+    if (name) return { kind, name: name.slice(0, 128) };
+  }
+  return null;
+}
+
+/** The API's stack filter: targets of these compose projects or Swarm stacks; empty: no restriction. */
+export function stackFilter(names: readonly string[] | undefined): Filter {
+  if (!names || names.length === 0) return () => true;
+  const wanted = new Set(names);
+  return ({ labels }) => {
+    const group = groupOf(labels);
+    return group !== null && wanted.has(group.name);
+  };
+}
+
+/** The API's image filter: prefixes of the reference as written or of its normalised form. */
+export function imagePrefixFilter(prefixes: readonly string[] | undefined): (target: Pick<ContainerSummary, "image">) => boolean {
+  if (!prefixes || prefixes.length === 0) return () => true;
+  return ({ image }) => {
+    try {
+      const ref = parseReference(image);
+      return prefixes.some((prefix) => matchesImagePrefix(ref, prefix));
+    } catch {
+      return prefixes.some((prefix) => image.startsWith(prefix));
+    }
+  };
+}
+
+/**
+ * Scopes let several svc instances share one engine (as Watchtower's scopes do): with `scope`
+ * set, only containers labelled `svc.scope=<scope>`; without it, only containers that carry no
+ * scope label, so a scoped instance's containers are never touched by an unscoped one.
+ */
+export function scopeFilter(scope: string | undefined): Filter {
+  return ({ labels }) => {
+    const label = labelValue(labels, "scope");
+    if (scope === undefined || scope === "") return label === undefined || label === "";
+    return label === scope;
+  };
+}
+
+/** Old containers svc renamed during an update are never candidates (recovery handles them). */
+export const notLeftoverFilter: Filter = ({ name }) => !isOldName(name) && parseHandoverName(name) === null;
+
+export function selectionFilter(config: Config, filter: UpdateFilter = {}): Filter {
+  return allOf([
+    notLeftoverFilter,
+    stateFilter(config),
+    scopeFilter(config.scope),
+    enableLabelFilter(config.label_enable),
+    notDisabledFilter(config.disable_containers),
+    namesFilter(config.containers),
+    namesFilter(filter.container),
+    imagePrefixFilter(filter.image),
+    stackFilter(filter.stack),
+  ]);
+}
+
+export function selectContainers(all: readonly ContainerSummary[], config: Config, filter: UpdateFilter = {}): ContainerSummary[] {
+  const keep = selectionFilter(config, filter);
+  return all.filter(keep);
+}
+
+/** How one container is treated: its labels, unless `global_takes_precedence`. */
+export interface ContainerPolicy {
+  monitorOnly: boolean;
+  noPull: boolean;
+  /** from the label; the container's own Config.StopSignal is used when unset */
+  stopSignal?: string;
+  /** from the label or the global option; the container's own StopTimeout wins over it */
+  stopTimeoutMs: number;
+  /** container names from `svc.depends_on` */
+  dependsOn: string[];
+  /** a newer image waits until svc has known it this long (label or global option) */
+  minImageAgeMs: number;
+  /** which newer tags the container may move to (label or global option); null: it follows its own tag */
+  tagPolicy: TagPolicy | null;
+  /** a compose-managed container is moved off the tag its compose file names (label svc.tag_policy.compose=move) */
+  moveCompose: boolean;
+  /** a label whose value svc cannot read: the container is skipped with this reason */
+  problem?: string;
+}
+
+export function policyFor(container: Pick<ContainerSummary, "labels">, config: Config): ContainerPolicy {
+  const labels = container.labels;
+  const useLabels = !config.global_takes_precedence;
+  const labelBool = (name: LabelName): boolean | undefined => (useLabels ? parseBool(labelValue(labels, name)) : undefined);
+  const problems: string[] = [];
+  const labelDuration = (name: keyof typeof DURATION_OPTIONS): number | undefined => {
+    if (!useLabels) return undefined;
+    const read = durationLabel(labels, name);
+    if (read && "problem" in read) problems.push(read.problem);
+    return read && "ms" in read ? read.ms : undefined;
+  };
+  const signal = labelValue(labels, "stopSignal")?.trim();
+  const policy: ContainerPolicy = {
+    monitorOnly: labelBool("monitorOnly") ?? config.monitor_only,
+    noPull: labelBool("noPull") ?? config.no_pull,
+    stopSignal: signal ? signal : undefined,
+    stopTimeoutMs: labelDuration("stopTimeout") ?? config.stop_timeout,
+    dependsOn: splitNames(labelValue(labels, "dependsOn")),
+    minImageAgeMs: labelDuration("minImageAge") ?? config.min_image_age,
+    tagPolicy: null,
+    moveCompose: labels[LABELS.tagPolicyCompose]?.trim() === "move",
+  };
+  if (config.lifecycle_hooks) labelDuration("hookTimeout");
+  if (policy.stopSignal !== undefined && !SIGNAL.test(policy.stopSignal)) {
+    problems.push(`label ${labelSet(labels, "stopSignal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`);
+  }
+  const policyText = (useLabels ? labelValue(labels, "tagPolicy") : undefined) ?? config.tag_policy;
+  const parsed = parseTagPolicy(policyText);
+  if ("policy" in parsed) policy.tagPolicy = parsed.policy;
+  else problems.push(`label ${LABELS.tagPolicy}=${JSON.stringify(policyText)} ${parsed.problem}`);
+  const compose = labels[LABELS.tagPolicyCompose];
+  if (compose !== undefined && !["move", "report"].includes(compose.trim())) problems.push(`label ${LABELS.tagPolicyCompose}=${JSON.stringify(compose)} is neither "move" nor "report"`);
+  // Swarm's manager owns its tasks: a task is updated through its service (docs/swarm.md)
+  const service = taskServiceOf(labels);
+  if (service !== undefined) problems.unshift(`Swarm task of service ${service}`);
+  if (problems.length > 0) policy.problem = problems.join("; ");
+  return policy;
+}
+
+/** A signal as the engine takes it: a name with or without SIG (SIGRTMIN+3 too), or a number. */
+const SIGNAL = /^(?:(?:SIG)?[A-Z][A-Z0-9]{0,15}(?:[+-]\d{1,2})?|\d{1,2})$/i;
+
+/** The option each duration label stands for: the label is read with that option's forms and bounds. */
+const DURATION_OPTIONS = { stopTimeout: "stop_timeout", minImageAge: "min_image_age", hookTimeout: "hook_timeout" } as const satisfies Partial<Record<LabelName, string>>;
+
+/** A duration label: unset, its milliseconds, or the problem naming the label (the container is then skipped). */
+export function durationLabel(labels: Readonly<Record<string, string>>, name: keyof typeof DURATION_OPTIONS): { ms: number } | { problem: string } | undefined {
+  const text = labelValue(labels, name);
+  if (text === undefined) return undefined;
+  const read = readAsOption(DURATION_OPTIONS[name], text);
+  return "value" in read ? { ms: read.value as number } : { problem: `label ${labelSet(labels, name)}=${JSON.stringify(text.slice(0, 64))} ${read.problem}` };
+}
+
+/** The name of the label that gave `name` its value: svc's own, else its Watchtower twin. */
+function labelSet(labels: Readonly<Record<string, string>>, name: LabelName): string {
+  return labels[LABELS[name]] === undefined ? (WATCHTOWER_LABELS[name] ?? LABELS[name]) : LABELS[name];
+}
+
+export function splitNames(value: string | undefined): string[] {
+  if (!value) return [];
+  return value
+    .split(",")
+    .map((part) => bareName(part.trim()))
+    .filter((part) => part !== "");
+}
+
+export function bareName(name: string): string {
+  return name.replace(/^\//, "");
+}
+
+/** Label booleans as the configuration reads them (true/false, 1/0, yes/no); anything else is unset. */
+export function parseBool(value: string | undefined): boolean | undefined {
+  return value === undefined ? undefined : parseBoolean(value);
+}

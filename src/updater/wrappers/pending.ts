@@ -1,0 +1,49 @@
+import { SvcError, toSvcError } from "../../errors.ts";
+import type { Updater } from "../port.ts";
+import type { DashboardActions } from "../views/overview.ts";
+import type { CycleRunner, RunOptions, ContainerActions, Trigger, UpdateFilter } from "../types.ts";
+
+/**
+ * The API's runner until startup is done: a cycle asked for during recovery waits for it
+ * (recovery runs before the API accepts updates), then runs as usual; if startup
+ * fails, it fails with the same error.
+ */
+export function pendingRunner(): { runner: CycleRunner & ContainerActions & DashboardActions; ready(updater: Updater): void; failed(error: unknown): void } {
+  let resolve: (updater: Updater) => void = () => {};
+  let reject: (error: unknown) => void = () => {};
+  const started = new Promise<Updater>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  started.catch(() => {}); // nobody may be waiting
+  let updater: Updater | undefined;
+  return {
+    runner: {
+      async run(trigger: Trigger, filter?: UpdateFilter, options?: RunOptions) {
+        return (updater ?? (await started)).run(trigger, filter, options);
+      },
+      get busy() {
+        return updater?.busy ?? false;
+      },
+      async skip(container: string, what?: { digest?: string; tag?: string }) {
+        return (updater ?? (await started)).skip(container, what);
+      },
+      async rollback(container: string, trigger?: Trigger) {
+        return (updater ?? (await started)).rollback(container, trigger);
+      },
+      async overview(filter?: UpdateFilter) {
+        return (updater ?? (await started)).overview(filter);
+      },
+      async snooze(container: string, ms: number) {
+        return (updater ?? (await started)).snooze(container, ms);
+      },
+    },
+    ready(value) {
+      updater = value;
+      resolve(value);
+    },
+    failed(error) {
+      reject(error instanceof SvcError ? error : new SvcError("startup", `svc could not start: ${toSvcError(error).message}`, { cause: error }));
+    },
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * What a person (or a log reader) is told of a cycle: one line per container ("web: updated
+ * app:1.2.0 -> 1.3.0 (sha256:8b54f3a1c2d4 -> 8367aa01bc3e)", "db: failed: <reason>"), the steps of
+ * an update as they happen, and a summary at the level of the worst outcome. In json and logfmt
+ * each container's line carries its structured entry; on a terminal (pretty) the line says it all.
+ * The SessionReport itself (docs/api.md) is untouched: this only tells it.
+ */
+import type { Logger, LevelName } from "../../log/index.ts";
+import { shortId } from "../../registry/reference.ts";
+import type { Updater } from "../port.ts";
+import type { ProgressListener, Step } from "../cycle/progress.ts";
+import { DRY_RUN_REASON, type ContainerReport, type RollbackResult, type SessionReport } from "../types.ts";
+
+const wouldUpdate = (c: ContainerReport): boolean => c.state === "stale" && c.reason === DRY_RUN_REASON;
+
+/** `app:1.2` from `registry.example/team/app:1.2` (the part a person recognises). */
+function shortImage(reference: string): string {
+  return reference.slice(reference.lastIndexOf("/") + 1);
+}
+
+/** `app:1.2.0 -> 1.3.0` for a tag move, `app:1.2.0` for a new digest under the same tag. */
+function imageChange(c: ContainerReport): string {
+  if (c.new_image === null || c.new_image === c.image) return shortImage(c.image);
+  const to = shortImage(c.new_image);
+  const [fromRepo] = shortImage(c.image).split(":");
+  return to.startsWith(`${fromRepo}:`) ? `${shortImage(c.image)} -> ${to.slice(fromRepo!.length + 1)}` : `${shortImage(c.image)} -> ${to}`;
+}
+
+/** `(sha256:8b54f3a1c2d4 -> 8367aa01bc3e)`, or nothing when the digests are unknown. */
+function digestChange(from: string | null, to: string | null): string {
+  if (!from && !to) return "";
+  return ` (sha256:${shortId(from) || "?"} -> ${shortId(to) || "?"})`;
+}
+
+/** One container's outcome in a sentence. */
+export function containerLine(c: ContainerReport): string {
+  const why = c.reason ? `: ${c.reason}` : "";
+  switch (c.state) {
+    case "updated":
+      return `${c.name}: updated ${imageChange(c)}${digestChange(c.old_digest ?? c.old_image_id, c.new_digest ?? c.new_image_id)}`;
+    case "failed":
+      return `${c.name}: failed${why}`;
+    case "rolled_back":
+      return `${c.name}: rolled back to ${shortImage(c.image)}, the new image failed${why}`;
+    case "stale":
+      if (wouldUpdate(c)) return `${c.name}: would update ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}`;
+      return `${c.name}: newer image not applied ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${why}`;
+    case "skipped":
+      return `${c.name}: skipped${why}`;
+    case "fresh":
+      return `${c.name}: up to date (${shortImage(c.image)})`;
+  }
+}
+
+/** `cycle finished: 1 updated, 1 failed, 3 up to date`; a dry run's would-be updates are not "stale". */
+export function summaryLine(report: SessionReport): string {
+  const c = report.counts;
+  const would = report.containers.filter(wouldUpdate).length;
+  const parts: [number, string][] = [
+    [would, "would be updated"],
+    [c.updated, "updated"],
+    [c.rolled_back, "rolled back"],
+    [c.failed, "failed"],
+    [c.stale - would, "newer image not applied"],
+    [c.skipped, "skipped"],
+    [c.fresh, "up to date"],
+  ];
+  const said = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
+  return `${report.dry_run ? "dry run finished" : "cycle finished"}: ${said.length > 0 ? said.join(", ") : "no container selected"}`;
+}
+
+/** error when a container failed, warn when one was rolled back, else info. */
+export function reportLevel(report: SessionReport): LevelName {
+  if (report.counts.failed > 0) return "error";
+  return report.counts.rolled_back > 0 ? "warn" : "info";
+}
+
+function containerLevel(c: ContainerReport, report: SessionReport): LevelName {
+  if (c.state === "failed") return "error";
+  if (c.state === "rolled_back") return "warn";
+  // a scheduled cycle every few hours over dozens of containers: the fresh ones only at debug
+  return c.state === "fresh" && report.trigger === "schedule" ? "debug" : "info";
+}
+
+/** Logs a finished cycle: a line per container, then the summary (same message and counts as ever in json/logfmt). */
+export function logReport(log: Logger, report: SessionReport, pretty: boolean): void {
+  for (const c of report.containers) {
+    const fields = { session_id: report.id, trigger: report.trigger, container: c.name, state: c.state, image: c.image, new_image: c.new_image, old_digest: c.old_digest, new_digest: c.new_digest, reason: c.reason, duration_ms: c.duration_ms };
+    log[containerLevel(c, report)](containerLine(c), pretty ? undefined : fields);
+  }
+  const would = report.containers.filter(wouldUpdate).length;
+  const counts = report.dry_run ? { ...report.counts, stale: report.counts.stale - would, would_update: would } : report.counts;
+  if (pretty) log[reportLevel(report)](summaryLine(report));
+  else log[reportLevel(report)](report.dry_run ? "dry run finished" : "cycle finished", { session_id: report.id, trigger: report.trigger, ...counts });
+}
+
+/** `svc rollback` / POST /v1/rollback, told as a rollback. */
+export function logRollback(log: Logger, result: RollbackResult, pretty: boolean): void {
+  const fields = pretty ? undefined : { ...result };
+  if (result.state === "updated") log.info(`${result.container}: rolled back to sha256:${shortId(result.to_image_id)} (was ${shortId(result.from_image_id)})`, fields);
+  else log.error(`${result.container}: rollback ${result.state === "skipped" ? "not done" : "failed"}${result.reason ? `: ${result.reason}` : ""}`, fields);
+}
+
+const STEP_TEXT: Partial<Record<Step, string>> = {
+  pull: "pulling the newer image",
+  pre_update: "running its pre_update hook",
+  stop: "stopping",
+  create: "creating the new container",
+  start: "starting the new container",
+  watch: "watching the new container",
+  post_update: "running its post_update hook",
+  rollback: "rolling back",
+  remove: "removing the old container",
+  image_remove: "removing the old image",
+};
+
+/** The steps of an update as they happen, for a person watching (checks and renames are left out). */
+export function stepLogger(log: Logger): ProgressListener {
+  return (event) => {
+    const text = STEP_TEXT[event.step];
+    if (text) log.info(`${event.container}: ${text}`);
+  };
+}
+
+/** The updater of a service, telling each finished cycle and rollback it runs (see logReport). */
+export function narrated(updater: Updater, log: Logger, pretty: boolean): Updater {
+  const out = log.child("updater");
+  return {
+    ...updater,
+    run: async (trigger, filter, options) => {
+      const report = await updater.run(trigger, filter, options);
+      if (report) logReport(out, report, pretty);
+      return report;
+    },
+    rollback: async (container, trigger) => {
+      const result = await updater.rollback(container, trigger);
+      if (result) logRollback(out, result, pretty);
+      return result;
+    },
+    get busy() {
+      return updater.busy;
+    },
+  };
+}

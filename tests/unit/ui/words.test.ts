@@ -1,0 +1,78 @@
+/** The page's words (docs/dashboard.md, "Words"): states and reasons in plain language, times relative, digests short. */
+import { describe, expect, test } from "bun:test";
+import { durationWords, fromNow, plainText, stateWords, type Worded } from "../../../src/ui/page/format.ts";
+import { countRows, inBucket } from "../../../src/ui/summary.ts";
+
+const NOW = Date.parse("2026-11-25T12:00:00.000Z");
+const DIGEST = `sha256:${"dcf74e0123ab".padEnd(64, "9")}`;
+const row = (over: Partial<Worded>): Worded => ({ state: "stale", reason: null, would_update: false, snoozed_until: null, eligible_at: null, policy: {}, ...over });
+
+describe("relative times", () => {
+  test("past and future, in the largest unit that fits", () => {
+    expect(fromNow("2026-11-25T11:59:30.000Z", NOW)).toBe("30 seconds ago");
+    expect(fromNow("2026-11-25T09:00:00.000Z", NOW)).toBe("3 hours ago");
+    expect(fromNow("2026-11-28T12:00:00.000Z", NOW)).toBe("in 3 days");
+  });
+
+  test("durations are spaced for reading", () => {
+    expect(durationWords("72h")).toBe("72 h");
+    expect(durationWords("1h30m")).toBe("1 h 30 m");
+  });
+});
+
+describe("states in plain language", () => {
+  test("the page's own dry run is 'update available', never 'would be updated (dry run)'", () => {
+    const words = stateWords(row({ would_update: true, reason: "would be updated (dry run)" }), NOW);
+    expect(words).toEqual({ text: "update available", detail: null, tone: "update" });
+  });
+
+  test("held by min_image_age: the minimum age and when it becomes eligible, without the raw reason", () => {
+    const reason = `newer image ${DIGEST} first seen 2026-11-25T11:45:15.491Z; applied once it is 72h old, from 2026-11-28T12:00:00.000Z (min_image_age)`;
+    const words = stateWords(row({ reason, eligible_at: "2026-11-28T12:00:00.000Z", policy: { min_image_age: "72h" } }), NOW);
+    expect(words).toEqual({ text: "held: min age 72 h, eligible in 3 days", detail: null, tone: "held" });
+  });
+
+  test("held by monitor only, by a snooze; skipped on request and by a rollback", () => {
+    expect(stateWords(row({ policy: { monitor_only: true } }), NOW).text).toBe("held: monitor only");
+    expect(stateWords(row({ reason: "newer tag 2.4.0 available; the compose file names 2.3.1 (label svc.tag_policy.compose=move to follow tags)" }), NOW).text).toBe("held: the compose file names its tag");
+    expect(stateWords(row({ snoozed_until: "2026-11-27T12:00:00.000Z", reason: "updates snoozed until 2026-11-27T12:00:00.000Z (POST /v1/snooze)" }), NOW).text).toMatch(/^held: snoozed until .+ \(in 2 days\)$/);
+    expect(stateWords(row({ state: "skipped", reason: `${DIGEST} was skipped on request (POST /v1/skip); waiting for a newer image` }), NOW)).toEqual({ text: "this version skipped", detail: "waiting for a newer one", tone: "muted" });
+    expect(stateWords(row({ state: "skipped", reason: `${DIGEST} was left by a rollback (POST /v1/rollback); waiting for a newer image` }), NOW).text).toBe("rolled back from this version");
+  });
+
+  test("fresh, updated, failed and rolled back; an unknown reason is kept, its digests short and its times relative", () => {
+    expect(stateWords(row({ state: "fresh" }), NOW).text).toBe("up to date");
+    expect(stateWords(row({ state: "updated" }), NOW).text).toBe("updated");
+    const failed = stateWords(row({ state: "failed", reason: `pull of ${DIGEST} failed at 2026-11-25T10:00:00.000Z` }), NOW);
+    expect(failed).toEqual({ text: "update failed", detail: "pull of sha256:dcf74e0123ab failed 2 hours ago", tone: "bad" });
+    expect(stateWords(row({ state: "rolled_back", reason: "health check failed" }), NOW).text).toBe("rolled back");
+  });
+
+  test("plainText leaves text without digests or times as it is", () => {
+    expect(plainText("dependency cycle: a -> b -> a", NOW)).toBe("dependency cycle: a -> b -> a");
+  });
+});
+
+describe("the summary's counts and filters", () => {
+  const rows = [
+    { state: "stale", would_update: true, update_kind: "major" },
+    { state: "stale", would_update: true, update_kind: "digest" },
+    { state: "stale", would_update: false, update_kind: "patch" },
+    { state: "fresh", last_cycle: { state: "rolled_back" } },
+    { state: "fresh" },
+  ];
+
+  test("updates by kind, held, failed or rolled back (now or at the last cycle)", () => {
+    expect(countRows(rows)).toEqual({ containers: 5, updates: 3, by_kind: { major: 1, minor: 0, patch: 1, digest: 1, tag: 0 }, held: 1, failed: 1 });
+  });
+
+  test("a row waiting for its update window (pending) or held back is an update, and held", () => {
+    expect(countRows([{ state: "pending", update_kind: "minor" }, { state: "held", update_kind: "major" }])).toEqual({ containers: 2, updates: 2, by_kind: { major: 1, minor: 1, patch: 0, digest: 0, tag: 0 }, held: 2, failed: 0 });
+  });
+
+  test("each count is a filter that keeps the rows it counted", () => {
+    expect(rows.filter((r) => inBucket(r, "major")).length).toBe(1);
+    expect(rows.filter((r) => inBucket(r, "held")).length).toBe(1);
+    expect(rows.filter((r) => inBucket(r, "failed")).length).toBe(1);
+  });
+});
