@@ -4,7 +4,7 @@
  * digest announced once is not announced again after a restart.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspect } from "../../harness.ts";
 import { FAILING_CMD, Fixture, baseFlags, parseJsonLines, receiver, reportsIn, runSvc, stopAll, stopReceivers, userEnv } from "./support.ts";
@@ -58,6 +58,19 @@ describe("state_dir", () => {
     expect(entry?.state, second.svc.describe()).toBe("skipped");
     expect(entry?.reason).toContain("was rolled back before");
     expect(inspect(name).Image).not.toBe(bad.id);
+  }, 120_000);
+
+  test("a default folder that cannot be written is said once at start, with what will not survive; the cycle runs", async () => {
+    const name = fx.name("nowhere");
+    fx.run("nowhere", fx.image("nowhere").ref);
+    const blocker = join(fx.tempDir("blocked"), "a-file");
+    writeFileSync(blocker, "");
+    const run = await runSvc([...baseFlags(), "--run-once", name], { env: userEnv({ XDG_STATE_HOME: blocker }) });
+    expect(run.code, run.svc.describe()).toBe(0);
+    const warnings = parseJsonLines(run.svc.output).filter((r) => r.level === "warn" && String(r.message).includes("cannot be used"));
+    expect(warnings.map((r) => r.message)).toEqual([expect.stringContaining(`state_dir ${blocker}/svc cannot be used`)]);
+    expect(warnings[0].message).toContain("digests rolled back or skipped");
+    expect(entryIn(run.svc.output, name)?.state).toBe("fresh");
   }, 120_000);
 
   test("min_image_age: a newer image waits, counted from when svc first saw it, across a restart, then is applied", async () => {
