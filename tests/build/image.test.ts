@@ -55,7 +55,7 @@ test("the entry point is /svc and the healthcheck calls the binary itself", () =
   expect(config.Healthcheck.Interval + config.Healthcheck.Timeout).toBeLessThanOrEqual(20 * nanoseconds);
 }, 60_000);
 
-test("the image holds /svc, exactly the libraries ldd names, and a world-writable /tmp", () => {
+test("the image holds /svc, exactly the libraries ldd names, a world-writable /tmp (and the folders /var/empty and /var/lib/svc)", () => {
   const ldd = run(["ldd", join(work, "svc")]).stdout;
   const libraries = [...ldd.matchAll(/(?:=>\s+)?(\/\S+)\s+\(0x/g)].map((m) => m[1]!.slice(1));
   // The five STYLE.md names (ld-linux, libc, libm, libpthread, libdl) on glibc hosts.
