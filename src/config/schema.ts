@@ -12,7 +12,7 @@
 import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
-import { parseNotificationUrl } from "../notify/urls.ts";
+import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl } from "../shoutrrr/index.ts";
 import { formatDuration, parseDuration, parseTagPolicy } from "./values.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
@@ -273,6 +273,20 @@ function notificationUrls(description: string, example: string[]) {
   );
 }
 
+/** Where the fixed-host services are sent instead: one URL, or service=URL pairs (docs/notifications.md). */
+function servicesBaseUrl() {
+  const description = `Base URL used instead of the public API of ${Object.keys(FIXED_HOSTS).join(", ")} URLs (a relay), or service=URL pairs; http only to this machine`;
+  return leaf({ kind: "url", description, example: "https://relay.example.com" }, () =>
+    z
+      .string()
+      .superRefine((value, ctx) => {
+        const parsed = parseServicesBaseUrl(value);
+        if ("problem" in parsed) ctx.addIssue({ code: "custom", message: parsed.problem });
+      })
+      .optional(),
+  );
+}
+
 function urlSchema(schemes: readonly string[]) {
   return z.string().refine((value) => schemes.some((scheme) => value.startsWith(`${scheme}://`) && value.length > scheme.length + 3), {
     error: `must be a URL starting with ${schemes.map((s) => `${s}://`).join(", ")}`,
@@ -447,7 +461,7 @@ export const CONFIG = table("General options", {
       ),
       wt("WATCHTOWER_NOTIFICATION_URL", ["--notification-url"]),
     ),
-    services_base_url: optionalUrl("Base URL used instead of the public API of discord, telegram, slack and pushover URLs (a relay; tests point it at a local receiver)", ["http", "https"], "http://127.0.0.1:8088"),
+    services_base_url: servicesBaseUrl(),
     hostname: alias(str("Host name shown in notification titles and reports (default: the machine's)", "nas"), wt("WATCHTOWER_NOTIFICATIONS_HOSTNAME", ["--notifications-hostname"])),
     title_tag: alias(
       str("Tag shown as [tag] before every notification title and e-mail subject", "prod"),

@@ -4,7 +4,7 @@
  * builds from secretValues. The mask itself is the log room's.
  */
 import { REDACTED } from "../log/redact.ts";
-import { redactNotificationUrl } from "../notify/urls.ts";
+import { redactNotificationUrl } from "../shoutrrr/index.ts";
 import { OPTIONS, type Config } from "./schema.ts";
 
 export { REDACTED };

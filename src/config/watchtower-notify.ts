@@ -173,8 +173,10 @@ const MAKERS: Record<keyof typeof SERVICE_VARIABLES, (env: Env, unmapped: string
     if (!(server instanceof URL)) return server;
     const token = env[`${V}GOTIFY_TOKEN`]?.trim();
     if (!token) return { problem: `${V}GOTIFY_TOKEN: is required with ${V}GOTIFY_URL` };
-    if (/^(true|1|yes)$/i.test(env[`${V}GOTIFY_TLS_SKIP_VERIFY`] ?? "")) unmapped.push(`${V}GOTIFY_TLS_SKIP_VERIFY: svc verifies Gotify's certificate (use plain HTTP with disabletls=yes, or a certificate svc trusts)`);
+    // As Watchtower did: any certificate accepted (shoutrrr's insecureskipverify)
+    const skipVerify = /^(true|1|yes)$/i.test(env[`${V}GOTIFY_TLS_SKIP_VERIFY`] ?? "");
     const path = server.pathname.replace(/\/+$/, "");
-    return { url: `gotify://${server.host}${path}/${encodeURIComponent(token)}${server.protocol === "http:" ? "?disabletls=yes" : ""}` };
+    const options = server.protocol === "http:" ? "?disabletls=yes" : skipVerify ? "?insecureskipverify=yes" : "";
+    return { url: `gotify://${server.host}${path}/${encodeURIComponent(token)}${options}` };
   },
 };

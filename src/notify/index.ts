@@ -10,6 +10,7 @@ import type { Remembered } from "../state/index.ts";
 import { timerDelay } from "../timers.ts";
 import type { SessionReport } from "../updater/types.ts";
 import { createChannels } from "./channels/index.ts";
+import { baseUrlsOf, tokensToBaseUrls } from "./channels/urls.ts";
 import { NotifyPolicy } from "./decide.ts";
 import { reasonOf } from "./redact.ts";
 import { notificationSecrets } from "./secrets.ts";
@@ -62,6 +63,10 @@ export async function createNotifications(config: Config, log: Logger, options: 
   const notifiers =
     options.notifiers ?? (await createChannels({ config: settings, render, chat, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 }));
   const redact = createRedactor([...secretValues(config), ...notificationSecrets(settings)]);
+  // Said once at start: a relay given the tokens of public services should never be a surprise.
+  for (const { base, services } of tokensToBaseUrls(settings.urls ?? [], baseUrlsOf(settings.services_base_url))) {
+    logger.info(`the tokens of ${services.join(", ")} go to ${base} (notifications.services_base_url), not to their public hosts`, { services: services.join(","), base_url: base });
+  }
   const policy = new NotifyPolicy(settings.notify_on_every_cycle, options.announcedStale);
   const attempts = Math.max(1, options.attempts ?? 3);
   const retryDelayMs = options.retryDelayMs ?? 1000;

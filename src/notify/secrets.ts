@@ -6,18 +6,8 @@
  */
 import type { Config } from "../config/index.ts";
 import { parseHeaders } from "./channels/webhook.ts";
-import { notificationUrlSecrets } from "./urls.ts";
+import { credentialOf, isCredentialName, looksLikeToken, notificationUrlSecrets } from "../shoutrrr/index.ts";
 
-/** Headers that carry a credential by their name; others only when their value looks like one. */
-const CREDENTIAL_HEADER = /auth|token|key|secret|pass|cookie|session|signature/i;
-
-/**
- * Long with a digit, or very long: a token, a key. Never a short word ("prod", "/svc"), which
- * would mask ordinary words in every log line.
- */
-function looksLikeToken(text: string): boolean {
-  return (text.length >= 8 && /\d/.test(text)) || text.length >= 16;
-}
 
 /**
  * Parts of a webhook URL (which often carries its credential: Slack, Discord, ntfy tokens),
@@ -33,7 +23,8 @@ export function notificationSecrets(settings: Config["notifications"]): string[]
   ];
   try {
     for (const [name, value] of parseHeaders(settings.webhook.headers)) {
-      if (CREDENTIAL_HEADER.test(name) || looksLikeToken(value)) secrets.push(value, ...credentialOf(value));
+      // a header carries a credential by its name; others only when their value looks like one
+      if (isCredentialName(name) || looksLikeToken(value)) secrets.push(value, ...credentialOf(value));
     }
   } catch {
     // a malformed header list is refused when the webhook channel is built
@@ -62,11 +53,6 @@ function urlSecrets(text: string | undefined, options: { passwordOnly?: boolean 
   return secrets;
 }
 
-/** `Bearer abc` -> `abc`: the credential of a header value that starts with a scheme. */
-function credentialOf(value: string): string[] {
-  const match = /^[A-Za-z][A-Za-z0-9._-]{0,31}\s+(\S.*)$/.exec(value);
-  return match ? [match[1]!] : [];
-}
 
 function safeDecode(text: string): string {
   try {

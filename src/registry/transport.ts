@@ -5,6 +5,7 @@
  */
 import { SvcError } from "../errors.ts";
 import { canonicalHost, DOCKER_HUB, DOCKER_HUB_API_HOST } from "./reference.ts";
+import { isLoopbackHostname } from "../loopback.ts";
 
 export interface RetryPolicy {
   /** per-attempt timeout, ms */
@@ -23,8 +24,7 @@ const MAX_REDIRECTS = 5;
 
 /** 127.0.0.0/8, ::1 and localhost: registries the engine itself speaks plain HTTP to. */
 export function isLoopbackHost(host: string): boolean {
-  const hostname = hostnameOf(host);
-  return hostname === "localhost" || hostname === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+  return isLoopbackHostname(hostnameOf(host));
 }
 
 /** Second-level labels under which country-code domains are registered (registry.example.co.uk). */

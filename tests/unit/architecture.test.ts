@@ -10,8 +10,9 @@ const SRC = resolve(import.meta.dir, "../../src");
 
 /** Lowest first; units on one line may not import each other either. */
 const LAYERS: readonly (readonly string[])[] = [
-  ["errors.ts", "bounded.ts", "files.ts", "timers.ts", "version.ts", "help.ts"],
+  ["errors.ts", "bounded.ts", "files.ts", "timers.ts", "version.ts", "help.ts", "loopback.ts"],
   ["log"],
+  ["shoutrrr"],
   ["config"],
   ["state", "metrics"],
   ["engine"],
@@ -67,7 +68,7 @@ function importsBetweenUnits(): { from: string; to: string; file: string; spec: 
 }
 
 /** Known to run against the flow, to be moved (each one named, so that no new one slips in). */
-const KNOWN_UPWARD = new Set(["config/secrets.ts imports ../notify/urls.ts", "config/schema.ts imports ../notify/urls.ts"]);
+const KNOWN_UPWARD = new Set<string>([]);
 
 const layerOf = new Map(LAYERS.flatMap((units, level) => units.map((unit) => [unit, level] as const)));
 

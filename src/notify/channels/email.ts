@@ -9,7 +9,7 @@ import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
-import type { SmtpTarget } from "../urls.ts";
+import type { SmtpTarget } from "../../shoutrrr/index.ts";
 
 type EmailSettings = Config["notifications"]["email"];
 
@@ -54,11 +54,12 @@ export function createSmtpUrlNotifier(name: string, target: SmtpTarget, render: 
       port: target.port,
       secure: implicit,
       // explicittls: STARTTLS or nothing; none, or usestarttls=no: never upgrade.
-      requireTLS: !implicit && target.encryption === "explicittls",
+      requireTLS: !implicit && (target.encryption === "explicittls" || (target.requireStartTls && !plainOnly)),
       ignoreTLS: !implicit && plainOnly,
       auth,
       ...(auth && authMethod ? { authMethod } : {}),
       tls: { rejectUnauthorized: !target.skipTlsVerify },
+      ...(target.clientHost ? { name: target.clientHost } : {}),
     },
     { from: target.fromName ? { name: target.fromName, address: target.from } : target.from, to: target.to, ...(target.subject ? { subject: target.subject } : {}) },
     render,

@@ -8,7 +8,7 @@ import { CHANNEL_SWITCHES, type ChannelName, type Config } from "../../config/in
 import { loadBodyRenderer, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
 import { createPushoverNotifier } from "./pushover.ts";
-import { createUrlNotifiers } from "./urls.ts";
+import { baseUrlsOf, createUrlNotifiers } from "./urls.ts";
 import { createWebhookNotifier } from "./webhook.ts";
 
 export interface ChannelContext {
@@ -58,6 +58,6 @@ export async function createChannels(context: ChannelContext): Promise<Notifier[
   }
   // Each notification URL is a channel of its own, beside the ones above.
   const { config, render, chat, hostname, timeoutMs } = context;
-  notifiers.push(...(await createUrlNotifiers({ urls: config.urls ?? [], render, chat, hostname, titleTag: config.title_tag, baseUrl: config.services_base_url, timeoutMs })));
+  notifiers.push(...(await createUrlNotifiers({ urls: config.urls ?? [], render, chat, hostname, titleTag: config.title_tag, bases: baseUrlsOf(config.services_base_url), timeoutMs, taken: notifiers.map((n) => n.name) })));
   return notifiers;
 }

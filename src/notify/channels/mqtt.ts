@@ -70,7 +70,17 @@ function readPem(option: string, path: string | undefined): Buffer | undefined {
   }
 }
 
-export function createMqttNotifier(settings: MqttSettings, hostname: string, timeoutMs: number): Notifier {
+/** What is published, and how: svc's channel sends the SessionReport JSON; an mqtt:// URL the message text. */
+export interface MqttPublication {
+  name: string;
+  payload: (report: SessionReport) => string;
+  retain: boolean;
+  clean: boolean;
+}
+
+const REPORT_JSON: MqttPublication = { name: "mqtt", payload: (report) => JSON.stringify(report), retain: false, clean: true };
+
+export function createMqttNotifier(settings: MqttSettings, hostname: string, timeoutMs: number, publication: MqttPublication = REPORT_JSON): Notifier {
   if (!settings.broker) throw new SvcError("config", "notifications.mqtt.broker is not set");
   const topic = settings.topic;
   if (!topic) throw new SvcError("config", "notifications.mqtt.topic is required with notifications.mqtt.broker");
@@ -93,21 +103,21 @@ export function createMqttNotifier(settings: MqttSettings, hostname: string, tim
     password: settings.password ?? address.password,
     connectTimeout: timeoutMs,
     reconnectPeriod: 0, // one attempt per dispatch; the dispatcher retries
-    clean: true,
+    clean: publication.clean,
     ...(address.tls ? { ca, cert, key, rejectUnauthorized: !settings.tls_skip_verify } : {}),
   };
   const open = new Set<MqttClient>();
   const discovery = settings.homeassistant_discovery ? new HomeAssistantDiscovery(settings.discovery_prefix, topic, hostname) : undefined;
 
   return {
-    name: "mqtt",
+    name: publication.name,
     async send(report: SessionReport) {
       // Connect per dispatch: nothing stays open between cycles, nothing to leak at shutdown.
       const client = mqtt.connect(options);
       open.add(client);
       try {
         await connected(client, timeoutMs);
-        await withTimeout(client.publishAsync(topic, JSON.stringify(report), { qos: settings.qos }), timeoutMs, "publish");
+        await withTimeout(client.publishAsync(topic, publication.payload(report), { qos: settings.qos, retain: publication.retain }), timeoutMs, "publish");
         for (const message of discovery?.messages(report) ?? []) {
           await withTimeout(client.publishAsync(message.topic, message.payload, { qos: settings.qos, retain: true }), timeoutMs, "publish");
         }

@@ -1,4 +1,8 @@
 /** Pushover channel: the rendered report as title + message, form-POSTed to `{api_url}/1/messages.json`. */
+import { createCipheriv, createHmac, randomBytes } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { z } from "zod";
+import { readBounded } from "../../bounded.ts";
 import { SvcError } from "../../errors.ts";
 import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
@@ -35,11 +39,45 @@ export function createPushoverNotifier(settings: Config["notifications"]["pushov
   };
 }
 
+/** Pushover's answer: `status` 1 when it took the message, else its `errors`. */
+const PUSHOVER_ANSWER = z.object({ status: z.number(), errors: z.array(z.string().max(1024)).max(32).optional() });
+const ANSWER_MAX_BYTES = 64 * 1024;
+
 /** One message to Pushover's API; a failure is an answer whose JSON `status` is not 1, with Pushover's `errors`. */
 export async function postPushover(endpoint: string, form: URLSearchParams, timeoutMs: number): Promise<void> {
-  const response = await fetch(endpoint, { method: "POST", body: form, signal: AbortSignal.timeout(timeoutMs) });
-  const answer = (await response.json().catch(() => null)) as { status?: unknown; errors?: unknown } | null;
+  const response = await fetch(endpoint, { method: "POST", body: form, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
+  const { bytes, overCap } = await readBounded(response, ANSWER_MAX_BYTES).catch(() => ({ bytes: new Uint8Array(0), overCap: true }));
+  const answer = overCap ? undefined : PUSHOVER_ANSWER.safeParse(parseJson(Buffer.from(bytes).toString("utf8"))).data;
   if (response.ok && answer?.status === 1) return;
-  const errors = Array.isArray(answer?.errors) ? `: ${answer.errors.map(String).join("; ")}` : "";
+  const errors = answer?.errors ? `: ${answer.errors.join("; ")}` : "";
   throw new SvcError("notify", `Pushover answered HTTP ${response.status}${errors}`);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Pushover's end-to-end encryption (shoutrrr's `encryptionkey`): the title and message each
+ * gzip-compressed, AES-256-CBC encrypted under a random IV, authenticated with HMAC-SHA256 over
+ * IV and ciphertext under the same key, sent as base64(IV | ciphertext | MAC) with `encrypted=1`.
+ */
+export function encryptPushoverForm(form: URLSearchParams, key: Buffer): void {
+  for (const field of ["title", "message"]) {
+    const value = form.get(field);
+    if (value) form.set(field, encryptField(value, key));
+  }
+  form.set("encrypted", "1");
+}
+
+function encryptField(text: string, key: Buffer): string {
+  const iv = randomBytes(16);
+  const cipher = createCipheriv("aes-256-cbc", key, iv); // PKCS#7 padding is the cipher's default
+  const ciphertext = Buffer.concat([cipher.update(gzipSync(text, { level: 9 })), cipher.final()]);
+  const mac = createHmac("sha256", key).update(iv).update(ciphertext).digest();
+  return Buffer.concat([iv, ciphertext, mac]).toString("base64");
 }

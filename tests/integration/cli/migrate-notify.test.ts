@@ -77,7 +77,7 @@ test("Watchtower's notification variables become notifications.urls that deliver
   const body = (path: (p: string) => boolean) => JSON.parse(got.find((r) => path(r.path))?.body ?? "null");
   expect(body((p) => p.startsWith("/api/webhooks/")).content).toStartWith(`**${title}**`);
   expect(body((p) => p.startsWith("/bot")).text).toStartWith(title);
-  expect(body((p) => p === "/").title).toBe(title);
+  expect(got.find((r) => r.path === "/ntfy/svc-alerts")?.headers.title).toBe(title);
   expect(body((p) => p.startsWith("/_matrix/client/v3/rooms/")).body).toStartWith(title);
   expect(body((p) => p === "/services/T0001/B0002/" + SECRETS.slackHook)).toMatchObject({ username: "watchtower", text: expect.stringContaining(title) });
   expect(body((p) => p.startsWith("/workflows/")).attachments[0].content.body[0].text).toBe(title);

@@ -167,6 +167,37 @@ describe("mqtt channel", () => {
     }
   });
 
+  test("mqtt:// and mqtts:// notification URLs (the fork's shoutrrr form) publish the message text on the same client", async () => {
+    // plain, QoS 1, retained: a subscriber that comes after the publication still gets it
+    const log = recordingLogger();
+    const urls = [`mqtt://svc:MqttUrlSecret1@127.0.0.1:${plain.port}/svc/url/plain?qos=1&retained=yes&clientid=svc-url-test`];
+    const plainNotifications = await createNotifications(defaultConfig({ notifications: { urls } }), log, { retryDelayMs: 50, timeoutMs: 5000, hostname: "nas" });
+    plainNotifications.publish(sampleReport());
+    await plainNotifications.close();
+    const late = await subscribe(plain, "svc/url/plain", 1);
+    const output = await Promise.race([late.message, Bun.sleep(10_000).then(() => "timeout: nothing received")]);
+    await stop(late.proc);
+    expect(output).toContain("svc on nas: 1 updated, 1 failed");
+    expect(output).toContain("updated web: 127.0.0.1:5000/web:latest");
+    expect(log.text()).not.toContain("MqttUrlSecret1");
+
+    // TLS to a self-signed broker: refused, then accepted with disabletlsverification=yes
+    const url = (extra: string) => `mqtts://127.0.0.1:${selfSigned.port}/svc/url/tls${extra}`;
+    const refusedLog = recordingLogger();
+    const refused = await createNotifications(defaultConfig({ notifications: { urls: [url("")] } }), refusedLog, { retryDelayMs: 10, timeoutMs: 3000, attempts: 1 });
+    refused.publish(sampleReport());
+    await refused.close();
+    expect(refusedLog.lines.some((l) => l.message === "notification failed")).toBe(true);
+    const subscriber = await subscribe(selfSigned, "svc/url/tls", 0, ["--cafile", pki.selfSignedCert, "--insecure"]);
+    const accepted = await createNotifications(defaultConfig({ notifications: { urls: [url("?disabletlsverification=yes")] } }), recordingLogger(), { timeoutMs: 5000, hostname: "nas" });
+    accepted.publish(sampleReport());
+    await accepted.flush();
+    const tlsOutput = await Promise.race([subscriber.message, Bun.sleep(10_000).then(() => "timeout: nothing received")]);
+    await accepted.close();
+    await stop(subscriber.proc);
+    expect(tlsOutput).toContain("svc on nas: 1 updated, 1 failed");
+  });
+
   test("after close nothing is left open: a process that published and closed exits by itself", async () => {
     const dir = tempDir("exit");
     const script = join(dir, "publish-and-close.ts");

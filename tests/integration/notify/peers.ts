@@ -181,7 +181,7 @@ class Writer:
                        "content_type": msg.get_content_type(),
                        "text": text.get_content() if text is not None else None,
                        "html": html.get_content() if html is not None else None,
-                       "tls": session.ssl is not None,
+                       "tls": session.ssl is not None, "helo": session.host_name,
                        "login": session.auth_data.login.decode() if session.auth_data else None}, f)
         os.rename(name + ".tmp", name + ".json")
         return "250 OK"
@@ -243,6 +243,8 @@ export interface ReceivedMail {
   tls: boolean;
   /** the user it authenticated as */
   login: string | null;
+  /** the name the client gave in EHLO/HELO */
+  helo: string | null;
 }
 
 /** aiosmtpd on a free port; with a certificate it offers STARTTLS, with a login it requires AUTH. */
@@ -309,12 +311,13 @@ export interface Received {
  * A stand-in for each service's API: answers as the service does, and refuses (400) a request
  * missing what the service requires. Records every request.
  */
-export function serviceReceiver(): { server: Server<undefined>; received: Received[]; base: string } {
+export function serviceReceiver(tls?: { cert: string; key: string }): { server: Server<undefined>; received: Received[]; base: string } {
   const received: Received[] = [];
   const json = (body: unknown, status = 200) => Response.json(body, { status });
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
+    ...(tls ? { tls } : {}),
     async fetch(request) {
       const url = new URL(request.url);
       const body = await request.text();
@@ -335,7 +338,8 @@ export function serviceReceiver(): { server: Server<undefined>; received: Receiv
       if (path.startsWith("/services/")) return typeof data.text === "string" ? new Response("ok") : new Response("no_text", { status: 400 });
       if (path === "/api/chat.postMessage") return json(request.headers.get("authorization")?.startsWith("Bearer xoxb-") && data.channel ? { ok: true } : { ok: false, error: "not_authed" });
       if (path.endsWith("/message")) return request.headers.get("x-gotify-key") && typeof data.message === "string" ? json({ id: 1 }) : json({ error: "Unauthorized" }, 401);
-      if (path === "/") return data.topic && typeof data.message === "string" ? json({ id: "x", event: "message" }) : json({ error: "invalid request" }, 400);
+      // ntfy: a POST to the topic's path, the message as the body, the rest in headers (docs.ntfy.sh/publish)
+      if (path.startsWith("/ntfy/")) return request.method === "POST" && body.length > 0 ? json({ id: "x", event: "message", topic: path.slice(1) }) : json({ error: "invalid request" }, 400);
       if (path === "/1/messages.json") {
         const form = new URLSearchParams(body);
         return form.get("token") && form.get("user") && form.get("message") ? json({ status: 1, request: "r" }) : json({ status: 0, errors: ["token is invalid"] }, 400);
@@ -345,10 +349,21 @@ export function serviceReceiver(): { server: Server<undefined>; received: Receiv
       if (path.startsWith("/_matrix/client/v3/join/")) return json({ room_id: "!joined:lan" });
       if (path.startsWith("/_matrix/client/v3/rooms/")) return request.headers.get("authorization") === "Bearer syt_matrix_access" && data.msgtype === "m.text" ? json({ event_id: "$e" }) : json({ errcode: "M_UNKNOWN_TOKEN" }, 401);
       if (path.startsWith("/generic/")) return new Response("ok");
+      // Mattermost and Rocket.Chat incoming webhooks: a JSON text (docs.mattermost.com, docs.rocket.chat)
+      if (path.startsWith("/hooks/")) return typeof data.text === "string" && data.text !== "" ? new Response("ok") : json({ message: "Unable to parse incoming data" }, 400);
+      // Google Chat: key and token in the query, a JSON text
+      if (path.startsWith("/v1/spaces/")) return url.searchParams.get("key") && url.searchParams.get("token") && typeof data.text === "string" ? json({ name: "spaces/x/messages/y" }) : json({ error: { code: 400 } }, 400);
+      // Pushbullet: the access token in its header, a note with a body
+      if (path === "/v2/pushes") return request.headers.get("access-token") && data.type === "note" && typeof data.body === "string" ? json({ type: "note", iden: "x", active: true }) : json({ error: { code: "invalid_access_token" } }, 401);
+      // signal-cli-rest-api: number and recipients, 201 Created with a timestamp
+      if (path === "/v2/send") return data.number && Array.isArray(data.recipients) && data.recipients.length > 0 && typeof data.message === "string" ? json({ timestamp: "1" }, 201) : json({ error: "Couldn't process request - invalid request" }, 400);
+      // Bark: device_key and body in the JSON
+      if (path.endsWith("/push") && data.device_key === "RefusedDevice") return json({ code: 400, message: "failed to push", timestamp: 1 });
+      if (path.endsWith("/push")) return data.device_key && typeof data.body === "string" ? json({ code: 200, message: "success", timestamp: 1 }) : json({ code: 400, message: "device key is empty" }, 400);
       return new Response("not found", { status: 404 });
     },
   });
-  return { server, received, base: `http://127.0.0.1:${server.port}` };
+  return { server, received, base: `${tls ? "https" : "http"}://127.0.0.1:${server.port}` };
 }
 
 /** One URL of each HTTP form, all pointed at the receiver. */
@@ -360,7 +375,7 @@ export function urlsFor(port: number) {
     slackHook: `slack://hook:T0001-B0002-${SECRETS.slackHook}@webhook?botname=svc`,
     slackBot: `slack://xoxb:${SECRETS.slackBot}@C001CH4NN3L`,
     gotify: `gotify://${at}/gotify/${SECRETS.gotify}?disabletls=yes`,
-    ntfy: `ntfy://svc:${SECRETS.ntfy}@${at}/svc-alerts?scheme=http&tags=whale`,
+    ntfy: `ntfy://svc:${SECRETS.ntfy}@${at}/ntfy/svc-alerts?scheme=http&tags=whale`,
     pushover: `pushover://shoutrrr:${SECRETS.pushoverToken}@${SECRETS.pushoverUser}/?devices=phone`,
     teams: `teams+http://${at}/workflows/0a1b2c3d/triggers/manual/paths/invoke?api-version=2016-06-01&sig=${SECRETS.teams}`,
     matrix: `matrix://bot:${SECRETS.matrix}@${at}/?rooms=%23ops:lan&disabletls=yes`,

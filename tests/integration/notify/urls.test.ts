@@ -4,6 +4,9 @@
  * notifications.services_base_url) and checks what each API requires; e-mail goes to the
  * aiosmtpd peer. Nothing leaves the machine.
  */
+import { createDecipheriv, createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
@@ -68,12 +71,13 @@ describe("each notification URL form, delivered", () => {
 
     const [gotify] = to((r) => r.path === "/gotify/message");
     expect(gotify?.headers["x-gotify-key"]).toBe(SECRETS.gotify);
-    expect(jsonOf(gotify)).toMatchObject({ title, priority: 5 });
+    expect(jsonOf(gotify)).toMatchObject({ title, priority: 0 });
     expect(jsonOf(gotify).message).toStartWith(line);
 
-    const [ntfy] = to((r) => r.path === "/");
+    const [ntfy] = to((r) => r.path === "/ntfy/svc-alerts");
     expect(ntfy?.headers.authorization).toBe(`Basic ${Buffer.from(`svc:${SECRETS.ntfy}`).toString("base64")}`);
-    expect(jsonOf(ntfy)).toMatchObject({ topic: "svc-alerts", title, tags: ["whale"] });
+    expect(ntfy?.headers).toMatchObject({ title, tags: "whale", "content-type": "text/plain; charset=utf-8" });
+    expect(ntfy?.body).toStartWith(line);
 
     const pushover = new URLSearchParams(to((r) => r.path === "/1/messages.json")[0]?.body);
     expect([pushover.get("token"), pushover.get("user"), pushover.get("device"), pushover.get("title")]).toEqual([SECRETS.pushoverToken, SECRETS.pushoverUser, "phone", title]);
@@ -92,10 +96,170 @@ describe("each notification URL form, delivered", () => {
 
     const [generic] = to((r) => r.path === "/generic/hook");
     expect(generic?.headers["x-api-key"]).toBe(SECRETS.generic);
-    expect(jsonOf(generic)).toEqual(report);
+    expect(generic?.headers["content-type"]).toBe("text/plain");
+    expect(generic?.body).toStartWith(line);
 
     expect(log.lines.filter((l) => l.message === "notification sent")).toHaveLength(10);
     for (const secret of Object.values(SECRETS)) expect(log.text()).not.toContain(secret);
+  });
+
+  test("shoutrrr's meanings: a Telegram topic, Matrix room names, ntfy's nested topic and headers, Discord's thread, Slack's thread", async () => {
+    const mark = receiver.received.length;
+    const at = `127.0.0.1:${receiver.server.port}`;
+    await publishOnce({
+      urls: [
+        `telegram://${SECRETS.telegramBot}@telegram?chats=-100123:10,@news&preview=n&notification=y`,
+        `matrix://bot:${SECRETS.matrix}@${at}/?rooms=room1&disabletls=yes`,
+        `ntfy://${at}/ntfy/a/b?disabletls=yes&delay=30m&email=ops@lan&markdown=yes&priority=max&cache=no`,
+        `discord://${SECRETS.discord}@123456789012345678?thread_id=987654321`,
+        `slack://hook:T0001-B0002-${SECRETS.slackHook}@webhook?username=svc&icon_emoji=:whale:&thread_ts=1234.5678`,
+      ],
+    });
+    const got = since(mark);
+    const telegram = got.filter((r) => r.path.endsWith("/sendMessage")).map(jsonOf);
+    expect(telegram.map((m) => [m.chat_id, m.message_thread_id, m.disable_notification, m.link_preview_options])).toEqual([
+      ["-100123", 10, false, { is_disabled: true }],
+      ["@news", undefined, false, { is_disabled: true }],
+    ]);
+    expect(got.filter((r) => r.path.startsWith("/_matrix/client/v3/join/")).map((r) => decodeURIComponent(r.path.split("/").pop()!))).toEqual(["#room1"]);
+    const [ntfy] = got.filter((r) => r.path === "/ntfy/a/b");
+    expect(ntfy?.headers).toMatchObject({ delay: "30m", email: "ops@lan", priority: "5", cache: "no", "content-type": "text/markdown" });
+    const [discord] = got.filter((r) => r.path.startsWith("/api/webhooks/"));
+    expect(discord?.query.get("thread_id")).toBe("987654321");
+    expect(jsonOf(got.find((r) => r.path.startsWith("/services/")))).toMatchObject({ username: "svc", icon_emoji: ":whale:", thread_ts: "1234.5678" });
+  });
+
+  test("generic: shoutrrr's JSON with template=json, its keys and $extra fields, @headers, method; generic+http alike", async () => {
+    const mark = receiver.received.length;
+    const at = `127.0.0.1:${receiver.server.port}`;
+    await publishOnce({
+      urls: [
+        `generic://${at}/generic/json?disabletls=yes&template=json&titlekey=subject&messagekey=text&$source=svc&method=PUT`,
+        `generic+http://${at}/generic/bearer?@Authorization=Bearer%20${SECRETS.generic}&room=7`,
+      ],
+    });
+    const got = since(mark);
+    const json = got.find((r) => r.path === "/generic/json");
+    expect(json?.method).toBe("PUT");
+    expect(json?.headers["content-type"]).toBe("application/json");
+    const body = jsonOf(json);
+    expect(Object.keys(body).sort()).toEqual(["source", "subject", "text"]);
+    expect(body).toMatchObject({ subject: "svc on nas: 1 updated, 1 failed", source: "svc" });
+    const bearer = got.find((r) => r.path === "/generic/bearer");
+    expect(bearer?.headers.authorization).toBe(`Bearer ${SECRETS.generic}`);
+    expect([...bearer!.query.keys()]).toEqual(["room"]);
+  });
+
+  test("the services shoutrrr has and svc added: Mattermost, Pushbullet, Bark, Signal", async () => {
+    const mark = receiver.received.length;
+    const at = `127.0.0.1:${receiver.server.port}`;
+    const pushbulletToken = "o.PushbulletSecretToken0123456789a";
+    const { log } = await publishOnce({
+      urls: [
+        `mattermost://svc@${at}/MattermostSecret123/ops?disabletls=yes&icon=whale`,
+        `pushbullet://${pushbulletToken}/phone/%23news/me@lan`,
+        `bark://:BarkDeviceSecret@${at}/bark?scheme=http&sound=bell&badge=2`,
+        `signal://${at}/+1234567890/+0987654321/group.abc/def=?disabletls=yes&token=SignalTokenSecret`,
+      ],
+    });
+    const got = since(mark);
+    const [mattermost] = got.filter((r) => r.path === "/hooks/MattermostSecret123");
+    expect(jsonOf(mattermost)).toMatchObject({ username: "svc", channel: "ops", icon_emoji: "whale" });
+    expect(jsonOf(mattermost).text).toStartWith("svc on nas: 1 updated, 1 failed\n");
+    const pushes = got.filter((r) => r.path === "/v2/pushes");
+    expect(pushes.map((r) => r.headers["access-token"])).toEqual([pushbulletToken, pushbulletToken, pushbulletToken]);
+    expect(pushes.map((r) => jsonOf(r))).toMatchObject([{ type: "note", device_iden: "phone" }, { channel_tag: "news" }, { email: "me@lan" }]);
+    expect(jsonOf(got.find((r) => r.path === "/bark/push"))).toMatchObject({ device_key: "BarkDeviceSecret", title: "svc on nas: 1 updated, 1 failed", sound: "bell", badge: 2 });
+    const [signal] = got.filter((r) => r.path === "/v2/send");
+    expect(signal?.headers.authorization).toBe("Bearer SignalTokenSecret");
+    expect(jsonOf(signal)).toMatchObject({ number: "+1234567890", recipients: ["+0987654321", "group.abc/def="] });
+    for (const secret of ["SignalTokenSecret", "MattermostSecret123", "GKeySecret", "GTokSecret", pushbulletToken, "BarkDeviceSecret"]) expect(log.text()).not.toContain(secret);
+  });
+
+  test("a self-signed ntfy or Gotify server: refused, unless disabletlsverification / insecureskipverify", async () => {
+    const secure = serviceReceiver({ cert: readFileSync(pki.selfSignedCert, "utf8"), key: readFileSync(pki.selfSignedKey, "utf8") });
+    try {
+      const at = `127.0.0.1:${secure.server.port}`;
+      const refused = await publishOnce({ urls: [`ntfy://${at}/ntfy/t`, `gotify://${at}/g/${SECRETS.gotify}`] }, 1);
+      expect(refused.log.lines.filter((l) => l.message === "notification failed")).toHaveLength(2);
+      expect(secure.received).toHaveLength(0);
+      await publishOnce({ urls: [`ntfy://${at}/ntfy/t?disabletlsverification=yes`, `gotify://${at}/g/${SECRETS.gotify}?insecureskipverify=yes`] }, 1);
+      expect(secure.received.map((r) => r.path).sort()).toEqual(["/g/message", "/ntfy/t"]);
+    } finally {
+      secure.server.stop(true);
+    }
+  });
+
+  test("services_base_url per service: each service's token goes to its own base, and a line at start says which", async () => {
+    const other = serviceReceiver();
+    try {
+      const mark = receiver.received.length;
+      const urls = urlsFor(receiver.server.port!);
+      const { log } = await publishOnce({ services_base_url: `discord=${receiver.base}, telegram=${other.base}`, urls: [urls.discord, urls.telegram] });
+      expect(since(mark).map((r) => r.path)).toEqual([`/api/webhooks/123456789012345678/${SECRETS.discord}`]);
+      expect(other.received.map((r) => r.path)).toEqual([`/bot${SECRETS.telegramBot}/sendMessage`, `/bot${SECRETS.telegramBot}/sendMessage`]);
+      const said = log.lines.filter((l) => String(l.message).includes("notifications.services_base_url")).map((l) => l.message);
+      expect(said).toEqual([
+        `the tokens of discord go to ${receiver.base} (notifications.services_base_url), not to their public hosts`,
+        `the tokens of telegram go to ${other.base} (notifications.services_base_url), not to their public hosts`,
+      ]);
+    } finally {
+      other.server.stop(true);
+    }
+  });
+
+  test("Bark's refusal inside a 200 answer is a failure, as shoutrrr reads it", async () => {
+    const { log } = await publishOnce({ urls: [`bark://:RefusedDevice@127.0.0.1:${receiver.server.port}/bark?scheme=http`] }, 1);
+    expect(String(log.lines.find((l) => l.message === "notification failed")?.fields.reason)).toContain("Bark refused the message: failed to push");
+  });
+
+  test("pushover:// with encryptionkey: title and message end-to-end encrypted as Pushover's apps decrypt them", async () => {
+    const key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    const mark = receiver.received.length;
+    const { log } = await publishOnce({ urls: [`pushover://shoutrrr:${SECRETS.pushoverToken}@${SECRETS.pushoverUser}/?encryptionkey=${key}`] });
+    const form = new URLSearchParams(since(mark).find((r) => r.path === "/1/messages.json")?.body);
+    expect(form.get("encrypted")).toBe("1");
+    const decrypt = (field: string) => {
+      const payload = Buffer.from(form.get(field)!, "base64");
+      const [iv, ciphertext, mac] = [payload.subarray(0, 16), payload.subarray(16, payload.length - 32), payload.subarray(payload.length - 32)];
+      const keyBytes = Buffer.from(key, "hex");
+      expect(createHmac("sha256", keyBytes).update(iv).update(ciphertext).digest().equals(mac)).toBe(true);
+      const decipher = createDecipheriv("aes-256-cbc", keyBytes, iv);
+      return gunzipSync(Buffer.concat([decipher.update(ciphertext), decipher.final()])).toString("utf8");
+    };
+    expect(decrypt("title")).toBe("svc on nas: 1 updated, 1 failed");
+    expect(decrypt("message")).toContain("web (127.0.0.1:5000/web:latest): 111111111111 -> 222222222222");
+    expect(form.get("message")).not.toContain("web");
+    expect(log.text()).not.toContain(key);
+  });
+
+  test("the https-only services (Rocket.Chat, Google Chat) to a TLS stand-in", async () => {
+    const secure = serviceReceiver({ cert: readFileSync(pki.selfSignedCert, "utf8"), key: readFileSync(pki.selfSignedKey, "utf8") });
+    // Those URLs have no option to accept a self-signed certificate: this test alone trusts any
+    // (Bun reads the variable at each request), and puts it back at once.
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    try {
+      const at = `127.0.0.1:${secure.server.port}`;
+      await publishOnce({
+        urls: [
+          `rocketchat://svc@${at}/RocketTokenA/RocketTokenB2Secret/ops`,
+          `rocketchat://${at}/RocketTokenA/RocketTokenB2Secret/@alice`,
+          `googlechat://${at}/v1/spaces/FOO/messages?key=GKeySecret&token=GTokSecret`,
+        ],
+      });
+    } finally {
+      delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      secure.server.stop(true);
+    }
+    const rocket = secure.received.filter((r) => r.path === "/hooks/RocketTokenA/RocketTokenB2Secret").map(jsonOf);
+    expect(rocket.map((b) => [b.username, b.channel])).toEqual([
+      ["svc", "#ops"],
+      [undefined, "@alice"],
+    ]);
+    expect(rocket[0].text).toStartWith("svc on nas: 1 updated, 1 failed\n");
+    const [chat] = secure.received.filter((r) => r.path === "/v1/spaces/FOO/messages");
+    expect([chat?.query.get("key"), chat?.query.get("token")]).toEqual(["GKeySecret", "GTokSecret"]);
+    expect(jsonOf(chat).text).toStartWith("*svc on nas: 1 updated, 1 failed*\n");
   });
 
   test("a Telegram chat that refuses is retried alone; the others got the message once", async () => {
@@ -115,7 +279,7 @@ describe("each notification URL form, delivered", () => {
     const { log } = await publishOnce({ urls: [urls.discord, `gotify://127.0.0.1:${freePort()}/${SECRETS.gotify}?disabletls=yes`, urls.ntfy] });
     const got = since(mark);
     expect(got.filter((r) => r.path.startsWith("/api/webhooks/"))).toHaveLength(1);
-    expect(got.filter((r) => r.path === "/")).toHaveLength(1);
+    expect(got.filter((r) => r.path === "/ntfy/svc-alerts")).toHaveLength(1);
     const failure = log.lines.find((l) => l.level === "error" && l.message === "notification failed");
     expect(failure?.fields).toMatchObject({ channel: "gotify", attempts: 2 });
     for (const secret of Object.values(SECRETS)) expect(log.text()).not.toContain(secret);
@@ -147,6 +311,22 @@ describe("smtp:// to the SMTP peer", () => {
     expect(mail?.from).toContain("svc@lan");
     expect(mail?.text).toContain("web (127.0.0.1:5000/web:latest): 111111111111 -> 222222222222");
     expect(log.lines.some((l) => l.message === "notification sent" && l.fields.channel === "smtp")).toBe(true);
+  });
+
+  test("a + in the from and to addresses stays a +, as shoutrrr reads it", async () => {
+    const before = smtp.messages().length;
+    await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=me+svc@lan&to=ops+updates@lan,b@lan&usestarttls=no`] });
+    const [mail] = smtp.messages().slice(before);
+    expect(mail).toMatchObject({ mail_from: "me+svc@lan", rcpt_tos: ["ops+updates@lan", "b@lan"] });
+  });
+
+  test("clienthost names svc in EHLO; requirestarttls=yes refuses a server without STARTTLS", async () => {
+    const before = smtp.messages().length;
+    await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=svc@lan&to=ops@lan&clienthost=svc.example.com`] });
+    expect(smtp.messages().slice(before)).toMatchObject([{ helo: "svc.example.com" }]);
+    const { log } = await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=svc@lan&to=ops@lan&requirestarttls=yes`] }, 1);
+    expect(log.lines.find((l) => l.message === "notification failed")?.fields.channel).toBe("smtp");
+    expect(smtp.messages().length).toBe(before + 1);
   });
 
   test("encryption=explicittls with auth=plain: STARTTLS then AUTH; a wrong password is logged without it", async () => {

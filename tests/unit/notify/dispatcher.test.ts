@@ -244,3 +244,16 @@ test("a report's texts reach the channels without svc's secrets (a hook's output
   expect(channel.sent[0]!.containers[0]!.reason).toBe(`pre_update hook failed: exited with 1: ${REDACTED} ${REDACTED}`);
   expect(report.containers[0]!.reason).toContain("hdr-secret-77");
 });
+
+test("a notification URL of a service that also has its own channel gets a name of its own (mqtt#2, pushover#2)", async () => {
+  const dispatcher = await createNotifications(
+    config({
+      pushover: { token: "azGDORePK8gMaC0QOYAMyEEuzJnyUi", user_key: "uQiRzpo4DXghDmr9QzzfQu27cmVRsG" },
+      mqtt: { broker: "mqtt://127.0.0.1:1", topic: "svc/reports" },
+      urls: ["pushover://shoutrrr:azGDORePK8gMaC0QOYAMyEEuzJnyUi@uQiRzpo4DXghDmr9QzzfQu27cmVRsG", "mqtt://127.0.0.1:1/svc/url", "mqtt://127.0.0.1:1/svc/other"],
+    }),
+    recordingLogger(),
+  );
+  expect(dispatcher.channels).toEqual(["mqtt", "pushover", "pushover#2", "mqtt#2", "mqtt#3"]);
+  await dispatcher.close();
+});

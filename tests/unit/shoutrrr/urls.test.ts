@@ -1,7 +1,8 @@
 /** Notification URLs: each shoutrrr form parsed into its target, wrong parts named, secrets known. */
 import { describe, expect, test } from "bun:test";
-import { printConfig, REDACTED } from "../../../src/config/index.ts";
-import { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, URL_FORMS, type NotificationTarget } from "../../../src/notify/urls.ts";
+import { defaultConfig, printConfig, REDACTED } from "../../../src/config/index.ts";
+import { createRedactor } from "../../../src/log/index.ts";
+import { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, URL_FORMS, type NotificationTarget } from "../../../src/shoutrrr/index.ts";
 import { notificationSecrets } from "../../../src/notify/secrets.ts";
 import { load, problems, RUNS } from "../config/helpers.ts";
 
@@ -31,7 +32,7 @@ describe("each form parses into its target", () => {
     expect(parsed("telegram://110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw@telegram?chats=@svc_news,-100123456&notification=no&preview=no")).toMatchObject({
       service: "telegram",
       token: "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
-      chats: ["@svc_news", "-100123456"],
+      chats: [{ chat: "@svc_news" }, { chat: "-100123456" }],
       silent: true,
       preview: false,
     });
@@ -59,13 +60,15 @@ describe("each form parses into its target", () => {
   });
 
   test("ntfy: topic, credentials, scheme", () => {
-    expect(parsed("ntfy://ntfy.sh/svc-alerts")).toMatchObject({ service: "ntfy", endpoint: "https://ntfy.sh", topic: "svc-alerts", tags: [] });
+    expect(parsed("ntfy://ntfy.sh/svc-alerts")).toMatchObject({ service: "ntfy", endpoint: "https://ntfy.sh", topic: "svc-alerts", headers: [] });
     expect(parsed("ntfy://me:pa55word@127.0.0.1:8090/updates?scheme=http&priority=high&tags=whale,svc")).toMatchObject({
       endpoint: "http://127.0.0.1:8090",
       username: "me",
       password: "pa55word",
-      priority: 4,
-      tags: ["whale", "svc"],
+      headers: [
+        ["Priority", "4"],
+        ["Tags", "whale,svc"],
+      ],
     });
   });
 
@@ -113,10 +116,12 @@ describe("each form parses into its target", () => {
       endpoint: "https://hooks.lan/svc?method=keep&room=7",
       method: "PUT",
       headers: [["Authorization", "Bearer xyz123456"]],
+      body: "json",
     });
-    expect(parsed("generic+http://127.0.0.1:9000/hook?template=json&x=1")).toMatchObject({ endpoint: "http://127.0.0.1:9000/hook?template=json&x=1", method: "POST" });
+    expect(parsed("generic+http://127.0.0.1:9000/hook?template=json&x=1")).toMatchObject({ endpoint: "http://127.0.0.1:9000/hook?x=1", method: "POST", body: "json" });
     expect(parsed("generic://127.0.0.1:9000/hook?disabletls=yes&template=/etc/svc/hook.mustache&contenttype=text/plain")).toMatchObject({
       endpoint: "http://127.0.0.1:9000/hook",
+      body: "template",
       template: "/etc/svc/hook.mustache",
       contentType: "text/plain",
     });
@@ -129,14 +134,14 @@ describe("a URL that cannot be used names the wrong part, never the secret", () 
     ["foo://x", "foo://: not a service svc knows"],
     ["constructor://x", "constructor://: not a service svc knows"],
     ["discord://@123", "discord://: the webhook token is missing"],
-    ["discord://t0ken-Secret@webhook", "the webhook id after @ must be digits"],
+    ["discord://t0ken-Secret@123/illegal-argument", "the path may only be /raw"],
     ["telegram://justtoken@telegram?chats=1", "telegram://: the bot token"],
     ["telegram://1:ABCsecret@telegram", "parameter chats is missing"],
     ["slack://bot:xyzSecret@webhook", "must start with hook: (webhook) or xoxb: (bot)"],
     ["slack://hook:A-BSecret@webhook", "three parts"],
     ["gotify://gotify.lan", "the application token (last path segment) is missing"],
     ["gotify://gotify.lan/T0kenSecret?priority=11", "parameter priority must be an integer from -2 to 10"],
-    ["ntfy://ntfy.sh/a/b", "the path must be the topic alone"],
+    ["ntfy://ntfy.sh/", "the topic (the path) is missing"],
     ["ntfy://ntfy.sh/t?scheme=ftp", "parameter scheme must be http or https"],
     ["pushover://shoutrrr:@userKeySecret1", "the application token"],
     ["smtp://mail.lan/?to=a@lan", "parameter from is missing"],
@@ -193,8 +198,8 @@ describe("notifications.urls in the configuration", () => {
   });
 
   test("a URL that cannot be used stops the load, naming the entry and the part, not the secret", async () => {
-    const fromFile = await problems({ argv: RUNS, toml: `[notifications]\nurls = ["${DISCORD}", "discord://Disc0rdSecretToken@webhook"]\n` });
-    expect(fromFile).toEqual(["svc.toml:2: notifications.urls[1]: discord://: the webhook id after @ must be digits (form: discord://token@webhookid)"]);
+    const fromFile = await problems({ argv: RUNS, toml: `[notifications]\nurls = ["${DISCORD}", "discord://Disc0rdSecretToken@webhook/other"]\n` });
+    expect(fromFile).toEqual(["svc.toml:2: notifications.urls[1]: discord://: the path may only be /raw (form: discord://token@webhookid)"]);
     const fromEnv = await problems({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: `${DISCORD} telegram://1:Te1egramSecret@telegram` } });
     expect(fromEnv).toEqual([`SVC_NOTIFICATIONS_URLS: entry 2: telegram://: parameter chats is missing (form: ${URL_FORMS.telegram})`]);
     expect(fromFile.join() + fromEnv.join()).not.toContain("Secret");
@@ -209,4 +214,65 @@ describe("notifications.urls in the configuration", () => {
     expect(text).not.toContain("Ntfy5ecret");
     expect(notificationSecrets(result.config.notifications)).toEqual(expect.arrayContaining(["Disc0rdSecretToken", "Ntfy5ecret"]));
   });
+});
+
+describe("masking rebuilds the URL from its parts: no secret in any escaping", () => {
+  // each secret as a user may write it: percent-encoded, with + or %20 for a space, no digit in it
+  const cases: Array<[string, string[]]> = [
+    ["generic+http://hooks.lan/hook?@Authorization=Bearer%20tkSecretNoDigits", ["tkSecretNoDigits", "Bearer%20tkSecretNoDigits"]],
+    ["generic://hooks.lan/hook?@authorization=Bearer+tkSecretPlus&room=7", ["tkSecretPlus"]],
+    ["gotify://gotify.lan/AbC%2FdefSecret", ["AbC%2FdefSecret", "AbC/defSecret"]],
+    ["gotify://gotify.lan/OnlyLettersSecretToken", ["OnlyLettersSecretToken"]],
+    ["discord://AbCdEfSecretLetters@123456789012345678", ["AbCdEfSecretLetters"]],
+    ["ntfy://me:pa%24%24wordSecret@ntfy.lan/topic", ["pa%24%24wordSecret", "pa$$wordSecret"]],
+    ["generic://hooks.lan/hook?token=abcSecret&$apikey=xyzSecret", ["abcSecret", "xyzSecret"]],
+    [`teams://?host=${encodeURIComponent("https://x.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?api-version=2016-06-01&sig=SigSecretLetters")}`, ["SigSecretLetters"]],
+    ["pushover://shoutrrr:TokSecret@UserKeySecretLetters", ["TokSecret", "UserKeySecretLetters"]],
+  ];
+  for (const [url, secrets] of cases) {
+    test(url, () => {
+      const shown = redactNotificationUrl(url);
+      expect(shown).toContain(REDACTED);
+      for (const secret of secrets) expect(shown).not.toContain(secret);
+      expect(shown).not.toMatch(/Secret/);
+      // the log redactor has every escaping of each secret part
+      const known = notificationUrlSecrets([url]);
+      for (const secret of secrets) expect(known).toContain(secret);
+    });
+  }
+
+  test("the parts that are not secret are shown as written", () => {
+    expect(redactNotificationUrl("generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=Bearer%20tk")).toBe(`generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=${REDACTED}`);
+    expect(redactNotificationUrl("gotify://gotify.lan/sub/AbC%2Fdef?priority=3")).toBe(`gotify://gotify.lan/sub/${REDACTED}?priority=3`);
+  });
+
+  test("the logs' redactor masks each secret in each escaping an error message could echo", () => {
+    const settings = defaultConfig({
+      notifications: { urls: ["generic+http://hooks.lan/hook/PathSecretNoDigits?@Authorization=Bearer%20HeaderSecret%2Fslash&token=Query+SecretPlus", "gotify://gotify.lan/GotifySecret%2FEncoded"] },
+    }).notifications;
+    const redact = createRedactor(notificationSecrets(settings));
+    const echoes = [
+      "GET http://hooks.lan/hook/PathSecretNoDigits failed",
+      "header Authorization: Bearer HeaderSecret/slash refused",
+      "HeaderSecret%2Fslash",
+      "token=Query+SecretPlus",
+      "token=Query%20SecretPlus",
+      "Query SecretPlus",
+      "POST https://gotify.lan/GotifySecret%2FEncoded/message",
+      "token GotifySecret/Encoded",
+    ];
+    for (const echo of echoes) expect(redact(echo)).not.toMatch(/PathSecret|HeaderSecret|Query.SecretPlus|Query%20SecretPlus|GotifySecret/);
+  });
+
+  test("--print-config shows them masked", async () => {
+    const url = "generic+http://hooks.lan/hook?@Authorization=Bearer%20tkSecretNoDigits";
+    const text = printConfig(await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: `${url} gotify://gotify.lan/AbC%2FdefSecret` } }));
+    expect(text).not.toMatch(/tkSecret|defSecret/);
+  });
+});
+
+test("parameters that only sound like credentials, and a Pushbullet #channel, are shown as written", () => {
+  expect(redactNotificationUrl("mqtt://u:MqttPw1@broker.lan/t?cleansession=no&qos=1")).toBe(`mqtt://u:${REDACTED}@broker.lan/t?cleansession=no&qos=1`);
+  expect(redactNotificationUrl("generic://hooks.lan/x?template=json&titlekey=subject&messagekey=text")).toBe("generic://hooks.lan/x?template=json&titlekey=subject&messagekey=text");
+  expect(redactNotificationUrl("pushbullet://o.PushbulletSecretToken0123456789a/phone/#news")).toBe(`pushbullet://${REDACTED}/phone/#news`);
 });

@@ -1,0 +1,10 @@
+/**
+ * Which hosts are this machine: 127.0.0.0/8, ::1 and localhost. Plain http is allowed to them
+ * alone, by the registry client and by services_base_url (docs/notifications.md).
+ */
+
+/** `hostname` without a port; IPv6 with or without brackets. */
+export function isLoopbackHostname(hostname: string): boolean {
+  const host = hostname.replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
