@@ -152,6 +152,22 @@ function path(description: string, example: string) {
   return leaf({ kind: "path", description, example }, () => nonEmpty().optional());
 }
 
+/** The one path whose default depends on who runs svc: the loader fills it in (defaultStateDir). */
+function stateDir(description: string) {
+  return leaf({ kind: "path", description, defaultText: STATE_DIR_DEFAULT_TEXT, example: "/var/lib/svc" }, () => nonEmpty().optional());
+}
+
+export const STATE_DIR_DEFAULT_TEXT = "$XDG_STATE_HOME/svc when XDG_STATE_HOME is set, else /var/lib/svc as root, else ~/.local/state/svc";
+
+/** Where decisions persist when state_dir is not set: STATE_DIR_DEFAULT_TEXT, for this process. */
+export function defaultStateDir(env: Record<string, string | undefined>, uid: number | undefined = process.getuid?.()): string {
+  const xdg = env.XDG_STATE_HOME?.trim();
+  if (xdg && xdg.startsWith("/")) return `${xdg.replace(/\/+$/, "")}/svc`;
+  if (uid === 0) return "/var/lib/svc";
+  const home = env.HOME?.trim();
+  return `${home && home.startsWith("/") ? home.replace(/\/+$/, "") : ""}/.local/state/svc`;
+}
+
 function choice<const V extends readonly [string, ...string[]]>(values: V, def: V[number], description: string) {
   return leaf({ kind: "enum", description, default: def, values }, () => z.enum(values, { error: `must be one of ${values.join(", ")}` }).default(def as never));
 }
@@ -229,7 +245,10 @@ function tagPolicy(description: string) {
 }
 
 function list(description: string, example: string[], extra: { secret?: boolean } = {}) {
-  return leaf({ kind: "list", description, default: [], example, ...extra }, () => z.array(z.string().min(1, { error: "must not contain empty names" })).default([]));
+  // a name never holds a space or a comma: "a b" in one entry is two names written as one
+  return leaf({ kind: "list", description, default: [], example, ...extra }, () =>
+    z.array(z.string().min(1, { error: "must not contain empty names" }).regex(/^[^\s,]+$/, { error: "one name per entry: a name holds no space or comma" })).default([]),
+  );
 }
 
 /** IP addresses, each checked at load. */
@@ -355,11 +374,11 @@ export const CONFIG = table("General options", {
   audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
   log_access_to_stdout: bool(false, "Also print access-log events to stdout"),
   log_audit_to_stdout: bool(false, "Also print audit-log events to stdout"),
-  poll_interval: ruled(alias(optionalDuration("Time between update checks", "1h", { min: 1, max: 366 * DAY }), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
+  poll_interval: ruled(alias(optionalDuration("Time between update checks", "6h", { min: 1, max: 366 * DAY }), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
   schedule: ruled(alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ)", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])), { exclusiveWith: ["poll_interval", "run_once"] }),
   run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),
-  state_dir: path("Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json; unset: kept in memory only", "/var/lib/svc"),
+  state_dir: stateDir("Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json, created for svc's user only; when it cannot be written, svc says so at start and keeps them in memory"),
   history_size: int(100, "Session reports kept for the history (GET /v1/history, the dashboard), in history.json under state_dir when set, else in memory (0: none)", 0, 10000),
   peers: peers("Other svc instances the dashboard shows beside this one, each reached through its API with its own token (name, url, token or a path to a file holding it, ca_cert for a private CA)"),
   peer_timeout: duration("2s", "How long the dashboard waits for a peer before showing it unreachable with its last known state", { min: 1, max: HOUR }),
@@ -421,7 +440,7 @@ export const CONFIG = table("General options", {
   }),
 
   http_api: table("HTTP API options", {
-    update: alias(bool(false, "Enable POST /v1/update"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
+    update: alias(bool(false, "Enable the actions: POST /v1/update, /v1/check, /v1/skip, /v1/snooze, /v1/rollback, and the dashboard's buttons (docs/api.md)"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
     token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
@@ -471,7 +490,7 @@ export const CONFIG = table("General options", {
 
   notifications: table("Notification options", {
     delay: alias(duration("0s", "Delay between cycle completion and dispatch", { max: DAY }), wt("WATCHTOWER_NOTIFICATIONS_DELAY", ["--notifications-delay"])),
-    template: file("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
+    template: file("Template file (mustache) for the reports of e-mail, Pushover and the chat services among notifications.urls (docs/notifications.md, \"Templates\")", "/etc/svc/report.mustache"),
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
     urls: alias(
       notificationUrls(

@@ -64,7 +64,7 @@ function showSignIn(): void {
     h("h1", { id: "signin-title" }, "svc"),
     h("label", { for: "token" }, "API token"),
     input,
-    h("p", { class: "help", id: "token-help" }, "The token set in http_api.token. It is kept for this browser tab only."),
+    h("p", { class: "help", id: "token-help" }, "The API token: what the file named by http_api.token holds (e.g. cat svc-token), or its value. Kept for this browser tab only."),
     submit,
     error,
   );
@@ -79,7 +79,7 @@ function showSignIn(): void {
       signInNotice = null;
       showDashboard();
     } catch (failure) {
-      replace(error, failure instanceof ApiError && failure.status === 401 ? "Wrong token: svc refused it. Check http_api.token." : messageOf(failure));
+      replace(error, failure instanceof ApiError && failure.status === 401 ? "Wrong token: svc refused it. Paste what the file named by http_api.token holds." : messageOf(failure));
       input.select();
     } finally {
       submit.disabled = false;
