@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { compile } from "../build.ts";
 import { FIRST_LOAD_BUDGET_KIB } from "../src/ui/budget.ts";
 import type { Subprocess } from "bun";
+import { ReleaseHosts } from "../tests/support/release-hosts.ts";
 import { countingEngineProxy, countingProxy, engineGet, freePort, median, memoryKiB, rssKiB, run, runAsync, startProcess, stop, stopAll, waitForHealth, wrk } from "./lib.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -70,9 +71,10 @@ function sandboxDown(): void {
 const docker = (args: string[], input?: string) => run(["docker", "-H", dockerHost, ...args], { input });
 
 /** Async: the push may go through the bench's own counting proxy, which must keep answering. */
-async function buildImage(reference: string, variant: string): Promise<void> {
+async function buildImage(reference: string, variant: string, labels: string[] = []): Promise<void> {
   const rootfs = join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar");
-  await runAsync(["docker", "-H", dockerHost, "import", "-c", CMD, "-c", `LABEL bench.variant=${variant}`, rootfs, reference]);
+  const changes = labels.flatMap((label) => ["-c", `LABEL ${label}`]);
+  await runAsync(["docker", "-H", dockerHost, "import", "-c", CMD, "-c", `LABEL bench.variant=${variant}`, ...changes, rootfs, reference]);
   await runAsync(["docker", "-H", dockerHost, "push", "-q", reference]);
 }
 
@@ -133,6 +135,9 @@ interface SvcOptions {
   updateWindow?: string;
   prePull?: boolean;
   stateDir?: string;
+  monitorOnly?: boolean;
+  /** release_notes.github_api_url (a loopback stand-in) */
+  githubApiUrl?: string;
 }
 
 function svcConfig(options: SvcOptions): string {
@@ -144,6 +149,7 @@ function svcConfig(options: SvcOptions): string {
     ...(options.updateWindow ? [`update_window = "${options.updateWindow}"`] : []),
     ...(options.prePull === undefined ? [] : [`pre_pull = ${options.prePull}`]),
     ...(options.stateDir ? [`state_dir = "${options.stateDir}"`] : []),
+    ...(options.monitorOnly ? [`monitor_only = true`] : []),
     ...(options.peers?.length ? [`peers = [${options.peers.map((p) => `{ name = "${p.name}", url = "${p.url}", token = "${p.token}" }`).join(", ")}]`] : []),
     `[http_api]`,
     ...(options.ui ? [`ui = true`] : []),
@@ -155,6 +161,8 @@ function svcConfig(options: SvcOptions): string {
     `[docker]`,
     `host = "${options.dockerHost ?? dockerHost}"`,
   ];
+  // cache_for 0s: a conditional request every cycle, however close the cycles (the default answers from memory for 5 minutes)
+  if (options.githubApiUrl) lines.push(`[release_notes]`, `github_api_url = "${options.githubApiUrl}"`, `cache_for = "0s"`);
   if (options.rollback === false) lines.push(`[rollback]`, `on_exit_code = false`, `on_healthcheck = false`, `on_timeout = false`);
   // Written before it returns: svc must never race a half-written file.
   writeFileSync(file, lines.join("\n") + "\n");
@@ -354,7 +362,7 @@ async function benchUpdateCycle(): Promise<void> {
   record({ benchmark: "rollback watch, 20 containers (ms, reported apart)", svc: Math.max(0, withWatch.ms - noWatch.ms), baseline: null, unit: "ms", target: "report", note: `whole cycle with watch: ${round(withWatch.ms)} ms` });
 }
 
-// ---------- 2a. pulls ahead of an update window ----------
+// ---------- 2c. pulls ahead of an update window ----------
 /**
  * One container with a healthcheck whose newer image carries a 64 MiB layer, updated in its
  * window: with pre_pull (pulled by a cycle outside the window; then the window's cycle, by an svc
@@ -413,6 +421,45 @@ async function benchWindowPrePull(): Promise<void> {
   const first = await measure("first", false);
   record({ benchmark: "update in its window, 64 MiB layer: cycle start to healthy, pulled ahead (ms)", svc: ahead.windowMs, baseline: first.windowMs, unit: "ms", target: "< 1.0x pulling in the window", check: (r) => r < 1 });
   record({ benchmark: "downtime in its window (stop to healthy), pulled ahead (ms)", svc: ahead.downMs, baseline: first.downMs, unit: "ms", target: "report", note: "svc pulls before it stops in both cases: the pull ahead empties the window, not the downtime" });
+}
+
+// ---------- 2a. release notes ----------
+/**
+ * 20 containers on 5 images, each image labelled with its own GitHub repository, against a
+ * loopback stand-in of GitHub's API (tests/support/release-hosts.ts), counting its requests:
+ * none while nothing is stale; once each image has a newer version (monitor-only: it stays
+ * stale), one request per repository in the first cycle, and a 304 per repository after.
+ */
+async function benchReleaseNotes(): Promise<void> {
+  const hosts = new ReleaseHosts();
+  const images = Array.from({ length: 5 }, (_, i) => `${registry}/bench/notes${i}:latest`);
+  const labels = (i: number, version: string) => [`org.opencontainers.image.source=https://github.com/bench/notes${i}`, `org.opencontainers.image.version=${version}`];
+  for (let i = 0; i < images.length; i++) hosts.set("github", `bench/notes${i}`, [{ tag: "v1.1.0", body: "- faster" }, { tag: "v1.0.0" }]);
+  for (const [i, image] of images.entries()) await buildImage(image, `notes-${i}`, labels(i, "1.0.0"));
+  await runContainers("notes", 0, 20, images);
+  const port = freePort();
+  const svc = await startSvc({ port, monitorOnly: true, githubApiUrl: hosts.apiUrls.github_api_url });
+  try {
+    const fresh = await cycle(port);
+    if (fresh.report.counts.fresh !== 20) throw new Error(`expected 20 fresh, got ${JSON.stringify(fresh.report.counts)}`);
+    const quiet = hosts.count();
+    for (const [i, image] of images.entries()) await buildImage(image, `notes-new-${i}`, labels(i, "1.1.0"));
+    hosts.requests.length = 0;
+    const first = await cycle(port);
+    if (first.report.counts.stale !== 20) throw new Error(`expected 20 stale, got ${JSON.stringify(first.report.counts)}`);
+    const firstStatuses = hosts.requests.map((r) => r.status);
+    hosts.requests.length = 0;
+    await cycle(port);
+    const secondStatuses = hosts.requests.map((r) => r.status);
+    const said = first.report.containers.filter((c: any) => c.releases?.count === 1).length;
+    record({ benchmark: "release requests per cycle with nothing stale (20 containers / 5 repositories)", svc: quiet, baseline: null, unit: "requests", target: "0", check: (_r, v) => v === 0 });
+    record({ benchmark: "release requests, first cycle with a new candidate (5 repositories)", svc: firstStatuses.length, baseline: 5, unit: "requests", target: "exactly 5 (one per repository)", check: (_r, v) => v === 5 && firstStatuses.every((s) => s === 200), note: `statuses ${firstStatuses.join(" ")}; ${said} of 20 entries tell their release` });
+    record({ benchmark: "release requests, next cycle (5 repositories)", svc: secondStatuses.filter((s) => s === 304).length, baseline: 5, unit: "304 answers", target: "5 of 5 requests", check: (_r, v) => v === 5 && secondStatuses.length === 5 });
+  } finally {
+    await stop(svc);
+    hosts.stop();
+    removeAllContainers();
+  }
 }
 
 // ---------- 2b. Swarm services ----------
@@ -779,6 +826,7 @@ const steps: [string, () => void | Promise<void>][] = [
   ["tag policies", benchTagPolicies],
   ["update cycle", benchUpdateCycle],
   ["window pre-pull", benchWindowPrePull],
+  ["release notes", benchReleaseNotes],
   ["swarm services", benchSwarmServices],
   ["dashboard", benchDashboard],
   ["sizes", benchSizes],

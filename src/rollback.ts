@@ -5,21 +5,22 @@
  * runs the next cycle. When no service claims the state file, or it has no update API, the
  * command rolls back itself, between the service's cycles (the state file's lease), and the
  * state file is merged on every write and read again by the service before it uses it
- * (src/state/index.ts).
+ * (src/state/index.ts). The API token goes only to a service that proves, on its port, that it is
+ * the owner the state folder names (state/owner.ts, docs/security.md).
  */
 import { z } from "zod";
 import { readBounded } from "./bounded.ts";
 import type { Config } from "./config/index.ts";
 import { type ErrorKind, SvcError } from "./errors.ts";
 import type { Logger } from "./log/index.ts";
-import { describeProcess, liveOwner, onThisHost, waitForLease, type Owner } from "./state/owner.ts";
+import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, waitForLease, type Owner } from "./state/owner.ts";
 import type { RollbackResult } from "./updater/types.ts";
 
 const ResultSchema = z.object({
   container: z.string(),
   from_image_id: z.string(),
   to_image_id: z.string(),
-  state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back"]),
+  state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]),
   reason: z.string().nullable(),
 });
 
@@ -40,6 +41,13 @@ export async function rollbackThroughOwner(config: Config, stateFile: string, na
     log.info(`${who} runs on this state_dir without the update API: rolling back from here, between its cycles`);
     return undefined;
   }
+  const proof = await provesOwner(owner);
+  if (proof !== "proven") {
+    if (proof === "silent" && onThisHost(owner)) throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on 127.0.0.1:${owner.api_port}`);
+    const what = proof === "silent" ? "nothing answers there" : "what answers there does not prove to be it";
+    log.warn(`${who} claims this state_dir with its API on port ${owner.api_port}, but ${what} (127.0.0.1): the API token is not sent; rolling back from here, between its cycles`);
+    return undefined;
+  }
   const url = `http://127.0.0.1:${owner.api_port}/v1/rollback`;
   let response: Response;
   try {
@@ -51,13 +59,32 @@ export async function rollbackThroughOwner(config: Config, stateFile: string, na
       signal: AbortSignal.timeout(rollbackTimeoutMs(config)),
     });
   } catch (error) {
-    if (onThisHost(owner)) throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on 127.0.0.1:${owner.api_port}: ${(error as Error).message}`);
-    log.warn(`${who} claims this state_dir but its API is out of reach from here: rolling back from here, between its cycles`);
-    return undefined;
+    // it proved to be the owner a moment ago: whether it rolled back is not known, so not again from here
+    throw new SvcError("startup", `${who} runs on this state_dir but its API stopped answering on 127.0.0.1:${owner.api_port}: ${(error as Error).message}`);
   }
   const result = await answerOf(response, owner, who);
   log.info(`handed to ${who}, which runs on this state_dir (POST /v1/rollback)`);
   return result;
+}
+
+/** How long the owner has to answer its challenge: it answers /v1/health at once while it runs. */
+const PROOF_TIMEOUT_MS = 10_000;
+
+/**
+ * Whether what listens on the owner's port knows the owner file's nonce: asked with a fresh
+ * challenge on GET /v1/health, which needs no token. "silent": nothing answers.
+ */
+async function provesOwner(owner: Owner): Promise<"proven" | "unproven" | "silent"> {
+  const challenge = newOwnerNonce();
+  let response: Response;
+  try {
+    response = await fetch(`http://127.0.0.1:${owner.api_port}/v1/health`, { headers: { [OWNER_CHALLENGE_HEADER]: challenge }, redirect: "manual", signal: AbortSignal.timeout(PROOF_TIMEOUT_MS) });
+  } catch {
+    return "silent";
+  }
+  await response.body?.cancel().catch(() => {});
+  const shown = response.headers.get(OWNER_PROOF_HEADER);
+  return owner.nonce !== undefined && response.ok && shown === ownerProof(owner.nonce, challenge) ? "proven" : "unproven";
 }
 
 async function answerOf(response: Response, owner: Owner, who: string): Promise<RollbackResult> {

@@ -25,6 +25,7 @@ import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "
 import { errorResponse, forbidden, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
+import { isOwnerChallenge, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof } from "../state/owner.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -39,13 +40,20 @@ export interface ApiDeps {
   access?: AccessLog;
   /** where an action asked of the API is written with who asked (absent: nowhere) */
   audit?: AuditLog;
+  /** the nonce of the state file's owner claim: GET /v1/health proves knowing it to `svc rollback` (state/owner.ts) */
+  ownerNonce?: string;
 }
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
 function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<string, Endpoint> {
   const api = deps.config.http_api;
-  const health: Handler = () => new Response(HEALTH_BODY, { headers: { "content-type": "application/json" } });
+  const health: Handler = (request) => {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    const challenge = deps.ownerNonce === undefined ? null : request.headers.get(OWNER_CHALLENGE_HEADER);
+    if (isOwnerChallenge(challenge)) headers[OWNER_PROOF_HEADER] = ownerProof(deps.ownerNonce!, challenge);
+    return new Response(HEALTH_BODY, { headers });
+  };
   const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
   /** Runs a cycle for the request's filter; `render` shapes the report into the answer. */
   const cycle = (dryRun: boolean | undefined, render: (report: SessionReport) => unknown): Handler => async (request, target, server) => {
@@ -168,13 +176,15 @@ export function createApp(deps: ApiDeps) {
   const route = (request: Request, server: Server<unknown> | null): Response | Promise<Response> => {
     const startedAt = accessOn ? performance.now() : 0;
     const target = requestTarget(request.url);
+    const endpoint = endpoints.get(target.path) ?? dashboard.match(target.path);
     const finish = (response: Response): Response => {
+      if (endpoint?.authenticated) keptPrivate(response);
       if (accessOn) writeAccess({ request, target, remote: server?.requestIP(request), serverPort: serverPort(server), startedAt }, response.status);
       return response;
     };
     let result: Response | Promise<Response>;
     try {
-      result = serveEndpoint(endpoints.get(target.path) ?? dashboard.match(target.path), who, request, target, server, audit);
+      result = serveEndpoint(endpoint, who, request, target, server, audit);
     } catch (error) {
       return finish(failed(error, request));
     }
@@ -189,6 +199,15 @@ export function createApp(deps: ApiDeps) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * What an endpoint that needs the token answers (and its refusals) is kept by no cache, a
+ * browser's or a proxy's, and never taken for another type than it says (docs/security.md).
+ */
+function keptPrivate(response: Response): void {
+  response.headers.set("cache-control", "no-store");
+  response.headers.set("x-content-type-options", "nosniff");
+}
 
 /**
  * Starts listening. Elysia's defaults are overridden where they matter: `reusePort` would let

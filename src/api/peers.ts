@@ -7,30 +7,25 @@
  * another peer (all are asked at once).
  */
 import { readFileSync } from "node:fs";
-import { z } from "zod";
 import type { Config } from "../config/index.ts";
 import { SvcError, toSvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import { readBounded } from "../bounded.ts";
+import { jsonResponse } from "./http.ts";
 import { MAX_BODY_BYTES } from "./update-request.ts";
-import type { PeerState } from "../ui/page/api.ts";
+import type { ContainersAnswer, PeerState } from "../ui/page/api.ts";
+import { readContainersAnswer } from "./containers-answer.ts";
 
 type PeerConfig = Config["peers"][number];
 
-/** A peer's answer is read up to this size: 200 containers are well under 1 MiB. */
-const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+/**
+ * A peer's answer is read up to this size: GET /v1/containers of 500 containers, each with every
+ * field filled, is about 0.75 MiB (docs/security.md); the rest is room for long reasons.
+ */
+const MAX_ANSWER_BYTES = 2 * 1024 * 1024;
 /** An action through a peer (an update that watches its containers) may take this long at most. */
 const MAX_ACTION_MS = 30 * 60_000;
-
-/** What svc needs of a peer's GET /v1/containers; the rest is passed on as the peer wrote it. */
-const CONTAINERS_ANSWER = z.looseObject({
-  checked_at: z.string(),
-  host: z.string(),
-  update: z.boolean(),
-  containers: z.array(z.looseObject({ name: z.string(), image: z.string(), state: z.string() })),
-});
-type ContainersAnswer = z.infer<typeof CONTAINERS_ANSWER>;
 
 /** A peer as GET /v1/peers tells it (its shape is the page's: src/ui/page/api.ts). */
 export type PeerView = PeerState<ContainersAnswer>;
@@ -64,7 +59,7 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
   const timeoutMs = Math.min(config.peer_timeout, MAX_ACTION_MS);
   const byName = new Map(config.peers.map((peer) => [peer.name, peer]));
   const known = new Map<string, Known>(
-    config.peers.map((peer) => [peer.name, { view: { name: peer.name, up: false, busy: false, checked_at: null, unreachable_since: null, error: null, answered_at: null, data: null } }]),
+    config.peers.map((peer) => [peer.name, { view: { name: peer.name, up: false, busy: false, checked_at: null, unreachable_since: null, error: null, answered_at: null, data: null, dropped: [] } }]),
   );
 
   const call = async (peer: PeerConfig, path: string, init: RequestInit, waitMs: number): Promise<Response> => {
@@ -87,9 +82,9 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
       const response = await call(peer, "v1/containers", { method: "GET" }, timeoutMs);
       const busy = response.status === 409;
       if (!busy && !response.ok) throw new SvcError("peer", `peer ${peer.name} answered ${response.status}${response.status === 401 ? " (its token in peers is not the one it expects)" : ""}`);
-      const data = busy ? entry.view.data : await readAnswer(peer, response);
+      const read = busy ? { answer: entry.view.data, dropped: entry.view.dropped } : readContainers(peer.name, await readJson(peer.name, response), logger);
       await response.body?.cancel().catch(() => {});
-      entry.view = { ...entry.view, up: true, busy, checked_at: now, unreachable_since: null, error: null, answered_at: busy ? entry.view.answered_at : now, data };
+      entry.view = { ...entry.view, up: true, busy, checked_at: now, unreachable_since: null, error: null, answered_at: busy ? entry.view.answered_at : now, data: read.answer, dropped: read.dropped };
     } catch (error) {
       const message = toSvcError(error).message;
       if (entry.view.unreachable_since === null) logger.warn("peer unreachable: showing its last known state", { peer: peer.name, error: message });
@@ -113,23 +108,56 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
       if (type && body && body.bytes.byteLength > 0) headers["content-type"] = type;
       const waitMs = method === "GET" ? Math.max(timeoutMs, 60_000) : MAX_ACTION_MS;
       const response = await call(peer, `v1/${endpoint}${query}`, { method, headers, body: body && body.bytes.byteLength > 0 ? body.bytes : undefined }, waitMs);
-      const answer = await readBounded(response, MAX_ANSWER_BYTES);
-      if (answer.overCap) throw new SvcError("peer", `peer ${name} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
-      const contentType = response.headers.get("content-type");
-      return new Response(answer.bytes.byteLength ? answer.bytes : null, { status: response.status, headers: contentType ? { "content-type": contentType } : {} });
+      return forwarded(name, endpoint, response, logger);
     },
   };
 }
 
-async function readAnswer(peer: PeerConfig, response: Response): Promise<ContainersAnswer> {
+/**
+ * A peer's answer as this svc gives it to the page: JSON always (read, bounded, and written
+ * again), its containers read as the peer list reads them. The peer's refusal of its token is
+ * the peer's, not the page's: a 502 naming the peer, never a 401 that would sign the page out.
+ */
+async function forwarded(name: string, endpoint: string, response: Response, log: Logger): Promise<Response> {
+  if (response.status === 401) {
+    await response.body?.cancel().catch(() => {});
+    throw new SvcError("peer", `peer ${name} refused the token svc holds for it (401): its token in peers is not the one it expects`);
+  }
+  if (response.status >= 300 && response.status < 400) {
+    await response.body?.cancel().catch(() => {});
+    throw new SvcError("peer", `peer ${name} answered ${response.status} (a redirect, which svc does not follow): is its url the svc API?`);
+  }
+  const bounded = await readBounded(response, MAX_ANSWER_BYTES);
+  if (bounded.overCap) throw tooLarge(name);
+  if (bounded.bytes.byteLength === 0) return new Response(null, { status: response.status });
+  let body = parseJson(name, bounded.bytes);
+  if (endpoint === "containers" && response.ok) body = readContainers(name, body, log).answer;
+  return jsonResponse(body, response.status);
+}
+
+/** A peer's GET /v1/containers: the entries that fit svc's own answer; the others dropped, named in the log. */
+function readContainers(name: string, raw: unknown, log: Logger): { answer: ContainersAnswer; dropped: string[] } {
+  const read = readContainersAnswer(raw);
+  if (!read) throw new SvcError("peer", `peer ${name} did not answer as svc does (is the url an svc API?)`);
+  if (read.dropped.length) log.warn("entries of a peer's answer left out: they are not what svc answers", { peer: name, dropped: read.dropped });
+  return read;
+}
+
+async function readJson(name: string, response: Response): Promise<unknown> {
   const body = await readBounded(response, MAX_ANSWER_BYTES);
-  if (body.overCap) throw new SvcError("peer", `peer ${peer.name} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
+  if (body.overCap) throw tooLarge(name);
+  return parseJson(name, body.bytes);
+}
+
+function parseJson(name: string, bytes: Uint8Array): unknown {
   try {
-    return CONTAINERS_ANSWER.parse(JSON.parse(new TextDecoder().decode(body.bytes)));
+    return JSON.parse(new TextDecoder().decode(bytes));
   } catch {
-    throw new SvcError("peer", `peer ${peer.name} did not answer as svc does (is the url an svc API?)`);
+    throw new SvcError("peer", `peer ${name} did not answer JSON (is the url an svc API?)`);
   }
 }
+
+const tooLarge = (name: string) => new SvcError("peer", `peer ${name} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
 
 /** A private CA for the peer's https address, read when asked for (a file that goes is said then). */
 function tlsOf(peer: PeerConfig): { tls?: { ca: string } } {

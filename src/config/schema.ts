@@ -153,6 +153,22 @@ function path(description: string, example: string) {
   return leaf({ kind: "path", description, example }, () => nonEmpty().optional());
 }
 
+/** The one path whose default depends on who runs svc: the loader fills it in (defaultStateDir). */
+function stateDir(description: string) {
+  return leaf({ kind: "path", description, defaultText: STATE_DIR_DEFAULT_TEXT, example: "/var/lib/svc" }, () => nonEmpty().optional());
+}
+
+export const STATE_DIR_DEFAULT_TEXT = "$XDG_STATE_HOME/svc when XDG_STATE_HOME is set, else /var/lib/svc as root, else ~/.local/state/svc";
+
+/** Where decisions persist when state_dir is not set: STATE_DIR_DEFAULT_TEXT, for this process. */
+export function defaultStateDir(env: Record<string, string | undefined>, uid: number | undefined = process.getuid?.()): string {
+  const xdg = env.XDG_STATE_HOME?.trim();
+  if (xdg && xdg.startsWith("/")) return `${xdg.replace(/\/+$/, "")}/svc`;
+  if (uid === 0) return "/var/lib/svc";
+  const home = env.HOME?.trim();
+  return `${home && home.startsWith("/") ? home.replace(/\/+$/, "") : ""}/.local/state/svc`;
+}
+
 function choice<const V extends readonly [string, ...string[]]>(values: V, def: V[number], description: string) {
   return leaf({ kind: "enum", description, default: def, values }, () => z.enum(values, { error: `must be one of ${values.join(", ")}` }).default(def as never));
 }
@@ -255,7 +271,10 @@ function digestOptions(which = "") {
 }
 
 function list(description: string, example: string[], extra: { secret?: boolean } = {}) {
-  return leaf({ kind: "list", description, default: [], example, ...extra }, () => z.array(z.string().min(1, { error: "must not contain empty names" })).default([]));
+  // a name never holds a space or a comma: "a b" in one entry is two names written as one
+  return leaf({ kind: "list", description, default: [], example, ...extra }, () =>
+    z.array(z.string().min(1, { error: "must not contain empty names" }).regex(/^[^\s,]+$/, { error: "one name per entry: a name holds no space or comma" })).default([]),
+  );
 }
 
 /** IP addresses, each checked at load. */
@@ -322,8 +341,27 @@ function credentials(meta: OptionMeta) {
   );
 }
 
+/** `[[release_notes.sources]]`: an image repository and the repository its releases are published in. */
+function releaseSources(description: string) {
+  const example = [{ image: "nginx", source: "https://github.com/nginx/nginx" }];
+  return leaf({ kind: "tables", description, default: [], example, fields: ["image", "source"] }, () =>
+    z
+      .array(
+        z.strictObject({
+          image: z.string().min(1, { error: "must not be empty" }).max(512),
+          source: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+        }),
+      )
+      .default([]),
+  );
+}
+
 /** Other svc instances the dashboard shows beside this one (docs/dashboard.md). */
 const PEER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const hasUserInfo = (url: string): boolean => {
+  const parsed = URL.parse(url);
+  return parsed !== null && (parsed.username !== "" || parsed.password !== "");
+};
 function peers(description: string) {
   const fields = ["name", "url", "token", "ca_cert"] as const;
   const example = [{ name: "nas", url: "https://nas.lan:8080", token: "/run/secrets/nas_token" }];
@@ -332,7 +370,10 @@ function peers(description: string) {
       .array(
         z.strictObject({
           name: z.string().regex(PEER_NAME, { error: "must be 1-64 letters, digits, dots, dashes or underscores" }),
-          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+          // the token goes in `token`: a user name or password in the URL would be printed and logged with it
+          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).refine((url) => !hasUserInfo(url), {
+            error: "must not hold a user name or password (https://user:password@host): give the peer's API token in token",
+          }),
           token: nonEmpty(),
           ca_cert: nonEmpty().optional(),
         }),
@@ -359,16 +400,16 @@ export const CONFIG = table("General options", {
   audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
   log_access_to_stdout: bool(false, "Also print access-log events to stdout"),
   log_audit_to_stdout: bool(false, "Also print audit-log events to stdout"),
-  poll_interval: ruled(alias(optionalDuration("Time between update checks", "1h", { min: 1, max: 366 * DAY }), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
+  poll_interval: ruled(alias(optionalDuration("Time between update checks", "6h", { min: 1, max: 366 * DAY }), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
   schedule: ruled(alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ)", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])), { exclusiveWith: ["poll_interval", "run_once"] }),
   run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),
-  state_dir: path("Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json; unset: kept in memory only", "/var/lib/svc"),
+  state_dir: stateDir("Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json, created for svc's user only; when it cannot be written, svc says so at start and keeps them in memory"),
   history_size: int(100, "Session reports kept for the history (GET /v1/history, the dashboard), in history.json under state_dir when set, else in memory (0: none)", 0, 10000),
   peers: peers("Other svc instances the dashboard shows beside this one, each reached through its API with its own token (name, url, token or a path to a file holding it, ca_cert for a private CA)"),
   peer_timeout: duration("2s", "How long the dashboard waits for a peer before showing it unreachable with its last known state", { min: 1, max: HOUR }),
   dry_run: bool(false, "Decide everything and change nothing: each cycle reports what it would update (no pull, stop or restart, no notification, no metrics)"),
-  registry_username: alias(str("Global registry user, or a path to a file holding it", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
+  registry_username: alias(str("Global registry user, or a path to a file holding it; with the password, sent (by svc and by the engine) only to a registry that asks for credentials, and to its token service only when that is on the registry's own site", "/run/secrets/registry_username", { secret: true }), wt("REPO_USER", [])),
   registry_password: alias(str("Global registry password, or a path to a file holding it", "/run/secrets/registry_password", { secret: true }), wt("REPO_PASS", [])),
   registry_credentials: credentials({
     kind: "credentials",
@@ -414,8 +455,24 @@ export const CONFIG = table("General options", {
   pre_pull: bool(true, "With update_window: pull a newer image as soon as it is found, outside the window, so the window holds only the stop and the start"),
   min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible", { max: 366 * DAY }),
 
+  hold_breaking: bool(false, "Hold an update whose release notes say it breaks (a new major version, BREAKING in the notes: docs/release-notes.md) until it is asked for by name (the dashboard's Update, POST /v1/update naming it); label svc.hold_breaking"),
+
+  release_notes: table("Release notes between the running and the newer version (docs/release-notes.md)", {
+    enabled: bool(true, "Read the releases between the running and the newer version of each stale target from its source repository (GitHub, GitLab, Gitea/Forgejo)"),
+    github_api_url: url("GitHub API base URL", ["http", "https"], "https://api.github.com"),
+    github_token: str("GitHub token (60 requests an hour without one), or a path to a file holding it", "/run/secrets/github_token", { secret: true }),
+    gitlab_api_url: url("GitLab API base URL (a self-hosted GitLab: its /api/v4; its host's repositories are then read there)", ["http", "https"], "https://gitlab.com/api/v4"),
+    gitlab_token: str("GitLab token, or a path to a file holding it", "/run/secrets/gitlab_token", { secret: true }),
+    gitea_api_url: url("Gitea/Forgejo API base URL (a self-hosted one: its /api/v1; its host's repositories are then read there)", ["http", "https"], "https://codeberg.org/api/v1"),
+    gitea_token: str("Gitea/Forgejo token, or a path to a file holding it", "/run/secrets/gitea_token", { secret: true }),
+    timeout: duration("10s", "Timeout of one request to a source host", { min: 1, max: HOUR }),
+    cache_for: duration("5m", "A repository's releases read less than this long ago are used without asking its host again (0s: a conditional request every cycle)", { max: DAY }),
+    max_releases: int(50, "Releases shown per target; the rest are counted", 1, 500),
+    sources: releaseSources("Source repositories of images without an org.opencontainers.image.source label (image, source: a repository URL)"),
+  }),
+
   http_api: table("HTTP API options", {
-    update: alias(bool(false, "Enable POST /v1/update"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
+    update: alias(bool(false, "Enable the actions: POST /v1/update, /v1/check, /v1/skip, /v1/snooze, /v1/rollback, and the dashboard's buttons (docs/api.md)"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
     token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
@@ -465,7 +522,7 @@ export const CONFIG = table("General options", {
 
   notifications: table("Notification options", {
     delay: alias(duration("0s", "Delay between cycle completion and dispatch", { max: DAY }), wt("WATCHTOWER_NOTIFICATIONS_DELAY", ["--notifications-delay"])),
-    template: file("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
+    template: file("Template file (mustache) for the reports of e-mail, Pushover and the chat services among notifications.urls (docs/notifications.md, \"Templates\")", "/etc/svc/report.mustache"),
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
     urls: alias(
       notificationUrls(

@@ -90,7 +90,7 @@ export class Metrics {
    */
   recordAvailability(containers: readonly { name: string; state: string }[], complete: boolean): void {
     if (complete) this.available.clear();
-    for (const container of containers) this.available.set(container.name, container.state === "stale" || container.state === "pending" ? 1 : 0);
+    for (const container of containers) this.available.set(container.name, container.state === "stale" || container.state === "pending" || container.state === "held" ? 1 : 0);
   }
 
   /** container name -> 1 or 0 (see recordAvailability) */

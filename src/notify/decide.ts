@@ -35,7 +35,7 @@ export class NotifyPolicy {
   #rememberStale(report: SessionReport): boolean {
     let fresh = false;
     for (const container of report.containers) {
-      if (container.state === "stale" || container.state === "pending") {
+      if (container.state === "stale" || container.state === "pending" || container.state === "held") {
         const digest = container.new_digest ?? container.new_image_id ?? "unknown";
         if (this.announcedStale.get(container.name) !== digest) {
           this.announcedStale.set(container.name, digest);

@@ -49,7 +49,7 @@ export interface DigestOptions {
 }
 
 const EVENTS: readonly ContainerOutcome[] = ["updated", "failed", "rolled_back"];
-const WAITING: readonly ContainerOutcome[] = ["pending", "stale"];
+const WAITING: readonly ContainerOutcome[] = ["pending", "stale", "held"];
 
 export function createDigest(options: DigestOptions): Digest {
   const now = options.now ?? Date.now;
@@ -132,7 +132,7 @@ function withContainers(base: SessionReport, containers: ContainerReport[], star
 }
 
 function countsOf(containers: readonly ContainerReport[]): ReportCounts {
-  const counts: ReportCounts = { scanned: containers.length, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0 };
+  const counts: ReportCounts = { scanned: containers.length, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 };
   for (const container of containers) counts[container.state] += 1;
   return counts;
 }

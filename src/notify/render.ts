@@ -6,6 +6,7 @@ import Mustache from "mustache";
 import { SvcError } from "../errors.ts";
 import { shortId } from "../registry/reference.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
+import { releaseWords } from "../updater/wrappers/summary.ts";
 
 export { shortId };
 
@@ -15,7 +16,7 @@ Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_
 
 Updated:
 {{#updated}}
-- {{name}} ({{image}}{{#new_image}} -> {{new_image}}{{/new_image}}): {{old_image_short}} -> {{new_image_short}}
+- {{name}} ({{image}}{{#new_image}} -> {{new_image}}{{/new_image}}): {{old_image_short}} -> {{new_image_short}}{{releases_text}}
 {{/updated}}
 {{/has_updated}}
 {{#has_rolled_back}}
@@ -36,7 +37,7 @@ Failed:
 
 Newer image available (not applied):
 {{#stale}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}
 {{/stale}}
 {{/has_stale}}
 {{#has_pending}}
@@ -46,6 +47,13 @@ Pending (applied when the update window opens):
 - {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}
 {{/pending}}
 {{/has_pending}}
+{{#has_held}}
+
+Held (hold_breaking: update by name to apply):
+{{#held}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}
+{{/held}}
+{{/has_held}}
 {{#has_skipped}}
 
 Skipped:
@@ -60,7 +68,7 @@ Skipped:
  * title is the subject (host and counts); one line per container that changed or could.
  */
 export const CHAT_TEMPLATE = `{{#updated}}
-updated {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_image_short}} -> {{new_image_short}})
+updated {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_image_short}} -> {{new_image_short}}){{releases_text}}
 {{/updated}}
 {{#rolled_back}}
 rolled back {{name}} ({{image}}): {{reason}}
@@ -69,11 +77,14 @@ rolled back {{name}} ({{image}}): {{reason}}
 failed {{name}} ({{image}}): {{reason}}
 {{/failed}}
 {{#stale}}
-newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}})
+newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}
 {{/stale}}
 {{#pending}}
 pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}
 {{/pending}}
+{{#held}}
+held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}
+{{/held}}
 `;
 
 /** A container entry as templates see it: the report's fields plus short forms of the IDs. */
@@ -82,6 +93,8 @@ export interface ContainerView extends ContainerReport {
   new_image_short: string;
   old_digest_short: string;
   new_digest_short: string;
+  /** what the update brings: `; 3 releases, 1 breaking: <newest release's page>`, or "" (docs/release-notes.md) */
+  releases_text: string;
   /** the last entry of its list: `{{^last}}, {{/last}}` separates the items of a JSON array */
   last: boolean;
 }
@@ -102,6 +115,9 @@ export interface ReportView extends Omit<SessionReport, "containers"> {
   pending: ContainerView[];
   skipped: ContainerView[];
   fresh: ContainerView[];
+  /** held by hold_breaking */
+  held: ContainerView[];
+  has_held: boolean;
   has_updated: boolean;
   has_failed: boolean;
   has_rolled_back: boolean;
@@ -118,8 +134,16 @@ function containerView(container: ContainerReport): ContainerView {
     new_image_short: shortId(container.new_image_id),
     old_digest_short: shortId(container.old_digest),
     new_digest_short: shortId(container.new_digest),
+    releases_text: releasesText(container),
     last: false,
   };
+}
+
+/** `; 3 releases, 1 breaking: <newest release's page>` (docs/release-notes.md), or nothing. */
+export function releasesText(container: Pick<ContainerReport, "releases">): string {
+  const words = releaseWords(container);
+  if (!words) return "";
+  return `; ${words}${container.releases?.newest_url ? `: ${container.releases.newest_url}` : ""}`;
 }
 
 /** The list's entries, each knowing whether it is the last. */
@@ -139,7 +163,7 @@ function failedTotal(report: SessionReport): number {
 
 export function summaryOf(report: SessionReport): string {
   const c = report.counts;
-  return `${c.scanned} scanned, ${c.updated} updated, ${c.failed} failed, ${c.rolled_back} rolled back, ${c.stale} stale, ${c.pending ? `${c.pending} pending, ` : ""}${c.skipped} skipped, ${c.fresh} fresh`;
+  return `${c.scanned} scanned, ${c.updated} updated, ${c.failed} failed, ${c.rolled_back} rolled back, ${c.stale} stale, ${c.pending ? `${c.pending} pending, ` : ""}${c.skipped} skipped, ${c.fresh} fresh${c.held > 0 ? `, ${c.held} held` : ""}`;
 }
 
 export function buildView(report: SessionReport, host: string, titleTag?: string): ReportView {
@@ -153,6 +177,7 @@ export function buildView(report: SessionReport, host: string, titleTag?: string
   const pending = inState("pending");
   const skipped = inState("skipped");
   const fresh = inState("fresh");
+  const held = inState("held");
   return {
     ...report,
     containers,
@@ -167,6 +192,8 @@ export function buildView(report: SessionReport, host: string, titleTag?: string
     pending,
     skipped,
     fresh,
+    held,
+    has_held: held.length > 0,
     has_updated: updated.length > 0,
     has_failed: failed.length > 0,
     has_rolled_back: rolled_back.length > 0,
@@ -273,7 +300,7 @@ const SAMPLE_REPORT: SessionReport = {
   finished_at: "2026-01-01T00:00:01.000Z",
   duration_ms: 1000,
   filter: { container: [], image: [] },
-  counts: { scanned: 2, updated: 1, failed: 1, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0 },
+  counts: { scanned: 2, updated: 1, failed: 1, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 },
   containers: [
     { id: "a", name: "app", image: "app:1", new_image: null, old_image_id: "sha256:aa", new_image_id: "sha256:bb", old_digest: null, new_digest: "sha256:cc", state: "updated", reason: null, duration_ms: 10 },
     { id: "b", name: "db", image: "db:1", new_image: null, old_image_id: "sha256:dd", new_image_id: null, old_digest: null, new_digest: null, state: "failed", reason: "pull failed", duration_ms: 10 },

@@ -80,6 +80,11 @@ export const imageConfigSchema = z.object({
   os: text.optional(),
   architecture: text.optional(),
   variant: text.optional(),
+  /** the image's labels (the release notes read its OCI source and version); an odd value is dropped */
+  config: z
+    .looseObject({ Labels: z.record(z.string().max(512), z.unknown()).nullish() })
+    .nullish()
+    .catch(null),
 });
 export type ImageConfig = z.infer<typeof imageConfigSchema>;
 

@@ -128,6 +128,13 @@ export class CheckSession implements RegistryCheckSession {
     return Number.isNaN(time) ? null : new Date(time);
   }
 
+  async labels(ref: ImageRef, reference: string, platform: () => Promise<Platform>): Promise<Record<string, string>> {
+    const top = await this.manifest(ref, reference);
+    const manifest = isIndex(top) ? await this.manifest(ref, await this.platformEntry(ref, top, platform)) : top;
+    const labels = (await this.config(ref, manifest)).config?.Labels ?? {};
+    return Object.fromEntries(Object.entries(labels).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1].length <= 2048));
+  }
+
   /**
    * Every page of `/v2/<name>/tags/list`. A registry that refuses our page size (400) is asked
    * again with its own; a `next` link seen before ends the walk (a registry looping on its pages).

@@ -119,6 +119,31 @@ export class RegistryClient {
     return state.credential.value;
   }
 
+  /**
+   * The credential the engine may be given for `registry` (a pull; a Swarm service's spec, which
+   * every node then holds): only what svc's own requests would send there, by the same realm rule
+   * (docs/security.md). Global credentials go only to a registry that asked for them (its challenge,
+   * as last learnt) and, for a token service, to a realm on its own site; undefined otherwise.
+   */
+  async credentialForEngine(registry: string): Promise<Credential | undefined> {
+    const credential = await this.credentialFor(registry);
+    if (!credential) return undefined;
+    const challenge = await this.challengeFor(registry).catch(() => undefined);
+    const global = credential.source === "global";
+    if (challenge === undefined || challenge === null) return global ? undefined : credential;
+    if (challenge.scheme === "basic") return credential;
+    let realm: URL;
+    try {
+      realm = new URL(challenge.params.realm ?? "");
+    } catch {
+      return undefined;
+    }
+    const refusal = this.realmRefusal({ registry, repository: "" }, realm, credential);
+    if (!refusal) return credential;
+    this.warnOnce(`engine ${registry} ${realm.host}`, "registry credentials not given to the engine for this registry: its token realm is not one they may go to", { registry, realm_host: realm.host, credentials: credential.source });
+    return undefined;
+  }
+
   private loadDockerConfig(): Promise<DockerConfigFile | undefined> {
     const now = Date.now();
     if (!this.dockerConfig || this.dockerConfig.expiresAt <= now) {

@@ -48,7 +48,7 @@ export function createRegistry(config: Config, log: Logger, options: RegistryOpt
   return {
     session: () => new CheckSession(client, config, registryLog, options.tagsPageSize),
     pullAuth: async (ref: ImageRef): Promise<RegistryAuth | undefined> => {
-      const credential = await client.credentialFor(ref.registry);
+      const credential = await client.credentialForEngine(ref.registry);
       if (!credential) return undefined;
       const serveraddress = serverAddressOf(ref.registry);
       if (credential.identityToken) return { identitytoken: credential.identityToken, serveraddress };

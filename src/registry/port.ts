@@ -76,10 +76,19 @@ export interface RegistryCheckSession {
    * (kind "registry") on registry errors.
    */
   created(ref: ImageRef, reference: string, platform: () => Promise<Platform>): Promise<Date | null>;
+  /**
+   * The labels of the image `reference` (a tag or a digest of `ref`'s repository) for `platform`,
+   * from its config (string values of at most 2 KiB only). Throws SvcError (kind "registry") on
+   * registry errors.
+   */
+  labels(ref: ImageRef, reference: string, platform: () => Promise<Platform>): Promise<Record<string, string>>;
 }
 
 export interface Registry {
   session(): RegistryCheckSession;
-  /** credentials to hand to the engine for a pull of `ref` (X-Registry-Auth), if any */
+  /**
+   * credentials to hand to the engine for a pull of `ref`, or a Swarm service's spec (X-Registry-Auth),
+   * if any: only what svc's own requests would send there (the realm rule: client.ts credentialForEngine)
+   */
   pullAuth(ref: ImageRef): Promise<import("../engine/port.ts").RegistryAuth | undefined>;
 }

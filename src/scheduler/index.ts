@@ -26,6 +26,8 @@ export interface Scheduler {
    * process can exit. The promise resolves when the cycles this scheduler started have finished.
    */
   stop(): Promise<void>;
+  /** When the next scheduled cycle starts (undefined: none is scheduled, or it waits for a cycle to end) */
+  nextRun(): Date | undefined;
 }
 
 /**
@@ -43,6 +45,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let job: Cron | undefined;
   let windowTimer: ReturnType<typeof setTimeout> | undefined;
+  let nextAt: Date | undefined;
   const inFlight = new Set<Promise<void>>();
 
   /** Runs one cycle; resolves when it is over, whatever its outcome. */
@@ -73,8 +76,10 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
 
   /** Each poll waits one interval after the END of the previous cycle, so cycles never pile up. */
   const pollAfterInterval = (interval: number): void => {
-    log.debug("next cycle scheduled", { in_ms: interval, at: new Date(Date.now() + interval).toISOString() });
+    nextAt = new Date(Date.now() + interval);
+    log.debug("next cycle scheduled", { in_ms: interval, at: nextAt.toISOString() });
     after(interval, () => {
+      nextAt = undefined;
       void runCycle("schedule").then(() => {
         if (!stopped) pollAfterInterval(interval);
       });
@@ -131,6 +136,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       }
       if (config.update_window !== undefined && (config.schedule || (interval !== undefined && interval > 0))) cycleAtWindows(config.update_window);
     },
+    nextRun: () => (job ? (job.nextRun() ?? undefined) : nextAt),
     async stop() {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);

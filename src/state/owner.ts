@@ -1,8 +1,10 @@
 /**
  * Which processes use a state file. Two files beside it:
- * - `<state file>.owner`: a running service (pid, host, the port of its update API), so that a
- *   one-off command on the same folder (`svc rollback`) can hand its work to that service.
- *   Removed when the service stops.
+ * - `<state file>.owner`: a running service (pid, host, the port of its update API, a nonce), so
+ *   that a one-off command on the same folder (`svc rollback`) can hand its work to that service.
+ *   Removed when the service stops. The file is as private as the folder (0600 in a folder svc
+ *   keeps to its user): whoever answers on the port proves to be the owner by showing it knows
+ *   the nonce (`ownerProof`), so the command never hands the API token to anything else.
  * - `<state file>.busy`: the process acting on the containers right now (a cycle, `svc rollback`),
  *   created exclusively and removed when it ends, so two processes never act on the engine at the
  *   same time: a service's cycle is skipped while a command holds it, a command waits for a cycle.
@@ -21,19 +23,41 @@ const OwnerSchema = ProcessSchema.extend({
   /** the port the update API listens on (all addresses), or null when svc has no update API */
   api_port: z.number().int().min(1).max(65535).nullable(),
   started_at: z.string().max(64),
+  /** known to the owner and to whoever may read the state folder; absent from an older svc's file */
+  nonce: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 export type Owner = z.infer<typeof OwnerSchema>;
 
 const HolderSchema = ProcessSchema.extend({ what: z.string().max(200) });
 export type Holder = z.infer<typeof HolderSchema>;
 
+/** A new owner's nonce: 32 random bytes, in hex. */
+export function newOwnerNonce(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("hex");
+}
+
+/** The header a command sends its challenge in (GET /v1/health), and the one the owner answers with. */
+export const OWNER_CHALLENGE_HEADER = "x-svc-owner-challenge";
+export const OWNER_PROOF_HEADER = "x-svc-owner-proof";
+
+/** A challenge as a command sends it: 32 random bytes, in hex. Anything else gets no proof. */
+export const isOwnerChallenge = (value: string | null): value is string => value !== null && /^[0-9a-f]{64}$/.test(value);
+
+/**
+ * What the owner answers to a challenge: HMAC-SHA256 of it under the nonce. Showing it proves
+ * knowing the nonce without giving it away, and a proof is good for one challenge only.
+ */
+export function ownerProof(nonce: string, challenge: string): string {
+  return new Bun.CryptoHasher("sha256", nonce).update(challenge).digest("hex");
+}
+
 /** Claims the state file for this service; the returned function lets go of it (only if still ours). */
-export function claimState(stateFile: string, apiPort: number | null): () => void {
+export function claimState(stateFile: string, apiPort: number | null, nonce?: string): () => void {
   const file = `${stateFile}.owner`;
   try {
     mkdirSync(dirname(file), { recursive: true });
     const temporary = `${file}.${crypto.randomUUID()}.tmp`;
-    writeFileSync(temporary, JSON.stringify({ ...me(), api_port: apiPort, started_at: new Date().toISOString() } satisfies Owner), { mode: 0o600 });
+    writeFileSync(temporary, JSON.stringify({ ...me(), api_port: apiPort, started_at: new Date().toISOString(), ...(nonce ? { nonce } : {}) } satisfies Owner), { mode: 0o600 });
     renameSync(temporary, file);
   } catch {
     return () => {}; // a folder svc cannot write: the state room says so
@@ -41,7 +65,10 @@ export function claimState(stateFile: string, apiPort: number | null): () => voi
   return () => releaseIfMine(file);
 }
 
-/** The service that claimed the state file and may still run, if any. */
+/**
+ * The service that claimed the state file and may still run, if any. One on another host cannot
+ * be asked whether it runs: it counts only once it proves itself on its port (rollback.ts).
+ */
 export function liveOwner(stateFile: string): Owner | undefined {
   const owner = readJson(`${stateFile}.owner`, OwnerSchema);
   return owner && mayRun(owner) ? owner : undefined;

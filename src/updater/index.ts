@@ -39,6 +39,7 @@ import { SvcError } from "../errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
+import type { ReleaseNotesService } from "../releases/index.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
 import type { RolledBackDigests } from "./check/check.ts";
 import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./cycle/context.ts";
@@ -99,6 +100,8 @@ export interface UpdaterDeps {
   progress?: ProgressListener;
   /** containers whose updates wait, by name (POST /v1/snooze; default: in memory) */
   snoozed?: Remembered;
+  /** the source hosts, for what each update brings (docs/release-notes.md); absent: no release notes */
+  releases?: ReleaseNotesService;
 }
 
 const DEFAULT_CONCURRENCY = 4;
@@ -121,7 +124,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   });
   const services = createServiceTargets(shared);
   const kinds = services ? [containers, services] : [containers];
-  const cycleDeps: CycleDeps = { config: deps.config, engine: deps.engine, log: deps.log, audit: deps.audit, timing, progress: deps.progress, kinds };
+  const cycleDeps: CycleDeps = { config: deps.config, engine: deps.engine, log: deps.log, audit: deps.audit, timing, progress: deps.progress, kinds, releases: deps.releases };
   const runner: Runner = createRunner({
     config: deps.config,
     metrics: deps.metrics,

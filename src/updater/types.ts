@@ -1,11 +1,31 @@
 /** The SessionReport (docs/api.md), and what the API and scheduler ask of the updater. */
 import type { ContainerSummary, ImageSummary } from "../engine/port.ts";
 import type { ServiceSummary } from "../engine/swarm.ts";
+import type { ReleaseNotes } from "../releases/index.ts";
 
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
-/** `pending`: stale, and to be applied when its update window opens (docs/windows.md) */
-export type ContainerOutcome = "fresh" | "stale" | "pending" | "updated" | "failed" | "skipped" | "rolled_back";
+/**
+ * `pending`: stale, and to be applied when its update window opens (docs/windows.md); `held`: stale,
+ * and kept back by hold_breaking until asked for by name (docs/release-notes.md)
+ */
+export type ContainerOutcome = "fresh" | "stale" | "pending" | "updated" | "failed" | "skipped" | "rolled_back" | "held";
+
+/** What an update brings, in a report entry (docs/api.md; the whole notes are in GET /v1/containers). */
+export interface ReleaseSummary {
+  /** the source repository's web address; null: none known */
+  source: string | null;
+  from_version: string | null;
+  to_version: string | null;
+  /** releases between the two versions (shown and not) */
+  count: number;
+  /** how many of them break */
+  breaking: number;
+  /** the newest release's page */
+  newest_url: string | null;
+  /** why the releases are missing or may be out of date */
+  problem: string | null;
+}
 
 export interface UpdateFilter {
   container?: string[];
@@ -31,6 +51,8 @@ export interface ContainerReport {
   duration_ms: number;
   /** pending: when its update window next opens (ISO 8601); null when it never does */
   applies_at?: string | null;
+  /** present for a target that was stale (updated, stale, held...): what the update brings */
+  releases?: ReleaseSummary;
 }
 
 export interface ReportCounts {
@@ -43,6 +65,7 @@ export interface ReportCounts {
   /** stale targets waiting for their update window */
   pending: number;
   rolled_back: number;
+  held: number;
 }
 
 export interface SessionReport {
@@ -87,6 +110,8 @@ export interface CycleSightings {
   images?: ImageSummary[];
   /** the Swarm services, as a manager listed them (swarm/kind.ts) */
   services?: ServiceSummary[];
+  /** the release notes of each stale target, by name (GET /v1/containers shows them whole) */
+  releaseNotes?: Map<string, ReleaseNotes>;
 }
 
 /** What `svc rollback` and POST /v1/rollback did. */

@@ -16,7 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["config"],
   ["state", "metrics"],
   ["engine"],
-  ["registry"],
+  ["registry", "releases"],
   ["updater/types.ts"],
   ["updater/selection", "updater/check"],
   ["updater/cycle"],

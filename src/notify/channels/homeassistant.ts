@@ -7,6 +7,7 @@
  * running stays until it is deleted in Home Assistant.
  */
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
+import { releaseWords } from "../../updater/wrappers/summary.ts";
 import { shortId } from "../render.ts";
 
 export interface RetainedMessage {
@@ -24,8 +25,17 @@ function versions(container: ContainerReport): { installed: string; latest: stri
   const old = shortId(container.old_digest ?? container.old_image_id);
   const next = shortId(container.new_digest ?? container.new_image_id) || old;
   if (container.state === "updated") return { installed: next, latest: next };
-  if (container.state === "stale" || container.state === "pending" || container.state === "failed" || container.state === "rolled_back") return { installed: old, latest: next };
+  if (container.state === "stale" || container.state === "pending" || container.state === "held" || container.state === "failed" || container.state === "rolled_back") return { installed: old, latest: next };
   return { installed: old, latest: old };
+}
+
+/** An update entity's state; what the update brings as its summary and the newest release's page (docs/release-notes.md). */
+function stateOf(container: ContainerReport, installed: string, latest: string): Record<string, string> {
+  const words = releaseWords(container);
+  // Home Assistant takes at most 255 characters of summary
+  const summary = (words ? `${words}${container.reason ? `; ${container.reason}` : ""}` : (container.reason ?? container.state)).slice(0, 255);
+  const url = container.releases?.newest_url;
+  return { installed_version: installed, latest_version: latest, title: container.image, release_summary: summary, ...(url ? { release_url: url } : {}) };
 }
 
 export class HomeAssistantDiscovery {
@@ -58,7 +68,7 @@ export class HomeAssistantDiscovery {
       seen.add(id);
       out.push({ topic: this.configTopic(id), payload: JSON.stringify(this.config(container, id)) });
       const { installed, latest } = versions(container);
-      out.push({ topic: this.stateTopic(id), payload: JSON.stringify({ installed_version: installed, latest_version: latest, title: container.image, release_summary: container.reason ?? container.state }) });
+      out.push({ topic: this.stateTopic(id), payload: JSON.stringify(stateOf(container, installed, latest)) });
     }
     if (isFullCycle(report)) {
       for (const id of this.announced) {

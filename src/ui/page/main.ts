@@ -7,6 +7,7 @@
 import { type Bucket, countRows, UPDATE_KINDS } from "../summary.ts";
 import { api, ApiError, apiOf, type ContainerOverview, type ContainersAnswer, type PeerView, peers as peersOf, type RunningCycle, type Session, session, type SessionSummary, signIn, type TimelineEntry, token, whenUnauthorized } from "./api.ts";
 import { type Child, h, replace, safeHref } from "./dom.ts";
+import { releaseNotesCell } from "./release-notes.ts";
 import { ageWords, dayTime, rateLimitWords, type Filters, fromNow, localTime, matches, plainText, policyWords, progressWords, shortDigest, stateWords } from "./format.ts";
 
 type Row = ContainerOverview & { host: string; peer: string | null; key: string; canAct: boolean };
@@ -63,7 +64,7 @@ function showSignIn(): void {
     h("h1", { id: "signin-title" }, "svc"),
     h("label", { for: "token" }, "API token"),
     input,
-    h("p", { class: "help", id: "token-help" }, "The token set in http_api.token. It is kept for this browser tab only."),
+    h("p", { class: "help", id: "token-help" }, "The API token: what the file named by http_api.token holds (e.g. cat svc-token), or its value. Kept for this browser tab only."),
     submit,
     error,
   );
@@ -78,7 +79,7 @@ function showSignIn(): void {
       signInNotice = null;
       showDashboard();
     } catch (failure) {
-      replace(error, failure instanceof ApiError && failure.status === 401 ? "Wrong token: svc refused it. Check http_api.token." : messageOf(failure));
+      replace(error, failure instanceof ApiError && failure.status === 401 ? "Wrong token: svc refused it. Paste what the file named by http_api.token holds." : messageOf(failure));
       input.select();
     } finally {
       submit.disabled = false;
@@ -270,7 +271,7 @@ function render(): void {
   const data = state.data;
   if (!data) return;
   state.rows = hostData().flatMap((host) =>
-    (host.answer?.containers ?? []).map((c) => ({ ...withDefaults(c), host: host.peer ?? data.host, peer: host.peer, key: keyOf(host.peer, c.name), canAct: host.canAct })),
+    (host.answer?.containers ?? []).flatMap((c) => attempt(() => [{ ...withDefaults(c), host: host.peer ?? data.host, peer: host.peer, key: keyOf(host.peer, c.name), canAct: host.canAct }], [])),
   );
   replace(els.host, data.host);
   replace(els.checked, ` checked ${fromNow(data.checked_at)}`);
@@ -309,12 +310,17 @@ function renderExcluded(localHost: string): void {
   );
 }
 
-/** A peer that does not answer, or runs a cycle: said once above the table, its rows kept as last known. */
+/**
+ * A peer that does not answer, or runs a cycle: said once above the table, its rows kept as last
+ * known. Entries of its answer this svc left out (not what svc answers) are named.
+ */
 function renderPeers(): void {
   const notes = state.peers.filter((p) => !p.up || p.busy);
-  els.peers.hidden = notes.length === 0;
+  const dropped = state.peers.filter((p) => p.dropped?.length);
+  els.peers.hidden = notes.length + dropped.length === 0;
   replace(
     els.peers,
+    ...dropped.map((p) => h("p", { class: "peer-dropped", "data-peer": p.name }, `${p.name}: left out of its answer (not what svc answers): ${p.dropped.join("; ")}.`)),
     ...notes.map((p) =>
       h(
         "p",
@@ -328,7 +334,17 @@ function renderPeers(): void {
 }
 
 function visibleRows(): Row[] {
-  return state.rows.filter((row) => matches(row, state.filters));
+  // a row the filters cannot read is shown: it says itself what is wrong with it (shownRow)
+  return state.rows.filter((row) => attempt(() => matches(row, state.filters), true));
+}
+
+/** What `work` gives, or `otherwise` when it throws: one entry of another shape must not stop the page. */
+function attempt<T>(work: () => T, otherwise: T): T {
+  try {
+    return work();
+  } catch {
+    return otherwise;
+  }
 }
 
 // ---- at a glance: the summary bar ----
@@ -430,7 +446,7 @@ function renderGroup(group: Group, headed: boolean): HTMLTableSectionElement {
   const collapsed = headed && state.collapsed.has(group.key);
   const body = h("tbody", { class: "group", "data-group": group.name, "data-group-kind": group.kind });
   if (headed) body.append(groupHeading(group, collapsed));
-  if (!collapsed) body.append(...group.rows.map(renderRow));
+  if (!collapsed) body.append(...group.rows.map(shownRow));
   return body;
 }
 
@@ -477,6 +493,15 @@ const updatableNow = (c: Row): boolean => c.canAct && c.would_update;
 /** "web", or "web on nas" for a peer's: what a button's label names. */
 const labelOf = (c: Row): string => (c.peer === null ? c.name : `${c.name} on ${c.peer}`);
 
+/** A row, or in its place what keeps it from being shown: the other rows are shown whatever one holds. */
+function shownRow(c: Row): HTMLTableRowElement {
+  try {
+    return renderRow(c);
+  } catch (failure) {
+    return h("tr", { "data-container": String(c.name), "data-host": String(c.host), class: "broken" }, h("td", { colspan: 7, class: "error" }, `${labelOf(c)} cannot be shown: ${messageOf(failure)}`));
+  }
+}
+
 /**
  * One row, from one entry of GET /v1/containers: everything it shows comes from the entry (and
  * whether its host is reachable), so what a row says is added here and nowhere else.
@@ -509,6 +534,7 @@ function availableCell(c: Row): HTMLTableCellElement {
       : h("span", { class: "muted" }, "up to date"),
     age && h("span", { class: "age", title: [c.created_at && `built ${localTime(c.created_at)}`, c.first_seen_at && `first seen ${localTime(c.first_seen_at)}`, c.eligible_at && `eligible ${localTime(c.eligible_at)}`].filter(Boolean).join("; ") }, age),
     link && h("a", { href: link, target: "_blank", rel: "noopener noreferrer", class: "notes" }, "Release notes"),
+    releaseNotesCell(c.release_notes),
   );
 }
 
@@ -541,9 +567,9 @@ function rowActions(c: Row): Child[] {
   const button = (text: string, label: string, action: () => void, className = "") =>
     h("button", { type: "button", "aria-label": `${label} ${labelOf(c)}`, class: className, disabled: state.acting, onclick: () => ((menu.open = false), action()) }, text);
   const check = () => button("Check", "Check", () => void act(() => load([c.name], false, c.peer)));
-  // pending for its update window: the row's own Update applies it now, a person asking is the
-  // decision (docs/windows.md); Update stack and Update all leave it to its window
-  const canUpdate = updatableNow(c) || (c.canAct && c.state === "pending");
+  // held by hold_breaking, or pending for its update window: the row's Update asks for it by name,
+  // which applies it (docs/release-notes.md, docs/windows.md); Update stack and Update all leave them
+  const canUpdate = updatableNow(c) || (c.canAct && (c.state === "held" || c.state === "pending"));
   const primary = canUpdate ? button("Update", "Update", () => void updateContainers([c]), "primary") : check();
   const more: Child[] = [canUpdate && check(), button("Details", "Details of", () => void showDetails(c)), button("History", "History of", () => void showTimeline(c))];
   if (c.canAct) {
@@ -682,7 +708,7 @@ async function loadHistory(): Promise<void> {
   }
 }
 
-const COUNTED = ["updated", "failed", "rolled_back", "stale", "skipped"] as const;
+const COUNTED = ["updated", "failed", "rolled_back", "stale", "held", "skipped"] as const;
 
 function sessionItem(report: SessionSummary): HTMLLIElement {
   const counted = COUNTED.filter((key) => report.counts[key] > 0).map((key) => `${report.counts[key]} ${key.replace("_", " ")}`);

@@ -51,6 +51,17 @@ export interface Checker {
   check(input: CheckInput): Promise<Verdict>;
   /** the platform of a local image, from its inspect (memoised per image id) */
   platformOf(imageId: string): Promise<Platform>;
+  /**
+   * The labels of the image a stale verdict replaces: as the engine listed the local image, else
+   * (a Swarm service's image, which lives on its nodes) its config from the registry.
+   */
+  runningLabels(verdict: Verdict, imageId: string): Promise<Readonly<Record<string, string>>>;
+  /**
+   * The labels of the newer image a stale verdict names: its config from the registry (one
+   * manifest and one blob request, cached for the cycle), or the local image's under no_pull.
+   * Asked for stale targets only (docs/release-notes.md). Throws on registry errors.
+   */
+  candidateLabels(verdict: Verdict, imageId: string): Promise<Readonly<Record<string, string>>>;
 }
 
 /**
@@ -206,7 +217,20 @@ export function createChecker(deps: {
     return null;
   };
 
-  return { check, platformOf };
+  const runningLabels = async (verdict: Verdict, imageId: string): Promise<Readonly<Record<string, string>>> => {
+    const listed = images.get(imageId);
+    if (listed?.labels || !verdict.ref || !verdict.oldDigest || !deps.platform) return listed?.labels ?? {};
+    return deps.session.labels(verdict.ref, verdict.oldDigest, () => platformOf(imageId));
+  };
+
+  const candidateLabels = async (verdict: Verdict, imageId: string): Promise<Readonly<Record<string, string>>> => {
+    if (verdict.newImageId) return (await deps.engine.inspectImage(verdict.newImageId))?.Config?.Labels ?? {};
+    const reference = verdict.newDigest ?? (verdict.newImage ? parseReference(verdict.newImage).tag : undefined);
+    if (!verdict.ref || !reference) return {};
+    return deps.session.labels(verdict.ref, reference, () => platformOf(imageId));
+  };
+
+  return { check, platformOf, runningLabels, candidateLabels };
 }
 
 interface Seen {

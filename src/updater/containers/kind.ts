@@ -18,6 +18,7 @@ import { COMPOSE } from "./graph.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { policyFor, selectContainers, type ContainerPolicy } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
+import { readReleaseNotes } from "../cycle/notes.ts";
 import { appliesAtOf, checkTargets, decide, durationOf, finish, newTarget, toReplace, unlessAsked, type CycleScope, type KindCycle, type KindDeps, type TargetKind } from "../cycle/target.ts";
 import { DRY_RUN_REASON, type ContainerReport, type CycleOptions, type RollbackResult, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "../types.ts";
 
@@ -52,6 +53,9 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   // a dry run runs no hook: a hook may change anything
   if (!options.dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
   const checker = await checkEntries(deps, ctx, entries, options);
+  // a target that holds breaking updates waits for its notes; the others are replaced meanwhile
+  const notes = readReleaseNotes({ releases: scope.releases, filter, options, trigger: ctx.trigger }, entries.values(), checker, deps.config);
+  await notes.decided;
   const toUpdate = chooseUpdates(deps, entries);
   if (options.dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
@@ -65,6 +69,7 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   return {
     selfReplaced,
     settle: async () => {
+      await notes.done;
       if (options.dryRun) return;
       if (deps.config.cleanup) await cleanupImages(deps, ctx, leftImages(entries));
       await runHooks(ctx, entries, "post_check", (entry) => entry.summary.state === "running" && entry.state !== "failed");
@@ -173,6 +178,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     reason: e.reason,
     duration_ms: durationOf(e, now),
     ...appliesAtOf(e),
+    ...(e.releases ? { releases: e.releases } : {}),
   }));
 }
 

@@ -8,6 +8,7 @@ import type { Config } from "../../config/index.ts";
 import type { ContainerSummary, Engine } from "../../engine/port.ts";
 import { SvcError, toSvcError } from "../../errors.ts";
 import type { AuditLog, Logger } from "../../log/index.ts";
+import type { ReleaseNotesService } from "../../releases/index.ts";
 import type { ProtocolContext, WatchTiming } from "./context.ts";
 import type { ProgressListener } from "./progress.ts";
 import { buildReport } from "./report.ts";
@@ -25,6 +26,8 @@ export interface CycleDeps {
   progress?: ProgressListener;
   /** the kinds of target, in the order they run (containers first) */
   kinds: readonly TargetKind[];
+  /** the source hosts, for what each update brings (cycle/notes.ts); absent: no release notes */
+  releases?: ReleaseNotesService;
 }
 
 export interface CycleResult {
@@ -55,7 +58,9 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   if (options.seen) options.seen.containers = all;
 
   const runs: KindCycle[] = [];
-  for (const kind of deps.kinds) runs.push(await kind.run({ ctx, all, filter, options }));
+  // one view of the source hosts per cycle: a repository is asked once, however many targets share it
+  const releases = deps.releases?.session();
+  for (const kind of deps.kinds) runs.push(await kind.run({ ctx, all, filter, options, releases }));
   for (const run of runs) await run.settle();
   const targets = runs.flatMap((run) => run.report()).sort((a, b) => a.name.localeCompare(b.name));
   for (const problem of unmatchedFilters(all, deps.config, filter, targets)) log.warn(problem);

@@ -2,7 +2,7 @@
 import type { ContainerReport, ReportCounts, SessionReport, Trigger, UpdateFilter } from "../types.ts";
 
 export function countOutcomes(containers: readonly ContainerReport[]): ReportCounts {
-  const counts: ReportCounts = { scanned: containers.length, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0 };
+  const counts: ReportCounts = { scanned: containers.length, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 };
   for (const container of containers) counts[container.state] += 1;
   return counts;
 }

@@ -15,7 +15,8 @@ import type { CheckInput, Checker, Verdict } from "../check/check.ts";
 import type { ProtocolContext } from "./context.ts";
 import { announce } from "./progress.ts";
 import { bareName, type ContainerPolicy } from "../selection/selection.ts";
-import type { ContainerOutcome, ContainerReport, CycleOptions, RollbackResult, Trigger, UpdateFilter } from "../types.ts";
+import type { ReleasesSession } from "../../releases/index.ts";
+import type { ContainerOutcome, ContainerReport, CycleOptions, ReleaseSummary, RollbackResult, Trigger, UpdateFilter } from "../types.ts";
 
 export interface TargetEntry {
   /** the target as the selection and the check see it (a service: its spec's labels, the digest it is pinned to) */
@@ -30,6 +31,8 @@ export interface TargetEntry {
   finishedAt?: number;
   /** pending: when its update window next opens (null: never) */
   appliesAt?: number | null;
+  /** what the update brings (cycle/notes.ts), for a stale target */
+  releases?: ReleaseSummary;
 }
 
 export function newTarget(summary: ContainerSummary, policy: ContainerPolicy, startedAt = Date.now()): TargetEntry {
@@ -120,6 +123,8 @@ export interface CycleScope {
   all: readonly ContainerSummary[];
   filter: UpdateFilter;
   options: CycleOptions;
+  /** this cycle's view of the source hosts (cycle/notes.ts); absent: no release notes */
+  releases?: ReleasesSession;
 }
 
 /** One kind's part of a cycle, once its targets are replaced. */

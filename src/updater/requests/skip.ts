@@ -36,7 +36,7 @@ async function newerDigest(deps: SkipDeps, name: string): Promise<string | null>
   if (report === null) return null;
   const entry = report.containers.find((c) => c.name === name);
   if (!entry) throw new SvcError("not_found", `svc watches no container or service named ${name}`);
-  if (entry.state !== "stale" || !entry.new_digest) throw new SvcError("bad_request", `${name} has no newer image to skip (${entry.state}${entry.reason ? `: ${entry.reason}` : ""})`);
+  if ((entry.state !== "stale" && entry.state !== "held") || !entry.new_digest) throw new SvcError("bad_request", `${name} has no newer image to skip (${entry.state}${entry.reason ? `: ${entry.reason}` : ""})`);
   return entry.new_digest;
 }
 

@@ -29,6 +29,8 @@ export const LABELS = {
   postCheck: "svc.hooks.post_check",
   hookTimeout: "svc.hooks.timeout",
   updateWindow: "svc.update_window",
+  holdBreaking: "svc.hold_breaking",
+  releaseNotes: "svc.release_notes",
 } as const;
 
 export type LabelName = keyof typeof LABELS;
@@ -196,6 +198,8 @@ export interface ContainerPolicy {
   window: WindowPolicy;
   /** with a window: its newer image is pulled when found (containers) */
   prePull: boolean;
+  /** an update whose release notes say it breaks waits until asked for by name (docs/release-notes.md) */
+  holdBreaking: boolean;
   /** a label whose value svc cannot read: the container is skipped with this reason */
   problem?: string;
 }
@@ -223,6 +227,7 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
     moveCompose: labels[LABELS.tagPolicyCompose]?.trim() === "move",
     window: [],
     prePull: config.pre_pull,
+    holdBreaking: labelBool("holdBreaking") ?? config.hold_breaking,
   };
   const window = windowFor(labels, config, useLabels);
   if ("problem" in window) problems.push(window.problem);

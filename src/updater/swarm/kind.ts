@@ -26,6 +26,7 @@ import { LABELS, labelValue, policyFor, selectionFilter } from "../selection/sel
 import { awaitRollout, requestRollback, waitSettled, writeImage, type ServiceOutcome } from "./rollout.ts";
 import { appliesAtOf, checkTargets, durationOf, finish, heldByWindow, newTarget, toReplace, unlessAsked, type CycleScope, type KindDeps, type TargetEntry, type TargetKind } from "../cycle/target.ts";
 import { snoozedUntil } from "../check/snooze.ts";
+import { readReleaseNotes } from "../cycle/notes.ts";
 import { DRY_RUN_REASON, type ContainerReport, type RollbackResult, type UpdateFilter } from "../types.ts";
 
 /** A service kind works with what every kind does (cycle/target.ts). */
@@ -84,7 +85,7 @@ async function managedServices(kind: Kind): Promise<ServiceSummary[] | null> {
 }
 
 /** The services the cycle selects, checked, decided and (unless a dry run) updated. */
-async function runServices(kind: Kind, { ctx, all, filter, options }: CycleScope): Promise<Entry[]> {
+async function runServices(kind: Kind, { ctx, all, filter, options, releases }: CycleScope): Promise<Entry[]> {
   const { deps } = kind;
   // a container's rollback (local images) has nothing to do with services
   if (options.toLocalTag) return [];
@@ -96,13 +97,18 @@ async function runServices(kind: Kind, { ctx, all, filter, options }: CycleScope
   const entries = services.map((service) => newEntry(service, deps.config, options.dryRun ? {} : filter)).filter((entry) => keep(entry.summary));
   if (entries.length === 0) return [];
   for (const entry of entries) tellHooks(kind, entry);
-  await checkTargets(ctx, entries, serviceChecker(deps, entries), (entry) => checkInput(kind, entry));
+  const checker = serviceChecker(deps, entries);
+  await checkTargets(ctx, entries, checker, (entry) => checkInput(kind, entry));
+  // a service that holds breaking updates waits for its notes; the others are updated meanwhile
+  const notes = readReleaseNotes({ releases, filter, options, trigger: ctx.trigger }, entries, checker, deps.config);
+  await notes.decided;
   const stale = toReplace(entries);
   if (options.dryRun) {
     for (const entry of stale) finish(entry, "stale", DRY_RUN_REASON);
   } else {
     await updateAll(kind, ctx, stale, ownServiceId(deps, all));
   }
+  await notes.done;
   return entries;
 }
 
@@ -149,6 +155,7 @@ async function update(kind: Kind, ctx: ProtocolContext, entry: Entry, self: bool
   const auth = await deps.registry.pullAuth(verdict.ref!).catch(() => undefined);
   const written = await writeImage(ctx, swarm, entry.service, image, auth);
   if ("failed" in written) return finish(entry, "failed", written.failed);
+  if ("skipped" in written) return finish(entry, "skipped", written.skipped);
   if (self) return finish(entry, "updated", "svc's own service: Swarm replaces this task with one on the new image, which takes over");
   announce(ctx.progress, ctx, entry.service.name, "watch");
   settle(deps, entry, await awaitRollout(ctx, swarm, written, deps.draining));
@@ -229,6 +236,7 @@ function serviceChecker(deps: ServiceTargetDeps, entries: Entry[]): Checker {
     tags: (ref) => session.tags(ref),
     platformImage: (ref, tag, platform) => session.platformImage(ref, tag, platform),
     created: (ref, reference, platform) => session.created(ref, reference, platform),
+    labels: (ref, reference, platform) => session.labels(ref, reference, platform),
   };
   let platform: Promise<Platform> | undefined;
   const managerPlatform = (): Promise<Platform> => (platform ??= deps.engine.info().then((info) => ({ os: info.os, architecture: info.architecture })));
@@ -277,5 +285,6 @@ function reportOf(entry: Entry): ContainerReport {
     reason: entry.reason,
     duration_ms: durationOf(entry),
     ...appliesAtOf(entry),
+    ...(entry.releases ? { releases: entry.releases } : {}),
   };
 }

@@ -20,10 +20,12 @@ const SETTLED = new Set(["completed", "paused", "rollback_completed", "rollback_
 
 /**
  * Writes `image` into `service`'s spec with `auth` for the nodes' pulls. A spec someone changed
- * meanwhile is read again and written once more; a second refusal is the outcome.
- * Resolves the service as written (its UpdateStatus before the write), or a failure.
+ * meanwhile is read again and written once more, with the other change kept, but only while it
+ * still names the image svc checked: an image someone set meanwhile (`docker service update
+ * --image`) is theirs, and the service is skipped this cycle. A second refusal is the outcome.
+ * Resolves the service as written (its UpdateStatus before the write), or why it was not.
  */
-export async function writeImage(ctx: ProtocolContext, swarm: Swarm, service: ServiceSummary, image: string, auth: RegistryAuth | undefined): Promise<ServiceSummary | { failed: string }> {
+export async function writeImage(ctx: ProtocolContext, swarm: Swarm, service: ServiceSummary, image: string, auth: RegistryAuth | undefined): Promise<ServiceSummary | { failed: string } | { skipped: string }> {
   const target = { container: service.name, container_id: service.id, image };
   const attempt = (s: ServiceSummary) => act(ctx, "service_update", target, () => swarm.updateImage(s, image, auth));
   try {
@@ -35,6 +37,10 @@ export async function writeImage(ctx: ProtocolContext, swarm: Swarm, service: Se
   ctx.log.info("the service spec changed during the cycle; reading it again", { service: service.name });
   const again = await swarm.inspectService(service.id).catch(() => null);
   if (!again) return { failed: "the service disappeared during the cycle" };
+  if (again.image !== service.image) {
+    ctx.log.info("the service's image changed during the cycle: left as it was set", { service: service.name, checked: service.image, now: again.image });
+    return { skipped: `changed meanwhile: its image is now ${again.image} (set during the cycle, after svc checked ${service.image}); left as it is, the next cycle checks it again` };
+  }
   try {
     await attempt(again);
     return again;

@@ -10,10 +10,12 @@ import { formatDuration, type Config, type TagPolicy } from "../../config/index.
 import { describeMoment, describeWindows, serviceTimeZone } from "../../config/window.ts";
 import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
+import type { ReleaseNotes } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import { hookFor, type HookName } from "../containers/hooks.ts";
 import { enableLabelFilter, groupOf, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
+import { SOURCE_LABEL, VERSION_LABEL } from "../cycle/notes.ts";
 import { serviceAsContainer, unpinned } from "../swarm/kind.ts";
 import { parseVersionTag } from "../check/tags.ts";
 import type { TargetGroup } from "../selection/selection.ts";
@@ -74,6 +76,8 @@ export interface ContainerOverview {
   link: string | null;
   /** the compose project or Swarm stack it belongs to (its labels say), null: standalone */
   group: TargetGroup | null;
+  /** for a stale target: what the update brings, read from its source repository (docs/release-notes.md); null otherwise */
+  release_notes: ReleaseNotes | null;
 }
 
 
@@ -84,8 +88,8 @@ export interface OverviewMemory {
   previous?: Remembered;
 }
 
-export const VERSION_LABEL = "org.opencontainers.image.version";
-const SOURCE_LABELS = ["org.opencontainers.image.source", "org.opencontainers.image.url"];
+export { VERSION_LABEL };
+const SOURCE_LABELS = [SOURCE_LABEL, "org.opencontainers.image.url"];
 export const LINK_LABEL = "svc.link";
 const HOOKS: HookName[] = ["pre_check", "pre_update", "post_update", "post_check"];
 const MAX_LINK = 2048;
@@ -100,7 +104,7 @@ export function containerOverviews(report: SessionReport, seen: CycleSightings, 
     // a previous spec not pinned by digest is named by its image
     return { labels: services.get(entry.name)?.labels ?? {}, previous: previous ? unpinned(previous).digest || previous : null, service: true };
   };
-  return report.containers.map((entry) => describe(entry, factsOf(entry), images(entry.old_image_id), config, memory, now));
+  return report.containers.map((entry) => ({ ...describe(entry, factsOf(entry), images(entry.old_image_id), config, memory, now), release_notes: seen.releaseNotes?.get(entry.name) ?? null }));
 }
 
 /**
@@ -125,7 +129,7 @@ function imageFinder(images: readonly ImageSummary[]): (idOrDigest: string) => I
   return (idOrDigest) => byId.get(idOrDigest) ?? byDigest.get(idOrDigest);
 }
 
-function describe(entry: ContainerReport, target: TargetFacts, image: ImageSummary | undefined, config: Config, memory: OverviewMemory, now: number): ContainerOverview {
+function describe(entry: ContainerReport, target: TargetFacts, image: ImageSummary | undefined, config: Config, memory: OverviewMemory, now: number): Omit<ContainerOverview, "release_notes"> {
   const { labels } = target;
   const policy = policyFor({ labels }, config);
   // a service's hook labels are ignored whether lifecycle_hooks is on or not (swarm/kind.ts warns of them)

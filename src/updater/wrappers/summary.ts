@@ -32,19 +32,34 @@ function digestChange(from: string | null, to: string | null): string {
   return ` (sha256:${shortId(from) || "?"} -> ${shortId(to) || "?"})`;
 }
 
+/** `3 releases, 1 breaking`: what the update brings, when svc read any (docs/release-notes.md); "" otherwise. */
+export function releaseWords(c: Pick<ContainerReport, "releases">): string {
+  const r = c.releases;
+  if (!r || r.count === 0) return "";
+  return `${r.count} release${r.count === 1 ? "" : "s"}${r.breaking > 0 ? `, ${r.breaking} breaking` : ""}`;
+}
+
+function releasesNote(c: ContainerReport): string {
+  const words = releaseWords(c);
+  return words ? ` (${words})` : "";
+}
+
 /** One container's outcome in a sentence. */
 export function containerLine(c: ContainerReport): string {
   const why = c.reason ? `: ${c.reason}` : "";
+  const brings = releasesNote(c);
   switch (c.state) {
     case "updated":
-      return `${c.name}: updated ${imageChange(c)}${digestChange(c.old_digest ?? c.old_image_id, c.new_digest ?? c.new_image_id)}`;
+      return `${c.name}: updated ${imageChange(c)}${digestChange(c.old_digest ?? c.old_image_id, c.new_digest ?? c.new_image_id)}${brings}`;
+    case "held":
+      return `${c.name}: held ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}${why}`;
     case "failed":
       return `${c.name}: failed${why}`;
     case "rolled_back":
       return `${c.name}: rolled back to ${shortImage(c.image)}, the new image failed${why}`;
     case "stale":
-      if (wouldUpdate(c)) return `${c.name}: would update ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}`;
-      return `${c.name}: newer image not applied ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${why}`;
+      if (wouldUpdate(c)) return `${c.name}: would update ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}`;
+      return `${c.name}: newer image not applied ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}${why}`;
     case "pending":
       return `${c.name}: pending ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${why}`;
     case "skipped":
@@ -65,6 +80,7 @@ export function summaryLine(report: SessionReport): string {
     [c.failed, "failed"],
     [c.stale - would, "newer image not applied"],
     [c.pending, "pending (update window)"],
+    [c.held, "held (breaking)"],
     [c.skipped, "skipped"],
     [c.fresh, "up to date"],
   ];
@@ -88,7 +104,7 @@ function containerLevel(c: ContainerReport, report: SessionReport): LevelName {
 /** Logs a finished cycle: a line per container, then the summary (same message and counts as ever in json/logfmt). */
 export function logReport(log: Logger, report: SessionReport, pretty: boolean): void {
   for (const c of report.containers) {
-    const fields = { session_id: report.id, trigger: report.trigger, container: c.name, state: c.state, image: c.image, new_image: c.new_image, old_digest: c.old_digest, new_digest: c.new_digest, reason: c.reason, duration_ms: c.duration_ms };
+    const fields = { session_id: report.id, trigger: report.trigger, container: c.name, state: c.state, image: c.image, new_image: c.new_image, old_digest: c.old_digest, new_digest: c.new_digest, reason: c.reason, duration_ms: c.duration_ms, ...(c.releases ? { releases: c.releases } : {}) };
     log[containerLevel(c, report)](containerLine(c), pretty ? undefined : fields);
   }
   const would = report.containers.filter(wouldUpdate).length;

@@ -11,37 +11,12 @@ import { Metrics } from "../../../src/metrics/index.ts";
 import { freePort } from "../../harness.ts";
 import { FakeRunner, TOKEN } from "../../unit/api/fakes.ts";
 import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
+import { fuzzSeed, prng } from "../../support/random.ts";
 
-const SEED = Number(process.env.SVC_FUZZ_SEED ?? 0x5eed);
+const SEED = fuzzSeed(0x5eed);
 const FETCH_REQUESTS = 2400;
 const RAW_REQUESTS = 600;
 const PARALLEL = 24;
-
-/** mulberry32: small, fast, good enough to spread inputs; deterministic per seed. */
-function prng(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (max: number) => Math.floor(next() * max);
-  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
-  const chance = (p: number) => next() < p;
-  const bytes = (length: number) => {
-    const out = new Uint8Array(length);
-    for (let i = 0; i < length; i++) out[i] = int(256);
-    return out;
-  };
-  const text = (length: number, alphabet = "abcXYZ019-_.,;:/?#[]@!$&'()*+=% \"{}<>\\^`|~\u00e9\u4e2d\ud83d\ude00") =>
-    Array.from({ length }, () => {
-      const symbols = Array.from(alphabet); // code points: never half a surrogate pair
-      return symbols[int(symbols.length)];
-    }).join("");
-  return { next, int, pick, chance, bytes, text };
-}
 
 const rng = prng(SEED);
 const metrics = new Metrics();

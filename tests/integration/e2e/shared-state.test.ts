@@ -4,6 +4,9 @@
  * command waits for the service's cycle to end, acts alone, and the service reads what it decided.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
 import { docker, freePort, inspect, waitUntil } from "../../harness.ts";
 import { Fixture, baseFlags, runSvc, startSvc, stopAll, waitForPort } from "./support.ts";
 
@@ -80,4 +83,40 @@ describe("svc rollback beside a running service on the same state_dir", () => {
     const told = service.records().filter((r) => r.fields?.container === name && r.fields?.state === "skipped");
     expect(told.at(-1)?.fields?.reason, service.describe()).toMatch(/^sha256:[0-9a-f]{64} was left by a rollback \(svc rollback\); waiting for a newer image$/);
   }, 120_000);
+
+  test("the token goes only to the owner that proves it is one: an owner file naming another host, or a live process here, with something else on its port, gets nothing", async () => {
+    const name = fx.name("proof");
+    fx.run("proof", fx.image("proof").ref);
+    const stateDir = fx.tempDir("proof-state");
+    // whatever listens on the port the owner file names, answering as svc would
+    const seen: { path: string; authorization: string | null }[] = [];
+    const impostor = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(request) {
+        seen.push({ path: new URL(request.url).pathname, authorization: request.headers.get("authorization") });
+        if (request.method === "GET") return Response.json({ status: "ok" });
+        return Response.json({ container: name, from_image_id: "sha256:1", to_image_id: "sha256:2", state: "updated", reason: null });
+      },
+    });
+    try {
+      for (const claim of [{ pid: 1, host: "another-host-since-long-gone" }, { pid: process.pid, host: hostname() }]) {
+        const before = inspect(name).Image;
+        fx.image("proof");
+        const updated = await runSvc([...baseFlags(), "--state-dir", stateDir, "--run-once", name]);
+        expect(updated.code, updated.svc.describe()).toBe(0);
+        expect(inspect(name).Image).not.toBe(before);
+        writeFileSync(join(stateDir, "state.json.owner"), JSON.stringify({ ...claim, api_port: impostor.port, started_at: new Date().toISOString(), nonce: "a".repeat(64) }));
+
+        const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir, "--http-api-token", TOKEN]);
+        expect(seen.filter((request) => request.authorization !== null), JSON.stringify(claim)).toEqual([]);
+        expect(back.svc.output).toContain(`claims this state_dir with its API on port ${impostor.port}, but what answers there does not prove to be it (127.0.0.1): the API token is not sent`);
+        // the command rolled back itself, between the cycles of whoever owns the folder
+        expect(back.code, back.svc.describe()).toBe(0);
+        expect(inspect(name).Image).toBe(before);
+      }
+    } finally {
+      impostor.stop(true);
+    }
+  }, 180_000);
 });

@@ -16,9 +16,11 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createSign, randomBytes, X509Certificate } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
+import { createDockerEngine } from "../../../src/engine/index.ts";
+import { silentLogger } from "../../../src/log/index.ts";
 import { createRegistry, parseReference, type LocalImage } from "../../../src/registry/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
 import { localImage, startRegistry, tempDir, type RunningRegistry } from "./support.ts";
@@ -32,6 +34,9 @@ const amd64 = async () => ({ os: "linux", architecture: "amd64" });
 
 const dir = tempDir("svc-token-registry");
 let registry: RunningRegistry;
+/** the same token service, named by another site's host (localhost, not the registry's 127.0.0.1) */
+let elsewhere: RunningRegistry;
+let elsewhereReference: string;
 let tokenServer: ReturnType<typeof Bun.serve>;
 const tokenRequests: { authorized: boolean; scope: string | null; service: string | null }[] = [];
 const repository = uniqueName("reg-token");
@@ -77,17 +82,25 @@ beforeAll(async () => {
     dir.path,
     `auth: { token: { realm: "http://127.0.0.1:${tokenServer.port}/token", service: ${SERVICE}, issuer: ${ISSUER}, rootcertbundle: ${join(dir.path, "cert.pem")} } }`,
   );
+  mkdirSync(join(dir.path, "elsewhere"));
+  elsewhere = await startRegistry(
+    join(dir.path, "elsewhere"),
+    `auth: { token: { realm: "http://localhost:${tokenServer.port}/token", service: ${SERVICE}, issuer: ${ISSUER}, rootcertbundle: ${join(dir.path, "cert.pem")} } }`,
+  );
 
   const source = `${sandbox().registry}/${repository}:latest`;
   buildImage(source);
   local = localImage(source);
   reference = `${registry.host}/${repository}:latest`;
   // Asynchronously: the token server skopeo talks to runs in this process.
-  const copy = Bun.spawn(
-    ["skopeo", "copy", "--quiet", "--src-tls-verify=false", "--dest-tls-verify=false", "--dest-creds", `${USER}:${PASS}`, `docker://${source}`, `docker://${reference}`],
-    { stdout: "ignore", stderr: "pipe" },
-  );
-  if ((await copy.exited) !== 0) throw new Error(`skopeo copy failed: ${await new Response(copy.stderr).text()}`);
+  elsewhereReference = `${elsewhere.host}/${repository}:latest`;
+  for (const destination of [reference, elsewhereReference]) {
+    const copy = Bun.spawn(
+      ["skopeo", "copy", "--quiet", "--src-tls-verify=false", "--dest-tls-verify=false", "--dest-creds", `${USER}:${PASS}`, `docker://${source}`, `docker://${destination}`],
+      { stdout: "ignore", stderr: "pipe" },
+    );
+    if ((await copy.exited) !== 0) throw new Error(`skopeo copy failed: ${await new Response(copy.stderr).text()}`);
+  }
   // As the engine would record it had it pulled from the token registry.
   local = { id: local.id, repoDigests: local.repoDigests.map((d) => `${registry.host}/${repository}@${d.split("@")[1]}`) };
   tokenRequests.length = 0;
@@ -95,6 +108,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   registry?.stop();
+  elsewhere?.stop();
   tokenServer?.stop(true);
   docker(["rmi", "-f", `${sandbox().registry}/${repository}:latest`], { allowFailure: true });
   dir.remove();
@@ -134,3 +148,27 @@ test("wrong credentials are rejected by the token service, and never shown", asy
   expect(error.message).not.toContain("not-the-password-Kx9");
   expect(JSON.stringify(log.lines)).not.toContain("not-the-password-Kx9");
 });
+
+test("global credentials reach the engine only for a registry whose token realm is on its own site (pulls and Swarm service specs both take pullAuth), never elsewhere", async () => {
+  const log = recordingLogger();
+  const svc = createRegistry(defaultConfig({ registry_username: USER, registry_password: PASS }), log);
+  // the realm at the registry's own loopback address: the engine is given them
+  expect(await svc.pullAuth(parseReference(reference))).toEqual({ username: USER, password: PASS, serveraddress: registry.host });
+  // a realm on another host: svc's own requests ask anonymously, and the engine gets nothing
+  const away = parseReference(elsewhereReference);
+  const auth = await svc.pullAuth(away);
+  expect(auth).toBeUndefined();
+  expect(log.lines.filter((l) => l.level === "warn").map((l) => l.fields)).toEqual([{ registry: elsewhere.host, realm_host: `localhost:${tokenServer.port}`, credentials: "global" }]);
+
+  // the real engine pulls with what it was given: the token service never sees the credentials
+  tokenRequests.length = 0;
+  const engine = await createDockerEngine({ host: sandbox().dockerHost, tls_verify: false }, silentLogger);
+  const pulled = await engine.pullImage(elsewhereReference, { auth }).catch((error) => error);
+  expect(tokenRequests.length).toBeGreaterThan(0);
+  expect(tokenRequests.filter((r) => r.authorized)).toEqual([]);
+  expect(pulled).toBeInstanceOf(Error); // anonymously the token grants nothing
+  // a registry's own entry is its own: given wherever its HTTP realm is on loopback
+  const own = createRegistry(defaultConfig({ registry_credentials: [{ host: elsewhere.host, username: USER, password: PASS }] }), recordingLogger());
+  expect(await own.pullAuth(away)).toMatchObject({ username: USER });
+  docker(["rmi", "-f", elsewhereReference], { allowFailure: true });
+}, 60_000);

@@ -4,14 +4,17 @@
  * service on the dashboard, in Chromium (tests/integration/ui/support.ts).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync } from "node:fs";
+import { join } from "node:path";
 import { sandbox } from "../../harness.ts";
+import { commandBlock, REPO_ROOT } from "../../support/doc-blocks.ts";
 import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { docker, freePort, inspect, portOpen, waitUntil } from "../../harness.ts";
 import { baseFlags, buildSvcImage, compileSvc, parseJsonLines, reportsIn, runSvc } from "../e2e/support.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
-import { confirm, rowOf, startDashboard } from "../ui/support.ts";
+import { confirm, menuAction, rowOf, startDashboard } from "../ui/support.ts";
 import { createService, createServiceWithoutFailureAction, nodeCount, onWorker, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
 
 const fx = new Fixture();
@@ -229,12 +232,46 @@ describe("a spec changed while svc decides", () => {
   });
 });
 
-describe("svc as a Swarm service on the manager", () => {
-  test("updates the other services first, then its own without waiting, and the new task takes over", async () => {
+describe("an image set while svc decides", () => {
+  test("is the operator's: svc does not write over it, and skips the service as changed meanwhile", async () => {
+    const first = fx.image("mine");
+    const name = createService("mine", first.ref, ["--replicas", "1"]);
+    fx.image("mine");
+    const theirs = fx.image("theirs", { tag: "chosen" });
+    // `docker service update --image` by someone else between svc's read (the list) and its write
+    const h = await makeUpdater(
+      { containers: [] },
+      {
+        progress: (event) => {
+          if (event.container === name && event.step === "check") docker(["service", "update", "--quiet", "--detach", "--image", theirs.ref, name]);
+        },
+      },
+    );
+    const entry = expectState(await h.updater.run("api", { container: [name] }), name, "skipped");
+    expect(entry.reason).toStartWith(`changed meanwhile: its image is now ${theirs.ref}@${theirs.digest} `);
+    expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${theirs.ref}@${theirs.digest}`);
+    const writes = h.audit.entries.filter((e) => e.action === "service_update");
+    expect(writes.length).toBe(1);
+    expect(writes[0]!.error).toContain("out of sequence");
+  });
+});
+
+/** svc's image in the sandbox registry, built once for this file (the binary compiled once too). */
+let svcBuild: { work: string; ref: string } | undefined;
+function svcImageOnce(): { work: string; ref: string } {
+  if (!svcBuild) {
     const work = fx.tempDir("svc-build");
     compileSvc(work);
-    const svcRef = `${sandbox().registry}/${fx.name("svc")}:latest`;
-    buildSvcImage(work, svcRef, "1");
+    const ref = `${sandbox().registry}/${fx.name("svc")}:latest`;
+    buildSvcImage(work, ref, "1");
+    svcBuild = { work, ref };
+  }
+  return svcBuild;
+}
+
+describe("svc as a Swarm service on the manager", () => {
+  test("updates the other services first, then its own without waiting, and the new task takes over", async () => {
+    const { work, ref: svcRef } = svcImageOnce();
     const first = fx.image("beside");
     const scope = fx.name("self-scope");
     const port = freePort();
@@ -270,6 +307,46 @@ describe("svc as a Swarm service on the manager", () => {
   }, 240_000);
 });
 
+/**
+ * docs/swarm.md, "svc as a Swarm service": docs/svc-stack.yml deployed as written by the docs'
+ * commands on the two-node swarm. The sandbox's changes: the image is this file's build (the
+ * docs' `bun run image` builds both platforms), in the sandbox's registry; the socket is the
+ * sandbox's; the stack, the port and the secret's value are the test's.
+ */
+describe("docs/svc-stack.yml, deployed as written", () => {
+  const stack = fx.name("stack");
+  afterAll(() => {
+    docker(["stack", "rm", stack], { allowFailure: true });
+    docker(["secret", "rm", "svc-token"], { allowFailure: true });
+  }, 60_000);
+
+  test("svc runs on a manager as 65532 with its secret, its state volume and its API, and says when it checks", async () => {
+    const { ref } = svcImageOnce();
+    const dir = fx.tempDir("stack");
+    copyFileSync(join(REPO_ROOT, "docs", "svc-stack.yml"), join(dir, "svc-stack.yml"));
+    const port = freePort();
+    const script = commandBlock("swarm-deploy")
+      .text.replace(/^.*bun run image.*$/m, "")
+      .replaceAll("registry.example/svc:0.1.0", ref)
+      .replaceAll(/\/var\/run\/docker\.sock(?=\))/g, sandbox().socketPath)
+      .replace("svc-stack.yml svc", `svc-stack.yml ${stack}`)
+      .replace("docker service logs svc_svc", "true");
+    const env = { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig, DOCKER_SOCKET: sandbox().socketPath, HTTP_PORT: String(port) };
+    const ran = Bun.spawnSync(["bash", "-e", "-c", script], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
+    expect(ran.exitCode, ran.stderr.toString()).toBe(0);
+    const service = `${stack}_svc`;
+    const logs = () => docker(["service", "logs", "--raw", service], { allowFailure: true }).stdout;
+    await waitUntil(() => logs().includes("next check at"), 90_000, "svc's next-check line");
+    expect(logs()).not.toContain("cannot be used");
+    // the secret was read (an unreadable token file stops svc at start): the API asks for it
+    const spec = serviceInspect(service).Spec;
+    expect(spec.TaskTemplate.ContainerSpec.User).toStartWith("65532:");
+    expect(spec.TaskTemplate.Placement.Constraints).toEqual(["node.role == manager"]);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/containers`)).status).toBe(401);
+  }, 180_000);
+});
+
 describe("on the dashboard", () => {
   test("a service is one row with its marker and its spec's labels; updated from the page, docker service inspect shows the new digest; rolled back by Swarm", async () => {
     const ui = await startDashboard("swarm-ui");
@@ -287,7 +364,7 @@ describe("on the dashboard", () => {
       await page.locator(".notice").filter({ hasText: `${name}: updated` }).waitFor({ timeout: 90_000 });
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${second.digest}`);
       // rolled back by Swarm, to the previous spec it keeps
-      await row.getByRole("button", { name: `Roll back ${name}` }).click();
+      await menuAction(page, name, "Roll back");
       await confirm(page, "Roll back");
       await page.locator(".notice").filter({ hasText: `${name}: back on its earlier image` }).waitFor({ timeout: 90_000 });
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${first.digest}`);

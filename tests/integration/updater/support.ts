@@ -9,6 +9,7 @@ import type { AuditEntry, AuditLog } from "../../../src/log/index.ts";
 import { silentLogger, type Logger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
+import type { ReleaseNotesService } from "../../../src/releases/index.ts";
 import { createUpdater, type ProgressListener, type Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import type { Subprocess } from "bun";
@@ -39,7 +40,7 @@ export interface Harness {
 export const TEST_SCOPE = "svc-updater-tests";
 
 /** Test defaults: short stop and startup timeouts, every cycle scoped by the caller's `containers`. */
-export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger } = {}): Promise<Harness> {
+export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger; releases?: ReleaseNotesService } = {}): Promise<Harness> {
   const config = defaultConfig({
     scope: TEST_SCOPE,
     ...overrides,
@@ -62,6 +63,7 @@ export async function makeUpdater(overrides: DeepPartial<Config> & { containers:
     sink: { publish: (report) => published.push(report) },
     selfContainerId: extra.selfContainerId,
     progress: extra.progress,
+    releases: extra.releases,
     timing: { pollMs: 200, stableMs: 1000 },
   });
   return { config, engine, updater, metrics, audit, published };

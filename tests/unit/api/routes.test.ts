@@ -1,6 +1,9 @@
 /** Health, metrics, 404 / 405 and HEAD through app.handle (docs/api.md). */
 import { describe, expect, test } from "bun:test";
 import { PROMETHEUS_CONTENT_TYPE } from "../../../src/metrics/index.ts";
+import { createApp } from "../../../src/api/index.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { newOwnerNonce, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof } from "../../../src/state/owner.ts";
 import { bearer, makeApp } from "./fakes.ts";
 
 describe("GET /v1/health", () => {
@@ -25,6 +28,18 @@ describe("GET /v1/health", () => {
 
   test("query parameters are ignored", async () => {
     expect((await makeApp().request("/v1/health?x=1")).status).toBe(200);
+  });
+
+  test("with the owner's nonce, a challenge is answered with its proof (svc rollback's check of who listens); none without either", async () => {
+    const { config, runner, metrics } = makeApp();
+    const nonce = newOwnerNonce();
+    const app = createApp({ config, runner, metrics, log: silentLogger, ownerNonce: nonce });
+    const challenge = newOwnerNonce();
+    const ask = (headers: Record<string, string>) => app.handle(new Request("http://localhost/v1/health", { headers }));
+    expect((await ask({ [OWNER_CHALLENGE_HEADER]: challenge })).headers.get(OWNER_PROOF_HEADER)).toBe(ownerProof(nonce, challenge));
+    expect((await ask({})).headers.get(OWNER_PROOF_HEADER)).toBeNull();
+    expect((await ask({ [OWNER_CHALLENGE_HEADER]: "not-a-challenge" })).headers.get(OWNER_PROOF_HEADER)).toBeNull();
+    expect((await makeApp().request("/v1/health", { headers: { [OWNER_CHALLENGE_HEADER]: challenge } })).headers.get(OWNER_PROOF_HEADER)).toBeNull();
   });
 
   test("HEAD behaves like GET without a body", async () => {
@@ -118,5 +133,38 @@ describe("GET /v1/metrics", () => {
     expect(ok.headers.get("content-type")).toBe(PROMETHEUS_CONTENT_TYPE);
     expect(await ok.text()).toBe("");
     expect((await request("/v1/metrics", { method: "HEAD" })).status).toBe(401);
+  });
+});
+
+describe("answers that need the token", () => {
+  // every endpoint that needs the token, with a request it answers 200 to (and one it refuses)
+  const calls: [string, string, RequestInit][] = [
+    ["POST", "/v1/update", {}],
+    ["POST", "/v1/check", {}],
+    ["POST", "/v1/skip", { body: JSON.stringify({ container: "web", digest: `sha256:${"a".repeat(64)}` }) }],
+    ["POST", "/v1/rollback", { body: JSON.stringify({ container: "web" }) }],
+    ["POST", "/v1/snooze", { body: JSON.stringify({ container: "web", for: "1d" }) }],
+    ["GET", "/v1/containers", {}],
+    ["GET", "/v1/progress", {}],
+    ["GET", "/v1/history", {}],
+    ["GET", "/v1/peers", {}],
+    ["GET", "/v1/metrics", {}],
+    ["HEAD", "/v1/containers", {}],
+  ];
+  for (const [method, path, init] of calls) {
+    test(`${method} ${path}: Cache-Control: no-store and X-Content-Type-Options: nosniff, answered or refused`, async () => {
+      const { request } = makeApp({ http_api: { ui: true } });
+      const headers = { ...bearer(), ...(init.body ? { "content-type": "application/json" } : {}) };
+      for (const response of [await request(path, { method, ...init, headers }), await request(path, { method, ...init }), await request(path, { method, body: init.body ? "{" : undefined, headers })]) {
+        expect(response.headers.get("cache-control")).toBe("no-store");
+        expect(response.headers.get("x-content-type-options")).toBe("nosniff");
+      }
+      expect((await request(path, { method, ...init, headers })).status).toBe(200);
+    });
+  }
+
+  test("what needs no token is not marked so: health, and the page's files keep their own caching", async () => {
+    const { request } = makeApp({ http_api: { ui: true } });
+    expect((await request("/v1/health")).headers.get("cache-control")).toBeNull();
   });
 });

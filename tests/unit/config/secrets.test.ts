@@ -11,6 +11,9 @@ const SECRET_KEYS = [
   "notifications.email.password",
   "notifications.mqtt.password",
   "notifications.pushover.token",
+  "release_notes.github_token",
+  "release_notes.gitlab_token",
+  "release_notes.gitea_token",
   "notifications.pushover.user_key",
 ];
 

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isSvcError } from "../../../src/errors.ts";
 import { buildView, CHAT_TEMPLATE, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, shortId, subjectOf, truncate } from "../../../src/notify/render.ts";
+import { HomeAssistantDiscovery } from "../../../src/notify/channels/homeassistant.ts";
 import { pushoverForm, PUSHOVER_MESSAGE_MAX, PUSHOVER_TITLE_MAX } from "../../../src/notify/channels/pushover.ts";
 import { sampleReport } from "./fixtures.ts";
 
@@ -183,5 +184,32 @@ describe("webhook body templates", () => {
     }
     const missing = await loadBodyRenderer("/nonexistent/body.mustache", "application/json", "nas").catch((e) => e);
     expect(missing.message).toBe("notifications.webhook.template: cannot read /nonexistent/body.mustache: ENOENT");
+  });
+});
+
+describe("what an update brings (docs/release-notes.md)", () => {
+  const releases = { source: "https://github.com/acme/web", from_version: "1.0.0", to_version: "2.0.0", count: 3, breaking: 1, newest_url: "https://github.com/acme/web/releases/tag/v2.0.0", problem: null };
+
+  test("each updated, stale or held line says how many releases, whether one breaks, and the newest's page; held ones are listed", () => {
+    const report = sampleReport();
+    report.containers[0] = { ...report.containers[0]!, releases };
+    report.containers.push({ ...report.containers[0]!, name: "api", state: "held", reason: "release 2.0.0 (2.0.0) breaks: held by hold_breaking" });
+    report.counts.held = 1;
+    const { text } = createRenderer(DEFAULT_TEMPLATE, "nas")(report);
+    expect(text).toContain("; 3 releases, 1 breaking: https://github.com/acme/web/releases/tag/v2.0.0");
+    expect(text).toContain("Held (hold_breaking: update by name to apply):\n- api (");
+    expect(buildView(report, "nas").summary).toEndWith(", 1 held");
+    const chat = createRenderer(CHAT_TEMPLATE, "nas")(report).text;
+    expect(chat).toContain("updated web: ");
+    expect(chat).toContain("held api: ");
+    expect(chat.match(/3 releases, 1 breaking/g)).toHaveLength(2);
+  });
+
+  test("Home Assistant's update entity: the releases as its summary, the newest release's page as its release_url", () => {
+    const discovery = new HomeAssistantDiscovery("homeassistant", "svc/reports", "nas");
+    const report = sampleReport();
+    report.containers[0] = { ...report.containers[0]!, releases };
+    const state = discovery.messages(report).find((m) => m.topic.endsWith("/state") && m.topic.includes("web"))!;
+    expect(JSON.parse(state.payload)).toMatchObject({ release_summary: "3 releases, 1 breaking", release_url: releases.newest_url });
   });
 });

@@ -171,6 +171,23 @@ test("a registry's own credentials go where its realm says; so do global ones to
   expect(same.realm.seen.map((s) => s.authorization)).toEqual([BASIC]);
 });
 
+test("what the engine is given follows the same rule: the global credentials only for a registry that asked, at its own realm", async () => {
+  const global = { registry_username: USER, registry_password: PASS };
+  const given = { username: USER, password: PASS };
+  // a token realm elsewhere: nothing (and said once); at the same loopback address: given
+  const elsewhere = realmElsewhere("127.0.0.2");
+  expect(await registry(global).pullAuth(parseReference(`${elsewhere.main.host}/app:1`))).toBeUndefined();
+  const same = realmElsewhere("127.0.0.1");
+  expect(await registry(global).pullAuth(parseReference(`${same.main.host}/app:1`))).toMatchObject(given);
+  // a registry that asks for Basic credentials gets them; one that asks for nothing does not
+  const basic = serve(() => new Response(null, { status: 401, headers: { "WWW-Authenticate": 'Basic realm="r"' } }));
+  expect(await registry(global).pullAuth(parseReference(`${basic.host}/app:1`))).toMatchObject(given);
+  const open = serve(() => new Response("{}"));
+  expect(await registry(global).pullAuth(parseReference(`${open.host}/app:1`))).toBeUndefined();
+  // a registry's own entry: given wherever its realm may carry it (loopback here)
+  expect(await registry({ registry_credentials: [{ host: elsewhere.main.host, ...given }] }).pullAuth(parseReference(`${elsewhere.main.host}/app:1`))).toMatchObject(given);
+});
+
 test("registrable domains: a registry and its token service share one; other sites do not", () => {
   expect(registrableDomain("registry-1.docker.io")).toBe(registrableDomain("auth.docker.io"));
   expect(registrableDomain("registry.gitlab.com")).toBe(registrableDomain("gitlab.com:443"));

@@ -1,9 +1,9 @@
 /** Which process uses a state file: the service's claim, and the lease of whoever acts on the containers. */
 import { expect, test } from "bun:test";
-import { existsSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { claimState, liveOwner, tryLease } from "../../../src/state/owner.ts";
+import { claimState, isOwnerChallenge, liveOwner, newOwnerNonce, ownerProof, tryLease } from "../../../src/state/owner.ts";
 import { tempDir } from "../../temp.ts";
 
 const UNUSED_PID = 4_194_303;
@@ -42,4 +42,19 @@ test("the service's claim names its API port, and is no one's once the service i
   expect(liveOwner(file)).toBeUndefined();
   release(); // not ours any more: left alone
   expect(existsSync(`${file}.owner`)).toBe(true);
+});
+
+test("the claim holds the service's nonce, in a file only its user reads; a proof answers one challenge and gives the nonce away to no one", () => {
+  const file = join(tempDir("owner"), "state.json");
+  const nonce = newOwnerNonce();
+  claimState(file, 8080, nonce);
+  expect(JSON.parse(readFileSync(`${file}.owner`, "utf8")).nonce).toBe(nonce);
+  expect(statSync(`${file}.owner`).mode & 0o077).toBe(0);
+  const challenge = newOwnerNonce();
+  expect(isOwnerChallenge(challenge)).toBe(true);
+  expect(ownerProof(nonce, challenge)).toBe(ownerProof(nonce, challenge));
+  expect(ownerProof(nonce, challenge)).not.toBe(ownerProof(nonce, newOwnerNonce()));
+  expect(ownerProof(nonce, challenge)).not.toBe(ownerProof(newOwnerNonce(), challenge));
+  expect(ownerProof(nonce, challenge)).not.toContain(nonce);
+  for (const bad of [null, "", "A".repeat(64), "a".repeat(63), `${"a".repeat(64)}\n`]) expect(isOwnerChallenge(bad)).toBe(false);
 });

@@ -293,6 +293,8 @@ export class FakeEngine implements Engine {
 export class FakeRegistry implements Registry {
   checks: string[] = [];
   errors = new Map<string, string>();
+  /** the labels of a remote image, by the reference or digest asked for */
+  labelsOf = new Map<string, Record<string, string>>();
   constructor(private readonly engine: FakeEngine) {}
 
   session(): RegistryCheckSession {
@@ -326,6 +328,7 @@ export class FakeRegistry implements Registry {
         return id === undefined || this.otherPlatform.has(reference) ? null : { digest: `sha256:${id.slice(7)}` };
       },
       created: async (_ref: ImageRef, reference: string): Promise<Date | null> => this.createdAt.get(reference) ?? null,
+      labels: async (_ref: ImageRef, reference: string): Promise<Record<string, string>> => this.labelsOf.get(reference) ?? {},
     };
   }
 

@@ -81,7 +81,7 @@ describe("per-container policy", () => {
   const labels = { "svc.monitor_only": "true", "svc.no_pull": "TRUE", "svc.stop_signal": "SIGQUIT", "svc.stop_timeout": "1m30s", "svc.depends_on": "db, /cache", "svc.min_image_age": "2d" };
   test("labels override globals", () => {
     const policy = policyFor({ labels }, defaultConfig({ stop_timeout: 5000 }));
-    expect(policy).toEqual({ monitorOnly: true, noPull: true, stopSignal: "SIGQUIT", stopTimeoutMs: 90_000, dependsOn: ["db", "cache"], minImageAgeMs: 172_800_000, tagPolicy: null, moveCompose: false, window: [], prePull: true });
+    expect(policy).toEqual({ monitorOnly: true, noPull: true, stopSignal: "SIGQUIT", stopTimeoutMs: 90_000, dependsOn: ["db", "cache"], minImageAgeMs: 172_800_000, tagPolicy: null, moveCompose: false, holdBreaking: false, window: [], prePull: true });
   });
   test("min_image_age: the label over the global; a label that is not a duration is a problem naming it", () => {
     expect(policyFor({ labels: {} }, defaultConfig({ min_image_age: 3_600_000 })).minImageAgeMs).toBe(3_600_000);

@@ -141,3 +141,31 @@ describe("an update window (docs/windows.md)", () => {
     expect(swarm.writes).toEqual([`web r/web:1@${digest(2)}`]);
   });
 });
+
+describe("what a service's update brings", () => {
+  test("both images' labels from the registry (the images live on the nodes); hold_breaking holds it, nothing written", async () => {
+    const { engine, swarm } = setup([]);
+    swarm.services.push(service("web", `r/web:1@${digest(1)}`));
+    engine.remote.set("r/web:1", digest(2));
+    const registry = new FakeRegistry(engine);
+    const source = "https://github.com/acme/web";
+    registry.labelsOf.set(digest(1), { "org.opencontainers.image.source": source, "org.opencontainers.image.version": "1.4.0" });
+    registry.labelsOf.set(digest(2), { "org.opencontainers.image.source": source, "org.opencontainers.image.version": "2.0.0" });
+    const config = defaultConfig({ hold_breaking: true });
+    const log = recordingLogger();
+    const targets = createServiceTargets({ config, engine, registry, log, rolledBack: inMemory(), firstSeen: inMemory(), skipped: inMemory(), concurrency: 4, draining: () => false })!;
+    const asked: unknown[] = [];
+    const releases = {
+      between: async (query: { from: string | null; to: string | null }) => {
+        asked.push(query);
+        const release = { version: "2.0.0", title: "2.0.0", published_at: null, url: null, breaking: true, notes: "", notes_cut: false };
+        return { source, source_from: "the newer image's org.opencontainers.image.source", from_version: query.from, to_version: query.to, releases: [release], more: 0, breaking: 1, problem: null };
+      },
+    };
+    const ctx: ProtocolContext = { engine, config, log, audit: new MemoryAudit(), trigger: "schedule", timing: { pollMs: 1, stableMs: 1 } };
+    const [entry] = (await targets.run({ ctx, all: [], filter: {}, options: { dryRun: false }, releases })).report();
+    expect(asked).toEqual([{ sources: [{ url: source, from: "the newer image's org.opencontainers.image.source" }, { url: source, from: "the running image's org.opencontainers.image.source" }], from: "1.4.0", to: "2.0.0" }]);
+    expect(entry).toMatchObject({ kind: "service", state: "held", releases: { from_version: "1.4.0", to_version: "2.0.0", breaking: 1 } });
+    expect(swarm.writes).toEqual([]);
+  });
+});

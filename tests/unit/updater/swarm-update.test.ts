@@ -112,6 +112,14 @@ describe("writing the new image", () => {
     expect(ctx.audit.entries.map((e) => e.error === undefined)).toEqual([false, true]);
   });
 
+  test("an image someone set meanwhile is theirs: not written over, the service skipped as changed meanwhile", async () => {
+    const swarm = new ScriptedSwarm([before], [], service({ image: "r/web:2@sha256:c" }));
+    swarm.refusals = 1;
+    const written = await writeImage(context(), swarm, service(), "r/web:1@sha256:b", undefined);
+    expect(written).toEqual({ skipped: expect.stringMatching(/^changed meanwhile: its image is now r\/web:2@sha256:c /) });
+    expect(swarm.calls).toEqual(["update v3 r/web:1@sha256:b"]);
+  });
+
   test("refused twice: failed with the reason", async () => {
     const swarm = new ScriptedSwarm([before]);
     swarm.refusals = 2;

@@ -1,0 +1,109 @@
+/** The releases room's pure rules: versions, what breaks, which releases are between two versions, sources, rate limits. */
+import { describe, expect, test } from "bun:test";
+import { newMajor, saysBreaking } from "../../../src/releases/breaking.ts";
+import { rateLimitReset } from "../../../src/releases/fetch.ts";
+import type { StoredRelease } from "../../../src/releases/hosts.ts";
+import { releasesBetween } from "../../../src/releases/select.ts";
+import { hostNames, parseSource } from "../../../src/releases/source.ts";
+import { compareVersions, parseVersion, sameVersion } from "../../../src/releases/versions.ts";
+
+const release = (tag: string, extra: Partial<StoredRelease> = {}): StoredRelease => ({ tag, title: tag, published_at: null, url: `https://github.com/a/b/releases/tag/${tag}`, notes: "", notes_cut: false, prerelease: false, ...extra });
+
+describe("versions", () => {
+  test("a `v` prefix does not matter; missing parts are 0; a pre-release comes before its release", () => {
+    expect(sameVersion(parseVersion("v1.2"), parseVersion("1.2.0"))).toBe(true);
+    expect(sameVersion(parseVersion("V2.0.0"), parseVersion("2.0.0"))).toBe(true);
+    expect(compareVersions(parseVersion("1.10.0"), parseVersion("1.9.3"))).toBeGreaterThan(0);
+    expect(compareVersions(parseVersion("2.0.0-rc.2"), parseVersion("2.0.0"))).toBeLessThan(0);
+    expect(compareVersions(parseVersion("2.0.0-rc.10"), parseVersion("2.0.0-rc.2"))).toBeGreaterThan(0);
+    expect(parseVersion("release-2024-01").parts).toBeUndefined();
+    expect(parseVersion("vision").text).toBe("vision");
+  });
+});
+
+describe("what breaks", () => {
+  test("a new major, or the notes say so", () => {
+    expect(newMajor(parseVersion("2.0.0"), parseVersion("1.9.0"))).toBe(true);
+    expect(newMajor(parseVersion("2.1.0"), parseVersion("2.0.0"))).toBe(false);
+    expect(saysBreaking("BREAKING: the config moved")).toBe(true);
+    expect(saysBreaking("## Breaking changes\n- x")).toBe(true);
+    expect(saysBreaking("- feat(api)!: drop v0")).toBe(true);
+    expect(saysBreaking("fix!: rename a flag")).toBe(true);
+    expect(saysBreaking("- fixes a breaking bug? no: 'nonbreaking' tidy-up")).toBe(false);
+    expect(saysBreaking("Wow! it is fast")).toBe(false);
+  });
+
+  test("hostile notes take linear time", () => {
+    const started = performance.now();
+    saysBreaking("a(".repeat(50_000) + "!");
+    saysBreaking("(".repeat(100_000));
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe("the releases between two versions", () => {
+  const list = [release("v3.0.0"), release("v2.0.0"), release("2.0.0-rc.1", { prerelease: true }), release("v1.1.0", { notes: "BREAKING: x" }), release("v1.0.1"), release("v1.0.0")];
+
+  test("after the running one, up to and including the candidate, newest first; pre-releases only towards a pre-release", () => {
+    const chosen = releasesBetween(list, "1.0.0", "v2.0.0");
+    expect(chosen.releases.map((r) => [r.version, r.breaking])).toEqual([
+      ["2.0.0", true],
+      ["1.1.0", true],
+      ["1.0.1", false],
+    ]);
+    expect(releasesBetween(list, "1.1.0", "2.0.0-rc.1").releases.map((r) => r.version)).toEqual(["2.0.0-rc.1"]);
+  });
+
+  test("capped, the rest counted; the notes of one answer capped together", () => {
+    const many = Array.from({ length: 80 }, (_, i) => release(`1.${80 - i}.0`, { notes: "n".repeat(4000) }));
+    const chosen = releasesBetween(many, "1.0.0", "1.80.0", 50);
+    expect(chosen.releases).toHaveLength(50);
+    expect(chosen.more).toBe(30);
+    expect(chosen.releases.reduce((sum, r) => sum + r.notes.length, 0)).toBeLessThanOrEqual(64 * 1024);
+    expect(chosen.releases.at(-1)).toMatchObject({ notes: "", notes_cut: true });
+  });
+
+  test("versions that are not numbers: the host's order, from the candidate down to the running one", () => {
+    const named = [release("hydrogen"), release("helium"), release("lithium"), release("beryllium")];
+    expect(releasesBetween(named, "beryllium", "helium").releases.map((r) => r.version)).toEqual(["helium", "lithium"]);
+    expect(releasesBetween(named, "beryllium", "boron").problem).toBe("no release boron found in the source's releases");
+  });
+
+  test("only http(s) links are kept", () => {
+    const chosen = releasesBetween([release("2.0.0", { url: "javascript:alert(1)" })], "1.0.0", "2.0.0");
+    expect(chosen.releases[0]!.url).toBeNull();
+  });
+});
+
+describe("sources", () => {
+  const names = hostNames("https://git.example.org/api/v4", "https://codeberg.org/api/v1");
+  test("GitHub, GitLab (nested groups, self-hosted), Gitea; deeper paths point inside the repository", () => {
+    expect(parseSource("https://github.com/acme/app/tree/main/docker", names)).toEqual({ host: "github", url: "https://github.com/acme/app", path: "acme/app" });
+    expect(parseSource("git+https://github.com/acme/app.git", names)).toMatchObject({ path: "acme/app" });
+    expect(parseSource("https://gitlab.com/group/sub/project/-/releases", names)).toEqual({ host: "gitlab", url: "https://gitlab.com/group/sub/project", path: "group/sub/project" });
+    expect(parseSource("https://git.example.org/team/app", names)).toMatchObject({ host: "gitlab", path: "team/app" });
+    expect(parseSource("https://codeberg.org/forgejo/forgejo", names)).toMatchObject({ host: "gitea", path: "forgejo/forgejo" });
+  });
+  test("anything else is not guessed at", () => {
+    expect(parseSource("https://example.com/acme/app", names)).toHaveProperty("problem");
+    expect(parseSource("ssh://github.com/acme/app", names)).toHaveProperty("problem");
+    expect(parseSource("https://github.com/acme", names)).toHaveProperty("problem");
+    expect(parseSource("not a url", names)).toHaveProperty("problem");
+  });
+});
+
+describe("rate limits", () => {
+  const now = 1_700_000_000_000;
+  const answer = (status: number, headers: Record<string, string>) => new Response(null, { status, headers });
+  test("GitHub's 403 with no requests left waits until its reset; 429 with Retry-After; GitLab's RateLimit-Reset", () => {
+    expect(rateLimitReset(answer(403, { "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(now / 1000 + 120) }), now)).toBe(now + 120_000);
+    expect(rateLimitReset(answer(429, { "retry-after": "30" }), now)).toBe(now + 30_000);
+    expect(rateLimitReset(answer(429, { "ratelimit-reset": String(now / 1000 + 60) }), now)).toBe(now + 60_000);
+    // at most an hour, whatever a host says
+    expect(rateLimitReset(answer(429, { "retry-after": "999999" }), now)).toBe(now + 3_600_000);
+  });
+  test("a 403 without the signs of a rate limit is not one", () => {
+    expect(rateLimitReset(answer(403, { "x-ratelimit-remaining": "12" }), now)).toBeUndefined();
+    expect(rateLimitReset(answer(404, {}), now)).toBeUndefined();
+  });
+});
