@@ -185,6 +185,7 @@ function rememberedBy(state: StateStore) {
     previous: state.section("previous"),
     leftImages: state.section("left_images"),
     snoozed: state.section("snoozed"),
+    prePulled: state.section("pre_pulled"),
   };
 }
 
@@ -281,7 +282,9 @@ async function runOnce(config: Config, updater: Updater, stop: Promise<StopSigna
   if (config.http_api.update || config.http_api.metrics || config.http_api.ui) {
     log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
   }
-  const outcome = await Promise.race([updater.run("run_once"), stop]);
+  // `svc --run-once NAME` names what a person asks for: no update window holds it (docs/windows.md)
+  const named = config.containers.length > 0 ? { container: [...config.containers] } : undefined;
+  const outcome = await Promise.race([updater.run("run_once", named), stop]);
   if (typeof outcome === "string") {
     log.info("stopping: waiting for the running update to finish", { signal: outcome });
     return 0;

@@ -37,7 +37,7 @@ function deepMerge<T>(base: T, overrides: unknown): T {
   }
   return out as T;
 }
-export { migrateWatchtower, type WatchtowerSettings, type Migration } from "./watchtower.ts";
+export { migrateWatchtower, scheduleNote, type WatchtowerSettings, type Migration } from "./watchtower.ts";
 
 /**
  * What the log room is built from. The schema knows which options are secret: a new secret

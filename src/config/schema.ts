@@ -14,6 +14,7 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl } from "../shoutrrr/index.ts";
 import { formatDuration, parseDuration, parseTagPolicy } from "./values.ts";
+import { parseDigestPeriod, parseWindows } from "./window.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
 // the first parse of each object schema) costs that start a few milliseconds and never pays back.
@@ -244,6 +245,31 @@ function tagPolicy(description: string) {
   );
 }
 
+/** A text read at load by `parse` (a window, a digest period): a problem stops the start (exit 2), naming the value. */
+function parsedText(description: string, example: string, parse: (text: string) => object | { problem: string }) {
+  return leaf({ kind: "string", description, example }, () =>
+    z
+      .string()
+      .superRefine((value, ctx) => {
+        const parsed = parse(value);
+        if ("problem" in parsed) ctx.addIssue({ code: "custom", message: `${JSON.stringify(value.slice(0, 200))}: ${parsed.problem}` });
+      })
+      .optional(),
+  );
+}
+
+/** A channel's digest (docs/windows.md): one message per period instead of one per cycle. */
+function digestOptions(which = "") {
+  return {
+    digest: parsedText(
+      `Instead of a message per cycle${which}, one digest per period ("daily HH:MM" or "weekly DAY HH:MM", time zone from TZ): what was applied, what failed or rolled back, what is pending or stale and when it lands`,
+      "daily 08:00",
+      parseDigestPeriod,
+    ),
+    immediate_on_failure: bool(true, "With digest: a failure or a rollback is still told at once"),
+  };
+}
+
 function list(description: string, example: string[], extra: { secret?: boolean } = {}) {
   // a name never holds a space or a comma: "a b" in one entry is two names written as one
   return leaf({ kind: "list", description, default: [], example, ...extra }, () =>
@@ -421,6 +447,12 @@ export const CONFIG = table("General options", {
   hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", { min: 1, max: DAY }),
   tag_policy: tagPolicy("Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags"),
   service_update_timeout: duration("10m", "Swarm services (docs/swarm.md): wait this long for Swarm's rolling update of a service to complete, roll back or pause; past it the service is reported failed (rolled back when it has no failure action of its own and rollback.on_timeout is set)", { min: 1, max: DAY }),
+  update_window: parsedText(
+    'When updates may be applied (docs/windows.md): "[DAYS ]HH:MM-HH:MM" in the time zone from TZ, several separated by ";" ("Sat,Sun 02:00-05:00; Wed 22:00-23:00"), crossing midnight allowed; outside it a stale target is pending (label svc.update_window narrows it); checking goes on at every cycle, and an update asked for by name applies at once',
+    "Sat,Sun 02:00-05:00",
+    parseWindows,
+  ),
+  pre_pull: bool(true, "With update_window: pull a newer image as soon as it is found, outside the window, so the window holds only the stop and the start"),
   min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible", { max: 366 * DAY }),
 
   hold_breaking: bool(false, "Hold an update whose release notes say it breaks (a new major version, BREAKING in the notes: docs/release-notes.md) until it is asked for by name (the dashboard's Update, POST /v1/update naming it); label svc.hold_breaking"),
@@ -499,6 +531,8 @@ export const CONFIG = table("General options", {
       ),
       wt("WATCHTOWER_NOTIFICATION_URL", ["--notification-url"]),
     ),
+    urls_digest: digestOptions(" to each notification URL").digest,
+    urls_immediate_on_failure: digestOptions().immediate_on_failure,
     services_base_url: servicesBaseUrl(),
     hostname: alias(str("Host name shown in notification titles and reports (default: the machine's)", "nas"), wt("WATCHTOWER_NOTIFICATIONS_HOSTNAME", ["--notifications-hostname"])),
     title_tag: alias(
@@ -517,6 +551,7 @@ export const CONFIG = table("General options", {
       ),
       tls_skip_verify: bool(false, "Skip TLS verification"),
       timeout: duration("10s", "Timeout of the webhook request", { min: 1, max: HOUR }),
+      ...digestOptions(),
     }),
     email: table("E-mail channel", {
       server: ruled(alias(str("SMTP host", "smtp.example.com"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER", ["--notification-email-server"])), {
@@ -532,6 +567,7 @@ export const CONFIG = table("General options", {
         wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_PASSWORD", ["--notification-email-server-password"]),
       ),
       tls_skip_verify: alias(bool(false, "Skip TLS verification"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_TLS_SKIP_VERIFY", ["--notification-email-server-tls-skip-verify"])),
+      ...digestOptions(),
     }),
     mqtt: table("MQTT channel", {
       broker: ruled(optionalUrl("Broker address (tcp:// or mqtt:// plain, mqtts:// or ssl:// TLS)", ["tcp", "mqtt", "mqtts", "ssl"], "mqtt://broker.lan:1883"), {
@@ -555,6 +591,7 @@ export const CONFIG = table("General options", {
       tls_key: file("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
       homeassistant_discovery: bool(false, "Also publish Home Assistant MQTT discovery: an update entity per container (docs/notifications.md)"),
       discovery_prefix: leaf({ kind: "string", description: "Home Assistant's discovery prefix", default: "homeassistant" }, () => nonEmpty().default("homeassistant")),
+      ...digestOptions(),
     }),
     pushover: table("Pushover channel", {
       token: ruled(str("Application token, or a path to a file holding it", "/run/secrets/pushover_token", { secret: true }), {
@@ -563,6 +600,7 @@ export const CONFIG = table("General options", {
       }),
       user_key: str("User or group key, or a path to a file holding it", "/run/secrets/pushover_user", { secret: true }),
       api_url: url("Pushover API base URL (tests point it at a local server)", ["http", "https"], "https://api.pushover.net"),
+      ...digestOptions(),
     }),
   }),
 });

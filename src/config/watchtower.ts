@@ -154,6 +154,15 @@ export interface WatchtowerSettings {
   labels: Readonly<Record<string, string>>;
 }
 
+/**
+ * Where Watchtower's schedule went: in Watchtower it said when containers were checked and
+ * restarted alike; in svc it says when they are checked, and update_window when they may restart.
+ */
+export function scheduleNote(values: ReadonlyMap<string, unknown>): string {
+  const when = values.has("schedule") ? `schedule = ${JSON.stringify(values.get("schedule"))}` : values.get("run_once") === true ? "run_once" : "poll_interval";
+  return `Watchtower's schedule is now ${when}: when svc checks for newer images. Watchtower restarted containers at the same moments; svc does too, unless update_window says when restarts may happen (docs/windows.md).`;
+}
+
 export interface Migration {
   /** svc option key -> value, in svc's types */
   values: Map<string, unknown>;

@@ -16,6 +16,12 @@ const FORMATTED_STRINGS: Record<string, string> = {
   "notifications.webhook.content_type": "text/plain; charset=utf-8",
   tag_policy: "semver:minor+pre",
   "http_api.address": "127.0.0.1",
+  update_window: "Sat,Sun 02:00-05:00",
+  "notifications.webhook.digest": "daily 08:00",
+  "notifications.email.digest": "weekly Mon 08:00",
+  "notifications.mqtt.digest": "daily 20:30",
+  "notifications.pushover.digest": "weekly Sat,Sun 09:00",
+  "notifications.urls_digest": "daily 07:30",
 };
 
 /** A valid value different from the default, and what the loaded Config must hold for it. */
