@@ -10,7 +10,15 @@ FROM scratch
 # as an image of the host's platform, and a foreign-platform build then fails at the next step.
 COPY rootfs/ /
 
-# The API port, used only when http_api.update or http_api.metrics is on.
+# Where svc keeps its decisions (state_dir's default for every user: $XDG_STATE_HOME/svc), owned
+# by 65532, the user docs recommend (`--user 65532:<the socket's group>`). A named volume mounted
+# there starts with that owner; without one, Docker makes an anonymous volume, which a
+# `docker rm` loses. svc run as another user says at start that its decisions will not survive.
+COPY --chown=65532:65532 rootfs/var/empty /var/lib/svc
+ENV XDG_STATE_HOME=/var/lib
+VOLUME /var/lib/svc
+
+# The API port, used only when http_api.update, http_api.metrics or http_api.ui is on.
 EXPOSE 8080
 
 # The binary checks itself (GET /v1/health on the configured port): no shell or curl needed.

@@ -18,7 +18,7 @@
  *   the startup path: without it a dynamic import() is lazy to run but not to load.
  */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import pkg from "./package.json" with { type: "json" };
 
@@ -186,6 +186,9 @@ async function main(): Promise<void> {
     lines.push(`${await sha256(outfile)}  ${target.file}`);
     console.log(`build: ${outfile} (${version}, ${target.bun})`);
   }
+  // the systemd unit ships beside the binaries: install.sh --systemd downloads and checks it
+  await copyFile(join(import.meta.dir, "systemd", "svc.service"), join(outdir, "svc.service"));
+  lines.push(`${await sha256(join(outdir, "svc.service"))}  svc.service`);
   // sha256sum's own format, so `sha256sum -c --ignore-missing SHA256SUMS` works for users.
   await writeFile(join(outdir, "SHA256SUMS"), lines.join("\n") + "\n");
   console.log(`build: ${join(outdir, "SHA256SUMS")}`);

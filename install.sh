@@ -83,49 +83,10 @@ sha256_of() { # sha256_of FILE: prints the hex digest
   fi
 }
 
-# The unit: svc as an unprivileged dynamic user that has the Docker socket's group, on a read-only
-# system, with a state folder of its own. No MemoryDenyWriteExecute: the JavaScript JIT needs it.
-unit_file() { # unit_file BINARY CONFIG
-  cat <<UNIT
-[Unit]
-Description=svc: keeps running containers up to date
-Documentation=https://github.com/svc-project/svc
-Wants=network-online.target
-After=network-online.target docker.service
-
-[Service]
-Type=exec
-ExecStart=$1 --config $2
-Restart=on-failure
-RestartSec=10s
-DynamicUser=yes
-SupplementaryGroups=docker
-StateDirectory=svc
-WorkingDirectory=/var/lib/svc
-Environment=SVC_STATE_DIR=/var/lib/svc
-NoNewPrivileges=yes
-ProtectSystem=strict
-ProtectHome=yes
-PrivateTmp=yes
-PrivateDevices=yes
-ProtectKernelTunables=yes
-ProtectKernelModules=yes
-ProtectKernelLogs=yes
-ProtectControlGroups=yes
-ProtectClock=yes
-ProtectHostname=yes
-RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6
-RestrictNamespaces=yes
-RestrictRealtime=yes
-RestrictSUIDSGID=yes
-LockPersonality=yes
-SystemCallArchitectures=native
-CapabilityBoundingSet=
-UMask=0077
-
-[Install]
-WantedBy=multi-user.target
-UNIT
+# The unit is the release's svc.service (systemd/svc.service in the repository), checked against
+# SHA256SUMS like the binary, with this install's paths in its ExecStart line.
+unit_file() { # unit_file UNIT BINARY CONFIG
+  sed "s|^ExecStart=.*|ExecStart=$2 --config $3|" "$1"
 }
 
 [ "$(uname -s)" = Linux ] || die "unsupported system $(uname -s): releases exist for Linux"
@@ -154,11 +115,18 @@ if [ -z "$EXPECTED" ]; then
 fi
 download "$BASE_URL/$ASSET" "$TMP/$ASSET" || die "could not download $BASE_URL/$ASSET"
 
-ACTUAL=$(sha256_of "$TMP/$ASSET")
-if [ "$ACTUAL" != "$EXPECTED" ]; then
-  die "checksum mismatch for $ASSET (expected $EXPECTED, got $ACTUAL): refusing to install it"
+verify() { # verify NAME: the file $TMP/NAME against SHA256SUMS, or die
+  want=$(awk -v name="$1" '$2 == name || $2 == "*" name { print $1; exit }' "$TMP/SHA256SUMS")
+  [ -n "$want" ] || die "SHA256SUMS lists no $1"
+  got=$(sha256_of "$TMP/$1")
+  [ "$got" = "$want" ] || die "checksum mismatch for $1 (expected $want, got $got): refusing to install it"
+  say "checksum verified: $1 ($got)"
+}
+verify "$ASSET"
+if [ -n "$SYSTEMD" ]; then
+  download "$BASE_URL/svc.service" "$TMP/svc.service" || die "could not download $BASE_URL/svc.service"
+  verify svc.service
 fi
-say "checksum verified ($ACTUAL)"
 
 mkdir -p "$BIN_DIR" 2>/dev/null || die "cannot create $BIN_DIR (run as root, or use --prefix \"\$HOME/.local\")"
 # Staged next to the target and renamed into place, so an interrupted install never leaves a
@@ -174,7 +142,7 @@ say "installed svc $VERSION as $BIN_DIR/svc"
 
 install_systemd() {
   mkdir -p "$UNIT_DIR" "$CONFIG_DIR" 2>/dev/null || die "cannot create $UNIT_DIR or $CONFIG_DIR (run as root)"
-  unit_file "$BIN_DIR/svc" "$CONFIG_DIR/svc.toml" >"$UNIT_DIR/svc.service.tmp" && mv -f "$UNIT_DIR/svc.service.tmp" "$UNIT_DIR/svc.service" ||
+  unit_file "$TMP/svc.service" "$BIN_DIR/svc" "$CONFIG_DIR/svc.toml" >"$UNIT_DIR/svc.service.tmp" && mv -f "$UNIT_DIR/svc.service.tmp" "$UNIT_DIR/svc.service" ||
     die "cannot write $UNIT_DIR/svc.service"
   say "installed the systemd unit $UNIT_DIR/svc.service"
   if [ -e "$CONFIG_DIR/svc.toml" ]; then
@@ -201,4 +169,4 @@ case ":$PATH:" in
   *) SVC="$BIN_DIR/svc"; say "note: $BIN_DIR is not on your PATH" ;;
 esac
 say "next step: write a configuration file to edit:"
-printf '\n    %s --generate-config > svc.toml\n\n' "$SVC"
+printf '\n    %s --generate-config svc.toml\n\n' "$SVC"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares the root file system of the scratch image: the compiled binary as /svc, exactly the
 # shared libraries it is linked against (nothing more and nothing less than the binary needs),
-# and a world-writable /tmp. The Dockerfile copies this folder to / as it is.
+# a world-writable /tmp and an empty /var/empty. The Dockerfile copies this folder to / as it is.
 #   scripts/image-context.sh [BINARY [DEST]]    defaults: dist/svc  dist/image
 # For this machine's architecture the libraries are the machine's own, found with ldd. For
 # another architecture (the arm64 image built on x86_64) they come from Debian's libc6 package
@@ -17,8 +17,9 @@ CACHE=${SVC_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-image}
 [ -x "$BINARY" ] || { echo "image-context: $BINARY is missing: run 'bun run build' first" >&2; exit 1; }
 
 rm -rf "$DEST"
-mkdir -p "$DEST/tmp"
+mkdir -p "$DEST/tmp" "$DEST/var/empty"
 chmod 1777 "$DEST/tmp"
+chmod 0755 "$DEST/var/empty" # the Dockerfile makes /var/lib/svc from it, owned by the image's user
 cp "$BINARY" "$DEST/svc"
 chmod 0755 "$DEST/svc"
 

@@ -88,7 +88,8 @@ export const command = defineCommand({
   meta: {
     name: "svc",
     version: VERSION,
-    description: "Keeps running Docker containers up to date, safely. Every option is also a TOML key and an SVC_* variable: docs/configuration.md.",
+    description:
+      "Keeps running Docker containers up to date, safely. Start here: svc --generate-config svc.toml writes every option with its meaning; set when svc runs in it (poll_interval, schedule or run_once), try svc --run-once --dry-run, then run svc. Coming from Watchtower: svc migrate. Every option below is also a TOML key and an SVC_* variable: docs/configuration.md.",
   },
   args: () => ({
     names: { type: "positional", required: false, description: "Container names to update (added to --containers)" },
@@ -114,6 +115,12 @@ const defaultIO = (): CliIO => ({
 export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<number> {
   // `svc rollback --help` is the command's help, never a rollback
   const sub = argv[0] !== undefined && Object.hasOwn(COMMANDS, argv[0]) ? COMMANDS[argv[0] as keyof typeof COMMANDS] : undefined;
+  // `svc help` and `svc version` as other tools have them (no container is named help or version on purpose)
+  if (argv.length === 1 && argv[0] === "help") return writeHelp(io, command);
+  if (argv.length === 1 && argv[0] === "version") {
+    io.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
   if (sub && argv.slice(1).some((arg) => arg === "--help" || arg === "-h")) return writeHelp(io, sub, command);
   // the first word is a command only for `healthcheck`, `migrate` and `rollback` (and the hidden
   // `handover <old id> <new id> <name>` of a self-update's helper container).
@@ -152,7 +159,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     await logWarnings(loaded, io);
     const { runRollback, runService } = await import("./service.ts");
     if (rollback) return await runRollback(config, rollback);
-    return await runService(config);
+    return await runService(config, { stateDirChosen: loaded.sources.state_dir?.source !== "default" });
   } catch (error) {
     await reportFailure(error, config, rest, io);
     return exitCodeOf(error);
@@ -173,6 +180,8 @@ async function writeSample(target: true | string, force: boolean, io: CliIO): Pr
   const sample = generateSample(VERSION);
   if (target === true) {
     io.stdout.write(sample);
+    // a file the shell makes for `> svc.toml` is readable by everyone; the FILE form is not
+    if (!io.stdout.isTTY) io.stderr.write("svc: the sample went to stdout; a file made by the shell is readable by others: svc --generate-config FILE writes it 0600\n");
     return 0;
   }
   const path = resolve(io.cwd, target);

@@ -7,7 +7,8 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { configFile, defaultConfig, loadConfig, migrateWatchtower, parseArgv, type Config, type DeepPartial } from "./config/index.ts";
+import { configFile, defaultConfig, loadConfig, migrateWatchtower, parseArgv, scheduleNote, type Config, type DeepPartial } from "./config/index.ts";
+import { switchOverSteps } from "./config/watchtower.ts";
 import type { ContainerSummary, Engine } from "./engine/port.ts";
 import { SvcError } from "./errors.ts";
 import { writeFileAtomically } from "./files.ts";
@@ -58,13 +59,17 @@ export async function runMigrate(engine: Engine, job: MigrateJob): Promise<numbe
     values.get("lifecycle_hooks") === true
       ? "Lifecycle hooks run, as Watchtower's --enable-lifecycle-hooks had them (docs/policies.md)."
       : "Lifecycle hooks stay off, as in this Watchtower; lifecycle_hooks = true turns them on (docs/policies.md).",
+    scheduleNote(values),
     ...(unmapped.length > 0 ? ["", "Not carried over:", ...unmapped.map((line) => `  ${line}`)] : []),
   ]);
   await checkLoads(text);
   if (job.output === undefined) job.stdout.write(text);
   else writeOutput(resolve(job.cwd, job.output), text, job.force);
   job.stderr.write(`svc migrate: read ${watchtower.name}; ${values.size} settings carried over${job.output ? ` to ${job.output}` : ""}\n`);
+  job.stderr.write(`  ${scheduleNote(values)}\n`);
   for (const line of unmapped) job.stderr.write(`  not carried over: ${line}\n`);
+  if (job.output !== undefined) job.stderr.write(`${switchOverSteps(watchtower.name, job.output).join("\n")}\n`);
+  else job.stderr.write(`Then write it to a file (svc migrate --output svc.toml) and switch over: docs/migrating-from-watchtower.md, "Switching over".\n`);
   return 0;
 }
 

@@ -31,6 +31,8 @@ export interface ServiceOptions {
   signals?: Pick<NodeJS.Process, "on" | "off">;
   /** what a second signal does; default: exit at once (130 for SIGINT, 143 for SIGTERM) */
   exitNow?: (code: number) => void;
+  /** false when state_dir is its default, not the operator's choice: a folder svc may not use is then a warning */
+  stateDirChosen?: boolean;
 }
 
 const SIGNAL_EXIT_CODES = { SIGINT: 130, SIGTERM: 143 } as const;
@@ -71,10 +73,11 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     // each answer's rate limit (Docker Hub) goes to the metrics, where the API reads it
     const registry = rooms.createRegistry(config, logging.log, { onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
-    const state = rooms.openState(config.state_dir, logging.log, config.scope);
+    const stateDir = rooms.usableStateDir(config.state_dir, logging.log, options.stateDirChosen ?? true);
+    const state = rooms.openState(stateDir, logging.log, config.scope);
     if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null, ownerNonce);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
-    history = rooms.openHistory<SessionReport>(config.state_dir, config.history_size, logging.log, config.scope);
+    history = rooms.openHistory<SessionReport>(stateDir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);
     const selfHandover = api && { release: api.release, reclaim: api.reclaim };
     updater = rooms.createUpdater({
@@ -95,11 +98,12 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     // one process at a time acts on the containers of a state file (svc rollback may run beside)
     if (state.file) updater = exclusiveOn(state.file, updater, logging.log);
     // Repair what a crash left half-done before any new cycle can start.
-    await recoverOrPostpone(updater, log);
+    await recoverOrPostpone(updater, log, engine);
     pending.ready(updater);
     if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log, logging.format === "json");
     scheduler = rooms.createScheduler({ config, runner: updater, log: logging.log });
     scheduler.start();
+    log.info(whenNext(config, scheduler.nextRun(), new Date()));
     const signal = await stopSignal.promise;
     log.info("stopping: waiting for the running update to finish", { signal });
     return 0;
@@ -181,6 +185,7 @@ function rememberedBy(state: StateStore) {
     previous: state.section("previous"),
     leftImages: state.section("left_images"),
     snoozed: state.section("snoozed"),
+    prePulled: state.section("pre_pulled"),
   };
 }
 
@@ -188,7 +193,41 @@ function rememberedBy(state: StateStore) {
  * A host may start svc before its engine: an unreachable engine must not stop the service.
  * Recovery is then postponed, and the updater repairs leftovers before its next cycle.
  */
-async function recoverOrPostpone(updater: Updater, log: Logger): Promise<void> {
+/**
+ * The start's last line, as Watchtower's "Scheduling first run": when the first check comes.
+ * `next check at 04:00 (in 5 h 12 min)`; the date too when it is not within the next 24 hours.
+ */
+export function whenNext(config: Pick<Config, "update_on_start" | "http_api">, next: Date | undefined, now: Date): string {
+  const onRequest = config.http_api.update ? "; also on request (POST /v1/update)" : "";
+  if (config.update_on_start) return `first check now (update_on_start)${next ? `, then at ${clock(next, now)}` : ""}${onRequest}`;
+  if (!next) return "checks only on request (POST /v1/update)";
+  return `next check at ${clock(next, now)} (in ${span(next.getTime() - now.getTime())})${onRequest}`;
+}
+
+function clock(at: Date, now: Date): string {
+  const two = (n: number) => String(n).padStart(2, "0");
+  const time = `${two(at.getHours())}:${two(at.getMinutes())}`;
+  if (at.getTime() - now.getTime() < 24 * 3_600_000) return time;
+  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${time}`;
+}
+
+/** `5 h 12 min`, `3 min`, `40 s`, `2 d 4 h`. */
+function span(ms: number): string {
+  const minutes = Math.round(ms / 60_000);
+  if (ms < 60_000) return `${Math.max(0, Math.round(ms / 1000))} s`;
+  const [d, h, m] = [Math.floor(minutes / 1440), Math.floor((minutes % 1440) / 60), minutes % 60];
+  if (d > 0) return h > 0 ? `${d} d ${h} h` : `${d} d`;
+  if (h > 0) return m > 0 ? `${h} h ${m} min` : `${h} h`;
+  return `${m} min`;
+}
+
+async function recoverOrPostpone(updater: Updater, log: Logger, engine?: { info(): Promise<unknown> }): Promise<void> {
+  // An engine that did not answer at start was named then ("not reachable yet"): nothing crashed,
+  // and what an interrupted update left is looked for by the first cycle that reaches it.
+  if (engine && !(await engine.info().then(() => true, () => false))) {
+    log.debug("crash recovery postponed until the engine answers");
+    return;
+  }
   try {
     await updater.recover();
   } catch (error) {
@@ -222,6 +261,7 @@ async function loadRooms() {
     createScheduler: scheduler.createScheduler,
     ownContainerId: engine.ownContainerId,
     openState: state.openState,
+    usableStateDir: state.usableStateDir,
     openHistory: state.openHistory,
   };
 }
@@ -242,7 +282,9 @@ async function runOnce(config: Config, updater: Updater, stop: Promise<StopSigna
   if (config.http_api.update || config.http_api.metrics || config.http_api.ui) {
     log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
   }
-  const outcome = await Promise.race([updater.run("run_once"), stop]);
+  // `svc --run-once NAME` names what a person asks for: no update window holds it (docs/windows.md)
+  const named = config.containers.length > 0 ? { container: [...config.containers] } : undefined;
+  const outcome = await Promise.race([updater.run("run_once", named), stop]);
   if (typeof outcome === "string") {
     log.info("stopping: waiting for the running update to finish", { signal: outcome });
     return 0;

@@ -17,7 +17,7 @@ const text = z.string().max(1024);
 const prose = z.string().max(8192);
 /** A time as svc writes it (toISOString): the page computes with it. */
 const time = z.iso.datetime();
-const states = z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]);
+const states = z.enum(["fresh", "stale", "pending", "updated", "failed", "skipped", "rolled_back", "held"]);
 const hooks = z.array(z.enum(["pre_check", "pre_update", "post_update", "post_check"])).max(4);
 
 const policy = z.object({
@@ -27,6 +27,8 @@ const policy = z.object({
   min_image_age: text.nullable().default(null),
   hooks: hooks.default([]),
   ignored_hooks: hooks.default([]),
+  // an older svc has no update windows (docs/windows.md)
+  update_window: prose.nullable().default(null),
 });
 
 /** What an update brings (docs/release-notes.md), within the caps the releases room keeps. */
@@ -67,6 +69,8 @@ const container = z.object({
   first_seen_at: time.nullable(),
   created_at: time.nullable(),
   eligible_at: time.nullable(),
+  applies_at: time.nullable().default(null),
+  applies: text.nullable().default(null),
   policy: policy.default(() => policy.parse({})),
   snoozed_until: time.nullable(),
   skipped: prose.nullable(),

@@ -4,7 +4,7 @@
  */
 import { describeOption, TABLES, typeLabel, type OptionSpec } from "./schema.ts";
 import { tomlLiteral } from "./toml.ts";
-import { svcFlagFor, type WatchtowerAlias } from "./watchtower.ts";
+import { svcFlagFor, switchOverSteps, type WatchtowerAlias } from "./watchtower.ts";
 
 function cell(text: string): string {
   return text.replace(/\|/g, "\\|");
@@ -35,13 +35,19 @@ svc reads its configuration from three sources. Every option has all three forms
 - command-line flags \`--<key>\` (\`notifications.mqtt.broker\` -> \`--notifications-mqtt-broker\`).
 
 Precedence: flag > environment > file > default. \`docker.host\` falls back to \`DOCKER_HOST\` before its default.
+When svc runs (\`poll_interval\`, \`schedule\`, \`run_once\`) is one choice: one given on a later level replaces
+those below it, with a warning saying so (\`svc --run-once\` beside a file's \`poll_interval\` runs once); two
+given on one level are refused.
 Arguments that are not flags are container names, added to \`containers\`.
 
 Value forms:
 
 - Booleans: flags \`--x\`, \`--x=true|false\`, \`--no-x\`; environment \`true/false/1/0/yes/no\` (any case); TOML booleans only.
 - Durations: \`"30s"\`, \`"5m"\`, \`"1h"\`, \`"1h30m"\`, \`"250ms"\`, or a plain integer meaning seconds.
-- Arrays: comma-separated in flags and environment (\`--containers web,worker\`); a repeated array flag adds to the list.
+- Arrays of names (containers, hosts, addresses): separated by commas or spaces in flags and environment
+  (\`--containers web,worker\`, \`SVC_DISABLE_CONTAINERS="db cache"\`), as Watchtower reads them; a TOML entry
+  holds one name. Notification URLs are separated by spaces (a URL may hold commas). A repeated array flag adds
+  to the list.
 - \`registry_credentials\` in flags and environment: \`host=H,username=U,password=P;host=H2\`
 - \`peers\` in flags and environment: \`name=N,url=U,token=T;name=N2,url=U2,token=T2\`
   (entries separated by \`;\`, fields by \`,\`; use a secret file for a value containing \`,\` or \`;\`).
@@ -107,6 +113,29 @@ Differences worth knowing:
 - Lifecycle hooks run only with \`lifecycle_hooks = true\`, as Watchtower's only with
   \`--enable-lifecycle-hooks\` (which \`svc migrate\` carries over); \`svc.hooks.timeout\` can shorten
   \`hook_timeout\`, never lengthen it (docs/security.md).
+
+## Switching over
+
+Watchtower and svc must not run at the same time: both would update the same containers. From a
+running Watchtower container (here named \`watchtower\`) to a running svc:
+
+<!-- command: switch-over -->
+\`\`\`sh
+svc migrate watchtower --output svc.toml       # the file; what it could not carry over is listed
+svc --config svc.toml --run-once --dry-run     # what svc would update; nothing is touched
+docker stop watchtower && docker rm watchtower # two updaters on one engine race
+svc --config svc.toml                          # the service; its last start line: "next check at ..."
+\`\`\`
+
+\`svc migrate --output FILE\` ends with these steps, naming your container and file:
+
+\`\`\`text
+${switchOverSteps("watchtower", "svc.toml").join("\n")}
+\`\`\`
+
+In a compose project, delete Watchtower's service and add svc's ([compose.yaml](compose.yaml), with
+\`svc.toml\` mounted at \`/svc.toml\` and owned by 65532, and without \`SVC_POLL_INTERVAL\`: the
+file says when), then \`docker compose up -d --remove-orphans\`.
 `;
 
 export function renderMigrationGuide(aliases: readonly WatchtowerAlias[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {

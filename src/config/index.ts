@@ -8,7 +8,7 @@ import type { LogSettings } from "../log/logging.ts";
 import { assembleConfig, type Config } from "./schema.ts";
 import { secretValues } from "./secrets.ts";
 
-export { buildConfigSchema, CHANNEL_SWITCHES, defaultValue, describeOption, OPTIONS, TABLES, flagName, envName, readAsOption } from "./schema.ts";
+export { buildConfigSchema, CHANNEL_SWITCHES, defaultStateDir, defaultValue, describeOption, OPTIONS, TABLES, flagName, envName, readAsOption } from "./schema.ts";
 export type { ChannelName, Config, LogLevel, LogFormat, RegistryCredential, OptionSpec, OptionMeta, TableSpec } from "./schema.ts";
 export { loadConfig, DEFAULT_FILE } from "./load.ts";
 export type { LoadOptions, LoadResult } from "./load.ts";
@@ -37,7 +37,7 @@ function deepMerge<T>(base: T, overrides: unknown): T {
   }
   return out as T;
 }
-export { migrateWatchtower, type WatchtowerSettings, type Migration } from "./watchtower.ts";
+export { migrateWatchtower, scheduleNote, type WatchtowerSettings, type Migration } from "./watchtower.ts";
 
 /**
  * What the log room is built from. The schema knows which options are secret: a new secret

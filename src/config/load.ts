@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import { SvcError } from "../errors.ts";
-import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultValue, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
+import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultStateDir, defaultValue, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
 import { dockerCliEnvLayer, describeOrigin, envLayer, fileLayer, formatPath, parseArgv, type Entry, type Layer, type Origin, type Problem } from "./sources.ts";
 import { WATCHTOWER_CLASHES, watchtowerEnvLayer, watchtowerFlagAdvice } from "./watchtower.ts";
 import { parseToml } from "./toml.ts";
@@ -58,7 +58,9 @@ export async function loadConfig({ argv, env, cwd, oneOff = false, keepGoing = f
   anchorFilePaths(merged, fileDir);
 
   const values = validateLeaves(merged, problems);
-  checkAcrossOptions(values, merged, cwd, problems, warnings, oneOff);
+  letTheLatestWordSayWhen(merged, values, warnings);
+  if (!merged.has("state_dir")) values.set("state_dir", defaultStateDir(env));
+  checkAcrossOptions(values, merged, cwd, problems, warnings, oneOff || args.meant.some(isWhenOption));
   if (problems.length > 0 && !keepGoing) throw configError(problems);
 
   const config: Config = assembleConfig(values);
@@ -100,6 +102,34 @@ function mergeLayers(layers: Layer[]): Map<string, Entry> {
   const merged = new Map<string, Entry>();
   for (const layer of layers) for (const [key, entry] of layer) merged.set(key, entry);
   return merged;
+}
+
+/** The options that say when cycles run (poll_interval, schedule, run_once): one at a time. */
+const WHEN_OPTIONS = OPTIONS.filter((option) => option.meta.rules?.exclusiveWith).map((option) => option.key);
+const isWhenOption = (key: string) => WHEN_OPTIONS.includes(key);
+const LEVELS: Record<Origin["source"], number> = { default: 0, file: 1, env: 2, flag: 3 };
+
+/**
+ * A "when" option given on a later level (flag > environment > file) is the person's latest word:
+ * it replaces the ones below it, with one line saying so (`svc --run-once` beside a file that sets
+ * poll_interval tries the file once). Two given on the same level still conflict.
+ */
+function letTheLatestWordSayWhen(merged: Map<string, Entry>, values: Map<string, unknown>, warnings: string[]): void {
+  const inForce = WHEN_OPTIONS.filter((key) => {
+    const entry = merged.get(key);
+    return entry !== undefined && entry.value !== false;
+  });
+  const top = Math.max(...inForce.map((key) => LEVELS[merged.get(key)!.origin.source]));
+  const winners = inForce.filter((key) => LEVELS[merged.get(key)!.origin.source] === top);
+  for (const key of inForce) {
+    const entry = merged.get(key)!;
+    if (LEVELS[entry.origin.source] === top) continue;
+    // a bad value replaced was already reported: only its conflict goes
+    merged.delete(key);
+    values.delete(key);
+    const place = top === LEVELS.flag ? "on the command line" : "in the environment";
+    warnings.push(`${winners.map((w) => merged.get(w)!.origin.name).join(" and ")} given ${place} replaces ${describeOrigin(entry.origin)} for this run`);
+  }
 }
 
 /** Positional arguments are container names, added to `containers` from whatever source. */
@@ -233,6 +263,7 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
   if (alias) {
     problems.push(`${named("peers", merged)}: the peer ${alias.name} has this host's name: the dashboard names this host so, and would show both as one; give the peer another name`);
   }
+  checkPeers(values, merged, problems, warnings);
 
   const runOnce = get("run_once") === true;
   const apiOn = ["http_api.update", "http_api.metrics", "http_api.ui"].filter((key) => get(key) === true);
@@ -245,6 +276,21 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
       problems.push(`${why}: an authenticated endpoint is enabled but no token is set: set http_api.token (--http-api-token, SVC_HTTP_API_TOKEN)`);
     }
   }
+}
+
+/**
+ * Peers are shown by the dashboard (http_api.ui) and reached through /v1/peers (ui or update):
+ * with neither on, nothing would ever ask them, which is a mistake worth stopping for; with the
+ * update API only, they are reachable but shown nowhere, which is said.
+ */
+function checkPeers(values: Map<string, unknown>, merged: Map<string, Entry>, problems: Problem[], warnings: string[]): void {
+  const peers = values.get("peers");
+  if (!Array.isArray(peers) || peers.length === 0) return;
+  const on = (key: string) => (values.get(key) ?? defaultOf(key)) === true;
+  if (on("http_api.ui")) return;
+  const turnOn = "set http_api.ui (--http-api-ui, SVC_HTTP_API_UI) on this host (docs/dashboard.md)";
+  if (on("http_api.update")) warnings.push(`${named("peers", merged)}: the dashboard that shows them is off (only /v1/peers/NAME reaches them): ${turnOn}`);
+  else problems.push(`${named("peers", merged)}: nothing would ever ask them: they are shown by the dashboard; ${turnOn}`);
 }
 
 /** The options an option in force requires (OptionRules.requires), each reported when missing. */

@@ -14,6 +14,7 @@ import { Cron } from "croner";
 import { z } from "zod";
 import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl } from "../shoutrrr/index.ts";
 import { formatDuration, parseDuration, parseTagPolicy } from "./values.ts";
+import { parseDigestPeriod, parseWindows } from "./window.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
 // the first parse of each object schema) costs that start a few milliseconds and never pays back.
@@ -152,6 +153,22 @@ function path(description: string, example: string) {
   return leaf({ kind: "path", description, example }, () => nonEmpty().optional());
 }
 
+/** The one path whose default depends on who runs svc: the loader fills it in (defaultStateDir). */
+function stateDir(description: string) {
+  return leaf({ kind: "path", description, defaultText: STATE_DIR_DEFAULT_TEXT, example: "/var/lib/svc" }, () => nonEmpty().optional());
+}
+
+export const STATE_DIR_DEFAULT_TEXT = "$XDG_STATE_HOME/svc when XDG_STATE_HOME is set, else /var/lib/svc as root, else ~/.local/state/svc";
+
+/** Where decisions persist when state_dir is not set: STATE_DIR_DEFAULT_TEXT, for this process. */
+export function defaultStateDir(env: Record<string, string | undefined>, uid: number | undefined = process.getuid?.()): string {
+  const xdg = env.XDG_STATE_HOME?.trim();
+  if (xdg && xdg.startsWith("/")) return `${xdg.replace(/\/+$/, "")}/svc`;
+  if (uid === 0) return "/var/lib/svc";
+  const home = env.HOME?.trim();
+  return `${home && home.startsWith("/") ? home.replace(/\/+$/, "") : ""}/.local/state/svc`;
+}
+
 function choice<const V extends readonly [string, ...string[]]>(values: V, def: V[number], description: string) {
   return leaf({ kind: "enum", description, default: def, values }, () => z.enum(values, { error: `must be one of ${values.join(", ")}` }).default(def as never));
 }
@@ -228,8 +245,36 @@ function tagPolicy(description: string) {
   );
 }
 
+/** A text read at load by `parse` (a window, a digest period): a problem stops the start (exit 2), naming the value. */
+function parsedText(description: string, example: string, parse: (text: string) => object | { problem: string }) {
+  return leaf({ kind: "string", description, example }, () =>
+    z
+      .string()
+      .superRefine((value, ctx) => {
+        const parsed = parse(value);
+        if ("problem" in parsed) ctx.addIssue({ code: "custom", message: `${JSON.stringify(value.slice(0, 200))}: ${parsed.problem}` });
+      })
+      .optional(),
+  );
+}
+
+/** A channel's digest (docs/windows.md): one message per period instead of one per cycle. */
+function digestOptions(which = "") {
+  return {
+    digest: parsedText(
+      `Instead of a message per cycle${which}, one digest per period ("daily HH:MM" or "weekly DAY HH:MM", time zone from TZ): what was applied, what failed or rolled back, what is pending or stale and when it lands`,
+      "daily 08:00",
+      parseDigestPeriod,
+    ),
+    immediate_on_failure: bool(true, "With digest: a failure or a rollback is still told at once"),
+  };
+}
+
 function list(description: string, example: string[], extra: { secret?: boolean } = {}) {
-  return leaf({ kind: "list", description, default: [], example, ...extra }, () => z.array(z.string().min(1, { error: "must not contain empty names" })).default([]));
+  // a name never holds a space or a comma: "a b" in one entry is two names written as one
+  return leaf({ kind: "list", description, default: [], example, ...extra }, () =>
+    z.array(z.string().min(1, { error: "must not contain empty names" }).regex(/^[^\s,]+$/, { error: "one name per entry: a name holds no space or comma" })).default([]),
+  );
 }
 
 /** IP addresses, each checked at load. */
@@ -355,11 +400,11 @@ export const CONFIG = table("General options", {
   audit_log: path("Append-only NDJSON audit log of every change made to the engine", "/var/log/svc/audit.log"),
   log_access_to_stdout: bool(false, "Also print access-log events to stdout"),
   log_audit_to_stdout: bool(false, "Also print audit-log events to stdout"),
-  poll_interval: ruled(alias(optionalDuration("Time between update checks", "1h", { min: 1, max: 366 * DAY }), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
+  poll_interval: ruled(alias(optionalDuration("Time between update checks", "6h", { min: 1, max: 366 * DAY }), wt("WATCHTOWER_POLL_INTERVAL", ["--interval", "-i"])), { exclusiveWith: ["schedule", "run_once"] }),
   schedule: ruled(alias(cron("Cron update schedule (5 or 6 fields, time zone from TZ)", "0 0 4 * * *"), wt("WATCHTOWER_SCHEDULE", ["--schedule", "-s"])), { exclusiveWith: ["poll_interval", "run_once"] }),
   run_once: ruled(alias(bool(false, "Run one update cycle and exit (no HTTP API)"), wt("WATCHTOWER_RUN_ONCE", ["--run-once", "-R"])), { exclusiveWith: ["poll_interval", "schedule"] }),
   update_on_start: bool(false, "Also run a cycle right after start"),
-  state_dir: path("Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json; unset: kept in memory only", "/var/lib/svc"),
+  state_dir: stateDir("Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json, created for svc's user only; when it cannot be written, svc says so at start and keeps them in memory"),
   history_size: int(100, "Session reports kept for the history (GET /v1/history, the dashboard), in history.json under state_dir when set, else in memory (0: none)", 0, 10000),
   peers: peers("Other svc instances the dashboard shows beside this one, each reached through its API with its own token (name, url, token or a path to a file holding it, ca_cert for a private CA)"),
   peer_timeout: duration("2s", "How long the dashboard waits for a peer before showing it unreachable with its last known state", { min: 1, max: HOUR }),
@@ -402,6 +447,12 @@ export const CONFIG = table("General options", {
   hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", { min: 1, max: DAY }),
   tag_policy: tagPolicy("Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags"),
   service_update_timeout: duration("10m", "Swarm services (docs/swarm.md): wait this long for Swarm's rolling update of a service to complete, roll back or pause; past it the service is reported failed (rolled back when it has no failure action of its own and rollback.on_timeout is set)", { min: 1, max: DAY }),
+  update_window: parsedText(
+    'When updates may be applied (docs/windows.md): "[DAYS ]HH:MM-HH:MM" in the time zone from TZ, several separated by ";" ("Sat,Sun 02:00-05:00; Wed 22:00-23:00"), crossing midnight allowed; outside it a stale target is pending (label svc.update_window narrows it); checking goes on at every cycle, and an update asked for by name applies at once',
+    "Sat,Sun 02:00-05:00",
+    parseWindows,
+  ),
+  pre_pull: bool(true, "With update_window: pull a newer image as soon as it is found, outside the window, so the window holds only the stop and the start"),
   min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible", { max: 366 * DAY }),
 
   hold_breaking: bool(false, "Hold an update whose release notes say it breaks (a new major version, BREAKING in the notes: docs/release-notes.md) until it is asked for by name (the dashboard's Update, POST /v1/update naming it); label svc.hold_breaking"),
@@ -421,7 +472,7 @@ export const CONFIG = table("General options", {
   }),
 
   http_api: table("HTTP API options", {
-    update: alias(bool(false, "Enable POST /v1/update"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
+    update: alias(bool(false, "Enable the actions: POST /v1/update, /v1/check, /v1/skip, /v1/snooze, /v1/rollback, and the dashboard's buttons (docs/api.md)"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
     token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
@@ -471,7 +522,7 @@ export const CONFIG = table("General options", {
 
   notifications: table("Notification options", {
     delay: alias(duration("0s", "Delay between cycle completion and dispatch", { max: DAY }), wt("WATCHTOWER_NOTIFICATIONS_DELAY", ["--notifications-delay"])),
-    template: file("Custom template file (mustache) for e-mail and Pushover reports", "/etc/svc/report.mustache"),
+    template: file("Template file (mustache) for the reports of e-mail, Pushover and the chat services among notifications.urls (docs/notifications.md, \"Templates\")", "/etc/svc/report.mustache"),
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
     urls: alias(
       notificationUrls(
@@ -480,6 +531,8 @@ export const CONFIG = table("General options", {
       ),
       wt("WATCHTOWER_NOTIFICATION_URL", ["--notification-url"]),
     ),
+    urls_digest: digestOptions(" to each notification URL").digest,
+    urls_immediate_on_failure: digestOptions().immediate_on_failure,
     services_base_url: servicesBaseUrl(),
     hostname: alias(str("Host name shown in notification titles and reports (default: the machine's)", "nas"), wt("WATCHTOWER_NOTIFICATIONS_HOSTNAME", ["--notifications-hostname"])),
     title_tag: alias(
@@ -498,6 +551,7 @@ export const CONFIG = table("General options", {
       ),
       tls_skip_verify: bool(false, "Skip TLS verification"),
       timeout: duration("10s", "Timeout of the webhook request", { min: 1, max: HOUR }),
+      ...digestOptions(),
     }),
     email: table("E-mail channel", {
       server: ruled(alias(str("SMTP host", "smtp.example.com"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER", ["--notification-email-server"])), {
@@ -513,6 +567,7 @@ export const CONFIG = table("General options", {
         wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_PASSWORD", ["--notification-email-server-password"]),
       ),
       tls_skip_verify: alias(bool(false, "Skip TLS verification"), wt("WATCHTOWER_NOTIFICATION_EMAIL_SERVER_TLS_SKIP_VERIFY", ["--notification-email-server-tls-skip-verify"])),
+      ...digestOptions(),
     }),
     mqtt: table("MQTT channel", {
       broker: ruled(optionalUrl("Broker address (tcp:// or mqtt:// plain, mqtts:// or ssl:// TLS)", ["tcp", "mqtt", "mqtts", "ssl"], "mqtt://broker.lan:1883"), {
@@ -536,6 +591,7 @@ export const CONFIG = table("General options", {
       tls_key: file("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
       homeassistant_discovery: bool(false, "Also publish Home Assistant MQTT discovery: an update entity per container (docs/notifications.md)"),
       discovery_prefix: leaf({ kind: "string", description: "Home Assistant's discovery prefix", default: "homeassistant" }, () => nonEmpty().default("homeassistant")),
+      ...digestOptions(),
     }),
     pushover: table("Pushover channel", {
       token: ruled(str("Application token, or a path to a file holding it", "/run/secrets/pushover_token", { secret: true }), {
@@ -544,6 +600,7 @@ export const CONFIG = table("General options", {
       }),
       user_key: str("User or group key, or a path to a file holding it", "/run/secrets/pushover_user", { secret: true }),
       api_url: url("Pushover API base URL (tests point it at a local server)", ["http", "https"], "https://api.pushover.net"),
+      ...digestOptions(),
     }),
   }),
 });

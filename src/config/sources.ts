@@ -139,7 +139,7 @@ export function coerceText(option: OptionSpec, text: string): { value: unknown }
       if (/^\s*-?\d+\s*$/.test(text)) return { value: Number(text) };
       return { problem: `expected an integer, got ${option.meta.secret ? "a non-integer" : JSON.stringify(text)}` };
     case "list":
-      return { value: option.meta.spaceSeparated ? text.split(/\s+/).filter(Boolean) : splitList(text) };
+      return option.meta.spaceSeparated ? splitUrls(text) : { value: splitNames(text) };
     case "credentials":
     case "tables":
       return parseCredentials(text, option.meta.fields);
@@ -148,11 +148,20 @@ export function coerceText(option: OptionSpec, text: string): { value: unknown }
   }
 }
 
-export function splitList(text: string): string[] {
-  return text
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
+/**
+ * Names (containers, hosts, addresses) in env and flags: separated by commas or whitespace, as
+ * Watchtower reads them (`"a b"`, `"a,b"` and `"a, b"` are two names); no name holds either.
+ */
+export function splitNames(text: string): string[] {
+  return text.split(/[\s,]+/).filter((s) => s !== "");
+}
+
+/** URLs in env and flags: separated by whitespace (a URL may hold commas), a comma before another URL named. */
+function splitUrls(text: string): { value: string[] } | { problem: string } {
+  const urls = text.split(/\s+/).filter(Boolean);
+  const joined = urls.find((url) => /,\s*[a-z][a-z0-9+.-]*:\/\//i.test(url));
+  if (joined) return { problem: `URLs are separated by spaces, not commas (a URL may hold commas): a comma before ${/,\s*([a-z][a-z0-9+.-]*:\/\/)/i.exec(joined)![1]}...` };
+  return { value: urls };
 }
 
 const CREDENTIAL_FIELDS = ["host", "username", "password"];
@@ -238,7 +247,12 @@ export interface ParsedArgv {
   positionals: string[];
   command: CommandFlags;
   problems: Problem[];
+  /** the options meant by flags refused with advice (`--interval` means poll_interval) */
+  meant: string[];
 }
+
+/** What to say about a flag that is not svc's (Watchtower's, from the config room's index). */
+export type Advise = (flag: string) => { text: string; takesValue: boolean; option?: string } | undefined;
 
 const OPTION_BY_FLAG = new Map(OPTIONS.map((o) => [o.flag, o]));
 
@@ -282,10 +296,11 @@ export const COMMAND_FLAGS: Readonly<Record<string, CommandFlagSpec>> = {
 const COMMAND_FLAG_BY_NAME = new Map(Object.entries(COMMAND_FLAGS).flatMap(([name, spec]) => [[`--${name}`, spec], ...(spec.alias ? [[`-${spec.alias}`, spec] as const] : [])]));
 
 /** `advise` says what to use instead of an unknown flag (Watchtower's, from the config room's index). */
-export function parseArgv(argv: readonly string[], advise: (flag: string) => string | undefined = () => undefined): ParsedArgv {
+export function parseArgv(argv: readonly string[], advise: Advise = () => undefined): ParsedArgv {
   const layer: Layer = new Map();
   const positionals: string[] = [];
   const problems: Problem[] = [];
+  const meant: string[] = [];
   const command: CommandFlags = { force: false, printConfig: false, help: false, version: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -350,7 +365,9 @@ export function parseArgv(argv: readonly string[], advise: (flag: string) => str
       continue;
     }
     const advice = advise(flag);
-    problems.push(advice ? `${flag}: unknown flag; ${advice}` : `${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`);
+    if (advice?.takesValue) nextValue();
+    if (advice?.option) meant.push(advice.option);
+    problems.push(advice ? `${flag}: unknown flag; ${advice.text}` : `${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`);
   }
-  return { layer, positionals, command, problems };
+  return { layer, positionals, command, problems, meant };
 }

@@ -94,18 +94,27 @@ export function watchtowerEnvLayer(env: Record<string, string | undefined>, prob
 /** Watchtower's short flags that are svc's own flags with another meaning, and what Watchtower meant. */
 export const WATCHTOWER_CLASHES: Readonly<Record<string, string>> = { "-c": "--cleanup" };
 
+/** What to say about a flag svc does not take, whether the next argument is its value, and the option it means. */
+export interface FlagAdvice {
+  text: string;
+  takesValue: boolean;
+  option?: string;
+}
+
 /**
  * What to use instead of a Watchtower flag svc does not accept (svc takes only its own flags:
  * one name per option, written as in the TOML file); undefined when it is not Watchtower's.
  */
-export function watchtowerFlagAdvice(flag: string): string | undefined {
+export function watchtowerFlagAdvice(flag: string): FlagAdvice | undefined {
   const alias = ALIAS_BY_FLAG.get(flag);
   if (alias && alias.option.flag !== flag) {
     const seconds = alias.option.meta.kind === "duration" ? " (a number alone is seconds, as in Watchtower; or 5m, 6h)" : "";
-    return `Watchtower's ${flag} is svc's ${svcFlagFor(alias)}${seconds}`;
+    // its value (`--interval 300`) belongs to it, not to the container names
+    const takesValue = alias.option.meta.kind !== "boolean" && alias.name.switch !== true;
+    return { text: `Watchtower's ${flag} is svc's ${svcFlagFor(alias)}${seconds}`, takesValue, option: alias.option.key };
   }
   const unmapped = UNMAPPED_BY_FLAG.get(flag);
-  if (unmapped) return `Watchtower's ${flag} has no svc counterpart: ${unmapped.reason}`;
+  if (unmapped) return { text: `Watchtower's ${flag} has no svc counterpart: ${unmapped.reason}`, takesValue: false };
   return undefined;
 }
 
@@ -117,6 +126,25 @@ export function svcFlagFor(alias: WatchtowerAlias): string {
 
 // ---- svc migrate: a Watchtower container's settings as svc's ----
 
+/**
+ * The steps from a running Watchtower to a running svc, said at the end of `svc migrate` (with the
+ * container and the file it wrote) and in docs/migrating-from-watchtower.md (with placeholders).
+ */
+export function switchOverSteps(watchtower: string, file: string): string[] {
+  return [
+    "Switching over, in this order:",
+    `  1. Check the file (nothing is touched): svc --config ${file} --run-once --dry-run`,
+    `  2. Stop and remove Watchtower (two updaters on one engine race): docker stop ${watchtower} && docker rm ${watchtower}`,
+    "     (in a compose project: delete its service, then docker compose up -d --remove-orphans)",
+    "  3. Start svc with the file, one of:",
+    `     binary:  svc --config ${file}   (or install.sh --systemd, the file as /etc/svc/svc.toml)`,
+    `     image:   chown 65532 ${file}, then README.md's docker run line or docs/compose.yaml, with`,
+    `              -v "$PWD/${file}:/svc.toml:ro" and without SVC_POLL_INTERVAL (the file says when)`,
+    "  4. Check the first cycle: svc's last start line says when it comes (next check at ...);",
+    `     svc --config ${file} --run-once runs one now.`,
+  ];
+}
+
 /** What `svc migrate` read from a Watchtower container. */
 export interface WatchtowerSettings {
   /** "NAME=value" entries */
@@ -124,6 +152,15 @@ export interface WatchtowerSettings {
   /** Watchtower's command-line arguments */
   args: readonly string[];
   labels: Readonly<Record<string, string>>;
+}
+
+/**
+ * Where Watchtower's schedule went: in Watchtower it said when containers were checked and
+ * restarted alike; in svc it says when they are checked, and update_window when they may restart.
+ */
+export function scheduleNote(values: ReadonlyMap<string, unknown>): string {
+  const when = values.has("schedule") ? `schedule = ${JSON.stringify(values.get("schedule"))}` : values.get("run_once") === true ? "run_once" : "poll_interval";
+  return `Watchtower's schedule is now ${when}: when svc checks for newer images. Watchtower restarted containers at the same moments; svc does too, unless update_window says when restarts may happen (docs/windows.md).`;
 }
 
 export interface Migration {

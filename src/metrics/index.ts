@@ -1,5 +1,6 @@
 /**
- * The five metrics (docs/api.md, GET /v1/metrics), and the per-container gauge of pending updates
+ * The five metrics (docs/api.md, GET /v1/metrics), the targets waiting for their update window
+ * (`svc_containers_pending`, once a cycle has run), and the per-container gauge of pending updates
  * (`svc_update_available{container="..."}`, once a cycle has checked containers). The updater
  * writes them at the end of each cycle (and on a skipped request); the API only reads and renders them.
  */
@@ -34,6 +35,9 @@ function labelValue(text: string): string {
   return text.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 }
 
+const PENDING = "svc_containers_pending";
+const PENDING_HELP = "Targets of the last cycle with a newer image waiting for their update window (docs/windows.md)";
+
 /** What a registry last said of its rate limit (Docker Hub's `ratelimit-remaining`, docs/api.md). */
 export interface RateLimit {
   /** the lowest remaining count of the answers of the last minute (one check's requests) */
@@ -55,6 +59,8 @@ const PEER_UP_HELP = "1 when the peer (another svc instance of peers) answered t
 export class Metrics {
   private readonly available = new Map<string, number>();
   private readonly peers = new Map<string, number>();
+  /** the last cycle's pending targets; undefined until a cycle tells it */
+  private pending: number | undefined;
   private readonly rateLimits = new Map<string, RateLimit>();
   private values: MetricValues = {
     svc_scans_total: 0,
@@ -65,7 +71,8 @@ export class Metrics {
   };
 
   /** Records a finished cycle: one more scan, and the gauges of this cycle. */
-  recordCycle(counts: { scanned: number; updated: number; failed: number }): void {
+  recordCycle(counts: { scanned: number; updated: number; failed: number; pending?: number }): void {
+    if (counts.pending !== undefined) this.pending = counts.pending;
     this.values.svc_scans_total += 1;
     this.values.svc_containers_scanned = counts.scanned;
     this.values.svc_containers_updated = counts.updated;
@@ -83,7 +90,7 @@ export class Metrics {
    */
   recordAvailability(containers: readonly { name: string; state: string }[], complete: boolean): void {
     if (complete) this.available.clear();
-    for (const container of containers) this.available.set(container.name, container.state === "stale" || container.state === "held" ? 1 : 0);
+    for (const container of containers) this.available.set(container.name, container.state === "stale" || container.state === "pending" || container.state === "held" ? 1 : 0);
   }
 
   /** container name -> 1 or 0 (see recordAvailability) */
@@ -119,6 +126,7 @@ export class Metrics {
     for (const name of METRIC_NAMES) {
       text += `# HELP ${name} ${INFO[name].help}\n# TYPE ${name} ${INFO[name].type}\n${name} ${this.values[name]}\n`;
     }
+    if (this.pending !== undefined) text += `# HELP ${PENDING} ${PENDING_HELP}\n# TYPE ${PENDING} gauge\n${PENDING} ${this.pending}\n`;
     if (this.available.size > 0) {
       text += `# HELP ${AVAILABLE} ${AVAILABLE_HELP}\n# TYPE ${AVAILABLE} gauge\n`;
       for (const [name, value] of Object.entries(this.availability())) text += `${AVAILABLE}{container="${labelValue(name)}"} ${value}\n`;

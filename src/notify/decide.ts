@@ -1,6 +1,7 @@
 /**
  * Whether a finished cycle is worth a notification. Changes (updated, failed, rolled back) always
- * are; a monitor-only user's stale containers are told once per new digest, not every cycle.
+ * are; a monitor-only user's stale containers (and those pending for their update window) are
+ * told once per new digest, not every cycle.
  */
 import { inMemory, type Remembered } from "../state/index.ts";
 import type { SessionReport } from "../updater/types.ts";
@@ -34,7 +35,7 @@ export class NotifyPolicy {
   #rememberStale(report: SessionReport): boolean {
     let fresh = false;
     for (const container of report.containers) {
-      if (container.state === "stale" || container.state === "held") {
+      if (container.state === "stale" || container.state === "pending" || container.state === "held") {
         const digest = container.new_digest ?? container.new_image_id ?? "unknown";
         if (this.announcedStale.get(container.name) !== digest) {
           this.announcedStale.set(container.name, digest);

@@ -12,6 +12,7 @@ import type { SessionReport } from "../updater/types.ts";
 import { createChannels } from "./channels/index.ts";
 import { baseUrlsOf, tokensToBaseUrls } from "./channels/urls.ts";
 import { NotifyPolicy } from "./decide.ts";
+import { createDigest, digestSettingsOf, type Digest } from "./digest.ts";
 import { reasonOf } from "./redact.ts";
 import { notificationSecrets } from "./secrets.ts";
 import { CHAT_TEMPLATE, DEFAULT_TEMPLATE, loadRenderer } from "./render.ts";
@@ -93,9 +94,22 @@ export async function createNotifications(config: Config, log: Logger, options: 
     logger.error("notification failed", { channel: notifier.name, session_id: report.id, attempts, reason });
   };
 
+  const tracked = (task: Promise<void>): Promise<void> => {
+    inFlight.add(task);
+    void task.finally(() => inFlight.delete(task));
+    return task;
+  };
+  // a channel with a digest gets every cycle's report, told once per period (digest.ts)
+  const digests = new Map<Notifier, Digest>();
+  for (const notifier of notifiers) {
+    const digest = digestSettingsOf(settings, notifier.name);
+    if (digest) digests.set(notifier, createDigest({ settings: digest, log: logger, send: (report) => tracked(sendWithRetry(notifier, report)) }));
+  }
+  const direct = notifiers.filter((notifier) => !digests.has(notifier));
+
   const dispatch = async (report: SessionReport): Promise<void> => {
     if (settings.delay > 0 && !closed) await cancellableDelay(settings.delay, delays);
-    await Promise.all(notifiers.map((notifier) => sendWithRetry(notifier, report)));
+    await Promise.all(direct.map((notifier) => sendWithRetry(notifier, report)));
   };
 
   const flush = async (): Promise<void> => {
@@ -112,18 +126,20 @@ export async function createNotifications(config: Config, log: Logger, options: 
           logger.warn("notification dropped: shutting down", { session_id: report.id });
           return;
         }
+        for (const digest of digests.values()) digest.add(redactValue(report, redact));
         const decision = policy.decide(report);
+        if (direct.length === 0) return;
         if (!decision.notify) {
           logger.debug("no notification for this cycle", { session_id: report.id, reason: decision.reason });
           return;
         }
         // A copy (the report object may live on in the caller: API response, metrics), whose
         // texts (reasons may quote a hook's output) hold no secret of svc's.
-        const task = dispatch(redactValue(report, redact)).catch((error) => {
-          logger.error("notification dispatch failed", { session_id: report.id, reason: reasonOf(error, redact) });
-        });
-        inFlight.add(task);
-        void task.finally(() => inFlight.delete(task));
+        tracked(
+          dispatch(redactValue(report, redact)).catch((error) => {
+            logger.error("notification dispatch failed", { session_id: report.id, reason: reasonOf(error, redact) });
+          }),
+        );
       } catch (error) {
         logger.error("notification dispatch failed", { reason: reasonOf(error, redact) });
       }
@@ -134,6 +150,7 @@ export async function createNotifications(config: Config, log: Logger, options: 
     async close() {
       closed = true;
       for (const handle of delays) handle.skip();
+      await Promise.all([...digests.values()].map((digest) => digest.close()));
       await flush();
       await Promise.allSettled(notifiers.map((n) => n.close?.()));
     },

@@ -40,6 +40,13 @@ Newer image available (not applied):
 - {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}
 {{/stale}}
 {{/has_stale}}
+{{#has_pending}}
+
+Pending (applied when the update window opens):
+{{#pending}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}
+{{/pending}}
+{{/has_pending}}
 {{#has_held}}
 
 Held (hold_breaking: update by name to apply):
@@ -72,6 +79,9 @@ failed {{name}} ({{image}}): {{reason}}
 {{#stale}}
 newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}
 {{/stale}}
+{{#pending}}
+pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}
+{{/pending}}
 {{#held}}
 held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}
 {{/held}}
@@ -101,6 +111,8 @@ export interface ReportView extends Omit<SessionReport, "containers"> {
   failed: ContainerView[];
   rolled_back: ContainerView[];
   stale: ContainerView[];
+  /** stale, waiting for the update window (docs/windows.md) */
+  pending: ContainerView[];
   skipped: ContainerView[];
   fresh: ContainerView[];
   /** held by hold_breaking */
@@ -110,6 +122,7 @@ export interface ReportView extends Omit<SessionReport, "containers"> {
   has_failed: boolean;
   has_rolled_back: boolean;
   has_stale: boolean;
+  has_pending: boolean;
   has_skipped: boolean;
   has_fresh: boolean;
 }
@@ -150,7 +163,7 @@ function failedTotal(report: SessionReport): number {
 
 export function summaryOf(report: SessionReport): string {
   const c = report.counts;
-  return `${c.scanned} scanned, ${c.updated} updated, ${c.failed} failed, ${c.rolled_back} rolled back, ${c.stale} stale, ${c.skipped} skipped, ${c.fresh} fresh${c.held > 0 ? `, ${c.held} held` : ""}`;
+  return `${c.scanned} scanned, ${c.updated} updated, ${c.failed} failed, ${c.rolled_back} rolled back, ${c.stale} stale, ${c.pending ? `${c.pending} pending, ` : ""}${c.skipped} skipped, ${c.fresh} fresh${c.held > 0 ? `, ${c.held} held` : ""}`;
 }
 
 export function buildView(report: SessionReport, host: string, titleTag?: string): ReportView {
@@ -161,6 +174,7 @@ export function buildView(report: SessionReport, host: string, titleTag?: string
   const failed = inState("failed");
   const rolled_back = inState("rolled_back");
   const stale = inState("stale");
+  const pending = inState("pending");
   const skipped = inState("skipped");
   const fresh = inState("fresh");
   const held = inState("held");
@@ -175,6 +189,7 @@ export function buildView(report: SessionReport, host: string, titleTag?: string
     failed,
     rolled_back,
     stale,
+    pending,
     skipped,
     fresh,
     held,
@@ -183,6 +198,7 @@ export function buildView(report: SessionReport, host: string, titleTag?: string
     has_failed: failed.length > 0,
     has_rolled_back: rolled_back.length > 0,
     has_stale: stale.length > 0,
+    has_pending: pending.length > 0,
     has_skipped: skipped.length > 0,
     has_fresh: fresh.length > 0,
   };
@@ -284,7 +300,7 @@ const SAMPLE_REPORT: SessionReport = {
   finished_at: "2026-01-01T00:00:01.000Z",
   duration_ms: 1000,
   filter: { container: [], image: [] },
-  counts: { scanned: 2, updated: 1, failed: 1, skipped: 0, fresh: 0, stale: 0, rolled_back: 0, held: 0 },
+  counts: { scanned: 2, updated: 1, failed: 1, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 },
   containers: [
     { id: "a", name: "app", image: "app:1", new_image: null, old_image_id: "sha256:aa", new_image_id: "sha256:bb", old_digest: null, new_digest: "sha256:cc", state: "updated", reason: null, duration_ms: 10 },
     { id: "b", name: "db", image: "db:1", new_image: null, old_image_id: "sha256:dd", new_image_id: null, old_digest: null, new_digest: null, state: "failed", reason: "pull failed", duration_ms: 10 },

@@ -1,17 +1,19 @@
 /**
  * The scheduler: starts update cycles on `poll_interval` or the cron `schedule`, and once at
- * start with `update_on_start` (docs/configuration.md). It never queues: a fire while a cycle
+ * start with `update_on_start` (docs/configuration.md); with `update_window`, also as each of the
+ * host's windows opens, so what waits for it lands then and not at the next check (docs/windows.md). It never queues: a fire while a cycle
  * runs still calls the runner, which answers null and counts the skip (svc_scans_skipped).
  * Run-once mode is the service's business, not this module's.
  */
 import { Cron } from "croner";
 import type { Config } from "../config/index.ts";
 import { describeError, type Logger } from "../log/index.ts";
-import { MAX_TIMER_MS } from "../timers.ts";
+import { nextStart, parseWindows, serviceTimeZone } from "../config/window.ts";
+import { MAX_TIMER_MS, timerDelay } from "../timers.ts";
 import type { CycleRunner, Trigger } from "../updater/types.ts";
 
 export interface SchedulerDeps {
-  config: Pick<Config, "poll_interval" | "schedule" | "update_on_start">;
+  config: Pick<Config, "poll_interval" | "schedule" | "update_on_start"> & Partial<Pick<Config, "update_window">>;
   runner: CycleRunner;
   log: Logger;
 }
@@ -24,6 +26,8 @@ export interface Scheduler {
    * process can exit. The promise resolves when the cycles this scheduler started have finished.
    */
   stop(): Promise<void>;
+  /** When the next scheduled cycle starts (undefined: none is scheduled, or it waits for a cycle to end) */
+  nextRun(): Date | undefined;
 }
 
 /**
@@ -40,6 +44,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let job: Cron | undefined;
+  let windowTimer: ReturnType<typeof setTimeout> | undefined;
+  let nextAt: Date | undefined;
   const inFlight = new Set<Promise<void>>();
 
   /** Runs one cycle; resolves when it is over, whatever its outcome. */
@@ -70,8 +76,10 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
 
   /** Each poll waits one interval after the END of the previous cycle, so cycles never pile up. */
   const pollAfterInterval = (interval: number): void => {
-    log.debug("next cycle scheduled", { in_ms: interval, at: new Date(Date.now() + interval).toISOString() });
+    nextAt = new Date(Date.now() + interval);
+    log.debug("next cycle scheduled", { in_ms: interval, at: nextAt.toISOString() });
     after(interval, () => {
+      nextAt = undefined;
       void runCycle("schedule").then(() => {
         if (!stopped) pollAfterInterval(interval);
       });
@@ -86,6 +94,24 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       logNextCronRun();
     });
     logNextCronRun();
+  };
+
+  /** A cycle as each of the host's update windows opens (a timer longer than one holds fires early and waits again). */
+  const cycleAtWindows = (text: string): void => {
+    const parsed = parseWindows(text);
+    if ("problem" in parsed) return;
+    const timeZone = serviceTimeZone();
+    const arm = (opens: number) => {
+      windowTimer = setTimeout(() => {
+        if (stopped) return;
+        if (Date.now() < opens) return arm(opens);
+        void runCycle("schedule");
+        arm(nextStart(parsed.windows, Date.now(), timeZone));
+      }, timerDelay(opens - Date.now()));
+    };
+    const first = nextStart(parsed.windows, Date.now(), timeZone);
+    log.info("a cycle also runs as the update window opens", { update_window: text, next: new Date(first).toISOString() });
+    arm(first);
   };
 
   const logNextCronRun = (): void => {
@@ -108,13 +134,16 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
         if (startup) void startup.then(() => !stopped && pollAfterInterval(interval));
         else pollAfterInterval(interval);
       }
+      if (config.update_window !== undefined && (config.schedule || (interval !== undefined && interval > 0))) cycleAtWindows(config.update_window);
     },
+    nextRun: () => (job ? (job.nextRun() ?? undefined) : nextAt),
     async stop() {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
       job?.stop();
       job = undefined;
+      if (windowTimer !== undefined) clearTimeout(windowTimer);
       await Promise.all(inFlight);
     },
   };

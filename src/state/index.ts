@@ -8,7 +8,7 @@
  * written is a warning, and svc goes on remembering in memory. A folder other users can write to
  * is refused (docs/security.md): they could replace the file between two writes.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError } from "../errors.ts";
 import { writeFileAtomically } from "../files.ts";
@@ -25,9 +25,9 @@ export interface Remembered {
 }
 
 /** The kinds svc keeps (the file's sections). */
-export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images" | "snoozed";
+export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images" | "snoozed" | "pre_pulled";
 
-const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images", "snoozed"];
+const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images", "snoozed", "pre_pulled"];
 const VERSION = 1;
 
 /** The state file of an instance (undefined without state_dir). */
@@ -174,6 +174,38 @@ export function checkStateDir(dir: string): void {
   if (uid !== undefined && stat.uid !== uid && stat.uid !== 0) {
     throw new SvcError("startup", `state_dir ${dir} belongs to another user (uid ${stat.uid}): choose a folder of svc's user's own`);
   }
+}
+
+/** What a folder that cannot be written costs, said once at start (docs/policies.md). */
+export const FORGOTTEN_ON_RESTART =
+  "digests rolled back or skipped, snoozes, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need, and the history";
+
+/**
+ * The folder svc keeps its decisions in, made now (svc's user's only) so that a folder that cannot
+ * be written is said once at start, with what will not survive a restart, rather than at the first
+ * decision; undefined then (kept in memory). A folder other users may write, or another user's, is
+ * refused (checkStateDir) when the operator chose it; the default folder is then not used either,
+ * with the same warning (svc in the image run as root finds the folder of the image's user 65532).
+ */
+export function usableStateDir(dir: string | undefined, log: Logger, chosen = true): string | undefined {
+  if (dir === undefined) return undefined;
+  const unusable = (why: string) => {
+    log.child("state").warn(`state_dir ${dir} cannot be used (${why}): these decisions will not survive a restart: ${FORGOTTEN_ON_RESTART}; set state_dir (SVC_STATE_DIR) to a folder svc's user can write`);
+    return undefined;
+  };
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    return unusable((error as NodeJS.ErrnoException).code === "EACCES" ? "permission denied" : (error as Error).message);
+  }
+  try {
+    checkStateDir(dir);
+  } catch (error) {
+    if (chosen) throw error;
+    return unusable((error as Error).message.replace(`state_dir ${dir} `, ""));
+  }
+  return dir;
 }
 
 /** A Remembered that lives as long as the process (no `state_dir`, tests). */

@@ -94,6 +94,8 @@ export interface UpdaterDeps {
   previous?: Remembered;
   /** images an update left, waiting for cleanup_delay (default: in memory) */
   leftImages?: Remembered;
+  /** images pulled ahead of an update window, per container name (default: in memory) */
+  prePulled?: Remembered;
   /** told of each step of a running cycle as it starts (cycle/progress.ts) */
   progress?: ProgressListener;
   /** containers whose updates wait, by name (POST /v1/snooze; default: in memory) */
@@ -114,6 +116,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const containers = createContainerTargets({
     ...shared,
     leftImages: deps.leftImages ?? inMemory(),
+    prePulled: deps.prePulled ?? inMemory(),
     previous,
     selfHandover: deps.selfHandover,
     repairLeftovers: repair.repairLeftovers,

@@ -5,8 +5,11 @@ import type { ReleaseNotes } from "../releases/index.ts";
 
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
-/** `held`: stale, and kept back by hold_breaking until asked for by name (docs/release-notes.md) */
-export type ContainerOutcome = "fresh" | "stale" | "updated" | "failed" | "skipped" | "rolled_back" | "held";
+/**
+ * `pending`: stale, and to be applied when its update window opens (docs/windows.md); `held`: stale,
+ * and kept back by hold_breaking until asked for by name (docs/release-notes.md)
+ */
+export type ContainerOutcome = "fresh" | "stale" | "pending" | "updated" | "failed" | "skipped" | "rolled_back" | "held";
 
 /** What an update brings, in a report entry (docs/api.md; the whole notes are in GET /v1/containers). */
 export interface ReleaseSummary {
@@ -46,6 +49,8 @@ export interface ContainerReport {
   state: ContainerOutcome;
   reason: string | null;
   duration_ms: number;
+  /** pending: when its update window next opens (ISO 8601); null when it never does */
+  applies_at?: string | null;
   /** present for a target that was stale (updated, stale, held...): what the update brings */
   releases?: ReleaseSummary;
 }
@@ -57,6 +62,8 @@ export interface ReportCounts {
   skipped: number;
   fresh: number;
   stale: number;
+  /** stale targets waiting for their update window */
+  pending: number;
   rolled_back: number;
   held: number;
 }

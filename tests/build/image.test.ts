@@ -2,10 +2,11 @@
  * The scratch image: built from the checkout's Dockerfile with the classic builder against the
  * sandbox engine (no base image to pull), holding /svc, exactly the libraries ldd names, and /tmp.
  */
-import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
-import { rmSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { copyFileSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { docker, inspect, sandbox, uniqueName, waitUntil } from "../harness.ts";
+import { docker, freePort, inspect, sandbox, uniqueName, waitUntil } from "../harness.ts";
+import { commandBlock } from "../support/doc-blocks.ts";
 import { build, ROOT, run, tempDir } from "./helpers.ts";
 
 // Builds, qemu and the engine are slow on a busy 2-core machine; no test here is about speed.
@@ -54,7 +55,7 @@ test("the entry point is /svc and the healthcheck calls the binary itself", () =
   expect(config.Healthcheck.Interval + config.Healthcheck.Timeout).toBeLessThanOrEqual(20 * nanoseconds);
 }, 60_000);
 
-test("the image holds /svc, exactly the libraries ldd names, and a world-writable /tmp", () => {
+test("the image holds /svc, exactly the libraries ldd names, a world-writable /tmp (and the folders /var/empty and /var/lib/svc)", () => {
   const ldd = run(["ldd", join(work, "svc")]).stdout;
   const libraries = [...ldd.matchAll(/(?:=>\s+)?(\/\S+)\s+\(0x/g)].map((m) => m[1]!.slice(1));
   // The five STYLE.md names (ld-linux, libc, libm, libpthread, libdl) on glibc hosts.
@@ -103,3 +104,98 @@ test("as a non-root user given the socket's group (--user, --group-add) it serve
     docker(["rm", "-f", service], { allowFailure: true });
   }
 }, 90_000);
+
+test("the image declares /var/lib/svc, owned by its user 65532, as the state volume, and makes it state_dir's default", () => {
+  const config = JSON.parse(docker(["image", "inspect", tag]).stdout)[0].Config;
+  expect(Object.keys(config.Volumes ?? {})).toEqual(["/var/lib/svc"]);
+  expect(config.Env).toContain("XDG_STATE_HOME=/var/lib");
+  const probe = uniqueName("svc-image-state");
+  docker(["create", "--name", probe, "--network", "none", tag]);
+  try {
+    const listing = Bun.spawnSync(["sh", "-c", `docker -H '${sandbox().dockerHost}' export '${probe}' | tar -tvf - --numeric-owner var/lib/svc`], { stdout: "pipe" }).stdout.toString();
+    expect(listing.trim()).toMatch(/^d\S+ 65532\/65532 .* var\/lib\/svc\/?$/);
+  } finally {
+    docker(["rm", "-f", probe], { allowFailure: true });
+  }
+}, 60_000);
+
+/**
+ * README.md, "The container image": the token, the docker run line and docs/compose.yaml, run as
+ * written on the sandbox's engine with this image. The sandbox's changes: its socket stands where
+ * the host's /var/run/docker.sock is, the image is this build's tag, the name, the state volume
+ * and the port are unique to the test, and the container joins a network of its own (the
+ * sandbox's engine has no default bridge network).
+ */
+describe("README: svc in a container, as written", () => {
+  const dir = tempDir("readme-run");
+  const token = () => readFileSync(join(dir, "svc-token"), "utf8").trim();
+  const name = uniqueName("svc-readme-run");
+  const volume = uniqueName("svc-readme-state");
+  const network = uniqueName("svc-readme-net");
+  const project = uniqueName("svc-readme-compose");
+  const forSandbox = (text: string, port: number) =>
+    text
+      .replaceAll(/\/var\/run\/docker\.sock(?=[:)"])/g, sandbox().socketPath)
+      .replace(/^( *)svc$/m, `$1${tag}`)
+      .replaceAll("--name svc", `--name ${name}`)
+      .replaceAll("docker logs svc", `docker logs ${name}`)
+      .replaceAll(/\bsvc-state\b/g, volume)
+      .replace("-p 8080:8080", `--network ${network} -p 127.0.0.1:${port}:8080`);
+
+  beforeAll(() => {
+    docker(["network", "create", network]);
+    const made = Bun.spawnSync(["bash", "-e", "-c", commandBlock("token").text], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    if (made.exitCode !== 0) throw new Error(`the token commands failed: ${made.stderr}`);
+  });
+
+  afterAll(() => {
+    docker(["rm", "-f", name], { allowFailure: true });
+    docker(["compose", "--project-directory", dir, "-p", project, "down", "-v"], { allowFailure: true });
+    docker(["volume", "rm", "-f", volume], { allowFailure: true });
+    docker(["network", "rm", network], { allowFailure: true });
+  }, 60_000);
+
+  test("the token: 64 hex digits, readable by 65532 only", () => {
+    expect(token()).toMatch(/^[0-9a-f]{64}$/);
+    const stat = statSync(join(dir, "svc-token"));
+    expect([stat.uid, stat.mode & 0o777]).toEqual([65532, 0o600]);
+  });
+
+  test("docker run: svc starts as 65532 with the state volume, says when it checks, and the dashboard's API takes the token", async () => {
+    const port = freePort();
+    const script = forSandbox(commandBlock("docker-run").text, port);
+    const ran = Bun.spawnSync(["bash", "-e", "-c", script], { cwd: dir, env: { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig }, stdout: "pipe", stderr: "pipe" });
+    expect(ran.exitCode, ran.stderr.toString()).toBe(0);
+    await waitUntil(() => docker(["logs", name], { allowFailure: true }).stderr.includes("next check at") || docker(["logs", name], { allowFailure: true }).stdout.includes("next check at"), 60_000, "the next-check line");
+    const logs = `${docker(["logs", name]).stdout}\n${docker(["logs", name]).stderr}`;
+    expect(logs).not.toContain("cannot be used");
+    expect(inspect(name).Config.User).toStartWith("65532:");
+    const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, { headers: { authorization: `Bearer ${token()}` } });
+    expect(answer.status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+    // README, "Upgrade and uninstall": nothing of svc is left
+    const removed = Bun.spawnSync(["bash", "-e", "-c", forSandbox(commandBlock("uninstall-container").text, port).replace("docker rm -f svc", `docker rm -f ${name}`)], {
+      env: { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(removed.exitCode, removed.stderr.toString()).toBe(0);
+    expect(docker(["ps", "-a", "--filter", `name=^${name}$`, "-q"]).stdout).toBe("");
+    expect(docker(["volume", "ls", "-q", "--filter", `name=^${volume}$`]).stdout).toBe("");
+  }, 120_000);
+
+  test("docs/compose.yaml: the same, with docker compose", async () => {
+    const port = freePort();
+    copyFileSync(join(ROOT, "docs", "compose.yaml"), join(dir, "compose.yaml"));
+    const script = forSandbox(commandBlock("compose").text, port).replaceAll("docker compose", `docker compose -p ${project}`);
+    const env = { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig, IMAGE: tag, DOCKER_SOCKET: sandbox().socketPath, HTTP_PORT: `127.0.0.1:${port}` };
+    const ran = Bun.spawnSync(["bash", "-e", "-c", script], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
+    expect(ran.exitCode, ran.stderr.toString()).toBe(0);
+    expect(readFileSync(join(dir, ".env"), "utf8")).toMatch(/^DOCKER_GID=\d+\n$/);
+    const logs = () => docker(["compose", "--project-directory", dir, "-p", project, "logs", "svc"], { allowFailure: true }).stdout;
+    await waitUntil(() => logs().includes("next check at"), 60_000, "the next-check line");
+    expect(logs()).not.toContain("cannot be used");
+    const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, { headers: { authorization: `Bearer ${token()}` } });
+    expect(answer.status).toBe(200);
+  }, 120_000);
+});

@@ -82,7 +82,7 @@ test("installs the verified binary into PREFIX/bin and prints the next step", as
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);
   expect(result.stdout).toContain("checksum verified");
-  expect(result.stdout).toContain("--generate-config > svc.toml");
+  expect(result.stdout).toContain("--generate-config svc.toml");
   expect(result.leftovers).toEqual([]);
   expect(readdirSync(join(prefix, "bin"))).toEqual(["svc"]);
   const installed = run([join(prefix, "bin/svc"), "--version"]);
@@ -101,10 +101,17 @@ test("--systemd installs a hardened unit that systemd-analyze verifies, and a sa
   expect(result.stdout).toContain("systemctl enable --now svc");
   const unit = readFileSync(join(units, "svc.service"), "utf8");
   expect(unit).toContain(`ExecStart=${join(prefix, "bin/svc")} --config ${join(etc, "svc.toml")}`);
+  // the repository's systemd/svc.service, verified against SHA256SUMS, with this install's paths
+  expect(result.stdout).toContain("checksum verified: svc.service");
+  const repoUnit = readFileSync(join(ROOT, "systemd", "svc.service"), "utf8");
+  expect(unit).toBe(repoUnit.replace(/^ExecStart=.*$/m, `ExecStart=${join(prefix, "bin/svc")} --config ${join(etc, "svc.toml")}`));
   for (const hardening of ["NoNewPrivileges=yes", "ProtectSystem=strict", "DynamicUser=yes", "SupplementaryGroups=docker", "StateDirectory=svc", "PrivateTmp=yes"]) expect(unit).toContain(hardening);
   const verify = run(["systemd-analyze", "verify", join(units, "svc.service")]);
   expect(`${verify.stdout}${verify.stderr}`.trim()).toBe("");
   expect(verify.code).toBe(0);
+  // the file itself, as a user of a clone installs it (its ExecStart names /usr/local/bin/svc)
+  const asIs = run(["systemd-analyze", "verify", join(ROOT, "systemd", "svc.service")]);
+  expect(`${asIs.stdout}${asIs.stderr}`.replace(/.*Command \/usr\/local\/bin\/svc is not executable.*\n?/g, "").trim()).toBe("");
   // the sample is svc's own, and a second install keeps the user's edits
   expect(readFileSync(join(etc, "svc.toml"), "utf8")).toBe(run([join(prefix, "bin/svc"), "--generate-config"]).stdout);
   // it will hold secrets: root's and the unit's group's (docker) only, where the group exists

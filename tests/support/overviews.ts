@@ -58,6 +58,8 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
     first_seen_at: maybe(rng, () => time(rng)),
     created_at: maybe(rng, () => time(rng)),
     eligible_at: maybe(rng, () => time(rng)),
+    applies_at: maybe(rng, () => time(rng)),
+    applies: maybe(rng, () => hostileText(rng).slice(0, 128)),
     policy: {
       monitor_only: rng.chance(0.5),
       no_pull: rng.chance(0.5),
@@ -65,6 +67,7 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
       min_image_age: maybe(rng, () => "2d"),
       hooks: HOOKS.filter(() => rng.chance(0.3)),
       ignored_hooks: HOOKS.filter(() => rng.chance(0.1)),
+      update_window: maybe(rng, () => hostileText(rng)),
     },
     snoozed_until: maybe(rng, () => time(rng)),
     skipped: maybe(rng, () => hostileText(rng)),

@@ -11,7 +11,7 @@ export function emptyReport(trigger: Trigger = "schedule", filter: UpdateFilter 
     finished_at: now,
     duration_ms: 0,
     filter: { container: filter.container ?? [], image: filter.image ?? [] },
-    counts: { scanned: 0, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, rolled_back: 0, held: 0 },
+    counts: { scanned: 0, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 },
     containers: [],
     ...overrides,
   };

@@ -26,3 +26,9 @@ test("svc migrate says whether lifecycle hooks run, and how to turn them on", as
   expect(on).toContain("# Lifecycle hooks run, as Watchtower's --enable-lifecycle-hooks had them");
   expect(on).toMatch(/^lifecycle_hooks = true$/m);
 });
+
+test("svc migrate says where Watchtower's schedule went, and that update_window says when restarts may happen", async () => {
+  const cron = await migrated(["--schedule", "0 0 4 * * *"]);
+  expect(cron).toMatch(/^# Watchtower's schedule is now schedule = "0 0 4 \* \* \*": when svc checks for newer images\. .*update_window/m);
+  expect(await migrated(["--interval", "300"])).toContain("# Watchtower's schedule is now poll_interval: when svc checks");
+});

@@ -25,7 +25,7 @@ function versions(container: ContainerReport): { installed: string; latest: stri
   const old = shortId(container.old_digest ?? container.old_image_id);
   const next = shortId(container.new_digest ?? container.new_image_id) || old;
   if (container.state === "updated") return { installed: next, latest: next };
-  if (container.state === "stale" || container.state === "held" || container.state === "failed" || container.state === "rolled_back") return { installed: old, latest: next };
+  if (container.state === "stale" || container.state === "pending" || container.state === "held" || container.state === "failed" || container.state === "rolled_back") return { installed: old, latest: next };
   return { installed: old, latest: old };
 }
 

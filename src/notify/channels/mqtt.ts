@@ -11,7 +11,8 @@ import type { SessionReport } from "../../updater/types.ts";
 import type { Notifier } from "../types.ts";
 import { HomeAssistantDiscovery } from "./homeassistant.ts";
 
-type MqttSettings = Config["notifications"]["mqtt"];
+/** The channel's own settings: a digest (docs/windows.md) is the dispatcher's, not the channel's. */
+export type MqttSettings = Omit<Config["notifications"]["mqtt"], "digest" | "immediate_on_failure">;
 
 export interface BrokerAddress {
   protocol: "mqtt" | "mqtts";

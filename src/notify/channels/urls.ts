@@ -8,12 +8,12 @@
  * Telegram, Slack, Pushover, Pushbullet) are replaced per service by
  * `notifications.services_base_url`. Answers are read capped and parsed with a schema.
  */
-import type { Config } from "../../config/index.ts";
 import { z } from "zod";
 import { SvcError } from "../../errors.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import { loadBodyRenderer, truncate, type BodyRenderer, type RenderedReport, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
+import type { MqttSettings } from "./mqtt.ts";
 import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl, serviceOf, type BaseUrls, type FixedHostService, type MqttTarget, type NotificationTarget } from "../../shoutrrr/index.ts";
 import { encryptPushoverForm, postPushover, pushoverForm } from "./pushover.ts";
 import { readBounded } from "../../bounded.ts";
@@ -212,7 +212,7 @@ async function createUrlNotifier(name: string, target: NotificationTarget, conte
 }
 
 /** An mqtt:// URL as the MQTT channel's settings (the broker's address rebuilt, TLS by its scheme). */
-function mqttSettings(target: MqttTarget): Config["notifications"]["mqtt"] {
+function mqttSettings(target: MqttTarget): MqttSettings {
   const host = target.host.includes(":") ? `[${target.host}]` : target.host;
   return {
     broker: `${target.tls ? "mqtts" : "mqtt"}://${host}:${target.port}`,

@@ -95,7 +95,7 @@ async function call<T>(method: "GET" | "POST", path: string, body?: Record<strin
   }
   if (response.status === 401) {
     if (given === token.get()) onUnauthorized();
-    throw new ApiError(401, "svc refused the token (401): it is not the one set in http_api.token.");
+    throw new ApiError(401, "svc refused the token (401): it is not what the file named by http_api.token holds.");
   }
   if (response.status === 409) throw new ApiError(409, "another update cycle is running");
   const data = (await response.json().catch(() => null)) as ({ error?: string } & T) | null;

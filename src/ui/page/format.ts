@@ -30,6 +30,7 @@ export function policyWords(c: ContainerOverview): string[] {
   if (c.policy.tag_policy) words.push(`tags: ${c.policy.tag_policy}`);
   if (c.policy.min_image_age) words.push(`min age ${c.policy.min_image_age}`);
   if (c.policy.no_pull) words.push("no pull");
+  if (c.policy.update_window) words.push(`window: ${c.policy.update_window}`);
   if (c.policy.hooks.length) words.push(`hooks: ${c.policy.hooks.join(", ")}`);
   // a service's hook labels: Swarm runs its tasks, svc runs no hook in them
   if (c.policy.ignored_hooks?.length) words.push(`hooks not applied to a service: ${c.policy.ignored_hooks.join(", ")}`);
@@ -134,7 +135,7 @@ export interface StateWords {
 }
 
 /** The fields of a row the words are made of (a peer's older svc may lack some). */
-export type Worded = Pick<ContainerOverview, "state" | "reason" | "would_update" | "snoozed_until" | "eligible_at"> & { policy?: Partial<ContainerOverview["policy"]> };
+export type Worded = Pick<ContainerOverview, "state" | "reason" | "would_update" | "snoozed_until" | "eligible_at"> & Partial<Pick<ContainerOverview, "applies">> & { policy?: Partial<ContainerOverview["policy"]> };
 
 /**
  * A row's state in plain language ("update available", "held: min age 72 h, eligible in 3
@@ -157,7 +158,9 @@ export function stateWords(c: Worded, now = Date.now()): StateWords {
     case "stale":
       return staleWords(c, reason, now);
     case "pending":
-      return { text: "pending", detail: reason, tone: "held" };
+      // held by its update window (docs/windows.md), said as svc reads the time (TZ)
+      // (the reason's own "; applies ..." is the text already)
+      return { text: c.applies ? `applies ${c.applies}` : "pending", detail: c.applies ? (reason?.replace(/; applies .*$/, "") ?? null) : reason, tone: "held" };
     case "held":
       return { text: "held", detail: reason, tone: "held" };
     default:

@@ -64,7 +64,7 @@ function showSignIn(): void {
     h("h1", { id: "signin-title" }, "svc"),
     h("label", { for: "token" }, "API token"),
     input,
-    h("p", { class: "help", id: "token-help" }, "The token set in http_api.token. It is kept for this browser tab only."),
+    h("p", { class: "help", id: "token-help" }, "The API token: what the file named by http_api.token holds (e.g. cat svc-token), or its value. Kept for this browser tab only."),
     submit,
     error,
   );
@@ -79,7 +79,7 @@ function showSignIn(): void {
       signInNotice = null;
       showDashboard();
     } catch (failure) {
-      replace(error, failure instanceof ApiError && failure.status === 401 ? "Wrong token: svc refused it. Check http_api.token." : messageOf(failure));
+      replace(error, failure instanceof ApiError && failure.status === 401 ? "Wrong token: svc refused it. Paste what the file named by http_api.token holds." : messageOf(failure));
       input.select();
     } finally {
       submit.disabled = false;
@@ -176,6 +176,7 @@ const COLUMNS = ["Container", "Running", "Available", "Policy", "State", "Action
 const STATE_CHOICES: [string, string][] = [
   ["", "any"],
   ["stale", "update available or held"],
+  ["pending", "waiting for its update window"],
   ["fresh", "up to date"],
   ["skipped", "skipped or not checked"],
   ["updated", "updated"],
@@ -294,8 +295,8 @@ function render(): void {
 /** A peer's container from an older svc may lack what the page shows: nothing then, not an error. */
 function withDefaults(c: ContainerOverview): ContainerOverview {
   const given: Partial<ContainerOverview["policy"]> | undefined = c.policy;
-  const policy = { monitor_only: false, no_pull: false, tag_policy: null, min_image_age: null, hooks: [], ignored_hooks: [], ...given };
-  return { ...c, kind: c.kind ?? "container", group: c.group ?? null, version: c.version ?? "", available_version: c.available_version ?? null, update_kind: c.update_kind ?? null, policy, last_cycle: c.last_cycle ?? null, last_update: c.last_update ?? null };
+  const policy = { monitor_only: false, no_pull: false, tag_policy: null, min_image_age: null, hooks: [], ignored_hooks: [], update_window: null, ...given };
+  return { ...c, applies: c.applies ?? null, applies_at: c.applies_at ?? null, kind: c.kind ?? "container", group: c.group ?? null, version: c.version ?? "", available_version: c.available_version ?? null, update_kind: c.update_kind ?? null, policy, last_cycle: c.last_cycle ?? null, last_update: c.last_update ?? null };
 }
 
 /** The containers svc leaves alone, and why: folded away under the table. */
@@ -566,8 +567,9 @@ function rowActions(c: Row): Child[] {
   const button = (text: string, label: string, action: () => void, className = "") =>
     h("button", { type: "button", "aria-label": `${label} ${labelOf(c)}`, class: className, disabled: state.acting, onclick: () => ((menu.open = false), action()) }, text);
   const check = () => button("Check", "Check", () => void act(() => load([c.name], false, c.peer)));
-  // held by hold_breaking: the row's Update asks for it by name, which applies it (docs/release-notes.md)
-  const canUpdate = updatableNow(c) || (c.canAct && c.state === "held");
+  // held by hold_breaking, or pending for its update window: the row's Update asks for it by name,
+  // which applies it (docs/release-notes.md, docs/windows.md); Update stack and Update all leave them
+  const canUpdate = updatableNow(c) || (c.canAct && (c.state === "held" || c.state === "pending"));
   const primary = canUpdate ? button("Update", "Update", () => void updateContainers([c]), "primary") : check();
   const more: Child[] = [canUpdate && check(), button("Details", "Details of", () => void showDetails(c)), button("History", "History of", () => void showTimeline(c))];
   if (c.canAct) {

@@ -11,6 +11,7 @@ import { SvcError } from "../../errors.ts";
 import type { Remembered } from "../../state/index.ts";
 import { createChecker, type Checker, type Verdict } from "../check/check.ts";
 import { cleanupImages } from "./cleanup.ts";
+import { forgetPrePulled, prePull } from "./prepull.ts";
 import { isSelf, updateInOrder, type ContainerEntry, type ReplaceDeps } from "./replace.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { COMPOSE } from "./graph.ts";
@@ -18,10 +19,12 @@ import { hookFor, runHook } from "./hooks.ts";
 import { policyFor, selectContainers, type ContainerPolicy } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
 import { readReleaseNotes } from "../cycle/notes.ts";
-import { checkTargets, decide, durationOf, finish, newTarget, toReplace, type CycleScope, type KindCycle, type KindDeps, type TargetKind } from "../cycle/target.ts";
+import { appliesAtOf, checkTargets, decide, durationOf, finish, newTarget, toReplace, unlessAsked, type CycleScope, type KindCycle, type KindDeps, type TargetKind } from "../cycle/target.ts";
 import { DRY_RUN_REASON, type ContainerReport, type CycleOptions, type RollbackResult, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "../types.ts";
 
 export interface ContainerTargetDeps extends KindDeps, ReplaceDeps {
+  /** the image pulled ahead of each pending container's window (containers/prepull.ts) */
+  prePulled: Remembered;
   /** images left by an update and waiting for cleanup_delay: image id -> "<container> <ISO time>" */
   leftImages: Remembered;
   /** the image each container ran before svc's last update of it: "<image id>" or "<image id> <reference>" */
@@ -45,7 +48,8 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   const { ctx, all, filter, options } = scope;
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.
-  const entries = newEntries(deps, selectContainers(all, deps.config, filter), options.toLocalTag === true);
+  // a dry run says what the window says, even of a target it names (GET /v1/containers, the page's Check)
+  const entries = newEntries(deps, selectContainers(all, deps.config, filter), options.toLocalTag === true, options.dryRun ? {} : filter);
   // a dry run runs no hook: a hook may change anything
   if (!options.dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
   const checker = await checkEntries(deps, ctx, entries, options);
@@ -59,7 +63,9 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   } else {
     await preUpdateHooks(ctx, entries, toUpdate);
   }
+  if (!options.dryRun) await prePull({ engine: deps.engine, registry: deps.registry, cleanup: deps.config.cleanup, prePulled: deps.prePulled }, ctx, checker, entries.values());
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, all, entries, checker, toUpdate }) : false;
+  if (!options.dryRun) forgetPrePulled(deps.prePulled, entries.values());
   return {
     selfReplaced,
     settle: async () => {
@@ -72,11 +78,11 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   };
 }
 
-function newEntries(deps: ContainerTargetDeps, selected: ContainerSummary[], toLocalTag: boolean): Map<string, ContainerEntry> {
+function newEntries(deps: ContainerTargetDeps, selected: ContainerSummary[], toLocalTag: boolean, filter: UpdateFilter): Map<string, ContainerEntry> {
   const startedAt = Date.now();
   const policyOf = (summary: ContainerSummary): ContainerPolicy => {
-    const policy = policyFor(summary, deps.config);
-    return toLocalTag ? { ...policy, noPull: true, monitorOnly: false, minImageAgeMs: 0 } : policy;
+    const policy = unlessAsked(policyFor(summary, deps.config), filter, summary.name);
+    return toLocalTag ? { ...policy, noPull: true, monitorOnly: false, minImageAgeMs: 0, window: [] } : policy;
   };
   return new Map(
     selected.map((summary) => [
@@ -171,6 +177,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     state: e.state,
     reason: e.reason,
     duration_ms: durationOf(e, now),
+    ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
   }));
 }

@@ -5,12 +5,13 @@
  * protocol (containers/protocol.ts: park, replace, watch, restore) and the dependents started again after
  * their dependencies. One container's failure goes into its entry and never stops the others.
  */
-import type { ContainerInspect, ContainerSummary } from "../../engine/port.ts";
+import type { ContainerInspect, ContainerSummary, Engine } from "../../engine/port.ts";
 import { toSvcError } from "../../errors.ts";
 import type { Logger } from "../../log/index.ts";
+import type { Remembered } from "../../state/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
 import { act } from "../cycle/act.ts";
-import type { Checker } from "../check/check.ts";
+import { digestFor, type Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
 import { needsHandover, startHandover } from "./handover.ts";
@@ -18,11 +19,13 @@ import { isOldName, parseHandoverName } from "../selection/names.ts";
 import { forEachLimited } from "../cycle/pool.ts";
 import { park, planReplacement, replace, restore, stopOptionsFor, type Replacement } from "./protocol.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, type ContainerPolicy } from "../selection/selection.ts";
-import { finish, type KindDeps, type TargetEntry } from "../cycle/target.ts";
+import { finish, heldByWindow, type KindDeps, type TargetEntry } from "../cycle/target.ts";
 
 /** What replacing containers works with: the kinds' deps, and how svc lets go of its own port. */
 export interface ReplaceDeps extends Pick<KindDeps, "config" | "engine" | "registry" | "concurrency" | "draining" | "selfContainerId" | "rolledBack"> {
   selfHandover?: SelfHandover;
+  /** images pulled ahead of an update window (containers/prepull.ts): not pulled again */
+  prePulled?: Remembered;
 }
 
 /**
@@ -217,9 +220,13 @@ async function pullGroup(g: GroupContext, group: string[]): Promise<Set<string>>
     for (const name of updating) finish(g.entries.get(name)!, "skipped", "svc is shutting down");
     return new Set();
   }
+  // the window is asked at the moment of acting, before the pulls and again before the first stop:
+  // one that closes meanwhile lets running replacements finish and starts nothing new
+  const closed = (name: string) => heldByWindow(g.entries.get(name)!);
   for (const name of topologicalOrder(g.graph, updating)) {
-    if (!(await pull(g, g.entries.get(name)!))) updating.delete(name);
+    if (closed(name) || !(await pull(g, g.entries.get(name)!))) updating.delete(name);
   }
+  for (const name of [...updating]) if (closed(name)) updating.delete(name);
   return updating;
 }
 
@@ -264,8 +271,10 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
     finish(entry, "skipped", `a replacement would lose settings at API ${api} (docker.api_version): ${lost.join("; ")}`);
     return false;
   }
-  if (!entry.policy.noPull) {
-    const reference = entry.newImage ?? pullReference(ref);
+  const reference = entry.newImage ?? pullReference(ref);
+  // pulled ahead of its window (containers/prepull.ts): the window holds no pull
+  const pulledAhead = g.deps.prePulled?.get(entry.summary.name) !== undefined && (await isHere(g.deps.engine, entry, reference));
+  if (!entry.policy.noPull && !pulledAhead) {
     try {
       const platform = await g.checker.platformOf(entry.summary.imageId);
       // containers sharing an image share its pull, even across groups running at the same time
@@ -294,8 +303,17 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   return true;
 }
 
+/** Whether the local image `reference` names is the newer one the check found (its digest, or on the containerd store its id). */
+export async function isHere(engine: Engine, entry: ContainerEntry, reference: string): Promise<boolean> {
+  const digest = entry.newDigest;
+  if (!digest || !entry.verdict?.ref) return false;
+  const local = await engine.inspectImage(reference).catch(() => null);
+  if (!local || local.Id === entry.summary.imageId) return false;
+  return local.Id === digest || digestFor(entry.verdict.ref, local.RepoDigests ?? []) === digest;
+}
+
 /** A reference with its tag written out: pulling a bare name would fetch every tag. */
-function pullReference(ref: ImageRef): string {
+export function pullReference(ref: ImageRef): string {
   const text = ref.original;
   const hasTag = text.lastIndexOf(":") > text.lastIndexOf("/");
   return hasTag || ref.tag === undefined ? text : `${text}:${ref.tag}`;

@@ -6,6 +6,7 @@
  * kind's business (containers/kind.ts: the container protocol; swarm/kind.ts: Swarm's rolling update).
  */
 import type { Config } from "../../config/index.ts";
+import { describeMoment, describeWindows, isOpen, nextOpening, serviceTimeZone } from "../../config/window.ts";
 import type { ContainerSummary, Engine } from "../../engine/port.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Registry } from "../../registry/port.ts";
@@ -13,7 +14,7 @@ import type { Remembered } from "../../state/index.ts";
 import type { CheckInput, Checker, Verdict } from "../check/check.ts";
 import type { ProtocolContext } from "./context.ts";
 import { announce } from "./progress.ts";
-import type { ContainerPolicy } from "../selection/selection.ts";
+import { bareName, type ContainerPolicy } from "../selection/selection.ts";
 import type { ReleasesSession } from "../../releases/index.ts";
 import type { ContainerOutcome, ContainerReport, CycleOptions, ReleaseSummary, RollbackResult, Trigger, UpdateFilter } from "../types.ts";
 
@@ -28,6 +29,8 @@ export interface TargetEntry {
   startedAt: number;
   /** set once the state is final; a stale target without it is still to be replaced */
   finishedAt?: number;
+  /** pending: when its update window next opens (null: never) */
+  appliesAt?: number | null;
   /** what the update brings (cycle/notes.ts), for a stale target */
   releases?: ReleaseSummary;
 }
@@ -44,15 +47,41 @@ export function finish(entry: TargetEntry, state: ContainerOutcome, reason: stri
 
 /**
  * The verdict into the entry's state: a stale target is to be replaced (provisional: the
- * replacement decides), unless monitor-only or held (min_image_age), which stay stale with the reason.
+ * replacement decides), unless monitor-only or held (min_image_age), which stay stale with the reason,
+ * or outside its update window, which is pending.
  */
-export function decide(entry: TargetEntry, verdict: Verdict): void {
+export function decide(entry: TargetEntry, verdict: Verdict, now = Date.now(), timeZone = serviceTimeZone()): void {
   entry.verdict = verdict;
   if (verdict.state === "stale" && !entry.policy.monitorOnly && !verdict.held) {
     entry.state = "stale";
+    heldByWindow(entry, now, timeZone);
     return;
   }
   finish(entry, verdict.state, verdict.reason);
+}
+
+/**
+ * Outside its update window a target to replace is pending, with when the window opens (docs/windows.md).
+ * Asked when deciding and again at the moment of acting (a window that closed meanwhile applies nothing new).
+ */
+export function heldByWindow(entry: TargetEntry, now = Date.now(), timeZone = serviceTimeZone()): boolean {
+  const { window } = entry.policy;
+  if (window.length === 0 || isOpen(window, now, timeZone)) return false;
+  const opens = nextOpening(window, now, timeZone);
+  finish(entry, "pending", `outside its update window (${describeWindows(window)}); ${opens === null ? "the window never opens" : `applies ${describeMoment(opens, now, timeZone)}`}`);
+  entry.appliesAt = opens;
+  return true;
+}
+
+/** A target a person named (POST /v1/update, the page's Update, `svc --run-once NAME`) is not held by a window: asking is the decision. */
+export function unlessAsked(policy: ContainerPolicy, filter: UpdateFilter, name: string): ContainerPolicy {
+  return filter.container?.some((asked) => bareName(asked) === name) ? { ...policy, window: [] } : policy;
+}
+
+/** What a report says of when a pending target lands. */
+export function appliesAtOf(entry: TargetEntry): { applies_at?: string | null } {
+  if (entry.state !== "pending") return {};
+  return { applies_at: entry.appliesAt == null ? null : new Date(entry.appliesAt).toISOString() };
 }
 
 /** Stale targets still to be replaced (not finished by a policy, a hook or an earlier step). */

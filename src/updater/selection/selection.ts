@@ -8,6 +8,7 @@ import { parseBoolean, parseTagPolicy, readAsOption, type Config, type TagPolicy
 import type { ContainerSummary } from "../../engine/port.ts";
 import { taskServiceOf } from "../../engine/swarm.ts";
 import { matchesImagePrefix, parseReference } from "../../registry/reference.ts";
+import { neverOpen, parseWindows, type WindowPolicy } from "../../config/window.ts";
 import type { UpdateFilter } from "../types.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
 
@@ -27,6 +28,7 @@ export const LABELS = {
   postUpdate: "svc.hooks.post_update",
   postCheck: "svc.hooks.post_check",
   hookTimeout: "svc.hooks.timeout",
+  updateWindow: "svc.update_window",
   holdBreaking: "svc.hold_breaking",
   releaseNotes: "svc.release_notes",
 } as const;
@@ -192,6 +194,10 @@ export interface ContainerPolicy {
   tagPolicy: TagPolicy | null;
   /** a compose-managed container is moved off the tag its compose file names (label svc.tag_policy.compose=move) */
   moveCompose: boolean;
+  /** when it may be updated (docs/windows.md): the host's update_window, narrowed by its label; [] always */
+  window: WindowPolicy;
+  /** with a window: its newer image is pulled when found (containers) */
+  prePull: boolean;
   /** an update whose release notes say it breaks waits until asked for by name (docs/release-notes.md) */
   holdBreaking: boolean;
   /** a label whose value svc cannot read: the container is skipped with this reason */
@@ -219,8 +225,13 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
     minImageAgeMs: labelDuration("minImageAge") ?? config.min_image_age,
     tagPolicy: null,
     moveCompose: labels[LABELS.tagPolicyCompose]?.trim() === "move",
+    window: [],
+    prePull: config.pre_pull,
     holdBreaking: labelBool("holdBreaking") ?? config.hold_breaking,
   };
+  const window = windowFor(labels, config, useLabels);
+  if ("problem" in window) problems.push(window.problem);
+  else policy.window = window.policy;
   if (config.lifecycle_hooks) labelDuration("hookTimeout");
   if (policy.stopSignal !== undefined && !SIGNAL.test(policy.stopSignal)) {
     problems.push(`label ${labelSet(labels, "stopSignal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`);
@@ -236,6 +247,23 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   if (service !== undefined) problems.unshift(`Swarm task of service ${service}`);
   if (problems.length > 0) policy.problem = problems.join("; ");
   return policy;
+}
+
+/**
+ * The host's update_window (checked at load), narrowed by the label svc.update_window: the label
+ * can only narrow it (both must be open), so one that never meets the host's window is a problem.
+ */
+function windowFor(labels: Readonly<Record<string, string>>, config: Config, useLabels: boolean): { policy: WindowPolicy } | { problem: string } {
+  const host = config.update_window === undefined ? undefined : parseWindows(config.update_window);
+  const policy: WindowPolicy[number][] = host && "windows" in host ? [host.windows] : [];
+  const text = useLabels ? labelValue(labels, "updateWindow") : undefined;
+  if (text === undefined) return { policy };
+  const label = `label ${LABELS.updateWindow}=${JSON.stringify(text.slice(0, 200))}`;
+  const own = parseWindows(text);
+  if ("problem" in own) return { problem: `${label}: ${own.problem}` };
+  policy.push(own.windows);
+  if (neverOpen(policy)) return { problem: `${label} never meets the host's update_window ${JSON.stringify(config.update_window)} (a label narrows the host's window, never widens it)` };
+  return { policy };
 }
 
 /** A signal as the engine takes it: a name with or without SIG (SIGRTMIN+3 too), or a number. */

@@ -27,7 +27,7 @@ export function unmatchedFilters(all: readonly ContainerSummary[], config: Confi
   const answeredNames = new Set(answered.map((t) => t.name));
   const names = candidates.map((c) => c.name);
   const problems: string[] = [];
-  for (const wanted of [...config.containers, ...(filter.container ?? [])]) {
+  for (const wanted of new Set([...config.containers, ...(filter.container ?? [])])) {
     if (answeredNames.has(bareName(wanted))) continue;
     const found = candidates.find((c) => c.name === bareName(wanted));
     if (!found) {

@@ -24,10 +24,10 @@ import { announce } from "../cycle/progress.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { LABELS, labelValue, policyFor, selectionFilter } from "../selection/selection.ts";
 import { awaitRollout, requestRollback, waitSettled, writeImage, type ServiceOutcome } from "./rollout.ts";
-import { checkTargets, durationOf, finish, newTarget, toReplace, type CycleScope, type KindDeps, type TargetEntry, type TargetKind } from "../cycle/target.ts";
+import { appliesAtOf, checkTargets, durationOf, finish, heldByWindow, newTarget, toReplace, unlessAsked, type CycleScope, type KindDeps, type TargetEntry, type TargetKind } from "../cycle/target.ts";
 import { snoozedUntil } from "../check/snooze.ts";
 import { readReleaseNotes } from "../cycle/notes.ts";
-import { DRY_RUN_REASON, type ContainerReport, type RollbackResult } from "../types.ts";
+import { DRY_RUN_REASON, type ContainerReport, type RollbackResult, type UpdateFilter } from "../types.ts";
 
 /** A service kind works with what every kind does (cycle/target.ts). */
 export type ServiceTargetDeps = KindDeps;
@@ -94,7 +94,7 @@ async function runServices(kind: Kind, { ctx, all, filter, options, releases }: 
   if (options.seen && services) options.seen.services = services;
   if (!services?.length) return [];
   const keep = selectionFilter(deps.config, filter);
-  const entries = services.map((service) => newEntry(service, deps.config)).filter((entry) => keep(entry.summary));
+  const entries = services.map((service) => newEntry(service, deps.config, options.dryRun ? {} : filter)).filter((entry) => keep(entry.summary));
   if (entries.length === 0) return [];
   for (const entry of entries) tellHooks(kind, entry);
   const checker = serviceChecker(deps, entries);
@@ -148,6 +148,8 @@ function updateOne(kind: Kind, ctx: ProtocolContext, entry: Entry, self: boolean
 async function update(kind: Kind, ctx: ProtocolContext, entry: Entry, self: boolean): Promise<void> {
   const { deps, swarm } = kind;
   if (deps.draining()) return finish(entry, "skipped", "svc is shutting down");
+  // the window is asked again at the moment of acting: one that closed meanwhile applies nothing new
+  if (heldByWindow(entry)) return;
   const verdict = entry.verdict!;
   const image = `${verdict.newImage ?? entry.summary.image}@${verdict.newDigest}`;
   const auth = await deps.registry.pullAuth(verdict.ref!).catch(() => undefined);
@@ -207,9 +209,9 @@ async function followedReference(kind: Kind, name: string): Promise<string | und
   return service?.name === name ? unpinned(service.image).image : undefined;
 }
 
-function newEntry(service: ServiceSummary, config: Config): Entry {
+function newEntry(service: ServiceSummary, config: Config, filter: UpdateFilter = {}): Entry {
   const summary = serviceAsContainer(service);
-  return { ...newTarget(summary, policyFor(summary, config)), service };
+  return { ...newTarget(summary, unlessAsked(policyFor(summary, config), filter, summary.name)), service };
 }
 
 /** A service as the selection and the check see a container: its spec's labels, the reference it follows, the digest it is pinned to. */
@@ -282,6 +284,7 @@ function reportOf(entry: Entry): ContainerReport {
     state: entry.state,
     reason: entry.reason,
     duration_ms: durationOf(entry),
+    ...appliesAtOf(entry),
     ...(entry.releases ? { releases: entry.releases } : {}),
   };
 }

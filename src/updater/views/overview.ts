@@ -7,6 +7,7 @@
  * engine) and from what svc remembers; pure, so the rules are tested without an engine.
  */
 import { formatDuration, type Config, type TagPolicy } from "../../config/index.ts";
+import { describeMoment, describeWindows, serviceTimeZone } from "../../config/window.ts";
 import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
 import type { ReleaseNotes } from "../../releases/index.ts";
@@ -32,6 +33,8 @@ export interface ContainerPolicyView {
   min_image_age: string | null;
   /** the lifecycle hooks its labels set */
   hooks: HookName[];
+  /** when it may be updated (docs/windows.md): the host's update_window, and its label's within it; null: any time */
+  update_window: string | null;
   /** hook labels a Swarm service carries, which do not apply to it (Swarm runs the tasks); [] for a container */
   ignored_hooks: HookName[];
 }
@@ -57,6 +60,9 @@ export interface ContainerOverview {
   created_at: string | null;
   /** when min_image_age lets the newer image be applied; null without min_image_age */
   eligible_at: string | null;
+  /** pending: when its update window opens (ISO 8601), and as a person reads it ("Sat 02:00 (in 9 h)", time zone from TZ) */
+  applies_at: string | null;
+  applies: string | null;
   policy: ContainerPolicyView;
   snoozed_until: string | null;
   /** what svc skipped for it on request (a digest or a reference) */
@@ -150,6 +156,7 @@ function describe(entry: ContainerReport, target: TargetFacts, image: ImageSumma
     first_seen_at: seen ? iso(seen.seenAt) : null,
     created_at: seen?.createdAt ? iso(seen.createdAt) : null,
     eligible_at: since !== undefined && policy.minImageAgeMs > 0 ? iso(since + policy.minImageAgeMs) : null,
+    ...appliesOf(entry, now),
     policy: {
       monitor_only: policy.monitorOnly,
       // the nodes pull a service's image: no_pull does not apply to it, nor do hooks
@@ -158,6 +165,7 @@ function describe(entry: ContainerReport, target: TargetFacts, image: ImageSumma
       min_image_age: policy.minImageAgeMs > 0 ? formatDuration(policy.minImageAgeMs) : null,
       hooks: target.service ? [] : hooks,
       ignored_hooks: target.service ? hooks : [],
+      update_window: describeWindows(policy.window),
     },
     snoozed_until: until === undefined ? null : iso(until),
     // kept as "<digest or reference>[ rollback:<trigger>]" (check/check.ts): the page shows what is skipped
@@ -169,6 +177,13 @@ function describe(entry: ContainerReport, target: TargetFacts, image: ImageSumma
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** A pending target's next window, as the report gave it, and as a person reads it. */
+function appliesOf(entry: ContainerReport, now: number): Pick<ContainerOverview, "applies_at" | "applies"> {
+  const at = entry.state === "pending" && entry.applies_at ? Date.parse(entry.applies_at) : Number.NaN;
+  if (Number.isNaN(at)) return { applies_at: null, applies: null };
+  return { applies_at: iso(at), applies: describeMoment(at, now, serviceTimeZone()) };
+}
 
 /** `sha256:` and the first 12 hex digits: enough to tell images apart on a screen. */
 export function shortDigest(digest: string): string {

@@ -9,8 +9,10 @@ import type { Updater } from "../port.ts";
 
 export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): Updater {
   let held = false;
-  const leased = async <T>(work: () => Promise<T | null>, what = "cycle skipped"): Promise<T | null> => {
-    if (held) return null;
+  // While this process holds the lease, a request for a cycle or a rollback goes to the updater,
+  // which answers it as busy and counts the skip (svc_scans_skipped); recovery never runs beside one.
+  const leased = async <T>(work: () => Promise<T | null>, what = "cycle skipped", whileHeld: "ask" | "skip" = "ask"): Promise<T | null> => {
+    if (held) return whileHeld === "ask" ? work() : null;
     const lease = tryLease(stateFile, "a cycle of svc");
     if ("holder" in lease) {
       log.child("updater").info(`${what}: ${describeProcess(lease.holder)} is acting on the containers of this state_dir`);
@@ -29,7 +31,7 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
     run: (trigger, filter, options) => leased(() => updater.run(trigger, filter, options)),
     rollback: (container, trigger) => leased(() => updater.rollback(container, trigger)),
     // leftovers another process is working on are not ours to repair: the next cycle looks again
-    recover: async () => void (await leased(async () => (await updater.recover(), true), "crash recovery postponed to the next cycle")),
+    recover: async () => void (await leased(async () => (await updater.recover(), true), "crash recovery postponed to the next cycle", "skip")),
     get busy() {
       return held || updater.busy;
     },

@@ -60,6 +60,8 @@ export function containerLine(c: ContainerReport): string {
     case "stale":
       if (wouldUpdate(c)) return `${c.name}: would update ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}`;
       return `${c.name}: newer image not applied ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}${why}`;
+    case "pending":
+      return `${c.name}: pending ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${why}`;
     case "skipped":
       return `${c.name}: skipped${why}`;
     case "fresh":
@@ -77,6 +79,7 @@ export function summaryLine(report: SessionReport): string {
     [c.rolled_back, "rolled back"],
     [c.failed, "failed"],
     [c.stale - would, "newer image not applied"],
+    [c.pending, "pending (update window)"],
     [c.held, "held (breaking)"],
     [c.skipped, "skipped"],
     [c.fresh, "up to date"],

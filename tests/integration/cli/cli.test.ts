@@ -21,7 +21,7 @@ function svc(args: string[], options: { cwd?: string; env?: Record<string, strin
   const cwd = options.cwd ?? tempDir("svc-cli-");
   const proc = Bun.spawnSync([process.execPath, MAIN, ...args], {
     cwd,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, NO_COLOR: "1", ...options.env },
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, XDG_STATE_HOME: join(cwd, ".state"), NO_COLOR: "1", ...options.env },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -118,6 +118,16 @@ describe("--generate-config", () => {
     expect(run.code).toBe(0);
     expect(Bun.TOML.parse(run.stdout)).toEqual({});
     for (const option of OPTIONS) expect(run.stdout).toContain(option.meta.description);
+    // redirected by the shell, the file would be readable by others: the FILE form is named
+    expect(run.stderr).toContain("svc --generate-config FILE writes it 0600");
+  });
+
+  test("svc help and svc version are the help and the version, not container names", () => {
+    const help = svc(["help"]);
+    expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Start here:")]);
+    const version = svc(["version"]);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   test("to a FILE; refuses to overwrite it without --force", () => {

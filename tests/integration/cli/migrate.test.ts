@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../../src/config/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
 import { tempDir } from "../../temp.ts";
+import { commandBlock, runBlockUntil, svcOnPath } from "../../support/doc-blocks.ts";
 import { runSvc, userEnv } from "../e2e/support.ts";
 
 const name = uniqueName("watchtower");
@@ -76,3 +77,24 @@ test("without a name it finds the one Watchtower container, and says so when the
   expect(missing.code).toBe(2);
   expect(missing.stderr).toContain("no container named no-such-container");
 }, 60_000);
+
+test("docs/migrating-from-watchtower.md, Switching over, as written: the file, a dry run, Watchtower stopped and removed, svc running and saying when it checks", async () => {
+  const watchtower = uniqueName("wt-switch");
+  const scope = uniqueName("wt-switch-scope");
+  buildImage(image, { push: false });
+  docker(["run", "-d", "--name", watchtower, "--network", "none", "-l", "com.centurylinklabs.watchtower=true",
+    "-e", "WATCHTOWER_POLL_INTERVAL=21600", "-e", `WATCHTOWER_SCOPE=${scope}`, "--entrypoint", "/bin/sh", image, "-c", "sleep 3600", "/watchtower"]);
+  const dir = tempDir("svc-switch-");
+  // the sandbox's changes: its engine is the user's (DOCKER_HOST), and the container has a unique name
+  const script = commandBlock("switch-over").text.replaceAll(/\bwatchtower\b(?=[ \n])/g, watchtower);
+  const env = userEnv({ PATH: `${svcOnPath(dir)}:${process.env.PATH}`, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig, NO_COLOR: "1" });
+  const run = await runBlockUntil(script, { cwd: dir, env }, (output) => /next check at \d\d:\d\d/.test(output));
+  try {
+    expect(run.output()).toContain(`docker stop ${watchtower} && docker rm ${watchtower}`); // migrate's own last lines
+    expect(docker(["ps", "-a", "--filter", `name=^${watchtower}$`, "--format", "{{.Names}}"]).stdout).toBe("");
+    expect(run.output()).toMatch(/next check at \d\d:\d\d \(in 6 h\)/);
+  } finally {
+    await run.stop();
+    docker(["rm", "-f", watchtower], { allowFailure: true });
+  }
+}, 180_000);

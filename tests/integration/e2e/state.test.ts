@@ -4,10 +4,10 @@
  * digest announced once is not announced again after a restart.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspect } from "../../harness.ts";
-import { FAILING_CMD, Fixture, baseFlags, parseJsonLines, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "./support.ts";
+import { FAILING_CMD, Fixture, baseFlags, parseJsonLines, receiver, reportsIn, runSvc, stopAll, stopReceivers, userEnv } from "./support.ts";
 
 const fx = new Fixture("e2e-state");
 
@@ -41,6 +41,36 @@ describe("state_dir", () => {
     expect(inspect(name).Id).toBe(afterRollback.Id);
     expect(inspect(name).State.StartedAt).toBe(afterRollback.State.StartedAt);
     expect(inspect(name).Image).not.toBe(bad.id);
+  }, 120_000);
+
+  test("by default (no state_dir given), a digest rolled back is still skipped after a restart", async () => {
+    const name = fx.name("plain");
+    fx.run("plain", fx.image("plain").ref);
+    const bad = fx.image("plain", { changes: [FAILING_CMD] });
+    // a user's own folder for state: $XDG_STATE_HOME (else ~/.local/state, or /var/lib/svc as root)
+    const env = userEnv({ XDG_STATE_HOME: fx.tempDir("xdg") });
+    const first = await runSvc([...baseFlags(), "--run-once", name], { env });
+    expect(first.code, first.svc.describe()).toBe(1);
+    expect(entryIn(first.svc.output, name)?.state, first.svc.describe()).toBe("rolled_back");
+    expect(JSON.parse(readFileSync(join(env.XDG_STATE_HOME!, "svc", "state.json"), "utf8")).rolled_back[name]).toStartWith("sha256:");
+    const second = await runSvc([...baseFlags(), "--run-once", name], { env });
+    const entry = entryIn(second.svc.output, name);
+    expect(entry?.state, second.svc.describe()).toBe("skipped");
+    expect(entry?.reason).toContain("was rolled back before");
+    expect(inspect(name).Image).not.toBe(bad.id);
+  }, 120_000);
+
+  test("a default folder that cannot be written is said once at start, with what will not survive; the cycle runs", async () => {
+    const name = fx.name("nowhere");
+    fx.run("nowhere", fx.image("nowhere").ref);
+    const blocker = join(fx.tempDir("blocked"), "a-file");
+    writeFileSync(blocker, "");
+    const run = await runSvc([...baseFlags(), "--run-once", name], { env: userEnv({ XDG_STATE_HOME: blocker }) });
+    expect(run.code, run.svc.describe()).toBe(0);
+    const warnings = parseJsonLines(run.svc.output).filter((r) => r.level === "warn" && String(r.message).includes("cannot be used"));
+    expect(warnings.map((r) => r.message)).toEqual([expect.stringContaining(`state_dir ${blocker}/svc cannot be used`)]);
+    expect(warnings[0].message).toContain("digests rolled back or skipped");
+    expect(entryIn(run.svc.output, name)?.state).toBe("fresh");
   }, 120_000);
 
   test("min_image_age: a newer image waits, counted from when svc first saw it, across a restart, then is applied", async () => {

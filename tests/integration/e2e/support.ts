@@ -5,6 +5,7 @@
  * and image carries the fixture's unique prefix and is removed in `cleanup`.
  */
 import { join, resolve } from "node:path";
+import { tempDir } from "../../temp.ts";
 import type { Server, Subprocess } from "bun";
 import { docker, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
@@ -81,7 +82,8 @@ export function userEnv(extra: Record<string, string> = {}): Record<string, stri
     if (value === undefined || key.startsWith("SVC_") || key === "DOCKER_HOST") continue;
     env[key] = value;
   }
-  return { ...env, ...extra };
+  // state_dir's default (a folder of the user's): a fresh one per process, as a new user's would be
+  return { ...env, XDG_STATE_HOME: tempDir("svc-state-"), ...extra };
 }
 
 export interface SvcOptions {

@@ -346,7 +346,8 @@ export function startSvc(args: string[], options: SvcOptions = {}): SvcProcess {
   const proc = track(
     Bun.spawn(["bun", join(REPO_ROOT, "src/main.ts"), "--log-format", "json", "--log-audit-to-stdout", ...args], {
       cwd: svcWorkDir(),
-      env: cleanEnv(),
+      // state_dir's default: a fresh folder per process, not the host's /var/lib/svc
+      env: { ...cleanEnv(), XDG_STATE_HOME: tempDir("svc-state-") },
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",

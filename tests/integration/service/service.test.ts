@@ -7,6 +7,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import { tempDir } from "../../temp.ts";
 import { buildImage, docker, freePort, inspect, portOpen, removeContainersByPrefix, sandbox, uniqueName, waitUntil } from "../../harness.ts";
 
 const MAIN = join(import.meta.dir, "../../../src/main.ts");
@@ -48,6 +49,7 @@ function startSvc(args: string[]): Svc {
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
+    env: { ...process.env, XDG_STATE_HOME: tempDir("svc-state-") },
   });
   processes.push(proc);
   let text = "";
@@ -111,6 +113,21 @@ describe("run-once", () => {
 });
 
 describe("startup", () => {
+  test("the start says when the first check comes; with no engine it says what is wrong, and no error about a crash", async () => {
+    const svc = startSvc(["--poll-interval", "6h", "--scope", `${PREFIX}-nothing`, "--docker-host", "unix:///nonexistent/docker.sock"]);
+    try {
+      await waitUntil(() => svc.output().includes("next check at"), 30_000, "the next-check line");
+      const records = svc.output().trim().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+      expect(records.find((r) => r.message.startsWith("next check at"))?.message).toMatch(/^next check at \d\d:\d\d \(in 6 h\)$/);
+      expect(records.filter((r) => r.level === "error")).toEqual([]);
+      expect(records.find((r) => r.level === "warn")?.message).toBe("the Docker engine is not reachable yet");
+      expect(svc.output()).not.toContain("crash recovery");
+    } finally {
+      svc.proc.kill("SIGTERM");
+      await svc.exited;
+    }
+  }, 60_000);
+
   test("a port in use is a clear startup error, exit 2", async () => {
     const port = freePort();
     const blocker = Bun.listen({ hostname: "0.0.0.0", port, socket: { data() {} } });

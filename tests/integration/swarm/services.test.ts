@@ -4,7 +4,10 @@
  * service on the dashboard, in Chromium (tests/integration/ui/support.ts).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync } from "node:fs";
+import { join } from "node:path";
 import { sandbox } from "../../harness.ts";
+import { commandBlock, REPO_ROOT } from "../../support/doc-blocks.ts";
 import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
@@ -253,12 +256,22 @@ describe("an image set while svc decides", () => {
   });
 });
 
-describe("svc as a Swarm service on the manager", () => {
-  test("updates the other services first, then its own without waiting, and the new task takes over", async () => {
+/** svc's image in the sandbox registry, built once for this file (the binary compiled once too). */
+let svcBuild: { work: string; ref: string } | undefined;
+function svcImageOnce(): { work: string; ref: string } {
+  if (!svcBuild) {
     const work = fx.tempDir("svc-build");
     compileSvc(work);
-    const svcRef = `${sandbox().registry}/${fx.name("svc")}:latest`;
-    buildSvcImage(work, svcRef, "1");
+    const ref = `${sandbox().registry}/${fx.name("svc")}:latest`;
+    buildSvcImage(work, ref, "1");
+    svcBuild = { work, ref };
+  }
+  return svcBuild;
+}
+
+describe("svc as a Swarm service on the manager", () => {
+  test("updates the other services first, then its own without waiting, and the new task takes over", async () => {
+    const { work, ref: svcRef } = svcImageOnce();
     const first = fx.image("beside");
     const scope = fx.name("self-scope");
     const port = freePort();
@@ -292,6 +305,46 @@ describe("svc as a Swarm service on the manager", () => {
     const next = (await again.json()) as SessionReport;
     for (const name of [beside, self]) expectState(next, name, "fresh");
   }, 240_000);
+});
+
+/**
+ * docs/swarm.md, "svc as a Swarm service": docs/svc-stack.yml deployed as written by the docs'
+ * commands on the two-node swarm. The sandbox's changes: the image is this file's build (the
+ * docs' `bun run image` builds both platforms), in the sandbox's registry; the socket is the
+ * sandbox's; the stack, the port and the secret's value are the test's.
+ */
+describe("docs/svc-stack.yml, deployed as written", () => {
+  const stack = fx.name("stack");
+  afterAll(() => {
+    docker(["stack", "rm", stack], { allowFailure: true });
+    docker(["secret", "rm", "svc-token"], { allowFailure: true });
+  }, 60_000);
+
+  test("svc runs on a manager as 65532 with its secret, its state volume and its API, and says when it checks", async () => {
+    const { ref } = svcImageOnce();
+    const dir = fx.tempDir("stack");
+    copyFileSync(join(REPO_ROOT, "docs", "svc-stack.yml"), join(dir, "svc-stack.yml"));
+    const port = freePort();
+    const script = commandBlock("swarm-deploy")
+      .text.replace(/^.*bun run image.*$/m, "")
+      .replaceAll("registry.example/svc:0.1.0", ref)
+      .replaceAll(/\/var\/run\/docker\.sock(?=\))/g, sandbox().socketPath)
+      .replace("svc-stack.yml svc", `svc-stack.yml ${stack}`)
+      .replace("docker service logs svc_svc", "true");
+    const env = { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig, DOCKER_SOCKET: sandbox().socketPath, HTTP_PORT: String(port) };
+    const ran = Bun.spawnSync(["bash", "-e", "-c", script], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
+    expect(ran.exitCode, ran.stderr.toString()).toBe(0);
+    const service = `${stack}_svc`;
+    const logs = () => docker(["service", "logs", "--raw", service], { allowFailure: true }).stdout;
+    await waitUntil(() => logs().includes("next check at"), 90_000, "svc's next-check line");
+    expect(logs()).not.toContain("cannot be used");
+    // the secret was read (an unreadable token file stops svc at start): the API asks for it
+    const spec = serviceInspect(service).Spec;
+    expect(spec.TaskTemplate.ContainerSpec.User).toStartWith("65532:");
+    expect(spec.TaskTemplate.Placement.Constraints).toEqual(["node.role == manager"]);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/v1/containers`)).status).toBe(401);
+  }, 180_000);
 });
 
 describe("on the dashboard", () => {

@@ -17,13 +17,7 @@ afterAll(async () => {
   await ui?.close();
 }, 120_000);
 
-/** A running container with a newer image of its tag in the registry. */
-function staleContainer(what: string, args: string[] = []): { name: string; oldId: string; newId: string } {
-  const v1 = ui.fx.image(what);
-  const name = ui.run(what, v1.ref, args);
-  const v2 = ui.fx.image(what);
-  return { name, oldId: v1.id, newId: v2.id };
-}
+const staleContainer = (what: string, args: string[] = []) => ui.staleContainer(what, args);
 
 describe("the dashboard in a browser", () => {
   test("sign-in: a wrong token is said plainly and shows nothing; the right one, typed and sent with Enter, shows the containers", async () => {

@@ -27,13 +27,7 @@ afterAll(async () => {
   await ui?.close();
 }, 120_000);
 
-/** A running container with a newer image of its tag in the registry. */
-function staleContainer(what: string, args: string[] = []): { name: string; oldId: string; newId: string } {
-  const v1 = ui.fx.image(what);
-  const name = ui.run(what, v1.ref, args);
-  const v2 = ui.fx.image(what);
-  return { name, oldId: v1.id, newId: v2.id };
-}
+const staleContainer = (what: string, args: string[] = []) => ui.staleContainer(what, args);
 
 const textOf = (page: import("playwright-core").Page) => page.evaluate<string>("document.body.innerText");
 

@@ -29,6 +29,8 @@ export interface Dashboard {
   open(options?: { signIn?: boolean; viewport?: { width: number; height: number } }): Promise<Page>;
   /** `docker run` with this file's scope label */
   run(what: string, image: string, args?: string[]): string;
+  /** a running container (of this file's scope) with a newer image of its tag in the registry */
+  staleContainer(what: string, args?: string[]): { name: string; oldId: string; newId: string };
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export async function startDashboard(what: string, extraFlags: string[] = []): P
   const profile = mkdtempSync(join(tmpdir(), `${scope}-chromium-`));
   const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: DESKTOP });
   const url = `http://127.0.0.1:${port}/`;
+  const run = (name: string, image: string, args: string[] = []) => fx.run(name, image, ["--label", `svc.scope=${scope}`, ...args]);
   return {
     fx,
     svc,
@@ -58,7 +61,13 @@ export async function startDashboard(what: string, extraFlags: string[] = []): P
       if (signIn) await signInWith(page, token);
       return page;
     },
-    run: (name, image, args = []) => fx.run(name, image, ["--label", `svc.scope=${scope}`, ...args]),
+    run,
+    staleContainer(what, args = []) {
+      const v1 = fx.image(what);
+      const name = run(what, v1.ref, args);
+      const v2 = fx.image(what);
+      return { name, oldId: v1.id, newId: v2.id };
+    },
     async close() {
       await browser.close().catch(() => {});
       rmSync(profile, { recursive: true, force: true });

@@ -41,7 +41,7 @@ describe("an update", () => {
     expect(after.Mounts.map((m: any) => m.Name)).toContain(fx.name("data"));
     expect(Object.keys(containersByPrefix(app))).toEqual([app]);
 
-    expect(report!.counts).toEqual({ scanned: 2, updated: 1, failed: 0, skipped: 0, fresh: 1, stale: 0, rolled_back: 0, held: 0 });
+    expect(report!.counts).toEqual({ scanned: 2, updated: 1, failed: 0, skipped: 0, fresh: 1, stale: 0, pending: 0, rolled_back: 0, held: 0 });
     expect(h.metrics.snapshot()).toEqual({ svc_scans_total: 1, svc_scans_skipped: 0, svc_containers_scanned: 2, svc_containers_updated: 1, svc_containers_failed: 0 });
     expect(h.published.map((r) => r.id)).toEqual([report!.id]);
     const actions = h.audit.entries.filter((e) => e.container === app).map((e) => e.action);

@@ -3,7 +3,7 @@
  * schema itself: an option added tomorrow is covered without touching this file.
  */
 import { describe, expect, test } from "bun:test";
-import { OPTIONS, type OptionSpec } from "../../../src/config/index.ts";
+import { OPTIONS, defaultStateDir, type OptionSpec } from "../../../src/config/index.ts";
 import { tomlLiteral } from "../../../src/config/toml.ts";
 import { load, tempDir, writeFile } from "./helpers.ts";
 
@@ -16,6 +16,12 @@ const FORMATTED_STRINGS: Record<string, string> = {
   "notifications.webhook.content_type": "text/plain; charset=utf-8",
   tag_policy: "semver:minor+pre",
   "http_api.address": "127.0.0.1",
+  update_window: "Sat,Sun 02:00-05:00",
+  "notifications.webhook.digest": "daily 08:00",
+  "notifications.email.digest": "weekly Mon 08:00",
+  "notifications.mqtt.digest": "daily 20:30",
+  "notifications.pushover.digest": "weekly Sat,Sun 09:00",
+  "notifications.urls_digest": "daily 07:30",
 };
 
 /** A valid value different from the default, and what the loaded Config must hold for it. */
@@ -155,7 +161,8 @@ describe.each(OPTIONS.map((o) => [o.key, o] as const))("%s", (_key, option) => {
       others.set("poll_interval", "1h");
     }
     const result = await load({ env: toEnv(others) });
-    const fallback = option.schema.safeParse(undefined).data;
+    // state_dir's default depends on who runs svc (the loader's, not the schema's)
+    const fallback = option.key === "state_dir" ? defaultStateDir(toEnv(others)) : option.schema.safeParse(undefined).data;
     expect(valueAt(result.config, option.path)).toEqual(fallback);
     expect(result.sources[option.key]!.source).toBe("default");
   });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync, chmodSync } from "node:fs";
 import { join } from "node:path";
-import { defaultConfig, loadConfig } from "../../../src/config/index.ts";
+import { defaultConfig, defaultStateDir, loadConfig } from "../../../src/config/index.ts";
 import { exitCodeOf, isSvcError } from "../../../src/errors.ts";
 import { RUNS, load, problems, tempDir, writeFile } from "./helpers.ts";
 
@@ -33,7 +33,7 @@ describe("precedence: flag > env > file > default", () => {
 
   test("nothing given: exactly the defaults, plus what runs", async () => {
     const { config } = await load({ argv: RUNS });
-    expect(config).toEqual(defaultConfig({ poll_interval: 3_600_000 }));
+    expect(config).toEqual(defaultConfig({ poll_interval: 3_600_000, state_dir: defaultStateDir({}) }));
   });
 
   test("docker.host: SVC_DOCKER_HOST > file > DOCKER_HOST > default", async () => {
@@ -186,9 +186,35 @@ describe("bad input: every problem at once, each named as written", () => {
     ].sort((a, b) => (a.startsWith("--") ? -1 : b.startsWith("--") ? 1 : 0)));
   });
 
-  test("mutually exclusive poll_interval / schedule / run_once, named where set", async () => {
-    const found = await problems({ toml: 'poll_interval = "5m"', argv: ["--schedule", "0 4 * * *"], env: { SVC_RUN_ONCE: "1" } });
-    expect(found).toEqual(["svc.toml:1: poll_interval and --schedule and SVC_RUN_ONCE: poll_interval, schedule and run_once are mutually exclusive; set only one"]);
+  test("mutually exclusive poll_interval / schedule / run_once when given on the same level, named where set", async () => {
+    const found = await problems({ toml: 'poll_interval = "5m"\nrun_once = true', argv: [] });
+    expect(found).toEqual(["svc.toml:1: poll_interval and svc.toml:2: run_once: poll_interval, schedule and run_once are mutually exclusive; set only one"]);
+    expect(await problems({ env: { SVC_RUN_ONCE: "1", WATCHTOWER_POLL_INTERVAL: "300" } })).toEqual([
+      "WATCHTOWER_POLL_INTERVAL and SVC_RUN_ONCE: poll_interval, schedule and run_once are mutually exclusive; set only one",
+    ]);
+  });
+
+  test("a 'when' flag replaces the schedule of the file or the environment, with one line saying so (the Quick start's svc --run-once)", async () => {
+    const fromFile = await load({ toml: 'poll_interval = "6h"', argv: ["--run-once", "--dry-run"] });
+    expect(fromFile.config.run_once).toBe(true);
+    expect(fromFile.config.poll_interval).toBeUndefined();
+    expect(fromFile.warnings).toContain("--run-once given on the command line replaces svc.toml:1: poll_interval for this run");
+    const fromEnv = await load({ env: { WATCHTOWER_POLL_INTERVAL: "300" }, argv: ["--run-once"] });
+    expect(fromEnv.config.run_once).toBe(true);
+    expect(fromEnv.config.poll_interval).toBeUndefined();
+    expect(fromEnv.warnings).toContain("--run-once given on the command line replaces WATCHTOWER_POLL_INTERVAL for this run");
+    const envOverFile = await load({ toml: 'schedule = "0 4 * * *"', env: { SVC_POLL_INTERVAL: "5m" } });
+    expect([envOverFile.config.poll_interval, envOverFile.config.schedule]).toEqual([300_000, undefined]);
+    expect(envOverFile.warnings).toContain("SVC_POLL_INTERVAL given in the environment replaces svc.toml:1: schedule for this run");
+    // run_once = false is no schedule: nothing replaced, nothing said
+    const off = await load({ toml: "run_once = false", argv: ["--poll-interval", "1h"] });
+    expect(off.warnings.filter((w) => w.includes("replaces"))).toEqual([]);
+  });
+
+  test("Watchtower's --interval 300 is one problem: its value is not taken as a container name, and no 'nothing would ever run'", async () => {
+    expect(await problems({ argv: ["--interval", "300"] })).toEqual([
+      "--interval: unknown flag; Watchtower's --interval is svc's --poll-interval (a number alone is seconds, as in Watchtower; or 5m, 6h)",
+    ]);
   });
 
   test("nothing would ever run", async () => {
@@ -331,5 +357,56 @@ describe("bad input: every problem at once, each named as written", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "svc.toml"), "run_once = true\n");
     expect((await loadConfig({ argv: [], env: {}, cwd: dir })).config.run_once).toBe(true);
+  });
+});
+
+describe("state_dir's default: a place that persists", () => {
+  test("$XDG_STATE_HOME/svc when set, else /var/lib/svc as root, else ~/.local/state/svc", () => {
+    expect(defaultStateDir({ XDG_STATE_HOME: "/x/state/" }, 0)).toBe("/x/state/svc");
+    expect(defaultStateDir({ HOME: "/root" }, 0)).toBe("/var/lib/svc");
+    expect(defaultStateDir({ HOME: "/home/ann" }, 1000)).toBe("/home/ann/.local/state/svc");
+    expect(defaultStateDir({ XDG_STATE_HOME: "relative", HOME: "/home/ann" }, 1000)).toBe("/home/ann/.local/state/svc");
+  });
+
+  test("given nowhere, state_dir is that default, shown as one", async () => {
+    const { config, sources } = await load({ argv: RUNS, env: { XDG_STATE_HOME: "/x" } });
+    expect(config.state_dir).toBe("/x/svc");
+    expect(sources.state_dir!.source).toBe("default");
+  });
+});
+
+describe("lists are read one way", () => {
+  test("names in env and flags: commas or whitespace separate them, as Watchtower reads them", async () => {
+    for (const text of ["a b", "a,b", "a, b", " a\tb "]) {
+      expect((await load({ argv: RUNS, env: { SVC_DISABLE_CONTAINERS: text } })).config.disable_containers).toEqual(["a", "b"]);
+      expect((await load({ argv: RUNS, env: { WATCHTOWER_DISABLE_CONTAINERS: text } })).config.disable_containers).toEqual(["a", "b"]);
+    }
+    expect((await load({ argv: [...RUNS, "--containers", "web worker"] })).config.containers).toEqual(["web", "worker"]);
+  });
+
+  test("a TOML entry holding two names is refused, naming the line", async () => {
+    expect(await problems({ argv: RUNS, toml: 'disable_containers = ["a b"]' })).toEqual(["svc.toml:1: disable_containers[0]: one name per entry: a name holds no space or comma"]);
+  });
+
+  test("notification URLs joined by commas: the separator is named", async () => {
+    const found = await problems({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: "discord://token@123,ntfy://ntfy.sh/topic" } });
+    expect(found).toEqual(["SVC_NOTIFICATIONS_URLS: URLs are separated by spaces, not commas (a URL may hold commas): a comma before ntfy://..."]);
+    expect((await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: "discord://token@123 ntfy://ntfy.sh/topic" } })).config.notifications.urls).toHaveLength(2);
+  });
+});
+
+describe("peers need the dashboard", () => {
+  const peers = '[[peers]]\nname = "nas"\nurl = "http://127.0.0.1:8081"\ntoken = "t0ken-of-the-nas"\n';
+  test("without http_api.ui or update they are refused, saying what to turn on", async () => {
+    expect(await problems({ argv: RUNS, toml: peers })).toEqual([
+      "svc.toml:1: peers: nothing would ever ask them: they are shown by the dashboard; set http_api.ui (--http-api-ui, SVC_HTTP_API_UI) on this host (docs/dashboard.md)",
+    ]);
+  });
+
+  test("with the update API only, a warning; with the dashboard, nothing", async () => {
+    const updateOnly = await load({ argv: [...RUNS, "--http-api-update", "--http-api-token", "t"], toml: peers });
+    expect(updateOnly.warnings.some((w) => w.includes("the dashboard that shows them is off"))).toBe(true);
+    const withUi = await load({ argv: [...RUNS, "--http-api-ui", "--http-api-token", "t"], toml: peers });
+    expect(withUi.warnings.filter((w) => w.includes("peers"))).toEqual([]);
   });
 });

@@ -8,7 +8,7 @@ function container(name: string, state: ContainerReport["state"], new_digest: st
 }
 
 function report(...containers: ContainerReport[]): SessionReport {
-  const counts = { scanned: containers.length, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, rolled_back: 0, held: 0 };
+  const counts = { scanned: containers.length, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 };
   for (const c of containers) counts[c.state]++;
   return sampleReport({ containers, counts });
 }

@@ -66,7 +66,7 @@ describe("dispatcher", () => {
     const channel = fakeChannel("fake");
     const log = recordingLogger();
     const dispatcher = await createNotifications(config(), log, { notifiers: [channel] });
-    const quiet = sampleReport({ containers: [], counts: { scanned: 0, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, rolled_back: 0, held: 0 } });
+    const quiet = sampleReport({ containers: [], counts: { scanned: 0, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 } });
     dispatcher.publish(quiet);
     await dispatcher.close();
     expect(channel.attempts()).toBe(0);

@@ -10,7 +10,7 @@ export function sampleReport(overrides: Partial<SessionReport> = {}): SessionRep
     finished_at: "2026-11-21T10:00:02.500Z",
     duration_ms: 2500,
     filter: { container: [], image: [] },
-    counts: { scanned: 3, updated: 1, failed: 1, skipped: 0, fresh: 1, stale: 0, rolled_back: 0, held: 0 },
+    counts: { scanned: 3, updated: 1, failed: 1, skipped: 0, fresh: 1, stale: 0, pending: 0, rolled_back: 0, held: 0 },
     containers: [
       {
         id: "c0ffee01",

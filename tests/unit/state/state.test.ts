@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { inMemory, openState } from "../../../src/state/index.ts";
+import { inMemory, openState, usableStateDir } from "../../../src/state/index.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -133,5 +133,35 @@ describe("the state file is written safely (docs/security.md)", () => {
     const fresh = join(tempDir("state"), "new");
     openState(fresh, recordingLogger()).section("skipped").set("web", "sha256:x");
     expect(statSync(fresh).mode & 0o777).toBe(0o700);
+  });
+});
+
+describe("state_dir at start", () => {
+  test("the default folder is made at start, svc's user's only, with the folders above it", () => {
+    const dir = join(tempDir("svc-state-default-"), ".local", "state", "svc");
+    const log = recordingLogger();
+    expect(usableStateDir(dir, log)).toBe(dir);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(log.lines).toEqual([]);
+  });
+
+  test("a folder that cannot be made is said once at start, naming what will not survive a restart; svc goes on in memory", () => {
+    const blocker = join(tempDir("svc-state-blocked-"), "file");
+    writeFileSync(blocker, "");
+    const log = recordingLogger();
+    expect(usableStateDir(join(blocker, "svc"), log)).toBeUndefined();
+    expect(log.lines.map((l) => l.level)).toEqual(["warn"]);
+    expect(log.lines[0]!.message).toContain(`state_dir ${join(blocker, "svc")} cannot be used`);
+    expect(log.lines[0]!.message).toContain("digests rolled back or skipped");
+    expect(log.lines[0]!.message).toContain("set state_dir (SVC_STATE_DIR)");
+  });
+
+  test("a default folder svc may not use (other users may write it) is the same warning; one the operator chose is refused", () => {
+    const dir = tempDir("svc-state-open-");
+    chmodSync(dir, 0o777);
+    const log = recordingLogger();
+    expect(usableStateDir(dir, log, false)).toBeUndefined();
+    expect(log.lines[0]!.message).toContain("can be written by other users");
+    expect(() => usableStateDir(dir, recordingLogger(), true)).toThrow("can be written by other users");
   });
 });

@@ -43,6 +43,6 @@ test("report counts every state; the failed gauge counts rolled back too", () =>
   const states = ["fresh", "fresh", "stale", "updated", "failed", "rolled_back", "skipped"] as const;
   const containers = states.map((state, i) => ({ name: `c${i}`, state }) as ContainerReport);
   const counts = countOutcomes(containers);
-  expect(counts).toEqual({ scanned: 7, updated: 1, failed: 1, skipped: 1, fresh: 2, stale: 1, rolled_back: 1, held: 0 });
-  expect(metricCounts(counts)).toEqual({ scanned: 7, updated: 1, failed: 2 });
+  expect(counts).toEqual({ scanned: 7, updated: 1, failed: 1, skipped: 1, fresh: 2, stale: 1, pending: 0, rolled_back: 1, held: 0 });
+  expect(metricCounts(counts)).toEqual({ scanned: 7, updated: 1, failed: 2, pending: 0 });
 });

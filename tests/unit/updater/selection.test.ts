@@ -81,7 +81,7 @@ describe("per-container policy", () => {
   const labels = { "svc.monitor_only": "true", "svc.no_pull": "TRUE", "svc.stop_signal": "SIGQUIT", "svc.stop_timeout": "1m30s", "svc.depends_on": "db, /cache", "svc.min_image_age": "2d" };
   test("labels override globals", () => {
     const policy = policyFor({ labels }, defaultConfig({ stop_timeout: 5000 }));
-    expect(policy).toEqual({ monitorOnly: true, noPull: true, stopSignal: "SIGQUIT", stopTimeoutMs: 90_000, dependsOn: ["db", "cache"], minImageAgeMs: 172_800_000, tagPolicy: null, moveCompose: false, holdBreaking: false });
+    expect(policy).toEqual({ monitorOnly: true, noPull: true, stopSignal: "SIGQUIT", stopTimeoutMs: 90_000, dependsOn: ["db", "cache"], minImageAgeMs: 172_800_000, tagPolicy: null, moveCompose: false, holdBreaking: false, window: [], prePull: true });
   });
   test("min_image_age: the label over the global; a label that is not a duration is a problem naming it", () => {
     expect(policyFor({ labels: {} }, defaultConfig({ min_image_age: 3_600_000 })).minImageAgeMs).toBe(3_600_000);
@@ -160,6 +160,19 @@ describe("Watchtower's labels", () => {
     expect(enableLabelFilter(true)(container("x", { labels }))).toBe(true);
     expect(scopeFilter("b")(container("x", { labels }))).toBe(true);
     expect(scopeFilter("a")(container("x", { labels }))).toBe(false);
+  });
+});
+
+describe("update window (docs/windows.md)", () => {
+  const texts = (policy: ReturnType<typeof policyFor>) => policy.window.map((list) => list.map((w) => w.text));
+  test("the host's window, narrowed by the label; the label alone where the host has none", () => {
+    expect(texts(policyFor({ labels: {} }, defaultConfig({ update_window: "Sat,Sun 02:00-05:00" })))).toEqual([["Sat,Sun 02:00-05:00"]]);
+    expect(texts(policyFor({ labels: { "svc.update_window": "03:00-04:00" } }, defaultConfig({ update_window: "Sat,Sun 02:00-05:00" })))).toEqual([["Sat,Sun 02:00-05:00"], ["03:00-04:00"]]);
+    expect(texts(policyFor({ labels: { "svc.update_window": "03:00-04:00" } }, defaultConfig()))).toEqual([["03:00-04:00"]]);
+  });
+  test("a label that cannot be read, or never meets the host's window, is a problem naming it", () => {
+    expect(policyFor({ labels: { "svc.update_window": "soon" } }, defaultConfig()).problem).toStartWith('label svc.update_window="soon": ');
+    expect(policyFor({ labels: { "svc.update_window": "Mon 03:00-04:00" } }, defaultConfig({ update_window: "Sat,Sun 02:00-05:00" })).problem).toContain("never meets the host's update_window");
   });
 });
 

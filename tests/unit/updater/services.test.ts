@@ -124,6 +124,24 @@ describe("a newer digest", () => {
   });
 });
 
+describe("an update window (docs/windows.md)", () => {
+  test("a stale service outside its window is pending and its spec is not written; its label narrows the host's window", async () => {
+    // the window opens an hour from now, whatever the time zone
+    const hhmm = (at: Date) => `${String(at.getHours()).padStart(2, "0")}:${String(at.getMinutes()).padStart(2, "0")}`;
+    const later = new Date(Date.now() + 3_600_000);
+    const closed = `${hhmm(later)}-${hhmm(new Date(later.getTime() + 3_600_000))}`;
+    const { swarm, engine, run } = setup([service("web", `r/web:1@${digest(1)}`), service("api", `r/web:1@${digest(1)}`, { "svc.update_window": closed })], { update_window: "00:00-24:00" });
+    engine.remote.set("r/web:1", digest(2));
+    const report = (await run()).sort((a, b) => a.name.localeCompare(b.name));
+    expect(report.map((r) => [r.name, r.state])).toEqual([
+      ["api", "pending"],
+      ["web", "updated"],
+    ]);
+    expect(report[0]!.applies_at).toBe(new Date(Math.floor(later.getTime() / 60_000) * 60_000).toISOString());
+    expect(swarm.writes).toEqual([`web r/web:1@${digest(2)}`]);
+  });
+});
+
 describe("what a service's update brings", () => {
   test("both images' labels from the registry (the images live on the nodes); hold_breaking holds it, nothing written", async () => {
     const { engine, swarm } = setup([]);

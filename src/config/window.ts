@@ -1,0 +1,272 @@
+/**
+ * Update windows (docs/windows.md): when updates may be applied, as days plus a start and an end
+ * time of day in the service's time zone (`TZ`), and the digest periods of the notification
+ * channels, which use the same days and times. Pure: every function takes the moment it asks
+ * about and the time zone, so the rules are tested against any clock, across midnight and DST.
+ *
+ * A window is read on the wall clock: it is open while the local time is inside it, so on the day
+ * a DST change skips 02:00-03:00 a window 02:00-03:00 does not open, and on the day it repeats
+ * 01:00-02:00 a window of that hour is open for both.
+ */
+
+const DAY_NAMES = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
+const MINUTES_PER_DAY = 1440;
+const MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY;
+const MINUTE_MS = 60_000;
+const EVERY_DAY: ReadonlySet<number> = new Set([0, 1, 2, 3, 4, 5, 6]);
+
+/** One window: the days it opens on (0 = Sunday), its start and end in minutes after midnight (the end may be on the next day). */
+export interface Window {
+  days: ReadonlySet<number>;
+  start: number;
+  end: number;
+  /** as written, for messages */
+  text: string;
+}
+
+/**
+ * When targets may be updated: open while each of its lists has an open window (the host's, and a
+ * label's that narrows it). No list: always open.
+ */
+export type WindowPolicy = readonly (readonly Window[])[];
+
+/** A policy as written: "Sat,Sun 02:00-05:00 within 03:00-04:00" (the host's window, then a label's); null: always open. */
+export function describeWindows(policy: WindowPolicy): string | null {
+  return policy.length === 0 ? null : policy.map((list) => list.map((w) => w.text).join("; ")).join(" within ");
+}
+
+/** The zone svc reads times in: TZ, as the runtime's Intl resolves it. */
+export function serviceTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+// ---- parsing ----
+
+const TIME = /^(\d{1,2}):(\d{2})$/;
+const DAY_TOKEN = /^[a-z]{3}$/i;
+
+function parseTime(text: string, isEnd: boolean): number | undefined {
+  const match = TIME.exec(text);
+  if (!match) return undefined;
+  const hours = Number(match[1]);
+  const minutes = Number(match[2]);
+  if (isEnd && hours === 24 && minutes === 0) return MINUTES_PER_DAY;
+  if (hours > 23 || minutes > 59) return undefined;
+  return hours * 60 + minutes;
+}
+
+function dayIndex(text: string): number | undefined {
+  if (!DAY_TOKEN.test(text)) return undefined;
+  const index = DAY_NAMES.findIndex((name) => name.toLowerCase() === text.toLowerCase());
+  return index < 0 ? undefined : index;
+}
+
+/** "Mon,Wed-Fri" (ranges may wrap: "Fri-Mon") into day indexes, or the problem. */
+export function parseDays(text: string): Set<number> | { problem: string } {
+  const days = new Set<number>();
+  for (const part of text.split(",")) {
+    const [from, to, ...rest] = part.trim().split("-");
+    const first = dayIndex(from ?? "");
+    const last = to === undefined ? first : dayIndex(to);
+    if (first === undefined || last === undefined || rest.length > 0) return { problem: `"${part.trim()}" is not a day or a range of days (Mon, Tue, Wed, Thu, Fri, Sat, Sun; Mon-Fri)` };
+    for (let day = first; ; day = (day + 1) % 7) {
+      days.add(day);
+      if (day === last) break;
+    }
+  }
+  return days;
+}
+
+/** One window, "[DAYS ]HH:MM-HH:MM". */
+function parseWindow(text: string): Window | { problem: string } {
+  const parts = text.trim().split(/\s+/);
+  if (parts.length > 2 || parts[0] === "") return { problem: `"${text.trim()}" is not a window (examples: "02:00-05:00", "Sat,Sun 02:00-05:00", "Mon-Fri 23:00-01:00")` };
+  const days = parts.length === 2 ? parseDays(parts[0]!) : EVERY_DAY;
+  if ("problem" in days) return days;
+  const [startText, endText, ...rest] = parts.at(-1)!.split("-");
+  const start = parseTime(startText ?? "", false);
+  const end = parseTime(endText ?? "", true);
+  if (start === undefined || end === undefined || rest.length > 0) return { problem: `"${text.trim()}" needs a start and an end time, HH:MM-HH:MM (24 h; an end of 24:00 is midnight)` };
+  if (start === end) return { problem: `"${text.trim()}" opens and closes at the same time, so it never opens (a whole day is 00:00-24:00)` };
+  return { days, start, end, text: text.trim() };
+}
+
+/**
+ * Windows separated by ";" ("Sat,Sun 02:00-05:00; Wed 22:00-23:00"), or the problem naming the
+ * value: one that cannot be read or never opens, or two that overlap.
+ */
+export function parseWindows(text: string): { windows: Window[] } | { problem: string } {
+  const windows: Window[] = [];
+  for (const part of text.split(";")) {
+    if (part.trim() === "") continue;
+    const window = parseWindow(part);
+    if ("problem" in window) return window;
+    windows.push(window);
+  }
+  if (windows.length === 0) return { problem: "holds no window (leave it unset for no window)" };
+  const minutes = windows.map(weekMinutes);
+  for (let a = 0; a < windows.length; a++) {
+    for (let b = a + 1; b < windows.length; b++) {
+      if (minutes[a]!.some((open, minute) => open && minutes[b]![minute])) return { problem: `windows "${windows[a]!.text}" and "${windows[b]!.text}" overlap (write them as one window)` };
+    }
+  }
+  return { windows };
+}
+
+/** The minutes of a week (Sunday 00:00 first) a window holds, on the wall clock. */
+function weekMinutes(window: Window): boolean[] {
+  const open = new Array<boolean>(MINUTES_PER_WEEK).fill(false);
+  const length = (window.end - window.start + MINUTES_PER_DAY) % MINUTES_PER_DAY || MINUTES_PER_DAY;
+  for (const day of window.days) {
+    for (let m = 0; m < length; m++) open[(day * MINUTES_PER_DAY + window.start + m) % MINUTES_PER_WEEK] = true;
+  }
+  return open;
+}
+
+/** True when the windows share no minute of the week: their intersection never opens. */
+export function neverOpen(policy: WindowPolicy): boolean {
+  if (policy.length === 0) return false;
+  const weeks = policy.map((list) => list.map(weekMinutes));
+  for (let minute = 0; minute < MINUTES_PER_WEEK; minute++) {
+    if (weeks.every((list) => list.some((week) => week[minute]))) return false;
+  }
+  return true;
+}
+
+// ---- the wall clock of a time zone ----
+
+interface Wall {
+  year: number;
+  month: number;
+  day: number;
+  weekday: number;
+  /** minutes after midnight */
+  minute: number;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timeZone);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat("en-US", { timeZone, hourCycle: "h23", weekday: "short", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" });
+    formatters.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
+/** The local date and time of a moment in a time zone. */
+export function wallClock(at: number, timeZone: string): Wall {
+  const parts: Record<string, string> = {};
+  for (const part of formatterFor(timeZone).formatToParts(at)) parts[part.type] = part.value;
+  return {
+    year: Number(parts.year),
+    month: Number(parts.month),
+    day: Number(parts.day),
+    weekday: DAY_NAMES.indexOf(parts.weekday as (typeof DAY_NAMES)[number]),
+    minute: Number(parts.hour) * 60 + Number(parts.minute),
+  };
+}
+
+/** How far the zone's wall clock is ahead of UTC at a moment, in ms. */
+function offsetAt(at: number, timeZone: string): number {
+  const wall = wallClock(at, timeZone);
+  const wallAsUtc = Date.UTC(wall.year, wall.month - 1, wall.day, 0, wall.minute);
+  return wallAsUtc - Math.floor(at / MINUTE_MS) * MINUTE_MS;
+}
+
+/** The moment a local date and time stands for (in a DST gap: the moment an hour later on the wall). */
+function momentOf(year: number, month: number, day: number, minute: number, timeZone: string): number {
+  const asUtc = Date.UTC(year, month - 1, day, 0, minute);
+  const guess = asUtc - offsetAt(asUtc, timeZone);
+  return asUtc - offsetAt(guess, timeZone);
+}
+
+// ---- the questions ----
+
+function windowOpen(window: Window, wall: Wall): boolean {
+  if (window.start < window.end) return window.days.has(wall.weekday) && wall.minute >= window.start && wall.minute < window.end;
+  // across midnight: from the start on one of its days, to the end on the next day
+  return (window.days.has(wall.weekday) && wall.minute >= window.start) || (window.days.has((wall.weekday + 6) % 7) && wall.minute < window.end);
+}
+
+/** Whether updates may be applied at `at`. */
+export function isOpen(policy: WindowPolicy, at: number, timeZone: string): boolean {
+  const wall = wallClock(at, timeZone);
+  return policy.every((list) => list.some((window) => windowOpen(window, wall)));
+}
+
+/** The moments windows start, from the day before `after` to nine days on, in order. */
+function startsAround(windows: readonly Window[], after: number, timeZone: string): number[] {
+  const today = wallClock(after, timeZone);
+  const starts: number[] = [];
+  for (let offset = -1; offset <= 9; offset++) {
+    const date = new Date(Date.UTC(today.year, today.month - 1, today.day + offset));
+    for (const window of windows) {
+      if (window.days.has(date.getUTCDay())) starts.push(momentOf(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), window.start, timeZone));
+    }
+  }
+  return starts.sort((a, b) => a - b);
+}
+
+/**
+ * When updates may next be applied: `at` itself when the policy is open then, else the first
+ * moment after it that opens; null when it never opens (in the next nine days: every window repeats weekly).
+ */
+export function nextOpening(policy: WindowPolicy, at: number, timeZone: string): number | null {
+  if (isOpen(policy, at, timeZone)) return at;
+  // an intersection of windows opens where one of them starts while the others are open
+  for (const start of startsAround(policy.flat(), at, timeZone)) {
+    if (start > at && isOpen(policy, start, timeZone)) return earliestOpen(policy, start, at, timeZone);
+  }
+  return null;
+}
+
+/**
+ * The first moment of the open stretch that holds `open`, after `after`: a start in a DST gap
+ * stands for the moment after the gap, and a start in a repeated hour opens at its first time.
+ */
+function earliestOpen(policy: WindowPolicy, open: number, after: number, timeZone: string): number {
+  let first = open;
+  for (let step = 0; step < 180 && first - MINUTE_MS > after && isOpen(policy, first - MINUTE_MS, timeZone); step++) first -= MINUTE_MS;
+  return first;
+}
+
+/** The first start of one of `windows` strictly after `after` (a digest's next moment). */
+export function nextStart(windows: readonly Window[], after: number, timeZone: string): number {
+  return startsAround(windows, after, timeZone).find((start) => start > after) ?? after + MINUTES_PER_WEEK * MINUTE_MS;
+}
+
+/** "Sat 02:00 (in 9 h)": a moment as a person reads it, and how far off it is. */
+export function describeMoment(at: number, now: number, timeZone: string): string {
+  const wall = wallClock(at, timeZone);
+  const time = `${String(Math.floor(wall.minute / 60)).padStart(2, "0")}:${String(wall.minute % 60).padStart(2, "0")}`;
+  return `${DAY_NAMES[wall.weekday]} ${time} (${describeWait(at - now)})`;
+}
+
+function describeWait(ms: number): string {
+  const minutes = Math.max(0, Math.ceil(ms / MINUTE_MS));
+  if (minutes === 0) return "now";
+  if (minutes < 60) return `in ${minutes} min`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `in ${hours} h`;
+  return `in ${Math.round(hours / 24)} d`;
+}
+
+// ---- digests ----
+
+/**
+ * A digest period, "daily HH:MM" or "weekly DAYS HH:MM" ("weekly Mon 08:00"), as the windows that
+ * start at its moments; or the problem naming the value.
+ */
+export function parseDigestPeriod(text: string): { moments: Window[] } | { problem: string } {
+  const parts = text.trim().split(/\s+/);
+  const kind = parts[0]?.toLowerCase();
+  const example = 'must be "daily HH:MM" or "weekly DAY HH:MM" (examples: "daily 08:00", "weekly Mon 08:00")';
+  if (!((kind === "daily" && parts.length === 2) || (kind === "weekly" && parts.length === 3))) return { problem: example };
+  const days = kind === "weekly" ? parseDays(parts[1]!) : EVERY_DAY;
+  if ("problem" in days) return days;
+  const start = parseTime(parts.at(-1)!, false);
+  if (start === undefined) return { problem: example };
+  return { moments: [{ days, start, end: (start + 1) % MINUTES_PER_DAY, text: text.trim() }] };
+}

@@ -1,0 +1,91 @@
+/**
+ * The docs agree with the code and with themselves: every command block a user would copy is
+ * marked and, unless it says why not, run by a test; every reference to a section names one that
+ * exists; every SVC_* variable named is one svc reads; every default written beside an option is
+ * the schema's.
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { OPTIONS } from "../../src/config/index.ts";
+import { REPO_ROOT, commandBlocks, docFiles, fencedBlocks } from "../support/doc-blocks.ts";
+
+const read = (file: string) => readFileSync(join(REPO_ROOT, file), "utf8");
+const COMMAND_LANGUAGES = new Set(["sh", "bash", "shell", "console"]);
+
+/** Every test source, to find which blocks are run. */
+function testSources(dir = join(REPO_ROOT, "tests")): string {
+  return readdirSync(dir, { withFileTypes: true })
+    .map((entry) => (entry.isDirectory() ? testSources(join(dir, entry.name)) : entry.name.endsWith(".ts") ? readFileSync(join(dir, entry.name), "utf8") : ""))
+    .join("\n");
+}
+
+describe("command blocks", () => {
+  test("every shell block of README.md and docs/ is marked <!-- command: NAME --> (or says why it is not run)", () => {
+    const unmarked = docFiles().flatMap((file) => fencedBlocks(file).filter((b) => COMMAND_LANGUAGES.has(b.language) && !b.marker).map((b) => `${file}:${b.line}`));
+    expect(unmarked).toEqual([]);
+  });
+
+  test("each name is used once, and each block not marked 'not run' is run by a test", () => {
+    const blocks = commandBlocks();
+    const names = blocks.map((b) => b.name);
+    expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
+    const sources = testSources();
+    const unrun = blocks.filter((b) => !b.notRun && !sources.includes(`commandBlock("${b.name}")`)).map((b) => `${b.file}:${b.line} ${b.name}`);
+    expect(unrun).toEqual([]);
+  });
+});
+
+/** The headings of a Markdown file, as written. */
+function headings(file: string): string[] {
+  return read(file)
+    .split("\n")
+    .filter((line) => /^#{1,6} /.test(line))
+    .map((line) => line.replace(/^#+ /, "").trim());
+}
+
+const anchor = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-");
+
+describe("references", () => {
+  test('every `README.md, "Section"` and `docs/x.md, "Section"` names a section that exists', () => {
+    const files = [...docFiles(), "docs/compose.yaml", "docs/svc-stack.yml", "systemd/svc.service", "Dockerfile", "install.sh"];
+    const broken: string[] = [];
+    for (const file of files) {
+      for (const match of read(file).matchAll(/((?:docs\/)?[a-z-]+\.md|README(?:\.md)?|README's), "([^"]+)"/g)) {
+        const target = match[1]!.startsWith("README") ? "README.md" : match[1]!.startsWith("docs/") ? match[1]! : `docs/${match[1]}`;
+        if (!headings(target).includes(match[2]!.replace(/\s+/g, " "))) broken.push(`${file}: ${match[0]}`);
+      }
+      for (const match of read(file).matchAll(/\]\(((?:docs\/)?[a-z-]+\.md)#([a-z0-9-]+)\)/g)) {
+        const target = file.startsWith("docs/") ? `docs/${match[1]!.replace(/^docs\//, "")}` : match[1]!;
+        if (!headings(target).map(anchor).includes(match[2]!)) broken.push(`${file}: ${match[0]}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  test("every SVC_* variable named in the docs, the Dockerfile and compose.yaml is one svc reads (or one of its scripts)", () => {
+    const known = new Set([...OPTIONS.map((o) => o.env), "SVC_CONFIG", "SVC_IMAGE", "SVC_INSTALL_BASE_URL", "SVC_BUILD_COMMIT"]);
+    const script = /^SVC_(TEST|SANDBOX|BENCH|FUZZ)_/;
+    const unknown = [...docFiles(), "docs/compose.yaml", "docs/svc-stack.yml", "Dockerfile"].flatMap((file) =>
+      [...read(file).matchAll(/\bSVC_[A-Z0-9_]*[A-Z0-9]\b/g)].map((m) => m[0]).filter((name) => !known.has(name) && !script.test(name)).map((name) => `${file}: ${name}`),
+    );
+    expect([...new Set(unknown)]).toEqual([]);
+  });
+
+  test("a default written beside an option, `hook_timeout` (60s), is the schema's", () => {
+    const wrong: string[] = [];
+    for (const file of docFiles().filter((f) => f !== "docs/configuration.md")) {
+      for (const match of read(file).matchAll(/`([a-z_.]+)` \((\d+(?:ms|s|m|h))\)/g)) {
+        const option = OPTIONS.find((o) => o.key === match[1] || o.key.endsWith(`.${match[1]}`));
+        if (option?.meta.kind === "duration" && option.meta.default !== match[2]) wrong.push(`${file}: ${match[0]} (schema: ${String(option.meta.default)})`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  test("where the docs say when the API listens, they name every switch that opens it (update, metrics, ui)", () => {
+    const said = [...docFiles(), "Dockerfile"].flatMap((file) => [...read(file).matchAll(/(?:API|port)[^.]{0,40}(?:listens only|used only) when[\s\S]{0,80}/g)].map((m) => `${file}: ${m[0]}`));
+    expect(said.length).toBeGreaterThan(0);
+    expect(said.filter((s) => !(s.includes("update") && s.includes("metrics") && s.includes("ui")))).toEqual([]);
+  });
+});
