@@ -13,6 +13,8 @@
 #   scripts/sandbox.sh prepare  only install the packages and download Docker 28.5 (before several ups at once)
 #   scripts/sandbox.sh swarm-up     a two-node Swarm: the engine as manager, a second engine joined as worker
 #   scripts/sandbox.sh swarm-down   leave it on both nodes and stop the second engine (`down` does it too)
+#   scripts/sandbox.sh logs DEST    copy the engines' and registries' logs into DEST (before `down`
+#                                   removes them: what explains a failed test run afterwards)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -131,7 +133,7 @@ start_dockerd() { # start_dockerd [FOLDER]: the sandbox's engine, or another one
   PATH=$path setsid dockerd "${args[@]}" \
     --data-root "$root/data" --exec-root "$root/exec" --pidfile "$root/dockerd.pid" \
     -H "unix://$sock" >"$root/dockerd.log" 2>&1 </dev/null &
-  wait_for 60 docker -H "unix://$sock" version || { tail -20 "$root/dockerd.log" >&2; exit 1; }
+  wait_for 60 engine_answers "$sock" || { tail -20 "$root/dockerd.log" >&2; exit 1; }
 }
 
 # Podman's Docker-compatible API, with its storage, runtime state and configuration all in the
@@ -173,7 +175,7 @@ CONF
   setsid podman --root "$p/root" --runroot "$run" --tmpdir "$p/tmp" \
     system service --time=0 "unix://$SOCK" >"$DIR/podman.log" 2>&1 </dev/null &
   echo $! >"$DIR/podman.pid"
-  wait_for 60 docker -H "unix://$SOCK" version || { tail -20 "$DIR/podman.log" >&2; exit 1; }
+  wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
 }
 
 start_engine() {
@@ -182,6 +184,14 @@ start_engine() {
     podman) start_podman ;;
     *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman)"; exit 2 ;;
   esac
+}
+
+engine_answers() { # engine_answers SOCKET: its API answers (curl: a docker CLI start costs far more CPU a poll)
+  curl -sSf -o /dev/null --max-time 5 --unix-socket "$1" http://engine/_ping 2>/dev/null
+}
+
+registry_answers() { # registry_answers PORT
+  case "$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$1/v2/" 2>/dev/null)" in 200|401) return 0 ;; *) return 1 ;; esac
 }
 
 start_registry() { # start_registry NAME PORT [htpasswd]
@@ -200,9 +210,9 @@ start_registry() { # start_registry NAME PORT [htpasswd]
   } >"$DIR/$name/config.yml"
   setsid docker-registry serve "$DIR/$name/config.yml" >"$DIR/$name.log" 2>&1 </dev/null &
   echo $! >"$DIR/$name.pid"
-  wait_for 30 curl -fsS -o /dev/null -w '' "http://127.0.0.1:$port/v2/" ||
-    curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v2/" | grep -q 401 ||
-    { tail -20 "$DIR/$name.log" >&2; exit 1; }
+  # Up when /v2/ answers: 200, or 401 for the auth registry (waiting for a 200 there used to wait
+  # out the whole 30 s on every `up`).
+  wait_for 30 registry_answers "$port" || { tail -20 "$DIR/$name.log" >&2; exit 1; }
 }
 
 build_rootfs() {
@@ -360,6 +370,17 @@ down() {
   log "down"
 }
 
+# The logs `down` would remove: the engine's (dockerd's also holds its containerd's), the Swarm
+# worker's, the registries'.
+keep_logs() {
+  local dest=${1:?usage: sandbox.sh logs DEST} file
+  mkdir -p "$dest"
+  for file in "$DIR"/*.log "$SWARM_WORKER"/*.log; do
+    [ -f "$file" ] || continue
+    case "$file" in "$SWARM_WORKER"/*) cp "$file" "$dest/w2-$(basename "$file")" ;; *) cp "$file" "$dest/" ;; esac
+  done
+}
+
 status() {
   for p in dockerd podman registry auth-registry; do
     if alive "$DIR/$p.pid"; then echo "$p: running ($(cat "$DIR/$p.pid"))"; else echo "$p: stopped"; fi
@@ -375,5 +396,6 @@ case "${1:-}" in
   status) status ;;
   swarm-up) swarm_up ;;
   swarm-down) swarm_down ;;
-  *) echo "usage: $0 up|down|env|status|start-engine|prepare|swarm-up|swarm-down" >&2; exit 2 ;;
+  logs) keep_logs "${2:-}" ;;
+  *) echo "usage: $0 up|down|env|status|start-engine|prepare|swarm-up|swarm-down|logs DEST" >&2; exit 2 ;;
 esac

@@ -13,6 +13,10 @@
 # SVC_TEST_ENGINES="docker20" (a space-separated list of legs or engines) runs only those. Extra
 # arguments go to `bun test` on one leg, the containerd store's (bash scripts/test.sh tests/build),
 # unless SVC_TEST_ENGINES names the legs, then on each. SVC_TEST_JOBS (default 4) legs run at once.
+#
+# --quick: the loop while working (README, "Develop and test"): the unit tests and the quick
+# engine files below, on the sandbox of the environment when one is up (eval "$(bash
+# scripts/sandbox.sh env)"), else on a containerd leg of their own; under two minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,8 +26,32 @@ if ! command -v bun >/dev/null 2>&1; then
 fi
 bun install --frozen-lockfile >/dev/null
 
-ENGINE_FACING=(tests/integration/engine tests/integration/registry tests/integration/updater tests/integration/safety tests/integration/e2e)
+# The engine-facing folders, in three groups that run side by side in each engine leg, one
+# `bun test` process each (docs/testing.md, "The legs"): most of their time is spent waiting for
+# containers, cycles and engines, not on the CPU.
+#   UNSCOPED  files whose containers carry no svc.scope label, and e2e svc instances that act on
+#             every such container: they share the leg's engine one file after the other
+#   SCOPED    the updater tests: every container and cycle in their own scope, which no
+#             unscoped instance touches
+#   OWN_ENGINES  the safety tests: engines of their own (of the leg's kind), never the leg's
+UNSCOPED=(tests/integration/engine tests/integration/registry tests/integration/e2e)
+SCOPED=(tests/integration/updater)
+OWN_ENGINES=(tests/integration/safety)
+ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}")
 ALL_LEGS=(docker28-containerd docker28-containerd:rest docker28 docker20 podman)
+# What a change most likely broke, each file quick (docs/testing.md has every file's time): the
+# engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
+QUICK=(tests/unit tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
+  tests/integration/registry/check.test.ts tests/integration/updater/update.test.ts
+  tests/integration/e2e/run-once.test.ts)
+if [ "${1:-}" = "--quick" ]; then
+  shift
+  if [ -n "${SVC_TEST_DOCKER_HOST:-}" ] && docker -H "$SVC_TEST_DOCKER_HOST" version >/dev/null 2>&1; then
+    echo "test: quick, on the sandbox at $SVC_TEST_DOCKER_HOST" >&2
+    exec bun test --timeout 120000 "${QUICK[@]}" "$@"
+  fi
+  SVC_TEST_ENGINES=docker28-containerd:quick
+fi
 selected_legs() { # the legs SVC_TEST_ENGINES names, by leg or by engine
   local want leg
   for leg in "${ALL_LEGS[@]}"; do
@@ -31,6 +59,7 @@ selected_legs() { # the legs SVC_TEST_ENGINES names, by leg or by engine
       if [ "$want" = "$leg" ] || [ "$want" = "${leg%%:*}" ]; then echo "$leg"; break; fi
     done
   done
+  case " $SVC_TEST_ENGINES " in *" docker28-containerd:quick "*) echo docker28-containerd:quick ;; esac
 }
 if [ -n "${SVC_TEST_ENGINES:-}" ]; then
   mapfile -t LEGS < <(selected_legs)
@@ -42,12 +71,17 @@ else
 fi
 JOBS=${SVC_TEST_JOBS:-4}
 
-# Each engine's folder and ports (registries 5100/5101, 5110/5111...): a developer's sandbox
+# Each engine's folder and ports (registries 5100/5101, 5110/5111...; SVC_TEST_PORT_BASE=5400 moves
+# them to 5400/5401...): a developer's sandbox
 # (5000/5001) and the demo (5200/5201) are left alone.
 BASE=${SVC_SANDBOX_DIR:-$PWD/.sandbox/test-$$}
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/svc-test.XXXXXX")
+# A failed leg's engine and registry logs are kept here (the sandbox's own go with it), and their
+# ends printed: CI shows only what was printed.
+KEPT=${SVC_TEST_KEEP_LOGS:-$PWD/.test-logs/$(date +%Y%m%d-%H%M%S)-$$}
+PORT_BASE=${SVC_TEST_PORT_BASE:-5100}
 leg_env() { # leg_env INDEX LEG: the sandbox variables of one leg
-  echo "export SVC_SANDBOX_ENGINE=${2%%:*} SVC_SANDBOX_DIR=$BASE/${2/:/-} SVC_SANDBOX_REGISTRY_PORT=$((5100 + 10 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((5101 + 10 * $1))"
+  echo "export SVC_SANDBOX_ENGINE=${2%%:*} SVC_SANDBOX_DIR=$BASE/${2/:/-} SVC_SANDBOX_REGISTRY_PORT=$((PORT_BASE + 10 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((PORT_BASE + 1 + 10 * $1))"
 }
 cleanup() {
   local i
@@ -63,14 +97,27 @@ trap 'exit 143' TERM
 tests_of() { # what a leg runs
   case "$1" in
     *:all) ;;
+    *:quick) echo "${QUICK[@]}" ;;
     *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
         grep -vxF -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
     podman) echo tests/integration/podman ;;
-    # the Swarm tests (a second engine of the leg's kind joined as a worker) run in the rest leg,
-    # on Docker 28.5, and here on the oldest engine; never in two legs of one engine
-    docker20) echo "${ENGINE_FACING[@]}" tests/integration/swarm ;;
-    *) echo "${ENGINE_FACING[@]}" ;;
+    *) echo "${UNSCOPED[@]}" ;;
+  esac
+}
+beside_of() { # what a leg runs beside tests_of: one line a process
+  case "$1" in
+    *:*|podman) ;;
+    *) echo "${SCOPED[@]}"; echo "${OWN_ENGINES[@]}" ;;
+  esac
+}
+after_of() { # what a leg runs once all the above have ended
+  case "$1" in
+    # the Swarm tests (a second engine of the leg's kind joined as a worker, the leg's engine its
+    # manager) run in the rest leg, on Docker 28.5, and here on the oldest engine, never in two
+    # legs of one engine; alone, since they turn the leg's engine into a Swarm manager, and their
+    # services share the updater tests' scope
+    docker20) echo tests/integration/swarm ;;
   esac
 }
 
@@ -81,12 +128,29 @@ run_leg() { # run_leg INDEX LEG [bun test args]
     eval "$(leg_env "$i" "$leg")"
     if bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
+      local group n=0 sides=()
       # --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise)
+      # (extra arguments name what to run: then nothing beside or after)
+      if [ $# -eq 0 ]; then
+        while read -r group; do
+          n=$((n + 1))
+          # shellcheck disable=SC2086
+          { echo "----- $leg, beside: $group -----"; bun test --timeout 120000 $group; } >"$LOGS/${leg/:/-}.part$n.log" 2>&1 </dev/null &
+          sides+=($!)
+        done < <(beside_of "$leg")
+      fi
       # shellcheck disable=SC2046
       bun test --timeout 120000 $(tests_of "$leg") "$@" || status=$?
+      for n in "${sides[@]}"; do wait "$n" || status=1; done
+      group=$(after_of "$leg")
+      if [ $# -eq 0 ] && [ -n "$group" ]; then
+        # shellcheck disable=SC2086
+        { echo "----- $leg, after: $group -----"; bun test --timeout 120000 $group; } >"$LOGS/${leg/:/-}.part9.log" 2>&1 || status=1
+      fi
     else
       status=1
     fi
+    [ "$status" = 0 ] || bash scripts/sandbox.sh logs "$KEPT/${leg/:/-}" || true
     bash scripts/sandbox.sh down || true
   } >"$LOGS/${leg/:/-}.log" 2>&1
   echo "$status $((SECONDS - began))" >"$LOGS/${leg/:/-}.rc"
@@ -99,11 +163,24 @@ started=$SECONDS
 running=0
 for i in "${!LEGS[@]}"; do
   if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
-  echo "test: ${LEGS[$i]}: $(tests_of "${LEGS[$i]}" | wc -w | sed 's/^0$/every/') test folders" >&2
+  echo "test: ${LEGS[$i]}: $({ tests_of "${LEGS[$i]}"; beside_of "${LEGS[$i]}"; after_of "${LEGS[$i]}"; } | wc -w | sed 's/^0$/every/') test folders" >&2
   run_leg "$i" "${LEGS[$i]}" "$@" &
   running=$((running + 1))
 done
 wait
+
+count() { # count pass|fail LOG: the closing count of the one `bun test` run a log holds
+  awk -v what="$1" '$0 ~ "^ *[0-9]+ " what "$" { n = $1 } END { print n + 0 }' "$2"
+}
+print_kept_logs() { # the end of each log a failed leg kept
+  local dir=$1 file
+  [ -d "$dir" ] || return 0
+  for file in "$dir"/*.log; do
+    [ -f "$file" ] || continue
+    printf -- '--- %s (the last 40 lines; the whole log is kept there) ---\n' "$file"
+    tail -n 40 "$file"
+  done
+}
 
 # Each leg's output in turn, then one plain closing line that any CI can read.
 status=0 passed=0 failed=0 summary=""
@@ -112,13 +189,19 @@ for leg in "${LEGS[@]}"; do
   printf '\n===== %s =====\n' "$leg"
   cat "$file.log"
   read -r rc took <"$file.rc" 2>/dev/null || rc=1 took=?
-  p=$(awk '/^ *[0-9]+ pass$/ { print $1 }' "$file.log" | tail -1)
-  f=$(awk '/^ *[0-9]+ fail$/ { print $1 }' "$file.log" | tail -1)
+  p=$(count pass "$file.log") f=$(count fail "$file.log")
+  for part in "$file".part*.log; do
+    [ -f "$part" ] || continue
+    printf '\n'
+    cat "$part"
+    p=$((p + $(count pass "$part"))) f=$((f + $(count fail "$part")))
+  done
   passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
   summary+="$leg: ${p:-0} passed, ${f:-0} failed (exit $rc, $took s)"$'\n'
-  [ "$rc" = 0 ] || status=1
+  [ "$rc" = 0 ] || { status=1; print_kept_logs "$KEPT/${leg/:/-}"; }
 done
 printf '\n%s' "$summary"
 echo "legs: ${#LEGS[@]}, $((SECONDS - started)) s"
+[ ! -d "$KEPT" ] || echo "the failed legs' engine and registry logs: $KEPT"
 echo "$passed passed, $failed failed"
 exit "$status"

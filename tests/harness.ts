@@ -4,6 +4,10 @@
  * name from `uniqueName`, and every cycle a test runs is scoped to its own containers.
  */
 import { randomBytes } from "node:crypto";
+import { shortcut } from "./support/docker-shortcuts.ts";
+import { engineFilters, engineJson, enginePathName, engineRequest, engineStream } from "./support/engine-api.ts";
+
+export { engineJson, engineRequest } from "./support/engine-api.ts";
 
 export interface Sandbox {
   dockerHost: string;
@@ -55,23 +59,44 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs the docker CLI against the sandbox engine. Throws with stderr unless allowFailure. */
+/**
+ * Runs the docker CLI against the sandbox engine. Throws with stderr unless allowFailure.
+ * The calls that only read, remove or push (`inspect`, `logs`, `ps -q`, `rm -f`, `rmi`, `push -q`)
+ * are answered through the Engine API where the CLI's answer is certain
+ * (tests/support/docker-shortcuts.ts): a CLI start costs more CPU than the request.
+ */
 export function docker(args: string[], options: { input?: string; allowFailure?: boolean } = {}): RunResult {
-  const proc = Bun.spawnSync(["docker", "-H", sandbox().dockerHost, ...args], {
-    // The sandbox's own CLI config (its login to the auth registry), never the user's ~/.docker.
-    env: { ...process.env, DOCKER_CONFIG: sandbox().dockerConfig },
-    stdin: options.input === undefined ? "ignore" : Buffer.from(options.input),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const result = { code: proc.exitCode ?? -1, stdout: proc.stdout.toString().trim(), stderr: proc.stderr.toString().trim() };
+  const result = (options.input === undefined && (pushShortcut(args) ?? shortcut(args, sandbox().socketPath, dockerCli))) || dockerCli(args, options.input);
   if (result.code !== 0 && !options.allowFailure) {
     throw new Error(`docker ${args.join(" ")} failed (${result.code}): ${result.stderr}`);
   }
   return result;
 }
 
-/** `docker inspect` of one object, parsed. */
+/** `push -q <reference>`: the CLI prints the reference; a push that fails is the CLI's to report. */
+function pushShortcut(args: string[]): RunResult | undefined {
+  if (args.length !== 3 || args[0] !== "push" || args[1] !== "-q" || args[2]!.startsWith("-")) return undefined;
+  try {
+    pushImage(args[2]!);
+    return { code: 0, stdout: args[2]!, stderr: "" };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The docker CLI itself. */
+function dockerCli(args: string[], input?: string): RunResult {
+  const proc = Bun.spawnSync(["docker", "-H", sandbox().dockerHost, ...args], {
+    // The sandbox's own CLI config (its login to the auth registry), never the user's ~/.docker.
+    env: { ...process.env, DOCKER_CONFIG: sandbox().dockerConfig },
+    stdin: input === undefined ? "ignore" : Buffer.from(input),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString().trim(), stderr: proc.stderr.toString().trim() };
+}
+
+/** `docker inspect` of one object, parsed (through the Engine API where it can: `docker`). */
 export function inspect<T = any>(nameOrId: string): T {
   return JSON.parse(docker(["inspect", nameOrId]).stdout)[0] as T;
 }
@@ -89,31 +114,59 @@ export interface ImageOptions {
  * "a newer image was published".
  */
 export function buildImage(reference: string, options: ImageOptions = {}): { id: string; digest: string | null } {
-  const changes = options.changes ?? ['CMD ["/bin/sleep","3600"]'];
-  const args = ["import"];
-  for (const change of changes) args.push("-c", change);
-  args.push("-c", `LABEL svc.test.build=${randomBytes(6).toString("hex")}`);
-  args.push(sandbox().rootfs, reference);
-  const id = docker(args).stdout;
+  const changes = [...(options.changes ?? ['CMD ["/bin/sleep","3600"]']), `LABEL svc.test.build=${randomBytes(6).toString("hex")}`];
+  const { repo, tag } = splitReference(reference);
+  // What `docker import -c ... <rootfs> <reference>` sends: the tar as the body, source "-".
+  const query = [`fromSrc=-`, `repo=${encodeURIComponent(repo)}`, `tag=${encodeURIComponent(tag)}`, ...changes.map((c) => `changes=${encodeURIComponent(c)}`)];
+  const imported = engineStream(
+    engineRequest("POST", `/images/create?${query.join("&")}`, { socketPath: sandbox().socketPath, bodyFile: sandbox().rootfs, headers: { "Content-Type": "application/x-tar" } }),
+    `docker import ${reference}`,
+  );
+  const id = String(imported.findLast((line) => typeof line.status === "string" && line.status.startsWith("sha256:"))?.status ?? inspect(reference).Id);
   let digest: string | null = null;
   if (options.push !== false) {
     docker(["push", "-q", reference]);
     const repoDigests = inspect(reference).RepoDigests as string[];
-    const repo = reference.replace(/:[^:/]+$/, "");
     digest = repoDigests.find((d) => d.startsWith(`${repo}@`))?.split("@")[1] ?? null;
   }
   return { id, digest };
 }
 
-/** Removes containers by name (or id), ignoring those that do not exist. */
+/** `docker push <reference>`, through the Engine API; the auth registry gets the sandbox's login. */
+export function pushImage(reference: string): void {
+  const { repo, tag } = splitReference(reference);
+  const box = sandbox();
+  const auth = repo.startsWith(`${box.authRegistry}/`) ? { username: box.authUser, password: box.authPass, serveraddress: box.authRegistry } : {};
+  const answer = engineRequest("POST", `/images/${enginePathName(repo)}/push?tag=${encodeURIComponent(tag)}`, {
+    socketPath: box.socketPath,
+    headers: { "X-Registry-Auth": Buffer.from(JSON.stringify(auth)).toString("base64url") },
+  });
+  engineStream(answer, `docker push ${reference}`);
+}
+
+/** `registry/name:tag` as repository and tag (`latest` when none is given). */
+function splitReference(reference: string): { repo: string; tag: string } {
+  const tagAt = reference.lastIndexOf(":");
+  if (tagAt > reference.lastIndexOf("/")) return { repo: reference.slice(0, tagAt), tag: reference.slice(tagAt + 1) };
+  return { repo: reference, tag: "latest" };
+}
+
+/**
+ * Removes containers by name (or id), going on past those that are gone or already being removed
+ * (`docker rm -f`, whose failures a cleanup ignores).
+ */
 export function removeContainers(...names: string[]): void {
-  if (names.length) docker(["rm", "-f", ...names], { allowFailure: true });
+  for (const name of names) engineRequest("DELETE", `/containers/${enginePathName(name)}?force=1`, { socketPath: sandbox().socketPath });
+}
+
+/** Every container whose name starts with `prefix` (also renamed leftovers), as the list call answers. */
+function listContainersByPrefix(prefix: string): { Id: string; Names: string[]; State: string }[] {
+  return engineJson("GET", `/containers/json?all=1&${engineFilters({ name: [`^/${prefix}`] })}`, { socketPath: sandbox().socketPath });
 }
 
 /** Removes every container whose name starts with `prefix` (also renamed leftovers). */
 export function removeContainersByPrefix(prefix: string): void {
-  const ids = docker(["ps", "-aq", "--filter", `name=^/${prefix}`]).stdout.split("\n").filter(Boolean);
-  if (ids.length) docker(["rm", "-f", ...ids], { allowFailure: true });
+  removeContainers(...listContainersByPrefix(prefix).map((c) => c.Id));
 }
 
 /**
@@ -152,11 +205,5 @@ export async function portOpen(port: number): Promise<boolean> {
 
 /** Containers whose names start with `prefix`, as name -> state. */
 export function containersByPrefix(prefix: string): Record<string, string> {
-  const out = docker(["ps", "-a", "--filter", `name=^/${prefix}`, "--format", "{{.Names}} {{.State}}"]).stdout;
-  return Object.fromEntries(
-    out
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => line.split(" ") as [string, string]),
-  );
+  return Object.fromEntries(listContainersByPrefix(prefix).map((c) => [c.Names[0]?.replace(/^\//, "") ?? c.Id, c.State]));
 }

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildImage, docker, removeContainersByPrefix, sandbox, uniqueName } from "../harness.ts";
+import { engineFilters, engineJson, enginePathName, engineRequest } from "./engine-api.ts";
 
 export interface FixtureOptions {
   /** the image changes (`CMD ...`) when a call gives none */
@@ -49,14 +50,15 @@ export class EngineFixture {
 
   network(what: string): string {
     const name = this.name(what);
-    docker(["network", "create", name]);
+    // What `docker network create <name>` sends (the CLI's default driver).
+    engineJson("POST", "/networks/create", { body: JSON.stringify({ Name: name, Driver: "bridge" }), headers: JSON_BODY });
     this.networks.push(name);
     return name;
   }
 
   volume(what: string): string {
     const name = this.name(what);
-    docker(["volume", "create", name]);
+    engineJson("POST", "/volumes/create", { body: JSON.stringify({ Name: name, Driver: "local" }), headers: JSON_BODY });
     this.volumes.push(name);
     return name;
   }
@@ -77,13 +79,13 @@ export class EngineFixture {
 
   cleanup(): void {
     removeContainersByPrefix(this.prefix);
-    // One CLI call per kind of object: each call removes what it can and goes on past what is gone,
-    // and a docker CLI start costs more CPU than the removal itself.
-    if (this.networks.length) docker(["network", "rm", ...this.networks], { allowFailure: true });
-    if (this.volumes.length) docker(["volume", "rm", "-f", ...this.volumes], { allowFailure: true });
-    const ids = docker(["images", "-q", "--filter", `reference=*/${this.prefix}-*`]).stdout.split("\n").filter(Boolean);
-    const images = [...new Set([...ids, ...this.images])];
-    if (images.length) docker(["rmi", "-f", ...images], { allowFailure: true });
+    // Removal goes on past what is already gone, as `docker rm -f`, `network rm`, `rmi -f` did.
+    for (const network of this.networks) engineRequest("DELETE", `/networks/${enginePathName(network)}`);
+    for (const volume of this.volumes) engineRequest("DELETE", `/volumes/${enginePathName(volume)}?force=1`);
+    const listed = engineJson<{ Id: string }[]>("GET", `/images/json?${engineFilters({ reference: [`*/${this.prefix}-*`] })}`).map((image) => image.Id);
+    for (const image of new Set([...listed, ...this.images])) engineRequest("DELETE", `/images/${enginePathName(image)}?force=1`);
     for (const dir of this.dirs) rmSync(dir, { recursive: true, force: true });
   }
 }
+
+const JSON_BODY = { "Content-Type": "application/json" };

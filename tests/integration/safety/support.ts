@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { randomBytes } from "node:crypto";
 import type { Subprocess } from "bun";
 import { freePort, uniqueName, waitUntil } from "../../harness.ts";
+import { shortcut } from "../../support/docker-shortcuts.ts";
 import { tempDir } from "../../temp.ts";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../../..");
@@ -163,9 +164,13 @@ export class PrivateSandbox {
     rmSync(this.script(), { force: true });
   }
 
+  /** The docker CLI against this engine; inspect, logs and rm -f through its API (tests/support/docker-shortcuts.ts). */
   docker(args: string[], options: { allowFailure?: boolean } = {}): RunResult {
-    const proc = Bun.spawnSync(["docker", "-H", this.dockerHost, ...args], { stdout: "pipe", stderr: "pipe", env: cleanEnv() });
-    const result = { code: proc.exitCode ?? -1, stdout: proc.stdout.toString().trim(), stderr: proc.stderr.toString().trim() };
+    const cli = (cliArgs: string[]): RunResult => {
+      const proc = Bun.spawnSync(["docker", "-H", this.dockerHost, ...cliArgs], { stdout: "pipe", stderr: "pipe", env: cleanEnv() });
+      return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString().trim(), stderr: proc.stderr.toString().trim() };
+    };
+    const result = (shortcut(args, this.dockerHost.replace(/^unix:\/\//, ""), cli)) || cli(args);
     if (result.code !== 0 && !options.allowFailure) throw new Error(`docker ${args.join(" ")} failed (${result.code}): ${result.stderr}`);
     return result;
   }
