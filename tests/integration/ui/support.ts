@@ -98,6 +98,18 @@ export async function confirm(page: Page, action: string): Promise<void> {
 
 /** Clicks one of a row's other actions: its "More" menu first, then the item (as with the keyboard: Enter opens it). */
 export async function menuAction(page: Page, row: string, label: string): Promise<void> {
-  await page.getByLabel(`More actions for ${row}`, { exact: true }).click();
-  await page.getByRole("button", { name: `${label} ${row}`, exact: true }).click();
+  const more = page.getByLabel(`More actions for ${row}`, { exact: true });
+  const item = page.getByRole("button", { name: `${label} ${row}`, exact: true });
+  // The rows are drawn again when the page's own action ends (its items disabled until then): a
+  // menu opened on the rows before closes with them, so it is opened again until the item takes
+  // the click, as a person would.
+  for (let attempt = 1; ; attempt++) {
+    if (!(await item.isVisible())) await more.click();
+    try {
+      await item.click({ timeout: 5_000 });
+      return;
+    } catch (error) {
+      if (attempt === 6) throw error;
+    }
+  }
 }
