@@ -1,7 +1,9 @@
 /**
  * The scheduler: starts update cycles on `poll_interval` or the cron `schedule`, and once at
  * start with `update_on_start` (docs/configuration.md); with `update_window`, also as each of the
- * host's windows opens, so what waits for it lands then and not at the next check (docs/windows.md). It never queues: a fire while a cycle
+ * host's windows opens, so what waits for it lands then and not at the next check (docs/windows.md),
+ * and as the earliest window a pending target waits for opens (a label's, narrower than the
+ * host's, may open between two checks). It never queues: a fire while a cycle
  * runs still calls the runner, which answers null and counts the skip (svc_scans_skipped).
  * Run-once mode is the service's business, not this module's.
  */
@@ -10,7 +12,7 @@ import type { Config } from "../config/index.ts";
 import { describeError, type Logger } from "../log/index.ts";
 import { nextStart, parseWindows, serviceTimeZone } from "../config/window.ts";
 import { MAX_TIMER_MS, timerDelay } from "../timers.ts";
-import type { CycleRunner, Trigger } from "../updater/types.ts";
+import type { CycleRunner, SessionReport, Trigger } from "../updater/types.ts";
 
 export interface SchedulerDeps {
   config: Pick<Config, "poll_interval" | "schedule" | "update_on_start"> & Partial<Pick<Config, "update_window">>;
@@ -45,6 +47,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   let timer: ReturnType<typeof setTimeout> | undefined;
   let job: Cron | undefined;
   let windowTimer: ReturnType<typeof setTimeout> | undefined;
+  let landingTimer: ReturnType<typeof setTimeout> | undefined;
+  let landingAt: number | undefined;
   let nextAt: Date | undefined;
   const inFlight = new Set<Promise<void>>();
 
@@ -54,6 +58,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       try {
         const report = await runner.run(trigger);
         if (report === null) log.info("cycle skipped: another cycle is running", { trigger });
+        else if (!stopped) cycleAsPendingLand(report);
       } catch (error) {
         log.error("cycle failed", { trigger, error: error instanceof Error ? describeError(error) : String(error) });
       }
@@ -114,6 +119,29 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     arm(first);
   };
 
+  /**
+   * A cycle as the earliest window a pending target of this report waits for opens, unless one
+   * is already armed for that moment or earlier. A cycle under way then (the host window's own)
+   * is that cycle: nothing more is started.
+   */
+  const cycleAsPendingLand = (report: SessionReport): void => {
+    const now = Date.now();
+    const opens = earliestLanding(report, now);
+    if (opens === undefined || (landingAt !== undefined && landingAt > now && landingAt <= opens)) return;
+    if (landingTimer !== undefined) clearTimeout(landingTimer);
+    landingAt = opens;
+    const arm = () => {
+      landingTimer = setTimeout(() => {
+        if (stopped) return;
+        if (Date.now() < opens) return arm();
+        landingTimer = landingAt = undefined;
+        if (inFlight.size === 0) void runCycle("schedule");
+      }, timerDelay(opens - Date.now()));
+    };
+    log.debug("a cycle runs as a pending target's window opens", { at: new Date(opens).toISOString() });
+    arm();
+  };
+
   const logNextCronRun = (): void => {
     const next = job?.nextRun();
     if (next) log.debug("next cycle scheduled", { at: next.toISOString() });
@@ -144,7 +172,19 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       job?.stop();
       job = undefined;
       if (windowTimer !== undefined) clearTimeout(windowTimer);
+      if (landingTimer !== undefined) clearTimeout(landingTimer);
       await Promise.all(inFlight);
     },
   };
+}
+
+/** The earliest moment after `now` at which a pending target of the report may be applied. */
+export function earliestLanding(report: SessionReport, now: number): number | undefined {
+  let earliest: number | undefined;
+  for (const entry of report.containers) {
+    if (entry.state !== "pending" || !entry.applies_at) continue;
+    const at = Date.parse(entry.applies_at);
+    if (Number.isFinite(at) && at > now && (earliest === undefined || at < earliest)) earliest = at;
+  }
+  return earliest;
 }

@@ -21,7 +21,8 @@ export class FakeRunner implements CycleRunner {
   private current: (() => void) | null = null;
   private externallyBusy = false;
 
-  constructor(private readonly options: { hold?: boolean; fail?: boolean } = {}) {}
+  /** `report`: what each cycle answers, by its number (0 first); an empty report otherwise */
+  constructor(private readonly options: { hold?: boolean; fail?: boolean; report?: (n: number, trigger: Trigger) => SessionReport } = {}) {}
 
   get busy(): boolean {
     return this.current !== null || this.externallyBusy;
@@ -43,12 +44,13 @@ export class FakeRunner implements CycleRunner {
       return Promise.resolve(null);
     }
     this.calls.push({ trigger, outcome: "ran", at: performance.now() });
+    const n = this.finished.length;
     return new Promise((resolve, reject) => {
       const finish = () => {
         this.current = null;
         this.finished.push(performance.now());
         if (this.options.fail) reject(new Error("cycle exploded"));
-        else resolve(emptyReport(trigger));
+        else resolve(this.options.report?.(n, trigger) ?? emptyReport(trigger));
       };
       this.current = finish;
       if (!this.options.hold) queueMicrotask(finish);
