@@ -59,9 +59,9 @@ describe("bun run build --all", () => {
     expect(versions).toContain(result.stdout.trim());
   }, 60_000);
 
-  test("SHA256SUMS is in sha256sum's format and matches every release binary", () => {
+  test("SHA256SUMS is in sha256sum's format and matches every release file (the binaries and the systemd unit install.sh installs)", () => {
     const sums = readFileSync(join(dist, "SHA256SUMS"), "utf8");
-    expect(sums.trim().split("\n").map((line) => line.split(/\s+/)[1]).sort()).toEqual(["svc-linux-arm64", "svc-linux-x64"]);
+    expect(sums.trim().split("\n").map((line) => line.split(/\s+/)[1]).sort()).toEqual(["svc-linux-arm64", "svc-linux-x64", "svc.service"]);
     const check = run(["sha256sum", "-c", "SHA256SUMS"], { cwd: dist });
     expect(check.stderr).toBe("");
     expect(check.code).toBe(0);
