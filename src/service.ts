@@ -190,10 +190,6 @@ function rememberedBy(state: StateStore) {
 }
 
 /**
- * A host may start svc before its engine: an unreachable engine must not stop the service.
- * Recovery is then postponed, and the updater repairs leftovers before its next cycle.
- */
-/**
  * The start's last line, as Watchtower's "Scheduling first run": when the first check comes.
  * `next check at 04:00 (in 5 h 12 min)`; the date too when it is not within the next 24 hours.
  */
@@ -221,6 +217,10 @@ function span(ms: number): string {
   return `${m} min`;
 }
 
+/**
+ * A host may start svc before its engine: an unreachable engine must not stop the service.
+ * Recovery is then postponed, and the updater repairs leftovers before its next cycle.
+ */
 async function recoverOrPostpone(updater: Updater, log: Logger, engine?: { info(): Promise<unknown> }): Promise<void> {
   // An engine that did not answer at start was named then ("not reachable yet"): nothing crashed,
   // and what an interrupted update left is looked for by the first cycle that reaches it.

@@ -101,19 +101,30 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     logNextCronRun();
   };
 
+  /**
+   * Calls `fire` at `moment` unless stopped first: a timer that cannot wait that long fires early
+   * and waits again. `hold` keeps the timer under way, for stop().
+   */
+  const atMoment = (moment: number, hold: (pending: ReturnType<typeof setTimeout>) => void, fire: () => void): void => {
+    hold(
+      setTimeout(() => {
+        if (stopped) return;
+        if (Date.now() < moment) atMoment(moment, hold, fire);
+        else fire();
+      }, timerDelay(moment - Date.now())),
+    );
+  };
+
   /** A cycle as each of the host's update windows opens (a timer longer than one holds fires early and waits again). */
   const cycleAtWindows = (text: string): void => {
     const parsed = parseWindows(text);
     if ("problem" in parsed) return;
     const timeZone = serviceTimeZone();
-    const arm = (opens: number) => {
-      windowTimer = setTimeout(() => {
-        if (stopped) return;
-        if (Date.now() < opens) return arm(opens);
+    const arm = (opens: number): void =>
+      atMoment(opens, (pending) => (windowTimer = pending), () => {
         void runCycle("schedule");
         arm(nextStart(parsed.windows, Date.now(), timeZone));
-      }, timerDelay(opens - Date.now()));
-    };
+      });
     const first = nextStart(parsed.windows, Date.now(), timeZone);
     log.info("a cycle also runs as the update window opens", { update_window: text, next: new Date(first).toISOString() });
     arm(first);
@@ -130,16 +141,11 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     if (opens === undefined || (landingAt !== undefined && landingAt > now && landingAt <= opens)) return;
     if (landingTimer !== undefined) clearTimeout(landingTimer);
     landingAt = opens;
-    const arm = () => {
-      landingTimer = setTimeout(() => {
-        if (stopped) return;
-        if (Date.now() < opens) return arm();
-        landingTimer = landingAt = undefined;
-        if (inFlight.size === 0) void runCycle("schedule");
-      }, timerDelay(opens - Date.now()));
-    };
     log.debug("a cycle runs as a pending target's window opens", { at: new Date(opens).toISOString() });
-    arm();
+    atMoment(opens, (pending) => (landingTimer = pending), () => {
+      landingTimer = landingAt = undefined;
+      if (inFlight.size === 0) void runCycle("schedule");
+    });
   };
 
   const logNextCronRun = (): void => {
