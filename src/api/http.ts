@@ -1,8 +1,8 @@
 /**
  * Small response helpers. Every status the API answers comes from an SvcError kind through
- * httpStatusOf (src/errors.ts), except the fixed 200s of the handlers.
+ * httpStatusOf (src/core/errors.ts), except the fixed 200s of the handlers.
  */
-import { httpStatusOf, publicMessageOf, SvcError, toSvcError } from "../errors.ts";
+import { httpStatusOf, publicMessageOf, SvcError, toSvcError } from "../core/errors.ts";
 
 const JSON_TYPE = "application/json";
 

@@ -8,10 +8,10 @@
  */
 import { readFileSync } from "node:fs";
 import type { Config } from "../config/index.ts";
-import { SvcError, toSvcError } from "../errors.ts";
+import { SvcError, toSvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import { readBounded } from "../bounded.ts";
+import { readBounded } from "../core/bounded.ts";
 import { jsonResponse } from "./http.ts";
 import { MAX_BODY_BYTES } from "./update-request.ts";
 import type { ContainersAnswer, PeerState } from "../ui/page/api.ts";

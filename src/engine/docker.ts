@@ -6,8 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import Docker from "dockerode";
-import { SvcError } from "../errors.ts";
-import { timerDelay } from "../timers.ts";
+import { SvcError } from "../core/errors.ts";
+import { timerDelay } from "../core/timers.ts";
 
 /** The most of a command's output (a lifecycle hook's) svc keeps: its first MiB. */
 const MAX_EXEC_OUTPUT = 1024 * 1024;

@@ -3,7 +3,7 @@
  * logic-less, so a user's template can only show data, never run code.
  */
 import Mustache from "mustache";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import { shortId } from "../registry/reference.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
 import { releaseWords } from "../updater/wrappers/summary.ts";

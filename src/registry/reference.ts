@@ -4,7 +4,7 @@
  * The grammar follows distribution's reference package (the one the engine uses), so a
  * reference we accept is one the engine accepts, and the errors name what is wrong.
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { ImageRef } from "./port.ts";
 
 /** Docker Hub's canonical name; its other names are aliases of it. */

@@ -3,9 +3,9 @@
  * Retry-After, 5xx, timeouts) and redirects that never carry credentials to another origin.
  * fetch keeps connections alive and reuses them, which is all the pooling svc needs.
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import { canonicalHost, DOCKER_HUB, DOCKER_HUB_API_HOST } from "./reference.ts";
-import { isLoopbackHostname } from "../loopback.ts";
+import { isLoopbackHostname } from "../core/loopback.ts";
 
 export interface RetryPolicy {
   /** per-attempt timeout, ms */

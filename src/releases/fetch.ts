@@ -4,8 +4,8 @@
  * list costs nothing against the host's rate limit, and the host's rate-limit answers (403 or
  * 429 with their reset headers) told as such, with when to ask again (docs/release-notes.md).
  */
-import { readBounded } from "../bounded.ts";
-import { SvcError } from "../errors.ts";
+import { readBounded } from "../core/bounded.ts";
+import { SvcError } from "../core/errors.ts";
 import type { HostApi, StoredRelease } from "./hosts.ts";
 import type { SourceRepo } from "./source.ts";
 

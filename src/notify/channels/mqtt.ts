@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import mqtt from "mqtt";
 import type { IClientOptions, MqttClient } from "mqtt";
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Notifier } from "../types.ts";

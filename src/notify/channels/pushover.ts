@@ -2,8 +2,8 @@
 import { createCipheriv, createHmac, randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { z } from "zod";
-import { readBounded } from "../../bounded.ts";
-import { SvcError } from "../../errors.ts";
+import { readBounded } from "../../core/bounded.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Renderer } from "../render.ts";

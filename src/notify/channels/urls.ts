@@ -9,14 +9,14 @@
  * `notifications.services_base_url`. Answers are read capped and parsed with a schema.
  */
 import { z } from "zod";
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import { loadBodyRenderer, truncate, type BodyRenderer, type RenderedReport, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
 import type { MqttSettings } from "./mqtt.ts";
 import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl, serviceOf, type BaseUrls, type FixedHostService, type MqttTarget, type NotificationTarget } from "../../shoutrrr/index.ts";
 import { encryptPushoverForm, postPushover, pushoverForm } from "./pushover.ts";
-import { readBounded } from "../../bounded.ts";
+import { readBounded } from "../../core/bounded.ts";
 
 export interface UrlChannelContext {
   urls: readonly string[];

@@ -13,7 +13,7 @@
  */
 import type { Config } from "../../config/index.ts";
 import type { ContainerInspect, ImageInspect } from "../../engine/port.ts";
-import { SvcError, toSvcError } from "../../errors.ts";
+import { SvcError, toSvcError } from "../../core/errors.ts";
 import { act } from "../cycle/act.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { oldContainerName } from "../selection/names.ts";

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isSvcError } from "../../../src/errors.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
 import { buildView, CHAT_TEMPLATE, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, shortId, subjectOf, truncate } from "../../../src/notify/render.ts";
 import { HomeAssistantDiscovery } from "../../../src/notify/channels/homeassistant.ts";
 import { pushoverForm, PUSHOVER_MESSAGE_MAX, PUSHOVER_TITLE_MAX } from "../../../src/notify/channels/pushover.ts";

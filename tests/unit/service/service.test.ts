@@ -1,7 +1,7 @@
 /** Pure parts of the composition root (src/service.ts). */
 import { describe, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
-import { apiEnabled, runOnceExitCode } from "../../../src/service.ts";
+import { apiEnabled, runOnceExitCode } from "../../../src/service/index.ts";
 import type { ContainerOutcome } from "../../../src/updater/types.ts";
 import { sampleReport } from "../api/fakes.ts";
 

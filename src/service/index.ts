@@ -4,27 +4,27 @@
  * process exit code; startup failures are thrown as SvcError (the CLI prints them and maps
  * the kind to the exit code: "startup" and "config" are 2).
  */
-import { type Api, serveApi } from "./api/index.ts";
-import { logSettings, type Config } from "./config/index.ts";
-import { toSvcError } from "./errors.ts";
-import { apiEnabled } from "./healthcheck.ts";
-import { createLogging, type Logger, type Logging } from "./log/index.ts";
-import { Metrics } from "./metrics/index.ts";
-import type { Dispatcher } from "./notify/index.ts";
-import { notificationSecrets } from "./notify/secrets.ts";
-import type { Scheduler } from "./scheduler/index.ts";
-import { leaseForCommand, rollbackThroughOwner } from "./rollback.ts";
-import { stateFile, type History, type StateStore } from "./state/index.ts";
-import { claimState, newOwnerNonce } from "./state/owner.ts";
-import type { Updater } from "./updater/index.ts";
-import { exclusiveOn } from "./updater/wrappers/exclusive.ts";
-import { liveProgress } from "./updater/views/live.ts";
-import { pendingRunner } from "./updater/wrappers/pending.ts";
-import { toEvery } from "./updater/cycle/progress.ts";
-import { logRollback, narrated, stepLogger } from "./updater/wrappers/summary.ts";
-import type { ReportSink, RollbackResult, SessionReport } from "./updater/types.ts";
+import { type Api, serveApi } from "../api/index.ts";
+import { logSettings, type Config } from "../config/index.ts";
+import { toSvcError } from "../core/errors.ts";
+import { apiEnabled } from "../commands/healthcheck.ts";
+import { createLogging, type Logger, type Logging } from "../log/index.ts";
+import { Metrics } from "../metrics/index.ts";
+import type { Dispatcher } from "../notify/index.ts";
+import { notificationSecrets } from "../notify/secrets.ts";
+import type { Scheduler } from "../scheduler/index.ts";
+import { leaseForCommand, rollbackThroughOwner } from "../commands/rollback.ts";
+import { stateFile, type History, type StateStore } from "../state/index.ts";
+import { claimState, newOwnerNonce } from "../state/owner.ts";
+import type { Updater } from "../updater/index.ts";
+import { exclusiveOn } from "../updater/wrappers/exclusive.ts";
+import { liveProgress } from "../updater/views/live.ts";
+import { pendingRunner } from "../updater/wrappers/pending.ts";
+import { toEvery } from "../updater/cycle/progress.ts";
+import { logRollback, narrated, stepLogger } from "../updater/wrappers/summary.ts";
+import type { ReportSink, RollbackResult, SessionReport } from "../updater/types.ts";
 
-export { apiEnabled, runHealthcheck } from "./healthcheck.ts";
+export { apiEnabled, runHealthcheck } from "../commands/healthcheck.ts";
 
 export interface ServiceOptions {
   /** the process to take signals from (tests may pass their own emitter) */
@@ -245,13 +245,13 @@ async function recoverOrPostpone(updater: Updater, log: Logger, engine?: { info(
 async function loadRooms() {
   // One at a time, through the event loop between them: a module's evaluation holds the thread,
   // and requests that reach the just-opened port are answered in the gaps.
-  const engine = await afterPendingRequests(() => import("./engine/index.ts"));
-  const registry = await afterPendingRequests(() => import("./registry/index.ts"));
-  const notify = await afterPendingRequests(() => import("./notify/index.ts"));
-  const updater = await afterPendingRequests(() => import("./updater/index.ts"));
-  const scheduler = await afterPendingRequests(() => import("./scheduler/index.ts"));
-  const state = await afterPendingRequests(() => import("./state/index.ts"));
-  const releases = await afterPendingRequests(() => import("./releases/index.ts"));
+  const engine = await afterPendingRequests(() => import("../engine/index.ts"));
+  const registry = await afterPendingRequests(() => import("../registry/index.ts"));
+  const notify = await afterPendingRequests(() => import("../notify/index.ts"));
+  const updater = await afterPendingRequests(() => import("../updater/index.ts"));
+  const scheduler = await afterPendingRequests(() => import("../scheduler/index.ts"));
+  const state = await afterPendingRequests(() => import("../state/index.ts"));
+  const releases = await afterPendingRequests(() => import("../releases/index.ts"));
   return {
     createReleaseNotes: releases.createReleaseNotes,
     createDockerEngine: engine.createDockerEngine,

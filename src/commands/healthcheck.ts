@@ -3,7 +3,7 @@
  * Kept apart from service.ts so the scratch image's HEALTHCHECK, run every few seconds on small
  * hosts, loads neither the engine client nor the HTTP framework.
  */
-import type { Config } from "./config/index.ts";
+import type { Config } from "../config/index.ts";
 
 /** The API listens only when one of its features is on, and never in run-once mode. */
 export function apiEnabled(config: Config): boolean {

@@ -10,11 +10,11 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand, type ArgDef, type ArgsDef, type SubCommandsDef } from "citty";
-import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, logSettings, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "./config/index.ts";
-import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
-import { writeFileAtomically } from "./files.ts";
-import { createLogging, createRedactor, resolveFormat, type Writable } from "./log/index.ts";
-import { VERSION } from "./version.ts";
+import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, logSettings, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "../config/index.ts";
+import { SvcError, exitCodeOf, toSvcError } from "../core/errors.ts";
+import { writeFileAtomically } from "../core/files.ts";
+import { createLogging, createRedactor, resolveFormat, type Writable } from "../log/index.ts";
+import { VERSION } from "../core/version.ts";
 
 export interface CliIO {
   env: Record<string, string | undefined>;
@@ -157,7 +157,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     if (healthcheck) return await (await import("./healthcheck.ts")).runHealthcheck(config);
     if (handover) return await (await import("./handover.ts")).runHandoverCommand(config, handover);
     await logWarnings(loaded, io);
-    const { runRollback, runService } = await import("./service.ts");
+    const { runRollback, runService } = await import("../service/index.ts");
     if (rollback) return await runRollback(config, rollback);
     return await runService(config, { stateDirChosen: loaded.sources.state_dir?.source !== "default" });
   } catch (error) {
@@ -201,7 +201,7 @@ async function consoleLogging(config: Config, io: CliIO) {
 
 /** The secrets inside notification settings (docs/security.md), loaded only when output needs them. */
 async function notificationSecrets(config: Config): Promise<string[]> {
-  return (await import("./notify/secrets.ts")).notificationSecrets(config.notifications);
+  return (await import("../notify/secrets.ts")).notificationSecrets(config.notifications);
 }
 
 /**

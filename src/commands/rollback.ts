@@ -9,12 +9,12 @@
  * the owner the state folder names (state/owner.ts, docs/security.md).
  */
 import { z } from "zod";
-import { readBounded } from "./bounded.ts";
-import type { Config } from "./config/index.ts";
-import { type ErrorKind, SvcError } from "./errors.ts";
-import type { Logger } from "./log/index.ts";
-import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, waitForLease, type Owner } from "./state/owner.ts";
-import type { RollbackResult } from "./updater/types.ts";
+import { readBounded } from "../core/bounded.ts";
+import type { Config } from "../config/index.ts";
+import { type ErrorKind, SvcError } from "../core/errors.ts";
+import type { Logger } from "../log/index.ts";
+import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, waitForLease, type Owner } from "../state/owner.ts";
+import type { RollbackResult } from "../updater/types.ts";
 
 const ResultSchema = z.object({
   container: z.string(),

@@ -7,12 +7,12 @@
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { configFile, defaultConfig, loadConfig, migrateWatchtower, parseArgv, scheduleNote, type Config, type DeepPartial } from "./config/index.ts";
-import { switchOverSteps } from "./config/watchtower.ts";
-import type { ContainerSummary, Engine } from "./engine/port.ts";
-import { SvcError } from "./errors.ts";
-import { writeFileAtomically } from "./files.ts";
-import { silentLogger } from "./log/index.ts";
+import { configFile, defaultConfig, loadConfig, migrateWatchtower, parseArgv, scheduleNote, type Config, type DeepPartial } from "../config/index.ts";
+import { switchOverSteps } from "../config/watchtower.ts";
+import type { ContainerSummary, Engine } from "../engine/port.ts";
+import { SvcError } from "../core/errors.ts";
+import { writeFileAtomically } from "../core/files.ts";
+import { silentLogger } from "../log/index.ts";
 
 export interface MigrateJob {
   container?: string;
@@ -113,7 +113,7 @@ export async function runMigrateCommand(argv: readonly string[], io: { env: Reco
   const docker: Record<string, unknown> = { ...(host ? { host } : {}) };
   for (const [key, entry] of parsed.layer) docker[key.slice("docker.".length)] = entry.value;
   const config = defaultConfig({ docker: docker as DeepPartial<Config>["docker"] });
-  const { createDockerEngine } = await import("./engine/index.ts");
+  const { createDockerEngine } = await import("../engine/index.ts");
   const engine = await createDockerEngine(config.docker, silentLogger);
   return runMigrate(engine, { container: parsed.positionals[0], output, force: parsed.command.force, cwd: io.cwd, stdout: io.stdout, stderr: io.stderr });
 }
