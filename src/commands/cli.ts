@@ -157,8 +157,8 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     if (healthcheck) return await (await import("./healthcheck.ts")).runHealthcheck(config);
     if (handover) return await (await import("./handover.ts")).runHandoverCommand(config, handover);
     await logWarnings(loaded, io);
-    const { runRollback, runService } = await import("../service/index.ts");
-    if (rollback) return await runRollback(config, rollback);
+    if (rollback) return await (await import("./rollback.ts")).runRollback(config, rollback);
+    const { runService } = await import("../service/index.ts");
     return await runService(config, { stateDirChosen: loaded.sources.state_dir?.source !== "default" });
   } catch (error) {
     await reportFailure(error, config, rest, io);

@@ -1,13 +1,15 @@
 /**
- * `svc healthcheck` and the one rule it shares with the service (whether the API listens).
- * Kept apart from service.ts so the scratch image's HEALTHCHECK, run every few seconds on small
- * hosts, loads neither the engine client nor the HTTP framework.
+ * `svc healthcheck`. Kept apart from the service (src/service/) so the scratch image's HEALTHCHECK,
+ * run every few seconds on small hosts, loads neither the engine client nor the HTTP framework.
  */
 import type { Config } from "../config/index.ts";
+import { apiEnabled } from "../service/api-enabled.ts";
 
-/** The API listens only when one of its features is on, and never in run-once mode. */
-export function apiEnabled(config: Config): boolean {
-  return !config.run_once && (config.http_api.update || config.http_api.metrics || config.http_api.ui);
+/** Where this machine reaches an API listening on `address`: loopback for the wildcard addresses. */
+export function localAddress(address: string): string {
+  if (address === "0.0.0.0") return "127.0.0.1";
+  if (address === "::") return "[::1]";
+  return address.includes(":") ? `[${address}]` : address;
 }
 
 /**
@@ -16,13 +18,6 @@ export function apiEnabled(config: Config): boolean {
  * there is nothing to ask: that counts as healthy rather than marking every such container
  * unhealthy (which would also make a self-update roll back).
  */
-/** Where this machine reaches an API listening on `address`: loopback for the wildcard addresses. */
-export function localAddress(address: string): string {
-  if (address === "0.0.0.0") return "127.0.0.1";
-  if (address === "::") return "[::1]";
-  return address.includes(":") ? `[${address}]` : address;
-}
-
 export async function runHealthcheck(config: Config, timeoutMs = 3000): Promise<number> {
   if (!apiEnabled(config)) return 0;
   try {

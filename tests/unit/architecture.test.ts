@@ -93,3 +93,24 @@ describe("the import direction", () => {
     expect(edges.some(({ from, to }) => from === "service" && to === "updater/index.ts")).toBe(true);
   });
 });
+
+describe("the docs name the rooms in the order the test holds", () => {
+  // the rooms, lowest first: the updater's folders (and any room's inner units) count as their room
+  const rooms = LAYERS.map((units) => [...new Set(units.map((unit) => (unit.endsWith(".ts") && !unit.includes("/") ? unit : unit.split("/")[0]!)))]).filter(
+    (row, i, rows) => i === 0 || row.join() !== rows[i - 1]!.join(),
+  );
+  const read = (file: string) => readFileSync(resolve(import.meta.dir, "../..", file), "utf8");
+
+  test("docs/architecture.md's list, one line per layer", () => {
+    const block = read("docs/architecture.md").split("```")[1]!;
+    const listed = block.trim().split("\n").map((line) => line.split("(")[0]!.trim().split(/\s+/));
+    expect(listed).toEqual(rooms);
+  });
+
+  test("the README's folder list", () => {
+    const text = read("README.md");
+    const paragraph = text.slice(text.indexOf("The code is cut by domain"), text.indexOf("Tests: `tests/unit/<room>`"));
+    const named = [...paragraph.matchAll(/`([^`]+)`/g)].map(([, name]) => name!.replace(/^src\//, ""));
+    expect(named).toEqual(rooms.flat());
+  });
+});

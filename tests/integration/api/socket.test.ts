@@ -12,7 +12,7 @@ import { type DeepPartial, type Config, defaultConfig, logSettings } from "../..
 import { exitCodeOf } from "../../../src/core/errors.ts";
 import { createLogging, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
-import { runHealthcheck } from "../../../src/service/index.ts";
+import { runHealthcheck } from "../../../src/commands/healthcheck.ts";
 import { freePort } from "../../harness.ts";
 import { FakeRunner, TOKEN } from "../../unit/api/fakes.ts";
 
