@@ -143,10 +143,3 @@ export function matchesImagePrefix(ref: ImageRef, prefix: string): boolean {
   if (ref.original.startsWith(prefix)) return true;
   return normalisedPrefixes(prefix).some((candidate) => ref.normalized.startsWith(candidate));
 }
-
-/** `sha256:0123456789abcdef...` -> `0123456789ab` (what `docker images` shows). */
-export function shortId(id: string | null): string {
-  if (!id) return "";
-  const hex = id.includes(":") ? id.slice(id.indexOf(":") + 1) : id;
-  return hex.slice(0, 12);
-}

@@ -8,6 +8,7 @@
  */
 import { formatDuration, type Config, type TagPolicy } from "../../config/index.ts";
 import { describeMoment, describeWindows, serviceTimeZone } from "../../config/window.ts";
+import { shortDigest } from "../../core/digests.ts";
 import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
 import type { ReleaseNotes } from "../../releases/index.ts";
@@ -183,11 +184,6 @@ function appliesOf(entry: ContainerReport, now: number): Pick<ContainerOverview,
   const at = entry.state === "pending" && entry.applies_at ? Date.parse(entry.applies_at) : Number.NaN;
   if (Number.isNaN(at)) return { applies_at: null, applies: null };
   return { applies_at: iso(at), applies: describeMoment(at, now, serviceTimeZone()) };
-}
-
-/** `sha256:` and the first 12 hex digits: enough to tell images apart on a screen. */
-export function shortDigest(digest: string): string {
-  return digest.startsWith("sha256:") ? digest.slice(0, 19) : digest.slice(0, 12);
 }
 
 function tagOf(reference: string | null): string | null {
