@@ -7,12 +7,11 @@
  * config room, which must know every flag to report unknown ones and to name each problem as
  * the user wrote it.
  */
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand, type ArgDef, type ArgsDef, type SubCommandsDef } from "citty";
 import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, logSettings, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "../config/index.ts";
 import { SvcError, exitCodeOf, toSvcError } from "../core/errors.ts";
-import { writeFileAtomically } from "../core/files.ts";
+import { writeRequestedFile } from "../core/files.ts";
 import { createLogging, createRedactor, resolveFormat, type Writable } from "../log/index.ts";
 import { VERSION } from "../core/version.ts";
 
@@ -184,11 +183,7 @@ async function writeSample(target: true | string, force: boolean, io: CliIO): Pr
     if (!io.stdout.isTTY) io.stderr.write("svc: the sample went to stdout; a file made by the shell is readable by others: svc --generate-config FILE writes it 0600\n");
     return 0;
   }
-  const path = resolve(io.cwd, target);
-  if (existsSync(path) && !force) {
-    throw new SvcError("usage", `${target} already exists; add --force to overwrite it`);
-  }
-  writeFileAtomically(path, sample); // soon to hold secrets
+  writeRequestedFile(resolve(io.cwd, target), sample, force, target); // soon to hold secrets
   io.stderr.write(`wrote a sample configuration to ${target}\n`);
   return 0;
 }
