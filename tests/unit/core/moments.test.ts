@@ -1,4 +1,6 @@
 import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { clockTime, duration, fromNow } from "../../../src/core/moments.ts";
 
 test("a duration: tenths below ten seconds, then seconds, then the two largest of d, h, min", () => {
@@ -27,4 +29,11 @@ test("a moment on the clock, with its date when a day or more away", () => {
   const now = new Date(2026, 10, 25, 22, 48);
   expect(clockTime(new Date(2026, 10, 26, 4, 0), now)).toBe("04:00");
   expect(clockTime(new Date(2026, 10, 28, 4, 0), now)).toBe("2026-11-28 04:00");
+});
+
+test("the wording helpers import nothing, so the browser page can import them", () => {
+  for (const file of ["moments.ts", "digests.ts", "urls.ts"]) {
+    const text = readFileSync(join(import.meta.dir, "../../../src/core", file), "utf8");
+    expect({ file, imports: text.match(/^\s*import\b.*$/gm) ?? [] }).toEqual({ file, imports: [] });
+  }
 });
