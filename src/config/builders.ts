@@ -281,7 +281,7 @@ export function addresses(description: string, example: string[]) {
   );
 }
 
-/** Notification URLs, each parsed at load by the parser delivery uses (src/notify/urls.ts). */
+/** Notification URLs, each parsed at load by the parser delivery uses (src/shoutrrr/urls.ts). */
 export function notificationUrls(description: string, example: string[]) {
   return leaf({ kind: "list", description, default: [], example, spaceSeparated: true }, () =>
     z

@@ -1,6 +1,6 @@
 /** The requests the notification URLs' services are sent, and how their answers are read. */
 import { z } from "zod";
-import { readBounded } from "../../../bounded.ts";
+import { readBoundedJson } from "../../../bounded.ts";
 import { SvcError } from "../../../errors.ts";
 
 /** Telegram's Bot API and Slack's Web API: `ok`, and why not (`description`, `error`). */
@@ -25,19 +25,10 @@ export function postJson(url: string, body: unknown, timeoutMs: number, headers:
 /** Sends one request; a status outside 200-299 is a failure. Answers with the JSON body, or null. */
 export async function request(url: string, init: RequestInit, timeoutMs: number): Promise<unknown> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
-  const text = await readCapped(response, ANSWER_MAX_BYTES).catch(() => "");
+  const read = await readBoundedJson(response, ANSWER_MAX_BYTES).catch(() => undefined);
   if (response.status < 200 || response.status > 299) throw new SvcError("notify", `HTTP status ${response.status}`);
-  try {
-    return text.length > 0 ? JSON.parse(text) : null;
-  } catch {
-    return null;
-  }
+  return read && "value" in read ? read.value : null;
 }
 
 /** An answer is read only for its "ok", ids and error fields: more than this is not one of those. */
 const ANSWER_MAX_BYTES = 64 * 1024;
-
-async function readCapped(response: Response, max: number): Promise<string> {
-  const { bytes, overCap } = await readBounded(response, max);
-  return overCap ? "" : Buffer.from(bytes).toString("utf8");
-}
