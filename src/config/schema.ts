@@ -14,7 +14,12 @@
  */
 import { isIP } from "node:net";
 import { z } from "zod";
-import { addresses, alias, bool, choice, credentials, cron, DAY, digestOptions, duration, file, HOUR, int, leaf, list, nonEmpty, notificationUrls, optionalDuration, optionalUrl, parsedText, path, peers, rangeCheck, releaseSources, ruled, servicesBaseUrl, stateDir, str, table, tagPolicy, url, wt, wtSwitch, type Leaf, type Table } from "./builders.ts";
+import {
+  addresses, alias, bool, choice, credentials, cron, DAY, digestOptions, duration, file, HOUR, int, leaf,
+  list, nonEmpty, notificationUrls, optionalDuration, optionalUrl, parsedText, path, peers, rangeCheck,
+  releaseSources, ruled, servicesBaseUrl, stateDir, str, table, tagPolicy, url, wt, wtSwitch, type Leaf,
+  type Table
+} from "./builders.ts";
 import { parseWindows } from "./window.ts";
 
 export const CONFIG = table("General options", {
