@@ -17,7 +17,7 @@ export interface ErrorHeaders {
 
 /**
  * The response for an error. 409 has an empty body (docs/api.md). What a 5xx may say is decided in
- * errors.ts (publicMessageOf); the caller logs the full message.
+ * core/errors.ts (publicMessageOf); the caller logs the full message.
  */
 export function errorResponse(error: unknown, extra: ErrorHeaders = {}): Response {
   const svcError = toSvcError(error);

@@ -1,6 +1,6 @@
 /**
  * The thin CLI: parse, load configuration, hand over to the service. Errors print their
- * message (the stack only at debug/trace level) and map to an exit code in errors.ts.
+ * message (the stack only at debug/trace level) and map to an exit code in core/errors.ts.
  *
  * citty describes svc and each of its commands (help.ts lays their --help out from that, with
  * the options generated from the config schema); the arguments themselves are parsed by the
