@@ -9,6 +9,7 @@
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
 import { releaseWords } from "../../updater/wrappers/summary.ts";
 import { shortId } from "../../core/digests.ts";
+import { ESCAPE } from "../markup.ts";
 
 export interface RetainedMessage {
   topic: string;
@@ -32,8 +33,10 @@ function versions(container: ContainerReport): { installed: string; latest: stri
 /** An update entity's state; what the update brings as its summary and the newest release's page (docs/release-notes.md). */
 function stateOf(container: ContainerReport, installed: string, latest: string): Record<string, string> {
   const words = releaseWords(container);
+  // Home Assistant shows the summary as Markdown: the reason (an image's logs, a release's title) made inert there
+  const reason = container.reason === null ? null : ESCAPE.markdown(container.reason);
   // Home Assistant takes at most 255 characters of summary
-  const summary = (words ? `${words}${container.reason ? `; ${container.reason}` : ""}` : (container.reason ?? container.state)).slice(0, 255);
+  const summary = (words ? `${words}${reason ? `; ${reason}` : ""}` : (reason ?? container.state)).slice(0, 255);
   const url = container.releases?.newest_url;
   return { installed_version: installed, latest_version: latest, title: container.image, release_summary: summary, ...(url ? { release_url: url } : {}) };
 }
