@@ -13,6 +13,7 @@ import type { Dispatcher } from "../notify/index.ts";
 import { notificationSecrets } from "../notify/secrets.ts";
 import type { Scheduler } from "../scheduler/index.ts";
 import type { History } from "../state/index.ts";
+import { reachableAddress } from "../core/loopback.ts";
 import { claimState, newOwnerNonce } from "../state/owner.ts";
 import type { Updater } from "../updater/index.ts";
 import { exclusiveOn } from "../updater/wrappers/exclusive.ts";
@@ -61,7 +62,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const registry = rooms.createRegistry(config, logging.log, { onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
     const stateDir = rooms.usableStateDir(config.state_dir, logging.log, options.stateDirChosen ?? true);
     const state = rooms.openState(stateDir, logging.log, config.scope);
-    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null, ownerNonce);
+    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? { address: reachableAddress(config.http_api.address), port: config.http_api.port } : null, ownerNonce);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
     history = rooms.openHistory<SessionReport>(stateDir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);
