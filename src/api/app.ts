@@ -24,6 +24,7 @@ import { dashboardRoutes } from "./dashboard.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, forbidden, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
+import { notFromThePage } from "./same-origin.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
 import { isOwnerChallenge, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, OWNER_REQUEST_HEADER, ownerProof, ownerRequestVerifier } from "../state/owner.ts";
 
@@ -111,6 +112,8 @@ function serveEndpoint(
   if (!principal) return errorResponse(unauthorized());
   if (!isAction(request.method)) return handler(request, target, server, principal);
   if (principal.role !== "admin") return errorResponse(forbidden());
+  const crossSite = principal.via === "proxy" ? notFromThePage(request) : null;
+  if (crossSite !== null) return errorResponse(new SvcError("forbidden", `forbidden: a user the identity proxy signed in acts only from svc's own page, and ${crossSite} (docs/security.md)`));
   const response = Promise.resolve().then(() => handler(request, target, server, principal));
   audit(principal, request, target, response);
   return response;
