@@ -53,7 +53,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    // what the API proves knowing to `svc rollback` on this state_dir before it hands over the token
+    // what the API and `svc rollback` on this state_dir prove knowing to each other (no token travels)
     const ownerNonce = config.state_dir && !config.run_once ? newOwnerNonce() : undefined;
     if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit, ownerNonce }, log);
     const rooms = await loadRooms();
@@ -78,7 +78,8 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       selfContainerId,
       selfHandover,
       progress: toEvery(progress.listen, pretty ? stepLogger(logging.log.child("updater")) : undefined),
-      releases: rooms.createReleaseNotes(config, logging.log),
+      // its cache goes where the other decisions go: nowhere when the folder was not fit for them
+      releases: rooms.createReleaseNotes({ ...config, state_dir: stateDir }, logging.log),
       ...rememberedBy(state),
     });
     updater = narrated(updater, logging.log, pretty);

@@ -182,7 +182,7 @@ export function usableStateDir(dir: string | undefined, log: Logger, chosen = tr
     checkStateDir(dir);
   } catch (error) {
     if (chosen) throw error;
-    return unusable((error as Error).message.replace(`state_dir ${dir} `, ""));
+    return unusable((error as Error).message.replace(`state_dir ${dir}: `, "").replace(`state_dir ${dir} `, ""));
   }
   return dir;
 }
