@@ -591,6 +591,10 @@ export const CONFIG = table("General options", {
       tls_key: file("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
       homeassistant_discovery: bool(false, "Also publish Home Assistant MQTT discovery: an update entity per container (docs/notifications.md)"),
       discovery_prefix: leaf({ kind: "string", description: "Home Assistant's discovery prefix", default: "homeassistant" }, () => nonEmpty().default("homeassistant")),
+      homeassistant_install: bool(false, "Let Home Assistant act: Install on each update entity, Check now and Roll back buttons, through svc's command topics (docs/home-assistant.md)"),
+      homeassistant_user: leaf({ kind: "string", description: "Home Assistant's broker user: the one level of svc's command topics svc listens to, and the actor in the audit log (docs/home-assistant.md)", default: "homeassistant" }, () =>
+        nonEmpty().refine((user) => !/[+#/]/.test(user), { error: "must be one topic level: no /, + or #" }).default("homeassistant"),
+      ),
       ...digestOptions(),
     }),
     pushover: table("Pushover channel", {
