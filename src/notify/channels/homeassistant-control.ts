@@ -12,13 +12,13 @@ import type { RemoteControl } from "../types.ts";
 import type { BrokerConnection, Qos } from "./broker.ts";
 import { HomeAssistantDiscovery, PAYLOAD_INSTALL, PAYLOAD_PRESS, stateOf, type RetainedMessage } from "./homeassistant.ts";
 
-/** How far an update is when each step starts (Home Assistant's `update_percentage`, 0..100). */
+/** How far an update is when each step starts, in the update protocol's order (Home Assistant's `update_percentage`, 0..100). */
 const STEP_PERCENT: Partial<Record<ProgressEvent["step"], number>> = {
   pull: 10,
   pre_update: 20,
+  rename: 30,
   service_update: 30,
   stop: 40,
-  rename: 45,
   create: 50,
   connect: 55,
   start: 60,
