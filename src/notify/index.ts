@@ -13,6 +13,7 @@ import { createChannels } from "./channels/index.ts";
 import { baseUrlsOf, tokensToBaseUrls } from "./channels/urls.ts";
 import { NotifyPolicy } from "./decide.ts";
 import { createDigest, digestSettingsOf, type Digest } from "./digest.ts";
+import { withRowLinks } from "./links.ts";
 import { reasonOf } from "./redact.ts";
 import { notificationSecrets } from "./secrets.ts";
 import { CHAT_TEMPLATE, DEFAULT_TEMPLATE, loadRenderer } from "./render.ts";
@@ -151,8 +152,9 @@ export async function createNotifications(config: Config, log: Logger, options: 
           logger.warn("notification dropped: shutting down", { session_id: report.id });
           return;
         }
-        for (const digest of digests.values()) digest.add(redactValue(report, redact));
-        observeEach(redactValue(report, redact));
+        const told = withRowLinks(redactValue(report, redact), config.http_api.public_url);
+        for (const digest of digests.values()) digest.add(told);
+        observeEach(told);
         const decision = policy.decide(report);
         if (direct.length === 0) return;
         if (!decision.notify) {
@@ -162,7 +164,7 @@ export async function createNotifications(config: Config, log: Logger, options: 
         // A copy (the report object may live on in the caller: API response, metrics), whose
         // texts (reasons may quote a hook's output) hold no secret of svc's.
         tracked(
-          dispatch(redactValue(report, redact)).catch((error) => {
+          dispatch(told).catch((error) => {
             logger.error("notification dispatch failed", { session_id: report.id, reason: reasonOf(error, redact) });
           }),
         );
