@@ -14,7 +14,7 @@ import mqtt, { type MqttClient } from "mqtt";
 import { freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
 import { docsAcl } from "../../support/home-assistant.ts";
 import { waitForPort as waitForBroker } from "../notify/peers.ts";
-import { Fixture, QUICK_STOP_CMD, startSvc, stopAll, stopProcess, track, type SvcProcess } from "./support.ts";
+import { FAILING_CMD, Fixture, QUICK_STOP_CMD, startSvc, stopAll, stopProcess, track, type SvcProcess } from "./support.ts";
 
 const fx = new Fixture("e2e-hass");
 const TOPIC = `svc-ha-${fx.prefix}`;
@@ -26,6 +26,8 @@ let brokerLog: string;
 let broker: ReturnType<typeof Bun.spawn> | undefined;
 let svc: SvcProcess;
 let auditFile: string;
+let appV1: string;
+let badV1: string;
 const clients: MqttClient[] = [];
 
 interface Message {
@@ -75,6 +77,12 @@ beforeAll(async () => {
   const v1 = fx.image("app", { changes: [QUICK_STOP_CMD, "LABEL org.opencontainers.image.version=1.0.0"] });
   fx.run("app", v1.ref);
   fx.image("app", { changes: [QUICK_STOP_CMD, "LABEL org.opencontainers.image.version=1.1.0"] });
+  // a second container whose newer image fails to start: its Install is rolled back
+  appV1 = v1.id;
+  const bad1 = fx.image("bad", { changes: [QUICK_STOP_CMD, "LABEL org.opencontainers.image.version=2.0.0"] });
+  fx.run("bad", bad1.ref);
+  badV1 = bad1.id;
+  fx.image("bad", { changes: [FAILING_CMD, "LABEL org.opencontainers.image.version=2.1.0"] });
 
   const cfg = fx.tempDir("cfg");
   auditFile = join(cfg, "audit.log");
@@ -83,7 +91,7 @@ beforeAll(async () => {
     'stop_timeout = "1s"',
     `audit_log = "${auditFile}"`,
     'poll_interval = "24h"', // only Home Assistant's presses run cycles here
-    `containers = ["${fx.name("app")}"]`,
+    `containers = ["${fx.name("app")}", "${fx.name("bad")}"]`,
     "[docker]",
     `host = "${sandbox().dockerHost}"`,
     "[rollback]",
@@ -156,6 +164,37 @@ describe("Home Assistant presses Install", () => {
     const requests = auditLines().filter((line) => line.action === "request");
     expect(requests.at(-1)).toMatchObject({ trigger: "mqtt", actor: "mqtt:homeassistant", container: name, request: "mqtt install" });
     expect(auditLines().some((line) => line.action === "pull" && line.container === name)).toBe(true);
+  }, 90_000);
+
+  test("a newer image that fails: Install rolls back, and the entity says so", async () => {
+    const bad = fx.name("bad");
+    const badId = `svc_nas_${bad.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+    const config = JSON.parse(last(ha.messages, `homeassistant/update/${badId}/config`)!);
+    const from = ha.messages.length;
+    await ha.client.publishAsync(config.command_topic, config.payload_install, { qos: 1 });
+    const states = () => ha.messages.slice(from).filter((m) => m.topic === `${TOPIC}/update/${badId}/state`).map((m) => JSON.parse(m.payload));
+    await waitUntil(() => states().some((s) => s.in_progress === false && /rolled back/.test(s.release_summary)), 60_000, `the rollback
+${svc.describe()}`);
+    expect(states().at(-1)).toMatchObject({ installed_version: "2.0.0", latest_version: "2.1.0", in_progress: false, update_percentage: null });
+    expect(states().at(-1).release_summary).toMatch(/^rolled back: /);
+    expect(inspect(bad).Image).toBe(badV1);
+  }, 90_000);
+
+  test("Roll back: the container goes back to the image it ran before the Install", async () => {
+    const config = JSON.parse(last(ha.messages, `homeassistant/button/${id}_rollback/config`)!);
+    expect(config).toMatchObject({ payload_press: "PRESS" });
+    await ha.client.publishAsync(config.command_topic, config.payload_press, { qos: 1 });
+    // while the rollback runs, the container is parked under another name for a moment
+    const imageNow = () => {
+      try {
+        return inspect(name).Image;
+      } catch {
+        return null;
+      }
+    };
+    await waitUntil(() => imageNow() === appV1, 60_000, `the rollback of ${name}
+${svc.describe()}`);
+    await waitUntil(() => auditLines().some((line) => line.request === "mqtt rollback" && line.container === name && line.actor === "mqtt:homeassistant"), 15_000, "the audit line");
   }, 90_000);
 
   test("a command for a container svc does not manage is ignored and logged", async () => {
