@@ -8,6 +8,7 @@
  */
 import mqtt from "mqtt";
 import type { IClientOptions, MqttClient } from "mqtt";
+import type { Logger } from "../../log/index.ts";
 import { timerDelay } from "../../timers.ts";
 
 export const FIRST_RETRY_MS = 1000;
@@ -41,6 +42,8 @@ export interface BrokerOptions {
   timeoutMs: number;
   /** the retained availability topic, with the last will; absent: none */
   availability?: { topic: string; qos: Qos };
+  /** told once when a connection is lost and once when it is back (never each failed try) */
+  log?: Logger;
 }
 
 export function openBroker(options: BrokerOptions): BrokerConnection {
@@ -61,8 +64,11 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
   client.on("error", (error) => {
     lastError = error;
   });
+  let wasConnected = false;
   client.on("close", () => {
     if (closing || retry) return;
+    if (wasConnected) options.log?.warn("MQTT broker connection lost; reconnecting", { broker: `${options.client.host}:${options.client.port}` });
+    wasConnected = false;
     failures += 1;
     retry = setTimeout(() => {
       retry = undefined;
@@ -70,6 +76,8 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
     }, timerDelay(retryDelay(failures)));
   });
   client.on("connect", () => {
+    if (failures > 0) options.log?.info("MQTT broker connection back", { broker: `${options.client.host}:${options.client.port}`, tries: failures });
+    wasConnected = true;
     failures = 0;
     lastError = undefined;
     for (const filter of handlers.keys()) client.subscribe(filter, { qos: 1 });

@@ -113,14 +113,16 @@ export function createMqttNotifier(settings: MqttSettings, hostname: string, tim
     clean: publication.clean,
     ...(address.tls ? { ca, cert, key, rejectUnauthorized: !settings.tls_skip_verify } : {}),
   };
+  if (settings.homeassistant_install && !settings.homeassistant_discovery) {
+    throw new SvcError("config", "notifications.mqtt.homeassistant_install needs notifications.mqtt.homeassistant_discovery = true");
+  }
   const qos = settings.qos;
-  const discovery = settings.homeassistant_discovery
-    ? new HomeAssistantDiscovery({ prefix: settings.discovery_prefix, reportTopic: topic, hostname, ...(settings.homeassistant_install ? { commandUser: settings.homeassistant_user } : {}) })
-    : undefined;
+  const commands = settings.homeassistant_install ? { commandUser: settings.homeassistant_user } : {};
+  const discovery = settings.homeassistant_discovery ? new HomeAssistantDiscovery({ prefix: settings.discovery_prefix, reportTopic: topic, hostname, ...commands }) : undefined;
   let broker: BrokerConnection | undefined;
   const connection = (): BrokerConnection =>
-    (broker ??= openBroker({ client, timeoutMs, ...(discovery ? { availability: { topic: discovery.topics.availability, qos: 1 as const } } : {}) }));
-  const bridge = discovery ? new HomeAssistantBridge(connection(), discovery, hostname, { qos, ...(discovery && settings.homeassistant_install ? { commandUser: settings.homeassistant_user } : {}) }, log) : undefined;
+    (broker ??= openBroker({ client, timeoutMs, log, ...(discovery ? { availability: { topic: discovery.topics.availability, qos: 1 as const } } : {}) }));
+  const bridge = discovery ? new HomeAssistantBridge(connection(), discovery, hostname, { qos, ...commands }, log) : undefined;
 
   return {
     name: publication.name,

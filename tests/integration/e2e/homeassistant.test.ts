@@ -210,6 +210,9 @@ ${svc.describe()}`);
     // the broker kept nothing (persistence false): an online now is svc's own, published again
     await waitUntil(() => ha.messages.slice(from).some((m) => m.topic === `${TOPIC}/svc_nas/availability` && m.payload === "online"), 90_000, `svc online again\n${svc.describe()}`);
     await waitUntil(() => ha.messages.slice(from).some((m) => m.topic === `homeassistant/update/${id}/config`), 30_000, "the entity again");
+    const said = svc.records().map((r) => r.message);
+    expect(said).toContain("MQTT broker connection lost; reconnecting");
+    expect(said).toContain("MQTT broker connection back");
     const killedAt = ha.messages.length;
     svc.signal("SIGKILL");
     await waitUntil(() => ha.messages.slice(killedAt).some((m) => m.topic === `${TOPIC}/svc_nas/availability` && m.payload === "offline"), 90_000, "the last will");
