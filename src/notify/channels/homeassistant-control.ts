@@ -79,7 +79,8 @@ export class HomeAssistantBridge {
     const messages = this.discovery.messages(report);
     for (const target of report.containers) {
       const id = this.discovery.topics.objectId(target);
-      this.known.set(target.name, { id, kind: target.kind === "service" ? "service" : "container", state: stateOf(target, this.hostname) });
+      const kind = target.kind === "service" ? "service" : "container";
+      this.known.set(`${kind}/${target.name}`, { id, kind, state: stateOf(target, this.hostname) });
     }
     await this.publishAll(messages);
     this.discovery.published(report);
@@ -89,7 +90,8 @@ export class HomeAssistantBridge {
   /** A step of an update starts: the entity is in progress, its percentage never going back. */
   progress(event: ProgressEvent): void {
     const percent = STEP_PERCENT[event.step];
-    const known = this.known.get(event.container);
+    // a step names its target without its kind: a container first, as the cycle runs them first
+    const known = this.known.get(`container/${event.container}`) ?? this.known.get(`service/${event.container}`);
     if (percent === undefined || !known) return;
     const shown = Math.max(percent, known.percent ?? 0);
     if (shown === known.percent) return;
@@ -129,8 +131,9 @@ export class HomeAssistantBridge {
     if (expected === undefined || payload !== expected || (kind === "host") !== (action === "check")) {
       return log?.warn("home assistant command ignored: not a command svc knows", { ...fields, payload: payload.slice(0, 32) });
     }
-    const known = this.known.get(name);
-    if (kind !== "host" && this.sawReport && (!known || known.kind !== kind)) {
+    const key = `${kind}/${name}`;
+    const known = this.known.get(key);
+    if (kind !== "host" && this.sawReport && !known) {
       return log?.warn("home assistant command ignored: svc does not manage this target", fields);
     }
     if (!this.allowPress(`${kind}/${name}/${action}`)) return log?.warn("home assistant command ignored: pressed too often", fields);
@@ -139,14 +142,14 @@ export class HomeAssistantBridge {
     control.audit?.record({ action: "request", trigger: "mqtt", actor: `mqtt:${user}`, ...(kind === "host" ? {} : { container: name }), request: `mqtt ${action}` });
     log?.info("home assistant command", fields);
     try {
-      await this.perform(control, action, name, known);
+      await this.perform(control, action, name, key, known);
     } catch (error) {
       log?.warn("home assistant command failed", { ...fields, reason: String((error as Error).message) });
-      if (known && this.known.get(name) === known) this.publishState(known, { in_progress: false, update_percentage: null });
+      if (known && this.known.get(key) === known) this.publishState(known, { in_progress: false, update_percentage: null });
     }
   }
 
-  private async perform(control: RemoteControl, action: string, name: string, known: Known | undefined): Promise<void> {
+  private async perform(control: RemoteControl, action: string, name: string, key: string, known: Known | undefined): Promise<void> {
     if (action === "check") {
       const report = await control.runner.run("api", undefined, { dryRun: true });
       if (report === null) this.log?.warn("home assistant check not done: a cycle is running");
@@ -162,7 +165,7 @@ export class HomeAssistantBridge {
     if (done === null) this.log?.warn(`home assistant ${action} not done: a cycle is running`, { target: name });
     // a report reaches observe() through the dispatcher, which ends the progress with the new
     // state; without one (a cycle was running) the entity is told it is no longer in progress
-    if (known && this.known.get(name) === known) {
+    if (known && this.known.get(key) === known) {
       known.percent = undefined;
       this.publishState(known, { in_progress: false, update_percentage: null });
     }
