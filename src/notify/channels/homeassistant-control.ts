@@ -34,7 +34,6 @@ export const PRESSES_PER_MINUTE = 10;
 
 interface Known {
   id: string;
-  kind: "container" | "service";
   state: Record<string, unknown>;
   percent?: number;
 }
@@ -80,7 +79,7 @@ export class HomeAssistantBridge {
     for (const target of report.containers) {
       const id = this.discovery.topics.objectId(target);
       const kind = target.kind === "service" ? "service" : "container";
-      this.known.set(`${kind}/${target.name}`, { id, kind, state: stateOf(target, this.hostname) });
+      this.known.set(`${kind}/${target.name}`, { id, state: stateOf(target, this.hostname) });
     }
     await this.publishAll(messages);
     this.discovery.published(report);
