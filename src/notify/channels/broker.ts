@@ -9,7 +9,8 @@
 import mqtt from "mqtt";
 import type { IClientOptions, MqttClient } from "mqtt";
 import type { Logger } from "../../log/index.ts";
-import { timerDelay } from "../../timers.ts";
+import { duration } from "../../core/moments.ts";
+import { timerDelay } from "../../core/timers.ts";
 
 export const FIRST_RETRY_MS = 1000;
 export const MAX_RETRY_MS = 60_000;
@@ -96,7 +97,7 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
   const waitConnected = (): Promise<void> => {
     if (client.connected) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(lastError ? lastError.message : `no CONNACK within ${timeoutMs} ms`)), timeoutMs);
+      const timer = setTimeout(() => done(new Error(lastError ? lastError.message : `no CONNACK within ${duration(timeoutMs)}`)), timeoutMs);
       const done = (error?: Error) => {
         clearTimeout(timer);
         client.off("connect", onConnect);
@@ -153,7 +154,7 @@ export function topicMatches(filter: string, topic: string): boolean {
 export async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${duration(timeoutMs)}`)), timeoutMs);
   });
   try {
     return await Promise.race([promise, timeout]);

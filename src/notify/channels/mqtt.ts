@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { IClientOptions } from "mqtt";
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { Config } from "../../config/index.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ProgressEvent } from "../../updater/cycle/progress.ts";
