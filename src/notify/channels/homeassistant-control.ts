@@ -81,9 +81,10 @@ export class HomeAssistantBridge {
       const kind = target.kind === "service" ? "service" : "container";
       this.known.set(`${kind}/${target.name}`, { id, state: stateOf(target, this.hostname) });
     }
-    await this.publishAll(messages);
+    // remembered first: when the broker is away, the reconnection publishes them
     this.discovery.published(report);
     this.remember(messages);
+    await this.publishAll(messages);
   }
 
   /** A step of an update starts: the entity is in progress, its percentage never going back. */
