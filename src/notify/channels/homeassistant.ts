@@ -51,15 +51,16 @@ function versionTag(reference: string | null | undefined): string | undefined {
 }
 
 /**
- * The versions an entity shows: the image's version label (as the release notes read it) or its
- * tag, a digest prefix only when neither reads as a version. When both sides would read the same
+ * The versions an entity shows: the image's version label (as the release notes read it, else as
+ * the running container carries it) or its tag, a digest prefix only when neither reads as a
+ * version. When both sides would read the same
  * (the same tag, a newer digest), each carries its digest prefix, so that Home Assistant sees an
  * update.
  */
 export function versions(target: ContainerReport): { installed: string; latest: string } {
   const oldDigest = shortId(target.old_digest ?? target.old_image_id);
   const newDigest = shortId(target.new_digest ?? target.new_image_id) || oldDigest;
-  const from = target.releases?.from_version ?? versionTag(target.image);
+  const from = target.releases?.from_version ?? target.version ?? versionTag(target.image);
   const to = target.releases?.to_version ?? versionTag(target.new_image ?? target.image);
   if (target.state === "updated") {
     const now = to ?? newDigest;

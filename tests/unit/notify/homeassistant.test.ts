@@ -38,6 +38,9 @@ describe("versions: what installed_version and latest_version read", () => {
   test("rolled back: the old version stays installed, the newer one still offered", () => {
     expect(versions(target({ state: "rolled_back", releases }))).toEqual({ installed: "1.2.0", latest: "1.3.0" });
   });
+  test("fresh: the running image's version label, when the container carries one", () => {
+    expect(versions(target({ state: "fresh", image: "reg/web:latest", new_digest: D(3), version: "1.4.2" }))).toEqual({ installed: "1.4.2", latest: "1.4.2" });
+  });
   test("fresh: one version", () => {
     expect(versions(target({ state: "fresh", image: "reg/db:16.4", new_digest: D(3) }))).toEqual({ installed: "16.4", latest: "16.4" });
   });
