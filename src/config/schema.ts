@@ -341,6 +341,16 @@ function credentials(meta: OptionMeta) {
   );
 }
 
+/** A commit's author as Git writes it: `Name <email>`, neither holding angle brackets or a line break. */
+function gitAuthor(description: string, def: string) {
+  return leaf({ kind: "string", description, default: def }, () =>
+    z
+      .string()
+      .regex(/^[^<>\n]*[^<>\s][^<>\n]* <[^<>\s]*>$/, { error: 'must read "Name <email>"' })
+      .default(def),
+  );
+}
+
 /** `[[release_notes.sources]]`: an image repository and the repository its releases are published in. */
 function releaseSources(description: string) {
   const example = [{ image: "nginx", source: "https://github.com/nginx/nginx" }];
@@ -469,6 +479,17 @@ export const CONFIG = table("General options", {
     cache_for: duration("5m", "A repository's releases read less than this long ago are used without asking its host again (0s: a conditional request every cycle)", { max: DAY }),
     max_releases: int(50, "Releases shown per target; the rest are counted", 1, 500),
     sources: releaseSources("Source repositories of images without an org.opencontainers.image.source label (image, source: a repository URL)"),
+  }),
+
+  compose: table("Compose projects (docs/compose.md)", {
+    git: choice(
+      ["off", "commit", "push", "pull_request"],
+      "off",
+      'When a compose project folder is a Git work tree (docs/compose.md, "Git"): off; commit (a commit of the changed files on the current branch); push (that commit, then pushed to git_remote); pull_request (a branch svc/<service>-<version> pushed to git_remote and a pull/merge request opened or updated on its GitHub, GitLab or Gitea/Forgejo, and nothing applied by svc)',
+    ),
+    git_remote: optionalUrl("The repository pushed to (push, pull_request): its https:// address (http:// only to this machine); its host tells the forge as for release notes (docs/release-notes.md)", ["https", "http"], "https://github.com/me/stacks.git"),
+    git_token: str("Token for git_remote and its forge's API (pushes and pull requests), or a path to a file holding it", "/run/secrets/git_token", { secret: true }),
+    git_author: gitAuthor("Author and committer of svc's commits, as Name <email>", "svc <svc@localhost>"),
   }),
 
   http_api: table("HTTP API options", {
