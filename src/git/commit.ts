@@ -120,10 +120,15 @@ export interface Author {
   when: number;
 }
 
-/** The commit object of the change, written; answers its id and its tree. */
-export function writeCommit(prepared: Prepared, author: Author, message: string): { commit: string; tree: string } {
+/**
+ * The commit object of the change, written; answers its id and its tree. `reuse`: an existing
+ * commit that already holds this tree (svc's pull-request branch, pushed before), used instead.
+ */
+export function writeCommit(prepared: Prepared, author: Author, message: string, reuse?: (tree: string) => string | undefined): { commit: string; tree: string } {
   const { repo, head } = prepared;
   const tree = writeTrees(repo, parseCommit(repo.objects.expect(head.oid, "commit")).tree, prepared.files);
+  const existing = reuse?.(tree);
+  if (existing !== undefined) return { commit: existing, tree };
   const signature = `${author.ident} ${author.when} +0000`;
   const body = `tree ${tree}\nparent ${head.oid}\nauthor ${signature}\ncommitter ${signature}\n\n${message.endsWith("\n") ? message : `${message}\n`}`;
   return { commit: repo.objects.write("commit", new TextEncoder().encode(body)), tree };
