@@ -107,7 +107,7 @@ async function ok(forge: Forge, response: Response, what: string): Promise<unkno
   const until = rateLimitReset(response, Date.now());
   const said = await json(forge, response).catch(() => undefined);
   const message = typeof said === "object" && said !== null && "message" in said ? JSON.stringify((said as { message: unknown }).message).slice(0, 300) : "";
-  if (until !== undefined) return Promise.reject(forgeError(forge, `rate limit reached while it ${what}; asked again after ${new Date(until).toISOString()}`));
+  if (until !== undefined) throw forgeError(forge, `rate limit reached while it ${what}; asked again after ${new Date(until).toISOString()}`);
   const hint = response.status === 401 || response.status === 403 ? " (compose.git_token is missing or may not do this)" : response.status === 404 ? " (no such repository, or the token may not see it)" : "";
   throw forgeError(forge, `answered ${response.status}${hint} when it ${what}${message ? `: ${message}` : ""}`);
 }
