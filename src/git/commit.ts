@@ -58,7 +58,7 @@ export function prepare(folder: string, changes: readonly FileChange[], written:
       const committed = blobAt(repo, head.oid, path);
       if (!committed) return { refuse: `${path} is not tracked by Git on ${head.branch}: svc commits only files Git already tracks` };
       if (committed.mode !== "100644" && committed.mode !== "100755") return { refuse: `${path} is not a regular file in Git (mode ${committed.mode})` };
-      if (hashObject("blob", change.before) !== committed.oid) return { refuse: `${path} had changes not committed before svc's change: svc's commit would carry them` };
+      if (hashObject("blob", change.before) !== committed.oid) return { refuse: `${path} differs from what Git holds on ${head.branch} (changes not committed, or a Git filter or line-ending conversion svc does not apply): svc's commit would carry more than its change` };
       const entries = index?.entries.filter((e) => e.path === path) ?? [];
       if (entries.length !== 1 || entries[0]!.stage !== 0) return { refuse: `${path} is ${entries.length === 0 ? "not in the index" : "in a conflict"}` };
       const entry = entries[0]!;

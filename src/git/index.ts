@@ -18,7 +18,7 @@ import type { ReleaseNotes } from "../releases/index.ts";
 import { hostNames, parseSource, type SourceRepo } from "../releases/source.ts";
 import { bytesOf, commitOnBranch, prepare, writeCommit, type FileChange, type Prepared } from "./commit.ts";
 import { openOrUpdate, type PullRequest } from "./forges.ts";
-import { parseCommit } from "./objects.ts";
+import { gitError, parseCommit } from "./objects.ts";
 import { advertisedRefs, isAncestor, missingObjects, parseRemote, receivePack, writePack, ZERO_OID, type Remote } from "./push.ts";
 import { commitMessage, pullRequestBody, pullRequestTitle } from "./message.ts";
 
@@ -166,7 +166,7 @@ async function push(prepared: Prepared, remote: Remote, ref: string, commit: str
   const refs = known ?? (await advertisedRefs(remote)).refs;
   const old = refs.get(ref);
   if (old !== undefined && !own && !isAncestor(store, old, commit)) {
-    throw toSvcError(new Error(`not a fast-forward: the remote's ${ref.replace(/^refs\/heads\//, "")} holds commits this clone does not have (pull them; nothing was rewritten)`), "config");
+    throw gitError(`not a fast-forward: the remote's ${ref.replace(/^refs\/heads\//, "")} holds commits this clone does not have (pull them; nothing was rewritten)`);
   }
   const haves = new Set([...refs.values()].filter((oid) => store.has(oid)));
   const pack = writePack(store, missingObjects(store, commit, haves));

@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { commitOnBranch, prepare, type FileChange } from "../../../src/git/commit.ts";
+import { parseIndex } from "../../../src/git/index-file.ts";
 import { COMPOSE, git, makeRepo } from "../../support/git-repo.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -61,6 +62,41 @@ describe("a commit in a real repository", () => {
     expect(git(other, "rev-parse", "side").trim()).toBe(commit);
     expect(git(top, "rev-parse", "main").trim()).not.toBe(commit);
     expect(git(other, "status", "--porcelain")).toBe("");
+    expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
+  });
+
+  test("objects packed as REF_DELTA (a pack made without offset deltas)", () => {
+    const { top, project } = makeRepo();
+    git(top, "-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-a", "-d", "-f");
+    git(top, "prune-packed");
+    const commit = commitChange(project, [change(project)]);
+    expect(git(top, "rev-parse", "HEAD").trim()).toBe(commit);
+    expect(git(top, "status", "--porcelain")).toBe("");
+    expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
+  });
+
+  test("objects borrowed from another repository (objects/info/alternates, git clone --shared)", () => {
+    const { top: origin } = makeRepo({ pack: true });
+    const top = join(tempDir("svc-git-shared-"), "clone");
+    git("/", "clone", "-q", "--shared", origin, top);
+    const project = join(top, "stacks", "web");
+    const commit = commitChange(project, [change(project)]);
+    expect(git(top, "rev-parse", "HEAD").trim()).toBe(commit);
+    expect(git(top, "status", "--porcelain")).toBe("");
+    expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
+  });
+
+  test("the index's cache tree is invalidated: the user's next commit keeps svc's change", () => {
+    const { top, project } = makeRepo({ pack: true });
+    // a commit by git leaves a fully valid cache tree in the index
+    expect(parseIndex(readFileSync(join(top, ".git", "index"))).extensions.map((e) => e.signature)).toContain("TREE");
+    commitChange(project, [change(project)]);
+    git(top, "commit", "-q", "--allow-empty", "-m", "the user's next commit");
+    expect(git(top, "diff", "HEAD~1", "HEAD")).toBe("");
+    expect(git(top, "show", "HEAD:stacks/web/compose.yaml")).toContain("nginx:1.25.4");
+    writeFileSync(join(top, "README.md"), "changed by the user\n");
+    git(top, "commit", "-q", "-am", "another");
+    expect(git(top, "show", "HEAD:stacks/web/compose.yaml")).toContain("nginx:1.25.4");
     expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
   });
 
