@@ -105,6 +105,32 @@ describe("compose.git = push", () => {
     expect(git(await cloneOf(url), "rev-parse", "HEAD")).toBe(remoteHead);
   });
 
+  test("a push the remote's hook refuses: its reason, the remote untouched", async () => {
+    const { project, url, dir } = await clonedProject("hooked");
+    writeFileSync(join(dir, "hooks", "pre-receive"), "#!/bin/sh\necho 'main is protected' >&2\nexit 1\n", { mode: 0o755 });
+    const remoteHead = git(dir, "rev-parse", "main");
+    const { step: gitStep } = step(url);
+    const outcome = await gitStep.record(moveVersion(project));
+    expect(outcome.done).toBe("committed");
+    expect(outcome.problem).toBe("committed, not pushed: the Git remote refused to move refs/heads/main: pre-receive hook declined");
+    expect(git(dir, "rev-parse", "main")).toBe(remoteHead);
+  });
+
+  test("compose.git = commit: the commit, nothing sent; off: nothing at all", async () => {
+    const { top, project } = await clonedProject("commit-only");
+    const before = remote.requests.length;
+    const commitStep = createGitStep(defaultConfig({ compose: { git: "commit" } }), recordingLogger());
+    const outcome = await commitStep.record(moveVersion(project));
+    expect(outcome).toMatchObject({ mode: "commit", done: "committed", branch: "main", problem: null });
+    expect(git(top, "rev-parse", "HEAD").trim()).toBe(outcome.commit!);
+    expect(git(top, "log", "-1", "--format=%an <%ae>")).toBe("svc <svc@localhost>\n");
+    const head = git(top, "rev-parse", "HEAD");
+    const off = await createGitStep(defaultConfig(), recordingLogger()).record(moveVersion(project));
+    expect(off).toMatchObject({ mode: "off", done: "nothing", problem: null });
+    expect(git(top, "rev-parse", "HEAD")).toBe(head);
+    expect(remote.requests.length).toBe(before);
+  });
+
   test("a wrong token: told as refused, never printed", async () => {
     const { project, url } = await clonedProject("token");
     const { step: gitStep, log } = step(url, "not-the-token-9c1e");
