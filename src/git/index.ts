@@ -19,6 +19,7 @@ import { hostNames, parseSource, type SourceRepo } from "../releases/source.ts";
 import { bytesOf, commitOnBranch, prepare, writeCommit, type FileChange, type Prepared } from "./commit.ts";
 import { openOrUpdate, type PullRequest } from "./forges.ts";
 import { gitError, parseCommit } from "./objects.ts";
+import { refsUnder } from "./repo.ts";
 import { advertisedRefs, isAncestor, missingObjects, parseRemote, receivePack, writePack, ZERO_OID, type Remote } from "./push.ts";
 import { commitMessage, pullRequestBody, pullRequestTitle } from "./message.ts";
 
@@ -168,7 +169,9 @@ async function push(prepared: Prepared, remote: Remote, ref: string, commit: str
   if (old !== undefined && !own && !isAncestor(store, old, commit)) {
     throw gitError(`not a fast-forward: the remote's ${ref.replace(/^refs\/heads\//, "")} holds commits this clone does not have (pull them; nothing was rewritten)`);
   }
-  const haves = new Set([...refs.values()].filter((oid) => store.has(oid)));
+  // what the remote advertises, and what it held at this clone's last fetch (refs/remotes/): a clone
+  // behind its remote then sends svc's commit alone; had the remote lost those, it refuses the pack
+  const haves = new Set([...refs.values(), ...refsUnder(prepared.repo, "refs/remotes/")].filter((oid) => store.has(oid)));
   const pack = writePack(store, missingObjects(store, commit, haves));
   await receivePack(remote, { ref, old: old ?? ZERO_OID, next: commit }, pack);
 }

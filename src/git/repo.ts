@@ -5,7 +5,7 @@
  * (docs/compose.md, "Git"): a detached HEAD, a merge, rebase, cherry-pick, revert or bisect in
  * progress, a shallow clone, a bare repository, a repository format or extension svc does not know.
  */
-import { closeSync, constants, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync, appendFileSync } from "node:fs";
+import { appendFileSync, closeSync, constants, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { gitError, isOid, ObjectStore } from "./objects.ts";
 
@@ -152,6 +152,22 @@ export function readRef(repo: Repository, ref: string, depth = 0): string | unde
     throw gitError(`${ref} holds neither a commit nor a ref`);
   }
   return packedRefs(repo).get(ref);
+}
+
+/** The commits of the refs under `prefix` (e.g. "refs/remotes/"), loose and packed, at most `max` of them. */
+export function refsUnder(repo: Repository, prefix: string, max = 1000): string[] {
+  const found = new Set<string>();
+  for (const [ref, oid] of packedRefs(repo)) if (ref.startsWith(prefix)) found.add(oid);
+  const root = join(repo.commonDir, prefix);
+  if (existsSync(root)) {
+    for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
+      if (found.size >= max) break;
+      if (!entry.isFile()) continue;
+      const text = readText(join(entry.parentPath, entry.name)).trim();
+      if (isOid(text)) found.add(text);
+    }
+  }
+  return [...found].slice(0, max);
 }
 
 function packedRefs(repo: Repository): Map<string, string> {

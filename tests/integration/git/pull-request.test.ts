@@ -7,7 +7,7 @@
  * tree is left as it was.
  */
 import { afterAll, beforeEach, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { appliesChanges, createGitStep, type ComposeChange } from "../../../src/git/index.ts";
@@ -16,6 +16,7 @@ import { COMPOSE, git, makeRepo } from "../../support/git-repo.ts";
 import { GitRemote } from "../../support/git-remote.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { ReleaseHosts, type Host } from "../../support/release-hosts.ts";
+import { tempDir } from "../../temp.ts";
 
 const TOKEN = "pr-token-51d0";
 const remote = new GitRemote(TOKEN);
@@ -95,6 +96,23 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     expect(git(top, "rev-parse", "HEAD")).toBe(head);
     expect(git(top, "status", "--porcelain")).toBe("");
     expect(readFileSync(join(project, "compose.yaml"), "utf8")).toBe(COMPOSE);
+  });
+
+  test("a clone behind its remote: the request is based on the clone's commit, only svc's objects are sent", async () => {
+    const { top, project, url, step } = await setUp(`behind-${host}`);
+    await gitOverHttp(top, "fetch", "-q", url, "+refs/heads/main:refs/remotes/origin/main");
+    const head = git(top, "rev-parse", "HEAD").trim();
+    const other = join(tempDir("svc-git-other-"), "clone");
+    await gitOverHttp("/", "clone", "-q", url, other);
+    writeFileSync(join(other, "README.md"), "merged on the forge meanwhile\n");
+    git(other, "commit", "-q", "-am", "meanwhile");
+    await gitOverHttp(other, "push", "-q", "origin", "main");
+    const outcome = await step.record(change(project));
+    expect(outcome.problem).toBeNull();
+    expect(git(top, "rev-parse", `${outcome.commit}^`).trim()).toBe(head);
+    // the commit, its three trees (root, stacks, stacks/web) and the compose file's blob
+    expect(remote.requests.filter((r) => r.path === `/acme/behind-${host}.git/git-receive-pack`).at(-1)?.packObjects).toBe(5);
+    expect(hosts.pullsOf(host, `acme/behind-${host}`)).toHaveLength(1);
   });
 
   test("the same service and version again: the open request is updated, nothing pushed, none duplicated", async () => {

@@ -87,6 +87,8 @@ describe("compose.git = push", () => {
       const svcAuth = `Basic ${Buffer.from(`oauth2:${TOKEN}`).toString("base64")}`;
       const posts = remote.requests.filter((r) => r.method === "POST" && r.path === `/acme/stacks-${pack}.git/git-receive-pack` && r.authorization === svcAuth);
       expect(posts.map((r) => r.status)).toEqual([200]);
+      // only what the remote lacked: the commit, three trees (root, stacks, stacks/web) and the blob
+      expect(posts[0]!.packObjects).toBe(5);
     });
   }
 
