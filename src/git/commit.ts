@@ -157,7 +157,11 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
       const oid = hashObject("blob", file.after);
       const entry = index.entries.find((e) => e.path === file.path && e.stage === 0);
       if (!entry || entry.oid !== file.committed) throw gitError(`the index entry of ${file.path} changed while svc was committing`);
-      return { path: file.path, oid, stat: statSync(file.absolute, { bigint: true }) as never };
+      // the stat Git compares goes with these bytes: taken around a last read of the file
+      const stat = statSync(file.absolute, { bigint: true });
+      const unchanged = sameBytes(new Uint8Array(readFileSync(file.absolute)), file.after) && statSync(file.absolute, { bigint: true }).mtimeNs === stat.mtimeNs;
+      if (!unchanged) throw gitError(`${file.path} changed on disk while svc was committing`);
+      return { path: file.path, oid, stat: stat as never };
     });
     const bytes = writeIndex(index, updates);
     try {

@@ -113,7 +113,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
   const pullRequest = async (change: ComposeChange, prepared: Prepared, author: { ident: string; when: number }, message: string): Promise<GitOutcome> => {
     const remote = remoteOf(config, options);
     if ("problem" in remote) return outcome({ problem: remote.problem });
-    if (!remote.forge) return outcome({ problem: `svc does not know which forge ${new URL(remote.remote.url).hostname} is (GitHub, GitLab or Gitea: its API URL in release_notes)` });
+    if (!remote.forge) return outcome({ problem: unknownForge(remote.remote) });
     const branch = branchName(change.service, change.to);
     try {
       const advertised = await advertisedRefs(remote.remote);
@@ -140,6 +140,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
       if (settings.git !== "commit" && !("skip" in prepared)) {
         const remote = remoteOf(config, options);
         if ("problem" in remote) return remote.problem;
+        if (settings.git === "pull_request" && !remote.forge) return unknownForge(remote.remote);
       }
       return null;
     },
@@ -151,6 +152,10 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
         }),
       ),
   };
+}
+
+function unknownForge(remote: Remote): string {
+  return `svc does not know which forge ${new URL(remote.url).hostname} is (GitHub, GitLab or Gitea: set its API URL in release_notes)`;
 }
 
 function changesOf(change: ComposeChange): FileChange[] {

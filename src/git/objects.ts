@@ -41,13 +41,17 @@ export const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("h
 /** The object folders to read from: the repository's own, then its alternates (one level). */
 export class ObjectStore {
   private packList: Pack[] | undefined;
+  private dirList: string[] | undefined;
 
   constructor(readonly dir: string) {}
 
+  private dirs(): string[] {
+    return (this.dirList ??= [this.dir, ...alternates(this.dir)]);
+  }
+
   private allPacks(): Pack[] {
     if (this.packList) return this.packList;
-    const dirs = [this.dir, ...alternates(this.dir)];
-    this.packList = dirs.flatMap((dir) => {
+    this.packList = this.dirs().flatMap((dir) => {
       const packDir = join(dir, "pack");
       if (!existsSync(packDir)) return [];
       return readdirSync(packDir)
@@ -58,13 +62,13 @@ export class ObjectStore {
   }
 
   has(oid: string): boolean {
-    if ([this.dir, ...alternates(this.dir)].some((dir) => existsSync(looseFile(dir, oid)))) return true;
+    if (this.dirs().some((dir) => existsSync(looseFile(dir, oid)))) return true;
     return this.allPacks().some((pack) => pack.offsetOf(oid) !== undefined);
   }
 
   /** The object, or undefined when the store lacks it. */
   read(oid: string): GitObject | undefined {
-    for (const dir of [this.dir, ...alternates(this.dir)]) {
+    for (const dir of this.dirs()) {
       const file = looseFile(dir, oid);
       if (existsSync(file)) return readLoose(file, oid);
     }
