@@ -19,7 +19,7 @@ import { hostNames, parseSource, type SourceRepo } from "../releases/source.ts";
 import { bytesOf, commitOnBranch, prepare, writeCommit, type FileChange, type Prepared } from "./commit.ts";
 import { openOrUpdate, type PullRequest } from "./forges.ts";
 import { gitError, parseCommit } from "./objects.ts";
-import { refsUnder } from "./repo.ts";
+import { readRef, refsUnder, updateRef } from "./repo.ts";
 import { advertisedRefs, isAncestor, missingObjects, parseRemote, receivePack, writePack, ZERO_OID, type Remote } from "./push.ts";
 import { commitMessage, pullRequestBody, pullRequestTitle } from "./message.ts";
 
@@ -104,6 +104,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
     try {
       await push(prepared, remote.remote, prepared.head.ref, commit, false);
       logger.info("pushed", { service: change.service, commit, branch: prepared.head.branch, remote: remote.remote.url });
+      trackPush(prepared, remote.remote, commit, author.ident);
       return { ...committed, done: "pushed" };
     } catch (error) {
       return { ...committed, problem: `committed, not pushed: ${toSvcError(error).message}` };
@@ -179,6 +180,27 @@ async function push(prepared: Prepared, remote: Remote, ref: string, commit: str
   const haves = new Set([...refs.values(), ...refsUnder(prepared.repo, "refs/remotes/")].filter((oid) => store.has(oid)));
   const pack = writePack(store, missingObjects(store, commit, haves));
   await receivePack(remote, { ref, old: old ?? ZERO_OID, next: commit }, pack);
+}
+
+/**
+ * The clone's remote-tracking ref (refs/remotes/<name>/<branch>) moved as `git push` moves it,
+ * when one of its remotes has git_remote's address: `git status` then says it is up to date.
+ * Best effort: the push is done either way.
+ */
+function trackPush(prepared: Prepared, remote: Remote, commit: string, who: string): void {
+  const { repo, head } = prepared;
+  for (const [key, urls] of repo.config) {
+    const name = /^remote\.(.+)\.url$/.exec(key)?.[1];
+    const parsed = urls.length === 1 ? parseRemote(urls[0]!) : undefined;
+    if (!name || !parsed || "problem" in parsed || parsed.url !== remote.url || !/^[A-Za-z0-9._-]+$/.test(name)) continue;
+    const ref = `refs/remotes/${name}/${head.branch}`;
+    try {
+      updateRef(repo, ref, readRef(repo, ref), commit, { who, message: "update by push", viaHead: false });
+    } catch {
+      // a tracking ref locked or moved by a fetch running now: that fetch sets it
+    }
+    return;
+  }
 }
 
 interface RemoteSettings {

@@ -5,7 +5,7 @@
  * (docs/compose.md, "Git"): a detached HEAD, a merge, rebase, cherry-pick, revert or bisect in
  * progress, a shallow clone, a bare repository, a repository format or extension svc does not know.
  */
-import { appendFileSync, closeSync, constants, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { appendFileSync, closeSync, constants, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { gitError, isOid, ObjectStore } from "./objects.ts";
 
@@ -189,14 +189,13 @@ function packedRefs(repo: Repository): Map<string, string> {
 export function updateRef(repo: Repository, ref: string, old: string | undefined, next: string, reflog: { who: string; message: string; viaHead: boolean }): void {
   const file = join(repo.commonDir, ref);
   const lock = `${file}.lock`;
+  // a ref kept only in packed-refs may have no folder of loose refs yet (Git makes it too)
+  mkdirSync(dirname(file), { recursive: true });
   let fd: number;
   try {
     fd = openSync(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") throw gitError(`${ref} is locked by another Git command (${lock} exists)`);
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-      throw gitError(`${ref} cannot be written: its folder is missing`);
-    }
     throw error;
   }
   try {

@@ -92,6 +92,19 @@ describe("compose.git = push", () => {
     });
   }
 
+  test("from a work tree made by git clone (one received pack, packed-refs, refs/remotes)", async () => {
+    const { url, dir } = await clonedProject("cloned", { pack: true });
+    const clone = await cloneOf(url);
+    const project = join(clone, "stacks", "web");
+    const { step: gitStep } = step(url);
+    const outcome = await gitStep.record(moveVersion(project));
+    expect(outcome).toMatchObject({ done: "pushed", problem: null });
+    expect(git(dir, "rev-parse", "main").trim()).toBe(outcome.commit!);
+    // the remote-tracking ref moved as git push moves it
+    expect(git(clone, "status", "--porcelain", "--branch")).toBe("## main...origin/main\n");
+    expect(git(dir, "fsck", "--strict", "--no-progress")).toBe("");
+  });
+
   test("a remote that moved on: a clear error, the remote's branch untouched, svc's commit kept here", async () => {
     const { top, project, url } = await clonedProject("moved");
     const other = await cloneOf(url);
