@@ -14,32 +14,31 @@
 import type { Config } from "../config/index.ts";
 import { toSvcError } from "../errors.ts";
 import type { Logger } from "../log/index.ts";
-import type { ReleaseNotes } from "../releases/index.ts";
 import { hostNames, parseSource, type SourceRepo } from "../releases/source.ts";
 import { bytesOf, commitOnBranch, prepare, writeCommit, type FileChange, type Prepared } from "./commit.ts";
 import { openOrUpdate, type PullRequest } from "./forges.ts";
 import { gitError, parseCommit } from "./objects.ts";
 import { readRef, refsUnder, updateRef } from "./repo.ts";
 import { advertisedRefs, isAncestor, missingObjects, parseRemote, receivePack, writePack, ZERO_OID, type Remote } from "./push.ts";
-import { commitMessage, pullRequestBody, pullRequestTitle } from "./message.ts";
+import { commitMessage, pullRequestBody, pullRequestTitle, type Move } from "./message.ts";
 
 export type { FileChange } from "./commit.ts";
+export type { Move } from "./message.ts";
 export type { PullRequest } from "./forges.ts";
 
 export type GitMode = "off" | "commit" | "push" | "pull_request";
 
-/** One service's version moved in its compose project's files. */
+/**
+ * Versions moved in one compose project's files: one service, or the services of a stack updated
+ * together (one write of each file, one commit). With pull_request, one move per call: one
+ * request per service and version.
+ */
 export interface ComposeChange {
   /** the compose project's folder (its working_dir label, as svc sees it) */
   project: string;
-  service: string;
-  /** the versions (tags) before and after */
-  from: string;
-  to: string;
+  moves: readonly Move[];
   /** each file svc changes: its path (absolute, or relative to `project`) and its bytes before and after */
   files: readonly { path: string; before: Uint8Array | string; after: Uint8Array | string }[];
-  /** the release notes between the two versions (the releases room's answer), when read */
-  notes: ReleaseNotes | null;
 }
 
 export interface GitOutcome {
@@ -96,14 +95,14 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
     const message = commitMessage(change);
     if (settings.git === "pull_request") return pullRequest(change, prepared, author, message);
     const commit = commitOnBranch(prepared, author, message);
-    logger.info("committed", { service: change.service, commit, branch: prepared.head.branch, repository: prepared.repo.top });
+    logger.info("committed", { services: servicesOf(change), commit, branch: prepared.head.branch, repository: prepared.repo.top });
     const committed = outcome({ done: "committed", commit, branch: prepared.head.branch });
     if (settings.git === "commit") return committed;
     const remote = remoteOf(config, options);
     if ("problem" in remote) return { ...committed, problem: remote.problem };
     try {
       await push(prepared, remote.remote, prepared.head.ref, commit, false);
-      logger.info("pushed", { service: change.service, commit, branch: prepared.head.branch, remote: remote.remote.url });
+      logger.info("pushed", { services: servicesOf(change), commit, branch: prepared.head.branch, remote: remote.remote.url });
       trackPush(prepared, remote.remote, commit, author.ident);
       return { ...committed, done: "pushed" };
     } catch (error) {
@@ -115,7 +114,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
     const remote = remoteOf(config, options);
     if ("problem" in remote) return outcome({ problem: remote.problem });
     if (!remote.forge) return outcome({ problem: unknownForge(remote.remote) });
-    const branch = branchName(change.service, change.to);
+    const branch = branchOf(change.moves);
     try {
       const advertised = await advertisedRefs(remote.remote);
       if (!advertised.refs.has(prepared.head.ref)) return outcome({ problem: `the remote has no branch ${prepared.head.branch} to open the request against` });
@@ -126,7 +125,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
         { repo: remote.forge, apiUrl: apiUrlOf(config, remote.forge), token: settings.git_token, timeoutMs: REQUEST_TIMEOUT_MS, fetch: options.fetch },
         { branch, base: prepared.head.branch, title: pullRequestTitle(change), body: pullRequestBody(change) },
       );
-      logger.info(request.created ? "pull request opened" : "pull request updated", { service: change.service, url: request.url, branch, pushed: built.commit !== old });
+      logger.info(request.created ? "pull request opened" : "pull request updated", { services: servicesOf(change), url: request.url, branch, pushed: built.commit !== old });
       return outcome({ done: "pull_request", commit: built.commit, branch, pull_request: request });
     } catch (error) {
       return outcome({ branch, problem: `pull request not made: ${toSvcError(error).message}` });
@@ -148,7 +147,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
     record: (change) =>
       inTurn(() =>
         record(change).catch((error) => outcome({ problem: toSvcError(error).message })).then((done) => {
-          if (done.problem) logger.warn("git step not done", { service: change.service, mode: done.mode, problem: done.problem });
+          if (done.problem) logger.warn("git step not done", { services: servicesOf(change), mode: done.mode, problem: done.problem });
           return done;
         }),
       ),
@@ -225,8 +224,10 @@ function apiUrlOf(config: Config, repo: SourceRepo): string {
   return { github: notes.github_api_url, gitlab: notes.gitlab_api_url, gitea: notes.gitea_api_url }[repo.host];
 }
 
-/** svc/<service>-<version>, kept to what Git allows in a branch name. */
-export function branchName(service: string, version: string): string {
+const servicesOf = (change: ComposeChange) => change.moves.map((move) => move.service).join(", ");
+
+/** svc/<service>-<version> (several moves: joined by "+"), kept to what Git allows in a branch name. */
+export function branchOf(moves: readonly Pick<Move, "service" | "to">[]): string {
   const clean = (text: string) =>
     text
       .replace(/[^A-Za-z0-9._-]+/g, "-")
@@ -234,5 +235,5 @@ export function branchName(service: string, version: string): string {
       .replace(/^[.-]+|[.-]+$/g, "")
       .replace(/\.lock$/, "-lock")
       .slice(0, 100) || "x";
-  return `svc/${clean(service)}-${clean(version)}`;
+  return `svc/${moves.map((move) => `${clean(move.service)}-${clean(move.to)}`).join("+")}`.slice(0, 200).replace(/[.-]+$/, "");
 }

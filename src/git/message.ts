@@ -1,27 +1,39 @@
 /**
- * What svc writes into Git and the forges (docs/compose.md, "Git"): the commit message (the
+ * What svc writes into Git and the forges (docs/compose.md, "Git"): the commit message (each
  * service, old -> new version, the release notes' summary and link) and the pull request's title
- * and body (the release notes themselves, and whether they break).
+ * and body (the release notes themselves, and whether they break). A stack's update moves several
+ * services in one write of its files, so one commit names them all.
  */
 import type { ReleaseNotes } from "../releases/index.ts";
 
-export interface Described {
+/** One service's version moved. */
+export interface Move {
   service: string;
+  /** the versions (tags) before and after */
   from: string;
   to: string;
-  files: readonly { path: string }[];
+  /** the release notes between the two versions (the releases room's answer), when read */
   notes: ReleaseNotes | null;
 }
 
-/** Releases named in a commit message; the rest are counted. */
+export interface Described {
+  moves: readonly Move[];
+  files: readonly { path: string }[];
+}
+
+/** Releases named in a commit message per service; the rest are counted. */
 const SUMMARY_RELEASES = 10;
 /** A pull request's body (GitHub takes 65536 characters). */
 const BODY_CHARS = 60_000;
+const SUBJECT_CHARS = 200;
 
 const oneLine = (text: string, max: number) => text.replace(/\s+/g, " ").trim().slice(0, max);
+const cut = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 3)}...`);
 
 export function subject(change: Described): string {
-  return `${oneLine(change.service, 100)}: ${oneLine(change.from, 100)} -> ${oneLine(change.to, 100)}`;
+  const [only, ...rest] = change.moves;
+  if (only && rest.length === 0) return `${oneLine(only.service, 100)}: ${oneLine(only.from, 100)} -> ${oneLine(only.to, 100)}`;
+  return cut(change.moves.map((m) => `${oneLine(m.service, 100)} ${oneLine(m.from, 100)} -> ${oneLine(m.to, 100)}`).join(", "), SUBJECT_CHARS);
 }
 
 /** The newest release's page, else the source repository. */
@@ -41,18 +53,34 @@ export function notesSummary(notes: ReleaseNotes | null): string {
 }
 
 export function commitMessage(change: Described): string {
-  const link = notesLink(change.notes);
-  return `${subject(change)}\n\n${notesSummary(change.notes)}\n${link ? `\n${link}\n` : ""}`;
+  const several = change.moves.length > 1;
+  const parts = change.moves.map((move) => {
+    const link = notesLink(move.notes);
+    const head = several ? `${oneLine(move.service, 100)} ${oneLine(move.from, 100)} -> ${oneLine(move.to, 100)}:\n` : "";
+    return `${head}${notesSummary(move.notes)}${link ? `\n\n${link}` : ""}`;
+  });
+  return `${subject(change)}\n\n${parts.join("\n\n")}\n`;
 }
 
 export function pullRequestTitle(change: Described): string {
-  return `Update ${oneLine(change.service, 100)} to ${oneLine(change.to, 100)}`;
+  return cut(`Update ${change.moves.map((m) => `${oneLine(m.service, 100)} to ${oneLine(m.to, 100)}`).join(", ")}`, SUBJECT_CHARS);
 }
 
 export function pullRequestBody(change: Described): string {
-  const notes = change.notes;
   const files = change.files.map((file) => `\`${oneLine(file.path, 300)}\``).join(", ");
-  const parts = [`svc moves **${oneLine(change.service, 100)}** from \`${oneLine(change.from, 100)}\` to \`${oneLine(change.to, 100)}\` (${files}).`];
+  const moved = change.moves.map((m) => `**${oneLine(m.service, 100)}** from \`${oneLine(m.from, 100)}\` to \`${oneLine(m.to, 100)}\``);
+  const parts = [`svc moves ${moved.join(" and ")} (${files}).`];
+  const several = change.moves.length > 1;
+  for (const move of change.moves) parts.push(...moveSection(move, several));
+  parts.push("<sub>Opened by svc: one request per service and version, updated while it is open.</sub>");
+  const body = parts.join("\n\n");
+  return body.length <= BODY_CHARS ? body : `${body.slice(0, BODY_CHARS)}\n\n_(the notes are cut here)_`;
+}
+
+/** A service's part of the body: whether it breaks, then each release's notes. */
+function moveSection(move: Move, several: boolean): string[] {
+  const notes = move.notes;
+  const parts = several ? [`## ${oneLine(move.service, 100)}`] : [];
   if (notes && notes.breaking > 0) parts.push(`**Breaking:** ${notes.breaking === 1 ? "one release" : `${notes.breaking} releases`} between the two versions ${notes.breaking === 1 ? "says it breaks" : "say they break"}.`);
   else if (notes && notes.releases.length > 0) parts.push("**Breaking:** no release between the two versions says it breaks.");
   else parts.push("**Breaking:** unknown (no release notes).");
@@ -64,7 +92,5 @@ export function pullRequestBody(change: Described): string {
   }
   if (notes && notes.more > 0) parts.push(`And ${notes.more} more releases${notes.source ? `: ${notes.source}` : ""}.`);
   if (notes?.problem && notes.releases.length > 0) parts.push(`_${oneLine(notes.problem, 500)}_`);
-  parts.push("<sub>Opened by svc: one request per service and version, updated while it is open.</sub>");
-  const body = parts.join("\n\n");
-  return body.length <= BODY_CHARS ? body : `${body.slice(0, BODY_CHARS)}\n\n_(the notes are cut here)_`;
+  return parts;
 }

@@ -55,7 +55,8 @@ const NOTES: ReleaseNotes = {
 /** The change as svc would make it; in pull_request mode nothing is written to the work tree. */
 function change(project: string, to = "2.0.0"): ComposeChange {
   const before = readFileSync(join(project, "compose.yaml"));
-  return { project, service: "web", from: "1.25.3", to, files: [{ path: "compose.yaml", before, after: Buffer.from(before.toString().replace("nginx:1.25.3", `nginx:${to}`)) }], notes: { ...NOTES, to_version: to } };
+  const after = Buffer.from(before.toString().replace("nginx:1.25.3", `nginx:${to}`));
+  return { project, moves: [{ service: "web", from: "1.25.3", to, notes: { ...NOTES, to_version: to } }], files: [{ path: "compose.yaml", before, after }] };
 }
 
 const API_KEY: Record<Host, "github_api_url" | "gitlab_api_url" | "gitea_api_url"> = { github: "github_api_url", gitlab: "gitlab_api_url", gitea: "gitea_api_url" };
@@ -119,7 +120,8 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     const { project, step } = await setUp(`again-${host}`);
     const first = await step.record(change(project));
     const pushes = receivePacks();
-    const second = await step.record({ ...change(project), notes: { ...NOTES, releases: [NOTES.releases[0]!, { ...NOTES.releases[1]!, notes: "- faster, and smaller" }] } });
+    const notes = { ...NOTES, releases: [NOTES.releases[0]!, { ...NOTES.releases[1]!, notes: "- faster, and smaller" }] };
+    const second = await step.record({ ...change(project), moves: [{ service: "web", from: "1.25.3", to: "2.0.0", notes }] });
     expect(second.problem).toBeNull();
     expect(second.pull_request).toEqual({ ...first.pull_request!, created: false });
     expect(second.commit).toBe(first.commit);

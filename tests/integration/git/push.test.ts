@@ -41,23 +41,17 @@ function moveVersion(project: string): ComposeChange {
   const before = readFileSync(file);
   const after = Buffer.from(before.toString().replace("nginx:1.25.3", "nginx:1.25.4"));
   writeFileSync(file, after);
-  return {
-    project,
-    service: "web",
-    from: "1.25.3",
-    to: "1.25.4",
-    files: [{ path: "compose.yaml", before, after }],
-    notes: {
-      source: "https://github.com/nginx/nginx",
-      source_from: "label",
-      from_version: "1.25.3",
-      to_version: "1.25.4",
-      releases: [{ version: "1.25.4", title: "nginx 1.25.4", published_at: null, url: "https://github.com/nginx/nginx/releases/tag/release-1.25.4", breaking: false, notes: "Bugfixes.", notes_cut: false }],
-      more: 0,
-      breaking: 0,
-      problem: null,
-    },
+  const notes = {
+    source: "https://github.com/nginx/nginx",
+    source_from: "label",
+    from_version: "1.25.3",
+    to_version: "1.25.4",
+    releases: [{ version: "1.25.4", title: "nginx 1.25.4", published_at: null, url: "https://github.com/nginx/nginx/releases/tag/release-1.25.4", breaking: false, notes: "Bugfixes.", notes_cut: false }],
+    more: 0,
+    breaking: 0,
+    problem: null,
   };
+  return { project, moves: [{ service: "web", from: "1.25.3", to: "1.25.4", notes }], files: [{ path: "compose.yaml", before, after }] };
 }
 
 const step = (url: string, token = TOKEN) => {
@@ -144,6 +138,23 @@ describe("compose.git = push", () => {
     expect(off).toMatchObject({ mode: "off", done: "nothing", problem: null });
     expect(git(top, "rev-parse", "HEAD")).toBe(head);
     expect(remote.requests.length).toBe(before);
+  });
+
+  test("a stack's services moved in one write: one commit, pushed once", async () => {
+    const { top, project, url } = await clonedProject("stack");
+    const file = join(project, "compose.yaml");
+    const before = readFileSync(file);
+    const after = Buffer.from(before.toString().replace("nginx:1.25.3", "nginx:1.25.4").replace("postgres:16", "postgres:17"));
+    writeFileSync(file, after);
+    const moves = [
+      { service: "web", from: "1.25.3", to: "1.25.4", notes: null },
+      { service: "db", from: "16", to: "17", notes: null },
+    ];
+    const outcome = await step(url).step.record({ project, moves, files: [{ path: "compose.yaml", before, after }] });
+    expect(outcome).toMatchObject({ done: "pushed", problem: null });
+    expect(git(top, "log", "-1", "--format=%s")).toBe("web 1.25.3 -> 1.25.4, db 16 -> 17\n");
+    expect(git(await cloneOf(url), "show", "HEAD:stacks/web/compose.yaml")).toContain("postgres:17");
+    expect(git(top, "status", "--porcelain")).toBe("");
   });
 
   test("a wrong token: told as refused, never printed", async () => {

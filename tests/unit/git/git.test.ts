@@ -4,7 +4,7 @@
  * remote's address, branch names (git-check-ref-format) and the text of commits and requests.
  */
 import { describe, expect, test } from "bun:test";
-import { branchName } from "../../../src/git/index.ts";
+import { branchOf } from "../../../src/git/index.ts";
 import { commitMessage, pullRequestBody } from "../../../src/git/message.ts";
 import { applyDelta, hashObject } from "../../../src/git/objects.ts";
 import { parseRemote, pktLines } from "../../../src/git/push.ts";
@@ -93,7 +93,7 @@ describe("branch names (git-check-ref-format)", () => {
     ["web", "x.lock", "svc/web-x-lock"],
     ["we b@{x}", "~^:?*[", "svc/we-b-x-x"],
   ])("%s %s -> %s", (service, version, branch) => {
-    expect(branchName(service, version)).toBe(branch);
+    expect(branchOf([{ service, to: version }])).toBe(branch);
   });
 });
 
@@ -111,14 +111,24 @@ describe("what svc writes", () => {
     breaking: 1,
     problem: null,
   };
-  const change = { service: "app", from: "1.0.0", to: "2.0.0", files: [{ path: "compose.yaml" }], notes };
+  const change = { moves: [{ service: "app", from: "1.0.0", to: "2.0.0", notes }], files: [{ path: "compose.yaml" }] };
 
   test("the commit message: service, versions, summary, link", () => {
     expect(commitMessage(change)).toBe("app: 1.0.0 -> 2.0.0\n\n- 2.0.0: Big one (breaking)\n- 1.1.0\n- and 3 more\n\nhttps://github.com/acme/app/releases/tag/v2.0.0\n");
   });
   test("without notes, the commit says so", () => {
-    expect(commitMessage({ ...change, notes: null })).toBe("app: 1.0.0 -> 2.0.0\n\nRelease notes: not read.\n");
+    expect(commitMessage({ ...change, moves: [{ ...change.moves[0]!, notes: null }] })).toBe("app: 1.0.0 -> 2.0.0\n\nRelease notes: not read.\n");
   });
+  test("a stack's services moved together: one commit names them all", () => {
+    const db = { service: "db", from: "16.1", to: "16.2", notes: null };
+    const stack = { ...change, moves: [...change.moves, db] };
+    expect(commitMessage(stack)).toBe(
+      "app 1.0.0 -> 2.0.0, db 16.1 -> 16.2\n\napp 1.0.0 -> 2.0.0:\n- 2.0.0: Big one (breaking)\n- 1.1.0\n- and 3 more\n\nhttps://github.com/acme/app/releases/tag/v2.0.0\n\ndb 16.1 -> 16.2:\nRelease notes: not read.\n",
+    );
+    expect(pullRequestBody(stack)).toContain("## db\n\n**Breaking:** unknown (no release notes).");
+    expect(branchOf(stack.moves)).toBe("svc/app-2.0.0+db-16.2");
+  });
+
   test("the request's body: the breaking flag, each release's notes", () => {
     const body = pullRequestBody(change);
     expect(body).toStartWith("svc moves **app** from `1.0.0` to `2.0.0` (`compose.yaml`).\n\n**Breaking:** one release between the two versions says it breaks.");
@@ -127,6 +137,6 @@ describe("what svc writes", () => {
   });
   test("the body is capped below GitHub's 65536 characters", () => {
     const long = { ...notes, releases: Array.from({ length: 20 }, (_, n) => ({ ...notes.releases[0]!, version: `2.0.${n}`, notes: "x".repeat(8000) })) };
-    expect(pullRequestBody({ ...change, notes: long }).length).toBeLessThan(65536);
+    expect(pullRequestBody({ ...change, moves: [{ ...change.moves[0]!, notes: long }] }).length).toBeLessThan(65536);
   });
 });
