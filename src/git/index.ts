@@ -31,12 +31,15 @@ export type GitMode = "off" | "commit" | "push" | "pull_request";
 /**
  * Versions moved in one compose project's files: one service, or the services of a stack updated
  * together (one write of each file, one commit). With pull_request, one move per call: one
- * request per service and version.
+ * request per service and version. A rollback that writes the earlier versions back is a move
+ * back (from the new version to the old), with a note saying why.
  */
 export interface ComposeChange {
   /** the compose project's folder (its working_dir label, as svc sees it) */
   project: string;
   moves: readonly Move[];
+  /** a line said first in the commit and the request, e.g. "Rolled back: the new container was not healthy" */
+  note?: string;
   /** each file svc changes: its path (absolute, or relative to `project`) and its bytes before and after */
   files: readonly { path: string; before: Uint8Array | string; after: Uint8Array | string }[];
 }

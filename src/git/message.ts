@@ -19,6 +19,8 @@ export interface Move {
 export interface Described {
   moves: readonly Move[];
   files: readonly { path: string }[];
+  /** a line said first, e.g. why a rollback wrote the earlier versions back */
+  note?: string;
 }
 
 /** Releases named in a commit message per service; the rest are counted. */
@@ -59,7 +61,8 @@ export function commitMessage(change: Described): string {
     const head = several ? `${oneLine(move.service, 100)} ${oneLine(move.from, 100)} -> ${oneLine(move.to, 100)}:\n` : "";
     return `${head}${notesSummary(move.notes)}${link ? `\n\n${link}` : ""}`;
   });
-  return `${subject(change)}\n\n${parts.join("\n\n")}\n`;
+  const note = change.note ? `${oneLine(change.note, 500)}\n\n` : "";
+  return `${subject(change)}\n\n${note}${parts.join("\n\n")}\n`;
 }
 
 export function pullRequestTitle(change: Described): string {
@@ -69,7 +72,7 @@ export function pullRequestTitle(change: Described): string {
 export function pullRequestBody(change: Described): string {
   const files = change.files.map((file) => `\`${oneLine(file.path, 300)}\``).join(", ");
   const moved = change.moves.map((m) => `**${oneLine(m.service, 100)}** from \`${oneLine(m.from, 100)}\` to \`${oneLine(m.to, 100)}\``);
-  const parts = [`svc moves ${moved.join(" and ")} (${files}).`];
+  const parts = [`svc moves ${moved.join(" and ")} (${files}).`, ...(change.note ? [oneLine(change.note, 500)] : [])];
   const several = change.moves.length > 1;
   for (const move of change.moves) parts.push(...moveSection(move, several));
   parts.push("<sub>Opened by svc: one request per service and version, updated while it is open.</sub>");

@@ -157,6 +157,20 @@ describe("compose.git = push", () => {
     expect(git(top, "status", "--porcelain")).toBe("");
   });
 
+  test("a rollback writing the file back is a commit of its own, pushed", async () => {
+    const { top, project, url } = await clonedProject("rollback");
+    const { step: gitStep } = step(url);
+    const forward = moveVersion(project);
+    expect((await gitStep.record(forward)).done).toBe("pushed");
+    const file = forward.files[0]!;
+    writeFileSync(join(project, "compose.yaml"), file.before);
+    const back = await gitStep.record({ project, moves: [{ service: "web", from: "1.25.4", to: "1.25.3", notes: null }], files: [{ path: "compose.yaml", before: file.after, after: file.before }], note: "Rolled back: the new container was not healthy" });
+    expect(back).toMatchObject({ done: "pushed", problem: null });
+    expect(git(top, "log", "-2", "--format=%s|%b")).toBe("web: 1.25.4 -> 1.25.3|Rolled back: the new container was not healthy\n\nRelease notes: not read.\n\nweb: 1.25.3 -> 1.25.4|- 1.25.4: nginx 1.25.4\n\nhttps://github.com/nginx/nginx/releases/tag/release-1.25.4\n\n");
+    expect(git(await cloneOf(url), "show", "HEAD:stacks/web/compose.yaml")).toContain("nginx:1.25.3 # pinned");
+    expect(git(top, "status", "--porcelain")).toBe("");
+  });
+
   test("a wrong token: told as refused, never printed", async () => {
     const { project, url } = await clonedProject("token");
     const { step: gitStep, log } = step(url, "not-the-token-9c1e");
