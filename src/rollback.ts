@@ -9,7 +9,7 @@
  * the owner the state folder names (state/owner.ts, docs/security.md).
  */
 import { z } from "zod";
-import { readBounded } from "./bounded.ts";
+import { readBoundedJson } from "./bounded.ts";
 import type { Config } from "./config/index.ts";
 import { type ErrorKind, SvcError } from "./errors.ts";
 import type { Logger } from "./log/index.ts";
@@ -88,16 +88,16 @@ async function provesOwner(owner: Owner): Promise<"proven" | "unproven" | "silen
 }
 
 async function answerOf(response: Response, owner: Owner, who: string): Promise<RollbackResult> {
-  const { bytes } = await readBounded(response, MAX_ANSWER_BYTES);
-  const body = new TextDecoder().decode(bytes);
+  const read = await readBoundedJson(response, MAX_ANSWER_BYTES);
+  const body = "value" in read ? read.value : undefined;
   if (response.ok) {
-    const result = ResultSchema.safeParse(parseJson(body));
+    const result = ResultSchema.safeParse(body);
     if (!result.success) throw new SvcError("internal", `${who} answered something that is not a rollback's result`);
     return result.data;
   }
   let message = `${who} answered ${response.status}`;
   try {
-    message = `${who}: ${z.object({ error: z.string().max(2000) }).parse(parseJson(body)).error}`;
+    message = `${who}: ${z.object({ error: z.string().max(2000) }).parse(body).error}`;
   } catch {
     // not our error body: the status says enough
   }
@@ -119,12 +119,4 @@ export async function leaseForCommand(config: Config, stateFile: string, log: Lo
 /** As long as a rollback (or the cycle it waits for) may reasonably take: a stop, a start, the watch. */
 function rollbackTimeoutMs(config: Config): number {
   return 2 * config.stop_timeout + config.rollback.startup_timeout + 120_000;
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }

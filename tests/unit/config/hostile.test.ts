@@ -1,7 +1,7 @@
 /** Hostile option values are refused at load with a reason (docs/security.md). */
 import { expect, test } from "bun:test";
 import { OPTIONS } from "../../../src/config/index.ts";
-import { formatBound } from "../../../src/config/schema.ts";
+import { formatBound } from "../../../src/config/builders.ts";
 import { MAX_TIMER_MS } from "../../../src/timers.ts";
 import { load, problems, RUNS } from "./helpers.ts";
 
