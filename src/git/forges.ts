@@ -15,7 +15,7 @@
  *   `PATCH /repos/{path}/pulls/{index}` (201).
  */
 import { z } from "zod";
-import { readBounded } from "../bounded.ts";
+import { readBoundedJson } from "../bounded.ts";
 import { SvcError } from "../errors.ts";
 import { rateLimitReset, request } from "../releases/fetch.ts";
 import { HOSTS } from "../releases/hosts.ts";
@@ -92,13 +92,10 @@ async function call(forge: Forge, url: string, method: string, body?: unknown): 
 }
 
 async function json(forge: Forge, response: Response): Promise<unknown> {
-  const { bytes, overCap } = await readBounded(response, ANSWER_BYTES);
-  if (overCap) throw forgeError(forge, `answered more than ${ANSWER_BYTES / 1024 / 1024} MiB`);
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    throw forgeError(forge, `answered ${response.status} with a body that is not JSON`);
-  }
+  const read = await readBoundedJson(response, ANSWER_BYTES);
+  if ("value" in read) return read.value;
+  if (read.error === "over_cap") throw forgeError(forge, `answered more than ${ANSWER_BYTES / 1024 / 1024} MiB`);
+  throw forgeError(forge, `answered ${response.status} with a body that is not JSON`);
 }
 
 /** A 2xx answer's JSON; anything else an error that says what the forge said (rate limits with their reset). */
