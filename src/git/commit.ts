@@ -165,7 +165,7 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
     });
     const bytes = writeIndex(index, updates);
     try {
-      writeSync(fd, bytes);
+      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
