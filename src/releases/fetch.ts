@@ -4,8 +4,9 @@
  * list costs nothing against the host's rate limit, and the host's rate-limit answers (403 or
  * 429 with their reset headers) told as such, with when to ask again (docs/release-notes.md).
  */
-import { readBoundedJson } from "../bounded.ts";
-import { SvcError } from "../errors.ts";
+import { readBoundedJson } from "../core/bounded.ts";
+import { SvcError } from "../core/errors.ts";
+import { duration } from "../core/moments.ts";
 import type { HostApi, StoredRelease } from "./hosts.ts";
 import type { SourceRepo } from "./source.ts";
 
@@ -125,7 +126,7 @@ export async function request(deps: Pick<FetchDeps, "timeoutMs" | "fetch"> & { a
   } catch (error) {
     if (error instanceof SvcError) throw error;
     const timedOut = (error as Error).name === "TimeoutError";
-    throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${deps.timeoutMs / 1000} s` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
+    throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${duration(deps.timeoutMs)}` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
   }
 }
 
