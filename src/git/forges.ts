@@ -15,8 +15,9 @@
  *   `PATCH /repos/{path}/pulls/{index}` (201).
  */
 import { z } from "zod";
-import { readBoundedJson } from "../bounded.ts";
-import { SvcError } from "../errors.ts";
+import { readBoundedJson } from "../core/bounded.ts";
+import { SvcError } from "../core/errors.ts";
+import { httpUrl } from "../core/urls.ts";
 import { rateLimitReset, request } from "../releases/fetch.ts";
 import { HOSTS } from "../releases/hosts.ts";
 import type { HostKind, SourceRepo } from "../releases/source.ts";
@@ -49,8 +50,10 @@ export interface PullRequest {
 const ANSWER_BYTES = 4 * 1024 * 1024;
 const LIST_PAGES = 10;
 
-const githubPull = z.looseObject({ number: z.number().int(), html_url: z.string().max(2048), head: z.looseObject({ ref: z.string() }), base: z.looseObject({ ref: z.string() }) });
-const gitlabMerge = z.looseObject({ iid: z.number().int(), web_url: z.string().max(2048), source_branch: z.string(), target_branch: z.string() });
+/** A request's page, shown and sent on: an http(s) link, as every link that leaves svc. */
+const link = z.string().transform((text, ctx) => httpUrl(text) ?? (ctx.addIssue({ code: "custom", message: "not an http(s) link" }), z.NEVER));
+const githubPull = z.looseObject({ number: z.number().int(), html_url: link, head: z.looseObject({ ref: z.string() }), base: z.looseObject({ ref: z.string() }) });
+const gitlabMerge = z.looseObject({ iid: z.number().int(), web_url: link, source_branch: z.string(), target_branch: z.string() });
 
 interface Found {
   number: number;

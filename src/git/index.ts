@@ -12,7 +12,7 @@
  *   writing them (pull_request). Never throws: a refusal or a failure is `problem`.
  */
 import type { Config } from "../config/index.ts";
-import { toSvcError } from "../errors.ts";
+import { toSvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
 import { hostNames, parseSource, type SourceRepo } from "../releases/source.ts";
 import { bytesOf, commitOnBranch, prepare, writeCommit, type FileChange, type Prepared } from "./commit.ts";

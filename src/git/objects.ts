@@ -7,7 +7,7 @@
 import { closeSync, existsSync, fstatSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 
 export type ObjectType = "commit" | "tree" | "blob" | "tag";
 

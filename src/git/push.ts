@@ -6,8 +6,9 @@
  * every answer is read through a cap (docs/compose.md, "Git").
  */
 import { deflateSync } from "node:zlib";
-import { readBounded } from "../bounded.ts";
-import { isLoopbackHostname } from "../loopback.ts";
+import { readBounded } from "../core/bounded.ts";
+import { isLoopbackHostname } from "../core/loopback.ts";
+import { decodePercent } from "../core/urls.ts";
 import { request } from "../releases/fetch.ts";
 import { gitError, parseCommit, parseTree, type ObjectStore, type ObjectType } from "./objects.ts";
 
@@ -43,7 +44,7 @@ export function parseRemote(text: string): { url: string; username: string | und
   }
   if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHostname(url.hostname))) return { problem: "compose.git_remote must be an https:// address (http:// only to this machine)" };
   if (url.password !== "") return { problem: "compose.git_remote must not hold a password: give the token in compose.git_token" };
-  const username = url.username === "" ? undefined : decodeURIComponent(url.username);
+  const username = url.username === "" ? undefined : decodePercent(url.username);
   url.username = "";
   url.search = "";
   url.hash = "";

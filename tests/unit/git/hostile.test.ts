@@ -101,6 +101,11 @@ describe("the forge", () => {
     expect(requests).toBeLessThanOrEqual(11);
   });
 
+  test("a request's page that is not an http(s) link is not passed on", async () => {
+    const sneaky = forge((url) => (url.includes("/pulls?") ? Response.json([]) : Response.json({ number: 1, html_url: "javascript:alert(1)", head: { ref: ask.branch }, base: { ref: "main" } }, { status: 201 })));
+    await expect(openOrUpdate(sneaky, ask)).rejects.toThrow(/answered a pull request svc cannot read/);
+  });
+
   test("'already exists' but nothing open in the list: said, not looped", async () => {
     const liar = forge((url) => (url.includes("/pulls?") ? Response.json([]) : Response.json({ message: "Validation Failed", errors: [{ message: "A pull request already exists for acme:svc/web-2.0.0." }] }, { status: 422 })));
     await expect(openOrUpdate(liar, ask)).rejects.toThrow(/says a request for svc\/web-2.0.0 exists, but lists none open/);
