@@ -64,16 +64,16 @@ const API_KEY: Record<Host, "github_api_url" | "gitlab_api_url" | "gitea_api_url
 describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
   async function setUp(name: string) {
     const { top, project } = makeRepo({ pack: true });
-    const { url } = remote.bare(`acme/${name}`);
+    const { url, dir } = remote.bare(`acme/${name}`);
     await gitOverHttp(top, "push", "-q", url, "main");
     const config = defaultConfig({ compose: { git: "pull_request", git_remote: url, git_token: TOKEN }, release_notes: { [API_KEY[host]]: hosts.apiUrls[API_KEY[host]] } });
     const log = recordingLogger();
-    return { top, project, url, config, log, step: createGitStep(config, log, { now: () => 1_767_225_600 }) };
+    return { top, project, url, dir, config, log, step: createGitStep(config, log, { now: () => 1_767_225_600 }) };
   }
   const receivePacks = () => remote.requests.filter((r) => r.method === "POST" && r.path.endsWith("/git-receive-pack")).length;
 
   test("opens one request with the notes, pushes the branch, leaves the work tree alone", async () => {
-    const { top, project, url, config, step } = await setUp(`pr-${host}`);
+    const { top, project, url, dir, config, step } = await setUp(`pr-${host}`);
     expect(appliesChanges(config)).toBe(false);
     const head = git(top, "rev-parse", "HEAD");
     const outcome = await step.record(change(project));
@@ -93,6 +93,8 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     const remoteRefs = await gitOverHttp("/", "ls-remote", url);
     expect(remoteRefs).toContain(`${outcome.commit}\trefs/heads/svc/web-2.0.0`);
     expect(remoteRefs).toContain(`${head.trim()}\trefs/heads/main`);
+    expect(git(dir, "show", "svc/web-2.0.0:stacks/web/compose.yaml")).toContain("nginx:2.0.0 # pinned");
+    expect(git(dir, "fsck", "--strict", "--no-progress")).toBe("");
     // the work tree, its branch and its file are untouched
     expect(git(top, "rev-parse", "HEAD")).toBe(head);
     expect(git(top, "status", "--porcelain")).toBe("");
