@@ -17,8 +17,8 @@ export interface FileChange {
   path: string;
   /** its contents as svc read them, before its change */
   before: Uint8Array;
-  /** its contents with svc's change */
-  after: Uint8Array;
+  /** its contents with svc's change; absent: what the file holds now (svc wrote it already) */
+  after?: Uint8Array;
 }
 
 export interface Prepared {
@@ -65,9 +65,10 @@ export function prepare(folder: string, changes: readonly FileChange[], written:
       if (entry.oid !== committed.oid) return { refuse: `${path} has changes staged in the index` };
       if (entry.skipWorktree || entry.assumeValid || entry.intentToAdd) return { refuse: `${path} is marked ${entry.skipWorktree ? "skip-worktree" : entry.assumeValid ? "assume-unchanged" : "intent-to-add"} in the index` };
       const now = new Uint8Array(readFileSync(absolute));
-      const expected = written ? change.after : change.before;
+      const expected = written ? (change.after ?? now) : change.before;
       if (!sameBytes(now, expected)) return { refuse: `${path} changed on disk since svc read it` };
-      files.push({ path, absolute, after: change.after, committed: committed.oid });
+      // not written yet and no new text given: only a check (check()), nothing to commit
+      files.push({ path, absolute, after: written ? expected : (change.after ?? change.before), committed: committed.oid });
     }
     return { repo, head: { ...head, oid: head.oid }, files };
   } catch (error) {

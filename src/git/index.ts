@@ -20,10 +20,10 @@ import { openOrUpdate, type PullRequest } from "./forges.ts";
 import { gitError, parseCommit } from "./objects.ts";
 import { readRef, refsUnder, updateRef } from "./repo.ts";
 import { advertisedRefs, isAncestor, missingObjects, parseRemote, receivePack, writePack, ZERO_OID, type Remote } from "./push.ts";
-import { commitMessage, pullRequestBody, pullRequestTitle, type Move } from "./message.ts";
+import { commitMessage, pullRequestBody, pullRequestTitle, versionOf, type Move } from "./message.ts";
 
 export type { FileChange } from "./commit.ts";
-export type { Move } from "./message.ts";
+export type { Move, NotesSummary } from "./message.ts";
 export type { PullRequest } from "./forges.ts";
 
 export type GitMode = "off" | "commit" | "push" | "pull_request";
@@ -40,8 +40,11 @@ export interface ComposeChange {
   moves: readonly Move[];
   /** a line said first in the commit and the request, e.g. "Rolled back: the new container was not healthy" */
   note?: string;
-  /** each file svc changes: its path (absolute, or relative to `project`) and its bytes before and after */
-  files: readonly { path: string; before: Uint8Array | string; after: Uint8Array | string }[];
+  /**
+   * each file svc changes: its path (absolute, or relative to `project`), its bytes before svc's
+   * change and after it (after may be left out once svc wrote the file: what it holds then)
+   */
+  files: readonly { path: string; before: Uint8Array | string; after?: Uint8Array | string }[];
 }
 
 export interface GitOutcome {
@@ -96,7 +99,11 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
     if ("refuse" in prepared) return outcome({ problem: prepared.refuse });
     const author = { ident: settings.git_author, when: now() };
     const message = commitMessage(change);
-    if (settings.git === "pull_request") return pullRequest(change, prepared, author, message);
+    if (settings.git === "pull_request") {
+      // nothing is written in the work tree: the new text comes with the change
+      if (change.files.some((file) => file.after === undefined)) return outcome({ problem: "a pull request needs each file's new text (files[].after)" });
+      return pullRequest(change, prepared, author, message);
+    }
     const commit = commitOnBranch(prepared, author, message);
     logger.info("committed", { services: servicesOf(change), commit, branch: prepared.head.branch, repository: prepared.repo.top });
     const committed = outcome({ done: "committed", commit, branch: prepared.head.branch });
@@ -162,7 +169,7 @@ function unknownForge(remote: Remote): string {
 }
 
 function changesOf(change: ComposeChange): FileChange[] {
-  return change.files.map((file) => ({ path: file.path, before: bytesOf(file.before), after: bytesOf(file.after) }));
+  return change.files.map((file) => ({ path: file.path, before: bytesOf(file.before), ...(file.after === undefined ? {} : { after: bytesOf(file.after) }) }));
 }
 
 /**
@@ -238,5 +245,5 @@ export function branchOf(moves: readonly Pick<Move, "service" | "to">[]): string
       .replace(/^[.-]+|[.-]+$/g, "")
       .replace(/\.lock$/, "-lock")
       .slice(0, 100) || "x";
-  return `svc/${moves.map((move) => `${clean(move.service)}-${clean(move.to)}`).join("+")}`.slice(0, 200).replace(/[.-]+$/, "");
+  return `svc/${moves.map((move) => `${clean(move.service)}-${clean(versionOf(move.to))}`).join("+")}`.slice(0, 200).replace(/[.-]+$/, "");
 }

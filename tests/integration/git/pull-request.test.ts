@@ -164,6 +164,16 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
   });
 });
 
+test("a pull request without the files' new text: said, nothing pushed", async () => {
+  const { project } = makeRepo();
+  const before = remote.requests.length;
+  const config = defaultConfig({ compose: { git: "pull_request", git_remote: `${remote.origin}/acme/none.git`, git_token: TOKEN }, release_notes: { github_api_url: hosts.apiUrls.github_api_url } });
+  const { files, ...rest } = change(project);
+  const outcome = await createGitStep(config, recordingLogger()).record({ ...rest, files: files.map(({ path, before }) => ({ path, before })) });
+  expect(outcome.problem).toBe("a pull request needs each file's new text (files[].after)");
+  expect(remote.requests.length).toBe(before);
+});
+
 test("a remote on a host svc cannot tell the forge of: said, nothing pushed", async () => {
   const { project } = makeRepo();
   const before = remote.requests.length;

@@ -164,7 +164,9 @@ describe("compose.git = push", () => {
     expect((await gitStep.record(forward)).done).toBe("pushed");
     const file = forward.files[0]!;
     writeFileSync(join(project, "compose.yaml"), file.before);
-    const back = await gitStep.record({ project, moves: [{ service: "web", from: "1.25.4", to: "1.25.3", notes: null }], files: [{ path: "compose.yaml", before: file.after, after: file.before }], note: "Rolled back: the new container was not healthy" });
+    // as the compose writer hands it: image references, the file's absolute path, no new text (the file holds it)
+    const moves = [{ service: "web", from: "nginx:1.25.4", to: "nginx:1.25.3", notes: null }];
+    const back = await gitStep.record({ project, moves, files: [{ path: join(project, "compose.yaml"), before: file.after! }], note: "Rolled back: the new container was not healthy" });
     expect(back).toMatchObject({ done: "pushed", problem: null });
     expect(git(top, "log", "-2", "--format=%s|%b")).toBe("web: 1.25.4 -> 1.25.3|Rolled back: the new container was not healthy\n\nRelease notes: not read.\n\nweb: 1.25.3 -> 1.25.4|- 1.25.4: nginx 1.25.4\n\nhttps://github.com/nginx/nginx/releases/tag/release-1.25.4\n\n");
     expect(git(await cloneOf(url), "show", "HEAD:stacks/web/compose.yaml")).toContain("nginx:1.25.3 # pinned");

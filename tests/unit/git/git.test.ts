@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { branchOf } from "../../../src/git/index.ts";
-import { commitMessage, pullRequestBody } from "../../../src/git/message.ts";
+import { commitMessage, pullRequestBody, versionOf } from "../../../src/git/message.ts";
 import { applyDelta, hashObject } from "../../../src/git/objects.ts";
 import { parseRemote, pktLines } from "../../../src/git/push.ts";
 import { parseConfig } from "../../../src/git/repo.ts";
@@ -135,6 +135,24 @@ describe("what svc writes", () => {
     expect(body).toContain("### 2.0.0: Big one (breaking)\n\n<https://github.com/acme/app/releases/tag/v2.0.0>\n\nConfig moved.");
     expect(body).toContain("And 3 more releases: https://github.com/acme/app.");
   });
+  test("image references are shown by their tags", () => {
+    expect(versionOf("127.0.0.1:5000/acme/app:1.2.3")).toBe("1.2.3");
+    expect(versionOf("app:1.2.3@sha256:" + "a".repeat(64))).toBe("1.2.3");
+    expect(versionOf("2.4.0")).toBe("2.4.0");
+    expect(versionOf("registry.lan:5000/app")).toBe("registry.lan:5000/app");
+    const moves = [{ service: "app", from: "ghcr.io/acme/app:1.0.0", to: "ghcr.io/acme/app:2.0.0", notes: null }];
+    expect(commitMessage({ moves, files: [] })).toStartWith("app: 1.0.0 -> 2.0.0\n");
+    expect(branchOf(moves)).toBe("svc/app-2.0.0");
+  });
+
+  test("a report's summary of the notes (count, breaking, link) in the commit and the request", () => {
+    const summary = { link: "https://github.com/acme/app/releases/tag/v2.0.0", source: "https://github.com/acme/app", count: 3, breaking: 1 };
+    const moves = [{ service: "app", from: "1.0.0", to: "2.0.0", notes: summary }];
+    expect(commitMessage({ moves, files: [] })).toBe("app: 1.0.0 -> 2.0.0\n\nRelease notes: 3 releases, 1 breaking.\n\nhttps://github.com/acme/app/releases/tag/v2.0.0\n");
+    const body = pullRequestBody({ moves, files: [{ path: "compose.yaml" }] });
+    expect(body).toContain("**Breaking:** one release between the two versions says it breaks.\n\nRelease notes: 3 releases, 1 breaking.\n\n<https://github.com/acme/app/releases/tag/v2.0.0>");
+  });
+
   test("the body is capped below GitHub's 65536 characters", () => {
     const long = { ...notes, releases: Array.from({ length: 20 }, (_, n) => ({ ...notes.releases[0]!, version: `2.0.${n}`, notes: "x".repeat(8000) })) };
     expect(pullRequestBody({ ...change, moves: [{ ...change.moves[0]!, notes: long }] }).length).toBeLessThan(65536);
