@@ -58,18 +58,21 @@ export function prepare(folder: string, changes: readonly FileChange[], written:
       const committed = blobAt(repo, head.oid, path);
       if (!committed) return { refuse: `${path} is not tracked by Git on ${head.branch}: svc commits only files Git already tracks` };
       if (committed.mode !== "100644" && committed.mode !== "100755") return { refuse: `${path} is not a regular file in Git (mode ${committed.mode})` };
+      const now = new Uint8Array(readFileSync(absolute));
+      // an earlier call committed this text already (a stack's services handed one by one)
+      if (written && hashObject("blob", now) === committed.oid && (change.after === undefined || sameBytes(change.after, now))) continue;
       if (hashObject("blob", change.before) !== committed.oid) return { refuse: `${path} differs from what Git holds on ${head.branch} (changes not committed, or a Git filter or line-ending conversion svc does not apply): svc's commit would carry more than its change` };
       const entries = index?.entries.filter((e) => e.path === path) ?? [];
       if (entries.length !== 1 || entries[0]!.stage !== 0) return { refuse: `${path} is ${entries.length === 0 ? "not in the index" : "in a conflict"}` };
       const entry = entries[0]!;
       if (entry.oid !== committed.oid) return { refuse: `${path} has changes staged in the index` };
       if (entry.skipWorktree || entry.assumeValid || entry.intentToAdd) return { refuse: `${path} is marked ${entry.skipWorktree ? "skip-worktree" : entry.assumeValid ? "assume-unchanged" : "intent-to-add"} in the index` };
-      const now = new Uint8Array(readFileSync(absolute));
       const expected = written ? (change.after ?? now) : change.before;
       if (!sameBytes(now, expected)) return { refuse: `${path} changed on disk since svc read it` };
       // not written yet and no new text given: only a check (check()), nothing to commit
       files.push({ path, absolute, after: written ? expected : (change.after ?? change.before), committed: committed.oid });
     }
+    if (files.length === 0 && changes.length > 0) return { skip: `the change is committed already on ${head.branch}` };
     return { repo, head: { ...head, oid: head.oid }, files };
   } catch (error) {
     return { refuse: (error as Error).message };

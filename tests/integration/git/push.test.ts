@@ -155,6 +155,10 @@ describe("compose.git = push", () => {
     expect(git(top, "log", "-1", "--format=%s")).toBe("web 1.25.3 -> 1.25.4, db 16 -> 17\n");
     expect(git(await cloneOf(url), "show", "HEAD:stacks/web/compose.yaml")).toContain("postgres:17");
     expect(git(top, "status", "--porcelain")).toBe("");
+    // handed again, or service by service: committed already, nothing more
+    const again = await step(url).step.record({ project, moves: moves.slice(1), files: [{ path: "compose.yaml", before }] });
+    expect(again).toMatchObject({ done: "nothing", commit: null, problem: null });
+    expect(git(top, "log", "-1", "--format=%s")).toBe("web 1.25.3 -> 1.25.4, db 16 -> 17\n");
   });
 
   test("a rollback writing the file back is a commit of its own, pushed", async () => {
