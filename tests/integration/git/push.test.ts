@@ -187,6 +187,13 @@ describe("compose.git = push", () => {
     expect(log.text()).not.toContain("not-the-token-9c1e");
   });
 
+  test("push without a remote: check() says so before anything is written", async () => {
+    const { project } = await clonedProject("no-remote");
+    const gitStep = createGitStep(defaultConfig({ compose: { git: "push" } }), recordingLogger());
+    expect(gitStep.check(moveVersionDry(project))).toBe('compose.git = "push" needs compose.git_remote');
+    expect(createGitStep(defaultConfig({ compose: { git: "commit" } }), recordingLogger()).check(moveVersionDry(project))).toBeNull();
+  });
+
   test("plain http to another machine is refused before anything is sent", async () => {
     const { project } = await clonedProject("plain");
     const before = remote.requests.length;
