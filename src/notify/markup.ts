@@ -9,14 +9,16 @@
  *   without `markdown`, Pushbullet, Bark, MQTT, webhooks: a receiver of JSON decides for itself).
  * - `chat`: plain text in a chat that still turns words into mentions (Telegram without
  *   `parse_mode`, Matrix's `m.text` body and its `@room`, Signal): mentions broken.
- * - `markdown` (CommonMark and its kin: Discord, Teams' Adaptive Cards, ntfy with `markdown`,
- *   Home Assistant's release summary): `\`, `[`, `]` and `<` backslash-escaped (no masked link
+ * - `markdown` (CommonMark and its kin: Discord, Teams' Adaptive Cards, ntfy with `markdown`):
+ *   `\`, `[`, `]` and `<` backslash-escaped (no masked link
  *   `[x](url)`, image `![](url)`, autolink or Discord's `<@id>`, `<@&role>`), mentions broken.
  * - `slack` (Slack's mrkdwn): `&`, `<`, `>` as Slack's entities (no `<url|text>`, `<!channel>`,
  *   `<@U1>`), mentions broken.
  * - `mattermost` (Mattermost, Rocket.Chat: Markdown, and Slack's `<url|text>` in webhooks): both.
  * - `googlechat` (Google Chat's text: `<url|text>` links, `<users/all>` mentions, Markdown links
  *   in its Markdown syntax): `<` and `](` broken by a zero-width space, since its text has no escape.
+ * - Home Assistant's release summary: Markdown's marks, links' addresses and bare addresses taken
+ *   out (`markdownAsText`): a line that short has no room for a URL anyway.
  */
 
 export type Markup = "plain" | "chat" | "markdown" | "slack" | "mattermost" | "googlechat";
@@ -53,6 +55,24 @@ export const ESCAPE: Record<Markup, (text: string) => string> = {
   mattermost: (text) => slack(text).replace(/[\\[\]]/g, (c) => `\\${c}`),
   googlechat: googleChat,
 };
+
+/**
+ * Markdown where even a plain address may not be a link (Home Assistant's `release_summary`, a
+ * short line under an update): nothing a release's author wrote may become a link, an image, a
+ * mention or markup there. Links keep their words, bare addresses go, `@name` loses its `@`, HTML
+ * tags and Markdown's marks go.
+ */
+export function markdownAsText(text: string): string {
+  return text
+    .replace(/<[^>]*>/g, " ")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\b(?:https?|ftp|mailto):\S*/gi, " ")
+    .replace(/\bwww\.\S+/gi, " ")
+    .replace(/@(?=[A-Za-z0-9_-])/g, "")
+    .replace(/[*_`~#>|[\]()\\]/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+}
 
 /** HTML's text: what an e-mail's HTML part shows. */
 export function escapeHtml(text: string): string {

@@ -19,6 +19,8 @@ export interface SourceRepo {
 }
 
 export interface HostNames {
+  /** besides github.com (the Git room passes the host of release_notes.github_api_url: a GitHub Enterprise server) */
+  github?: readonly string[];
   gitlab: readonly string[];
   gitea: readonly string[];
 }
@@ -50,14 +52,14 @@ export function parseSource(text: string, hosts: HostNames): SourceRepo | { prob
 }
 
 function hostKind(name: string, hosts: HostNames): HostKind | undefined {
-  if (name === "github.com" || name === "www.github.com") return "github";
+  if (name === "github.com" || name === "www.github.com" || hosts.github?.includes(name)) return "github";
   if (hosts.gitlab.includes(name)) return "gitlab";
   if (hosts.gitea.includes(name)) return "gitea";
   return undefined;
 }
 
 /** The public instances, each read only when its kind's API URL is its own (the default). */
-const PUBLIC: Record<keyof HostNames, string> = { gitlab: "gitlab.com", gitea: "codeberg.org" };
+const PUBLIC: Record<"gitlab" | "gitea", string> = { gitlab: "gitlab.com", gitea: "codeberg.org" };
 
 /** Why a URL's host is not read: a public instance while its kind's API is another host's, or a host svc knows nothing of. */
 function notRead(name: string, hosts: HostNames): string {
@@ -73,7 +75,7 @@ function notRead(name: string, hosts: HostNames): string {
  * codeberg.org by default), so that a repository is read through its own host's API, and a
  * self-hosted instance's token never reads (nor vouches for) another host's repositories.
  */
-export function hostNames(gitlabApiUrl: string, giteaApiUrl: string): HostNames {
+export function hostNames(gitlabApiUrl: string, giteaApiUrl: string, githubApiUrl?: string): HostNames {
   const hostOf = (url: string) => {
     try {
       return [new URL(url).hostname.toLowerCase()];
@@ -81,5 +83,6 @@ export function hostNames(gitlabApiUrl: string, giteaApiUrl: string): HostNames 
       return [];
     }
   };
-  return { gitlab: hostOf(gitlabApiUrl), gitea: hostOf(giteaApiUrl) };
+  const github = githubApiUrl === undefined ? {} : { github: hostOf(githubApiUrl).filter((host) => host !== "api.github.com") };
+  return { ...github, gitlab: hostOf(gitlabApiUrl), gitea: hostOf(giteaApiUrl) };
 }
