@@ -58,7 +58,7 @@ test("the entry point is /svc and the healthcheck calls the binary itself", () =
 test("the image holds /svc, exactly the libraries ldd names, a world-writable /tmp (and the folders /var/empty and /var/lib/svc)", () => {
   const ldd = run(["ldd", join(work, "svc")]).stdout;
   const libraries = [...ldd.matchAll(/(?:=>\s+)?(\/\S+)\s+\(0x/g)].map((m) => m[1]!.slice(1));
-  // The five STYLE.md names (ld-linux, libc, libm, libpthread, libdl) on glibc hosts.
+  // The five C library files the image holds (README.md): ld-linux, libc, libm, libpthread, libdl on glibc hosts.
   const names = libraries.map((path) => path.split("/").pop());
   for (const expected of ["libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2"]) expect(names).toContain(expected);
   expect(names.some((name) => name?.startsWith("ld-linux"))).toBe(true);

@@ -5,8 +5,8 @@
  * the schema's.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { OPTIONS } from "../../src/config/index.ts";
 import { REPO_ROOT, commandBlocks, docFiles, fencedBlocks } from "../support/doc-blocks.ts";
 
@@ -87,5 +87,32 @@ describe("references", () => {
     const said = [...docFiles(), "Dockerfile"].flatMap((file) => [...read(file).matchAll(/(?:API|port)[^.]{0,40}(?:listens only|used only) when[\s\S]{0,80}/g)].map((m) => `${file}: ${m[0]}`));
     expect(said.length).toBeGreaterThan(0);
     expect(said.filter((s) => !(s.includes("update") && s.includes("metrics") && s.includes("ui")))).toEqual([]);
+  });
+});
+
+/** Every file of these folders (node_modules aside) whose name ends as one of `endings`. */
+function filesUnder(dir: string, endings: readonly string[]): string[] {
+  return readdirSync(join(REPO_ROOT, dir)).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    if (statSync(join(REPO_ROOT, path)).isDirectory()) return name === "node_modules" ? [] : filesUnder(path, endings);
+    return endings.some((ending) => name.endsWith(ending)) ? [path] : [];
+  });
+}
+
+describe("citations", () => {
+  // rows that cite another project's documents, each with its repository and version (the oracle)
+  const CITING_OTHER_PROJECTS = new Set(["tests/unit/shoutrrr/oracle.test.ts", "tests/unit/docs.test.ts"]);
+
+  test("every Markdown file the code, the tests and the scripts name is in the repository", () => {
+    const files = [...["src", "tests", "scripts", "bench"].flatMap((dir) => filesUnder(dir, [".ts", ".sh", ".html"])), "build.ts", "Dockerfile", "install.sh"];
+    const missing = files
+      .filter((file) => !CITING_OTHER_PROJECTS.has(file))
+      .flatMap((file) =>
+        [...read(file).matchAll(/(?<![\w./-])((?:[\w.-]+\/)*[\w-]+\.md)\b/g)]
+          .map((m) => m[1]!)
+          .filter((cited) => ![REPO_ROOT, join(REPO_ROOT, "docs"), join(REPO_ROOT, dirname(file))].some((base) => existsSync(join(base, cited))))
+          .map((cited) => `${file}: ${cited}`),
+      );
+    expect([...new Set(missing)]).toEqual([]);
   });
 });
