@@ -36,6 +36,22 @@ describe("command blocks", () => {
   });
 });
 
+describe("README.md", () => {
+  // a newcomer's first hour: what svc is, the quick start, where to read on; the rest is in docs/
+  test("holds at most 2,500 words", () => {
+    expect(read("README.md").split(/\s+/).filter(Boolean).length).toBeLessThanOrEqual(2500);
+  });
+
+  test("holds the two commands a fresh machine needs, the main job and the test command, and the way to docs/contributing.md", () => {
+    const develop = commandBlocks().find((b) => b.name === "develop");
+    expect(develop?.file).toBe("README.md");
+    expect(develop?.text).toContain("bash scripts/demo.sh");
+    expect(develop?.text).toContain("bash scripts/test.sh");
+    expect(read(".ci/run")).toContain("scripts/test.sh");
+    expect(read("README.md")).toContain("](docs/contributing.md)");
+  });
+});
+
 /** The headings of a Markdown file, as written. */
 function headings(file: string): string[] {
   return read(file)
