@@ -115,6 +115,21 @@ function filesUnder(dir: string, endings: readonly string[]): string[] {
   });
 }
 
+describe("the API's endpoints", () => {
+  // the rows of the endpoint table (src/api/app.ts, and the dashboard's reads in src/api/dashboard.ts)
+  const rows = ["src/api/app.ts", "src/api/dashboard.ts"].flatMap((file) => [...read(file).matchAll(/^\s*\["(\/v1\/[a-z/]+)", (.*)\],?$/gm)]);
+  const endpoints = rows.flatMap(([, path, endpoint]) =>
+    endpoint!.startsWith("getEndpoint(") ? [`GET ${path}`] : [...endpoint!.matchAll(/methods: \{([^}]*)\}/g)].flatMap((m) => [...m[1]!.matchAll(/\b([A-Z]+):/g)].map((method) => `${method[1]} ${path}`)),
+  );
+
+  test("each one has its section in docs/api.md", () => {
+    expect(endpoints).toContain("POST /v1/update");
+    expect(endpoints).toContain("GET /v1/containers");
+    const documented = headings("docs/api.md");
+    expect(endpoints.filter((endpoint) => !documented.includes(endpoint))).toEqual([]);
+  });
+});
+
 describe("citations", () => {
   // rows that cite another project's documents, each with its repository and version (the oracle)
   const CITING_OTHER_PROJECTS = new Set(["tests/unit/shoutrrr/oracle.test.ts", "tests/unit/docs.test.ts"]);
