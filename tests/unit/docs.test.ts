@@ -2,7 +2,8 @@
  * The docs agree with the code and with themselves: every command block a user would copy is
  * marked and, unless it says why not, run by a test; every reference to a section names one that
  * exists; every SVC_* variable named is one svc reads; every default written beside an option is
- * the schema's.
+ * the schema's; the README stays short; every endpoint has its section in docs/api.md; every
+ * Markdown file the code names is in the repository.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
