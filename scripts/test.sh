@@ -9,7 +9,7 @@
 #   docker28                  the engine-facing tests on Docker 28.5's classic image store
 #   docker20                  the engine-facing tests on Debian 12's Docker 20.10, the oldest supported,
 #                             and the Swarm tests
-#   podman                    the Podman set (svc refuses Podman)
+#   podman                    the Podman set on Debian 12's Podman 4.3, rootful (docs/podman.md)
 # SVC_TEST_ENGINES="docker20" (a space-separated list of legs or engines) runs only those. Extra
 # arguments go to `bun test` on one leg, the containerd store's (bash scripts/test.sh tests/build),
 # unless SVC_TEST_ENGINES names the legs, then on each. SVC_TEST_JOBS (default 4) legs run at once.

@@ -26,6 +26,7 @@ import {
   tlsMaterial,
 } from "./connection.ts";
 import { FetchModem } from "./modem.ts";
+import { LIBPOD_API, lostSettings, PODMAN_MIN_VERSION, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "./podman.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import type {
@@ -54,19 +55,10 @@ const STOP_SIGNAL_API = "1.42";
 /** Image list with each image's platform manifests (`manifests=1`). */
 const IMAGE_MANIFESTS_API = "1.47";
 
-/**
- * Podman's Docker-compatible API (4.x) leaves out what a lossless update needs: a container's
- * declared volumes (Config.Volumes: an anonymous volume would come back empty), whether the user
- * set a stop timeout (every container reports one), and the update endpoint. svc refuses it rather
- * than risk a volume's data (README, Engines).
- */
-function refusePodman(version: { Components?: { Name?: string; Version?: string }[] }, host: string): void {
-  const podman = version.Components?.find((c) => /podman/i.test(c.Name ?? ""));
-  if (!podman) return;
-  throw new SvcError(
-    "config",
-    `docker.host: ${host} is Podman ${podman.Version ?? ""}, which svc does not support: its Docker-compatible API does not report a container's declared volumes, so an update would lose the data of anonymous volumes. Point svc at a Docker engine (20.10 or newer)`.replace("Podman  ", "Podman "),
-  );
+/** Podman below the version svc is tested with is refused, with the reason (podman.ts). */
+function refuseOldPodman(podman: string | null, host: string): void {
+  const reason = podman === null ? null : refusedPodman(podman);
+  if (reason) throw new SvcError("config", `docker.host: ${host} is ${reason}. Point svc at Podman ${PODMAN_MIN_VERSION} or newer, or at a Docker engine (20.10 or newer)`);
 }
 
 function imageSummary(row: any): ImageSummary {
@@ -122,17 +114,23 @@ export async function createDockerEngine(docker: DockerConfig, log: Logger, time
   });
   // Negotiate now when the engine is there; if it is not, every call retries and fails clearly,
   // so a service started before its engine keeps running.
-  await engine.info().catch((error) => {
-    // a one-off command (run-once, svc rollback) has no later cycle to wait for: the cause is its answer
-    if ((error instanceof SvcError && error.kind === "config") || options.mustAnswer) throw error;
-    log.warn("the Docker engine is not reachable yet", { error: (error as Error).message });
-  });
+  await engine.info().then(
+    // the first words about the engine: which one, and on which socket (docs/podman.md)
+    (info) => log.info(`using ${info.product} at ${displayHost(docker.host)}`, { api_version: info.apiVersion }),
+    (error) => {
+      // a one-off command (run-once, svc rollback) has no later cycle to wait for: the cause is its answer
+      if ((error instanceof SvcError && error.kind === "config") || options.mustAnswer) throw error;
+      log.warn("the Docker engine is not reachable yet", { error: (error as Error).message });
+    },
+  );
   return engine;
 }
 
 interface Negotiated {
   docker: Docker;
   info: EngineInfo;
+  /** the Podman version behind the compatible API (podman.ts), null on Docker */
+  podman: string | null;
 }
 
 export class DockerEngine implements Engine {
@@ -163,7 +161,8 @@ export class DockerEngine implements Engine {
     // dockerode's version() takes options like every call (its types list only a callback)
     const version = probe.version.bind(probe) as unknown as (options: { abortSignal: AbortSignal }) => Promise<Docker.DockerVersion>;
     const answer = (await this.attempt("negotiate the API version", (abortSignal) => version({ abortSignal }), { timeoutMs: this.timeouts.negotiationMs }))!;
-    refusePodman(answer, this.host);
+    const podman = podmanVersion(answer as { Components?: { Name?: string; Version?: string }[] });
+    refuseOldPodman(podman, this.host);
     const server = answer.ApiVersion ?? CLIENT_MIN_API_VERSION;
     let apiVersion = this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
     if (!this.apiOverride && compareApiVersions(apiVersion, CLIENT_MIN_API_VERSION) < 0) {
@@ -173,7 +172,8 @@ export class DockerEngine implements Engine {
     this.log.debug("negotiated the engine API version", { host: this.host, server_api: server, api_version: apiVersion });
     return {
       docker: this.client(`v${apiVersion}`),
-      info: { apiVersion, os: answer.Os ?? "linux", architecture: answer.Arch ?? "" },
+      info: { apiVersion, os: answer.Os ?? "linux", architecture: answer.Arch ?? "", product: podman === null ? `Docker ${answer.Version ?? ""}`.trim() : `Podman ${podman}` },
+      podman,
     };
   }
 
@@ -350,7 +350,10 @@ export class DockerEngine implements Engine {
     const { info } = await this.negotiated();
     const networkContainer = options.networkContainer ?? (await this.networkContainerName(old));
     const imageId = old.Config?.Labels?.[COMPOSE_IMAGE_LABEL] === undefined ? undefined : (await this.inspectImage(options.image))?.Id;
-    const spec = replacementSpec(old, oldImage, { ...options, networkContainer, imageId, apiVersion: info.apiVersion });
+    const { podman } = await this.negotiated();
+    const compatible = replacementSpec(old, oldImage, { ...options, networkContainer, imageId, apiVersion: info.apiVersion });
+    const libpod = podman === null ? null : await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
+    const spec = podman === null ? compatible : podmanCreateBody(old, libpod, compatible);
     const id = await this.create(options.name, spec.createBody, spec.platform);
     try {
       for (const { network, endpoint } of spec.extraNetworks) {
@@ -358,6 +361,7 @@ export class DockerEngine implements Engine {
           docker.getNetwork(network).connect({ Container: id, EndpointConfig: endpoint, abortSignal }),
         );
       }
+      if (podman !== null) await this.keptByPodman(libpod, id);
     } catch (error) {
       // A replacement missing a network is not a replacement: leave nothing half-made behind.
       await this.removeContainer(id, { force: true }).catch(() => {});
@@ -378,6 +382,54 @@ export class DockerEngine implements Engine {
   async settingsBeyondApi(old: ContainerInspect): Promise<string[]> {
     const { info } = await this.negotiated();
     return settingsBeyondApi(old, info.apiVersion);
+  }
+
+  async unreplaceable(old: ContainerInspect): Promise<string | null> {
+    const { podman } = await this.negotiated();
+    if (podman === null) return null;
+    const known = unreplaceableReason(old, await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`));
+    return known ?? (await this.probePodman(old));
+  }
+
+  /**
+   * On Podman, before the old container is touched: a replacement on its own image, created
+   * under another name and removed at once, shows what the compatible API would lose (the
+   * settings Podman's CLI sets and its compatible create does not, such as the umask). Null when
+   * nothing; a probe that fails for another reason says nothing (the update shows it).
+   */
+  private async probePodman(old: ContainerInspect): Promise<string | null> {
+    const name = `svc-probe-${old.Id.slice(0, 12)}-${Date.now().toString(36)}`;
+    const oldImage = await this.inspectImage(old.Image).catch(() => null);
+    try {
+      const id = await this.createReplacement(old, oldImage, { name, image: old.Image });
+      await this.removeContainer(id, { force: true });
+      return null;
+    } catch (error) {
+      return error instanceof LostSettings ? error.message.replace(": the old container is kept", ": it is left as it is") : null;
+    }
+  }
+
+  /**
+   * On Podman: the replacement, created and not started, compared with its old container in
+   * libpod's inspect (podman.ts); anything libpod reports that the replacement lost fails it.
+   */
+  private async keptByPodman(old: Record<string, any> | null, newId: string): Promise<void> {
+    const fresh = await this.libpod(`/containers/${encodeURIComponent(newId)}/json`);
+    if (!old || !fresh) throw new SvcError("engine", `Podman's libpod API did not show container ${old ? newId : "the old container"}`);
+    const lost = lostSettings(old, fresh);
+    if (lost.length > 0) throw new LostSettings(`a replacement would lose ${lost.join(", ")} (Podman's Docker-compatible API cannot set ${lost.length > 1 ? "them" : "it"}): the old container is kept`);
+  }
+
+  /** One libpod API answer (Podman's own API beside the compatible one): a GET, null on 404. */
+  private async libpod(path: string): Promise<Record<string, any> | null> {
+    const modem = new FetchModem(this.connection.endpoint, this.connection.tls);
+    const get = (abortSignal: AbortSignal) =>
+      new Promise<Record<string, any>>((resolve, reject) =>
+        modem.dial({ path: `/${LIBPOD_API}/libpod${path}`, method: "GET", statusCodes: { 200: true }, abortSignal }, (error, data) =>
+          error ? reject(error) : resolve(data as Record<string, any>),
+        ),
+      );
+    return (await this.attempt(`read ${path} from Podman's libpod API`, get, { ok: [404] })) ?? null;
   }
 
   /** For `network_mode: container:<id>`: the current name of that container. */
@@ -464,6 +516,13 @@ export class DockerEngine implements Engine {
 }
 
 // ------------------------------------------------------------------ helpers
+
+/** A Podman replacement that lost a setting libpod reports (podman.ts). */
+class LostSettings extends SvcError {
+  constructor(message: string) {
+    super("engine", message);
+  }
+}
 
 /** The list shows "sha256:<id>" (or a bare hex id) instead of a reference when the tag moved. */
 export function looksLikeImageId(image: string, imageId: string): boolean {

@@ -1,39 +1,153 @@
 /**
- * Podman's Docker-compatible API (the sandbox's `podman` engine): svc refuses it at startup,
- * before touching any container, and says why. Run with SVC_SANDBOX_ENGINE=podman (README,
- * Engines); on every other engine these tests are skipped.
+ * svc on Podman (the sandbox's `podman` engine: Debian 12's Podman 4.3.1, rootful; README,
+ * "Engines"; docs/podman.md). Run with SVC_SANDBOX_ENGINE=podman; skipped on every other engine.
+ *
+ * The oracle is the Docker corpus's (tests/integration/engine/inspect-diff.ts): the replacement's
+ * inspect, in the compatible API and in Podman's own (`podman inspect`, libpod), differs from the
+ * old container's only where an update may make it differ. Podman's own meaning of each libpod
+ * field: containers/podman, libpod/define/container_inspect.go (4.3.1).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { docker, inspect, sandbox, uniqueName } from "../../harness.ts";
-import { runSvc, userEnv } from "../e2e/support.ts";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { docker, engineJson, inspect, sandbox } from "../../harness.ts";
+import { disallowedDifferences } from "../engine/inspect-diff.ts";
+import { Fixture, QUICK_STOP_CMD, baseFlags, reportsIn, runSvc, stopAll } from "../e2e/support.ts";
+
+type Json = Record<string, any>;
 
 const onPodman = process.env.SVC_TEST_ENGINE === "podman";
-const name = uniqueName("podman-app");
-const volume = uniqueName("podman-data");
+const fx = new Fixture("podman");
 
-describe.skipIf(!onPodman)("svc pointed at Podman", () => {
-  afterAll(() => {
-    docker(["rm", "-f", name], { allowFailure: true });
-    docker(["volume", "rm", "-f", volume], { allowFailure: true });
-  });
+/**
+ * What libpod's inspect shows that an update changes besides the compatible one's (libpod/define/
+ * container_inspect.go): the image's name and digest, and the runtime files of the new container.
+ */
+const LIBPOD_ALLOWED = [
+  /^(ImageDigest|StaticDir|OCIConfigPath|ConmonPidFile|PidFile)$/,
+  /^HostConfig\.LogConfig\.Path$/,
+  // the create time, which Podman also writes as an annotation
+  /^Config\.Annotations\.io\.kubernetes\.cri-o\.Created$/,
+];
 
-  test("refuses it at startup with exit 2 and the reason; the container and its volume's data are untouched", async () => {
-    const image = `${sandbox().registry}/${uniqueName("podman-img")}:latest`;
-    docker(["import", "-c", 'CMD ["/bin/sleep","3600"]', sandbox().rootfs, image]);
-    docker(["run", "-d", "--name", name, "--network", "none", "-v", `${volume}:/data`, "-v", "/anon", image]);
-    docker(["exec", name, "sh", "-c", "echo kept > /data/file; echo kept > /anon/file"]);
-    const before = inspect(name);
+/** `podman` itself (the remote client of Debian 12's package) against the sandbox's socket. */
+function podman(args: string[]): string {
+  const proc = Bun.spawnSync(["podman", "--url", sandbox().dockerHost, ...args], { stdout: "pipe", stderr: "pipe" });
+  if (proc.exitCode !== 0) throw new Error(`podman ${args.join(" ")} failed: ${proc.stderr.toString()}`);
+  return proc.stdout.toString().trim();
+}
 
-    const run = await runSvc(["--run-once", "--docker-host", sandbox().dockerHost, "--log-format", "json", name], { env: userEnv() });
-    expect(run.code).toBe(2);
-    const output = run.stdout + run.stderr;
-    expect(output).toContain("Podman 4.");
-    expect(output).toContain("anonymous volumes");
-    expect(output).toContain("docker.host");
+/** `podman inspect`; its binds in no fixed order, sorted as the compatible API sorts them (pkg/api/handlers/compat/containers.go). */
+function libpodInspect(name: string): Json {
+  const inspected = engineJson("GET", `/v4.0.0/libpod/containers/${encodeURIComponent(name)}/json`);
+  inspected.HostConfig.Binds?.sort();
+  return inspected;
+}
 
-    const after = inspect(name);
-    expect(after.Id).toBe(before.Id);
-    expect(after.State.Running).toBe(true);
-    expect(docker(["exec", name, "cat", "/data/file", "/anon/file"]).stdout).toBe("kept\nkept");
+/**
+ * Podman runs a container's healthcheck from a systemd timer (`podman healthcheck run`); the
+ * sandbox has no systemd, so the test is that timer, once a second.
+ */
+function healthTimer(name: string): ReturnType<typeof setInterval> {
+  return setInterval(() => Bun.spawn(["podman", "--url", sandbox().dockerHost, "healthcheck", "run", name], { stdout: "ignore", stderr: "ignore" }), 1000);
+}
+
+function entryIn(output: string, name: string): Json | undefined {
+  return reportsIn(output).at(-1)?.containers.find((c: Json) => c.name === name);
+}
+
+/** Both inspects of the replacement against the old container's, with the Docker corpus's oracle. */
+function expectSameExceptImage(old: { compat: Json; libpod: Json }, fresh: { compat: Json; libpod: Json }, images: { old: string; new: string }): void {
+  const oldImage = inspect(images.old);
+  const newImage = inspect(images.new);
+  const compat = disallowedDifferences({ old: old.compat, new: fresh.compat, oldImage, newImage });
+  expect(compat).toEqual([]);
+  // libpod shows the image id without "sha256:", and the image's name as ImageName (the same tag)
+  const libpod = disallowedDifferences({ old: old.libpod, new: fresh.libpod, oldImage, newImage, allowed: LIBPOD_ALLOWED });
+  expect(libpod).toEqual([]);
+}
+
+afterAll(async () => {
+  await stopAll();
+  if (!onPodman) return;
+  for (const pod of [fx.name("pod")]) Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "pod", "rm", "-f", pod], { stdout: "ignore", stderr: "ignore" });
+  fx.cleanup();
+}, 120_000);
+
+describe.skipIf(!onPodman)("svc on Podman 4.3, rootful", () => {
+  test("an anonymous volume, a named volume, an image VOLUME and a bind mount: updated, then rolled back, the data intact and `podman inspect` equal to the old but for the image", async () => {
+    const name = fx.name("data");
+    const changes = [QUICK_STOP_CMD, "VOLUME /data"];
+    const v1 = fx.image("data", { changes });
+    const named = fx.volume("named");
+    const bind = fx.tempDir("bind");
+    writeFileSync(join(bind, "f"), "bind\n");
+    // made through the compatible API, as docker and docker-compose make them on Podman
+    fx.run("data", v1.ref, [
+      "-v", `${named}:/named`, "-v", `${bind}:/bind`, "-v", "/anon",
+      "--restart", "on-failure:3", "--health-cmd", "true", "--health-interval", "1s",
+      "-e", "USER_SET=1", "--label", "app=demo", "--stop-timeout", "7",
+    ]);
+    docker(["exec", name, "sh", "-c", "echo named > /named/f; echo anon > /anon/f; echo image > /data/f"]);
+    const before = { compat: inspect(name), libpod: libpodInspect(name) };
+    const v2 = fx.image("data", { changes });
+
+    const stateDir = fx.tempDir("state");
+    const probes = healthTimer(name);
+    const update = await runSvc([...baseFlags(), "--run-once", "--cleanup", "--cleanup-delay", "1h", "--state-dir", stateDir, name]);
+    expect(entryIn(update.svc.output, name)?.state, update.svc.describe()).toBe("updated");
+    const updated = { compat: inspect(name), libpod: libpodInspect(name) };
+    expect(updated.compat.Image).toBe(v2.id);
+    expect(updated.compat.State.Running).toBe(true);
+    expect(docker(["exec", name, "cat", "/named/f", "/anon/f", "/data/f", "/bind/f"]).stdout).toBe("named\nanon\nimage\nbind");
+    // Podman's own environment entry follows the new host name (podman.ts: podmanCreateBody)
+    expect(docker(["exec", name, "sh", "-c", "echo $HOSTNAME"]).stdout).toBe(updated.compat.Config.Hostname);
+    expectSameExceptImage(before, updated, { old: v1.id, new: v2.id });
+
+    const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir]);
+    expect(back.code, back.svc.describe()).toBe(0);
+    const rolledBack = { compat: inspect(name), libpod: libpodInspect(name) };
+    expect(rolledBack.compat.Image).toBe(v1.id);
+    expect(docker(["exec", name, "cat", "/named/f", "/anon/f", "/data/f", "/bind/f"]).stdout).toBe("named\nanon\nimage\nbind");
+    clearInterval(probes);
+    expectSameExceptImage(before, rolledBack, { old: v1.id, new: v1.id });
+    expect(readFileSync(join(bind, "f"), "utf8")).toBe("bind\n");
+  }, 240_000);
+
+  test("what the compatible API cannot carry is left alone, with the reason: a pod, uid maps, Podman's CLI umask, a systemd unit", async () => {
+    const v1 = fx.image("left", { changes: [QUICK_STOP_CMD] });
+    podman(["pod", "create", "--infra=false", "--name", fx.name("pod")]);
+    const inPod = fx.name("in-pod");
+    podman(["run", "-d", "--name", inPod, "--pod", fx.name("pod"), v1.ref]);
+    const mapped = fx.name("mapped");
+    podman(["run", "-d", "--name", mapped, "--network", "none", "--uidmap", "0:100000:65536", "--gidmap", "0:100000:65536", v1.ref]);
+    // Podman's CLI sets a umask (containers.conf's, 0022) that its compatible create does not
+    const cli = fx.name("cli");
+    podman(["run", "-d", "--name", cli, "--network", "none", v1.ref]);
+    // as `podman generate systemd` and quadlet label a container systemd runs
+    const unit = fx.run("unit", v1.ref, ["--label", "PODMAN_SYSTEMD_UNIT=app.service"]);
+    const names = [inPod, mapped, cli, unit];
+    const before = Object.fromEntries(names.map((n) => [n, inspect(n).Id]));
+    fx.image("left", { changes: [QUICK_STOP_CMD] });
+
+    const run = await runSvc([...baseFlags(), "--run-once", ...names]);
+    const reasons = Object.fromEntries(names.map((n) => [n, entryIn(run.svc.output, n)]));
+    for (const n of names) {
+      expect(reasons[n]?.state, run.svc.describe()).toBe("skipped");
+      // untouched: the same container, still running
+      expect(inspect(n).Id).toBe(before[n]);
+      expect(inspect(n).State.Running).toBe(true);
+    }
+    expect(reasons[inPod]?.reason).toContain("its pod");
+    expect(reasons[mapped]?.reason).toContain("uid/gid maps");
+    expect(reasons[cli]?.reason).toContain("umask");
+    expect(reasons[unit]?.reason).toContain("systemctl restart app.service");
+  }, 180_000);
+});
+
+describe.skipIf(!onPodman)("svc's first words on Podman", () => {
+  test("the engine is named in the start line: Podman and its version", async () => {
+    const run = await runSvc([...baseFlags(), "--run-once", "--dry-run", fx.name("nothing-here")]);
+    expect(run.svc.output).toContain("Podman 4.3");
   }, 60_000);
 });
