@@ -28,7 +28,8 @@ SOCK="$DIR/docker.sock"
 #   docker28-containerd  Docker 28.5 with the containerd image store (a fresh Docker 29's default)
 #   docker28             Docker 28.5 with the classic image store
 #   docker20             Debian 12's Docker 20.10, the oldest engine svc supports
-#   podman               Debian 12's podman 4.3 serving its Docker-compatible API
+#   podman               Debian 12's podman 4.3 serving its Docker-compatible API (rootful)
+#   podman-rootless      the same Podman as a user of the sandbox's own (see "rootless Podman" below)
 ENGINE=${SVC_SANDBOX_ENGINE:-docker28-containerd}
 # Docker 28.5 comes from Debian's own packages (sid), unpacked into this cache, never installed
 # over the system's: Debian 12's libc stays. Pinned; the cache outlives `down` (downloads only).
@@ -43,13 +44,14 @@ PATH="$CLI_BIN:$PATH"
 # wrk is the bench's load generator (`bun run bench` brings its engine up through this script);
 # caddy is the TLS proxy in front of a peer in docs/dashboard.md, run by its test.
 PACKAGES="docker.io docker-registry skopeo busybox-static mosquitto mosquitto-clients python3-aiosmtpd
-  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy"
+  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy
+  uidmap slirp4netns"
 
 log() { printf 'sandbox: %s\n' "$*" >&2; }
 
 need_install() {
   local cmd
-  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy; do
+  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy newuidmap slirp4netns; do
     command -v "$cmd" >/dev/null 2>&1 || return 0
   done
   [ -d /usr/aarch64-linux-gnu/lib ] || return 0
@@ -179,11 +181,63 @@ CONF
   wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
 }
 
+# ----- rootless Podman (podman-rootless) -----
+# Podman as an unprivileged user the sandbox makes (svcpod<registry port>, its own subordinate ids,
+# removed by `down`), serving its socket where rootless Podman does: $XDG_RUNTIME_DIR/podman/
+# podman.sock, with XDG_RUNTIME_DIR=/run/user/<uid> made here (no login session makes it). Its
+# home, storage and configuration are in the sandbox folder. No slirp4netns networking here
+# (/dev/net/tun is not the user's): rootless containers run with --network none.
+ROOTLESS_USER="svcpod$REGISTRY_PORT"
+rootless_uid() { id -u "$ROOTLESS_USER" 2>/dev/null; }
+if [ "$ENGINE" = podman-rootless ] && rootless_uid >/dev/null; then SOCK="/run/user/$(rootless_uid)/podman/podman.sock"; fi
+
+start_podman_rootless() {
+  alive "$DIR/podman.pid" && return 0
+  local p="$DIR/podman" home="$DIR/podman-home" first uid run
+  id "$ROOTLESS_USER" >/dev/null 2>&1 || useradd --no-create-home --home-dir "$home" --shell /usr/sbin/nologin "$ROOTLESS_USER"
+  uid=$(rootless_uid)
+  # 65536 subordinate ids of its own, above any a distribution hands out, apart for each sandbox
+  first=$((1000000 + 65536 * (REGISTRY_PORT % 10000)))
+  grep -q "^$ROOTLESS_USER:" /etc/subuid || echo "$ROOTLESS_USER:$first:65536" >>/etc/subuid
+  grep -q "^$ROOTLESS_USER:" /etc/subgid || echo "$ROOTLESS_USER:$first:65536" >>/etc/subgid
+  run="/run/user/$uid"
+  SOCK="$run/podman/podman.sock"
+  mkdir -p "$run" "$home" "$p"
+  chmod 0700 "$run"
+  printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "%s"\nruntime = "runc"\n' "$p/events.log" >"$p/containers.conf"
+  printf '[storage]\ndriver = "vfs"\n' >"$p/storage.conf"
+  {
+    echo 'unqualified-search-registries = []'
+    for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
+  } >"$p/registries.conf"
+  chown -R "$ROOTLESS_USER:" "$run" "$home" "$p"
+  # setpriv execs podman as the user: the pid is podman's own, for `down`
+  setsid setpriv --reuid "$uid" --regid "$uid" --init-groups \
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" USER="$ROOTLESS_USER" XDG_RUNTIME_DIR="$run" \
+      CONTAINERS_CONF="$p/containers.conf" CONTAINERS_STORAGE_CONF="$p/storage.conf" CONTAINERS_REGISTRIES_CONF="$p/registries.conf" \
+      podman system service --time=0 >"$DIR/podman.log" 2>&1 </dev/null &
+  echo $! >"$DIR/podman.pid"
+  wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
+}
+
+# After its engine has stopped: the user's processes (conmon), mounts, runtime folder and ids.
+remove_rootless_user() {
+  local uid
+  uid=$(rootless_uid) || return 0
+  pkill -KILL -U "$uid" 2>/dev/null || true
+  { grep -o " /run/user/$uid/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  rm -rf "/run/user/$uid"
+  sed -i "/^$ROOTLESS_USER:/d" /etc/subuid /etc/subgid
+  userdel "$ROOTLESS_USER" 2>/dev/null || true
+}
+# ----- end of rootless Podman -----
+
 start_engine() {
   case "$ENGINE" in
     docker20|docker28|docker28-containerd) start_dockerd ;;
     podman) start_podman ;;
-    *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman)"; exit 2 ;;
+    podman-rootless) start_podman_rootless ;;
+    *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman, podman-rootless)"; exit 2 ;;
   esac
 }
 
@@ -284,7 +338,7 @@ swarm_ready() { [ "$(docker -H "unix://$SOCK" node ls -q --filter role=worker 2>
   ! docker -H "unix://$SOCK" node ls --format '{{.Status}}' | grep -qv Ready; }
 
 swarm_up() {
-  case "$ENGINE" in podman) log "Podman has no Swarm mode"; exit 2 ;; esac
+  case "$ENGINE" in podman*) log "Podman has no Swarm mode"; exit 2 ;; esac
   start_engine
   start_dockerd "$SWARM_WORKER"
   local manager=(docker -H "unix://$SOCK") worker=(docker -H "unix://$SWARM_WORKER/docker.sock")
@@ -354,6 +408,7 @@ down() {
   fi
   stop_pid "$DIR/dockerd.pid"
   stop_pid "$DIR/podman.pid"
+  remove_rootless_user
   # podman's conmon monitors (containers and exec sessions) outlive its service: they are ours
   # when their command line names our folder
   pkill -KILL -f "conmon .*$DIR/podman/" 2>/dev/null || true

@@ -26,7 +26,7 @@ import {
   tlsMaterial,
 } from "./connection.ts";
 import { FetchModem } from "./modem.ts";
-import { LIBPOD_API, lostSettings, PODMAN_MIN_VERSION, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "./podman.ts";
+import { LIBPOD_API, lostSettings, podmanSockets, PODMAN_MIN_VERSION, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "./podman.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import type {
@@ -222,7 +222,7 @@ export class DockerEngine implements Engine {
     // No HTTP status: the request never got an answer (socket, TLS handshake, timeout).
     if (status === undefined) {
       const timedOut = error?.name === "AbortError" || error?.name === "TimeoutError";
-      const advice = timedOut ? undefined : unreachableAdvice(this.connection.endpoint, String(error?.code ?? ""));
+      const advice = timedOut ? undefined : unreachableAdvice(this.connection.endpoint, String(error?.code ?? ""), podmanSockets());
       const reason = timedOut ? `no answer within ${this.timeoutText(error)}` : networkReason(error);
       return new SvcError("engine", advice ?? `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new Error(String(error?.message)) });
     }

@@ -12,6 +12,7 @@
  * Pure apart from the `libpod` reader it is given; the meaning of each field is Podman's own
  * (containers/podman, libpod/define/container_inspect.go at the version named in each row).
  */
+import { existsSync } from "node:fs";
 import type { ReplacementSpec } from "./clone.ts";
 import type { ContainerInspect } from "./port.ts";
 
@@ -28,6 +29,15 @@ export const AUTO_UPDATE_LABEL = "io.containers.autoupdate";
 
 /** Reads one libpod inspect (a path under `/libpod`), null when there is no such object. */
 export type LibpodReader = (path: string) => Promise<Json | null>;
+
+/**
+ * Podman's sockets on this machine, where `podman system service` (podman.socket) serves them:
+ * rootful /run/podman/podman.sock, a user's $XDG_RUNTIME_DIR/podman/podman.sock.
+ */
+export function podmanSockets(env: Record<string, string | undefined> = process.env, exists: (path: string) => boolean = existsSync): string[] {
+  const candidates = ["/run/podman/podman.sock", ...(env.XDG_RUNTIME_DIR ? [`${env.XDG_RUNTIME_DIR}/podman/podman.sock`] : [])];
+  return candidates.filter((path) => exists(path));
+}
 
 /** The Podman version the version endpoint's components name, or null when the engine is not Podman. */
 export function podmanVersion(version: { Components?: { Name?: string; Version?: string }[] } | null | undefined): string | null {

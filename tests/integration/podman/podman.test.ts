@@ -1,6 +1,8 @@
 /**
- * svc on Podman (the sandbox's `podman` engine: Debian 12's Podman 4.3.1, rootful; README,
- * "Engines"; docs/podman.md). Run with SVC_SANDBOX_ENGINE=podman; skipped on every other engine.
+ * svc on Podman (the sandbox's `podman` and `podman-rootless` engines: Debian 12's Podman 4.3.1,
+ * rootful, and as a user of the sandbox's own on its $XDG_RUNTIME_DIR/podman/podman.sock; README,
+ * "Engines"; docs/podman.md). Run with SVC_SANDBOX_ENGINE=podman or podman-rootless; skipped on
+ * every other engine.
  *
  * The oracle is the Docker corpus's (tests/integration/engine/inspect-diff.ts): the replacement's
  * inspect, in the compatible API and in Podman's own (`podman inspect`, libpod), differs from the
@@ -8,7 +10,7 @@
  * field: containers/podman, libpod/define/container_inspect.go (4.3.1).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, engineJson, inspect, sandbox } from "../../harness.ts";
 import { disallowedDifferences } from "../engine/inspect-diff.ts";
@@ -16,7 +18,9 @@ import { Fixture, QUICK_STOP_CMD, baseFlags, reportsIn, runSvc, stopAll } from "
 
 type Json = Record<string, any>;
 
-const onPodman = process.env.SVC_TEST_ENGINE === "podman";
+const engine = process.env.SVC_TEST_ENGINE ?? "";
+const onPodman = engine.startsWith("podman");
+const how = engine === "podman-rootless" ? "rootless" : "rootful";
 const fx = new Fixture("podman");
 
 /**
@@ -74,7 +78,7 @@ afterAll(async () => {
   fx.cleanup();
 }, 120_000);
 
-describe.skipIf(!onPodman)("svc on Podman 4.3, rootful", () => {
+describe.skipIf(!onPodman)(`svc on Podman 4.3, ${how}`, () => {
   test("an anonymous volume, a named volume, an image VOLUME and a bind mount: updated, then rolled back, the data intact and `podman inspect` equal to the old but for the image", async () => {
     const name = fx.name("data");
     const changes = [QUICK_STOP_CMD, "VOLUME /data"];
@@ -82,6 +86,9 @@ describe.skipIf(!onPodman)("svc on Podman 4.3, rootful", () => {
     const named = fx.volume("named");
     const bind = fx.tempDir("bind");
     writeFileSync(join(bind, "f"), "bind\n");
+    // readable by a rootless Podman's user, as a bind-mounted folder of a user's is
+    chmodSync(bind, 0o755);
+    chmodSync(join(bind, "f"), 0o644);
     // made through the compatible API, as docker and docker-compose make them on Podman
     fx.run("data", v1.ref, [
       "-v", `${named}:/named`, "-v", `${bind}:/bind`, "-v", "/anon",
@@ -118,9 +125,9 @@ describe.skipIf(!onPodman)("svc on Podman 4.3, rootful", () => {
     const v1 = fx.image("left", { changes: [QUICK_STOP_CMD] });
     podman(["pod", "create", "--infra=false", "--name", fx.name("pod")]);
     const inPod = fx.name("in-pod");
-    podman(["run", "-d", "--name", inPod, "--pod", fx.name("pod"), v1.ref]);
+    podman(["run", "-d", "--name", inPod, "--pod", fx.name("pod"), "--network", "none", v1.ref]);
     const mapped = fx.name("mapped");
-    podman(["run", "-d", "--name", mapped, "--network", "none", "--uidmap", "0:100000:65536", "--gidmap", "0:100000:65536", v1.ref]);
+    podman(["run", "-d", "--name", mapped, "--network", "none", "--uidmap", "0:1:1000", "--gidmap", "0:1:1000", v1.ref]);
     // Podman's CLI sets a umask (containers.conf's, 0022) that its compatible create does not
     const cli = fx.name("cli");
     podman(["run", "-d", "--name", cli, "--network", "none", v1.ref]);
@@ -146,8 +153,8 @@ describe.skipIf(!onPodman)("svc on Podman 4.3, rootful", () => {
 });
 
 describe.skipIf(!onPodman)("svc's first words on Podman", () => {
-  test("the engine is named in the start line: Podman and its version", async () => {
+  test("the first line about the engine names Podman, its version and the socket svc uses", async () => {
     const run = await runSvc([...baseFlags(), "--run-once", "--dry-run", fx.name("nothing-here")]);
-    expect(run.svc.output).toContain("Podman 4.3");
+    expect(run.svc.output).toContain(`using Podman 4.3.1 at ${sandbox().dockerHost}`);
   }, 60_000);
 });

@@ -68,3 +68,15 @@ describe("what only libpod shows", () => {
     expect(unreplaceableReason(old(), libpod({ HealthcheckOnFailureAction: "none" }))).toBeNull();
   });
 });
+
+describe("Podman's sockets", () => {
+  test("rootful and the user's, where they exist; named when Docker's socket is missing", async () => {
+    const { podmanSockets } = await import("../../../src/engine/podman.ts");
+    const { unreachableAdvice } = await import("../../../src/engine/connection.ts");
+    const here = new Set(["/run/podman/podman.sock", "/run/user/1000/podman/podman.sock"]);
+    expect(podmanSockets({ XDG_RUNTIME_DIR: "/run/user/1000" }, (p) => here.has(p))).toEqual([...here]);
+    expect(podmanSockets({}, () => false)).toEqual([]);
+    const advice = unreachableAdvice({ kind: "unix", socketPath: "/var/run/docker.sock" }, "ENOENT", ["/run/user/1000/podman/podman.sock"]);
+    expect(advice).toBe("no Docker socket at /var/run/docker.sock; Podman's is at unix:///run/user/1000/podman/podman.sock: set --docker-host or DOCKER_HOST to it");
+  });
+});
