@@ -12,7 +12,7 @@ import { timerDelay } from "../timers.ts";
 /** The most of a command's output (a lifecycle hook's) svc keeps: its first MiB. */
 const MAX_EXEC_OUTPUT = 1024 * 1024;
 import type { Logger } from "../log/index.ts";
-import { replacementSpec, compareApiVersions, settingsBeyondApi, COMPOSE_IMAGE_LABEL } from "./clone.ts";
+import { replacementSpec, compareApiVersions, settingsBeyondApi, COMPOSE_IMAGE_LABEL, type ReplacementSpec } from "./clone.ts";
 import {
   CLIENT_MAX_API_VERSION,
   CLIENT_MIN_API_VERSION,
@@ -26,7 +26,7 @@ import {
   tlsMaterial,
 } from "./connection.ts";
 import { FetchModem } from "./modem.ts";
-import { LIBPOD_API, lostSettings, podmanSockets, PODMAN_MIN_VERSION, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "./podman.ts";
+import { creationDifferences, libpodCreateSpec, LIBPOD_API, lostSettings, podmanSockets, PODMAN_MIN_VERSION, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "./podman.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import type {
@@ -135,6 +135,8 @@ interface Negotiated {
 
 export class DockerEngine implements Engine {
   private negotiation: Promise<Negotiated> | undefined;
+  /** On Podman: the containers (old ids) whose replacement goes through libpod's create (probePodman). */
+  private readonly podmanRoutes = new Set<string>();
   /** services on a Swarm manager (swarm.ts), through the same bounded calls */
   readonly swarm: Swarm = dockerSwarm(((what, action, options) => this.call(what, action as never, options)) as EngineCall);
 
@@ -347,21 +349,37 @@ export class DockerEngine implements Engine {
   }
 
   async createReplacement(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
+    const { podman } = await this.negotiated();
+    if (podman === null) return this.createCompatible(options.name, await this.compatibleSpec(old, oldImage, options));
+    const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
+    const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, options));
+    // Podman's own create where the probe found the compatible one would lose a setting (probePodman)
+    const id = this.podmanRoutes.has(old.Id) && libpod ? await this.createLibpod(libpodCreateSpec(options.name, spec.createBody, libpod)) : await this.createCompatible(options.name, spec);
+    try {
+      await this.keptByPodman(libpod, id);
+    } catch (error) {
+      await this.removeContainer(id, { force: true }).catch(() => {});
+      throw error;
+    }
+    return id;
+  }
+
+  private async compatibleSpec(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<ReplacementSpec> {
     const { info } = await this.negotiated();
     const networkContainer = options.networkContainer ?? (await this.networkContainerName(old));
     const imageId = old.Config?.Labels?.[COMPOSE_IMAGE_LABEL] === undefined ? undefined : (await this.inspectImage(options.image))?.Id;
-    const { podman } = await this.negotiated();
-    const compatible = replacementSpec(old, oldImage, { ...options, networkContainer, imageId, apiVersion: info.apiVersion });
-    const libpod = podman === null ? null : await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
-    const spec = podman === null ? compatible : podmanCreateBody(old, libpod, compatible);
-    const id = await this.create(options.name, spec.createBody, spec.platform);
+    return replacementSpec(old, oldImage, { ...options, networkContainer, imageId, apiVersion: info.apiVersion });
+  }
+
+  /** The compatible create, then the networks it could not take at create. */
+  private async createCompatible(name: string, spec: ReplacementSpec): Promise<string> {
+    const id = await this.create(name, spec.createBody, spec.platform);
     try {
       for (const { network, endpoint } of spec.extraNetworks) {
-        await this.call(`connect container ${options.name} to network ${network}`, (docker, abortSignal) =>
+        await this.call(`connect container ${name} to network ${network}`, (docker, abortSignal) =>
           docker.getNetwork(network).connect({ Container: id, EndpointConfig: endpoint, abortSignal }),
         );
       }
-      if (podman !== null) await this.keptByPodman(libpod, id);
     } catch (error) {
       // A replacement missing a network is not a replacement: leave nothing half-made behind.
       await this.removeContainer(id, { force: true }).catch(() => {});
@@ -387,26 +405,71 @@ export class DockerEngine implements Engine {
   async unreplaceable(old: ContainerInspect): Promise<string | null> {
     const { podman } = await this.negotiated();
     if (podman === null) return null;
-    const known = unreplaceableReason(old, await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`));
-    return known ?? (await this.probePodman(old));
+    return unreplaceableReason(old) ?? (await this.probePodman(old));
   }
 
   /**
    * On Podman, before the old container is touched: a replacement on its own image, created
-   * under another name and removed at once, shows what the compatible API would lose (the
-   * settings Podman's CLI sets and its compatible create does not, such as the umask). Null when
-   * nothing; a probe that fails for another reason says nothing (the update shows it).
+   * under another name and removed at once, shows what the compatible create would lose (the
+   * settings Podman's CLI sets and the compatible create does not, such as the umask; a pod).
+   * Where it loses something, Podman's own create is tried the same way: it is used for this
+   * container when it keeps every libpod setting and makes what the compatible create made
+   * (podman.ts: creationDifferences). Null when one of them will do; a probe that fails for another
+   * reason says nothing (the update shows it).
    */
   private async probePodman(old: ContainerInspect): Promise<string | null> {
-    const name = `svc-probe-${old.Id.slice(0, 12)}-${Date.now().toString(36)}`;
+    const probeName = (route: string) => `svc-probe-${route}-${old.Id.slice(0, 12)}-${Date.now().toString(36)}`;
     const oldImage = await this.inspectImage(old.Image).catch(() => null);
+    const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
+    if (!libpod) return null;
+    const made = async (create: () => Promise<string>) => {
+      const id = await create();
+      try {
+        return { compat: await this.inspectContainer(id), libpod: await this.libpod(`/containers/${encodeURIComponent(id)}/json`) };
+      } finally {
+        await this.removeContainer(id, { force: true }).catch(() => {});
+      }
+    };
+    let compatible: Awaited<ReturnType<typeof made>> | null = null;
+    let why: string;
     try {
-      const id = await this.createReplacement(old, oldImage, { name, image: old.Image });
-      await this.removeContainer(id, { force: true });
-      return null;
+      const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, { name: probeName("compat"), image: old.Image }));
+      compatible = await made(() => this.createCompatible(probeName("compat"), spec));
+      const lost = lostSettings(libpod, compatible.libpod ?? {});
+      if (lost.length === 0) {
+        this.podmanRoutes.delete(old.Id);
+        return null;
+      }
+      why = `a replacement through Podman's Docker-compatible API would lose ${lost.join(", ")}`;
     } catch (error) {
-      return error instanceof LostSettings ? error.message.replace(": the old container is kept", ": it is left as it is") : null;
+      // the compatible create refuses it (uid maps): the old container is the reference
+      why = `Podman's Docker-compatible API refuses a replacement (${(error as Error).message})`;
     }
+    try {
+      const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, { name: probeName("libpod"), image: old.Image }));
+      const own = await made(() => this.createLibpod(libpodCreateSpec(probeName("libpod"), spec.createBody, libpod)));
+      const ownLost = lostSettings(libpod, own.libpod ?? {});
+      const changed = creationDifferences(compatible?.compat ?? old, own.compat, Boolean(libpod.Pod));
+      if (ownLost.length === 0 && changed.length === 0) {
+        this.podmanRoutes.add(old.Id);
+        return null;
+      }
+      return `${why}, and through its own API ${[...ownLost, ...changed.map((path) => `${path} would change`)].join(", ")}: it is left as it is`;
+    } catch (error) {
+      return `${why}, and its own API refused it (${(error as Error).message}): it is left as it is`;
+    }
+  }
+
+  /** POST /libpod/containers/create: Podman's own create, its spec built by podman.ts. */
+  private async createLibpod(spec: Record<string, unknown>): Promise<string> {
+    const modem = new FetchModem(this.connection.endpoint, this.connection.tls);
+    const post = (abortSignal: AbortSignal) =>
+      new Promise<{ Id: string }>((resolve, reject) =>
+        modem.dial({ path: `/${LIBPOD_API}/libpod/containers/create`, method: "POST", options: { _body: spec }, statusCodes: { 201: true }, abortSignal }, (error, data) =>
+          error ? reject(error) : resolve(data as { Id: string }),
+        ),
+      );
+    return (await this.attempt(`create container ${String(spec.name)} through Podman's libpod API`, post, {}))!.Id;
   }
 
   /**

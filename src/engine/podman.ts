@@ -140,22 +140,12 @@ export function lostSettings(old: Json, fresh: Json): string[] {
 }
 
 /**
- * Why svc must not replace this container through the compatible API, with what to do instead;
- * null when it may. `libpod` is the container's libpod inspect.
+ * Why svc must not replace this container at all, with what to do instead; null when it may (what
+ * a replacement would lose is the probe's to tell: DockerEngine.probePodman).
  */
-export function unreplaceableReason(old: ContainerInspect, libpod: Json | null): string | null {
+export function unreplaceableReason(old: ContainerInspect): string | null {
   const unit = old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
-  if (unit) return systemdReason(unit, old.Config?.Labels?.[AUTO_UPDATE_LABEL]);
-  if (!libpod) return null;
-  const cannot: string[] = [];
-  if (libpod.Pod) cannot.push("its pod");
-  const maps = (libpod.HostConfig?.IDMappings ?? {}) as Json;
-  if ((maps.UidMap ?? []).length > 0 || (maps.GidMap ?? []).length > 0) cannot.push("its uid/gid maps");
-  const onFailure = libpod.Config?.HealthcheckOnFailureAction;
-  if (onFailure && onFailure !== "none") cannot.push(`the healthcheck's on-failure action (${onFailure})`);
-  if ((libpod.Config?.Secrets ?? []).length > 0) cannot.push("its secrets");
-  if (cannot.length === 0) return null;
-  return `Podman's Docker-compatible API cannot create a container with ${cannot.join(", ")}, so a replacement would lose ${cannot.length > 1 ? "them" : "it"}: it is left as it is (update it with podman, or recreate it without ${cannot.length > 1 ? "them" : "it"})`;
+  return unit ? systemdReason(unit, old.Config?.Labels?.[AUTO_UPDATE_LABEL]) : null;
 }
 
 /**
@@ -184,4 +174,206 @@ function canonical(value: unknown): string {
     return v;
   };
   return JSON.stringify(norm(value));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Podman's own create: what the compatible one cannot make
+
+/** Annotations Podman writes when it creates or starts a container (libpod/container_internal_linux.go, 4.3). */
+const WRITTEN_AT_START = /^(io\.kubernetes\.cri-o\.Created|io\.container\.manager|org\.opencontainers\.image\.stopSignal)$/;
+
+/** Signal numbers of Linux (x86 and arm), for a stop signal given by name. */
+const SIGNALS: Record<string, number> = { HUP: 1, INT: 2, QUIT: 3, KILL: 9, USR1: 10, USR2: 12, TERM: 15, CONT: 18, STOP: 19, WINCH: 28, PWR: 30, RTMIN: 34 };
+
+function signalNumber(value: unknown): number | undefined {
+  const text = String(value ?? "").trim().toUpperCase().replace(/^SIG/, "");
+  if (text === "") return undefined;
+  return /^\d+$/.test(text) ? Number(text) : SIGNALS[text];
+}
+
+/** "0:1:1000" (libpod's inspect of an id map) as Podman's spec writes one. */
+function idMap(entry: string): Json {
+  const [container, host, size] = entry.split(":").map(Number);
+  return { container_id: container, host_id: host, size };
+}
+
+/** Docker's `HostConfig.PortBindings` as Podman's port mappings (one per host binding). */
+function portMappings(bindings: Json | undefined): Json[] {
+  const out: Json[] = [];
+  for (const [key, hosts] of Object.entries(bindings ?? {})) {
+    const [port = "", protocol = "tcp"] = key.split("/");
+    for (const host of (hosts ?? []) as Json[]) {
+      out.push({ container_port: Number(port), protocol, ...(host.HostIp ? { host_ip: host.HostIp } : {}), ...(host.HostPort ? { host_port: Number(host.HostPort) } : {}) });
+    }
+  }
+  return out;
+}
+
+/** The network namespace a Docker NetworkMode names, in Podman's spec (pkg/specgen/namespaces.go). */
+function networkNamespace(mode: string): Json | undefined {
+  if (mode === "" || mode === "default") return undefined;
+  if (mode.startsWith("container:")) return { nsmode: "container", value: mode.slice("container:".length) };
+  if (["none", "host", "bridge", "slirp4netns", "pasta", "private"].includes(mode)) return { nsmode: mode };
+  // a network's name: a bridge namespace joined to that network
+  return { nsmode: "bridge" };
+}
+
+/**
+ * The body of libpod's create (POST /libpod/containers/create, a SpecGenerator of
+ * pkg/specgen/specgen.go at 4.3) for a replacement: the compatible create body svc builds (what the
+ * user set, the image's defaults left out; clone.ts) in Podman's terms, with what only libpod
+ * reports taken from the old container's libpod inspect `lp`: its pod, uid/gid maps, umask, time
+ * zone, secrets, systemd and sd_notify modes, healthcheck on-failure action, annotations,
+ * requirements. Used where the compatible create would lose one of those (podman.ts's probe).
+ */
+export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
+  const host: Json = body.HostConfig ?? {};
+  const config: Json = lp.Config ?? {};
+  const lpHost: Json = lp.HostConfig ?? {};
+  const inPod = typeof lp.Pod === "string" && lp.Pod !== "";
+  const spec: Json = { name, image: body.Image };
+  const set = (key: string, value: unknown) => {
+    if (value === undefined || value === null || value === "" || (Array.isArray(value) && value.length === 0)) return;
+    if (typeof value === "object" && !Array.isArray(value) && Object.keys(value as Json).length === 0) return;
+    spec[key] = value;
+  };
+  if (inPod) spec.pod = lp.Pod;
+  set("hostname", body.Hostname);
+  set("env", Object.fromEntries(((body.Env ?? []) as string[]).map((e) => [e.slice(0, e.indexOf("=") < 0 ? e.length : e.indexOf("=")), e.includes("=") ? e.slice(e.indexOf("=") + 1) : ""])));
+  set("labels", body.Labels);
+  // every annotation but those Podman writes at create or start (the time, the manager, the stop
+  // signal); the ones its CLI derives from settings (io.podman.annotations.*, the terminal) are kept
+  // as they were, as the CLI wrote them
+  set("annotations", Object.fromEntries(Object.entries((config.Annotations ?? {}) as Json).filter(([key]) => !WRITTEN_AT_START.test(key))));
+  // the command line that made the old container (`podman generate systemd --new` runs it again)
+  set("containerCreateCommand", config.CreateCommand);
+  set("entrypoint", Array.isArray(body.Entrypoint) ? body.Entrypoint : undefined);
+  set("command", body.Cmd);
+  set("work_dir", body.WorkingDir);
+  set("user", body.User);
+  if (body.Tty) spec.terminal = true;
+  if (body.OpenStdin) spec.stdin = true;
+  set("stop_signal", body.StopSignal === undefined ? undefined : signalNumber(body.StopSignal));
+  set("stop_timeout", config.StopTimeout);
+  set("timeout", config.Timeout || undefined);
+  const restart = host.RestartPolicy?.Name;
+  if (restart && restart !== "no") {
+    spec.restart_policy = restart;
+    if (restart === "on-failure" && host.RestartPolicy.MaximumRetryCount) spec.restart_tries = host.RestartPolicy.MaximumRetryCount;
+  }
+  if (body.Healthcheck) spec.healthconfig = { ...(config.Healthcheck ?? {}), ...body.Healthcheck };
+  const onFailure = ["none", "invalid", "kill", "restart", "stop"].indexOf(String(config.HealthcheckOnFailureAction ?? "none"));
+  if (onFailure > 0) spec.health_check_on_failure_action = onFailure;
+  // every volume by name (the anonymous ones too: the very volumes, with their data), every other
+  // mount as libpod shows it
+  const mounts = (lp.Mounts ?? []) as Json[];
+  set("volumes", mounts.filter((m) => m.Type === "volume").map((m) => ({ Name: m.Name, Dest: m.Destination, Options: [...(m.Options ?? []), ...(m.RW === false ? ["ro"] : [])] })));
+  set(
+    "mounts",
+    mounts.filter((m) => m.Type === "bind").map((m) => ({ destination: m.Destination, type: "bind", source: m.Source, options: [...(m.Options ?? []), ...(m.RW === false ? ["ro"] : [])] })),
+  );
+  for (const [destination, options] of Object.entries((lpHost.Tmpfs ?? {}) as Json)) {
+    spec.mounts = [...(spec.mounts ?? []), { destination, type: "tmpfs", source: "tmpfs", options: String(options).split(",").filter(Boolean) }];
+  }
+  // in a pod, a namespace the pod shares is the pod's (its infra container's); one it does not share
+  // (a pod without infra) is the container's own, as for any container
+  const mode = String(host.NetworkMode ?? "");
+  const netns = inPod && mode.startsWith("container:") ? undefined : networkNamespace(mode);
+  if (netns) spec.netns = netns;
+  if (!inPod) {
+    const endpoints = (body.NetworkingConfig?.EndpointsConfig ?? {}) as Json;
+    const networks = Object.fromEntries(
+      Object.entries(endpoints)
+        .filter(([network]) => !["none", "host", "bridge", ""].includes(network) || network === "podman")
+        .map(([network, endpoint]) => [network, { ...(endpoint.Aliases ? { aliases: endpoint.Aliases } : {}), ...(endpoint.IPAMConfig?.IPv4Address ? { static_ips: [endpoint.IPAMConfig.IPv4Address] } : {}), ...(endpoint.MacAddress ? { static_mac: endpoint.MacAddress } : {}) }]),
+    );
+    set("Networks", networks);
+    set("portmappings", portMappings(host.PortBindings));
+    set("expose", Object.fromEntries(Object.keys((body.ExposedPorts ?? {}) as Json).map((key) => [Number(key.split("/")[0]), key.split("/")[1] ?? "tcp"])));
+    set("dns_server", host.Dns);
+    set("dns_search", host.DnsSearch);
+    set("dns_option", host.DnsOptions);
+    set("hostadd", host.ExtraHosts);
+  }
+  set("cap_add", host.CapAdd);
+  set("cap_drop", host.CapDrop);
+  if (host.Privileged) spec.privileged = true;
+  if (host.ReadonlyRootfs) spec.read_only_filesystem = true;
+  if (((host.SecurityOpt ?? []) as string[]).some((o) => /^no-new-privileges(:true)?$/.test(o))) spec.no_new_privileges = true;
+  set("groups", host.GroupAdd);
+  set("sysctl", host.Sysctls);
+  if (host.Init) spec.init = true;
+  set("shm_size", host.ShmSize);
+  set("oom_score_adj", host.OomScoreAdj || undefined);
+  set("r_limits", ((lpHost.Ulimits ?? []) as Json[]).map((u) => ({ type: u.Name, soft: u.Soft, hard: u.Hard })));
+  set("devices", ((host.Devices ?? []) as Json[]).map((d) => ({ path: [d.PathOnHost, d.PathInContainer, d.CgroupPermissions].filter(Boolean).join(":") })));
+  const resources: Json = {};
+  if (host.Memory || host.MemoryReservation || host.MemorySwap) resources.memory = { ...(host.Memory ? { limit: host.Memory } : {}), ...(host.MemoryReservation ? { reservation: host.MemoryReservation } : {}), ...(host.MemorySwap ? { swap: host.MemorySwap } : {}) };
+  if (host.CpuShares || host.CpuQuota || host.CpuPeriod || host.CpusetCpus) resources.cpu = { ...(host.CpuShares ? { shares: host.CpuShares } : {}), ...(host.CpuQuota ? { quota: host.CpuQuota } : {}), ...(host.CpuPeriod ? { period: host.CpuPeriod } : {}), ...(host.CpusetCpus ? { cpus: host.CpusetCpus } : {}) };
+  if (host.PidsLimit) resources.pids = { limit: host.PidsLimit };
+  set("resource_limits", resources);
+  const log = lpHost.LogConfig ?? {};
+  set("log_configuration", { ...(log.Type ? { driver: log.Type } : {}), ...(log.Config ? { options: log.Config } : {}) });
+  // the user namespace and its maps, as libpod shows them
+  const maps = (lpHost.IDMappings ?? {}) as Json;
+  if ((maps.UidMap ?? []).length > 0 || (maps.GidMap ?? []).length > 0) {
+    spec.idmappings = { UIDMap: ((maps.UidMap ?? []) as string[]).map(idMap), GIDMap: ((maps.GidMap ?? []) as string[]).map(idMap) };
+    spec.userns = { nsmode: "private" };
+  } else if (lpHost.UsernsMode) {
+    const [mode, value] = String(lpHost.UsernsMode).split(":", 2);
+    spec.userns = { nsmode: mode, ...(value ? { value } : {}) };
+  }
+  set("umask", config.Umask);
+  set("timezone", config.Timezone);
+  if (config.SystemdMode) spec.systemd = "always";
+  set("sdnotifyMode", config.sdNotifyMode);
+  set("chroot_directories", config.ChrootDirs);
+  set("secrets", ((config.Secrets ?? []) as Json[]).map((s) => ({ Source: s.Name, Target: s.Name, UID: s.UID ?? 0, GID: s.GID ?? 0, Mode: s.Mode ?? 0o444 })));
+  set("dependencyContainers", lp.Dependencies);
+  return spec;
+}
+
+/**
+ * What a container's creation (or its start) decides, which two containers made from one body and
+ * image may differ in: ids, names, times, state, runtime files, addresses; the image as each API
+ * writes it back (the id it was given, or its name).
+ */
+const CREATION_ONLY = /^(Id|Created|Name|State|Image|ResolvConfPath|HostnamePath|HostsPath|LogPath|GraphDriver|ExecIDs|RestartCount|Config\.Image|Config\.Hostname|Config\.Env\.HOSTNAME|NetworkSettings\.(?!Networks\.[^.]+\.(Aliases|IPAMConfig|Links|DriverOpts|NetworkID)(\.|\[|$)))(\.|\[|$)/;
+/** ... and, in a pod, what the pod decides (its namespaces, its network). */
+const POD_DECIDES = /^(HostConfig\.(NetworkMode|IpcMode|PidMode|UTSMode|CgroupnsMode|PortBindings|Dns|DnsSearch|DnsOptions|ExtraHosts)|NetworkSettings|Config\.ExposedPorts)(\.|\[|$)/;
+
+function flatten(value: unknown, path: string, out: Map<string, string>): Map<string, string> {
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => flatten(v, `${path}[${i}]`, out));
+  } else if (value && typeof value === "object") {
+    for (const [key, v] of Object.entries(value as Json)) flatten(v, path ? `${path}.${key}` : key, out);
+  } else if (value !== null && value !== undefined && value !== "" && value !== false && value !== 0) {
+    out.set(path, String(value));
+  }
+  return out;
+}
+
+/** A compatible inspect in comparable form: env and mounts keyed, binds sorted. */
+function comparable(inspect: Json): Json {
+  const copy: Json = structuredClone(inspect);
+  copy.Config = { ...(copy.Config ?? {}), Env: Object.fromEntries(((copy.Config?.Env ?? []) as string[]).map((e) => [e.split("=")[0], e.slice(e.indexOf("=") + 1)])) };
+  copy.Mounts = Object.fromEntries(((copy.Mounts ?? []) as Json[]).map((m) => [m.Destination, m]));
+  if (Array.isArray(copy.HostConfig?.Binds)) copy.HostConfig.Binds = [...copy.HostConfig.Binds].sort();
+  // the alias Podman adds, the container's short id, is its own
+  for (const endpoint of Object.values((copy.NetworkSettings?.Networks ?? {}) as Json)) {
+    if (Array.isArray(endpoint?.Aliases)) endpoint.Aliases = endpoint.Aliases.filter((a: string) => a !== String(copy.Id).slice(0, 12)).sort();
+  }
+  return copy;
+}
+
+/**
+ * Where a container made by libpod's create differs, in the compatible inspect, from `reference`:
+ * one the compatible create made from the same body and image (both created, not started), or,
+ * where the compatible create refuses the body, the old container itself (on the same image).
+ * Empty when Podman's own create kept everything the reference shows.
+ */
+export function creationDifferences(compat: Json, libpod: Json, inPod: boolean): string[] {
+  const [a, b] = [flatten(comparable(compat), "", new Map()), flatten(comparable(libpod), "", new Map())];
+  const paths = new Set([...a.keys(), ...b.keys()]);
+  return [...paths].filter((path) => a.get(path) !== b.get(path) && !CREATION_ONLY.test(path) && !(inPod && POD_DECIDES.test(path))).sort();
 }

@@ -121,35 +121,46 @@ describe.skipIf(!onPodman)(`svc on Podman 4.3, ${how}`, () => {
     expect(readFileSync(join(bind, "f"), "utf8")).toBe("bind\n");
   }, 240_000);
 
-  test("what the compatible API cannot carry is left alone, with the reason: a pod, uid maps, Podman's CLI umask, a systemd unit", async () => {
-    const v1 = fx.image("left", { changes: [QUICK_STOP_CMD] });
-    podman(["pod", "create", "--infra=false", "--name", fx.name("pod")]);
+  test("made with Podman's CLI (its umask), in a pod, with uid maps: replaced through Podman's own create, `podman inspect` equal to the old but for the image", async () => {
+    const v1 = fx.image("own", { changes: [QUICK_STOP_CMD] });
+    const pod = podman(["pod", "create", "--infra=false", "--name", fx.name("pod")]);
     const inPod = fx.name("in-pod");
-    podman(["run", "-d", "--name", inPod, "--pod", fx.name("pod"), "--network", "none", v1.ref]);
+    podman(["run", "-d", "--name", inPod, "--pod", fx.name("pod"), "--network", "none", "--label", "app=in-pod", v1.ref]);
     const mapped = fx.name("mapped");
-    podman(["run", "-d", "--name", mapped, "--network", "none", "--uidmap", "0:1:1000", "--gidmap", "0:1:1000", v1.ref]);
+    podman(["run", "-d", "--name", mapped, "--network", "none", "--uidmap", "0:1:1000", "--gidmap", "0:1:1000", "-e", "MAPPED=1", v1.ref]);
     // Podman's CLI sets a umask (containers.conf's, 0022) that its compatible create does not
     const cli = fx.name("cli");
-    podman(["run", "-d", "--name", cli, "--network", "none", v1.ref]);
-    // as `podman generate systemd` and quadlet label a container systemd runs
-    const unit = fx.run("unit", v1.ref, ["--label", "PODMAN_SYSTEMD_UNIT=app.service"]);
-    const names = [inPod, mapped, cli, unit];
-    const before = Object.fromEntries(names.map((n) => [n, inspect(n).Id]));
-    fx.image("left", { changes: [QUICK_STOP_CMD] });
+    podman(["run", "-d", "--name", cli, "--network", "none", "--restart", "always", "--annotation", "team=blue", v1.ref]);
+    const names = [inPod, mapped, cli];
+    const before = Object.fromEntries(names.map((n) => [n, { compat: inspect(n), libpod: libpodInspect(n) }]));
+    const v2 = fx.image("own", { changes: [QUICK_STOP_CMD] });
 
     const run = await runSvc([...baseFlags(), "--run-once", ...names]);
-    const reasons = Object.fromEntries(names.map((n) => [n, entryIn(run.svc.output, n)]));
     for (const n of names) {
-      expect(reasons[n]?.state, run.svc.describe()).toBe("skipped");
-      // untouched: the same container, still running
-      expect(inspect(n).Id).toBe(before[n]);
-      expect(inspect(n).State.Running).toBe(true);
+      expect(entryIn(run.svc.output, n)?.state, `${n}\n${run.svc.describe()}`).toBe("updated");
+      const after = { compat: inspect(n), libpod: libpodInspect(n) };
+      expect(after.compat.Image).toBe(v2.id);
+      expect(after.compat.State.Running).toBe(true);
+      expectSameExceptImage(before[n]!, after, { old: v1.id, new: v2.id });
     }
-    expect(reasons[inPod]?.reason).toContain("its pod");
-    expect(reasons[mapped]?.reason).toContain("uid/gid maps");
-    expect(reasons[cli]?.reason).toContain("umask");
-    expect(reasons[unit]?.reason).toContain("systemctl restart app.service");
-  }, 180_000);
+    expect(libpodInspect(inPod).Pod).toBe(pod);
+    expect(libpodInspect(cli).Config.Umask).toBe(before[cli]!.libpod.Config.Umask);
+    expect(libpodInspect(mapped).HostConfig.IDMappings).toEqual({ UidMap: ["0:1:1000"], GidMap: ["0:1:1000"] });
+  }, 240_000);
+
+  test("a container systemd runs (label PODMAN_SYSTEMD_UNIT) is left to systemd, reported with the command", async () => {
+    const v1 = fx.image("unit", { changes: [QUICK_STOP_CMD] });
+    // as `podman generate systemd` and quadlet label a container systemd runs
+    const unit = fx.run("unit", v1.ref, ["--label", "PODMAN_SYSTEMD_UNIT=app.service"]);
+    const before = inspect(unit).Id;
+    fx.image("unit", { changes: [QUICK_STOP_CMD] });
+    const run = await runSvc([...baseFlags(), "--run-once", unit]);
+    const entry = entryIn(run.svc.output, unit);
+    expect(entry?.state, run.svc.describe()).toBe("skipped");
+    expect(entry?.reason).toContain("systemctl restart app.service");
+    expect(inspect(unit).Id).toBe(before);
+    expect(inspect(unit).State.Running).toBe(true);
+  }, 120_000);
 });
 
 describe.skipIf(!onPodman)("svc's first words on Podman", () => {
