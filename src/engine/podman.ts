@@ -305,7 +305,8 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
   if (host.Init) spec.init = true;
   set("shm_size", host.ShmSize);
   set("oom_score_adj", host.OomScoreAdj || undefined);
-  set("r_limits", ((lpHost.Ulimits ?? []) as Json[]).map((u) => ({ type: u.Name, soft: u.Soft, hard: u.Hard })));
+  // by the short name: Podman prefixes RLIMIT_ itself (pkg/specgen/generate/oci.go, addRlimits, 4.3)
+  set("r_limits", ((lpHost.Ulimits ?? []) as Json[]).map((u) => ({ type: String(u.Name).replace(/^RLIMIT_/i, "").toLowerCase(), soft: u.Soft, hard: u.Hard })));
   set("devices", ((host.Devices ?? []) as Json[]).map((d) => ({ path: [d.PathOnHost, d.PathInContainer, d.CgroupPermissions].filter(Boolean).join(":") })));
   const resources: Json = {};
   if (host.Memory || host.MemoryReservation || host.MemorySwap) resources.memory = { ...(host.Memory ? { limit: host.Memory } : {}), ...(host.MemoryReservation ? { reservation: host.MemoryReservation } : {}), ...(host.MemorySwap ? { swap: host.MemorySwap } : {}) };

@@ -4,7 +4,7 @@
  * containers.go, libpod/container_internal_linux.go at v4.3.1; each row names its file).
  */
 import { describe, expect, test } from "bun:test";
-import { atLeast, lostSettings, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "../../../src/engine/podman.ts";
+import { atLeast, creationDifferences, libpodCreateSpec, lostSettings, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "../../../src/engine/podman.ts";
 
 const old = (over: Record<string, any> = {}) => ({ Id: "72c4614bfb3c5a8d", Name: "/app", Config: { Hostname: "72c4614bfb3c", Labels: {} }, HostConfig: {}, ...over }) as any;
 
@@ -76,5 +76,50 @@ describe("Podman's sockets", () => {
     expect(podmanSockets({}, () => false)).toEqual([]);
     const advice = unreachableAdvice({ kind: "unix", socketPath: "/var/run/docker.sock" }, "ENOENT", ["/run/user/1000/podman/podman.sock"]);
     expect(advice).toBe("no Docker socket at /var/run/docker.sock; Podman's is at unix:///run/user/1000/podman/podman.sock: set --docker-host or DOCKER_HOST to it");
+  });
+});
+
+describe("Podman's own create (pkg/specgen/specgen.go, 4.3)", () => {
+  const lp = {
+    Pod: "d2fdfc2e09e9",
+    Mounts: [{ Type: "volume", Name: "0a1b", Destination: "/anon", Options: ["nodev"], RW: true }, { Type: "bind", Source: "/srv", Destination: "/srv", Options: ["rbind"], RW: false }],
+    HostConfig: { IDMappings: { UidMap: ["0:1:1000"], GidMap: ["0:1:1000"] }, Ulimits: [{ Name: "RLIMIT_NOFILE", Soft: 1024, Hard: 2048 }], LogConfig: { Type: "k8s-file" } },
+    Config: { Umask: "0022", StopTimeout: 10, Annotations: { team: "blue", "io.kubernetes.cri-o.Created": "t", "io.kubernetes.cri-o.TTY": "false" }, CreateCommand: ["podman", "run", "app"] },
+  };
+  const body = { Image: "app:2", Env: ["A=1", "B=x=y"], Labels: { app: "demo" }, HostConfig: { NetworkMode: "none", RestartPolicy: { Name: "on-failure", MaximumRetryCount: 3 } } };
+
+  test("the pod, maps, umask, volumes by name, binds and rlimits by their short names (pkg/specgen/generate/oci.go adds RLIMIT_)", () => {
+    const spec = libpodCreateSpec("app", body, lp);
+    expect(spec).toMatchObject({
+      name: "app",
+      image: "app:2",
+      pod: "d2fdfc2e09e9",
+      env: { A: "1", B: "x=y" },
+      labels: { app: "demo" },
+      annotations: { team: "blue", "io.kubernetes.cri-o.TTY": "false" },
+      containerCreateCommand: ["podman", "run", "app"],
+      restart_policy: "on-failure",
+      restart_tries: 3,
+      netns: { nsmode: "none" },
+      volumes: [{ Name: "0a1b", Dest: "/anon", Options: ["nodev"] }],
+      mounts: [{ destination: "/srv", type: "bind", source: "/srv", options: ["rbind", "ro"] }],
+      r_limits: [{ type: "nofile", soft: 1024, hard: 2048 }],
+      idmappings: { UIDMap: [{ container_id: 0, host_id: 1, size: 1000 }], GIDMap: [{ container_id: 0, host_id: 1, size: 1000 }] },
+      userns: { nsmode: "private" },
+      umask: "0022",
+      log_configuration: { driver: "k8s-file" },
+    });
+    expect(spec.annotations["io.kubernetes.cri-o.Created"]).toBeUndefined();
+  });
+
+  test("two creations differ only where creation decides; in a pod, the pod decides the network", () => {
+    const a = { Id: "aaaaaaaaaaaa1", Name: "/p1", Config: { Env: ["A=1", "HOSTNAME=aaaaaaaaaaaa"], Hostname: "aaaaaaaaaaaa" }, HostConfig: { Binds: ["b:/b", "a:/a"], NetworkMode: "none" } };
+    const b = { Id: "bbbbbbbbbbbb1", Name: "/p2", Config: { Env: ["A=1", "HOSTNAME=bbbbbbbbbbbb"], Hostname: "bbbbbbbbbbbb" }, HostConfig: { Binds: ["a:/a", "b:/b"], NetworkMode: "none" } };
+    expect(creationDifferences(a, b, false)).toEqual([]);
+    const lostEnv = { ...b, Config: { ...b.Config, Env: ["HOSTNAME=bbbbbbbbbbbb"] } };
+    expect(creationDifferences(a, lostEnv, false)).toEqual(["Config.Env.A"]);
+    const otherNet = { ...b, HostConfig: { ...b.HostConfig, NetworkMode: "container:infra" } };
+    expect(creationDifferences(a, otherNet, false)).toEqual(["HostConfig.NetworkMode"]);
+    expect(creationDifferences(a, otherNet, true)).toEqual([]);
   });
 });
