@@ -43,15 +43,17 @@ PATH="$CLI_BIN:$PATH"
 
 # wrk is the bench's load generator (`bun run bench` brings its engine up through this script);
 # caddy is the TLS proxy in front of a peer in docs/dashboard.md, run by its test.
+# uidmap and slirp4netns are rootless Podman's; podman-compose and catatonit (the pause image of a
+# `podman kube play` pod) are the Podman set's.
 PACKAGES="docker.io docker-registry skopeo busybox-static mosquitto mosquitto-clients python3-aiosmtpd
   qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy
-  uidmap slirp4netns"
+  uidmap slirp4netns podman-compose catatonit"
 
 log() { printf 'sandbox: %s\n' "$*" >&2; }
 
 need_install() {
   local cmd
-  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy newuidmap slirp4netns; do
+  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy newuidmap slirp4netns podman-compose catatonit; do
     command -v "$cmd" >/dev/null 2>&1 || return 0
   done
   [ -d /usr/aarch64-linux-gnu/lib ] || return 0

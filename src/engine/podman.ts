@@ -128,6 +128,8 @@ const OWN_ANNOTATION = /^(io\.kubernetes\.cri-o\.|io\.podman\.annotations\.|io\.
 function valueAt(inspect: Json, path: string): unknown {
   let value: unknown = inspect;
   for (const key of path.split(".")) value = value && typeof value === "object" ? (value as Json)[key] : undefined;
+  // Passwd not shown (`podman kube play`) means true (libpod/container_internal_common.go, 4.3)
+  if (path === "Config.Passwd" && value === undefined) return true;
   if (path === "Config.Annotations" && value && typeof value === "object") {
     value = Object.fromEntries(Object.entries(value as Json).filter(([key]) => !OWN_ANNOTATION.test(key)));
   }
@@ -239,6 +241,11 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
   };
   if (inPod) spec.pod = lp.Pod;
   set("hostname", body.Hostname);
+  // Podman's create adds PATH, TERM and container=podman where the image and the user set none
+  // (pkg/specgen/generate/container.go, 4.3): one the old container did not show (made by
+  // `podman kube play`) stays unset
+  const oldEnv = new Set(((lp.Config?.Env ?? []) as string[]).map((e) => e.split("=")[0]));
+  set("unsetenv", ["PATH", "TERM", "container"].filter((name) => !oldEnv.has(name)));
   set("env", Object.fromEntries(((body.Env ?? []) as string[]).map((e) => [e.slice(0, e.indexOf("=") < 0 ? e.length : e.indexOf("=")), e.includes("=") ? e.slice(e.indexOf("=") + 1) : ""])));
   set("labels", body.Labels);
   // every annotation but those Podman writes at create or start (the time, the manager, the stop
@@ -267,11 +274,16 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
   // every volume by name (the anonymous ones too: the very volumes, with their data), every other
   // mount as libpod shows it
   const mounts = (lp.Mounts ?? []) as Json[];
-  set("volumes", mounts.filter((m) => m.Type === "volume").map((m) => ({ Name: m.Name, Dest: m.Destination, Options: [...(m.Options ?? []), ...(m.RW === false ? ["ro"] : [])] })));
-  set(
-    "mounts",
-    mounts.filter((m) => m.Type === "bind").map((m) => ({ destination: m.Destination, type: "bind", source: m.Source, options: [...(m.Options ?? []), ...(m.RW === false ? ["ro"] : [])] })),
-  );
+  // a mount's options as HostConfig.Binds shows them, in the order they were given (the mount's
+  // Options leave out rw/ro and the propagation); else the mount's own
+  const bindOptions = new Map<string, string[]>();
+  for (const bind of (lpHost.Binds ?? []) as string[]) {
+    const [, destination, options] = bind.split(":");
+    if (destination && options) bindOptions.set(destination, options.split(","));
+  }
+  const optionsOf = (m: Json): string[] => bindOptions.get(m.Destination) ?? [...(m.Options ?? []), ...(m.RW === false ? ["ro"] : [])];
+  set("volumes", mounts.filter((m) => m.Type === "volume").map((m) => ({ Name: m.Name, Dest: m.Destination, Options: optionsOf(m) })));
+  set("mounts", mounts.filter((m) => m.Type === "bind").map((m) => ({ destination: m.Destination, type: "bind", source: m.Source, options: optionsOf(m) })));
   for (const [destination, options] of Object.entries((lpHost.Tmpfs ?? {}) as Json)) {
     spec.mounts = [...(spec.mounts ?? []), { destination, type: "tmpfs", source: "tmpfs", options: String(options).split(",").filter(Boolean) }];
   }
@@ -311,7 +323,8 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
   const resources: Json = {};
   if (host.Memory || host.MemoryReservation || host.MemorySwap) resources.memory = { ...(host.Memory ? { limit: host.Memory } : {}), ...(host.MemoryReservation ? { reservation: host.MemoryReservation } : {}), ...(host.MemorySwap ? { swap: host.MemorySwap } : {}) };
   if (host.CpuShares || host.CpuQuota || host.CpuPeriod || host.CpusetCpus) resources.cpu = { ...(host.CpuShares ? { shares: host.CpuShares } : {}), ...(host.CpuQuota ? { quota: host.CpuQuota } : {}), ...(host.CpuPeriod ? { period: host.CpuPeriod } : {}), ...(host.CpusetCpus ? { cpus: host.CpusetCpus } : {}) };
-  if (host.PidsLimit) resources.pids = { limit: host.PidsLimit };
+  // no limit given would be containers.conf's (pids_limit, 2048): a limit of 0 is none, as shown
+  if (typeof host.PidsLimit === "number") resources.pids = { limit: host.PidsLimit };
   set("resource_limits", resources);
   const log = lpHost.LogConfig ?? {};
   set("log_configuration", { ...(log.Type ? { driver: log.Type } : {}), ...(log.Config ? { options: log.Config } : {}) });
@@ -325,6 +338,8 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
     spec.userns = { nsmode: mode, ...(value ? { value } : {}) };
   }
   set("umask", config.Umask);
+  // not shown means managed, as true (libpod/container_internal_common.go, 4.3)
+  spec.manage_password = config.Passwd !== false;
   set("timezone", config.Timezone);
   if (config.SystemdMode) spec.systemd = "always";
   set("sdnotifyMode", config.sdNotifyMode);

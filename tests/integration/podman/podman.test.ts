@@ -45,6 +45,8 @@ function podman(args: string[]): string {
 function libpodInspect(name: string): Json {
   const inspected = engineJson("GET", `/v4.0.0/libpod/containers/${encodeURIComponent(name)}/json`);
   inspected.HostConfig.Binds?.sort();
+  // Passwd not shown (`podman kube play`) means true (libpod/container_internal_common.go, 4.3)
+  inspected.Config.Passwd ??= true;
   return inspected;
 }
 
@@ -161,6 +163,55 @@ describe.skipIf(!onPodman)(`svc on Podman 4.3, ${how}`, () => {
     expect(inspect(unit).Id).toBe(before);
     expect(inspect(unit).State.Running).toBe(true);
   }, 120_000);
+});
+
+/**
+ * podman-compose (Debian's 1.0.3) and `podman kube play` make their containers with Podman's CLI,
+ * on a network of their own and (kube play) in a pod with an infra container: rootful only here,
+ * where the sandbox has bridge networks (rootless they need slirp4netns's tun device).
+ */
+describe.skipIf(engine !== "podman")("podman-compose and podman kube play, rootful", () => {
+  /** podman-compose runs `podman`; this one talks to the sandbox's service */
+  function podmanCompose(dir: string, args: string[]): void {
+    const wrapper = join(dir, "podman-remote");
+    writeFileSync(wrapper, `#!/bin/sh\nexec podman --url "${sandbox().dockerHost}" "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const proc = Bun.spawnSync(["podman-compose", "--podman-path", wrapper, ...args], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    if (proc.exitCode !== 0) throw new Error(`podman-compose ${args.join(" ")} failed: ${proc.stderr.toString()}`);
+  }
+
+  test("a podman-compose service and a kube play pod's container are updated, keeping their labels, project, pod and volume", async () => {
+    const v1 = fx.image("stack", { changes: [QUICK_STOP_CMD] });
+    const dir = fx.tempDir("compose");
+    const project = fx.name("proj");
+    writeFileSync(join(dir, "compose.yaml"), `services:\n  web:\n    image: ${v1.ref}\n    volumes: [data:/data]\n    labels: [app=demo]\nvolumes:\n  data: {}\n`);
+    podmanCompose(dir, ["-p", project, "up", "-d"]);
+    const web = `${project}_web_1`;
+    docker(["exec", web, "sh", "-c", "echo kept > /data/f"]);
+    const kube = join(dir, "kube.yaml");
+    const podName = fx.name("kpod");
+    writeFileSync(kube, `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${podName}\n  labels: {app: kube}\nspec:\n  containers:\n  - name: app\n    image: ${v1.ref}\n`);
+    podman(["kube", "play", kube]);
+    const kubeApp = `${podName}-app`;
+    const names = [web, kubeApp];
+    const before = Object.fromEntries(names.map((n) => [n, { compat: inspect(n), libpod: libpodInspect(n) }]));
+    const v2 = fx.image("stack", { changes: [QUICK_STOP_CMD] });
+    try {
+      const run = await runSvc([...baseFlags(), "--run-once", ...names]);
+      for (const n of names) {
+        expect(entryIn(run.svc.output, n)?.state, `${n}\n${run.svc.describe()}`).toBe("updated");
+        const after = { compat: inspect(n), libpod: libpodInspect(n) };
+        expect(after.compat.Image).toBe(v2.id);
+        expectSameExceptImage(before[n]!, after, { old: v1.id, new: v2.id });
+      }
+      expect(inspect(web).Config.Labels).toMatchObject({ "io.podman.compose.project": project, "com.docker.compose.project": project, "com.docker.compose.service": "web", app: "demo" });
+      expect(docker(["exec", web, "cat", "/data/f"]).stdout).toBe("kept");
+      expect(libpodInspect(kubeApp).Pod).toBe(before[kubeApp]!.libpod.Pod);
+    } finally {
+      Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "kube", "down", kube], { stdout: "ignore", stderr: "ignore" });
+      Bun.spawnSync(["podman-compose", "--podman-path", join(dir, "podman-remote"), "-p", project, "down", "-v"], { cwd: dir, stdout: "ignore", stderr: "ignore" });
+    }
+  }, 240_000);
 });
 
 describe.skipIf(!onPodman)("svc's first words on Podman", () => {
