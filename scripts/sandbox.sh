@@ -30,6 +30,7 @@ SOCK="$DIR/docker.sock"
 #   docker20             Debian 12's Docker 20.10, the oldest engine svc supports
 #   podman               Debian 12's podman 4.3 serving its Docker-compatible API (rootful)
 #   podman-rootless      the same Podman as a user of the sandbox's own (see "rootless Podman" below)
+#   podman5              Podman 5.8 from Debian sid, in a sid root (see "Podman 5" below), rootful
 ENGINE=${SVC_SANDBOX_ENGINE:-docker28-containerd}
 # Docker 28.5 comes from Debian's own packages (sid), unpacked into this cache, never installed
 # over the system's: Debian 12's libc stays. Pinned; the cache outlives `down` (downloads only).
@@ -234,12 +235,68 @@ remove_rootless_user() {
 }
 # ----- end of rootless Podman -----
 
+# ----- Podman 5 (podman5) -----
+# Podman 5.8's binaries need sid's C library (Debian 12 has 2.36), so it runs inside a sid root
+# made once with debootstrap from the machine's own archive (cached like Docker 28.5, kept by
+# `down`). Each sandbox serves it in a mount namespace of its own whose root is the sid root
+# (pivot_root: a chroot is lost by the processes that join a namespace, runc's among them), with
+# /dev, /proc, /sys and /tmp (where the tests' bind folders are), and the sandbox's podman folder as
+# /svc, mounted there only, gone with the namespace; its socket is the folder's podman.sock. runc, not
+# crun: crun refuses this machine's hybrid cgroups. Its runtime state is under the same short /tmp path as the rootful
+# one's (inside the root), which `down` finds its conmon monitors by.
+PODMAN5_PIN="5.8"
+PODMAN5_ROOT="$CACHE/sid-podman-$PODMAN5_PIN/root"
+if [ "$ENGINE" = podman5 ]; then SOCK="$DIR/podman/podman.sock"; fi
+
+fetch_sid_podman() {
+  [ -x "$PODMAN5_ROOT/usr/bin/podman" ] && return 0
+  local uri tmp="$PODMAN5_ROOT.tmp" version
+  uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(awk '/^deb / { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
+  command -v debootstrap >/dev/null || { apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
+  log "making a Debian sid root with Podman $PODMAN5_PIN (once)"
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  debootstrap --variant=minbase --include=podman,conmon,runc,netavark,aardvark-dns,catatonit,ca-certificates sid "$tmp" "$uri" >"$CACHE/debootstrap.log" 2>&1 ||
+    { tail -5 "$CACHE/debootstrap.log" >&2; exit 1; }
+  version=$(chroot "$tmp" dpkg-query -W -f '${Version}' podman)
+  case "$version" in "$PODMAN5_PIN".*) ;; *) log "sid's podman is $version, not $PODMAN5_PIN: update PODMAN5_PIN in scripts/sandbox.sh and README's engine table"; exit 1 ;; esac
+  mv "$tmp" "$PODMAN5_ROOT"
+}
+
+start_podman5() {
+  alive "$DIR/podman.pid" && return 0
+  fetch_sid_podman
+  local p="$DIR/podman" run
+  run=$(podman_runroot)
+  mkdir -p "$p/root" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
+  printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n' >"$p/containers.conf"
+  printf '[storage]\ndriver = "vfs"\nrunroot = "%s"\ngraphroot = "/svc/root"\n' "$run" >"$p/storage.conf"
+  {
+    echo 'unqualified-search-registries = []'
+    for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
+  } >"$p/registries.conf"
+  # shellcheck disable=SC2016
+  setsid unshare --mount --propagation private sh -c '
+    r=$1 p=$2
+    mount --make-rprivate / && mount --bind "$r" "$r" && mount --rbind /dev "$r/dev" && mount -t proc proc "$r/proc" &&
+      mount --rbind /sys "$r/sys" && mount --bind "$p" "$r/svc" && mount --rbind /tmp "$r/tmp" && mkdir -p "$r/.host" && cd "$r" && pivot_root . .host &&
+      umount -l /.host || exit 1
+    exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root CONTAINERS_CONF=/svc/containers.conf \
+      CONTAINERS_STORAGE_CONF=/svc/storage.conf CONTAINERS_REGISTRIES_CONF=/svc/registries.conf \
+      podman --tmpdir /svc/tmp system service --time=0 unix:///svc/podman.sock' sh "$PODMAN5_ROOT" "$p" \
+    >"$DIR/podman.log" 2>&1 </dev/null &
+  echo $! >"$DIR/podman.pid"
+  wait_for 90 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
+}
+# ----- end of Podman 5 -----
+
 start_engine() {
   case "$ENGINE" in
     docker20|docker28|docker28-containerd) start_dockerd ;;
     podman) start_podman ;;
     podman-rootless) start_podman_rootless ;;
-    *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman, podman-rootless)"; exit 2 ;;
+    podman5) start_podman5 ;;
+    *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman, podman-rootless, podman5)"; exit 2 ;;
   esac
 }
 
@@ -414,7 +471,7 @@ down() {
   # podman's conmon monitors (containers and exec sessions) outlive its service: they are ours
   # when their command line names our folder
   pkill -KILL -f "conmon .*$DIR/podman/" 2>/dev/null || true
-  pkill -KILL -f "conmon .*$(podman_runroot)/" 2>/dev/null || true
+  pkill -KILL -f "conmon .*$(podman_runroot)([/ ]|$)" 2>/dev/null || true
   stop_pid "$DIR/registry.pid"
   stop_pid "$DIR/auth-registry.pid"
   # Anything the engine left mounted under our own folders.

@@ -351,10 +351,12 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
 
 /**
  * What a container's creation (or its start) decides, which two containers made from one body and
- * image may differ in: ids, names, times, state, runtime files, addresses; the image as each API
- * writes it back (the id it was given, or its name).
+ * image may differ in: ids, names, times, state, runtime files, addresses, the annotations written at
+ * start (which the compatible inspect shows from Podman 5, API 1.44) and the one the compatible
+ * create writes from the pids limit, itself compared (pkg/specgenutil/specgen.go, 4.6); the image as
+ * each API writes it back (the id it was given, or its name).
  */
-const CREATION_ONLY = /^(Id|Created|Name|State|Image|ResolvConfPath|HostnamePath|HostsPath|LogPath|GraphDriver|ExecIDs|RestartCount|Config\.Image|Config\.Hostname|Config\.Env\.HOSTNAME|NetworkSettings\.(?!Networks\.[^.]+\.(Aliases|IPAMConfig|Links|DriverOpts|NetworkID)(\.|\[|$)))(\.|\[|$)/;
+const CREATION_ONLY = /^(Id|Created|Name|State|Image|ResolvConfPath|HostnamePath|HostsPath|LogPath|GraphDriver|ExecIDs|RestartCount|Config\.Image|Config\.Hostname|Config\.Env\.HOSTNAME|HostConfig\.Annotations\.(io\.container\.manager|org\.opencontainers\.image\.stopSignal|io\.kubernetes\.cri-o\.Created|io\.podman\.annotations\.pids-limit)$|NetworkSettings\.(?!Networks\.[^.]+\.(Aliases|IPAMConfig|Links|DriverOpts|NetworkID)(\.|\[|$)).*)(\.|\[|$)/;
 /** ... and, in a pod, what the pod decides (its namespaces, its network). */
 const POD_DECIDES = /^(HostConfig\.(NetworkMode|IpcMode|PidMode|UTSMode|CgroupnsMode|PortBindings|Dns|DnsSearch|DnsOptions|ExtraHosts)|NetworkSettings|Config\.ExposedPorts)(\.|\[|$)/;
 

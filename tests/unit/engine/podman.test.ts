@@ -116,6 +116,10 @@ describe("Podman's own create (pkg/specgen/specgen.go, 4.3)", () => {
     const a = { Id: "aaaaaaaaaaaa1", Name: "/p1", Config: { Env: ["A=1", "HOSTNAME=aaaaaaaaaaaa"], Hostname: "aaaaaaaaaaaa" }, HostConfig: { Binds: ["b:/b", "a:/a"], NetworkMode: "none" } };
     const b = { Id: "bbbbbbbbbbbb1", Name: "/p2", Config: { Env: ["A=1", "HOSTNAME=bbbbbbbbbbbb"], Hostname: "bbbbbbbbbbbb" }, HostConfig: { Binds: ["a:/a", "b:/b"], NetworkMode: "none" } };
     expect(creationDifferences(a, b, false)).toEqual([]);
+    // a running container's sandbox and addresses are its start's, its user's aliases are not
+    const running = { ...a, NetworkSettings: { SandboxKey: "/run/netns/x", Networks: { n: { IPAddress: "10.0.0.2", Aliases: ["aaaaaaaaaaaa", "web"] } } } };
+    const created = { ...b, NetworkSettings: { Networks: { n: { Aliases: ["bbbbbbbbbbbb"] } } } };
+    expect(creationDifferences(running, created, false)).toEqual(["NetworkSettings.Networks.n.Aliases[0]"]);
     const lostEnv = { ...b, Config: { ...b.Config, Env: ["HOSTNAME=bbbbbbbbbbbb"] } };
     expect(creationDifferences(a, lostEnv, false)).toEqual(["Config.Env.A"]);
     const otherNet = { ...b, HostConfig: { ...b.HostConfig, NetworkMode: "container:infra" } };
