@@ -362,6 +362,8 @@ export class DockerEngine implements Engine {
       await this.removeContainer(id, { force: true }).catch(() => {});
       throw error;
     }
+    // the old container's route is used once: its replacement is probed on its own next time
+    this.podmanRoutes.delete(old.Id);
     return id;
   }
 
