@@ -47,17 +47,19 @@ PATH="$CLI_BIN:$PATH"
 # uidmap and slirp4netns are rootless Podman's; podman-compose and catatonit (the pause image of a
 # `podman kube play` pod) are the Podman set's.
 PACKAGES="docker.io docker-registry skopeo busybox-static mosquitto mosquitto-clients python3-aiosmtpd
-  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy
+  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy git
   uidmap slirp4netns podman-compose catatonit"
 
 log() { printf 'sandbox: %s\n' "$*" >&2; }
 
 need_install() {
   local cmd
-  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy newuidmap slirp4netns podman-compose catatonit; do
+  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy git newuidmap slirp4netns podman-compose catatonit; do
     command -v "$cmd" >/dev/null 2>&1 || return 0
   done
   [ -d /usr/aarch64-linux-gnu/lib ] || return 0
+  # the Git room's tests push to git http-backend (Debian's git ships it)
+  [ -x /usr/lib/git-core/git-http-backend ] || return 0
   # Debian's python3-aiosmtpd is for Debian's python3; a pyenv python3 first on PATH lacks it.
   local py=/usr/bin/python3
   [ -x "$py" ] || py=python3
