@@ -31,6 +31,7 @@ SOCK="$DIR/docker.sock"
 #   podman               Debian 12's podman 4.3 serving its Docker-compatible API (rootful)
 #   podman-rootless      the same Podman as a user of the sandbox's own (see "rootless Podman" below)
 #   podman5              Podman 5.8 from Debian sid, in a sid root (see "Podman 5" below), rootful
+#   podman5-rootless     the same Podman 5.8 as a user of the sandbox's own
 ENGINE=${SVC_SANDBOX_ENGINE:-docker28-containerd}
 # Docker 28.5 comes from Debian's own packages (sid), unpacked into this cache, never installed
 # over the system's: Debian 12's libc stays. Pinned; the cache outlives `down` (downloads only).
@@ -194,7 +195,7 @@ CONF
 # (/dev/net/tun is not the user's): rootless containers run with --network none.
 ROOTLESS_USER="svcpod$REGISTRY_PORT"
 rootless_uid() { id -u "$ROOTLESS_USER" 2>/dev/null; }
-if [ "$ENGINE" = podman-rootless ] && rootless_uid >/dev/null; then SOCK="/run/user/$(rootless_uid)/podman/podman.sock"; fi
+case "$ENGINE" in podman-rootless|podman5-rootless) if rootless_uid >/dev/null; then SOCK="/run/user/$(rootless_uid)/podman/podman.sock"; fi ;; esac
 
 start_podman_rootless() {
   alive "$DIR/podman.pid" && return 0
@@ -258,7 +259,7 @@ fetch_sid_podman() {
   command -v debootstrap >/dev/null || { apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
   log "making a Debian sid root with Podman $PODMAN5_PIN (once)"
   rm -rf "$tmp"; mkdir -p "$tmp"
-  debootstrap --variant=minbase --include=podman,conmon,runc,netavark,aardvark-dns,catatonit,ca-certificates sid "$tmp" "$uri" >"$CACHE/debootstrap.log" 2>&1 ||
+  debootstrap --variant=minbase --include=podman,conmon,runc,netavark,aardvark-dns,catatonit,uidmap,ca-certificates sid "$tmp" "$uri" >"$CACHE/debootstrap.log" 2>&1 ||
     { tail -5 "$CACHE/debootstrap.log" >&2; exit 1; }
   version=$(chroot "$tmp" dpkg-query -W -f '${Version}' podman)
   case "$version" in "$PODMAN5_PIN".*) ;; *) log "sid's podman is $version, not $PODMAN5_PIN: update PODMAN5_PIN in scripts/sandbox.sh and README's engine table"; exit 1 ;; esac
@@ -290,6 +291,50 @@ start_podman5() {
   echo $! >"$DIR/podman.pid"
   wait_for 90 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
 }
+
+# Rootless: the sandbox's user (as for podman-rootless) known to the sid root too, with the same
+# subordinate ids; the namespace is made as root, then Podman runs as that user, its runtime
+# folder the host's /run/user/<uid> (its socket there, where rootless Podman serves it).
+start_podman5_rootless() {
+  alive "$DIR/podman.pid" && return 0
+  fetch_sid_podman
+  local p="$DIR/podman" uid run first
+  id "$ROOTLESS_USER" >/dev/null 2>&1 || useradd --no-create-home --home-dir /svc/home --shell /usr/sbin/nologin "$ROOTLESS_USER"
+  uid=$(rootless_uid)
+  first=$((1000000 + 65536 * (REGISTRY_PORT % 10000)))
+  grep -q "^$ROOTLESS_USER:" "$PODMAN5_ROOT/etc/passwd" || echo "$ROOTLESS_USER:x:$uid:$uid::/svc/home:/usr/sbin/nologin" >>"$PODMAN5_ROOT/etc/passwd"
+  grep -q "^$ROOTLESS_USER:" "$PODMAN5_ROOT/etc/group" || echo "$ROOTLESS_USER:x:$uid:" >>"$PODMAN5_ROOT/etc/group"
+  for f in subuid subgid; do grep -q "^$ROOTLESS_USER:" "$PODMAN5_ROOT/etc/$f" 2>/dev/null || echo "$ROOTLESS_USER:$first:65536" >>"$PODMAN5_ROOT/etc/$f"; done
+  run="/run/user/$uid"
+  SOCK="$run/podman/podman.sock"
+  mkdir -p "$run" "$p/home" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
+  chmod 0700 "$run"
+  printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n' >"$p/containers.conf"
+  printf '[storage]\ndriver = "vfs"\n' >"$p/storage.conf"
+  {
+    echo 'unqualified-search-registries = []'
+    for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
+  } >"$p/registries.conf"
+  chown -R "$ROOTLESS_USER:" "$run" "$p"
+  # shellcheck disable=SC2016
+  setsid unshare --mount --propagation private sh -c '
+    r=$1 p=$2 run=$3 uid=$4
+    mount --make-rprivate / && mount --bind "$r" "$r" && mount --rbind /dev "$r/dev" && mount -t proc proc "$r/proc" &&
+      mount --rbind /sys "$r/sys" && mount --bind "$p" "$r/svc" && mount --rbind /tmp "$r/tmp" && mount --bind "$run" "$r$run" &&
+      mkdir -p "$r/.host" && cd "$r" && pivot_root . .host && umount -l /.host || exit 1
+    exec setpriv --reuid "$uid" --regid "$uid" --init-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/svc/home \
+      XDG_RUNTIME_DIR="$run" CONTAINERS_CONF=/svc/containers.conf CONTAINERS_STORAGE_CONF=/svc/storage.conf \
+      CONTAINERS_REGISTRIES_CONF=/svc/registries.conf podman system service --time=0' sh "$PODMAN5_ROOT" "$p" "$run" "$uid" \
+    >"$DIR/podman.log" 2>&1 </dev/null &
+  echo $! >"$DIR/podman.pid"
+  wait_for 90 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
+}
+
+# The sandbox's user out of the sid root again (`down`, after its engine stopped).
+forget_rootless_user_in_sid_root() {
+  [ -d "$PODMAN5_ROOT/etc" ] || return 0
+  sed -i "/^$ROOTLESS_USER:/d" "$PODMAN5_ROOT/etc/passwd" "$PODMAN5_ROOT/etc/group" "$PODMAN5_ROOT/etc/subuid" "$PODMAN5_ROOT/etc/subgid" 2>/dev/null || true
+}
 # ----- end of Podman 5 -----
 
 start_engine() {
@@ -298,7 +343,8 @@ start_engine() {
     podman) start_podman ;;
     podman-rootless) start_podman_rootless ;;
     podman5) start_podman5 ;;
-    *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman, podman-rootless, podman5)"; exit 2 ;;
+    podman5-rootless) start_podman5_rootless ;;
+    *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman, podman-rootless, podman5, podman5-rootless)"; exit 2 ;;
   esac
 }
 
@@ -470,6 +516,7 @@ down() {
   stop_pid "$DIR/dockerd.pid"
   stop_pid "$DIR/podman.pid"
   remove_rootless_user
+  forget_rootless_user_in_sid_root
   # podman's conmon monitors (containers and exec sessions) outlive its service: they are ours
   # when their command line names our folder
   pkill -KILL -f "conmon .*$DIR/podman/" 2>/dev/null || true

@@ -20,9 +20,9 @@ type Json = Record<string, any>;
 
 const engine = process.env.SVC_TEST_ENGINE ?? "";
 const onPodman = engine.startsWith("podman");
-const how = engine === "podman-rootless" ? "rootless" : "rootful";
+const how = engine.endsWith("-rootless") ? "rootless" : "rootful";
 /** the Podman of the leg: Debian 12's, or sid's in its own root (scripts/sandbox.sh, podman5) */
-const version = engine === "podman5" ? "5.8" : "4.3.1";
+const version = engine.startsWith("podman5") ? "5.8" : "4.3.1";
 const fx = new Fixture("podman");
 
 /**
