@@ -61,6 +61,8 @@ export interface EngineInfo {
   apiVersion: string;
   os: string;
   architecture: string;
+  /** the engine and its version ("Docker 28.5.2", "Podman 4.3.1") */
+  product?: string;
 }
 
 export interface CreateOptions {
@@ -115,6 +117,11 @@ export interface Engine {
    * (each named with the version it needs); empty when a replacement can keep everything.
    */
   settingsBeyondApi(old: ContainerInspect): Promise<string[]>;
+  /**
+   * Why svc must not replace `old` itself, with what to do instead (Podman: a container systemd
+   * runs, a setting the compatible API cannot carry; docs/podman.md); null when it may.
+   */
+  unreplaceable?(old: ContainerInspect): Promise<string | null>;
   /**
    * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
    * `timeoutMs` (after that it is left running in the container and this rejects): its exit code

@@ -265,6 +265,17 @@ async function updateMember(g: GroupContext, name: string, r: Replacement): Prom
 /** Pulls the new image for an entry; false when there is nothing to update after all. */
 async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   const ref = entry.ref!;
+  let unreplaceable: string | null;
+  try {
+    unreplaceable = (await g.deps.engine.unreplaceable?.(entry.inspect!)) ?? null;
+  } catch (error) {
+    finish(entry, "failed", toSvcError(error).message);
+    return false;
+  }
+  if (unreplaceable) {
+    finish(entry, "skipped", unreplaceable);
+    return false;
+  }
   const lost = await g.deps.engine.settingsBeyondApi(entry.inspect!).catch(() => []);
   if (lost.length > 0) {
     const api = (await g.deps.engine.info()).apiVersion;
