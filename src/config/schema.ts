@@ -471,6 +471,10 @@ export const CONFIG = table("General options", {
     sources: releaseSources("Source repositories of images without an org.opencontainers.image.source label (image, source: a repository URL)"),
   }),
 
+  compose: table("Compose projects: a tag move is written into the project's files (docs/compose.md)", {
+    write: bool(true, "Write a compose container's tag move into its compose file or .env (only the version's characters; label svc.compose.write=false keeps one service's files untouched); a digest update of the same tag never touches a file"),
+  }),
+
   http_api: table("HTTP API options", {
     update: alias(bool(false, "Enable the actions: POST /v1/update, /v1/check, /v1/skip, /v1/snooze, /v1/rollback, and the dashboard's buttons (docs/api.md)"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),

@@ -53,6 +53,17 @@ export interface ContainerReport {
   applies_at?: string | null;
   /** present for a target that was stale (updated, stale, held...): what the update brings */
   releases?: ReleaseSummary;
+  /** a compose container moved to another tag: what svc writes (a dry run) or wrote into its files (docs/compose.md) */
+  compose?: ComposeChange;
+}
+
+export interface ComposeChange {
+  /** "compose.yaml line 12: 2.3.1 -> 2.4.0", ".env line 3 (APP_TAG): 2.3.1 -> 2.4.0" */
+  changes: string[];
+  /** true once written and kept (the container runs the new version); false: planned, or written back */
+  written: boolean;
+  /** why compose's next `docker compose up -d` recreates the container all the same; null: it recreates nothing */
+  recreates: string | null;
 }
 
 export interface ReportCounts {

@@ -16,7 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["config"],
   ["state", "metrics"],
   ["engine"],
-  ["registry", "releases"],
+  ["registry", "releases", "compose"],
   ["updater/types.ts"],
   ["updater/selection", "updater/check"],
   ["updater/cycle"],

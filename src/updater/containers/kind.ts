@@ -14,7 +14,7 @@ import { cleanupImages } from "./cleanup.ts";
 import { forgetPrePulled, prePull } from "./prepull.ts";
 import { isSelf, updateInOrder, type ContainerEntry, type ReplaceDeps } from "./replace.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { COMPOSE } from "./graph.ts";
+import { composeCheckInput, locateCompose, planCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { policyFor, selectContainers, type ContainerPolicy } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
@@ -57,6 +57,7 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   const notes = readReleaseNotes({ releases: scope.releases, filter, options, trigger: ctx.trigger }, entries.values(), checker, deps.config);
   await notes.decided;
   const toUpdate = chooseUpdates(deps, entries);
+  planCompose(deps.compose, entries.values(), toUpdate, options);
   if (options.dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
     toUpdate.clear();
@@ -97,15 +98,19 @@ async function checkEntries(deps: ContainerTargetDeps, ctx: ProtocolContext, ent
   const localReferences = options.localReferences ?? new Map<string, string>();
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
   if (options.seen) options.seen.images = images;
+  locateCompose(deps.compose, entries.values(), options);
   const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped, log: deps.log.child("updater") });
-  const inputOf = ({ summary, policy }: ContainerEntry) => ({
+  const inputOf = (entry: ContainerEntry) => ({
+    ...composeCheckInput(entry),
+    ...inputOfSummary(entry),
+  });
+  const inputOfSummary = ({ summary, policy }: ContainerEntry) => ({
     name: summary.name,
     image: summary.image,
     imageId: summary.imageId,
     noPull: policy.noPull,
     minImageAgeMs: policy.minImageAgeMs,
     tagPolicy: policy.tagPolicy,
-    reportTagOnly: summary.labels[COMPOSE.project] !== undefined && !policy.moveCompose,
     localReference: localReferences.get(summary.name),
     // a rollback on request goes where it was asked to, snoozed or not
     snoozedUntil: options.toLocalTag ? undefined : snoozedUntil(deps.snoozed, summary.name),
@@ -179,6 +184,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     duration_ms: durationOf(e, now),
     ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
+    ...(e.compose ? { compose: e.compose } : {}),
   }));
 }
 

@@ -10,6 +10,9 @@ import { toSvcError } from "../../errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
+import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
+import type { ComposeChange } from "../types.ts";
+import { settleCompose, writeCompose } from "./compose.ts";
 import { act } from "../cycle/act.ts";
 import { digestFor, type Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -26,6 +29,8 @@ export interface ReplaceDeps extends Pick<KindDeps, "config" | "engine" | "regis
   selfHandover?: SelfHandover;
   /** images pulled ahead of an update window (containers/prepull.ts): not pulled again */
   prePulled?: Remembered;
+  /** compose projects' files (docs/compose.md); absent: files are never written */
+  compose?: ComposeFiles;
 }
 
 /**
@@ -50,6 +55,14 @@ export interface ContainerEntry extends TargetEntry {
   newDigest: string | null;
   /** the reference the container moves to (tag policy, rollback across tags); null: its own */
   newImage: string | null;
+  /** a compose container: where its version is written, or why svc leaves its files alone (containers/compose.ts) */
+  composeSite?: Located;
+  /** its move in its compose files, once decided */
+  composeMove?: ComposeMove;
+  /** labels its replacement carries (compose's config hash over the files svc wrote) */
+  composeLabels?: Record<string, string>;
+  /** what the report says of its files */
+  compose?: ComposeChange;
 }
 
 const INSPECT_CONCURRENCY = 8;
@@ -187,6 +200,9 @@ type Plan =
 async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
   const updating = await pullGroup(g, group);
   if (updating.size === 0) return false;
+  // the files first, while nothing is stopped: a stack whose files cannot be written stays as it is
+  const writes = await writeCompose(g.deps.compose, g.ctx, g.entries, updating);
+  if (updating.size === 0) return false;
 
   const members = new Set([...updating, ...[...dependentsOf(g.graph, updating)].filter((n) => group.includes(n) && isRestartable(g, n))]);
   const order = topologicalOrder(g.graph, members);
@@ -210,6 +226,7 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
       await restartDependent(g, name, plan);
     }
   }
+  await settleCompose(g.deps.compose, g.ctx, g.entries, writes);
   return selfReplaced;
 }
 
@@ -330,6 +347,7 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
       stopTimeoutMs: entry.policy.stopTimeoutMs,
       revive: g.deps.config.revive_stopped,
       self: isSelf(g.deps, entry),
+      labels: entry.composeLabels,
     });
     try {
       await park(g.ctx, r);
