@@ -40,7 +40,8 @@ export function composeCheckInput(entry: ContainerEntry): { reportTagOnly: boole
  */
 export function planCompose(compose: ComposeFiles | undefined, entries: Iterable<ContainerEntry>, toUpdate: Set<string>, options: CycleOptions): void {
   if (!compose) return;
-  for (const entry of entries) {
+  const all = [...entries];
+  for (const entry of all) {
     const name = entry.summary.name;
     if (!toUpdate.has(name) || entry.newImage === null) continue;
     const site = entry.composeSite;
@@ -61,6 +62,44 @@ export function planCompose(compose: ComposeFiles | undefined, entries: Iterable
     entry.composeMove = move;
     entry.compose = { changes: move.changes, written: false, recreates: null };
   }
+  holdShared(all, toUpdate);
+}
+
+/**
+ * A run of text shared by several services (an anchor, a variable) moves only when every one of
+ * them moves to the same version in this cycle; otherwise none does, and each says why.
+ */
+function holdShared(entries: ContainerEntry[], toUpdate: Set<string>): void {
+  const byService = new Map<string, ContainerEntry>();
+  const keyOf = (project: { workingDir: string; name: string }, service: string) => `${project.workingDir}\0${project.name}\0${service}`;
+  for (const entry of entries) {
+    const site = entry.composeSite;
+    if (site?.ok) byService.set(keyOf(site.site.project, site.site.project.service), entry);
+  }
+  // holding one may leave another alone on the shared text: until nothing changes
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const entry of entries) {
+      const move = entry.composeMove;
+      if (!move || move.site.sharedWith.length === 0 || !toUpdate.has(entry.summary.name)) continue;
+      const stuck = move.site.sharedWith.filter((service) => {
+        const other = byService.get(keyOf(move.site.project, service));
+        return !other?.composeMove || !toUpdate.has(other.summary.name) || !sameEdits(other.composeMove.edits, move.edits);
+      });
+      if (stuck.length === 0) continue;
+      const to = move.edits[0]?.new ?? "";
+      const what = move.site.variable ?? "its image line";
+      finish(entry, "stale", `newer tag ${to} available; the compose file names ${move.site.tag.text} (${what} is shared with ${stuck.join(", ")}, which does not move to ${to} in this cycle)`);
+      toUpdate.delete(entry.summary.name);
+      entry.compose = undefined;
+      changed = true;
+    }
+  }
+}
+
+function sameEdits(a: readonly { file: string; offset: number; new: string }[], b: readonly { file: string; offset: number; new: string }[]): boolean {
+  const shared = a.filter((x) => b.some((y) => y.file === x.file && y.offset === x.offset));
+  return shared.every((x) => b.some((y) => y.file === x.file && y.offset === x.offset && y.new === x.new));
 }
 
 /** One stack's files written for the moves of a group. */
@@ -142,4 +181,37 @@ async function commit(compose: ComposeFiles, ctx: ProtocolContext, entry: Contai
 function audit(ctx: ProtocolContext, action: "compose_write" | "compose_revert", move: ComposeMove, change: string, error?: string): void {
   const files = [...new Set(move.edits.map((e) => e.file))].join(",");
   ctx.audit.record({ action, container: move.container, file: files, change, trigger: ctx.trigger, session_id: ctx.sessionId, ...(error ? { error } : {}) });
+}
+
+/**
+ * Groups of containers replaced together, merged so that the moves of one compose project are in
+ * one group: its files are then written once, and its services replaced in dependency order.
+ */
+export function mergeStacks(groups: string[][], entries: Map<string, ContainerEntry>): string[][] {
+  const stackOf = (name: string) => {
+    const move = entries.get(name)?.composeMove;
+    return move ? `${move.site.project.workingDir}\0${move.site.project.name}` : undefined;
+  };
+  const merged: string[][] = [];
+  const byStack = new Map<string, string[]>();
+  for (const group of groups) {
+    const stacks = [...new Set(group.map(stackOf).filter((s): s is string => s !== undefined))];
+    const into = stacks.map((s) => byStack.get(s)).find((g) => g !== undefined);
+    if (!into) {
+      merged.push(group);
+      for (const s of stacks) byStack.set(s, group);
+      continue;
+    }
+    into.push(...group);
+    for (const s of stacks) {
+      const other = byStack.get(s);
+      if (other && other !== into) {
+        into.push(...other);
+        merged.splice(merged.indexOf(other), 1);
+        for (const [key, g] of byStack) if (g === other) byStack.set(key, into);
+      }
+      byStack.set(s, into);
+    }
+  }
+  return merged;
 }

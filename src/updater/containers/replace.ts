@@ -12,7 +12,7 @@ import type { Remembered } from "../../state/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
 import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
 import type { ComposeChange } from "../types.ts";
-import { settleCompose, writeCompose } from "./compose.ts";
+import { mergeStacks, settleCompose, writeCompose } from "./compose.ts";
 import { act } from "../cycle/act.ts";
 import { digestFor, type Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -95,7 +95,7 @@ export async function updateInOrder(input: {
   const idToName = new Map(input.all.map((c) => [c.id, c.name]));
   const g: GroupContext = { deps, ctx: input.ctx, entries, graph, idToName, checker: input.checker, toUpdate, running, inCycle, log: input.ctx.log, pulls: new Map() };
   const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(g, n))]);
-  const groups = connectedGroups(graph, involved);
+  const groups = mergeStacks(connectedGroups(graph, involved), entries);
   const selfGroup = groups.find((group) => group.some((n) => entries.has(n) && isSelf(deps, entries.get(n)!)));
   await forEachLimited(
     groups.filter((group) => group !== selfGroup),

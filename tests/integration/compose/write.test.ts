@@ -1,0 +1,205 @@
+/**
+ * svc moves a compose service's tag in the project's files, on projects shaped as users write
+ * them, against real compose (the sandbox's `docker compose`): after the update the file differs
+ * from before only in the version, `docker compose up -d` keeps every container (same ids),
+ * `docker compose config` names the new version. Each shape names the compose source it follows.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { docker, entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
+import { sandbox } from "../../harness.ts";
+
+const fx = new Fixture();
+const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
+const CMD = `["/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]`;
+const LABELS = `{ svc.scope: ${TEST_SCOPE}, svc.tag_policy: "semver:minor" }`;
+
+interface Project {
+  dir: string;
+  name: string;
+}
+
+function project(what: string, files: Record<string, string>): Project {
+  const dir = fx.tempDir(what);
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(join(dir, file, ".."), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  return { dir, name: fx.name(what).toLowerCase().replace(/[^a-z0-9_-]/g, "") };
+}
+
+function compose(p: Project, ...args: string[]): string {
+  return docker(["compose", "--project-directory", p.dir, "-p", p.name, ...args]).stdout;
+}
+
+/** service -> container id, as compose sees the project */
+function ids(p: Project): Record<string, string> {
+  const lines = compose(p, "ps", "-a", "--format", "{{.Service}} {{.ID}}").split("\n").filter(Boolean);
+  return Object.fromEntries(lines.map((l) => l.split(" ")).map(([service, id]) => [service!, inspect(id!).Id as string]));
+}
+
+function names(p: Project): string[] {
+  return Object.values(ids(p)).map((id) => String(inspect(id).Name).slice(1));
+}
+
+/** what `docker compose config` resolves for each service's image */
+function configImages(p: Project): Record<string, string> {
+  const config = JSON.parse(compose(p, "config", "--format", "json"));
+  return Object.fromEntries(Object.entries(config.services).map(([name, s]: [string, any]) => [name, s.image]));
+}
+
+function read(p: Project, file: string): string {
+  return readFileSync(join(p.dir, file), "utf8");
+}
+
+/** A repository with tags 1.0.0 and 1.1.0 (two different images). */
+function repository(what: string): { v1: { ref: string; id: string; digest: string | null }; v2: { ref: string; id: string; digest: string | null }; repo: string } {
+  const v1 = fx.image(what, { tag: "1.0.0" });
+  const v2 = fx.image(what, { tag: "1.1.0" });
+  return { v1, v2, repo: v1.ref.slice(0, v1.ref.lastIndexOf(":")) };
+}
+
+/** up, svc's update, then the user's `up -d`: what each step left. */
+async function updateAndUp(p: Project) {
+  compose(p, "up", "-d");
+  const containers = names(p);
+  const h = await makeUpdater({ containers, rollback: { startup_timeout: 5000 }, docker: { config: sandbox().dockerConfig } });
+  const report = await h.updater.run("api");
+  const afterSvc = ids(p);
+  compose(p, "up", "-d");
+  return { h, report, containers, afterSvc, afterUp: ids(p) };
+}
+
+describe.skipIf(!composeWorks)("a tag move written into the compose files", () => {
+  afterAll(() => fx.cleanup(), 120_000);
+  const downs: Project[] = [];
+  afterAll(() => {
+    for (const p of downs) docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], { allowFailure: true });
+  }, 120_000);
+  const track = (p: Project) => (downs.push(p), p);
+
+  // shape: a plain image line (compose-go cli/testdata/simple/compose.yaml), with a comment, quotes, CRLF and a BOM kept
+  test("a plain image line: only the version changes; compose up -d keeps the container; config names it", async () => {
+    const r = repository("plain");
+    const before = `\uFEFF# the app\r\nservices:\r\n  web:\r\n    image: "${r.v1.ref}"   # pinned by hand\r\n    command: ${CMD}\r\n    labels: ${LABELS}\r\n`;
+    const p = track(project("plain", { "compose.yaml": before }));
+    chmodSync(join(p.dir, "compose.yaml"), 0o640);
+    const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    const entry = expectState(report, containers[0]!, "updated");
+    expect(entry.new_image).toBe(r.v2.ref);
+    expect(entry.compose).toEqual({ changes: ["compose.yaml line 4: 1.0.0 -> 1.1.0"], written: true, recreates: null });
+    expect(read(p, "compose.yaml")).toBe(before.replace(r.v1.ref, r.v2.ref));
+    expect(statSync(join(p.dir, "compose.yaml")).mode & 0o777).toBe(0o640);
+    expect(afterUp).toEqual(afterSvc);
+    expect(inspect(afterUp.web!).Image).toBe(r.v2.id);
+    expect(configImages(p)).toEqual({ web: r.v2.ref });
+  }, 120_000);
+
+  // shape: an override file (compose-go cli/testdata/simple/compose-with-overrides.yaml): the last file that sets image wins
+  test("an override file: the override's line is written, the base file is untouched", async () => {
+    const r = repository("override");
+    const base = `services:\n  web:\n    image: ${r.repo}:0.9.0\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const override = `services:\n  web:\n    image: ${r.v1.ref}\n`;
+    const p = track(project("override", { "compose.yaml": base, "compose.override.yaml": override }));
+    const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual(["compose.override.yaml line 3: 1.0.0 -> 1.1.0"]);
+    expect(read(p, "compose.yaml")).toBe(base);
+    expect(read(p, "compose.override.yaml")).toBe(override.replace("1.0.0", "1.1.0"));
+    expect(afterUp).toEqual(afterSvc);
+    expect(configImages(p)).toEqual({ web: r.v2.ref });
+  }, 120_000);
+
+  // shape: .env with a default in the file (docker/compose pkg/e2e/fixtures/dotenv/development: IMAGE_TAG with a default)
+  test("a variable set in .env, with a default in the compose file: the .env line is written", async () => {
+    const r = repository("dotenv");
+    const file = `services:\n  web:\n    image: ${r.repo}:\${APP_TAG:-0.9.0}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const env = `# versions\nexport APP_TAG=1.0.0 # the app\nOTHER=x\n`;
+    const p = track(project("dotenv", { "compose.yaml": file, ".env": env }));
+    const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual([".env line 2 (APP_TAG): 1.0.0 -> 1.1.0"]);
+    expect(read(p, ".env")).toBe(env.replace("1.0.0", "1.1.0"));
+    expect(read(p, "compose.yaml")).toBe(file);
+    expect(afterUp).toEqual(afterSvc);
+    expect(configImages(p)).toEqual({ web: r.v2.ref });
+  }, 120_000);
+
+  // shape: ${VAR-default} with no env file setting it (compose-go template: the default applies when the variable is unset)
+  test("a default in the compose file that no env file overrides: the default is written", async () => {
+    const r = repository("default");
+    const file = `services:\n  web:\n    image: '${r.repo}:\${APP_TAG-1.0.0}'\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const p = track(project("default", { "compose.yaml": file }));
+    const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual(["compose.yaml line 3: 1.0.0 -> 1.1.0"]);
+    expect(read(p, "compose.yaml")).toBe(file.replace("-1.0.0}", "-1.1.0}"));
+    expect(afterUp).toEqual(afterSvc);
+    expect(configImages(p)).toEqual({ web: r.v2.ref });
+  }, 120_000);
+
+  // shape: an anchor and a merge key (compose-go loader/loader_yaml_test.go, `<<: *x`)
+  test("an anchor merged into a service: the anchored line is written", async () => {
+    const r = repository("anchor");
+    const file = `x-app: &app\n  image: ${r.v1.ref}\n  command: ${CMD}\n  labels: ${LABELS}\nservices:\n  web:\n    <<: *app\n`;
+    const p = track(project("anchor", { "compose.yaml": file }));
+    const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual(["compose.yaml line 2: 1.0.0 -> 1.1.0"]);
+    expect(read(p, "compose.yaml")).toBe(file.replace("1.0.0", "1.1.0"));
+    expect(afterUp).toEqual(afterSvc);
+    expect(configImages(p)).toEqual({ web: r.v2.ref });
+  }, 120_000);
+
+  // shape: extends from another file (compose-go loader/testdata/extends/base.yaml, `extends: {file, service}`)
+  test("extends from another file: the base file's line is written", async () => {
+    const r = repository("extends");
+    const baseFile = `services:\n  base:\n    image: ${r.v1.ref}\n    command: ${CMD}\n`;
+    const file = `services:\n  web:\n    extends:\n      file: common/base.yaml\n      service: base\n    labels: ${LABELS}\n`;
+    const p = track(project("extends", { "compose.yaml": file, "common/base.yaml": baseFile }));
+    const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual(["common/base.yaml line 3: 1.0.0 -> 1.1.0"]);
+    expect(read(p, "common/base.yaml")).toBe(baseFile.replace("1.0.0", "1.1.0"));
+    expect(read(p, "compose.yaml")).toBe(file);
+    expect(afterUp).toEqual(afterSvc);
+    expect(configImages(p)).toEqual({ web: r.v2.ref });
+  }, 120_000);
+
+  // shape: a digest-pinned line (compose spec: image `repo:tag@sha256:...`): tag and digest move together
+  test("a digest-pinned line: the tag and the digest move together", async () => {
+    const r = repository("pinned");
+    const file = `services:\n  web:\n    image: ${r.v1.ref}@${r.v1.digest}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const p = track(project("pinned", { "compose.yaml": file }));
+    const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    const entry = expectState(report, containers[0]!, "updated");
+    expect(entry.compose?.changes).toEqual([`compose.yaml line 3: 1.0.0 -> 1.1.0`, `compose.yaml line 3: ${r.v1.digest} -> ${r.v2.digest}`]);
+    expect(read(p, "compose.yaml")).toBe(file.replace(`1.0.0@${r.v1.digest}`, `1.1.0@${r.v2.digest}`));
+    expect(afterUp).toEqual(afterSvc);
+    expect(configImages(p)).toEqual({ web: `${r.v2.ref}@${r.v2.digest}` });
+  }, 120_000);
+
+  // shape: two services sharing one variable (docker/compose pkg/e2e/fixtures/dotenv: one IMAGE_TAG for a project)
+  test("two services sharing a variable move together: the .env line is written once", async () => {
+    const r = repository("shared");
+    const service = (name: string) => `  ${name}:\n    image: ${r.repo}:\${TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const file = `services:\n${service("web")}${service("worker")}`;
+    const p = track(project("shared", { "compose.yaml": file, ".env": "TAG=1.0.0\n" }));
+    const { h, report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    for (const name of containers) expect(expectState(report, name, "updated").compose?.changes).toEqual([".env line 1 (TAG): 1.0.0 -> 1.1.0"]);
+    expect(read(p, ".env")).toBe("TAG=1.1.0\n");
+    expect(h.audit.entries.filter((e) => e.action === "compose_write")).toHaveLength(2);
+    expect(afterUp).toEqual(afterSvc);
+    expect(configImages(p)).toEqual({ web: r.v2.ref, worker: r.v2.ref });
+  }, 120_000);
+
+  test("a variable shared with a service that does not move holds, naming it", async () => {
+    const r = repository("sharedhold");
+    const file = `services:\n  web:\n    image: ${r.repo}:\${TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n  worker:\n    image: ${r.repo}:\${TAG}\n    command: ${CMD}\n    labels: { svc.scope: ${TEST_SCOPE} }\n`;
+    const p = track(project("sharedhold", { "compose.yaml": file, ".env": "TAG=1.0.0\n" }));
+    compose(p, "up", "-d");
+    const web = String(inspect(ids(p).web!).Name).slice(1);
+    const h = await makeUpdater({ containers: [web], docker: { config: sandbox().dockerConfig } });
+    const report = await h.updater.run("api");
+    expect(expectState(report, web, "stale").reason).toContain("shared with worker");
+    expect(read(p, ".env")).toBe("TAG=1.0.0\n");
+  }, 120_000);
+});
+
+if (!composeWorks) console.warn(`compose write tests skipped: \`docker compose version\` fails against ${sandbox().dockerHost}`);
