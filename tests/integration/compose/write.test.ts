@@ -202,4 +202,98 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   }, 120_000);
 });
 
+describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot write holds", () => {
+  afterAll(() => fx.cleanup(), 120_000);
+  const downs: Project[] = [];
+  const mounts: string[] = [];
+  afterAll(() => {
+    for (const p of downs) docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], { allowFailure: true });
+    for (const m of mounts) Bun.spawnSync(["umount", m]);
+  }, 120_000);
+  const track = (p: Project) => (downs.push(p), p);
+
+  test("a new tag that fails its checks is rolled back: the file returns byte for byte, compose up -d keeps the old container", async () => {
+    const v1 = fx.image("failing", { tag: "1.0.0" });
+    fx.image("failing", { tag: "1.1.0", changes: ['CMD ["/bin/sh","-c","echo broken; exit 3"]'] });
+    const before = `services:\n  web:\n    image: ${v1.ref} # app\n    labels: ${LABELS}\n`;
+    const p = track(project("failing", { "compose.yaml": before }));
+    const { h, report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    const entry = expectState(report, containers[0]!, "rolled_back");
+    expect(entry.compose).toEqual({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: false, recreates: null });
+    expect(read(p, "compose.yaml")).toBe(before);
+    expect(h.audit.entries.filter((e) => e.action.startsWith("compose_")).map((e) => e.action)).toEqual(["compose_write", "compose_revert"]);
+    expect(afterUp).toEqual(afterSvc);
+    expect(inspect(afterUp.web!).Image).toBe(v1.id);
+  }, 120_000);
+
+  test("svc rollback writes the file back byte for byte; compose up -d keeps the container it put back", async () => {
+    const r = repository("undo");
+    const before = `services:\n  web:\n    # the app\n    image: "${r.v1.ref}"\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const p = track(project("undo", { "compose.yaml": before }));
+    const { h, report, containers } = await updateAndUp(p);
+    expectState(report, containers[0]!, "updated");
+    expect(read(p, "compose.yaml")).toBe(before.replace("1.0.0", "1.1.0"));
+
+    const back = await h.updater.rollback(containers[0]!);
+    expect(back).toMatchObject({ state: "updated", to_image_id: r.v1.id });
+    expect(read(p, "compose.yaml")).toBe(before);
+    const rolledBack = ids(p);
+    compose(p, "up", "-d");
+    expect(ids(p)).toEqual(rolledBack);
+    expect(inspect(rolledBack.web!).Image).toBe(r.v1.id);
+    expect(configImages(p)).toEqual({ web: r.v1.ref });
+  }, 120_000);
+
+  test("svc rollback is refused with the reason when the line changed since", async () => {
+    const r = repository("undoedit");
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const p = track(project("undoedit", { "compose.yaml": before }));
+    const { h, report, containers } = await updateAndUp(p);
+    expectState(report, containers[0]!, "updated");
+    const edited = before.replace("1.0.0", "1.1.1");
+    writeFileSync(join(p.dir, "compose.yaml"), edited);
+    const idBefore = ids(p).web;
+    const back = await h.updater.rollback(containers[0]!);
+    expect(back?.state).toBe("skipped");
+    expect(back?.reason).toContain("not rolled back: its compose file cannot be written back");
+    expect(read(p, "compose.yaml")).toBe(edited);
+    expect(ids(p).web).toBe(idBefore);
+  }, 120_000);
+
+  test("a file edited while svc works is detected: nothing is written, nothing is stopped", async () => {
+    const r = repository("meanwhile");
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const p = track(project("meanwhile", { "compose.yaml": before }));
+    compose(p, "up", "-d");
+    const [name] = names(p);
+    const edited = `${before}# edited by hand\n`;
+    const progress = (event: { step: string }) => {
+      if (event.step === "pull") writeFileSync(join(p.dir, "compose.yaml"), edited);
+    };
+    const h = await makeUpdater({ containers: [name!], docker: { config: sandbox().dockerConfig } }, { progress: progress as never });
+    const idBefore = ids(p).web;
+    const report = await h.updater.run("api");
+    expect(expectState(report, name!, "skipped").reason).toBe(`its compose file was not written: ${join(p.dir, "compose.yaml")} changed since svc read it`);
+    expect(read(p, "compose.yaml")).toBe(edited);
+    expect(ids(p).web).toBe(idBefore);
+  }, 120_000);
+
+  const canMount = Bun.spawnSync(["mount", "--version"]).exitCode === 0 && process.getuid?.() === 0;
+  test.skipIf(!canMount)("a project on a read-only mount holds with the reason", async () => {
+    const r = repository("readonly");
+    const source = fx.tempDir("rosource");
+    writeFileSync(join(source, "compose.yaml"), `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`);
+    const dir = fx.tempDir("ro");
+    expect(Bun.spawnSync(["mount", "--bind", source, dir]).exitCode).toBe(0);
+    mounts.push(dir);
+    expect(Bun.spawnSync(["mount", "-o", "remount,bind,ro", dir]).exitCode).toBe(0);
+    const p = track({ dir, name: fx.name("readonly").toLowerCase() });
+    compose(p, "up", "-d");
+    const [name] = names(p);
+    const h = await makeUpdater({ containers: [name!], docker: { config: sandbox().dockerConfig } });
+    const report = await h.updater.run("api");
+    expect(expectState(report, name!, "stale").reason).toBe(`newer tag 1.1.0 available; the compose file names 1.0.0 (svc cannot write ${dir} (a read-only mount))`);
+  }, 120_000);
+});
+
 if (!composeWorks) console.warn(`compose write tests skipped: \`docker compose version\` fails against ${sandbox().dockerHost}`);
