@@ -17,7 +17,9 @@ import { leaseForCommand, rollbackThroughOwner } from "./rollback.ts";
 import { stateFile, type History, type StateStore } from "./state/index.ts";
 import { claimState, newOwnerNonce } from "./state/owner.ts";
 import type { Updater } from "./updater/index.ts";
+import type { Engine } from "./engine/port.ts";
 import { exclusiveOn } from "./updater/wrappers/exclusive.ts";
+import { scopeFilter } from "./updater/selection/selection.ts";
 import { liveProgress } from "./updater/views/live.ts";
 import { pendingRunner } from "./updater/wrappers/pending.ts";
 import { toEvery } from "./updater/cycle/progress.ts";
@@ -92,8 +94,10 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       selfHandover,
       progress: toEvery(progress.listen, pretty ? stepLogger(logging.log.child("updater")) : undefined),
       releases: rooms.createReleaseNotes(config, logging.log),
+      compose: new rooms.ComposeFiles({ write: config.compose.write, stateDir: stateDir ?? null, dockerConfig: config.docker.config }),
       ...rememberedBy(state),
     });
+    void tellComposeProjects(engine, config, rooms.surveyProjects, log);
     updater = narrated(updater, logging.log, pretty);
     // one process at a time acts on the containers of a state file (svc rollback may run beside)
     if (state.file) updater = exclusiveOn(state.file, updater, logging.log);
@@ -242,6 +246,17 @@ async function recoverOrPostpone(updater: Updater, log: Logger, engine?: { info(
  * The rooms behind the API, loaded once it listens (literal paths: bundled by `bun build
  * --compile`). The engine client alone takes tens of milliseconds to load on a small host.
  */
+/** The start-up line on the compose projects svc can and cannot write (docs/compose.md); never holds the start up. */
+async function tellComposeProjects(engine: Pick<Engine, "listContainers">, config: Config, survey: (containers: { labels: Readonly<Record<string, string>> }[], write: boolean) => string | null, log: Logger): Promise<void> {
+  try {
+    const inScope = (await engine.listContainers()).filter(scopeFilter(config.scope));
+    const line = survey(inScope, config.compose.write);
+    if (line) log.info(line);
+  } catch (error) {
+    log.debug("compose projects not surveyed", { error: toSvcError(error).message });
+  }
+}
+
 async function loadRooms() {
   // One at a time, through the event loop between them: a module's evaluation holds the thread,
   // and requests that reach the just-opened port are answered in the gaps.
@@ -252,7 +267,10 @@ async function loadRooms() {
   const scheduler = await afterPendingRequests(() => import("./scheduler/index.ts"));
   const state = await afterPendingRequests(() => import("./state/index.ts"));
   const releases = await afterPendingRequests(() => import("./releases/index.ts"));
+  const compose = await afterPendingRequests(() => import("./compose/index.ts"));
   return {
+    ComposeFiles: compose.ComposeFiles,
+    surveyProjects: compose.surveyProjects,
     createReleaseNotes: releases.createReleaseNotes,
     createDockerEngine: engine.createDockerEngine,
     createRegistry: registry.createRegistry,

@@ -3,7 +3,7 @@
  * (write.ts), compose's config hash (hash.ts), and what svc keeps for the rollback. The updater
  * asks it through `ComposeFiles`; it knows no engine and no cycle (docs/compose.md).
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomically } from "../files.ts";
 import { toSvcError } from "../errors.ts";
@@ -239,4 +239,38 @@ export function changesOf(moves: readonly ComposeMove[]): FileChange[] {
 
 function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9_.-]/g, "_");
+}
+
+/**
+ * Which compose projects svc can write, for its start-up line: per project (its containers'
+ * labels), whether every compose file is visible and its folder writable. Files only: a service
+ * may still hold for its own reason (a variable of the shell, a shared line).
+ */
+export function surveyProjects(containers: readonly { labels: Readonly<Record<string, string>> }[], write: boolean): string | null {
+  const projects = new Map<string, ComposeProject>();
+  for (const { labels } of containers) {
+    const project = projectOf(labels);
+    if (project) projects.set(`${project.workingDir}\0${project.name}`, project);
+  }
+  if (projects.size === 0) return null;
+  if (!write) return `compose: [compose] write is off: tag moves of ${projects.size} compose project${projects.size === 1 ? "" : "s"} stay reported only`;
+  const writable: string[] = [];
+  const not: string[] = [];
+  for (const project of projects.values()) {
+    const problem = projectProblem(project);
+    if (problem) not.push(`${project.name} (${problem})`);
+    else writable.push(project.name);
+  }
+  const can = writable.length > 0 ? `svc can write ${writable.sort().join(", ")}` : "svc can write no compose project";
+  return `compose: ${can}${not.length > 0 ? `; not ${not.sort().join(", ")}` : ""}`;
+}
+
+function projectProblem(project: ComposeProject): string | null {
+  if (project.configFiles.length === 0) return "its containers name no compose file";
+  for (const file of project.configFiles) {
+    if (!existsSync(file)) return `svc cannot see ${file}: mount the project folder at the same path, docs/compose.md`;
+    const problem = writable(file);
+    if (problem) return problem;
+  }
+  return null;
 }

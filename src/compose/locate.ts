@@ -123,7 +123,8 @@ function locateIn(files: ProjectFiles, service: string, running: string): Locate
     if (!origin) return hold(`${service}'s digest is put together from several places: svc changes one run of text only`);
     digest = { origin, text: image.slice(parts.digest[0], parts.digest[1]) };
   }
-  const variable = resolved.uses.find((u) => u.from === "env_file" && u.env && tag.file === u.env.file)?.name ?? null;
+  const holdsTag = (u: Use) => u.from === "env_file" && u.env !== undefined && u.env.value.at.some((o) => o?.file === tag.file && o.offset === tag.offset);
+  const variable = resolved.uses.find(holdsTag)?.name ?? null;
   const shared = sharing(files, service, tag, variable);
   if (typeof shared === "string") return hold(shared);
   const site: ImageSite = { project: files.project, image, tag: { origin: tag, text: image.slice(parts.tag[0], parts.tag[1]) }, digest, variable, sharedWith: shared, texts: files.texts };

@@ -9,6 +9,7 @@ import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "nod
 import { join } from "node:path";
 import { docker, entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
 import { sandbox } from "../../harness.ts";
+import { containerLine } from "../../../src/updater/wrappers/summary.ts";
 
 const fx = new Fixture();
 const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
@@ -94,6 +95,22 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     expect(afterUp).toEqual(afterSvc);
     expect(inspect(afterUp.web!).Image).toBe(r.v2.id);
     expect(configImages(p)).toEqual({ web: r.v2.ref });
+  }, 120_000);
+
+  test("a dry run says what it would write and writes nothing; the summary line says it too", async () => {
+    const r = repository("dry");
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const p = track(project("dry", { "compose.yaml": before }));
+    compose(p, "up", "-d");
+    const [name] = names(p);
+    const h = await makeUpdater({ containers: [name!], docker: { config: sandbox().dockerConfig } });
+    const report = await h.updater.run("api", undefined, { dryRun: true });
+    const entry = expectState(report, name!, "stale");
+    expect(entry.compose).toEqual({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: false, recreates: null });
+    expect(containerLine(entry)).toStartWith(`${name}: would update ${r.v1.ref.split("/").at(-1)} -> 1.1.0 (`);
+    expect(containerLine(entry)).toEndWith("); writes compose.yaml line 3: 1.0.0 -> 1.1.0");
+    expect(read(p, "compose.yaml")).toBe(before);
+    expect(h.audit.entries.filter((e) => e.action.startsWith("compose_"))).toEqual([]);
   }, 120_000);
 
   // shape: an override file (compose-go cli/testdata/simple/compose-with-overrides.yaml): the last file that sets image wins
