@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { writeFileAtomically } from "../files.ts";
 import { toSvcError } from "../errors.ts";
 import { findComposeCli, serviceHash, type ComposeCli } from "./hash.ts";
+import { computeServiceHash } from "./servicehash.ts";
 import { locate, splitImage, type ImageSite, type Located } from "./locate.ts";
 import { projectOf, WRITE_LABEL, type ComposeProject } from "./project.ts";
 import { applyEdits, describeEdit, replaceFile, writable, type Edit, type FileChange } from "./write.ts";
@@ -16,6 +17,7 @@ export { projectOf, COMPOSE_LABELS, WRITE_LABEL, type ComposeProject } from "./p
 export { locate, splitImage, type ImageSite, type Located } from "./locate.ts";
 export { applyEdits, reverseEdits, replaceFile, type Edit, type FileChange } from "./write.ts";
 export { findComposeCli, serviceHash, type ComposeCli } from "./hash.ts";
+export { computeServiceHash } from "./servicehash.ts";
 
 /** One service's move, planned: the runs of text to change and what svc says of them. */
 export interface ComposeMove {
@@ -128,9 +130,9 @@ export class ComposeFiles {
   async write(moves: readonly ComposeMove[]): Promise<Written> {
     const recreates = new Map<string, string>();
     const trusted = new Set<string>();
-    const cli = await this.cli();
+    const hashOf = await this.hasher();
     for (const move of moves) {
-      const why = await this.hashHolds(cli, move);
+      const why = await this.hashHolds(hashOf, move);
       if (why) recreates.set(move.container, why);
       else trusted.add(move.container);
     }
@@ -150,7 +152,7 @@ export class ComposeFiles {
     for (const move of moves) {
       if (!trusted.has(move.container)) continue;
       try {
-        hashes.set(move.container, await serviceHash(cli!, move.site.project));
+        hashes.set(move.container, await hashOf(move.site.project));
       } catch (error) {
         recreates.set(move.container, `compose's hash of the new files is unknown (${toSvcError(error).message})`);
       }
@@ -192,12 +194,22 @@ export class ComposeFiles {
   }
 
   /** null when compose's hash over the files as they are is the container's own (so the new one can be trusted), else why not. */
-  private async hashHolds(cli: ComposeCli | null, move: ComposeMove): Promise<string | null> {
+  /** Compose's hash of a service over its files as they are: the compose CLI's answer, else svc's own (servicehash.ts). */
+  private async hasher(): Promise<(project: ComposeProject) => Promise<string>> {
+    const cli = await this.cli();
+    if (cli) return (project) => serviceHash(cli, project);
+    return async (project) => {
+      const answer = await computeServiceHash(project);
+      if ("unknown" in answer) throw new Error(`no compose CLI here, and ${answer.unknown}`);
+      return answer.hash;
+    };
+  }
+
+  private async hashHolds(hashOf: (project: ComposeProject) => Promise<string>, move: ComposeMove): Promise<string | null> {
     const service = move.site.project.service;
-    if (!cli) return `no compose CLI on this machine to compute ${service}'s config hash: compose recreates it once at its next up`;
     if (!move.runningHash) return `the container carries no compose config hash`;
     try {
-      const now = await serviceHash(cli, move.site.project);
+      const now = await hashOf(move.site.project);
       if (now === move.runningHash) return null;
       return `compose's hash of ${service} over its files differs from the container's already (set by compose with other variables, or a network_mode/volumes_from service): compose recreates it once at its next up`;
     } catch (error) {

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { docker, entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
 import { sandbox } from "../../harness.ts";
 import { containerLine } from "../../../src/updater/wrappers/summary.ts";
+import { ComposeFiles } from "../../../src/compose/index.ts";
 
 const fx = new Fixture();
 const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
@@ -111,6 +112,37 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     expect(containerLine(entry)).toEndWith("); writes compose.yaml line 3: 1.0.0 -> 1.1.0");
     expect(read(p, "compose.yaml")).toBe(before);
     expect(h.audit.entries.filter((e) => e.action.startsWith("compose_"))).toEqual([]);
+  }, 120_000);
+
+  test("without a compose CLI (svc's scratch image) svc computes compose's hash itself: compose up -d keeps the container", async () => {
+    const r = repository("nocli");
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    environment: [MODE=prod]\n    volumes: ["./data:/data:ro"]\n    restart: unless-stopped\n`;
+    const p = track(project("nocli", { "compose.yaml": before }));
+    compose(p, "up", "-d");
+    const containers = names(p);
+    const files = new ComposeFiles({ write: true, stateDir: null, cli: null });
+    const h = await makeUpdater({ containers }, { compose: files });
+    const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
+    expect(entry.compose).toEqual({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: true, recreates: null });
+    const afterSvc = ids(p);
+    compose(p, "up", "-d");
+    expect(ids(p)).toEqual(afterSvc);
+    expect(configImages(p)).toEqual({ web: r.v2.ref });
+  }, 120_000);
+
+  test("without a compose CLI, a service svc does not model is written all the same, and its row says compose recreates it", async () => {
+    const r = repository("nocliunknown");
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    logging: {driver: json-file}\n`;
+    const p = track(project("nocliunknown", { "compose.yaml": before }));
+    compose(p, "up", "-d");
+    const containers = names(p);
+    const h = await makeUpdater({ containers }, { compose: new ComposeFiles({ write: true, stateDir: null, cli: null }) });
+    const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
+    expect(entry.compose?.recreates).toBe("compose's hash of web is unknown (no compose CLI here, and svc does not compute compose's hash of a service with logging): compose recreates it once at its next up");
+    const afterSvc = ids(p);
+    compose(p, "up", "-d");
+    expect(ids(p).web).not.toBe(afterSvc.web);
+    expect(inspect(ids(p).web!).Image).toBe(r.v2.id);
   }, 120_000);
 
   // shape: an override file (compose-go cli/testdata/simple/compose-with-overrides.yaml): the last file that sets image wins
