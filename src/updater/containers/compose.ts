@@ -12,12 +12,16 @@ import type { ProtocolContext } from "../cycle/context.ts";
 import { finish } from "../cycle/target.ts";
 import type { CycleOptions } from "../types.ts";
 import type { ContainerEntry } from "./replace.ts";
+import { park, planReplacement, replace } from "./protocol.ts";
+
+/** `svc.tag_policy.compose`: `report` keeps a compose container's newer tags reported only, `move` moves it even when its file cannot be written. */
+const REPORT_LABEL = "svc.tag_policy.compose";
 
 /** Where each compose container's version is written (one with a tag policy, or a rollback across tags). */
 export function locateCompose(compose: ComposeFiles | undefined, entries: Iterable<ContainerEntry>, options: CycleOptions): void {
   if (!compose) return;
   for (const entry of entries) {
-    if (!entry.policy.tagPolicy && !options.toLocalTag) continue;
+    if ((!entry.policy.tagPolicy && !options.toLocalTag) || entry.summary.labels[REPORT_LABEL]?.trim() === "report") continue;
     entry.composeSite = compose.where(entry.summary.labels, entry.summary.image) ?? undefined;
   }
 }
@@ -25,6 +29,7 @@ export function locateCompose(compose: ComposeFiles | undefined, entries: Iterab
 /** What the check is told of a compose container: whether a newer tag may be applied, and why not. */
 export function composeCheckInput(entry: ContainerEntry): { reportTagOnly: boolean; tagHeldBecause?: string; movesPinned: boolean } {
   const isCompose = entry.summary.labels[COMPOSE_LABELS.project] !== undefined;
+  if (isCompose && entry.summary.labels[REPORT_LABEL]?.trim() === "report") return { reportTagOnly: true, tagHeldBecause: `label ${REPORT_LABEL}=report`, movesPinned: false };
   const site = entry.composeSite;
   return {
     reportTagOnly: isCompose && !entry.policy.moveCompose && site?.ok !== true,
@@ -155,7 +160,12 @@ export async function writeCompose(compose: ComposeFiles | undefined, ctx: Proto
 export async function settleCompose(compose: ComposeFiles | undefined, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, writes: readonly StackWrite[]): Promise<void> {
   if (!compose) return;
   for (const { written, moves } of writes) {
-    const standing = moves.filter((move) => entries.get(move.container)!.state === "updated");
+    let standing = moves.filter((move) => entries.get(move.container)!.state === "updated");
+    if (standing.length > 0 && standing.length < moves.length) {
+      // a stack moves as a unit: one service failed, so the others go back with it
+      const failed = moves.filter((m) => ["failed", "rolled_back"].includes(entries.get(m.container)!.state)).map((m) => m.site.project.service);
+      standing = await rollBackWithStack(ctx, entries, standing, failed);
+    }
     if (standing.length < moves.length) {
       const problems = compose.keepOnly(written, standing);
       for (const move of moves.filter((m) => !standing.includes(m))) {
@@ -167,6 +177,49 @@ export async function settleCompose(compose: ComposeFiles | undefined, ctx: Prot
     }
     for (const move of standing) await commit(compose, ctx, entries.get(move.container)!, move);
   }
+}
+
+/** The service of `name`'s stack that failed in this cycle (the others are then not started), or null. */
+export function failedInStack(entries: Map<string, ContainerEntry>, name: string): string | null {
+  const move = entries.get(name)?.composeMove;
+  if (!move) return null;
+  for (const other of entries.values()) {
+    const theirs = other.composeMove;
+    if (!theirs || other === entries.get(name) || theirs.site.project.name !== move.site.project.name || theirs.site.project.workingDir !== move.site.project.workingDir) continue;
+    if (other.state === "failed" || other.state === "rolled_back") return theirs.site.project.service;
+  }
+  return null;
+}
+
+/**
+ * Puts the updated services of a stack back on the image and reference they ran before (their
+ * new containers replaced by the update protocol, watched as any update), because another service
+ * of the stack failed. Answers the moves that still stand (a service that could not be put back).
+ */
+async function rollBackWithStack(ctx: ProtocolContext, entries: Map<string, ContainerEntry>, standing: ComposeMove[], failed: string[]): Promise<ComposeMove[]> {
+  const still: ComposeMove[] = [];
+  for (const move of [...standing].reverse()) {
+    const entry = entries.get(move.container)!;
+    const why = `rolled back with its stack: ${failed.join(", ")} failed`;
+    try {
+      const current = await ctx.engine.inspectContainer(entry.id);
+      const oldImage = await ctx.engine.inspectImage(entry.summary.imageId).catch(() => null);
+      const labels = move.runningHash ? { [COMPOSE_LABELS.configHash]: move.runningHash } : undefined;
+      const r = planReplacement(current, oldImage, { image: entry.summary.image, stopSignal: entry.policy.stopSignal, stopTimeoutMs: entry.policy.stopTimeoutMs, revive: false, self: false, labels });
+      ctx.log.warn("rolling back with its stack", { container: move.container, reason: why });
+      await park(ctx, r);
+      const outcome = await replace(ctx, r);
+      if (outcome.kind !== "replaced") throw new Error(outcome.reason);
+      entry.id = outcome.newId;
+      entry.newImageId = entry.summary.imageId;
+      finish(entry, "rolled_back", why);
+    } catch (error) {
+      ctx.log.error("could not roll back with its stack", { container: move.container, error: toSvcError(error).message });
+      entry.reason = `${failed.join(", ")} failed, and svc could not put this service back: ${toSvcError(error).message}`;
+      still.push(move);
+    }
+  }
+  return still;
 }
 
 async function commit(compose: ComposeFiles, ctx: ProtocolContext, entry: ContainerEntry, move: ComposeMove): Promise<void> {

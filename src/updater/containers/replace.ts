@@ -12,7 +12,7 @@ import type { Remembered } from "../../state/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
 import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
 import type { ComposeChange } from "../types.ts";
-import { mergeStacks, settleCompose, writeCompose } from "./compose.ts";
+import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
 import { act } from "../cycle/act.ts";
 import { digestFor, type Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -217,6 +217,13 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
   for (const name of order) {
     const plan = plans.get(name);
     if (plan?.kind === "update") {
+      const failed = failedInStack(g.entries, name);
+      if (failed !== null) {
+        // a stack moves as a unit: once one of its services failed, the rest stay as they were
+        const problems = await restore(g.ctx, plan.r);
+        finish(g.entries.get(name)!, problems.length > 0 ? "failed" : "skipped", [`not updated: ${failed} of its stack failed`, ...problems].join("; "));
+        continue;
+      }
       if (!(await updateMember(g, name, plan.r))) continue;
       replaced.add(name);
       if (plan.r.self) selfReplaced = true;

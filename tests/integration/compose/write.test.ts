@@ -275,6 +275,30 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
     expect(inspect(afterUp.web!).Image).toBe(v1.id);
   }, 120_000);
 
+  test("a stack moves as a unit: one service fails its checks, every service and the file go back", async () => {
+    const web = repository("stackweb");
+    const w1 = fx.image("stackworker", { tag: "1.0.0" });
+    fx.image("stackworker", { tag: "1.1.0", changes: ['CMD ["/bin/sh","-c","echo broken; exit 3"]'] });
+    const before = `services:\n  web:\n    image: ${web.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n  worker:\n    image: ${w1.ref}\n    labels: ${LABELS}\n    depends_on: [web]\n`;
+    // worker depends on web: web is updated first, then worker fails and web goes back with it
+    const p = track(project("stack", { "compose.yaml": before }));
+    compose(p, "up", "-d");
+    const first = ids(p);
+    const containers = names(p);
+    const h = await makeUpdater({ containers, rollback: { startup_timeout: 5000 }, docker: { config: sandbox().dockerConfig } });
+    const report = await h.updater.run("api");
+    const [webName, workerName] = ["web", "worker"].map((s) => containers.find((n) => n.includes(`-${s}-`))!);
+    expectState(report, workerName!, "rolled_back");
+    expect(expectState(report, webName!, "rolled_back").reason).toBe("rolled back with its stack: worker failed");
+    expect(read(p, "compose.yaml")).toBe(before);
+    const back = ids(p);
+    expect(back.worker).toBe(first.worker);
+    expect(inspect(back.web!).Image).toBe(web.v1.id);
+    expect(inspect(back.web!).Config.Image).toBe(web.v1.ref);
+    compose(p, "up", "-d");
+    expect(ids(p)).toEqual(back);
+  }, 120_000);
+
   test("svc rollback writes the file back byte for byte; compose up -d keeps the container it put back", async () => {
     const r = repository("undo");
     const before = `services:\n  web:\n    # the app\n    image: "${r.v1.ref}"\n    command: ${CMD}\n    labels: ${LABELS}\n`;
