@@ -97,7 +97,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       compose: new rooms.ComposeFiles({ write: config.compose.write, stateDir: stateDir ?? null, dockerConfig: config.docker.config }),
       ...rememberedBy(state),
     });
-    void tellComposeProjects(engine, config, rooms.surveyProjects, log);
+    await tellComposeProjects(engine, config, rooms.surveyProjects, log);
     updater = narrated(updater, logging.log, pretty);
     // one process at a time acts on the containers of a state file (svc rollback may run beside)
     if (state.file) updater = exclusiveOn(state.file, updater, logging.log);
@@ -246,7 +246,7 @@ async function recoverOrPostpone(updater: Updater, log: Logger, engine?: { info(
  * The rooms behind the API, loaded once it listens (literal paths: bundled by `bun build
  * --compile`). The engine client alone takes tens of milliseconds to load on a small host.
  */
-/** The start-up line on the compose projects svc can and cannot write (docs/compose.md); never holds the start up. */
+/** The start-up line on the compose projects svc can and cannot write (docs/compose.md): one container list and a few file checks; a failure is a debug line. */
 async function tellComposeProjects(engine: Pick<Engine, "listContainers">, config: Config, survey: (containers: { labels: Readonly<Record<string, string>> }[], write: boolean) => string | null, log: Logger): Promise<void> {
   try {
     const inScope = (await engine.listContainers()).filter(scopeFilter(config.scope));
