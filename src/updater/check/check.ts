@@ -136,7 +136,8 @@ export function createChecker(deps: {
       return { state: "skipped", reason: toSvcError(error).message, ...none };
     }
     const pinnedLine = isPinned(ref) && input.movesPinned === true && Boolean(input.tagPolicy) && ref.tag !== undefined && !input.noPull;
-    if (isPinned(ref) && !pinnedLine) return { state: "skipped", reason: "pinned by digest", ref, ...none };
+    // (a rollback across tags names its local reference: a pinned line goes back to its old pin)
+    if (isPinned(ref) && !pinnedLine && input.localReference === undefined) return { state: "skipped", reason: "pinned by digest", ref, ...none };
 
     const local = localImage(input.imageId, images.get(input.imageId));
     const oldDigest = digestFor(ref, local.repoDigests) ?? (local.manifestDigests ? local.id : null);

@@ -204,7 +204,8 @@ async function rollbackContainer(deps: ContainerTargetDeps, name: string, trigge
     throw new SvcError("not_found", `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`);
   }
   const reference = backReference ?? container.Config.Image;
-  await deps.engine.tagImage(back, reference);
+  // a reference pinned by digest (a compose line `repo:tag@sha256:...`) names the image already; a tag cannot carry a digest
+  if (!reference.includes("@")) await deps.engine.tagImage(back, reference);
   const localReferences = new Map(reference === container.Config.Image ? [] : [[name, reference]]);
   const report = await deps.cycleOver(trigger, { container: [name] }, { toLocalTag: true, localReferences, dryRun: false });
   if (report === null) return null;

@@ -212,16 +212,23 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   }, 120_000);
 
   // shape: a digest-pinned line (compose spec: image `repo:tag@sha256:...`): tag and digest move together
-  test("a digest-pinned line: the tag and the digest move together", async () => {
+  test("a digest-pinned line: the tag and the digest move together, and back with svc rollback", async () => {
     const r = repository("pinned");
     const file = `services:\n  web:\n    image: ${r.v1.ref}@${r.v1.digest}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const p = track(project("pinned", { "compose.yaml": file }));
-    const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    const { h, report, containers, afterSvc, afterUp } = await updateAndUp(p);
     const entry = expectState(report, containers[0]!, "updated");
     expect(entry.compose?.changes).toEqual([`compose.yaml line 3: 1.0.0 -> 1.1.0`, `compose.yaml line 3: ${r.v1.digest} -> ${r.v2.digest}`]);
     expect(read(p, "compose.yaml")).toBe(file.replace(`1.0.0@${r.v1.digest}`, `1.1.0@${r.v2.digest}`));
     expect(afterUp).toEqual(afterSvc);
     expect(configImages(p)).toEqual({ web: `${r.v2.ref}@${r.v2.digest}` });
+
+    // svc rollback moves the pin back: the line returns byte for byte
+    expect(await h.updater.rollback(containers[0]!)).toMatchObject({ state: "updated", to_image_id: r.v1.id });
+    expect(read(p, "compose.yaml")).toBe(file);
+    const back = ids(p);
+    compose(p, "up", "-d");
+    expect(ids(p)).toEqual(back);
   }, 120_000);
 
   // shape: two services sharing one variable (docker/compose pkg/e2e/fixtures/dotenv: one IMAGE_TAG for a project)
