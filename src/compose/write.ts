@@ -3,7 +3,7 @@
  * (a temporary file in the same folder, fsync, rename; the folder fsynced), with the file's mode
  * and owner, never over a file that changed since svc read it (docs/compose.md, "How svc writes").
  */
-import { closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { accessSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { SvcError } from "../errors.ts";
 import { lineOf, readText } from "./text.ts";
@@ -93,15 +93,13 @@ export function replaceFile(file: string, before: string, after: string): void {
   syncFolder(dirname(path));
 }
 
-/** Whether svc could write the file: its folder writable (the temporary file), the file not a directory. */
+/** Whether svc could write the file (asked of the kernel, nothing created): its folder writable (the temporary file), the file a regular one. */
 export function writable(file: string): string | null {
   try {
     const path = realpathSync(file);
     if (!lstatSync(path).isFile()) return `${file} is not a regular file`;
-    const probe = join(dirname(path), `.${basename(path)}.svc-probe-${randomHex(4)}`);
-    const fd = openSync(probe, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600);
-    closeSync(fd);
-    rmSync(probe, { force: true });
+    accessSync(dirname(path), constants.W_OK);
+    accessSync(path, constants.W_OK);
     return null;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -63,10 +63,10 @@ function repository(what: string): { v1: { ref: string; id: string; digest: stri
 }
 
 /** up, svc's update, then the user's `up -d`: what each step left. */
-async function updateAndUp(p: Project) {
+async function updateAndUp(p: Project, stateDir?: string) {
   compose(p, "up", "-d");
   const containers = names(p);
-  const h = await makeUpdater({ containers, rollback: { startup_timeout: 5000 }, docker: { config: sandbox().dockerConfig } });
+  const h = await makeUpdater({ containers, rollback: { startup_timeout: 5000 }, docker: { config: sandbox().dockerConfig }, ...(stateDir ? { state_dir: stateDir } : {}) });
   const report = await h.updater.run("api");
   const afterSvc = ids(p);
   compose(p, "up", "-d");
@@ -165,10 +165,14 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const file = `services:\n  web:\n    image: ${r.repo}:\${APP_TAG:-0.9.0}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const env = `# versions\nexport APP_TAG=1.0.0 # the app\nOTHER=x\n`;
     const p = track(project("dotenv", { "compose.yaml": file, ".env": env }));
-    const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    const stateDir = fx.tempDir("state");
+    const { report, containers, afterSvc, afterUp } = await updateAndUp(p, stateDir);
     expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual([".env line 2 (APP_TAG): 1.0.0 -> 1.1.0"]);
     expect(read(p, ".env")).toBe(env.replace("1.0.0", "1.1.0"));
     expect(read(p, "compose.yaml")).toBe(file);
+    // what the file held before is kept in state_dir
+    const kept = JSON.parse(readFileSync(join(stateDir, "compose", p.name, "web.json"), "utf8"));
+    expect(kept.files).toEqual([expect.objectContaining({ file: join(p.dir, ".env"), before: env, after: env.replace("1.0.0", "1.1.0") })]);
     expect(afterUp).toEqual(afterSvc);
     expect(configImages(p)).toEqual({ web: r.v2.ref });
   }, 120_000);
