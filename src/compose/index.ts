@@ -40,23 +40,26 @@ export interface Written {
   recreates: Map<string, string>;
 }
 
-/** The git step after a change is written and applied (docs/compose.md, "Git"): none yet. */
-export interface GitStep {
-  /**
-   * After a change is written and its container runs the new version: the files changed, the
-   * service, the old and new version, and what the release notes say (their page, how many
-   * releases and how many of them break), when known.
-   */
-  committed(change: {
-    files: string[];
-    project: ComposeProject;
-    from: string;
-    to: string;
-    notes: { link: string | null; count: number; breaking: number } | null;
-  }): Promise<void>;
+/** A change written into a project's files and applied: what the git step is handed. */
+export interface AppliedChange {
+  /** the files changed (absolute paths) */
+  files: string[];
+  /** the project and service */
+  project: ComposeProject;
+  /** the old and new references ("app:2.3.1" -> "app:2.4.0") and the changes in words */
+  from: string;
+  to: string;
+  changes: string[];
+  /** what the release notes say, when known: the newest release's page, the source, how many releases and how many break */
+  notes: { link: string | null; source: string | null; count: number; breaking: number } | null;
 }
 
-export const NO_GIT: GitStep = { committed: async () => {} };
+/** What follows a change once it is written and its container runs the new version: a no-op until svc commits changes to Git. */
+export interface GitStep {
+  applied(change: AppliedChange): Promise<void>;
+}
+
+export const NO_GIT: GitStep = { applied: async () => {} };
 
 export interface ComposeOptions {
   /** `[compose] write` */

@@ -175,7 +175,7 @@ export async function settleCompose(compose: ComposeFiles | undefined, ctx: Prot
         audit(ctx, "compose_revert", move, move.changes.join("; "), problems.join("; ") || undefined);
       }
     }
-    for (const move of standing) await commit(compose, ctx, entries.get(move.container)!, move);
+    for (const move of standing) await handToGit(compose, ctx, entries.get(move.container)!, move);
   }
 }
 
@@ -222,10 +222,11 @@ async function rollBackWithStack(ctx: ProtocolContext, entries: Map<string, Cont
   return still;
 }
 
-async function commit(compose: ComposeFiles, ctx: ProtocolContext, entry: ContainerEntry, move: ComposeMove): Promise<void> {
-  const notes = entry.releases ? { link: entry.releases.newest_url, count: entry.releases.count, breaking: entry.releases.breaking } : null;
+/** The seam of the git step: one call per change that stands, once its container runs the new version. */
+async function handToGit(compose: ComposeFiles, ctx: ProtocolContext, entry: ContainerEntry, move: ComposeMove): Promise<void> {
+  const notes = entry.releases ? { link: entry.releases.newest_url, source: entry.releases.source, count: entry.releases.count, breaking: entry.releases.breaking } : null;
   try {
-    await compose.git.committed({ files: [...new Set(move.edits.map((e) => e.file))], project: move.site.project, from: entry.summary.image, to: entry.newImage ?? entry.summary.image, notes });
+    await compose.git.applied({ files: [...new Set(move.edits.map((e) => e.file))], project: move.site.project, from: entry.summary.image, to: entry.newImage ?? entry.summary.image, changes: move.changes, notes });
   } catch (error) {
     ctx.log.warn("compose: the git step failed", { container: entry.summary.name, error: toSvcError(error).message });
   }

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { docker, entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
 import { sandbox } from "../../harness.ts";
 import { containerLine } from "../../../src/updater/wrappers/summary.ts";
-import { ComposeFiles } from "../../../src/compose/index.ts";
+import { ComposeFiles, type AppliedChange } from "../../../src/compose/index.ts";
 
 const fx = new Fixture();
 const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
@@ -120,10 +120,13 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const p = track(project("nocli", { "compose.yaml": before }));
     compose(p, "up", "-d");
     const containers = names(p);
-    const files = new ComposeFiles({ write: true, stateDir: null, cli: null });
+    const handed: AppliedChange[] = [];
+    const files = new ComposeFiles({ write: true, stateDir: null, cli: null, git: { applied: async (change) => void handed.push(change) } });
     const h = await makeUpdater({ containers }, { compose: files });
     const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
     expect(entry.compose).toEqual({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: true, recreates: null });
+    // the git step's seam: one call per change that stands
+    expect(handed).toEqual([expect.objectContaining({ files: [join(p.dir, "compose.yaml")], from: r.v1.ref, to: r.v2.ref, changes: entry.compose!.changes })]);
     const afterSvc = ids(p);
     compose(p, "up", "-d");
     expect(ids(p)).toEqual(afterSvc);
