@@ -7,7 +7,7 @@
  * trusts the answer only when the same question over the files as they were gives the hash the
  * running container carries (docs/compose.md, "Applied as compose would").
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { ComposeProject } from "./project.ts";
 
 const TIMEOUT_MS = 30_000;

@@ -5,8 +5,8 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomically } from "../files.ts";
-import { toSvcError } from "../errors.ts";
+import { writeFileAtomically } from "../core/files.ts";
+import { toSvcError } from "../core/errors.ts";
 import { findComposeCli, serviceHash, type ComposeCli } from "./hash.ts";
 import { computeServiceHash } from "./servicehash.ts";
 import { locate, splitImage, type ImageSite, type Located } from "./locate.ts";

@@ -14,7 +14,7 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative } from "node:path";
 import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Scalar, type YAMLMap } from "yaml";
-import { toSvcError } from "../errors.ts";
+import { toSvcError } from "../core/errors.ts";
 import { parseEnvFile, type EnvValue } from "./envfile.ts";
 import { interpolate, type Use } from "./interpolate.ts";
 import type { ComposeProject } from "./project.ts";

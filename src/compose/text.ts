@@ -4,7 +4,7 @@
  * and svc may change only characters that sit side by side in one file (docs/compose.md).
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 
 /** A compose file or an env file larger than this is not read (a stack's files are a few KB). */
 export const MAX_FILE_BYTES = 1024 * 1024;

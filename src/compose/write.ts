@@ -5,7 +5,7 @@
  */
 import { accessSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import { lineOf, readText } from "./text.ts";
 
 /** One run of characters replaced. */

@@ -7,7 +7,7 @@
  * updated written back once its group is done; then the git step.
  */
 import { COMPOSE_LABELS, type ComposeFiles, type ComposeMove, type Written } from "../../compose/index.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish } from "../cycle/target.ts";
 import type { CycleOptions } from "../types.ts";
