@@ -100,12 +100,25 @@ export function writable(file: string): string | null {
     if (!lstatSync(path).isFile()) return `${file} is not a regular file`;
     accessSync(dirname(path), constants.W_OK);
     accessSync(path, constants.W_OK);
-    return null;
+    return ownerProblem(file, statSync(path));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === "EROFS" ? "a read-only mount" : code === "EACCES" || code === "EPERM" ? "no permission" : code === "ENOENT" ? "not visible" : (error as Error).message;
     return `svc cannot write ${dirname(file)} (${why})`;
   }
+}
+
+/**
+ * The file replacing it is svc's own until chowned, and only root may give a file away: svc as
+ * another user keeps the owner only of its own files (and a group it is in).
+ */
+function ownerProblem(file: string, stat: { uid: number; gid: number }): string | null {
+  const uid = process.geteuid?.();
+  if (uid === undefined || uid === 0) return null;
+  if (stat.uid !== uid) return `svc runs as user ${uid} and cannot keep the owner of ${file} (user ${stat.uid}): run svc as that user, or as root (docs/compose.md)`;
+  const groups = new Set([process.getegid?.(), ...(process.getgroups?.() ?? [])]);
+  if (!groups.has(stat.gid)) return `svc is not in the group of ${file} (${stat.gid}) and cannot keep it: run svc in that group (docs/compose.md)`;
+  return null;
 }
 
 function syncFolder(folder: string): void {

@@ -86,6 +86,22 @@ describe("the write", () => {
   });
 });
 
+describe("the owner is kept", () => {
+  // only root may give a file away: svc as another user holds rather than take the file over
+  const canDrop = process.getuid?.() === 0 && Bun.which("setpriv") !== null;
+  test.skipIf(!canDrop)("svc as another user than the file's owner holds, naming both", () => {
+    const dir = tempDir("svc-compose-owner-");
+    chmodSync(dir, 0o777);
+    const file = join(dir, "compose.yaml");
+    writeFileSync(file, BEFORE);
+    chmodSync(file, 0o666);
+    const script = `import { writable } from ${JSON.stringify(join(import.meta.dir, "../../../src/compose/write.ts"))}; console.log(writable(${JSON.stringify(file)}))`;
+    const run = Bun.spawnSync(["setpriv", "--reuid=65532", "--regid=65532", "--clear-groups", process.execPath, "-e", script]);
+    expect(run.stdout.toString().trim()).toBe(`svc runs as user 65532 and cannot keep the owner of ${file} (user 0): run svc as that user, or as root (docs/compose.md)`);
+    expect(readFileSync(file, "utf8")).toBe(BEFORE);
+  });
+});
+
 describe("the start-up line", () => {
   const labels = (project: string, dir: string, file = join(dir, "compose.yaml")) => ({
     labels: { "com.docker.compose.project": project, "com.docker.compose.service": "web", "com.docker.compose.project.working_dir": dir, "com.docker.compose.project.config_files": file },
