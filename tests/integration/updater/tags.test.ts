@@ -87,7 +87,7 @@ describe("a tag policy", () => {
     expectState(await h.updater.run("api"), app, "skipped");
   }, 120_000);
 
-  // (a compose container whose file svc can write moves with it: tests/integration/compose/write.test.ts)
+  // (a compose container whose file svc can write moves with it: tests/integration/updater/compose-write.test.ts)
   test("a compose-managed container whose file svc cannot find is only reported, with the reason; labelled svc.tag_policy.compose=move it follows the tag", async () => {
     const repo = await versionedRepository("compose", ["5.0.0", "5.0.1"]);
     const labels = ["-l", "com.docker.compose.project=p", "-l", "com.docker.compose.service=web", "-l", "svc.tag_policy=semver:patch"];

@@ -2,7 +2,7 @@
  * Where a compose service's version is written, over the shapes compose reads. Each row names its
  * source: compose-spec/compose-go v2.9.1 (the loader compose 2.40 uses) and docker/compose v2.40.3
  * test fixtures, or the behaviour they test. The resolved image of each row is what `docker
- * compose config` prints for it (tests/integration/compose/write.test.ts checks that against
+ * compose config` prints for it (tests/integration/updater/compose-write.test.ts checks that against
  * real compose for the shapes users write).
  */
 import { describe, expect, test } from "bun:test";

@@ -4,10 +4,10 @@
  * from before only in the version, `docker compose up -d` keeps every container (same ids),
  * `docker compose config` names the new version. Each shape names the compose source it follows.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { docker, entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
+import { docker, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 import { sandbox } from "../../harness.ts";
 import { containerLine } from "../../../src/updater/wrappers/summary.ts";
 import { ComposeFiles, type AppliedChange } from "../../../src/compose/index.ts";
@@ -63,18 +63,20 @@ function repository(what: string): { v1: { ref: string; id: string; digest: stri
 }
 
 /** up, svc's update, then the user's `up -d`: what each step left. */
-async function updateAndUp(p: Project, stateDir?: string) {
+async function updateAndUp(p: Project, options: { stateDir?: string; asStack?: boolean } = {}) {
   compose(p, "up", "-d");
   const containers = names(p);
-  const h = await makeUpdater({ containers, rollback: { startup_timeout: 5000 }, docker: { config: sandbox().dockerConfig }, ...(stateDir ? { state_dir: stateDir } : {}) });
-  const report = await h.updater.run("api");
+  const h = await makeUpdater({ containers, rollback: { startup_timeout: 5000 }, docker: { config: sandbox().dockerConfig }, ...(options.stateDir ? { state_dir: options.stateDir } : {}) });
+  // the page's "Update stack" and POST /v1/update?stack=: the project's services, as one
+  const report = await h.updater.run("api", options.asStack ? { stack: [p.name] } : undefined);
   const afterSvc = ids(p);
   compose(p, "up", "-d");
   return { h, report, containers, afterSvc, afterUp: ids(p) };
 }
 
+afterAll(() => fx.cleanup(), 120_000);
+
 describe.skipIf(!composeWorks)("a tag move written into the compose files", () => {
-  afterAll(() => fx.cleanup(), 120_000);
   const downs: Project[] = [];
   afterAll(() => {
     for (const p of downs) docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], { allowFailure: true });
@@ -169,7 +171,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const env = `# versions\nexport APP_TAG=1.0.0 # the app\nOTHER=x\n`;
     const p = track(project("dotenv", { "compose.yaml": file, ".env": env }));
     const stateDir = fx.tempDir("state");
-    const { report, containers, afterSvc, afterUp } = await updateAndUp(p, stateDir);
+    const { report, containers, afterSvc, afterUp } = await updateAndUp(p, { stateDir });
     expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual([".env line 2 (APP_TAG): 1.0.0 -> 1.1.0"]);
     expect(read(p, ".env")).toBe(env.replace("1.0.0", "1.1.0"));
     expect(read(p, "compose.yaml")).toBe(file);
@@ -239,12 +241,13 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   }, 120_000);
 
   // shape: two services sharing one variable (docker/compose pkg/e2e/fixtures/dotenv: one IMAGE_TAG for a project)
-  test("two services sharing a variable move together: the .env line is written once", async () => {
+  test("two services sharing a variable, updated as a stack (POST /v1/update?stack=), move together: the .env line is written once", async () => {
     const r = repository("shared");
     const service = (name: string) => `  ${name}:\n    image: ${r.repo}:\${TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const file = `services:\n${service("web")}${service("worker")}`;
     const p = track(project("shared", { "compose.yaml": file, ".env": "TAG=1.0.0\n" }));
-    const { h, report, containers, afterSvc, afterUp } = await updateAndUp(p);
+    const { h, report, containers, afterSvc, afterUp } = await updateAndUp(p, { asStack: true });
+    expect(report?.filter.stack).toEqual([p.name]);
     for (const name of containers) expect(expectState(report, name, "updated").compose?.changes).toEqual([".env line 1 (TAG): 1.0.0 -> 1.1.0"]);
     expect(read(p, ".env")).toBe("TAG=1.1.0\n");
     expect(h.audit.entries.filter((e) => e.action === "compose_write")).toHaveLength(2);
@@ -266,7 +269,6 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 });
 
 describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot write holds", () => {
-  afterAll(() => fx.cleanup(), 120_000);
   const downs: Project[] = [];
   const mounts: string[] = [];
   afterAll(() => {
