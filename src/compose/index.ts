@@ -29,6 +29,8 @@ export interface ComposeMove {
   changes: string[];
   /** the hash the running container carries (com.docker.compose.config-hash) */
   runningHash: string | undefined;
+  /** a rollback on request: the move goes back to the version the service ran before */
+  back?: boolean;
 }
 
 /** What one write of a stack did: the files, and per container the labels its replacement carries. */
@@ -40,27 +42,6 @@ export interface Written {
   recreates: Map<string, string>;
 }
 
-/** A change written into a project's files and applied: what the git step is handed. */
-export interface AppliedChange {
-  /** the files changed (absolute paths) */
-  files: string[];
-  /** the project and service */
-  project: ComposeProject;
-  /** the old and new references ("app:2.3.1" -> "app:2.4.0") and the changes in words */
-  from: string;
-  to: string;
-  changes: string[];
-  /** what the release notes say, when known: the newest release's page, the source, how many releases and how many break */
-  notes: { link: string | null; source: string | null; count: number; breaking: number } | null;
-}
-
-/** What follows a change once it is written and its container runs the new version: a no-op until svc commits changes to Git. */
-export interface GitStep {
-  applied(change: AppliedChange): Promise<void>;
-}
-
-export const NO_GIT: GitStep = { applied: async () => {} };
-
 export interface ComposeOptions {
   /** `[compose] write` */
   write: boolean;
@@ -70,17 +51,12 @@ export interface ComposeOptions {
   cli?: ComposeCli | null | (() => Promise<ComposeCli | null>);
   /** DOCKER_CONFIG for the compose CLI (where its plugin may be), when the CLI is looked for */
   dockerConfig?: string;
-  git?: GitStep;
 }
 
 export class ComposeFiles {
   private found?: Promise<ComposeCli | null>;
 
   constructor(private readonly options: ComposeOptions) {}
-
-  get git(): GitStep {
-    return this.options.git ?? NO_GIT;
-  }
 
   get enabled(): boolean {
     return this.options.write;

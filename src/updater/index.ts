@@ -46,6 +46,7 @@ import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./cycle/
 import type { SelfHandover } from "./containers/replace.ts";
 import { createContainerTargets } from "./containers/kind.ts";
 import { ComposeFiles } from "../compose/index.ts";
+import { createGitStep, type GitStep } from "../git/index.ts";
 import { runCycle, type CycleDeps } from "./cycle/cycle.ts";
 import { completeHandover, type HandoverJob } from "./containers/handover.ts";
 import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./views/overview.ts";
@@ -105,6 +106,8 @@ export interface UpdaterDeps {
   releases?: ReleaseNotesService;
   /** compose projects' files, where tag moves are written (docs/compose.md); default: from `[compose]`, state_dir and docker.config */
   compose?: ComposeFiles;
+  /** what follows a compose change in Git (docs/compose.md, "Git"); default: from `[compose] git` */
+  git?: GitStep;
 }
 
 const DEFAULT_CONCURRENCY = 4;
@@ -123,6 +126,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     previous,
     selfHandover: deps.selfHandover,
     compose: deps.compose ?? new ComposeFiles({ write: deps.config.compose.write, stateDir: deps.config.state_dir ?? null, dockerConfig: deps.config.docker.config }),
+    git: deps.git ?? createGitStep(deps.config, deps.log),
     repairLeftovers: repair.repairLeftovers,
     cycleOver: (trigger, filter, options) => runner.run(trigger, filter, options),
   });

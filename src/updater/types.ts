@@ -64,6 +64,8 @@ export interface ComposeChange {
   written: boolean;
   /** why compose's next `docker compose up -d` recreates the container all the same; null: it recreates nothing */
   recreates: string | null;
+  /** with `[compose] git`: what Git got (a commit, a push, a pull request and its address) or why not (docs/compose.md, "Git"); absent: git off */
+  git?: { done: "nothing" | "committed" | "pushed" | "pull_request"; commit: string | null; pull_request: string | null; problem: string | null };
 }
 
 export interface ReportCounts {

@@ -6,7 +6,8 @@
  * config hash of each service for its replacement; the edits of a container that did not stay
  * updated written back once its group is done; then the git step.
  */
-import { COMPOSE_LABELS, type ComposeFiles, type ComposeMove, type Written } from "../../compose/index.ts";
+import { changesOf, COMPOSE_LABELS, type ComposeFiles, type ComposeMove, type FileChange, type Written } from "../../compose/index.ts";
+import type { ComposeChange as GitChange, GitOutcome, GitStep, Move } from "../../git/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish } from "../cycle/target.ts";
@@ -64,7 +65,7 @@ export function planCompose(compose: ComposeFiles | undefined, entries: Iterable
       toUpdate.delete(name);
       continue;
     }
-    entry.composeMove = move;
+    entry.composeMove = options.toLocalTag ? { ...move, back: true } : move;
     entry.compose = { changes: move.changes, written: false, recreates: null };
   }
   holdShared(all, toUpdate);
@@ -111,6 +112,8 @@ function sameEdits(a: readonly { file: string; offset: number; new: string }[], 
 export interface StackWrite {
   written: Written;
   moves: ComposeMove[];
+  /** why Git would refuse this change (asked before the write), or null */
+  gitRefused: string | null;
 }
 
 /**
@@ -118,7 +121,7 @@ export interface StackWrite {
  * whose files cannot be written (changed since read, read-only) is not updated: its containers
  * are skipped with the reason, before anything is stopped.
  */
-export async function writeCompose(compose: ComposeFiles | undefined, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, updating: Set<string>): Promise<StackWrite[]> {
+export async function writeCompose(compose: ComposeFiles | undefined, git: GitStep | undefined, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, updating: Set<string>): Promise<StackWrite[]> {
   if (!compose) return [];
   const stacks = new Map<string, ComposeMove[]>();
   for (const name of updating) {
@@ -130,6 +133,7 @@ export async function writeCompose(compose: ComposeFiles | undefined, ctx: Proto
   const writes: StackWrite[] = [];
   for (const moves of stacks.values()) {
     let written: Written;
+    const gitRefused = gitOn(ctx) && git ? git.check(gitChange(entries, moves, changesOf(moves))) : null;
     try {
       written = await compose.write(moves);
     } catch (error) {
@@ -148,7 +152,7 @@ export async function writeCompose(compose: ComposeFiles | undefined, ctx: Proto
       entry.compose = { changes: move.changes, written: true, recreates: written.recreates.get(move.container) ?? null };
       audit(ctx, "compose_write", move, move.changes.join("; "));
     }
-    writes.push({ written, moves });
+    writes.push({ written, moves, gitRefused });
   }
   return writes;
 }
@@ -157,9 +161,9 @@ export async function writeCompose(compose: ComposeFiles | undefined, ctx: Proto
  * Once a group is done: the edits of every container that does not run its new version are
  * written back (each file once more); the rest go to the git step.
  */
-export async function settleCompose(compose: ComposeFiles | undefined, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, writes: readonly StackWrite[]): Promise<void> {
+export async function settleCompose(compose: ComposeFiles | undefined, git: GitStep | undefined, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, writes: readonly StackWrite[]): Promise<void> {
   if (!compose) return;
-  for (const { written, moves } of writes) {
+  for (const { written, moves, gitRefused } of writes) {
     let standing = moves.filter((move) => entries.get(move.container)!.state === "updated");
     if (standing.length > 0 && standing.length < moves.length) {
       // a stack moves as a unit: one service failed, so the others go back with it
@@ -175,8 +179,56 @@ export async function settleCompose(compose: ComposeFiles | undefined, ctx: Prot
         audit(ctx, "compose_revert", move, move.changes.join("; "), problems.join("; ") || undefined);
       }
     }
-    for (const move of standing) await handToGit(compose, ctx, entries.get(move.container)!, move);
+    // the git step, once a whole stack's change stands (one commit for a stack moved together)
+    if (git && gitOn(ctx) && standing.length > 0 && standing.length === moves.length) {
+      const done: GitOutcome = gitRefused ? { mode: ctx.config.compose.git, done: "nothing", commit: null, branch: null, pull_request: null, problem: gitRefused } : await git.record(gitChange(entries, standing, written.files));
+      for (const move of standing) tellGit(entries.get(move.container)!, done);
+    }
   }
+}
+
+/**
+ * With `[compose] git = "pull_request"` svc applies nothing itself: each service's move goes into
+ * a pull request (one per service and version, updated when one is open), and the container stays
+ * stale, its reason naming the request (docs/compose.md, "Git").
+ */
+export async function proposeCompose(git: GitStep | undefined, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, toUpdate: Set<string>): Promise<void> {
+  if (!git || ctx.config.compose.git !== "pull_request") return;
+  for (const name of [...toUpdate]) {
+    const entry = entries.get(name)!;
+    const move = entry.composeMove;
+    if (!move) continue;
+    const done = await git.record(gitChange(entries, [move], changesOf([move])));
+    tellGit(entry, done);
+    const to = move.edits[0]?.new ?? entry.newImage ?? "";
+    finish(entry, "stale", done.pull_request ? `newer tag ${to} proposed in a pull request: ${done.pull_request.url}` : `newer tag ${to} available; the compose file names ${move.site.tag.text} (pull request not made: ${done.problem ?? "nothing to propose"})`);
+    toUpdate.delete(name);
+  }
+}
+
+function gitOn(ctx: ProtocolContext): boolean {
+  return ctx.config.compose.git !== "off";
+}
+
+/** The git room's view of a stack's change: its folder, each service's move and notes, each file before and after. */
+function gitChange(entries: Map<string, ContainerEntry>, moves: readonly ComposeMove[], files: readonly FileChange[]): GitChange {
+  const gitMoves: Move[] = moves.map((move) => {
+    const entry = entries.get(move.container)!;
+    const releases = entry.releases;
+    return {
+      service: move.site.project.service,
+      from: entry.summary.image,
+      to: entry.newImage ?? entry.summary.image,
+      notes: releases ? { link: releases.newest_url, source: releases.source, count: releases.count, breaking: releases.breaking } : null,
+    };
+  });
+  const back = moves.some((move) => move.back);
+  return { project: moves[0]!.site.project.workingDir, moves: gitMoves, ...(back ? { note: "Rolled back on request (svc rollback)" } : {}), files: files.map((f) => ({ path: f.file, before: f.before, after: f.after })) };
+}
+
+function tellGit(entry: ContainerEntry, done: GitOutcome): void {
+  if (!entry.compose) return;
+  entry.compose.git = { done: done.done, commit: done.commit, pull_request: done.pull_request?.url ?? null, problem: done.problem };
 }
 
 /** The service of `name`'s stack that failed in this cycle (the others are then not started), or null. */
@@ -220,16 +272,6 @@ async function rollBackWithStack(ctx: ProtocolContext, entries: Map<string, Cont
     }
   }
   return still;
-}
-
-/** The seam of the git step: one call per change that stands, once its container runs the new version. */
-async function handToGit(compose: ComposeFiles, ctx: ProtocolContext, entry: ContainerEntry, move: ComposeMove): Promise<void> {
-  const notes = entry.releases ? { link: entry.releases.newest_url, source: entry.releases.source, count: entry.releases.count, breaking: entry.releases.breaking } : null;
-  try {
-    await compose.git.applied({ files: [...new Set(move.edits.map((e) => e.file))], project: move.site.project, from: entry.summary.image, to: entry.newImage ?? entry.summary.image, changes: move.changes, notes });
-  } catch (error) {
-    ctx.log.warn("compose: the git step failed", { container: entry.summary.name, error: toSvcError(error).message });
-  }
 }
 
 function audit(ctx: ProtocolContext, action: "compose_write" | "compose_revert", move: ComposeMove, change: string, error?: string): void {

@@ -14,7 +14,7 @@ import { cleanupImages } from "./cleanup.ts";
 import { forgetPrePulled, prePull } from "./prepull.ts";
 import { isSelf, updateInOrder, type ContainerEntry, type ReplaceDeps } from "./replace.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { composeCheckInput, locateCompose, planCompose } from "./compose.ts";
+import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { policyFor, selectContainers, type ContainerPolicy } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
@@ -62,6 +62,8 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
     toUpdate.clear();
   } else {
+    // pull_request: the moves go into pull requests, nothing is applied here
+    await proposeCompose(deps.git, ctx, entries, toUpdate);
     await preUpdateHooks(ctx, entries, toUpdate);
   }
   if (!options.dryRun) await prePull({ engine: deps.engine, registry: deps.registry, cleanup: deps.config.cleanup, prePulled: deps.prePulled }, ctx, checker, entries.values());

@@ -11,6 +11,7 @@ import type { Logger } from "../../log/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
 import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
+import type { GitStep } from "../../git/index.ts";
 import type { ComposeChange } from "../types.ts";
 import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
 import { act } from "../cycle/act.ts";
@@ -31,6 +32,8 @@ export interface ReplaceDeps extends Pick<KindDeps, "config" | "engine" | "regis
   prePulled?: Remembered;
   /** compose projects' files (docs/compose.md); absent: files are never written */
   compose?: ComposeFiles;
+  /** what follows a compose change in Git (`[compose] git`: docs/compose.md, "Git"); absent: nothing */
+  git?: GitStep;
 }
 
 /**
@@ -201,7 +204,7 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
   const updating = await pullGroup(g, group);
   if (updating.size === 0) return false;
   // the files first, while nothing is stopped: a stack whose files cannot be written stays as it is
-  const writes = await writeCompose(g.deps.compose, g.ctx, g.entries, updating);
+  const writes = await writeCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, updating);
   if (updating.size === 0) return false;
 
   const members = new Set([...updating, ...[...dependentsOf(g.graph, updating)].filter((n) => group.includes(n) && isRestartable(g, n))]);
@@ -233,7 +236,7 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
       await restartDependent(g, name, plan);
     }
   }
-  await settleCompose(g.deps.compose, g.ctx, g.entries, writes);
+  await settleCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, writes);
   return selfReplaced;
 }
 

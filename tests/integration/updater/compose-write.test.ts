@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { docker, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 import { sandbox } from "../../harness.ts";
 import { containerLine } from "../../../src/updater/wrappers/summary.ts";
-import { ComposeFiles, type AppliedChange } from "../../../src/compose/index.ts";
+import { ComposeFiles } from "../../../src/compose/index.ts";
+import type { ComposeChange as GitChange, GitStep } from "../../../src/git/index.ts";
 
 const fx = new Fixture();
 const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
@@ -122,13 +123,20 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const p = track(project("nocli", { "compose.yaml": before }));
     compose(p, "up", "-d");
     const containers = names(p);
-    const handed: AppliedChange[] = [];
-    const files = new ComposeFiles({ write: true, stateDir: null, cli: null, git: { applied: async (change) => void handed.push(change) } });
-    const h = await makeUpdater({ containers }, { compose: files });
+    // the git room's seam (its own tests drive a real repository): asked before the write, told once the change stands
+    const checked: GitChange[] = [];
+    const recorded: GitChange[] = [];
+    const git: GitStep = {
+      check: (change) => (checked.push(change), null),
+      record: async (change) => (recorded.push(change), { mode: "commit", done: "committed", commit: "c0ffee", branch: "main", pull_request: null, problem: null }),
+    };
+    const files = new ComposeFiles({ write: true, stateDir: null, cli: null });
+    const h = await makeUpdater({ containers, compose: { git: "commit" } }, { compose: files, git });
     const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
-    expect(entry.compose).toEqual({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: true, recreates: null });
-    // the git step's seam: one call per change that stands
-    expect(handed).toEqual([expect.objectContaining({ files: [join(p.dir, "compose.yaml")], from: r.v1.ref, to: r.v2.ref, changes: entry.compose!.changes })]);
+    expect(entry.compose).toEqual({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: true, recreates: null, git: { done: "committed", commit: "c0ffee", pull_request: null, problem: null } });
+    const change = { project: p.dir, moves: [{ service: "web", from: r.v1.ref, to: r.v2.ref, notes: null }], files: [{ path: join(p.dir, "compose.yaml"), before, after: before.replace("1.0.0", "1.1.0") }] };
+    expect(checked).toEqual([change]);
+    expect(recorded).toEqual([change]);
     const afterSvc = ids(p);
     compose(p, "up", "-d");
     expect(ids(p)).toEqual(afterSvc);
@@ -148,6 +156,31 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     compose(p, "up", "-d");
     expect(ids(p).web).not.toBe(afterSvc.web);
     expect(inspect(ids(p).web!).Image).toBe(r.v2.id);
+  }, 120_000);
+
+  const gitWorks = Bun.which("git") !== null;
+  test.skipIf(!gitWorks)("[compose] git = commit, the project a real Git work tree: the move is one commit, the work tree clean", async () => {
+    const r = repository("gitcommit");
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const p = track(project("gitcommit", { "compose.yaml": before }));
+    const git = (...args: string[]) => {
+      const run = Bun.spawnSync(["git", "-C", p.dir, ...args], { env: { PATH: process.env.PATH!, HOME: p.dir, GIT_CONFIG_NOSYSTEM: "1" } });
+      if (run.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${run.stderr}`);
+      return run.stdout.toString().trim();
+    };
+    git("init", "-q", "-b", "main");
+    git("-c", "user.name=me", "-c", "user.email=me@lan", "add", "compose.yaml");
+    git("-c", "user.name=me", "-c", "user.email=me@lan", "commit", "-q", "-m", "the stack");
+    compose(p, "up", "-d");
+    const containers = names(p);
+    const h = await makeUpdater({ containers, docker: { config: sandbox().dockerConfig }, compose: { git: "commit", git_author: "svc <svc@test.lan>" } });
+    const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
+    expect(entry.compose?.git).toMatchObject({ done: "committed", problem: null });
+    expect(git("log", "-1", "--format=%an <%ae>|%s")).toBe(`svc <svc@test.lan>|${git("log", "-1", "--format=%s")}`);
+    expect(git("log", "-1", "--format=%s")).toContain("web");
+    expect(git("show", "HEAD:compose.yaml")).toBe(before.replace("1.0.0", "1.1.0").trimEnd());
+    expect(git("status", "--porcelain")).toBe("");
+    expect(git("rev-list", "--count", "HEAD")).toBe("2");
   }, 120_000);
 
   // shape: an override file (compose-go cli/testdata/simple/compose-with-overrides.yaml): the last file that sets image wins
