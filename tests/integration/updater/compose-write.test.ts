@@ -183,6 +183,29 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     expect(git("rev-list", "--count", "HEAD")).toBe("2");
   }, 120_000);
 
+  test("[compose] git = pull_request: nothing is written or applied; the move goes into a request, named on the row", async () => {
+    const r = repository("pullrequest");
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const p = track(project("pullrequest", { "compose.yaml": before }));
+    compose(p, "up", "-d");
+    const containers = names(p);
+    const idBefore = ids(p).web;
+    // the git room's forges are tested against their stand-ins; here the seam: one request per service and version
+    const recorded: GitChange[] = [];
+    const url = "https://forge.lan/me/stacks/pull/7";
+    const git: GitStep = {
+      check: () => null,
+      record: async (change) => (recorded.push(change), { mode: "pull_request", done: "pull_request", commit: "c0ffee", branch: "svc/web-1.1.0", pull_request: { url, number: 7, created: true } as never, problem: null }),
+    };
+    const h = await makeUpdater({ containers, docker: { config: sandbox().dockerConfig }, compose: { git: "pull_request", git_remote: "https://forge.lan/me/stacks.git" } }, { git });
+    const entry = expectState(await h.updater.run("api"), containers[0]!, "stale");
+    expect(entry.reason).toBe(`newer tag 1.1.0 proposed in a pull request: ${url}`);
+    expect(entry.compose?.git).toEqual({ done: "pull_request", commit: "c0ffee", pull_request: url, problem: null });
+    expect(recorded).toEqual([{ project: p.dir, moves: [{ service: "web", from: r.v1.ref, to: r.v2.ref, notes: null }], files: [{ path: join(p.dir, "compose.yaml"), before, after: before.replace("1.0.0", "1.1.0") }] }]);
+    expect(read(p, "compose.yaml")).toBe(before);
+    expect(ids(p).web).toBe(idBefore);
+  }, 120_000);
+
   // shape: an override file (compose-go cli/testdata/simple/compose-with-overrides.yaml): the last file that sets image wins
   test("an override file: the override's line is written, the base file is untouched", async () => {
     const r = repository("override");
