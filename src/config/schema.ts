@@ -121,6 +121,7 @@ export const CONFIG = table("General options", {
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
     token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
+    public_url: optionalUrl("The page's address as people open it: notifications link each stale, held or failed target to its row there (docs/notifications.md)", ["http", "https"], "https://svc.example.lan"),
     address: leaf({ kind: "string", description: "Listening address: 0.0.0.0 every IPv4 address, :: every address, 127.0.0.1 this machine only (docs/security.md)", default: "0.0.0.0" }, () =>
       z
         .string()
@@ -236,6 +237,10 @@ export const CONFIG = table("General options", {
       tls_key: file("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
       homeassistant_discovery: bool(false, "Also publish Home Assistant MQTT discovery: an update entity per container (docs/notifications.md)"),
       discovery_prefix: leaf({ kind: "string", description: "Home Assistant's discovery prefix", default: "homeassistant" }, () => nonEmpty().default("homeassistant")),
+      homeassistant_install: bool(false, "Let Home Assistant act: Install on each update entity, Check now and Roll back buttons, through svc's command topics (docs/home-assistant.md)"),
+      homeassistant_user: leaf({ kind: "string", description: "Home Assistant's broker user: the one level of svc's command topics svc listens to, and the actor in the audit log (docs/home-assistant.md)", default: "homeassistant" }, () =>
+        nonEmpty().refine((user) => !/[+#/]/.test(user), { error: "must be one topic level: no /, + or #" }).default("homeassistant"),
+      ),
       ...digestOptions(),
     }),
     pushover: table("Pushover channel", {

@@ -55,6 +55,10 @@ export interface ContainerReport {
   releases?: ReleaseSummary;
   /** a compose container moved to another tag: what svc writes (a dry run) or wrote into its files (docs/compose.md) */
   compose?: ComposeChange;
+  /** the version label (org.opencontainers.image.version) of the image it ran when the cycle began, when it has one */
+  version?: string;
+  /** in notifications only, with http_api.public_url: the target's row on the page (docs/notifications.md) */
+  page_url?: string;
 }
 
 export interface ComposeChange {
