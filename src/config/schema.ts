@@ -104,7 +104,8 @@ export const CONFIG = table("General options", {
     sources: releaseSources("Source repositories of images without an org.opencontainers.image.source label (image, source: a repository URL)"),
   }),
 
-  compose: table("Compose projects (docs/compose.md)", {
+  compose: table("Compose projects: a tag move is written into the project's files (docs/compose.md)", {
+    write: bool(true, "Write a compose container's tag move into its compose file or .env (only the version's characters; label svc.compose.write=false keeps one service's files untouched); a digest update of the same tag never touches a file"),
     git: choice(
       ["off", "commit", "push", "pull_request"],
       "off",

@@ -76,6 +76,8 @@ export interface CreateOptions {
    * container by the time the replacement is created).
    */
   networkContainer?: string;
+  /** labels the replacement carries instead of the old container's (compose's config hash of the service's new files) */
+  labels?: Record<string, string>;
 }
 
 /**

@@ -23,6 +23,7 @@ import { toEvery } from "../updater/cycle/progress.ts";
 import { narrated, stepLogger } from "../updater/wrappers/summary.ts";
 import type { ReportSink, SessionReport } from "../updater/types.ts";
 import { apiEnabled } from "./api-enabled.ts";
+import { tellComposeProjects } from "./compose-projects.ts";
 import { recoverOrPostpone } from "./recovery.ts";
 import { loadRooms, rememberedBy } from "./rooms.ts";
 import { runOnce } from "./run-once.ts";
@@ -80,8 +81,10 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       progress: toEvery(progress.listen, notifications.progress, pretty ? stepLogger(logging.log.child("updater")) : undefined),
       // its cache goes where the other decisions go: nowhere when the folder was not fit for them
       releases: rooms.createReleaseNotes({ ...config, state_dir: stateDir }, logging.log),
+      compose: new rooms.ComposeFiles({ write: config.compose.write, stateDir: stateDir ?? null, dockerConfig: config.docker.config }),
       ...rememberedBy(state),
     });
+    await tellComposeProjects(engine, config, rooms.surveyProjects, log);
     updater = narrated(updater, logging.log, pretty);
     // one process at a time acts on the containers of a state file (svc rollback may run beside)
     if (state.file) updater = exclusiveOn(state.file, updater, logging.log);

@@ -45,6 +45,8 @@ import type { RolledBackDigests } from "./check/check.ts";
 import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./cycle/context.ts";
 import type { SelfHandover } from "./containers/replace.ts";
 import { createContainerTargets } from "./containers/kind.ts";
+import { ComposeFiles } from "../compose/index.ts";
+import { createGitStep, type GitStep } from "../git/index.ts";
 import { runCycle, type CycleDeps } from "./cycle/cycle.ts";
 import { completeHandover, type HandoverJob } from "./containers/handover.ts";
 import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./views/overview.ts";
@@ -102,6 +104,10 @@ export interface UpdaterDeps {
   snoozed?: Remembered;
   /** the source hosts, for what each update brings (docs/release-notes.md); absent: no release notes */
   releases?: ReleaseNotesService;
+  /** compose projects' files, where tag moves are written (docs/compose.md); default: from `[compose]`, state_dir and docker.config */
+  compose?: ComposeFiles;
+  /** what follows a compose change in Git (docs/compose.md, "Git"); default: from `[compose] git` */
+  git?: GitStep;
 }
 
 const DEFAULT_CONCURRENCY = 4;
@@ -119,6 +125,8 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     prePulled: deps.prePulled ?? inMemory(),
     previous,
     selfHandover: deps.selfHandover,
+    compose: deps.compose ?? new ComposeFiles({ write: deps.config.compose.write, stateDir: deps.config.state_dir ?? null, dockerConfig: deps.config.docker.config }),
+    git: deps.git ?? createGitStep(deps.config, deps.log),
     repairLeftovers: repair.repairLeftovers,
     cycleOver: (trigger, filter, options) => runner.run(trigger, filter, options),
   });

@@ -53,10 +53,23 @@ export interface ContainerReport {
   applies_at?: string | null;
   /** present for a target that was stale (updated, stale, held...): what the update brings */
   releases?: ReleaseSummary;
+  /** a compose container moved to another tag: what svc writes (a dry run) or wrote into its files (docs/compose.md) */
+  compose?: ComposeChange;
   /** the version label (org.opencontainers.image.version) of the image it ran when the cycle began, when it has one */
   version?: string;
   /** in notifications only, with http_api.public_url: the target's row on the page (docs/notifications.md) */
   page_url?: string;
+}
+
+export interface ComposeChange {
+  /** "compose.yaml line 12: 2.3.1 -> 2.4.0", ".env line 3 (APP_TAG): 2.3.1 -> 2.4.0" */
+  changes: string[];
+  /** true once written and kept (the container runs the new version); false: planned, or written back */
+  written: boolean;
+  /** why compose's next `docker compose up -d` recreates the container all the same; null: it recreates nothing */
+  recreates: string | null;
+  /** with `[compose] git`: what Git got (a commit, a push, a pull request and its address) or why not (docs/compose.md, "Git"); absent: git off */
+  git?: { done: "nothing" | "committed" | "pushed" | "pull_request"; commit: string | null; pull_request: string | null; problem: string | null };
 }
 
 export interface ReportCounts {

@@ -14,7 +14,7 @@ import { cleanupImages } from "./cleanup.ts";
 import { forgetPrePulled, prePull } from "./prepull.ts";
 import { isSelf, updateInOrder, type ContainerEntry, type ReplaceDeps } from "./replace.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { COMPOSE } from "./graph.ts";
+import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { policyFor, selectContainers, type ContainerPolicy } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
@@ -57,10 +57,13 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   const notes = readReleaseNotes({ releases: scope.releases, filter, options, trigger: ctx.trigger }, entries.values(), checker, deps.config);
   await notes.decided;
   const toUpdate = chooseUpdates(deps, entries);
+  planCompose(deps.compose, entries.values(), toUpdate, options);
   if (options.dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
     toUpdate.clear();
   } else {
+    // pull_request: the moves go into pull requests, nothing is applied here
+    await proposeCompose(deps.git, ctx, entries, toUpdate);
     await preUpdateHooks(ctx, entries, toUpdate);
   }
   if (!options.dryRun) await prePull({ engine: deps.engine, registry: deps.registry, cleanup: deps.config.cleanup, prePulled: deps.prePulled }, ctx, checker, entries.values());
@@ -97,15 +100,19 @@ async function checkEntries(deps: ContainerTargetDeps, ctx: ProtocolContext, ent
   const localReferences = options.localReferences ?? new Map<string, string>();
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
   if (options.seen) options.seen.images = images;
+  locateCompose(deps.compose, entries.values(), options);
   const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped, log: deps.log.child("updater") });
-  const inputOf = ({ summary, policy }: ContainerEntry) => ({
+  const inputOf = (entry: ContainerEntry) => ({
+    ...composeCheckInput(entry),
+    ...inputOfSummary(entry),
+  });
+  const inputOfSummary = ({ summary, policy }: ContainerEntry) => ({
     name: summary.name,
     image: summary.image,
     imageId: summary.imageId,
     noPull: policy.noPull,
     minImageAgeMs: policy.minImageAgeMs,
     tagPolicy: policy.tagPolicy,
-    reportTagOnly: summary.labels[COMPOSE.project] !== undefined && !policy.moveCompose,
     localReference: localReferences.get(summary.name),
     // a rollback on request goes where it was asked to, snoozed or not
     snoozedUntil: options.toLocalTag ? undefined : snoozedUntil(deps.snoozed, summary.name),
@@ -179,6 +186,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     duration_ms: durationOf(e, now),
     ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
+    ...(e.compose ? { compose: e.compose } : {}),
     ...versionOf(e.summary.labels),
   }));
 }
@@ -205,7 +213,8 @@ async function rollbackContainer(deps: ContainerTargetDeps, name: string, trigge
     throw new SvcError("not_found", `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`);
   }
   const reference = backReference ?? container.Config.Image;
-  await deps.engine.tagImage(back, reference);
+  // a reference pinned by digest (a compose line `repo:tag@sha256:...`) names the image already; a tag cannot carry a digest
+  if (!reference.includes("@")) await deps.engine.tagImage(back, reference);
   const localReferences = new Map(reference === container.Config.Image ? [] : [[name, reference]]);
   const report = await deps.cycleOver(trigger, { container: [name] }, { toLocalTag: true, localReferences, dryRun: false });
   if (report === null) return null;

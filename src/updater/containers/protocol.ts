@@ -36,6 +36,8 @@ export interface Replacement {
   stopTimeoutMs: number;
   /** svc's own container: parked without a stop, never removed by this process */
   self: boolean;
+  /** labels the new container carries over the old one's (compose's config hash once svc wrote its files) */
+  labels?: Record<string, string>;
   /** progress, for undoing */
   parkedAs?: string;
   stopped: boolean;
@@ -56,7 +58,7 @@ export type ReplaceOutcome =
 export function planReplacement(
   old: ContainerInspect,
   oldImage: ImageInspect | null,
-  options: { image?: string; stopSignal?: string; stopTimeoutMs: number; revive: boolean; self: boolean },
+  options: { image?: string; stopSignal?: string; stopTimeoutMs: number; revive: boolean; self: boolean; labels?: Record<string, string> },
 ): Replacement {
   const wasRunning = Boolean(old.State?.Running || old.State?.Restarting);
   const stop = stopOptionsFor(old, options);
@@ -71,6 +73,7 @@ export function planReplacement(
     stopTimeoutMs: stop.timeoutMs,
     self: options.self,
     stopped: false,
+    ...(options.labels ? { labels: options.labels } : {}),
   };
 }
 
@@ -118,7 +121,7 @@ export async function createReplacementContainer(ctx: ProtocolContext, r: Replac
     ctx,
     "create",
     { container: r.name, image: r.image },
-    () => ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer }),
+    () => ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer, ...(r.labels ? { labels: r.labels } : {}) }),
     (id) => id,
   );
   return r.newId;

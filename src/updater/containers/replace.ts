@@ -10,6 +10,10 @@ import { toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
+import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
+import type { GitStep } from "../../git/index.ts";
+import type { ComposeChange } from "../types.ts";
+import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
 import { act } from "../cycle/act.ts";
 import { digestFor, type Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -26,6 +30,10 @@ export interface ReplaceDeps extends Pick<KindDeps, "config" | "engine" | "regis
   selfHandover?: SelfHandover;
   /** images pulled ahead of an update window (containers/prepull.ts): not pulled again */
   prePulled?: Remembered;
+  /** compose projects' files (docs/compose.md); absent: files are never written */
+  compose?: ComposeFiles;
+  /** what follows a compose change in Git (`[compose] git`: docs/compose.md, "Git"); absent: nothing */
+  git?: GitStep;
 }
 
 /**
@@ -50,6 +58,14 @@ export interface ContainerEntry extends TargetEntry {
   newDigest: string | null;
   /** the reference the container moves to (tag policy, rollback across tags); null: its own */
   newImage: string | null;
+  /** a compose container: where its version is written, or why svc leaves its files alone (containers/compose.ts) */
+  composeSite?: Located;
+  /** its move in its compose files, once decided */
+  composeMove?: ComposeMove;
+  /** labels its replacement carries (compose's config hash over the files svc wrote) */
+  composeLabels?: Record<string, string>;
+  /** what the report says of its files */
+  compose?: ComposeChange;
 }
 
 const INSPECT_CONCURRENCY = 8;
@@ -82,7 +98,7 @@ export async function updateInOrder(input: {
   const idToName = new Map(input.all.map((c) => [c.id, c.name]));
   const g: GroupContext = { deps, ctx: input.ctx, entries, graph, idToName, checker: input.checker, toUpdate, running, inCycle, log: input.ctx.log, pulls: new Map() };
   const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(g, n))]);
-  const groups = connectedGroups(graph, involved);
+  const groups = mergeStacks(connectedGroups(graph, involved), entries);
   const selfGroup = groups.find((group) => group.some((n) => entries.has(n) && isSelf(deps, entries.get(n)!)));
   await forEachLimited(
     groups.filter((group) => group !== selfGroup),
@@ -187,6 +203,9 @@ type Plan =
 async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
   const updating = await pullGroup(g, group);
   if (updating.size === 0) return false;
+  // the files first, while nothing is stopped: a stack whose files cannot be written stays as it is
+  const writes = await writeCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, updating);
+  if (updating.size === 0) return false;
 
   const members = new Set([...updating, ...[...dependentsOf(g.graph, updating)].filter((n) => group.includes(n) && isRestartable(g, n))]);
   const order = topologicalOrder(g.graph, members);
@@ -201,6 +220,13 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
   for (const name of order) {
     const plan = plans.get(name);
     if (plan?.kind === "update") {
+      const failed = failedInStack(g.entries, name);
+      if (failed !== null) {
+        // a stack moves as a unit: once one of its services failed, the rest stay as they were
+        const problems = await restore(g.ctx, plan.r);
+        finish(g.entries.get(name)!, problems.length > 0 ? "failed" : "skipped", [`not updated: ${failed} of its stack failed`, ...problems].join("; "));
+        continue;
+      }
       if (!(await updateMember(g, name, plan.r))) continue;
       replaced.add(name);
       if (plan.r.self) selfReplaced = true;
@@ -210,6 +236,7 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
       await restartDependent(g, name, plan);
     }
   }
+  await settleCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, writes);
   return selfReplaced;
 }
 
@@ -341,6 +368,7 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
       stopTimeoutMs: entry.policy.stopTimeoutMs,
       revive: g.deps.config.revive_stopped,
       self: isSelf(g.deps, entry),
+      labels: entry.composeLabels,
     });
     try {
       await park(g.ctx, r);

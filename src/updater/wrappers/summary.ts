@@ -39,6 +39,14 @@ export function releaseWords(c: Pick<ContainerReport, "releases">): string {
   return `${r.count} release${r.count === 1 ? "" : "s"}${r.breaking > 0 ? `, ${r.breaking} breaking` : ""}`;
 }
 
+/** What svc writes (a dry run) or wrote into a compose project's files, and whether compose will recreate the container all the same. */
+function composeNote(c: ContainerReport): string {
+  if (!c.compose || (c.state !== "updated" && !wouldUpdate(c))) return "";
+  const verb = c.compose.written ? "wrote" : "writes";
+  const recreates = c.compose.recreates ? `; ${c.compose.recreates}` : "";
+  return `; ${verb} ${c.compose.changes.join(", ")}${recreates}`;
+}
+
 function releasesNote(c: ContainerReport): string {
   const words = releaseWords(c);
   return words ? ` (${words})` : "";
@@ -47,7 +55,7 @@ function releasesNote(c: ContainerReport): string {
 /** One container's outcome in a sentence. */
 export function containerLine(c: ContainerReport): string {
   const why = c.reason ? `: ${c.reason}` : "";
-  const brings = releasesNote(c);
+  const brings = releasesNote(c) + composeNote(c);
   switch (c.state) {
     case "updated":
       return `${c.name}: updated ${imageChange(c)}${digestChange(c.old_digest ?? c.old_image_id, c.new_digest ?? c.new_image_id)}${brings}`;
