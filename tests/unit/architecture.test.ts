@@ -17,6 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["state", "metrics"],
   ["engine"],
   ["registry", "releases"],
+  ["dataguard"],
   ["updater/types.ts"],
   ["updater/selection", "updater/check"],
   ["updater/cycle"],
