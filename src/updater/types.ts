@@ -53,6 +53,20 @@ export interface ContainerReport {
   applies_at?: string | null;
   /** present for a target that was stale (updated, stale, held...): what the update brings */
   releases?: ReleaseSummary;
+  /** present when the data guard copied (or was asked to copy) the container's data (docs/data-guard.md) */
+  data_guard?: DataGuardReport;
+}
+
+/** What the data guard did in one container's update. */
+export interface DataGuardReport {
+  /** the copy's size (the engine's archives of the guarded mounts); 0 when none was made */
+  bytes: number;
+  /** the time the copy (and a restore) added to the container's downtime */
+  duration_ms: number;
+  /** the data was put back as the copy holds it (the update was rolled back) */
+  restored: boolean;
+  /** why no copy was made (data_guard_over = skip), or why the restore failed */
+  problem?: string;
 }
 
 export interface ReportCounts {

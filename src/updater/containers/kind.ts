@@ -179,6 +179,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     duration_ms: durationOf(e, now),
     ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
+    ...(e.dataGuard ? { data_guard: e.dataGuard } : {}),
   }));
 }
 

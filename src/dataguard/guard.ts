@@ -1,0 +1,137 @@
+/**
+ * The data guard as the updater uses it (docs/data-guard.md): what a container's options and label
+ * ask for, whether its copy fits (the size cap, the room left), the copy, the restore, and how long
+ * copies are kept.
+ */
+import { join } from "node:path";
+import type { Config } from "../config/index.ts";
+import { formatSize, parseSize } from "../config/values.ts";
+import type { ContainerInspect, Engine } from "../engine/port.ts";
+import { copyMounts, measureMounts, type CopyOutcome } from "./copy.ts";
+import { guardedMounts, guardModeOf, type GuardedMount, type GuardMode } from "./mounts.ts";
+import { restoreCopy, type RestoreResult } from "./restore.ts";
+import { CopyStore, type Copy } from "./store.ts";
+
+export const GUARD_LABEL = "svc.data_guard";
+
+export interface DataGuardOptions {
+  mode: GuardMode;
+  maxBytes: number;
+  over: "hold" | "skip";
+  /** undefined: nowhere to keep copies (no state_dir, no data_guard_dir) */
+  dir: string | undefined;
+  keepMs: number;
+}
+
+export function dataGuardOptions(config: Config): DataGuardOptions {
+  const dir = config.data_guard_dir ?? (config.state_dir ? join(config.state_dir, "data-guard") : undefined);
+  return { mode: config.data_guard, maxBytes: parseSize(config.data_guard_max_size) ?? 1024 ** 3, over: config.data_guard_over, dir, keepMs: config.data_guard_keep };
+}
+
+/** What an update of one container does about its data, decided while it still runs. */
+export type Preparation =
+  | { kind: "off" }
+  | { kind: "copy"; mounts: GuardedMount[]; limit: { bytes: number; why: string } }
+  /** the copy does not fit (or cannot be made): held, or updated without a copy */
+  | { kind: "over"; action: "hold" | "skip"; reason: string };
+
+export class DataGuard {
+  readonly store: CopyStore | null;
+
+  constructor(
+    private readonly engine: Engine,
+    readonly options: DataGuardOptions,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.store = options.dir ? new CopyStore(options.dir) : null;
+  }
+
+  /** Whether any container could be guarded: the option, or a label that turns it on. */
+  modeOf(labels: Record<string, string>): GuardMode | undefined {
+    return guardModeOf(labels[GUARD_LABEL], this.options.mode);
+  }
+
+  /** Decided before the stop: which mounts, and whether they fit (counted through the engine, up to the limit). */
+  async prepare(inspect: ContainerInspect): Promise<Preparation> {
+    const label = inspect.Config?.Labels?.[GUARD_LABEL];
+    const mode = this.modeOf(inspect.Config?.Labels ?? {});
+    if (mode === undefined) return this.over(`label ${GUARD_LABEL}=${JSON.stringify(String(label).slice(0, 64))} is not off, volumes or all`);
+    if (mode === "off") return { kind: "off" };
+    const guarded = guardedMounts(inspect, mode);
+    if ("problem" in guarded) return this.over(`data_guard: ${guarded.problem}`);
+    if (guarded.mounts.length === 0) return { kind: "off" };
+    if (!this.store) return this.over("data_guard: no folder to keep copies in (set state_dir or data_guard_dir)");
+    const limit = this.limitFor(inspect.Name.replace(/^\//, ""));
+    const measured = await measureMounts(this.engine, inspect.Id, guarded.mounts, limit.bytes);
+    if (measured > limit.bytes) return this.over(`data_guard: its guarded mounts take more than ${formatSize(limit.bytes)} (${limit.why})`);
+    return { kind: "copy", mounts: guarded.mounts, limit };
+  }
+
+  /** The cap, or the room left in data_guard_dir (its reserve kept, this container's earlier copies counted as free), whichever is smaller. */
+  limitFor(container: string): { bytes: number; why: string } {
+    const store = this.store!;
+    const earlier = store.list(container).reduce((sum, copy) => sum + copy.manifest.bytes, 0);
+    const room = store.room() + earlier;
+    if (room < this.options.maxBytes) return { bytes: room, why: `the room left in ${store.root}, keeping 10% of its filesystem (at most ${formatSize(1024 ** 3)}) free` };
+    return { bytes: this.options.maxBytes, why: `data_guard_max_size ${formatSize(this.options.maxBytes)}` };
+  }
+
+  private over(reason: string): Preparation {
+    return { kind: "over", action: this.options.over, reason };
+  }
+
+  /**
+   * The copy of a stopped container's mounts. Its earlier copies go first (a copy is kept until
+   * the next update: docs/data-guard.md), except `keep` (a copy about to be restored).
+   */
+  async copy(inspect: ContainerInspect, preparation: Extract<Preparation, { kind: "copy" }>, meta: { image: string; imageId: string | null; version: string | null }, keep?: Copy): Promise<CopyOutcome> {
+    const store = this.store!;
+    const container = inspect.Name.replace(/^\//, "");
+    for (const earlier of store.list(container)) if (earlier.id !== keep?.id) store.remove(container, earlier.id);
+    return copyMounts(this.engine, store, { container, containerId: inspect.Id, ...meta, mounts: preparation.mounts, limit: preparation.limit }, this.now);
+  }
+
+  /** Marks a restore into `containerId` as under way before anything is touched (crash recovery finishes it). */
+  beginRestore(copy: Copy, containerId: string): void {
+    this.store?.markRestoring(copy, containerId);
+  }
+
+  /** The copy a restore into container `containerId` was interrupted in (crash recovery). */
+  restoringInto(containerId: string): Copy | null {
+    return this.store?.restoringInto(containerId) ?? null;
+  }
+
+  restore(copy: Copy, containerId: string): Promise<RestoreResult> {
+    return restoreCopy(this.engine, this.store!, copy, containerId);
+  }
+
+  /** The container's next version runs: data_guard_keep counts from now. */
+  supersede(copy: Copy): void {
+    this.store?.update(copy, { superseded_at: this.now().toISOString() });
+  }
+
+  /** Removes the copies kept longer than data_guard_keep after their container's next version started. */
+  prune(): string[] {
+    if (!this.store) return [];
+    const removed: string[] = [];
+    const now = this.now().getTime();
+    for (const copy of this.store.list()) {
+      const since = copy.manifest.superseded_at ? Date.parse(copy.manifest.superseded_at) : NaN;
+      if (Number.isFinite(since) && now - since >= this.options.keepMs && this.store.remove(copy.manifest.container, copy.id)) removed.push(`${copy.manifest.container}/${copy.id}`);
+    }
+    return removed;
+  }
+
+  /** The complete copy taken from container `containerId` (the old container of an update), if any. */
+  copyOf(containerId: string): Copy | null {
+    return this.store?.list().find((copy) => containerId.startsWith(copy.manifest.container_id) || copy.manifest.container_id.startsWith(containerId)) ?? null;
+  }
+}
+
+/** The version a copy belongs to: the image's version label, else the reference's tag. */
+export function versionOf(image: string, labels: Record<string, string> | undefined): string | null {
+  const label = labels?.["org.opencontainers.image.version"]?.trim();
+  if (label) return label.slice(0, 256);
+  const at = image.lastIndexOf(":");
+  return at > image.lastIndexOf("/") ? image.slice(at + 1, at + 257) : null;
+}
