@@ -96,6 +96,20 @@ export class DataGuard {
     this.store?.markRestoring(copy, containerId);
   }
 
+  /** No restore of `copy` is under way any more. */
+  endRestore(copy: Copy): void {
+    this.store?.clearRestoring(copy);
+  }
+
+  /**
+   * At start: removes what is not a complete copy (a copy a crash interrupted: its update was undone)
+   * and the copies past data_guard_keep. Returns one line per folder removed.
+   */
+  tidy(): string[] {
+    if (!this.store) return [];
+    return [...this.store.sweep().map((dir) => `${dir}: incomplete copy removed`), ...this.prune().map((dir) => `${dir}: kept data_guard_keep, removed`)];
+  }
+
   /** The copy a restore into container `containerId` was interrupted in (crash recovery). */
   restoringInto(containerId: string): Copy | null {
     return this.store?.restoringInto(containerId) ?? null;

@@ -7,7 +7,7 @@
  * to its earlier image through a cycle over it alone, with the protocol's checks.
  */
 import type { ContainerSummary } from "../../engine/port.ts";
-import { SvcError } from "../../errors.ts";
+import { SvcError, toSvcError } from "../../errors.ts";
 import type { Remembered } from "../../state/index.ts";
 import { createChecker, type Checker, type Verdict } from "../check/check.ts";
 import { cleanupImages } from "./cleanup.ts";
@@ -64,6 +64,7 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     await preUpdateHooks(ctx, entries, toUpdate);
   }
   if (!options.dryRun) await prePull({ engine: deps.engine, registry: deps.registry, cleanup: deps.config.cleanup, prePulled: deps.prePulled }, ctx, checker, entries.values());
+  if (!options.dryRun) pruneCopies(ctx);
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, all, entries, checker, toUpdate }) : false;
   if (!options.dryRun) forgetPrePulled(deps.prePulled, entries.values());
   return {
@@ -76,6 +77,15 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     },
     report: () => reportEntries(entries),
   };
+}
+
+/** The data guard's copies kept past data_guard_keep go at each real cycle (docs/data-guard.md). */
+function pruneCopies(ctx: ProtocolContext): void {
+  try {
+    for (const copy of ctx.guard?.prune() ?? []) ctx.log.info("data guard: copy kept data_guard_keep, removed", { copy });
+  } catch (error) {
+    ctx.log.warn("data guard: could not prune data_guard_dir", { error: toSvcError(error).message });
+  }
 }
 
 function newEntries(deps: ContainerTargetDeps, selected: ContainerSummary[], toLocalTag: boolean, filter: UpdateFilter): Map<string, ContainerEntry> {
