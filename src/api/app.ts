@@ -9,6 +9,8 @@
  * validation and never 415, so the order is kept here in plain code. Handlers only call the
  * runner and the metrics; nothing below the API sees Elysia's Context.
  */
+import type { CopyList } from "../dataguard/index.ts";
+import { dataGuardEndpoint } from "./data-guard.ts";
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config/index.ts";
@@ -42,6 +44,8 @@ export interface ApiDeps {
   audit?: AuditLog;
   /** the nonce of the state file's owner claim: GET /v1/health proves knowing it to `svc rollback` (state/owner.ts) */
   ownerNonce?: string;
+  /** the data guard's copies (GET and DELETE /v1/data-guard); absent: none listed */
+  dataCopies?: CopyList;
 }
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
@@ -88,6 +92,7 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
     ["/v1/skip", { enabled: api.update, authenticated: true, methods: { POST: skip }, allow: "POST" }],
     ["/v1/rollback", { enabled: api.update, authenticated: true, methods: { POST: rollback }, allow: "POST" }],
+    ["/v1/data-guard", dataGuardEndpoint(true, deps.dataCopies)],
     ...dashboard,
   ]);
 }

@@ -23,6 +23,71 @@ export interface DataGuardOptions {
   keepMs: number;
 }
 
+/** The copies as GET /v1/data-guard lists them (docs/api.md). */
+export interface CopyView {
+  container: string;
+  id: string;
+  bytes: number;
+  created_at: string;
+  age_seconds: number;
+  /** the version the data belongs to (the image's version label, else its tag) */
+  version: string | null;
+  image: string;
+  image_id: string | null;
+  /** when the container's next version started; null: the update is not finished */
+  superseded_at: string | null;
+  /** when data_guard_keep removes it; null while its update is not finished */
+  expires_at: string | null;
+  restoring: boolean;
+  mounts: { destination: string; type: "volume" | "bind"; name?: string; bytes: number }[];
+}
+
+/** What the API does with the copies: list them, remove one (never one being restored). */
+export class CopyList {
+  constructor(
+    private readonly store: CopyStore | null,
+    private readonly keepMs: number,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  list(): CopyView[] {
+    if (!this.store) return [];
+    const now = this.now().getTime();
+    return this.store.list().map((copy) => {
+      const m = copy.manifest;
+      const superseded = m.superseded_at ? Date.parse(m.superseded_at) : NaN;
+      return {
+        container: m.container,
+        id: copy.id,
+        bytes: m.bytes,
+        created_at: m.created_at,
+        age_seconds: Math.max(0, Math.floor((now - Date.parse(m.created_at)) / 1000)),
+        version: m.version,
+        image: m.image,
+        image_id: m.image_id,
+        superseded_at: m.superseded_at,
+        expires_at: Number.isFinite(superseded) ? new Date(superseded + this.keepMs).toISOString() : null,
+        restoring: this.store!.isRestoring(copy),
+        mounts: m.mounts.map((mount) => ({ destination: mount.destination, type: mount.type, ...(mount.name ? { name: mount.name } : {}), bytes: mount.bytes })),
+      };
+    });
+  }
+
+  /** "missing": no such copy; "restoring": a restore uses it (crash recovery may need it). */
+  remove(container: string, id: string): "removed" | "missing" | "restoring" {
+    const copy = this.store?.read(container, id);
+    if (!copy) return "missing";
+    if (this.store!.isRestoring(copy)) return "restoring";
+    return this.store!.remove(container, id) ? "removed" : "missing";
+  }
+}
+
+/** The copies of a configuration, for the API (which runs before the engine is reached). */
+export function copyListOf(config: Config): CopyList {
+  const options = dataGuardOptions(config);
+  return new CopyList(options.dir ? new CopyStore(options.dir) : null, options.keepMs);
+}
+
 export function dataGuardOptions(config: Config): DataGuardOptions {
   const dir = config.data_guard_dir ?? (config.state_dir ? join(config.state_dir, "data-guard") : undefined);
   return { mode: config.data_guard, maxBytes: parseSize(config.data_guard_max_size) ?? 1024 ** 3, over: config.data_guard_over, dir, keepMs: config.data_guard_keep };

@@ -9,4 +9,4 @@ export { CopyStore, RESERVE_MAX_BYTES, type Copy, type Manifest, type CopiedMoun
 export { copyMounts, measureMounts, type CopyOutcome, type CopyRequest } from "./copy.ts";
 export { restoreCopy, verifyCopy, type RestoreResult } from "./restore.ts";
 export { emptyFileArchive } from "./tar.ts";
-export { DataGuard, dataGuardOptions, versionOf, GUARD_LABEL, type DataGuardOptions, type Preparation } from "./guard.ts";
+export { DataGuard, dataGuardOptions, versionOf, GUARD_LABEL, CopyList, copyListOf, type CopyView, type DataGuardOptions, type Preparation } from "./guard.ts";

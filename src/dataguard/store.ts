@@ -108,6 +108,11 @@ export class CopyStore {
     return { ...copy, manifest };
   }
 
+  /** Whether a restore of `copy` is under way (or was interrupted: crash recovery finishes it). */
+  isRestoring(copy: Copy): boolean {
+    return existsSync(join(copy.dir, RESTORING));
+  }
+
   remove(container: string, id: string): boolean {
     if (!NAME.test(container) || !COPY_ID.test(id)) return false;
     const dir = join(this.root, container, id);
