@@ -22,6 +22,7 @@ const ResultSchema = z.object({
   to_image_id: z.string(),
   state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]),
   reason: z.string().nullable(),
+  data_guard: z.object({ bytes: z.number(), duration_ms: z.number(), restored: z.boolean(), problem: z.string().max(4000).optional() }).optional(),
 });
 
 /** A rollback's answer is a few hundred bytes; anything larger is not svc's. */
@@ -33,7 +34,7 @@ const KIND_BY_STATUS: Record<number, ErrorKind> = { 400: "bad_request", 401: "un
  * The result of the rollback done by the service that owns `stateFile`, or undefined when this
  * process must do it itself (no live owner, or one without an update API or out of reach).
  */
-export async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger): Promise<RollbackResult | undefined> {
+export async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger, withData = false): Promise<RollbackResult | undefined> {
   const owner = liveOwner(stateFile);
   if (!owner) return undefined;
   const who = describeProcess(owner);
@@ -54,7 +55,7 @@ export async function rollbackThroughOwner(config: Config, stateFile: string, na
     response = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json", ...(config.http_api.token ? { authorization: `Bearer ${config.http_api.token}` } : {}) },
-      body: JSON.stringify({ container: name }),
+      body: JSON.stringify(withData ? { container: name, with_data: "true" } : { container: name }),
       // the service stops, starts and watches the container as an update does
       signal: AbortSignal.timeout(rollbackTimeoutMs(config)),
     });

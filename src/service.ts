@@ -23,7 +23,7 @@ import { liveProgress } from "./updater/views/live.ts";
 import { pendingRunner } from "./updater/wrappers/pending.ts";
 import { toEvery } from "./updater/cycle/progress.ts";
 import { logRollback, narrated, stepLogger } from "./updater/wrappers/summary.ts";
-import type { ReportSink, RollbackResult, SessionReport } from "./updater/types.ts";
+import type { ReportSink, RollbackOptions, RollbackResult, SessionReport } from "./updater/types.ts";
 
 export { apiEnabled, runHealthcheck } from "./healthcheck.ts";
 
@@ -131,13 +131,14 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
  * `svc rollback NAME`: the container back on the image it ran before svc's last update of it
  * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
  */
-export async function runRollback(config: Config, name: string): Promise<number> {
+export async function runRollback(config: Config, name: string, options: RollbackOptions = {}): Promise<number> {
   const logging = createLogging(logSettings(config), { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   let release: (() => void) | undefined;
   try {
+    if (options.withData) warnDataLoss(config, name, log);
     const file = stateFile(config.state_dir, config.scope);
-    const handed = file && (await rollbackThroughOwner(config, file, name, log));
+    const handed = file && (await rollbackThroughOwner(config, file, name, log, options.withData));
     if (handed) return rollbackOutcome(handed, logging);
     if (file) release = await leaseForCommand(config, file, log);
     const rooms = await loadRooms();
@@ -154,11 +155,21 @@ export async function runRollback(config: Config, name: string): Promise<number>
       ...rememberedBy(state),
     });
     await recoverOrPostpone(updater, log);
-    return rollbackOutcome(await updater.rollback(name, "run_once"), logging);
+    return rollbackOutcome(await updater.rollback(name, "run_once", options), logging);
   } finally {
     release?.();
     await logging.close();
   }
+}
+
+/** `svc rollback --with-data` says, before it acts, what the container wrote since the copy and is to be replaced. */
+function warnDataLoss(config: Config, name: string, log: Logger): void {
+  const copy = copyListOf(config).list().find((c) => c.container === name);
+  if (!copy) return;
+  const hours = Math.round(copy.age_seconds / 360) / 10;
+  log.warn(
+    `${name}: its data goes back to the copy of version ${copy.version ?? "?"} taken ${copy.created_at} (${hours} h ago): what it wrote since is replaced; its present data is copied first, so this rollback too can be undone (GET /v1/data-guard)`,
+  );
 }
 
 /** Tells what `svc rollback` did; exit 0 when the container runs its earlier image again. */

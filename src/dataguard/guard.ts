@@ -13,6 +13,7 @@ import { restoreCopy, type RestoreResult } from "./restore.ts";
 import { CopyStore, type Copy } from "./store.ts";
 
 export const GUARD_LABEL = "svc.data_guard";
+const MODE_ORDER: readonly GuardMode[] = ["off", "volumes", "all"];
 
 export interface DataGuardOptions {
   mode: GuardMode;
@@ -117,10 +118,11 @@ export class DataGuard {
   }
 
   /** Decided before the stop: which mounts, and whether they fit (counted through the engine, up to the limit). */
-  async prepare(inspect: ContainerInspect): Promise<Preparation> {
+  async prepare(inspect: ContainerInspect, atLeast: GuardMode = "off"): Promise<Preparation> {
     const label = inspect.Config?.Labels?.[GUARD_LABEL];
-    const mode = this.modeOf(inspect.Config?.Labels ?? {});
-    if (mode === undefined) return this.over(`label ${GUARD_LABEL}=${JSON.stringify(String(label).slice(0, 64))} is not off, volumes or all`);
+    const asked = this.modeOf(inspect.Config?.Labels ?? {});
+    if (asked === undefined) return this.over(`label ${GUARD_LABEL}=${JSON.stringify(String(label).slice(0, 64))} is not off, volumes or all`);
+    const mode = MODE_ORDER.indexOf(atLeast) > MODE_ORDER.indexOf(asked) ? atLeast : asked;
     if (mode === "off") return { kind: "off" };
     const guarded = guardedMounts(inspect, mode);
     if ("problem" in guarded) return this.over(`data_guard: ${guarded.problem}`);
@@ -181,7 +183,7 @@ export class DataGuard {
   }
 
   restore(copy: Copy, containerId: string): Promise<RestoreResult> {
-    return restoreCopy(this.engine, this.store!, copy, containerId);
+    return restoreCopy(this.engine, copy, containerId);
   }
 
   /** The container's next version runs: data_guard_keep counts from now. */

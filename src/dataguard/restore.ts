@@ -9,8 +9,10 @@
  *   3. the mount's archive is put into its parent: the engine recreates every entry with its
  *      owner, mode, times, links and the extended attributes the archive carries.
  *
- * The mark in the copy's folder (store.ts) says a restore is under way: crash recovery restarts it
- * from step 1, so a mount is never left half-restored once svc runs again.
+ * The caller marks a copy (store.ts, `markRestoring`) before it touches anything: the mark names the
+ * copy that undoes the change (the same one after a failed update; the present data's copy when
+ * `svc rollback --with-data` puts an older copy back), and crash recovery restores it from step 1,
+ * so a mount is never left half-restored once svc runs again.
  */
 import { open } from "node:fs/promises";
 import { join } from "node:path";
@@ -18,7 +20,7 @@ import type { Engine } from "../engine/port.ts";
 import { SvcError, toSvcError } from "../errors.ts";
 import { archiveParent } from "./mounts.ts";
 import { emptyFileArchive } from "./tar.ts";
-import type { Copy, CopyStore } from "./store.ts";
+import type { Copy } from "./store.ts";
 
 const HASH_CHUNK = 1024 * 1024;
 
@@ -28,10 +30,9 @@ export interface RestoreResult {
 }
 
 /** Restores `copy` into container `containerId` (not running). Throws when the copy is damaged or the engine refuses. */
-export async function restoreCopy(engine: Engine, store: CopyStore, copy: Copy, containerId: string): Promise<RestoreResult> {
+export async function restoreCopy(engine: Engine, copy: Copy, containerId: string): Promise<RestoreResult> {
   const started = performance.now();
   await verifyCopy(copy);
-  store.markRestoring(copy, containerId);
   for (const mount of copy.manifest.mounts) {
     const { parent, base } = archiveParent(mount.destination);
     await emptyMount(engine, containerId, parent, base, mount.destination);
@@ -42,7 +43,6 @@ export async function restoreCopy(engine: Engine, store: CopyStore, copy: Copy, 
       throw new SvcError("engine", `restoring ${mount.destination}: ${toSvcError(error).message}`, { cause: error });
     }
   }
-  store.clearRestoring(copy);
   return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
 }
 

@@ -145,7 +145,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     recover: repair.recover,
     drain: runner.drain,
     skip: (name, what) => skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what),
-    rollback: (name, trigger) => rollbackTarget({ kinds, context, runner }, name, trigger),
+    rollback: (name, trigger, options) => rollbackTarget({ kinds, context, runner }, name, trigger, options),
     overview: (filter) => overviewOf(runner, deps.config, memory, filter),
     snooze: async (name, ms) => {
       if ((await firstOfKinds(kinds, (kind) => kind.reference(name))) === undefined) throw new SvcError("not_found", `no container or service named ${name}`);

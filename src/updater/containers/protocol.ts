@@ -22,7 +22,7 @@ import type { ProtocolContext, WatchTiming } from "../cycle/context.ts";
 import { announce } from "../cycle/progress.ts";
 import type { Copy, Preparation } from "../../dataguard/index.ts";
 import type { DataGuardReport } from "../types.ts";
-import { copyGuarded, mustRestore, restoreGuarded, supersedeGuarded } from "./guard.ts";
+import { copyGuarded, mustRestore, restoreGuarded, restoreKept, supersedeGuarded } from "./guard.ts";
 
 const LOG_LINES = 20;
 
@@ -43,8 +43,8 @@ export interface Replacement {
   parkedAs?: string;
   stopped: boolean;
   newId?: string;
-  /** the new container's start was asked for: its data may have changed */
-  newStarted?: boolean;
+  /** the new container's start was asked for, or a copy was put back: undoing puts the present data's copy back */
+  dataTouched?: boolean;
   /** the data guard's decision (containers/guard.ts), its copy, and what the report says of it */
   guardPlan?: Extract<Preparation, { kind: "copy" }>;
   copy?: Copy;
@@ -143,9 +143,10 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
   try {
     const held = await copyGuarded(ctx, r);
     if (held !== undefined) return { kind: "held", reason: withProblems(held, await restore(ctx, r)) };
+    if (r.keepCopy) await restoreKept(ctx, r);
     newId = await createReplacementContainer(ctx, r, networkContainer);
     if (r.startAfter) {
-      r.newStarted = true;
+      r.dataTouched = true;
       await act(ctx, "start", { container: r.name, container_id: newId, image: r.image }, () => ctx.engine.startContainer(newId));
     }
   } catch (error) {
@@ -231,7 +232,8 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   }
   if (restoreData) {
     const problem = await restoreGuarded(ctx, r);
-    r.newStarted = false;
+    if (problem === undefined) ctx.guard!.endRestore(r.copy!);
+    r.dataTouched = false;
     if (problem !== undefined) {
       problems.push(`restoring the data: ${problem}`);
       if (r.parkedAs) problems.push(`the old container stays parked and stopped as ${r.parkedAs}; the next cycle or start of svc restores its data`);

@@ -162,7 +162,10 @@ async function undo(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName
   if (copy) ctx.guard!.beginRestore(copy, old.id);
   if (newId) await act(ctx, "remove", { ...target, container_id: newId }, () => ctx.engine.removeContainer(newId, { force: true }));
   // a restore that fails throws: the old container stays parked and stopped, for the next cycle or start
-  if (copy) await act(ctx, "data_restore", { ...target, container_id: old.id }, () => ctx.guard!.restore(copy, old.id));
+  if (copy) {
+    await act(ctx, "data_restore", { ...target, container_id: old.id }, () => ctx.guard!.restore(copy, old.id));
+    ctx.guard!.endRestore(copy);
+  }
   if (parsed.wasRunning) {
     const inspected = await ctx.engine.inspectContainer(old.id);
     if (inspected.State.Running || inspected.State.Restarting) {

@@ -50,7 +50,7 @@ async function roundTrip(what: string, mountArgs: string[]) {
   expect(migrated).not.toEqual(before);
   expect(Object.keys(migrated)).toContain("new/deep/file");
 
-  const restored = await restoreCopy(engine, store, outcome.copy, inspect(app).Id);
+  const restored = await restoreCopy(engine, outcome.copy, inspect(app).Id);
   expect(restored.bytes).toBe(outcome.copy.manifest.bytes);
   expect(withoutXattrs(manifestOf(app))).toEqual(withoutXattrs(before));
   expect(readdirSync(outcome.copy.dir).sort()).toEqual(["manifest.json", "mount-0.tar"]);
@@ -76,11 +76,11 @@ describe("data guard: copy and restore through the engine", () => {
   }, 90_000);
 
   test("an anonymous volume too; a damaged copy is refused before anything is touched", async () => {
-    const { engine, store, copy, app } = await roundTrip("anon", ["-v", "/data"]);
+    const { engine, copy, app } = await roundTrip("anon", ["-v", "/data"]);
     docker(["stop", "-t", "0", app]);
     const before = manifestOf(app);
     writeFileSync(join(copy.dir, copy.manifest.mounts[0]!.file), "not the archive");
-    await expect(restoreCopy(engine, store, copy, inspect(app).Id)).rejects.toThrow("does not match its checksum");
+    await expect(restoreCopy(engine, copy, inspect(app).Id)).rejects.toThrow("does not match its checksum");
     expect(manifestOf(app)).toEqual(before);
   }, 90_000);
 });

@@ -13,6 +13,7 @@ import type { ReleaseNotesService } from "../../../src/releases/index.ts";
 import { createUpdater, type ProgressListener, type Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import type { Subprocess } from "bun";
+import type { DataGuard } from "../../../src/dataguard/index.ts";
 import { docker, inspect, sandbox } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
 
@@ -40,7 +41,7 @@ export interface Harness {
 export const TEST_SCOPE = "svc-updater-tests";
 
 /** Test defaults: short stop and startup timeouts, every cycle scoped by the caller's `containers`. */
-export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger; releases?: ReleaseNotesService } = {}): Promise<Harness> {
+export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger; releases?: ReleaseNotesService; guard?: (engine: Engine, config: Config) => DataGuard } = {}): Promise<Harness> {
   const config = defaultConfig({
     scope: TEST_SCOPE,
     ...overrides,
@@ -64,6 +65,7 @@ export async function makeUpdater(overrides: DeepPartial<Config> & { containers:
     selfContainerId: extra.selfContainerId,
     progress: extra.progress,
     releases: extra.releases,
+    guard: extra.guard?.(engine, config),
     timing: { pollMs: 200, stableMs: 1000 },
   });
   return { config, engine, updater, metrics, audit, published };
