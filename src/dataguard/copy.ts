@@ -26,6 +26,9 @@ export interface CopyRequest {
 
 export type CopyOutcome = { kind: "copied"; copy: Copy } | { kind: "over"; bytes: number; reason: string };
 
+/** How often a copy asks for the chunks it wrote to be collected. */
+const COLLECT_EVERY = 32 * 1024 * 1024;
+
 /** A mount's archive ran past the limit: the copy stops there. */
 class OverLimit extends Error {
   constructor(readonly bytes: number) {
@@ -99,6 +102,9 @@ async function copyOne(engine: Engine, containerId: string, destination: string,
       if (bytes > limit) throw new OverLimit(bytes);
       hash.update(value);
       await writeAll(file, value);
+      // the chunks are garbage once written: collected as they go, or a copy of a large volume
+      // would hold a hundred MiB of them until the collector comes by itself (docs/data-guard.md)
+      if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor((bytes - value.byteLength) / COLLECT_EVERY)) Bun.gc(false);
     }
     await file.sync();
     return { bytes, sha256: hash.digest("hex") };
