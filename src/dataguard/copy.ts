@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { Engine } from "../engine/port.ts";
 import { SvcError } from "../errors.ts";
 import { formatSize } from "../config/values.ts";
+import { timerDelay } from "../timers.ts";
 import type { GuardedMount } from "./mounts.ts";
 import { firstEntryType, startsWithFolder } from "./tar.ts";
 import { mountFile, type CopiedMount, type Copy, type CopyStore, type Manifest } from "./store.ts";
@@ -25,6 +26,12 @@ export interface CopyRequest {
 }
 
 export type CopyOutcome = { kind: "copied"; copy: Copy } | { kind: "over"; bytes: number; reason: string };
+
+/**
+ * The longest the engine may send nothing while it streams an archive: the old container stays
+ * stopped during a copy, so an engine that stalls must not hold it down for good.
+ */
+export const ARCHIVE_IDLE_MS = 120_000;
 
 /** How often a copy asks for the chunks it wrote to be collected. */
 const COLLECT_EVERY = 32 * 1024 * 1024;
@@ -87,7 +94,7 @@ async function copyOne(engine: Engine, containerId: string, destination: string,
   let checkedFirst = false;
   try {
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await readChunk(reader, destination);
       if (done) break;
       if (!checkedFirst && value.byteLength >= 512) {
         checkedFirst = true;
@@ -125,6 +132,19 @@ async function writeAll(file: Awaited<ReturnType<typeof open>>, chunk: Uint8Arra
   }
 }
 
+/** The next chunk of an archive, or an engine error after ARCHIVE_IDLE_MS without one. */
+async function readChunk(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }, destination: string): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SvcError("engine", `the engine sent nothing of ${destination} for ${ARCHIVE_IDLE_MS / 1000} s`)), timerDelay(ARCHIVE_IDLE_MS));
+  });
+  try {
+    return (await Promise.race([reader.read(), stalled])) as { done: true } | { done: false; value: Uint8Array };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The archive's size of the guarded mounts of a running container, counted up to `limit` (+1): to know before the stop whether a copy fits. */
 export async function measureMounts(engine: Engine, containerId: string, mounts: GuardedMount[], limit: number): Promise<number> {
   let total = 0;
@@ -132,7 +152,7 @@ export async function measureMounts(engine: Engine, containerId: string, mounts:
     const reader = (await engine.readArchive(containerId, mount.destination)).getReader();
     try {
       for (;;) {
-        const { done, value } = await reader.read();
+        const { done, value } = await readChunk(reader, mount.destination);
         if (done) break;
         total += value.byteLength;
         if (total > limit) return total;
