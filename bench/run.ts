@@ -10,6 +10,7 @@ import { compile } from "../build.ts";
 import { FIRST_LOAD_BUDGET_KIB } from "../src/ui/budget.ts";
 import type { Subprocess } from "bun";
 import { ReleaseHosts } from "../tests/support/release-hosts.ts";
+import { benchDataGuard } from "./data-guard.ts";
 import { countingEngineProxy, countingProxy, engineGet, freePort, median, memoryKiB, rssKiB, run, runAsync, startProcess, stop, stopAll, waitForHealth, wrk } from "./lib.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -829,6 +830,7 @@ const steps: [string, () => void | Promise<void>][] = [
   ["release notes", benchReleaseNotes],
   ["swarm services", benchSwarmServices],
   ["dashboard", benchDashboard],
+  ["data guard", () => benchDataGuard({ dockerHost, registry, rootfs: join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar"), work: WORK, record })],
   ["sizes", benchSizes],
 ];
 
