@@ -4,7 +4,7 @@
  * using is not removed (409).
  */
 import type { CopyList } from "../dataguard/index.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { Endpoint, Handler } from "./endpoint.ts";
 import { jsonResponse } from "./http.ts";
 

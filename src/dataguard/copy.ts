@@ -7,9 +7,9 @@
 import { open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Engine } from "../engine/port.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import { formatSize } from "../config/values.ts";
-import { timerDelay } from "../timers.ts";
+import { timerDelay } from "../core/timers.ts";
 import type { GuardedMount } from "./mounts.ts";
 import { firstEntryType, startsWithFolder } from "./tar.ts";
 import { mountFile, type CopiedMount, type Copy, type CopyStore, type Manifest } from "./store.ts";

@@ -17,7 +17,7 @@
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { Engine } from "../engine/port.ts";
-import { SvcError, toSvcError } from "../errors.ts";
+import { SvcError, toSvcError } from "../core/errors.ts";
 import { archiveParent } from "./mounts.ts";
 import { emptyFileArchive } from "./tar.ts";
 import type { Copy } from "./store.ts";

@@ -11,7 +11,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { writeFileAtomically } from "../files.ts";
+import { writeFileAtomically } from "../core/files.ts";
 import type { GuardedMount } from "./mounts.ts";
 
 export const MANIFEST = "manifest.json";

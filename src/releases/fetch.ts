@@ -4,8 +4,9 @@
  * list costs nothing against the host's rate limit, and the host's rate-limit answers (403 or
  * 429 with their reset headers) told as such, with when to ask again (docs/release-notes.md).
  */
-import { readBounded } from "../bounded.ts";
-import { SvcError } from "../errors.ts";
+import { readBoundedJson } from "../core/bounded.ts";
+import { SvcError } from "../core/errors.ts";
+import { duration } from "../core/moments.ts";
 import type { HostApi, StoredRelease } from "./hosts.ts";
 import type { SourceRepo } from "./source.ts";
 
@@ -124,23 +125,16 @@ async function request(deps: FetchDeps, url: string, headers: Record<string, str
   } catch (error) {
     if (error instanceof SvcError) throw error;
     const timedOut = (error as Error).name === "TimeoutError";
-    throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${deps.timeoutMs / 1000} s` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
+    throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${duration(deps.timeoutMs)}` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
   }
 }
 
 async function readPage(deps: FetchDeps, repo: SourceRepo, response: Response): Promise<StoredRelease[]> {
   const what = `${deps.api.name}'s list of releases of ${repo.path}`;
-  const { bytes, overCap } = await readBounded(response, RELEASE_LIMITS.pageBytes);
-  if (overCap) throw new SvcError("registry", `${what} is larger than ${RELEASE_LIMITS.pageBytes / 1024 / 1024} MiB, the most svc reads of a page`);
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    throw new SvcError("registry", `${what} is not JSON`);
-  }
-  const parsed = deps.api.schema.safeParse(json);
-  if (!parsed.success) throw new SvcError("registry", `${what} is not a list`);
-  return parsed.data.flatMap((item) => deps.api.release(item, RELEASE_LIMITS.notesChars) ?? []);
+  const read = await readBoundedJson(response, RELEASE_LIMITS.pageBytes, deps.api.schema);
+  if ("value" in read) return read.value.flatMap((item) => deps.api.release(item, RELEASE_LIMITS.notesChars) ?? []);
+  if (read.error === "over_cap") throw new SvcError("registry", `${what} is larger than ${RELEASE_LIMITS.pageBytes / 1024 / 1024} MiB, the most svc reads of a page`);
+  throw new SvcError("registry", read.error === "not_shape" ? `${what} is not a list` : `${what} is not JSON`);
 }
 
 /** A non-2xx answer as a sentence; a rate-limit answer as RateLimited with its reset time. */

@@ -1,23 +1,12 @@
 /** How the page words times, versions and policies. Pure: everything here returns text. */
 import { type Bucket, inBucket } from "../summary.ts";
+import { fromNow as momentFromNow } from "../../core/moments.ts";
 import type { ContainerOverview, RateLimitView, RunningCycle } from "./api.ts";
 
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
-const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
-  ["day", 86_400_000],
-  ["hour", 3_600_000],
-  ["minute", 60_000],
-  ["second", 1_000],
-];
-
-/** "3 hours ago", "in 2 days". */
+/** "3 h ago", "in 2 d": the one wording of moments svc uses everywhere (core/moments.ts). */
 export function fromNow(iso: string, now = Date.now()): string {
-  const delta = Date.parse(iso) - now;
-  if (!Number.isFinite(delta)) return iso;
-  for (const [unit, size] of UNITS) {
-    if (Math.abs(delta) >= size || unit === "second") return relative.format(Math.round(delta / size), unit);
-  }
-  return iso;
+  const at = Date.parse(iso);
+  return Number.isFinite(at) ? momentFromNow(at, now) : iso;
 }
 
 export function localTime(iso: string): string {
@@ -187,3 +176,16 @@ function skippedWords(raw: string, reason: string | null): StateWords {
   if (/^pinned by digest$/.test(raw)) return { text: "pinned by digest", detail: "svc never moves it", tone: "muted" };
   return { text: "not checked", detail: reason, tone: "muted" };
 }
+
+/** A cycle's outcome for one container, in words ("updated", "update failed (pull of ... failed)"). */
+export function outcomeWords(c: { state: string; reason: string | null }): string {
+  const words = stateWords({ state: c.state as ContainerOverview["state"], reason: c.reason, would_update: false, snoozed_until: null, eligible_at: null });
+  return words.detail ? `${words.text} (${words.detail})` : words.text;
+}
+
+export function messageOf(failure: unknown): string {
+  return failure instanceof Error ? failure.message : String(failure);
+}
+
+/** A group of rows (a compose project, a Swarm stack), as its heading and Details name it. */
+export const GROUP_WORDS: Record<"compose" | "stack" | "standalone", string> = { compose: "compose project", stack: "Swarm stack", standalone: "" };

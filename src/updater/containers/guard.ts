@@ -6,7 +6,7 @@
  */
 import { formatSize } from "../../config/values.ts";
 import { versionOf } from "../../dataguard/index.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import type { Replacement } from "./protocol.ts";

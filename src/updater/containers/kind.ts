@@ -8,7 +8,7 @@
  */
 import type { Copy } from "../../dataguard/index.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
-import { SvcError, toSvcError } from "../../errors.ts";
+import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Remembered } from "../../state/index.ts";
 import { createChecker, type Checker, type Verdict } from "../check/check.ts";
 import { cleanupImages } from "./cleanup.ts";

@@ -15,7 +15,7 @@
  * begins from the checksums again); an update finished here keeps its copy for data_guard_keep.
  */
 import type { ContainerSummary } from "../../engine/port.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import { parseHandoverName, parseOldName, type OldName } from "../selection/names.ts";
 import { act } from "../cycle/act.ts";
 import { stopOptionsFor, watch } from "../containers/protocol.ts";
