@@ -33,8 +33,6 @@ export type CopyOutcome = { kind: "copied"; copy: Copy } | { kind: "over"; bytes
  */
 export const ARCHIVE_IDLE_MS = 120_000;
 
-/** How much of an archive a copy writes at once. */
-const WRITE_BATCH = 4 * 1024 * 1024;
 /** How often a copy asks for the chunks it wrote to be collected. */
 const COLLECT_EVERY = 32 * 1024 * 1024;
 
@@ -91,7 +89,6 @@ async function copyOne(engine: Engine, containerId: string, destination: string,
   const stream = await engine.readArchive(containerId, destination);
   const reader = stream.getReader();
   const file = await open(path, "wx", 0o600);
-  const writer = new BatchWriter(file);
   const hash = new Bun.CryptoHasher("sha256");
   let bytes = 0;
   let checkedFirst = false;
@@ -111,60 +108,19 @@ async function copyOne(engine: Engine, containerId: string, destination: string,
       bytes += value.byteLength;
       if (bytes > limit) throw new OverLimit(bytes);
       hash.update(value);
-      await writer.add(value);
+      await writeAll(file, value);
       // the chunks are garbage once written: collected as they go, or a copy of a large volume
       // would hold a hundred MiB of them until the collector comes by itself (docs/data-guard.md)
       if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor((bytes - value.byteLength) / COLLECT_EVERY)) Bun.gc(false);
     }
-    await writer.end();
     await file.sync();
     return { bytes, sha256: hash.digest("hex") };
   } catch (error) {
     await reader.cancel().catch(() => {});
-    await writer.end().catch(() => {});
     if (error instanceof OverLimit) throw error;
     throw new SvcError("engine", `copying ${destination}: ${(error as Error).message}`, { cause: error });
   } finally {
     await file.close().catch(() => {});
-  }
-}
-
-/**
- * Writes an archive's chunks in batches, one batch on its way to the disk while the next one fills
- * (and the engine goes on sending): at most two batches held.
- */
-class BatchWriter {
-  private pending: Uint8Array[] = [];
-  private size = 0;
-  private inFlight: Promise<void> = Promise.resolve();
-  private failure: unknown;
-
-  constructor(private readonly file: Awaited<ReturnType<typeof open>>) {}
-
-  async add(chunk: Uint8Array): Promise<void> {
-    if (this.failure !== undefined) throw this.failure;
-    this.pending.push(chunk);
-    this.size += chunk.byteLength;
-    if (this.size >= WRITE_BATCH) await this.flush();
-  }
-
-  /** Writes what is pending and waits for every write. */
-  async end(): Promise<void> {
-    await this.flush();
-    await this.inFlight;
-    if (this.failure !== undefined) throw this.failure;
-  }
-
-  private async flush(): Promise<void> {
-    if (this.size === 0) return;
-    const batch = Buffer.concat(this.pending, this.size);
-    this.pending = [];
-    this.size = 0;
-    await this.inFlight;
-    if (this.failure !== undefined) throw this.failure;
-    this.inFlight = writeAll(this.file, batch).catch((error: unknown) => {
-      this.failure = error;
-    });
   }
 }
 
