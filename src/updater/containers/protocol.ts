@@ -205,9 +205,10 @@ export async function rollback(ctx: ProtocolContext, r: Replacement, verdict: Ex
  * Puts the old container back: removes the new one, puts its guarded data back when the new one
  * may have changed it (marked first, so that crash recovery finishes a restore a kill interrupts;
  * a restore that fails leaves the old container parked and stopped, never running on half its
- * data), starts the old one if it was running, then renames it back. Started first, while it still carries its parked `-running` name: a kill (or
- * a failure) between the two steps then leaves a marker that crash recovery repairs, never a
- * stopped container under its own name that no cycle would look at again. A running container
+ * data), starts the old one if it was running, then renames it back. Started first, while it
+ * still carries its parked `-running` name: a kill (or a failure) between the two steps then
+ * leaves a marker that crash recovery repairs, never a stopped container under its own name that
+ * no cycle would look at again. A running container
  * can be renamed; if the start fails, the old container stays parked for recovery to retry.
  * Best effort otherwise: every step is tried; the problems are returned for the report.
  */

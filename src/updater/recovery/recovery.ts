@@ -161,19 +161,19 @@ async function undo(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName
   const copy = await dataToRestore(ctx, old.id, newId);
   if (copy) ctx.guard!.beginRestore(copy, old.id);
   if (newId) await act(ctx, "remove", { ...target, container_id: newId }, () => ctx.engine.removeContainer(newId, { force: true }));
-  // a restore that fails throws: the old container stays parked and stopped, for the next cycle or start
-  if (copy) {
-    await act(ctx, "data_restore", { ...target, container_id: old.id }, () => ctx.guard!.restore(copy, old.id));
-    ctx.guard!.endRestore(copy);
-  }
   if (parsed.wasRunning) {
     const inspected = await ctx.engine.inspectContainer(old.id);
     if (inspected.State.Running || inspected.State.Restarting) {
       const stop = stopOptionsFor(inspected, policyFor(old, ctx.config));
       await act(ctx, "stop", { ...target, container_id: old.id }, () => ctx.engine.stopContainer(old.id, stop));
     }
-    await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
   }
+  // into the stopped old container; a restore that fails throws: it stays parked and stopped, for the next cycle or start
+  if (copy) {
+    await act(ctx, "data_restore", { ...target, container_id: old.id }, () => ctx.guard!.restore(copy, old.id));
+    ctx.guard!.endRestore(copy);
+  }
+  if (parsed.wasRunning) await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
   await act(ctx, "rename", { ...target, container_id: old.id }, () => ctx.engine.renameContainer(old.id, parsed.original));
 }
 
