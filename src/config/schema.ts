@@ -15,7 +15,7 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 import {
-  addresses, alias, bool, choice, credentials, cron, DAY, digestOptions, duration, file, HOUR, int, leaf,
+  addresses, alias, bool, choice, credentials, cron, DAY, digestOptions, duration, file, gitAuthor, HOUR, int, leaf,
   list, nonEmpty, notificationUrls, optionalDuration, optionalUrl, parsedText, path, peers, rangeCheck,
   releaseSources, ruled, servicesBaseUrl, size, stateDir, str, table, tagPolicy, url, wt, wtSwitch, type Leaf,
   type Table
@@ -113,11 +113,23 @@ export const CONFIG = table("General options", {
     sources: releaseSources("Source repositories of images without an org.opencontainers.image.source label (image, source: a repository URL)"),
   }),
 
+  compose: table("Compose projects (docs/compose.md)", {
+    git: choice(
+      ["off", "commit", "push", "pull_request"],
+      "off",
+      'When a compose project folder is a Git work tree (docs/compose.md, "Git"): off; commit (a commit of the changed files on the current branch); push (that commit, then pushed to git_remote); pull_request (a branch svc/<service>-<version> pushed to git_remote and a pull/merge request opened or updated on its GitHub, GitLab or Gitea/Forgejo, and nothing applied by svc)',
+    ),
+    git_remote: optionalUrl("The repository pushed to (push, pull_request): its https:// address (http:// only to this machine); its host tells the forge as for release notes (docs/release-notes.md)", ["https", "http"], "https://github.com/me/stacks.git"),
+    git_token: str("Token for git_remote and its forge's API (pushes and pull requests), or a path to a file holding it", "/run/secrets/git_token", { secret: true }),
+    git_author: gitAuthor("Author and committer of svc's commits, as Name <email>", "svc <svc@localhost>"),
+  }),
+
   http_api: table("HTTP API options", {
     update: alias(bool(false, "Enable the actions: POST /v1/update, /v1/check, /v1/skip, /v1/snooze, /v1/rollback, and the dashboard's buttons (docs/api.md)"), wt("WATCHTOWER_HTTP_API_UPDATE", ["--http-api-update"])),
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
     token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
+    public_url: optionalUrl("The page's address as people open it: notifications link each stale, held or failed target to its row there (docs/notifications.md)", ["http", "https"], "https://svc.example.lan"),
     address: leaf({ kind: "string", description: "Listening address: 0.0.0.0 every IPv4 address, :: every address, 127.0.0.1 this machine only (docs/security.md)", default: "0.0.0.0" }, () =>
       z
         .string()
@@ -233,6 +245,10 @@ export const CONFIG = table("General options", {
       tls_key: file("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
       homeassistant_discovery: bool(false, "Also publish Home Assistant MQTT discovery: an update entity per container (docs/notifications.md)"),
       discovery_prefix: leaf({ kind: "string", description: "Home Assistant's discovery prefix", default: "homeassistant" }, () => nonEmpty().default("homeassistant")),
+      homeassistant_install: bool(false, "Let Home Assistant act: Install on each update entity, Check now and Roll back buttons, through svc's command topics (docs/home-assistant.md)"),
+      homeassistant_user: leaf({ kind: "string", description: "Home Assistant's broker user: the one level of svc's command topics svc listens to, and the actor in the audit log (docs/home-assistant.md)", default: "homeassistant" }, () =>
+        nonEmpty().refine((user) => !/[+#/]/.test(user), { error: "must be one topic level: no /, + or #" }).default("homeassistant"),
+      ),
       ...digestOptions(),
     }),
     pushover: table("Pushover channel", {

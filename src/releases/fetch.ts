@@ -106,15 +106,16 @@ const now = (deps: FetchDeps) => (deps.now ?? Date.now)();
 const MAX_REDIRECTS = 3;
 
 /**
- * One GET. Redirects are followed on the API's own server only (GitHub answers 301 for a renamed
- * repository): a token never goes elsewhere.
+ * One request (a GET unless `init` says otherwise). Redirects are followed on the API's own server
+ * only (GitHub answers 301 for a renamed repository): a token never goes elsewhere. The Git room
+ * speaks to the same hosts through it (pushes, pull requests).
  */
-async function request(deps: FetchDeps, url: string, headers: Record<string, string>, origin: string): Promise<Response> {
+export async function request(deps: Pick<FetchDeps, "timeoutMs" | "fetch"> & { api: Pick<HostApi, "name"> }, url: string, headers: Record<string, string>, origin: string, init: { method?: string; body?: Uint8Array<ArrayBuffer> | string } = {}): Promise<Response> {
   try {
     const signal = AbortSignal.timeout(deps.timeoutMs);
     let at = url;
     for (let hop = 0; ; hop++) {
-      const response = await (deps.fetch ?? fetch)(at, { headers, redirect: "manual", signal });
+      const response = await (deps.fetch ?? fetch)(at, { ...init, headers, redirect: "manual", signal });
       const location = response.headers.get("location");
       if (![301, 302, 307, 308].includes(response.status) || location === null) return response;
       await response.body?.cancel().catch(() => {});

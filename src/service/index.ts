@@ -77,7 +77,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       sink: keptIn(history, notifications),
       selfContainerId,
       selfHandover,
-      progress: toEvery(progress.listen, pretty ? stepLogger(logging.log.child("updater")) : undefined),
+      progress: toEvery(progress.listen, notifications.progress, pretty ? stepLogger(logging.log.child("updater")) : undefined),
       releases: rooms.createReleaseNotes(config, logging.log),
       ...rememberedBy(state),
     });
@@ -87,6 +87,8 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log, engine);
     pending.ready(updater);
+    // Home Assistant's commands go the API's ways, waiting for recovery as its requests do
+    notifications.attach({ runner: pending.runner, audit: logging.audit });
     if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log, logging.format === "json");
     scheduler = rooms.createScheduler({ config, runner: updater, log: logging.log });
     scheduler.start();

@@ -15,6 +15,7 @@ const SECRET_KEYS = [
   "release_notes.gitlab_token",
   "release_notes.gitea_token",
   "notifications.pushover.user_key",
+  "compose.git_token",
 ];
 
 function valueAt(config: unknown, path: string[]): unknown {

@@ -92,6 +92,8 @@ function mqttSettings(target: MqttTarget): MqttSettings {
     tls_skip_verify: target.tls && target.skipTlsVerify, // any TLS setting turns TLS on in the channel
     homeassistant_discovery: false,
     discovery_prefix: "homeassistant",
+    homeassistant_install: false,
+    homeassistant_user: "homeassistant",
   };
 }
 
