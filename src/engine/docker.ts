@@ -51,6 +51,8 @@ import type {
 export const RESPONSE_TIMEOUT_MS = 120_000;
 /** How long the version negotiation (one small GET, also the reachability probe) may take. */
 export const NEGOTIATION_TIMEOUT_MS = 10_000;
+/** The slowest extraction of an archive svc waits for (PUT /containers/{id}/archive), per second. */
+const ARCHIVE_FLOOR_BYTES_PER_SECOND = 1024 * 1024;
 /** Stop API with a `signal` parameter. */
 const STOP_SIGNAL_API = "1.42";
 /** Image list with each image's platform manifests (`manifests=1`). */
@@ -568,6 +570,24 @@ export class DockerEngine implements Engine {
       { timeoutMs, timedOut: () => new SvcError("engine", `did not end within ${duration(timeoutMs)}`) },
     );
     return ran!;
+  }
+
+  async readArchive(id: string, path: string): Promise<ReadableStream<Uint8Array>> {
+    // the deadline covers the answer's status line; the stream then runs as long as the volume takes
+    const stream = await this.call(`read ${path} of container ${id}`, (docker, abortSignal) => docker.getContainer(id).getArchive({ path, abortSignal }) as unknown as Promise<ReadableStream<Uint8Array>>);
+    return stream!;
+  }
+
+  async writeArchive(id: string, path: string, body: Blob, bytes: number): Promise<void> {
+    // the engine answers once the whole tar is extracted: allowed a floor of 1 MiB/s on top of the answer's deadline
+    const timeoutMs = this.timeouts.responseMs + Math.ceil(bytes / ARCHIVE_FLOOR_BYTES_PER_SECOND) * 1000;
+    const answer = await this.call(
+      `write into ${path} of container ${id}`,
+      (docker, abortSignal) => docker.getContainer(id).putArchive(body as never, { path, abortSignal }) as Promise<unknown>,
+      { timeoutMs },
+    );
+    // read to its end (an empty body): the connection is then free again
+    if (answer instanceof ReadableStream) await new Response(answer).arrayBuffer();
   }
 
   async containerLogs(id: string, lines: number): Promise<string> {

@@ -137,6 +137,17 @@ export interface Engine {
   startContainer(id: string): Promise<void>;
   removeContainer(id: string, options?: { force?: boolean }): Promise<void>;
   removeImage(id: string): Promise<void>;
+  /**
+   * GET /containers/{id}/archive: the tar of `path` in the container (running or stopped, its
+   * mounts included), streamed as the engine sends it. The caller reads it to its end or cancels it.
+   */
+  readArchive(id: string, path: string): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * PUT /containers/{id}/archive: the engine extracts the tar `body` into the directory `path` of
+   * the container (running or stopped, into its mounts too). `bytes` (the body's size) bounds how
+   * long the upload may take.
+   */
+  writeArchive(id: string, path: string, body: Blob, bytes: number): Promise<void>;
   /** the last `lines` lines of stdout+stderr, as text */
   containerLogs(id: string, lines: number): Promise<string>;
   /** Swarm services (swarm.ts); absent on an engine without Swarm mode */

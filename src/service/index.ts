@@ -4,6 +4,7 @@
  * process exit code; startup failures are thrown as SvcError (the CLI prints them and maps
  * the kind to the exit code: "startup" and "config" are 2).
  */
+import { copyListOf } from "../dataguard/index.ts";
 import { type Api, serveApi } from "../api/index.ts";
 import { logSettings, type Config } from "../config/index.ts";
 import { toSvcError } from "../core/errors.ts";
@@ -56,7 +57,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
     // what the API and `svc rollback` on this state_dir prove knowing to each other (no token travels)
     const ownerNonce = config.state_dir && !config.run_once ? newOwnerNonce() : undefined;
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit, ownerNonce }, log);
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit, ownerNonce, dataCopies: copyListOf(config) }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     // each answer's rate limit (Docker Hub) goes to the metrics, where the API reads it

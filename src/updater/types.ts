@@ -1,4 +1,5 @@
 /** The SessionReport (docs/api.md), and what the API and scheduler ask of the updater. */
+import type { Copy } from "../dataguard/index.ts";
 import type { ContainerSummary, ImageSummary } from "../engine/port.ts";
 import type { ServiceSummary } from "../engine/swarm.ts";
 import type { ReleaseNotes } from "../releases/index.ts";
@@ -59,6 +60,20 @@ export interface ContainerReport {
   version?: string;
   /** in notifications only, with http_api.public_url: the target's row on the page (docs/notifications.md) */
   page_url?: string;
+  /** present when the data guard copied (or was asked to copy) the container's data (docs/data-guard.md) */
+  data_guard?: DataGuardReport;
+}
+
+/** What the data guard did in one container's update. */
+export interface DataGuardReport {
+  /** the copy's size (the engine's archives of the guarded mounts); 0 when none was made */
+  bytes: number;
+  /** the time the copy (and a restore) added to the container's downtime */
+  duration_ms: number;
+  /** the data was put back as the copy holds it (the update was rolled back) */
+  restored: boolean;
+  /** why no copy was made (data_guard_over = skip), or why the restore failed */
+  problem?: string;
 }
 
 export interface ComposeChange {
@@ -112,6 +127,8 @@ export interface RunOptions {
   toLocalTag?: boolean;
   /** with toLocalTag: the local reference a container goes to instead of its own tag (a rollback across tags) */
   localReferences?: ReadonlyMap<string, string>;
+  /** with toLocalTag: the data guard's copy each container's mounts go back to, once their present data is copied (svc rollback --with-data) */
+  restoreCopies?: ReadonlyMap<string, Copy>;
   /** filled by the cycle with what it listed, for callers that describe containers without listing again */
   seen?: CycleSightings;
 }
@@ -139,6 +156,8 @@ export interface RollbackResult {
   to_image_id: string;
   state: ContainerOutcome;
   reason: string | null;
+  /** with --with-data: what the data guard did (the present data's copy, the restore) */
+  data_guard?: DataGuardReport;
 }
 
 /** What routes and the scheduler call. Only one cycle runs at a time. */
@@ -176,7 +195,12 @@ export interface ContainerActions {
    * `trigger` is what its report and audit entries name: `api` for POST /v1/rollback,
    * `run_once` for the one-off `svc rollback NAME`.
    */
-  rollback(container: string, trigger?: Trigger): Promise<RollbackResult | null>;
+  rollback(container: string, trigger?: Trigger, options?: RollbackOptions): Promise<RollbackResult | null>;
+}
+
+export interface RollbackOptions {
+  /** the data too: the data guard's copy taken at the update being undone (docs/data-guard.md) */
+  withData?: boolean;
 }
 
 /** What the updater hands each finished cycle to (the notifier). Never throws, never delays the next cycle. */

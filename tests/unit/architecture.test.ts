@@ -18,7 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["state", "metrics"],
   ["engine"],
   ["registry", "releases", "compose"],
-  ["git"],
+  ["dataguard", "git"],
   ["updater/types.ts"],
   ["updater/selection", "updater/check"],
   ["updater/cycle"],

@@ -14,6 +14,8 @@ import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts"
 import type { GitStep } from "../../git/index.ts";
 import type { ComposeChange } from "../types.ts";
 import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
+import type { Copy } from "../../dataguard/index.ts";
+import type { DataGuardReport } from "../types.ts";
 import { act } from "../cycle/act.ts";
 import { digestFor, type Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -21,6 +23,7 @@ import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarge
 import { needsHandover, startHandover } from "./handover.ts";
 import { isOldName, parseHandoverName } from "../selection/names.ts";
 import { forEachLimited } from "../cycle/pool.ts";
+import { prepareGuard } from "./guard.ts";
 import { park, planReplacement, replace, restore, stopOptionsFor, type Replacement } from "./protocol.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, type ContainerPolicy } from "../selection/selection.ts";
 import { finish, heldByWindow, type KindDeps, type TargetEntry } from "../cycle/target.ts";
@@ -66,6 +69,10 @@ export interface ContainerEntry extends TargetEntry {
   composeLabels?: Record<string, string>;
   /** what the report says of its files */
   compose?: ComposeChange;
+  /** what the data guard did (docs/data-guard.md) */
+  dataGuard?: DataGuardReport;
+  /** a copy this update must keep (svc rollback --with-data restores it) */
+  keepCopy?: Copy;
 }
 
 const INSPECT_CONCURRENCY = 8;
@@ -276,12 +283,17 @@ async function updateMember(g: GroupContext, name: string, r: Replacement): Prom
   }
   if (r.self) await handOver(g, "release");
   const outcome = await replace(g.ctx, r, networkHostName(g, r.old));
+  if (r.dataGuard) entry.dataGuard = r.dataGuard;
   if (r.self && outcome.kind !== "replaced") await handOver(g, "reclaim");
   if (outcome.kind === "replaced") {
     entry.id = outcome.newId;
     entry.newImageId = outcome.newImageId;
     finish(entry, "updated", null);
     return true;
+  }
+  if (outcome.kind === "held") {
+    finish(entry, "held", outcome.reason);
+    return false;
   }
   // only an image that failed a check is not retried; an engine outage is not its fault
   if (outcome.kind === "rolled_back" || outcome.rejectedImage) g.deps.rolledBack.set(name, entry.newDigest ?? entry.newImageId ?? "");
@@ -370,6 +382,13 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
       self: isSelf(g.deps, entry),
       labels: entry.composeLabels,
     });
+    r.keepCopy = entry.keepCopy;
+    const held = await prepareGuard(g.ctx, r);
+    if (held !== undefined) {
+      finish(entry, "held", held);
+      return undefined;
+    }
+    if (r.dataGuard) entry.dataGuard = r.dataGuard;
     try {
       await park(g.ctx, r);
       return { kind: "update", r };

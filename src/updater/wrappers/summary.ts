@@ -5,6 +5,7 @@
  * each container's line carries its structured entry; on a terminal (pretty) the line says it all.
  * The SessionReport itself (docs/api.md) is untouched: this only tells it.
  */
+import { formatSize } from "../../config/values.ts";
 import type { Logger, LevelName } from "../../log/index.ts";
 import { shortId } from "../../core/digests.ts";
 import type { Updater } from "../port.ts";
@@ -124,7 +125,8 @@ export function logReport(log: Logger, report: SessionReport, pretty: boolean): 
 /** `svc rollback` / POST /v1/rollback, told as a rollback. */
 export function logRollback(log: Logger, result: RollbackResult, pretty: boolean): void {
   const fields = pretty ? undefined : { ...result };
-  if (result.state === "updated") log.info(`${result.container}: rolled back to sha256:${shortId(result.to_image_id)} (was ${shortId(result.from_image_id)})`, fields);
+  const data = result.data_guard?.restored ? `, with its data as the copy holds it (the data before it copied: ${formatSize(result.data_guard.bytes)}, GET /v1/data-guard)` : "";
+  if (result.state === "updated") log.info(`${result.container}: rolled back to sha256:${shortId(result.to_image_id)} (was ${shortId(result.from_image_id)})${data}`, fields);
   else log.error(`${result.container}: rollback ${result.state === "skipped" ? "not done" : "failed"}${result.reason ? `: ${result.reason}` : ""}`, fields);
 }
 
@@ -137,6 +139,8 @@ const STEP_TEXT: Partial<Record<Step, string>> = {
   watch: "watching the new container",
   post_update: "running its post_update hook",
   rollback: "rolling back",
+  data_copy: "copying its data (data_guard)",
+  data_restore: "putting its data back (data_guard)",
   remove: "removing the old container",
   image_remove: "removing the old image",
 };
@@ -159,8 +163,8 @@ export function narrated(updater: Updater, log: Logger, pretty: boolean): Update
       if (report) logReport(out, report, pretty);
       return report;
     },
-    rollback: async (container, trigger) => {
-      const result = await updater.rollback(container, trigger);
+    rollback: async (container, trigger, options) => {
+      const result = await updater.rollback(container, trigger, options);
       if (result) logRollback(out, result, pretty);
       return result;
     },

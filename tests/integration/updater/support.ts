@@ -15,6 +15,7 @@ import type { GitStep } from "../../../src/git/index.ts";
 import { createUpdater, type ProgressListener, type Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import type { Subprocess } from "bun";
+import type { DataGuard } from "../../../src/dataguard/index.ts";
 import { docker, inspect, sandbox } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
 
@@ -42,7 +43,7 @@ export interface Harness {
 export const TEST_SCOPE = "svc-updater-tests";
 
 /** Test defaults: short stop and startup timeouts, every cycle scoped by the caller's `containers`. */
-export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger; releases?: ReleaseNotesService; compose?: ComposeFiles; git?: GitStep } = {}): Promise<Harness> {
+export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger; releases?: ReleaseNotesService; compose?: ComposeFiles; git?: GitStep; guard?: (engine: Engine, config: Config) => DataGuard } = {}): Promise<Harness> {
   const config = defaultConfig({
     scope: TEST_SCOPE,
     ...overrides,
@@ -68,6 +69,7 @@ export async function makeUpdater(overrides: DeepPartial<Config> & { containers:
     releases: extra.releases,
     compose: extra.compose,
     git: extra.git,
+    guard: extra.guard?.(engine, config),
     timing: { pollMs: 200, stableMs: 1000 },
   });
   return { config, engine, updater, metrics, audit, published };
