@@ -27,6 +27,7 @@ import {
   tlsMaterial,
 } from "./connection.ts";
 import { FetchModem } from "./modem.ts";
+import { readArchiveOverUnix } from "./archive.ts";
 import { creationDifferences, libpodCreateSpec, LIBPOD_API, lostSettings, podmanSockets, PODMAN_MIN_VERSION, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "./podman.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
@@ -53,6 +54,8 @@ export const RESPONSE_TIMEOUT_MS = 120_000;
 export const NEGOTIATION_TIMEOUT_MS = 10_000;
 /** The slowest extraction of an archive svc waits for (PUT /containers/{id}/archive), per second. */
 const ARCHIVE_FLOOR_BYTES_PER_SECOND = 1024 * 1024;
+/** The longest the engine may send nothing while it streams an archive (GET .../archive over the socket). */
+const ARCHIVE_IDLE_MS = 120_000;
 /** Stop API with a `signal` parameter. */
 const STOP_SIGNAL_API = "1.42";
 /** Image list with each image's platform manifests (`manifests=1`). */
@@ -573,6 +576,14 @@ export class DockerEngine implements Engine {
   }
 
   async readArchive(id: string, path: string): Promise<ReadableStream<Uint8Array>> {
+    const { endpoint } = this.connection;
+    if (endpoint.kind === "unix") {
+      // the copy is downtime: read without fetch's small chunks (archive.ts, docs/data-guard.md)
+      const { info } = await this.negotiated();
+      const request = `/v${info.apiVersion}/containers/${encodeURIComponent(id)}/archive?path=${encodeURIComponent(path)}`;
+      const stream = await this.attempt(`read ${path} of container ${id}`, (signal) => readArchiveOverUnix(endpoint.socketPath, request, ARCHIVE_IDLE_MS, signal), {});
+      return stream!;
+    }
     // the deadline covers the answer's status line; the stream then runs as long as the volume takes
     const stream = await this.call(`read ${path} of container ${id}`, (docker, abortSignal) => docker.getContainer(id).getArchive({ path, abortSignal }) as unknown as Promise<ReadableStream<Uint8Array>>);
     return stream!;
