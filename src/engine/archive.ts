@@ -22,7 +22,7 @@ export function readArchiveOverUnix(socketPath: string, requestPath: string, idl
     let head: Buffer | null = Buffer.alloc(0);
     let status = 0;
     let errorBody = Buffer.alloc(0);
-    let gathered: Buffer[] = [];
+    let gathered = Buffer.allocUnsafe(GATHER_BYTES);
     let gatheredBytes = 0;
     let controller!: ReadableStreamDefaultController<Uint8Array>;
     let socket: Awaited<ReturnType<typeof Bun.connect>> | undefined;
@@ -37,8 +37,8 @@ export function readArchiveOverUnix(socketPath: string, requestPath: string, idl
     );
     const flush = () => {
       if (gatheredBytes === 0) return;
-      controller.enqueue(gathered.length === 1 ? gathered[0]! : Buffer.concat(gathered, gatheredBytes));
-      gathered = [];
+      controller.enqueue(gathered.subarray(0, gatheredBytes));
+      gathered = Buffer.allocUnsafe(GATHER_BYTES);
       gatheredBytes = 0;
       if ((controller.desiredSize ?? 1) <= 0) socket?.pause();
     };
@@ -53,9 +53,14 @@ export function readArchiveOverUnix(socketPath: string, requestPath: string, idl
         if (errorBody.length < MAX_HEAD_BYTES) errorBody = Buffer.concat([errorBody, bytes]);
         return;
       }
-      gathered.push(Buffer.from(bytes));
-      gatheredBytes += bytes.length;
-      if (gatheredBytes >= GATHER_BYTES) flush();
+      // copied once, into the chunk being gathered (the socket's buffer is its own)
+      for (let offset = 0; offset < bytes.length; ) {
+        const taken = Math.min(bytes.length - offset, GATHER_BYTES - gatheredBytes);
+        gathered.set(bytes.subarray(offset, offset + taken), gatheredBytes);
+        gatheredBytes += taken;
+        offset += taken;
+        if (gatheredBytes === GATHER_BYTES) flush();
+      }
     };
     const onHead = (bytes: Buffer) => {
       head = Buffer.concat([head!, bytes]);
