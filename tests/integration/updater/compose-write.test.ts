@@ -119,7 +119,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   test("without a compose CLI (svc's scratch image) svc computes compose's hash itself: compose up -d keeps the container", async () => {
     const r = repository("nocli");
-    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    environment: [MODE=prod]\n    volumes: ["./data:/data:ro"]\n    restart: unless-stopped\n`;
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    environment: [MODE=prod]\n    volumes: ["./data:/data:ro", {type: tmpfs, target: /cache, tmpfs: {size: 1m}}]\n    logging: {driver: json-file, options: {max-size: 1m, max-file: 2}}\n    restart: unless-stopped\n`;
     const p = track(project("nocli", { "compose.yaml": before }));
     compose(p, "up", "-d");
     const containers = names(p);
@@ -145,13 +145,13 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   test("without a compose CLI, a service svc does not model is written all the same, and its row says compose recreates it", async () => {
     const r = repository("nocliunknown");
-    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    logging: {driver: json-file}\n`;
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    deploy: {resources: {limits: {memory: 64M}}}\n`;
     const p = track(project("nocliunknown", { "compose.yaml": before }));
     compose(p, "up", "-d");
     const containers = names(p);
     const h = await makeUpdater({ containers }, { compose: new ComposeFiles({ write: true, stateDir: null, cli: null }) });
     const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
-    expect(entry.compose?.recreates).toBe("compose's hash of web is unknown (no compose CLI here, and svc does not compute compose's hash of a service with logging): compose recreates it once at its next up");
+    expect(entry.compose?.recreates).toBe("compose's hash of web is unknown (no compose CLI here, and svc does not compute compose's hash of a service with deploy): compose recreates it once at its next up");
     const afterSvc = ids(p);
     compose(p, "up", "-d");
     expect(ids(p).web).not.toBe(afterSvc.web);
