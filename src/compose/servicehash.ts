@@ -61,32 +61,42 @@ export async function computeServiceHash(project: ComposeProject): Promise<HashA
   }
 }
 
-/** The service's keys over every file (later files win, as compose-go's merge), `extends` applied, every string interpolated. */
+/** The service's keys over every file (later files win, as compose-go's merge), `extends` applied, every string interpolated; from an included project when the project's own files do not define it. */
 function mergedService(files: ProjectFiles, service: string): { service: Raw } | { unknown: string } {
+  const own = mergedIn(files, files.project.configFiles, service, files.env, files.project.workingDir);
+  if (own) return { service: own };
+  for (const included of files.included()) {
+    const found = mergedIn(files, included.files, service, included.env, included.workingDir);
+    if (found) return { service: found };
+  }
+  return { unknown: `no compose file defines ${service}` };
+}
+
+function mergedIn(files: ProjectFiles, list: string[], service: string, env: ReadonlyMap<string, EnvValue>, workingDir: string): Raw | null {
   let merged: Raw | null = null;
-  for (const file of files.project.configFiles) {
-    const here = serviceIn(files, file, service, 0);
+  for (const file of list) {
+    const here = serviceIn(files, file, service, 0, env, workingDir);
     if (here === null) continue;
     merged = merged ? mergeRaw(merged, here) : here;
   }
-  return merged ? { service: merged } : { unknown: `no compose file defines ${service}` };
+  return merged;
 }
 
-function serviceIn(files: ProjectFiles, file: string, service: string, depth: number): Raw | null {
+function serviceIn(files: ProjectFiles, file: string, service: string, depth: number, env: ReadonlyMap<string, EnvValue>, workingDir: string): Raw | null {
   const doc = parseDocument(files.text(file), { merge: true, uniqueKeys: false, customTags: (tags) => [GO_OCTAL, ...tags] });
   const services = doc.get("services", true) as Node | undefined;
   if (!isMap(services)) return null;
   const node = services.get(service, true) as Node | undefined;
   if (node === undefined) return null;
-  const value = interpolateAll(doc.toJS({ maxAliasCount: 1000 }).services?.[service] ?? {}, files.env) as Raw;
+  const value = interpolateAll(doc.toJS({ maxAliasCount: 1000 }).services?.[service] ?? {}, env) as Raw;
   for (const key of Object.keys(value)) if (key.startsWith("x-")) delete value[key];
   // relative bind mounts: to the project folder in the project's files, to its own folder in a file a service extends
-  value["#dir"] = depth === 0 ? files.project.workingDir : dirname(file);
+  value["#dir"] = depth === 0 ? workingDir : dirname(file);
   const ext = value.extends;
   if (ext === undefined || depth > 10) return value;
   delete value.extends;
   const base = typeof ext === "string" ? { service: ext, file } : { service: String((ext as Raw).service), file: (ext as Raw).file ? resolve(dirname(file), String((ext as Raw).file)) : file };
-  const parent = serviceIn(files, base.file, base.service, depth + 1);
+  const parent = serviceIn(files, base.file, base.service, depth + 1, env, workingDir);
   if (!parent) return value;
   delete parent.depends_on;
   return mergeRaw(parent, value);

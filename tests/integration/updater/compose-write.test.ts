@@ -276,6 +276,29 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     expect(configImages(p)).toEqual({ web: r.v2.ref });
   }, 120_000);
 
+  // shape: top-level include (compose-go loader/include.go ApplyInclude: the included project's own folder and .env)
+  for (const cli of [true, false]) {
+    test(`a service from an included file in a subfolder, its tag in that folder's .env: that line is written${cli ? "" : " (no compose CLI: svc computes compose's hash)"}`, async () => {
+      const r = repository(cli ? "include" : "includenocli");
+      const top = `include:\n  - db/compose.yaml\n`;
+      const included = `services:\n  db:\n    image: ${r.repo}:\${DB_TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n    volumes: ["./data:/data"]\n`;
+      const env = `DB_TAG=1.0.0\n`;
+      const p = track(project(cli ? "include" : "includenocli", { "compose.yaml": top, "db/compose.yaml": included, "db/.env": env }));
+      compose(p, "up", "-d");
+      const containers = names(p);
+      const h = await makeUpdater({ containers, docker: { config: sandbox().dockerConfig } }, cli ? {} : { compose: new ComposeFiles({ write: true, stateDir: null, cli: null }) });
+      const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
+      expect(entry.compose).toMatchObject({ changes: ["db/.env line 1 (DB_TAG): 1.0.0 -> 1.1.0"], written: true, recreates: null });
+      expect(read(p, "db/.env")).toBe(env.replace("1.0.0", "1.1.0"));
+      expect(read(p, "compose.yaml")).toBe(top);
+      expect(read(p, "db/compose.yaml")).toBe(included);
+      const afterSvc = ids(p);
+      compose(p, "up", "-d");
+      expect(ids(p)).toEqual(afterSvc);
+      expect(configImages(p)).toEqual({ db: r.v2.ref });
+    }, 120_000);
+  }
+
   // shape: a digest-pinned line (compose spec: image `repo:tag@sha256:...`): tag and digest move together
   test("a digest-pinned line: the tag and the digest move together, and back with svc rollback", async () => {
     const r = repository("pinned");
