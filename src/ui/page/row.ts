@@ -3,7 +3,7 @@
  * running and the available version, the policy, the state) and its actions (row-menu.ts).
  */
 import { type Child, h, safeHref } from "./dom.ts";
-import { ageWords, dayTime, fromNow, localTime, messageOf, policyWords, shortDigest, stateWords } from "./format.ts";
+import { ageWords, dayTime, fromNow, localTime, messageOf, policyWords, shortDigest, type StateWords, stateWords } from "./format.ts";
 import { releaseNotesCell } from "./release-notes.ts";
 import { rowActions } from "./row-menu.ts";
 import { labelOf, notify, type Row, state } from "./store.ts";
@@ -61,6 +61,13 @@ function policyNotes(c: Row): Child[] {
 }
 
 /** The state in words; the raw state and reason on hover and in Details. */
+/** The address the state points at (a pull request), as a link only when it is http(s). */
+function stateLink(words: StateWords): HTMLElement | null {
+  if (!words.link) return null;
+  const href = safeHref(words.link.href);
+  return href ? h("a", { href, target: "_blank", rel: "noopener noreferrer", class: "notes" }, words.link.text) : h("span", { class: "reason" }, words.link.href);
+}
+
 function stateCell(c: Row): HTMLTableCellElement {
   const words = stateWords(c);
   const last = c.last_cycle && c.last_cycle.state !== "fresh" ? stateWords({ ...c.last_cycle, would_update: false, snoozed_until: null, eligible_at: null }) : null;
@@ -69,6 +76,7 @@ function stateCell(c: Row): HTMLTableCellElement {
     { "data-label": "State" },
     h("span", { class: `state state-${c.state} tone-${words.tone}`, title: c.reason ?? c.state }, words.text),
     words.detail && h("span", { class: "reason", title: c.reason ?? "" }, words.detail),
+    stateLink(words),
     last && h("span", { class: "note", title: `${localTime(c.last_cycle!.at)}${c.last_cycle!.reason ? `: ${c.last_cycle!.reason}` : ""}` }, `last cycle ${fromNow(c.last_cycle!.at)}: ${last.text}${last.detail ? ` (${last.detail})` : ""}`),
     c.last_update && h("span", { class: "note", title: localTime(c.last_update.at) }, `updated ${fromNow(c.last_update.at)}: ${shortDigest(c.last_update.from_version)} → ${shortDigest(c.last_update.to_version ?? "?")}`),
   );
