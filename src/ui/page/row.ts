@@ -78,6 +78,7 @@ function stateCell(c: Row): HTMLTableCellElement {
     words.detail && h("span", { class: "reason", title: c.reason ?? "" }, words.detail),
     stateLink(words),
     last && h("span", { class: "note", title: `${localTime(c.last_cycle!.at)}${c.last_cycle!.reason ? `: ${c.last_cycle!.reason}` : ""}` }, `last cycle ${fromNow(c.last_cycle!.at)}: ${last.text}${last.detail ? ` (${last.detail})` : ""}`),
+    last && stateLink(last),
     c.last_update && h("span", { class: "note", title: localTime(c.last_update.at) }, `updated ${fromNow(c.last_update.at)}: ${shortDigest(c.last_update.from_version)} → ${shortDigest(c.last_update.to_version ?? "?")}`),
   );
 }
