@@ -6,6 +6,8 @@
  * `release_notes.gitea_api_url` are Gitea. Anything else is not guessed at.
  */
 
+import { spend } from "../config/work.ts";
+
 export type HostKind = "github" | "gitlab" | "gitea";
 
 export interface SourceRepo {
@@ -28,6 +30,7 @@ const SEGMENT = /^[A-Za-z0-9_.-]{1,100}$/;
 export function parseSource(text: string, hosts: HostNames): SourceRepo | { problem: string } {
   const written = text.trim();
   if (written.length > MAX_URL) return { problem: "the source address is too long" };
+  spend(written.length);
   let url: URL;
   try {
     url = new URL(written.replace(/^git\+/, ""));
