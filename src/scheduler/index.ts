@@ -3,8 +3,9 @@
  * start with `update_on_start` (docs/configuration.md); with `update_window`, also as each of the
  * host's windows opens, so what waits for it lands then and not at the next check (docs/windows.md),
  * and as the earliest window a pending target waits for opens (a label's, narrower than the
- * host's, may open between two checks). It never queues: a fire while a cycle
- * runs still calls the runner, which answers null and counts the skip (svc_scans_skipped).
+ * host's, may open between two checks). It never queues itself: a fire while a cycle runs
+ * calls the runner, which runs it right after that cycle (a fire while one already waits joins
+ * it, and is counted in svc_scans_skipped).
  * Run-once mode is the service's business, not this module's.
  */
 import { Cron } from "croner";

@@ -47,6 +47,7 @@ import type { SelfHandover } from "./containers/replace.ts";
 import { createContainerTargets } from "./containers/kind.ts";
 import { runCycle, type CycleDeps } from "./cycle/cycle.ts";
 import { completeHandover, type HandoverJob } from "./containers/handover.ts";
+import { recentOverviews } from "./views/recent.ts";
 import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./views/overview.ts";
 import type { Updater } from "./port.ts";
 import type { ProgressListener } from "./cycle/progress.ts";
@@ -58,7 +59,7 @@ import { createServiceTargets } from "./swarm/kind.ts";
 import { skipTarget } from "./requests/skip.ts";
 import { snooze } from "./check/snooze.ts";
 import { firstOfKinds, type KindDeps } from "./cycle/target.ts";
-import type { CycleSightings, ReportSink, UpdateFilter } from "./types.ts";
+import type { CycleSightings, ReportSink, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./containers/replace.ts";
 export type { Updater } from "./port.ts";
@@ -135,20 +136,33 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     selfReplaced: () => retireSelf({ config: deps.config, engine: deps.engine, log, audit: deps.audit }, deps.selfContainerId!),
   });
   const memory = { firstSeen: shared.firstSeen, skipped: shared.skipped, snoozed: shared.snoozed, previous };
+  const recent = recentOverviews((filter) => overviewOf(runner, deps.config, memory, filter));
+  /** what changes the containers or svc's memory of them: the overviews read before are forgotten */
+  const changing = <A extends unknown[], T>(act: (...args: A) => Promise<T>) => async (...args: A): Promise<T> => {
+    try {
+      return await act(...args);
+    } finally {
+      recent.forget();
+    }
+  };
 
   return {
-    run: runner.run,
-    recover: repair.recover,
+    run: async (trigger, filter, options) => {
+      const report = await runner.run(trigger, filter, options);
+      if (report !== null && !(options?.dryRun ?? deps.config.dry_run)) recent.forget();
+      return report;
+    },
+    recover: changing(repair.recover),
     drain: runner.drain,
-    skip: (name, what) => skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what),
-    rollback: (name, trigger) => rollbackTarget({ kinds, context, runner }, name, trigger),
-    overview: (filter) => overviewOf(runner, deps.config, memory, filter),
-    snooze: async (name, ms) => {
+    skip: changing((name: string, what?: { digest?: string; tag?: string }) => skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what)),
+    rollback: changing((name: string, trigger?: Trigger) => rollbackTarget({ kinds, context, runner }, name, trigger)),
+    overview: recent.overview,
+    snooze: changing(async (name: string, ms: number) => {
       if ((await firstOfKinds(kinds, (kind) => kind.reference(name))) === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
       const until = snooze(shared.snoozed, name, ms);
       log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
       return { container: name, until };
-    },
+    }),
     get busy() {
       return runner.busy;
     },
