@@ -8,10 +8,11 @@
  */
 import { readFileSync } from "node:fs";
 import type { Config } from "../config/index.ts";
-import { SvcError, toSvcError } from "../errors.ts";
+import { SvcError, toSvcError } from "../core/errors.ts";
+import { duration } from "../core/moments.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import { readBounded, readBoundedJson, type JsonReadError } from "../bounded.ts";
+import { readBounded, readBoundedJson, type JsonReadError } from "../core/bounded.ts";
 import { jsonResponse } from "./http.ts";
 import { MAX_BODY_BYTES } from "./update-request.ts";
 import type { ContainersAnswer, PeerState } from "../ui/page/api.ts";
@@ -70,7 +71,7 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
     try {
       return await fetch(url, { ...init, headers, redirect: "manual", signal: AbortSignal.timeout(waitMs), ...tlsOf(peer) });
     } catch (error) {
-      const what = (error as Error)?.name === "TimeoutError" ? `no answer within ${waitMs} ms` : toSvcError(error).message;
+      const what = (error as Error)?.name === "TimeoutError" ? `no answer within ${duration(waitMs)}` : toSvcError(error).message;
       throw new SvcError("peer", `peer ${peer.name} (${url.origin}): ${what}`);
     }
   };

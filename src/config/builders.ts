@@ -338,6 +338,16 @@ export function credentials(meta: OptionMeta) {
   );
 }
 
+/** A commit's author as Git writes it: `Name <email>`, neither holding angle brackets or a line break. */
+export function gitAuthor(description: string, def: string) {
+  return leaf({ kind: "string", description, default: def }, () =>
+    z
+      .string()
+      .regex(/^[^<>\n]*[^<>\s][^<>\n]* <[^<>\s]*>$/, { error: 'must read "Name <email>"' })
+      .default(def),
+  );
+}
+
 /** `[[release_notes.sources]]`: an image repository and the repository its releases are published in. */
 export function releaseSources(description: string) {
   const example = [{ image: "nginx", source: "https://github.com/nginx/nginx" }];

@@ -7,7 +7,7 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from "node:
 import { hostname } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import { defaultStateDir } from "./builders.ts";
 import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultValue, envName, flagName, type OptionSpec } from "./options.ts";
 import type { Config } from "./schema.ts";

@@ -15,7 +15,7 @@
 import { isIP } from "node:net";
 import { z } from "zod";
 import {
-  addresses, alias, bool, choice, credentials, cron, DAY, digestOptions, duration, file, HOUR, int, leaf,
+  addresses, alias, bool, choice, credentials, cron, DAY, digestOptions, duration, file, gitAuthor, HOUR, int, leaf,
   list, nonEmpty, notificationUrls, optionalDuration, optionalUrl, parsedText, path, peers, rangeCheck,
   releaseSources, ruled, servicesBaseUrl, stateDir, str, table, tagPolicy, url, wt, wtSwitch, type Leaf,
   type Table
@@ -102,6 +102,17 @@ export const CONFIG = table("General options", {
     cache_for: duration("5m", "A repository's releases read less than this long ago are used without asking its host again (0s: a conditional request every cycle)", { max: DAY }),
     max_releases: int(50, "Releases shown per target; the rest are counted", 1, 500),
     sources: releaseSources("Source repositories of images without an org.opencontainers.image.source label (image, source: a repository URL)"),
+  }),
+
+  compose: table("Compose projects (docs/compose.md)", {
+    git: choice(
+      ["off", "commit", "push", "pull_request"],
+      "off",
+      'When a compose project folder is a Git work tree (docs/compose.md, "Git"): off; commit (a commit of the changed files on the current branch); push (that commit, then pushed to git_remote); pull_request (a branch svc/<service>-<version> pushed to git_remote and a pull/merge request opened or updated on its GitHub, GitLab or Gitea/Forgejo, and nothing applied by svc)',
+    ),
+    git_remote: optionalUrl("The repository pushed to (push, pull_request): its https:// address (http:// only to this machine); its host tells the forge as for release notes (docs/release-notes.md)", ["https", "http"], "https://github.com/me/stacks.git"),
+    git_token: str("Token for git_remote and its forge's API (pushes and pull requests), or a path to a file holding it", "/run/secrets/git_token", { secret: true }),
+    git_author: gitAuthor("Author and committer of svc's commits, as Name <email>", "svc <svc@localhost>"),
   }),
 
   http_api: table("HTTP API options", {

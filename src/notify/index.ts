@@ -7,7 +7,7 @@ import { hostname as osHostname } from "node:os";
 import { secretValues, type Config } from "../config/index.ts";
 import { createRedactor, redactValue, type Logger } from "../log/index.ts";
 import type { Remembered } from "../state/index.ts";
-import { timerDelay } from "../timers.ts";
+import { timerDelay } from "../core/timers.ts";
 import type { SessionReport } from "../updater/types.ts";
 import { createChannels } from "./channels/index.ts";
 import { baseUrlsOf, tokensToBaseUrls } from "./channels/urls.ts";

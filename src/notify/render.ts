@@ -3,12 +3,10 @@
  * logic-less, so a user's template can only show data, never run code.
  */
 import Mustache from "mustache";
-import { SvcError } from "../errors.ts";
-import { shortId } from "../registry/reference.ts";
+import { SvcError } from "../core/errors.ts";
+import { shortId } from "../core/digests.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
 import { releaseWords } from "../updater/wrappers/summary.ts";
-
-export { shortId };
 
 export const DEFAULT_TEMPLATE = `{{summary}}
 Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_ms}} ms.

@@ -5,8 +5,8 @@
  * memory or crashing further on.
  */
 import { z } from "zod";
-import { parseJsonBytes, readBounded, readBoundedJson, type JsonReadError } from "../bounded.ts";
-import { SvcError } from "../errors.ts";
+import { parseJsonBytes, readBounded, readBoundedJson, type JsonReadError } from "../core/bounded.ts";
+import { SvcError } from "../core/errors.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -12,7 +12,7 @@
  */
 import type { Config } from "../config/index.ts";
 import type { Platform } from "../engine/port.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
 import { DIGEST, errorsSchema, type ImageConfig, imageConfigSchema, type IndexEntry, type ManifestBody, manifestSchema, parseAnswer, readAnswer, readCapped, REGISTRY_LIMITS, tagsPageSchema } from "./answers.ts";
 import type { RegistryClient, Target } from "./client.ts";

@@ -4,7 +4,7 @@
  * Nothing here logs or throws a credential: messages name hosts, statuses and sources only.
  */
 import type { Config } from "../config/index.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
 import { readAnswer, REGISTRY_LIMITS, tokenSchema } from "./answers.ts";
 import { type Challenge, parseChallenges, pickChallenge } from "./challenge.ts";

@@ -4,8 +4,9 @@
  * list costs nothing against the host's rate limit, and the host's rate-limit answers (403 or
  * 429 with their reset headers) told as such, with when to ask again (docs/release-notes.md).
  */
-import { readBoundedJson } from "../bounded.ts";
-import { SvcError } from "../errors.ts";
+import { readBoundedJson } from "../core/bounded.ts";
+import { SvcError } from "../core/errors.ts";
+import { duration } from "../core/moments.ts";
 import type { HostApi, StoredRelease } from "./hosts.ts";
 import type { SourceRepo } from "./source.ts";
 
@@ -105,15 +106,16 @@ const now = (deps: FetchDeps) => (deps.now ?? Date.now)();
 const MAX_REDIRECTS = 3;
 
 /**
- * One GET. Redirects are followed on the API's own server only (GitHub answers 301 for a renamed
- * repository): a token never goes elsewhere.
+ * One request (a GET unless `init` says otherwise). Redirects are followed on the API's own server
+ * only (GitHub answers 301 for a renamed repository): a token never goes elsewhere. The Git room
+ * speaks to the same hosts through it (pushes, pull requests).
  */
-async function request(deps: FetchDeps, url: string, headers: Record<string, string>, origin: string): Promise<Response> {
+export async function request(deps: Pick<FetchDeps, "timeoutMs" | "fetch"> & { api: Pick<HostApi, "name"> }, url: string, headers: Record<string, string>, origin: string, init: { method?: string; body?: Uint8Array<ArrayBuffer> | string } = {}): Promise<Response> {
   try {
     const signal = AbortSignal.timeout(deps.timeoutMs);
     let at = url;
     for (let hop = 0; ; hop++) {
-      const response = await (deps.fetch ?? fetch)(at, { headers, redirect: "manual", signal });
+      const response = await (deps.fetch ?? fetch)(at, { ...init, headers, redirect: "manual", signal });
       const location = response.headers.get("location");
       if (![301, 302, 307, 308].includes(response.status) || location === null) return response;
       await response.body?.cancel().catch(() => {});
@@ -124,7 +126,7 @@ async function request(deps: FetchDeps, url: string, headers: Record<string, str
   } catch (error) {
     if (error instanceof SvcError) throw error;
     const timedOut = (error as Error).name === "TimeoutError";
-    throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${deps.timeoutMs / 1000} s` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
+    throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${duration(deps.timeoutMs)}` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
   }
 }
 

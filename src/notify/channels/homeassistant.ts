@@ -8,7 +8,7 @@
  */
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
 import { releaseWords } from "../../updater/wrappers/summary.ts";
-import { shortId } from "../render.ts";
+import { shortId } from "../../core/digests.ts";
 
 export interface RetainedMessage {
   topic: string;

@@ -5,7 +5,8 @@
 import { readFileSync } from "node:fs";
 import mqtt from "mqtt";
 import type { IClientOptions, MqttClient } from "mqtt";
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../core/errors.ts";
+import { duration } from "../../core/moments.ts";
 import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Notifier } from "../types.ts";
@@ -138,7 +139,7 @@ export function createMqttNotifier(settings: MqttSettings, hostname: string, tim
 
 function connected(client: MqttClient, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => done(new Error(`no CONNACK within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => done(new Error(`no CONNACK within ${duration(timeoutMs)}`)), timeoutMs);
     const done = (error?: Error) => {
       clearTimeout(timer);
       client.off("connect", onConnect);
@@ -159,7 +160,7 @@ function connected(client: MqttClient, timeoutMs: number): Promise<void> {
 async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${duration(timeoutMs)}`)), timeoutMs);
   });
   try {
     return await Promise.race([promise, timeout]);

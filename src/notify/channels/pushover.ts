@@ -2,8 +2,8 @@
 import { createCipheriv, createHmac, randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { z } from "zod";
-import { readBoundedJson } from "../../bounded.ts";
-import { SvcError } from "../../errors.ts";
+import { readBoundedJson } from "../../core/bounded.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Renderer } from "../render.ts";

@@ -11,7 +11,7 @@
  * One file per family of services beside the grammar's (src/shoutrrr/): urls/chat.ts, push.ts,
  * smtp.ts, generic.ts, with what they share in urls/context.ts and urls/http.ts.
  */
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../core/errors.ts";
 import { parseNotificationUrl, parseServicesBaseUrl, serviceOf, type BaseUrls, type FixedHostService, type NotificationTarget } from "../../shoutrrr/index.ts";
 import type { Notifier } from "../types.ts";
 import { discord, googleChat, matrix, mattermostOrRocketChat, signal, slack, teams, telegram } from "./urls/chat.ts";

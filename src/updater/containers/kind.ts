@@ -7,7 +7,7 @@
  * to its earlier image through a cycle over it alone, with the protocol's checks.
  */
 import type { ContainerSummary } from "../../engine/port.ts";
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { Remembered } from "../../state/index.ts";
 import { createChecker, type Checker, type Verdict } from "../check/check.ts";
 import { cleanupImages } from "./cleanup.ts";

@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import { OPTIONS } from "../../../src/config/index.ts";
 import { formatBound } from "../../../src/config/builders.ts";
-import { MAX_TIMER_MS } from "../../../src/timers.ts";
+import { MAX_TIMER_MS } from "../../../src/core/timers.ts";
 import { load, problems, RUNS } from "./helpers.ts";
 
 test("a tag pattern only a backtracking engine can run is refused at load, naming the option", async () => {

@@ -2,8 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isSvcError } from "../../../src/errors.ts";
-import { buildView, CHAT_TEMPLATE, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, shortId, subjectOf, truncate } from "../../../src/notify/render.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
+import { buildView, CHAT_TEMPLATE, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, subjectOf, truncate } from "../../../src/notify/render.ts";
 import { HomeAssistantDiscovery } from "../../../src/notify/channels/homeassistant.ts";
 import { pushoverForm, PUSHOVER_MESSAGE_MAX, PUSHOVER_TITLE_MAX } from "../../../src/notify/channels/pushover.ts";
 import { sampleReport } from "./fixtures.ts";
@@ -136,11 +136,6 @@ describe("truncation for Pushover", () => {
   test("an empty rendered message falls back to the title", () => {
     expect(pushoverForm({ token: "t", user_key: "u" }, "title", "  \n").get("message")).toBe("title");
   });
-});
-
-test("shortId", () => {
-  expect(shortId("sha256:0123456789abcdef0123")).toBe("0123456789ab");
-  expect(shortId(null)).toBe("");
 });
 
 test("docs/notifications.md shows the built-in template as it is", async () => {

@@ -4,7 +4,7 @@
  * (CHAT_TEMPLATE, or the user's template) under the subject as title.
  */
 import { z } from "zod";
-import { SvcError } from "../../../errors.ts";
+import { SvcError } from "../../../core/errors.ts";
 import type { SessionReport } from "../../../updater/types.ts";
 import { truncate, type RenderedReport } from "../../render.ts";
 import type { Notifier } from "../../types.ts";

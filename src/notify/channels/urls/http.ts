@@ -1,7 +1,7 @@
 /** The requests the notification URLs' services are sent, and how their answers are read. */
 import { z } from "zod";
-import { readBoundedJson } from "../../../bounded.ts";
-import { SvcError } from "../../../errors.ts";
+import { readBoundedJson } from "../../../core/bounded.ts";
+import { SvcError } from "../../../core/errors.ts";
 
 /** Telegram's Bot API and Slack's Web API: `ok`, and why not (`description`, `error`). */
 const OK_ANSWER = z.object({ ok: z.boolean(), error: z.string().optional(), description: z.string().optional() });

@@ -4,7 +4,7 @@
  * short summary under the subject as title; mqtt:// URLs go through the MQTT channel's client.
  */
 import { z } from "zod";
-import { SvcError } from "../../../errors.ts";
+import { SvcError } from "../../../core/errors.ts";
 import type { MqttTarget } from "../../../shoutrrr/index.ts";
 import type { MqttSettings } from "../mqtt.ts";
 import { encryptPushoverForm, postPushover, pushoverForm } from "../pushover.ts";

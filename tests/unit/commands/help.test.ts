@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { defineCommand } from "citty";
-import { renderHelp } from "../../../src/help.ts";
+import { renderHelp } from "../../../src/commands/help.ts";
 
 const sub = defineCommand({ meta: { name: "sub", description: "Does the sub thing. Said only in its own help." }, args: () => ({ target: { type: "positional", required: false, description: "What to do it to" } }) });
 const tool = defineCommand({

@@ -1,20 +1,19 @@
 /**
  * The thin CLI: parse, load configuration, hand over to the service. Errors print their
- * message (the stack only at debug/trace level) and map to an exit code in errors.ts.
+ * message (the stack only at debug/trace level) and map to an exit code in core/errors.ts.
  *
  * citty describes svc and each of its commands (help.ts lays their --help out from that, with
  * the options generated from the config schema); the arguments themselves are parsed by the
  * config room, which must know every flag to report unknown ones and to name each problem as
  * the user wrote it.
  */
-import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { defineCommand, type ArgDef, type ArgsDef, type SubCommandsDef } from "citty";
-import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, logSettings, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "./config/index.ts";
-import { SvcError, exitCodeOf, toSvcError } from "./errors.ts";
-import { writeFileAtomically } from "./files.ts";
-import { createLogging, createRedactor, resolveFormat, type Writable } from "./log/index.ts";
-import { VERSION } from "./version.ts";
+import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, logSettings, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "../config/index.ts";
+import { SvcError, exitCodeOf, toSvcError } from "../core/errors.ts";
+import { writeRequestedFile } from "../core/files.ts";
+import { createLogging, createRedactor, resolveFormat, type Writable } from "../log/index.ts";
+import { VERSION } from "../core/version.ts";
 
 export interface CliIO {
   env: Record<string, string | undefined>;
@@ -157,8 +156,8 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     if (healthcheck) return await (await import("./healthcheck.ts")).runHealthcheck(config);
     if (handover) return await (await import("./handover.ts")).runHandoverCommand(config, handover);
     await logWarnings(loaded, io);
-    const { runRollback, runService } = await import("./service.ts");
-    if (rollback) return await runRollback(config, rollback);
+    if (rollback) return await (await import("./rollback.ts")).runRollback(config, rollback);
+    const { runService } = await import("../service/index.ts");
     return await runService(config, { stateDirChosen: loaded.sources.state_dir?.source !== "default" });
   } catch (error) {
     await reportFailure(error, config, rest, io);
@@ -184,11 +183,7 @@ async function writeSample(target: true | string, force: boolean, io: CliIO): Pr
     if (!io.stdout.isTTY) io.stderr.write("svc: the sample went to stdout; a file made by the shell is readable by others: svc --generate-config FILE writes it 0600\n");
     return 0;
   }
-  const path = resolve(io.cwd, target);
-  if (existsSync(path) && !force) {
-    throw new SvcError("usage", `${target} already exists; add --force to overwrite it`);
-  }
-  writeFileAtomically(path, sample); // soon to hold secrets
+  writeRequestedFile(resolve(io.cwd, target), sample, force, target); // soon to hold secrets
   io.stderr.write(`wrote a sample configuration to ${target}\n`);
   return 0;
 }
@@ -201,7 +196,7 @@ async function consoleLogging(config: Config, io: CliIO) {
 
 /** The secrets inside notification settings (docs/security.md), loaded only when output needs them. */
 async function notificationSecrets(config: Config): Promise<string[]> {
-  return (await import("./notify/secrets.ts")).notificationSecrets(config.notifications);
+  return (await import("../notify/secrets.ts")).notificationSecrets(config.notifications);
 }
 
 /**

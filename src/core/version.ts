@@ -1,4 +1,4 @@
-import pkg from "../package.json" with { type: "json" };
+import pkg from "../../package.json" with { type: "json" };
 
 // build.ts defines SVC_BUILD_COMMIT; from source it is absent.
 declare const SVC_BUILD_COMMIT: string | undefined;

@@ -1,7 +1,7 @@
 /** The capped JSON read every caller maps to its own error: each outcome, told apart. */
 import { describe, expect, test } from "bun:test";
 import { z } from "zod";
-import { parseJsonBytes, readBoundedJson } from "../../src/bounded.ts";
+import { parseJsonBytes, readBoundedJson } from "../../../src/core/bounded.ts";
 
 const SHAPE = z.object({ ok: z.boolean(), items: z.array(z.string()) });
 const answer = (body: string | null) => new Response(body);

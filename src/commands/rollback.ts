@@ -1,6 +1,8 @@
 /**
- * `svc rollback NAME` while a service runs on the same state file: the running service does the
- * rollback (POST /v1/rollback on its API), so one process acts on the engine and the decision
+ * `svc rollback NAME`: the container back on the image it ran before svc's last update of it.
+ *
+ * While a service runs on the same state file, the running service does the rollback
+ * (POST /v1/rollback on its API), so one process acts on the engine and the decision
  * (the image to go back to, the digest left skipped) lands in the memory of the process that
  * runs the next cycle. When no service claims the state file, or it has no update API, the
  * command rolls back itself, between the service's cycles (the state file's lease), and the
@@ -9,12 +11,58 @@
  * the owner the state folder names (state/owner.ts, docs/security.md).
  */
 import { z } from "zod";
-import { readBoundedJson } from "./bounded.ts";
-import type { Config } from "./config/index.ts";
-import { type ErrorKind, SvcError } from "./errors.ts";
-import type { Logger } from "./log/index.ts";
-import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, waitForLease, type Owner } from "./state/owner.ts";
-import type { RollbackResult } from "./updater/types.ts";
+import { readBoundedJson } from "../core/bounded.ts";
+import { logSettings, type Config } from "../config/index.ts";
+import { type ErrorKind, SvcError } from "../core/errors.ts";
+import { createLogging, type Logger, type Logging } from "../log/index.ts";
+import { Metrics } from "../metrics/index.ts";
+import { notificationSecrets } from "../notify/secrets.ts";
+import { recoverOrPostpone } from "../service/recovery.ts";
+import { loadRooms, rememberedBy } from "../service/rooms.ts";
+import { stateFile } from "../state/index.ts";
+import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, waitForLease, type Owner } from "../state/owner.ts";
+import type { RollbackResult } from "../updater/types.ts";
+import { logRollback, stepLogger } from "../updater/wrappers/summary.ts";
+
+/**
+ * `svc rollback NAME`: the container back on the image it ran before svc's last update of it
+ * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
+ */
+export async function runRollback(config: Config, name: string): Promise<number> {
+  const logging = createLogging(logSettings(config), { secrets: notificationSecrets(config.notifications) });
+  const log = logging.log.child("service");
+  let release: (() => void) | undefined;
+  try {
+    const file = stateFile(config.state_dir, config.scope);
+    const handed = file && (await rollbackThroughOwner(config, file, name, log));
+    if (handed) return rollbackOutcome(handed, logging);
+    if (file) release = await leaseForCommand(config, file, log);
+    const rooms = await loadRooms();
+    const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: true });
+    const state = rooms.openState(config.state_dir, logging.log, config.scope);
+    const updater = rooms.createUpdater({
+      config,
+      engine,
+      registry: rooms.createRegistry(config, logging.log),
+      metrics: new Metrics(),
+      log: logging.log,
+      audit: logging.audit,
+      progress: logging.format === "pretty" ? stepLogger(logging.log.child("updater")) : undefined,
+      ...rememberedBy(state),
+    });
+    await recoverOrPostpone(updater, log);
+    return rollbackOutcome(await updater.rollback(name, "run_once"), logging);
+  } finally {
+    release?.();
+    await logging.close();
+  }
+}
+
+/** Tells what `svc rollback` did; exit 0 when the container runs its earlier image again. */
+export function rollbackOutcome(result: RollbackResult | null, logging: Logging): number {
+  if (result) logRollback(logging.log.child("updater"), result, logging.format === "pretty");
+  return result?.state === "updated" ? 0 : 1;
+}
 
 const ResultSchema = z.object({
   container: z.string(),
@@ -33,7 +81,7 @@ const KIND_BY_STATUS: Record<number, ErrorKind> = { 400: "bad_request", 401: "un
  * The result of the rollback done by the service that owns `stateFile`, or undefined when this
  * process must do it itself (no live owner, or one without an update API or out of reach).
  */
-export async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger): Promise<RollbackResult | undefined> {
+async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger): Promise<RollbackResult | undefined> {
   const owner = liveOwner(stateFile);
   if (!owner) return undefined;
   const who = describeProcess(owner);
@@ -110,7 +158,7 @@ async function answerOf(response: Response, owner: Owner, who: string): Promise<
  * The state file's lease for a command that acts on the containers itself: waits for a running
  * cycle of another process to end (as long as a rollback may take), then holds it until released.
  */
-export async function leaseForCommand(config: Config, stateFile: string, log: Logger): Promise<() => void> {
+async function leaseForCommand(config: Config, stateFile: string, log: Logger): Promise<() => void> {
   const lease = await waitForLease(stateFile, "svc rollback", rollbackTimeoutMs(config), (holder) => log.info(`waiting for ${describeProcess(holder)} to finish`));
   if ("holder" in lease) throw new SvcError("busy", `${describeProcess(lease.holder)} is still acting on the containers of this state_dir (${stateFile}.busy); try again later`);
   return lease.release;

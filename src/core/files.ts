@@ -5,8 +5,9 @@
  * which replaces the target itself (a symlink there is replaced, not followed) in one step
  * (docs/security.md).
  */
-import { closeSync, constants, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { SvcError } from "./errors.ts";
 
 export const PRIVATE_MODE = 0o600;
 
@@ -26,6 +27,15 @@ export function writeFileAtomically(path: string, text: string, mode = PRIVATE_M
     rmSync(temporary, { force: true });
     throw error;
   }
+}
+
+/**
+ * A file a command writes where the user said (--generate-config FILE, svc migrate --output FILE):
+ * one already there only with --force. `shown`: the file as the message names it.
+ */
+export function writeRequestedFile(path: string, text: string, force: boolean, shown = path): void {
+  if (existsSync(path) && !force) throw new SvcError("usage", `${shown} already exists; add --force to overwrite it`);
+  writeFileAtomically(path, text);
 }
 
 /** `bytes` random bytes in hex, from the global Web Crypto (node:crypto costs a compiled svc ~4 MiB to load). */

@@ -4,15 +4,15 @@
  * svc's own loader, and lists every setting it could not carry over
  * (docs/migrating-from-watchtower.md).
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { configFile, defaultConfig, loadConfig, migrateWatchtower, parseArgv, scheduleNote, type Config, type DeepPartial } from "./config/index.ts";
-import { switchOverSteps } from "./config/watchtower.ts";
-import type { ContainerSummary, Engine } from "./engine/port.ts";
-import { SvcError } from "./errors.ts";
-import { writeFileAtomically } from "./files.ts";
-import { silentLogger } from "./log/index.ts";
+import { configFile, defaultConfig, loadConfig, migrateWatchtower, parseArgv, scheduleNote, type Config, type DeepPartial } from "../config/index.ts";
+import { switchOverSteps } from "../config/watchtower.ts";
+import type { ContainerSummary, Engine } from "../engine/port.ts";
+import { SvcError } from "../core/errors.ts";
+import { writeRequestedFile } from "../core/files.ts";
+import { silentLogger } from "../log/index.ts";
 
 export interface MigrateJob {
   container?: string;
@@ -64,18 +64,13 @@ export async function runMigrate(engine: Engine, job: MigrateJob): Promise<numbe
   ]);
   await checkLoads(text);
   if (job.output === undefined) job.stdout.write(text);
-  else writeOutput(resolve(job.cwd, job.output), text, job.force);
+  else writeRequestedFile(resolve(job.cwd, job.output), text, job.force); // it may hold Watchtower's secrets
   job.stderr.write(`svc migrate: read ${watchtower.name}; ${values.size} settings carried over${job.output ? ` to ${job.output}` : ""}\n`);
   job.stderr.write(`  ${scheduleNote(values)}\n`);
   for (const line of unmapped) job.stderr.write(`  not carried over: ${line}\n`);
   if (job.output !== undefined) job.stderr.write(`${switchOverSteps(watchtower.name, job.output).join("\n")}\n`);
   else job.stderr.write(`Then write it to a file (svc migrate --output svc.toml) and switch over: docs/migrating-from-watchtower.md, "Switching over".\n`);
   return 0;
-}
-
-function writeOutput(path: string, text: string, force: boolean): void {
-  if (existsSync(path) && !force) throw new SvcError("usage", `${path} already exists; add --force to overwrite it`);
-  writeFileAtomically(path, text); // it may hold Watchtower's secrets
 }
 
 /** The written file must load as it is: svc's own loader says what is wrong with it. */
@@ -113,7 +108,7 @@ export async function runMigrateCommand(argv: readonly string[], io: { env: Reco
   const docker: Record<string, unknown> = { ...(host ? { host } : {}) };
   for (const [key, entry] of parsed.layer) docker[key.slice("docker.".length)] = entry.value;
   const config = defaultConfig({ docker: docker as DeepPartial<Config>["docker"] });
-  const { createDockerEngine } = await import("./engine/index.ts");
+  const { createDockerEngine } = await import("../engine/index.ts");
   const engine = await createDockerEngine(config.docker, silentLogger);
   return runMigrate(engine, { container: parsed.positionals[0], output, force: parsed.command.force, cwd: io.cwd, stdout: io.stdout, stderr: io.stderr });
 }

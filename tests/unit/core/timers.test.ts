@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { MAX_TIMER_MS, timerDelay } from "../../src/timers.ts";
+import { MAX_TIMER_MS, timerDelay } from "../../../src/core/timers.ts";
 
 const DAY = 86_400_000;
 

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
-import type { Engine } from "../../src/engine/port.ts";
-import { runMigrate } from "../../src/migrate.ts";
+import type { Engine } from "../../../src/engine/port.ts";
+import { runMigrate } from "../../../src/commands/migrate.ts";
 
 /** The two engine calls svc migrate makes, answering for one Watchtower container run with `args`. */
 function watchtowerEngine(args: string[]): Engine {
