@@ -10,7 +10,7 @@ import type { UpdateFilter } from "../types.ts";
 import type { Overview } from "./overview.ts";
 
 /** How long a dry run's overview answers readers. */
-export const OVERVIEW_FRESH_MS = 30_000;
+export const OVERVIEW_FRESH_MS = 15_000;
 /** Distinct filters remembered (the API's filters are the readers' own): the oldest goes first. */
 const MAX_KEPT = 32;
 
