@@ -24,8 +24,9 @@ import { dashboardRoutes } from "./dashboard.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, forbidden, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
+import { notFromThePage } from "./same-origin.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
-import { isOwnerChallenge, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof } from "../state/owner.ts";
+import { isOwnerChallenge, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, OWNER_REQUEST_HEADER, ownerProof, ownerRequestVerifier } from "../state/owner.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -111,14 +112,17 @@ function serveEndpoint(
   if (!principal) return errorResponse(unauthorized());
   if (!isAction(request.method)) return handler(request, target, server, principal);
   if (principal.role !== "admin") return errorResponse(forbidden());
+  const crossSite = principal.via === "proxy" ? notFromThePage(request) : null;
+  if (crossSite !== null) return errorResponse(new SvcError("forbidden", `forbidden: a user the identity proxy signed in acts only from svc's own page, and ${crossSite} (docs/security.md)`));
   const response = Promise.resolve().then(() => handler(request, target, server, principal));
   audit(principal, request, target, response);
   return response;
 }
 
 /** Who sent a request: its token, or the user a trusted proxy names (docs/dashboard.md, roles). */
-function principalOf(authenticate: Authenticate, header: string | undefined) {
+function principalOf(authenticate: Authenticate, header: string | undefined, handedOver: (request: Request) => Principal | null) {
   return (request: Request, server: Server<unknown> | null): Principal | null =>
+    handedOver(request) ??
     authenticate(
       request.headers.get("authorization"),
       () => (header ? request.headers.get(header) : null),
@@ -126,11 +130,31 @@ function principalOf(authenticate: Authenticate, header: string | undefined) {
     );
 }
 
+/** The one request a proof of the state folder's secret may make (state/owner.ts), without a body. */
+const HANDED_OVER_PATH = "/v1/rollback";
+
+/**
+ * `svc rollback` handing its rollback over: a POST /v1/rollback with no body whose proof header
+ * shows the owner file's nonce (never a token: docs/security.md). Without an owner nonce, nothing.
+ */
+function handedOverBy(ownerNonce: string | undefined): (request: Request) => Principal | null {
+  if (ownerNonce === undefined) return () => null;
+  const verify = ownerRequestVerifier(ownerNonce);
+  return (request) => {
+    const proof = request.headers.get(OWNER_REQUEST_HEADER);
+    if (proof === null || request.method !== "POST") return null;
+    const target = requestTarget(request.url);
+    const bodiless = request.body === null && (request.headers.get("content-length") ?? "0") === "0" && !request.headers.has("transfer-encoding");
+    if (target.path !== HANDED_OVER_PATH || !bodiless) return null;
+    return verify(proof, request.method, target.path + target.query) ? { role: "admin", name: "svc rollback (the state folder's proof)" } : null;
+  };
+}
+
 export function createApp(deps: ApiDeps) {
   const log = deps.log.child("api");
   const dashboard = dashboardRoutes({ ...deps, log });
   const endpoints = buildEndpoints(deps, dashboard.exact);
-  const who = principalOf(createAuthenticator(deps.config.http_api), deps.config.http_api.trusted_proxy_header);
+  const who = principalOf(createAuthenticator(deps.config.http_api), deps.config.http_api.trusted_proxy_header, handedOverBy(deps.ownerNonce));
   /**
    * Who asked for an action: one audit line as it is accepted (before the engine actions it
    * causes, and written even if svc stops meanwhile), one more with the error when it fails.

@@ -52,7 +52,7 @@ const COMMANDS = {
     meta: {
       name: "rollback",
       description:
-        "Puts the container NAME back on the image it ran before svc's last update of it (known from state_dir). It goes through the same protocol as an update: the current container is kept until the one on the earlier image passes the rollback checks. The digest it leaves is then skipped until a newer one appears. When a service runs on the same state_dir with its update API, the rollback is handed to it (POST /v1/rollback, with the same http_api.token). Exit 0 when the container runs the earlier image again. Every option of svc --help is read; these matter here.",
+        "Puts the container NAME back on the image it ran before svc's last update of it (known from state_dir). It goes through the same protocol as an update: the current container is kept until the one on the earlier image passes the rollback checks. The digest it leaves is then skipped until a newer one appears. When a service runs on the same state_dir with its update API, the rollback is handed to it (POST /v1/rollback on the address its owner file names, proven with the state folder's secret: no token is sent). Exit 0 when the container runs the earlier image again. Every option of svc --help is read; these matter here.",
     },
     args: () => ({
       name: { type: "positional", description: "The container to put back" },

@@ -94,9 +94,9 @@ export const CONFIG = table("General options", {
     enabled: bool(true, "Read the releases between the running and the newer version of each stale target from its source repository (GitHub, GitLab, Gitea/Forgejo)"),
     github_api_url: url("GitHub API base URL", ["http", "https"], "https://api.github.com"),
     github_token: str("GitHub token (60 requests an hour without one), or a path to a file holding it", "/run/secrets/github_token", { secret: true }),
-    gitlab_api_url: url("GitLab API base URL (a self-hosted GitLab: its /api/v4; its host's repositories are then read there)", ["http", "https"], "https://gitlab.com/api/v4"),
+    gitlab_api_url: url("GitLab API base URL (a self-hosted GitLab: its /api/v4; its host's repositories are then read there, and gitlab.com's are not)", ["http", "https"], "https://gitlab.com/api/v4"),
     gitlab_token: str("GitLab token, or a path to a file holding it", "/run/secrets/gitlab_token", { secret: true }),
-    gitea_api_url: url("Gitea/Forgejo API base URL (a self-hosted one: its /api/v1; its host's repositories are then read there)", ["http", "https"], "https://codeberg.org/api/v1"),
+    gitea_api_url: url("Gitea/Forgejo API base URL (a self-hosted one: its /api/v1; its host's repositories are then read there, and codeberg.org's are not)", ["http", "https"], "https://codeberg.org/api/v1"),
     gitea_token: str("Gitea/Forgejo token, or a path to a file holding it", "/run/secrets/gitea_token", { secret: true }),
     timeout: duration("10s", "Timeout of one request to a source host", { min: 1, max: HOUR }),
     cache_for: duration("5m", "A repository's releases read less than this long ago are used without asking its host again (0s: a conditional request every cycle)", { max: DAY }),
@@ -120,6 +120,7 @@ export const CONFIG = table("General options", {
     metrics: alias(bool(false, "Enable GET /v1/metrics"), wt("WATCHTOWER_HTTP_API_METRICS", ["--http-api-metrics"])),
     token: alias(str("Bearer token for authenticated endpoints, or a path to a file holding it", "/run/secrets/svc_token", { secret: true }), wt("WATCHTOWER_HTTP_API_TOKEN", ["--http-api-token"])),
     port: int(8080, "Listening port", 1, 65535),
+    public_url: optionalUrl("The page's address as people open it: notifications link each stale, held or failed target to its row there (docs/notifications.md)", ["http", "https"], "https://svc.example.lan"),
     address: leaf({ kind: "string", description: "Listening address: 0.0.0.0 every IPv4 address, :: every address, 127.0.0.1 this machine only (docs/security.md)", default: "0.0.0.0" }, () =>
       z
         .string()
@@ -235,6 +236,10 @@ export const CONFIG = table("General options", {
       tls_key: file("Client key for mutual TLS (PEM)", "/etc/svc/mqtt/key.pem"),
       homeassistant_discovery: bool(false, "Also publish Home Assistant MQTT discovery: an update entity per container (docs/notifications.md)"),
       discovery_prefix: leaf({ kind: "string", description: "Home Assistant's discovery prefix", default: "homeassistant" }, () => nonEmpty().default("homeassistant")),
+      homeassistant_install: bool(false, "Let Home Assistant act: Install on each update entity, Check now and Roll back buttons, through svc's command topics (docs/home-assistant.md)"),
+      homeassistant_user: leaf({ kind: "string", description: "Home Assistant's broker user: the one level of svc's command topics svc listens to, and the actor in the audit log (docs/home-assistant.md)", default: "homeassistant" }, () =>
+        nonEmpty().refine((user) => !/[+#/]/.test(user), { error: "must be one topic level: no /, + or #" }).default("homeassistant"),
+      ),
       ...digestOptions(),
     }),
     pushover: table("Pushover channel", {

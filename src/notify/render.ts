@@ -7,6 +7,9 @@ import { SvcError } from "../core/errors.ts";
 import { shortId } from "../core/digests.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
 import { releaseWords } from "../updater/wrappers/summary.ts";
+import { ESCAPE, escapeHtml, type Markup } from "./markup.ts";
+
+export { escapeHtml } from "./markup.ts";
 
 export const DEFAULT_TEMPLATE = `{{summary}}
 Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_ms}} ms.
@@ -21,35 +24,35 @@ Updated:
 
 Rolled back:
 {{#rolled_back}}
-- {{name}} ({{image}}): {{reason}}
+- {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/rolled_back}}
 {{/has_rolled_back}}
 {{#has_failed}}
 
 Failed:
 {{#failed}}
-- {{name}} ({{image}}): {{reason}}
+- {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/failed}}
 {{/has_failed}}
 {{#has_stale}}
 
 Newer image available (not applied):
 {{#stale}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/stale}}
 {{/has_stale}}
 {{#has_pending}}
 
 Pending (applied when the update window opens):
 {{#pending}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/pending}}
 {{/has_pending}}
 {{#has_held}}
 
 Held (hold_breaking: update by name to apply):
 {{#held}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/held}}
 {{/has_held}}
 {{#has_skipped}}
@@ -69,19 +72,19 @@ export const CHAT_TEMPLATE = `{{#updated}}
 updated {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_image_short}} -> {{new_image_short}}){{releases_text}}
 {{/updated}}
 {{#rolled_back}}
-rolled back {{name}} ({{image}}): {{reason}}
+rolled back {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/rolled_back}}
 {{#failed}}
-failed {{name}} ({{image}}): {{reason}}
+failed {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/failed}}
 {{#stale}}
-newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}
+newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/stale}}
 {{#pending}}
-pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}
+pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/pending}}
 {{#held}}
-held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}
+held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/held}}
 `;
 
@@ -208,20 +211,20 @@ export interface RenderedReport {
   html: string;
 }
 
-/** Renders reports with one template; built by `loadRenderer`, which checks the template first. */
-export type Renderer = (report: SessionReport) => RenderedReport;
+/**
+ * Renders reports with one template; built by `loadRenderer`, which checks the template first.
+ * Each value is escaped for `markup`, the markup of the service it goes to (markup.ts: text from
+ * an image, a registry or a release is inert there); the template's own text is left as written.
+ */
+export type Renderer = (report: SessionReport, markup?: Markup) => RenderedReport;
 
 /** Plain text: no HTML escaping; the HTML part escapes the whole text itself. */
 const plainText = { escape: (value: unknown) => String(value) };
 
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
-}
-
 export function createRenderer(template: string, host: string, titleTag?: string): Renderer {
-  return (report) => {
+  return (report, markup = "plain") => {
     const view = buildView(report, host, titleTag);
-    const text = Mustache.render(template, view, undefined, plainText);
+    const text = Mustache.render(template, view, undefined, { escape: (value: unknown) => ESCAPE[markup](String(value)) });
     // The template is text; the HTML part shows that same text, escaped, in a <pre> so that
     // a user's layout (columns, blank lines) survives in mail clients that prefer HTML.
     const html = `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(view.subject)}</title></head>\n<body><pre style="font-family: monospace; white-space: pre-wrap">${escapeHtml(text)}</pre></body></html>\n`;

@@ -13,6 +13,7 @@ import type { Dispatcher } from "../notify/index.ts";
 import { notificationSecrets } from "../notify/secrets.ts";
 import type { Scheduler } from "../scheduler/index.ts";
 import type { History } from "../state/index.ts";
+import { reachableAddress } from "../core/loopback.ts";
 import { claimState, newOwnerNonce } from "../state/owner.ts";
 import type { Updater } from "../updater/index.ts";
 import { exclusiveOn } from "../updater/wrappers/exclusive.ts";
@@ -52,7 +53,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    // what the API proves knowing to `svc rollback` on this state_dir before it hands over the token
+    // what the API and `svc rollback` on this state_dir prove knowing to each other (no token travels)
     const ownerNonce = config.state_dir && !config.run_once ? newOwnerNonce() : undefined;
     if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit, ownerNonce }, log);
     const rooms = await loadRooms();
@@ -61,7 +62,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     const registry = rooms.createRegistry(config, logging.log, { onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
     const stateDir = rooms.usableStateDir(config.state_dir, logging.log, options.stateDirChosen ?? true);
     const state = rooms.openState(stateDir, logging.log, config.scope);
-    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null, ownerNonce);
+    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? { address: reachableAddress(config.http_api.address), port: config.http_api.port } : null, ownerNonce);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale"), digests: state.section("digests") });
     history = rooms.openHistory<SessionReport>(stateDir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);
@@ -76,8 +77,9 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       sink: keptIn(history, notifications),
       selfContainerId,
       selfHandover,
-      progress: toEvery(progress.listen, pretty ? stepLogger(logging.log.child("updater")) : undefined),
-      releases: rooms.createReleaseNotes(config, logging.log),
+      progress: toEvery(progress.listen, notifications.progress, pretty ? stepLogger(logging.log.child("updater")) : undefined),
+      // its cache goes where the other decisions go: nowhere when the folder was not fit for them
+      releases: rooms.createReleaseNotes({ ...config, state_dir: stateDir }, logging.log),
       ...rememberedBy(state),
     });
     updater = narrated(updater, logging.log, pretty);
@@ -86,6 +88,8 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     // Repair what a crash left half-done before any new cycle can start.
     await recoverOrPostpone(updater, log, engine);
     pending.ready(updater);
+    // Home Assistant's commands go the API's ways, waiting for recovery as its requests do
+    notifications.attach({ runner: pending.runner, audit: logging.audit });
     if (config.run_once) return await runOnce(config, updater, stopSignal.promise, log, logging.format === "json");
     scheduler = rooms.createScheduler({ config, runner: updater, log: logging.log });
     scheduler.start();

@@ -38,6 +38,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["ui/page/data.ts"],
   ["ui/page/polling.ts"],
   ["ui/page/actions.ts", "ui/page/details.ts"],
+  ["ui/page/deep-link.ts"],
   ["ui/page/status.ts", "ui/page/glance.ts", "ui/page/filters.ts", "ui/page/bulk.ts", "ui/page/excluded.ts", "ui/page/history.ts", "ui/page/row-menu.ts", "ui/page/signin.ts"],
   ["ui/page/row.ts"],
   ["ui/page/table.ts"],

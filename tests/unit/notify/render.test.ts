@@ -201,7 +201,7 @@ describe("what an update brings (docs/release-notes.md)", () => {
   });
 
   test("Home Assistant's update entity: the releases as its summary, the newest release's page as its release_url", () => {
-    const discovery = new HomeAssistantDiscovery("homeassistant", "svc/reports", "nas");
+    const discovery = new HomeAssistantDiscovery({ prefix: "homeassistant", reportTopic: "svc/reports", hostname: "nas" });
     const report = sampleReport();
     report.containers[0] = { ...report.containers[0]!, releases };
     const state = discovery.messages(report).find((m) => m.topic.endsWith("/state") && m.topic.includes("web"))!;

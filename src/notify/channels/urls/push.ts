@@ -25,7 +25,7 @@ export const ntfy: Delivery<"ntfy"> = (name, target, context) => {
   // shoutrrr's request: the message as the body of a POST to the topic's path, the rest in headers
   const endpoint = `${target.endpoint}/${target.topic.split("/").map(encodeURIComponent).join("/")}`;
   return notifier(name, async (report) => {
-    const { subject, text } = context.chat(report);
+    const { subject, text } = context.chat(report, target.markdown ? "markdown" : "plain");
     const sent = new Headers([...target.headers, ...Object.entries(headers)]);
     sent.set("content-type", target.markdown ? "text/markdown" : "text/plain; charset=utf-8");
     sent.set("title", headerText(subject));
@@ -92,6 +92,8 @@ function mqttSettings(target: MqttTarget): MqttSettings {
     tls_skip_verify: target.tls && target.skipTlsVerify, // any TLS setting turns TLS on in the channel
     homeassistant_discovery: false,
     discovery_prefix: "homeassistant",
+    homeassistant_install: false,
+    homeassistant_user: "homeassistant",
   };
 }
 
