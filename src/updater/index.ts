@@ -136,7 +136,9 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     selfReplaced: () => retireSelf({ config: deps.config, engine: deps.engine, log, audit: deps.audit }, deps.selfContainerId!),
   });
   const memory = { firstSeen: shared.firstSeen, skipped: shared.skipped, snoozed: shared.snoozed, previous };
-  const recent = recentOverviews((filter) => overviewOf(runner, deps.config, memory, filter));
+  /** real cycles asked for and not over (one running, or a scheduled one waiting for it) */
+  let changingNow = 0;
+  const recent = recentOverviews((filter) => overviewOf(runner, deps.config, memory, filter), () => changingNow > 0);
   /** what changes the containers or svc's memory of them: the overviews read before are forgotten */
   const changing = <A extends unknown[], T>(act: (...args: A) => Promise<T>) => async (...args: A): Promise<T> => {
     try {
@@ -148,9 +150,15 @@ export function createUpdater(deps: UpdaterDeps): Updater {
 
   return {
     run: async (trigger, filter, options) => {
-      const report = await runner.run(trigger, filter, options);
-      if (report !== null && !(options?.dryRun ?? deps.config.dry_run)) recent.forget();
-      return report;
+      if (options?.dryRun ?? deps.config.dry_run) return runner.run(trigger, filter, options);
+      changingNow++;
+      try {
+        const report = await runner.run(trigger, filter, options);
+        if (report !== null) recent.forget();
+        return report;
+      } finally {
+        changingNow--;
+      }
     },
     recover: changing(repair.recover),
     drain: runner.drain,

@@ -2,9 +2,11 @@
  * Readers are answered from a recent overview (docs/api.md): a dry run younger than
  * `OVERVIEW_FRESH_MS` is reused, and readers that ask while one is under way wait for that one,
  * so a dashboard left open, a `/v1/summary` widget or a peer's reads cost one dry run per period
- * at most, and never hold the lock a scheduled cycle needs for long. While a cycle runs (the dry
- * run answers null), the last overview is answered, its `checked_at` telling its age. Anything
- * that changes what an overview says (a real cycle, a skip, a snooze, a rollback) forgets them.
+ * at most, and never hold the lock a scheduled cycle needs for long. While a real cycle runs (or
+ * waits to), what the overviews say is changing: readers are answered null (409, "a cycle runs"),
+ * as before, without a dry run. While another dry run runs (the API's `POST /v1/check`), the last
+ * overview of the filter is answered, its `checked_at` telling its age. Anything that changes what
+ * an overview says (a real cycle, a skip, a snooze, a rollback) forgets them.
  */
 import type { UpdateFilter } from "../types.ts";
 import type { Overview } from "./overview.ts";
@@ -20,7 +22,7 @@ export interface RecentOverviews {
   forget(): void;
 }
 
-export function recentOverviews(dryRun: (filter?: UpdateFilter) => Promise<Overview | null>, freshMs = OVERVIEW_FRESH_MS, now: () => number = Date.now): RecentOverviews {
+export function recentOverviews(dryRun: (filter?: UpdateFilter) => Promise<Overview | null>, changing: () => boolean, freshMs = OVERVIEW_FRESH_MS, now: () => number = Date.now): RecentOverviews {
   const kept = new Map<string, { at: number; overview: Overview }>();
   const underWay = new Map<string, Promise<Overview | null>>();
   let generation = 0;
@@ -39,6 +41,7 @@ export function recentOverviews(dryRun: (filter?: UpdateFilter) => Promise<Overv
 
   return {
     overview(filter) {
+      if (changing()) return Promise.resolve(null);
       const key = keyOf(filter);
       const recent = kept.get(key);
       if (recent && now() - recent.at < freshMs) return Promise.resolve(recent.overview);

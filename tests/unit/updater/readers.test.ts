@@ -53,3 +53,13 @@ test("a scheduled cycle asked for during a dry run runs after it; a request that
   const after = await updater.overview();
   expect(after?.containers[0]?.state).toBe("fresh");
 });
+
+test("while a cycle that acts runs, a reader is answered null (409) at once, and no dry run starts", async () => {
+  const { engine, updater, open } = setup();
+  const acting = updater.run("api");
+  expect(await updater.overview()).toBeNull();
+  expect(engine.listCalls).toBe(1);
+  open();
+  expect((await acting)?.trigger).toBe("api");
+  expect((await updater.overview())?.containers[0]?.name).toBe("app");
+});
