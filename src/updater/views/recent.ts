@@ -1,6 +1,7 @@
 /**
  * Readers are answered from a recent overview (docs/api.md): a dry run younger than
- * `OVERVIEW_FRESH_MS` is reused, and readers that ask while one is under way wait for that one,
+ * `OVERVIEW_FRESH_MS` is reused (unless the reader asks for a check now: the page, whose fetches
+ * say `Cache-Control: no-cache`), and readers that ask while one is under way wait for that one,
  * so a dashboard left open, a `/v1/summary` widget or a peer's reads cost one dry run per period
  * at most, and never hold the lock a scheduled cycle needs for long. While a real cycle runs (or
  * waits to), what the overviews say is changing: readers are answered null (409, "a cycle runs"),
@@ -9,7 +10,7 @@
  * an overview says (a real cycle, a skip, a snooze, a rollback) forgets them.
  */
 import type { UpdateFilter } from "../types.ts";
-import type { Overview } from "./overview.ts";
+import type { Overview, OverviewOptions } from "./overview.ts";
 
 /** How long a dry run's overview answers readers. */
 export const OVERVIEW_FRESH_MS = 15_000;
@@ -17,7 +18,7 @@ export const OVERVIEW_FRESH_MS = 15_000;
 const MAX_KEPT = 32;
 
 export interface RecentOverviews {
-  overview(filter?: UpdateFilter): Promise<Overview | null>;
+  overview(filter?: UpdateFilter, options?: OverviewOptions): Promise<Overview | null>;
   /** what the overviews say may have changed: the next reader gets a new dry run */
   forget(): void;
 }
@@ -40,11 +41,11 @@ export function recentOverviews(dryRun: (filter?: UpdateFilter) => Promise<Overv
   };
 
   return {
-    overview(filter) {
+    overview(filter, options = {}) {
       if (changing()) return Promise.resolve(null);
       const key = keyOf(filter);
       const recent = kept.get(key);
-      if (recent && now() - recent.at < freshMs) return Promise.resolve(recent.overview);
+      if (!options.fresh && recent && now() - recent.at < freshMs) return Promise.resolve(recent.overview);
       let pending = underWay.get(key);
       if (!pending) {
         pending = read(key, filter).finally(() => underWay.delete(key));

@@ -63,3 +63,13 @@ test("while a cycle that acts runs, a reader is answered null (409) at once, and
   expect((await acting)?.trigger).toBe("api");
   expect((await updater.overview())?.containers[0]?.name).toBe("app");
 });
+
+test("a check asked for now (fresh: the page's Cache-Control: no-cache) is not answered from a recent overview", async () => {
+  const { engine, updater, open } = setup();
+  open();
+  const first = await updater.overview();
+  expect(await updater.overview()).toBe(first!);
+  const fresh = await updater.overview(undefined, { fresh: true });
+  expect(fresh).not.toBe(first!);
+  expect(engine.listCalls).toBe(2);
+});
