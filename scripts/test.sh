@@ -9,7 +9,10 @@
 #   docker28                  the engine-facing tests on Docker 28.5's classic image store
 #   docker20                  the engine-facing tests on Debian 12's Docker 20.10, the oldest supported,
 #                             and the Swarm tests
-#   podman                    the Podman set (svc refuses Podman)
+#   podman                    the Podman set on Debian 12's Podman 4.3, rootful (docs/podman.md)
+#   podman-rootless           the Podman set on the same Podman as a user the sandbox makes
+#   podman5                   the Podman set on sid's Podman 5.8, rootful, in a sid root the sandbox makes
+#   podman5-rootless          the Podman set on the same Podman 5.8 as a user the sandbox makes
 # SVC_TEST_ENGINES="docker20" (a space-separated list of legs or engines) runs only those. Extra
 # arguments go to `bun test` on one leg, the containerd store's (bash scripts/test.sh tests/build),
 # unless SVC_TEST_ENGINES names the legs, then on each. SVC_TEST_JOBS (default 4) legs run at once.
@@ -38,7 +41,7 @@ UNSCOPED=(tests/integration/engine tests/integration/registry tests/integration/
 SCOPED=(tests/integration/updater)
 OWN_ENGINES=(tests/integration/safety)
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}")
-ALL_LEGS=(docker28-containerd docker28-containerd:rest docker28 docker20 podman)
+ALL_LEGS=(docker28-containerd docker28-containerd:rest docker28 docker20 podman podman-rootless podman5 podman5-rootless)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
 # engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
 QUICK=(tests/unit tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
@@ -104,13 +107,13 @@ tests_of() { # what a leg runs
     *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
         grep -vxF -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
-    podman) echo tests/integration/podman ;;
+    podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
     *) echo "${UNSCOPED[@]}" ;;
   esac
 }
 beside_of() { # what a leg runs beside tests_of: one line a process
   case "$1" in
-    *:*|podman) ;;
+    *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
     *) echo "${SCOPED[@]}"; echo "${OWN_ENGINES[@]}" ;;
   esac
 }

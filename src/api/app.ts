@@ -9,6 +9,9 @@
  * validation and never 415, so the order is kept here in plain code. Handlers only call the
  * runner and the metrics; nothing below the API sees Elysia's Context.
  */
+import { parseBoolean } from "../config/values.ts";
+import type { CopyList } from "../dataguard/index.ts";
+import { dataGuardEndpoint } from "./data-guard.ts";
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config/index.ts";
@@ -43,6 +46,8 @@ export interface ApiDeps {
   audit?: AuditLog;
   /** the nonce of the state file's owner claim: GET /v1/health proves knowing it to `svc rollback` (state/owner.ts) */
   ownerNonce?: string;
+  /** the data guard's copies (GET and DELETE /v1/data-guard); absent: none listed */
+  dataCopies?: CopyList;
 }
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
@@ -76,11 +81,13 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     return answer(await deps.runner.skip(container, { digest: fields.digest?.[0], tag: fields.tag?.[0] }));
   };
   const rollback: Handler = async (request, target, server) => {
-    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "with_data"] as const);
     const container = oneContainer(fields.container);
+    const withData = fields.with_data === undefined ? false : parseBoolean(fields.with_data.join(","));
+    if (withData === undefined) throw new SvcError("bad_request", 'with_data must be "true" or "false"');
     // the rollback watches the container it puts back, as an update does
     server?.timeout(request, 0);
-    return answer(await deps.runner.rollback(container));
+    return answer(await deps.runner.rollback(container, undefined, withData ? { withData } : undefined));
   };
   return new Map([
     ["/v1/health", getEndpoint(true, false, health)],
@@ -89,6 +96,7 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
     ["/v1/skip", { enabled: api.update, authenticated: true, methods: { POST: skip }, allow: "POST" }],
     ["/v1/rollback", { enabled: api.update, authenticated: true, methods: { POST: rollback }, allow: "POST" }],
+    ["/v1/data-guard", dataGuardEndpoint(true, deps.dataCopies)],
     ...dashboard,
   ]);
 }

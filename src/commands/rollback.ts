@@ -23,20 +23,22 @@ import { loadRooms, rememberedBy } from "../service/rooms.ts";
 import { stateFile } from "../state/index.ts";
 import { urlHost } from "../core/loopback.ts";
 import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, signOwnerRequest, waitForLease, type Owner } from "../state/owner.ts";
-import type { RollbackResult } from "../updater/types.ts";
+import type { RollbackOptions, RollbackResult } from "../updater/types.ts";
+import { copyListOf } from "../dataguard/index.ts";
 import { logRollback, stepLogger } from "../updater/wrappers/summary.ts";
 
 /**
  * `svc rollback NAME`: the container back on the image it ran before svc's last update of it
  * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
  */
-export async function runRollback(config: Config, name: string): Promise<number> {
+export async function runRollback(config: Config, name: string, options: RollbackOptions = {}): Promise<number> {
   const logging = createLogging(logSettings(config), { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   let release: (() => void) | undefined;
   try {
+    if (options.withData) warnDataLoss(config, name, log);
     const file = stateFile(config.state_dir, config.scope);
-    const handed = file && (await rollbackThroughOwner(config, file, name, log));
+    const handed = file && (await rollbackThroughOwner(config, file, name, log, options.withData));
     if (handed) return rollbackOutcome(handed, logging);
     if (file) release = await leaseForCommand(config, file, log);
     const rooms = await loadRooms();
@@ -53,11 +55,21 @@ export async function runRollback(config: Config, name: string): Promise<number>
       ...rememberedBy(state),
     });
     await recoverOrPostpone(updater, log);
-    return rollbackOutcome(await updater.rollback(name, "run_once"), logging);
+    return rollbackOutcome(await updater.rollback(name, "run_once", options), logging);
   } finally {
     release?.();
     await logging.close();
   }
+}
+
+/** `svc rollback --with-data` says, before it acts, what the container wrote since the copy and is to be replaced. */
+function warnDataLoss(config: Config, name: string, log: Logger): void {
+  const copy = copyListOf(config).list().find((c) => c.container === name);
+  if (!copy) return;
+  const hours = Math.round(copy.age_seconds / 360) / 10;
+  log.warn(
+    `${name}: its data goes back to the copy of version ${copy.version ?? "?"} taken ${copy.created_at} (${hours} h ago): what it wrote since is replaced; its present data is copied first, so this rollback too can be undone (GET /v1/data-guard)`,
+  );
 }
 
 /** Tells what `svc rollback` did; exit 0 when the container runs its earlier image again. */
@@ -72,6 +84,7 @@ const ResultSchema = z.object({
   to_image_id: z.string(),
   state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]),
   reason: z.string().nullable(),
+  data_guard: z.object({ bytes: z.number(), duration_ms: z.number(), restored: z.boolean(), problem: z.string().max(4000).optional() }).optional(),
 });
 
 /** A rollback's answer is a few hundred bytes; anything larger is not svc's. */
@@ -83,7 +96,7 @@ const KIND_BY_STATUS: Record<number, ErrorKind> = { 400: "bad_request", 401: "un
  * The result of the rollback done by the service that owns `stateFile`, or undefined when this
  * process must do it itself (no live owner, or one without an update API or out of reach).
  */
-async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger): Promise<RollbackResult | undefined> {
+async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger, withData = false): Promise<RollbackResult | undefined> {
   const owner = liveOwner(stateFile);
   if (!owner) return undefined;
   const who = describeProcess(owner);
@@ -104,7 +117,7 @@ async function rollbackThroughOwner(config: Config, stateFile: string, name: str
     return undefined;
   }
   // what to roll back is all in the query string, which the proof covers; no body, no token
-  const path = `/v1/rollback?container=${encodeURIComponent(name)}`;
+  const path = `/v1/rollback?container=${encodeURIComponent(name)}${withData ? "&with_data=true" : ""}`;
   let response: Response;
   try {
     response = await fetch(`http://${place}${path}`, {

@@ -33,6 +33,7 @@
  *   With published ports (off the host network) the replacement cannot start while this instance
  *   holds the binding: a handover container from the new image finishes the update (containers/handover.ts).
  */
+import { DataGuard, dataGuardOptions } from "../dataguard/index.ts";
 import type { Config } from "../config/index.ts";
 import type { Engine } from "../engine/port.ts";
 import { SvcError } from "../core/errors.ts";
@@ -45,6 +46,8 @@ import type { RolledBackDigests } from "./check/check.ts";
 import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./cycle/context.ts";
 import type { SelfHandover } from "./containers/replace.ts";
 import { createContainerTargets } from "./containers/kind.ts";
+import { ComposeFiles } from "../compose/index.ts";
+import { createGitStep, type GitStep } from "../git/index.ts";
 import { runCycle, type CycleDeps } from "./cycle/cycle.ts";
 import { completeHandover, type HandoverJob } from "./containers/handover.ts";
 import { recentOverviews } from "./views/recent.ts";
@@ -59,7 +62,7 @@ import { createServiceTargets } from "./swarm/kind.ts";
 import { skipTarget } from "./requests/skip.ts";
 import { snooze } from "./check/snooze.ts";
 import { firstOfKinds, type KindDeps } from "./cycle/target.ts";
-import type { CycleSightings, ReportSink, Trigger, UpdateFilter } from "./types.ts";
+import type { CycleSightings, ReportSink, RollbackOptions, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./containers/replace.ts";
 export type { Updater } from "./port.ts";
@@ -103,6 +106,12 @@ export interface UpdaterDeps {
   snoozed?: Remembered;
   /** the source hosts, for what each update brings (docs/release-notes.md); absent: no release notes */
   releases?: ReleaseNotesService;
+  /** compose projects' files, where tag moves are written (docs/compose.md); default: from `[compose]`, state_dir and docker.config */
+  compose?: ComposeFiles;
+  /** what follows a compose change in Git (docs/compose.md, "Git"); default: from `[compose] git` */
+  git?: GitStep;
+  /** the data guard (docs/data-guard.md); default: one from the configuration, with the real clock */
+  guard?: DataGuard;
 }
 
 const DEFAULT_CONCURRENCY = 4;
@@ -111,7 +120,8 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const log = deps.log.child("updater");
   const timing: WatchTiming = { ...DEFAULT_TIMING, ...deps.timing };
   const previous = deps.previous ?? inMemory();
-  const context = (trigger: string): ProtocolContext => ({ engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, timing, progress: deps.progress });
+  const guard = deps.guard ?? new DataGuard(deps.engine, dataGuardOptions(deps.config));
+  const context = (trigger: string): ProtocolContext => ({ engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, timing, progress: deps.progress, guard });
   const repair = createRepair({ config: deps.config, log, selfContainerId: deps.selfContainerId, context });
   const shared = kindDepsOf(deps, () => runner.draining);
   const containers = createContainerTargets({
@@ -120,12 +130,14 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     prePulled: deps.prePulled ?? inMemory(),
     previous,
     selfHandover: deps.selfHandover,
+    compose: deps.compose ?? new ComposeFiles({ write: deps.config.compose.write, stateDir: deps.config.state_dir ?? null, dockerConfig: deps.config.docker.config }),
+    git: deps.git ?? createGitStep(deps.config, deps.log),
     repairLeftovers: repair.repairLeftovers,
     cycleOver: (trigger, filter, options) => runner.run(trigger, filter, options),
   });
   const services = createServiceTargets(shared);
   const kinds = services ? [containers, services] : [containers];
-  const cycleDeps: CycleDeps = { config: deps.config, engine: deps.engine, log: deps.log, audit: deps.audit, timing, progress: deps.progress, kinds, releases: deps.releases };
+  const cycleDeps: CycleDeps = { config: deps.config, engine: deps.engine, log: deps.log, audit: deps.audit, timing, progress: deps.progress, kinds, releases: deps.releases, guard };
   const runner: Runner = createRunner({
     config: deps.config,
     metrics: deps.metrics,
@@ -163,7 +175,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     recover: changing(repair.recover),
     drain: runner.drain,
     skip: changing((name: string, what?: { digest?: string; tag?: string }) => skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what)),
-    rollback: changing((name: string, trigger?: Trigger) => rollbackTarget({ kinds, context, runner }, name, trigger)),
+    rollback: changing((name: string, trigger?: Trigger, options?: RollbackOptions) => rollbackTarget({ kinds, context, runner }, name, trigger, options)),
     overview: recent.overview,
     snooze: changing(async (name: string, ms: number) => {
       if ((await firstOfKinds(kinds, (kind) => kind.reference(name))) === undefined) throw new SvcError("not_found", `no container or service named ${name}`);

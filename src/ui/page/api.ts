@@ -10,6 +10,7 @@ import type { RunningCycle } from "../../updater/views/live.ts";
 import type { ExcludedContainer } from "../../updater/views/overview.ts";
 import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/views/timeline.ts";
 import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
+import type { CopyView } from "../../dataguard/guard.ts";
 
 export type { ContainerReport, RunningCycle, SessionReport, TimelineEntry };
 
@@ -130,11 +131,14 @@ export function apiOf(peer: string | null = null) {
     update: (names?: string[]) => call<SessionReport>("POST", at("update"), names ? { container: names } : undefined),
     skip: (name: string) => call<SkipResult>("POST", at("skip"), { container: name }),
     snooze: (name: string, duration: string) => call<{ container: string; until: string | null }>("POST", at("snooze"), { container: name, for: duration }),
-    rollback: (name: string) => call<RollbackResult>("POST", at("rollback"), { container: name }),
+    rollback: (name: string, withData = false) => call<RollbackResult>("POST", at("rollback"), withData ? { container: name, with_data: "true" } : { container: name }),
   };
 }
 
 export const api = apiOf();
+
+/** The data guard's copies of this svc (GET /v1/data-guard; a peer's are not reached through it). */
+export const dataCopies = () => call<{ copies: CopyView[] }>("GET", "/v1/data-guard");
 
 /** Every peer's containers as this svc last got them (GET /v1/peers). */
 export const peers = () => call<{ peers: PeerView[] }>("GET", "/v1/peers");
