@@ -10,6 +10,7 @@ import { taskServiceOf } from "../../engine/swarm.ts";
 import { matchesImagePrefix, parseReference } from "../../registry/reference.ts";
 import { neverOpen, parseWindows, type WindowPolicy } from "../../config/window.ts";
 import { spend } from "../../config/work.ts";
+import { MAX_LABEL_CHARS } from "../../core/bounded.ts";
 import type { UpdateFilter } from "../types.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
 
@@ -54,12 +55,8 @@ export const WATCHTOWER_LABELS: Partial<Record<LabelName, string>> = {
   postCheck: "com.centurylinklabs.watchtower.lifecycle.post-check",
 };
 
-/**
- * The most of one label svc reads (docs/security.md): a label is an image's, so anyone's, and
- * every parser it feeds is bounded by this before it runs. A longer label is not read: its
- * container is skipped with a reason naming it (`policyFor`).
- */
-export const MAX_LABEL_CHARS = 4096;
+// A label longer than MAX_LABEL_CHARS is not read: its container is skipped with a reason naming it (`policyFor`).
+export { MAX_LABEL_CHARS };
 
 /** A container's value for one of svc's labels: its own, else its Watchtower twin's; unset past MAX_LABEL_CHARS. */
 export function labelValue(labels: Readonly<Record<string, string>>, name: LabelName): string | undefined {

@@ -1,6 +1,6 @@
 /**
  * Every parser a label feeds (update windows, tag policies, durations, signals, dependency lists,
- * compose groups, release-note sources), given seeded hostile labels from a few characters to
+ * compose groups and projects, release-note sources, the data guard's mode), given seeded hostile labels from a few characters to
  * 1 MiB: the work each container's labels cost stays within a budget counted in work units
  * (src/config/work.ts), linear in what svc reads of them, and a label past what svc reads skips
  * its container naming the label (docs/security.md). Seeded: the seed is in the test's name.
@@ -8,6 +8,9 @@
 import { expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { workSpent } from "../../../src/config/work.ts";
+import { projectOf } from "../../../src/compose/project.ts";
+import { GUARD_LABEL } from "../../../src/dataguard/guard.ts";
+import { guardModeOf } from "../../../src/dataguard/mounts.ts";
 import { hostNames, parseSource } from "../../../src/releases/source.ts";
 import { composeServices } from "../../../src/updater/containers/graph.ts";
 import { groupOf, LABELS, policyFor, WATCHTOWER_LABELS } from "../../../src/updater/selection/selection.ts";
@@ -56,6 +59,9 @@ function generators(random: () => number) {
     [LABELS.releaseNotes]: () => pick([`https://github.com/${"a/".repeat(int(1 << 18))}`, "https://github.com/o/r", `https://${"x.".repeat(int(1 << 16))}com/o/r`]),
     "com.docker.compose.depends_on": () => Array.from({ length: pick(sizes) * 10 }, (_, i) => `s${i}:service_started:true`).join(","),
     "com.docker.compose.project": () => " ".repeat(int(1 << 20)) + "p",
+    "com.docker.compose.service": () => pick(["web", "s".repeat(int(1 << 16))]),
+    "com.docker.compose.project.config_files": () => Array.from({ length: pick(sizes) * 10 }, (_, i) => `/srv/app/compose${i}.yaml`).join(","),
+    [GUARD_LABEL]: () => pick(["volumes", " ALL ", " ".repeat(int(1 << 20)) + "off", "x".repeat(int(1 << 16))]),
   };
   return { values, pick, int };
 }
@@ -78,6 +84,8 @@ test(`labels work budget (seed ${SEED}): every label parser stays linear in what
     parseSource(labels[LABELS.releaseNotes] ?? "", hosts);
     composeServices(labels["com.docker.compose.depends_on"]);
     groupOf(labels);
+    projectOf(labels);
+    guardModeOf(labels[GUARD_LABEL], "off");
     const spent = workSpent() - before;
     const described = `round ${round}: ${JSON.stringify(Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, `${v.slice(0, 60)}… (${v.length} chars)`])))}`;
     expect(spent, `${described} spent ${spent} units for ${read} characters read`).toBeLessThanOrEqual(PER_CHAR * read + PER_CONTAINER);
