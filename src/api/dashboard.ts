@@ -94,8 +94,8 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
   const host = hostname();
   /** the last answer of an unfiltered GET /v1/containers: what GET /v1/summary counts */
   let lastAnswer: ContainersAnswer | null = null;
-  const overview = async (filter: UpdateFilter): Promise<ContainersAnswer | null> => {
-    const result = await deps.runner.overview(filter);
+  const overview = async (filter: UpdateFilter, fresh = false): Promise<ContainersAnswer | null> => {
+    const result = await deps.runner.overview(filter, { fresh });
     if (result === null) return null;
     const shaped = { ...containersAnswer(deps, host, await loadTimeline())(result), rate_limits: await rateLimits(deps.metrics, result.containers) };
     if (!filter.container?.length && !filter.image?.length && !filter.stack?.length) lastAnswer = shaped;
@@ -105,7 +105,9 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
     const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
     // a dry run asks the registries: as long as a cycle's checks may take
     server?.timeout(request, 0);
-    return answer(await overview(filter));
+    // a check asked for now (the page's fetches say so): no recent overview is reused, one under way is shared
+    const fresh = /\bno-cache\b/i.test(request.headers.get("cache-control") ?? "");
+    return answer(await overview(filter, fresh));
   };
   const summary: Handler = async (request, _target, server) => {
     if (!lastAnswer || summaryIsOld(lastAnswer, deps.history?.list() ?? [])) {

@@ -183,9 +183,11 @@ async function runMigrateCli(argv: string[], io: CliIO): Promise<number> {
 async function writeSample(target: true | string, force: boolean, io: CliIO): Promise<number> {
   const sample = generateSample(VERSION);
   if (target === true) {
+    // a file the shell makes for `> svc.toml` is readable by everyone; the FILE form is not. The
+    // note is a TOML comment, written whole before the sample: where stderr lands in the same
+    // file (`2>&1`, a terminal's `docker run -t`), the file still parses.
+    if (!io.stdout.isTTY) io.stderr.write("# svc: the sample went to stdout; a file made by the shell is readable by others: svc --generate-config FILE writes it 0600\n");
     io.stdout.write(sample);
-    // a file the shell makes for `> svc.toml` is readable by everyone; the FILE form is not
-    if (!io.stdout.isTTY) io.stderr.write("svc: the sample went to stdout; a file made by the shell is readable by others: svc --generate-config FILE writes it 0600\n");
     return 0;
   }
   writeRequestedFile(resolve(io.cwd, target), sample, force, target); // soon to hold secrets

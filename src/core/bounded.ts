@@ -4,6 +4,12 @@
  */
 import type { ZodType } from "zod";
 
+/**
+ * The most of one container label svc reads (docs/security.md): a label may be an image's, so
+ * anyone's, and every parser it feeds is bounded by this before it runs.
+ */
+export const MAX_LABEL_CHARS = 4096;
+
 export interface BoundedBody {
   bytes: Uint8Array<ArrayBuffer>;
   /** more than `cap` bytes were sent or announced (the rest is not read, and `bytes` is empty) */

@@ -3,6 +3,8 @@
  * named and anonymous volumes it mounts read-write, with `all` its read-write bind mounts too.
  * Read-only mounts, tmpfs and every other kind are never copied.
  */
+import { spend } from "../config/work.ts";
+import { MAX_LABEL_CHARS } from "../core/bounded.ts";
 import type { ContainerInspect } from "../engine/port.ts";
 
 export type GuardMode = "off" | "volumes" | "all";
@@ -48,7 +50,11 @@ export function guardedMounts(inspect: Pick<ContainerInspect, "Mounts">, mode: G
 
 /** The guard a container's label asks for (`svc.data_guard`), else the option; undefined when the label says nothing svc knows. */
 export function guardModeOf(label: string | undefined, option: GuardMode): GuardMode | undefined {
-  if (label === undefined || label.trim() === "") return option;
+  if (label === undefined) return option;
+  // longer than svc reads of a label: not a mode (the container's update is held or goes without a copy, as for any)
+  if (label.length > MAX_LABEL_CHARS) return undefined;
+  spend(label.length);
+  if (label.trim() === "") return option;
   const text = label.trim().toLowerCase();
   if (text === "off" || text === "volumes" || text === "all") return text;
   if (text === "false") return "off";

@@ -55,6 +55,10 @@ export interface NotificationOptions {
   notifiers?: Notifier[];
   /** the stale digests already announced, per container name (default: in memory only) */
   announcedStale?: Remembered;
+  /** each digest channel's period, by channel name, kept between restarts (default: in memory only) */
+  digests?: Remembered;
+  /** the wait before a digest that could not be sent is tried again (default: digest.ts) */
+  digestRetryMs?: number;
 }
 
 /**
@@ -78,17 +82,18 @@ export async function createNotifications(config: Config, log: Logger, options: 
   const attempts = Math.max(1, options.attempts ?? 3);
   const retryDelayMs = options.retryDelayMs ?? 1000;
 
-  const inFlight = new Set<Promise<void>>();
+  const inFlight = new Set<Promise<unknown>>();
   const delays = new Set<DelayHandle>();
   let closed = false;
 
-  const sendWithRetry = async (notifier: Notifier, report: SessionReport): Promise<void> => {
+  /** true once sent; false when every try failed (logged) */
+  const sendWithRetry = async (notifier: Notifier, report: SessionReport): Promise<boolean> => {
     let reason = "";
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
         await Promise.resolve().then(() => notifier.send(report));
         logger.info("notification sent", { channel: notifier.name, session_id: report.id, attempt });
-        return;
+        return true;
       } catch (error) {
         reason = reasonOf(error, redact);
         if (attempt < attempts) {
@@ -98,9 +103,10 @@ export async function createNotifications(config: Config, log: Logger, options: 
       }
     }
     logger.error("notification failed", { channel: notifier.name, session_id: report.id, attempts, reason });
+    return false;
   };
 
-  const tracked = (task: Promise<void>): Promise<void> => {
+  const tracked = <T>(task: Promise<T>): Promise<T> => {
     inFlight.add(task);
     void task.finally(() => inFlight.delete(task));
     return task;
@@ -109,7 +115,9 @@ export async function createNotifications(config: Config, log: Logger, options: 
   const digests = new Map<Notifier, Digest>();
   for (const notifier of notifiers) {
     const digest = digestSettingsOf(settings, notifier.name);
-    if (digest) digests.set(notifier, createDigest({ settings: digest, log: logger, send: (report) => tracked(sendWithRetry(notifier, report)) }));
+    if (!digest) continue;
+    const send = (report: SessionReport) => tracked(sendWithRetry(notifier, report));
+    digests.set(notifier, createDigest({ settings: digest, log: logger, send, store: options.digests, key: notifier.name, retryMs: options.digestRetryMs }));
   }
   const direct = notifiers.filter((notifier) => !digests.has(notifier));
 

@@ -8,6 +8,8 @@
  * the other way round. Anything else is not guessed at.
  */
 
+import { spend } from "../config/work.ts";
+
 export type HostKind = "github" | "gitlab" | "gitea";
 
 export interface SourceRepo {
@@ -34,6 +36,7 @@ const DOTS_ONLY = /^\.+$/;
 export function parseSource(text: string, hosts: HostNames): SourceRepo | { problem: string } {
   const written = text.trim();
   if (written.length > MAX_URL) return { problem: "the source address is too long" };
+  spend(written.length);
   let url: URL;
   try {
     url = new URL(written.replace(/^git\+/, ""));

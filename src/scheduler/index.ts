@@ -3,8 +3,9 @@
  * start with `update_on_start` (docs/configuration.md); with `update_window`, also as each of the
  * host's windows opens, so what waits for it lands then and not at the next check (docs/windows.md),
  * and as the earliest window a pending target waits for opens (a label's, narrower than the
- * host's, may open between two checks). It never queues: a fire while a cycle
- * runs still calls the runner, which answers null and counts the skip (svc_scans_skipped).
+ * host's, may open between two checks). It never queues itself: a fire while a cycle runs
+ * calls the runner, which runs it right after that cycle (a fire while one already waits joins
+ * it, and is counted in svc_scans_skipped).
  * Run-once mode is the service's business, not this module's.
  */
 import { Cron } from "croner";
@@ -50,7 +51,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   let landingTimer: ReturnType<typeof setTimeout> | undefined;
   let landingAt: number | undefined;
   let nextAt: Date | undefined;
-  const inFlight = new Set<Promise<void>>();
+  /** the cycles this scheduler asked for, and when it asked */
+  const inFlight = new Map<Promise<void>, number>();
 
   /** Runs one cycle; resolves when it is over, whatever its outcome. */
   const runCycle = (trigger: Trigger): Promise<void> => {
@@ -63,7 +65,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
         log.error("cycle failed", { trigger, error: error instanceof Error ? describeError(error) : String(error) });
       }
     })();
-    inFlight.add(cycle);
+    inFlight.set(cycle, Date.now());
     void cycle.finally(() => inFlight.delete(cycle));
     return cycle;
   };
@@ -132,8 +134,9 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
 
   /**
    * A cycle as the earliest window a pending target of this report waits for opens, unless one
-   * is already armed for that moment or earlier. A cycle under way then (the host window's own)
-   * is that cycle: nothing more is started.
+   * is already armed for that moment or earlier. A cycle asked for since that moment (the host
+   * window's own) is that cycle: nothing more is started; one asked for before it may have
+   * decided before the window opened, so one more runs after it.
    */
   const cycleAsPendingLand = (report: SessionReport): void => {
     const now = Date.now();
@@ -144,7 +147,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     log.debug("a cycle runs as a pending target's window opens", { at: new Date(opens).toISOString() });
     atMoment(opens, (pending) => (landingTimer = pending), () => {
       landingTimer = landingAt = undefined;
-      if (inFlight.size === 0) void runCycle("schedule");
+      // one asked for since the moment (the host window's own) sees the window open; one from before may not
+      if (![...inFlight.values()].some((asked) => asked >= opens)) void runCycle("schedule");
     });
   };
 
@@ -179,7 +183,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       job = undefined;
       if (windowTimer !== undefined) clearTimeout(windowTimer);
       if (landingTimer !== undefined) clearTimeout(landingTimer);
-      await Promise.all(inFlight);
+      await Promise.all(inFlight.keys());
     },
   };
 }

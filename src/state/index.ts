@@ -1,7 +1,8 @@
 /**
  * The state room: decisions that must survive a restart (a digest that was rolled back, the
  * stale digests already announced, when a newer digest was first seen, digests skipped on request, the containers whose updates are snoozed, the image each container ran
- * before its last update, the images an update left while cleanup_delay runs), kept in one small JSON file under `state_dir` and written
+ * before its last update, the images an update left while cleanup_delay runs, each digest channel's
+ * period), kept in one small JSON file under `state_dir` and written
  * atomically (a temporary file renamed over the old one) on every change. Without `state_dir`
  * they live in memory only, as before. A file that cannot be read or makes no sense is a warning
  * and a fresh start (the unreadable file is kept aside), never a crash; a folder that cannot be
@@ -27,9 +28,9 @@ export interface Remembered {
 }
 
 /** The kinds svc keeps (the file's sections). */
-export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images" | "snoozed" | "pre_pulled";
+export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images" | "snoozed" | "pre_pulled" | "digests";
 
-const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images", "snoozed", "pre_pulled"];
+const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images", "snoozed", "pre_pulled", "digests"];
 const VERSION = 1;
 
 /** The state file of an instance (undefined without state_dir). */

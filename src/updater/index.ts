@@ -50,6 +50,7 @@ import { ComposeFiles } from "../compose/index.ts";
 import { createGitStep, type GitStep } from "../git/index.ts";
 import { runCycle, type CycleDeps } from "./cycle/cycle.ts";
 import { completeHandover, type HandoverJob } from "./containers/handover.ts";
+import { recentOverviews } from "./views/recent.ts";
 import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./views/overview.ts";
 import type { Updater } from "./port.ts";
 import type { ProgressListener } from "./cycle/progress.ts";
@@ -61,7 +62,7 @@ import { createServiceTargets } from "./swarm/kind.ts";
 import { skipTarget } from "./requests/skip.ts";
 import { snooze } from "./check/snooze.ts";
 import { firstOfKinds, type KindDeps } from "./cycle/target.ts";
-import type { CycleSightings, ReportSink, UpdateFilter } from "./types.ts";
+import type { CycleSightings, ReportSink, RollbackOptions, Trigger, UpdateFilter } from "./types.ts";
 
 export type { SelfHandover } from "./containers/replace.ts";
 export type { Updater } from "./port.ts";
@@ -147,20 +148,41 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     selfReplaced: () => retireSelf({ config: deps.config, engine: deps.engine, log, audit: deps.audit }, deps.selfContainerId!),
   });
   const memory = { firstSeen: shared.firstSeen, skipped: shared.skipped, snoozed: shared.snoozed, previous };
+  /** real cycles asked for and not over (one running, or a scheduled one waiting for it) */
+  let changingNow = 0;
+  const recent = recentOverviews((filter) => overviewOf(runner, deps.config, memory, filter), () => changingNow > 0);
+  /** what changes the containers or svc's memory of them: the overviews read before are forgotten */
+  const changing = <A extends unknown[], T>(act: (...args: A) => Promise<T>) => async (...args: A): Promise<T> => {
+    try {
+      return await act(...args);
+    } finally {
+      recent.forget();
+    }
+  };
 
   return {
-    run: runner.run,
-    recover: repair.recover,
+    run: async (trigger, filter, options) => {
+      if (options?.dryRun ?? deps.config.dry_run) return runner.run(trigger, filter, options);
+      changingNow++;
+      try {
+        const report = await runner.run(trigger, filter, options);
+        if (report !== null) recent.forget();
+        return report;
+      } finally {
+        changingNow--;
+      }
+    },
+    recover: changing(repair.recover),
     drain: runner.drain,
-    skip: (name, what) => skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what),
-    rollback: (name, trigger, options) => rollbackTarget({ kinds, context, runner }, name, trigger, options),
-    overview: (filter) => overviewOf(runner, deps.config, memory, filter),
-    snooze: async (name, ms) => {
+    skip: changing((name: string, what?: { digest?: string; tag?: string }) => skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what)),
+    rollback: changing((name: string, trigger?: Trigger, options?: RollbackOptions) => rollbackTarget({ kinds, context, runner }, name, trigger, options)),
+    overview: recent.overview,
+    snooze: changing(async (name: string, ms: number) => {
       if ((await firstOfKinds(kinds, (kind) => kind.reference(name))) === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
       const until = snooze(shared.snoozed, name, ms);
       log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
       return { container: name, until };
-    },
+    }),
     get busy() {
       return runner.busy;
     },

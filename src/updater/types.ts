@@ -164,7 +164,8 @@ export interface RollbackResult {
 export interface CycleRunner {
   /**
    * Runs one cycle and resolves with its report, or with null when another cycle was running
-   * (the request is skipped, never queued, and counted in svc_scans_skipped).
+   * (the request is skipped, never queued, and counted in svc_scans_skipped); a scheduled one
+   * waits for it and runs next (cycle/runner.ts).
    */
   run(trigger: Trigger, filter?: UpdateFilter, options?: RunOptions): Promise<SessionReport | null>;
   readonly busy: boolean;

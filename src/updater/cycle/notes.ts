@@ -10,7 +10,7 @@ import { toSvcError } from "../../core/errors.ts";
 import type { ReleaseNotes, ReleasesSession, SourceCandidate } from "../../releases/index.ts";
 import { parseReference, sameRepository } from "../../registry/reference.ts";
 import type { Checker, Verdict } from "../check/check.ts";
-import { LABELS } from "../selection/selection.ts";
+import { labelValue, LABELS } from "../selection/selection.ts";
 import type { CycleOptions, ReleaseSummary, UpdateFilter } from "../types.ts";
 import { finish, type TargetEntry } from "./target.ts";
 
@@ -66,7 +66,7 @@ async function notesOf(session: ReleasesSession, entry: TargetEntry, verdict: Ve
   const add = (url: string | undefined, from: string) => {
     if (url?.trim()) sources.push({ url: url.trim(), from });
   };
-  add(entry.summary.labels[LABELS.releaseNotes], `label ${LABELS.releaseNotes}`);
+  add(labelValue(entry.summary.labels, "releaseNotes"), `label ${LABELS.releaseNotes}`);
   add(candidate[SOURCE_LABEL], `the newer image's ${SOURCE_LABEL}`);
   add(running[SOURCE_LABEL], `the running image's ${SOURCE_LABEL}`);
   add(configuredSource(config, entry.summary.image), "release_notes.sources");

@@ -293,10 +293,15 @@ export function excludedContainers(seen: CycleSightings, report: SessionReport, 
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
+export interface OverviewOptions {
+  /** a check asked for now (`Cache-Control: no-cache`): no recent overview is reused, one under way is shared */
+  fresh?: boolean;
+}
+
 /** What the dashboard asks of the updater besides cycles, skips and rollbacks. */
 export interface DashboardActions {
   /** a dry run over the filter, described (null: a cycle is running) */
-  overview(filter?: UpdateFilter): Promise<Overview | null>;
+  overview(filter?: UpdateFilter, options?: OverviewOptions): Promise<Overview | null>;
   /** holds back the container's updates for `ms` (0 lifts it); throws not_found for an unknown container */
   snooze(container: string, ms: number): Promise<{ container: string; until: string | null }>;
 }

@@ -1,6 +1,6 @@
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Updater } from "../port.ts";
-import type { DashboardActions } from "../views/overview.ts";
+import type { DashboardActions, OverviewOptions } from "../views/overview.ts";
 import type { CycleRunner, RunOptions, ContainerActions, RollbackOptions, Trigger, UpdateFilter } from "../types.ts";
 
 /**
@@ -31,8 +31,8 @@ export function pendingRunner(): { runner: CycleRunner & ContainerActions & Dash
       async rollback(container: string, trigger?: Trigger, options?: RollbackOptions) {
         return (updater ?? (await started)).rollback(container, trigger, options);
       },
-      async overview(filter?: UpdateFilter) {
-        return (updater ?? (await started)).overview(filter);
+      async overview(filter?: UpdateFilter, options?: OverviewOptions) {
+        return (updater ?? (await started)).overview(filter, options);
       },
       async snooze(container: string, ms: number) {
         return (updater ?? (await started)).snooze(container, ms);

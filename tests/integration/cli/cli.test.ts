@@ -122,6 +122,19 @@ describe("--generate-config", () => {
     expect(run.stderr).toContain("svc --generate-config FILE writes it 0600");
   });
 
+  test("stdout and stderr into one file (`> svc.toml 2>&1`, a terminal's `docker run -t`): the file parses as TOML, the note a comment in it", () => {
+    const cwd = tempDir("svc-cli-");
+    const proc = Bun.spawnSync(["sh", "-c", 'exec "$0" "$1" --generate-config > svc.toml 2>&1', process.execPath, MAIN], {
+      cwd,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, XDG_STATE_HOME: join(cwd, ".state"), NO_COLOR: "1" },
+    });
+    expect(proc.exitCode).toBe(0);
+    const text = readFileSync(join(cwd, "svc.toml"), "utf8");
+    expect(text).toContain("svc --generate-config FILE writes it 0600");
+    expect(Bun.TOML.parse(text)).toEqual({});
+    for (const option of OPTIONS) expect(text).toContain(option.meta.description);
+  });
+
   test("svc help and svc version are the help and the version, not container names", () => {
     const help = svc(["help"]);
     expect([help.code, help.stdout]).toEqual([0, expect.stringContaining("Start here:")]);

@@ -30,6 +30,8 @@ describe("parsing", () => {
     expect(parseWindows("Sat 23:00-01:00; Sun 00:30-02:00")).toEqual({ problem: expect.stringContaining("overlap") });
     expect(parseWindows("Sat 23:00-01:00; Sun 01:00-02:00")).toHaveProperty("windows");
     expect(parseWindows(" ; ")).toEqual({ problem: expect.stringContaining("no window") });
+    // read at most 4,096 characters: a longer list is refused unread
+    expect(parseWindows(`${"Sat 02:00-03:00; ".repeat(300)}`)).toEqual({ problem: expect.stringMatching(/is 5100 characters long; svc reads at most 4096/) });
   });
 
   test("a label that shares no minute with the host's window never opens", () => {

@@ -73,3 +73,27 @@ describe("the scheduler", () => {
     expect(runner.calls).toHaveLength(1);
   });
 });
+
+describe("a window's opening during a cycle asked for before it", () => {
+  test("one more cycle is asked for as the window opens (the runner runs it after the one under way)", async () => {
+    let opensAt = 0;
+    const runner = new FakeRunner({
+      hold: true,
+      report: (n) => {
+        if (n > 0) return reportOf();
+        opensAt = Date.now() + 400;
+        return reportOf(entry("web", "pending", new Date(opensAt).toISOString()));
+      },
+    });
+    scheduler = createScheduler({ config: { poll_interval: 50, update_on_start: true }, runner, log: recordingLogger() });
+    scheduler.start();
+    await waitFor(() => runner.holding, "the startup cycle");
+    runner.release();
+    // the poll after it starts before the window opens, and is still running when it does
+    await waitFor(() => runner.calls.length === 2 && runner.holding, "the poll's cycle");
+    await waitFor(() => runner.calls.length === 3, "the cycle as the window opens", 5_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(opensAt);
+    expect(runner.calls.map((call) => call.trigger)).toEqual(["startup", "schedule", "schedule"]);
+    runner.release();
+  });
+});
