@@ -63,13 +63,23 @@ export async function runMigrate(engine: Engine, job: MigrateJob): Promise<numbe
     ...(unmapped.length > 0 ? ["", "Not carried over:", ...unmapped.map((line) => `  ${line}`)] : []),
   ]);
   await checkLoads(text);
-  if (job.output === undefined) job.stdout.write(text);
-  else writeRequestedFile(resolve(job.cwd, job.output), text, job.force); // it may hold Watchtower's secrets
-  job.stderr.write(`svc migrate: read ${watchtower.name}; ${values.size} settings carried over${job.output ? ` to ${job.output}` : ""}\n`);
-  job.stderr.write(`  ${scheduleNote(values)}\n`);
-  for (const line of unmapped) job.stderr.write(`  not carried over: ${line}\n`);
-  if (job.output !== undefined) job.stderr.write(`${switchOverSteps(watchtower.name, job.output).join("\n")}\n`);
-  else job.stderr.write(`Then write it to a file (svc migrate --output svc.toml) and switch over: docs/migrating-from-watchtower.md, "Switching over".\n`);
+  const notes = [
+    `svc migrate: read ${watchtower.name}; ${values.size} settings carried over${job.output ? ` to ${job.output}` : ""}`,
+    `  ${scheduleNote(values)}`,
+    ...unmapped.map((line) => `  not carried over: ${line}`),
+    ...(job.output !== undefined
+      ? switchOverSteps(watchtower.name, job.output)
+      : [`Then write it to a file (svc migrate --output svc.toml) and switch over: docs/migrating-from-watchtower.md, "Switching over".`]),
+  ];
+  if (job.output === undefined) {
+    // the sample goes to stdout: where stderr lands in the same file (2>&1, docker run -t), the
+    // notes are TOML comments written whole before it, so the file still loads
+    job.stderr.write(`${notes.map((line) => `# ${line}`).join("\n")}\n`);
+    job.stdout.write(text);
+  } else {
+    writeRequestedFile(resolve(job.cwd, job.output), text, job.force); // it may hold Watchtower's secrets
+    job.stderr.write(`${notes.join("\n")}\n`);
+  }
   return 0;
 }
 

@@ -70,6 +70,15 @@ test("a Watchtower container's variables, arguments and labels become a loadable
   expect(readFileSync(victim, "utf8")).toBe("untouched");
   expect(lstatSync(join(dir, "svc.toml")).isSymbolicLink()).toBe(false);
   expect(statSync(join(dir, "svc.toml")).mode & 0o777).toBe(0o600);
+
+  // to stdout, its notes are TOML comments: a file that caught both streams (2>&1) still loads
+  const printed = await runSvc(["migrate", name, "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
+  expect(printed.code).toBe(0);
+  expect(printed.stderr).toContain("# svc migrate: read");
+  expect(printed.stderr.trimEnd().split("\n").every((line) => line.startsWith("#"))).toBe(true);
+  writeFileSync(join(dir, "both.toml"), printed.stderr + printed.stdout);
+  const both = await loadConfig({ argv: ["--config", join(dir, "both.toml")], env: {}, cwd: dir });
+  expect(both.config.scope).toBe("prod");
 }, 60_000);
 
 test("without a name it finds the one Watchtower container, and says so when there is none to read", async () => {
