@@ -14,7 +14,10 @@
 # arguments go to `bun test` on one leg, the containerd store's (bash scripts/test.sh tests/build),
 # unless SVC_TEST_ENGINES names the legs, then on each. SVC_TEST_JOBS (default 4) legs run at once.
 #
-# --quick: the loop while working (README, "Develop and test"): the unit tests and the quick
+# `bun run check` (typecheck, lint, unit tests) runs in the rest leg, beside its tests (so the whole
+# matrix runs it), its output first in the report.
+#
+# --quick: the loop while working (README, "Develop and test"): `bun run check` and the quick
 # engine files below, on the sandbox of the environment when one is up (eval "$(bash
 # scripts/sandbox.sh env)"), else on a containerd leg of their own; under two minutes.
 set -euo pipefail
@@ -41,13 +44,14 @@ ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}")
 ALL_LEGS=(docker28-containerd docker28-containerd:rest docker28 docker20 podman)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
 # engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
-QUICK=(tests/unit tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
+QUICK=(tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
   tests/integration/registry/check.test.ts tests/integration/updater/update.test.ts
   tests/integration/e2e/run-once.test.ts)
 if [ "${1:-}" = "--quick" ]; then
   shift
   if [ -n "${SVC_TEST_DOCKER_HOST:-}" ] && docker -H "$SVC_TEST_DOCKER_HOST" version >/dev/null 2>&1; then
     echo "test: quick, on the sandbox at $SVC_TEST_DOCKER_HOST" >&2
+    bun run check
     exec bun test --timeout 120000 "${QUICK[@]}" "$@"
   fi
   SVC_TEST_ENGINES=docker28-containerd:quick
@@ -102,8 +106,9 @@ tests_of() { # what a leg runs
     *:all) ;;
     *:quick) echo "${QUICK[@]}" ;;
     *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
+      # (tests/unit: `bun run check` runs them)
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
-        grep -vxF -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
+        grep -vxF -e tests/unit -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
     podman) echo tests/integration/podman ;;
     *) echo "${UNSCOPED[@]}" ;;
   esac
@@ -124,9 +129,17 @@ after_of() { # what a leg runs once all the above have ended
   esac
 }
 
+run_check() { # `bun run check` into $LOGS/check.log, its exit code and seconds into check.rc
+  local began=$SECONDS status=0
+  bun run check >"$LOGS/check.log" 2>&1 </dev/null || status=$?
+  echo "$status $((SECONDS - began))" >"$LOGS/check.rc"
+}
+
 run_leg() { # run_leg INDEX LEG [bun test args]
   local i=$1 leg=$2 began=$SECONDS; shift 2
-  local status=0
+  local status=0 check=""
+  # the rest leg (and the quick one) runs the check beside its tests: it needs no engine
+  case "$leg" in *:rest|*:quick) run_check & check=$! ;; esac
   {
     eval "$(leg_env "$i" "$leg")"
     if bash scripts/sandbox.sh up; then
@@ -156,6 +169,7 @@ run_leg() { # run_leg INDEX LEG [bun test args]
     [ "$status" = 0 ] || bash scripts/sandbox.sh logs "$KEPT/${leg/:/-}" || true
     bash scripts/sandbox.sh down || true
   } >"$LOGS/${leg/:/-}.log" 2>&1
+  [ -z "$check" ] || wait "$check" || true
   echo "$status $((SECONDS - began))" >"$LOGS/${leg/:/-}.rc"
 }
 
@@ -187,6 +201,13 @@ print_kept_logs() { # the end of each log a failed leg kept
 
 # Each leg's output in turn, then one plain closing line that any CI can read.
 status=0 passed=0 failed=0 summary=""
+if [ -f "$LOGS/check.log" ]; then
+  printf '\n===== bun run check =====\n'
+  cat "$LOGS/check.log"
+  read -r rc took <"$LOGS/check.rc" 2>/dev/null || rc=1 took=?
+  summary+="check (typecheck, lint, unit tests): exit $rc, $took s"$'\n'
+  [ "$rc" = 0 ] || status=1
+fi
 for leg in "${LEGS[@]}"; do
   file=$LOGS/${leg/:/-}
   printf '\n===== %s =====\n' "$leg"
