@@ -543,11 +543,11 @@ export const matrix: MatrixRow[] = [];
 export function renderMatrix(rows: MatrixRow[]): string {
   const header = ["fault", "step", "observed at fault", "1st run exit", "recovery / report", "image after", "leftovers", "next run exit", "verdict"];
   const body = rows.map((r) => [r.fault, r.step, r.observed, r.first_exit, r.recovery, r.image_after, r.leftovers, r.rerun_exit, r.verdict]);
-  const escape = (s: string) => {
+  const cell = (s: string) => {
     const text = s.replace(/\/tmp\/svc-safety-[A-Za-z0-9]+/g, "<sandbox>").replace(/\n/g, " ");
     return (text.length > 240 ? `${text.slice(0, 240)}…` : text).replace(/\|/g, "\\|");
   };
-  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...body.map((cells) => `| ${cells.map(escape).join(" | ")} |`)].join("\n");
+  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...body.map((cells) => `| ${cells.map(cell).join(" | ")} |`)].join("\n");
 }
 
 export { uniqueName, waitUntil, freePort };
