@@ -1,6 +1,7 @@
 /**
  * Imports point one way (docs/architecture.md): each room of src/, and each folder of the updater,
- * imports only from the layers below its own. A new room or folder is placed in LAYERS on purpose.
+ * imports only from the layers below its own; so does each file of ui/ and of the page in ui/page/.
+ * A new room, folder or page file is placed in LAYERS on purpose.
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -28,7 +29,21 @@ const LAYERS: readonly (readonly string[])[] = [
   ["updater/wrappers"],
   ["updater/index.ts"],
   ["notify", "scheduler"],
-  ["ui"],
+  // the dashboard (src/ui/page/README.md): each file of the page is a unit of its own
+  ["ui/summary.ts", "ui/budget.ts"],
+  ["ui/page/dom.ts", "ui/page/api.ts"],
+  ["ui/page/format.ts", "ui/page/release-notes.ts", "ui/page/dialogs.ts"],
+  ["ui/page/store.ts"],
+  ["ui/page/data.ts"],
+  ["ui/page/polling.ts"],
+  ["ui/page/actions.ts", "ui/page/details.ts"],
+  ["ui/page/status.ts", "ui/page/glance.ts", "ui/page/filters.ts", "ui/page/bulk.ts", "ui/page/excluded.ts", "ui/page/history.ts", "ui/page/row-menu.ts", "ui/page/signin.ts"],
+  ["ui/page/row.ts"],
+  ["ui/page/table.ts"],
+  ["ui/page/dashboard.ts"],
+  ["ui/page/main.ts"],
+  ["ui/page/index.html"],
+  ["ui/assets.ts"],
   ["api"],
   ["healthcheck.ts", "rollback.ts", "handover.ts", "migrate.ts"],
   ["service.ts"],
@@ -36,11 +51,15 @@ const LAYERS: readonly (readonly string[])[] = [
   ["main.ts"],
 ];
 
-/** The unit a file belongs to: its room, a folder of the updater, or the file itself at the top. */
+/**
+ * The unit a file belongs to: its room, a folder of the updater, or the file itself at the top;
+ * in ui/, each file (the page's among them) is a unit.
+ */
 function unitOf(file: string): string {
   const parts = relative(SRC, file).split("/");
   if (parts.length === 1) return parts[0]!;
   if (parts[0] === "updater") return `updater/${parts[1]}`;
+  if (parts[0] === "ui") return parts.slice(0, parts[1] === "page" ? 3 : 2).join("/");
   return parts[0]!;
 }
 
@@ -92,5 +111,7 @@ describe("the import direction", () => {
     // a parser that found nothing would pass the test above without judging anything
     expect(edges.some(({ from, to }) => from === "updater/containers" && to === "updater/cycle")).toBe(true);
     expect(edges.some(({ from, to }) => from === "service.ts" && to === "updater/index.ts")).toBe(true);
+    expect(edges.some(({ from, to }) => from === "ui/page/table.ts" && to === "ui/page/store.ts")).toBe(true);
+    expect(edges.some(({ from, to }) => from === "ui/assets.ts" && to === "ui/page/index.html")).toBe(true);
   });
 });

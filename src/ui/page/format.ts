@@ -187,3 +187,16 @@ function skippedWords(raw: string, reason: string | null): StateWords {
   if (/^pinned by digest$/.test(raw)) return { text: "pinned by digest", detail: "svc never moves it", tone: "muted" };
   return { text: "not checked", detail: reason, tone: "muted" };
 }
+
+/** A cycle's outcome for one container, in words ("updated", "update failed (pull of ... failed)"). */
+export function outcomeWords(c: { state: string; reason: string | null }): string {
+  const words = stateWords({ state: c.state as ContainerOverview["state"], reason: c.reason, would_update: false, snoozed_until: null, eligible_at: null });
+  return words.detail ? `${words.text} (${words.detail})` : words.text;
+}
+
+export function messageOf(failure: unknown): string {
+  return failure instanceof Error ? failure.message : String(failure);
+}
+
+/** A group of rows (a compose project, a Swarm stack), as its heading and Details name it. */
+export const GROUP_WORDS: Record<"compose" | "stack" | "standalone", string> = { compose: "compose project", stack: "Swarm stack", standalone: "" };

@@ -1,0 +1,84 @@
+/**
+ * What the page does on svc, one action at a time, each asked for first where it restarts
+ * something (dialogs.ts): update, roll back, snooze, skip a version. Progress is followed while an
+ * action runs (polling.ts); its outcome is said, and what it changed loaded again (data.ts).
+ */
+import { apiOf } from "./api.ts";
+import { confirmDialog } from "./dialogs.ts";
+import { load, sayFailure } from "./data.ts";
+import { dayTime, fromNow, outcomeWords, shortDigest } from "./format.ts";
+import { schedulePoll } from "./polling.ts";
+import { labelOf, notify, type Row, say, state } from "./store.ts";
+
+/** Runs one action at a time; progress is followed while it runs, failures are said. */
+export async function act(action: () => Promise<unknown>): Promise<void> {
+  if (state.acting) return;
+  state.acting = true;
+  notify("acting");
+  schedulePoll(500);
+  try {
+    await action();
+  } catch (failure) {
+    await sayFailure(failure);
+  } finally {
+    state.acting = false;
+    // a cycle seen meanwhile was this action's own (cycles exclude each other), and the action
+    // loaded what it changed: the next poll must not take its end for another's and check
+    // again, which would refuse (409) the next click
+    state.running = null;
+    notify("acting");
+  }
+}
+
+/** One update per host (this one, each peer), one after the other. */
+export async function updateContainers(rows: Row[], what = rows.map(labelOf).join(", ")): Promise<void> {
+  const services = rows.some((row) => row.kind === "service") ? " (a Swarm service: Swarm replaces its tasks with the service's own update settings)" : "";
+  const ok = await confirmDialog.ask("Update and restart?", `svc pulls the newer image and replaces ${what}: each container is stopped and started again${services}.`, "Update");
+  if (!ok) return;
+  await act(async () => {
+    say(`Updating ${what}...`);
+    const lines: string[] = [];
+    for (const peer of [...new Set(rows.map((row) => row.peer))]) {
+      const report = await apiOf(peer).update(rows.filter((row) => row.peer === peer).map((row) => row.name));
+      for (const c of report.containers) lines.push(`${peer === null ? c.name : `${c.name} on ${peer}`}: ${outcomeWords(c)}`);
+    }
+    say(lines.length ? lines.join("; ") : "Nothing was updated.");
+    await load(undefined, true);
+  });
+}
+
+export async function rollBack(c: Row): Promise<void> {
+  const what =
+    c.kind === "service"
+      ? `Swarm rolls the service ${labelOf(c)} back to its previous spec (${shortDigest(c.previous_image_id ?? "")}); its tasks are replaced with the service's own update settings.`
+      : `svc puts ${labelOf(c)} back on the image it ran before its last update (${shortDigest(c.previous_image_id ?? "")}); the container is stopped and started again.`;
+  const ok = await confirmDialog.ask("Roll back and restart?", what, "Roll back");
+  if (!ok) return;
+  await act(async () => {
+    say(`Rolling back ${labelOf(c)}...`);
+    const result = await apiOf(c.peer).rollback(c.name);
+    say(`${labelOf(c)}: ${result.state === "updated" ? "back on its earlier image" : outcomeWords(result)}.`);
+    await load(undefined, true);
+  });
+}
+
+const SNOOZE_CHOICES: [string, string][] = [
+  ["1d", "one day"],
+  ["7d", "a week"],
+  ["30d", "a month"],
+  ["0s", "no snooze (lift it)"],
+];
+
+export async function snoozeContainer(c: Row): Promise<void> {
+  const choice = await confirmDialog.choose(`Snooze ${labelOf(c)}`, "Newer images are still shown, but none is applied until the snooze ends.", "Snooze for", SNOOZE_CHOICES);
+  if (choice === null) return;
+  await act(async () => {
+    const result = await apiOf(c.peer).snooze(c.name, choice);
+    say(result.until ? `${labelOf(c)}: updates snoozed until ${dayTime(result.until)} (${fromNow(result.until)}).` : `${labelOf(c)}: snooze lifted.`);
+    await load([c.name], true, c.peer);
+  });
+}
+
+export function skipVersion(c: Row): Promise<void> {
+  return act(async () => (await apiOf(c.peer).skip(c.name), say(`${labelOf(c)}: this version is skipped.`), await load([c.name], true, c.peer)));
+}
