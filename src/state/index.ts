@@ -159,7 +159,7 @@ export function withFileLock<T>(lock: string, work: () => T): T {
  * write.
  */
 export function checkStateDir(dir: string): void {
-  let stat;
+  let stat: ReturnType<typeof statSync>;
   try {
     stat = statSync(dir);
   } catch {

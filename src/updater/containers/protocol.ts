@@ -17,7 +17,7 @@ import { SvcError, toSvcError } from "../../errors.ts";
 import { act } from "../cycle/act.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { oldContainerName } from "../selection/names.ts";
-import type { ProtocolContext, WatchTiming } from "../cycle/context.ts";
+import type { ProtocolContext } from "../cycle/context.ts";
 import { announce } from "../cycle/progress.ts";
 
 const LOG_LINES = 20;
