@@ -10,6 +10,7 @@
  */
 import { engineRequest, engineStream } from "./engine-api.ts";
 
+/** The login a pull from one registry needs (the sandbox's auth registry). */
 export interface RunAuth {
   /** the registry whose pulls need the login below (`host:port`) */
   registry: string;
@@ -33,7 +34,7 @@ interface RunSpec {
  * Creates and starts the container `docker run -d --name NAME ...` describes, and answers its ID,
  * or undefined when only the CLI can do it exactly (a flag not below, a failure).
  */
-export function runShortcut(args: string[], socketPath: string, auth: RunAuth): string | undefined {
+export function runShortcut(args: string[], socketPath: string, auth?: RunAuth): string | undefined {
   const spec = parseRun(args);
   if (!spec) return undefined;
   try {
@@ -51,7 +52,7 @@ export function runShortcut(args: string[], socketPath: string, auth: RunAuth): 
   }
 }
 
-function create(spec: RunSpec, socketPath: string, auth: RunAuth): string | undefined {
+function create(spec: RunSpec, socketPath: string, auth?: RunAuth): string | undefined {
   const path = `/containers/create?name=${encodeURIComponent(spec.name)}`;
   const body = JSON.stringify(createBody(spec));
   const send = () => engineRequest("POST", path, { socketPath, body, headers: { "Content-Type": "application/json" } });
@@ -65,11 +66,11 @@ function create(spec: RunSpec, socketPath: string, auth: RunAuth): string | unde
   return (JSON.parse(answer.body) as { Id: string }).Id;
 }
 
-function pull(image: string, socketPath: string, auth: RunAuth): boolean {
+function pull(image: string, socketPath: string, auth?: RunAuth): boolean {
   if (image.includes("@")) return false;
   const tagAt = image.lastIndexOf(":");
   const [repo, tag] = tagAt > image.lastIndexOf("/") ? [image.slice(0, tagAt), image.slice(tagAt + 1)] : [image, "latest"];
-  const login = repo.startsWith(`${auth.registry}/`) ? { username: auth.username, password: auth.password, serveraddress: auth.registry } : {};
+  const login = auth && repo.startsWith(`${auth.registry}/`) ? { username: auth.username, password: auth.password, serveraddress: auth.registry } : {};
   const answer = engineRequest("POST", `/images/create?fromImage=${encodeURIComponent(repo)}&tag=${encodeURIComponent(tag)}`, {
     socketPath,
     headers: { "X-Registry-Auth": Buffer.from(JSON.stringify(login)).toString("base64url") },
