@@ -60,8 +60,12 @@ if [ "${1:-}" = "--quick" ]; then
   shift
   if [ -n "${SVC_TEST_DOCKER_HOST:-}" ] && docker -H "$SVC_TEST_DOCKER_HOST" version >/dev/null 2>&1; then
     echo "test: quick, on the sandbox at $SVC_TEST_DOCKER_HOST" >&2
-    bun run check
-    exec bun test --timeout 120000 "${QUICK[@]}" "$@"
+    # the engine files run whatever the check says: both outcomes are worth seeing
+    checked=0 tested=0
+    bun run check || checked=$?
+    bun test --timeout 120000 "${QUICK[@]}" "$@" || tested=$?
+    [ "$checked" = 0 ] || echo "test: bun run check failed (above)" >&2
+    exit $((checked || tested))
   fi
   SVC_TEST_ENGINES=docker28-containerd:quick
 fi
@@ -116,9 +120,9 @@ tests_of() { # what a leg runs
     *:all) ;;
     *:quick) echo "${QUICK[@]}" ;;
     *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
-      # (tests/unit: `bun run check` runs them)
+      # (tests/unit: `bun run check` runs them; tests/build: beside)
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
-        grep -vxF -e tests/unit -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
+        grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
     *:e2e) echo "${E2E_APART[@]}" ;;
     *:swarm) echo "${SWARM[@]}" ;;
     podman) echo tests/integration/podman ;;
@@ -137,6 +141,8 @@ unscoped_here() { # UNSCOPED without E2E_APART: its folders, the e2e folder file
 }
 beside_of() { # what a leg runs beside tests_of: one line a process
   case "$1" in
+    # the build tests compile svc and build its images (each svc they start has a scope of its own)
+    *:rest) echo tests/build ;;
     *:*|podman) ;;
     *) echo "${SCOPED[@]}"; echo "${OWN_ENGINES[@]}" ;;
   esac
@@ -159,7 +165,7 @@ run_leg() { # run_leg INDEX LEG [bun test args]
       eval "$(bash scripts/sandbox.sh env)"
       local group n=0 sides=()
       # --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise)
-      # (extra arguments name what to run: then nothing beside or after)
+      # (extra arguments name what to run: then nothing beside)
       if [ $# -eq 0 ]; then
         while read -r group; do
           n=$((n + 1))
