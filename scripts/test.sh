@@ -99,7 +99,9 @@ LOGS=$(mktemp -d "${TMPDIR:-/tmp}/svc-test.XXXXXX")
 KEPT=${SVC_TEST_KEEP_LOGS:-$PWD/.test-logs/$(date +%Y%m%d-%H%M%S)-$$}
 PORT_BASE=${SVC_TEST_PORT_BASE:-5100}
 leg_env() { # leg_env INDEX LEG: the sandbox variables of one leg
-  echo "export SVC_SANDBOX_ENGINE=${2%%:*} SVC_SANDBOX_DIR=$BASE/${2/:/-} SVC_SANDBOX_REGISTRY_PORT=$((PORT_BASE + 5 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((PORT_BASE + 1 + 5 * $1))"
+  # (the folder's name short: a Swarm worker's containerd makes sockets deep inside it, and a unix
+  # socket's path must stay within 104 characters however deep the checkout is)
+  echo "export SVC_SANDBOX_ENGINE=${2%%:*} SVC_SANDBOX_DIR=$BASE/leg$1 SVC_SANDBOX_REGISTRY_PORT=$((PORT_BASE + 5 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((PORT_BASE + 1 + 5 * $1))"
   # an svc a test starts without a state_dir of its own keeps its state in the leg's folder, never
   # in the machine's /var/lib/svc, which the legs side by side (and the machine's svc) would share
   echo "export XDG_STATE_HOME=$LOGS/state-${2/:/-}"
