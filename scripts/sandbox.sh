@@ -43,16 +43,18 @@ PATH="$CLI_BIN:$PATH"
 # wrk is the bench's load generator (`bun run bench` brings its engine up through this script);
 # caddy is the TLS proxy in front of a peer in docs/dashboard.md, run by its test.
 PACKAGES="docker.io docker-registry skopeo busybox-static mosquitto mosquitto-clients python3-aiosmtpd
-  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy"
+  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy git"
 
 log() { printf 'sandbox: %s\n' "$*" >&2; }
 
 need_install() {
   local cmd
-  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy; do
+  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy git; do
     command -v "$cmd" >/dev/null 2>&1 || return 0
   done
   [ -d /usr/aarch64-linux-gnu/lib ] || return 0
+  # the Git room's tests push to git http-backend (Debian's git ships it)
+  [ -x /usr/lib/git-core/git-http-backend ] || return 0
   # Debian's python3-aiosmtpd is for Debian's python3; a pyenv python3 first on PATH lacks it.
   local py=/usr/bin/python3
   [ -x "$py" ] || py=python3

@@ -2,9 +2,9 @@
 export {};
 // `svc --version` alone answers without loading anything else (scripts and install.sh call it).
 if (process.argv.length === 3 && (process.argv[2] === "--version" || process.argv[2] === "-v")) {
-  const { VERSION } = await import("./version.ts");
+  const { VERSION } = await import("./core/version.ts");
   process.stdout.write(`${VERSION}\n`);
 } else {
-  const { runCli } = await import("./cli.ts");
+  const { runCli } = await import("./commands/cli.ts");
   process.exitCode = await runCli(process.argv.slice(2));
 }

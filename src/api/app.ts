@@ -12,7 +12,7 @@
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config/index.ts";
-import { httpStatusOf, SvcError, toSvcError } from "../errors.ts";
+import { httpStatusOf, SvcError, toSvcError } from "../core/errors.ts";
 import type { AccessLog, AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { LiveProgress } from "../updater/views/live.ts";

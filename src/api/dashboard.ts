@@ -9,7 +9,7 @@
 import { hostname } from "node:os";
 import type { Config } from "../config/index.ts";
 import { parseDuration } from "../config/index.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { RateLimitView } from "../ui/page/api.ts";
@@ -192,7 +192,7 @@ const loadUi = () => import("../ui/assets.ts");
 
 /**
  * What the history says, loaded on the first request that needs it: it reads the updater's
- * rules (selection, hooks, tags), which the API must not load before it listens (service.ts).
+ * rules (selection, hooks, tags), which the API must not load before it listens (src/service/).
  */
 const loadTimeline = () => import("../updater/views/timeline.ts");
 type Timeline = Awaited<ReturnType<typeof loadTimeline>>;

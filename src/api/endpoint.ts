@@ -1,6 +1,6 @@
 /** One path of the API: whether it is on, whether it needs the token, its handlers by method. */
 import type { Server } from "bun";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { RequestTarget } from "./access.ts";
 import type { Principal } from "./auth.ts";
 import { errorResponse, jsonResponse, withoutBody } from "./http.ts";

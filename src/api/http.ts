@@ -1,8 +1,8 @@
 /**
  * Small response helpers. Every status the API answers comes from an SvcError kind through
- * httpStatusOf (src/errors.ts), except the fixed 200s of the handlers.
+ * httpStatusOf (src/core/errors.ts), except the fixed 200s of the handlers.
  */
-import { httpStatusOf, publicMessageOf, SvcError, toSvcError } from "../errors.ts";
+import { httpStatusOf, publicMessageOf, SvcError, toSvcError } from "../core/errors.ts";
 
 const JSON_TYPE = "application/json";
 
@@ -17,7 +17,7 @@ export interface ErrorHeaders {
 
 /**
  * The response for an error. 409 has an empty body (docs/api.md). What a 5xx may say is decided in
- * errors.ts (publicMessageOf); the caller logs the full message.
+ * core/errors.ts (publicMessageOf); the caller logs the full message.
  */
 export function errorResponse(error: unknown, extra: ErrorHeaders = {}): Response {
   const svcError = toSvcError(error);

@@ -8,10 +8,11 @@
  */
 import { readFileSync } from "node:fs";
 import type { Config } from "../config/index.ts";
-import { SvcError, toSvcError } from "../errors.ts";
+import { SvcError, toSvcError } from "../core/errors.ts";
+import { duration } from "../core/moments.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import { readBounded } from "../bounded.ts";
+import { readBounded, readBoundedJson, type JsonReadError } from "../core/bounded.ts";
 import { jsonResponse } from "./http.ts";
 import { MAX_BODY_BYTES } from "./update-request.ts";
 import type { ContainersAnswer, PeerState } from "../ui/page/api.ts";
@@ -70,7 +71,7 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
     try {
       return await fetch(url, { ...init, headers, redirect: "manual", signal: AbortSignal.timeout(waitMs), ...tlsOf(peer) });
     } catch (error) {
-      const what = (error as Error)?.name === "TimeoutError" ? `no answer within ${waitMs} ms` : toSvcError(error).message;
+      const what = (error as Error)?.name === "TimeoutError" ? `no answer within ${duration(waitMs)}` : toSvcError(error).message;
       throw new SvcError("peer", `peer ${peer.name} (${url.origin}): ${what}`);
     }
   };
@@ -127,10 +128,9 @@ async function forwarded(name: string, endpoint: string, response: Response, log
     await response.body?.cancel().catch(() => {});
     throw new SvcError("peer", `peer ${name} answered ${response.status} (a redirect, which svc does not follow): is its url the svc API?`);
   }
-  const bounded = await readBounded(response, MAX_ANSWER_BYTES);
-  if (bounded.overCap) throw tooLarge(name);
-  if (bounded.bytes.byteLength === 0) return new Response(null, { status: response.status });
-  let body = parseJson(name, bounded.bytes);
+  const read = await readBoundedJson(response, MAX_ANSWER_BYTES);
+  if ("error" in read && read.error === "empty") return new Response(null, { status: response.status });
+  let body = answerOf(name, read);
   if (endpoint === "containers" && response.ok) body = readContainers(name, body, log).answer;
   return jsonResponse(body, response.status);
 }
@@ -144,20 +144,14 @@ function readContainers(name: string, raw: unknown, log: Logger): { answer: Cont
 }
 
 async function readJson(name: string, response: Response): Promise<unknown> {
-  const body = await readBounded(response, MAX_ANSWER_BYTES);
-  if (body.overCap) throw tooLarge(name);
-  return parseJson(name, body.bytes);
+  return answerOf(name, await readBoundedJson(response, MAX_ANSWER_BYTES));
 }
 
-function parseJson(name: string, bytes: Uint8Array): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    throw new SvcError("peer", `peer ${name} did not answer JSON (is the url an svc API?)`);
-  }
+function answerOf(name: string, read: { value: unknown } | JsonReadError): unknown {
+  if ("value" in read) return read.value;
+  if (read.error === "over_cap") throw new SvcError("peer", `peer ${name} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
+  throw new SvcError("peer", `peer ${name} did not answer JSON (is the url an svc API?)`);
 }
-
-const tooLarge = (name: string) => new SvcError("peer", `peer ${name} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
 
 /** A private CA for the peer's https address, read when asked for (a file that goes is said then). */
 function tlsOf(peer: PeerConfig): { tls?: { ca: string } } {

@@ -4,8 +4,8 @@
  * read here from the raw Request, with a cap, instead of by Elysia's parser: Elysia never
  * answers 415 and turns parser failures into its own statuses.
  */
-import { readBounded } from "../bounded.ts";
-import { SvcError } from "../errors.ts";
+import { readBounded } from "../core/bounded.ts";
+import { SvcError } from "../core/errors.ts";
 import type { UpdateFilter } from "../updater/types.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;

@@ -2,7 +2,7 @@
  * docs/configuration.md, rendered from the schema (scripts/gen-docs.ts writes it; a test
  * fails when the committed file differs).
  */
-import { describeOption, TABLES, typeLabel, type OptionSpec } from "./schema.ts";
+import { describeOption, TABLES, typeLabel, type OptionSpec } from "./options.ts";
 import { tomlLiteral } from "./toml.ts";
 import { svcFlagFor, switchOverSteps, type WatchtowerAlias } from "./watchtower.ts";
 

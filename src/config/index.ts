@@ -5,11 +5,15 @@
  * milliseconds, secrets resolved from files, arrays never undefined.
  */
 import type { LogSettings } from "../log/logging.ts";
-import { assembleConfig, type Config } from "./schema.ts";
+import { assembleConfig } from "./options.ts";
+import type { Config } from "./schema.ts";
 import { secretValues } from "./secrets.ts";
 
-export { buildConfigSchema, CHANNEL_SWITCHES, defaultStateDir, defaultValue, describeOption, OPTIONS, TABLES, flagName, envName, readAsOption } from "./schema.ts";
-export type { ChannelName, Config, LogLevel, LogFormat, RegistryCredential, OptionSpec, OptionMeta, TableSpec } from "./schema.ts";
+export { buildConfigSchema, CHANNEL_SWITCHES, defaultValue, describeOption, OPTIONS, TABLES, flagName, envName, readAsOption } from "./options.ts";
+export { defaultStateDir } from "./builders.ts";
+export type { Config, LogLevel, LogFormat, RegistryCredential } from "./schema.ts";
+export type { OptionSpec, TableSpec } from "./options.ts";
+export type { ChannelName, OptionMeta } from "./builders.ts";
 export { loadConfig, DEFAULT_FILE } from "./load.ts";
 export type { LoadOptions, LoadResult } from "./load.ts";
 export type { Origin, SourceKind } from "./sources.ts";

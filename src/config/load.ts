@@ -7,8 +7,10 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from "node:
 import { hostname } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
-import { SvcError } from "../errors.ts";
-import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultStateDir, defaultValue, envName, flagName, type Config, type OptionSpec } from "./schema.ts";
+import { SvcError } from "../core/errors.ts";
+import { defaultStateDir } from "./builders.ts";
+import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultValue, envName, flagName, type OptionSpec } from "./options.ts";
+import type { Config } from "./schema.ts";
 import { dockerCliEnvLayer, describeOrigin, envLayer, fileLayer, formatPath, parseArgv, type Entry, type Layer, type Origin, type Problem } from "./sources.ts";
 import { WATCHTOWER_CLASHES, watchtowerEnvLayer, watchtowerFlagAdvice } from "./watchtower.ts";
 import { parseToml } from "./toml.ts";

@@ -5,7 +5,8 @@
 import { createRedactor, redactValue } from "../log/redact.ts";
 import { formatDuration } from "./values.ts";
 import type { LoadResult } from "./load.ts";
-import { describeOption, TABLES, type Config, type OptionSpec, type TableSpec } from "./schema.ts";
+import { describeOption, TABLES, type OptionSpec, type TableSpec } from "./options.ts";
+import type { Config } from "./schema.ts";
 import { redactConfig } from "./secrets.ts";
 import { tomlLiteral } from "./toml.ts";
 

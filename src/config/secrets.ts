@@ -5,7 +5,8 @@
  */
 import { REDACTED } from "../log/redact.ts";
 import { redactNotificationUrl } from "../shoutrrr/index.ts";
-import { OPTIONS, type Config } from "./schema.ts";
+import { OPTIONS } from "./options.ts";
+import type { Config } from "./schema.ts";
 
 export { REDACTED };
 

@@ -3,7 +3,7 @@
  * where it came from, in the form the user wrote it (TOML key and line, env name, flag).
  * Text from env and flags is coerced to the TOML types here; the schema validates all alike.
  */
-import { OPTIONS, OPTION_BY_KEY, TABLE_KEYS, type OptionSpec } from "./schema.ts";
+import { OPTIONS, OPTION_BY_KEY, TABLE_KEYS, type OptionSpec } from "./options.ts";
 import { isTomlDateTime, lineOf, type ParsedToml } from "./toml.ts";
 import { parseBoolean } from "./values.ts";
 

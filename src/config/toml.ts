@@ -3,7 +3,7 @@
  * (Bun reports none) and the line of every key (a small line scanner), so that validation can
  * say `svc.toml:12: http_api.port: ...`.
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 
 export interface ParsedToml {
   data: Record<string, unknown>;

@@ -5,7 +5,8 @@
  * container's variables and arguments (`svc migrate`). docs/migrating-from-watchtower.md is the
  * user's view of the same table.
  */
-import { envName, OPTIONS, type OptionSpec, type WatchtowerName } from "./schema.ts";
+import type { WatchtowerName } from "./builders.ts";
+import { envName, OPTIONS, type OptionSpec } from "./options.ts";
 import { coerceText, type Layer, type Problem } from "./sources.ts";
 import { envRecord, legacyNotificationFlags, legacyNotifications, legacyOptions } from "./watchtower-notify.ts";
 

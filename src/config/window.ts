@@ -8,6 +8,7 @@
  * a DST change skips 02:00-03:00 a window 02:00-03:00 does not open, and on the day it repeats
  * 01:00-02:00 a window of that hour is open for both.
  */
+import { fromNow } from "../core/moments.ts";
 
 const DAY_NAMES = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
 const MINUTES_PER_DAY = 1440;
@@ -241,16 +242,7 @@ export function nextStart(windows: readonly Window[], after: number, timeZone: s
 export function describeMoment(at: number, now: number, timeZone: string): string {
   const wall = wallClock(at, timeZone);
   const time = `${String(Math.floor(wall.minute / 60)).padStart(2, "0")}:${String(wall.minute % 60).padStart(2, "0")}`;
-  return `${DAY_NAMES[wall.weekday]} ${time} (${describeWait(at - now)})`;
-}
-
-function describeWait(ms: number): string {
-  const minutes = Math.max(0, Math.ceil(ms / MINUTE_MS));
-  if (minutes === 0) return "now";
-  if (minutes < 60) return `in ${minutes} min`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 48) return `in ${hours} h`;
-  return `in ${Math.round(hours / 24)} d`;
+  return `${DAY_NAMES[wall.weekday]} ${time} (${fromNow(at, now)})`;
 }
 
 // ---- digests ----

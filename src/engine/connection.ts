@@ -2,7 +2,7 @@
  * From the `docker` configuration table to the engine connection (endpoint and TLS material) of
  * svc's modem. Pure apart from reading the TLS files through the reader it is given.
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { Config } from "../config/index.ts";
 
 export type DockerConfig = Config["docker"];

@@ -6,8 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import Docker from "dockerode";
-import { SvcError } from "../errors.ts";
-import { timerDelay } from "../timers.ts";
+import { SvcError } from "../core/errors.ts";
+import { timerDelay } from "../core/timers.ts";
+import { duration } from "../core/moments.ts";
 
 /** The most of a command's output (a lifecycle hook's) svc keeps: its first MiB. */
 const MAX_EXEC_OUTPUT = 1024 * 1024;
@@ -232,7 +233,7 @@ export class DockerEngine implements Engine {
 
   private timeoutText(error: unknown): string {
     const ms = (error as { timeoutMs?: number })?.timeoutMs;
-    return ms ? `${ms / 1000} s` : "the time allowed";
+    return ms ? duration(ms) : "the time allowed";
   }
 
   // ------------------------------------------------------------------ the port
@@ -447,7 +448,7 @@ export class DockerEngine implements Engine {
         return { exitCode: info.ExitCode ?? null, output: demultiplexLogs(Buffer.concat(chunks)) };
       },
       // the engine answered; the command did not end (it is left running: exec has no stop)
-      { timeoutMs, timedOut: () => new SvcError("engine", `did not end within ${timeoutMs / 1000} s`) },
+      { timeoutMs, timedOut: () => new SvcError("engine", `did not end within ${duration(timeoutMs)}`) },
     );
     return ran!;
   }

@@ -5,7 +5,7 @@
  * it never touches a task container itself (docs/swarm.md).
  */
 import { z } from "zod";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { RegistryAuth } from "./auth.ts";
 
 /** Where this engine stands in a Swarm. */

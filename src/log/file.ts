@@ -7,7 +7,7 @@
  * lines written before the move. `reopen()` (wired to SIGHUP) forces the same.
  */
 import { close, fstat, fstatSync, open, openSync, stat, write, type Stats } from "node:fs";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 
 // Promises over the descriptor calls, written out: node:util's promisify cost every start
 // about 1.5 ms of loading before the API could listen.

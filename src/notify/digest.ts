@@ -8,7 +8,7 @@
 import type { ChannelName, Config } from "../config/index.ts";
 import { nextStart, parseDigestPeriod, serviceTimeZone, type Window } from "../config/window.ts";
 import type { Logger } from "../log/index.ts";
-import { timerDelay } from "../timers.ts";
+import { timerDelay } from "../core/timers.ts";
 import type { ContainerOutcome, ContainerReport, ReportCounts, SessionReport } from "../updater/types.ts";
 
 export interface DigestSettings {

@@ -7,18 +7,20 @@ import { hostname as osHostname } from "node:os";
 import { secretValues, type Config } from "../config/index.ts";
 import { createRedactor, redactValue, type Logger } from "../log/index.ts";
 import type { Remembered } from "../state/index.ts";
-import { timerDelay } from "../timers.ts";
+import { timerDelay } from "../core/timers.ts";
 import type { SessionReport } from "../updater/types.ts";
 import { createChannels } from "./channels/index.ts";
 import { baseUrlsOf, tokensToBaseUrls } from "./channels/urls.ts";
 import { NotifyPolicy } from "./decide.ts";
 import { createDigest, digestSettingsOf, type Digest } from "./digest.ts";
+import { withRowLinks } from "./links.ts";
 import { reasonOf } from "./redact.ts";
 import { notificationSecrets } from "./secrets.ts";
 import { CHAT_TEMPLATE, DEFAULT_TEMPLATE, loadRenderer } from "./render.ts";
-import type { Notifier, ReportSink } from "./types.ts";
+import type { Notifier, RemoteControl, ReportSink } from "./types.ts";
+import type { ProgressEvent } from "../updater/cycle/progress.ts";
 
-export type { Notifier, ReportSink } from "./types.ts";
+export type { Notifier, RemoteControl, ReportSink } from "./types.ts";
 export { notificationSecrets } from "./secrets.ts";
 export { CHAT_TEMPLATE, DEFAULT_TEMPLATE, buildView, loadRenderer, type Renderer, type RenderedReport, type ReportView } from "./render.ts";
 
@@ -34,6 +36,10 @@ export interface Dispatcher extends ReportSink {
   close(): Promise<void>;
   /** Names of the enabled channels, e.g. ["webhook", "mqtt"]. */
   readonly channels: readonly string[];
+  /** Each step of an update as it starts, for the channels that show progress (Home Assistant). */
+  progress(event: ProgressEvent): void;
+  /** Where the channels that take commands (Home Assistant) have them done. */
+  attach(control: RemoteControl): void;
 }
 
 export interface NotificationOptions {
@@ -62,7 +68,7 @@ export async function createNotifications(config: Config, log: Logger, options: 
   const render = await loadRenderer(settings.template, host, DEFAULT_TEMPLATE, settings.title_tag);
   const chat = await loadRenderer(settings.template, host, CHAT_TEMPLATE, settings.title_tag);
   const notifiers =
-    options.notifiers ?? (await createChannels({ config: settings, render, chat, hostname: host, timeoutMs: options.timeoutMs ?? 10_000 }));
+    options.notifiers ?? (await createChannels({ config: settings, render, chat, hostname: host, timeoutMs: options.timeoutMs ?? 10_000, log: logger }));
   const redact = createRedactor([...secretValues(config), ...notificationSecrets(settings)]);
   // Said once at start: a relay given the tokens of public services should never be a surprise.
   for (const { base, services } of tokensToBaseUrls(settings.urls ?? [], baseUrlsOf(settings.services_base_url))) {
@@ -107,6 +113,18 @@ export async function createNotifications(config: Config, log: Logger, options: 
   }
   const direct = notifiers.filter((notifier) => !digests.has(notifier));
 
+  // the channels that follow every report (Home Assistant's entities), whether it is told or not
+  const observeEach = (report: SessionReport): void => {
+    for (const notifier of notifiers) {
+      if (!notifier.observe) continue;
+      tracked(
+        notifier.observe(report).catch((error) => {
+          logger.warn("home assistant entities not published", { channel: notifier.name, session_id: report.id, reason: reasonOf(error, redact) });
+        }),
+      );
+    }
+  };
+
   const dispatch = async (report: SessionReport): Promise<void> => {
     if (settings.delay > 0 && !closed) await cancellableDelay(settings.delay, delays);
     await Promise.all(direct.map((notifier) => sendWithRetry(notifier, report)));
@@ -119,6 +137,14 @@ export async function createNotifications(config: Config, log: Logger, options: 
   return {
     channels: notifiers.map((n) => n.name),
 
+    progress(event) {
+      for (const notifier of notifiers) notifier.progress?.(event);
+    },
+
+    attach(control) {
+      for (const notifier of notifiers) notifier.attach?.(control);
+    },
+
     publish(report) {
       try {
         if (notifiers.length === 0) return;
@@ -126,7 +152,9 @@ export async function createNotifications(config: Config, log: Logger, options: 
           logger.warn("notification dropped: shutting down", { session_id: report.id });
           return;
         }
-        for (const digest of digests.values()) digest.add(redactValue(report, redact));
+        const told = withRowLinks(redactValue(report, redact), config.http_api.public_url);
+        for (const digest of digests.values()) digest.add(told);
+        observeEach(told);
         const decision = policy.decide(report);
         if (direct.length === 0) return;
         if (!decision.notify) {
@@ -136,7 +164,7 @@ export async function createNotifications(config: Config, log: Logger, options: 
         // A copy (the report object may live on in the caller: API response, metrics), whose
         // texts (reasons may quote a hook's output) hold no secret of svc's.
         tracked(
-          dispatch(redactValue(report, redact)).catch((error) => {
+          dispatch(told).catch((error) => {
             logger.error("notification dispatch failed", { session_id: report.id, reason: reasonOf(error, redact) });
           }),
         );

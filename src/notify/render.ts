@@ -3,12 +3,10 @@
  * logic-less, so a user's template can only show data, never run code.
  */
 import Mustache from "mustache";
-import { SvcError } from "../errors.ts";
-import { shortId } from "../registry/reference.ts";
+import { SvcError } from "../core/errors.ts";
+import { shortId } from "../core/digests.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
 import { releaseWords } from "../updater/wrappers/summary.ts";
-
-export { shortId };
 
 export const DEFAULT_TEMPLATE = `{{summary}}
 Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_ms}} ms.
@@ -23,35 +21,35 @@ Updated:
 
 Rolled back:
 {{#rolled_back}}
-- {{name}} ({{image}}): {{reason}}
+- {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/rolled_back}}
 {{/has_rolled_back}}
 {{#has_failed}}
 
 Failed:
 {{#failed}}
-- {{name}} ({{image}}): {{reason}}
+- {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/failed}}
 {{/has_failed}}
 {{#has_stale}}
 
 Newer image available (not applied):
 {{#stale}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/stale}}
 {{/has_stale}}
 {{#has_pending}}
 
 Pending (applied when the update window opens):
 {{#pending}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/pending}}
 {{/has_pending}}
 {{#has_held}}
 
 Held (hold_breaking: update by name to apply):
 {{#held}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/held}}
 {{/has_held}}
 {{#has_skipped}}
@@ -71,19 +69,19 @@ export const CHAT_TEMPLATE = `{{#updated}}
 updated {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_image_short}} -> {{new_image_short}}){{releases_text}}
 {{/updated}}
 {{#rolled_back}}
-rolled back {{name}} ({{image}}): {{reason}}
+rolled back {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/rolled_back}}
 {{#failed}}
-failed {{name}} ({{image}}): {{reason}}
+failed {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/failed}}
 {{#stale}}
-newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}
+newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/stale}}
 {{#pending}}
-pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}
+pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/pending}}
 {{#held}}
-held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}
+held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/held}}
 `;
 

@@ -5,6 +5,7 @@
  * notification URL form is protected everywhere by teaching it to this function.
  */
 import type { Config } from "../config/index.ts";
+import { decodePercent } from "../core/urls.ts";
 import { parseHeaders } from "./channels/webhook.ts";
 import { credentialOf, isCredentialName, looksLikeToken, notificationUrlSecrets } from "../shoutrrr/index.ts";
 
@@ -44,20 +45,11 @@ function urlSecrets(text: string | undefined, options: { passwordOnly?: boolean 
   } catch {
     return options.passwordOnly ? [] : [text]; // not a URL: refused by its channel, masked whole meanwhile
   }
-  const password = [url.password, safeDecode(url.password)];
+  const password = [url.password, decodePercent(url.password)];
   if (options.passwordOnly) return password;
   const secrets = [text, ...password, url.pathname.length >= 8 ? url.pathname : undefined, url.search.length >= 8 ? url.search : undefined];
   for (const part of [...url.pathname.split("/"), ...url.searchParams.values()]) {
-    if (looksLikeToken(part)) secrets.push(part, safeDecode(part));
+    if (looksLikeToken(part)) secrets.push(part, decodePercent(part));
   }
   return secrets;
-}
-
-
-function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
 }

@@ -5,8 +5,8 @@
  * memory or crashing further on.
  */
 import { z } from "zod";
-import { readBounded } from "../bounded.ts";
-import { SvcError } from "../errors.ts";
+import { parseJsonBytes, readBounded, readBoundedJson, type JsonReadError } from "../core/bounded.ts";
+import { SvcError } from "../core/errors.ts";
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -35,26 +35,29 @@ export function formatBytes(bytes: number): string {
  */
 export async function readCapped(response: Response, cap: number, what: string): Promise<Uint8Array> {
   const { bytes, overCap } = await readBounded(response, cap);
-  if (overCap) throw new SvcError("registry", `${what} is larger than ${formatBytes(cap)}, the most svc reads of it`);
+  if (overCap) throw tooLarge(what, cap);
   return bytes;
+}
+
+/** The body of `response`, at most `cap` bytes, as JSON of `schema`'s shape; anything else is a registry error naming `what`. */
+export async function readAnswer<T>(response: Response, cap: number, schema: z.ZodType<T>, what: string): Promise<T> {
+  return answerOrThrow(await readBoundedJson(response, cap, schema), cap, what);
 }
 
 /** `bytes` as JSON of `schema`'s shape; anything else is a registry error naming `what`. */
 export function parseAnswer<T>(bytes: Uint8Array, schema: z.ZodType<T>, what: string): T {
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    throw new SvcError("registry", `${what} is not JSON`);
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const where = issue.path.length > 0 ? ` at ${issue.path.join(".")}` : "";
-    throw new SvcError("registry", `${what} is not what a registry answers${where}: ${issue.message}`);
-  }
-  return parsed.data;
+  return answerOrThrow(parseJsonBytes(bytes, schema), bytes.byteLength, what);
 }
+
+function answerOrThrow<T>(read: { value: T } | JsonReadError, cap: number, what: string): T {
+  if ("value" in read) return read.value;
+  if (read.error === "over_cap") throw tooLarge(what, cap);
+  if (read.error !== "not_shape") throw new SvcError("registry", `${what} is not JSON`);
+  const where = read.path.length > 0 ? ` at ${read.path.join(".")}` : "";
+  throw new SvcError("registry", `${what} is not what a registry answers${where}: ${read.message}`);
+}
+
+const tooLarge = (what: string, cap: number) => new SvcError("registry", `${what} is larger than ${formatBytes(cap)}, the most svc reads of it`);
 
 /** `algorithm:hex`, as the distribution spec writes digests (they go into request paths). */
 export const DIGEST = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,256}$/;

@@ -12,9 +12,9 @@
  */
 import type { Config } from "../config/index.ts";
 import type { Platform } from "../engine/port.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
-import { DIGEST, errorsSchema, type ImageConfig, imageConfigSchema, type IndexEntry, type ManifestBody, manifestSchema, parseAnswer, readCapped, REGISTRY_LIMITS, tagsPageSchema } from "./answers.ts";
+import { DIGEST, errorsSchema, type ImageConfig, imageConfigSchema, type IndexEntry, type ManifestBody, manifestSchema, parseAnswer, readAnswer, readCapped, REGISTRY_LIMITS, tagsPageSchema } from "./answers.ts";
 import type { RegistryClient, Target } from "./client.ts";
 import type { CheckResult, ImageRef, LocalImage, RegistryCheckSession } from "./port.ts";
 import { parseReference, sameRepository } from "./reference.ts";
@@ -158,7 +158,7 @@ export class CheckSession implements RegistryCheckSession {
       const what = `GET /v2/${ref.repository}/tags/list`;
       if (!response.ok) throw await registryError(ref, response, what);
       const answer = `${ref.registry}'s answer to ${what}`;
-      const body = parseAnswer(await readCapped(response, REGISTRY_LIMITS.tagsPageBytes, answer), tagsPageSchema, answer);
+      const body = await readAnswer(response, REGISTRY_LIMITS.tagsPageBytes, tagsPageSchema, answer);
       tags.push(...(body.tags ?? []));
       if (tags.length > REGISTRY_LIMITS.tagsPerRepository) {
         throw new SvcError("registry", `${ref.registry}/${ref.repository} lists more than ${REGISTRY_LIMITS.tagsPerRepository} tags, the most svc reads of a repository`);
@@ -176,7 +176,7 @@ export class CheckSession implements RegistryCheckSession {
       const response = await this.client.request(target(ref), "GET", path, {});
       if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
       const what = `${ref.original}: the image config from registry ${ref.registry}`;
-      return parseAnswer(await readCapped(response, REGISTRY_LIMITS.manifestBytes, what), imageConfigSchema, what);
+      return readAnswer(response, REGISTRY_LIMITS.manifestBytes, imageConfigSchema, what);
     });
   }
 
@@ -340,7 +340,7 @@ export function formatPlatform(platform: Platform): string {
 export async function registryError(ref: ImageRef, response: Response, what: string): Promise<SvcError> {
   let code = "";
   try {
-    const body = parseAnswer(await readCapped(response, REGISTRY_LIMITS.errorBytes, what), errorsSchema, what);
+    const body = await readAnswer(response, REGISTRY_LIMITS.errorBytes, errorsSchema, what);
     const first = body.errors?.[0]?.code;
     if (typeof first === "string" && /^[A-Z_]{1,64}$/.test(first)) code = ` ${first}`;
   } catch {

@@ -4,9 +4,9 @@
  * Nothing here logs or throws a credential: messages name hosts, statuses and sources only.
  */
 import type { Config } from "../config/index.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
-import { parseAnswer, readCapped, REGISTRY_LIMITS, tokenSchema } from "./answers.ts";
+import { readAnswer, REGISTRY_LIMITS, tokenSchema } from "./answers.ts";
 import { type Challenge, parseChallenges, pickChallenge } from "./challenge.ts";
 import { type Credential, type DockerConfigFile, type HelperRunner, readDockerConfig, resolveCredential } from "./credentials.ts";
 import { canonicalHost } from "./reference.ts";
@@ -313,7 +313,7 @@ export class RegistryClient {
       throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} answered ${response.status}${hint}`);
     }
     const what = `the answer of token service ${url.host} for registry ${target.registry}`;
-    const body = parseAnswer(await readCapped(response, REGISTRY_LIMITS.tokenBytes, what), tokenSchema, what);
+    const body = await readAnswer(response, REGISTRY_LIMITS.tokenBytes, tokenSchema, what);
     const token = body.token || body.access_token || "";
     if (!token) throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} returned no token`);
     const lifetime = body.expires_in !== undefined && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_LIFETIME_S;

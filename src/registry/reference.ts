@@ -4,7 +4,7 @@
  * The grammar follows distribution's reference package (the one the engine uses), so a
  * reference we accept is one the engine accepts, and the errors name what is wrong.
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { ImageRef } from "./port.ts";
 
 /** Docker Hub's canonical name; its other names are aliases of it. */
@@ -142,11 +142,4 @@ export function matchesImagePrefix(ref: ImageRef, prefix: string): boolean {
   if (prefix === "") return true;
   if (ref.original.startsWith(prefix)) return true;
   return normalisedPrefixes(prefix).some((candidate) => ref.normalized.startsWith(candidate));
-}
-
-/** `sha256:0123456789abcdef...` -> `0123456789ab` (what `docker images` shows). */
-export function shortId(id: string | null): string {
-  if (!id) return "";
-  const hex = id.includes(":") ? id.slice(id.indexOf(":") + 1) : id;
-  return hex.slice(0, 12);
 }

@@ -3,9 +3,10 @@
  * Retry-After, 5xx, timeouts) and redirects that never carry credentials to another origin.
  * fetch keeps connections alive and reuses them, which is all the pooling svc needs.
  */
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
+import { duration } from "../core/moments.ts";
 import { canonicalHost, DOCKER_HUB, DOCKER_HUB_API_HOST } from "./reference.ts";
-import { isLoopbackHostname } from "../loopback.ts";
+import { isLoopbackHostname } from "../core/loopback.ts";
 
 export interface RetryPolicy {
   /** per-attempt timeout, ms */
@@ -105,7 +106,7 @@ export async function send(url: string, init: { method: string; headers: Record<
         await sleep(Math.min(policy.baseDelayMs * 2 ** attempt, policy.maxDelayMs));
         continue;
       }
-      const why = isTimeout(error) ? `did not answer within ${policy.timeoutMs} ms` : `is unreachable (${describeNetworkError(error)})`;
+      const why = isTimeout(error) ? `did not answer within ${duration(policy.timeoutMs)}` : `is unreachable (${describeNetworkError(error)})`;
       throw new SvcError("registry", `registry ${hostOfUrl(url)} ${why}`, { cause: error });
     }
     if (last) return response;

@@ -4,8 +4,9 @@
  * list costs nothing against the host's rate limit, and the host's rate-limit answers (403 or
  * 429 with their reset headers) told as such, with when to ask again (docs/release-notes.md).
  */
-import { readBounded } from "../bounded.ts";
-import { SvcError } from "../errors.ts";
+import { readBoundedJson } from "../core/bounded.ts";
+import { SvcError } from "../core/errors.ts";
+import { duration } from "../core/moments.ts";
 import type { HostApi, StoredRelease } from "./hosts.ts";
 import type { SourceRepo } from "./source.ts";
 
@@ -105,15 +106,16 @@ const now = (deps: FetchDeps) => (deps.now ?? Date.now)();
 const MAX_REDIRECTS = 3;
 
 /**
- * One GET. Redirects are followed on the API's own server only (GitHub answers 301 for a renamed
- * repository): a token never goes elsewhere.
+ * One request (a GET unless `init` says otherwise). Redirects are followed on the API's own server
+ * only (GitHub answers 301 for a renamed repository): a token never goes elsewhere. The Git room
+ * speaks to the same hosts through it (pushes, pull requests).
  */
-async function request(deps: FetchDeps, url: string, headers: Record<string, string>, origin: string): Promise<Response> {
+export async function request(deps: Pick<FetchDeps, "timeoutMs" | "fetch"> & { api: Pick<HostApi, "name"> }, url: string, headers: Record<string, string>, origin: string, init: { method?: string; body?: Uint8Array<ArrayBuffer> | string } = {}): Promise<Response> {
   try {
     const signal = AbortSignal.timeout(deps.timeoutMs);
     let at = url;
     for (let hop = 0; ; hop++) {
-      const response = await (deps.fetch ?? fetch)(at, { headers, redirect: "manual", signal });
+      const response = await (deps.fetch ?? fetch)(at, { ...init, headers, redirect: "manual", signal });
       const location = response.headers.get("location");
       if (![301, 302, 307, 308].includes(response.status) || location === null) return response;
       await response.body?.cancel().catch(() => {});
@@ -124,23 +126,16 @@ async function request(deps: FetchDeps, url: string, headers: Record<string, str
   } catch (error) {
     if (error instanceof SvcError) throw error;
     const timedOut = (error as Error).name === "TimeoutError";
-    throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${deps.timeoutMs / 1000} s` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
+    throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${duration(deps.timeoutMs)}` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
   }
 }
 
 async function readPage(deps: FetchDeps, repo: SourceRepo, response: Response): Promise<StoredRelease[]> {
   const what = `${deps.api.name}'s list of releases of ${repo.path}`;
-  const { bytes, overCap } = await readBounded(response, RELEASE_LIMITS.pageBytes);
-  if (overCap) throw new SvcError("registry", `${what} is larger than ${RELEASE_LIMITS.pageBytes / 1024 / 1024} MiB, the most svc reads of a page`);
-  let json: unknown;
-  try {
-    json = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    throw new SvcError("registry", `${what} is not JSON`);
-  }
-  const parsed = deps.api.schema.safeParse(json);
-  if (!parsed.success) throw new SvcError("registry", `${what} is not a list`);
-  return parsed.data.flatMap((item) => deps.api.release(item, RELEASE_LIMITS.notesChars) ?? []);
+  const read = await readBoundedJson(response, RELEASE_LIMITS.pageBytes, deps.api.schema);
+  if ("value" in read) return read.value.flatMap((item) => deps.api.release(item, RELEASE_LIMITS.notesChars) ?? []);
+  if (read.error === "over_cap") throw new SvcError("registry", `${what} is larger than ${RELEASE_LIMITS.pageBytes / 1024 / 1024} MiB, the most svc reads of a page`);
+  throw new SvcError("registry", read.error === "not_shape" ? `${what} is not a list` : `${what} is not JSON`);
 }
 
 /** A non-2xx answer as a sentence; a rate-limit answer as RateLimited with its reset time. */

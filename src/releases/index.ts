@@ -10,7 +10,7 @@
  * throws: a failure is a sentence in the answer, never a failed or delayed update.
  */
 import type { Config } from "../config/index.ts";
-import { toSvcError } from "../errors.ts";
+import { toSvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
 import { atomicWriter, readOrSetAside, scopedFileName } from "../state/file.ts";
 import { join } from "node:path";

@@ -3,6 +3,7 @@
  * including the candidate, newest first; each flagged when it breaks; capped per target (releases,
  * and the notes of them all together), the rest counted.
  */
+import { httpUrl } from "../core/urls.ts";
 import { newMajor, saysBreaking } from "./breaking.ts";
 import type { StoredRelease } from "./hosts.ts";
 import { compareVersions, parseVersion, sameVersion, type Version } from "./versions.ts";
@@ -81,15 +82,4 @@ function byPosition(list: Versioned[], older: Version, newer: Version): Versione
   if (top === -1) return null;
   const bottom = list.findIndex(({ version }, index) => index > top && sameVersion(version, older));
   return list.slice(top, bottom === -1 ? top + 1 : bottom);
-}
-
-/** Only http(s) links leave svc: a host may write anything. */
-export function httpUrl(text: string | null): string | null {
-  if (text === null || text.length > 2048) return null;
-  try {
-    const url = new URL(text);
-    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
-  } catch {
-    return null;
-  }
 }

@@ -17,6 +17,8 @@ export interface SourceRepo {
 }
 
 export interface HostNames {
+  /** besides github.com (the Git room passes the host of release_notes.github_api_url: a GitHub Enterprise server) */
+  github?: readonly string[];
   gitlab: readonly string[];
   gitea: readonly string[];
 }
@@ -46,14 +48,14 @@ export function parseSource(text: string, hosts: HostNames): SourceRepo | { prob
 }
 
 function hostKind(name: string, hosts: HostNames): HostKind | undefined {
-  if (name === "github.com" || name === "www.github.com") return "github";
+  if (name === "github.com" || name === "www.github.com" || hosts.github?.includes(name)) return "github";
   if (hosts.gitlab.includes(name)) return "gitlab";
   if (hosts.gitea.includes(name)) return "gitea";
   return undefined;
 }
 
 /** The host names each API is recognised by: the public instance, and the host of its configured API URL. */
-export function hostNames(gitlabApiUrl: string, giteaApiUrl: string): HostNames {
+export function hostNames(gitlabApiUrl: string, giteaApiUrl: string, githubApiUrl?: string): HostNames {
   const hostOf = (url: string) => {
     try {
       return [new URL(url).hostname.toLowerCase()];
@@ -61,5 +63,6 @@ export function hostNames(gitlabApiUrl: string, giteaApiUrl: string): HostNames 
       return [];
     }
   };
-  return { gitlab: ["gitlab.com", ...hostOf(gitlabApiUrl)], gitea: ["codeberg.org", ...hostOf(giteaApiUrl)] };
+  const github = githubApiUrl === undefined ? {} : { github: hostOf(githubApiUrl).filter((host) => host !== "api.github.com") };
+  return { ...github, gitlab: ["gitlab.com", ...hostOf(gitlabApiUrl)], gitea: ["codeberg.org", ...hostOf(giteaApiUrl)] };
 }

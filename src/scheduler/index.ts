@@ -11,7 +11,7 @@ import { Cron } from "croner";
 import type { Config } from "../config/index.ts";
 import { describeError, type Logger } from "../log/index.ts";
 import { nextStart, parseWindows, serviceTimeZone } from "../config/window.ts";
-import { MAX_TIMER_MS, timerDelay } from "../timers.ts";
+import { MAX_TIMER_MS, timerDelay } from "../core/timers.ts";
 import type { CycleRunner, SessionReport, Trigger } from "../updater/types.ts";
 
 export interface SchedulerDeps {

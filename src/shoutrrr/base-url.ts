@@ -5,7 +5,7 @@
  * such a host carries the service's token (in its path or a header), so a base URL over plain
  * http is refused unless its host is this machine (loopback). docs/notifications.md.
  */
-import { isLoopbackHostname } from "../loopback.ts";
+import { isLoopbackHostname } from "../core/loopback.ts";
 
 /** The services whose API lives at a fixed public host, and that host. */
 export const FIXED_HOSTS = {

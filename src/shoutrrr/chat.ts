@@ -1,10 +1,11 @@
 /** The chat services' URLs as shoutrrr reads them: Discord, Telegram, Slack, Teams, Matrix, Mattermost, Rocket.Chat, Google Chat, Signal. */
+import { decodePercent } from "../core/urls.ts";
 import type { NotificationTarget, TelegramChat } from "./targets.ts";
 import { URL_FORMS } from "./forms.ts";
-import { both, decode, fail, hostPort, optional, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
+import { both, fail, hostPort, optional, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
 
 export function discord(url: URL, params: Params): NotificationTarget {
-  const token = decode(url.username);
+  const token = decodePercent(url.username);
   const webhookId = url.hostname;
   if (!token) fail(`discord://: the webhook token is missing before @ (form: ${URL_FORMS.discord})`);
   if (!webhookId) fail(`discord://: the webhook id after @ is missing (form: ${URL_FORMS.discord})`);
@@ -26,7 +27,7 @@ export function discord(url: URL, params: Params): NotificationTarget {
 
 export function telegram(url: URL, params: Params): NotificationTarget {
   if (!url.username || !url.password) fail(`telegram://: the bot token (123456:ABC...) is missing before @ (form: ${URL_FORMS.telegram})`);
-  const token = `${decode(url.username)}:${decode(url.password)}`;
+  const token = `${decodePercent(url.username)}:${decodePercent(url.password)}`;
   const chats = params.list("chats", "channels").map(telegramChat);
   if (chats.length === 0) fail(`telegram://: parameter chats is missing (form: ${URL_FORMS.telegram})`);
   return {
@@ -49,8 +50,8 @@ function telegramChat(text: string): TelegramChat {
 }
 
 export function slack(url: URL, params: Params): NotificationTarget {
-  const kind = decode(url.username);
-  const token = decode(url.password);
+  const kind = decodePercent(url.username);
+  const token = decodePercent(url.password);
   const threadTs = params.get("thread_ts");
   const common = { botname: params.get("botname", "username"), icon: params.get("icon", "icon_emoji", "icon_url"), ...(threadTs ? { threadTs } : {}) };
   if (kind === "hook") {
@@ -69,7 +70,7 @@ export function slack(url: URL, params: Params): NotificationTarget {
   // shoutrrr's first form, still in older Watchtower setups: slack://[botname@]T000/B000/XXXX
   const legacy = [url.hostname, ...segments(url)];
   if (!url.password && legacy.length === 3 && legacy.every(Boolean)) {
-    const botname = common.botname ?? (url.username ? decode(url.username) : undefined);
+    const botname = common.botname ?? (url.username ? decodePercent(url.username) : undefined);
     return { service: "slack", webhookPath: legacy.join("/"), ...common, botname, secrets: [legacy.join("/"), legacy[2]!] };
   }
   return fail(`slack://: the token must start with hook: (webhook) or xoxb: (bot) (form: ${URL_FORMS.slack})`);
@@ -99,10 +100,10 @@ function connectorTeams(url: URL, host = "outlook.office.com"): NotificationTarg
   let tenant: string;
   let rest: string[];
   if (url.password) {
-    [group = "", tenant = ""] = decode(url.username).split("@");
-    rest = [decode(url.password), url.hostname];
+    [group = "", tenant = ""] = decodePercent(url.username).split("@");
+    rest = [decodePercent(url.password), url.hostname];
   } else {
-    [group, tenant, rest] = [decode(url.username), url.hostname, segments(url)];
+    [group, tenant, rest] = [decodePercent(url.username), url.hostname, segments(url)];
   }
   if (!group || !tenant || rest.length < 2) fail("teams://: the connector form is group@tenant/altId/groupOwner (or use the Workflows webhook URL)");
   const path = host === "outlook.office.com" ? "webhook" : "webhookb2";
@@ -135,9 +136,9 @@ function teamsSecrets(endpoint: URL): string[] {
 
 export function matrix(url: URL, params: Params): NotificationTarget {
   requireHost("matrix", url);
-  const password = decode(url.password);
+  const password = decodePercent(url.password);
   if (!password) fail(`matrix://: the password (or access token) is missing (form: ${URL_FORMS.matrix})`);
-  const user = url.username ? decode(url.username) : undefined;
+  const user = url.username ? decodePercent(url.username) : undefined;
   return { service: "matrix", endpoint: origin(url, params), password, ...(user ? { user } : {}), rooms: params.list("rooms", "room").map(matrixRoom), secrets: both(url.password) };
 }
 
@@ -152,18 +153,18 @@ export function mattermost(url: URL, params: Params): NotificationTarget {
   if (!token || rest.length > 0) fail(`mattermost://: the path must be the webhook token, then the channel if any (form: ${URL_FORMS.mattermost})`);
   const icon = params.get("icon", "icon_emoji", "icon_url");
   const endpoint = `${origin(url, params)}/hooks/${encodeURIComponent(token!)}`;
-  return { service: "mattermost", endpoint, ...optional({ username: decode(url.username), channel, icon }), secrets: both(token) };
+  return { service: "mattermost", endpoint, ...optional({ username: decodePercent(url.username), channel, icon }), secrets: both(token) };
 }
 
 export function rocketchat(url: URL): NotificationTarget {
   requireHost("rocketchat", url);
-  const parts = url.pathname.split("/").slice(1).map(decode);
+  const parts = url.pathname.split("/").slice(1).map(decodePercent);
   const [tokenA, tokenB, channel] = parts;
   if (!tokenA || !tokenB) fail(`rocketchat://: the path must be tokenA/tokenB, then the channel if any (form: ${URL_FORMS.rocketchat})`);
   // shoutrrr: a channel without @ is a #channel (written as a fragment, or bare)
-  const named = url.hash ? `#${decode(url.hash.slice(1))}` : channel ? (channel.startsWith("@") || channel.startsWith("#") ? channel : `#${channel}`) : undefined;
+  const named = url.hash ? `#${decodePercent(url.hash.slice(1))}` : channel ? (channel.startsWith("@") || channel.startsWith("#") ? channel : `#${channel}`) : undefined;
   const endpoint = `https://${hostPort(url)}/hooks/${encodeURIComponent(tokenA!)}/${encodeURIComponent(tokenB!)}`;
-  return { service: "rocketchat", endpoint, ...optional({ username: decode(url.username), channel: named }), secrets: [...both(tokenA, tokenB), `${tokenA}/${tokenB}`] };
+  return { service: "rocketchat", endpoint, ...optional({ username: decodePercent(url.username), channel: named }), secrets: [...both(tokenA, tokenB), `${tokenA}/${tokenB}`] };
 }
 
 /** Google Chat's incoming webhook, as written in the space's settings with https:// replaced. */
@@ -178,13 +179,13 @@ export function googleChat(url: URL, params: Params): NotificationTarget {
 
 export function signal(url: URL, params: Params): NotificationTarget {
   requireHost("signal", url);
-  const [source, ...rest] = url.pathname.split("/").filter(Boolean).map(decode);
+  const [source, ...rest] = url.pathname.split("/").filter(Boolean).map(decodePercent);
   if (!source || rest.length === 0) fail(`signal://: the path must be the source number, then the recipients (form: ${URL_FORMS.signal})`);
   if (!SIGNAL_PHONE.test(source!)) fail("signal://: the source must be a phone number (+country code)");
   const recipients = signalRecipients(rest);
   const token = params.get("token", "apikey");
-  const user = decode(url.username);
-  const password = decode(url.password);
+  const user = decodePercent(url.username);
+  const password = decodePercent(url.password);
   const authorization = token ? `Bearer ${token}` : user ? `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` : undefined;
   // shoutrrr's signal-cli-rest-api answers on 8080 by default, over https unless disabletls
   const endpoint = `${origin(url, params)}${url.port ? "" : ":8080"}/v2/send`;

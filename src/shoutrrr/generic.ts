@@ -1,7 +1,8 @@
 /** shoutrrr's generic webhook, `generic://` and `generic+http(s)://`. */
+import { decodePercent } from "../core/urls.ts";
 import { credentialOf, isCredentialName } from "./credentials.ts";
 import type { GenericBody, NotificationTarget } from "./targets.ts";
-import { both, decode, fail, hostPort, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
+import { both, fail, hostPort, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
 
 export function generic(url: URL, params: Params): NotificationTarget {
   requireHost("generic", url);
@@ -75,7 +76,7 @@ export function wrappedGeneric(text: string, scheme: string): NotificationTarget
 /** Credentials written into the URL are sent as Basic authorization (fetch does not send them itself). */
 function basicAuth(url: URL, headers: Array<[string, string]>, secrets: string[]): void {
   if (!url.username && !url.password) return;
-  const basic = Buffer.from(`${decode(url.username)}:${decode(url.password)}`).toString("base64");
+  const basic = Buffer.from(`${decodePercent(url.username)}:${decodePercent(url.password)}`).toString("base64");
   headers.push(["Authorization", `Basic ${basic}`]);
   secrets.push(basic);
 }

@@ -3,6 +3,7 @@
  * case-insensitive, its booleans, unknown ones refused), decoding, and the parts of a URL.
  * A problem names the part that is wrong, never its value (it may be a secret).
  */
+import { decodePercent } from "../core/urls.ts";
 import type { NotificationTarget, UrlService } from "./targets.ts";
 import { IGNORED, URL_FORMS } from "./forms.ts";
 import { looksLikeToken } from "./credentials.ts";
@@ -68,22 +69,14 @@ export class Params {
   }
 }
 
-export function decode(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text;
-  }
-}
-
 /** A secret as written in the URL and as decoded: logs may show either. */
 export function both(...values: Array<string | undefined>): string[] {
-  return values.flatMap((v) => (v ? [v, decode(v)] : []));
+  return values.flatMap((v) => (v ? [v, decodePercent(v)] : []));
 }
 
 /** Path segments, decoded, without empty ones. */
 export function segments(url: URL): string[] {
-  return url.pathname.split("/").filter(Boolean).map(decode);
+  return url.pathname.split("/").filter(Boolean).map(decodePercent);
 }
 
 export function hostPort(url: URL): string {

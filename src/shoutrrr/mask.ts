@@ -6,6 +6,7 @@
  * header). Decoding before comparing is what catches a secret written percent-encoded, with `+`
  * for a space, or without a digit in it: nothing is searched for as text in the URL as written.
  */
+import { decodePercent } from "../core/urls.ts";
 import { REDACTED } from "../log/redact.ts";
 import { isCredentialName } from "./credentials.ts";
 
@@ -47,22 +48,12 @@ function maskPair(pair: string, mask: (part: string) => string): string {
 
 /** Percent-decoding as a query reads it (`+` is a space); text that does not decode stays as is. */
 function decode(text: string): string {
-  try {
-    return decodeURIComponent(text.replace(/\+/g, " "));
-  } catch {
-    return text;
-  }
+  return decodePercent(text.replace(/\+/g, " "));
 }
 
 /** Each way a secret may be written: as is, decoded, percent-encoded, and encoded for a query. */
 export function escapings(secret: string): string[] {
-  const plain = (() => {
-    try {
-      return decodeURIComponent(secret);
-    } catch {
-      return secret;
-    }
-  })();
+  const plain = decodePercent(secret);
   const encoded = encodeURIComponent(plain);
   return [secret, plain, encoded, encoded.replace(/%20/g, "+"), plain.replace(/ /g, "+")];
 }

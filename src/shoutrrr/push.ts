@@ -1,7 +1,8 @@
 /** The push services' URLs as shoutrrr reads them: Gotify, ntfy, Pushover, Pushbullet, Bark, MQTT. */
+import { decodePercent } from "../core/urls.ts";
 import type { MqttTarget, NotificationTarget } from "./targets.ts";
 import { URL_FORMS } from "./forms.ts";
-import { both, decode, fail, hostPort, optional, origin, Params, requireHost, segments } from "./grammar.ts";
+import { both, fail, hostPort, optional, origin, Params, requireHost, segments } from "./grammar.ts";
 
 export function gotify(url: URL, params: Params): NotificationTarget {
   requireHost("gotify", url);
@@ -25,8 +26,8 @@ export function ntfy(url: URL, params: Params): NotificationTarget {
   if (params.flag("disabletls", false)) scheme = "http";
   const skipTlsVerify = params.flag("disabletlsverification", false);
   const target: NotificationTarget = { service: "ntfy", endpoint: `${scheme}://${hostPort(url)}`, topic, markdown: params.flag("markdown", false), headers: ntfyHeaders(params), skipTlsVerify, secrets: both(url.password) };
-  if (url.username) target.username = decode(url.username);
-  if (url.password) target.password = decode(url.password);
+  if (url.username) target.username = decodePercent(url.username);
+  if (url.password) target.password = decodePercent(url.password);
   return target;
 }
 
@@ -58,8 +59,8 @@ function parseNtfyPriority(value: string | undefined): number | undefined {
 }
 
 export function pushover(url: URL, params: Params): NotificationTarget {
-  const token = decode(url.password);
-  const userKey = decode(url.hostname);
+  const token = decodePercent(url.password);
+  const userKey = decodePercent(url.hostname);
   if (!token) fail(`pushover://: the application token (after shoutrrr:) is missing (form: ${URL_FORMS.pushover})`);
   if (!userKey) fail(`pushover://: the user key (after @) is missing (form: ${URL_FORMS.pushover})`);
   const priority = params.integer("priority", -2, 2);
@@ -78,16 +79,16 @@ export function pushover(url: URL, params: Params): NotificationTarget {
 }
 
 export function pushbullet(url: URL): NotificationTarget {
-  const token = decode(url.hostname);
+  const token = decodePercent(url.hostname);
   if (token.length !== 34) fail(`pushbullet://: the access token (the host) must be 34 characters (form: ${URL_FORMS.pushbullet})`);
   const targets = segments(url);
-  if (url.hash.length > 1) targets.push(`#${decode(url.hash.slice(1))}`);
+  if (url.hash.length > 1) targets.push(`#${decodePercent(url.hash.slice(1))}`);
   return { service: "pushbullet", token, targets, secrets: both(token) };
 }
 
 export function bark(url: URL, params: Params): NotificationTarget {
   requireHost("bark", url);
-  const deviceKey = decode(url.password);
+  const deviceKey = decodePercent(url.password);
   if (!deviceKey) fail(`bark://: the device key (after :) is missing (form: ${URL_FORMS.bark})`);
   let scheme = (params.get("scheme") ?? "https").toLowerCase();
   if (scheme !== "http" && scheme !== "https") fail("bark://: parameter scheme must be http or https");
@@ -106,7 +107,7 @@ export function bark(url: URL, params: Params): NotificationTarget {
 /** The fork's MQTT service: TLS for mqtts:// unless `disabletls`; ports 1883 and 8883 by default. */
 export function mqttTarget(url: URL, params: Params): NotificationTarget {
   const tls = url.protocol === "mqtts:" && !params.flag("disabletls", false);
-  const topic = decode(url.pathname.replace(/^\//, ""));
+  const topic = decodePercent(url.pathname.replace(/^\//, ""));
   if (!topic) fail(`mqtt://: the topic (the path) is missing (form: ${URL_FORMS.mqtt})`);
   if (/[#+]/.test(topic)) fail("mqtt://: the topic must not hold the wildcards # or +");
   const qos = mqttQos(params.get("qos"));
@@ -119,7 +120,7 @@ export function mqttTarget(url: URL, params: Params): NotificationTarget {
     retained: params.flag("retained", false),
     cleanSession: params.flag("cleansession", true),
     skipTlsVerify: params.flag("disabletlsverification", false),
-    ...optional({ username: decode(url.username), password: decode(url.password), clientId: params.get("clientid") }),
+    ...optional({ username: decodePercent(url.username), password: decodePercent(url.password), clientId: params.get("clientid") }),
   };
   return { service: "mqtt", mqtt, secrets: both(url.password) };
 }

@@ -1,7 +1,8 @@
 /** `smtp://` as shoutrrr reads it: server, credentials, addresses, auth and encryption. */
+import { decodePercent } from "../core/urls.ts";
 import type { NotificationTarget, SmtpTarget } from "./targets.ts";
 import { URL_FORMS } from "./forms.ts";
-import { both, decode, fail, Params, requireHost } from "./grammar.ts";
+import { both, fail, Params, requireHost } from "./grammar.ts";
 
 export function smtp(url: URL, params: Params): NotificationTarget {
   requireHost("smtp", url);
@@ -23,8 +24,8 @@ export function smtp(url: URL, params: Params): NotificationTarget {
     requireStartTls: params.flag("requirestarttls", false),
     skipTlsVerify: params.flag("skiptlsverify", false),
   };
-  if (url.username) smtp.username = decode(url.username);
-  if (url.password) smtp.password = decode(url.password);
+  if (url.username) smtp.username = decodePercent(url.username);
+  if (url.password) smtp.password = decodePercent(url.password);
   const fromName = params.get("fromname");
   const subject = params.get("subject", "title");
   const clientHost = params.get("clienthost");

@@ -1,11 +1,11 @@
 /**
  * The one way the state room keeps a file (state.json, history.json): written atomically through
- * the safe writer (src/files.ts: an unpredictable temporary file, never through a symlink); a folder that cannot be written is one warning, and
+ * the safe writer (src/core/files.ts: an unpredictable temporary file, never through a symlink); a folder that cannot be written is one warning, and
  * svc goes on in memory; a file that cannot be used is kept aside with a warning and svc starts
  * fresh, never a crash.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync } from "node:fs";
-import { writeFileAtomically } from "../files.ts";
+import { writeFileAtomically } from "../core/files.ts";
 import type { Logger } from "../log/index.ts";
 
 /** A writer of `file`; after a failure it warns once (`what` names what is then kept in memory) and writes no more. */

@@ -10,8 +10,8 @@
  */
 import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { SvcError } from "../errors.ts";
-import { writeFileAtomically } from "../files.ts";
+import { SvcError } from "../core/errors.ts";
+import { writeFileAtomically } from "../core/files.ts";
 import type { Logger } from "../log/index.ts";
 import { readOrSetAside, scopedFileName } from "./file.ts";
 

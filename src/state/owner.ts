@@ -67,7 +67,7 @@ export function claimState(stateFile: string, apiPort: number | null, nonce?: st
 
 /**
  * The service that claimed the state file and may still run, if any. One on another host cannot
- * be asked whether it runs: it counts only once it proves itself on its port (rollback.ts).
+ * be asked whether it runs: it counts only once it proves itself on its port (src/commands/rollback.ts).
  */
 export function liveOwner(stateFile: string): Owner | undefined {
   const owner = readJson(`${stateFile}.owner`, OwnerSchema);

@@ -35,7 +35,7 @@
  */
 import type { Config } from "../config/index.ts";
 import type { Engine } from "../engine/port.ts";
-import { SvcError } from "../errors.ts";
+import { SvcError } from "../core/errors.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";

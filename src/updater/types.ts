@@ -53,6 +53,10 @@ export interface ContainerReport {
   applies_at?: string | null;
   /** present for a target that was stale (updated, stale, held...): what the update brings */
   releases?: ReleaseSummary;
+  /** the version label (org.opencontainers.image.version) of the image it ran when the cycle began, when it has one */
+  version?: string;
+  /** in notifications only, with http_api.public_url: the target's row on the page (docs/notifications.md) */
+  page_url?: string;
 }
 
 export interface ReportCounts {

@@ -11,6 +11,19 @@
  * - Gitea/Forgejo, "repoListReleases" (the API's swagger): `GET /repos/{owner}/{repo}/releases?limit&page`,
  *   pages by `Link` and `X-Total-Count`, 404 `{"message":"The target couldn't be found."}`.
  * Every request is counted (host, path, status) for the tests and the bench.
+ *
+ * And their pull requests (GitLab: merge requests), as svc's Git step opens them (src/git/forges.ts):
+ * - GitHub, "Pulls" (docs.github.com/rest/pulls/pulls): `GET /repos/{path}/pulls?state&head=owner:branch&base&per_page&page`
+ *   (pages by Link), `POST` answering 201, or 422 `{"message":"Validation Failed","errors":[{"resource":"PullRequest",
+ *   "code":"custom","message":"A pull request already exists for owner:branch."}]}` for a second open one of the same
+ *   head and base, `PATCH /pulls/{number}` answering 200.
+ * - GitLab, "Merge requests API" (docs.gitlab.com/api/merge_requests): `GET /projects/{id}/merge_requests?state=opened&source_branch&target_branch`
+ *   (pages by X-Next-Page), `POST` answering 201, or 409 `{"message":["Another open merge request already exists for
+ *   this source branch: !N"]}` (gitlab-org/gitlab, app/models/merge_request.rb), `PUT /merge_requests/{iid}` answering 200.
+ * - Gitea/Forgejo (the API's swagger; go-gitea/gitea models/issues/pull.go, ErrPullRequestAlreadyExists):
+ *   `GET /repos/{path}/pulls?state&limit&page` (no head filter; pages by Link), `POST` answering 201, or 409
+ *   `{"message":"pull request already exists for these targets [id: .., issue_id: .., head_repo_id: .., base_repo_id: ..,
+ *   head_branch: .., base_branch: ..]"}`, `PATCH /pulls/{index}` answering 201.
  */
 
 export type Host = "github" | "gitlab" | "gitea";
@@ -23,8 +36,20 @@ export interface HostRelease {
   prerelease?: boolean;
 }
 
+/** A pull request (GitLab: merge request) as the stand-in keeps it. */
+export interface HostPull {
+  number: number;
+  head: string;
+  base: string;
+  title: string;
+  body: string;
+  state: "open" | "closed";
+  url: string;
+}
+
 export interface SeenRequest {
   host: Host;
+  method: string;
   path: string;
   status: number;
   conditional: boolean;
@@ -38,6 +63,10 @@ export class ReleaseHosts {
   readonly moved = new Map<string, string>();
   /** hosts answering "rate limited" until the given epoch second */
   readonly limited = new Map<Host, number>();
+  /** `host:path` -> its pull requests, oldest first */
+  readonly pulls = new Map<string, HostPull[]>();
+  /** list requests still to be answered as if no request were open (a forge's lists lag behind its writes) */
+  listsLagBehind = 0;
   private readonly server: ReturnType<typeof Bun.serve>;
 
   constructor() {
@@ -66,8 +95,21 @@ export class ReleaseHosts {
     this.server.stop(true);
   }
 
-  private answer(request: Request): Response {
+  /** The pull requests of a repository (the GitLab project's merge requests). */
+  pullsOf(host: Host, path: string): HostPull[] {
+    const key = `${host}:${path}`;
+    if (!this.pulls.has(key)) this.pulls.set(key, []);
+    return this.pulls.get(key)!;
+  }
+
+  private async answer(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    const pullRoute = this.pullRoute(url.pathname);
+    if (pullRoute) {
+      const limitedUntil = this.limited.get(pullRoute.host);
+      if (limitedUntil !== undefined && limitedUntil * 1000 > Date.now()) return this.log(request, pullRoute.host, url, rateLimited(pullRoute.host, limitedUntil));
+      return this.log(request, pullRoute.host, url, await this.answerPulls(request, url, pullRoute));
+    }
     const route = this.route(url.pathname);
     if (!route) return this.log(request, "github", url, Response.json({ message: "Not Found" }, { status: 404 }));
     const { host, path } = route;
@@ -113,10 +155,89 @@ export class ReleaseHosts {
     return undefined;
   }
 
+  private pullRoute(pathname: string): { host: Host; path: string; number?: number } | undefined {
+    let match = /^\/github\/repos\/([^/]+\/[^/]+)\/pulls(?:\/(\d+))?$/.exec(pathname);
+    if (match) return { host: "github", path: match[1]!, ...(match[2] ? { number: Number(match[2]) } : {}) };
+    match = /^\/gitlab\/api\/v4\/projects\/([^/]+)\/merge_requests(?:\/(\d+))?$/.exec(pathname);
+    if (match) return { host: "gitlab", path: decodeURIComponent(match[1]!), ...(match[2] ? { number: Number(match[2]) } : {}) };
+    match = /^\/gitea\/api\/v1\/repos\/([^/]+\/[^/]+)\/pulls(?:\/(\d+))?$/.exec(pathname);
+    if (match) return { host: "gitea", path: match[1]!, ...(match[2] ? { number: Number(match[2]) } : {}) };
+    return undefined;
+  }
+
+  private async answerPulls(request: Request, url: URL, route: { host: Host; path: string; number?: number }): Promise<Response> {
+    const { host, path } = route;
+    const pulls = this.pullsOf(host, path);
+    const headers = { "content-type": "application/json; charset=utf-8", ...rateHeaders(host) };
+    const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers });
+    if (request.method === "GET" && route.number === undefined) {
+      const params = url.searchParams;
+      const wanted = host === "gitlab" ? (params.get("state") === "opened" ? "open" : params.get("state")) : (params.get("state") ?? "open");
+      let list = this.listsLagBehind > 0 ? (this.listsLagBehind--, []) : pulls.filter((p) => wanted === "all" || p.state === wanted);
+      // GitHub filters by head (owner:branch) and base; GitLab by source and target branch; Gitea lists them all
+      if (host === "github" && params.get("head")) list = list.filter((p) => `${path.split("/")[0]}:${p.head}` === params.get("head"));
+      if (host === "github" && params.get("base")) list = list.filter((p) => p.base === params.get("base"));
+      if (host === "gitlab" && params.get("source_branch")) list = list.filter((p) => p.head === params.get("source_branch"));
+      if (host === "gitlab" && params.get("target_branch")) list = list.filter((p) => p.base === params.get("target_branch"));
+      const perPage = Math.min(100, Number(params.get(host === "gitea" ? "limit" : "per_page") ?? (host === "gitea" ? 30 : host === "gitlab" ? 20 : 30)) || 30);
+      const page = Math.max(1, Number(params.get("page") ?? 1) || 1);
+      const pages = Math.max(1, Math.ceil(list.length / perPage));
+      const response = json(list.slice((page - 1) * perPage, page * perPage).map((p) => pullItem(host, path, p)));
+      if (page < pages) {
+        const next = new URL(url);
+        next.searchParams.set("page", String(page + 1));
+        response.headers.set("link", `<${next.href}>; rel="next"`);
+        if (host === "gitlab") response.headers.set("x-next-page", String(page + 1));
+      } else if (host === "gitlab") response.headers.set("x-next-page", "");
+      if (host === "gitea") response.headers.set("x-total-count", String(list.length));
+      return response;
+    }
+    const body = (await request.json().catch(() => ({}))) as Record<string, unknown>;
+    const head = String(body[host === "gitlab" ? "source_branch" : "head"] ?? "");
+    const base = String(body[host === "gitlab" ? "target_branch" : "base"] ?? "");
+    const text = String(body[host === "gitlab" ? "description" : "body"] ?? "");
+    if (request.method === "POST" && route.number === undefined) {
+      if (!head || !base || !body.title) return host === "github" ? json({ message: "Validation Failed", errors: [{ resource: "PullRequest", code: "missing_field" }], status: "422" }, 422) : json({ message: "title is missing" }, host === "gitlab" ? 400 : 422);
+      const open = pulls.find((p) => p.state === "open" && p.head === head && (host === "gitlab" || p.base === base));
+      if (open) return exists(host, path, open);
+      const number = pulls.length + 1;
+      const web = host === "github" ? `https://github.com/${path}/pull/${number}` : host === "gitlab" ? `https://gitlab.com/${path}/-/merge_requests/${number}` : `https://codeberg.org/${path}/pulls/${number}`;
+      const pull: HostPull = { number, head, base, title: String(body.title), body: text, state: "open", url: web };
+      pulls.push(pull);
+      return json(pullItem(host, path, pull), 201);
+    }
+    const pull = pulls.find((p) => p.number === route.number);
+    if (!pull) return notFound(host);
+    if ((request.method === "PATCH" && host !== "gitlab") || (request.method === "PUT" && host === "gitlab")) {
+      if (body.title !== undefined) pull.title = String(body.title);
+      if (body[host === "gitlab" ? "description" : "body"] !== undefined) pull.body = text;
+      return json(pullItem(host, path, pull), host === "gitea" ? 201 : 200);
+    }
+    if (request.method === "GET") return json(pullItem(host, path, pull));
+    return json({ message: "Method Not Allowed" }, 405);
+  }
+
   private log(request: Request, host: Host, url: URL, response: Response): Response {
-    this.requests.push({ host, path: `${url.pathname}${url.search}`, status: response.status, conditional: request.headers.has("if-none-match"), authorization: request.headers.get("authorization") ?? request.headers.get("private-token") });
+    this.requests.push({ host, method: request.method, path: `${url.pathname}${url.search}`, status: response.status, conditional: request.headers.has("if-none-match"), authorization: request.headers.get("authorization") ?? request.headers.get("private-token") });
     return response;
   }
+}
+
+function pullItem(host: Host, path: string, p: HostPull): Record<string, unknown> {
+  if (host === "gitlab") return { id: 1000 + p.number, iid: p.number, title: p.title, description: p.body, state: p.state === "open" ? "opened" : "closed", source_branch: p.head, target_branch: p.base, web_url: p.url };
+  const owner = path.split("/")[0];
+  return { id: 1000 + p.number, number: p.number, title: p.title, body: p.body, state: p.state, html_url: p.url, head: { ref: p.head, label: `${owner}:${p.head}` }, base: { ref: p.base, label: `${owner}:${p.base}` } };
+}
+
+/** What each forge answers to a second open request of the same branches. */
+function exists(host: Host, path: string, open: HostPull): Response {
+  if (host === "github") {
+    const body = { message: "Validation Failed", errors: [{ resource: "PullRequest", code: "custom", message: `A pull request already exists for ${path.split("/")[0]}:${open.head}.` }], documentation_url: "https://docs.github.com/rest/pulls/pulls#create-a-pull-request", status: "422" };
+    return Response.json(body, { status: 422 });
+  }
+  if (host === "gitlab") return Response.json({ message: [`Another open merge request already exists for this source branch: !${open.number}`] }, { status: 409 });
+  const message = `pull request already exists for these targets [id: ${1000 + open.number}, issue_id: ${open.number}, head_repo_id: 1, base_repo_id: 1, head_branch: ${open.head}, base_branch: ${open.base}]`;
+  return Response.json({ message, url: "https://codeberg.org/api/swagger" }, { status: 409 });
 }
 
 function item(host: Host, path: string, r: HostRelease): Record<string, unknown> {

@@ -11,13 +11,14 @@ const SRC = resolve(import.meta.dir, "../../src");
 
 /** Lowest first; units on one line may not import each other either. */
 const LAYERS: readonly (readonly string[])[] = [
-  ["errors.ts", "bounded.ts", "files.ts", "timers.ts", "version.ts", "help.ts", "loopback.ts"],
+  ["core"],
   ["log"],
   ["shoutrrr"],
   ["config"],
   ["state", "metrics"],
   ["engine"],
   ["registry", "releases"],
+  ["git"],
   ["updater/types.ts"],
   ["updater/selection", "updater/check"],
   ["updater/cycle"],
@@ -37,6 +38,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["ui/page/data.ts"],
   ["ui/page/polling.ts"],
   ["ui/page/actions.ts", "ui/page/details.ts"],
+  ["ui/page/deep-link.ts"],
   ["ui/page/status.ts", "ui/page/glance.ts", "ui/page/filters.ts", "ui/page/bulk.ts", "ui/page/excluded.ts", "ui/page/history.ts", "ui/page/row-menu.ts", "ui/page/signin.ts"],
   ["ui/page/row.ts"],
   ["ui/page/table.ts"],
@@ -45,9 +47,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["ui/page/index.html"],
   ["ui/assets.ts"],
   ["api"],
-  ["healthcheck.ts", "rollback.ts", "handover.ts", "migrate.ts"],
-  ["service.ts"],
-  ["cli.ts"],
+  ["service"],
+  ["commands"],
   ["main.ts"],
 ];
 
@@ -110,8 +111,29 @@ describe("the import direction", () => {
   test("the check sees the imports it judges", () => {
     // a parser that found nothing would pass the test above without judging anything
     expect(edges.some(({ from, to }) => from === "updater/containers" && to === "updater/cycle")).toBe(true);
-    expect(edges.some(({ from, to }) => from === "service.ts" && to === "updater/index.ts")).toBe(true);
+    expect(edges.some(({ from, to }) => from === "service" && to === "updater/index.ts")).toBe(true);
     expect(edges.some(({ from, to }) => from === "ui/page/table.ts" && to === "ui/page/store.ts")).toBe(true);
     expect(edges.some(({ from, to }) => from === "ui/assets.ts" && to === "ui/page/index.html")).toBe(true);
+  });
+});
+
+describe("the docs name the rooms in the order the test holds", () => {
+  // the rooms, lowest first: the updater's folders (and any room's inner units) count as their room
+  const rooms = LAYERS.map((units) => [...new Set(units.map((unit) => (unit.endsWith(".ts") && !unit.includes("/") ? unit : unit.split("/")[0]!)))]).filter(
+    (row, i, rows) => i === 0 || row.join() !== rows[i - 1]!.join(),
+  );
+  const read = (file: string) => readFileSync(resolve(import.meta.dir, "../..", file), "utf8");
+
+  test("docs/architecture.md's list, one line per layer", () => {
+    const block = read("docs/architecture.md").split("```")[1]!;
+    const listed = block.trim().split("\n").map((line) => line.split("(")[0]!.trim().split(/\s+/));
+    expect(listed).toEqual(rooms);
+  });
+
+  test("the README's folder list", () => {
+    const text = read("README.md");
+    const paragraph = text.slice(text.indexOf("The code is cut by domain"), text.indexOf("Tests: `tests/unit/<room>`"));
+    const named = [...paragraph.matchAll(/`([^`]+)`/g)].map(([, name]) => name!.replace(/^src\//, ""));
+    expect(named).toEqual(rooms.flat());
   });
 });

@@ -1,78 +1,213 @@
 /**
- * Home Assistant MQTT discovery: one `update` entity per container, its configuration retained
- * under the discovery prefix (so Home Assistant finds it after its own restart) and its state
- * (installed and latest version) retained beside svc's report topic. A container that is gone
- * from a full cycle (no filter) has both cleared with an empty retained message, which removes
- * the entity. What was announced is remembered in memory: a container removed while svc was not
- * running stays until it is deleted in Home Assistant.
+ * Home Assistant MQTT discovery (docs/home-assistant.md): one `update` entity per target
+ * (container or Swarm service), its configuration retained under the discovery prefix (so Home
+ * Assistant finds it after its own restart) and its state retained beside svc's report topic.
+ * With `homeassistant_install`, each entity has a command topic (Install), and a "Check now"
+ * button for the host and a "Roll back" button per target come with it. Every entity names svc's
+ * availability topic, whose last will says `offline` when svc is gone. A target gone from a full
+ * cycle (no filter) has its messages cleared with an empty retained message, which removes the
+ * entity. What was announced is remembered in memory: a target removed while svc was not running
+ * stays until it is deleted in Home Assistant.
+ *
+ * The payloads follow Home Assistant's MQTT `update` and `button` platforms
+ * (homeassistant/components/mqtt/update.py and button.py; tests/unit/notify/homeassistant.test.ts
+ * names the test of theirs each row follows).
  */
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
 import { releaseWords } from "../../updater/wrappers/summary.ts";
-import { shortId } from "../render.ts";
+import { shortId } from "../../core/digests.ts";
 
 export interface RetainedMessage {
   topic: string;
   payload: string;
 }
 
+/** Home Assistant keeps at most this much of `release_summary` (its UpdateEntity). */
+export const MAX_SUMMARY = 255;
+export const PAYLOAD_INSTALL = "install";
+/** Home Assistant's MQTT button's default `payload_press`. */
+export const PAYLOAD_PRESS = "PRESS";
+
+export type TargetKind = "container" | "service";
+export type CommandAction = "install" | "rollback" | "check";
+
 /** Home Assistant's object ids: letters, digits, `_` and `-`. */
 function slug(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, "_");
 }
 
-/** The image a container runs after the cycle, and the one available to it. */
-function versions(container: ContainerReport): { installed: string; latest: string } {
-  const old = shortId(container.old_digest ?? container.old_image_id);
-  const next = shortId(container.new_digest ?? container.new_image_id) || old;
-  if (container.state === "updated") return { installed: next, latest: next };
-  if (container.state === "stale" || container.state === "pending" || container.state === "held" || container.state === "failed" || container.state === "rolled_back") return { installed: old, latest: next };
-  return { installed: old, latest: old };
+function kindOf(target: Pick<ContainerReport, "kind">): TargetKind {
+  return target.kind === "service" ? "service" : "container";
 }
 
-/** An update entity's state; what the update brings as its summary and the newest release's page (docs/release-notes.md). */
-function stateOf(container: ContainerReport, installed: string, latest: string): Record<string, string> {
-  const words = releaseWords(container);
-  // Home Assistant takes at most 255 characters of summary
-  const summary = (words ? `${words}${container.reason ? `; ${container.reason}` : ""}` : (container.reason ?? container.state)).slice(0, 255);
-  const url = container.releases?.newest_url;
-  return { installed_version: installed, latest_version: latest, title: container.image, release_summary: summary, ...(url ? { release_url: url } : {}) };
+/** A tag that reads as a version: one with a digit (not `latest`, `stable`, `main`...). */
+function versionTag(reference: string | null | undefined): string | undefined {
+  if (!reference) return undefined;
+  const withoutDigest = reference.split("@")[0]!;
+  const lastPart = withoutDigest.slice(withoutDigest.lastIndexOf("/") + 1);
+  const colon = lastPart.lastIndexOf(":");
+  const tag = colon === -1 ? undefined : lastPart.slice(colon + 1);
+  return tag && /\d/.test(tag) ? tag : undefined;
+}
+
+/**
+ * The versions an entity shows: the image's version label (as the release notes read it, else as
+ * the running container carries it) or its tag, a digest prefix only when neither reads as a
+ * version. When both sides would read the same
+ * (the same tag, a newer digest), each carries its digest prefix, so that Home Assistant sees an
+ * update.
+ */
+export function versions(target: ContainerReport): { installed: string; latest: string } {
+  const oldDigest = shortId(target.old_digest ?? target.old_image_id);
+  const newDigest = shortId(target.new_digest ?? target.new_image_id) || oldDigest;
+  const from = target.releases?.from_version ?? target.version ?? versionTag(target.image);
+  const to = target.releases?.to_version ?? versionTag(target.new_image ?? target.image);
+  if (target.state === "updated") {
+    const now = to ?? newDigest;
+    return { installed: now, latest: now };
+  }
+  if (!["stale", "pending", "held", "failed", "rolled_back"].includes(target.state) || oldDigest === newDigest) {
+    const now = from ?? oldDigest;
+    return { installed: now, latest: now };
+  }
+  const installed = from ?? oldDigest;
+  const latest = to ?? newDigest;
+  if (installed !== latest) return { installed, latest };
+  return { installed: `${installed} (${oldDigest})`, latest: `${latest} (${newDigest})` };
+}
+
+/**
+ * Text only: Home Assistant renders `release_summary` as Markdown, so nothing a release's author
+ * wrote may become a link, an image, a mention or markup there. Links keep their words, bare
+ * addresses go, `@name` loses its `@`, HTML tags and Markdown's marks go.
+ */
+export function plainText(text: string): string {
+  return text
+    .replace(/<[^>]*>/g, " ")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\b(?:https?|ftp|mailto):\S*/gi, " ")
+    .replace(/\bwww\.\S+/gi, " ")
+    .replace(/@(?=[A-Za-z0-9_-])/g, "")
+    .replace(/[*_`~#>|[\]()\\]/g, "")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** What the state says about the update: its releases, and what happened to it. */
+export function summaryOf(target: ContainerReport): string {
+  const words = releaseWords(target);
+  const what = target.state === "rolled_back" ? `rolled back${target.reason ? `: ${target.reason}` : ""}` : target.reason;
+  const text = plainText([words, what].filter(Boolean).join("; ") || target.state.replace("_", " "));
+  return text.length > MAX_SUMMARY ? `${text.slice(0, MAX_SUMMARY - 1)}…` : text;
+}
+
+/** An update entity's state (the JSON of Home Assistant's `state_topic`), not in progress. */
+export function stateOf(target: ContainerReport, hostname: string): Record<string, unknown> {
+  const { installed, latest } = versions(target);
+  const url = target.releases?.newest_url;
+  return {
+    installed_version: installed,
+    latest_version: latest,
+    title: `${target.name} on ${hostname}`,
+    release_summary: summaryOf(target),
+    ...(url && /^https?:\/\//i.test(url) ? { release_url: url } : {}),
+    in_progress: false,
+    update_percentage: null,
+  };
+}
+
+export interface DiscoverySettings {
+  prefix: string;
+  /** svc's report topic: the states, the availability and the command topics live under it */
+  reportTopic: string;
+  hostname: string;
+  /** with `homeassistant_install`: the user level of the command topics */
+  commandUser?: string;
+}
+
+/** The topics of svc's entities, and the reading of a command topic back. */
+export class Topics {
+  constructor(private readonly settings: DiscoverySettings) {}
+
+  get availability(): string {
+    return `${this.settings.reportTopic}/${this.device}/availability`;
+  }
+
+  get device(): string {
+    return slug(`svc_${this.settings.hostname}`);
+  }
+
+  objectId(target: Pick<ContainerReport, "name" | "kind">): string {
+    const kind = kindOf(target);
+    return slug(`svc_${this.settings.hostname}_${kind === "service" ? "service_" : ""}${target.name}`);
+  }
+
+  config(component: "update" | "button", objectId: string): string {
+    return `${this.settings.prefix}/${component}/${objectId}/config`;
+  }
+
+  state(objectId: string): string {
+    return `${this.settings.reportTopic}/update/${objectId}/state`;
+  }
+
+  /**
+   * `<topic>/command/<user>/<host>/<kind>/<name>/<action>`: the user level is the one broker user
+   * allowed to write there (docs/home-assistant.md, the ACL), so svc can name it as the actor;
+   * the target's name is in the topic as it is (container and service names hold none of `/ + #`).
+   */
+  command(user: string, kind: TargetKind, name: string, action: CommandAction): string {
+    return `${this.commandRoot}/${user}/${this.device}/${kind}/${name}/${action}`;
+  }
+
+  checkCommand(user: string): string {
+    return `${this.commandRoot}/${user}/${this.device}/host/-/check`;
+  }
+
+  /** What svc subscribes to: every user level, so that a command from another is seen and logged. */
+  get commandFilter(): string {
+    return `${this.commandRoot}/+/${this.device}/#`;
+  }
+
+  parseCommand(topic: string): { user: string; kind: TargetKind | "host"; name: string; action: string } | undefined {
+    if (!topic.startsWith(`${this.commandRoot}/`)) return undefined;
+    const parts = topic.slice(this.commandRoot.length + 1).split("/");
+    if (parts.length !== 5 || parts[1] !== this.device) return undefined;
+    const [user, , kind, name, action] = parts as [string, string, string, string, string];
+    if (kind !== "container" && kind !== "service" && kind !== "host") return undefined;
+    return { user, kind, name, action };
+  }
+
+  private get commandRoot(): string {
+    return `${this.settings.reportTopic}/command`;
+  }
 }
 
 export class HomeAssistantDiscovery {
-  private readonly announced = new Set<string>();
+  private readonly announced = new Map<string, string[]>();
+  readonly topics: Topics;
 
-  constructor(
-    private readonly prefix: string,
-    private readonly reportTopic: string,
-    private readonly hostname: string,
-  ) {}
-
-  private objectId(name: string): string {
-    return slug(`svc_${this.hostname}_${name}`);
+  constructor(private readonly settings: DiscoverySettings) {
+    this.topics = new Topics(settings);
   }
 
-  private configTopic(objectId: string): string {
-    return `${this.prefix}/update/${objectId}/config`;
+  /** What svc announces before any report: the host's "Check now" button, with commands on. */
+  hostMessages(): RetainedMessage[] {
+    return this.settings.commandUser ? [this.checkButton(this.settings.commandUser)] : [];
   }
 
-  private stateTopic(objectId: string): string {
-    return `${this.reportTopic}/update/${objectId}/state`;
-  }
-
-  /** The retained messages after `report`: each container's config and state, and removals. */
+  /** The retained messages after `report`: each target's configurations and state, and removals. */
   messages(report: SessionReport): RetainedMessage[] {
     const out: RetainedMessage[] = [];
     const seen = new Set<string>();
-    for (const container of report.containers) {
-      const id = this.objectId(container.name);
+    out.push(...this.hostMessages());
+    for (const target of report.containers) {
+      const id = this.topics.objectId(target);
       seen.add(id);
-      out.push({ topic: this.configTopic(id), payload: JSON.stringify(this.config(container, id)) });
-      const { installed, latest } = versions(container);
-      out.push({ topic: this.stateTopic(id), payload: JSON.stringify(stateOf(container, installed, latest)) });
+      out.push(...this.targetMessages(target, id));
     }
     if (isFullCycle(report)) {
-      for (const id of this.announced) {
-        if (!seen.has(id)) out.push({ topic: this.configTopic(id), payload: "" }, { topic: this.stateTopic(id), payload: "" });
+      for (const [id, topics] of this.announced) {
+        if (!seen.has(id)) out.push(...topics.map((topic) => ({ topic, payload: "" })));
       }
     }
     return out;
@@ -81,23 +216,74 @@ export class HomeAssistantDiscovery {
   /** Records what `report` announced, once its messages are published. */
   published(report: SessionReport): void {
     if (isFullCycle(report)) this.announced.clear();
-    for (const container of report.containers) this.announced.add(this.objectId(container.name));
+    for (const target of report.containers) {
+      const id = this.topics.objectId(target);
+      this.announced.set(id, this.targetMessages(target, id).map((m) => m.topic));
+    }
   }
 
-  private config(container: ContainerReport, id: string): Record<string, unknown> {
+  private targetMessages(target: ContainerReport, id: string): RetainedMessage[] {
+    const out = [
+      { topic: this.topics.config("update", id), payload: JSON.stringify(this.updateConfig(target, id)) },
+      { topic: this.topics.state(id), payload: JSON.stringify(stateOf(target, this.settings.hostname)) },
+    ];
+    const user = this.settings.commandUser;
+    if (user) out.push({ topic: this.topics.config("button", `${id}_rollback`), payload: JSON.stringify(this.rollbackButton(target, id, user)) });
+    return out;
+  }
+
+  private get device(): Record<string, unknown> {
+    return { identifiers: [this.topics.device], name: `svc on ${this.settings.hostname}`, manufacturer: "svc" };
+  }
+
+  private get availability(): Record<string, unknown> {
+    return { availability_topic: this.topics.availability, payload_available: "online", payload_not_available: "offline" };
+  }
+
+  private updateConfig(target: ContainerReport, id: string): Record<string, unknown> {
+    const user = this.settings.commandUser;
     return {
-      name: container.name,
+      name: target.name,
       unique_id: id,
       object_id: id,
-      state_topic: this.stateTopic(id),
+      state_topic: this.topics.state(id),
       device_class: "firmware",
       entity_category: "diagnostic",
-      device: { identifiers: [slug(`svc_${this.hostname}`)], name: `svc on ${this.hostname}`, manufacturer: "svc" },
+      ...(user ? { command_topic: this.topics.command(user, kindOf(target), target.name, "install"), payload_install: PAYLOAD_INSTALL } : {}),
+      ...this.availability,
+      device: this.device,
     };
+  }
+
+  private rollbackButton(target: ContainerReport, id: string, user: string): Record<string, unknown> {
+    return {
+      name: `${target.name}: roll back`,
+      unique_id: `${id}_rollback`,
+      object_id: `${id}_rollback`,
+      command_topic: this.topics.command(user, kindOf(target), target.name, "rollback"),
+      payload_press: PAYLOAD_PRESS,
+      entity_category: "config",
+      ...this.availability,
+      device: this.device,
+    };
+  }
+
+  private checkButton(user: string): RetainedMessage {
+    const id = `${this.topics.device}_check`;
+    const config = {
+      name: "Check now",
+      unique_id: id,
+      object_id: id,
+      command_topic: this.topics.checkCommand(user),
+      payload_press: PAYLOAD_PRESS,
+      ...this.availability,
+      device: this.device,
+    };
+    return { topic: this.topics.config("button", id), payload: JSON.stringify(config) };
   }
 }
 
-/** A cycle over every container svc watches: only then does absence mean "gone". */
+/** A cycle over every target svc watches: only then does absence mean "gone". */
 function isFullCycle(report: SessionReport): boolean {
-  return report.filter.container.length === 0 && report.filter.image.length === 0;
+  return report.filter.container.length === 0 && report.filter.image.length === 0 && (report.filter.stack?.length ?? 0) === 0;
 }

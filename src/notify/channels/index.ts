@@ -5,6 +5,7 @@
  * mqtt would otherwise cost every svc their startup time and some 15 MiB of memory each.
  */
 import { CHANNEL_SWITCHES, type ChannelName, type Config } from "../../config/index.ts";
+import type { Logger } from "../../log/index.ts";
 import { loadBodyRenderer, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
 import { createPushoverNotifier } from "./pushover.ts";
@@ -19,6 +20,8 @@ export interface ChannelContext {
   hostname: string;
   /** per attempt, for the channels without a timeout option of their own */
   timeoutMs: number;
+  /** for the channels that log on their own (Home Assistant's commands) */
+  log?: Logger;
 }
 
 interface ChannelFactory {
@@ -37,7 +40,7 @@ export const CHANNELS = {
     create: async ({ config, render, timeoutMs }) => (await import("./email.ts")).createEmailNotifier(config.email, render, timeoutMs),
   },
   mqtt: {
-    create: async ({ config, hostname, timeoutMs }) => (await import("./mqtt.ts")).createMqttNotifier(config.mqtt, hostname, timeoutMs),
+    create: async ({ config, hostname, timeoutMs, log }) => (await import("./mqtt.ts")).createMqttNotifier(config.mqtt, hostname, timeoutMs, undefined, log),
   },
   pushover: {
     create: ({ config, render, timeoutMs }) => createPushoverNotifier(config.pushover, render, timeoutMs),

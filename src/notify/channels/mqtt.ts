@@ -1,15 +1,19 @@
 /**
- * MQTT channel (mqtt.js): the SessionReport JSON published to `notifications.mqtt.topic`, and
- * optionally Home Assistant discovery (homeassistant.ts beside this file).
+ * MQTT channel (mqtt.js): the SessionReport JSON published to `notifications.mqtt.topic` over one
+ * held connection (broker.ts), and optionally Home Assistant's entities and commands
+ * (homeassistant.ts, homeassistant-control.ts beside this file).
  */
 import { readFileSync } from "node:fs";
-import mqtt from "mqtt";
-import type { IClientOptions, MqttClient } from "mqtt";
-import { SvcError } from "../../errors.ts";
+import type { IClientOptions } from "mqtt";
+import { SvcError } from "../../core/errors.ts";
 import type { Config } from "../../config/index.ts";
+import type { Logger } from "../../log/index.ts";
+import type { ProgressEvent } from "../../updater/cycle/progress.ts";
 import type { SessionReport } from "../../updater/types.ts";
-import type { Notifier } from "../types.ts";
+import type { Notifier, RemoteControl } from "../types.ts";
+import { openBroker, type BrokerConnection } from "./broker.ts";
 import { HomeAssistantDiscovery } from "./homeassistant.ts";
+import { HomeAssistantBridge } from "./homeassistant-control.ts";
 
 /** The channel's own settings: a digest (docs/windows.md) is the dispatcher's, not the channel's. */
 export type MqttSettings = Omit<Config["notifications"]["mqtt"], "digest" | "immediate_on_failure">;
@@ -81,7 +85,11 @@ export interface MqttPublication {
 
 const REPORT_JSON: MqttPublication = { name: "mqtt", payload: (report) => JSON.stringify(report), retain: false, clean: true };
 
-export function createMqttNotifier(settings: MqttSettings, hostname: string, timeoutMs: number, publication: MqttPublication = REPORT_JSON): Notifier {
+/**
+ * One connection, opened with the channel when Home Assistant's entities are on (they need it for
+ * their availability and commands), else at the first report; either way held until `close`.
+ */
+export function createMqttNotifier(settings: MqttSettings, hostname: string, timeoutMs: number, publication: MqttPublication = REPORT_JSON, log?: Logger): Notifier {
   if (!settings.broker) throw new SvcError("config", "notifications.mqtt.broker is not set");
   const topic = settings.topic;
   if (!topic) throw new SvcError("config", "notifications.mqtt.topic is required with notifications.mqtt.broker");
@@ -95,75 +103,41 @@ export function createMqttNotifier(settings: MqttSettings, hostname: string, tim
     throw new SvcError("config", "notifications.mqtt.tls_cert and notifications.mqtt.tls_key go together (mutual TLS)");
   }
   const clientId = settings.client_id || generatedClientId(hostname);
-  const options: IClientOptions = {
+  const client: IClientOptions = {
     protocol: address.protocol,
     host: address.host,
     port: address.port,
     clientId,
     username: settings.username ?? address.username,
     password: settings.password ?? address.password,
-    connectTimeout: timeoutMs,
-    reconnectPeriod: 0, // one attempt per dispatch; the dispatcher retries
     clean: publication.clean,
     ...(address.tls ? { ca, cert, key, rejectUnauthorized: !settings.tls_skip_verify } : {}),
   };
-  const open = new Set<MqttClient>();
-  const discovery = settings.homeassistant_discovery ? new HomeAssistantDiscovery(settings.discovery_prefix, topic, hostname) : undefined;
+  if (settings.homeassistant_install && !settings.homeassistant_discovery) {
+    throw new SvcError("config", "notifications.mqtt.homeassistant_install needs notifications.mqtt.homeassistant_discovery = true");
+  }
+  const qos = settings.qos;
+  const commands = settings.homeassistant_install ? { commandUser: settings.homeassistant_user } : {};
+  const discovery = settings.homeassistant_discovery ? new HomeAssistantDiscovery({ prefix: settings.discovery_prefix, reportTopic: topic, hostname, ...commands }) : undefined;
+  let broker: BrokerConnection | undefined;
+  const connection = (): BrokerConnection =>
+    (broker ??= openBroker({ client, timeoutMs, log, ...(discovery ? { availability: { topic: discovery.topics.availability, qos: 1 as const } } : {}) }));
+  const bridge = discovery ? new HomeAssistantBridge(connection(), discovery, hostname, { qos, ...commands }, log) : undefined;
 
   return {
     name: publication.name,
     async send(report: SessionReport) {
-      // Connect per dispatch: nothing stays open between cycles, nothing to leak at shutdown.
-      const client = mqtt.connect(options);
-      open.add(client);
-      try {
-        await connected(client, timeoutMs);
-        await withTimeout(client.publishAsync(topic, publication.payload(report), { qos: settings.qos, retain: publication.retain }), timeoutMs, "publish");
-        for (const message of discovery?.messages(report) ?? []) {
-          await withTimeout(client.publishAsync(message.topic, message.payload, { qos: settings.qos, retain: true }), timeoutMs, "publish");
-        }
-        discovery?.published(report);
-        await withTimeout(client.endAsync(), timeoutMs, "disconnect").catch(() => undefined);
-      } finally {
-        if (!client.disconnected) client.end(true);
-        open.delete(client);
-      }
+      await connection().publish(topic, publication.payload(report), { qos, retain: publication.retain });
     },
+    ...(bridge
+      ? {
+          observe: (report: SessionReport) => bridge.observe(report),
+          progress: (event: ProgressEvent) => bridge.progress(event),
+          attach: (control: RemoteControl) => bridge.attach(control),
+        }
+      : {}),
     async close() {
-      for (const client of open) client.end(true);
-      open.clear();
+      await broker?.close();
     },
   };
-}
-
-function connected(client: MqttClient, timeoutMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => done(new Error(`no CONNACK within ${timeoutMs} ms`)), timeoutMs);
-    const done = (error?: Error) => {
-      clearTimeout(timer);
-      client.off("connect", onConnect);
-      client.off("error", onError);
-      client.off("close", onClose);
-      if (error) reject(error);
-      else resolve();
-    };
-    const onConnect = () => done();
-    const onError = (error: Error) => done(error);
-    const onClose = () => done(new Error("connection closed before CONNACK"));
-    client.on("connect", onConnect);
-    client.on("error", onError);
-    client.on("close", onClose);
-  });
-}
-
-async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

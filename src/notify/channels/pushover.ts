@@ -2,8 +2,8 @@
 import { createCipheriv, createHmac, randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { z } from "zod";
-import { readBounded } from "../../bounded.ts";
-import { SvcError } from "../../errors.ts";
+import { readBoundedJson } from "../../core/bounded.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Renderer } from "../render.ts";
@@ -46,19 +46,11 @@ const ANSWER_MAX_BYTES = 64 * 1024;
 /** One message to Pushover's API; a failure is an answer whose JSON `status` is not 1, with Pushover's `errors`. */
 export async function postPushover(endpoint: string, form: URLSearchParams, timeoutMs: number): Promise<void> {
   const response = await fetch(endpoint, { method: "POST", body: form, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
-  const { bytes, overCap } = await readBounded(response, ANSWER_MAX_BYTES).catch(() => ({ bytes: new Uint8Array(0), overCap: true }));
-  const answer = overCap ? undefined : PUSHOVER_ANSWER.safeParse(parseJson(Buffer.from(bytes).toString("utf8"))).data;
+  const read = await readBoundedJson(response, ANSWER_MAX_BYTES, PUSHOVER_ANSWER).catch(() => undefined);
+  const answer = read && "value" in read ? read.value : undefined;
   if (response.ok && answer?.status === 1) return;
   const errors = answer?.errors ? `: ${answer.errors.join("; ")}` : "";
   throw new SvcError("notify", `Pushover answered HTTP ${response.status}${errors}`);
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return null;
-  }
 }
 
 /**

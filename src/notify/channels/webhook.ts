@@ -3,7 +3,7 @@
  * Discord, Slack, Matrix, Home Assistant: docs/notifications.md), POSTed to
  * `notifications.webhook.url`.
  */
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Notifier } from "../types.ts";

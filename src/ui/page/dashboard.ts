@@ -4,6 +4,7 @@
  * them (store.ts).
  */
 import { act } from "./actions.ts";
+import { openLinkedRow } from "./deep-link.ts";
 import { token } from "./api.ts";
 import { bulk } from "./bulk.ts";
 import { load, loadSession } from "./data.ts";
@@ -44,6 +45,8 @@ export function showDashboard(root: HTMLElement, onSignOut: () => void): void {
     infoDialog.element,
   );
   tableHead(checked);
-  void loadSession().then(() => load());
+  void loadSession()
+    .then(() => load())
+    .then(() => openLinkedRow());
   schedulePoll(0);
 }

@@ -3,6 +3,8 @@
  * a text node: what an engine or a registry says (names, labels, tags, reasons) can never turn
  * into markup, whatever it holds. There is no innerHTML anywhere in the page.
  */
+import { httpUrl } from "../../core/urls.ts";
+
 export type Child = Node | string | number | null | undefined | false;
 
 export interface Props {
@@ -35,13 +37,5 @@ export function replace(parent: Node, ...children: Child[]): void {
   append(parent, children);
 }
 
-/** A link only for http(s) addresses: a label may hold `javascript:` too. */
-export function safeHref(value: string | null | undefined): string | null {
-  if (!value) return null;
-  try {
-    const url = new URL(value);
-    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
-  } catch {
-    return null;
-  }
-}
+/** A link only for http(s) addresses: a label may hold `javascript:` too (core/urls.ts). */
+export const safeHref = httpUrl;

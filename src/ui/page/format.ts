@@ -1,23 +1,12 @@
 /** How the page words times, versions and policies. Pure: everything here returns text. */
 import { type Bucket, inBucket } from "../summary.ts";
+import { fromNow as momentFromNow } from "../../core/moments.ts";
 import type { ContainerOverview, RateLimitView, RunningCycle } from "./api.ts";
 
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
-const UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
-  ["day", 86_400_000],
-  ["hour", 3_600_000],
-  ["minute", 60_000],
-  ["second", 1_000],
-];
-
-/** "3 hours ago", "in 2 days". */
+/** "3 h ago", "in 2 d": the one wording of moments svc uses everywhere (core/moments.ts). */
 export function fromNow(iso: string, now = Date.now()): string {
-  const delta = Date.parse(iso) - now;
-  if (!Number.isFinite(delta)) return iso;
-  for (const [unit, size] of UNITS) {
-    if (Math.abs(delta) >= size || unit === "second") return relative.format(Math.round(delta / size), unit);
-  }
-  return iso;
+  const at = Date.parse(iso);
+  return Number.isFinite(at) ? momentFromNow(at, now) : iso;
 }
 
 export function localTime(iso: string): string {

@@ -7,7 +7,7 @@
  */
 import type { Engine, ImageSummary, Platform } from "../../engine/port.ts";
 import { formatDuration, type TagPolicy } from "../../config/index.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ImageRef, LocalImage, RegistryCheckSession } from "../../registry/port.ts";
 import { isPinned, parseReference, withTag } from "../../registry/reference.ts";

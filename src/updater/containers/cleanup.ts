@@ -4,7 +4,7 @@
  */
 import type { Config } from "../../config/index.ts";
 import type { Engine } from "../../engine/port.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { Remembered } from "../../state/index.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";

@@ -14,7 +14,7 @@
  * container left over by a crash (not running) is removed by the next svc start.
  */
 import type { ContainerInspect } from "../../engine/port.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import { handoverContainerName } from "../selection/names.ts";
 import { act } from "../cycle/act.ts";
 import { anyRollbackCheck, createReplacementContainer, planReplacement, restore, rollback, watch, type ReplaceOutcome, type Replacement } from "./protocol.ts";

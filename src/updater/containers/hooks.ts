@@ -10,7 +10,7 @@
  * action is the hook's name) and its output in the debug log.
  */
 import type { Config } from "../../config/index.ts";
-import { SvcError, toSvcError } from "../../errors.ts";
+import { SvcError, toSvcError } from "../../core/errors.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { durationLabel, labelValue } from "../selection/selection.ts";

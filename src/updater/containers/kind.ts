@@ -7,7 +7,7 @@
  * to its earlier image through a cycle over it alone, with the protocol's checks.
  */
 import type { ContainerSummary } from "../../engine/port.ts";
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { Remembered } from "../../state/index.ts";
 import { createChecker, type Checker, type Verdict } from "../check/check.ts";
 import { cleanupImages } from "./cleanup.ts";
@@ -18,7 +18,7 @@ import { COMPOSE } from "./graph.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { policyFor, selectContainers, type ContainerPolicy } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
-import { readReleaseNotes } from "../cycle/notes.ts";
+import { readReleaseNotes, VERSION_LABEL } from "../cycle/notes.ts";
 import { appliesAtOf, checkTargets, decide, durationOf, finish, newTarget, toReplace, unlessAsked, type CycleScope, type KindCycle, type KindDeps, type TargetKind } from "../cycle/target.ts";
 import { DRY_RUN_REASON, type ContainerReport, type CycleOptions, type RollbackResult, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "../types.ts";
 
@@ -179,7 +179,14 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     duration_ms: durationOf(e, now),
     ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
+    ...versionOf(e.summary.labels),
   }));
+}
+
+/** The running image's version label, as its containers carry the image's labels (docs/api.md). */
+function versionOf(labels: Readonly<Record<string, string>>): { version?: string } {
+  const version = labels[VERSION_LABEL]?.trim();
+  return version ? { version: version.slice(0, 128) } : {};
 }
 
 /**

@@ -6,7 +6,7 @@
  * updates leave (when cleanup is on, and once no container runs it).
  */
 import type { Engine } from "../../engine/port.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { Registry } from "../../registry/port.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { Checker } from "../check/check.ts";

@@ -13,7 +13,8 @@
  */
 import type { Config } from "../../config/index.ts";
 import type { ContainerInspect, ImageInspect } from "../../engine/port.ts";
-import { SvcError, toSvcError } from "../../errors.ts";
+import { SvcError, toSvcError } from "../../core/errors.ts";
+import { duration } from "../../core/moments.ts";
 import { act } from "../cycle/act.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { oldContainerName } from "../selection/names.ts";
@@ -257,7 +258,6 @@ export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number
   const started = Date.now();
   let runningSince: number | undefined;
   let outage: string | undefined;
-  const seconds = (ms: number) => `${Math.round(ms / 100) / 10}s`;
   const fail = (reason: string): WatchVerdict =>
     outage === undefined ? { ok: false, reason, cause: "image" } : { ok: false, reason: `${reason}, after the engine was unreachable during the watch (${outage})`, cause: "engine" };
   const pause = (now: number) => sleep(Math.min(ctx.timing.pollMs, Math.max(1, timeoutMs - (now - started))));
@@ -271,7 +271,7 @@ export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number
       outage = toSvcError(error).message;
       runningSince = undefined; // what it did meanwhile is unknown
       if (Date.now() - started >= timeoutMs) {
-        return { ok: false, reason: `the engine could not tell how the new container fared within the startup timeout of ${seconds(timeoutMs)}: ${outage}`, cause: "engine" };
+        return { ok: false, reason: `the engine could not tell how the new container fared within the startup timeout of ${duration(timeoutMs)}: ${outage}`, cause: "engine" };
       }
       await pause(now);
       continue;
@@ -294,8 +294,8 @@ export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number
 
     if (now - started >= timeoutMs) {
       if (!rules.on_timeout) return { ok: true };
-      if (!state.Running) return fail(`not running within the startup timeout of ${seconds(timeoutMs)}`);
-      if (health && health !== "healthy") return fail(`not healthy within the startup timeout of ${seconds(timeoutMs)} (health: ${health})`);
+      if (!state.Running) return fail(`not running within the startup timeout of ${duration(timeoutMs)}`);
+      if (health && health !== "healthy") return fail(`not healthy within the startup timeout of ${duration(timeoutMs)} (health: ${health})`);
       return { ok: true };
     }
     await pause(now);

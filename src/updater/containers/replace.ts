@@ -6,7 +6,7 @@
  * their dependencies. One container's failure goes into its entry and never stops the others.
  */
 import type { ContainerInspect, ContainerSummary, Engine } from "../../engine/port.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { ImageRef } from "../../registry/port.ts";

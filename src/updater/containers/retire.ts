@@ -6,7 +6,7 @@
  */
 import type { Config } from "../../config/index.ts";
 import type { Engine } from "../../engine/port.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { AuditLog, Logger } from "../../log/index.ts";
 import { stopOptionsFor } from "./protocol.ts";
 import { policyFor } from "../selection/selection.ts";

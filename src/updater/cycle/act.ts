@@ -1,4 +1,4 @@
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { AuditEntry } from "../../log/index.ts";
 import { announce } from "./progress.ts";
 import type { ProtocolContext } from "./context.ts";

@@ -6,7 +6,7 @@
  */
 import type { Config } from "../../config/index.ts";
 import type { ContainerSummary, Engine } from "../../engine/port.ts";
-import { SvcError, toSvcError } from "../../errors.ts";
+import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { AuditLog, Logger } from "../../log/index.ts";
 import type { ReleaseNotesService } from "../../releases/index.ts";
 import type { ProtocolContext, WatchTiming } from "./context.ts";

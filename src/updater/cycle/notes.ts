@@ -6,7 +6,7 @@
  * and only a target that holds breaking updates waits for its notes before it is replaced.
  */
 import type { Config } from "../../config/index.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { ReleaseNotes, ReleasesSession, SourceCandidate } from "../../releases/index.ts";
 import { parseReference, sameRepository } from "../../registry/reference.ts";
 import type { Checker, Verdict } from "../check/check.ts";

@@ -4,7 +4,7 @@
  * (for `svc rollback`) and the report sink; a dry run tells its caller only.
  */
 import type { Config } from "../../config/index.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Metrics } from "../../metrics/index.ts";
 import type { Remembered } from "../../state/index.ts";

@@ -11,7 +11,7 @@
  * Every action goes to the audit log, plus one `recover` entry per leftover saying what was done.
  */
 import type { ContainerSummary } from "../../engine/port.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import { parseHandoverName, parseOldName, type OldName } from "../selection/names.ts";
 import { act } from "../cycle/act.ts";
 import { stopOptionsFor, watch } from "../containers/protocol.ts";

@@ -5,7 +5,7 @@
  */
 import type { Config } from "../../config/index.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";

@@ -4,7 +4,7 @@
  * cycle over it alone (containers/kind.ts), a Swarm service is rolled back by Swarm to its previous spec
  * (swarm/kind.ts). The digest it left waits for a newer one.
  */
-import { SvcError } from "../../errors.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import type { Runner } from "../cycle/runner.ts";
 import { firstOfKinds, type TargetKind } from "../cycle/target.ts";

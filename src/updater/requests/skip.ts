@@ -2,7 +2,7 @@
  * `POST /v1/skip`: a digest (given, or the newer one a dry run finds) or a tag is remembered as
  * skipped for one target, container or Swarm service, until a newer one appears (check/check.ts).
  */
-import { SvcError, toSvcError } from "../../errors.ts";
+import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import { parseReference, withTag } from "../../registry/reference.ts";
 import type { Remembered } from "../../state/index.ts";

@@ -13,7 +13,7 @@
 import type { Config } from "../../config/index.ts";
 import type { ContainerSummary, Platform } from "../../engine/port.ts";
 import { TASK_LABELS, type ServiceSummary, type Swarm } from "../../engine/swarm.ts";
-import { SvcError, toSvcError } from "../../errors.ts";
+import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { RegistryCheckSession } from "../../registry/port.ts";
 import { parseReference } from "../../registry/reference.ts";

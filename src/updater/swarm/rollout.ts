@@ -8,7 +8,7 @@
 import { formatDuration } from "../../config/index.ts";
 import type { RegistryAuth } from "../../engine/port.ts";
 import { isOutOfSequence, type ServiceSummary, type ServiceUpdateStatus, type Swarm } from "../../engine/swarm.ts";
-import { toSvcError } from "../../errors.ts";
+import { toSvcError } from "../../core/errors.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 

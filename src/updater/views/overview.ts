@@ -8,6 +8,8 @@
  */
 import { formatDuration, type Config, type TagPolicy } from "../../config/index.ts";
 import { describeMoment, describeWindows, serviceTimeZone } from "../../config/window.ts";
+import { shortDigest } from "../../core/digests.ts";
+import { httpUrl } from "../../core/urls.ts";
 import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
 import type { ReleaseNotes } from "../../releases/index.ts";
@@ -92,7 +94,6 @@ export { VERSION_LABEL };
 const SOURCE_LABELS = [SOURCE_LABEL, "org.opencontainers.image.url"];
 export const LINK_LABEL = "svc.link";
 const HOOKS: HookName[] = ["pre_check", "pre_update", "post_update", "post_check"];
-const MAX_LINK = 2048;
 
 export function containerOverviews(report: SessionReport, seen: CycleSightings, config: Config, memory: OverviewMemory, now = Date.now()): ContainerOverview[] {
   const containers = new Map((seen.containers ?? []).map((c) => [c.name, c]));
@@ -185,11 +186,6 @@ function appliesOf(entry: ContainerReport, now: number): Pick<ContainerOverview,
   return { applies_at: iso(at), applies: describeMoment(at, now, serviceTimeZone()) };
 }
 
-/** `sha256:` and the first 12 hex digits: enough to tell images apart on a screen. */
-export function shortDigest(digest: string): string {
-  return digest.startsWith("sha256:") ? digest.slice(0, 19) : digest.slice(0, 12);
-}
-
 function tagOf(reference: string | null): string | null {
   if (!reference) return null;
   try {
@@ -249,16 +245,6 @@ export function releaseLink(containerLabels: Readonly<Record<string, string>>, i
   const github = /^https:\/\/github\.com\/[^/]+\/[^/]+?(?:\.git)?\/?$/.exec(url);
   if (github && parseVersionTag(version)) return `${url.replace(/(\.git)?\/?$/, "")}/releases/tag/${encodeURIComponent(version)}`;
   return url;
-}
-
-function httpUrl(text: string): string | null {
-  if (text.length > MAX_LINK) return null;
-  try {
-    const url = new URL(text);
-    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
-  } catch {
-    return null;
-  }
 }
 
 /** A container (or a Swarm service) svc sees on its engine and leaves alone, and why. */

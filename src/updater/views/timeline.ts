@@ -4,7 +4,7 @@
  * and last update. Pure: the reports come from the state room's history.
  */
 import { parseReference } from "../../registry/reference.ts";
-import { shortDigest } from "./overview.ts";
+import { shortDigest } from "../../core/digests.ts";
 import type { ContainerReport, SessionReport } from "../types.ts";
 
 /** A session in the list: everything but its fresh containers, which would only repeat "nothing newer". */

@@ -1,4 +1,4 @@
-import { SvcError, toSvcError } from "../../errors.ts";
+import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Updater } from "../port.ts";
 import type { DashboardActions } from "../views/overview.ts";
 import type { CycleRunner, RunOptions, ContainerActions, Trigger, UpdateFilter } from "../types.ts";

@@ -6,7 +6,7 @@
  * The SessionReport itself (docs/api.md) is untouched: this only tells it.
  */
 import type { Logger, LevelName } from "../../log/index.ts";
-import { shortId } from "../../registry/reference.ts";
+import { shortId } from "../../core/digests.ts";
 import type { Updater } from "../port.ts";
 import type { ProgressListener, Step } from "../cycle/progress.ts";
 import { DRY_RUN_REASON, type ContainerReport, type RollbackResult, type SessionReport } from "../types.ts";

@@ -9,10 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, listen, serveApi } from "../../../src/api/index.ts";
 import { type DeepPartial, type Config, defaultConfig, logSettings } from "../../../src/config/index.ts";
-import { exitCodeOf } from "../../../src/errors.ts";
+import { exitCodeOf } from "../../../src/core/errors.ts";
 import { createLogging, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
-import { runHealthcheck } from "../../../src/service.ts";
+import { runHealthcheck } from "../../../src/commands/healthcheck.ts";
 import { freePort } from "../../harness.ts";
 import { FakeRunner, TOKEN } from "../../unit/api/fakes.ts";
 

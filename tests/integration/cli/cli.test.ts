@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, lstatSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPTIONS } from "../../../src/config/index.ts";
-import { VERSION } from "../../../src/version.ts";
+import { VERSION } from "../../../src/core/version.ts";
 import { tempDir } from "../../temp.ts";
 
 const MAIN = join(import.meta.dir, "../../../src/main.ts");

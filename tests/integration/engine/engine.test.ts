@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createDockerEngine, type Engine } from "../../../src/engine/index.ts";
-import { isSvcError } from "../../../src/errors.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { buildImage, docker, freePort, inspect, sandbox, uniqueName, waitUntil } from "../../harness.ts";
 

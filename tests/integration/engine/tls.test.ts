@@ -11,7 +11,7 @@ import tls from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDockerEngine } from "../../../src/engine/index.ts";
-import { isSvcError } from "../../../src/errors.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { sandbox } from "../../harness.ts";
 

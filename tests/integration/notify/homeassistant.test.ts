@@ -41,7 +41,14 @@ test("an update entity per container, retained with its state; a container gone 
   expect(web).toMatchObject({ name: "web", unique_id: "svc_nas_web", state_topic: "svc/reports/update/svc_nas_web/state", device_class: "firmware" });
   expect(web.device.identifiers).toEqual(["svc_nas"]);
   const webState = JSON.parse(await retained(web.state_topic));
-  expect(webState).toEqual({ installed_version: "444444444444", latest_version: "444444444444", title: report.containers[0]!.image, release_summary: "updated" });
+  // Home Assistant's tests/components/mqtt/test_update.py, test_json_state_message: the keys of a JSON state
+  expect(webState).toEqual({ installed_version: "444444444444", latest_version: "444444444444", title: "web on nas", release_summary: "updated", in_progress: false, update_percentage: null });
+  // svc's availability topic, retained online while svc is connected (Home Assistant's default payloads)
+  expect(web).toMatchObject({ availability_topic: "svc/reports/svc_nas/availability", payload_available: "online", payload_not_available: "offline" });
+  expect(await retained(web.availability_topic)).toBe("online");
+  // read-only unless homeassistant_install: no command topic, no buttons
+  expect(web.command_topic).toBeUndefined();
+  expect(await retained("homeassistant/button/svc_nas_check/config")).toBe("");
   const dbState = JSON.parse(await retained("svc/reports/update/svc_nas_db/state"));
   expect(dbState.installed_version).not.toBe("");
   expect(await retained("homeassistant/update/svc_nas_cache/config")).not.toBe("");
@@ -54,5 +61,7 @@ test("an update entity per container, retained with its state; a container gone 
   expect(await retained("svc/reports/update/svc_nas_db/state")).toBe("");
   expect(await retained("homeassistant/update/svc_nas_web/config")).not.toBe("");
   await dispatcher.close();
+  // a goodbye, not the last will: svc says offline itself as it closes
+  expect(await retained(web.availability_topic)).toBe("offline");
   expect(log.lines.filter((l) => l.level === "error")).toEqual([]);
 }, 60_000);

@@ -9,7 +9,7 @@
 import { defaultConfig } from "../../../src/config/index.ts";
 import { createDockerEngine } from "../../../src/engine/index.ts";
 import type { Engine } from "../../../src/engine/port.ts";
-import { SvcError } from "../../../src/errors.ts";
+import { SvcError } from "../../../src/core/errors.ts";
 import { silentAudit, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";

@@ -164,7 +164,7 @@ describe("500: unexpected errors", () => {
   }
 
   test("an engine error from the runner is a 500 that says what to fix, without a stack", async () => {
-    const { SvcError } = await import("../../../src/errors.ts");
+    const { SvcError } = await import("../../../src/core/errors.ts");
     const ctx = makeApp();
     ctx.runner.failure = new SvcError("engine", "cannot reach the Docker engine at unix:///var/run/docker.sock: ENOENT");
     const response = await ctx.request("/v1/update", { method: "POST", headers: bearer() });

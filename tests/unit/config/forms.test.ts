@@ -22,6 +22,7 @@ const FORMATTED_STRINGS: Record<string, string> = {
   "notifications.mqtt.digest": "daily 20:30",
   "notifications.pushover.digest": "weekly Sat,Sun 09:00",
   "notifications.urls_digest": "daily 07:30",
+  "compose.git_author": "Ops Bot <ops@example.com>",
 };
 
 /** A valid value different from the default, and what the loaded Config must hold for it. */

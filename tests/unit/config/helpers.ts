@@ -2,7 +2,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig, type LoadResult } from "../../../src/config/index.ts";
-import { isSvcError } from "../../../src/errors.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
 import { tempDir as removedAtExit } from "../../temp.ts";
 
 export function tempDir(): string {

@@ -1,8 +1,8 @@
 /** Hostile option values are refused at load with a reason (docs/security.md). */
 import { expect, test } from "bun:test";
 import { OPTIONS } from "../../../src/config/index.ts";
-import { formatBound } from "../../../src/config/schema.ts";
-import { MAX_TIMER_MS } from "../../../src/timers.ts";
+import { formatBound } from "../../../src/config/builders.ts";
+import { MAX_TIMER_MS } from "../../../src/core/timers.ts";
 import { load, problems, RUNS } from "./helpers.ts";
 
 test("a tag pattern only a backtracking engine can run is refused at load, naming the option", async () => {

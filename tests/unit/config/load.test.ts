@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync, chmodSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig, defaultStateDir, loadConfig } from "../../../src/config/index.ts";
-import { exitCodeOf, isSvcError } from "../../../src/errors.ts";
+import { exitCodeOf, isSvcError } from "../../../src/core/errors.ts";
 import { RUNS, load, problems, tempDir, writeFile } from "./helpers.ts";
 
 describe("precedence: flag > env > file > default", () => {

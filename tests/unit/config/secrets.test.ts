@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { OPTIONS, REDACTED, defaultConfig, printConfig, redactConfig, secretValues } from "../../../src/config/index.ts";
 import { createRedactor } from "../../../src/log/index.ts";
-import { isSvcError } from "../../../src/errors.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
 import { RUNS, load, problems, tempDir, writeFile } from "./helpers.ts";
 
 const SECRET_KEYS = [
@@ -15,6 +15,7 @@ const SECRET_KEYS = [
   "release_notes.gitlab_token",
   "release_notes.gitea_token",
   "notifications.pushover.user_key",
+  "compose.git_token",
 ];
 
 function valueAt(config: unknown, path: string[]): unknown {

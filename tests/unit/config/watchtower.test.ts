@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { OPTIONS } from "../../../src/config/schema.ts";
+import { OPTIONS } from "../../../src/config/options.ts";
 import { migrateWatchtower, WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED } from "../../../src/config/watchtower.ts";
 import { RUNS, load, problems } from "./helpers.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { normalizeApiVersion, parseDockerHost, tlsMaterial, type DockerConfig } from "../../../src/engine/connection.ts";
 import { demultiplexLogs, lastLines } from "../../../src/engine/logs.ts";
 import { followPullStream, looksLikeImageId, platformString, sameSignal, splitReference } from "../../../src/engine/docker.ts";
-import { isSvcError } from "../../../src/errors.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
 
 function thrown(fn: () => unknown): { kind: string; message: string } {
   try {

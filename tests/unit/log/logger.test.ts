@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { SvcError } from "../../../src/errors.ts";
+import { SvcError } from "../../../src/core/errors.ts";
 import { createLogging, type LevelName } from "../../../src/log/index.ts";
 import { defaultConfig, logSettings } from "../../../src/config/index.ts";
 import { Collector, parseLogfmt, testLogging } from "./helpers.ts";

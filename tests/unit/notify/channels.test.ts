@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isSvcError } from "../../../src/errors.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
 import { brokerAddress, generatedClientId } from "../../../src/notify/channels/mqtt.ts";
 import { parseHeaders } from "../../../src/notify/channels/webhook.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { defaultConfig, REDACTED, type Config, type DeepPartial } from "../../../src/config/index.ts";
-import { isSvcError } from "../../../src/errors.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
 import { createNotifications, type Notifier } from "../../../src/notify/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import { waitUntil } from "../../harness.ts";

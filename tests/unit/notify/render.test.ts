@@ -2,8 +2,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isSvcError } from "../../../src/errors.ts";
-import { buildView, CHAT_TEMPLATE, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, shortId, subjectOf, truncate } from "../../../src/notify/render.ts";
+import { isSvcError } from "../../../src/core/errors.ts";
+import { buildView, CHAT_TEMPLATE, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, subjectOf, truncate } from "../../../src/notify/render.ts";
 import { HomeAssistantDiscovery } from "../../../src/notify/channels/homeassistant.ts";
 import { pushoverForm, PUSHOVER_MESSAGE_MAX, PUSHOVER_TITLE_MAX } from "../../../src/notify/channels/pushover.ts";
 import { sampleReport } from "./fixtures.ts";
@@ -138,11 +138,6 @@ describe("truncation for Pushover", () => {
   });
 });
 
-test("shortId", () => {
-  expect(shortId("sha256:0123456789abcdef0123")).toBe("0123456789ab");
-  expect(shortId(null)).toBe("");
-});
-
 test("docs/notifications.md shows the built-in template as it is", async () => {
   const docs = await Bun.file(join(import.meta.dir, "../../../docs/notifications.md")).text();
   expect(docs).toContain("### The built-in template\n\n```mustache\n" + DEFAULT_TEMPLATE + "```");
@@ -206,7 +201,7 @@ describe("what an update brings (docs/release-notes.md)", () => {
   });
 
   test("Home Assistant's update entity: the releases as its summary, the newest release's page as its release_url", () => {
-    const discovery = new HomeAssistantDiscovery("homeassistant", "svc/reports", "nas");
+    const discovery = new HomeAssistantDiscovery({ prefix: "homeassistant", reportTopic: "svc/reports", hostname: "nas" });
     const report = sampleReport();
     report.containers[0] = { ...report.containers[0]!, releases };
     const state = discovery.messages(report).find((m) => m.topic.endsWith("/state") && m.topic.includes("web"))!;

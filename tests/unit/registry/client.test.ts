@@ -105,7 +105,7 @@ test("a registry that does not answer in time is a registry error", async () => 
   const svc = createRegistry(defaultConfig({ registry_timeout: 100 }), silentLogger, { retry: { retries: 1, baseDelayMs: 1 } });
   const error = await svc.session().check(parseReference(`${main.host}/app:1`), { id: CONFIG_DIGEST, repoDigests: [] }, amd64).catch((e) => e);
   expect(error.kind).toBe("registry");
-  expect(error.message).toBe(`registry ${main.host} did not answer within 100 ms`);
+  expect(error.message).toBe(`registry ${main.host} did not answer within 0.1 s`);
   expect(main.seen.filter((s) => s.method === "HEAD")).toHaveLength(2);
 });
 

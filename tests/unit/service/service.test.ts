@@ -1,7 +1,8 @@
-/** Pure parts of the composition root (src/service.ts). */
+/** Pure parts of the composition root (src/service/). */
 import { describe, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
-import { apiEnabled, runOnceExitCode } from "../../../src/service.ts";
+import { apiEnabled } from "../../../src/service/api-enabled.ts";
+import { runOnceExitCode } from "../../../src/service/run-once.ts";
 import type { ContainerOutcome } from "../../../src/updater/types.ts";
 import { sampleReport } from "../api/fakes.ts";
 

@@ -1,7 +1,7 @@
 /** The start's last line says when the first check comes (README.md, "Quick start"). */
 import { expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
-import { whenNext } from "../../../src/service.ts";
+import { whenNext } from "../../../src/service/when-next.ts";
 
 const now = new Date(2026, 10, 25, 22, 48, 0);
 

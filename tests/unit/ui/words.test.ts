@@ -9,9 +9,9 @@ const row = (over: Partial<Worded>): Worded => ({ state: "stale", reason: null, 
 
 describe("relative times", () => {
   test("past and future, in the largest unit that fits", () => {
-    expect(fromNow("2026-11-25T11:59:30.000Z", NOW)).toBe("30 seconds ago");
-    expect(fromNow("2026-11-25T09:00:00.000Z", NOW)).toBe("3 hours ago");
-    expect(fromNow("2026-11-28T12:00:00.000Z", NOW)).toBe("in 3 days");
+    expect(fromNow("2026-11-25T11:59:30.000Z", NOW)).toBe("30 s ago");
+    expect(fromNow("2026-11-25T09:00:00.000Z", NOW)).toBe("3 h ago");
+    expect(fromNow("2026-11-28T12:00:00.000Z", NOW)).toBe("in 3 d");
   });
 
   test("durations are spaced for reading", () => {
@@ -29,13 +29,13 @@ describe("states in plain language", () => {
   test("held by min_image_age: the minimum age and when it becomes eligible, without the raw reason", () => {
     const reason = `newer image ${DIGEST} first seen 2026-11-25T11:45:15.491Z; applied once it is 72h old, from 2026-11-28T12:00:00.000Z (min_image_age)`;
     const words = stateWords(row({ reason, eligible_at: "2026-11-28T12:00:00.000Z", policy: { min_image_age: "72h" } }), NOW);
-    expect(words).toEqual({ text: "held: min age 72 h, eligible in 3 days", detail: null, tone: "held" });
+    expect(words).toEqual({ text: "held: min age 72 h, eligible in 3 d", detail: null, tone: "held" });
   });
 
   test("held by monitor only, by a snooze; skipped on request and by a rollback", () => {
     expect(stateWords(row({ policy: { monitor_only: true } }), NOW).text).toBe("held: monitor only");
     expect(stateWords(row({ reason: "newer tag 2.4.0 available; the compose file names 2.3.1 (label svc.tag_policy.compose=move to follow tags)" }), NOW).text).toBe("held: the compose file names its tag");
-    expect(stateWords(row({ snoozed_until: "2026-11-27T12:00:00.000Z", reason: "updates snoozed until 2026-11-27T12:00:00.000Z (POST /v1/snooze)" }), NOW).text).toMatch(/^held: snoozed until .+ \(in 2 days\)$/);
+    expect(stateWords(row({ snoozed_until: "2026-11-27T12:00:00.000Z", reason: "updates snoozed until 2026-11-27T12:00:00.000Z (POST /v1/snooze)" }), NOW).text).toMatch(/^held: snoozed until .+ \(in 2 d\)$/);
     expect(stateWords(row({ state: "skipped", reason: `${DIGEST} was skipped on request (POST /v1/skip); waiting for a newer image` }), NOW)).toEqual({ text: "this version skipped", detail: "waiting for a newer one", tone: "muted" });
     expect(stateWords(row({ state: "skipped", reason: `${DIGEST} was left by a rollback (POST /v1/rollback); waiting for a newer image` }), NOW).text).toBe("rolled back from this version");
   });
@@ -44,7 +44,7 @@ describe("states in plain language", () => {
     expect(stateWords(row({ state: "fresh" }), NOW).text).toBe("up to date");
     expect(stateWords(row({ state: "updated" }), NOW).text).toBe("updated");
     const failed = stateWords(row({ state: "failed", reason: `pull of ${DIGEST} failed at 2026-11-25T10:00:00.000Z` }), NOW);
-    expect(failed).toEqual({ text: "update failed", detail: "pull of sha256:dcf74e0123ab failed 2 hours ago", tone: "bad" });
+    expect(failed).toEqual({ text: "update failed", detail: "pull of sha256:dcf74e0123ab failed 2 h ago", tone: "bad" });
     expect(stateWords(row({ state: "rolled_back", reason: "health check failed" }), NOW).text).toBe("rolled back");
   });
 

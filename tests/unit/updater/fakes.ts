@@ -4,7 +4,7 @@
  * and lets a test decide how a new container behaves once started (by image id).
  */
 import type { ContainerInspect, ContainerState, ContainerSummary, CreateOptions, Engine, HelperSpec, ImageInspect, ImageSummary, Platform, RegistryAuth } from "../../../src/engine/port.ts";
-import { SvcError } from "../../../src/errors.ts";
+import { SvcError } from "../../../src/core/errors.ts";
 import type { AuditEntry, AuditLog } from "../../../src/log/index.ts";
 import type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "../../../src/registry/port.ts";
 

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import type { ServiceSummary, ServiceUpdateStatus, Swarm } from "../../../src/engine/swarm.ts";
-import { SvcError } from "../../../src/errors.ts";
+import { SvcError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import type { ProtocolContext } from "../../../src/updater/cycle/context.ts";
 import { awaitRollout, writeImage } from "../../../src/updater/swarm/rollout.ts";

@@ -1,0 +1,52 @@
+/** The benchmark's rows, each a measurement against its baseline and target, and the report they make. */
+import { mkdirSync } from "node:fs";
+import { cpus, hostname, totalmem } from "node:os";
+import { join } from "node:path";
+import { ROOT } from "./harness.ts";
+
+export interface Row {
+  benchmark: string;
+  svc: number;
+  baseline: number | null;
+  unit: string;
+  ratio: number | null;
+  target: string;
+  pass: boolean | null;
+  note?: string;
+}
+export const rows: Row[] = [];
+
+/** `ratio` defaults to svc / baseline; a paired measurement gives its own (see cases/throughput.ts). */
+export function record(row: Omit<Row, "ratio" | "pass"> & { ratio?: number; check?: (ratio: number, svc: number) => boolean }): void {
+  const ratio = row.ratio ?? (row.baseline ? row.svc / row.baseline : null);
+  const pass = row.check ? row.check(ratio ?? Number.NaN, row.svc) : null;
+  const { check: _check, ratio: _ratio, ...rest } = row;
+  rows.push({ ...rest, ratio, pass });
+  const shown = ratio === null ? "" : ` ratio ${ratio.toFixed(2)}`;
+  console.log(`bench: ${row.benchmark}: ${round(row.svc)} ${row.unit}${row.baseline === null ? "" : ` vs ${round(row.baseline)}`}${shown} (target ${row.target})${pass === false ? "  MISSED" : ""}`);
+}
+
+export function round(value: number): string {
+  return value >= 100 ? value.toFixed(0) : value.toFixed(2);
+}
+
+/** A full run writes bench/results/; a run of some steps only prints its table (it must not replace a full one). */
+export async function writeResults(partial: boolean): Promise<void> {
+  const date = new Date().toISOString();
+  const machine = `${hostname()}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}`;
+  const header = "| benchmark | svc | baseline | ratio | target | result |\n|---|---|---|---|---|---|\n";
+  const body = rows
+    .map((r) => `| ${r.benchmark}${r.note ? ` (${r.note})` : ""} | ${round(r.svc)} ${r.unit} | ${r.baseline === null ? "-" : round(r.baseline)} | ${r.ratio === null ? "-" : r.ratio.toFixed(2)} | ${r.target} | ${r.pass === null ? "reported" : r.pass ? "met" : "**missed**"} |`)
+    .join("\n");
+  const markdown = `# svc benchmark\n\n${date} on ${machine}\n\n${header}${body}\n`;
+  if (partial) {
+    console.log(`\n${markdown}\n(some steps only: bench/results/ left as it was)`);
+    return;
+  }
+  mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+  const stamp = date.slice(0, 10);
+  await Bun.write(join(ROOT, `bench/results/${stamp}.md`), markdown);
+  await Bun.write(join(ROOT, `bench/results/${stamp}.json`), JSON.stringify({ date, machine, rows }, null, 2) + "\n");
+  await Bun.write(join(ROOT, "bench/results/latest.md"), markdown);
+  console.log(`\n${markdown}`);
+}

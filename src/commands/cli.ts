@@ -1,0 +1,244 @@
+/**
+ * The thin CLI: parse, load configuration, hand over to the service. Errors print their
+ * message (the stack only at debug/trace level) and map to an exit code in core/errors.ts.
+ *
+ * citty describes svc and each of its commands (help.ts lays their --help out from that, with
+ * the options generated from the config schema); the arguments themselves are parsed by the
+ * config room, which must know every flag to report unknown ones and to name each problem as
+ * the user wrote it.
+ */
+import { resolve } from "node:path";
+import { defineCommand, type ArgDef, type ArgsDef, type SubCommandsDef } from "citty";
+import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, logSettings, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "../config/index.ts";
+import { SvcError, exitCodeOf, toSvcError } from "../core/errors.ts";
+import { writeRequestedFile } from "../core/files.ts";
+import { createLogging, createRedactor, resolveFormat, type Writable } from "../log/index.ts";
+import { VERSION } from "../core/version.ts";
+
+export interface CliIO {
+  env: Record<string, string | undefined>;
+  cwd: string;
+  stdout: Writable;
+  stderr: Writable;
+}
+
+/** The command's own flags (COMMAND_FLAGS) named, as citty arguments. */
+function commandFlagArgs(names: readonly string[]): ArgsDef {
+  return Object.fromEntries(
+    names.map((name): [string, ArgDef] => {
+      const { alias, takes, valueHint, description } = COMMAND_FLAGS[name]!;
+      return [name, { type: takes ? "string" : "boolean", description, ...(takes ? { valueHint } : {}), ...(alias ? { alias } : {}) }];
+    }),
+  );
+}
+
+/** The schema's options that `wanted` picks, as citty arguments saying their variable and default. */
+function optionArgs(wanted: (option: OptionSpec) => boolean = () => true): ArgsDef {
+  return Object.fromEntries(
+    OPTIONS.filter(wanted).map((option): [string, ArgDef] => {
+      const { kind, default: value, defaultText } = option.meta;
+      const shown = defaultText ?? (value === undefined || (Array.isArray(value) && value.length === 0) ? undefined : String(value));
+      const description = `${describeOption(option)} (env ${option.env}${shown ? `; default ${shown}` : ""})`;
+      return [option.flag.slice(2), kind === "boolean" ? { type: "boolean", description } : { type: "string", valueHint: kind, description }];
+    }),
+  );
+}
+
+const withFlags = (flags: readonly string[]) => (option: OptionSpec) => flags.includes(option.flag);
+
+/** svc's commands; args are functions, built only when a help asks for them. */
+const COMMANDS = {
+  rollback: defineCommand({
+    meta: {
+      name: "rollback",
+      description:
+        "Puts the container NAME back on the image it ran before svc's last update of it (known from state_dir). It goes through the same protocol as an update: the current container is kept until the one on the earlier image passes the rollback checks. The digest it leaves is then skipped until a newer one appears. When a service runs on the same state_dir with its update API, the rollback is handed to it (POST /v1/rollback, with the same http_api.token). Exit 0 when the container runs the earlier image again. Every option of svc --help is read; these matter here.",
+    },
+    args: () => ({
+      name: { type: "positional", description: "The container to put back" },
+      ...commandFlagArgs(["config"]),
+      ...optionArgs(withFlags(["--state-dir", "--scope", "--docker-host", "--http-api-token", "--stop-timeout", "--rollback-startup-timeout", "--log-format"])),
+    }),
+  }),
+  migrate: defineCommand({
+    meta: {
+      name: "migrate",
+      description:
+        "Writes svc.toml from a running Watchtower container. It reads that container's environment, arguments and labels, writes the equivalent svc.toml (to stdout, or FILE), checks it with svc's own loader, and lists every setting it could not carry over, with the reason. The engine is SVC_DOCKER_HOST, else DOCKER_HOST, else unix:///var/run/docker.sock. No other option of svc is read.",
+    },
+    args: () => ({
+      container: { type: "positional", required: false, description: "The Watchtower container; else the one running a containrrr/watchtower image or labelled com.centurylinklabs.watchtower=true" },
+      output: { type: "string", alias: "o", valueHint: "file", description: "Write the configuration to FILE instead of stdout" },
+      force: { type: "boolean", description: "With --output: overwrite an existing FILE" },
+      ...optionArgs((option) => option.key.startsWith("docker.")),
+    }),
+  }),
+  healthcheck: defineCommand({
+    meta: {
+      name: "healthcheck",
+      description:
+        "Exits 0 when the HTTP API answers GET /v1/health on http_api.port within 3 s, 1 otherwise. It exits 0 too when no API feature is on (nothing is meant to listen). The container image's HEALTHCHECK runs it: it reads the same configuration file and environment as svc.",
+    },
+    args: () => ({ ...commandFlagArgs(["config"]), ...optionArgs(withFlags(["--http-api-port", "--http-api-update", "--http-api-metrics"])) }),
+  }),
+};
+
+export const command = defineCommand({
+  meta: {
+    name: "svc",
+    version: VERSION,
+    description:
+      "Keeps running Docker containers up to date, safely. Start here: svc --generate-config svc.toml writes every option with its meaning; set when svc runs in it (poll_interval, schedule or run_once), try svc --run-once --dry-run, then run svc. Coming from Watchtower: svc migrate. Every option below is also a TOML key and an SVC_* variable: docs/configuration.md.",
+  },
+  args: () => ({
+    names: { type: "positional", required: false, description: "Container names to update (added to --containers)" },
+    ...commandFlagArgs(Object.keys(COMMAND_FLAGS)),
+    ...optionArgs(),
+  }),
+  subCommands: COMMANDS,
+});
+
+async function writeHelp(io: CliIO, cmd: SubCommandsDef[string], parent?: SubCommandsDef[string]): Promise<number> {
+  const { helpWidth, renderHelp } = await import("./help.ts");
+  io.stdout.write(await renderHelp(helpWidth(io.stdout), cmd, parent));
+  return 0;
+}
+
+const defaultIO = (): CliIO => ({
+  env: process.env,
+  cwd: process.cwd(),
+  stdout: process.stdout,
+  stderr: process.stderr,
+});
+
+export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<number> {
+  // `svc rollback --help` is the command's help, never a rollback
+  const sub = argv[0] !== undefined && Object.hasOwn(COMMANDS, argv[0]) ? COMMANDS[argv[0] as keyof typeof COMMANDS] : undefined;
+  // `svc help` and `svc version` as other tools have them (no container is named help or version on purpose)
+  if (argv.length === 1 && argv[0] === "help") return writeHelp(io, command);
+  if (argv.length === 1 && argv[0] === "version") {
+    io.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  if (sub && argv.slice(1).some((arg) => arg === "--help" || arg === "-h")) return writeHelp(io, sub, command);
+  // the first word is a command only for `healthcheck`, `migrate` and `rollback` (and the hidden
+  // `handover <old id> <new id> <name>` of a self-update's helper container).
+  const healthcheck = argv[0] === "healthcheck";
+  const handover = argv[0] === "handover" && argv.length >= 4 ? { oldId: argv[1]!, newId: argv[2]!, name: argv[3]! } : undefined;
+  if (argv[0] === "migrate") return runMigrateCli(argv.slice(1), io);
+  const rollback = argv[0] === "rollback" ? argv[1] : undefined;
+  if (argv[0] === "rollback" && (rollback === undefined || rollback.startsWith("-"))) {
+    io.stderr.write("svc rollback: name the container: svc rollback NAME [options]\n");
+    return exitCodeOf(new SvcError("usage", "no container named"));
+  }
+  const rest = healthcheck ? argv.slice(1) : handover ? argv.slice(4) : rollback ? argv.slice(2) : argv;
+  const { command: flags } = parseArgv(rest);
+  let config: Config | undefined;
+  try {
+    if (flags.help) return await writeHelp(io, command);
+    if (flags.version) {
+      io.stdout.write(`${VERSION}\n`);
+      return 0;
+    }
+    if (flags.generateConfig !== undefined) return await writeSample(flags.generateConfig, flags.force, io);
+
+    if (flags.printConfig) {
+      // what can be built is printed, the problems under it (exit 2 when there are any)
+      const printed = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined, keepGoing: true });
+      io.stdout.write(printConfig(printed, await notificationSecrets(printed.config)));
+      return printed.problems?.length ? exitCodeOf(new SvcError("config", "invalid configuration")) : 0;
+    }
+    const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined });
+    config = loaded.config;
+    // Loaded only when needed, by literal paths (bundled by `bun build --compile`): --version,
+    // --help, --generate-config and the healthcheck must not pay for the engine client and the
+    // HTTP framework.
+    if (healthcheck) return await (await import("./healthcheck.ts")).runHealthcheck(config);
+    if (handover) return await (await import("./handover.ts")).runHandoverCommand(config, handover);
+    await logWarnings(loaded, io);
+    if (rollback) return await (await import("./rollback.ts")).runRollback(config, rollback);
+    const { runService } = await import("../service/index.ts");
+    return await runService(config, { stateDirChosen: loaded.sources.state_dir?.source !== "default" });
+  } catch (error) {
+    await reportFailure(error, config, rest, io);
+    return exitCodeOf(error);
+  }
+}
+
+/** `svc migrate`: its own arguments (no configuration is loaded: it writes one). */
+async function runMigrateCli(argv: string[], io: CliIO): Promise<number> {
+  try {
+    return await (await import("./migrate.ts")).runMigrateCommand(argv, io);
+  } catch (error) {
+    await reportFailure(error, undefined, argv, io);
+    return exitCodeOf(error);
+  }
+}
+
+async function writeSample(target: true | string, force: boolean, io: CliIO): Promise<number> {
+  const sample = generateSample(VERSION);
+  if (target === true) {
+    io.stdout.write(sample);
+    // a file the shell makes for `> svc.toml` is readable by everyone; the FILE form is not
+    if (!io.stdout.isTTY) io.stderr.write("svc: the sample went to stdout; a file made by the shell is readable by others: svc --generate-config FILE writes it 0600\n");
+    return 0;
+  }
+  writeRequestedFile(resolve(io.cwd, target), sample, force, target); // soon to hold secrets
+  io.stderr.write(`wrote a sample configuration to ${target}\n`);
+  return 0;
+}
+
+/** A logger on the console only (no log files), for the CLI's own few messages. */
+async function consoleLogging(config: Config, io: CliIO) {
+  const quiet: Config = { ...config, audit_log: undefined, http_api: { ...config.http_api, access_log: undefined } };
+  return createLogging(logSettings(quiet), { stdout: io.stdout, stderr: io.stderr, secrets: await notificationSecrets(config) });
+}
+
+/** The secrets inside notification settings (docs/security.md), loaded only when output needs them. */
+async function notificationSecrets(config: Config): Promise<string[]> {
+  return (await import("../notify/secrets.ts")).notificationSecrets(config.notifications);
+}
+
+/**
+ * Warnings found while loading go through the configured logger (so json logs stay json).
+ * The run-once one is left out: the service logs it itself when it starts in that mode.
+ */
+async function logWarnings(loaded: LoadResult, io: CliIO): Promise<void> {
+  const warnings = loaded.warnings.filter((w) => !w.startsWith("run_once:"));
+  if (warnings.length === 0) return;
+  const logging = await consoleLogging(loaded.config, io);
+  const log = logging.log.child("config");
+  for (const warning of warnings) log.warn(warning);
+  await logging.close();
+}
+
+/** The log format in force, even when the configuration could not be loaded (best effort). */
+function failureFormat(config: Config | undefined, argv: readonly string[], io: CliIO): Config["log_format"] {
+  if (config) return config.log_format;
+  const formats: readonly string[] = ["auto", "json", "logfmt", "pretty"];
+  const fromFlag = parseArgv(argv).layer.get("log_format")?.value;
+  const wanted = typeof fromFlag === "string" ? fromFlag : io.env.SVC_LOG_FORMAT;
+  return (wanted && formats.includes(wanted) ? wanted : "auto") as Config["log_format"];
+}
+
+/**
+ * Prints the message and every detail (each configuration problem) on stderr: plain lines for a
+ * person at a terminal, one log record each in json/logfmt. The stack only at debug/trace.
+ */
+async function reportFailure(error: unknown, config: Config | undefined, argv: readonly string[], io: CliIO): Promise<void> {
+  const failure = toSvcError(error);
+  const verbose = config?.log_level === "debug" || config?.log_level === "trace";
+  const stack = verbose ? failure.stack : undefined;
+  const format = resolveFormat(failureFormat(config, argv, io), io.stdout);
+  if (format === "pretty") {
+    const lines = [`svc: ${failure.message}`, ...failure.details.map((d) => `  - ${d}`), ...(stack ? [stack] : [])];
+    const redact = config ? createRedactor([...secretValues(config), ...(await notificationSecrets(config))]) : (text: string) => text;
+    io.stderr.write(`${redact(lines.join("\n"))}\n`);
+    return;
+  }
+  const logging = await consoleLogging(config ?? defaultConfig({ log_format: format }), io);
+  const log = logging.log.child(failure.kind === "config" ? "config" : "cli");
+  log.error(failure.message, { kind: failure.kind, ...(stack ? { stack } : {}) });
+  for (const detail of failure.details) log.error(detail);
+  await logging.close();
+}

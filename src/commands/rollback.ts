@@ -1,0 +1,170 @@
+/**
+ * `svc rollback NAME`: the container back on the image it ran before svc's last update of it.
+ *
+ * While a service runs on the same state file, the running service does the rollback
+ * (POST /v1/rollback on its API), so one process acts on the engine and the decision
+ * (the image to go back to, the digest left skipped) lands in the memory of the process that
+ * runs the next cycle. When no service claims the state file, or it has no update API, the
+ * command rolls back itself, between the service's cycles (the state file's lease), and the
+ * state file is merged on every write and read again by the service before it uses it
+ * (src/state/index.ts). The API token goes only to a service that proves, on its port, that it is
+ * the owner the state folder names (state/owner.ts, docs/security.md).
+ */
+import { z } from "zod";
+import { readBoundedJson } from "../core/bounded.ts";
+import { logSettings, type Config } from "../config/index.ts";
+import { type ErrorKind, SvcError } from "../core/errors.ts";
+import { createLogging, type Logger, type Logging } from "../log/index.ts";
+import { Metrics } from "../metrics/index.ts";
+import { notificationSecrets } from "../notify/secrets.ts";
+import { recoverOrPostpone } from "../service/recovery.ts";
+import { loadRooms, rememberedBy } from "../service/rooms.ts";
+import { stateFile } from "../state/index.ts";
+import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, waitForLease, type Owner } from "../state/owner.ts";
+import type { RollbackResult } from "../updater/types.ts";
+import { logRollback, stepLogger } from "../updater/wrappers/summary.ts";
+
+/**
+ * `svc rollback NAME`: the container back on the image it ran before svc's last update of it
+ * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
+ */
+export async function runRollback(config: Config, name: string): Promise<number> {
+  const logging = createLogging(logSettings(config), { secrets: notificationSecrets(config.notifications) });
+  const log = logging.log.child("service");
+  let release: (() => void) | undefined;
+  try {
+    const file = stateFile(config.state_dir, config.scope);
+    const handed = file && (await rollbackThroughOwner(config, file, name, log));
+    if (handed) return rollbackOutcome(handed, logging);
+    if (file) release = await leaseForCommand(config, file, log);
+    const rooms = await loadRooms();
+    const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: true });
+    const state = rooms.openState(config.state_dir, logging.log, config.scope);
+    const updater = rooms.createUpdater({
+      config,
+      engine,
+      registry: rooms.createRegistry(config, logging.log),
+      metrics: new Metrics(),
+      log: logging.log,
+      audit: logging.audit,
+      progress: logging.format === "pretty" ? stepLogger(logging.log.child("updater")) : undefined,
+      ...rememberedBy(state),
+    });
+    await recoverOrPostpone(updater, log);
+    return rollbackOutcome(await updater.rollback(name, "run_once"), logging);
+  } finally {
+    release?.();
+    await logging.close();
+  }
+}
+
+/** Tells what `svc rollback` did; exit 0 when the container runs its earlier image again. */
+export function rollbackOutcome(result: RollbackResult | null, logging: Logging): number {
+  if (result) logRollback(logging.log.child("updater"), result, logging.format === "pretty");
+  return result?.state === "updated" ? 0 : 1;
+}
+
+const ResultSchema = z.object({
+  container: z.string(),
+  from_image_id: z.string(),
+  to_image_id: z.string(),
+  state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]),
+  reason: z.string().nullable(),
+});
+
+/** A rollback's answer is a few hundred bytes; anything larger is not svc's. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+const KIND_BY_STATUS: Record<number, ErrorKind> = { 400: "bad_request", 401: "unauthorized", 404: "not_found", 409: "busy" };
+
+/**
+ * The result of the rollback done by the service that owns `stateFile`, or undefined when this
+ * process must do it itself (no live owner, or one without an update API or out of reach).
+ */
+async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger): Promise<RollbackResult | undefined> {
+  const owner = liveOwner(stateFile);
+  if (!owner) return undefined;
+  const who = describeProcess(owner);
+  if (owner.api_port === null) {
+    log.info(`${who} runs on this state_dir without the update API: rolling back from here, between its cycles`);
+    return undefined;
+  }
+  const proof = await provesOwner(owner);
+  if (proof !== "proven") {
+    if (proof === "silent" && onThisHost(owner)) throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on 127.0.0.1:${owner.api_port}`);
+    const what = proof === "silent" ? "nothing answers there" : "what answers there does not prove to be it";
+    log.warn(`${who} claims this state_dir with its API on port ${owner.api_port}, but ${what} (127.0.0.1): the API token is not sent; rolling back from here, between its cycles`);
+    return undefined;
+  }
+  const url = `http://127.0.0.1:${owner.api_port}/v1/rollback`;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...(config.http_api.token ? { authorization: `Bearer ${config.http_api.token}` } : {}) },
+      body: JSON.stringify({ container: name }),
+      // the service stops, starts and watches the container as an update does
+      signal: AbortSignal.timeout(rollbackTimeoutMs(config)),
+    });
+  } catch (error) {
+    // it proved to be the owner a moment ago: whether it rolled back is not known, so not again from here
+    throw new SvcError("startup", `${who} runs on this state_dir but its API stopped answering on 127.0.0.1:${owner.api_port}: ${(error as Error).message}`);
+  }
+  const result = await answerOf(response, owner, who);
+  log.info(`handed to ${who}, which runs on this state_dir (POST /v1/rollback)`);
+  return result;
+}
+
+/** How long the owner has to answer its challenge: it answers /v1/health at once while it runs. */
+const PROOF_TIMEOUT_MS = 10_000;
+
+/**
+ * Whether what listens on the owner's port knows the owner file's nonce: asked with a fresh
+ * challenge on GET /v1/health, which needs no token. "silent": nothing answers.
+ */
+async function provesOwner(owner: Owner): Promise<"proven" | "unproven" | "silent"> {
+  const challenge = newOwnerNonce();
+  let response: Response;
+  try {
+    response = await fetch(`http://127.0.0.1:${owner.api_port}/v1/health`, { headers: { [OWNER_CHALLENGE_HEADER]: challenge }, redirect: "manual", signal: AbortSignal.timeout(PROOF_TIMEOUT_MS) });
+  } catch {
+    return "silent";
+  }
+  await response.body?.cancel().catch(() => {});
+  const shown = response.headers.get(OWNER_PROOF_HEADER);
+  return owner.nonce !== undefined && response.ok && shown === ownerProof(owner.nonce, challenge) ? "proven" : "unproven";
+}
+
+async function answerOf(response: Response, owner: Owner, who: string): Promise<RollbackResult> {
+  const read = await readBoundedJson(response, MAX_ANSWER_BYTES);
+  const body = "value" in read ? read.value : undefined;
+  if (response.ok) {
+    const result = ResultSchema.safeParse(body);
+    if (!result.success) throw new SvcError("internal", `${who} answered something that is not a rollback's result`);
+    return result.data;
+  }
+  let message = `${who} answered ${response.status}`;
+  try {
+    message = `${who}: ${z.object({ error: z.string().max(2000) }).parse(body).error}`;
+  } catch {
+    // not our error body: the status says enough
+  }
+  if (response.status === 401) message += ` (give svc rollback the service's http_api.token: the same configuration file, SVC_HTTP_API_TOKEN or --http-api-token; port ${owner.api_port})`;
+  if (response.status === 409) message = `${who} is running an update cycle: try again once it is over`;
+  throw new SvcError(KIND_BY_STATUS[response.status] ?? "internal", message);
+}
+
+/**
+ * The state file's lease for a command that acts on the containers itself: waits for a running
+ * cycle of another process to end (as long as a rollback may take), then holds it until released.
+ */
+async function leaseForCommand(config: Config, stateFile: string, log: Logger): Promise<() => void> {
+  const lease = await waitForLease(stateFile, "svc rollback", rollbackTimeoutMs(config), (holder) => log.info(`waiting for ${describeProcess(holder)} to finish`));
+  if ("holder" in lease) throw new SvcError("busy", `${describeProcess(lease.holder)} is still acting on the containers of this state_dir (${stateFile}.busy); try again later`);
+  return lease.release;
+}
+
+/** As long as a rollback (or the cycle it waits for) may reasonably take: a stop, a start, the watch. */
+function rollbackTimeoutMs(config: Config): number {
+  return 2 * config.stop_timeout + config.rollback.startup_timeout + 120_000;
+}
