@@ -8,7 +8,7 @@
  *   bun run build --outdir DIR    write into DIR instead of dist/ (the build tests use a temp dir)
  *   bun run build --target T      only the named release target(s), e.g. --target linux-arm64
  *
- * Traps on Bun 1.4.5 handled here (see shared/STYLE.md):
+ * Traps on Bun 1.4.5 handled here:
  * - `process.env.NODE_ENV` is inlined at build time: define it as "production" explicitly, so a
  *   developer's shell cannot leak "development" into a release.
  * - A compiled binary auto-loads `.env` and `bunfig.toml` from its working directory unless told not

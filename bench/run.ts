@@ -9,6 +9,7 @@
 import { rmSync } from "node:fs";
 import { benchCheckCycle } from "./cases/check-cycle.ts";
 import { benchDashboard } from "./cases/dashboard.ts";
+import { benchDataGuardCase } from "./cases/data-guard.ts";
 import { benchFootprintParts } from "./cases/footprint-parts.ts";
 import { benchFootprint } from "./cases/footprint.ts";
 import { benchReleaseNotes } from "./cases/release-notes.ts";
@@ -36,6 +37,7 @@ const steps: [string, () => void | Promise<void>][] = [
   ["release notes", benchReleaseNotes],
   ["swarm services", benchSwarmServices],
   ["dashboard", benchDashboard],
+  ["data guard", benchDataGuardCase],
   ["sizes", benchSizes],
 ];
 

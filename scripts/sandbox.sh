@@ -28,7 +28,10 @@ SOCK="$DIR/docker.sock"
 #   docker28-containerd  Docker 28.5 with the containerd image store (a fresh Docker 29's default)
 #   docker28             Docker 28.5 with the classic image store
 #   docker20             Debian 12's Docker 20.10, the oldest engine svc supports
-#   podman               Debian 12's podman 4.3 serving its Docker-compatible API
+#   podman               Debian 12's podman 4.3 serving its Docker-compatible API (rootful)
+#   podman-rootless      the same Podman as a user of the sandbox's own (see "rootless Podman" below)
+#   podman5              Podman 5.8 from Debian sid, in a sid root (see "Podman 5" below), rootful
+#   podman5-rootless     the same Podman 5.8 as a user of the sandbox's own
 ENGINE=${SVC_SANDBOX_ENGINE:-docker28-containerd}
 # Docker 28.5 comes from Debian's own packages (sid), unpacked into this cache, never installed
 # over the system's: Debian 12's libc stays. Pinned; the cache outlives `down` (downloads only).
@@ -42,14 +45,17 @@ PATH="$CLI_BIN:$PATH"
 
 # wrk is the bench's load generator (`bun run bench` brings its engine up through this script);
 # caddy is the TLS proxy in front of a peer in docs/dashboard.md, run by its test.
+# uidmap and slirp4netns are rootless Podman's; podman-compose and catatonit (the pause image of a
+# `podman kube play` pod) are the Podman set's.
 PACKAGES="docker.io docker-registry skopeo busybox-static mosquitto mosquitto-clients python3-aiosmtpd
-  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy git"
+  qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy git
+  uidmap slirp4netns podman-compose catatonit"
 
 log() { printf 'sandbox: %s\n' "$*" >&2; }
 
 need_install() {
   local cmd
-  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy git; do
+  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy git newuidmap slirp4netns podman-compose catatonit; do
     command -v "$cmd" >/dev/null 2>&1 || return 0
   done
   [ -d /usr/aarch64-linux-gnu/lib ] || return 0
@@ -181,11 +187,164 @@ CONF
   wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
 }
 
+# ----- rootless Podman (podman-rootless) -----
+# Podman as an unprivileged user the sandbox makes (svcpod<registry port>, its own subordinate ids,
+# removed by `down`), serving its socket where rootless Podman does: $XDG_RUNTIME_DIR/podman/
+# podman.sock, with XDG_RUNTIME_DIR=/run/user/<uid> made here (no login session makes it). Its
+# home, storage and configuration are in the sandbox folder. No slirp4netns networking here
+# (/dev/net/tun is not the user's): rootless containers run with --network none.
+ROOTLESS_USER="svcpod$REGISTRY_PORT"
+rootless_uid() { id -u "$ROOTLESS_USER" 2>/dev/null; }
+case "$ENGINE" in podman-rootless|podman5-rootless) if rootless_uid >/dev/null; then SOCK="/run/user/$(rootless_uid)/podman/podman.sock"; fi ;; esac
+
+start_podman_rootless() {
+  alive "$DIR/podman.pid" && return 0
+  local p="$DIR/podman" home="$DIR/podman-home" first uid run
+  id "$ROOTLESS_USER" >/dev/null 2>&1 || useradd --no-create-home --home-dir "$home" --shell /usr/sbin/nologin "$ROOTLESS_USER"
+  uid=$(rootless_uid)
+  # 65536 subordinate ids of its own, above any a distribution hands out, apart for each sandbox
+  first=$((1000000 + 65536 * (REGISTRY_PORT % 10000)))
+  grep -q "^$ROOTLESS_USER:" /etc/subuid || echo "$ROOTLESS_USER:$first:65536" >>/etc/subuid
+  grep -q "^$ROOTLESS_USER:" /etc/subgid || echo "$ROOTLESS_USER:$first:65536" >>/etc/subgid
+  run="/run/user/$uid"
+  SOCK="$run/podman/podman.sock"
+  mkdir -p "$run" "$home" "$p"
+  chmod 0700 "$run"
+  printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "%s"\nruntime = "runc"\n' "$p/events.log" >"$p/containers.conf"
+  printf '[storage]\ndriver = "vfs"\n' >"$p/storage.conf"
+  {
+    echo 'unqualified-search-registries = []'
+    for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
+  } >"$p/registries.conf"
+  chown -R "$ROOTLESS_USER:" "$run" "$home" "$p"
+  # setpriv execs podman as the user: the pid is podman's own, for `down`
+  setsid setpriv --reuid "$uid" --regid "$uid" --init-groups \
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" USER="$ROOTLESS_USER" XDG_RUNTIME_DIR="$run" \
+      CONTAINERS_CONF="$p/containers.conf" CONTAINERS_STORAGE_CONF="$p/storage.conf" CONTAINERS_REGISTRIES_CONF="$p/registries.conf" \
+      podman system service --time=0 >"$DIR/podman.log" 2>&1 </dev/null &
+  echo $! >"$DIR/podman.pid"
+  wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
+}
+
+# After its engine has stopped: the user's processes (conmon), mounts, runtime folder and ids.
+remove_rootless_user() {
+  local uid
+  uid=$(rootless_uid) || return 0
+  pkill -KILL -U "$uid" 2>/dev/null || true
+  { grep -o " /run/user/$uid/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  rm -rf "/run/user/$uid"
+  sed -i "/^$ROOTLESS_USER:/d" /etc/subuid /etc/subgid
+  userdel "$ROOTLESS_USER" 2>/dev/null || true
+}
+# ----- end of rootless Podman -----
+
+# ----- Podman 5 (podman5) -----
+# Podman 5.8's binaries need sid's C library (Debian 12 has 2.36), so it runs inside a sid root
+# made once with debootstrap from the machine's own archive (cached like Docker 28.5, kept by
+# `down`). Each sandbox serves it in a mount namespace of its own whose root is the sid root
+# (pivot_root: a chroot is lost by the processes that join a namespace, runc's among them), with
+# /dev, /proc, /sys and /tmp (where the tests' bind folders are), and the sandbox's podman folder as
+# /svc, mounted there only, gone with the namespace; its socket is the folder's podman.sock. runc, not
+# crun: crun refuses this machine's hybrid cgroups. Its runtime state is under the same short /tmp path as the rootful
+# one's (inside the root), which `down` finds its conmon monitors by.
+PODMAN5_PIN="5.8"
+PODMAN5_ROOT="$CACHE/sid-podman-$PODMAN5_PIN/root"
+if [ "$ENGINE" = podman5 ]; then SOCK="$DIR/podman/podman.sock"; fi
+
+fetch_sid_podman() {
+  [ -x "$PODMAN5_ROOT/usr/bin/podman" ] && return 0
+  local uri tmp="$PODMAN5_ROOT.tmp" version
+  uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(awk '/^deb / { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
+  command -v debootstrap >/dev/null || { apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
+  log "making a Debian sid root with Podman $PODMAN5_PIN (once)"
+  rm -rf "$tmp"; mkdir -p "$tmp"
+  debootstrap --variant=minbase --include=podman,conmon,runc,netavark,aardvark-dns,catatonit,uidmap,ca-certificates sid "$tmp" "$uri" >"$CACHE/debootstrap.log" 2>&1 ||
+    { tail -5 "$CACHE/debootstrap.log" >&2; exit 1; }
+  version=$(chroot "$tmp" dpkg-query -W -f '${Version}' podman)
+  case "$version" in "$PODMAN5_PIN".*) ;; *) log "sid's podman is $version, not $PODMAN5_PIN: update PODMAN5_PIN in scripts/sandbox.sh and README's engine table"; exit 1 ;; esac
+  mv "$tmp" "$PODMAN5_ROOT"
+}
+
+start_podman5() {
+  alive "$DIR/podman.pid" && return 0
+  fetch_sid_podman
+  local p="$DIR/podman" run
+  run=$(podman_runroot)
+  mkdir -p "$p/root" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
+  printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n' >"$p/containers.conf"
+  printf '[storage]\ndriver = "vfs"\nrunroot = "%s"\ngraphroot = "/svc/root"\n' "$run" >"$p/storage.conf"
+  {
+    echo 'unqualified-search-registries = []'
+    for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
+  } >"$p/registries.conf"
+  # shellcheck disable=SC2016
+  setsid unshare --mount --propagation private sh -c '
+    r=$1 p=$2
+    mount --make-rprivate / && mount --bind "$r" "$r" && mount --rbind /dev "$r/dev" && mount -t proc proc "$r/proc" &&
+      mount --rbind /sys "$r/sys" && mount --bind "$p" "$r/svc" && mount --rbind /tmp "$r/tmp" && mkdir -p "$r/.host" && cd "$r" && pivot_root . .host &&
+      umount -l /.host || exit 1
+    exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root CONTAINERS_CONF=/svc/containers.conf \
+      CONTAINERS_STORAGE_CONF=/svc/storage.conf CONTAINERS_REGISTRIES_CONF=/svc/registries.conf \
+      podman --tmpdir /svc/tmp system service --time=0 unix:///svc/podman.sock' sh "$PODMAN5_ROOT" "$p" \
+    >"$DIR/podman.log" 2>&1 </dev/null &
+  echo $! >"$DIR/podman.pid"
+  wait_for 90 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
+}
+
+# Rootless: the sandbox's user (as for podman-rootless) known to the sid root too, with the same
+# subordinate ids; the namespace is made as root, then Podman runs as that user, its runtime
+# folder the host's /run/user/<uid> (its socket there, where rootless Podman serves it).
+start_podman5_rootless() {
+  alive "$DIR/podman.pid" && return 0
+  fetch_sid_podman
+  local p="$DIR/podman" uid run first
+  id "$ROOTLESS_USER" >/dev/null 2>&1 || useradd --no-create-home --home-dir /svc/home --shell /usr/sbin/nologin "$ROOTLESS_USER"
+  uid=$(rootless_uid)
+  first=$((1000000 + 65536 * (REGISTRY_PORT % 10000)))
+  grep -q "^$ROOTLESS_USER:" "$PODMAN5_ROOT/etc/passwd" || echo "$ROOTLESS_USER:x:$uid:$uid::/svc/home:/usr/sbin/nologin" >>"$PODMAN5_ROOT/etc/passwd"
+  grep -q "^$ROOTLESS_USER:" "$PODMAN5_ROOT/etc/group" || echo "$ROOTLESS_USER:x:$uid:" >>"$PODMAN5_ROOT/etc/group"
+  for f in subuid subgid; do grep -q "^$ROOTLESS_USER:" "$PODMAN5_ROOT/etc/$f" 2>/dev/null || echo "$ROOTLESS_USER:$first:65536" >>"$PODMAN5_ROOT/etc/$f"; done
+  run="/run/user/$uid"
+  SOCK="$run/podman/podman.sock"
+  mkdir -p "$run" "$p/home" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
+  chmod 0700 "$run"
+  printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n' >"$p/containers.conf"
+  printf '[storage]\ndriver = "vfs"\n' >"$p/storage.conf"
+  {
+    echo 'unqualified-search-registries = []'
+    for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
+  } >"$p/registries.conf"
+  chown -R "$ROOTLESS_USER:" "$run" "$p"
+  # shellcheck disable=SC2016
+  setsid unshare --mount --propagation private sh -c '
+    r=$1 p=$2 run=$3 uid=$4
+    mount --make-rprivate / && mount --bind "$r" "$r" && mount --rbind /dev "$r/dev" && mount -t proc proc "$r/proc" &&
+      mount --rbind /sys "$r/sys" && mount --bind "$p" "$r/svc" && mount --rbind /tmp "$r/tmp" && mount --bind "$run" "$r$run" &&
+      mkdir -p "$r/.host" && cd "$r" && pivot_root . .host && umount -l /.host || exit 1
+    exec setpriv --reuid "$uid" --regid "$uid" --init-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/svc/home \
+      XDG_RUNTIME_DIR="$run" CONTAINERS_CONF=/svc/containers.conf CONTAINERS_STORAGE_CONF=/svc/storage.conf \
+      CONTAINERS_REGISTRIES_CONF=/svc/registries.conf podman system service --time=0' sh "$PODMAN5_ROOT" "$p" "$run" "$uid" \
+    >"$DIR/podman.log" 2>&1 </dev/null &
+  echo $! >"$DIR/podman.pid"
+  wait_for 90 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
+}
+
+# The sandbox's user out of the sid root again (`down`, after its engine stopped).
+forget_rootless_user_in_sid_root() {
+  [ -d "$PODMAN5_ROOT/etc" ] || return 0
+  sed -i "/^$ROOTLESS_USER:/d" "$PODMAN5_ROOT/etc/passwd" "$PODMAN5_ROOT/etc/group" "$PODMAN5_ROOT/etc/subuid" "$PODMAN5_ROOT/etc/subgid" 2>/dev/null || true
+}
+# ----- end of Podman 5 -----
+
 start_engine() {
   case "$ENGINE" in
     docker20|docker28|docker28-containerd) start_dockerd ;;
     podman) start_podman ;;
-    *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman)"; exit 2 ;;
+    podman-rootless) start_podman_rootless ;;
+    podman5) start_podman5 ;;
+    podman5-rootless) start_podman5_rootless ;;
+    *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman, podman-rootless, podman5, podman5-rootless)"; exit 2 ;;
   esac
 }
 
@@ -286,7 +445,7 @@ swarm_ready() { [ "$(docker -H "unix://$SOCK" node ls -q --filter role=worker 2>
   ! docker -H "unix://$SOCK" node ls --format '{{.Status}}' | grep -qv Ready; }
 
 swarm_up() {
-  case "$ENGINE" in podman) log "Podman has no Swarm mode"; exit 2 ;; esac
+  case "$ENGINE" in podman*) log "Podman has no Swarm mode"; exit 2 ;; esac
   start_engine
   start_dockerd "$SWARM_WORKER"
   local manager=(docker -H "unix://$SOCK") worker=(docker -H "unix://$SWARM_WORKER/docker.sock")
@@ -356,10 +515,12 @@ down() {
   fi
   stop_pid "$DIR/dockerd.pid"
   stop_pid "$DIR/podman.pid"
+  remove_rootless_user
+  forget_rootless_user_in_sid_root
   # podman's conmon monitors (containers and exec sessions) outlive its service: they are ours
   # when their command line names our folder
   pkill -KILL -f "conmon .*$DIR/podman/" 2>/dev/null || true
-  pkill -KILL -f "conmon .*$(podman_runroot)/" 2>/dev/null || true
+  pkill -KILL -f "conmon .*$(podman_runroot)([/ ]|$)" 2>/dev/null || true
   stop_pid "$DIR/registry.pid"
   stop_pid "$DIR/auth-registry.pid"
   # Anything the engine left mounted under our own folders.

@@ -10,7 +10,10 @@
 #   docker28, docker28:e2e    the engine-facing tests on Docker 28.5's classic image store
 #   docker20, docker20:e2e    the same on Debian 12's Docker 20.10, the oldest supported,
 #   docker20:swarm            and the Swarm tests there
-#   podman                    the Podman set (svc refuses Podman)
+#   podman                    the Podman set on Debian 12's Podman 4.3, rootful (docs/podman.md)
+#   podman-rootless           the Podman set on the same Podman as a user the sandbox makes
+#   podman5                   the Podman set on sid's Podman 5.8, rootful, in a sid root the sandbox makes
+#   podman5-rootless          the Podman set on the same Podman 5.8 as a user the sandbox makes
 # Every leg is a sandbox of its own, so that they all run side by side.
 # SVC_TEST_ENGINES="docker20" (a space-separated list of legs or engines) runs only those. Extra
 # arguments go to `bun test` on one leg, the containerd store's (bash scripts/test.sh tests/build),
@@ -50,7 +53,7 @@ OWN_ENGINES=(tests/integration/safety)
 SWARM=(tests/integration/swarm)
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}" "${SWARM[@]}")
 ALL_LEGS=(docker28-containerd docker28-containerd:e2e docker28-containerd:rest docker28-containerd:swarm
-  docker28 docker28:e2e docker20 docker20:e2e docker20:swarm podman)
+  docker28 docker28:e2e docker20 docker20:e2e docker20:swarm podman podman-rootless podman5 podman5-rootless)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
 # engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
 QUICK=(tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
@@ -127,7 +130,7 @@ tests_of() { # what a leg runs
         grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
     *:e2e) echo "${E2E_APART[@]}" ;;
     *:swarm) echo "${SWARM[@]}" ;;
-    podman) echo tests/integration/podman ;;
+    podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
     *) unscoped_here ;;
   esac
 }
@@ -145,7 +148,7 @@ beside_of() { # what a leg runs beside tests_of: one line a process
   case "$1" in
     # the build tests compile svc and build its images (each svc they start has a scope of its own)
     *:rest) echo tests/build ;;
-    *:*|podman) ;;
+    *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
     *) echo "${SCOPED[@]}"; echo "${OWN_ENGINES[@]}" ;;
   esac
 }

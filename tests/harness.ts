@@ -206,9 +206,9 @@ export function freePort(): number {
 }
 
 /** Whether something accepts connections on the loopback port. */
-export async function portOpen(port: number): Promise<boolean> {
+export async function portOpen(port: number, hostname = "127.0.0.1"): Promise<boolean> {
   try {
-    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
+    const socket = await Bun.connect({ hostname, port, socket: { data() {} } });
     socket.end();
     return true;
   } catch {

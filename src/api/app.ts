@@ -9,6 +9,9 @@
  * validation and never 415, so the order is kept here in plain code. Handlers only call the
  * runner and the metrics; nothing below the API sees Elysia's Context.
  */
+import { parseBoolean } from "../config/values.ts";
+import type { CopyList } from "../dataguard/index.ts";
+import { dataGuardEndpoint } from "./data-guard.ts";
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config/index.ts";
@@ -24,8 +27,9 @@ import { dashboardRoutes } from "./dashboard.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, forbidden, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
+import { notFromThePage } from "./same-origin.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
-import { isOwnerChallenge, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof } from "../state/owner.ts";
+import { isOwnerChallenge, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, OWNER_REQUEST_HEADER, ownerProof, ownerRequestVerifier } from "../state/owner.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -42,6 +46,8 @@ export interface ApiDeps {
   audit?: AuditLog;
   /** the nonce of the state file's owner claim: GET /v1/health proves knowing it to `svc rollback` (state/owner.ts) */
   ownerNonce?: string;
+  /** the data guard's copies (GET and DELETE /v1/data-guard); absent: none listed */
+  dataCopies?: CopyList;
 }
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
@@ -75,11 +81,13 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     return answer(await deps.runner.skip(container, { digest: fields.digest?.[0], tag: fields.tag?.[0] }));
   };
   const rollback: Handler = async (request, target, server) => {
-    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "with_data"] as const);
     const container = oneContainer(fields.container);
+    const withData = fields.with_data === undefined ? false : parseBoolean(fields.with_data.join(","));
+    if (withData === undefined) throw new SvcError("bad_request", 'with_data must be "true" or "false"');
     // the rollback watches the container it puts back, as an update does
     server?.timeout(request, 0);
-    return answer(await deps.runner.rollback(container));
+    return answer(await deps.runner.rollback(container, undefined, withData ? { withData } : undefined));
   };
   return new Map([
     ["/v1/health", getEndpoint(true, false, health)],
@@ -88,6 +96,7 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
     ["/v1/skip", { enabled: api.update, authenticated: true, methods: { POST: skip }, allow: "POST" }],
     ["/v1/rollback", { enabled: api.update, authenticated: true, methods: { POST: rollback }, allow: "POST" }],
+    ["/v1/data-guard", dataGuardEndpoint(true, deps.dataCopies)],
     ...dashboard,
   ]);
 }
@@ -111,14 +120,17 @@ function serveEndpoint(
   if (!principal) return errorResponse(unauthorized());
   if (!isAction(request.method)) return handler(request, target, server, principal);
   if (principal.role !== "admin") return errorResponse(forbidden());
+  const crossSite = principal.via === "proxy" ? notFromThePage(request) : null;
+  if (crossSite !== null) return errorResponse(new SvcError("forbidden", `forbidden: a user the identity proxy signed in acts only from svc's own page, and ${crossSite} (docs/security.md)`));
   const response = Promise.resolve().then(() => handler(request, target, server, principal));
   audit(principal, request, target, response);
   return response;
 }
 
 /** Who sent a request: its token, or the user a trusted proxy names (docs/dashboard.md, roles). */
-function principalOf(authenticate: Authenticate, header: string | undefined) {
+function principalOf(authenticate: Authenticate, header: string | undefined, handedOver: (request: Request) => Principal | null) {
   return (request: Request, server: Server<unknown> | null): Principal | null =>
+    handedOver(request) ??
     authenticate(
       request.headers.get("authorization"),
       () => (header ? request.headers.get(header) : null),
@@ -126,11 +138,31 @@ function principalOf(authenticate: Authenticate, header: string | undefined) {
     );
 }
 
+/** The one request a proof of the state folder's secret may make (state/owner.ts), without a body. */
+const HANDED_OVER_PATH = "/v1/rollback";
+
+/**
+ * `svc rollback` handing its rollback over: a POST /v1/rollback with no body whose proof header
+ * shows the owner file's nonce (never a token: docs/security.md). Without an owner nonce, nothing.
+ */
+function handedOverBy(ownerNonce: string | undefined): (request: Request) => Principal | null {
+  if (ownerNonce === undefined) return () => null;
+  const verify = ownerRequestVerifier(ownerNonce);
+  return (request) => {
+    const proof = request.headers.get(OWNER_REQUEST_HEADER);
+    if (proof === null || request.method !== "POST") return null;
+    const target = requestTarget(request.url);
+    const bodiless = request.body === null && (request.headers.get("content-length") ?? "0") === "0" && !request.headers.has("transfer-encoding");
+    if (target.path !== HANDED_OVER_PATH || !bodiless) return null;
+    return verify(proof, request.method, target.path + target.query) ? { role: "admin", name: "svc rollback (the state folder's proof)" } : null;
+  };
+}
+
 export function createApp(deps: ApiDeps) {
   const log = deps.log.child("api");
   const dashboard = dashboardRoutes({ ...deps, log });
   const endpoints = buildEndpoints(deps, dashboard.exact);
-  const who = principalOf(createAuthenticator(deps.config.http_api), deps.config.http_api.trusted_proxy_header);
+  const who = principalOf(createAuthenticator(deps.config.http_api), deps.config.http_api.trusted_proxy_header, handedOverBy(deps.ownerNonce));
   /**
    * Who asked for an action: one audit line as it is accepted (before the engine actions it
    * causes, and written even if svc stops meanwhile), one more with the error when it fails.

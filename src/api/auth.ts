@@ -36,6 +36,8 @@ export type Role = "admin" | "viewer";
 export interface Principal {
   role: Role;
   name: string;
+  /** "proxy": signed in by the identity proxy's header (its cookie: same-origin.ts); absent: a token */
+  via?: "proxy";
 }
 
 /** The request's Authorization header, the proxy header's value and the address it came from (read only when needed). */
@@ -76,6 +78,6 @@ export function createAuthenticator(settings: AuthSettings): Authenticate {
     const address = remote();
     if (address === undefined || !proxies.has(plainAddress(address))) return null;
     const user = proxyUser()?.trim();
-    return user && PROXY_USER.test(user) ? { role: settings.trusted_proxy_role, name: user } : null;
+    return user && PROXY_USER.test(user) ? { role: settings.trusted_proxy_role, name: user, via: "proxy" } : null;
   };
 }

@@ -79,6 +79,7 @@ const container = z.object({
   last_cycle: z.object({ at: time, state: states, reason: prose.nullable() }).nullable().default(null),
   last_update: z.object({ at: time, from_version: text, to_version: text.nullable() }).nullable().default(null),
   release_notes: releaseNotes.nullable().default(null),
+  compose_change: z.array(text).nullable().default(null),
 });
 
 const excluded = z.object({ kind: z.enum(["container", "service"]).optional(), name: text, image: text, state: text, reason: prose });

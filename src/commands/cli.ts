@@ -46,16 +46,20 @@ function optionArgs(wanted: (option: OptionSpec) => boolean = () => true): ArgsD
 
 const withFlags = (flags: readonly string[]) => (option: OptionSpec) => flags.includes(option.flag);
 
+/** `svc rollback NAME --with-data`: a switch of the command, not an option of the configuration. */
+const WITH_DATA = "--with-data";
+
 /** svc's commands; args are functions, built only when a help asks for them. */
 const COMMANDS = {
   rollback: defineCommand({
     meta: {
       name: "rollback",
       description:
-        "Puts the container NAME back on the image it ran before svc's last update of it (known from state_dir). It goes through the same protocol as an update: the current container is kept until the one on the earlier image passes the rollback checks. The digest it leaves is then skipped until a newer one appears. When a service runs on the same state_dir with its update API, the rollback is handed to it (POST /v1/rollback, with the same http_api.token). Exit 0 when the container runs the earlier image again. Every option of svc --help is read; these matter here.",
+        "Puts the container NAME back on the image it ran before svc's last update of it (known from state_dir). It goes through the same protocol as an update: the current container is kept until the one on the earlier image passes the rollback checks. The digest it leaves is then skipped until a newer one appears. When a service runs on the same state_dir with its update API, the rollback is handed to it (POST /v1/rollback on the address its owner file names, proven with the state folder's secret: no token is sent). Exit 0 when the container runs the earlier image again. Every option of svc --help is read; these matter here.",
     },
     args: () => ({
       name: { type: "positional", description: "The container to put back" },
+      "with-data": { type: "boolean", description: "Its data too: the data guard's copy taken at that update (docs/data-guard.md) replaces what the container wrote since; the present data is copied first, so that this too can be undone" },
       ...commandFlagArgs(["config"]),
       ...optionArgs(withFlags(["--state-dir", "--scope", "--docker-host", "--http-api-token", "--stop-timeout", "--rollback-startup-timeout", "--log-format"])),
     }),
@@ -131,7 +135,8 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     io.stderr.write("svc rollback: name the container: svc rollback NAME [options]\n");
     return exitCodeOf(new SvcError("usage", "no container named"));
   }
-  const rest = healthcheck ? argv.slice(1) : handover ? argv.slice(4) : rollback ? argv.slice(2) : argv;
+  const withData = rollback !== undefined && argv.slice(2).includes(WITH_DATA);
+  const rest = healthcheck ? argv.slice(1) : handover ? argv.slice(4) : rollback ? argv.slice(2).filter((arg) => arg !== WITH_DATA) : argv;
   const { command: flags } = parseArgv(rest);
   let config: Config | undefined;
   try {
@@ -156,7 +161,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     if (healthcheck) return await (await import("./healthcheck.ts")).runHealthcheck(config);
     if (handover) return await (await import("./handover.ts")).runHandoverCommand(config, handover);
     await logWarnings(loaded, io);
-    if (rollback) return await (await import("./rollback.ts")).runRollback(config, rollback);
+    if (rollback) return await (await import("./rollback.ts")).runRollback(config, rollback, { withData });
     const { runService } = await import("../service/index.ts");
     return await runService(config, { stateDirChosen: loaded.sources.state_dir?.source !== "default" });
   } catch (error) {

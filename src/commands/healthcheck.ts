@@ -3,13 +3,12 @@
  * run every few seconds on small hosts, loads neither the engine client nor the HTTP framework.
  */
 import type { Config } from "../config/index.ts";
+import { reachableAddress, urlHost } from "../core/loopback.ts";
 import { apiEnabled } from "../service/api-enabled.ts";
 
-/** Where this machine reaches an API listening on `address`: loopback for the wildcard addresses. */
+/** Where this machine reaches an API listening on `address`, as a URL's host: loopback for the wildcard addresses. */
 export function localAddress(address: string): string {
-  if (address === "0.0.0.0") return "127.0.0.1";
-  if (address === "::") return "[::1]";
-  return address.includes(":") ? `[${address}]` : address;
+  return urlHost(reachableAddress(address));
 }
 
 /**

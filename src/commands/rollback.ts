@@ -7,8 +7,9 @@
  * runs the next cycle. When no service claims the state file, or it has no update API, the
  * command rolls back itself, between the service's cycles (the state file's lease), and the
  * state file is merged on every write and read again by the service before it uses it
- * (src/state/index.ts). The API token goes only to a service that proves, on its port, that it is
- * the owner the state folder names (state/owner.ts, docs/security.md).
+ * (src/state/index.ts). The handover is made only to a service that proves, on the address its
+ * owner file names, that it is that owner, and carries no API token: the request proves itself with
+ * the owner file's nonce (state/owner.ts, docs/security.md).
  */
 import { z } from "zod";
 import { readBoundedJson } from "../core/bounded.ts";
@@ -20,21 +21,24 @@ import { notificationSecrets } from "../notify/secrets.ts";
 import { recoverOrPostpone } from "../service/recovery.ts";
 import { loadRooms, rememberedBy } from "../service/rooms.ts";
 import { stateFile } from "../state/index.ts";
-import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, waitForLease, type Owner } from "../state/owner.ts";
-import type { RollbackResult } from "../updater/types.ts";
+import { urlHost } from "../core/loopback.ts";
+import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, signOwnerRequest, waitForLease, type Owner } from "../state/owner.ts";
+import type { RollbackOptions, RollbackResult } from "../updater/types.ts";
+import { copyListOf } from "../dataguard/index.ts";
 import { logRollback, stepLogger } from "../updater/wrappers/summary.ts";
 
 /**
  * `svc rollback NAME`: the container back on the image it ran before svc's last update of it
  * (known from state_dir), through the update protocol. Exit 0 when it runs that image again.
  */
-export async function runRollback(config: Config, name: string): Promise<number> {
+export async function runRollback(config: Config, name: string, options: RollbackOptions = {}): Promise<number> {
   const logging = createLogging(logSettings(config), { secrets: notificationSecrets(config.notifications) });
   const log = logging.log.child("service");
   let release: (() => void) | undefined;
   try {
+    if (options.withData) warnDataLoss(config, name, log);
     const file = stateFile(config.state_dir, config.scope);
-    const handed = file && (await rollbackThroughOwner(config, file, name, log));
+    const handed = file && (await rollbackThroughOwner(config, file, name, log, options.withData));
     if (handed) return rollbackOutcome(handed, logging);
     if (file) release = await leaseForCommand(config, file, log);
     const rooms = await loadRooms();
@@ -51,11 +55,21 @@ export async function runRollback(config: Config, name: string): Promise<number>
       ...rememberedBy(state),
     });
     await recoverOrPostpone(updater, log);
-    return rollbackOutcome(await updater.rollback(name, "run_once"), logging);
+    return rollbackOutcome(await updater.rollback(name, "run_once", options), logging);
   } finally {
     release?.();
     await logging.close();
   }
+}
+
+/** `svc rollback --with-data` says, before it acts, what the container wrote since the copy and is to be replaced. */
+function warnDataLoss(config: Config, name: string, log: Logger): void {
+  const copy = copyListOf(config).list().find((c) => c.container === name);
+  if (!copy) return;
+  const hours = Math.round(copy.age_seconds / 360) / 10;
+  log.warn(
+    `${name}: its data goes back to the copy of version ${copy.version ?? "?"} taken ${copy.created_at} (${hours} h ago): what it wrote since is replaced; its present data is copied first, so this rollback too can be undone (GET /v1/data-guard)`,
+  );
 }
 
 /** Tells what `svc rollback` did; exit 0 when the container runs its earlier image again. */
@@ -70,6 +84,7 @@ const ResultSchema = z.object({
   to_image_id: z.string(),
   state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]),
   reason: z.string().nullable(),
+  data_guard: z.object({ bytes: z.number(), duration_ms: z.number(), restored: z.boolean(), problem: z.string().max(4000).optional() }).optional(),
 });
 
 /** A rollback's answer is a few hundred bytes; anything larger is not svc's. */
@@ -81,7 +96,7 @@ const KIND_BY_STATUS: Record<number, ErrorKind> = { 400: "bad_request", 401: "un
  * The result of the rollback done by the service that owns `stateFile`, or undefined when this
  * process must do it itself (no live owner, or one without an update API or out of reach).
  */
-async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger): Promise<RollbackResult | undefined> {
+async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger, withData = false): Promise<RollbackResult | undefined> {
   const owner = liveOwner(stateFile);
   if (!owner) return undefined;
   const who = describeProcess(owner);
@@ -89,28 +104,34 @@ async function rollbackThroughOwner(config: Config, stateFile: string, name: str
     log.info(`${who} runs on this state_dir without the update API: rolling back from here, between its cycles`);
     return undefined;
   }
-  const proof = await provesOwner(owner);
-  if (proof !== "proven") {
-    if (proof === "silent" && onThisHost(owner)) throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on 127.0.0.1:${owner.api_port}`);
-    const what = proof === "silent" ? "nothing answers there" : "what answers there does not prove to be it";
-    log.warn(`${who} claims this state_dir with its API on port ${owner.api_port}, but ${what} (127.0.0.1): the API token is not sent; rolling back from here, between its cycles`);
+  if (owner.api_address === undefined || owner.nonce === undefined) {
+    log.warn(`${who} claims this state_dir with its API on port ${owner.api_port}, but its owner file (an older svc's) names no address or no nonce: nothing is sent to it; rolling back from here, between its cycles`);
     return undefined;
   }
-  const url = `http://127.0.0.1:${owner.api_port}/v1/rollback`;
+  const place = `${urlHost(owner.api_address)}:${owner.api_port}`;
+  const proof = await provesOwner(owner, place);
+  if (proof !== "proven") {
+    if (proof === "silent" && onThisHost(owner)) throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on ${place}`);
+    const what = proof === "silent" ? "nothing answers there" : "what answers there does not prove to be it";
+    log.warn(`${who} claims this state_dir with its API on ${place}, but ${what}: nothing is handed to it; rolling back from here, between its cycles`);
+    return undefined;
+  }
+  // what to roll back is all in the query string, which the proof covers; no body, no token
+  const path = `/v1/rollback?container=${encodeURIComponent(name)}${withData ? "&with_data=true" : ""}`;
   let response: Response;
   try {
-    response = await fetch(url, {
+    response = await fetch(`http://${place}${path}`, {
       method: "POST",
-      headers: { "content-type": "application/json", ...(config.http_api.token ? { authorization: `Bearer ${config.http_api.token}` } : {}) },
-      body: JSON.stringify({ container: name }),
+      headers: signOwnerRequest(owner.nonce, "POST", path),
+      redirect: "manual",
       // the service stops, starts and watches the container as an update does
       signal: AbortSignal.timeout(rollbackTimeoutMs(config)),
     });
   } catch (error) {
     // it proved to be the owner a moment ago: whether it rolled back is not known, so not again from here
-    throw new SvcError("startup", `${who} runs on this state_dir but its API stopped answering on 127.0.0.1:${owner.api_port}: ${(error as Error).message}`);
+    throw new SvcError("startup", `${who} runs on this state_dir but its API stopped answering on ${place}: ${(error as Error).message}`);
   }
-  const result = await answerOf(response, owner, who);
+  const result = await answerOf(response, who, place);
   log.info(`handed to ${who}, which runs on this state_dir (POST /v1/rollback)`);
   return result;
 }
@@ -122,11 +143,11 @@ const PROOF_TIMEOUT_MS = 10_000;
  * Whether what listens on the owner's port knows the owner file's nonce: asked with a fresh
  * challenge on GET /v1/health, which needs no token. "silent": nothing answers.
  */
-async function provesOwner(owner: Owner): Promise<"proven" | "unproven" | "silent"> {
+async function provesOwner(owner: Owner, place: string): Promise<"proven" | "unproven" | "silent"> {
   const challenge = newOwnerNonce();
   let response: Response;
   try {
-    response = await fetch(`http://127.0.0.1:${owner.api_port}/v1/health`, { headers: { [OWNER_CHALLENGE_HEADER]: challenge }, redirect: "manual", signal: AbortSignal.timeout(PROOF_TIMEOUT_MS) });
+    response = await fetch(`http://${place}/v1/health`, { headers: { [OWNER_CHALLENGE_HEADER]: challenge }, redirect: "manual", signal: AbortSignal.timeout(PROOF_TIMEOUT_MS) });
   } catch {
     return "silent";
   }
@@ -135,7 +156,7 @@ async function provesOwner(owner: Owner): Promise<"proven" | "unproven" | "silen
   return owner.nonce !== undefined && response.ok && shown === ownerProof(owner.nonce, challenge) ? "proven" : "unproven";
 }
 
-async function answerOf(response: Response, owner: Owner, who: string): Promise<RollbackResult> {
+async function answerOf(response: Response, who: string, place: string): Promise<RollbackResult> {
   const read = await readBoundedJson(response, MAX_ANSWER_BYTES);
   const body = "value" in read ? read.value : undefined;
   if (response.ok) {
@@ -149,7 +170,7 @@ async function answerOf(response: Response, owner: Owner, who: string): Promise<
   } catch {
     // not our error body: the status says enough
   }
-  if (response.status === 401) message += ` (give svc rollback the service's http_api.token: the same configuration file, SVC_HTTP_API_TOKEN or --http-api-token; port ${owner.api_port})`;
+  if (response.status === 401) message += ` (it did not take the state folder's proof on ${place}: restart the service with this version of svc)`;
   if (response.status === 409) message = `${who} is running an update cycle: try again once it is over`;
   throw new SvcError(KIND_BY_STATUS[response.status] ?? "internal", message);
 }

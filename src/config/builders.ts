@@ -10,7 +10,7 @@ import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
 import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl } from "../shoutrrr/index.ts";
-import { formatDuration, parseDuration, parseTagPolicy } from "./values.ts";
+import { formatDuration, parseDuration, parseSize, parseTagPolicy } from "./values.ts";
 import { parseDigestPeriod } from "./window.ts";
 
 // The configuration is parsed once per start: zod's JIT (code generated with `new Function` on
@@ -388,5 +388,15 @@ export function peers(description: string) {
       )
       .refine((list) => new Set(list.map((peer) => peer.name)).size === list.length, { error: "peer names must be distinct" })
       .default([]),
+  );
+}
+
+/** A size with its default (`1GiB`): kept as written, read with parseSize where it is used. */
+export function size(def: string, description: string) {
+  return leaf({ kind: "string", description, default: def }, () =>
+    z
+      .string()
+      .refine((value) => parseSize(value) !== undefined, { error: 'is not a size (examples: "512MiB", "1GiB", "2g", or plain bytes)' })
+      .default(def),
   );
 }

@@ -17,7 +17,7 @@ import { z } from "zod";
 import {
   addresses, alias, bool, choice, credentials, cron, DAY, digestOptions, duration, file, gitAuthor, HOUR, int, leaf,
   list, nonEmpty, notificationUrls, optionalDuration, optionalUrl, parsedText, path, peers, rangeCheck,
-  releaseSources, ruled, servicesBaseUrl, stateDir, str, table, tagPolicy, url, wt, wtSwitch, type Leaf,
+  releaseSources, ruled, servicesBaseUrl, size, stateDir, str, table, tagPolicy, url, wt, wtSwitch, type Leaf,
   type Table
 } from "./builders.ts";
 import { parseWindows } from "./window.ts";
@@ -86,6 +86,15 @@ export const CONFIG = table("General options", {
     parseWindows,
   ),
   pre_pull: bool(true, "With update_window: pull a newer image as soon as it is found, outside the window, so the window holds only the stop and the start"),
+  data_guard: choice(
+    ["off", "volumes", "all"],
+    "off",
+    "Copy a container's data with each update and put it back when the update is rolled back (docs/data-guard.md): off, volumes (the named and anonymous volumes it mounts read-write) or all (bind mounts too); label svc.data_guard",
+  ),
+  data_guard_max_size: size("1GiB", "With data_guard: the most one container's copy may take (all its guarded mounts together); above it, or when data_guard_dir lacks the room, data_guard_over decides"),
+  data_guard_over: choice(["hold", "skip"], "hold", "With data_guard: a copy over data_guard_max_size or the room left: hold (the update waits, the reason gives the numbers) or skip (update without a copy, said in the report)"),
+  data_guard_dir: path("Folder for data_guard's copies (default: data-guard under state_dir); a copy leaves at least 10% of its filesystem (at most 1 GiB) free", "/var/lib/svc/data-guard"),
+  data_guard_keep: duration("7d", "With data_guard: keep a container's copy this long after its new version started (svc rollback NAME --with-data goes back to it), or until its next update", { min: 1, max: 366 * DAY }),
   min_image_age: duration("0s", "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible", { max: 366 * DAY }),
 
   hold_breaking: bool(false, "Hold an update whose release notes say it breaks (a new major version, BREAKING in the notes: docs/release-notes.md) until it is asked for by name (the dashboard's Update, POST /v1/update naming it); label svc.hold_breaking"),
@@ -94,9 +103,9 @@ export const CONFIG = table("General options", {
     enabled: bool(true, "Read the releases between the running and the newer version of each stale target from its source repository (GitHub, GitLab, Gitea/Forgejo)"),
     github_api_url: url("GitHub API base URL", ["http", "https"], "https://api.github.com"),
     github_token: str("GitHub token (60 requests an hour without one), or a path to a file holding it", "/run/secrets/github_token", { secret: true }),
-    gitlab_api_url: url("GitLab API base URL (a self-hosted GitLab: its /api/v4; its host's repositories are then read there)", ["http", "https"], "https://gitlab.com/api/v4"),
+    gitlab_api_url: url("GitLab API base URL (a self-hosted GitLab: its /api/v4; its host's repositories are then read there, and gitlab.com's are not)", ["http", "https"], "https://gitlab.com/api/v4"),
     gitlab_token: str("GitLab token, or a path to a file holding it", "/run/secrets/gitlab_token", { secret: true }),
-    gitea_api_url: url("Gitea/Forgejo API base URL (a self-hosted one: its /api/v1; its host's repositories are then read there)", ["http", "https"], "https://codeberg.org/api/v1"),
+    gitea_api_url: url("Gitea/Forgejo API base URL (a self-hosted one: its /api/v1; its host's repositories are then read there, and codeberg.org's are not)", ["http", "https"], "https://codeberg.org/api/v1"),
     gitea_token: str("Gitea/Forgejo token, or a path to a file holding it", "/run/secrets/gitea_token", { secret: true }),
     timeout: duration("10s", "Timeout of one request to a source host", { min: 1, max: HOUR }),
     cache_for: duration("5m", "A repository's releases read less than this long ago are used without asking its host again (0s: a conditional request every cycle)", { max: DAY }),
@@ -104,7 +113,8 @@ export const CONFIG = table("General options", {
     sources: releaseSources("Source repositories of images without an org.opencontainers.image.source label (image, source: a repository URL)"),
   }),
 
-  compose: table("Compose projects (docs/compose.md)", {
+  compose: table("Compose projects: a tag move is written into the project's files (docs/compose.md)", {
+    write: bool(true, "Write a compose container's tag move into its compose file or .env (only the version's characters; label svc.compose.write=false keeps one service's files untouched); a digest update of the same tag never touches a file"),
     git: choice(
       ["off", "commit", "push", "pull_request"],
       "off",

@@ -94,3 +94,30 @@ export function parseTagPolicy(input: string): ParsedTagPolicy {
     return { problem: `has a pattern that is not a regular expression svc can match in linear time (RE2 syntax: no backreferences or lookaround): ${why}` };
   }
 }
+
+const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3, t: 1024 ** 4, tb: 1024 ** 4, tib: 1024 ** 4 };
+
+/**
+ * Sizes as operators write them: `512MiB`, `1GiB`, `2g`, `1024` (bytes). Units are binary
+ * (K, M, G, T = 1024-based, with or without B or iB); undefined when the text is not a size.
+ */
+export function parseSize(input: string): number | undefined {
+  const match = /^(\d{1,15})(?:\.(\d{1,3}))?\s*([a-z]{0,3})$/i.exec(input.trim());
+  if (!match) return undefined;
+  const unit = SIZE_UNITS[match[3]!.toLowerCase()];
+  if (unit === undefined) return undefined;
+  const bytes = Math.round(Number(`${match[1]}.${match[2] ?? "0"}`) * unit);
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/** A size as operators read it: 1536 MiB -> "1.5 GiB". */
+export function formatSize(bytes: number): string {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${Math.round(value * 10) / 10} ${units[unit]}`;
+}

@@ -139,7 +139,7 @@ export function switchOverSteps(watchtower: string, file: string): string[] {
     "     (in a compose project: delete its service, then docker compose up -d --remove-orphans)",
     "  3. Start svc with the file, one of:",
     `     binary:  svc --config ${file}   (or install.sh --systemd, the file as /etc/svc/svc.toml)`,
-    `     image:   chown 65532 ${file}, then README.md's docker run line or docs/compose.yaml, with`,
+    `     image:   chown 65532 ${file}, then docs/install.md's docker run line or docs/compose.yaml, with`,
     `              -v "$PWD/${file}:/svc.toml:ro" and without SVC_POLL_INTERVAL (the file says when)`,
     "  4. Check the first cycle: svc's last start line says when it comes (next check at ...);",
     `     svc --config ${file} --run-once runs one now.`,

@@ -37,6 +37,8 @@ export interface ReplacementOptions {
   apiVersion: string;
   /** the id of the image `image` names now, when known (compose-managed containers record it) */
   imageId?: string;
+  /** labels set on the replacement over the old container's (compose's config hash after svc wrote the service's files) */
+  labels?: Record<string, string>;
 }
 
 export interface ReplacementSpec {
@@ -113,6 +115,7 @@ function replacementConfig(old: ContainerInspect, oldImage: ImageInspect | null,
   delete config.MacAddress; // re-added below only when the user set it
   // compose recreates a container whose label names another image id than the service's image
   if (options.imageId && typeof config.Labels?.[COMPOSE_IMAGE_LABEL] === "string") config.Labels[COMPOSE_IMAGE_LABEL] = options.imageId;
+  if (options.labels) config.Labels = { ...config.Labels, ...options.labels };
 
   if (haveImage) {
     const userEntrypoint = config.Entrypoint !== undefined && !sameValue(config.Entrypoint, image.Entrypoint);

@@ -94,9 +94,10 @@ const WHERE = "set --docker-host or DOCKER_HOST";
  * Why the engine cannot be reached, with what to do about it, from the system error code of the
  * failed connection; undefined when the code says nothing more than the message.
  */
-export function unreachableAdvice(endpoint: Endpoint, code: string): string | undefined {
+export function unreachableAdvice(endpoint: Endpoint, code: string, podmanSockets: string[] = []): string | undefined {
   if (endpoint.kind === "unix") {
     const path = endpoint.socketPath;
+    if (code === "ENOENT" && podmanSockets.length > 0) return `no Docker socket at ${path}; Podman's is at ${podmanSockets.map((s) => `unix://${s}`).join(" and ")}: ${WHERE} to it`;
     if (code === "ENOENT") return `no Docker socket at ${path}: start the Docker engine, or ${WHERE} to where its socket is`;
     if (code === "EACCES" || code === "EPERM") return `no permission to use ${path}: run svc as root or as a user in the socket's group (usually docker)`;
     if (code === "ECONNREFUSED") return `nothing answers on ${path}: start the Docker engine (the socket is there, the engine is not)`;

@@ -13,7 +13,7 @@ import { duration } from "../core/moments.ts";
 /** The most of a command's output (a lifecycle hook's) svc keeps: its first MiB. */
 const MAX_EXEC_OUTPUT = 1024 * 1024;
 import type { Logger } from "../log/index.ts";
-import { replacementSpec, compareApiVersions, settingsBeyondApi, COMPOSE_IMAGE_LABEL } from "./clone.ts";
+import { replacementSpec, compareApiVersions, settingsBeyondApi, COMPOSE_IMAGE_LABEL, type ReplacementSpec } from "./clone.ts";
 import {
   CLIENT_MAX_API_VERSION,
   CLIENT_MIN_API_VERSION,
@@ -27,6 +27,7 @@ import {
   tlsMaterial,
 } from "./connection.ts";
 import { FetchModem } from "./modem.ts";
+import { creationDifferences, libpodCreateSpec, LIBPOD_API, lostSettings, podmanSockets, PODMAN_MIN_VERSION, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "./podman.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import type {
@@ -50,24 +51,17 @@ import type {
 export const RESPONSE_TIMEOUT_MS = 120_000;
 /** How long the version negotiation (one small GET, also the reachability probe) may take. */
 export const NEGOTIATION_TIMEOUT_MS = 10_000;
+/** The slowest extraction of an archive svc waits for (PUT /containers/{id}/archive), per second. */
+const ARCHIVE_FLOOR_BYTES_PER_SECOND = 1024 * 1024;
 /** Stop API with a `signal` parameter. */
 const STOP_SIGNAL_API = "1.42";
 /** Image list with each image's platform manifests (`manifests=1`). */
 const IMAGE_MANIFESTS_API = "1.47";
 
-/**
- * Podman's Docker-compatible API (4.x) leaves out what a lossless update needs: a container's
- * declared volumes (Config.Volumes: an anonymous volume would come back empty), whether the user
- * set a stop timeout (every container reports one), and the update endpoint. svc refuses it rather
- * than risk a volume's data (README, Engines).
- */
-function refusePodman(version: { Components?: { Name?: string; Version?: string }[] }, host: string): void {
-  const podman = version.Components?.find((c) => /podman/i.test(c.Name ?? ""));
-  if (!podman) return;
-  throw new SvcError(
-    "config",
-    `docker.host: ${host} is Podman ${podman.Version ?? ""}, which svc does not support: its Docker-compatible API does not report a container's declared volumes, so an update would lose the data of anonymous volumes. Point svc at a Docker engine (20.10 or newer)`.replace("Podman  ", "Podman "),
-  );
+/** Podman below the version svc is tested with is refused, with the reason (podman.ts). */
+function refuseOldPodman(podman: string | null, host: string): void {
+  const reason = podman === null ? null : refusedPodman(podman);
+  if (reason) throw new SvcError("config", `docker.host: ${host} is ${reason}. Point svc at Podman ${PODMAN_MIN_VERSION} or newer, or at a Docker engine (20.10 or newer)`);
 }
 
 function imageSummary(row: any): ImageSummary {
@@ -123,21 +117,29 @@ export async function createDockerEngine(docker: DockerConfig, log: Logger, time
   });
   // Negotiate now when the engine is there; if it is not, every call retries and fails clearly,
   // so a service started before its engine keeps running.
-  await engine.info().catch((error) => {
-    // a one-off command (run-once, svc rollback) has no later cycle to wait for: the cause is its answer
-    if ((error instanceof SvcError && error.kind === "config") || options.mustAnswer) throw error;
-    log.warn("the Docker engine is not reachable yet", { error: (error as Error).message });
-  });
+  await engine.info().then(
+    // the first words about the engine: which one, and on which socket (docs/podman.md)
+    (info) => log.info(`using ${info.product} at ${displayHost(docker.host)}`, { api_version: info.apiVersion }),
+    (error) => {
+      // a one-off command (run-once, svc rollback) has no later cycle to wait for: the cause is its answer
+      if ((error instanceof SvcError && error.kind === "config") || options.mustAnswer) throw error;
+      log.warn("the Docker engine is not reachable yet", { error: (error as Error).message });
+    },
+  );
   return engine;
 }
 
 interface Negotiated {
   docker: Docker;
   info: EngineInfo;
+  /** the Podman version behind the compatible API (podman.ts), null on Docker */
+  podman: string | null;
 }
 
 export class DockerEngine implements Engine {
   private negotiation: Promise<Negotiated> | undefined;
+  /** On Podman: the containers (old ids) whose replacement goes through libpod's create (probePodman). */
+  private readonly podmanRoutes = new Set<string>();
   /** services on a Swarm manager (swarm.ts), through the same bounded calls */
   readonly swarm: Swarm = dockerSwarm(((what, action, options) => this.call(what, action as never, options)) as EngineCall);
 
@@ -164,7 +166,8 @@ export class DockerEngine implements Engine {
     // dockerode's version() takes options like every call (its types list only a callback)
     const version = probe.version.bind(probe) as unknown as (options: { abortSignal: AbortSignal }) => Promise<Docker.DockerVersion>;
     const answer = (await this.attempt("negotiate the API version", (abortSignal) => version({ abortSignal }), { timeoutMs: this.timeouts.negotiationMs }))!;
-    refusePodman(answer, this.host);
+    const podman = podmanVersion(answer as { Components?: { Name?: string; Version?: string }[] });
+    refuseOldPodman(podman, this.host);
     const server = answer.ApiVersion ?? CLIENT_MIN_API_VERSION;
     let apiVersion = this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
     if (!this.apiOverride && compareApiVersions(apiVersion, CLIENT_MIN_API_VERSION) < 0) {
@@ -174,7 +177,8 @@ export class DockerEngine implements Engine {
     this.log.debug("negotiated the engine API version", { host: this.host, server_api: server, api_version: apiVersion });
     return {
       docker: this.client(`v${apiVersion}`),
-      info: { apiVersion, os: answer.Os ?? "linux", architecture: answer.Arch ?? "" },
+      info: { apiVersion, os: answer.Os ?? "linux", architecture: answer.Arch ?? "", product: podman === null ? `Docker ${answer.Version ?? ""}`.trim() : `Podman ${podman}` },
+      podman,
     };
   }
 
@@ -223,7 +227,7 @@ export class DockerEngine implements Engine {
     // No HTTP status: the request never got an answer (socket, TLS handshake, timeout).
     if (status === undefined) {
       const timedOut = error?.name === "AbortError" || error?.name === "TimeoutError";
-      const advice = timedOut ? undefined : unreachableAdvice(this.connection.endpoint, String(error?.code ?? ""));
+      const advice = timedOut ? undefined : unreachableAdvice(this.connection.endpoint, String(error?.code ?? ""), podmanSockets());
       const reason = timedOut ? `no answer within ${this.timeoutText(error)}` : networkReason(error);
       return new SvcError("engine", advice ?? `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new Error(String(error?.message)) });
     }
@@ -348,14 +352,36 @@ export class DockerEngine implements Engine {
   }
 
   async createReplacement(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
+    const { podman } = await this.negotiated();
+    if (podman === null) return this.createCompatible(options.name, await this.compatibleSpec(old, oldImage, options));
+    const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
+    const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, options));
+    // Podman's own create where the probe found the compatible one would lose a setting (probePodman)
+    const id = this.podmanRoutes.has(old.Id) && libpod ? await this.createLibpod(libpodCreateSpec(options.name, spec.createBody, libpod)) : await this.createCompatible(options.name, spec);
+    try {
+      await this.keptByPodman(libpod, id);
+    } catch (error) {
+      await this.removeContainer(id, { force: true }).catch(() => {});
+      throw error;
+    }
+    // the old container's route is used once: its replacement is probed on its own next time
+    this.podmanRoutes.delete(old.Id);
+    return id;
+  }
+
+  private async compatibleSpec(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<ReplacementSpec> {
     const { info } = await this.negotiated();
     const networkContainer = options.networkContainer ?? (await this.networkContainerName(old));
     const imageId = old.Config?.Labels?.[COMPOSE_IMAGE_LABEL] === undefined ? undefined : (await this.inspectImage(options.image))?.Id;
-    const spec = replacementSpec(old, oldImage, { ...options, networkContainer, imageId, apiVersion: info.apiVersion });
-    const id = await this.create(options.name, spec.createBody, spec.platform);
+    return replacementSpec(old, oldImage, { ...options, networkContainer, imageId, apiVersion: info.apiVersion });
+  }
+
+  /** The compatible create, then the networks it could not take at create. */
+  private async createCompatible(name: string, spec: ReplacementSpec): Promise<string> {
+    const id = await this.create(name, spec.createBody, spec.platform);
     try {
       for (const { network, endpoint } of spec.extraNetworks) {
-        await this.call(`connect container ${options.name} to network ${network}`, (docker, abortSignal) =>
+        await this.call(`connect container ${name} to network ${network}`, (docker, abortSignal) =>
           docker.getNetwork(network).connect({ Container: id, EndpointConfig: endpoint, abortSignal }),
         );
       }
@@ -379,6 +405,99 @@ export class DockerEngine implements Engine {
   async settingsBeyondApi(old: ContainerInspect): Promise<string[]> {
     const { info } = await this.negotiated();
     return settingsBeyondApi(old, info.apiVersion);
+  }
+
+  async unreplaceable(old: ContainerInspect): Promise<string | null> {
+    const { podman } = await this.negotiated();
+    if (podman === null) return null;
+    return unreplaceableReason(old) ?? (await this.probePodman(old));
+  }
+
+  /**
+   * On Podman, before the old container is touched: a replacement on its own image, created
+   * under another name and removed at once, shows what the compatible create would lose (the
+   * settings Podman's CLI sets and the compatible create does not, such as the umask; a pod).
+   * Where it loses something, Podman's own create is tried the same way: it is used for this
+   * container when it keeps every libpod setting and makes what the compatible create made
+   * (podman.ts: creationDifferences). Null when one of them will do; a probe that fails for another
+   * reason says nothing (the update shows it).
+   */
+  private async probePodman(old: ContainerInspect): Promise<string | null> {
+    const probeName = (route: string) => `svc-probe-${route}-${old.Id.slice(0, 12)}-${Date.now().toString(36)}`;
+    const oldImage = await this.inspectImage(old.Image).catch(() => null);
+    const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
+    if (!libpod) return null;
+    const made = async (create: () => Promise<string>) => {
+      const id = await create();
+      try {
+        return { compat: await this.inspectContainer(id), libpod: await this.libpod(`/containers/${encodeURIComponent(id)}/json`) };
+      } finally {
+        await this.removeContainer(id, { force: true }).catch(() => {});
+      }
+    };
+    let compatible: Awaited<ReturnType<typeof made>> | null = null;
+    let why: string;
+    try {
+      const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, { name: probeName("compat"), image: old.Image }));
+      compatible = await made(() => this.createCompatible(probeName("compat"), spec));
+      const lost = lostSettings(libpod, compatible.libpod ?? {});
+      if (lost.length === 0) {
+        this.podmanRoutes.delete(old.Id);
+        return null;
+      }
+      why = `a replacement through Podman's Docker-compatible API would lose ${lost.join(", ")}`;
+    } catch (error) {
+      // the compatible create refuses it (uid maps): the old container is the reference
+      why = `Podman's Docker-compatible API refuses a replacement (${(error as Error).message})`;
+    }
+    try {
+      const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, { name: probeName("libpod"), image: old.Image }));
+      const own = await made(() => this.createLibpod(libpodCreateSpec(probeName("libpod"), spec.createBody, libpod)));
+      const ownLost = lostSettings(libpod, own.libpod ?? {});
+      const changed = creationDifferences(compatible?.compat ?? old, own.compat, Boolean(libpod.Pod));
+      if (ownLost.length === 0 && changed.length === 0) {
+        this.podmanRoutes.add(old.Id);
+        return null;
+      }
+      return `${why}, and through its own API ${[...ownLost, ...changed.map((path) => `${path} would change`)].join(", ")}: it is left as it is`;
+    } catch (error) {
+      return `${why}, and its own API refused it (${(error as Error).message}): it is left as it is`;
+    }
+  }
+
+  /** POST /libpod/containers/create: Podman's own create, its spec built by podman.ts. */
+  private async createLibpod(spec: Record<string, unknown>): Promise<string> {
+    const modem = new FetchModem(this.connection.endpoint, this.connection.tls);
+    const post = (abortSignal: AbortSignal) =>
+      new Promise<{ Id: string }>((resolve, reject) =>
+        modem.dial({ path: `/${LIBPOD_API}/libpod/containers/create`, method: "POST", options: { _body: spec }, statusCodes: { 201: true }, abortSignal }, (error, data) =>
+          error ? reject(error) : resolve(data as { Id: string }),
+        ),
+      );
+    return (await this.attempt(`create container ${String(spec.name)} through Podman's libpod API`, post, {}))!.Id;
+  }
+
+  /**
+   * On Podman: the replacement, created and not started, compared with its old container in
+   * libpod's inspect (podman.ts); anything libpod reports that the replacement lost fails it.
+   */
+  private async keptByPodman(old: Record<string, any> | null, newId: string): Promise<void> {
+    const fresh = await this.libpod(`/containers/${encodeURIComponent(newId)}/json`);
+    if (!old || !fresh) throw new SvcError("engine", `Podman's libpod API did not show container ${old ? newId : "the old container"}`);
+    const lost = lostSettings(old, fresh);
+    if (lost.length > 0) throw new LostSettings(`a replacement would lose ${lost.join(", ")} (Podman's Docker-compatible API cannot set ${lost.length > 1 ? "them" : "it"}): the old container is kept`);
+  }
+
+  /** One libpod API answer (Podman's own API beside the compatible one): a GET, null on 404. */
+  private async libpod(path: string): Promise<Record<string, any> | null> {
+    const modem = new FetchModem(this.connection.endpoint, this.connection.tls);
+    const get = (abortSignal: AbortSignal) =>
+      new Promise<Record<string, any>>((resolve, reject) =>
+        modem.dial({ path: `/${LIBPOD_API}/libpod${path}`, method: "GET", statusCodes: { 200: true }, abortSignal }, (error, data) =>
+          error ? reject(error) : resolve(data as Record<string, any>),
+        ),
+      );
+    return (await this.attempt(`read ${path} from Podman's libpod API`, get, { ok: [404] })) ?? null;
   }
 
   /** For `network_mode: container:<id>`: the current name of that container. */
@@ -453,6 +572,24 @@ export class DockerEngine implements Engine {
     return ran!;
   }
 
+  async readArchive(id: string, path: string): Promise<ReadableStream<Uint8Array>> {
+    // the deadline covers the answer's status line; the stream then runs as long as the volume takes
+    const stream = await this.call(`read ${path} of container ${id}`, (docker, abortSignal) => docker.getContainer(id).getArchive({ path, abortSignal }) as unknown as Promise<ReadableStream<Uint8Array>>);
+    return stream!;
+  }
+
+  async writeArchive(id: string, path: string, body: Blob, bytes: number): Promise<void> {
+    // the engine answers once the whole tar is extracted: allowed a floor of 1 MiB/s on top of the answer's deadline
+    const timeoutMs = this.timeouts.responseMs + Math.ceil(bytes / ARCHIVE_FLOOR_BYTES_PER_SECOND) * 1000;
+    const answer = await this.call(
+      `write into ${path} of container ${id}`,
+      (docker, abortSignal) => docker.getContainer(id).putArchive(body as never, { path, abortSignal }) as Promise<unknown>,
+      { timeoutMs },
+    );
+    // read to its end (an empty body): the connection is then free again
+    if (answer instanceof ReadableStream) await new Response(answer).arrayBuffer();
+  }
+
   async containerLogs(id: string, lines: number): Promise<string> {
     const inspect = await this.inspectContainer(id);
     const raw = await this.call(`read the logs of container ${id}`, (docker, abortSignal) =>
@@ -465,6 +602,13 @@ export class DockerEngine implements Engine {
 }
 
 // ------------------------------------------------------------------ helpers
+
+/** A Podman replacement that lost a setting libpod reports (podman.ts). */
+class LostSettings extends SvcError {
+  constructor(message: string) {
+    super("engine", message);
+  }
+}
 
 /** The list shows "sha256:<id>" (or a bare hex id) instead of a reference when the tag moved. */
 export function looksLikeImageId(image: string, imageId: string): boolean {

@@ -23,6 +23,8 @@ export interface DialOptions {
   options?: Record<string, unknown> & { _query?: Record<string, unknown>; _body?: unknown };
   statusCodes: Record<number, true | string>;
   isStream?: boolean;
+  /** the request's body as it is (a tar for PUT /containers/{id}/archive), instead of JSON options */
+  file?: Blob;
   authconfig?: unknown;
   abortSignal?: AbortSignal;
 }
@@ -84,6 +86,11 @@ export class FetchModem {
   private requestInit(options: DialOptions): BunFetchRequestInit {
     const headers: Record<string, string> = {};
     const init: BunFetchRequestInit = { ...this.init, method: options.method, headers, signal: options.abortSignal };
+    if (options.file !== undefined) {
+      headers["content-type"] = "application/x-tar";
+      init.body = options.file;
+      return init;
+    }
     const body = options.method === "POST" && options.options ? (options.options._body ?? ownOptions(options.options)) : undefined;
     const json = body === undefined ? undefined : JSON.stringify(body);
     if (json !== undefined && json !== "{}") {

@@ -61,6 +61,8 @@ export interface EngineInfo {
   apiVersion: string;
   os: string;
   architecture: string;
+  /** the engine and its version ("Docker 28.5.2", "Podman 4.3.1") */
+  product?: string;
 }
 
 export interface CreateOptions {
@@ -74,6 +76,8 @@ export interface CreateOptions {
    * container by the time the replacement is created).
    */
   networkContainer?: string;
+  /** labels the replacement carries instead of the old container's (compose's config hash of the service's new files) */
+  labels?: Record<string, string>;
 }
 
 /**
@@ -116,6 +120,11 @@ export interface Engine {
    */
   settingsBeyondApi(old: ContainerInspect): Promise<string[]>;
   /**
+   * Why svc must not replace `old` itself, with what to do instead (Podman: a container systemd
+   * runs, a setting the compatible API cannot carry; docs/podman.md); null when it may.
+   */
+  unreplaceable?(old: ContainerInspect): Promise<string | null>;
+  /**
    * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
    * `timeoutMs` (after that it is left running in the container and this rejects): its exit code
    * and its output (stdout and stderr, in order).
@@ -128,6 +137,17 @@ export interface Engine {
   startContainer(id: string): Promise<void>;
   removeContainer(id: string, options?: { force?: boolean }): Promise<void>;
   removeImage(id: string): Promise<void>;
+  /**
+   * GET /containers/{id}/archive: the tar of `path` in the container (running or stopped, its
+   * mounts included), streamed as the engine sends it. The caller reads it to its end or cancels it.
+   */
+  readArchive(id: string, path: string): Promise<ReadableStream<Uint8Array>>;
+  /**
+   * PUT /containers/{id}/archive: the engine extracts the tar `body` into the directory `path` of
+   * the container (running or stopped, into its mounts too). `bytes` (the body's size) bounds how
+   * long the upload may take.
+   */
+  writeArchive(id: string, path: string, body: Blob, bytes: number): Promise<void>;
   /** the last `lines` lines of stdout+stderr, as text */
   containerLogs(id: string, lines: number): Promise<string>;
   /** Swarm services (swarm.ts); absent on an engine without Swarm mode */

@@ -16,7 +16,7 @@ export interface Logger {
 
 /** One entry of the audit log: every change svc makes to the engine (docs/api.md). */
 export interface AuditEntry {
-  action: "pull" | "stop" | "rename" | "create" | "start" | "remove" | "image_remove" | "rollback" | "connect" | "recover" | "pre_check" | "pre_update" | "post_update" | "post_check" | "service_update" | "service_rollback" | "request";
+  action: "pull" | "stop" | "rename" | "create" | "start" | "remove" | "image_remove" | "rollback" | "connect" | "recover" | "pre_check" | "pre_update" | "post_update" | "post_check" | "service_update" | "service_rollback" | "request" | "compose_write" | "compose_revert" | "data_copy" | "data_restore";
   container?: string;
   container_id?: string;
   image?: string;
@@ -26,6 +26,9 @@ export interface AuditEntry {
   /** an action asked of the API ("request"): who asked (docs/api.md), and what ("POST /v1/update") */
   actor?: string;
   request?: string;
+  /** compose_write, compose_revert: the files and the change ("compose.yaml line 12: 2.3.1 -> 2.4.0"; docs/compose.md) */
+  file?: string;
+  change?: string;
 }
 
 export interface AuditLog {

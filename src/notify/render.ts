@@ -7,6 +7,9 @@ import { SvcError } from "../core/errors.ts";
 import { shortId } from "../core/digests.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
 import { releaseWords } from "../updater/wrappers/summary.ts";
+import { ESCAPE, escapeHtml, type Markup } from "./markup.ts";
+
+export { escapeHtml } from "./markup.ts";
 
 export const DEFAULT_TEMPLATE = `{{summary}}
 Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_ms}} ms.
@@ -208,20 +211,20 @@ export interface RenderedReport {
   html: string;
 }
 
-/** Renders reports with one template; built by `loadRenderer`, which checks the template first. */
-export type Renderer = (report: SessionReport) => RenderedReport;
+/**
+ * Renders reports with one template; built by `loadRenderer`, which checks the template first.
+ * Each value is escaped for `markup`, the markup of the service it goes to (markup.ts: text from
+ * an image, a registry or a release is inert there); the template's own text is left as written.
+ */
+export type Renderer = (report: SessionReport, markup?: Markup) => RenderedReport;
 
 /** Plain text: no HTML escaping; the HTML part escapes the whole text itself. */
 const plainText = { escape: (value: unknown) => String(value) };
 
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
-}
-
 export function createRenderer(template: string, host: string, titleTag?: string): Renderer {
-  return (report) => {
+  return (report, markup = "plain") => {
     const view = buildView(report, host, titleTag);
-    const text = Mustache.render(template, view, undefined, plainText);
+    const text = Mustache.render(template, view, undefined, { escape: (value: unknown) => ESCAPE[markup](String(value)) });
     // The template is text; the HTML part shows that same text, escaped, in a <pre> so that
     // a user's layout (columns, blank lines) survives in mail clients that prefer HTML.
     const html = `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(view.subject)}</title></head>\n<body><pre style="font-family: monospace; white-space: pre-wrap">${escapeHtml(text)}</pre></body></html>\n`;

@@ -78,9 +78,14 @@ function linkNext(response: Response, current: string): string | null {
   return null;
 }
 
+/** owner/name as a URL path, each segment percent-encoded (parseSource allows no dot-only one). */
+function encodedPath(repo: SourceRepo): string {
+  return repo.path.split("/").map(encodeURIComponent).join("/");
+}
+
 const GITHUB: HostApi = {
   name: "GitHub",
-  firstPage: (api, repo, perPage) => `${api.replace(/\/+$/, "")}/repos/${repo.path}/releases?per_page=${perPage}`,
+  firstPage: (api, repo, perPage) => `${api.replace(/\/+$/, "")}/repos/${encodedPath(repo)}/releases?per_page=${perPage}`,
   nextPage: linkNext,
   headers: (token) => ({ Accept: "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28", ...(token ? { Authorization: `Bearer ${token}` } : {}) }),
   schema: z.array(z.unknown()),
@@ -116,7 +121,7 @@ const GITLAB: HostApi = {
 
 const GITEA: HostApi = {
   name: "Gitea",
-  firstPage: (api, repo, perPage) => `${api.replace(/\/+$/, "")}/repos/${repo.path}/releases?limit=${perPage}`,
+  firstPage: (api, repo, perPage) => `${api.replace(/\/+$/, "")}/repos/${encodedPath(repo)}/releases?limit=${perPage}`,
   nextPage: linkNext,
   headers: (token) => ({ Accept: "application/json", ...(token ? { Authorization: `token ${token}` } : {}) }),
   schema: z.array(z.unknown()),

@@ -72,7 +72,7 @@ export interface ReleaseNotesOptions {
 }
 
 /** Repositories kept in memory and in the file; the oldest read goes first. */
-const MAX_REPOS = 100;
+export const CACHED_REPOSITORIES = 100;
 
 export function createReleaseNotes(config: Config, log: Logger, options: ReleaseNotesOptions = {}): ReleaseNotesService {
   const settings = config.release_notes;
@@ -204,7 +204,7 @@ function openCache(dir: string | undefined, scope: string | undefined, log: Logg
       repos.delete(url);
       repos.set(url, repo);
       for (const oldest of repos.keys()) {
-        if (repos.size <= MAX_REPOS) break;
+        if (repos.size <= CACHED_REPOSITORIES) break;
         repos.delete(oldest);
       }
       if (persist) write(JSON.stringify({ version: 1, repositories: Object.fromEntries(repos) }));

@@ -4,6 +4,7 @@
  * process exit code; startup failures are thrown as SvcError (the CLI prints them and maps
  * the kind to the exit code: "startup" and "config" are 2).
  */
+import { copyListOf } from "../dataguard/index.ts";
 import { type Api, serveApi } from "../api/index.ts";
 import { logSettings, type Config } from "../config/index.ts";
 import { toSvcError } from "../core/errors.ts";
@@ -13,6 +14,7 @@ import type { Dispatcher } from "../notify/index.ts";
 import { notificationSecrets } from "../notify/secrets.ts";
 import type { Scheduler } from "../scheduler/index.ts";
 import type { History } from "../state/index.ts";
+import { reachableAddress } from "../core/loopback.ts";
 import { claimState, newOwnerNonce } from "../state/owner.ts";
 import type { Updater } from "../updater/index.ts";
 import { exclusiveOn } from "../updater/wrappers/exclusive.ts";
@@ -22,6 +24,7 @@ import { toEvery } from "../updater/cycle/progress.ts";
 import { narrated, stepLogger } from "../updater/wrappers/summary.ts";
 import type { ReportSink, SessionReport } from "../updater/types.ts";
 import { apiEnabled } from "./api-enabled.ts";
+import { tellComposeProjects } from "./compose-projects.ts";
 import { recoverOrPostpone } from "./recovery.ts";
 import { loadRooms, rememberedBy } from "./rooms.ts";
 import { runOnce } from "./run-once.ts";
@@ -52,16 +55,16 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   try {
     // The API listens first: /v1/health answers while the engine is negotiated and recovery runs
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
-    // what the API proves knowing to `svc rollback` on this state_dir before it hands over the token
+    // what the API and `svc rollback` on this state_dir prove knowing to each other (no token travels)
     const ownerNonce = config.state_dir && !config.run_once ? newOwnerNonce() : undefined;
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit, ownerNonce }, log);
+    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit, ownerNonce, dataCopies: copyListOf(config) }, log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     // each answer's rate limit (Docker Hub) goes to the metrics, where the API reads it
     const registry = rooms.createRegistry(config, logging.log, { onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
     const stateDir = rooms.usableStateDir(config.state_dir, logging.log, options.stateDirChosen ?? true);
     const state = rooms.openState(stateDir, logging.log, config.scope);
-    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? config.http_api.port : null, ownerNonce);
+    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? { address: reachableAddress(config.http_api.address), port: config.http_api.port } : null, ownerNonce);
     notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
     history = rooms.openHistory<SessionReport>(stateDir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);
@@ -77,9 +80,12 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       selfContainerId,
       selfHandover,
       progress: toEvery(progress.listen, notifications.progress, pretty ? stepLogger(logging.log.child("updater")) : undefined),
-      releases: rooms.createReleaseNotes(config, logging.log),
+      // its cache goes where the other decisions go: nowhere when the folder was not fit for them
+      releases: rooms.createReleaseNotes({ ...config, state_dir: stateDir }, logging.log),
+      compose: new rooms.ComposeFiles({ write: config.compose.write, stateDir: stateDir ?? null, dockerConfig: config.docker.config }),
       ...rememberedBy(state),
     });
+    await tellComposeProjects(engine, config, rooms.surveyProjects, log);
     updater = narrated(updater, logging.log, pretty);
     // one process at a time acts on the containers of a state file (svc rollback may run beside)
     if (state.file) updater = exclusiveOn(state.file, updater, logging.log);

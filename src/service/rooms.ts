@@ -15,7 +15,10 @@ export async function loadRooms() {
   const scheduler = await afterPendingRequests(() => import("../scheduler/index.ts"));
   const state = await afterPendingRequests(() => import("../state/index.ts"));
   const releases = await afterPendingRequests(() => import("../releases/index.ts"));
+  const compose = await afterPendingRequests(() => import("../compose/index.ts"));
   return {
+    ComposeFiles: compose.ComposeFiles,
+    surveyProjects: compose.surveyProjects,
     createReleaseNotes: releases.createReleaseNotes,
     createDockerEngine: engine.createDockerEngine,
     createRegistry: registry.createRegistry,

@@ -6,7 +6,8 @@
  * they live in memory only, as before. A file that cannot be read or makes no sense is a warning
  * and a fresh start (the unreadable file is kept aside), never a crash; a folder that cannot be
  * written is a warning, and svc goes on remembering in memory. A folder other users can write to
- * is refused (docs/security.md): they could replace the file between two writes.
+ * is refused, and one under folders others can write (folder.ts, docs/security.md): they could
+ * replace the file between two writes.
  */
 import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import { SvcError } from "../core/errors.ts";
 import { writeFileAtomically } from "../core/files.ts";
 import type { Logger } from "../log/index.ts";
 import { readOrSetAside, scopedFileName } from "./file.ts";
+import { checkStateDir } from "./folder.ts";
 
 /** One kind of decision: a string per container name. */
 export interface Remembered {
@@ -153,29 +155,6 @@ export function withFileLock<T>(lock: string, work: () => T): T {
   }
 }
 
-/**
- * Throws SvcError("startup") when `dir` exists and other users can write to it, or another user
- * (not root) owns it. A folder that does not exist yet is created, svc's user's only, on the first
- * write.
- */
-export function checkStateDir(dir: string): void {
-  let stat: ReturnType<typeof statSync>;
-  try {
-    stat = statSync(dir);
-  } catch {
-    return; // created on the first write; a folder that cannot be created is a warning then
-  }
-  const mode = (stat.mode & 0o7777).toString(8).padStart(4, "0");
-  if (!stat.isDirectory()) throw new SvcError("startup", `state_dir ${dir} is not a folder`);
-  if ((stat.mode & 0o022) !== 0) {
-    throw new SvcError("startup", `state_dir ${dir} can be written by other users (mode ${mode}): choose a folder only svc's user can write to, or chmod go-w ${dir}`);
-  }
-  const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid && stat.uid !== 0) {
-    throw new SvcError("startup", `state_dir ${dir} belongs to another user (uid ${stat.uid}): choose a folder of svc's user's own`);
-  }
-}
-
 /** What a folder that cannot be written costs, said once at start (docs/policies.md). */
 export const FORGOTTEN_ON_RESTART =
   "digests rolled back or skipped, snoozes, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need, and the history";
@@ -203,7 +182,7 @@ export function usableStateDir(dir: string | undefined, log: Logger, chosen = tr
     checkStateDir(dir);
   } catch (error) {
     if (chosen) throw error;
-    return unusable((error as Error).message.replace(`state_dir ${dir} `, ""));
+    return unusable((error as Error).message.replace(`state_dir ${dir}: `, "").replace(`state_dir ${dir} `, ""));
   }
   return dir;
 }

@@ -1,10 +1,11 @@
 /**
  * Which processes use a state file. Two files beside it:
- * - `<state file>.owner`: a running service (pid, host, the port of its update API, a nonce), so
- *   that a one-off command on the same folder (`svc rollback`) can hand its work to that service.
- *   Removed when the service stops. The file is as private as the folder (0600 in a folder svc
- *   keeps to its user): whoever answers on the port proves to be the owner by showing it knows
- *   the nonce (`ownerProof`), so the command never hands the API token to anything else.
+ * - `<state file>.owner`: a running service (pid, host, the address and port of its update API, a
+ *   nonce), so that a one-off command on the same folder (`svc rollback`) can hand its work to that
+ *   service. Removed when the service stops. The file is as private as the folder (0600 in a folder
+ *   svc keeps to its user): whoever answers on the address proves to be the owner by showing it
+ *   knows the nonce (`ownerProof`), and the command's request proves itself with the nonce too
+ *   (`signOwnerRequest`), so no API token travels on a handover.
  * - `<state file>.busy`: the process acting on the containers right now (a cycle, `svc rollback`),
  *   created exclusively and removed when it ends, so two processes never act on the engine at the
  *   same time: a service's cycle is skipped while a command holds it, a command waits for a cycle.
@@ -12,6 +13,7 @@
  * a restart in the same container) is no one's; so is a lease its holder stopped touching (a
  * holder on another host, such as a replaced container, cannot be asked whether it lives).
  */
+import { isIP } from "node:net";
 import { hostname } from "node:os";
 import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -20,8 +22,10 @@ import { z } from "zod";
 const ProcessSchema = z.object({ pid: z.number().int().positive(), host: z.string().max(255) });
 
 const OwnerSchema = ProcessSchema.extend({
-  /** the port the update API listens on (all addresses), or null when svc has no update API */
+  /** the port the update API listens on, or null when svc has no update API */
   api_port: z.number().int().min(1).max(65535).nullable(),
+  /** the address this machine reaches that API on (loopback for a wildcard); absent from an older svc's file */
+  api_address: z.string().max(64).refine((value) => isIP(value) !== 0).optional(),
   started_at: z.string().max(64),
   /** known to the owner and to whoever may read the state folder; absent from an older svc's file */
   nonce: z.string().regex(/^[0-9a-f]{64}$/).optional(),
@@ -51,13 +55,61 @@ export function ownerProof(nonce: string, challenge: string): string {
   return new Bun.CryptoHasher("sha256", nonce).update(challenge).digest("hex");
 }
 
+/**
+ * The header a handed-over request proves itself in: `v1 <unix seconds> <request nonce> <HMAC>`,
+ * the HMAC-SHA256 under the owner's nonce of the method, the path and query, the moment and the
+ * request's own nonce. The request has no body (what it asks is all in its query string), so the
+ * proof covers all of it; it is good for one request, within REQUEST_PROOF_WINDOW_S of its moment.
+ */
+export const OWNER_REQUEST_HEADER = "x-svc-owner-request";
+const REQUEST_PROOF_WINDOW_S = 60;
+
+function requestMac(nonce: string, method: string, pathAndQuery: string, seconds: number, requestNonce: string): string {
+  return new Bun.CryptoHasher("sha256", nonce).update(`svc-owner-request\n${method}\n${pathAndQuery}\n${seconds}\n${requestNonce}`).digest("hex");
+}
+
+/** The proof header of a request `svc rollback` hands to the owner (no token, no body). */
+export function signOwnerRequest(nonce: string, method: string, pathAndQuery: string, now = Date.now()): Record<string, string> {
+  const seconds = Math.floor(now / 1000);
+  const requestNonce = newOwnerNonce();
+  return { [OWNER_REQUEST_HEADER]: `v1 ${seconds} ${requestNonce} ${requestMac(nonce, method, pathAndQuery, seconds, requestNonce)}` };
+}
+
+/**
+ * The owner's check of a handed-over request's proof: the HMAC matches, the moment is within the
+ * window, and the request's nonce was not seen before (a relay that saw one cannot send it again).
+ */
+export function ownerRequestVerifier(nonce: string, now: () => number = Date.now): (header: string | null, method: string, pathAndQuery: string) => boolean {
+  const seen = new Map<string, number>();
+  return (header, method, pathAndQuery) => {
+    const match = header === null ? null : /^v1 (\d{1,12}) ([0-9a-f]{64}) ([0-9a-f]{64})$/.exec(header);
+    if (!match) return false;
+    const [seconds, requestNonce, mac] = [Number(match[1]), match[2]!, match[3]!];
+    const nowSeconds = Math.floor(now() / 1000);
+    if (Math.abs(nowSeconds - seconds) > REQUEST_PROOF_WINDOW_S) return false;
+    const expected = requestMac(nonce, method, pathAndQuery, seconds, requestNonce);
+    if (!crypto.timingSafeEqual(Buffer.from(mac), Buffer.from(expected))) return false;
+    for (const [key, until] of seen) if (until < nowSeconds) seen.delete(key);
+    if (seen.has(requestNonce)) return false;
+    seen.set(requestNonce, seconds + REQUEST_PROOF_WINDOW_S);
+    return true;
+  };
+}
+
+/** Where a service's update API is reached from this machine, for its claim. */
+export interface ApiPlace {
+  address: string;
+  port: number;
+}
+
 /** Claims the state file for this service; the returned function lets go of it (only if still ours). */
-export function claimState(stateFile: string, apiPort: number | null, nonce?: string): () => void {
+export function claimState(stateFile: string, api: ApiPlace | null, nonce?: string): () => void {
   const file = `${stateFile}.owner`;
   try {
     mkdirSync(dirname(file), { recursive: true });
     const temporary = `${file}.${crypto.randomUUID()}.tmp`;
-    writeFileSync(temporary, JSON.stringify({ ...me(), api_port: apiPort, started_at: new Date().toISOString(), ...(nonce ? { nonce } : {}) } satisfies Owner), { mode: 0o600 });
+    const place = api ? { api_port: api.port, api_address: api.address } : { api_port: null };
+    writeFileSync(temporary, JSON.stringify({ ...me(), ...place, started_at: new Date().toISOString(), ...(nonce ? { nonce } : {}) } satisfies Owner), { mode: 0o600 });
     renameSync(temporary, file);
   } catch {
     return () => {}; // a folder svc cannot write: the state room says so

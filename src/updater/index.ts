@@ -33,6 +33,7 @@
  *   With published ports (off the host network) the replacement cannot start while this instance
  *   holds the binding: a handover container from the new image finishes the update (containers/handover.ts).
  */
+import { DataGuard, dataGuardOptions } from "../dataguard/index.ts";
 import type { Config } from "../config/index.ts";
 import type { Engine } from "../engine/port.ts";
 import { SvcError } from "../core/errors.ts";
@@ -45,6 +46,8 @@ import type { RolledBackDigests } from "./check/check.ts";
 import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./cycle/context.ts";
 import type { SelfHandover } from "./containers/replace.ts";
 import { createContainerTargets } from "./containers/kind.ts";
+import { ComposeFiles } from "../compose/index.ts";
+import { createGitStep, type GitStep } from "../git/index.ts";
 import { runCycle, type CycleDeps } from "./cycle/cycle.ts";
 import { completeHandover, type HandoverJob } from "./containers/handover.ts";
 import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./views/overview.ts";
@@ -102,6 +105,12 @@ export interface UpdaterDeps {
   snoozed?: Remembered;
   /** the source hosts, for what each update brings (docs/release-notes.md); absent: no release notes */
   releases?: ReleaseNotesService;
+  /** compose projects' files, where tag moves are written (docs/compose.md); default: from `[compose]`, state_dir and docker.config */
+  compose?: ComposeFiles;
+  /** what follows a compose change in Git (docs/compose.md, "Git"); default: from `[compose] git` */
+  git?: GitStep;
+  /** the data guard (docs/data-guard.md); default: one from the configuration, with the real clock */
+  guard?: DataGuard;
 }
 
 const DEFAULT_CONCURRENCY = 4;
@@ -110,7 +119,8 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const log = deps.log.child("updater");
   const timing: WatchTiming = { ...DEFAULT_TIMING, ...deps.timing };
   const previous = deps.previous ?? inMemory();
-  const context = (trigger: string): ProtocolContext => ({ engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, timing, progress: deps.progress });
+  const guard = deps.guard ?? new DataGuard(deps.engine, dataGuardOptions(deps.config));
+  const context = (trigger: string): ProtocolContext => ({ engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, timing, progress: deps.progress, guard });
   const repair = createRepair({ config: deps.config, log, selfContainerId: deps.selfContainerId, context });
   const shared = kindDepsOf(deps, () => runner.draining);
   const containers = createContainerTargets({
@@ -119,12 +129,14 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     prePulled: deps.prePulled ?? inMemory(),
     previous,
     selfHandover: deps.selfHandover,
+    compose: deps.compose ?? new ComposeFiles({ write: deps.config.compose.write, stateDir: deps.config.state_dir ?? null, dockerConfig: deps.config.docker.config }),
+    git: deps.git ?? createGitStep(deps.config, deps.log),
     repairLeftovers: repair.repairLeftovers,
     cycleOver: (trigger, filter, options) => runner.run(trigger, filter, options),
   });
   const services = createServiceTargets(shared);
   const kinds = services ? [containers, services] : [containers];
-  const cycleDeps: CycleDeps = { config: deps.config, engine: deps.engine, log: deps.log, audit: deps.audit, timing, progress: deps.progress, kinds, releases: deps.releases };
+  const cycleDeps: CycleDeps = { config: deps.config, engine: deps.engine, log: deps.log, audit: deps.audit, timing, progress: deps.progress, kinds, releases: deps.releases, guard };
   const runner: Runner = createRunner({
     config: deps.config,
     metrics: deps.metrics,
@@ -141,7 +153,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     recover: repair.recover,
     drain: runner.drain,
     skip: (name, what) => skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what),
-    rollback: (name, trigger) => rollbackTarget({ kinds, context, runner }, name, trigger),
+    rollback: (name, trigger, options) => rollbackTarget({ kinds, context, runner }, name, trigger, options),
     overview: (filter) => overviewOf(runner, deps.config, memory, filter),
     snooze: async (name, ms) => {
       if ((await firstOfKinds(kinds, (kind) => kind.reference(name))) === undefined) throw new SvcError("not_found", `no container or service named ${name}`);

@@ -1,4 +1,5 @@
 /** The SessionReport (docs/api.md), and what the API and scheduler ask of the updater. */
+import type { Copy } from "../dataguard/index.ts";
 import type { ContainerSummary, ImageSummary } from "../engine/port.ts";
 import type { ServiceSummary } from "../engine/swarm.ts";
 import type { ReleaseNotes } from "../releases/index.ts";
@@ -53,10 +54,37 @@ export interface ContainerReport {
   applies_at?: string | null;
   /** present for a target that was stale (updated, stale, held...): what the update brings */
   releases?: ReleaseSummary;
+  /** a compose container moved to another tag: what svc writes (a dry run) or wrote into its files (docs/compose.md) */
+  compose?: ComposeChange;
   /** the version label (org.opencontainers.image.version) of the image it ran when the cycle began, when it has one */
   version?: string;
   /** in notifications only, with http_api.public_url: the target's row on the page (docs/notifications.md) */
   page_url?: string;
+  /** present when the data guard copied (or was asked to copy) the container's data (docs/data-guard.md) */
+  data_guard?: DataGuardReport;
+}
+
+/** What the data guard did in one container's update. */
+export interface DataGuardReport {
+  /** the copy's size (the engine's archives of the guarded mounts); 0 when none was made */
+  bytes: number;
+  /** the time the copy (and a restore) added to the container's downtime */
+  duration_ms: number;
+  /** the data was put back as the copy holds it (the update was rolled back) */
+  restored: boolean;
+  /** why no copy was made (data_guard_over = skip), or why the restore failed */
+  problem?: string;
+}
+
+export interface ComposeChange {
+  /** "compose.yaml line 12: 2.3.1 -> 2.4.0", ".env line 3 (APP_TAG): 2.3.1 -> 2.4.0" */
+  changes: string[];
+  /** true once written and kept (the container runs the new version); false: planned, or written back */
+  written: boolean;
+  /** why compose's next `docker compose up -d` recreates the container all the same; null: it recreates nothing */
+  recreates: string | null;
+  /** with `[compose] git`: what Git got (a commit, a push, a pull request and its address) or why not (docs/compose.md, "Git"); absent: git off */
+  git?: { done: "nothing" | "committed" | "pushed" | "pull_request"; commit: string | null; pull_request: string | null; problem: string | null };
 }
 
 export interface ReportCounts {
@@ -99,6 +127,8 @@ export interface RunOptions {
   toLocalTag?: boolean;
   /** with toLocalTag: the local reference a container goes to instead of its own tag (a rollback across tags) */
   localReferences?: ReadonlyMap<string, string>;
+  /** with toLocalTag: the data guard's copy each container's mounts go back to, once their present data is copied (svc rollback --with-data) */
+  restoreCopies?: ReadonlyMap<string, Copy>;
   /** filled by the cycle with what it listed, for callers that describe containers without listing again */
   seen?: CycleSightings;
 }
@@ -126,6 +156,8 @@ export interface RollbackResult {
   to_image_id: string;
   state: ContainerOutcome;
   reason: string | null;
+  /** with --with-data: what the data guard did (the present data's copy, the restore) */
+  data_guard?: DataGuardReport;
 }
 
 /** What routes and the scheduler call. Only one cycle runs at a time. */
@@ -163,7 +195,12 @@ export interface ContainerActions {
    * `trigger` is what its report and audit entries name: `api` for POST /v1/rollback,
    * `run_once` for the one-off `svc rollback NAME`.
    */
-  rollback(container: string, trigger?: Trigger): Promise<RollbackResult | null>;
+  rollback(container: string, trigger?: Trigger, options?: RollbackOptions): Promise<RollbackResult | null>;
+}
+
+export interface RollbackOptions {
+  /** the data too: the data guard's copy taken at the update being undone (docs/data-guard.md) */
+  withData?: boolean;
 }
 
 /** What the updater hands each finished cycle to (the notifier). Never throws, never delays the next cycle. */

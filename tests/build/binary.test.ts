@@ -1,7 +1,7 @@
 /**
  * The compiled binaries: the host one and the release ones run `--version` with the stamped
  * version, SHA256SUMS matches them, and stray `.env` / `bunfig.toml` files in the working
- * directory change nothing (STYLE.md's Bun traps).
+ * directory change nothing (the Bun traps build.ts handles).
  */
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";

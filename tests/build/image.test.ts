@@ -58,7 +58,7 @@ test("the entry point is /svc and the healthcheck calls the binary itself", () =
 test("the image holds /svc, exactly the libraries ldd names, a world-writable /tmp (and the folders /var/empty and /var/lib/svc)", () => {
   const ldd = run(["ldd", join(work, "svc")]).stdout;
   const libraries = [...ldd.matchAll(/(?:=>\s+)?(\/\S+)\s+\(0x/g)].map((m) => m[1]!.slice(1));
-  // The five STYLE.md names (ld-linux, libc, libm, libpthread, libdl) on glibc hosts.
+  // The five C library files the image holds (docs/install.md): ld-linux, libc, libm, libpthread, libdl on glibc hosts.
   const names = libraries.map((path) => path.split("/").pop());
   for (const expected of ["libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2"]) expect(names).toContain(expected);
   expect(names.some((name) => name?.startsWith("ld-linux"))).toBe(true);
@@ -79,7 +79,7 @@ test("the image holds /svc, exactly the libraries ldd names, a world-writable /t
 test("as a non-root user given the socket's group (--user, --group-add) it serves the API and the HEALTHCHECK reports healthy", async () => {
   const service = uniqueName("svc-image-service");
   const socketGroup = run(["stat", "-c", "%g", sandbox().socketPath]).stdout.trim();
-  // Configured through the environment, as README advises: the HEALTHCHECK runs `/svc healthcheck`
+  // Configured through the environment, as docs/install.md advises: the HEALTHCHECK runs `/svc healthcheck`
   // without the container's arguments, so it sees what the environment says, not what flags say.
   // Scoped to a label nobody uses, so this instance never touches another test's containers.
   docker([
@@ -120,13 +120,13 @@ test("the image declares /var/lib/svc, owned by its user 65532, as the state vol
 }, 60_000);
 
 /**
- * README.md, "The container image": the token, the docker run line and docs/compose.yaml, run as
+ * docs/install.md, "The container image": the token, the docker run line and docs/compose.yaml, run as
  * written on the sandbox's engine with this image. The sandbox's changes: its socket stands where
  * the host's /var/run/docker.sock is, the image is this build's tag, the name, the state volume
  * and the port are unique to the test, and the container joins a network of its own (the
  * sandbox's engine has no default bridge network).
  */
-describe("README: svc in a container, as written", () => {
+describe("docs/install.md: svc in a container, as written", () => {
   const dir = tempDir("readme-run");
   const token = () => readFileSync(join(dir, "svc-token"), "utf8").trim();
   const name = uniqueName("svc-readme-run");
@@ -173,7 +173,7 @@ describe("README: svc in a container, as written", () => {
     const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, { headers: { authorization: `Bearer ${token()}` } });
     expect(answer.status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
-    // README, "Upgrade and uninstall": nothing of svc is left
+    // docs/install.md, "Upgrade and uninstall": nothing of svc is left
     const removed = Bun.spawnSync(["bash", "-e", "-c", forSandbox(commandBlock("uninstall-container").text, port).replace("docker rm -f svc", `docker rm -f ${name}`)], {
       env: { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig },
       stdout: "pipe",

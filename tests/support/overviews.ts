@@ -52,6 +52,7 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
     current_digest: maybe(rng, () => digest(rng)),
     available_digest: maybe(rng, () => digest(rng)),
     available_image: maybe(rng, () => hostileText(rng)),
+    compose_change: maybe(rng, () => [hostileText(rng).slice(0, 200)]),
     reason: maybe(rng, () => hostileText(rng)),
     version: hostileText(rng).slice(0, 128),
     available_version: maybe(rng, () => hostileText(rng).slice(0, 128)),
@@ -106,7 +107,7 @@ function releaseNotes(rng: Random): NonNullable<ContainerOverview["release_notes
 /** Fields an entry must have, with no value svc would fill in for an older peer. */
 const REQUIRED = ["name", "image", "state", "would_update", "current_digest", "available_digest", "available_image", "reason", "first_seen_at", "created_at", "eligible_at", "snoozed_until", "skipped", "previous_image_id", "link"] as const;
 /** Fields an older svc did not send: an entry without them is still kept. */
-const DEFAULTED = ["kind", "group", "version", "available_version", "update_kind", "policy", "last_cycle", "last_update", "release_notes"] as const;
+const DEFAULTED = ["kind", "group", "version", "available_version", "update_kind", "policy", "last_cycle", "last_update", "release_notes", "compose_change"] as const;
 /** Of another type than any field svc answers with a string or null (would_update, a boolean, takes "yes"). */
 const WRONG_VALUES: unknown[] = [42, -1.5, false, { nested: "<b>x</b>" }, ["a"]];
 

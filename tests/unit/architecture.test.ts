@@ -17,8 +17,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["config"],
   ["state", "metrics"],
   ["engine"],
-  ["registry", "releases"],
-  ["git"],
+  ["registry", "releases", "compose"],
+  ["dataguard", "git"],
   ["updater/types.ts"],
   ["updater/selection", "updater/check"],
   ["updater/cycle"],
@@ -130,10 +130,10 @@ describe("the docs name the rooms in the order the test holds", () => {
     expect(listed).toEqual(rooms);
   });
 
-  test("the README's folder list", () => {
-    const text = read("README.md");
-    const paragraph = text.slice(text.indexOf("The code is cut by domain"), text.indexOf("Tests: `tests/unit/<room>`"));
-    const named = [...paragraph.matchAll(/`([^`]+)`/g)].map(([, name]) => name!.replace(/^src\//, ""));
-    expect(named).toEqual(rooms.flat());
+  test("docs/contributing.md's list, one line per layer", () => {
+    const text = read("docs/contributing.md");
+    const section = text.slice(text.indexOf("## Where each thing lives"), text.indexOf("\nTests mirror the rooms"));
+    const listed = section.split("\n").filter((line) => line.startsWith("- `")).map((line) => [...line.split(":")[0]!.matchAll(/`([^`]+)`/g)].map(([, name]) => name!.replace(/^src\//, "")));
+    expect(listed).toEqual(rooms);
   });
 });

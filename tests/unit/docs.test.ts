@@ -2,11 +2,12 @@
  * The docs agree with the code and with themselves: every command block a user would copy is
  * marked and, unless it says why not, run by a test; every reference to a section names one that
  * exists; every SVC_* variable named is one svc reads; every default written beside an option is
- * the schema's.
+ * the schema's; the README stays short; every endpoint has its section in docs/api.md; every
+ * Markdown file the code names is in the repository.
  */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { OPTIONS } from "../../src/config/index.ts";
 import { REPO_ROOT, commandBlocks, docFiles, fencedBlocks } from "../support/doc-blocks.ts";
 
@@ -33,6 +34,22 @@ describe("command blocks", () => {
     const sources = testSources();
     const unrun = blocks.filter((b) => !b.notRun && !sources.includes(`commandBlock("${b.name}")`)).map((b) => `${b.file}:${b.line} ${b.name}`);
     expect(unrun).toEqual([]);
+  });
+});
+
+describe("README.md", () => {
+  // a newcomer's first hour: what svc is, the quick start, where to read on; the rest is in docs/
+  test("holds at most 2,500 words", () => {
+    expect(read("README.md").split(/\s+/).filter(Boolean).length).toBeLessThanOrEqual(2500);
+  });
+
+  test("holds the two commands a fresh machine needs, the main job and the test command, and the way to docs/contributing.md", () => {
+    const develop = commandBlocks().find((b) => b.name === "develop");
+    expect(develop?.file).toBe("README.md");
+    expect(develop?.text).toContain("bash scripts/demo.sh");
+    expect(develop?.text).toContain("bash scripts/test.sh");
+    expect(read(".ci/run")).toContain("scripts/test.sh");
+    expect(read("README.md")).toContain("](docs/contributing.md)");
   });
 });
 
@@ -87,5 +104,47 @@ describe("references", () => {
     const said = [...docFiles(), "Dockerfile"].flatMap((file) => [...read(file).matchAll(/(?:API|port)[^.]{0,40}(?:listens only|used only) when[\s\S]{0,80}/g)].map((m) => `${file}: ${m[0]}`));
     expect(said.length).toBeGreaterThan(0);
     expect(said.filter((s) => !(s.includes("update") && s.includes("metrics") && s.includes("ui")))).toEqual([]);
+  });
+});
+
+/** Every file of these folders (node_modules aside) whose name ends as one of `endings`. */
+function filesUnder(dir: string, endings: readonly string[]): string[] {
+  return readdirSync(join(REPO_ROOT, dir)).flatMap((name) => {
+    const path = `${dir}/${name}`;
+    if (statSync(join(REPO_ROOT, path)).isDirectory()) return name === "node_modules" ? [] : filesUnder(path, endings);
+    return endings.some((ending) => name.endsWith(ending)) ? [path] : [];
+  });
+}
+
+describe("the API's endpoints", () => {
+  // the rows of the endpoint table (src/api/app.ts, and the dashboard's reads in src/api/dashboard.ts)
+  const rows = ["src/api/app.ts", "src/api/dashboard.ts"].flatMap((file) => [...read(file).matchAll(/^\s*\["(\/v1\/[a-z/]+)", (.*)\],?$/gm)]);
+  const endpoints = rows.flatMap(([, path, endpoint]) =>
+    endpoint!.startsWith("getEndpoint(") ? [`GET ${path}`] : [...endpoint!.matchAll(/methods: \{([^}]*)\}/g)].flatMap((m) => [...m[1]!.matchAll(/\b([A-Z]+):/g)].map((method) => `${method[1]} ${path}`)),
+  );
+
+  test("each one has its section in docs/api.md", () => {
+    expect(endpoints).toContain("POST /v1/update");
+    expect(endpoints).toContain("GET /v1/containers");
+    const documented = headings("docs/api.md");
+    expect(endpoints.filter((endpoint) => !documented.includes(endpoint))).toEqual([]);
+  });
+});
+
+describe("citations", () => {
+  // rows that cite another project's documents, each with its repository and version (the oracle)
+  const CITING_OTHER_PROJECTS = new Set(["tests/unit/shoutrrr/oracle.test.ts", "tests/unit/docs.test.ts"]);
+
+  test("every Markdown file the code, the tests and the scripts name is in the repository", () => {
+    const files = [...["src", "tests", "scripts", "bench"].flatMap((dir) => filesUnder(dir, [".ts", ".sh", ".html"])), "build.ts", "Dockerfile", "install.sh"];
+    const missing = files
+      .filter((file) => !CITING_OTHER_PROJECTS.has(file))
+      .flatMap((file) =>
+        [...read(file).matchAll(/(?<![\w./-])((?:[\w.-]+\/)*[\w-]+\.md)\b/g)]
+          .map((m) => m[1]!)
+          .filter((cited) => ![REPO_ROOT, join(REPO_ROOT, "docs"), join(REPO_ROOT, dirname(file))].some((base) => existsSync(join(base, cited))))
+          .map((cited) => `${file}: ${cited}`),
+      );
+    expect([...new Set(missing)]).toEqual([]);
   });
 });

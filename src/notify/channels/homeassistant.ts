@@ -16,6 +16,7 @@
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
 import { releaseWords } from "../../updater/wrappers/summary.ts";
 import { shortId } from "../../core/digests.ts";
+import { markdownAsText } from "../markup.ts";
 
 export interface RetainedMessage {
   topic: string;
@@ -76,22 +77,8 @@ export function versions(target: ContainerReport): { installed: string; latest: 
   return { installed: `${installed} (${oldDigest})`, latest: `${latest} (${newDigest})` };
 }
 
-/**
- * Text only: Home Assistant renders `release_summary` as Markdown, so nothing a release's author
- * wrote may become a link, an image, a mention or markup there. Links keep their words, bare
- * addresses go, `@name` loses its `@`, HTML tags and Markdown's marks go.
- */
-export function plainText(text: string): string {
-  return text
-    .replace(/<[^>]*>/g, " ")
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/\b(?:https?|ftp|mailto):\S*/gi, " ")
-    .replace(/\bwww\.\S+/gi, " ")
-    .replace(/@(?=[A-Za-z0-9_-])/g, "")
-    .replace(/[*_`~#>|[\]()\\]/g, "")
-    .replace(/\s+/g, " ")
-    .trim();
-}
+/** Home Assistant's `release_summary` is Markdown: text from outside goes in as text only (markup.ts). */
+export const plainText = markdownAsText;
 
 /** What the state says about the update: its releases, and what happened to it. */
 export function summaryOf(target: ContainerReport): string {

@@ -3,7 +3,7 @@
  * something (dialogs.ts): update, roll back, snooze, skip a version. Progress is followed while an
  * action runs (polling.ts); its outcome is said, and what it changed loaded again (data.ts).
  */
-import { apiOf } from "./api.ts";
+import { apiOf, dataCopies } from "./api.ts";
 import { confirmDialog } from "./dialogs.ts";
 import { load, sayFailure } from "./data.ts";
 import { dayTime, fromNow, outcomeWords, shortDigest } from "./format.ts";
@@ -52,14 +52,29 @@ export async function rollBack(c: Row): Promise<void> {
     c.kind === "service"
       ? `Swarm rolls the service ${labelOf(c)} back to its previous spec (${shortDigest(c.previous_image_id ?? "")}); its tasks are replaced with the service's own update settings.`
       : `svc puts ${labelOf(c)} back on the image it ran before its last update (${shortDigest(c.previous_image_id ?? "")}); the container is stopped and started again.`;
-  const ok = await confirmDialog.ask("Roll back and restart?", what, "Roll back");
-  if (!ok) return;
+  const copy = await copyToGoBackTo(c);
+  let withData = false;
+  if (copy) {
+    const data = `With its data: what it wrote since ${dayTime(copy.created_at)} (${fromNow(copy.created_at)}) is replaced by the copy of version ${copy.version ?? "?"} taken then; its present data is copied first, so that this too can be undone.`;
+    const choice = await confirmDialog.choose("Roll back and restart?", `${what} ${data}`, "Put back", [["image", "the image only"], ["data", "the image and its data"]], "Roll back");
+    if (choice === null) return;
+    withData = choice === "data";
+  } else if (!(await confirmDialog.ask("Roll back and restart?", what, "Roll back"))) {
+    return;
+  }
   await act(async () => {
-    say(`Rolling back ${labelOf(c)}...`);
-    const result = await apiOf(c.peer).rollback(c.name);
-    say(`${labelOf(c)}: ${result.state === "updated" ? "back on its earlier image" : outcomeWords(result)}.`);
+    say(`Rolling back ${labelOf(c)}${withData ? " with its data" : ""}...`);
+    const result = await apiOf(c.peer).rollback(c.name, withData);
+    say(`${labelOf(c)}: ${result.state === "updated" ? `back on its earlier image${result.data_guard?.restored ? " and its data" : ""}` : outcomeWords(result)}.`);
     await load(undefined, true);
   });
+}
+
+/** The data guard's copy taken when this container left the image a rollback goes back to (this svc's containers only). */
+async function copyToGoBackTo(c: Row) {
+  if (c.kind === "service" || c.peer !== null || !c.previous_image_id) return undefined;
+  const copies = await dataCopies().catch(() => ({ copies: [] }));
+  return copies.copies.find((copy) => copy.container === c.name && copy.image_id === c.previous_image_id);
 }
 
 const SNOOZE_CHOICES: [string, string][] = [

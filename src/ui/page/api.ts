@@ -1,12 +1,16 @@
 /**
  * The page's only way to svc: the HTTP API of docs/api.md, on the page's own origin, with the
  * token the person signed in with. The token is kept for this browser tab only
- * (sessionStorage): no cookie, so no other site can make the browser act with it.
+ * (sessionStorage): no cookie, so no other site can make the browser act with it. Behind an
+ * identity proxy that signs people in with its cookie, the page's requests carry that cookie
+ * (same origin only) and the X-Svc-Request header that tells svc they are the page's, which no
+ * other site's form can send (docs/security.md).
  */
 import type { RunningCycle } from "../../updater/views/live.ts";
 import type { ExcludedContainer } from "../../updater/views/overview.ts";
 import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/views/timeline.ts";
 import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
+import type { CopyView } from "../../dataguard/guard.ts";
 
 export type { ContainerReport, RunningCycle, SessionReport, TimelineEntry };
 
@@ -85,11 +89,11 @@ export function whenUnauthorized(handler: () => void): void {
 
 async function call<T>(method: "GET" | "POST", path: string, body?: Record<string, unknown>, given = token.get()): Promise<T> {
   // without a token, an identity proxy in front may have signed the person in (docs/dashboard.md, roles)
-  const headers: Record<string, string> = given ? { authorization: `Bearer ${given}`, accept: "application/json" } : { accept: "application/json" };
+  const headers: Record<string, string> = { accept: "application/json", "x-svc-request": "1", ...(given ? { authorization: `Bearer ${given}` } : {}) };
   if (body) headers["content-type"] = "application/json";
   let response: Response;
   try {
-    response = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined, cache: "no-store", credentials: "omit" });
+    response = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined, cache: "no-store", credentials: "same-origin" });
   } catch {
     throw new ApiError(0, "svc does not answer (is it running, is the network up?)");
   }
@@ -127,11 +131,14 @@ export function apiOf(peer: string | null = null) {
     update: (names?: string[]) => call<SessionReport>("POST", at("update"), names ? { container: names } : undefined),
     skip: (name: string) => call<SkipResult>("POST", at("skip"), { container: name }),
     snooze: (name: string, duration: string) => call<{ container: string; until: string | null }>("POST", at("snooze"), { container: name, for: duration }),
-    rollback: (name: string) => call<RollbackResult>("POST", at("rollback"), { container: name }),
+    rollback: (name: string, withData = false) => call<RollbackResult>("POST", at("rollback"), withData ? { container: name, with_data: "true" } : { container: name }),
   };
 }
 
 export const api = apiOf();
+
+/** The data guard's copies of this svc (GET /v1/data-guard; a peer's are not reached through it). */
+export const dataCopies = () => call<{ copies: CopyView[] }>("GET", "/v1/data-guard");
 
 /** Every peer's containers as this svc last got them (GET /v1/peers). */
 export const peers = () => call<{ peers: PeerView[] }>("GET", "/v1/peers");

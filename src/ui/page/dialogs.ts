@@ -28,9 +28,9 @@ export const confirmDialog = (() => {
     /** resolves true when the person confirms (Escape and Cancel say no) */
     ask: async (heading: string, message: string, action: string) => (await open(heading, message, null, action)) === "confirm",
     /** resolves with the chosen value, or null */
-    choose: async (heading: string, message: string, label: string, choices: [string, string][]) => {
+    choose: async (heading: string, message: string, label: string, choices: [string, string][], action = "Snooze") => {
       const select = h("select", { id: "dialog-choice" }, ...choices.map(([value, words]) => h("option", { value }, words)));
-      const chosen = (await open(heading, message, h("div", { class: "field" }, h("label", { for: "dialog-choice" }, label), select), "Snooze")) === "confirm";
+      const chosen = (await open(heading, message, h("div", { class: "field" }, h("label", { for: "dialog-choice" }, label), select), action)) === "confirm";
       return chosen ? select.value : null;
     },
   };

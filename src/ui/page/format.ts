@@ -124,7 +124,7 @@ export interface StateWords {
 }
 
 /** The fields of a row the words are made of (a peer's older svc may lack some). */
-export type Worded = Pick<ContainerOverview, "state" | "reason" | "would_update" | "snoozed_until" | "eligible_at"> & Partial<Pick<ContainerOverview, "applies">> & { policy?: Partial<ContainerOverview["policy"]> };
+export type Worded = Pick<ContainerOverview, "state" | "reason" | "would_update" | "snoozed_until" | "eligible_at"> & Partial<Pick<ContainerOverview, "applies" | "compose_change">> & { policy?: Partial<ContainerOverview["policy"]> };
 
 /**
  * A row's state in plain language ("update available", "held: min age 72 h, eligible in 3
@@ -158,7 +158,7 @@ export function stateWords(c: Worded, now = Date.now()): StateWords {
 }
 
 function staleWords(c: Worded, reason: string | null, now: number): StateWords {
-  if (c.would_update) return { text: "update available", detail: null, tone: "update" };
+  if (c.would_update) return { text: "update available", detail: c.compose_change?.length ? `writes ${c.compose_change.join(", ")}` : null, tone: "update" };
   if (c.snoozed_until && Date.parse(c.snoozed_until) > now) return { text: `held: snoozed until ${dayTime(c.snoozed_until)} (${fromNow(c.snoozed_until, now)})`, detail: null, tone: "held" };
   if (c.policy?.monitor_only) return { text: "held: monitor only", detail: null, tone: "held" };
   if (c.eligible_at && c.policy?.min_image_age && /\(min_image_age\)/.test(c.reason ?? "")) {

@@ -27,6 +27,10 @@ export interface CheckInput {
   tagPolicy?: TagPolicy | null;
   /** a newer tag is only reported, never applied (a compose-managed container not labelled to move) */
   reportTagOnly?: boolean;
+  /** why a newer tag is only reported (the compose file cannot be written: compose/locate.ts); absent: not labelled to move */
+  tagHeldBecause?: string;
+  /** a `repo:tag@digest` reference may move to a newer tag (and its digest): its compose line is written (docs/compose.md) */
+  movesPinned?: boolean;
   /** with noPull: the local reference to go to instead of the container's own (a rollback across tags) */
   localReference?: string;
   /** a newer image is found but not applied before this moment (check/snooze.ts) */
@@ -131,13 +135,15 @@ export function createChecker(deps: {
     } catch (error) {
       return { state: "skipped", reason: toSvcError(error).message, ...none };
     }
-    if (isPinned(ref)) return { state: "skipped", reason: "pinned by digest", ref, ...none };
+    const pinnedLine = isPinned(ref) && input.movesPinned === true && Boolean(input.tagPolicy) && ref.tag !== undefined && !input.noPull;
+    // (a rollback across tags names its local reference: a pinned line goes back to its old pin)
+    if (isPinned(ref) && !pinnedLine && input.localReference === undefined) return { state: "skipped", reason: "pinned by digest", ref, ...none };
 
     const local = localImage(input.imageId, images.get(input.imageId));
     const oldDigest = digestFor(ref, local.repoDigests) ?? (local.manifestDigests ? local.id : null);
     let verdict: Verdict;
     try {
-      verdict = input.noPull ? await checkLocal(deps.engine, ref, input, oldDigest) : await checkRegistry(ref, local, oldDigest, input);
+      verdict = pinnedLine ? await checkPinnedLine(ref, input) : input.noPull ? await checkLocal(deps.engine, ref, input, oldDigest) : await checkRegistry(ref, local, oldDigest, input);
     } catch (error) {
       return { state: "skipped", reason: toSvcError(error).message, ref, oldDigest, newDigest: null, newImageId: null, newImage: null };
     }
@@ -198,12 +204,25 @@ export function createChecker(deps: {
     const result = await registryCheck(ref, local);
     if (moved) {
       // compose names the tag: a newer one is reported; a newer image of its own tag is applied as ever
-      const note = `newer tag ${moved.tag} available; the compose file names ${ref.tag} (label svc.tag_policy.compose=move to follow tags)`;
+      const note = `newer tag ${moved.tag} available; the compose file names ${ref.tag} (${input.tagHeldBecause ?? "label svc.tag_policy.compose=move to follow tags"})`;
       if (result.stale) return { state: "stale", reason: note, ref, oldDigest, newDigest: result.digest, newImageId: null, newImage: null };
       return { state: "stale", reason: note, ref, oldDigest: oldDigest ?? result.digest, newDigest: moved.digest, newImageId: null, newImage: withTag(ref, moved.tag), held: true };
     }
     if (!result.stale) return { state: "fresh", reason: null, ref, oldDigest: oldDigest ?? result.digest, newDigest: null, newImageId: null, newImage: null };
     return { state: "stale", reason: null, ref, oldDigest, newDigest: result.digest, newImageId: null, newImage: null };
+  };
+
+  /** A compose line `repo:tag@digest` that svc writes: a newer tag moves both; the line's own digest never changes under it. */
+  const checkPinnedLine = async (ref: ImageRef, input: CheckInput): Promise<Verdict> => {
+    const oldDigest = ref.digest!;
+    try {
+      const moved = await newerTag(ref, input.tagPolicy!, input);
+      if (!moved) return { state: "fresh", reason: null, ref, oldDigest, newDigest: null, newImageId: null, newImage: null };
+      const base = ref.original.slice(0, ref.original.indexOf("@"));
+      return { state: "stale", reason: null, ref, oldDigest, newDigest: moved.digest, newImageId: null, newImage: `${base.slice(0, base.lastIndexOf(":"))}:${moved.tag}@${moved.digest}` };
+    } catch (error) {
+      return { state: "skipped", reason: toSvcError(error).message, ref, oldDigest, newDigest: null, newImageId: null, newImage: null };
+    }
   };
 
   /** The best tag the policy allows that has an image for our platform, if any is newer than the running one. */

@@ -6,21 +6,22 @@
  * cleaned up (containers/cleanup.ts) and the post_check hooks run. `svc rollback NAME` moves a container back
  * to its earlier image through a cycle over it alone, with the protocol's checks.
  */
+import type { Copy } from "../../dataguard/index.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
-import { SvcError } from "../../core/errors.ts";
+import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Remembered } from "../../state/index.ts";
 import { createChecker, type Checker, type Verdict } from "../check/check.ts";
 import { cleanupImages } from "./cleanup.ts";
 import { forgetPrePulled, prePull } from "./prepull.ts";
 import { isSelf, updateInOrder, type ContainerEntry, type ReplaceDeps } from "./replace.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { COMPOSE } from "./graph.ts";
+import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { policyFor, selectContainers, type ContainerPolicy } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
 import { readReleaseNotes, VERSION_LABEL } from "../cycle/notes.ts";
 import { appliesAtOf, checkTargets, decide, durationOf, finish, newTarget, toReplace, unlessAsked, type CycleScope, type KindCycle, type KindDeps, type TargetKind } from "../cycle/target.ts";
-import { DRY_RUN_REASON, type ContainerReport, type CycleOptions, type RollbackResult, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "../types.ts";
+import { DRY_RUN_REASON, type ContainerReport, type CycleOptions, type RollbackOptions, type RollbackResult, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "../types.ts";
 
 export interface ContainerTargetDeps extends KindDeps, ReplaceDeps {
   /** the image pulled ahead of each pending container's window (containers/prepull.ts) */
@@ -39,7 +40,7 @@ export function createContainerTargets(deps: ContainerTargetDeps): TargetKind {
   return {
     repair: deps.repairLeftovers,
     run: (scope) => runContainers(deps, scope),
-    rollback: (_ctx, name, trigger) => rollbackContainer(deps, name, trigger),
+    rollback: (ctx, name, trigger, options) => rollbackContainer(deps, ctx, name, trigger, options),
     reference: async (name) => (await deps.engine.inspectContainer(name).catch(() => null))?.Config.Image,
   };
 }
@@ -50,6 +51,10 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   // when something is to be updated is every candidate inspected, for the dependency graph.
   // a dry run says what the window says, even of a target it names (GET /v1/containers, the page's Check)
   const entries = newEntries(deps, selectContainers(all, deps.config, filter), options.toLocalTag === true, options.dryRun ? {} : filter);
+  for (const [name, copy] of options.restoreCopies ?? []) {
+    const entry = entries.get(name);
+    if (entry) entry.keepCopy = copy;
+  }
   // a dry run runs no hook: a hook may change anything
   if (!options.dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
   const checker = await checkEntries(deps, ctx, entries, options);
@@ -57,13 +62,17 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   const notes = readReleaseNotes({ releases: scope.releases, filter, options, trigger: ctx.trigger }, entries.values(), checker, deps.config);
   await notes.decided;
   const toUpdate = chooseUpdates(deps, entries);
+  planCompose(deps.compose, entries.values(), toUpdate, options);
   if (options.dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
     toUpdate.clear();
   } else {
+    // pull_request: the moves go into pull requests, nothing is applied here
+    await proposeCompose(deps.git, ctx, entries, toUpdate);
     await preUpdateHooks(ctx, entries, toUpdate);
   }
   if (!options.dryRun) await prePull({ engine: deps.engine, registry: deps.registry, cleanup: deps.config.cleanup, prePulled: deps.prePulled }, ctx, checker, entries.values());
+  if (!options.dryRun) pruneCopies(ctx);
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, all, entries, checker, toUpdate }) : false;
   if (!options.dryRun) forgetPrePulled(deps.prePulled, entries.values());
   return {
@@ -76,6 +85,15 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     },
     report: () => reportEntries(entries),
   };
+}
+
+/** The data guard's copies kept past data_guard_keep go at each real cycle (docs/data-guard.md). */
+function pruneCopies(ctx: ProtocolContext): void {
+  try {
+    for (const copy of ctx.guard?.prune() ?? []) ctx.log.info("data guard: copy kept data_guard_keep, removed", { copy });
+  } catch (error) {
+    ctx.log.warn("data guard: could not prune data_guard_dir", { error: toSvcError(error).message });
+  }
 }
 
 function newEntries(deps: ContainerTargetDeps, selected: ContainerSummary[], toLocalTag: boolean, filter: UpdateFilter): Map<string, ContainerEntry> {
@@ -97,15 +115,19 @@ async function checkEntries(deps: ContainerTargetDeps, ctx: ProtocolContext, ent
   const localReferences = options.localReferences ?? new Map<string, string>();
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
   if (options.seen) options.seen.images = images;
+  locateCompose(deps.compose, entries.values(), options);
   const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped, log: deps.log.child("updater") });
-  const inputOf = ({ summary, policy }: ContainerEntry) => ({
+  const inputOf = (entry: ContainerEntry) => ({
+    ...composeCheckInput(entry),
+    ...inputOfSummary(entry),
+  });
+  const inputOfSummary = ({ summary, policy }: ContainerEntry) => ({
     name: summary.name,
     image: summary.image,
     imageId: summary.imageId,
     noPull: policy.noPull,
     minImageAgeMs: policy.minImageAgeMs,
     tagPolicy: policy.tagPolicy,
-    reportTagOnly: summary.labels[COMPOSE.project] !== undefined && !policy.moveCompose,
     localReference: localReferences.get(summary.name),
     // a rollback on request goes where it was asked to, snoozed or not
     snoozedUntil: options.toLocalTag ? undefined : snoozedUntil(deps.snoozed, summary.name),
@@ -179,6 +201,8 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     duration_ms: durationOf(e, now),
     ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
+    ...(e.compose ? { compose: e.compose } : {}),
+    ...(e.dataGuard ? { data_guard: e.dataGuard } : {}),
     ...versionOf(e.summary.labels),
   }));
 }
@@ -194,7 +218,7 @@ function versionOf(labels: Readonly<Record<string, string>>): { version?: string
  * (or the one it came from, across tags), and a cycle over it alone takes it there. undefined: no
  * container has that name; null: a cycle was running.
  */
-async function rollbackContainer(deps: ContainerTargetDeps, name: string, trigger: Trigger): Promise<RollbackResult | null | undefined> {
+async function rollbackContainer(deps: ContainerTargetDeps, ctx: ProtocolContext, name: string, trigger: Trigger, options: RollbackOptions = {}): Promise<RollbackResult | null | undefined> {
   const container = await deps.engine.inspectContainer(name).catch(() => null);
   if (!container) return undefined;
   // "<image id>", or "<image id> <reference>" when the update moved it to another tag
@@ -204,10 +228,12 @@ async function rollbackContainer(deps: ContainerTargetDeps, name: string, trigge
   if (!(await deps.engine.inspectImage(back).catch(() => null))) {
     throw new SvcError("not_found", `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`);
   }
+  const restoreCopies = options.withData ? new Map([[name, copyToGoBackTo(ctx, name, back)]]) : undefined;
   const reference = backReference ?? container.Config.Image;
-  await deps.engine.tagImage(back, reference);
+  // a reference pinned by digest (a compose line `repo:tag@sha256:...`) names the image already; a tag cannot carry a digest
+  if (!reference.includes("@")) await deps.engine.tagImage(back, reference);
   const localReferences = new Map(reference === container.Config.Image ? [] : [[name, reference]]);
-  const report = await deps.cycleOver(trigger, { container: [name] }, { toLocalTag: true, localReferences, dryRun: false });
+  const report = await deps.cycleOver(trigger, { container: [name] }, { toLocalTag: true, localReferences, restoreCopies, dryRun: false });
   if (report === null) return null;
   const entry = report.containers.find((c) => c.name === name);
   const result = { container: name, from_image_id: container.Image, to_image_id: back };
@@ -218,5 +244,14 @@ async function rollbackContainer(deps: ContainerTargetDeps, name: string, trigge
     deps.skipped.set(name, `${entry.old_digest} rollback:${trigger}`);
     deps.log.debug("container put back on its earlier image", { container: name, image_id: back, skipped_digest: entry.old_digest });
   }
-  return { ...result, state: entry.state, reason: entry.reason };
+  return { ...result, state: entry.state, reason: entry.reason, ...(entry.data_guard ? { data_guard: entry.data_guard } : {}) };
+}
+
+/** `svc rollback --with-data`: the data guard's copy taken from the container that ran `imageId` (docs/data-guard.md). */
+function copyToGoBackTo(ctx: ProtocolContext, name: string, imageId: string): Copy {
+  const copy = ctx.guard?.store?.list(name).find((c) => c.manifest.image_id === imageId);
+  if (!copy) {
+    throw new SvcError("not_found", `svc keeps no copy of ${name}'s data from ${imageId} (data_guard was off at that update, or data_guard_keep or a later update removed it: GET /v1/data-guard lists the copies)`);
+  }
+  return copy;
 }

@@ -5,9 +5,10 @@
  *
  *   park:    rename old -> `<name>.svc-old-<id>-running|stopped`, then stop it
  *            (a restarting container cannot be renamed: it is stopped first)
- *   replace: create the new one under <name>, start it, watch it against the rollback checks;
- *            pass -> remove the old one; fail -> remove the new one, start the old one (still
- *            parked) if it was running, then rename it back.
+ *   replace: copy its guarded mounts (docs/data-guard.md), create the new one under <name>,
+ *            start it, watch it against the rollback checks; pass -> remove the old one;
+ *            fail -> remove the new one, put the copy back, start the old one (still parked)
+ *            if it was running, then rename it back.
  * Renaming before stopping means a kill between the two leaves a container whose name still
  * says it was running, so recovery starts it again.
  */
@@ -20,6 +21,9 @@ import { hookFor, runHook } from "./hooks.ts";
 import { oldContainerName } from "../selection/names.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { announce } from "../cycle/progress.ts";
+import type { Copy, Preparation } from "../../dataguard/index.ts";
+import type { DataGuardReport } from "../types.ts";
+import { copyGuarded, mustRestore, restoreGuarded, restoreKept, supersedeGuarded } from "./guard.ts";
 
 const LOG_LINES = 20;
 
@@ -36,10 +40,20 @@ export interface Replacement {
   stopTimeoutMs: number;
   /** svc's own container: parked without a stop, never removed by this process */
   self: boolean;
+  /** labels the new container carries over the old one's (compose's config hash once svc wrote its files) */
+  labels?: Record<string, string>;
   /** progress, for undoing */
   parkedAs?: string;
   stopped: boolean;
   newId?: string;
+  /** the new container's start was asked for, or a copy was put back: undoing puts the present data's copy back */
+  dataTouched?: boolean;
+  /** the data guard's decision (containers/guard.ts), its copy, and what the report says of it */
+  guardPlan?: Extract<Preparation, { kind: "copy" }>;
+  copy?: Copy;
+  /** a copy the update must not remove (svc rollback --with-data restores it) */
+  keepCopy?: Copy;
+  dataGuard?: DataGuardReport;
 }
 
 /**
@@ -51,12 +65,14 @@ export interface Replacement {
 export type ReplaceOutcome =
   | { kind: "replaced"; newId: string; newImageId: string | null }
   | { kind: "rolled_back"; reason: string }
+  /** the data guard's copy did not fit and data_guard_over is hold: the old container is back, untouched */
+  | { kind: "held"; reason: string }
   | { kind: "failed"; reason: string; rejectedImage?: boolean };
 
 export function planReplacement(
   old: ContainerInspect,
   oldImage: ImageInspect | null,
-  options: { image?: string; stopSignal?: string; stopTimeoutMs: number; revive: boolean; self: boolean },
+  options: { image?: string; stopSignal?: string; stopTimeoutMs: number; revive: boolean; self: boolean; labels?: Record<string, string> },
 ): Replacement {
   const wasRunning = Boolean(old.State?.Running || old.State?.Restarting);
   const stop = stopOptionsFor(old, options);
@@ -71,6 +87,7 @@ export function planReplacement(
     stopTimeoutMs: stop.timeoutMs,
     self: options.self,
     stopped: false,
+    ...(options.labels ? { labels: options.labels } : {}),
   };
 }
 
@@ -118,7 +135,7 @@ export async function createReplacementContainer(ctx: ProtocolContext, r: Replac
     ctx,
     "create",
     { container: r.name, image: r.image },
-    () => ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer }),
+    () => ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer, ...(r.labels ? { labels: r.labels } : {}) }),
     (id) => id,
   );
   return r.newId;
@@ -128,8 +145,12 @@ export async function createReplacementContainer(ctx: ProtocolContext, r: Replac
 export async function replace(ctx: ProtocolContext, r: Replacement, networkContainer?: string): Promise<ReplaceOutcome> {
   let newId: string;
   try {
+    const held = await copyGuarded(ctx, r);
+    if (held !== undefined) return { kind: "held", reason: withProblems(held, await restore(ctx, r)) };
+    if (r.keepCopy) await restoreKept(ctx, r);
     newId = await createReplacementContainer(ctx, r, networkContainer);
     if (r.startAfter) {
+      r.dataTouched = true;
       await act(ctx, "start", { container: r.name, container_id: newId, image: r.image }, () => ctx.engine.startContainer(newId));
     }
   } catch (error) {
@@ -158,6 +179,7 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
       ctx.log.warn("could not remove the old container", { container: r.name, error: toSvcError(error).message });
     }
   }
+  supersedeGuarded(ctx, r);
   const inspected = await ctx.engine.inspectContainer(newId).catch(() => null);
   return { kind: "replaced", newId, newImageId: inspected?.Image ?? null };
 }
@@ -183,10 +205,13 @@ export async function rollback(ctx: ProtocolContext, r: Replacement, verdict: Ex
 }
 
 /**
- * Puts the old container back: removes the new one, starts the old one if it was running, then
- * renames it back. Started first, while it still carries its parked `-running` name: a kill (or
- * a failure) between the two steps then leaves a marker that crash recovery repairs, never a
- * stopped container under its own name that no cycle would look at again. A running container
+ * Puts the old container back: removes the new one, puts its guarded data back when the new one
+ * may have changed it (marked first, so that crash recovery finishes a restore a kill interrupts;
+ * a restore that fails leaves the old container parked and stopped, never running on half its
+ * data), starts the old one if it was running, then renames it back. Started first, while it
+ * still carries its parked `-running` name: a kill (or a failure) between the two steps then
+ * leaves a marker that crash recovery repairs, never a stopped container under its own name that
+ * no cycle would look at again. A running container
  * can be renamed; if the start fails, the old container stays parked for recovery to retry.
  * Best effort otherwise: every step is tried; the problems are returned for the report.
  */
@@ -201,12 +226,25 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
       return false;
     }
   };
+  const restoreData = mustRestore(r);
+  if (restoreData) ctx.guard!.beginRestore(r.copy!, r.old.Id);
   if (r.newId) {
     const newId = r.newId;
     await attempt("removing the new container", () =>
       act(ctx, "remove", { container: r.name, container_id: newId, image: r.image }, () => ctx.engine.removeContainer(newId, { force: true })),
     );
     r.newId = undefined;
+  }
+  if (restoreData) {
+    const problem = await restoreGuarded(ctx, r);
+    if (problem === undefined) ctx.guard!.endRestore(r.copy!);
+    r.dataTouched = false;
+    if (problem !== undefined) {
+      problems.push(`restoring the data: ${problem}`);
+      if (r.parkedAs) problems.push(`the old container stays parked and stopped as ${r.parkedAs}; the next cycle or start of svc restores its data`);
+      for (const each of problems) ctx.log.error("could not restore the old container", { container: r.name, problem: each });
+      return problems;
+    }
   }
   if (r.wasRunning && r.stopped) {
     const started = await attempt("starting the old container", () =>

@@ -10,6 +10,12 @@ import { toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
+import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
+import type { GitStep } from "../../git/index.ts";
+import type { ComposeChange } from "../types.ts";
+import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
+import type { Copy } from "../../dataguard/index.ts";
+import type { DataGuardReport } from "../types.ts";
 import { act } from "../cycle/act.ts";
 import { digestFor, type Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -17,6 +23,7 @@ import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarge
 import { needsHandover, startHandover } from "./handover.ts";
 import { isOldName, parseHandoverName } from "../selection/names.ts";
 import { forEachLimited } from "../cycle/pool.ts";
+import { prepareGuard } from "./guard.ts";
 import { park, planReplacement, replace, restore, stopOptionsFor, type Replacement } from "./protocol.ts";
 import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, type ContainerPolicy } from "../selection/selection.ts";
 import { finish, heldByWindow, type KindDeps, type TargetEntry } from "../cycle/target.ts";
@@ -26,6 +33,10 @@ export interface ReplaceDeps extends Pick<KindDeps, "config" | "engine" | "regis
   selfHandover?: SelfHandover;
   /** images pulled ahead of an update window (containers/prepull.ts): not pulled again */
   prePulled?: Remembered;
+  /** compose projects' files (docs/compose.md); absent: files are never written */
+  compose?: ComposeFiles;
+  /** what follows a compose change in Git (`[compose] git`: docs/compose.md, "Git"); absent: nothing */
+  git?: GitStep;
 }
 
 /**
@@ -50,6 +61,18 @@ export interface ContainerEntry extends TargetEntry {
   newDigest: string | null;
   /** the reference the container moves to (tag policy, rollback across tags); null: its own */
   newImage: string | null;
+  /** a compose container: where its version is written, or why svc leaves its files alone (containers/compose.ts) */
+  composeSite?: Located;
+  /** its move in its compose files, once decided */
+  composeMove?: ComposeMove;
+  /** labels its replacement carries (compose's config hash over the files svc wrote) */
+  composeLabels?: Record<string, string>;
+  /** what the report says of its files */
+  compose?: ComposeChange;
+  /** what the data guard did (docs/data-guard.md) */
+  dataGuard?: DataGuardReport;
+  /** a copy this update must keep (svc rollback --with-data restores it) */
+  keepCopy?: Copy;
 }
 
 const INSPECT_CONCURRENCY = 8;
@@ -82,7 +105,7 @@ export async function updateInOrder(input: {
   const idToName = new Map(input.all.map((c) => [c.id, c.name]));
   const g: GroupContext = { deps, ctx: input.ctx, entries, graph, idToName, checker: input.checker, toUpdate, running, inCycle, log: input.ctx.log, pulls: new Map() };
   const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(g, n))]);
-  const groups = connectedGroups(graph, involved);
+  const groups = mergeStacks(connectedGroups(graph, involved), entries);
   const selfGroup = groups.find((group) => group.some((n) => entries.has(n) && isSelf(deps, entries.get(n)!)));
   await forEachLimited(
     groups.filter((group) => group !== selfGroup),
@@ -187,6 +210,9 @@ type Plan =
 async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
   const updating = await pullGroup(g, group);
   if (updating.size === 0) return false;
+  // the files first, while nothing is stopped: a stack whose files cannot be written stays as it is
+  const writes = await writeCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, updating);
+  if (updating.size === 0) return false;
 
   const members = new Set([...updating, ...[...dependentsOf(g.graph, updating)].filter((n) => group.includes(n) && isRestartable(g, n))]);
   const order = topologicalOrder(g.graph, members);
@@ -201,6 +227,13 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
   for (const name of order) {
     const plan = plans.get(name);
     if (plan?.kind === "update") {
+      const failed = failedInStack(g.entries, name);
+      if (failed !== null) {
+        // a stack moves as a unit: once one of its services failed, the rest stay as they were
+        const problems = await restore(g.ctx, plan.r);
+        finish(g.entries.get(name)!, problems.length > 0 ? "failed" : "skipped", [`not updated: ${failed} of its stack failed`, ...problems].join("; "));
+        continue;
+      }
       if (!(await updateMember(g, name, plan.r))) continue;
       replaced.add(name);
       if (plan.r.self) selfReplaced = true;
@@ -210,6 +243,7 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
       await restartDependent(g, name, plan);
     }
   }
+  await settleCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, writes);
   return selfReplaced;
 }
 
@@ -249,12 +283,17 @@ async function updateMember(g: GroupContext, name: string, r: Replacement): Prom
   }
   if (r.self) await handOver(g, "release");
   const outcome = await replace(g.ctx, r, networkHostName(g, r.old));
+  if (r.dataGuard) entry.dataGuard = r.dataGuard;
   if (r.self && outcome.kind !== "replaced") await handOver(g, "reclaim");
   if (outcome.kind === "replaced") {
     entry.id = outcome.newId;
     entry.newImageId = outcome.newImageId;
     finish(entry, "updated", null);
     return true;
+  }
+  if (outcome.kind === "held") {
+    finish(entry, "held", outcome.reason);
+    return false;
   }
   // only an image that failed a check is not retried; an engine outage is not its fault
   if (outcome.kind === "rolled_back" || outcome.rejectedImage) g.deps.rolledBack.set(name, entry.newDigest ?? entry.newImageId ?? "");
@@ -265,6 +304,17 @@ async function updateMember(g: GroupContext, name: string, r: Replacement): Prom
 /** Pulls the new image for an entry; false when there is nothing to update after all. */
 async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   const ref = entry.ref!;
+  let unreplaceable: string | null;
+  try {
+    unreplaceable = (await g.deps.engine.unreplaceable?.(entry.inspect!)) ?? null;
+  } catch (error) {
+    finish(entry, "failed", toSvcError(error).message);
+    return false;
+  }
+  if (unreplaceable) {
+    finish(entry, "skipped", unreplaceable);
+    return false;
+  }
   const lost = await g.deps.engine.settingsBeyondApi(entry.inspect!).catch(() => []);
   if (lost.length > 0) {
     const api = (await g.deps.engine.info()).apiVersion;
@@ -330,7 +380,15 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
       stopTimeoutMs: entry.policy.stopTimeoutMs,
       revive: g.deps.config.revive_stopped,
       self: isSelf(g.deps, entry),
+      labels: entry.composeLabels,
     });
+    r.keepCopy = entry.keepCopy;
+    const held = await prepareGuard(g.ctx, r);
+    if (held !== undefined) {
+      finish(entry, "held", held);
+      return undefined;
+    }
+    if (r.dataGuard) entry.dataGuard = r.dataGuard;
     try {
       await park(g.ctx, r);
       return { kind: "update", r };

@@ -6,6 +6,7 @@
 import type { Config } from "../../config/index.ts";
 import type { Engine } from "../../engine/port.ts";
 import type { AuditLog, Logger } from "../../log/index.ts";
+import type { DataGuard } from "../../dataguard/index.ts";
 import type { ProgressListener } from "./progress.ts";
 
 export interface ProtocolContext {
@@ -18,6 +19,8 @@ export interface ProtocolContext {
   timing: WatchTiming;
   /** told of each step as it starts (cycle/progress.ts) */
   progress?: ProgressListener;
+  /** copies of guarded mounts with each update (docs/data-guard.md); absent: none */
+  guard?: DataGuard;
 }
 
 export interface WatchTiming {

@@ -10,6 +10,7 @@ import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { AuditLog, Logger } from "../../log/index.ts";
 import type { ReleaseNotesService } from "../../releases/index.ts";
 import type { ProtocolContext, WatchTiming } from "./context.ts";
+import type { DataGuard } from "../../dataguard/index.ts";
 import type { ProgressListener } from "./progress.ts";
 import { buildReport } from "./report.ts";
 import type { KindCycle, TargetKind } from "./target.ts";
@@ -28,6 +29,8 @@ export interface CycleDeps {
   kinds: readonly TargetKind[];
   /** the source hosts, for what each update brings (cycle/notes.ts); absent: no release notes */
   releases?: ReleaseNotesService;
+  /** the data guard every container update goes through (docs/data-guard.md) */
+  guard?: DataGuard;
 }
 
 export interface CycleResult {
@@ -41,7 +44,7 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   // the global Web Crypto: node:crypto would cost a compiled svc ~4 MiB of memory to load
   const sessionId = crypto.randomUUID();
   const log = deps.log.child("updater");
-  const ctx: ProtocolContext = { engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, sessionId, timing: deps.timing, progress: deps.progress };
+  const ctx: ProtocolContext = { engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, sessionId, timing: deps.timing, progress: deps.progress, guard: deps.guard };
 
   const list = async (): Promise<ContainerSummary[]> => {
     try {

@@ -16,7 +16,7 @@ import type { ProtocolContext } from "./context.ts";
 import { announce } from "./progress.ts";
 import { bareName, type ContainerPolicy } from "../selection/selection.ts";
 import type { ReleasesSession } from "../../releases/index.ts";
-import type { ContainerOutcome, ContainerReport, CycleOptions, ReleaseSummary, RollbackResult, Trigger, UpdateFilter } from "../types.ts";
+import type { ContainerOutcome, ContainerReport, CycleOptions, ReleaseSummary, RollbackOptions, RollbackResult, Trigger, UpdateFilter } from "../types.ts";
 
 export interface TargetEntry {
   /** the target as the selection and the check see it (a service: its spec's labels, the digest it is pinned to) */
@@ -151,7 +151,7 @@ export interface TargetKind {
    * `svc rollback NAME` for a target of this kind. undefined: none of this kind has that name;
    * null: a cycle was running.
    */
-  rollback(ctx: ProtocolContext, name: string, trigger: Trigger): Promise<RollbackResult | null | undefined>;
+  rollback(ctx: ProtocolContext, name: string, trigger: Trigger, options?: RollbackOptions): Promise<RollbackResult | null | undefined>;
   /** The reference a target of this kind follows (`repo:tag`, as a container's Config.Image); undefined: none has that name. */
   reference(name: string): Promise<string | undefined>;
 }

@@ -9,6 +9,10 @@
  *   - no container has the name: the old one is started if it was running (stopped and started
  *     when it still runs: a stop the killed svc sent may still be under way), then gets its name back.
  * Every action goes to the audit log, plus one `recover` entry per leftover saying what was done.
+ *
+ * With the data guard (docs/data-guard.md), undoing an update whose new container may have run, or
+ * whose restore was interrupted, puts the copy back before the old container starts (restore.ts
+ * begins from the checksums again); an update finished here keeps its copy for data_guard_keep.
  */
 import type { ContainerSummary } from "../../engine/port.ts";
 import { toSvcError } from "../../core/errors.ts";
@@ -16,6 +20,7 @@ import { parseHandoverName, parseOldName, type OldName } from "../selection/name
 import { act } from "../cycle/act.ts";
 import { stopOptionsFor, watch } from "../containers/protocol.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
+import type { Copy } from "../../dataguard/index.ts";
 import { policyFor } from "../selection/selection.ts";
 
 export interface RecoveryOptions {
@@ -127,6 +132,7 @@ async function recoverOne(ctx: ProtocolContext, old: ContainerSummary, parsed: O
     const verdict = await watch(ctx, current.id);
     if (verdict.ok) {
       await act(ctx, "remove", { ...target, container_id: old.id }, () => ctx.engine.removeContainer(old.id, { force: true }));
+      keepCopyOf(ctx, old.id);
       return "the new container passed the checks: update finished, old container removed";
     }
     await undo(ctx, old, parsed, current.id);
@@ -152,6 +158,8 @@ async function recoverOne(ctx: ProtocolContext, old: ContainerSummary, parsed: O
  */
 async function undo(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName, newId: string | undefined): Promise<void> {
   const target = { container: parsed.original, image: old.image };
+  const copy = await dataToRestore(ctx, old.id, newId);
+  if (copy) ctx.guard!.beginRestore(copy, old.id);
   if (newId) await act(ctx, "remove", { ...target, container_id: newId }, () => ctx.engine.removeContainer(newId, { force: true }));
   if (parsed.wasRunning) {
     const inspected = await ctx.engine.inspectContainer(old.id);
@@ -159,9 +167,38 @@ async function undo(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName
       const stop = stopOptionsFor(inspected, policyFor(old, ctx.config));
       await act(ctx, "stop", { ...target, container_id: old.id }, () => ctx.engine.stopContainer(old.id, stop));
     }
-    await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
   }
+  // into the stopped old container; a restore that fails throws: it stays parked and stopped, for the next cycle or start
+  if (copy) {
+    await act(ctx, "data_restore", { ...target, container_id: old.id }, () => ctx.guard!.restore(copy, old.id));
+    ctx.guard!.endRestore(copy);
+  }
+  if (parsed.wasRunning) await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
   await act(ctx, "rename", { ...target, container_id: old.id }, () => ctx.engine.renameContainer(old.id, parsed.original));
+}
+
+/**
+ * The copy to put back before the old container starts: one whose restore was interrupted, or the
+ * copy of this update when its new container was started (it may have changed the data). A new
+ * container created but never started changed nothing.
+ */
+async function dataToRestore(ctx: ProtocolContext, oldId: string, newId: string | undefined): Promise<Copy | null> {
+  if (!ctx.guard) return null;
+  const interrupted = ctx.guard.restoringInto(oldId);
+  if (interrupted) return interrupted;
+  if (!newId) return null;
+  const copy = ctx.guard.copyOf(oldId);
+  if (!copy) return null;
+  const started = (await ctx.engine.inspectContainer(newId).catch(() => null))?.State?.StartedAt;
+  return started === undefined || started.startsWith("0001-") ? null : copy;
+}
+
+/** An update finished by recovery: its copy is kept data_guard_keep from now, and no restore is pending. */
+function keepCopyOf(ctx: ProtocolContext, oldId: string): void {
+  const copy = ctx.guard?.copyOf(oldId);
+  if (!copy) return;
+  ctx.guard!.endRestore(copy);
+  ctx.guard!.supersede(copy);
 }
 
 /**

@@ -46,7 +46,10 @@ export function createRepair(deps: RepairDeps): Repair {
   };
 
   return {
-    recover: () => recoverWithin(recoveryScope(deps.config)),
+    async recover() {
+      await recoverWithin(recoveryScope(deps.config));
+      tidyCopies(deps);
+    },
     async repairLeftovers(all, filter) {
       const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image), stackFilter(filter.stack)]);
       const pending = hasLeftovers(all, inScope, deps.selfContainerId);
@@ -55,6 +58,17 @@ export function createRepair(deps: RepairDeps): Repair {
       return true;
     },
   };
+}
+
+/** After recovery put back what it had to: the copies that are not complete, or past data_guard_keep, go. */
+function tidyCopies(deps: RepairDeps): void {
+  const guard = deps.context("recovery").guard;
+  if (!guard) return;
+  try {
+    for (const action of guard.tidy()) deps.log.info("data guard", { action });
+  } catch (error) {
+    deps.log.warn("data guard: could not tidy data_guard_dir", { error: toSvcError(error).message });
+  }
 }
 
 /** The selection rules crash recovery honours: everything but the container state. */

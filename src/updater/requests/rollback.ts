@@ -8,7 +8,7 @@ import { SvcError } from "../../core/errors.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import type { Runner } from "../cycle/runner.ts";
 import { firstOfKinds, type TargetKind } from "../cycle/target.ts";
-import type { RollbackResult, Trigger } from "../types.ts";
+import type { RollbackOptions, RollbackResult, Trigger } from "../types.ts";
 
 export interface RollbackDeps {
   kinds: readonly TargetKind[];
@@ -17,9 +17,9 @@ export interface RollbackDeps {
 }
 
 /** null: a cycle is running (or svc is stopping); the caller says so and asks again later. */
-export async function rollbackTarget(deps: RollbackDeps, name: string, trigger: Trigger = "api"): Promise<RollbackResult | null> {
+export async function rollbackTarget(deps: RollbackDeps, name: string, trigger: Trigger = "api", options: RollbackOptions = {}): Promise<RollbackResult | null> {
   if (deps.runner.busy || deps.runner.draining) return null;
-  const result = await firstOfKinds(deps.kinds, (kind) => kind.rollback(deps.context(trigger), name, trigger));
+  const result = await firstOfKinds(deps.kinds, (kind) => kind.rollback(deps.context(trigger), name, trigger, options));
   if (result === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
   return result;
 }

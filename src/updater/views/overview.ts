@@ -80,6 +80,8 @@ export interface ContainerOverview {
   group: TargetGroup | null;
   /** for a stale target: what the update brings, read from its source repository (docs/release-notes.md); null otherwise */
   release_notes: ReleaseNotes | null;
+  /** a compose container whose update moves its tag: what svc writes into its files ("compose.yaml line 12: 2.3.1 -> 2.4.0"; docs/compose.md); null otherwise */
+  compose_change: string[] | null;
 }
 
 
@@ -150,6 +152,7 @@ function describe(entry: ContainerReport, target: TargetFacts, image: ImageSumma
     current_digest: entry.old_digest,
     available_digest: entry.new_digest,
     available_image: entry.new_image,
+    compose_change: entry.compose && !entry.compose.written && entry.state === "stale" ? entry.compose.changes : null,
     reason: entry.reason,
     version,
     available_version: available,

@@ -29,7 +29,7 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
   return {
     ...updater,
     run: (trigger, filter, options) => leased(() => updater.run(trigger, filter, options)),
-    rollback: (container, trigger) => leased(() => updater.rollback(container, trigger)),
+    rollback: (container, trigger, options) => leased(() => updater.rollback(container, trigger, options)),
     // leftovers another process is working on are not ours to repair: the next cycle looks again
     recover: async () => void (await leased(async () => (await updater.recover(), true), "crash recovery postponed to the next cycle", "skip")),
     get busy() {

@@ -1,7 +1,7 @@
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Updater } from "../port.ts";
 import type { DashboardActions } from "../views/overview.ts";
-import type { CycleRunner, RunOptions, ContainerActions, Trigger, UpdateFilter } from "../types.ts";
+import type { CycleRunner, RunOptions, ContainerActions, RollbackOptions, Trigger, UpdateFilter } from "../types.ts";
 
 /**
  * The API's runner until startup is done: a cycle asked for during recovery waits for it
@@ -28,8 +28,8 @@ export function pendingRunner(): { runner: CycleRunner & ContainerActions & Dash
       async skip(container: string, what?: { digest?: string; tag?: string }) {
         return (updater ?? (await started)).skip(container, what);
       },
-      async rollback(container: string, trigger?: Trigger) {
-        return (updater ?? (await started)).rollback(container, trigger);
+      async rollback(container: string, trigger?: Trigger, options?: RollbackOptions) {
+        return (updater ?? (await started)).rollback(container, trigger, options);
       },
       async overview(filter?: UpdateFilter) {
         return (updater ?? (await started)).overview(filter);

@@ -5,6 +5,7 @@
  * each container's line carries its structured entry; on a terminal (pretty) the line says it all.
  * The SessionReport itself (docs/api.md) is untouched: this only tells it.
  */
+import { formatSize } from "../../config/values.ts";
 import type { Logger, LevelName } from "../../log/index.ts";
 import { shortId } from "../../core/digests.ts";
 import type { Updater } from "../port.ts";
@@ -39,6 +40,14 @@ export function releaseWords(c: Pick<ContainerReport, "releases">): string {
   return `${r.count} release${r.count === 1 ? "" : "s"}${r.breaking > 0 ? `, ${r.breaking} breaking` : ""}`;
 }
 
+/** What svc writes (a dry run) or wrote into a compose project's files, and whether compose will recreate the container all the same. */
+function composeNote(c: ContainerReport): string {
+  if (!c.compose || (c.state !== "updated" && !wouldUpdate(c))) return "";
+  const verb = c.compose.written ? "wrote" : "writes";
+  const recreates = c.compose.recreates ? `; ${c.compose.recreates}` : "";
+  return `; ${verb} ${c.compose.changes.join(", ")}${recreates}`;
+}
+
 function releasesNote(c: ContainerReport): string {
   const words = releaseWords(c);
   return words ? ` (${words})` : "";
@@ -47,7 +56,7 @@ function releasesNote(c: ContainerReport): string {
 /** One container's outcome in a sentence. */
 export function containerLine(c: ContainerReport): string {
   const why = c.reason ? `: ${c.reason}` : "";
-  const brings = releasesNote(c);
+  const brings = releasesNote(c) + composeNote(c);
   switch (c.state) {
     case "updated":
       return `${c.name}: updated ${imageChange(c)}${digestChange(c.old_digest ?? c.old_image_id, c.new_digest ?? c.new_image_id)}${brings}`;
@@ -116,7 +125,8 @@ export function logReport(log: Logger, report: SessionReport, pretty: boolean): 
 /** `svc rollback` / POST /v1/rollback, told as a rollback. */
 export function logRollback(log: Logger, result: RollbackResult, pretty: boolean): void {
   const fields = pretty ? undefined : { ...result };
-  if (result.state === "updated") log.info(`${result.container}: rolled back to sha256:${shortId(result.to_image_id)} (was ${shortId(result.from_image_id)})`, fields);
+  const data = result.data_guard?.restored ? `, with its data as the copy holds it (the data before it copied: ${formatSize(result.data_guard.bytes)}, GET /v1/data-guard)` : "";
+  if (result.state === "updated") log.info(`${result.container}: rolled back to sha256:${shortId(result.to_image_id)} (was ${shortId(result.from_image_id)})${data}`, fields);
   else log.error(`${result.container}: rollback ${result.state === "skipped" ? "not done" : "failed"}${result.reason ? `: ${result.reason}` : ""}`, fields);
 }
 
@@ -129,6 +139,8 @@ const STEP_TEXT: Partial<Record<Step, string>> = {
   watch: "watching the new container",
   post_update: "running its post_update hook",
   rollback: "rolling back",
+  data_copy: "copying its data (data_guard)",
+  data_restore: "putting its data back (data_guard)",
   remove: "removing the old container",
   image_remove: "removing the old image",
 };
@@ -151,8 +163,8 @@ export function narrated(updater: Updater, log: Logger, pretty: boolean): Update
       if (report) logReport(out, report, pretty);
       return report;
     },
-    rollback: async (container, trigger) => {
-      const result = await updater.rollback(container, trigger);
+    rollback: async (container, trigger, options) => {
+      const result = await updater.rollback(container, trigger, options);
       if (result) logRollback(out, result, pretty);
       return result;
     },

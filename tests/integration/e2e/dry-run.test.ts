@@ -4,10 +4,10 @@
  * container keeps running as it was, nothing is pulled, no metric moves, no audit entry is written.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { docker, freePort, inspect } from "../../harness.ts";
-import { Fixture, baseFlags, reportsIn, runSvc, startSvc, stopAll, stopProcess, waitForPort } from "./support.ts";
+import { docker, freePort, inspect, sandbox } from "../../harness.ts";
+import { Fixture, baseFlags, parseJsonLines, reportsIn, runSvc, startSvc, stopAll, stopProcess, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-dry");
 const TOKEN = "e2e-dry-token-5b1c";
@@ -48,6 +48,30 @@ describe("dry runs", () => {
     expect(report?.containers).toEqual([expect.objectContaining({ name: c.name, state: "stale", reason: REASON, new_image_id: null })]);
     untouched(c);
     expect(existsSync(audit) ? readFileSync(audit, "utf8") : "").toBe("");
+  }, 90_000);
+
+  const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
+  test.skipIf(!composeWorks)("a compose project: the start-up line says svc can write it, the dry run says which line it would write, and writes nothing", async () => {
+    const v1 = fx.image("cmp", { tag: "1.0.0" });
+    fx.image("cmp", { tag: "1.1.0" });
+    const dir = fx.tempDir("cmp");
+    const text = `services:\n  web:\n    image: ${v1.ref}\n    labels: { svc.tag_policy: "semver:minor" }\n`;
+    writeFileSync(join(dir, "compose.yaml"), text);
+    const project = fx.name("cmp").toLowerCase();
+    const compose = (...args: string[]) => docker(["compose", "--project-directory", dir, "-p", project, ...args]);
+    compose("up", "-d");
+    try {
+      const name = `${project}-web-1`;
+      const run = await runSvc([...baseFlags(), "--docker-config", sandbox().dockerConfig, "--run-once", "--dry-run", name]);
+      expect(run.code, run.svc.describe()).toBe(0);
+      const lines = parseJsonLines(run.svc.output).map((l) => String(l.message ?? l.msg ?? ""));
+      expect(lines.find((l) => l.startsWith("compose: svc can write")), run.svc.describe()).toContain(project);
+      const entry = reportsIn(run.svc.output).at(-1)?.containers.find((c: { name: string }) => c.name === name);
+      expect(entry).toMatchObject({ state: "stale", reason: REASON, compose: { changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: false, recreates: null } });
+      expect(readFileSync(join(dir, "compose.yaml"), "utf8")).toBe(text);
+    } finally {
+      compose("down", "--remove-orphans");
+    }
   }, 90_000);
 
   test("POST /v1/check and GET /v1/containers tell, POST /v1/update then does it", async () => {

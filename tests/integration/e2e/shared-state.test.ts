@@ -4,11 +4,11 @@
  * command waits for the service's cycle to end, acts alone, and the service reads what it decided.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { docker, freePort, inspect, waitUntil } from "../../harness.ts";
-import { Fixture, baseFlags, runSvc, startSvc, stopAll, waitForPort } from "./support.ts";
+import { Fixture, REPO_ROOT, baseFlags, portOpen, runSvc, startSvc, stopAll, track, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-shared");
 const TOKEN = "e2e-shared-token-5b1e";
@@ -35,7 +35,8 @@ describe("svc rollback beside a running service on the same state_dir", () => {
     expect((await call("POST", "/v1/update")).containers[0].state, service.describe()).toBe("updated");
     expect(inspect(name).Image).toBe(v2.id);
 
-    const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir, "--http-api-token", TOKEN]);
+    // no token needed: the handover proves itself with the state folder's secret
+    const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir]);
     expect(back.code, back.svc.describe()).toBe(0);
     expect(back.svc.output).toContain(`handed to svc (pid ${service.proc.pid})`);
     expect(inspect(name).Image).toBe(v1.id);
@@ -48,10 +49,9 @@ describe("svc rollback beside a running service on the same state_dir", () => {
     expect(inspect(name).Image).toBe(v1.id);
     expect(inspect(name).State.StartedAt).toBe(startedAt);
 
-    // a token the service does not know: the command says which one to give, and touches nothing
-    const refused = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir, "--http-api-token", "wrong-token-123456"]);
-    expect(refused.code).toBe(1);
-    expect(refused.svc.output).toContain("http_api.token");
+    // a request that only claims the proof is refused, as one without a token
+    const forged = await fetch(`http://127.0.0.1:${port}/v1/rollback?container=${name}`, { method: "POST", headers: { "x-svc-owner-request": `v1 ${Math.floor(Date.now() / 1000)} ${"a".repeat(64)} ${"b".repeat(64)}` } });
+    expect(forged.status).toBe(401);
   }, 120_000);
 
   test("without the update API: the command acts between the service's cycles, and the cycles after it leave the container", async () => {
@@ -84,7 +84,7 @@ describe("svc rollback beside a running service on the same state_dir", () => {
     expect(told.at(-1)?.fields?.reason, service.describe()).toMatch(/^sha256:[0-9a-f]{64} was left by a rollback \(svc rollback\); waiting for a newer image$/);
   }, 120_000);
 
-  test("the token goes only to the owner that proves it is one: an owner file naming another host, or a live process here, with something else on its port, gets nothing", async () => {
+  test("the handover goes only to the owner that proves it is one: an owner file naming another host, or a live process here, with something else on its address, gets nothing", async () => {
     const name = fx.name("proof");
     fx.run("proof", fx.image("proof").ref);
     const stateDir = fx.tempDir("proof-state");
@@ -106,17 +106,67 @@ describe("svc rollback beside a running service on the same state_dir", () => {
         const updated = await runSvc([...baseFlags(), "--state-dir", stateDir, "--run-once", name]);
         expect(updated.code, updated.svc.describe()).toBe(0);
         expect(inspect(name).Image).not.toBe(before);
-        writeFileSync(join(stateDir, "state.json.owner"), JSON.stringify({ ...claim, api_port: impostor.port, started_at: new Date().toISOString(), nonce: "a".repeat(64) }));
+        writeFileSync(join(stateDir, "state.json.owner"), JSON.stringify({ ...claim, api_port: impostor.port, api_address: "127.0.0.1", started_at: new Date().toISOString(), nonce: "a".repeat(64) }));
 
         const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir, "--http-api-token", TOKEN]);
-        expect(seen.filter((request) => request.authorization !== null), JSON.stringify(claim)).toEqual([]);
-        expect(back.svc.output).toContain(`claims this state_dir with its API on port ${impostor.port}, but what answers there does not prove to be it (127.0.0.1): the API token is not sent`);
+        expect(seen.filter((request) => request.authorization !== null || request.path !== "/v1/health"), JSON.stringify(claim)).toEqual([]);
+        expect(back.svc.output).toContain(`claims this state_dir with its API on 127.0.0.1:${impostor.port}, but what answers there does not prove to be it: nothing is handed to it`);
         // the command rolled back itself, between the cycles of whoever owns the folder
         expect(back.code, back.svc.describe()).toBe(0);
         expect(inspect(name).Image).toBe(before);
       }
     } finally {
       impostor.stop(true);
+    }
+  }, 180_000);
+
+  test("a relay on 127.0.0.1:PORT while svc listens on another address (127.0.0.2:PORT) receives no token: the handover goes to the address svc listens on, signed with the state folder's secret", async () => {
+    const name = fx.name("relay");
+    const v1 = fx.image("relay");
+    fx.run("relay", v1.ref);
+    const v2 = fx.image("relay");
+    const stateDir = fx.tempDir("relay-state");
+    const port = freePort();
+    const service = startSvc([...baseFlags(), "--state-dir", stateDir, "--http-api-update", "--http-api-token", TOKEN, "--http-api-address", "127.0.0.2", "--http-api-port", String(port), name]);
+    await waitUntil(async () => {
+      if (!service.running) throw new Error(service.describe());
+      return await portOpen(port, "127.0.0.2");
+    }, 30_000, `svc on 127.0.0.2:${port}`);
+    const seenLog = join(fx.tempDir("relay-log"), "seen.ndjson");
+    const relay = track(Bun.spawn(["bun", join(REPO_ROOT, "tests/support/relay.ts"), "127.0.0.1", String(port), "127.0.0.2", String(port), seenLog], { stdout: "pipe", stderr: "pipe" }));
+    await waitUntil(() => portOpen(port), 30_000, "the relay");
+    const seen = () => (existsSync(seenLog) ? readFileSync(seenLog, "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line)) : []);
+    try {
+      const updated = await fetch(`http://127.0.0.2:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(((await updated.json()) as any).containers[0].state, service.describe()).toBe("updated");
+      expect(inspect(name).Image).toBe(v2.id);
+
+      const back = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir, "--http-api-token", TOKEN]);
+      expect(back.code, `${back.svc.describe()}\n${service.describe()}`).toBe(0);
+      expect(back.svc.output).toContain(`handed to svc (pid ${service.proc.pid})`);
+      expect(inspect(name).Image).toBe(v1.id);
+      expect(JSON.stringify(seen())).not.toContain(TOKEN);
+      expect(seen().filter((request) => request.headers.authorization !== undefined)).toEqual([]);
+
+      // an owner file that names the relay's address: what reaches it carries no token, and
+      // what it passes on is a request the service takes once
+      const owner = JSON.parse(readFileSync(join(stateDir, "state.json.owner"), "utf8"));
+      writeFileSync(join(stateDir, "state.json.owner"), JSON.stringify({ ...owner, api_address: "127.0.0.1" }));
+      fx.image("relay");
+      const again = await fetch(`http://127.0.0.2:${port}/v1/update?container=${name}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+      expect(((await again.json()) as any).containers[0].state, service.describe()).toBe("updated");
+      const relayed = await runSvc(["rollback", name, ...baseFlags(), "--state-dir", stateDir, "--http-api-token", TOKEN]);
+      expect(relayed.code, relayed.svc.describe()).toBe(0);
+      expect(seen().length).toBeGreaterThan(0);
+      expect(JSON.stringify(seen())).not.toContain(TOKEN);
+      expect(seen().filter((request) => request.headers.authorization !== undefined)).toEqual([]);
+      // the signed request, sent again by whoever saw it, is refused: it was for one rollback only
+      const signed = seen().find((request) => request.method === "POST")!;
+      const replay = await fetch(`http://127.0.0.2:${port}${signed.path}`, { method: "POST", headers: Object.fromEntries(Object.entries(signed.headers as Record<string, string>).filter(([key]) => key !== "host")) });
+      expect(replay.status).toBe(401);
+    } finally {
+      relay.kill();
+      await relay.exited;
     }
   }, 180_000);
 });

@@ -33,11 +33,10 @@ afterAll(async () => {
   for (const dir of [smtp?.dir, starttls?.dir, pki?.dir]) removeDir(dir);
 });
 
-async function publishOnce(notifications: DeepPartial<Config["notifications"]>, attempts = 2) {
+async function publishOnce(notifications: DeepPartial<Config["notifications"]>, attempts = 2, report = sampleReport()) {
   const log = recordingLogger();
   const config = defaultConfig({ notifications: { services_base_url: receiver.base, ...notifications } });
   const dispatcher = await createNotifications(config, log, { hostname: "nas", retryDelayMs: 10, timeoutMs: 3000, attempts });
-  const report = sampleReport();
   dispatcher.publish(report);
   await dispatcher.close();
   return { report, log, channels: dispatcher.channels };
@@ -58,7 +57,7 @@ describe("each notification URL form, delivered", () => {
     const line = "updated web: 127.0.0.1:5000/web:latest (111111111111 -> 222222222222)";
 
     const [discord] = to((r) => r.path === `/api/webhooks/123456789012345678/${SECRETS.discord}`);
-    expect(jsonOf(discord)).toEqual({ content: `**${title}**\n${line}\nfailed db (127.0.0.1:5000/db:16): pull failed: manifest unknown`, username: "svc" });
+    expect(jsonOf(discord)).toEqual({ content: `**${title}**\n${line}\nfailed db (127.0.0.1:5000/db:16): pull failed: manifest unknown`, username: "svc", allowed_mentions: { parse: [] } });
 
     const telegram = to((r) => r.path === `/bot${SECRETS.telegramBot}/sendMessage`).map(jsonOf);
     expect(telegram.map((m) => m.chat_id)).toEqual(["@svc_news", "12345"]);
@@ -299,6 +298,112 @@ describe("each notification URL form, delivered", () => {
     } finally {
       removeDir(dir);
     }
+  });
+});
+
+/**
+ * What an image's logs, a registry or a release may say, in every service's markup: mentions
+ * (Discord, Slack, Mattermost/Rocket.Chat, Google Chat, Matrix), masked links, images and Slack's
+ * links. Each service's documented payload is the oracle: Discord's `allowed_mentions` and its
+ * Markdown's backslash escapes; Slack's "Escaping text" (`&amp;`, `&lt;`, `&gt;`); Mattermost's and
+ * Rocket.Chat's Markdown with Slack's `<url|text>`; Google Chat's `<users/all>` and `<url|text>`;
+ * Telegram's sendMessage without `parse_mode` (plain text); ntfy's `Markdown` header; Gotify's
+ * message without `extras` (plain text).
+ */
+describe("text from outside is inert in every service (docs/notifications.md)", () => {
+  const HOSTILE = "@everyone @here <@&123456> <@987654> @channel @all @room <!channel> <users/all> [click](https://evil.example/x) ![](https://evil.example/pixel.png) <https://evil.example|docs> see https://plain.example/ok";
+  const hostileReport = () => {
+    const report = sampleReport();
+    report.containers[1] = { ...report.containers[1]!, name: "db", state: "rolled_back", reason: HOSTILE };
+    return report;
+  };
+  /** a mention as each service reads one: `@word` starting a word, or in angle brackets */
+  const MENTION = /(^|[^\p{L}\p{N}_.+-])@(everyone|here|channel|all|room)\b/u;
+  /** a Markdown link or image: `[text](` not preceded by a backslash on either bracket */
+  const MARKDOWN_LINK = /(^|[^\\])\[[^\]]*(?<!\\)\]\(/;
+  const inertIn = (text: string) => {
+    expect(text).toContain("https://plain.example/ok");
+    expect(text).not.toMatch(MENTION);
+    expect(text).not.toMatch(MARKDOWN_LINK);
+    expect(text).not.toMatch(/(?<!\\)<(@|!|users\/|https?:)/);
+    return text;
+  };
+
+  test("Discord, Telegram, Slack, Gotify, ntfy (plain and Markdown), Teams, Matrix, Mattermost, Signal", async () => {
+    const mark = receiver.received.length;
+    const port = receiver.server.port!;
+    const at = `127.0.0.1:${port}`;
+    const urls = urlsFor(port);
+    await publishOnce(
+      {
+        urls: [
+          urls.discord,
+          urls.telegram,
+          urls.slackHook,
+          urls.gotify,
+          urls.ntfy,
+          `ntfy://${at}/ntfy/md?scheme=http&markdown=yes`,
+          urls.teams,
+          urls.matrix,
+          `mattermost://svc@${at}/MattermostSecret123/ops?disabletls=yes`,
+          `signal://${at}/+1234567890/+0987654321?disabletls=yes`,
+        ],
+      },
+      2,
+      hostileReport(),
+    );
+    const got = since(mark);
+    const one = (path: string) => got.find((r) => r.path === path);
+
+    const discord = jsonOf(one(`/api/webhooks/123456789012345678/${SECRETS.discord}`));
+    expect(discord.allowed_mentions).toEqual({ parse: [] });
+    expect(inertIn(discord.content)).toContain("\\<@&123456> \\<@\u200b987654>");
+    expect(discord.content).toContain("!\\[\\](https://evil.example/pixel.png)");
+
+    const telegram = jsonOf(one(`/bot${SECRETS.telegramBot}/sendMessage`));
+    expect(telegram.parse_mode).toBeUndefined();
+    expect(telegram.text).toContain("https://plain.example/ok");
+    expect(telegram.text).not.toMatch(MENTION);
+
+    const slack = jsonOf(one(`/services/T0001/B0002/${SECRETS.slackHook}`));
+    // Slack's mrkdwn has no Markdown links: its links and mentions all open with `<`
+    expect(slack.text).not.toMatch(MENTION);
+    expect(slack.text).not.toContain("<");
+    expect(slack.text).toContain("&lt;!channel&gt; &lt;users/all&gt; [click](https://evil.example/x)");
+
+    const gotify = jsonOf(one("/gotify/message"));
+    expect(gotify.extras).toBeUndefined(); // Gotify shows the message as plain text
+    const ntfyPlain = one("/ntfy/svc-alerts")!;
+    expect(ntfyPlain.headers["content-type"]).toBe("text/plain; charset=utf-8");
+    expect(ntfyPlain.headers.markdown).toBeUndefined();
+    const ntfyMarkdown = one("/ntfy/md")!;
+    expect(ntfyMarkdown.headers["content-type"]).toBe("text/markdown");
+    inertIn(ntfyMarkdown.body);
+
+    const teams = jsonOf(got.find((r) => r.path.startsWith("/workflows/")));
+    inertIn(teams.attachments[0].content.body[1].text);
+
+    const matrix = got.find((r) => r.path.includes("/send/m.room.message/"));
+    expect(jsonOf(matrix).body).not.toMatch(MENTION);
+    expect(jsonOf(matrix).format).toBeUndefined();
+
+    inertIn(jsonOf(one("/hooks/MattermostSecret123")).text);
+    expect(jsonOf(one("/v2/send")).message).not.toMatch(MENTION);
+  });
+
+  test("Rocket.Chat and Google Chat (https only) to a TLS stand-in", async () => {
+    const secure = serviceReceiver({ cert: readFileSync(pki.selfSignedCert, "utf8"), key: readFileSync(pki.selfSignedKey, "utf8") });
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+    try {
+      const at = `127.0.0.1:${secure.server.port}`;
+      await publishOnce({ urls: [`rocketchat://svc@${at}/RocketTokenA/RocketTokenB2Secret/ops`, `googlechat://${at}/v1/spaces/FOO/messages?key=GKeySecret&token=GTokSecret`] }, 2, hostileReport());
+    } finally {
+      delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      secure.server.stop(true);
+    }
+    inertIn(jsonOf(secure.received.find((r) => r.path === "/hooks/RocketTokenA/RocketTokenB2Secret")).text);
+    const chat = jsonOf(secure.received.find((r) => r.path === "/v1/spaces/FOO/messages")).text;
+    expect(inertIn(chat)).not.toContain("<users/all>");
   });
 });
 

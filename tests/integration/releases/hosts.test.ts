@@ -16,7 +16,8 @@ const hosts = new ReleaseHosts();
 afterAll(() => hosts.stop());
 
 const config = (overrides: Record<string, unknown> = {}) => defaultConfig({ release_notes: { ...hosts.apiUrls, timeout: 2000, cache_for: 0, ...overrides } } as never);
-const service = (overrides: Record<string, unknown> = {}, stateDir?: string) => createReleaseNotes({ ...config(overrides), state_dir: stateDir }, recordingLogger());
+const serviceOf = (overrides: Record<string, unknown> = {}, stateDir?: string) => createReleaseNotes({ ...config(overrides), state_dir: stateDir }, recordingLogger());
+const service = serviceOf;
 const query = (url: string, from: string | null, to: string | null): ReleaseQuery => ({ sources: [{ url, from: "the newer image's org.opencontainers.image.source" }], from, to });
 
 /** 1.0.0 ... 2.0.0 as a project publishes them, newest first, tags with a `v`. */
@@ -35,9 +36,19 @@ beforeEach(() => {
   hosts.limited.clear();
 });
 
+/**
+ * A host is read only through its own API (docs/release-notes.md): the GitLab and Gitea stand-ins
+ * are self-hosted ones on 127.0.0.1, so their repositories are named there, each kind tested with
+ * the other kind's API at its public default.
+ */
+const SELF_HOSTED = { gitlab: "http://127.0.0.1", gitea: "http://127.0.0.1" };
+const alone = (host: "github" | "gitlab" | "gitea") =>
+  host === "gitlab" ? { gitea_api_url: "https://codeberg.org/api/v1" } : host === "gitea" ? { gitlab_api_url: "https://gitlab.com/api/v4" } : {};
+
 describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
-  const web = { github: "https://github.com/acme/app", gitlab: "https://gitlab.com/acme/tools/app", gitea: "https://codeberg.org/acme/app" }[host];
+  const web = { github: "https://github.com/acme/app", gitlab: `${SELF_HOSTED.gitlab}/acme/tools/app`, gitea: `${SELF_HOSTED.gitea}/acme/app` }[host];
   const path = new URL(web).pathname.slice(1);
+  const service = (overrides: Record<string, unknown> = {}, stateDir?: string) => serviceOf({ ...alone(host), ...overrides }, stateDir);
 
   test("the releases after the running version up to the candidate, newest first, the breaking ones flagged; a `v` prefix does not matter", async () => {
     hosts.set(host, path, HISTORY);
@@ -117,11 +128,29 @@ test("tokens go to their own host only, in each host's header", async () => {
   hosts.set("gitlab", "acme/app", HISTORY);
   const releases = service({ github_token: "gh-secret", gitlab_token: "gl-secret" }).session();
   await releases.between(query("https://github.com/acme/app", "1.0.0", "2.0.0"));
-  await releases.between(query("https://gitlab.com/acme/app", "1.0.0", "2.0.0"));
+  await releases.between(query(`${SELF_HOSTED.gitlab}/acme/app`, "1.0.0", "2.0.0"));
   expect(hosts.requests.map((r) => [r.host, r.authorization])).toEqual([
     ["github", "Bearer gh-secret"],
     ["gitlab", "gl-secret"],
   ]);
+});
+
+test("a gitlab.com address is never read through a self-hosted gitlab_api_url with its token, nor a self-hosted one through gitlab.com's", async () => {
+  hosts.set("gitlab", "acme/app", HISTORY);
+  const selfHosted = service({ gitlab_token: "gl-secret" }).session();
+  const publicOne = await selfHosted.between(query("https://gitlab.com/acme/app", "1.0.0", "2.0.0"));
+  expect(publicOne.releases).toEqual([]);
+  expect(publicOne.problem).toContain("gitlab.com is not read: release_notes.gitlab_api_url is 127.0.0.1's API, and a host is read only through its own (docs/release-notes.md)");
+  const onGitlabCom = service({ gitlab_api_url: "https://gitlab.com/api/v4", gitea_api_url: "https://codeberg.org/api/v1", gitlab_token: "gl-secret" }).session();
+  expect((await onGitlabCom.between(query(`${SELF_HOSTED.gitlab}/acme/app`, "1.0.0", "2.0.0"))).problem).toContain("svc does not know which API 127.0.0.1 speaks");
+  expect(hosts.requests).toEqual([]);
+});
+
+test("a repository path of dots climbs nowhere: no request is made with the token", async () => {
+  const releases = service({ github_token: "gh-secret" }).session();
+  const notes = await releases.between(query("https://github.com/acme/...git", "1.0.0", "2.0.0"));
+  expect(notes.problem).toContain("https://github.com/acme/...git does not name a repository");
+  expect(hosts.requests).toEqual([]);
 });
 
 test("the cache in state_dir: a restarted svc asks conditionally", async () => {

@@ -5,6 +5,8 @@
  *
  * argv: <container name> <fault>
  *   fault: after-rename | after-stop | after-create | after-start | during-watch | fail-create
+ *          | during-copy (the data guard's copy, its first chunk written) | during-restore (the mount
+ *          emptied, its copy not yet put back); SVC_TEST_DATA_GUARD_DIR turns the data guard on
  */
 import { defaultConfig } from "../../../src/config/index.ts";
 import { createDockerEngine } from "../../../src/engine/index.ts";
@@ -23,6 +25,7 @@ const config = defaultConfig({
   stop_timeout: 1000,
   docker: { host: process.env.SVC_TEST_DOCKER_HOST! },
   rollback: { startup_timeout: 5000 },
+  ...(process.env.SVC_TEST_DATA_GUARD_DIR ? { data_guard: "volumes" as const, data_guard_dir: process.env.SVC_TEST_DATA_GUARD_DIR } : {}),
 });
 const real = await createDockerEngine(config.docker, silentLogger);
 
@@ -32,13 +35,35 @@ const die = (): never => {
 };
 
 let started = false;
+let stopped = false;
 const engine: Engine = Object.create(real);
+engine.readArchive = async (id, path) => {
+  const stream = await real.readArchive(id, path);
+  if (fault !== "during-copy" || !stopped) return stream;
+  // the copy after the stop: killed when its third chunk arrives, the first ones written
+  let chunks = 0;
+  return stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        if (++chunks === 3) die();
+        controller.enqueue(chunk);
+      },
+    }),
+  );
+};
+let writes = 0;
+engine.writeArchive = async (id, path, body, bytes) => {
+  // the restore: the first write empties the mount; killed before the copy goes back
+  if (fault === "during-restore" && ++writes === 2) die();
+  await real.writeArchive(id, path, body, bytes);
+};
 engine.renameContainer = async (id, newName) => {
   await real.renameContainer(id, newName);
   if (fault === "after-rename" && newName.includes(".svc-old-")) die();
 };
 engine.stopContainer = async (id, options) => {
   await real.stopContainer(id, options);
+  stopped = true;
   if (fault === "after-stop") die();
 };
 engine.createReplacement = async (old, oldImage, options) => {

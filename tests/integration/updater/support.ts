@@ -10,9 +10,12 @@ import { silentLogger, type Logger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
 import type { ReleaseNotesService } from "../../../src/releases/index.ts";
+import type { ComposeFiles } from "../../../src/compose/index.ts";
+import type { GitStep } from "../../../src/git/index.ts";
 import { createUpdater, type ProgressListener, type Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import type { Subprocess } from "bun";
+import type { DataGuard } from "../../../src/dataguard/index.ts";
 import { docker, inspect, sandbox } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
 
@@ -40,7 +43,7 @@ export interface Harness {
 export const TEST_SCOPE = "svc-updater-tests";
 
 /** Test defaults: short stop and startup timeouts, every cycle scoped by the caller's `containers`. */
-export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger; releases?: ReleaseNotesService } = {}): Promise<Harness> {
+export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger; releases?: ReleaseNotesService; compose?: ComposeFiles; git?: GitStep; guard?: (engine: Engine, config: Config) => DataGuard } = {}): Promise<Harness> {
   const config = defaultConfig({
     scope: TEST_SCOPE,
     ...overrides,
@@ -64,6 +67,9 @@ export async function makeUpdater(overrides: DeepPartial<Config> & { containers:
     selfContainerId: extra.selfContainerId,
     progress: extra.progress,
     releases: extra.releases,
+    compose: extra.compose,
+    git: extra.git,
+    guard: extra.guard?.(engine, config),
     timing: { pollMs: 200, stableMs: 1000 },
   });
   return { config, engine, updater, metrics, audit, published };

@@ -87,14 +87,15 @@ describe("a tag policy", () => {
     expectState(await h.updater.run("api"), app, "skipped");
   }, 120_000);
 
-  test("a compose-managed container is only reported; labelled svc.tag_policy.compose=move it follows the tag", async () => {
+  // (a compose container whose file svc can write moves with it: tests/integration/updater/compose-write.test.ts)
+  test("a compose-managed container whose file svc cannot find is only reported, with the reason; labelled svc.tag_policy.compose=move it follows the tag", async () => {
     const repo = await versionedRepository("compose", ["5.0.0", "5.0.1"]);
     const labels = ["-l", "com.docker.compose.project=p", "-l", "com.docker.compose.service=web", "-l", "svc.tag_policy=semver:patch"];
     const reported = fx.run("web", repo.reference("5.0.0"), labels);
     const moving = fx.run("web2", repo.reference("5.0.0"), [...labels, "-l", "svc.tag_policy.compose=move"]);
     const h = await makeUpdater({ containers: [reported, moving] });
     const report = await h.updater.run("api");
-    expect(expectState(report, reported, "stale")).toMatchObject({ new_image: repo.reference("5.0.1"), reason: "newer tag 5.0.1 available; the compose file names 5.0.0 (label svc.tag_policy.compose=move to follow tags)" });
+    expect(expectState(report, reported, "stale")).toMatchObject({ new_image: repo.reference("5.0.1"), reason: "newer tag 5.0.1 available; the compose file names 5.0.0 (web's container names no compose file (label com.docker.compose.project.config_files))" });
     expect(inspect(reported).Config.Image).toBe(repo.reference("5.0.0"));
     expectState(report, moving, "updated");
     expect(inspect(moving).Config.Image).toBe(repo.reference("5.0.1"));

@@ -111,8 +111,8 @@ describe("roles: who a request comes from", () => {
   });
 
   test("the proxy's header is believed only from a configured proxy address (an IPv4 client of a dual-stack socket too)", () => {
-    expect(who(null, () => "alice", () => "10.0.0.2")).toEqual({ role: "viewer", name: "alice" });
-    expect(who(null, () => "alice", () => "::ffff:10.0.0.2")).toEqual({ role: "viewer", name: "alice" });
+    expect(who(null, () => "alice", () => "10.0.0.2")).toEqual({ role: "viewer", name: "alice", via: "proxy" });
+    expect(who(null, () => "alice", () => "::ffff:10.0.0.2")).toEqual({ role: "viewer", name: "alice", via: "proxy" });
     expect(who(null, () => "alice", () => "10.0.0.3")).toBeNull();
     expect(who(null, () => "alice", () => undefined)).toBeNull();
     // a user name that is not one signs no one in
@@ -122,7 +122,7 @@ describe("roles: who a request comes from", () => {
 
   test("a bearer token decides alone, even from the proxy; the proxy role is configurable", () => {
     expect(who("Bearer wrong", () => "alice", () => "10.0.0.2")).toBeNull();
-    expect(createAuthenticator({ ...settings, trusted_proxy_role: "admin" })(null, () => "bob", () => "::1")).toEqual({ role: "admin", name: "bob" });
+    expect(createAuthenticator({ ...settings, trusted_proxy_role: "admin" })(null, () => "bob", () => "::1")).toEqual({ role: "admin", name: "bob", via: "proxy" });
     expect(createAuthenticator({ ...settings, trusted_proxy_header: undefined })(null, () => "bob", () => "::1")).toBeNull();
   });
 

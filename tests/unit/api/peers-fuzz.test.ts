@@ -60,7 +60,7 @@ test(`peers' answers fuzz (seed ${SEED}): what svc answers is kept as it is, the
   }
 });
 
-const FIELDS = ["kind", "group", "name", "image", "state", "would_update", "current_digest", "available_digest", "available_image", "reason", "version", "available_version", "update_kind", "first_seen_at", "created_at", "eligible_at", "applies_at", "applies", "policy", "snoozed_until", "skipped", "previous_image_id", "link", "last_cycle", "last_update", "release_notes"].sort();
+const FIELDS = ["kind", "group", "name", "image", "state", "would_update", "current_digest", "available_digest", "available_image", "reason", "version", "available_version", "update_kind", "first_seen_at", "created_at", "eligible_at", "applies_at", "applies", "policy", "snoozed_until", "skipped", "previous_image_id", "link", "last_cycle", "last_update", "release_notes", "compose_change"].sort();
 
 /** A policy without the unknown field the generator adds to it. */
 function withoutSurplus(policy: Record<string, unknown>): Record<string, unknown> {

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { PROMETHEUS_CONTENT_TYPE } from "../../../src/metrics/index.ts";
 import { createApp } from "../../../src/api/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
-import { newOwnerNonce, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof } from "../../../src/state/owner.ts";
+import { newOwnerNonce, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, OWNER_REQUEST_HEADER, ownerProof, signOwnerRequest } from "../../../src/state/owner.ts";
 import { bearer, makeApp } from "./fakes.ts";
 
 describe("GET /v1/health", () => {
@@ -40,6 +40,29 @@ describe("GET /v1/health", () => {
     expect((await ask({})).headers.get(OWNER_PROOF_HEADER)).toBeNull();
     expect((await ask({ [OWNER_CHALLENGE_HEADER]: "not-a-challenge" })).headers.get(OWNER_PROOF_HEADER)).toBeNull();
     expect((await makeApp().request("/v1/health", { headers: { [OWNER_CHALLENGE_HEADER]: challenge } })).headers.get(OWNER_PROOF_HEADER)).toBeNull();
+  });
+
+  test("svc rollback's handover: POST /v1/rollback proven with the owner's nonce, no token, no body, once; nothing else", async () => {
+    const { config, runner, metrics } = makeApp();
+    const nonce = newOwnerNonce();
+    const app = createApp({ config, runner, metrics, log: silentLogger, ownerNonce: nonce });
+    const post = (path: string, headers: Record<string, string>, body?: string) => app.handle(new Request(`http://127.0.0.1${path}`, { method: "POST", headers, body }));
+    const path = "/v1/rollback?container=web";
+    const signed = signOwnerRequest(nonce, "POST", path);
+    expect((await post(path, signed)).status).toBe(200);
+    expect(runner.rollbacks).toEqual(["web"]);
+    // the same request again (a relay that kept it), another container, another endpoint, a body, another nonce
+    expect((await post(path, signed)).status).toBe(401);
+    expect((await post("/v1/rollback?container=db", signOwnerRequest(nonce, "POST", path))).status).toBe(401);
+    expect((await post("/v1/update", signOwnerRequest(nonce, "POST", "/v1/update"))).status).toBe(401);
+    expect((await post(path, { ...signOwnerRequest(nonce, "POST", path), "content-type": "application/json" }, '{"container":"db"}')).status).toBe(401);
+    expect((await post(path, signOwnerRequest(newOwnerNonce(), "POST", path))).status).toBe(401);
+    expect((await post(path, signOwnerRequest(nonce, "POST", path, Date.now() - 5 * 60_000))).status).toBe(401);
+    expect((await post(path, { [OWNER_REQUEST_HEADER]: "v1 1 2 3" })).status).toBe(401);
+    expect(runner.rollbacks).toEqual(["web"]);
+    // without an owner nonce (no state_dir), no proof is taken
+    const { request } = makeApp();
+    expect((await request(path, { method: "POST", headers: signOwnerRequest(nonce, "POST", path) })).status).toBe(401);
   });
 
   test("HEAD behaves like GET without a body", async () => {

@@ -17,6 +17,7 @@ const FORMATTED_STRINGS: Record<string, string> = {
   tag_policy: "semver:minor+pre",
   "http_api.address": "127.0.0.1",
   update_window: "Sat,Sun 02:00-05:00",
+  data_guard_max_size: "512MiB",
   "notifications.webhook.digest": "daily 08:00",
   "notifications.email.digest": "weekly Mon 08:00",
   "notifications.mqtt.digest": "daily 20:30",

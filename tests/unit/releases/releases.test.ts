@@ -2,7 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { newMajor, saysBreaking } from "../../../src/releases/breaking.ts";
 import { rateLimitReset } from "../../../src/releases/fetch.ts";
-import type { StoredRelease } from "../../../src/releases/hosts.ts";
+import { readFileSync } from "node:fs";
+import { HOSTS, type StoredRelease } from "../../../src/releases/hosts.ts";
+import { CACHED_REPOSITORIES } from "../../../src/releases/index.ts";
 import { releasesBetween } from "../../../src/releases/select.ts";
 import { hostNames, parseSource } from "../../../src/releases/source.ts";
 import { compareVersions, parseVersion, sameVersion } from "../../../src/releases/versions.ts";
@@ -80,9 +82,31 @@ describe("sources", () => {
   test("GitHub, GitLab (nested groups, self-hosted), Gitea; deeper paths point inside the repository", () => {
     expect(parseSource("https://github.com/acme/app/tree/main/docker", names)).toEqual({ host: "github", url: "https://github.com/acme/app", path: "acme/app" });
     expect(parseSource("git+https://github.com/acme/app.git", names)).toMatchObject({ path: "acme/app" });
-    expect(parseSource("https://gitlab.com/group/sub/project/-/releases", names)).toEqual({ host: "gitlab", url: "https://gitlab.com/group/sub/project", path: "group/sub/project" });
+    expect(parseSource("https://gitlab.com/group/sub/project/-/releases", hostNames("https://gitlab.com/api/v4", ""))).toEqual({ host: "gitlab", url: "https://gitlab.com/group/sub/project", path: "group/sub/project" });
     expect(parseSource("https://git.example.org/team/app", names)).toMatchObject({ host: "gitlab", path: "team/app" });
     expect(parseSource("https://codeberg.org/forgejo/forgejo", names)).toMatchObject({ host: "gitea", path: "forgejo/forgejo" });
+  });
+  test("a path is never climbed out of: no dot-only segment (`...git` was `..`), every segment percent-encoded", () => {
+    const github = hostNames("https://api.github.com", "https://codeberg.org/api/v1");
+    for (const url of ["https://github.com/acme/...git", "https://github.com/acme/...", "https://github.com/.../app", "https://codeberg.org/acme/..git"]) {
+      expect(parseSource(url, github)).toHaveProperty("problem");
+    }
+    expect(parseSource("https://gitlab.com/group/.../app", hostNames("https://gitlab.com/api/v4", "https://codeberg.org/api/v1"))).toHaveProperty("problem");
+    const odd = { host: "github", url: "https://github.com/a b/c?d", path: "a b/c?d#e" } as const;
+    expect(HOSTS.github.firstPage("https://api.github.com", odd, 50)).toBe("https://api.github.com/repos/a%20b/c%3Fd%23e/releases?per_page=50");
+    expect(HOSTS.gitea.firstPage("https://codeberg.org/api/v1", { ...odd, host: "gitea" }, 50)).toBe("https://codeberg.org/api/v1/repos/a%20b/c%3Fd%23e/releases?limit=50");
+    expect(HOSTS.gitlab.firstPage("https://gitlab.com/api/v4", { ...odd, host: "gitlab" }, 50)).toBe("https://gitlab.com/api/v4/projects/a%20b%2Fc%3Fd%23e/releases?per_page=50");
+  });
+  test("a host is read only through its own API: gitlab.com never through a self-hosted gitlab_api_url (nor codeberg.org through a self-hosted Forgejo), and the other way round", () => {
+    expect(parseSource("https://gitlab.com/acme/app", names)).toEqual({ problem: "gitlab.com is not read: release_notes.gitlab_api_url is git.example.org's API, and a host is read only through its own (docs/release-notes.md)" });
+    const forgejo = hostNames("https://gitlab.com/api/v4", "https://forge.example.org/api/v1");
+    expect(parseSource("https://codeberg.org/acme/app", forgejo)).toHaveProperty("problem");
+    expect(parseSource("https://forge.example.org/acme/app", forgejo)).toMatchObject({ host: "gitea" });
+    expect(parseSource("https://git.example.org/acme/app", hostNames("https://gitlab.com/api/v4", "https://codeberg.org/api/v1"))).toHaveProperty("problem");
+  });
+  test("docs/release-notes.md says how many repositories the cache keeps, as the code does", () => {
+    const said = /at most (\d+) repositories/.exec(readFileSync(new URL("../../../docs/release-notes.md", import.meta.url), "utf8"));
+    expect(Number(said?.[1])).toBe(CACHED_REPOSITORIES);
   });
   test("anything else is not guessed at", () => {
     expect(parseSource("https://example.com/acme/app", names)).toHaveProperty("problem");

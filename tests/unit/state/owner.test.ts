@@ -31,9 +31,10 @@ test("one lease at a time: the second process is told who holds it; released, it
   expect(existsSync(`${file}.busy`)).toBe(false);
 });
 
-test("the service's claim names its API port, and is no one's once the service is gone", () => {
+test("the service's claim names its API's address and port, and is no one's once the service is gone", () => {
   const file = join(tempDir("owner"), "state.json");
-  const release = claimState(file, 8080);
+  const release = claimState(file, { address: "::1", port: 8080 });
+  expect(JSON.parse(readFileSync(`${file}.owner`, "utf8"))).toMatchObject({ api_address: "::1", api_port: 8080 });
   // this very process is not a live owner for itself (a restart in the same container)
   expect(liveOwner(file)).toBeUndefined();
   writeFileSync(`${file}.owner`, JSON.stringify({ pid: process.ppid, host: hostname(), api_port: 8080, started_at: "now" }));
@@ -47,7 +48,7 @@ test("the service's claim names its API port, and is no one's once the service i
 test("the claim holds the service's nonce, in a file only its user reads; a proof answers one challenge and gives the nonce away to no one", () => {
   const file = join(tempDir("owner"), "state.json");
   const nonce = newOwnerNonce();
-  claimState(file, 8080, nonce);
+  claimState(file, { address: "127.0.0.1", port: 8080 }, nonce);
   expect(JSON.parse(readFileSync(`${file}.owner`, "utf8")).nonce).toBe(nonce);
   expect(statSync(`${file}.owner`).mode & 0o077).toBe(0);
   const challenge = newOwnerNonce();

@@ -1,6 +1,6 @@
 /** Decisions that survive a restart: one JSON file, written atomically, never a crash. */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inMemory, openState, usableStateDir } from "../../../src/state/index.ts";
 import { recordingLogger } from "../../support/logger.ts";
@@ -163,5 +163,67 @@ describe("state_dir at start", () => {
     expect(usableStateDir(dir, log, false)).toBeUndefined();
     expect(log.lines[0]!.message).toContain("can be written by other users");
     expect(() => usableStateDir(dir, recordingLogger(), true)).toThrow("can be written by other users");
+  });
+});
+
+describe("state_dir is looked at itself, and the folders above it (as sshd's StrictModes)", () => {
+  const root = process.getuid?.() === 0;
+  const OTHER = 65534;
+
+  test("a link planted in a folder others can write is refused, naming the folder; svc writes nothing through it", () => {
+    const shared = tempDir("svc-shared-");
+    chmodSync(shared, 0o777);
+    const target = tempDir("svc-target-");
+    const link = join(shared, "state");
+    symlinkSync(target, link);
+    expect(() => openState(link, recordingLogger())).toThrow(`state_dir ${link}: ${shared} (a folder above it) can be written by other users and is not sticky (mode 0777)`);
+    expect(() => usableStateDir(link, recordingLogger())).toThrow(shared);
+    expect(readdirSync(target)).toEqual([]);
+  });
+
+  test.skipIf(!root)("a link another user planted in a sticky folder is refused, naming the link", () => {
+    const sticky = tempDir("svc-sticky-");
+    chmodSync(sticky, 0o1777);
+    const target = tempDir("svc-target-");
+    const link = join(sticky, "state");
+    symlinkSync(target, link);
+    lchownSync(link, OTHER, OTHER);
+    expect(() => openState(link, recordingLogger())).toThrow(`state_dir ${link} is a link made by another user (uid ${OTHER})`);
+    expect(readdirSync(target)).toEqual([]);
+  });
+
+  test("a folder under a parent others can write (not sticky) is refused, naming the parent; a sticky parent is fine", () => {
+    const open = tempDir("svc-open-");
+    chmodSync(open, 0o757);
+    const dir = join(open, "svc");
+    mkdirSync(dir, { mode: 0o700 });
+    expect(() => openState(dir, recordingLogger())).toThrow(`state_dir ${dir}: ${open} (a folder above it) can be written by other users and is not sticky (mode 0757)`);
+    const notYet = join(open, "later", "svc");
+    expect(() => openState(notYet, recordingLogger())).toThrow(`${open} (a folder above it) can be written by other users`);
+    chmodSync(open, 0o1777);
+    expect(() => openState(dir, recordingLogger())).not.toThrow();
+  });
+
+  test.skipIf(!root)("a folder, or a folder above it, owned by another user is refused, naming it", () => {
+    const dir = join(tempDir("svc-owned-"), "svc");
+    mkdirSync(dir, { mode: 0o700 });
+    chownSync(dir, OTHER, OTHER);
+    expect(() => openState(dir, recordingLogger())).toThrow(`state_dir ${dir} belongs to another user (uid ${OTHER})`);
+    const theirs = tempDir("svc-theirs-");
+    chownSync(theirs, OTHER, OTHER);
+    const mine = join(theirs, "svc");
+    mkdirSync(mine, { mode: 0o700 });
+    expect(() => openState(mine, recordingLogger())).toThrow(`state_dir ${mine}: ${theirs} belongs to another user (uid ${OTHER})`);
+  });
+
+  test("a link svc's user made in its own folder to its own folder (systemd's DynamicUser state folder) is used", () => {
+    const base = tempDir("svc-systemd-");
+    const real = join(base, "private", "svc");
+    mkdirSync(real, { recursive: true, mode: 0o700 });
+    const link = join(base, "svc");
+    symlinkSync("private/svc", link);
+    openState(link, recordingLogger()).section("skipped").set("web", "sha256:x");
+    expect(readdirSync(real)).toEqual(["state.json"]);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
   });
 });

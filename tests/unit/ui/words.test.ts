@@ -26,6 +26,16 @@ describe("states in plain language", () => {
     expect(words).toEqual({ text: "update available", detail: null, tone: "update" });
   });
 
+  test("update available for a compose container: the line svc writes, before it is written", () => {
+    const words = stateWords(row({ would_update: true, reason: "would be updated (dry run)", compose_change: ["compose.yaml line 12: 2.3.1 -> 2.4.0"] }), NOW);
+    expect(words).toEqual({ text: "update available", detail: "writes compose.yaml line 12: 2.3.1 -> 2.4.0", tone: "update" });
+  });
+
+  test("held for a compose file svc cannot write: the reason as detail", () => {
+    const reason = "newer tag 2.4.0 available; the compose file names 2.3.1 (web's tag comes from APP_TAG in the shell that ran compose: not in a file)";
+    expect(stateWords(row({ reason }), NOW)).toEqual({ text: "held: the compose file names its tag", detail: expect.stringContaining("APP_TAG in the shell"), tone: "held" });
+  });
+
   test("held by min_image_age: the minimum age and when it becomes eligible, without the raw reason", () => {
     const reason = `newer image ${DIGEST} first seen 2026-11-25T11:45:15.491Z; applied once it is 72h old, from 2026-11-28T12:00:00.000Z (min_image_age)`;
     const words = stateWords(row({ reason, eligible_at: "2026-11-28T12:00:00.000Z", policy: { min_image_age: "72h" } }), NOW);

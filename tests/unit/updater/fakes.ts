@@ -284,6 +284,15 @@ export class FakeEngine implements Engine {
     this.images.delete(id);
   }
 
+  // the data guard's archives are tested against real engines only (tests/integration/dataguard)
+  async readArchive(_id: string, path: string): Promise<ReadableStream<Uint8Array>> {
+    throw new Error(`the fake engine has no archive of ${path}`);
+  }
+
+  async writeArchive(_id: string, path: string): Promise<void> {
+    throw new Error(`the fake engine cannot write into ${path}`);
+  }
+
   async containerLogs(_id: string, _lines: number): Promise<string> {
     return "boom: config invalid\n";
   }

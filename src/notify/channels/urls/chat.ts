@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { SvcError } from "../../../core/errors.ts";
 import type { SessionReport } from "../../../updater/types.ts";
+import { ESCAPE } from "../../markup.ts";
 import { truncate, type RenderedReport } from "../../render.ts";
 import type { Notifier } from "../../types.ts";
 import { fixedOrigin, notifier, type Delivery, type TargetOf } from "./context.ts";
@@ -20,8 +21,9 @@ export const discord: Delivery<"discord"> = (name, target, context) => {
   const thread = target.threadId ? `?thread_id=${encodeURIComponent(target.threadId)}` : "";
   const endpoint = `${fixedOrigin(context, "discord")}/api/webhooks/${target.webhookId}/${encodeURIComponent(target.token)}${thread}`;
   return notifier(name, async (report) => {
-    const { subject, text } = context.chat(report);
-    const body = { content: truncate(`**${subject}**\n${text}`.trim(), DISCORD_MAX), username: target.username, avatar_url: target.avatarUrl };
+    const { subject, text } = context.chat(report, "markdown");
+    // no mention pings, whatever the text says (Discord's "Allowed Mentions Object")
+    const body = { content: truncate(`**${subject}**\n${text}`.trim(), DISCORD_MAX), username: target.username, avatar_url: target.avatarUrl, allowed_mentions: { parse: [] } };
     await postJson(endpoint, body, context.timeoutMs);
   });
 };
@@ -36,7 +38,8 @@ export const telegram: Delivery<"telegram"> = (name, target, context): Notifier 
   return {
     name,
     async send(report) {
-      const { subject, text } = context.chat(report);
+      // plain text (no parse_mode): only mentions are read in it
+      const { subject, text } = context.chat(report, "chat");
       const done = delivered.get(report) ?? new Set<string>();
       delivered.set(report, done);
       const failures: string[] = [];
@@ -61,8 +64,9 @@ export const slack: Delivery<"slack"> = (name, target, context) => {
   const headers: Record<string, string> = target.botToken ? { authorization: `Bearer ${target.botToken}` } : {};
   const icon = target.icon ? (/^https?:\/\//.test(target.icon) ? { icon_url: target.icon } : { icon_emoji: target.icon }) : {};
   return notifier(name, async (report) => {
+    // the whole text, the template's own too: Slack asks for &, < and > always as entities
     const { subject, text } = context.chat(report);
-    const body = { channel: target.channel, username: target.botname, ...icon, thread_ts: target.threadTs, text: truncate(`*${slackEscape(subject)}*\n${slackEscape(text)}`.trim(), SLACK_MAX) };
+    const body = { channel: target.channel, username: target.botname, ...icon, thread_ts: target.threadTs, text: truncate(`*${ESCAPE.slack(subject)}*\n${ESCAPE.slack(text)}`.trim(), SLACK_MAX) };
     const answer = await postJson(endpoint, body, context.timeoutMs, headers);
     // The Web API answers 200 with {"ok": false, "error": ...} when it refuses.
     if (target.botToken) expectOk(answer, "Slack");
@@ -71,7 +75,7 @@ export const slack: Delivery<"slack"> = (name, target, context) => {
 
 export const teams: Delivery<"teams"> = (name, target, context) =>
   notifier(name, async (report) => {
-    await postJson(target.endpoint, teamsCard(context.chat(report)), context.timeoutMs);
+    await postJson(target.endpoint, teamsCard(context.chat(report, "markdown")), context.timeoutMs);
   });
 
 /**
@@ -104,7 +108,7 @@ export const matrix: Delivery<"matrix"> = (name, target, context): Notifier => {
           rooms.push(joined.success ? joined.data.room_id : room);
         }
       }
-      const { subject, text } = context.chat(report);
+      const { subject, text } = context.chat(report, "chat");
       for (const [index, room] of rooms.entries()) {
         const url = `${api}/rooms/${encodeURIComponent(room)}/send/m.room.message/svc-${report.id}-${index}`;
         await request(url, { method: "PUT", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ msgtype: "m.text", body: `${subject}\n${text}`.trim() }) }, timeoutMs);
@@ -117,7 +121,7 @@ export const matrix: Delivery<"matrix"> = (name, target, context): Notifier => {
 export const mattermostOrRocketChat: Delivery<"mattermost" | "rocketchat"> = (name, target: TargetOf<"mattermost" | "rocketchat">, context) => {
   const icon = target.icon ? (/^https?:\/\//i.test(target.icon) ? { icon_url: target.icon } : { icon_emoji: target.icon }) : {};
   return notifier(name, async (report) => {
-    const { subject, text } = context.chat(report);
+    const { subject, text } = context.chat(report, "mattermost");
     const extra = target.service === "mattermost" ? icon : {};
     await postJson(target.endpoint, { text: `${subject}\n${text}`.trim(), username: target.username, channel: target.channel, ...extra }, context.timeoutMs);
   });
@@ -125,13 +129,13 @@ export const mattermostOrRocketChat: Delivery<"mattermost" | "rocketchat"> = (na
 
 export const googleChat: Delivery<"googlechat"> = (name, target, context) =>
   notifier(name, async (report) => {
-    const { subject, text } = context.chat(report);
+    const { subject, text } = context.chat(report, "googlechat");
     await postJson(target.endpoint, { text: `*${subject}*\n${text}`.trim() }, context.timeoutMs);
   });
 
 export const signal: Delivery<"signal"> = (name, target, context) =>
   notifier(name, async (report) => {
-    const { subject, text } = context.chat(report);
+    const { subject, text } = context.chat(report, "chat");
     const headers: Record<string, string> = target.authorization ? { authorization: target.authorization } : {};
     await postJson(target.endpoint, { message: `${subject}\n${text}`.trim(), number: target.source, recipients: target.recipients }, context.timeoutMs, headers);
   });
@@ -148,11 +152,6 @@ function teamsCard({ subject, text }: RenderedReport): unknown {
       },
     ],
   };
-}
-
-/** Slack's mrkdwn: &, < and > are control characters. */
-function slackEscape(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 /** Matrix's answers read, each parsed with its schema (what else they hold is not looked at). */

@@ -25,7 +25,7 @@ export const ntfy: Delivery<"ntfy"> = (name, target, context) => {
   // shoutrrr's request: the message as the body of a POST to the topic's path, the rest in headers
   const endpoint = `${target.endpoint}/${target.topic.split("/").map(encodeURIComponent).join("/")}`;
   return notifier(name, async (report) => {
-    const { subject, text } = context.chat(report);
+    const { subject, text } = context.chat(report, target.markdown ? "markdown" : "plain");
     const sent = new Headers([...target.headers, ...Object.entries(headers)]);
     sent.set("content-type", target.markdown ? "text/markdown" : "text/plain; charset=utf-8");
     sent.set("title", headerText(subject));

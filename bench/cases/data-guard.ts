@@ -1,0 +1,103 @@
+/**
+ * The data guard's cost (docs/data-guard.md): copy and restore throughput against `tar` of the
+ * same volume on the same machine (the volume read through its host path: the bench's engine is
+ * local), and the downtime an update gains with a 100 MiB and a 1 GiB volume (the report's
+ * data_guard.duration_ms: the copy, between the old container's stop and the new one's start).
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { defaultConfig } from "../../src/config/index.ts";
+import { copyMounts, CopyStore, guardedMounts, restoreCopy } from "../../src/dataguard/index.ts";
+import { createDockerEngine } from "../../src/engine/index.ts";
+import { silentAudit, silentLogger } from "../../src/log/index.ts";
+import { Metrics } from "../../src/metrics/index.ts";
+import { createRegistry } from "../../src/registry/index.ts";
+import { createUpdater } from "../../src/updater/index.ts";
+import { dockerHost, registry, SANDBOX_ENV, WORK } from "../harness.ts";
+import { median, run } from "../lib.ts";
+import { record } from "../results.ts";
+
+export interface DataGuardBenchEnv {
+  dockerHost: string;
+  registry: string;
+  /** the sandbox's busybox root filesystem */
+  rootfs: string;
+  work: string;
+  record(row: { benchmark: string; svc: number; baseline: number | null; unit: string; target: string; ratio?: number; check?: (ratio: number) => boolean; note?: string }): void;
+}
+
+const MiB = 1024 * 1024;
+const SIZES = [100 * MiB, 1024 * MiB];
+const RUNS = 3;
+
+/** The case as `bun run bench` runs it, on the bench's sandbox. */
+export function benchDataGuardCase(): Promise<void> {
+  return benchDataGuard({ dockerHost, registry, rootfs: join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar"), work: WORK, record });
+}
+
+export async function benchDataGuard(env: DataGuardBenchEnv): Promise<void> {
+  const docker = (args: string[]) => run(["docker", "-H", env.dockerHost, ...args]);
+  const image = `${env.registry}/bench/dataguard:latest`;
+  const build = (variant: string) => {
+    docker(["import", "-c", `CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`, "-c", `LABEL bench.variant=${variant}`, env.rootfs, image]);
+    docker(["push", "-q", image]);
+  };
+  build("v1");
+  const engine = await createDockerEngine({ host: env.dockerHost } as never, silentLogger);
+  for (const size of SIZES) {
+    const label = `${size / MiB} MiB`;
+    const name = `dg-bench-${size / MiB}`;
+    docker(["volume", "create", `${name}-vol`]);
+    docker(["run", "-d", "--name", name, "--network", "none", "-l", "svc.scope=bench-dg", "-v", `${name}-vol:/data`, image]);
+    docker(["exec", name, "busybox", "dd", "if=/dev/urandom", "of=/data/blob", "bs=1M", `count=${size / MiB}`]);
+    docker(["exec", name, "sh", "-c", "for i in $(busybox seq 1 500); do echo $i > /data/small-$i; done"]);
+    docker(["stop", name]);
+    const inspect = await engine.inspectContainer(name);
+    const host = String((inspect.Mounts as { Destination: string; Source: string }[]).find((m) => m.Destination === "/data")!.Source);
+    const mounts = (guardedMounts(inspect, "volumes") as { mounts: never[] }).mounts;
+    const dir = mkdtempSync(join(env.work, "dg-"));
+    const store = new CopyStore(join(dir, "copies"));
+    const copyMs: number[] = [];
+    const restoreMs: number[] = [];
+    const tarMs: number[] = [];
+    const untarMs: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      let started = performance.now();
+      run(["tar", "-C", host, "-cf", join(dir, "baseline.tar"), "."]);
+      tarMs.push(performance.now() - started);
+      started = performance.now();
+      const copied = await copyMounts(engine, store, { container: name, containerId: inspect.Id, image, imageId: null, version: null, mounts, limit: { bytes: 4 * size, why: "bench" } });
+      copyMs.push(performance.now() - started);
+      if (copied.kind !== "copied") throw new Error(copied.reason);
+      const target = join(dir, "untar");
+      rmSync(target, { recursive: true, force: true });
+      run(["mkdir", target]);
+      started = performance.now();
+      run(["tar", "-C", target, "-xf", join(dir, "baseline.tar")]);
+      untarMs.push(performance.now() - started);
+      started = performance.now();
+      await restoreCopy(engine, copied.copy, inspect.Id);
+      restoreMs.push(performance.now() - started);
+      store.remove(name, copied.copy.id);
+      rmSync(join(dir, "baseline.tar"), { force: true });
+    }
+    const pair = (what: string, svc: number[], tar: number[]) =>
+      env.record({ benchmark: `data guard ${what}, ${label} volume (ms)`, svc: median(svc), baseline: median(tar), unit: "ms", ratio: median(tar) / median(svc), target: ">= 0.8x tar's throughput", check: (r) => r >= 0.8, note: `throughput ratio: tar's time / svc's` });
+    pair("copy", copyMs, tarMs);
+    pair("restore (checksums checked first)", restoreMs, untarMs);
+
+    // the downtime an update gains: the copy between the stop and the start
+    docker(["start", name]);
+    build(`v2-${size}`);
+    const config = defaultConfig({ scope: "bench-dg", containers: [name], data_guard: "volumes", data_guard_dir: join(dir, "update"), data_guard_max_size: "4GiB", docker: { host: env.dockerHost }, rollback: { startup_timeout: 30_000 } });
+    const updater = createUpdater({ config, engine, registry: createRegistry(config, silentLogger), metrics: new Metrics(), log: silentLogger, audit: silentAudit, timing: { pollMs: 200, stableMs: 1000 } });
+    const report = await updater.run("api");
+    const entry = report?.containers.find((c) => c.name === name);
+    if (entry?.state !== "updated" || !entry.data_guard) throw new Error(`the update with the data guard: ${JSON.stringify(entry)}`);
+    env.record({ benchmark: `data guard downtime an update gains, ${label} volume (ms)`, svc: entry.data_guard.duration_ms, baseline: null, unit: "ms", target: "report", note: `the whole update: ${Math.round(entry.duration_ms)} ms` });
+    docker(["rm", "-f", name]);
+    docker(["volume", "rm", `${name}-vol`]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  docker(["rmi", "-f", image]);
+}

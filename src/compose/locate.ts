@@ -1,0 +1,261 @@
+/**
+ * Where a compose service's version is written: the text in the project's files that decides the
+ * service's image, as compose resolves it (docs/compose.md, "Where svc writes"):
+ *
+ * - override files: the last file (in `-f` order) whose service sets `image` wins;
+ * - `extends` (same file or another): the base's image when the service sets none;
+ * - YAML anchors, aliases and merge keys (`<<: *base`): the anchored text;
+ * - `${VAR}`, `${VAR:-default}`, `${VAR-default}`: the env file line that sets VAR, or the
+ *   default in the compose file when no env file sets it;
+ * - `repo:tag@sha256:...`: the tag and the digest, moved together.
+ *
+ * When the version is not in text svc can change safely, the answer is a hold with the reason.
+ */
+import { existsSync } from "node:fs";
+import { basename, dirname, isAbsolute, join, relative } from "node:path";
+import { isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type Node, type Scalar, type YAMLMap } from "yaml";
+import { toSvcError } from "../core/errors.ts";
+import { parseEnvFile, type EnvValue } from "./envfile.ts";
+import { interpolate, type Use } from "./interpolate.ts";
+import type { ComposeProject } from "./project.ts";
+import { contiguous, lineOf, readText, traced, untraced, type Origin, type Traced } from "./text.ts";
+
+/** One run of characters svc would change. */
+export interface Spot {
+  origin: Origin;
+  text: string;
+}
+
+export interface ImageSite {
+  project: ComposeProject;
+  /** the image compose resolves from the files */
+  image: string;
+  tag: Spot;
+  /** the digest of a `repo:tag@sha256:...` line, moved with the tag */
+  digest: Spot | null;
+  /** the variable the tag is read from, if any ("APP_TAG") */
+  variable: string | null;
+  /** other services whose image is the same text (an anchor, a shared variable): they move together or not at all */
+  sharedWith: string[];
+  /** every file read, with the text svc read (a write compares it first) */
+  texts: Map<string, string>;
+}
+
+/** optedOut: the files are left alone on purpose (`[compose] write = false`, label svc.compose.write=false), not for a problem */
+export type Located = { ok: true; site: ImageSite } | { ok: false; reason: string; optedOut?: boolean };
+
+/** Files and env of one project, read once. */
+export class ProjectFiles {
+  readonly texts = new Map<string, string>();
+  private readonly docs = new Map<string, Document>();
+  env: Map<string, EnvValue> = new Map();
+
+  constructor(readonly project: ComposeProject) {}
+
+  text(path: string): string {
+    let text = this.texts.get(path);
+    if (text === undefined) {
+      text = readText(path);
+      this.texts.set(path, text);
+    }
+    return text;
+  }
+
+  doc(path: string): Document {
+    let doc = this.docs.get(path);
+    if (!doc) {
+      doc = parseDocument(this.text(path), { uniqueKeys: false });
+      if (doc.errors.length > 0) throw new Error(`${path} is not YAML svc can read: ${doc.errors[0]!.message.split("\n")[0]}`);
+      this.docs.set(path, doc);
+    }
+    return doc;
+  }
+
+  /** The env files compose read: `--env-file`s, else the project folder's `.env` when it exists. */
+  loadEnv(): void {
+    const files = this.project.envFiles.length > 0 ? this.project.envFiles.map((f) => (isAbsolute(f) ? f : join(this.project.workingDir, f))) : [join(this.project.workingDir, ".env")].filter((f) => existsSync(f));
+    for (const file of files) for (const [key, value] of parseEnvFile(this.text(file), file)) this.env.set(key, value);
+  }
+}
+
+/** Where the version of `project.service`'s image is written, checked against the image the container runs. */
+export function locate(project: ComposeProject, running: string): Located {
+  const files = new ProjectFiles(project);
+  try {
+    if (project.configFiles.length === 0) return hold(`${project.service}'s container names no compose file (label com.docker.compose.project.config_files)`);
+    for (const file of project.configFiles) {
+      if (!isAbsolute(file)) return hold(`the compose file ${file} is not an absolute path`);
+      if (!existsSync(file)) return hold(`svc cannot see ${file} (mount the project folder at the same path: docs/compose.md)`);
+    }
+    files.loadEnv();
+    return locateIn(files, project.service, running);
+  } catch (error) {
+    return hold(toSvcError(error).message);
+  }
+}
+
+function hold(reason: string): Located {
+  return { ok: false, reason };
+}
+
+interface Resolved {
+  node: Scalar;
+  file: string;
+  value: Traced;
+  uses: Use[];
+  problem: string | null;
+}
+
+function locateIn(files: ProjectFiles, service: string, running: string): Located {
+  const found = imageOf(files, service);
+  if (!found) return hold(`no compose file of ${files.project.name} sets an image for ${service}`);
+  const resolved = found;
+  if (resolved.problem) return hold(`${service}'s image: ${resolved.problem}`);
+  const image = resolved.value.text;
+  if (image !== running) return hold(shellReason(service, resolved, image, running));
+  const parts = splitImage(image);
+  if (!parts.tag) return hold(`${service}'s image ${image} names no tag`);
+  const tag = contiguous(resolved.value, parts.tag[0], parts.tag[1]);
+  if (!tag) return hold(`${service}'s tag is put together from several places (${describeUses(resolved.uses) || "YAML escapes"}): svc changes one run of text only`);
+  let digest: Spot | null = null;
+  if (parts.digest) {
+    const origin = contiguous(resolved.value, parts.digest[0], parts.digest[1]);
+    if (!origin) return hold(`${service}'s digest is put together from several places: svc changes one run of text only`);
+    digest = { origin, text: image.slice(parts.digest[0], parts.digest[1]) };
+  }
+  const holdsTag = (u: Use) => u.from === "env_file" && u.env !== undefined && u.env.value.at.some((o) => o?.file === tag.file && o.offset === tag.offset);
+  const variable = resolved.uses.find(holdsTag)?.name ?? null;
+  const shared = sharing(files, service, tag, variable);
+  if (typeof shared === "string") return hold(shared);
+  const site: ImageSite = { project: files.project, image, tag: { origin: tag, text: image.slice(parts.tag[0], parts.tag[1]) }, digest, variable, sharedWith: shared, texts: files.texts };
+  return { ok: true, site };
+}
+
+/** Why the files do not give the image the container runs: a variable of the shell, most likely. */
+function shellReason(service: string, resolved: Resolved, image: string, running: string): string {
+  const fromShell = resolved.uses.filter((u) => u.from !== "env_file");
+  const named = fromShell[0]?.name ?? resolved.uses[0]?.name;
+  if (named) return `${service}'s tag comes from ${named} in the shell that ran compose: not in a file (the files say ${image}, the container runs ${running})`;
+  return `the compose files say ${image} for ${service}, the container runs ${running}: the files changed since compose made it`;
+}
+
+function describeUses(uses: Use[]): string {
+  return uses.map((u) => `${u.name} from ${u.from === "env_file" ? basename(u.env!.file) : u.from === "default" ? "its default" : "the shell"}`).join(", ");
+}
+
+/** name[:tag][@digest] -> the [start, end) of the tag and the digest in the text. */
+export function splitImage(image: string): { tag: [number, number] | null; digest: [number, number] | null } {
+  const at = image.indexOf("@");
+  const nameTag = at === -1 ? image : image.slice(0, at);
+  const colon = nameTag.lastIndexOf(":");
+  const tag: [number, number] | null = colon > nameTag.lastIndexOf("/") ? [colon + 1, nameTag.length] : null;
+  return { tag: tag && tag[1] > tag[0] ? tag : null, digest: at === -1 ? null : [at + 1, image.length] };
+}
+
+/** The image scalar that decides a service's image: the last file that sets it, through merge keys and `extends`. */
+function imageOf(files: ProjectFiles, service: string): Resolved | null {
+  let found: Resolved | null = null;
+  for (const file of files.project.configFiles) {
+    const here = serviceImage(files, file, service, 0);
+    if (here) found = here;
+  }
+  return found;
+}
+
+const MAX_EXTENDS = 10;
+
+function serviceImage(files: ProjectFiles, file: string, service: string, depth: number): Resolved | null {
+  const doc = files.doc(file);
+  const services = deref(doc, doc.get("services", true) as Node | undefined);
+  if (!isMap(services)) return null;
+  const map = deref(doc, services.get(service, true) as Node | undefined);
+  if (!isMap(map)) return null;
+  const image = findKey(doc, map, "image", 0);
+  if (image) {
+    const node = deref(doc, image);
+    if (!isScalar(node) || typeof node.value !== "string") throw new Error(`${service}'s image in ${file} is not a string`);
+    const value = interpolate(scalarText(node, file, files.text(file)), files.env);
+    return { node, file, value: value.value, uses: value.uses, problem: value.problem };
+  }
+  const ext = deref(doc, findKey(doc, map, "extends", 0));
+  if (!ext || depth >= MAX_EXTENDS) return null;
+  if (isScalar(ext)) return serviceImage(files, file, String(ext.value), depth + 1);
+  if (isMap(ext)) {
+    const base = String((deref(doc, ext.get("service", true) as Node) as Scalar | undefined)?.value ?? "");
+    const other = (deref(doc, ext.get("file", true) as Node) as Scalar | undefined)?.value;
+    const target = other === undefined ? file : isAbsolute(String(other)) ? String(other) : join(dirname(file), String(other));
+    if (!existsSync(target)) throw new Error(`svc cannot see ${target}, which ${service} extends`);
+    return serviceImage(files, target, base, depth + 1);
+  }
+  return null;
+}
+
+/** A key of a mapping, looking through merge keys (`<<: *base`, `<<: [*a, *b]`: the first that has it wins, own keys first). */
+function findKey(doc: Document, map: YAMLMap, key: string, depth: number): Node | undefined {
+  for (const pair of map.items) if (isScalar(pair.key) && pair.key.value === key) return pair.value as Node;
+  if (depth > MAX_EXTENDS) return undefined;
+  for (const pair of map.items) {
+    if (!isScalar(pair.key) || pair.key.value !== "<<") continue;
+    const value = deref(doc, pair.value as Node);
+    const sources = isSeq(value) ? value.items.map((n) => deref(doc, n as Node)) : [value];
+    for (const source of sources) {
+      if (!isMap(source)) continue;
+      const found = findKey(doc, source, key, depth + 1);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+function deref(doc: Document, node: Node | undefined | null): Node | undefined {
+  let current = node ?? undefined;
+  for (let i = 0; i < 20 && current && isAlias(current); i++) current = current.resolve(doc) as Node | undefined;
+  return current;
+}
+
+/** A scalar's value with where its characters sit, when its source holds them as they are (no escapes, one line). */
+function scalarText(node: Scalar, file: string, text: string): Traced {
+  const value = String(node.value);
+  const [start, end] = node.range ?? [0, 0];
+  const inner = node.type === "PLAIN" ? [start, end] : node.type === "QUOTE_SINGLE" || node.type === "QUOTE_DOUBLE" ? [start + 1, end - 1] : null;
+  if (inner && text.slice(inner[0], inner[1]) === value) return traced(value, { file, offset: inner[0]! });
+  return untraced(value);
+}
+
+/**
+ * Other services whose tag is the same run of text (an anchor, a variable): the list, or a hold
+ * when the variable is also used outside any service's image.
+ */
+function sharing(files: ProjectFiles, service: string, tag: Origin, variable: string | null): string[] | string {
+  const others: string[] = [];
+  const imageScalars: { file: string; range: [number, number] }[] = [];
+  for (const name of serviceNames(files)) {
+    const found = imageOf(files, name);
+    if (!found) continue;
+    imageScalars.push({ file: found.file, range: [found.node.range![0], found.node.range![1]] });
+    if (name === service) continue;
+    if (found.value.at.some((o) => o && o.file === tag.file && o.offset === tag.offset)) others.push(name);
+  }
+  if (variable) {
+    const reference = new RegExp(`(?<!\\$)\\$\\{?${variable}(?![A-Za-z0-9_])`, "g");
+    for (const file of new Set([...files.project.configFiles, ...imageScalars.map((s) => s.file)])) {
+      const text = files.text(file);
+      for (const match of text.matchAll(reference)) {
+        const at = match.index!;
+        if (imageScalars.some((s) => s.file === file && at >= s.range[0] && at < s.range[1])) continue;
+        return `${variable}, which holds ${service}'s tag, is also used at ${relative(files.project.workingDir, file) || file} line ${lineOf(text, at)}, not as an image`;
+      }
+    }
+  }
+  return others;
+}
+
+function serviceNames(files: ProjectFiles): string[] {
+  const names = new Set<string>();
+  for (const file of files.project.configFiles) {
+    const doc = files.doc(file);
+    const services = deref(doc, doc.get("services", true) as Node | undefined);
+    if (isMap(services)) for (const pair of services.items) if (isScalar(pair.key)) names.add(String(pair.key.value));
+  }
+  return [...names];
+}

@@ -1,0 +1,165 @@
+/**
+ * Copying a container's guarded mounts through the Engine API alone (docs/data-guard.md): each
+ * mount's archive (GET /containers/{id}/archive) streamed to a file under data_guard_dir, hashed
+ * as it goes, never held in memory; the manifest is written last. Over the limit (the size cap or
+ * the room left), the copy stops at once and leaves nothing behind.
+ */
+import { open, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Engine } from "../engine/port.ts";
+import { SvcError } from "../core/errors.ts";
+import { formatSize } from "../config/values.ts";
+import { timerDelay } from "../core/timers.ts";
+import type { GuardedMount } from "./mounts.ts";
+import { firstEntryType, startsWithFolder } from "./tar.ts";
+import { mountFile, type CopiedMount, type Copy, type CopyStore, type Manifest } from "./store.ts";
+
+export interface CopyRequest {
+  container: string;
+  containerId: string;
+  image: string;
+  imageId: string | null;
+  version: string | null;
+  mounts: GuardedMount[];
+  /** the most the copy may take: the cap or the room left, whichever is smaller */
+  limit: { bytes: number; why: string };
+}
+
+export type CopyOutcome = { kind: "copied"; copy: Copy } | { kind: "over"; bytes: number; reason: string };
+
+/**
+ * The longest the engine may send nothing while it streams an archive: the old container stays
+ * stopped during a copy, so an engine that stalls must not hold it down for good.
+ */
+export const ARCHIVE_IDLE_MS = 120_000;
+
+/** How often a copy asks for the chunks it wrote to be collected. */
+const COLLECT_EVERY = 32 * 1024 * 1024;
+
+/** A mount's archive ran past the limit: the copy stops there. */
+class OverLimit extends Error {
+  constructor(readonly bytes: number) {
+    super("over the limit");
+  }
+}
+
+/** Copies every mount of the request into a new copy folder; on any failure the folder is removed. */
+export async function copyMounts(engine: Engine, store: CopyStore, request: CopyRequest, now: () => Date = () => new Date()): Promise<CopyOutcome> {
+  const started = performance.now();
+  const { id, dir } = store.begin(request.container, request.containerId, now());
+  try {
+    const copied: CopiedMount[] = [];
+    let total = 0;
+    for (const [index, mount] of request.mounts.entries()) {
+      const file = mountFile(index);
+      const written = await copyOne(engine, request.containerId, mount.destination, join(dir, file), request.limit.bytes - total);
+      if (written === null) continue; // a file, not a folder: not guarded (docs/data-guard.md)
+      total += written.bytes;
+      copied.push({ ...mount, file, bytes: written.bytes, sha256: written.sha256 });
+    }
+    const manifest: Manifest = {
+      format: 1,
+      container: request.container,
+      container_id: request.containerId,
+      image: request.image,
+      image_id: request.imageId,
+      version: request.version,
+      created_at: now().toISOString(),
+      duration_ms: Math.round(performance.now() - started),
+      bytes: total,
+      superseded_at: null,
+      mounts: copied,
+    };
+    store.complete(dir, manifest);
+    return { kind: "copied", copy: { id, dir, manifest } };
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    if (error instanceof OverLimit) {
+      return { kind: "over", bytes: error.bytes, reason: `its guarded mounts take more than ${formatSize(request.limit.bytes)} (${request.limit.why})` };
+    }
+    throw error;
+  }
+}
+
+/**
+ * One mount's archive to `path`, hashed as it is written; null when the mount is a file. Throws
+ * OverLimit past `limit` bytes, SvcError when the engine or the disk fails.
+ */
+async function copyOne(engine: Engine, containerId: string, destination: string, path: string, limit: number): Promise<{ bytes: number; sha256: string } | null> {
+  const stream = await engine.readArchive(containerId, destination);
+  const reader = stream.getReader();
+  const file = await open(path, "wx", 0o600);
+  const hash = new Bun.CryptoHasher("sha256");
+  let bytes = 0;
+  let checkedFirst = false;
+  try {
+    for (;;) {
+      const { done, value } = await readChunk(reader, destination);
+      if (done) break;
+      if (!checkedFirst && value.byteLength >= 512) {
+        checkedFirst = true;
+        if (!startsWithFolder(firstEntryType(value))) {
+          await reader.cancel().catch(() => {});
+          await file.close();
+          await rm(path, { force: true });
+          return null;
+        }
+      }
+      bytes += value.byteLength;
+      if (bytes > limit) throw new OverLimit(bytes);
+      hash.update(value);
+      await writeAll(file, value);
+      // the chunks are garbage once written: collected as they go, or a copy of a large volume
+      // would hold a hundred MiB of them until the collector comes by itself (docs/data-guard.md)
+      if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor((bytes - value.byteLength) / COLLECT_EVERY)) Bun.gc(false);
+    }
+    await file.sync();
+    return { bytes, sha256: hash.digest("hex") };
+  } catch (error) {
+    await reader.cancel().catch(() => {});
+    if (error instanceof OverLimit) throw error;
+    throw new SvcError("engine", `copying ${destination}: ${(error as Error).message}`, { cause: error });
+  } finally {
+    await file.close().catch(() => {});
+  }
+}
+
+async function writeAll(file: Awaited<ReturnType<typeof open>>, chunk: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < chunk.byteLength) {
+    const { bytesWritten } = await file.write(chunk, offset, chunk.byteLength - offset);
+    offset += bytesWritten;
+  }
+}
+
+/** The next chunk of an archive, or an engine error after ARCHIVE_IDLE_MS without one. */
+async function readChunk(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }, destination: string): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SvcError("engine", `the engine sent nothing of ${destination} for ${ARCHIVE_IDLE_MS / 1000} s`)), timerDelay(ARCHIVE_IDLE_MS));
+  });
+  try {
+    return (await Promise.race([reader.read(), stalled])) as { done: true } | { done: false; value: Uint8Array };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The archive's size of the guarded mounts of a running container, counted up to `limit` (+1): to know before the stop whether a copy fits. */
+export async function measureMounts(engine: Engine, containerId: string, mounts: GuardedMount[], limit: number): Promise<number> {
+  let total = 0;
+  for (const mount of mounts) {
+    const reader = (await engine.readArchive(containerId, mount.destination)).getReader();
+    try {
+      for (;;) {
+        const { done, value } = await readChunk(reader, mount.destination);
+        if (done) break;
+        total += value.byteLength;
+        if (total > limit) return total;
+      }
+    } finally {
+      await reader.cancel().catch(() => {});
+    }
+  }
+  return total;
+}

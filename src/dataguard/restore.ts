@@ -1,0 +1,88 @@
+/**
+ * Putting a copy back through the Engine API alone (docs/data-guard.md), into a container that
+ * mounts the same volumes and is not running (the parked old container of a failed update):
+ *
+ *   1. every archive is checked against its sha256: a copy that does not match is never restored;
+ *   2. each mount is emptied: an archive holding one empty file under the mount's own name is put
+ *      into its parent, and the engine replaces the folder with it, removing everything in it; it
+ *      cannot remove the mount point itself (busy) and says so, which is the emptying done;
+ *   3. the mount's archive is put into its parent: the engine recreates every entry with its
+ *      owner, mode, times, links and the extended attributes the archive carries.
+ *
+ * The caller marks a copy (store.ts, `markRestoring`) before it touches anything: the mark names the
+ * copy that undoes the change (the same one after a failed update; the present data's copy when
+ * `svc rollback --with-data` puts an older copy back), and crash recovery restores it from step 1,
+ * so a mount is never left half-restored once svc runs again.
+ */
+import { open } from "node:fs/promises";
+import { join } from "node:path";
+import type { Engine } from "../engine/port.ts";
+import { SvcError, toSvcError } from "../core/errors.ts";
+import { archiveParent } from "./mounts.ts";
+import { emptyFileArchive } from "./tar.ts";
+import type { Copy } from "./store.ts";
+
+const HASH_CHUNK = 1024 * 1024;
+
+export interface RestoreResult {
+  bytes: number;
+  duration_ms: number;
+}
+
+/** Restores `copy` into container `containerId` (not running). Throws when the copy is damaged or the engine refuses. */
+export async function restoreCopy(engine: Engine, copy: Copy, containerId: string): Promise<RestoreResult> {
+  const started = performance.now();
+  await verifyCopy(copy);
+  for (const mount of copy.manifest.mounts) {
+    const { parent, base } = archiveParent(mount.destination);
+    await emptyMount(engine, containerId, parent, base, mount.destination);
+    const body = Bun.file(join(copy.dir, mount.file));
+    try {
+      await engine.writeArchive(containerId, parent, body, mount.bytes);
+    } catch (error) {
+      throw new SvcError("engine", `restoring ${mount.destination}: ${toSvcError(error).message}`, { cause: error });
+    }
+  }
+  return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
+}
+
+/** Every archive of the copy matches its size and sha256 (read in bounded chunks); throws naming the first that does not. */
+export async function verifyCopy(copy: Copy): Promise<void> {
+  for (const mount of copy.manifest.mounts) {
+    const path = join(copy.dir, mount.file);
+    const hash = new Bun.CryptoHasher("sha256");
+    let bytes = 0;
+    const file = await open(path, "r").catch(() => null);
+    if (!file) throw new SvcError("internal", `the copy of ${mount.destination} (${path}) is missing`);
+    try {
+      const buffer = new Uint8Array(HASH_CHUNK);
+      for (;;) {
+        const { bytesRead } = await file.read(buffer, 0, HASH_CHUNK, null);
+        if (bytesRead === 0) break;
+        bytes += bytesRead;
+        hash.update(buffer.subarray(0, bytesRead));
+      }
+    } finally {
+      await file.close();
+    }
+    const sha256 = hash.digest("hex");
+    if (bytes !== mount.bytes || sha256 !== mount.sha256) {
+      throw new SvcError("internal", `the copy of ${mount.destination} does not match its checksum (${bytes} bytes, sha256 ${sha256.slice(0, 12)}; the manifest says ${mount.bytes} bytes, ${mount.sha256.slice(0, 12)}): not restored`);
+    }
+  }
+}
+
+/**
+ * Empties a mount through the engine: the engine answers the busy mount point with an error
+ * after removing its contents. Any other answer than that one (or success) is a failure.
+ */
+async function emptyMount(engine: Engine, containerId: string, parent: string, base: string, destination: string): Promise<void> {
+  const stub = new Blob([emptyFileArchive(base, Math.floor(Date.now() / 1000))]);
+  try {
+    await engine.writeArchive(containerId, parent, stub, stub.size);
+  } catch (error) {
+    const message = toSvcError(error).message;
+    if (/device or resource busy/i.test(message)) return;
+    throw new SvcError("engine", `emptying ${destination}: ${message}`, { cause: error });
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The data guard's copy and restore on the sandbox's engine, through the Engine API alone: what
+ * v1 wrote comes back exactly (owners, modes, times, symlinks, hard links, fifos, contents) after
+ * another container rewrote it, for a named and an anonymous volume. User extended attributes are
+ * the known gap: the engine's archive leaves them out (docs/data-guard.md).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createDockerEngine } from "../../../src/engine/index.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { copyMounts, CopyStore, guardedMounts, restoreCopy } from "../../../src/dataguard/index.ts";
+import { docker, sandbox } from "../../harness.ts";
+import { Fixture, inspect } from "./support.ts";
+import { decorate, manifestOf, MIGRATE_V2, runOn, withoutXattrs, WRITE_V1 } from "./data-guard-support.ts";
+
+const fx = new Fixture();
+const dirs: string[] = [];
+afterAll(() => {
+  fx.cleanup();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+}, 120_000);
+
+function storeDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "svc-dg-"));
+  dirs.push(dir);
+  return dir;
+}
+
+async function roundTrip(what: string, mountArgs: string[]) {
+  const engine = await createDockerEngine({ host: sandbox().dockerHost } as never, silentLogger);
+  const image = fx.image(what);
+  const app = fx.run(what, image.ref, mountArgs, ["sh", "-c", `${WRITE_V1}; exec sleep 3600`]);
+  await waitForFile(app);
+  const before = decorate(app);
+  docker(["stop", "-t", "0", app]);
+
+  const store = new CopyStore(storeDir());
+  const guarded = guardedMounts(inspect(app), "volumes");
+  if (!("mounts" in guarded)) throw new Error(guarded.problem);
+  expect(guarded.mounts.map((m) => m.destination)).toEqual(["/data"]);
+  const outcome = await copyMounts(engine, store, { container: app, containerId: inspect(app).Id, image: image.ref, imageId: image.id, version: "1", mounts: guarded.mounts, limit: { bytes: 1024 ** 3, why: "test" } });
+  if (outcome.kind !== "copied") throw new Error(outcome.reason);
+  expect(outcome.copy.manifest.bytes).toBeGreaterThan(2 * 1024 * 1024);
+  expect(store.list(app).map((c) => c.id)).toEqual([outcome.copy.id]);
+
+  runOn(app, image.ref, MIGRATE_V2);
+  const migrated = manifestOf(app);
+  expect(migrated).not.toEqual(before);
+  expect(Object.keys(migrated)).toContain("new/deep/file");
+
+  const restored = await restoreCopy(engine, outcome.copy, inspect(app).Id);
+  expect(restored.bytes).toBe(outcome.copy.manifest.bytes);
+  expect(withoutXattrs(manifestOf(app))).toEqual(withoutXattrs(before));
+  expect(readdirSync(outcome.copy.dir).sort()).toEqual(["manifest.json", "mount-0.tar"]);
+
+  // the old container reads its own data again
+  docker(["start", app]);
+  expect(docker(["exec", app, "cat", "/data/version"]).stdout.trim()).toBe("v1");
+  return { engine, store, copy: outcome.copy, app };
+}
+
+async function waitForFile(app: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (docker(["exec", app, "test", "-e", "/data/version"], { allowFailure: true }).code === 0) return;
+    await Bun.sleep(100);
+  }
+  throw new Error(`${app} never wrote its data`);
+}
+
+describe("data guard: copy and restore through the engine", () => {
+  test("a named volume comes back exactly as v1 left it", async () => {
+    const volume = fx.volume("named");
+    await roundTrip("named", ["-v", `${volume}:/data`]);
+  }, 90_000);
+
+  test("an anonymous volume too; a damaged copy is refused before anything is touched", async () => {
+    const { engine, copy, app } = await roundTrip("anon", ["-v", "/data"]);
+    docker(["stop", "-t", "0", app]);
+    const before = manifestOf(app);
+    writeFileSync(join(copy.dir, copy.manifest.mounts[0]!.file), "not the archive");
+    await expect(restoreCopy(engine, copy, inspect(app).Id)).rejects.toThrow("does not match its checksum");
+    expect(manifestOf(app)).toEqual(before);
+  }, 90_000);
+});
