@@ -26,7 +26,6 @@ function hostileText(rng: Random): string {
     "javascript:window.__pwned=1",
     "\u202eevil\u202c",
     "{{constructor.constructor('window.__pwned=1')()}}",
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile name, as written
     "${window.__pwned=1}",
     "a".repeat(rng.int(900)),
     rng.text(rng.int(60)),

