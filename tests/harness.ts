@@ -115,14 +115,8 @@ export interface ImageOptions {
  */
 export function buildImage(reference: string, options: ImageOptions = {}): { id: string; digest: string | null } {
   const changes = [...(options.changes ?? ['CMD ["/bin/sleep","3600"]']), `LABEL svc.test.build=${randomBytes(6).toString("hex")}`];
-  const { repo, tag } = splitReference(reference);
-  // What `docker import -c ... <rootfs> <reference>` sends: the tar as the body, source "-".
-  const query = [`fromSrc=-`, `repo=${encodeURIComponent(repo)}`, `tag=${encodeURIComponent(tag)}`, ...changes.map((c) => `changes=${encodeURIComponent(c)}`)];
-  const imported = engineStream(
-    engineRequest("POST", `/images/create?${query.join("&")}`, { socketPath: sandbox().socketPath, bodyFile: sandbox().rootfs, headers: { "Content-Type": "application/x-tar" } }),
-    `docker import ${reference}`,
-  );
-  const id = String(imported.findLast((line) => typeof line.status === "string" && line.status.startsWith("sha256:"))?.status ?? inspect(reference).Id);
+  const { repo } = splitReference(reference);
+  const id = importImage(reference, changes, sandbox());
   let digest: string | null = null;
   if (options.push !== false) {
     docker(["push", "-q", reference]);
@@ -132,13 +126,32 @@ export function buildImage(reference: string, options: ImageOptions = {}): { id:
   return { id, digest };
 }
 
-/** `docker push <reference>`, through the Engine API; the auth registry gets the sandbox's login. */
-export function pushImage(reference: string): void {
+/**
+ * `docker import -c CHANGE... <rootfs> <reference>` through the Engine API of `engine` (the
+ * sandbox's, or a test's own engine), answering the image ID.
+ */
+export function importImage(reference: string, changes: string[], engine: { socketPath: string; rootfs: string }): string {
   const { repo, tag } = splitReference(reference);
-  const box = sandbox();
-  const auth = repo.startsWith(`${box.authRegistry}/`) ? { username: box.authUser, password: box.authPass, serveraddress: box.authRegistry } : {};
+  // What the CLI sends: the tar as the body, source "-".
+  const query = [`fromSrc=-`, `repo=${encodeURIComponent(repo)}`, `tag=${encodeURIComponent(tag)}`, ...changes.map((c) => `changes=${encodeURIComponent(c)}`)];
+  const imported = engineStream(
+    engineRequest("POST", `/images/create?${query.join("&")}`, { socketPath: engine.socketPath, bodyFile: engine.rootfs, headers: { "Content-Type": "application/x-tar" } }),
+    `docker import ${reference}`,
+  );
+  const id = imported.findLast((line) => typeof line.status === "string" && line.status.startsWith("sha256:"))?.status;
+  return String(id ?? engineJson("GET", `/images/${enginePathName(reference)}/json`, { socketPath: engine.socketPath }).Id);
+}
+
+/**
+ * `docker push <reference>`, through the Engine API (of the sandbox's engine unless `socketPath`
+ * says another); the auth registry gets the sandbox's login.
+ */
+export function pushImage(reference: string, socketPath?: string): void {
+  const { repo, tag } = splitReference(reference);
+  const box = socketPath === undefined ? sandbox() : undefined;
+  const auth = box && repo.startsWith(`${box.authRegistry}/`) ? { username: box.authUser, password: box.authPass, serveraddress: box.authRegistry } : {};
   const answer = engineRequest("POST", `/images/${enginePathName(repo)}/push?tag=${encodeURIComponent(tag)}`, {
-    socketPath: box.socketPath,
+    socketPath: socketPath ?? box!.socketPath,
     headers: { "X-Registry-Auth": Buffer.from(JSON.stringify(auth)).toString("base64url") },
   });
   engineStream(answer, `docker push ${reference}`);

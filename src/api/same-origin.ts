@@ -15,7 +15,7 @@ const FORM_TYPES = new Set(["application/x-www-form-urlencoded", "multipart/form
 /** Why the request may not act on the proxy's word, or null when it may. */
 export function notFromThePage(request: Request): string | null {
   if (!sameOrigin(request)) return "it does not come from svc's own origin (Sec-Fetch-Site, Origin)";
-  const type = request.headers.get("content-type")?.split(";")[0]!.trim().toLowerCase() ?? "";
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (FORM_TYPES.has(type)) return "it is a form's body";
   if (!request.headers.has(PAGE_REQUEST_HEADER) && type !== "application/json") return `it carries neither ${PAGE_REQUEST_HEADER} nor a JSON body`;
   return null;

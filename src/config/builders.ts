@@ -160,10 +160,10 @@ export const STATE_DIR_DEFAULT_TEXT = "$XDG_STATE_HOME/svc when XDG_STATE_HOME i
 /** Where decisions persist when state_dir is not set: STATE_DIR_DEFAULT_TEXT, for this process. */
 export function defaultStateDir(env: Record<string, string | undefined>, uid: number | undefined = process.getuid?.()): string {
   const xdg = env.XDG_STATE_HOME?.trim();
-  if (xdg && xdg.startsWith("/")) return `${xdg.replace(/\/+$/, "")}/svc`;
+  if (xdg?.startsWith("/")) return `${xdg.replace(/\/+$/, "")}/svc`;
   if (uid === 0) return "/var/lib/svc";
   const home = env.HOME?.trim();
-  return `${home && home.startsWith("/") ? home.replace(/\/+$/, "") : ""}/.local/state/svc`;
+  return `${home?.startsWith("/") ? home.replace(/\/+$/, "") : ""}/.local/state/svc`;
 }
 
 export function choice<const V extends readonly [string, ...string[]]>(values: V, def: V[number], description: string) {

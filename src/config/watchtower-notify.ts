@@ -168,7 +168,7 @@ const MAKERS: Record<keyof typeof SERVICE_VARIABLES, (env: Env, unmapped: string
     return { url: `teams+${hook.toString()}` };
   },
 
-  gotify(env, unmapped) {
+  gotify(env) {
     const server = parseHttp(`${V}GOTIFY_URL`, env[`${V}GOTIFY_URL`]);
     if (!(server instanceof URL)) return server;
     const token = env[`${V}GOTIFY_TOKEN`]?.trim();

@@ -362,7 +362,7 @@ const POD_DECIDES = /^(HostConfig\.(NetworkMode|IpcMode|PidMode|UTSMode|Cgroupns
 
 function flatten(value: unknown, path: string, out: Map<string, string>): Map<string, string> {
   if (Array.isArray(value)) {
-    value.forEach((v, i) => flatten(v, `${path}[${i}]`, out));
+    for (const [i, v] of value.entries()) flatten(v, `${path}[${i}]`, out);
   } else if (value && typeof value === "object") {
     for (const [key, v] of Object.entries(value as Json)) flatten(v, path ? `${path}.${key}` : key, out);
   } else if (value !== null && value !== undefined && value !== "" && value !== false && value !== 0) {

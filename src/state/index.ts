@@ -12,7 +12,6 @@
  */
 import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { SvcError } from "../core/errors.ts";
 import { writeFileAtomically } from "../core/files.ts";
 import type { Logger } from "../log/index.ts";
 import { readOrSetAside, scopedFileName } from "./file.ts";

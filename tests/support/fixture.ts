@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildImage, docker, removeContainersByPrefix, sandbox, uniqueName } from "../harness.ts";
+import { runShortcut } from "./docker-run.ts";
 import { engineFilters, engineJson, enginePathName, engineRequest } from "./engine-api.ts";
 
 export interface FixtureOptions {
@@ -63,11 +64,17 @@ export class EngineFixture {
     return name;
   }
 
-  /** `docker run -d --name <prefix>-<what> [--network none] ...args image [cmd]` */
+  /**
+   * `docker run -d --name <prefix>-<what> [--network none] ...args image [cmd]`, through the Engine
+   * API where the flags allow (tests/support/docker-run.ts), else the CLI.
+   */
   run(what: string, image: string, args: string[] = [], cmd: string[] = []): string {
     const name = this.name(what);
     const hasNetwork = args.some((a) => a === "--network" || a.startsWith("--network="));
-    docker(["run", "-d", "--name", name, ...(this.options.runArgs ?? []), ...(hasNetwork ? [] : ["--network", "none"]), ...args, image, ...cmd]);
+    const argv = ["run", "-d", "--name", name, ...(this.options.runArgs ?? []), ...(hasNetwork ? [] : ["--network", "none"]), ...args, image, ...cmd];
+    const box = sandbox();
+    const login = { registry: box.authRegistry, username: box.authUser, password: box.authPass };
+    if (runShortcut(argv, box.socketPath, login) === undefined) docker(argv);
     return name;
   }
 

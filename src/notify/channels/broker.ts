@@ -84,7 +84,9 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
     for (const filter of handlers.keys()) client.subscribe(filter, { qos: 1 });
     const announced = availability ? client.publishAsync(availability.topic, ONLINE, { qos: availability.qos, retain: true }) : Promise.resolve();
     void announced.then(
-      () => connectListeners.forEach((listener) => listener()),
+      () => {
+        for (const listener of connectListeners) listener();
+      },
       () => undefined,
     );
   });

@@ -19,7 +19,7 @@ import { duration } from "../../core/moments.ts";
 import { act } from "../cycle/act.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { oldContainerName } from "../selection/names.ts";
-import type { ProtocolContext, WatchTiming } from "../cycle/context.ts";
+import type { ProtocolContext } from "../cycle/context.ts";
 import { announce } from "../cycle/progress.ts";
 import type { Copy, Preparation } from "../../dataguard/index.ts";
 import type { DataGuardReport } from "../types.ts";

@@ -79,7 +79,7 @@ async function notesOf(session: ReleasesSession, entry: TargetEntry, verdict: Ve
 
 /** The `release_notes.sources` entry for the image's repository, if any. */
 function configuredSource(config: Config, image: string): string | undefined {
-  let ref;
+  let ref: ReturnType<typeof parseReference>;
   try {
     ref = parseReference(image);
   } catch {

@@ -11,13 +11,12 @@
  * is not waited for: its new task takes over.
  */
 import type { Config } from "../../config/index.ts";
-import type { ContainerSummary, Engine, Platform } from "../../engine/port.ts";
+import type { ContainerSummary, Platform } from "../../engine/port.ts";
 import { TASK_LABELS, type ServiceSummary, type Swarm } from "../../engine/swarm.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
-import type { Registry, RegistryCheckSession } from "../../registry/port.ts";
+import type { RegistryCheckSession } from "../../registry/port.ts";
 import { parseReference } from "../../registry/reference.ts";
-import type { Remembered } from "../../state/index.ts";
 import { createChecker, type CheckInput, type Checker } from "../check/check.ts";
 import { forEachLimited } from "../cycle/pool.ts";
 import { announce } from "../cycle/progress.ts";
@@ -164,7 +163,10 @@ async function update(kind: Kind, ctx: ProtocolContext, entry: Entry, self: bool
 /** The outcome into the entry; a digest Swarm (or svc) rolled back is not retried until a newer one. */
 function settle(deps: ServiceTargetDeps, entry: Entry, outcome: ServiceOutcome): void {
   const digest = entry.verdict?.newDigest ?? "";
-  if (outcome.kind === "updated") return finish(entry, "updated", null);
+  if (outcome.kind === "updated") {
+    finish(entry, "updated", null);
+    return;
+  }
   if (outcome.kind === "rolled_back" || outcome.rejectedImage) deps.rolledBack.set(entry.service.name, digest);
   finish(entry, outcome.kind, outcome.reason);
 }

@@ -5,7 +5,6 @@
  * the outcome from the service's UpdateStatus. A service without a failure action of its own
  * gets svc's `rollback.*` rules: svc asks Swarm to roll it back. svc never touches a task.
  */
-import type { Config } from "../../config/index.ts";
 import { formatDuration } from "../../config/index.ts";
 import type { RegistryAuth } from "../../engine/port.ts";
 import { isOutOfSequence, type ServiceSummary, type ServiceUpdateStatus, type Swarm } from "../../engine/swarm.ts";

@@ -17,7 +17,7 @@ import { freePort } from "../../harness.ts";
 import { FakeRunner, TOKEN } from "../../unit/api/fakes.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-api-socket-"));
-const stops: (() => Promise<unknown> | void)[] = [];
+const stops: (() => unknown)[] = [];
 afterAll(async () => {
   for (const stop of stops) await stop();
   rmSync(dir, { recursive: true, force: true });

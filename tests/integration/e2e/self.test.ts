@@ -6,7 +6,6 @@
  * default rollback startup_timeout are what the replacement is watched with.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { docker, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
 import { Fixture, buildSvcImage as buildSvcImageAs, compileSvc, containersByPrefix, portOpen } from "./support.ts";
 

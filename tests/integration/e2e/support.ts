@@ -191,7 +191,10 @@ export function reportsIn(text: string): any[] {
   const found: any[] = [];
   const visit = (value: unknown): void => {
     if (value === null || typeof value !== "object") return;
-    if (Array.isArray(value)) return value.forEach(visit);
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
     const record = value as Record<string, unknown>;
     if (Array.isArray(record.containers) && typeof record.counts === "object" && record.counts !== null) found.push(record);
     Object.values(record).forEach(visit);
@@ -211,7 +214,10 @@ export function reportedStates(text: string, name: string): string[] {
   }
   const visit = (value: unknown): void => {
     if (value === null || typeof value !== "object") return;
-    if (Array.isArray(value)) return value.forEach(visit);
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
     const record = value as Record<string, unknown>;
     const named = record.container === name || record.name === name;
     const state = record.state ?? record.outcome;

@@ -211,7 +211,7 @@ const cases: Case[] = [
   {
     name: "network-by-id",
     run: () => ["--network", docker(["network", "inspect", "-f", "{{.Id}}", net3.name]).stdout.slice(0, 12), "--network-alias", "by-id", "--ip", `${net3.prefix}.30`],
-    check: (fresh, old) => {
+    check: (fresh) => {
       expect(fresh.NetworkSettings.Networks[net3.name].IPAddress).toBe(`${net3.prefix}.30`);
       expect(fresh.NetworkSettings.Networks[net3.name].Aliases).toContain("by-id");
     },

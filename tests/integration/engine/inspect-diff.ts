@@ -32,7 +32,7 @@ export function flatten(inspect: Json): Map<string, unknown> {
   const walk = (value: unknown, path: string) => {
     if (Array.isArray(value)) {
       if (value.length === 0) out.set(path, "<empty>");
-      value.forEach((v, i) => walk(v, `${path}[${i}]`));
+      for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`);
     } else if (value && typeof value === "object") {
       const keys = Object.keys(value);
       if (keys.length === 0) out.set(path, "<empty>");

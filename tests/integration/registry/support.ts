@@ -2,7 +2,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Logger } from "../../../src/log/index.ts";
 import { freePort, inspect, waitUntil } from "../../harness.ts";
 import type { LocalImage } from "../../../src/registry/index.ts";
 

@@ -89,7 +89,7 @@ describe("the dashboard in a browser", () => {
     await page.locator(".notice").filter({ hasText: `${c.name}: updated` }).waitFor({ timeout: 60_000 });
     expect(inspect(c.name).Image).toBe(c.newId);
 
-    const row = await rowOf(page, c.name);
+    await rowOf(page, c.name);
     await menuAction(page, c.name, "Roll back");
     await confirm(page, "Roll back");
     await page.locator(".notice").filter({ hasText: `${c.name}: back on its earlier image` }).waitFor({ timeout: 60_000 });

@@ -6,7 +6,7 @@ import { silentAudit, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import { entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
+import { Fixture, inspect, makeUpdater, expectState } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);

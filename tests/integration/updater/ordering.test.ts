@@ -104,6 +104,6 @@ describe("dependency order", () => {
     const h = await makeUpdater({ containers });
     const report = await h.updater.run("api");
     expect(report!.counts.updated).toBe(5);
-    containers.forEach((name, i) => expect(inspect(name).Image).toBe(newer[i]!.id));
+    for (const [i, name] of containers.entries()) expect(inspect(name).Image).toBe(newer[i]!.id);
   }, 90_000);
 });

@@ -13,7 +13,9 @@ const WEB: ContainerReport = { id: "a", name: "web", image: "r/web:1.2.3", new_i
 
 const auth = bearer();
 const servers: Server<undefined>[] = [];
-afterAll(() => servers.forEach((server) => server.stop(true)));
+afterAll(() => {
+  for (const server of servers) server.stop(true);
+});
 
 /** What another svc answers to GET /v1/containers: this svc's own answer, as the API builds it. */
 const CONTAINERS = await (async () => {

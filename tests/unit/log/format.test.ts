@@ -44,7 +44,7 @@ describe("logfmt", () => {
     const tricky = ["two words", 'say "hi"', "a=b", "back\\slash", "multi\nline", "", "tab\there", "ünïcødé ✓", "plain"];
     const fields = Object.fromEntries(tricky.map((value, i) => [`f${i}`, value]));
     const parsed = parseLogfmt(formatLogfmt(record("m", fields)));
-    tricky.forEach((value, i) => expect(parsed[`f${i}`]).toBe(value));
+    for (const [i, value] of tricky.entries()) expect(parsed[`f${i}`]).toBe(value);
     expect(formatLogfmt(record("m", { f: "plain" }))).toEndWith(" f=plain");
   });
 
@@ -57,7 +57,7 @@ describe("logfmt", () => {
 
   test("keys with spaces or '=' are made safe", () => {
     const parsed = parseLogfmt(formatLogfmt(record("m", { "odd key=x": 1 })));
-    expect(parsed["odd_key_x"]).toBe("1");
+    expect(parsed.odd_key_x).toBe("1");
   });
 
   test("logfmtValue: bare when unambiguous", () => {

@@ -75,7 +75,7 @@ describe("a digest", () => {
     // every notification URL follows urls_digest
     const urls = defaultConfig({ notifications: { urls_digest: "weekly Mon 08:00" } }).notifications;
     expect(digestSettingsOf(urls, "discord")?.immediateOnFailure).toBe(true);
-    expect(digestSettingsOf(urls, "ntfy#2")?.moments[0]!.text).toBe("weekly Mon 08:00");
+    expect(digestSettingsOf(urls, "ntfy#2")!.moments[0]!.text).toBe("weekly Mon 08:00");
     expect(digestSettingsOf(urls, "webhook")).toBeUndefined();
     const dispatcher = await createNotifications(config, recordingLogger(), { notifiers: [channel("webhook"), channel("other")] });
     for (let i = 0; i < 3; i++) dispatcher.publish(sampleReport());

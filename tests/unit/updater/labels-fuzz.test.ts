@@ -23,9 +23,12 @@ function hostileValues(random: () => number, self: string): string[] {
     "", " ", "-1", `-${digits(30)}`, "1e309", "NaN", "Infinity", "0", "1ms", "25d", `${digits(400)}d`, `${digits(20)}`,
     "true", "false", "yes", "off", "semver:minor", "semver:major+pre", "regex:(\\d+\\.?)+", "regex:(a)\\1", `regex:${"(".repeat(500)}`,
     `regex:${"a{1000}".repeat(20)}`, "move", "report", self, `${self},${self}`, "SIGKILL", "SIG\u0000", "x".repeat(1 << 20),
-    text(64), `${text(8)},${text(8)}`, "${jndi:ldap://x}", "$(reboot)", "\n\n\n", ",,,,", "none",
+    text(64), `${text(8)},${text(8)}`, JNDI, "$(reboot)", "\n\n\n", ",,,,", "none",
   ];
 }
+
+/** A hostile label value, as attackers write it. */
+const JNDI = "${jndi:ldap://x}";
 
 function mulberry32(seed: number): () => number {
   let a = seed;

@@ -2,7 +2,6 @@
 import { describe, expect, test } from "bun:test";
 import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
 import type { ServiceSummary, ServiceUpdateStatus, Swarm, SwarmState } from "../../../src/engine/swarm.ts";
-import { silentLogger } from "../../../src/log/index.ts";
 import { inMemory } from "../../../src/state/index.ts";
 import type { ProtocolContext } from "../../../src/updater/cycle/context.ts";
 import { createServiceTargets } from "../../../src/updater/swarm/kind.ts";

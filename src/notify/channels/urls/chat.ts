@@ -9,7 +9,7 @@ import type { SessionReport } from "../../../updater/types.ts";
 import { ESCAPE } from "../../markup.ts";
 import { truncate, type RenderedReport } from "../../render.ts";
 import type { Notifier } from "../../types.ts";
-import { fixedOrigin, notifier, type Delivery, type TargetOf, type UrlChannelContext } from "./context.ts";
+import { fixedOrigin, notifier, type Delivery, type TargetOf } from "./context.ts";
 import { expectOk, postJson, request } from "./http.ts";
 
 /** Limits of the services, in characters. */
