@@ -35,7 +35,13 @@ export function projectOf(labels: Readonly<Record<string, string>>): ComposeProj
   if (!name || !service || labels[COMPOSE_LABELS.oneoff] === "True") return null;
   // a label longer than svc reads (an image can set compose's labels too): not a project svc writes
   if (Object.values(COMPOSE_LABELS).some((label) => (labels[label]?.length ?? 0) > MAX_LABEL_CHARS)) return null;
-  const list = (value: string | undefined) => (spend(value?.length ?? 0), (value ?? "").split(",").map((s) => s.trim()).filter(Boolean));
+  const list = (value: string | undefined) => (
+    spend(value?.length ?? 0),
+    (value ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+  );
   return {
     name,
     service,

@@ -71,7 +71,10 @@ export function parseDays(text: string): Set<number> | { problem: string } {
     const [from, to, ...rest] = part.trim().split("-");
     const first = dayIndex(from ?? "");
     const last = to === undefined ? first : dayIndex(to);
-    if (first === undefined || last === undefined || rest.length > 0) return { problem: `"${part.trim()}" is not a day or a range of days (Mon, Tue, Wed, Thu, Fri, Sat, Sun; Mon-Fri)` };
+    if (first === undefined || last === undefined || rest.length > 0)
+      return {
+        problem: `"${part.trim()}" is not a day or a range of days (Mon, Tue, Wed, Thu, Fri, Sat, Sun; Mon-Fri)`,
+      };
     for (let day = first; ; day = (day + 1) % 7) {
       days.add(day);
       if (day === last) break;
@@ -83,14 +86,23 @@ export function parseDays(text: string): Set<number> | { problem: string } {
 /** One window, "[DAYS ]HH:MM-HH:MM". */
 function parseWindow(text: string): Window | { problem: string } {
   const parts = text.trim().split(/\s+/);
-  if (parts.length > 2 || parts[0] === "") return { problem: `"${text.trim()}" is not a window (examples: "02:00-05:00", "Sat,Sun 02:00-05:00", "Mon-Fri 23:00-01:00")` };
+  if (parts.length > 2 || parts[0] === "")
+    return {
+      problem: `"${text.trim()}" is not a window (examples: "02:00-05:00", "Sat,Sun 02:00-05:00", "Mon-Fri 23:00-01:00")`,
+    };
   const days = parts.length === 2 ? parseDays(parts[0]!) : EVERY_DAY;
   if ("problem" in days) return days;
   const [startText, endText, ...rest] = parts.at(-1)!.split("-");
   const start = parseTime(startText ?? "", false);
   const end = parseTime(endText ?? "", true);
-  if (start === undefined || end === undefined || rest.length > 0) return { problem: `"${text.trim()}" needs a start and an end time, HH:MM-HH:MM (24 h; an end of 24:00 is midnight)` };
-  if (start === end) return { problem: `"${text.trim()}" opens and closes at the same time, so it never opens (a whole day is 00:00-24:00)` };
+  if (start === undefined || end === undefined || rest.length > 0)
+    return {
+      problem: `"${text.trim()}" needs a start and an end time, HH:MM-HH:MM (24 h; an end of 24:00 is midnight)`,
+    };
+  if (start === end)
+    return {
+      problem: `"${text.trim()}" opens and closes at the same time, so it never opens (a whole day is 00:00-24:00)`,
+    };
   return { days, start, end, text: text.trim() };
 }
 
@@ -103,7 +115,8 @@ export const MAX_WINDOWS_TEXT = 4096;
  * n log n in its windows (their stretches of the week, sorted once).
  */
 export function parseWindows(text: string): { windows: Window[] } | { problem: string } {
-  if (text.length > MAX_WINDOWS_TEXT) return { problem: `is ${text.length} characters long; svc reads at most ${MAX_WINDOWS_TEXT}` };
+  if (text.length > MAX_WINDOWS_TEXT)
+    return { problem: `is ${text.length} characters long; svc reads at most ${MAX_WINDOWS_TEXT}` };
   spend(text.length);
   const windows: Window[] = [];
   for (const part of text.split(";")) {
@@ -114,7 +127,9 @@ export function parseWindows(text: string): { windows: Window[] } | { problem: s
     windows.push(window);
   }
   if (windows.length === 0) return { problem: "holds no window (leave it unset for no window)" };
-  const stretches = sortedStretches(windows.map((window, index) => weekStretches(window).map((stretch) => ({ ...stretch, index }))).flat());
+  const stretches = sortedStretches(
+    windows.flatMap((window, index) => weekStretches(window).map((stretch) => ({ ...stretch, index }))),
+  );
   // sorted by start, stretches that do not overlap each end before the next starts
   for (let i = 1; i < stretches.length; i++) {
     spend(1);
@@ -202,7 +217,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatterFor(timeZone: string): Intl.DateTimeFormat {
   let formatter = formatters.get(timeZone);
   if (!formatter) {
-    formatter = new Intl.DateTimeFormat("en-US", { timeZone, hourCycle: "h23", weekday: "short", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" });
+    formatter = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      weekday: "short",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+    });
     formatters.set(timeZone, formatter);
   }
   return formatter;
@@ -238,9 +262,13 @@ function momentOf(year: number, month: number, day: number, minute: number, time
 // ---- the questions ----
 
 function windowOpen(window: Window, wall: Wall): boolean {
-  if (window.start < window.end) return window.days.has(wall.weekday) && wall.minute >= window.start && wall.minute < window.end;
+  if (window.start < window.end)
+    return window.days.has(wall.weekday) && wall.minute >= window.start && wall.minute < window.end;
   // across midnight: from the start on one of its days, to the end on the next day
-  return (window.days.has(wall.weekday) && wall.minute >= window.start) || (window.days.has((wall.weekday + 6) % 7) && wall.minute < window.end);
+  return (
+    (window.days.has(wall.weekday) && wall.minute >= window.start) ||
+    (window.days.has((wall.weekday + 6) % 7) && wall.minute < window.end)
+  );
 }
 
 /** Whether updates may be applied at `at`. */
@@ -256,7 +284,8 @@ function startsAround(windows: readonly Window[], after: number, timeZone: strin
   for (let offset = -1; offset <= 9; offset++) {
     const date = new Date(Date.UTC(today.year, today.month - 1, today.day + offset));
     for (const window of windows) {
-      if (window.days.has(date.getUTCDay())) starts.push(momentOf(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), window.start, timeZone));
+      if (window.days.has(date.getUTCDay()))
+        starts.push(momentOf(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), window.start, timeZone));
     }
   }
   return starts.sort((a, b) => a - b);
@@ -281,7 +310,8 @@ export function nextOpening(policy: WindowPolicy, at: number, timeZone: string):
  */
 function earliestOpen(policy: WindowPolicy, open: number, after: number, timeZone: string): number {
   let first = open;
-  for (let step = 0; step < 180 && first - MINUTE_MS > after && isOpen(policy, first - MINUTE_MS, timeZone); step++) first -= MINUTE_MS;
+  for (let step = 0; step < 180 && first - MINUTE_MS > after && isOpen(policy, first - MINUTE_MS, timeZone); step++)
+    first -= MINUTE_MS;
   return first;
 }
 
@@ -307,7 +337,8 @@ export function parseDigestPeriod(text: string): { moments: Window[] } | { probl
   const parts = text.trim().split(/\s+/);
   const kind = parts[0]?.toLowerCase();
   const example = 'must be "daily HH:MM" or "weekly DAY HH:MM" (examples: "daily 08:00", "weekly Mon 08:00")';
-  if (!((kind === "daily" && parts.length === 2) || (kind === "weekly" && parts.length === 3))) return { problem: example };
+  if (!((kind === "daily" && parts.length === 2) || (kind === "weekly" && parts.length === 3)))
+    return { problem: example };
   const days = kind === "weekly" ? parseDays(parts[1]!) : EVERY_DAY;
   if ("problem" in days) return days;
   const start = parseTime(parts.at(-1)!, false);

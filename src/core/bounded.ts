@@ -53,7 +53,11 @@ export type JsonReadError =
   | { error: "not_shape"; path: readonly PropertyKey[]; message: string };
 
 /** A body read through the cap as JSON (of `schema`'s shape when one is given), or why not. */
-export async function readBoundedJson<T = unknown>(source: Pick<Request, "headers" | "body">, cap: number, schema?: ZodType<T>): Promise<{ value: T } | JsonReadError> {
+export async function readBoundedJson<T = unknown>(
+  source: Pick<Request, "headers" | "body">,
+  cap: number,
+  schema?: ZodType<T>,
+): Promise<{ value: T } | JsonReadError> {
   const { bytes, overCap } = await readBounded(source, cap);
   return overCap ? { error: "over_cap" } : parseJsonBytes(bytes, schema);
 }

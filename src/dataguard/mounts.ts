@@ -31,19 +31,34 @@ interface InspectMount {
  * The mounts to copy, or why the container cannot be guarded: a mount nested inside a guarded
  * one would be copied with it and emptied by its restore, whatever its own mode.
  */
-export function guardedMounts(inspect: Pick<ContainerInspect, "Mounts">, mode: GuardMode): { mounts: GuardedMount[] } | { problem: string } {
+export function guardedMounts(
+  inspect: Pick<ContainerInspect, "Mounts">,
+  mode: GuardMode,
+): { mounts: GuardedMount[] } | { problem: string } {
   if (mode === "off") return { mounts: [] };
-  const all = ((inspect.Mounts ?? []) as InspectMount[]).filter((m) => typeof m.Destination === "string" && m.Destination.startsWith("/"));
+  const all = ((inspect.Mounts ?? []) as InspectMount[]).filter(
+    (m) => typeof m.Destination === "string" && m.Destination.startsWith("/"),
+  );
   const guarded: GuardedMount[] = [];
   for (const m of all) {
     const wanted = m.Type === "volume" || (mode === "all" && m.Type === "bind");
     if (!wanted || m.RW !== true) continue;
-    guarded.push({ destination: normalize(m.Destination!), type: m.Type as "volume" | "bind", ...(m.Name ? { name: m.Name } : {}), source: m.Source ?? "" });
+    guarded.push({
+      destination: normalize(m.Destination!),
+      type: m.Type as "volume" | "bind",
+      ...(m.Name ? { name: m.Name } : {}),
+      source: m.Source ?? "",
+    });
   }
   for (const g of guarded) {
     if (g.destination === "/") return { problem: "a guarded mount is the container's root" };
-    const nested = all.find((m) => normalize(m.Destination!) !== g.destination && normalize(m.Destination!).startsWith(`${g.destination}/`));
-    if (nested) return { problem: `mount ${nested.Destination} lies inside the guarded mount ${g.destination}; its restore would empty both` };
+    const nested = all.find(
+      (m) => normalize(m.Destination!) !== g.destination && normalize(m.Destination!).startsWith(`${g.destination}/`),
+    );
+    if (nested)
+      return {
+        problem: `mount ${nested.Destination} lies inside the guarded mount ${g.destination}; its restore would empty both`,
+      };
   }
   return { mounts: guarded.sort((a, b) => a.destination.localeCompare(b.destination)) };
 }

@@ -5,12 +5,13 @@
  * told at once (`immediate_on_failure`). The channel itself is unchanged: a digest is one more
  * SessionReport, built from the cycles of the period, that the channel renders as any other.
  */
+
+import { z } from "zod";
 import type { ChannelName, Config } from "../config/index.ts";
 import { nextStart, parseDigestPeriod, serviceTimeZone, type Window } from "../config/window.ts";
-import { z } from "zod";
+import { timerDelay } from "../core/timers.ts";
 import type { Logger } from "../log/index.ts";
 import type { Remembered } from "../state/index.ts";
-import { timerDelay } from "../core/timers.ts";
 import type { ContainerOutcome, ContainerReport, ReportCounts, SessionReport } from "../updater/types.ts";
 
 export interface DigestSettings {
@@ -153,7 +154,11 @@ export function createDigest(options: DigestOptions): Digest {
     foldBack(period, held);
     const wait = Math.min(retryMs * 2 ** (period.failedSends - 1), DIGEST_RETRY_CAP_MS);
     period.retryAt = now() + wait;
-    options.log.warn("the digest could not be sent: kept, and tried again", { channel: key, failed_tries: period.failedSends, retry_at: new Date(period.retryAt).toISOString() });
+    options.log.warn("the digest could not be sent: kept, and tried again", {
+      channel: key,
+      failed_tries: period.failedSends,
+      retry_at: new Date(period.retryAt).toISOString(),
+    });
     save();
   };
 
@@ -172,7 +177,8 @@ export function createDigest(options: DigestOptions): Digest {
       save();
       if (!options.settings.immediateOnFailure) return;
       const failures = report.containers.filter((c) => c.state === "failed" || c.state === "rolled_back");
-      if (failures.length > 0) void options.send(withContainers(report, failures, report.started_at, report.finished_at, report.id));
+      if (failures.length > 0)
+        void options.send(withContainers(report, failures, report.started_at, report.finished_at, report.id));
     },
     sendNow,
     async close() {
@@ -195,15 +201,26 @@ export function digestOf(reports: readonly SessionReport[], from: number, to: nu
 }
 
 function render(period: DigestPeriod, to: number): SessionReport | null {
-  const containers = [...period.targets.values()].map(({ latest, event }) => (EVENTS.includes(latest.state) ? latest : (event ?? latest)));
+  const containers = [...period.targets.values()].map(({ latest, event }) =>
+    EVENTS.includes(latest.state) ? latest : (event ?? latest),
+  );
   if (!containers.some((c) => EVENTS.includes(c.state) || WAITING.includes(c.state))) return null;
   containers.sort((a, b) => a.name.localeCompare(b.name));
-  return withContainers(period, containers, new Date(period.from).toISOString(), new Date(to).toISOString(), crypto.randomUUID());
+  return withContainers(
+    period,
+    containers,
+    new Date(period.from).toISOString(),
+    new Date(to).toISOString(),
+    crypto.randomUUID(),
+  );
 }
 
 // ---- kept on disk ----
 
-const ENTRY = z.looseObject({ name: z.string().max(1024), state: z.enum(["updated", "failed", "skipped", "fresh", "stale", "pending", "rolled_back", "held"]) });
+const ENTRY = z.looseObject({
+  name: z.string().max(1024),
+  state: z.enum(["updated", "failed", "skipped", "fresh", "stale", "pending", "rolled_back", "held"]),
+});
 const STORED = z.object({
   from: z.number().finite(),
   cycles: z.number().int().nonnegative(),
@@ -239,11 +256,31 @@ function load(store: Remembered | undefined, key: string, now: number, log: Logg
     return undefined;
   }
   const stored = parsed.data;
-  const targets = new Map(stored.targets.map(([target, latest, event]) => [target, event ? { latest: latest as unknown as ContainerReport, event: event as unknown as ContainerReport } : { latest: latest as unknown as ContainerReport }]));
-  return { from: Math.min(stored.from, now), cycles: stored.cycles, trigger: stored.trigger, failedSends: stored.failed_sends, retryAt: stored.retry_at, targets };
+  const targets = new Map(
+    stored.targets.map(([target, latest, event]) => [
+      target,
+      event
+        ? { latest: latest as unknown as ContainerReport, event: event as unknown as ContainerReport }
+        : { latest: latest as unknown as ContainerReport },
+    ]),
+  );
+  return {
+    from: Math.min(stored.from, now),
+    cycles: stored.cycles,
+    trigger: stored.trigger,
+    failedSends: stored.failed_sends,
+    retryAt: stored.retry_at,
+    targets,
+  };
 }
 
-function withContainers(base: Pick<SessionReport, "trigger">, containers: ContainerReport[], startedAt: string, finishedAt: string, id: string): SessionReport {
+function withContainers(
+  base: Pick<SessionReport, "trigger">,
+  containers: ContainerReport[],
+  startedAt: string,
+  finishedAt: string,
+  id: string,
+): SessionReport {
   return {
     id,
     trigger: base.trigger,
@@ -257,7 +294,17 @@ function withContainers(base: Pick<SessionReport, "trigger">, containers: Contai
 }
 
 function countsOf(containers: readonly ContainerReport[]): ReportCounts {
-  const counts: ReportCounts = { scanned: containers.length, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 };
+  const counts: ReportCounts = {
+    scanned: containers.length,
+    updated: 0,
+    failed: 0,
+    skipped: 0,
+    fresh: 0,
+    stale: 0,
+    pending: 0,
+    rolled_back: 0,
+    held: 0,
+  };
   for (const container of containers) counts[container.state] += 1;
   return counts;
 }

@@ -10,9 +10,9 @@
  */
 import { Cron } from "croner";
 import type { Config } from "../config/index.ts";
-import { describeError, type Logger } from "../log/index.ts";
 import { nextStart, parseWindows, serviceTimeZone } from "../config/window.ts";
 import { MAX_TIMER_MS, timerDelay } from "../core/timers.ts";
+import { describeError, type Logger } from "../log/index.ts";
 import type { CycleRunner, SessionReport, Trigger } from "../updater/types.ts";
 
 export interface SchedulerDeps {
@@ -38,7 +38,6 @@ export interface Scheduler {
  * validates `schedule` with the same mode.
  */
 export const CRON_MODE = "5-or-6-parts" as const;
-
 
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const { config, runner } = deps;
@@ -109,11 +108,14 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
    */
   const atMoment = (moment: number, hold: (pending: ReturnType<typeof setTimeout>) => void, fire: () => void): void => {
     hold(
-      setTimeout(() => {
-        if (stopped) return;
-        if (Date.now() < moment) atMoment(moment, hold, fire);
-        else fire();
-      }, timerDelay(moment - Date.now())),
+      setTimeout(
+        () => {
+          if (stopped) return;
+          if (Date.now() < moment) atMoment(moment, hold, fire);
+          else fire();
+        },
+        timerDelay(moment - Date.now()),
+      ),
     );
   };
 
@@ -123,12 +125,19 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     if ("problem" in parsed) return;
     const timeZone = serviceTimeZone();
     const arm = (opens: number): void =>
-      atMoment(opens, (pending) => (windowTimer = pending), () => {
-        void runCycle("schedule");
-        arm(nextStart(parsed.windows, Date.now(), timeZone));
-      });
+      atMoment(
+        opens,
+        (pending) => (windowTimer = pending),
+        () => {
+          void runCycle("schedule");
+          arm(nextStart(parsed.windows, Date.now(), timeZone));
+        },
+      );
     const first = nextStart(parsed.windows, Date.now(), timeZone);
-    log.info("a cycle also runs as the update window opens", { update_window: text, next: new Date(first).toISOString() });
+    log.info("a cycle also runs as the update window opens", {
+      update_window: text,
+      next: new Date(first).toISOString(),
+    });
     arm(first);
   };
 
@@ -145,11 +154,15 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     if (landingTimer !== undefined) clearTimeout(landingTimer);
     landingAt = opens;
     log.debug("a cycle runs as a pending target's window opens", { at: new Date(opens).toISOString() });
-    atMoment(opens, (pending) => (landingTimer = pending), () => {
-      landingTimer = landingAt = undefined;
-      // one asked for since the moment (the host window's own) sees the window open; one from before may not
-      if (![...inFlight.values()].some((asked) => asked >= opens)) void runCycle("schedule");
-    });
+    atMoment(
+      opens,
+      (pending) => (landingTimer = pending),
+      () => {
+        landingTimer = landingAt = undefined;
+        // one asked for since the moment (the host window's own) sees the window open; one from before may not
+        if (![...inFlight.values()].some((asked) => asked >= opens)) void runCycle("schedule");
+      },
+    );
   };
 
   const logNextCronRun = (): void => {
@@ -172,7 +185,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
         if (startup) void startup.then(() => !stopped && pollAfterInterval(interval));
         else pollAfterInterval(interval);
       }
-      if (config.update_window !== undefined && (config.schedule || (interval !== undefined && interval > 0))) cycleAtWindows(config.update_window);
+      if (config.update_window !== undefined && (config.schedule || (interval !== undefined && interval > 0)))
+        cycleAtWindows(config.update_window);
     },
     nextRun: () => (job ? (job.nextRun() ?? undefined) : nextAt),
     async stop() {

@@ -69,12 +69,20 @@ function create(spec: RunSpec, socketPath: string, auth?: RunAuth): string | und
 function pull(image: string, socketPath: string, auth?: RunAuth): boolean {
   if (image.includes("@")) return false;
   const tagAt = image.lastIndexOf(":");
-  const [repo, tag] = tagAt > image.lastIndexOf("/") ? [image.slice(0, tagAt), image.slice(tagAt + 1)] : [image, "latest"];
-  const login = auth && repo.startsWith(`${auth.registry}/`) ? { username: auth.username, password: auth.password, serveraddress: auth.registry } : {};
-  const answer = engineRequest("POST", `/images/create?fromImage=${encodeURIComponent(repo)}&tag=${encodeURIComponent(tag)}`, {
-    socketPath,
-    headers: { "X-Registry-Auth": Buffer.from(JSON.stringify(login)).toString("base64url") },
-  });
+  const [repo, tag] =
+    tagAt > image.lastIndexOf("/") ? [image.slice(0, tagAt), image.slice(tagAt + 1)] : [image, "latest"];
+  const login =
+    auth && repo.startsWith(`${auth.registry}/`)
+      ? { username: auth.username, password: auth.password, serveraddress: auth.registry }
+      : {};
+  const answer = engineRequest(
+    "POST",
+    `/images/create?fromImage=${encodeURIComponent(repo)}&tag=${encodeURIComponent(tag)}`,
+    {
+      socketPath,
+      headers: { "X-Registry-Auth": Buffer.from(JSON.stringify(login)).toString("base64url") },
+    },
+  );
   try {
     engineStream(answer, `docker pull ${image}`);
     return true;

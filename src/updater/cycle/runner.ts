@@ -11,9 +11,9 @@ import { toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Metrics } from "../../metrics/index.ts";
 import type { Remembered } from "../../state/index.ts";
+import type { CycleOptions, ReportSink, RunOptions, SessionReport, Trigger, UpdateFilter } from "../types.ts";
 import type { CycleResult } from "./cycle.ts";
 import { metricCounts } from "./report.ts";
-import type { CycleOptions, ReportSink, RunOptions, SessionReport, Trigger, UpdateFilter } from "../types.ts";
 
 /** The triggers of the schedule: never lost to a cycle under way. */
 const SCHEDULED: ReadonlySet<Trigger> = new Set(["schedule", "startup"]);
@@ -58,13 +58,21 @@ export function createRunner(deps: RunnerDeps): Runner {
   };
 
   /** Waits for the cycle under way (and any it was waiting behind), then starts in the same step, so nothing gets between. */
-  const runNext = async (trigger: Trigger, filter: UpdateFilter | undefined, options: RunOptions): Promise<SessionReport | null> => {
+  const runNext = async (
+    trigger: Trigger,
+    filter: UpdateFilter | undefined,
+    options: RunOptions,
+  ): Promise<SessionReport | null> => {
     while (current) await current.catch(() => {});
     waiting = undefined;
     return draining ? null : start(trigger, filter, options);
   };
 
-  const start = async (trigger: Trigger, filter: UpdateFilter | undefined, options: RunOptions): Promise<SessionReport | null> => {
+  const start = async (
+    trigger: Trigger,
+    filter: UpdateFilter | undefined,
+    options: RunOptions,
+  ): Promise<SessionReport | null> => {
     const dryRun = options.dryRun ?? deps.config.dry_run;
     const cycle = deps.cycle(trigger, filter, { ...options, dryRun });
     current = cycle;
@@ -83,7 +91,9 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   const record = (report: SessionReport, filter: UpdateFilter | undefined): void => {
     deps.metrics.recordCycle(metricCounts(report.counts));
-    for (const c of report.containers) if (c.state === "updated") deps.previous.set(c.name, c.new_image === null ? c.old_image_id : `${c.old_image_id} ${c.image}`);
+    for (const c of report.containers)
+      if (c.state === "updated")
+        deps.previous.set(c.name, c.new_image === null ? c.old_image_id : `${c.old_image_id} ${c.image}`);
     deps.metrics.recordAvailability(report.containers, !filter?.container?.length && !filter?.image?.length);
   };
 

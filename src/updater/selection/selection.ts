@@ -4,13 +4,13 @@
  * One `listContainers` call gives every container; the filters below run in memory and
  * compose (Watchtower's `Filter` idea). A container excluded here is absent from the report.
  */
-import { parseBoolean, parseTagPolicy, readAsOption, type Config, type TagPolicy } from "../../config/index.ts";
-import type { ContainerSummary } from "../../engine/port.ts";
-import { taskServiceOf } from "../../engine/swarm.ts";
-import { matchesImagePrefix, parseReference } from "../../registry/reference.ts";
+import { type Config, parseBoolean, parseTagPolicy, readAsOption, type TagPolicy } from "../../config/index.ts";
 import { neverOpen, parseWindows, type WindowPolicy } from "../../config/window.ts";
 import { spend } from "../../config/work.ts";
 import { MAX_LABEL_CHARS } from "../../core/bounded.ts";
+import type { ContainerSummary } from "../../engine/port.ts";
+import { taskServiceOf } from "../../engine/swarm.ts";
+import { matchesImagePrefix, parseReference } from "../../registry/reference.ts";
 import type { UpdateFilter } from "../types.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
 
@@ -137,7 +137,9 @@ export function stackFilter(names: readonly string[] | undefined): Filter {
 }
 
 /** The API's image filter: prefixes of the reference as written or of its normalised form. */
-export function imagePrefixFilter(prefixes: readonly string[] | undefined): (target: Pick<ContainerSummary, "image">) => boolean {
+export function imagePrefixFilter(
+  prefixes: readonly string[] | undefined,
+): (target: Pick<ContainerSummary, "image">) => boolean {
   if (!prefixes || prefixes.length === 0) return () => true;
   return ({ image }) => {
     try {
@@ -179,7 +181,11 @@ export function selectionFilter(config: Config, filter: UpdateFilter = {}): Filt
   ]);
 }
 
-export function selectContainers(all: readonly ContainerSummary[], config: Config, filter: UpdateFilter = {}): ContainerSummary[] {
+export function selectContainers(
+  all: readonly ContainerSummary[],
+  config: Config,
+  filter: UpdateFilter = {},
+): ContainerSummary[] {
   const keep = selectionFilter(config, filter);
   return all.filter(keep);
 }
@@ -213,7 +219,8 @@ export interface ContainerPolicy {
 export function policyFor(container: Pick<ContainerSummary, "labels">, config: Config): ContainerPolicy {
   const labels = container.labels;
   const useLabels = !config.global_takes_precedence;
-  const labelBool = (name: LabelName): boolean | undefined => (useLabels ? parseBool(labelValue(labels, name)) : undefined);
+  const labelBool = (name: LabelName): boolean | undefined =>
+    useLabels ? parseBool(labelValue(labels, name)) : undefined;
   const problems: string[] = useLabels ? oversizeLabels(labels) : [];
   const labelDuration = (name: keyof typeof DURATION_OPTIONS): number | undefined => {
     if (!useLabels) return undefined;
@@ -241,7 +248,9 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   if (config.lifecycle_hooks) labelDuration("hookTimeout");
   spend(policy.stopSignal?.length ?? 0);
   if (policy.stopSignal !== undefined && !SIGNAL.test(policy.stopSignal)) {
-    problems.push(`label ${labelSet(labels, "stopSignal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`);
+    problems.push(
+      `label ${labelSet(labels, "stopSignal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`,
+    );
   }
   const policyText = (useLabels ? labelValue(labels, "tagPolicy") : undefined) ?? config.tag_policy;
   // compiled by re2js, in time linear in the pattern: counted as its length
@@ -250,7 +259,8 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   if ("policy" in parsed) policy.tagPolicy = parsed.policy;
   else problems.push(`label ${LABELS.tagPolicy}=${JSON.stringify(policyText)} ${parsed.problem}`);
   const compose = labelValue(labels, "tagPolicyCompose");
-  if (compose !== undefined && !["move", "report"].includes(compose.trim())) problems.push(`label ${LABELS.tagPolicyCompose}=${JSON.stringify(compose)} is neither "move" nor "report"`);
+  if (compose !== undefined && !["move", "report"].includes(compose.trim()))
+    problems.push(`label ${LABELS.tagPolicyCompose}=${JSON.stringify(compose)} is neither "move" nor "report"`);
   // Swarm's manager owns its tasks: a task is updated through its service (docs/swarm.md)
   const service = taskServiceOf(labels);
   if (service !== undefined) problems.unshift(`Swarm task of service ${service}`);
@@ -262,14 +272,20 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
 function oversizeLabels(labels: Readonly<Record<string, string>>): string[] {
   return [...Object.values(LABELS), ...Object.values(WATCHTOWER_LABELS)]
     .filter((name) => (labels[name]?.length ?? 0) > MAX_LABEL_CHARS)
-    .map((name) => `label ${name} is ${labels[name]!.length} characters, past the ${MAX_LABEL_CHARS} svc reads of a label`);
+    .map(
+      (name) => `label ${name} is ${labels[name]!.length} characters, past the ${MAX_LABEL_CHARS} svc reads of a label`,
+    );
 }
 
 /**
  * The host's update_window (checked at load), narrowed by the label svc.update_window: the label
  * can only narrow it (both must be open), so one that never meets the host's window is a problem.
  */
-function windowFor(labels: Readonly<Record<string, string>>, config: Config, useLabels: boolean): { policy: WindowPolicy } | { problem: string } {
+function windowFor(
+  labels: Readonly<Record<string, string>>,
+  config: Config,
+  useLabels: boolean,
+): { policy: WindowPolicy } | { problem: string } {
   const host = config.update_window === undefined ? undefined : parseWindows(config.update_window);
   const policy: WindowPolicy[number][] = host && "windows" in host ? [host.windows] : [];
   const text = useLabels ? labelValue(labels, "updateWindow") : undefined;
@@ -278,7 +294,10 @@ function windowFor(labels: Readonly<Record<string, string>>, config: Config, use
   const own = parseWindows(text);
   if ("problem" in own) return { problem: `${label}: ${own.problem}` };
   policy.push(own.windows);
-  if (neverOpen(policy)) return { problem: `${label} never meets the host's update_window ${JSON.stringify(config.update_window)} (a label narrows the host's window, never widens it)` };
+  if (neverOpen(policy))
+    return {
+      problem: `${label} never meets the host's update_window ${JSON.stringify(config.update_window)} (a label narrows the host's window, never widens it)`,
+    };
   return { policy };
 }
 
@@ -286,16 +305,25 @@ function windowFor(labels: Readonly<Record<string, string>>, config: Config, use
 const SIGNAL = /^(?:(?:SIG)?[A-Z][A-Z0-9]{0,15}(?:[+-]\d{1,2})?|\d{1,2})$/i;
 
 /** The option each duration label stands for: the label is read with that option's forms and bounds. */
-const DURATION_OPTIONS = { stopTimeout: "stop_timeout", minImageAge: "min_image_age", hookTimeout: "hook_timeout" } as const satisfies Partial<Record<LabelName, string>>;
+const DURATION_OPTIONS = {
+  stopTimeout: "stop_timeout",
+  minImageAge: "min_image_age",
+  hookTimeout: "hook_timeout",
+} as const satisfies Partial<Record<LabelName, string>>;
 
 /** A duration label: unset, its milliseconds, or the problem naming the label (the container is then skipped). */
-export function durationLabel(labels: Readonly<Record<string, string>>, name: keyof typeof DURATION_OPTIONS): { ms: number } | { problem: string } | undefined {
+export function durationLabel(
+  labels: Readonly<Record<string, string>>,
+  name: keyof typeof DURATION_OPTIONS,
+): { ms: number } | { problem: string } | undefined {
   const text = labelValue(labels, name);
   if (text === undefined) return undefined;
   // read by the option's schema: a linear pattern over the text
   spend(text.length);
   const read = readAsOption(DURATION_OPTIONS[name], text);
-  return "value" in read ? { ms: read.value as number } : { problem: `label ${labelSet(labels, name)}=${JSON.stringify(text.slice(0, 64))} ${read.problem}` };
+  return "value" in read
+    ? { ms: read.value as number }
+    : { problem: `label ${labelSet(labels, name)}=${JSON.stringify(text.slice(0, 64))} ${read.problem}` };
 }
 
 /** The name of the label that gave `name` its value: svc's own, else its Watchtower twin. */

@@ -23,7 +23,12 @@ export interface RecentOverviews {
   forget(): void;
 }
 
-export function recentOverviews(dryRun: (filter?: UpdateFilter) => Promise<Overview | null>, changing: () => boolean, freshMs = OVERVIEW_FRESH_MS, now: () => number = Date.now): RecentOverviews {
+export function recentOverviews(
+  dryRun: (filter?: UpdateFilter) => Promise<Overview | null>,
+  changing: () => boolean,
+  freshMs = OVERVIEW_FRESH_MS,
+  now: () => number = Date.now,
+): RecentOverviews {
   const kept = new Map<string, { at: number; overview: Overview }>();
   const underWay = new Map<string, Promise<Overview | null>>();
   let generation = 0;

@@ -33,7 +33,12 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
   };
   // While this process holds the lease, a request for a cycle or a rollback goes to the updater,
   // which answers it as busy and counts the skip (svc_scans_skipped); recovery never runs beside one.
-  const leased = async <T>(work: () => Promise<T | null>, what = "cycle skipped", whileHeld: "ask" | "skip" = "ask", scheduled = false): Promise<T | null> => {
+  const leased = async <T>(
+    work: () => Promise<T | null>,
+    what = "cycle skipped",
+    whileHeld: "ask" | "skip" = "ask",
+    scheduled = false,
+  ): Promise<T | null> => {
     if (held) {
       if (whileHeld === "skip") return null;
       const asked = work();
@@ -43,10 +48,14 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
     const lease = tryLease(stateFile, "a cycle of svc");
     if ("holder" in lease) {
       if (!scheduled || waitingForOther) {
-        log.child("updater").info(`${what}: ${describeProcess(lease.holder)} is acting on the containers of this state_dir`);
+        log
+          .child("updater")
+          .info(`${what}: ${describeProcess(lease.holder)} is acting on the containers of this state_dir`);
         return null;
       }
-      log.child("updater").info(`scheduled cycle waits: ${describeProcess(lease.holder)} is acting on the containers of this state_dir`);
+      log
+        .child("updater")
+        .info(`scheduled cycle waits: ${describeProcess(lease.holder)} is acting on the containers of this state_dir`);
       return afterOther(work);
     }
     return underLease(lease, work);
@@ -87,10 +96,21 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
 
   return {
     ...updater,
-    run: (trigger, filter, options) => leased(() => updater.run(trigger, filter, options), undefined, "ask", trigger === "schedule" || trigger === "startup"),
+    run: (trigger, filter, options) =>
+      leased(
+        () => updater.run(trigger, filter, options),
+        undefined,
+        "ask",
+        trigger === "schedule" || trigger === "startup",
+      ),
     rollback: (container, trigger, options) => leased(() => updater.rollback(container, trigger, options)),
     // leftovers another process is working on are not ours to repair: the next cycle looks again
-    recover: async () => void (await leased(async () => (await updater.recover(), true), "crash recovery postponed to the next cycle", "skip")),
+    recover: async () =>
+      void (await leased(
+        async () => (await updater.recover(), true),
+        "crash recovery postponed to the next cycle",
+        "skip",
+      )),
     drain: async () => {
       stopping = true;
       wake();

@@ -7,7 +7,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { freePort, waitUntil } from "../../harness.ts";
-import { Fixture, baseFlags, startSvc, stopAll, waitForPort } from "./support.ts";
+import { baseFlags, Fixture, startSvc, stopAll, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-readers");
 
@@ -25,9 +25,15 @@ test("viewers reading GET /v1/containers back to back: every scheduled cycle run
   const token = "readers-token-5c1f";
   const svc = startSvc([
     ...baseFlags(),
-    "--poll-interval", "1s",
-    "--http-api-update", "--http-api-token", token, "--http-api-port", String(port),
-    "--state-dir", join(fx.tempDir("readers"), "state"),
+    "--poll-interval",
+    "1s",
+    "--http-api-update",
+    "--http-api-token",
+    token,
+    "--http-api-port",
+    String(port),
+    "--state-dir",
+    join(fx.tempDir("readers"), "state"),
     ...names,
   ]);
   await waitForPort(port, svc);
@@ -35,19 +41,26 @@ test("viewers reading GET /v1/containers back to back: every scheduled cycle run
   let reading = true;
   const reader = async () => {
     while (reading) {
-      const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, { headers: { authorization: `Bearer ${token}` } });
+      const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       statuses.push(answer.status);
       await answer.arrayBuffer();
     }
   };
   const readers = Array.from({ length: 4 }, reader);
-  const scheduled = (message: string) => svc.records().filter((r) => r.message === message && r.fields?.trigger === "schedule").length;
+  const scheduled = (message: string) =>
+    svc.records().filter((r) => r.message === message && r.fields?.trigger === "schedule").length;
   try {
     // the review saw 14 of 14 scheduled cycles skipped: stop at 6 run, or at 3 skipped
-    await waitUntil(() => {
-      if (!svc.running) throw new Error(`svc exited\n${svc.describe()}`);
-      return scheduled("cycle finished") >= 6 || scheduled("cycle skipped: another cycle is running") >= 3;
-    }, 90_000, "six scheduled cycles, or three skipped");
+    await waitUntil(
+      () => {
+        if (!svc.running) throw new Error(`svc exited\n${svc.describe()}`);
+        return scheduled("cycle finished") >= 6 || scheduled("cycle skipped: another cycle is running") >= 3;
+      },
+      90_000,
+      "six scheduled cycles, or three skipped",
+    );
   } finally {
     reading = false;
     await Promise.all(readers);
@@ -55,7 +68,10 @@ test("viewers reading GET /v1/containers back to back: every scheduled cycle run
   expect(scheduled("cycle skipped: another cycle is running"), svc.describe()).toBe(0);
   expect(scheduled("cycle finished")).toBeGreaterThanOrEqual(6);
   // readers are answered: an overview, or 409 while a scheduled cycle acts
-  expect(statuses.every((status) => status === 200 || status === 409), JSON.stringify(statuses.slice(0, 200))).toBe(true);
+  expect(
+    statuses.every((status) => status === 200 || status === 409),
+    JSON.stringify(statuses.slice(0, 200)),
+  ).toBe(true);
   expect(statuses.filter((status) => status === 200).length).toBeGreaterThan(0);
   svc.signal("SIGTERM");
   expect(await svc.exit(30_000), svc.describe()).toBe(0);

@@ -42,41 +42,170 @@ function bothWays(args: (name: string) => string[]): { cli: unknown; api: unknow
 /** `docker inspect` without what differs from one container to the next of the same arguments. */
 function comparable(name: string): unknown {
   const info = inspect(name);
-  const text = JSON.stringify(info).replaceAll(info.Id, "<id>").replaceAll(info.Id.slice(0, 12), "<id>").replaceAll(name, "<name>");
+  const text = JSON.stringify(info)
+    .replaceAll(info.Id, "<id>")
+    .replaceAll(info.Id.slice(0, 12), "<id>")
+    .replaceAll(name, "<name>");
   const copy = JSON.parse(text);
-  for (const key of ["Created", "State", "ResolvConfPath", "HostnamePath", "HostsPath", "LogPath", "GraphDriver", "Storage"]) delete copy[key];
+  for (const key of [
+    "Created",
+    "State",
+    "ResolvConfPath",
+    "HostnamePath",
+    "HostsPath",
+    "LogPath",
+    "GraphDriver",
+    "Storage",
+  ])
+    delete copy[key];
   for (const settings of Object.values<Record<string, unknown>>(copy.NetworkSettings?.Networks ?? {})) {
-    for (const key of ["NetworkID", "EndpointID", "Gateway", "IPAddress", "IPPrefixLen", "IPv6Gateway", "GlobalIPv6Address", "GlobalIPv6PrefixLen", "MacAddress", "DNSNames"]) delete settings[key];
+    for (const key of [
+      "NetworkID",
+      "EndpointID",
+      "Gateway",
+      "IPAddress",
+      "IPPrefixLen",
+      "IPv6Gateway",
+      "GlobalIPv6Address",
+      "GlobalIPv6PrefixLen",
+      "MacAddress",
+      "DNSNames",
+    ])
+      delete settings[key];
   }
-  for (const key of ["SandboxID", "SandboxKey", "Ports", "Bridge", "HairpinMode", "LinkLocalIPv6Address", "LinkLocalIPv6PrefixLen", "SecondaryIPAddresses", "SecondaryIPv6Addresses", "EndpointID", "Gateway", "GlobalIPv6Address", "GlobalIPv6PrefixLen", "IPAddress", "IPPrefixLen", "IPv6Gateway", "MacAddress"]) {
+  for (const key of [
+    "SandboxID",
+    "SandboxKey",
+    "Ports",
+    "Bridge",
+    "HairpinMode",
+    "LinkLocalIPv6Address",
+    "LinkLocalIPv6PrefixLen",
+    "SecondaryIPAddresses",
+    "SecondaryIPv6Addresses",
+    "EndpointID",
+    "Gateway",
+    "GlobalIPv6Address",
+    "GlobalIPv6PrefixLen",
+    "IPAddress",
+    "IPPrefixLen",
+    "IPv6Gateway",
+    "MacAddress",
+  ]) {
     delete copy.NetworkSettings?.[key];
   }
-  for (const mount of copy.Mounts ?? []) if (mount.Type === "volume" && /^[0-9a-f]{64}$/.test(mount.Name)) mount.Name = mount.Source = "<anonymous>";
+  for (const mount of copy.Mounts ?? [])
+    if (mount.Type === "volume" && /^[0-9a-f]{64}$/.test(mount.Name)) mount.Name = mount.Source = "<anonymous>";
   // the CLI gathers -v from a Go map: its order of binds differs from run to run
   copy.HostConfig.Binds?.sort();
-  if (copy.Mounts) copy.Mounts.sort((a: { Destination: string }, b: { Destination: string }) => a.Destination.localeCompare(b.Destination));
+  if (copy.Mounts)
+    copy.Mounts.sort((a: { Destination: string }, b: { Destination: string }) =>
+      a.Destination.localeCompare(b.Destination),
+    );
   return copy;
 }
 
 describe("the fixture's docker run through the Engine API makes what the CLI makes", () => {
   const cases: [string, (name: string) => string[]][] = [
     ["no network", (name) => ["run", "-d", "--name", name, "--network", "none", image]],
-    ["labels, env, restart, hostname, stop timeout and signal, a command", (name) => [
-      "run", "-d", "--name", name, "--network", "none", "-l", "svc.scope=x", "--label", "team=blue", "-e", "MODE=prod", "--env=EMPTY=",
-      "--restart", "unless-stopped", "--hostname", "apphost", "--stop-timeout", "0", "--stop-signal", "SIGUSR1", image, "sh", "-c", "sleep 3600",
-    ]],
-    ["a user network with aliases and a link", (name) => [
-      "run", "-d", "--name", name, "--network", network, "--network-alias", "web", "--network-alias", "w2", "--link", `${peer}:db`, image,
-    ]],
-    ["another container's network", (name) => ["run", "-d", "--name", name, "--network", `container:${peer}`, "-e", "ROLE=sidecar", image]],
-    ["volumes: named, bound, read-only, anonymous", (name) => [
-      "run", "-d", "--name", name, "--network", "none", "-v", `${volume}:/data`, "-v", `${bind}:/host:ro`, "-v", "/anon", image,
-    ]],
-    ["healthcheck flags, init, tty, user, restart on failure", (name) => [
-      "run", "-d", "--name", name, "--network", "none", "--health-cmd", "test ! -e /broken", "--health-interval", "1s", "--health-retries", "1",
-      "--init", "-t", "--user", "65534:65534", "--restart", "on-failure:3", image,
-    ]],
-    ["a published port", (name) => ["run", "-d", "--name", name, "--network", network, "-p", "127.0.0.1:0:8080", image]],
+    [
+      "labels, env, restart, hostname, stop timeout and signal, a command",
+      (name) => [
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--network",
+        "none",
+        "-l",
+        "svc.scope=x",
+        "--label",
+        "team=blue",
+        "-e",
+        "MODE=prod",
+        "--env=EMPTY=",
+        "--restart",
+        "unless-stopped",
+        "--hostname",
+        "apphost",
+        "--stop-timeout",
+        "0",
+        "--stop-signal",
+        "SIGUSR1",
+        image,
+        "sh",
+        "-c",
+        "sleep 3600",
+      ],
+    ],
+    [
+      "a user network with aliases and a link",
+      (name) => [
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--network",
+        network,
+        "--network-alias",
+        "web",
+        "--network-alias",
+        "w2",
+        "--link",
+        `${peer}:db`,
+        image,
+      ],
+    ],
+    [
+      "another container's network",
+      (name) => ["run", "-d", "--name", name, "--network", `container:${peer}`, "-e", "ROLE=sidecar", image],
+    ],
+    [
+      "volumes: named, bound, read-only, anonymous",
+      (name) => [
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--network",
+        "none",
+        "-v",
+        `${volume}:/data`,
+        "-v",
+        `${bind}:/host:ro`,
+        "-v",
+        "/anon",
+        image,
+      ],
+    ],
+    [
+      "healthcheck flags, init, tty, user, restart on failure",
+      (name) => [
+        "run",
+        "-d",
+        "--name",
+        name,
+        "--network",
+        "none",
+        "--health-cmd",
+        "test ! -e /broken",
+        "--health-interval",
+        "1s",
+        "--health-retries",
+        "1",
+        "--init",
+        "-t",
+        "--user",
+        "65534:65534",
+        "--restart",
+        "on-failure:3",
+        image,
+      ],
+    ],
+    [
+      "a published port",
+      (name) => ["run", "-d", "--name", name, "--network", network, "-p", "127.0.0.1:0:8080", image],
+    ],
   ];
   for (const [what, args] of cases) {
     test(what, () => {
@@ -101,7 +230,13 @@ describe("the fixture's docker run through the Engine API makes what the CLI mak
     expect(parseRun(["run", "-d", "--name", "x", "--network", "none", "--network-alias", "a", image])).toBeUndefined();
     const name = fx.name("nostart");
     // the command does not exist: the engine creates it, the start fails, the CLI must report that
-    expect(runShortcut(["run", "-d", "--name", name, "--network", "none", image, "/no/such/command"], sandbox().socketPath, login())).toBeUndefined();
+    expect(
+      runShortcut(
+        ["run", "-d", "--name", name, "--network", "none", image, "/no/such/command"],
+        sandbox().socketPath,
+        login(),
+      ),
+    ).toBeUndefined();
     expect(docker(["ps", "-aq", "--filter", `name=^/${name}$`]).stdout).toBe("");
   });
 });

@@ -6,10 +6,10 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { serviceTimeZone, wallClock } from "../../../src/config/window.ts";
-import { docker, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
-import { waitUntil } from "../../harness.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { createScheduler } from "../../../src/scheduler/index.ts";
+import { waitUntil } from "../../harness.ts";
+import { docker, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
@@ -44,8 +44,11 @@ function staleContainer(what: string, args: string[] = []) {
   return { app, v1, v2 };
 }
 
-const actionsOf = (audit: { entries: { container?: string; action: string; session_id?: string }[] }, name: string, session: string) =>
-  audit.entries.filter((e) => e.container === name && e.session_id === session).map((e) => e.action);
+const actionsOf = (
+  audit: { entries: { container?: string; action: string; session_id?: string }[] },
+  name: string,
+  session: string,
+) => audit.entries.filter((e) => e.container === name && e.session_id === session).map((e) => e.action);
 
 describe("an update window", () => {
   test("outside it: pulled ahead, pending with when it applies, not restarted; when it opens: updated, with no pull", async () => {
@@ -67,8 +70,14 @@ describe("an update window", () => {
     expect(inspect(app).Image).toBe(v1.id);
 
     // a daily check would miss a short window: the scheduler runs a cycle as the window opens
-    expect(Date.now(), "the window opened before the scheduler started: the first cycle took 30 s").toBeLessThan(window.opensAt);
-    const scheduler = createScheduler({ config: { poll_interval: 24 * 60 * MINUTE, update_on_start: false, update_window: window.text }, runner: h.updater, log: silentLogger });
+    expect(Date.now(), "the window opened before the scheduler started: the first cycle took 30 s").toBeLessThan(
+      window.opensAt,
+    );
+    const scheduler = createScheduler({
+      config: { poll_interval: 24 * 60 * MINUTE, update_on_start: false, update_window: window.text },
+      runner: h.updater,
+      log: silentLogger,
+    });
     scheduler.start();
     await waitUntil(() => h.published.length === 2, 3 * MINUTE, "the cycle as the window opens");
     await scheduler.stop();
@@ -100,7 +109,11 @@ describe("an update window", () => {
   test("a label narrows the host's window: its container waits while the others are updated", async () => {
     const narrowed = staleContainer("narrow", ["-l", `svc.update_window=${closedNow()}`]);
     const plain = staleContainer("plain");
-    const h = await makeUpdater({ containers: [narrowed.app, plain.app], update_window: "00:00-24:00", pre_pull: false });
+    const h = await makeUpdater({
+      containers: [narrowed.app, plain.app],
+      update_window: "00:00-24:00",
+      pre_pull: false,
+    });
     const report = await h.updater.run("schedule");
     expect(expectState(report, narrowed.app, "pending").reason).toContain(" within ");
     expectState(report, plain.app, "updated");

@@ -6,8 +6,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { parseDigestPeriod, serviceTimeZone, wallClock } from "../../../src/config/window.ts";
-import { createNotifications } from "../../../src/notify/index.ts";
 import { createDigest } from "../../../src/notify/digest.ts";
+import { createNotifications } from "../../../src/notify/index.ts";
 import { inMemory, openState } from "../../../src/state/index.ts";
 import type { ContainerOutcome, ContainerReport, SessionReport } from "../../../src/updater/types.ts";
 import { waitUntil } from "../../harness.ts";
@@ -16,7 +16,19 @@ import { tempDir } from "../../temp.ts";
 import { sampleReport } from "./fixtures.ts";
 
 function entry(name: string, state: ContainerOutcome): ContainerReport {
-  return { id: name, name, image: `r/${name}:1`, new_image: null, old_image_id: "sha256:a", new_image_id: null, old_digest: null, new_digest: "sha256:b", state, reason: null, duration_ms: 1 };
+  return {
+    id: name,
+    name,
+    image: `r/${name}:1`,
+    new_image: null,
+    old_image_id: "sha256:a",
+    new_image_id: null,
+    old_digest: null,
+    new_digest: "sha256:b",
+    state,
+    reason: null,
+    duration_ms: 1,
+  };
 }
 const cycle = (...containers: ContainerReport[]) => sampleReport({ containers });
 /** A digest moment twelve hours from now: never reached while the test runs. */
@@ -29,7 +41,8 @@ const moments = () => {
   if ("problem" in parsed) throw new Error(parsed.problem);
   return parsed.moments;
 };
-const told = (reports: SessionReport[]) => reports.map((r) => r.containers.map((c) => `${c.name} ${c.state}`).join(", "));
+const told = (reports: SessionReport[]) =>
+  reports.map((r) => r.containers.map((c) => `${c.name} ${c.state}`).join(", "));
 
 let failing = true;
 const received: SessionReport[] = [];
@@ -47,8 +60,19 @@ afterAll(() => webhook.stop(true));
 
 test("a webhook that fails at shutdown: the digest (its failure too, immediate_on_failure off) is kept in state_dir, and sent once it answers after a restart", async () => {
   const dir = `${tempDir("svc-digest-")}/state`;
-  const config = defaultConfig({ state_dir: dir, notifications: { webhook: { url: `http://127.0.0.1:${webhook.port}/hook`, digest: farMoment(), immediate_on_failure: false } } });
-  const start = () => createNotifications(config, recordingLogger(), { hostname: "nas", retryDelayMs: 1, digestRetryMs: 20, digests: openState(dir, recordingLogger()).section("digests") });
+  const config = defaultConfig({
+    state_dir: dir,
+    notifications: {
+      webhook: { url: `http://127.0.0.1:${webhook.port}/hook`, digest: farMoment(), immediate_on_failure: false },
+    },
+  });
+  const start = () =>
+    createNotifications(config, recordingLogger(), {
+      hostname: "nas",
+      retryDelayMs: 1,
+      digestRetryMs: 20,
+      digests: openState(dir, recordingLogger()).section("digests"),
+    });
 
   const first = await start();
   first.publish(cycle(entry("db", "failed"), entry("web", "updated")));
@@ -70,9 +94,14 @@ test("a webhook that fails at shutdown: the digest (its failure too, immediate_o
 
 test("a digest whose send fails is tried again (backing off) until it goes, with what came meanwhile", async () => {
   const sent: SessionReport[] = [];
-  let answers = [false, false];
+  const answers = [false, false];
   const log = recordingLogger();
-  const digest = createDigest({ settings: { moments: moments(), immediateOnFailure: false }, log, retryMs: 10, send: async (r) => (answers.length > 0 ? answers.shift()! : (sent.push(r), true)) });
+  const digest = createDigest({
+    settings: { moments: moments(), immediateOnFailure: false },
+    log,
+    retryMs: 10,
+    send: async (r) => (answers.length > 0 ? answers.shift()! : (sent.push(r), true)),
+  });
   digest.add(cycle(entry("db", "rolled_back")));
   await digest.sendNow();
   digest.add(cycle(entry("web", "updated"), entry("db", "fresh")));
@@ -85,11 +114,23 @@ test("a digest whose send fails is tried again (backing off) until it goes, with
 test("svc restarted mid-period: the period's targets are in state_dir and the next digest tells them", async () => {
   const dir = `${tempDir("svc-digest-")}/state`;
   const settings = { moments: moments(), immediateOnFailure: true };
-  const before = createDigest({ settings, log: recordingLogger(), key: "webhook", store: openState(dir, recordingLogger()).section("digests"), send: async () => true });
+  const before = createDigest({
+    settings,
+    log: recordingLogger(),
+    key: "webhook",
+    store: openState(dir, recordingLogger()).section("digests"),
+    send: async () => true,
+  });
   before.add(cycle(entry("web", "updated"), entry("db", "pending")));
   // the process ends without a close (killed, or the host went down)
   const sent: SessionReport[] = [];
-  const after = createDigest({ settings, log: recordingLogger(), key: "webhook", store: openState(dir, recordingLogger()).section("digests"), send: async (r) => (sent.push(r), true) });
+  const after = createDigest({
+    settings,
+    log: recordingLogger(),
+    key: "webhook",
+    store: openState(dir, recordingLogger()).section("digests"),
+    send: async (r) => (sent.push(r), true),
+  });
   await after.sendNow();
   expect(told(sent)).toEqual(["db pending, web updated"]);
   await before.close();
@@ -98,9 +139,16 @@ test("svc restarted mid-period: the period's targets are in state_dir and the ne
 
 test("what a digest keeps is bounded by its targets: 2,000 cycles over 50 targets keep 50 entries", async () => {
   const store = inMemory();
-  const digest = createDigest({ settings: { moments: moments(), immediateOnFailure: false }, log: recordingLogger(), key: "webhook", store, send: async () => true });
+  const digest = createDigest({
+    settings: { moments: moments(), immediateOnFailure: false },
+    log: recordingLogger(),
+    key: "webhook",
+    store,
+    send: async () => true,
+  });
   const states: ContainerOutcome[] = ["fresh", "stale", "updated", "failed", "pending"];
-  for (let i = 0; i < 2_000; i++) digest.add(cycle(...Array.from({ length: 50 }, (_, t) => entry(`t${t}`, states[(i + t) % states.length]!))));
+  for (let i = 0; i < 2_000; i++)
+    digest.add(cycle(...Array.from({ length: 50 }, (_, t) => entry(`t${t}`, states[(i + t) % states.length]!))));
   const kept = JSON.parse(store.get("webhook")!) as { cycles: number; targets: unknown[] };
   expect(kept.cycles).toBe(2_000);
   expect(kept.targets).toHaveLength(50);

@@ -18,7 +18,20 @@ afterEach(async () => {
 });
 
 function entry(name: string, state: ContainerReport["state"], applies_at?: string | null): ContainerReport {
-  return { id: name, name, image: `r.example/${name}:1`, new_image: null, old_image_id: "sha256:0", new_image_id: null, old_digest: null, new_digest: null, state, reason: null, duration_ms: 0, ...(applies_at === undefined ? {} : { applies_at }) };
+  return {
+    id: name,
+    name,
+    image: `r.example/${name}:1`,
+    new_image: null,
+    old_image_id: "sha256:0",
+    new_image_id: null,
+    old_digest: null,
+    new_digest: null,
+    state,
+    reason: null,
+    duration_ms: 0,
+    ...(applies_at === undefined ? {} : { applies_at }),
+  };
 }
 
 const reportOf = (...containers: ContainerReport[]): SessionReport => emptyReport("schedule", {}, { containers });
@@ -53,7 +66,11 @@ describe("the scheduler", () => {
       },
     });
     // the startup cycle, then a poll far longer away than the window
-    scheduler = createScheduler({ config: { poll_interval: 3_600_000, update_on_start: true }, runner, log: recordingLogger() });
+    scheduler = createScheduler({
+      config: { poll_interval: 3_600_000, update_on_start: true },
+      runner,
+      log: recordingLogger(),
+    });
     scheduler.start();
     await waitFor(() => runner.calls.length === 2, "the cycle as the window opens");
     expect(runner.calls.map((call) => call.trigger)).toEqual(["startup", "schedule"]);
@@ -64,8 +81,14 @@ describe("the scheduler", () => {
   });
 
   test("arms nothing once stopped", async () => {
-    const runner = new FakeRunner({ report: () => reportOf(entry("web", "pending", new Date(Date.now() + 150).toISOString())) });
-    scheduler = createScheduler({ config: { poll_interval: 3_600_000, update_on_start: true }, runner, log: recordingLogger() });
+    const runner = new FakeRunner({
+      report: () => reportOf(entry("web", "pending", new Date(Date.now() + 150).toISOString())),
+    });
+    scheduler = createScheduler({
+      config: { poll_interval: 3_600_000, update_on_start: true },
+      runner,
+      log: recordingLogger(),
+    });
     scheduler.start();
     await waitFor(() => runner.calls.length === 1, "the startup cycle");
     await scheduler.stop();
@@ -85,7 +108,11 @@ describe("a window's opening during a cycle asked for before it", () => {
         return reportOf(entry("web", "pending", new Date(opensAt).toISOString()));
       },
     });
-    scheduler = createScheduler({ config: { poll_interval: 50, update_on_start: true }, runner, log: recordingLogger() });
+    scheduler = createScheduler({
+      config: { poll_interval: 50, update_on_start: true },
+      runner,
+      log: recordingLogger(),
+    });
     scheduler.start();
     await waitFor(() => runner.holding, "the startup cycle");
     runner.release();

@@ -16,7 +16,15 @@ function setup() {
   engine.addContainer("app", "r.io/app:1");
   const metrics = new Metrics();
   const config = defaultConfig({ stop_timeout: 1000, rollback: { startup_timeout: 200 } });
-  const updater = createUpdater({ config, engine, registry: new FakeRegistry(engine), metrics, log: silentLogger, audit: new MemoryAudit(), timing: { pollMs: 5, stableMs: 10 } });
+  const updater = createUpdater({
+    config,
+    engine,
+    registry: new FakeRegistry(engine),
+    metrics,
+    log: silentLogger,
+    audit: new MemoryAudit(),
+    timing: { pollMs: 5, stableMs: 10 },
+  });
   let open = () => {};
   engine.gate = new Promise<void>((resolve) => (open = resolve));
   return { engine, metrics, updater, open: () => (open(), (engine.gate = undefined)) };
