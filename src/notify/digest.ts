@@ -45,7 +45,7 @@ export interface Digest {
 export interface DigestOptions {
   settings: DigestSettings;
   /** hands a report to the channel (with the dispatcher's retries); never throws; false: it could not be sent */
-  send(report: SessionReport): Promise<boolean | void>;
+  send(report: SessionReport): Promise<boolean | undefined>;
   log: Logger;
   now?: () => number;
   timeZone?: string;
