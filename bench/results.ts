@@ -17,13 +17,17 @@ export interface Row {
 export const rows: Row[] = [];
 
 /** `ratio` defaults to svc / baseline; a paired measurement gives its own (see cases/throughput.ts). */
-export function record(row: Omit<Row, "ratio" | "pass"> & { ratio?: number; check?: (ratio: number, svc: number) => boolean }): void {
+export function record(
+  row: Omit<Row, "ratio" | "pass"> & { ratio?: number; check?: (ratio: number, svc: number) => boolean },
+): void {
   const ratio = row.ratio ?? (row.baseline ? row.svc / row.baseline : null);
   const pass = row.check ? row.check(ratio ?? Number.NaN, row.svc) : null;
   const { check: _check, ratio: _ratio, ...rest } = row;
   rows.push({ ...rest, ratio, pass });
   const shown = ratio === null ? "" : ` ratio ${ratio.toFixed(2)}`;
-  console.log(`bench: ${row.benchmark}: ${round(row.svc)} ${row.unit}${row.baseline === null ? "" : ` vs ${round(row.baseline)}`}${shown} (target ${row.target})${pass === false ? "  MISSED" : ""}`);
+  console.log(
+    `bench: ${row.benchmark}: ${round(row.svc)} ${row.unit}${row.baseline === null ? "" : ` vs ${round(row.baseline)}`}${shown} (target ${row.target})${pass === false ? "  MISSED" : ""}`,
+  );
 }
 
 export function round(value: number): string {
@@ -36,7 +40,10 @@ export async function writeResults(partial: boolean): Promise<void> {
   const machine = `${hostname()}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}`;
   const header = "| benchmark | svc | baseline | ratio | target | result |\n|---|---|---|---|---|---|\n";
   const body = rows
-    .map((r) => `| ${r.benchmark}${r.note ? ` (${r.note})` : ""} | ${round(r.svc)} ${r.unit} | ${r.baseline === null ? "-" : round(r.baseline)} | ${r.ratio === null ? "-" : r.ratio.toFixed(2)} | ${r.target} | ${r.pass === null ? "reported" : r.pass ? "met" : "**missed**"} |`)
+    .map(
+      (r) =>
+        `| ${r.benchmark}${r.note ? ` (${r.note})` : ""} | ${round(r.svc)} ${r.unit} | ${r.baseline === null ? "-" : round(r.baseline)} | ${r.ratio === null ? "-" : r.ratio.toFixed(2)} | ${r.target} | ${r.pass === null ? "reported" : r.pass ? "met" : "**missed**"} |`,
+    )
     .join("\n");
   const markdown = `# svc benchmark\n\n${date} on ${machine}\n\n${header}${body}\n`;
   if (partial) {
