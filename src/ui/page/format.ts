@@ -131,7 +131,12 @@ export interface StateWords {
   detail: string | null;
   /** how it is coloured: an update to apply, one held back, fine, or gone wrong */
   tone: "update" | "held" | "ok" | "bad" | "muted";
+  /** an address the words point at (the pull request a compose move went into), drawn as a link */
+  link?: { href: string; text: string };
 }
+
+/** The pull request a compose move went into (`[compose] git = "pull_request"`, docs/compose.md): its address at the reason's end. */
+const PROPOSED = /^newer tag (\S+) proposed in a pull request: (\S+)$/;
 
 /** The fields of a row the words are made of (a peer's older svc may lack some). */
 export type Worded = Pick<ContainerOverview, "state" | "reason" | "would_update" | "snoozed_until" | "eligible_at"> &
@@ -190,6 +195,14 @@ function staleWords(c: Worded, reason: string | null, now: number): StateWords {
     const when = Date.parse(c.eligible_at) > now ? `eligible ${fromNow(c.eligible_at, now)}` : "eligible now";
     return { text: `held: min age ${durationWords(c.policy.min_image_age)}, ${when}`, detail: null, tone: "held" };
   }
+  const proposed = PROPOSED.exec(c.reason ?? "");
+  if (proposed)
+    return {
+      text: `${proposed[1]} proposed in a pull request`,
+      detail: null,
+      tone: "held",
+      link: { href: proposed[2]!, text: "Pull request" },
+    };
   // a newer tag only reported: the compose file names the tag (svc.tag_policy.compose)
   if (/the compose file names/.test(c.reason ?? ""))
     return { text: "held: the compose file names its tag", detail: reason, tone: "held" };
@@ -214,7 +227,8 @@ export function outcomeWords(c: { state: string; reason: string | null }): strin
     snoozed_until: null,
     eligible_at: null,
   });
-  return words.detail ? `${words.text} (${words.detail})` : words.text;
+  const detail = words.detail ?? words.link?.href;
+  return detail ? `${words.text} (${detail})` : words.text;
 }
 
 export function messageOf(failure: unknown): string {

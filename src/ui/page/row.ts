@@ -3,7 +3,17 @@
  * running and the available version, the policy, the state) and its actions (row-menu.ts).
  */
 import { type Child, h, safeHref } from "./dom.ts";
-import { ageWords, dayTime, fromNow, localTime, messageOf, policyWords, shortDigest, stateWords } from "./format.ts";
+import {
+  ageWords,
+  dayTime,
+  fromNow,
+  localTime,
+  messageOf,
+  policyWords,
+  type StateWords,
+  shortDigest,
+  stateWords,
+} from "./format.ts";
 import { releaseNotesCell } from "./release-notes.ts";
 import { rowActions } from "./row-menu.ts";
 import { labelOf, notify, type Row, state } from "./store.ts";
@@ -124,6 +134,15 @@ function policyNotes(c: Row): Child[] {
 }
 
 /** The state in words; the raw state and reason on hover and in Details. */
+/** The address the state points at (a pull request), as a link only when it is http(s). */
+function stateLink(words: StateWords): HTMLElement | null {
+  if (!words.link) return null;
+  const href = safeHref(words.link.href);
+  return href
+    ? h("a", { href, target: "_blank", rel: "noopener noreferrer", class: "notes" }, words.link.text)
+    : h("span", { class: "reason" }, words.link.href);
+}
+
 function stateCell(c: Row): HTMLTableCellElement {
   const words = stateWords(c);
   const last =
@@ -135,6 +154,7 @@ function stateCell(c: Row): HTMLTableCellElement {
     { "data-label": "State" },
     h("span", { class: `state state-${c.state} tone-${words.tone}`, title: c.reason ?? c.state }, words.text),
     words.detail && h("span", { class: "reason", title: c.reason ?? "" }, words.detail),
+    stateLink(words),
     last &&
       h(
         "span",
@@ -144,6 +164,7 @@ function stateCell(c: Row): HTMLTableCellElement {
         },
         `last cycle ${fromNow(c.last_cycle!.at)}: ${last.text}${last.detail ? ` (${last.detail})` : ""}`,
       ),
+    last && stateLink(last),
     c.last_update &&
       h(
         "span",

@@ -110,12 +110,158 @@ const ROWS: Row[] = [
     },
   },
   {
-    source: "docker/compose pkg/e2e/fixtures/logging-driver (logging: not modelled)",
+    source: "docker/compose pkg/e2e/fixtures/logging-driver (logging with a driver)",
     service: "fluentbit",
-    unknown: "svc does not compute compose's hash of a service with logging",
     files: {
       "compose.yaml":
         "services:\n  fluentbit:\n    image: fluent/fluent-bit:3.1.7-debug\n    logging:\n      driver: json-file\n",
+    },
+  },
+  {
+    source: "compose-go loader/tests/logging_test.go (a driver and options; a number as an option)",
+    service: "foo",
+    files: {
+      "compose.yaml":
+        'services:\n  foo:\n    image: alpine\n    logging:\n      driver: syslog\n      options:\n        syslog-address: "tcp://192.168.0.42:123"\n        max-file: 3\n',
+    },
+  },
+  {
+    source: "compose-go loader/tests/logging_test.go (options without a driver)",
+    service: "foo",
+    files: {
+      "compose.yaml": 'services:\n  foo:\n    image: alpine\n    logging:\n      options:\n        tag: "{{.Name}}"\n',
+    },
+  },
+  {
+    source: "compose-go loader/tests/secrets_test.go (short and long secrets, uid, gid, mode 0440)",
+    service: "foo",
+    files: {
+      "compose.yaml":
+        "services:\n  foo:\n    image: alpine\n    secrets:\n      - secret0\n      - source: secret1\n      - source: secret2\n        target: my_secret\n        uid: '103'\n        gid: '103'\n        mode: 0440\nsecrets:\n  secret0:\n    file: ./secret_data\n  secret1:\n    file: ./secret_data\n  secret2:\n    external: true\n",
+    },
+  },
+  {
+    source: 'compose-go loader/tests/secrets_test.go (mode as 0o440 and as "0440")',
+    service: "foo",
+    files: {
+      "compose.yaml":
+        'services:\n  foo:\n    image: alpine\n    secrets:\n      - source: a\n        target: a.cert\n        mode: 0o440\n      - source: b\n        target: b.cert\n        mode: "0440"\nsecrets:\n  a:\n    file: ./a\n  b:\n    file: ./b\n',
+    },
+  },
+  {
+    source: "compose-go loader/tests/configs_test.go (short and long configs)",
+    service: "foo",
+    files: {
+      "compose.yaml":
+        "services:\n  foo:\n    image: alpine\n    configs:\n      - config1\n      - source: config2\n        target: /my_config\n        uid: '103'\n        gid: '103'\n        mode: 0440\nconfigs:\n  config1:\n    file: ./config_data\n  config2:\n    external: true\n",
+    },
+  },
+  {
+    source:
+      "docker/compose pkg/e2e/fixtures/volume-test (nginx2: a config, a secret, read-only and anonymous volumes; image in place of build)",
+    service: "nginx2",
+    files: {
+      "compose.yaml":
+        "services:\n  nginx2:\n    image: nginx\n    volumes:\n      - staticVol:/usr/share/nginx/html:ro\n      - /usr/src/app/node_modules\n      - otherVol:/usr/share/nginx/test\n    ports:\n      - 80\n    configs:\n      - myconfig\n    secrets:\n      - mysecret\n\nvolumes:\n  staticVol:\n  otherVol:\n    name: myVolume\n\nconfigs:\n  myconfig:\n    file: ./static/index.html\n\nsecrets:\n  mysecret:\n    file: ./static/index.html\n",
+    },
+  },
+  {
+    source:
+      "compose-go loader/tests/volume_bind_test.go (long binds: propagation, selinux, bind: {}; a long volume with nocopy)",
+    service: "foo",
+    files: {
+      "compose.yaml":
+        "services:\n  foo:\n    image: alpine\n    volumes:\n      - type: bind\n        source: /host\n        target: /container\n        bind:\n          propagation: rslave\n      - type: bind\n        source: /host2\n        target: /container2\n        bind:\n          selinux: z\n      - type: bind\n        source: ./rel\n        target: /c3/\n        bind: {}\n      - type: bind\n        source: /host4\n        target: /c4\n        read_only: true\n      - type: volume\n        source: mydata\n        target: /data\n        volume:\n          nocopy: true\nvolumes:\n  mydata:\n",
+    },
+  },
+  {
+    source:
+      "compose-go loader/loader_test.go TestLoadTmpfsVolume, TestLoadVolumeSubpath (tmpfs sizes and mode, a subpath, a long anonymous volume)",
+    service: "tmpfs",
+    files: {
+      "compose.yaml":
+        "services:\n  tmpfs:\n    image: nginx:latest\n    volumes:\n    - type: tmpfs\n      target: /app\n      tmpfs:\n        size: 1kb\n    - type: tmpfs\n      target: /app2\n      tmpfs:\n        size: 1024\n        mode: 01777\n    - type: volume\n      source: asdf\n      target: /sub\n      volume:\n        subpath: etc/settings\n    - type: volume\n      target: /anon\nvolumes:\n  asdf:\n",
+    },
+  },
+  {
+    source: "compose-go format/volume.go ParseVolume (short options: z, rshared, nocopy, rw)",
+    service: "foo",
+    files: {
+      "compose.yaml":
+        "services:\n  foo:\n    image: alpine\n    volumes:\n      - ./a:/a:z\n      - /b:/b:ro,rshared\n      - data:/c:nocopy\n      - data:/d:rw\nvolumes:\n  data:\n",
+    },
+  },
+  {
+    source: "compose-go loader/loader_test.go TestLoadExpandedPortFormat (port ranges, udp, long ports)",
+    service: "web",
+    files: {
+      "compose.yaml":
+        'services:\n  web:\n    image: busybox\n    ports:\n      - "80-82:8080-8082"\n      - "90-92:8090-8092/udp"\n      - "85:8500"\n      - 8600\n      - protocol: udp\n        target: 53\n        published: 10053\n      - mode: host\n        target: 22\n        published: 10022\n',
+    },
+  },
+  {
+    source:
+      "go-connections nat.ParsePortSpecs through compose-go ParsePortConfig (an unpublished range, ports sorted as text, a host range on one port, a host address)",
+    service: "web",
+    files: {
+      "compose.yaml":
+        'services:\n  web:\n    image: busybox\n    ports:\n      - "8-10:8-10"\n      - "7000-7002"\n      - "127.0.0.1:9000-9001:9000-9001/udp"\n      - "6000-6001:6000"\n      - target: 90\n        published: 9090-9091\n',
+    },
+  },
+  {
+    source:
+      "compose-go loader/testdata/include/compose.yaml (a service from an included file; image in place of build)",
+    service: "included",
+    files: {
+      "compose.yaml": "include:\n  - path: included.yaml\n",
+      "included.yaml": "services:\n  included:\n    image: app:1\n    volumes:\n      - ./:/mnt\n",
+    },
+  },
+  {
+    source:
+      "compose-go loader/include.go ApplyInclude (a subfolder: its .env, its folder for relative binds; the including .env wins)",
+    service: "db",
+    files: {
+      "compose.yaml": "include:\n  - db/compose.yaml\nservices:\n  web:\n    image: web:1\n",
+      ".env": "SHARED=from-top\n",
+      "db/compose.yaml":
+        'services:\n  db:\n    image: postgres:${PG_TAG}\n    environment:\n      SHARED: ${SHARED}\n      OWN: ${OWN}\n    volumes: ["./data:/var/lib/postgresql/data"]\n',
+      "db/.env": "PG_TAG=16.4\nSHARED=from-db\nOWN=db\n",
+    },
+  },
+  {
+    source: "compose-go loader/include.go ApplyInclude (project_directory, env_file, an override among the paths)",
+    service: "db",
+    files: {
+      "compose.yaml":
+        "include:\n  - path: [stacks/db.yaml, stacks/db.override.yaml]\n    project_directory: stacks\n    env_file: stacks/db.env\n",
+      "stacks/db.yaml": 'services:\n  db:\n    image: postgres:1\n    volumes: ["./x:/x"]\n',
+      "stacks/db.override.yaml": "services:\n  db:\n    image: postgres:${PG_TAG:-16.3}\n",
+      "stacks/db.env": "PG_TAG=16.4\n",
+    },
+  },
+  {
+    source: "compose-go loader/tests/deploy_test.go (deploy: not modelled)",
+    service: "foo",
+    unknown: "svc does not compute compose's hash of a service with deploy",
+    files: {
+      "compose.yaml":
+        "services:\n  foo:\n    image: alpine\n    deploy:\n      resources:\n        limits:\n          memory: 50M\n",
+    },
+  },
+  {
+    source: "compose-go loader/tests/env_file_test.go (env_file: not modelled)",
+    service: "foo",
+    unknown: "svc does not compute compose's hash of a service with env_file",
+    files: { "compose.yaml": "services:\n  foo:\n    image: alpine\n    env_file: app.env\n", "app.env": "A=1\n" },
+  },
+  {
+    source: "compose-go loader/tests/volumes_test.go (a volume of type image: not modelled)",
+    service: "foo",
+    unknown: "a volume setting svc does not model (image)",
+    files: {
+      "compose.yaml":
+        "services:\n  foo:\n    image: alpine\n    volumes:\n      - type: image\n        source: app/image\n        target: /mnt/image\n        image:\n          subpath: /foo\n",
     },
   },
 ];

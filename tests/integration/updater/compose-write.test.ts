@@ -143,7 +143,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   test("without a compose CLI (svc's scratch image) svc computes compose's hash itself: compose up -d keeps the container", async () => {
     const r = repository("nocli");
-    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    environment: [MODE=prod]\n    volumes: ["./data:/data:ro"]\n    restart: unless-stopped\n`;
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    environment: [MODE=prod]\n    volumes: ["./data:/data:ro", {type: tmpfs, target: /cache, tmpfs: {size: 1m}}]\n    logging: {driver: json-file, options: {max-size: 1m, max-file: 2}}\n    restart: unless-stopped\n`;
     const p = track(project("nocli", { "compose.yaml": before }));
     compose(p, "up", "-d");
     const containers = names(p);
@@ -181,7 +181,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   test("without a compose CLI, a service svc does not model is written all the same, and its row says compose recreates it", async () => {
     const r = repository("nocliunknown");
-    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    logging: {driver: json-file}\n`;
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    deploy: {resources: {limits: {memory: 64M}}}\n`;
     const p = track(project("nocliunknown", { "compose.yaml": before }));
     compose(p, "up", "-d");
     const containers = names(p);
@@ -191,7 +191,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     );
     const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
     expect(entry.compose?.recreates).toBe(
-      "compose's hash of web is unknown (no compose CLI here, and svc does not compute compose's hash of a service with logging): compose recreates it once at its next up",
+      "compose's hash of web is unknown (no compose CLI here, and svc does not compute compose's hash of a service with deploy): compose recreates it once at its next up",
     );
     const afterSvc = ids(p);
     compose(p, "up", "-d");
@@ -361,6 +361,38 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     expect(afterUp).toEqual(afterSvc);
     expect(configImages(p)).toEqual({ web: r.v2.ref });
   }, 120_000);
+
+  // shape: top-level include (compose-go loader/include.go ApplyInclude: the included project's own folder and .env)
+  for (const cli of [true, false]) {
+    test(`a service from an included file in a subfolder, its tag in that folder's .env: that line is written${cli ? "" : " (no compose CLI: svc computes compose's hash)"}`, async () => {
+      const r = repository(cli ? "include" : "includenocli");
+      const top = `include:\n  - db/compose.yaml\n`;
+      const included = `services:\n  db:\n    image: ${r.repo}:\${DB_TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n    volumes: ["./data:/data"]\n`;
+      const env = `DB_TAG=1.0.0\n`;
+      const p = track(
+        project(cli ? "include" : "includenocli", { "compose.yaml": top, "db/compose.yaml": included, "db/.env": env }),
+      );
+      compose(p, "up", "-d");
+      const containers = names(p);
+      const h = await makeUpdater(
+        { containers, docker: { config: sandbox().dockerConfig } },
+        cli ? {} : { compose: new ComposeFiles({ write: true, stateDir: null, cli: null }) },
+      );
+      const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
+      expect(entry.compose).toMatchObject({
+        changes: ["db/.env line 1 (DB_TAG): 1.0.0 -> 1.1.0"],
+        written: true,
+        recreates: null,
+      });
+      expect(read(p, "db/.env")).toBe(env.replace("1.0.0", "1.1.0"));
+      expect(read(p, "compose.yaml")).toBe(top);
+      expect(read(p, "db/compose.yaml")).toBe(included);
+      const afterSvc = ids(p);
+      compose(p, "up", "-d");
+      expect(ids(p)).toEqual(afterSvc);
+      expect(configImages(p)).toEqual({ db: r.v2.ref });
+    }, 120_000);
+  }
 
   // shape: a digest-pinned line (compose spec: image `repo:tag@sha256:...`): tag and digest move together
   test("a digest-pinned line: the tag and the digest move together, and back with svc rollback", async () => {

@@ -265,3 +265,75 @@ describe("interpolation keeps where each character came from", () => {
     expect(interpolate(untraced("x:${V:?missing}"), env).value.text).toBe("x:1");
   });
 });
+
+/** Top-level `include:` (compose 2.20+), as compose-go's loader/include.go ApplyInclude loads it. */
+describe("a service from an included file", () => {
+  test("a path in the same folder (compose-go loader/testdata/include/compose.yaml: `include: [{path: included.yaml}]`)", () => {
+    const { dir, at } = project({
+      "compose.yaml": "include:\n  - path: included.yaml\n",
+      "included.yaml": "services:\n  included:\n    image: app:1.0.0\n",
+    });
+    expect(spot(dir, at("included", "app:1.0.0"))).toMatchObject({ file: "included.yaml", tag: "1.0.0", at: "1.0.0" });
+  });
+
+  test("a file in a subfolder with its own .env (ApplyInclude: the included project's folder is its first file's, its .env read from there)", () => {
+    const { dir, at } = project({
+      "compose.yaml": "include:\n  - ./db/compose.yaml\nservices:\n  web:\n    image: web:1\n",
+      "db/compose.yaml": "services:\n  db:\n    image: postgres:${PG_TAG}\n",
+      "db/.env": "PG_TAG=16.4\n",
+    });
+    expect(spot(dir, at("db", "postgres:16.4"))).toMatchObject({ file: "db/.env", tag: "16.4", variable: "PG_TAG" });
+  });
+
+  test("the including project's .env wins over the included one's (ApplyInclude: environment.Clone().Merge(envFromFile) keeps what is set)", () => {
+    const { dir, at } = project({
+      "compose.yaml": "include:\n  - db/compose.yaml\n",
+      ".env": "PG_TAG=17.0\n",
+      "db/compose.yaml": "services:\n  db:\n    image: postgres:${PG_TAG}\n",
+      "db/.env": "PG_TAG=16.4\n",
+    });
+    expect(spot(dir, at("db", "postgres:17.0"))).toMatchObject({ file: ".env", tag: "17.0" });
+  });
+
+  test("env_file and project_directory of an include, relative to the including project's folder (ApplyInclude)", () => {
+    const { dir, at } = project({
+      "compose.yaml":
+        "include:\n  - path: [stacks/db.yaml, stacks/db.override.yaml]\n    project_directory: stacks\n    env_file: stacks/db.env\n",
+      "stacks/db.yaml": "services:\n  db:\n    image: postgres:1\n",
+      "stacks/db.override.yaml": "services:\n  db:\n    image: postgres:${PG_TAG:-16.3}\n",
+      "stacks/db.env": "PG_TAG=16.4\n",
+    });
+    expect(spot(dir, at("db", "postgres:16.4"))).toMatchObject({ file: "stacks/db.env", tag: "16.4" });
+  });
+
+  test("an include inside an included file (ApplyInclude runs for every file it loads)", () => {
+    const { dir, at } = project({
+      "compose.yaml": "include: [a/compose.yaml]\n",
+      "a/compose.yaml": "include: [b/compose.yaml]\n",
+      "a/b/compose.yaml": "services:\n  deep:\n    image: deep:2.0\n",
+    });
+    expect(spot(dir, at("deep", "deep:2.0"))).toMatchObject({ file: "a/b/compose.yaml", tag: "2.0" });
+  });
+
+  test("holds: an included file svc cannot see, a remote include, a path with a variable", () => {
+    expect(
+      project({ "compose.yaml": "include: [gone/compose.yaml]\nservices:\n  web:\n    image: web:1\n" }).at(
+        "web",
+        "web:1",
+      ),
+    ).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(
+        /^svc cannot see \/.*\/gone\/compose\.yaml, which compose\.yaml includes \(mount the project folder at the same path: docs\/compose\.md\)$/,
+      ),
+    });
+    expect(project({ "compose.yaml": "include: [oci://docker.io/me/stack:1]\n" }).at("db", "db:1")).toEqual({
+      ok: false,
+      reason: expect.stringContaining("names a remote file (oci://docker.io/me/stack:1): svc cannot see it"),
+    });
+    expect(project({ "compose.yaml": "include:\n  - ${STACK}/compose.yaml\n" }).at("db", "db:1")).toEqual({
+      ok: false,
+      reason: expect.stringContaining("names its path with a variable: svc does not follow it"),
+    });
+  });
+});

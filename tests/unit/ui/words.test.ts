@@ -1,6 +1,13 @@
 /** The page's words (docs/dashboard.md, "Words"): states and reasons in plain language, times relative, digests short. */
 import { describe, expect, test } from "bun:test";
-import { durationWords, fromNow, plainText, stateWords, type Worded } from "../../../src/ui/page/format.ts";
+import {
+  durationWords,
+  fromNow,
+  outcomeWords,
+  plainText,
+  stateWords,
+  type Worded,
+} from "../../../src/ui/page/format.ts";
 import { countRows, inBucket } from "../../../src/ui/summary.ts";
 
 const NOW = Date.parse("2026-11-25T12:00:00.000Z");
@@ -32,6 +39,19 @@ describe("states in plain language", () => {
   test("the page's own dry run is 'update available', never 'would be updated (dry run)'", () => {
     const words = stateWords(row({ would_update: true, reason: "would be updated (dry run)" }), NOW);
     expect(words).toEqual({ text: "update available", detail: null, tone: "update" });
+  });
+
+  test("a move proposed in a pull request ([compose] git = pull_request): the request's address is the state's link", () => {
+    const reason = "newer tag 2.4.0 proposed in a pull request: https://github.com/me/stacks/pull/7";
+    expect(stateWords(row({ reason }), NOW)).toEqual({
+      text: "2.4.0 proposed in a pull request",
+      detail: null,
+      tone: "held",
+      link: { href: "https://github.com/me/stacks/pull/7", text: "Pull request" },
+    });
+    expect(outcomeWords({ state: "stale", reason })).toBe(
+      "2.4.0 proposed in a pull request (https://github.com/me/stacks/pull/7)",
+    );
   });
 
   test("update available for a compose container: the line svc writes, before it is written", () => {
