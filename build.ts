@@ -48,7 +48,9 @@ function parseArgs(argv: string[]): Options {
   const options: Options = { all: false, outdir: "dist", only: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    const [flag, inline] = arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const [flag, inline] = arg.includes("=")
+      ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
+      : [arg, undefined];
     const value = () => inline ?? argv[++i] ?? fail(`${flag} needs a value`);
     if (flag === "--all") options.all = true;
     else if (flag === "--outdir") options.outdir = value();
@@ -103,7 +105,9 @@ const stubUnusedPackages: Bun.BunPlugin = {
   name: "stub-unused-packages",
   setup(build) {
     build.onResolve({ filter: UNUSED_PACKAGES }, (args) => ({ path: args.path, namespace: "svc-unused" }));
-    build.onResolve({ filter: UNUSED_IN_DOCKERODE }, (args) => (DOCKERODE_FILE.test(args.importer) ? { path: args.path, namespace: "svc-unused" } : undefined));
+    build.onResolve({ filter: UNUSED_IN_DOCKERODE }, (args) =>
+      DOCKERODE_FILE.test(args.importer) ? { path: args.path, namespace: "svc-unused" } : undefined,
+    );
     build.onLoad({ filter: /.*/, namespace: "svc-unused" }, (args) => ({
       loader: "js",
       contents: `const fail = () => { throw new Error(${JSON.stringify(`${args.path} is not part of svc`)}); };
@@ -146,7 +150,9 @@ export async function compile({ outfile, target, commit, entrypoint }: CompileOp
 }
 
 async function sha256(path: string): Promise<string> {
-  return createHash("sha256").update(await readFile(path)).digest("hex");
+  return createHash("sha256")
+    .update(await readFile(path))
+    .digest("hex");
 }
 
 /**
@@ -154,15 +160,27 @@ async function sha256(path: string): Promise<string> {
  * says only "Bundle failed": a fresh clone must be told to run `bun install` first.
  */
 export async function missingDependencies(root: string): Promise<string[]> {
-  const manifest = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+  const manifest = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as {
+    dependencies?: Record<string, string>;
+  };
   const names = Object.keys(manifest.dependencies ?? {});
-  const present = await Promise.all(names.map((name) => readFile(join(root, "node_modules", name, "package.json")).then(() => true, () => false)));
+  const present = await Promise.all(
+    names.map((name) =>
+      readFile(join(root, "node_modules", name, "package.json")).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
   return names.filter((_, i) => !present[i]);
 }
 
 async function main(): Promise<void> {
   const missing = await missingDependencies(import.meta.dir);
-  if (missing.length > 0) fail(`the dependencies are not installed (${missing.join(", ")} missing): run \`bun install\` in ${import.meta.dir} first`);
+  if (missing.length > 0)
+    fail(
+      `the dependencies are not installed (${missing.join(", ")} missing): run \`bun install\` in ${import.meta.dir} first`,
+    );
   const options = parseArgs(process.argv.slice(2));
   const outdir = resolve(options.outdir);
   await mkdir(outdir, { recursive: true });
@@ -176,7 +194,10 @@ async function main(): Promise<void> {
   }
 
   const targets = options.only.length
-    ? options.only.map((name) => RELEASE_TARGETS.find((t) => t.file === `svc-${name}` || t.file === name) ?? fail(`unknown target ${name}`))
+    ? options.only.map(
+        (name) =>
+          RELEASE_TARGETS.find((t) => t.file === `svc-${name}` || t.file === name) ?? fail(`unknown target ${name}`),
+      )
     : RELEASE_TARGETS;
   const lines: string[] = [];
   for (const target of targets) {

@@ -21,7 +21,6 @@ export const SANDBOX_ENV = {
 // Exits on SIGTERM quickly: its PID 1 shell waits on a background sleep, so stop costs no grace period.
 export const CMD = `CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`;
 
-
 export let dockerHost = "";
 export let socketPath = "";
 export let registry = "";
@@ -45,7 +44,19 @@ export const docker = (args: string[], input?: string) => run(["docker", "-H", d
 export async function buildImage(reference: string, variant: string, labels: string[] = []): Promise<void> {
   const rootfs = join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar");
   const changes = labels.flatMap((label) => ["-c", `LABEL ${label}`]);
-  await runAsync(["docker", "-H", dockerHost, "import", "-c", CMD, "-c", `LABEL bench.variant=${variant}`, ...changes, rootfs, reference]);
+  await runAsync([
+    "docker",
+    "-H",
+    dockerHost,
+    "import",
+    "-c",
+    CMD,
+    "-c",
+    `LABEL bench.variant=${variant}`,
+    ...changes,
+    rootfs,
+    reference,
+  ]);
   await runAsync(["docker", "-H", dockerHost, "push", "-q", reference]);
 }
 
@@ -60,7 +71,10 @@ export async function runContainers(prefix: string, from: number, count: number,
   const worker = async () => {
     for (let i = queue.shift(); i !== undefined; i = queue.shift()) {
       const name = `${prefix}-${i}`;
-      const proc = Bun.spawn(["docker", "-H", dockerHost, "run", "-d", "--name", name, "--network", "none", images[i % images.length]!], { stdout: "ignore", stderr: "pipe" });
+      const proc = Bun.spawn(
+        ["docker", "-H", dockerHost, "run", "-d", "--name", name, "--network", "none", images[i % images.length]!],
+        { stdout: "ignore", stderr: "pipe" },
+      );
       if ((await proc.exited) !== 0) throw new Error(`docker run ${name}: ${await new Response(proc.stderr).text()}`);
       names.push(name);
     }
@@ -121,7 +135,11 @@ export function svcConfig(options: SvcOptions): string {
     ...(options.prePull === undefined ? [] : [`pre_pull = ${options.prePull}`]),
     ...(options.stateDir ? [`state_dir = "${options.stateDir}"`] : []),
     ...(options.monitorOnly ? [`monitor_only = true`] : []),
-    ...(options.peers?.length ? [`peers = [${options.peers.map((p) => `{ name = "${p.name}", url = "${p.url}", token = "${p.token}" }`).join(", ")}]`] : []),
+    ...(options.peers?.length
+      ? [
+          `peers = [${options.peers.map((p) => `{ name = "${p.name}", url = "${p.url}", token = "${p.token}" }`).join(", ")}]`,
+        ]
+      : []),
     `[http_api]`,
     ...(options.ui ? [`ui = true`] : []),
     `update = true`,
@@ -133,8 +151,10 @@ export function svcConfig(options: SvcOptions): string {
     `host = "${options.dockerHost ?? dockerHost}"`,
   ];
   // cache_for 0s: a conditional request every cycle, however close the cycles (the default answers from memory for 5 minutes)
-  if (options.githubApiUrl) lines.push(`[release_notes]`, `github_api_url = "${options.githubApiUrl}"`, `cache_for = "0s"`);
-  if (options.rollback === false) lines.push(`[rollback]`, `on_exit_code = false`, `on_healthcheck = false`, `on_timeout = false`);
+  if (options.githubApiUrl)
+    lines.push(`[release_notes]`, `github_api_url = "${options.githubApiUrl}"`, `cache_for = "0s"`);
+  if (options.rollback === false)
+    lines.push(`[rollback]`, `on_exit_code = false`, `on_healthcheck = false`, `on_timeout = false`);
   // Written before it returns: svc must never race a half-written file.
   writeFileSync(file, lines.join("\n") + "\n");
   return file;
@@ -156,7 +176,10 @@ export async function startBaseline(port: number): Promise<Subprocess> {
 /** One cycle through the API: wall time in ms and the report. */
 export async function cycle(port: number): Promise<{ ms: number; report: any }> {
   const started = performance.now();
-  const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+  const response = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${TOKEN}` },
+  });
   const ms = performance.now() - started;
   if (response.status !== 200) throw new Error(`POST /v1/update: ${response.status} ${await response.text()}`);
   return { ms, report: await response.json() };

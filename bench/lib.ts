@@ -1,6 +1,6 @@
 /** Small helpers for the benchmark: processes, timing, statistics, the engine over its socket. */
 import { rmSync } from "node:fs";
-import { spawn, spawnSync, type Subprocess } from "bun";
+import { type Subprocess, spawn, spawnSync } from "bun";
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -8,7 +8,10 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-export function run(cmd: string[], options: { env?: Record<string, string>; allowFailure?: boolean; input?: string } = {}): string {
+export function run(
+  cmd: string[],
+  options: { env?: Record<string, string>; allowFailure?: boolean; input?: string } = {},
+): string {
   const proc = spawnSync(cmd, {
     env: { ...process.env, ...options.env },
     stdin: options.input === undefined ? "ignore" : Buffer.from(options.input),
@@ -27,7 +30,11 @@ export function run(cmd: string[], options: { env?: Record<string, string>; allo
  */
 export async function runAsync(cmd: string[], options: { env?: Record<string, string> } = {}): Promise<string> {
   const proc = spawn(cmd, { env: { ...process.env, ...options.env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (exitCode !== 0) throw new Error(`${cmd.join(" ")} failed (${exitCode}): ${stderr.slice(-2000)}`);
   return stdout.trim();
 }
@@ -128,7 +135,14 @@ export function wrk(url: string, seconds: number, headers: Record<string, string
  * A counting reverse proxy in front of a registry: the bench reads how many manifest requests
  * svc made. Images are addressed through the proxy's host:port so the engine uses it too.
  */
-export function countingProxy(target: string): { port: number; manifestRequests: () => number; tagsRequests: () => number; allRequests: () => number; reset: () => void; stop: () => void } {
+export function countingProxy(target: string): {
+  port: number;
+  manifestRequests: () => number;
+  tagsRequests: () => number;
+  allRequests: () => number;
+  reset: () => void;
+  stop: () => void;
+} {
   let manifests = 0;
   let tags = 0;
   let all = 0;
@@ -175,7 +189,10 @@ export function engineCallKey(method: string, pathname: string): string {
   const path = pathname
     .replace(/^\/v\d+(\.\d+)?(?=\/)/, "")
     .replace(/^\/containers\/(?!json$|create$|prune$)[^/]+/, "/containers/{id}")
-    .replace(/^\/images\/(?!json$|create$|prune$|search$|load$|get$).+?(?=\/(json|history|push|tag)$|$)/, "/images/{name}");
+    .replace(
+      /^\/images\/(?!json$|create$|prune$|search$|load$|get$).+?(?=\/(json|history|push|tag)$|$)/,
+      "/images/{name}",
+    );
   return `${method} ${path}`;
 }
 
@@ -184,7 +201,10 @@ export function engineCallKey(method: string, pathname: string): string {
  * made in a cycle (a check with nothing to update should inspect nothing). Plain request/response
  * and streamed answers pass through; connection hijacking (attach) does not, and no check needs it.
  */
-export function countingEngineProxy(target: string, socketPath: string): { socketPath: string; requests: () => Record<string, number>; reset: () => void; stop: () => void } {
+export function countingEngineProxy(
+  target: string,
+  socketPath: string,
+): { socketPath: string; requests: () => Record<string, number>; reset: () => void; stop: () => void } {
   let counts: Record<string, number> = {};
   rmSync(socketPath, { force: true });
   const server = Bun.serve({
@@ -203,7 +223,10 @@ export function countingEngineProxy(target: string, socketPath: string): { socke
         redirect: "manual",
         decompress: false,
       });
-      return new Response(request.method === "HEAD" ? null : response.body, { status: response.status, headers: response.headers });
+      return new Response(request.method === "HEAD" ? null : response.body, {
+        status: response.status,
+        headers: response.headers,
+      });
     },
   });
   return {

@@ -17,13 +17,17 @@ export interface Row {
 export const rows: Row[] = [];
 
 /** `ratio` defaults to svc / baseline; a paired measurement gives its own (see cases/throughput.ts). */
-export function record(row: Omit<Row, "ratio" | "pass"> & { ratio?: number; check?: (ratio: number, svc: number) => boolean }): void {
+export function record(
+  row: Omit<Row, "ratio" | "pass"> & { ratio?: number; check?: (ratio: number, svc: number) => boolean },
+): void {
   const ratio = row.ratio ?? (row.baseline ? row.svc / row.baseline : null);
   const pass = row.check ? row.check(ratio ?? Number.NaN, row.svc) : null;
   const { check: _check, ratio: _ratio, ...rest } = row;
   rows.push({ ...rest, ratio, pass });
   const shown = ratio === null ? "" : ` ratio ${ratio.toFixed(2)}`;
-  console.log(`bench: ${row.benchmark}: ${round(row.svc)} ${row.unit}${row.baseline === null ? "" : ` vs ${round(row.baseline)}`}${shown} (target ${row.target})${pass === false ? "  MISSED" : ""}`);
+  console.log(
+    `bench: ${row.benchmark}: ${round(row.svc)} ${row.unit}${row.baseline === null ? "" : ` vs ${round(row.baseline)}`}${shown} (target ${row.target})${pass === false ? "  MISSED" : ""}`,
+  );
 }
 
 export function round(value: number): string {
@@ -49,13 +53,17 @@ export async function writeResults(partial: boolean, recorded: string[] = []): P
     const latest = await latestResults();
     const fresh = new Set(rows.map((r) => r.benchmark));
     all = [...(latest?.rows ?? []).filter((r) => !fresh.has(r.benchmark)), ...rows];
-    if (latest) when = `${latest.date} on ${latest.machine}; re-measured ${date} on ${machine}: ${recorded.join(", ")} (\`bun run bench --record\`)`;
+    if (latest)
+      when = `${latest.date} on ${latest.machine}; re-measured ${date} on ${machine}: ${recorded.join(", ")} (\`bun run bench --record\`)`;
   }
   const markdown = markdownOf(when, all);
   mkdirSync(join(ROOT, "bench/results"), { recursive: true });
   const stamp = date.slice(0, 10);
   await Bun.write(join(ROOT, `bench/results/${stamp}.md`), markdown);
-  await Bun.write(join(ROOT, `bench/results/${stamp}.json`), JSON.stringify({ date, machine, ...(partial ? { recorded } : {}), rows: all }, null, 2) + "\n");
+  await Bun.write(
+    join(ROOT, `bench/results/${stamp}.json`),
+    `${JSON.stringify({ date, machine, ...(partial ? { recorded } : {}), rows: all }, null, 2)}\n`,
+  );
   await Bun.write(join(ROOT, "bench/results/latest.md"), markdown);
   console.log(`\n${markdown}`);
 }
@@ -63,7 +71,10 @@ export async function writeResults(partial: boolean, recorded: string[] = []): P
 function markdownOf(when: string, table: Row[]): string {
   const header = "| benchmark | svc | baseline | ratio | target | result |\n|---|---|---|---|---|---|\n";
   const body = table
-    .map((r) => `| ${r.benchmark}${r.note ? ` (${r.note})` : ""} | ${round(r.svc)} ${r.unit} | ${r.baseline === null ? "-" : round(r.baseline)} | ${r.ratio === null ? "-" : r.ratio.toFixed(2)} | ${r.target} | ${r.pass === null ? "reported" : r.pass ? "met" : "**missed**"} |`)
+    .map(
+      (r) =>
+        `| ${r.benchmark}${r.note ? ` (${r.note})` : ""} | ${round(r.svc)} ${r.unit} | ${r.baseline === null ? "-" : round(r.baseline)} | ${r.ratio === null ? "-" : r.ratio.toFixed(2)} | ${r.target} | ${r.pass === null ? "reported" : r.pass ? "met" : "**missed**"} |`,
+    )
     .join("\n");
   return `# svc benchmark\n\n${when}\n\n${header}${body}\n`;
 }

@@ -12,8 +12,8 @@ import { rmSync } from "node:fs";
 import { benchCheckCycle } from "./cases/check-cycle.ts";
 import { benchDashboard } from "./cases/dashboard.ts";
 import { benchDataGuardCase } from "./cases/data-guard.ts";
-import { benchFootprintParts } from "./cases/footprint-parts.ts";
 import { benchFootprint } from "./cases/footprint.ts";
+import { benchFootprintParts } from "./cases/footprint-parts.ts";
 import { benchReleaseNotes } from "./cases/release-notes.ts";
 import { benchSizes } from "./cases/sizes.ts";
 import { benchStartup } from "./cases/startup.ts";
@@ -71,5 +71,6 @@ try {
   rmSync(WORK, { recursive: true, force: true });
 }
 const missed = rows.filter((r) => r.pass === false);
-if (missed.length) console.error(`bench: ${missed.length} target(s) missed: ${missed.map((r) => r.benchmark).join("; ")}`);
+if (missed.length)
+  console.error(`bench: ${missed.length} target(s) missed: ${missed.map((r) => r.benchmark).join("; ")}`);
 process.exit(failed || missed.length ? 1 : 0);

@@ -9,7 +9,10 @@ export function migrationGuide(): string {
 }
 
 if (import.meta.main) {
-  for (const [file, text] of [["configuration.md", renderDocs()], ["migrating-from-watchtower.md", migrationGuide()]] as const) {
+  for (const [file, text] of [
+    ["configuration.md", renderDocs()],
+    ["migrating-from-watchtower.md", migrationGuide()],
+  ] as const) {
     const target = new URL(`../docs/${file}`, import.meta.url);
     await Bun.write(target, text);
     console.log(`wrote ${target.pathname}`);

@@ -4,20 +4,25 @@
 # of its own (engine, registries), stopping what it started whatever the outcome:
 #   docker28-containerd       the engine-facing tests on Docker 28.5's containerd image store
 #                             (what new users get)
-#   docker28-containerd:rest  every other test, on the same engine (a sandbox of its own, so that
-#                             the two halves run side by side)
-#   docker28                  the engine-facing tests on Docker 28.5's classic image store
-#   docker20                  the engine-facing tests on Debian 12's Docker 20.10, the oldest supported,
-#                             and the Swarm tests
+#   docker28-containerd:e2e   the longest e2e files (E2E_APART), on an engine of their own
+#   docker28-containerd:rest  every other test but the Swarm's, on the same kind of engine
+#   docker28-containerd:swarm the Swarm tests
+#   docker28, docker28:e2e    the engine-facing tests on Docker 28.5's classic image store
+#   docker20, docker20:e2e    the same on Debian 12's Docker 20.10, the oldest supported,
+#   docker20:swarm            and the Swarm tests there
 #   podman                    the Podman set on Debian 12's Podman 4.3, rootful (docs/podman.md)
 #   podman-rootless           the Podman set on the same Podman as a user the sandbox makes
 #   podman5                   the Podman set on sid's Podman 5.8, rootful, in a sid root the sandbox makes
 #   podman5-rootless          the Podman set on the same Podman 5.8 as a user the sandbox makes
+# Every leg is a sandbox of its own, so that they all run side by side.
 # SVC_TEST_ENGINES="docker20" (a space-separated list of legs or engines) runs only those. Extra
 # arguments go to `bun test` on one leg, the containerd store's (bash scripts/test.sh tests/build),
-# unless SVC_TEST_ENGINES names the legs, then on each. SVC_TEST_JOBS (default 4) legs run at once.
+# unless SVC_TEST_ENGINES names the legs, then on each. SVC_TEST_JOBS (default: all) legs run at once.
 #
-# --quick: the loop while working (README, "Develop and test"): the unit tests and the quick
+# `bun run check` (typecheck, lint, unit tests) runs in the rest leg, beside its tests (so the whole
+# matrix runs it), its output first in the report.
+#
+# --quick: the loop while working (README, "Develop and test"): `bun run check` and the quick
 # engine files below, on the sandbox of the environment when one is up (eval "$(bash
 # scripts/sandbox.sh env)"), else on a containerd leg of their own; under two minutes.
 set -euo pipefail
@@ -29,29 +34,41 @@ if ! command -v bun >/dev/null 2>&1; then
 fi
 bun install --frozen-lockfile >/dev/null
 
-# The engine-facing folders, in three groups that run side by side in each engine leg, one
-# `bun test` process each (docs/testing.md, "The legs"): most of their time is spent waiting for
-# containers, cycles and engines, not on the CPU.
+# The engine-facing folders, in groups that run side by side, one `bun test` process each
+# (docs/testing.md, "The legs"): most of their time is spent waiting for containers, cycles and
+# engines, not on the CPU.
 #   UNSCOPED  files whose containers carry no svc.scope label, and e2e svc instances that act on
-#             every such container: they share the leg's engine one file after the other
+#             every such container: they share an engine one file after the other, so the longest
+#             e2e files (E2E_APART) run on an engine of their own, the ENGINE:e2e leg
 #   SCOPED    the updater tests: every container and cycle in their own scope, which no
 #             unscoped instance touches
 #   OWN_ENGINES  the safety tests: engines of their own (of the leg's kind), never the leg's
 UNSCOPED=(tests/integration/engine tests/integration/registry tests/integration/e2e)
+E2E_APART=(tests/integration/e2e/self.test.ts tests/integration/e2e/run-once-more.test.ts
+  tests/integration/e2e/schedule.test.ts tests/integration/e2e/deps.test.ts tests/integration/e2e/state.test.ts)
 SCOPED=(tests/integration/updater)
 OWN_ENGINES=(tests/integration/safety)
-ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}")
-ALL_LEGS=(docker28-containerd docker28-containerd:rest docker28 docker20 podman podman-rootless podman5 podman5-rootless)
+# the Swarm tests make their engine a Swarm manager with a second engine as worker: a leg of their
+# own, on Docker 28.5 and on the oldest engine
+SWARM=(tests/integration/swarm)
+ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}" "${SWARM[@]}")
+ALL_LEGS=(docker28-containerd docker28-containerd:e2e docker28-containerd:rest docker28-containerd:swarm
+  docker28 docker28:e2e docker20 docker20:e2e docker20:swarm podman podman-rootless podman5 podman5-rootless)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
 # engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
-QUICK=(tests/unit tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
+QUICK=(tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
   tests/integration/registry/check.test.ts tests/integration/updater/update.test.ts
   tests/integration/e2e/run-once.test.ts)
 if [ "${1:-}" = "--quick" ]; then
   shift
   if [ -n "${SVC_TEST_DOCKER_HOST:-}" ] && docker -H "$SVC_TEST_DOCKER_HOST" version >/dev/null 2>&1; then
     echo "test: quick, on the sandbox at $SVC_TEST_DOCKER_HOST" >&2
-    exec bun test --timeout 120000 "${QUICK[@]}" "$@"
+    # the engine files run whatever the check says: both outcomes are worth seeing
+    checked=0 tested=0
+    bun run check || checked=$?
+    bun test --timeout 120000 "${QUICK[@]}" "$@" || tested=$?
+    [ "$checked" = 0 ] || echo "test: bun run check failed (above)" >&2
+    exit $((checked || tested))
   fi
   SVC_TEST_ENGINES=docker28-containerd:quick
 fi
@@ -72,11 +89,12 @@ elif [ $# -gt 0 ]; then
 else
   LEGS=("${ALL_LEGS[@]}")
 fi
-JOBS=${SVC_TEST_JOBS:-4}
+JOBS=${SVC_TEST_JOBS:-${#LEGS[@]}}
 
-# Each engine's folder and ports (registries 5100/5101, 5110/5111...; SVC_TEST_PORT_BASE=5400 moves
-# them to 5400/5401...): a developer's sandbox
-# (5000/5001) and the demo (5200/5201) are left alone.
+# Each leg's folder and ports, five a leg (registries 5100/5101, 5105/5106...; SVC_TEST_PORT_BASE=5400
+# moves them to 5400/5401...; a Swarm leg's engines take sandbox.sh's registry port +7 to +9, which
+# are the next leg's unused +2 to +4): a developer's sandbox (5000/5001) and the demo (5200/5201)
+# are left alone.
 BASE=${SVC_SANDBOX_DIR:-$PWD/.sandbox/test-$$}
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/svc-test.XXXXXX")
 # A failed leg's engine and registry logs are kept here (the sandbox's own go with it), and their
@@ -84,7 +102,9 @@ LOGS=$(mktemp -d "${TMPDIR:-/tmp}/svc-test.XXXXXX")
 KEPT=${SVC_TEST_KEEP_LOGS:-$PWD/.test-logs/$(date +%Y%m%d-%H%M%S)-$$}
 PORT_BASE=${SVC_TEST_PORT_BASE:-5100}
 leg_env() { # leg_env INDEX LEG: the sandbox variables of one leg
-  echo "export SVC_SANDBOX_ENGINE=${2%%:*} SVC_SANDBOX_DIR=$BASE/${2/:/-} SVC_SANDBOX_REGISTRY_PORT=$((PORT_BASE + 10 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((PORT_BASE + 1 + 10 * $1))"
+  # (the folder's name short: a Swarm worker's containerd makes sockets deep inside it, and a unix
+  # socket's path must stay within 104 characters however deep the checkout is)
+  echo "export SVC_SANDBOX_ENGINE=${2%%:*} SVC_SANDBOX_DIR=$BASE/leg$1 SVC_SANDBOX_REGISTRY_PORT=$((PORT_BASE + 5 * $1)) SVC_SANDBOX_AUTH_REGISTRY_PORT=$((PORT_BASE + 1 + 5 * $1))"
   # an svc a test starts without a state_dir of its own keeps its state in the leg's folder, never
   # in the machine's /var/lib/svc, which the legs side by side (and the machine's svc) would share
   echo "export XDG_STATE_HOME=$LOGS/state-${2/:/-}"
@@ -105,38 +125,52 @@ tests_of() { # what a leg runs
     *:all) ;;
     *:quick) echo "${QUICK[@]}" ;;
     *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
+      # (tests/unit: `bun run check` runs them; tests/build: beside)
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
-        grep -vxF -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
+        grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
+    *:e2e) echo "${E2E_APART[@]}" ;;
+    *:swarm) echo "${SWARM[@]}" ;;
     podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
-    *) echo "${UNSCOPED[@]}" ;;
+    *) unscoped_here ;;
   esac
+}
+unscoped_here() { # UNSCOPED without E2E_APART: its folders, the e2e folder file by file
+  local path
+  for path in "${UNSCOPED[@]}"; do
+    if [ "$path" = tests/integration/e2e ]; then
+      printf '%s\n' tests/integration/e2e/*.test.ts | grep -vxF "${E2E_APART[@]/#/-e}"
+    else
+      echo "$path"
+    fi
+  done
 }
 beside_of() { # what a leg runs beside tests_of: one line a process
   case "$1" in
+    # the build tests compile svc and build its images (each svc they start has a scope of its own)
+    *:rest) echo tests/build ;;
     *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
     *) echo "${SCOPED[@]}"; echo "${OWN_ENGINES[@]}" ;;
   esac
 }
-after_of() { # what a leg runs once all the above have ended
-  case "$1" in
-    # the Swarm tests (a second engine of the leg's kind joined as a worker, the leg's engine its
-    # manager) run in the rest leg, on Docker 28.5, and here on the oldest engine, never in two
-    # legs of one engine; alone, since they turn the leg's engine into a Swarm manager, and their
-    # services share the updater tests' scope
-    docker20) echo tests/integration/swarm ;;
-  esac
+
+run_check() { # `bun run check` into $LOGS/check.log, its exit code and seconds into check.rc
+  local began=$SECONDS status=0
+  bun run check >"$LOGS/check.log" 2>&1 </dev/null || status=$?
+  echo "$status $((SECONDS - began))" >"$LOGS/check.rc"
 }
 
 run_leg() { # run_leg INDEX LEG [bun test args]
   local i=$1 leg=$2 began=$SECONDS; shift 2
-  local status=0
+  local status=0 check=""
+  # the rest leg (and the quick one) runs the check beside its tests: it needs no engine
+  case "$leg" in *:rest|*:quick) run_check & check=$! ;; esac
   {
     eval "$(leg_env "$i" "$leg")"
     if bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
       local group n=0 sides=()
       # --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise)
-      # (extra arguments name what to run: then nothing beside or after)
+      # (extra arguments name what to run: then nothing beside)
       if [ $# -eq 0 ]; then
         while read -r group; do
           n=$((n + 1))
@@ -148,17 +182,13 @@ run_leg() { # run_leg INDEX LEG [bun test args]
       # shellcheck disable=SC2046
       bun test --timeout 120000 $(tests_of "$leg") "$@" || status=$?
       for n in "${sides[@]}"; do wait "$n" || status=1; done
-      group=$(after_of "$leg")
-      if [ $# -eq 0 ] && [ -n "$group" ]; then
-        # shellcheck disable=SC2086
-        { echo "----- $leg, after: $group -----"; bun test --timeout 120000 $group; } >"$LOGS/${leg/:/-}.part9.log" 2>&1 || status=1
-      fi
     else
       status=1
     fi
     [ "$status" = 0 ] || bash scripts/sandbox.sh logs "$KEPT/${leg/:/-}" || true
     bash scripts/sandbox.sh down || true
   } >"$LOGS/${leg/:/-}.log" 2>&1
+  [ -z "$check" ] || wait "$check" || true
   echo "$status $((SECONDS - began))" >"$LOGS/${leg/:/-}.rc"
 }
 
@@ -169,7 +199,7 @@ started=$SECONDS
 running=0
 for i in "${!LEGS[@]}"; do
   if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
-  echo "test: ${LEGS[$i]}: $({ tests_of "${LEGS[$i]}"; beside_of "${LEGS[$i]}"; after_of "${LEGS[$i]}"; } | wc -w | sed 's/^0$/every/') test folders" >&2
+  echo "test: ${LEGS[$i]}: $({ tests_of "${LEGS[$i]}"; beside_of "${LEGS[$i]}"; } | wc -w | sed 's/^0$/every/') test folders and files" >&2
   run_leg "$i" "${LEGS[$i]}" "$@" &
   running=$((running + 1))
 done
@@ -190,6 +220,13 @@ print_kept_logs() { # the end of each log a failed leg kept
 
 # Each leg's output in turn, then one plain closing line that any CI can read.
 status=0 passed=0 failed=0 summary=""
+if [ -f "$LOGS/check.log" ]; then
+  printf '\n===== bun run check =====\n'
+  cat "$LOGS/check.log"
+  read -r rc took <"$LOGS/check.rc" 2>/dev/null || rc=1 took=?
+  summary+="check (typecheck, lint, unit tests): exit $rc, $took s"$'\n'
+  [ "$rc" = 0 ] || status=1
+fi
 for leg in "${LEGS[@]}"; do
   file=$LOGS/${leg/:/-}
   printf '\n===== %s =====\n' "$leg"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
 export {};
+
 // `svc --version` alone answers without loading anything else (scripts and install.sh call it).
 if (process.argv.length === 3 && (process.argv[2] === "--version" || process.argv[2] === "-v")) {
   const { VERSION } = await import("./core/version.ts");

@@ -25,7 +25,10 @@ export interface Sandbox {
 function readSandbox(): Sandbox {
   const need = (name: string): string => {
     const value = process.env[name];
-    if (!value) throw new Error(`${name} is not set: start the sandbox with scripts/sandbox.sh up and eval "$(scripts/sandbox.sh env)", or run bun run test`);
+    if (!value)
+      throw new Error(
+        `${name} is not set: start the sandbox with scripts/sandbox.sh up and eval "$(scripts/sandbox.sh env)", or run bun run test`,
+      );
     return value;
   };
   const dockerHost = need("SVC_TEST_DOCKER_HOST");
@@ -66,7 +69,9 @@ export interface RunResult {
  * (tests/support/docker-shortcuts.ts): a CLI start costs more CPU than the request.
  */
 export function docker(args: string[], options: { input?: string; allowFailure?: boolean } = {}): RunResult {
-  const result = (options.input === undefined && (pushShortcut(args) ?? shortcut(args, sandbox().socketPath, dockerCli))) || dockerCli(args, options.input);
+  const result =
+    (options.input === undefined && (pushShortcut(args) ?? shortcut(args, sandbox().socketPath, dockerCli))) ||
+    dockerCli(args, options.input);
   if (result.code !== 0 && !options.allowFailure) {
     throw new Error(`docker ${args.join(" ")} failed (${result.code}): ${result.stderr}`);
   }
@@ -114,15 +119,12 @@ export interface ImageOptions {
  * "a newer image was published".
  */
 export function buildImage(reference: string, options: ImageOptions = {}): { id: string; digest: string | null } {
-  const changes = [...(options.changes ?? ['CMD ["/bin/sleep","3600"]']), `LABEL svc.test.build=${randomBytes(6).toString("hex")}`];
-  const { repo, tag } = splitReference(reference);
-  // What `docker import -c ... <rootfs> <reference>` sends: the tar as the body, source "-".
-  const query = [`fromSrc=-`, `repo=${encodeURIComponent(repo)}`, `tag=${encodeURIComponent(tag)}`, ...changes.map((c) => `changes=${encodeURIComponent(c)}`)];
-  const imported = engineStream(
-    engineRequest("POST", `/images/create?${query.join("&")}`, { socketPath: sandbox().socketPath, bodyFile: sandbox().rootfs, headers: { "Content-Type": "application/x-tar" } }),
-    `docker import ${reference}`,
-  );
-  const id = String(imported.findLast((line) => typeof line.status === "string" && line.status.startsWith("sha256:"))?.status ?? inspect(reference).Id);
+  const changes = [
+    ...(options.changes ?? ['CMD ["/bin/sleep","3600"]']),
+    `LABEL svc.test.build=${randomBytes(6).toString("hex")}`,
+  ];
+  const { repo } = splitReference(reference);
+  const id = importImage(reference, changes, sandbox());
   let digest: string | null = null;
   if (options.push !== false) {
     docker(["push", "-q", reference]);
@@ -132,13 +134,50 @@ export function buildImage(reference: string, options: ImageOptions = {}): { id:
   return { id, digest };
 }
 
-/** `docker push <reference>`, through the Engine API; the auth registry gets the sandbox's login. */
-export function pushImage(reference: string): void {
+/**
+ * `docker import -c CHANGE... <rootfs> <reference>` through the Engine API of `engine` (the
+ * sandbox's, or a test's own engine), answering the image ID.
+ */
+export function importImage(
+  reference: string,
+  changes: string[],
+  engine: { socketPath: string; rootfs: string },
+): string {
   const { repo, tag } = splitReference(reference);
-  const box = sandbox();
-  const auth = repo.startsWith(`${box.authRegistry}/`) ? { username: box.authUser, password: box.authPass, serveraddress: box.authRegistry } : {};
+  // What the CLI sends: the tar as the body, source "-".
+  const query = [
+    `fromSrc=-`,
+    `repo=${encodeURIComponent(repo)}`,
+    `tag=${encodeURIComponent(tag)}`,
+    ...changes.map((c) => `changes=${encodeURIComponent(c)}`),
+  ];
+  const imported = engineStream(
+    engineRequest("POST", `/images/create?${query.join("&")}`, {
+      socketPath: engine.socketPath,
+      bodyFile: engine.rootfs,
+      headers: { "Content-Type": "application/x-tar" },
+    }),
+    `docker import ${reference}`,
+  );
+  const id = imported.findLast((line) => typeof line.status === "string" && line.status.startsWith("sha256:"))?.status;
+  return String(
+    id ?? engineJson("GET", `/images/${enginePathName(reference)}/json`, { socketPath: engine.socketPath }).Id,
+  );
+}
+
+/**
+ * `docker push <reference>`, through the Engine API (of the sandbox's engine unless `socketPath`
+ * says another); the auth registry gets the sandbox's login.
+ */
+export function pushImage(reference: string, socketPath?: string): void {
+  const { repo, tag } = splitReference(reference);
+  const box = socketPath === undefined ? sandbox() : undefined;
+  const auth =
+    box && repo.startsWith(`${box.authRegistry}/`)
+      ? { username: box.authUser, password: box.authPass, serveraddress: box.authRegistry }
+      : {};
   const answer = engineRequest("POST", `/images/${enginePathName(repo)}/push?tag=${encodeURIComponent(tag)}`, {
-    socketPath: box.socketPath,
+    socketPath: socketPath ?? box!.socketPath,
     headers: { "X-Registry-Auth": Buffer.from(JSON.stringify(auth)).toString("base64url") },
   });
   engineStream(answer, `docker push ${reference}`);
@@ -156,12 +195,15 @@ function splitReference(reference: string): { repo: string; tag: string } {
  * (`docker rm -f`, whose failures a cleanup ignores).
  */
 export function removeContainers(...names: string[]): void {
-  for (const name of names) engineRequest("DELETE", `/containers/${enginePathName(name)}?force=1`, { socketPath: sandbox().socketPath });
+  for (const name of names)
+    engineRequest("DELETE", `/containers/${enginePathName(name)}?force=1`, { socketPath: sandbox().socketPath });
 }
 
 /** Every container whose name starts with `prefix` (also renamed leftovers), as the list call answers. */
 function listContainersByPrefix(prefix: string): { Id: string; Names: string[]; State: string }[] {
-  return engineJson("GET", `/containers/json?all=1&${engineFilters({ name: [`^/${prefix}`] })}`, { socketPath: sandbox().socketPath });
+  return engineJson("GET", `/containers/json?all=1&${engineFilters({ name: [`^/${prefix}`] })}`, {
+    socketPath: sandbox().socketPath,
+  });
 }
 
 /** Removes every container whose name starts with `prefix` (also renamed leftovers). */
@@ -174,7 +216,11 @@ export function removeContainersByPrefix(prefix: string): void {
  * twice as long as the poll took (at least 100 ms, at most 1 s): a predicate that starts the docker
  * CLI then takes at most a third of a core, however loaded the machine is.
  */
-export async function waitUntil(predicate: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = "condition"): Promise<void> {
+export async function waitUntil(
+  predicate: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+  what = "condition",
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const started = Date.now();
@@ -205,5 +251,7 @@ export async function portOpen(port: number, hostname = "127.0.0.1"): Promise<bo
 
 /** Containers whose names start with `prefix`, as name -> state. */
 export function containersByPrefix(prefix: string): Record<string, string> {
-  return Object.fromEntries(listContainersByPrefix(prefix).map((c) => [c.Names[0]?.replace(/^\//, "") ?? c.Id, c.State]));
+  return Object.fromEntries(
+    listContainersByPrefix(prefix).map((c) => [c.Names[0]?.replace(/^\//, "") ?? c.Id, c.State]),
+  );
 }

@@ -1,4 +1,5 @@
 export {};
+
 // The bare baseline reading what an access-log entry needs from each request (docs/api.md: the
 // remote address, the Host, User-Agent and Authorization headers) and writing nothing: the
 // floor of what the access log's fields cost in this runtime, compiled exactly like svc.
@@ -12,7 +13,11 @@ Bun.serve({
     const remote = server.requestIP(request);
     const headers = request.headers;
     // kept so the reads cannot be optimised away
-    sink += (remote?.port ?? 0) + (headers.get("host")?.length ?? 0) + (headers.get("user-agent")?.length ?? 0) + (headers.get("authorization")?.length ?? 0);
+    sink +=
+      (remote?.port ?? 0) +
+      (headers.get("host")?.length ?? 0) +
+      (headers.get("user-agent")?.length ?? 0) +
+      (headers.get("authorization")?.length ?? 0);
     return Response.json({ status: "ok" });
   },
 });

@@ -1,4 +1,3 @@
-export {};
 // The bare baseline writing an access log: for each request the fields docs/api.md lists are read,
 // one NDJSON line is built (the timestamp text kept for its millisecond, as svc does) and queued,
 // and the queue is appended to a file every 10 ms in one write. The floor of what an access log
@@ -33,7 +32,10 @@ Bun.serve({
   fetch(request, server) {
     const started = performance.now();
     const url = new URL(request.url);
-    const response = url.pathname === "/v1/health" ? Response.json({ status: "ok" }) : Response.json({ error: "not found" }, { status: 404 });
+    const response =
+      url.pathname === "/v1/health"
+        ? Response.json({ status: "ok" })
+        : Response.json({ error: "not found" }, { status: 404 });
     const remote = server.requestIP(request);
     const headers = request.headers;
     const fields = {

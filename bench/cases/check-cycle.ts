@@ -1,6 +1,15 @@
 /** The check cycle against the floor any checker must do, at 10, 50 and 200 containers; the requests it makes. */
 import { join } from "node:path";
-import { buildImages, cycle, registry, removeAllContainers, runContainers, socketPath, startSvc, WORK } from "../harness.ts";
+import {
+  buildImages,
+  cycle,
+  registry,
+  removeAllContainers,
+  runContainers,
+  socketPath,
+  startSvc,
+  WORK,
+} from "../harness.ts";
 import { countingEngineProxy, countingProxy, engineGet, freePort, median, stop } from "../lib.ts";
 import { record, round } from "../results.ts";
 
@@ -19,7 +28,10 @@ async function floorCycle(registryHost: string, engineSocket: string, images: st
     engineGet(engineSocket, "/images/json"),
     ...images.map((image) => {
       const [, path, tag] = /^[^/]+\/(.+):([^:]+)$/.exec(image)!;
-      return fetch(`http://${registryHost}/v2/${path}/manifests/${tag}`, { method: "HEAD", headers: { accept: MANIFEST_ACCEPT } });
+      return fetch(`http://${registryHost}/v2/${path}/manifests/${tag}`, {
+        method: "HEAD",
+        headers: { accept: MANIFEST_ACCEPT },
+      });
     }),
   ]);
   return performance.now() - started;
@@ -62,14 +74,45 @@ export async function benchCheckCycle(): Promise<void> {
       perStage[total] = median(svcTimes);
       floorPerStage[total] = median(floorTimes);
       if (total === 200) {
-        record({ benchmark: "check cycle, 200 containers / 20 images (ms)", svc: median(svcTimes), baseline: median(floorTimes), unit: "ms", target: "<= 2.0x floor", check: (r) => r <= 2 });
-        record({ benchmark: "manifest requests per check cycle (200 containers / 20 images)", svc: manifests, baseline: 20, unit: "requests", target: "exactly 20", check: (_r, v) => v === 20 });
+        record({
+          benchmark: "check cycle, 200 containers / 20 images (ms)",
+          svc: median(svcTimes),
+          baseline: median(floorTimes),
+          unit: "ms",
+          target: "<= 2.0x floor",
+          check: (r) => r <= 2,
+        });
+        record({
+          benchmark: "manifest requests per check cycle (200 containers / 20 images)",
+          svc: manifests,
+          baseline: 20,
+          unit: "requests",
+          target: "exactly 20",
+          check: (_r, v) => v === 20,
+        });
         const inspects = engineRequests["GET /containers/{id}/json"] ?? 0;
-        const shown = Object.entries(engineRequests).map(([k, v]) => `${k} x${v}`).join(", ");
-        record({ benchmark: "container inspects per check cycle (nothing to update)", svc: inspects, baseline: null, unit: "requests", target: "0", check: (_r, v) => v === 0, note: `engine requests: ${shown}` });
+        const shown = Object.entries(engineRequests)
+          .map(([k, v]) => `${k} x${v}`)
+          .join(", ");
+        record({
+          benchmark: "container inspects per check cycle (nothing to update)",
+          svc: inspects,
+          baseline: null,
+          unit: "requests",
+          target: "0",
+          check: (_r, v) => v === 0,
+          note: `engine requests: ${shown}`,
+        });
       }
     }
-    record({ benchmark: "check cycle growth 10 -> 200 containers", svc: perStage[200]!, baseline: perStage[10]!, unit: "ms", target: "report (near flat)", note: `svc 10 / 50 / 200: ${stages.map((n) => round(perStage[n]!)).join(" / ")} ms; floor: ${stages.map((n) => round(floorPerStage[n]!)).join(" / ")} ms` });
+    record({
+      benchmark: "check cycle growth 10 -> 200 containers",
+      svc: perStage[200]!,
+      baseline: perStage[10]!,
+      unit: "ms",
+      target: "report (near flat)",
+      note: `svc 10 / 50 / 200: ${stages.map((n) => round(perStage[n]!)).join(" / ")} ms; floor: ${stages.map((n) => round(floorPerStage[n]!)).join(" / ")} ms`,
+    });
   } finally {
     await stop(svc);
     proxy.stop();

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../src/config/index.ts";
-import { copyMounts, CopyStore, guardedMounts, restoreCopy } from "../../src/dataguard/index.ts";
+import { CopyStore, copyMounts, guardedMounts, restoreCopy } from "../../src/dataguard/index.ts";
 import { createDockerEngine } from "../../src/engine/index.ts";
 import { silentAudit, silentLogger } from "../../src/log/index.ts";
 import { Metrics } from "../../src/metrics/index.ts";
@@ -23,7 +23,16 @@ export interface DataGuardBenchEnv {
   /** the sandbox's busybox root filesystem */
   rootfs: string;
   work: string;
-  record(row: { benchmark: string; svc: number; baseline: number | null; unit: string; target: string; ratio?: number; check?: (ratio: number) => boolean; note?: string }): void;
+  record(row: {
+    benchmark: string;
+    svc: number;
+    baseline: number | null;
+    unit: string;
+    target: string;
+    ratio?: number;
+    check?: (ratio: number) => boolean;
+    note?: string;
+  }): void;
 }
 
 const MiB = 1024 * 1024;
@@ -32,14 +41,28 @@ const RUNS = 3;
 
 /** The case as `bun run bench` runs it, on the bench's sandbox. */
 export function benchDataGuardCase(): Promise<void> {
-  return benchDataGuard({ dockerHost, registry, rootfs: join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar"), work: WORK, record });
+  return benchDataGuard({
+    dockerHost,
+    registry,
+    rootfs: join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar"),
+    work: WORK,
+    record,
+  });
 }
 
 export async function benchDataGuard(env: DataGuardBenchEnv): Promise<void> {
   const docker = (args: string[]) => run(["docker", "-H", env.dockerHost, ...args]);
   const image = `${env.registry}/bench/dataguard:latest`;
   const build = (variant: string) => {
-    docker(["import", "-c", `CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`, "-c", `LABEL bench.variant=${variant}`, env.rootfs, image]);
+    docker([
+      "import",
+      "-c",
+      `CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`,
+      "-c",
+      `LABEL bench.variant=${variant}`,
+      env.rootfs,
+      image,
+    ]);
     docker(["push", "-q", image]);
   };
   build("v1");
@@ -48,12 +71,26 @@ export async function benchDataGuard(env: DataGuardBenchEnv): Promise<void> {
     const label = `${size / MiB} MiB`;
     const name = `dg-bench-${size / MiB}`;
     docker(["volume", "create", `${name}-vol`]);
-    docker(["run", "-d", "--name", name, "--network", "none", "-l", "svc.scope=bench-dg", "-v", `${name}-vol:/data`, image]);
+    docker([
+      "run",
+      "-d",
+      "--name",
+      name,
+      "--network",
+      "none",
+      "-l",
+      "svc.scope=bench-dg",
+      "-v",
+      `${name}-vol:/data`,
+      image,
+    ]);
     docker(["exec", name, "busybox", "dd", "if=/dev/urandom", "of=/data/blob", "bs=1M", `count=${size / MiB}`]);
     docker(["exec", name, "sh", "-c", "for i in $(busybox seq 1 500); do echo $i > /data/small-$i; done"]);
     docker(["stop", name]);
     const inspect = await engine.inspectContainer(name);
-    const host = String((inspect.Mounts as { Destination: string; Source: string }[]).find((m) => m.Destination === "/data")!.Source);
+    const host = String(
+      (inspect.Mounts as { Destination: string; Source: string }[]).find((m) => m.Destination === "/data")!.Source,
+    );
     const mounts = (guardedMounts(inspect, "volumes") as { mounts: never[] }).mounts;
     const dir = mkdtempSync(join(env.work, "dg-"));
     const store = new CopyStore(join(dir, "copies"));
@@ -69,10 +106,26 @@ export async function benchDataGuard(env: DataGuardBenchEnv): Promise<void> {
       tarMs.push(performance.now() - started);
       // the engine's archive endpoint alone, read to nowhere: the most any client of it reaches
       started = performance.now();
-      run(["curl", "-sf", "--unix-socket", socket, "-o", "/dev/null", `http://localhost/containers/${inspect.Id}/archive?path=/data`]);
+      run([
+        "curl",
+        "-sf",
+        "--unix-socket",
+        socket,
+        "-o",
+        "/dev/null",
+        `http://localhost/containers/${inspect.Id}/archive?path=/data`,
+      ]);
       endpointMs.push(performance.now() - started);
       started = performance.now();
-      const copied = await copyMounts(engine, store, { container: name, containerId: inspect.Id, image, imageId: null, version: null, mounts, limit: { bytes: 4 * size, why: "bench" } });
+      const copied = await copyMounts(engine, store, {
+        container: name,
+        containerId: inspect.Id,
+        image,
+        imageId: null,
+        version: null,
+        mounts,
+        limit: { bytes: 4 * size, why: "bench" },
+      });
       copyMs.push(performance.now() - started);
       if (copied.kind !== "copied") throw new Error(copied.reason);
       const target = join(dir, "untar");
@@ -88,21 +141,70 @@ export async function benchDataGuard(env: DataGuardBenchEnv): Promise<void> {
       rmSync(join(dir, "baseline.tar"), { force: true });
     }
     const pair = (what: string, svc: number[], tar: number[]) =>
-      env.record({ benchmark: `data guard ${what}, ${label} volume (ms)`, svc: median(svc), baseline: median(tar), unit: "ms", ratio: median(tar) / median(svc), target: ">= 0.8x tar's throughput", check: (r) => r >= 0.8, note: `throughput ratio: tar's time / svc's` });
-    env.record({ benchmark: `data guard: the engine's archive endpoint alone (curl to /dev/null), ${label} volume (ms)`, svc: median(endpointMs), baseline: median(tarMs), unit: "ms", ratio: median(tarMs) / median(endpointMs), target: "report", note: "tar's time / the endpoint's: what the engine allows any copy through it" });
+      env.record({
+        benchmark: `data guard ${what}, ${label} volume (ms)`,
+        svc: median(svc),
+        baseline: median(tar),
+        unit: "ms",
+        ratio: median(tar) / median(svc),
+        target: ">= 0.8x tar's throughput",
+        check: (r) => r >= 0.8,
+        note: `throughput ratio: tar's time / svc's`,
+      });
+    env.record({
+      benchmark: `data guard: the engine's archive endpoint alone (curl to /dev/null), ${label} volume (ms)`,
+      svc: median(endpointMs),
+      baseline: median(tarMs),
+      unit: "ms",
+      ratio: median(tarMs) / median(endpointMs),
+      target: "report",
+      note: "tar's time / the endpoint's: what the engine allows any copy through it",
+    });
     pair("copy", copyMs, tarMs);
-    env.record({ benchmark: `data guard copy against the engine's endpoint alone, ${label} volume (ms)`, svc: median(copyMs), baseline: median(endpointMs), unit: "ms", ratio: median(endpointMs) / median(copyMs), target: "report", note: "the endpoint's time / svc's copy (written, hashed, synced): svc's own share" });
+    env.record({
+      benchmark: `data guard copy against the engine's endpoint alone, ${label} volume (ms)`,
+      svc: median(copyMs),
+      baseline: median(endpointMs),
+      unit: "ms",
+      ratio: median(endpointMs) / median(copyMs),
+      target: "report",
+      note: "the endpoint's time / svc's copy (written, hashed, synced): svc's own share",
+    });
     pair("restore (checksums checked first)", restoreMs, untarMs);
 
     // the downtime an update gains: the copy between the stop and the start
     docker(["start", name]);
     build(`v2-${size}`);
-    const config = defaultConfig({ scope: "bench-dg", containers: [name], data_guard: "volumes", data_guard_dir: join(dir, "update"), data_guard_max_size: "4GiB", docker: { host: env.dockerHost }, rollback: { startup_timeout: 30_000 } });
-    const updater = createUpdater({ config, engine, registry: createRegistry(config, silentLogger), metrics: new Metrics(), log: silentLogger, audit: silentAudit, timing: { pollMs: 200, stableMs: 1000 } });
+    const config = defaultConfig({
+      scope: "bench-dg",
+      containers: [name],
+      data_guard: "volumes",
+      data_guard_dir: join(dir, "update"),
+      data_guard_max_size: "4GiB",
+      docker: { host: env.dockerHost },
+      rollback: { startup_timeout: 30_000 },
+    });
+    const updater = createUpdater({
+      config,
+      engine,
+      registry: createRegistry(config, silentLogger),
+      metrics: new Metrics(),
+      log: silentLogger,
+      audit: silentAudit,
+      timing: { pollMs: 200, stableMs: 1000 },
+    });
     const report = await updater.run("api");
     const entry = report?.containers.find((c) => c.name === name);
-    if (entry?.state !== "updated" || !entry.data_guard) throw new Error(`the update with the data guard: ${JSON.stringify(entry)}`);
-    env.record({ benchmark: `data guard downtime an update gains, ${label} volume (ms)`, svc: entry.data_guard.duration_ms, baseline: null, unit: "ms", target: "report", note: `the whole update: ${Math.round(entry.duration_ms)} ms` });
+    if (entry?.state !== "updated" || !entry.data_guard)
+      throw new Error(`the update with the data guard: ${JSON.stringify(entry)}`);
+    env.record({
+      benchmark: `data guard downtime an update gains, ${label} volume (ms)`,
+      svc: entry.data_guard.duration_ms,
+      baseline: null,
+      unit: "ms",
+      target: "report",
+      note: `the whole update: ${Math.round(entry.duration_ms)} ms`,
+    });
     docker(["rm", "-f", name]);
     docker(["volume", "rm", `${name}-vol`]);
     rmSync(dir, { recursive: true, force: true });

@@ -13,8 +13,16 @@ import { record } from "../results.ts";
 export async function benchFootprintParts(): Promise<void> {
   const parts: [string, string, (port: number) => string[]][] = [
     ["config", "svc's configuration loaded (zod)", (port) => [String(port)]],
-    ["api", "svc's HTTP API (Elysia, with the configuration room it imports) instead of Bun.serve", (port) => [String(port)]],
-    ["engine", "svc's engine client (dockerode) negotiated, containers and images listed", (port) => [String(port), dockerHost]],
+    [
+      "api",
+      "svc's HTTP API (Elysia, with the configuration room it imports) instead of Bun.serve",
+      (port) => [String(port)],
+    ],
+    [
+      "engine",
+      "svc's engine client (dockerode) negotiated, containers and images listed",
+      (port) => [String(port), dockerHost],
+    ],
   ];
   // Each probe is measured like svc's idle footprint: a second after its first health answer.
   const settledMemory = async (cmd: (port: number) => string[]) => {
@@ -33,8 +41,18 @@ export async function benchFootprintParts(): Promise<void> {
     await Bun.sleep(1000);
     const baseRss = await rssKiB(base.pid);
     const row = (what: string, memory: { rss: number; anon: number; file: number }) =>
-      record({ benchmark: `${what} (MiB)`, svc: memory.rss / 1024, baseline: baseRss / 1024, unit: "MiB", target: "report", note: memoryParts(memory) });
-    row(`RSS floor: the chosen stack answering, none of svc's code (${STACK_ALL})`, await settledMemory((port) => [STACK_BIN, String(port), "all"]));
+      record({
+        benchmark: `${what} (MiB)`,
+        svc: memory.rss / 1024,
+        baseline: baseRss / 1024,
+        unit: "MiB",
+        target: "report",
+        note: memoryParts(memory),
+      });
+    row(
+      `RSS floor: the chosen stack answering, none of svc's code (${STACK_ALL})`,
+      await settledMemory((port) => [STACK_BIN, String(port), "all"]),
+    );
     for (const [name, what, args] of parts) {
       const binary = join(DIST, `part-${name}`);
       await compile({ outfile: binary, commit: "", entrypoint: join(ROOT, `bench/baseline/parts/${name}.ts`) });

@@ -1,5 +1,14 @@
 /** Idle memory after start and after cycles, against bare Bun.serve; the leak check. */
-import { buildImage, cycle, memoryParts, registry, removeAllContainers, runContainers, startBaseline, startSvc } from "../harness.ts";
+import {
+  buildImage,
+  cycle,
+  memoryParts,
+  registry,
+  removeAllContainers,
+  runContainers,
+  startBaseline,
+  startSvc,
+} from "../harness.ts";
 import { freePort, memoryKiB, rssKiB, stop } from "../lib.ts";
 import { record } from "../results.ts";
 
@@ -17,7 +26,15 @@ export async function benchFootprint(): Promise<void> {
     const startMemory = await memoryKiB(svc.pid);
     const baseRss = baseMemory.rss;
     const startRss = startMemory.rss;
-    record({ benchmark: "idle RSS after start, API on (MiB)", svc: startRss / 1024, baseline: baseRss / 1024, unit: "MiB", target: "<= 1.5x bare Bun.serve", check: (r) => r <= 1.5, note: `svc: ${memoryParts(startMemory)}; baseline: ${memoryParts(baseMemory)}` });
+    record({
+      benchmark: "idle RSS after start, API on (MiB)",
+      svc: startRss / 1024,
+      baseline: baseRss / 1024,
+      unit: "MiB",
+      target: "<= 1.5x bare Bun.serve",
+      check: (r) => r <= 1.5,
+      note: `svc: ${memoryParts(startMemory)}; baseline: ${memoryParts(baseMemory)}`,
+    });
     for (let i = 0; i < 100; i++) await cycle(port);
     await Bun.sleep(500);
     const after100Memory = await memoryKiB(svc.pid);
@@ -25,8 +42,23 @@ export async function benchFootprint(): Promise<void> {
     for (let i = 0; i < 100; i++) await cycle(port);
     await Bun.sleep(500);
     const after200 = await rssKiB(svc.pid);
-    record({ benchmark: "RSS after 100 cycles (MiB)", svc: after100 / 1024, baseline: baseRss / 1024, unit: "MiB", target: "<= 1.5x bare Bun.serve", check: (r) => r <= 1.5, note: `svc: ${memoryParts(after100Memory)}` });
-    record({ benchmark: "leak check: RSS after 200 vs 100 cycles", svc: after200 / 1024, baseline: after100 / 1024, unit: "MiB", target: "<= 1.10x (no growth beyond noise)", check: (r) => r <= 1.1 });
+    record({
+      benchmark: "RSS after 100 cycles (MiB)",
+      svc: after100 / 1024,
+      baseline: baseRss / 1024,
+      unit: "MiB",
+      target: "<= 1.5x bare Bun.serve",
+      check: (r) => r <= 1.5,
+      note: `svc: ${memoryParts(after100Memory)}`,
+    });
+    record({
+      benchmark: "leak check: RSS after 200 vs 100 cycles",
+      svc: after200 / 1024,
+      baseline: after100 / 1024,
+      unit: "MiB",
+      target: "<= 1.10x (no growth beyond noise)",
+      check: (r) => r <= 1.1,
+    });
   } finally {
     await stop(svc);
     await stop(base);

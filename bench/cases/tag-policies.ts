@@ -12,7 +12,10 @@ export async function benchTagPolicies(): Promise<void> {
   const proxy = countingProxy(registry);
   const host = `127.0.0.1:${proxy.port}`;
   const repositories = Array.from({ length: 20 }, (_, i) => `${host}/bench/tags${i}`);
-  await buildImages(repositories.map((r) => `${r}:1.0.0`), (i) => `tags-${i}`);
+  await buildImages(
+    repositories.map((r) => `${r}:1.0.0`),
+    (i) => `tags-${i}`,
+  );
   for (const repository of repositories) {
     for (const tag of ["0.9.0", "1.0.0-rc.1", "2.0.0", "latest"]) {
       // async: the counting proxy serves the push from this very process
@@ -20,7 +23,12 @@ export async function benchTagPolicies(): Promise<void> {
       await runAsync(["docker", "-H", dockerHost, "push", "-q", `${repository}:${tag}`]);
     }
   }
-  await runContainers("tags", 0, 40, repositories.map((r) => `${r}:1.0.0`));
+  await runContainers(
+    "tags",
+    0,
+    40,
+    repositories.map((r) => `${r}:1.0.0`),
+  );
   const measure = async (tagPolicy?: string) => {
     const port = freePort();
     const svc = await startSvc({ port, tagPolicy });
@@ -52,7 +60,14 @@ export async function benchTagPolicies(): Promise<void> {
       check: (_r, v) => v <= without.requests.all + 20,
       note: `tags requests ${withPolicy.requests.tags}, manifest requests ${withPolicy.requests.manifests} (without a policy: ${without.requests.manifests})`,
     });
-    record({ benchmark: "check cycle with tag policies, 40 containers / 20 repositories (ms)", svc: withPolicy.ms, baseline: without.ms, unit: "ms", target: "<= 2.0x no policy", check: (r) => r <= 2 });
+    record({
+      benchmark: "check cycle with tag policies, 40 containers / 20 repositories (ms)",
+      svc: withPolicy.ms,
+      baseline: without.ms,
+      unit: "ms",
+      target: "<= 2.0x no policy",
+      check: (r) => r <= 2,
+    });
   } finally {
     proxy.stop();
     removeAllContainers();

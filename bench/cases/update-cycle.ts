@@ -15,7 +15,10 @@ export async function benchUpdateCycle(): Promise<void> {
   let svc = await startSvc({ port, rollback: false });
   const noWatch = await cycle(port);
   await stop(svc);
-  if (noWatch.report.counts.updated !== 20) throw new Error(`svc updated ${noWatch.report.counts.updated} of 20: ${JSON.stringify(noWatch.report.containers.filter((c: any) => c.state !== "updated").slice(0, 3))}`);
+  if (noWatch.report.counts.updated !== 20)
+    throw new Error(
+      `svc updated ${noWatch.report.counts.updated} of 20: ${JSON.stringify(noWatch.report.containers.filter((c: any) => c.state !== "updated").slice(0, 3))}`,
+    );
 
   // The docker CLI, serially: pull, stop, rm, create, start.
   await publishNew("v3");
@@ -37,6 +40,20 @@ export async function benchUpdateCycle(): Promise<void> {
   await stop(svc);
   removeAllContainers();
 
-  record({ benchmark: "update cycle, 20 containers / 5 changed images, without rollback watch (ms)", svc: noWatch.ms, baseline: cliMs, unit: "ms", target: "<= 1.0x docker CLI", check: (r) => r <= 1 });
-  record({ benchmark: "rollback watch, 20 containers (ms, reported apart)", svc: Math.max(0, withWatch.ms - noWatch.ms), baseline: null, unit: "ms", target: "report", note: `whole cycle with watch: ${round(withWatch.ms)} ms` });
+  record({
+    benchmark: "update cycle, 20 containers / 5 changed images, without rollback watch (ms)",
+    svc: noWatch.ms,
+    baseline: cliMs,
+    unit: "ms",
+    target: "<= 1.0x docker CLI",
+    check: (r) => r <= 1,
+  });
+  record({
+    benchmark: "rollback watch, 20 containers (ms, reported apart)",
+    svc: Math.max(0, withWatch.ms - noWatch.ms),
+    baseline: null,
+    unit: "ms",
+    target: "report",
+    note: `whole cycle with watch: ${round(withWatch.ms)} ms`,
+  });
 }

@@ -19,7 +19,18 @@ export async function benchWindowPrePull(): Promise<void> {
   run(["tar", "-xf", join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar"), "-C", blob]);
   const bigImage = async (reference: string, variant: string) => {
     run(["sh", "-c", `head -c 67108864 /dev/urandom > ${blob}/blob && tar -C ${blob} -cf ${WORK}/big.tar .`]);
-    await runAsync(["docker", "-H", dockerHost, "import", "-c", CMD, "-c", `LABEL bench.variant=${variant}`, join(WORK, "big.tar"), reference]);
+    await runAsync([
+      "docker",
+      "-H",
+      dockerHost,
+      "import",
+      "-c",
+      CMD,
+      "-c",
+      `LABEL bench.variant=${variant}`,
+      join(WORK, "big.tar"),
+      reference,
+    ]);
     await runAsync(["docker", "-H", dockerHost, "push", "-q", reference]);
     docker(["rmi", reference]);
   };
@@ -27,7 +38,21 @@ export async function benchWindowPrePull(): Promise<void> {
     const image = `${registry}/bench/window-${what}:latest`;
     await buildImage(image, "v1");
     const name = `win-${what}`;
-    docker(["run", "-d", "--name", name, "--network", "none", "-l", `bench.window=${what}`, "--health-cmd", "true", "--health-interval", "1s", image]);
+    docker([
+      "run",
+      "-d",
+      "--name",
+      name,
+      "--network",
+      "none",
+      "-l",
+      `bench.window=${what}`,
+      "--health-cmd",
+      "true",
+      "--health-interval",
+      "1s",
+      image,
+    ]);
     await bigImage(image, "v2");
     const stateDir = join(WORK, `state-${what}`);
     mkdirSync(stateDir, { recursive: true });
@@ -39,7 +64,8 @@ export async function benchWindowPrePull(): Promise<void> {
     let svc = await startSvc({ port, updateWindow: closed, prePull, stateDir });
     const waiting = await cycle(port);
     await stop(svc);
-    if (waiting.report.counts.pending !== 1) throw new Error(`${name}: not pending: ${JSON.stringify(waiting.report.containers)}`);
+    if (waiting.report.counts.pending !== 1)
+      throw new Error(`${name}: not pending: ${JSON.stringify(waiting.report.containers)}`);
     // the window opens
     port = freePort();
     svc = await startSvc({ port, updateWindow: "00:00-24:00", prePull, stateDir });
@@ -47,11 +73,25 @@ export async function benchWindowPrePull(): Promise<void> {
     const applied = await cycle(port);
     await runAsync(["sleep", "3"]);
     await stop(svc);
-    if (applied.report.counts.updated !== 1) throw new Error(`${name}: not updated: ${JSON.stringify(applied.report.containers)}`);
-    const events = docker(["events", "--since", String(Math.floor(since / 1000) - 1), "--until", String(Math.ceil(Date.now() / 1000)), "--filter", `label=bench.window=${what}`, "--format", "{{.Action}} {{.TimeNano}}"])
+    if (applied.report.counts.updated !== 1)
+      throw new Error(`${name}: not updated: ${JSON.stringify(applied.report.containers)}`);
+    const events = docker([
+      "events",
+      "--since",
+      String(Math.floor(since / 1000) - 1),
+      "--until",
+      String(Math.ceil(Date.now() / 1000)),
+      "--filter",
+      `label=bench.window=${what}`,
+      "--format",
+      "{{.Action}} {{.TimeNano}}",
+    ])
       .split("\n")
       .filter(Boolean)
-      .map((line) => ({ action: line.slice(0, line.lastIndexOf(" ")), at: Number(line.slice(line.lastIndexOf(" ") + 1)) / 1e6 }));
+      .map((line) => ({
+        action: line.slice(0, line.lastIndexOf(" ")),
+        at: Number(line.slice(line.lastIndexOf(" ") + 1)) / 1e6,
+      }));
     // the old container's stop (svc renames it first: the label follows it), then the new one healthy
     const stopped = events.find((e) => e.action === "kill" || e.action === "stop" || e.action === "die");
     const healthy = stopped && events.find((e) => e.action === "health_status: healthy" && e.at > stopped.at);
@@ -61,6 +101,20 @@ export async function benchWindowPrePull(): Promise<void> {
   };
   const ahead = await measure("ahead", true);
   const first = await measure("first", false);
-  record({ benchmark: "update in its window, 64 MiB layer: cycle start to healthy, pulled ahead (ms)", svc: ahead.windowMs, baseline: first.windowMs, unit: "ms", target: "< 1.0x pulling in the window", check: (r) => r < 1 });
-  record({ benchmark: "downtime in its window (stop to healthy), pulled ahead (ms)", svc: ahead.downMs, baseline: first.downMs, unit: "ms", target: "report", note: "svc pulls before it stops in both cases: the pull ahead empties the window, not the downtime" });
+  record({
+    benchmark: "update in its window, 64 MiB layer: cycle start to healthy, pulled ahead (ms)",
+    svc: ahead.windowMs,
+    baseline: first.windowMs,
+    unit: "ms",
+    target: "< 1.0x pulling in the window",
+    check: (r) => r < 1,
+  });
+  record({
+    benchmark: "downtime in its window (stop to healthy), pulled ahead (ms)",
+    svc: ahead.downMs,
+    baseline: first.downMs,
+    unit: "ms",
+    target: "report",
+    note: "svc pulls before it stops in both cases: the pull ahead empties the window, not the downtime",
+  });
 }

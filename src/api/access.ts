@@ -5,7 +5,6 @@
 import type { SocketAddress } from "bun";
 import { type AccessFields, redactAuthorization } from "../log/index.ts";
 
-
 /** The parts of a request's absolute URL the API needs, without building a URL object. */
 export interface RequestTarget {
   /** "http" */

@@ -9,27 +9,35 @@
  * validation and never 415, so the order is kept here in plain code. Handlers only call the
  * runner and the metrics; nothing below the API sees Elysia's Context.
  */
-import { parseBoolean } from "../config/values.ts";
-import type { CopyList } from "../dataguard/index.ts";
-import { dataGuardEndpoint } from "./data-guard.ts";
+
 import type { Server } from "bun";
 import { Elysia } from "elysia";
 import type { Config } from "../config/index.ts";
+import { parseBoolean } from "../config/values.ts";
 import { httpStatusOf, SvcError, toSvcError } from "../core/errors.ts";
+import type { CopyList } from "../dataguard/index.ts";
 import type { AccessLog, AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
+import {
+  isOwnerChallenge,
+  OWNER_CHALLENGE_HEADER,
+  OWNER_PROOF_HEADER,
+  OWNER_REQUEST_HEADER,
+  ownerProof,
+  ownerRequestVerifier,
+} from "../state/owner.ts";
+import type { ContainerActions, CycleRunner, SessionReport } from "../updater/types.ts";
 import type { LiveProgress } from "../updater/views/live.ts";
 import type { DashboardActions } from "../updater/views/overview.ts";
-import type { CycleRunner, SessionReport, ContainerActions } from "../updater/types.ts";
 import { accessFields, type RequestInfo, type RequestTarget, requestTarget } from "./access.ts";
 import { type Authenticate, createAuthenticator, type Principal } from "./auth.ts";
 import { dashboardRoutes } from "./dashboard.ts";
+import { dataGuardEndpoint } from "./data-guard.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, forbidden, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
 import { notFromThePage } from "./same-origin.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
-import { isOwnerChallenge, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, OWNER_REQUEST_HEADER, ownerProof, ownerRequestVerifier } from "../state/owner.ts";
 
 export interface ApiDeps {
   config: Config;
@@ -62,17 +70,23 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
   };
   const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
   /** Runs a cycle for the request's filter; `render` shapes the report into the answer. */
-  const cycle = (dryRun: boolean | undefined, render: (report: SessionReport) => unknown): Handler => async (request, target, server) => {
-    const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
-    // The answer comes when the cycle ends, which may take minutes: lift the idle timeout
-    // for this request only, so slow clients elsewhere are still cut off.
-    server?.timeout(request, 0);
-    return answer(await deps.runner.run("api", filter, dryRun === undefined ? undefined : { dryRun }), render);
-  };
+  const cycle =
+    (dryRun: boolean | undefined, render: (report: SessionReport) => unknown): Handler =>
+    async (request, target, server) => {
+      const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
+      // The answer comes when the cycle ends, which may take minutes: lift the idle timeout
+      // for this request only, so slow clients elsewhere are still cut off.
+      server?.timeout(request, 0);
+      return answer(await deps.runner.run("api", filter, dryRun === undefined ? undefined : { dryRun }), render);
+    };
   const update = cycle(undefined, (report) => report);
   const check = cycle(true, (report) => report);
   const skip: Handler = async (request, target, server) => {
-    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "digest", "tag"] as const);
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), [
+      "container",
+      "digest",
+      "tag",
+    ] as const);
     const container = oneContainer(fields.container);
     const given = (fields.digest?.length ?? 0) + (fields.tag?.length ?? 0);
     if (given > 1) throw new SvcError("bad_request", "name at most one digest or tag");
@@ -81,7 +95,10 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     return answer(await deps.runner.skip(container, { digest: fields.digest?.[0], tag: fields.tag?.[0] }));
   };
   const rollback: Handler = async (request, target, server) => {
-    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "with_data"] as const);
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), [
+      "container",
+      "with_data",
+    ] as const);
     const container = oneContainer(fields.container);
     const withData = fields.with_data === undefined ? false : parseBoolean(fields.with_data.join(","));
     if (withData === undefined) throw new SvcError("bad_request", 'with_data must be "true" or "false"');
@@ -121,14 +138,24 @@ function serveEndpoint(
   if (!isAction(request.method)) return handler(request, target, server, principal);
   if (principal.role !== "admin") return errorResponse(forbidden());
   const crossSite = principal.via === "proxy" ? notFromThePage(request) : null;
-  if (crossSite !== null) return errorResponse(new SvcError("forbidden", `forbidden: a user the identity proxy signed in acts only from svc's own page, and ${crossSite} (docs/security.md)`));
+  if (crossSite !== null)
+    return errorResponse(
+      new SvcError(
+        "forbidden",
+        `forbidden: a user the identity proxy signed in acts only from svc's own page, and ${crossSite} (docs/security.md)`,
+      ),
+    );
   const response = Promise.resolve().then(() => handler(request, target, server, principal));
   audit(principal, request, target, response);
   return response;
 }
 
 /** Who sent a request: its token, or the user a trusted proxy names (docs/dashboard.md, roles). */
-function principalOf(authenticate: Authenticate, header: string | undefined, handedOver: (request: Request) => Principal | null) {
+function principalOf(
+  authenticate: Authenticate,
+  header: string | undefined,
+  handedOver: (request: Request) => Principal | null,
+) {
   return (request: Request, server: Server<unknown> | null): Principal | null =>
     handedOver(request) ??
     authenticate(
@@ -152,9 +179,14 @@ function handedOverBy(ownerNonce: string | undefined): (request: Request) => Pri
     const proof = request.headers.get(OWNER_REQUEST_HEADER);
     if (proof === null || request.method !== "POST") return null;
     const target = requestTarget(request.url);
-    const bodiless = request.body === null && (request.headers.get("content-length") ?? "0") === "0" && !request.headers.has("transfer-encoding");
+    const bodiless =
+      request.body === null &&
+      (request.headers.get("content-length") ?? "0") === "0" &&
+      !request.headers.has("transfer-encoding");
     if (target.path !== HANDED_OVER_PATH || !bodiless) return null;
-    return verify(proof, request.method, target.path + target.query) ? { role: "admin", name: "svc rollback (the state folder's proof)" } : null;
+    return verify(proof, request.method, target.path + target.query)
+      ? { role: "admin", name: "svc rollback (the state folder's proof)" }
+      : null;
   };
 }
 
@@ -162,18 +194,28 @@ export function createApp(deps: ApiDeps) {
   const log = deps.log.child("api");
   const dashboard = dashboardRoutes({ ...deps, log });
   const endpoints = buildEndpoints(deps, dashboard.exact);
-  const who = principalOf(createAuthenticator(deps.config.http_api), deps.config.http_api.trusted_proxy_header, handedOverBy(deps.ownerNonce));
+  const who = principalOf(
+    createAuthenticator(deps.config.http_api),
+    deps.config.http_api.trusted_proxy_header,
+    handedOverBy(deps.ownerNonce),
+  );
   /**
    * Who asked for an action: one audit line as it is accepted (before the engine actions it
    * causes, and written even if svc stops meanwhile), one more with the error when it fails.
    */
   const audit = (principal: Principal, request: Request, target: RequestTarget, response: Promise<Response>): void => {
     if (!deps.audit) return;
-    const entry = { action: "request" as const, trigger: "api", actor: principal.name, request: `${request.method} ${target.path}` };
+    const entry = {
+      action: "request" as const,
+      trigger: "api",
+      actor: principal.name,
+      request: `${request.method} ${target.path}`,
+    };
     deps.audit.record(entry);
     response.then(
       (answered) => answered.ok || deps.audit?.record({ ...entry, error: `answered ${answered.status}` }),
-      (error) => deps.audit?.record({ ...entry, error: `answered ${httpStatusOf(error)}: ${toSvcError(error).message}` }),
+      (error) =>
+        deps.audit?.record({ ...entry, error: `answered ${httpStatusOf(error)}: ${toSvcError(error).message}` }),
     );
   };
 
@@ -181,7 +223,12 @@ export function createApp(deps: ApiDeps) {
   const failed = (error: unknown, request: Request): Response => {
     const svcError = toSvcError(error);
     if (httpStatusOf(svcError) >= 500) {
-      log.error("request failed", { method: request.method, path: requestTarget(request.url).path, kind: svcError.kind, error: svcError.message });
+      log.error("request failed", {
+        method: request.method,
+        path: requestTarget(request.url).path,
+        kind: svcError.kind,
+        error: svcError.message,
+      });
     }
     return errorResponse(svcError);
   };
@@ -211,7 +258,11 @@ export function createApp(deps: ApiDeps) {
     const endpoint = endpoints.get(target.path) ?? dashboard.match(target.path);
     const finish = (response: Response): Response => {
       if (endpoint?.authenticated) keptPrivate(response);
-      if (accessOn) writeAccess({ request, target, remote: server?.requestIP(request), serverPort: serverPort(server), startedAt }, response.status);
+      if (accessOn)
+        writeAccess(
+          { request, target, remote: server?.requestIP(request), serverPort: serverPort(server), startedAt },
+          response.status,
+        );
       return response;
     };
     let result: Response | Promise<Response>;
@@ -224,10 +275,12 @@ export function createApp(deps: ApiDeps) {
     return result.then(finish, (error) => finish(failed(error, request)));
   };
 
-  return new Elysia({ strictPath: true })
-    // Only Elysia's own failures reach this: every route catches its errors itself.
-    .onError(({ error, request }) => failed(error, request))
-    .all("*", ({ request, server }) => route(request, server), { parse: "none" });
+  return (
+    new Elysia({ strictPath: true })
+      // Only Elysia's own failures reach this: every route catches its errors itself.
+      .onError(({ error, request }) => failed(error, request))
+      .all("*", ({ request, server }) => route(request, server), { parse: "none" })
+  );
 }
 
 export type App = ReturnType<typeof createApp>;
@@ -246,7 +299,12 @@ function keptPrivate(response: Response): void {
  * a second svc share the port silently instead of failing, and development mode would show
  * error pages. Throws SvcError "startup" (exit 2) when the port cannot be bound.
  */
-export function listen(app: App, port: number, hostname = "0.0.0.0", options: { idleTimeoutSeconds?: number } = {}): Server<unknown> {
+export function listen(
+  app: App,
+  port: number,
+  hostname = "0.0.0.0",
+  options: { idleTimeoutSeconds?: number } = {},
+): Server<unknown> {
   try {
     app.listen({ port, hostname, reusePort: false, development: false, idleTimeout: options.idleTimeoutSeconds ?? 30 });
   } catch (error) {

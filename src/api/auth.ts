@@ -41,7 +41,11 @@ export interface Principal {
 }
 
 /** The request's Authorization header, the proxy header's value and the address it came from (read only when needed). */
-export type Authenticate = (authorization: string | null, proxyUser: () => string | null, remote: () => string | undefined) => Principal | null;
+export type Authenticate = (
+  authorization: string | null,
+  proxyUser: () => string | null,
+  remote: () => string | undefined,
+) => Principal | null;
 
 export interface AuthSettings {
   token?: string;
@@ -56,7 +60,9 @@ const PROXY_USER = /^[A-Za-z0-9._@+-]{1,128}$/;
 
 /** `::ffff:10.0.0.1` (an IPv4 client of a dual-stack socket) is 10.0.0.1. */
 export function plainAddress(address: string): string {
-  return address.toLowerCase().startsWith("::ffff:") && address.includes(".") ? address.slice(7) : address.toLowerCase();
+  return address.toLowerCase().startsWith("::ffff:") && address.includes(".")
+    ? address.slice(7)
+    : address.toLowerCase();
 }
 
 /**

@@ -54,7 +54,10 @@ const releaseNotes = z.object({
 
 const container = z.object({
   kind: z.enum(["container", "service"]).default("container"),
-  group: z.object({ kind: z.enum(["compose", "stack"]), name: text }).nullable().default(null),
+  group: z
+    .object({ kind: z.enum(["compose", "stack"]), name: text })
+    .nullable()
+    .default(null),
   name: text,
   image: text,
   state: states,
@@ -82,10 +85,23 @@ const container = z.object({
   compose_change: z.array(text).nullable().default(null),
 });
 
-const excluded = z.object({ kind: z.enum(["container", "service"]).optional(), name: text, image: text, state: text, reason: prose });
+const excluded = z.object({
+  kind: z.enum(["container", "service"]).optional(),
+  name: text,
+  image: text,
+  state: text,
+  reason: prose,
+});
 
 const count = z.number().int().min(0);
-const rateLimit = z.object({ registry: text, remaining: count, limit: count.nullable(), window_seconds: count.nullable(), at: time, needed: count });
+const rateLimit = z.object({
+  registry: text,
+  remaining: count,
+  limit: count.nullable(),
+  window_seconds: count.nullable(),
+  at: time,
+  needed: count,
+});
 
 /** The answer around the entries: what it must have for any entry to mean something. */
 const frame = z.object({
@@ -106,7 +122,11 @@ type Parsed = Omit<z.infer<typeof frame>, "containers" | "excluded" | "rate_limi
 // mismatch is a type error here)
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Entry = ContainersAnswer["containers"][number];
-const sameShape: [Same<Parsed, ContainersAnswer>, Same<keyof Parsed, keyof ContainersAnswer>, Same<keyof z.infer<typeof container>, keyof Entry>] = [true, true, true];
+const sameShape: [
+  Same<Parsed, ContainersAnswer>,
+  Same<keyof Parsed, keyof ContainersAnswer>,
+  Same<keyof z.infer<typeof container>, keyof Entry>,
+] = [true, true, true];
 void sameShape;
 
 /** An answer read: the entries that fit, and what was left out (each named, with why). */
@@ -131,7 +151,11 @@ export function readContainersAnswer(raw: unknown): ReadAnswer | undefined {
   const answer: ContainersAnswer = { ...rest, containers: keep(container, containers, "container") };
   if (left) answer.excluded = keep(excluded, left, "left-alone container");
   if (limits) answer.rate_limits = keep(rateLimit, limits, "rate limit");
-  return { answer, dropped: dropped.length > MAX_NAMED ? [...dropped.slice(0, MAX_NAMED), `and ${dropped.length - MAX_NAMED} more`] : dropped };
+  return {
+    answer,
+    dropped:
+      dropped.length > MAX_NAMED ? [...dropped.slice(0, MAX_NAMED), `and ${dropped.length - MAX_NAMED} more`] : dropped,
+  };
 }
 
 /** Dropped entries named one by one; past these, counted (an answer of junk must not make a list as long). */

@@ -13,12 +13,12 @@ import { SvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { RateLimitView } from "../ui/page/api.ts";
+import { countRows } from "../ui/summary.ts";
+import type { CycleRunner, SessionReport, UpdateFilter } from "../updater/types.ts";
 import { type LiveProgress, liveProgress } from "../updater/views/live.ts";
 import type { DashboardActions, Overview } from "../updater/views/overview.ts";
-import type { CycleRunner, SessionReport, UpdateFilter } from "../updater/types.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, jsonResponse, notFound } from "./http.ts";
-import { countRows } from "../ui/summary.ts";
 import { createPeers, PEER_ENDPOINTS, type Peers } from "./peers.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
 
@@ -39,8 +39,17 @@ export interface DashboardDeps {
 function containersAnswer(deps: DashboardDeps, host: string, { lastOutcomes }: Timeline) {
   return (overview: Overview) => {
     const last = lastOutcomes(deps.history?.list() ?? []);
-    const containers = overview.containers.map((c) => ({ ...c, ...(last.get(c.name) ?? { last_cycle: null, last_update: null }) }));
-    return { checked_at: overview.checked_at, host, update: deps.config.http_api.update, containers, excluded: overview.excluded };
+    const containers = overview.containers.map((c) => ({
+      ...c,
+      ...(last.get(c.name) ?? { last_cycle: null, last_update: null }),
+    }));
+    return {
+      checked_at: overview.checked_at,
+      host,
+      update: deps.config.http_api.update,
+      containers,
+      excluded: overview.excluded,
+    };
   };
 }
 
@@ -81,7 +90,10 @@ export function summaryOf(last: ContainersAnswer) {
 }
 
 /** The dashboard's endpoints: exact paths, and the ones that take a name (the page's files, a peer's endpoints). */
-export function dashboardRoutes(deps: DashboardDeps): { exact: [string, Endpoint][]; match(path: string): Endpoint | undefined } {
+export function dashboardRoutes(deps: DashboardDeps): {
+  exact: [string, Endpoint][];
+  match(path: string): Endpoint | undefined;
+} {
   const peers = createPeers(deps.config, deps.metrics, deps.log);
   const asset = uiAssetEndpoint(deps.config.http_api.ui);
   const throughPeer = peerEndpoint(deps.config, peers);
@@ -94,10 +106,13 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
   const host = hostname();
   /** the last answer of an unfiltered GET /v1/containers: what GET /v1/summary counts */
   let lastAnswer: ContainersAnswer | null = null;
-  const overview = async (filter: UpdateFilter): Promise<ContainersAnswer | null> => {
-    const result = await deps.runner.overview(filter);
+  const overview = async (filter: UpdateFilter, fresh = false): Promise<ContainersAnswer | null> => {
+    const result = await deps.runner.overview(filter, { fresh });
     if (result === null) return null;
-    const shaped = { ...containersAnswer(deps, host, await loadTimeline())(result), rate_limits: await rateLimits(deps.metrics, result.containers) };
+    const shaped = {
+      ...containersAnswer(deps, host, await loadTimeline())(result),
+      rate_limits: await rateLimits(deps.metrics, result.containers),
+    };
     if (!filter.container?.length && !filter.image?.length && !filter.stack?.length) lastAnswer = shaped;
     return shaped;
   };
@@ -105,7 +120,9 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
     const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
     // a dry run asks the registries: as long as a cycle's checks may take
     server?.timeout(request, 0);
-    return answer(await overview(filter));
+    // a check asked for now (the page's fetches say so): no recent overview is reused, one under way is shared
+    const fresh = /\bno-cache\b/i.test(request.headers.get("cache-control") ?? "");
+    return answer(await overview(filter, fresh));
   };
   const summary: Handler = async (request, _target, server) => {
     if (!lastAnswer || summaryIsOld(lastAnswer, deps.history?.list() ?? [])) {
@@ -114,7 +131,8 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
     }
     return jsonResponse(summaryOf(lastAnswer!));
   };
-  const session: Handler = (_request, _target, _server, who) => jsonResponse({ role: who?.role ?? "viewer", name: who?.name ?? "", update: api.update });
+  const session: Handler = (_request, _target, _server, who) =>
+    jsonResponse({ role: who?.role ?? "viewer", name: who?.name ?? "", update: api.update });
   // without a listener wired (tests of other endpoints), a running cycle is told without its steps
   const live = deps.progress ?? liveProgress();
   const progress: Handler = () => jsonResponse({ running: live.running(deps.runner.busy) });
@@ -123,14 +141,19 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
     const container = oneContainer(fields.container);
     const text = fields.for?.length === 1 ? fields.for[0]! : undefined;
     const ms = text === undefined ? undefined : parseDuration(text);
-    if (ms === undefined) throw new SvcError("bad_request", 'give "for": one duration such as "12h" or "7d" ("0s" lifts the snooze)');
+    if (ms === undefined)
+      throw new SvcError("bad_request", 'give "for": one duration such as "12h" or "7d" ("0s" lifts the snooze)');
     return jsonResponse(await deps.runner.snooze(container, ms));
   };
   const history: Handler = async (request, target) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
     const reports = deps.history?.list() ?? [];
     const { sessionSummary, timelineOf } = await loadTimeline();
-    if (fields.container) return jsonResponse({ container: oneContainer(fields.container), timeline: timelineOf(reports, fields.container[0]!) });
+    if (fields.container)
+      return jsonResponse({
+        container: oneContainer(fields.container),
+        timeline: timelineOf(reports, fields.container[0]!),
+      });
     return jsonResponse({ size: deps.config.history_size, reports: reports.map(sessionSummary).reverse() });
   };
   const peerList: Handler = async () => jsonResponse({ peers: await peers.refresh() });
@@ -166,7 +189,9 @@ function peerEndpoint(config: Config, peers: Peers): (path: string) => Endpoint 
       return peers.forward(name, endpoint, request, target.query);
     };
     const enabled = method === "GET" ? reads : config.http_api.update;
-    return method === "GET" ? getEndpoint(enabled, true, forward) : { enabled, authenticated: true, methods: { POST: forward }, allow: "POST" };
+    return method === "GET"
+      ? getEndpoint(enabled, true, forward)
+      : { enabled, authenticated: true, methods: { POST: forward }, allow: "POST" };
   };
 }
 

@@ -3,8 +3,9 @@
  * age and version; DELETE /v1/data-guard?container=NAME&id=ID removes one. A copy a restore is
  * using is not removed (409).
  */
-import type { CopyList } from "../dataguard/index.ts";
+
 import { SvcError } from "../core/errors.ts";
+import type { CopyList } from "../dataguard/index.ts";
 import type { Endpoint, Handler } from "./endpoint.ts";
 import { jsonResponse } from "./http.ts";
 
@@ -14,12 +15,19 @@ export function dataGuardEndpoint(enabled: boolean, copies: CopyList | undefined
     const query = new URLSearchParams(target.query);
     const container = query.get("container");
     const id = query.get("id");
-    if (!container || !id) throw new SvcError("bad_request", "name the copy: ?container=NAME&id=ID (GET /v1/data-guard lists them)");
+    if (!container || !id)
+      throw new SvcError("bad_request", "name the copy: ?container=NAME&id=ID (GET /v1/data-guard lists them)");
     const outcome = copies?.remove(container, id) ?? "missing";
     if (outcome === "missing") throw new SvcError("not_found", `no copy ${id} of ${container}`);
     if (outcome === "restoring") throw new SvcError("busy", `copy ${id} of ${container} is being restored`);
     return new Response(null, { status: 204 });
   };
-  const head: Handler = async (request, target, server, who) => new Response(null, { status: (await list(request, target, server, who)).status });
-  return { enabled, authenticated: true, methods: { GET: list, HEAD: head, DELETE: remove }, allow: "GET, HEAD, DELETE" };
+  const head: Handler = async (request, target, server, who) =>
+    new Response(null, { status: (await list(request, target, server, who)).status });
+  return {
+    enabled,
+    authenticated: true,
+    methods: { GET: list, HEAD: head, DELETE: remove },
+    allow: "GET, HEAD, DELETE",
+  };
 }

@@ -6,7 +6,12 @@ import type { Principal } from "./auth.ts";
 import { errorResponse, jsonResponse, withoutBody } from "./http.ts";
 
 /** `who`: the caller of an authenticated endpoint (its role and the name the audit log writes). */
-export type Handler = (request: Request, target: RequestTarget, server: Server<unknown> | null, who?: Principal) => Response | Promise<Response>;
+export type Handler = (
+  request: Request,
+  target: RequestTarget,
+  server: Server<unknown> | null,
+  who?: Principal,
+) => Response | Promise<Response>;
 
 export interface Endpoint {
   enabled: boolean;
@@ -17,7 +22,9 @@ export interface Endpoint {
 
 /** The runner's answer as JSON; null means another cycle is running (the runner counted the skip). */
 export function answer<T>(result: T | null, render: (value: T) => unknown = (value) => value): Response {
-  return result === null ? errorResponse(new SvcError("busy", "another update cycle is running")) : jsonResponse(render(result));
+  return result === null
+    ? errorResponse(new SvcError("busy", "another update cycle is running"))
+    : jsonResponse(render(result));
 }
 
 /** The one container a request about a single container names. */
@@ -30,4 +37,3 @@ export function getEndpoint(enabled: boolean, authenticated: boolean, get: Handl
   const head: Handler = async (request, target, server, who) => withoutBody(await get(request, target, server, who));
   return { enabled, authenticated, methods: { GET: get, HEAD: head }, allow: "GET, HEAD" };
 }
-

@@ -8,15 +8,15 @@
  */
 import { readFileSync } from "node:fs";
 import type { Config } from "../config/index.ts";
+import { type JsonReadError, readBounded, readBoundedJson } from "../core/bounded.ts";
 import { SvcError, toSvcError } from "../core/errors.ts";
 import { duration } from "../core/moments.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
-import { readBounded, readBoundedJson, type JsonReadError } from "../core/bounded.ts";
-import { jsonResponse } from "./http.ts";
-import { MAX_BODY_BYTES } from "./update-request.ts";
 import type { ContainersAnswer, PeerState } from "../ui/page/api.ts";
 import { readContainersAnswer } from "./containers-answer.ts";
+import { jsonResponse } from "./http.ts";
+import { MAX_BODY_BYTES } from "./update-request.ts";
 
 type PeerConfig = Config["peers"][number];
 
@@ -62,7 +62,22 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
   const timeoutMs = Math.min(config.peer_timeout, MAX_ACTION_MS);
   const byName = new Map(config.peers.map((peer) => [peer.name, peer]));
   const known = new Map<string, Known>(
-    config.peers.map((peer) => [peer.name, { view: { name: peer.name, up: false, busy: false, checked_at: null, unreachable_since: null, error: null, answered_at: null, data: null, dropped: [] } }]),
+    config.peers.map((peer) => [
+      peer.name,
+      {
+        view: {
+          name: peer.name,
+          up: false,
+          busy: false,
+          checked_at: null,
+          unreachable_since: null,
+          error: null,
+          answered_at: null,
+          data: null,
+          dropped: [],
+        },
+      },
+    ]),
   );
 
   const call = async (peer: PeerConfig, path: string, init: RequestInit, waitMs: number): Promise<Response> => {
@@ -71,9 +86,16 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
     headers.set("authorization", `Bearer ${peer.token}`);
     headers.set("accept", "application/json");
     try {
-      return await fetch(url, { ...init, headers, redirect: "manual", signal: AbortSignal.timeout(waitMs), ...tlsOf(peer) });
+      return await fetch(url, {
+        ...init,
+        headers,
+        redirect: "manual",
+        signal: AbortSignal.timeout(waitMs),
+        ...tlsOf(peer),
+      });
     } catch (error) {
-      const what = (error as Error)?.name === "TimeoutError" ? `no answer within ${duration(waitMs)}` : toSvcError(error).message;
+      const what =
+        (error as Error)?.name === "TimeoutError" ? `no answer within ${duration(waitMs)}` : toSvcError(error).message;
       throw new SvcError("peer", `peer ${peer.name} (${url.origin}): ${what}`);
     }
   };
@@ -84,14 +106,38 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
     try {
       const response = await call(peer, "v1/containers", { method: "GET" }, timeoutMs);
       const busy = response.status === 409;
-      if (!busy && !response.ok) throw new SvcError("peer", `peer ${peer.name} answered ${response.status}${response.status === 401 ? " (its token in peers is not the one it expects)" : ""}`);
-      const read = busy ? { answer: entry.view.data, dropped: entry.view.dropped } : readContainers(peer.name, await readJson(peer.name, response), logger);
+      if (!busy && !response.ok)
+        throw new SvcError(
+          "peer",
+          `peer ${peer.name} answered ${response.status}${response.status === 401 ? " (its token in peers is not the one it expects)" : ""}`,
+        );
+      const read = busy
+        ? { answer: entry.view.data, dropped: entry.view.dropped }
+        : readContainers(peer.name, await readJson(peer.name, response), logger);
       await response.body?.cancel().catch(() => {});
-      entry.view = { ...entry.view, up: true, busy, checked_at: now, unreachable_since: null, error: null, answered_at: busy ? entry.view.answered_at : now, data: read.answer, dropped: read.dropped };
+      entry.view = {
+        ...entry.view,
+        up: true,
+        busy,
+        checked_at: now,
+        unreachable_since: null,
+        error: null,
+        answered_at: busy ? entry.view.answered_at : now,
+        data: read.answer,
+        dropped: read.dropped,
+      };
     } catch (error) {
       const message = toSvcError(error).message;
-      if (entry.view.unreachable_since === null) logger.warn("peer unreachable: showing its last known state", { peer: peer.name, error: message });
-      entry.view = { ...entry.view, up: false, busy: false, checked_at: now, unreachable_since: entry.view.unreachable_since ?? now, error: message };
+      if (entry.view.unreachable_since === null)
+        logger.warn("peer unreachable: showing its last known state", { peer: peer.name, error: message });
+      entry.view = {
+        ...entry.view,
+        up: false,
+        busy: false,
+        checked_at: now,
+        unreachable_since: entry.view.unreachable_since ?? now,
+        error: message,
+      };
     }
     metrics.recordPeer(peer.name, entry.view.up);
     return entry.view;
@@ -105,12 +151,18 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
       const method = PEER_ENDPOINTS[endpoint];
       if (!peer || !method) throw new SvcError("not_found", "not found");
       const body = method === "POST" ? await readBounded(request, MAX_BODY_BYTES) : undefined;
-      if (body?.overCap) throw new SvcError("payload_too_large", `the request body exceeds ${MAX_BODY_BYTES / 1024} KiB`);
+      if (body?.overCap)
+        throw new SvcError("payload_too_large", `the request body exceeds ${MAX_BODY_BYTES / 1024} KiB`);
       const headers: Record<string, string> = {};
       const type = request.headers.get("content-type");
       if (type && body && body.bytes.byteLength > 0) headers["content-type"] = type;
       const waitMs = method === "GET" ? Math.max(timeoutMs, 60_000) : MAX_ACTION_MS;
-      const response = await call(peer, `v1/${endpoint}${query}`, { method, headers, body: body && body.bytes.byteLength > 0 ? body.bytes : undefined }, waitMs);
+      const response = await call(
+        peer,
+        `v1/${endpoint}${query}`,
+        { method, headers, body: body && body.bytes.byteLength > 0 ? body.bytes : undefined },
+        waitMs,
+      );
       return forwarded(name, endpoint, response, logger);
     },
   };
@@ -124,11 +176,17 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
 async function forwarded(name: string, endpoint: string, response: Response, log: Logger): Promise<Response> {
   if (response.status === 401) {
     await response.body?.cancel().catch(() => {});
-    throw new SvcError("peer", `peer ${name} refused the token svc holds for it (401): its token in peers is not the one it expects`);
+    throw new SvcError(
+      "peer",
+      `peer ${name} refused the token svc holds for it (401): its token in peers is not the one it expects`,
+    );
   }
   if (response.status >= 300 && response.status < 400) {
     await response.body?.cancel().catch(() => {});
-    throw new SvcError("peer", `peer ${name} answered ${response.status} (a redirect, which svc does not follow): is its url the svc API?`);
+    throw new SvcError(
+      "peer",
+      `peer ${name} answered ${response.status} (a redirect, which svc does not follow): is its url the svc API?`,
+    );
   }
   const read = await readBoundedJson(response, MAX_ANSWER_BYTES);
   if ("error" in read && read.error === "empty") return new Response(null, { status: response.status });
@@ -141,7 +199,11 @@ async function forwarded(name: string, endpoint: string, response: Response, log
 function readContainers(name: string, raw: unknown, log: Logger): { answer: ContainersAnswer; dropped: string[] } {
   const read = readContainersAnswer(raw);
   if (!read) throw new SvcError("peer", `peer ${name} did not answer as svc does (is the url an svc API?)`);
-  if (read.dropped.length) log.warn("entries of a peer's answer left out: they are not what svc answers", { peer: name, dropped: read.dropped });
+  if (read.dropped.length)
+    log.warn("entries of a peer's answer left out: they are not what svc answers", {
+      peer: name,
+      dropped: read.dropped,
+    });
   return read;
 }
 
@@ -151,7 +213,8 @@ async function readJson(name: string, response: Response): Promise<unknown> {
 
 function answerOf(name: string, read: { value: unknown } | JsonReadError): unknown {
   if ("value" in read) return read.value;
-  if (read.error === "over_cap") throw new SvcError("peer", `peer ${name} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
+  if (read.error === "over_cap")
+    throw new SvcError("peer", `peer ${name} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
   throw new SvcError("peer", `peer ${name} did not answer JSON (is the url an svc API?)`);
 }
 

@@ -15,9 +15,10 @@ const FORM_TYPES = new Set(["application/x-www-form-urlencoded", "multipart/form
 /** Why the request may not act on the proxy's word, or null when it may. */
 export function notFromThePage(request: Request): string | null {
   if (!sameOrigin(request)) return "it does not come from svc's own origin (Sec-Fetch-Site, Origin)";
-  const type = request.headers.get("content-type")?.split(";")[0]!.trim().toLowerCase() ?? "";
+  const type = (request.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (FORM_TYPES.has(type)) return "it is a form's body";
-  if (!request.headers.has(PAGE_REQUEST_HEADER) && type !== "application/json") return `it carries neither ${PAGE_REQUEST_HEADER} nor a JSON body`;
+  if (!request.headers.has(PAGE_REQUEST_HEADER) && type !== "application/json")
+    return `it carries neither ${PAGE_REQUEST_HEADER} nor a JSON body`;
   return null;
 }
 
@@ -33,6 +34,8 @@ function sameOrigin(request: Request): boolean {
     return false; // "null" (a sandboxed frame, a file) is no origin
   }
   // the Host the browser sent to, as the proxy passed it on (or named it apart)
-  const own = [request.headers.get("host"), request.headers.get("x-forwarded-host")].filter((value): value is string => value !== null);
+  const own = [request.headers.get("host"), request.headers.get("x-forwarded-host")].filter(
+    (value): value is string => value !== null,
+  );
   return own.some((value) => value.split(",")[0]!.trim().toLowerCase() === host.toLowerCase());
 }

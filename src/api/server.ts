@@ -24,7 +24,12 @@ export function serveApi(deps: ApiDeps, log: Logger): Api {
   const app: App = createApp(deps);
   const { port, address } = config.http_api;
   let server: ReturnType<typeof listen> | undefined = listen(app, port, address);
-  log.info("HTTP API listening", { address: `${address.includes(":") ? `[${address}]` : address}:${port}`, update: config.http_api.update, metrics: config.http_api.metrics, ui: config.http_api.ui });
+  log.info("HTTP API listening", {
+    address: `${address.includes(":") ? `[${address}]` : address}:${port}`,
+    update: config.http_api.update,
+    metrics: config.http_api.metrics,
+    ui: config.http_api.ui,
+  });
   // The Bun servers are stopped directly (not app.stop): a released server's requests in flight
   // may finish after a reclaim, and app.stop would then forget the new server.
   const closing: Promise<unknown>[] = [];

@@ -29,11 +29,13 @@ function bodyKindOf(contentType: string | null): BodyKind | null {
  * but leaves nothing (`container=`, `container=,`, `[]`) is a mistake, not "no filter".
  */
 function splitValues(field: string, values: readonly string[]): string[] {
-  const items = values.flatMap((value) => value.split(",")).map((item) => item.trim()).filter(Boolean);
+  const items = values
+    .flatMap((value) => value.split(","))
+    .map((item) => item.trim())
+    .filter(Boolean);
   if (items.length === 0) throw badRequest(`filter "${field}" is empty`);
   return items;
 }
-
 
 /**
  * Query strings and form bodies: a filter is a comma-separated string. A repeated key
@@ -68,7 +70,8 @@ function fieldsFromJson<F extends string>(text: string, fields: readonly F[]): F
   for (const [key, value] of Object.entries(parsed)) {
     if (!(fields as readonly string[]).includes(key)) throw badRequest(`unknown field "${truncate(key)}"`);
     if (typeof value === "string") out[key as F] = splitValues(key, [value]);
-    else if (Array.isArray(value) && value.every((item) => typeof item === "string")) out[key as F] = splitValues(key, value);
+    else if (Array.isArray(value) && value.every((item) => typeof item === "string"))
+      out[key as F] = splitValues(key, value);
     else throw badRequest(`field "${key}" must be a string or an array of strings`);
   }
   return out;
@@ -96,7 +99,11 @@ export function parseUpdateRequest(request: Request, query: URLSearchParams): Pr
  * The fields a request gives, from its query string and its body (JSON or form), under the same
  * rules for every endpoint that takes some: content type (415), size (413), then parsing (400).
  */
-export async function parseRequestFields<F extends string>(request: Request, query: URLSearchParams, fields: readonly F[]): Promise<Fields<F>> {
+export async function parseRequestFields<F extends string>(
+  request: Request,
+  query: URLSearchParams,
+  fields: readonly F[],
+): Promise<Fields<F>> {
   const kind = bodyKindOf(request.headers.get("content-type"));
   const body = await readBounded(request, MAX_BODY_BYTES);
   const empty = body.bytes.byteLength === 0 && !body.overCap;
@@ -111,9 +118,11 @@ export async function parseRequestFields<F extends string>(request: Request, que
   const fromQuery = fieldsFromParams(query, "query", fields);
   if (empty) return fromQuery;
   const text = decodeUtf8(body.bytes);
-  const fromBody = kind === "json" ? fieldsFromJson(text, fields) : fieldsFromParams(new URLSearchParams(text), "form", fields);
+  const fromBody =
+    kind === "json" ? fieldsFromJson(text, fields) : fieldsFromParams(new URLSearchParams(text), "form", fields);
   for (const field of fields) {
-    if (fromQuery[field] && fromBody[field]) throw badRequest(`filter "${field}" is given both in the query string and in the body`);
+    if (fromQuery[field] && fromBody[field])
+      throw badRequest(`filter "${field}" is given both in the query string and in the body`);
   }
   return { ...fromQuery, ...fromBody };
 }

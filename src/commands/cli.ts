@@ -8,12 +8,26 @@
  * the user wrote it.
  */
 import { resolve } from "node:path";
-import { defineCommand, type ArgDef, type ArgsDef, type SubCommandsDef } from "citty";
-import { COMMAND_FLAGS, OPTIONS, defaultConfig, describeOption, generateSample, loadConfig, logSettings, parseArgv, printConfig, secretValues, type Config, type LoadResult, type OptionSpec } from "../config/index.ts";
-import { SvcError, exitCodeOf, toSvcError } from "../core/errors.ts";
+import { type ArgDef, type ArgsDef, defineCommand, type SubCommandsDef } from "citty";
+import {
+  COMMAND_FLAGS,
+  type Config,
+  defaultConfig,
+  describeOption,
+  generateSample,
+  type LoadResult,
+  loadConfig,
+  logSettings,
+  OPTIONS,
+  type OptionSpec,
+  parseArgv,
+  printConfig,
+  secretValues,
+} from "../config/index.ts";
+import { exitCodeOf, SvcError, toSvcError } from "../core/errors.ts";
 import { writeRequestedFile } from "../core/files.ts";
-import { createLogging, createRedactor, resolveFormat, type Writable } from "../log/index.ts";
 import { VERSION } from "../core/version.ts";
+import { createLogging, createRedactor, resolveFormat, type Writable } from "../log/index.ts";
 
 export interface CliIO {
   env: Record<string, string | undefined>;
@@ -27,7 +41,15 @@ function commandFlagArgs(names: readonly string[]): ArgsDef {
   return Object.fromEntries(
     names.map((name): [string, ArgDef] => {
       const { alias, takes, valueHint, description } = COMMAND_FLAGS[name]!;
-      return [name, { type: takes ? "string" : "boolean", description, ...(takes ? { valueHint } : {}), ...(alias ? { alias } : {}) }];
+      return [
+        name,
+        {
+          type: takes ? "string" : "boolean",
+          description,
+          ...(takes ? { valueHint } : {}),
+          ...(alias ? { alias } : {}),
+        },
+      ];
     }),
   );
 }
@@ -37,9 +59,14 @@ function optionArgs(wanted: (option: OptionSpec) => boolean = () => true): ArgsD
   return Object.fromEntries(
     OPTIONS.filter(wanted).map((option): [string, ArgDef] => {
       const { kind, default: value, defaultText } = option.meta;
-      const shown = defaultText ?? (value === undefined || (Array.isArray(value) && value.length === 0) ? undefined : String(value));
+      const shown =
+        defaultText ??
+        (value === undefined || (Array.isArray(value) && value.length === 0) ? undefined : String(value));
       const description = `${describeOption(option)} (env ${option.env}${shown ? `; default ${shown}` : ""})`;
-      return [option.flag.slice(2), kind === "boolean" ? { type: "boolean", description } : { type: "string", valueHint: kind, description }];
+      return [
+        option.flag.slice(2),
+        kind === "boolean" ? { type: "boolean", description } : { type: "string", valueHint: kind, description },
+      ];
     }),
   );
 }
@@ -59,9 +86,23 @@ const COMMANDS = {
     },
     args: () => ({
       name: { type: "positional", description: "The container to put back" },
-      "with-data": { type: "boolean", description: "Its data too: the data guard's copy taken at that update (docs/data-guard.md) replaces what the container wrote since; the present data is copied first, so that this too can be undone" },
+      "with-data": {
+        type: "boolean",
+        description:
+          "Its data too: the data guard's copy taken at that update (docs/data-guard.md) replaces what the container wrote since; the present data is copied first, so that this too can be undone",
+      },
       ...commandFlagArgs(["config"]),
-      ...optionArgs(withFlags(["--state-dir", "--scope", "--docker-host", "--http-api-token", "--stop-timeout", "--rollback-startup-timeout", "--log-format"])),
+      ...optionArgs(
+        withFlags([
+          "--state-dir",
+          "--scope",
+          "--docker-host",
+          "--http-api-token",
+          "--stop-timeout",
+          "--rollback-startup-timeout",
+          "--log-format",
+        ]),
+      ),
     }),
   }),
   migrate: defineCommand({
@@ -71,8 +112,18 @@ const COMMANDS = {
         "Writes svc.toml from a running Watchtower container. It reads that container's environment, arguments and labels, writes the equivalent svc.toml (to stdout, or FILE), checks it with svc's own loader, and lists every setting it could not carry over, with the reason. The engine is SVC_DOCKER_HOST, else DOCKER_HOST, else unix:///var/run/docker.sock. No other option of svc is read.",
     },
     args: () => ({
-      container: { type: "positional", required: false, description: "The Watchtower container; else the one running a containrrr/watchtower image or labelled com.centurylinklabs.watchtower=true" },
-      output: { type: "string", alias: "o", valueHint: "file", description: "Write the configuration to FILE instead of stdout" },
+      container: {
+        type: "positional",
+        required: false,
+        description:
+          "The Watchtower container; else the one running a containrrr/watchtower image or labelled com.centurylinklabs.watchtower=true",
+      },
+      output: {
+        type: "string",
+        alias: "o",
+        valueHint: "file",
+        description: "Write the configuration to FILE instead of stdout",
+      },
       force: { type: "boolean", description: "With --output: overwrite an existing FILE" },
       ...optionArgs((option) => option.key.startsWith("docker.")),
     }),
@@ -83,7 +134,10 @@ const COMMANDS = {
       description:
         "Exits 0 when the HTTP API answers GET /v1/health on http_api.port within 3 s, 1 otherwise. It exits 0 too when no API feature is on (nothing is meant to listen). The container image's HEALTHCHECK runs it: it reads the same configuration file and environment as svc.",
     },
-    args: () => ({ ...commandFlagArgs(["config"]), ...optionArgs(withFlags(["--http-api-port", "--http-api-update", "--http-api-metrics"])) }),
+    args: () => ({
+      ...commandFlagArgs(["config"]),
+      ...optionArgs(withFlags(["--http-api-port", "--http-api-update", "--http-api-metrics"])),
+    }),
   }),
 };
 
@@ -117,7 +171,8 @@ const defaultIO = (): CliIO => ({
 
 export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<number> {
   // `svc rollback --help` is the command's help, never a rollback
-  const sub = argv[0] !== undefined && Object.hasOwn(COMMANDS, argv[0]) ? COMMANDS[argv[0] as keyof typeof COMMANDS] : undefined;
+  const sub =
+    argv[0] !== undefined && Object.hasOwn(COMMANDS, argv[0]) ? COMMANDS[argv[0] as keyof typeof COMMANDS] : undefined;
   // `svc help` and `svc version` as other tools have them (no container is named help or version on purpose)
   if (argv.length === 1 && argv[0] === "help") return writeHelp(io, command);
   if (argv.length === 1 && argv[0] === "version") {
@@ -128,7 +183,8 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
   // the first word is a command only for `healthcheck`, `migrate` and `rollback` (and the hidden
   // `handover <old id> <new id> <name>` of a self-update's helper container).
   const healthcheck = argv[0] === "healthcheck";
-  const handover = argv[0] === "handover" && argv.length >= 4 ? { oldId: argv[1]!, newId: argv[2]!, name: argv[3]! } : undefined;
+  const handover =
+    argv[0] === "handover" && argv.length >= 4 ? { oldId: argv[1]!, newId: argv[2]!, name: argv[3]! } : undefined;
   if (argv[0] === "migrate") return runMigrateCli(argv.slice(1), io);
   const rollback = argv[0] === "rollback" ? argv[1] : undefined;
   if (argv[0] === "rollback" && (rollback === undefined || rollback.startsWith("-"))) {
@@ -136,7 +192,13 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     return exitCodeOf(new SvcError("usage", "no container named"));
   }
   const withData = rollback !== undefined && argv.slice(2).includes(WITH_DATA);
-  const rest = healthcheck ? argv.slice(1) : handover ? argv.slice(4) : rollback ? argv.slice(2).filter((arg) => arg !== WITH_DATA) : argv;
+  const rest = healthcheck
+    ? argv.slice(1)
+    : handover
+      ? argv.slice(4)
+      : rollback
+        ? argv.slice(2).filter((arg) => arg !== WITH_DATA)
+        : argv;
   const { command: flags } = parseArgv(rest);
   let config: Config | undefined;
   try {
@@ -149,7 +211,13 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
 
     if (flags.printConfig) {
       // what can be built is printed, the problems under it (exit 2 when there are any)
-      const printed = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined, keepGoing: true });
+      const printed = await loadConfig({
+        argv: rest,
+        env: io.env,
+        cwd: io.cwd,
+        oneOff: rollback !== undefined,
+        keepGoing: true,
+      });
       io.stdout.write(printConfig(printed, await notificationSecrets(printed.config)));
       return printed.problems?.length ? exitCodeOf(new SvcError("config", "invalid configuration")) : 0;
     }
@@ -183,9 +251,14 @@ async function runMigrateCli(argv: string[], io: CliIO): Promise<number> {
 async function writeSample(target: true | string, force: boolean, io: CliIO): Promise<number> {
   const sample = generateSample(VERSION);
   if (target === true) {
+    // a file the shell makes for `> svc.toml` is readable by everyone; the FILE form is not. The
+    // note is a TOML comment, written whole before the sample: where stderr lands in the same
+    // file (`2>&1`, a terminal's `docker run -t`), the file still parses.
+    if (!io.stdout.isTTY)
+      io.stderr.write(
+        "# svc: the sample went to stdout; a file made by the shell is readable by others: svc --generate-config FILE writes it 0600\n",
+      );
     io.stdout.write(sample);
-    // a file the shell makes for `> svc.toml` is readable by everyone; the FILE form is not
-    if (!io.stdout.isTTY) io.stderr.write("svc: the sample went to stdout; a file made by the shell is readable by others: svc --generate-config FILE writes it 0600\n");
     return 0;
   }
   writeRequestedFile(resolve(io.cwd, target), sample, force, target); // soon to hold secrets
@@ -196,7 +269,11 @@ async function writeSample(target: true | string, force: boolean, io: CliIO): Pr
 /** A logger on the console only (no log files), for the CLI's own few messages. */
 async function consoleLogging(config: Config, io: CliIO) {
   const quiet: Config = { ...config, audit_log: undefined, http_api: { ...config.http_api, access_log: undefined } };
-  return createLogging(logSettings(quiet), { stdout: io.stdout, stderr: io.stderr, secrets: await notificationSecrets(config) });
+  return createLogging(logSettings(quiet), {
+    stdout: io.stdout,
+    stderr: io.stderr,
+    secrets: await notificationSecrets(config),
+  });
 }
 
 /** The secrets inside notification settings (docs/security.md), loaded only when output needs them. */
@@ -230,14 +307,21 @@ function failureFormat(config: Config | undefined, argv: readonly string[], io: 
  * Prints the message and every detail (each configuration problem) on stderr: plain lines for a
  * person at a terminal, one log record each in json/logfmt. The stack only at debug/trace.
  */
-async function reportFailure(error: unknown, config: Config | undefined, argv: readonly string[], io: CliIO): Promise<void> {
+async function reportFailure(
+  error: unknown,
+  config: Config | undefined,
+  argv: readonly string[],
+  io: CliIO,
+): Promise<void> {
   const failure = toSvcError(error);
   const verbose = config?.log_level === "debug" || config?.log_level === "trace";
   const stack = verbose ? failure.stack : undefined;
   const format = resolveFormat(failureFormat(config, argv, io), io.stdout);
   if (format === "pretty") {
     const lines = [`svc: ${failure.message}`, ...failure.details.map((d) => `  - ${d}`), ...(stack ? [stack] : [])];
-    const redact = config ? createRedactor([...secretValues(config), ...(await notificationSecrets(config))]) : (text: string) => text;
+    const redact = config
+      ? createRedactor([...secretValues(config), ...(await notificationSecrets(config))])
+      : (text: string) => text;
     io.stderr.write(`${redact(lines.join("\n"))}\n`);
     return;
   }

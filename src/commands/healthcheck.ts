@@ -20,7 +20,9 @@ export function localAddress(address: string): string {
 export async function runHealthcheck(config: Config, timeoutMs = 3000): Promise<number> {
   if (!apiEnabled(config)) return 0;
   try {
-    const response = await fetch(`http://${localAddress(config.http_api.address)}:${config.http_api.port}/v1/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(`http://${localAddress(config.http_api.address)}:${config.http_api.port}/v1/health`, {
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     await response.body?.cancel();
     return response.status === 200 ? 0 : 1;
   } catch {

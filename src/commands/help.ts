@@ -29,9 +29,19 @@ async function resolved<T>(value: Resolvable<T> | undefined): Promise<T | undefi
 
 async function describe(resolvable: Command): Promise<Described> {
   const command: CommandDef<any> = (await resolved(resolvable))!;
-  const [meta, args, subCommands] = await Promise.all([resolved(command.meta), resolved(command.args), resolved(command.subCommands)]);
-  const subs = await Promise.all(Object.entries(subCommands ?? {}).map(async ([name, sub]) => [name, await describe(sub)] as [string, Described]));
-  return { meta: meta ?? {}, args: Object.entries(args ?? {}), subCommands: subs.filter(([, sub]) => !sub.meta.hidden) };
+  const [meta, args, subCommands] = await Promise.all([
+    resolved(command.meta),
+    resolved(command.args),
+    resolved(command.subCommands),
+  ]);
+  const subs = await Promise.all(
+    Object.entries(subCommands ?? {}).map(async ([name, sub]) => [name, await describe(sub)] as [string, Described]),
+  );
+  return {
+    meta: meta ?? {},
+    args: Object.entries(args ?? {}),
+    subCommands: subs.filter(([, sub]) => !sub.meta.hidden),
+  };
 }
 
 /** Greedy word wrap of `text` to `width` columns, each line after `indent` spaces. */
@@ -71,13 +81,17 @@ function entries(list: readonly HelpEntry[], width: number): string[] {
 }
 
 /** `NAME`, or `[NAME]` when optional (a positional is required unless it says not, as in citty). */
-const positionalUsage = ([name, arg]: [string, ArgDef]) => (arg.required === false || arg.default !== undefined ? `[${name.toUpperCase()}]` : name.toUpperCase());
+const positionalUsage = ([name, arg]: [string, ArgDef]) =>
+  arg.required === false || arg.default !== undefined ? `[${name.toUpperCase()}]` : name.toUpperCase();
 
 const isPositional = ([, arg]: [string, ArgDef]) => arg.type === "positional";
 
 function flagEntry([name, arg]: [string, ArgDef]): HelpEntry {
   const aliases = "alias" in arg ? [arg.alias ?? []].flat().map((alias) => `-${alias}, `) : [];
-  return { flags: `${aliases.join("")}--${name}${arg.valueHint ? ` <${arg.valueHint}>` : ""}`, description: arg.description ?? "" };
+  return {
+    flags: `${aliases.join("")}--${name}${arg.valueHint ? ` <${arg.valueHint}>` : ""}`,
+    description: arg.description ?? "",
+  };
 }
 
 /** What a list of commands says of one: the first sentence of its description. */
@@ -89,13 +103,21 @@ function layout(command: Described, path: string, width: number): string {
   if (command.subCommands.length > 0) usage.push(`       ${path} COMMAND [ARGS] [OPTIONS]`);
   const version = command.meta.version ? ` (${path} ${command.meta.version})` : "";
   const out = [...usage, "", ...wrap(`${command.meta.description ?? ""}${version}`, width, 0)];
-  const section = (title: string, list: HelpEntry[]) => list.length > 0 && out.push("", `${title}:`, ...entries(list, width));
-  section("Arguments", positionals.map(([name, arg]) => ({ flags: name.toUpperCase(), description: arg.description ?? "" })));
+  const section = (title: string, list: HelpEntry[]) =>
+    list.length > 0 && out.push("", `${title}:`, ...entries(list, width));
+  section(
+    "Arguments",
+    positionals.map(([name, arg]) => ({ flags: name.toUpperCase(), description: arg.description ?? "" })),
+  );
   section(
     "Commands",
-    command.subCommands.map(([name, sub]) => ({ flags: [name, ...sub.args.filter(isPositional).map(positionalUsage)].join(" "), description: summary(sub.meta.description) })),
+    command.subCommands.map(([name, sub]) => ({
+      flags: [name, ...sub.args.filter(isPositional).map(positionalUsage)].join(" "),
+      description: summary(sub.meta.description),
+    })),
   );
-  if (command.subCommands.length > 0) out.push("", ...wrap(`${path} COMMAND --help prints the help of that command.`, width, 0));
+  if (command.subCommands.length > 0)
+    out.push("", ...wrap(`${path} COMMAND --help prints the help of that command.`, width, 0));
   section("Options", command.args.filter((arg) => !isPositional(arg)).map(flagEntry));
   return `${out.join("\n")}\n`;
 }

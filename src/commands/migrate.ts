@@ -7,11 +7,20 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { configFile, defaultConfig, loadConfig, migrateWatchtower, parseArgv, scheduleNote, type Config, type DeepPartial } from "../config/index.ts";
+import {
+  type Config,
+  configFile,
+  type DeepPartial,
+  defaultConfig,
+  loadConfig,
+  migrateWatchtower,
+  parseArgv,
+  scheduleNote,
+} from "../config/index.ts";
 import { switchOverSteps } from "../config/watchtower.ts";
-import type { ContainerSummary, Engine } from "../engine/port.ts";
 import { SvcError } from "../core/errors.ts";
 import { writeRequestedFile } from "../core/files.ts";
+import type { ContainerSummary, Engine } from "../engine/port.ts";
 import { silentLogger } from "../log/index.ts";
 
 export interface MigrateJob {
@@ -32,9 +41,19 @@ export function findWatchtower(containers: readonly ContainerSummary[], name?: s
     if (!named) throw new SvcError("usage", `no container named ${name}`);
     return named;
   }
-  const found = containers.filter((c) => WATCHTOWER_IMAGE.test(c.image) || c.labels["com.centurylinklabs.watchtower"] === "true");
-  if (found.length === 0) throw new SvcError("usage", "no Watchtower container found (by its image or the label com.centurylinklabs.watchtower=true): name it, svc migrate CONTAINER");
-  if (found.length > 1) throw new SvcError("usage", `several Watchtower containers (${found.map((c) => c.name).join(", ")}): name one, svc migrate CONTAINER`);
+  const found = containers.filter(
+    (c) => WATCHTOWER_IMAGE.test(c.image) || c.labels["com.centurylinklabs.watchtower"] === "true",
+  );
+  if (found.length === 0)
+    throw new SvcError(
+      "usage",
+      "no Watchtower container found (by its image or the label com.centurylinklabs.watchtower=true): name it, svc migrate CONTAINER",
+    );
+  if (found.length > 1)
+    throw new SvcError(
+      "usage",
+      `several Watchtower containers (${found.map((c) => c.name).join(", ")}): name one, svc migrate CONTAINER`,
+    );
   return found[0]!;
 }
 
@@ -63,13 +82,25 @@ export async function runMigrate(engine: Engine, job: MigrateJob): Promise<numbe
     ...(unmapped.length > 0 ? ["", "Not carried over:", ...unmapped.map((line) => `  ${line}`)] : []),
   ]);
   await checkLoads(text);
-  if (job.output === undefined) job.stdout.write(text);
-  else writeRequestedFile(resolve(job.cwd, job.output), text, job.force); // it may hold Watchtower's secrets
-  job.stderr.write(`svc migrate: read ${watchtower.name}; ${values.size} settings carried over${job.output ? ` to ${job.output}` : ""}\n`);
-  job.stderr.write(`  ${scheduleNote(values)}\n`);
-  for (const line of unmapped) job.stderr.write(`  not carried over: ${line}\n`);
-  if (job.output !== undefined) job.stderr.write(`${switchOverSteps(watchtower.name, job.output).join("\n")}\n`);
-  else job.stderr.write(`Then write it to a file (svc migrate --output svc.toml) and switch over: docs/migrating-from-watchtower.md, "Switching over".\n`);
+  const notes = [
+    `svc migrate: read ${watchtower.name}; ${values.size} settings carried over${job.output ? ` to ${job.output}` : ""}`,
+    `  ${scheduleNote(values)}`,
+    ...unmapped.map((line) => `  not carried over: ${line}`),
+    ...(job.output !== undefined
+      ? switchOverSteps(watchtower.name, job.output)
+      : [
+          `Then write it to a file (svc migrate --output svc.toml) and switch over: docs/migrating-from-watchtower.md, "Switching over".`,
+        ]),
+  ];
+  if (job.output === undefined) {
+    // the sample goes to stdout: where stderr lands in the same file (2>&1, docker run -t), the
+    // notes are TOML comments written whole before it, so the file still loads
+    job.stderr.write(`${notes.map((line) => `# ${line}`).join("\n")}\n`);
+    job.stdout.write(text);
+  } else {
+    writeRequestedFile(resolve(job.cwd, job.output), text, job.force); // it may hold Watchtower's secrets
+    job.stderr.write(`${notes.join("\n")}\n`);
+  }
   return 0;
 }
 
@@ -79,7 +110,10 @@ async function checkLoads(text: string): Promise<void> {
   try {
     writeFileSync(join(dir, "svc.toml"), text);
     await loadConfig({ argv: ["--config", join(dir, "svc.toml")], env: {}, cwd: dir }).catch((error) => {
-      throw new SvcError("config", "the migrated configuration does not load", { details: [...((error as SvcError).details ?? [(error as Error).message])], cause: error });
+      throw new SvcError("config", "the migrated configuration does not load", {
+        details: [...((error as SvcError).details ?? [(error as Error).message])],
+        cause: error,
+      });
     });
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -90,7 +124,10 @@ async function checkLoads(text: string): Promise<void> {
  * The command line of `svc migrate`: an optional container, `--output FILE`, `--force`, and svc's
  * own `--docker-*` flags (with SVC_DOCKER_HOST, else DOCKER_HOST) to reach the engine.
  */
-export async function runMigrateCommand(argv: readonly string[], io: { env: Record<string, string | undefined>; cwd: string } & Pick<MigrateJob, "stdout" | "stderr">): Promise<number> {
+export async function runMigrateCommand(
+  argv: readonly string[],
+  io: { env: Record<string, string | undefined>; cwd: string } & Pick<MigrateJob, "stdout" | "stderr">,
+): Promise<number> {
   const rest = [...argv];
   let output: string | undefined;
   const at = rest.findIndex((arg) => arg === "--output" || arg === "-o" || arg.startsWith("--output="));
@@ -101,14 +138,29 @@ export async function runMigrateCommand(argv: readonly string[], io: { env: Reco
     if (!output) throw new SvcError("usage", "--output needs a file");
   }
   const parsed = parseArgv(rest);
-  const problems = [...parsed.problems, ...[...parsed.layer.keys()].filter((key) => !key.startsWith("docker.")).map((key) => `${parsed.layer.get(key)!.origin.name}: not an option of svc migrate`)];
+  const problems = [
+    ...parsed.problems,
+    ...[...parsed.layer.keys()]
+      .filter((key) => !key.startsWith("docker."))
+      .map((key) => `${parsed.layer.get(key)!.origin.name}: not an option of svc migrate`),
+  ];
   if (parsed.positionals.length > 1) problems.push(`one container at most (got ${parsed.positionals.join(", ")})`);
-  if (problems.length > 0) throw new SvcError("usage", "svc migrate [CONTAINER] [--output FILE [--force]] [--docker-host URL ...]", { details: problems });
+  if (problems.length > 0)
+    throw new SvcError("usage", "svc migrate [CONTAINER] [--output FILE [--force]] [--docker-host URL ...]", {
+      details: problems,
+    });
   const host = io.env.SVC_DOCKER_HOST ?? io.env.DOCKER_HOST;
   const docker: Record<string, unknown> = { ...(host ? { host } : {}) };
   for (const [key, entry] of parsed.layer) docker[key.slice("docker.".length)] = entry.value;
   const config = defaultConfig({ docker: docker as DeepPartial<Config>["docker"] });
   const { createDockerEngine } = await import("../engine/index.ts");
   const engine = await createDockerEngine(config.docker, silentLogger);
-  return runMigrate(engine, { container: parsed.positionals[0], output, force: parsed.command.force, cwd: io.cwd, stdout: io.stdout, stderr: io.stderr });
+  return runMigrate(engine, {
+    container: parsed.positionals[0],
+    output,
+    force: parsed.command.force,
+    cwd: io.cwd,
+    stdout: io.stdout,
+    stderr: io.stderr,
+  });
 }

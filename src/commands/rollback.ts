@@ -12,19 +12,30 @@
  * the owner file's nonce (state/owner.ts, docs/security.md).
  */
 import { z } from "zod";
+import { type Config, logSettings } from "../config/index.ts";
 import { readBoundedJson } from "../core/bounded.ts";
-import { logSettings, type Config } from "../config/index.ts";
 import { type ErrorKind, SvcError } from "../core/errors.ts";
+import { urlHost } from "../core/loopback.ts";
+import { copyListOf } from "../dataguard/index.ts";
 import { createLogging, type Logger, type Logging } from "../log/index.ts";
 import { Metrics } from "../metrics/index.ts";
 import { notificationSecrets } from "../notify/secrets.ts";
 import { recoverOrPostpone } from "../service/recovery.ts";
 import { loadRooms, rememberedBy } from "../service/rooms.ts";
 import { stateFile } from "../state/index.ts";
-import { urlHost } from "../core/loopback.ts";
-import { describeProcess, liveOwner, newOwnerNonce, onThisHost, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, ownerProof, signOwnerRequest, waitForLease, type Owner } from "../state/owner.ts";
+import {
+  describeProcess,
+  liveOwner,
+  newOwnerNonce,
+  OWNER_CHALLENGE_HEADER,
+  OWNER_PROOF_HEADER,
+  type Owner,
+  onThisHost,
+  ownerProof,
+  signOwnerRequest,
+  waitForLease,
+} from "../state/owner.ts";
 import type { RollbackOptions, RollbackResult } from "../updater/types.ts";
-import { copyListOf } from "../dataguard/index.ts";
 import { logRollback, stepLogger } from "../updater/wrappers/summary.ts";
 
 /**
@@ -64,7 +75,9 @@ export async function runRollback(config: Config, name: string, options: Rollbac
 
 /** `svc rollback --with-data` says, before it acts, what the container wrote since the copy and is to be replaced. */
 function warnDataLoss(config: Config, name: string, log: Logger): void {
-  const copy = copyListOf(config).list().find((c) => c.container === name);
+  const copy = copyListOf(config)
+    .list()
+    .find((c) => c.container === name);
   if (!copy) return;
   const hours = Math.round(copy.age_seconds / 360) / 10;
   log.warn(
@@ -84,19 +97,37 @@ const ResultSchema = z.object({
   to_image_id: z.string(),
   state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]),
   reason: z.string().nullable(),
-  data_guard: z.object({ bytes: z.number(), duration_ms: z.number(), restored: z.boolean(), problem: z.string().max(4000).optional() }).optional(),
+  data_guard: z
+    .object({
+      bytes: z.number(),
+      duration_ms: z.number(),
+      restored: z.boolean(),
+      problem: z.string().max(4000).optional(),
+    })
+    .optional(),
 });
 
 /** A rollback's answer is a few hundred bytes; anything larger is not svc's. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-const KIND_BY_STATUS: Record<number, ErrorKind> = { 400: "bad_request", 401: "unauthorized", 404: "not_found", 409: "busy" };
+const KIND_BY_STATUS: Record<number, ErrorKind> = {
+  400: "bad_request",
+  401: "unauthorized",
+  404: "not_found",
+  409: "busy",
+};
 
 /**
  * The result of the rollback done by the service that owns `stateFile`, or undefined when this
  * process must do it itself (no live owner, or one without an update API or out of reach).
  */
-async function rollbackThroughOwner(config: Config, stateFile: string, name: string, log: Logger, withData = false): Promise<RollbackResult | undefined> {
+async function rollbackThroughOwner(
+  config: Config,
+  stateFile: string,
+  name: string,
+  log: Logger,
+  withData = false,
+): Promise<RollbackResult | undefined> {
   const owner = liveOwner(stateFile);
   if (!owner) return undefined;
   const who = describeProcess(owner);
@@ -105,15 +136,20 @@ async function rollbackThroughOwner(config: Config, stateFile: string, name: str
     return undefined;
   }
   if (owner.api_address === undefined || owner.nonce === undefined) {
-    log.warn(`${who} claims this state_dir with its API on port ${owner.api_port}, but its owner file (an older svc's) names no address or no nonce: nothing is sent to it; rolling back from here, between its cycles`);
+    log.warn(
+      `${who} claims this state_dir with its API on port ${owner.api_port}, but its owner file (an older svc's) names no address or no nonce: nothing is sent to it; rolling back from here, between its cycles`,
+    );
     return undefined;
   }
   const place = `${urlHost(owner.api_address)}:${owner.api_port}`;
   const proof = await provesOwner(owner, place);
   if (proof !== "proven") {
-    if (proof === "silent" && onThisHost(owner)) throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on ${place}`);
+    if (proof === "silent" && onThisHost(owner))
+      throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on ${place}`);
     const what = proof === "silent" ? "nothing answers there" : "what answers there does not prove to be it";
-    log.warn(`${who} claims this state_dir with its API on ${place}, but ${what}: nothing is handed to it; rolling back from here, between its cycles`);
+    log.warn(
+      `${who} claims this state_dir with its API on ${place}, but ${what}: nothing is handed to it; rolling back from here, between its cycles`,
+    );
     return undefined;
   }
   // what to roll back is all in the query string, which the proof covers; no body, no token
@@ -129,7 +165,10 @@ async function rollbackThroughOwner(config: Config, stateFile: string, name: str
     });
   } catch (error) {
     // it proved to be the owner a moment ago: whether it rolled back is not known, so not again from here
-    throw new SvcError("startup", `${who} runs on this state_dir but its API stopped answering on ${place}: ${(error as Error).message}`);
+    throw new SvcError(
+      "startup",
+      `${who} runs on this state_dir but its API stopped answering on ${place}: ${(error as Error).message}`,
+    );
   }
   const result = await answerOf(response, who, place);
   log.info(`handed to ${who}, which runs on this state_dir (POST /v1/rollback)`);
@@ -147,13 +186,19 @@ async function provesOwner(owner: Owner, place: string): Promise<"proven" | "unp
   const challenge = newOwnerNonce();
   let response: Response;
   try {
-    response = await fetch(`http://${place}/v1/health`, { headers: { [OWNER_CHALLENGE_HEADER]: challenge }, redirect: "manual", signal: AbortSignal.timeout(PROOF_TIMEOUT_MS) });
+    response = await fetch(`http://${place}/v1/health`, {
+      headers: { [OWNER_CHALLENGE_HEADER]: challenge },
+      redirect: "manual",
+      signal: AbortSignal.timeout(PROOF_TIMEOUT_MS),
+    });
   } catch {
     return "silent";
   }
   await response.body?.cancel().catch(() => {});
   const shown = response.headers.get(OWNER_PROOF_HEADER);
-  return owner.nonce !== undefined && response.ok && shown === ownerProof(owner.nonce, challenge) ? "proven" : "unproven";
+  return owner.nonce !== undefined && response.ok && shown === ownerProof(owner.nonce, challenge)
+    ? "proven"
+    : "unproven";
 }
 
 async function answerOf(response: Response, who: string, place: string): Promise<RollbackResult> {
@@ -170,7 +215,8 @@ async function answerOf(response: Response, who: string, place: string): Promise
   } catch {
     // not our error body: the status says enough
   }
-  if (response.status === 401) message += ` (it did not take the state folder's proof on ${place}: restart the service with this version of svc)`;
+  if (response.status === 401)
+    message += ` (it did not take the state folder's proof on ${place}: restart the service with this version of svc)`;
   if (response.status === 409) message = `${who} is running an update cycle: try again once it is over`;
   throw new SvcError(KIND_BY_STATUS[response.status] ?? "internal", message);
 }
@@ -180,8 +226,14 @@ async function answerOf(response: Response, who: string, place: string): Promise
  * cycle of another process to end (as long as a rollback may take), then holds it until released.
  */
 async function leaseForCommand(config: Config, stateFile: string, log: Logger): Promise<() => void> {
-  const lease = await waitForLease(stateFile, "svc rollback", rollbackTimeoutMs(config), (holder) => log.info(`waiting for ${describeProcess(holder)} to finish`));
-  if ("holder" in lease) throw new SvcError("busy", `${describeProcess(lease.holder)} is still acting on the containers of this state_dir (${stateFile}.busy); try again later`);
+  const lease = await waitForLease(stateFile, "svc rollback", rollbackTimeoutMs(config), (holder) =>
+    log.info(`waiting for ${describeProcess(holder)} to finish`),
+  );
+  if ("holder" in lease)
+    throw new SvcError(
+      "busy",
+      `${describeProcess(lease.holder)} is still acting on the containers of this state_dir (${stateFile}.busy); try again later`,
+    );
   return lease.release;
 }
 

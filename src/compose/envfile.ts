@@ -4,7 +4,7 @@
  * the place of its characters when svc can point at them: an unquoted value without `$`, or a
  * quoted one without escapes or (in double quotes) variables. Later lines win, as in compose.
  */
-import { traced, untraced, type Traced } from "./text.ts";
+import { type Traced, traced, untraced } from "./text.ts";
 
 export interface EnvValue {
   value: Traced;
@@ -36,8 +36,13 @@ export function parseEnvFile(text: string, file: string): Map<string, EnvValue> 
     if (quote === '"' || quote === "'") {
       const close = closingQuote(text, valueStart, quote);
       const inner = close === -1 ? "" : text.slice(valueStart + 1, close);
-      const plain = close !== -1 && !inner.includes("\\") && !inner.includes("\n") && !(quote === '"' && inner.includes("$"));
-      out.set(key[1]!, { value: plain ? traced(inner, { file, offset: valueStart + 1 }) : untraced(inner), lineOffset: lineStart, file });
+      const plain =
+        close !== -1 && !inner.includes("\\") && !inner.includes("\n") && !(quote === '"' && inner.includes("$"));
+      out.set(key[1]!, {
+        value: plain ? traced(inner, { file, offset: valueStart + 1 }) : untraced(inner),
+        lineOffset: lineStart,
+        file,
+      });
       pos = (close === -1 ? lineEnd : text.indexOf("\n", close) === -1 ? text.length : text.indexOf("\n", close)) + 1;
       continue;
     }
@@ -45,7 +50,11 @@ export function parseEnvFile(text: string, file: string): Map<string, EnvValue> 
     const comment = raw.indexOf(" #");
     if (comment !== -1) raw = raw.slice(0, comment);
     raw = raw.replace(/\s+$/, "");
-    out.set(key[1]!, { value: raw.includes("$") ? untraced(raw) : traced(raw, { file, offset: valueStart }), lineOffset: lineStart, file });
+    out.set(key[1]!, {
+      value: raw.includes("$") ? untraced(raw) : traced(raw, { file, offset: valueStart }),
+      lineOffset: lineStart,
+      file,
+    });
     pos = lineEnd + 1;
   }
   return out;

@@ -21,7 +21,9 @@ export interface ComposeCli {
 }
 
 /** The compose CLI on this machine, or null (svc's scratch image has none). */
-export async function findComposeCli(options: { dockerConfig?: string; path?: string } = {}): Promise<ComposeCli | null> {
+export async function findComposeCli(
+  options: { dockerConfig?: string; path?: string } = {},
+): Promise<ComposeCli | null> {
   const path = options.path ?? process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
   const env: Record<string, string> = { PATH: path };
   if (process.env.HOME) env.HOME = process.env.HOME;
@@ -47,15 +49,28 @@ export async function serviceHash(cli: ComposeCli, project: ComposeProject): Pro
   const out = await run(args, cli.env, project.workingDir);
   const line = out.split("\n").find((l) => l.startsWith(`${project.service} `));
   const hash = line?.slice(project.service.length + 1).trim();
-  if (!hash || !/^[0-9a-f]{64}$/.test(hash)) throw new SvcError("internal", `compose config --hash gave no hash for ${project.service}`);
+  if (!hash || !/^[0-9a-f]{64}$/.test(hash))
+    throw new SvcError("internal", `compose config --hash gave no hash for ${project.service}`);
   return hash;
 }
 
 async function run(args: string[], env: Record<string, string>, cwd?: string): Promise<string> {
-  const proc = Bun.spawn(args, { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe", timeout: TIMEOUT_MS, killSignal: "SIGKILL" });
+  const proc = Bun.spawn(args, {
+    env,
+    cwd,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    timeout: TIMEOUT_MS,
+    killSignal: "SIGKILL",
+  });
   const [out, err] = await Promise.all([capped(proc.stdout), capped(proc.stderr)]);
   const code = await proc.exited;
-  if (code !== 0) throw new SvcError("internal", `${args.slice(0, 2).join(" ")} exited with ${code}: ${err.trim().split("\n").at(-1) ?? ""}`);
+  if (code !== 0)
+    throw new SvcError(
+      "internal",
+      `${args.slice(0, 2).join(" ")} exited with ${code}: ${err.trim().split("\n").at(-1) ?? ""}`,
+    );
   return out;
 }
 

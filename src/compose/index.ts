@@ -5,19 +5,19 @@
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { writeFileAtomically } from "../core/files.ts";
 import { toSvcError } from "../core/errors.ts";
-import { findComposeCli, serviceHash, type ComposeCli } from "./hash.ts";
+import { writeFileAtomically } from "../core/files.ts";
+import { type ComposeCli, findComposeCli, serviceHash } from "./hash.ts";
+import { type ImageSite, type Located, locate, splitImage } from "./locate.ts";
+import { type ComposeProject, projectOf, WRITE_LABEL } from "./project.ts";
 import { computeServiceHash } from "./servicehash.ts";
-import { locate, splitImage, type ImageSite, type Located } from "./locate.ts";
-import { projectOf, WRITE_LABEL, type ComposeProject } from "./project.ts";
-import { applyEdits, describeEdit, replaceFile, writable, type Edit, type FileChange } from "./write.ts";
+import { applyEdits, describeEdit, type Edit, type FileChange, replaceFile, writable } from "./write.ts";
 
-export { projectOf, COMPOSE_LABELS, WRITE_LABEL, type ComposeProject } from "./project.ts";
-export { locate, splitImage, type ImageSite, type Located } from "./locate.ts";
-export { applyEdits, reverseEdits, replaceFile, type Edit, type FileChange } from "./write.ts";
-export { findComposeCli, serviceHash, type ComposeCli } from "./hash.ts";
+export { type ComposeCli, findComposeCli, serviceHash } from "./hash.ts";
+export { type ImageSite, type Located, locate, splitImage } from "./locate.ts";
+export { COMPOSE_LABELS, type ComposeProject, projectOf, WRITE_LABEL } from "./project.ts";
 export { computeServiceHash } from "./servicehash.ts";
+export { applyEdits, type Edit, type FileChange, replaceFile, reverseEdits } from "./write.ts";
 
 /** One service's move, planned: the runs of text to change and what svc says of them. */
 export interface ComposeMove {
@@ -65,7 +65,12 @@ export class ComposeFiles {
   /** The compose CLI, looked for once. */
   cli(): Promise<ComposeCli | null> {
     const given = this.options.cli;
-    this.found ??= typeof given === "function" ? given() : given !== undefined ? Promise.resolve(given) : findComposeCli({ dockerConfig: this.options.dockerConfig }).catch(() => null);
+    this.found ??=
+      typeof given === "function"
+        ? given()
+        : given !== undefined
+          ? Promise.resolve(given)
+          : findComposeCli({ dockerConfig: this.options.dockerConfig }).catch(() => null);
     return this.found;
   }
 
@@ -74,10 +79,13 @@ export class ComposeFiles {
     const project = projectOf(labels);
     if (!project) return null;
     if (!this.options.write) return { ok: false, reason: "[compose] write is off", optedOut: true };
-    if (labels[WRITE_LABEL]?.trim() === "false") return { ok: false, reason: `label ${WRITE_LABEL}=false keeps its files untouched`, optedOut: true };
+    if (labels[WRITE_LABEL]?.trim() === "false")
+      return { ok: false, reason: `label ${WRITE_LABEL}=false keeps its files untouched`, optedOut: true };
     const located = locate(project, running);
     if (!located.ok) return located;
-    for (const file of new Set([located.site.tag.origin.file, located.site.digest?.origin.file].filter((f): f is string => f !== undefined))) {
+    for (const file of new Set(
+      [located.site.tag.origin.file, located.site.digest?.origin.file].filter((f): f is string => f !== undefined),
+    )) {
       const problem = writable(file);
       if (problem) return { ok: false, reason: problem };
     }
@@ -85,18 +93,38 @@ export class ComposeFiles {
   }
 
   /** The move of a located service to `reference` (a new tag, and its digest when the line pins one). */
-  plan(container: string, site: ImageSite, reference: string, newDigest: string | null, runningHash: string | undefined): ComposeMove | string {
+  plan(
+    container: string,
+    site: ImageSite,
+    reference: string,
+    newDigest: string | null,
+    runningHash: string | undefined,
+  ): ComposeMove | string {
     const parts = splitImage(reference);
     if (!parts.tag) return `${reference} names no tag`;
     const tag = reference.slice(parts.tag[0], parts.tag[1]);
     const edits: Edit[] = [];
-    if (tag !== site.tag.text) edits.push({ file: site.tag.origin.file, offset: site.tag.origin.offset, old: site.tag.text, new: tag });
+    if (tag !== site.tag.text)
+      edits.push({ file: site.tag.origin.file, offset: site.tag.origin.offset, old: site.tag.text, new: tag });
     if (site.digest) {
       const digest = parts.digest ? reference.slice(parts.digest[0], parts.digest[1]) : newDigest;
       if (!digest) return `${site.project.service}'s line pins a digest, and the new one is not known`;
-      if (digest !== site.digest.text) edits.push({ file: site.digest.origin.file, offset: site.digest.origin.offset, old: site.digest.text, new: digest });
+      if (digest !== site.digest.text)
+        edits.push({
+          file: site.digest.origin.file,
+          offset: site.digest.origin.offset,
+          old: site.digest.text,
+          new: digest,
+        });
     }
-    const changes = edits.map((edit) => describeEdit(edit, site.texts.get(edit.file) ?? "", site.project.workingDir, edit.file === site.tag.origin.file && site.variable ? site.variable : null));
+    const changes = edits.map((edit) =>
+      describeEdit(
+        edit,
+        site.texts.get(edit.file) ?? "",
+        site.project.workingDir,
+        edit.file === site.tag.origin.file && site.variable ? site.variable : null,
+      ),
+    );
     return { container, site, edits, changes, runningHash };
   }
 
@@ -147,7 +175,9 @@ export class ComposeFiles {
   keepOnly(written: Written, standing: readonly ComposeMove[]): string[] {
     const problems: string[] = [];
     for (const change of written.files) {
-      const kept = change.edits.filter((edit) => standing.some((move) => move.edits.some((e) => e.file === edit.file && e.offset === edit.offset)));
+      const kept = change.edits.filter((edit) =>
+        standing.some((move) => move.edits.some((e) => e.file === edit.file && e.offset === edit.offset)),
+      );
       const target = applyEdits(change.before, kept);
       if (target === change.after) continue;
       try {
@@ -184,7 +214,10 @@ export class ComposeFiles {
     };
   }
 
-  private async hashHolds(hashOf: (project: ComposeProject) => Promise<string>, move: ComposeMove): Promise<string | null> {
+  private async hashHolds(
+    hashOf: (project: ComposeProject) => Promise<string>,
+    move: ComposeMove,
+  ): Promise<string | null> {
     const service = move.site.project.service;
     if (!move.runningHash) return `the container carries no compose config hash`;
     try {
@@ -204,7 +237,14 @@ export class ComposeFiles {
         const folder = join(this.options.stateDir, "compose", safeName(move.site.project.name));
         mkdirSync(folder, { recursive: true, mode: 0o700 });
         const mine = files.filter((f) => move.edits.some((e) => e.file === f.file));
-        writeFileAtomically(join(folder, `${safeName(move.site.project.service)}.json`), JSON.stringify({ container: move.container, at: new Date().toISOString(), changes: move.changes, files: mine }, null, 1));
+        writeFileAtomically(
+          join(folder, `${safeName(move.site.project.service)}.json`),
+          JSON.stringify(
+            { container: move.container, at: new Date().toISOString(), changes: move.changes, files: mine },
+            null,
+            1,
+          ),
+        );
       }
     } catch {
       // the rollback works from the files themselves; the copy is for the person who looks
@@ -219,14 +259,19 @@ export function changesOf(moves: readonly ComposeMove[]): FileChange[] {
     for (const edit of move.edits) {
       const entry = byFile.get(edit.file) ?? { before: move.site.texts.get(edit.file)!, edits: new Map() };
       const same = entry.edits.get(edit.offset);
-      if (same && same.new !== edit.new) throw new Error(`${edit.file}: two services move one text to ${same.new} and ${edit.new}`);
+      if (same && same.new !== edit.new)
+        throw new Error(`${edit.file}: two services move one text to ${same.new} and ${edit.new}`);
       entry.edits.set(edit.offset, edit);
       byFile.set(edit.file, entry);
     }
   }
-  return [...byFile].map(([file, { before, edits }]) => ({ file, before, after: applyEdits(before, [...edits.values()]), edits: [...edits.values()] }));
+  return [...byFile].map(([file, { before, edits }]) => ({
+    file,
+    before,
+    after: applyEdits(before, [...edits.values()]),
+    edits: [...edits.values()],
+  }));
 }
-
 
 function safeName(name: string): string {
   return name.replace(/[^A-Za-z0-9_.-]/g, "_");
@@ -237,14 +282,18 @@ function safeName(name: string): string {
  * labels), whether every compose file is visible and its folder writable. Files only: a service
  * may still hold for its own reason (a variable of the shell, a shared line).
  */
-export function surveyProjects(containers: readonly { labels: Readonly<Record<string, string>> }[], write: boolean): string | null {
+export function surveyProjects(
+  containers: readonly { labels: Readonly<Record<string, string>> }[],
+  write: boolean,
+): string | null {
   const projects = new Map<string, ComposeProject>();
   for (const { labels } of containers) {
     const project = projectOf(labels);
     if (project) projects.set(`${project.workingDir}\0${project.name}`, project);
   }
   if (projects.size === 0) return null;
-  if (!write) return `compose: [compose] write is off: tag moves of ${projects.size} compose project${projects.size === 1 ? "" : "s"} stay reported only`;
+  if (!write)
+    return `compose: [compose] write is off: tag moves of ${projects.size} compose project${projects.size === 1 ? "" : "s"} stay reported only`;
   const writable: string[] = [];
   const not: string[] = [];
   for (const project of projects.values()) {

@@ -5,8 +5,9 @@
  * into the compose file. A variable set by no env file came from the shell that ran compose,
  * which svc cannot see: its characters point nowhere.
  */
-import { concat, slice, untraced, type Traced } from "./text.ts";
+
 import type { EnvValue } from "./envfile.ts";
+import { concat, slice, type Traced, untraced } from "./text.ts";
 
 export interface Use {
   name: string;
@@ -58,7 +59,8 @@ export function interpolate(input: Traced, env: ReadonlyMap<string, EnvValue>): 
       }
       const op = /^(:?[-?+])?/.exec(body.slice(name.length))![0];
       const rest = slice(input, i + 2 + name.length + op.length, close);
-      if (rest.text.includes("$") || rest.text.includes("{")) problem ??= `the default of \${${name}} holds another variable`;
+      if (rest.text.includes("$") || rest.text.includes("{"))
+        problem ??= `the default of \${${name}} holds another variable`;
       if (op.endsWith("+")) problem ??= `\${${name}${op}...} (an alternative value) is not followed`;
       parts.push(resolveVariable(name, op, rest, env, uses));
       i = literal = close + 1;
@@ -76,7 +78,13 @@ export function interpolate(input: Traced, env: ReadonlyMap<string, EnvValue>): 
   return { value: concat(parts), uses, problem };
 }
 
-function resolveVariable(name: string, op: string, fallback: Traced, env: ReadonlyMap<string, EnvValue>, uses: Use[]): Traced {
+function resolveVariable(
+  name: string,
+  op: string,
+  fallback: Traced,
+  env: ReadonlyMap<string, EnvValue>,
+  uses: Use[],
+): Traced {
   const set = env.get(name);
   const emptyCounts = op.startsWith(":");
   const useDefault = op.includes("-") && (set === undefined || (emptyCounts && set.value.text === ""));

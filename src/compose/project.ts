@@ -3,6 +3,9 @@
  * makes): the project, the service, the files (host paths, comma-separated, in `-f` order), the
  * project folder and the `--env-file`s, if any.
  */
+import { spend } from "../config/work.ts";
+import { MAX_LABEL_CHARS } from "../core/bounded.ts";
+
 export const COMPOSE_LABELS = {
   project: "com.docker.compose.project",
   service: "com.docker.compose.service",
@@ -30,7 +33,15 @@ export function projectOf(labels: Readonly<Record<string, string>>): ComposeProj
   const name = labels[COMPOSE_LABELS.project];
   const service = labels[COMPOSE_LABELS.service];
   if (!name || !service || labels[COMPOSE_LABELS.oneoff] === "True") return null;
-  const list = (value: string | undefined) => (value ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  // a label longer than svc reads (an image can set compose's labels too): not a project svc writes
+  if (Object.values(COMPOSE_LABELS).some((label) => (labels[label]?.length ?? 0) > MAX_LABEL_CHARS)) return null;
+  const list = (value: string | undefined) => (
+    spend(value?.length ?? 0),
+    (value ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)
+  );
   return {
     name,
     service,

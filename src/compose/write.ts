@@ -3,7 +3,21 @@
  * (a temporary file in the same folder, fsync, rename; the folder fsynced), with the file's mode
  * and owner, never over a file that changed since svc read it (docs/compose.md, "How svc writes").
  */
-import { accessSync, closeSync, constants, fchmodSync, fchownSync, fsyncSync, lstatSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { SvcError } from "../core/errors.ts";
 import { lineOf, readText } from "./text.ts";
@@ -28,7 +42,8 @@ export interface FileChange {
 export function applyEdits(text: string, edits: readonly Edit[]): string {
   let out = text;
   for (const edit of [...edits].sort((a, b) => b.offset - a.offset)) {
-    if (out.slice(edit.offset, edit.offset + edit.old.length) !== edit.old) throw new SvcError("bad_request", `${edit.file} does not hold "${edit.old}" where svc read it`);
+    if (out.slice(edit.offset, edit.offset + edit.old.length) !== edit.old)
+      throw new SvcError("bad_request", `${edit.file} does not hold "${edit.old}" where svc read it`);
     out = out.slice(0, edit.offset) + edit.new + out.slice(edit.offset + edit.old.length);
   }
   return out;
@@ -64,9 +79,15 @@ export function replaceFile(file: string, before: string, after: string): void {
   const temporary = join(dirname(path), `.${basename(path)}.svc-${randomHex(6)}.tmp`);
   let fd: number;
   try {
-    fd = openSync(temporary, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, stat.mode & 0o7777);
+    fd = openSync(
+      temporary,
+      constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW,
+      stat.mode & 0o7777,
+    );
   } catch (error) {
-    throw new SvcError("bad_request", `svc cannot write beside ${file}: ${(error as Error).message.split(",")[0]}`, { cause: error });
+    throw new SvcError("bad_request", `svc cannot write beside ${file}: ${(error as Error).message.split(",")[0]}`, {
+      cause: error,
+    });
   }
   try {
     try {
@@ -76,7 +97,11 @@ export function replaceFile(file: string, before: string, after: string): void {
         try {
           fchownSync(fd, stat.uid, stat.gid);
         } catch (error) {
-          throw new SvcError("bad_request", `svc cannot keep the owner of ${file} (${stat.uid}:${stat.gid}): ${(error as Error).message.split(",")[0]}`, { cause: error });
+          throw new SvcError(
+            "bad_request",
+            `svc cannot keep the owner of ${file} (${stat.uid}:${stat.gid}): ${(error as Error).message.split(",")[0]}`,
+            { cause: error },
+          );
         }
       }
       writeSync(fd, Buffer.from(after, "utf8"));
@@ -103,7 +128,14 @@ export function writable(file: string): string | null {
     return ownerProblem(file, statSync(path));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const why = code === "EROFS" ? "a read-only mount" : code === "EACCES" || code === "EPERM" ? "no permission" : code === "ENOENT" ? "not visible" : (error as Error).message;
+    const why =
+      code === "EROFS"
+        ? "a read-only mount"
+        : code === "EACCES" || code === "EPERM"
+          ? "no permission"
+          : code === "ENOENT"
+            ? "not visible"
+            : (error as Error).message;
     return `svc cannot write ${dirname(file)} (${why})`;
   }
 }
@@ -115,9 +147,11 @@ export function writable(file: string): string | null {
 function ownerProblem(file: string, stat: { uid: number; gid: number }): string | null {
   const uid = process.geteuid?.();
   if (uid === undefined || uid === 0) return null;
-  if (stat.uid !== uid) return `svc runs as user ${uid} and cannot keep the owner of ${file} (user ${stat.uid}): run svc as that user, or as root (docs/compose.md)`;
+  if (stat.uid !== uid)
+    return `svc runs as user ${uid} and cannot keep the owner of ${file} (user ${stat.uid}): run svc as that user, or as root (docs/compose.md)`;
   const groups = new Set([process.getegid?.(), ...(process.getgroups?.() ?? [])]);
-  if (!groups.has(stat.gid)) return `svc is not in the group of ${file} (${stat.gid}) and cannot keep it: run svc in that group (docs/compose.md)`;
+  if (!groups.has(stat.gid))
+    return `svc is not in the group of ${file} (${stat.gid}) and cannot keep it: run svc in that group (docs/compose.md)`;
   return null;
 }
 

@@ -22,7 +22,18 @@ export const DAY = 24 * HOUR;
 
 export type TomlValue = string | number | boolean | string[] | Record<string, string>[];
 
-export type OptionKind = "boolean" | "integer" | "string" | "path" | "url" | "duration" | "cron" | "enum" | "list" | "credentials" | "tables";
+export type OptionKind =
+  | "boolean"
+  | "integer"
+  | "string"
+  | "path"
+  | "url"
+  | "duration"
+  | "cron"
+  | "enum"
+  | "list"
+  | "credentials"
+  | "tables";
 
 export interface OptionMeta {
   kind: OptionKind;
@@ -114,7 +125,11 @@ export function file(description: string, example: string) {
   return ruled(path(description, example), { readable: true });
 }
 
-export const wt = (env: string, flags: string[], convert?: WatchtowerName["convert"]): WatchtowerName => ({ env, flags, ...(convert ? { convert } : {}) });
+export const wt = (env: string, flags: string[], convert?: WatchtowerName["convert"]): WatchtowerName => ({
+  env,
+  flags,
+  ...(convert ? { convert } : {}),
+});
 /** A Watchtower on/off switch that sets svc's option to `value` when on. */
 export const wtSwitch = (env: string, flags: string[], value: string): WatchtowerName => ({
   env,
@@ -152,22 +167,30 @@ export function path(description: string, example: string) {
 
 /** The one path whose default depends on who runs svc: the loader fills it in (defaultStateDir). */
 export function stateDir(description: string) {
-  return leaf({ kind: "path", description, defaultText: STATE_DIR_DEFAULT_TEXT, example: "/var/lib/svc" }, () => nonEmpty().optional());
+  return leaf({ kind: "path", description, defaultText: STATE_DIR_DEFAULT_TEXT, example: "/var/lib/svc" }, () =>
+    nonEmpty().optional(),
+  );
 }
 
-export const STATE_DIR_DEFAULT_TEXT = "$XDG_STATE_HOME/svc when XDG_STATE_HOME is set, else /var/lib/svc as root, else ~/.local/state/svc";
+export const STATE_DIR_DEFAULT_TEXT =
+  "$XDG_STATE_HOME/svc when XDG_STATE_HOME is set, else /var/lib/svc as root, else ~/.local/state/svc";
 
 /** Where decisions persist when state_dir is not set: STATE_DIR_DEFAULT_TEXT, for this process. */
-export function defaultStateDir(env: Record<string, string | undefined>, uid: number | undefined = process.getuid?.()): string {
+export function defaultStateDir(
+  env: Record<string, string | undefined>,
+  uid: number | undefined = process.getuid?.(),
+): string {
   const xdg = env.XDG_STATE_HOME?.trim();
-  if (xdg && xdg.startsWith("/")) return `${xdg.replace(/\/+$/, "")}/svc`;
+  if (xdg?.startsWith("/")) return `${xdg.replace(/\/+$/, "")}/svc`;
   if (uid === 0) return "/var/lib/svc";
   const home = env.HOME?.trim();
-  return `${home && home.startsWith("/") ? home.replace(/\/+$/, "") : ""}/.local/state/svc`;
+  return `${home?.startsWith("/") ? home.replace(/\/+$/, "") : ""}/.local/state/svc`;
 }
 
 export function choice<const V extends readonly [string, ...string[]]>(values: V, def: V[number], description: string) {
-  return leaf({ kind: "enum", description, default: def, values }, () => z.enum(values, { error: `must be one of ${values.join(", ")}` }).default(def as never));
+  return leaf({ kind: "enum", description, default: def, values }, () =>
+    z.enum(values, { error: `must be one of ${values.join(", ")}` }).default(def as never),
+  );
 }
 
 /** A bound as operators write it: whole days in days, else the shortest duration. */
@@ -179,7 +202,11 @@ function durationSchema(minMs: number, maxMs: number) {
   return z.union([z.string(), z.number()]).transform((value, ctx) => {
     const ms = parseDuration(value);
     if (ms === undefined) {
-      ctx.issues.push({ code: "custom", input: value, message: 'is not a duration (examples: "30s", "5m", "1h30m", "250ms", or plain seconds)' });
+      ctx.issues.push({
+        code: "custom",
+        input: value,
+        message: 'is not a duration (examples: "30s", "5m", "1h30m", "250ms", or plain seconds)',
+      });
       return z.NEVER;
     }
     if (ms < minMs) {
@@ -197,12 +224,16 @@ function durationSchema(minMs: number, maxMs: number) {
 /** Every duration has an upper bound (docs/security.md): what a timer or a comparison can hold, and what makes sense. */
 export function duration(def: string, description: string, bounds: { min?: number; max: number }) {
   const min = bounds.min ?? 0;
-  return leaf({ kind: "duration", description, default: def, min, max: bounds.max }, () => durationSchema(min, bounds.max).default(parseDuration(def)!));
+  return leaf({ kind: "duration", description, default: def, min, max: bounds.max }, () =>
+    durationSchema(min, bounds.max).default(parseDuration(def)!),
+  );
 }
 
 export function optionalDuration(description: string, example: string, bounds: { min?: number; max: number }) {
   const min = bounds.min ?? 0;
-  return leaf({ kind: "duration", description, example, min, max: bounds.max }, () => durationSchema(min, bounds.max).optional());
+  return leaf({ kind: "duration", description, example, min, max: bounds.max }, () =>
+    durationSchema(min, bounds.max).optional(),
+  );
 }
 
 function cronCheck(expression: string): string | undefined {
@@ -243,13 +274,18 @@ export function tagPolicy(description: string) {
 }
 
 /** A text read at load by `parse` (a window, a digest period): a problem stops the start (exit 2), naming the value. */
-export function parsedText(description: string, example: string, parse: (text: string) => object | { problem: string }) {
+export function parsedText(
+  description: string,
+  example: string,
+  parse: (text: string) => object | { problem: string },
+) {
   return leaf({ kind: "string", description, example }, () =>
     z
       .string()
       .superRefine((value, ctx) => {
         const parsed = parse(value);
-        if ("problem" in parsed) ctx.addIssue({ code: "custom", message: `${JSON.stringify(value.slice(0, 200))}: ${parsed.problem}` });
+        if ("problem" in parsed)
+          ctx.addIssue({ code: "custom", message: `${JSON.stringify(value.slice(0, 200))}: ${parsed.problem}` });
       })
       .optional(),
   );
@@ -270,14 +306,27 @@ export function digestOptions(which = "") {
 export function list(description: string, example: string[], extra: { secret?: boolean } = {}) {
   // a name never holds a space or a comma: "a b" in one entry is two names written as one
   return leaf({ kind: "list", description, default: [], example, ...extra }, () =>
-    z.array(z.string().min(1, { error: "must not contain empty names" }).regex(/^[^\s,]+$/, { error: "one name per entry: a name holds no space or comma" })).default([]),
+    z
+      .array(
+        z
+          .string()
+          .min(1, { error: "must not contain empty names" })
+          .regex(/^[^\s,]+$/, { error: "one name per entry: a name holds no space or comma" }),
+      )
+      .default([]),
   );
 }
 
 /** IP addresses, each checked at load. */
 export function addresses(description: string, example: string[]) {
   return leaf({ kind: "list", description, default: [], example }, () =>
-    z.array(z.string().refine((value) => isIP(value) !== 0, { error: 'must be an IP address such as "127.0.0.1" or "::1"' })).default([]),
+    z
+      .array(
+        z
+          .string()
+          .refine((value) => isIP(value) !== 0, { error: 'must be an IP address such as "127.0.0.1" or "::1"' }),
+      )
+      .default([]),
   );
 }
 
@@ -311,13 +360,17 @@ export function servicesBaseUrl() {
 }
 
 function urlSchema(schemes: readonly string[]) {
-  return z.string().refine((value) => schemes.some((scheme) => value.startsWith(`${scheme}://`) && value.length > scheme.length + 3), {
-    error: `must be a URL starting with ${schemes.map((s) => `${s}://`).join(", ")}`,
-  });
+  return z
+    .string()
+    .refine((value) => schemes.some((scheme) => value.startsWith(`${scheme}://`) && value.length > scheme.length + 3), {
+      error: `must be a URL starting with ${schemes.map((s) => `${s}://`).join(", ")}`,
+    });
 }
 
 export function url(description: string, schemes: readonly string[], def: string, defaultText?: string) {
-  return leaf({ kind: "url", description, default: def, ...(defaultText ? { defaultText } : {}) }, () => urlSchema(schemes).default(def));
+  return leaf({ kind: "url", description, default: def, ...(defaultText ? { defaultText } : {}) }, () =>
+    urlSchema(schemes).default(def),
+  );
 }
 
 export function optionalUrl(description: string, schemes: readonly string[], example: string) {
@@ -373,21 +426,28 @@ const hasUserInfo = (url: string): boolean => {
 export function peers(description: string) {
   const fields = ["name", "url", "token", "ca_cert"] as const;
   const example = [{ name: "nas", url: "https://nas.lan:8080", token: "/run/secrets/nas_token" }];
-  return leaf({ kind: "tables", description, default: [], example, secret: true, fields, secretFields: ["token"] }, () =>
-    z
-      .array(
-        z.strictObject({
-          name: z.string().regex(PEER_NAME, { error: "must be 1-64 letters, digits, dots, dashes or underscores" }),
-          // the token goes in `token`: a user name or password in the URL would be printed and logged with it
-          url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).refine((url) => !hasUserInfo(url), {
-            error: "must not hold a user name or password (https://user:password@host): give the peer's API token in token",
+  return leaf(
+    { kind: "tables", description, default: [], example, secret: true, fields, secretFields: ["token"] },
+    () =>
+      z
+        .array(
+          z.strictObject({
+            name: z.string().regex(PEER_NAME, { error: "must be 1-64 letters, digits, dots, dashes or underscores" }),
+            // the token goes in `token`: a user name or password in the URL would be printed and logged with it
+            url: z
+              .url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" })
+              .refine((url) => !hasUserInfo(url), {
+                error:
+                  "must not hold a user name or password (https://user:password@host): give the peer's API token in token",
+              }),
+            token: nonEmpty(),
+            ca_cert: nonEmpty().optional(),
           }),
-          token: nonEmpty(),
-          ca_cert: nonEmpty().optional(),
-        }),
-      )
-      .refine((list) => new Set(list.map((peer) => peer.name)).size === list.length, { error: "peer names must be distinct" })
-      .default([]),
+        )
+        .refine((list) => new Set(list.map((peer) => peer.name)).size === list.length, {
+          error: "peer names must be distinct",
+        })
+        .default([]),
   );
 }
 
@@ -396,7 +456,9 @@ export function size(def: string, description: string) {
   return leaf({ kind: "string", description, default: def }, () =>
     z
       .string()
-      .refine((value) => parseSize(value) !== undefined, { error: 'is not a size (examples: "512MiB", "1GiB", "2g", or plain bytes)' })
+      .refine((value) => parseSize(value) !== undefined, {
+        error: 'is not a size (examples: "512MiB", "1GiB", "2g", or plain bytes)',
+      })
       .default(def),
   );
 }

@@ -2,7 +2,7 @@
  * docs/configuration.md, rendered from the schema (scripts/gen-docs.ts writes it; a test
  * fails when the committed file differs).
  */
-import { describeOption, TABLES, typeLabel, type OptionSpec } from "./options.ts";
+import { describeOption, type OptionSpec, TABLES, typeLabel } from "./options.ts";
 import { tomlLiteral } from "./toml.ts";
 import { svcFlagFor, switchOverSteps, type WatchtowerAlias } from "./watchtower.ts";
 
@@ -138,16 +138,30 @@ In a compose project, delete Watchtower's service and add svc's ([compose.yaml](
 file says when), then \`docker compose up -d --remove-orphans\`.
 `;
 
-export function renderMigrationGuide(aliases: readonly WatchtowerAlias[], unmapped: Record<string, { flags: readonly string[]; reason: string }>, labels: Record<string, string>, watchtowerLabels: Record<string, string | undefined>): string {
+export function renderMigrationGuide(
+  aliases: readonly WatchtowerAlias[],
+  unmapped: Record<string, { flags: readonly string[]; reason: string }>,
+  labels: Record<string, string>,
+  watchtowerLabels: Record<string, string | undefined>,
+): string {
   const out = [MIGRATION_INTRO, "## Labels", "", "| Watchtower label | svc label |", "|---|---|"];
   for (const [name, svcLabel] of Object.entries(labels)) {
     out.push(`| ${watchtowerLabels[name] ? `\`${watchtowerLabels[name]}\`` : "(none)"} | \`${svcLabel}\` |`);
   }
-  out.push("| `com.centurylinklabs.watchtower.lifecycle.*-timeout` (minutes, per hook) | none: `svc.hooks.timeout` (a duration) is one for all four |", "");
-  out.push("## Variables and flags", "", "| Watchtower variable | Watchtower flags | svc option | svc variable |", "|---|---|---|---|");
+  out.push(
+    "| `com.centurylinklabs.watchtower.lifecycle.*-timeout` (minutes, per hook) | none: `svc.hooks.timeout` (a duration) is one for all four |",
+    "",
+  );
+  out.push(
+    "## Variables and flags",
+    "",
+    "| Watchtower variable | Watchtower flags | svc option | svc variable |",
+    "|---|---|---|---|",
+  );
   for (const { option, name } of aliases) {
     const flags = name.flags.map((f) => `\`${f}\``).join(", ") || "-";
-    const startup = name.env.startsWith("WATCHTOWER_") || name.env.startsWith("REPO_") ? "" : " (read by `svc migrate` only)";
+    const startup =
+      name.env.startsWith("WATCHTOWER_") || name.env.startsWith("REPO_") ? "" : " (read by `svc migrate` only)";
     out.push(`| \`${name.env}\`${startup} | ${flags} | \`${option.key}\` | \`${option.env}\` |`);
   }
   out.push(...rejectedFlags(aliases, unmapped));
@@ -160,7 +174,10 @@ export function renderMigrationGuide(aliases: readonly WatchtowerAlias[], unmapp
 }
 
 /** The Watchtower flags svc's command line refuses, each with what to use instead (watchtowerFlagAdvice says the same). */
-function rejectedFlags(aliases: readonly WatchtowerAlias[], unmapped: Record<string, { flags: readonly string[] }>): string[] {
+function rejectedFlags(
+  aliases: readonly WatchtowerAlias[],
+  unmapped: Record<string, { flags: readonly string[] }>,
+): string[] {
   const out = [
     "",
     "## Watchtower flags on svc's command line",
@@ -179,7 +196,11 @@ function rejectedFlags(aliases: readonly WatchtowerAlias[], unmapped: Record<str
       out.push(`| \`${flag}\` | \`${svcFlagFor({ option, name })}\` |`);
     }
   }
-  for (const { flags } of Object.values(unmapped)) for (const flag of flags) out.push(`| \`${flag}\` | none (see below) |`);
-  out.push("", "`-c` is svc's `--config`: Watchtower's `-c` (cleanup) is `--cleanup`, and svc says so when `-c` is not followed by a file.");
+  for (const { flags } of Object.values(unmapped))
+    for (const flag of flags) out.push(`| \`${flag}\` | none (see below) |`);
+  out.push(
+    "",
+    "`-c` is svc's `--config`: Watchtower's `-c` (cleanup) is `--cleanup`, and svc says so when `-c` is not followed by a file.",
+  );
   return out;
 }

@@ -9,27 +9,39 @@ import { assembleConfig } from "./options.ts";
 import type { Config } from "./schema.ts";
 import { secretValues } from "./secrets.ts";
 
-export { buildConfigSchema, CHANNEL_SWITCHES, defaultValue, describeOption, OPTIONS, TABLES, flagName, envName, readAsOption } from "./options.ts";
-export { defaultStateDir } from "./builders.ts";
-export type { Config, LogLevel, LogFormat, RegistryCredential } from "./schema.ts";
-export type { OptionSpec, TableSpec } from "./options.ts";
 export type { ChannelName, OptionMeta } from "./builders.ts";
-export { loadConfig, DEFAULT_FILE } from "./load.ts";
+export { defaultStateDir } from "./builders.ts";
+export { renderDocs } from "./docs.ts";
 export type { LoadOptions, LoadResult } from "./load.ts";
+export { DEFAULT_FILE, loadConfig } from "./load.ts";
+export type { OptionSpec, TableSpec } from "./options.ts";
+export {
+  buildConfigSchema,
+  CHANNEL_SWITCHES,
+  defaultValue,
+  describeOption,
+  envName,
+  flagName,
+  OPTIONS,
+  readAsOption,
+  TABLES,
+} from "./options.ts";
+export { configFile, generateSample, printConfig } from "./sample.ts";
+export type { Config, LogFormat, LogLevel, RegistryCredential } from "./schema.ts";
+export { REDACTED, redactConfig, secretValues } from "./secrets.ts";
 export type { Origin, SourceKind } from "./sources.ts";
 export { COMMAND_FLAGS, parseArgv, suggest } from "./sources.ts";
-export { redactConfig, secretValues, REDACTED } from "./secrets.ts";
-export { generateSample, printConfig, configFile } from "./sample.ts";
-export { renderDocs } from "./docs.ts";
-export { parseDuration, formatDuration, parseBoolean, parseTagPolicy, TAG_POLICY_EXAMPLES } from "./values.ts";
-export type { TagPolicy, TagOrder, SemverLevel } from "./values.ts";
+export type { SemverLevel, TagOrder, TagPolicy } from "./values.ts";
+export { formatDuration, parseBoolean, parseDuration, parseTagPolicy, TAG_POLICY_EXAMPLES } from "./values.ts";
 
 /** Built-in defaults (from the schema); `overrides` is deep-merged (tests use it to build configs). */
 export function defaultConfig(overrides: DeepPartial<Config> = {}): Config {
   return deepMerge(assembleConfig(new Map()), overrides);
 }
 
-export type DeepPartial<T> = { [K in keyof T]?: T[K] extends (infer U)[] ? U[] : T[K] extends object ? DeepPartial<T[K]> : T[K] };
+export type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends (infer U)[] ? U[] : T[K] extends object ? DeepPartial<T[K]> : T[K];
+};
 
 function deepMerge<T>(base: T, overrides: unknown): T {
   if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) return (overrides ?? base) as T;
@@ -37,11 +49,13 @@ function deepMerge<T>(base: T, overrides: unknown): T {
   for (const [key, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
     const current = out[key];
-    out[key] = typeof current === "object" && current !== null && !Array.isArray(current) ? deepMerge(current, value) : value;
+    out[key] =
+      typeof current === "object" && current !== null && !Array.isArray(current) ? deepMerge(current, value) : value;
   }
   return out as T;
 }
-export { migrateWatchtower, scheduleNote, type WatchtowerSettings, type Migration } from "./watchtower.ts";
+
+export { type Migration, migrateWatchtower, scheduleNote, type WatchtowerSettings } from "./watchtower.ts";
 
 /**
  * What the log room is built from. The schema knows which options are secret: a new secret

@@ -9,11 +9,22 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { z } from "zod";
 import { SvcError } from "../core/errors.ts";
 import { defaultStateDir } from "./builders.ts";
-import { OPTIONS, OPTION_BY_KEY, assembleConfig, defaultValue, envName, flagName, type OptionSpec } from "./options.ts";
+import { assembleConfig, defaultValue, envName, flagName, OPTION_BY_KEY, OPTIONS, type OptionSpec } from "./options.ts";
 import type { Config } from "./schema.ts";
-import { dockerCliEnvLayer, describeOrigin, envLayer, fileLayer, formatPath, parseArgv, type Entry, type Layer, type Origin, type Problem } from "./sources.ts";
-import { WATCHTOWER_CLASHES, watchtowerEnvLayer, watchtowerFlagAdvice } from "./watchtower.ts";
+import {
+  describeOrigin,
+  dockerCliEnvLayer,
+  type Entry,
+  envLayer,
+  fileLayer,
+  formatPath,
+  type Layer,
+  type Origin,
+  type Problem,
+  parseArgv,
+} from "./sources.ts";
 import { parseToml } from "./toml.ts";
+import { WATCHTOWER_CLASHES, watchtowerEnvLayer, watchtowerFlagAdvice } from "./watchtower.ts";
 
 export interface LoadOptions {
   argv: readonly string[];
@@ -40,7 +51,13 @@ export interface LoadResult {
 
 export const DEFAULT_FILE = "svc.toml";
 
-export async function loadConfig({ argv, env, cwd, oneOff = false, keepGoing = false }: LoadOptions): Promise<LoadResult> {
+export async function loadConfig({
+  argv,
+  env,
+  cwd,
+  oneOff = false,
+  keepGoing = false,
+}: LoadOptions): Promise<LoadResult> {
   const problems: Problem[] = [];
   const warnings: string[] = [];
   const args = parseArgv(argv, watchtowerFlagAdvice);
@@ -53,7 +70,13 @@ export async function loadConfig({ argv, env, cwd, oneOff = false, keepGoing = f
     fileEntries = fileLayer(parseToml(text, file.display), file.display, problems);
   }
   // Watchtower's variables sit below svc's own: SVC_* wins when both are set
-  const layers = [dockerCliEnvLayer(env), fileEntries, watchtowerEnvLayer(env, problems, warnings), envLayer(env, problems), args.layer];
+  const layers = [
+    dockerCliEnvLayer(env),
+    fileEntries,
+    watchtowerEnvLayer(env, problems, warnings),
+    envLayer(env, problems),
+    args.layer,
+  ];
   const merged = mergeLayers(layers);
   addPositionals(merged, args.positionals);
   const fileDir = file ? dirname(resolve(cwd, file.path)) : cwd;
@@ -70,7 +93,13 @@ export async function loadConfig({ argv, env, cwd, oneOff = false, keepGoing = f
   if (problems.length > 0 && !keepGoing) throw configError(problems);
 
   const refused = [...merged.keys()].filter((key) => OPTION_BY_KEY.has(key) && !values.has(key));
-  return { config, sources: sourcesOf(merged), warnings, file: file?.path, ...(keepGoing ? { problems, refused } : {}) };
+  return {
+    config,
+    sources: sourcesOf(merged),
+    warnings,
+    file: file?.path,
+    ...(keepGoing ? { problems, refused } : {}),
+  };
 }
 
 function configError(problems: Problem[]): SvcError {
@@ -78,12 +107,19 @@ function configError(problems: Problem[]): SvcError {
   return new SvcError("config", `invalid configuration (${count})`, { details: problems });
 }
 
-function chooseFile(flag: { path: string; name: string } | undefined, env: Record<string, string | undefined>, cwd: string, problems: Problem[]) {
+function chooseFile(
+  flag: { path: string; name: string } | undefined,
+  env: Record<string, string | undefined>,
+  cwd: string,
+  problems: Problem[],
+) {
   const named = flag ?? (env.SVC_CONFIG ? { path: env.SVC_CONFIG, name: "SVC_CONFIG" } : undefined);
   if (named) {
     const path = resolve(cwd, named.path);
     if (!existsSync(path)) {
-      problems.push(`${named.name}: configuration file ${named.path} does not exist${clashNote(named.name, named.path)}`);
+      problems.push(
+        `${named.name}: configuration file ${named.path} does not exist${clashNote(named.name, named.path)}`,
+      );
       return undefined;
     }
     return { path, display: named.path };
@@ -96,7 +132,9 @@ async function readConfigFile(path: string, display: string): Promise<string> {
   try {
     return await Bun.file(path).text();
   } catch (error) {
-    throw new SvcError("config", `cannot read configuration file ${display}`, { details: [`${display}: ${(error as Error).message}`] });
+    throw new SvcError("config", `cannot read configuration file ${display}`, {
+      details: [`${display}: ${(error as Error).message}`],
+    });
   }
 }
 
@@ -130,7 +168,9 @@ function letTheLatestWordSayWhen(merged: Map<string, Entry>, values: Map<string,
     merged.delete(key);
     values.delete(key);
     const place = top === LEVELS.flag ? "on the command line" : "in the environment";
-    warnings.push(`${winners.map((w) => merged.get(w)!.origin.name).join(" and ")} given ${place} replaces ${describeOrigin(entry.origin)} for this run`);
+    warnings.push(
+      `${winners.map((w) => merged.get(w)!.origin.name).join(" and ")} given ${place} replaces ${describeOrigin(entry.origin)} for this run`,
+    );
   }
 }
 
@@ -140,7 +180,10 @@ function addPositionals(merged: Map<string, Entry>, positionals: string[]): void
   const current = merged.get("containers");
   const base = Array.isArray(current?.value) ? (current.value as string[]) : [];
   const names = [...new Set([...base, ...positionals])];
-  merged.set("containers", { value: names, origin: { source: "flag", name: current?.origin.source === "flag" ? current.origin.name : "arguments" } });
+  merged.set("containers", {
+    value: names,
+    origin: { source: "flag", name: current?.origin.source === "flag" ? current.origin.name : "arguments" },
+  });
 }
 
 /** Validates each set option with its own schema, so a problem names where the value came from. */
@@ -170,7 +213,8 @@ function leafProblem(option: OptionSpec, entry: Entry, issue: z.core.$ZodIssue):
   const sub = issue.path as (string | number)[];
   const where = sub.length === 0 ? describeOrigin(entry.origin) : describePart(entry, sub);
   if (issue.code === "invalid_type") {
-    if (sub.length > 0) return `${where}: ${issue.input === undefined ? "is required" : `expected a ${issue.expected}`}`;
+    if (sub.length > 0)
+      return `${where}: ${issue.input === undefined ? "is required" : `expected a ${issue.expected}`}`;
     return `${where}: expected ${labelOf(option)}, got ${describeType(entry.value)}${shown(option, entry.value)}`;
   }
   if (issue.code === "unrecognized_keys") {
@@ -187,7 +231,8 @@ function describePart(entry: Entry, sub: (string | number)[]): string {
     return `${at}: ${entry.origin.name}${formatPath(["", ...sub]).replace(/^\./, ".")}`;
   }
   const [index, ...rest] = sub;
-  const part = typeof index === "number" ? `entry ${index + 1}${rest.length ? ` ${formatPath(rest)}` : ""}` : formatPath(sub);
+  const part =
+    typeof index === "number" ? `entry ${index + 1}${rest.length ? ` ${formatPath(rest)}` : ""}` : formatPath(sub);
   return `${entry.origin.name}: ${part}`;
 }
 
@@ -223,14 +268,22 @@ function named(key: string, merged: Map<string, Entry>): string {
   return `${key} (${flagName(key)}, ${envName(key)})`;
 }
 
-function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, Entry>, cwd: string, problems: Problem[], warnings: string[], oneOff: boolean): void {
+function checkAcrossOptions(
+  values: Map<string, unknown>,
+  merged: Map<string, Entry>,
+  cwd: string,
+  problems: Problem[],
+  warnings: string[],
+  oneOff: boolean,
+): void {
   const get = (key: string) => values.get(key) ?? defaultOf(key);
   const isSet = (key: string) => values.get(key) !== undefined;
   // A value given but invalid is already reported: do not add "nothing would run" and the like.
   const invalid = (key: string) => merged.has(key) && !values.has(key);
   // Whether an option is in force: a boolean when true; anything else when given, even if invalid
   // (a schedule given is one the user chose: it counts for exclusivity).
-  const active = (key: string) => (OPTION_BY_KEY.get(key)?.meta.kind === "boolean" ? get(key) === true : isSet(key) || invalid(key));
+  const active = (key: string) =>
+    OPTION_BY_KEY.get(key)?.meta.kind === "boolean" ? get(key) === true : isSet(key) || invalid(key);
 
   const reportedGroups = new Set<string>();
   for (const option of OPTIONS) {
@@ -242,10 +295,13 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
       const inForce = group.filter(active);
       if (inForce.length > 1 && !reportedGroups.has(group.join())) {
         reportedGroups.add(group.join());
-        problems.push(`${inForce.map((key) => named(key, merged)).join(" and ")}: ${group.slice(0, -1).join(", ")} and ${group.at(-1)} are mutually exclusive; set only one`);
+        problems.push(
+          `${inForce.map((key) => named(key, merged)).join(" and ")}: ${group.slice(0, -1).join(", ")} and ${group.at(-1)} are mutually exclusive; set only one`,
+        );
       }
     }
-    if (rules.requires && active(option.key) && !invalid(option.key)) requireAll(option.key, rules.requires, values, merged, problems);
+    if (rules.requires && active(option.key) && !invalid(option.key))
+      requireAll(option.key, rules.requires, values, merged, problems);
     const value = values.get(option.key);
     if (rules.readable && typeof value === "string") {
       const problem = unreadable(resolve(cwd, value));
@@ -254,7 +310,9 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
   }
 
   const schedules = OPTIONS.filter((o) => o.meta.rules?.exclusiveWith && active(o.key));
-  const anyInvalid = [...OPTIONS.filter((o) => o.meta.rules?.exclusiveWith).map((o) => o.key), "http_api.update"].some(invalid);
+  const anyInvalid = [...OPTIONS.filter((o) => o.meta.rules?.exclusiveWith).map((o) => o.key), "http_api.update"].some(
+    invalid,
+  );
   if (schedules.length === 0 && get("http_api.update") !== true && !anyInvalid && !oneOff) {
     problems.push(
       `nothing would ever run: set one of poll_interval (--poll-interval, SVC_POLL_INTERVAL), schedule (--schedule, SVC_SCHEDULE) or run_once (--run-once, SVC_RUN_ONCE), or enable http_api.update (--http-api-update, SVC_HTTP_API_UPDATE)`,
@@ -263,19 +321,28 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
 
   const alias = (get("peers") as Config["peers"]).find((peer) => peer.name.toLowerCase() === hostname().toLowerCase());
   if (alias) {
-    problems.push(`${named("peers", merged)}: the peer ${alias.name} has this host's name: the dashboard names this host so, and would show both as one; give the peer another name`);
+    problems.push(
+      `${named("peers", merged)}: the peer ${alias.name} has this host's name: the dashboard names this host so, and would show both as one; give the peer another name`,
+    );
   }
   checkPeers(values, merged, problems, warnings);
 
   const runOnce = get("run_once") === true;
   const apiOn = ["http_api.update", "http_api.metrics", "http_api.ui"].filter((key) => get(key) === true);
   if (runOnce && apiOn.length > 0) {
-    warnings.push(`run_once: the HTTP API is not started in run-once mode; ignoring ${apiOn.map((key) => named(key, merged)).join(" and ")}`);
+    warnings.push(
+      `run_once: the HTTP API is not started in run-once mode; ignoring ${apiOn.map((key) => named(key, merged)).join(" and ")}`,
+    );
   } else {
-    const needsToken = get("http_api.update") === true || get("http_api.ui") === true || (get("http_api.metrics") === true && get("http_api.metrics_no_auth") !== true);
+    const needsToken =
+      get("http_api.update") === true ||
+      get("http_api.ui") === true ||
+      (get("http_api.metrics") === true && get("http_api.metrics_no_auth") !== true);
     if (needsToken && !isSet("http_api.token") && !invalid("http_api.token")) {
       const why = apiOn.map((key) => named(key, merged)).join(" and ");
-      problems.push(`${why}: an authenticated endpoint is enabled but no token is set: set http_api.token (--http-api-token, SVC_HTTP_API_TOKEN)`);
+      problems.push(
+        `${why}: an authenticated endpoint is enabled but no token is set: set http_api.token (--http-api-token, SVC_HTTP_API_TOKEN)`,
+      );
     }
   }
 }
@@ -285,18 +352,33 @@ function checkAcrossOptions(values: Map<string, unknown>, merged: Map<string, En
  * with neither on, nothing would ever ask them, which is a mistake worth stopping for; with the
  * update API only, they are reachable but shown nowhere, which is said.
  */
-function checkPeers(values: Map<string, unknown>, merged: Map<string, Entry>, problems: Problem[], warnings: string[]): void {
+function checkPeers(
+  values: Map<string, unknown>,
+  merged: Map<string, Entry>,
+  problems: Problem[],
+  warnings: string[],
+): void {
   const peers = values.get("peers");
   if (!Array.isArray(peers) || peers.length === 0) return;
   const on = (key: string) => (values.get(key) ?? defaultOf(key)) === true;
   if (on("http_api.ui")) return;
   const turnOn = "set http_api.ui (--http-api-ui, SVC_HTTP_API_UI) on this host (docs/dashboard.md)";
-  if (on("http_api.update")) warnings.push(`${named("peers", merged)}: the dashboard that shows them is off (only /v1/peers/NAME reaches them): ${turnOn}`);
-  else problems.push(`${named("peers", merged)}: nothing would ever ask them: they are shown by the dashboard; ${turnOn}`);
+  if (on("http_api.update"))
+    warnings.push(
+      `${named("peers", merged)}: the dashboard that shows them is off (only /v1/peers/NAME reaches them): ${turnOn}`,
+    );
+  else
+    problems.push(`${named("peers", merged)}: nothing would ever ask them: they are shown by the dashboard; ${turnOn}`);
 }
 
 /** The options an option in force requires (OptionRules.requires), each reported when missing. */
-function requireAll(enabler: string, required: readonly string[], values: Map<string, unknown>, merged: Map<string, Entry>, problems: Problem[]): void {
+function requireAll(
+  enabler: string,
+  required: readonly string[],
+  values: Map<string, unknown>,
+  merged: Map<string, Entry>,
+  problems: Problem[],
+): void {
   const how = OPTION_BY_KEY.get(enabler)?.meta.kind === "boolean" ? "is true" : "is set";
   for (const key of required) {
     const value = values.get(key);
@@ -331,7 +413,12 @@ function anchorFilePaths(merged: Map<string, Entry>, fileDir: string): void {
   for (const option of OPTIONS) {
     if (option.meta.kind !== "path") continue;
     const entry = merged.get(option.key);
-    if (entry?.origin.source === "file" && typeof entry.value === "string" && entry.value !== "" && !isAbsolute(entry.value)) {
+    if (
+      entry?.origin.source === "file" &&
+      typeof entry.value === "string" &&
+      entry.value !== "" &&
+      !isAbsolute(entry.value)
+    ) {
       entry.value = resolve(fileDir, entry.value);
     }
   }
@@ -362,7 +449,10 @@ function resolveSecrets(
     const path = resolve(merged.get(key)?.origin.source === "file" ? base.fileDir : base.cwd, home);
     const why = value.includes("\n") ? "not a path" : unreadable(path);
     if (why !== undefined) {
-      if (PATH_SHAPED.test(value)) problems.push(`${label}: the secret file ${value} cannot be read (${why}); a value shaped like a path must name the file holding the secret`);
+      if (PATH_SHAPED.test(value))
+        problems.push(
+          `${label}: the secret file ${value} cannot be read (${why}); a value shaped like a path must name the file holding the secret`,
+        );
       return value;
     }
     const contents = readFileSync(path, "utf8").trim();
@@ -374,7 +464,10 @@ function resolveSecrets(
     const parent = option.path.slice(0, -1).reduce<any>((node, part) => node[part], config);
     const name = option.path[option.path.length - 1]!;
     const value = parent[name];
-    if (Array.isArray(value)) parent[name] = value.map((entry: string, index) => resolveOne(entry, `${named(option.key, merged)} entry ${index + 1}`, option.key));
+    if (Array.isArray(value))
+      parent[name] = value.map((entry: string, index) =>
+        resolveOne(entry, `${named(option.key, merged)} entry ${index + 1}`, option.key),
+      );
     else if (value !== undefined) parent[name] = resolveOne(value, named(option.key, merged), option.key);
   }
   for (const [index, credential] of config.registry_credentials.entries()) {
@@ -391,7 +484,8 @@ function resolveSecrets(
 
 function sourcesOf(merged: Map<string, Entry>): Record<string, Origin> {
   const sources: Record<string, Origin> = {};
-  for (const option of OPTIONS) sources[option.key] = merged.get(option.key)?.origin ?? { source: "default", name: option.key };
+  for (const option of OPTIONS)
+    sources[option.key] = merged.get(option.key)?.origin ?? { source: "default", name: option.key };
   return sources;
 }
 

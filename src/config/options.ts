@@ -5,11 +5,16 @@
  * configuration, a type's label).
  */
 import { z } from "zod";
-import { formatBound, type ChannelName, type Leaf, type OptionMeta, type Table } from "./builders.ts";
+import { type ChannelName, formatBound, type Leaf, type OptionMeta, type Table } from "./builders.ts";
 import { CONFIG, type Config } from "./schema.ts";
 import { parseDuration } from "./values.ts";
 
-const CHANNEL_TITLES: Record<ChannelName, string> = { webhook: "webhook", email: "e-mail", mqtt: "MQTT", pushover: "Pushover" };
+const CHANNEL_TITLES: Record<ChannelName, string> = {
+  webhook: "webhook",
+  email: "e-mail",
+  mqtt: "MQTT",
+  pushover: "Pushover",
+};
 
 export interface OptionSpec {
   /** TOML key, dotted: "http_api.port" */
@@ -106,10 +111,13 @@ export function describeOption(option: OptionSpec): string {
   const parts = [option.meta.description];
   if (rules.enables) parts.push(`enables the ${CHANNEL_TITLES[rules.enables]} channel`);
   if (rules.exclusiveWith) parts.push(`exclusive with ${and(rules.exclusiveWith)}`);
-  if (rules.requires) parts.push(`${option.meta.kind === "boolean" ? "when true, needs" : "needs"} ${and(rules.requires)}`);
+  if (rules.requires)
+    parts.push(`${option.meta.kind === "boolean" ? "when true, needs" : "needs"} ${and(rules.requires)}`);
   for (const other of OPTIONS) {
     if (!other.meta.rules?.requires?.includes(option.key)) continue;
-    parts.push(other.meta.kind === "boolean" ? `required when ${name(other.key)} is true` : `required with ${name(other.key)}`);
+    parts.push(
+      other.meta.kind === "boolean" ? `required when ${name(other.key)} is true` : `required with ${name(other.key)}`,
+    );
   }
   return parts.join("; ");
 }
@@ -148,7 +156,16 @@ function setAt(target: Record<string, unknown>, path: readonly string[], value: 
 /** The whole declaration as one zod schema (built on each call: for tests and tools, never at start). */
 export function buildConfigSchema(): z.ZodType<Config> {
   const build = (node: Table): z.ZodType =>
-    z.strictObject(Object.fromEntries(Object.entries(node.shape).map(([name, child]) => [name, child.kind === "table" ? build(child) : child.build()]))).prefault({});
+    z
+      .strictObject(
+        Object.fromEntries(
+          Object.entries(node.shape).map(([name, child]) => [
+            name,
+            child.kind === "table" ? build(child) : child.build(),
+          ]),
+        ),
+      )
+      .prefault({});
   return build(CONFIG) as z.ZodType<Config>;
 }
 

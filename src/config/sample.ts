@@ -3,12 +3,12 @@
  * (`--generate-config`) and the effective configuration (`--print-config`).
  */
 import { createRedactor, redactValue } from "../log/redact.ts";
-import { formatDuration } from "./values.ts";
 import type { LoadResult } from "./load.ts";
-import { describeOption, TABLES, type OptionSpec, type TableSpec } from "./options.ts";
+import { describeOption, type OptionSpec, TABLES, type TableSpec } from "./options.ts";
 import type { Config } from "./schema.ts";
 import { redactConfig } from "./secrets.ts";
 import { tomlLiteral } from "./toml.ts";
+import { formatDuration } from "./values.ts";
 
 export const UNSET_MARK = "unset by default";
 
@@ -93,12 +93,18 @@ export function printConfig(result: LoadResult, derived: readonly string[] = [])
       const name = option.path[option.path.length - 1]!;
       const value = option.path.reduce<any>((node, part) => node?.[part], config);
       const comment = sourceComment(result, option.key);
-      if (result.refused?.includes(option.key)) out.push(`# ${name}: the value ${comment.slice(2)} is refused (below); svc would not start`);
+      if (result.refused?.includes(option.key))
+        out.push(`# ${name}: the value ${comment.slice(2)} is refused (below); svc would not start`);
       else if (value === undefined) out.push(`# ${name} is unset  ${comment}`);
       else out.push(`${name} = ${tomlLiteral(redactValue(displayValue(option, value), redact))}  ${comment}`);
     }
   }
-  if (result.problems?.length) out.push("", "# svc refuses to start with this configuration:", ...result.problems.map((problem) => `#   - ${problem}`));
+  if (result.problems?.length)
+    out.push(
+      "",
+      "# svc refuses to start with this configuration:",
+      ...result.problems.map((problem) => `#   - ${problem}`),
+    );
   return `${out.join("\n")}\n`;
 }
 
@@ -110,7 +116,8 @@ export function configFile(values: ReadonlyMap<string, unknown>, heading: readon
     if (set.length === 0) continue;
     out.push("");
     if (table.key) out.push(`[${table.key}]`);
-    for (const option of set) out.push(meaningLine(option), `${option.path[option.path.length - 1]} = ${tomlLiteral(values.get(option.key))}`);
+    for (const option of set)
+      out.push(meaningLine(option), `${option.path[option.path.length - 1]} = ${tomlLiteral(values.get(option.key))}`);
   }
   return `${out.join("\n")}\n`;
 }

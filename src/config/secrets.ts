@@ -23,16 +23,22 @@ function secretSlots(config: Config): SecretSlot[] {
     const value = holder[name];
     if (typeof value === "string") slots.push({ value, replace: (by) => (holder[name] = by) });
     // a list of secrets (http_api.viewer_tokens): each entry is one
-    if (Array.isArray(value)) for (const [index, entry] of value.entries()) if (typeof entry === "string") slots.push({ value: entry, replace: (by) => (value[index] = by) });
+    if (Array.isArray(value))
+      for (const [index, entry] of value.entries())
+        if (typeof entry === "string") slots.push({ value: entry, replace: (by) => (value[index] = by) });
   };
   for (const option of OPTIONS) {
     if (!option.meta.secret) continue;
     if (option.meta.kind === "credentials" || option.meta.kind === "tables") {
-      const tables = option.path.reduce<any>((node, part) => node?.[part], config) as Record<string, unknown>[] | undefined;
+      const tables = option.path.reduce<any>((node, part) => node?.[part], config) as
+        | Record<string, unknown>[]
+        | undefined;
       for (const table of tables ?? []) for (const name of option.meta.secretFields ?? []) add(table, name);
       continue;
     }
-    const parent = option.path.slice(0, -1).reduce<any>((node, part) => node?.[part], config) as Record<string, unknown> | undefined;
+    const parent = option.path.slice(0, -1).reduce<any>((node, part) => node?.[part], config) as
+      | Record<string, unknown>
+      | undefined;
     if (parent) add(parent, option.path[option.path.length - 1]!);
   }
   return slots;

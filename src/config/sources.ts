@@ -3,7 +3,7 @@
  * where it came from, in the form the user wrote it (TOML key and line, env name, flag).
  * Text from env and flags is coerced to the TOML types here; the schema validates all alike.
  */
-import { OPTIONS, OPTION_BY_KEY, TABLE_KEYS, type OptionSpec } from "./options.ts";
+import { OPTION_BY_KEY, OPTIONS, type OptionSpec, TABLE_KEYS } from "./options.ts";
 import { isTomlDateTime, lineOf, type ParsedToml } from "./toml.ts";
 import { parseBoolean } from "./values.ts";
 
@@ -37,12 +37,15 @@ export function describeOrigin(origin: Origin): string {
 
 /** Optimal string alignment distance: a swap of two neighbours ("prot"/"port") counts as one. */
 function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
       d[i]![j] = best;
     }
   }
@@ -85,8 +88,16 @@ export function fileLayer(parsed: ParsedToml, file: string, problems: Problem[])
       const option = OPTION_BY_KEY.get(key);
       if (option) {
         const dateProblem = findDateTime(value, path);
-        if (dateProblem) problems.push(`${where(dateProblem)}: ${formatPath(dateProblem)}: is a TOML date/time; quote it to make it a string`);
-        else layer.set(key, { value, origin: { source: "file", name: key, where: where(path) }, locate: (sub) => where([...path, ...sub]) });
+        if (dateProblem)
+          problems.push(
+            `${where(dateProblem)}: ${formatPath(dateProblem)}: is a TOML date/time; quote it to make it a string`,
+          );
+        else
+          layer.set(key, {
+            value,
+            origin: { source: "file", name: key, where: where(path) },
+            locate: (sub) => where([...path, ...sub]),
+          });
         continue;
       }
       if (TABLE_KEYS.has(key)) {
@@ -94,7 +105,9 @@ export function fileLayer(parsed: ParsedToml, file: string, problems: Problem[])
         else problems.push(`${where(path)}: ${key}: must be a table ([${key}])`);
         continue;
       }
-      problems.push(`${where(path)}: ${key}: unknown option${suggest(key, [...OPTION_BY_KEY.keys(), ...TABLE_KEYS], tailOfKey)}`);
+      problems.push(
+        `${where(path)}: ${key}: unknown option${suggest(key, [...OPTION_BY_KEY.keys(), ...TABLE_KEYS], tailOfKey)}`,
+      );
     }
   };
   visit(parsed.data, []);
@@ -160,7 +173,10 @@ export function splitNames(text: string): string[] {
 function splitUrls(text: string): { value: string[] } | { problem: string } {
   const urls = text.split(/\s+/).filter(Boolean);
   const joined = urls.find((url) => /,\s*[a-z][a-z0-9+.-]*:\/\//i.test(url));
-  if (joined) return { problem: `URLs are separated by spaces, not commas (a URL may hold commas): a comma before ${/,\s*([a-z][a-z0-9+.-]*:\/\/)/i.exec(joined)![1]}...` };
+  if (joined)
+    return {
+      problem: `URLs are separated by spaces, not commas (a URL may hold commas): a comma before ${/,\s*([a-z][a-z0-9+.-]*:\/\/)/i.exec(joined)![1]}...`,
+    };
   return { value: urls };
 }
 
@@ -173,12 +189,21 @@ function tableForm(fields: readonly string[]): string {
 }
 
 /** `host=H,username=U,password=P;host=H2` (docs/configuration.md), or another array of tables' fields. Values are never echoed: they may be secrets. */
-export function parseCredentials(text: string, fields: readonly string[] = CREDENTIAL_FIELDS): { value: Record<string, string>[] } | { problem: string } {
+export function parseCredentials(
+  text: string,
+  fields: readonly string[] = CREDENTIAL_FIELDS,
+): { value: Record<string, string>[] } | { problem: string } {
   const entries: Record<string, string>[] = [];
-  const parts = text.split(";").map((s) => s.trim()).filter(Boolean);
+  const parts = text
+    .split(";")
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const [index, part] of parts.entries()) {
     const entry: Record<string, string> = {};
-    for (const field of part.split(",").map((s) => s.trim()).filter(Boolean)) {
+    for (const field of part
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean)) {
       const eq = field.indexOf("=");
       const name = eq < 0 ? field : field.slice(0, eq).trim();
       if (eq < 0 || !fields.includes(name)) {
@@ -207,7 +232,9 @@ export function envLayer(env: Record<string, string | undefined>, problems: Prob
     if (ENV_RESERVED_PREFIXES.some((p) => name.startsWith(p))) continue;
     const option = OPTION_BY_ENV.get(name);
     if (!option) {
-      problems.push(`${name}: unknown environment variable${suggest(name, [...OPTION_BY_ENV.keys(), ...ENV_NOT_OPTIONS])}`);
+      problems.push(
+        `${name}: unknown environment variable${suggest(name, [...OPTION_BY_ENV.keys(), ...ENV_NOT_OPTIONS])}`,
+      );
       continue;
     }
     const coerced = coerceText(option, text);
@@ -225,8 +252,13 @@ export function dockerCliEnvLayer(env: Record<string, string | undefined>): Laye
   // Where the Docker CLI itself looks for config.json, so `docker login` credentials just work.
   const dockerConfig = env.DOCKER_CONFIG?.trim();
   const home = env.HOME?.trim();
-  if (dockerConfig) layer.set("docker.config", { value: dockerConfig, origin: { source: "env", name: "DOCKER_CONFIG" } });
-  else if (home) layer.set("docker.config", { value: `${home.replace(/\/$/, "")}/.docker`, origin: { source: "env", name: "HOME" } });
+  if (dockerConfig)
+    layer.set("docker.config", { value: dockerConfig, origin: { source: "env", name: "DOCKER_CONFIG" } });
+  else if (home)
+    layer.set("docker.config", {
+      value: `${home.replace(/\/$/, "")}/.docker`,
+      origin: { source: "env", name: "HOME" },
+    });
   return layer;
 }
 
@@ -276,7 +308,8 @@ export const COMMAND_FLAGS: Readonly<Record<string, CommandFlagSpec>> = {
     description: "Configuration file (env SVC_CONFIG; default ./svc.toml when present)",
     set: (command, value, flag) => {
       // Watchtower's -c is its cleanup switch: `svc -c --run-once` is most likely that habit
-      if (value === undefined || value === "") return `${flag}: needs a file path${flag === "-c" ? " (-c is svc's --config; Watchtower's -c is svc's --cleanup)" : ""}`;
+      if (value === undefined || value === "")
+        return `${flag}: needs a file path${flag === "-c" ? " (-c is svc's --config; Watchtower's -c is svc's --cleanup)" : ""}`;
       command.config = { path: value, name: flag };
       return undefined;
     },
@@ -287,13 +320,24 @@ export const COMMAND_FLAGS: Readonly<Record<string, CommandFlagSpec>> = {
     description: "Write a commented sample configuration to FILE (or stdout) and exit",
     set: (command, value) => void (command.generateConfig = value || true),
   },
-  force: { description: "With --generate-config: overwrite an existing FILE", set: (command) => void (command.force = true) },
-  "print-config": { description: "Print the effective configuration (secrets redacted) and exit", set: (command) => void (command.printConfig = true) },
+  force: {
+    description: "With --generate-config: overwrite an existing FILE",
+    set: (command) => void (command.force = true),
+  },
+  "print-config": {
+    description: "Print the effective configuration (secrets redacted) and exit",
+    set: (command) => void (command.printConfig = true),
+  },
   version: { alias: "v", description: "Print the version and exit", set: (command) => void (command.version = true) },
   help: { alias: "h", description: "Show this help and exit", set: (command) => void (command.help = true) },
 };
 
-const COMMAND_FLAG_BY_NAME = new Map(Object.entries(COMMAND_FLAGS).flatMap(([name, spec]) => [[`--${name}`, spec], ...(spec.alias ? [[`-${spec.alias}`, spec] as const] : [])]));
+const COMMAND_FLAG_BY_NAME = new Map(
+  Object.entries(COMMAND_FLAGS).flatMap(([name, spec]) => [
+    [`--${name}`, spec],
+    ...(spec.alias ? [[`-${spec.alias}`, spec] as const] : []),
+  ]),
+);
 
 /** `advise` says what to use instead of an unknown flag (Watchtower's, from the config room's index). */
 export function parseArgv(argv: readonly string[], advise: Advise = () => undefined): ParsedArgv {
@@ -332,7 +376,8 @@ export function parseArgv(argv: readonly string[], advise: Advise = () => undefi
     };
     const commandFlag = COMMAND_FLAG_BY_NAME.get(flag);
     if (commandFlag) {
-      const value = commandFlag.takes === "required" ? nextValue() : commandFlag.takes === "optional" ? optionalValue() : undefined;
+      const value =
+        commandFlag.takes === "required" ? nextValue() : commandFlag.takes === "optional" ? optionalValue() : undefined;
       const problem = commandFlag.set(command, value, flag);
       if (problem) problems.push(problem);
       continue;
@@ -355,7 +400,10 @@ export function parseArgv(argv: readonly string[], advise: Advise = () => undefi
       }
       // A repeated list flag adds to the list; any other repeated flag: the last one wins.
       const previous = layer.get(option.key);
-      const value = option.meta.kind === "list" && Array.isArray(previous?.value) ? [...(previous.value as string[]), ...(coerced.value as string[])] : coerced.value;
+      const value =
+        option.meta.kind === "list" && Array.isArray(previous?.value)
+          ? [...(previous.value as string[]), ...(coerced.value as string[])]
+          : coerced.value;
       layer.set(option.key, { value, origin: { source: "flag", name: flag } });
       continue;
     }
@@ -367,7 +415,11 @@ export function parseArgv(argv: readonly string[], advise: Advise = () => undefi
     const advice = advise(flag);
     if (advice?.takesValue) nextValue();
     if (advice?.option) meant.push(advice.option);
-    problems.push(advice ? `${flag}: unknown flag; ${advice.text}` : `${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`);
+    problems.push(
+      advice
+        ? `${flag}: unknown flag; ${advice.text}`
+        : `${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`,
+    );
   }
   return { layer, positionals, command, problems, meant };
 }

@@ -18,7 +18,9 @@ export function parseToml(text: string, file: string): ParsedToml {
   } catch (error) {
     const message = (error instanceof Error ? error.message : String(error)).replace(/^TOML Parse error:\s*/, "");
     const line = syntaxErrorLine(text);
-    throw new SvcError("config", `invalid configuration file ${file}`, { details: [`${file}:${line}: TOML syntax error: ${message}`] });
+    throw new SvcError("config", `invalid configuration file ${file}`, {
+      details: [`${file}:${line}: TOML syntax error: ${message}`],
+    });
   }
   return { data, lines: keyLines(text) };
 }
@@ -81,7 +83,8 @@ function keyLines(text: string): Map<string, number> {
       if (!lines.has(prefix)) lines.set(prefix, lineNo);
       return;
     }
-    const assignment = /^((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=(.*)$/.exec(line);
+    const assignment =
+      /^((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=(.*)$/.exec(line);
     if (!assignment) return;
     const key = prefix ? `${prefix}.${dotted(assignment[1]!)}` : dotted(assignment[1]!);
     if (!lines.has(key)) lines.set(key, lineNo);
@@ -119,5 +122,10 @@ export function tomlLiteral(value: unknown): string {
 
 /** TOML dates and times come back from Bun as Temporal objects, never as strings. */
 export function isTomlDateTime(value: unknown): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.getPrototypeOf(value) !== Object.prototype
+  );
 }

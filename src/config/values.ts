@@ -31,7 +31,12 @@ export function formatDuration(ms: number): string {
   if (ms === 0) return "0s";
   let rest = ms;
   let out = "";
-  for (const [unit, size] of [["h", 3_600_000], ["m", 60_000], ["s", 1_000], ["ms", 1]] as const) {
+  for (const [unit, size] of [
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1_000],
+    ["ms", 1],
+  ] as const) {
     const count = Math.floor(rest / size);
     if (count > 0) out += `${count}${unit}`;
     rest -= count * size;
@@ -61,7 +66,8 @@ export type ParsedTagPolicy = { policy: TagPolicy | null } | { problem: string }
 
 const SEMVER_POLICY = /^semver:(patch|minor|major)(\+pre)?$/;
 const REGEX_POLICY = /^regex(?:\(([a-z]*)\))?:(.*)$/s;
-export const TAG_POLICY_EXAMPLES = '"semver:minor", "semver:patch+pre", "regex:\\d+\\.\\d+-alpine", "regex(lexical):^2024-.*", "off"';
+export const TAG_POLICY_EXAMPLES =
+  '"semver:minor", "semver:patch+pre", "regex:\\d+\\.\\d+-alpine", "regex(lexical):^2024-.*", "off"';
 
 /**
  * The linear-time regular expression engine, loaded on first use: it costs every start several
@@ -81,21 +87,47 @@ export function parseTagPolicy(input: string): ParsedTagPolicy {
   const text = input.trim();
   if (text === "" || text === "off") return { policy: null };
   const semver = SEMVER_POLICY.exec(text);
-  if (semver) return { policy: { kind: "semver", level: semver[1] as SemverLevel, prereleases: semver[2] !== undefined, text } };
+  if (semver)
+    return { policy: { kind: "semver", level: semver[1] as SemverLevel, prereleases: semver[2] !== undefined, text } };
   const regex = REGEX_POLICY.exec(text);
   if (!regex) return { problem: `is not a tag policy (examples: ${TAG_POLICY_EXAMPLES})` };
   const order = (regex[1] || "natural") as TagOrder;
-  if (!TAG_ORDERS.includes(order)) return { problem: `orders tags by "${regex[1]}"; the orders are ${TAG_ORDERS.join(", ")}` };
+  if (!TAG_ORDERS.includes(order))
+    return { problem: `orders tags by "${regex[1]}"; the orders are ${TAG_ORDERS.join(", ")}` };
   if (regex[2] === "") return { problem: "has an empty pattern" };
   try {
-    return { policy: { kind: "regex", pattern: linearEngine().compile(regex[2]!) /* matched against whole tags */, order, text } };
+    return {
+      policy: {
+        kind: "regex",
+        pattern: linearEngine().compile(regex[2]!) /* matched against whole tags */,
+        order,
+        text,
+      },
+    };
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
-    return { problem: `has a pattern that is not a regular expression svc can match in linear time (RE2 syntax: no backreferences or lookaround): ${why}` };
+    return {
+      problem: `has a pattern that is not a regular expression svc can match in linear time (RE2 syntax: no backreferences or lookaround): ${why}`,
+    };
   }
 }
 
-const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3, t: 1024 ** 4, tb: 1024 ** 4, tib: 1024 ** 4 };
+const SIZE_UNITS: Record<string, number> = {
+  "": 1,
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1024 ** 4,
+  tib: 1024 ** 4,
+};
 
 /**
  * Sizes as operators write them: `512MiB`, `1GiB`, `2g`, `1024` (bytes). Units are binary

@@ -25,7 +25,13 @@ const LEVEL = "WATCHTOWER_NOTIFICATIONS_LEVEL";
 
 /** Each service's variables, as Watchtower names them. */
 const SERVICE_VARIABLES = {
-  slack: [`${V}SLACK_HOOK_URL`, `${V}SLACK_IDENTIFIER`, `${V}SLACK_CHANNEL`, `${V}SLACK_ICON_EMOJI`, `${V}SLACK_ICON_URL`],
+  slack: [
+    `${V}SLACK_HOOK_URL`,
+    `${V}SLACK_IDENTIFIER`,
+    `${V}SLACK_CHANNEL`,
+    `${V}SLACK_ICON_EMOJI`,
+    `${V}SLACK_ICON_URL`,
+  ],
   msteams: [`${V}MSTEAMS_HOOK`, `${V}MSTEAMS_USE_LOG_DATA`],
   gotify: [`${V}GOTIFY_URL`, `${V}GOTIFY_TOKEN`, `${V}GOTIFY_TLS_SKIP_VERIFY`],
 } as const;
@@ -35,15 +41,22 @@ type Made = { url: string } | { problem: string };
 
 /** The legacy notification settings in `env` as notification URLs. */
 export function legacyNotifications(env: Env): LegacyNotifications {
-  const consumed = new Set<string>([LIST, LEVEL, ...Object.values(SERVICE_VARIABLES).flat()].filter((name) => env[name] !== undefined));
+  const consumed = new Set<string>(
+    [LIST, LEVEL, ...Object.values(SERVICE_VARIABLES).flat()].filter((name) => env[name] !== undefined),
+  );
   const result: LegacyNotifications = { urls: [], everyCycle: false, consumed, unmapped: [], problems: [] };
   readLevel(env[LEVEL], result);
-  const types = (env.WATCHTOWER_NOTIFICATIONS ?? "").split(/[\s,]+/).map((t) => t.trim().toLowerCase()).filter(Boolean);
+  const types = (env.WATCHTOWER_NOTIFICATIONS ?? "")
+    .split(/[\s,]+/)
+    .map((t) => t.trim().toLowerCase())
+    .filter(Boolean);
   for (const type of types) {
     // e-mail: its variables are options of their own; shoutrrr: WATCHTOWER_NOTIFICATION_URL
     if (type === "email" || type === "shoutrrr") continue;
     if (!Object.hasOwn(SERVICE_VARIABLES, type)) {
-      result.unmapped.push(`${LIST}: ${type} is not a notification type Watchtower has (email, slack, msteams, gotify, shoutrrr)`);
+      result.unmapped.push(
+        `${LIST}: ${type} is not a notification type Watchtower has (email, slack, msteams, gotify, shoutrrr)`,
+      );
       continue;
     }
     const made = MAKERS[type as keyof typeof SERVICE_VARIABLES](env, result.unmapped);
@@ -52,7 +65,9 @@ export function legacyNotifications(env: Env): LegacyNotifications {
   }
   for (const [type, names] of Object.entries(SERVICE_VARIABLES)) {
     if (types.includes(type)) continue;
-    for (const name of names) if (env[name] !== undefined) result.unmapped.push(`${name}: ${type} is not in ${LIST}, so Watchtower did not use it either`);
+    for (const name of names)
+      if (env[name] !== undefined)
+        result.unmapped.push(`${name}: ${type} is not in ${LIST}, so Watchtower did not use it either`);
   }
   return result;
 }
@@ -103,16 +118,28 @@ export function legacyNotificationFlags(args: readonly string[]): { env: Record<
 
 /** A container's "NAME=value" entries by name. */
 export function envRecord(entries: readonly string[]): Record<string, string> {
-  return Object.fromEntries(entries.map((entry) => (entry.includes("=") ? [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] : [entry, ""])));
+  return Object.fromEntries(
+    entries.map((entry) =>
+      entry.includes("=") ? [entry.slice(0, entry.indexOf("=")), entry.slice(entry.indexOf("=") + 1)] : [entry, ""],
+    ),
+  );
 }
 
 /**
  * The options these settings set, each with the variable it is read from: the URLs after those
  * already given (`existingUrls`, from WATCHTOWER_NOTIFICATION_URL).
  */
-export function legacyOptions(legacy: LegacyNotifications, existingUrls: unknown): Array<{ key: string; value: unknown; from: string }> {
+export function legacyOptions(
+  legacy: LegacyNotifications,
+  existingUrls: unknown,
+): Array<{ key: string; value: unknown; from: string }> {
   const options: Array<{ key: string; value: unknown; from: string }> = [];
-  if (legacy.urls.length > 0) options.push({ key: "notifications.urls", value: [...(Array.isArray(existingUrls) ? (existingUrls as string[]) : []), ...legacy.urls], from: LIST });
+  if (legacy.urls.length > 0)
+    options.push({
+      key: "notifications.urls",
+      value: [...(Array.isArray(existingUrls) ? (existingUrls as string[]) : []), ...legacy.urls],
+      from: LIST,
+    });
   if (legacy.everyCycle) options.push({ key: "notifications.notify_on_every_cycle", value: true, from: LEVEL });
   return options;
 }
@@ -125,7 +152,10 @@ function readLevel(text: string | undefined, result: LegacyNotifications): void 
   const level = text?.trim().toLowerCase();
   if (level === undefined || level === "" || level === "info") return;
   if (level === "debug" || level === "trace") result.everyCycle = true;
-  else result.unmapped.push(`${LEVEL}: svc has no level filter: it notifies after every cycle with an update, a failure or a rollback`);
+  else
+    result.unmapped.push(
+      `${LEVEL}: svc has no level filter: it notifies after every cycle with an update, a failure or a rollback`,
+    );
 }
 
 const query = (params: Record<string, string | undefined>) => {
@@ -152,23 +182,33 @@ const MAKERS: Record<keyof typeof SERVICE_VARIABLES, (env: Env, unmapped: string
     const botname = env[`${V}SLACK_IDENTIFIER`];
     if (hook.hostname === "hooks.slack.com" && parts[0] === "services" && parts.length === 4) {
       const icon = env[`${V}SLACK_ICON_EMOJI`] || env[`${V}SLACK_ICON_URL`];
-      return { url: `slack://hook:${parts.slice(1).join("-")}@webhook${query({ botname, channel: env[`${V}SLACK_CHANNEL`], icon })}` };
+      return {
+        url: `slack://hook:${parts.slice(1).join("-")}@webhook${query({ botname, channel: env[`${V}SLACK_CHANNEL`], icon })}`,
+      };
     }
     // Discord's Slack-compatible endpoint (…/api/webhooks/ID/TOKEN/slack), a common Watchtower setup.
-    if (/^(discord|discordapp)\.com$/.test(hook.hostname) && parts[0] === "api" && parts[1] === "webhooks" && parts.length >= 4) {
+    if (
+      /^(discord|discordapp)\.com$/.test(hook.hostname) &&
+      parts[0] === "api" &&
+      parts[1] === "webhooks" &&
+      parts.length >= 4
+    ) {
       return { url: `discord://${parts[3]}@${parts[2]}${query({ username: botname })}` };
     }
-    return { problem: `${V}SLACK_HOOK_URL: not a hooks.slack.com or Discord webhook; for another Slack-compatible service use notifications.webhook with the Slack recipe (docs/notifications.md)` };
+    return {
+      problem: `${V}SLACK_HOOK_URL: not a hooks.slack.com or Discord webhook; for another Slack-compatible service use notifications.webhook with the Slack recipe (docs/notifications.md)`,
+    };
   },
 
   msteams(env, unmapped) {
     const hook = parseHttp(`${V}MSTEAMS_HOOK`, env[`${V}MSTEAMS_HOOK`]);
     if (!(hook instanceof URL)) return hook;
-    if (env[`${V}MSTEAMS_USE_LOG_DATA`] !== undefined) unmapped.push(`${V}MSTEAMS_USE_LOG_DATA: svc's Teams card lists the containers of the report, not log lines`);
+    if (env[`${V}MSTEAMS_USE_LOG_DATA`] !== undefined)
+      unmapped.push(`${V}MSTEAMS_USE_LOG_DATA: svc's Teams card lists the containers of the report, not log lines`);
     return { url: `teams+${hook.toString()}` };
   },
 
-  gotify(env, unmapped) {
+  gotify(env) {
     const server = parseHttp(`${V}GOTIFY_URL`, env[`${V}GOTIFY_URL`]);
     if (!(server instanceof URL)) return server;
     const token = env[`${V}GOTIFY_TOKEN`]?.trim();

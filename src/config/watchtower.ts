@@ -12,19 +12,59 @@ import { envRecord, legacyNotificationFlags, legacyNotifications, legacyOptions 
 
 /** Watchtower settings svc has no option for, and why. */
 export const WATCHTOWER_UNMAPPED: Record<string, { flags: readonly string[]; reason: string }> = {
-  WATCHTOWER_REMOVE_VOLUMES: { flags: ["--remove-volumes"], reason: "svc never removes volumes: an anonymous volume is mounted again by the replacement" },
-  WATCHTOWER_INCLUDE_STOPPED: { flags: ["--include-stopped", "-S"], reason: "svc checks stopped containers only with revive_stopped, which also starts them" },
-  WATCHTOWER_LABEL_TAKE_PRECEDENCE: { flags: ["--label-take-precedence"], reason: "svc's labels already win over global options (unless global_takes_precedence)" },
-  WATCHTOWER_NO_RESTART: { flags: ["--no-restart"], reason: "svc always recreates an updated container; use monitor_only to only be told" },
+  WATCHTOWER_REMOVE_VOLUMES: {
+    flags: ["--remove-volumes"],
+    reason: "svc never removes volumes: an anonymous volume is mounted again by the replacement",
+  },
+  WATCHTOWER_INCLUDE_STOPPED: {
+    flags: ["--include-stopped", "-S"],
+    reason: "svc checks stopped containers only with revive_stopped, which also starts them",
+  },
+  WATCHTOWER_LABEL_TAKE_PRECEDENCE: {
+    flags: ["--label-take-precedence"],
+    reason: "svc's labels already win over global options (unless global_takes_precedence)",
+  },
+  WATCHTOWER_NO_RESTART: {
+    flags: ["--no-restart"],
+    reason: "svc always recreates an updated container; use monitor_only to only be told",
+  },
   WATCHTOWER_NO_STARTUP_MESSAGE: { flags: ["--no-startup-message"], reason: "svc sends no startup message" },
-  WATCHTOWER_ROLLING_RESTART: { flags: ["--rolling-restart"], reason: "svc updates containers one dependency group at a time and keeps each old container until its replacement passes the rollback checks" },
-  WATCHTOWER_HTTP_API_PERIODIC_POLLS: { flags: ["--http-api-periodic-polls"], reason: "with http_api.update on, svc runs poll_interval or schedule cycles too whenever one is set" },
-  WATCHTOWER_PORCELAIN: { flags: ["--porcelain", "-P"], reason: "svc --run-once prints its report as JSON log records" },
-  WATCHTOWER_NOTIFICATIONS: { flags: ["--notifications", "-n"], reason: "read from the environment: its slack, msteams and gotify variables become notifications.urls; e-mail is on when notifications.email.server is set" },
-  WATCHTOWER_NOTIFICATION_TEMPLATE: { flags: ["--notification-template"], reason: "a Go template is not read: svc's templates are mustache files (notifications.template, docs/notifications.md#templates)" },
-  WATCHTOWER_NOTIFICATION_REPORT: { flags: ["--notification-report"], reason: "svc always sends the report of the whole cycle, as Watchtower's report mode" },
-  WATCHTOWER_NOTIFICATIONS_LEVEL: { flags: ["--notifications-level"], reason: "read from the environment: debug and trace (Watchtower then notified after every session) become notify_on_every_cycle; svc has no level filter, it notifies after every cycle with changes" },
-  WATCHTOWER_NOTIFICATION_EMAIL_DELAY: { flags: ["--notification-email-delay"], reason: "use notifications.delay (for every channel)" },
+  WATCHTOWER_ROLLING_RESTART: {
+    flags: ["--rolling-restart"],
+    reason:
+      "svc updates containers one dependency group at a time and keeps each old container until its replacement passes the rollback checks",
+  },
+  WATCHTOWER_HTTP_API_PERIODIC_POLLS: {
+    flags: ["--http-api-periodic-polls"],
+    reason: "with http_api.update on, svc runs poll_interval or schedule cycles too whenever one is set",
+  },
+  WATCHTOWER_PORCELAIN: {
+    flags: ["--porcelain", "-P"],
+    reason: "svc --run-once prints its report as JSON log records",
+  },
+  WATCHTOWER_NOTIFICATIONS: {
+    flags: ["--notifications", "-n"],
+    reason:
+      "read from the environment: its slack, msteams and gotify variables become notifications.urls; e-mail is on when notifications.email.server is set",
+  },
+  WATCHTOWER_NOTIFICATION_TEMPLATE: {
+    flags: ["--notification-template"],
+    reason:
+      "a Go template is not read: svc's templates are mustache files (notifications.template, docs/notifications.md#templates)",
+  },
+  WATCHTOWER_NOTIFICATION_REPORT: {
+    flags: ["--notification-report"],
+    reason: "svc always sends the report of the whole cycle, as Watchtower's report mode",
+  },
+  WATCHTOWER_NOTIFICATIONS_LEVEL: {
+    flags: ["--notifications-level"],
+    reason:
+      "read from the environment: debug and trace (Watchtower then notified after every session) become notify_on_every_cycle; svc has no level filter, it notifies after every cycle with changes",
+  },
+  WATCHTOWER_NOTIFICATION_EMAIL_DELAY: {
+    flags: ["--notification-email-delay"],
+    reason: "use notifications.delay (for every channel)",
+  },
   WATCHTOWER_NOTIFICATION_SKIP_TITLE: { flags: ["--notification-skip-title"], reason: "the titles are svc's own" },
   NO_COLOR: { flags: ["--no-color"], reason: "svc writes plain text when not on a terminal (log_format)" },
   TZ: { flags: [], reason: "read by svc too, for schedule" },
@@ -36,7 +76,9 @@ export interface WatchtowerAlias {
 }
 
 /** Every Watchtower name the schema declares, in declaration order (later names win). */
-export const WATCHTOWER_ALIASES: readonly WatchtowerAlias[] = OPTIONS.flatMap((option) => (option.meta.watchtower ?? []).map((name) => ({ option, name })));
+export const WATCHTOWER_ALIASES: readonly WatchtowerAlias[] = OPTIONS.flatMap((option) =>
+  (option.meta.watchtower ?? []).map((name) => ({ option, name })),
+);
 
 const ALIAS_BY_ENV = new Map(WATCHTOWER_ALIASES.map((alias) => [alias.name.env, alias]));
 
@@ -60,7 +102,11 @@ export function aliasValue(alias: WatchtowerAlias, text: string): { value: unkno
  * each with a notice naming svc's own; unknown ones are warnings, never errors (users copy whole
  * env files).
  */
-export function watchtowerEnvLayer(env: Record<string, string | undefined>, problems: Problem[], warnings: string[]): Layer {
+export function watchtowerEnvLayer(
+  env: Record<string, string | undefined>,
+  problems: Problem[],
+  warnings: string[],
+): Layer {
   const layer: Layer = new Map();
   const legacy = legacyNotifications(env);
   for (const [name, text] of Object.entries(env)) {
@@ -69,7 +115,11 @@ export function watchtowerEnvLayer(env: Record<string, string | undefined>, prob
     const alias = ALIAS_BY_ENV.get(name);
     if (!alias) {
       const unmapped = WATCHTOWER_UNMAPPED[name];
-      warnings.push(unmapped ? `${name}: no svc counterpart (${unmapped.reason}); ignored` : `${name}: not a Watchtower setting svc knows; ignored`);
+      warnings.push(
+        unmapped
+          ? `${name}: no svc counterpart (${unmapped.reason}); ignored`
+          : `${name}: not a Watchtower setting svc knows; ignored`,
+      );
       continue;
     }
     const result = aliasValue(alias, text);
@@ -109,10 +159,15 @@ export interface FlagAdvice {
 export function watchtowerFlagAdvice(flag: string): FlagAdvice | undefined {
   const alias = ALIAS_BY_FLAG.get(flag);
   if (alias && alias.option.flag !== flag) {
-    const seconds = alias.option.meta.kind === "duration" ? " (a number alone is seconds, as in Watchtower; or 5m, 6h)" : "";
+    const seconds =
+      alias.option.meta.kind === "duration" ? " (a number alone is seconds, as in Watchtower; or 5m, 6h)" : "";
     // its value (`--interval 300`) belongs to it, not to the container names
     const takesValue = alias.option.meta.kind !== "boolean" && alias.name.switch !== true;
-    return { text: `Watchtower's ${flag} is svc's ${svcFlagFor(alias)}${seconds}`, takesValue, option: alias.option.key };
+    return {
+      text: `Watchtower's ${flag} is svc's ${svcFlagFor(alias)}${seconds}`,
+      takesValue,
+      option: alias.option.key,
+    };
   }
   const unmapped = UNMAPPED_BY_FLAG.get(flag);
   if (unmapped) return { text: `Watchtower's ${flag} has no svc counterpart: ${unmapped.reason}`, takesValue: false };
@@ -160,7 +215,11 @@ export interface WatchtowerSettings {
  * restarted alike; in svc it says when they are checked, and update_window when they may restart.
  */
 export function scheduleNote(values: ReadonlyMap<string, unknown>): string {
-  const when = values.has("schedule") ? `schedule = ${JSON.stringify(values.get("schedule"))}` : values.get("run_once") === true ? "run_once" : "poll_interval";
+  const when = values.has("schedule")
+    ? `schedule = ${JSON.stringify(values.get("schedule"))}`
+    : values.get("run_once") === true
+      ? "run_once"
+      : "poll_interval";
   return `Watchtower's schedule is now ${when}: when svc checks for newer images. Watchtower restarted containers at the same moments; svc does too, unless update_window says when restarts may happen (docs/windows.md).`;
 }
 
@@ -171,8 +230,14 @@ export interface Migration {
   unmapped: string[];
 }
 
-const ALIAS_BY_FLAG = new Map(WATCHTOWER_ALIASES.flatMap((alias) => alias.name.flags.map((flag) => [flag, alias] as const)));
-const UNMAPPED_BY_FLAG = new Map(Object.entries(WATCHTOWER_UNMAPPED).flatMap(([env, entry]) => entry.flags.map((flag) => [flag, { env, ...entry }] as const)));
+const ALIAS_BY_FLAG = new Map(
+  WATCHTOWER_ALIASES.flatMap((alias) => alias.name.flags.map((flag) => [flag, alias] as const)),
+);
+const UNMAPPED_BY_FLAG = new Map(
+  Object.entries(WATCHTOWER_UNMAPPED).flatMap(([env, entry]) =>
+    entry.flags.map((flag) => [flag, { env, ...entry }] as const),
+  ),
+);
 /** Variables of the image or the system, not settings of Watchtower's. */
 const NOT_SETTINGS = /^(PATH|HOME|HOSTNAME|TERM|container|APP_VERSION)$/;
 
@@ -203,7 +268,8 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
     if (alias) apply(alias, text, name);
     else if (WATCHTOWER_UNMAPPED[name]) unmapped.push(`${name}: ${WATCHTOWER_UNMAPPED[name]!.reason}`);
     else if (name.startsWith("WATCHTOWER_")) unmapped.push(`${name}: not a Watchtower setting svc knows`);
-    else if (!NOT_SETTINGS.test(name)) unmapped.push(`${name}: not a Watchtower setting; set it in svc's environment if svc needs it`);
+    else if (!NOT_SETTINGS.test(name))
+      unmapped.push(`${name}: not a Watchtower setting; set it in svc's environment if svc needs it`);
   }
 
   unmapped.push(...legacy.unmapped, ...legacy.problems);
@@ -236,9 +302,12 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
 
   for (const [label, value] of Object.entries(settings.labels)) {
     if (label.startsWith("com.centurylinklabs.watchtower.") && label !== "com.centurylinklabs.watchtower") {
-      unmapped.push(`label ${label}=${value} on the Watchtower container itself: not a setting (svc reads such labels on the containers it updates)`);
+      unmapped.push(
+        `label ${label}=${value} on the Watchtower container itself: not a setting (svc reads such labels on the containers it updates)`,
+      );
     }
   }
-  if (!values.has("poll_interval") && !values.has("schedule") && values.get("run_once") !== true) values.set("poll_interval", WATCHTOWER_DEFAULT_POLL);
+  if (!values.has("poll_interval") && !values.has("schedule") && values.get("run_once") !== true)
+    values.set("poll_interval", WATCHTOWER_DEFAULT_POLL);
   return { values, unmapped };
 }

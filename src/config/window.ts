@@ -10,6 +10,8 @@
  */
 import { fromNow } from "../core/moments.ts";
 
+import { spend } from "./work.ts";
+
 const DAY_NAMES = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"] as const;
 const MINUTES_PER_DAY = 1440;
 const MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY;
@@ -69,7 +71,10 @@ export function parseDays(text: string): Set<number> | { problem: string } {
     const [from, to, ...rest] = part.trim().split("-");
     const first = dayIndex(from ?? "");
     const last = to === undefined ? first : dayIndex(to);
-    if (first === undefined || last === undefined || rest.length > 0) return { problem: `"${part.trim()}" is not a day or a range of days (Mon, Tue, Wed, Thu, Fri, Sat, Sun; Mon-Fri)` };
+    if (first === undefined || last === undefined || rest.length > 0)
+      return {
+        problem: `"${part.trim()}" is not a day or a range of days (Mon, Tue, Wed, Thu, Fri, Sat, Sun; Mon-Fri)`,
+      };
     for (let day = first; ; day = (day + 1) % 7) {
       days.add(day);
       if (day === last) break;
@@ -81,57 +86,119 @@ export function parseDays(text: string): Set<number> | { problem: string } {
 /** One window, "[DAYS ]HH:MM-HH:MM". */
 function parseWindow(text: string): Window | { problem: string } {
   const parts = text.trim().split(/\s+/);
-  if (parts.length > 2 || parts[0] === "") return { problem: `"${text.trim()}" is not a window (examples: "02:00-05:00", "Sat,Sun 02:00-05:00", "Mon-Fri 23:00-01:00")` };
+  if (parts.length > 2 || parts[0] === "")
+    return {
+      problem: `"${text.trim()}" is not a window (examples: "02:00-05:00", "Sat,Sun 02:00-05:00", "Mon-Fri 23:00-01:00")`,
+    };
   const days = parts.length === 2 ? parseDays(parts[0]!) : EVERY_DAY;
   if ("problem" in days) return days;
   const [startText, endText, ...rest] = parts.at(-1)!.split("-");
   const start = parseTime(startText ?? "", false);
   const end = parseTime(endText ?? "", true);
-  if (start === undefined || end === undefined || rest.length > 0) return { problem: `"${text.trim()}" needs a start and an end time, HH:MM-HH:MM (24 h; an end of 24:00 is midnight)` };
-  if (start === end) return { problem: `"${text.trim()}" opens and closes at the same time, so it never opens (a whole day is 00:00-24:00)` };
+  if (start === undefined || end === undefined || rest.length > 0)
+    return {
+      problem: `"${text.trim()}" needs a start and an end time, HH:MM-HH:MM (24 h; an end of 24:00 is midnight)`,
+    };
+  if (start === end)
+    return {
+      problem: `"${text.trim()}" opens and closes at the same time, so it never opens (a whole day is 00:00-24:00)`,
+    };
   return { days, start, end, text: text.trim() };
 }
 
+/** The longest window list svc reads (an option or a label): about 300 windows. */
+export const MAX_WINDOWS_TEXT = 4096;
+
 /**
  * Windows separated by ";" ("Sat,Sun 02:00-05:00; Wed 22:00-23:00"), or the problem naming the
- * value: one that cannot be read or never opens, or two that overlap.
+ * value: one that cannot be read or never opens, or two that overlap. Linear in the text, and
+ * n log n in its windows (their stretches of the week, sorted once).
  */
 export function parseWindows(text: string): { windows: Window[] } | { problem: string } {
+  if (text.length > MAX_WINDOWS_TEXT)
+    return { problem: `is ${text.length} characters long; svc reads at most ${MAX_WINDOWS_TEXT}` };
+  spend(text.length);
   const windows: Window[] = [];
   for (const part of text.split(";")) {
+    spend(1);
     if (part.trim() === "") continue;
     const window = parseWindow(part);
     if ("problem" in window) return window;
     windows.push(window);
   }
   if (windows.length === 0) return { problem: "holds no window (leave it unset for no window)" };
-  const minutes = windows.map(weekMinutes);
-  for (let a = 0; a < windows.length; a++) {
-    for (let b = a + 1; b < windows.length; b++) {
-      if (minutes[a]!.some((open, minute) => open && minutes[b]![minute])) return { problem: `windows "${windows[a]!.text}" and "${windows[b]!.text}" overlap (write them as one window)` };
+  const stretches = sortedStretches(
+    windows.flatMap((window, index) => weekStretches(window).map((stretch) => ({ ...stretch, index }))),
+  );
+  // sorted by start, stretches that do not overlap each end before the next starts
+  for (let i = 1; i < stretches.length; i++) {
+    spend(1);
+    const [earlier, later] = [stretches[i - 1]!, stretches[i]!];
+    if (later.from < earlier.to) {
+      const [a, b] = [Math.min(earlier.index, later.index), Math.max(earlier.index, later.index)];
+      return { problem: `windows "${windows[a]!.text}" and "${windows[b]!.text}" overlap (write them as one window)` };
     }
   }
   return { windows };
 }
 
-/** The minutes of a week (Sunday 00:00 first) a window holds, on the wall clock. */
-function weekMinutes(window: Window): boolean[] {
-  const open = new Array<boolean>(MINUTES_PER_WEEK).fill(false);
+/** A stretch of the week, [from, to) in minutes from Sunday 00:00. */
+interface Stretch {
+  from: number;
+  to: number;
+}
+
+function sortedStretches<T extends Stretch>(stretches: T[]): T[] {
+  return stretches.sort((a, b) => {
+    spend(1);
+    return a.from - b.from || a.to - b.to;
+  });
+}
+
+/** The stretches of a week a window holds, on the wall clock (one across Saturday midnight is cut in two). */
+function weekStretches(window: Window): Stretch[] {
   const length = (window.end - window.start + MINUTES_PER_DAY) % MINUTES_PER_DAY || MINUTES_PER_DAY;
+  const stretches: Stretch[] = [];
   for (const day of window.days) {
-    for (let m = 0; m < length; m++) open[(day * MINUTES_PER_DAY + window.start + m) % MINUTES_PER_WEEK] = true;
+    spend(1);
+    const from = day * MINUTES_PER_DAY + window.start;
+    const to = from + length;
+    if (to <= MINUTES_PER_WEEK) stretches.push({ from, to });
+    else stretches.push({ from, to: MINUTES_PER_WEEK }, { from: 0, to: to - MINUTES_PER_WEEK });
   }
-  return open;
+  return stretches;
+}
+
+/** The week's stretches a list of windows holds, sorted and merged where they touch. */
+function union(windows: readonly Window[]): Stretch[] {
+  const merged: Stretch[] = [];
+  for (const stretch of sortedStretches(windows.flatMap(weekStretches))) {
+    spend(1);
+    const last = merged.at(-1);
+    if (last && stretch.from <= last.to) last.to = Math.max(last.to, stretch.to);
+    else merged.push({ ...stretch });
+  }
+  return merged;
+}
+
+/** The stretches two sorted, merged lists share (a walk along both). */
+function intersect(a: readonly Stretch[], b: readonly Stretch[]): Stretch[] {
+  const shared: Stretch[] = [];
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    spend(1);
+    const from = Math.max(a[i]!.from, b[j]!.from);
+    const to = Math.min(a[i]!.to, b[j]!.to);
+    if (from < to) shared.push({ from, to });
+    if (a[i]!.to < b[j]!.to) i++;
+    else j++;
+  }
+  return shared;
 }
 
 /** True when the windows share no minute of the week: their intersection never opens. */
 export function neverOpen(policy: WindowPolicy): boolean {
   if (policy.length === 0) return false;
-  const weeks = policy.map((list) => list.map(weekMinutes));
-  for (let minute = 0; minute < MINUTES_PER_WEEK; minute++) {
-    if (weeks.every((list) => list.some((week) => week[minute]))) return false;
-  }
-  return true;
+  return policy.map(union).reduce(intersect).length === 0;
 }
 
 // ---- the wall clock of a time zone ----
@@ -150,7 +217,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatterFor(timeZone: string): Intl.DateTimeFormat {
   let formatter = formatters.get(timeZone);
   if (!formatter) {
-    formatter = new Intl.DateTimeFormat("en-US", { timeZone, hourCycle: "h23", weekday: "short", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric" });
+    formatter = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      weekday: "short",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+    });
     formatters.set(timeZone, formatter);
   }
   return formatter;
@@ -186,9 +262,13 @@ function momentOf(year: number, month: number, day: number, minute: number, time
 // ---- the questions ----
 
 function windowOpen(window: Window, wall: Wall): boolean {
-  if (window.start < window.end) return window.days.has(wall.weekday) && wall.minute >= window.start && wall.minute < window.end;
+  if (window.start < window.end)
+    return window.days.has(wall.weekday) && wall.minute >= window.start && wall.minute < window.end;
   // across midnight: from the start on one of its days, to the end on the next day
-  return (window.days.has(wall.weekday) && wall.minute >= window.start) || (window.days.has((wall.weekday + 6) % 7) && wall.minute < window.end);
+  return (
+    (window.days.has(wall.weekday) && wall.minute >= window.start) ||
+    (window.days.has((wall.weekday + 6) % 7) && wall.minute < window.end)
+  );
 }
 
 /** Whether updates may be applied at `at`. */
@@ -204,7 +284,8 @@ function startsAround(windows: readonly Window[], after: number, timeZone: strin
   for (let offset = -1; offset <= 9; offset++) {
     const date = new Date(Date.UTC(today.year, today.month - 1, today.day + offset));
     for (const window of windows) {
-      if (window.days.has(date.getUTCDay())) starts.push(momentOf(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), window.start, timeZone));
+      if (window.days.has(date.getUTCDay()))
+        starts.push(momentOf(date.getUTCFullYear(), date.getUTCMonth() + 1, date.getUTCDate(), window.start, timeZone));
     }
   }
   return starts.sort((a, b) => a - b);
@@ -229,7 +310,8 @@ export function nextOpening(policy: WindowPolicy, at: number, timeZone: string):
  */
 function earliestOpen(policy: WindowPolicy, open: number, after: number, timeZone: string): number {
   let first = open;
-  for (let step = 0; step < 180 && first - MINUTE_MS > after && isOpen(policy, first - MINUTE_MS, timeZone); step++) first -= MINUTE_MS;
+  for (let step = 0; step < 180 && first - MINUTE_MS > after && isOpen(policy, first - MINUTE_MS, timeZone); step++)
+    first -= MINUTE_MS;
   return first;
 }
 
@@ -255,7 +337,8 @@ export function parseDigestPeriod(text: string): { moments: Window[] } | { probl
   const parts = text.trim().split(/\s+/);
   const kind = parts[0]?.toLowerCase();
   const example = 'must be "daily HH:MM" or "weekly DAY HH:MM" (examples: "daily 08:00", "weekly Mon 08:00")';
-  if (!((kind === "daily" && parts.length === 2) || (kind === "weekly" && parts.length === 3))) return { problem: example };
+  if (!((kind === "daily" && parts.length === 2) || (kind === "weekly" && parts.length === 3)))
+    return { problem: example };
   const days = kind === "weekly" ? parseDays(parts[1]!) : EVERY_DAY;
   if ("problem" in days) return days;
   const start = parseTime(parts.at(-1)!, false);

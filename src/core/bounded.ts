@@ -4,6 +4,12 @@
  */
 import type { ZodType } from "zod";
 
+/**
+ * The most of one container label svc reads (docs/security.md): a label may be an image's, so
+ * anyone's, and every parser it feeds is bounded by this before it runs.
+ */
+export const MAX_LABEL_CHARS = 4096;
+
 export interface BoundedBody {
   bytes: Uint8Array<ArrayBuffer>;
   /** more than `cap` bytes were sent or announced (the rest is not read, and `bytes` is empty) */
@@ -47,7 +53,11 @@ export type JsonReadError =
   | { error: "not_shape"; path: readonly PropertyKey[]; message: string };
 
 /** A body read through the cap as JSON (of `schema`'s shape when one is given), or why not. */
-export async function readBoundedJson<T = unknown>(source: Pick<Request, "headers" | "body">, cap: number, schema?: ZodType<T>): Promise<{ value: T } | JsonReadError> {
+export async function readBoundedJson<T = unknown>(
+  source: Pick<Request, "headers" | "body">,
+  cap: number,
+  schema?: ZodType<T>,
+): Promise<{ value: T } | JsonReadError> {
   const { bytes, overCap } = await readBounded(source, cap);
   return overCap ? { error: "over_cap" } : parseJsonBytes(bytes, schema);
 }

@@ -36,7 +36,9 @@ export class SvcError extends Error {
 }
 
 export function isSvcError(value: unknown): value is SvcError {
-  return value instanceof Error && typeof (value as SvcError).kind === "string" && Array.isArray((value as SvcError).details);
+  return (
+    value instanceof Error && typeof (value as SvcError).kind === "string" && Array.isArray((value as SvcError).details)
+  );
 }
 
 /** Wraps anything thrown into an SvcError, keeping the original as the cause. */
@@ -103,5 +105,7 @@ const OPERATIONAL_KINDS: ReadonlySet<ErrorKind> = new Set(["engine", "registry",
 
 export function publicMessageOf(error: unknown): string {
   const svcError = toSvcError(error);
-  return HTTP_STATUSES[svcError.kind] >= 500 && !OPERATIONAL_KINDS.has(svcError.kind) ? "internal error" : svcError.message;
+  return HTTP_STATUSES[svcError.kind] >= 500 && !OPERATIONAL_KINDS.has(svcError.kind)
+    ? "internal error"
+    : svcError.message;
 }

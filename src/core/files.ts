@@ -5,7 +5,17 @@
  * which replaces the target itself (a symlink there is replaced, not followed) in one step
  * (docs/security.md).
  */
-import { closeSync, constants, existsSync, fchmodSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fchmodSync,
+  fsyncSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { SvcError } from "./errors.ts";
 
@@ -13,7 +23,11 @@ export const PRIVATE_MODE = 0o600;
 
 export function writeFileAtomically(path: string, text: string, mode = PRIVATE_MODE): void {
   const temporary = join(dirname(path), `.${basename(path)}.${randomHex(8)}.tmp`);
-  const fd = openSync(temporary, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, mode);
+  const fd = openSync(
+    temporary,
+    constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW,
+    mode,
+  );
   try {
     try {
       fchmodSync(fd, mode); // the umask may have widened nothing, but may have narrowed: be exact

@@ -7,13 +7,13 @@
 import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { Engine } from "../engine/port.ts";
-import { SvcError } from "../core/errors.ts";
 import { formatSize } from "../config/values.ts";
+import { SvcError } from "../core/errors.ts";
 import { timerDelay } from "../core/timers.ts";
+import type { Engine } from "../engine/port.ts";
 import type { GuardedMount } from "./mounts.ts";
+import { type CopiedMount, type Copy, type CopyStore, type Manifest, mountFile } from "./store.ts";
 import { firstEntryType, startsWithFolder } from "./tar.ts";
-import { mountFile, type CopiedMount, type Copy, type CopyStore, type Manifest } from "./store.ts";
 
 export interface CopyRequest {
   container: string;
@@ -45,7 +45,12 @@ class OverLimit extends Error {
 }
 
 /** Copies every mount of the request into a new copy folder; on any failure the folder is removed. */
-export async function copyMounts(engine: Engine, store: CopyStore, request: CopyRequest, now: () => Date = () => new Date()): Promise<CopyOutcome> {
+export async function copyMounts(
+  engine: Engine,
+  store: CopyStore,
+  request: CopyRequest,
+  now: () => Date = () => new Date(),
+): Promise<CopyOutcome> {
   const started = performance.now();
   const { id, dir } = store.begin(request.container, request.containerId, now());
   try {
@@ -53,7 +58,13 @@ export async function copyMounts(engine: Engine, store: CopyStore, request: Copy
     let total = 0;
     for (const [index, mount] of request.mounts.entries()) {
       const file = mountFile(index);
-      const written = await copyOne(engine, request.containerId, mount.destination, join(dir, file), request.limit.bytes - total);
+      const written = await copyOne(
+        engine,
+        request.containerId,
+        mount.destination,
+        join(dir, file),
+        request.limit.bytes - total,
+      );
       if (written === null) continue; // a file, not a folder: not guarded (docs/data-guard.md)
       total += written.bytes;
       copied.push({ ...mount, file, bytes: written.bytes, sha256: written.sha256 });
@@ -76,7 +87,11 @@ export async function copyMounts(engine: Engine, store: CopyStore, request: Copy
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
     if (error instanceof OverLimit) {
-      return { kind: "over", bytes: error.bytes, reason: `its guarded mounts take more than ${formatSize(request.limit.bytes)} (${request.limit.why})` };
+      return {
+        kind: "over",
+        bytes: error.bytes,
+        reason: `its guarded mounts take more than ${formatSize(request.limit.bytes)} (${request.limit.why})`,
+      };
     }
     throw error;
   }
@@ -86,7 +101,13 @@ export async function copyMounts(engine: Engine, store: CopyStore, request: Copy
  * One mount's archive to `path`, hashed as it is written; null when the mount is a file. Throws
  * OverLimit past `limit` bytes, SvcError when the engine or the disk fails.
  */
-async function copyOne(engine: Engine, containerId: string, destination: string, path: string, limit: number): Promise<{ bytes: number; sha256: string } | null> {
+async function copyOne(
+  engine: Engine,
+  containerId: string,
+  destination: string,
+  path: string,
+  limit: number,
+): Promise<{ bytes: number; sha256: string } | null> {
   const stream = await engine.readArchive(containerId, destination);
   const reader = stream.getReader();
   const file = openSync(path, "wx", 0o600);
@@ -133,10 +154,16 @@ function writeAll(file: number, chunk: Uint8Array): void {
 }
 
 /** The next chunk of an archive, or an engine error after ARCHIVE_IDLE_MS without one. */
-async function readChunk(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }, destination: string): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }> {
+async function readChunk(
+  reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> },
+  destination: string,
+): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const stalled = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new SvcError("engine", `the engine sent nothing of ${destination} for ${ARCHIVE_IDLE_MS / 1000} s`)), timerDelay(ARCHIVE_IDLE_MS));
+    timer = setTimeout(
+      () => reject(new SvcError("engine", `the engine sent nothing of ${destination} for ${ARCHIVE_IDLE_MS / 1000} s`)),
+      timerDelay(ARCHIVE_IDLE_MS),
+    );
   });
   try {
     return (await Promise.race([reader.read(), stalled])) as { done: true } | { done: false; value: Uint8Array };
@@ -146,7 +173,12 @@ async function readChunk(reader: { read(): Promise<{ done: boolean; value?: Uint
 }
 
 /** The archive's size of the guarded mounts of a running container, counted up to `limit` (+1): to know before the stop whether a copy fits. */
-export async function measureMounts(engine: Engine, containerId: string, mounts: GuardedMount[], limit: number): Promise<number> {
+export async function measureMounts(
+  engine: Engine,
+  containerId: string,
+  mounts: GuardedMount[],
+  limit: number,
+): Promise<number> {
   let total = 0;
   for (const mount of mounts) {
     const reader = (await engine.readArchive(containerId, mount.destination)).getReader();

@@ -7,10 +7,10 @@ import { join } from "node:path";
 import type { Config } from "../config/index.ts";
 import { formatSize, parseSize } from "../config/values.ts";
 import type { ContainerInspect, Engine } from "../engine/port.ts";
-import { copyMounts, measureMounts, type CopyOutcome } from "./copy.ts";
-import { guardedMounts, guardModeOf, type GuardedMount, type GuardMode } from "./mounts.ts";
-import { restoreCopy, type RestoreResult } from "./restore.ts";
-import { CopyStore, type Copy } from "./store.ts";
+import { type CopyOutcome, copyMounts, measureMounts } from "./copy.ts";
+import { type GuardedMount, type GuardMode, guardedMounts, guardModeOf } from "./mounts.ts";
+import { type RestoreResult, restoreCopy } from "./restore.ts";
+import { type Copy, CopyStore } from "./store.ts";
 
 export const GUARD_LABEL = "svc.data_guard";
 const MODE_ORDER: readonly GuardMode[] = ["off", "volumes", "all"];
@@ -69,7 +69,12 @@ export class CopyList {
         superseded_at: m.superseded_at,
         expires_at: Number.isFinite(superseded) ? new Date(superseded + this.keepMs).toISOString() : null,
         restoring: this.store!.isRestoring(copy),
-        mounts: m.mounts.map((mount) => ({ destination: mount.destination, type: mount.type, ...(mount.name ? { name: mount.name } : {}), bytes: mount.bytes })),
+        mounts: m.mounts.map((mount) => ({
+          destination: mount.destination,
+          type: mount.type,
+          ...(mount.name ? { name: mount.name } : {}),
+          bytes: mount.bytes,
+        })),
       };
     });
   }
@@ -91,7 +96,13 @@ export function copyListOf(config: Config): CopyList {
 
 export function dataGuardOptions(config: Config): DataGuardOptions {
   const dir = config.data_guard_dir ?? (config.state_dir ? join(config.state_dir, "data-guard") : undefined);
-  return { mode: config.data_guard, maxBytes: parseSize(config.data_guard_max_size) ?? 1024 ** 3, over: config.data_guard_over, dir, keepMs: config.data_guard_keep };
+  return {
+    mode: config.data_guard,
+    maxBytes: parseSize(config.data_guard_max_size) ?? 1024 ** 3,
+    over: config.data_guard_over,
+    dir,
+    keepMs: config.data_guard_keep,
+  };
 }
 
 /** What an update of one container does about its data, decided while it still runs. */
@@ -121,7 +132,8 @@ export class DataGuard {
   async prepare(inspect: ContainerInspect, atLeast: GuardMode = "off"): Promise<Preparation> {
     const label = inspect.Config?.Labels?.[GUARD_LABEL];
     const asked = this.modeOf(inspect.Config?.Labels ?? {});
-    if (asked === undefined) return this.over(`label ${GUARD_LABEL}=${JSON.stringify(String(label).slice(0, 64))} is not off, volumes or all`);
+    if (asked === undefined)
+      return this.over(`label ${GUARD_LABEL}=${JSON.stringify(String(label).slice(0, 64))} is not off, volumes or all`);
     const mode = MODE_ORDER.indexOf(atLeast) > MODE_ORDER.indexOf(asked) ? atLeast : asked;
     if (mode === "off") return { kind: "off" };
     const guarded = guardedMounts(inspect, mode);
@@ -130,7 +142,8 @@ export class DataGuard {
     if (!this.store) return this.over("data_guard: no folder to keep copies in (set state_dir or data_guard_dir)");
     const limit = this.limitFor(inspect.Name.replace(/^\//, ""));
     const measured = await measureMounts(this.engine, inspect.Id, guarded.mounts, limit.bytes);
-    if (measured > limit.bytes) return this.over(`data_guard: its guarded mounts take more than ${formatSize(limit.bytes)} (${limit.why})`);
+    if (measured > limit.bytes)
+      return this.over(`data_guard: its guarded mounts take more than ${formatSize(limit.bytes)} (${limit.why})`);
     return { kind: "copy", mounts: guarded.mounts, limit };
   }
 
@@ -139,7 +152,11 @@ export class DataGuard {
     const store = this.store!;
     const earlier = store.list(container).reduce((sum, copy) => sum + copy.manifest.bytes, 0);
     const room = store.room() + earlier;
-    if (room < this.options.maxBytes) return { bytes: room, why: `the room left in ${store.root}, keeping 10% of its filesystem (at most ${formatSize(1024 ** 3)}) free` };
+    if (room < this.options.maxBytes)
+      return {
+        bytes: room,
+        why: `the room left in ${store.root}, keeping 10% of its filesystem (at most ${formatSize(1024 ** 3)}) free`,
+      };
     return { bytes: this.options.maxBytes, why: `data_guard_max_size ${formatSize(this.options.maxBytes)}` };
   }
 
@@ -151,11 +168,21 @@ export class DataGuard {
    * The copy of a stopped container's mounts. Its earlier copies go first (a copy is kept until
    * the next update: docs/data-guard.md), except `keep` (a copy about to be restored).
    */
-  async copy(inspect: ContainerInspect, preparation: Extract<Preparation, { kind: "copy" }>, meta: { image: string; imageId: string | null; version: string | null }, keep?: Copy): Promise<CopyOutcome> {
+  async copy(
+    inspect: ContainerInspect,
+    preparation: Extract<Preparation, { kind: "copy" }>,
+    meta: { image: string; imageId: string | null; version: string | null },
+    keep?: Copy,
+  ): Promise<CopyOutcome> {
     const store = this.store!;
     const container = inspect.Name.replace(/^\//, "");
     for (const earlier of store.list(container)) if (earlier.id !== keep?.id) store.remove(container, earlier.id);
-    return copyMounts(this.engine, store, { container, containerId: inspect.Id, ...meta, mounts: preparation.mounts, limit: preparation.limit }, this.now);
+    return copyMounts(
+      this.engine,
+      store,
+      { container, containerId: inspect.Id, ...meta, mounts: preparation.mounts, limit: preparation.limit },
+      this.now,
+    );
   }
 
   /** Marks a restore into `containerId` as under way before anything is touched (crash recovery finishes it). */
@@ -174,7 +201,10 @@ export class DataGuard {
    */
   tidy(): string[] {
     if (!this.store) return [];
-    return [...this.store.sweep().map((dir) => `${dir}: incomplete copy removed`), ...this.prune().map((dir) => `${dir}: kept data_guard_keep, removed`)];
+    return [
+      ...this.store.sweep().map((dir) => `${dir}: incomplete copy removed`),
+      ...this.prune().map((dir) => `${dir}: kept data_guard_keep, removed`),
+    ];
   }
 
   /** The copy a restore into container `containerId` was interrupted in (crash recovery). */
@@ -198,14 +228,26 @@ export class DataGuard {
     const now = this.now().getTime();
     for (const copy of this.store.list()) {
       const since = copy.manifest.superseded_at ? Date.parse(copy.manifest.superseded_at) : NaN;
-      if (Number.isFinite(since) && now - since >= this.options.keepMs && this.store.remove(copy.manifest.container, copy.id)) removed.push(`${copy.manifest.container}/${copy.id}`);
+      if (
+        Number.isFinite(since) &&
+        now - since >= this.options.keepMs &&
+        this.store.remove(copy.manifest.container, copy.id)
+      )
+        removed.push(`${copy.manifest.container}/${copy.id}`);
     }
     return removed;
   }
 
   /** The complete copy taken from container `containerId` (the old container of an update), if any. */
   copyOf(containerId: string): Copy | null {
-    return this.store?.list().find((copy) => containerId.startsWith(copy.manifest.container_id) || copy.manifest.container_id.startsWith(containerId)) ?? null;
+    return (
+      this.store
+        ?.list()
+        .find(
+          (copy) =>
+            containerId.startsWith(copy.manifest.container_id) || copy.manifest.container_id.startsWith(containerId),
+        ) ?? null
+    );
   }
 }
 

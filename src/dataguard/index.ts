@@ -4,9 +4,20 @@
  * engine and the updater: it knows the engine port, the configuration's values and the disk; the
  * updater decides when.
  */
-export { guardedMounts, guardModeOf, archiveParent, type GuardMode, type GuardedMount } from "./mounts.ts";
-export { CopyStore, RESERVE_MAX_BYTES, type Copy, type Manifest, type CopiedMount } from "./store.ts";
-export { copyMounts, measureMounts, type CopyOutcome, type CopyRequest } from "./copy.ts";
-export { restoreCopy, verifyCopy, type RestoreResult } from "./restore.ts";
+
+export { type CopyOutcome, type CopyRequest, copyMounts, measureMounts } from "./copy.ts";
+export {
+  CopyList,
+  type CopyView,
+  copyListOf,
+  DataGuard,
+  type DataGuardOptions,
+  dataGuardOptions,
+  GUARD_LABEL,
+  type Preparation,
+  versionOf,
+} from "./guard.ts";
+export { archiveParent, type GuardedMount, type GuardMode, guardedMounts, guardModeOf } from "./mounts.ts";
+export { type RestoreResult, restoreCopy, verifyCopy } from "./restore.ts";
+export { type CopiedMount, type Copy, CopyStore, type Manifest, RESERVE_MAX_BYTES } from "./store.ts";
 export { emptyFileArchive } from "./tar.ts";
-export { DataGuard, dataGuardOptions, versionOf, GUARD_LABEL, CopyList, copyListOf, type CopyView, type DataGuardOptions, type Preparation } from "./guard.ts";

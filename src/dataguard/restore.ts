@@ -16,11 +16,11 @@
  */
 import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
-import type { Engine } from "../engine/port.ts";
 import { SvcError, toSvcError } from "../core/errors.ts";
+import type { Engine } from "../engine/port.ts";
 import { archiveParent } from "./mounts.ts";
-import { emptyFileArchive } from "./tar.ts";
 import type { Copy } from "./store.ts";
+import { emptyFileArchive } from "./tar.ts";
 
 /** Read in large synchronous reads: the check is part of a restore's downtime (docs/data-guard.md). */
 const HASH_CHUNK = 4 * 1024 * 1024;
@@ -72,7 +72,10 @@ export async function verifyCopy(copy: Copy): Promise<void> {
     }
     const sha256 = hash.digest("hex");
     if (bytes !== mount.bytes || sha256 !== mount.sha256) {
-      throw new SvcError("internal", `the copy of ${mount.destination} does not match its checksum (${bytes} bytes, sha256 ${sha256.slice(0, 12)}; the manifest says ${mount.bytes} bytes, ${mount.sha256.slice(0, 12)}): not restored`);
+      throw new SvcError(
+        "internal",
+        `the copy of ${mount.destination} does not match its checksum (${bytes} bytes, sha256 ${sha256.slice(0, 12)}; the manifest says ${mount.bytes} bytes, ${mount.sha256.slice(0, 12)}): not restored`,
+      );
     }
   }
 }
@@ -81,7 +84,13 @@ export async function verifyCopy(copy: Copy): Promise<void> {
  * Empties a mount through the engine: the engine answers the busy mount point with an error
  * after removing its contents. Any other answer than that one (or success) is a failure.
  */
-async function emptyMount(engine: Engine, containerId: string, parent: string, base: string, destination: string): Promise<void> {
+async function emptyMount(
+  engine: Engine,
+  containerId: string,
+  parent: string,
+  base: string,
+  destination: string,
+): Promise<void> {
   const stub = new Blob([emptyFileArchive(base, Math.floor(Date.now() / 1000))]);
   try {
     await engine.writeArchive(containerId, parent, stub, stub.size);

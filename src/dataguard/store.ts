@@ -8,7 +8,7 @@
  * A folder without its manifest, or whose archives do not match their checksums, is never taken
  * for a copy: the sweep at start removes it (the update it belonged to was undone by recovery).
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { writeFileAtomically } from "../core/files.ts";
@@ -65,7 +65,10 @@ export class CopyStore {
   /** A new, empty copy folder for `container` (made for svc's user only). */
   begin(container: string, containerId: string, now: Date): { id: string; dir: string } {
     if (!NAME.test(container)) throw new Error(`${JSON.stringify(container)} is not a container name`);
-    const id = `${now.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}-${containerId.slice(0, 12)}`;
+    const id = `${now
+      .toISOString()
+      .replace(/[-:]/g, "")
+      .replace(/\.\d+Z$/, "Z")}-${containerId.slice(0, 12)}`;
     const dir = join(this.root, container, id);
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -123,7 +126,10 @@ export class CopyStore {
 
   /** Marks a restore as under way: crash recovery finishes a restore it finds marked. */
   markRestoring(copy: Copy, into: string): void {
-    writeFileAtomically(join(copy.dir, RESTORING), `${JSON.stringify({ into, started_at: new Date().toISOString() })}\n`);
+    writeFileAtomically(
+      join(copy.dir, RESTORING),
+      `${JSON.stringify({ into, started_at: new Date().toISOString() })}\n`,
+    );
   }
 
   clearRestoring(copy: Copy): void {
@@ -135,7 +141,11 @@ export class CopyStore {
     for (const copy of this.list()) {
       try {
         const marker = JSON.parse(readFileSync(join(copy.dir, RESTORING), "utf8")) as { into?: unknown };
-        if (typeof marker.into === "string" && (marker.into === into || into.startsWith(marker.into) || marker.into.startsWith(into))) return copy;
+        if (
+          typeof marker.into === "string" &&
+          (marker.into === into || into.startsWith(marker.into) || marker.into.startsWith(into))
+        )
+          return copy;
       } catch {
         // no marker: not restoring
       }

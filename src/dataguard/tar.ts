@@ -8,7 +8,8 @@ const BLOCK = 512;
 /** A ustar archive holding one empty regular file named `name` (a single path part). */
 export function emptyFileArchive(name: string, mtimeSeconds: number): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(BLOCK * 3); // the header, then the two zero blocks that end an archive
-  const put = (text: string, at: number, length: number) => bytes.set(new TextEncoder().encode(text).subarray(0, length), at);
+  const put = (text: string, at: number, length: number) =>
+    bytes.set(new TextEncoder().encode(text).subarray(0, length), at);
   const octal = (value: number, length: number) => `${value.toString(8).padStart(length - 1, "0")}\0`;
   put(name, 0, 100);
   put(octal(0o600, 8), 100, 8);

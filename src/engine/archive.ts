@@ -17,7 +17,12 @@ const MAX_HEAD_BYTES = 64 * 1024;
  * The archive's bytes as a stream, once the engine answered 200; an EngineStatusError for any
  * other status. `idleMs`: the longest the engine may send nothing (the stream then errors).
  */
-export function readArchiveOverUnix(socketPath: string, requestPath: string, idleMs: number, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>> {
+export function readArchiveOverUnix(
+  socketPath: string,
+  requestPath: string,
+  idleMs: number,
+  signal?: AbortSignal,
+): Promise<ReadableStream<Uint8Array>> {
   return new Promise((resolve, reject) => {
     let head: Buffer | null = Buffer.alloc(0);
     let status = 0;
@@ -105,7 +110,12 @@ export function readArchiveOverUnix(socketPath: string, requestPath: string, idl
             } catch {
               // the stream already ended: cancelled by its reader, or errored (timeout, abort)
             }
-          } else if (!settled) fail(status ? new EngineStatusError(status, parseJson(errorBody.toString("utf8"))) : new Error("the engine closed the connection without an answer"));
+          } else if (!settled)
+            fail(
+              status
+                ? new EngineStatusError(status, parseJson(errorBody.toString("utf8")))
+                : new Error("the engine closed the connection without an answer"),
+            );
         },
         timeout: (s) => {
           fail(new Error(`the engine sent nothing for ${Math.round(idleMs / 1000)} s`));

@@ -53,12 +53,25 @@ export interface ReplacementSpec {
 type Json = Record<string, any>;
 
 /** Config keys whose whole value is the image's default when equal to it. */
-const WHOLE_VALUE_KEYS = ["User", "WorkingDir", "Cmd", "Entrypoint", "StopSignal", "Shell", "OnBuild", "ArgsEscaped"] as const;
+const WHOLE_VALUE_KEYS = [
+  "User",
+  "WorkingDir",
+  "Cmd",
+  "Entrypoint",
+  "StopSignal",
+  "Shell",
+  "OnBuild",
+  "ArgsEscaped",
+] as const;
 
 /** Network modes that are not the name of a user network. */
 const BUILTIN_NETWORK_MODES = new Set(["host", "none", "bridge", "default", ""]);
 
-export function replacementSpec(old: ContainerInspect, oldImage: ImageInspect | null, options: ReplacementOptions): ReplacementSpec {
+export function replacementSpec(
+  old: ContainerInspect,
+  oldImage: ImageInspect | null,
+  options: ReplacementOptions,
+): ReplacementSpec {
   const hostConfig = replacementHostConfig(old, options);
   const networkMode = String(hostConfig.NetworkMode ?? "");
   const config = replacementConfig(old, oldImage, options, networkMode);
@@ -66,7 +79,8 @@ export function replacementSpec(old: ContainerInspect, oldImage: ImageInspect | 
   const createBody: Json = { ...config, HostConfig: hostConfig };
   const extraNetworks: ReplacementSpec["extraNetworks"] = [];
   if (endpoints.length > 0) {
-    const atCreate = compareApiVersions(options.apiVersion, MULTI_NETWORK_CREATE_API) >= 0 ? endpoints : endpoints.slice(0, 1);
+    const atCreate =
+      compareApiVersions(options.apiVersion, MULTI_NETWORK_CREATE_API) >= 0 ? endpoints : endpoints.slice(0, 1);
     createBody.NetworkingConfig = { EndpointsConfig: Object.fromEntries(atCreate.map((e) => [e.network, e.endpoint])) };
     extraNetworks.push(...endpoints.slice(atCreate.length));
   }
@@ -82,10 +96,12 @@ export function settingsBeyondApi(old: ContainerInspect, apiVersion: string): st
   const below = (version: string) => compareApiVersions(apiVersion, version) < 0;
   const problems: string[] = [];
   const mounts = (old.HostConfig?.Mounts ?? []) as Json[];
-  if (below(GATEWAY_PRIORITY_API) && mounts.some((m) => m.Type === "image")) problems.push(`a mount of type image needs API ${GATEWAY_PRIORITY_API}`);
+  if (below(GATEWAY_PRIORITY_API) && mounts.some((m) => m.Type === "image"))
+    problems.push(`a mount of type image needs API ${GATEWAY_PRIORITY_API}`);
   const networks = Object.entries((old.NetworkSettings?.Networks ?? {}) as Record<string, Json>);
   for (const [network, settings] of networks) {
-    if (below(GATEWAY_PRIORITY_API) && Number(settings.GwPriority ?? 0) !== 0) problems.push(`the gateway priority on network ${network} needs API ${GATEWAY_PRIORITY_API}`);
+    if (below(GATEWAY_PRIORITY_API) && Number(settings.GwPriority ?? 0) !== 0)
+      problems.push(`the gateway priority on network ${network} needs API ${GATEWAY_PRIORITY_API}`);
   }
   return problems;
 }
@@ -96,7 +112,11 @@ export function settingsBeyondApi(old: ContainerInspect, apiVersion: string): st
  */
 function containerPlatform(old: ContainerInspect, oldImage: ImageInspect | null): string | undefined {
   const recorded = (old as Json).ImageManifestDescriptor?.platform as Json | undefined;
-  const source: Json | undefined = recorded?.architecture ? recorded : oldImage ? { os: oldImage.Os, architecture: oldImage.Architecture, variant: (oldImage as Json).Variant } : undefined;
+  const source: Json | undefined = recorded?.architecture
+    ? recorded
+    : oldImage
+      ? { os: oldImage.Os, architecture: oldImage.Architecture, variant: (oldImage as Json).Variant }
+      : undefined;
   if (!source?.os || !source.architecture) return undefined;
   return [source.os, source.architecture, source.variant].filter(Boolean).join("/");
 }
@@ -104,7 +124,12 @@ function containerPlatform(old: ContainerInspect, oldImage: ImageInspect | null)
 // ---------------------------------------------------------------------------------------------
 // Config
 
-function replacementConfig(old: ContainerInspect, oldImage: ImageInspect | null, options: ReplacementOptions, networkMode: string): Json {
+function replacementConfig(
+  old: ContainerInspect,
+  oldImage: ImageInspect | null,
+  options: ReplacementOptions,
+  networkMode: string,
+): Json {
   const config: Json = structuredClone((old.Config ?? {}) as Json);
   // Without the old image we cannot tell the image's defaults from the user's values: keep all
   // (the replacement then pins the old defaults, which is safer than losing user settings).
@@ -114,7 +139,8 @@ function replacementConfig(old: ContainerInspect, oldImage: ImageInspect | null,
   config.Image = options.image;
   delete config.MacAddress; // re-added below only when the user set it
   // compose recreates a container whose label names another image id than the service's image
-  if (options.imageId && typeof config.Labels?.[COMPOSE_IMAGE_LABEL] === "string") config.Labels[COMPOSE_IMAGE_LABEL] = options.imageId;
+  if (options.imageId && typeof config.Labels?.[COMPOSE_IMAGE_LABEL] === "string")
+    config.Labels[COMPOSE_IMAGE_LABEL] = options.imageId;
   if (options.labels) config.Labels = { ...config.Labels, ...options.labels };
 
   if (haveImage) {
@@ -188,7 +214,8 @@ function replacementHostConfig(old: ContainerInspect, options: ReplacementOption
   const hostConfig: Json = structuredClone((old.HostConfig ?? {}) as Json);
   const networkMode = String(hostConfig.NetworkMode ?? "");
   if (networkMode.startsWith("container:")) {
-    if (!options.networkContainer) throw new Error(`the container whose network ${old.Name} joins (${networkMode}) must be named`);
+    if (!options.networkContainer)
+      throw new Error(`the container whose network ${old.Name} joins (${networkMode}) must be named`);
     hostConfig.NetworkMode = `container:${options.networkContainer}`;
   }
   if (Array.isArray(hostConfig.Links)) hostConfig.Links = hostConfig.Links.map(normalizeLink);
@@ -223,8 +250,14 @@ function withAnonymousVolumes(old: ContainerInspect, hostConfig: Json): Json[] |
   const declared = (old.Config?.Volumes ?? {}) as Json;
   const before = mounts.length;
   for (const mount of (old.Mounts ?? []) as Json[]) {
-    if (mount.Type !== "volume" || !mount.Name || !(mount.Destination in declared) || taken.has(mount.Destination)) continue;
-    mounts.push({ Type: "volume", Source: mount.Name, Target: mount.Destination, ...(mount.RW === false ? { ReadOnly: true } : {}) });
+    if (mount.Type !== "volume" || !mount.Name || !(mount.Destination in declared) || taken.has(mount.Destination))
+      continue;
+    mounts.push({
+      Type: "volume",
+      Source: mount.Name,
+      Target: mount.Destination,
+      ...(mount.RW === false ? { ReadOnly: true } : {}),
+    });
     taken.add(mount.Destination);
   }
   return mounts.length > before ? mounts : (hostConfig.Mounts ?? null);
@@ -251,8 +284,13 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
 
   const names = distinctNetworks(networks);
   // NetworkMode names the network as the user wrote it: by name, or by (a prefix of) its id
-  const byId = networkMode.length >= 12 ? names.find((n) => String(networks[n]?.NetworkID ?? "").startsWith(networkMode)) : undefined;
-  const first = names.includes(networkMode) ? networkMode : byId ?? names.find((n) => BUILTIN_NETWORK_MODES.has(n)) ?? names[0];
+  const byId =
+    networkMode.length >= 12
+      ? names.find((n) => String(networks[n]?.NetworkID ?? "").startsWith(networkMode))
+      : undefined;
+  const first = names.includes(networkMode)
+    ? networkMode
+    : (byId ?? names.find((n) => BUILTIN_NETWORK_MODES.has(n)) ?? names[0]);
   const ordered = first === undefined ? names : [first, ...names.filter((n) => n !== first)];
   // The network NetworkMode names by id keeps that spelling in the endpoint settings too: the
   // engine matches the two by their key (Docker 28 would add a second endpoint otherwise).
@@ -274,7 +312,8 @@ function replacementEndpoints(old: ContainerInspect, options: ReplacementOptions
     const aliases = ((settings.Aliases ?? []) as string[]).filter((alias) => !engineAliases.has(alias));
     if (aliases.length > 0) endpoint.Aliases = aliases;
     if (Array.isArray(settings.Links) && settings.Links.length > 0) endpoint.Links = settings.Links.map(normalizeLink);
-    if (settings.DriverOpts && Object.keys(settings.DriverOpts).length > 0) endpoint.DriverOpts = { ...settings.DriverOpts };
+    if (settings.DriverOpts && Object.keys(settings.DriverOpts).length > 0)
+      endpoint.DriverOpts = { ...settings.DriverOpts };
     const mac = index === 0 ? userMac : endpointMacAddress(settings);
     if (mac && macPerEndpoint) endpoint.MacAddress = mac;
     if (gatewayPriority && Number(settings.GwPriority ?? 0) !== 0) endpoint.GwPriority = Number(settings.GwPriority);
@@ -351,7 +390,9 @@ function isObject(value: unknown): value is Json {
 function withoutEqualFields(value: unknown, imageValue: unknown): Json | undefined {
   if (!value || typeof value !== "object") return undefined;
   const image = (imageValue && typeof imageValue === "object" ? imageValue : {}) as Json;
-  const kept = Object.fromEntries(Object.entries(value as Json).filter(([key, field]) => !sameValue(field, image[key])));
+  const kept = Object.fromEntries(
+    Object.entries(value as Json).filter(([key, field]) => !sameValue(field, image[key])),
+  );
   return Object.keys(kept).length > 0 ? kept : undefined;
 }
 

@@ -2,21 +2,21 @@
  * From the `docker` configuration table to the engine connection (endpoint and TLS material) of
  * svc's modem. Pure apart from reading the TLS files through the reader it is given.
  */
-import { SvcError } from "../core/errors.ts";
+
 import type { Config } from "../config/index.ts";
+import { SvcError } from "../core/errors.ts";
 
 export type DockerConfig = Config["docker"];
 
-export type Endpoint =
-  | { kind: "unix"; socketPath: string }
-  | { kind: "tcp"; host: string; port: number; tls: boolean };
+export type Endpoint = { kind: "unix"; socketPath: string } | { kind: "tcp"; host: string; port: number; tls: boolean };
 
 /** Parses `docker.host`: unix:///path, tcp://host:port, http://host:port, https://host:port. */
 export function parseDockerHost(host: string): Endpoint {
   const text = host.trim();
   if (text.startsWith("unix://")) {
     const socketPath = text.slice("unix://".length);
-    if (!socketPath.startsWith("/")) throw configError(`docker.host: "${host}" must name an absolute socket path (unix:///var/run/docker.sock)`);
+    if (!socketPath.startsWith("/"))
+      throw configError(`docker.host: "${host}" must name an absolute socket path (unix:///var/run/docker.sock)`);
     return { kind: "unix", socketPath };
   }
   const match = /^(tcp|http|https):\/\/(\[[^\]]+\]|[^:/]+)(?::(\d+))?\/?$/.exec(text);
@@ -24,7 +24,8 @@ export function parseDockerHost(host: string): Endpoint {
   const scheme = match[1]!;
   const tls = scheme === "https";
   const port = match[3] ? Number(match[3]) : tls ? 2376 : 2375;
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw configError(`docker.host: port ${match[3]} is out of range`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw configError(`docker.host: port ${match[3]} is out of range`);
   return { kind: "tcp", host: match[2]!.replace(/^\[|\]$/g, ""), port, tls };
 }
 
@@ -51,7 +52,11 @@ const TLS_FILES = [
  * `tls_verify` needs all three files; without it the server's certificate is not checked
  * (Docker's `--tls` without `--tlsverify`).
  */
-export function tlsMaterial(docker: DockerConfig, endpoint: Endpoint, readFile: (path: string) => string): TlsMaterial | null {
+export function tlsMaterial(
+  docker: DockerConfig,
+  endpoint: Endpoint,
+  readFile: (path: string) => string,
+): TlsMaterial | null {
   if (endpoint.kind !== "tcp") return null;
   const anyFile = TLS_FILES.some(([option]) => docker[option]);
   if (!docker.tls_verify && !anyFile && !endpoint.tls) return null;
@@ -97,14 +102,19 @@ const WHERE = "set --docker-host or DOCKER_HOST";
 export function unreachableAdvice(endpoint: Endpoint, code: string, podmanSockets: string[] = []): string | undefined {
   if (endpoint.kind === "unix") {
     const path = endpoint.socketPath;
-    if (code === "ENOENT" && podmanSockets.length > 0) return `no Docker socket at ${path}; Podman's is at ${podmanSockets.map((s) => `unix://${s}`).join(" and ")}: ${WHERE} to it`;
-    if (code === "ENOENT") return `no Docker socket at ${path}: start the Docker engine, or ${WHERE} to where its socket is`;
-    if (code === "EACCES" || code === "EPERM") return `no permission to use ${path}: run svc as root or as a user in the socket's group (usually docker)`;
-    if (code === "ECONNREFUSED") return `nothing answers on ${path}: start the Docker engine (the socket is there, the engine is not)`;
+    if (code === "ENOENT" && podmanSockets.length > 0)
+      return `no Docker socket at ${path}; Podman's is at ${podmanSockets.map((s) => `unix://${s}`).join(" and ")}: ${WHERE} to it`;
+    if (code === "ENOENT")
+      return `no Docker socket at ${path}: start the Docker engine, or ${WHERE} to where its socket is`;
+    if (code === "EACCES" || code === "EPERM")
+      return `no permission to use ${path}: run svc as root or as a user in the socket's group (usually docker)`;
+    if (code === "ECONNREFUSED")
+      return `nothing answers on ${path}: start the Docker engine (the socket is there, the engine is not)`;
     return undefined;
   }
   const at = `${endpoint.host}:${endpoint.port}`;
   if (code === "ECONNREFUSED") return `nothing answers at ${at}: start the engine there, or ${WHERE}`;
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN") return `the host ${endpoint.host} is not known: ${WHERE} to the engine's address`;
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN")
+    return `the host ${endpoint.host} is not known: ${WHERE} to the engine's address`;
   return undefined;
 }

@@ -7,30 +7,47 @@
 import { readFileSync } from "node:fs";
 import Docker from "dockerode";
 import { SvcError } from "../core/errors.ts";
-import { timerDelay } from "../core/timers.ts";
 import { duration } from "../core/moments.ts";
+import { timerDelay } from "../core/timers.ts";
 
 /** The most of a command's output (a lifecycle hook's) svc keeps: its first MiB. */
 const MAX_EXEC_OUTPUT = 1024 * 1024;
+
 import type { Logger } from "../log/index.ts";
-import { replacementSpec, compareApiVersions, settingsBeyondApi, COMPOSE_IMAGE_LABEL, type ReplacementSpec } from "./clone.ts";
+import { readArchiveOverUnix } from "./archive.ts";
+import {
+  COMPOSE_IMAGE_LABEL,
+  compareApiVersions,
+  type ReplacementSpec,
+  replacementSpec,
+  settingsBeyondApi,
+} from "./clone.ts";
 import {
   CLIENT_MAX_API_VERSION,
   CLIENT_MIN_API_VERSION,
   type DockerConfig,
   displayHost,
+  type Endpoint,
   normalizeApiVersion,
   parseDockerHost,
-  unreachableAdvice,
-  type Endpoint,
   type TlsMaterial,
   tlsMaterial,
+  unreachableAdvice,
 } from "./connection.ts";
-import { FetchModem } from "./modem.ts";
-import { readArchiveOverUnix } from "./archive.ts";
-import { creationDifferences, libpodCreateSpec, LIBPOD_API, lostSettings, podmanSockets, PODMAN_MIN_VERSION, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "./podman.ts";
-import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
+import { FetchModem } from "./modem.ts";
+import {
+  creationDifferences,
+  LIBPOD_API,
+  libpodCreateSpec,
+  lostSettings,
+  PODMAN_MIN_VERSION,
+  podmanCreateBody,
+  podmanSockets,
+  podmanVersion,
+  refusedPodman,
+  unreplaceableReason,
+} from "./podman.ts";
 import type {
   ContainerInspect,
   ContainerState,
@@ -44,6 +61,7 @@ import type {
   Platform,
   RegistryAuth,
 } from "./port.ts";
+import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
 
 /**
  * How long the engine may take to answer a request (its status line; a stream may then run on).
@@ -64,7 +82,11 @@ const IMAGE_MANIFESTS_API = "1.47";
 /** Podman below the version svc is tested with is refused, with the reason (podman.ts). */
 function refuseOldPodman(podman: string | null, host: string): void {
   const reason = podman === null ? null : refusedPodman(podman);
-  if (reason) throw new SvcError("config", `docker.host: ${host} is ${reason}. Point svc at Podman ${PODMAN_MIN_VERSION} or newer, or at a Docker engine (20.10 or newer)`);
+  if (reason)
+    throw new SvcError(
+      "config",
+      `docker.host: ${host} is ${reason}. Point svc at Podman ${PODMAN_MIN_VERSION} or newer, or at a Docker engine (20.10 or newer)`,
+    );
 }
 
 function imageSummary(row: any): ImageSummary {
@@ -77,7 +99,10 @@ function imageSummary(row: any): ImageSummary {
   if (Array.isArray(row.Manifests)) {
     summary.manifests = (row.Manifests as any[])
       .filter((m) => m?.Kind === "image" && typeof m.ID === "string")
-      .map((m) => ({ digest: m.ID as string, platform: m.ImageData?.Platform ? toPlatform(m.ImageData.Platform) : undefined }));
+      .map((m) => ({
+        digest: m.ID as string,
+        platform: m.ImageData?.Platform ? toPlatform(m.ImageData.Platform) : undefined,
+      }));
   }
   return summary;
 }
@@ -85,7 +110,6 @@ function imageSummary(row: any): ImageSummary {
 function toPlatform(p: { os?: string; architecture?: string; variant?: string }): Platform {
   return { os: p.os ?? "", architecture: p.architecture ?? "", ...(p.variant ? { variant: p.variant } : {}) };
 }
-
 
 interface CallOptions {
   /** statuses that mean success for svc besides 2xx (e.g. 304 "already stopped"): the call resolves undefined */
@@ -107,7 +131,12 @@ export interface EngineTimeouts {
  * An engine that cannot be reached does not stop it (unless `mustAnswer`: it rejects with that
  * cause): every call then rejects with kind "engine" until the engine is back.
  */
-export async function createDockerEngine(docker: DockerConfig, log: Logger, timeouts: EngineTimeouts = {}, options: { mustAnswer?: boolean } = {}): Promise<Engine> {
+export async function createDockerEngine(
+  docker: DockerConfig,
+  log: Logger,
+  timeouts: EngineTimeouts = {},
+  options: { mustAnswer?: boolean } = {},
+): Promise<Engine> {
   const endpoint = parseDockerHost(docker.host);
   const tls = tlsMaterial(docker, endpoint, (path) => readFileSync(path, "utf8"));
   const override = docker.api_version ? normalizeApiVersion(docker.api_version) : undefined;
@@ -144,14 +173,18 @@ export class DockerEngine implements Engine {
   /** On Podman: the containers (old ids) whose replacement goes through libpod's create (probePodman). */
   private readonly podmanRoutes = new Set<string>();
   /** services on a Swarm manager (swarm.ts), through the same bounded calls */
-  readonly swarm: Swarm = dockerSwarm(((what, action, options) => this.call(what, action as never, options)) as EngineCall);
+  readonly swarm: Swarm = dockerSwarm(((what, action, options) =>
+    this.call(what, action as never, options)) as EngineCall);
 
   constructor(
     private readonly connection: { endpoint: Endpoint; tls: TlsMaterial | null },
     private readonly host: string,
     private readonly apiOverride: string | undefined,
     private readonly log: Logger,
-    private readonly timeouts: Required<EngineTimeouts> = { negotiationMs: NEGOTIATION_TIMEOUT_MS, responseMs: RESPONSE_TIMEOUT_MS },
+    private readonly timeouts: Required<EngineTimeouts> = {
+      negotiationMs: NEGOTIATION_TIMEOUT_MS,
+      responseMs: RESPONSE_TIMEOUT_MS,
+    },
   ) {}
 
   // ------------------------------------------------------------------ connection
@@ -167,30 +200,53 @@ export class DockerEngine implements Engine {
   private async negotiate(): Promise<Negotiated> {
     const probe = this.client();
     // dockerode's version() takes options like every call (its types list only a callback)
-    const version = probe.version.bind(probe) as unknown as (options: { abortSignal: AbortSignal }) => Promise<Docker.DockerVersion>;
-    const answer = (await this.attempt("negotiate the API version", (abortSignal) => version({ abortSignal }), { timeoutMs: this.timeouts.negotiationMs }))!;
+    const version = probe.version.bind(probe) as unknown as (options: {
+      abortSignal: AbortSignal;
+    }) => Promise<Docker.DockerVersion>;
+    const answer = (await this.attempt("negotiate the API version", (abortSignal) => version({ abortSignal }), {
+      timeoutMs: this.timeouts.negotiationMs,
+    }))!;
     const podman = podmanVersion(answer as { Components?: { Name?: string; Version?: string }[] });
     refuseOldPodman(podman, this.host);
     const server = answer.ApiVersion ?? CLIENT_MIN_API_VERSION;
-    let apiVersion = this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
+    let apiVersion =
+      this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
     if (!this.apiOverride && compareApiVersions(apiVersion, CLIENT_MIN_API_VERSION) < 0) {
-      throw new SvcError("engine", `the Docker engine at ${this.host} speaks API ${server}; svc needs ${CLIENT_MIN_API_VERSION} or newer`);
+      throw new SvcError(
+        "engine",
+        `the Docker engine at ${this.host} speaks API ${server}; svc needs ${CLIENT_MIN_API_VERSION} or newer`,
+      );
     }
     apiVersion = apiVersion.replace(/^v/, "");
-    this.log.debug("negotiated the engine API version", { host: this.host, server_api: server, api_version: apiVersion });
+    this.log.debug("negotiated the engine API version", {
+      host: this.host,
+      server_api: server,
+      api_version: apiVersion,
+    });
     return {
       docker: this.client(`v${apiVersion}`),
-      info: { apiVersion, os: answer.Os ?? "linux", architecture: answer.Arch ?? "", product: podman === null ? `Docker ${answer.Version ?? ""}`.trim() : `Podman ${podman}` },
+      info: {
+        apiVersion,
+        os: answer.Os ?? "linux",
+        architecture: answer.Arch ?? "",
+        product: podman === null ? `Docker ${answer.Version ?? ""}`.trim() : `Podman ${podman}`,
+      },
       podman,
     };
   }
 
   private client(version?: string): Docker {
-    return new Docker({ modem: new FetchModem(this.connection.endpoint, this.connection.tls, version) } as Docker.DockerOptions);
+    return new Docker({
+      modem: new FetchModem(this.connection.endpoint, this.connection.tls, version),
+    } as Docker.DockerOptions);
   }
 
   /** One engine call on the negotiated client: see `attempt`. */
-  private async call<T>(what: string, action: (docker: Docker, signal: AbortSignal) => Promise<T>, options: CallOptions = {}): Promise<T | undefined> {
+  private async call<T>(
+    what: string,
+    action: (docker: Docker, signal: AbortSignal) => Promise<T>,
+    options: CallOptions = {},
+  ): Promise<T | undefined> {
     const { docker } = await this.negotiated();
     return this.attempt(what, (signal) => action(docker, signal), options);
   }
@@ -200,7 +256,11 @@ export class DockerEngine implements Engine {
    * dockerode that take none); a status in `ok` resolves undefined; any other failure is an
    * SvcError naming `what`.
    */
-  private async attempt<T>(what: string, action: (signal: AbortSignal) => Promise<T>, options: CallOptions): Promise<T | undefined> {
+  private async attempt<T>(
+    what: string,
+    action: (signal: AbortSignal) => Promise<T>,
+    options: CallOptions,
+  ): Promise<T | undefined> {
     const timeoutMs = options.timeoutMs ?? this.timeouts.responseMs;
     const abort = new AbortController();
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -230,9 +290,13 @@ export class DockerEngine implements Engine {
     // No HTTP status: the request never got an answer (socket, TLS handshake, timeout).
     if (status === undefined) {
       const timedOut = error?.name === "AbortError" || error?.name === "TimeoutError";
-      const advice = timedOut ? undefined : unreachableAdvice(this.connection.endpoint, String(error?.code ?? ""), podmanSockets());
+      const advice = timedOut
+        ? undefined
+        : unreachableAdvice(this.connection.endpoint, String(error?.code ?? ""), podmanSockets());
       const reason = timedOut ? `no answer within ${this.timeoutText(error)}` : networkReason(error);
-      return new SvcError("engine", advice ?? `cannot reach the Docker engine at ${this.host}: ${reason}`, { cause: new Error(String(error?.message)) });
+      return new SvcError("engine", advice ?? `cannot reach the Docker engine at ${this.host}: ${reason}`, {
+        cause: new Error(String(error?.message)),
+      });
     }
     const message = String(error?.message ?? error).trim();
     return new SvcError("engine", `${what}: ${message}`, { cause: new Error(message) });
@@ -250,7 +314,9 @@ export class DockerEngine implements Engine {
   }
 
   async listContainers(): Promise<ContainerSummary[]> {
-    const rows = (await this.call("list containers", (docker, abortSignal) => docker.listContainers({ all: true, abortSignal })))!;
+    const rows = (await this.call("list containers", (docker, abortSignal) =>
+      docker.listContainers({ all: true, abortSignal }),
+    ))!;
     return Promise.all(
       rows.map(async (row) => {
         const summary: ContainerSummary = {
@@ -277,16 +343,24 @@ export class DockerEngine implements Engine {
     // The containerd image store lists each image's platform manifests on request: freshness is
     // then decided by our platform's manifest digest (the image id is the digest of the index).
     const manifests = compareApiVersions(info.apiVersion, IMAGE_MANIFESTS_API) >= 0 ? true : undefined;
-    const rows = (await this.call("list images", (docker, abortSignal) => docker.listImages({ manifests, abortSignal })))!;
+    const rows = (await this.call("list images", (docker, abortSignal) =>
+      docker.listImages({ manifests, abortSignal }),
+    ))!;
     return rows.map(imageSummary);
   }
 
   async inspectContainer(idOrName: string): Promise<ContainerInspect> {
-    return (await this.call(`inspect container ${idOrName}`, (docker, abortSignal) => docker.getContainer(idOrName).inspect({ abortSignal })))!;
+    return (await this.call(`inspect container ${idOrName}`, (docker, abortSignal) =>
+      docker.getContainer(idOrName).inspect({ abortSignal }),
+    ))!;
   }
 
   async inspectImage(reference: string): Promise<ImageInspect | null> {
-    return (await this.call(`inspect image ${reference}`, (docker) => docker.getImage(reference).inspect(), { ok: [404] })) ?? null;
+    return (
+      (await this.call(`inspect image ${reference}`, (docker) => docker.getImage(reference).inspect(), {
+        ok: [404],
+      })) ?? null
+    );
   }
 
   async pullImage(reference: string, options: { platform?: Platform; auth?: RegistryAuth } = {}): Promise<void> {
@@ -294,7 +368,11 @@ export class DockerEngine implements Engine {
     const platform = options.platform ? platformString(options.platform) : undefined;
     const what = `pull ${reference}`;
     const query = { fromImage: repository, tag, ...(platform ? { platform } : {}) };
-    const stream = (await this.call(what, (docker, abortSignal) => docker.createImage(options.auth ?? {}, { ...query, abortSignal }) as Promise<AsyncIterable<Uint8Array>>))!;
+    const stream = (await this.call(
+      what,
+      (docker, abortSignal) =>
+        docker.createImage(options.auth ?? {}, { ...query, abortSignal }) as Promise<AsyncIterable<Uint8Array>>,
+    ))!;
     const failure = await followPullStream(stream);
     if (failure) throw new SvcError("engine", `${what}: ${failure}`);
   }
@@ -311,10 +389,14 @@ export class DockerEngine implements Engine {
       options = { timeoutMs: options.timeoutMs };
     }
     const stop = { t: seconds, ...(options.signal ? { signal: options.signal } : {}) };
-    await this.call(`stop container ${id}`, (docker, abortSignal) => docker.getContainer(id).stop({ ...stop, abortSignal }), {
-      ok: [304],
-      timeoutMs: this.timeouts.responseMs + seconds * 1000,
-    });
+    await this.call(
+      `stop container ${id}`,
+      (docker, abortSignal) => docker.getContainer(id).stop({ ...stop, abortSignal }),
+      {
+        ok: [304],
+        timeoutMs: this.timeouts.responseMs + seconds * 1000,
+      },
+    );
   }
 
   /**
@@ -327,19 +409,34 @@ export class DockerEngine implements Engine {
     const policy = container.HostConfig?.RestartPolicy;
     const restarts = policy?.Name === "always" || policy?.Name === "on-failure";
     const setPolicy = (value: unknown) =>
-      this.call(`set the restart policy of container ${id}`, (docker, abortSignal) => docker.getContainer(id).update({ RestartPolicy: value, abortSignal }));
-    const kill = (sig: string) => this.call(`stop container ${id} (${sig})`, (docker, abortSignal) => docker.getContainer(id).kill({ signal: sig, abortSignal }), { ok: [409] });
+      this.call(`set the restart policy of container ${id}`, (docker, abortSignal) =>
+        docker.getContainer(id).update({ RestartPolicy: value, abortSignal }),
+      );
+    const kill = (sig: string) =>
+      this.call(
+        `stop container ${id} (${sig})`,
+        (docker, abortSignal) => docker.getContainer(id).kill({ signal: sig, abortSignal }),
+        { ok: [409] },
+      );
     const waitStopped = () =>
-      this.call(`wait for container ${id} to stop`, (docker, abortSignal) => docker.getContainer(id).wait({ condition: "not-running", abortSignal }), {
-        timeoutMs: this.timeouts.responseMs + seconds * 1000,
-      });
+      this.call(
+        `wait for container ${id} to stop`,
+        (docker, abortSignal) => docker.getContainer(id).wait({ condition: "not-running", abortSignal }),
+        {
+          timeoutMs: this.timeouts.responseMs + seconds * 1000,
+        },
+      );
 
     if (restarts) await setPolicy({ Name: "no", MaximumRetryCount: 0 });
     try {
       await kill(signal);
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), timerDelay(seconds * 1000))));
-      const outcome = await Promise.race([waitStopped().then(() => "stopped" as const), timedOut]).finally(() => clearTimeout(timer));
+      const timedOut = new Promise<"timeout">(
+        (resolve) => (timer = setTimeout(() => resolve("timeout"), timerDelay(seconds * 1000))),
+      );
+      const outcome = await Promise.race([waitStopped().then(() => "stopped" as const), timedOut]).finally(() =>
+        clearTimeout(timer),
+      );
       if (outcome === "timeout") {
         await kill("SIGKILL");
         await waitStopped();
@@ -351,16 +448,25 @@ export class DockerEngine implements Engine {
   }
 
   async renameContainer(id: string, newName: string): Promise<void> {
-    await this.call(`rename container ${id} to ${newName}`, (docker, abortSignal) => docker.getContainer(id).rename({ name: newName, abortSignal }));
+    await this.call(`rename container ${id} to ${newName}`, (docker, abortSignal) =>
+      docker.getContainer(id).rename({ name: newName, abortSignal }),
+    );
   }
 
-  async createReplacement(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
+  async createReplacement(
+    old: ContainerInspect,
+    oldImage: ImageInspect | null,
+    options: CreateOptions,
+  ): Promise<string> {
     const { podman } = await this.negotiated();
     if (podman === null) return this.createCompatible(options.name, await this.compatibleSpec(old, oldImage, options));
     const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
     const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, options));
     // Podman's own create where the probe found the compatible one would lose a setting (probePodman)
-    const id = this.podmanRoutes.has(old.Id) && libpod ? await this.createLibpod(libpodCreateSpec(options.name, spec.createBody, libpod)) : await this.createCompatible(options.name, spec);
+    const id =
+      this.podmanRoutes.has(old.Id) && libpod
+        ? await this.createLibpod(libpodCreateSpec(options.name, spec.createBody, libpod))
+        : await this.createCompatible(options.name, spec);
     try {
       await this.keptByPodman(libpod, id);
     } catch (error) {
@@ -372,10 +478,17 @@ export class DockerEngine implements Engine {
     return id;
   }
 
-  private async compatibleSpec(old: ContainerInspect, oldImage: ImageInspect | null, options: CreateOptions): Promise<ReplacementSpec> {
+  private async compatibleSpec(
+    old: ContainerInspect,
+    oldImage: ImageInspect | null,
+    options: CreateOptions,
+  ): Promise<ReplacementSpec> {
     const { info } = await this.negotiated();
     const networkContainer = options.networkContainer ?? (await this.networkContainerName(old));
-    const imageId = old.Config?.Labels?.[COMPOSE_IMAGE_LABEL] === undefined ? undefined : (await this.inspectImage(options.image))?.Id;
+    const imageId =
+      old.Config?.Labels?.[COMPOSE_IMAGE_LABEL] === undefined
+        ? undefined
+        : (await this.inspectImage(options.image))?.Id;
     return replacementSpec(old, oldImage, { ...options, networkContainer, imageId, apiVersion: info.apiVersion });
   }
 
@@ -433,7 +546,10 @@ export class DockerEngine implements Engine {
     const made = async (create: () => Promise<string>) => {
       const id = await create();
       try {
-        return { compat: await this.inspectContainer(id), libpod: await this.libpod(`/containers/${encodeURIComponent(id)}/json`) };
+        return {
+          compat: await this.inspectContainer(id),
+          libpod: await this.libpod(`/containers/${encodeURIComponent(id)}/json`),
+        };
       } finally {
         await this.removeContainer(id, { force: true }).catch(() => {});
       }
@@ -441,7 +557,11 @@ export class DockerEngine implements Engine {
     let compatible: Awaited<ReturnType<typeof made>> | null = null;
     let why: string;
     try {
-      const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, { name: probeName("compat"), image: old.Image }));
+      const spec = podmanCreateBody(
+        old,
+        libpod,
+        await this.compatibleSpec(old, oldImage, { name: probeName("compat"), image: old.Image }),
+      );
       compatible = await made(() => this.createCompatible(probeName("compat"), spec));
       const lost = lostSettings(libpod, compatible.libpod ?? {});
       if (lost.length === 0) {
@@ -454,7 +574,11 @@ export class DockerEngine implements Engine {
       why = `Podman's Docker-compatible API refuses a replacement (${(error as Error).message})`;
     }
     try {
-      const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, { name: probeName("libpod"), image: old.Image }));
+      const spec = podmanCreateBody(
+        old,
+        libpod,
+        await this.compatibleSpec(old, oldImage, { name: probeName("libpod"), image: old.Image }),
+      );
       const own = await made(() => this.createLibpod(libpodCreateSpec(probeName("libpod"), spec.createBody, libpod)));
       const ownLost = lostSettings(libpod, own.libpod ?? {});
       const changed = creationDifferences(compatible?.compat ?? old, own.compat, Boolean(libpod.Pod));
@@ -473,8 +597,15 @@ export class DockerEngine implements Engine {
     const modem = new FetchModem(this.connection.endpoint, this.connection.tls);
     const post = (abortSignal: AbortSignal) =>
       new Promise<{ Id: string }>((resolve, reject) =>
-        modem.dial({ path: `/${LIBPOD_API}/libpod/containers/create`, method: "POST", options: { _body: spec }, statusCodes: { 201: true }, abortSignal }, (error, data) =>
-          error ? reject(error) : resolve(data as { Id: string }),
+        modem.dial(
+          {
+            path: `/${LIBPOD_API}/libpod/containers/create`,
+            method: "POST",
+            options: { _body: spec },
+            statusCodes: { 201: true },
+            abortSignal,
+          },
+          (error, data) => (error ? reject(error) : resolve(data as { Id: string })),
         ),
       );
     return (await this.attempt(`create container ${String(spec.name)} through Podman's libpod API`, post, {}))!.Id;
@@ -486,9 +617,13 @@ export class DockerEngine implements Engine {
    */
   private async keptByPodman(old: Record<string, any> | null, newId: string): Promise<void> {
     const fresh = await this.libpod(`/containers/${encodeURIComponent(newId)}/json`);
-    if (!old || !fresh) throw new SvcError("engine", `Podman's libpod API did not show container ${old ? newId : "the old container"}`);
+    if (!old || !fresh)
+      throw new SvcError("engine", `Podman's libpod API did not show container ${old ? newId : "the old container"}`);
     const lost = lostSettings(old, fresh);
-    if (lost.length > 0) throw new LostSettings(`a replacement would lose ${lost.join(", ")} (Podman's Docker-compatible API cannot set ${lost.length > 1 ? "them" : "it"}): the old container is kept`);
+    if (lost.length > 0)
+      throw new LostSettings(
+        `a replacement would lose ${lost.join(", ")} (Podman's Docker-compatible API cannot set ${lost.length > 1 ? "them" : "it"}): the old container is kept`,
+      );
   }
 
   /** One libpod API answer (Podman's own API beside the compatible one): a GET, null on 404. */
@@ -496,8 +631,9 @@ export class DockerEngine implements Engine {
     const modem = new FetchModem(this.connection.endpoint, this.connection.tls);
     const get = (abortSignal: AbortSignal) =>
       new Promise<Record<string, any>>((resolve, reject) =>
-        modem.dial({ path: `/${LIBPOD_API}/libpod${path}`, method: "GET", statusCodes: { 200: true }, abortSignal }, (error, data) =>
-          error ? reject(error) : resolve(data as Record<string, any>),
+        modem.dial(
+          { path: `/${LIBPOD_API}/libpod${path}`, method: "GET", statusCodes: { 200: true }, abortSignal },
+          (error, data) => (error ? reject(error) : resolve(data as Record<string, any>)),
         ),
       );
     return (await this.attempt(`read ${path} from Podman's libpod API`, get, { ok: [404] })) ?? null;
@@ -511,7 +647,10 @@ export class DockerEngine implements Engine {
     try {
       return (await this.inspectContainer(target)).Name.replace(/^\//, "");
     } catch (error) {
-      throw new SvcError("engine", `${old.Name.replace(/^\//, "")} joins the network of container ${target}, which cannot be found: ${(error as Error).message}`);
+      throw new SvcError(
+        "engine",
+        `${old.Name.replace(/^\//, "")} joins the network of container ${target}, which cannot be found: ${(error as Error).message}`,
+      );
     }
   }
 
@@ -534,28 +673,40 @@ export class DockerEngine implements Engine {
   }
 
   async startContainer(id: string): Promise<void> {
-    await this.call(`start container ${id}`, (docker, abortSignal) => docker.getContainer(id).start({ abortSignal }), { ok: [304] });
+    await this.call(`start container ${id}`, (docker, abortSignal) => docker.getContainer(id).start({ abortSignal }), {
+      ok: [304],
+    });
   }
 
   async removeContainer(id: string, options: { force?: boolean } = {}): Promise<void> {
     // v=false: an anonymous volume the replacement took over must survive the old container.
-    await this.call(`remove container ${id}`, (docker, abortSignal) => docker.getContainer(id).remove({ force: options.force === true, v: false, abortSignal }), { ok: [404] });
+    await this.call(
+      `remove container ${id}`,
+      (docker, abortSignal) => docker.getContainer(id).remove({ force: options.force === true, v: false, abortSignal }),
+      { ok: [404] },
+    );
   }
 
   async removeImage(id: string): Promise<void> {
-    await this.call(`remove image ${id}`, (docker, abortSignal) => docker.getImage(id).remove({ abortSignal }), { ok: [404] });
+    await this.call(`remove image ${id}`, (docker, abortSignal) => docker.getImage(id).remove({ abortSignal }), {
+      ok: [404],
+    });
   }
 
   async tagImage(imageId: string, reference: string): Promise<void> {
     const { repository, tag } = splitReference(reference);
-    await this.call(`tag image ${imageId} as ${reference}`, (docker, abortSignal) => docker.getImage(imageId).tag({ repo: repository, tag, abortSignal }));
+    await this.call(`tag image ${imageId} as ${reference}`, (docker, abortSignal) =>
+      docker.getImage(imageId).tag({ repo: repository, tag, abortSignal }),
+    );
   }
 
   async exec(id: string, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }> {
     const ran = await this.call(
       `run a command in container ${id}`,
       async (docker, abortSignal) => {
-        const exec = await docker.getContainer(id).exec({ Cmd: ["sh", "-c", command], AttachStdout: true, AttachStderr: true, abortSignal });
+        const exec = await docker
+          .getContainer(id)
+          .exec({ Cmd: ["sh", "-c", command], AttachStdout: true, AttachStderr: true, abortSignal });
         // not detached: the answer is the command's output, multiplexed, until it ends
         const stream = (await exec.start({ Detach: false, Tty: false, abortSignal })) as AsyncIterable<Uint8Array>;
         // kept up to a bound (a hook printing without end must not take svc's memory), read to its end
@@ -581,11 +732,19 @@ export class DockerEngine implements Engine {
       // the copy is downtime: read without fetch's small chunks (archive.ts, docs/data-guard.md)
       const { info } = await this.negotiated();
       const request = `/v${info.apiVersion}/containers/${encodeURIComponent(id)}/archive?path=${encodeURIComponent(path)}`;
-      const stream = await this.attempt(`read ${path} of container ${id}`, (signal) => readArchiveOverUnix(endpoint.socketPath, request, ARCHIVE_IDLE_MS, signal), {});
+      const stream = await this.attempt(
+        `read ${path} of container ${id}`,
+        (signal) => readArchiveOverUnix(endpoint.socketPath, request, ARCHIVE_IDLE_MS, signal),
+        {},
+      );
       return stream!;
     }
     // the deadline covers the answer's status line; the stream then runs as long as the volume takes
-    const stream = await this.call(`read ${path} of container ${id}`, (docker, abortSignal) => docker.getContainer(id).getArchive({ path, abortSignal }) as unknown as Promise<ReadableStream<Uint8Array>>);
+    const stream = await this.call(
+      `read ${path} of container ${id}`,
+      (docker, abortSignal) =>
+        docker.getContainer(id).getArchive({ path, abortSignal }) as unknown as Promise<ReadableStream<Uint8Array>>,
+    );
     return stream!;
   }
 
@@ -594,7 +753,8 @@ export class DockerEngine implements Engine {
     const timeoutMs = this.timeouts.responseMs + Math.ceil(bytes / ARCHIVE_FLOOR_BYTES_PER_SECOND) * 1000;
     const answer = await this.call(
       `write into ${path} of container ${id}`,
-      (docker, abortSignal) => docker.getContainer(id).putArchive(body as never, { path, abortSignal }) as Promise<unknown>,
+      (docker, abortSignal) =>
+        docker.getContainer(id).putArchive(body as never, { path, abortSignal }) as Promise<unknown>,
       { timeoutMs },
     );
     // read to its end (an empty body): the connection is then free again
@@ -604,7 +764,9 @@ export class DockerEngine implements Engine {
   async containerLogs(id: string, lines: number): Promise<string> {
     const inspect = await this.inspectContainer(id);
     const raw = await this.call(`read the logs of container ${id}`, (docker, abortSignal) =>
-      docker.getContainer(id).logs({ stdout: true, stderr: true, tail: Math.max(0, lines), follow: false, abortSignal }),
+      docker
+        .getContainer(id)
+        .logs({ stdout: true, stderr: true, tail: Math.max(0, lines), follow: false, abortSignal }),
     );
     const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(typeof raw === "string" ? raw : "");
     const text = inspect.Config?.Tty ? bytes.toString("utf8") : demultiplexLogs(bytes);

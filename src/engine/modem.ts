@@ -70,7 +70,8 @@ export class FetchModem {
 
   private async send(options: DialOptions): Promise<unknown> {
     const response = await fetch(this.url(options), this.requestInit(options));
-    if (options.statusCodes[response.status] !== true) throw new EngineStatusError(response.status, parseBody(await response.text()));
+    if (options.statusCodes[response.status] !== true)
+      throw new EngineStatusError(response.status, parseBody(await response.text()));
     if (options.isStream) return response.body ?? emptyStream();
     if (/json/i.test(response.headers.get("content-type") ?? "")) return parseBody(await response.text());
     const bytes = Buffer.from(await response.arrayBuffer());
@@ -91,7 +92,8 @@ export class FetchModem {
       init.body = options.file;
       return init;
     }
-    const body = options.method === "POST" && options.options ? (options.options._body ?? ownOptions(options.options)) : undefined;
+    const body =
+      options.method === "POST" && options.options ? (options.options._body ?? ownOptions(options.options)) : undefined;
     const json = body === undefined ? undefined : JSON.stringify(body);
     if (json !== undefined && json !== "{}") {
       headers["content-type"] = "application/json";
@@ -106,7 +108,8 @@ export class FetchModem {
 function ownOptions(options: Record<string, unknown> | undefined): Record<string, unknown> {
   const own: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options ?? {})) {
-    if (key !== "abortSignal" && key !== "authconfig" && key !== "_query" && key !== "_body" && value !== undefined) own[key] = value;
+    if (key !== "abortSignal" && key !== "authconfig" && key !== "_query" && key !== "_body" && value !== undefined)
+      own[key] = value;
   }
   return own;
 }
@@ -116,7 +119,10 @@ function queryString(query: Record<string, unknown>): string {
   const params = new URLSearchParams();
   for (const [key, value] of Object.entries(query)) {
     if (value === undefined) continue;
-    params.append(key, value !== null && typeof value === "object" && !Array.isArray(value) ? JSON.stringify(value) : String(value));
+    params.append(
+      key,
+      value !== null && typeof value === "object" && !Array.isArray(value) ? JSON.stringify(value) : String(value),
+    );
   }
   return params.toString();
 }

@@ -34,20 +34,29 @@ export type LibpodReader = (path: string) => Promise<Json | null>;
  * Podman's sockets on this machine, where `podman system service` (podman.socket) serves them:
  * rootful /run/podman/podman.sock, a user's $XDG_RUNTIME_DIR/podman/podman.sock.
  */
-export function podmanSockets(env: Record<string, string | undefined> = process.env, exists: (path: string) => boolean = existsSync): string[] {
-  const candidates = ["/run/podman/podman.sock", ...(env.XDG_RUNTIME_DIR ? [`${env.XDG_RUNTIME_DIR}/podman/podman.sock`] : [])];
+export function podmanSockets(
+  env: Record<string, string | undefined> = process.env,
+  exists: (path: string) => boolean = existsSync,
+): string[] {
+  const candidates = [
+    "/run/podman/podman.sock",
+    ...(env.XDG_RUNTIME_DIR ? [`${env.XDG_RUNTIME_DIR}/podman/podman.sock`] : []),
+  ];
   return candidates.filter((path) => exists(path));
 }
 
 /** The Podman version the version endpoint's components name, or null when the engine is not Podman. */
-export function podmanVersion(version: { Components?: { Name?: string; Version?: string }[] } | null | undefined): string | null {
+export function podmanVersion(
+  version: { Components?: { Name?: string; Version?: string }[] } | null | undefined,
+): string | null {
   const podman = version?.Components?.find((c) => /^podman/i.test(c.Name ?? ""));
   return podman ? String(podman.Version ?? "") : null;
 }
 
 /** "4.3.1" >= "4.3.0"; a version that does not read as one is too old. */
 export function atLeast(version: string, minimum: string): boolean {
-  const parse = (v: string) => (/^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(v.trim()) ?? []).slice(1, 4).map((p) => Number(p ?? 0));
+  const parse = (v: string) =>
+    (/^v?(\d+)\.(\d+)(?:\.(\d+))?/.exec(v.trim()) ?? []).slice(1, 4).map((p) => Number(p ?? 0));
   const [a, b] = [parse(version), parse(minimum)];
   if (a.length === 0 || a.some(Number.isNaN)) return false;
   for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
@@ -79,9 +88,15 @@ export function podmanCreateBody(old: ContainerInspect, libpod: Json | null, spe
   const body: Json = structuredClone(spec.createBody);
   const hostConfig: Json = body.HostConfig ?? {};
   const logDriver = libpod?.HostConfig?.LogConfig?.Type;
-  if (typeof logDriver === "string" && logDriver !== "" && hostConfig.LogConfig) hostConfig.LogConfig = { ...hostConfig.LogConfig, Type: logDriver };
+  if (typeof logDriver === "string" && logDriver !== "" && hostConfig.LogConfig)
+    hostConfig.LogConfig = { ...hostConfig.LogConfig, Type: logDriver };
   if (Array.isArray(hostConfig.Ulimits)) {
-    hostConfig.Ulimits = hostConfig.Ulimits.map((u: Json) => ({ ...u, Name: String(u.Name ?? "").replace(/^RLIMIT_/i, "").toLowerCase() }));
+    hostConfig.Ulimits = hostConfig.Ulimits.map((u: Json) => ({
+      ...u,
+      Name: String(u.Name ?? "")
+        .replace(/^RLIMIT_/i, "")
+        .toLowerCase(),
+    }));
   }
   const oldHostname = old.Config?.Hostname ?? "";
   if (Array.isArray(body.Env) && body.Hostname === undefined && oldHostname !== "") {
@@ -102,7 +117,11 @@ export const LIBPOD_ONLY_SETTINGS: readonly { path: string; what: string; since:
   { path: "Pod", what: "its pod (--pod)", since: "1.0" },
   { path: "HostConfig.IDMappings", what: "its uid/gid maps (--uidmap, --gidmap, --userns=auto)", since: "1.0" },
   { path: "HostConfig.UsernsMode", what: "its user namespace (--userns)", since: "1.0" },
-  { path: "Config.HealthcheckOnFailureAction", what: "the healthcheck's on-failure action (--health-on-failure)", since: "4.3" },
+  {
+    path: "Config.HealthcheckOnFailureAction",
+    what: "the healthcheck's on-failure action (--health-on-failure)",
+    since: "4.3",
+  },
   { path: "Config.Secrets", what: "its secrets (--secret)", since: "2.0" },
   { path: "Config.Timezone", what: "its time zone (--tz)", since: "2.1" },
   { path: "Config.Umask", what: "its umask (--umask)", since: "2.1" },
@@ -123,7 +142,8 @@ export const LIBPOD_ONLY_SETTINGS: readonly { path: string; what: string; since:
  * signal, the terminal, init, privileged...: libpod/define/annotations.go and
  * libpod/container_internal_linux.go, 4.3): compared through those settings, not as annotations.
  */
-const OWN_ANNOTATION = /^(io\.kubernetes\.cri-o\.|io\.podman\.annotations\.|io\.container\.manager$|org\.opencontainers\.image\.stopSignal$)/;
+const OWN_ANNOTATION =
+  /^(io\.kubernetes\.cri-o\.|io\.podman\.annotations\.|io\.container\.manager$|org\.opencontainers\.image\.stopSignal$)/;
 
 function valueAt(inspect: Json, path: string): unknown {
   let value: unknown = inspect;
@@ -138,7 +158,9 @@ function valueAt(inspect: Json, path: string): unknown {
 
 /** The libpod-only settings of `old` that `fresh` (its replacement) does not show alike. */
 export function lostSettings(old: Json, fresh: Json): string[] {
-  return LIBPOD_ONLY_SETTINGS.filter(({ path }) => canonical(valueAt(old, path)) !== canonical(valueAt(fresh, path))).map(({ what }) => what);
+  return LIBPOD_ONLY_SETTINGS.filter(
+    ({ path }) => canonical(valueAt(old, path)) !== canonical(valueAt(fresh, path)),
+  ).map(({ what }) => what);
 }
 
 /**
@@ -182,13 +204,30 @@ function canonical(value: unknown): string {
 // Podman's own create: what the compatible one cannot make
 
 /** Annotations Podman writes when it creates or starts a container (libpod/container_internal_linux.go, 4.3). */
-const WRITTEN_AT_START = /^(io\.kubernetes\.cri-o\.Created|io\.container\.manager|org\.opencontainers\.image\.stopSignal)$/;
+const WRITTEN_AT_START =
+  /^(io\.kubernetes\.cri-o\.Created|io\.container\.manager|org\.opencontainers\.image\.stopSignal)$/;
 
 /** Signal numbers of Linux (x86 and arm), for a stop signal given by name. */
-const SIGNALS: Record<string, number> = { HUP: 1, INT: 2, QUIT: 3, KILL: 9, USR1: 10, USR2: 12, TERM: 15, CONT: 18, STOP: 19, WINCH: 28, PWR: 30, RTMIN: 34 };
+const SIGNALS: Record<string, number> = {
+  HUP: 1,
+  INT: 2,
+  QUIT: 3,
+  KILL: 9,
+  USR1: 10,
+  USR2: 12,
+  TERM: 15,
+  CONT: 18,
+  STOP: 19,
+  WINCH: 28,
+  PWR: 30,
+  RTMIN: 34,
+};
 
 function signalNumber(value: unknown): number | undefined {
-  const text = String(value ?? "").trim().toUpperCase().replace(/^SIG/, "");
+  const text = String(value ?? "")
+    .trim()
+    .toUpperCase()
+    .replace(/^SIG/, "");
   if (text === "") return undefined;
   return /^\d+$/.test(text) ? Number(text) : SIGNALS[text];
 }
@@ -205,7 +244,12 @@ function portMappings(bindings: Json | undefined): Json[] {
   for (const [key, hosts] of Object.entries(bindings ?? {})) {
     const [port = "", protocol = "tcp"] = key.split("/");
     for (const host of (hosts ?? []) as Json[]) {
-      out.push({ container_port: Number(port), protocol, ...(host.HostIp ? { host_ip: host.HostIp } : {}), ...(host.HostPort ? { host_port: Number(host.HostPort) } : {}) });
+      out.push({
+        container_port: Number(port),
+        protocol,
+        ...(host.HostIp ? { host_ip: host.HostIp } : {}),
+        ...(host.HostPort ? { host_port: Number(host.HostPort) } : {}),
+      });
     }
   }
   return out;
@@ -245,13 +289,29 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
   // (pkg/specgen/generate/container.go, 4.3): one the old container did not show (made by
   // `podman kube play`) stays unset
   const oldEnv = new Set(((lp.Config?.Env ?? []) as string[]).map((e) => e.split("=")[0]));
-  set("unsetenv", ["PATH", "TERM", "container"].filter((name) => !oldEnv.has(name)));
-  set("env", Object.fromEntries(((body.Env ?? []) as string[]).map((e) => [e.slice(0, e.indexOf("=") < 0 ? e.length : e.indexOf("=")), e.includes("=") ? e.slice(e.indexOf("=") + 1) : ""])));
+  set(
+    "unsetenv",
+    ["PATH", "TERM", "container"].filter((name) => !oldEnv.has(name)),
+  );
+  set(
+    "env",
+    Object.fromEntries(
+      ((body.Env ?? []) as string[]).map((e) => [
+        e.slice(0, e.indexOf("=") < 0 ? e.length : e.indexOf("=")),
+        e.includes("=") ? e.slice(e.indexOf("=") + 1) : "",
+      ]),
+    ),
+  );
   set("labels", body.Labels);
   // every annotation but those Podman writes at create or start (the time, the manager, the stop
   // signal); the ones its CLI derives from settings (io.podman.annotations.*, the terminal) are kept
   // as they were, as the CLI wrote them
-  set("annotations", Object.fromEntries(Object.entries((config.Annotations ?? {}) as Json).filter(([key]) => !WRITTEN_AT_START.test(key))));
+  set(
+    "annotations",
+    Object.fromEntries(
+      Object.entries((config.Annotations ?? {}) as Json).filter(([key]) => !WRITTEN_AT_START.test(key)),
+    ),
+  );
   // the command line that made the old container (`podman generate systemd --new` runs it again)
   set("containerCreateCommand", config.CreateCommand);
   set("entrypoint", Array.isArray(body.Entrypoint) ? body.Entrypoint : undefined);
@@ -266,10 +326,13 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
   const restart = host.RestartPolicy?.Name;
   if (restart && restart !== "no") {
     spec.restart_policy = restart;
-    if (restart === "on-failure" && host.RestartPolicy.MaximumRetryCount) spec.restart_tries = host.RestartPolicy.MaximumRetryCount;
+    if (restart === "on-failure" && host.RestartPolicy.MaximumRetryCount)
+      spec.restart_tries = host.RestartPolicy.MaximumRetryCount;
   }
   if (body.Healthcheck) spec.healthconfig = { ...(config.Healthcheck ?? {}), ...body.Healthcheck };
-  const onFailure = ["none", "invalid", "kill", "restart", "stop"].indexOf(String(config.HealthcheckOnFailureAction ?? "none"));
+  const onFailure = ["none", "invalid", "kill", "restart", "stop"].indexOf(
+    String(config.HealthcheckOnFailureAction ?? "none"),
+  );
   if (onFailure > 0) spec.health_check_on_failure_action = onFailure;
   // every volume by name (the anonymous ones too: the very volumes, with their data), every other
   // mount as libpod shows it
@@ -281,11 +344,25 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
     const [, destination, options] = bind.split(":");
     if (destination && options) bindOptions.set(destination, options.split(","));
   }
-  const optionsOf = (m: Json): string[] => bindOptions.get(m.Destination) ?? [...(m.Options ?? []), ...(m.RW === false ? ["ro"] : [])];
-  set("volumes", mounts.filter((m) => m.Type === "volume").map((m) => ({ Name: m.Name, Dest: m.Destination, Options: optionsOf(m) })));
-  set("mounts", mounts.filter((m) => m.Type === "bind").map((m) => ({ destination: m.Destination, type: "bind", source: m.Source, options: optionsOf(m) })));
+  const optionsOf = (m: Json): string[] =>
+    bindOptions.get(m.Destination) ?? [...(m.Options ?? []), ...(m.RW === false ? ["ro"] : [])];
+  set(
+    "volumes",
+    mounts
+      .filter((m) => m.Type === "volume")
+      .map((m) => ({ Name: m.Name, Dest: m.Destination, Options: optionsOf(m) })),
+  );
+  set(
+    "mounts",
+    mounts
+      .filter((m) => m.Type === "bind")
+      .map((m) => ({ destination: m.Destination, type: "bind", source: m.Source, options: optionsOf(m) })),
+  );
   for (const [destination, options] of Object.entries((lpHost.Tmpfs ?? {}) as Json)) {
-    spec.mounts = [...(spec.mounts ?? []), { destination, type: "tmpfs", source: "tmpfs", options: String(options).split(",").filter(Boolean) }];
+    spec.mounts = [
+      ...(spec.mounts ?? []),
+      { destination, type: "tmpfs", source: "tmpfs", options: String(options).split(",").filter(Boolean) },
+    ];
   }
   // in a pod, a namespace the pod shares is the pod's (its infra container's); one it does not share
   // (a pod without infra) is the container's own, as for any container
@@ -297,11 +374,26 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
     const networks = Object.fromEntries(
       Object.entries(endpoints)
         .filter(([network]) => !["none", "host", "bridge", ""].includes(network) || network === "podman")
-        .map(([network, endpoint]) => [network, { ...(endpoint.Aliases ? { aliases: endpoint.Aliases } : {}), ...(endpoint.IPAMConfig?.IPv4Address ? { static_ips: [endpoint.IPAMConfig.IPv4Address] } : {}), ...(endpoint.MacAddress ? { static_mac: endpoint.MacAddress } : {}) }]),
+        .map(([network, endpoint]) => [
+          network,
+          {
+            ...(endpoint.Aliases ? { aliases: endpoint.Aliases } : {}),
+            ...(endpoint.IPAMConfig?.IPv4Address ? { static_ips: [endpoint.IPAMConfig.IPv4Address] } : {}),
+            ...(endpoint.MacAddress ? { static_mac: endpoint.MacAddress } : {}),
+          },
+        ]),
     );
     set("Networks", networks);
     set("portmappings", portMappings(host.PortBindings));
-    set("expose", Object.fromEntries(Object.keys((body.ExposedPorts ?? {}) as Json).map((key) => [Number(key.split("/")[0]), key.split("/")[1] ?? "tcp"])));
+    set(
+      "expose",
+      Object.fromEntries(
+        Object.keys((body.ExposedPorts ?? {}) as Json).map((key) => [
+          Number(key.split("/")[0]),
+          key.split("/")[1] ?? "tcp",
+        ]),
+      ),
+    );
     set("dns_server", host.Dns);
     set("dns_search", host.DnsSearch);
     set("dns_option", host.DnsOptions);
@@ -311,27 +403,59 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
   set("cap_drop", host.CapDrop);
   if (host.Privileged) spec.privileged = true;
   if (host.ReadonlyRootfs) spec.read_only_filesystem = true;
-  if (((host.SecurityOpt ?? []) as string[]).some((o) => /^no-new-privileges(:true)?$/.test(o))) spec.no_new_privileges = true;
+  if (((host.SecurityOpt ?? []) as string[]).some((o) => /^no-new-privileges(:true)?$/.test(o)))
+    spec.no_new_privileges = true;
   set("groups", host.GroupAdd);
   set("sysctl", host.Sysctls);
   if (host.Init) spec.init = true;
   set("shm_size", host.ShmSize);
   set("oom_score_adj", host.OomScoreAdj || undefined);
   // by the short name: Podman prefixes RLIMIT_ itself (pkg/specgen/generate/oci.go, addRlimits, 4.3)
-  set("r_limits", ((lpHost.Ulimits ?? []) as Json[]).map((u) => ({ type: String(u.Name).replace(/^RLIMIT_/i, "").toLowerCase(), soft: u.Soft, hard: u.Hard })));
-  set("devices", ((host.Devices ?? []) as Json[]).map((d) => ({ path: [d.PathOnHost, d.PathInContainer, d.CgroupPermissions].filter(Boolean).join(":") })));
+  set(
+    "r_limits",
+    ((lpHost.Ulimits ?? []) as Json[]).map((u) => ({
+      type: String(u.Name)
+        .replace(/^RLIMIT_/i, "")
+        .toLowerCase(),
+      soft: u.Soft,
+      hard: u.Hard,
+    })),
+  );
+  set(
+    "devices",
+    ((host.Devices ?? []) as Json[]).map((d) => ({
+      path: [d.PathOnHost, d.PathInContainer, d.CgroupPermissions].filter(Boolean).join(":"),
+    })),
+  );
   const resources: Json = {};
-  if (host.Memory || host.MemoryReservation || host.MemorySwap) resources.memory = { ...(host.Memory ? { limit: host.Memory } : {}), ...(host.MemoryReservation ? { reservation: host.MemoryReservation } : {}), ...(host.MemorySwap ? { swap: host.MemorySwap } : {}) };
-  if (host.CpuShares || host.CpuQuota || host.CpuPeriod || host.CpusetCpus) resources.cpu = { ...(host.CpuShares ? { shares: host.CpuShares } : {}), ...(host.CpuQuota ? { quota: host.CpuQuota } : {}), ...(host.CpuPeriod ? { period: host.CpuPeriod } : {}), ...(host.CpusetCpus ? { cpus: host.CpusetCpus } : {}) };
+  if (host.Memory || host.MemoryReservation || host.MemorySwap)
+    resources.memory = {
+      ...(host.Memory ? { limit: host.Memory } : {}),
+      ...(host.MemoryReservation ? { reservation: host.MemoryReservation } : {}),
+      ...(host.MemorySwap ? { swap: host.MemorySwap } : {}),
+    };
+  if (host.CpuShares || host.CpuQuota || host.CpuPeriod || host.CpusetCpus)
+    resources.cpu = {
+      ...(host.CpuShares ? { shares: host.CpuShares } : {}),
+      ...(host.CpuQuota ? { quota: host.CpuQuota } : {}),
+      ...(host.CpuPeriod ? { period: host.CpuPeriod } : {}),
+      ...(host.CpusetCpus ? { cpus: host.CpusetCpus } : {}),
+    };
   // no limit given would be containers.conf's (pids_limit, 2048): a limit of 0 is none, as shown
   if (typeof host.PidsLimit === "number") resources.pids = { limit: host.PidsLimit };
   set("resource_limits", resources);
   const log = lpHost.LogConfig ?? {};
-  set("log_configuration", { ...(log.Type ? { driver: log.Type } : {}), ...(log.Config ? { options: log.Config } : {}) });
+  set("log_configuration", {
+    ...(log.Type ? { driver: log.Type } : {}),
+    ...(log.Config ? { options: log.Config } : {}),
+  });
   // the user namespace and its maps, as libpod shows them
   const maps = (lpHost.IDMappings ?? {}) as Json;
   if ((maps.UidMap ?? []).length > 0 || (maps.GidMap ?? []).length > 0) {
-    spec.idmappings = { UIDMap: ((maps.UidMap ?? []) as string[]).map(idMap), GIDMap: ((maps.GidMap ?? []) as string[]).map(idMap) };
+    spec.idmappings = {
+      UIDMap: ((maps.UidMap ?? []) as string[]).map(idMap),
+      GIDMap: ((maps.GidMap ?? []) as string[]).map(idMap),
+    };
     spec.userns = { nsmode: "private" };
   } else if (lpHost.UsernsMode) {
     const [mode, value] = String(lpHost.UsernsMode).split(":", 2);
@@ -344,7 +468,16 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
   if (config.SystemdMode) spec.systemd = "always";
   set("sdnotifyMode", config.sdNotifyMode);
   set("chroot_directories", config.ChrootDirs);
-  set("secrets", ((config.Secrets ?? []) as Json[]).map((s) => ({ Source: s.Name, Target: s.Name, UID: s.UID ?? 0, GID: s.GID ?? 0, Mode: s.Mode ?? 0o444 })));
+  set(
+    "secrets",
+    ((config.Secrets ?? []) as Json[]).map((s) => ({
+      Source: s.Name,
+      Target: s.Name,
+      UID: s.UID ?? 0,
+      GID: s.GID ?? 0,
+      Mode: s.Mode ?? 0o444,
+    })),
+  );
   set("dependencyContainers", lp.Dependencies);
   return spec;
 }
@@ -356,13 +489,15 @@ export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
  * create writes from the pids limit, itself compared (pkg/specgenutil/specgen.go, 4.6); the image as
  * each API writes it back (the id it was given, or its name).
  */
-const CREATION_ONLY = /^(Id|Created|Name|State|Image|ResolvConfPath|HostnamePath|HostsPath|LogPath|GraphDriver|ExecIDs|RestartCount|Config\.Image|Config\.Hostname|Config\.Env\.HOSTNAME|HostConfig\.Annotations\.(io\.container\.manager|org\.opencontainers\.image\.stopSignal|io\.kubernetes\.cri-o\.Created|io\.podman\.annotations\.pids-limit)$|NetworkSettings\.(?!Networks\.[^.]+\.(Aliases|IPAMConfig|Links|DriverOpts|NetworkID)(\.|\[|$)).*)(\.|\[|$)/;
+const CREATION_ONLY =
+  /^(Id|Created|Name|State|Image|ResolvConfPath|HostnamePath|HostsPath|LogPath|GraphDriver|ExecIDs|RestartCount|Config\.Image|Config\.Hostname|Config\.Env\.HOSTNAME|HostConfig\.Annotations\.(io\.container\.manager|org\.opencontainers\.image\.stopSignal|io\.kubernetes\.cri-o\.Created|io\.podman\.annotations\.pids-limit)$|NetworkSettings\.(?!Networks\.[^.]+\.(Aliases|IPAMConfig|Links|DriverOpts|NetworkID)(\.|\[|$)).*)(\.|\[|$)/;
 /** ... and, in a pod, what the pod decides (its namespaces, its network). */
-const POD_DECIDES = /^(HostConfig\.(NetworkMode|IpcMode|PidMode|UTSMode|CgroupnsMode|PortBindings|Dns|DnsSearch|DnsOptions|ExtraHosts)|NetworkSettings|Config\.ExposedPorts)(\.|\[|$)/;
+const POD_DECIDES =
+  /^(HostConfig\.(NetworkMode|IpcMode|PidMode|UTSMode|CgroupnsMode|PortBindings|Dns|DnsSearch|DnsOptions|ExtraHosts)|NetworkSettings|Config\.ExposedPorts)(\.|\[|$)/;
 
 function flatten(value: unknown, path: string, out: Map<string, string>): Map<string, string> {
   if (Array.isArray(value)) {
-    value.forEach((v, i) => flatten(v, `${path}[${i}]`, out));
+    for (const [i, v] of value.entries()) flatten(v, `${path}[${i}]`, out);
   } else if (value && typeof value === "object") {
     for (const [key, v] of Object.entries(value as Json)) flatten(v, path ? `${path}.${key}` : key, out);
   } else if (value !== null && value !== undefined && value !== "" && value !== false && value !== 0) {
@@ -374,12 +509,18 @@ function flatten(value: unknown, path: string, out: Map<string, string>): Map<st
 /** A compatible inspect in comparable form: env and mounts keyed, binds sorted. */
 function comparable(inspect: Json): Json {
   const copy: Json = structuredClone(inspect);
-  copy.Config = { ...(copy.Config ?? {}), Env: Object.fromEntries(((copy.Config?.Env ?? []) as string[]).map((e) => [e.split("=")[0], e.slice(e.indexOf("=") + 1)])) };
+  copy.Config = {
+    ...(copy.Config ?? {}),
+    Env: Object.fromEntries(
+      ((copy.Config?.Env ?? []) as string[]).map((e) => [e.split("=")[0], e.slice(e.indexOf("=") + 1)]),
+    ),
+  };
   copy.Mounts = Object.fromEntries(((copy.Mounts ?? []) as Json[]).map((m) => [m.Destination, m]));
   if (Array.isArray(copy.HostConfig?.Binds)) copy.HostConfig.Binds = [...copy.HostConfig.Binds].sort();
   // the alias Podman adds, the container's short id, is its own
   for (const endpoint of Object.values((copy.NetworkSettings?.Networks ?? {}) as Json)) {
-    if (Array.isArray(endpoint?.Aliases)) endpoint.Aliases = endpoint.Aliases.filter((a: string) => a !== String(copy.Id).slice(0, 12)).sort();
+    if (Array.isArray(endpoint?.Aliases))
+      endpoint.Aliases = endpoint.Aliases.filter((a: string) => a !== String(copy.Id).slice(0, 12)).sort();
   }
   return copy;
 }
@@ -393,5 +534,7 @@ function comparable(inspect: Json): Json {
 export function creationDifferences(compat: Json, libpod: Json, inPod: boolean): string[] {
   const [a, b] = [flatten(comparable(compat), "", new Map()), flatten(comparable(libpod), "", new Map())];
   const paths = new Set([...a.keys(), ...b.keys()]);
-  return [...paths].filter((path) => a.get(path) !== b.get(path) && !CREATION_ONLY.test(path) && !(inPod && POD_DECIDES.test(path))).sort();
+  return [...paths]
+    .filter((path) => a.get(path) !== b.get(path) && !CREATION_ONLY.test(path) && !(inPod && POD_DECIDES.test(path)))
+    .sort();
 }

@@ -17,7 +17,13 @@ export interface SwarmState {
 }
 
 /** Swarm's UpdateStatus.State of a service (absent before the first update). */
-export type ServiceUpdateState = "updating" | "paused" | "completed" | "rollback_started" | "rollback_paused" | "rollback_completed";
+export type ServiceUpdateState =
+  | "updating"
+  | "paused"
+  | "completed"
+  | "rollback_started"
+  | "rollback_paused"
+  | "rollback_completed";
 
 export interface ServiceUpdateStatus {
   state: ServiceUpdateState | (string & {});
@@ -67,7 +73,11 @@ export function isOutOfSequence(error: unknown): boolean {
 }
 
 /** The swarm labels of a task container. */
-export const TASK_LABELS = { service: "com.docker.swarm.service.name", serviceId: "com.docker.swarm.service.id", task: "com.docker.swarm.task.id" } as const;
+export const TASK_LABELS = {
+  service: "com.docker.swarm.service.name",
+  serviceId: "com.docker.swarm.service.id",
+  task: "com.docker.swarm.task.id",
+} as const;
 
 /** The service a task container belongs to, if it is one. */
 export function taskServiceOf(labels: Readonly<Record<string, string>>): string | undefined {
@@ -87,15 +97,23 @@ const serviceSchema = z.looseObject({
   Version: z.object({ Index: z.number() }),
   Spec: specSchema,
   PreviousSpec: specSchema.partial().nullish(),
-  UpdateStatus: z.looseObject({ State: z.string().nullish(), Message: z.string().nullish(), StartedAt: z.string().nullish() }).nullish(),
+  UpdateStatus: z
+    .looseObject({ State: z.string().nullish(), Message: z.string().nullish(), StartedAt: z.string().nullish() })
+    .nullish(),
 });
 
 /** One service from the engine's JSON; an entry svc cannot read is refused as an engine error. */
 export function parseService(raw: unknown): ServiceSummary {
   const parsed = serviceSchema.safeParse(raw);
-  if (!parsed.success) throw new SvcError("engine", `the engine described a service svc cannot read: ${parsed.error.issues[0]?.message ?? "bad shape"}`);
+  if (!parsed.success)
+    throw new SvcError(
+      "engine",
+      `the engine described a service svc cannot read: ${parsed.error.issues[0]?.message ?? "bad shape"}`,
+    );
   const { ID, Version, Spec, PreviousSpec, UpdateStatus } = parsed.data;
-  const status = UpdateStatus?.State ? { state: UpdateStatus.State, message: UpdateStatus.Message ?? "", startedAt: UpdateStatus.StartedAt ?? null } : null;
+  const status = UpdateStatus?.State
+    ? { state: UpdateStatus.State, message: UpdateStatus.Message ?? "", startedAt: UpdateStatus.StartedAt ?? null }
+    : null;
   return {
     id: ID,
     name: Spec.Name,
@@ -119,26 +137,49 @@ export function withImage(spec: Record<string, unknown>, image: string): Record<
 }
 
 /** What the Docker implementation needs of the engine: one bounded call (docker.ts's `call`). */
-export type EngineCall = <T>(what: string, action: (docker: DockerodeLike, signal: AbortSignal) => Promise<T>, options?: { ok?: number[] }) => Promise<T | undefined>;
+export type EngineCall = <T>(
+  what: string,
+  action: (docker: DockerodeLike, signal: AbortSignal) => Promise<T>,
+  options?: { ok?: number[] },
+) => Promise<T | undefined>;
 
 /** The part of dockerode the Swarm calls use. */
 export interface DockerodeLike {
   info(options: { abortSignal: AbortSignal }): Promise<unknown>;
   listServices(options: { abortSignal: AbortSignal }): Promise<unknown[]>;
-  getService(id: string): { inspect(options: { abortSignal: AbortSignal }): Promise<unknown>; update(auth: unknown, options: Record<string, unknown>): Promise<unknown> };
+  getService(id: string): {
+    inspect(options: { abortSignal: AbortSignal }): Promise<unknown>;
+    update(auth: unknown, options: Record<string, unknown>): Promise<unknown>;
+  };
 }
 
 /** The Swarm port on the Docker Engine API. */
 export function dockerSwarm(call: EngineCall): Swarm {
   const inspectService = async (idOrName: string): Promise<ServiceSummary | null> => {
-    const raw = await call(`inspect service ${idOrName}`, (docker, abortSignal) => docker.getService(idOrName).inspect({ abortSignal }), { ok: [404] });
+    const raw = await call(
+      `inspect service ${idOrName}`,
+      (docker, abortSignal) => docker.getService(idOrName).inspect({ abortSignal }),
+      { ok: [404] },
+    );
     return raw === undefined ? null : parseService(raw);
   };
-  const write = (service: ServiceSummary, what: string, spec: Record<string, unknown>, query: Record<string, unknown>, auth?: RegistryAuth) =>
-    call(what, (docker, abortSignal) => docker.getService(service.id).update(auth, { _query: { version: service.version, ...query }, _body: spec, abortSignal }));
+  const write = (
+    service: ServiceSummary,
+    what: string,
+    spec: Record<string, unknown>,
+    query: Record<string, unknown>,
+    auth?: RegistryAuth,
+  ) =>
+    call(what, (docker, abortSignal) =>
+      docker
+        .getService(service.id)
+        .update(auth, { _query: { version: service.version, ...query }, _body: spec, abortSignal }),
+    );
   return {
     async state() {
-      const info = (await call("read the engine's swarm state", (docker, abortSignal) => docker.info({ abortSignal }))) as { Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean } } | undefined;
+      const info = (await call("read the engine's swarm state", (docker, abortSignal) =>
+        docker.info({ abortSignal }),
+      )) as { Swarm?: { LocalNodeState?: string; ControlAvailable?: boolean } } | undefined;
       const active = info?.Swarm?.LocalNodeState === "active";
       return { active, manager: active && info?.Swarm?.ControlAvailable === true };
     },

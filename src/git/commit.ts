@@ -6,11 +6,31 @@
  * work tree moves. Before anything is written, every reason to leave the repository alone is
  * checked: a file svc did not only change, a file staged, a state Git is in the middle of.
  */
-import { closeSync, constants, existsSync, fsyncSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { parseIndex, writeIndex, type EntryUpdate } from "./index-file.ts";
+import { type EntryUpdate, parseIndex, writeIndex } from "./index-file.ts";
 import { gitError, hashObject, parseCommit, parseTree, serializeTree, type TreeEntry } from "./objects.ts";
-import { findRepository, pathInTree, readHead, unsupportedState, updateRef, type Head, type Repository } from "./repo.ts";
+import {
+  findRepository,
+  type Head,
+  pathInTree,
+  type Repository,
+  readHead,
+  unsupportedState,
+  updateRef,
+} from "./repo.ts";
 
 export interface FileChange {
   /** the file, absolute or relative to the project's folder */
@@ -24,18 +44,28 @@ export interface FileChange {
 export interface Prepared {
   repo: Repository;
   head: Head & { oid: string };
-  files: { path: string; absolute: string; after: Uint8Array; /** the blob HEAD and the index hold */ committed: string }[];
+  files: {
+    path: string;
+    absolute: string;
+    after: Uint8Array /** the blob HEAD and the index hold */;
+    committed: string;
+  }[];
 }
 
 /** What a file's text is as bytes (the seam may hand either). */
-export const bytesOf = (text: Uint8Array | string): Uint8Array => (typeof text === "string" ? new TextEncoder().encode(text) : text);
+export const bytesOf = (text: Uint8Array | string): Uint8Array =>
+  typeof text === "string" ? new TextEncoder().encode(text) : text;
 
 /**
  * The repository holding `folder` and the checks every mode shares, or why svc leaves it alone.
  * `written`: the files already hold `after` (commit, push); else they still hold `before`
  * (pull_request: svc writes nothing in the work tree).
  */
-export function prepare(folder: string, changes: readonly FileChange[], written: boolean): Prepared | { skip: string } | { refuse: string } {
+export function prepare(
+  folder: string,
+  changes: readonly FileChange[],
+  written: boolean,
+): Prepared | { skip: string } | { refuse: string } {
   let repo: Repository | undefined;
   try {
     repo = findRepository(realpathSync(folder));
@@ -56,21 +86,40 @@ export function prepare(folder: string, changes: readonly FileChange[], written:
       const path = pathInTree(repo, absolute);
       if (path === undefined) return { refuse: `${change.path} is not inside the work tree ${repo.top}` };
       const committed = blobAt(repo, head.oid, path);
-      if (!committed) return { refuse: `${path} is not tracked by Git on ${head.branch}: svc commits only files Git already tracks` };
-      if (committed.mode !== "100644" && committed.mode !== "100755") return { refuse: `${path} is not a regular file in Git (mode ${committed.mode})` };
+      if (!committed)
+        return { refuse: `${path} is not tracked by Git on ${head.branch}: svc commits only files Git already tracks` };
+      if (committed.mode !== "100644" && committed.mode !== "100755")
+        return { refuse: `${path} is not a regular file in Git (mode ${committed.mode})` };
       const now = new Uint8Array(readFileSync(absolute));
       // an earlier call committed this text already (a stack's services handed one by one)
-      if (written && hashObject("blob", now) === committed.oid && (change.after === undefined || sameBytes(change.after, now))) continue;
-      if (hashObject("blob", change.before) !== committed.oid) return { refuse: `${path} differs from what Git holds on ${head.branch} (changes not committed, or a Git filter or line-ending conversion svc does not apply): svc's commit would carry more than its change` };
+      if (
+        written &&
+        hashObject("blob", now) === committed.oid &&
+        (change.after === undefined || sameBytes(change.after, now))
+      )
+        continue;
+      if (hashObject("blob", change.before) !== committed.oid)
+        return {
+          refuse: `${path} differs from what Git holds on ${head.branch} (changes not committed, or a Git filter or line-ending conversion svc does not apply): svc's commit would carry more than its change`,
+        };
       const entries = index?.entries.filter((e) => e.path === path) ?? [];
-      if (entries.length !== 1 || entries[0]!.stage !== 0) return { refuse: `${path} is ${entries.length === 0 ? "not in the index" : "in a conflict"}` };
+      if (entries.length !== 1 || entries[0]!.stage !== 0)
+        return { refuse: `${path} is ${entries.length === 0 ? "not in the index" : "in a conflict"}` };
       const entry = entries[0]!;
       if (entry.oid !== committed.oid) return { refuse: `${path} has changes staged in the index` };
-      if (entry.skipWorktree || entry.assumeValid || entry.intentToAdd) return { refuse: `${path} is marked ${entry.skipWorktree ? "skip-worktree" : entry.assumeValid ? "assume-unchanged" : "intent-to-add"} in the index` };
+      if (entry.skipWorktree || entry.assumeValid || entry.intentToAdd)
+        return {
+          refuse: `${path} is marked ${entry.skipWorktree ? "skip-worktree" : entry.assumeValid ? "assume-unchanged" : "intent-to-add"} in the index`,
+        };
       const expected = written ? (change.after ?? now) : change.before;
       if (!sameBytes(now, expected)) return { refuse: `${path} changed on disk since svc read it` };
       // not written yet and no new text given: only a check (check()), nothing to commit
-      files.push({ path, absolute, after: written ? expected : (change.after ?? change.before), committed: committed.oid });
+      files.push({
+        path,
+        absolute,
+        after: written ? expected : (change.after ?? change.before),
+        committed: committed.oid,
+      });
     }
     if (files.length === 0 && changes.length > 0) return { skip: `the change is committed already on ${head.branch}` };
     return { repo, head: { ...head, oid: head.oid }, files };
@@ -108,7 +157,8 @@ function writeTrees(repo: Repository, rootTree: string, files: Prepared["files"]
   const rewrite = (tree: string, prefix: string): string => {
     const entries = parseTree(repo.objects.expect(tree, "tree")).map((entry) => {
       const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
-      if (entry.mode === "40000" && [...blobs.keys()].some((p) => p.startsWith(`${path}/`))) return { ...entry, oid: rewrite(entry.oid, path) };
+      if (entry.mode === "40000" && [...blobs.keys()].some((p) => p.startsWith(`${path}/`)))
+        return { ...entry, oid: rewrite(entry.oid, path) };
       const blob = blobs.get(path);
       return blob ? { ...entry, oid: blob } : entry;
     });
@@ -128,7 +178,12 @@ export interface Author {
  * The commit object of the change, written; answers its id and its tree. `reuse`: an existing
  * commit that already holds this tree (svc's pull-request branch, pushed before), used instead.
  */
-export function writeCommit(prepared: Prepared, author: Author, message: string, reuse?: (tree: string) => string | undefined): { commit: string; tree: string } {
+export function writeCommit(
+  prepared: Prepared,
+  author: Author,
+  message: string,
+  reuse?: (tree: string) => string | undefined,
+): { commit: string; tree: string } {
   const { repo, head } = prepared;
   const tree = writeTrees(repo, parseCommit(repo.objects.expect(head.oid, "commit")).tree, prepared.files);
   const existing = reuse?.(tree);
@@ -151,7 +206,8 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
   try {
     fd = openSync(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") throw gitError("another Git command is running (index.lock exists)");
+    if ((error as NodeJS.ErrnoException).code === "EEXIST")
+      throw gitError("another Git command is running (index.lock exists)");
     throw error;
   }
   try {
@@ -160,10 +216,13 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
     const updates: EntryUpdate[] = prepared.files.map((file) => {
       const oid = hashObject("blob", file.after);
       const entry = index.entries.find((e) => e.path === file.path && e.stage === 0);
-      if (!entry || entry.oid !== file.committed) throw gitError(`the index entry of ${file.path} changed while svc was committing`);
+      if (!entry || entry.oid !== file.committed)
+        throw gitError(`the index entry of ${file.path} changed while svc was committing`);
       // the stat Git compares goes with these bytes: taken around a last read of the file
       const stat = statSync(file.absolute, { bigint: true });
-      const unchanged = sameBytes(new Uint8Array(readFileSync(file.absolute)), file.after) && statSync(file.absolute, { bigint: true }).mtimeNs === stat.mtimeNs;
+      const unchanged =
+        sameBytes(new Uint8Array(readFileSync(file.absolute)), file.after) &&
+        statSync(file.absolute, { bigint: true }).mtimeNs === stat.mtimeNs;
       if (!unchanged) throw gitError(`${file.path} changed on disk while svc was committing`);
       return { path: file.path, oid, stat: stat as never };
     });
@@ -175,7 +234,11 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
       closeSync(fd);
       fd = -1;
     }
-    updateRef(repo, head.ref, head.oid, commit, { who: author.ident, message: `commit: ${message.split("\n")[0]}`, viaHead: true });
+    updateRef(repo, head.ref, head.oid, commit, {
+      who: author.ident,
+      message: `commit: ${message.split("\n")[0]}`,
+      viaHead: true,
+    });
     renameSync(lock, indexFile);
     return commit;
   } catch (error) {

@@ -51,9 +51,23 @@ const ANSWER_BYTES = 4 * 1024 * 1024;
 const LIST_PAGES = 10;
 
 /** A request's page, shown and sent on: an http(s) link, as every link that leaves svc. */
-const link = z.string().transform((text, ctx) => httpUrl(text) ?? (ctx.addIssue({ code: "custom", message: "not an http(s) link" }), z.NEVER));
-const githubPull = z.looseObject({ number: z.number().int(), html_url: link, head: z.looseObject({ ref: z.string() }), base: z.looseObject({ ref: z.string() }) });
-const gitlabMerge = z.looseObject({ iid: z.number().int(), web_url: link, source_branch: z.string(), target_branch: z.string() });
+const link = z
+  .string()
+  .transform(
+    (text, ctx) => httpUrl(text) ?? (ctx.addIssue({ code: "custom", message: "not an http(s) link" }), z.NEVER),
+  );
+const githubPull = z.looseObject({
+  number: z.number().int(),
+  html_url: link,
+  head: z.looseObject({ ref: z.string() }),
+  base: z.looseObject({ ref: z.string() }),
+});
+const gitlabMerge = z.looseObject({
+  iid: z.number().int(),
+  web_url: link,
+  source_branch: z.string(),
+  target_branch: z.string(),
+});
 
 interface Found {
   number: number;
@@ -90,8 +104,17 @@ function forgeError(forge: Forge, what: string): SvcError {
 }
 
 async function call(forge: Forge, url: string, method: string, body?: unknown): Promise<Response> {
-  const headers = { ...HOSTS[forge.repo.host].headers(forge.token), ...(body === undefined ? {} : { "Content-Type": "application/json" }) };
-  return request({ api: { name: name(forge) }, timeoutMs: forge.timeoutMs, fetch: forge.fetch }, url, headers, new URL(base(forge)).origin, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const headers = {
+    ...HOSTS[forge.repo.host].headers(forge.token),
+    ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+  };
+  return request(
+    { api: { name: name(forge) }, timeoutMs: forge.timeoutMs, fetch: forge.fetch },
+    url,
+    headers,
+    new URL(base(forge)).origin,
+    { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) },
+  );
 }
 
 async function json(forge: Forge, response: Response): Promise<unknown> {
@@ -106,9 +129,18 @@ async function ok(forge: Forge, response: Response, what: string): Promise<unkno
   if (response.ok) return json(forge, response);
   const until = rateLimitReset(response, Date.now());
   const said = await json(forge, response).catch(() => undefined);
-  const message = typeof said === "object" && said !== null && "message" in said ? JSON.stringify((said as { message: unknown }).message).slice(0, 300) : "";
-  if (until !== undefined) throw forgeError(forge, `rate limit reached while it ${what}; asked again after ${new Date(until).toISOString()}`);
-  const hint = response.status === 401 || response.status === 403 ? " (compose.git_token is missing or may not do this)" : response.status === 404 ? " (no such repository, or the token may not see it)" : "";
+  const message =
+    typeof said === "object" && said !== null && "message" in said
+      ? JSON.stringify((said as { message: unknown }).message).slice(0, 300)
+      : "";
+  if (until !== undefined)
+    throw forgeError(forge, `rate limit reached while it ${what}; asked again after ${new Date(until).toISOString()}`);
+  const hint =
+    response.status === 401 || response.status === 403
+      ? " (compose.git_token is missing or may not do this)"
+      : response.status === 404
+        ? " (no such repository, or the token may not see it)"
+        : "";
   throw forgeError(forge, `answered ${response.status}${hint} when it ${what}${message ? `: ${message}` : ""}`);
 }
 
@@ -125,7 +157,13 @@ async function* pages(forge: Forge, first: string, what: string): AsyncGenerator
   }
 }
 
-async function firstMatch<T>(forge: Forge, url: string, what: string, schema: z.ZodType<T>, matches: (item: T) => boolean): Promise<T | undefined> {
+async function firstMatch<T>(
+  forge: Forge,
+  url: string,
+  what: string,
+  schema: z.ZodType<T>,
+  matches: (item: T) => boolean,
+): Promise<T | undefined> {
   for await (const items of pages(forge, url, what)) {
     for (const item of items) {
       const parsed = schema.safeParse(item);
@@ -139,12 +177,28 @@ const owner = (forge: Forge) => forge.repo.path.split("/")[0]!;
 
 const GITHUB: ForgeApi = {
   find: async (forge, ask) => {
-    const query = new URLSearchParams({ state: "open", head: `${owner(forge)}:${ask.branch}`, base: ask.base, per_page: "100" });
-    const pull = await firstMatch(forge, `${base(forge)}/repos/${forge.repo.path}/pulls?${query}`, "listed pull requests", githubPull, (p) => p.head.ref === ask.branch && p.base.ref === ask.base);
+    const query = new URLSearchParams({
+      state: "open",
+      head: `${owner(forge)}:${ask.branch}`,
+      base: ask.base,
+      per_page: "100",
+    });
+    const pull = await firstMatch(
+      forge,
+      `${base(forge)}/repos/${forge.repo.path}/pulls?${query}`,
+      "listed pull requests",
+      githubPull,
+      (p) => p.head.ref === ask.branch && p.base.ref === ask.base,
+    );
     return pull && { number: pull.number, url: pull.html_url };
   },
   create: async (forge, ask) => {
-    const response = await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls`, "POST", { title: ask.title, head: ask.branch, base: ask.base, body: ask.body });
+    const response = await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls`, "POST", {
+      title: ask.title,
+      head: ask.branch,
+      base: ask.base,
+      body: ask.body,
+    });
     if (response.status === 422) {
       const said = JSON.stringify(await json(forge, response));
       if (/already exists/i.test(said)) return "exists";
@@ -155,18 +209,41 @@ const GITHUB: ForgeApi = {
     return { number: pull.data.number, url: pull.data.html_url };
   },
   update: async (forge, found, ask) => {
-    await ok(forge, await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls/${found.number}`, "PATCH", { title: ask.title, body: ask.body }), "updated a pull request");
+    await ok(
+      forge,
+      await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls/${found.number}`, "PATCH", {
+        title: ask.title,
+        body: ask.body,
+      }),
+      "updated a pull request",
+    );
   },
 };
 
 const GITLAB: ForgeApi = {
   find: async (forge, ask) => {
-    const query = new URLSearchParams({ state: "opened", source_branch: ask.branch, target_branch: ask.base, per_page: "100" });
-    const merge = await firstMatch(forge, `${base(forge)}/projects/${encodeURIComponent(forge.repo.path)}/merge_requests?${query}`, "listed merge requests", gitlabMerge, (m) => m.source_branch === ask.branch && m.target_branch === ask.base);
+    const query = new URLSearchParams({
+      state: "opened",
+      source_branch: ask.branch,
+      target_branch: ask.base,
+      per_page: "100",
+    });
+    const merge = await firstMatch(
+      forge,
+      `${base(forge)}/projects/${encodeURIComponent(forge.repo.path)}/merge_requests?${query}`,
+      "listed merge requests",
+      gitlabMerge,
+      (m) => m.source_branch === ask.branch && m.target_branch === ask.base,
+    );
     return merge && { number: merge.iid, url: merge.web_url };
   },
   create: async (forge, ask) => {
-    const response = await call(forge, `${base(forge)}/projects/${encodeURIComponent(forge.repo.path)}/merge_requests`, "POST", { source_branch: ask.branch, target_branch: ask.base, title: ask.title, description: ask.body });
+    const response = await call(
+      forge,
+      `${base(forge)}/projects/${encodeURIComponent(forge.repo.path)}/merge_requests`,
+      "POST",
+      { source_branch: ask.branch, target_branch: ask.base, title: ask.title, description: ask.body },
+    );
     if (response.status === 409) {
       await response.body?.cancel().catch(() => {});
       return "exists";
@@ -176,17 +253,37 @@ const GITLAB: ForgeApi = {
     return { number: merge.data.iid, url: merge.data.web_url };
   },
   update: async (forge, found, ask) => {
-    await ok(forge, await call(forge, `${base(forge)}/projects/${encodeURIComponent(forge.repo.path)}/merge_requests/${found.number}`, "PUT", { title: ask.title, description: ask.body }), "updated a merge request");
+    await ok(
+      forge,
+      await call(
+        forge,
+        `${base(forge)}/projects/${encodeURIComponent(forge.repo.path)}/merge_requests/${found.number}`,
+        "PUT",
+        { title: ask.title, description: ask.body },
+      ),
+      "updated a merge request",
+    );
   },
 };
 
 const GITEA: ForgeApi = {
   find: async (forge, ask) => {
-    const pull = await firstMatch(forge, `${base(forge)}/repos/${forge.repo.path}/pulls?state=open&limit=50`, "listed pull requests", githubPull, (p) => p.head.ref === ask.branch && p.base.ref === ask.base);
+    const pull = await firstMatch(
+      forge,
+      `${base(forge)}/repos/${forge.repo.path}/pulls?state=open&limit=50`,
+      "listed pull requests",
+      githubPull,
+      (p) => p.head.ref === ask.branch && p.base.ref === ask.base,
+    );
     return pull && { number: pull.number, url: pull.html_url };
   },
   create: async (forge, ask) => {
-    const response = await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls`, "POST", { title: ask.title, head: ask.branch, base: ask.base, body: ask.body });
+    const response = await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls`, "POST", {
+      title: ask.title,
+      head: ask.branch,
+      base: ask.base,
+      body: ask.body,
+    });
     if (response.status === 409) {
       await response.body?.cancel().catch(() => {});
       return "exists";
@@ -196,7 +293,14 @@ const GITEA: ForgeApi = {
     return { number: pull.data.number, url: pull.data.html_url };
   },
   update: async (forge, found, ask) => {
-    await ok(forge, await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls/${found.number}`, "PATCH", { title: ask.title, body: ask.body }), "updated a pull request");
+    await ok(
+      forge,
+      await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls/${found.number}`, "PATCH", {
+        title: ask.title,
+        body: ask.body,
+      }),
+      "updated a pull request",
+    );
   },
 };
 

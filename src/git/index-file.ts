@@ -35,7 +35,8 @@ export function parseIndex(bytes: Uint8Array): GitIndex {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buffer.length < 32 || buffer.toString("latin1", 0, 4) !== "DIRC") throw gitError("its index is not a Git index");
   const checksum = new Bun.CryptoHasher("sha1").update(buffer.subarray(0, buffer.length - 20)).digest();
-  if (!Buffer.from(checksum).equals(buffer.subarray(buffer.length - 20))) throw gitError("its index's checksum does not match");
+  if (!Buffer.from(checksum).equals(buffer.subarray(buffer.length - 20)))
+    throw gitError("its index's checksum does not match");
   const version = buffer.readUInt32BE(4);
   if (version < 2 || version > 4) throw gitError(`its index has version ${version}, which svc does not know`);
   const count = buffer.readUInt32BE(8);
@@ -87,7 +88,10 @@ export function parseIndex(bytes: Uint8Array): GitIndex {
     at += 8 + size;
   }
   const required = extensions.find((e) => /^[a-z]/.test(e.signature));
-  if (required) throw gitError(`its index uses the extension "${required.signature}" (${required.signature === "link" ? "a split index" : required.signature === "sdir" ? "a sparse index" : "unknown to svc"})`);
+  if (required)
+    throw gitError(
+      `its index uses the extension "${required.signature}" (${required.signature === "link" ? "a split index" : required.signature === "sdir" ? "a sparse index" : "unknown to svc"})`,
+    );
   return { version, entries, head, extensions };
 }
 
@@ -105,7 +109,8 @@ export function writeIndex(index: GitIndex, updates: readonly EntryUpdate[]): Ui
     if (!entry) throw gitError(`${update.path} has no entry in the index`);
     const s = update.stat as Stats & { ctimeNs?: bigint; mtimeNs?: bigint };
     const at = entry.offset;
-    const put = (position: number, value: number | bigint) => head.writeUInt32BE(Number(BigInt(value) & 0xffffffffn), at + position);
+    const put = (position: number, value: number | bigint) =>
+      head.writeUInt32BE(Number(BigInt(value) & 0xffffffffn), at + position);
     const [cs, cn] = seconds(s.ctimeMs, s.ctimeNs);
     const [ms, mn] = seconds(s.mtimeMs, s.mtimeNs);
     put(0, cs);

@@ -15,16 +15,25 @@ import type { Config } from "../config/index.ts";
 import { toSvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
 import { hostNames, parseSource, type SourceRepo } from "../releases/source.ts";
-import { bytesOf, commitOnBranch, prepare, writeCommit, type FileChange, type Prepared } from "./commit.ts";
+import { bytesOf, commitOnBranch, type FileChange, type Prepared, prepare, writeCommit } from "./commit.ts";
 import { openOrUpdate, type PullRequest } from "./forges.ts";
+import { commitMessage, type Move, pullRequestBody, pullRequestTitle, versionOf } from "./message.ts";
 import { gitError, parseCommit } from "./objects.ts";
+import {
+  advertisedRefs,
+  isAncestor,
+  missingObjects,
+  parseRemote,
+  type Remote,
+  receivePack,
+  writePack,
+  ZERO_OID,
+} from "./push.ts";
 import { readRef, refsUnder, updateRef } from "./repo.ts";
-import { advertisedRefs, isAncestor, missingObjects, parseRemote, receivePack, writePack, ZERO_OID, type Remote } from "./push.ts";
-import { commitMessage, pullRequestBody, pullRequestTitle, versionOf, type Move } from "./message.ts";
 
 export type { FileChange } from "./commit.ts";
-export type { Move, NotesSummary } from "./message.ts";
 export type { PullRequest } from "./forges.ts";
+export type { Move, NotesSummary } from "./message.ts";
 
 export type GitMode = "off" | "commit" | "push" | "pull_request";
 
@@ -90,7 +99,15 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
     return turn;
   };
 
-  const outcome = (partial: Partial<GitOutcome>): GitOutcome => ({ mode: settings.git, done: "nothing", commit: null, branch: null, pull_request: null, problem: null, ...partial });
+  const outcome = (partial: Partial<GitOutcome>): GitOutcome => ({
+    mode: settings.git,
+    done: "nothing",
+    commit: null,
+    branch: null,
+    pull_request: null,
+    problem: null,
+    ...partial,
+  });
 
   const record = async (change: ComposeChange): Promise<GitOutcome> => {
     if (settings.git === "off") return outcome({});
@@ -101,18 +118,29 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
     const message = commitMessage(change);
     if (settings.git === "pull_request") {
       // nothing is written in the work tree: the new text comes with the change
-      if (change.files.some((file) => file.after === undefined)) return outcome({ problem: "a pull request needs each file's new text (files[].after)" });
+      if (change.files.some((file) => file.after === undefined))
+        return outcome({ problem: "a pull request needs each file's new text (files[].after)" });
       return pullRequest(change, prepared, author, message);
     }
     const commit = commitOnBranch(prepared, author, message);
-    logger.info("committed", { services: servicesOf(change), commit, branch: prepared.head.branch, repository: prepared.repo.top });
+    logger.info("committed", {
+      services: servicesOf(change),
+      commit,
+      branch: prepared.head.branch,
+      repository: prepared.repo.top,
+    });
     const committed = outcome({ done: "committed", commit, branch: prepared.head.branch });
     if (settings.git === "commit") return committed;
     const remote = remoteOf(config, options);
     if ("problem" in remote) return { ...committed, problem: remote.problem };
     try {
       await push(prepared, remote.remote, prepared.head.ref, commit, false);
-      logger.info("pushed", { services: servicesOf(change), commit, branch: prepared.head.branch, remote: remote.remote.url });
+      logger.info("pushed", {
+        services: servicesOf(change),
+        commit,
+        branch: prepared.head.branch,
+        remote: remote.remote.url,
+      });
       trackPush(prepared, remote.remote, commit, author.ident);
       return { ...committed, done: "pushed" };
     } catch (error) {
@@ -120,22 +148,46 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
     }
   };
 
-  const pullRequest = async (change: ComposeChange, prepared: Prepared, author: { ident: string; when: number }, message: string): Promise<GitOutcome> => {
+  const pullRequest = async (
+    change: ComposeChange,
+    prepared: Prepared,
+    author: { ident: string; when: number },
+    message: string,
+  ): Promise<GitOutcome> => {
     const remote = remoteOf(config, options);
     if ("problem" in remote) return outcome({ problem: remote.problem });
     if (!remote.forge) return outcome({ problem: unknownForge(remote.remote) });
     const branch = branchOf(change.moves);
     try {
       const advertised = await advertisedRefs(remote.remote);
-      if (!advertised.refs.has(prepared.head.ref)) return outcome({ problem: `the remote has no branch ${prepared.head.branch} to open the request against` });
+      if (!advertised.refs.has(prepared.head.ref))
+        return outcome({ problem: `the remote has no branch ${prepared.head.branch} to open the request against` });
       const old = advertised.refs.get(`refs/heads/${branch}`);
-      const built = writeCommit(prepared, author, message, (tree) => (old !== undefined && prepared.repo.objects.has(old) && parseCommit(prepared.repo.objects.expect(old, "commit")).tree === tree ? old : undefined));
-      if (built.commit !== old) await push(prepared, remote.remote, `refs/heads/${branch}`, built.commit, true, advertised.refs);
+      const built = writeCommit(prepared, author, message, (tree) =>
+        old !== undefined &&
+        prepared.repo.objects.has(old) &&
+        parseCommit(prepared.repo.objects.expect(old, "commit")).tree === tree
+          ? old
+          : undefined,
+      );
+      if (built.commit !== old)
+        await push(prepared, remote.remote, `refs/heads/${branch}`, built.commit, true, advertised.refs);
       const request = await openOrUpdate(
-        { repo: remote.forge, apiUrl: apiUrlOf(config, remote.forge), token: settings.git_token, timeoutMs: REQUEST_TIMEOUT_MS, fetch: options.fetch },
+        {
+          repo: remote.forge,
+          apiUrl: apiUrlOf(config, remote.forge),
+          token: settings.git_token,
+          timeoutMs: REQUEST_TIMEOUT_MS,
+          fetch: options.fetch,
+        },
         { branch, base: prepared.head.branch, title: pullRequestTitle(change), body: pullRequestBody(change) },
       );
-      logger.info(request.created ? "pull request opened" : "pull request updated", { services: servicesOf(change), url: request.url, branch, pushed: built.commit !== old });
+      logger.info(request.created ? "pull request opened" : "pull request updated", {
+        services: servicesOf(change),
+        url: request.url,
+        branch,
+        pushed: built.commit !== old,
+      });
       return outcome({ done: "pull_request", commit: built.commit, branch, pull_request: request });
     } catch (error) {
       return outcome({ branch, problem: `pull request not made: ${toSvcError(error).message}` });
@@ -156,10 +208,17 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
     },
     record: (change) =>
       inTurn(() =>
-        record(change).catch((error) => outcome({ problem: toSvcError(error).message })).then((done) => {
-          if (done.problem) logger.warn("git step not done", { services: servicesOf(change), mode: done.mode, problem: done.problem });
-          return done;
-        }),
+        record(change)
+          .catch((error) => outcome({ problem: toSvcError(error).message }))
+          .then((done) => {
+            if (done.problem)
+              logger.warn("git step not done", {
+                services: servicesOf(change),
+                mode: done.mode,
+                problem: done.problem,
+              });
+            return done;
+          }),
       ),
   };
 }
@@ -169,7 +228,11 @@ function unknownForge(remote: Remote): string {
 }
 
 function changesOf(change: ComposeChange): FileChange[] {
-  return change.files.map((file) => ({ path: file.path, before: bytesOf(file.before), ...(file.after === undefined ? {} : { after: bytesOf(file.after) }) }));
+  return change.files.map((file) => ({
+    path: file.path,
+    before: bytesOf(file.before),
+    ...(file.after === undefined ? {} : { after: bytesOf(file.after) }),
+  }));
 }
 
 /**
@@ -177,16 +240,27 @@ function changesOf(change: ComposeChange): FileChange[] {
  * svc's own pull-request branch is moved whatever it held (svc made it, and the request shows the
  * newest change).
  */
-async function push(prepared: Prepared, remote: Remote, ref: string, commit: string, own: boolean, known?: Map<string, string>): Promise<void> {
+async function push(
+  prepared: Prepared,
+  remote: Remote,
+  ref: string,
+  commit: string,
+  own: boolean,
+  known?: Map<string, string>,
+): Promise<void> {
   const store = prepared.repo.objects;
   const refs = known ?? (await advertisedRefs(remote)).refs;
   const old = refs.get(ref);
   if (old !== undefined && !own && !isAncestor(store, old, commit)) {
-    throw gitError(`not a fast-forward: the remote's ${ref.replace(/^refs\/heads\//, "")} holds commits this clone does not have (pull them; nothing was rewritten)`);
+    throw gitError(
+      `not a fast-forward: the remote's ${ref.replace(/^refs\/heads\//, "")} holds commits this clone does not have (pull them; nothing was rewritten)`,
+    );
   }
   // what the remote advertises, and what it held at this clone's last fetch (refs/remotes/): a clone
   // behind its remote then sends svc's commit alone; had the remote lost those, it refuses the pack
-  const haves = new Set([...refs.values(), ...refsUnder(prepared.repo, "refs/remotes/")].filter((oid) => store.has(oid)));
+  const haves = new Set(
+    [...refs.values(), ...refsUnder(prepared.repo, "refs/remotes/")].filter((oid) => store.has(oid)),
+  );
   const pack = writePack(store, missingObjects(store, commit, haves));
   await receivePack(remote, { ref, old: old ?? ZERO_OID, next: commit }, pack);
 }
@@ -201,7 +275,8 @@ function trackPush(prepared: Prepared, remote: Remote, commit: string, who: stri
   for (const [key, urls] of repo.config) {
     const name = /^remote\.(.+)\.url$/.exec(key)?.[1];
     const parsed = urls.length === 1 ? parseRemote(urls[0]!) : undefined;
-    if (!name || !parsed || "problem" in parsed || parsed.url !== remote.url || !/^[A-Za-z0-9._-]+$/.test(name)) continue;
+    if (!name || !parsed || "problem" in parsed || parsed.url !== remote.url || !/^[A-Za-z0-9._-]+$/.test(name))
+      continue;
     const ref = `refs/remotes/${name}/${head.branch}`;
     try {
       updateRef(repo, ref, readRef(repo, ref), commit, { who, message: "update by push", viaHead: false });
@@ -226,7 +301,16 @@ function remoteOf(config: Config, options: GitStepOptions): RemoteSettings | { p
   const found = parseSource(parsed.url, hostNames(notes.gitlab_api_url, notes.gitea_api_url, notes.github_api_url));
   const forge = "problem" in found ? undefined : found;
   const username = parsed.username ?? (forge?.host === "github" ? "x-access-token" : "oauth2");
-  return { remote: { url: parsed.url, username, token: settings.git_token, timeoutMs: REQUEST_TIMEOUT_MS, fetch: options.fetch }, forge };
+  return {
+    remote: {
+      url: parsed.url,
+      username,
+      token: settings.git_token,
+      timeoutMs: REQUEST_TIMEOUT_MS,
+      fetch: options.fetch,
+    },
+    forge,
+  };
 }
 
 function apiUrlOf(config: Config, repo: SourceRepo): string {
@@ -245,5 +329,7 @@ export function branchOf(moves: readonly Pick<Move, "service" | "to">[]): string
       .replace(/^[.-]+|[.-]+$/g, "")
       .replace(/\.lock$/, "-lock")
       .slice(0, 100) || "x";
-  return `svc/${moves.map((move) => `${clean(move.service)}-${clean(versionOf(move.to))}`).join("+")}`.slice(0, 200).replace(/[.-]+$/, "");
+  return `svc/${moves.map((move) => `${clean(move.service)}-${clean(versionOf(move.to))}`).join("+")}`
+    .slice(0, 200)
+    .replace(/[.-]+$/, "");
 }

@@ -40,7 +40,16 @@ const isSummary = (notes: Move["notes"]): notes is NotesSummary => notes !== nul
 function fullNotes(move: Move): ReleaseNotes | null {
   const notes = move.notes;
   if (!isSummary(notes)) return notes;
-  return { source: notes.source, source_from: null, from_version: move.from, to_version: move.to, releases: [], more: notes.count, breaking: notes.breaking, problem: null };
+  return {
+    source: notes.source,
+    source_from: null,
+    from_version: move.from,
+    to_version: move.to,
+    releases: [],
+    more: notes.count,
+    breaking: notes.breaking,
+    problem: null,
+  };
 }
 
 export interface Described {
@@ -75,11 +84,16 @@ export function notesLink(notes: Move["notes"]): string | null {
 /** One line per release (newest first), "breaking" where one says so. */
 export function notesSummary(notes: Move["notes"]): string {
   if (!notes) return "Release notes: not read.";
-  if (isSummary(notes)) return `Release notes: ${notes.count === 1 ? "one release" : `${notes.count} releases`}${notes.breaking > 0 ? `, ${notes.breaking} breaking` : ""}.`;
-  if (notes.releases.length === 0) return `Release notes: ${notes.problem ?? "none published between the two versions"}.`;
+  if (isSummary(notes))
+    return `Release notes: ${notes.count === 1 ? "one release" : `${notes.count} releases`}${notes.breaking > 0 ? `, ${notes.breaking} breaking` : ""}.`;
+  if (notes.releases.length === 0)
+    return `Release notes: ${notes.problem ?? "none published between the two versions"}.`;
   const shown = notes.releases.slice(0, SUMMARY_RELEASES);
   const more = notes.releases.length - shown.length + notes.more;
-  const lines = shown.map((release) => `- ${oneLine(release.version, 100)}${release.title && release.title !== release.version ? `: ${oneLine(release.title, 200)}` : ""}${release.breaking ? " (breaking)" : ""}`);
+  const lines = shown.map(
+    (release) =>
+      `- ${oneLine(release.version, 100)}${release.title && release.title !== release.version ? `: ${oneLine(release.title, 200)}` : ""}${release.breaking ? " (breaking)" : ""}`,
+  );
   if (more > 0) lines.push(`- and ${more} more`);
   return lines.join("\n");
 }
@@ -96,12 +110,18 @@ export function commitMessage(change: Described): string {
 }
 
 export function pullRequestTitle(change: Described): string {
-  return cut(`Update ${change.moves.map((m) => `${oneLine(m.service, 100)} to ${oneLine(versionOf(m.to), 100)}`).join(", ")}`, SUBJECT_CHARS);
+  return cut(
+    `Update ${change.moves.map((m) => `${oneLine(m.service, 100)} to ${oneLine(versionOf(m.to), 100)}`).join(", ")}`,
+    SUBJECT_CHARS,
+  );
 }
 
 export function pullRequestBody(change: Described): string {
   const files = change.files.map((file) => `\`${oneLine(file.path, 300)}\``).join(", ");
-  const moved = change.moves.map((m) => `**${oneLine(m.service, 100)}** from \`${oneLine(versionOf(m.from), 100)}\` to \`${oneLine(versionOf(m.to), 100)}\``);
+  const moved = change.moves.map(
+    (m) =>
+      `**${oneLine(m.service, 100)}** from \`${oneLine(versionOf(m.from), 100)}\` to \`${oneLine(versionOf(m.to), 100)}\``,
+  );
   const parts = [`svc moves ${moved.join(" and ")} (${files}).`, ...(change.note ? [oneLine(change.note, 500)] : [])];
   const several = change.moves.length > 1;
   for (const move of change.moves) parts.push(...moveSection(move, several));
@@ -114,18 +134,28 @@ export function pullRequestBody(change: Described): string {
 function moveSection(move: Move, several: boolean): string[] {
   const notes = fullNotes(move);
   const parts = several ? [`## ${oneLine(move.service, 100)}`] : [];
-  if (notes && notes.breaking > 0) parts.push(`**Breaking:** ${notes.breaking === 1 ? "one release" : `${notes.breaking} releases`} between the two versions ${notes.breaking === 1 ? "says it breaks" : "say they break"}.`);
-  else if (notes && (notes.releases.length > 0 || notes.more > 0)) parts.push("**Breaking:** no release between the two versions says it breaks.");
+  if (notes && notes.breaking > 0)
+    parts.push(
+      `**Breaking:** ${notes.breaking === 1 ? "one release" : `${notes.breaking} releases`} between the two versions ${notes.breaking === 1 ? "says it breaks" : "say they break"}.`,
+    );
+  else if (notes && (notes.releases.length > 0 || notes.more > 0))
+    parts.push("**Breaking:** no release between the two versions says it breaks.");
   else parts.push("**Breaking:** unknown (no release notes).");
   if (!notes || notes.releases.length === 0) parts.push(notesSummary(move.notes));
   const link = notesLink(move.notes);
   if (isSummary(move.notes) && link) parts.push(`<${link}>`);
   for (const release of notes?.releases ?? []) {
-    const title = release.title && release.title !== release.version ? `${release.version}: ${release.title}` : release.version;
+    const title =
+      release.title && release.title !== release.version ? `${release.version}: ${release.title}` : release.version;
     const heading = `### ${oneLine(title, 300)}${release.breaking ? " (breaking)" : ""}`;
-    parts.push([heading, release.url ? `<${release.url}>` : "", release.notes.trim(), release.notes_cut ? "_(cut)_" : ""].filter(Boolean).join("\n\n"));
+    parts.push(
+      [heading, release.url ? `<${release.url}>` : "", release.notes.trim(), release.notes_cut ? "_(cut)_" : ""]
+        .filter(Boolean)
+        .join("\n\n"),
+    );
   }
-  if (notes && notes.more > 0 && notes.releases.length > 0) parts.push(`And ${notes.more} more releases${notes.source ? `: ${notes.source}` : ""}.`);
+  if (notes && notes.more > 0 && notes.releases.length > 0)
+    parts.push(`And ${notes.more} more releases${notes.source ? `: ${notes.source}` : ""}.`);
   if (notes?.problem && notes.releases.length > 0) parts.push(`_${oneLine(notes.problem, 500)}_`);
   return parts;
 }

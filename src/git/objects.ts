@@ -4,7 +4,19 @@
  * version 2 index, deltas included (docs/compose.md, "Git"). svc writes loose objects only, as
  * `git commit` does; reading is bounded (an object's size, a delta chain's depth).
  */
-import { closeSync, existsSync, fstatSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
 import { SvcError } from "../core/errors.ts";
@@ -130,7 +142,8 @@ function readLoose(file: string, oid: string): GitObject {
   }
   const nul = raw.indexOf(0);
   const match = /^(commit|tree|blob|tag) (\d+)$/.exec(raw.subarray(0, nul).toString("latin1"));
-  if (nul < 0 || !match || Number(match[2]) !== raw.length - nul - 1) throw gitError(`the Git object ${oid} is malformed`);
+  if (nul < 0 || !match || Number(match[2]) !== raw.length - nul - 1)
+    throw gitError(`the Git object ${oid} is malformed`);
   return { type: match[1] as ObjectType, body: raw.subarray(nul + 1) };
 }
 
@@ -146,7 +159,8 @@ class Pack {
   private idx(): Buffer {
     if (this.index) return this.index;
     const idx = readFileSync(`${this.base}.idx`);
-    if (idx.readUInt32BE(0) !== 0xff744f63 || idx.readUInt32BE(4) !== 2) throw gitError(`${this.base}.idx is not a version 2 pack index`);
+    if (idx.readUInt32BE(0) !== 0xff744f63 || idx.readUInt32BE(4) !== 2)
+      throw gitError(`${this.base}.idx is not a version 2 pack index`);
     this.count = idx.readUInt32BE(8 + 255 * 4);
     this.index = idx;
     return idx;
@@ -207,9 +221,12 @@ class Pack {
         at += 20;
         base = byId(baseOid);
         if (!base) throw gitError(`the base ${baseOid} of a delta in ${this.base}.pack is missing`);
-      } else if (!PACK_TYPES[typeNumber]) throw gitError(`${this.base}.pack holds an object of unknown type ${typeNumber}`);
+      } else if (!PACK_TYPES[typeNumber])
+        throw gitError(`${this.base}.pack holds an object of unknown type ${typeNumber}`);
       const data = inflateAt(fd, offset + at, size);
-      return base ? { type: base.type, body: applyDelta(base.body, data) } : { type: PACK_TYPES[typeNumber]!, body: data };
+      return base
+        ? { type: base.type, body: applyDelta(base.body, data) }
+        : { type: PACK_TYPES[typeNumber]!, body: data };
     } finally {
       closeSync(fd);
     }
@@ -228,7 +245,8 @@ function inflateAt(fd: number, position: number, size: number): Buffer {
       if (out.length !== size) throw gitError("a packed object's size does not match its header");
       return out;
     } catch (error) {
-      if (length < window || !/unexpected end/i.test((error as Error).message)) throw gitError(`a packed object cannot be read (${(error as Error).message})`);
+      if (length < window || !/unexpected end/i.test((error as Error).message))
+        throw gitError(`a packed object cannot be read (${(error as Error).message})`);
     }
   }
 }
@@ -291,7 +309,11 @@ export function parseTree(body: Uint8Array): TreeEntry[] {
     const space = buffer.indexOf(0x20, at);
     const nul = buffer.indexOf(0, space);
     if (space < 0 || nul < 0 || nul + 21 > buffer.length) throw gitError("a Git tree is malformed");
-    entries.push({ mode: buffer.toString("latin1", at, space), name: buffer.toString("utf8", space + 1, nul), oid: hex(buffer.subarray(nul + 1, nul + 21)) });
+    entries.push({
+      mode: buffer.toString("latin1", at, space),
+      name: buffer.toString("utf8", space + 1, nul),
+      oid: hex(buffer.subarray(nul + 1, nul + 21)),
+    });
     at = nul + 21;
   }
   return entries;
@@ -299,7 +321,9 @@ export function parseTree(body: Uint8Array): TreeEntry[] {
 
 /** Entries in the order given (svc only replaces an entry's id, so the order Git wrote holds). */
 export function serializeTree(entries: readonly TreeEntry[]): Uint8Array {
-  return Buffer.concat(entries.flatMap((entry) => [Buffer.from(`${entry.mode} ${entry.name}\0`, "utf8"), Buffer.from(entry.oid, "hex")]));
+  return Buffer.concat(
+    entries.flatMap((entry) => [Buffer.from(`${entry.mode} ${entry.name}\0`, "utf8"), Buffer.from(entry.oid, "hex")]),
+  );
 }
 
 export interface CommitInfo {

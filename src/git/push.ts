@@ -10,7 +10,7 @@ import { readBounded } from "../core/bounded.ts";
 import { isLoopbackHostname } from "../core/loopback.ts";
 import { decodePercent } from "../core/urls.ts";
 import { request } from "../releases/fetch.ts";
-import { gitError, parseCommit, parseTree, type ObjectStore, type ObjectType } from "./objects.ts";
+import { gitError, type ObjectStore, type ObjectType, parseCommit, parseTree } from "./objects.ts";
 
 export interface Remote {
   /** the repository's address, without credentials */
@@ -42,8 +42,10 @@ export function parseRemote(text: string): { url: string; username: string | und
   } catch {
     return { problem: "compose.git_remote is not a URL" };
   }
-  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHostname(url.hostname))) return { problem: "compose.git_remote must be an https:// address (http:// only to this machine)" };
-  if (url.password !== "") return { problem: "compose.git_remote must not hold a password: give the token in compose.git_token" };
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHostname(url.hostname)))
+    return { problem: "compose.git_remote must be an https:// address (http:// only to this machine)" };
+  if (url.password !== "")
+    return { problem: "compose.git_remote must not hold a password: give the token in compose.git_token" };
   const username = url.username === "" ? undefined : decodePercent(url.username);
   url.username = "";
   url.search = "";
@@ -52,11 +54,18 @@ export function parseRemote(text: string): { url: string; username: string | und
 }
 
 function headers(remote: Remote, extra: Record<string, string>): Record<string, string> {
-  const auth: Record<string, string> = remote.token === undefined ? {} : { Authorization: `Basic ${Buffer.from(`${remote.username}:${remote.token}`).toString("base64")}` };
+  const auth: Record<string, string> =
+    remote.token === undefined
+      ? {}
+      : { Authorization: `Basic ${Buffer.from(`${remote.username}:${remote.token}`).toString("base64")}` };
   return { "User-Agent": "git/2.0 (svc)", ...auth, ...extra };
 }
 
-const deps = (remote: Remote) => ({ api: { name: "the Git remote" }, timeoutMs: remote.timeoutMs, fetch: remote.fetch });
+const deps = (remote: Remote) => ({
+  api: { name: "the Git remote" },
+  timeoutMs: remote.timeoutMs,
+  fetch: remote.fetch,
+});
 
 export interface Advertisement {
   refs: Map<string, string>;
@@ -66,9 +75,15 @@ export interface Advertisement {
 /** The remote's refs, as receive-pack advertises them. */
 export async function advertisedRefs(remote: Remote): Promise<Advertisement> {
   const url = `${remote.url}/info/refs?service=git-receive-pack`;
-  const response = await request(deps(remote), url, headers(remote, { Accept: "application/x-git-receive-pack-advertisement" }), new URL(remote.url).origin);
+  const response = await request(
+    deps(remote),
+    url,
+    headers(remote, { Accept: "application/x-git-receive-pack-advertisement" }),
+    new URL(remote.url).origin,
+  );
   const body = await checked(response, PUSH_LIMITS.advertisementBytes, "its list of refs");
-  if (!(response.headers.get("content-type") ?? "").startsWith("application/x-git-receive-pack-advertisement")) throw gitError("the Git remote does not speak Git's smart HTTP protocol (or pushes are off)");
+  if (!(response.headers.get("content-type") ?? "").startsWith("application/x-git-receive-pack-advertisement"))
+    throw gitError("the Git remote does not speak Git's smart HTTP protocol (or pushes are off)");
   const lines = pktLines(body);
   let at = 0;
   if (lines[0]?.text.startsWith("# service=")) at = lines[1]?.flush ? 2 : 1;
@@ -97,21 +112,38 @@ export async function receivePack(remote: Remote, update: RefUpdate, pack: Uint8
   const command = pkt(`${update.old} ${update.next} ${update.ref}\0report-status agent=svc\n`);
   const body = Buffer.concat([command, Buffer.from("0000"), pack]);
   const url = `${remote.url}/git-receive-pack`;
-  const response = await request(deps(remote), url, headers(remote, { "Content-Type": "application/x-git-receive-pack-request", Accept: "application/x-git-receive-pack-result" }), new URL(remote.url).origin, { method: "POST", body });
+  const response = await request(
+    deps(remote),
+    url,
+    headers(remote, {
+      "Content-Type": "application/x-git-receive-pack-request",
+      Accept: "application/x-git-receive-pack-result",
+    }),
+    new URL(remote.url).origin,
+    { method: "POST", body },
+  );
   const answer = pktLines(await checked(response, PUSH_LIMITS.reportBytes, "its answer to the push"));
   const lines = answer.filter((line) => !line.flush).map((line) => line.text.replace(/\n$/, ""));
   const unpack = lines.find((line) => line.startsWith("unpack "));
-  if (unpack !== "unpack ok") throw gitError(`the Git remote could not store svc's objects (${(unpack ?? "no report").slice(0, 200)})`);
+  if (unpack !== "unpack ok")
+    throw gitError(`the Git remote could not store svc's objects (${(unpack ?? "no report").slice(0, 200)})`);
   const status = lines.find((line) => line.startsWith("ok ") || line.startsWith("ng "));
   if (status === `ok ${update.ref}`) return;
-  const reason = status?.startsWith(`ng ${update.ref} `) ? status.slice(4 + update.ref.length) : "no status for the ref";
+  const reason = status?.startsWith(`ng ${update.ref} `)
+    ? status.slice(4 + update.ref.length)
+    : "no status for the ref";
   throw gitError(`the Git remote refused to move ${update.ref}: ${reason.slice(0, 300)}`);
 }
 
 async function checked(response: Response, cap: number, what: string): Promise<Uint8Array> {
   if (!response.ok) {
     await response.body?.cancel().catch(() => {});
-    const hint = response.status === 401 || response.status === 403 ? " (compose.git_token is missing or refused)" : response.status === 404 ? " (no such repository, or the token may not see it)" : "";
+    const hint =
+      response.status === 401 || response.status === 403
+        ? " (compose.git_token is missing or refused)"
+        : response.status === 404
+          ? " (no such repository, or the token may not see it)"
+          : "";
     throw gitError(`the Git remote answered ${response.status}${hint}`);
   }
   const { bytes, overCap } = await readBounded(response, cap);
@@ -136,7 +168,8 @@ export function pktLines(bytes: Uint8Array): PktLine[] {
   let at = 0;
   while (at + 4 <= buffer.length) {
     const size = Number.parseInt(buffer.toString("latin1", at, at + 4), 16);
-    if (!Number.isInteger(size) || (size > 0 && size < 4) || at + Math.max(size, 4) > buffer.length) throw gitError("the Git remote's answer is not in pkt-line form");
+    if (!Number.isInteger(size) || (size > 0 && size < 4) || at + Math.max(size, 4) > buffer.length)
+      throw gitError("the Git remote's answer is not in pkt-line form");
     if (size <= 2) lines.push({ flush: true, text: "" });
     else lines.push({ flush: false, text: buffer.toString("utf8", at + 4, at + size) });
     at += Math.max(size, 4);
@@ -151,14 +184,19 @@ export function pktLines(bytes: Uint8Array): PktLine[] {
  * the remote advertises (`haves`), and of each one's tree what differs from its first parent's.
  * (An object the remote holds elsewhere may be sent again: the remote keeps one copy.)
  */
-export function missingObjects(store: ObjectStore, tip: string, haves: ReadonlySet<string>): { oid: string; type: ObjectType }[] {
+export function missingObjects(
+  store: ObjectStore,
+  tip: string,
+  haves: ReadonlySet<string>,
+): { oid: string; type: ObjectType }[] {
   const out: { oid: string; type: ObjectType }[] = [];
   const added = new Set<string>();
   const add = (oid: string, type: ObjectType) => {
     if (added.has(oid)) return false;
     added.add(oid);
     out.push({ oid, type });
-    if (out.length > PUSH_LIMITS.objects) throw gitError(`the push would send more than ${PUSH_LIMITS.objects} objects`);
+    if (out.length > PUSH_LIMITS.objects)
+      throw gitError(`the push would send more than ${PUSH_LIMITS.objects} objects`);
     return true;
   };
   const queue = [tip];
@@ -167,17 +205,26 @@ export function missingObjects(store: ObjectStore, tip: string, haves: ReadonlyS
     const commit = queue.shift()!;
     if (seen.has(commit) || haves.has(commit)) continue;
     seen.add(commit);
-    if (seen.size > PUSH_LIMITS.commits) throw gitError(`more than ${PUSH_LIMITS.commits} commits lie between the branch and what the remote has`);
+    if (seen.size > PUSH_LIMITS.commits)
+      throw gitError(`more than ${PUSH_LIMITS.commits} commits lie between the branch and what the remote has`);
     const info = parseCommit(store.expect(commit, "commit"));
     add(commit, "commit");
-    const parentTree = info.parents[0] && store.has(info.parents[0]) ? parseCommit(store.expect(info.parents[0], "commit")).tree : undefined;
+    const parentTree =
+      info.parents[0] && store.has(info.parents[0])
+        ? parseCommit(store.expect(info.parents[0], "commit")).tree
+        : undefined;
     addTree(store, info.tree, parentTree, add);
     queue.push(...info.parents);
   }
   return out;
 }
 
-function addTree(store: ObjectStore, tree: string, old: string | undefined, add: (oid: string, type: ObjectType) => boolean): void {
+function addTree(
+  store: ObjectStore,
+  tree: string,
+  old: string | undefined,
+  add: (oid: string, type: ObjectType) => boolean,
+): void {
   if (tree === old || !add(tree, "tree")) return;
   const before = new Map(old ? parseTree(store.expect(old, "tree")).map((e) => [e.name, e]) : []);
   for (const entry of parseTree(store.expect(tree, "tree"))) {

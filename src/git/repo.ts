@@ -5,7 +5,21 @@
  * (docs/compose.md, "Git"): a detached HEAD, a merge, rebase, cherry-pick, revert or bisect in
  * progress, a shallow clone, a bare repository, a repository format or extension svc does not know.
  */
-import { appendFileSync, closeSync, constants, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  constants,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { gitError, isOid, ObjectStore } from "./objects.ts";
 
@@ -186,7 +200,13 @@ function packedRefs(repo: Repository): Map<string, string> {
  * command holding it makes svc stop), the value checked again under the lock, then renamed over
  * the ref; the reflogs of the ref (and of HEAD, when it points there) get their line.
  */
-export function updateRef(repo: Repository, ref: string, old: string | undefined, next: string, reflog: { who: string; message: string; viaHead: boolean }): void {
+export function updateRef(
+  repo: Repository,
+  ref: string,
+  old: string | undefined,
+  next: string,
+  reflog: { who: string; message: string; viaHead: boolean },
+): void {
   const file = join(repo.commonDir, ref);
   const lock = `${file}.lock`;
   // a ref kept only in packed-refs may have no folder of loose refs yet (Git makes it too)
@@ -195,7 +215,8 @@ export function updateRef(repo: Repository, ref: string, old: string | undefined
   try {
     fd = openSync(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") throw gitError(`${ref} is locked by another Git command (${lock} exists)`);
+    if ((error as NodeJS.ErrnoException).code === "EEXIST")
+      throw gitError(`${ref} is locked by another Git command (${lock} exists)`);
     throw error;
   }
   try {
@@ -226,6 +247,10 @@ function appendLog(file: string, line: string): void {
 export function pathInTree(repo: Repository, file: string): string | undefined {
   const absolute = isAbsolute(file) ? file : resolve(repo.top, file);
   const relative = absolute.startsWith(`${repo.top}/`) ? absolute.slice(repo.top.length + 1) : undefined;
-  if (relative === undefined || relative.split("/").some((part) => part === ".git" || part === "" || part === "." || part === "..")) return undefined;
+  if (
+    relative === undefined ||
+    relative.split("/").some((part) => part === ".git" || part === "" || part === "." || part === "..")
+  )
+    return undefined;
   return relative;
 }

@@ -6,7 +6,7 @@
  * one is created at the path and the old descriptor closed, so the rotated file keeps exactly the
  * lines written before the move. `reopen()` (wired to SIGHUP) forces the same.
  */
-import { close, fstat, fstatSync, open, openSync, stat, write, type Stats } from "node:fs";
+import { close, fstat, fstatSync, open, openSync, type Stats, stat, write } from "node:fs";
 import { SvcError } from "../core/errors.ts";
 
 // Promises over the descriptor calls, written out: node:util's promisify cost every start
@@ -14,10 +14,13 @@ import { SvcError } from "../core/errors.ts";
 type Callback<T> = (error: NodeJS.ErrnoException | null, value: T) => void;
 const promised = <T>(call: (done: Callback<T>) => void): Promise<T> =>
   new Promise((resolve, reject) => call((error, value) => (error ? reject(error) : resolve(value))));
-const openAsync = (path: string, flags: string, mode: number) => promised<number>((done) => open(path, flags, mode, done));
+const openAsync = (path: string, flags: string, mode: number) =>
+  promised<number>((done) => open(path, flags, mode, done));
 const closeAsync = (fd: number) => promised<void>((done) => close(fd, (error) => done(error, undefined)));
 const writeAsync = (fd: number, buffer: Buffer, offset: number, length: number) =>
-  promised<number>((done) => write(fd, buffer, offset, length, null, (error, bytesWritten) => done(error, bytesWritten)));
+  promised<number>((done) =>
+    write(fd, buffer, offset, length, null, (error, bytesWritten) => done(error, bytesWritten)),
+  );
 const statAsync = (path: string) => promised<Stats>((done) => stat(path, done));
 const fstatAsync = (fd: number) => promised<Stats>((done) => fstat(fd, done));
 
@@ -138,7 +141,8 @@ export class LogFile {
         this.failed(`cannot write log file ${this.path}`, error);
       }
     }
-    if (this.reopenRequested && !this.closed) await this.followRotation().catch((error) => this.failed(`cannot reopen log file ${this.path}`, error));
+    if (this.reopenRequested && !this.closed)
+      await this.followRotation().catch((error) => this.failed(`cannot reopen log file ${this.path}`, error));
   }
 
   /** Reopens when asked to, or when the path no longer names the file we hold open. */

@@ -60,7 +60,7 @@ function logfmtKey(key: string): string {
 export function logfmtValue(value: unknown): string {
   const text = typeof value === "string" ? value : value === undefined ? "" : JSON.stringify(value);
   if (typeof value === "string" || Array.isArray(value)) {
-    // eslint-disable-next-line no-control-regex
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what must be quoted
     return text === "" || /[\s"=\\\u0000-\u001f\u007f]/.test(text) ? JSON.stringify(text) : text;
   }
   return text;

@@ -5,9 +5,15 @@
  */
 // consola's core only: its full node build (fancy reporter, width tables, environment probes run at
 // load) costs every start ~10 ms; it is required only in pretty mode, where a person is watching.
-import { createConsola, type ConsolaInstance, type ConsolaOptions, type ConsolaReporter, type LogObject } from "consola/core";
-import { formatJson, formatLogfmt, logfmtFields, type LogRecord } from "./format.ts";
-import { sanitizeFields, type Redactor } from "./redact.ts";
+import {
+  type ConsolaInstance,
+  type ConsolaOptions,
+  type ConsolaReporter,
+  createConsola,
+  type LogObject,
+} from "consola/core";
+import { formatJson, formatLogfmt, type LogRecord, logfmtFields } from "./format.ts";
+import { type Redactor, sanitizeFields } from "./redact.ts";
 import type { Fields, LevelName, Logger } from "./types.ts";
 
 export type OutputFormat = "json" | "logfmt" | "pretty";
@@ -44,7 +50,8 @@ export class ConsoleSink {
 
   /** Warnings and errors go to stderr, everything else to stdout (consola's convention). */
   write(record: LogRecord, stream: "auto" | "stdout" = "auto"): void {
-    const out = stream === "stdout" || (record.level !== "warn" && record.level !== "error") ? this.stdout : this.stderr;
+    const out =
+      stream === "stdout" || (record.level !== "warn" && record.level !== "error") ? this.stdout : this.stderr;
     if (this.pretty) {
       this.writePretty(record, out);
       return;

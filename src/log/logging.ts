@@ -79,7 +79,10 @@ export function createLogging(settings: LogSettings, options: LoggingOptions = {
   const openFile = (path: string | undefined, what: string): LogFile | undefined => {
     if (!path) return undefined;
     const onError = (message: string, error: unknown) =>
-      log.error(message, error ? { file: what, error: error instanceof Error ? describeError(error) : String(error) } : { file: what });
+      log.error(
+        message,
+        error ? { file: what, error: error instanceof Error ? describeError(error) : String(error) } : { file: what },
+      );
     let file: LogFile;
     try {
       file = new LogFile(path, { onError });
@@ -95,8 +98,16 @@ export function createLogging(settings: LogSettings, options: LoggingOptions = {
   const accessFile = openFile(settings.access_log, "http_api.access_log");
 
   const toStdout = { write: (record: Parameters<ConsoleSink["write"]>[0]) => sink.write(record, "stdout") };
-  const audit = createAuditLog({ file: auditFile, stdout: settings.log_audit_to_stdout ? toStdout : undefined, redact });
-  const access = createAccessLog({ file: accessFile, stdout: settings.log_access_to_stdout ? toStdout : undefined, redact });
+  const audit = createAuditLog({
+    file: auditFile,
+    stdout: settings.log_audit_to_stdout ? toStdout : undefined,
+    redact,
+  });
+  const access = createAccessLog({
+    file: accessFile,
+    stdout: settings.log_access_to_stdout ? toStdout : undefined,
+    redact,
+  });
 
   const reopen = async (): Promise<void> => {
     await Promise.all(files.map((file) => file.reopen()));
@@ -139,7 +150,10 @@ export function createLogging(settings: LogSettings, options: LoggingOptions = {
  */
 function captureProcessOutput(core: ConsolaInstance, log: Logger): () => void {
   const onCrash = (what: string) => (error: unknown) => {
-    log.error(what, { error: error instanceof Error ? describeError(error) : String(error), stack: error instanceof Error ? error.stack : undefined });
+    log.error(what, {
+      error: error instanceof Error ? describeError(error) : String(error),
+      stack: error instanceof Error ? error.stack : undefined,
+    });
     process.exit(1);
   };
   const onUncaught = onCrash("uncaught exception");

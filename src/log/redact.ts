@@ -16,9 +16,9 @@ const MIN_SECRET_LENGTH = 3;
 
 export function createRedactor(secrets: ReadonlyArray<string | undefined>): Redactor {
   // Longest first, so a secret that contains another one is masked whole.
-  const values = [...new Set(secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_SECRET_LENGTH))].sort(
-    (a, b) => b.length - a.length,
-  );
+  const values = [
+    ...new Set(secrets.filter((s): s is string => typeof s === "string" && s.length >= MIN_SECRET_LENGTH)),
+  ].sort((a, b) => b.length - a.length);
   if (values.length === 0) return (text) => text;
   return (text) => {
     let out = text;
@@ -31,9 +31,26 @@ export function createRedactor(secrets: ReadonlyArray<string | undefined>): Reda
  * HTTP authentication schemes (IANA's registry, and the common token forms): names, never
  * credentials, so the only first words of an Authorization header an access log may show.
  */
-const AUTH_SCHEMES = new Set(
-  ["basic", "bearer", "digest", "token", "negotiate", "ntlm", "hoba", "mutual", "vapid", "dpop", "oauth", "apikey", "aws4-hmac-sha256", "scram-sha-1", "scram-sha-256", "privatetoken", "concealed", "gnap"],
-);
+const AUTH_SCHEMES = new Set([
+  "basic",
+  "bearer",
+  "digest",
+  "token",
+  "negotiate",
+  "ntlm",
+  "hoba",
+  "mutual",
+  "vapid",
+  "dpop",
+  "oauth",
+  "apikey",
+  "aws4-hmac-sha256",
+  "scram-sha-1",
+  "scram-sha-256",
+  "privatetoken",
+  "concealed",
+  "gnap",
+]);
 
 /**
  * The `authorization` field of an access-log entry: "" without a header, "<Scheme> [redacted]"

@@ -16,7 +16,28 @@ export interface Logger {
 
 /** One entry of the audit log: every change svc makes to the engine (docs/api.md). */
 export interface AuditEntry {
-  action: "pull" | "stop" | "rename" | "create" | "start" | "remove" | "image_remove" | "rollback" | "connect" | "recover" | "pre_check" | "pre_update" | "post_update" | "post_check" | "service_update" | "service_rollback" | "request" | "compose_write" | "compose_revert" | "data_copy" | "data_restore";
+  action:
+    | "pull"
+    | "stop"
+    | "rename"
+    | "create"
+    | "start"
+    | "remove"
+    | "image_remove"
+    | "rollback"
+    | "connect"
+    | "recover"
+    | "pre_check"
+    | "pre_update"
+    | "post_update"
+    | "post_check"
+    | "service_update"
+    | "service_rollback"
+    | "request"
+    | "compose_write"
+    | "compose_revert"
+    | "data_copy"
+    | "data_restore";
   container?: string;
   container_id?: string;
   image?: string;

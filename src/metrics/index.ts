@@ -49,12 +49,14 @@ export interface RateLimit {
 }
 
 const RATE_LIMIT = "svc_registry_ratelimit_remaining";
-const RATE_LIMIT_HELP = "Requests the registry says are left in its rate limit window (the lowest of its answers within a minute)";
+const RATE_LIMIT_HELP =
+  "Requests the registry says are left in its rate limit window (the lowest of its answers within a minute)";
 /** Answers this close together are one check's: the lowest counts (they may arrive out of order). */
 const SAME_CHECK_MS = 60_000;
 
 const PEER_UP = "svc_peer_up";
-const PEER_UP_HELP = "1 when the peer (another svc instance of peers) answered the dashboard's last request in time, else 0";
+const PEER_UP_HELP =
+  "1 when the peer (another svc instance of peers) answered the dashboard's last request in time, else 0";
 
 export class Metrics {
   private readonly available = new Map<string, number>();
@@ -90,7 +92,11 @@ export class Metrics {
    */
   recordAvailability(containers: readonly { name: string; state: string }[], complete: boolean): void {
     if (complete) this.available.clear();
-    for (const container of containers) this.available.set(container.name, container.state === "stale" || container.state === "pending" || container.state === "held" ? 1 : 0);
+    for (const container of containers)
+      this.available.set(
+        container.name,
+        container.state === "stale" || container.state === "pending" || container.state === "held" ? 1 : 0,
+      );
   }
 
   /** container name -> 1 or 0 (see recordAvailability) */
@@ -126,18 +132,22 @@ export class Metrics {
     for (const name of METRIC_NAMES) {
       text += `# HELP ${name} ${INFO[name].help}\n# TYPE ${name} ${INFO[name].type}\n${name} ${this.values[name]}\n`;
     }
-    if (this.pending !== undefined) text += `# HELP ${PENDING} ${PENDING_HELP}\n# TYPE ${PENDING} gauge\n${PENDING} ${this.pending}\n`;
+    if (this.pending !== undefined)
+      text += `# HELP ${PENDING} ${PENDING_HELP}\n# TYPE ${PENDING} gauge\n${PENDING} ${this.pending}\n`;
     if (this.available.size > 0) {
       text += `# HELP ${AVAILABLE} ${AVAILABLE_HELP}\n# TYPE ${AVAILABLE} gauge\n`;
-      for (const [name, value] of Object.entries(this.availability())) text += `${AVAILABLE}{container="${labelValue(name)}"} ${value}\n`;
+      for (const [name, value] of Object.entries(this.availability()))
+        text += `${AVAILABLE}{container="${labelValue(name)}"} ${value}\n`;
     }
     if (this.rateLimits.size > 0) {
       text += `# HELP ${RATE_LIMIT} ${RATE_LIMIT_HELP}\n# TYPE ${RATE_LIMIT} gauge\n`;
-      for (const [registry, limit] of Object.entries(this.rateLimitsOf())) text += `${RATE_LIMIT}{registry="${labelValue(registry)}"} ${limit.remaining}\n`;
+      for (const [registry, limit] of Object.entries(this.rateLimitsOf()))
+        text += `${RATE_LIMIT}{registry="${labelValue(registry)}"} ${limit.remaining}\n`;
     }
     if (this.peers.size > 0) {
       text += `# HELP ${PEER_UP} ${PEER_UP_HELP}\n# TYPE ${PEER_UP} gauge\n`;
-      for (const [name, value] of [...this.peers].sort(([a], [b]) => a.localeCompare(b))) text += `${PEER_UP}{peer="${labelValue(name)}"} ${value}\n`;
+      for (const [name, value] of [...this.peers].sort(([a], [b]) => a.localeCompare(b)))
+        text += `${PEER_UP}{peer="${labelValue(name)}"} ${value}\n`;
     }
     return text;
   }

@@ -5,10 +5,13 @@
  * told at once (`immediate_on_failure`). The channel itself is unchanged: a digest is one more
  * SessionReport, built from the cycles of the period, that the channel renders as any other.
  */
+
+import { z } from "zod";
 import type { ChannelName, Config } from "../config/index.ts";
 import { nextStart, parseDigestPeriod, serviceTimeZone, type Window } from "../config/window.ts";
-import type { Logger } from "../log/index.ts";
 import { timerDelay } from "../core/timers.ts";
+import type { Logger } from "../log/index.ts";
+import type { Remembered } from "../state/index.ts";
 import type { ContainerOutcome, ContainerReport, ReportCounts, SessionReport } from "../updater/types.ts";
 
 export interface DigestSettings {
@@ -33,67 +36,156 @@ export function digestSettingsOf(config: Config["notifications"], channel: strin
 export interface Digest {
   /** Takes a finished cycle's report: kept for the period's message, and told at once when it holds a failure (with immediate_on_failure). */
   add(report: SessionReport): void;
-  /** The period's message now, if it has anything to tell (then it starts again). */
+  /** The period's message now, if it has anything to tell (then it starts again; kept for a later try when it cannot be sent). */
   sendNow(): Promise<void>;
-  /** Stops the timer; what the period holds of updates, failures and rollbacks is sent first. */
+  /** Stops the timer; what the period holds of updates, failures and rollbacks is sent first (kept on disk when it cannot be). */
   close(): Promise<void>;
 }
 
 export interface DigestOptions {
   settings: DigestSettings;
-  /** hands a report to the channel (with the dispatcher's retries); never throws */
-  send(report: SessionReport): Promise<void>;
+  /** hands a report to the channel (with the dispatcher's retries); never throws; false: it could not be sent */
+  send(report: SessionReport): Promise<boolean | undefined>;
   log: Logger;
   now?: () => number;
   timeZone?: string;
+  /** where the period is kept between restarts (the state file's `digests` section), under `key` */
+  store?: Remembered;
+  key?: string;
+  /** the wait before the first try again of a digest that could not be sent, doubled each time up to DIGEST_RETRY_CAP_MS */
+  retryMs?: number;
 }
+
+/** A digest that could not be sent is tried again after 1 min, 2, 4... and at most every hour. */
+export const DIGEST_RETRY_MS = 60_000;
+export const DIGEST_RETRY_CAP_MS = 3_600_000;
 
 const EVENTS: readonly ContainerOutcome[] = ["updated", "failed", "rolled_back"];
 const WAITING: readonly ContainerOutcome[] = ["pending", "stale", "held"];
 
+/**
+ * What a period holds: per target its latest entry and its latest update, failure or rollback,
+ * and counts; never the cycles' reports themselves, so its size is that of the targets, however
+ * many cycles the period has.
+ */
+export interface DigestPeriod {
+  from: number;
+  cycles: number;
+  trigger: SessionReport["trigger"];
+  targets: Map<string, { latest: ContainerReport; event?: ContainerReport }>;
+  /** tries of this period's message that failed (the next waits longer) */
+  failedSends: number;
+  /** when a message that could not be sent is tried again */
+  retryAt?: number;
+}
+
+function emptyPeriod(from: number): DigestPeriod {
+  return { from, cycles: 0, trigger: "schedule", targets: new Map(), failedSends: 0 };
+}
+
+/** Adds one cycle's report to the period. */
+export function foldReport(period: DigestPeriod, report: SessionReport): void {
+  period.cycles += 1;
+  period.trigger = report.trigger;
+  for (const entry of report.containers) {
+    const key = `${entry.kind ?? "container"}:${entry.name}`;
+    const event = EVENTS.includes(entry.state) ? entry : period.targets.get(key)?.event;
+    period.targets.set(key, event ? { latest: entry, event } : { latest: entry });
+  }
+}
+
+/**
+ * A period's message could not be sent: what it held goes back into the period under way, the
+ * newer entries winning, its older events kept, and the period counted from the older start.
+ */
+function foldBack(period: DigestPeriod, unsent: DigestPeriod): void {
+  for (const [key, held] of unsent.targets) {
+    const now = period.targets.get(key);
+    if (!now) period.targets.set(key, held);
+    else if (!now.event && held.event) now.event = held.event;
+  }
+  period.from = Math.min(period.from, unsent.from);
+  period.cycles += unsent.cycles;
+  period.failedSends = unsent.failedSends + 1;
+}
+
 export function createDigest(options: DigestOptions): Digest {
   const now = options.now ?? Date.now;
   const timeZone = options.timeZone ?? serviceTimeZone();
-  let reports: SessionReport[] = [];
-  let periodStart = now();
+  const key = options.key ?? "digest";
+  const retryMs = options.retryMs ?? DIGEST_RETRY_MS;
+  let period = load(options.store, key, now(), options.log) ?? emptyPeriod(now());
   let timer: ReturnType<typeof setTimeout> | undefined;
   let closed = false;
+  let sending: Promise<void> | undefined;
 
-  const arm = () => {
+  const save = (): void => {
+    if (!options.store) return;
+    try {
+      if (period.targets.size === 0 && period.cycles === 0) options.store.delete(key);
+      else options.store.set(key, serialize(period));
+    } catch (error) {
+      options.log.warn("the digest cannot be kept on disk", { channel: key, error: (error as Error).message });
+    }
+  };
+
+  const arm = (): void => {
     if (closed) return;
-    const due = nextStart(options.settings.moments, now(), timeZone);
+    clearTimeout(timer);
+    // a period that a restart carried past its moment is due at once
+    // (one that could not be sent is tried again at its time: its moment has come already)
+    const due = period.retryAt ?? nextStart(options.settings.moments, Math.min(now(), period.from), timeZone);
     // a wait longer than a timer holds is chained: the timer fires early and arms again
-    timer = setTimeout(() => (now() >= due ? void sendNow().finally(arm) : arm()), timerDelay(due - now()));
+    timer = setTimeout(() => (now() >= due ? void sendNow() : arm()), timerDelay(due - now()));
     timer.unref?.();
   };
 
-  const sendNow = async (): Promise<void> => {
-    const held = reports;
-    const from = periodStart;
-    reports = [];
-    periodStart = now();
-    const digest = digestOf(held, from, now());
+  const sendOnce = async (): Promise<void> => {
+    const held = period;
+    period = emptyPeriod(now());
+    const digest = render(held, now());
     if (digest === null) {
-      options.log.debug("nothing to tell in this digest", { cycles: held.length });
+      options.log.debug("nothing to tell in this digest", { cycles: held.cycles });
+      save();
       return;
     }
-    await options.send(digest);
+    save();
+    if ((await options.send(digest)) !== false) return;
+    foldBack(period, held);
+    const wait = Math.min(retryMs * 2 ** (period.failedSends - 1), DIGEST_RETRY_CAP_MS);
+    period.retryAt = now() + wait;
+    options.log.warn("the digest could not be sent: kept, and tried again", {
+      channel: key,
+      failed_tries: period.failedSends,
+      retry_at: new Date(period.retryAt).toISOString(),
+    });
+    save();
+  };
+
+  /** One send at a time: a moment that comes during a send waits for it. */
+  const sendNow = async (): Promise<void> => {
+    while (sending) await sending;
+    sending = sendOnce().finally(() => (sending = undefined));
+    await sending;
+    arm();
   };
 
   arm();
   return {
     add(report) {
-      reports.push(report);
+      foldReport(period, report);
+      save();
       if (!options.settings.immediateOnFailure) return;
       const failures = report.containers.filter((c) => c.state === "failed" || c.state === "rolled_back");
-      if (failures.length > 0) void options.send(withContainers(report, failures, report.started_at, report.finished_at, report.id));
+      if (failures.length > 0)
+        void options.send(withContainers(report, failures, report.started_at, report.finished_at, report.id));
     },
     sendNow,
     async close() {
       closed = true;
       clearTimeout(timer);
-      // what a restart would lose: the updates, failures and rollbacks not told yet
-      if (reports.some((r) => r.containers.some((c) => EVENTS.includes(c.state)))) await sendNow();
+      // what a restart would lose: the updates, failures and rollbacks not told yet (kept on disk if this fails)
+      if ([...period.targets.values()].some((t) => t.event)) await sendNow();
     },
   };
 }
@@ -103,22 +195,92 @@ export function createDigest(options: DigestOptions): Digest {
  * it, else as the latest cycle saw it; null when nothing was applied, failed, rolled back or waits.
  */
 export function digestOf(reports: readonly SessionReport[], from: number, to: number): SessionReport | null {
-  const latest = new Map<string, ContainerReport>();
-  const events = new Map<string, ContainerReport>();
-  for (const report of reports) {
-    for (const entry of report.containers) {
-      const key = `${entry.kind ?? "container"}:${entry.name}`;
-      latest.set(key, entry);
-      if (EVENTS.includes(entry.state)) events.set(key, entry);
-    }
-  }
-  const containers = [...latest].map(([key, entry]) => (EVENTS.includes(entry.state) ? entry : (events.get(key) ?? entry)));
-  if (!containers.some((c) => EVENTS.includes(c.state) || WAITING.includes(c.state))) return null;
-  containers.sort((a, b) => a.name.localeCompare(b.name));
-  return withContainers(reports[0]!, containers, new Date(from).toISOString(), new Date(to).toISOString(), crypto.randomUUID());
+  const period = emptyPeriod(from);
+  for (const report of reports) foldReport(period, report);
+  return render(period, to);
 }
 
-function withContainers(base: SessionReport, containers: ContainerReport[], startedAt: string, finishedAt: string, id: string): SessionReport {
+function render(period: DigestPeriod, to: number): SessionReport | null {
+  const containers = [...period.targets.values()].map(({ latest, event }) =>
+    EVENTS.includes(latest.state) ? latest : (event ?? latest),
+  );
+  if (!containers.some((c) => EVENTS.includes(c.state) || WAITING.includes(c.state))) return null;
+  containers.sort((a, b) => a.name.localeCompare(b.name));
+  return withContainers(
+    period,
+    containers,
+    new Date(period.from).toISOString(),
+    new Date(to).toISOString(),
+    crypto.randomUUID(),
+  );
+}
+
+// ---- kept on disk ----
+
+const ENTRY = z.looseObject({
+  name: z.string().max(1024),
+  state: z.enum(["updated", "failed", "skipped", "fresh", "stale", "pending", "rolled_back", "held"]),
+});
+const STORED = z.object({
+  from: z.number().finite(),
+  cycles: z.number().int().nonnegative(),
+  trigger: z.enum(["api", "schedule", "startup", "run_once"]),
+  failed_sends: z.number().int().nonnegative(),
+  retry_at: z.number().finite().optional(),
+  targets: z.array(z.tuple([z.string().max(2048), ENTRY, ENTRY.nullable()])).max(100_000),
+});
+
+function serialize(period: DigestPeriod): string {
+  return JSON.stringify({
+    from: period.from,
+    cycles: period.cycles,
+    trigger: period.trigger,
+    failed_sends: period.failedSends,
+    retry_at: period.retryAt,
+    targets: [...period.targets].map(([key, { latest, event }]) => [key, latest, event ?? null]),
+  });
+}
+
+/** The period a restart left, if any and readable (else a warning and a new period). */
+function load(store: Remembered | undefined, key: string, now: number, log: Logger): DigestPeriod | undefined {
+  const text = store?.get(key);
+  if (text === undefined) return undefined;
+  let parsed;
+  try {
+    parsed = STORED.safeParse(JSON.parse(text));
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed?.success) {
+    log.warn("the digest kept on disk cannot be read: a new period starts", { channel: key });
+    return undefined;
+  }
+  const stored = parsed.data;
+  const targets = new Map(
+    stored.targets.map(([target, latest, event]) => [
+      target,
+      event
+        ? { latest: latest as unknown as ContainerReport, event: event as unknown as ContainerReport }
+        : { latest: latest as unknown as ContainerReport },
+    ]),
+  );
+  return {
+    from: Math.min(stored.from, now),
+    cycles: stored.cycles,
+    trigger: stored.trigger,
+    failedSends: stored.failed_sends,
+    retryAt: stored.retry_at,
+    targets,
+  };
+}
+
+function withContainers(
+  base: Pick<SessionReport, "trigger">,
+  containers: ContainerReport[],
+  startedAt: string,
+  finishedAt: string,
+  id: string,
+): SessionReport {
   return {
     id,
     trigger: base.trigger,
@@ -132,7 +294,17 @@ function withContainers(base: SessionReport, containers: ContainerReport[], star
 }
 
 function countsOf(containers: readonly ContainerReport[]): ReportCounts {
-  const counts: ReportCounts = { scanned: containers.length, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 };
+  const counts: ReportCounts = {
+    scanned: containers.length,
+    updated: 0,
+    failed: 0,
+    skipped: 0,
+    fresh: 0,
+    stale: 0,
+    pending: 0,
+    rolled_back: 0,
+    held: 0,
+  };
   for (const container of containers) counts[container.state] += 1;
   return counts;
 }

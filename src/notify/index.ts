@@ -4,25 +4,33 @@
  * at once and never throws; a failing channel is retried a few times, then logged.
  */
 import { hostname as osHostname } from "node:os";
-import { secretValues, type Config } from "../config/index.ts";
-import { createRedactor, redactValue, type Logger } from "../log/index.ts";
-import type { Remembered } from "../state/index.ts";
+import { type Config, secretValues } from "../config/index.ts";
 import { timerDelay } from "../core/timers.ts";
+import { createRedactor, type Logger, redactValue } from "../log/index.ts";
+import type { Remembered } from "../state/index.ts";
+import type { ProgressEvent } from "../updater/cycle/progress.ts";
 import type { SessionReport } from "../updater/types.ts";
 import { createChannels } from "./channels/index.ts";
 import { baseUrlsOf, tokensToBaseUrls } from "./channels/urls.ts";
 import { NotifyPolicy } from "./decide.ts";
-import { createDigest, digestSettingsOf, type Digest } from "./digest.ts";
+import { createDigest, type Digest, digestSettingsOf } from "./digest.ts";
 import { withRowLinks } from "./links.ts";
 import { reasonOf } from "./redact.ts";
-import { notificationSecrets } from "./secrets.ts";
 import { CHAT_TEMPLATE, DEFAULT_TEMPLATE, loadRenderer } from "./render.ts";
+import { notificationSecrets } from "./secrets.ts";
 import type { Notifier, RemoteControl, ReportSink } from "./types.ts";
-import type { ProgressEvent } from "../updater/cycle/progress.ts";
 
-export type { Notifier, RemoteControl, ReportSink } from "./types.ts";
+export {
+  buildView,
+  CHAT_TEMPLATE,
+  DEFAULT_TEMPLATE,
+  loadRenderer,
+  type RenderedReport,
+  type Renderer,
+  type ReportView,
+} from "./render.ts";
 export { notificationSecrets } from "./secrets.ts";
-export { CHAT_TEMPLATE, DEFAULT_TEMPLATE, buildView, loadRenderer, type Renderer, type RenderedReport, type ReportView } from "./render.ts";
+export type { Notifier, RemoteControl, ReportSink } from "./types.ts";
 
 export interface Dispatcher extends ReportSink {
   /** Hands over a finished cycle's report. Returns at once; never throws. */
@@ -55,52 +63,78 @@ export interface NotificationOptions {
   notifiers?: Notifier[];
   /** the stale digests already announced, per container name (default: in memory only) */
   announcedStale?: Remembered;
+  /** each digest channel's period, by channel name, kept between restarts (default: in memory only) */
+  digests?: Remembered;
+  /** the wait before a digest that could not be sent is tried again (default: digest.ts) */
+  digestRetryMs?: number;
 }
 
 /**
  * Builds the dispatcher for `config.notifications`. Throws SvcError kind "startup" for a template
  * that cannot be read or parsed, kind "config" for a channel set up incompletely.
  */
-export async function createNotifications(config: Config, log: Logger, options: NotificationOptions = {}): Promise<Dispatcher> {
+export async function createNotifications(
+  config: Config,
+  log: Logger,
+  options: NotificationOptions = {},
+): Promise<Dispatcher> {
   const settings = config.notifications;
   const logger = log.child("notify");
   const host = options.hostname ?? settings.hostname ?? osHostname();
   const render = await loadRenderer(settings.template, host, DEFAULT_TEMPLATE, settings.title_tag);
   const chat = await loadRenderer(settings.template, host, CHAT_TEMPLATE, settings.title_tag);
   const notifiers =
-    options.notifiers ?? (await createChannels({ config: settings, render, chat, hostname: host, timeoutMs: options.timeoutMs ?? 10_000, log: logger }));
+    options.notifiers ??
+    (await createChannels({
+      config: settings,
+      render,
+      chat,
+      hostname: host,
+      timeoutMs: options.timeoutMs ?? 10_000,
+      log: logger,
+    }));
   const redact = createRedactor([...secretValues(config), ...notificationSecrets(settings)]);
   // Said once at start: a relay given the tokens of public services should never be a surprise.
   for (const { base, services } of tokensToBaseUrls(settings.urls ?? [], baseUrlsOf(settings.services_base_url))) {
-    logger.info(`the tokens of ${services.join(", ")} go to ${base} (notifications.services_base_url), not to their public hosts`, { services: services.join(","), base_url: base });
+    logger.info(
+      `the tokens of ${services.join(", ")} go to ${base} (notifications.services_base_url), not to their public hosts`,
+      { services: services.join(","), base_url: base },
+    );
   }
   const policy = new NotifyPolicy(settings.notify_on_every_cycle, options.announcedStale);
   const attempts = Math.max(1, options.attempts ?? 3);
   const retryDelayMs = options.retryDelayMs ?? 1000;
 
-  const inFlight = new Set<Promise<void>>();
+  const inFlight = new Set<Promise<unknown>>();
   const delays = new Set<DelayHandle>();
   let closed = false;
 
-  const sendWithRetry = async (notifier: Notifier, report: SessionReport): Promise<void> => {
+  /** true once sent; false when every try failed (logged) */
+  const sendWithRetry = async (notifier: Notifier, report: SessionReport): Promise<boolean> => {
     let reason = "";
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
         await Promise.resolve().then(() => notifier.send(report));
         logger.info("notification sent", { channel: notifier.name, session_id: report.id, attempt });
-        return;
+        return true;
       } catch (error) {
         reason = reasonOf(error, redact);
         if (attempt < attempts) {
-          logger.warn("notification failed, retrying", { channel: notifier.name, session_id: report.id, attempt, reason });
+          logger.warn("notification failed, retrying", {
+            channel: notifier.name,
+            session_id: report.id,
+            attempt,
+            reason,
+          });
           await Bun.sleep(retryDelayMs * 2 ** (attempt - 1));
         }
       }
     }
     logger.error("notification failed", { channel: notifier.name, session_id: report.id, attempts, reason });
+    return false;
   };
 
-  const tracked = (task: Promise<void>): Promise<void> => {
+  const tracked = <T>(task: Promise<T>): Promise<T> => {
     inFlight.add(task);
     void task.finally(() => inFlight.delete(task));
     return task;
@@ -109,7 +143,19 @@ export async function createNotifications(config: Config, log: Logger, options: 
   const digests = new Map<Notifier, Digest>();
   for (const notifier of notifiers) {
     const digest = digestSettingsOf(settings, notifier.name);
-    if (digest) digests.set(notifier, createDigest({ settings: digest, log: logger, send: (report) => tracked(sendWithRetry(notifier, report)) }));
+    if (!digest) continue;
+    const send = (report: SessionReport) => tracked(sendWithRetry(notifier, report));
+    digests.set(
+      notifier,
+      createDigest({
+        settings: digest,
+        log: logger,
+        send,
+        store: options.digests,
+        key: notifier.name,
+        retryMs: options.digestRetryMs,
+      }),
+    );
   }
   const direct = notifiers.filter((notifier) => !digests.has(notifier));
 
@@ -119,7 +165,11 @@ export async function createNotifications(config: Config, log: Logger, options: 
       if (!notifier.observe) continue;
       tracked(
         notifier.observe(report).catch((error) => {
-          logger.warn("home assistant entities not published", { channel: notifier.name, session_id: report.id, reason: reasonOf(error, redact) });
+          logger.warn("home assistant entities not published", {
+            channel: notifier.name,
+            session_id: report.id,
+            reason: reasonOf(error, redact),
+          });
         }),
       );
     }
@@ -203,4 +253,3 @@ function cancellableDelay(ms: number, registry: Set<DelayHandle>): Promise<void>
     registry.add(handle);
   });
 }
-

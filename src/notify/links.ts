@@ -17,5 +17,8 @@ export function rowUrl(publicUrl: string, target: Pick<ContainerReport, "kind" |
 /** The report with `page_url` on each target that asks for someone; unchanged without a public URL. */
 export function withRowLinks(report: SessionReport, publicUrl: string | undefined): SessionReport {
   if (!publicUrl) return report;
-  return { ...report, containers: report.containers.map((c) => (LINKED.includes(c.state) ? { ...c, page_url: rowUrl(publicUrl, c) } : c)) };
+  return {
+    ...report,
+    containers: report.containers.map((c) => (LINKED.includes(c.state) ? { ...c, page_url: rowUrl(publicUrl, c) } : c)),
+  };
 }

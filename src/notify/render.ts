@@ -3,8 +3,8 @@
  * logic-less, so a user's template can only show data, never run code.
  */
 import Mustache from "mustache";
-import { SvcError } from "../core/errors.ts";
 import { shortId } from "../core/digests.ts";
+import { SvcError } from "../core/errors.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
 import { releaseWords } from "../updater/wrappers/summary.ts";
 import { ESCAPE, escapeHtml, type Markup } from "./markup.ts";
@@ -224,7 +224,9 @@ const plainText = { escape: (value: unknown) => String(value) };
 export function createRenderer(template: string, host: string, titleTag?: string): Renderer {
   return (report, markup = "plain") => {
     const view = buildView(report, host, titleTag);
-    const text = Mustache.render(template, view, undefined, { escape: (value: unknown) => ESCAPE[markup](String(value)) });
+    const text = Mustache.render(template, view, undefined, {
+      escape: (value: unknown) => ESCAPE[markup](String(value)),
+    });
     // The template is text; the HTML part shows that same text, escaped, in a <pre> so that
     // a user's layout (columns, blank lines) survives in mail clients that prefer HTML.
     const html = `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${escapeHtml(view.subject)}</title></head>\n<body><pre style="font-family: monospace; white-space: pre-wrap">${escapeHtml(text)}</pre></body></html>\n`;
@@ -250,16 +252,27 @@ export type BodyRenderer = (report: SessionReport) => string;
  * quotes or newlines cannot break the body, and the rendered sample report must be valid JSON:
  * a template that is not is refused at startup, not at the first update.
  */
-export async function loadBodyRenderer(templatePath: string, contentType: string, host: string, titleTag?: string, option = "notifications.webhook.template"): Promise<BodyRenderer> {
+export async function loadBodyRenderer(
+  templatePath: string,
+  contentType: string,
+  host: string,
+  titleTag?: string,
+  option = "notifications.webhook.template",
+): Promise<BodyRenderer> {
   const template = await readTemplate(option, templatePath);
   const json = isJsonType(contentType);
-  const render: BodyRenderer = (report) => Mustache.render(template, buildView(report, host, titleTag), undefined, json ? jsonText : plainText);
+  const render: BodyRenderer = (report) =>
+    Mustache.render(template, buildView(report, host, titleTag), undefined, json ? jsonText : plainText);
   try {
     Mustache.parse(template);
     const sample = render(SAMPLE_REPORT);
     if (json) JSON.parse(sample);
   } catch (error) {
-    throw new SvcError("startup", `${option}: ${templatePath} does not render ${json ? "valid JSON" : "a body"} (${contentType}): ${reasonOf(error)}`, { cause: error });
+    throw new SvcError(
+      "startup",
+      `${option}: ${templatePath} does not render ${json ? "valid JSON" : "a body"} (${contentType}): ${reasonOf(error)}`,
+      { cause: error },
+    );
   }
   return render;
 }
@@ -277,14 +290,23 @@ async function readTemplate(option: string, path: string): Promise<string> {
  * cannot be read, a template that does not parse (unclosed tag) or does not render a sample
  * report is a startup error: better to refuse to start than to lose every notification later.
  */
-export async function loadRenderer(templatePath: string | undefined, host: string, builtIn = DEFAULT_TEMPLATE, titleTag?: string): Promise<Renderer> {
+export async function loadRenderer(
+  templatePath: string | undefined,
+  host: string,
+  builtIn = DEFAULT_TEMPLATE,
+  titleTag?: string,
+): Promise<Renderer> {
   const template = templatePath === undefined ? builtIn : await readTemplate("notifications.template", templatePath);
   const renderer = createRenderer(template, host, titleTag);
   try {
     Mustache.parse(template);
     renderer(SAMPLE_REPORT);
   } catch (error) {
-    throw new SvcError("startup", `notifications.template: ${templatePath ?? "built-in template"} is not a valid mustache template: ${reasonOf(error)}`, { cause: error });
+    throw new SvcError(
+      "startup",
+      `notifications.template: ${templatePath ?? "built-in template"} is not a valid mustache template: ${reasonOf(error)}`,
+      { cause: error },
+    );
   }
   return renderer;
 }
@@ -303,8 +325,32 @@ const SAMPLE_REPORT: SessionReport = {
   filter: { container: [], image: [] },
   counts: { scanned: 2, updated: 1, failed: 1, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 },
   containers: [
-    { id: "a", name: "app", image: "app:1", new_image: null, old_image_id: "sha256:aa", new_image_id: "sha256:bb", old_digest: null, new_digest: "sha256:cc", state: "updated", reason: null, duration_ms: 10 },
-    { id: "b", name: "db", image: "db:1", new_image: null, old_image_id: "sha256:dd", new_image_id: null, old_digest: null, new_digest: null, state: "failed", reason: "pull failed", duration_ms: 10 },
+    {
+      id: "a",
+      name: "app",
+      image: "app:1",
+      new_image: null,
+      old_image_id: "sha256:aa",
+      new_image_id: "sha256:bb",
+      old_digest: null,
+      new_digest: "sha256:cc",
+      state: "updated",
+      reason: null,
+      duration_ms: 10,
+    },
+    {
+      id: "b",
+      name: "db",
+      image: "db:1",
+      new_image: null,
+      old_image_id: "sha256:dd",
+      new_image_id: null,
+      old_digest: null,
+      new_digest: null,
+      state: "failed",
+      reason: "pull failed",
+      duration_ms: 10,
+    },
   ],
 };
 

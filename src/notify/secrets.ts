@@ -6,9 +6,8 @@
  */
 import type { Config } from "../config/index.ts";
 import { decodePercent } from "../core/urls.ts";
-import { parseHeaders } from "./channels/webhook.ts";
 import { credentialOf, isCredentialName, looksLikeToken, notificationUrlSecrets } from "../shoutrrr/index.ts";
-
+import { parseHeaders } from "./channels/webhook.ts";
 
 /**
  * Parts of a webhook URL (which often carries its credential: Slack, Discord, ntfy tokens),
@@ -47,7 +46,12 @@ function urlSecrets(text: string | undefined, options: { passwordOnly?: boolean 
   }
   const password = [url.password, decodePercent(url.password)];
   if (options.passwordOnly) return password;
-  const secrets = [text, ...password, url.pathname.length >= 8 ? url.pathname : undefined, url.search.length >= 8 ? url.search : undefined];
+  const secrets = [
+    text,
+    ...password,
+    url.pathname.length >= 8 ? url.pathname : undefined,
+    url.search.length >= 8 ? url.search : undefined,
+  ];
   for (const part of [...url.pathname.split("/"), ...url.searchParams.values()]) {
     if (looksLikeToken(part)) secrets.push(part, decodePercent(part));
   }

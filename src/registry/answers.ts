@@ -5,7 +5,7 @@
  * memory or crashing further on.
  */
 import { z } from "zod";
-import { parseJsonBytes, readBounded, readBoundedJson, type JsonReadError } from "../core/bounded.ts";
+import { type JsonReadError, parseJsonBytes, readBounded, readBoundedJson } from "../core/bounded.ts";
 import { SvcError } from "../core/errors.ts";
 
 const KiB = 1024;
@@ -57,7 +57,8 @@ function answerOrThrow<T>(read: { value: T } | JsonReadError, cap: number, what:
   throw new SvcError("registry", `${what} is not what a registry answers${where}: ${read.message}`);
 }
 
-const tooLarge = (what: string, cap: number) => new SvcError("registry", `${what} is larger than ${formatBytes(cap)}, the most svc reads of it`);
+const tooLarge = (what: string, cap: number) =>
+  new SvcError("registry", `${what} is larger than ${formatBytes(cap)}, the most svc reads of it`);
 
 /** `algorithm:hex`, as the distribution spec writes digests (they go into request paths). */
 export const DIGEST = /^[a-z0-9]+(?:[+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,256}$/;

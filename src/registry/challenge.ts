@@ -68,5 +68,7 @@ export function parseChallenges(header: string | null | undefined): Challenge[] 
 
 /** The challenge svc can answer, Bearer preferred over Basic. */
 export function pickChallenge(challenges: Challenge[]): Challenge | undefined {
-  return challenges.find((c) => c.scheme === "bearer" && c.params.realm) ?? challenges.find((c) => c.scheme === "basic");
+  return (
+    challenges.find((c) => c.scheme === "bearer" && c.params.realm) ?? challenges.find((c) => c.scheme === "basic")
+  );
 }

@@ -11,10 +11,23 @@
  * platform, and when an image was built (its config's `created`).
  */
 import type { Config } from "../config/index.ts";
-import type { Platform } from "../engine/port.ts";
 import { SvcError } from "../core/errors.ts";
+import type { Platform } from "../engine/port.ts";
 import type { Logger } from "../log/index.ts";
-import { DIGEST, errorsSchema, type ImageConfig, imageConfigSchema, type IndexEntry, type ManifestBody, manifestSchema, parseAnswer, readAnswer, readCapped, REGISTRY_LIMITS, tagsPageSchema } from "./answers.ts";
+import {
+  DIGEST,
+  errorsSchema,
+  type ImageConfig,
+  type IndexEntry,
+  imageConfigSchema,
+  type ManifestBody,
+  manifestSchema,
+  parseAnswer,
+  REGISTRY_LIMITS,
+  readAnswer,
+  readCapped,
+  tagsPageSchema,
+} from "./answers.ts";
 import type { RegistryClient, Target } from "./client.ts";
 import type { CheckResult, ImageRef, LocalImage, RegistryCheckSession } from "./port.ts";
 import { parseReference, sameRepository } from "./reference.ts";
@@ -26,7 +39,9 @@ export const MEDIA_TYPES = {
   dockerManifest: "application/vnd.docker.distribution.manifest.v2+json",
 } as const;
 
-const ACCEPT = [MEDIA_TYPES.ociIndex, MEDIA_TYPES.ociManifest, MEDIA_TYPES.dockerList, MEDIA_TYPES.dockerManifest].join(", ");
+const ACCEPT = [MEDIA_TYPES.ociIndex, MEDIA_TYPES.ociManifest, MEDIA_TYPES.dockerList, MEDIA_TYPES.dockerManifest].join(
+  ", ",
+);
 
 interface Manifest extends ManifestBody {
   digest: string;
@@ -82,7 +97,8 @@ export class CheckSession implements RegistryCheckSession {
     const tag = ref.tag ?? "latest";
 
     const head = await this.head(ref, tag);
-    if (head.digest !== undefined && isLocalDigest(local, ref, head.digest)) return { stale: false, digest: head.digest };
+    if (head.digest !== undefined && isLocalDigest(local, ref, head.digest))
+      return { stale: false, digest: head.digest };
 
     const top = await this.manifest(ref, head.digest ?? tag);
     if (isLocalDigest(local, ref, top.digest)) return { stale: false, digest: top.digest };
@@ -105,7 +121,11 @@ export class CheckSession implements RegistryCheckSession {
     return this.once(`TAGS ${ref.registry}/${ref.repository}`, () => this.listTags(ref, this.tagsPageSize));
   }
 
-  async platformImage(ref: ImageRef, tag: string, platform: () => Promise<Platform>): Promise<{ digest: string } | null> {
+  async platformImage(
+    ref: ImageRef,
+    tag: string,
+    platform: () => Promise<Platform>,
+  ): Promise<{ digest: string } | null> {
     let top: Manifest;
     try {
       top = await this.manifest(ref, tag);
@@ -116,7 +136,10 @@ export class CheckSession implements RegistryCheckSession {
     const wanted = await platform();
     if (isIndex(top)) return pickPlatform(top.manifests ?? [], wanted) ? { digest: top.digest } : null;
     const config = await this.config(ref, top);
-    const entry = { digest: top.digest, platform: { os: config.os, architecture: config.architecture, variant: config.variant } };
+    const entry = {
+      digest: top.digest,
+      platform: { os: config.os, architecture: config.architecture, variant: config.variant },
+    };
     return pickPlatform([entry], wanted) ? { digest: top.digest } : null;
   }
 
@@ -132,7 +155,11 @@ export class CheckSession implements RegistryCheckSession {
     const top = await this.manifest(ref, reference);
     const manifest = isIndex(top) ? await this.manifest(ref, await this.platformEntry(ref, top, platform)) : top;
     const labels = (await this.config(ref, manifest)).config?.Labels ?? {};
-    return Object.fromEntries(Object.entries(labels).filter((entry): entry is [string, string] => typeof entry[1] === "string" && entry[1].length <= 2048));
+    return Object.fromEntries(
+      Object.entries(labels).filter(
+        (entry): entry is [string, string] => typeof entry[1] === "string" && entry[1].length <= 2048,
+      ),
+    );
   }
 
   /**
@@ -145,7 +172,11 @@ export class CheckSession implements RegistryCheckSession {
     let path: string | null = `/v2/${ref.repository}/tags/list${pageSize ? `?n=${pageSize}` : ""}`;
     for (let page = 0; path !== null; page++) {
       if (page === MAX_TAG_PAGES || seen.has(path)) {
-        this.log.warn("tag listing stopped early; newer tags may be missed", { image: ref.normalized, registry: ref.registry, tags: tags.length });
+        this.log.warn("tag listing stopped early; newer tags may be missed", {
+          image: ref.normalized,
+          registry: ref.registry,
+          tags: tags.length,
+        });
         break;
       }
       seen.add(path);
@@ -161,7 +192,10 @@ export class CheckSession implements RegistryCheckSession {
       const body = await readAnswer(response, REGISTRY_LIMITS.tagsPageBytes, tagsPageSchema, answer);
       tags.push(...(body.tags ?? []));
       if (tags.length > REGISTRY_LIMITS.tagsPerRepository) {
-        throw new SvcError("registry", `${ref.registry}/${ref.repository} lists more than ${REGISTRY_LIMITS.tagsPerRepository} tags, the most svc reads of a repository`);
+        throw new SvcError(
+          "registry",
+          `${ref.registry}/${ref.repository} lists more than ${REGISTRY_LIMITS.tagsPerRepository} tags, the most svc reads of a repository`,
+        );
       }
       path = nextPage(response.headers.get("link"));
     }
@@ -185,7 +219,10 @@ export class CheckSession implements RegistryCheckSession {
     const wanted = await platform();
     const entry = pickPlatform(index.manifests ?? [], wanted);
     if (!entry) {
-      throw new SvcError("registry", `${ref.original}: registry ${ref.registry} has no image for platform ${formatPlatform(wanted)}`);
+      throw new SvcError(
+        "registry",
+        `${ref.original}: registry ${ref.registry} has no image for platform ${formatPlatform(wanted)}`,
+      );
     }
     return entry.digest;
   }
@@ -193,7 +230,10 @@ export class CheckSession implements RegistryCheckSession {
   private configDigestOf(ref: ImageRef, manifest: Manifest): string {
     const digest = manifest.config?.digest;
     if (typeof digest !== "string") {
-      throw new SvcError("registry", `${ref.original}: registry ${ref.registry} returned a manifest of an unsupported type (${manifest.mediaType || "unknown"})`);
+      throw new SvcError(
+        "registry",
+        `${ref.original}: registry ${ref.registry} returned a manifest of an unsupported type (${manifest.mediaType || "unknown"})`,
+      );
     }
     return digest;
   }
@@ -236,21 +276,25 @@ export class CheckSession implements RegistryCheckSession {
   }
 
   private manifest(ref: ImageRef, reference: string): Promise<Manifest> {
-    return this.once(`GET ${ref.registry}/${ref.repository}${reference.includes(":") ? "@" : ":"}${reference}`, async () => {
-      const path = manifestPath(ref, reference);
-      const response = await this.client.request(target(ref), "GET", path, { Accept: ACCEPT });
-      if (response.status === 404) {
-        const error = await registryError(ref, response, `GET ${path}`);
-        throw new NotFound(error.kind, error.message);
-      }
-      if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
-      const what = `${ref.original}: the manifest from registry ${ref.registry}`;
-      const bytes = await readCapped(response, REGISTRY_LIMITS.manifestBytes, what);
-      const digest = digestHeader(response) ?? `sha256:${new Bun.SHA256().update(bytes).digest("hex")}`;
-      const body = parseAnswer(bytes, manifestSchema, what);
-      const mediaType = body.mediaType ?? response.headers.get("content-type")?.split(";")[0]?.trim().slice(0, 256) ?? "";
-      return { ...body, digest, mediaType };
-    });
+    return this.once(
+      `GET ${ref.registry}/${ref.repository}${reference.includes(":") ? "@" : ":"}${reference}`,
+      async () => {
+        const path = manifestPath(ref, reference);
+        const response = await this.client.request(target(ref), "GET", path, { Accept: ACCEPT });
+        if (response.status === 404) {
+          const error = await registryError(ref, response, `GET ${path}`);
+          throw new NotFound(error.kind, error.message);
+        }
+        if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
+        const what = `${ref.original}: the manifest from registry ${ref.registry}`;
+        const bytes = await readCapped(response, REGISTRY_LIMITS.manifestBytes, what);
+        const digest = digestHeader(response) ?? `sha256:${new Bun.SHA256().update(bytes).digest("hex")}`;
+        const body = parseAnswer(bytes, manifestSchema, what);
+        const mediaType =
+          body.mediaType ?? response.headers.get("content-type")?.split(";")[0]?.trim().slice(0, 256) ?? "";
+        return { ...body, digest, mediaType };
+      },
+    );
   }
 }
 
@@ -282,7 +326,11 @@ function manifestPath(ref: ImageRef, reference: string): string {
 }
 
 function isIndex(manifest: Manifest): boolean {
-  return manifest.mediaType === MEDIA_TYPES.ociIndex || manifest.mediaType === MEDIA_TYPES.dockerList || (Array.isArray(manifest.manifests) && !manifest.config);
+  return (
+    manifest.mediaType === MEDIA_TYPES.ociIndex ||
+    manifest.mediaType === MEDIA_TYPES.dockerList ||
+    (Array.isArray(manifest.manifests) && !manifest.config)
+  );
 }
 
 /**
@@ -306,7 +354,14 @@ export function knowsDigest(local: LocalImage, ref: ImageRef, digest: string): b
   });
 }
 
-const ARCH_ALIASES: Record<string, string> = { x86_64: "amd64", "x86-64": "amd64", aarch64: "arm64", armhf: "arm", armel: "arm", i386: "386" };
+const ARCH_ALIASES: Record<string, string> = {
+  x86_64: "amd64",
+  "x86-64": "amd64",
+  aarch64: "arm64",
+  armhf: "arm",
+  armel: "arm",
+  i386: "386",
+};
 
 function normalArch(architecture: string | undefined): string {
   const lower = (architecture ?? "").toLowerCase();
@@ -327,9 +382,18 @@ function normalVariant(architecture: string, variant: string | undefined): strin
 export function pickPlatform(entries: IndexEntry[], wanted: Platform): IndexEntry | undefined {
   const arch = normalArch(wanted.architecture);
   const variant = normalVariant(arch, wanted.variant);
-  const candidates = entries.filter((e) => e.platform && (e.platform.os ?? "").toLowerCase() === wanted.os.toLowerCase() && normalArch(e.platform.architecture) === arch);
+  const candidates = entries.filter(
+    (e) =>
+      e.platform &&
+      (e.platform.os ?? "").toLowerCase() === wanted.os.toLowerCase() &&
+      normalArch(e.platform.architecture) === arch,
+  );
   const variantOf = (e: IndexEntry) => normalVariant(arch, e.platform?.variant);
-  return candidates.find((e) => variantOf(e) === variant) ?? (variant === undefined ? undefined : candidates.find((e) => variantOf(e) === undefined)) ?? (candidates.length === 1 && variant === undefined ? candidates[0] : undefined);
+  return (
+    candidates.find((e) => variantOf(e) === variant) ??
+    (variant === undefined ? undefined : candidates.find((e) => variantOf(e) === undefined)) ??
+    (candidates.length === 1 && variant === undefined ? candidates[0] : undefined)
+  );
 }
 
 export function formatPlatform(platform: Platform): string {
@@ -346,7 +410,11 @@ export async function registryError(ref: ImageRef, response: Response, what: str
   } catch {
     // not JSON, not the usual shape, or too large: the status says enough
   }
-  const hint = response.status === 401 || response.status === 403 ? " (authentication required or credentials rejected)" : "";
+  const hint =
+    response.status === 401 || response.status === 403 ? " (authentication required or credentials rejected)" : "";
   const statusText = response.statusText ? ` ${response.statusText}` : "";
-  return new SvcError("registry", `registry ${ref.registry} answered ${response.status}${statusText}${code}${hint} to ${what}`);
+  return new SvcError(
+    "registry",
+    `registry ${ref.registry} answered ${response.status}${statusText}${code}${hint} to ${what}`,
+  );
 }

@@ -6,11 +6,25 @@
 import type { Config } from "../config/index.ts";
 import { SvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
-import { readAnswer, REGISTRY_LIMITS, tokenSchema } from "./answers.ts";
+import { REGISTRY_LIMITS, readAnswer, tokenSchema } from "./answers.ts";
 import { type Challenge, parseChallenges, pickChallenge } from "./challenge.ts";
-import { type Credential, type DockerConfigFile, type HelperRunner, readDockerConfig, resolveCredential } from "./credentials.ts";
+import {
+  type Credential,
+  type DockerConfigFile,
+  type HelperRunner,
+  readDockerConfig,
+  resolveCredential,
+} from "./credentials.ts";
 import { canonicalHost } from "./reference.ts";
-import { baseUrlOf, hostnameOf, hostOfUrl, isLoopbackHost, registrableDomain, type RetryPolicy, send } from "./transport.ts";
+import {
+  baseUrlOf,
+  hostnameOf,
+  hostOfUrl,
+  isLoopbackHost,
+  type RetryPolicy,
+  registrableDomain,
+  send,
+} from "./transport.ts";
 
 /** Resolved credentials are re-read after this long (credential helpers hand out short-lived ones, e.g. ECR). */
 const CREDENTIAL_TTL_MS = 5 * 60_000;
@@ -72,7 +86,11 @@ export function rateLimitOf(headers: Headers): RateLimitAnswer | null {
   if (!remaining) return null;
   const limit = RATE_LIMIT_VALUE.exec(headers.get("ratelimit-limit")?.slice(0, 64) ?? "");
   const window = remaining[2] ?? limit?.[2];
-  return { remaining: Number(remaining[1]), limit: limit ? Number(limit[1]) : null, window_seconds: window === undefined ? null : Number(window) };
+  return {
+    remaining: Number(remaining[1]),
+    limit: limit ? Number(limit[1]) : null,
+    window_seconds: window === undefined ? null : Number(window),
+  };
 }
 
 export class RegistryClient {
@@ -111,7 +129,11 @@ export class RegistryClient {
         }),
       );
       value.then(
-        (credential) => this.options.log.debug("registry credentials resolved", { registry, source: credential?.source ?? "anonymous" }),
+        (credential) =>
+          this.options.log.debug("registry credentials resolved", {
+            registry,
+            source: credential?.source ?? "anonymous",
+          }),
         () => {},
       );
       state.credential = { value, expiresAt: now + CREDENTIAL_TTL_MS };
@@ -140,7 +162,11 @@ export class RegistryClient {
     }
     const refusal = this.realmRefusal({ registry, repository: "" }, realm, credential);
     if (!refusal) return credential;
-    this.warnOnce(`engine ${registry} ${realm.host}`, "registry credentials not given to the engine for this registry: its token realm is not one they may go to", { registry, realm_host: realm.host, credentials: credential.source });
+    this.warnOnce(
+      `engine ${registry} ${realm.host}`,
+      "registry credentials not given to the engine for this registry: its token realm is not one they may go to",
+      { registry, realm_host: realm.host, credentials: credential.source },
+    );
     return undefined;
   }
 
@@ -174,10 +200,18 @@ export class RegistryClient {
     if (limit.remaining > Math.max(LOW_RATE_LIMIT, (limit.limit ?? 0) / 10)) return void this.warned.delete(key);
     if (this.warned.has(key)) return;
     this.warned.add(key);
-    this.options.log.warn("registry rate limit nearly used up: its checks and pulls fail once none is left", { registry, ...limit });
+    this.options.log.warn("registry rate limit nearly used up: its checks and pulls fail once none is left", {
+      registry,
+      ...limit,
+    });
   }
 
-  private async authenticatedRequest(target: Target, method: string, path: string, headers: Record<string, string>): Promise<Response> {
+  private async authenticatedRequest(
+    target: Target,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+  ): Promise<Response> {
     const url = `${this.baseUrl(target.registry)}${path}`;
     let challenge = await this.challengeFor(target.registry);
     const authorization = await this.authorization(target, challenge, false);
@@ -198,7 +232,12 @@ export class RegistryClient {
     return this.send(url, method, headers, renewedAuthorization);
   }
 
-  private send(url: string, method: string, headers: Record<string, string>, authorization: string | undefined): Promise<Response> {
+  private send(
+    url: string,
+    method: string,
+    headers: Record<string, string>,
+    authorization: string | undefined,
+  ): Promise<Response> {
     const all = authorization ? { ...headers, Authorization: authorization } : headers;
     return send(url, { method, headers: all }, this.options.retry, this.options.sleep);
   }
@@ -220,7 +259,11 @@ export class RegistryClient {
     return state.challenge;
   }
 
-  private async authorization(target: Target, challenge: Challenge | null, renew: boolean): Promise<string | undefined> {
+  private async authorization(
+    target: Target,
+    challenge: Challenge | null,
+    renew: boolean,
+  ): Promise<string | undefined> {
     if (!challenge) return undefined;
     const credential = await this.credentialFor(target.registry);
     if (challenge.scheme === "basic") {
@@ -232,14 +275,22 @@ export class RegistryClient {
   }
 
   /** A cached token while it lives; concurrent requests for the same scope share one fetch. */
-  private tokenFor(target: Target, challenge: Challenge, credential: Credential | undefined, renew: boolean): Promise<string> {
+  private tokenFor(
+    target: Target,
+    challenge: Challenge,
+    credential: Credential | undefined,
+    renew: boolean,
+  ): Promise<string> {
     const state = this.state(target.registry);
     const scope = `repository:${target.repository}:pull`;
     const key = `${challenge.params.realm} ${challenge.params.service ?? ""} ${scope}`;
     const cached = state.tokens.get(key);
     if (cached && !renew && cached.expiresAt > Date.now()) return cached.token.then((t) => t.token);
 
-    const entry: TokenEntry = { token: this.fetchToken(target, challenge, scope, credential), expiresAt: Number.POSITIVE_INFINITY };
+    const entry: TokenEntry = {
+      token: this.fetchToken(target, challenge, scope, credential),
+      expiresAt: Number.POSITIVE_INFINITY,
+    };
     state.tokens.set(key, entry);
     entry.token.then(
       (token) => {
@@ -263,11 +314,21 @@ export class RegistryClient {
     const registryHost = new URL(this.baseUrl(target.registry)).host;
     if (credential.source === "global") {
       const sameSite = realm.protocol === "https:" && registrableDomain(realm.host) === registrableDomain(registryHost);
-      const sameLoopback = realm.protocol === "http:" && isLoopbackHost(registryHost) && hostnameOf(realm.host) === hostnameOf(registryHost);
-      return sameSite || sameLoopback ? undefined : "token realm is not on the registry's own site over HTTPS: asking for an anonymous token instead of sending the global credentials";
+      const sameLoopback =
+        realm.protocol === "http:" &&
+        isLoopbackHost(registryHost) &&
+        hostnameOf(realm.host) === hostnameOf(registryHost);
+      return sameSite || sameLoopback
+        ? undefined
+        : "token realm is not on the registry's own site over HTTPS: asking for an anonymous token instead of sending the global credentials";
     }
-    const mayCarry = realm.protocol === "https:" || isLoopbackHost(realm.host) || this.options.config.insecure_registries.some((h) => hostnameOf(h) === hostnameOf(realm.host));
-    return mayCarry ? undefined : "token realm is not HTTPS: asking for an anonymous token instead of sending credentials";
+    const mayCarry =
+      realm.protocol === "https:" ||
+      isLoopbackHost(realm.host) ||
+      this.options.config.insecure_registries.some((h) => hostnameOf(h) === hostnameOf(realm.host));
+    return mayCarry
+      ? undefined
+      : "token realm is not HTTPS: asking for an anonymous token instead of sending credentials";
   }
 
   private warnOnce(key: string, message: string, fields: Record<string, unknown>): void {
@@ -281,7 +342,12 @@ export class RegistryClient {
    * realm only because the registry's challenge sent us there, and only over HTTPS (or to a
    * loopback / configured-insecure realm, as for the registry itself).
    */
-  private async fetchToken(target: Target, challenge: Challenge, scope: string, credential: Credential | undefined): Promise<CachedToken> {
+  private async fetchToken(
+    target: Target,
+    challenge: Challenge,
+    scope: string,
+    credential: Credential | undefined,
+  ): Promise<CachedToken> {
     const realm = challenge.params.realm!;
     let url: URL;
     try {
@@ -291,31 +357,45 @@ export class RegistryClient {
     }
     const refusal = credential ? this.realmRefusal(target, url, credential) : undefined;
     const usable = refusal ? undefined : credential;
-    if (refusal) this.warnOnce(`${refusal} ${target.registry} ${url.host}`, refusal, { registry: target.registry, realm_host: url.host });
+    if (refusal)
+      this.warnOnce(`${refusal} ${target.registry} ${url.host}`, refusal, {
+        registry: target.registry,
+        realm_host: url.host,
+      });
     const service = challenge.params.service;
 
     let response: Response;
     if (usable?.identityToken) {
       // OAuth2 refresh-token grant, as the engine does for identity tokens.
-      const form = new URLSearchParams({ grant_type: "refresh_token", refresh_token: usable.identityToken, client_id: "svc", scope });
+      const form = new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: usable.identityToken,
+        client_id: "svc",
+        scope,
+      });
       if (service) form.set("service", service);
       response = await fetchForm(url.toString(), form, this.options.retry.timeoutMs);
     } else {
       if (service) url.searchParams.set("service", service);
       url.searchParams.set("scope", scope);
       const headers: Record<string, string> = {};
-      if (usable && (usable.username !== undefined || usable.password !== undefined)) headers.Authorization = basic(usable);
+      if (usable && (usable.username !== undefined || usable.password !== undefined))
+        headers.Authorization = basic(usable);
       response = await send(url.toString(), { method: "GET", headers }, this.options.retry, this.options.sleep);
     }
     if (!response.ok) {
       await response.body?.cancel();
       const hint = response.status === 401 || response.status === 403 ? " (credentials rejected or missing)" : "";
-      throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} answered ${response.status}${hint}`);
+      throw new SvcError(
+        "registry",
+        `token service ${url.host} for registry ${target.registry} answered ${response.status}${hint}`,
+      );
     }
     const what = `the answer of token service ${url.host} for registry ${target.registry}`;
     const body = await readAnswer(response, REGISTRY_LIMITS.tokenBytes, tokenSchema, what);
     const token = body.token || body.access_token || "";
-    if (!token) throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} returned no token`);
+    if (!token)
+      throw new SvcError("registry", `token service ${url.host} for registry ${target.registry} returned no token`);
     const lifetime = body.expires_in !== undefined && body.expires_in > 0 ? body.expires_in : DEFAULT_TOKEN_LIFETIME_S;
     const issued = body.issued_at !== undefined ? Date.parse(body.issued_at) : NaN;
     // Trust our own clock for the start: a skewed issued_at must not make a fresh token look expired.
@@ -330,7 +410,9 @@ function basic(credential: Credential): string {
 }
 
 function sameChallenge(a: Challenge | null, b: Challenge): boolean {
-  return a !== null && a.scheme === b.scheme && a.params.realm === b.params.realm && a.params.service === b.params.service;
+  return (
+    a !== null && a.scheme === b.scheme && a.params.realm === b.params.realm && a.params.service === b.params.service
+  );
 }
 
 async function fetchForm(url: string, form: URLSearchParams, timeoutMs: number): Promise<Response> {

@@ -32,7 +32,10 @@ export interface DockerConfigFile {
 }
 
 /** Runs `docker-credential-<helper> get` for `serverUrl`; undefined when it knows no credentials. */
-export type HelperRunner = (helper: string, serverUrl: string) => Promise<{ username: string; secret: string } | undefined>;
+export type HelperRunner = (
+  helper: string,
+  serverUrl: string,
+) => Promise<{ username: string; secret: string } | undefined>;
 
 export interface CredentialSources {
   configured: readonly RegistryCredential[];

@@ -13,7 +13,7 @@ import type { RegistryAuth } from "../engine/port.ts";
 import type { Logger } from "../log/index.ts";
 import { CheckSession } from "./check.ts";
 import { type RateLimitAnswer, RegistryClient } from "./client.ts";
-import { helperRunner, type HelperRunner, serverAddressOf } from "./credentials.ts";
+import { type HelperRunner, helperRunner, serverAddressOf } from "./credentials.ts";
 import type { ImageRef, Registry } from "./port.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./transport.ts";
 

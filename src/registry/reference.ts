@@ -9,7 +9,13 @@ import type { ImageRef } from "./port.ts";
 
 /** Docker Hub's canonical name; its other names are aliases of it. */
 export const DOCKER_HUB = "docker.io";
-const HUB_ALIASES = new Set(["docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com", "hub.docker.com"]);
+const HUB_ALIASES = new Set([
+  "docker.io",
+  "index.docker.io",
+  "registry-1.docker.io",
+  "registry.hub.docker.com",
+  "hub.docker.com",
+]);
 /** Where Docker Hub's registry API actually answers. */
 export const DOCKER_HUB_API_HOST = "registry-1.docker.io";
 
@@ -36,7 +42,12 @@ function invalid(text: string, why: string): SvcError {
  * contains "." or ":", is "localhost", or has an uppercase letter (which a path component cannot).
  */
 function looksLikeHost(component: string): boolean {
-  return component.includes(".") || component.includes(":") || component === "localhost" || component !== component.toLowerCase();
+  return (
+    component.includes(".") ||
+    component.includes(":") ||
+    component === "localhost" ||
+    component !== component.toLowerCase()
+  );
 }
 
 function splitHost(name: string): { host: string; path: string } {
@@ -75,7 +86,8 @@ export function parseReference(text: string): ImageRef {
   }
 
   if (rest === "") throw invalid(text, "the repository name is missing");
-  if (rest.length > MAX_NAME_LENGTH) throw invalid(text, `the repository name is longer than ${MAX_NAME_LENGTH} characters`);
+  if (rest.length > MAX_NAME_LENGTH)
+    throw invalid(text, `the repository name is longer than ${MAX_NAME_LENGTH} characters`);
 
   const { host, path } = splitHost(rest);
   if (!DOMAIN.test(host)) throw invalid(text, `"${host}" is not a valid registry host`);
@@ -83,7 +95,12 @@ export function parseReference(text: string): ImageRef {
   if (path !== path.toLowerCase()) throw invalid(text, "the repository name must be lowercase");
   for (const component of path.split("/")) {
     if (!NAME_COMPONENT.test(component)) {
-      throw invalid(text, component === "" ? "the repository name has an empty path component" : `"${component}" is not a valid repository path component`);
+      throw invalid(
+        text,
+        component === ""
+          ? "the repository name has an empty path component"
+          : `"${component}" is not a valid repository path component`,
+      );
     }
   }
 

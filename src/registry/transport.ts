@@ -4,9 +4,9 @@
  * fetch keeps connections alive and reuses them, which is all the pooling svc needs.
  */
 import { SvcError } from "../core/errors.ts";
+import { isLoopbackHostname } from "../core/loopback.ts";
 import { duration } from "../core/moments.ts";
 import { canonicalHost, DOCKER_HUB, DOCKER_HUB_API_HOST } from "./reference.ts";
-import { isLoopbackHostname } from "../core/loopback.ts";
 
 export interface RetryPolicy {
   /** per-attempt timeout, ms */
@@ -29,7 +29,21 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** Second-level labels under which country-code domains are registered (registry.example.co.uk). */
-const SHARED_SECOND_LEVEL = new Set(["co", "com", "net", "org", "gov", "edu", "ac", "or", "ne", "go", "gv", "ltd", "plc"]);
+const SHARED_SECOND_LEVEL = new Set([
+  "co",
+  "com",
+  "net",
+  "org",
+  "gov",
+  "edu",
+  "ac",
+  "or",
+  "ne",
+  "go",
+  "gv",
+  "ltd",
+  "plc",
+]);
 
 /**
  * The registrable domain of a host (its last two labels, three under a country code's shared
@@ -54,10 +68,16 @@ export function hostnameOf(host: string): string {
 /** Base URL of a registry's API: plain HTTP for loopback and configured insecure hosts only. */
 export function baseUrlOf(registry: string, insecure: readonly string[]): string {
   const host = canonicalHost(registry) === DOCKER_HUB ? DOCKER_HUB_API_HOST : registry;
-  const plain = isLoopbackHost(host) || insecure.some((entry) => {
-    const listed = entry.trim().replace(/^[a-z]+:\/\//i, "").replace(/\/.*$/, "").toLowerCase();
-    return listed === host.toLowerCase() || listed === hostnameOf(host);
-  });
+  const plain =
+    isLoopbackHost(host) ||
+    insecure.some((entry) => {
+      const listed = entry
+        .trim()
+        .replace(/^[a-z]+:\/\//i, "")
+        .replace(/\/.*$/, "")
+        .toLowerCase();
+      return listed === host.toLowerCase() || listed === hostnameOf(host);
+    });
   return `${plain ? "http" : "https"}://${host}`;
 }
 
@@ -95,7 +115,12 @@ function describeNetworkError(error: unknown): string {
  * Resolves with the final response whatever its status (after retries); throws SvcError kind
  * "registry" when the host cannot be reached or keeps timing out.
  */
-export async function send(url: string, init: { method: string; headers: Record<string, string> }, policy: RetryPolicy, sleep: (ms: number) => Promise<void> = Bun.sleep): Promise<Response> {
+export async function send(
+  url: string,
+  init: { method: string; headers: Record<string, string> },
+  policy: RetryPolicy,
+  sleep: (ms: number) => Promise<void> = Bun.sleep,
+): Promise<Response> {
   for (let attempt = 0; ; attempt++) {
     const last = attempt >= policy.retries;
     let response: Response;
@@ -106,7 +131,9 @@ export async function send(url: string, init: { method: string; headers: Record<
         await sleep(Math.min(policy.baseDelayMs * 2 ** attempt, policy.maxDelayMs));
         continue;
       }
-      const why = isTimeout(error) ? `did not answer within ${duration(policy.timeoutMs)}` : `is unreachable (${describeNetworkError(error)})`;
+      const why = isTimeout(error)
+        ? `did not answer within ${duration(policy.timeoutMs)}`
+        : `is unreachable (${describeNetworkError(error)})`;
       throw new SvcError("registry", `registry ${hostOfUrl(url)} ${why}`, { cause: error });
     }
     if (last) return response;
@@ -125,13 +152,22 @@ export async function send(url: string, init: { method: string; headers: Record<
   }
 }
 
-async function sendFollowingRedirects(url: string, init: { method: string; headers: Record<string, string> }, timeoutMs: number): Promise<Response> {
+async function sendFollowingRedirects(
+  url: string,
+  init: { method: string; headers: Record<string, string> },
+  timeoutMs: number,
+): Promise<Response> {
   const origin = new URL(url).origin;
   let current = url;
   for (let hop = 0; ; hop++) {
     const headers = { ...init.headers };
     if (new URL(current).origin !== origin) delete headers.Authorization;
-    const response = await fetch(current, { method: init.method, headers, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(current, {
+      method: init.method,
+      headers,
+      redirect: "manual",
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const location = response.headers.get("location");
     if (response.status < 300 || response.status >= 400 || !location || hop >= MAX_REDIRECTS) return response;
     await response.body?.cancel();

@@ -36,7 +36,10 @@ export class RateLimited extends SvcError {
     host: string,
     readonly until: number,
   ) {
-    super("registry", `${host} rate limit reached; asked again after ${new Date(until).toISOString()} (set a token: docs/release-notes.md)`);
+    super(
+      "registry",
+      `${host} rate limit reached; asked again after ${new Date(until).toISOString()} (set a token: docs/release-notes.md)`,
+    );
   }
 }
 
@@ -62,7 +65,12 @@ export interface Fetched {
  * enough back (the running version), or the page cap. Only the first page is asked conditionally:
  * when it is unchanged, nothing newer was published.
  */
-export async function fetchReleases(deps: FetchDeps, repo: SourceRepo, cached: CachedRepo | undefined, enough: (releases: StoredRelease[]) => boolean): Promise<Fetched> {
+export async function fetchReleases(
+  deps: FetchDeps,
+  repo: SourceRepo,
+  cached: CachedRepo | undefined,
+  enough: (releases: StoredRelease[]) => boolean,
+): Promise<Fetched> {
   const origin = new URL(deps.apiUrl).origin;
   let url: string | null = deps.api.firstPage(deps.apiUrl, repo, RELEASE_LIMITS.perPage);
   const releases: StoredRelease[] = [];
@@ -85,7 +93,11 @@ export async function fetchReleases(deps: FetchDeps, repo: SourceRepo, cached: C
     // a next page elsewhere would carry the token to another server
     url = next !== null && new URL(next).origin === origin ? next : null;
   }
-  return { repo: { etag, releases: withinBudget(releases), fetched_at: new Date(now(deps)).toISOString() }, notModified: false, requests };
+  return {
+    repo: { etag, releases: withinBudget(releases), fetched_at: new Date(now(deps)).toISOString() },
+    notModified: false,
+    requests,
+  };
 }
 
 /** The newest releases keep their notes up to the repository's budget; older ones keep their version and title. */
@@ -110,7 +122,13 @@ const MAX_REDIRECTS = 3;
  * only (GitHub answers 301 for a renamed repository): a token never goes elsewhere. The Git room
  * speaks to the same hosts through it (pushes, pull requests).
  */
-export async function request(deps: Pick<FetchDeps, "timeoutMs" | "fetch"> & { api: Pick<HostApi, "name"> }, url: string, headers: Record<string, string>, origin: string, init: { method?: string; body?: Uint8Array<ArrayBuffer> | string } = {}): Promise<Response> {
+export async function request(
+  deps: Pick<FetchDeps, "timeoutMs" | "fetch"> & { api: Pick<HostApi, "name"> },
+  url: string,
+  headers: Record<string, string>,
+  origin: string,
+  init: { method?: string; body?: Uint8Array<ArrayBuffer> | string } = {},
+): Promise<Response> {
   try {
     const signal = AbortSignal.timeout(deps.timeoutMs);
     let at = url;
@@ -120,13 +138,20 @@ export async function request(deps: Pick<FetchDeps, "timeoutMs" | "fetch"> & { a
       if (![301, 302, 307, 308].includes(response.status) || location === null) return response;
       await response.body?.cancel().catch(() => {});
       const next = new URL(location, at);
-      if (next.origin !== origin || hop === MAX_REDIRECTS) throw new SvcError("registry", `${deps.api.name} redirected the request to ${next.origin === origin ? "itself too many times" : "another server"}`);
+      if (next.origin !== origin || hop === MAX_REDIRECTS)
+        throw new SvcError(
+          "registry",
+          `${deps.api.name} redirected the request to ${next.origin === origin ? "itself too many times" : "another server"}`,
+        );
       at = next.href;
     }
   } catch (error) {
     if (error instanceof SvcError) throw error;
     const timedOut = (error as Error).name === "TimeoutError";
-    throw new SvcError("registry", `${deps.api.name} ${timedOut ? `did not answer within ${duration(deps.timeoutMs)}` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`);
+    throw new SvcError(
+      "registry",
+      `${deps.api.name} ${timedOut ? `did not answer within ${duration(deps.timeoutMs)}` : `cannot be reached (${(error as Error).message.slice(0, 200)})`}`,
+    );
   }
 }
 
@@ -134,7 +159,11 @@ async function readPage(deps: FetchDeps, repo: SourceRepo, response: Response): 
   const what = `${deps.api.name}'s list of releases of ${repo.path}`;
   const read = await readBoundedJson(response, RELEASE_LIMITS.pageBytes, deps.api.schema);
   if ("value" in read) return read.value.flatMap((item) => deps.api.release(item, RELEASE_LIMITS.notesChars) ?? []);
-  if (read.error === "over_cap") throw new SvcError("registry", `${what} is larger than ${RELEASE_LIMITS.pageBytes / 1024 / 1024} MiB, the most svc reads of a page`);
+  if (read.error === "over_cap")
+    throw new SvcError(
+      "registry",
+      `${what} is larger than ${RELEASE_LIMITS.pageBytes / 1024 / 1024} MiB, the most svc reads of a page`,
+    );
   throw new SvcError("registry", read.error === "not_shape" ? `${what} is not a list` : `${what} is not JSON`);
 }
 
@@ -143,9 +172,17 @@ async function failure(deps: FetchDeps, repo: SourceRepo, response: Response): P
   await response.body?.cancel().catch(() => {});
   const until = rateLimitReset(response, now(deps));
   if (until !== undefined) return new RateLimited(deps.api.name, until);
-  if (response.status === 404) return new SvcError("not_found", `${deps.api.name} has no repository ${repo.path} (404; a private one needs a token)`);
-  const hint = response.status === 401 || response.status === 403 ? " (the token is refused, or the repository is private)" : "";
-  return new SvcError("registry", `${deps.api.name} answered ${response.status}${hint} for the releases of ${repo.path}`);
+  if (response.status === 404)
+    return new SvcError(
+      "not_found",
+      `${deps.api.name} has no repository ${repo.path} (404; a private one needs a token)`,
+    );
+  const hint =
+    response.status === 401 || response.status === 403 ? " (the token is refused, or the repository is private)" : "";
+  return new SvcError(
+    "registry",
+    `${deps.api.name} answered ${response.status}${hint} for the releases of ${repo.path}`,
+  );
 }
 
 /** One hour: a host that asks to wait longer is asked again after this. */
@@ -160,10 +197,12 @@ export function rateLimitReset(response: Response, now: number): number | undefi
   const headers = response.headers;
   const remaining = headers.get("x-ratelimit-remaining") ?? headers.get("ratelimit-remaining");
   const retryAfter = headers.get("retry-after");
-  const limited = response.status === 429 || (response.status === 403 && (remaining?.trim() === "0" || retryAfter !== null));
+  const limited =
+    response.status === 429 || (response.status === 403 && (remaining?.trim() === "0" || retryAfter !== null));
   if (!limited) return undefined;
   const seconds = Number(retryAfter);
-  if (retryAfter !== null && Number.isFinite(seconds) && seconds >= 0) return now + Math.min(seconds * 1000, MAX_WAIT_MS);
+  if (retryAfter !== null && Number.isFinite(seconds) && seconds >= 0)
+    return now + Math.min(seconds * 1000, MAX_WAIT_MS);
   const reset = Number(headers.get("x-ratelimit-reset") ?? headers.get("ratelimit-reset"));
   if (Number.isFinite(reset) && reset > 0) return Math.min(Math.max(reset * 1000, now), now + MAX_WAIT_MS);
   return now + 60_000;

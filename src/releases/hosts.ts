@@ -35,7 +35,10 @@ export interface HostApi {
 }
 
 const text = (max: number) => z.string().transform((s) => s.slice(0, max));
-const nullableText = (max: number) => text(max).nullish().transform((s) => s ?? null);
+const nullableText = (max: number) =>
+  text(max)
+    .nullish()
+    .transform((s) => s ?? null);
 
 /** The fields every host writes (the notes field's name differs), loose: a host adds fields as it likes. */
 const githubItem = z.looseObject({
@@ -85,21 +88,34 @@ function encodedPath(repo: SourceRepo): string {
 
 const GITHUB: HostApi = {
   name: "GitHub",
-  firstPage: (api, repo, perPage) => `${api.replace(/\/+$/, "")}/repos/${encodedPath(repo)}/releases?per_page=${perPage}`,
+  firstPage: (api, repo, perPage) =>
+    `${api.replace(/\/+$/, "")}/repos/${encodedPath(repo)}/releases?per_page=${perPage}`,
   nextPage: linkNext,
-  headers: (token) => ({ Accept: "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28", ...(token ? { Authorization: `Bearer ${token}` } : {}) }),
+  headers: (token) => ({
+    Accept: "application/vnd.github+json",
+    "X-GitHub-Api-Version": "2022-11-28",
+    ...(token ? { Authorization: `Bearer ${token}` } : {}),
+  }),
   schema: z.array(z.unknown()),
   release: (item, cap) => {
     const parsed = githubItem.safeParse(item);
     if (!parsed.success || parsed.data.draft) return null;
     const r = parsed.data;
-    return { tag: r.tag_name, title: r.name || r.tag_name, published_at: r.published_at ?? r.created_at, url: r.html_url, prerelease: r.prerelease === true, ...cut(r.body, cap) };
+    return {
+      tag: r.tag_name,
+      title: r.name || r.tag_name,
+      published_at: r.published_at ?? r.created_at,
+      url: r.html_url,
+      prerelease: r.prerelease === true,
+      ...cut(r.body, cap),
+    };
   },
 };
 
 const GITLAB: HostApi = {
   name: "GitLab",
-  firstPage: (api, repo, perPage) => `${api.replace(/\/+$/, "")}/projects/${encodeURIComponent(repo.path)}/releases?per_page=${perPage}`,
+  firstPage: (api, repo, perPage) =>
+    `${api.replace(/\/+$/, "")}/projects/${encodeURIComponent(repo.path)}/releases?per_page=${perPage}`,
   nextPage: (response, current) => {
     const next = response.headers.get("x-next-page")?.trim();
     if (next && /^\d{1,6}$/.test(next)) {
@@ -115,7 +131,14 @@ const GITLAB: HostApi = {
     const parsed = gitlabItem.safeParse(item);
     if (!parsed.success || parsed.data.upcoming_release) return null;
     const r = parsed.data;
-    return { tag: r.tag_name, title: r.name || r.tag_name, published_at: r.released_at ?? r.created_at, url: r._links?.self ?? null, prerelease: false, ...cut(r.description, cap) };
+    return {
+      tag: r.tag_name,
+      title: r.name || r.tag_name,
+      published_at: r.released_at ?? r.created_at,
+      url: r._links?.self ?? null,
+      prerelease: false,
+      ...cut(r.description, cap),
+    };
   },
 };
 

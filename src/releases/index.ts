@@ -9,16 +9,17 @@
  * repository is asked at most once per session, however many targets share it. Nothing here
  * throws: a failure is a sentence in the answer, never a failed or delayed update.
  */
+
+import { join } from "node:path";
+import { z } from "zod";
 import type { Config } from "../config/index.ts";
 import { toSvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
 import { atomicWriter, readOrSetAside, scopedFileName } from "../state/file.ts";
-import { join } from "node:path";
-import { z } from "zod";
-import { fetchReleases, RateLimited, type CachedRepo, type FetchDeps } from "./fetch.ts";
+import { type CachedRepo, type FetchDeps, fetchReleases, RateLimited } from "./fetch.ts";
 import { HOSTS, type StoredRelease } from "./hosts.ts";
-import { releasesBetween, type ReleaseView } from "./select.ts";
-import { hostNames, parseSource, type HostKind, type HostNames, type SourceRepo } from "./source.ts";
+import { type ReleaseView, releasesBetween } from "./select.ts";
+import { type HostKind, type HostNames, hostNames, parseSource, type SourceRepo } from "./source.ts";
 import { compareVersions, parseVersion, sameVersion } from "./versions.ts";
 
 export type { ReleaseView } from "./select.ts";
@@ -74,7 +75,11 @@ export interface ReleaseNotesOptions {
 /** Repositories kept in memory and in the file; the oldest read goes first. */
 export const CACHED_REPOSITORIES = 100;
 
-export function createReleaseNotes(config: Config, log: Logger, options: ReleaseNotesOptions = {}): ReleaseNotesService {
+export function createReleaseNotes(
+  config: Config,
+  log: Logger,
+  options: ReleaseNotesOptions = {},
+): ReleaseNotesService {
   const settings = config.release_notes;
   const logger = log.child("releases");
   const names = hostNames(settings.gitlab_api_url, settings.gitea_api_url);
@@ -84,12 +89,23 @@ export function createReleaseNotes(config: Config, log: Logger, options: Release
   const queues = new Map<HostKind, Promise<unknown>>();
   const inTurn = <T>(host: HostKind, task: () => Promise<T>): Promise<T> => {
     const turn = (queues.get(host) ?? Promise.resolve()).then(task, task);
-    queues.set(host, turn.catch(() => {}));
+    queues.set(
+      host,
+      turn.catch(() => {}),
+    );
     return turn;
   };
   const now = options.now ?? Date.now;
-  const apiUrl: Record<HostKind, string> = { github: settings.github_api_url, gitlab: settings.gitlab_api_url, gitea: settings.gitea_api_url };
-  const token: Record<HostKind, string | undefined> = { github: settings.github_token, gitlab: settings.gitlab_token, gitea: settings.gitea_token };
+  const apiUrl: Record<HostKind, string> = {
+    github: settings.github_api_url,
+    gitlab: settings.gitlab_api_url,
+    gitea: settings.gitea_api_url,
+  };
+  const token: Record<HostKind, string | undefined> = {
+    github: settings.github_token,
+    gitlab: settings.gitlab_token,
+    gitea: settings.gitea_token,
+  };
 
   const read = async (repo: SourceRepo, from: string): Promise<{ list: CachedRepo; problem: string | null }> => {
     const cached = store.get(repo.url);
@@ -102,18 +118,31 @@ export function createReleaseNotes(config: Config, log: Logger, options: Release
       if (cached) return { list: cached, problem: `${problem}: the releases as read at ${cached.fetched_at}` };
       throw new Error(problem);
     }
-    const deps: FetchDeps = { api, apiUrl: apiUrl[repo.host], token: token[repo.host], timeoutMs: settings.timeout, fetch: options.fetch, now };
+    const deps: FetchDeps = {
+      api,
+      apiUrl: apiUrl[repo.host],
+      token: token[repo.host],
+      timeoutMs: settings.timeout,
+      fetch: options.fetch,
+      now,
+    };
     try {
       const fetched = await fetchReleases(deps, repo, cached, reachesBack(from));
       store.set(repo.url, fetched.repo, !fetched.notModified);
-      logger.debug("releases read", { repository: repo.url, not_modified: fetched.notModified, requests: fetched.requests, releases: fetched.repo.releases.length });
+      logger.debug("releases read", {
+        repository: repo.url,
+        not_modified: fetched.notModified,
+        requests: fetched.requests,
+        releases: fetched.repo.releases.length,
+      });
       return { list: fetched.repo, problem: null };
     } catch (error) {
       if (error instanceof RateLimited) {
         blockedUntil.set(repo.host, error.until);
         logger.warn("source host rate limit reached", { host: api.name, until: new Date(error.until).toISOString() });
       }
-      if (cached) return { list: cached, problem: `${toSvcError(error).message}: the releases as read at ${cached.fetched_at}` };
+      if (cached)
+        return { list: cached, problem: `${toSvcError(error).message}: the releases as read at ${cached.fetched_at}` };
       throw error;
     }
   };
@@ -124,11 +153,22 @@ export function createReleaseNotes(config: Config, log: Logger, options: Release
       return {
         between: async (query) => {
           const found = findSource(query.sources, names);
-          const base: ReleaseNotes = { source: null, source_from: null, from_version: query.from, to_version: query.to, releases: [], more: 0, breaking: 0, problem: null };
+          const base: ReleaseNotes = {
+            source: null,
+            source_from: null,
+            from_version: query.from,
+            to_version: query.to,
+            releases: [],
+            more: 0,
+            breaking: 0,
+            problem: null,
+          };
           if ("problem" in found) return { ...base, problem: found.problem };
           const answer = { ...base, source: found.repo.url, source_from: found.from };
-          if (query.from === null || query.to === null) return { ...answer, problem: "a new image of the same version (a digest change): no version to look up" };
-          if (sameVersion(parseVersion(query.from), parseVersion(query.to))) return { ...answer, problem: `a new image of the same version ${query.to}` };
+          if (query.from === null || query.to === null)
+            return { ...answer, problem: "a new image of the same version (a digest change): no version to look up" };
+          if (sameVersion(parseVersion(query.from), parseVersion(query.to)))
+            return { ...answer, problem: `a new image of the same version ${query.to}` };
           let reading = reads.get(found.repo.url);
           if (!reading) {
             const repo = found.repo;
@@ -140,7 +180,13 @@ export function createReleaseNotes(config: Config, log: Logger, options: Release
             const { list, problem } = await reading;
             const selection = releasesBetween(list.releases, query.from, query.to, settings.max_releases);
             const breaking = selection.releases.filter((r) => r.breaking).length;
-            return { ...answer, releases: selection.releases, more: selection.more, breaking, problem: problem ?? selection.problem };
+            return {
+              ...answer,
+              releases: selection.releases,
+              more: selection.more,
+              breaking,
+              problem: problem ?? selection.problem,
+            };
           } catch (error) {
             return { ...answer, problem: `releases not read: ${toSvcError(error).message}` };
           }
@@ -151,14 +197,18 @@ export function createReleaseNotes(config: Config, log: Logger, options: Release
 }
 
 /** The first candidate that names a repository on a known host; else why none does. */
-function findSource(candidates: readonly SourceCandidate[], names: HostNames): { repo: SourceRepo; from: string } | { problem: string } {
+function findSource(
+  candidates: readonly SourceCandidate[],
+  names: HostNames,
+): { repo: SourceRepo; from: string } | { problem: string } {
   const problems: string[] = [];
   for (const candidate of candidates) {
     const parsed = parseSource(candidate.url, names);
     if (!("problem" in parsed)) return { repo: parsed, from: candidate.from };
     problems.push(`${candidate.from}: ${parsed.problem}`);
   }
-  if (problems.length === 0) return { problem: "no source known: set the svc.release_notes label (docs/release-notes.md)" };
+  if (problems.length === 0)
+    return { problem: "no source known: set the svc.release_notes label (docs/release-notes.md)" };
   return { problem: `no usable source (${problems.join("; ")}): set the svc.release_notes label` };
 }
 
@@ -168,7 +218,10 @@ function reachesBack(from: string): (releases: StoredRelease[]) => boolean {
   return (releases) =>
     releases.some((release) => {
       const version = parseVersion(release.tag);
-      return sameVersion(version, older) || (version.parts !== undefined && older.parts !== undefined && compareVersions(version, older) < 0);
+      return (
+        sameVersion(version, older) ||
+        (version.parts !== undefined && older.parts !== undefined && compareVersions(version, older) < 0)
+      );
     });
 }
 
@@ -183,7 +236,14 @@ const storedRelease = z.object({
 });
 const cacheFile = z.object({
   version: z.literal(1),
-  repositories: z.record(z.string().max(2048), z.object({ etag: z.string().max(256).nullable(), releases: z.array(storedRelease).max(1000), fetched_at: z.string().max(64) })),
+  repositories: z.record(
+    z.string().max(2048),
+    z.object({
+      etag: z.string().max(256).nullable(),
+      releases: z.array(storedRelease).max(1000),
+      fetched_at: z.string().max(64),
+    }),
+  ),
 });
 
 interface RepoCache {
@@ -196,7 +256,8 @@ interface RepoCache {
 function openCache(dir: string | undefined, scope: string | undefined, log: Logger): RepoCache {
   const file = dir === undefined ? undefined : join(dir, scopedFileName("releases", scope));
   const parse = (text: string) => new Map(Object.entries(cacheFile.parse(JSON.parse(text)).repositories));
-  const repos: Map<string, CachedRepo> = file === undefined ? new Map() : readOrSetAside(file, parse, () => new Map(), log, "release notes cache");
+  const repos: Map<string, CachedRepo> =
+    file === undefined ? new Map() : readOrSetAside(file, parse, () => new Map(), log, "release notes cache");
   const write = atomicWriter(dir, file, log, "release notes cache");
   return {
     get: (url) => repos.get(url),

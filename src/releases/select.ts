@@ -35,12 +35,18 @@ export interface Selection {
   problem: string | null;
 }
 
-export function releasesBetween(list: readonly StoredRelease[], from: string, to: string, maxReleases: number = SELECT_LIMITS.releases): Selection {
+export function releasesBetween(
+  list: readonly StoredRelease[],
+  from: string,
+  to: string,
+  maxReleases: number = SELECT_LIMITS.releases,
+): Selection {
   const [older, newer] = [parseVersion(from), parseVersion(to)];
   const versioned = list.map((release) => ({ release, version: parseVersion(release.tag) }));
   const chosen = older.parts && newer.parts ? bySemver(versioned, older, newer) : byPosition(versioned, older, newer);
   if (chosen === null) return { releases: [], more: 0, problem: `no release ${to} found in the source's releases` };
-  if (chosen.length === 0) return { releases: [], more: 0, problem: `no release between ${from} and ${to} in the source's releases` };
+  if (chosen.length === 0)
+    return { releases: [], more: 0, problem: `no release between ${from} and ${to} in the source's releases` };
   let budget: number = SELECT_LIMITS.notesChars;
   const views = chosen.slice(0, maxReleases).map(({ release, version }, index) => {
     const before = chosen[index + 1]?.version ?? older;

@@ -8,6 +8,8 @@
  * the other way round. Anything else is not guessed at.
  */
 
+import { spend } from "../config/work.ts";
+
 export type HostKind = "github" | "gitlab" | "gitea";
 
 export interface SourceRepo {
@@ -34,20 +36,25 @@ const DOTS_ONLY = /^\.+$/;
 export function parseSource(text: string, hosts: HostNames): SourceRepo | { problem: string } {
   const written = text.trim();
   if (written.length > MAX_URL) return { problem: "the source address is too long" };
+  spend(written.length);
   let url: URL;
   try {
     url = new URL(written.replace(/^git\+/, ""));
   } catch {
     return { problem: `${JSON.stringify(written.slice(0, 100))} is not a repository URL` };
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return { problem: `${url.protocol} addresses are not read (only http and https)` };
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    return { problem: `${url.protocol} addresses are not read (only http and https)` };
   const host = hostKind(url.hostname.toLowerCase(), hosts);
   if (!host) return { problem: notRead(url.hostname.toLowerCase(), hosts) };
   const segments = url.pathname.split("/").filter(Boolean);
   const end = segments.indexOf("-");
   // GitLab nests groups; GitHub and Gitea are owner/name, and more segments point inside the repository
-  const path = (host === "gitlab" ? segments.slice(0, end === -1 ? undefined : end) : segments.slice(0, 2)).map((s) => s.replace(/\.git$/, ""));
-  if (path.length < 2 || !path.every((s) => SEGMENT.test(s) && !DOTS_ONLY.test(s))) return { problem: `${url.href} does not name a repository` };
+  const path = (host === "gitlab" ? segments.slice(0, end === -1 ? undefined : end) : segments.slice(0, 2)).map((s) =>
+    s.replace(/\.git$/, ""),
+  );
+  if (path.length < 2 || !path.every((s) => SEGMENT.test(s) && !DOTS_ONLY.test(s)))
+    return { problem: `${url.href} does not name a repository` };
   return { host, url: `${url.protocol}//${url.host}/${path.join("/")}`, path: path.join("/") };
 }
 
@@ -65,7 +72,8 @@ const PUBLIC: Record<"gitlab" | "gitea", string> = { gitlab: "gitlab.com", gitea
 function notRead(name: string, hosts: HostNames): string {
   for (const kind of ["gitlab", "gitea"] as const) {
     const api = hosts[kind][0];
-    if (name === PUBLIC[kind] && api !== undefined) return `${name} is not read: release_notes.${kind}_api_url is ${api}'s API, and a host is read only through its own (docs/release-notes.md)`;
+    if (name === PUBLIC[kind] && api !== undefined)
+      return `${name} is not read: release_notes.${kind}_api_url is ${api}'s API, and a host is read only through its own (docs/release-notes.md)`;
   }
   return `svc does not know which API ${name} speaks (GitHub, GitLab or Gitea: docs/release-notes.md)`;
 }
@@ -83,6 +91,7 @@ export function hostNames(gitlabApiUrl: string, giteaApiUrl: string, githubApiUr
       return [];
     }
   };
-  const github = githubApiUrl === undefined ? {} : { github: hostOf(githubApiUrl).filter((host) => host !== "api.github.com") };
+  const github =
+    githubApiUrl === undefined ? {} : { github: hostOf(githubApiUrl).filter((host) => host !== "api.github.com") };
   return { ...github, gitlab: hostOf(gitlabApiUrl), gitea: hostOf(giteaApiUrl) };
 }

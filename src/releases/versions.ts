@@ -19,7 +19,10 @@ const SEMVER = /^(\d{1,9})(?:\.(\d{1,9}))?(?:\.(\d{1,9}))?(?:-([0-9A-Za-z.-]{1,6
 
 /** The version a tag or a label names: a leading `v` (or `V`) is not part of it. */
 export function parseVersion(written: string): Version {
-  const text = written.trim().slice(0, MAX_VERSION).replace(/^[vV](?=\d)/, "");
+  const text = written
+    .trim()
+    .slice(0, MAX_VERSION)
+    .replace(/^[vV](?=\d)/, "");
   const match = SEMVER.exec(text);
   if (!match) return { text };
   const parts: [number, number, number] = [Number(match[1]), Number(match[2] ?? 0), Number(match[3] ?? 0)];

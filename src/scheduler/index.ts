@@ -3,15 +3,16 @@
  * start with `update_on_start` (docs/configuration.md); with `update_window`, also as each of the
  * host's windows opens, so what waits for it lands then and not at the next check (docs/windows.md),
  * and as the earliest window a pending target waits for opens (a label's, narrower than the
- * host's, may open between two checks). It never queues: a fire while a cycle
- * runs still calls the runner, which answers null and counts the skip (svc_scans_skipped).
+ * host's, may open between two checks). It never queues itself: a fire while a cycle runs
+ * calls the runner, which runs it right after that cycle (a fire while one already waits joins
+ * it, and is counted in svc_scans_skipped).
  * Run-once mode is the service's business, not this module's.
  */
 import { Cron } from "croner";
 import type { Config } from "../config/index.ts";
-import { describeError, type Logger } from "../log/index.ts";
 import { nextStart, parseWindows, serviceTimeZone } from "../config/window.ts";
 import { MAX_TIMER_MS, timerDelay } from "../core/timers.ts";
+import { describeError, type Logger } from "../log/index.ts";
 import type { CycleRunner, SessionReport, Trigger } from "../updater/types.ts";
 
 export interface SchedulerDeps {
@@ -38,7 +39,6 @@ export interface Scheduler {
  */
 export const CRON_MODE = "5-or-6-parts" as const;
 
-
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const { config, runner } = deps;
   const log = deps.log.child("scheduler");
@@ -50,7 +50,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
   let landingTimer: ReturnType<typeof setTimeout> | undefined;
   let landingAt: number | undefined;
   let nextAt: Date | undefined;
-  const inFlight = new Set<Promise<void>>();
+  /** the cycles this scheduler asked for, and when it asked */
+  const inFlight = new Map<Promise<void>, number>();
 
   /** Runs one cycle; resolves when it is over, whatever its outcome. */
   const runCycle = (trigger: Trigger): Promise<void> => {
@@ -63,7 +64,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
         log.error("cycle failed", { trigger, error: error instanceof Error ? describeError(error) : String(error) });
       }
     })();
-    inFlight.add(cycle);
+    inFlight.set(cycle, Date.now());
     void cycle.finally(() => inFlight.delete(cycle));
     return cycle;
   };
@@ -107,11 +108,14 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
    */
   const atMoment = (moment: number, hold: (pending: ReturnType<typeof setTimeout>) => void, fire: () => void): void => {
     hold(
-      setTimeout(() => {
-        if (stopped) return;
-        if (Date.now() < moment) atMoment(moment, hold, fire);
-        else fire();
-      }, timerDelay(moment - Date.now())),
+      setTimeout(
+        () => {
+          if (stopped) return;
+          if (Date.now() < moment) atMoment(moment, hold, fire);
+          else fire();
+        },
+        timerDelay(moment - Date.now()),
+      ),
     );
   };
 
@@ -121,19 +125,27 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     if ("problem" in parsed) return;
     const timeZone = serviceTimeZone();
     const arm = (opens: number): void =>
-      atMoment(opens, (pending) => (windowTimer = pending), () => {
-        void runCycle("schedule");
-        arm(nextStart(parsed.windows, Date.now(), timeZone));
-      });
+      atMoment(
+        opens,
+        (pending) => (windowTimer = pending),
+        () => {
+          void runCycle("schedule");
+          arm(nextStart(parsed.windows, Date.now(), timeZone));
+        },
+      );
     const first = nextStart(parsed.windows, Date.now(), timeZone);
-    log.info("a cycle also runs as the update window opens", { update_window: text, next: new Date(first).toISOString() });
+    log.info("a cycle also runs as the update window opens", {
+      update_window: text,
+      next: new Date(first).toISOString(),
+    });
     arm(first);
   };
 
   /**
    * A cycle as the earliest window a pending target of this report waits for opens, unless one
-   * is already armed for that moment or earlier. A cycle under way then (the host window's own)
-   * is that cycle: nothing more is started.
+   * is already armed for that moment or earlier. A cycle asked for since that moment (the host
+   * window's own) is that cycle: nothing more is started; one asked for before it may have
+   * decided before the window opened, so one more runs after it.
    */
   const cycleAsPendingLand = (report: SessionReport): void => {
     const now = Date.now();
@@ -142,10 +154,15 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     if (landingTimer !== undefined) clearTimeout(landingTimer);
     landingAt = opens;
     log.debug("a cycle runs as a pending target's window opens", { at: new Date(opens).toISOString() });
-    atMoment(opens, (pending) => (landingTimer = pending), () => {
-      landingTimer = landingAt = undefined;
-      if (inFlight.size === 0) void runCycle("schedule");
-    });
+    atMoment(
+      opens,
+      (pending) => (landingTimer = pending),
+      () => {
+        landingTimer = landingAt = undefined;
+        // one asked for since the moment (the host window's own) sees the window open; one from before may not
+        if (![...inFlight.values()].some((asked) => asked >= opens)) void runCycle("schedule");
+      },
+    );
   };
 
   const logNextCronRun = (): void => {
@@ -168,7 +185,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
         if (startup) void startup.then(() => !stopped && pollAfterInterval(interval));
         else pollAfterInterval(interval);
       }
-      if (config.update_window !== undefined && (config.schedule || (interval !== undefined && interval > 0))) cycleAtWindows(config.update_window);
+      if (config.update_window !== undefined && (config.schedule || (interval !== undefined && interval > 0)))
+        cycleAtWindows(config.update_window);
     },
     nextRun: () => (job ? (job.nextRun() ?? undefined) : nextAt),
     async stop() {
@@ -179,7 +197,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       job = undefined;
       if (windowTimer !== undefined) clearTimeout(windowTimer);
       if (landingTimer !== undefined) clearTimeout(landingTimer);
-      await Promise.all(inFlight);
+      await Promise.all(inFlight.keys());
     },
   };
 }

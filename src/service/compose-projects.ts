@@ -8,7 +8,12 @@ import { scopeFilter } from "../updater/selection/selection.ts";
 type Survey = (containers: { labels: Readonly<Record<string, string>> }[], write: boolean) => string | null;
 
 /** One container list and a few file checks, before the first cycle; a failure is a debug line, never a failed start. */
-export async function tellComposeProjects(engine: Pick<Engine, "listContainers">, config: Config, survey: Survey, log: Logger): Promise<void> {
+export async function tellComposeProjects(
+  engine: Pick<Engine, "listContainers">,
+  config: Config,
+  survey: Survey,
+  log: Logger,
+): Promise<void> {
   try {
     const inScope = (await engine.listContainers()).filter(scopeFilter(config.scope));
     const line = survey(inScope, config.compose.write);

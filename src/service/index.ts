@@ -4,31 +4,32 @@
  * process exit code; startup failures are thrown as SvcError (the CLI prints them and maps
  * the kind to the exit code: "startup" and "config" are 2).
  */
-import { copyListOf } from "../dataguard/index.ts";
+
 import { type Api, serveApi } from "../api/index.ts";
-import { logSettings, type Config } from "../config/index.ts";
+import { type Config, logSettings } from "../config/index.ts";
 import { toSvcError } from "../core/errors.ts";
+import { reachableAddress } from "../core/loopback.ts";
+import { copyListOf } from "../dataguard/index.ts";
 import { createLogging, type Logger } from "../log/index.ts";
 import { Metrics } from "../metrics/index.ts";
 import type { Dispatcher } from "../notify/index.ts";
 import { notificationSecrets } from "../notify/secrets.ts";
 import type { Scheduler } from "../scheduler/index.ts";
 import type { History } from "../state/index.ts";
-import { reachableAddress } from "../core/loopback.ts";
 import { claimState, newOwnerNonce } from "../state/owner.ts";
-import type { Updater } from "../updater/index.ts";
-import { exclusiveOn } from "../updater/wrappers/exclusive.ts";
-import { liveProgress } from "../updater/views/live.ts";
-import { pendingRunner } from "../updater/wrappers/pending.ts";
 import { toEvery } from "../updater/cycle/progress.ts";
-import { narrated, stepLogger } from "../updater/wrappers/summary.ts";
+import type { Updater } from "../updater/index.ts";
 import type { ReportSink, SessionReport } from "../updater/types.ts";
+import { liveProgress } from "../updater/views/live.ts";
+import { exclusiveOn } from "../updater/wrappers/exclusive.ts";
+import { pendingRunner } from "../updater/wrappers/pending.ts";
+import { narrated, stepLogger } from "../updater/wrappers/summary.ts";
 import { apiEnabled } from "./api-enabled.ts";
 import { tellComposeProjects } from "./compose-projects.ts";
 import { recoverOrPostpone } from "./recovery.ts";
 import { loadRooms, rememberedBy } from "./rooms.ts";
 import { runOnce } from "./run-once.ts";
-import { waitForSignal, type SignalOptions } from "./signals.ts";
+import { type SignalOptions, waitForSignal } from "./signals.ts";
 import { whenNext } from "./when-next.ts";
 
 export interface ServiceOptions extends SignalOptions {
@@ -57,15 +58,42 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     // (both may take seconds), and an update request arriving meanwhile waits for recovery.
     // what the API and `svc rollback` on this state_dir prove knowing to each other (no token travels)
     const ownerNonce = config.state_dir && !config.run_once ? newOwnerNonce() : undefined;
-    if (apiEnabled(config)) api = serveApi({ config, runner: pending.runner, progress, history: historyReader, metrics, log: logging.log, access: logging.access, audit: logging.audit, ownerNonce, dataCopies: copyListOf(config) }, log);
+    if (apiEnabled(config))
+      api = serveApi(
+        {
+          config,
+          runner: pending.runner,
+          progress,
+          history: historyReader,
+          metrics,
+          log: logging.log,
+          access: logging.access,
+          audit: logging.audit,
+          ownerNonce,
+          dataCopies: copyListOf(config),
+        },
+        log,
+      );
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: config.run_once });
     // each answer's rate limit (Docker Hub) goes to the metrics, where the API reads it
-    const registry = rooms.createRegistry(config, logging.log, { onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
+    const registry = rooms.createRegistry(config, logging.log, {
+      onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit),
+    });
     const stateDir = rooms.usableStateDir(config.state_dir, logging.log, options.stateDirChosen ?? true);
     const state = rooms.openState(stateDir, logging.log, config.scope);
-    if (state.file && !config.run_once) releaseState = claimState(state.file, api && config.http_api.update ? { address: reachableAddress(config.http_api.address), port: config.http_api.port } : null, ownerNonce);
-    notifications = await rooms.createNotifications(config, logging.log, { announcedStale: state.section("announced_stale") });
+    if (state.file && !config.run_once)
+      releaseState = claimState(
+        state.file,
+        api && config.http_api.update
+          ? { address: reachableAddress(config.http_api.address), port: config.http_api.port }
+          : null,
+        ownerNonce,
+      );
+    notifications = await rooms.createNotifications(config, logging.log, {
+      announcedStale: state.section("announced_stale"),
+      digests: state.section("digests"),
+    });
     history = rooms.openHistory<SessionReport>(stateDir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);
     const selfHandover = api && { release: api.release, reclaim: api.reclaim };
@@ -79,10 +107,18 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
       sink: keptIn(history, notifications),
       selfContainerId,
       selfHandover,
-      progress: toEvery(progress.listen, notifications.progress, pretty ? stepLogger(logging.log.child("updater")) : undefined),
+      progress: toEvery(
+        progress.listen,
+        notifications.progress,
+        pretty ? stepLogger(logging.log.child("updater")) : undefined,
+      ),
       // its cache goes where the other decisions go: nowhere when the folder was not fit for them
       releases: rooms.createReleaseNotes({ ...config, state_dir: stateDir }, logging.log),
-      compose: new rooms.ComposeFiles({ write: config.compose.write, stateDir: stateDir ?? null, dockerConfig: config.docker.config }),
+      compose: new rooms.ComposeFiles({
+        write: config.compose.write,
+        stateDir: stateDir ?? null,
+        dockerConfig: config.docker.config,
+      }),
       ...rememberedBy(state),
     });
     await tellComposeProjects(engine, config, rooms.surveyProjects, log);

@@ -14,7 +14,13 @@ export function runOnceExitCode(report: SessionReport | null, named = false): nu
   return report.containers.some((c) => c.state === "failed" || c.state === "rolled_back") ? 1 : 0;
 }
 
-export async function runOnce(config: Config, updater: Updater, stop: Promise<StopSignal>, log: Logger, json: boolean): Promise<number> {
+export async function runOnce(
+  config: Config,
+  updater: Updater,
+  stop: Promise<StopSignal>,
+  log: Logger,
+  json: boolean,
+): Promise<number> {
   if (config.http_api.update || config.http_api.metrics || config.http_api.ui) {
     log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
   }

@@ -32,5 +32,8 @@ export function waitForSignal(options: SignalOptions, log: Logger): { promise: P
   };
   const names = Object.keys(SIGNAL_EXIT_CODES) as StopSignal[];
   for (const name of names) signals.on(name, handler);
-  return { promise, remove: () => names.forEach((name) => signals.off(name, handler)) };
+  const remove = () => {
+    for (const name of names) signals.off(name, handler);
+  };
+  return { promise, remove };
 }

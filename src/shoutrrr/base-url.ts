@@ -35,7 +35,9 @@ export function parseServicesBaseUrl(text: string): { bases: BaseUrls } | { prob
     const eq = entry.indexOf("=");
     const name = entry.slice(0, Math.max(eq, 0)).trim().toLowerCase();
     if (eq < 0 || !Object.hasOwn(FIXED_HOSTS, name)) {
-      return { problem: `must be a URL, or service=URL pairs separated by commas for ${Object.keys(FIXED_HOSTS).join(", ")}` };
+      return {
+        problem: `must be a URL, or service=URL pairs separated by commas for ${Object.keys(FIXED_HOSTS).join(", ")}`,
+      };
     }
     const value = entry.slice(eq + 1).trim();
     const problem = baseUrlProblem(value);
@@ -52,8 +54,11 @@ function baseUrlProblem(value: string): string | undefined {
   } catch {
     return "must be a URL starting with https:// (or http:// to this machine)";
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return "must be a URL starting with https:// (or http:// to this machine)";
-  if (url.protocol === "http:" && !isLoopbackHostname(url.hostname)) return `would send the services' tokens over plain http to ${url.hostname}: use https://, or http:// only to this machine (127.0.0.1, ::1, localhost)`;
-  if (url.username || url.password || url.search || url.hash) return "must be a base URL alone (no credentials, query or fragment)";
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    return "must be a URL starting with https:// (or http:// to this machine)";
+  if (url.protocol === "http:" && !isLoopbackHostname(url.hostname))
+    return `would send the services' tokens over plain http to ${url.hostname}: use https://, or http:// only to this machine (127.0.0.1, ::1, localhost)`;
+  if (url.username || url.password || url.search || url.hash)
+    return "must be a base URL alone (no credentials, query or fragment)";
   return undefined;
 }

@@ -1,8 +1,19 @@
 /** The chat services' URLs as shoutrrr reads them: Discord, Telegram, Slack, Teams, Matrix, Mattermost, Rocket.Chat, Google Chat, Signal. */
 import { decodePercent } from "../core/urls.ts";
-import type { NotificationTarget, TelegramChat } from "./targets.ts";
 import { URL_FORMS } from "./forms.ts";
-import { both, fail, hostPort, optional, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
+import {
+  both,
+  fail,
+  hostPort,
+  optional,
+  origin,
+  type Params,
+  parseWrapped,
+  requireHost,
+  segments,
+  tokenLike,
+} from "./grammar.ts";
+import type { NotificationTarget, TelegramChat } from "./targets.ts";
 
 export function discord(url: URL, params: Params): NotificationTarget {
   const token = decodePercent(url.username);
@@ -10,7 +21,8 @@ export function discord(url: URL, params: Params): NotificationTarget {
   if (!token) fail(`discord://: the webhook token is missing before @ (form: ${URL_FORMS.discord})`);
   if (!webhookId) fail(`discord://: the webhook id after @ is missing (form: ${URL_FORMS.discord})`);
   // shoutrrr: `/raw` sends the message as the JSON payload itself; svc always sends its summary as content
-  if (!["", "/", "/raw"].includes(url.pathname)) fail(`discord://: the path may only be /raw (form: ${URL_FORMS.discord})`);
+  if (!["", "/", "/raw"].includes(url.pathname))
+    fail(`discord://: the path may only be /raw (form: ${URL_FORMS.discord})`);
   const username = params.get("username");
   const avatarUrl = params.get("avatar", "avatarurl");
   const threadId = params.get("thread_id")?.trim();
@@ -26,7 +38,8 @@ export function discord(url: URL, params: Params): NotificationTarget {
 }
 
 export function telegram(url: URL, params: Params): NotificationTarget {
-  if (!url.username || !url.password) fail(`telegram://: the bot token (123456:ABC...) is missing before @ (form: ${URL_FORMS.telegram})`);
+  if (!url.username || !url.password)
+    fail(`telegram://: the bot token (123456:ABC...) is missing before @ (form: ${URL_FORMS.telegram})`);
   const token = `${decodePercent(url.username)}:${decodePercent(url.password)}`;
   const chats = params.list("chats", "channels").map(telegramChat);
   if (chats.length === 0) fail(`telegram://: parameter chats is missing (form: ${URL_FORMS.telegram})`);
@@ -53,12 +66,25 @@ export function slack(url: URL, params: Params): NotificationTarget {
   const kind = decodePercent(url.username);
   const token = decodePercent(url.password);
   const threadTs = params.get("thread_ts");
-  const common = { botname: params.get("botname", "username"), icon: params.get("icon", "icon_emoji", "icon_url"), ...(threadTs ? { threadTs } : {}) };
+  const common = {
+    botname: params.get("botname", "username"),
+    icon: params.get("icon", "icon_emoji", "icon_url"),
+    ...(threadTs ? { threadTs } : {}),
+  };
   if (kind === "hook") {
     const parts = token.split(/[-/]/).filter(Boolean);
-    if (parts.length !== 3) fail("slack://: the webhook token after hook: must be three parts, T000-B000-XXXX (from https://hooks.slack.com/services/T000/B000/XXXX)");
+    if (parts.length !== 3)
+      fail(
+        "slack://: the webhook token after hook: must be three parts, T000-B000-XXXX (from https://hooks.slack.com/services/T000/B000/XXXX)",
+      );
     const channel = params.get("channel");
-    return { service: "slack", webhookPath: parts.join("/"), ...common, ...(channel ? { channel } : {}), secrets: [...both(url.password), parts.join("/"), parts[2]!] };
+    return {
+      service: "slack",
+      webhookPath: parts.join("/"),
+      ...common,
+      ...(channel ? { channel } : {}),
+      secrets: [...both(url.password), parts.join("/"), parts[2]!],
+    };
   }
   if (kind === "xoxb" || kind === "xoxp") {
     if (!token) fail("slack://: the bot token after xoxb: is missing");
@@ -71,7 +97,13 @@ export function slack(url: URL, params: Params): NotificationTarget {
   const legacy = [url.hostname, ...segments(url)];
   if (!url.password && legacy.length === 3 && legacy.every(Boolean)) {
     const botname = common.botname ?? (url.username ? decodePercent(url.username) : undefined);
-    return { service: "slack", webhookPath: legacy.join("/"), ...common, botname, secrets: [legacy.join("/"), legacy[2]!] };
+    return {
+      service: "slack",
+      webhookPath: legacy.join("/"),
+      ...common,
+      botname,
+      secrets: [legacy.join("/"), legacy[2]!],
+    };
   }
   return fail(`slack://: the token must start with hook: (webhook) or xoxb: (bot) (form: ${URL_FORMS.slack})`);
 }
@@ -105,7 +137,8 @@ function connectorTeams(url: URL, host = "outlook.office.com"): NotificationTarg
   } else {
     [group, tenant, rest] = [decodePercent(url.username), url.hostname, segments(url)];
   }
-  if (!group || !tenant || rest.length < 2) fail("teams://: the connector form is group@tenant/altId/groupOwner (or use the Workflows webhook URL)");
+  if (!group || !tenant || rest.length < 2)
+    fail("teams://: the connector form is group@tenant/altId/groupOwner (or use the Workflows webhook URL)");
   const path = host === "outlook.office.com" ? "webhook" : "webhookb2";
   const endpoint = `https://${host}/${path}/${group}@${tenant}/IncomingWebhook/${rest.join("/")}`;
   return { service: "teams", endpoint, secrets: [group, tenant, ...rest] };
@@ -119,7 +152,8 @@ function workflowTeams(host: string): NotificationTarget {
   } catch {
     return fail("teams://: parameter host must be the Workflows webhook URL (https://...), query-encoded");
   }
-  if (endpoint.protocol !== "https:" && endpoint.protocol !== "http:") fail("teams://: parameter host must be an http(s) URL");
+  if (endpoint.protocol !== "https:" && endpoint.protocol !== "http:")
+    fail("teams://: parameter host must be an http(s) URL");
   return { service: "teams", endpoint: endpoint.toString(), secrets: teamsSecrets(endpoint) };
 }
 
@@ -139,7 +173,14 @@ export function matrix(url: URL, params: Params): NotificationTarget {
   const password = decodePercent(url.password);
   if (!password) fail(`matrix://: the password (or access token) is missing (form: ${URL_FORMS.matrix})`);
   const user = url.username ? decodePercent(url.username) : undefined;
-  return { service: "matrix", endpoint: origin(url, params), password, ...(user ? { user } : {}), rooms: params.list("rooms", "room").map(matrixRoom), secrets: both(url.password) };
+  return {
+    service: "matrix",
+    endpoint: origin(url, params),
+    password,
+    ...(user ? { user } : {}),
+    rooms: params.list("rooms", "room").map(matrixRoom),
+    secrets: both(url.password),
+  };
 }
 
 /** shoutrrr's rooms: a name without `#` or `!` is an alias (`room1` -> `#room1`). */
@@ -150,21 +191,39 @@ function matrixRoom(room: string): string {
 export function mattermost(url: URL, params: Params): NotificationTarget {
   requireHost("mattermost", url);
   const [token, channel, ...rest] = segments(url);
-  if (!token || rest.length > 0) fail(`mattermost://: the path must be the webhook token, then the channel if any (form: ${URL_FORMS.mattermost})`);
+  if (!token || rest.length > 0)
+    fail(`mattermost://: the path must be the webhook token, then the channel if any (form: ${URL_FORMS.mattermost})`);
   const icon = params.get("icon", "icon_emoji", "icon_url");
   const endpoint = `${origin(url, params)}/hooks/${encodeURIComponent(token!)}`;
-  return { service: "mattermost", endpoint, ...optional({ username: decodePercent(url.username), channel, icon }), secrets: both(token) };
+  return {
+    service: "mattermost",
+    endpoint,
+    ...optional({ username: decodePercent(url.username), channel, icon }),
+    secrets: both(token),
+  };
 }
 
 export function rocketchat(url: URL): NotificationTarget {
   requireHost("rocketchat", url);
   const parts = url.pathname.split("/").slice(1).map(decodePercent);
   const [tokenA, tokenB, channel] = parts;
-  if (!tokenA || !tokenB) fail(`rocketchat://: the path must be tokenA/tokenB, then the channel if any (form: ${URL_FORMS.rocketchat})`);
+  if (!tokenA || !tokenB)
+    fail(`rocketchat://: the path must be tokenA/tokenB, then the channel if any (form: ${URL_FORMS.rocketchat})`);
   // shoutrrr: a channel without @ is a #channel (written as a fragment, or bare)
-  const named = url.hash ? `#${decodePercent(url.hash.slice(1))}` : channel ? (channel.startsWith("@") || channel.startsWith("#") ? channel : `#${channel}`) : undefined;
+  const named = url.hash
+    ? `#${decodePercent(url.hash.slice(1))}`
+    : channel
+      ? channel.startsWith("@") || channel.startsWith("#")
+        ? channel
+        : `#${channel}`
+      : undefined;
   const endpoint = `https://${hostPort(url)}/hooks/${encodeURIComponent(tokenA!)}/${encodeURIComponent(tokenB!)}`;
-  return { service: "rocketchat", endpoint, ...optional({ username: decodePercent(url.username), channel: named }), secrets: [...both(tokenA, tokenB), `${tokenA}/${tokenB}`] };
+  return {
+    service: "rocketchat",
+    endpoint,
+    ...optional({ username: decodePercent(url.username), channel: named }),
+    secrets: [...both(tokenA, tokenB), `${tokenA}/${tokenB}`],
+  };
 }
 
 /** Google Chat's incoming webhook, as written in the space's settings with https:// replaced. */
@@ -174,23 +233,39 @@ export function googleChat(url: URL, params: Params): NotificationTarget {
   const token = params.get("token");
   if (!key || !token) fail(`googlechat://: parameters key and token are missing (form: ${URL_FORMS.googlechat})`);
   const query = new URLSearchParams({ key: key!, token: token! });
-  return { service: "googlechat", endpoint: `https://${hostPort(url)}${url.pathname}?${query}`, secrets: both(key, token) };
+  return {
+    service: "googlechat",
+    endpoint: `https://${hostPort(url)}${url.pathname}?${query}`,
+    secrets: both(key, token),
+  };
 }
 
 export function signal(url: URL, params: Params): NotificationTarget {
   requireHost("signal", url);
   const [source, ...rest] = url.pathname.split("/").filter(Boolean).map(decodePercent);
-  if (!source || rest.length === 0) fail(`signal://: the path must be the source number, then the recipients (form: ${URL_FORMS.signal})`);
+  if (!source || rest.length === 0)
+    fail(`signal://: the path must be the source number, then the recipients (form: ${URL_FORMS.signal})`);
   if (!SIGNAL_PHONE.test(source!)) fail("signal://: the source must be a phone number (+country code)");
   const recipients = signalRecipients(rest);
   const token = params.get("token", "apikey");
   const user = decodePercent(url.username);
   const password = decodePercent(url.password);
-  const authorization = token ? `Bearer ${token}` : user ? `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` : undefined;
+  const authorization = token
+    ? `Bearer ${token}`
+    : user
+      ? `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`
+      : undefined;
   // shoutrrr's signal-cli-rest-api answers on 8080 by default, over https unless disabletls
   const endpoint = `${origin(url, params)}${url.port ? "" : ":8080"}/v2/send`;
   const secrets = [...both(url.password, token), ...(authorization && !token ? [authorization.slice(6)] : [])];
-  return { service: "signal", endpoint, source: source!, recipients, ...(authorization ? { authorization } : {}), secrets };
+  return {
+    service: "signal",
+    endpoint,
+    source: source!,
+    recipients,
+    ...(authorization ? { authorization } : {}),
+    secrets,
+  };
 }
 
 const SIGNAL_PHONE = /^\+?[0-9\s)(+-]+$/;
@@ -215,7 +290,8 @@ function signalRecipients(parts: readonly string[]): string[] {
   }
   if (group) recipients.push(group);
   for (const recipient of recipients) {
-    if (!SIGNAL_PHONE.test(recipient) && !SIGNAL_GROUP.test(recipient)) fail("signal://: each recipient must be a phone number (+country code) or a group.id");
+    if (!SIGNAL_PHONE.test(recipient) && !SIGNAL_GROUP.test(recipient))
+      fail("signal://: each recipient must be a phone number (+country code) or a group.id");
   }
   return recipients;
 }

@@ -1,8 +1,8 @@
 /** shoutrrr's generic webhook, `generic://` and `generic+http(s)://`. */
 import { decodePercent } from "../core/urls.ts";
 import { credentialOf, isCredentialName } from "./credentials.ts";
-import type { GenericBody, NotificationTarget } from "./targets.ts";
 import { both, fail, hostPort, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
+import type { GenericBody, NotificationTarget } from "./targets.ts";
 
 export function generic(url: URL, params: Params): NotificationTarget {
   requireHost("generic", url);
@@ -36,14 +36,30 @@ function genericTarget(url: URL, params: Params, base: string): NotificationTarg
     }
   }
   const method = (params.get("method") ?? "POST").toUpperCase();
-  if (!["POST", "PUT", "PATCH", "GET", "DELETE"].includes(method)) fail("generic://: parameter method must be POST, PUT, PATCH, GET or DELETE");
+  if (!["POST", "PUT", "PATCH", "GET", "DELETE"].includes(method))
+    fail("generic://: parameter method must be POST, PUT, PATCH, GET or DELETE");
   const contentType = params.get("contenttype");
   const query = forwarded.toString();
   const endpoint = `${base}${url.pathname === "/" ? "" : url.pathname}${query ? `?${query}` : ""}`;
   const named = [...extra, ...forwarded].filter(([name]) => isCredentialName(name)).map(([, v]) => v);
-  const secrets = [...both(url.password), ...headers.filter(([name, v]) => isCredentialName(name) || tokenLike([v]).length > 0).flatMap(([, v]) => [v, ...credentialOf(v)]), ...both(...named), ...tokenLike([...segments(url), ...forwarded.values()])];
+  const secrets = [
+    ...both(url.password),
+    ...headers
+      .filter(([name, v]) => isCredentialName(name) || tokenLike([v]).length > 0)
+      .flatMap(([, v]) => [v, ...credentialOf(v)]),
+    ...both(...named),
+    ...tokenLike([...segments(url), ...forwarded.values()]),
+  ];
   basicAuth(url, headers, secrets);
-  return { service: "generic", endpoint, method, headers, ...(contentType ? { contentType } : {}), ...genericBody(params, extra), secrets };
+  return {
+    service: "generic",
+    endpoint,
+    method,
+    headers,
+    ...(contentType ? { contentType } : {}),
+    ...genericBody(params, extra),
+    secrets,
+  };
 }
 
 /** The generic service's own parameters (everything else goes on to the target URL). */
@@ -52,13 +68,21 @@ const GENERIC_OWN = ["method", "contenttype", "template", "disabletls", "title",
 function genericBody(params: Params, extra: Array<[string, string]>): GenericBody {
   const template = params.get("template");
   if (template === undefined || template === "") return { body: "text" };
-  if (template.toLowerCase() === "json") return { body: "json", titleKey: params.get("titlekey") || "title", messageKey: params.get("messagekey") || "message", extra };
+  if (template.toLowerCase() === "json")
+    return {
+      body: "json",
+      titleKey: params.get("titlekey") || "title",
+      messageKey: params.get("messagekey") || "message",
+      extra,
+    };
   return { body: "template", template };
 }
 
 /** `acceptLanguage` -> `Accept-Language` (shoutrrr's header keys are camel case). */
 function headerName(key: string): string {
-  const name = key.replace(/([a-z0-9])([A-Z])/g, "$1-$2").replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+  const name = key
+    .replace(/([a-z0-9])([A-Z])/g, "$1-$2")
+    .replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
   if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) fail("generic://: a @header name is not a valid header name");
   return name;
 }

@@ -4,9 +4,9 @@
  * A problem names the part that is wrong, never its value (it may be a secret).
  */
 import { decodePercent } from "../core/urls.ts";
-import type { NotificationTarget, UrlService } from "./targets.ts";
-import { IGNORED, URL_FORMS } from "./forms.ts";
 import { looksLikeToken } from "./credentials.ts";
+import { IGNORED, URL_FORMS } from "./forms.ts";
+import type { NotificationTarget, UrlService } from "./targets.ts";
 
 /** Why a URL cannot be used: names the part, never echoes a value (it may be a secret). */
 export class UrlProblem extends Error {}
@@ -54,7 +54,8 @@ export class Params {
     const value = this.get(name);
     if (value === undefined) return undefined;
     const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) return fail(`${this.service}://: parameter ${name} must be an integer from ${min} to ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      return fail(`${this.service}://: parameter ${name} must be an integer from ${min} to ${max}`);
     return n;
   }
 
@@ -65,7 +66,10 @@ export class Params {
 
   rejectUnknown(): void {
     const unknown = this.keys().filter((key) => !this.read.has(key));
-    if (unknown.length > 0) fail(`${this.service}://: unknown parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (form: ${URL_FORMS[this.service]})`);
+    if (unknown.length > 0)
+      fail(
+        `${this.service}://: unknown parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (form: ${URL_FORMS[this.service]})`,
+      );
   }
 }
 

@@ -10,8 +10,9 @@
  * what is a credential, for the notify room's redactor too); base-url.ts reads
  * `notifications.services_base_url`. docs/notifications.md lists every service and its parameters.
  */
-export { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, serviceOf } from "./urls.ts";
+
+export { type BaseUrls, FIXED_HOSTS, type FixedHostService, parseServicesBaseUrl } from "./base-url.ts";
+export { credentialOf, isCredentialName, looksLikeToken } from "./credentials.ts";
 export { URL_FORMS } from "./forms.ts";
 export type { MqttTarget, NotificationTarget, SmtpTarget, UrlService } from "./targets.ts";
-export { credentialOf, isCredentialName, looksLikeToken } from "./credentials.ts";
-export { FIXED_HOSTS, parseServicesBaseUrl, type BaseUrls, type FixedHostService } from "./base-url.ts";
+export { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, serviceOf } from "./urls.ts";

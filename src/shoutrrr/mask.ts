@@ -29,11 +29,19 @@ export function maskUrl(text: string, secrets: readonly string[]): string {
   if (at >= 0) {
     const info = authority.slice(0, at);
     const colon = info.indexOf(":");
-    userinfo = colon < 0 ? `${mask(info)}@` : `${mask(info.slice(0, colon))}:${info.length > colon + 1 ? REDACTED : ""}@`;
+    userinfo =
+      colon < 0 ? `${mask(info)}@` : `${mask(info.slice(0, colon))}:${info.length > colon + 1 ? REDACTED : ""}@`;
   }
   const hostPart = host.replace(/^([^:]*|\[[^\]]*\])(.*)$/, (_, name: string, port: string) => mask(name) + port);
   const pathPart = path.split("/").map(mask).join("/");
-  const queryPart = query === "" ? "" : `?${query.slice(1).split("&").map((pair) => maskPair(pair, mask)).join("&")}`;
+  const queryPart =
+    query === ""
+      ? ""
+      : `?${query
+          .slice(1)
+          .split("&")
+          .map((pair) => maskPair(pair, mask))
+          .join("&")}`;
   return `${scheme}${userinfo}${hostPart}${pathPart}${queryPart}${fragment ? `#${mask(fragment.slice(1))}` : ""}`;
 }
 

@@ -1,8 +1,8 @@
 /** The push services' URLs as shoutrrr reads them: Gotify, ntfy, Pushover, Pushbullet, Bark, MQTT. */
 import { decodePercent } from "../core/urls.ts";
-import type { MqttTarget, NotificationTarget } from "./targets.ts";
 import { URL_FORMS } from "./forms.ts";
-import { both, fail, hostPort, optional, origin, Params, requireHost, segments } from "./grammar.ts";
+import { both, fail, hostPort, optional, origin, type Params, requireHost, segments } from "./grammar.ts";
+import type { MqttTarget, NotificationTarget } from "./targets.ts";
 
 export function gotify(url: URL, params: Params): NotificationTarget {
   requireHost("gotify", url);
@@ -25,7 +25,15 @@ export function ntfy(url: URL, params: Params): NotificationTarget {
   if (scheme !== "http" && scheme !== "https") fail("ntfy://: parameter scheme must be http or https");
   if (params.flag("disabletls", false)) scheme = "http";
   const skipTlsVerify = params.flag("disabletlsverification", false);
-  const target: NotificationTarget = { service: "ntfy", endpoint: `${scheme}://${hostPort(url)}`, topic, markdown: params.flag("markdown", false), headers: ntfyHeaders(params), skipTlsVerify, secrets: both(url.password) };
+  const target: NotificationTarget = {
+    service: "ntfy",
+    endpoint: `${scheme}://${hostPort(url)}`,
+    topic,
+    markdown: params.flag("markdown", false),
+    headers: ntfyHeaders(params),
+    skipTlsVerify,
+    secrets: both(url.password),
+  };
   if (url.username) target.username = decodePercent(url.username);
   if (url.password) target.password = decodePercent(url.password);
   return target;
@@ -54,7 +62,8 @@ function parseNtfyPriority(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const names: Record<string, number> = { min: 1, low: 2, default: 3, high: 4, max: 5, urgent: 5 };
   const n = Object.hasOwn(names, value.toLowerCase()) ? names[value.toLowerCase()]! : Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 5) fail("ntfy://: parameter priority must be 1-5 or min, low, default, high, max");
+  if (!Number.isInteger(n) || n < 1 || n > 5)
+    fail("ntfy://: parameter priority must be 1-5 or min, low, default, high, max");
   return n;
 }
 
@@ -66,7 +75,8 @@ export function pushover(url: URL, params: Params): NotificationTarget {
   const priority = params.integer("priority", -2, 2);
   // shoutrrr v0.17's end-to-end encryption: a 256-bit key as 64 hex characters
   const encryptionKey = params.get("encryptionkey", "key") || undefined;
-  if (encryptionKey !== undefined && !/^[0-9a-f]{64}$/i.test(encryptionKey)) fail("pushover://: parameter encryptionkey must be 64 hex characters (a 256-bit key)");
+  if (encryptionKey !== undefined && !/^[0-9a-f]{64}$/i.test(encryptionKey))
+    fail("pushover://: parameter encryptionkey must be 64 hex characters (a 256-bit key)");
   return {
     service: "pushover",
     token,
@@ -80,7 +90,8 @@ export function pushover(url: URL, params: Params): NotificationTarget {
 
 export function pushbullet(url: URL): NotificationTarget {
   const token = decodePercent(url.hostname);
-  if (token.length !== 34) fail(`pushbullet://: the access token (the host) must be 34 characters (form: ${URL_FORMS.pushbullet})`);
+  if (token.length !== 34)
+    fail(`pushbullet://: the access token (the host) must be 34 characters (form: ${URL_FORMS.pushbullet})`);
   const targets = segments(url);
   if (url.hash.length > 1) targets.push(`#${decodePercent(url.hash.slice(1))}`);
   return { service: "pushbullet", token, targets, secrets: both(token) };
@@ -101,7 +112,13 @@ export function bark(url: URL, params: Params): NotificationTarget {
   }
   const badge = params.integer("badge", 0, 1_000_000);
   if (badge) fields.badge = badge;
-  return { service: "bark", endpoint: `${scheme}://${hostPort(url)}${path}/push`, deviceKey, fields, secrets: both(url.password) };
+  return {
+    service: "bark",
+    endpoint: `${scheme}://${hostPort(url)}${path}/push`,
+    deviceKey,
+    fields,
+    secrets: both(url.password),
+  };
 }
 
 /** The fork's MQTT service: TLS for mqtts:// unless `disabletls`; ports 1883 and 8883 by default. */
@@ -120,7 +137,11 @@ export function mqttTarget(url: URL, params: Params): NotificationTarget {
     retained: params.flag("retained", false),
     cleanSession: params.flag("cleansession", true),
     skipTlsVerify: params.flag("disabletlsverification", false),
-    ...optional({ username: decodePercent(url.username), password: decodePercent(url.password), clientId: params.get("clientid") }),
+    ...optional({
+      username: decodePercent(url.username),
+      password: decodePercent(url.password),
+      clientId: params.get("clientid"),
+    }),
   };
   return { service: "mqtt", mqtt, secrets: both(url.password) };
 }

@@ -1,8 +1,8 @@
 /** `smtp://` as shoutrrr reads it: server, credentials, addresses, auth and encryption. */
 import { decodePercent } from "../core/urls.ts";
-import type { NotificationTarget, SmtpTarget } from "./targets.ts";
 import { URL_FORMS } from "./forms.ts";
-import { both, fail, Params, requireHost } from "./grammar.ts";
+import { both, fail, type Params, requireHost } from "./grammar.ts";
+import type { NotificationTarget, SmtpTarget } from "./targets.ts";
 
 export function smtp(url: URL, params: Params): NotificationTarget {
   requireHost("smtp", url);
@@ -11,8 +11,18 @@ export function smtp(url: URL, params: Params): NotificationTarget {
   const to = params.list("to", "toaddresses").map((address) => address.replaceAll(" ", "+"));
   if (!from) fail(`smtp://: parameter from is missing (form: ${URL_FORMS.smtp})`);
   if (to.length === 0) fail(`smtp://: parameter to is missing (form: ${URL_FORMS.smtp})`);
-  const auth = oneOf(params.get("auth") ?? (url.username ? "plain" : "none"), "auth", ["none", "plain", "login", "crammd5"], { unknown: "plain", oauth2: "" });
-  const encryption = oneOf(params.get("encryption") ?? "auto", "encryption", ["auto", "none", "explicittls", "implicittls"], {});
+  const auth = oneOf(
+    params.get("auth") ?? (url.username ? "plain" : "none"),
+    "auth",
+    ["none", "plain", "login", "crammd5"],
+    { unknown: "plain", oauth2: "" },
+  );
+  const encryption = oneOf(
+    params.get("encryption") ?? "auto",
+    "encryption",
+    ["auto", "none", "explicittls", "implicittls"],
+    {},
+  );
   const smtp: SmtpTarget = {
     host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
     port: url.port ? Number(url.port) : 25,

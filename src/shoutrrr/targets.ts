@@ -30,10 +30,34 @@ export type NotificationTarget = TargetBase &
   (
     | { service: "discord"; webhookId: string; token: string; username?: string; avatarUrl?: string; threadId?: string }
     | { service: "telegram"; token: string; chats: TelegramChat[]; silent: boolean; preview: boolean }
-    | { service: "slack"; webhookPath?: string; botToken?: string; channel?: string; botname?: string; icon?: string; threadTs?: string }
+    | {
+        service: "slack";
+        webhookPath?: string;
+        botToken?: string;
+        channel?: string;
+        botname?: string;
+        icon?: string;
+        threadTs?: string;
+      }
     | { service: "gotify"; endpoint: string; token: string; priority: number; skipTlsVerify: boolean }
-    | { service: "ntfy"; endpoint: string; topic: string; username?: string; password?: string; markdown: boolean; headers: Array<[string, string]>; skipTlsVerify: boolean }
-    | { service: "pushover"; token: string; userKey: string; devices: string[]; priority?: number; encryptionKey?: string }
+    | {
+        service: "ntfy";
+        endpoint: string;
+        topic: string;
+        username?: string;
+        password?: string;
+        markdown: boolean;
+        headers: Array<[string, string]>;
+        skipTlsVerify: boolean;
+      }
+    | {
+        service: "pushover";
+        token: string;
+        userKey: string;
+        devices: string[];
+        priority?: number;
+        encryptionKey?: string;
+      }
     | { service: "smtp"; smtp: SmtpTarget }
     | { service: "teams"; endpoint: string }
     | { service: "matrix"; endpoint: string; user?: string; password: string; rooms: string[] }
@@ -43,7 +67,13 @@ export type NotificationTarget = TargetBase &
     | { service: "mqtt"; mqtt: MqttTarget }
     | { service: "signal"; endpoint: string; source: string; recipients: string[]; authorization?: string }
     | { service: "bark"; endpoint: string; deviceKey: string; fields: Record<string, string | number> }
-    | ({ service: "generic"; endpoint: string; method: string; contentType?: string; headers: Array<[string, string]> } & GenericBody)
+    | ({
+        service: "generic";
+        endpoint: string;
+        method: string;
+        contentType?: string;
+        headers: Array<[string, string]>;
+      } & GenericBody)
   );
 
 /** An MQTT broker and topic (the fork's `mqtt://` and `mqtts://`), published to by svc's MQTT channel. */

@@ -11,14 +11,25 @@
  * (mask.ts). docs/notifications.md lists every form.
  */
 import { REDACTED } from "../log/redact.ts";
-import { escapings, maskUrl } from "./mask.ts";
-import type { NotificationTarget, UrlService } from "./targets.ts";
+import {
+  discord,
+  googleChat,
+  matrix,
+  mattermost,
+  rocketchat,
+  signal,
+  slack,
+  teams,
+  telegram,
+  wrappedTeams,
+} from "./chat.ts";
 import { URL_FORMS } from "./forms.ts";
+import { generic, wrappedGeneric } from "./generic.ts";
 import { fail, Params, type Parser, UrlProblem } from "./grammar.ts";
-import { discord, googleChat, matrix, mattermost, rocketchat, signal, slack, teams, telegram, wrappedTeams } from "./chat.ts";
+import { escapings, maskUrl } from "./mask.ts";
 import { bark, gotify, mqttTarget, ntfy, pushbullet, pushover } from "./push.ts";
 import { smtp } from "./smtp.ts";
-import { generic, wrappedGeneric } from "./generic.ts";
+import type { NotificationTarget, UrlService } from "./targets.ts";
 
 /** Parses one URL; `{ problem }` names the wrong part (shown with the option and entry by the caller). */
 export function parseNotificationUrl(text: string): NotificationTarget | { problem: string } {
@@ -53,7 +64,8 @@ function parseOrThrow(text: string): NotificationTarget {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
   if (!scheme) return fail(`is not a URL (expected service://..., e.g. ${URL_FORMS.discord})`);
   const [service, wrapped] = scheme.split("+", 2) as [string, string | undefined];
-  if (!Object.hasOwn(URL_FORMS, service)) return fail(`${service}://: not a service svc knows (${Object.keys(URL_FORMS).join(", ")})`);
+  if (!Object.hasOwn(URL_FORMS, service))
+    return fail(`${service}://: not a service svc knows (${Object.keys(URL_FORMS).join(", ")})`);
   const name = service as UrlService;
   if (wrapped !== undefined) {
     if ((name !== "generic" && name !== "teams") || (wrapped !== "http" && wrapped !== "https")) {

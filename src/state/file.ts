@@ -9,7 +9,12 @@ import { writeFileAtomically } from "../core/files.ts";
 import type { Logger } from "../log/index.ts";
 
 /** A writer of `file`; after a failure it warns once (`what` names what is then kept in memory) and writes no more. */
-export function atomicWriter(dir: string | undefined, file: string | undefined, log: Logger, what: string): (text: string) => void {
+export function atomicWriter(
+  dir: string | undefined,
+  file: string | undefined,
+  log: Logger,
+  what: string,
+): (text: string) => void {
   let writable = dir !== undefined && file !== undefined;
   return (text) => {
     if (!writable || file === undefined || dir === undefined) return;
@@ -18,7 +23,10 @@ export function atomicWriter(dir: string | undefined, file: string | undefined, 
       writeFileAtomically(file, text);
     } catch (error) {
       writable = false;
-      log.warn(`cannot write the ${what} file: kept in memory until svc restarts`, { file, error: (error as Error).message });
+      log.warn(`cannot write the ${what} file: kept in memory until svc restarts`, {
+        file,
+        error: (error as Error).message,
+      });
     }
   };
 }
@@ -32,7 +40,13 @@ export function scopedFileName(name: string, scope: string | undefined): string 
 const MAX_FILE_BYTES = 256 * 1024 * 1024;
 
 /** `parse` of the file's text; `fresh()` when there is no file, or when it cannot be used (then kept aside). */
-export function readOrSetAside<T>(file: string, parse: (text: string) => T, fresh: () => T, log: Logger, what: string): T {
+export function readOrSetAside<T>(
+  file: string,
+  parse: (text: string) => T,
+  fresh: () => T,
+  log: Logger,
+  what: string,
+): T {
   if (!existsSync(file)) {
     log.info(`no ${what} file yet: starting fresh`, { file });
     return fresh();
@@ -47,7 +61,11 @@ export function readOrSetAside<T>(file: string, parse: (text: string) => T, fres
     } catch {
       // kept where it is; the next save replaces it
     }
-    log.warn(`the ${what} file cannot be used: starting fresh (the file is kept aside)`, { file, kept_as: aside, error: (error as Error).message });
+    log.warn(`the ${what} file cannot be used: starting fresh (the file is kept aside)`, {
+      file,
+      kept_as: aside,
+      error: (error as Error).message,
+    });
     return fresh();
   }
 }

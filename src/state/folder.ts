@@ -31,7 +31,11 @@ function checkPath(path: string, dir: string, links: number): void {
   if (!stat.isDirectory()) throw refused(dir, path, "is not a folder");
   checkOwner(path, stat, dir);
   if ((stat.mode & 0o022) !== 0) {
-    throw refused(dir, path, `can be written by other users (mode ${modeOf(stat)}): choose a folder only svc's user can write to, or chmod go-w ${path}`);
+    throw refused(
+      dir,
+      path,
+      `can be written by other users (mode ${modeOf(stat)}): choose a folder only svc's user can write to, or chmod go-w ${path}`,
+    );
   }
   checkParents(path, dir, links);
 }
@@ -45,7 +49,11 @@ function checkParents(path: string, dir: string, links: number): void {
     checkOwner(parent, stat, dir);
     const sticky = (stat.mode & 0o1000) !== 0;
     if ((stat.mode & 0o022) !== 0 && !sticky) {
-      throw refused(dir, parent, `(a folder above it) can be written by other users and is not sticky (mode ${modeOf(stat)}): they could replace the state folder; choose another place, or chmod go-w ${parent}`);
+      throw refused(
+        dir,
+        parent,
+        `(a folder above it) can be written by other users and is not sticky (mode ${modeOf(stat)}): they could replace the state folder; choose another place, or chmod go-w ${parent}`,
+      );
     }
   }
 }
@@ -53,13 +61,15 @@ function checkParents(path: string, dir: string, links: number): void {
 /** A link svc's user or root made (its own folder is checked with it), then what it points to. */
 function followLink(path: string, stat: Stats, dir: string, links: number): void {
   if (links >= MAX_LINKS) throw refused(dir, path, `leads through more than ${MAX_LINKS} links`);
-  if (!trustedOwner(stat.uid)) throw refused(dir, path, `is a link made by another user (uid ${stat.uid}): choose a folder of svc's user's own`);
+  if (!trustedOwner(stat.uid))
+    throw refused(dir, path, `is a link made by another user (uid ${stat.uid}): choose a folder of svc's user's own`);
   checkParents(path, dir, links);
   checkPath(resolve(dirname(path), readlinkSync(path)), dir, links + 1);
 }
 
 function checkOwner(path: string, stat: Stats, dir: string): void {
-  if (!trustedOwner(stat.uid)) throw refused(dir, path, `belongs to another user (uid ${stat.uid}): choose a folder of svc's user's own`);
+  if (!trustedOwner(stat.uid))
+    throw refused(dir, path, `belongs to another user (uid ${stat.uid}): choose a folder of svc's user's own`);
 }
 
 function trustedOwner(uid: number): boolean {

@@ -24,7 +24,12 @@ export interface History<T> {
   readonly size: number;
 }
 
-export function openHistory<T extends { id: string; finished_at: string }>(dir: string | undefined, size: number, log: Logger, scope?: string): History<T> {
+export function openHistory<T extends { id: string; finished_at: string }>(
+  dir: string | undefined,
+  size: number,
+  log: Logger,
+  scope?: string,
+): History<T> {
   const logger = log.child("state");
   const file = dir === undefined ? undefined : join(dir, scopedFileName("history", scope));
   const read = (text: string) => FILE.parse(JSON.parse(text)).reports as unknown as T[];

@@ -1,7 +1,8 @@
 /**
  * The state room: decisions that must survive a restart (a digest that was rolled back, the
  * stale digests already announced, when a newer digest was first seen, digests skipped on request, the containers whose updates are snoozed, the image each container ran
- * before its last update, the images an update left while cleanup_delay runs), kept in one small JSON file under `state_dir` and written
+ * before its last update, the images an update left while cleanup_delay runs, each digest channel's
+ * period), kept in one small JSON file under `state_dir` and written
  * atomically (a temporary file renamed over the old one) on every change. Without `state_dir`
  * they live in memory only, as before. A file that cannot be read or makes no sense is a warning
  * and a fresh start (the unreadable file is kept aside), never a crash; a folder that cannot be
@@ -11,7 +12,6 @@
  */
 import { accessSync, closeSync, constants, mkdirSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { SvcError } from "../core/errors.ts";
 import { writeFileAtomically } from "../core/files.ts";
 import type { Logger } from "../log/index.ts";
 import { readOrSetAside, scopedFileName } from "./file.ts";
@@ -27,9 +27,28 @@ export interface Remembered {
 }
 
 /** The kinds svc keeps (the file's sections). */
-export type Section = "rolled_back" | "announced_stale" | "first_seen" | "skipped" | "previous" | "left_images" | "snoozed" | "pre_pulled";
+export type Section =
+  | "rolled_back"
+  | "announced_stale"
+  | "first_seen"
+  | "skipped"
+  | "previous"
+  | "left_images"
+  | "snoozed"
+  | "pre_pulled"
+  | "digests";
 
-const SECTIONS: readonly Section[] = ["rolled_back", "announced_stale", "first_seen", "skipped", "previous", "left_images", "snoozed", "pre_pulled"];
+const SECTIONS: readonly Section[] = [
+  "rolled_back",
+  "announced_stale",
+  "first_seen",
+  "skipped",
+  "previous",
+  "left_images",
+  "snoozed",
+  "pre_pulled",
+  "digests",
+];
 const VERSION = 1;
 
 /** The state file of an instance (undefined without state_dir). */
@@ -72,7 +91,10 @@ export function openState(dir: string | undefined, log: Logger, scope?: string):
       seen = now;
     } catch (error) {
       // half-written files cannot happen (rename); a file some other program wrote is replaced by our next write
-      logger.debug("the state file changed and cannot be read again: keeping what svc knew", { file, error: (error as Error).message });
+      logger.debug("the state file changed and cannot be read again: keeping what svc knew", {
+        file,
+        error: (error as Error).message,
+      });
     }
     return contents;
   };
@@ -89,7 +111,10 @@ export function openState(dir: string | undefined, log: Logger, scope?: string):
     } catch (error) {
       writable = false;
       apply(contents, name, key, value);
-      logger.warn("cannot write the state file: decisions are kept in memory until svc restarts", { file, error: (error as Error).message });
+      logger.warn("cannot write the state file: decisions are kept in memory until svc restarts", {
+        file,
+        error: (error as Error).message,
+      });
     }
   };
 
@@ -169,14 +194,20 @@ export const FORGOTTEN_ON_RESTART =
 export function usableStateDir(dir: string | undefined, log: Logger, chosen = true): string | undefined {
   if (dir === undefined) return undefined;
   const unusable = (why: string) => {
-    log.child("state").warn(`state_dir ${dir} cannot be used (${why}): these decisions will not survive a restart: ${FORGOTTEN_ON_RESTART}; set state_dir (SVC_STATE_DIR) to a folder svc's user can write`);
+    log
+      .child("state")
+      .warn(
+        `state_dir ${dir} cannot be used (${why}): these decisions will not survive a restart: ${FORGOTTEN_ON_RESTART}; set state_dir (SVC_STATE_DIR) to a folder svc's user can write`,
+      );
     return undefined;
   };
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     accessSync(dir, constants.W_OK);
   } catch (error) {
-    return unusable((error as NodeJS.ErrnoException).code === "EACCES" ? "permission denied" : (error as Error).message);
+    return unusable(
+      (error as NodeJS.ErrnoException).code === "EACCES" ? "permission denied" : (error as Error).message,
+    );
   }
   try {
     checkStateDir(dir);
@@ -190,7 +221,12 @@ export function usableStateDir(dir: string | undefined, log: Logger, chosen = tr
 /** A Remembered that lives as long as the process (no `state_dir`, tests). */
 export function inMemory(): Remembered {
   const entries = new Map<string, string>();
-  return { get: (key) => entries.get(key), set: (key, value) => void entries.set(key, value), delete: (key) => void entries.delete(key), entries: () => [...entries] };
+  return {
+    get: (key) => entries.get(key),
+    set: (key, value) => void entries.set(key, value),
+    delete: (key) => void entries.delete(key),
+    entries: () => [...entries],
+  };
 }
 
 function emptyContents(): Contents {
@@ -200,11 +236,13 @@ function emptyContents(): Contents {
 /** The file's contents; throws on anything that is not exactly what svc writes. */
 export function parse(text: string): Contents {
   const data = JSON.parse(text) as unknown;
-  if (typeof data !== "object" || data === null || (data as { version?: unknown }).version !== VERSION) throw new Error(`not a version ${VERSION} state file`);
+  if (typeof data !== "object" || data === null || (data as { version?: unknown }).version !== VERSION)
+    throw new Error(`not a version ${VERSION} state file`);
   const contents = emptyContents();
   for (const name of SECTIONS) {
     const section = (data as Record<string, unknown>)[name] ?? {};
-    if (typeof section !== "object" || section === null || Array.isArray(section)) throw new Error(`${name} is not an object`);
+    if (typeof section !== "object" || section === null || Array.isArray(section))
+      throw new Error(`${name} is not an object`);
     for (const [key, value] of Object.entries(section)) {
       if (typeof value !== "string") throw new Error(`${name}.${key} is not a string`);
       contents[name].set(key, value);
@@ -218,4 +256,5 @@ function serialize(contents: Contents): string {
   for (const name of SECTIONS) data[name] = Object.fromEntries(contents[name]);
   return `${JSON.stringify(data, null, 2)}\n`;
 }
+
 export { type History, openHistory } from "./history.ts";

@@ -13,9 +13,10 @@
  * a restart in the same container) is no one's; so is a lease its holder stopped touching (a
  * holder on another host, such as a replaced container, cannot be asked whether it lives).
  */
+
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { hostname } from "node:os";
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { z } from "zod";
 
@@ -25,10 +26,17 @@ const OwnerSchema = ProcessSchema.extend({
   /** the port the update API listens on, or null when svc has no update API */
   api_port: z.number().int().min(1).max(65535).nullable(),
   /** the address this machine reaches that API on (loopback for a wildcard); absent from an older svc's file */
-  api_address: z.string().max(64).refine((value) => isIP(value) !== 0).optional(),
+  api_address: z
+    .string()
+    .max(64)
+    .refine((value) => isIP(value) !== 0)
+    .optional(),
   started_at: z.string().max(64),
   /** known to the owner and to whoever may read the state folder; absent from an older svc's file */
-  nonce: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  nonce: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
 export type Owner = z.infer<typeof OwnerSchema>;
 
@@ -45,7 +53,8 @@ export const OWNER_CHALLENGE_HEADER = "x-svc-owner-challenge";
 export const OWNER_PROOF_HEADER = "x-svc-owner-proof";
 
 /** A challenge as a command sends it: 32 random bytes, in hex. Anything else gets no proof. */
-export const isOwnerChallenge = (value: string | null): value is string => value !== null && /^[0-9a-f]{64}$/.test(value);
+export const isOwnerChallenge = (value: string | null): value is string =>
+  value !== null && /^[0-9a-f]{64}$/.test(value);
 
 /**
  * What the owner answers to a challenge: HMAC-SHA256 of it under the nonce. Showing it proves
@@ -64,22 +73,40 @@ export function ownerProof(nonce: string, challenge: string): string {
 export const OWNER_REQUEST_HEADER = "x-svc-owner-request";
 const REQUEST_PROOF_WINDOW_S = 60;
 
-function requestMac(nonce: string, method: string, pathAndQuery: string, seconds: number, requestNonce: string): string {
-  return new Bun.CryptoHasher("sha256", nonce).update(`svc-owner-request\n${method}\n${pathAndQuery}\n${seconds}\n${requestNonce}`).digest("hex");
+function requestMac(
+  nonce: string,
+  method: string,
+  pathAndQuery: string,
+  seconds: number,
+  requestNonce: string,
+): string {
+  return new Bun.CryptoHasher("sha256", nonce)
+    .update(`svc-owner-request\n${method}\n${pathAndQuery}\n${seconds}\n${requestNonce}`)
+    .digest("hex");
 }
 
 /** The proof header of a request `svc rollback` hands to the owner (no token, no body). */
-export function signOwnerRequest(nonce: string, method: string, pathAndQuery: string, now = Date.now()): Record<string, string> {
+export function signOwnerRequest(
+  nonce: string,
+  method: string,
+  pathAndQuery: string,
+  now = Date.now(),
+): Record<string, string> {
   const seconds = Math.floor(now / 1000);
   const requestNonce = newOwnerNonce();
-  return { [OWNER_REQUEST_HEADER]: `v1 ${seconds} ${requestNonce} ${requestMac(nonce, method, pathAndQuery, seconds, requestNonce)}` };
+  return {
+    [OWNER_REQUEST_HEADER]: `v1 ${seconds} ${requestNonce} ${requestMac(nonce, method, pathAndQuery, seconds, requestNonce)}`,
+  };
 }
 
 /**
  * The owner's check of a handed-over request's proof: the HMAC matches, the moment is within the
  * window, and the request's nonce was not seen before (a relay that saw one cannot send it again).
  */
-export function ownerRequestVerifier(nonce: string, now: () => number = Date.now): (header: string | null, method: string, pathAndQuery: string) => boolean {
+export function ownerRequestVerifier(
+  nonce: string,
+  now: () => number = Date.now,
+): (header: string | null, method: string, pathAndQuery: string) => boolean {
   const seen = new Map<string, number>();
   return (header, method, pathAndQuery) => {
     const match = header === null ? null : /^v1 (\d{1,12}) ([0-9a-f]{64}) ([0-9a-f]{64})$/.exec(header);
@@ -109,7 +136,16 @@ export function claimState(stateFile: string, api: ApiPlace | null, nonce?: stri
     mkdirSync(dirname(file), { recursive: true });
     const temporary = `${file}.${crypto.randomUUID()}.tmp`;
     const place = api ? { api_port: api.port, api_address: api.address } : { api_port: null };
-    writeFileSync(temporary, JSON.stringify({ ...me(), ...place, started_at: new Date().toISOString(), ...(nonce ? { nonce } : {}) } satisfies Owner), { mode: 0o600 });
+    writeFileSync(
+      temporary,
+      JSON.stringify({
+        ...me(),
+        ...place,
+        started_at: new Date().toISOString(),
+        ...(nonce ? { nonce } : {}),
+      } satisfies Owner),
+      { mode: 0o600 },
+    );
     renameSync(temporary, file);
   } catch {
     return () => {}; // a folder svc cannot write: the state room says so
@@ -170,7 +206,12 @@ export function tryLease(stateFile: string, what: string): Lease {
 }
 
 /** Waits (polling, up to `timeoutMs`) for the lease; `waiting` is told once who holds it. */
-export async function waitForLease(stateFile: string, what: string, timeoutMs: number, waiting: (holder: Holder) => void): Promise<Lease> {
+export async function waitForLease(
+  stateFile: string,
+  what: string,
+  timeoutMs: number,
+  waiting: (holder: Holder) => void,
+): Promise<Lease> {
   const deadline = Date.now() + timeoutMs;
   for (let told = false; ; told = true) {
     const got = tryLease(stateFile, what);

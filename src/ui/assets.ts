@@ -53,7 +53,9 @@ async function builtFiles(): Promise<BuiltFile[]> {
   const bundle = page as HTMLBundle;
   if (bundle.files?.length) {
     // compiled: the outputs are embedded in the binary ($bunfs)
-    return Promise.all(bundle.files.map(async (file) => ({ name: baseName(file.path), bytes: await Bun.file(file.path).bytes() })));
+    return Promise.all(
+      bundle.files.map(async (file) => ({ name: baseName(file.path), bytes: await Bun.file(file.path).bytes() })),
+    );
   }
   const result = await Bun.build({
     entrypoints: [new URL("./page/index.html", import.meta.url).pathname],
@@ -61,7 +63,12 @@ async function builtFiles(): Promise<BuiltFile[]> {
     target: "browser",
   });
   if (!result.success) throw new Error(`the dashboard could not be built: ${result.logs.map(String).join("; ")}`);
-  return Promise.all(result.outputs.map(async (output) => ({ name: baseName(output.path), bytes: new Uint8Array(await output.arrayBuffer()) })));
+  return Promise.all(
+    result.outputs.map(async (output) => ({
+      name: baseName(output.path),
+      bytes: new Uint8Array(await output.arrayBuffer()),
+    })),
+  );
 }
 
 const baseName = (path: string): string => path.slice(path.lastIndexOf("/") + 1);

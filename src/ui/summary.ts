@@ -37,12 +37,16 @@ const WAITING = ["pending", "held"];
 /** A row with a newer image not applied: stale, held or pending. */
 export const hasUpdate = (row: CountedRow): boolean => row.state === "stale" || WAITING.includes(row.state);
 
-export const isHeld = (row: CountedRow): boolean => WAITING.includes(row.state) || (row.state === "stale" && row.would_update === false);
+export const isHeld = (row: CountedRow): boolean =>
+  WAITING.includes(row.state) || (row.state === "stale" && row.would_update === false);
 
-export const hasFailed = (row: CountedRow): boolean => ["failed", "rolled_back"].includes(row.state) || ["failed", "rolled_back"].includes(row.last_cycle?.state ?? "");
+export const hasFailed = (row: CountedRow): boolean =>
+  ["failed", "rolled_back"].includes(row.state) || ["failed", "rolled_back"].includes(row.last_cycle?.state ?? "");
 
 export function kindOf(row: CountedRow): CountedKind {
-  return (UPDATE_KINDS as readonly string[]).includes(row.update_kind ?? "") ? (row.update_kind as CountedKind) : "digest";
+  return (UPDATE_KINDS as readonly string[]).includes(row.update_kind ?? "")
+    ? (row.update_kind as CountedKind)
+    : "digest";
 }
 
 /** Whether a row is in a bucket (the page's summary filters). */
@@ -60,5 +64,11 @@ export function countRows(rows: readonly CountedRow[]): Counts {
     updates += 1;
     by_kind[kindOf(row)] += 1;
   }
-  return { containers: rows.length, updates, by_kind, held: rows.filter(isHeld).length, failed: rows.filter(hasFailed).length };
+  return {
+    containers: rows.length,
+    updates,
+    by_kind,
+    held: rows.filter(isHeld).length,
+    failed: rows.filter(hasFailed).length,
+  };
 }

@@ -33,42 +33,52 @@
  *   With published ports (off the host network) the replacement cannot start while this instance
  *   holds the binding: a handover container from the new image finishes the update (containers/handover.ts).
  */
-import { DataGuard, dataGuardOptions } from "../dataguard/index.ts";
+
+import { ComposeFiles } from "../compose/index.ts";
 import type { Config } from "../config/index.ts";
-import type { Engine } from "../engine/port.ts";
 import { SvcError } from "../core/errors.ts";
+import { DataGuard, dataGuardOptions } from "../dataguard/index.ts";
+import type { Engine } from "../engine/port.ts";
+import { createGitStep, type GitStep } from "../git/index.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
 import type { ReleaseNotesService } from "../releases/index.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
 import type { RolledBackDigests } from "./check/check.ts";
-import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./cycle/context.ts";
-import type { SelfHandover } from "./containers/replace.ts";
-import { createContainerTargets } from "./containers/kind.ts";
-import { ComposeFiles } from "../compose/index.ts";
-import { createGitStep, type GitStep } from "../git/index.ts";
-import { runCycle, type CycleDeps } from "./cycle/cycle.ts";
-import { completeHandover, type HandoverJob } from "./containers/handover.ts";
-import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./views/overview.ts";
-import type { Updater } from "./port.ts";
-import type { ProgressListener } from "./cycle/progress.ts";
-import { createRepair } from "./recovery/repair.ts";
-import { retireSelf } from "./containers/retire.ts";
-import { rollbackTarget } from "./requests/rollback.ts";
-import { createRunner, type Runner } from "./cycle/runner.ts";
-import { createServiceTargets } from "./swarm/kind.ts";
-import { skipTarget } from "./requests/skip.ts";
 import { snooze } from "./check/snooze.ts";
+import { completeHandover, type HandoverJob } from "./containers/handover.ts";
+import { createContainerTargets } from "./containers/kind.ts";
+import type { SelfHandover } from "./containers/replace.ts";
+import { retireSelf } from "./containers/retire.ts";
+import { DEFAULT_TIMING, type ProtocolContext, type WatchTiming } from "./cycle/context.ts";
+import { type CycleDeps, runCycle } from "./cycle/cycle.ts";
+import type { ProgressListener } from "./cycle/progress.ts";
+import { createRunner, type Runner } from "./cycle/runner.ts";
 import { firstOfKinds, type KindDeps } from "./cycle/target.ts";
-import type { CycleSightings, ReportSink, UpdateFilter } from "./types.ts";
+import type { Updater } from "./port.ts";
+import { createRepair } from "./recovery/repair.ts";
+import { rollbackTarget } from "./requests/rollback.ts";
+import { skipTarget } from "./requests/skip.ts";
+import { createServiceTargets } from "./swarm/kind.ts";
+import type { CycleSightings, ReportSink, RollbackOptions, Trigger, UpdateFilter } from "./types.ts";
+import { containerOverviews, excludedContainers, type Overview, type OverviewMemory } from "./views/overview.ts";
+import { recentOverviews } from "./views/recent.ts";
 
-export type { SelfHandover } from "./containers/replace.ts";
-export type { Updater } from "./port.ts";
 export type { HandoverJob } from "./containers/handover.ts";
+export type { SelfHandover } from "./containers/replace.ts";
 export type { ProgressEvent, ProgressListener, Step } from "./cycle/progress.ts";
+export type { Updater } from "./port.ts";
+export type {
+  ContainerOutcome,
+  ContainerReport,
+  CycleRunner,
+  ReportCounts,
+  SessionReport,
+  Trigger,
+  UpdateFilter,
+} from "./types.ts";
 export type { ContainerOverview, DashboardActions, Overview } from "./views/overview.ts";
-export type { CycleRunner, SessionReport, Trigger, UpdateFilter, ContainerReport, ContainerOutcome, ReportCounts } from "./types.ts";
 
 export interface UpdaterDeps {
   config: Config;
@@ -120,7 +130,16 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const timing: WatchTiming = { ...DEFAULT_TIMING, ...deps.timing };
   const previous = deps.previous ?? inMemory();
   const guard = deps.guard ?? new DataGuard(deps.engine, dataGuardOptions(deps.config));
-  const context = (trigger: string): ProtocolContext => ({ engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, timing, progress: deps.progress, guard });
+  const context = (trigger: string): ProtocolContext => ({
+    engine: deps.engine,
+    config: deps.config,
+    log,
+    audit: deps.audit,
+    trigger,
+    timing,
+    progress: deps.progress,
+    guard,
+  });
   const repair = createRepair({ config: deps.config, log, selfContainerId: deps.selfContainerId, context });
   const shared = kindDepsOf(deps, () => runner.draining);
   const containers = createContainerTargets({
@@ -129,14 +148,30 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     prePulled: deps.prePulled ?? inMemory(),
     previous,
     selfHandover: deps.selfHandover,
-    compose: deps.compose ?? new ComposeFiles({ write: deps.config.compose.write, stateDir: deps.config.state_dir ?? null, dockerConfig: deps.config.docker.config }),
+    compose:
+      deps.compose ??
+      new ComposeFiles({
+        write: deps.config.compose.write,
+        stateDir: deps.config.state_dir ?? null,
+        dockerConfig: deps.config.docker.config,
+      }),
     git: deps.git ?? createGitStep(deps.config, deps.log),
     repairLeftovers: repair.repairLeftovers,
     cycleOver: (trigger, filter, options) => runner.run(trigger, filter, options),
   });
   const services = createServiceTargets(shared);
   const kinds = services ? [containers, services] : [containers];
-  const cycleDeps: CycleDeps = { config: deps.config, engine: deps.engine, log: deps.log, audit: deps.audit, timing, progress: deps.progress, kinds, releases: deps.releases, guard };
+  const cycleDeps: CycleDeps = {
+    config: deps.config,
+    engine: deps.engine,
+    log: deps.log,
+    audit: deps.audit,
+    timing,
+    progress: deps.progress,
+    kinds,
+    releases: deps.releases,
+    guard,
+  };
   const runner: Runner = createRunner({
     config: deps.config,
     metrics: deps.metrics,
@@ -144,23 +179,55 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     sink: deps.sink,
     previous,
     cycle: (trigger, filter, options) => runCycle(cycleDeps, trigger, filter, options),
-    selfReplaced: () => retireSelf({ config: deps.config, engine: deps.engine, log, audit: deps.audit }, deps.selfContainerId!),
+    selfReplaced: () =>
+      retireSelf({ config: deps.config, engine: deps.engine, log, audit: deps.audit }, deps.selfContainerId!),
   });
   const memory = { firstSeen: shared.firstSeen, skipped: shared.skipped, snoozed: shared.snoozed, previous };
+  /** real cycles asked for and not over (one running, or a scheduled one waiting for it) */
+  let changingNow = 0;
+  const recent = recentOverviews(
+    (filter) => overviewOf(runner, deps.config, memory, filter),
+    () => changingNow > 0,
+  );
+  /** what changes the containers or svc's memory of them: the overviews read before are forgotten */
+  const changing =
+    <A extends unknown[], T>(act: (...args: A) => Promise<T>) =>
+    async (...args: A): Promise<T> => {
+      try {
+        return await act(...args);
+      } finally {
+        recent.forget();
+      }
+    };
 
   return {
-    run: runner.run,
-    recover: repair.recover,
+    run: async (trigger, filter, options) => {
+      if (options?.dryRun ?? deps.config.dry_run) return runner.run(trigger, filter, options);
+      changingNow++;
+      try {
+        const report = await runner.run(trigger, filter, options);
+        if (report !== null) recent.forget();
+        return report;
+      } finally {
+        changingNow--;
+      }
+    },
+    recover: changing(repair.recover),
     drain: runner.drain,
-    skip: (name, what) => skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what),
-    rollback: (name, trigger, options) => rollbackTarget({ kinds, context, runner }, name, trigger, options),
-    overview: (filter) => overviewOf(runner, deps.config, memory, filter),
-    snooze: async (name, ms) => {
-      if ((await firstOfKinds(kinds, (kind) => kind.reference(name))) === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
+    skip: changing((name: string, what?: { digest?: string; tag?: string }) =>
+      skipTarget({ log, skipped: shared.skipped, kinds, run: runner.run }, name, what),
+    ),
+    rollback: changing((name: string, trigger?: Trigger, options?: RollbackOptions) =>
+      rollbackTarget({ kinds, context, runner }, name, trigger, options),
+    ),
+    overview: recent.overview,
+    snooze: changing(async (name: string, ms: number) => {
+      if ((await firstOfKinds(kinds, (kind) => kind.reference(name))) === undefined)
+        throw new SvcError("not_found", `no container or service named ${name}`);
       const until = snooze(shared.snoozed, name, ms);
       log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
       return { container: name, until };
-    },
+    }),
     get busy() {
       return runner.busy;
     },
@@ -185,7 +252,12 @@ function kindDepsOf(deps: UpdaterDeps, draining: () => boolean): KindDeps & { sn
 }
 
 /** The dashboard's view: a dry run over the filter, with what svc remembers of each container. */
-async function overviewOf(runner: Runner, config: Config, memory: OverviewMemory, filter?: UpdateFilter): Promise<Overview | null> {
+async function overviewOf(
+  runner: Runner,
+  config: Config,
+  memory: OverviewMemory,
+  filter?: UpdateFilter,
+): Promise<Overview | null> {
   const seen: CycleSightings = {};
   const report = await runner.run("api", filter, { dryRun: true, seen });
   if (report === null) return null;
@@ -198,7 +270,10 @@ async function overviewOf(runner: Runner, config: Config, memory: OverviewMemory
  * `svc handover` (the helper container of a self-update with published ports, see containers/handover.ts):
  * resolves true when the new svc runs, false when the old one was put back (or could not be).
  */
-export async function runHandover(deps: Pick<UpdaterDeps, "config" | "engine" | "log" | "audit" | "timing">, job: Omit<HandoverJob, "stopTimeoutMs">): Promise<boolean> {
+export async function runHandover(
+  deps: Pick<UpdaterDeps, "config" | "engine" | "log" | "audit" | "timing">,
+  job: Omit<HandoverJob, "stopTimeoutMs">,
+): Promise<boolean> {
   const ctx: ProtocolContext = {
     engine: deps.engine,
     config: deps.config,

@@ -2,8 +2,9 @@
  * The updater port: what the service, the API and the scheduler hold of the updater (index.ts
  * builds it; wrappers/exclusive.ts, wrappers/summary.ts and wrappers/pending.ts wrap it without importing the builder).
  */
-import type { DashboardActions } from "./views/overview.ts";
+
 import type { ContainerActions, CycleRunner } from "./types.ts";
+import type { DashboardActions } from "./views/overview.ts";
 
 export interface Updater extends CycleRunner, ContainerActions, DashboardActions {
   /** startup crash recovery: finishes or undoes interrupted updates; run before the first cycle */

@@ -10,7 +10,15 @@ export type Trigger = "api" | "schedule" | "startup" | "run_once";
  * `pending`: stale, and to be applied when its update window opens (docs/windows.md); `held`: stale,
  * and kept back by hold_breaking until asked for by name (docs/release-notes.md)
  */
-export type ContainerOutcome = "fresh" | "stale" | "pending" | "updated" | "failed" | "skipped" | "rolled_back" | "held";
+export type ContainerOutcome =
+  | "fresh"
+  | "stale"
+  | "pending"
+  | "updated"
+  | "failed"
+  | "skipped"
+  | "rolled_back"
+  | "held";
 
 /** What an update brings, in a report entry (docs/api.md; the whole notes are in GET /v1/containers). */
 export interface ReleaseSummary {
@@ -84,7 +92,12 @@ export interface ComposeChange {
   /** why compose's next `docker compose up -d` recreates the container all the same; null: it recreates nothing */
   recreates: string | null;
   /** with `[compose] git`: what Git got (a commit, a push, a pull request and its address) or why not (docs/compose.md, "Git"); absent: git off */
-  git?: { done: "nothing" | "committed" | "pushed" | "pull_request"; commit: string | null; pull_request: string | null; problem: string | null };
+  git?: {
+    done: "nothing" | "committed" | "pushed" | "pull_request";
+    commit: string | null;
+    pull_request: string | null;
+    problem: string | null;
+  };
 }
 
 export interface ReportCounts {
@@ -164,7 +177,8 @@ export interface RollbackResult {
 export interface CycleRunner {
   /**
    * Runs one cycle and resolves with its report, or with null when another cycle was running
-   * (the request is skipped, never queued, and counted in svc_scans_skipped).
+   * (the request is skipped, never queued, and counted in svc_scans_skipped); a scheduled one
+   * waits for it and runs next (cycle/runner.ts).
    */
   run(trigger: Trigger, filter?: UpdateFilter, options?: RunOptions): Promise<SessionReport | null>;
   readonly busy: boolean;

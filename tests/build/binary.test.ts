@@ -3,7 +3,7 @@
  * version, SHA256SUMS matches them, and stray `.env` / `bunfig.toml` files in the working
  * directory change nothing (the Bun traps build.ts handles).
  */
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compile } from "../../build.ts";
@@ -53,7 +53,13 @@ describe("bun run build --all", () => {
   });
 
   test("the arm64 release binary runs --version under qemu-user", () => {
-    const result = run(["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu", join(dist, "svc-linux-arm64"), "--version"]);
+    const result = run([
+      "qemu-aarch64-static",
+      "-L",
+      "/usr/aarch64-linux-gnu",
+      join(dist, "svc-linux-arm64"),
+      "--version",
+    ]);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(versions).toContain(result.stdout.trim());
@@ -61,7 +67,13 @@ describe("bun run build --all", () => {
 
   test("SHA256SUMS is in sha256sum's format and matches every release file (the binaries and the systemd unit install.sh installs)", () => {
     const sums = readFileSync(join(dist, "SHA256SUMS"), "utf8");
-    expect(sums.trim().split("\n").map((line) => line.split(/\s+/)[1]).sort()).toEqual(["svc-linux-arm64", "svc-linux-x64", "svc.service"]);
+    expect(
+      sums
+        .trim()
+        .split("\n")
+        .map((line) => line.split(/\s+/)[1])
+        .sort(),
+    ).toEqual(["svc-linux-arm64", "svc-linux-x64", "svc.service"]);
     const check = run(["sha256sum", "-c", "SHA256SUMS"], { cwd: dist });
     expect(check.stderr).toBe("");
     expect(check.code).toBe(0);
@@ -72,12 +84,28 @@ describe("the dashboard inside the binary", () => {
   test("with http_api.ui the host binary serves the page and every file it names, from itself", async () => {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     // the page listens before the engine is asked: an unreachable engine does not matter here
-    const args = ["--http-api-ui", "--http-api-token", "build-test-token", "--http-api-port", String(port), "--docker-host", "unix:///nonexistent/docker.sock", "--poll-interval", "1h"];
-    const svc = Bun.spawn([join(dist, "svc"), ...args], { cwd: dist, stdout: "ignore", stderr: "ignore", env: { PATH: process.env.PATH ?? "" } });
+    const args = [
+      "--http-api-ui",
+      "--http-api-token",
+      "build-test-token",
+      "--http-api-port",
+      String(port),
+      "--docker-host",
+      "unix:///nonexistent/docker.sock",
+      "--poll-interval",
+      "1h",
+    ];
+    const svc = Bun.spawn([join(dist, "svc"), ...args], {
+      cwd: dist,
+      stdout: "ignore",
+      stderr: "ignore",
+      env: { PATH: process.env.PATH ?? "" },
+    });
     try {
       const base = `http://127.0.0.1:${port}`;
       let page: Response | undefined;
-      for (let attempt = 0; attempt < 100 && !page; attempt++) page = await fetch(base).catch(() => Bun.sleep(100).then(() => undefined));
+      for (let attempt = 0; attempt < 100 && !page; attempt++)
+        page = await fetch(base).catch(() => Bun.sleep(100).then(() => undefined));
       expect(page!.status).toBe(200);
       expect(page!.headers.get("content-security-policy")).toContain("script-src 'self'");
       const files = [...(await page!.text()).matchAll(/(?:src|href)="\.?(\/[^"]+)"/g)].map((m) => m[1]!);
@@ -141,7 +169,11 @@ describe("stray .env and bunfig.toml in the working directory", () => {
   test("control: the same probe compiled with Bun's defaults is changed by them", async () => {
     const probe = join(dist, "probe.ts");
     writeFileSync(probe, probeSource);
-    const built = await Bun.build({ entrypoints: [probe], compile: { outfile: join(dist, "probe-default") }, format: "esm" });
+    const built = await Bun.build({
+      entrypoints: [probe],
+      compile: { outfile: join(dist, "probe-default") },
+      format: "esm",
+    });
     expect(built.success).toBe(true);
     const result = run([join(dist, "probe-default")], { cwd: stray });
     rmSync(join(stray, "preload-ran"), { force: true });

@@ -7,7 +7,8 @@ import { ROOT, run, tempDir } from "./helpers.ts";
 test("without node_modules the build names the missing dependencies and `bun install`", () => {
   const clone = tempDir("clone");
   try {
-    for (const part of ["build.ts", "package.json", "src"]) cpSync(join(ROOT, part), join(clone, part), { recursive: true });
+    for (const part of ["build.ts", "package.json", "src"])
+      cpSync(join(ROOT, part), join(clone, part), { recursive: true });
     const result = run([process.execPath, join(clone, "build.ts"), "--outdir", join(clone, "dist")], { cwd: clone });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("the dependencies are not installed (citty, consola, croner, dockerode, elysia");

@@ -2,7 +2,7 @@
  * The scratch image: built from the checkout's Dockerfile with the classic builder against the
  * sandbox engine (no base image to pull), holding /svc, exactly the libraries ldd names, and /tmp.
  */
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { docker, freePort, inspect, sandbox, uniqueName, waitUntil } from "../harness.ts";
@@ -23,7 +23,18 @@ beforeAll(() => {
   const prepared = run(["bash", "scripts/image-context.sh", join(work, "svc"), join(work, "context/rootfs")]);
   if (prepared.code !== 0) throw new Error(`image-context.sh failed: ${prepared.stderr}`);
   const built = Bun.spawnSync(
-    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(ROOT, "Dockerfile"), "-t", tag, join(work, "context")],
+    [
+      "docker",
+      "-H",
+      sandbox().dockerHost,
+      "build",
+      "-q",
+      "-f",
+      join(ROOT, "Dockerfile"),
+      "-t",
+      tag,
+      join(work, "context"),
+    ],
     { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
   );
   if (built.exitCode !== 0) throw new Error(`docker build failed: ${built.stderr.toString()}`);
@@ -64,11 +75,17 @@ test("the image holds /svc, exactly the libraries ldd names, a world-writable /t
   expect(names.some((name) => name?.startsWith("ld-linux"))).toBe(true);
 
   docker(["create", "--name", container, "--network", "none", tag]);
-  const listing = Bun.spawnSync(["sh", "-c", `docker -H '${sandbox().dockerHost}' export '${container}' | tar -tvf -`], { stdout: "pipe" }).stdout.toString();
-  const entries = listing.trim().split("\n").map((line) => {
-    const fields = line.trim().split(/\s+/);
-    return { mode: fields[0]!, path: fields[5]!.replace(/^\.\//, "").replace(/\/$/, "") };
-  });
+  const listing = Bun.spawnSync(
+    ["sh", "-c", `docker -H '${sandbox().dockerHost}' export '${container}' | tar -tvf -`],
+    { stdout: "pipe" },
+  ).stdout.toString();
+  const entries = listing
+    .trim()
+    .split("\n")
+    .map((line) => {
+      const fields = line.trim().split(/\s+/);
+      return { mode: fields[0]!, path: fields[5]!.replace(/^\.\//, "").replace(/\/$/, "") };
+    });
   // The engine adds these to every container file system; they are not part of the image.
   const engineMade = /^(\.dockerenv|dev|proc|sys|etc|etc\/(hosts|hostname|resolv\.conf|mtab))(\/|$)/;
   const files = entries.filter((e) => !e.mode.startsWith("d") && !engineMade.test(e.path)).map((e) => e.path);
@@ -83,22 +100,53 @@ test("as a non-root user given the socket's group (--user, --group-add) it serve
   // without the container's arguments, so it sees what the environment says, not what flags say.
   // Scoped to a label nobody uses, so this instance never touches another test's containers.
   docker([
-    "run", "-d", "--name", service, "--network", "none",
-    "--user", "65532:65532", "--group-add", socketGroup,
-    "-v", `${sandbox().socketPath}:/var/run/docker.sock`,
-    "-e", "SVC_HTTP_API_METRICS=true", "-e", "SVC_HTTP_API_METRICS_NO_AUTH=true", "-e", "SVC_POLL_INTERVAL=1h",
-    "-e", `SVC_SCOPE=${service}`, "-e", "SVC_LOG_FORMAT=json", "-e", "SVC_HTTP_API_ADDRESS=0.0.0.0",
-    "--health-interval", "1s", "--health-start-period", "30s",
+    "run",
+    "-d",
+    "--name",
+    service,
+    "--network",
+    "none",
+    "--user",
+    "65532:65532",
+    "--group-add",
+    socketGroup,
+    "-v",
+    `${sandbox().socketPath}:/var/run/docker.sock`,
+    "-e",
+    "SVC_HTTP_API_METRICS=true",
+    "-e",
+    "SVC_HTTP_API_METRICS_NO_AUTH=true",
+    "-e",
+    "SVC_POLL_INTERVAL=1h",
+    "-e",
+    `SVC_SCOPE=${service}`,
+    "-e",
+    "SVC_LOG_FORMAT=json",
+    "-e",
+    "SVC_HTTP_API_ADDRESS=0.0.0.0",
+    "--health-interval",
+    "1s",
+    "--health-start-period",
+    "30s",
     tag,
   ]);
   try {
-    await waitUntil(() => {
-      const state = inspect(service).State;
-      if (!state.Running) throw new Error(`svc exited (${state.ExitCode}): ${docker(["logs", service], { allowFailure: true }).stderr}`);
-      return state.Health?.Status === "healthy";
-    }, 60_000, "the container to become healthy");
+    await waitUntil(
+      () => {
+        const state = inspect(service).State;
+        if (!state.Running)
+          throw new Error(
+            `svc exited (${state.ExitCode}): ${docker(["logs", service], { allowFailure: true }).stderr}`,
+          );
+        return state.Health?.Status === "healthy";
+      },
+      60_000,
+      "the container to become healthy",
+    );
     // The check is real: asked about a port nothing listens on, it fails.
-    const elsewhere = docker(["exec", "-e", "SVC_HTTP_API_PORT=9", service, "/svc", "healthcheck"], { allowFailure: true });
+    const elsewhere = docker(["exec", "-e", "SVC_HTTP_API_PORT=9", service, "/svc", "healthcheck"], {
+      allowFailure: true,
+    });
     expect(elsewhere.code).not.toBe(0);
   } finally {
     docker(["rm", "-f", service], { allowFailure: true });
@@ -112,7 +160,10 @@ test("the image declares /var/lib/svc, owned by its user 65532, as the state vol
   const probe = uniqueName("svc-image-state");
   docker(["create", "--name", probe, "--network", "none", tag]);
   try {
-    const listing = Bun.spawnSync(["sh", "-c", `docker -H '${sandbox().dockerHost}' export '${probe}' | tar -tvf - --numeric-owner var/lib/svc`], { stdout: "pipe" }).stdout.toString();
+    const listing = Bun.spawnSync(
+      ["sh", "-c", `docker -H '${sandbox().dockerHost}' export '${probe}' | tar -tvf - --numeric-owner var/lib/svc`],
+      { stdout: "pipe" },
+    ).stdout.toString();
     expect(listing.trim()).toMatch(/^d\S+ 65532\/65532 .* var\/lib\/svc\/?$/);
   } finally {
     docker(["rm", "-f", probe], { allowFailure: true });
@@ -144,7 +195,11 @@ describe("docs/install.md: svc in a container, as written", () => {
 
   beforeAll(() => {
     docker(["network", "create", network]);
-    const made = Bun.spawnSync(["bash", "-e", "-c", commandBlock("token").text], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    const made = Bun.spawnSync(["bash", "-e", "-c", commandBlock("token").text], {
+      cwd: dir,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     if (made.exitCode !== 0) throw new Error(`the token commands failed: ${made.stderr}`);
   });
 
@@ -164,21 +219,42 @@ describe("docs/install.md: svc in a container, as written", () => {
   test("docker run: svc starts as 65532 with the state volume, says when it checks, and the dashboard's API takes the token", async () => {
     const port = freePort();
     const script = forSandbox(commandBlock("docker-run").text, port);
-    const ran = Bun.spawnSync(["bash", "-e", "-c", script], { cwd: dir, env: { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig }, stdout: "pipe", stderr: "pipe" });
-    expect(ran.exitCode, ran.stderr.toString()).toBe(0);
-    await waitUntil(() => docker(["logs", name], { allowFailure: true }).stderr.includes("next check at") || docker(["logs", name], { allowFailure: true }).stdout.includes("next check at"), 60_000, "the next-check line");
-    const logs = `${docker(["logs", name]).stdout}\n${docker(["logs", name]).stderr}`;
-    expect(logs).not.toContain("cannot be used");
-    expect(inspect(name).Config.User).toStartWith("65532:");
-    const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, { headers: { authorization: `Bearer ${token()}` } });
-    expect(answer.status).toBe(200);
-    expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
-    // docs/install.md, "Upgrade and uninstall": nothing of svc is left
-    const removed = Bun.spawnSync(["bash", "-e", "-c", forSandbox(commandBlock("uninstall-container").text, port).replace("docker rm -f svc", `docker rm -f ${name}`)], {
+    const ran = Bun.spawnSync(["bash", "-e", "-c", script], {
+      cwd: dir,
       env: { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig },
       stdout: "pipe",
       stderr: "pipe",
     });
+    expect(ran.exitCode, ran.stderr.toString()).toBe(0);
+    await waitUntil(
+      () =>
+        docker(["logs", name], { allowFailure: true }).stderr.includes("next check at") ||
+        docker(["logs", name], { allowFailure: true }).stdout.includes("next check at"),
+      60_000,
+      "the next-check line",
+    );
+    const logs = `${docker(["logs", name]).stdout}\n${docker(["logs", name]).stderr}`;
+    expect(logs).not.toContain("cannot be used");
+    expect(inspect(name).Config.User).toStartWith("65532:");
+    const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, {
+      headers: { authorization: `Bearer ${token()}` },
+    });
+    expect(answer.status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+    // docs/install.md, "Upgrade and uninstall": nothing of svc is left
+    const removed = Bun.spawnSync(
+      [
+        "bash",
+        "-e",
+        "-c",
+        forSandbox(commandBlock("uninstall-container").text, port).replace("docker rm -f svc", `docker rm -f ${name}`),
+      ],
+      {
+        env: { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig },
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
     expect(removed.exitCode, removed.stderr.toString()).toBe(0);
     expect(docker(["ps", "-a", "--filter", `name=^${name}$`, "-q"]).stdout).toBe("");
     expect(docker(["volume", "ls", "-q", "--filter", `name=^${volume}$`]).stdout).toBe("");
@@ -187,15 +263,28 @@ describe("docs/install.md: svc in a container, as written", () => {
   test("docs/compose.yaml: the same, with docker compose", async () => {
     const port = freePort();
     copyFileSync(join(ROOT, "docs", "compose.yaml"), join(dir, "compose.yaml"));
-    const script = forSandbox(commandBlock("compose").text, port).replaceAll("docker compose", `docker compose -p ${project}`);
-    const env = { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig, IMAGE: tag, DOCKER_SOCKET: sandbox().socketPath, HTTP_PORT: `127.0.0.1:${port}` };
+    const script = forSandbox(commandBlock("compose").text, port).replaceAll(
+      "docker compose",
+      `docker compose -p ${project}`,
+    );
+    const env = {
+      ...process.env,
+      DOCKER_HOST: sandbox().dockerHost,
+      DOCKER_CONFIG: sandbox().dockerConfig,
+      IMAGE: tag,
+      DOCKER_SOCKET: sandbox().socketPath,
+      HTTP_PORT: `127.0.0.1:${port}`,
+    };
     const ran = Bun.spawnSync(["bash", "-e", "-c", script], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
     expect(ran.exitCode, ran.stderr.toString()).toBe(0);
     expect(readFileSync(join(dir, ".env"), "utf8")).toMatch(/^DOCKER_GID=\d+\n$/);
-    const logs = () => docker(["compose", "--project-directory", dir, "-p", project, "logs", "svc"], { allowFailure: true }).stdout;
+    const logs = () =>
+      docker(["compose", "--project-directory", dir, "-p", project, "logs", "svc"], { allowFailure: true }).stdout;
     await waitUntil(() => logs().includes("next check at"), 60_000, "the next-check line");
     expect(logs()).not.toContain("cannot be used");
-    const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, { headers: { authorization: `Bearer ${token()}` } });
+    const answer = await fetch(`http://127.0.0.1:${port}/v1/containers`, {
+      headers: { authorization: `Bearer ${token()}` },
+    });
     expect(answer.status).toBe(200);
   }, 120_000);
 });

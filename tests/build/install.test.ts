@@ -3,8 +3,18 @@
  * machine and SHA256SUMS): it installs a working svc into a prefix, and refuses a tampered
  * checksum leaving nothing installed and no temp files behind.
  */
-import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { build, hostReleaseFile, ROOT, run, tempDir } from "./helpers.ts";
 
@@ -39,7 +49,10 @@ beforeAll(() => {
   mkdirSync(tampered, { recursive: true });
   cpSync(join(release, asset), join(tampered, asset));
   const sums = readFileSync(join(release, "SHA256SUMS"), "utf8");
-  writeFileSync(join(tampered, "SHA256SUMS"), sums.replace(/^(.)/gm, (c) => (c === "0" ? "1" : "0")));
+  writeFileSync(
+    join(tampered, "SHA256SUMS"),
+    sums.replace(/^(.)/gm, (c) => (c === "0" ? "1" : "0")),
+  );
   server = serveReleases(join(work, "releases"));
 }, 120_000);
 
@@ -67,7 +80,11 @@ async function install(release: string, prefix: string, options: { path?: string
     stdout: "pipe",
     stderr: "pipe",
   });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr, leftovers: readdirSync(tmp) };
 }
 
@@ -104,14 +121,26 @@ test("--systemd installs a hardened unit that systemd-analyze verifies, and a sa
   // the repository's systemd/svc.service, verified against SHA256SUMS, with this install's paths
   expect(result.stdout).toContain("checksum verified: svc.service");
   const repoUnit = readFileSync(join(ROOT, "systemd", "svc.service"), "utf8");
-  expect(unit).toBe(repoUnit.replace(/^ExecStart=.*$/m, `ExecStart=${join(prefix, "bin/svc")} --config ${join(etc, "svc.toml")}`));
-  for (const hardening of ["NoNewPrivileges=yes", "ProtectSystem=strict", "DynamicUser=yes", "SupplementaryGroups=docker", "StateDirectory=svc", "PrivateTmp=yes"]) expect(unit).toContain(hardening);
+  expect(unit).toBe(
+    repoUnit.replace(/^ExecStart=.*$/m, `ExecStart=${join(prefix, "bin/svc")} --config ${join(etc, "svc.toml")}`),
+  );
+  for (const hardening of [
+    "NoNewPrivileges=yes",
+    "ProtectSystem=strict",
+    "DynamicUser=yes",
+    "SupplementaryGroups=docker",
+    "StateDirectory=svc",
+    "PrivateTmp=yes",
+  ])
+    expect(unit).toContain(hardening);
   const verify = run(["systemd-analyze", "verify", join(units, "svc.service")]);
   expect(`${verify.stdout}${verify.stderr}`.trim()).toBe("");
   expect(verify.code).toBe(0);
   // the file itself, as a user of a clone installs it (its ExecStart names /usr/local/bin/svc)
   const asIs = run(["systemd-analyze", "verify", join(ROOT, "systemd", "svc.service")]);
-  expect(`${asIs.stdout}${asIs.stderr}`.replace(/.*Command \/usr\/local\/bin\/svc is not executable.*\n?/g, "").trim()).toBe("");
+  expect(
+    `${asIs.stdout}${asIs.stderr}`.replace(/.*Command \/usr\/local\/bin\/svc is not executable.*\n?/g, "").trim(),
+  ).toBe("");
   // the sample is svc's own, and a second install keeps the user's edits
   expect(readFileSync(join(etc, "svc.toml"), "utf8")).toBe(run([join(prefix, "bin/svc"), "--generate-config"]).stdout);
   // it will hold secrets: root's and the unit's group's (docker) only, where the group exists
@@ -157,7 +186,24 @@ test("works with wget when curl is missing", async () => {
   // A PATH with every tool install.sh uses, except curl.
   const bin = join(work, "bin-without-curl");
   mkdirSync(bin);
-  const tools = ["dash", "sh", "uname", "getconf", "ldd", "grep", "mktemp", "rm", "awk", "wget", "sha256sum", "mkdir", "cp", "chmod", "mv", "cat"];
+  const tools = [
+    "dash",
+    "sh",
+    "uname",
+    "getconf",
+    "ldd",
+    "grep",
+    "mktemp",
+    "rm",
+    "awk",
+    "wget",
+    "sha256sum",
+    "mkdir",
+    "cp",
+    "chmod",
+    "mv",
+    "cat",
+  ];
   for (const tool of tools) {
     const found = Bun.which(tool);
     if (!found) throw new Error(`${tool} is not installed`);

@@ -5,11 +5,11 @@
  * amd64 one runs in the engine; svc's own check of a container from the index decides freshness
  * for its platform alone.
  */
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, sandbox, uniqueName } from "../harness.ts";
-import { Repository, type Descriptor } from "../integration/registry/shapes.ts";
+import { type Descriptor, Repository } from "../integration/registry/shapes.ts";
 import { expectState, makeUpdater, TEST_SCOPE } from "../integration/updater/support.ts";
 import { expectedVersion, ROOT, run, tempDir } from "./helpers.ts";
 
@@ -32,7 +32,9 @@ function platformEntry(arch: "amd64" | "arm64"): Descriptor {
 async function rootfsOf(arch: "amd64" | "arm64"): Promise<string> {
   const base = `http://${sandbox().registry}/v2/${repository}`;
   const entry = platformEntry(arch);
-  const manifest = (await (await fetch(`${base}/manifests/${entry.digest}`, { headers: { Accept: entry.mediaType } })).json()) as any;
+  const manifest = (await (
+    await fetch(`${base}/manifests/${entry.digest}`, { headers: { Accept: entry.mediaType } })
+  ).json()) as any;
   const dir = join(work, `rootfs-${arch}`);
   mkdirSync(dir, { recursive: true });
   for (const layer of manifest.layers) {
@@ -49,14 +51,22 @@ beforeAll(async () => {
   const before = expectedVersion();
   const built = Bun.spawnSync(["bash", "scripts/image.sh"], {
     cwd: ROOT,
-    env: { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig, SVC_IMAGE: image, SVC_IMAGE_OUT: join(work, "dist") },
+    env: {
+      ...process.env,
+      DOCKER_HOST: sandbox().dockerHost,
+      DOCKER_CONFIG: sandbox().dockerConfig,
+      SVC_IMAGE: image,
+      SVC_IMAGE_OUT: join(work, "dist"),
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
   if (built.exitCode !== 0) throw new Error(`image.sh failed: ${built.stderr.toString()}`);
   versions = [...new Set([before, expectedVersion()])];
   const response = await fetch(`http://${sandbox().registry}/v2/${repository}/manifests/test`, {
-    headers: { Accept: "application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json" },
+    headers: {
+      Accept: "application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json",
+    },
   });
   index = (await response.json()) as typeof index;
 }, 600_000);
@@ -69,8 +79,14 @@ afterAll(() => {
 }, 60_000);
 
 test("one index holds linux/amd64 and linux/arm64", () => {
-  expect(index.mediaType).toBeOneOf(["application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json"]);
-  expect(index.manifests.map((m) => `${m.platform?.os}/${m.platform?.architecture}`).sort()).toEqual(["linux/amd64", "linux/arm64"]);
+  expect(index.mediaType).toBeOneOf([
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+  ]);
+  expect(index.manifests.map((m) => `${m.platform?.os}/${m.platform?.architecture}`).sort()).toEqual([
+    "linux/amd64",
+    "linux/arm64",
+  ]);
 });
 
 describe.each(["amd64", "arm64"] as const)("the %s image", (arch) => {
@@ -94,7 +110,9 @@ test("the arm64 binary runs --version and healthcheck under qemu from the image'
 });
 
 test("the engine pulls this machine's image from the index and runs it", () => {
-  expect(versions).toContain(docker(["run", "--rm", "--network", "none", "--pull", "always", image, "--version"]).stdout);
+  expect(versions).toContain(
+    docker(["run", "--rm", "--network", "none", "--pull", "always", image, "--version"]).stdout,
+  );
 });
 
 test("svc's check of a container from the index: another platform's rebuild is not an update, ours is", async () => {

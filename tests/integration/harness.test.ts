@@ -16,7 +16,10 @@ test("a container created from a pushed image is seen by svc's engine client", a
   expect(image.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
   docker(["run", "-d", "--name", name, "--network", "none", reference]);
 
-  const engine = await createDockerEngine({ ...defaultConfig().docker, host: `unix://${sandbox().socketPath}` }, silentLogger);
+  const engine = await createDockerEngine(
+    { ...defaultConfig().docker, host: `unix://${sandbox().socketPath}` },
+    silentLogger,
+  );
   const info = await engine.inspectContainer(name);
   expect(info.Name).toBe(`/${name}`);
   expect(info.State.Running).toBe(true);

@@ -21,14 +21,22 @@ export interface CommandBlock {
 
 /** README.md and every docs/*.md, as paths relative to the repository. */
 export function docFiles(): string[] {
-  return ["README.md", ...readdirSync(join(REPO_ROOT, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+  return [
+    "README.md",
+    ...readdirSync(join(REPO_ROOT, "docs"))
+      .filter((f) => f.endsWith(".md"))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
 }
 
 const MARKER = /^\s*<!-- command: ([a-z0-9-]+)(?: \(not run: ([^)]+)\))? -->\s*$/;
 const FENCE = /^(\s*)```(\S*)\s*$/;
 
 /** Every fenced block of a file, with the marker on the line before it (if any). */
-export function fencedBlocks(file: string): { language: string; text: string; line: number; marker?: { name: string; notRun?: string } }[] {
+export function fencedBlocks(
+  file: string,
+): { language: string; text: string; line: number; marker?: { name: string; notRun?: string } }[] {
   const lines = readFileSync(join(REPO_ROOT, file), "utf8").split("\n");
   const blocks = [];
   for (let i = 0; i < lines.length; i++) {
@@ -36,9 +44,17 @@ export function fencedBlocks(file: string): { language: string; text: string; li
     if (!open) continue;
     const indent = open[1]!.length;
     const end = lines.findIndex((l, j) => j > i && /^\s*```\s*$/.test(l));
-    const text = lines.slice(i + 1, end).map((l) => l.slice(indent)).join("\n");
+    const text = lines
+      .slice(i + 1, end)
+      .map((l) => l.slice(indent))
+      .join("\n");
     const previous = MARKER.exec(lines[i - 1] ?? "");
-    blocks.push({ language: open[2]!, text, line: i + 1, ...(previous ? { marker: { name: previous[1]!, ...(previous[2] ? { notRun: previous[2] } : {}) } } : {}) });
+    blocks.push({
+      language: open[2]!,
+      text,
+      line: i + 1,
+      ...(previous ? { marker: { name: previous[1]!, ...(previous[2] ? { notRun: previous[2] } : {}) } } : {}),
+    });
     i = end;
   }
   return blocks;
@@ -47,7 +63,20 @@ export function fencedBlocks(file: string): { language: string; text: string; li
 /** Every marked block of README.md and docs/. */
 export function commandBlocks(): CommandBlock[] {
   return docFiles().flatMap((file) =>
-    fencedBlocks(file).flatMap((b) => (b.marker ? [{ name: b.marker.name, ...(b.marker.notRun ? { notRun: b.marker.notRun } : {}), language: b.language, text: b.text, file, line: b.line }] : [])),
+    fencedBlocks(file).flatMap((b) =>
+      b.marker
+        ? [
+            {
+              name: b.marker.name,
+              ...(b.marker.notRun ? { notRun: b.marker.notRun } : {}),
+              language: b.language,
+              text: b.text,
+              file,
+              line: b.line,
+            },
+          ]
+        : [],
+    ),
   );
 }
 
@@ -86,8 +115,18 @@ export interface RunningBlock {
   stop: () => Promise<void>;
 }
 
-export async function runBlockUntil(script: string, options: { cwd: string; env: Record<string, string> }, until: (output: string) => boolean, timeoutMs = 120_000): Promise<RunningBlock> {
-  const proc = Bun.spawn(["setsid", "bash", "-e", "-c", script], { cwd: options.cwd, env: options.env, stdout: "pipe", stderr: "pipe" });
+export async function runBlockUntil(
+  script: string,
+  options: { cwd: string; env: Record<string, string> },
+  until: (output: string) => boolean,
+  timeoutMs = 120_000,
+): Promise<RunningBlock> {
+  const proc = Bun.spawn(["setsid", "bash", "-e", "-c", script], {
+    cwd: options.cwd,
+    env: options.env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   let output = "";
   let code: number | null = null;
   const collect = async (stream: ReadableStream<Uint8Array>) => {

@@ -18,7 +18,11 @@ export interface CliResult {
  * The CLI's answer to `args` without starting it, or undefined where only the CLI can tell; `cli`
  * runs the CLI for the part of a call only it can answer.
  */
-export function shortcut(args: string[], socketPath: string, cli: (args: string[]) => CliResult): CliResult | undefined {
+export function shortcut(
+  args: string[],
+  socketPath: string,
+  cli: (args: string[]) => CliResult,
+): CliResult | undefined {
   try {
     return answer(args, socketPath, cli);
   } catch {
@@ -28,13 +32,18 @@ export function shortcut(args: string[], socketPath: string, cli: (args: string[
 }
 
 function answer(args: string[], socketPath: string, cli: (args: string[]) => CliResult): CliResult | undefined {
-  if (args[0] === "inspect") return inspectShortcut(args.slice(1), ["containers", "images", "networks", "volumes"], socketPath);
+  if (args[0] === "inspect")
+    return inspectShortcut(args.slice(1), ["containers", "images", "networks", "volumes"], socketPath);
   if (args[0] === "image" && args[1] === "inspect") return inspectShortcut(args.slice(2), ["images"], socketPath);
-  if (args[0] === "container" && args[1] === "inspect") return inspectShortcut(args.slice(2), ["containers"], socketPath);
-  if (args[0] === "rmi" || (args[0] === "image" && args[1] === "rm")) return removeImagesShortcut(args.slice(args[0] === "rmi" ? 1 : 2), socketPath, cli);
-  if (args[0] === "ps" || (args[0] === "container" && args[1] === "ls")) return listShortcut(args.slice(args[0] === "ps" ? 1 : 2), socketPath);
+  if (args[0] === "container" && args[1] === "inspect")
+    return inspectShortcut(args.slice(2), ["containers"], socketPath);
+  if (args[0] === "rmi" || (args[0] === "image" && args[1] === "rm"))
+    return removeImagesShortcut(args.slice(args[0] === "rmi" ? 1 : 2), socketPath, cli);
+  if (args[0] === "ps" || (args[0] === "container" && args[1] === "ls"))
+    return listShortcut(args.slice(args[0] === "ps" ? 1 : 2), socketPath);
   if (args[0] === "logs" && args.length === 2 && !args[1]!.startsWith("-")) return logsShortcut(args[1]!, socketPath);
-  if (args[0] === "rm" && (args[1] === "-f" || args[1] === "-fv" || args[1] === "-vf")) return removeShortcut(args.slice(2), args[1], socketPath, cli);
+  if (args[0] === "rm" && (args[1] === "-f" || args[1] === "-fv" || args[1] === "-vf"))
+    return removeShortcut(args.slice(2), args[1], socketPath, cli);
   return undefined;
 }
 
@@ -65,7 +74,10 @@ function inspectShortcut(rest: string[], kinds: Kind[], socketPath: string): Cli
 
 function inspectObject(name: string, kinds: Kind[], socketPath: string): Record<string, unknown> | undefined {
   for (const kind of kinds) {
-    const path = kind === "containers" || kind === "images" ? `/${kind}/${enginePathName(name)}/json` : `/${kind}/${enginePathName(name)}`;
+    const path =
+      kind === "containers" || kind === "images"
+        ? `/${kind}/${enginePathName(name)}/json`
+        : `/${kind}/${enginePathName(name)}`;
     const answer = engineRequest("GET", path, { socketPath });
     if (answer.status === 200) return JSON.parse(answer.body) as Record<string, unknown>;
     if (answer.status !== 404) return undefined;
@@ -80,8 +92,14 @@ function fillTemplate(template: string, object: Record<string, unknown>): string
   let unknown = false;
   const filled = template.replace(/\{\{ *((?:\.[A-Za-z][A-Za-z0-9_]*)+) *\}\}/g, (_, path: string) => {
     let value: unknown = object;
-    for (const key of path.slice(1).split(".")) value = value && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
-    if (typeof value === "string" || typeof value === "boolean" || (typeof value === "number" && Number.isSafeInteger(value) && Math.abs(value) < 1e6)) return String(value);
+    for (const key of path.slice(1).split("."))
+      value = value && typeof value === "object" ? (value as Record<string, unknown>)[key] : undefined;
+    if (
+      typeof value === "string" ||
+      typeof value === "boolean" ||
+      (typeof value === "number" && Number.isSafeInteger(value) && Math.abs(value) < 1e6)
+    )
+      return String(value);
     unknown = true;
     return "";
   });
@@ -98,7 +116,8 @@ function logsShortcut(name: string, socketPath: string): CliResult | undefined {
   const answer = engineRequest("GET", `/containers/${enginePathName(name)}/logs?stdout=1&stderr=1`, { socketPath });
   if (answer.status !== 200) return undefined;
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes).trim();
-  if ((JSON.parse(info.body) as { Config?: { Tty?: boolean } }).Config?.Tty) return { code: 0, stdout: decode(answer.bytes), stderr: "" };
+  if ((JSON.parse(info.body) as { Config?: { Tty?: boolean } }).Config?.Tty)
+    return { code: 0, stdout: decode(answer.bytes), stderr: "" };
   const out: Uint8Array[][] = [[], [], []];
   const bytes = answer.bytes;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -115,12 +134,21 @@ function logsShortcut(name: string, socketPath: string): CliResult | undefined {
  * `rm -f[v] names...`: the CLI prints each removed name. A name the engine would not remove (gone,
  * already being removed) goes to the CLI, whose own message and exit code the caller gets.
  */
-function removeShortcut(names: string[], flag: string, socketPath: string, cli: (args: string[]) => CliResult): CliResult | undefined {
+function removeShortcut(
+  names: string[],
+  flag: string,
+  socketPath: string,
+  cli: (args: string[]) => CliResult,
+): CliResult | undefined {
   if (!names.length || names.some((name) => name.startsWith("-"))) return undefined;
   const removed: string[] = [];
   const left: string[] = [];
   for (const name of names) {
-    const answer = engineRequest("DELETE", `/containers/${enginePathName(name)}?force=1${flag === "-f" ? "" : "&v=1"}`, { socketPath });
+    const answer = engineRequest(
+      "DELETE",
+      `/containers/${enginePathName(name)}?force=1${flag === "-f" ? "" : "&v=1"}`,
+      { socketPath },
+    );
     (answer.status < 300 ? removed : left).push(name);
   }
   if (!left.length) return { code: 0, stdout: removed.join("\n"), stderr: "" };
@@ -132,14 +160,20 @@ function removeShortcut(names: string[], flag: string, socketPath: string, cli: 
  * `rmi [-f] images...`: the CLI prints what the engine answers, `Untagged: ...` and `Deleted: ...`
  * a line each; an image the engine would not remove is the CLI's to report.
  */
-function removeImagesShortcut(rest: string[], socketPath: string, cli: (args: string[]) => CliResult): CliResult | undefined {
+function removeImagesShortcut(
+  rest: string[],
+  socketPath: string,
+  cli: (args: string[]) => CliResult,
+): CliResult | undefined {
   const force = rest[0] === "-f" || rest[0] === "--force";
   const images = force ? rest.slice(1) : rest;
   if (!images.length || images.some((image) => image.startsWith("-"))) return undefined;
   const lines: string[] = [];
   const left: string[] = [];
   for (const image of images) {
-    const answer = engineRequest("DELETE", `/images/${enginePathName(image)}${force ? "?force=1" : ""}`, { socketPath });
+    const answer = engineRequest("DELETE", `/images/${enginePathName(image)}${force ? "?force=1" : ""}`, {
+      socketPath,
+    });
     if (answer.status >= 300) {
       left.push(image);
       continue;

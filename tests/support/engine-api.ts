@@ -67,7 +67,15 @@ export function engineRequest(method: string, path: string, options: EngineReque
   const socketPath = options.socketPath ?? defaultSocket();
   const timeoutMs = options.timeoutMs ?? 120_000;
   channel ??= open();
-  const call: EngineCall = { socketPath, method, path, headers: options.headers, body: options.body, bodyFile: options.bodyFile, timeoutMs };
+  const call: EngineCall = {
+    socketPath,
+    method,
+    path,
+    headers: options.headers,
+    body: options.body,
+    bodyFile: options.bodyFile,
+    timeoutMs,
+  };
   Atomics.store(channel.raised, 0, 0);
   channel.worker.postMessage(call);
   // A little longer than the worker's own timeout, so its answer (an abort) comes first.
@@ -79,7 +87,8 @@ export function engineRequest(method: string, path: string, options: EngineReque
 /** An Engine API request whose failure (4xx, 5xx) throws with the engine's message. */
 export function engineJson<T = any>(method: string, path: string, options: EngineRequestOptions = {}): T {
   const answer = engineRequest(method, path, options);
-  if (answer.status >= 400) throw new Error(`engine ${method} ${path} failed (${answer.status}): ${engineMessage(answer)}`);
+  if (answer.status >= 400)
+    throw new Error(`engine ${method} ${path} failed (${answer.status}): ${engineMessage(answer)}`);
   return (answer.body ? JSON.parse(answer.body) : undefined) as T;
 }
 
@@ -119,6 +128,7 @@ export function engineFilters(filters: Record<string, string[]>): string {
 
 function defaultSocket(): string {
   const host = process.env.SVC_TEST_DOCKER_HOST;
-  if (!host?.startsWith("unix://")) throw new Error("SVC_TEST_DOCKER_HOST is not a unix socket: start the sandbox (scripts/sandbox.sh up)");
+  if (!host?.startsWith("unix://"))
+    throw new Error("SVC_TEST_DOCKER_HOST is not a unix socket: start the sandbox (scripts/sandbox.sh up)");
   return host.slice("unix://".length);
 }

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildImage, docker, removeContainersByPrefix, sandbox, uniqueName } from "../harness.ts";
+import { runShortcut } from "./docker-run.ts";
 import { engineFilters, engineJson, enginePathName, engineRequest } from "./engine-api.ts";
 
 export interface FixtureOptions {
@@ -51,23 +52,45 @@ export class EngineFixture {
   network(what: string): string {
     const name = this.name(what);
     // What `docker network create <name>` sends (the CLI's default driver).
-    engineJson("POST", "/networks/create", { body: JSON.stringify({ Name: name, Driver: "bridge" }), headers: JSON_BODY });
+    engineJson("POST", "/networks/create", {
+      body: JSON.stringify({ Name: name, Driver: "bridge" }),
+      headers: JSON_BODY,
+    });
     this.networks.push(name);
     return name;
   }
 
   volume(what: string): string {
     const name = this.name(what);
-    engineJson("POST", "/volumes/create", { body: JSON.stringify({ Name: name, Driver: "local" }), headers: JSON_BODY });
+    engineJson("POST", "/volumes/create", {
+      body: JSON.stringify({ Name: name, Driver: "local" }),
+      headers: JSON_BODY,
+    });
     this.volumes.push(name);
     return name;
   }
 
-  /** `docker run -d --name <prefix>-<what> [--network none] ...args image [cmd]` */
+  /**
+   * `docker run -d --name <prefix>-<what> [--network none] ...args image [cmd]`, through the Engine
+   * API where the flags allow (tests/support/docker-run.ts), else the CLI.
+   */
   run(what: string, image: string, args: string[] = [], cmd: string[] = []): string {
     const name = this.name(what);
     const hasNetwork = args.some((a) => a === "--network" || a.startsWith("--network="));
-    docker(["run", "-d", "--name", name, ...(this.options.runArgs ?? []), ...(hasNetwork ? [] : ["--network", "none"]), ...args, image, ...cmd]);
+    const argv = [
+      "run",
+      "-d",
+      "--name",
+      name,
+      ...(this.options.runArgs ?? []),
+      ...(hasNetwork ? [] : ["--network", "none"]),
+      ...args,
+      image,
+      ...cmd,
+    ];
+    const box = sandbox();
+    const login = { registry: box.authRegistry, username: box.authUser, password: box.authPass };
+    if (runShortcut(argv, box.socketPath, login) === undefined) docker(argv);
     return name;
   }
 
@@ -82,8 +105,12 @@ export class EngineFixture {
     // Removal goes on past what is already gone, as `docker rm -f`, `network rm`, `rmi -f` did.
     for (const network of this.networks) engineRequest("DELETE", `/networks/${enginePathName(network)}`);
     for (const volume of this.volumes) engineRequest("DELETE", `/volumes/${enginePathName(volume)}?force=1`);
-    const listed = engineJson<{ Id: string }[]>("GET", `/images/json?${engineFilters({ reference: [`*/${this.prefix}-*`] })}`).map((image) => image.Id);
-    for (const image of new Set([...listed, ...this.images])) engineRequest("DELETE", `/images/${enginePathName(image)}?force=1`);
+    const listed = engineJson<{ Id: string }[]>(
+      "GET",
+      `/images/json?${engineFilters({ reference: [`*/${this.prefix}-*`] })}`,
+    ).map((image) => image.Id);
+    for (const image of new Set([...listed, ...this.images]))
+      engineRequest("DELETE", `/images/${enginePathName(image)}?force=1`);
     for (const dir of this.dirs) rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -54,12 +54,19 @@ export class GitRemote {
     const authorization = request.headers.get("authorization");
     let packObjects: number | undefined;
     const log = (response: Response) => {
-      this.requests.push({ method: request.method, path: `${url.pathname}${url.search}`, status: response.status, authorization, ...(packObjects === undefined ? {} : { packObjects }) });
+      this.requests.push({
+        method: request.method,
+        path: `${url.pathname}${url.search}`,
+        status: response.status,
+        authorization,
+        ...(packObjects === undefined ? {} : { packObjects }),
+      });
       return response;
     };
     const password = /^Basic (.+)$/.exec(authorization ?? "")?.[1];
     const given = password ? Buffer.from(password, "base64").toString().split(":").slice(1).join(":") : undefined;
-    if (given !== this.token) return log(new Response("Unauthorized\n", { status: 401, headers: { "WWW-Authenticate": 'Basic realm="git"' } }));
+    if (given !== this.token)
+      return log(new Response("Unauthorized\n", { status: 401, headers: { "WWW-Authenticate": 'Basic realm="git"' } }));
     const body = request.method === "POST" ? new Uint8Array(await request.arrayBuffer()) : new Uint8Array(0);
     const pack = Buffer.from(body).indexOf("PACK");
     if (pack >= 0 && pack + 12 <= body.length) packObjects = Buffer.from(body).readUInt32BE(pack + 8);

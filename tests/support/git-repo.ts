@@ -3,7 +3,15 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "../temp.ts";
 
-const GIT_ENV = { ...process.env, GIT_AUTHOR_NAME: "Ann", GIT_AUTHOR_EMAIL: "ann@example.com", GIT_COMMITTER_NAME: "Ann", GIT_COMMITTER_EMAIL: "ann@example.com", GIT_CONFIG_NOSYSTEM: "1", HOME: "/nonexistent" };
+const GIT_ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: "Ann",
+  GIT_AUTHOR_EMAIL: "ann@example.com",
+  GIT_COMMITTER_NAME: "Ann",
+  GIT_COMMITTER_EMAIL: "ann@example.com",
+  GIT_CONFIG_NOSYSTEM: "1",
+  HOME: "/nonexistent",
+};
 
 export function git(cwd: string, ...args: string[]): string {
   const run = Bun.spawnSync(["git", ...args], { cwd, env: GIT_ENV, stdout: "pipe", stderr: "pipe" });
@@ -32,4 +40,3 @@ export function makeRepo(options: { pack?: boolean; indexVersion?: number } = {}
   if (options.indexVersion) git(top, "update-index", "--index-version", String(options.indexVersion));
   return { top, project };
 }
-

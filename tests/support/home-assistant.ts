@@ -5,7 +5,9 @@
 import { fencedBlocks } from "./doc-blocks.ts";
 
 export function docsAcl(topic: string): string {
-  const block = fencedBlocks("docs/home-assistant.md").find((b) => b.language === "conf" && b.text.includes("user homeassistant"));
+  const block = fencedBlocks("docs/home-assistant.md").find(
+    (b) => b.language === "conf" && b.text.includes("user homeassistant"),
+  );
   if (!block) throw new Error("docs/home-assistant.md has no conf block with the ACL");
   return `${block.text.replaceAll("svc/reports", topic)}\n`;
 }

@@ -11,9 +11,11 @@ export interface RecordedLine {
 export type RecordingLogger = Logger & { lines: RecordedLine[]; text(): string };
 
 export function recordingLogger(lines: RecordedLine[] = [], target = "svc"): RecordingLogger {
-  const at = (level: string) => (message: string, fields: Fields = {}) => {
-    lines.push({ level, target, message, fields });
-  };
+  const at =
+    (level: string) =>
+    (message: string, fields: Fields = {}) => {
+      lines.push({ level, target, message, fields });
+    };
   return {
     lines,
     trace: at("trace"),

@@ -43,7 +43,9 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
   const name = `${rng.chance(0.3) ? hostileText(rng).slice(0, 200) : "app"}-${index}`;
   return {
     kind: rng.pick(["container", "service"] as const),
-    group: rng.chance(0.5) ? { kind: rng.pick(["compose", "stack"] as const), name: hostileText(rng).slice(0, 100) } : null,
+    group: rng.chance(0.5)
+      ? { kind: rng.pick(["compose", "stack"] as const), name: hostileText(rng).slice(0, 100) }
+      : null,
     name,
     image: rng.chance(0.2) ? hostileText(rng) : `r.example/app${index}:1.${rng.int(9)}.0`,
     state,
@@ -73,9 +75,19 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
     snoozed_until: maybe(rng, () => time(rng)),
     skipped: maybe(rng, () => hostileText(rng)),
     previous_image_id: maybe(rng, () => digest(rng)),
-    link: maybe(rng, () => rng.pick(["https://github.com/o/r/releases/tag/v1", "javascript:window.__pwned=1", hostileText(rng)])),
-    last_cycle: maybe(rng, () => ({ at: time(rng), state: rng.pick(STATES), reason: maybe(rng, () => hostileText(rng)) })),
-    last_update: maybe(rng, () => ({ at: time(rng), from_version: hostileText(rng).slice(0, 64), to_version: maybe(rng, () => "2.0.0") })),
+    link: maybe(rng, () =>
+      rng.pick(["https://github.com/o/r/releases/tag/v1", "javascript:window.__pwned=1", hostileText(rng)]),
+    ),
+    last_cycle: maybe(rng, () => ({
+      at: time(rng),
+      state: rng.pick(STATES),
+      reason: maybe(rng, () => hostileText(rng)),
+    })),
+    last_update: maybe(rng, () => ({
+      at: time(rng),
+      from_version: hostileText(rng).slice(0, 64),
+      to_version: maybe(rng, () => "2.0.0"),
+    })),
     release_notes: maybe(rng, () => releaseNotes(rng)),
   };
 }
@@ -86,9 +98,15 @@ function releaseNotes(rng: Random): NonNullable<ContainerOverview["release_notes
     version: `1.${rng.int(9)}.0`,
     title: hostileText(rng),
     published_at: maybe(rng, () => time(rng)),
-    url: maybe(rng, () => rng.pick(["https://github.com/o/r/releases/tag/v1", "javascript:window.__pwned=1", hostileText(rng)])),
+    url: maybe(rng, () =>
+      rng.pick(["https://github.com/o/r/releases/tag/v1", "javascript:window.__pwned=1", hostileText(rng)]),
+    ),
     breaking: rng.chance(0.3),
-    notes: rng.pick(["# Breaking\n- [x](javascript:window.__pwned=1)", "`<script>window.__pwned=1</script>`", hostileText(rng)]),
+    notes: rng.pick([
+      "# Breaking\n- [x](javascript:window.__pwned=1)",
+      "`<script>window.__pwned=1</script>`",
+      hostileText(rng),
+    ]),
     notes_cut: rng.chance(0.1),
   }));
   return {
@@ -104,9 +122,36 @@ function releaseNotes(rng: Random): NonNullable<ContainerOverview["release_notes
 }
 
 /** Fields an entry must have, with no value svc would fill in for an older peer. */
-const REQUIRED = ["name", "image", "state", "would_update", "current_digest", "available_digest", "available_image", "reason", "first_seen_at", "created_at", "eligible_at", "snoozed_until", "skipped", "previous_image_id", "link"] as const;
+const REQUIRED = [
+  "name",
+  "image",
+  "state",
+  "would_update",
+  "current_digest",
+  "available_digest",
+  "available_image",
+  "reason",
+  "first_seen_at",
+  "created_at",
+  "eligible_at",
+  "snoozed_until",
+  "skipped",
+  "previous_image_id",
+  "link",
+] as const;
 /** Fields an older svc did not send: an entry without them is still kept. */
-const DEFAULTED = ["kind", "group", "version", "available_version", "update_kind", "policy", "last_cycle", "last_update", "release_notes", "compose_change"] as const;
+const DEFAULTED = [
+  "kind",
+  "group",
+  "version",
+  "available_version",
+  "update_kind",
+  "policy",
+  "last_cycle",
+  "last_update",
+  "release_notes",
+  "compose_change",
+] as const;
 /** Of another type than any field svc answers with a string or null (would_update, a boolean, takes "yes"). */
 const WRONG_VALUES: unknown[] = [42, -1.5, false, { nested: "<b>x</b>" }, ["a"]];
 
@@ -142,7 +187,12 @@ function mutate(rng: Random, entry: ContainerOverview): RandomEntry {
       copy.image = "i".repeat(1025 + rng.int(5000));
       return { entry: copy, kept: null };
     case 8: // a time the page cannot compute with
-      copy[rng.pick(["first_seen_at", "snoozed_until", "eligible_at"])] = rng.pick(["yesterday", "2026-13-45T99:00:00Z", "NaN", hostileText(rng) || "x"]);
+      copy[rng.pick(["first_seen_at", "snoozed_until", "eligible_at"])] = rng.pick([
+        "yesterday",
+        "2026-13-45T99:00:00Z",
+        "NaN",
+        hostileText(rng) || "x",
+      ]);
       return { entry: copy, kept: null };
     case 9:
       copy.last_cycle = rng.pick([{ at: "soon", state: "fresh", reason: null }, "fresh", { state: "fresh" }]);
@@ -165,5 +215,11 @@ export function randomEntries(rng: Random, count: number, brokenShare = 0.4): Ra
 
 /** A whole answer around `entries`, as svc's GET /v1/containers. */
 export function answerOf(entries: RandomEntry[], host = "peer-host"): Record<string, unknown> {
-  return { checked_at: new Date().toISOString(), host, update: true, containers: entries.map((e) => e.entry), excluded: [] };
+  return {
+    checked_at: new Date().toISOString(),
+    host,
+    update: true,
+    containers: entries.map((e) => e.entry),
+    excluded: [],
+  };
 }

@@ -8,18 +8,27 @@
 import { appendFileSync } from "node:fs";
 
 const [host, port, targetHost, targetPort, log] = Bun.argv.slice(2);
-if (!host || !port || !targetHost || !targetPort || !log) throw new Error("usage: relay.ts HOST PORT TARGET_HOST TARGET_PORT LOG");
+if (!host || !port || !targetHost || !targetPort || !log)
+  throw new Error("usage: relay.ts HOST PORT TARGET_HOST TARGET_PORT LOG");
 
 Bun.serve({
   hostname: host,
   port: Number(port),
   async fetch(request) {
     const url = new URL(request.url);
-    appendFileSync(log, `${JSON.stringify({ method: request.method, path: url.pathname + url.search, headers: Object.fromEntries(request.headers) })}\n`);
+    appendFileSync(
+      log,
+      `${JSON.stringify({ method: request.method, path: url.pathname + url.search, headers: Object.fromEntries(request.headers) })}\n`,
+    );
     const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
     const headers = new Headers(request.headers);
     headers.delete("host");
-    const answer = await fetch(`http://${targetHost}:${targetPort}${url.pathname}${url.search}`, { method: request.method, headers, body, redirect: "manual" });
+    const answer = await fetch(`http://${targetHost}:${targetPort}${url.pathname}${url.search}`, {
+      method: request.method,
+      headers,
+      body,
+      redirect: "manual",
+    });
     return new Response(await answer.arrayBuffer(), { status: answer.status, headers: answer.headers });
   },
 });

@@ -79,7 +79,11 @@ export class ReleaseHosts {
 
   /** The API base URLs to give svc (release_notes.*_api_url). */
   get apiUrls(): { github_api_url: string; gitlab_api_url: string; gitea_api_url: string } {
-    return { github_api_url: `${this.origin}/github`, gitlab_api_url: `${this.origin}/gitlab/api/v4`, gitea_api_url: `${this.origin}/gitea/api/v1` };
+    return {
+      github_api_url: `${this.origin}/github`,
+      gitlab_api_url: `${this.origin}/gitlab/api/v4`,
+      gitea_api_url: `${this.origin}/gitea/api/v1`,
+    };
   }
 
   /** The releases of a repository (owner/name, GitLab group/project), newest first. */
@@ -107,16 +111,27 @@ export class ReleaseHosts {
     const pullRoute = this.pullRoute(url.pathname);
     if (pullRoute) {
       const limitedUntil = this.limited.get(pullRoute.host);
-      if (limitedUntil !== undefined && limitedUntil * 1000 > Date.now()) return this.log(request, pullRoute.host, url, rateLimited(pullRoute.host, limitedUntil));
+      if (limitedUntil !== undefined && limitedUntil * 1000 > Date.now())
+        return this.log(request, pullRoute.host, url, rateLimited(pullRoute.host, limitedUntil));
       return this.log(request, pullRoute.host, url, await this.answerPulls(request, url, pullRoute));
     }
     const route = this.route(url.pathname);
     if (!route) return this.log(request, "github", url, Response.json({ message: "Not Found" }, { status: 404 }));
     const { host, path } = route;
     const limitedUntil = this.limited.get(host);
-    if (limitedUntil !== undefined && limitedUntil * 1000 > Date.now()) return this.log(request, host, url, rateLimited(host, limitedUntil));
+    if (limitedUntil !== undefined && limitedUntil * 1000 > Date.now())
+      return this.log(request, host, url, rateLimited(host, limitedUntil));
     const movedTo = this.moved.get(`${host}:${path}`);
-    if (movedTo !== undefined) return this.log(request, host, url, Response.json({ message: "Moved Permanently", url: movedTo }, { status: 301, headers: { location: `${movedTo}${url.search}` } }));
+    if (movedTo !== undefined)
+      return this.log(
+        request,
+        host,
+        url,
+        Response.json(
+          { message: "Moved Permanently", url: movedTo },
+          { status: 301, headers: { location: `${movedTo}${url.search}` } },
+        ),
+      );
     const releases = this.repos.get(`${host}:${path}`);
     if (!releases) return this.log(request, host, url, notFound(host));
     const perPage = Math.min(100, Number(url.searchParams.get(host === "gitea" ? "limit" : "per_page") ?? 30) || 30);
@@ -141,7 +156,8 @@ export class ReleaseHosts {
       headers.set("x-next-page", page < pages ? String(page + 1) : "");
     }
     if (host === "gitea") headers.set("x-total-count", String(releases.length));
-    if (request.headers.get("if-none-match") === etag) return this.log(request, host, url, new Response(null, { status: 304, headers }));
+    if (request.headers.get("if-none-match") === etag)
+      return this.log(request, host, url, new Response(null, { status: 304, headers }));
     return this.log(request, host, url, new Response(body, { headers }));
   }
 
@@ -159,27 +175,48 @@ export class ReleaseHosts {
     let match = /^\/github\/repos\/([^/]+\/[^/]+)\/pulls(?:\/(\d+))?$/.exec(pathname);
     if (match) return { host: "github", path: match[1]!, ...(match[2] ? { number: Number(match[2]) } : {}) };
     match = /^\/gitlab\/api\/v4\/projects\/([^/]+)\/merge_requests(?:\/(\d+))?$/.exec(pathname);
-    if (match) return { host: "gitlab", path: decodeURIComponent(match[1]!), ...(match[2] ? { number: Number(match[2]) } : {}) };
+    if (match)
+      return { host: "gitlab", path: decodeURIComponent(match[1]!), ...(match[2] ? { number: Number(match[2]) } : {}) };
     match = /^\/gitea\/api\/v1\/repos\/([^/]+\/[^/]+)\/pulls(?:\/(\d+))?$/.exec(pathname);
     if (match) return { host: "gitea", path: match[1]!, ...(match[2] ? { number: Number(match[2]) } : {}) };
     return undefined;
   }
 
-  private async answerPulls(request: Request, url: URL, route: { host: Host; path: string; number?: number }): Promise<Response> {
+  private async answerPulls(
+    request: Request,
+    url: URL,
+    route: { host: Host; path: string; number?: number },
+  ): Promise<Response> {
     const { host, path } = route;
     const pulls = this.pullsOf(host, path);
     const headers = { "content-type": "application/json; charset=utf-8", ...rateHeaders(host) };
     const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers });
     if (request.method === "GET" && route.number === undefined) {
       const params = url.searchParams;
-      const wanted = host === "gitlab" ? (params.get("state") === "opened" ? "open" : params.get("state")) : (params.get("state") ?? "open");
-      let list = this.listsLagBehind > 0 ? (this.listsLagBehind--, []) : pulls.filter((p) => wanted === "all" || p.state === wanted);
+      const wanted =
+        host === "gitlab"
+          ? params.get("state") === "opened"
+            ? "open"
+            : params.get("state")
+          : (params.get("state") ?? "open");
+      let list =
+        this.listsLagBehind > 0
+          ? (this.listsLagBehind--, [])
+          : pulls.filter((p) => wanted === "all" || p.state === wanted);
       // GitHub filters by head (owner:branch) and base; GitLab by source and target branch; Gitea lists them all
-      if (host === "github" && params.get("head")) list = list.filter((p) => `${path.split("/")[0]}:${p.head}` === params.get("head"));
+      if (host === "github" && params.get("head"))
+        list = list.filter((p) => `${path.split("/")[0]}:${p.head}` === params.get("head"));
       if (host === "github" && params.get("base")) list = list.filter((p) => p.base === params.get("base"));
-      if (host === "gitlab" && params.get("source_branch")) list = list.filter((p) => p.head === params.get("source_branch"));
-      if (host === "gitlab" && params.get("target_branch")) list = list.filter((p) => p.base === params.get("target_branch"));
-      const perPage = Math.min(100, Number(params.get(host === "gitea" ? "limit" : "per_page") ?? (host === "gitea" ? 30 : host === "gitlab" ? 20 : 30)) || 30);
+      if (host === "gitlab" && params.get("source_branch"))
+        list = list.filter((p) => p.head === params.get("source_branch"));
+      if (host === "gitlab" && params.get("target_branch"))
+        list = list.filter((p) => p.base === params.get("target_branch"));
+      const perPage = Math.min(
+        100,
+        Number(
+          params.get(host === "gitea" ? "limit" : "per_page") ?? (host === "gitea" ? 30 : host === "gitlab" ? 20 : 30),
+        ) || 30,
+      );
       const page = Math.max(1, Number(params.get("page") ?? 1) || 1);
       const pages = Math.max(1, Math.ceil(list.length / perPage));
       const response = json(list.slice((page - 1) * perPage, page * perPage).map((p) => pullItem(host, path, p)));
@@ -197,11 +234,26 @@ export class ReleaseHosts {
     const base = String(body[host === "gitlab" ? "target_branch" : "base"] ?? "");
     const text = String(body[host === "gitlab" ? "description" : "body"] ?? "");
     if (request.method === "POST" && route.number === undefined) {
-      if (!head || !base || !body.title) return host === "github" ? json({ message: "Validation Failed", errors: [{ resource: "PullRequest", code: "missing_field" }], status: "422" }, 422) : json({ message: "title is missing" }, host === "gitlab" ? 400 : 422);
+      if (!head || !base || !body.title)
+        return host === "github"
+          ? json(
+              {
+                message: "Validation Failed",
+                errors: [{ resource: "PullRequest", code: "missing_field" }],
+                status: "422",
+              },
+              422,
+            )
+          : json({ message: "title is missing" }, host === "gitlab" ? 400 : 422);
       const open = pulls.find((p) => p.state === "open" && p.head === head && (host === "gitlab" || p.base === base));
       if (open) return exists(host, path, open);
       const number = pulls.length + 1;
-      const web = host === "github" ? `https://github.com/${path}/pull/${number}` : host === "gitlab" ? `https://gitlab.com/${path}/-/merge_requests/${number}` : `https://codeberg.org/${path}/pulls/${number}`;
+      const web =
+        host === "github"
+          ? `https://github.com/${path}/pull/${number}`
+          : host === "gitlab"
+            ? `https://gitlab.com/${path}/-/merge_requests/${number}`
+            : `https://codeberg.org/${path}/pulls/${number}`;
       const pull: HostPull = { number, head, base, title: String(body.title), body: text, state: "open", url: web };
       pulls.push(pull);
       return json(pullItem(host, path, pull), 201);
@@ -218,24 +270,65 @@ export class ReleaseHosts {
   }
 
   private log(request: Request, host: Host, url: URL, response: Response): Response {
-    this.requests.push({ host, method: request.method, path: `${url.pathname}${url.search}`, status: response.status, conditional: request.headers.has("if-none-match"), authorization: request.headers.get("authorization") ?? request.headers.get("private-token") });
+    this.requests.push({
+      host,
+      method: request.method,
+      path: `${url.pathname}${url.search}`,
+      status: response.status,
+      conditional: request.headers.has("if-none-match"),
+      authorization: request.headers.get("authorization") ?? request.headers.get("private-token"),
+    });
     return response;
   }
 }
 
 function pullItem(host: Host, path: string, p: HostPull): Record<string, unknown> {
-  if (host === "gitlab") return { id: 1000 + p.number, iid: p.number, title: p.title, description: p.body, state: p.state === "open" ? "opened" : "closed", source_branch: p.head, target_branch: p.base, web_url: p.url };
+  if (host === "gitlab")
+    return {
+      id: 1000 + p.number,
+      iid: p.number,
+      title: p.title,
+      description: p.body,
+      state: p.state === "open" ? "opened" : "closed",
+      source_branch: p.head,
+      target_branch: p.base,
+      web_url: p.url,
+    };
   const owner = path.split("/")[0];
-  return { id: 1000 + p.number, number: p.number, title: p.title, body: p.body, state: p.state, html_url: p.url, head: { ref: p.head, label: `${owner}:${p.head}` }, base: { ref: p.base, label: `${owner}:${p.base}` } };
+  return {
+    id: 1000 + p.number,
+    number: p.number,
+    title: p.title,
+    body: p.body,
+    state: p.state,
+    html_url: p.url,
+    head: { ref: p.head, label: `${owner}:${p.head}` },
+    base: { ref: p.base, label: `${owner}:${p.base}` },
+  };
 }
 
 /** What each forge answers to a second open request of the same branches. */
 function exists(host: Host, path: string, open: HostPull): Response {
   if (host === "github") {
-    const body = { message: "Validation Failed", errors: [{ resource: "PullRequest", code: "custom", message: `A pull request already exists for ${path.split("/")[0]}:${open.head}.` }], documentation_url: "https://docs.github.com/rest/pulls/pulls#create-a-pull-request", status: "422" };
+    const body = {
+      message: "Validation Failed",
+      errors: [
+        {
+          resource: "PullRequest",
+          code: "custom",
+          message: `A pull request already exists for ${path.split("/")[0]}:${open.head}.`,
+        },
+      ],
+      documentation_url: "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+      status: "422",
+    };
     return Response.json(body, { status: 422 });
   }
-  if (host === "gitlab") return Response.json({ message: [`Another open merge request already exists for this source branch: !${open.number}`] }, { status: 409 });
+  if (host === "gitlab")
+    return Response.json(
+      { message: [`Another open merge request already exists for this source branch: !${open.number}`] },
+      { status: 409 },
+    );
   const message = `pull request already exists for these targets [id: ${1000 + open.number}, issue_id: ${open.number}, head_repo_id: 1, base_repo_id: 1, head_branch: ${open.head}, base_branch: ${open.base}]`;
   return Response.json({ message, url: "https://codeberg.org/api/swagger" }, { status: 409 });
 }
@@ -243,27 +336,75 @@ function exists(host: Host, path: string, open: HostPull): Response {
 function item(host: Host, path: string, r: HostRelease): Record<string, unknown> {
   const published = r.published_at ?? "2026-01-01T00:00:00Z";
   if (host === "gitlab") {
-    return { tag_name: r.tag, name: r.title ?? r.tag, description: r.body ?? "", created_at: published, released_at: published, upcoming_release: false, _links: { self: `https://gitlab.com/${path}/-/releases/${r.tag}` } };
+    return {
+      tag_name: r.tag,
+      name: r.title ?? r.tag,
+      description: r.body ?? "",
+      created_at: published,
+      released_at: published,
+      upcoming_release: false,
+      _links: { self: `https://gitlab.com/${path}/-/releases/${r.tag}` },
+    };
   }
   const web = host === "github" ? `https://github.com/${path}` : `https://codeberg.org/${path}`;
-  return { id: 1, tag_name: r.tag, name: r.title ?? r.tag, body: r.body ?? "", html_url: `${web}/releases/tag/${r.tag}`, draft: false, prerelease: r.prerelease ?? false, created_at: published, published_at: published };
+  return {
+    id: 1,
+    tag_name: r.tag,
+    name: r.title ?? r.tag,
+    body: r.body ?? "",
+    html_url: `${web}/releases/tag/${r.tag}`,
+    draft: false,
+    prerelease: r.prerelease ?? false,
+    created_at: published,
+    published_at: published,
+  };
 }
 
 function rateHeaders(host: Host): Record<string, string> {
   const reset = String(Math.floor(Date.now() / 1000) + 3600);
-  return host === "gitlab" ? { "ratelimit-limit": "2000", "ratelimit-remaining": "1999", "ratelimit-reset": reset } : { "x-ratelimit-limit": "60", "x-ratelimit-remaining": "59", "x-ratelimit-reset": reset };
+  return host === "gitlab"
+    ? { "ratelimit-limit": "2000", "ratelimit-remaining": "1999", "ratelimit-reset": reset }
+    : { "x-ratelimit-limit": "60", "x-ratelimit-remaining": "59", "x-ratelimit-reset": reset };
 }
 
 function rateLimited(host: Host, until: number): Response {
   if (host === "gitlab") {
-    return new Response("Retry later\n", { status: 429, headers: { "ratelimit-limit": "2000", "ratelimit-remaining": "0", "ratelimit-reset": String(until), "retry-after": String(Math.max(0, until - Math.floor(Date.now() / 1000))) } });
+    return new Response("Retry later\n", {
+      status: 429,
+      headers: {
+        "ratelimit-limit": "2000",
+        "ratelimit-remaining": "0",
+        "ratelimit-reset": String(until),
+        "retry-after": String(Math.max(0, until - Math.floor(Date.now() / 1000))),
+      },
+    });
   }
-  const message = host === "github" ? "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)" : "rate limit exceeded";
-  return Response.json({ message, documentation_url: "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting" }, { status: 403, headers: { "x-ratelimit-limit": "60", "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(until) } });
+  const message =
+    host === "github"
+      ? "API rate limit exceeded for 127.0.0.1. (But here's the good news: Authenticated requests get a higher rate limit.)"
+      : "rate limit exceeded";
+  return Response.json(
+    { message, documentation_url: "https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting" },
+    {
+      status: 403,
+      headers: { "x-ratelimit-limit": "60", "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(until) },
+    },
+  );
 }
 
 function notFound(host: Host): Response {
   if (host === "gitlab") return Response.json({ message: "404 Project Not Found" }, { status: 404 });
-  if (host === "gitea") return Response.json({ message: "The target couldn't be found.", url: "https://codeberg.org/api/swagger", errors: [] }, { status: 404 });
-  return Response.json({ message: "Not Found", documentation_url: "https://docs.github.com/rest/releases/releases#list-releases", status: "404" }, { status: 404 });
+  if (host === "gitea")
+    return Response.json(
+      { message: "The target couldn't be found.", url: "https://codeberg.org/api/swagger", errors: [] },
+      { status: 404 },
+    );
+  return Response.json(
+    {
+      message: "Not Found",
+      documentation_url: "https://docs.github.com/rest/releases/releases#list-releases",
+      status: "404",
+    },
+    { status: 404 },
+  );
 }

@@ -2,7 +2,11 @@
 import type { SessionReport, Trigger, UpdateFilter } from "../../src/updater/types.ts";
 
 /** A report of a cycle that found nothing, for `trigger` and `filter`; `overrides` replace fields. */
-export function emptyReport(trigger: Trigger = "schedule", filter: UpdateFilter = {}, overrides: Partial<SessionReport> = {}): SessionReport {
+export function emptyReport(
+  trigger: Trigger = "schedule",
+  filter: UpdateFilter = {},
+  overrides: Partial<SessionReport> = {},
+): SessionReport {
   const now = new Date().toISOString();
   return {
     id: crypto.randomUUID(),

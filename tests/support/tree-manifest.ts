@@ -50,6 +50,16 @@ export function treeManifest(root: string): TreeManifest {
 
 /** Sets an extended attribute on the engine's host (busybox has no setfattr). */
 export function setXattr(path: string, name: string, value: string): void {
-  const ran = Bun.spawnSync(["python3", "-c", "import os,sys; os.setxattr(sys.argv[1], sys.argv[2], sys.argv[3].encode(), follow_symlinks=False)", path, name, value], { stderr: "pipe" });
+  const ran = Bun.spawnSync(
+    [
+      "python3",
+      "-c",
+      "import os,sys; os.setxattr(sys.argv[1], sys.argv[2], sys.argv[3].encode(), follow_symlinks=False)",
+      path,
+      name,
+      value,
+    ],
+    { stderr: "pipe" },
+  );
   if (ran.exitCode !== 0) throw new Error(`setxattr ${path}: ${ran.stderr.toString()}`);
 }

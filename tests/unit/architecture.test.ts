@@ -39,7 +39,16 @@ const LAYERS: readonly (readonly string[])[] = [
   ["ui/page/polling.ts"],
   ["ui/page/actions.ts", "ui/page/details.ts"],
   ["ui/page/deep-link.ts"],
-  ["ui/page/status.ts", "ui/page/glance.ts", "ui/page/filters.ts", "ui/page/bulk.ts", "ui/page/excluded.ts", "ui/page/history.ts", "ui/page/row-menu.ts", "ui/page/signin.ts"],
+  [
+    "ui/page/status.ts",
+    "ui/page/glance.ts",
+    "ui/page/filters.ts",
+    "ui/page/bulk.ts",
+    "ui/page/excluded.ts",
+    "ui/page/history.ts",
+    "ui/page/row-menu.ts",
+    "ui/page/signin.ts",
+  ],
   ["ui/page/row.ts"],
   ["ui/page/table.ts"],
   ["ui/page/dashboard.ts"],
@@ -119,21 +128,27 @@ describe("the import direction", () => {
 
 describe("the docs name the rooms in the order the test holds", () => {
   // the rooms, lowest first: the updater's folders (and any room's inner units) count as their room
-  const rooms = LAYERS.map((units) => [...new Set(units.map((unit) => (unit.endsWith(".ts") && !unit.includes("/") ? unit : unit.split("/")[0]!)))]).filter(
-    (row, i, rows) => i === 0 || row.join() !== rows[i - 1]!.join(),
-  );
+  const rooms = LAYERS.map((units) => [
+    ...new Set(units.map((unit) => (unit.endsWith(".ts") && !unit.includes("/") ? unit : unit.split("/")[0]!))),
+  ]).filter((row, i, rows) => i === 0 || row.join() !== rows[i - 1]!.join());
   const read = (file: string) => readFileSync(resolve(import.meta.dir, "../..", file), "utf8");
 
   test("docs/architecture.md's list, one line per layer", () => {
     const block = read("docs/architecture.md").split("```")[1]!;
-    const listed = block.trim().split("\n").map((line) => line.split("(")[0]!.trim().split(/\s+/));
+    const listed = block
+      .trim()
+      .split("\n")
+      .map((line) => line.split("(")[0]!.trim().split(/\s+/));
     expect(listed).toEqual(rooms);
   });
 
   test("docs/contributing.md's list, one line per layer", () => {
     const text = read("docs/contributing.md");
     const section = text.slice(text.indexOf("## Where each thing lives"), text.indexOf("\nTests mirror the rooms"));
-    const listed = section.split("\n").filter((line) => line.startsWith("- `")).map((line) => [...line.split(":")[0]!.matchAll(/`([^`]+)`/g)].map(([, name]) => name!.replace(/^src\//, "")));
+    const listed = section
+      .split("\n")
+      .filter((line) => line.startsWith("- `"))
+      .map((line) => [...line.split(":")[0]!.matchAll(/`([^`]+)`/g)].map(([, name]) => name!.replace(/^src\//, "")));
     expect(listed).toEqual(rooms);
   });
 });

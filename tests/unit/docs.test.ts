@@ -9,7 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { OPTIONS } from "../../src/config/index.ts";
-import { REPO_ROOT, commandBlocks, docFiles, fencedBlocks } from "../support/doc-blocks.ts";
+import { commandBlocks, docFiles, fencedBlocks, REPO_ROOT } from "../support/doc-blocks.ts";
 
 const read = (file: string) => readFileSync(join(REPO_ROOT, file), "utf8");
 const COMMAND_LANGUAGES = new Set(["sh", "bash", "shell", "console"]);
@@ -17,13 +17,23 @@ const COMMAND_LANGUAGES = new Set(["sh", "bash", "shell", "console"]);
 /** Every test source, to find which blocks are run. */
 function testSources(dir = join(REPO_ROOT, "tests")): string {
   return readdirSync(dir, { withFileTypes: true })
-    .map((entry) => (entry.isDirectory() ? testSources(join(dir, entry.name)) : entry.name.endsWith(".ts") ? readFileSync(join(dir, entry.name), "utf8") : ""))
+    .map((entry) =>
+      entry.isDirectory()
+        ? testSources(join(dir, entry.name))
+        : entry.name.endsWith(".ts")
+          ? readFileSync(join(dir, entry.name), "utf8")
+          : "",
+    )
     .join("\n");
 }
 
 describe("command blocks", () => {
   test("every shell block of README.md and docs/ is marked <!-- command: NAME --> (or says why it is not run)", () => {
-    const unmarked = docFiles().flatMap((file) => fencedBlocks(file).filter((b) => COMMAND_LANGUAGES.has(b.language) && !b.marker).map((b) => `${file}:${b.line}`));
+    const unmarked = docFiles().flatMap((file) =>
+      fencedBlocks(file)
+        .filter((b) => COMMAND_LANGUAGES.has(b.language) && !b.marker)
+        .map((b) => `${file}:${b.line}`),
+    );
     expect(unmarked).toEqual([]);
   });
 
@@ -32,7 +42,9 @@ describe("command blocks", () => {
     const names = blocks.map((b) => b.name);
     expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
     const sources = testSources();
-    const unrun = blocks.filter((b) => !b.notRun && !sources.includes(`commandBlock("${b.name}")`)).map((b) => `${b.file}:${b.line} ${b.name}`);
+    const unrun = blocks
+      .filter((b) => !b.notRun && !sources.includes(`commandBlock("${b.name}")`))
+      .map((b) => `${b.file}:${b.line} ${b.name}`);
     expect(unrun).toEqual([]);
   });
 });
@@ -61,15 +73,30 @@ function headings(file: string): string[] {
     .map((line) => line.replace(/^#+ /, "").trim());
 }
 
-const anchor = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-");
+const anchor = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, "")
+    .replace(/ /g, "-");
 
 describe("references", () => {
   test('every `README.md, "Section"` and `docs/x.md, "Section"` names a section that exists', () => {
-    const files = [...docFiles(), "docs/compose.yaml", "docs/svc-stack.yml", "systemd/svc.service", "Dockerfile", "install.sh"];
+    const files = [
+      ...docFiles(),
+      "docs/compose.yaml",
+      "docs/svc-stack.yml",
+      "systemd/svc.service",
+      "Dockerfile",
+      "install.sh",
+    ];
     const broken: string[] = [];
     for (const file of files) {
       for (const match of read(file).matchAll(/((?:docs\/)?[a-z-]+\.md|README(?:\.md)?|README's), "([^"]+)"/g)) {
-        const target = match[1]!.startsWith("README") ? "README.md" : match[1]!.startsWith("docs/") ? match[1]! : `docs/${match[1]}`;
+        const target = match[1]!.startsWith("README")
+          ? "README.md"
+          : match[1]!.startsWith("docs/")
+            ? match[1]!
+            : `docs/${match[1]}`;
         if (!headings(target).includes(match[2]!.replace(/\s+/g, " "))) broken.push(`${file}: ${match[0]}`);
       }
       for (const match of read(file).matchAll(/\]\(((?:docs\/)?[a-z-]+\.md)#([a-z0-9-]+)\)/g)) {
@@ -81,10 +108,19 @@ describe("references", () => {
   });
 
   test("every SVC_* variable named in the docs, the Dockerfile and compose.yaml is one svc reads (or one of its scripts)", () => {
-    const known = new Set([...OPTIONS.map((o) => o.env), "SVC_CONFIG", "SVC_IMAGE", "SVC_INSTALL_BASE_URL", "SVC_BUILD_COMMIT"]);
+    const known = new Set([
+      ...OPTIONS.map((o) => o.env),
+      "SVC_CONFIG",
+      "SVC_IMAGE",
+      "SVC_INSTALL_BASE_URL",
+      "SVC_BUILD_COMMIT",
+    ]);
     const script = /^SVC_(TEST|SANDBOX|BENCH|FUZZ)_/;
     const unknown = [...docFiles(), "docs/compose.yaml", "docs/svc-stack.yml", "Dockerfile"].flatMap((file) =>
-      [...read(file).matchAll(/\bSVC_[A-Z0-9_]*[A-Z0-9]\b/g)].map((m) => m[0]).filter((name) => !known.has(name) && !script.test(name)).map((name) => `${file}: ${name}`),
+      [...read(file).matchAll(/\bSVC_[A-Z0-9_]*[A-Z0-9]\b/g)]
+        .map((m) => m[0])
+        .filter((name) => !known.has(name) && !script.test(name))
+        .map((name) => `${file}: ${name}`),
     );
     expect([...new Set(unknown)]).toEqual([]);
   });
@@ -94,14 +130,19 @@ describe("references", () => {
     for (const file of docFiles().filter((f) => f !== "docs/configuration.md")) {
       for (const match of read(file).matchAll(/`([a-z_.]+)` \((\d+(?:ms|s|m|h))\)/g)) {
         const option = OPTIONS.find((o) => o.key === match[1] || o.key.endsWith(`.${match[1]}`));
-        if (option?.meta.kind === "duration" && option.meta.default !== match[2]) wrong.push(`${file}: ${match[0]} (schema: ${String(option.meta.default)})`);
+        if (option?.meta.kind === "duration" && option.meta.default !== match[2])
+          wrong.push(`${file}: ${match[0]} (schema: ${String(option.meta.default)})`);
       }
     }
     expect(wrong).toEqual([]);
   });
 
   test("where the docs say when the API listens, they name every switch that opens it (update, metrics, ui)", () => {
-    const said = [...docFiles(), "Dockerfile"].flatMap((file) => [...read(file).matchAll(/(?:API|port)[^.]{0,40}(?:listens only|used only) when[\s\S]{0,80}/g)].map((m) => `${file}: ${m[0]}`));
+    const said = [...docFiles(), "Dockerfile"].flatMap((file) =>
+      [...read(file).matchAll(/(?:API|port)[^.]{0,40}(?:listens only|used only) when[\s\S]{0,80}/g)].map(
+        (m) => `${file}: ${m[0]}`,
+      ),
+    );
     expect(said.length).toBeGreaterThan(0);
     expect(said.filter((s) => !(s.includes("update") && s.includes("metrics") && s.includes("ui")))).toEqual([]);
   });
@@ -118,9 +159,15 @@ function filesUnder(dir: string, endings: readonly string[]): string[] {
 
 describe("the API's endpoints", () => {
   // the rows of the endpoint table (src/api/app.ts, and the dashboard's reads in src/api/dashboard.ts)
-  const rows = ["src/api/app.ts", "src/api/dashboard.ts"].flatMap((file) => [...read(file).matchAll(/^\s*\["(\/v1\/[a-z/]+)", (.*)\],?$/gm)]);
+  const rows = ["src/api/app.ts", "src/api/dashboard.ts"].flatMap((file) => [
+    ...read(file).matchAll(/^\s*\["(\/v1\/[a-z/]+)", (.*)\],?$/gm),
+  ]);
   const endpoints = rows.flatMap(([, path, endpoint]) =>
-    endpoint!.startsWith("getEndpoint(") ? [`GET ${path}`] : [...endpoint!.matchAll(/methods: \{([^}]*)\}/g)].flatMap((m) => [...m[1]!.matchAll(/\b([A-Z]+):/g)].map((method) => `${method[1]} ${path}`)),
+    endpoint!.startsWith("getEndpoint(")
+      ? [`GET ${path}`]
+      : [...endpoint!.matchAll(/methods: \{([^}]*)\}/g)].flatMap((m) =>
+          [...m[1]!.matchAll(/\b([A-Z]+):/g)].map((method) => `${method[1]} ${path}`),
+        ),
   );
 
   test("each one has its section in docs/api.md", () => {
@@ -136,13 +183,23 @@ describe("citations", () => {
   const CITING_OTHER_PROJECTS = new Set(["tests/unit/shoutrrr/oracle.test.ts", "tests/unit/docs.test.ts"]);
 
   test("every Markdown file the code, the tests and the scripts name is in the repository", () => {
-    const files = [...["src", "tests", "scripts", "bench"].flatMap((dir) => filesUnder(dir, [".ts", ".sh", ".html"])), "build.ts", "Dockerfile", "install.sh"];
+    const files = [
+      ...["src", "tests", "scripts", "bench"].flatMap((dir) => filesUnder(dir, [".ts", ".sh", ".html"])),
+      "build.ts",
+      "Dockerfile",
+      "install.sh",
+    ];
     const missing = files
       .filter((file) => !CITING_OTHER_PROJECTS.has(file))
       .flatMap((file) =>
         [...read(file).matchAll(/(?<![\w./-])((?:[\w.-]+\/)*[\w-]+\.md)\b/g)]
           .map((m) => m[1]!)
-          .filter((cited) => ![REPO_ROOT, join(REPO_ROOT, "docs"), join(REPO_ROOT, dirname(file))].some((base) => existsSync(join(base, cited))))
+          .filter(
+            (cited) =>
+              ![REPO_ROOT, join(REPO_ROOT, "docs"), join(REPO_ROOT, dirname(file))].some((base) =>
+                existsSync(join(base, cited)),
+              ),
+          )
           .map((cited) => `${file}: ${cited}`),
       );
     expect([...new Set(missing)]).toEqual([]);

@@ -6,5 +6,12 @@ import { Metrics } from "../../../src/metrics/index.ts";
 
 const port = Number(process.argv[2]);
 const config = defaultConfig({ http_api: { update: true, metrics: true, token: "bench-token-0123456789", port } });
-const runner = { run: async () => null, skip: async () => null, rollback: async () => null, overview: async () => null, snooze: async (container: string) => ({ container, until: null }), busy: false };
+const runner = {
+  run: async () => null,
+  skip: async () => null,
+  rollback: async () => null,
+  overview: async () => null,
+  snooze: async (container: string) => ({ container, until: null }),
+  busy: false,
+};
 listen(createApp({ config, runner, metrics: new Metrics(), log: silentLogger }), port);

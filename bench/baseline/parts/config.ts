@@ -3,5 +3,9 @@ import { loadConfig } from "../../../src/config/index.ts";
 import { serveHealth } from "./serve.ts";
 
 const port = Number(process.argv[2]);
-await loadConfig({ argv: ["--http-api-update", "--http-api-token", "bench-token-0123456789", "--http-api-port", String(port)], env: {}, cwd: "/" });
+await loadConfig({
+  argv: ["--http-api-update", "--http-api-token", "bench-token-0123456789", "--http-api-port", String(port)],
+  env: {},
+  cwd: "/",
+});
 serveHealth(port);

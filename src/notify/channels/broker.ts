@@ -6,11 +6,12 @@
  * publish a retained `offline` there when svc goes away without a goodbye (its last will), and
  * svc publishes a retained `online` on every connection.
  */
-import mqtt from "mqtt";
+
 import type { IClientOptions, MqttClient } from "mqtt";
-import type { Logger } from "../../log/index.ts";
+import mqtt from "mqtt";
 import { duration } from "../../core/moments.ts";
 import { timerDelay } from "../../core/timers.ts";
+import type { Logger } from "../../log/index.ts";
 
 export const FIRST_RETRY_MS = 1000;
 export const MAX_RETRY_MS = 60_000;
@@ -59,7 +60,9 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
     ...options.client,
     reconnectPeriod: 0, // reconnections are ours, with backoff (above)
     connectTimeout: timeoutMs,
-    ...(availability ? { will: { topic: availability.topic, payload: Buffer.from(OFFLINE), qos: availability.qos, retain: true } } : {}),
+    ...(availability
+      ? { will: { topic: availability.topic, payload: Buffer.from(OFFLINE), qos: availability.qos, retain: true } }
+      : {}),
   });
 
   client.on("error", (error) => {
@@ -68,23 +71,37 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
   let wasConnected = false;
   client.on("close", () => {
     if (closing || retry) return;
-    if (wasConnected) options.log?.warn("MQTT broker connection lost; reconnecting", { broker: `${options.client.host}:${options.client.port}` });
+    if (wasConnected)
+      options.log?.warn("MQTT broker connection lost; reconnecting", {
+        broker: `${options.client.host}:${options.client.port}`,
+      });
     wasConnected = false;
     failures += 1;
-    retry = setTimeout(() => {
-      retry = undefined;
-      if (!closing) client.reconnect();
-    }, timerDelay(retryDelay(failures)));
+    retry = setTimeout(
+      () => {
+        retry = undefined;
+        if (!closing) client.reconnect();
+      },
+      timerDelay(retryDelay(failures)),
+    );
   });
   client.on("connect", () => {
-    if (failures > 0) options.log?.info("MQTT broker connection back", { broker: `${options.client.host}:${options.client.port}`, tries: failures });
+    if (failures > 0)
+      options.log?.info("MQTT broker connection back", {
+        broker: `${options.client.host}:${options.client.port}`,
+        tries: failures,
+      });
     wasConnected = true;
     failures = 0;
     lastError = undefined;
     for (const filter of handlers.keys()) client.subscribe(filter, { qos: 1 });
-    const announced = availability ? client.publishAsync(availability.topic, ONLINE, { qos: availability.qos, retain: true }) : Promise.resolve();
+    const announced = availability
+      ? client.publishAsync(availability.topic, ONLINE, { qos: availability.qos, retain: true })
+      : Promise.resolve();
     void announced.then(
-      () => connectListeners.forEach((listener) => listener()),
+      () => {
+        for (const listener of connectListeners) listener();
+      },
       () => undefined,
     );
   });
@@ -97,7 +114,10 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
   const waitConnected = (): Promise<void> => {
     if (client.connected) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(lastError ? lastError.message : `no CONNACK within ${duration(timeoutMs)}`)), timeoutMs);
+      const timer = setTimeout(
+        () => done(new Error(lastError ? lastError.message : `no CONNACK within ${duration(timeoutMs)}`)),
+        timeoutMs,
+      );
       const done = (error?: Error) => {
         clearTimeout(timer);
         client.off("connect", onConnect);
@@ -131,7 +151,11 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
       closing = true;
       clearTimeout(retry);
       if (client.connected && availability) {
-        await withTimeout(client.publishAsync(availability.topic, OFFLINE, { qos: availability.qos, retain: true }), timeoutMs, "publish").catch(() => undefined);
+        await withTimeout(
+          client.publishAsync(availability.topic, OFFLINE, { qos: availability.qos, retain: true }),
+          timeoutMs,
+          "publish",
+        ).catch(() => undefined);
       }
       if (client.connected) await withTimeout(client.endAsync(), timeoutMs, "disconnect").catch(() => undefined);
       if (!client.disconnected) client.end(true);

@@ -4,12 +4,12 @@
  */
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
-import { SvcError } from "../../core/errors.ts";
 import type { Config } from "../../config/index.ts";
+import { SvcError } from "../../core/errors.ts";
+import type { SmtpTarget } from "../../shoutrrr/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
-import type { SmtpTarget } from "../../shoutrrr/index.ts";
 
 type EmailSettings = Config["notifications"]["email"];
 
@@ -24,7 +24,8 @@ export function createEmailNotifier(settings: EmailSettings, render: Renderer, t
   const { server, from, to } = settings;
   if (!server) throw new SvcError("config", "notifications.email.server is not set");
   if (!from) throw new SvcError("config", "notifications.email.from is required with notifications.email.server");
-  if (to.length === 0) throw new SvcError("config", "notifications.email.to is required with notifications.email.server");
+  if (to.length === 0)
+    throw new SvcError("config", "notifications.email.to is required with notifications.email.server");
   return mailNotifier(
     "email",
     {
@@ -45,7 +46,8 @@ export function createEmailNotifier(settings: EmailSettings, render: Renderer, t
 export function createSmtpUrlNotifier(name: string, target: SmtpTarget, render: Renderer, timeoutMs: number): Notifier {
   const implicit = target.encryption === "implicittls" || (target.encryption === "auto" && target.port === 465);
   const plainOnly = target.encryption === "none" || !target.useStartTls;
-  const auth = target.auth === "none" || !target.username ? undefined : { user: target.username, pass: target.password ?? "" };
+  const auth =
+    target.auth === "none" || !target.username ? undefined : { user: target.username, pass: target.password ?? "" };
   const authMethod = { none: undefined, plain: "PLAIN", login: "LOGIN", crammd5: "CRAM-MD5" }[target.auth];
   return mailNotifier(
     name,
@@ -61,13 +63,23 @@ export function createSmtpUrlNotifier(name: string, target: SmtpTarget, render: 
       tls: { rejectUnauthorized: !target.skipTlsVerify },
       ...(target.clientHost ? { name: target.clientHost } : {}),
     },
-    { from: target.fromName ? { name: target.fromName, address: target.from } : target.from, to: target.to, ...(target.subject ? { subject: target.subject } : {}) },
+    {
+      from: target.fromName ? { name: target.fromName, address: target.from } : target.from,
+      to: target.to,
+      ...(target.subject ? { subject: target.subject } : {}),
+    },
     render,
     timeoutMs,
   );
 }
 
-function mailNotifier(name: string, transportOptions: SMTPTransport.Options, mail: Mail, render: Renderer, timeoutMs: number): Notifier {
+function mailNotifier(
+  name: string,
+  transportOptions: SMTPTransport.Options,
+  mail: Mail,
+  render: Renderer,
+  timeoutMs: number,
+): Notifier {
   return {
     name,
     async send(report: SessionReport) {
@@ -82,7 +94,13 @@ function mailNotifier(name: string, transportOptions: SMTPTransport.Options, mai
         disableUrlAccess: true,
       });
       try {
-        await transport.sendMail({ from: mail.from, to: mail.to, subject: mail.subject ?? rendered.subject, text: rendered.text, html: rendered.html });
+        await transport.sendMail({
+          from: mail.from,
+          to: mail.to,
+          subject: mail.subject ?? rendered.subject,
+          text: rendered.text,
+          html: rendered.html,
+        });
       } finally {
         transport.close();
       }

@@ -10,7 +10,13 @@ import type { ProgressEvent } from "../../updater/cycle/progress.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { RemoteControl } from "../types.ts";
 import type { BrokerConnection, Qos } from "./broker.ts";
-import { HomeAssistantDiscovery, PAYLOAD_INSTALL, PAYLOAD_PRESS, stateOf, type RetainedMessage } from "./homeassistant.ts";
+import {
+  type HomeAssistantDiscovery,
+  PAYLOAD_INSTALL,
+  PAYLOAD_PRESS,
+  type RetainedMessage,
+  stateOf,
+} from "./homeassistant.ts";
 
 /** How far an update is when each step starts, in the update protocol's order (Home Assistant's `update_percentage`, 0..100). */
 const STEP_PERCENT: Partial<Record<ProgressEvent["step"], number>> = {
@@ -64,7 +70,11 @@ export class HomeAssistantBridge {
     this.retained = discovery.hostMessages();
     // A broker that restarted without persistence has forgotten every retained message.
     broker.onConnect(() => void this.publishAll(this.retained).catch(() => undefined));
-    if (settings.commandUser) broker.subscribe(discovery.topics.commandFilter, (topic, payload) => void this.command(topic, payload.toString("utf8")));
+    if (settings.commandUser)
+      broker.subscribe(
+        discovery.topics.commandFilter,
+        (topic, payload) => void this.command(topic, payload.toString("utf8")),
+      );
   }
 
   /** Where commands are done; until then they are logged and dropped. */
@@ -101,13 +111,16 @@ export class HomeAssistantBridge {
 
   private publishState(known: Known, extra: Record<string, unknown>): void {
     const payload = JSON.stringify({ ...known.state, ...extra });
-    this.broker.publish(this.discovery.topics.state(known.id), payload, { qos: this.settings.qos, retain: true }).catch((error) => {
-      this.log?.debug("home assistant state not published", { reason: String((error as Error).message) });
-    });
+    this.broker
+      .publish(this.discovery.topics.state(known.id), payload, { qos: this.settings.qos, retain: true })
+      .catch((error) => {
+        this.log?.debug("home assistant state not published", { reason: String((error as Error).message) });
+      });
   }
 
   private async publishAll(messages: RetainedMessage[]): Promise<void> {
-    for (const message of messages) await this.broker.publish(message.topic, message.payload, { qos: this.settings.qos, retain: true });
+    for (const message of messages)
+      await this.broker.publish(message.topic, message.payload, { qos: this.settings.qos, retain: true });
   }
 
   /** The retained messages now on the broker, to publish again after a reconnection. */
@@ -126,30 +139,49 @@ export class HomeAssistantBridge {
     if (!parsed) return;
     const { user, kind, name, action } = parsed;
     const fields = { topic, user, target: name, action };
-    if (user !== this.settings.commandUser) return log?.warn("home assistant command ignored: not from the configured user", fields);
-    const expected = action === "install" ? PAYLOAD_INSTALL : action === "rollback" || action === "check" ? PAYLOAD_PRESS : undefined;
+    if (user !== this.settings.commandUser)
+      return log?.warn("home assistant command ignored: not from the configured user", fields);
+    const expected =
+      action === "install" ? PAYLOAD_INSTALL : action === "rollback" || action === "check" ? PAYLOAD_PRESS : undefined;
     if (expected === undefined || payload !== expected || (kind === "host") !== (action === "check")) {
-      return log?.warn("home assistant command ignored: not a command svc knows", { ...fields, payload: payload.slice(0, 32) });
+      return log?.warn("home assistant command ignored: not a command svc knows", {
+        ...fields,
+        payload: payload.slice(0, 32),
+      });
     }
     const key = `${kind}/${name}`;
     const known = this.known.get(key);
     if (kind !== "host" && this.sawReport && !known) {
       return log?.warn("home assistant command ignored: svc does not manage this target", fields);
     }
-    if (!this.allowPress(`${kind}/${name}/${action}`)) return log?.warn("home assistant command ignored: pressed too often", fields);
+    if (!this.allowPress(`${kind}/${name}/${action}`))
+      return log?.warn("home assistant command ignored: pressed too often", fields);
     const control = this.control;
     if (!control) return log?.warn("home assistant command ignored: svc is still starting", fields);
-    control.audit?.record({ action: "request", trigger: "mqtt", actor: `mqtt:${user}`, ...(kind === "host" ? {} : { container: name }), request: `mqtt ${action}` });
+    control.audit?.record({
+      action: "request",
+      trigger: "mqtt",
+      actor: `mqtt:${user}`,
+      ...(kind === "host" ? {} : { container: name }),
+      request: `mqtt ${action}`,
+    });
     log?.info("home assistant command", fields);
     try {
       await this.perform(control, action, name, key, known);
     } catch (error) {
       log?.warn("home assistant command failed", { ...fields, reason: String((error as Error).message) });
-      if (known && this.known.get(key) === known) this.publishState(known, { in_progress: false, update_percentage: null });
+      if (known && this.known.get(key) === known)
+        this.publishState(known, { in_progress: false, update_percentage: null });
     }
   }
 
-  private async perform(control: RemoteControl, action: string, name: string, key: string, known: Known | undefined): Promise<void> {
+  private async perform(
+    control: RemoteControl,
+    action: string,
+    name: string,
+    key: string,
+    known: Known | undefined,
+  ): Promise<void> {
     if (action === "check") {
       const report = await control.runner.run("api", undefined, { dryRun: true });
       if (report === null) this.log?.warn("home assistant check not done: a cycle is running");
@@ -161,7 +193,10 @@ export class HomeAssistantBridge {
       known.percent = 0;
       this.publishState(known, { in_progress: true, update_percentage: 0 });
     }
-    const done = action === "install" ? await control.runner.run("api", { container: [name] }) : await control.runner.rollback(name);
+    const done =
+      action === "install"
+        ? await control.runner.run("api", { container: [name] })
+        : await control.runner.rollback(name);
     if (done === null) this.log?.warn(`home assistant ${action} not done: a cycle is running`, { target: name });
     // a report reaches observe() through the dispatcher, which ends the progress with the new
     // state; without one (a cycle was running) the entity is told it is no longer in progress
@@ -175,7 +210,8 @@ export class HomeAssistantBridge {
     const now = this.now();
     this.presses = this.presses.filter((at) => now - at < 60_000);
     const last = this.lastPress.get(key);
-    if ((last !== undefined && now - last < PRESS_INTERVAL_MS) || this.presses.length >= PRESSES_PER_MINUTE) return false;
+    if ((last !== undefined && now - last < PRESS_INTERVAL_MS) || this.presses.length >= PRESSES_PER_MINUTE)
+      return false;
     this.lastPress.set(key, now);
     this.presses.push(now);
     return true;

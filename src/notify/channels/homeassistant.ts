@@ -13,9 +13,10 @@
  * (homeassistant/components/mqtt/update.py and button.py; tests/unit/notify/homeassistant.test.ts
  * names the test of theirs each row follows).
  */
+
+import { shortId } from "../../core/digests.ts";
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
 import { releaseWords } from "../../updater/wrappers/summary.ts";
-import { shortId } from "../../core/digests.ts";
 import { markdownAsText } from "../markup.ts";
 
 export interface RetainedMessage {
@@ -83,7 +84,8 @@ export const plainText = markdownAsText;
 /** What the state says about the update: its releases, and what happened to it. */
 export function summaryOf(target: ContainerReport): string {
   const words = releaseWords(target);
-  const what = target.state === "rolled_back" ? `rolled back${target.reason ? `: ${target.reason}` : ""}` : target.reason;
+  const what =
+    target.state === "rolled_back" ? `rolled back${target.reason ? `: ${target.reason}` : ""}` : target.reason;
   const text = plainText([words, what].filter(Boolean).join("; ") || target.state.replace("_", " "));
   return text.length > MAX_SUMMARY ? `${text.slice(0, MAX_SUMMARY - 1)}…` : text;
 }
@@ -205,7 +207,10 @@ export class HomeAssistantDiscovery {
     if (isFullCycle(report)) this.announced.clear();
     for (const target of report.containers) {
       const id = this.topics.objectId(target);
-      this.announced.set(id, this.targetMessages(target, id).map((m) => m.topic));
+      this.announced.set(
+        id,
+        this.targetMessages(target, id).map((m) => m.topic),
+      );
     }
   }
 
@@ -215,7 +220,11 @@ export class HomeAssistantDiscovery {
       { topic: this.topics.state(id), payload: JSON.stringify(stateOf(target, this.settings.hostname)) },
     ];
     const user = this.settings.commandUser;
-    if (user) out.push({ topic: this.topics.config("button", `${id}_rollback`), payload: JSON.stringify(this.rollbackButton(target, id, user)) });
+    if (user)
+      out.push({
+        topic: this.topics.config("button", `${id}_rollback`),
+        payload: JSON.stringify(this.rollbackButton(target, id, user)),
+      });
     return out;
   }
 
@@ -224,7 +233,11 @@ export class HomeAssistantDiscovery {
   }
 
   private get availability(): Record<string, unknown> {
-    return { availability_topic: this.topics.availability, payload_available: "online", payload_not_available: "offline" };
+    return {
+      availability_topic: this.topics.availability,
+      payload_available: "online",
+      payload_not_available: "offline",
+    };
   }
 
   private updateConfig(target: ContainerReport, id: string): Record<string, unknown> {
@@ -236,7 +249,12 @@ export class HomeAssistantDiscovery {
       state_topic: this.topics.state(id),
       device_class: "firmware",
       entity_category: "diagnostic",
-      ...(user ? { command_topic: this.topics.command(user, kindOf(target), target.name, "install"), payload_install: PAYLOAD_INSTALL } : {}),
+      ...(user
+        ? {
+            command_topic: this.topics.command(user, kindOf(target), target.name, "install"),
+            payload_install: PAYLOAD_INSTALL,
+          }
+        : {}),
       ...this.availability,
       device: this.device,
     };
@@ -272,5 +290,7 @@ export class HomeAssistantDiscovery {
 
 /** A cycle over every target svc watches: only then does absence mean "gone". */
 function isFullCycle(report: SessionReport): boolean {
-  return report.filter.container.length === 0 && report.filter.image.length === 0 && (report.filter.stack?.length ?? 0) === 0;
+  return (
+    report.filter.container.length === 0 && report.filter.image.length === 0 && (report.filter.stack?.length ?? 0) === 0
+  );
 }

@@ -32,15 +32,18 @@ export const CHANNELS = {
   webhook: {
     create: async ({ config, hostname }) => {
       const { template, content_type } = config.webhook;
-      const body = template === undefined ? undefined : await loadBodyRenderer(template, content_type, hostname, config.title_tag);
+      const body =
+        template === undefined ? undefined : await loadBodyRenderer(template, content_type, hostname, config.title_tag);
       return createWebhookNotifier(config.webhook, body);
     },
   },
   email: {
-    create: async ({ config, render, timeoutMs }) => (await import("./email.ts")).createEmailNotifier(config.email, render, timeoutMs),
+    create: async ({ config, render, timeoutMs }) =>
+      (await import("./email.ts")).createEmailNotifier(config.email, render, timeoutMs),
   },
   mqtt: {
-    create: async ({ config, hostname, timeoutMs, log }) => (await import("./mqtt.ts")).createMqttNotifier(config.mqtt, hostname, timeoutMs, undefined, log),
+    create: async ({ config, hostname, timeoutMs, log }) =>
+      (await import("./mqtt.ts")).createMqttNotifier(config.mqtt, hostname, timeoutMs, undefined, log),
   },
   pushover: {
     create: ({ config, render, timeoutMs }) => createPushoverNotifier(config.pushover, render, timeoutMs),
@@ -61,6 +64,17 @@ export async function createChannels(context: ChannelContext): Promise<Notifier[
   }
   // Each notification URL is a channel of its own, beside the ones above.
   const { config, render, chat, hostname, timeoutMs } = context;
-  notifiers.push(...(await createUrlNotifiers({ urls: config.urls ?? [], render, chat, hostname, titleTag: config.title_tag, bases: baseUrlsOf(config.services_base_url), timeoutMs, taken: notifiers.map((n) => n.name) })));
+  notifiers.push(
+    ...(await createUrlNotifiers({
+      urls: config.urls ?? [],
+      render,
+      chat,
+      hostname,
+      titleTag: config.title_tag,
+      bases: baseUrlsOf(config.services_base_url),
+      timeoutMs,
+      taken: notifiers.map((n) => n.name),
+    })),
+  );
   return notifiers;
 }

@@ -5,13 +5,13 @@
  */
 import { readFileSync } from "node:fs";
 import type { IClientOptions } from "mqtt";
-import { SvcError } from "../../core/errors.ts";
 import type { Config } from "../../config/index.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ProgressEvent } from "../../updater/cycle/progress.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Notifier, RemoteControl } from "../types.ts";
-import { openBroker, type BrokerConnection } from "./broker.ts";
+import { type BrokerConnection, openBroker } from "./broker.ts";
 import { HomeAssistantDiscovery } from "./homeassistant.ts";
 import { HomeAssistantBridge } from "./homeassistant-control.ts";
 
@@ -34,7 +34,9 @@ export interface BrokerAddress {
  * parser and handed to mqtt.js as options: its own URL parsing uses the deprecated `url.parse`,
  * whose warning would be a non-JSON line on stderr.
  */
-export function brokerAddress(settings: Pick<MqttSettings, "broker" | "tls_ca_cert" | "tls_cert" | "tls_key" | "tls_skip_verify">): BrokerAddress {
+export function brokerAddress(
+  settings: Pick<MqttSettings, "broker" | "tls_ca_cert" | "tls_cert" | "tls_key" | "tls_skip_verify">,
+): BrokerAddress {
   const raw = (settings.broker ?? "").trim();
   const match = /^([a-z][a-z0-9+.-]*):\/\/(.*)$/i.exec(raw);
   const scheme = match ? match[1]!.toLowerCase() : "tcp";
@@ -42,7 +44,9 @@ export function brokerAddress(settings: Pick<MqttSettings, "broker" | "tls_ca_ce
   if (!["tcp", "mqtt", "mqtts", "ssl"].includes(scheme)) {
     throw new SvcError("config", `notifications.mqtt.broker: scheme ${scheme}:// is not one of tcp, mqtt, mqtts, ssl`);
   }
-  const anyTlsField = Boolean(settings.tls_ca_cert || settings.tls_cert || settings.tls_key || settings.tls_skip_verify);
+  const anyTlsField = Boolean(
+    settings.tls_ca_cert || settings.tls_cert || settings.tls_key || settings.tls_skip_verify,
+  );
   const tls = scheme === "mqtts" || scheme === "ssl" || anyTlsField;
   let url: URL;
   try {
@@ -71,7 +75,10 @@ function readPem(option: string, path: string | undefined): Buffer | undefined {
   try {
     return readFileSync(path);
   } catch (error) {
-    throw new SvcError("config", `${option}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? "error"})`);
+    throw new SvcError(
+      "config",
+      `${option}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+    );
   }
 }
 
@@ -83,13 +90,24 @@ export interface MqttPublication {
   clean: boolean;
 }
 
-const REPORT_JSON: MqttPublication = { name: "mqtt", payload: (report) => JSON.stringify(report), retain: false, clean: true };
+const REPORT_JSON: MqttPublication = {
+  name: "mqtt",
+  payload: (report) => JSON.stringify(report),
+  retain: false,
+  clean: true,
+};
 
 /**
  * One connection, opened with the channel when Home Assistant's entities are on (they need it for
  * their availability and commands), else at the first report; either way held until `close`.
  */
-export function createMqttNotifier(settings: MqttSettings, hostname: string, timeoutMs: number, publication: MqttPublication = REPORT_JSON, log?: Logger): Notifier {
+export function createMqttNotifier(
+  settings: MqttSettings,
+  hostname: string,
+  timeoutMs: number,
+  publication: MqttPublication = REPORT_JSON,
+  log?: Logger,
+): Notifier {
   if (!settings.broker) throw new SvcError("config", "notifications.mqtt.broker is not set");
   const topic = settings.topic;
   if (!topic) throw new SvcError("config", "notifications.mqtt.topic is required with notifications.mqtt.broker");
@@ -114,15 +132,27 @@ export function createMqttNotifier(settings: MqttSettings, hostname: string, tim
     ...(address.tls ? { ca, cert, key, rejectUnauthorized: !settings.tls_skip_verify } : {}),
   };
   if (settings.homeassistant_install && !settings.homeassistant_discovery) {
-    throw new SvcError("config", "notifications.mqtt.homeassistant_install needs notifications.mqtt.homeassistant_discovery = true");
+    throw new SvcError(
+      "config",
+      "notifications.mqtt.homeassistant_install needs notifications.mqtt.homeassistant_discovery = true",
+    );
   }
   const qos = settings.qos;
   const commands = settings.homeassistant_install ? { commandUser: settings.homeassistant_user } : {};
-  const discovery = settings.homeassistant_discovery ? new HomeAssistantDiscovery({ prefix: settings.discovery_prefix, reportTopic: topic, hostname, ...commands }) : undefined;
+  const discovery = settings.homeassistant_discovery
+    ? new HomeAssistantDiscovery({ prefix: settings.discovery_prefix, reportTopic: topic, hostname, ...commands })
+    : undefined;
   let broker: BrokerConnection | undefined;
   const connection = (): BrokerConnection =>
-    (broker ??= openBroker({ client, timeoutMs, log, ...(discovery ? { availability: { topic: discovery.topics.availability, qos: 1 as const } } : {}) }));
-  const bridge = discovery ? new HomeAssistantBridge(connection(), discovery, hostname, { qos, ...commands }, log) : undefined;
+    (broker ??= openBroker({
+      client,
+      timeoutMs,
+      log,
+      ...(discovery ? { availability: { topic: discovery.topics.availability, qos: 1 as const } } : {}),
+    }));
+  const bridge = discovery
+    ? new HomeAssistantBridge(connection(), discovery, hostname, { qos, ...commands }, log)
+    : undefined;
 
   return {
     name: publication.name,

@@ -2,9 +2,9 @@
 import { createCipheriv, createHmac, randomBytes } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { z } from "zod";
+import type { Config } from "../../config/index.ts";
 import { readBoundedJson } from "../../core/bounded.ts";
 import { SvcError } from "../../core/errors.ts";
-import type { Config } from "../../config/index.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Renderer } from "../render.ts";
 import { truncate } from "../render.ts";
@@ -14,7 +14,11 @@ import type { Notifier } from "../types.ts";
 export const PUSHOVER_TITLE_MAX = 250;
 export const PUSHOVER_MESSAGE_MAX = 1024;
 
-export function pushoverForm(settings: { token: string; user_key: string }, title: string, message: string): URLSearchParams {
+export function pushoverForm(
+  settings: { token: string; user_key: string },
+  title: string,
+  message: string,
+): URLSearchParams {
   return new URLSearchParams({
     token: settings.token,
     user: settings.user_key,
@@ -25,10 +29,15 @@ export function pushoverForm(settings: { token: string; user_key: string }, titl
   });
 }
 
-export function createPushoverNotifier(settings: Config["notifications"]["pushover"], render: Renderer, timeoutMs: number): Notifier {
+export function createPushoverNotifier(
+  settings: Config["notifications"]["pushover"],
+  render: Renderer,
+  timeoutMs: number,
+): Notifier {
   const { token, user_key } = settings;
   if (!token) throw new SvcError("config", "notifications.pushover.token is not set");
-  if (!user_key) throw new SvcError("config", "notifications.pushover.user_key is required with notifications.pushover.token");
+  if (!user_key)
+    throw new SvcError("config", "notifications.pushover.user_key is required with notifications.pushover.token");
   const endpoint = `${settings.api_url.replace(/\/+$/, "")}/1/messages.json`;
   return {
     name: "pushover",
@@ -45,7 +54,12 @@ const ANSWER_MAX_BYTES = 64 * 1024;
 
 /** One message to Pushover's API; a failure is an answer whose JSON `status` is not 1, with Pushover's `errors`. */
 export async function postPushover(endpoint: string, form: URLSearchParams, timeoutMs: number): Promise<void> {
-  const response = await fetch(endpoint, { method: "POST", body: form, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
+  const response = await fetch(endpoint, {
+    method: "POST",
+    body: form,
+    signal: AbortSignal.timeout(timeoutMs),
+    redirect: "manual",
+  });
   const read = await readBoundedJson(response, ANSWER_MAX_BYTES, PUSHOVER_ANSWER).catch(() => undefined);
   const answer = read && "value" in read ? read.value : undefined;
   if (response.ok && answer?.status === 1) return;

@@ -12,7 +12,14 @@
  * smtp.ts, generic.ts, with what they share in urls/context.ts and urls/http.ts.
  */
 import { SvcError } from "../../core/errors.ts";
-import { parseNotificationUrl, parseServicesBaseUrl, serviceOf, type BaseUrls, type FixedHostService, type NotificationTarget } from "../../shoutrrr/index.ts";
+import {
+  type BaseUrls,
+  type FixedHostService,
+  type NotificationTarget,
+  parseNotificationUrl,
+  parseServicesBaseUrl,
+  serviceOf,
+} from "../../shoutrrr/index.ts";
 import type { Notifier } from "../types.ts";
 import { discord, googleChat, matrix, mattermostOrRocketChat, signal, slack, teams, telegram } from "./urls/chat.ts";
 import type { Delivery, TargetService, UrlChannelContext } from "./urls/context.ts";
@@ -32,7 +39,10 @@ export function baseUrlsOf(option: string | undefined): BaseUrls {
  * What goes to a base URL instead of a public host: for each base URL, the services of
  * `urls` whose tokens are sent there (for the line said at start).
  */
-export function tokensToBaseUrls(urls: readonly string[], bases: BaseUrls): Array<{ base: string; services: string[] }> {
+export function tokensToBaseUrls(
+  urls: readonly string[],
+  bases: BaseUrls,
+): Array<{ base: string; services: string[] }> {
   const byBase = new Map<string, Set<string>>();
   for (const url of urls) {
     const service = serviceOf(url);
@@ -81,7 +91,11 @@ const DELIVERIES: { [S in TargetService]: Delivery<S> } = {
   generic,
 };
 
-function createUrlNotifier(name: string, target: NotificationTarget, context: UrlChannelContext): Notifier | Promise<Notifier> {
+function createUrlNotifier(
+  name: string,
+  target: NotificationTarget,
+  context: UrlChannelContext,
+): Notifier | Promise<Notifier> {
   // the entry of the target's own service: TypeScript cannot follow the key to the value's type
   const deliver = DELIVERIES[target.service] as Delivery<TargetService>;
   return deliver(name, target, context);

@@ -3,11 +3,12 @@
  * Discord, Slack, Matrix, Home Assistant: docs/notifications.md), POSTed to
  * `notifications.webhook.url`.
  */
-import { SvcError } from "../../core/errors.ts";
+
 import type { Config } from "../../config/index.ts";
+import { SvcError } from "../../core/errors.ts";
 import type { SessionReport } from "../../updater/types.ts";
-import type { Notifier } from "../types.ts";
 import type { BodyRenderer } from "../render.ts";
+import type { Notifier } from "../types.ts";
 
 /** RFC 9110 token characters: what a header name may contain. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -33,7 +34,10 @@ export function parseHeaders(spec: string | undefined): Array<[string, string]> 
   return headers;
 }
 
-export function createWebhookNotifier(settings: Config["notifications"]["webhook"], renderBody?: BodyRenderer): Notifier {
+export function createWebhookNotifier(
+  settings: Config["notifications"]["webhook"],
+  renderBody?: BodyRenderer,
+): Notifier {
   const url = settings.url;
   if (!url) throw new SvcError("config", "notifications.webhook.url is not set");
   try {

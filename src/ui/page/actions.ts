@@ -4,8 +4,8 @@
  * action runs (polling.ts); its outcome is said, and what it changed loaded again (data.ts).
  */
 import { apiOf } from "./api.ts";
-import { confirmDialog } from "./dialogs.ts";
 import { load, sayFailure } from "./data.ts";
+import { confirmDialog } from "./dialogs.ts";
 import { dayTime, fromNow, outcomeWords, shortDigest } from "./format.ts";
 import { schedulePoll } from "./polling.ts";
 import { labelOf, notify, type Row, say, state } from "./store.ts";
@@ -32,15 +32,22 @@ export async function act(action: () => Promise<unknown>): Promise<void> {
 
 /** One update per host (this one, each peer), one after the other. */
 export async function updateContainers(rows: Row[], what = rows.map(labelOf).join(", ")): Promise<void> {
-  const services = rows.some((row) => row.kind === "service") ? " (a Swarm service: Swarm replaces its tasks with the service's own update settings)" : "";
-  const ok = await confirmDialog.ask("Update and restart?", `svc pulls the newer image and replaces ${what}: each container is stopped and started again${services}.`, "Update");
+  const services = rows.some((row) => row.kind === "service")
+    ? " (a Swarm service: Swarm replaces its tasks with the service's own update settings)"
+    : "";
+  const ok = await confirmDialog.ask(
+    "Update and restart?",
+    `svc pulls the newer image and replaces ${what}: each container is stopped and started again${services}.`,
+    "Update",
+  );
   if (!ok) return;
   await act(async () => {
     say(`Updating ${what}...`);
     const lines: string[] = [];
     for (const peer of [...new Set(rows.map((row) => row.peer))]) {
       const report = await apiOf(peer).update(rows.filter((row) => row.peer === peer).map((row) => row.name));
-      for (const c of report.containers) lines.push(`${peer === null ? c.name : `${c.name} on ${peer}`}: ${outcomeWords(c)}`);
+      for (const c of report.containers)
+        lines.push(`${peer === null ? c.name : `${c.name} on ${peer}`}: ${outcomeWords(c)}`);
     }
     say(lines.length ? lines.join("; ") : "Nothing was updated.");
     await load(undefined, true);
@@ -56,7 +63,16 @@ export async function rollBack(c: Row): Promise<void> {
   let withData = false;
   if (copy) {
     const data = `With its data: what it wrote since ${dayTime(copy.created_at)} (${fromNow(copy.created_at)}) is replaced by the copy of version ${copy.version ?? "?"} taken then; its present data is copied first, so that this too can be undone.`;
-    const choice = await confirmDialog.choose("Roll back and restart?", `${what} ${data}`, "Put back", [["image", "the image only"], ["data", "the image and its data"]], "Roll back");
+    const choice = await confirmDialog.choose(
+      "Roll back and restart?",
+      `${what} ${data}`,
+      "Put back",
+      [
+        ["image", "the image only"],
+        ["data", "the image and its data"],
+      ],
+      "Roll back",
+    );
     if (choice === null) return;
     withData = choice === "data";
   } else if (!(await confirmDialog.ask("Roll back and restart?", what, "Roll back"))) {
@@ -65,7 +81,9 @@ export async function rollBack(c: Row): Promise<void> {
   await act(async () => {
     say(`Rolling back ${labelOf(c)}${withData ? " with its data" : ""}...`);
     const result = await apiOf(c.peer).rollback(c.name, withData);
-    say(`${labelOf(c)}: ${result.state === "updated" ? `back on its earlier image${result.data_guard?.restored ? " and its data" : ""}` : outcomeWords(result)}.`);
+    say(
+      `${labelOf(c)}: ${result.state === "updated" ? `back on its earlier image${result.data_guard?.restored ? " and its data" : ""}` : outcomeWords(result)}.`,
+    );
     await load(undefined, true);
   });
 }
@@ -73,7 +91,9 @@ export async function rollBack(c: Row): Promise<void> {
 /** The data guard's copy taken when this container left the image a rollback goes back to (a peer's: asked of the peer). */
 async function copyToGoBackTo(c: Row) {
   if (c.kind === "service" || !c.previous_image_id) return undefined;
-  const copies = await apiOf(c.peer).dataCopies().catch(() => ({ copies: [] }));
+  const copies = await apiOf(c.peer)
+    .dataCopies()
+    .catch(() => ({ copies: [] }));
   return copies.copies.find((copy) => copy.container === c.name && copy.image_id === c.previous_image_id);
 }
 
@@ -85,15 +105,30 @@ const SNOOZE_CHOICES: [string, string][] = [
 ];
 
 export async function snoozeContainer(c: Row): Promise<void> {
-  const choice = await confirmDialog.choose(`Snooze ${labelOf(c)}`, "Newer images are still shown, but none is applied until the snooze ends.", "Snooze for", SNOOZE_CHOICES);
+  const choice = await confirmDialog.choose(
+    `Snooze ${labelOf(c)}`,
+    "Newer images are still shown, but none is applied until the snooze ends.",
+    "Snooze for",
+    SNOOZE_CHOICES,
+  );
   if (choice === null) return;
   await act(async () => {
     const result = await apiOf(c.peer).snooze(c.name, choice);
-    say(result.until ? `${labelOf(c)}: updates snoozed until ${dayTime(result.until)} (${fromNow(result.until)}).` : `${labelOf(c)}: snooze lifted.`);
+    say(
+      result.until
+        ? `${labelOf(c)}: updates snoozed until ${dayTime(result.until)} (${fromNow(result.until)}).`
+        : `${labelOf(c)}: snooze lifted.`,
+    );
     await load([c.name], true, c.peer);
   });
 }
 
 export function skipVersion(c: Row): Promise<void> {
-  return act(async () => (await apiOf(c.peer).skip(c.name), say(`${labelOf(c)}: this version is skipped.`), await load([c.name], true, c.peer)));
+  return act(
+    async () => (
+      await apiOf(c.peer).skip(c.name),
+      say(`${labelOf(c)}: this version is skipped.`),
+      await load([c.name], true, c.peer)
+    ),
+  );
 }

@@ -6,11 +6,12 @@
  * (same origin only) and the X-Svc-Request header that tells svc they are the page's, which no
  * other site's form can send (docs/security.md).
  */
+
+import type { CopyView } from "../../dataguard/guard.ts";
+import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
 import type { RunningCycle } from "../../updater/views/live.ts";
 import type { ExcludedContainer } from "../../updater/views/overview.ts";
 import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/views/timeline.ts";
-import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
-import type { CopyView } from "../../dataguard/guard.ts";
 
 export type { ContainerReport, RunningCycle, SessionReport, TimelineEntry };
 
@@ -87,13 +88,28 @@ export function whenUnauthorized(handler: () => void): void {
   onUnauthorized = handler;
 }
 
-async function call<T>(method: "GET" | "POST", path: string, body?: Record<string, unknown>, given = token.get()): Promise<T> {
+async function call<T>(
+  method: "GET" | "POST",
+  path: string,
+  body?: Record<string, unknown>,
+  given = token.get(),
+): Promise<T> {
   // without a token, an identity proxy in front may have signed the person in (docs/dashboard.md, roles)
-  const headers: Record<string, string> = { accept: "application/json", "x-svc-request": "1", ...(given ? { authorization: `Bearer ${given}` } : {}) };
+  const headers: Record<string, string> = {
+    accept: "application/json",
+    "x-svc-request": "1",
+    ...(given ? { authorization: `Bearer ${given}` } : {}),
+  };
   if (body) headers["content-type"] = "application/json";
   let response: Response;
   try {
-    response = await fetch(path, { method, headers, body: body ? JSON.stringify(body) : undefined, cache: "no-store", credentials: "same-origin" });
+    response = await fetch(path, {
+      method,
+      headers,
+      body: body ? JSON.stringify(body) : undefined,
+      cache: "no-store",
+      credentials: "same-origin",
+    });
   } catch {
     throw new ApiError(0, "svc does not answer (is it running, is the network up?)");
   }
@@ -118,27 +134,42 @@ export interface Session {
 export const session = (proxy = false) => call<Session>("GET", "/v1/session", undefined, proxy ? "" : token.get());
 
 /** Checks a token without keeping it: resolves when svc accepts it. */
-export const signIn = (candidate: string) => call<{ running: RunningCycle | null }>("GET", "/v1/progress", undefined, candidate);
+export const signIn = (candidate: string) =>
+  call<{ running: RunningCycle | null }>("GET", "/v1/progress", undefined, candidate);
 
 /** The API of this svc, or of a peer through it (`/v1/peers/NAME/...`): the same calls either way. */
 export function apiOf(peer: string | null = null) {
-  const at = (endpoint: string) => (peer === null ? `/v1/${endpoint}` : `/v1/peers/${encodeURIComponent(peer)}/${endpoint}`);
+  const at = (endpoint: string) =>
+    peer === null ? `/v1/${endpoint}` : `/v1/peers/${encodeURIComponent(peer)}/${endpoint}`;
   return {
-    containers: (names?: string[]) => call<ContainersAnswer>("GET", names ? `${at("containers")}?container=${names.map(encodeURIComponent).join(",")}` : at("containers")),
+    containers: (names?: string[]) =>
+      call<ContainersAnswer>(
+        "GET",
+        names ? `${at("containers")}?container=${names.map(encodeURIComponent).join(",")}` : at("containers"),
+      ),
     progress: () => call<{ running: RunningCycle | null }>("GET", at("progress")),
     history: () => call<{ size: number; reports: SessionSummary[] }>("GET", at("history")),
-    timeline: (name: string) => call<{ container: string; timeline: TimelineEntry[] }>("GET", `${at("history")}?container=${encodeURIComponent(name)}`),
+    timeline: (name: string) =>
+      call<{ container: string; timeline: TimelineEntry[] }>(
+        "GET",
+        `${at("history")}?container=${encodeURIComponent(name)}`,
+      ),
     update: (names?: string[]) => call<SessionReport>("POST", at("update"), names ? { container: names } : undefined),
     skip: (name: string) => call<SkipResult>("POST", at("skip"), { container: name }),
-    snooze: (name: string, duration: string) => call<{ container: string; until: string | null }>("POST", at("snooze"), { container: name, for: duration }),
-    rollback: (name: string, withData = false) => call<RollbackResult>("POST", at("rollback"), withData ? { container: name, with_data: "true" } : { container: name }),
+    snooze: (name: string, duration: string) =>
+      call<{ container: string; until: string | null }>("POST", at("snooze"), { container: name, for: duration }),
+    rollback: (name: string, withData = false) =>
+      call<RollbackResult>(
+        "POST",
+        at("rollback"),
+        withData ? { container: name, with_data: "true" } : { container: name },
+      ),
     /** the data guard's copies (GET /v1/data-guard) */
     dataCopies: () => call<{ copies: CopyView[] }>("GET", at("data-guard")),
   };
 }
 
 export const api = apiOf();
-
 
 /** Every peer's containers as this svc last got them (GET /v1/peers). */
 export const peers = () => call<{ peers: PeerView[] }>("GET", "/v1/peers");

@@ -15,7 +15,19 @@ function renderBulk(): void {
   const where = state.filters.host ? ` on ${state.filters.host}` : "";
   replace(
     bulk,
-    h("button", { type: "button", disabled: chosen.length === 0 || state.acting, onclick: () => void updateContainers(chosen) }, `Update selected (${chosen.length})`),
-    h("button", { type: "button", disabled: stale.length === 0 || state.acting, onclick: () => void updateContainers(stale, `every container shown with an update${where}`) }, `Update all stale${where} (${stale.length})`),
+    h(
+      "button",
+      { type: "button", disabled: chosen.length === 0 || state.acting, onclick: () => void updateContainers(chosen) },
+      `Update selected (${chosen.length})`,
+    ),
+    h(
+      "button",
+      {
+        type: "button",
+        disabled: stale.length === 0 || state.acting,
+        onclick: () => void updateContainers(stale, `every container shown with an update${where}`),
+      },
+      `Update all stale${where} (${stale.length})`,
+    ),
   );
 }

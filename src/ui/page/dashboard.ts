@@ -4,10 +4,10 @@
  * them (store.ts).
  */
 import { act } from "./actions.ts";
-import { openLinkedRow } from "./deep-link.ts";
 import { token } from "./api.ts";
 import { bulk } from "./bulk.ts";
 import { load, loadSession } from "./data.ts";
+import { openLinkedRow } from "./deep-link.ts";
 import { confirmDialog, infoDialog } from "./dialogs.ts";
 import { h, replace } from "./dom.ts";
 import { excluded } from "./excluded.ts";
@@ -23,7 +23,9 @@ import { table, tableHead } from "./table.ts";
 export function showDashboard(root: HTMLElement, onSignOut: () => void): void {
   const checkAll = h("button", { type: "button", onclick: () => void act(() => load()) }, "Check now");
   // signed in by a proxy: signing out is the proxy's
-  const signOut = !state.proxy && h("button", { type: "button", class: "secondary", onclick: () => (token.clear(), onSignOut()) }, "Sign out");
+  const signOut =
+    !state.proxy &&
+    h("button", { type: "button", class: "secondary", onclick: () => (token.clear(), onSignOut()) }, "Sign out");
   replace(
     root,
     h("header", { class: "bar" }, h("h1", {}, "svc"), hostName, h("div", { class: "bar-actions" }, checkAll, signOut)),
@@ -39,7 +41,12 @@ export function showDashboard(root: HTMLElement, onSignOut: () => void): void {
       bulk,
       table,
       excluded,
-      h("section", { class: "history-section", "aria-labelledby": "history-title" }, h("h2", { id: "history-title" }, "History"), history),
+      h(
+        "section",
+        { class: "history-section", "aria-labelledby": "history-title" },
+        h("h2", { id: "history-title" }, "History"),
+        history,
+      ),
     ),
     confirmDialog.element,
     infoDialog.element,

@@ -2,7 +2,7 @@
  * What the page loads from svc, into the store: the session, the containers (of this svc and its
  * peers), and what to say when a request fails. It draws nothing: the views are told (store.ts).
  */
-import { api, ApiError, apiOf, type ContainerOverview, peers as peersOf, session } from "./api.ts";
+import { ApiError, api, apiOf, type ContainerOverview, peers as peersOf, session } from "./api.ts";
 import { messageOf, progressWords } from "./format.ts";
 import { dataChanged, notify, say, state } from "./store.ts";
 
@@ -26,7 +26,8 @@ export async function load(names?: string[], quiet = false, peer: string | null 
   try {
     const answer = await apiOf(peer).containers(names);
     if (peer !== null) mergePeer(peer, answer.containers);
-    else if (names && state.data) state.data = { ...state.data, containers: merged(state.data.containers, answer.containers) };
+    else if (names && state.data)
+      state.data = { ...state.data, containers: merged(state.data.containers, answer.containers) };
     else state.data = answer;
     if (!quiet) say(names ? `Checked ${names.join(", ")}.` : null);
     dataChanged();
@@ -47,7 +48,9 @@ function merged(old: ContainerOverview[], fresh: ContainerOverview[]): Container
 }
 
 function mergePeer(name: string, fresh: ContainerOverview[]): void {
-  state.peers = state.peers.map((p) => (p.name === name && p.data ? { ...p, data: { ...p.data, containers: merged(p.data.containers, fresh) } } : p));
+  state.peers = state.peers.map((p) =>
+    p.name === name && p.data ? { ...p, data: { ...p.data, containers: merged(p.data.containers, fresh) } } : p,
+  );
 }
 
 async function loadPeers(): Promise<void> {
@@ -65,10 +68,16 @@ async function loadPeers(): Promise<void> {
 export async function sayFailure(failure: unknown): Promise<void> {
   if (failure instanceof ApiError && failure.status === 401) return;
   if (failure instanceof ApiError && failure.status === 409) {
-    const running = await api.progress().then((p) => p.running, () => null);
+    const running = await api.progress().then(
+      (p) => p.running,
+      () => null,
+    );
     state.running = running;
     notify("running");
-    say(`Refused: ${running ? progressWords(running) : "another update cycle is running."} ${state.checkWhenIdle ? "The list comes when it ends." : "Try again when it ends."}`, "error");
+    say(
+      `Refused: ${running ? progressWords(running) : "another update cycle is running."} ${state.checkWhenIdle ? "The list comes when it ends." : "Try again when it ends."}`,
+      "error",
+    );
     return;
   }
   say(messageOf(failure), "error");

@@ -29,13 +29,21 @@ export async function showDetails(c: Row): Promise<void> {
     ["Group", c.group ? `${GROUP_WORDS[c.group.kind]} ${c.group.name}` : null],
   ];
   const shown = facts.filter((fact): fact is [string, string] => Boolean(fact[1]));
-  await infoDialog.show(`Details of ${labelOf(c)}`, h("dl", { class: "details" }, ...shown.flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])));
+  await infoDialog.show(
+    `Details of ${labelOf(c)}`,
+    h("dl", { class: "details" }, ...shown.flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])),
+  );
 }
 
 export async function showTimeline(c: Row): Promise<void> {
   try {
     const { timeline } = await apiOf(c.peer).timeline(c.name);
-    await infoDialog.show(`History of ${labelOf(c)}`, timeline.length ? h("ol", { class: "timeline" }, ...timeline.map(timelineItem)) : h("p", {}, "Nothing happened to it in the kept history (only fresh checks)."));
+    await infoDialog.show(
+      `History of ${labelOf(c)}`,
+      timeline.length
+        ? h("ol", { class: "timeline" }, ...timeline.map(timelineItem))
+        : h("p", {}, "Nothing happened to it in the kept history (only fresh checks)."),
+    );
   } catch (failure) {
     await sayFailure(failure);
   }
@@ -43,5 +51,11 @@ export async function showTimeline(c: Row): Promise<void> {
 
 function timelineItem(entry: TimelineEntry): HTMLLIElement {
   const move = entry.to_version ? `${entry.from_version} → ${entry.to_version}` : entry.from_version;
-  return h("li", {}, h("span", { class: "when", title: localTime(entry.at) }, localTime(entry.at)), ` · ${outcomeWords({ state: entry.state, reason: null })} · ${shortDigest(move)}`, entry.reason && h("span", { class: "reason", title: entry.reason }, plainText(entry.reason)));
+  return h(
+    "li",
+    {},
+    h("span", { class: "when", title: localTime(entry.at) }, localTime(entry.at)),
+    ` · ${outcomeWords({ state: entry.state, reason: null })} · ${shortDigest(move)}`,
+    entry.reason && h("span", { class: "reason", title: entry.reason }, plainText(entry.reason)),
+  );
 }

@@ -20,14 +20,24 @@ const STATE_CHOICES: [string, string][] = [
 // the hosts to choose from: this svc and its peers
 subscribe(["data"], () => {
   const hosts = [state.data!.host, ...state.peers.map((p) => p.name)];
-  replace(hostFilter, h("option", { value: "" }, "all"), ...hosts.map((host) => h("option", { value: host, selected: host === state.filters.host }, host)));
+  replace(
+    hostFilter,
+    h("option", { value: "" }, "all"),
+    ...hosts.map((host) => h("option", { value: host, selected: host === state.filters.host }, host)),
+  );
 });
 
 // a host pressed in the summary bar is the host chosen here
 subscribe(["glance"], () => (hostFilter.value = state.filters.host));
 
 export function filtersForm(): HTMLFormElement {
-  const search = h("input", { id: "filter-search", type: "search", name: "search", placeholder: "name", autocomplete: "off" });
+  const search = h("input", {
+    id: "filter-search",
+    type: "search",
+    name: "search",
+    placeholder: "name",
+    autocomplete: "off",
+  });
   search.addEventListener("input", () => ((state.filters.search = search.value), notify("filters")));
   const stateFilter = h(
     "select",
@@ -39,7 +49,12 @@ export function filtersForm(): HTMLFormElement {
   onlyUpdates.addEventListener("change", () => ((state.filters.onlyUpdates = onlyUpdates.checked), notify("filters")));
   return h(
     "form",
-    { class: "filters", role: "search", "aria-label": "Filter containers", onsubmit: (event: Event) => event.preventDefault() },
+    {
+      class: "filters",
+      role: "search",
+      "aria-label": "Filter containers",
+      onsubmit: (event: Event) => event.preventDefault(),
+    },
     field("Search", search),
     field("State", stateFilter),
     field("Host", hostFilter),

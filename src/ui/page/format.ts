@@ -1,6 +1,7 @@
 /** How the page words times, versions and policies. Pure: everything here returns text. */
-import { type Bucket, inBucket } from "../summary.ts";
+
 import { fromNow as momentFromNow } from "../../core/moments.ts";
+import { type Bucket, inBucket } from "../summary.ts";
 import type { ContainerOverview, RateLimitView, RunningCycle } from "./api.ts";
 
 /** "3 h ago", "in 2 d": the one wording of moments svc uses everywhere (core/moments.ts). */
@@ -22,7 +23,8 @@ export function policyWords(c: ContainerOverview): string[] {
   if (c.policy.update_window) words.push(`window: ${c.policy.update_window}`);
   if (c.policy.hooks.length) words.push(`hooks: ${c.policy.hooks.join(", ")}`);
   // a service's hook labels: Swarm runs its tasks, svc runs no hook in them
-  if (c.policy.ignored_hooks?.length) words.push(`hooks not applied to a service: ${c.policy.ignored_hooks.join(", ")}`);
+  if (c.policy.ignored_hooks?.length)
+    words.push(`hooks not applied to a service: ${c.policy.ignored_hooks.join(", ")}`);
   return words;
 }
 
@@ -31,7 +33,8 @@ export function ageWords(c: ContainerOverview, now = Date.now()): string | null 
   const parts: string[] = [];
   if (c.created_at) parts.push(`built ${fromNow(c.created_at, now)}`);
   else if (c.first_seen_at) parts.push(`seen ${fromNow(c.first_seen_at, now)}`);
-  if (c.eligible_at) parts.push(Date.parse(c.eligible_at) > now ? `eligible ${fromNow(c.eligible_at, now)}` : "eligible now");
+  if (c.eligible_at)
+    parts.push(Date.parse(c.eligible_at) > now ? `eligible ${fromNow(c.eligible_at, now)}` : "eligible now");
   return parts.length ? parts.join(", ") : null;
 }
 
@@ -40,7 +43,9 @@ export function progressWords(running: RunningCycle, now = Date.now()): string {
   const trigger = running.trigger ? ` (${running.trigger})` : "";
   if (!running.current) return `svc is listing containers for a cycle or a check${trigger}.`;
   // a check (a dry run, or a cycle before it updates anything) only ever checks
-  const what = running.containers.every((step) => step.step === "check") ? "svc is checking for newer images" : "An update cycle is running";
+  const what = running.containers.every((step) => step.step === "check")
+    ? "svc is checking for newer images"
+    : "An update cycle is running";
   return `${what}${trigger}: ${running.current.container}: ${running.current.step}, since ${fromNow(running.current.at, now)}.`;
 }
 
@@ -81,7 +86,12 @@ export function rateLimitWords(limit: RateLimitView): { text: string; low: boole
 /** 21600 -> "6h", 90 -> "1m30s": a window as options write durations. */
 function secondsWords(seconds: number): string {
   const parts: string[] = [];
-  for (const [unit, size] of [["d", 86_400], ["h", 3_600], ["m", 60], ["s", 1]] as const) {
+  for (const [unit, size] of [
+    ["d", 86_400],
+    ["h", 3_600],
+    ["m", 60],
+    ["s", 1],
+  ] as const) {
     const count = Math.floor(seconds / size);
     if (count > 0) parts.push(`${count}${unit}`);
     seconds -= count * size;
@@ -121,10 +131,16 @@ export interface StateWords {
   detail: string | null;
   /** how it is coloured: an update to apply, one held back, fine, or gone wrong */
   tone: "update" | "held" | "ok" | "bad" | "muted";
+  /** an address the words point at (the pull request a compose move went into), drawn as a link */
+  link?: { href: string; text: string };
 }
 
+/** The pull request a compose move went into (`[compose] git = "pull_request"`, docs/compose.md): its address at the reason's end. */
+const PROPOSED = /^newer tag (\S+) proposed in a pull request: (\S+)$/;
+
 /** The fields of a row the words are made of (a peer's older svc may lack some). */
-export type Worded = Pick<ContainerOverview, "state" | "reason" | "would_update" | "snoozed_until" | "eligible_at"> & Partial<Pick<ContainerOverview, "applies" | "compose_change">> & { policy?: Partial<ContainerOverview["policy"]> };
+export type Worded = Pick<ContainerOverview, "state" | "reason" | "would_update" | "snoozed_until" | "eligible_at"> &
+  Partial<Pick<ContainerOverview, "applies" | "compose_change">> & { policy?: Partial<ContainerOverview["policy"]> };
 
 /**
  * A row's state in plain language ("update available", "held: min age 72 h, eligible in 3
@@ -149,7 +165,11 @@ export function stateWords(c: Worded, now = Date.now()): StateWords {
     case "pending":
       // held by its update window (docs/windows.md), said as svc reads the time (TZ)
       // (the reason's own "; applies ..." is the text already)
-      return { text: c.applies ? `applies ${c.applies}` : "pending", detail: c.applies ? (reason?.replace(/; applies .*$/, "") ?? null) : reason, tone: "held" };
+      return {
+        text: c.applies ? `applies ${c.applies}` : "pending",
+        detail: c.applies ? (reason?.replace(/; applies .*$/, "") ?? null) : reason,
+        tone: "held",
+      };
     case "held":
       return { text: "held", detail: reason, tone: "held" };
     default:
@@ -158,29 +178,57 @@ export function stateWords(c: Worded, now = Date.now()): StateWords {
 }
 
 function staleWords(c: Worded, reason: string | null, now: number): StateWords {
-  if (c.would_update) return { text: "update available", detail: c.compose_change?.length ? `writes ${c.compose_change.join(", ")}` : null, tone: "update" };
-  if (c.snoozed_until && Date.parse(c.snoozed_until) > now) return { text: `held: snoozed until ${dayTime(c.snoozed_until)} (${fromNow(c.snoozed_until, now)})`, detail: null, tone: "held" };
+  if (c.would_update)
+    return {
+      text: "update available",
+      detail: c.compose_change?.length ? `writes ${c.compose_change.join(", ")}` : null,
+      tone: "update",
+    };
+  if (c.snoozed_until && Date.parse(c.snoozed_until) > now)
+    return {
+      text: `held: snoozed until ${dayTime(c.snoozed_until)} (${fromNow(c.snoozed_until, now)})`,
+      detail: null,
+      tone: "held",
+    };
   if (c.policy?.monitor_only) return { text: "held: monitor only", detail: null, tone: "held" };
   if (c.eligible_at && c.policy?.min_image_age && /\(min_image_age\)/.test(c.reason ?? "")) {
     const when = Date.parse(c.eligible_at) > now ? `eligible ${fromNow(c.eligible_at, now)}` : "eligible now";
     return { text: `held: min age ${durationWords(c.policy.min_image_age)}, ${when}`, detail: null, tone: "held" };
   }
+  const proposed = PROPOSED.exec(c.reason ?? "");
+  if (proposed)
+    return {
+      text: `${proposed[1]} proposed in a pull request`,
+      detail: null,
+      tone: "held",
+      link: { href: proposed[2]!, text: "Pull request" },
+    };
   // a newer tag only reported: the compose file names the tag (svc.tag_policy.compose)
-  if (/the compose file names/.test(c.reason ?? "")) return { text: "held: the compose file names its tag", detail: reason, tone: "held" };
+  if (/the compose file names/.test(c.reason ?? ""))
+    return { text: "held: the compose file names its tag", detail: reason, tone: "held" };
   return { text: "update available, held", detail: reason, tone: "held" };
 }
 
 function skippedWords(raw: string, reason: string | null): StateWords {
-  if (/skipped on request/.test(raw)) return { text: "this version skipped", detail: "waiting for a newer one", tone: "muted" };
-  if (/left by a rollback/.test(raw)) return { text: "rolled back from this version", detail: "waiting for a newer one", tone: "muted" };
+  if (/skipped on request/.test(raw))
+    return { text: "this version skipped", detail: "waiting for a newer one", tone: "muted" };
+  if (/left by a rollback/.test(raw))
+    return { text: "rolled back from this version", detail: "waiting for a newer one", tone: "muted" };
   if (/^pinned by digest$/.test(raw)) return { text: "pinned by digest", detail: "svc never moves it", tone: "muted" };
   return { text: "not checked", detail: reason, tone: "muted" };
 }
 
 /** A cycle's outcome for one container, in words ("updated", "update failed (pull of ... failed)"). */
 export function outcomeWords(c: { state: string; reason: string | null }): string {
-  const words = stateWords({ state: c.state as ContainerOverview["state"], reason: c.reason, would_update: false, snoozed_until: null, eligible_at: null });
-  return words.detail ? `${words.text} (${words.detail})` : words.text;
+  const words = stateWords({
+    state: c.state as ContainerOverview["state"],
+    reason: c.reason,
+    would_update: false,
+    snoozed_until: null,
+    eligible_at: null,
+  });
+  const detail = words.detail ?? words.link?.href;
+  return detail ? `${words.text} (${detail})` : words.text;
 }
 
 export function messageOf(failure: unknown): string {
@@ -188,4 +236,8 @@ export function messageOf(failure: unknown): string {
 }
 
 /** A group of rows (a compose project, a Swarm stack), as its heading and Details name it. */
-export const GROUP_WORDS: Record<"compose" | "stack" | "standalone", string> = { compose: "compose project", stack: "Swarm stack", standalone: "" };
+export const GROUP_WORDS: Record<"compose" | "stack" | "standalone", string> = {
+  compose: "compose project",
+  stack: "Swarm stack",
+  standalone: "",
+};

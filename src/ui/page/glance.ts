@@ -9,7 +9,15 @@ import { notify, state, subscribe } from "./store.ts";
 
 export const summary = h("section", { class: "summary", "aria-label": "At a glance" });
 
-const BUCKET_WORDS: Record<Bucket, string> = { major: "major", minor: "minor", patch: "patch", digest: "digest", tag: "tag", held: "held or pending", failed: "failed or rolled back" };
+const BUCKET_WORDS: Record<Bucket, string> = {
+  major: "major",
+  minor: "minor",
+  patch: "patch",
+  digest: "digest",
+  tag: "tag",
+  held: "held or pending",
+  failed: "failed or rolled back",
+};
 
 subscribe(["data", "glance"], renderSummary);
 
@@ -34,8 +42,20 @@ function renderSummary(): void {
   const hosts = state.peers.length ? [...new Set(state.rows.map((row) => row.host))] : [];
   replace(
     summary,
-    h("p", { class: "total" }, counts.updates === 0 ? "Everything is up to date." : `${counts.updates} ${counts.updates === 1 ? "update" : "updates"} available`),
-    h("div", { class: "counts", role: "group", "aria-label": "Show only" }, ...kinds.map((kind) => toggle(kind, counts.by_kind[kind])), toggle("held", counts.held), toggle("failed", counts.failed)),
+    h(
+      "p",
+      { class: "total" },
+      counts.updates === 0
+        ? "Everything is up to date."
+        : `${counts.updates} ${counts.updates === 1 ? "update" : "updates"} available`,
+    ),
+    h(
+      "div",
+      { class: "counts", role: "group", "aria-label": "Show only" },
+      ...kinds.map((kind) => toggle(kind, counts.by_kind[kind])),
+      toggle("held", counts.held),
+      toggle("failed", counts.failed),
+    ),
     hosts.length > 1 &&
       h(
         "div",
@@ -43,14 +63,29 @@ function renderSummary(): void {
         ...hosts.map((host) => {
           const pressed = state.filters.host === host;
           const choose = () => ((state.filters.host = pressed ? "" : host), notify("glance"));
-          return h("button", { type: "button", class: "count", "data-host": host, "aria-pressed": String(pressed), onclick: choose }, h("strong", {}, String(countRows(state.rows.filter((row) => row.host === host)).updates)), ` on ${host}`);
+          return h(
+            "button",
+            { type: "button", class: "count", "data-host": host, "aria-pressed": String(pressed), onclick: choose },
+            h("strong", {}, String(countRows(state.rows.filter((row) => row.host === host)).updates)),
+            ` on ${host}`,
+          );
         }),
       ),
     limits.length > 0 &&
       h(
         "p",
         { class: "limits" },
-        ...limits.map(({ limit, text, low }) => h("span", { class: low ? "limit low" : "limit", role: low ? "alert" : null, title: `${limit.remaining} left at ${localTime(limit.at)}` }, text)),
+        ...limits.map(({ limit, text, low }) =>
+          h(
+            "span",
+            {
+              class: low ? "limit low" : "limit",
+              role: low ? "alert" : null,
+              title: `${limit.remaining} left at ${localTime(limit.at)}`,
+            },
+            text,
+          ),
+        ),
       ),
   );
 }

@@ -3,7 +3,7 @@
  * acts, every 10 s otherwise (a scheduled cycle). Loads again when a cycle this page did not start
  * ended, or when a check it was refused may now run.
  */
-import { api, ApiError } from "./api.ts";
+import { ApiError, api } from "./api.ts";
 import { load } from "./data.ts";
 import { notify, signedIn, state, subscribe } from "./store.ts";
 

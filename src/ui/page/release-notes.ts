@@ -7,7 +7,7 @@
  * becomes markup.
  */
 import type { ReleaseNotes } from "../../releases/index.ts";
-import { h, safeHref, type Child } from "./dom.ts";
+import { type Child, h, safeHref } from "./dom.ts";
 
 /** The words beside the badge, the panel, or the reason there are none. */
 export function releaseNotesCell(notes: ReleaseNotes | null | undefined): Child {
@@ -27,7 +27,10 @@ export function releaseNotesCell(notes: ReleaseNotes | null | undefined): Child 
         h(
           "h4",
           {},
-          linkOr(release.url, release.title === release.version ? release.version : `${release.version}: ${release.title}`),
+          linkOr(
+            release.url,
+            release.title === release.version ? release.version : `${release.version}: ${release.title}`,
+          ),
           release.breaking && h("span", { class: "breaking-mark" }, " breaking"),
           release.published_at && h("span", { class: "muted" }, ` ${release.published_at.slice(0, 10)}`),
         ),

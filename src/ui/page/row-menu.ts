@@ -11,19 +11,38 @@ export function rowActions(c: Row): Child[] {
   if (!reachable) return [];
   const menu = h("details", { class: "menu" });
   const button = (text: string, label: string, action: () => void, className = "") =>
-    h("button", { type: "button", "aria-label": `${label} ${labelOf(c)}`, class: className, disabled: state.acting, onclick: () => ((menu.open = false), action()) }, text);
+    h(
+      "button",
+      {
+        type: "button",
+        "aria-label": `${label} ${labelOf(c)}`,
+        class: className,
+        disabled: state.acting,
+        onclick: () => ((menu.open = false), action()),
+      },
+      text,
+    );
   const check = () => button("Check", "Check", () => void act(() => load([c.name], false, c.peer)));
   // held by hold_breaking, or pending for its update window: the row's Update asks for it by name,
   // which applies it (docs/release-notes.md, docs/windows.md); Update stack and Update all leave them
   const canUpdate = updatableNow(c) || (c.canAct && (c.state === "held" || c.state === "pending"));
   const primary = canUpdate ? button("Update", "Update", () => void updateContainers([c]), "primary") : check();
-  const more: Child[] = [canUpdate && check(), button("Details", "Details of", () => void showDetails(c)), button("History", "History of", () => void showTimeline(c))];
+  const more: Child[] = [
+    canUpdate && check(),
+    button("Details", "Details of", () => void showDetails(c)),
+    button("History", "History of", () => void showTimeline(c)),
+  ];
   if (c.canAct) {
     if (c.available_version) more.push(button("Skip this version", "Skip this version of", () => void skipVersion(c)));
-    more.push(button(c.snoozed_until ? "Snoozed: change" : "Snooze", "Snooze updates of", () => void snoozeContainer(c)));
+    more.push(
+      button(c.snoozed_until ? "Snoozed: change" : "Snooze", "Snooze updates of", () => void snoozeContainer(c)),
+    );
     if (c.previous_image_id) more.push(button("Roll back", "Roll back", () => void rollBack(c), "danger"));
   }
-  menu.append(h("summary", { "aria-label": `More actions for ${labelOf(c)}` }, "More"), h("div", { class: "menu-items" }, ...more.filter((item): item is HTMLButtonElement => item instanceof HTMLElement)));
+  menu.append(
+    h("summary", { "aria-label": `More actions for ${labelOf(c)}` }, "More"),
+    h("div", { class: "menu-items" }, ...more.filter((item): item is HTMLButtonElement => item instanceof HTMLElement)),
+  );
   menu.addEventListener("toggle", () => menu.open && closeMenus(menu));
   menu.addEventListener("keydown", (event) => {
     if (event.key !== "Escape" || !menu.open) return;
@@ -35,5 +54,6 @@ export function rowActions(c: Row): Child[] {
 
 /** One row menu open at a time. */
 function closeMenus(except?: HTMLDetailsElement): void {
-  for (const open of document.querySelectorAll<HTMLDetailsElement>("details.menu[open]")) if (open !== except) open.open = false;
+  for (const open of document.querySelectorAll<HTMLDetailsElement>("details.menu[open]"))
+    if (open !== except) open.open = false;
 }

@@ -43,7 +43,12 @@ subscribe(["running"], () => {
   replace(
     progress,
     h("p", { class: "current" }, progressWords(running)),
-    running.containers.length > 0 && h("ul", { class: "steps", "aria-label": "Steps of the running cycle" }, ...running.containers.map((s) => h("li", {}, h("span", { class: "name" }, s.container), `: ${s.step}`))),
+    running.containers.length > 0 &&
+      h(
+        "ul",
+        { class: "steps", "aria-label": "Steps of the running cycle" },
+        ...running.containers.map((s) => h("li", {}, h("span", { class: "name" }, s.container), `: ${s.step}`)),
+      ),
   );
 });
 
@@ -57,7 +62,13 @@ function renderPeers(): void {
   peerNotes.hidden = notes.length + dropped.length === 0;
   replace(
     peerNotes,
-    ...dropped.map((p) => h("p", { class: "peer-dropped", "data-peer": p.name }, `${p.name}: left out of its answer (not what svc answers): ${p.dropped.join("; ")}.`)),
+    ...dropped.map((p) =>
+      h(
+        "p",
+        { class: "peer-dropped", "data-peer": p.name },
+        `${p.name}: left out of its answer (not what svc answers): ${p.dropped.join("; ")}.`,
+      ),
+    ),
     ...notes.map((p) =>
       h(
         "p",

@@ -4,7 +4,14 @@
  * the views subscribed). So a module that loads or acts never calls a view, and no view calls
  * another: nothing imports back up (README.md of this folder).
  */
-import { type ContainerOverview, type ContainersAnswer, type PeerView, type RunningCycle, type Session, token } from "./api.ts";
+import {
+  type ContainerOverview,
+  type ContainersAnswer,
+  type PeerView,
+  type RunningCycle,
+  type Session,
+  token,
+} from "./api.ts";
 import { type Filters, matches } from "./format.ts";
 
 export type Row = ContainerOverview & { host: string; peer: string | null; key: string; canAct: boolean };
@@ -53,7 +60,16 @@ export const state: State = {
  * (the history has news); `waiting` a check was refused while a cycle ran (it is asked for again
  * once none runs).
  */
-export type Topic = "data" | "filters" | "glance" | "selection" | "acting" | "running" | "notice" | "checked" | "waiting";
+export type Topic =
+  | "data"
+  | "filters"
+  | "glance"
+  | "selection"
+  | "acting"
+  | "running"
+  | "notice"
+  | "checked"
+  | "waiting";
 
 const listeners = new Map<Topic, (() => void)[]>();
 
@@ -101,7 +117,11 @@ export function hostData(): HostData[] {
   const localAct = local?.update === true && isAdmin();
   return [
     { peer: null, answer: local, canAct: localAct },
-    ...state.peers.map((p) => ({ peer: p.name, answer: p.data, canAct: localAct && p.up && !p.busy && p.data?.update === true })),
+    ...state.peers.map((p) => ({
+      peer: p.name,
+      answer: p.data,
+      canAct: localAct && p.up && !p.busy && p.data?.update === true,
+    })),
   ];
 }
 
@@ -110,18 +130,53 @@ export function dataChanged(): void {
   const data = state.data;
   if (!data) return;
   state.rows = hostData().flatMap((host) =>
-    (host.answer?.containers ?? []).flatMap((c) => attempt(() => [{ ...withDefaults(c), host: host.peer ?? data.host, peer: host.peer, key: keyOf(host.peer, c.name), canAct: host.canAct }], [])),
+    (host.answer?.containers ?? []).flatMap((c) =>
+      attempt(
+        () => [
+          {
+            ...withDefaults(c),
+            host: host.peer ?? data.host,
+            peer: host.peer,
+            key: keyOf(host.peer, c.name),
+            canAct: host.canAct,
+          },
+        ],
+        [],
+      ),
+    ),
   );
   // a row that left, or may no longer be acted on, is no longer selected
-  for (const key of state.selected) if (!state.rows.some((row) => row.key === key && row.canAct)) state.selected.delete(key);
+  for (const key of state.selected)
+    if (!state.rows.some((row) => row.key === key && row.canAct)) state.selected.delete(key);
   notify("data");
 }
 
 /** A peer's container from an older svc may lack what the page shows: nothing then, not an error. */
 function withDefaults(c: ContainerOverview): ContainerOverview {
   const given: Partial<ContainerOverview["policy"]> | undefined = c.policy;
-  const policy = { monitor_only: false, no_pull: false, tag_policy: null, min_image_age: null, hooks: [], ignored_hooks: [], update_window: null, ...given };
-  return { ...c, applies: c.applies ?? null, applies_at: c.applies_at ?? null, kind: c.kind ?? "container", group: c.group ?? null, version: c.version ?? "", available_version: c.available_version ?? null, update_kind: c.update_kind ?? null, policy, last_cycle: c.last_cycle ?? null, last_update: c.last_update ?? null };
+  const policy = {
+    monitor_only: false,
+    no_pull: false,
+    tag_policy: null,
+    min_image_age: null,
+    hooks: [],
+    ignored_hooks: [],
+    update_window: null,
+    ...given,
+  };
+  return {
+    ...c,
+    applies: c.applies ?? null,
+    applies_at: c.applies_at ?? null,
+    kind: c.kind ?? "container",
+    group: c.group ?? null,
+    version: c.version ?? "",
+    available_version: c.available_version ?? null,
+    update_kind: c.update_kind ?? null,
+    policy,
+    last_cycle: c.last_cycle ?? null,
+    last_update: c.last_update ?? null,
+  };
 }
 
 export function visibleRows(): Row[] {

@@ -10,7 +10,8 @@ export const table = h("table", { class: "containers" });
 const selectAll = h("input", { type: "checkbox", id: "select-all", "aria-label": "Select every container shown" });
 
 selectAll.addEventListener("change", () => {
-  for (const row of visibleRows()) if (row.canAct) (selectAll.checked ? state.selected.add(row.key) : state.selected.delete(row.key));
+  for (const row of visibleRows())
+    if (row.canAct) selectAll.checked ? state.selected.add(row.key) : state.selected.delete(row.key);
   renderRows();
   notify("selection");
 });
@@ -24,7 +25,16 @@ export function tableHead(checked: HTMLElement): void {
   replace(
     table,
     h("caption", {}, "Containers svc watches", checked),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col", class: "select" }, selectAll), ...COLUMNS.map((title) => h("th", { scope: "col" }, title)))),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        h("th", { scope: "col", class: "select" }, selectAll),
+        ...COLUMNS.map((title) => h("th", { scope: "col" }, title)),
+      ),
+    ),
   );
 }
 
@@ -60,7 +70,21 @@ function renderRows(): void {
   selectAll.checked = rows.length > 0 && rows.every((row) => state.selected.has(row.key));
   for (const body of [...table.tBodies]) body.remove();
   if (!rows.length) {
-    table.append(h("tbody", {}, h("tr", {}, h("td", { colspan: 7, class: "empty" }, state.rows.length ? "No container matches the filters." : "svc watches no container."))));
+    table.append(
+      h(
+        "tbody",
+        {},
+        h(
+          "tr",
+          {},
+          h(
+            "td",
+            { colspan: 7, class: "empty" },
+            state.rows.length ? "No container matches the filters." : "svc watches no container.",
+          ),
+        ),
+      ),
+    );
   } else {
     const groups = groupsOf(rows);
     // only standalone containers: one plain list, no heading
@@ -87,7 +111,17 @@ function groupHeading(group: Group, collapsed: boolean): HTMLTableRowElement {
   if (counts.failed) parts.push(`${counts.failed} failed`);
   const toggle = h(
     "button",
-    { type: "button", class: "group-toggle", "data-key": group.key, "aria-expanded": String(!collapsed), onclick: () => (collapsed ? state.collapsed.delete(group.key) : state.collapsed.add(group.key), renderRows(), focusToggle(group.key)) },
+    {
+      type: "button",
+      class: "group-toggle",
+      "data-key": group.key,
+      "aria-expanded": String(!collapsed),
+      onclick: () => (
+        collapsed ? state.collapsed.delete(group.key) : state.collapsed.add(group.key),
+        renderRows(),
+        focusToggle(group.key)
+      ),
+    },
     h("span", { class: "chevron", "aria-hidden": "true" }, collapsed ? "▸" : "▾"),
     h("strong", {}, group.name + where),
     group.kind !== "standalone" && h("span", { class: "marker" }, GROUP_WORDS[group.kind]),
@@ -100,13 +134,28 @@ function groupHeading(group: Group, collapsed: boolean): HTMLTableRowElement {
     stale.length > 0 &&
     h(
       "button",
-      { type: "button", class: "primary", disabled: state.acting, "aria-label": `Update stack ${group.name}${where}`, onclick: () => void updateContainers(stale, `the ${stale.length} containers of ${label} with an update (${stale.map((row) => row.name).join(", ")}), in their dependency order`) },
+      {
+        type: "button",
+        class: "primary",
+        disabled: state.acting,
+        "aria-label": `Update stack ${group.name}${where}`,
+        onclick: () =>
+          void updateContainers(
+            stale,
+            `the ${stale.length} containers of ${label} with an update (${stale.map((row) => row.name).join(", ")}), in their dependency order`,
+          ),
+      },
       `Update stack (${stale.length})`,
     );
-  return h("tr", { class: "group-heading" }, h("th", { colspan: 7, scope: "rowgroup" }, h("div", { class: "group-bar" }, toggle, updateStack)));
+  return h(
+    "tr",
+    { class: "group-heading" },
+    h("th", { colspan: 7, scope: "rowgroup" }, h("div", { class: "group-bar" }, toggle, updateStack)),
+  );
 }
 
 /** The keyboard stays on a group's heading as it folds and unfolds (the table is drawn anew). */
 function focusToggle(key: string): void {
-  for (const toggle of table.querySelectorAll<HTMLButtonElement>(".group-toggle")) if (toggle.dataset.key === key) toggle.focus();
+  for (const toggle of table.querySelectorAll<HTMLButtonElement>(".group-toggle"))
+    if (toggle.dataset.key === key) toggle.focus();
 }

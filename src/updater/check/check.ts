@@ -5,9 +5,10 @@
  * inspect. Candidates are grouped by (normalised reference, image id): each group costs one
  * registry check, however many containers share it.
  */
-import type { Engine, ImageSummary, Platform } from "../../engine/port.ts";
+
 import { formatDuration, type TagPolicy } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
+import type { Engine, ImageSummary, Platform } from "../../engine/port.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ImageRef, LocalImage, RegistryCheckSession } from "../../registry/port.ts";
 import { isPinned, parseReference, withTag } from "../../registry/reference.ts";
@@ -135,17 +136,31 @@ export function createChecker(deps: {
     } catch (error) {
       return { state: "skipped", reason: toSvcError(error).message, ...none };
     }
-    const pinnedLine = isPinned(ref) && input.movesPinned === true && Boolean(input.tagPolicy) && ref.tag !== undefined && !input.noPull;
+    const pinnedLine =
+      isPinned(ref) && input.movesPinned === true && Boolean(input.tagPolicy) && ref.tag !== undefined && !input.noPull;
     // (a rollback across tags names its local reference: a pinned line goes back to its old pin)
-    if (isPinned(ref) && !pinnedLine && input.localReference === undefined) return { state: "skipped", reason: "pinned by digest", ref, ...none };
+    if (isPinned(ref) && !pinnedLine && input.localReference === undefined)
+      return { state: "skipped", reason: "pinned by digest", ref, ...none };
 
     const local = localImage(input.imageId, images.get(input.imageId));
     const oldDigest = digestFor(ref, local.repoDigests) ?? (local.manifestDigests ? local.id : null);
     let verdict: Verdict;
     try {
-      verdict = pinnedLine ? await checkPinnedLine(ref, input) : input.noPull ? await checkLocal(deps.engine, ref, input, oldDigest) : await checkRegistry(ref, local, oldDigest, input);
+      verdict = pinnedLine
+        ? await checkPinnedLine(ref, input)
+        : input.noPull
+          ? await checkLocal(deps.engine, ref, input, oldDigest)
+          : await checkRegistry(ref, local, oldDigest, input);
     } catch (error) {
-      return { state: "skipped", reason: toSvcError(error).message, ref, oldDigest, newDigest: null, newImageId: null, newImage: null };
+      return {
+        state: "skipped",
+        reason: toSvcError(error).message,
+        ref,
+        oldDigest,
+        newDigest: null,
+        newImageId: null,
+        newImage: null,
+      };
     }
     if (verdict.state !== "stale" || verdict.held) return verdict;
     const candidate = verdict.newDigest ?? verdict.newImageId;
@@ -155,12 +170,17 @@ export function createChecker(deps: {
     }
     const [skipped, origin] = deps.skipped?.get(input.name)?.split(" ") ?? [];
     if (skipped !== undefined && (skipped === candidate || skipped === verdict.newImage)) {
-      return { ...verdict, state: "skipped", reason: `${skipped} ${SKIP_ORIGINS[origin ?? ""] ?? SKIP_ORIGINS[""]}; waiting for a newer image` };
+      return {
+        ...verdict,
+        state: "skipped",
+        reason: `${skipped} ${SKIP_ORIGINS[origin ?? ""] ?? SKIP_ORIGINS[""]}; waiting for a newer image`,
+      };
     }
     const minAge = (input.minImageAgeMs ?? 0) > 0;
     // when it was first seen, for anyone asking how long it has waited (the dashboard); no registry
     // request: min_image_age alone asks for the creation time
-    if (candidate && !minAge && parseSeen(deps.firstSeen?.get(input.name))?.digest !== candidate) deps.firstSeen?.set(input.name, `${candidate} ${new Date().toISOString()} -`);
+    if (candidate && !minAge && parseSeen(deps.firstSeen?.get(input.name))?.digest !== candidate)
+      deps.firstSeen?.set(input.name, `${candidate} ${new Date().toISOString()} -`);
     if (input.snoozedUntil !== undefined) return { ...verdict, reason: snoozeReason(input.snoozedUntil), held: true };
     if (candidate && minAge) return holdUntilOldEnough(verdict, input, candidate);
     return verdict;
@@ -174,12 +194,22 @@ export function createChecker(deps: {
     let seen = parseSeen(deps.firstSeen?.get(input.name));
     if (seen?.digest !== candidate) {
       seen = { digest: candidate, seenAt: Date.now(), createdAt: await creationTime(verdict, input) };
-      deps.firstSeen?.set(input.name, [candidate, new Date(seen.seenAt).toISOString(), seen.createdAt === null ? "-" : new Date(seen.createdAt).toISOString()].join(" "));
+      deps.firstSeen?.set(
+        input.name,
+        [
+          candidate,
+          new Date(seen.seenAt).toISOString(),
+          seen.createdAt === null ? "-" : new Date(seen.createdAt).toISOString(),
+        ].join(" "),
+      );
     }
     const since = Math.max(seen.seenAt, seen.createdAt ?? 0);
     const eligibleAt = since + input.minImageAgeMs!;
     if (Date.now() >= eligibleAt) return verdict;
-    const counted = since === seen.seenAt ? `first seen ${new Date(seen.seenAt).toISOString()}` : `created ${new Date(since).toISOString()} (after svc first saw it)`;
+    const counted =
+      since === seen.seenAt
+        ? `first seen ${new Date(seen.seenAt).toISOString()}`
+        : `created ${new Date(since).toISOString()} (after svc first saw it)`;
     const reason = `newer image ${candidate} ${counted}; applied once it is ${formatDuration(input.minImageAgeMs!)} old, from ${new Date(eligibleAt).toISOString()} (min_image_age)`;
     return { ...verdict, reason, held: true };
   };
@@ -191,24 +221,71 @@ export function createChecker(deps: {
         const created = Date.parse((await deps.engine.inspectImage(verdict.newImageId))?.Created ?? "");
         return Number.isNaN(created) ? null : created;
       }
-      return (await deps.session.created(verdict.ref!, verdict.newDigest!, () => platformOf(input.imageId)))?.getTime() ?? null;
+      return (
+        (await deps.session.created(verdict.ref!, verdict.newDigest!, () => platformOf(input.imageId)))?.getTime() ??
+        null
+      );
     } catch (error) {
-      deps.log?.debug("creation time unknown; min_image_age counts from first seen", { container: input.name, error: toSvcError(error).message });
+      deps.log?.debug("creation time unknown; min_image_age counts from first seen", {
+        container: input.name,
+        error: toSvcError(error).message,
+      });
       return null;
     }
   };
 
-  const checkRegistry = async (ref: ImageRef, local: LocalImage, oldDigest: string | null, input: CheckInput): Promise<Verdict> => {
+  const checkRegistry = async (
+    ref: ImageRef,
+    local: LocalImage,
+    oldDigest: string | null,
+    input: CheckInput,
+  ): Promise<Verdict> => {
     const moved = input.tagPolicy ? await newerTag(ref, input.tagPolicy, input) : null;
-    if (moved && !input.reportTagOnly) return { state: "stale", reason: null, ref, oldDigest, newDigest: moved.digest, newImageId: null, newImage: withTag(ref, moved.tag) };
+    if (moved && !input.reportTagOnly)
+      return {
+        state: "stale",
+        reason: null,
+        ref,
+        oldDigest,
+        newDigest: moved.digest,
+        newImageId: null,
+        newImage: withTag(ref, moved.tag),
+      };
     const result = await registryCheck(ref, local);
     if (moved) {
       // compose names the tag: a newer one is reported; a newer image of its own tag is applied as ever
       const note = `newer tag ${moved.tag} available; the compose file names ${ref.tag} (${input.tagHeldBecause ?? "label svc.tag_policy.compose=move to follow tags"})`;
-      if (result.stale) return { state: "stale", reason: note, ref, oldDigest, newDigest: result.digest, newImageId: null, newImage: null };
-      return { state: "stale", reason: note, ref, oldDigest: oldDigest ?? result.digest, newDigest: moved.digest, newImageId: null, newImage: withTag(ref, moved.tag), held: true };
+      if (result.stale)
+        return {
+          state: "stale",
+          reason: note,
+          ref,
+          oldDigest,
+          newDigest: result.digest,
+          newImageId: null,
+          newImage: null,
+        };
+      return {
+        state: "stale",
+        reason: note,
+        ref,
+        oldDigest: oldDigest ?? result.digest,
+        newDigest: moved.digest,
+        newImageId: null,
+        newImage: withTag(ref, moved.tag),
+        held: true,
+      };
     }
-    if (!result.stale) return { state: "fresh", reason: null, ref, oldDigest: oldDigest ?? result.digest, newDigest: null, newImageId: null, newImage: null };
+    if (!result.stale)
+      return {
+        state: "fresh",
+        reason: null,
+        ref,
+        oldDigest: oldDigest ?? result.digest,
+        newDigest: null,
+        newImageId: null,
+        newImage: null,
+      };
     return { state: "stale", reason: null, ref, oldDigest, newDigest: result.digest, newImageId: null, newImage: null };
   };
 
@@ -217,16 +294,37 @@ export function createChecker(deps: {
     const oldDigest = ref.digest!;
     try {
       const moved = await newerTag(ref, input.tagPolicy!, input);
-      if (!moved) return { state: "fresh", reason: null, ref, oldDigest, newDigest: null, newImageId: null, newImage: null };
+      if (!moved)
+        return { state: "fresh", reason: null, ref, oldDigest, newDigest: null, newImageId: null, newImage: null };
       const base = ref.original.slice(0, ref.original.indexOf("@"));
-      return { state: "stale", reason: null, ref, oldDigest, newDigest: moved.digest, newImageId: null, newImage: `${base.slice(0, base.lastIndexOf(":"))}:${moved.tag}@${moved.digest}` };
+      return {
+        state: "stale",
+        reason: null,
+        ref,
+        oldDigest,
+        newDigest: moved.digest,
+        newImageId: null,
+        newImage: `${base.slice(0, base.lastIndexOf(":"))}:${moved.tag}@${moved.digest}`,
+      };
     } catch (error) {
-      return { state: "skipped", reason: toSvcError(error).message, ref, oldDigest, newDigest: null, newImageId: null, newImage: null };
+      return {
+        state: "skipped",
+        reason: toSvcError(error).message,
+        ref,
+        oldDigest,
+        newDigest: null,
+        newImageId: null,
+        newImage: null,
+      };
     }
   };
 
   /** The best tag the policy allows that has an image for our platform, if any is newer than the running one. */
-  const newerTag = async (ref: ImageRef, policy: TagPolicy, input: CheckInput): Promise<{ tag: string; digest: string } | null> => {
+  const newerTag = async (
+    ref: ImageRef,
+    policy: TagPolicy,
+    input: CheckInput,
+  ): Promise<{ tag: string; digest: string } | null> => {
     const candidates = newerTags(policy, ref.tag ?? "latest", await deps.session.tags(ref));
     for (const tag of (candidates ?? []).slice(0, MAX_CANDIDATES)) {
       const image = await deps.session.platformImage(ref, tag, () => platformOf(input.imageId));
@@ -282,14 +380,37 @@ function localImage(id: string, summary: ImageSummary | undefined): LocalImage {
  * no_pull: the local image the tag points to now (or `localReference`'s, a rollback across tags),
  * against the image the container runs.
  */
-async function checkLocal(engine: Engine, ref: ImageRef, input: CheckInput, oldDigest: string | null): Promise<Verdict> {
+async function checkLocal(
+  engine: Engine,
+  ref: ImageRef,
+  input: CheckInput,
+  oldDigest: string | null,
+): Promise<Verdict> {
   const reference = input.localReference ?? ref.original;
   const newImage = reference === ref.original ? null : reference;
   const local = await engine.inspectImage(reference);
-  if (!local) return { state: "skipped", reason: `no local image for ${reference} (no_pull)`, ref, oldDigest, newDigest: null, newImageId: null, newImage };
-  if (local.Id === input.imageId && newImage === null) return { state: "fresh", reason: null, ref, oldDigest, newDigest: null, newImageId: null, newImage };
+  if (!local)
+    return {
+      state: "skipped",
+      reason: `no local image for ${reference} (no_pull)`,
+      ref,
+      oldDigest,
+      newDigest: null,
+      newImageId: null,
+      newImage,
+    };
+  if (local.Id === input.imageId && newImage === null)
+    return { state: "fresh", reason: null, ref, oldDigest, newDigest: null, newImageId: null, newImage };
   const target = newImage === null ? ref : parseReference(newImage);
-  return { state: "stale", reason: null, ref, oldDigest, newDigest: digestFor(target, local.RepoDigests ?? []), newImageId: local.Id, newImage };
+  return {
+    state: "stale",
+    reason: null,
+    ref,
+    oldDigest,
+    newDigest: digestFor(target, local.RepoDigests ?? []),
+    newImageId: local.Id,
+    newImage,
+  };
 }
 
 /** The digest under which `ref`'s repository knows a local image ("repo@sha256:..."), if any. */
@@ -297,7 +418,8 @@ export function digestFor(ref: ImageRef, repoDigests: readonly string[]): string
   for (const entry of repoDigests) {
     try {
       const parsed = parseReference(entry);
-      if (parsed.registry === ref.registry && parsed.repository === ref.repository && parsed.digest) return parsed.digest;
+      if (parsed.registry === ref.registry && parsed.repository === ref.repository && parsed.digest)
+        return parsed.digest;
     } catch {
       // an odd entry tells us nothing
     }

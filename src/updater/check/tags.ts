@@ -57,17 +57,26 @@ export function parseVersionTag(tag: string): VersionTag | null {
 export function newerTags(policy: TagPolicy, current: string, allTags: readonly string[]): string[] | null {
   const tags = allTags.filter((tag) => TAG.test(tag));
   if (!TAG.test(current)) return null;
-  return policy.kind === "semver" ? newerVersions(policy.level, policy.prereleases, current, tags) : newerMatches(policy, current, tags);
+  return policy.kind === "semver"
+    ? newerVersions(policy.level, policy.prereleases, current, tags)
+    : newerMatches(policy, current, tags);
 }
 
-function newerVersions(level: SemverLevel, prereleases: boolean, current: string, tags: readonly string[]): string[] | null {
+function newerVersions(
+  level: SemverLevel,
+  prereleases: boolean,
+  current: string,
+  tags: readonly string[],
+): string[] | null {
   const running = parseVersionTag(current);
   if (!running) return null;
   const allowed = (candidate: VersionTag): boolean =>
     sameShape(running, candidate) &&
     withinLevel(level, running, candidate) &&
     // a pre-release only when asked for, or of the very version the container runs a pre-release of
-    (candidate.pre === null || prereleases || (running.pre !== null && compareParts(running.parts, candidate.parts) === 0)) &&
+    (candidate.pre === null ||
+      prereleases ||
+      (running.pre !== null && compareParts(running.parts, candidate.parts) === 0)) &&
     compareVersions(candidate, running) > 0;
   const found: { tag: string; version: VersionTag }[] = [];
   for (const tag of tags) {
@@ -78,7 +87,11 @@ function newerVersions(level: SemverLevel, prereleases: boolean, current: string
 }
 
 function sameShape(a: VersionTag, b: VersionTag): boolean {
-  return a.prefix === b.prefix && a.parts.length === b.parts.length && withoutNumbers(a.variant) === withoutNumbers(b.variant);
+  return (
+    a.prefix === b.prefix &&
+    a.parts.length === b.parts.length &&
+    withoutNumbers(a.variant) === withoutNumbers(b.variant)
+  );
 }
 
 function withoutNumbers(text: string): string {
@@ -134,7 +147,11 @@ export function naturalCompare(a: string, b: string): number {
  * A regex policy: tags the pattern matches, ordered by their capture groups left to right (the
  * whole tag without groups), each compared as `order` says.
  */
-function newerMatches(policy: Extract<TagPolicy, { kind: "regex" }>, current: string, tags: readonly string[]): string[] | null {
+function newerMatches(
+  policy: Extract<TagPolicy, { kind: "regex" }>,
+  current: string,
+  tags: readonly string[],
+): string[] | null {
   const keyOf = (tag: string): string[] | null => {
     const match = policy.pattern.matcher(tag);
     if (!match.matches()) return null;

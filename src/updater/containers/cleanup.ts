@@ -3,8 +3,8 @@
  * `cleanup_delay` (kept meanwhile for `svc rollback`), keeping the newest `cleanup_keep` per container.
  */
 import type { Config } from "../../config/index.ts";
-import type { Engine } from "../../engine/port.ts";
 import { toSvcError } from "../../core/errors.ts";
+import type { Engine } from "../../engine/port.ts";
 import type { Remembered } from "../../state/index.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -23,12 +23,19 @@ export interface LeftImage {
 }
 
 /** Remembers the images these updates left, then removes those that are due and unused. */
-export async function cleanupImages(deps: CleanupDeps, ctx: ProtocolContext, left: readonly LeftImage[]): Promise<void> {
+export async function cleanupImages(
+  deps: CleanupDeps,
+  ctx: ProtocolContext,
+  left: readonly LeftImage[],
+): Promise<void> {
   // every image an update leaves waits cleanup_delay (for `svc rollback`; 0: it goes now)
   const now = Date.now();
-  for (const { container, imageId } of left) deps.leftImages.set(imageId, `${container} ${new Date(now).toISOString()}`);
+  for (const { container, imageId } of left)
+    deps.leftImages.set(imageId, `${container} ${new Date(now).toISOString()}`);
   const kept = newestLeftImages(deps.leftImages.entries(), deps.config.cleanup_keep);
-  const due = deps.leftImages.entries().filter(([imageId, value]) => !kept.has(imageId) && parseLeft(value).at + deps.config.cleanup_delay <= now);
+  const due = deps.leftImages
+    .entries()
+    .filter(([imageId, value]) => !kept.has(imageId) && parseLeft(value).at + deps.config.cleanup_delay <= now);
   if (due.length === 0) return;
   let inUse: Set<string>;
   try {

@@ -6,31 +6,48 @@
  * config hash of each service for its replacement; the edits of a container that did not stay
  * updated written back once its group is done; then the git step.
  */
-import { changesOf, COMPOSE_LABELS, type ComposeFiles, type ComposeMove, type FileChange, type Written } from "../../compose/index.ts";
-import type { ComposeChange as GitChange, GitOutcome, GitStep, Move } from "../../git/index.ts";
+import {
+  COMPOSE_LABELS,
+  type ComposeFiles,
+  type ComposeMove,
+  changesOf,
+  type FileChange,
+  type Written,
+} from "../../compose/index.ts";
 import { toSvcError } from "../../core/errors.ts";
+import type { ComposeChange as GitChange, GitOutcome, GitStep, Move } from "../../git/index.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish } from "../cycle/target.ts";
 import type { CycleOptions } from "../types.ts";
-import type { ContainerEntry } from "./replace.ts";
 import { park, planReplacement, replace } from "./protocol.ts";
+import type { ContainerEntry } from "./replace.ts";
 
 /** `svc.tag_policy.compose`: `report` keeps a compose container's newer tags reported only, `move` moves it even when its file cannot be written. */
 const REPORT_LABEL = "svc.tag_policy.compose";
 
 /** Where each compose container's version is written (one with a tag policy, or a rollback across tags). */
-export function locateCompose(compose: ComposeFiles | undefined, entries: Iterable<ContainerEntry>, options: CycleOptions): void {
+export function locateCompose(
+  compose: ComposeFiles | undefined,
+  entries: Iterable<ContainerEntry>,
+  options: CycleOptions,
+): void {
   if (!compose) return;
   for (const entry of entries) {
-    if ((!entry.policy.tagPolicy && !options.toLocalTag) || entry.summary.labels[REPORT_LABEL]?.trim() === "report") continue;
+    if ((!entry.policy.tagPolicy && !options.toLocalTag) || entry.summary.labels[REPORT_LABEL]?.trim() === "report")
+      continue;
     entry.composeSite = compose.where(entry.summary.labels, entry.summary.image) ?? undefined;
   }
 }
 
 /** What the check is told of a compose container: whether a newer tag may be applied, and why not. */
-export function composeCheckInput(entry: ContainerEntry): { reportTagOnly: boolean; tagHeldBecause?: string; movesPinned: boolean } {
+export function composeCheckInput(entry: ContainerEntry): {
+  reportTagOnly: boolean;
+  tagHeldBecause?: string;
+  movesPinned: boolean;
+} {
   const isCompose = entry.summary.labels[COMPOSE_LABELS.project] !== undefined;
-  if (isCompose && entry.summary.labels[REPORT_LABEL]?.trim() === "report") return { reportTagOnly: true, tagHeldBecause: `label ${REPORT_LABEL}=report`, movesPinned: false };
+  if (isCompose && entry.summary.labels[REPORT_LABEL]?.trim() === "report")
+    return { reportTagOnly: true, tagHeldBecause: `label ${REPORT_LABEL}=report`, movesPinned: false };
   const site = entry.composeSite;
   return {
     reportTagOnly: isCompose && !entry.policy.moveCompose && site?.ok !== true,
@@ -44,7 +61,12 @@ export function composeCheckInput(entry: ContainerEntry): { reportTagOnly: boole
  * them. A rollback whose file cannot be written back is refused with the reason; an update whose
  * move cannot be planned stays stale with it.
  */
-export function planCompose(compose: ComposeFiles | undefined, entries: Iterable<ContainerEntry>, toUpdate: Set<string>, options: CycleOptions): void {
+export function planCompose(
+  compose: ComposeFiles | undefined,
+  entries: Iterable<ContainerEntry>,
+  toUpdate: Set<string>,
+  options: CycleOptions,
+): void {
   if (!compose) return;
   const all = [...entries];
   for (const entry of all) {
@@ -59,7 +81,13 @@ export function planCompose(compose: ComposeFiles | undefined, entries: Iterable
       }
       continue;
     }
-    const move = compose.plan(name, site.site, entry.newImage, entry.newDigest, entry.summary.labels[COMPOSE_LABELS.configHash]);
+    const move = compose.plan(
+      name,
+      site.site,
+      entry.newImage,
+      entry.newDigest,
+      entry.summary.labels[COMPOSE_LABELS.configHash],
+    );
     if (typeof move === "string") {
       finish(entry, options.toLocalTag ? "skipped" : "stale", `its compose file is not changed: ${move}`);
       toUpdate.delete(name);
@@ -77,7 +105,8 @@ export function planCompose(compose: ComposeFiles | undefined, entries: Iterable
  */
 function holdShared(entries: ContainerEntry[], toUpdate: Set<string>): void {
   const byService = new Map<string, ContainerEntry>();
-  const keyOf = (project: { workingDir: string; name: string }, service: string) => `${project.workingDir}\0${project.name}\0${service}`;
+  const keyOf = (project: { workingDir: string; name: string }, service: string) =>
+    `${project.workingDir}\0${project.name}\0${service}`;
   for (const entry of entries) {
     const site = entry.composeSite;
     if (site?.ok) byService.set(keyOf(site.site.project, site.site.project.service), entry);
@@ -90,12 +119,18 @@ function holdShared(entries: ContainerEntry[], toUpdate: Set<string>): void {
       if (!move || move.site.sharedWith.length === 0 || !toUpdate.has(entry.summary.name)) continue;
       const stuck = move.site.sharedWith.filter((service) => {
         const other = byService.get(keyOf(move.site.project, service));
-        return !other?.composeMove || !toUpdate.has(other.summary.name) || !sameEdits(other.composeMove.edits, move.edits);
+        return (
+          !other?.composeMove || !toUpdate.has(other.summary.name) || !sameEdits(other.composeMove.edits, move.edits)
+        );
       });
       if (stuck.length === 0) continue;
       const to = move.edits[0]?.new ?? "";
       const what = move.site.variable ?? "its image line";
-      finish(entry, "stale", `newer tag ${to} available; the compose file names ${move.site.tag.text} (${what} is shared with ${stuck.join(", ")}, which does not move to ${to} in this cycle)`);
+      finish(
+        entry,
+        "stale",
+        `newer tag ${to} available; the compose file names ${move.site.tag.text} (${what} is shared with ${stuck.join(", ")}, which does not move to ${to} in this cycle)`,
+      );
       toUpdate.delete(entry.summary.name);
       entry.compose = undefined;
       changed = true;
@@ -103,7 +138,10 @@ function holdShared(entries: ContainerEntry[], toUpdate: Set<string>): void {
   }
 }
 
-function sameEdits(a: readonly { file: string; offset: number; new: string }[], b: readonly { file: string; offset: number; new: string }[]): boolean {
+function sameEdits(
+  a: readonly { file: string; offset: number; new: string }[],
+  b: readonly { file: string; offset: number; new: string }[],
+): boolean {
   const shared = a.filter((x) => b.some((y) => y.file === x.file && y.offset === x.offset));
   return shared.every((x) => b.some((y) => y.file === x.file && y.offset === x.offset && y.new === x.new));
 }
@@ -121,7 +159,13 @@ export interface StackWrite {
  * whose files cannot be written (changed since read, read-only) is not updated: its containers
  * are skipped with the reason, before anything is stopped.
  */
-export async function writeCompose(compose: ComposeFiles | undefined, git: GitStep | undefined, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, updating: Set<string>): Promise<StackWrite[]> {
+export async function writeCompose(
+  compose: ComposeFiles | undefined,
+  git: GitStep | undefined,
+  ctx: ProtocolContext,
+  entries: Map<string, ContainerEntry>,
+  updating: Set<string>,
+): Promise<StackWrite[]> {
   if (!compose) return [];
   const stacks = new Map<string, ComposeMove[]>();
   for (const name of updating) {
@@ -149,7 +193,11 @@ export async function writeCompose(compose: ComposeFiles | undefined, git: GitSt
       const entry = entries.get(move.container)!;
       const hash = written.hashes.get(move.container);
       entry.composeLabels = hash ? { [COMPOSE_LABELS.configHash]: hash } : undefined;
-      entry.compose = { changes: move.changes, written: true, recreates: written.recreates.get(move.container) ?? null };
+      entry.compose = {
+        changes: move.changes,
+        written: true,
+        recreates: written.recreates.get(move.container) ?? null,
+      };
       audit(ctx, "compose_write", move, move.changes.join("; "));
     }
     writes.push({ written, moves, gitRefused });
@@ -161,13 +209,21 @@ export async function writeCompose(compose: ComposeFiles | undefined, git: GitSt
  * Once a group is done: the edits of every container that does not run its new version are
  * written back (each file once more); the rest go to the git step.
  */
-export async function settleCompose(compose: ComposeFiles | undefined, git: GitStep | undefined, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, writes: readonly StackWrite[]): Promise<void> {
+export async function settleCompose(
+  compose: ComposeFiles | undefined,
+  git: GitStep | undefined,
+  ctx: ProtocolContext,
+  entries: Map<string, ContainerEntry>,
+  writes: readonly StackWrite[],
+): Promise<void> {
   if (!compose) return;
   for (const { written, moves, gitRefused } of writes) {
     let standing = moves.filter((move) => entries.get(move.container)!.state === "updated");
     if (standing.length > 0 && standing.length < moves.length) {
       // a stack moves as a unit: one service failed, so the others go back with it
-      const failed = moves.filter((m) => ["failed", "rolled_back"].includes(entries.get(m.container)!.state)).map((m) => m.site.project.service);
+      const failed = moves
+        .filter((m) => ["failed", "rolled_back"].includes(entries.get(m.container)!.state))
+        .map((m) => m.site.project.service);
       standing = await rollBackWithStack(ctx, entries, standing, failed);
     }
     if (standing.length < moves.length) {
@@ -181,7 +237,16 @@ export async function settleCompose(compose: ComposeFiles | undefined, git: GitS
     }
     // the git step, once a whole stack's change stands (one commit for a stack moved together)
     if (git && gitOn(ctx) && standing.length > 0 && standing.length === moves.length) {
-      const done: GitOutcome = gitRefused ? { mode: ctx.config.compose.git, done: "nothing", commit: null, branch: null, pull_request: null, problem: gitRefused } : await git.record(gitChange(entries, standing, written.files));
+      const done: GitOutcome = gitRefused
+        ? {
+            mode: ctx.config.compose.git,
+            done: "nothing",
+            commit: null,
+            branch: null,
+            pull_request: null,
+            problem: gitRefused,
+          }
+        : await git.record(gitChange(entries, standing, written.files));
       for (const move of standing) tellGit(entries.get(move.container)!, done);
     }
   }
@@ -192,7 +257,12 @@ export async function settleCompose(compose: ComposeFiles | undefined, git: GitS
  * a pull request (one per service and version, updated when one is open), and the container stays
  * stale, its reason naming the request (docs/compose.md, "Git").
  */
-export async function proposeCompose(git: GitStep | undefined, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, toUpdate: Set<string>): Promise<void> {
+export async function proposeCompose(
+  git: GitStep | undefined,
+  ctx: ProtocolContext,
+  entries: Map<string, ContainerEntry>,
+  toUpdate: Set<string>,
+): Promise<void> {
   if (!git || ctx.config.compose.git !== "pull_request") return;
   for (const name of [...toUpdate]) {
     const entry = entries.get(name)!;
@@ -201,7 +271,13 @@ export async function proposeCompose(git: GitStep | undefined, ctx: ProtocolCont
     const done = await git.record(gitChange(entries, [move], changesOf([move])));
     tellGit(entry, done);
     const to = move.edits[0]?.new ?? entry.newImage ?? "";
-    finish(entry, "stale", done.pull_request ? `newer tag ${to} proposed in a pull request: ${done.pull_request.url}` : `newer tag ${to} available; the compose file names ${move.site.tag.text} (pull request not made: ${done.problem ?? "nothing to propose"})`);
+    finish(
+      entry,
+      "stale",
+      done.pull_request
+        ? `newer tag ${to} proposed in a pull request: ${done.pull_request.url}`
+        : `newer tag ${to} available; the compose file names ${move.site.tag.text} (pull request not made: ${done.problem ?? "nothing to propose"})`,
+    );
     toUpdate.delete(name);
   }
 }
@@ -211,7 +287,11 @@ function gitOn(ctx: ProtocolContext): boolean {
 }
 
 /** The git room's view of a stack's change: its folder, each service's move and notes, each file before and after. */
-function gitChange(entries: Map<string, ContainerEntry>, moves: readonly ComposeMove[], files: readonly FileChange[]): GitChange {
+function gitChange(
+  entries: Map<string, ContainerEntry>,
+  moves: readonly ComposeMove[],
+  files: readonly FileChange[],
+): GitChange {
   const gitMoves: Move[] = moves.map((move) => {
     const entry = entries.get(move.container)!;
     const releases = entry.releases;
@@ -219,16 +299,28 @@ function gitChange(entries: Map<string, ContainerEntry>, moves: readonly Compose
       service: move.site.project.service,
       from: entry.summary.image,
       to: entry.newImage ?? entry.summary.image,
-      notes: releases ? { link: releases.newest_url, source: releases.source, count: releases.count, breaking: releases.breaking } : null,
+      notes: releases
+        ? { link: releases.newest_url, source: releases.source, count: releases.count, breaking: releases.breaking }
+        : null,
     };
   });
   const back = moves.some((move) => move.back);
-  return { project: moves[0]!.site.project.workingDir, moves: gitMoves, ...(back ? { note: "Rolled back on request (svc rollback)" } : {}), files: files.map((f) => ({ path: f.file, before: f.before, after: f.after })) };
+  return {
+    project: moves[0]!.site.project.workingDir,
+    moves: gitMoves,
+    ...(back ? { note: "Rolled back on request (svc rollback)" } : {}),
+    files: files.map((f) => ({ path: f.file, before: f.before, after: f.after })),
+  };
 }
 
 function tellGit(entry: ContainerEntry, done: GitOutcome): void {
   if (!entry.compose) return;
-  entry.compose.git = { done: done.done, commit: done.commit, pull_request: done.pull_request?.url ?? null, problem: done.problem };
+  entry.compose.git = {
+    done: done.done,
+    commit: done.commit,
+    pull_request: done.pull_request?.url ?? null,
+    problem: done.problem,
+  };
 }
 
 /** The service of `name`'s stack that failed in this cycle (the others are then not started), or null. */
@@ -237,7 +329,13 @@ export function failedInStack(entries: Map<string, ContainerEntry>, name: string
   if (!move) return null;
   for (const other of entries.values()) {
     const theirs = other.composeMove;
-    if (!theirs || other === entries.get(name) || theirs.site.project.name !== move.site.project.name || theirs.site.project.workingDir !== move.site.project.workingDir) continue;
+    if (
+      !theirs ||
+      other === entries.get(name) ||
+      theirs.site.project.name !== move.site.project.name ||
+      theirs.site.project.workingDir !== move.site.project.workingDir
+    )
+      continue;
     if (other.state === "failed" || other.state === "rolled_back") return theirs.site.project.service;
   }
   return null;
@@ -248,7 +346,12 @@ export function failedInStack(entries: Map<string, ContainerEntry>, name: string
  * new containers replaced by the update protocol, watched as any update), because another service
  * of the stack failed. Answers the moves that still stand (a service that could not be put back).
  */
-async function rollBackWithStack(ctx: ProtocolContext, entries: Map<string, ContainerEntry>, standing: ComposeMove[], failed: string[]): Promise<ComposeMove[]> {
+async function rollBackWithStack(
+  ctx: ProtocolContext,
+  entries: Map<string, ContainerEntry>,
+  standing: ComposeMove[],
+  failed: string[],
+): Promise<ComposeMove[]> {
   const still: ComposeMove[] = [];
   for (const move of [...standing].reverse()) {
     const entry = entries.get(move.container)!;
@@ -257,7 +360,14 @@ async function rollBackWithStack(ctx: ProtocolContext, entries: Map<string, Cont
       const current = await ctx.engine.inspectContainer(entry.id);
       const oldImage = await ctx.engine.inspectImage(entry.summary.imageId).catch(() => null);
       const labels = move.runningHash ? { [COMPOSE_LABELS.configHash]: move.runningHash } : undefined;
-      const r = planReplacement(current, oldImage, { image: entry.summary.image, stopSignal: entry.policy.stopSignal, stopTimeoutMs: entry.policy.stopTimeoutMs, revive: false, self: false, labels });
+      const r = planReplacement(current, oldImage, {
+        image: entry.summary.image,
+        stopSignal: entry.policy.stopSignal,
+        stopTimeoutMs: entry.policy.stopTimeoutMs,
+        revive: false,
+        self: false,
+        labels,
+      });
       ctx.log.warn("rolling back with its stack", { container: move.container, reason: why });
       await park(ctx, r);
       const outcome = await replace(ctx, r);
@@ -266,7 +376,10 @@ async function rollBackWithStack(ctx: ProtocolContext, entries: Map<string, Cont
       entry.newImageId = entry.summary.imageId;
       finish(entry, "rolled_back", why);
     } catch (error) {
-      ctx.log.error("could not roll back with its stack", { container: move.container, error: toSvcError(error).message });
+      ctx.log.error("could not roll back with its stack", {
+        container: move.container,
+        error: toSvcError(error).message,
+      });
       entry.reason = `${failed.join(", ")} failed, and svc could not put this service back: ${toSvcError(error).message}`;
       still.push(move);
     }
@@ -274,9 +387,23 @@ async function rollBackWithStack(ctx: ProtocolContext, entries: Map<string, Cont
   return still;
 }
 
-function audit(ctx: ProtocolContext, action: "compose_write" | "compose_revert", move: ComposeMove, change: string, error?: string): void {
+function audit(
+  ctx: ProtocolContext,
+  action: "compose_write" | "compose_revert",
+  move: ComposeMove,
+  change: string,
+  error?: string,
+): void {
   const files = [...new Set(move.edits.map((e) => e.file))].join(",");
-  ctx.audit.record({ action, container: move.container, file: files, change, trigger: ctx.trigger, session_id: ctx.sessionId, ...(error ? { error } : {}) });
+  ctx.audit.record({
+    action,
+    container: move.container,
+    file: files,
+    change,
+    trigger: ctx.trigger,
+    session_id: ctx.sessionId,
+    ...(error ? { error } : {}),
+  });
 }
 
 /**

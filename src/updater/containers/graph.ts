@@ -3,7 +3,9 @@
  * Edges come from legacy links, `network_mode: container:X`, `svc.depends_on` and compose's
  * `com.docker.compose.depends_on`. Pure functions over container names.
  */
+import { spend } from "../../config/work.ts";
 import type { ContainerInspect } from "../../engine/port.ts";
+import { MAX_LABEL_CHARS } from "../selection/selection.ts";
 
 /** name -> names of the containers it depends on */
 export type DependencyGraph = Map<string, Set<string>>;
@@ -54,7 +56,9 @@ export function linkTarget(link: string): string {
 
 /** compose's "db:service_started:false,cache:service_healthy:true" -> ["db", "cache"] */
 export function composeServices(value: string | undefined): string[] {
-  if (!value) return [];
+  // a label (an image can set it): past what svc reads of a label, it names no service
+  if (!value || value.length > MAX_LABEL_CHARS) return [];
+  spend(value.length);
   return value
     .split(",")
     .map((entry) => entry.trim().split(":")[0]!.trim())

@@ -5,13 +5,14 @@
  * one started and before the old one starts again (`restoreGuarded`).
  */
 import { formatSize } from "../../config/values.ts";
-import { versionOf } from "../../dataguard/index.ts";
 import { toSvcError } from "../../core/errors.ts";
+import { versionOf } from "../../dataguard/index.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import type { Replacement } from "./protocol.ts";
 
-const HOLD_ADVICE = "held until it fits: raise data_guard_max_size, free room in data_guard_dir, set data_guard_over = \"skip\", or label the container svc.data_guard=off";
+const HOLD_ADVICE =
+  'held until it fits: raise data_guard_max_size, free room in data_guard_dir, set data_guard_over = "skip", or label the container svc.data_guard=off';
 
 /** Decides the guard of `r` while its old container runs. Returns the reason when the update is held. */
 export async function prepareGuard(ctx: ProtocolContext, r: Replacement): Promise<string | undefined> {
@@ -22,7 +23,11 @@ export async function prepareGuard(ctx: ProtocolContext, r: Replacement): Promis
   try {
     preparation = await ctx.guard.prepare(r.old, atLeast);
   } catch (error) {
-    preparation = { kind: "over" as const, action: ctx.guard.options.over, reason: `data_guard: measuring the guarded mounts failed: ${toSvcError(error).message}` };
+    preparation = {
+      kind: "over" as const,
+      action: ctx.guard.options.over,
+      reason: `data_guard: measuring the guarded mounts failed: ${toSvcError(error).message}`,
+    };
   }
   if (r.keepCopy && preparation.kind !== "copy") {
     return `svc rollback --with-data copies the present data first, and cannot: ${preparation.kind === "over" ? preparation.reason : "the container has no guarded mount"}`;
@@ -35,7 +40,12 @@ export async function prepareGuard(ctx: ProtocolContext, r: Replacement): Promis
 
 function overLimit(r: Replacement, action: "hold" | "skip", reason: string): string | undefined {
   if (action === "hold") return `${reason}: ${HOLD_ADVICE}`;
-  r.dataGuard = { bytes: 0, duration_ms: 0, restored: false, problem: `${reason}: updated without a copy (data_guard_over = skip)` };
+  r.dataGuard = {
+    bytes: 0,
+    duration_ms: 0,
+    restored: false,
+    problem: `${reason}: updated without a copy (data_guard_over = skip)`,
+  };
   return undefined;
 }
 
@@ -47,19 +57,30 @@ export async function copyGuarded(ctx: ProtocolContext, r: Replacement): Promise
   const plan = r.guardPlan;
   if (!ctx.guard || !plan) return undefined;
   const guard = ctx.guard;
-  const meta = { image: r.old.Config.Image, imageId: r.old.Image ?? null, version: versionOf(r.old.Config.Image, r.oldImage?.Config?.Labels ?? undefined) };
+  const meta = {
+    image: r.old.Config.Image,
+    imageId: r.old.Image ?? null,
+    version: versionOf(r.old.Config.Image, r.oldImage?.Config?.Labels ?? undefined),
+  };
   let outcome;
   try {
-    outcome = await act(ctx, "data_copy", { container: r.name, container_id: r.old.Id, image: r.image }, () => guard.copy(r.old, plan, meta, r.keepCopy));
+    outcome = await act(ctx, "data_copy", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+      guard.copy(r.old, plan, meta, r.keepCopy),
+    );
   } catch (error) {
     const message = toSvcError(error).message;
     if (!/ENOSPC|no space left/i.test(message)) throw new Error(`data_guard: ${message}`, { cause: error });
     outcome = { kind: "over" as const, bytes: 0, reason: `data_guard_dir ran out of room while copying (${message})` };
   }
-  if (outcome.kind === "over") return overLimit(r, r.keepCopy ? "hold" : guard.options.over, `data_guard: ${outcome.reason}`);
+  if (outcome.kind === "over")
+    return overLimit(r, r.keepCopy ? "hold" : guard.options.over, `data_guard: ${outcome.reason}`);
   r.copy = outcome.copy;
   r.dataGuard = { bytes: outcome.copy.manifest.bytes, duration_ms: outcome.copy.manifest.duration_ms, restored: false };
-  ctx.log.info("data copied", { container: r.name, size: formatSize(outcome.copy.manifest.bytes), duration_ms: outcome.copy.manifest.duration_ms });
+  ctx.log.info("data copied", {
+    container: r.name,
+    size: formatSize(outcome.copy.manifest.bytes),
+    duration_ms: outcome.copy.manifest.duration_ms,
+  });
   return undefined;
 }
 
@@ -73,13 +94,27 @@ export async function restoreGuarded(ctx: ProtocolContext, r: Replacement): Prom
   const copy = r.copy!;
   const guard = ctx.guard!;
   try {
-    const restored = await act(ctx, "data_restore", { container: r.name, container_id: r.old.Id, image: r.image }, () => guard.restore(copy, r.old.Id));
-    r.dataGuard = { ...(r.dataGuard ?? { bytes: copy.manifest.bytes, duration_ms: 0 }), duration_ms: (r.dataGuard?.duration_ms ?? 0) + restored.duration_ms, restored: true };
-    ctx.log.info("data restored", { container: r.name, size: formatSize(restored.bytes), duration_ms: restored.duration_ms });
+    const restored = await act(ctx, "data_restore", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+      guard.restore(copy, r.old.Id),
+    );
+    r.dataGuard = {
+      ...(r.dataGuard ?? { bytes: copy.manifest.bytes, duration_ms: 0 }),
+      duration_ms: (r.dataGuard?.duration_ms ?? 0) + restored.duration_ms,
+      restored: true,
+    };
+    ctx.log.info("data restored", {
+      container: r.name,
+      size: formatSize(restored.bytes),
+      duration_ms: restored.duration_ms,
+    });
     return undefined;
   } catch (error) {
     const problem = toSvcError(error).message;
-    r.dataGuard = { ...(r.dataGuard ?? { bytes: copy.manifest.bytes, duration_ms: 0 }), restored: false, problem: `restore failed: ${problem}` };
+    r.dataGuard = {
+      ...(r.dataGuard ?? { bytes: copy.manifest.bytes, duration_ms: 0 }),
+      restored: false,
+      problem: `restore failed: ${problem}`,
+    };
     return problem;
   }
 }
@@ -95,10 +130,20 @@ export async function restoreKept(ctx: ProtocolContext, r: Replacement): Promise
   if (!r.copy) throw new Error("svc rollback --with-data: the present data was not copied first");
   guard.beginRestore(r.copy, r.old.Id);
   r.dataTouched = true;
-  const restored = await act(ctx, "data_restore", { container: r.name, container_id: r.old.Id, image: r.image }, () => guard.restore(kept, r.old.Id));
+  const restored = await act(ctx, "data_restore", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+    guard.restore(kept, r.old.Id),
+  );
   guard.endRestore(r.copy);
-  r.dataGuard = { bytes: r.copy.manifest.bytes, duration_ms: (r.dataGuard?.duration_ms ?? 0) + restored.duration_ms, restored: true };
-  ctx.log.info("data put back to the copy of the version rolled back to", { container: r.name, version: kept.manifest.version ?? "", copied_at: kept.manifest.created_at });
+  r.dataGuard = {
+    bytes: r.copy.manifest.bytes,
+    duration_ms: (r.dataGuard?.duration_ms ?? 0) + restored.duration_ms,
+    restored: true,
+  };
+  ctx.log.info("data put back to the copy of the version rolled back to", {
+    container: r.name,
+    version: kept.manifest.version ?? "",
+    copied_at: kept.manifest.created_at,
+  });
 }
 
 /**

@@ -13,12 +13,22 @@
  * While H runs, the new svc's crash recovery leaves svc's parked container alone; a handover
  * container left over by a crash (not running) is removed by the next svc start.
  */
-import type { ContainerInspect } from "../../engine/port.ts";
+
 import { toSvcError } from "../../core/errors.ts";
-import { handoverContainerName } from "../selection/names.ts";
+import type { ContainerInspect } from "../../engine/port.ts";
 import { act } from "../cycle/act.ts";
-import { anyRollbackCheck, createReplacementContainer, planReplacement, restore, rollback, watch, type ReplaceOutcome, type Replacement } from "./protocol.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
+import { handoverContainerName } from "../selection/names.ts";
+import {
+  anyRollbackCheck,
+  createReplacementContainer,
+  planReplacement,
+  type Replacement,
+  type ReplaceOutcome,
+  restore,
+  rollback,
+  watch,
+} from "./protocol.ts";
 
 /** svc's own container needs a handover when the engine binds host ports for it. */
 export function needsHandover(old: ContainerInspect): boolean {
@@ -27,13 +37,19 @@ export function needsHandover(old: ContainerInspect): boolean {
   return Object.values(host?.PortBindings ?? {}).some((bindings) => Array.isArray(bindings) && bindings.length > 0);
 }
 
-export type HandoverStart = { kind: "handed_over"; newId: string; helper: string } | Extract<ReplaceOutcome, { kind: "failed" }>;
+export type HandoverStart =
+  | { kind: "handed_over"; newId: string; helper: string }
+  | Extract<ReplaceOutcome, { kind: "failed" }>;
 
 /**
  * The old svc's part, after `park` (renamed, still running): creates R (not started) and H, and
  * starts H. On any failure undoes it (R removed, the old container renamed back, still running).
  */
-export async function startHandover(ctx: ProtocolContext, r: Replacement, options: { networkContainer?: string; stopping: () => boolean; pollMs?: number }): Promise<HandoverStart> {
+export async function startHandover(
+  ctx: ProtocolContext,
+  r: Replacement,
+  options: { networkContainer?: string; stopping: () => boolean; pollMs?: number },
+): Promise<HandoverStart> {
   let helperId: string | undefined;
   try {
     const newId = await createReplacementContainer(ctx, r, options.networkContainer);
@@ -60,15 +76,22 @@ export async function startHandover(ctx: ProtocolContext, r: Replacement, option
       (id) => id,
     );
     const started = helperId;
-    await act(ctx, "start", { container: helper, container_id: started, image: r.image }, () => ctx.engine.startContainer(started));
-    ctx.log.info("self-update: the handover container stops this instance, starts and watches the replacement", { container: r.name, helper });
+    await act(ctx, "start", { container: helper, container_id: started, image: r.image }, () =>
+      ctx.engine.startContainer(started),
+    );
+    ctx.log.info("self-update: the handover container stops this instance, starts and watches the replacement", {
+      container: r.name,
+      helper,
+    });
     void superviseHandover(ctx, r, started, options.stopping, options.pollMs ?? 500);
     return { kind: "handed_over", newId, helper };
   } catch (error) {
     const reason = toSvcError(error).message;
     if (helperId) {
       const id = helperId;
-      await act(ctx, "remove", { container: r.name, container_id: id, image: r.image }, () => ctx.engine.removeContainer(id, { force: true })).catch(() => {});
+      await act(ctx, "remove", { container: r.name, container_id: id, image: r.image }, () =>
+        ctx.engine.removeContainer(id, { force: true }),
+      ).catch(() => {});
     }
     const problems = await restore(ctx, r);
     return { kind: "failed", reason: problems.length === 0 ? reason : `${reason} (restoring: ${problems.join("; ")})` };
@@ -81,18 +104,36 @@ export async function startHandover(ctx: ProtocolContext, r: Replacement, option
  * cannot even load the configuration, say): the update is undone here, the replacement removed
  * and this container renamed back, or svc would stay parked beside a replacement that never starts.
  */
-async function superviseHandover(ctx: ProtocolContext, r: Replacement, helperId: string, stopping: () => boolean, pollMs: number): Promise<void> {
+async function superviseHandover(
+  ctx: ProtocolContext,
+  r: Replacement,
+  helperId: string,
+  stopping: () => boolean,
+  pollMs: number,
+): Promise<void> {
   for (;;) {
     await Bun.sleep(pollMs);
     if (stopping()) return;
     // null: gone (removed by the engine once it exited); undefined: the engine did not answer
-    const helper = await ctx.engine.inspectContainer(helperId).catch((error) => (/no such container/i.test(toSvcError(error).message) ? null : undefined));
+    const helper = await ctx.engine
+      .inspectContainer(helperId)
+      .catch((error) => (/no such container/i.test(toSvcError(error).message) ? null : undefined));
     if (helper === undefined) continue;
     if (helper?.State?.Running || helper?.State?.Status === "created") continue;
     if (stopping()) return;
     const exit = helper ? ` (exit code ${helper.State.ExitCode})` : "";
-    ctx.log.error(`self-update: the handover container ended without taking over${exit}; undoing the update`, { container: r.name });
-    ctx.audit.record({ action: "rollback", container: r.name, container_id: r.newId, image: r.image, trigger: ctx.trigger, session_id: ctx.sessionId, error: `the handover container ended without taking over${exit}` });
+    ctx.log.error(`self-update: the handover container ended without taking over${exit}; undoing the update`, {
+      container: r.name,
+    });
+    ctx.audit.record({
+      action: "rollback",
+      container: r.name,
+      container_id: r.newId,
+      image: r.image,
+      trigger: ctx.trigger,
+      session_id: ctx.sessionId,
+      error: `the handover container ended without taking over${exit}`,
+    });
     await restore(ctx, r);
     return;
   }
@@ -117,15 +158,25 @@ export async function completeHandover(ctx: ProtocolContext, job: HandoverJob): 
   } catch (error) {
     return { kind: "failed", reason: `cannot inspect the old svc container: ${toSvcError(error).message}` };
   }
-  const r = planReplacement(old, null, { stopTimeoutMs: job.stopTimeoutMs, stopSignal: job.stopSignal, revive: false, self: false });
+  const r = planReplacement(old, null, {
+    stopTimeoutMs: job.stopTimeoutMs,
+    stopSignal: job.stopSignal,
+    revive: false,
+    self: false,
+  });
   r.parkedAs = r.name;
   r.name = job.name;
   r.newId = job.newId;
   r.wasRunning = true;
   r.startAfter = true;
   const outcome = await run(ctx, r, job.settleMs ?? 1000);
-  if (outcome.kind === "replaced") ctx.log.info("self-update finished: the new svc runs", { container: job.name, container_id: outcome.newId });
-  else ctx.log.error(`self-update ${outcome.kind === "rolled_back" ? "rolled back" : "failed"}`, { container: job.name, reason: outcome.reason });
+  if (outcome.kind === "replaced")
+    ctx.log.info("self-update finished: the new svc runs", { container: job.name, container_id: outcome.newId });
+  else
+    ctx.log.error(`self-update ${outcome.kind === "rolled_back" ? "rolled back" : "failed"}`, {
+      container: job.name,
+      reason: outcome.reason,
+    });
   return outcome;
 }
 
@@ -135,7 +186,9 @@ async function run(ctx: ProtocolContext, r: Replacement, settleMs: number): Prom
   try {
     if (settleMs > 0) await Bun.sleep(settleMs);
     if (r.old.State?.Running) {
-      await act(ctx, "stop", target(r.old.Id), () => ctx.engine.stopContainer(r.old.Id, { timeoutMs: r.stopTimeoutMs, signal: r.stopSignal }));
+      await act(ctx, "stop", target(r.old.Id), () =>
+        ctx.engine.stopContainer(r.old.Id, { timeoutMs: r.stopTimeoutMs, signal: r.stopSignal }),
+      );
     }
     r.stopped = true;
     await act(ctx, "start", target(newId), () => ctx.engine.startContainer(newId));

@@ -17,7 +17,12 @@ import { durationLabel, labelValue } from "../selection/selection.ts";
 
 export type HookName = "pre_check" | "pre_update" | "post_update" | "post_check";
 
-const LABEL_OF = { pre_check: "preCheck", pre_update: "preUpdate", post_update: "postUpdate", post_check: "postCheck" } as const;
+const LABEL_OF = {
+  pre_check: "preCheck",
+  pre_update: "preUpdate",
+  post_update: "postUpdate",
+  post_check: "postCheck",
+} as const;
 
 export interface Hook {
   name: HookName;
@@ -37,11 +42,20 @@ export function hookFor(labels: Readonly<Record<string, string>>, name: HookName
 }
 
 /** Runs a hook in the container `target.id`; resolves null when it exited 0, else why it did not. */
-export async function runHook(ctx: ProtocolContext, target: { id: string; name: string; image: string }, hook: Hook): Promise<string | null> {
+export async function runHook(
+  ctx: ProtocolContext,
+  target: { id: string; name: string; image: string },
+  hook: Hook,
+): Promise<string | null> {
   try {
     await act(ctx, hook.name, { container: target.name, container_id: target.id, image: target.image }, async () => {
       const ran = await ctx.engine.exec(target.id, hook.command, hook.timeoutMs);
-      ctx.log.debug("lifecycle hook ran", { container: target.name, hook: hook.name, exit_code: ran.exitCode, output: ran.output });
+      ctx.log.debug("lifecycle hook ran", {
+        container: target.name,
+        hook: hook.name,
+        exit_code: ran.exitCode,
+        output: ran.output,
+      });
       if (ran.exitCode !== 0) {
         const last = ran.output.trim().split("\n").at(-1);
         throw new SvcError("engine", `exited with ${ran.exitCode ?? "no code"}${last ? `: ${last}` : ""}`);

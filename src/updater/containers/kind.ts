@@ -6,22 +6,46 @@
  * cleaned up (containers/cleanup.ts) and the post_check hooks run. `svc rollback NAME` moves a container back
  * to its earlier image through a cycle over it alone, with the protocol's checks.
  */
+
+import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Copy } from "../../dataguard/index.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
-import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Remembered } from "../../state/index.ts";
-import { createChecker, type Checker, type Verdict } from "../check/check.ts";
-import { cleanupImages } from "./cleanup.ts";
-import { forgetPrePulled, prePull } from "./prepull.ts";
-import { isSelf, updateInOrder, type ContainerEntry, type ReplaceDeps } from "./replace.ts";
+import { type Checker, createChecker, type Verdict } from "../check/check.ts";
+import { snoozedUntil } from "../check/snooze.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
+import { readReleaseNotes, VERSION_LABEL } from "../cycle/notes.ts";
+import {
+  appliesAtOf,
+  type CycleScope,
+  checkTargets,
+  decide,
+  durationOf,
+  finish,
+  type KindCycle,
+  type KindDeps,
+  newTarget,
+  type TargetKind,
+  toReplace,
+  unlessAsked,
+} from "../cycle/target.ts";
+import { type ContainerPolicy, policyFor, selectContainers } from "../selection/selection.ts";
+import {
+  type ContainerReport,
+  type CycleOptions,
+  DRY_RUN_REASON,
+  type RollbackOptions,
+  type RollbackResult,
+  type RunOptions,
+  type SessionReport,
+  type Trigger,
+  type UpdateFilter,
+} from "../types.ts";
+import { cleanupImages } from "./cleanup.ts";
 import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
-import { policyFor, selectContainers, type ContainerPolicy } from "../selection/selection.ts";
-import { snoozedUntil } from "../check/snooze.ts";
-import { readReleaseNotes, VERSION_LABEL } from "../cycle/notes.ts";
-import { appliesAtOf, checkTargets, decide, durationOf, finish, newTarget, toReplace, unlessAsked, type CycleScope, type KindCycle, type KindDeps, type TargetKind } from "../cycle/target.ts";
-import { DRY_RUN_REASON, type ContainerReport, type CycleOptions, type RollbackOptions, type RollbackResult, type RunOptions, type SessionReport, type Trigger, type UpdateFilter } from "../types.ts";
+import { forgetPrePulled, prePull } from "./prepull.ts";
+import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
 
 export interface ContainerTargetDeps extends KindDeps, ReplaceDeps {
   /** the image pulled ahead of each pending container's window (containers/prepull.ts) */
@@ -50,7 +74,12 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
   // when something is to be updated is every candidate inspected, for the dependency graph.
   // a dry run says what the window says, even of a target it names (GET /v1/containers, the page's Check)
-  const entries = newEntries(deps, selectContainers(all, deps.config, filter), options.toLocalTag === true, options.dryRun ? {} : filter);
+  const entries = newEntries(
+    deps,
+    selectContainers(all, deps.config, filter),
+    options.toLocalTag === true,
+    options.dryRun ? {} : filter,
+  );
   for (const [name, copy] of options.restoreCopies ?? []) {
     const entry = entries.get(name);
     if (entry) entry.keepCopy = copy;
@@ -59,7 +88,12 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   if (!options.dryRun) await runHooks(ctx, entries, "pre_check", (entry) => entry.summary.state === "running");
   const checker = await checkEntries(deps, ctx, entries, options);
   // a target that holds breaking updates waits for its notes; the others are replaced meanwhile
-  const notes = readReleaseNotes({ releases: scope.releases, filter, options, trigger: ctx.trigger }, entries.values(), checker, deps.config);
+  const notes = readReleaseNotes(
+    { releases: scope.releases, filter, options, trigger: ctx.trigger },
+    entries.values(),
+    checker,
+    deps.config,
+  );
   await notes.decided;
   const toUpdate = chooseUpdates(deps, entries);
   planCompose(deps.compose, entries.values(), toUpdate, options);
@@ -71,7 +105,13 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     await proposeCompose(deps.git, ctx, entries, toUpdate);
     await preUpdateHooks(ctx, entries, toUpdate);
   }
-  if (!options.dryRun) await prePull({ engine: deps.engine, registry: deps.registry, cleanup: deps.config.cleanup, prePulled: deps.prePulled }, ctx, checker, entries.values());
+  if (!options.dryRun)
+    await prePull(
+      { engine: deps.engine, registry: deps.registry, cleanup: deps.config.cleanup, prePulled: deps.prePulled },
+      ctx,
+      checker,
+      entries.values(),
+    );
   if (!options.dryRun) pruneCopies(ctx);
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, all, entries, checker, toUpdate }) : false;
   if (!options.dryRun) forgetPrePulled(deps.prePulled, entries.values());
@@ -81,7 +121,12 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
       await notes.done;
       if (options.dryRun) return;
       if (deps.config.cleanup) await cleanupImages(deps, ctx, leftImages(entries));
-      await runHooks(ctx, entries, "post_check", (entry) => entry.summary.state === "running" && entry.state !== "failed");
+      await runHooks(
+        ctx,
+        entries,
+        "post_check",
+        (entry) => entry.summary.state === "running" && entry.state !== "failed",
+      );
     },
     report: () => reportEntries(entries),
   };
@@ -90,13 +135,19 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
 /** The data guard's copies kept past data_guard_keep go at each real cycle (docs/data-guard.md). */
 function pruneCopies(ctx: ProtocolContext): void {
   try {
-    for (const copy of ctx.guard?.prune() ?? []) ctx.log.info("data guard: copy kept data_guard_keep, removed", { copy });
+    for (const copy of ctx.guard?.prune() ?? [])
+      ctx.log.info("data guard: copy kept data_guard_keep, removed", { copy });
   } catch (error) {
     ctx.log.warn("data guard: could not prune data_guard_dir", { error: toSvcError(error).message });
   }
 }
 
-function newEntries(deps: ContainerTargetDeps, selected: ContainerSummary[], toLocalTag: boolean, filter: UpdateFilter): Map<string, ContainerEntry> {
+function newEntries(
+  deps: ContainerTargetDeps,
+  selected: ContainerSummary[],
+  toLocalTag: boolean,
+  filter: UpdateFilter,
+): Map<string, ContainerEntry> {
   const startedAt = Date.now();
   const policyOf = (summary: ContainerSummary): ContainerPolicy => {
     const policy = unlessAsked(policyFor(summary, deps.config), filter, summary.name);
@@ -105,18 +156,38 @@ function newEntries(deps: ContainerTargetDeps, selected: ContainerSummary[], toL
   return new Map(
     selected.map((summary) => [
       summary.name,
-      { ...newTarget(summary, policyOf(summary), startedAt), id: summary.id, newImageId: null, oldDigest: null, newDigest: null, newImage: null },
+      {
+        ...newTarget(summary, policyOf(summary), startedAt),
+        id: summary.id,
+        newImageId: null,
+        oldDigest: null,
+        newDigest: null,
+        newImage: null,
+      },
     ]),
   );
 }
 
 /** Each container against its local image; the checker, for the pulls' platforms. */
-async function checkEntries(deps: ContainerTargetDeps, ctx: ProtocolContext, entries: Map<string, ContainerEntry>, options: CycleOptions): Promise<Checker> {
+async function checkEntries(
+  deps: ContainerTargetDeps,
+  ctx: ProtocolContext,
+  entries: Map<string, ContainerEntry>,
+  options: CycleOptions,
+): Promise<Checker> {
   const localReferences = options.localReferences ?? new Map<string, string>();
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
   if (options.seen) options.seen.images = images;
   locateCompose(deps.compose, entries.values(), options);
-  const checker = createChecker({ engine: deps.engine, session: deps.registry.session(), images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped, log: deps.log.child("updater") });
+  const checker = createChecker({
+    engine: deps.engine,
+    session: deps.registry.session(),
+    images,
+    rolledBack: deps.rolledBack,
+    firstSeen: deps.firstSeen,
+    skipped: deps.skipped,
+    log: deps.log.child("updater"),
+  });
   const inputOf = (entry: ContainerEntry) => ({
     ...composeCheckInput(entry),
     ...inputOfSummary(entry),
@@ -146,15 +217,25 @@ function applyVerdict(entry: ContainerEntry, verdict: Verdict): void {
 }
 
 /** Runs one hook, one container at a time, in the containers `when` picks; failures are logged only. */
-async function runHooks(ctx: ProtocolContext, entries: Map<string, ContainerEntry>, name: "pre_check" | "post_check", when: (entry: ContainerEntry) => boolean): Promise<void> {
+async function runHooks(
+  ctx: ProtocolContext,
+  entries: Map<string, ContainerEntry>,
+  name: "pre_check" | "post_check",
+  when: (entry: ContainerEntry) => boolean,
+): Promise<void> {
   for (const entry of entries.values()) {
     const hook = hookFor(entry.summary.labels, name, ctx.config);
-    if (hook && when(entry)) await runHook(ctx, { id: entry.id, name: entry.summary.name, image: entry.summary.image }, hook);
+    if (hook && when(entry))
+      await runHook(ctx, { id: entry.id, name: entry.summary.name, image: entry.summary.image }, hook);
   }
 }
 
 /** pre_update, before anything is stopped: a container whose hook fails is skipped with the reason. */
-async function preUpdateHooks(ctx: ProtocolContext, entries: Map<string, ContainerEntry>, toUpdate: Set<string>): Promise<void> {
+async function preUpdateHooks(
+  ctx: ProtocolContext,
+  entries: Map<string, ContainerEntry>,
+  toUpdate: Set<string>,
+): Promise<void> {
   for (const name of [...toUpdate]) {
     const entry = entries.get(name)!;
     const hook = hookFor(entry.summary.labels, "pre_update", ctx.config);
@@ -182,7 +263,9 @@ function chooseUpdates(deps: ContainerTargetDeps, entries: Map<string, Container
 
 /** The images the updated containers left (a container moved to another tag of the same image left none). */
 function leftImages(entries: Map<string, ContainerEntry>): { container: string; imageId: string }[] {
-  return [...entries.values()].filter((e) => e.state === "updated" && e.newImageId !== e.summary.imageId).map((e) => ({ container: e.summary.name, imageId: e.summary.imageId }));
+  return [...entries.values()]
+    .filter((e) => e.state === "updated" && e.newImageId !== e.summary.imageId)
+    .map((e) => ({ container: e.summary.name, imageId: e.summary.imageId }));
 }
 
 function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] {
@@ -218,22 +301,39 @@ function versionOf(labels: Readonly<Record<string, string>>): { version?: string
  * (or the one it came from, across tags), and a cycle over it alone takes it there. undefined: no
  * container has that name; null: a cycle was running.
  */
-async function rollbackContainer(deps: ContainerTargetDeps, ctx: ProtocolContext, name: string, trigger: Trigger, options: RollbackOptions = {}): Promise<RollbackResult | null | undefined> {
+async function rollbackContainer(
+  deps: ContainerTargetDeps,
+  ctx: ProtocolContext,
+  name: string,
+  trigger: Trigger,
+  options: RollbackOptions = {},
+): Promise<RollbackResult | null | undefined> {
   const container = await deps.engine.inspectContainer(name).catch(() => null);
   if (!container) return undefined;
   // "<image id>", or "<image id> <reference>" when the update moved it to another tag
   const [back, backReference] = deps.previous.get(name)?.split(" ") ?? [];
-  if (back === undefined) throw new SvcError("not_found", `svc knows no earlier image of ${name} (it has not updated it${deps.config.state_dir ? "" : " since it started: set state_dir to remember across restarts"})`);
+  if (back === undefined)
+    throw new SvcError(
+      "not_found",
+      `svc knows no earlier image of ${name} (it has not updated it${deps.config.state_dir ? "" : " since it started: set state_dir to remember across restarts"})`,
+    );
   if (container.Image === back) throw new SvcError("bad_request", `${name} already runs ${back}`);
   if (!(await deps.engine.inspectImage(back).catch(() => null))) {
-    throw new SvcError("not_found", `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`);
+    throw new SvcError(
+      "not_found",
+      `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`,
+    );
   }
   const restoreCopies = options.withData ? new Map([[name, copyToGoBackTo(ctx, name, back)]]) : undefined;
   const reference = backReference ?? container.Config.Image;
   // a reference pinned by digest (a compose line `repo:tag@sha256:...`) names the image already; a tag cannot carry a digest
   if (!reference.includes("@")) await deps.engine.tagImage(back, reference);
   const localReferences = new Map(reference === container.Config.Image ? [] : [[name, reference]]);
-  const report = await deps.cycleOver(trigger, { container: [name] }, { toLocalTag: true, localReferences, restoreCopies, dryRun: false });
+  const report = await deps.cycleOver(
+    trigger,
+    { container: [name] },
+    { toLocalTag: true, localReferences, restoreCopies, dryRun: false },
+  );
   if (report === null) return null;
   const entry = report.containers.find((c) => c.name === name);
   const result = { container: name, from_image_id: container.Image, to_image_id: back };
@@ -242,16 +342,28 @@ async function rollbackContainer(deps: ContainerTargetDeps, ctx: ProtocolContext
     // the image it left is not to come back by itself: its digest (as the check saw it) waits for
     // a newer one, kept with who rolled back, for the reason the next cycles give (check/check.ts)
     deps.skipped.set(name, `${entry.old_digest} rollback:${trigger}`);
-    deps.log.debug("container put back on its earlier image", { container: name, image_id: back, skipped_digest: entry.old_digest });
+    deps.log.debug("container put back on its earlier image", {
+      container: name,
+      image_id: back,
+      skipped_digest: entry.old_digest,
+    });
   }
-  return { ...result, state: entry.state, reason: entry.reason, ...(entry.data_guard ? { data_guard: entry.data_guard } : {}) };
+  return {
+    ...result,
+    state: entry.state,
+    reason: entry.reason,
+    ...(entry.data_guard ? { data_guard: entry.data_guard } : {}),
+  };
 }
 
 /** `svc rollback --with-data`: the data guard's copy taken from the container that ran `imageId` (docs/data-guard.md). */
 function copyToGoBackTo(ctx: ProtocolContext, name: string, imageId: string): Copy {
   const copy = ctx.guard?.store?.list(name).find((c) => c.manifest.image_id === imageId);
   if (!copy) {
-    throw new SvcError("not_found", `svc keeps no copy of ${name}'s data from ${imageId} (data_guard was off at that update, or data_guard_keep or a later update removed it: GET /v1/data-guard lists the copies)`);
+    throw new SvcError(
+      "not_found",
+      `svc keeps no copy of ${name}'s data from ${imageId} (data_guard was off at that update, or data_guard_keep or a later update removed it: GET /v1/data-guard lists the copies)`,
+    );
   }
   return copy;
 }

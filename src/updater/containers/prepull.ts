@@ -5,14 +5,15 @@
  * a newer image supersedes before its window opens is removed as `cleanup` removes the images
  * updates leave (when cleanup is on, and once no container runs it).
  */
-import type { Engine } from "../../engine/port.ts";
+
 import { toSvcError } from "../../core/errors.ts";
+import type { Engine } from "../../engine/port.ts";
 import type { Registry } from "../../registry/port.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { Checker } from "../check/check.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { isHere, pullReference, type ContainerEntry } from "./replace.ts";
+import { type ContainerEntry, isHere, pullReference } from "./replace.ts";
 
 export interface PrePullDeps {
   engine: Engine;
@@ -23,7 +24,12 @@ export interface PrePullDeps {
 }
 
 /** The pending containers' newer images, pulled one reference at a time; a failure is logged and left to the window's own pull. */
-export async function prePull(deps: PrePullDeps, ctx: ProtocolContext, checker: Checker, entries: Iterable<ContainerEntry>): Promise<void> {
+export async function prePull(
+  deps: PrePullDeps,
+  ctx: ProtocolContext,
+  checker: Checker,
+  entries: Iterable<ContainerEntry>,
+): Promise<void> {
   const done = new Map<string, Promise<string | null>>();
   for (const entry of entries) {
     if (entry.state !== "pending" || !entry.policy.prePull || entry.policy.noPull || !entry.verdict?.ref) continue;
@@ -31,7 +37,11 @@ export async function prePull(deps: PrePullDeps, ctx: ProtocolContext, checker: 
     let pulling = done.get(reference);
     if (!pulling) {
       pulling = pullAhead(deps, ctx, checker, entry, reference).catch((error) => {
-        ctx.log.warn("pulling ahead of the update window failed; the window's update pulls", { container: entry.summary.name, image: reference, error: toSvcError(error).message });
+        ctx.log.warn("pulling ahead of the update window failed; the window's update pulls", {
+          container: entry.summary.name,
+          image: reference,
+          error: toSvcError(error).message,
+        });
         return null;
       });
       done.set(reference, pulling);
@@ -42,11 +52,19 @@ export async function prePull(deps: PrePullDeps, ctx: ProtocolContext, checker: 
 }
 
 /** The image id `reference` names once the newer image is here (pulled now, or already). */
-async function pullAhead(deps: PrePullDeps, ctx: ProtocolContext, checker: Checker, entry: ContainerEntry, reference: string): Promise<string | null> {
+async function pullAhead(
+  deps: PrePullDeps,
+  ctx: ProtocolContext,
+  checker: Checker,
+  entry: ContainerEntry,
+  reference: string,
+): Promise<string | null> {
   if (await isHere(deps.engine, entry, reference)) return (await deps.engine.inspectImage(reference))?.Id ?? null;
   const platform = await checker.platformOf(entry.summary.imageId);
   const auth = await deps.registry.pullAuth(entry.verdict!.ref!);
-  await act(ctx, "pull", { container: entry.summary.name, container_id: entry.summary.id, image: reference }, () => deps.engine.pullImage(reference, { platform, auth }));
+  await act(ctx, "pull", { container: entry.summary.name, container_id: entry.summary.id, image: reference }, () =>
+    deps.engine.pullImage(reference, { platform, auth }),
+  );
   return (await deps.engine.inspectImage(reference))?.Id ?? null;
 }
 
@@ -61,11 +79,16 @@ async function remember(deps: PrePullDeps, ctx: ProtocolContext, name: string, i
     if (inUse || deps.prePulled.entries().some(([, id]) => id === superseded)) return;
     await act(ctx, "image_remove", { container: name, image: superseded }, () => deps.engine.removeImage(superseded));
   } catch (error) {
-    ctx.log.warn("could not remove the image a newer one superseded before its window", { container: name, image: superseded, error: toSvcError(error).message });
+    ctx.log.warn("could not remove the image a newer one superseded before its window", {
+      container: name,
+      image: superseded,
+      error: toSvcError(error).message,
+    });
   }
 }
 
 /** Once a container is updated (or caught up), what was pulled ahead for it is no longer remembered. */
 export function forgetPrePulled(prePulled: Remembered, entries: Iterable<ContainerEntry>): void {
-  for (const entry of entries) if (entry.state === "updated" || entry.state === "fresh") prePulled.delete(entry.summary.name);
+  for (const entry of entries)
+    if (entry.state === "updated" || entry.state === "fresh") prePulled.delete(entry.summary.name);
 }

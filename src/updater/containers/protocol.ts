@@ -13,17 +13,17 @@
  * says it was running, so recovery starts it again.
  */
 import type { Config } from "../../config/index.ts";
-import type { ContainerInspect, ImageInspect } from "../../engine/port.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import { duration } from "../../core/moments.ts";
-import { act } from "../cycle/act.ts";
-import { hookFor, runHook } from "./hooks.ts";
-import { oldContainerName } from "../selection/names.ts";
-import type { ProtocolContext, WatchTiming } from "../cycle/context.ts";
-import { announce } from "../cycle/progress.ts";
 import type { Copy, Preparation } from "../../dataguard/index.ts";
+import type { ContainerInspect, ImageInspect } from "../../engine/port.ts";
+import { act } from "../cycle/act.ts";
+import type { ProtocolContext } from "../cycle/context.ts";
+import { announce } from "../cycle/progress.ts";
+import { oldContainerName } from "../selection/names.ts";
 import type { DataGuardReport } from "../types.ts";
 import { copyGuarded, mustRestore, restoreGuarded, restoreKept, supersedeGuarded } from "./guard.ts";
+import { hookFor, runHook } from "./hooks.ts";
 
 const LOG_LINES = 20;
 
@@ -72,7 +72,14 @@ export type ReplaceOutcome =
 export function planReplacement(
   old: ContainerInspect,
   oldImage: ImageInspect | null,
-  options: { image?: string; stopSignal?: string; stopTimeoutMs: number; revive: boolean; self: boolean; labels?: Record<string, string> },
+  options: {
+    image?: string;
+    stopSignal?: string;
+    stopTimeoutMs: number;
+    revive: boolean;
+    self: boolean;
+    labels?: Record<string, string>;
+  },
 ): Replacement {
   const wasRunning = Boolean(old.State?.Running || old.State?.Restarting);
   const stop = stopOptionsFor(old, options);
@@ -92,7 +99,10 @@ export function planReplacement(
 }
 
 /** How a container is stopped: its own StopTimeout wins over svc's; the policy's signal over its own. */
-export function stopOptionsFor(inspect: ContainerInspect, policy: { stopSignal?: string; stopTimeoutMs: number }): { timeoutMs: number; signal?: string } {
+export function stopOptionsFor(
+  inspect: ContainerInspect,
+  policy: { stopSignal?: string; stopTimeoutMs: number },
+): { timeoutMs: number; signal?: string } {
   const config = inspect.Config;
   const ownTimeout = config?.StopTimeout;
   return {
@@ -111,7 +121,9 @@ export async function park(ctx: ProtocolContext, r: Replacement): Promise<void> 
     if (r.old.State?.Restarting) await stopOld(ctx, r);
     const parkedAs = oldContainerName(r.name, r.old.Id, r.wasRunning);
     step = "renaming";
-    await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.renameContainer(r.old.Id, parkedAs));
+    await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+      ctx.engine.renameContainer(r.old.Id, parkedAs),
+    );
     r.parkedAs = parkedAs;
     step = "stopping";
     if (!r.self && r.old.State?.Running && !r.stopped) await stopOld(ctx, r);
@@ -130,19 +142,33 @@ async function stopOld(ctx: ProtocolContext, r: Replacement): Promise<void> {
 }
 
 /** Creates the replacement under the container's name (audited) and records its id on `r`. */
-export async function createReplacementContainer(ctx: ProtocolContext, r: Replacement, networkContainer?: string): Promise<string> {
+export async function createReplacementContainer(
+  ctx: ProtocolContext,
+  r: Replacement,
+  networkContainer?: string,
+): Promise<string> {
   r.newId = await act(
     ctx,
     "create",
     { container: r.name, image: r.image },
-    () => ctx.engine.createReplacement(r.old, r.oldImage, { name: r.name, image: r.image, networkContainer, ...(r.labels ? { labels: r.labels } : {}) }),
+    () =>
+      ctx.engine.createReplacement(r.old, r.oldImage, {
+        name: r.name,
+        image: r.image,
+        networkContainer,
+        ...(r.labels ? { labels: r.labels } : {}),
+      }),
     (id) => id,
   );
   return r.newId;
 }
 
 /** Create, start, watch; keep the new container or roll back. Never throws. */
-export async function replace(ctx: ProtocolContext, r: Replacement, networkContainer?: string): Promise<ReplaceOutcome> {
+export async function replace(
+  ctx: ProtocolContext,
+  r: Replacement,
+  networkContainer?: string,
+): Promise<ReplaceOutcome> {
   let newId: string;
   try {
     const held = await copyGuarded(ctx, r);
@@ -151,7 +177,9 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
     newId = await createReplacementContainer(ctx, r, networkContainer);
     if (r.startAfter) {
       r.dataTouched = true;
-      await act(ctx, "start", { container: r.name, container_id: newId, image: r.image }, () => ctx.engine.startContainer(newId));
+      await act(ctx, "start", { container: r.name, container_id: newId, image: r.image }, () =>
+        ctx.engine.startContainer(newId),
+      );
     }
   } catch (error) {
     const reason = toSvcError(error).message;
@@ -165,7 +193,8 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
     if (!verdict.ok) return rollback(ctx, r, verdict);
   }
   // post_update: the new container is verified; its own hook has the last word
-  const postUpdate = r.startAfter && !r.self ? hookFor(r.old.Config.Labels ?? {}, "post_update", ctx.config) : undefined;
+  const postUpdate =
+    r.startAfter && !r.self ? hookFor(r.old.Config.Labels ?? {}, "post_update", ctx.config) : undefined;
   if (postUpdate) {
     const failure = await runHook(ctx, { id: newId, name: r.name, image: r.image }, postUpdate);
     if (failure !== null) return rollback(ctx, r, { ok: false, reason: failure, cause: "image" });
@@ -173,7 +202,9 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
 
   if (!r.self) {
     try {
-      await act(ctx, "remove", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.removeContainer(r.old.Id, { force: true }));
+      await act(ctx, "remove", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+        ctx.engine.removeContainer(r.old.Id, { force: true }),
+      );
     } catch (error) {
       // the update stands; the parked container is left for crash recovery to remove
       ctx.log.warn("could not remove the old container", { container: r.name, error: toSvcError(error).message });
@@ -190,10 +221,22 @@ export async function replace(ctx: ProtocolContext, r: Replacement, networkConta
  * was away the image is not to blame, and when the old container could not be started again
  * nothing was rolled back.
  */
-export async function rollback(ctx: ProtocolContext, r: Replacement, verdict: Extract<WatchVerdict, { ok: false }>): Promise<ReplaceOutcome> {
+export async function rollback(
+  ctx: ProtocolContext,
+  r: Replacement,
+  verdict: Extract<WatchVerdict, { ok: false }>,
+): Promise<ReplaceOutcome> {
   const why = verdict.reason;
   const logs = r.newId ? await ctx.engine.containerLogs(r.newId, LOG_LINES).catch(() => "") : "";
-  ctx.audit.record({ action: "rollback", container: r.name, container_id: r.newId, image: r.image, trigger: ctx.trigger, session_id: ctx.sessionId, error: why });
+  ctx.audit.record({
+    action: "rollback",
+    container: r.name,
+    container_id: r.newId,
+    image: r.image,
+    trigger: ctx.trigger,
+    session_id: ctx.sessionId,
+    error: why,
+  });
   ctx.log.warn("rolling back", { container: r.name, reason: why });
   const problems = await restore(ctx, r);
   const tail = logs.trim();
@@ -231,7 +274,9 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   if (r.newId) {
     const newId = r.newId;
     await attempt("removing the new container", () =>
-      act(ctx, "remove", { container: r.name, container_id: newId, image: r.image }, () => ctx.engine.removeContainer(newId, { force: true })),
+      act(ctx, "remove", { container: r.name, container_id: newId, image: r.image }, () =>
+        ctx.engine.removeContainer(newId, { force: true }),
+      ),
     );
     r.newId = undefined;
   }
@@ -241,14 +286,20 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
     r.dataTouched = false;
     if (problem !== undefined) {
       problems.push(`restoring the data: ${problem}`);
-      if (r.parkedAs) problems.push(`the old container stays parked and stopped as ${r.parkedAs}; the next cycle or start of svc restores its data`);
-      for (const each of problems) ctx.log.error("could not restore the old container", { container: r.name, problem: each });
+      if (r.parkedAs)
+        problems.push(
+          `the old container stays parked and stopped as ${r.parkedAs}; the next cycle or start of svc restores its data`,
+        );
+      for (const each of problems)
+        ctx.log.error("could not restore the old container", { container: r.name, problem: each });
       return problems;
     }
   }
   if (r.wasRunning && r.stopped) {
     const started = await attempt("starting the old container", () =>
-      act(ctx, "start", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.startContainer(r.old.Id)),
+      act(ctx, "start", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+        ctx.engine.startContainer(r.old.Id),
+      ),
     );
     if (!started && r.parkedAs) {
       problems.push(`the old container stays parked as ${r.parkedAs}; the next cycle or start of svc restores it`);
@@ -259,7 +310,9 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   }
   if (r.parkedAs) {
     await attempt("renaming the old container back", () =>
-      act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () => ctx.engine.renameContainer(r.old.Id, r.name)),
+      act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+        ctx.engine.renameContainer(r.old.Id, r.name),
+      ),
     );
     r.parkedAs = undefined;
   }
@@ -289,7 +342,11 @@ export type WatchVerdict = { ok: true } | { ok: false; reason: string; cause: "i
  * keeps polling through inspect errors until startup_timeout. A failure seen after such an outage
  * is put down to the engine too (a restarting engine stops containers, which then look exited).
  */
-export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number) => Promise<void> = Bun.sleep): Promise<WatchVerdict> {
+export async function watch(
+  ctx: ProtocolContext,
+  id: string,
+  sleep: (ms: number) => Promise<void> = Bun.sleep,
+): Promise<WatchVerdict> {
   const rules = ctx.config.rollback;
   const timeoutMs = rules.startup_timeout;
   const stableMs = Math.min(ctx.timing.stableMs, timeoutMs);
@@ -297,7 +354,13 @@ export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number
   let runningSince: number | undefined;
   let outage: string | undefined;
   const fail = (reason: string): WatchVerdict =>
-    outage === undefined ? { ok: false, reason, cause: "image" } : { ok: false, reason: `${reason}, after the engine was unreachable during the watch (${outage})`, cause: "engine" };
+    outage === undefined
+      ? { ok: false, reason, cause: "image" }
+      : {
+          ok: false,
+          reason: `${reason}, after the engine was unreachable during the watch (${outage})`,
+          cause: "engine",
+        };
   const pause = (now: number) => sleep(Math.min(ctx.timing.pollMs, Math.max(1, timeoutMs - (now - started))));
 
   for (;;) {
@@ -309,14 +372,19 @@ export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number
       outage = toSvcError(error).message;
       runningSince = undefined; // what it did meanwhile is unknown
       if (Date.now() - started >= timeoutMs) {
-        return { ok: false, reason: `the engine could not tell how the new container fared within the startup timeout of ${duration(timeoutMs)}: ${outage}`, cause: "engine" };
+        return {
+          ok: false,
+          reason: `the engine could not tell how the new container fared within the startup timeout of ${duration(timeoutMs)}: ${outage}`,
+          cause: "engine",
+        };
       }
       await pause(now);
       continue;
     }
     const state = inspected.State;
     const restarts = inspected.RestartCount ?? 0;
-    if (state.Restarting || restarts > 0) return fail(`restart loop (restarted ${restarts} times, last exit code ${state.ExitCode})`);
+    if (state.Restarting || restarts > 0)
+      return fail(`restart loop (restarted ${restarts} times, last exit code ${state.ExitCode})`);
 
     const health = state.Health?.Status;
     if (state.Running) {
@@ -333,7 +401,8 @@ export async function watch(ctx: ProtocolContext, id: string, sleep: (ms: number
     if (now - started >= timeoutMs) {
       if (!rules.on_timeout) return { ok: true };
       if (!state.Running) return fail(`not running within the startup timeout of ${duration(timeoutMs)}`);
-      if (health && health !== "healthy") return fail(`not healthy within the startup timeout of ${duration(timeoutMs)} (health: ${health})`);
+      if (health && health !== "healthy")
+        return fail(`not healthy within the startup timeout of ${duration(timeoutMs)} (health: ${health})`);
       return { ok: true };
     }
     await pause(now);

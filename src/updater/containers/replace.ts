@@ -5,31 +5,52 @@
  * protocol (containers/protocol.ts: park, replace, watch, restore) and the dependents started again after
  * their dependencies. One container's failure goes into its entry and never stops the others.
  */
-import type { ContainerInspect, ContainerSummary, Engine } from "../../engine/port.ts";
-import { toSvcError } from "../../core/errors.ts";
-import type { Logger } from "../../log/index.ts";
-import type { Remembered } from "../../state/index.ts";
-import type { ImageRef } from "../../registry/port.ts";
+
 import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
-import type { GitStep } from "../../git/index.ts";
-import type { ComposeChange } from "../types.ts";
-import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { Copy } from "../../dataguard/index.ts";
-import type { DataGuardReport } from "../types.ts";
+import type { ContainerInspect, ContainerSummary, Engine } from "../../engine/port.ts";
+import type { GitStep } from "../../git/index.ts";
+import type { Logger } from "../../log/index.ts";
+import type { ImageRef } from "../../registry/port.ts";
+import type { Remembered } from "../../state/index.ts";
+import { type Checker, digestFor } from "../check/check.ts";
 import { act } from "../cycle/act.ts";
-import { digestFor, type Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { buildGraph, connectedGroups, dependentsOf, findCycles, networkModeTarget, nodeFromInspect, topologicalOrder, type DependencyGraph, type NodeInput } from "./graph.ts";
-import { needsHandover, startHandover } from "./handover.ts";
-import { isOldName, parseHandoverName } from "../selection/names.ts";
 import { forEachLimited } from "../cycle/pool.ts";
-import { prepareGuard } from "./guard.ts";
-import { park, planReplacement, replace, restore, stopOptionsFor, type Replacement } from "./protocol.ts";
-import { allOf, enableLabelFilter, notDisabledFilter, policyFor, scopeFilter, type ContainerPolicy } from "../selection/selection.ts";
 import { finish, heldByWindow, type KindDeps, type TargetEntry } from "../cycle/target.ts";
+import { isOldName, parseHandoverName } from "../selection/names.ts";
+import {
+  allOf,
+  type ContainerPolicy,
+  enableLabelFilter,
+  notDisabledFilter,
+  policyFor,
+  scopeFilter,
+} from "../selection/selection.ts";
+import type { ComposeChange, DataGuardReport } from "../types.ts";
+import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
+import {
+  buildGraph,
+  connectedGroups,
+  type DependencyGraph,
+  dependentsOf,
+  findCycles,
+  type NodeInput,
+  networkModeTarget,
+  nodeFromInspect,
+  topologicalOrder,
+} from "./graph.ts";
+import { prepareGuard } from "./guard.ts";
+import { needsHandover, startHandover } from "./handover.ts";
+import { park, planReplacement, type Replacement, replace, restore, stopOptionsFor } from "./protocol.ts";
 
 /** What replacing containers works with: the kinds' deps, and how svc lets go of its own port. */
-export interface ReplaceDeps extends Pick<KindDeps, "config" | "engine" | "registry" | "concurrency" | "draining" | "selfContainerId" | "rolledBack"> {
+export interface ReplaceDeps
+  extends Pick<
+    KindDeps,
+    "config" | "engine" | "registry" | "concurrency" | "draining" | "selfContainerId" | "rolledBack"
+  > {
   selfHandover?: SelfHandover;
   /** images pulled ahead of an update window (containers/prepull.ts): not pulled again */
   prePulled?: Remembered;
@@ -96,14 +117,29 @@ export async function updateInOrder(input: {
   // its host whatever its labels): the graph covers every running container
   const others = await inspectOthers(deps, input.all, entries);
   const inspected = [...entries.values()].filter((e) => e.inspect !== undefined);
-  const graph = buildGraph([...inspected.map((e) => nodeFromInspect(e.inspect!, e.policy.dependsOn)), ...others.map((o) => o.node)]);
+  const graph = buildGraph([
+    ...inspected.map((e) => nodeFromInspect(e.inspect!, e.policy.dependsOn)),
+    ...others.map((o) => o.node),
+  ]);
   const inCycle = markCycles(entries, graph, toUpdate);
   const running = new Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>();
   for (const o of others) running.set(o.summary.name, o);
   for (const e of inspected) running.set(e.summary.name, { inspect: e.inspect!, policy: e.policy });
 
   const idToName = new Map(input.all.map((c) => [c.id, c.name]));
-  const g: GroupContext = { deps, ctx: input.ctx, entries, graph, idToName, checker: input.checker, toUpdate, running, inCycle, log: input.ctx.log, pulls: new Map() };
+  const g: GroupContext = {
+    deps,
+    ctx: input.ctx,
+    entries,
+    graph,
+    idToName,
+    checker: input.checker,
+    toUpdate,
+    running,
+    inCycle,
+    log: input.ctx.log,
+    pulls: new Map(),
+  };
   const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(g, n))]);
   const groups = mergeStacks(connectedGroups(graph, involved), entries);
   const selfGroup = groups.find((group) => group.some((n) => entries.has(n) && isSelf(deps, entries.get(n)!)));
@@ -118,17 +154,29 @@ export async function updateInOrder(input: {
 }
 
 export function isSelf(deps: Pick<KindDeps, "selfContainerId">, entry: ContainerEntry): boolean {
-  return deps.selfContainerId !== undefined && (entry.summary.id === deps.selfContainerId || entry.summary.id.startsWith(deps.selfContainerId));
+  return (
+    deps.selfContainerId !== undefined &&
+    (entry.summary.id === deps.selfContainerId || entry.summary.id.startsWith(deps.selfContainerId))
+  );
 }
 
 /** Inspects every selected container (the graph needs the stale ones' neighbours too). */
-async function inspectEntries(deps: ReplaceDeps, entries: Map<string, ContainerEntry>, toUpdate: Set<string>, log: Logger): Promise<void> {
+async function inspectEntries(
+  deps: ReplaceDeps,
+  entries: Map<string, ContainerEntry>,
+  toUpdate: Set<string>,
+  log: Logger,
+): Promise<void> {
   await forEachLimited([...entries.values()], INSPECT_CONCURRENCY, async (entry) => {
     try {
       entry.inspect = await deps.engine.inspectContainer(entry.summary.id);
     } catch (error) {
-      log.debug("container vanished before inspect", { container: entry.summary.name, error: toSvcError(error).message });
-      if (toUpdate.delete(entry.summary.name)) finish(entry, "skipped", `the container disappeared during the cycle: ${toSvcError(error).message}`);
+      log.debug("container vanished before inspect", {
+        container: entry.summary.name,
+        error: toSvcError(error).message,
+      });
+      if (toUpdate.delete(entry.summary.name))
+        finish(entry, "skipped", `the container disappeared during the cycle: ${toSvcError(error).message}`);
     }
   });
 }
@@ -139,10 +187,20 @@ async function inspectEntries(deps: ReplaceDeps, entries: Map<string, ContainerE
  * `network_mode: container:`, the one tie an update breaks for good; links and depends_on of such
  * a container are its operator's business.
  */
-async function inspectOthers(deps: ReplaceDeps, all: readonly ContainerSummary[], entries: Map<string, ContainerEntry>): Promise<Other[]> {
+async function inspectOthers(
+  deps: ReplaceDeps,
+  all: readonly ContainerSummary[],
+  entries: Map<string, ContainerEntry>,
+): Promise<Other[]> {
   const others: Other[] = [];
-  const reachable = allOf([scopeFilter(deps.config.scope), enableLabelFilter(false), notDisabledFilter(deps.config.disable_containers)]);
-  const candidates = all.filter((c) => !entries.has(c.name) && !isOldName(c.name) && parseHandoverName(c.name) === null && c.state === "running");
+  const reachable = allOf([
+    scopeFilter(deps.config.scope),
+    enableLabelFilter(false),
+    notDisabledFilter(deps.config.disable_containers),
+  ]);
+  const candidates = all.filter(
+    (c) => !entries.has(c.name) && !isOldName(c.name) && parseHandoverName(c.name) === null && c.state === "running",
+  );
   await forEachLimited(candidates, INSPECT_CONCURRENCY, async (summary) => {
     const inspect = await deps.engine.inspectContainer(summary.id).catch(() => null);
     if (!inspect) return;
@@ -214,7 +272,10 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
   const writes = await writeCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, updating);
   if (updating.size === 0) return false;
 
-  const members = new Set([...updating, ...[...dependentsOf(g.graph, updating)].filter((n) => group.includes(n) && isRestartable(g, n))]);
+  const members = new Set([
+    ...updating,
+    ...[...dependentsOf(g.graph, updating)].filter((n) => group.includes(n) && isRestartable(g, n)),
+  ]);
   const order = topologicalOrder(g.graph, members);
   const plans = new Map<string, Plan>();
   for (const name of [...order].reverse()) {
@@ -231,7 +292,11 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
       if (failed !== null) {
         // a stack moves as a unit: once one of its services failed, the rest stay as they were
         const problems = await restore(g.ctx, plan.r);
-        finish(g.entries.get(name)!, problems.length > 0 ? "failed" : "skipped", [`not updated: ${failed} of its stack failed`, ...problems].join("; "));
+        finish(
+          g.entries.get(name)!,
+          problems.length > 0 ? "failed" : "skipped",
+          [`not updated: ${failed} of its stack failed`, ...problems].join("; "),
+        );
         continue;
       }
       if (!(await updateMember(g, name, plan.r))) continue;
@@ -272,10 +337,17 @@ async function updateMember(g: GroupContext, name: string, r: Replacement): Prom
   const entry = g.entries.get(name)!;
   if (r.self && needsHandover(r.old)) {
     // published ports: a helper container finishes the update once this instance has stopped
-    const started = await startHandover(g.ctx, r, { networkContainer: networkHostName(g, r.old), stopping: g.deps.draining });
+    const started = await startHandover(g.ctx, r, {
+      networkContainer: networkHostName(g, r.old),
+      stopping: g.deps.draining,
+    });
     if (started.kind === "handed_over") {
       entry.id = started.newId;
-      finish(entry, "updated", `handed over to ${started.helper}, which starts and watches the new svc (rolled back there if it fails)`);
+      finish(
+        entry,
+        "updated",
+        `handed over to ${started.helper}, which starts and watches the new svc (rolled back there if it fails)`,
+      );
     } else {
       finish(entry, "failed", started.reason);
     }
@@ -296,7 +368,8 @@ async function updateMember(g: GroupContext, name: string, r: Replacement): Prom
     return false;
   }
   // only an image that failed a check is not retried; an engine outage is not its fault
-  if (outcome.kind === "rolled_back" || outcome.rejectedImage) g.deps.rolledBack.set(name, entry.newDigest ?? entry.newImageId ?? "");
+  if (outcome.kind === "rolled_back" || outcome.rejectedImage)
+    g.deps.rolledBack.set(name, entry.newDigest ?? entry.newImageId ?? "");
   finish(entry, outcome.kind, outcome.reason);
   return false;
 }
@@ -318,12 +391,17 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   const lost = await g.deps.engine.settingsBeyondApi(entry.inspect!).catch(() => []);
   if (lost.length > 0) {
     const api = (await g.deps.engine.info()).apiVersion;
-    finish(entry, "skipped", `a replacement would lose settings at API ${api} (docker.api_version): ${lost.join("; ")}`);
+    finish(
+      entry,
+      "skipped",
+      `a replacement would lose settings at API ${api} (docker.api_version): ${lost.join("; ")}`,
+    );
     return false;
   }
   const reference = entry.newImage ?? pullReference(ref);
   // pulled ahead of its window (containers/prepull.ts): the window holds no pull
-  const pulledAhead = g.deps.prePulled?.get(entry.summary.name) !== undefined && (await isHere(g.deps.engine, entry, reference));
+  const pulledAhead =
+    g.deps.prePulled?.get(entry.summary.name) !== undefined && (await isHere(g.deps.engine, entry, reference));
   if (!entry.policy.noPull && !pulledAhead) {
     try {
       const platform = await g.checker.platformOf(entry.summary.imageId);
@@ -333,7 +411,14 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
       if (!pulling) {
         pulling = g.deps.registry
           .pullAuth(ref)
-          .then((auth) => act(g.ctx, "pull", { container: entry.summary.name, container_id: entry.summary.id, image: reference }, () => g.deps.engine.pullImage(reference, { platform, auth })));
+          .then((auth) =>
+            act(
+              g.ctx,
+              "pull",
+              { container: entry.summary.name, container_id: entry.summary.id, image: reference },
+              () => g.deps.engine.pullImage(reference, { platform, auth }),
+            ),
+          );
         g.pulls.set(key, pulling);
       }
       await pulling;
@@ -401,7 +486,12 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
   const host = networkHostName(g, known.inspect);
   if (host !== undefined && updating.has(host)) {
     const oldImage = await g.deps.engine.inspectImage(known.inspect.Image).catch(() => null);
-    const r = planReplacement(known.inspect, oldImage, { stopSignal: known.policy.stopSignal, stopTimeoutMs: known.policy.stopTimeoutMs, revive: false, self: false });
+    const r = planReplacement(known.inspect, oldImage, {
+      stopSignal: known.policy.stopSignal,
+      stopTimeoutMs: known.policy.stopTimeoutMs,
+      revive: false,
+      self: false,
+    });
     try {
       await park(g.ctx, r);
       return { kind: "recreate", r, host };
@@ -423,16 +513,30 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
   }
 }
 
-async function restartDependent(g: GroupContext, name: string, plan: Extract<Plan, { kind: "restart" }>): Promise<void> {
+async function restartDependent(
+  g: GroupContext,
+  name: string,
+  plan: Extract<Plan, { kind: "restart" }>,
+): Promise<void> {
   try {
-    await act(g.ctx, "start", { container: name, container_id: plan.inspect.Id, image: plan.inspect.Config.Image }, () => g.deps.engine.startContainer(plan.inspect.Id));
+    await act(
+      g.ctx,
+      "start",
+      { container: name, container_id: plan.inspect.Id, image: plan.inspect.Config.Image },
+      () => g.deps.engine.startContainer(plan.inspect.Id),
+    );
     markRestarted(g, name);
   } catch (error) {
     dependentProblem(g, name, `restarting for dependency failed: ${toSvcError(error).message}`);
   }
 }
 
-async function finishRecreate(g: GroupContext, name: string, plan: Extract<Plan, { kind: "recreate" }>, hostReplaced: boolean): Promise<void> {
+async function finishRecreate(
+  g: GroupContext,
+  name: string,
+  plan: Extract<Plan, { kind: "recreate" }>,
+  hostReplaced: boolean,
+): Promise<void> {
   if (!hostReplaced) {
     // the host kept its old container (failed or rolled back): the old namespace is back, start as before
     const problems = await restore(g.ctx, plan.r);

@@ -5,11 +5,11 @@
  * the new instance's recovery removes this container once it has stopped.
  */
 import type { Config } from "../../config/index.ts";
-import type { Engine } from "../../engine/port.ts";
 import { toSvcError } from "../../core/errors.ts";
+import type { Engine } from "../../engine/port.ts";
 import type { AuditLog, Logger } from "../../log/index.ts";
-import { stopOptionsFor } from "./protocol.ts";
 import { policyFor } from "../selection/selection.ts";
+import { stopOptionsFor } from "./protocol.ts";
 
 export interface RetireDeps {
   config: Config;
@@ -25,7 +25,9 @@ export function retireSelf(deps: RetireDeps, id: string): void {
     const entry = { action: "stop" as const, container_id: id, trigger: "self_update" };
     deps.engine
       .inspectContainer(id)
-      .then((own) => deps.engine.stopContainer(id, stopOptionsFor(own, policyFor({ labels: own.Config.Labels ?? {} }, deps.config))))
+      .then((own) =>
+        deps.engine.stopContainer(id, stopOptionsFor(own, policyFor({ labels: own.Config.Labels ?? {} }, deps.config))),
+      )
       .then(() => deps.audit.record(entry))
       .catch((error) => {
         deps.audit.record({ ...entry, error: toSvcError(error).message });

@@ -1,7 +1,7 @@
 import { toSvcError } from "../../core/errors.ts";
 import type { AuditEntry } from "../../log/index.ts";
-import { announce } from "./progress.ts";
 import type { ProtocolContext } from "./context.ts";
+import { announce } from "./progress.ts";
 
 /**
  * Runs one engine action and writes it to the audit log, with the error when it failed.

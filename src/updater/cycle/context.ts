@@ -4,9 +4,9 @@
  * the watch timing. A leaf of the updater room: the modules that act import it, it imports none of them.
  */
 import type { Config } from "../../config/index.ts";
+import type { DataGuard } from "../../dataguard/index.ts";
 import type { Engine } from "../../engine/port.ts";
 import type { AuditLog, Logger } from "../../log/index.ts";
-import type { DataGuard } from "../../dataguard/index.ts";
 import type { ProgressListener } from "./progress.ts";
 
 export interface ProtocolContext {

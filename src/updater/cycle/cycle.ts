@@ -5,17 +5,17 @@
  * failure goes into the report and never aborts the cycle; only failing to list the containers does.
  */
 import type { Config } from "../../config/index.ts";
-import type { ContainerSummary, Engine } from "../../engine/port.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
+import type { DataGuard } from "../../dataguard/index.ts";
+import type { ContainerSummary, Engine } from "../../engine/port.ts";
 import type { AuditLog, Logger } from "../../log/index.ts";
 import type { ReleaseNotesService } from "../../releases/index.ts";
+import { unmatchedFilters } from "../selection/unmatched.ts";
+import type { CycleOptions, SessionReport, Trigger, UpdateFilter } from "../types.ts";
 import type { ProtocolContext, WatchTiming } from "./context.ts";
-import type { DataGuard } from "../../dataguard/index.ts";
 import type { ProgressListener } from "./progress.ts";
 import { buildReport } from "./report.ts";
 import type { KindCycle, TargetKind } from "./target.ts";
-import { unmatchedFilters } from "../selection/unmatched.ts";
-import type { CycleOptions, SessionReport, Trigger, UpdateFilter } from "../types.ts";
 
 export interface CycleDeps {
   config: Config;
@@ -39,12 +39,27 @@ export interface CycleResult {
   selfReplaced: boolean;
 }
 
-export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: UpdateFilter = {}, options: CycleOptions = { dryRun: false }): Promise<CycleResult> {
+export async function runCycle(
+  deps: CycleDeps,
+  trigger: Trigger,
+  filter: UpdateFilter = {},
+  options: CycleOptions = { dryRun: false },
+): Promise<CycleResult> {
   const startedAt = new Date();
   // the global Web Crypto: node:crypto would cost a compiled svc ~4 MiB of memory to load
   const sessionId = crypto.randomUUID();
   const log = deps.log.child("updater");
-  const ctx: ProtocolContext = { engine: deps.engine, config: deps.config, log, audit: deps.audit, trigger, sessionId, timing: deps.timing, progress: deps.progress, guard: deps.guard };
+  const ctx: ProtocolContext = {
+    engine: deps.engine,
+    config: deps.config,
+    log,
+    audit: deps.audit,
+    trigger,
+    sessionId,
+    timing: deps.timing,
+    progress: deps.progress,
+    guard: deps.guard,
+  };
 
   const list = async (): Promise<ContainerSummary[]> => {
     try {
@@ -68,14 +83,25 @@ export async function runCycle(deps: CycleDeps, trigger: Trigger, filter: Update
   const targets = runs.flatMap((run) => run.report()).sort((a, b) => a.name.localeCompare(b.name));
   for (const problem of unmatchedFilters(all, deps.config, filter, targets)) log.warn(problem);
 
-  const report = buildReport({ id: sessionId, trigger, startedAt, finishedAt: new Date(), filter, containers: targets });
+  const report = buildReport({
+    id: sessionId,
+    trigger,
+    startedAt,
+    finishedAt: new Date(),
+    filter,
+    containers: targets,
+  });
   if (options.dryRun) report.dry_run = true;
   // told by whoever runs the cycle (wrappers/summary.ts: a line per container, then the summary)
   return { report, selfReplaced: runs.some((run) => run.selfReplaced) };
 }
 
 /** Each kind repairs what an interrupted replacement left; true when any did (the list changed). */
-async function repairedAny(kinds: readonly TargetKind[], all: readonly ContainerSummary[], filter: UpdateFilter): Promise<boolean> {
+async function repairedAny(
+  kinds: readonly TargetKind[],
+  all: readonly ContainerSummary[],
+  filter: UpdateFilter,
+): Promise<boolean> {
   let repaired = false;
   for (const kind of kinds) if (kind.repair && (await kind.repair(all, filter))) repaired = true;
   return repaired;

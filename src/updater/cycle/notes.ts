@@ -7,10 +7,10 @@
  */
 import type { Config } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
-import type { ReleaseNotes, ReleasesSession, SourceCandidate } from "../../releases/index.ts";
 import { parseReference, sameRepository } from "../../registry/reference.ts";
+import type { ReleaseNotes, ReleasesSession, SourceCandidate } from "../../releases/index.ts";
 import type { Checker, Verdict } from "../check/check.ts";
-import { LABELS } from "../selection/selection.ts";
+import { LABELS, labelValue } from "../selection/selection.ts";
 import type { CycleOptions, ReleaseSummary, UpdateFilter } from "../types.ts";
 import { finish, type TargetEntry } from "./target.ts";
 
@@ -33,12 +33,20 @@ export interface NotesStep {
 }
 
 /** Starts reading the notes of the stale targets; see NotesStep for what to wait for. */
-export function readReleaseNotes(scope: NotesScope, entries: Iterable<TargetEntry>, checker: Checker, config: Config): NotesStep {
+export function readReleaseNotes(
+  scope: NotesScope,
+  entries: Iterable<TargetEntry>,
+  checker: Checker,
+  config: Config,
+): NotesStep {
   const session = scope.releases;
   const stale = [...entries].filter((entry) => entry.verdict?.state === "stale");
-  if (!session || !config.release_notes.enabled || stale.length === 0) return { decided: Promise.resolve(), done: Promise.resolve() };
+  if (!session || !config.release_notes.enabled || stale.length === 0)
+    return { decided: Promise.resolve(), done: Promise.resolve() };
   const reads = stale.map(async (entry) => {
-    const notes = await notesOf(session, entry, entry.verdict!, checker, config).catch((error) => unread(toSvcError(error).message));
+    const notes = await notesOf(session, entry, entry.verdict!, checker, config).catch((error) =>
+      unread(toSvcError(error).message),
+    );
     entry.releases = summaryOf(notes);
     // the whole notes, for GET /v1/containers (views/overview.ts)
     if (scope.options.seen) (scope.options.seen.releaseNotes ??= new Map()).set(entry.summary.name, notes);
@@ -48,7 +56,13 @@ export function readReleaseNotes(scope: NotesScope, entries: Iterable<TargetEntr
   return { decided: Promise.all(holding).then(() => {}), done: Promise.all(reads).then(() => {}) };
 }
 
-async function notesOf(session: ReleasesSession, entry: TargetEntry, verdict: Verdict, checker: Checker, config: Config): Promise<ReleaseNotes> {
+async function notesOf(
+  session: ReleasesSession,
+  entry: TargetEntry,
+  verdict: Verdict,
+  checker: Checker,
+  config: Config,
+): Promise<ReleaseNotes> {
   const unknown: string[] = [];
   const labelsOf = async (which: string, read: () => Promise<Readonly<Record<string, string>>>) => {
     try {
@@ -66,7 +80,7 @@ async function notesOf(session: ReleasesSession, entry: TargetEntry, verdict: Ve
   const add = (url: string | undefined, from: string) => {
     if (url?.trim()) sources.push({ url: url.trim(), from });
   };
-  add(entry.summary.labels[LABELS.releaseNotes], `label ${LABELS.releaseNotes}`);
+  add(labelValue(entry.summary.labels, "releaseNotes"), `label ${LABELS.releaseNotes}`);
   add(candidate[SOURCE_LABEL], `the newer image's ${SOURCE_LABEL}`);
   add(running[SOURCE_LABEL], `the running image's ${SOURCE_LABEL}`);
   add(configuredSource(config, entry.summary.image), "release_notes.sources");
@@ -74,12 +88,14 @@ async function notesOf(session: ReleasesSession, entry: TargetEntry, verdict: Ve
   const from = moved !== undefined ? (tagOf(entry.summary.image) ?? null) : (versionLabel(running) ?? null);
   const to = moved !== undefined ? moved : (versionLabel(candidate) ?? null);
   const notes = await session.between({ sources, from, to });
-  return unknown.length > 0 && notes.problem !== null ? { ...notes, problem: `${notes.problem} (${unknown.join("; ")})` } : notes;
+  return unknown.length > 0 && notes.problem !== null
+    ? { ...notes, problem: `${notes.problem} (${unknown.join("; ")})` }
+    : notes;
 }
 
 /** The `release_notes.sources` entry for the image's repository, if any. */
 function configuredSource(config: Config, image: string): string | undefined {
-  let ref;
+  let ref: ReturnType<typeof parseReference>;
   try {
     ref = parseReference(image);
   } catch {
@@ -109,7 +125,16 @@ function versionLabel(labels: Readonly<Record<string, string>>): string | undefi
 
 /** Notes that could not be read at all (the room answers a sentence; this is the last guard). */
 function unread(why: string): ReleaseNotes {
-  return { source: null, source_from: null, from_version: null, to_version: null, releases: [], more: 0, breaking: 0, problem: `releases not read: ${why}` };
+  return {
+    source: null,
+    source_from: null,
+    from_version: null,
+    to_version: null,
+    releases: [],
+    more: 0,
+    breaking: 0,
+    problem: `releases not read: ${why}`,
+  };
 }
 
 function summaryOf(notes: ReleaseNotes): ReleaseSummary {
@@ -129,9 +154,15 @@ function summaryOf(notes: ReleaseNotes): ReleaseSummary {
  * unless this cycle was asked for it by name (POST /v1/update naming it: the dashboard's Update).
  */
 function holdIfBreaking(scope: NotesScope, entry: TargetEntry, notes: ReleaseNotes): void {
-  if (!entry.policy.holdBreaking || notes.breaking === 0 || entry.state !== "stale" || entry.finishedAt !== undefined) return;
-  const askedByName = scope.trigger === "api" && !scope.options.dryRun && (scope.filter.container ?? []).includes(entry.summary.name);
+  if (!entry.policy.holdBreaking || notes.breaking === 0 || entry.state !== "stale" || entry.finishedAt !== undefined)
+    return;
+  const askedByName =
+    scope.trigger === "api" && !scope.options.dryRun && (scope.filter.container ?? []).includes(entry.summary.name);
   if (askedByName) return;
   const release = notes.releases.find((r) => r.breaking)!;
-  finish(entry, "held", `release ${release.version} (${release.title.slice(0, 120)}) breaks: held by hold_breaking until updated by name (the dashboard's Update, or POST /v1/update naming it)`);
+  finish(
+    entry,
+    "held",
+    `release ${release.version} (${release.title.slice(0, 120)}) breaks: held by hold_breaking until updated by name (the dashboard's Update, or POST /v1/update naming it)`,
+  );
 }

@@ -1,6 +1,9 @@
 /**
- * One cycle at a time: a cycle asked for while one runs (or once svc is draining) is not queued
- * but answered null; a real cycle's report goes to the metrics, the memory of earlier images
+ * One cycle at a time. A scheduled cycle (`schedule`, `startup`) asked for while one runs waits for
+ * it and runs next, before anything else (a dry run of a reader, "Check now", a peer's read can
+ * never make svc lose its schedule); one waits at most, and a later fire joins it (counted as
+ * skipped). Any other cycle asked for while one runs or waits (or once svc is draining) is not
+ * queued but answered null. A real cycle's report goes to the metrics, the memory of earlier images
  * (for `svc rollback`) and the report sink; a dry run tells its caller only.
  */
 import type { Config } from "../../config/index.ts";
@@ -8,9 +11,12 @@ import { toSvcError } from "../../core/errors.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Metrics } from "../../metrics/index.ts";
 import type { Remembered } from "../../state/index.ts";
+import type { CycleOptions, ReportSink, RunOptions, SessionReport, Trigger, UpdateFilter } from "../types.ts";
 import type { CycleResult } from "./cycle.ts";
 import { metricCounts } from "./report.ts";
-import type { CycleOptions, ReportSink, RunOptions, SessionReport, Trigger, UpdateFilter } from "../types.ts";
+
+/** The triggers of the schedule: never lost to a cycle under way. */
+const SCHEDULED: ReadonlySet<Trigger> = new Set(["schedule", "startup"]);
 
 export interface RunnerDeps {
   config: Config;
@@ -36,14 +42,37 @@ export interface Runner {
 
 export function createRunner(deps: RunnerDeps): Runner {
   let current: Promise<unknown> | undefined;
+  /** the scheduled cycle waiting for the one under way */
+  let waiting: Promise<SessionReport | null> | undefined;
   let draining = false;
 
-  const run = async (trigger: Trigger, filter?: UpdateFilter, options: RunOptions = {}): Promise<SessionReport | null> => {
-    if (current || draining) {
-      // a cycle asked for while one runs is skipped and counted, never queued (not counted once shutting down)
-      if (!draining) deps.metrics.recordSkipped();
-      return null;
+  const run = (trigger: Trigger, filter?: UpdateFilter, options: RunOptions = {}): Promise<SessionReport | null> => {
+    if (draining) return Promise.resolve(null);
+    if (current || waiting) {
+      if (SCHEDULED.has(trigger) && !waiting) return (waiting = runNext(trigger, filter, options));
+      // skipped and counted, never queued: a request while a cycle runs, a fire that joins the waiting one
+      deps.metrics.recordSkipped();
+      return Promise.resolve(null);
     }
+    return start(trigger, filter, options);
+  };
+
+  /** Waits for the cycle under way (and any it was waiting behind), then starts in the same step, so nothing gets between. */
+  const runNext = async (
+    trigger: Trigger,
+    filter: UpdateFilter | undefined,
+    options: RunOptions,
+  ): Promise<SessionReport | null> => {
+    while (current) await current.catch(() => {});
+    waiting = undefined;
+    return draining ? null : start(trigger, filter, options);
+  };
+
+  const start = async (
+    trigger: Trigger,
+    filter: UpdateFilter | undefined,
+    options: RunOptions,
+  ): Promise<SessionReport | null> => {
     const dryRun = options.dryRun ?? deps.config.dry_run;
     const cycle = deps.cycle(trigger, filter, { ...options, dryRun });
     current = cycle;
@@ -62,7 +91,9 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   const record = (report: SessionReport, filter: UpdateFilter | undefined): void => {
     deps.metrics.recordCycle(metricCounts(report.counts));
-    for (const c of report.containers) if (c.state === "updated") deps.previous.set(c.name, c.new_image === null ? c.old_image_id : `${c.old_image_id} ${c.image}`);
+    for (const c of report.containers)
+      if (c.state === "updated")
+        deps.previous.set(c.name, c.new_image === null ? c.old_image_id : `${c.old_image_id} ${c.image}`);
     deps.metrics.recordAvailability(report.containers, !filter?.container?.length && !filter?.image?.length);
   };
 
@@ -80,9 +111,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     async drain() {
       draining = true;
       await current?.catch(() => {});
+      await waiting;
     },
     get busy() {
-      return current !== undefined;
+      return current !== undefined || waiting !== undefined;
     },
     get draining() {
       return draining;

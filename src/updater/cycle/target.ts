@@ -10,13 +10,22 @@ import { describeMoment, describeWindows, isOpen, nextOpening, serviceTimeZone }
 import type { ContainerSummary, Engine } from "../../engine/port.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Registry } from "../../registry/port.ts";
+import type { ReleasesSession } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
-import type { CheckInput, Checker, Verdict } from "../check/check.ts";
+import type { Checker, CheckInput, Verdict } from "../check/check.ts";
+import { bareName, type ContainerPolicy } from "../selection/selection.ts";
+import type {
+  ContainerOutcome,
+  ContainerReport,
+  CycleOptions,
+  ReleaseSummary,
+  RollbackOptions,
+  RollbackResult,
+  Trigger,
+  UpdateFilter,
+} from "../types.ts";
 import type { ProtocolContext } from "./context.ts";
 import { announce } from "./progress.ts";
-import { bareName, type ContainerPolicy } from "../selection/selection.ts";
-import type { ReleasesSession } from "../../releases/index.ts";
-import type { ContainerOutcome, ContainerReport, CycleOptions, ReleaseSummary, RollbackOptions, RollbackResult, Trigger, UpdateFilter } from "../types.ts";
 
 export interface TargetEntry {
   /** the target as the selection and the check see it (a service: its spec's labels, the digest it is pinned to) */
@@ -68,7 +77,11 @@ export function heldByWindow(entry: TargetEntry, now = Date.now(), timeZone = se
   const { window } = entry.policy;
   if (window.length === 0 || isOpen(window, now, timeZone)) return false;
   const opens = nextOpening(window, now, timeZone);
-  finish(entry, "pending", `outside its update window (${describeWindows(window)}); ${opens === null ? "the window never opens" : `applies ${describeMoment(opens, now, timeZone)}`}`);
+  finish(
+    entry,
+    "pending",
+    `outside its update window (${describeWindows(window)}); ${opens === null ? "the window never opens" : `applies ${describeMoment(opens, now, timeZone)}`}`,
+  );
   entry.appliesAt = opens;
   return true;
 }
@@ -151,13 +164,21 @@ export interface TargetKind {
    * `svc rollback NAME` for a target of this kind. undefined: none of this kind has that name;
    * null: a cycle was running.
    */
-  rollback(ctx: ProtocolContext, name: string, trigger: Trigger, options?: RollbackOptions): Promise<RollbackResult | null | undefined>;
+  rollback(
+    ctx: ProtocolContext,
+    name: string,
+    trigger: Trigger,
+    options?: RollbackOptions,
+  ): Promise<RollbackResult | null | undefined>;
   /** The reference a target of this kind follows (`repo:tag`, as a container's Config.Image); undefined: none has that name. */
   reference(name: string): Promise<string | undefined>;
 }
 
 /** The first answer of the kinds, asked one after the other (undefined: none knows the name). */
-export async function firstOfKinds<T>(kinds: readonly TargetKind[], ask: (kind: TargetKind) => Promise<T | undefined>): Promise<T | undefined> {
+export async function firstOfKinds<T>(
+  kinds: readonly TargetKind[],
+  ask: (kind: TargetKind) => Promise<T | undefined>,
+): Promise<T | undefined> {
   for (const kind of kinds) {
     const answer = await ask(kind);
     if (answer !== undefined) return answer;

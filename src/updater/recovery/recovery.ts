@@ -14,13 +14,14 @@
  * whose restore was interrupted, puts the copy back before the old container starts (restore.ts
  * begins from the checksums again); an update finished here keeps its copy for data_guard_keep.
  */
-import type { ContainerSummary } from "../../engine/port.ts";
+
 import { toSvcError } from "../../core/errors.ts";
-import { parseHandoverName, parseOldName, type OldName } from "../selection/names.ts";
-import { act } from "../cycle/act.ts";
-import { stopOptionsFor, watch } from "../containers/protocol.ts";
-import type { ProtocolContext } from "../cycle/context.ts";
 import type { Copy } from "../../dataguard/index.ts";
+import type { ContainerSummary } from "../../engine/port.ts";
+import { stopOptionsFor, watch } from "../containers/protocol.ts";
+import { act } from "../cycle/act.ts";
+import type { ProtocolContext } from "../cycle/context.ts";
+import { type OldName, parseHandoverName, parseOldName } from "../selection/names.ts";
 import { policyFor } from "../selection/selection.ts";
 
 export interface RecoveryOptions {
@@ -49,7 +50,11 @@ export interface RecoveryResult {
  * way (a running handover) and is not a retiring svc (svc parked by its own update whose
  * successor runs, or a previous instance still stopping).
  */
-export function hasLeftovers(all: readonly ContainerSummary[], inScope: (c: ContainerSummary) => boolean, selfContainerId?: string): boolean {
+export function hasLeftovers(
+  all: readonly ContainerSummary[],
+  inScope: (c: ContainerSummary) => boolean,
+  selfContainerId?: string,
+): boolean {
   const isOurs = (c: ContainerSummary) => selfContainerId !== undefined && c.id.startsWith(selfContainerId);
   const selfName = all.find(isOurs)?.name;
   const busy = handoversRunning(all, inScope);
@@ -87,14 +92,30 @@ export async function recoverLeftovers(ctx: ProtocolContext, options: RecoveryOp
         actions.push(`${leftover.name}: previous svc instance, removed once it has stopped`);
         continue;
       }
-      const outcome = isSelf(leftover, options.selfContainerId) ? await recoverSelf(ctx, leftover, parsed, all) : await recoverOne(ctx, leftover, parsed, all);
+      const outcome = isSelf(leftover, options.selfContainerId)
+        ? await recoverSelf(ctx, leftover, parsed, all)
+        : await recoverOne(ctx, leftover, parsed, all);
       actions.push(`${leftover.name}: ${outcome}`);
-      ctx.audit.record({ action: "recover", container: parsed.original, container_id: leftover.id, image: leftover.image, trigger: ctx.trigger, error: undefined });
+      ctx.audit.record({
+        action: "recover",
+        container: parsed.original,
+        container_id: leftover.id,
+        image: leftover.image,
+        trigger: ctx.trigger,
+        error: undefined,
+      });
       log.info("recovered an interrupted update", { container: parsed.original, outcome });
     } catch (error) {
       const message = toSvcError(error).message;
       actions.push(`${leftover.name}: recovery failed: ${message}`);
-      ctx.audit.record({ action: "recover", container: parsed.original, container_id: leftover.id, image: leftover.image, trigger: ctx.trigger, error: message });
+      ctx.audit.record({
+        action: "recover",
+        container: parsed.original,
+        container_id: leftover.id,
+        image: leftover.image,
+        trigger: ctx.trigger,
+        error: message,
+      });
       log.error("could not recover an interrupted update", { container: parsed.original, error: message });
     }
   }
@@ -110,12 +131,22 @@ function isSelf(c: ContainerSummary, selfContainerId: string | undefined): boole
  * its own update, with no handover running): it must not stop itself. A replacement that does not
  * run is removed and svc takes its name back; a running one is its successor (it is retiring).
  */
-async function recoverSelf(ctx: ProtocolContext, self: ContainerSummary, parsed: OldName, all: ContainerSummary[]): Promise<string> {
+async function recoverSelf(
+  ctx: ProtocolContext,
+  self: ContainerSummary,
+  parsed: OldName,
+  all: ContainerSummary[],
+): Promise<string> {
   const current = all.find((c) => c.name === parsed.original);
   const target = { container: parsed.original, image: self.image };
   if (current?.state === "running") return "svc's successor runs: left to it";
-  if (current) await act(ctx, "remove", { ...target, container_id: current.id }, () => ctx.engine.removeContainer(current.id, { force: true }));
-  await act(ctx, "rename", { ...target, container_id: self.id }, () => ctx.engine.renameContainer(self.id, parsed.original));
+  if (current)
+    await act(ctx, "remove", { ...target, container_id: current.id }, () =>
+      ctx.engine.removeContainer(current.id, { force: true }),
+    );
+  await act(ctx, "rename", { ...target, container_id: self.id }, () =>
+    ctx.engine.renameContainer(self.id, parsed.original),
+  );
   return "svc's own update was interrupted: its replacement removed, its name taken back";
 }
 
@@ -124,14 +155,21 @@ async function ownName(ctx: ProtocolContext, id: string): Promise<string | undef
   return inspected?.Name.replace(/^\//, "");
 }
 
-async function recoverOne(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName, all: ContainerSummary[]): Promise<string> {
+async function recoverOne(
+  ctx: ProtocolContext,
+  old: ContainerSummary,
+  parsed: OldName,
+  all: ContainerSummary[],
+): Promise<string> {
   const current = all.find((c) => c.name === parsed.original);
   const target = { container: parsed.original, image: old.image };
 
   if (current && current.state === "running") {
     const verdict = await watch(ctx, current.id);
     if (verdict.ok) {
-      await act(ctx, "remove", { ...target, container_id: old.id }, () => ctx.engine.removeContainer(old.id, { force: true }));
+      await act(ctx, "remove", { ...target, container_id: old.id }, () =>
+        ctx.engine.removeContainer(old.id, { force: true }),
+      );
       keepCopyOf(ctx, old.id);
       return "the new container passed the checks: update finished, old container removed";
     }
@@ -156,11 +194,19 @@ async function recoverOne(ctx: ProtocolContext, old: ContainerSummary, parsed: O
  * that is simply running, so it is stopped (which waits for a pending stop, bounded by its stop
  * timeout) and started again: one restart, and it is certainly running afterwards.
  */
-async function undo(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName, newId: string | undefined): Promise<void> {
+async function undo(
+  ctx: ProtocolContext,
+  old: ContainerSummary,
+  parsed: OldName,
+  newId: string | undefined,
+): Promise<void> {
   const target = { container: parsed.original, image: old.image };
   const copy = await dataToRestore(ctx, old.id, newId);
   if (copy) ctx.guard!.beginRestore(copy, old.id);
-  if (newId) await act(ctx, "remove", { ...target, container_id: newId }, () => ctx.engine.removeContainer(newId, { force: true }));
+  if (newId)
+    await act(ctx, "remove", { ...target, container_id: newId }, () =>
+      ctx.engine.removeContainer(newId, { force: true }),
+    );
   if (parsed.wasRunning) {
     const inspected = await ctx.engine.inspectContainer(old.id);
     if (inspected.State.Running || inspected.State.Restarting) {
@@ -173,8 +219,11 @@ async function undo(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName
     await act(ctx, "data_restore", { ...target, container_id: old.id }, () => ctx.guard!.restore(copy, old.id));
     ctx.guard!.endRestore(copy);
   }
-  if (parsed.wasRunning) await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
-  await act(ctx, "rename", { ...target, container_id: old.id }, () => ctx.engine.renameContainer(old.id, parsed.original));
+  if (parsed.wasRunning)
+    await act(ctx, "start", { ...target, container_id: old.id }, () => ctx.engine.startContainer(old.id));
+  await act(ctx, "rename", { ...target, container_id: old.id }, () =>
+    ctx.engine.renameContainer(old.id, parsed.original),
+  );
 }
 
 /**
@@ -205,7 +254,12 @@ function keepCopyOf(ctx: ProtocolContext, oldId: string): void {
  * After a self-update the old svc watches its replacement (this process), then stops its own
  * container. Removing it earlier would kill it mid-watch; so wait, bounded, then remove.
  */
-async function retirePredecessor(ctx: ProtocolContext, old: ContainerSummary, parsed: OldName, graceMs: number): Promise<void> {
+async function retirePredecessor(
+  ctx: ProtocolContext,
+  old: ContainerSummary,
+  parsed: OldName,
+  graceMs: number,
+): Promise<void> {
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline) {
     const inspected = await ctx.engine.inspectContainer(old.id).catch(() => null);
@@ -214,15 +268,29 @@ async function retirePredecessor(ctx: ProtocolContext, old: ContainerSummary, pa
     await Bun.sleep(500);
   }
   try {
-    await act(ctx, "remove", { container: parsed.original, container_id: old.id, image: old.image }, () => ctx.engine.removeContainer(old.id, { force: true }));
-    ctx.audit.record({ action: "recover", container: parsed.original, container_id: old.id, image: old.image, trigger: ctx.trigger });
+    await act(ctx, "remove", { container: parsed.original, container_id: old.id, image: old.image }, () =>
+      ctx.engine.removeContainer(old.id, { force: true }),
+    );
+    ctx.audit.record({
+      action: "recover",
+      container: parsed.original,
+      container_id: old.id,
+      image: old.image,
+      trigger: ctx.trigger,
+    });
   } catch (error) {
-    ctx.log.warn("could not remove the previous svc container", { container: old.name, error: toSvcError(error).message });
+    ctx.log.warn("could not remove the previous svc container", {
+      container: old.name,
+      error: toSvcError(error).message,
+    });
   }
 }
 
 /** Names whose self-update a running handover container is finishing (see containers/handover.ts). */
-export function handoversRunning(all: readonly ContainerSummary[], inScope: (container: ContainerSummary) => boolean): Set<string> {
+export function handoversRunning(
+  all: readonly ContainerSummary[],
+  inScope: (container: ContainerSummary) => boolean,
+): Set<string> {
   const names = new Set<string>();
   for (const c of all) {
     const original = parseHandoverName(c.name);
@@ -232,12 +300,19 @@ export function handoversRunning(all: readonly ContainerSummary[], inScope: (con
 }
 
 /** A handover container that is not running (a crash, or created and never started) is removed. */
-async function removeDeadHandovers(ctx: ProtocolContext, all: ContainerSummary[], inScope: (container: ContainerSummary) => boolean, actions: string[]): Promise<void> {
+async function removeDeadHandovers(
+  ctx: ProtocolContext,
+  all: ContainerSummary[],
+  inScope: (container: ContainerSummary) => boolean,
+  actions: string[],
+): Promise<void> {
   for (const c of all) {
     const original = parseHandoverName(c.name);
     if (original === null || c.state === "running" || !inScope({ ...c, name: original })) continue;
     try {
-      await act(ctx, "remove", { container: original, container_id: c.id, image: c.image }, () => ctx.engine.removeContainer(c.id, { force: true }));
+      await act(ctx, "remove", { container: original, container_id: c.id, image: c.image }, () =>
+        ctx.engine.removeContainer(c.id, { force: true }),
+      );
       actions.push(`${c.name}: leftover handover container removed`);
     } catch (error) {
       actions.push(`${c.name}: could not remove the leftover handover container: ${toSvcError(error).message}`);

@@ -4,13 +4,22 @@
  * filter selects (an engine that failed mid-restore, a recovery that could not run).
  */
 import type { Config } from "../../config/index.ts";
-import type { ContainerSummary } from "../../engine/port.ts";
 import { toSvcError } from "../../core/errors.ts";
+import type { ContainerSummary } from "../../engine/port.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
-import { allOf, enableLabelFilter, imagePrefixFilter, namesFilter, notDisabledFilter, scopeFilter, stackFilter, type Filter } from "../selection/selection.ts";
+import {
+  allOf,
+  enableLabelFilter,
+  type Filter,
+  imagePrefixFilter,
+  namesFilter,
+  notDisabledFilter,
+  scopeFilter,
+  stackFilter,
+} from "../selection/selection.ts";
 import type { UpdateFilter } from "../types.ts";
+import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
 
 export interface RepairDeps {
   config: Config;
@@ -51,7 +60,12 @@ export function createRepair(deps: RepairDeps): Repair {
       tidyCopies(deps);
     },
     async repairLeftovers(all, filter) {
-      const inScope = allOf([recoveryScope(deps.config), namesFilter(filter.container), imagePrefixFilter(filter.image), stackFilter(filter.stack)]);
+      const inScope = allOf([
+        recoveryScope(deps.config),
+        namesFilter(filter.container),
+        imagePrefixFilter(filter.image),
+        stackFilter(filter.stack),
+      ]);
       const pending = hasLeftovers(all, inScope, deps.selfContainerId);
       if (!pending) return false;
       await recoverWithin(inScope).catch(() => {});
@@ -73,5 +87,10 @@ function tidyCopies(deps: RepairDeps): void {
 
 /** The selection rules crash recovery honours: everything but the container state. */
 function recoveryScope(config: Config): Filter {
-  return allOf([scopeFilter(config.scope), enableLabelFilter(config.label_enable), notDisabledFilter(config.disable_containers), namesFilter(config.containers)]);
+  return allOf([
+    scopeFilter(config.scope),
+    enableLabelFilter(config.label_enable),
+    notDisabledFilter(config.disable_containers),
+    namesFilter(config.containers),
+  ]);
 }

@@ -17,7 +17,12 @@ export interface RollbackDeps {
 }
 
 /** null: a cycle is running (or svc is stopping); the caller says so and asks again later. */
-export async function rollbackTarget(deps: RollbackDeps, name: string, trigger: Trigger = "api", options: RollbackOptions = {}): Promise<RollbackResult | null> {
+export async function rollbackTarget(
+  deps: RollbackDeps,
+  name: string,
+  trigger: Trigger = "api",
+  options: RollbackOptions = {},
+): Promise<RollbackResult | null> {
   if (deps.runner.busy || deps.runner.draining) return null;
   const result = await firstOfKinds(deps.kinds, (kind) => kind.rollback(deps.context(trigger), name, trigger, options));
   if (result === undefined) throw new SvcError("not_found", `no container or service named ${name}`);

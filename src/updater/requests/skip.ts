@@ -19,9 +19,14 @@ export interface SkipDeps {
   run: Runner["run"];
 }
 
-export async function skipTarget(deps: SkipDeps, name: string, what: { digest?: string; tag?: string } = {}): Promise<SkipResult | null> {
+export async function skipTarget(
+  deps: SkipDeps,
+  name: string,
+  what: { digest?: string; tag?: string } = {},
+): Promise<SkipResult | null> {
   const { digest, tag } = what;
-  if (digest !== undefined && !/^sha256:[0-9a-f]{64}$/.test(digest)) throw new SvcError("bad_request", `"${digest.slice(0, 80)}" is not a digest (sha256:<64 hex digits>)`);
+  if (digest !== undefined && !/^sha256:[0-9a-f]{64}$/.test(digest))
+    throw new SvcError("bad_request", `"${digest.slice(0, 80)}" is not a digest (sha256:<64 hex digits>)`);
   if (tag !== undefined) return skipTag(deps, name, tag);
   const chosen = digest ?? (await newerDigest(deps, name));
   if (chosen === null) return null;
@@ -36,7 +41,11 @@ async function newerDigest(deps: SkipDeps, name: string): Promise<string | null>
   if (report === null) return null;
   const entry = report.containers.find((c) => c.name === name);
   if (!entry) throw new SvcError("not_found", `svc watches no container or service named ${name}`);
-  if ((entry.state !== "stale" && entry.state !== "held") || !entry.new_digest) throw new SvcError("bad_request", `${name} has no newer image to skip (${entry.state}${entry.reason ? `: ${entry.reason}` : ""})`);
+  if ((entry.state !== "stale" && entry.state !== "held") || !entry.new_digest)
+    throw new SvcError(
+      "bad_request",
+      `${name} has no newer image to skip (${entry.state}${entry.reason ? `: ${entry.reason}` : ""})`,
+    );
   return entry.new_digest;
 }
 

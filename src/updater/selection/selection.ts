@@ -4,11 +4,13 @@
  * One `listContainers` call gives every container; the filters below run in memory and
  * compose (Watchtower's `Filter` idea). A container excluded here is absent from the report.
  */
-import { parseBoolean, parseTagPolicy, readAsOption, type Config, type TagPolicy } from "../../config/index.ts";
+import { type Config, parseBoolean, parseTagPolicy, readAsOption, type TagPolicy } from "../../config/index.ts";
+import { neverOpen, parseWindows, type WindowPolicy } from "../../config/window.ts";
+import { spend } from "../../config/work.ts";
+import { MAX_LABEL_CHARS } from "../../core/bounded.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
 import { taskServiceOf } from "../../engine/swarm.ts";
 import { matchesImagePrefix, parseReference } from "../../registry/reference.ts";
-import { neverOpen, parseWindows, type WindowPolicy } from "../../config/window.ts";
 import type { UpdateFilter } from "../types.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
 
@@ -53,12 +55,16 @@ export const WATCHTOWER_LABELS: Partial<Record<LabelName, string>> = {
   postCheck: "com.centurylinklabs.watchtower.lifecycle.post-check",
 };
 
-/** A container's value for one of svc's labels: its own, else its Watchtower twin's. */
+// A label longer than MAX_LABEL_CHARS is not read: its container is skipped with a reason naming it (`policyFor`).
+export { MAX_LABEL_CHARS };
+
+/** A container's value for one of svc's labels: its own, else its Watchtower twin's; unset past MAX_LABEL_CHARS. */
 export function labelValue(labels: Readonly<Record<string, string>>, name: LabelName): string | undefined {
   const own = labels[LABELS[name]];
-  if (own !== undefined) return own;
+  if (own !== undefined) return own.length > MAX_LABEL_CHARS ? undefined : own;
   const alias = WATCHTOWER_LABELS[name];
-  const value = alias === undefined ? undefined : labels[alias];
+  const written = alias === undefined ? undefined : labels[alias];
+  const value = written !== undefined && written.length > MAX_LABEL_CHARS ? undefined : written;
   // Watchtower's scope "none" is its name for "no scope"
   return name === "scope" && value === "none" ? undefined : value;
 }
@@ -114,7 +120,7 @@ const GROUP_LABELS: [TargetGroup["kind"], string][] = [
 /** The group a target's labels name; a stack's task containers carry both labels: the stack wins. */
 export function groupOf(labels: Readonly<Record<string, string>>): TargetGroup | null {
   for (const [kind, label] of GROUP_LABELS) {
-    const name = labels[label]?.trim();
+    const name = labels[label]?.slice(0, MAX_LABEL_CHARS).trim();
     if (name) return { kind, name: name.slice(0, 128) };
   }
   return null;
@@ -131,7 +137,9 @@ export function stackFilter(names: readonly string[] | undefined): Filter {
 }
 
 /** The API's image filter: prefixes of the reference as written or of its normalised form. */
-export function imagePrefixFilter(prefixes: readonly string[] | undefined): (target: Pick<ContainerSummary, "image">) => boolean {
+export function imagePrefixFilter(
+  prefixes: readonly string[] | undefined,
+): (target: Pick<ContainerSummary, "image">) => boolean {
   if (!prefixes || prefixes.length === 0) return () => true;
   return ({ image }) => {
     try {
@@ -173,7 +181,11 @@ export function selectionFilter(config: Config, filter: UpdateFilter = {}): Filt
   ]);
 }
 
-export function selectContainers(all: readonly ContainerSummary[], config: Config, filter: UpdateFilter = {}): ContainerSummary[] {
+export function selectContainers(
+  all: readonly ContainerSummary[],
+  config: Config,
+  filter: UpdateFilter = {},
+): ContainerSummary[] {
   const keep = selectionFilter(config, filter);
   return all.filter(keep);
 }
@@ -207,8 +219,9 @@ export interface ContainerPolicy {
 export function policyFor(container: Pick<ContainerSummary, "labels">, config: Config): ContainerPolicy {
   const labels = container.labels;
   const useLabels = !config.global_takes_precedence;
-  const labelBool = (name: LabelName): boolean | undefined => (useLabels ? parseBool(labelValue(labels, name)) : undefined);
-  const problems: string[] = [];
+  const labelBool = (name: LabelName): boolean | undefined =>
+    useLabels ? parseBool(labelValue(labels, name)) : undefined;
+  const problems: string[] = useLabels ? oversizeLabels(labels) : [];
   const labelDuration = (name: keyof typeof DURATION_OPTIONS): number | undefined => {
     if (!useLabels) return undefined;
     const read = durationLabel(labels, name);
@@ -224,7 +237,7 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
     dependsOn: splitNames(labelValue(labels, "dependsOn")),
     minImageAgeMs: labelDuration("minImageAge") ?? config.min_image_age,
     tagPolicy: null,
-    moveCompose: labels[LABELS.tagPolicyCompose]?.trim() === "move",
+    moveCompose: labelValue(labels, "tagPolicyCompose")?.trim() === "move",
     window: [],
     prePull: config.pre_pull,
     holdBreaking: labelBool("holdBreaking") ?? config.hold_breaking,
@@ -233,15 +246,21 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   if ("problem" in window) problems.push(window.problem);
   else policy.window = window.policy;
   if (config.lifecycle_hooks) labelDuration("hookTimeout");
+  spend(policy.stopSignal?.length ?? 0);
   if (policy.stopSignal !== undefined && !SIGNAL.test(policy.stopSignal)) {
-    problems.push(`label ${labelSet(labels, "stopSignal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`);
+    problems.push(
+      `label ${labelSet(labels, "stopSignal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`,
+    );
   }
   const policyText = (useLabels ? labelValue(labels, "tagPolicy") : undefined) ?? config.tag_policy;
+  // compiled by re2js, in time linear in the pattern: counted as its length
+  spend(policyText.length);
   const parsed = parseTagPolicy(policyText);
   if ("policy" in parsed) policy.tagPolicy = parsed.policy;
   else problems.push(`label ${LABELS.tagPolicy}=${JSON.stringify(policyText)} ${parsed.problem}`);
-  const compose = labels[LABELS.tagPolicyCompose];
-  if (compose !== undefined && !["move", "report"].includes(compose.trim())) problems.push(`label ${LABELS.tagPolicyCompose}=${JSON.stringify(compose)} is neither "move" nor "report"`);
+  const compose = labelValue(labels, "tagPolicyCompose");
+  if (compose !== undefined && !["move", "report"].includes(compose.trim()))
+    problems.push(`label ${LABELS.tagPolicyCompose}=${JSON.stringify(compose)} is neither "move" nor "report"`);
   // Swarm's manager owns its tasks: a task is updated through its service (docs/swarm.md)
   const service = taskServiceOf(labels);
   if (service !== undefined) problems.unshift(`Swarm task of service ${service}`);
@@ -249,11 +268,24 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   return policy;
 }
 
+/** svc's and Watchtower's labels longer than svc reads, each as the reason it skips its container. */
+function oversizeLabels(labels: Readonly<Record<string, string>>): string[] {
+  return [...Object.values(LABELS), ...Object.values(WATCHTOWER_LABELS)]
+    .filter((name) => (labels[name]?.length ?? 0) > MAX_LABEL_CHARS)
+    .map(
+      (name) => `label ${name} is ${labels[name]!.length} characters, past the ${MAX_LABEL_CHARS} svc reads of a label`,
+    );
+}
+
 /**
  * The host's update_window (checked at load), narrowed by the label svc.update_window: the label
  * can only narrow it (both must be open), so one that never meets the host's window is a problem.
  */
-function windowFor(labels: Readonly<Record<string, string>>, config: Config, useLabels: boolean): { policy: WindowPolicy } | { problem: string } {
+function windowFor(
+  labels: Readonly<Record<string, string>>,
+  config: Config,
+  useLabels: boolean,
+): { policy: WindowPolicy } | { problem: string } {
   const host = config.update_window === undefined ? undefined : parseWindows(config.update_window);
   const policy: WindowPolicy[number][] = host && "windows" in host ? [host.windows] : [];
   const text = useLabels ? labelValue(labels, "updateWindow") : undefined;
@@ -262,7 +294,10 @@ function windowFor(labels: Readonly<Record<string, string>>, config: Config, use
   const own = parseWindows(text);
   if ("problem" in own) return { problem: `${label}: ${own.problem}` };
   policy.push(own.windows);
-  if (neverOpen(policy)) return { problem: `${label} never meets the host's update_window ${JSON.stringify(config.update_window)} (a label narrows the host's window, never widens it)` };
+  if (neverOpen(policy))
+    return {
+      problem: `${label} never meets the host's update_window ${JSON.stringify(config.update_window)} (a label narrows the host's window, never widens it)`,
+    };
   return { policy };
 }
 
@@ -270,14 +305,25 @@ function windowFor(labels: Readonly<Record<string, string>>, config: Config, use
 const SIGNAL = /^(?:(?:SIG)?[A-Z][A-Z0-9]{0,15}(?:[+-]\d{1,2})?|\d{1,2})$/i;
 
 /** The option each duration label stands for: the label is read with that option's forms and bounds. */
-const DURATION_OPTIONS = { stopTimeout: "stop_timeout", minImageAge: "min_image_age", hookTimeout: "hook_timeout" } as const satisfies Partial<Record<LabelName, string>>;
+const DURATION_OPTIONS = {
+  stopTimeout: "stop_timeout",
+  minImageAge: "min_image_age",
+  hookTimeout: "hook_timeout",
+} as const satisfies Partial<Record<LabelName, string>>;
 
 /** A duration label: unset, its milliseconds, or the problem naming the label (the container is then skipped). */
-export function durationLabel(labels: Readonly<Record<string, string>>, name: keyof typeof DURATION_OPTIONS): { ms: number } | { problem: string } | undefined {
+export function durationLabel(
+  labels: Readonly<Record<string, string>>,
+  name: keyof typeof DURATION_OPTIONS,
+): { ms: number } | { problem: string } | undefined {
   const text = labelValue(labels, name);
   if (text === undefined) return undefined;
+  // read by the option's schema: a linear pattern over the text
+  spend(text.length);
   const read = readAsOption(DURATION_OPTIONS[name], text);
-  return "value" in read ? { ms: read.value as number } : { problem: `label ${labelSet(labels, name)}=${JSON.stringify(text.slice(0, 64))} ${read.problem}` };
+  return "value" in read
+    ? { ms: read.value as number }
+    : { problem: `label ${labelSet(labels, name)}=${JSON.stringify(text.slice(0, 64))} ${read.problem}` };
 }
 
 /** The name of the label that gave `name` its value: svc's own, else its Watchtower twin. */
@@ -287,6 +333,7 @@ function labelSet(labels: Readonly<Record<string, string>>, name: LabelName): st
 
 export function splitNames(value: string | undefined): string[] {
   if (!value) return [];
+  spend(value.length);
   return value
     .split(",")
     .map((part) => bareName(part.trim()))

@@ -11,23 +11,35 @@
  * is not waited for: its new task takes over.
  */
 import type { Config } from "../../config/index.ts";
-import type { ContainerSummary, Engine, Platform } from "../../engine/port.ts";
-import { TASK_LABELS, type ServiceSummary, type Swarm } from "../../engine/swarm.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
+import type { ContainerSummary, Platform } from "../../engine/port.ts";
+import { type ServiceSummary, type Swarm, TASK_LABELS } from "../../engine/swarm.ts";
 import type { Logger } from "../../log/index.ts";
-import type { Registry, RegistryCheckSession } from "../../registry/port.ts";
+import type { RegistryCheckSession } from "../../registry/port.ts";
 import { parseReference } from "../../registry/reference.ts";
-import type { Remembered } from "../../state/index.ts";
-import { createChecker, type CheckInput, type Checker } from "../check/check.ts";
+import { type Checker, type CheckInput, createChecker } from "../check/check.ts";
+import { snoozedUntil } from "../check/snooze.ts";
+import type { ProtocolContext } from "../cycle/context.ts";
+import { readReleaseNotes } from "../cycle/notes.ts";
 import { forEachLimited } from "../cycle/pool.ts";
 import { announce } from "../cycle/progress.ts";
-import type { ProtocolContext } from "../cycle/context.ts";
+import {
+  appliesAtOf,
+  type CycleScope,
+  checkTargets,
+  durationOf,
+  finish,
+  heldByWindow,
+  type KindDeps,
+  newTarget,
+  type TargetEntry,
+  type TargetKind,
+  toReplace,
+  unlessAsked,
+} from "../cycle/target.ts";
 import { LABELS, labelValue, policyFor, selectionFilter } from "../selection/selection.ts";
-import { awaitRollout, requestRollback, waitSettled, writeImage, type ServiceOutcome } from "./rollout.ts";
-import { appliesAtOf, checkTargets, durationOf, finish, heldByWindow, newTarget, toReplace, unlessAsked, type CycleScope, type KindDeps, type TargetEntry, type TargetKind } from "../cycle/target.ts";
-import { snoozedUntil } from "../check/snooze.ts";
-import { readReleaseNotes } from "../cycle/notes.ts";
-import { DRY_RUN_REASON, type ContainerReport, type RollbackResult, type UpdateFilter } from "../types.ts";
+import { type ContainerReport, DRY_RUN_REASON, type RollbackResult, type UpdateFilter } from "../types.ts";
+import { awaitRollout, requestRollback, type ServiceOutcome, waitSettled, writeImage } from "./rollout.ts";
 
 /** A service kind works with what every kind does (cycle/target.ts). */
 export type ServiceTargetDeps = KindDeps;
@@ -72,7 +84,10 @@ async function managedServices(kind: Kind): Promise<ServiceSummary[] | null> {
   });
   if (!state.active) return null;
   if (!state.manager) {
-    if (!kind.told.worker) log.info("this engine is a Swarm worker: svc updates its plain containers here; services are updated by svc on a manager");
+    if (!kind.told.worker)
+      log.info(
+        "this engine is a Swarm worker: svc updates its plain containers here; services are updated by svc on a manager",
+      );
     kind.told.worker = true;
     return null;
   }
@@ -94,7 +109,9 @@ async function runServices(kind: Kind, { ctx, all, filter, options, releases }: 
   if (options.seen && services) options.seen.services = services;
   if (!services?.length) return [];
   const keep = selectionFilter(deps.config, filter);
-  const entries = services.map((service) => newEntry(service, deps.config, options.dryRun ? {} : filter)).filter((entry) => keep(entry.summary));
+  const entries = services
+    .map((service) => newEntry(service, deps.config, options.dryRun ? {} : filter))
+    .filter((entry) => keep(entry.summary));
   if (entries.length === 0) return [];
   for (const entry of entries) tellHooks(kind, entry);
   const checker = serviceChecker(deps, entries);
@@ -116,7 +133,8 @@ async function runServices(kind: Kind, { ctx, all, filter, options, releases }: 
 async function updateAll(kind: Kind, ctx: ProtocolContext, stale: Entry[], own: string | undefined): Promise<void> {
   const { deps } = kind;
   const ownEntries = stale.filter((e) => e.service.id === own);
-  if (deps.config.run_once) for (const entry of ownEntries) finish(entry, "skipped", "svc's own service is not updated in run-once mode");
+  if (deps.config.run_once)
+    for (const entry of ownEntries) finish(entry, "skipped", "svc's own service is not updated in run-once mode");
   await forEachLimited(
     stale.filter((e) => e.service.id !== own),
     deps.concurrency,
@@ -127,22 +145,37 @@ async function updateAll(kind: Kind, ctx: ProtocolContext, stale: Entry[], own: 
 
 function tellHooks(kind: Kind, entry: Entry): void {
   // svc's hook labels, or their Watchtower twins
-  const hooks = HOOK_LABELS.filter((name) => labelValue(entry.summary.labels, name) !== undefined).map((name) => LABELS[name]);
+  const hooks = HOOK_LABELS.filter((name) => labelValue(entry.summary.labels, name) !== undefined).map(
+    (name) => LABELS[name],
+  );
   if (hooks.length === 0 || kind.told.hooks.has(entry.service.name)) return;
   kind.told.hooks.add(entry.service.name);
-  kind.log.warn("lifecycle hooks do not apply to Swarm services (Swarm runs the tasks): these labels are ignored", { service: entry.service.name, labels: hooks });
+  kind.log.warn("lifecycle hooks do not apply to Swarm services (Swarm runs the tasks): these labels are ignored", {
+    service: entry.service.name,
+    labels: hooks,
+  });
 }
 
 function checkInput(kind: Kind, entry: Entry): CheckInput | { notChecked: string } {
   // a new spec would run the job again
   if (entry.service.mode.endsWith("job")) return { notChecked: "a Swarm job: svc does not run it again" };
   const { name, image, imageId } = entry.summary;
-  return { name, image, imageId, noPull: false, minImageAgeMs: entry.policy.minImageAgeMs, tagPolicy: entry.policy.tagPolicy, snoozedUntil: snoozedUntil(kind.deps.snoozed, name) };
+  return {
+    name,
+    image,
+    imageId,
+    noPull: false,
+    minImageAgeMs: entry.policy.minImageAgeMs,
+    tagPolicy: entry.policy.tagPolicy,
+    snoozedUntil: snoozedUntil(kind.deps.snoozed, name),
+  };
 }
 
 /** One service's failure goes into its report entry; it never aborts the cycle. */
 function updateOne(kind: Kind, ctx: ProtocolContext, entry: Entry, self: boolean): Promise<void> {
-  return update(kind, ctx, entry, self).catch((error) => finish(entry, "failed", `updating the service failed: ${toSvcError(error).message}`));
+  return update(kind, ctx, entry, self).catch((error) =>
+    finish(entry, "failed", `updating the service failed: ${toSvcError(error).message}`),
+  );
 }
 
 async function update(kind: Kind, ctx: ProtocolContext, entry: Entry, self: boolean): Promise<void> {
@@ -156,7 +189,12 @@ async function update(kind: Kind, ctx: ProtocolContext, entry: Entry, self: bool
   const written = await writeImage(ctx, swarm, entry.service, image, auth);
   if ("failed" in written) return finish(entry, "failed", written.failed);
   if ("skipped" in written) return finish(entry, "skipped", written.skipped);
-  if (self) return finish(entry, "updated", "svc's own service: Swarm replaces this task with one on the new image, which takes over");
+  if (self)
+    return finish(
+      entry,
+      "updated",
+      "svc's own service: Swarm replaces this task with one on the new image, which takes over",
+    );
   announce(ctx.progress, ctx, entry.service.name, "watch");
   settle(deps, entry, await awaitRollout(ctx, swarm, written, deps.draining));
 }
@@ -164,14 +202,19 @@ async function update(kind: Kind, ctx: ProtocolContext, entry: Entry, self: bool
 /** The outcome into the entry; a digest Swarm (or svc) rolled back is not retried until a newer one. */
 function settle(deps: ServiceTargetDeps, entry: Entry, outcome: ServiceOutcome): void {
   const digest = entry.verdict?.newDigest ?? "";
-  if (outcome.kind === "updated") return finish(entry, "updated", null);
+  if (outcome.kind === "updated") {
+    finish(entry, "updated", null);
+    return;
+  }
   if (outcome.kind === "rolled_back" || outcome.rejectedImage) deps.rolledBack.set(entry.service.name, digest);
   finish(entry, outcome.kind, outcome.reason);
 }
 
 function ownServiceId(deps: ServiceTargetDeps, all: readonly ContainerSummary[]): string | undefined {
   const self = deps.selfContainerId;
-  return self === undefined ? undefined : all.find((c) => c.id === self || c.id.startsWith(self))?.labels[TASK_LABELS.serviceId];
+  return self === undefined
+    ? undefined
+    : all.find((c) => c.id === self || c.id.startsWith(self))?.labels[TASK_LABELS.serviceId];
 }
 
 /** `svc rollback NAME` for a service: Swarm goes back to the previous spec. undefined: no such service here. */
@@ -183,10 +226,18 @@ async function rollbackService(kind: Kind, ctx: ProtocolContext, name: string): 
   if (!service || service.name !== name) return undefined;
   const from = unpinned(service.image);
   const to = unpinned(service.previousImage ?? "");
-  const result = (state: RollbackResult["state"], reason: string | null): RollbackResult => ({ container: name, from_image_id: from.digest, to_image_id: to.digest, state, reason });
+  const result = (state: RollbackResult["state"], reason: string | null): RollbackResult => ({
+    container: name,
+    from_image_id: from.digest,
+    to_image_id: to.digest,
+    state,
+    reason,
+  });
   // another instance's service (scope), or one svc is told to leave alone, stays as it is
-  if (!selectionFilter(deps.config, { container: [name] })(newEntry(service, deps.config).summary)) return result("skipped", "not selected by svc (scope, labels or options)");
-  if (service.previousImage === null) throw new SvcError("not_found", `Swarm keeps no previous spec of service ${name} (it was never updated)`);
+  if (!selectionFilter(deps.config, { container: [name] })(newEntry(service, deps.config).summary))
+    return result("skipped", "not selected by svc (scope, labels or options)");
+  if (service.previousImage === null)
+    throw new SvcError("not_found", `Swarm keeps no previous spec of service ${name} (it was never updated)`);
   try {
     await requestRollback(ctx, swarm, service);
   } catch (error) {
@@ -194,11 +245,19 @@ async function rollbackService(kind: Kind, ctx: ProtocolContext, name: string): 
   }
   const settled = await waitSettled(ctx, swarm, service.id, service.update, deps.config.service_update_timeout);
   const status = "missing" in settled ? null : settled.status;
-  if (status?.state !== "rollback_completed") return result("failed", `Swarm's rollback did not complete: ${status ? `${status.state}: ${status.message}` : "no answer in time"}`);
+  if (status?.state !== "rollback_completed")
+    return result(
+      "failed",
+      `Swarm's rollback did not complete: ${status ? `${status.state}: ${status.message}` : "no answer in time"}`,
+    );
   // the image it left is not to come back by itself: its digest waits for a newer one, kept
   // with who rolled back, for the reason the next cycles give (check/check.ts)
   if (from.digest) deps.skipped.set(name, `${from.digest} rollback:${ctx.trigger}`);
-  kind.log.info("service rolled back to its previous spec", { service: name, image: service.previousImage, skipped_digest: from.digest });
+  kind.log.info("service rolled back to its previous spec", {
+    service: name,
+    image: service.previousImage,
+    skipped_digest: from.digest,
+  });
   return result("updated", "Swarm rolled the service back to its previous spec");
 }
 
@@ -239,12 +298,26 @@ function serviceChecker(deps: ServiceTargetDeps, entries: Entry[]): Checker {
     labels: (ref, reference, platform) => session.labels(ref, reference, platform),
   };
   let platform: Promise<Platform> | undefined;
-  const managerPlatform = (): Promise<Platform> => (platform ??= deps.engine.info().then((info) => ({ os: info.os, architecture: info.architecture })));
+  const managerPlatform = (): Promise<Platform> =>
+    (platform ??= deps.engine.info().then((info) => ({ os: info.os, architecture: info.architecture })));
   // the digest each service is pinned to, as the repository's own (the check's old digest)
   const images = entries
     .filter((e) => e.summary.imageId !== "")
-    .map((e) => ({ id: e.summary.imageId, repoTags: [], repoDigests: [`${repositoryOf(e.summary.image)}@${e.summary.imageId}`] }));
-  return createChecker({ engine: deps.engine, session: pinned, images, rolledBack: deps.rolledBack, firstSeen: deps.firstSeen, skipped: deps.skipped, log: deps.log.child("updater"), platform: managerPlatform });
+    .map((e) => ({
+      id: e.summary.imageId,
+      repoTags: [],
+      repoDigests: [`${repositoryOf(e.summary.image)}@${e.summary.imageId}`],
+    }));
+  return createChecker({
+    engine: deps.engine,
+    session: pinned,
+    images,
+    rolledBack: deps.rolledBack,
+    firstSeen: deps.firstSeen,
+    skipped: deps.skipped,
+    log: deps.log.child("updater"),
+    platform: managerPlatform,
+  });
 }
 
 /**

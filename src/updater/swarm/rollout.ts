@@ -5,15 +5,17 @@
  * the outcome from the service's UpdateStatus. A service without a failure action of its own
  * gets svc's `rollback.*` rules: svc asks Swarm to roll it back. svc never touches a task.
  */
-import type { Config } from "../../config/index.ts";
 import { formatDuration } from "../../config/index.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { RegistryAuth } from "../../engine/port.ts";
 import { isOutOfSequence, type ServiceSummary, type ServiceUpdateStatus, type Swarm } from "../../engine/swarm.ts";
-import { toSvcError } from "../../core/errors.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 
-export type ServiceOutcome = { kind: "updated" } | { kind: "rolled_back"; reason: string } | { kind: "failed"; reason: string; rejectedImage?: boolean };
+export type ServiceOutcome =
+  | { kind: "updated" }
+  | { kind: "rolled_back"; reason: string }
+  | { kind: "failed"; reason: string; rejectedImage?: boolean };
 
 /** The states in which Swarm's update (or rollback) has stopped moving. */
 const SETTLED = new Set(["completed", "paused", "rollback_completed", "rollback_paused"]);
@@ -25,7 +27,13 @@ const SETTLED = new Set(["completed", "paused", "rollback_completed", "rollback_
  * --image`) is theirs, and the service is skipped this cycle. A second refusal is the outcome.
  * Resolves the service as written (its UpdateStatus before the write), or why it was not.
  */
-export async function writeImage(ctx: ProtocolContext, swarm: Swarm, service: ServiceSummary, image: string, auth: RegistryAuth | undefined): Promise<ServiceSummary | { failed: string } | { skipped: string }> {
+export async function writeImage(
+  ctx: ProtocolContext,
+  swarm: Swarm,
+  service: ServiceSummary,
+  image: string,
+  auth: RegistryAuth | undefined,
+): Promise<ServiceSummary | { failed: string } | { skipped: string }> {
   const target = { container: service.name, container_id: service.id, image };
   const attempt = (s: ServiceSummary) => act(ctx, "service_update", target, () => swarm.updateImage(s, image, auth));
   try {
@@ -38,14 +46,22 @@ export async function writeImage(ctx: ProtocolContext, swarm: Swarm, service: Se
   const again = await swarm.inspectService(service.id).catch(() => null);
   if (!again) return { failed: "the service disappeared during the cycle" };
   if (again.image !== service.image) {
-    ctx.log.info("the service's image changed during the cycle: left as it was set", { service: service.name, checked: service.image, now: again.image });
-    return { skipped: `changed meanwhile: its image is now ${again.image} (set during the cycle, after svc checked ${service.image}); left as it is, the next cycle checks it again` };
+    ctx.log.info("the service's image changed during the cycle: left as it was set", {
+      service: service.name,
+      checked: service.image,
+      now: again.image,
+    });
+    return {
+      skipped: `changed meanwhile: its image is now ${again.image} (set during the cycle, after svc checked ${service.image}); left as it is, the next cycle checks it again`,
+    };
   }
   try {
     await attempt(again);
     return again;
   } catch (error) {
-    return { failed: `updating the service spec failed twice (changed by someone else meanwhile?): ${toSvcError(error).message}` };
+    return {
+      failed: `updating the service spec failed twice (changed by someone else meanwhile?): ${toSvcError(error).message}`,
+    };
   }
 }
 
@@ -53,52 +69,93 @@ export async function writeImage(ctx: ProtocolContext, swarm: Swarm, service: Se
  * After the write: Swarm's outcome, with svc's rollback rules for a service without a failure
  * action. `stopping` (a graceful stop of svc) ends the wait early: Swarm goes on by itself.
  */
-export async function awaitRollout(ctx: ProtocolContext, swarm: Swarm, before: ServiceSummary, stopping: () => boolean = () => false): Promise<ServiceOutcome> {
+export async function awaitRollout(
+  ctx: ProtocolContext,
+  swarm: Swarm,
+  before: ServiceSummary,
+  stopping: () => boolean = () => false,
+): Promise<ServiceOutcome> {
   const config = ctx.config;
   const timeout = config.service_update_timeout;
   const settled = await waitSettled(ctx, swarm, before.id, before.update, timeout, stopping);
   if ("missing" in settled) return { kind: "failed", reason: "the service disappeared during its update" };
-  if (settled.stopped) return { kind: "failed", reason: "svc stopped (shutting down) before Swarm's update finished; Swarm goes on with it" };
+  if (settled.stopped)
+    return {
+      kind: "failed",
+      reason: "svc stopped (shutting down) before Swarm's update finished; Swarm goes on with it",
+    };
   const ownRules = before.failureAction === null;
   const status = settled.status;
   if (status?.state === "completed") return { kind: "updated" };
-  if (status?.state === "rollback_completed") return { kind: "rolled_back", reason: `rolled back by Swarm: ${settled.firstMessage}`, };
+  if (status?.state === "rollback_completed")
+    return { kind: "rolled_back", reason: `rolled back by Swarm: ${settled.firstMessage}` };
   if (status?.state === "paused" && ownRules && (config.rollback.on_exit_code || config.rollback.on_healthcheck)) {
     return askRollback(ctx, swarm, settled.service, `Swarm paused the update: ${status.message}`, timeout);
   }
-  if (status?.state === "paused") return { kind: "failed", reason: `Swarm paused the update: ${status.message}`, rejectedImage: true };
-  if (status?.state === "rollback_paused") return { kind: "failed", reason: `Swarm paused the rollback: ${status.message}`, rejectedImage: true };
+  if (status?.state === "paused")
+    return { kind: "failed", reason: `Swarm paused the update: ${status.message}`, rejectedImage: true };
+  if (status?.state === "rollback_paused")
+    return { kind: "failed", reason: `Swarm paused the rollback: ${status.message}`, rejectedImage: true };
   const waited = `Swarm's update did not finish within ${formatDuration(timeout)} (service_update_timeout)`;
   if (ownRules && config.rollback.on_timeout) return askRollback(ctx, swarm, settled.service, waited, timeout);
   return { kind: "failed", reason: `${waited}; Swarm goes on with it` };
 }
 
 /** svc's rollback rules: Swarm rolls the service back to the spec before svc's write. */
-async function askRollback(ctx: ProtocolContext, swarm: Swarm, service: ServiceSummary, why: string, timeout: number): Promise<ServiceOutcome> {
+async function askRollback(
+  ctx: ProtocolContext,
+  swarm: Swarm,
+  service: ServiceSummary,
+  why: string,
+  timeout: number,
+): Promise<ServiceOutcome> {
   try {
     await requestRollback(ctx, swarm, service);
   } catch (error) {
-    return { kind: "failed", reason: `${why}; asking Swarm to roll back failed: ${toSvcError(error).message}`, rejectedImage: true };
+    return {
+      kind: "failed",
+      reason: `${why}; asking Swarm to roll back failed: ${toSvcError(error).message}`,
+      rejectedImage: true,
+    };
   }
   const settled = await waitSettled(ctx, swarm, service.id, service.update, timeout);
   const state = "missing" in settled ? undefined : settled.status?.state;
-  if (state === "rollback_completed") return { kind: "rolled_back", reason: `${why}; svc asked Swarm to roll back (rollback.*)` };
-  return { kind: "failed", reason: `${why}; Swarm's rollback did not complete (${state ?? "unknown"})`, rejectedImage: true };
+  if (state === "rollback_completed")
+    return { kind: "rolled_back", reason: `${why}; svc asked Swarm to roll back (rollback.*)` };
+  return {
+    kind: "failed",
+    reason: `${why}; Swarm's rollback did not complete (${state ?? "unknown"})`,
+    rejectedImage: true,
+  };
 }
 
 /** Asks Swarm to roll `service` back to its previous spec (audited). */
 export function requestRollback(ctx: ProtocolContext, swarm: Swarm, service: ServiceSummary): Promise<void> {
-  return act(ctx, "service_rollback", { container: service.name, container_id: service.id, image: service.previousImage ?? undefined }, () => swarm.rollback(service));
+  return act(
+    ctx,
+    "service_rollback",
+    { container: service.name, container_id: service.id, image: service.previousImage ?? undefined },
+    () => swarm.rollback(service),
+  );
 }
 
-type Settled = { service: ServiceSummary; status: ServiceUpdateStatus | null; firstMessage: string; stopped?: true } | { missing: true };
+type Settled =
+  | { service: ServiceSummary; status: ServiceUpdateStatus | null; firstMessage: string; stopped?: true }
+  | { missing: true };
 
 /**
  * Polls the service until an update started after `before` has settled, or `timeoutMs` passes
  * (then the last status read). `firstMessage` is the first message Swarm gave once the update
  * left `updating`: a rollback's cause, which the final "rollback completed" no longer says.
  */
-export async function waitSettled(ctx: ProtocolContext, swarm: Swarm, id: string, before: ServiceUpdateStatus | null, timeoutMs: number, stopping: () => boolean = () => false): Promise<Settled> {
+export async function waitSettled(
+  ctx: ProtocolContext,
+  swarm: Swarm,
+  id: string,
+  before: ServiceUpdateStatus | null,
+  timeoutMs: number,
+  stopping: () => boolean = () => false,
+): Promise<Settled> {
   const deadline = Date.now() + timeoutMs;
   let firstMessage: string | undefined;
   let last: { service: ServiceSummary; status: ServiceUpdateStatus | null } | undefined;
@@ -108,7 +165,8 @@ export async function waitSettled(ctx: ProtocolContext, swarm: Swarm, id: string
     if (service === null) return { missing: true };
     if (service) {
       const status = service.update;
-      const ours = status !== null && (before === null || status.startedAt !== before.startedAt || status.state !== before.state);
+      const ours =
+        status !== null && (before === null || status.startedAt !== before.startedAt || status.state !== before.state);
       last = { service, status: ours ? status : null };
       if (ours && status.state !== "updating") firstMessage ??= status.message;
       if (ours && SETTLED.has(status.state)) return { service, status, firstMessage: firstMessage ?? status.message };

@@ -34,15 +34,34 @@ export interface LiveProgress {
 }
 
 export function liveProgress(): LiveProgress {
-  let record: { session: string | undefined; trigger: string; startedAt: Date; current: ProgressEvent; steps: Map<string, ProgressEvent> } | undefined;
-  const view = (event: ProgressEvent): StepView => ({ container: event.container, step: event.step, at: event.at.toISOString() });
+  let record:
+    | {
+        session: string | undefined;
+        trigger: string;
+        startedAt: Date;
+        current: ProgressEvent;
+        steps: Map<string, ProgressEvent>;
+      }
+    | undefined;
+  const view = (event: ProgressEvent): StepView => ({
+    container: event.container,
+    step: event.step,
+    at: event.at.toISOString(),
+  });
   return {
     listen(event) {
       if (!record || record.session !== event.session_id) {
-        record = { session: event.session_id, trigger: event.trigger, startedAt: event.at, current: event, steps: new Map() };
+        record = {
+          session: event.session_id,
+          trigger: event.trigger,
+          startedAt: event.at,
+          current: event,
+          steps: new Map(),
+        };
       }
       record.current = event;
-      if (record.steps.has(event.container) || record.steps.size < MAX_CONTAINERS) record.steps.set(event.container, event);
+      if (record.steps.has(event.container) || record.steps.size < MAX_CONTAINERS)
+        record.steps.set(event.container, event);
     },
     running(busy) {
       if (!busy) {

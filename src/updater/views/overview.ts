@@ -6,7 +6,7 @@
  * notes are. Built from the dry run's report and the lists that run made (no second walk of the
  * engine) and from what svc remembers; pure, so the rules are tested without an engine.
  */
-import { formatDuration, type Config, type TagPolicy } from "../../config/index.ts";
+import { type Config, formatDuration, type TagPolicy } from "../../config/index.ts";
 import { describeMoment, describeWindows, serviceTimeZone } from "../../config/window.ts";
 import { shortDigest } from "../../core/digests.ts";
 import { httpUrl } from "../../core/urls.ts";
@@ -14,14 +14,30 @@ import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
 import type { ReleaseNotes } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
-import { hookFor, type HookName } from "../containers/hooks.ts";
-import { enableLabelFilter, groupOf, namesFilter, notDisabledFilter, notLeftoverFilter, policyFor, scopeFilter, stateFilter } from "../selection/selection.ts";
 import { snoozedUntil } from "../check/snooze.ts";
-import { SOURCE_LABEL, VERSION_LABEL } from "../cycle/notes.ts";
-import { serviceAsContainer, unpinned } from "../swarm/kind.ts";
 import { parseVersionTag } from "../check/tags.ts";
+import { type HookName, hookFor } from "../containers/hooks.ts";
+import { SOURCE_LABEL, VERSION_LABEL } from "../cycle/notes.ts";
 import type { TargetGroup } from "../selection/selection.ts";
-import { DRY_RUN_REASON, type ContainerOutcome, type ContainerReport, type CycleSightings, type SessionReport, type UpdateFilter } from "../types.ts";
+import {
+  enableLabelFilter,
+  groupOf,
+  namesFilter,
+  notDisabledFilter,
+  notLeftoverFilter,
+  policyFor,
+  scopeFilter,
+  stateFilter,
+} from "../selection/selection.ts";
+import { serviceAsContainer, unpinned } from "../swarm/kind.ts";
+import {
+  type ContainerOutcome,
+  type ContainerReport,
+  type CycleSightings,
+  DRY_RUN_REASON,
+  type SessionReport,
+  type UpdateFilter,
+} from "../types.ts";
 
 /** How big the step to the available image is: a new digest of the same tag, or a tag policy's move. */
 export type UpdateKind = "digest" | "patch" | "minor" | "major" | "tag";
@@ -84,7 +100,6 @@ export interface ContainerOverview {
   compose_change: string[] | null;
 }
 
-
 export interface OverviewMemory {
   firstSeen?: Remembered;
   skipped?: Remembered;
@@ -93,21 +108,39 @@ export interface OverviewMemory {
 }
 
 export { VERSION_LABEL };
+
 const SOURCE_LABELS = [SOURCE_LABEL, "org.opencontainers.image.url"];
 export const LINK_LABEL = "svc.link";
 const HOOKS: HookName[] = ["pre_check", "pre_update", "post_update", "post_check"];
 
-export function containerOverviews(report: SessionReport, seen: CycleSightings, config: Config, memory: OverviewMemory, now = Date.now()): ContainerOverview[] {
+export function containerOverviews(
+  report: SessionReport,
+  seen: CycleSightings,
+  config: Config,
+  memory: OverviewMemory,
+  now = Date.now(),
+): ContainerOverview[] {
   const containers = new Map((seen.containers ?? []).map((c) => [c.name, c]));
   const services = new Map((seen.services ?? []).map((s) => [s.name, s]));
   const images = imageFinder(seen.images ?? []);
   const factsOf = (entry: ContainerReport): TargetFacts => {
-    if (entry.kind !== "service") return { labels: containers.get(entry.name)?.labels ?? {}, previous: memory.previous?.get(entry.name)?.split(" ")[0] ?? null };
+    if (entry.kind !== "service")
+      return {
+        labels: containers.get(entry.name)?.labels ?? {},
+        previous: memory.previous?.get(entry.name)?.split(" ")[0] ?? null,
+      };
     const previous = services.get(entry.name)?.previousImage;
     // a previous spec not pinned by digest is named by its image
-    return { labels: services.get(entry.name)?.labels ?? {}, previous: previous ? unpinned(previous).digest || previous : null, service: true };
+    return {
+      labels: services.get(entry.name)?.labels ?? {},
+      previous: previous ? unpinned(previous).digest || previous : null,
+      service: true,
+    };
   };
-  return report.containers.map((entry) => ({ ...describe(entry, factsOf(entry), images(entry.old_image_id), config, memory, now), release_notes: seen.releaseNotes?.get(entry.name) ?? null }));
+  return report.containers.map((entry) => ({
+    ...describe(entry, factsOf(entry), images(entry.old_image_id), config, memory, now),
+    release_notes: seen.releaseNotes?.get(entry.name) ?? null,
+  }));
 }
 
 /**
@@ -132,7 +165,14 @@ function imageFinder(images: readonly ImageSummary[]): (idOrDigest: string) => I
   return (idOrDigest) => byId.get(idOrDigest) ?? byDigest.get(idOrDigest);
 }
 
-function describe(entry: ContainerReport, target: TargetFacts, image: ImageSummary | undefined, config: Config, memory: OverviewMemory, now: number): Omit<ContainerOverview, "release_notes"> {
+function describe(
+  entry: ContainerReport,
+  target: TargetFacts,
+  image: ImageSummary | undefined,
+  config: Config,
+  memory: OverviewMemory,
+  now: number,
+): Omit<ContainerOverview, "release_notes"> {
   const { labels } = target;
   const policy = policyFor({ labels }, config);
   // a service's hook labels are ignored whether lifecycle_hooks is on or not (swarm/kind.ts warns of them)
@@ -175,7 +215,11 @@ function describe(entry: ContainerReport, target: TargetFacts, image: ImageSumma
     // kept as "<digest or reference>[ rollback:<trigger>]" (check/check.ts): the page shows what is skipped
     skipped: memory.skipped?.get(entry.name)?.split(" ")[0] ?? null,
     previous_image_id: target.previous,
-    link: releaseLink(labels, image?.labels ?? {}, available !== null && !available.startsWith("sha256:") ? available : version),
+    link: releaseLink(
+      labels,
+      image?.labels ?? {},
+      available !== null && !available.startsWith("sha256:") ? available : version,
+    ),
     group: groupOf(labels),
   };
 }
@@ -198,7 +242,10 @@ function tagOf(reference: string | null): string | null {
   }
 }
 
-export function runningVersion(entry: Pick<ContainerReport, "image" | "old_digest" | "old_image_id">, image: Pick<ImageSummary, "labels"> | undefined): string {
+export function runningVersion(
+  entry: Pick<ContainerReport, "image" | "old_digest" | "old_image_id">,
+  image: Pick<ImageSummary, "labels"> | undefined,
+): string {
   const label = image?.labels?.[VERSION_LABEL]?.trim();
   if (label) return label.slice(0, 128);
   return tagOf(entry.image) ?? shortDigest(entry.old_digest ?? entry.old_image_id);
@@ -213,7 +260,10 @@ function availableVersion(entry: ContainerReport): string | null {
 }
 
 /** A move between version tags says which part changed; any other tag move is "tag". */
-export function updateKind(entry: Pick<ContainerReport, "image" | "new_image">, _tagPolicy?: TagPolicy | null): UpdateKind {
+export function updateKind(
+  entry: Pick<ContainerReport, "image" | "new_image">,
+  _tagPolicy?: TagPolicy | null,
+): UpdateKind {
   if (!entry.new_image) return "digest";
   const from = parseVersionTag(tagOf(entry.image) ?? "");
   const to = parseVersionTag(tagOf(entry.new_image) ?? "");
@@ -225,7 +275,10 @@ export function updateKind(entry: Pick<ContainerReport, "image" | "new_image">, 
 }
 
 /** A first-seen record of min_image_age ("<digest> <seen> <created or ->"), for this digest only. */
-function parseFirstSeen(value: string | undefined, digest: string | null): { seenAt: number; createdAt: number | null } | undefined {
+function parseFirstSeen(
+  value: string | undefined,
+  digest: string | null,
+): { seenAt: number; createdAt: number | null } | undefined {
   const [recorded, seen, created] = value?.split(" ") ?? [];
   const seenAt = Date.parse(seen ?? "");
   if (!recorded || recorded !== digest || Number.isNaN(seenAt)) return undefined;
@@ -238,7 +291,11 @@ function parseFirstSeen(value: string | undefined, digest: string | null): { see
  * replaced; else the image's source (`org.opencontainers.image.source`, else `.url`), and on
  * GitHub its release page for the version. Only http(s) addresses: a label may hold anything.
  */
-export function releaseLink(containerLabels: Readonly<Record<string, string>>, imageLabels: Readonly<Record<string, string>>, version: string): string | null {
+export function releaseLink(
+  containerLabels: Readonly<Record<string, string>>,
+  imageLabels: Readonly<Record<string, string>>,
+  version: string,
+): string | null {
   const template = containerLabels[LINK_LABEL]?.trim();
   if (template) return httpUrl(template.replaceAll("{version}", encodeURIComponent(version)));
   const source = SOURCE_LABELS.map((name) => imageLabels[name]?.trim()).find(Boolean);
@@ -246,7 +303,8 @@ export function releaseLink(containerLabels: Readonly<Record<string, string>>, i
   const url = httpUrl(source);
   if (url === null) return null;
   const github = /^https:\/\/github\.com\/[^/]+\/[^/]+?(?:\.git)?\/?$/.exec(url);
-  if (github && parseVersionTag(version)) return `${url.replace(/(\.git)?\/?$/, "")}/releases/tag/${encodeURIComponent(version)}`;
+  if (github && parseVersionTag(version))
+    return `${url.replace(/(\.git)?\/?$/, "")}/releases/tag/${encodeURIComponent(version)}`;
   return url;
 }
 
@@ -280,10 +338,17 @@ export function excludedContainers(seen: CycleSightings, report: SessionReport, 
     [enableLabelFilter(config.label_enable), () => "label_enable is on and it has no svc.enable=true label"],
     [notDisabledFilter(config.disable_containers), () => "named in disable_containers"],
     [namesFilter(config.containers), () => "not named in containers"],
-    [stateFilter(config), (c) => `${c.state}: only running containers are updated${c.state === "restarting" ? " (include_restarting)" : " (revive_stopped)"}`],
+    [
+      stateFilter(config),
+      (c) =>
+        `${c.state}: only running containers are updated${c.state === "restarting" ? " (include_restarting)" : " (revive_stopped)"}`,
+    ],
   ];
   const inScope = scopeFilter(config.scope);
-  const targets = [...(seen.containers ?? []).map((c) => ({ kind: "container" as const, c })), ...(seen.services ?? []).map((s) => ({ kind: "service" as const, c: serviceAsContainer(s) }))];
+  const targets = [
+    ...(seen.containers ?? []).map((c) => ({ kind: "container" as const, c })),
+    ...(seen.services ?? []).map((s) => ({ kind: "service" as const, c: serviceAsContainer(s) })),
+  ];
   return targets
     .filter(({ c }) => !checked.has(c.name) && inScope(c) && notLeftoverFilter(c))
     .flatMap(({ kind, c }) => {
@@ -293,10 +358,15 @@ export function excludedContainers(seen: CycleSightings, report: SessionReport, 
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
+export interface OverviewOptions {
+  /** a check asked for now (`Cache-Control: no-cache`): no recent overview is reused, one under way is shared */
+  fresh?: boolean;
+}
+
 /** What the dashboard asks of the updater besides cycles, skips and rollbacks. */
 export interface DashboardActions {
   /** a dry run over the filter, described (null: a cycle is running) */
-  overview(filter?: UpdateFilter): Promise<Overview | null>;
+  overview(filter?: UpdateFilter, options?: OverviewOptions): Promise<Overview | null>;
   /** holds back the container's updates for `ms` (0 lifts it); throws not_found for an unknown container */
   snooze(container: string, ms: number): Promise<{ container: string; until: string | null }>;
 }

@@ -3,8 +3,9 @@
  * their outcome, one container's timeline, and for the dashboard each container's last outcome
  * and last update. Pure: the reports come from the state room's history.
  */
-import { parseReference } from "../../registry/reference.ts";
+
 import { shortDigest } from "../../core/digests.ts";
+import { parseReference } from "../../registry/reference.ts";
 import type { ContainerReport, SessionReport } from "../types.ts";
 
 /** A session in the list: everything but its fresh containers, which would only repeat "nothing newer". */
@@ -82,9 +83,17 @@ export function lastOutcomes(reports: readonly SessionReport[]): Map<string, Las
     const report = reports[i]!;
     for (const c of report.containers) {
       let known = out.get(c.name);
-      if (!known) out.set(c.name, (known = { last_cycle: { at: report.finished_at, state: c.state, reason: c.reason }, last_update: null }));
+      if (!known)
+        out.set(
+          c.name,
+          (known = { last_cycle: { at: report.finished_at, state: c.state, reason: c.reason }, last_update: null }),
+        );
       if (known.last_update === null && c.state === "updated") {
-        known.last_update = { at: report.finished_at, from_version: versionOf(c.image, c.old_digest) ?? shortDigest(c.old_image_id), to_version: versionOf(c.new_image ?? c.image, c.new_digest) };
+        known.last_update = {
+          at: report.finished_at,
+          from_version: versionOf(c.image, c.old_digest) ?? shortDigest(c.old_image_id),
+          to_version: versionOf(c.new_image ?? c.image, c.new_digest),
+        };
       }
     }
   }

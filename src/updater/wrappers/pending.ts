@@ -1,14 +1,18 @@
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Updater } from "../port.ts";
-import type { DashboardActions } from "../views/overview.ts";
-import type { CycleRunner, RunOptions, ContainerActions, RollbackOptions, Trigger, UpdateFilter } from "../types.ts";
+import type { ContainerActions, CycleRunner, RollbackOptions, RunOptions, Trigger, UpdateFilter } from "../types.ts";
+import type { DashboardActions, OverviewOptions } from "../views/overview.ts";
 
 /**
  * The API's runner until startup is done: a cycle asked for during recovery waits for it
  * (recovery runs before the API accepts updates), then runs as usual; if startup
  * fails, it fails with the same error.
  */
-export function pendingRunner(): { runner: CycleRunner & ContainerActions & DashboardActions; ready(updater: Updater): void; failed(error: unknown): void } {
+export function pendingRunner(): {
+  runner: CycleRunner & ContainerActions & DashboardActions;
+  ready(updater: Updater): void;
+  failed(error: unknown): void;
+} {
   let resolve: (updater: Updater) => void = () => {};
   let reject: (error: unknown) => void = () => {};
   const started = new Promise<Updater>((res, rej) => {
@@ -31,8 +35,8 @@ export function pendingRunner(): { runner: CycleRunner & ContainerActions & Dash
       async rollback(container: string, trigger?: Trigger, options?: RollbackOptions) {
         return (updater ?? (await started)).rollback(container, trigger, options);
       },
-      async overview(filter?: UpdateFilter) {
-        return (updater ?? (await started)).overview(filter);
+      async overview(filter?: UpdateFilter, options?: OverviewOptions) {
+        return (updater ?? (await started)).overview(filter, options);
       },
       async snooze(container: string, ms: number) {
         return (updater ?? (await started)).snooze(container, ms);
@@ -43,7 +47,11 @@ export function pendingRunner(): { runner: CycleRunner & ContainerActions & Dash
       resolve(value);
     },
     failed(error) {
-      reject(error instanceof SvcError ? error : new SvcError("startup", `svc could not start: ${toSvcError(error).message}`, { cause: error }));
+      reject(
+        error instanceof SvcError
+          ? error
+          : new SvcError("startup", `svc could not start: ${toSvcError(error).message}`, { cause: error }),
+      );
     },
   };
 }

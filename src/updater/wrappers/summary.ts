@@ -6,11 +6,11 @@
  * The SessionReport itself (docs/api.md) is untouched: this only tells it.
  */
 import { formatSize } from "../../config/values.ts";
-import type { Logger, LevelName } from "../../log/index.ts";
 import { shortId } from "../../core/digests.ts";
-import type { Updater } from "../port.ts";
+import type { LevelName, Logger } from "../../log/index.ts";
 import type { ProgressListener, Step } from "../cycle/progress.ts";
-import { DRY_RUN_REASON, type ContainerReport, type RollbackResult, type SessionReport } from "../types.ts";
+import type { Updater } from "../port.ts";
+import { type ContainerReport, DRY_RUN_REASON, type RollbackResult, type SessionReport } from "../types.ts";
 
 const wouldUpdate = (c: ContainerReport): boolean => c.state === "stale" && c.reason === DRY_RUN_REASON;
 
@@ -24,7 +24,9 @@ function imageChange(c: ContainerReport): string {
   if (c.new_image === null || c.new_image === c.image) return shortImage(c.image);
   const to = shortImage(c.new_image);
   const [fromRepo] = shortImage(c.image).split(":");
-  return to.startsWith(`${fromRepo}:`) ? `${shortImage(c.image)} -> ${to.slice(fromRepo!.length + 1)}` : `${shortImage(c.image)} -> ${to}`;
+  return to.startsWith(`${fromRepo}:`)
+    ? `${shortImage(c.image)} -> ${to.slice(fromRepo!.length + 1)}`
+    : `${shortImage(c.image)} -> ${to}`;
 }
 
 /** `(sha256:8b54f3a1c2d4 -> 8367aa01bc3e)`, or nothing when the digests are unknown. */
@@ -67,7 +69,8 @@ export function containerLine(c: ContainerReport): string {
     case "rolled_back":
       return `${c.name}: rolled back to ${shortImage(c.image)}, the new image failed${why}`;
     case "stale":
-      if (wouldUpdate(c)) return `${c.name}: would update ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}`;
+      if (wouldUpdate(c))
+        return `${c.name}: would update ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}`;
       return `${c.name}: newer image not applied ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${brings}${why}`;
     case "pending":
       return `${c.name}: pending ${imageChange(c)}${digestChange(c.old_digest, c.new_digest)}${why}`;
@@ -113,21 +116,50 @@ function containerLevel(c: ContainerReport, report: SessionReport): LevelName {
 /** Logs a finished cycle: a line per container, then the summary (same message and counts as ever in json/logfmt). */
 export function logReport(log: Logger, report: SessionReport, pretty: boolean): void {
   for (const c of report.containers) {
-    const fields = { session_id: report.id, trigger: report.trigger, container: c.name, state: c.state, image: c.image, new_image: c.new_image, old_digest: c.old_digest, new_digest: c.new_digest, reason: c.reason, duration_ms: c.duration_ms, ...(c.releases ? { releases: c.releases } : {}) };
+    const fields = {
+      session_id: report.id,
+      trigger: report.trigger,
+      container: c.name,
+      state: c.state,
+      image: c.image,
+      new_image: c.new_image,
+      old_digest: c.old_digest,
+      new_digest: c.new_digest,
+      reason: c.reason,
+      duration_ms: c.duration_ms,
+      ...(c.releases ? { releases: c.releases } : {}),
+    };
     log[containerLevel(c, report)](containerLine(c), pretty ? undefined : fields);
   }
   const would = report.containers.filter(wouldUpdate).length;
-  const counts = report.dry_run ? { ...report.counts, stale: report.counts.stale - would, would_update: would } : report.counts;
+  const counts = report.dry_run
+    ? { ...report.counts, stale: report.counts.stale - would, would_update: would }
+    : report.counts;
   if (pretty) log[reportLevel(report)](summaryLine(report));
-  else log[reportLevel(report)](report.dry_run ? "dry run finished" : "cycle finished", { session_id: report.id, trigger: report.trigger, ...counts });
+  else
+    log[reportLevel(report)](report.dry_run ? "dry run finished" : "cycle finished", {
+      session_id: report.id,
+      trigger: report.trigger,
+      ...counts,
+    });
 }
 
 /** `svc rollback` / POST /v1/rollback, told as a rollback. */
 export function logRollback(log: Logger, result: RollbackResult, pretty: boolean): void {
   const fields = pretty ? undefined : { ...result };
-  const data = result.data_guard?.restored ? `, with its data as the copy holds it (the data before it copied: ${formatSize(result.data_guard.bytes)}, GET /v1/data-guard)` : "";
-  if (result.state === "updated") log.info(`${result.container}: rolled back to sha256:${shortId(result.to_image_id)} (was ${shortId(result.from_image_id)})${data}`, fields);
-  else log.error(`${result.container}: rollback ${result.state === "skipped" ? "not done" : "failed"}${result.reason ? `: ${result.reason}` : ""}`, fields);
+  const data = result.data_guard?.restored
+    ? `, with its data as the copy holds it (the data before it copied: ${formatSize(result.data_guard.bytes)}, GET /v1/data-guard)`
+    : "";
+  if (result.state === "updated")
+    log.info(
+      `${result.container}: rolled back to sha256:${shortId(result.to_image_id)} (was ${shortId(result.from_image_id)})${data}`,
+      fields,
+    );
+  else
+    log.error(
+      `${result.container}: rollback ${result.state === "skipped" ? "not done" : "failed"}${result.reason ? `: ${result.reason}` : ""}`,
+      fields,
+    );
 }
 
 const STEP_TEXT: Partial<Record<Step, string>> = {

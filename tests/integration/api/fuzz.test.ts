@@ -9,9 +9,9 @@ import { createApp, listen } from "../../../src/api/index.ts";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { freePort } from "../../harness.ts";
-import { FakeRunner, TOKEN } from "../../unit/api/fakes.ts";
-import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
+import { type RecordedLine, recordingLogger } from "../../support/logger.ts";
 import { fuzzSeed, prng } from "../../support/random.ts";
+import { FakeRunner, TOKEN } from "../../unit/api/fakes.ts";
 
 const SEED = fuzzSeed(0x5eed);
 const FETCH_REQUESTS = 2400;
@@ -120,7 +120,17 @@ function randomBody(): Uint8Array | string | undefined {
     case 3:
       return JSON.stringify({ image: rng.pick(["nginx", ["redis", "x"]]), [rng.text(4)]: rng.text(4) });
     case 4:
-      return rng.pick(["[]", "null", "1", '"s"', "{", '{"container":', "\u0000", '{"__proto__":{"container":"a"}}', '{"constructor":"x"}']);
+      return rng.pick([
+        "[]",
+        "null",
+        "1",
+        '"s"',
+        "{",
+        '{"container":',
+        "\u0000",
+        '{"__proto__":{"container":"a"}}',
+        '{"constructor":"x"}',
+      ]);
     case 5:
       return `container=${encodeURIComponent(rng.text(rng.int(20)))}&image=${rng.text(rng.int(10))}`;
     case 6:
@@ -158,14 +168,27 @@ function checkAnswer(sent: Sent, status: number, headers: Headers | Map<string, 
 }
 
 async function fetchOne(): Promise<void> {
-  const method = rng.pick(["GET", "GET", "HEAD", "POST", "POST", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "PROPFIND"]);
+  const method = rng.pick([
+    "GET",
+    "GET",
+    "HEAD",
+    "POST",
+    "POST",
+    "POST",
+    "PUT",
+    "DELETE",
+    "PATCH",
+    "OPTIONS",
+    "PROPFIND",
+  ]);
   const path = randomPath() + randomQuery();
   const headers = new Headers();
   const authorization = randomAuthorization();
   if (authorization !== undefined) headers.set("authorization", authorization);
   const contentType = randomContentType();
   if (contentType !== undefined) headers.set("content-type", contentType);
-  if (rng.chance(0.3)) headers.set("accept", rng.pick(["application/json", "text/plain", "*/*", rng.text(10, PRINTABLE)]));
+  if (rng.chance(0.3))
+    headers.set("accept", rng.pick(["application/json", "text/plain", "*/*", rng.text(10, PRINTABLE)]));
   if (rng.chance(0.3)) headers.set("user-agent", rng.text(rng.int(200), "abcdefghijklmnopqrstuvwxyz/ .()0123456789"));
   if (rng.chance(0.1)) headers.set(`x-${rng.text(5, "abcdefghij")}`, rng.text(rng.int(100), "abcdef0123 "));
   const body = method === "GET" || method === "HEAD" ? undefined : randomBody();
@@ -191,7 +214,8 @@ function rawExchange(payload: Uint8Array): Promise<string> {
         data(socket, data) {
           response += data.toString("latin1");
           // One answer is enough; close rather than wait for keep-alive to time out.
-          if (/\r\n\r\n/.test(response) && !/content-length: *[1-9]/i.test(response.split("\r\n\r\n")[0]!)) socket.end();
+          if (/\r\n\r\n/.test(response) && !/content-length: *[1-9]/i.test(response.split("\r\n\r\n")[0]!))
+            socket.end();
           else if (/content-length: *(\d+)/i.test(response)) {
             const [head, ...rest] = response.split("\r\n\r\n");
             const length = Number(/content-length: *(\d+)/i.exec(head!)![1]);
@@ -211,11 +235,16 @@ const encoder = new TextEncoder();
 async function rawOne(): Promise<void> {
   const garbage = rng.chance(0.25);
   if (garbage) {
-    const payload = rng.chance(0.5) ? rng.bytes(rng.int(2000) + 1) : encoder.encode(`${rng.text(8)} / HTTP/${rng.pick(["2.0", "0.9", "9", "1.1x"])}\r\n\r\n`);
+    const payload = rng.chance(0.5)
+      ? rng.bytes(rng.int(2000) + 1)
+      : encoder.encode(`${rng.text(8)} / HTTP/${rng.pick(["2.0", "0.9", "9", "1.1x"])}\r\n\r\n`);
     const response = await rawExchange(payload);
     const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(response)?.[1] ?? 0);
     // The runtime may refuse garbage with 400 or 505, or just close.
-    expect(status === 0 || status === 400 || status === 505 || status < 500, `garbage -> ${status} (seed ${SEED})`).toBe(true);
+    expect(
+      status === 0 || status === 400 || status === 505 || status < 500,
+      `garbage -> ${status} (seed ${SEED})`,
+    ).toBe(true);
     return;
   }
   const method = rng.chance(0.5)
@@ -235,14 +264,25 @@ async function rawOne(): Promise<void> {
   if (chunked) {
     head += "Transfer-Encoding: chunked\r\n\r\n";
     const size = bodyBytes.length.toString(16);
-    payload = Buffer.concat([encoder.encode(head), encoder.encode(`${size}\r\n`), bodyBytes, encoder.encode("\r\n0\r\n\r\n")]);
+    payload = Buffer.concat([
+      encoder.encode(head),
+      encoder.encode(`${size}\r\n`),
+      bodyBytes,
+      encoder.encode("\r\n0\r\n\r\n"),
+    ]);
   } else {
     if (bodyBytes.length > 0 || rng.chance(0.5)) head += `Content-Length: ${bodyBytes.length}\r\n`;
     payload = Buffer.concat([encoder.encode(`${head}\r\n`), bodyBytes]);
   }
   const response = await rawExchange(payload);
   const match = /^HTTP\/1\.1 (\d{3})/.exec(response);
-  if (process.env.SVC_FUZZ_DEBUG && !match) console.log("no answer:", JSON.stringify(new TextDecoder().decode(payload.slice(0, 200))), payload.length, JSON.stringify(response.slice(0, 100)));
+  if (process.env.SVC_FUZZ_DEBUG && !match)
+    console.log(
+      "no answer:",
+      JSON.stringify(new TextDecoder().decode(payload.slice(0, 200))),
+      payload.length,
+      JSON.stringify(response.slice(0, 100)),
+    );
   if (!match) return; // the runtime may drop a request it refuses to parse (for example a huge Host)
   const status = Number(match[1]);
   count(seen.raw, status);
@@ -251,7 +291,13 @@ async function rawOne(): Promise<void> {
     headerBlock
       .split("\r\n")
       .slice(1)
-      .map((line) => [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()] as [string, string]),
+      .map(
+        (line) =>
+          [line.slice(0, line.indexOf(":")).toLowerCase(), line.slice(line.indexOf(":") + 1).trim()] as [
+            string,
+            string,
+          ],
+      ),
   );
   checkAnswer({ method, path, authorized: carriesToken(authorization) }, status, headers);
 }
@@ -262,23 +308,20 @@ async function inBatches(count: number, one: () => Promise<void>): Promise<void>
   }
 }
 
-test(
-  `${FETCH_REQUESTS + RAW_REQUESTS} random requests: no 5xx, no crash, health still ok (seed ${SEED})`,
-  async () => {
-    await inBatches(FETCH_REQUESTS, fetchOne);
-    await inBatches(RAW_REQUESTS, rawOne);
+test(`${FETCH_REQUESTS + RAW_REQUESTS} random requests: no 5xx, no crash, health still ok (seed ${SEED})`, async () => {
+  await inBatches(FETCH_REQUESTS, fetchOne);
+  await inBatches(RAW_REQUESTS, rawOne);
 
-    const health = await fetch(`${base}/v1/health`);
-    expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: "ok" });
-    expect(logs.filter((line) => line.level === "error")).toEqual([]);
-    if (process.env.SVC_FUZZ_DEBUG) console.log({ fetch: [...seen.fetch], raw: [...seen.raw] });
-    // The fuzz did run cycles through the API, and reached each of the API's answers.
-    expect(runner.calls.length).toBeGreaterThan(0);
-    for (const status of [200, 400, 401, 404, 405, 413, 415]) expect(seen.fetch.has(status), `fetch saw ${status}`).toBe(true);
-    for (const status of [200, 401, 404, 405, 415]) expect(seen.raw.has(status), `raw saw ${status}`).toBe(true);
-    const rawAnswered = [...seen.raw.values()].reduce((a, b) => a + b, 0);
-    expect(rawAnswered).toBeGreaterThan(RAW_REQUESTS / 2);
-  },
-  120_000,
-);
+  const health = await fetch(`${base}/v1/health`);
+  expect(health.status).toBe(200);
+  expect(await health.json()).toEqual({ status: "ok" });
+  expect(logs.filter((line) => line.level === "error")).toEqual([]);
+  if (process.env.SVC_FUZZ_DEBUG) console.log({ fetch: [...seen.fetch], raw: [...seen.raw] });
+  // The fuzz did run cycles through the API, and reached each of the API's answers.
+  expect(runner.calls.length).toBeGreaterThan(0);
+  for (const status of [200, 400, 401, 404, 405, 413, 415])
+    expect(seen.fetch.has(status), `fetch saw ${status}`).toBe(true);
+  for (const status of [200, 401, 404, 405, 415]) expect(seen.raw.has(status), `raw saw ${status}`).toBe(true);
+  const rawAnswered = [...seen.raw.values()].reduce((a, b) => a + b, 0);
+  expect(rawAnswered).toBeGreaterThan(RAW_REQUESTS / 2);
+}, 120_000);

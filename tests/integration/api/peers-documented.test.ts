@@ -17,15 +17,17 @@ import { copyFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort, portOpen, waitUntil } from "../../harness.ts";
-import { tempDir } from "../../temp.ts";
 import { configBlock, REPO_ROOT } from "../../support/doc-blocks.ts";
 import { EngineFixture } from "../../support/fixture.ts";
+import { tempDir } from "../../temp.ts";
 import { baseFlags, startSvc, stopAll, track, waitForPort } from "../e2e/support.ts";
 
 const dir = tempDir("svc-peers-doc-");
 const caddyHome = join(dir, "caddy-home");
 /** Where the docs say Caddy's root is, under the home of the package's `caddy` user, /var/lib/caddy. */
-const documentedRoot = /`\/var\/lib\/caddy\/([^`]+\/root\.crt)`/.exec(readFileSync(join(REPO_ROOT, configBlock("caddy").file), "utf8"));
+const documentedRoot = /`\/var\/lib\/caddy\/([^`]+\/root\.crt)`/.exec(
+  readFileSync(join(REPO_ROOT, configBlock("caddy").file), "utf8"),
+);
 if (!documentedRoot) throw new Error("docs/dashboard.md no longer names Caddy's root under /var/lib/caddy");
 const caddyRoot = join(caddyHome, documentedRoot[1]!);
 const peerPort = freePort();
@@ -42,7 +44,8 @@ let container = "";
 /** A documented block with each `from` replaced by its `to`; throws when the docs no longer hold one. */
 function substitute(text: string, changes: [from: string | RegExp, to: string][]): string {
   return changes.reduce((changed, [from, to]) => {
-    if (!(typeof from === "string" ? changed.includes(from) : from.test(changed))) throw new Error(`the documented block no longer holds ${from}:\n${text}`);
+    if (!(typeof from === "string" ? changed.includes(from) : from.test(changed)))
+      throw new Error(`the documented block no longer holds ${from}:\n${text}`);
     return changed.replace(from, to);
   }, text);
 }
@@ -63,7 +66,10 @@ function startCaddy(): void {
       stderr: "pipe",
     }),
   );
-  for (const stream of [caddy.stdout, caddy.stderr]) void (async () => { for await (const chunk of stream) caddyOutput += new TextDecoder().decode(chunk); })();
+  for (const stream of [caddy.stdout, caddy.stderr])
+    void (async () => {
+      for await (const chunk of stream) caddyOutput += new TextDecoder().decode(chunk);
+    })();
 }
 
 /** Caddy answers the peer's health over TLS signed by its root (its certificate is made after it listens). */
@@ -71,7 +77,10 @@ async function caddyServesPeer(): Promise<boolean> {
   if (caddy?.exitCode !== null) throw new Error(`caddy exited (${caddy?.exitCode}):\n${caddyOutput}`);
   if (!existsSync(caddyRoot) || !(await portOpen(caddyPort))) return false;
   try {
-    return (await fetch(`https://localhost:${caddyPort}/v1/health`, { tls: { ca: await Bun.file(caddyRoot).text() } })).status === 200;
+    return (
+      (await fetch(`https://localhost:${caddyPort}/v1/health`, { tls: { ca: await Bun.file(caddyRoot).text() } }))
+        .status === 200
+    );
   } catch {
     return false;
   }
@@ -116,7 +125,8 @@ afterAll(async () => {
 }, 60_000);
 
 const auth = { authorization: `Bearer ${hostToken}` };
-const peersOf = async (port: number) => ((await (await fetch(`http://127.0.0.1:${port}/v1/peers`, { headers: auth })).json()) as { peers: any[] }).peers;
+const peersOf = async (port: number) =>
+  ((await (await fetch(`http://127.0.0.1:${port}/v1/peers`, { headers: auth })).json()) as { peers: any[] }).peers;
 
 test("the host's page lists the peer behind Caddy as up, with its containers and its update API on", async () => {
   const peers = await peersOf(hostPort);
@@ -141,6 +151,10 @@ test("the peer listens on loopback only, and the Caddyfile is as Caddy formats i
   expect((await fetch(`http://127.0.0.1:${peerPort}/v1/health`)).status).toBe(200);
   // `caddy fmt` of the block as written changes nothing (else Caddy warns at each start)
   writeFileSync(join(dir, "Caddyfile.documented"), `${configBlock("caddy").text}\n`);
-  const formatted = Bun.spawnSync(["caddy", "fmt", join(dir, "Caddyfile.documented")], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: caddyHome }, stdout: "pipe", stderr: "pipe" });
+  const formatted = Bun.spawnSync(["caddy", "fmt", join(dir, "Caddyfile.documented")], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: caddyHome },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   expect(formatted.stdout.toString()).toBe(`${configBlock("caddy").text}\n`);
 });

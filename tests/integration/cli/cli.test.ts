@@ -21,7 +21,13 @@ function svc(args: string[], options: { cwd?: string; env?: Record<string, strin
   const cwd = options.cwd ?? tempDir("svc-cli-");
   const proc = Bun.spawnSync([process.execPath, MAIN, ...args], {
     cwd,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: cwd, XDG_STATE_HOME: join(cwd, ".state"), NO_COLOR: "1", ...options.env },
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: cwd,
+      XDG_STATE_HOME: join(cwd, ".state"),
+      NO_COLOR: "1",
+      ...options.env,
+    },
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -39,7 +45,14 @@ const PLAIN = { SVC_LOG_FORMAT: "pretty" };
 describe("bad configuration: exit 2, every problem printed, nothing started", () => {
   test("problems from the file (with lines), env and flags, all at once", () => {
     const cwd = dirWith({
-      "svc.toml": ['log_level = "loud"', "[http_api]", "update = true", "prot = 8080", "[notifications.mqtt]", "qos = 5"].join("\n"),
+      "svc.toml": [
+        'log_level = "loud"',
+        "[http_api]",
+        "update = true",
+        "prot = 8080",
+        "[notifications.mqtt]",
+        "qos = 5",
+      ].join("\n"),
     });
     const run = svc(["--stop-timeout", "soon", "--bogus-flag"], { cwd, env: { ...PLAIN, SVC_CLEANUP: "perhaps" } });
     expect(run.code).toBe(2);
@@ -80,19 +93,34 @@ describe("bad configuration: exit 2, every problem printed, nothing started", ()
   test("mutually exclusive schedule options and a bad cron", () => {
     const run = svc(["--run-once", "--poll-interval", "5m", "--schedule", "not a cron"], { env: PLAIN });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain("--poll-interval and --schedule and --run-once: poll_interval, schedule and run_once are mutually exclusive");
+    expect(run.stderr).toContain(
+      "--poll-interval and --schedule and --run-once: poll_interval, schedule and run_once are mutually exclusive",
+    );
     expect(run.stderr).toContain("--schedule: must have 5 or 6 fields (has 3)");
   });
 
   test("TLS files required when docker.tls_verify is true", () => {
-    const run = svc(["--run-once"], { env: { ...PLAIN, SVC_DOCKER_TLS_VERIFY: "true", SVC_DOCKER_TLS_CA_CERT: "/nonexistent/ca.pem" } });
+    const run = svc(["--run-once"], {
+      env: { ...PLAIN, SVC_DOCKER_TLS_VERIFY: "true", SVC_DOCKER_TLS_CA_CERT: "/nonexistent/ca.pem" },
+    });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("SVC_DOCKER_TLS_CA_CERT: cannot read /nonexistent/ca.pem: no such file");
-    expect(run.stderr).toContain("SVC_DOCKER_TLS_VERIFY: is true, so docker.tls_cert (--docker-tls-cert, SVC_DOCKER_TLS_CERT) is required");
+    expect(run.stderr).toContain(
+      "SVC_DOCKER_TLS_VERIFY: is true, so docker.tls_cert (--docker-tls-cert, SVC_DOCKER_TLS_CERT) is required",
+    );
   });
 
   test("a secret never appears in the problems", () => {
-    const run = svc(["--run-once", "--http-api-token", "tok-VERY-SECRET", "--registry-credentials", "host=a,username=u,pass=pw-VERY-SECRET"], { env: PLAIN });
+    const run = svc(
+      [
+        "--run-once",
+        "--http-api-token",
+        "tok-VERY-SECRET",
+        "--registry-credentials",
+        "host=a,username=u,pass=pw-VERY-SECRET",
+      ],
+      { env: PLAIN },
+    );
     expect(run.code).toBe(2);
     expect(run.stderr).not.toContain("VERY-SECRET");
   });
@@ -100,7 +128,10 @@ describe("bad configuration: exit 2, every problem printed, nothing started", ()
   test("piped with the default log format, every line on stderr is a JSON record", () => {
     const run = svc(["--bogus"], {});
     expect(run.code).toBe(2);
-    const records = run.stderr.trim().split("\n").map((line) => JSON.parse(line));
+    const records = run.stderr
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(records.map((r) => r.message)).toContain("--bogus: unknown flag");
     for (const record of records) expect(record).toMatchObject({ level: "error", target: "svc::config" });
   });
@@ -120,6 +151,27 @@ describe("--generate-config", () => {
     for (const option of OPTIONS) expect(run.stdout).toContain(option.meta.description);
     // redirected by the shell, the file would be readable by others: the FILE form is named
     expect(run.stderr).toContain("svc --generate-config FILE writes it 0600");
+  });
+
+  test("stdout and stderr into one file (`> svc.toml 2>&1`, a terminal's `docker run -t`): the file parses as TOML, the note a comment in it", () => {
+    const cwd = tempDir("svc-cli-");
+    const proc = Bun.spawnSync(
+      ["sh", "-c", 'exec "$0" "$1" --generate-config > svc.toml 2>&1', process.execPath, MAIN],
+      {
+        cwd,
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          HOME: cwd,
+          XDG_STATE_HOME: join(cwd, ".state"),
+          NO_COLOR: "1",
+        },
+      },
+    );
+    expect(proc.exitCode).toBe(0);
+    const text = readFileSync(join(cwd, "svc.toml"), "utf8");
+    expect(text).toContain("svc --generate-config FILE writes it 0600");
+    expect(Bun.TOML.parse(text)).toEqual({});
+    for (const option of OPTIONS) expect(text).toContain(option.meta.description);
   });
 
   test("svc help and svc version are the help and the version, not container names", () => {
@@ -172,15 +224,21 @@ describe("--generate-config", () => {
     const withFile = svc(["--print-config", "-c", "generated.toml", "--poll-interval", "1h"], { cwd });
     const without = svc(["--print-config", "--poll-interval", "1h"], { cwd });
     expect(withFile.code).toBe(0);
-    const body = (text: string) => text.split("\n").filter((line) => !line.startsWith("# Configuration file") && !line.startsWith("# No configuration file"));
+    const body = (text: string) =>
+      text
+        .split("\n")
+        .filter((line) => !line.startsWith("# Configuration file") && !line.startsWith("# No configuration file"));
     expect(body(withFile.stdout)).toEqual(body(without.stdout));
   });
 });
 
 describe("--print-config", () => {
   test("the effective configuration as TOML, secrets redacted, sources noted", () => {
-    const cwd = dirWith({ "svc.toml": 'log_level = "warn"\n[http_api]\nupdate = true\n', "token": "tok-FROM-FILE\n" });
-    const run = svc(["--print-config", "--http-api-port", "9090", "web"], { cwd, env: { SVC_HTTP_API_TOKEN: join(cwd, "token"), SVC_REGISTRY_PASSWORD: "pw-SECRET" } });
+    const cwd = dirWith({ "svc.toml": 'log_level = "warn"\n[http_api]\nupdate = true\n', token: "tok-FROM-FILE\n" });
+    const run = svc(["--print-config", "--http-api-port", "9090", "web"], {
+      cwd,
+      env: { SVC_HTTP_API_TOKEN: join(cwd, "token"), SVC_REGISTRY_PASSWORD: "pw-SECRET" },
+    });
     expect(run.code).toBe(0);
     expect(run.stdout).not.toContain("FROM-FILE");
     expect(run.stdout).not.toContain("pw-SECRET");
@@ -199,12 +257,20 @@ describe("--print-config", () => {
     const cwd = dirWith({});
     expect(svc(["--generate-config", "svc.toml"], { cwd }).code).toBe(0);
     const top = readFileSync(join(cwd, "svc.toml"), "utf8").split("\n").slice(0, 12).join("\n");
-    for (const choice of ['#   poll_interval = "6h"', "#   schedule = ", "#   run_once = true", "update = true under [http_api]"]) expect(top).toContain(choice);
+    for (const choice of [
+      '#   poll_interval = "6h"',
+      "#   schedule = ",
+      "#   run_once = true",
+      "update = true under [http_api]",
+    ])
+      expect(top).toContain(choice);
     const run = svc(["--print-config", "--stop-timeout", "soon"], { cwd });
     expect(run.code).toBe(2);
     const lines = run.stdout.split("\n");
     expect(lines).toContain('log_level = "info"  # from default');
-    expect(lines).toContain("# stop_timeout: the value from flag (--stop-timeout) is refused (below); svc would not start");
+    expect(lines).toContain(
+      "# stop_timeout: the value from flag (--stop-timeout) is refused (below); svc would not start",
+    );
     const problems = lines.slice(lines.indexOf("# svc refuses to start with this configuration:") + 1);
     expect(problems[0]).toStartWith("#   - --stop-timeout: is not a duration");
     expect(problems[1]).toStartWith("#   - nothing would ever run: set one of poll_interval");
@@ -222,14 +288,19 @@ describe("--version, --help", () => {
     const run = svc(["--help"]);
     expect(run.code).toBe(0);
     for (const option of OPTIONS) expect(run.stdout).toContain(option.flag);
-    for (const flag of ["--config", "--generate-config", "--force", "--print-config", "--version"]) expect(run.stdout).toContain(flag);
+    for (const flag of ["--config", "--generate-config", "--force", "--print-config", "--version"])
+      expect(run.stdout).toContain(flag);
     expect(run.stdout).toContain("healthcheck");
   });
 
   test("every command has its own help, which runs nothing; every line fits 80 columns off a terminal", () => {
     const widest = (text: string) => Math.max(...text.split("\n").map((line) => line.length));
     expect(widest(svc(["--help"]).stdout)).toBeLessThanOrEqual(80);
-    for (const [command, usage] of [["rollback", "Usage: svc rollback NAME [OPTIONS]"], ["migrate", "Usage: svc migrate [CONTAINER]"], ["healthcheck", "Usage: svc healthcheck [OPTIONS]"]] as const) {
+    for (const [command, usage] of [
+      ["rollback", "Usage: svc rollback NAME [OPTIONS]"],
+      ["migrate", "Usage: svc migrate [CONTAINER]"],
+      ["healthcheck", "Usage: svc healthcheck [OPTIONS]"],
+    ] as const) {
       // an engine that is not there: the command would fail if it ran
       const run = svc([command, "web", "--help", "--docker-host", "unix:///nonexistent.sock"]);
       expect(run.code, run.stderr).toBe(0);

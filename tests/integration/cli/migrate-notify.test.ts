@@ -9,10 +9,19 @@ import { join } from "node:path";
 import { loadConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
-import { tempDir } from "../../temp.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import { tempDir } from "../../temp.ts";
 import { runSvc, userEnv } from "../e2e/support.ts";
-import { removeDir, sampleReport, SECRETS, serviceReceiver, startSmtp, stop, urlsFor, type SmtpServer } from "../notify/peers.ts";
+import {
+  removeDir,
+  SECRETS,
+  type SmtpServer,
+  sampleReport,
+  serviceReceiver,
+  startSmtp,
+  stop,
+  urlsFor,
+} from "../notify/peers.ts";
 
 const name = uniqueName("watchtower-notify");
 const image = `${sandbox().registry}/${uniqueName("wt-notify-img")}:latest`;
@@ -38,7 +47,13 @@ test("Watchtower's notification variables become notifications.urls that deliver
   const at = `127.0.0.1:${port}`;
   const env = {
     WATCHTOWER_NOTIFICATIONS: "email slack gotify msteams shoutrrr",
-    WATCHTOWER_NOTIFICATION_URL: [urls.discord, urls.telegram, urls.ntfy, urls.matrix, `smtp://127.0.0.1:${smtp.port}/?from=wt@lan&to=ops@lan&usestarttls=no`].join(" "),
+    WATCHTOWER_NOTIFICATION_URL: [
+      urls.discord,
+      urls.telegram,
+      urls.ntfy,
+      urls.matrix,
+      `smtp://127.0.0.1:${smtp.port}/?from=wt@lan&to=ops@lan&usestarttls=no`,
+    ].join(" "),
     WATCHTOWER_NOTIFICATION_SLACK_HOOK_URL: `https://hooks.slack.com/services/T0001/B0002/${SECRETS.slackHook}`,
     WATCHTOWER_NOTIFICATION_SLACK_IDENTIFIER: "watchtower",
     WATCHTOWER_NOTIFICATION_GOTIFY_URL: `http://${at}/gotify`,
@@ -50,19 +65,40 @@ test("Watchtower's notification variables become notifications.urls that deliver
   };
   buildImage(image, { push: false });
   docker([
-    "run", "-d", "--name", name, "--network", "none", "-l", "com.centurylinklabs.watchtower=true",
+    "run",
+    "-d",
+    "--name",
+    name,
+    "--network",
+    "none",
+    "-l",
+    "com.centurylinklabs.watchtower=true",
     ...Object.entries(env).flatMap(([key, value]) => ["-e", `${key}=${value}`]),
-    "--entrypoint", "/bin/sh", image, "-c", "sleep 3600", "/watchtower", "--interval", "300",
+    "--entrypoint",
+    "/bin/sh",
+    image,
+    "-c",
+    "sleep 3600",
+    "/watchtower",
+    "--interval",
+    "300",
   ]);
   const dir = tempDir("svc-migrate-notify-");
-  const run = await runSvc(["migrate", name, "--output", "svc.toml", "--docker-host", sandbox().dockerHost], { cwd: dir, env: userEnv() });
+  const run = await runSvc(["migrate", name, "--output", "svc.toml", "--docker-host", sandbox().dockerHost], {
+    cwd: dir,
+    env: userEnv(),
+  });
   expect(run.code).toBe(0);
   expect(run.stderr.match(/WATCHTOWER_NOTIFICATION_TEMPLATE: a Go template is not read/g)).toHaveLength(1);
   expect(run.stderr).toContain("notifications.template");
   for (const secret of Object.values(SECRETS)) expect(run.stdout + run.stderr).not.toContain(secret);
 
   // The written file as it is; only the fixed hosts (Discord, Telegram, Slack) are pointed at the receiver.
-  const { config } = await loadConfig({ argv: ["--config", join(dir, "svc.toml")], env: { SVC_NOTIFICATIONS_SERVICES_BASE_URL: receiver.base }, cwd: dir });
+  const { config } = await loadConfig({
+    argv: ["--config", join(dir, "svc.toml")],
+    env: { SVC_NOTIFICATIONS_SERVICES_BASE_URL: receiver.base },
+    cwd: dir,
+  });
   expect(readFileSync(join(dir, "svc.toml"), "utf8")).toContain("[notifications]");
   const log = recordingLogger();
   const mark = receiver.received.length;
@@ -79,11 +115,19 @@ test("Watchtower's notification variables become notifications.urls that deliver
   expect(body((p) => p.startsWith("/bot")).text).toStartWith(title);
   expect(got.find((r) => r.path === "/ntfy/svc-alerts")?.headers.title).toBe(title);
   expect(body((p) => p.startsWith("/_matrix/client/v3/rooms/")).body).toStartWith(title);
-  expect(body((p) => p === "/services/T0001/B0002/" + SECRETS.slackHook)).toMatchObject({ username: "watchtower", text: expect.stringContaining(title) });
+  expect(body((p) => p === "/services/T0001/B0002/" + SECRETS.slackHook)).toMatchObject({
+    username: "watchtower",
+    text: expect.stringContaining(title),
+  });
   expect(body((p) => p.startsWith("/workflows/")).attachments[0].content.body[0].text).toBe(title);
   expect(body((p) => p === "/gotify/message").title).toBe(title);
   // e-mail: the smtp:// URL, and the e-mail channel from WATCHTOWER_NOTIFICATION_EMAIL_* (none set here: not on)
-  expect(smtp.messages().slice(before).map((m) => m.subject)).toEqual([title]);
+  expect(
+    smtp
+      .messages()
+      .slice(before)
+      .map((m) => m.subject),
+  ).toEqual([title]);
   expect(log.lines.filter((l) => l.message === "notification failed")).toEqual([]);
   for (const secret of Object.values(SECRETS)) expect(log.text()).not.toContain(secret);
 }, 90_000);

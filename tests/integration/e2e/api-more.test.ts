@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
-import { Fixture, portOpen, runSvc, startSvc, stopAll, userEnv, waitForPort, type SvcProcess } from "./support.ts";
+import { Fixture, portOpen, runSvc, type SvcProcess, startSvc, stopAll, userEnv, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-api2");
 const TOKEN = "env-file-token-c4f1a27e";
@@ -56,7 +56,10 @@ describe("svc configured by environment variables", () => {
     const report = (await ok.json()) as any;
     expect(report.containers.map((c: any) => c.name).sort()).toEqual([a, b].sort());
     expect(report.containers.every((c: any) => c.state === "fresh")).toBe(true);
-    const byPath = await fetch(url("/v1/update"), { method: "POST", headers: { authorization: `Bearer ${env.SVC_HTTP_API_TOKEN}` } });
+    const byPath = await fetch(url("/v1/update"), {
+      method: "POST",
+      headers: { authorization: `Bearer ${env.SVC_HTTP_API_TOKEN}` },
+    });
     expect(byPath.status).toBe(401);
   }, 60_000);
 
@@ -89,7 +92,10 @@ describe("svc configured by environment variables", () => {
   test("a rolled-back update: the report says why, and the metrics count it as failed", async () => {
     const before = inspect(a);
     fx.image("alpha", { changes: [`CMD ["/bin/sh","-c","exit 7"]`] });
-    const response = await fetch(url(`/v1/update?container=${a}`), { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+    const response = await fetch(url(`/v1/update?container=${a}`), {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(response.status, svc.describe()).toBe(200);
     const report = (await response.json()) as any;
     expect(report.containers).toHaveLength(1);
@@ -106,7 +112,11 @@ describe("svc configured by environment variables", () => {
   }, 60_000);
 
   test("access events go to stdout with the credential redacted", async () => {
-    await waitUntil(() => svc.records().some((r) => r.target === "svc::access" && r.fields?.method === "POST"), 10_000, "access events").catch(() => {});
+    await waitUntil(
+      () => svc.records().some((r) => r.target === "svc::access" && r.fields?.method === "POST"),
+      10_000,
+      "access events",
+    ).catch(() => {});
     const events = svc.records().filter((r) => r.target === "svc::access");
     const post = events.find((r) => r.fields?.method === "POST" && r.fields?.status === 200);
     expect(post, svc.describe()).toBeDefined();
@@ -140,8 +150,23 @@ describe("a token given as a path relative to the configuration file", () => {
     Bun.spawnSync(["mkdir", "-p", join(etc, "secrets")]);
     writeFileSync(join(etc, "secrets", "api_token"), `${secret}\n`);
     const port = freePort();
-    writeFileSync(join(etc, "svc.toml"), ["[http_api]", "update = true", 'token = "secrets/api_token"', `port = ${port}`, ""].join("\n"));
-    const svc = startSvc(["-c", join(etc, "svc.toml"), "--docker-host", sandbox().dockerHost, "--scope", fx.name("nothing"), "--log-format", "json"], { cwd: "/" });
+    writeFileSync(
+      join(etc, "svc.toml"),
+      ["[http_api]", "update = true", 'token = "secrets/api_token"', `port = ${port}`, ""].join("\n"),
+    );
+    const svc = startSvc(
+      [
+        "-c",
+        join(etc, "svc.toml"),
+        "--docker-host",
+        sandbox().dockerHost,
+        "--scope",
+        fx.name("nothing"),
+        "--log-format",
+        "json",
+      ],
+      { cwd: "/" },
+    );
     const listening = await waitForPort(port, svc).then(
       () => true,
       () => false,
@@ -152,9 +177,15 @@ describe("a token given as a path relative to the configuration file", () => {
       expect(svc.stderr).toContain("http_api.token");
       return;
     }
-    const byPath = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: "Bearer secrets/api_token" } });
+    const byPath = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+      method: "POST",
+      headers: { authorization: "Bearer secrets/api_token" },
+    });
     expect(byPath.status, "the literal path was taken as the token").toBe(401);
-    const byContents = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${secret}` } });
+    const byContents = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${secret}` },
+    });
     expect(byContents.status).toBe(200);
     svc.signal("SIGTERM");
     expect(await svc.exit(30_000)).toBe(0);

@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, inspect, waitUntil } from "../../harness.ts";
-import { Fixture, baseFlags, parseJsonLines, portOpen, startSvc, stopAll, waitForPort, type SvcProcess } from "./support.ts";
+import {
+  baseFlags,
+  Fixture,
+  parseJsonLines,
+  portOpen,
+  type SvcProcess,
+  startSvc,
+  stopAll,
+  waitForPort,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-api");
 const TOKEN = "e2e-api-token-0f3a9c1d";
@@ -55,10 +64,14 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
       ...baseFlags(),
       "--http-api-update",
       "--http-api-metrics",
-      "--http-api-token", TOKEN,
-      "--http-api-port", String(port),
-      "--audit-log", auditFile,
-      "--http-api-access-log", accessFile,
+      "--http-api-token",
+      TOKEN,
+      "--http-api-port",
+      String(port),
+      "--audit-log",
+      auditFile,
+      "--http-api-access-log",
+      accessFile,
     ]);
     await waitForPort(port, svc);
     first = await postUpdate(`container=${app}`);
@@ -70,7 +83,14 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
     expect(first.body.filter.container).toEqual([app]);
     expect(first.body.counts).toMatchObject({ scanned: 1, updated: 1, failed: 0, rolled_back: 0 });
     expect(first.body.containers).toHaveLength(1);
-    expect(first.body.containers[0]).toMatchObject({ name: app, state: "updated", old_image_id: v1.id, new_image_id: v2.id, new_digest: v2.digest, reason: null });
+    expect(first.body.containers[0]).toMatchObject({
+      name: app,
+      state: "updated",
+      old_image_id: v1.id,
+      new_image_id: v2.id,
+      new_digest: v2.digest,
+      reason: null,
+    });
     expect(first.body.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(first.body.started_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(first.body.finished_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -123,10 +143,15 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
 
   test("the audit log has stop, rename, create, start and remove for the container, with trigger api and the report's session id", async () => {
     // the file is appended asynchronously: wait for the last action of the update to arrive
-    await waitUntil(() => audit().some((e) => e.fields?.container === app && e.fields?.action === "remove"), 10_000, "the audit remove entry").catch(() => {});
+    await waitUntil(
+      () => audit().some((e) => e.fields?.container === app && e.fields?.action === "remove"),
+      10_000,
+      "the audit remove entry",
+    ).catch(() => {});
     const entries = audit().filter((e) => e.fields?.container === app);
     const actions = entries.map((e) => e.fields.action);
-    for (const action of ["stop", "rename", "create", "start", "remove"]) expect(actions, JSON.stringify(entries)).toContain(action);
+    for (const action of ["stop", "rename", "create", "start", "remove"])
+      expect(actions, JSON.stringify(entries)).toContain(action);
     for (const entry of entries) {
       expect(entry.target).toBe("svc::audit");
       expect(entry.fields.trigger).toBe("api");
@@ -136,9 +161,12 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
   });
 
   test("the access log has the POST with the authorization redacted", async () => {
-    const isPost = (e: any) => e.fields?.method === "POST" && e.fields?.path === "/v1/update" && e.fields?.status === 200;
+    const isPost = (e: any) =>
+      e.fields?.method === "POST" && e.fields?.path === "/v1/update" && e.fields?.status === 200;
     await waitUntil(() => access().some(isPost), 10_000, "the access-log entry").catch(() => {});
-    const post = access().find((e) => e.fields?.method === "POST" && e.fields?.path === "/v1/update" && e.fields?.status === 200);
+    const post = access().find(
+      (e) => e.fields?.method === "POST" && e.fields?.path === "/v1/update" && e.fields?.status === 200,
+    );
     expect(post, readFileSync(accessFile, "utf8")).toBeDefined();
     expect(post.target).toBe("svc::access");
     expect(post.fields.authorization).toBe("Bearer [redacted]");
@@ -150,7 +178,11 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
     fx.image("slow"); // a newer image: the cycle has real work (stop, create, start, watch)
     const running = postUpdate(`container=${slow}`);
     // The first cycle is under way once it has stopped the old container (seen in the audit log).
-    await waitUntil(() => audit().some((e) => e.fields?.container === slow && e.fields?.action === "stop"), 30_000, "the slow update to start");
+    await waitUntil(
+      () => audit().some((e) => e.fields?.container === slow && e.fields?.action === "stop"),
+      30_000,
+      "the slow update to start",
+    );
     const second = await postUpdate(`container=${slow}`);
     expect(second.status).toBe(409);
     expect(second.text).toBe("");
@@ -158,7 +190,9 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
     expect(done.status).toBe(200);
     expect(done.body.containers[0]).toMatchObject({ name: slow, state: "updated" });
 
-    const metrics = (await (await fetch(url("/v1/metrics"), { headers: { ...auth, accept: "application/json" } })).json()) as any;
+    const metrics = (await (
+      await fetch(url("/v1/metrics"), { headers: { ...auth, accept: "application/json" } })
+    ).json()) as any;
     expect(metrics.svc_scans_total).toBe(2);
     expect(metrics.svc_scans_skipped).toBe(1);
   }, 60_000);

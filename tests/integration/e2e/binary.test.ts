@@ -6,8 +6,28 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { freePort, inspect, waitUntil } from "../../harness.ts";
-import { payloadOf, startMosquitto, startSmtp, subscribe, type Mosquitto, type SmtpServer, type Subscriber } from "../notify/peers.ts";
-import { Fixture, REPO_ROOT, baseFlags, portOpen, receiver, runSvc, startSvc, stopAll, stopReceivers, track, waitForPort } from "./support.ts";
+import {
+  type Mosquitto,
+  payloadOf,
+  type SmtpServer,
+  type Subscriber,
+  startMosquitto,
+  startSmtp,
+  subscribe,
+} from "../notify/peers.ts";
+import {
+  baseFlags,
+  Fixture,
+  portOpen,
+  REPO_ROOT,
+  receiver,
+  runSvc,
+  startSvc,
+  stopAll,
+  stopReceivers,
+  track,
+  waitForPort,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-bin");
 let mosquitto: Mosquitto | undefined;
@@ -23,7 +43,11 @@ afterAll(async () => {
 
 beforeAll(() => {
   const outdir = fx.tempDir("dist");
-  const build = Bun.spawnSync(["bun", "build.ts", "--outdir", outdir], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
+  const build = Bun.spawnSync(["bun", "build.ts", "--outdir", outdir], {
+    cwd: REPO_ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (build.exitCode !== 0) throw new Error(`bun build.ts failed: ${build.stderr.toString()}`);
   binary = join(outdir, "svc");
 }, 120_000);
@@ -47,16 +71,26 @@ describe("the compiled binary", () => {
       [
         ...baseFlags(),
         "--run-once",
-        "--notifications-webhook-url", `http://127.0.0.1:${hook.server.port}/`,
-        "--notifications-email-server", "127.0.0.1",
-        "--notifications-email-port", String(smtp.port),
-        "--notifications-email-from", "svc@example.test",
-        "--notifications-email-to", "ops@example.test",
-        "--notifications-mqtt-broker", `mqtt://127.0.0.1:${mosquitto.port}`,
-        "--notifications-mqtt-topic", topic,
-        "--notifications-pushover-token", "bin-po-token-31c9",
-        "--notifications-pushover-user-key", "bin-po-user-8d20",
-        "--notifications-pushover-api-url", `http://127.0.0.1:${push.server.port}`,
+        "--notifications-webhook-url",
+        `http://127.0.0.1:${hook.server.port}/`,
+        "--notifications-email-server",
+        "127.0.0.1",
+        "--notifications-email-port",
+        String(smtp.port),
+        "--notifications-email-from",
+        "svc@example.test",
+        "--notifications-email-to",
+        "ops@example.test",
+        "--notifications-mqtt-broker",
+        `mqtt://127.0.0.1:${mosquitto.port}`,
+        "--notifications-mqtt-topic",
+        topic,
+        "--notifications-pushover-token",
+        "bin-po-token-31c9",
+        "--notifications-pushover-user-key",
+        "bin-po-user-8d20",
+        "--notifications-pushover-api-url",
+        `http://127.0.0.1:${push.server.port}`,
         name,
       ],
       { command: [binary] },
@@ -73,7 +107,10 @@ describe("the compiled binary", () => {
     expect(smtp.messages()).toHaveLength(1);
     expect(smtp.messages()[0]!.subject).toMatch(/1 updated, 0 failed/);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const message = await Promise.race([subscriber.message, new Promise<string>((r) => (timer = setTimeout(() => r(""), 15_000)))]);
+    const message = await Promise.race([
+      subscriber.message,
+      new Promise<string>((r) => (timer = setTimeout(() => r(""), 15_000))),
+    ]);
     clearTimeout(timer);
     expect(JSON.parse(payloadOf(message).payload)).toEqual(report);
     expect(run.svc.output).not.toContain("bin-po-token-31c9");
@@ -85,7 +122,15 @@ describe("the compiled binary", () => {
     const v2 = fx.image("api");
     const port = freePort();
     const token = "bin-api-token-5a77";
-    const flags = [...baseFlags(), "--http-api-update", "--http-api-metrics", "--http-api-token", token, "--http-api-port", String(port)];
+    const flags = [
+      ...baseFlags(),
+      "--http-api-update",
+      "--http-api-metrics",
+      "--http-api-token",
+      token,
+      "--http-api-port",
+      String(port),
+    ];
     const svc = startSvc(flags, { command: [binary] });
     await waitForPort(port, svc);
     const response = await fetch(`http://127.0.0.1:${port}/v1/update`, {
@@ -97,7 +142,9 @@ describe("the compiled binary", () => {
     const report = (await response.json()) as any;
     expect(report.containers.map((c: any) => [c.name, c.state])).toEqual([[name, "updated"]]);
     expect(inspect(name).Image).toBe(v2.id);
-    const metrics = await fetch(`http://127.0.0.1:${port}/v1/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    const metrics = await fetch(`http://127.0.0.1:${port}/v1/metrics`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(await metrics.text()).toMatch(/^svc_containers_updated 1$/m);
     expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
     // as the image's HEALTHCHECK runs it: same configuration as the service

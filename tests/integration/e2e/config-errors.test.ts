@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, inspect, sandbox } from "../../harness.ts";
-import { Fixture, baseFlags, portOpen, runSvc, stopAll } from "./support.ts";
+import { baseFlags, Fixture, portOpen, runSvc, stopAll } from "./support.ts";
 
 const fx = new Fixture("e2e-cfg");
 
@@ -39,7 +39,17 @@ describe("configuration errors exit 2 and touch nothing", () => {
     const port = freePort();
     writeFileSync(
       join(dir, "svc.toml"),
-      [`run_once = true`, `containers = ["${name}"]`, "", "[docker]", `host = "${sandbox().dockerHost}"`, "", "[http_api]", `prot = ${port}`, ""].join("\n"),
+      [
+        `run_once = true`,
+        `containers = ["${name}"]`,
+        "",
+        "[docker]",
+        `host = "${sandbox().dockerHost}"`,
+        "",
+        "[http_api]",
+        `prot = ${port}`,
+        "",
+      ].join("\n"),
     );
     const run = await runSvc(["-c", "svc.toml"], { cwd: dir });
     expect(run.code, run.svc.describe()).toBe(2);
@@ -52,7 +62,10 @@ describe("configuration errors exit 2 and touch nothing", () => {
   test("with --log-format pretty the same typo reads as a plain line naming file, line and suggestion", async () => {
     const dir = fx.tempDir("typo-pretty");
     writeFileSync(join(dir, "svc.toml"), ["run_once = true", "", "[http_api]", "prot = 8080", ""].join("\n"));
-    const run = await runSvc(["-c", "svc.toml", "--log-format", "pretty", "--docker-host", sandbox().dockerHost, name], { cwd: dir });
+    const run = await runSvc(
+      ["-c", "svc.toml", "--log-format", "pretty", "--docker-host", sandbox().dockerHost, name],
+      { cwd: dir },
+    );
     expect(run.code, run.svc.describe()).toBe(2);
     expect(run.stderr).toMatch(/svc\.toml:4.*prot.*did you mean.*port/is);
     unchanged();
@@ -60,7 +73,15 @@ describe("configuration errors exit 2 and touch nothing", () => {
 
   test("--http-api-update without a token: exit 2, no port opened, container untouched", async () => {
     const port = freePort();
-    const run = await runSvc([...baseFlags(), "--http-api-update", "--http-api-port", String(port), "--poll-interval", "1s", name]);
+    const run = await runSvc([
+      ...baseFlags(),
+      "--http-api-update",
+      "--http-api-port",
+      String(port),
+      "--poll-interval",
+      "1s",
+      name,
+    ]);
     expect(run.code, run.svc.describe()).toBe(2);
     expect(run.stderr).toMatch(/token/);
     expect(run.stderr).toContain("--http-api-update");
@@ -72,7 +93,17 @@ describe("configuration errors exit 2 and touch nothing", () => {
     const folder = fx.tempDir("token-folder"); // what Docker creates when a bind-mounted file is missing
     for (const token of ["/run/secrets/svc-tokn", folder]) {
       const port = freePort();
-      const run = await runSvc([...baseFlags(), "--http-api-update", "--http-api-token", token, "--http-api-port", String(port), "--poll-interval", "1h", name]);
+      const run = await runSvc([
+        ...baseFlags(),
+        "--http-api-update",
+        "--http-api-token",
+        token,
+        "--http-api-port",
+        String(port),
+        "--poll-interval",
+        "1h",
+        name,
+      ]);
       expect(run.code, run.svc.describe()).toBe(2);
       expect(run.stderr).toContain(`--http-api-token: the secret file ${token} cannot be read`);
       expect(await portOpen(port)).toBe(false);

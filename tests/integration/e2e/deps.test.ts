@@ -10,7 +10,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { docker, inspect } from "../../harness.ts";
-import { Fixture, baseFlags, containersByPrefix, runSvc, stopAll } from "./support.ts";
+import { baseFlags, containersByPrefix, Fixture, runSvc, stopAll } from "./support.ts";
 
 const fx = new Fixture("e2e-deps");
 

@@ -14,7 +14,16 @@ import mqtt, { type MqttClient } from "mqtt";
 import { freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
 import { docsAcl } from "../../support/home-assistant.ts";
 import { waitForPort as waitForBroker } from "../notify/peers.ts";
-import { FAILING_CMD, Fixture, QUICK_STOP_CMD, startSvc, stopAll, stopProcess, track, type SvcProcess } from "./support.ts";
+import {
+  FAILING_CMD,
+  Fixture,
+  QUICK_STOP_CMD,
+  type SvcProcess,
+  startSvc,
+  stopAll,
+  stopProcess,
+  track,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-hass");
 const TOPIC = `svc-ha-${fx.prefix}`;
@@ -41,8 +50,18 @@ async function startBroker(): Promise<void> {
 }
 
 /** A client as Home Assistant is one: it keeps every message it receives. */
-async function connect(user: keyof typeof PASSWORDS, subscriptions: string[]): Promise<{ client: MqttClient; messages: Message[] }> {
-  const client = mqtt.connect({ host: "127.0.0.1", port: brokerPort, username: user, password: PASSWORDS[user], clientId: `${user}-${fx.prefix}`.slice(0, 23), reconnectPeriod: 300 });
+async function connect(
+  user: keyof typeof PASSWORDS,
+  subscriptions: string[],
+): Promise<{ client: MqttClient; messages: Message[] }> {
+  const client = mqtt.connect({
+    host: "127.0.0.1",
+    port: brokerPort,
+    username: user,
+    password: PASSWORDS[user],
+    clientId: `${user}-${fx.prefix}`.slice(0, 23),
+    reconnectPeriod: 300,
+  });
   clients.push(client);
   const messages: Message[] = [];
   client.on("message", (topic, payload) => messages.push({ topic, payload: payload.toString("utf8") }));
@@ -56,7 +75,12 @@ async function connect(user: keyof typeof PASSWORDS, subscriptions: string[]): P
 
 const found = (messages: Message[], topic: string) => messages.filter((m) => m.topic === topic);
 const last = (messages: Message[], topic: string) => found(messages, topic).at(-1)?.payload;
-const auditLines = () => readFileSync(auditFile, "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line).fields);
+const auditLines = () =>
+  readFileSync(auditFile, "utf8")
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line).fields);
 
 beforeAll(async () => {
   const dir = fx.tempDir("broker");
@@ -65,13 +89,25 @@ beforeAll(async () => {
   brokerLog = join(dir, "mosquitto.log");
   const passwords = join(dir, "passwords");
   writeFileSync(passwords, "");
-  for (const [user, password] of Object.entries(PASSWORDS)) Bun.spawnSync(["mosquitto_passwd", "-b", passwords, user, password]);
+  for (const [user, password] of Object.entries(PASSWORDS))
+    Bun.spawnSync(["mosquitto_passwd", "-b", passwords, user, password]);
   const acl = join(dir, "acl");
   writeFileSync(acl, docsAcl(TOPIC));
   // mosquitto started as root drops to its own user: it must be able to read these files
   chmodSync(dir, 0o755);
   for (const file of [passwords, acl]) chmodSync(file, 0o644);
-  writeFileSync(brokerConf, [`listener ${brokerPort} 127.0.0.1`, "allow_anonymous false", `password_file ${passwords}`, `acl_file ${acl}`, "persistence false", "log_type all", ""].join("\n"));
+  writeFileSync(
+    brokerConf,
+    [
+      `listener ${brokerPort} 127.0.0.1`,
+      "allow_anonymous false",
+      `password_file ${passwords}`,
+      `acl_file ${acl}`,
+      "persistence false",
+      "log_type all",
+      "",
+    ].join("\n"),
+  );
   await startBroker();
 
   const v1 = fx.image("app", { changes: [QUICK_STOP_CMD, "LABEL org.opencontainers.image.version=1.0.0"] });
@@ -128,21 +164,47 @@ describe("Home Assistant presses Install", () => {
     ha = await connect("homeassistant", ["homeassistant/#", `${TOPIC}/#`]);
     const wait = (what: string, done: () => boolean) => waitUntil(done, 30_000, `${what}\n${svc.describe()}`);
     await wait("svc online", () => last(ha.messages, `${TOPIC}/svc_nas/availability`) === "online");
-    await wait("the Check now button", () => found(ha.messages, "homeassistant/button/svc_nas_check/config").length > 0);
+    await wait(
+      "the Check now button",
+      () => found(ha.messages, "homeassistant/button/svc_nas_check/config").length > 0,
+    );
     const check = JSON.parse(last(ha.messages, "homeassistant/button/svc_nas_check/config")!);
     await ha.client.publishAsync(check.command_topic, check.payload_press, { qos: 1 });
-    await wait("the update entity", () => found(ha.messages, `homeassistant/update/${id}/config`).length > 0 && found(ha.messages, `${TOPIC}/update/${id}/state`).length > 0);
+    await wait(
+      "the update entity",
+      () =>
+        found(ha.messages, `homeassistant/update/${id}/config`).length > 0 &&
+        found(ha.messages, `${TOPIC}/update/${id}/state`).length > 0,
+    );
     const state = JSON.parse(last(ha.messages, `${TOPIC}/update/${id}/state`)!);
-    expect(state).toMatchObject({ installed_version: "1.0.0", latest_version: "1.1.0", title: `${name} on nas`, in_progress: false, update_percentage: null });
+    expect(state).toMatchObject({
+      installed_version: "1.0.0",
+      latest_version: "1.1.0",
+      title: `${name} on nas`,
+      in_progress: false,
+      update_percentage: null,
+    });
   }, 60_000);
 
   test("another broker user cannot make svc act: the broker denies it (the documented ACL)", async () => {
     const config = JSON.parse(last(ha.messages, `homeassistant/update/${id}/config`)!);
     const intruder = await connect("intruder", []);
     await intruder.client.publishAsync(config.command_topic, "install", { qos: 1 });
-    await intruder.client.publishAsync(config.command_topic.replace("/command/homeassistant/", "/command/intruder/"), "install", { qos: 1 });
-    await waitUntil(() => (readFileSync(brokerLog, "utf8").match(/Denied PUBLISH from intruder/g) ?? []).length >= 2, 15_000, "the broker's denials");
-    expect(auditLines().filter((line) => line.action === "request")).toEqual([{ action: "request", trigger: "mqtt", actor: "mqtt:homeassistant", request: "mqtt check" }].map(expect.objectContaining));
+    await intruder.client.publishAsync(
+      config.command_topic.replace("/command/homeassistant/", "/command/intruder/"),
+      "install",
+      { qos: 1 },
+    );
+    await waitUntil(
+      () => (readFileSync(brokerLog, "utf8").match(/Denied PUBLISH from intruder/g) ?? []).length >= 2,
+      15_000,
+      "the broker's denials",
+    );
+    expect(auditLines().filter((line) => line.action === "request")).toEqual(
+      [{ action: "request", trigger: "mqtt", actor: "mqtt:homeassistant", request: "mqtt check" }].map(
+        expect.objectContaining,
+      ),
+    );
   }, 30_000);
 
   test("Install: progress in order, the container on the new image, the versions moved, one audit line with the broker user", async () => {
@@ -151,18 +213,36 @@ describe("Home Assistant presses Install", () => {
     const before = inspect(name).Image;
     const from = ha.messages.length;
     await ha.client.publishAsync(config.command_topic, config.payload_install, { qos: 1 });
-    const states = () => ha.messages.slice(from).filter((m) => m.topic === `${TOPIC}/update/${id}/state`).map((m) => JSON.parse(m.payload));
-    await waitUntil(() => states().some((s) => s.in_progress === false && s.installed_version === "1.1.0"), 60_000, `the new version\n${svc.describe()}`);
+    const states = () =>
+      ha.messages
+        .slice(from)
+        .filter((m) => m.topic === `${TOPIC}/update/${id}/state`)
+        .map((m) => JSON.parse(m.payload));
+    await waitUntil(
+      () => states().some((s) => s.in_progress === false && s.installed_version === "1.1.0"),
+      60_000,
+      `the new version\n${svc.describe()}`,
+    );
     const seen = states();
     const percentages = seen.filter((s) => s.in_progress).map((s) => s.update_percentage);
     expect(percentages[0]).toBe(0);
     expect(percentages).toEqual([...percentages].sort((a, b) => a - b));
     // each step as it starts (docs/home-assistant.md): pull, park, stop, create, start, watch
     expect(percentages).toEqual([0, 10, 30, 40, 50, 60, 80]);
-    expect(seen.at(-1)).toMatchObject({ installed_version: "1.1.0", latest_version: "1.1.0", in_progress: false, update_percentage: null });
+    expect(seen.at(-1)).toMatchObject({
+      installed_version: "1.1.0",
+      latest_version: "1.1.0",
+      in_progress: false,
+      update_percentage: null,
+    });
     expect(inspect(name).Image).not.toBe(before);
     const requests = auditLines().filter((line) => line.action === "request");
-    expect(requests.at(-1)).toMatchObject({ trigger: "mqtt", actor: "mqtt:homeassistant", container: name, request: "mqtt install" });
+    expect(requests.at(-1)).toMatchObject({
+      trigger: "mqtt",
+      actor: "mqtt:homeassistant",
+      container: name,
+      request: "mqtt install",
+    });
     expect(auditLines().some((line) => line.action === "pull" && line.container === name)).toBe(true);
   }, 90_000);
 
@@ -172,10 +252,23 @@ describe("Home Assistant presses Install", () => {
     const config = JSON.parse(last(ha.messages, `homeassistant/update/${badId}/config`)!);
     const from = ha.messages.length;
     await ha.client.publishAsync(config.command_topic, config.payload_install, { qos: 1 });
-    const states = () => ha.messages.slice(from).filter((m) => m.topic === `${TOPIC}/update/${badId}/state`).map((m) => JSON.parse(m.payload));
-    await waitUntil(() => states().some((s) => s.in_progress === false && /rolled back/.test(s.release_summary)), 60_000, `the rollback
-${svc.describe()}`);
-    expect(states().at(-1)).toMatchObject({ installed_version: "2.0.0", latest_version: "2.1.0", in_progress: false, update_percentage: null });
+    const states = () =>
+      ha.messages
+        .slice(from)
+        .filter((m) => m.topic === `${TOPIC}/update/${badId}/state`)
+        .map((m) => JSON.parse(m.payload));
+    await waitUntil(
+      () => states().some((s) => s.in_progress === false && /rolled back/.test(s.release_summary)),
+      60_000,
+      `the rollback
+${svc.describe()}`,
+    );
+    expect(states().at(-1)).toMatchObject({
+      installed_version: "2.0.0",
+      latest_version: "2.1.0",
+      in_progress: false,
+      update_percentage: null,
+    });
     expect(states().at(-1).release_summary).toMatch(/^rolled back: /);
     expect(inspect(bad).Image).toBe(badV1);
   }, 90_000);
@@ -192,15 +285,39 @@ ${svc.describe()}`);
         return null;
       }
     };
-    await waitUntil(() => imageNow() === appV1, 60_000, `the rollback of ${name}
-${svc.describe()}`);
-    await waitUntil(() => auditLines().some((line) => line.request === "mqtt rollback" && line.container === name && line.actor === "mqtt:homeassistant"), 15_000, "the audit line");
+    await waitUntil(
+      () => imageNow() === appV1,
+      60_000,
+      `the rollback of ${name}
+${svc.describe()}`,
+    );
+    await waitUntil(
+      () =>
+        auditLines().some(
+          (line) => line.request === "mqtt rollback" && line.container === name && line.actor === "mqtt:homeassistant",
+        ),
+      15_000,
+      "the audit line",
+    );
   }, 90_000);
 
   test("a command for a container svc does not manage is ignored and logged", async () => {
     const config = JSON.parse(last(ha.messages, `homeassistant/update/${id}/config`)!);
-    await ha.client.publishAsync(config.command_topic.replace(`/${name}/install`, "/not-managed/install"), "install", { qos: 1 });
-    await waitUntil(() => svc.records().some((r) => r.message === "home assistant command ignored: svc does not manage this target" && r.fields?.target === "not-managed"), 15_000, svc.describe());
+    await ha.client.publishAsync(config.command_topic.replace(`/${name}/install`, "/not-managed/install"), "install", {
+      qos: 1,
+    });
+    await waitUntil(
+      () =>
+        svc
+          .records()
+          .some(
+            (r) =>
+              r.message === "home assistant command ignored: svc does not manage this target" &&
+              r.fields?.target === "not-managed",
+          ),
+      15_000,
+      svc.describe(),
+    );
   }, 30_000);
 
   test("the broker restarted: svc reconnects and says it is online again; gone without a goodbye, its last will says offline", async () => {
@@ -208,13 +325,26 @@ ${svc.describe()}`);
     const from = ha.messages.length;
     await startBroker();
     // the broker kept nothing (persistence false): an online now is svc's own, published again
-    await waitUntil(() => ha.messages.slice(from).some((m) => m.topic === `${TOPIC}/svc_nas/availability` && m.payload === "online"), 90_000, `svc online again\n${svc.describe()}`);
-    await waitUntil(() => ha.messages.slice(from).some((m) => m.topic === `homeassistant/update/${id}/config`), 30_000, "the entity again");
+    await waitUntil(
+      () => ha.messages.slice(from).some((m) => m.topic === `${TOPIC}/svc_nas/availability` && m.payload === "online"),
+      90_000,
+      `svc online again\n${svc.describe()}`,
+    );
+    await waitUntil(
+      () => ha.messages.slice(from).some((m) => m.topic === `homeassistant/update/${id}/config`),
+      30_000,
+      "the entity again",
+    );
     const said = svc.records().map((r) => r.message);
     expect(said).toContain("MQTT broker connection lost; reconnecting");
     expect(said).toContain("MQTT broker connection back");
     const killedAt = ha.messages.length;
     svc.signal("SIGKILL");
-    await waitUntil(() => ha.messages.slice(killedAt).some((m) => m.topic === `${TOPIC}/svc_nas/availability` && m.payload === "offline"), 90_000, "the last will");
+    await waitUntil(
+      () =>
+        ha.messages.slice(killedAt).some((m) => m.topic === `${TOPIC}/svc_nas/availability` && m.payload === "offline"),
+      90_000,
+      "the last will",
+    );
   }, 200_000);
 });

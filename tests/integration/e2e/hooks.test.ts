@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspect } from "../../harness.ts";
-import { Fixture, baseFlags, parseJsonLines, reportsIn, runSvc, stopAll } from "./support.ts";
+import { baseFlags, Fixture, parseJsonLines, reportsIn, runSvc, stopAll } from "./support.ts";
 
 const fx = new Fixture("e2e-hooks");
 
@@ -18,8 +18,15 @@ afterAll(async () => {
 }, 120_000);
 
 /** A running container with `labels` whose tag has a newer image. */
-function staleWith(what: string, labels: Record<string, string>): { name: string; oldId: string; startedAt: string; newImage: string } {
-  const name = fx.run(what, fx.image(what).ref, Object.entries(labels).flatMap(([k, v]) => ["-l", `${k}=${v}`]));
+function staleWith(
+  what: string,
+  labels: Record<string, string>,
+): { name: string; oldId: string; startedAt: string; newImage: string } {
+  const name = fx.run(
+    what,
+    fx.image(what).ref,
+    Object.entries(labels).flatMap(([k, v]) => ["-l", `${k}=${v}`]),
+  );
   const newer = fx.image(what);
   const container = inspect(name);
   return { name, oldId: container.Id, startedAt: container.State.StartedAt, newImage: newer.id };
@@ -28,14 +35,19 @@ function staleWith(what: string, labels: Record<string, string>): { name: string
 async function runOnce(name: string, flags = ["--lifecycle-hooks"]) {
   const audit = join(fx.tempDir(`${name}-audit`), "audit.log");
   const run = await runSvc([...baseFlags(), ...flags, "--run-once", "--audit-log", audit, name]);
-  const entry = reportsIn(run.svc.output).at(-1)?.containers.find((c: any) => c.name === name);
+  const entry = reportsIn(run.svc.output)
+    .at(-1)
+    ?.containers.find((c: any) => c.name === name);
   const entries = existsSync(audit) ? parseJsonLines(readFileSync(audit, "utf8")).map((line) => line.fields) : [];
   return { run, entry, audit: entries };
 }
 
 describe("lifecycle hooks", () => {
   test("a failing pre_update skips the update and touches nothing; so does Watchtower's label", async () => {
-    for (const [what, label] of [["pre", "svc.hooks.pre_update"], ["wt", "com.centurylinklabs.watchtower.lifecycle.pre-update"]] as const) {
+    for (const [what, label] of [
+      ["pre", "svc.hooks.pre_update"],
+      ["wt", "com.centurylinklabs.watchtower.lifecycle.pre-update"],
+    ] as const) {
       const c = staleWith(what, { [label]: "echo not now >&2; exit 3" });
       const { run, entry, audit } = await runOnce(c.name);
       expect(run.code, run.svc.describe()).toBe(0);
@@ -43,12 +55,17 @@ describe("lifecycle hooks", () => {
       expect(entry?.reason).toBe("pre_update hook failed: exited with 3: not now");
       expect(inspect(c.name).Id).toBe(c.oldId);
       expect(inspect(c.name).State.StartedAt).toBe(c.startedAt);
-      expect(audit.map((e: any) => [e.action, e.container_id, e.error])).toEqual([["pre_update", c.oldId, "exited with 3: not now"]]);
+      expect(audit.map((e: any) => [e.action, e.container_id, e.error])).toEqual([
+        ["pre_update", c.oldId, "exited with 3: not now"],
+      ]);
     }
   }, 120_000);
 
   test("off by default: a container's hook labels run nothing, and the update goes through", async () => {
-    const c = staleWith("off", { "com.centurylinklabs.watchtower.lifecycle.pre-update": "exit 3", "svc.hooks.pre_check": "exit 1" });
+    const c = staleWith("off", {
+      "com.centurylinklabs.watchtower.lifecycle.pre-update": "exit 3",
+      "svc.hooks.pre_check": "exit 1",
+    });
     const { run, entry, audit } = await runOnce(c.name, []);
     expect(entry?.state, run.svc.describe()).toBe("updated");
     expect(audit.map((e: any) => e.action)).not.toContain("pre_update");
@@ -66,13 +83,20 @@ describe("lifecycle hooks", () => {
   }, 120_000);
 
   test("passing hooks: the update goes through, each run in the audit log with the container it ran in", async () => {
-    const c = staleWith("ok", { "svc.hooks.pre_check": "true", "svc.hooks.pre_update": "true", "svc.hooks.post_update": "test -d /proc/1", "svc.hooks.post_check": "echo fine" });
+    const c = staleWith("ok", {
+      "svc.hooks.pre_check": "true",
+      "svc.hooks.pre_update": "true",
+      "svc.hooks.post_update": "test -d /proc/1",
+      "svc.hooks.post_check": "echo fine",
+    });
     const { run, entry, audit } = await runOnce(c.name);
     expect(run.code, run.svc.describe()).toBe(0);
     expect(entry?.state, run.svc.describe()).toBe("updated");
     const newId = inspect(c.name).Id;
     expect(inspect(c.name).Image).toBe(c.newImage);
-    const hooks = audit.filter((e: any) => e.action.includes("_")).map((e: any) => [e.action, e.container_id, e.error ?? null]);
+    const hooks = audit
+      .filter((e: any) => e.action.includes("_"))
+      .map((e: any) => [e.action, e.container_id, e.error ?? null]);
     expect(hooks).toEqual([
       ["pre_check", c.oldId, null],
       ["pre_update", c.oldId, null],

@@ -7,7 +7,17 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, freePort, inspect, waitUntil } from "../../harness.ts";
-import { Fixture, baseFlags, containersByPrefix, parseJsonLines, portOpen, runSvc, startSvc, stopAll, waitForPort } from "./support.ts";
+import {
+  baseFlags,
+  containersByPrefix,
+  Fixture,
+  parseJsonLines,
+  portOpen,
+  runSvc,
+  startSvc,
+  stopAll,
+  waitForPort,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-life");
 const TOKEN = "e2e-life-token-93be";
@@ -33,12 +43,28 @@ describe("signals while an update runs", () => {
     const v2 = fx.image("term");
     const audit = join(fx.tempDir("term"), "audit.log");
     const port = freePort();
-    const svc = startSvc([...baseFlags(), "--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--audit-log", audit]);
+    const svc = startSvc([
+      ...baseFlags(),
+      "--http-api-update",
+      "--http-api-token",
+      TOKEN,
+      "--http-api-port",
+      String(port),
+      "--audit-log",
+      audit,
+    ]);
     await waitForPort(port, svc);
 
-    const request = fetch(`http://127.0.0.1:${port}/v1/update?container=${name}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } });
+    const request = fetch(`http://127.0.0.1:${port}/v1/update?container=${name}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     // the new container has been started: the update is in its watch phase
-    await waitUntil(() => auditOf(audit).some((e) => e.fields?.container === name && e.fields?.action === "start"), 30_000, "the new container to start");
+    await waitUntil(
+      () => auditOf(audit).some((e) => e.fields?.container === name && e.fields?.action === "start"),
+      30_000,
+      "the new container to start",
+    );
     svc.signal("SIGTERM");
 
     const response = await request;
@@ -71,7 +97,11 @@ describe("signals while an update runs", () => {
     );
     svc.signal("SIGTERM");
     // a second signal once svc has taken the first (two signals sent at once may merge into one)
-    await waitUntil(() => svc.records().some((r) => /^stopping/.test(r.message ?? "")), 10_000, "svc to take the first SIGTERM");
+    await waitUntil(
+      () => svc.records().some((r) => /^stopping/.test(r.message ?? "")),
+      10_000,
+      "svc to take the first SIGTERM",
+    );
     svc.signal("SIGTERM");
     const code = await svc.exit(10_000);
     expect(code, svc.describe()).toBe(143); // 128 + SIGTERM, as a shell reports a process killed by it
@@ -119,15 +149,30 @@ describe("SIGTERM during a run-once update", () => {
  * old container parked under `<name>.svc-old-<id>-running` (stopped) and the new one created
  * under the original name. Returns both ids.
  */
-function inFlightUpdateOf(what: string, labels: string[] = []): { name: string; parkedId: string; newId: string; parkedName: string } {
+function inFlightUpdateOf(
+  what: string,
+  labels: string[] = [],
+): { name: string; parkedId: string; newId: string; parkedName: string } {
   const image = fx.image(what);
   const name = fx.name(what);
-  fx.run(what, image.ref, labels.flatMap((l) => ["-l", l]));
+  fx.run(
+    what,
+    image.ref,
+    labels.flatMap((l) => ["-l", l]),
+  );
   const parkedId = inspect(name).Id as string;
   docker(["stop", "-t", "1", name]);
   const parkedName = `${name}.svc-old-${parkedId.slice(0, 12)}-running`;
   docker(["rename", name, parkedName]);
-  const newId = docker(["create", "--name", name, "--network", "none", ...labels.flatMap((l) => ["-l", l]), image.ref]).stdout;
+  const newId = docker([
+    "create",
+    "--name",
+    name,
+    "--network",
+    "none",
+    ...labels.flatMap((l) => ["-l", l]),
+    image.ref,
+  ]).stdout;
   return { name, parkedId, newId, parkedName };
 }
 
@@ -166,11 +211,24 @@ describe("started before its engine", () => {
     const port = freePort();
     const token = "engine-down-token-2c81";
     const missing = join(fx.tempDir("nosock"), "docker.sock");
-    const svc = startSvc(["--docker-host", `unix://${missing}`, "--log-format", "json", "--http-api-update", "--http-api-token", token, "--http-api-port", String(port)]);
+    const svc = startSvc([
+      "--docker-host",
+      `unix://${missing}`,
+      "--log-format",
+      "json",
+      "--http-api-update",
+      "--http-api-token",
+      token,
+      "--http-api-port",
+      String(port),
+    ]);
     await waitForPort(port, svc);
     const health = await fetch(`http://127.0.0.1:${port}/v1/health`);
     expect(health.status).toBe(200);
-    const update = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    const update = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(update.status, svc.describe()).toBeGreaterThanOrEqual(500);
     const body = (await update.json()) as any;
     expect(body.error).toMatch(/engine/i);

@@ -10,8 +10,27 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { freePort, sandbox, waitUntil } from "../../harness.ts";
-import { makePki, payloadOf, startMosquitto, startSmtp, subscribe, type Mosquitto, type SmtpServer, type Subscriber } from "../notify/peers.ts";
-import { FAILING_CMD, Fixture, runSvc, startSvc, stopAll, stopProcess, track, waitForPort, type SvcProcess } from "./support.ts";
+import {
+  type Mosquitto,
+  makePki,
+  payloadOf,
+  type SmtpServer,
+  type Subscriber,
+  startMosquitto,
+  startSmtp,
+  subscribe,
+} from "../notify/peers.ts";
+import {
+  FAILING_CMD,
+  Fixture,
+  runSvc,
+  type SvcProcess,
+  startSvc,
+  stopAll,
+  stopProcess,
+  track,
+  waitForPort,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-notify");
 
@@ -155,7 +174,10 @@ describe("one update cycle notifies every channel once", () => {
       waitFor("the Discord message", () => chats.length > 0),
     ]);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    mqttMessage = await Promise.race([subscriber.message, new Promise<string>((r) => (timer = setTimeout(() => r(""), 30_000)))]);
+    mqttMessage = await Promise.race([
+      subscriber.message,
+      new Promise<string>((r) => (timer = setTimeout(() => r(""), 30_000))),
+    ]);
     clearTimeout(timer);
   }, 120_000);
 
@@ -236,14 +258,21 @@ describe("one update cycle notifies every channel once", () => {
     const rolledBack = await post(bad);
     expect(rolledBack.containers[0]).toMatchObject({ name: bad, state: "rolled_back" });
 
-    await waitUntil(() => hooks.length >= 2 && pushes.length >= 2 && smtp!.messages().length >= 2, 30_000, "the second notifications").catch(() => {});
+    await waitUntil(
+      () => hooks.length >= 2 && pushes.length >= 2 && smtp!.messages().length >= 2,
+      30_000,
+      "the second notifications",
+    ).catch(() => {});
     // the fresh cycle's report was never sent: the second message of each channel is the rollback's
     expect(hooks.map((h) => JSON.parse(h.body).id)).toEqual([report.id, rolledBack.id]);
     expect(JSON.parse(hooks[1]!.body)).toEqual(rolledBack);
     expect(smtp!.messages()[1]?.subject).toMatch(/0 updated, 1 failed/);
     expect(new URLSearchParams(pushes[1]?.body ?? "").get("title")).toMatch(/0 updated, 1 failed/);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const message = await Promise.race([second.message, new Promise<string>((r) => (timer = setTimeout(() => r(""), 30_000)))]);
+    const message = await Promise.race([
+      second.message,
+      new Promise<string>((r) => (timer = setTimeout(() => r(""), 30_000))),
+    ]);
     clearTimeout(timer);
     expect(JSON.parse(payloadOf(message).payload).id).toBe(rolledBack.id);
   }, 90_000);

@@ -27,9 +27,21 @@ describe("svc --print-config", () => {
     writeFileSync(join(dir, "token"), `${TOKEN}\n`);
     writeFileSync(
       join(dir, "svc.toml"),
-      ["# my svc", 'poll_interval = "5m"', "", "[http_api]", "update = true", `token = "${join(dir, "token")}"`, ""].join("\n"),
+      [
+        "# my svc",
+        'poll_interval = "5m"',
+        "",
+        "[http_api]",
+        "update = true",
+        `token = "${join(dir, "token")}"`,
+        "",
+      ].join("\n"),
     );
-    const env = userEnv({ SVC_NOTIFICATIONS_MQTT_BROKER: "tcp://127.0.0.1:1883", SVC_NOTIFICATIONS_MQTT_TOPIC: "svc", SVC_NOTIFICATIONS_MQTT_PASSWORD: MQTT_PASSWORD });
+    const env = userEnv({
+      SVC_NOTIFICATIONS_MQTT_BROKER: "tcp://127.0.0.1:1883",
+      SVC_NOTIFICATIONS_MQTT_TOPIC: "svc",
+      SVC_NOTIFICATIONS_MQTT_PASSWORD: MQTT_PASSWORD,
+    });
     run = await runSvc(["-c", "svc.toml", "--print-config", "--http-api-port", "9191"], { cwd: dir, env });
     lines = run.stdout.split("\n");
   }, 60_000);

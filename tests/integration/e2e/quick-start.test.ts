@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspect, sandbox } from "../../harness.ts";
-import { commandBlock, runBlockUntil, svcOnPath, type RunningBlock } from "../../support/doc-blocks.ts";
+import { commandBlock, type RunningBlock, runBlockUntil, svcOnPath } from "../../support/doc-blocks.ts";
 import { Fixture, userEnv } from "./support.ts";
 
 const fx = new Fixture("e2e-quick");
@@ -30,7 +30,12 @@ describe("README: Quick start, as written", () => {
     writeFileSync(join(bin, "editor"), `#!/bin/sh\nsed -i 's/^# poll_interval = .*/poll_interval = "6h"/' "$1"\n`);
     chmodSync(join(bin, "editor"), 0o755);
     const block = commandBlock("quick-start").text.replace(/\bweb\b/g, web);
-    const env = userEnv({ PATH: `${bin}:${process.env.PATH}`, EDITOR: join(bin, "editor"), DOCKER_HOST: sandbox().dockerHost, NO_COLOR: "1" });
+    const env = userEnv({
+      PATH: `${bin}:${process.env.PATH}`,
+      EDITOR: join(bin, "editor"),
+      DOCKER_HOST: sandbox().dockerHost,
+      NO_COLOR: "1",
+    });
     run = await runBlockUntil(block, { cwd: dir, env }, (output) => /next check at \d\d:\d\d/.test(output));
   }, 180_000);
 

@@ -7,7 +7,21 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildImage, docker, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
-import { Fixture, baseFlags, containersByPrefix, parseJsonLines, portOpen, receiver, reportsIn, reportedStates, runSvc, startSvc, stopAll, stopReceivers, userEnv } from "./support.ts";
+import {
+  baseFlags,
+  containersByPrefix,
+  Fixture,
+  parseJsonLines,
+  portOpen,
+  receiver,
+  reportedStates,
+  reportsIn,
+  runSvc,
+  startSvc,
+  stopAll,
+  stopReceivers,
+  userEnv,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-once2");
 
@@ -23,7 +37,15 @@ describe("run-once extras", () => {
     fx.run("notify", fx.image("notify").ref);
     fx.image("notify");
     const { bodies, server } = receiver();
-    const run = await runSvc([...baseFlags(), "--run-once", "--notifications-webhook-url", `http://127.0.0.1:${server.port}/`, "--notifications-delay", "30s", name]);
+    const run = await runSvc([
+      ...baseFlags(),
+      "--run-once",
+      "--notifications-webhook-url",
+      `http://127.0.0.1:${server.port}/`,
+      "--notifications-delay",
+      "30s",
+      name,
+    ]);
     expect(run.code, run.svc.describe()).toBe(0);
     // svc has exited: the report must already have arrived
     expect(bodies, run.svc.describe()).toHaveLength(1);
@@ -60,8 +82,10 @@ describe("run-once extras", () => {
     const run = await runSvc([
       ...baseFlags(),
       "--run-once",
-      "--log-level", "debug",
-      "--registry-credentials", `host=${authRegistry},username=${authUser},password=${passwordFile}`,
+      "--log-level",
+      "debug",
+      "--registry-credentials",
+      `host=${authRegistry},username=${authUser},password=${passwordFile}`,
       name,
     ]);
     expect(run.code, run.svc.describe()).toBe(0);
@@ -78,7 +102,9 @@ describe("run-once extras", () => {
     const before = inspect(name);
     buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
     // no `docker login` either: an empty Docker CLI config
-    const run = await runSvc([...baseFlags(), "--run-once", name], { env: userEnv({ DOCKER_CONFIG: fx.tempDir("nodockercfg") }) });
+    const run = await runSvc([...baseFlags(), "--run-once", name], {
+      env: userEnv({ DOCKER_CONFIG: fx.tempDir("nodockercfg") }),
+    });
     expect(run.code, run.svc.describe()).toBe(0);
     expect(inspect(name).Id).toBe(before.Id);
     const finished = run.svc.records().find((r) => r.message === "cycle finished");
@@ -96,7 +122,9 @@ describe("run-once extras", () => {
     const dockerConfig = fx.tempDir("dockercfg");
     const auth = Buffer.from(`${authUser}:${authPass}`).toString("base64");
     writeFileSync(join(dockerConfig, "config.json"), JSON.stringify({ auths: { [authRegistry]: { auth } } }));
-    const run = await runSvc([...baseFlags(), "--run-once", "--log-level", "debug", name], { env: userEnv({ DOCKER_CONFIG: dockerConfig }) });
+    const run = await runSvc([...baseFlags(), "--run-once", "--log-level", "debug", name], {
+      env: userEnv({ DOCKER_CONFIG: dockerConfig }),
+    });
     expect(run.code, run.svc.describe()).toBe(0);
     expect(inspect(name).Image).toBe(v2.id);
     expect(run.svc.output).not.toContain(authPass);
@@ -108,7 +136,10 @@ describe("run-once extras", () => {
     fx.run("envhost", fx.image("envhost").ref);
     const v2 = fx.image("envhost");
     const dir = fx.tempDir("cwd");
-    writeFileSync(join(dir, "svc.toml"), ["run_once = true", 'stop_timeout = "1s"', `containers = ["${name}"]`, ""].join("\n"));
+    writeFileSync(
+      join(dir, "svc.toml"),
+      ["run_once = true", 'stop_timeout = "1s"', `containers = ["${name}"]`, ""].join("\n"),
+    );
     const run = await runSvc([], { cwd: dir, env: userEnv({ DOCKER_HOST: sandbox().dockerHost }) });
     expect(run.code, run.svc.describe()).toBe(0);
     expect(inspect(name).Image).toBe(v2.id);
@@ -118,7 +149,16 @@ describe("run-once extras", () => {
     const name = fx.name("apiflags");
     fx.run("apiflags", fx.image("apiflags").ref);
     const port = freePort();
-    const svc = startSvc([...baseFlags(), "--run-once", "--http-api-update", "--http-api-token", "t0k3n-e2e", "--http-api-port", String(port), name]);
+    const svc = startSvc([
+      ...baseFlags(),
+      "--run-once",
+      "--http-api-update",
+      "--http-api-token",
+      "t0k3n-e2e",
+      "--http-api-port",
+      String(port),
+      name,
+    ]);
     let opened = false;
     while (svc.running) {
       opened ||= await portOpen(port);
@@ -139,7 +179,9 @@ describe("run-once extras", () => {
     expect(run.code, run.svc.describe()).toBe(0);
     expect(existsSync(file)).toBe(true);
     const entries = parseJsonLines(readFileSync(file, "utf8")).filter((e) => e.fields?.container === name);
-    expect(entries.map((e) => e.fields.action)).toEqual(expect.arrayContaining(["pull", "stop", "rename", "create", "start", "remove"]));
+    expect(entries.map((e) => e.fields.action)).toEqual(
+      expect.arrayContaining(["pull", "stop", "rename", "create", "start", "remove"]),
+    );
     const sessionId = run.svc.records().find((r) => r.message === "cycle finished")?.fields?.session_id;
     expect(sessionId).toBeDefined();
     for (const entry of entries) {
@@ -174,7 +216,17 @@ describe("run-once extras", () => {
     const before = inspect(name);
     buildImage(ref, { changes: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`] });
     const run = await runSvc(
-      [...baseFlags(), "--run-once", "--log-level", "trace", "--head-warn-strategy", "always", "--registry-credentials", `host=${authRegistry},username=${authUser},password=${wrong}`, name],
+      [
+        ...baseFlags(),
+        "--run-once",
+        "--log-level",
+        "trace",
+        "--head-warn-strategy",
+        "always",
+        "--registry-credentials",
+        `host=${authRegistry},username=${authUser},password=${wrong}`,
+        name,
+      ],
       { env: userEnv({ DOCKER_CONFIG: fx.tempDir("nodockercfg") }) },
     );
     expect(run.code, run.svc.describe()).toBe(0);
@@ -203,17 +255,35 @@ describe("run-once extras", () => {
     fx.run("hookdown", fx.image("hookdown").ref);
     const v2 = fx.image("hookdown");
     const closed = freePort();
-    const run = await runSvc([...baseFlags(), "--run-once", "--notifications-webhook-url", `http://127.0.0.1:${closed}/hook`, name], {}, 120_000);
+    const run = await runSvc(
+      [...baseFlags(), "--run-once", "--notifications-webhook-url", `http://127.0.0.1:${closed}/hook`, name],
+      {},
+      120_000,
+    );
     expect(run.code, run.svc.describe()).toBe(0);
     expect(inspect(name).Image).toBe(v2.id);
-    expect(run.svc.records().some((r) => (r.level === "error" || r.level === "warn") && r.target === "svc::notify"), run.svc.describe()).toBe(true);
+    expect(
+      run.svc.records().some((r) => (r.level === "error" || r.level === "warn") && r.target === "svc::notify"),
+      run.svc.describe(),
+    ).toBe(true);
   }, 150_000);
 
   test("a new image that turns the container's healthcheck unhealthy is rolled back: exit 1, the healthy old container runs", async () => {
     const name = fx.name("health");
     // v1 writes the file the healthcheck reads; v2 does not
-    const v1 = fx.image("health", { changes: [`CMD ["/bin/sh","-c","echo ok > /ok; trap 'exit 0' TERM; sleep 3600 & wait"]`] });
-    fx.run("health", v1.ref, ["--health-cmd", "cat /ok", "--health-interval", "1s", "--health-retries", "1", "--health-timeout", "1s"]);
+    const v1 = fx.image("health", {
+      changes: [`CMD ["/bin/sh","-c","echo ok > /ok; trap 'exit 0' TERM; sleep 3600 & wait"]`],
+    });
+    fx.run("health", v1.ref, [
+      "--health-cmd",
+      "cat /ok",
+      "--health-interval",
+      "1s",
+      "--health-retries",
+      "1",
+      "--health-timeout",
+      "1s",
+    ]);
     await waitUntil(() => inspect(name).State.Health?.Status === "healthy", 20_000, "v1 to be healthy");
     fx.image("health");
     const run = await runSvc([...baseFlags(), "--rollback-startup-timeout", "10s", "--run-once", name]);
@@ -235,7 +305,11 @@ describe("run-once extras", () => {
     const run = await runSvc([...baseFlags(), "--run-once", "--cleanup", name]);
     expect(run.code, run.svc.describe()).toBe(0);
     expect(inspect(name).Image).toBe(v2.id);
-    await waitUntil(() => docker(["image", "inspect", v1.id], { allowFailure: true }).code !== 0, 10_000, "the old image to be removed").catch(() => {});
+    await waitUntil(
+      () => docker(["image", "inspect", v1.id], { allowFailure: true }).code !== 0,
+      10_000,
+      "the old image to be removed",
+    ).catch(() => {});
     expect(docker(["image", "inspect", v1.id], { allowFailure: true }).code, run.svc.describe()).not.toBe(0);
     expect(docker(["image", "inspect", v2.id], { allowFailure: true }).code).toBe(0);
   }, 90_000);
@@ -288,6 +362,11 @@ describe("run-once extras", () => {
     expect(inspect(off).Id).toBe(offId);
     expect(inspect(watched).Id).toBe(watchedId);
     const report = reportsIn(run.svc.output).at(-1);
-    expect(report?.containers.map((c: any) => [c.name, c.state]).sort(), run.svc.describe()).toEqual([[on, "updated"], [watched, "stale"]].sort());
+    expect(report?.containers.map((c: any) => [c.name, c.state]).sort(), run.svc.describe()).toEqual(
+      [
+        [on, "updated"],
+        [watched, "stale"],
+      ].sort(),
+    );
   }, 90_000);
 });

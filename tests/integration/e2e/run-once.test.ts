@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, freePort, inspect, sandbox } from "../../harness.ts";
-import { FAILING_CMD, Fixture, baseFlags, containersByPrefix, reportedStates, reportsIn, runSvc, stopAll } from "./support.ts";
+import {
+  baseFlags,
+  containersByPrefix,
+  FAILING_CMD,
+  Fixture,
+  reportedStates,
+  reportsIn,
+  runSvc,
+  stopAll,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-once");
 
@@ -49,13 +58,20 @@ describe("svc --generate-config, three edits, svc -c svc.toml", () => {
     hostPort = freePort();
     v1 = fx.image("web");
     fx.run("web", v1.ref, [
-      "--network", network,
-      "--network-alias", "web-alias",
-      "-p", `127.0.0.1:${hostPort}:8080`,
-      "-v", `${volume}:/data`,
-      "-e", "GREETING=hello world",
-      "-l", "com.example.team=ops",
-      "--restart", "unless-stopped",
+      "--network",
+      network,
+      "--network-alias",
+      "web-alias",
+      "-p",
+      `127.0.0.1:${hostPort}:8080`,
+      "-v",
+      `${volume}:/data`,
+      "-e",
+      "GREETING=hello world",
+      "-l",
+      "com.example.team=ops",
+      "--restart",
+      "unless-stopped",
     ]);
     oldId = inspect(name).Id;
     v2 = fx.image("web"); // a newer image under the same tag

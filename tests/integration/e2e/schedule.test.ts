@@ -6,7 +6,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, freePort, inspect, waitUntil } from "../../harness.ts";
-import { Fixture, baseFlags, containersByPrefix, parseJsonLines, startSvc, stopAll, waitForPort } from "./support.ts";
+import { baseFlags, containersByPrefix, Fixture, parseJsonLines, startSvc, stopAll, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-sched");
 
@@ -38,7 +38,11 @@ async function picksUpNewImage(what: string, scheduleFlags: string[]): Promise<v
   expect(now.Config.Env).toContain("KEEP=1");
 
   // The cycle that did it was a scheduled one, and svc said so.
-  await waitUntil(() => svc.records().some((r) => r.message === "cycle finished" && r.fields?.updated === 1), 10_000, "the cycle-finished log line").catch(() => {});
+  await waitUntil(
+    () => svc.records().some((r) => r.message === "cycle finished" && r.fields?.updated === 1),
+    10_000,
+    "the cycle-finished log line",
+  ).catch(() => {});
   const finished = svc.records().filter((r) => r.message === "cycle finished" && r.fields?.updated === 1);
   expect(finished.length, svc.describe()).toBeGreaterThan(0);
   expect(finished[0].fields.trigger).toBe("schedule");
@@ -63,10 +67,14 @@ describe("scheduled updates without any API call", () => {
     const oldId = inspect(name).Id;
     const svc = startSvc([...baseFlags(), "--poll-interval", "1s", name]);
     // two scheduled cycles have run
-    await waitUntil(() => {
-      if (!svc.running) throw new Error(`svc exited\n${svc.describe()}`);
-      return parseJsonLines(svc.stdout).filter((r) => r.message === "cycle finished").length >= 2;
-    }, 30_000, "two cycles");
+    await waitUntil(
+      () => {
+        if (!svc.running) throw new Error(`svc exited\n${svc.describe()}`);
+        return parseJsonLines(svc.stdout).filter((r) => r.message === "cycle finished").length >= 2;
+      },
+      30_000,
+      "two cycles",
+    );
     const cycles = svc.records().filter((r) => r.message === "cycle finished");
     expect(cycles.every((r) => r.fields.fresh === 1 && r.fields.updated === 0)).toBe(true);
     expect(inspect(name).Id).toBe(oldId);
@@ -82,23 +90,47 @@ describe("scheduled updates without any API call", () => {
     const token = "sched-api-token-1e0c";
     const svc = startSvc([
       ...baseFlags(),
-      "--schedule", "* * * * * *",
-      "--http-api-update", "--http-api-metrics", "--http-api-token", token, "--http-api-port", String(port),
-      "--audit-log", audit,
+      "--schedule",
+      "* * * * * *",
+      "--http-api-update",
+      "--http-api-metrics",
+      "--http-api-token",
+      token,
+      "--http-api-port",
+      String(port),
+      "--audit-log",
+      audit,
       name,
     ]);
     await waitForPort(port, svc);
     const v2 = fx.image("both");
-    const started = () => (existsSync(audit) ? parseJsonLines(readFileSync(audit, "utf8")) : []).some((e) => e.fields?.action === "start" && e.fields?.container === name);
+    const started = () =>
+      (existsSync(audit) ? parseJsonLines(readFileSync(audit, "utf8")) : []).some(
+        (e) => e.fields?.action === "start" && e.fields?.container === name,
+      );
     await waitUntil(started, 60_000, "the scheduled cycle to start the new container");
-    const post = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    const post = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(post.status).toBe(409);
     expect(await post.text()).toBe("");
     // the cycle is over once the old container is removed and svc said the cycle finished
-    const removed = () => parseJsonLines(readFileSync(audit, "utf8")).some((e) => e.fields?.action === "remove" && e.fields?.container === name);
-    await waitUntil(() => removed() && svc.records().some((r) => r.message === "cycle finished" && r.fields?.updated === 1), 60_000, "the update to finish");
+    const removed = () =>
+      parseJsonLines(readFileSync(audit, "utf8")).some(
+        (e) => e.fields?.action === "remove" && e.fields?.container === name,
+      );
+    await waitUntil(
+      () => removed() && svc.records().some((r) => r.message === "cycle finished" && r.fields?.updated === 1),
+      60_000,
+      "the update to finish",
+    );
     expect(inspect(name).Image).toBe(v2.id);
-    const metrics = (await (await fetch(`http://127.0.0.1:${port}/v1/metrics`, { headers: { authorization: `Bearer ${token}`, accept: "application/json" } })).json()) as any;
+    const metrics = (await (
+      await fetch(`http://127.0.0.1:${port}/v1/metrics`, {
+        headers: { authorization: `Bearer ${token}`, accept: "application/json" },
+      })
+    ).json()) as any;
     // the API request, plus the cron fires that came while the update was being watched
     expect(metrics.svc_scans_skipped).toBeGreaterThanOrEqual(2);
     expect(metrics.svc_scans_total).toBeGreaterThanOrEqual(1);
@@ -142,15 +174,20 @@ describe("scheduled updates without any API call", () => {
     }
     const dir = fx.tempDir("scopes");
     const audits = { [scopeA]: join(dir, "a.log"), [scopeB]: join(dir, "b.log") };
-    const daemons = Object.keys(mine).map((scope) => startSvc([...baseFlags(), "--poll-interval", "1s", "--scope", scope, "--audit-log", audits[scope]!]));
-    for (const names of Object.values(mine)) for (const name of names) images[name] = fx.image(name.slice(fx.prefix.length + 1)).id;
+    const daemons = Object.keys(mine).map((scope) =>
+      startSvc([...baseFlags(), "--poll-interval", "1s", "--scope", scope, "--audit-log", audits[scope]!]),
+    );
+    for (const names of Object.values(mine))
+      for (const name of names) images[name] = fx.image(name.slice(fx.prefix.length + 1)).id;
 
     await waitUntil(
       () => {
         for (const d of daemons) if (!d.running) throw new Error(`svc exited\n${d.describe()}`);
         return Object.entries(images).every(([name, id]) => {
           const family = containersByPrefix(name);
-          const now = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], { allowFailure: true }).stdout;
+          const now = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], {
+            allowFailure: true,
+          }).stdout;
           return Object.keys(family).length === 1 && now === `${id} true`;
         });
       },

@@ -6,9 +6,8 @@
  * default rollback startup_timeout are what the replacement is watched with.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { docker, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
-import { Fixture, buildSvcImage as buildSvcImageAs, compileSvc, containersByPrefix, portOpen } from "./support.ts";
+import { buildSvcImage as buildSvcImageAs, compileSvc, containersByPrefix, Fixture, portOpen } from "./support.ts";
 
 const fx = new Fixture("e2e-self");
 let work: string;
@@ -28,8 +27,25 @@ beforeAll(() => {
 function runSvcContainer(what: string, env: Record<string, string>, dockerArgs: string[] = []): string {
   const name = fx.name(what);
   const scope = fx.name(`${what}-scope`);
-  const envArgs = Object.entries({ SVC_SCOPE: scope, SVC_LOG_FORMAT: "json", ...env }).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-  docker(["run", "-d", "--name", name, "--network", "host", "-l", `svc.scope=${scope}`, "-v", `${sandbox().socketPath}:/var/run/docker.sock`, ...dockerArgs, ...envArgs, ref]);
+  const envArgs = Object.entries({ SVC_SCOPE: scope, SVC_LOG_FORMAT: "json", ...env }).flatMap(([k, v]) => [
+    "-e",
+    `${k}=${v}`,
+  ]);
+  docker([
+    "run",
+    "-d",
+    "--name",
+    name,
+    "--network",
+    "host",
+    "-l",
+    `svc.scope=${scope}`,
+    "-v",
+    `${sandbox().socketPath}:/var/run/docker.sock`,
+    ...dockerArgs,
+    ...envArgs,
+    ref,
+  ]);
   return name;
 }
 
@@ -43,9 +59,12 @@ async function selfUpdated(name: string, imageId: string, oldId: string): Promis
   await waitUntil(
     () => {
       const family = containersByPrefix(name);
-      const current = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], { allowFailure: true }).stdout;
+      const current = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], {
+        allowFailure: true,
+      }).stdout;
       // the only svc left has exited: no svc runs any more, nothing will change
-      if (Object.keys(family).length === 1 && family[name] === "exited") throw new Error(`the only svc container left has exited`);
+      if (Object.keys(family).length === 1 && family[name] === "exited")
+        throw new Error(`the only svc container left has exited`);
       // the old instance rolled its own update back: it will not retry this image
       if (/"rolled_back":1\b/.test(logsOf(name))) throw new Error("svc rolled back its own update");
       return Object.keys(family).length === 1 && current === `${imageId} true`;
@@ -54,8 +73,13 @@ async function selfUpdated(name: string, imageId: string, oldId: string): Promis
     `${name} to run the new image alone`,
   ).catch((error) => {
     const family = containersByPrefix(name);
-    const logs = Object.keys(family).map((n) => `--- ${n} (${family[n]}) ---\n${logsOf(n)}`).join("\n");
-    const old = docker(["inspect", oldId], { allowFailure: true }).code === 0 ? `--- old ${oldId.slice(0, 12)} ---\n${logsOf(oldId)}` : "";
+    const logs = Object.keys(family)
+      .map((n) => `--- ${n} (${family[n]}) ---\n${logsOf(n)}`)
+      .join("\n");
+    const old =
+      docker(["inspect", oldId], { allowFailure: true }).code === 0
+        ? `--- old ${oldId.slice(0, 12)} ---\n${logsOf(oldId)}`
+        : "";
     throw new Error(`${(error as Error).message}\n${JSON.stringify(family)}\n${logs}\n${old}`);
   });
 }
@@ -93,11 +117,23 @@ describe("svc updates its own container (real image, host network)", () => {
     buildSvcImage("30");
     const port = freePort();
     const token = "self-api-token-0b7e";
-    const name = runSvcContainer("api", { SVC_HTTP_API_UPDATE: "true", SVC_HTTP_API_TOKEN: token, SVC_HTTP_API_PORT: String(port), SVC_STOP_TIMEOUT: "5s" }, ["--health-interval", "2s"]);
+    const name = runSvcContainer(
+      "api",
+      {
+        SVC_HTTP_API_UPDATE: "true",
+        SVC_HTTP_API_TOKEN: token,
+        SVC_HTTP_API_PORT: String(port),
+        SVC_STOP_TIMEOUT: "5s",
+      },
+      ["--health-interval", "2s"],
+    );
     const oldId = inspect(name).Id as string;
     await waitUntil(() => portOpen(port), 60_000, "the API to listen");
     const v2 = buildSvcImage("31");
-    const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    const response = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}` },
+    });
     const body = await response.text();
     expect(response.status, body).toBe(200);
     expect(JSON.parse(body).containers.find((c: any) => c.name === name)?.state, body).toBe("updated");
@@ -134,18 +170,49 @@ describe("svc updates its own container (real image, published port)", () => {
     const network = fx.network(`${what}-net`);
     // no_pull: the sandbox registry listens on the host's loopback, out of reach from a bridge
     // network; the new image is built on the engine under the same tag instead
-    const env = { SVC_SCOPE: scope, SVC_LOG_FORMAT: "json", SVC_HTTP_API_UPDATE: "true", SVC_HTTP_API_TOKEN: token, SVC_STOP_TIMEOUT: "5s", SVC_NO_PULL: "true" };
+    const env = {
+      SVC_SCOPE: scope,
+      SVC_LOG_FORMAT: "json",
+      SVC_HTTP_API_UPDATE: "true",
+      SVC_HTTP_API_TOKEN: token,
+      SVC_STOP_TIMEOUT: "5s",
+      SVC_NO_PULL: "true",
+    };
     const envArgs = Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]);
-    docker(["run", "-d", "--name", name, "--network", network, "-p", `127.0.0.1:${port}:8080`, "--restart", "unless-stopped", ...dockerArgs, "-l", `svc.scope=${scope}`, "-v", `${sandbox().socketPath}:/var/run/docker.sock`, ...envArgs, ref]);
+    docker([
+      "run",
+      "-d",
+      "--name",
+      name,
+      "--network",
+      network,
+      "-p",
+      `127.0.0.1:${port}:8080`,
+      "--restart",
+      "unless-stopped",
+      ...dockerArgs,
+      "-l",
+      `svc.scope=${scope}`,
+      "-v",
+      `${sandbox().socketPath}:/var/run/docker.sock`,
+      ...envArgs,
+      ref,
+    ]);
     return name;
   }
 
   async function postUpdate(port: number, name: string): Promise<void> {
     const post = async () => {
-      const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+      const response = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+      });
       const body = await response.text();
       expect(response.status, body).toBe(200);
-      return { body, state: JSON.parse(body).containers.find((c: any) => c.name === name)?.state as string | undefined };
+      return {
+        body,
+        state: JSON.parse(body).containers.find((c: any) => c.name === name)?.state as string | undefined,
+      };
     };
     let answer = await post();
     if (answer.state === "fresh") {
@@ -154,7 +221,9 @@ describe("svc updates its own container (real image, published port)", () => {
       // then ask once more (the next cycle is what a user would get).
       const tagged = docker(["image", "inspect", "--format", "{{.Id}}", ref], { allowFailure: true }).stdout;
       const running = docker(["inspect", "--format", "{{.Image}}", name], { allowFailure: true }).stdout;
-      console.warn(`self-update: first POST said fresh; tag ${ref} -> ${tagged}, ${name} runs ${running}; asking again`);
+      console.warn(
+        `self-update: first POST said fresh; tag ${ref} -> ${tagged}, ${name} runs ${running}; asking again`,
+      );
       await Bun.sleep(2000);
       answer = await post();
     }
@@ -166,14 +235,18 @@ describe("svc updates its own container (real image, published port)", () => {
     await waitUntil(
       () => {
         const family = containersByPrefix(name);
-        const current = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], { allowFailure: true }).stdout;
+        const current = docker(["inspect", "--format", "{{.Image}} {{.State.Running}}", name], {
+          allowFailure: true,
+        }).stdout;
         return Object.keys(family).length === 1 && current === `${imageId} true`;
       },
       150_000,
       what,
     ).catch((error) => {
       const family = containersByPrefix(name);
-      const logs = Object.keys(family).map((n) => `--- ${n} (${family[n]}) ---\n${logsOf(n)}`).join("\n");
+      const logs = Object.keys(family)
+        .map((n) => `--- ${n} (${family[n]}) ---\n${logsOf(n)}`)
+        .join("\n");
       throw new Error(`${(error as Error).message}\n${JSON.stringify(family)}\n${logs}\n--- old ---\n${logsOf(oldId)}`);
     });
   }
@@ -182,12 +255,18 @@ describe("svc updates its own container (real image, published port)", () => {
     await waitUntil(
       async () => {
         if (!inspect(name).State.Running) throw new Error(`${name} exited:\n${logsOf(name)}`);
-        return (await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.status).catch(() => 0)) === 200;
+        return (
+          (await fetch(`http://127.0.0.1:${port}/v1/health`)
+            .then((r) => r.status)
+            .catch(() => 0)) === 200
+        );
       },
       60_000,
       `${name} to serve /v1/health on the published port`,
     );
-    expect(inspect(name).HostConfig.PortBindings).toEqual({ "8080/tcp": [{ HostIp: "127.0.0.1", HostPort: String(port) }] });
+    expect(inspect(name).HostConfig.PortBindings).toEqual({
+      "8080/tcp": [{ HostIp: "127.0.0.1", HostPort: String(port) }],
+    });
   }
 
   test("POST /v1/update: exactly one svc remains, on the new image, serving the published port", async () => {
@@ -216,7 +295,9 @@ describe("svc updates its own container (real image, published port)", () => {
     // the same svc, but its HEALTHCHECK asks a port nothing listens on: never healthy
     const build = () =>
       Bun.spawnSync(["docker", "-H", sandbox().dockerHost, "build", "-q", "-t", ref, "-"], {
-        stdin: new TextEncoder().encode(`FROM ${ref}\nHEALTHCHECK --interval=2s --timeout=2s --retries=1 CMD ["/svc", "healthcheck", "--http-api-port=1"]\nLABEL svc.e2e.build=51\n`),
+        stdin: new TextEncoder().encode(
+          `FROM ${ref}\nHEALTHCHECK --interval=2s --timeout=2s --retries=1 CMD ["/svc", "healthcheck", "--http-api-port=1"]\nLABEL svc.e2e.build=51\n`,
+        ),
         env: { ...process.env, DOCKER_BUILDKIT: "0" },
         stdout: "pipe",
         stderr: "pipe",
@@ -224,7 +305,12 @@ describe("svc updates its own container (real image, published port)", () => {
     // The containerd image store may refuse to move a tag it is replacing ("after deleting the
     // existing one: AlreadyExists"), a transient of the engine's, seen once under load: built again
     let broken = build();
-    for (let attempt = 2; attempt <= 3 && broken.exitCode !== 0 && broken.stderr.toString().includes("already exists"); attempt++) broken = build();
+    for (
+      let attempt = 2;
+      attempt <= 3 && broken.exitCode !== 0 && broken.stderr.toString().includes("already exists");
+      attempt++
+    )
+      broken = build();
     if (broken.exitCode !== 0) throw new Error(`docker build: ${broken.stderr.toString()}`);
     docker(["push", "-q", ref]);
     await postUpdate(port, name);

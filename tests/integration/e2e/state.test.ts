@@ -7,7 +7,18 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { inspect } from "../../harness.ts";
-import { FAILING_CMD, Fixture, baseFlags, parseJsonLines, receiver, reportsIn, runSvc, stopAll, stopReceivers, userEnv } from "./support.ts";
+import {
+  baseFlags,
+  FAILING_CMD,
+  Fixture,
+  parseJsonLines,
+  receiver,
+  reportsIn,
+  runSvc,
+  stopAll,
+  stopReceivers,
+  userEnv,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-state");
 
@@ -18,7 +29,9 @@ afterAll(async () => {
 }, 120_000);
 
 function entryIn(output: string, name: string): any {
-  return reportsIn(output).at(-1)?.containers.find((c: any) => c.name === name);
+  return reportsIn(output)
+    .at(-1)
+    ?.containers.find((c: any) => c.name === name);
 }
 
 describe("state_dir", () => {
@@ -52,7 +65,9 @@ describe("state_dir", () => {
     const first = await runSvc([...baseFlags(), "--run-once", name], { env });
     expect(first.code, first.svc.describe()).toBe(1);
     expect(entryIn(first.svc.output, name)?.state, first.svc.describe()).toBe("rolled_back");
-    expect(JSON.parse(readFileSync(join(env.XDG_STATE_HOME!, "svc", "state.json"), "utf8")).rolled_back[name]).toStartWith("sha256:");
+    expect(
+      JSON.parse(readFileSync(join(env.XDG_STATE_HOME!, "svc", "state.json"), "utf8")).rolled_back[name],
+    ).toStartWith("sha256:");
     const second = await runSvc([...baseFlags(), "--run-once", name], { env });
     const entry = entryIn(second.svc.output, name);
     expect(entry?.state, second.svc.describe()).toBe("skipped");
@@ -67,8 +82,12 @@ describe("state_dir", () => {
     writeFileSync(blocker, "");
     const run = await runSvc([...baseFlags(), "--run-once", name], { env: userEnv({ XDG_STATE_HOME: blocker }) });
     expect(run.code, run.svc.describe()).toBe(0);
-    const warnings = parseJsonLines(run.svc.output).filter((r) => r.level === "warn" && String(r.message).includes("cannot be used"));
-    expect(warnings.map((r) => r.message)).toEqual([expect.stringContaining(`state_dir ${blocker}/svc cannot be used`)]);
+    const warnings = parseJsonLines(run.svc.output).filter(
+      (r) => r.level === "warn" && String(r.message).includes("cannot be used"),
+    );
+    expect(warnings.map((r) => r.message)).toEqual([
+      expect.stringContaining(`state_dir ${blocker}/svc cannot be used`),
+    ]);
     expect(warnings[0].message).toContain("digests rolled back or skipped");
     expect(entryIn(run.svc.output, name)?.state).toBe("fresh");
   }, 120_000);
@@ -84,7 +103,9 @@ describe("state_dir", () => {
     expect(first.code, first.svc.describe()).toBe(0);
     const held = entryIn(first.svc.output, name);
     expect(held?.state, first.svc.describe()).toBe("stale");
-    expect(held?.reason).toMatch(/^newer image sha256:[0-9a-f]{64} first seen .+; applied once it is 3s old, from .+ \(min_image_age\)$/);
+    expect(held?.reason).toMatch(
+      /^newer image sha256:[0-9a-f]{64} first seen .+; applied once it is 3s old, from .+ \(min_image_age\)$/,
+    );
     expect(inspect(name).Id).toBe(before.Id);
     await Bun.sleep(3_000);
     const second = await runSvc(flags);
@@ -99,7 +120,16 @@ describe("state_dir", () => {
     fx.image("watched");
     const { bodies, url } = receiver();
     const stateDir = fx.tempDir("watch-state");
-    const flags = [...baseFlags(), "--run-once", "--monitor-only", "--state-dir", stateDir, "--notifications-webhook-url", url, name];
+    const flags = [
+      ...baseFlags(),
+      "--run-once",
+      "--monitor-only",
+      "--state-dir",
+      stateDir,
+      "--notifications-webhook-url",
+      url,
+      name,
+    ];
     const first = await runSvc(flags);
     expect(first.code, first.svc.describe()).toBe(0);
     expect(bodies, first.svc.describe()).toHaveLength(1);

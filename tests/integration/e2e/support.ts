@@ -5,16 +5,20 @@
  * and image carries the fixture's unique prefix and is removed in `cleanup`.
  */
 import { join, resolve } from "node:path";
-import { tempDir } from "../../temp.ts";
 import type { Server, Subprocess } from "bun";
 import { docker, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
+import { tempDir } from "../../temp.ts";
 
 export { portOpen };
 
 /** `bun build.ts` of this checkout into `work` (the binary the image takes). */
 export function compileSvc(work: string): void {
-  const compiled = Bun.spawnSync(["bun", "build.ts", "--outdir", work], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
+  const compiled = Bun.spawnSync(["bun", "build.ts", "--outdir", work], {
+    cwd: REPO_ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (compiled.exitCode !== 0) throw new Error(`bun build.ts: ${compiled.stderr.toString()}`);
 }
 
@@ -24,10 +28,27 @@ export function compileSvc(work: string): void {
  */
 export function buildSvcImage(work: string, ref: string, build: string): string {
   const context = join(work, "context");
-  const prepared = Bun.spawnSync(["bash", "scripts/image-context.sh", join(work, "svc"), join(context, "rootfs")], { cwd: REPO_ROOT, stdout: "pipe", stderr: "pipe" });
+  const prepared = Bun.spawnSync(["bash", "scripts/image-context.sh", join(work, "svc"), join(context, "rootfs")], {
+    cwd: REPO_ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   if (prepared.exitCode !== 0) throw new Error(`image-context.sh: ${prepared.stderr.toString()}`);
   const built = Bun.spawnSync(
-    ["docker", "-H", sandbox().dockerHost, "build", "-q", "-f", join(REPO_ROOT, "Dockerfile"), "--label", `svc.e2e.build=${build}`, "-t", ref, context],
+    [
+      "docker",
+      "-H",
+      sandbox().dockerHost,
+      "build",
+      "-q",
+      "-f",
+      join(REPO_ROOT, "Dockerfile"),
+      "--label",
+      `svc.e2e.build=${build}`,
+      "-t",
+      ref,
+      context,
+    ],
     { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
   );
   if (built.exitCode !== 0) throw new Error(`docker build: ${built.stderr.toString()}`);
@@ -113,7 +134,9 @@ export class SvcProcess {
         stderr: "pipe",
       }),
     );
-    this.done = Promise.all([this.collect(this.proc.stdout, "stdout"), this.collect(this.proc.stderr, "stderr")]).then(() => {});
+    this.done = Promise.all([this.collect(this.proc.stdout, "stdout"), this.collect(this.proc.stderr, "stderr")]).then(
+      () => {},
+    );
   }
 
   private async collect(stream: ReadableStream<Uint8Array>, into: "stdout" | "stderr"): Promise<void> {
@@ -134,7 +157,10 @@ export class SvcProcess {
   async exit(timeoutMs = 60_000): Promise<number> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`svc ${this.args.join(" ")} still running after ${timeoutMs} ms\n${this.describe()}`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`svc ${this.args.join(" ")} still running after ${timeoutMs} ms\n${this.describe()}`)),
+        timeoutMs,
+      );
     });
     try {
       const code = await Promise.race([this.proc.exited, timeout]);
@@ -163,7 +189,11 @@ export function startSvc(args: string[], options: SvcOptions = {}): SvcProcess {
 }
 
 /** Runs svc to its end: exit code and output. */
-export async function runSvc(args: string[], options: SvcOptions = {}, timeoutMs = 90_000): Promise<{ code: number; stdout: string; stderr: string; svc: SvcProcess }> {
+export async function runSvc(
+  args: string[],
+  options: SvcOptions = {},
+  timeoutMs = 90_000,
+): Promise<{ code: number; stdout: string; stderr: string; svc: SvcProcess }> {
   const svc = startSvc(args, options);
   const code = await svc.exit(timeoutMs);
   return { code, stdout: svc.stdout, stderr: svc.stderr, svc };
@@ -191,9 +221,13 @@ export function reportsIn(text: string): any[] {
   const found: any[] = [];
   const visit = (value: unknown): void => {
     if (value === null || typeof value !== "object") return;
-    if (Array.isArray(value)) return value.forEach(visit);
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
     const record = value as Record<string, unknown>;
-    if (Array.isArray(record.containers) && typeof record.counts === "object" && record.counts !== null) found.push(record);
+    if (Array.isArray(record.containers) && typeof record.counts === "object" && record.counts !== null)
+      found.push(record);
     Object.values(record).forEach(visit);
   };
   parseJsonLines(text).forEach(visit);
@@ -207,11 +241,15 @@ export function reportsIn(text: string): any[] {
 export function reportedStates(text: string, name: string): string[] {
   const states: string[] = [];
   for (const report of reportsIn(text)) {
-    for (const c of report.containers as any[]) if (c?.name === name && typeof c.state === "string") states.push(c.state);
+    for (const c of report.containers as any[])
+      if (c?.name === name && typeof c.state === "string") states.push(c.state);
   }
   const visit = (value: unknown): void => {
     if (value === null || typeof value !== "object") return;
-    if (Array.isArray(value)) return value.forEach(visit);
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
     const record = value as Record<string, unknown>;
     const named = record.container === name || record.name === name;
     const state = record.state ?? record.outcome;
@@ -238,14 +276,24 @@ export { containersByPrefix } from "../../harness.ts";
 
 /** Flags every e2e run uses: the sandbox engine, short timeouts, JSON logs. */
 export function baseFlags(): string[] {
-  return ["--docker-host", sandbox().dockerHost, "--stop-timeout", "1s", "--rollback-startup-timeout", "3s", "--log-format", "json"];
+  return [
+    "--docker-host",
+    sandbox().dockerHost,
+    "--stop-timeout",
+    "1s",
+    "--rollback-startup-timeout",
+    "3s",
+    "--log-format",
+    "json",
+  ];
 }
 
 /** Waits until `port` on 127.0.0.1 accepts connections (or the process died). */
 export async function waitForPort(port: number, svc?: SvcProcess, timeoutMs = 30_000): Promise<void> {
   await waitUntil(
     async () => {
-      if (svc && !svc.running) throw new Error(`svc exited (${svc.proc.exitCode}) before listening on ${port}\n${svc.describe()}`);
+      if (svc && !svc.running)
+        throw new Error(`svc exited (${svc.proc.exitCode}) before listening on ${port}\n${svc.describe()}`);
       return await portOpen(port);
     },
     timeoutMs,
@@ -257,7 +305,11 @@ export async function waitForPort(port: number, svc?: SvcProcess, timeoutMs = 30
 const receivers = new Set<Server<undefined>>();
 
 /** A loopback HTTP server standing for a webhook or Pushover: keeps each body, answers `answer()`. */
-export function receiver(answer: () => Response = () => new Response(null, { status: 204 })): { server: Server<undefined>; bodies: string[]; url: string } {
+export function receiver(answer: () => Response = () => new Response(null, { status: 204 })): {
+  server: Server<undefined>;
+  bodies: string[];
+  url: string;
+} {
   const bodies: string[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",

@@ -4,7 +4,7 @@
  * when something went wrong, and no JSON.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { FAILING_CMD, Fixture, baseFlags, runSvc, stopAll } from "./support.ts";
+import { baseFlags, FAILING_CMD, Fixture, runSvc, stopAll } from "./support.ts";
 
 const fx = new Fixture("e2e-tty");
 
@@ -13,7 +13,11 @@ afterAll(async () => {
   fx.cleanup();
 }, 120_000);
 
-const pretty = () => [...baseFlags().filter((flag) => flag !== "json" && flag !== "--log-format"), "--log-format", "pretty"];
+const pretty = () => [
+  ...baseFlags().filter((flag) => flag !== "json" && flag !== "--log-format"),
+  "--log-format",
+  "pretty",
+];
 const short = (digest: string | null) => digest!.slice(7, 19);
 const lastPart = (ref: string) => ref.slice(ref.lastIndexOf("/") + 1);
 
@@ -29,7 +33,9 @@ describe("run-once on a terminal", () => {
 
     const dry = await runSvc([...pretty(), "--run-once", "--dry-run", good, bad]);
     expect(dry.code, dry.svc.describe()).toBe(0);
-    expect(dry.stdout).toContain(`${good}: would update ${lastPart(g1.ref)} (sha256:${short(g1.digest)} -> ${short(g2.digest)})`);
+    expect(dry.stdout).toContain(
+      `${good}: would update ${lastPart(g1.ref)} (sha256:${short(g1.digest)} -> ${short(g2.digest)})`,
+    );
     expect(dry.stdout).toContain("dry run finished: 2 would be updated");
     expect(dry.svc.output).not.toContain("stale");
 
@@ -37,11 +43,18 @@ describe("run-once on a terminal", () => {
     expect(run.code, run.svc.describe()).toBe(1);
     const lines = run.stdout.split("\n");
     const at = (text: string) => lines.findIndex((line) => line.includes(text));
-    for (const step of ["pulling the newer image", "stopping", "starting the new container", "watching the new container"]) {
+    for (const step of [
+      "pulling the newer image",
+      "stopping",
+      "starting the new container",
+      "watching the new container",
+    ]) {
       expect(at(`${good}: ${step}`), run.svc.describe()).toBeGreaterThanOrEqual(0);
     }
     expect(at(`${good}: pulling`)).toBeLessThan(at(`${good}: updated`));
-    expect(run.stdout).toContain(`${good}: updated ${lastPart(g1.ref)} (sha256:${short(g1.digest)} -> ${short(g2.digest)})`);
+    expect(run.stdout).toContain(
+      `${good}: updated ${lastPart(g1.ref)} (sha256:${short(g1.digest)} -> ${short(g2.digest)})`,
+    );
     expect(run.stderr).toMatch(new RegExp(`\\[warn\\].*${bad}: rolled back to \\S+, the new image failed: `));
     expect(run.stderr).toMatch(/\[warn\].*cycle finished: 1 updated, 1 rolled back/);
     // nothing for machines on a terminal: no JSON record, no escaped report
@@ -54,7 +67,9 @@ describe("run-once on a terminal", () => {
       const run = await runSvc([...command, "--docker-host", `unix://${socket}`, "--log-format", "pretty"]);
       expect(run.code, run.svc.describe()).toBe(1);
       expect(run.stdout).toBe("");
-      expect(run.stderr).toBe(`svc: no Docker socket at ${socket}: start the Docker engine, or set --docker-host or DOCKER_HOST to where its socket is\n`);
+      expect(run.stderr).toBe(
+        `svc: no Docker socket at ${socket}: start the Docker engine, or set --docker-host or DOCKER_HOST to where its socket is\n`,
+      );
     }
   }, 60_000);
 

@@ -6,7 +6,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { serviceTimeZone, wallClock } from "../../../src/config/window.ts";
 import { inspect } from "../../harness.ts";
-import { Fixture, baseFlags, reportsIn, runSvc, stopAll } from "./support.ts";
+import { baseFlags, Fixture, reportsIn, runSvc, stopAll } from "./support.ts";
 
 const fx = new Fixture("e2e-window");
 afterAll(async () => {
@@ -28,12 +28,19 @@ test("run once over a scope: pending; run once naming the container: updated at 
 
   const scheduled = await runSvc(flags);
   expect(scheduled.code, scheduled.svc.describe()).toBe(0);
-  const waiting = reportsIn(scheduled.svc.output).at(-1)?.containers.find((c: any) => c.name === name);
+  const waiting = reportsIn(scheduled.svc.output)
+    .at(-1)
+    ?.containers.find((c: any) => c.name === name);
   expect(waiting?.state, scheduled.svc.describe()).toBe("pending");
   expect(inspect(name).Image).not.toBe(newer.id);
 
   const asked = await runSvc([...flags, name]);
   expect(asked.code, asked.svc.describe()).toBe(0);
-  expect(reportsIn(asked.svc.output).at(-1)?.containers.find((c: any) => c.name === name)?.state, asked.svc.describe()).toBe("updated");
+  expect(
+    reportsIn(asked.svc.output)
+      .at(-1)
+      ?.containers.find((c: any) => c.name === name)?.state,
+    asked.svc.describe(),
+  ).toBe("updated");
   expect(inspect(name).Image).toBe(newer.id);
 }, 120_000);

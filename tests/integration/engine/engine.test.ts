@@ -4,8 +4,8 @@
  * error when the engine cannot be reached.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createDockerEngine, type Engine } from "../../../src/engine/index.ts";
 import { isSvcError } from "../../../src/core/errors.ts";
+import { createDockerEngine, type Engine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { buildImage, docker, freePort, inspect, sandbox, uniqueName, waitUntil } from "../../harness.ts";
 
@@ -31,7 +31,9 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  const ids = docker(["ps", "-aq", "--filter", `name=^/${PREFIX}`], { allowFailure: true }).stdout.split("\n").filter(Boolean);
+  const ids = docker(["ps", "-aq", "--filter", `name=^/${PREFIX}`], { allowFailure: true })
+    .stdout.split("\n")
+    .filter(Boolean);
   if (ids.length) docker(["rm", "-fv", ...ids], { allowFailure: true });
   for (const image of images) docker(["rmi", "-f", image], { allowFailure: true });
 });
@@ -46,7 +48,10 @@ describe("connection", () => {
   });
 
   test("docker.api_version overrides the negotiation, and requests still work with it", async () => {
-    const pinned = await createDockerEngine({ host: sandbox().dockerHost, tls_verify: false, api_version: "1.40" }, silentLogger);
+    const pinned = await createDockerEngine(
+      { host: sandbox().dockerHost, tls_verify: false, api_version: "1.40" },
+      silentLogger,
+    );
     expect((await pinned.info()).apiVersion).toBe("1.40");
     expect(Array.isArray(await pinned.listImages())).toBe(true);
   });
@@ -56,7 +61,9 @@ describe("connection", () => {
     const missing = await createDockerEngine({ host, tls_verify: false }, silentLogger);
     const error = await rejection(missing.listContainers());
     expect(error.kind).toBe("engine");
-    expect(error.message).toBe(`no Docker socket at ${host.slice("unix://".length)}: start the Docker engine, or set --docker-host or DOCKER_HOST to where its socket is`);
+    expect(error.message).toBe(
+      `no Docker socket at ${host.slice("unix://".length)}: start the Docker engine, or set --docker-host or DOCKER_HOST to where its socket is`,
+    );
   });
 
   test("a closed TCP port is an engine error naming the address and the fix", async () => {
@@ -64,7 +71,9 @@ describe("connection", () => {
     const closed = await createDockerEngine({ host, tls_verify: false }, silentLogger);
     const error = await rejection(closed.info());
     expect(error.kind).toBe("engine");
-    expect(error.message).toBe(`nothing answers at ${host.slice("tcp://".length)}: start the engine there, or set --docker-host or DOCKER_HOST`);
+    expect(error.message).toBe(
+      `nothing answers at ${host.slice("tcp://".length)}: start the engine there, or set --docker-host or DOCKER_HOST`,
+    );
   });
 });
 
@@ -76,7 +85,15 @@ describe("listing", () => {
     docker(["run", "-d", "--name", name("moving"), "--network", "none", "--label", "x=1", reference]);
     images.push(buildImage(reference, { push: false }).id);
     // the engine's own list now shows the old image's ID instead of the reference
-    const raw = docker(["ps", "-a", "--no-trunc", "--filter", `name=^/${name("moving")}$`, "--format", "{{.Image}}"]).stdout;
+    const raw = docker([
+      "ps",
+      "-a",
+      "--no-trunc",
+      "--filter",
+      `name=^/${name("moving")}$`,
+      "--format",
+      "{{.Image}}",
+    ]).stdout;
     expect(raw).not.toBe(reference);
 
     const row = (await engine.listContainers()).find((c) => c.name === name("moving"));
@@ -129,10 +146,16 @@ describe("pull", () => {
     expect(anonymous.message).toStartWith(`pull ${reference}: `);
     expect(anonymous.message).toMatch(/auth/i);
 
-    const wrong = await rejection(engine.pullImage(reference, { auth: { username: s.authUser, password: "not-the-password", serveraddress: s.authRegistry } }));
+    const wrong = await rejection(
+      engine.pullImage(reference, {
+        auth: { username: s.authUser, password: "not-the-password", serveraddress: s.authRegistry },
+      }),
+    );
     expect(wrong.message).not.toContain("not-the-password");
 
-    await engine.pullImage(reference, { auth: { username: s.authUser, password: s.authPass, serveraddress: s.authRegistry } });
+    await engine.pullImage(reference, {
+      auth: { username: s.authUser, password: s.authPass, serveraddress: s.authRegistry },
+    });
     expect((await engine.inspectImage(reference))?.Id).toBe(pushed.id);
   });
 
@@ -145,11 +168,19 @@ describe("pull", () => {
 
 describe("lifecycle", () => {
   // PID 1 reports the signal it got and exits 0: only the right signal gives that log line
-  const TRAP = ["sh", "-c", 'trap "echo got USR1; exit 0" USR1; trap "echo got TERM; exit 0" TERM; echo ready; while true; do sleep 0.2; done'];
+  const TRAP = [
+    "sh",
+    "-c",
+    'trap "echo got USR1; exit 0" USR1; trap "echo got TERM; exit 0" TERM; echo ready; while true; do sleep 0.2; done',
+  ];
 
   test("stop sends the given signal (the engine's API 1.41 has no signal on stop: kill, wait, then SIGKILL)", async () => {
     docker(["run", "-d", "--name", name("signal"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
-    await waitUntil(async () => (await engine.containerLogs(name("signal"), 10)).includes("ready"), 20_000, "the trap to be set");
+    await waitUntil(
+      async () => (await engine.containerLogs(name("signal"), 10)).includes("ready"),
+      20_000,
+      "the trap to be set",
+    );
     await engine.stopContainer(name("signal"), { timeoutMs: 30_000, signal: "SIGUSR1" });
     const state = inspect(name("signal")).State;
     expect(state.Running).toBe(false);
@@ -159,7 +190,11 @@ describe("lifecycle", () => {
 
   test("stop without a signal uses the container's stop signal", async () => {
     docker(["run", "-d", "--name", name("term"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
-    await waitUntil(async () => (await engine.containerLogs(name("term"), 10)).includes("ready"), 20_000, "the trap to be set");
+    await waitUntil(
+      async () => (await engine.containerLogs(name("term"), 10)).includes("ready"),
+      20_000,
+      "the trap to be set",
+    );
     await engine.stopContainer(name("term"), { timeoutMs: 30_000 });
     expect(await engine.containerLogs(name("term"), 1)).toBe("got TERM");
   });
@@ -167,7 +202,20 @@ describe("lifecycle", () => {
   test("stopping with another signal does not let the restart policy bring the container back, and keeps the policy", async () => {
     for (const policy of ["always", "on-failure"]) {
       const container = name(`restart-${policy}`);
-      docker(["run", "-d", "--name", container, "--network", "none", "--init", "--restart", policy, LOCAL_IMAGE, "/bin/sleep", "3600"]);
+      docker([
+        "run",
+        "-d",
+        "--name",
+        container,
+        "--network",
+        "none",
+        "--init",
+        "--restart",
+        policy,
+        LOCAL_IMAGE,
+        "/bin/sleep",
+        "3600",
+      ]);
       await engine.stopContainer(container, { timeoutMs: 30_000, signal: "SIGUSR1" });
       const after = inspect(container);
       expect(after.State.Running).toBe(false);
@@ -178,8 +226,25 @@ describe("lifecycle", () => {
   });
 
   test("a signal equal to the container's own stop signal goes through the stop API", async () => {
-    docker(["run", "-d", "--name", name("own-signal"), "--network", "none", "--restart", "always", "--stop-signal", "SIGUSR1", LOCAL_IMAGE, ...TRAP]);
-    await waitUntil(async () => (await engine.containerLogs(name("own-signal"), 10)).includes("ready"), 20_000, "the trap to be set");
+    docker([
+      "run",
+      "-d",
+      "--name",
+      name("own-signal"),
+      "--network",
+      "none",
+      "--restart",
+      "always",
+      "--stop-signal",
+      "SIGUSR1",
+      LOCAL_IMAGE,
+      ...TRAP,
+    ]);
+    await waitUntil(
+      async () => (await engine.containerLogs(name("own-signal"), 10)).includes("ready"),
+      20_000,
+      "the trap to be set",
+    );
     await engine.stopContainer(name("own-signal"), { timeoutMs: 30_000, signal: "usr1" });
     const after = inspect(name("own-signal"));
     expect(after.State.Running).toBe(false);
@@ -187,7 +252,7 @@ describe("lifecycle", () => {
     expect(await engine.containerLogs(name("own-signal"), 1)).toBe("got USR1");
   });
 
-    test("a container ignoring its stop signal is killed when the grace period ends", async () => {
+  test("a container ignoring its stop signal is killed when the grace period ends", async () => {
     // sleep as PID 1 has no handlers: the kernel ignores SIGTERM and SIGUSR1 for it
     docker(["run", "-d", "--name", name("stubborn"), "--network", "none", LOCAL_IMAGE, "/bin/sleep", "3600"]);
     await engine.stopContainer(name("stubborn"), { timeoutMs: 1_000, signal: "SIGUSR1" });
@@ -237,16 +302,32 @@ describe("logs", () => {
     docker(["run", "-d", "--name", name("logs"), "--network", "none", LOCAL_IMAGE, ...PRINT]);
     await waitUntil(async () => (await engine.containerLogs(name("logs"), 100)).includes("err5"), 20_000, "the output");
     const all = await engine.containerLogs(name("logs"), 100);
-    expect(all.split("\n").sort()).toEqual(["err1", "err2", "err3", "err4", "err5", "out1", "out2", "out3", "out4", "out5"]);
+    expect(all.split("\n").sort()).toEqual([
+      "err1",
+      "err2",
+      "err3",
+      "err4",
+      "err5",
+      "out1",
+      "out2",
+      "out3",
+      "out4",
+      "out5",
+    ]);
     const last = await engine.containerLogs(name("logs"), 3);
     expect(last.split("\n")).toHaveLength(3);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the frame headers' bytes must not leak into the text
     expect(last).not.toMatch(/[\x00-\x08]/);
   });
 
   test("exec: a command that prints without end is read to its end, its output kept up to 1 MiB", async () => {
     docker(["run", "-d", "--name", name("exec"), "--network", "none", LOCAL_IMAGE, "sleep", "3600"]);
     const line = "x".repeat(999);
-    const ran = await engine.exec(name("exec"), `echo first; i=0; while [ $i -lt 3000 ]; do echo ${line}; i=$((i+1)); done; exit 4`, 60_000);
+    const ran = await engine.exec(
+      name("exec"),
+      `echo first; i=0; while [ $i -lt 3000 ]; do echo ${line}; i=$((i+1)); done; exit 4`,
+      60_000,
+    );
     expect(ran.exitCode).toBe(4);
     expect(ran.output.startsWith("first\n")).toBe(true);
     expect(ran.output.length).toBeLessThanOrEqual(1024 * 1024);
@@ -254,7 +335,19 @@ describe("logs", () => {
   });
 
   test("with a TTY: the raw text", async () => {
-    docker(["run", "-d", "-t", "--name", name("tty"), "--network", "none", LOCAL_IMAGE, "sh", "-c", "echo one; echo two; sleep 3600"]);
+    docker([
+      "run",
+      "-d",
+      "-t",
+      "--name",
+      name("tty"),
+      "--network",
+      "none",
+      LOCAL_IMAGE,
+      "sh",
+      "-c",
+      "echo one; echo two; sleep 3600",
+    ]);
     await waitUntil(async () => (await engine.containerLogs(name("tty"), 10)).includes("two"), 20_000, "the output");
     expect(await engine.containerLogs(name("tty"), 2)).toBe("one\ntwo");
   });
@@ -262,9 +355,26 @@ describe("logs", () => {
 
 describe("archives", () => {
   test("readArchive streams the engine's tar of a folder, byte for byte what the engine sends", async () => {
-    docker(["run", "-d", "--name", name("archive"), "--network", "none", LOCAL_IMAGE, "sh", "-c", "mkdir /data && busybox dd if=/dev/urandom of=/data/blob bs=1024 count=3000 2>/dev/null && echo hi > /data/small && sleep 3600"]);
-    await waitUntil(() => docker(["exec", name("archive"), "test", "-e", "/data/small"], { allowFailure: true }).code === 0, 20_000, "the data");
-    const expected = new Uint8Array(Bun.spawnSync(["docker", "-H", sandbox().dockerHost, "cp", `${name("archive")}:/data`, "-"]).stdout);
+    docker([
+      "run",
+      "-d",
+      "--name",
+      name("archive"),
+      "--network",
+      "none",
+      LOCAL_IMAGE,
+      "sh",
+      "-c",
+      "mkdir /data && busybox dd if=/dev/urandom of=/data/blob bs=1024 count=3000 2>/dev/null && echo hi > /data/small && sleep 3600",
+    ]);
+    await waitUntil(
+      () => docker(["exec", name("archive"), "test", "-e", "/data/small"], { allowFailure: true }).code === 0,
+      20_000,
+      "the data",
+    );
+    const expected = new Uint8Array(
+      Bun.spawnSync(["docker", "-H", sandbox().dockerHost, "cp", `${name("archive")}:/data`, "-"]).stdout,
+    );
     const read = new Uint8Array(await new Response(await engine.readArchive(name("archive"), "/data")).arrayBuffer());
     expect(read.byteLength).toBeGreaterThan(3000 * 1024);
     expect(Bun.hash(read)).toBe(Bun.hash(expected));

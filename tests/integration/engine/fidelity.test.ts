@@ -6,7 +6,7 @@
  * user set nothing the new image's defaults must apply.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync, copyFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDockerEngine, type Engine } from "../../../src/engine/index.ts";
@@ -101,7 +101,16 @@ const udpPort = freePort();
 const cases: Case[] = [
   {
     name: "ports",
-    run: () => ["--network", net1.name, "-p", `127.0.0.1:${tcpPort}:80`, "-p", `127.0.0.1:${udpPort}:53/udp`, "--expose", "9000"],
+    run: () => [
+      "--network",
+      net1.name,
+      "-p",
+      `127.0.0.1:${tcpPort}:80`,
+      "-p",
+      `127.0.0.1:${udpPort}:53/udp`,
+      "--expose",
+      "9000",
+    ],
     check: (fresh, old) => {
       expect(fresh.HostConfig.PortBindings).toEqual({
         "80/tcp": [{ HostIp: "127.0.0.1", HostPort: String(tcpPort) }],
@@ -113,10 +122,30 @@ const cases: Case[] = [
   },
   {
     name: "env",
-    run: () => ["--network", "none", "-e", "USER_A=1", "-e", "IMG_OVERRIDDEN=user", "-e", "WITH_EQUALS=a=b", "--env-file", envFile],
+    run: () => [
+      "--network",
+      "none",
+      "-e",
+      "USER_A=1",
+      "-e",
+      "IMG_OVERRIDDEN=user",
+      "-e",
+      "WITH_EQUALS=a=b",
+      "--env-file",
+      envFile,
+    ],
     check: (fresh) => {
       expect([...fresh.Config.Env].sort()).toEqual(
-        ["FILE_X=1", "FILE_Y=two words", "IMG_NEW=yes", "IMG_ONLY=v2", "IMG_OVERRIDDEN=user", "PATH=/bin", "USER_A=1", "WITH_EQUALS=a=b"].sort(),
+        [
+          "FILE_X=1",
+          "FILE_Y=two words",
+          "IMG_NEW=yes",
+          "IMG_ONLY=v2",
+          "IMG_OVERRIDDEN=user",
+          "PATH=/bin",
+          "USER_A=1",
+          "WITH_EQUALS=a=b",
+        ].sort(),
       );
     },
   },
@@ -135,11 +164,16 @@ const cases: Case[] = [
   {
     name: "volumes",
     run: () => [
-      "--network", "none",
-      "-v", `${bindDir}:/bind:ro`,
-      "-v", `${namedVolume}:/named`,
-      "--mount", `type=bind,src=${bindDir},dst=/bind2`,
-      "-v", "/anon",
+      "--network",
+      "none",
+      "-v",
+      `${bindDir}:/bind:ro`,
+      "-v",
+      `${namedVolume}:/named`,
+      "--mount",
+      `type=bind,src=${bindDir},dst=/bind2`,
+      "-v",
+      "/anon",
     ],
     after: (name) => {
       docker(["exec", name, "sh", "-c", "echo named > /named/f && echo image-volume > /data/f && echo anon > /anon/f"]);
@@ -156,10 +190,13 @@ const cases: Case[] = [
         { Type: "volume", Source: mountAt(old, "/anon").Name, Target: "/anon" },
         { Type: "volume", Source: mountAt(old, "/data").Name, Target: "/data" },
       ]);
-      const byDest = (c: Json) => Object.fromEntries((c.Mounts as Json[]).map((m) => [m.Destination, m.Name ?? m.Source]));
+      const byDest = (c: Json) =>
+        Object.fromEntries((c.Mounts as Json[]).map((m) => [m.Destination, m.Name ?? m.Source]));
       expect(byDest(fresh)).toEqual(byDest(old));
       // the data in the named volume, the image's VOLUME and the anonymous -v survived
-      expect(docker(["exec", fresh.Id, "cat", "/named/f", "/data/f", "/anon/f"]).stdout).toBe("named\nimage-volume\nanon");
+      expect(docker(["exec", fresh.Id, "cat", "/named/f", "/data/f", "/anon/f"]).stdout).toBe(
+        "named\nimage-volume\nanon",
+      );
     },
   },
   {
@@ -172,17 +209,30 @@ const cases: Case[] = [
       expect(mountAt(fresh, "/data").RW).toBe(false);
     },
   },
-    {
+  {
     name: "tmpfs",
     run: () => ["--network", "none", "--tmpfs", "/run:rw,size=1m", "--mount", "type=tmpfs,dst=/t2,tmpfs-size=2097152"],
     check: (fresh) => {
       expect(fresh.HostConfig.Tmpfs).toEqual({ "/run": "rw,size=1m" });
-      expect(fresh.HostConfig.Mounts[0]).toEqual({ Type: "tmpfs", Target: "/t2", TmpfsOptions: { SizeBytes: 2097152 } });
+      expect(fresh.HostConfig.Mounts[0]).toEqual({
+        Type: "tmpfs",
+        Target: "/t2",
+        TmpfsOptions: { SizeBytes: 2097152 },
+      });
     },
   },
   {
     name: "networks",
-    run: () => ["--network", net1.name, "--ip", `${net1.prefix}.10`, "--network-alias", "web", "--network-alias", "www"],
+    run: () => [
+      "--network",
+      net1.name,
+      "--ip",
+      `${net1.prefix}.10`,
+      "--network-alias",
+      "web",
+      "--network-alias",
+      "www",
+    ],
     after: (name) => {
       docker(["network", "connect", "--alias", "api", "--ip", `${net2.prefix}.20`, net2.name, name]);
       docker(["network", "connect", "--alias", "metrics", net3.name, name]);
@@ -204,14 +254,23 @@ const cases: Case[] = [
     name: "alias-own-name",
     run: () => ["--network", net2.name, "--network-alias", names("alias-own-name"), "--network-alias", "svc-b"],
     check: (fresh) => {
-      const aliases = (fresh.NetworkSettings.Networks[net2.name].Aliases as string[]).filter((a) => a !== fresh.Id.slice(0, 12));
+      const aliases = (fresh.NetworkSettings.Networks[net2.name].Aliases as string[]).filter(
+        (a) => a !== fresh.Id.slice(0, 12),
+      );
       expect(aliases.sort()).toEqual([names("alias-own-name"), "svc-b"].sort());
     },
   },
   {
     name: "network-by-id",
-    run: () => ["--network", docker(["network", "inspect", "-f", "{{.Id}}", net3.name]).stdout.slice(0, 12), "--network-alias", "by-id", "--ip", `${net3.prefix}.30`],
-    check: (fresh, old) => {
+    run: () => [
+      "--network",
+      docker(["network", "inspect", "-f", "{{.Id}}", net3.name]).stdout.slice(0, 12),
+      "--network-alias",
+      "by-id",
+      "--ip",
+      `${net3.prefix}.30`,
+    ],
+    check: (fresh) => {
       expect(fresh.NetworkSettings.Networks[net3.name].IPAddress).toBe(`${net3.prefix}.30`);
       expect(fresh.NetworkSettings.Networks[net3.name].Aliases).toContain("by-id");
     },
@@ -236,20 +295,46 @@ const cases: Case[] = [
   },
   {
     name: "healthcheck",
-    run: () => ["--network", "none", "--health-cmd", "/bin/true user", "--health-interval", "5s", "--health-retries", "2", "--health-start-period", "1s"],
+    run: () => [
+      "--network",
+      "none",
+      "--health-cmd",
+      "/bin/true user",
+      "--health-interval",
+      "5s",
+      "--health-retries",
+      "2",
+      "--health-start-period",
+      "1s",
+    ],
     check: (fresh) =>
-      expect(fresh.Config.Healthcheck).toEqual({ Test: ["CMD-SHELL", "/bin/true user"], Interval: 5_000_000_000, StartPeriod: 1_000_000_000, Retries: 2 }),
+      expect(fresh.Config.Healthcheck).toEqual({
+        Test: ["CMD-SHELL", "/bin/true user"],
+        Interval: 5_000_000_000,
+        StartPeriod: 1_000_000_000,
+        Retries: 2,
+      }),
   },
   {
     // the engine shows the image's test command merged into a user's --health-interval: the
     // replacement must keep the user's interval and take the NEW image's command
     name: "healthcheck-interval-only",
     run: () => ["--network", "none", "--health-interval", "5s"],
-    check: (fresh) => expect(fresh.Config.Healthcheck).toEqual({ Test: ["CMD", "/bin/true", "v2"], Interval: 5_000_000_000 }),
+    check: (fresh) =>
+      expect(fresh.Config.Healthcheck).toEqual({ Test: ["CMD", "/bin/true", "v2"], Interval: 5_000_000_000 }),
   },
   {
     name: "caps",
-    run: () => ["--network", "none", "--cap-add", "NET_ADMIN", "--cap-drop", "CHOWN", "--security-opt", "no-new-privileges"],
+    run: () => [
+      "--network",
+      "none",
+      "--cap-add",
+      "NET_ADMIN",
+      "--cap-drop",
+      "CHOWN",
+      "--security-opt",
+      "no-new-privileges",
+    ],
     check: (fresh) => {
       const bare = (caps: string[]) => caps.map((c) => c.replace(/^CAP_/, ""));
       expect(bare(fresh.HostConfig.CapAdd)).toEqual(["NET_ADMIN"]);
@@ -261,7 +346,9 @@ const cases: Case[] = [
     name: "devices",
     run: () => ["--network", "none", "--device", "/dev/null:/dev/mynull:rwm", "--device-cgroup-rule", "c 1:3 mr"],
     check: (fresh) => {
-      expect(fresh.HostConfig.Devices).toEqual([{ PathOnHost: "/dev/null", PathInContainer: "/dev/mynull", CgroupPermissions: "rwm" }]);
+      expect(fresh.HostConfig.Devices).toEqual([
+        { PathOnHost: "/dev/null", PathInContainer: "/dev/mynull", CgroupPermissions: "rwm" },
+      ]);
       expect(fresh.HostConfig.DeviceCgroupRules).toEqual(["c 1:3 mr"]);
     },
   },
@@ -276,17 +363,40 @@ const cases: Case[] = [
   },
   {
     name: "log-options",
-    run: () => ["--network", "none", "--log-driver", "json-file", "--log-opt", "max-size=1m", "--log-opt", "max-file=2"],
-    check: (fresh) => expect(fresh.HostConfig.LogConfig).toEqual({ Type: "json-file", Config: { "max-file": "2", "max-size": "1m" } }),
+    run: () => [
+      "--network",
+      "none",
+      "--log-driver",
+      "json-file",
+      "--log-opt",
+      "max-size=1m",
+      "--log-opt",
+      "max-file=2",
+    ],
+    check: (fresh) =>
+      expect(fresh.HostConfig.LogConfig).toEqual({ Type: "json-file", Config: { "max-file": "2", "max-size": "1m" } }),
   },
   {
     name: "compose-labels",
     run: () => [
-      "--network", net1.name, "--network-alias", "svc-a",
-      "--label", "app=demo", "--label", "img.stable=user",
-      "--label", "com.docker.compose.project=demo", "--label", "com.docker.compose.service=svc-a",
-      "--label", "com.docker.compose.container-number=1", "--label", "com.docker.compose.config-hash=abc123",
-      "--label", "com.docker.compose.depends_on=db:service_started:false",
+      "--network",
+      net1.name,
+      "--network-alias",
+      "svc-a",
+      "--label",
+      "app=demo",
+      "--label",
+      "img.stable=user",
+      "--label",
+      "com.docker.compose.project=demo",
+      "--label",
+      "com.docker.compose.service=svc-a",
+      "--label",
+      "com.docker.compose.container-number=1",
+      "--label",
+      "com.docker.compose.config-hash=abc123",
+      "--label",
+      "com.docker.compose.depends_on=db:service_started:false",
     ],
     check: (fresh) => {
       expect(fresh.Config.Labels).toEqual({
@@ -341,7 +451,18 @@ const cases: Case[] = [
   },
   {
     name: "dns-hosts",
-    run: () => ["--network", net1.name, "--dns", "127.0.0.53", "--dns-search", "example.org", "--dns-option", "ndots:2", "--add-host", "db.local:127.0.0.2"],
+    run: () => [
+      "--network",
+      net1.name,
+      "--dns",
+      "127.0.0.53",
+      "--dns-search",
+      "example.org",
+      "--dns-option",
+      "ndots:2",
+      "--add-host",
+      "db.local:127.0.0.2",
+    ],
     check: (fresh) => {
       expect(fresh.HostConfig.Dns).toEqual(["127.0.0.53"]);
       expect(fresh.HostConfig.DnsSearch).toEqual(["example.org"]);
@@ -351,7 +472,22 @@ const cases: Case[] = [
   },
   {
     name: "resources",
-    run: () => ["--network", "none", "--memory", "64m", "--memory-reservation", "32m", "--cpu-shares", "512", "--pids-limit", "100", "--shm-size", "16m", "--oom-score-adj", "100"],
+    run: () => [
+      "--network",
+      "none",
+      "--memory",
+      "64m",
+      "--memory-reservation",
+      "32m",
+      "--cpu-shares",
+      "512",
+      "--pids-limit",
+      "100",
+      "--shm-size",
+      "16m",
+      "--oom-score-adj",
+      "100",
+    ],
     check: (fresh) => {
       expect(fresh.HostConfig.Memory).toBe(64 * 1024 * 1024);
       expect(fresh.HostConfig.MemoryReservation).toBe(32 * 1024 * 1024);
@@ -391,20 +527,33 @@ function mountAt(container: Json, destination: string): Json {
 }
 
 /** Runs what the updater will run: stop, rename aside, create the replacement, start. */
-async function replace(name: string, networkContainer?: string): Promise<{ old: Json; oldImage: Json; fresh: Json; newImage: Json }> {
+async function replace(
+  name: string,
+  networkContainer?: string,
+): Promise<{ old: Json; oldImage: Json; fresh: Json; newImage: Json }> {
   const old = inspect(name);
   const oldImage = (await engine.inspectImage(old.Image)) as Json;
   expect(oldImage).not.toBeNull();
   await engine.stopContainer(old.Id, { timeoutMs: 0 });
   await engine.renameContainer(old.Id, `${name}.svc-old-${old.Id.slice(0, 12)}`);
-  const id = await engine.createReplacement(old as any, oldImage as any, { name, image: old.Config.Image, networkContainer });
+  const id = await engine.createReplacement(old as any, oldImage as any, {
+    name,
+    image: old.Config.Image,
+    networkContainer,
+  });
   await engine.startContainer(id);
   const fresh = inspect(id);
   const newImage = inspect(fresh.Image);
   return { old, oldImage, fresh, newImage };
 }
 
-function expectOnlyAllowedDifferences(ctx: { old: Json; new: Json; oldImage: Json; newImage: Json; networkContainerId?: string }): void {
+function expectOnlyAllowedDifferences(ctx: {
+  old: Json;
+  new: Json;
+  oldImage: Json;
+  newImage: Json;
+  networkContainerId?: string;
+}): void {
   const bad = disallowedDifferences(ctx);
   if (bad.length > 0) console.error(`${ctx.old.Name}: differences an update must not make:\n  ${bad.join("\n  ")}`);
   expect(bad).toEqual([]);
@@ -464,7 +613,9 @@ beforeAll(async () => {
 });
 
 afterAll(() => {
-  const ids = docker(["ps", "-aq", "--filter", `name=^/${PREFIX}`], { allowFailure: true }).stdout.split("\n").filter(Boolean);
+  const ids = docker(["ps", "-aq", "--filter", `name=^/${PREFIX}`], { allowFailure: true })
+    .stdout.split("\n")
+    .filter(Boolean);
   // -v: the anonymous volumes the corpus made (each shared by an old container and its replacement)
   if (ids.length) docker(["rm", "-fv", ...ids], { allowFailure: true });
   for (const network of networks) docker(["network", "rm", network.name], { allowFailure: true });
@@ -489,7 +640,12 @@ describe("a replacement is the old container on the new image", () => {
 
   test("network_mode container: pair, the provider updated first, the consumer joining the new provider by name", async () => {
     const provider = await replace(names("provider"));
-    expectOnlyAllowedDifferences({ old: provider.old, new: provider.fresh, oldImage: provider.oldImage, newImage: provider.newImage });
+    expectOnlyAllowedDifferences({
+      old: provider.old,
+      new: provider.fresh,
+      oldImage: provider.oldImage,
+      newImage: provider.newImage,
+    });
     const consumer = await replace(names("consumer"), names("provider"));
     expect(consumer.fresh.HostConfig.NetworkMode).toBe(`container:${provider.fresh.Id}`);
     expect(consumer.fresh.Config.Hostname).toBe("provider");
@@ -504,7 +660,7 @@ describe("a replacement is the old container on the new image", () => {
     expectOnlyAllowedDifferences({ ...mac, new: mac.fresh });
   }, 60_000);
 
-    test("network_mode container:<id> without a name given is resolved to that container's current name", async () => {
+  test("network_mode container:<id> without a name given is resolved to that container's current name", async () => {
     const target = inspect(names("link-target"));
     const consumer = await replace(names("consumer-only"));
     expect(consumer.fresh.HostConfig.NetworkMode).toBe(`container:${target.Id}`);

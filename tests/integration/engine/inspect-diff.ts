@@ -32,7 +32,7 @@ export function flatten(inspect: Json): Map<string, unknown> {
   const walk = (value: unknown, path: string) => {
     if (Array.isArray(value)) {
       if (value.length === 0) out.set(path, "<empty>");
-      value.forEach((v, i) => walk(v, `${path}[${i}]`));
+      for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`);
     } else if (value && typeof value === "object") {
       const keys = Object.keys(value);
       if (keys.length === 0) out.set(path, "<empty>");
@@ -43,17 +43,22 @@ export function flatten(inspect: Json): Map<string, unknown> {
   };
   const copy = structuredClone(inspect);
   // Env as a map, so one changed entry shows as one key
-  copy.Config.Env = Object.fromEntries(((copy.Config.Env ?? []) as string[]).map((e) => [e.split("=")[0], e.slice(e.indexOf("=") + 1)]));
+  copy.Config.Env = Object.fromEntries(
+    ((copy.Config.Env ?? []) as string[]).map((e) => [e.split("=")[0], e.slice(e.indexOf("=") + 1)]),
+  );
   // Docker 28 lists a network named by its id twice (under the id and the name): compare the name
   const networks = (copy.NetworkSettings?.Networks ?? {}) as Record<string, Json>;
   for (const key of Object.keys(networks)) {
     const id = String(networks[key]?.NetworkID ?? "");
-    if (id.startsWith(key) && Object.keys(networks).some((other) => other !== key && networks[other]?.NetworkID === id)) delete networks[key];
+    if (id.startsWith(key) && Object.keys(networks).some((other) => other !== key && networks[other]?.NetworkID === id))
+      delete networks[key];
   }
   // the engine's own aliases (short id and hostname) differ by construction; compare the user's
   for (const endpoint of Object.values((copy.NetworkSettings?.Networks ?? {}) as Record<string, Json>)) {
-    if (Array.isArray(endpoint.Aliases)) endpoint.Aliases = endpoint.Aliases.filter((a: string) => a !== shortId && a !== hostname).sort();
-    if (Array.isArray(endpoint.DNSNames)) endpoint.DNSNames = endpoint.DNSNames.filter((a: string) => a !== shortId && a !== hostname).sort();
+    if (Array.isArray(endpoint.Aliases))
+      endpoint.Aliases = endpoint.Aliases.filter((a: string) => a !== shortId && a !== hostname).sort();
+    if (Array.isArray(endpoint.DNSNames))
+      endpoint.DNSNames = endpoint.DNSNames.filter((a: string) => a !== shortId && a !== hostname).sort();
   }
   copy.Mounts = Object.fromEntries(((copy.Mounts ?? []) as Json[]).map((m) => [m.Destination, m]));
   copy.HostConfig.Mounts = Object.fromEntries(((copy.HostConfig.Mounts ?? []) as Json[]).map((m) => [m.Target, m]));
@@ -65,13 +70,18 @@ export function differences(a: Json, b: Json): Difference[] {
   const fa = flatten(a);
   const fb = flatten(b);
   const out: Difference[] = [];
-  const hasChildren = (flat: Map<string, unknown>, path: string) => [...flat.keys()].some((k) => k.startsWith(`${path}.`) || k.startsWith(`${path}[`));
+  const hasChildren = (flat: Map<string, unknown>, path: string) =>
+    [...flat.keys()].some((k) => k.startsWith(`${path}.`) || k.startsWith(`${path}[`));
   for (const path of new Set([...fa.keys(), ...fb.keys()])) {
     const va = fa.has(path) ? fa.get(path) : "<missing>";
     const vb = fb.has(path) ? fb.get(path) : "<missing>";
     if (va === vb) continue;
     // an empty map on one side that has entries on the other: the entries' own differences tell it
-    if ((va === "<empty>" && vb === "<missing>" && hasChildren(fb, path)) || (vb === "<empty>" && va === "<missing>" && hasChildren(fa, path))) continue;
+    if (
+      (va === "<empty>" && vb === "<missing>" && hasChildren(fb, path)) ||
+      (vb === "<empty>" && va === "<missing>" && hasChildren(fa, path))
+    )
+      continue;
     out.push({ path, old: va, new: vb });
   }
   return out.sort((x, y) => x.path.localeCompare(y.path));
@@ -94,7 +104,16 @@ const ALWAYS_ALLOWED = [
 ];
 
 /** Config keys compared as a whole against the images' values. */
-const WHOLE_CONFIG_KEYS = new Set(["Cmd", "Entrypoint", "WorkingDir", "User", "StopSignal", "Shell", "OnBuild", "ArgsEscaped"]);
+const WHOLE_CONFIG_KEYS = new Set([
+  "Cmd",
+  "Entrypoint",
+  "WorkingDir",
+  "User",
+  "StopSignal",
+  "Shell",
+  "OnBuild",
+  "ArgsEscaped",
+]);
 /** Config keys compared entry by entry against the images' values. */
 const KEYED_CONFIG_KEYS = new Set(["Env", "Labels", "ExposedPorts", "Volumes"]);
 
@@ -111,7 +130,8 @@ export function isAllowed(d: Difference, ctx: DiffContext): boolean {
   }
 
   // compose's record of the image id it created the container from names the new image
-  if (d.path === "Config.Labels.com.docker.compose.image") return d.old === ctx.oldImage.Id && d.new === ctx.newImage.Id;
+  if (d.path === "Config.Labels.com.docker.compose.image")
+    return d.old === ctx.oldImage.Id && d.new === ctx.newImage.Id;
 
   if (d.path === "Config.Hostname") {
     // a container in another's network namespace shows that container's generated hostname
@@ -122,7 +142,8 @@ export function isAllowed(d: Difference, ctx: DiffContext): boolean {
   // Podman writes the generated host name into the environment at start: it follows the host name
   if (d.path === "Config.Env.HOSTNAME") return d.old === shortId(ctx.old) && d.new === shortId(ctx.new);
 
-  if (d.path === "HostConfig.NetworkMode") return ctx.networkContainerId !== undefined && d.new === `container:${ctx.networkContainerId}`;
+  if (d.path === "HostConfig.NetworkMode")
+    return ctx.networkContainerId !== undefined && d.new === `container:${ctx.networkContainerId}`;
 
   const mount = /^HostConfig\.Mounts\.(.+)\.(Type|Source|Target|ReadOnly)$/.exec(d.path);
   if (mount) return d.old === "<missing>" && isAnonymousVolumeReuse(mount[1]!, ctx);
@@ -136,7 +157,10 @@ export function isAllowed(d: Difference, ctx: DiffContext): boolean {
   const port = /^NetworkSettings\.Ports\.([^.]+)$/.exec(d.path);
   if (port) {
     const entry = port[1]!;
-    return fromImages(ctx, (c) => (entry in (c.ExposedPorts ?? {}) ? "present" : "absent")) && [d.old, d.new].every((v) => v === "<empty>" || v === "<missing>");
+    return (
+      fromImages(ctx, (c) => (entry in (c.ExposedPorts ?? {}) ? "present" : "absent")) &&
+      [d.old, d.new].every((v) => v === "<empty>" || v === "<missing>")
+    );
   }
 
   if (d.path === "Path" || d.path.startsWith("Args")) return commandFromImages(ctx);
@@ -167,17 +191,24 @@ function shortId(inspect: Json): string {
 
 /** The old value was the old image's default and the new value is the new image's default. */
 function fromImages(ctx: DiffContext, pick: (config: Json) => unknown): boolean {
-  return same(pick(ctx.old.Config), pick(ctx.oldImage.Config ?? {})) && same(pick(ctx.new.Config), pick(ctx.newImage.Config ?? {}));
+  return (
+    same(pick(ctx.old.Config), pick(ctx.oldImage.Config ?? {})) &&
+    same(pick(ctx.new.Config), pick(ctx.newImage.Config ?? {}))
+  );
 }
 
 function keyed(config: Json, key: string): Json {
-  if (key === "Env") return Object.fromEntries(((config.Env ?? []) as string[]).map((e) => [e.split("=")[0], e.slice(e.indexOf("=") + 1)]));
+  if (key === "Env")
+    return Object.fromEntries(
+      ((config.Env ?? []) as string[]).map((e) => [e.split("=")[0], e.slice(e.indexOf("=") + 1)]),
+    );
   return (config[key] ?? {}) as Json;
 }
 
 /** Path and Args follow Entrypoint + Cmd: allowed to change only when both of those may. */
 function commandFromImages(ctx: DiffContext): boolean {
-  const entrypointOk = same(ctx.old.Config.Entrypoint, ctx.new.Config.Entrypoint) || fromImages(ctx, (c) => c.Entrypoint);
+  const entrypointOk =
+    same(ctx.old.Config.Entrypoint, ctx.new.Config.Entrypoint) || fromImages(ctx, (c) => c.Entrypoint);
   const cmdOk = same(ctx.old.Config.Cmd, ctx.new.Config.Cmd) || fromImages(ctx, (c) => c.Cmd);
   return entrypointOk && cmdOk;
 }
@@ -185,17 +216,30 @@ function commandFromImages(ctx: DiffContext): boolean {
 /** A mount at <target> of the very volume the old container had there (its anonymous volume, kept). */
 function isAnonymousVolumeReuse(target: string, ctx: DiffContext): boolean {
   const added = ((ctx.new.HostConfig.Mounts ?? []) as Json[]).find((m) => m.Target === target);
-  return ((ctx.old.Mounts ?? []) as Json[]).some((m) => m.Type === "volume" && m.Name === added?.Source && m.Destination === target);
+  return ((ctx.old.Mounts ?? []) as Json[]).some(
+    (m) => m.Type === "volume" && m.Name === added?.Source && m.Destination === target,
+  );
 }
 
 function same(a: unknown, b: unknown): boolean {
-  const norm = (v: unknown) => (v === null || v === undefined || (Array.isArray(v) && v.length === 0) || (typeof v === "object" && v !== null && Object.keys(v).length === 0) ? null : v);
+  const norm = (v: unknown) =>
+    v === null ||
+    v === undefined ||
+    (Array.isArray(v) && v.length === 0) ||
+    (typeof v === "object" && v !== null && Object.keys(v).length === 0)
+      ? null
+      : v;
   return JSON.stringify(sortKeys(norm(a))) === JSON.stringify(sortKeys(norm(b)));
 }
 
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === "object") return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Json)[k])]));
+  if (value && typeof value === "object")
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, sortKeys((value as Json)[k])]),
+    );
   return value;
 }
 

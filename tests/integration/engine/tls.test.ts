@@ -7,11 +7,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
-import tls from "node:tls";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDockerEngine } from "../../../src/engine/index.ts";
+import tls from "node:tls";
 import { isSvcError } from "../../../src/core/errors.ts";
+import { createDockerEngine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { sandbox } from "../../harness.ts";
 
@@ -42,15 +42,25 @@ beforeAll(async () => {
   openssl("req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj /CN=svc-test-ca");
   writeFileSync(file("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
   openssl("req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost");
-  openssl("x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 -extfile server.ext");
+  openssl(
+    "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 -extfile server.ext",
+  );
   writeFileSync(file("client.ext"), "extendedKeyUsage=clientAuth\n");
   openssl("req -newkey rsa:2048 -nodes -keyout key.pem -out client.csr -subj /CN=svc");
-  openssl("x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cert.pem -days 1 -extfile client.ext");
+  openssl(
+    "x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cert.pem -days 1 -extfile client.ext",
+  );
   // a second, unrelated CA: its certificate must not be trusted for the server
   openssl("req -x509 -newkey rsa:2048 -nodes -keyout other.key -out other-ca.pem -days 1 -subj /CN=other-ca");
 
   server = tls.createServer(
-    { key: readFileSync(file("server.key")), cert: readFileSync(file("server.pem")), ca: readFileSync(file("ca.pem")), requestCert: true, rejectUnauthorized: true },
+    {
+      key: readFileSync(file("server.key")),
+      cert: readFileSync(file("server.pem")),
+      ca: readFileSync(file("ca.pem")),
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
     (client) => {
       const engine = net.connect(sandbox().socketPath);
       client.pipe(engine).pipe(client);
@@ -75,7 +85,13 @@ afterAll(() => {
 describe("TLS", () => {
   test("tls_verify with CA, client certificate and key reaches the engine", async () => {
     const engine = await createDockerEngine(
-      { host: tlsHost, tls_verify: true, tls_ca_cert: file("ca.pem"), tls_cert: file("cert.pem"), tls_key: file("key.pem") },
+      {
+        host: tlsHost,
+        tls_verify: true,
+        tls_ca_cert: file("ca.pem"),
+        tls_cert: file("cert.pem"),
+        tls_key: file("key.pem"),
+      },
       silentLogger,
     );
     expect((await engine.info()).os).toBe("linux");
@@ -84,7 +100,13 @@ describe("TLS", () => {
 
   test("tls_verify refuses a server whose certificate the CA did not sign", async () => {
     const engine = await createDockerEngine(
-      { host: tlsHost, tls_verify: true, tls_ca_cert: file("other-ca.pem"), tls_cert: file("cert.pem"), tls_key: file("key.pem") },
+      {
+        host: tlsHost,
+        tls_verify: true,
+        tls_ca_cert: file("other-ca.pem"),
+        tls_cert: file("cert.pem"),
+        tls_key: file("key.pem"),
+      },
       silentLogger,
     );
     const error = await rejection(engine.info());
@@ -94,7 +116,10 @@ describe("TLS", () => {
   });
 
   test("without tls_verify the server certificate is not checked, the client certificate is still sent", async () => {
-    const engine = await createDockerEngine({ host: tlsHost, tls_verify: false, tls_cert: file("cert.pem"), tls_key: file("key.pem") }, silentLogger);
+    const engine = await createDockerEngine(
+      { host: tlsHost, tls_verify: false, tls_cert: file("cert.pem"), tls_key: file("key.pem") },
+      silentLogger,
+    );
     expect((await engine.info()).os).toBe("linux");
   });
 
@@ -107,17 +132,31 @@ describe("TLS", () => {
 
   test("a missing TLS file is a configuration error naming the option", async () => {
     const error = await rejection(
-      createDockerEngine({ host: tlsHost, tls_verify: true, tls_ca_cert: file("absent.pem"), tls_cert: file("cert.pem"), tls_key: file("key.pem") }, silentLogger),
+      createDockerEngine(
+        {
+          host: tlsHost,
+          tls_verify: true,
+          tls_ca_cert: file("absent.pem"),
+          tls_cert: file("cert.pem"),
+          tls_key: file("key.pem"),
+        },
+        silentLogger,
+      ),
     );
     expect(error.kind).toBe("config");
     expect(error.message).toBe(`docker.tls_ca_cert: cannot read ${file("absent.pem")} (ENOENT)`);
-    const missing = await rejection(createDockerEngine({ host: tlsHost, tls_verify: true, tls_ca_cert: file("ca.pem") }, silentLogger));
+    const missing = await rejection(
+      createDockerEngine({ host: tlsHost, tls_verify: true, tls_ca_cert: file("ca.pem") }, silentLogger),
+    );
     expect(missing.message).toBe("docker.tls_cert is required when docker.tls_verify is true");
   });
 });
 
 test("an engine that never answers gives an engine error once the time is up, not a hang", async () => {
-  const engine = await createDockerEngine({ host: silentHost, tls_verify: false }, silentLogger, { negotiationMs: 500, responseMs: 500 });
+  const engine = await createDockerEngine({ host: silentHost, tls_verify: false }, silentLogger, {
+    negotiationMs: 500,
+    responseMs: 500,
+  });
   const error = await rejection(engine.listContainers());
   expect(error.kind).toBe("engine");
   expect(error.message).toBe(`cannot reach the Docker engine at ${silentHost}: no answer within 0.5 s`);

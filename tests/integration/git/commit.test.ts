@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { commitOnBranch, prepare, type FileChange } from "../../../src/git/commit.ts";
+import { commitOnBranch, type FileChange, prepare } from "../../../src/git/commit.ts";
 import { parseIndex } from "../../../src/git/index-file.ts";
 import { COMPOSE, git, makeRepo } from "../../support/git-repo.ts";
 import { tempDir } from "../../temp.ts";
@@ -29,14 +29,23 @@ function commitChange(project: string, changes: FileChange[]): string {
 }
 
 describe("a commit in a real repository", () => {
-  for (const shape of [{ pack: false }, { pack: true }, { indexVersion: 2 }, { indexVersion: 3 }, { indexVersion: 4 }, { pack: true, indexVersion: 4 }]) {
+  for (const shape of [
+    { pack: false },
+    { pack: true },
+    { indexVersion: 2 },
+    { indexVersion: 3 },
+    { indexVersion: 4 },
+    { pack: true, indexVersion: 4 },
+  ]) {
     test(`git agrees with svc's commit (${JSON.stringify(shape)})`, () => {
       const { top, project } = makeRepo(shape);
       const before = git(top, "rev-parse", "HEAD").trim();
       const commit = commitChange(project, [change(project)]);
       expect(git(top, "rev-parse", "HEAD").trim()).toBe(commit);
       expect(git(top, "rev-parse", "HEAD~1").trim()).toBe(before);
-      expect(git(top, "log", "-1", "--format=%an <%ae>|%s|%b")).toBe("svc <svc@example.com>|web: nginx 1.25.3 -> 1.25.4|Fixes.\n\n");
+      expect(git(top, "log", "-1", "--format=%an <%ae>|%s|%b")).toBe(
+        "svc <svc@example.com>|web: nginx 1.25.3 -> 1.25.4|Fixes.\n\n",
+      );
       expect(git(top, "status", "--porcelain")).toBe("");
       expect(git(top, "diff", "HEAD~1", "--stat")).toContain("stacks/web/compose.yaml | 2 +-");
       expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
@@ -112,9 +121,14 @@ describe("a commit in a real repository", () => {
 /** What svc could move: the refs, the index and the number of objects (read as files: git may refuse a repository svc refuses). */
 function snapshot(top: string): Record<string, string> {
   const dotGit = join(top, ".git");
-  const files = ["HEAD", "packed-refs", "refs/heads/main", "index", "logs/HEAD"].filter((f) => existsSync(join(dotGit, f)));
+  const files = ["HEAD", "packed-refs", "refs/heads/main", "index", "logs/HEAD"].filter((f) =>
+    existsSync(join(dotGit, f)),
+  );
   const objects = readdirSync(join(dotGit, "objects"), { recursive: true }).length;
-  return { ...Object.fromEntries(files.map((f) => [f, readFileSync(join(dotGit, f)).toString("hex")])), objects: String(objects) };
+  return {
+    ...Object.fromEntries(files.map((f) => [f, readFileSync(join(dotGit, f)).toString("hex")])),
+    objects: String(objects),
+  };
 }
 
 describe("states svc leaves alone, changing nothing", () => {
@@ -123,9 +137,23 @@ describe("states svc leaves alone, changing nothing", () => {
     return "refuse" in result ? result.refuse : "skip" in result ? `skip: ${result.skip}` : "prepared";
   };
   const cases: [string, (top: string, project: string) => FileChange[], RegExp][] = [
-    ["a detached HEAD", (top, project) => (git(top, "checkout", "-q", "--detach"), [change(project)]), /HEAD is detached/],
-    ["a merge in progress", (top, project) => (writeFileSync(join(top, ".git", "MERGE_HEAD"), `${git(top, "rev-parse", "HEAD")}`), [change(project)]), /merge is in progress/],
-    ["a rebase in progress", (top, project) => (mkdirSync(join(top, ".git", "rebase-merge")), [change(project)]), /rebase is in progress/],
+    [
+      "a detached HEAD",
+      (top, project) => (git(top, "checkout", "-q", "--detach"), [change(project)]),
+      /HEAD is detached/,
+    ],
+    [
+      "a merge in progress",
+      (top, project) => (
+        writeFileSync(join(top, ".git", "MERGE_HEAD"), `${git(top, "rev-parse", "HEAD")}`), [change(project)]
+      ),
+      /merge is in progress/,
+    ],
+    [
+      "a rebase in progress",
+      (top, project) => (mkdirSync(join(top, ".git", "rebase-merge")), [change(project)]),
+      /rebase is in progress/,
+    ],
     [
       "the file staged with other changes",
       (top, project) => {
@@ -144,16 +172,43 @@ describe("states svc leaves alone, changing nothing", () => {
       },
       /changes not committed/,
     ],
-    ["a file Git does not track", (_top, project) => (writeFileSync(join(project, "new.yaml"), "x: 1\n"), [{ path: "new.yaml", before: Buffer.from("x: 1\n"), after: Buffer.from("x: 1\n") }]), /not tracked/],
-    ["a shallow clone", (top, project) => (writeFileSync(join(top, ".git", "shallow"), git(top, "rev-parse", "HEAD")), [change(project)]), /shallow clone/],
-    ["a SHA-256 repository format", (top, project) => (git(top, "config", "core.repositoryformatversion", "1"), git(top, "config", "extensions.objectformat", "sha256"), [change(project)]), /extension objectformat/],
+    [
+      "a file Git does not track",
+      (_top, project) => (
+        writeFileSync(join(project, "new.yaml"), "x: 1\n"),
+        [{ path: "new.yaml", before: Buffer.from("x: 1\n"), after: Buffer.from("x: 1\n") }]
+      ),
+      /not tracked/,
+    ],
+    [
+      "a shallow clone",
+      (top, project) => (writeFileSync(join(top, ".git", "shallow"), git(top, "rev-parse", "HEAD")), [change(project)]),
+      /shallow clone/,
+    ],
+    [
+      "a SHA-256 repository format",
+      (top, project) => (
+        git(top, "config", "core.repositoryformatversion", "1"),
+        git(top, "config", "extensions.objectformat", "sha256"),
+        [change(project)]
+      ),
+      /extension objectformat/,
+    ],
     ["a split index", (top, project) => (git(top, "update-index", "--split-index"), [change(project)]), /split index/],
-    ["an index.lock", (top, project) => (writeFileSync(join(top, ".git", "index.lock"), ""), [change(project)]), /index\.lock/],
-    ["the file changed again after svc wrote it", (_top, project) => {
-      const made = change(project);
-      writeFileSync(join(project, "compose.yaml"), "services: {}\n");
-      return [made];
-    }, /changed on disk/],
+    [
+      "an index.lock",
+      (top, project) => (writeFileSync(join(top, ".git", "index.lock"), ""), [change(project)]),
+      /index\.lock/,
+    ],
+    [
+      "the file changed again after svc wrote it",
+      (_top, project) => {
+        const made = change(project);
+        writeFileSync(join(project, "compose.yaml"), "services: {}\n");
+        return [made];
+      },
+      /changed on disk/,
+    ],
   ];
   for (const [name, arrange, reason] of cases) {
     test(name, () => {
@@ -168,6 +223,8 @@ describe("states svc leaves alone, changing nothing", () => {
   test("a folder outside any work tree is skipped, not refused", () => {
     const folder = tempDir("svc-nogit-");
     writeFileSync(join(folder, "compose.yaml"), COMPOSE);
-    expect(refused(folder, [{ path: "compose.yaml", before: Buffer.from(COMPOSE), after: Buffer.from(COMPOSE) }])).toMatch(/^skip: .* is not in a Git work tree/);
+    expect(
+      refused(folder, [{ path: "compose.yaml", before: Buffer.from(COMPOSE), after: Buffer.from(COMPOSE) }]),
+    ).toMatch(/^skip: .* is not in a Git work tree/);
   });
 });

@@ -10,12 +10,12 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
-import { appliesChanges, createGitStep, type ComposeChange } from "../../../src/git/index.ts";
+import { appliesChanges, type ComposeChange, createGitStep } from "../../../src/git/index.ts";
 import type { ReleaseNotes } from "../../../src/releases/index.ts";
-import { COMPOSE, git, makeRepo } from "../../support/git-repo.ts";
 import { GitRemote } from "../../support/git-remote.ts";
+import { COMPOSE, git, makeRepo } from "../../support/git-repo.ts";
 import { recordingLogger } from "../../support/logger.ts";
-import { ReleaseHosts, type Host } from "../../support/release-hosts.ts";
+import { type Host, ReleaseHosts } from "../../support/release-hosts.ts";
 import { tempDir } from "../../temp.ts";
 
 const TOKEN = "pr-token-51d0";
@@ -32,8 +32,17 @@ beforeEach(() => {
 });
 
 async function gitOverHttp(cwd: string, ...args: string[]): Promise<string> {
-  const run = Bun.spawn(["git", "-c", remote.gitHeader, ...args], { cwd, env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: "/nonexistent" }, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+  const run = Bun.spawn(["git", "-c", remote.gitHeader, ...args], {
+    cwd,
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: "/nonexistent" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(run.stdout).text(),
+    new Response(run.stderr).text(),
+    run.exited,
+  ]);
   if (code !== 0) throw new Error(`git ${args.join(" ")}: ${err}`);
   return out;
 }
@@ -44,8 +53,24 @@ const NOTES: ReleaseNotes = {
   from_version: "1.25.3",
   to_version: "2.0.0",
   releases: [
-    { version: "2.0.0", title: "Two", published_at: null, url: "https://github.com/nginx/nginx/releases/tag/2.0.0", breaking: true, notes: "The config moved to /etc/nginx2.", notes_cut: false },
-    { version: "1.26.0", title: "1.26.0", published_at: null, url: "https://github.com/nginx/nginx/releases/tag/1.26.0", breaking: false, notes: "- faster", notes_cut: false },
+    {
+      version: "2.0.0",
+      title: "Two",
+      published_at: null,
+      url: "https://github.com/nginx/nginx/releases/tag/2.0.0",
+      breaking: true,
+      notes: "The config moved to /etc/nginx2.",
+      notes_cut: false,
+    },
+    {
+      version: "1.26.0",
+      title: "1.26.0",
+      published_at: null,
+      url: "https://github.com/nginx/nginx/releases/tag/1.26.0",
+      breaking: false,
+      notes: "- faster",
+      notes_cut: false,
+    },
   ],
   more: 0,
   breaking: 1,
@@ -56,21 +81,33 @@ const NOTES: ReleaseNotes = {
 function change(project: string, to = "2.0.0"): ComposeChange {
   const before = readFileSync(join(project, "compose.yaml"));
   const after = Buffer.from(before.toString().replace("nginx:1.25.3", `nginx:${to}`));
-  return { project, moves: [{ service: "web", from: "1.25.3", to, notes: { ...NOTES, to_version: to } }], files: [{ path: "compose.yaml", before, after }] };
+  return {
+    project,
+    moves: [{ service: "web", from: "1.25.3", to, notes: { ...NOTES, to_version: to } }],
+    files: [{ path: "compose.yaml", before, after }],
+  };
 }
 
-const API_KEY: Record<Host, "github_api_url" | "gitlab_api_url" | "gitea_api_url"> = { github: "github_api_url", gitlab: "gitlab_api_url", gitea: "gitea_api_url" };
+const API_KEY: Record<Host, "github_api_url" | "gitlab_api_url" | "gitea_api_url"> = {
+  github: "github_api_url",
+  gitlab: "gitlab_api_url",
+  gitea: "gitea_api_url",
+};
 
 describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
   async function setUp(name: string) {
     const { top, project } = makeRepo({ pack: true });
     const { url, dir } = remote.bare(`acme/${name}`);
     await gitOverHttp(top, "push", "-q", url, "main");
-    const config = defaultConfig({ compose: { git: "pull_request", git_remote: url, git_token: TOKEN }, release_notes: { [API_KEY[host]]: hosts.apiUrls[API_KEY[host]] } });
+    const config = defaultConfig({
+      compose: { git: "pull_request", git_remote: url, git_token: TOKEN },
+      release_notes: { [API_KEY[host]]: hosts.apiUrls[API_KEY[host]] },
+    });
     const log = recordingLogger();
     return { top, project, url, dir, config, log, step: createGitStep(config, log, { now: () => 1_767_225_600 }) };
   }
-  const receivePacks = () => remote.requests.filter((r) => r.method === "POST" && r.path.endsWith("/git-receive-pack")).length;
+  const receivePacks = () =>
+    remote.requests.filter((r) => r.method === "POST" && r.path.endsWith("/git-receive-pack")).length;
 
   test("opens one request with the notes, pushes the branch, leaves the work tree alone", async () => {
     const { top, project, url, dir, config, step } = await setUp(`pr-${host}`);
@@ -78,7 +115,11 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     const head = git(top, "rev-parse", "HEAD");
     const outcome = await step.record(change(project));
     expect(outcome.problem).toBeNull();
-    expect(outcome).toMatchObject({ done: "pull_request", branch: "svc/web-2.0.0", pull_request: { number: 1, created: true } });
+    expect(outcome).toMatchObject({
+      done: "pull_request",
+      branch: "svc/web-2.0.0",
+      pull_request: { number: 1, created: true },
+    });
     const pulls = hosts.pullsOf(host, "acme/" + `pr-${host}`);
     expect(pulls).toHaveLength(1);
     expect(outcome.pull_request!.url).toBe(pulls[0]!.url);
@@ -114,7 +155,9 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     expect(outcome.problem).toBeNull();
     expect(git(top, "rev-parse", `${outcome.commit}^`).trim()).toBe(head);
     // the commit, its three trees (root, stacks, stacks/web) and the compose file's blob
-    expect(remote.requests.filter((r) => r.path === `/acme/behind-${host}.git/git-receive-pack`).at(-1)?.packObjects).toBe(5);
+    expect(
+      remote.requests.filter((r) => r.path === `/acme/behind-${host}.git/git-receive-pack`).at(-1)?.packObjects,
+    ).toBe(5);
     expect(hosts.pullsOf(host, `acme/behind-${host}`)).toHaveLength(1);
   });
 
@@ -122,8 +165,14 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     const { project, step } = await setUp(`again-${host}`);
     const first = await step.record(change(project));
     const pushes = receivePacks();
-    const notes = { ...NOTES, releases: [NOTES.releases[0]!, { ...NOTES.releases[1]!, notes: "- faster, and smaller" }] };
-    const second = await step.record({ ...change(project), moves: [{ service: "web", from: "1.25.3", to: "2.0.0", notes }] });
+    const notes = {
+      ...NOTES,
+      releases: [NOTES.releases[0]!, { ...NOTES.releases[1]!, notes: "- faster, and smaller" }],
+    };
+    const second = await step.record({
+      ...change(project),
+      moves: [{ service: "web", from: "1.25.3", to: "2.0.0", notes }],
+    });
     expect(second.problem).toBeNull();
     expect(second.pull_request).toEqual({ ...first.pull_request!, created: false });
     expect(second.commit).toBe(first.commit);
@@ -131,7 +180,9 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     const pulls = hosts.pullsOf(host, `acme/again-${host}`);
     expect(pulls).toHaveLength(1);
     expect(pulls[0]!.body).toContain("faster, and smaller");
-    expect(hosts.requests.filter((r) => r.method === (host === "gitlab" ? "PUT" : "PATCH")).map((r) => r.status)).toEqual([host === "gitea" ? 201 : 200]);
+    expect(
+      hosts.requests.filter((r) => r.method === (host === "gitlab" ? "PUT" : "PATCH")).map((r) => r.status),
+    ).toEqual([host === "gitea" ? 201 : 200]);
   });
 
   test("'already exists' from the forge (its list lagging): found and updated, not duplicated", async () => {
@@ -159,7 +210,9 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     hosts.limited.set(host, Math.floor(Date.now() / 1000) + 600);
     const outcome = await step.record(change(project));
     expect(outcome.done).toBe("nothing");
-    expect(outcome.problem).toMatch(/^pull request not made: .*rate limit reached while it listed (pull|merge) requests; asked again after /);
+    expect(outcome.problem).toMatch(
+      /^pull request not made: .*rate limit reached while it listed (pull|merge) requests; asked again after /,
+    );
     expect(hosts.pullsOf(host, `acme/limited-${host}`)).toHaveLength(0);
   });
 });
@@ -167,9 +220,15 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
 test("a pull request without the files' new text: said, nothing pushed", async () => {
   const { project } = makeRepo();
   const before = remote.requests.length;
-  const config = defaultConfig({ compose: { git: "pull_request", git_remote: `${remote.origin}/acme/none.git`, git_token: TOKEN }, release_notes: { github_api_url: hosts.apiUrls.github_api_url } });
+  const config = defaultConfig({
+    compose: { git: "pull_request", git_remote: `${remote.origin}/acme/none.git`, git_token: TOKEN },
+    release_notes: { github_api_url: hosts.apiUrls.github_api_url },
+  });
   const { files, ...rest } = change(project);
-  const outcome = await createGitStep(config, recordingLogger()).record({ ...rest, files: files.map(({ path, before }) => ({ path, before })) });
+  const outcome = await createGitStep(config, recordingLogger()).record({
+    ...rest,
+    files: files.map(({ path, before }) => ({ path, before })),
+  });
   expect(outcome.problem).toBe("a pull request needs each file's new text (files[].after)");
   expect(remote.requests.length).toBe(before);
 });
@@ -177,7 +236,12 @@ test("a pull request without the files' new text: said, nothing pushed", async (
 test("a remote on a host svc cannot tell the forge of: said, nothing pushed", async () => {
   const { project } = makeRepo();
   const before = remote.requests.length;
-  const step = createGitStep(defaultConfig({ compose: { git: "pull_request", git_remote: `${remote.origin}/acme/unknown.git`, git_token: TOKEN } }), recordingLogger());
+  const step = createGitStep(
+    defaultConfig({
+      compose: { git: "pull_request", git_remote: `${remote.origin}/acme/unknown.git`, git_token: TOKEN },
+    }),
+    recordingLogger(),
+  );
   const outcome = await step.record(change(project));
   expect(outcome.problem).toMatch(/svc does not know which forge 127\.0\.0\.1 is/);
   expect(remote.requests.length).toBe(before);

@@ -9,11 +9,11 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
-import { createGitStep, type ComposeChange } from "../../../src/git/index.ts";
-import { recordingLogger } from "../../support/logger.ts";
+import { type ComposeChange, createGitStep } from "../../../src/git/index.ts";
 import { GitRemote } from "../../support/git-remote.ts";
-import { tempDir } from "../../temp.ts";
 import { git, makeRepo } from "../../support/git-repo.ts";
+import { recordingLogger } from "../../support/logger.ts";
+import { tempDir } from "../../temp.ts";
 
 const TOKEN = "t0ken-for-the-remote-7f3a";
 const remote = new GitRemote(TOKEN);
@@ -21,14 +21,34 @@ afterAll(() => remote.stop());
 
 /** git talking to the remote: asynchronously, since the remote is served by this process. */
 async function gitOverHttp(cwd: string, ...args: string[]): Promise<string> {
-  const run = Bun.spawn(["git", "-c", remote.gitHeader, ...args], { cwd, env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: "/nonexistent", GIT_AUTHOR_NAME: "Bo", GIT_AUTHOR_EMAIL: "bo@example.com", GIT_COMMITTER_NAME: "Bo", GIT_COMMITTER_EMAIL: "bo@example.com" }, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+  const run = Bun.spawn(["git", "-c", remote.gitHeader, ...args], {
+    cwd,
+    env: {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: "1",
+      HOME: "/nonexistent",
+      GIT_AUTHOR_NAME: "Bo",
+      GIT_AUTHOR_EMAIL: "bo@example.com",
+      GIT_COMMITTER_NAME: "Bo",
+      GIT_COMMITTER_EMAIL: "bo@example.com",
+    },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(run.stdout).text(),
+    new Response(run.stderr).text(),
+    run.exited,
+  ]);
   if (code !== 0) throw new Error(`git ${args.join(" ")}: ${err}`);
   return out;
 }
 
 /** A work tree cloned from a new remote repository; answers both. */
-async function clonedProject(name: string, options: { pack?: boolean } = {}): Promise<{ top: string; project: string; url: string; dir: string }> {
+async function clonedProject(
+  name: string,
+  options: { pack?: boolean } = {},
+): Promise<{ top: string; project: string; url: string; dir: string }> {
   const { top, project } = makeRepo(options);
   const { url, dir } = remote.bare(`acme/${name}`);
   await gitOverHttp(top, "push", "-q", url, "main");
@@ -46,17 +66,36 @@ function moveVersion(project: string): ComposeChange {
     source_from: "label",
     from_version: "1.25.3",
     to_version: "1.25.4",
-    releases: [{ version: "1.25.4", title: "nginx 1.25.4", published_at: null, url: "https://github.com/nginx/nginx/releases/tag/release-1.25.4", breaking: false, notes: "Bugfixes.", notes_cut: false }],
+    releases: [
+      {
+        version: "1.25.4",
+        title: "nginx 1.25.4",
+        published_at: null,
+        url: "https://github.com/nginx/nginx/releases/tag/release-1.25.4",
+        breaking: false,
+        notes: "Bugfixes.",
+        notes_cut: false,
+      },
+    ],
     more: 0,
     breaking: 0,
     problem: null,
   };
-  return { project, moves: [{ service: "web", from: "1.25.3", to: "1.25.4", notes }], files: [{ path: "compose.yaml", before, after }] };
+  return {
+    project,
+    moves: [{ service: "web", from: "1.25.3", to: "1.25.4", notes }],
+    files: [{ path: "compose.yaml", before, after }],
+  };
 }
 
 const step = (url: string, token = TOKEN) => {
   const log = recordingLogger();
-  return { log, step: createGitStep(defaultConfig({ compose: { git: "push", git_remote: url, git_token: token } }), log, { now: () => 1_767_225_600 }) };
+  return {
+    log,
+    step: createGitStep(defaultConfig({ compose: { git: "push", git_remote: url, git_token: token } }), log, {
+      now: () => 1_767_225_600,
+    }),
+  };
 };
 
 async function cloneOf(url: string): Promise<string> {
@@ -74,12 +113,17 @@ describe("compose.git = push", () => {
       expect(outcome).toMatchObject({ done: "pushed", branch: "main", problem: null });
       const clone = await cloneOf(url);
       expect(git(clone, "log", "-1", "--format=%H|%an|%s")).toBe(`${outcome.commit}|svc|web: 1.25.3 -> 1.25.4\n`);
-      expect(git(clone, "log", "-1", "--format=%b")).toContain("https://github.com/nginx/nginx/releases/tag/release-1.25.4");
+      expect(git(clone, "log", "-1", "--format=%b")).toContain(
+        "https://github.com/nginx/nginx/releases/tag/release-1.25.4",
+      );
       expect(readFileSync(join(clone, "stacks", "web", "compose.yaml"), "utf8")).toContain("nginx:1.25.4 # pinned");
       expect(git(dir, "fsck", "--strict", "--no-progress")).toBe("");
       expect(git(top, "status", "--porcelain")).toBe("");
       const svcAuth = `Basic ${Buffer.from(`oauth2:${TOKEN}`).toString("base64")}`;
-      const posts = remote.requests.filter((r) => r.method === "POST" && r.path === `/acme/stacks-${pack}.git/git-receive-pack` && r.authorization === svcAuth);
+      const posts = remote.requests.filter(
+        (r) =>
+          r.method === "POST" && r.path === `/acme/stacks-${pack}.git/git-receive-pack` && r.authorization === svcAuth,
+      );
       expect(posts.map((r) => r.status)).toEqual([200]);
       // only what the remote lacked: the commit, three trees (root, stacks, stacks/web) and the blob
       expect(posts[0]!.packObjects).toBe(5);
@@ -109,19 +153,25 @@ describe("compose.git = push", () => {
     const { step: gitStep } = step(url);
     const outcome = await gitStep.record(moveVersion(project));
     expect(outcome.done).toBe("committed");
-    expect(outcome.problem).toMatch(/^committed, not pushed: not a fast-forward: the remote's main holds commits this clone does not have/);
+    expect(outcome.problem).toMatch(
+      /^committed, not pushed: not a fast-forward: the remote's main holds commits this clone does not have/,
+    );
     expect(git(top, "rev-parse", "HEAD").trim()).toBe(outcome.commit!);
     expect(git(await cloneOf(url), "rev-parse", "HEAD")).toBe(remoteHead);
   });
 
   test("a push the remote's hook refuses: its reason, the remote untouched", async () => {
     const { project, url, dir } = await clonedProject("hooked");
-    writeFileSync(join(dir, "hooks", "pre-receive"), "#!/bin/sh\necho 'main is protected' >&2\nexit 1\n", { mode: 0o755 });
+    writeFileSync(join(dir, "hooks", "pre-receive"), "#!/bin/sh\necho 'main is protected' >&2\nexit 1\n", {
+      mode: 0o755,
+    });
     const remoteHead = git(dir, "rev-parse", "main");
     const { step: gitStep } = step(url);
     const outcome = await gitStep.record(moveVersion(project));
     expect(outcome.done).toBe("committed");
-    expect(outcome.problem).toBe("committed, not pushed: the Git remote refused to move refs/heads/main: pre-receive hook declined");
+    expect(outcome.problem).toBe(
+      "committed, not pushed: the Git remote refused to move refs/heads/main: pre-receive hook declined",
+    );
     expect(git(dir, "rev-parse", "main")).toBe(remoteHead);
   });
 
@@ -144,7 +194,9 @@ describe("compose.git = push", () => {
     const { top, project, url } = await clonedProject("stack");
     const file = join(project, "compose.yaml");
     const before = readFileSync(file);
-    const after = Buffer.from(before.toString().replace("nginx:1.25.3", "nginx:1.25.4").replace("postgres:16", "postgres:17"));
+    const after = Buffer.from(
+      before.toString().replace("nginx:1.25.3", "nginx:1.25.4").replace("postgres:16", "postgres:17"),
+    );
     writeFileSync(file, after);
     const moves = [
       { service: "web", from: "1.25.3", to: "1.25.4", notes: null },
@@ -156,7 +208,11 @@ describe("compose.git = push", () => {
     expect(git(await cloneOf(url), "show", "HEAD:stacks/web/compose.yaml")).toContain("postgres:17");
     expect(git(top, "status", "--porcelain")).toBe("");
     // handed again, or service by service: committed already, nothing more
-    const again = await step(url).step.record({ project, moves: moves.slice(1), files: [{ path: "compose.yaml", before }] });
+    const again = await step(url).step.record({
+      project,
+      moves: moves.slice(1),
+      files: [{ path: "compose.yaml", before }],
+    });
     expect(again).toMatchObject({ done: "nothing", commit: null, problem: null });
     expect(git(top, "log", "-1", "--format=%s")).toBe("web 1.25.3 -> 1.25.4, db 16 -> 17\n");
   });
@@ -170,9 +226,16 @@ describe("compose.git = push", () => {
     writeFileSync(join(project, "compose.yaml"), file.before);
     // as the compose writer hands it: image references, the file's absolute path, no new text (the file holds it)
     const moves = [{ service: "web", from: "nginx:1.25.4", to: "nginx:1.25.3", notes: null }];
-    const back = await gitStep.record({ project, moves, files: [{ path: join(project, "compose.yaml"), before: file.after! }], note: "Rolled back: the new container was not healthy" });
+    const back = await gitStep.record({
+      project,
+      moves,
+      files: [{ path: join(project, "compose.yaml"), before: file.after! }],
+      note: "Rolled back: the new container was not healthy",
+    });
     expect(back).toMatchObject({ done: "pushed", problem: null });
-    expect(git(top, "log", "-2", "--format=%s|%b")).toBe("web: 1.25.4 -> 1.25.3|Rolled back: the new container was not healthy\n\nRelease notes: not read.\n\nweb: 1.25.3 -> 1.25.4|- 1.25.4: nginx 1.25.4\n\nhttps://github.com/nginx/nginx/releases/tag/release-1.25.4\n\n");
+    expect(git(top, "log", "-2", "--format=%s|%b")).toBe(
+      "web: 1.25.4 -> 1.25.3|Rolled back: the new container was not healthy\n\nRelease notes: not read.\n\nweb: 1.25.3 -> 1.25.4|- 1.25.4: nginx 1.25.4\n\nhttps://github.com/nginx/nginx/releases/tag/release-1.25.4\n\n",
+    );
     expect(git(await cloneOf(url), "show", "HEAD:stacks/web/compose.yaml")).toContain("nginx:1.25.3 # pinned");
     expect(git(top, "status", "--porcelain")).toBe("");
   });
@@ -191,7 +254,9 @@ describe("compose.git = push", () => {
     const { project } = await clonedProject("no-remote");
     const gitStep = createGitStep(defaultConfig({ compose: { git: "push" } }), recordingLogger());
     expect(gitStep.check(moveVersionDry(project))).toBe('compose.git = "push" needs compose.git_remote');
-    expect(createGitStep(defaultConfig({ compose: { git: "commit" } }), recordingLogger()).check(moveVersionDry(project))).toBeNull();
+    expect(
+      createGitStep(defaultConfig({ compose: { git: "commit" } }), recordingLogger()).check(moveVersionDry(project)),
+    ).toBeNull();
   });
 
   test("plain http to another machine is refused before anything is sent", async () => {
@@ -208,5 +273,8 @@ function moveVersionDry(project: string): ComposeChange {
   const before = readFileSync(join(project, "compose.yaml"));
   const change = moveVersion(project);
   writeFileSync(join(project, "compose.yaml"), before);
-  return { ...change, files: [{ path: "compose.yaml", before, after: Buffer.from(before.toString().replace("1.25.3", "1.25.4")) }] };
+  return {
+    ...change,
+    files: [{ path: "compose.yaml", before, after: Buffer.from(before.toString().replace("1.25.3", "1.25.4")) }],
+  };
 }

@@ -3,7 +3,17 @@
  * (moved away, deleted, or reopened on request) without losing or misplacing a line.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AccessFields } from "../../../src/log/index.ts";
@@ -49,7 +59,13 @@ describe("log files", () => {
     const logging = testLogging({ audit_log: path });
     expect(statSync(path).mode & 0o777).toBe(0o600);
     logging.audit.record({ action: "pull", image: "app:1", trigger: "schedule", session_id: "s1" });
-    logging.audit.record({ action: "stop", container: "app", container_id: "c1", trigger: "schedule", session_id: "s1" });
+    logging.audit.record({
+      action: "stop",
+      container: "app",
+      container_id: "c1",
+      trigger: "schedule",
+      session_id: "s1",
+    });
     await logging.close();
     expect(entries(path).map((e) => [e.target, e.fields.action])).toEqual([
       ["svc::audit", "pull"],

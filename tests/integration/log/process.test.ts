@@ -45,8 +45,12 @@ class Child {
   async waitFor(predicate: () => boolean, what: string): Promise<void> {
     const deadline = Date.now() + 15_000;
     while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stdout: ${this.stdout.join("\n")}; stderr: ${this.stderr.join("\n")}`);
-      if (this.proc.exitCode !== null) throw new Error(`child exited (${this.proc.exitCode}) waiting for ${what}; stderr: ${this.stderr.join("\n")}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${what}; stdout: ${this.stdout.join("\n")}; stderr: ${this.stderr.join("\n")}`,
+        );
+      if (this.proc.exitCode !== null)
+        throw new Error(`child exited (${this.proc.exitCode}) waiting for ${what}; stderr: ${this.stderr.join("\n")}`);
       await Bun.sleep(20);
     }
   }
@@ -140,13 +144,19 @@ describe("json output of a whole process", () => {
 
     const parsed = all.map((l) => JSON.parse(l));
     const byTarget = (target: string) => parsed.filter((l) => l.target === target);
-    expect(byTarget("svc::child").map((l) => l.level).sort()).toEqual(["debug", "error", "info", "trace", "warn"]);
+    expect(
+      byTarget("svc::child")
+        .map((l) => l.level)
+        .sort(),
+    ).toEqual(["debug", "error", "info", "trace", "warn"]);
     expect(byTarget("svc::console").length).toBeGreaterThanOrEqual(5);
     expect(byTarget("svc::audit")).toHaveLength(1);
     expect(byTarget("svc::access")).toHaveLength(1);
     expect(byTarget("svc::access")[0].fields.uri).toBe("/v1/health?token=json");
     // Warnings and errors on stderr, the rest on stdout.
-    expect(child.stderr.map((l) => JSON.parse(l).level).every((level) => level === "warn" || level === "error")).toBe(true);
+    expect(child.stderr.map((l) => JSON.parse(l).level).every((level) => level === "warn" || level === "error")).toBe(
+      true,
+    );
   });
 
   test("an uncaught exception is logged as one JSON error line, and the process exits with status 1", async () => {

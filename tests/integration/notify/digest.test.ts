@@ -18,7 +18,11 @@ const received: SessionReport[] = [];
 let receiver: Server<undefined>;
 
 beforeAll(() => {
-  receiver = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: async (request) => (received.push((await request.json()) as SessionReport), new Response("ok")) });
+  receiver = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: async (request) => (received.push((await request.json()) as SessionReport), new Response("ok")),
+  });
 });
 afterAll(() => {
   receiver?.stop(true);
@@ -48,7 +52,9 @@ test("three cycles, one digest; the rollback among them told at once", async () 
   const due = Math.floor((Date.now() + 2 * MINUTE) / MINUTE) * MINUTE;
   const { minute } = wallClock(due, serviceTimeZone());
   const digest = `daily ${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
-  const config = defaultConfig({ notifications: { webhook: { url: `http://127.0.0.1:${receiver.port}/digest`, digest } } });
+  const config = defaultConfig({
+    notifications: { webhook: { url: `http://127.0.0.1:${receiver.port}/digest`, digest } },
+  });
   const dispatcher = await createNotifications(config, recordingLogger(), { hostname: "nas", retryDelayMs: 10 });
   for (const report of [first, second, third]) dispatcher.publish(report!);
 
@@ -61,7 +67,9 @@ test("three cycles, one digest; the rollback among them told at once", async () 
   await Bun.sleep(1000);
   expect(received).toHaveLength(2);
   const told = received[1]!;
-  expect(told.containers.map((c) => `${c.name} ${c.state}`).sort()).toEqual([`${broken} rolled_back`, `${app} updated`].sort());
+  expect(told.containers.map((c) => `${c.name} ${c.state}`).sort()).toEqual(
+    [`${broken} rolled_back`, `${app} updated`].sort(),
+  );
   expect(told.counts).toMatchObject({ updated: 1, rolled_back: 1 });
   await dispatcher.close();
   expect(received).toHaveLength(2);

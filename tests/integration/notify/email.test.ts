@@ -1,10 +1,10 @@
 /** E-mail channel against a real SMTP server (aiosmtpd): plain, STARTTLS, AUTH; failures logged. */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import { freePort } from "../../harness.ts";
-import { makePki, removeDir, sampleReport, startSmtp, stop, tempDir, type SmtpServer, type TestPki } from "./peers.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import { makePki, removeDir, type SmtpServer, sampleReport, startSmtp, stop, type TestPki, tempDir } from "./peers.ts";
 
 setDefaultTimeout(30_000);
 
@@ -34,7 +34,12 @@ function emailConfig(email: DeepPartial<Config["notifications"]["email"]>): Conf
 async function sendOne(server: SmtpServer, config: Config) {
   const before = server.messages().length;
   const log = recordingLogger();
-  const notifications = await createNotifications(config, log, { hostname: "pi-garage", retryDelayMs: 20, timeoutMs: 3000, attempts: 2 });
+  const notifications = await createNotifications(config, log, {
+    hostname: "pi-garage",
+    retryDelayMs: 20,
+    timeoutMs: 3000,
+    attempts: 2,
+  });
   const report = sampleReport();
   notifications.publish(report);
   await notifications.close();
@@ -43,7 +48,12 @@ async function sendOne(server: SmtpServer, config: Config) {
 
 describe("e-mail channel", () => {
   test("sends from/to/subject with plain text and HTML parts", async () => {
-    const config = emailConfig({ server: "127.0.0.1", port: plain.port, from: "svc@example.org", to: ["ops@example.org", "oncall@example.org"] });
+    const config = emailConfig({
+      server: "127.0.0.1",
+      port: plain.port,
+      from: "svc@example.org",
+      to: ["ops@example.org", "oncall@example.org"],
+    });
     const { log, mails } = await sendOne(plain, config);
     expect(mails).toHaveLength(1);
     const mail = mails[0]!;
@@ -64,13 +74,21 @@ describe("e-mail channel", () => {
   test("a custom template file is used for the body", async () => {
     const dir = tempDir("tpl");
     const path = `${dir}/report.mustache`;
-    await Bun.write(path, "Host {{host}}: {{counts.updated}} updated{{#updated}} [{{name}}]{{/updated}}. <{{summary}}>\n");
+    await Bun.write(
+      path,
+      "Host {{host}}: {{counts.updated}} updated{{#updated}} [{{name}}]{{/updated}}. <{{summary}}>\n",
+    );
     try {
       const config = defaultConfig({
-        notifications: { template: path, email: { server: "127.0.0.1", port: plain.port, from: "svc@example.org", to: ["ops@example.org"] } },
+        notifications: {
+          template: path,
+          email: { server: "127.0.0.1", port: plain.port, from: "svc@example.org", to: ["ops@example.org"] },
+        },
       });
       const { mails } = await sendOne(plain, config);
-      expect(mails[0]!.text!.trim()).toBe("Host pi-garage: 1 updated [web]. <3 scanned, 1 updated, 1 failed, 0 rolled back, 0 stale, 0 skipped, 1 fresh>");
+      expect(mails[0]!.text!.trim()).toBe(
+        "Host pi-garage: 1 updated [web]. <3 scanned, 1 updated, 1 failed, 0 rolled back, 0 stale, 0 skipped, 1 fresh>",
+      );
       expect(mails[0]!.html).toContain("&lt;3 scanned");
     } finally {
       removeDir(dir);
@@ -105,7 +123,13 @@ describe("e-mail channel", () => {
     if (!free) return;
     const smtps = await startSmtp({ cert: pki.selfSignedCert, key: pki.selfSignedKey, implicitTls: true, port: 465 });
     try {
-      const config = emailConfig({ server: "127.0.0.1", port: 465, from: "svc@example.org", to: ["ops@example.org"], tls_skip_verify: true });
+      const config = emailConfig({
+        server: "127.0.0.1",
+        port: 465,
+        from: "svc@example.org",
+        to: ["ops@example.org"],
+        tls_skip_verify: true,
+      });
       const { mails, log } = await sendOne(smtps, config);
       expect(log.lines.filter((l) => l.level === "error")).toEqual([]);
       expect(mails).toHaveLength(1);
@@ -153,7 +177,12 @@ describe("e-mail channel", () => {
   });
 
   test("a server that is down is logged and publish does not throw", async () => {
-    const config = emailConfig({ server: "127.0.0.1", port: freePort(), from: "svc@example.org", to: ["ops@example.org"] });
+    const config = emailConfig({
+      server: "127.0.0.1",
+      port: freePort(),
+      from: "svc@example.org",
+      to: ["ops@example.org"],
+    });
     const log = recordingLogger();
     const notifications = await createNotifications(config, log, { retryDelayMs: 10, timeoutMs: 2000, attempts: 2 });
     expect(() => notifications.publish(sampleReport())).not.toThrow();
@@ -167,7 +196,12 @@ describe("e-mail channel", () => {
   test("a server that never greets runs into the timeout", async () => {
     const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     try {
-      const config = emailConfig({ server: "127.0.0.1", port: silent.port, from: "svc@example.org", to: ["ops@example.org"] });
+      const config = emailConfig({
+        server: "127.0.0.1",
+        port: silent.port,
+        from: "svc@example.org",
+        to: ["ops@example.org"],
+      });
       const log = recordingLogger();
       const notifications = await createNotifications(config, log, { retryDelayMs: 10, timeoutMs: 500, attempts: 1 });
       notifications.publish(sampleReport());
@@ -180,4 +214,3 @@ describe("e-mail channel", () => {
     }
   });
 });
-

@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
-import { removeDir, sampleReport, startMosquitto, stop, type Mosquitto } from "./peers.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import { type Mosquitto, removeDir, sampleReport, startMosquitto, stop } from "./peers.ts";
 
 let broker: Mosquitto;
 beforeAll(async () => {
@@ -20,31 +20,57 @@ afterAll(async () => {
 
 /** What a client connecting now receives on `topic`: its retained message, or "" within 2 s. */
 async function retained(topic: string): Promise<string> {
-  const proc = Bun.spawn(["mosquitto_sub", "-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-C", "1", "-W", "2"], { stdout: "pipe", stderr: "ignore" });
+  const proc = Bun.spawn(
+    ["mosquitto_sub", "-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-C", "1", "-W", "2"],
+    { stdout: "pipe", stderr: "ignore" },
+  );
   const [out] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
   return out.trim();
 }
 
-async function publish(report: ReturnType<typeof sampleReport>, dispatcher: Awaited<ReturnType<typeof createNotifications>>) {
+async function publish(
+  report: ReturnType<typeof sampleReport>,
+  dispatcher: Awaited<ReturnType<typeof createNotifications>>,
+) {
   dispatcher.publish(report);
   await dispatcher.flush();
 }
 
 test("an update entity per container, retained with its state; a container gone from a full cycle is removed", async () => {
-  const config = defaultConfig({ notifications: { mqtt: { broker: `mqtt://127.0.0.1:${broker.port}`, topic: "svc/reports", homeassistant_discovery: true } } });
+  const config = defaultConfig({
+    notifications: {
+      mqtt: { broker: `mqtt://127.0.0.1:${broker.port}`, topic: "svc/reports", homeassistant_discovery: true },
+    },
+  });
   const log = recordingLogger();
   const dispatcher = await createNotifications(config, log, { hostname: "nas", retryDelayMs: 10, timeoutMs: 5000 });
   const report = sampleReport();
   await publish(report, dispatcher);
 
   const web = JSON.parse(await retained("homeassistant/update/svc_nas_web/config"));
-  expect(web).toMatchObject({ name: "web", unique_id: "svc_nas_web", state_topic: "svc/reports/update/svc_nas_web/state", device_class: "firmware" });
+  expect(web).toMatchObject({
+    name: "web",
+    unique_id: "svc_nas_web",
+    state_topic: "svc/reports/update/svc_nas_web/state",
+    device_class: "firmware",
+  });
   expect(web.device.identifiers).toEqual(["svc_nas"]);
   const webState = JSON.parse(await retained(web.state_topic));
   // Home Assistant's tests/components/mqtt/test_update.py, test_json_state_message: the keys of a JSON state
-  expect(webState).toEqual({ installed_version: "444444444444", latest_version: "444444444444", title: "web on nas", release_summary: "updated", in_progress: false, update_percentage: null });
+  expect(webState).toEqual({
+    installed_version: "444444444444",
+    latest_version: "444444444444",
+    title: "web on nas",
+    release_summary: "updated",
+    in_progress: false,
+    update_percentage: null,
+  });
   // svc's availability topic, retained online while svc is connected (Home Assistant's default payloads)
-  expect(web).toMatchObject({ availability_topic: "svc/reports/svc_nas/availability", payload_available: "online", payload_not_available: "offline" });
+  expect(web).toMatchObject({
+    availability_topic: "svc/reports/svc_nas/availability",
+    payload_available: "online",
+    payload_not_available: "offline",
+  });
   expect(await retained(web.availability_topic)).toBe("online");
   // read-only unless homeassistant_install: no command topic, no buttons
   expect(web.command_topic).toBeUndefined();
@@ -54,7 +80,10 @@ test("an update entity per container, retained with its state; a container gone 
   expect(await retained("homeassistant/update/svc_nas_cache/config")).not.toBe("");
 
   // a filtered cycle does not say who is gone; a full one without db does
-  await publish(sampleReport({ filter: { container: ["web"], image: [] }, containers: [report.containers[0]!] }), dispatcher);
+  await publish(
+    sampleReport({ filter: { container: ["web"], image: [] }, containers: [report.containers[0]!] }),
+    dispatcher,
+  );
   expect(await retained("homeassistant/update/svc_nas_db/config")).not.toBe("");
   await publish(sampleReport({ containers: report.containers.filter((c) => c.name !== "db") }), dispatcher);
   expect(await retained("homeassistant/update/svc_nas_db/config")).toBe("");

@@ -2,11 +2,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Server } from "bun";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import { freePort } from "../../harness.ts";
-import { makePki, removeDir, sampleReport, type TestPki } from "./peers.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import { makePki, removeDir, sampleReport, type TestPki } from "./peers.ts";
 
 setDefaultTimeout(30_000);
 
@@ -26,7 +26,12 @@ const answers = new Map<string, () => Response | Promise<Response>>();
 
 async function handle(request: Request): Promise<Response> {
   const url = new URL(request.url);
-  received.push({ method: request.method, path: url.pathname, headers: Object.fromEntries(request.headers), body: await request.text() });
+  received.push({
+    method: request.method,
+    path: url.pathname,
+    headers: Object.fromEntries(request.headers),
+    body: await request.text(),
+  });
   const answer = answers.get(url.pathname);
   return answer ? answer() : new Response("ok");
 }
@@ -54,7 +59,12 @@ function requestsTo(path: string): Received[] {
 
 async function publishOnce(notifications: Partial<DeepPartial<Config["notifications"]>>, attempts = 2) {
   const log = recordingLogger();
-  const dispatcher = await createNotifications(defaultConfig({ notifications }), log, { hostname: "nas", retryDelayMs: 10, timeoutMs: 2000, attempts });
+  const dispatcher = await createNotifications(defaultConfig({ notifications }), log, {
+    hostname: "nas",
+    retryDelayMs: 10,
+    timeoutMs: 2000,
+    attempts,
+  });
   const report = sampleReport();
   expect(() => dispatcher.publish(report)).not.toThrow();
   await dispatcher.close();
@@ -65,7 +75,10 @@ describe("webhook channel", () => {
   test("POSTs the report JSON with the content type and the extra headers", async () => {
     const path = `/hook/${crypto.randomUUID()}`;
     const { report, log } = await publishOnce({
-      webhook: { url: `http://127.0.0.1:${receiver.port}${path}`, headers: "X-Api-Key: k3y-Secret-1, X-Source: svc:test" },
+      webhook: {
+        url: `http://127.0.0.1:${receiver.port}${path}`,
+        headers: "X-Api-Key: k3y-Secret-1, X-Source: svc:test",
+      },
     });
     const [request] = requestsTo(path);
     expect(request?.method).toBe("POST");
@@ -98,7 +111,9 @@ describe("webhook channel", () => {
   });
 
   test("a receiver that is down is logged, publish does not throw", async () => {
-    const { failure, log } = await publishOnce({ webhook: { url: `http://127.0.0.1:${freePort()}/hook/token-in-path-xyz` } });
+    const { failure, log } = await publishOnce({
+      webhook: { url: `http://127.0.0.1:${freePort()}/hook/token-in-path-xyz` },
+    });
     expect(failure?.fields.channel).toBe("webhook");
     expect(String(failure?.fields.reason)).not.toBe("");
     expect(log.text()).not.toContain("token-in-path-xyz");
@@ -113,7 +128,9 @@ describe("webhook channel", () => {
       return new Response("late");
     });
     try {
-      const { failure } = await publishOnce({ webhook: { url: `http://127.0.0.1:${receiver.port}${path}`, timeout: 200 } });
+      const { failure } = await publishOnce({
+        webhook: { url: `http://127.0.0.1:${receiver.port}${path}`, timeout: 200 },
+      });
       expect(failure?.fields.channel).toBe("webhook");
       expect(String(failure?.fields.reason)).toMatch(/time|abort/i);
     } finally {
@@ -131,7 +148,9 @@ describe("webhook channel", () => {
 
   test("tls_skip_verify accepts the self-signed HTTPS receiver", async () => {
     const path = `/hook/${crypto.randomUUID()}`;
-    const { failure, report } = await publishOnce({ webhook: { url: `https://127.0.0.1:${tlsReceiver.port}${path}`, tls_skip_verify: true } });
+    const { failure, report } = await publishOnce({
+      webhook: { url: `https://127.0.0.1:${tlsReceiver.port}${path}`, tls_skip_verify: true },
+    });
     expect(failure).toBeUndefined();
     expect(JSON.parse(requestsTo(path)[0]!.body)).toEqual(report);
   });
@@ -145,7 +164,9 @@ describe("pushover channel", () => {
     const base = `/po-${crypto.randomUUID()}`;
     const path = `${base}/1/messages.json`;
     answers.set(path, () => Response.json({ status: 1, request: "647d2300-702c-4b38-8b2f-d56326ae460b" }));
-    const { log, failure } = await publishOnce({ pushover: { token: TOKEN, user_key: USER, api_url: `http://127.0.0.1:${receiver.port}${base}/` } });
+    const { log, failure } = await publishOnce({
+      pushover: { token: TOKEN, user_key: USER, api_url: `http://127.0.0.1:${receiver.port}${base}/` },
+    });
     expect(failure).toBeUndefined();
     const [request] = requestsTo(path);
     expect(request?.method).toBe("POST");
@@ -169,7 +190,11 @@ describe("pushover channel", () => {
     many.counts.updated = 60;
     const log = recordingLogger();
     const dispatcher = await createNotifications(
-      defaultConfig({ notifications: { pushover: { token: TOKEN, user_key: USER, api_url: `http://127.0.0.1:${receiver.port}${base}` } } }),
+      defaultConfig({
+        notifications: {
+          pushover: { token: TOKEN, user_key: USER, api_url: `http://127.0.0.1:${receiver.port}${base}` },
+        },
+      }),
       log,
       { hostname: "h".repeat(300), attempts: 1 },
     );
@@ -185,8 +210,12 @@ describe("pushover channel", () => {
   test("an error answer (status 0) is a logged failure without the token", async () => {
     const base = `/po-${crypto.randomUUID()}`;
     const path = `${base}/1/messages.json`;
-    answers.set(path, () => Response.json({ token: "invalid", errors: ["application token is invalid"], status: 0 }, { status: 400 }));
-    const { log, failure } = await publishOnce({ pushover: { token: TOKEN, user_key: USER, api_url: `http://127.0.0.1:${receiver.port}${base}` } });
+    answers.set(path, () =>
+      Response.json({ token: "invalid", errors: ["application token is invalid"], status: 0 }, { status: 400 }),
+    );
+    const { log, failure } = await publishOnce({
+      pushover: { token: TOKEN, user_key: USER, api_url: `http://127.0.0.1:${receiver.port}${base}` },
+    });
     expect(failure?.fields.channel).toBe("pushover");
     expect(String(failure?.fields.reason)).toContain("application token is invalid");
     expect(requestsTo(path)).toHaveLength(2);
@@ -194,7 +223,9 @@ describe("pushover channel", () => {
   });
 
   test("an API that is down is logged and publish does not throw", async () => {
-    const { failure } = await publishOnce({ pushover: { token: TOKEN, user_key: USER, api_url: `http://127.0.0.1:${freePort()}` } });
+    const { failure } = await publishOnce({
+      pushover: { token: TOKEN, user_key: USER, api_url: `http://127.0.0.1:${freePort()}` },
+    });
     expect(failure?.fields.channel).toBe("pushover");
   });
 });
@@ -209,7 +240,11 @@ describe("every channel at once", () => {
       defaultConfig({
         notifications: {
           webhook: { url: `http://127.0.0.1:${receiver.port}${path}` },
-          pushover: { token: "tok-abc-123", user_key: "usr-abc-123", api_url: `http://127.0.0.1:${receiver.port}${base}` },
+          pushover: {
+            token: "tok-abc-123",
+            user_key: "usr-abc-123",
+            api_url: `http://127.0.0.1:${receiver.port}${base}`,
+          },
           mqtt: { broker: `mqtt://127.0.0.1:${freePort()}`, topic: "svc/x" },
         },
       }),

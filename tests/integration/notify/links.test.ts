@@ -6,12 +6,22 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Server } from "bun";
-import { defaultConfig, type DeepPartial, type Config } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import { waitUntil } from "../../harness.ts";
 import { recordingLogger } from "../../support/logger.ts";
-import { payloadOf, sampleReport, startMosquitto, startSmtp, stop, removeDir, subscribe, type Mosquitto, type SmtpServer } from "./peers.ts";
+import {
+  type Mosquitto,
+  payloadOf,
+  removeDir,
+  type SmtpServer,
+  sampleReport,
+  startMosquitto,
+  startSmtp,
+  stop,
+  subscribe,
+} from "./peers.ts";
 
 const PUBLIC = "https://svc.example.lan/";
 let mosquitto: Mosquitto;
@@ -27,7 +37,9 @@ beforeAll(async () => {
     fetch: async (request) => {
       const path = new URL(request.url).pathname;
       received.push({ path, body: await request.text() });
-      return path.startsWith("/1/messages") ? Response.json({ status: 1, request: "r" }) : new Response(null, { status: 204 });
+      return path.startsWith("/1/messages")
+        ? Response.json({ status: 1, request: "r" })
+        : new Response(null, { status: 204 });
     },
   });
 }, 30_000);
@@ -58,7 +70,10 @@ const ROWS = {
 };
 
 function config(notifications: DeepPartial<Config["notifications"]>, publicUrl: string | null = PUBLIC): Config {
-  return defaultConfig({ http_api: publicUrl ? { public_url: publicUrl } : {}, notifications: { notify_on_every_cycle: true, ...notifications } });
+  return defaultConfig({
+    http_api: publicUrl ? { public_url: publicUrl } : {},
+    notifications: { notify_on_every_cycle: true, ...notifications },
+  });
 }
 
 test("every channel's message carries the row of each stale, held or failed target, and no other", async () => {
@@ -88,7 +103,14 @@ test("every channel's message carries the row of each stale, held or failed targ
   const hook = JSON.parse(received.find((r) => r.path === "/hook")!.body) as SessionReport;
   const pageUrls = Object.fromEntries(hook.containers.map((c) => [c.name, c.page_url]));
   // the updated and the fresh need no one: no link
-  expect(pageUrls).toEqual({ web: undefined, db: ROWS.db, cache: undefined, api: ROWS.api, worker: ROWS.worker, proxy: ROWS.proxy });
+  expect(pageUrls).toEqual({
+    web: undefined,
+    db: ROWS.db,
+    cache: undefined,
+    api: ROWS.api,
+    worker: ROWS.worker,
+    proxy: ROWS.proxy,
+  });
   const fromMqtt = JSON.parse(payloadOf(mqttOutput).payload) as SessionReport;
   expect(fromMqtt.containers.map((c) => c.page_url)).toEqual(hook.containers.map((c) => c.page_url));
 
@@ -100,7 +122,10 @@ test("every channel's message carries the row of each stale, held or failed targ
   for (const [channel, text] of Object.entries(texts)) {
     for (const [name, url] of Object.entries(ROWS)) {
       // each on the target's own line
-      expect(text.split("\n").some((line) => line.includes(name) && line.includes(url)), `${channel}: ${name}\n${text}`).toBe(true);
+      expect(
+        text.split("\n").some((line) => line.includes(name) && line.includes(url)),
+        `${channel}: ${name}\n${text}`,
+      ).toBe(true);
     }
     expect(text, channel).not.toContain("#container=web");
   }
@@ -109,7 +134,13 @@ test("every channel's message carries the row of each stale, held or failed targ
 
 test("a digest keeps the links", async () => {
   const before = received.length;
-  const dispatcher = await createNotifications(config({ webhook: { url: `http://127.0.0.1:${receiver.port}/digest`, digest: "daily 03:00", immediate_on_failure: false } }), recordingLogger(), { hostname: "nas" });
+  const dispatcher = await createNotifications(
+    config({
+      webhook: { url: `http://127.0.0.1:${receiver.port}/digest`, digest: "daily 03:00", immediate_on_failure: false },
+    }),
+    recordingLogger(),
+    { hostname: "nas" },
+  );
   dispatcher.publish(report());
   // closing sends what a restart would lose: this period's digest
   await dispatcher.close();
@@ -120,7 +151,11 @@ test("a digest keeps the links", async () => {
 
 test("without http_api.public_url: no link anywhere", async () => {
   const before = received.length;
-  const dispatcher = await createNotifications(config({ webhook: { url: `http://127.0.0.1:${receiver.port}/plain` } }, null), recordingLogger(), { hostname: "nas" });
+  const dispatcher = await createNotifications(
+    config({ webhook: { url: `http://127.0.0.1:${receiver.port}/plain` } }, null),
+    recordingLogger(),
+    { hostname: "nas" },
+  );
   dispatcher.publish(report());
   await dispatcher.close();
   expect(received.slice(before).find((r) => r.path === "/plain")!.body).not.toContain("page_url");

@@ -2,12 +2,24 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 
 setDefaultTimeout(30_000);
-import { defaultConfig, type DeepPartial, type Config } from "../../../src/config/index.ts";
+
+import { join } from "node:path";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import { freePort } from "../../harness.ts";
-import { join } from "node:path";
-import { makePki, payloadOf, tempDir, removeDir, sampleReport, startMosquitto, stop, subscribe, type Mosquitto, type TestPki } from "./peers.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import {
+  type Mosquitto,
+  makePki,
+  payloadOf,
+  removeDir,
+  sampleReport,
+  startMosquitto,
+  stop,
+  subscribe,
+  type TestPki,
+  tempDir,
+} from "./peers.ts";
 
 let pki: TestPki;
 let plain: Mosquitto;
@@ -63,7 +75,9 @@ describe("mqtt channel", () => {
       const { report, received, log } = await publishAndReceive(plain, config, 1);
       expect(JSON.parse(received.payload)).toEqual(report);
       expect(received.qos).toBe(1);
-      expect(log.lines.some((l) => l.level === "info" && l.message === "notification sent" && l.fields.channel === "mqtt")).toBe(true);
+      expect(
+        log.lines.some((l) => l.level === "info" && l.message === "notification sent" && l.fields.channel === "mqtt"),
+      ).toBe(true);
     });
   }
 
@@ -78,7 +92,12 @@ describe("mqtt channel", () => {
   for (const scheme of ["mqtts", "ssl"]) {
     test(`${scheme}:// connects over TLS, verified with tls_ca_cert (QoS 1)`, async () => {
       const topic = `svc/test/${crypto.randomUUID()}`;
-      const config = mqttConfig({ broker: `${scheme}://127.0.0.1:${tls.port}`, topic, qos: 1, tls_ca_cert: pki.caCert });
+      const config = mqttConfig({
+        broker: `${scheme}://127.0.0.1:${tls.port}`,
+        topic,
+        qos: 1,
+        tls_ca_cert: pki.caCert,
+      });
       const { report, received } = await publishAndReceive(tls, config, 1, clientTlsArgs());
       expect(JSON.parse(received.payload)).toEqual(report);
       expect(received.qos).toBe(1);
@@ -108,7 +127,12 @@ describe("mqtt channel", () => {
   });
 
   test("mutual TLS without a client certificate fails, is logged, and does not throw", async () => {
-    const config = mqttConfig({ broker: `mqtts://127.0.0.1:${mutual.port}`, topic: "svc/test/x", qos: 1, tls_ca_cert: pki.caCert });
+    const config = mqttConfig({
+      broker: `mqtts://127.0.0.1:${mutual.port}`,
+      topic: "svc/test/x",
+      qos: 1,
+      tls_ca_cert: pki.caCert,
+    });
     const log = recordingLogger();
     const notifications = await createNotifications(config, log, { retryDelayMs: 10, timeoutMs: 3000, attempts: 2 });
     expect(() => notifications.publish(sampleReport())).not.toThrow();
@@ -134,12 +158,21 @@ describe("mqtt channel", () => {
   test("tls_skip_verify accepts the self-signed broker", async () => {
     const topic = `svc/test/${crypto.randomUUID()}`;
     const config = mqttConfig({ broker: `mqtts://127.0.0.1:${selfSigned.port}`, topic, qos: 1, tls_skip_verify: true });
-    const { report, received } = await publishAndReceive(selfSigned, config, 1, ["--insecure", "--cafile", pki.selfSignedCert]);
+    const { report, received } = await publishAndReceive(selfSigned, config, 1, [
+      "--insecure",
+      "--cafile",
+      pki.selfSignedCert,
+    ]);
     expect(JSON.parse(received.payload)).toEqual(report);
   });
 
   test("a broker that is down is logged with the channel and reason; publish does not throw", async () => {
-    const config = mqttConfig({ broker: `mqtt://127.0.0.1:${freePort()}`, topic: "svc/test/x", password: "mqtt-secret-pw", username: "u" });
+    const config = mqttConfig({
+      broker: `mqtt://127.0.0.1:${freePort()}`,
+      topic: "svc/test/x",
+      password: "mqtt-secret-pw",
+      username: "u",
+    });
     const log = recordingLogger();
     const notifications = await createNotifications(config, log, { retryDelayMs: 10, timeoutMs: 3000, attempts: 3 });
     notifications.publish(sampleReport());
@@ -170,8 +203,14 @@ describe("mqtt channel", () => {
   test("mqtt:// and mqtts:// notification URLs (the fork's shoutrrr form) publish the message text on the same client", async () => {
     // plain, QoS 1, retained: a subscriber that comes after the publication still gets it
     const log = recordingLogger();
-    const urls = [`mqtt://svc:MqttUrlSecret1@127.0.0.1:${plain.port}/svc/url/plain?qos=1&retained=yes&clientid=svc-url-test`];
-    const plainNotifications = await createNotifications(defaultConfig({ notifications: { urls } }), log, { retryDelayMs: 50, timeoutMs: 5000, hostname: "nas" });
+    const urls = [
+      `mqtt://svc:MqttUrlSecret1@127.0.0.1:${plain.port}/svc/url/plain?qos=1&retained=yes&clientid=svc-url-test`,
+    ];
+    const plainNotifications = await createNotifications(defaultConfig({ notifications: { urls } }), log, {
+      retryDelayMs: 50,
+      timeoutMs: 5000,
+      hostname: "nas",
+    });
     plainNotifications.publish(sampleReport());
     await plainNotifications.close();
     const late = await subscribe(plain, "svc/url/plain", 1);
@@ -184,15 +223,26 @@ describe("mqtt channel", () => {
     // TLS to a self-signed broker: refused, then accepted with disabletlsverification=yes
     const url = (extra: string) => `mqtts://127.0.0.1:${selfSigned.port}/svc/url/tls${extra}`;
     const refusedLog = recordingLogger();
-    const refused = await createNotifications(defaultConfig({ notifications: { urls: [url("")] } }), refusedLog, { retryDelayMs: 10, timeoutMs: 3000, attempts: 1 });
+    const refused = await createNotifications(defaultConfig({ notifications: { urls: [url("")] } }), refusedLog, {
+      retryDelayMs: 10,
+      timeoutMs: 3000,
+      attempts: 1,
+    });
     refused.publish(sampleReport());
     await refused.close();
     expect(refusedLog.lines.some((l) => l.message === "notification failed")).toBe(true);
     const subscriber = await subscribe(selfSigned, "svc/url/tls", 0, ["--cafile", pki.selfSignedCert, "--insecure"]);
-    const accepted = await createNotifications(defaultConfig({ notifications: { urls: [url("?disabletlsverification=yes")] } }), recordingLogger(), { timeoutMs: 5000, hostname: "nas" });
+    const accepted = await createNotifications(
+      defaultConfig({ notifications: { urls: [url("?disabletlsverification=yes")] } }),
+      recordingLogger(),
+      { timeoutMs: 5000, hostname: "nas" },
+    );
     accepted.publish(sampleReport());
     await accepted.flush();
-    const tlsOutput = await Promise.race([subscriber.message, Bun.sleep(10_000).then(() => "timeout: nothing received")]);
+    const tlsOutput = await Promise.race([
+      subscriber.message,
+      Bun.sleep(10_000).then(() => "timeout: nothing received"),
+    ]);
     await accepted.close();
     await stop(subscriber.proc);
     expect(tlsOutput).toContain("svc on nas: 1 updated, 1 failed");

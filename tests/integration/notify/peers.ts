@@ -61,12 +61,81 @@ export function makePki(): TestPki {
   const san = "subjectAltName=IP:127.0.0.1,DNS:localhost";
   writeFileSync(join(dir, "server.ext"), `${san}\nextendedKeyUsage=serverAuth\n`);
   writeFileSync(join(dir, "client.ext"), "extendedKeyUsage=clientAuth\n");
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=svc test CA", "-keyout", "ca.key", "-out", "ca.crt"], dir);
+  openssl(
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=svc test CA",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+    ],
+    dir,
+  );
   for (const who of ["server", "client"]) {
-    openssl(["req", "-newkey", "rsa:2048", "-nodes", "-subj", `/CN=svc test ${who}`, "-keyout", `${who}.key`, "-out", `${who}.csr`], dir);
-    openssl(["x509", "-req", "-in", `${who}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2", "-extfile", `${who}.ext`, "-out", `${who}.crt`], dir);
+    openssl(
+      [
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        `/CN=svc test ${who}`,
+        "-keyout",
+        `${who}.key`,
+        "-out",
+        `${who}.csr`,
+      ],
+      dir,
+    );
+    openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        `${who}.csr`,
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        `${who}.ext`,
+        "-out",
+        `${who}.crt`,
+      ],
+      dir,
+    );
   }
-  openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", san, "-keyout", "self.key", "-out", "self.crt"], dir);
+  openssl(
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=127.0.0.1",
+      "-addext",
+      san,
+      "-keyout",
+      "self.key",
+      "-out",
+      "self.crt",
+    ],
+    dir,
+  );
   // mosquitto started as root drops to its own user: it must be able to read these test files.
   chmodSync(dir, 0o755);
   for (const file of readdirSync(dir)) chmodSync(join(dir, file), 0o644);
@@ -118,11 +187,35 @@ export interface Subscriber {
 }
 
 /** `mosquitto_sub -C 1 -q qos`; resolves once it is subscribed (so no message is missed). */
-export async function subscribe(broker: Mosquitto, topic: string, qos: 0 | 1 | 2, tlsArgs: string[] = []): Promise<Subscriber> {
-  const proc = Bun.spawn(["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-q", String(qos), "-C", "1", "-d", ...tlsArgs], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+export async function subscribe(
+  broker: Mosquitto,
+  topic: string,
+  qos: 0 | 1 | 2,
+  tlsArgs: string[] = [],
+): Promise<Subscriber> {
+  const proc = Bun.spawn(
+    [
+      "stdbuf",
+      "-oL",
+      "mosquitto_sub",
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(broker.port),
+      "-t",
+      topic,
+      "-q",
+      String(qos),
+      "-C",
+      "1",
+      "-d",
+      ...tlsArgs,
+    ],
+    {
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   // With -d, mosquitto_sub prints its debug lines (SUBACK) on stdout before the payload;
   // stdbuf makes it line-buffered on a pipe, so SUBACK is seen when it happens.
   const reader = proc.stdout.getReader();
@@ -262,7 +355,11 @@ export async function startSmtp(
   if (options.cert && options.key) Object.assign(env, { SMTP_CERT: options.cert, SMTP_KEY: options.key });
   if (options.user) Object.assign(env, { SMTP_USER: options.user, SMTP_PASSWORD: options.password ?? "" });
   const log = join(dir, "smtp.log");
-  const proc = Bun.spawn([pythonWithAiosmtpd(), script, inbox, String(port)], { env, stdout: "ignore", stderr: Bun.file(log) });
+  const proc = Bun.spawn([pythonWithAiosmtpd(), script, inbox, String(port)], {
+    env,
+    stdout: "ignore",
+    stderr: Bun.file(log),
+  });
   await waitForPort(port, `aiosmtpd on ${port}`, proc, log);
   return {
     port,
@@ -311,7 +408,11 @@ export interface Received {
  * A stand-in for each service's API: answers as the service does, and refuses (400) a request
  * missing what the service requires. Records every request.
  */
-export function serviceReceiver(tls?: { cert: string; key: string }): { server: Server<undefined>; received: Received[]; base: string } {
+export function serviceReceiver(tls?: { cert: string; key: string }): {
+  server: Server<undefined>;
+  received: Received[];
+  base: string;
+} {
   const received: Received[] = [];
   const json = (body: unknown, status = 200) => Response.json(body, { status });
   const server = Bun.serve({
@@ -321,7 +422,13 @@ export function serviceReceiver(tls?: { cert: string; key: string }): { server: 
     async fetch(request) {
       const url = new URL(request.url);
       const body = await request.text();
-      received.push({ method: request.method, path: url.pathname, query: url.searchParams, headers: Object.fromEntries(request.headers), body });
+      received.push({
+        method: request.method,
+        path: url.pathname,
+        query: url.searchParams,
+        headers: Object.fromEntries(request.headers),
+        body,
+      });
       const data = (() => {
         try {
           return JSON.parse(body) as Record<string, any>;
@@ -330,36 +437,84 @@ export function serviceReceiver(tls?: { cert: string; key: string }): { server: 
         }
       })();
       const path = url.pathname;
-      if (path.startsWith("/api/webhooks/")) return typeof data.content === "string" && data.content.length <= 2000 ? new Response(null, { status: 204 }) : json({ message: "Cannot send an empty message" }, 400);
+      if (path.startsWith("/api/webhooks/"))
+        return typeof data.content === "string" && data.content.length <= 2000
+          ? new Response(null, { status: 204 })
+          : json({ message: "Cannot send an empty message" }, 400);
       if (/^\/bot[^/]+\/sendMessage$/.test(path)) {
-        if (data.chat_id === "-100404") return json({ ok: false, error_code: 400, description: "Bad Request: chat not found" }, 400);
-        return data.chat_id && typeof data.text === "string" && data.text.length <= 4096 ? json({ ok: true, result: { message_id: 1 } }) : json({ ok: false, description: "Bad Request: message text is empty" }, 400);
+        if (data.chat_id === "-100404")
+          return json({ ok: false, error_code: 400, description: "Bad Request: chat not found" }, 400);
+        return data.chat_id && typeof data.text === "string" && data.text.length <= 4096
+          ? json({ ok: true, result: { message_id: 1 } })
+          : json({ ok: false, description: "Bad Request: message text is empty" }, 400);
       }
-      if (path.startsWith("/services/")) return typeof data.text === "string" ? new Response("ok") : new Response("no_text", { status: 400 });
-      if (path === "/api/chat.postMessage") return json(request.headers.get("authorization")?.startsWith("Bearer xoxb-") && data.channel ? { ok: true } : { ok: false, error: "not_authed" });
-      if (path.endsWith("/message")) return request.headers.get("x-gotify-key") && typeof data.message === "string" ? json({ id: 1 }) : json({ error: "Unauthorized" }, 401);
+      if (path.startsWith("/services/"))
+        return typeof data.text === "string" ? new Response("ok") : new Response("no_text", { status: 400 });
+      if (path === "/api/chat.postMessage")
+        return json(
+          request.headers.get("authorization")?.startsWith("Bearer xoxb-") && data.channel
+            ? { ok: true }
+            : { ok: false, error: "not_authed" },
+        );
+      if (path.endsWith("/message"))
+        return request.headers.get("x-gotify-key") && typeof data.message === "string"
+          ? json({ id: 1 })
+          : json({ error: "Unauthorized" }, 401);
       // ntfy: a POST to the topic's path, the message as the body, the rest in headers (docs.ntfy.sh/publish)
-      if (path.startsWith("/ntfy/")) return request.method === "POST" && body.length > 0 ? json({ id: "x", event: "message", topic: path.slice(1) }) : json({ error: "invalid request" }, 400);
+      if (path.startsWith("/ntfy/"))
+        return request.method === "POST" && body.length > 0
+          ? json({ id: "x", event: "message", topic: path.slice(1) })
+          : json({ error: "invalid request" }, 400);
       if (path === "/1/messages.json") {
         const form = new URLSearchParams(body);
-        return form.get("token") && form.get("user") && form.get("message") ? json({ status: 1, request: "r" }) : json({ status: 0, errors: ["token is invalid"] }, 400);
+        return form.get("token") && form.get("user") && form.get("message")
+          ? json({ status: 1, request: "r" })
+          : json({ status: 0, errors: ["token is invalid"] }, 400);
       }
-      if (path.startsWith("/workflows/")) return data.attachments?.[0]?.contentType === "application/vnd.microsoft.card.adaptive" ? new Response(null, { status: 202 }) : json({ error: "bad card" }, 400);
-      if (path === "/_matrix/client/v3/login") return data.password ? json({ access_token: "syt_matrix_access", user_id: "@bot:lan" }) : json({ errcode: "M_FORBIDDEN" }, 403);
+      if (path.startsWith("/workflows/"))
+        return data.attachments?.[0]?.contentType === "application/vnd.microsoft.card.adaptive"
+          ? new Response(null, { status: 202 })
+          : json({ error: "bad card" }, 400);
+      if (path === "/_matrix/client/v3/login")
+        return data.password
+          ? json({ access_token: "syt_matrix_access", user_id: "@bot:lan" })
+          : json({ errcode: "M_FORBIDDEN" }, 403);
       if (path.startsWith("/_matrix/client/v3/join/")) return json({ room_id: "!joined:lan" });
-      if (path.startsWith("/_matrix/client/v3/rooms/")) return request.headers.get("authorization") === "Bearer syt_matrix_access" && data.msgtype === "m.text" ? json({ event_id: "$e" }) : json({ errcode: "M_UNKNOWN_TOKEN" }, 401);
+      if (path.startsWith("/_matrix/client/v3/rooms/"))
+        return request.headers.get("authorization") === "Bearer syt_matrix_access" && data.msgtype === "m.text"
+          ? json({ event_id: "$e" })
+          : json({ errcode: "M_UNKNOWN_TOKEN" }, 401);
       if (path.startsWith("/generic/")) return new Response("ok");
       // Mattermost and Rocket.Chat incoming webhooks: a JSON text (docs.mattermost.com, docs.rocket.chat)
-      if (path.startsWith("/hooks/")) return typeof data.text === "string" && data.text !== "" ? new Response("ok") : json({ message: "Unable to parse incoming data" }, 400);
+      if (path.startsWith("/hooks/"))
+        return typeof data.text === "string" && data.text !== ""
+          ? new Response("ok")
+          : json({ message: "Unable to parse incoming data" }, 400);
       // Google Chat: key and token in the query, a JSON text
-      if (path.startsWith("/v1/spaces/")) return url.searchParams.get("key") && url.searchParams.get("token") && typeof data.text === "string" ? json({ name: "spaces/x/messages/y" }) : json({ error: { code: 400 } }, 400);
+      if (path.startsWith("/v1/spaces/"))
+        return url.searchParams.get("key") && url.searchParams.get("token") && typeof data.text === "string"
+          ? json({ name: "spaces/x/messages/y" })
+          : json({ error: { code: 400 } }, 400);
       // Pushbullet: the access token in its header, a note with a body
-      if (path === "/v2/pushes") return request.headers.get("access-token") && data.type === "note" && typeof data.body === "string" ? json({ type: "note", iden: "x", active: true }) : json({ error: { code: "invalid_access_token" } }, 401);
+      if (path === "/v2/pushes")
+        return request.headers.get("access-token") && data.type === "note" && typeof data.body === "string"
+          ? json({ type: "note", iden: "x", active: true })
+          : json({ error: { code: "invalid_access_token" } }, 401);
       // signal-cli-rest-api: number and recipients, 201 Created with a timestamp
-      if (path === "/v2/send") return data.number && Array.isArray(data.recipients) && data.recipients.length > 0 && typeof data.message === "string" ? json({ timestamp: "1" }, 201) : json({ error: "Couldn't process request - invalid request" }, 400);
+      if (path === "/v2/send")
+        return data.number &&
+          Array.isArray(data.recipients) &&
+          data.recipients.length > 0 &&
+          typeof data.message === "string"
+          ? json({ timestamp: "1" }, 201)
+          : json({ error: "Couldn't process request - invalid request" }, 400);
       // Bark: device_key and body in the JSON
-      if (path.endsWith("/push") && data.device_key === "RefusedDevice") return json({ code: 400, message: "failed to push", timestamp: 1 });
-      if (path.endsWith("/push")) return data.device_key && typeof data.body === "string" ? json({ code: 200, message: "success", timestamp: 1 }) : json({ code: 400, message: "device key is empty" }, 400);
+      if (path.endsWith("/push") && data.device_key === "RefusedDevice")
+        return json({ code: 400, message: "failed to push", timestamp: 1 });
+      if (path.endsWith("/push"))
+        return data.device_key && typeof data.body === "string"
+          ? json({ code: 200, message: "success", timestamp: 1 })
+          : json({ code: 400, message: "device key is empty" }, 400);
       return new Response("not found", { status: 404 });
     },
   });
@@ -382,4 +537,3 @@ export function urlsFor(port: number) {
     generic: `generic://${at}/generic/hook?disabletls=yes&@X-Api-Key=${SECRETS.generic}`,
   };
 }
-

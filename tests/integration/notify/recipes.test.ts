@@ -9,9 +9,9 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
+import { recordingLogger } from "../../support/logger.ts";
 import { tempDir } from "../../temp.ts";
 import { sampleReport } from "./peers.ts";
-import { recordingLogger } from "../../support/logger.ts";
 
 interface Recipe {
   name: string;
@@ -23,7 +23,9 @@ interface Recipe {
 /** Every `<!-- recipe: NAME -->` of the document: its TOML settings and its template. */
 async function recipes(): Promise<Recipe[]> {
   const doc = await Bun.file(new URL("../../../docs/notifications.md", import.meta.url)).text();
-  return [...doc.matchAll(/<!-- recipe: (\w+) -->[\s\S]*?```toml\n([\s\S]*?)```[\s\S]*?```mustache\n([\s\S]*?)```/g)].map(([, name, toml, template]) => {
+  return [
+    ...doc.matchAll(/<!-- recipe: (\w+) -->[\s\S]*?```toml\n([\s\S]*?)```[\s\S]*?```mustache\n([\s\S]*?)```/g),
+  ].map(([, name, toml, template]) => {
     const settings = (Bun.TOML.parse(toml!) as any).notifications.webhook;
     return { name: name!, url: settings.url, headers: settings.headers, template: template! };
   });
@@ -48,7 +50,12 @@ beforeAll(() => {
     port: 0,
     async fetch(request) {
       const url = new URL(request.url);
-      received.set(url.pathname, { method: request.method, path: url.pathname, headers: request.headers, body: await request.text() });
+      received.set(url.pathname, {
+        method: request.method,
+        path: url.pathname,
+        headers: request.headers,
+        body: await request.text(),
+      });
       return new Response("{}", { headers: { "content-type": "application/json" } });
     },
   });
@@ -60,12 +67,27 @@ async function send(recipe: Recipe): Promise<Received> {
   const path = new URL(recipe.url).pathname;
   const template = join(dir, `${recipe.name}.mustache`);
   writeFileSync(template, recipe.template);
-  const webhook = { url: `http://127.0.0.1:${receiver.port}${path}`, template, ...(recipe.headers ? { headers: recipe.headers } : {}) };
+  const webhook = {
+    url: `http://127.0.0.1:${receiver.port}${path}`,
+    template,
+    ...(recipe.headers ? { headers: recipe.headers } : {}),
+  };
   const log = recordingLogger();
-  const dispatcher = await createNotifications(defaultConfig({ notifications: { webhook } }), log, { hostname: "nas-ü", retryDelayMs: 10, timeoutMs: 5000, attempts: 1 });
+  const dispatcher = await createNotifications(defaultConfig({ notifications: { webhook } }), log, {
+    hostname: "nas-ü",
+    retryDelayMs: 10,
+    timeoutMs: 5000,
+    attempts: 1,
+  });
   const report = sampleReport();
   report.containers[1]!.reason = REASON;
-  report.containers.push({ ...report.containers[0]!, id: "c0ffee09", name: "proxy", state: "rolled_back", reason: REASON });
+  report.containers.push({
+    ...report.containers[0]!,
+    id: "c0ffee09",
+    name: "proxy",
+    state: "rolled_back",
+    reason: REASON,
+  });
   dispatcher.publish(report);
   await dispatcher.close();
   expect(log.lines.filter((l) => l.level === "error")).toEqual([]);
@@ -76,7 +98,8 @@ async function send(recipe: Recipe): Promise<Received> {
   return request;
 }
 
-const isString = (value: unknown, min = 1, max = Infinity) => typeof value === "string" && value.length >= min && value.length <= max;
+const isString = (value: unknown, min = 1, max = Infinity) =>
+  typeof value === "string" && value.length >= min && value.length <= max;
 
 /** What each service's public API requires of a request. */
 const REQUIREMENTS: Record<string, (request: Received, body: any) => void> = {
@@ -118,7 +141,12 @@ const REQUIREMENTS: Record<string, (request: Received, body: any) => void> = {
     expect(request.path).toMatch(/^\/api\/webhook\/[\w-]+$/);
     expect(body.host).toBe("nas-ü");
     expect(Number.isInteger(body.updated) && Number.isInteger(body.failed)).toBe(true);
-    expect(body.containers.map((c: any) => [c.name, c.state])).toEqual([["web", "updated"], ["db", "failed"], ["cache", "fresh"], ["proxy", "rolled_back"]]);
+    expect(body.containers.map((c: any) => [c.name, c.state])).toEqual([
+      ["web", "updated"],
+      ["db", "failed"],
+      ["cache", "fresh"],
+      ["proxy", "rolled_back"],
+    ]);
   },
 };
 

@@ -4,15 +4,29 @@
  * notifications.services_base_url) and checks what each API requires; e-mail goes to the
  * aiosmtpd peer. Nothing leaves the machine.
  */
+
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createDecipheriv, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { createNotifications } from "../../../src/notify/index.ts";
 import { freePort } from "../../harness.ts";
-import { makePki, removeDir, sampleReport, SECRETS, serviceReceiver, startSmtp, stop, tempDir, urlsFor, type Received, type SmtpServer, type TestPki } from "./peers.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import {
+  makePki,
+  type Received,
+  removeDir,
+  SECRETS,
+  type SmtpServer,
+  sampleReport,
+  serviceReceiver,
+  startSmtp,
+  stop,
+  type TestPki,
+  tempDir,
+  urlsFor,
+} from "./peers.ts";
 
 setDefaultTimeout(30_000);
 
@@ -24,7 +38,10 @@ let pki: TestPki;
 beforeAll(async () => {
   receiver = serviceReceiver();
   pki = makePki();
-  [smtp, starttls] = await Promise.all([startSmtp(), startSmtp({ cert: pki.selfSignedCert, key: pki.selfSignedKey, user: "mailer", password: "SmtpPa55Secret" })]);
+  [smtp, starttls] = await Promise.all([
+    startSmtp(),
+    startSmtp({ cert: pki.selfSignedCert, key: pki.selfSignedKey, user: "mailer", password: "SmtpPa55Secret" }),
+  ]);
 });
 
 afterAll(async () => {
@@ -36,7 +53,12 @@ afterAll(async () => {
 async function publishOnce(notifications: DeepPartial<Config["notifications"]>, attempts = 2, report = sampleReport()) {
   const log = recordingLogger();
   const config = defaultConfig({ notifications: { services_base_url: receiver.base, ...notifications } });
-  const dispatcher = await createNotifications(config, log, { hostname: "nas", retryDelayMs: 10, timeoutMs: 3000, attempts });
+  const dispatcher = await createNotifications(config, log, {
+    hostname: "nas",
+    retryDelayMs: 10,
+    timeoutMs: 3000,
+    attempts,
+  });
   dispatcher.publish(report);
   await dispatcher.close();
   return { report, log, channels: dispatcher.channels };
@@ -50,20 +72,38 @@ describe("each notification URL form, delivered", () => {
     const mark = receiver.received.length;
     const urls = urlsFor(receiver.server.port!);
     const { report, log, channels } = await publishOnce({ urls: Object.values(urls) });
-    expect(channels).toEqual(["discord", "telegram", "slack", "slack#2", "gotify", "ntfy", "pushover", "teams", "matrix", "generic"]);
+    expect(channels).toEqual([
+      "discord",
+      "telegram",
+      "slack",
+      "slack#2",
+      "gotify",
+      "ntfy",
+      "pushover",
+      "teams",
+      "matrix",
+      "generic",
+    ]);
     const got = since(mark);
     const to = (test: (r: Received) => boolean) => got.filter(test);
     const title = "svc on nas: 1 updated, 1 failed";
     const line = "updated web: 127.0.0.1:5000/web:latest (111111111111 -> 222222222222)";
 
     const [discord] = to((r) => r.path === `/api/webhooks/123456789012345678/${SECRETS.discord}`);
-    expect(jsonOf(discord)).toEqual({ content: `**${title}**\n${line}\nfailed db (127.0.0.1:5000/db:16): pull failed: manifest unknown`, username: "svc", allowed_mentions: { parse: [] } });
+    expect(jsonOf(discord)).toEqual({
+      content: `**${title}**\n${line}\nfailed db (127.0.0.1:5000/db:16): pull failed: manifest unknown`,
+      username: "svc",
+      allowed_mentions: { parse: [] },
+    });
 
     const telegram = to((r) => r.path === `/bot${SECRETS.telegramBot}/sendMessage`).map(jsonOf);
     expect(telegram.map((m) => m.chat_id)).toEqual(["@svc_news", "12345"]);
     expect(telegram[0].text).toStartWith(`${title}\n\n${line}`);
 
-    expect(jsonOf(to((r) => r.path === `/services/T0001/B0002/${SECRETS.slackHook}`)[0])).toMatchObject({ username: "svc", text: `*${title}*\n${line.replace("->", "-&gt;")}\nfailed db (127.0.0.1:5000/db:16): pull failed: manifest unknown` });
+    expect(jsonOf(to((r) => r.path === `/services/T0001/B0002/${SECRETS.slackHook}`)[0])).toMatchObject({
+      username: "svc",
+      text: `*${title}*\n${line.replace("->", "-&gt;")}\nfailed db (127.0.0.1:5000/db:16): pull failed: manifest unknown`,
+    });
     const [bot] = to((r) => r.path === "/api/chat.postMessage");
     expect(bot?.headers.authorization).toBe(`Bearer xoxb-${SECRETS.slackBot}`);
     expect(jsonOf(bot)).toMatchObject({ channel: "C001CH4NN3L" });
@@ -79,18 +119,28 @@ describe("each notification URL form, delivered", () => {
     expect(ntfy?.body).toStartWith(line);
 
     const pushover = new URLSearchParams(to((r) => r.path === "/1/messages.json")[0]?.body);
-    expect([pushover.get("token"), pushover.get("user"), pushover.get("device"), pushover.get("title")]).toEqual([SECRETS.pushoverToken, SECRETS.pushoverUser, "phone", title]);
+    expect([pushover.get("token"), pushover.get("user"), pushover.get("device"), pushover.get("title")]).toEqual([
+      SECRETS.pushoverToken,
+      SECRETS.pushoverUser,
+      "phone",
+      title,
+    ]);
     expect(pushover.get("message")).toContain("web (127.0.0.1:5000/web:latest): 111111111111 -> 222222222222");
 
     const [teams] = to((r) => r.path.startsWith("/workflows/"));
     expect(teams?.query.get("sig")).toBe(SECRETS.teams);
     expect(jsonOf(teams).attachments[0].content.body[0]).toMatchObject({ type: "TextBlock", text: title });
 
-    expect(jsonOf(to((r) => r.path === "/_matrix/client/v3/login")[0])).toMatchObject({ identifier: { user: "bot" }, password: SECRETS.matrix });
+    expect(jsonOf(to((r) => r.path === "/_matrix/client/v3/login")[0])).toMatchObject({
+      identifier: { user: "bot" },
+      password: SECRETS.matrix,
+    });
     expect(to((r) => r.path === `/_matrix/client/v3/join/${encodeURIComponent("#ops:lan")}`)).toHaveLength(1);
     const [matrix] = to((r) => r.path.startsWith("/_matrix/client/v3/rooms/"));
     expect(matrix?.method).toBe("PUT");
-    expect(matrix?.path).toBe(`/_matrix/client/v3/rooms/${encodeURIComponent("!joined:lan")}/send/m.room.message/svc-${report.id}-0`);
+    expect(matrix?.path).toBe(
+      `/_matrix/client/v3/rooms/${encodeURIComponent("!joined:lan")}/send/m.room.message/svc-${report.id}-0`,
+    );
     expect(jsonOf(matrix).body).toStartWith(`${title}\n${line}`);
 
     const [generic] = to((r) => r.path === "/generic/hook");
@@ -116,16 +166,32 @@ describe("each notification URL form, delivered", () => {
     });
     const got = since(mark);
     const telegram = got.filter((r) => r.path.endsWith("/sendMessage")).map(jsonOf);
-    expect(telegram.map((m) => [m.chat_id, m.message_thread_id, m.disable_notification, m.link_preview_options])).toEqual([
+    expect(
+      telegram.map((m) => [m.chat_id, m.message_thread_id, m.disable_notification, m.link_preview_options]),
+    ).toEqual([
       ["-100123", 10, false, { is_disabled: true }],
       ["@news", undefined, false, { is_disabled: true }],
     ]);
-    expect(got.filter((r) => r.path.startsWith("/_matrix/client/v3/join/")).map((r) => decodeURIComponent(r.path.split("/").pop()!))).toEqual(["#room1"]);
+    expect(
+      got
+        .filter((r) => r.path.startsWith("/_matrix/client/v3/join/"))
+        .map((r) => decodeURIComponent(r.path.split("/").pop()!)),
+    ).toEqual(["#room1"]);
     const [ntfy] = got.filter((r) => r.path === "/ntfy/a/b");
-    expect(ntfy?.headers).toMatchObject({ delay: "30m", email: "ops@lan", priority: "5", cache: "no", "content-type": "text/markdown" });
+    expect(ntfy?.headers).toMatchObject({
+      delay: "30m",
+      email: "ops@lan",
+      priority: "5",
+      cache: "no",
+      "content-type": "text/markdown",
+    });
     const [discord] = got.filter((r) => r.path.startsWith("/api/webhooks/"));
     expect(discord?.query.get("thread_id")).toBe("987654321");
-    expect(jsonOf(got.find((r) => r.path.startsWith("/services/")))).toMatchObject({ username: "svc", icon_emoji: ":whale:", thread_ts: "1234.5678" });
+    expect(jsonOf(got.find((r) => r.path.startsWith("/services/")))).toMatchObject({
+      username: "svc",
+      icon_emoji: ":whale:",
+      thread_ts: "1234.5678",
+    });
   });
 
   test("generic: shoutrrr's JSON with template=json, its keys and $extra fields, @headers, method; generic+http alike", async () => {
@@ -167,22 +233,50 @@ describe("each notification URL form, delivered", () => {
     expect(jsonOf(mattermost).text).toStartWith("svc on nas: 1 updated, 1 failed\n");
     const pushes = got.filter((r) => r.path === "/v2/pushes");
     expect(pushes.map((r) => r.headers["access-token"])).toEqual([pushbulletToken, pushbulletToken, pushbulletToken]);
-    expect(pushes.map((r) => jsonOf(r))).toMatchObject([{ type: "note", device_iden: "phone" }, { channel_tag: "news" }, { email: "me@lan" }]);
-    expect(jsonOf(got.find((r) => r.path === "/bark/push"))).toMatchObject({ device_key: "BarkDeviceSecret", title: "svc on nas: 1 updated, 1 failed", sound: "bell", badge: 2 });
+    expect(pushes.map((r) => jsonOf(r))).toMatchObject([
+      { type: "note", device_iden: "phone" },
+      { channel_tag: "news" },
+      { email: "me@lan" },
+    ]);
+    expect(jsonOf(got.find((r) => r.path === "/bark/push"))).toMatchObject({
+      device_key: "BarkDeviceSecret",
+      title: "svc on nas: 1 updated, 1 failed",
+      sound: "bell",
+      badge: 2,
+    });
     const [signal] = got.filter((r) => r.path === "/v2/send");
     expect(signal?.headers.authorization).toBe("Bearer SignalTokenSecret");
     expect(jsonOf(signal)).toMatchObject({ number: "+1234567890", recipients: ["+0987654321", "group.abc/def="] });
-    for (const secret of ["SignalTokenSecret", "MattermostSecret123", "GKeySecret", "GTokSecret", pushbulletToken, "BarkDeviceSecret"]) expect(log.text()).not.toContain(secret);
+    for (const secret of [
+      "SignalTokenSecret",
+      "MattermostSecret123",
+      "GKeySecret",
+      "GTokSecret",
+      pushbulletToken,
+      "BarkDeviceSecret",
+    ])
+      expect(log.text()).not.toContain(secret);
   });
 
   test("a self-signed ntfy or Gotify server: refused, unless disabletlsverification / insecureskipverify", async () => {
-    const secure = serviceReceiver({ cert: readFileSync(pki.selfSignedCert, "utf8"), key: readFileSync(pki.selfSignedKey, "utf8") });
+    const secure = serviceReceiver({
+      cert: readFileSync(pki.selfSignedCert, "utf8"),
+      key: readFileSync(pki.selfSignedKey, "utf8"),
+    });
     try {
       const at = `127.0.0.1:${secure.server.port}`;
       const refused = await publishOnce({ urls: [`ntfy://${at}/ntfy/t`, `gotify://${at}/g/${SECRETS.gotify}`] }, 1);
       expect(refused.log.lines.filter((l) => l.message === "notification failed")).toHaveLength(2);
       expect(secure.received).toHaveLength(0);
-      await publishOnce({ urls: [`ntfy://${at}/ntfy/t?disabletlsverification=yes`, `gotify://${at}/g/${SECRETS.gotify}?insecureskipverify=yes`] }, 1);
+      await publishOnce(
+        {
+          urls: [
+            `ntfy://${at}/ntfy/t?disabletlsverification=yes`,
+            `gotify://${at}/g/${SECRETS.gotify}?insecureskipverify=yes`,
+          ],
+        },
+        1,
+      );
       expect(secure.received.map((r) => r.path).sort()).toEqual(["/g/message", "/ntfy/t"]);
     } finally {
       secure.server.stop(true);
@@ -194,10 +288,18 @@ describe("each notification URL form, delivered", () => {
     try {
       const mark = receiver.received.length;
       const urls = urlsFor(receiver.server.port!);
-      const { log } = await publishOnce({ services_base_url: `discord=${receiver.base}, telegram=${other.base}`, urls: [urls.discord, urls.telegram] });
+      const { log } = await publishOnce({
+        services_base_url: `discord=${receiver.base}, telegram=${other.base}`,
+        urls: [urls.discord, urls.telegram],
+      });
       expect(since(mark).map((r) => r.path)).toEqual([`/api/webhooks/123456789012345678/${SECRETS.discord}`]);
-      expect(other.received.map((r) => r.path)).toEqual([`/bot${SECRETS.telegramBot}/sendMessage`, `/bot${SECRETS.telegramBot}/sendMessage`]);
-      const said = log.lines.filter((l) => String(l.message).includes("notifications.services_base_url")).map((l) => l.message);
+      expect(other.received.map((r) => r.path)).toEqual([
+        `/bot${SECRETS.telegramBot}/sendMessage`,
+        `/bot${SECRETS.telegramBot}/sendMessage`,
+      ]);
+      const said = log.lines
+        .filter((l) => String(l.message).includes("notifications.services_base_url"))
+        .map((l) => l.message);
       expect(said).toEqual([
         `the tokens of discord go to ${receiver.base} (notifications.services_base_url), not to their public hosts`,
         `the tokens of telegram go to ${other.base} (notifications.services_base_url), not to their public hosts`,
@@ -208,19 +310,30 @@ describe("each notification URL form, delivered", () => {
   });
 
   test("Bark's refusal inside a 200 answer is a failure, as shoutrrr reads it", async () => {
-    const { log } = await publishOnce({ urls: [`bark://:RefusedDevice@127.0.0.1:${receiver.server.port}/bark?scheme=http`] }, 1);
-    expect(String(log.lines.find((l) => l.message === "notification failed")?.fields.reason)).toContain("Bark refused the message: failed to push");
+    const { log } = await publishOnce(
+      { urls: [`bark://:RefusedDevice@127.0.0.1:${receiver.server.port}/bark?scheme=http`] },
+      1,
+    );
+    expect(String(log.lines.find((l) => l.message === "notification failed")?.fields.reason)).toContain(
+      "Bark refused the message: failed to push",
+    );
   });
 
   test("pushover:// with encryptionkey: title and message end-to-end encrypted as Pushover's apps decrypt them", async () => {
     const key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     const mark = receiver.received.length;
-    const { log } = await publishOnce({ urls: [`pushover://shoutrrr:${SECRETS.pushoverToken}@${SECRETS.pushoverUser}/?encryptionkey=${key}`] });
+    const { log } = await publishOnce({
+      urls: [`pushover://shoutrrr:${SECRETS.pushoverToken}@${SECRETS.pushoverUser}/?encryptionkey=${key}`],
+    });
     const form = new URLSearchParams(since(mark).find((r) => r.path === "/1/messages.json")?.body);
     expect(form.get("encrypted")).toBe("1");
     const decrypt = (field: string) => {
       const payload = Buffer.from(form.get(field)!, "base64");
-      const [iv, ciphertext, mac] = [payload.subarray(0, 16), payload.subarray(16, payload.length - 32), payload.subarray(payload.length - 32)];
+      const [iv, ciphertext, mac] = [
+        payload.subarray(0, 16),
+        payload.subarray(16, payload.length - 32),
+        payload.subarray(payload.length - 32),
+      ];
       const keyBytes = Buffer.from(key, "hex");
       expect(createHmac("sha256", keyBytes).update(iv).update(ciphertext).digest().equals(mac)).toBe(true);
       const decipher = createDecipheriv("aes-256-cbc", keyBytes, iv);
@@ -233,7 +346,10 @@ describe("each notification URL form, delivered", () => {
   });
 
   test("the https-only services (Rocket.Chat, Google Chat) to a TLS stand-in", async () => {
-    const secure = serviceReceiver({ cert: readFileSync(pki.selfSignedCert, "utf8"), key: readFileSync(pki.selfSignedKey, "utf8") });
+    const secure = serviceReceiver({
+      cert: readFileSync(pki.selfSignedCert, "utf8"),
+      key: readFileSync(pki.selfSignedKey, "utf8"),
+    });
     // Those URLs have no option to accept a self-signed certificate: this test alone trusts any
     // (Bun reads the variable at each request), and puts it back at once.
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
@@ -263,7 +379,10 @@ describe("each notification URL form, delivered", () => {
 
   test("a Telegram chat that refuses is retried alone; the others got the message once", async () => {
     const mark = receiver.received.length;
-    const { log } = await publishOnce({ urls: [`telegram://${SECRETS.telegramBot}@telegram?chats=111,-100404,222`] }, 2);
+    const { log } = await publishOnce(
+      { urls: [`telegram://${SECRETS.telegramBot}@telegram?chats=111,-100404,222`] },
+      2,
+    );
     const chats = since(mark).map((r) => jsonOf(r).chat_id);
     expect(chats).toEqual(["111", "-100404", "222", "-100404"]);
     const failure = log.lines.find((l) => l.level === "error" && l.message === "notification failed");
@@ -275,7 +394,9 @@ describe("each notification URL form, delivered", () => {
     const mark = receiver.received.length;
     const port = receiver.server.port!;
     const urls = urlsFor(port);
-    const { log } = await publishOnce({ urls: [urls.discord, `gotify://127.0.0.1:${freePort()}/${SECRETS.gotify}?disabletls=yes`, urls.ntfy] });
+    const { log } = await publishOnce({
+      urls: [urls.discord, `gotify://127.0.0.1:${freePort()}/${SECRETS.gotify}?disabletls=yes`, urls.ntfy],
+    });
     const got = since(mark);
     expect(got.filter((r) => r.path.startsWith("/api/webhooks/"))).toHaveLength(1);
     expect(got.filter((r) => r.path === "/ntfy/svc-alerts")).toHaveLength(1);
@@ -291,10 +412,22 @@ describe("each notification URL form, delivered", () => {
     try {
       const mark = receiver.received.length;
       const port = receiver.server.port!;
-      await publishOnce({ template: `${dir}/chat.mustache`, title_tag: "prod", urls: [urlsFor(port).discord, `generic://127.0.0.1:${port}/generic/tpl?disabletls=yes&template=${dir}/hook.mustache`] });
+      await publishOnce({
+        template: `${dir}/chat.mustache`,
+        title_tag: "prod",
+        urls: [
+          urlsFor(port).discord,
+          `generic://127.0.0.1:${port}/generic/tpl?disabletls=yes&template=${dir}/hook.mustache`,
+        ],
+      });
       const got = since(mark);
-      expect(jsonOf(got.find((r) => r.path.startsWith("/api/webhooks/"))).content).toBe("**[prod] svc on nas: 1 updated, 1 failed**\nnas [web]");
-      expect(jsonOf(got.find((r) => r.path === "/generic/tpl"))).toEqual({ text: "[prod] svc on nas: 1 updated, 1 failed", n: 1 });
+      expect(jsonOf(got.find((r) => r.path.startsWith("/api/webhooks/"))).content).toBe(
+        "**[prod] svc on nas: 1 updated, 1 failed**\nnas [web]",
+      );
+      expect(jsonOf(got.find((r) => r.path === "/generic/tpl"))).toEqual({
+        text: "[prod] svc on nas: 1 updated, 1 failed",
+        n: 1,
+      });
     } finally {
       removeDir(dir);
     }
@@ -311,7 +444,8 @@ describe("each notification URL form, delivered", () => {
  * message without `extras` (plain text).
  */
 describe("text from outside is inert in every service (docs/notifications.md)", () => {
-  const HOSTILE = "@everyone @here <@&123456> <@987654> @channel @all @room <!channel> <users/all> [click](https://evil.example/x) ![](https://evil.example/pixel.png) <https://evil.example|docs> see https://plain.example/ok";
+  const HOSTILE =
+    "@everyone @here <@&123456> <@987654> @channel @all @room <!channel> <users/all> [click](https://evil.example/x) ![](https://evil.example/pixel.png) <https://evil.example|docs> see https://plain.example/ok";
   const hostileReport = () => {
     const report = sampleReport();
     report.containers[1] = { ...report.containers[1]!, name: "db", state: "rolled_back", reason: HOSTILE };
@@ -392,11 +526,23 @@ describe("text from outside is inert in every service (docs/notifications.md)", 
   });
 
   test("Rocket.Chat and Google Chat (https only) to a TLS stand-in", async () => {
-    const secure = serviceReceiver({ cert: readFileSync(pki.selfSignedCert, "utf8"), key: readFileSync(pki.selfSignedKey, "utf8") });
+    const secure = serviceReceiver({
+      cert: readFileSync(pki.selfSignedCert, "utf8"),
+      key: readFileSync(pki.selfSignedKey, "utf8"),
+    });
     process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
     try {
       const at = `127.0.0.1:${secure.server.port}`;
-      await publishOnce({ urls: [`rocketchat://svc@${at}/RocketTokenA/RocketTokenB2Secret/ops`, `googlechat://${at}/v1/spaces/FOO/messages?key=GKeySecret&token=GTokSecret`] }, 2, hostileReport());
+      await publishOnce(
+        {
+          urls: [
+            `rocketchat://svc@${at}/RocketTokenA/RocketTokenB2Secret/ops`,
+            `googlechat://${at}/v1/spaces/FOO/messages?key=GKeySecret&token=GTokSecret`,
+          ],
+        },
+        2,
+        hostileReport(),
+      );
     } finally {
       delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
       secure.server.stop(true);
@@ -410,9 +556,18 @@ describe("text from outside is inert in every service (docs/notifications.md)", 
 describe("smtp:// to the SMTP peer", () => {
   test("plain, with from, fromname, several recipients and shoutrrr's subject", async () => {
     const before = smtp.messages().length;
-    const { log } = await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=svc@lan&fromname=svc&to=ops@lan,oncall@lan&subject=Updates&usestarttls=no`] });
+    const { log } = await publishOnce({
+      urls: [
+        `smtp://127.0.0.1:${smtp.port}/?from=svc@lan&fromname=svc&to=ops@lan,oncall@lan&subject=Updates&usestarttls=no`,
+      ],
+    });
     const [mail] = smtp.messages().slice(before);
-    expect(mail).toMatchObject({ mail_from: "svc@lan", rcpt_tos: ["ops@lan", "oncall@lan"], subject: "Updates", tls: false });
+    expect(mail).toMatchObject({
+      mail_from: "svc@lan",
+      rcpt_tos: ["ops@lan", "oncall@lan"],
+      subject: "Updates",
+      tls: false,
+    });
     expect(mail?.from).toContain("svc@lan");
     expect(mail?.text).toContain("web (127.0.0.1:5000/web:latest): 111111111111 -> 222222222222");
     expect(log.lines.some((l) => l.message === "notification sent" && l.fields.channel === "smtp")).toBe(true);
@@ -420,7 +575,9 @@ describe("smtp:// to the SMTP peer", () => {
 
   test("a + in the from and to addresses stays a +, as shoutrrr reads it", async () => {
     const before = smtp.messages().length;
-    await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=me+svc@lan&to=ops+updates@lan,b@lan&usestarttls=no`] });
+    await publishOnce({
+      urls: [`smtp://127.0.0.1:${smtp.port}/?from=me+svc@lan&to=ops+updates@lan,b@lan&usestarttls=no`],
+    });
     const [mail] = smtp.messages().slice(before);
     expect(mail).toMatchObject({ mail_from: "me+svc@lan", rcpt_tos: ["ops+updates@lan", "b@lan"] });
   });
@@ -429,16 +586,22 @@ describe("smtp:// to the SMTP peer", () => {
     const before = smtp.messages().length;
     await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=svc@lan&to=ops@lan&clienthost=svc.example.com`] });
     expect(smtp.messages().slice(before)).toMatchObject([{ helo: "svc.example.com" }]);
-    const { log } = await publishOnce({ urls: [`smtp://127.0.0.1:${smtp.port}/?from=svc@lan&to=ops@lan&requirestarttls=yes`] }, 1);
+    const { log } = await publishOnce(
+      { urls: [`smtp://127.0.0.1:${smtp.port}/?from=svc@lan&to=ops@lan&requirestarttls=yes`] },
+      1,
+    );
     expect(log.lines.find((l) => l.message === "notification failed")?.fields.channel).toBe("smtp");
     expect(smtp.messages().length).toBe(before + 1);
   });
 
   test("encryption=explicittls with auth=plain: STARTTLS then AUTH; a wrong password is logged without it", async () => {
     const before = starttls.messages().length;
-    const url = (password: string) => `smtp://mailer:${password}@127.0.0.1:${starttls.port}/?from=svc@lan&to=ops@lan&auth=Plain&encryption=ExplicitTLS&skiptlsverify=yes`;
+    const url = (password: string) =>
+      `smtp://mailer:${password}@127.0.0.1:${starttls.port}/?from=svc@lan&to=ops@lan&auth=Plain&encryption=ExplicitTLS&skiptlsverify=yes`;
     await publishOnce({ urls: [url("SmtpPa55Secret")] });
-    expect(starttls.messages().slice(before)).toMatchObject([{ tls: true, login: "mailer", subject: "svc on nas: 1 updated, 1 failed" }]);
+    expect(starttls.messages().slice(before)).toMatchObject([
+      { tls: true, login: "mailer", subject: "svc on nas: 1 updated, 1 failed" },
+    ]);
     const { log } = await publishOnce({ urls: [url("WrongPa55Secret")] }, 1);
     expect(log.lines.find((l) => l.message === "notification failed")?.fields.channel).toBe("smtp");
     expect(log.text()).not.toContain("WrongPa55Secret");

@@ -13,8 +13,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, engineJson, inspect, sandbox } from "../../harness.ts";
+import { baseFlags, Fixture, QUICK_STOP_CMD, reportsIn, runSvc, stopAll } from "../e2e/support.ts";
 import { disallowedDifferences } from "../engine/inspect-diff.ts";
-import { Fixture, QUICK_STOP_CMD, baseFlags, reportsIn, runSvc, stopAll } from "../e2e/support.ts";
 
 type Json = Record<string, any>;
 
@@ -59,28 +59,51 @@ function libpodInspect(name: string): Json {
  * sandbox has no systemd, so the test is that timer, once a second.
  */
 function healthTimer(name: string): ReturnType<typeof setInterval> {
-  return setInterval(() => Bun.spawn(["podman", "--url", sandbox().dockerHost, "healthcheck", "run", name], { stdout: "ignore", stderr: "ignore" }), 1000);
+  return setInterval(
+    () =>
+      Bun.spawn(["podman", "--url", sandbox().dockerHost, "healthcheck", "run", name], {
+        stdout: "ignore",
+        stderr: "ignore",
+      }),
+    1000,
+  );
 }
 
 function entryIn(output: string, name: string): Json | undefined {
-  return reportsIn(output).at(-1)?.containers.find((c: Json) => c.name === name);
+  return reportsIn(output)
+    .at(-1)
+    ?.containers.find((c: Json) => c.name === name);
 }
 
 /** Both inspects of the replacement against the old container's, with the Docker corpus's oracle. */
-function expectSameExceptImage(old: { compat: Json; libpod: Json }, fresh: { compat: Json; libpod: Json }, images: { old: string; new: string }): void {
+function expectSameExceptImage(
+  old: { compat: Json; libpod: Json },
+  fresh: { compat: Json; libpod: Json },
+  images: { old: string; new: string },
+): void {
   const oldImage = inspect(images.old);
   const newImage = inspect(images.new);
   const compat = disallowedDifferences({ old: old.compat, new: fresh.compat, oldImage, newImage });
   expect(compat).toEqual([]);
   // libpod shows the image id without "sha256:", and the image's name as ImageName (the same tag)
-  const libpod = disallowedDifferences({ old: old.libpod, new: fresh.libpod, oldImage, newImage, allowed: LIBPOD_ALLOWED });
+  const libpod = disallowedDifferences({
+    old: old.libpod,
+    new: fresh.libpod,
+    oldImage,
+    newImage,
+    allowed: LIBPOD_ALLOWED,
+  });
   expect(libpod).toEqual([]);
 }
 
 afterAll(async () => {
   await stopAll();
   if (!onPodman) return;
-  for (const pod of [fx.name("pod")]) Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "pod", "rm", "-f", pod], { stdout: "ignore", stderr: "ignore" });
+  for (const pod of [fx.name("pod")])
+    Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "pod", "rm", "-f", pod], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
   fx.cleanup();
 }, 120_000);
 
@@ -97,9 +120,24 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
     chmodSync(join(bind, "f"), 0o644);
     // made through the compatible API, as docker and docker-compose make them on Podman
     fx.run("data", v1.ref, [
-      "-v", `${named}:/named`, "-v", `${bind}:/bind`, "-v", "/anon",
-      "--restart", "on-failure:3", "--health-cmd", "true", "--health-interval", "1s",
-      "-e", "USER_SET=1", "--label", "app=demo", "--stop-timeout", "7",
+      "-v",
+      `${named}:/named`,
+      "-v",
+      `${bind}:/bind`,
+      "-v",
+      "/anon",
+      "--restart",
+      "on-failure:3",
+      "--health-cmd",
+      "true",
+      "--health-interval",
+      "1s",
+      "-e",
+      "USER_SET=1",
+      "--label",
+      "app=demo",
+      "--stop-timeout",
+      "7",
     ]);
     docker(["exec", name, "sh", "-c", "echo named > /named/f; echo anon > /anon/f; echo image > /data/f"]);
     const before = { compat: inspect(name), libpod: libpodInspect(name) };
@@ -107,12 +145,23 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
 
     const stateDir = fx.tempDir("state");
     const probes = healthTimer(name);
-    const update = await runSvc([...baseFlags(), "--run-once", "--cleanup", "--cleanup-delay", "1h", "--state-dir", stateDir, name]);
+    const update = await runSvc([
+      ...baseFlags(),
+      "--run-once",
+      "--cleanup",
+      "--cleanup-delay",
+      "1h",
+      "--state-dir",
+      stateDir,
+      name,
+    ]);
     expect(entryIn(update.svc.output, name)?.state, update.svc.describe()).toBe("updated");
     const updated = { compat: inspect(name), libpod: libpodInspect(name) };
     expect(updated.compat.Image).toBe(v2.id);
     expect(updated.compat.State.Running).toBe(true);
-    expect(docker(["exec", name, "cat", "/named/f", "/anon/f", "/data/f", "/bind/f"]).stdout).toBe("named\nanon\nimage\nbind");
+    expect(docker(["exec", name, "cat", "/named/f", "/anon/f", "/data/f", "/bind/f"]).stdout).toBe(
+      "named\nanon\nimage\nbind",
+    );
     // Podman's own environment entry follows the new host name (podman.ts: podmanCreateBody)
     expect(docker(["exec", name, "sh", "-c", "echo $HOSTNAME"]).stdout).toBe(updated.compat.Config.Hostname);
     expectSameExceptImage(before, updated, { old: v1.id, new: v2.id });
@@ -121,7 +170,9 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
     expect(back.code, back.svc.describe()).toBe(0);
     const rolledBack = { compat: inspect(name), libpod: libpodInspect(name) };
     expect(rolledBack.compat.Image).toBe(v1.id);
-    expect(docker(["exec", name, "cat", "/named/f", "/anon/f", "/data/f", "/bind/f"]).stdout).toBe("named\nanon\nimage\nbind");
+    expect(docker(["exec", name, "cat", "/named/f", "/anon/f", "/data/f", "/bind/f"]).stdout).toBe(
+      "named\nanon\nimage\nbind",
+    );
     clearInterval(probes);
     expectSameExceptImage(before, rolledBack, { old: v1.id, new: v1.id });
     expect(readFileSync(join(bind, "f"), "utf8")).toBe("bind\n");
@@ -131,12 +182,50 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
     const v1 = fx.image("own", { changes: [QUICK_STOP_CMD] });
     const pod = podman(["pod", "create", "--infra=false", "--name", fx.name("pod")]);
     const inPod = fx.name("in-pod");
-    podman(["run", "-d", "--name", inPod, "--pod", fx.name("pod"), "--network", "none", "--label", "app=in-pod", v1.ref]);
+    podman([
+      "run",
+      "-d",
+      "--name",
+      inPod,
+      "--pod",
+      fx.name("pod"),
+      "--network",
+      "none",
+      "--label",
+      "app=in-pod",
+      v1.ref,
+    ]);
     const mapped = fx.name("mapped");
-    podman(["run", "-d", "--name", mapped, "--network", "none", "--uidmap", "0:1:1000", "--gidmap", "0:1:1000", "-e", "MAPPED=1", v1.ref]);
+    podman([
+      "run",
+      "-d",
+      "--name",
+      mapped,
+      "--network",
+      "none",
+      "--uidmap",
+      "0:1:1000",
+      "--gidmap",
+      "0:1:1000",
+      "-e",
+      "MAPPED=1",
+      v1.ref,
+    ]);
     // Podman's CLI sets a umask (containers.conf's, 0022) that its compatible create does not
     const cli = fx.name("cli");
-    podman(["run", "-d", "--name", cli, "--network", "none", "--restart", "always", "--annotation", "team=blue", v1.ref]);
+    podman([
+      "run",
+      "-d",
+      "--name",
+      cli,
+      "--network",
+      "none",
+      "--restart",
+      "always",
+      "--annotation",
+      "team=blue",
+      v1.ref,
+    ]);
     const names = [inPod, mapped, cli];
     const before = Object.fromEntries(names.map((n) => [n, { compat: inspect(n), libpod: libpodInspect(n) }]));
     const v2 = fx.image("own", { changes: [QUICK_STOP_CMD] });
@@ -180,7 +269,11 @@ describe.skipIf(engine !== "podman")("podman-compose and podman kube play, rootf
     const wrapper = join(dir, "podman-remote");
     writeFileSync(wrapper, `#!/bin/sh\nexec podman --url "${sandbox().dockerHost}" "$@"\n`);
     chmodSync(wrapper, 0o755);
-    const proc = Bun.spawnSync(["podman-compose", "--podman-path", wrapper, ...args], { cwd: dir, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawnSync(["podman-compose", "--podman-path", wrapper, ...args], {
+      cwd: dir,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     if (proc.exitCode !== 0) throw new Error(`podman-compose ${args.join(" ")} failed: ${proc.stderr.toString()}`);
   }
 
@@ -188,13 +281,19 @@ describe.skipIf(engine !== "podman")("podman-compose and podman kube play, rootf
     const v1 = fx.image("stack", { changes: [QUICK_STOP_CMD] });
     const dir = fx.tempDir("compose");
     const project = fx.name("proj");
-    writeFileSync(join(dir, "compose.yaml"), `services:\n  web:\n    image: ${v1.ref}\n    volumes: [data:/data]\n    labels: [app=demo]\nvolumes:\n  data: {}\n`);
+    writeFileSync(
+      join(dir, "compose.yaml"),
+      `services:\n  web:\n    image: ${v1.ref}\n    volumes: [data:/data]\n    labels: [app=demo]\nvolumes:\n  data: {}\n`,
+    );
     podmanCompose(dir, ["-p", project, "up", "-d"]);
     const web = `${project}_web_1`;
     docker(["exec", web, "sh", "-c", "echo kept > /data/f"]);
     const kube = join(dir, "kube.yaml");
     const podName = fx.name("kpod");
-    writeFileSync(kube, `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${podName}\n  labels: {app: kube}\nspec:\n  containers:\n  - name: app\n    image: ${v1.ref}\n`);
+    writeFileSync(
+      kube,
+      `apiVersion: v1\nkind: Pod\nmetadata:\n  name: ${podName}\n  labels: {app: kube}\nspec:\n  containers:\n  - name: app\n    image: ${v1.ref}\n`,
+    );
     podman(["kube", "play", kube]);
     const kubeApp = `${podName}-app`;
     const names = [web, kubeApp];
@@ -208,12 +307,24 @@ describe.skipIf(engine !== "podman")("podman-compose and podman kube play, rootf
         expect(after.compat.Image).toBe(v2.id);
         expectSameExceptImage(before[n]!, after, { old: v1.id, new: v2.id });
       }
-      expect(inspect(web).Config.Labels).toMatchObject({ "io.podman.compose.project": project, "com.docker.compose.project": project, "com.docker.compose.service": "web", app: "demo" });
+      expect(inspect(web).Config.Labels).toMatchObject({
+        "io.podman.compose.project": project,
+        "com.docker.compose.project": project,
+        "com.docker.compose.service": "web",
+        app: "demo",
+      });
       expect(docker(["exec", web, "cat", "/data/f"]).stdout).toBe("kept");
       expect(libpodInspect(kubeApp).Pod).toBe(before[kubeApp]!.libpod.Pod);
     } finally {
-      Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "kube", "down", kube], { stdout: "ignore", stderr: "ignore" });
-      Bun.spawnSync(["podman-compose", "--podman-path", join(dir, "podman-remote"), "-p", project, "down", "-v"], { cwd: dir, stdout: "ignore", stderr: "ignore" });
+      Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "kube", "down", kube], {
+        stdout: "ignore",
+        stderr: "ignore",
+      });
+      Bun.spawnSync(["podman-compose", "--podman-path", join(dir, "podman-remote"), "-p", project, "down", "-v"], {
+        cwd: dir,
+        stdout: "ignore",
+        stderr: "ignore",
+      });
     }
   }, 240_000);
 });

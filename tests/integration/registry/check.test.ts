@@ -6,11 +6,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { defaultConfig, type DeepPartial, type Config } from "../../../src/config/index.ts";
-import { createRegistry, parseReference, type LocalImage } from "../../../src/registry/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
+import { createRegistry, type LocalImage, parseReference } from "../../../src/registry/index.ts";
 import { buildImage, docker, freePort, sandbox, uniqueName } from "../../harness.ts";
-import { localImage, startProxy, tempDir } from "./support.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import { localImage, startProxy, tempDir } from "./support.ts";
 
 const amd64 = async () => ({ os: "linux", architecture: "amd64" });
 const images: string[] = [];
@@ -28,7 +28,10 @@ function build(reference: string): LocalImage {
 
 function registryWith(overrides: DeepPartial<Config> = {}, options: Parameters<typeof createRegistry>[2] = {}) {
   const log = recordingLogger();
-  const registry = createRegistry(defaultConfig({ registry_timeout: 5_000, ...overrides }), log, { retry: { baseDelayMs: 10 }, ...options });
+  const registry = createRegistry(defaultConfig({ registry_timeout: 5_000, ...overrides }), log, {
+    retry: { baseDelayMs: 10 },
+    ...options,
+  });
   return { registry, log };
 }
 
@@ -53,14 +56,25 @@ describe("plain registry", () => {
     const reference = `${sandbox().registry}/${uniqueName("reg-nodigest")}:v1`;
     const local = build(reference);
     const { registry } = registryWith();
-    expect((await registry.session().check(parseReference(reference), { id: local.id, repoDigests: [] }, amd64)).stale).toBe(false);
-    expect((await registry.session().check(parseReference(reference), { id: `sha256:${"0".repeat(64)}`, repoDigests: [] }, amd64)).stale).toBe(true);
+    expect(
+      (await registry.session().check(parseReference(reference), { id: local.id, repoDigests: [] }, amd64)).stale,
+    ).toBe(false);
+    expect(
+      (
+        await registry
+          .session()
+          .check(parseReference(reference), { id: `sha256:${"0".repeat(64)}`, repoDigests: [] }, amd64)
+      ).stale,
+    ).toBe(true);
   });
 
   test("a tag that does not exist is a registry error naming host and status", async () => {
     const { registry } = registryWith();
     const ref = parseReference(`${sandbox().registry}/${uniqueName("reg-missing")}:nope`);
-    const error = await registry.session().check(ref, { id: "sha256:x", repoDigests: [] }, amd64).catch((e) => e);
+    const error = await registry
+      .session()
+      .check(ref, { id: "sha256:x", repoDigests: [] }, amd64)
+      .catch((e) => e);
     expect(error.kind).toBe("registry");
     expect(error.message).toContain(sandbox().registry);
     expect(error.message).toContain("404");
@@ -71,7 +85,9 @@ describe("plain registry", () => {
     cleanups.push(proxy.stop);
     const { registry } = registryWith();
     const digest = `sha256:${"1".repeat(64)}`;
-    const result = await registry.session().check(parseReference(`${proxy.host}/x/y@${digest}`), { id: "sha256:z", repoDigests: [] }, amd64);
+    const result = await registry
+      .session()
+      .check(parseReference(`${proxy.host}/x/y@${digest}`), { id: "sha256:z", repoDigests: [] }, amd64);
     expect(result).toEqual({ stale: false, digest });
     expect(proxy.requests).toEqual([]);
   });
@@ -90,9 +106,15 @@ describe("htpasswd registry (Basic)", () => {
   });
 
   test("per-registry credentials", async () => {
-    const { registry } = registryWith({ registry_credentials: [{ host: authRegistry, username: authUser, password: authPass }] });
+    const { registry } = registryWith({
+      registry_credentials: [{ host: authRegistry, username: authUser, password: authPass }],
+    });
     expect((await registry.session().check(parseReference(reference), local, amd64)).stale).toBe(false);
-    expect(await registry.pullAuth(parseReference(reference))).toEqual({ username: authUser, password: authPass, serveraddress: authRegistry });
+    expect(await registry.pullAuth(parseReference(reference))).toEqual({
+      username: authUser,
+      password: authPass,
+      serveraddress: authRegistry,
+    });
   });
 
   test("global credentials", async () => {
@@ -101,8 +123,15 @@ describe("htpasswd registry (Basic)", () => {
   });
 
   test("an entry without username and password forces anonymous over global credentials", async () => {
-    const { registry } = registryWith({ registry_username: authUser, registry_password: authPass, registry_credentials: [{ host: authRegistry }] });
-    const error = await registry.session().check(parseReference(reference), local, amd64).catch((e) => e);
+    const { registry } = registryWith({
+      registry_username: authUser,
+      registry_password: authPass,
+      registry_credentials: [{ host: authRegistry }],
+    });
+    const error = await registry
+      .session()
+      .check(parseReference(reference), local, amd64)
+      .catch((e) => e);
     expect(error.kind).toBe("registry");
     expect(error.message).toContain("401");
     expect(await registry.pullAuth(parseReference(reference))).toBeUndefined();
@@ -142,14 +171,24 @@ describe("htpasswd registry (Basic)", () => {
 
     const { registry } = registryWith({}, { dockerConfigDir: configDir.path, helperPath: helperDir.path });
     expect((await registry.session().check(parseReference(reference), local, amd64)).stale).toBe(false);
-    expect(await registry.pullAuth(parseReference(reference))).toEqual({ username: authUser, password: authPass, serveraddress: authRegistry });
+    expect(await registry.pullAuth(parseReference(reference))).toEqual({
+      username: authUser,
+      password: authPass,
+      serveraddress: authRegistry,
+    });
     expect((await Bun.file(asked).text()).trim().split("\n")).toContain(authRegistry);
   });
 
   test("wrong credentials: a registry error naming host and status, and no secret anywhere", async () => {
     const secret = "wrong-secret-Zq81x";
-    const { registry, log } = registryWith({ head_warn_strategy: "always", registry_credentials: [{ host: authRegistry, username: authUser, password: secret }] });
-    const error = await registry.session().check(parseReference(reference), local, amd64).catch((e) => e);
+    const { registry, log } = registryWith({
+      head_warn_strategy: "always",
+      registry_credentials: [{ host: authRegistry, username: authUser, password: secret }],
+    });
+    const error = await registry
+      .session()
+      .check(parseReference(reference), local, amd64)
+      .catch((e) => e);
     expect(error.kind).toBe("registry");
     expect(error.message).toContain(authRegistry);
     expect(error.message).toContain("401");
@@ -164,7 +203,10 @@ describe("htpasswd registry (Basic)", () => {
     const levels: Record<string, string[]> = {};
     for (const strategy of ["auto", "always", "never"] as const) {
       const { registry, log } = registryWith({ head_warn_strategy: strategy });
-      await registry.session().check(parseReference(reference), local, amd64).catch(() => undefined);
+      await registry
+        .session()
+        .check(parseReference(reference), local, amd64)
+        .catch(() => undefined);
       levels[strategy] = log.lines.filter((l) => l.message.includes("HEAD")).map((l) => l.level);
     }
     expect(levels).toEqual({ auto: ["debug"], always: ["warn"], never: ["debug"] });
@@ -192,10 +234,19 @@ describe("unreliable registries", () => {
   });
 
   test("5xx answers are retried a bounded number of times, then reported", async () => {
-    const proxy = startProxy(sandbox().registry, (_request, url) => (url.pathname.includes("/manifests/") ? new Response("down", { status: 503 }) : undefined));
+    const proxy = startProxy(sandbox().registry, (_request, url) =>
+      url.pathname.includes("/manifests/") ? new Response("down", { status: 503 }) : undefined,
+    );
     cleanups.push(proxy.stop);
     const { registry } = registryWith({}, { retry: { retries: 2, baseDelayMs: 1 } });
-    const error = await registry.session().check(parseReference(`${proxy.host}/${uniqueName("reg-503")}:latest`), { id: "sha256:x", repoDigests: [] }, amd64).catch((e) => e);
+    const error = await registry
+      .session()
+      .check(
+        parseReference(`${proxy.host}/${uniqueName("reg-503")}:latest`),
+        { id: "sha256:x", repoDigests: [] },
+        amd64,
+      )
+      .catch((e) => e);
     expect(error.kind).toBe("registry");
     expect(error.message).toContain(proxy.host);
     expect(error.message).toContain("503");
@@ -206,7 +257,10 @@ describe("unreliable registries", () => {
   test("a registry that is down is a registry error naming the host", async () => {
     const host = `127.0.0.1:${freePort()}`;
     const { registry } = registryWith();
-    const error = await registry.session().check(parseReference(`${host}/app:latest`), { id: "sha256:x", repoDigests: [] }, amd64).catch((e) => e);
+    const error = await registry
+      .session()
+      .check(parseReference(`${host}/app:latest`), { id: "sha256:x", repoDigests: [] }, amd64)
+      .catch((e) => e);
     expect(error.kind).toBe("registry");
     expect(error.message).toContain(host);
     expect(error.message).toContain("unreachable");
@@ -220,12 +274,17 @@ test("20 containers on 3 images cost exactly 3 manifest requests", async () => {
   const locals = repositories.map((repository) => {
     const local = build(`${sandbox().registry}/${repository}:latest`);
     // As the engine would record it had it pulled through the proxy.
-    return { id: local.id, repoDigests: local.repoDigests.map((d) => `${proxy.host}/${repository}@${d.split("@")[1]}`) };
+    return {
+      id: local.id,
+      repoDigests: local.repoDigests.map((d) => `${proxy.host}/${repository}@${d.split("@")[1]}`),
+    };
   });
   const { registry } = registryWith({ registry_concurrency: 2 });
   const session = registry.session();
   const results = await Promise.all(
-    Array.from({ length: 20 }, (_, i) => session.check(parseReference(`${proxy.host}/${repositories[i % 3]}:latest`), locals[i % 3]!, amd64)),
+    Array.from({ length: 20 }, (_, i) =>
+      session.check(parseReference(`${proxy.host}/${repositories[i % 3]}:latest`), locals[i % 3]!, amd64),
+    ),
   );
   expect(results.every((r) => !r.stale)).toBe(true);
   const manifestRequests = proxy.requests.filter((r) => r.includes("/manifests/"));

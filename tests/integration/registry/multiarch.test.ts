@@ -7,8 +7,8 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import type { Platform } from "../../../src/engine/port.ts";
 import { createRegistry, parseReference } from "../../../src/registry/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
-import { startProxy } from "./support.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import { startProxy } from "./support.ts";
 
 const repository = uniqueName("reg-multiarch");
 const base = `http://${sandbox().registry}/v2/${repository}/manifests`;
@@ -34,8 +34,16 @@ async function platformImage(tag: string, platform: Platform) {
 
 /** PUTs an OCI index under `latest`; returns its digest. */
 async function pushIndex(descriptors: unknown[]): Promise<string> {
-  const body = JSON.stringify({ schemaVersion: 2, mediaType: "application/vnd.oci.image.index.v1+json", manifests: descriptors });
-  const response = await fetch(`${base}/latest`, { method: "PUT", headers: { "Content-Type": "application/vnd.oci.image.index.v1+json" }, body });
+  const body = JSON.stringify({
+    schemaVersion: 2,
+    mediaType: "application/vnd.oci.image.index.v1+json",
+    manifests: descriptors,
+  });
+  const response = await fetch(`${base}/latest`, {
+    method: "PUT",
+    headers: { "Content-Type": "application/vnd.oci.image.index.v1+json" },
+    body,
+  });
   if (response.status !== 201) throw new Error(`index PUT answered ${response.status}: ${await response.text()}`);
   return response.headers.get("docker-content-digest")!;
 }
@@ -74,7 +82,10 @@ test("an index change on another platform is not an update; a change on ours is"
   const armLocal = { id: arm64.id, repoDigests: [`${sandbox().registry}/${repository}@${firstIndex}`] };
   expect((await registry.session().check(ref, armLocal, async () => theirs)).stale).toBe(true);
   // A platform the index does not have is a registry error for that container.
-  const error = await registry.session().check(ref, local, async () => ({ os: "linux", architecture: "s390x" })).catch((e) => e);
+  const error = await registry
+    .session()
+    .check(ref, local, async () => ({ os: "linux", architecture: "s390x" }))
+    .catch((e) => e);
   expect(error.kind).toBe("registry");
   expect(error.message).toContain("linux/s390x");
 });
@@ -86,7 +97,11 @@ test("an image store that keeps platform manifests (containerd) decides by our m
   const arm64 = await platformImage("cd-arm64", theirs);
   const firstIndex = await pushIndex([amd64.descriptor, arm64.descriptor]);
   // as the containerd store lists it: the id is the index digest, its platform manifests beside
-  const local = { id: firstIndex, repoDigests: [], manifestDigests: [amd64.descriptor.digest, arm64.descriptor.digest] };
+  const local = {
+    id: firstIndex,
+    repoDigests: [],
+    manifestDigests: [amd64.descriptor.digest, arm64.descriptor.digest],
+  };
   const proxy = startProxy(sandbox().registry);
   try {
     const ref = parseReference(`${proxy.host}/${repository}:latest`);
@@ -99,7 +114,10 @@ test("an image store that keeps platform manifests (containerd) decides by our m
     const secondIndex = await pushIndex([amd64.descriptor, newArm64.descriptor]);
     proxy.requests.length = 0;
     expect(await registry.session().check(ref, local, async () => ours)).toEqual({ stale: false, digest: secondIndex });
-    expect(manifestRequests()).toEqual([`HEAD /v2/${repository}/manifests/latest`, `GET /v2/${repository}/manifests/${secondIndex}`]);
+    expect(manifestRequests()).toEqual([
+      `HEAD /v2/${repository}/manifests/latest`,
+      `GET /v2/${repository}/manifests/${secondIndex}`,
+    ]);
 
     const newAmd64 = await platformImage("cd-amd64", ours);
     await pushIndex([newAmd64.descriptor, newArm64.descriptor]);

@@ -4,10 +4,11 @@
  * BuildKit pushes them), and single manifests. Platform images are real (`docker import
  * --platform`), so the engine can pull the index; attestations are small in-toto manifests.
  */
+
+import { randomBytes } from "node:crypto";
 import type { Platform } from "../../../src/engine/port.ts";
 import { MEDIA_TYPES } from "../../../src/registry/check.ts";
 import { docker, sandbox } from "../../harness.ts";
-import { randomBytes } from "node:crypto";
 
 export interface Descriptor {
   mediaType: string;
@@ -17,7 +18,12 @@ export interface Descriptor {
   annotations?: Record<string, string>;
 }
 
-const ACCEPT_ANY = [MEDIA_TYPES.ociManifest, MEDIA_TYPES.dockerManifest, MEDIA_TYPES.ociIndex, MEDIA_TYPES.dockerList].join(", ");
+const ACCEPT_ANY = [
+  MEDIA_TYPES.ociManifest,
+  MEDIA_TYPES.dockerManifest,
+  MEDIA_TYPES.ociIndex,
+  MEDIA_TYPES.dockerList,
+].join(", ");
 
 export class Repository {
   readonly name: string;
@@ -43,12 +49,24 @@ export class Repository {
     const tag = `${platform.architecture}-${randomBytes(4).toString("hex")}`;
     const reference = `${this.reference}:${tag}`;
     const text = [platform.os, platform.architecture, platform.variant].filter(Boolean).join("/");
-    docker(["import", "--platform", text, "-c", 'CMD ["/bin/sleep","3600"]', "-c", `LABEL svc.test.build=${tag}`, sandbox().rootfs, reference]);
+    docker([
+      "import",
+      "--platform",
+      text,
+      "-c",
+      'CMD ["/bin/sleep","3600"]',
+      "-c",
+      `LABEL svc.test.build=${tag}`,
+      sandbox().rootfs,
+      reference,
+    ]);
     docker(["push", "-q", reference]);
     this.built.push(reference);
     let descriptor = await this.describe(tag);
-    if (!(await this.configNames(descriptor, platform))) descriptor = await this.withConfig(descriptor, tag, (config) => ({ ...config, ...platformFields(platform) }));
-    if (options.dockerMediaTypes && descriptor.mediaType === MEDIA_TYPES.ociManifest) descriptor = await this.asDockerManifest(tag);
+    if (!(await this.configNames(descriptor, platform)))
+      descriptor = await this.withConfig(descriptor, tag, (config) => ({ ...config, ...platformFields(platform) }));
+    if (options.dockerMediaTypes && descriptor.mediaType === MEDIA_TYPES.ociManifest)
+      descriptor = await this.asDockerManifest(tag);
     return { ...descriptor, platform };
   }
 
@@ -63,12 +81,18 @@ export class Repository {
     const response = await fetch(this.url(`manifests/${reference}`), { headers: { Accept: ACCEPT_ANY } });
     if (!response.ok) throw new Error(`GET ${reference}: ${response.status}`);
     const bytes = await response.arrayBuffer();
-    return { mediaType: response.headers.get("content-type")!.split(";")[0]!, digest: response.headers.get("docker-content-digest")!, size: bytes.byteLength };
+    return {
+      mediaType: response.headers.get("content-type")!.split(";")[0]!,
+      digest: response.headers.get("docker-content-digest")!,
+      size: bytes.byteLength,
+    };
   }
 
   /** The same image with Docker's media types (what a classic-store engine pushes). */
   private async asDockerManifest(tag: string): Promise<Descriptor> {
-    const oci = (await (await fetch(this.url(`manifests/${tag}`), { headers: { Accept: MEDIA_TYPES.ociManifest } })).json()) as any;
+    const oci = (await (
+      await fetch(this.url(`manifests/${tag}`), { headers: { Accept: MEDIA_TYPES.ociManifest } })
+    ).json()) as any;
     const manifest = {
       schemaVersion: 2,
       mediaType: MEDIA_TYPES.dockerManifest,
@@ -80,20 +104,41 @@ export class Repository {
 
   /** An attestation manifest for `subject`, as BuildKit adds to an index (unknown/unknown). */
   async attestation(subject: Descriptor): Promise<Descriptor> {
-    const statement = new TextEncoder().encode(JSON.stringify({ _type: "https://in-toto.io/Statement/v0.1", predicateType: "https://spdx.dev/Document", subject: [{ digest: { sha256: subject.digest.slice(7) } }], nonce: randomBytes(8).toString("hex") }));
+    const statement = new TextEncoder().encode(
+      JSON.stringify({
+        _type: "https://in-toto.io/Statement/v0.1",
+        predicateType: "https://spdx.dev/Document",
+        subject: [{ digest: { sha256: subject.digest.slice(7) } }],
+        nonce: randomBytes(8).toString("hex"),
+      }),
+    );
     const layer = await this.pushBlob(statement);
     const config = await this.pushBlob(new TextEncoder().encode("{}"));
     const manifest = {
       schemaVersion: 2,
       mediaType: MEDIA_TYPES.ociManifest,
       config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: config.digest, size: config.size },
-      layers: [{ mediaType: "application/vnd.in-toto+json", digest: layer.digest, size: layer.size, annotations: { "in-toto.io/predicate-type": "https://spdx.dev/Document" } }],
+      layers: [
+        {
+          mediaType: "application/vnd.in-toto+json",
+          digest: layer.digest,
+          size: layer.size,
+          annotations: { "in-toto.io/predicate-type": "https://spdx.dev/Document" },
+        },
+      ],
     };
-    const descriptor = await this.putManifest(`att-${randomBytes(4).toString("hex")}`, MEDIA_TYPES.ociManifest, manifest);
+    const descriptor = await this.putManifest(
+      `att-${randomBytes(4).toString("hex")}`,
+      MEDIA_TYPES.ociManifest,
+      manifest,
+    );
     return {
       ...descriptor,
       platform: { os: "unknown", architecture: "unknown" },
-      annotations: { "vnd.docker.reference.digest": subject.digest, "vnd.docker.reference.type": "attestation-manifest" },
+      annotations: {
+        "vnd.docker.reference.digest": subject.digest,
+        "vnd.docker.reference.type": "attestation-manifest",
+      },
     };
   }
 
@@ -109,7 +154,13 @@ export class Repository {
    * `tag`; returns its descriptor.
    */
   async relabelled(descriptor: Descriptor, tag: string): Promise<Descriptor> {
-    return this.withConfig(descriptor, tag, (config) => ({ ...config, config: { ...config.config, Labels: { ...config.config?.Labels, "svc.test.rebuild": randomBytes(4).toString("hex") } } }));
+    return this.withConfig(descriptor, tag, (config) => ({
+      ...config,
+      config: {
+        ...config.config,
+        Labels: { ...config.config?.Labels, "svc.test.rebuild": randomBytes(4).toString("hex") },
+      },
+    }));
   }
 
   /** The image `descriptor` names with its config as `edit` returns it, every layer shared; pushed under `tag`. */
@@ -134,7 +185,11 @@ export class Repository {
 
   async putManifest(tag: string, mediaType: string, body: unknown): Promise<Descriptor> {
     const bytes = new TextEncoder().encode(JSON.stringify(body));
-    const response = await fetch(this.url(`manifests/${tag}`), { method: "PUT", headers: { "Content-Type": mediaType }, body: bytes });
+    const response = await fetch(this.url(`manifests/${tag}`), {
+      method: "PUT",
+      headers: { "Content-Type": mediaType },
+      body: bytes,
+    });
     if (response.status !== 201) throw new Error(`PUT manifest ${tag}: ${response.status} ${await response.text()}`);
     return { mediaType, digest: response.headers.get("docker-content-digest")!, size: bytes.byteLength };
   }
@@ -144,7 +199,11 @@ export class Repository {
     const start = await fetch(this.url("blobs/uploads/"), { method: "POST" });
     const location = new URL(start.headers.get("location")!, `http://${sandbox().registry}`);
     location.searchParams.set("digest", digest);
-    const put = await fetch(location, { method: "PUT", headers: { "Content-Type": "application/octet-stream" }, body: bytes });
+    const put = await fetch(location, {
+      method: "PUT",
+      headers: { "Content-Type": "application/octet-stream" },
+      body: bytes,
+    });
     if (put.status !== 201) throw new Error(`blob upload: ${put.status} ${await put.text()}`);
     return { digest, size: bytes.byteLength };
   }
@@ -157,5 +216,9 @@ export class Repository {
 
 /** The platform fields of an image config, as the engine writes them. */
 function platformFields(platform: Platform): Record<string, string> {
-  return { os: platform.os, architecture: platform.architecture, ...(platform.variant ? { variant: platform.variant } : {}) };
+  return {
+    os: platform.os,
+    architecture: platform.architecture,
+    ...(platform.variant ? { variant: platform.variant } : {}),
+  };
 }

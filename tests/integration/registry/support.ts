@@ -2,9 +2,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Logger } from "../../../src/log/index.ts";
-import { freePort, inspect, waitUntil } from "../../harness.ts";
 import type { LocalImage } from "../../../src/registry/index.ts";
+import { freePort, inspect, waitUntil } from "../../harness.ts";
 
 export function tempDir(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `${prefix}-`));
@@ -36,21 +35,31 @@ export async function startRegistry(dir: string, extraConfig: string): Promise<R
       extraConfig,
     ].join("\n"),
   );
-  const proc = Bun.spawn(["docker-registry", "serve", config], { stdout: "ignore", stderr: Bun.file(join(dir, "registry.log")) });
+  const proc = Bun.spawn(["docker-registry", "serve", config], {
+    stdout: "ignore",
+    stderr: Bun.file(join(dir, "registry.log")),
+  });
   const host = `127.0.0.1:${port}`;
-  await waitUntil(async () => {
-    try {
-      await fetch(`http://${host}/v2/`);
-      return true;
-    } catch {
-      return false;
-    }
-  }, 15_000, `registry on ${host}`);
+  await waitUntil(
+    async () => {
+      try {
+        await fetch(`http://${host}/v2/`);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    15_000,
+    `registry on ${host}`,
+  );
   return { host, stop: () => proc.kill() };
 }
 
 /** A loopback HTTP proxy in front of `upstream`; `intercept` may answer a request itself. */
-export function startProxy(upstream: string, intercept?: (request: Request, url: URL) => Response | Promise<Response> | undefined): { host: string; requests: string[]; stop(): void } {
+export function startProxy(
+  upstream: string,
+  intercept?: (request: Request, url: URL) => Response | Promise<Response> | undefined,
+): { host: string; requests: string[]; stop(): void } {
   const requests: string[] = [];
   const server = Bun.serve({
     hostname: "127.0.0.1",
@@ -69,7 +78,10 @@ export function startProxy(upstream: string, intercept?: (request: Request, url:
         redirect: "manual",
         decompress: false,
       } as RequestInit);
-      return new Response(request.method === "HEAD" ? null : await response.arrayBuffer(), { status: response.status, headers: response.headers });
+      return new Response(request.method === "HEAD" ? null : await response.arrayBuffer(), {
+        status: response.status,
+        headers: response.headers,
+      });
     },
   });
   return { host: `127.0.0.1:${server.port}`, requests, stop: () => server.stop(true) };

@@ -4,16 +4,21 @@
  * Request counts are seen through a proxy of our own.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { createRegistry, parseReference } from "../../../src/registry/index.ts";
 import { docker, sandbox, uniqueName } from "../../harness.ts";
 import { recordingLogger } from "../../support/logger.ts";
-import { Repository, type Descriptor } from "./shapes.ts";
+import { type Descriptor, Repository } from "./shapes.ts";
 import { startProxy } from "./support.ts";
 
 const amd64 = async () => ({ os: "linux", architecture: "amd64" });
 const arm64 = async () => ({ os: "linux", architecture: "arm64" });
-const TAGS = ["latest", "1.2-alpine", "2.0.0-rc.1", ...Array.from({ length: 3 }, (_, minor) => Array.from({ length: 11 }, (_, patch) => `1.${minor}.${patch}`)).flat()];
+const TAGS = [
+  "latest",
+  "1.2-alpine",
+  "2.0.0-rc.1",
+  ...Array.from({ length: 3 }, (_, minor) => Array.from({ length: 11 }, (_, patch) => `1.${minor}.${patch}`)).flat(),
+];
 
 const repositories: Repository[] = [];
 const cleanups: (() => void)[] = [];
@@ -23,7 +28,10 @@ afterAll(() => {
 });
 
 function registryWith(overrides: DeepPartial<Config> = {}, options: Parameters<typeof createRegistry>[2] = {}) {
-  return createRegistry(defaultConfig({ registry_timeout: 5_000, ...overrides }), recordingLogger(), { retry: { baseDelayMs: 10 }, ...options });
+  return createRegistry(defaultConfig({ registry_timeout: 5_000, ...overrides }), recordingLogger(), {
+    retry: { baseDelayMs: 10 },
+    ...options,
+  });
 }
 
 function repository(what: string): Repository {
@@ -46,7 +54,8 @@ let image: Descriptor;
 beforeAll(async () => {
   versions = repository("many");
   image = await versions.platformImage({ os: "linux", architecture: "amd64" });
-  for (const tag of TAGS) await versions.putManifest(tag, image.mediaType, await versions.manifestBody(image.digest, image.mediaType));
+  for (const tag of TAGS)
+    await versions.putManifest(tag, image.mediaType, await versions.manifestBody(image.digest, image.mediaType));
 }, 120_000);
 
 describe("tags", () => {
@@ -69,13 +78,17 @@ describe("tags", () => {
     const proxy = startProxy(upstream, (_request, url) => {
       if (!url.pathname.endsWith("/tags/list")) return undefined;
       return (async () => {
-        const all = ((await (await fetch(`http://${upstream}${url.pathname}`)).json()) as { tags: string[] }).tags.sort();
+        const all = (
+          (await (await fetch(`http://${upstream}${url.pathname}`)).json()) as { tags: string[] }
+        ).tags.sort();
         const n = Number(url.searchParams.get("n") ?? 1000);
         const last = url.searchParams.get("last");
         const start = last === null ? 0 : all.indexOf(last) + 1;
         const page = all.slice(start, start + n);
         const more = start + n < all.length;
-        const headers = more ? { Link: `<${url.pathname}?n=${n}&last=${encodeURIComponent(page.at(-1)!)}>; rel="next"` } : undefined;
+        const headers = more
+          ? { Link: `<${url.pathname}?n=${n}&last=${encodeURIComponent(page.at(-1)!)}>; rel="next"` }
+          : undefined;
         return Response.json({ name: versions.name, tags: page }, { headers });
       })();
     });
@@ -88,16 +101,27 @@ describe("tags", () => {
 
   test("a registry that refuses our page size is asked with its own", async () => {
     const proxy = startProxy(sandbox().registry, (_request, url) =>
-      url.pathname.endsWith("/tags/list") && url.searchParams.get("n") === "1000" ? Response.json({ errors: [{ code: "PAGINATION_NUMBER_INVALID" }] }, { status: 400 }) : undefined,
+      url.pathname.endsWith("/tags/list") && url.searchParams.get("n") === "1000"
+        ? Response.json({ errors: [{ code: "PAGINATION_NUMBER_INVALID" }] }, { status: 400 })
+        : undefined,
     );
     cleanups.push(proxy.stop);
-    const tags = await registryWith().session().tags(parseReference(`${proxy.host}/${versions.name}:1.0.0`));
+    const tags = await registryWith()
+      .session()
+      .tags(parseReference(`${proxy.host}/${versions.name}:1.0.0`));
     expect(tags).toEqual(expect.arrayContaining(TAGS));
   });
 
   test("a repository that does not exist is a registry error naming host and status", async () => {
     const ref = parseReference(`${sandbox().registry}/${uniqueName("tags-none")}:1.0.0`);
-    await expect(registryWith().session().tags(ref)).rejects.toMatchObject({ kind: "registry", message: expect.stringMatching(new RegExp(`^registry ${sandbox().registry.replace(/\./g, "\\.")} answered 404 Not Found NAME_UNKNOWN to GET /v2/.+/tags/list$`)) });
+    await expect(registryWith().session().tags(ref)).rejects.toMatchObject({
+      kind: "registry",
+      message: expect.stringMatching(
+        new RegExp(
+          `^registry ${sandbox().registry.replace(/\./g, "\\.")} answered 404 Not Found NAME_UNKNOWN to GET /v2/.+/tags/list$`,
+        ),
+      ),
+    });
   });
 
   test("through the authenticated registry, with its credentials", async () => {
@@ -109,8 +133,17 @@ describe("tags", () => {
     for (const tag of ["1.0.0", "1.1.0"]) docker(["push", "-q", `${reference}:${tag}`]);
     cleanups.push(() => docker(["rmi", "-f", `${reference}:1.0.0`, `${reference}:1.1.0`], { allowFailure: true }));
     const ref = parseReference(`${reference}:1.0.0`);
-    expect((await registryWith({ registry_credentials: [{ host: authRegistry, username: authUser, password: authPass }] }).session().tags(ref)).sort()).toEqual(["1.0.0", "1.1.0"]);
-    await expect(registryWith().session().tags(ref)).rejects.toMatchObject({ kind: "registry", message: expect.stringContaining("401") });
+    expect(
+      (
+        await registryWith({ registry_credentials: [{ host: authRegistry, username: authUser, password: authPass }] })
+          .session()
+          .tags(ref)
+      ).sort(),
+    ).toEqual(["1.0.0", "1.1.0"]);
+    await expect(registryWith().session().tags(ref)).rejects.toMatchObject({
+      kind: "registry",
+      message: expect.stringContaining("401"),
+    });
   }, 60_000);
 });
 
@@ -119,7 +152,8 @@ describe("platformImage", () => {
     const { repo, amd, arm } = await twoPlatforms("platforms");
     const both = await repo.pushIndex("2.0.0", [amd, arm]);
     await repo.pushIndex("2.1.0", [arm]);
-    const armTag = (await repo.putManifest("2.2.0", arm.mediaType, await repo.manifestBody(arm.digest, arm.mediaType))).digest;
+    const armTag = (await repo.putManifest("2.2.0", arm.mediaType, await repo.manifestBody(arm.digest, arm.mediaType)))
+      .digest;
     const session = registryWith().session();
     const ref = parseReference(`${repo.reference}:1.0.0`);
     expect(await session.platformImage(ref, "2.0.0", amd64)).toEqual({ digest: both });
@@ -141,6 +175,8 @@ describe("created", () => {
     expect(Number.isNaN(expected.getTime())).toBe(false);
     expect(await session.created(ref, "3.0.0", amd64)).toEqual(expected);
     expect(await session.created(ref, amd.digest, amd64)).toEqual(expected);
-    expect(await session.created(ref, "3.0.0", arm64)).toEqual(new Date(Date.parse((await repo.configOf(arm)).created)));
+    expect(await session.created(ref, "3.0.0", arm64)).toEqual(
+      new Date(Date.parse((await repo.configOf(arm)).created)),
+    );
   }, 60_000);
 });

@@ -21,10 +21,10 @@ import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { createDockerEngine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
-import { createRegistry, parseReference, type LocalImage } from "../../../src/registry/index.ts";
+import { createRegistry, type LocalImage, parseReference } from "../../../src/registry/index.ts";
 import { buildImage, docker, sandbox, uniqueName } from "../../harness.ts";
-import { localImage, startRegistry, tempDir, type RunningRegistry } from "./support.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import { localImage, type RunningRegistry, startRegistry, tempDir } from "./support.ts";
 
 const USER = "token-user";
 const PASS = "token-pass-7Hq";
@@ -45,16 +45,50 @@ let local: LocalImage;
 
 const b64url = (data: string | Buffer) => Buffer.from(data).toString("base64url");
 
-function signToken(key: string, certDer: Buffer, subject: string, access: { type: string; name: string; actions: string[] }[]): string {
+function signToken(
+  key: string,
+  certDer: Buffer,
+  subject: string,
+  access: { type: string; name: string; actions: string[] }[],
+): string {
   const now = Math.floor(Date.now() / 1000);
   const header = b64url(JSON.stringify({ typ: "JWT", alg: "RS256", x5c: [certDer.toString("base64")] }));
-  const claims = b64url(JSON.stringify({ iss: ISSUER, sub: subject, aud: SERVICE, iat: now, nbf: now - 10, exp: now + 300, jti: randomBytes(8).toString("hex"), access }));
+  const claims = b64url(
+    JSON.stringify({
+      iss: ISSUER,
+      sub: subject,
+      aud: SERVICE,
+      iat: now,
+      nbf: now - 10,
+      exp: now + 300,
+      jti: randomBytes(8).toString("hex"),
+      access,
+    }),
+  );
   const signature = createSign("RSA-SHA256").update(`${header}.${claims}`).sign(key);
   return `${header}.${claims}.${b64url(signature)}`;
 }
 
 beforeAll(async () => {
-  const openssl = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", join(dir.path, "key.pem"), "-out", join(dir.path, "cert.pem"), "-days", "1", "-subj", "/CN=svc-test-token"], { stderr: "pipe" });
+  const openssl = Bun.spawnSync(
+    [
+      "openssl",
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      join(dir.path, "key.pem"),
+      "-out",
+      join(dir.path, "cert.pem"),
+      "-days",
+      "1",
+      "-subj",
+      "/CN=svc-test-token",
+    ],
+    { stderr: "pipe" },
+  );
   if (openssl.exitCode !== 0) throw new Error(openssl.stderr.toString());
   const key = readFileSync(join(dir.path, "key.pem"), "utf8");
   const certDer = Buffer.from(new X509Certificate(readFileSync(join(dir.path, "cert.pem"))).raw);
@@ -96,13 +130,26 @@ beforeAll(async () => {
   elsewhereReference = `${elsewhere.host}/${repository}:latest`;
   for (const destination of [reference, elsewhereReference]) {
     const copy = Bun.spawn(
-      ["skopeo", "copy", "--quiet", "--src-tls-verify=false", "--dest-tls-verify=false", "--dest-creds", `${USER}:${PASS}`, `docker://${source}`, `docker://${destination}`],
+      [
+        "skopeo",
+        "copy",
+        "--quiet",
+        "--src-tls-verify=false",
+        "--dest-tls-verify=false",
+        "--dest-creds",
+        `${USER}:${PASS}`,
+        `docker://${source}`,
+        `docker://${destination}`,
+      ],
       { stdout: "ignore", stderr: "pipe" },
     );
     if ((await copy.exited) !== 0) throw new Error(`skopeo copy failed: ${await new Response(copy.stderr).text()}`);
   }
   // As the engine would record it had it pulled from the token registry.
-  local = { id: local.id, repoDigests: local.repoDigests.map((d) => `${registry.host}/${repository}@${d.split("@")[1]}`) };
+  local = {
+    id: local.id,
+    repoDigests: local.repoDigests.map((d) => `${registry.host}/${repository}@${d.split("@")[1]}`),
+  };
   tokenRequests.length = 0;
 }, 60_000);
 
@@ -115,7 +162,10 @@ afterAll(() => {
 });
 
 test("credentials go to the token realm; the token is cached across sessions", async () => {
-  const svc = createRegistry(defaultConfig({ registry_credentials: [{ host: registry.host, username: USER, password: PASS }] }), recordingLogger());
+  const svc = createRegistry(
+    defaultConfig({ registry_credentials: [{ host: registry.host, username: USER, password: PASS }] }),
+    recordingLogger(),
+  );
   expect((await svc.session().check(parseReference(reference), local, amd64)).stale).toBe(false);
   expect((await svc.session().check(parseReference(reference), local, amd64)).stale).toBe(false);
   expect(tokenRequests).toEqual([{ authorized: true, scope: `repository:${repository}:pull`, service: SERVICE }]);
@@ -123,7 +173,9 @@ test("credentials go to the token realm; the token is cached across sessions", a
 
 test("the token registry reports a changed image as stale", async () => {
   const svc = createRegistry(defaultConfig({ registry_username: USER, registry_password: PASS }), recordingLogger());
-  const result = await svc.session().check(parseReference(reference), { id: `sha256:${"2".repeat(64)}`, repoDigests: [] }, amd64);
+  const result = await svc
+    .session()
+    .check(parseReference(reference), { id: `sha256:${"2".repeat(64)}`, repoDigests: [] }, amd64);
   expect(result.stale).toBe(true);
   expect(result.digest).toBe(local.repoDigests[0]!.split("@")[1]!);
 });
@@ -131,7 +183,10 @@ test("the token registry reports a changed image as stale", async () => {
 test("anonymously the token grants nothing: a registry error, quiet HEAD warning in auto mode", async () => {
   const log = recordingLogger();
   const svc = createRegistry(defaultConfig(), log);
-  const error = await svc.session().check(parseReference(reference), local, amd64).catch((e) => e);
+  const error = await svc
+    .session()
+    .check(parseReference(reference), local, amd64)
+    .catch((e) => e);
   expect(error.kind).toBe("registry");
   expect(error.message).toContain(registry.host);
   expect(error.message).toContain("401");
@@ -141,8 +196,16 @@ test("anonymously the token grants nothing: a registry error, quiet HEAD warning
 
 test("wrong credentials are rejected by the token service, and never shown", async () => {
   const log = recordingLogger();
-  const svc = createRegistry(defaultConfig({ registry_credentials: [{ host: registry.host, username: USER, password: "not-the-password-Kx9" }] }), log);
-  const error = await svc.session().check(parseReference(reference), local, amd64).catch((e) => e);
+  const svc = createRegistry(
+    defaultConfig({
+      registry_credentials: [{ host: registry.host, username: USER, password: "not-the-password-Kx9" }],
+    }),
+    log,
+  );
+  const error = await svc
+    .session()
+    .check(parseReference(reference), local, amd64)
+    .catch((e) => e);
   expect(error.kind).toBe("registry");
   expect(error.message).toContain("401");
   expect(error.message).not.toContain("not-the-password-Kx9");
@@ -153,12 +216,18 @@ test("global credentials reach the engine only for a registry whose token realm 
   const log = recordingLogger();
   const svc = createRegistry(defaultConfig({ registry_username: USER, registry_password: PASS }), log);
   // the realm at the registry's own loopback address: the engine is given them
-  expect(await svc.pullAuth(parseReference(reference))).toEqual({ username: USER, password: PASS, serveraddress: registry.host });
+  expect(await svc.pullAuth(parseReference(reference))).toEqual({
+    username: USER,
+    password: PASS,
+    serveraddress: registry.host,
+  });
   // a realm on another host: svc's own requests ask anonymously, and the engine gets nothing
   const away = parseReference(elsewhereReference);
   const auth = await svc.pullAuth(away);
   expect(auth).toBeUndefined();
-  expect(log.lines.filter((l) => l.level === "warn").map((l) => l.fields)).toEqual([{ registry: elsewhere.host, realm_host: `localhost:${tokenServer.port}`, credentials: "global" }]);
+  expect(log.lines.filter((l) => l.level === "warn").map((l) => l.fields)).toEqual([
+    { registry: elsewhere.host, realm_host: `localhost:${tokenServer.port}`, credentials: "global" },
+  ]);
 
   // the real engine pulls with what it was given: the token service never sees the credentials
   tokenRequests.length = 0;
@@ -168,7 +237,10 @@ test("global credentials reach the engine only for a registry whose token realm 
   expect(tokenRequests.filter((r) => r.authorized)).toEqual([]);
   expect(pulled).toBeInstanceOf(Error); // anonymously the token grants nothing
   // a registry's own entry is its own: given wherever its HTTP realm is on loopback
-  const own = createRegistry(defaultConfig({ registry_credentials: [{ host: elsewhere.host, username: USER, password: PASS }] }), recordingLogger());
+  const own = createRegistry(
+    defaultConfig({ registry_credentials: [{ host: elsewhere.host, username: USER, password: PASS }] }),
+    recordingLogger(),
+  );
   expect(await own.pullAuth(away)).toMatchObject({ username: USER });
   docker(["rmi", "-f", elsewhereReference], { allowFailure: true });
 }, 60_000);

@@ -10,15 +10,21 @@ import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { createReleaseNotes, type ReleaseQuery } from "../../../src/releases/index.ts";
 import { recordingLogger } from "../../support/logger.ts";
-import { ReleaseHosts, type HostRelease } from "../../support/release-hosts.ts";
+import { type HostRelease, ReleaseHosts } from "../../support/release-hosts.ts";
 
 const hosts = new ReleaseHosts();
 afterAll(() => hosts.stop());
 
-const config = (overrides: Record<string, unknown> = {}) => defaultConfig({ release_notes: { ...hosts.apiUrls, timeout: 2000, cache_for: 0, ...overrides } } as never);
-const serviceOf = (overrides: Record<string, unknown> = {}, stateDir?: string) => createReleaseNotes({ ...config(overrides), state_dir: stateDir }, recordingLogger());
+const config = (overrides: Record<string, unknown> = {}) =>
+  defaultConfig({ release_notes: { ...hosts.apiUrls, timeout: 2000, cache_for: 0, ...overrides } } as never);
+const serviceOf = (overrides: Record<string, unknown> = {}, stateDir?: string) =>
+  createReleaseNotes({ ...config(overrides), state_dir: stateDir }, recordingLogger());
 const service = serviceOf;
-const query = (url: string, from: string | null, to: string | null): ReleaseQuery => ({ sources: [{ url, from: "the newer image's org.opencontainers.image.source" }], from, to });
+const query = (url: string, from: string | null, to: string | null): ReleaseQuery => ({
+  sources: [{ url, from: "the newer image's org.opencontainers.image.source" }],
+  from,
+  to,
+});
 
 /** 1.0.0 ... 2.0.0 as a project publishes them, newest first, tags with a `v`. */
 const HISTORY: HostRelease[] = [
@@ -43,16 +49,27 @@ beforeEach(() => {
  */
 const SELF_HOSTED = { gitlab: "http://127.0.0.1", gitea: "http://127.0.0.1" };
 const alone = (host: "github" | "gitlab" | "gitea") =>
-  host === "gitlab" ? { gitea_api_url: "https://codeberg.org/api/v1" } : host === "gitea" ? { gitlab_api_url: "https://gitlab.com/api/v4" } : {};
+  host === "gitlab"
+    ? { gitea_api_url: "https://codeberg.org/api/v1" }
+    : host === "gitea"
+      ? { gitlab_api_url: "https://gitlab.com/api/v4" }
+      : {};
 
 describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
-  const web = { github: "https://github.com/acme/app", gitlab: `${SELF_HOSTED.gitlab}/acme/tools/app`, gitea: `${SELF_HOSTED.gitea}/acme/app` }[host];
+  const web = {
+    github: "https://github.com/acme/app",
+    gitlab: `${SELF_HOSTED.gitlab}/acme/tools/app`,
+    gitea: `${SELF_HOSTED.gitea}/acme/app`,
+  }[host];
   const path = new URL(web).pathname.slice(1);
-  const service = (overrides: Record<string, unknown> = {}, stateDir?: string) => serviceOf({ ...alone(host), ...overrides }, stateDir);
+  const service = (overrides: Record<string, unknown> = {}, stateDir?: string) =>
+    serviceOf({ ...alone(host), ...overrides }, stateDir);
 
   test("the releases after the running version up to the candidate, newest first, the breaking ones flagged; a `v` prefix does not matter", async () => {
     hosts.set(host, path, HISTORY);
-    const notes = await service().session().between(query(`${web}.git`, "1.0.0", "v2.0.0"));
+    const notes = await service()
+      .session()
+      .between(query(`${web}.git`, "1.0.0", "v2.0.0"));
     expect(notes.problem).toBeNull();
     expect(notes.source).toBe(web);
     expect(notes.releases.map((r) => [r.version, r.breaking])).toEqual([
@@ -70,7 +87,10 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     hosts.set(host, path, many);
     const releases = service();
     const first = releases.session();
-    const [a, b] = await Promise.all([first.between(query(web, "1.5.0", "1.119.0")), first.between(query(web, "1.5.0", "1.100.0"))]);
+    const [a, b] = await Promise.all([
+      first.between(query(web, "1.5.0", "1.119.0")),
+      first.between(query(web, "1.5.0", "1.100.0")),
+    ]);
     expect(a.releases.length + a.more).toBe(114);
     expect(a.releases).toHaveLength(50);
     expect(a.more).toBe(64);
@@ -83,7 +103,9 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
   });
 
   test("an unknown repository is a sentence, not an error", async () => {
-    const notes = await service().session().between(query(`${web}-gone`, "1.0.0", "2.0.0"));
+    const notes = await service()
+      .session()
+      .between(query(`${web}-gone`, "1.0.0", "2.0.0"));
     expect(notes.releases).toEqual([]);
     expect(notes.problem).toContain("(404");
   });
@@ -117,7 +139,9 @@ test("a renamed repository is followed on the API's own server, never to another
   hosts.moved.set("github:acme/old-name", `${hosts.origin}/github/repos/acme/new-name/releases`);
   hosts.moved.set("github:acme/elsewhere", "http://127.0.0.2:1/github/repos/acme/new-name/releases");
   const releases = service({ github_token: "gh-secret" }).session();
-  expect((await releases.between(query("https://github.com/acme/old-name", "1.0.0", "2.0.0"))).releases).toHaveLength(3);
+  expect((await releases.between(query("https://github.com/acme/old-name", "1.0.0", "2.0.0"))).releases).toHaveLength(
+    3,
+  );
   const elsewhere = await releases.between(query("https://github.com/acme/elsewhere", "1.0.0", "2.0.0"));
   expect(elsewhere.problem).toContain("redirected the request to another server");
   expect(hosts.requests.map((r) => r.status)).toEqual([301, 200, 301]);
@@ -140,9 +164,17 @@ test("a gitlab.com address is never read through a self-hosted gitlab_api_url wi
   const selfHosted = service({ gitlab_token: "gl-secret" }).session();
   const publicOne = await selfHosted.between(query("https://gitlab.com/acme/app", "1.0.0", "2.0.0"));
   expect(publicOne.releases).toEqual([]);
-  expect(publicOne.problem).toContain("gitlab.com is not read: release_notes.gitlab_api_url is 127.0.0.1's API, and a host is read only through its own (docs/release-notes.md)");
-  const onGitlabCom = service({ gitlab_api_url: "https://gitlab.com/api/v4", gitea_api_url: "https://codeberg.org/api/v1", gitlab_token: "gl-secret" }).session();
-  expect((await onGitlabCom.between(query(`${SELF_HOSTED.gitlab}/acme/app`, "1.0.0", "2.0.0"))).problem).toContain("svc does not know which API 127.0.0.1 speaks");
+  expect(publicOne.problem).toContain(
+    "gitlab.com is not read: release_notes.gitlab_api_url is 127.0.0.1's API, and a host is read only through its own (docs/release-notes.md)",
+  );
+  const onGitlabCom = service({
+    gitlab_api_url: "https://gitlab.com/api/v4",
+    gitea_api_url: "https://codeberg.org/api/v1",
+    gitlab_token: "gl-secret",
+  }).session();
+  expect((await onGitlabCom.between(query(`${SELF_HOSTED.gitlab}/acme/app`, "1.0.0", "2.0.0"))).problem).toContain(
+    "svc does not know which API 127.0.0.1 speaks",
+  );
   expect(hosts.requests).toEqual([]);
 });
 
@@ -156,24 +188,37 @@ test("a repository path of dots climbs nowhere: no request is made with the toke
 test("the cache in state_dir: a restarted svc asks conditionally", async () => {
   hosts.set("github", "acme/cached", HISTORY);
   const dir = mkdtempSync(join(tmpdir(), "svc-releases-"));
-  await service({}, dir).session().between(query("https://github.com/acme/cached", "1.0.0", "2.0.0"));
-  expect(JSON.parse(readFileSync(join(dir, "releases.json"), "utf8")).repositories["https://github.com/acme/cached"].etag).toStartWith('W/"');
+  await service({}, dir)
+    .session()
+    .between(query("https://github.com/acme/cached", "1.0.0", "2.0.0"));
+  expect(
+    JSON.parse(readFileSync(join(dir, "releases.json"), "utf8")).repositories["https://github.com/acme/cached"].etag,
+  ).toStartWith('W/"');
   hosts.requests.length = 0;
-  const notes = await service({}, dir).session().between(query("https://github.com/acme/cached", "1.0.0", "2.0.0"));
+  const notes = await service({}, dir)
+    .session()
+    .between(query("https://github.com/acme/cached", "1.0.0", "2.0.0"));
   expect(notes.releases).toHaveLength(3);
   expect(hosts.requests.map((r) => r.status)).toEqual([304]);
 });
 
 test("no source, an unknown host, a digest change without versions: each said as such, no request", async () => {
   const releases = service().session();
-  expect((await releases.between({ sources: [], from: "1", to: "2" })).problem).toBe("no source known: set the svc.release_notes label (docs/release-notes.md)");
-  expect((await releases.between(query("https://example.com/acme/app", "1", "2"))).problem).toContain("does not know which API example.com speaks");
+  expect((await releases.between({ sources: [], from: "1", to: "2" })).problem).toBe(
+    "no source known: set the svc.release_notes label (docs/release-notes.md)",
+  );
+  expect((await releases.between(query("https://example.com/acme/app", "1", "2"))).problem).toContain(
+    "does not know which API example.com speaks",
+  );
   expect((await releases.between(query("https://github.com/acme/app", null, null))).problem).toContain("digest change");
   expect(hosts.requests).toEqual([]);
 });
 
 test("a host that is down: a sentence, at once", async () => {
-  const down = createReleaseNotes(defaultConfig({ release_notes: { github_api_url: "http://127.0.0.1:9", timeout: 2000 } }), recordingLogger());
+  const down = createReleaseNotes(
+    defaultConfig({ release_notes: { github_api_url: "http://127.0.0.1:9", timeout: 2000 } }),
+    recordingLogger(),
+  );
   const notes = await down.session().between(query("https://github.com/acme/app", "1.0.0", "2.0.0"));
   expect(notes.problem).toContain("cannot be reached");
 });
@@ -181,15 +226,23 @@ test("a host that is down: a sentence, at once", async () => {
 test("hostile answers: huge notes are cut, only http(s) links are kept, a page past the cap is refused", async () => {
   hosts.set("github", "acme/hostile", [
     { tag: "2.0.0", body: "x".repeat(100_000) },
-    { tag: "1.1.0", body: '<script>alert(1)</script> [click](javascript:alert(1))' },
+    { tag: "1.1.0", body: "<script>alert(1)</script> [click](javascript:alert(1))" },
     { tag: "1.0.0" },
   ]);
-  const notes = await service().session().between(query("https://github.com/acme/hostile", "1.0.0", "2.0.0"));
+  const notes = await service()
+    .session()
+    .between(query("https://github.com/acme/hostile", "1.0.0", "2.0.0"));
   expect(notes.releases[0]!.notes.length).toBe(8192);
   expect(notes.releases[0]!.notes_cut).toBe(true);
   // the text is kept as text: the page renders it with textContent (tests/integration/ui)
   expect(notes.releases[1]!.notes).toContain("<script>");
-  hosts.set("github", "acme/huge", Array.from({ length: 50 }, (_, i) => ({ tag: `1.${50 - i}.0`, body: "y".repeat(200_000) })));
-  const huge = await service().session().between(query("https://github.com/acme/huge", "1.0.0", "1.50.0"));
+  hosts.set(
+    "github",
+    "acme/huge",
+    Array.from({ length: 50 }, (_, i) => ({ tag: `1.${50 - i}.0`, body: "y".repeat(200_000) })),
+  );
+  const huge = await service()
+    .session()
+    .between(query("https://github.com/acme/huge", "1.0.0", "1.50.0"));
   expect(huge.problem).toContain("larger than 8 MiB");
 });

@@ -8,18 +8,22 @@
  * SVC_SAFETY_MATRIX_OUT, which is how tests/integration/safety/MATRIX.md is made).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { freePort } from "../../harness.ts";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../../harness.ts";
 import {
   apiPath,
   endOfTest,
+  type MatrixRow,
   matrix,
   PrivateSandbox,
   QUICK_CMD,
+  type Receiver,
   recoveryActions,
   renderMatrix,
+  type SvcOptions,
+  type SvcProcess,
   startEngineProxy,
   startReceiver,
   startSvc,
@@ -27,10 +31,6 @@ import {
   uniqueName,
   userConfig,
   waitUntil,
-  type MatrixRow,
-  type Receiver,
-  type SvcOptions,
-  type SvcProcess,
 } from "./support.ts";
 
 // each test runs svc two or three times, with watches of a few seconds
@@ -103,12 +103,26 @@ class App {
     this.images.push(this.oldImageId);
     sb.docker(["network", "create", this.network]);
     sb.docker([
-      "run", "-d", "--name", this.name,
-      "--network", this.network, "--network-alias", `${this.name}-alias`,
-      "-e", "FOO=bar", "-e", "MODE=safety",
-      "-l", "com.example.owner=safety", "-l", "com.example.tier=test",
-      "-v", `${this.bind}:/data`,
-      "--restart", options.restart ?? "unless-stopped",
+      "run",
+      "-d",
+      "--name",
+      this.name,
+      "--network",
+      this.network,
+      "--network-alias",
+      `${this.name}-alias`,
+      "-e",
+      "FOO=bar",
+      "-e",
+      "MODE=safety",
+      "-l",
+      "com.example.owner=safety",
+      "-l",
+      "com.example.tier=test",
+      "-v",
+      `${this.bind}:/data`,
+      "--restart",
+      options.restart ?? "unless-stopped",
       ...(options.extraArgs ?? []),
       ...(options.tagPolicy ? ["-l", "svc.tag_policy=semver:minor"] : []),
       this.ref,
@@ -125,7 +139,20 @@ class App {
 
   /** the flags of every svc run in these tests, scoped to this container */
   args(extra: string[] = [], host = sb.dockerHost, timeouts: { stop?: string; startup?: string } = {}): string[] {
-    return ["--run-once", "--docker-host", host, "--stop-timeout", timeouts.stop ?? "1s", "--rollback-startup-timeout", timeouts.startup ?? "3s", "--notifications-webhook-url", receiver.url, "--notifications-notify-on-every-cycle", ...extra, this.name];
+    return [
+      "--run-once",
+      "--docker-host",
+      host,
+      "--stop-timeout",
+      timeouts.stop ?? "1s",
+      "--rollback-startup-timeout",
+      timeouts.startup ?? "3s",
+      "--notifications-webhook-url",
+      receiver.url,
+      "--notifications-notify-on-every-cycle",
+      ...extra,
+      this.name,
+    ];
   }
 
   imageName(id: string): string {
@@ -151,7 +178,9 @@ function leftovers(app: App): string[] {
 
 function describeState(): string {
   const all = sb.containers();
-  const parts = Object.entries(all).map(([name, state]) => `${name.replace(/^safe-[a-z-]+-[0-9a-f]{8}/, "app")}: ${state}`);
+  const parts = Object.entries(all).map(
+    ([name, state]) => `${name.replace(/^safe-[a-z-]+-[0-9a-f]{8}/, "app")}: ${state}`,
+  );
   return parts.length ? parts.join(", ") : "no container";
 }
 
@@ -183,7 +212,8 @@ async function finished(run: SvcProcess, timeoutMs = 90_000): Promise<number> {
 
 /** The report a run-once process sent to the webhook (runs with notify_on_every_cycle). */
 async function reportOf(app: App, sinceIndex: number): Promise<any | null> {
-  const find = () => receiver.reports.slice(sinceIndex).find((r) => r?.containers?.some((c: any) => c.name === app.name));
+  const find = () =>
+    receiver.reports.slice(sinceIndex).find((r) => r?.containers?.some((c: any) => c.name === app.name));
   await waitUntil(() => find() !== undefined, 5_000, "the webhook report").catch(() => {});
   return find() ?? null;
 }
@@ -195,13 +225,25 @@ function entryOf(report: any, app: App): any {
 /** A row of the matrix; `bug` says what a failure of this test means (it becomes the verdict unless the test passes). */
 function row(partial: Partial<MatrixRow> & Pick<MatrixRow, "fault" | "step"> & { bug?: string }): MatrixRow {
   const { bug, ...rest } = partial;
-  const r: MatrixRow = { observed: "", first_exit: "", recovery: "", image_after: "", leftovers: "", rerun_exit: "", ...rest, verdict: bug ? `FAIL: ${bug}` : "FAIL" };
+  const r: MatrixRow = {
+    observed: "",
+    first_exit: "",
+    recovery: "",
+    image_after: "",
+    leftovers: "",
+    rerun_exit: "",
+    ...rest,
+    verdict: bug ? `FAIL: ${bug}` : "FAIL",
+  };
   matrix.push(r);
   return r;
 }
 
 function shortRecovery(actions: string[]): string {
-  return actions.map((a) => a.replace(/^\S+\.svc-old-[0-9a-f]{12}-(running|stopped): /, "")).join("; ") || "nothing to recover";
+  return (
+    actions.map((a) => a.replace(/^\S+\.svc-old-[0-9a-f]{12}-(running|stopped): /, "")).join("; ") ||
+    "nothing to recover"
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -209,10 +251,14 @@ function shortRecovery(actions: string[]): string {
 
 type Killer = NonNullable<SvcOptions["killWhen"]>;
 
-const RENAME_BEFORE_START = "the old container is renamed back before it is started: a kill in between leaves it stopped under its name, with no marker for recovery";
+const RENAME_BEFORE_START =
+  "the old container is renamed back before it is started: a kill in between leaves it stopped under its name, with no marker for recovery";
 
 /** the first audit entry of `action` (a rollback entry always carries its reason in `error`) */
-const first = (action: string): Killer => (e, all) => e.action === action && (!e.error || action === "rollback") && all.filter((a) => a.action === action).length === 1;
+const first =
+  (action: string): Killer =>
+  (e, all) =>
+    e.action === action && (!e.error || action === "rollback") && all.filter((a) => a.action === action).length === 1;
 
 /**
  * Runs svc until `killWhen` fires, SIGKILLs it, then starts it again with the cycle in
@@ -252,7 +298,9 @@ async function killScenario(
   const exit2 = await finished(run2);
   r.recovery = shortRecovery(recoveryActions(run2));
   r.leftovers = leftovers(app).join(", ") || "none";
-  r.image_after = sb.docker(["inspect", "-f", "{{.Image}}", app.name], { allowFailure: true }).stdout ? app.imageName(sb.inspect(app.name).Image) : "no container";
+  r.image_after = sb.docker(["inspect", "-f", "{{.Image}}", app.name], { allowFailure: true }).stdout
+    ? app.imageName(sb.inspect(app.name).Image)
+    : "no container";
   r.rerun_exit = String(exit2);
   expect(exit2).toBe(0);
   const image = expectIntact(app);
@@ -300,18 +348,31 @@ describe("SIGKILL at each step of an update, then a restart repairs it", () => {
   });
 
   // the same, on the way back: the new image exits, svc is rolling back when it is killed
-  const failing = { newImage: [`CMD ["/bin/sh","-c","echo failing image >&2; exit 3"]`], restart: "no", expectFinal: "old" as const, expectFinalExit: 1 };
+  const failing = {
+    newImage: [`CMD ["/bin/sh","-c","echo failing image >&2; exit 3"]`],
+    restart: "no",
+    expectFinal: "old" as const,
+    expectFinalExit: 1,
+  };
 
   test("rolling back: after the rollback decision", async () => {
     await killScenario("rollback: after decision", first("rollback"), failing);
   });
 
   test("rolling back: after the new container was removed", async () => {
-    await killScenario("rollback: after removing the new one", (e, all) => e.action === "remove" && all.some((a) => a.action === "rollback"), failing);
+    await killScenario(
+      "rollback: after removing the new one",
+      (e, all) => e.action === "remove" && all.some((a) => a.action === "rollback"),
+      failing,
+    );
   });
 
   test("rolling back: after the old container got its name back", async () => {
-    await killScenario("rollback: after renaming the old one back", (e, all) => e.action === "rename" && all.some((a) => a.action === "rollback"), { ...failing, bug: RENAME_BEFORE_START });
+    await killScenario(
+      "rollback: after renaming the old one back",
+      (e, all) => e.action === "rename" && all.some((a) => a.action === "rollback"),
+      { ...failing, bug: RENAME_BEFORE_START },
+    );
   });
 });
 
@@ -326,7 +387,13 @@ describe("SIGKILL during a tag policy's move to a newer tag, then a restart repa
   });
 
   test("tag move: rolling back, after the rollback decision (the old reference comes back)", async () => {
-    await killScenario("tag move: rollback after decision", first("rollback"), { ...tagged, newImage: [`CMD ["/bin/sh","-c","echo failing image >&2; exit 3"]`], restart: "no", expectFinal: "old", expectFinalExit: 1 });
+    await killScenario("tag move: rollback after decision", first("rollback"), {
+      ...tagged,
+      newImage: [`CMD ["/bin/sh","-c","echo failing image >&2; exit 3"]`],
+      restart: "no",
+      expectFinal: "old",
+      expectFinalExit: 1,
+    });
   });
 });
 
@@ -385,7 +452,11 @@ describe("SIGTERM during the watch (graceful stop)", () => {
 
 describe("SIGKILL between two engine calls (the second held by an engine proxy)", () => {
   test("rolling back: killed between the old container's start and its rename back (the second held)", async () => {
-    const r = row({ fault: "SIGKILL svc", step: "rollback: between the old container's start and its rename back", bug: RENAME_BEFORE_START });
+    const r = row({
+      fault: "SIGKILL svc",
+      step: "rollback: between the old container's start and its rename back",
+      bug: RENAME_BEFORE_START,
+    });
     const app = new App("gap", { newImage: [`CMD ["/bin/sh","-c","exit 3"]`], restart: "no" });
     const proxy = startEngineProxy(sb.socketPath);
     let run1: SvcProcess | undefined;
@@ -415,9 +486,16 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
   });
 
   test("a stop still in progress when svc starts again (container ignores SIGTERM, stop_timeout 6 s)", async () => {
-    const r = row({ fault: "SIGKILL svc", step: "after rename, engine still stopping the old one", bug: "recovery sees the parked container still running and does not start it; the engine's pending stop then stops it for good" });
+    const r = row({
+      fault: "SIGKILL svc",
+      step: "after rename, engine still stopping the old one",
+      bug: "recovery sees the parked container still running and does not start it; the engine's pending stop then stops it for good",
+    });
     // PID 1 without a TERM handler: the engine's stop waits the whole stop timeout, then kills
-    const app = new App("stopping", { oldImage: [`CMD ["/bin/sleep","3600"]`], newImage: [`CMD ["/bin/sleep","3600"]`] });
+    const app = new App("stopping", {
+      oldImage: [`CMD ["/bin/sleep","3600"]`],
+      newImage: [`CMD ["/bin/sleep","3600"]`],
+    });
     const proxy = startEngineProxy(sb.socketPath);
     let run1: SvcProcess | undefined;
     proxy.intercept = (request, url) => {
@@ -441,7 +519,9 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
     r.rerun_exit = String(await finished(run2));
     r.recovery = shortRecovery(recoveryActions(run2));
     // wait until the engine has carried out the stop svc sent before it died
-    await waitUntil(() => dieEvents(app.before.Id, since) > 0, 20_000, "the old container's stop to complete").catch(() => {});
+    await waitUntil(() => dieEvents(app.before.Id, since) > 0, 20_000, "the old container's stop to complete").catch(
+      () => {},
+    );
     await Bun.sleep(500);
     r.leftovers = leftovers(app).join(", ") || "none";
     const now = sb.inspect(app.name);
@@ -453,7 +533,11 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
 
 describe("SIGKILL of the recovery itself", () => {
   test("recovery killed between starting the old container and renaming it back (the second held)", async () => {
-    const r = row({ fault: "SIGKILL svc, then SIGKILL its recovery", step: "recovery: between the old container's start and its rename back", bug: `recovery's undo: ${RENAME_BEFORE_START}` });
+    const r = row({
+      fault: "SIGKILL svc, then SIGKILL its recovery",
+      step: "recovery: between the old container's start and its rename back",
+      bug: `recovery's undo: ${RENAME_BEFORE_START}`,
+    });
     const app = new App("recovery");
     const proxy = startEngineProxy(sb.socketPath);
     const oldId: string = app.before.Id;
@@ -509,7 +593,11 @@ function restoreGap(oldId: string, name: string): (request: Request, url: URL) =
     const path = apiPath(url);
     if (request.method !== "POST") return undefined;
     const step =
-      path === `/containers/${oldId}/start` ? "start" : path === `/containers/${oldId}/rename` && url.searchParams.get("name") === name ? "rename back" : undefined;
+      path === `/containers/${oldId}/start`
+        ? "start"
+        : path === `/containers/${oldId}/rename` && url.searchParams.get("name") === name
+          ? "rename back"
+          : undefined;
     if (!step) return undefined;
     done.add(step);
     if (done.size < 2) return undefined;
@@ -519,7 +607,19 @@ function restoreGap(oldId: string, name: string): (request: Request, url: URL) =
 }
 
 function dieEvents(id: string, sinceMs: number): number {
-  const out = sb.docker(["events", "--since", String(Math.floor(sinceMs / 1000)), "--until", String(Math.ceil(Date.now() / 1000)), "--filter", `container=${id}`, "--filter", "event=die", "--format", "{{.Action}}"]).stdout;
+  const out = sb.docker([
+    "events",
+    "--since",
+    String(Math.floor(sinceMs / 1000)),
+    "--until",
+    String(Math.ceil(Date.now() / 1000)),
+    "--filter",
+    `container=${id}`,
+    "--filter",
+    "event=die",
+    "--format",
+    "{{.Action}}",
+  ]).stdout;
   return out.split("\n").filter(Boolean).length;
 }
 
@@ -528,11 +628,35 @@ function dieEvents(id: string, sinceMs: number): number {
 
 describe("the new image fails a rollback check: the old container comes back (process level)", () => {
   const cases: { step: string; image: string[]; restart?: string; reason: RegExp; logs?: string }[] = [
-    { step: "non-zero exit", image: [`CMD ["/bin/sh","-c","echo exit-three >&2; exit 3"]`], restart: "no", reason: /exited with code 3/, logs: "exit-three" },
-    { step: "restart loop", image: [`CMD ["/bin/sh","-c","echo looping >&2; exit 1"]`], restart: "always", reason: /restart loop/ },
-    { step: "healthcheck unhealthy", image: [QUICK_CMD, "HEALTHCHECK --interval=1s --timeout=1s --retries=1 CMD false"], reason: /unhealthy/ },
-    { step: "never healthy within startup_timeout", image: [QUICK_CMD, "HEALTHCHECK --interval=1h --start-period=1h CMD true"], reason: /not healthy within the startup timeout/ },
-    { step: "not running within startup_timeout (exits 0)", image: [`CMD ["/bin/true"]`], restart: "no", reason: /not running within the startup timeout/ },
+    {
+      step: "non-zero exit",
+      image: [`CMD ["/bin/sh","-c","echo exit-three >&2; exit 3"]`],
+      restart: "no",
+      reason: /exited with code 3/,
+      logs: "exit-three",
+    },
+    {
+      step: "restart loop",
+      image: [`CMD ["/bin/sh","-c","echo looping >&2; exit 1"]`],
+      restart: "always",
+      reason: /restart loop/,
+    },
+    {
+      step: "healthcheck unhealthy",
+      image: [QUICK_CMD, "HEALTHCHECK --interval=1s --timeout=1s --retries=1 CMD false"],
+      reason: /unhealthy/,
+    },
+    {
+      step: "never healthy within startup_timeout",
+      image: [QUICK_CMD, "HEALTHCHECK --interval=1h --start-period=1h CMD true"],
+      reason: /not healthy within the startup timeout/,
+    },
+    {
+      step: "not running within startup_timeout (exits 0)",
+      image: [`CMD ["/bin/true"]`],
+      restart: "no",
+      reason: /not running within the startup timeout/,
+    },
   ];
   for (const c of cases) {
     test(c.step, async () => {
@@ -546,7 +670,9 @@ describe("the new image fails a rollback check: the old container comes back (pr
       r.observed = `audit: ${run.audit.map((e) => e.action).join(" ")}`;
       r.recovery = entry ? `${entry.state}: ${String(entry.reason).split("\n")[0]}` : "no report";
       r.leftovers = leftovers(app).join(", ") || "none";
-      r.image_after = sb.docker(["inspect", "-f", "{{.Image}}", app.name], { allowFailure: true }).stdout ? app.imageName(sb.inspect(app.name).Image) : "no container";
+      r.image_after = sb.docker(["inspect", "-f", "{{.Image}}", app.name], { allowFailure: true }).stdout
+        ? app.imageName(sb.inspect(app.name).Image)
+        : "no container";
       r.rerun_exit = "-";
       expect(exit).toBe(1);
       expect(entry?.state).toBe("rolled_back");
@@ -569,10 +695,37 @@ describe("the engine refuses one step (error injected by the engine proxy), then
     exit: number;
     final: "old" | "new";
   }[] = [
-    { step: "stop of the old container", gate: (q, p, _u, app) => q.method === "POST" && p === `/containers/${app.before.Id}/stop`, state: "failed", exit: 1, final: "old" },
-    { step: "start of the new container", gate: (q, p, _u, app) => q.method === "POST" && /^\/containers\/[0-9a-f]{64}\/start$/.test(p) && !p.includes(app.before.Id), state: "failed", exit: 1, final: "old" },
-    { step: "rename back during a rollback", newImage: failing, gate: (q, p, u, app) => q.method === "POST" && p === `/containers/${app.before.Id}/rename` && u.searchParams.get("name") === app.name, state: "rolled_back", exit: 1, final: "old" },
-    { step: "removing the old container after a good update", gate: (q, p, _u, app) => q.method === "DELETE" && p === `/containers/${app.before.Id}`, state: "updated", exit: 0, final: "new" },
+    {
+      step: "stop of the old container",
+      gate: (q, p, _u, app) => q.method === "POST" && p === `/containers/${app.before.Id}/stop`,
+      state: "failed",
+      exit: 1,
+      final: "old",
+    },
+    {
+      step: "start of the new container",
+      gate: (q, p, _u, app) =>
+        q.method === "POST" && /^\/containers\/[0-9a-f]{64}\/start$/.test(p) && !p.includes(app.before.Id),
+      state: "failed",
+      exit: 1,
+      final: "old",
+    },
+    {
+      step: "rename back during a rollback",
+      newImage: failing,
+      gate: (q, p, u, app) =>
+        q.method === "POST" && p === `/containers/${app.before.Id}/rename` && u.searchParams.get("name") === app.name,
+      state: "rolled_back",
+      exit: 1,
+      final: "old",
+    },
+    {
+      step: "removing the old container after a good update",
+      gate: (q, p, _u, app) => q.method === "DELETE" && p === `/containers/${app.before.Id}`,
+      state: "updated",
+      exit: 0,
+      final: "new",
+    },
   ];
   for (const c of cases) {
     test(c.step, async () => {
@@ -597,7 +750,13 @@ describe("the engine refuses one step (error injected by the engine proxy), then
 
       const run2 = startSvc(app.args(["--monitor-only"]));
       const exit2 = await finished(run2);
-      r.recovery = `report: ${entry ? `${entry.state}: ${String(entry.reason ?? "").split("\n")[0]!.slice(0, 120)}` : "none"}; next start: ${shortRecovery(recoveryActions(run2))}`;
+      r.recovery = `report: ${
+        entry
+          ? `${entry.state}: ${String(entry.reason ?? "")
+              .split("\n")[0]!
+              .slice(0, 120)}`
+          : "none"
+      }; next start: ${shortRecovery(recoveryActions(run2))}`;
       r.leftovers = leftovers(app).join(", ") || "none";
       r.rerun_exit = String(exit2);
       expect(exit2).toBe(0);
@@ -615,7 +774,9 @@ describe("engine faults", () => {
     const app = new App("diskfull");
     const proxy = startEngineProxy(sb.socketPath);
     proxy.intercept = (request, url) =>
-      request.method === "POST" && apiPath(url) === "/containers/create" ? Response.json({ message: "no space left on device" }, { status: 500 }) : undefined;
+      request.method === "POST" && apiPath(url) === "/containers/create"
+        ? Response.json({ message: "no space left on device" }, { status: 500 })
+        : undefined;
     const since = receiver.reports.length;
     const run = startSvc(app.args([], proxy.dockerHost));
     const exit = await finished(run);
@@ -639,42 +800,46 @@ describe("engine faults", () => {
   test.each([
     ["SIGTERM" as const, "engine restart (SIGTERM)"],
     ["SIGKILL" as const, "engine crash (SIGKILL)"],
-  ])("engine stopped by %s and started again during the watch: run-once, then the next start", async (signal, fault) => {
-    const r = row({ fault, step: "during watch" });
-    const app = new App("engine");
-    let restart: Promise<void> | undefined;
-    const since = receiver.reports.length;
-    const run1 = startSvc(app.args(), {
-      killWhen: (e, all) => {
-        if (first("start")(e, all)) restart = Bun.sleep(500).then(async () => {
-          await sb.stopEngine(signal);
-          await sb.startEngine();
-        });
-        return false;
-      },
-    });
-    const exit1 = await finished(run1);
-    await restart;
-    expect(restart).toBeDefined();
-    const entry = entryOf(await reportOf(app, since), app);
-    r.first_exit = String(exit1);
-    r.observed = `report: ${entry ? `${entry.state}: ${String(entry.reason).split("\n")[0]}` : "none"}; engine back: ${describeState()}`;
+  ])(
+    "engine stopped by %s and started again during the watch: run-once, then the next start",
+    async (signal, fault) => {
+      const r = row({ fault, step: "during watch" });
+      const app = new App("engine");
+      let restart: Promise<void> | undefined;
+      const since = receiver.reports.length;
+      const run1 = startSvc(app.args(), {
+        killWhen: (e, all) => {
+          if (first("start")(e, all))
+            restart = Bun.sleep(500).then(async () => {
+              await sb.stopEngine(signal);
+              await sb.startEngine();
+            });
+          return false;
+        },
+      });
+      const exit1 = await finished(run1);
+      await restart;
+      expect(restart).toBeDefined();
+      const entry = entryOf(await reportOf(app, since), app);
+      r.first_exit = String(exit1);
+      r.observed = `report: ${entry ? `${entry.state}: ${String(entry.reason).split("\n")[0]}` : "none"}; engine back: ${describeState()}`;
 
-    const run2 = startSvc(app.args(["--monitor-only"]));
-    const exit2 = await finished(run2);
-    r.recovery = shortRecovery(recoveryActions(run2));
-    r.leftovers = leftovers(app).join(", ") || "none";
-    r.rerun_exit = String(exit2);
-    r.image_after = expectIntact(app);
-    expect(exit2).toBe(0);
+      const run2 = startSvc(app.args(["--monitor-only"]));
+      const exit2 = await finished(run2);
+      r.recovery = shortRecovery(recoveryActions(run2));
+      r.leftovers = leftovers(app).join(", ") || "none";
+      r.rerun_exit = String(exit2);
+      r.image_after = expectIntact(app);
+      expect(exit2).toBe(0);
 
-    const run3 = startSvc(app.args());
-    const exit3 = await finished(run3);
-    r.rerun_exit += ` / next cycle ${exit3}`;
-    expect(exit3).toBe(0);
-    expect(expectIntact(app)).toBe("new");
-    r.verdict = "ok";
-  });
+      const run3 = startSvc(app.args());
+      const exit3 = await finished(run3);
+      r.rerun_exit += ` / next cycle ${exit3}`;
+      expect(exit3).toBe(0);
+      expect(expectIntact(app)).toBe("new");
+      r.verdict = "ok";
+    },
+  );
 
   /**
    * A long-running svc (update API); the engine goes away 0.5 s into the watch and stays away
@@ -685,7 +850,9 @@ describe("engine faults", () => {
     const port = freePort();
     const token = "safety-token";
     let stopped: Promise<void> | undefined;
-    const args = app.args(["--http-api-update", "--http-api-token", token, "--http-api-port", String(port)]).filter((a) => a !== "--run-once");
+    const args = app
+      .args(["--http-api-update", "--http-api-token", token, "--http-api-port", String(port)])
+      .filter((a) => a !== "--run-once");
     const serve = startSvc(args, {
       killWhen: (e, all) => {
         if (first("start")(e, all)) stopped = Bun.sleep(500).then(() => sb.stopEngine("SIGTERM"));
@@ -693,11 +860,21 @@ describe("engine faults", () => {
       },
     });
     const update = async () => {
-      const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+      const response = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+      });
       return response.status === 200 ? await response.json() : { status: response.status, body: await response.text() };
     };
-    const describeEntry = (entry: any) => (entry ? `${entry.state}${entry.reason ? `: ${String(entry.reason).split("\n")[0]!.slice(0, 160)}` : ""}` : "container not in the report");
-    await waitUntil(async () => (await fetch(`http://127.0.0.1:${port}/v1/health`).catch(() => null))?.status === 200, 30_000, "svc's API");
+    const describeEntry = (entry: any) =>
+      entry
+        ? `${entry.state}${entry.reason ? `: ${String(entry.reason).split("\n")[0]!.slice(0, 160)}` : ""}`
+        : "container not in the report";
+    await waitUntil(
+      async () => (await fetch(`http://127.0.0.1:${port}/v1/health`).catch(() => null))?.status === 200,
+      30_000,
+      "svc's API",
+    );
     const firstReport: any = await update();
     expect(stopped).toBeDefined();
     await stopped;
@@ -708,7 +885,9 @@ describe("engine faults", () => {
     r.recovery = `2nd cycle: ${describeEntry(secondEntry)}`;
     r.leftovers = leftovers(app).join(", ") || "none";
     const now = sb.docker(["inspect", app.name], { allowFailure: true }).code === 0 ? sb.inspect(app.name) : null;
-    r.image_after = now ? `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}` : "no container";
+    r.image_after = now
+      ? `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`
+      : "no container";
     return {
       app,
       secondEntry,
@@ -722,7 +901,10 @@ describe("engine faults", () => {
   }
 
   test("engine down from the watch until the cycle ended, in a long-running svc: the next cycle repairs it without a restart of svc", async () => {
-    const r = row({ fault: "engine down", step: "from the watch to the end of the cycle, long-running svc (restart policy no)" });
+    const r = row({
+      fault: "engine down",
+      step: "from the watch to the end of the cycle, long-running svc (restart policy no)",
+    });
     const run = await engineDownInServe(r);
     await run.stop();
     expect(expectIntact(run.app)).toBeDefined();
@@ -749,7 +931,11 @@ describe("engine faults", () => {
 
 describe("the audit log after a crash", () => {
   test("every entry names the container it touched by id, the new container's create included", async () => {
-    const r = row({ fault: "none (audit check)", step: "create entry", bug: "the create entry has no container_id: after a crash the audit log cannot tell which container svc made" });
+    const r = row({
+      fault: "none (audit check)",
+      step: "create entry",
+      bug: "the create entry has no container_id: after a crash the audit log cannot tell which container svc made",
+    });
     const app = new App("audit");
     const run = startSvc(app.args());
     const exit = await finished(run);
@@ -771,7 +957,10 @@ describe("a second svc instance on the same engine", () => {
     // healthy only after 4 s: the scoped instance (startup_timeout 10 s) is still watching it
     const app = new App("scope", {
       extraArgs: ["-l", "svc.scope=blue"],
-      newImage: [`CMD ["/bin/sh","-c","trap 'exit 0' TERM; (sleep 4; touch /tmp/ready) & sleep 3600 & wait"]`, "HEALTHCHECK --interval=1s --timeout=1s --retries=30 CMD test -f /tmp/ready"],
+      newImage: [
+        `CMD ["/bin/sh","-c","trap 'exit 0' TERM; (sleep 4; touch /tmp/ready) & sleep 3600 & wait"]`,
+        "HEALTHCHECK --interval=1s --timeout=1s --retries=30 CMD test -f /tmp/ready",
+      ],
     });
     let other: SvcProcess | undefined;
     const since = receiver.reports.length;
@@ -779,7 +968,14 @@ describe("a second svc instance on the same engine", () => {
       killWhen: (e, all) => {
         if (first("start")(e, all)) {
           // an unscoped instance starts (no container names: scope is all that sets them apart)
-          other = startSvc(["--run-once", "--docker-host", sb.dockerHost, "--rollback-startup-timeout", "1s", "--monitor-only"]);
+          other = startSvc([
+            "--run-once",
+            "--docker-host",
+            sb.dockerHost,
+            "--rollback-startup-timeout",
+            "1s",
+            "--monitor-only",
+          ]);
         }
         return false;
       },
@@ -794,7 +990,9 @@ describe("a second svc instance on the same engine", () => {
     r.recovery = `scoped report: ${entry ? `${entry.state}${entry.reason ? `: ${String(entry.reason).split("\n")[0]}` : ""}` : "none"}`;
     r.leftovers = leftovers(app).join(", ") || "none";
     const now = sb.docker(["inspect", app.name], { allowFailure: true }).code === 0 ? sb.inspect(app.name) : null;
-    r.image_after = now ? `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}` : "no container";
+    r.image_after = now
+      ? `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`
+      : "no container";
     r.rerun_exit = "-";
     expect(touched).toEqual([]);
     expect(entry?.state).toBe("updated");

@@ -8,13 +8,16 @@
  * Everything started here (sandbox, svc processes, proxies, webhook receivers) is tracked and
  * stopped by process id or handle in `stopEverything`, also when a test fails.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, symlinkSync, openSync } from "node:fs";
+
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { randomBytes } from "node:crypto";
 import type { Subprocess } from "bun";
-import { freePort, uniqueName, waitUntil } from "../../harness.ts";
+import { freePort, importImage, pushImage, uniqueName, waitUntil } from "../../harness.ts";
+import { runShortcut } from "../../support/docker-run.ts";
 import { shortcut } from "../../support/docker-shortcuts.ts";
+import { engineRequest } from "../../support/engine-api.ts";
 import { tempDir } from "../../temp.ts";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../../..");
@@ -164,39 +167,78 @@ export class PrivateSandbox {
     rmSync(this.script(), { force: true });
   }
 
-  /** The docker CLI against this engine; inspect, logs and rm -f through its API (tests/support/docker-shortcuts.ts). */
+  /**
+   * The docker CLI against this engine; inspect, logs, rm -f, run -d and network create/rm through
+   * its API where the CLI's answer is certain (tests/support/docker-shortcuts.ts, docker-run.ts):
+   * an engine that is down, or anything else, goes to the CLI itself.
+   */
   docker(args: string[], options: { allowFailure?: boolean } = {}): RunResult {
     const cli = (cliArgs: string[]): RunResult => {
-      const proc = Bun.spawnSync(["docker", "-H", this.dockerHost, ...cliArgs], { stdout: "pipe", stderr: "pipe", env: cleanEnv() });
-      return { code: proc.exitCode ?? -1, stdout: proc.stdout.toString().trim(), stderr: proc.stderr.toString().trim() };
+      const proc = Bun.spawnSync(["docker", "-H", this.dockerHost, ...cliArgs], {
+        stdout: "pipe",
+        stderr: "pipe",
+        env: cleanEnv(),
+      });
+      return {
+        code: proc.exitCode ?? -1,
+        stdout: proc.stdout.toString().trim(),
+        stderr: proc.stderr.toString().trim(),
+      };
     };
-    const result = (shortcut(args, this.dockerHost.replace(/^unix:\/\//, ""), cli)) || cli(args);
-    if (result.code !== 0 && !options.allowFailure) throw new Error(`docker ${args.join(" ")} failed (${result.code}): ${result.stderr}`);
+    const result = shortcut(args, this.socketPath, cli) || this.apiShortcut(args) || cli(args);
+    if (result.code !== 0 && !options.allowFailure)
+      throw new Error(`docker ${args.join(" ")} failed (${result.code}): ${result.stderr}`);
     return result;
+  }
+
+  /** `run -d ...` (prints the ID), `network create NAME` (the ID) and `network rm NAME` (the name). */
+  private apiShortcut(args: string[]): RunResult | undefined {
+    const done = (stdout: string): RunResult => ({ code: 0, stdout, stderr: "" });
+    try {
+      if (args[0] === "run") {
+        const id = runShortcut(args, this.socketPath);
+        return id === undefined ? undefined : done(id);
+      }
+      if (args[0] !== "network" || args.length !== 3 || args[2]!.startsWith("-")) return undefined;
+      if (args[1] === "create") {
+        // What `docker network create NAME` sends (the default driver).
+        const answer = engineRequest("POST", "/networks/create", {
+          socketPath: this.socketPath,
+          body: JSON.stringify({ Name: args[2], Driver: "bridge" }),
+          headers: { "Content-Type": "application/json" },
+        });
+        return answer.status === 201 ? done((JSON.parse(answer.body) as { Id: string }).Id) : undefined;
+      }
+      if (args[1] === "rm")
+        return engineRequest("DELETE", `/networks/${encodeURIComponent(args[2]!)}`, { socketPath: this.socketPath })
+          .status < 300
+          ? done(args[2]!)
+          : undefined;
+    } catch {
+      // the engine is down: the CLI says so in its own words
+    }
+    return undefined;
   }
 
   inspect<T = any>(nameOrId: string): T {
     return JSON.parse(this.docker(["inspect", nameOrId]).stdout)[0] as T;
   }
 
-  /** A new image (new ID on every call) under `reference`, pushed unless told otherwise. */
+  /** A new image (new ID on every call) under `reference`, pushed unless told otherwise (through the Engine API). */
   buildImage(reference: string, changes: string[], push = true): string {
-    const args = ["import"];
-    for (const change of changes) args.push("-c", change);
-    args.push("-c", `LABEL svc.test.build=${randomBytes(6).toString("hex")}`, this.rootfs, reference);
-    const id = this.docker(args).stdout;
-    if (push) this.docker(["push", "-q", reference]);
+    const id = importImage(reference, [...changes, `LABEL svc.test.build=${randomBytes(6).toString("hex")}`], this);
+    if (push) pushImage(reference, this.socketPath);
     return id;
   }
 
-  /** name -> state of every container of this engine */
+  /** name -> state of every container of this engine (what `docker ps -a` lists; a link's alias is not a name) */
   containers(): Record<string, string> {
-    const out = this.docker(["ps", "-a", "--format", "{{.Names}} {{.State}}"]).stdout;
+    const listed = JSON.parse(engineRequest("GET", "/containers/json?all=1", { socketPath: this.socketPath }).body) as {
+      Names: string[];
+      State: string;
+    }[];
     return Object.fromEntries(
-      out
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => line.split(" ") as [string, string]),
+      listed.map((c) => [c.Names.map((n) => n.replace(/^\//, "")).find((n) => !n.includes("/")) ?? "", c.State]),
     );
   }
 
@@ -214,7 +256,11 @@ export class PrivateSandbox {
   }
 
   engineAlive(): boolean {
-    return this.docker(["version", "--format", "{{.Server.Version}}"], { allowFailure: true }).code === 0;
+    try {
+      return engineRequest("GET", "/_ping", { socketPath: this.socketPath, timeoutMs: 10_000 }).status === 200;
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -241,7 +287,11 @@ export class PrivateSandbox {
       if (pid && !alive(pid)) rmSync(join(this.dir, file), { force: true });
     }
     // sandbox.sh's own command line for this engine
-    const proc = Bun.spawnSync(["bash", this.script(), "start-engine"], { env: this.env(), stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawnSync(["bash", this.script(), "start-engine"], {
+      env: this.env(),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     if (proc.exitCode !== 0) throw new Error(`sandbox start-engine failed: ${proc.stderr.toString()}`);
     await waitUntil(() => this.engineAlive(), 60_000, "dockerd to answer");
   }
@@ -259,10 +309,19 @@ export class PrivateSandbox {
     const pid = this.pid("registry.pid");
     if (pid && alive(pid)) return;
     const log = openSync(join(this.dir, "registry.log"), "a");
-    const proc = Bun.spawn(["setsid", "docker-registry", "serve", join(this.dir, "registry", "config.yml")], { stdin: "ignore", stdout: log, stderr: log, env: cleanEnv() });
+    const proc = Bun.spawn(["setsid", "docker-registry", "serve", join(this.dir, "registry", "config.yml")], {
+      stdin: "ignore",
+      stdout: log,
+      stderr: log,
+      env: cleanEnv(),
+    });
     proc.unref();
     writeFileSync(join(this.dir, "registry.pid"), String(proc.pid));
-    await waitUntil(async () => (await fetch(`http://${this.registry}/v2/`).catch(() => null))?.status === 200, 30_000, "registry to answer");
+    await waitUntil(
+      async () => (await fetch(`http://${this.registry}/v2/`).catch(() => null))?.status === 200,
+      30_000,
+      "registry to answer",
+    );
   }
 }
 
@@ -477,7 +536,11 @@ export function startEngineProxy(upstreamSocket: string): EngineProxy {
       const responseHeaders = new Headers(upstream.headers);
       responseHeaders.delete("content-length");
       responseHeaders.delete("transfer-encoding");
-      return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers: responseHeaders });
+      return new Response(upstream.body, {
+        status: upstream.status,
+        statusText: upstream.statusText,
+        headers: responseHeaders,
+      });
     },
   });
   testCleanups.push(() => proxy.stop());
@@ -511,7 +574,12 @@ export function userConfig(inspect: any, userLabels: string[]): UserConfig {
     env: [...(inspect.Config.Env ?? [])].sort(),
     labels,
     binds: inspect.HostConfig.Binds,
-    mounts: ((inspect.Mounts ?? []) as any[]).map((m) => ({ type: m.Type, source: m.Source, destination: m.Destination, rw: m.RW })),
+    mounts: ((inspect.Mounts ?? []) as any[]).map((m) => ({
+      type: m.Type,
+      source: m.Source,
+      destination: m.Destination,
+      rw: m.RW,
+    })),
     restart: inspect.HostConfig.RestartPolicy,
     networks: Object.fromEntries(
       Object.entries((inspect.NetworkSettings?.Networks ?? {}) as Record<string, any>).map(([net, endpoint]) => [
@@ -541,13 +609,37 @@ export interface MatrixRow {
 export const matrix: MatrixRow[] = [];
 
 export function renderMatrix(rows: MatrixRow[]): string {
-  const header = ["fault", "step", "observed at fault", "1st run exit", "recovery / report", "image after", "leftovers", "next run exit", "verdict"];
-  const body = rows.map((r) => [r.fault, r.step, r.observed, r.first_exit, r.recovery, r.image_after, r.leftovers, r.rerun_exit, r.verdict]);
-  const escape = (s: string) => {
+  const header = [
+    "fault",
+    "step",
+    "observed at fault",
+    "1st run exit",
+    "recovery / report",
+    "image after",
+    "leftovers",
+    "next run exit",
+    "verdict",
+  ];
+  const body = rows.map((r) => [
+    r.fault,
+    r.step,
+    r.observed,
+    r.first_exit,
+    r.recovery,
+    r.image_after,
+    r.leftovers,
+    r.rerun_exit,
+    r.verdict,
+  ]);
+  const cell = (s: string) => {
     const text = s.replace(/\/tmp\/svc-safety-[A-Za-z0-9]+/g, "<sandbox>").replace(/\n/g, " ");
     return (text.length > 240 ? `${text.slice(0, 240)}…` : text).replace(/\|/g, "\\|");
   };
-  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...body.map((cells) => `| ${cells.map(escape).join(" | ")} |`)].join("\n");
+  return [
+    `| ${header.join(" | ")} |`,
+    `|${header.map(() => "---").join("|")}|`,
+    ...body.map((cells) => `| ${cells.map(cell).join(" | ")} |`),
+  ].join("\n");
 }
 
-export { uniqueName, waitUntil, freePort };
+export { freePort, uniqueName, waitUntil };

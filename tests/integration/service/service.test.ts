@@ -7,8 +7,18 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
+import {
+  buildImage,
+  docker,
+  freePort,
+  inspect,
+  portOpen,
+  removeContainersByPrefix,
+  sandbox,
+  uniqueName,
+  waitUntil,
+} from "../../harness.ts";
 import { tempDir } from "../../temp.ts";
-import { buildImage, docker, freePort, inspect, portOpen, removeContainersByPrefix, sandbox, uniqueName, waitUntil } from "../../harness.ts";
 
 const MAIN = join(import.meta.dir, "../../../src/main.ts");
 const PREFIX = uniqueName("svc-service");
@@ -29,7 +39,18 @@ function makeContainer(label: string, options: { cmd?: string; runArgs?: string[
   const changes = options.cmd ? [`CMD ${options.cmd}`] : undefined;
   const first = buildImage(reference, { changes });
   images.push(reference, first.id);
-  docker(["run", "-d", "--name", name, "--network", "none", "--label", `svc.scope=${name}`, ...(options.runArgs ?? []), reference]);
+  docker([
+    "run",
+    "-d",
+    "--name",
+    name,
+    "--network",
+    "none",
+    "--label",
+    `svc.scope=${name}`,
+    ...(options.runArgs ?? []),
+    reference,
+  ]);
   const newer = (cmd?: string) => {
     const built = buildImage(reference, { changes: cmd ? [`CMD ${cmd}`] : changes });
     images.push(built.id);
@@ -45,12 +66,15 @@ interface Svc {
 }
 
 function startSvc(args: string[]): Svc {
-  const proc = Bun.spawn(["bun", MAIN, "--docker-host", sandbox().dockerHost, "--log-format", "json", "--stop-timeout", "1s", ...args], {
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { ...process.env, XDG_STATE_HOME: tempDir("svc-state-") },
-  });
+  const proc = Bun.spawn(
+    ["bun", MAIN, "--docker-host", sandbox().dockerHost, "--log-format", "json", "--stop-timeout", "1s", ...args],
+    {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: { ...process.env, XDG_STATE_HOME: tempDir("svc-state-") },
+    },
+  );
   processes.push(proc);
   let text = "";
   const collect = async (stream: ReadableStream<Uint8Array>) => {
@@ -59,7 +83,6 @@ function startSvc(args: string[]): Svc {
   const drained = Promise.all([collect(proc.stdout), collect(proc.stderr)]);
   return { proc, output: () => text, exited: proc.exited.then(async (code) => (await drained, code)) };
 }
-
 
 async function healthy(port: number): Promise<boolean> {
   try {
@@ -88,7 +111,18 @@ describe("run-once", () => {
     const app = makeContainer("once-ok");
     const newId = app.newer();
     const port = freePort();
-    const svc = startSvc(["--run-once", "--scope", app.name, "--http-api-update", "--http-api-metrics", "--http-api-token", TOKEN, "--http-api-port", String(port), app.name]);
+    const svc = startSvc([
+      "--run-once",
+      "--scope",
+      app.name,
+      "--http-api-update",
+      "--http-api-metrics",
+      "--http-api-token",
+      TOKEN,
+      "--http-api-port",
+      String(port),
+      app.name,
+    ]);
     let everOpen = false;
     let done = false;
     void svc.exited.then(() => (done = true));
@@ -114,11 +148,25 @@ describe("run-once", () => {
 
 describe("startup", () => {
   test("the start says when the first check comes; with no engine it says what is wrong, and no error about a crash", async () => {
-    const svc = startSvc(["--poll-interval", "6h", "--scope", `${PREFIX}-nothing`, "--docker-host", "unix:///nonexistent/docker.sock"]);
+    const svc = startSvc([
+      "--poll-interval",
+      "6h",
+      "--scope",
+      `${PREFIX}-nothing`,
+      "--docker-host",
+      "unix:///nonexistent/docker.sock",
+    ]);
     try {
       await waitUntil(() => svc.output().includes("next check at"), 30_000, "the next-check line");
-      const records = svc.output().trim().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-      expect(records.find((r) => r.message.startsWith("next check at"))?.message).toMatch(/^next check at \d\d:\d\d \(in 6 h\)$/);
+      const records = svc
+        .output()
+        .trim()
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l));
+      expect(records.find((r) => r.message.startsWith("next check at"))?.message).toMatch(
+        /^next check at \d\d:\d\d \(in 6 h\)$/,
+      );
       expect(records.filter((r) => r.level === "error")).toEqual([]);
       expect(records.find((r) => r.level === "warn")?.message).toBe("the Docker engine is not reachable yet");
       expect(svc.output()).not.toContain("crash recovery");
@@ -132,7 +180,15 @@ describe("startup", () => {
     const port = freePort();
     const blocker = Bun.listen({ hostname: "0.0.0.0", port, socket: { data() {} } });
     try {
-      const svc = startSvc(["--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--scope", `${PREFIX}-nothing`]);
+      const svc = startSvc([
+        "--http-api-update",
+        "--http-api-token",
+        TOKEN,
+        "--http-api-port",
+        String(port),
+        "--scope",
+        `${PREFIX}-nothing`,
+      ]);
       expect(await svc.exited).toBe(2);
       expect(svc.output()).toContain(`${port}`);
       expect(svc.output()).toContain("already in use");
@@ -145,10 +201,18 @@ describe("startup", () => {
 describe("signals", () => {
   test("SIGTERM: exit 0 and the port closes; `svc healthcheck` says 0 while it runs and 1 after", async () => {
     const port = freePort();
-    const apiArgs = ["--http-api-update", "--http-api-metrics", "--http-api-token", TOKEN, "--http-api-port", String(port)];
+    const apiArgs = [
+      "--http-api-update",
+      "--http-api-metrics",
+      "--http-api-token",
+      TOKEN,
+      "--http-api-port",
+      String(port),
+    ];
     const svc = startSvc([...apiArgs, "--scope", `${PREFIX}-nothing`]);
     await waitHealthy(svc, port);
-    const check = () => Bun.spawn(["bun", MAIN, "healthcheck", ...apiArgs], { stdout: "ignore", stderr: "ignore" }).exited;
+    const check = () =>
+      Bun.spawn(["bun", MAIN, "healthcheck", ...apiArgs], { stdout: "ignore", stderr: "ignore" }).exited;
     expect(await check()).toBe(0);
     svc.proc.kill("SIGTERM");
     expect(await svc.exited).toBe(0);
@@ -159,17 +223,43 @@ describe("signals", () => {
   test("SIGTERM during an API-triggered update: the update finishes, the caller gets its report, exit 0", async () => {
     // The new container becomes healthy only after ~3 s: the cycle is still running when the signal comes.
     const slow = '["/bin/sh","-c","sleep 3; echo ok > /ok; exec sleep 3600"]';
-    const app = makeContainer("term", { cmd: slow, runArgs: ["--health-cmd", "test -f /ok", "--health-interval", "1s", "--health-retries", "30"] });
-    await waitUntil(() => inspect(app.name).State.Health?.Status === "healthy", 30_000, "the first container to be healthy");
+    const app = makeContainer("term", {
+      cmd: slow,
+      runArgs: ["--health-cmd", "test -f /ok", "--health-interval", "1s", "--health-retries", "30"],
+    });
+    await waitUntil(
+      () => inspect(app.name).State.Health?.Status === "healthy",
+      30_000,
+      "the first container to be healthy",
+    );
     const newId = app.newer();
     const port = freePort();
-    const svc = startSvc(["--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--scope", app.name, app.name]);
+    const svc = startSvc([
+      "--http-api-update",
+      "--http-api-token",
+      TOKEN,
+      "--http-api-port",
+      String(port),
+      "--scope",
+      app.name,
+      app.name,
+    ]);
     await waitHealthy(svc, port);
-    const answer = fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } }).then(async (r) => ({
+    const answer = fetch(`http://127.0.0.1:${port}/v1/update`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}` },
+    }).then(async (r) => ({
       status: r.status,
       body: (await r.json()) as { containers: { name: string; state: string }[] },
     }));
-    await waitUntil(() => docker(["ps", "-a", "-q", "--filter", `name=^/${app.name}`]).stdout.split("\n").filter(Boolean).length > 1, 30_000, "the replacement to be created");
+    await waitUntil(
+      () =>
+        docker(["ps", "-a", "-q", "--filter", `name=^/${app.name}`])
+          .stdout.split("\n")
+          .filter(Boolean).length > 1,
+      30_000,
+      "the replacement to be created",
+    );
     svc.proc.kill("SIGTERM");
     const response = await answer;
     expect(response.status).toBe(200);
@@ -182,14 +272,41 @@ describe("signals", () => {
   test("a second signal exits at once (143 for SIGTERM), even while an update waits for its checks", async () => {
     // The new container removes the shell its healthcheck needs, so it stays "starting" (1000
     // retries): without the second signal svc would wait the whole 5-minute startup timeout.
-    const app = makeContainer("twice", { runArgs: ["--health-cmd", "test -f /bin/sh", "--health-interval", "1s", "--health-retries", "1000"] });
-    await waitUntil(() => inspect(app.name).State.Health?.Status === "healthy", 30_000, "the first container to be healthy");
+    const app = makeContainer("twice", {
+      runArgs: ["--health-cmd", "test -f /bin/sh", "--health-interval", "1s", "--health-retries", "1000"],
+    });
+    await waitUntil(
+      () => inspect(app.name).State.Health?.Status === "healthy",
+      30_000,
+      "the first container to be healthy",
+    );
     app.newer('["/bin/sh","-c","rm -f /bin/sh; exec sleep 3600"]');
     const port = freePort();
-    const svc = startSvc(["--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--rollback-startup-timeout", "5m", "--scope", app.name, app.name]);
+    const svc = startSvc([
+      "--http-api-update",
+      "--http-api-token",
+      TOKEN,
+      "--http-api-port",
+      String(port),
+      "--rollback-startup-timeout",
+      "5m",
+      "--scope",
+      app.name,
+      app.name,
+    ]);
     await waitHealthy(svc, port);
-    void fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } }).catch(() => {});
-    await waitUntil(() => docker(["ps", "-a", "-q", "--filter", `name=^/${app.name}`]).stdout.split("\n").filter(Boolean).length > 1, 30_000, "the replacement to be created");
+    void fetch(`http://127.0.0.1:${port}/v1/update`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}` },
+    }).catch(() => {});
+    await waitUntil(
+      () =>
+        docker(["ps", "-a", "-q", "--filter", `name=^/${app.name}`])
+          .stdout.split("\n")
+          .filter(Boolean).length > 1,
+      30_000,
+      "the replacement to be created",
+    );
     svc.proc.kill("SIGTERM");
     await Bun.sleep(500);
     expect(svc.proc.exitCode).toBeNull(); // still draining: the update waits for its checks
@@ -201,13 +318,29 @@ describe("signals", () => {
 describe("one cycle at a time, with the real updater", () => {
   test("50 concurrent POSTs while a real update runs: one 200, 49 409 with empty bodies, skips in the metrics", async () => {
     const slow = '["/bin/sh","-c","sleep 3; echo ok > /ok; exec sleep 3600"]';
-    const app = makeContainer("fifty", { cmd: slow, runArgs: ["--health-cmd", "test -f /ok", "--health-interval", "1s", "--health-retries", "30"] });
+    const app = makeContainer("fifty", {
+      cmd: slow,
+      runArgs: ["--health-cmd", "test -f /ok", "--health-interval", "1s", "--health-retries", "30"],
+    });
     app.newer();
     const port = freePort();
-    const svc = startSvc(["--http-api-update", "--http-api-metrics", "--http-api-token", TOKEN, "--http-api-port", String(port), "--scope", app.name, app.name]);
+    const svc = startSvc([
+      "--http-api-update",
+      "--http-api-metrics",
+      "--http-api-token",
+      TOKEN,
+      "--http-api-port",
+      String(port),
+      "--scope",
+      app.name,
+      app.name,
+    ]);
     await waitHealthy(svc, port);
     const post = () =>
-      fetch(`http://127.0.0.1:${port}/v1/update?container=${app.name}`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } }).then(async (r) => ({
+      fetch(`http://127.0.0.1:${port}/v1/update?container=${app.name}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}` },
+      }).then(async (r) => ({
         status: r.status,
         body: await r.text(),
       }));
@@ -219,7 +352,11 @@ describe("one cycle at a time, with the real updater", () => {
     const report = JSON.parse(all.find((r) => r.status === 200)!.body);
     expect(report.trigger).toBe("api");
     expect(report.filter.container).toEqual([app.name]);
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/v1/metrics`, { headers: { authorization: `Bearer ${TOKEN}`, accept: "application/json" } })).json();
+    const metrics = await (
+      await fetch(`http://127.0.0.1:${port}/v1/metrics`, {
+        headers: { authorization: `Bearer ${TOKEN}`, accept: "application/json" },
+      })
+    ).json();
     expect(metrics).toMatchObject({ svc_scans_total: 1, svc_scans_skipped: 49, svc_containers_updated: 1 });
     svc.proc.kill("SIGTERM");
     expect(await svc.exited).toBe(0);
@@ -234,17 +371,42 @@ describe("wiring of the logs, the schedule and the configuration checks", () => 
     try {
       const path = join(dir, "access.log");
       const port = freePort();
-      const svc = startSvc(["--http-api-update", "--http-api-metrics", "--http-api-token", TOKEN, "--http-api-port", String(port), "--http-api-access-log", path, "--scope", `${PREFIX}-nothing`]);
+      const svc = startSvc([
+        "--http-api-update",
+        "--http-api-metrics",
+        "--http-api-token",
+        TOKEN,
+        "--http-api-port",
+        String(port),
+        "--http-api-access-log",
+        path,
+        "--scope",
+        `${PREFIX}-nothing`,
+      ]);
       await waitHealthy(svc, port);
-      await (await fetch(`http://127.0.0.1:${port}/v1/metrics?x=1`, { headers: { authorization: `Bearer ${TOKEN}`, "user-agent": "scraper/2" } })).text();
+      await (
+        await fetch(`http://127.0.0.1:${port}/v1/metrics?x=1`, {
+          headers: { authorization: `Bearer ${TOKEN}`, "user-agent": "scraper/2" },
+        })
+      ).text();
       await (await fetch(`http://127.0.0.1:${port}/v1/metrics`)).text();
       svc.proc.kill("SIGTERM");
       expect(await svc.exited).toBe(0);
       const text = readFileSync(path, "utf8");
       expect(text).not.toContain(TOKEN);
-      const entries = text.split("\n").filter(Boolean).map((line) => JSON.parse(line));
+      const entries = text
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line));
       const metricsEntries = entries.filter((entry) => entry.fields.path === "/v1/metrics");
-      expect(metricsEntries.map((entry) => [entry.target, entry.fields.status, entry.fields.uri, entry.fields.authorization])).toEqual([
+      expect(
+        metricsEntries.map((entry) => [
+          entry.target,
+          entry.fields.status,
+          entry.fields.uri,
+          entry.fields.authorization,
+        ]),
+      ).toEqual([
         ["svc::access", 200, "/v1/metrics?x=1", "Bearer [redacted]"],
         ["svc::access", 401, "/v1/metrics", ""],
       ]);
@@ -257,7 +419,16 @@ describe("wiring of the logs, the schedule and the configuration checks", () => 
 
   test("log_access_to_stdout without an access log file: access entries are JSON lines on stdout", async () => {
     const port = freePort();
-    const svc = startSvc(["--http-api-update", "--http-api-token", TOKEN, "--http-api-port", String(port), "--log-access-to-stdout", "--scope", `${PREFIX}-nothing`]);
+    const svc = startSvc([
+      "--http-api-update",
+      "--http-api-token",
+      TOKEN,
+      "--http-api-port",
+      String(port),
+      "--log-access-to-stdout",
+      "--scope",
+      `${PREFIX}-nothing`,
+    ]);
     await waitHealthy(svc, port);
     await (await fetch(`http://127.0.0.1:${port}/v1/health?from=stdout-test`)).text();
     svc.proc.kill("SIGTERM");
@@ -275,19 +446,45 @@ describe("wiring of the logs, the schedule and the configuration checks", () => 
   test("a 1-second cron keeps firing while the update API is on; an API request meanwhile is served", async () => {
     const app = makeContainer("cron");
     const port = freePort();
-    const svc = startSvc(["--schedule", "* * * * * *", "--http-api-update", "--http-api-metrics", "--http-api-token", TOKEN, "--http-api-port", String(port), "--scope", app.name, app.name]);
+    const svc = startSvc([
+      "--schedule",
+      "* * * * * *",
+      "--http-api-update",
+      "--http-api-metrics",
+      "--http-api-token",
+      TOKEN,
+      "--http-api-port",
+      String(port),
+      "--scope",
+      app.name,
+      app.name,
+    ]);
     await waitHealthy(svc, port);
     const scans = async () =>
-      ((await (await fetch(`http://127.0.0.1:${port}/v1/metrics`, { headers: { authorization: `Bearer ${TOKEN}`, accept: "application/json" } })).json()) as { svc_scans_total: number })
-        .svc_scans_total;
+      (
+        (await (
+          await fetch(`http://127.0.0.1:${port}/v1/metrics`, {
+            headers: { authorization: `Bearer ${TOKEN}`, accept: "application/json" },
+          })
+        ).json()) as { svc_scans_total: number }
+      ).svc_scans_total;
     await waitUntil(async () => (await scans()) >= 2, 30_000, "two scheduled cycles");
     const before = await scans();
     let status = 409;
-    await waitUntil(async () => {
-      // A request landing while a scheduled cycle runs is 409 by design; retry until one runs.
-      status = (await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } })).status;
-      return status === 200;
-    }, 30_000, "an API cycle between scheduled ones");
+    await waitUntil(
+      async () => {
+        // A request landing while a scheduled cycle runs is 409 by design; retry until one runs.
+        status = (
+          await fetch(`http://127.0.0.1:${port}/v1/update`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${TOKEN}` },
+          })
+        ).status;
+        return status === 200;
+      },
+      30_000,
+      "an API cycle between scheduled ones",
+    );
     await waitUntil(async () => (await scans()) >= before + 3, 30_000, "the schedule to go on after the API cycle");
     expect(inspect(app.name).State.Running).toBe(true);
     svc.proc.kill("SIGTERM");

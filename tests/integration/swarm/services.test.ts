@@ -6,16 +6,26 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
-import { sandbox } from "../../harness.ts";
-import { commandBlock, REPO_ROOT } from "../../support/doc-blocks.ts";
-import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
-import { recordingLogger } from "../../support/logger.ts";
-import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
-import { docker, freePort, inspect, portOpen, waitUntil } from "../../harness.ts";
-import { baseFlags, buildSvcImage, compileSvc, parseJsonLines, reportsIn, runSvc } from "../e2e/support.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
+import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
+import { docker, freePort, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
+import { commandBlock, REPO_ROOT } from "../../support/doc-blocks.ts";
+import { recordingLogger } from "../../support/logger.ts";
+import { baseFlags, buildSvcImage, compileSvc, parseJsonLines, reportsIn, runSvc } from "../e2e/support.ts";
 import { confirm, menuAction, rowOf, startDashboard } from "../ui/support.ts";
-import { createService, createServiceWithoutFailureAction, nodeCount, onWorker, removeServices, runningTasks, serviceInspect, startSwarm, stopSwarm, workerTaskImages } from "./support.ts";
+import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
+import {
+  createService,
+  createServiceWithoutFailureAction,
+  nodeCount,
+  onWorker,
+  removeServices,
+  runningTasks,
+  serviceInspect,
+  startSwarm,
+  stopSwarm,
+  workerTaskImages,
+} from "./support.ts";
 
 const fx = new Fixture();
 
@@ -49,7 +59,12 @@ describe("a replicated service", () => {
     // the image filter selects the service and its task containers (which carry the scope label)
     const report = await h.updater.run("api", { image: [first.ref] });
     const entry = expectState(report, name, "updated");
-    expect(entry).toMatchObject({ kind: "service", image: first.ref, old_digest: first.digest, new_digest: second.digest });
+    expect(entry).toMatchObject({
+      kind: "service",
+      image: first.ref,
+      old_digest: first.digest,
+      new_digest: second.digest,
+    });
     const tasks = report!.containers.filter((c) => c.name.startsWith(`${name}.`));
     expect(tasks.length).toBeGreaterThan(0);
     for (const task of tasks) expect(task).toMatchObject({ state: "skipped", reason: `Swarm task of service ${name}` });
@@ -64,18 +79,32 @@ describe("a replicated service", () => {
     expect(serviceInspect(name).Version.Index).toBe(version);
 
     const otherScope = await makeUpdater({ containers: [], scope: "another-scope" });
-    expect(await otherScope.updater.rollback(name)).toMatchObject({ state: "skipped", reason: "not selected by svc (scope, labels or options)" });
+    expect(await otherScope.updater.rollback(name)).toMatchObject({
+      state: "skipped",
+      reason: "not selected by svc (scope, labels or options)",
+    });
     // `svc rollback NAME`, the one-off command: Swarm keeps the previous spec; state_dir keeps the skip
     const flags = [...baseFlags(), "--scope", TEST_SCOPE, "--state-dir", fx.tempDir("state")];
     const back = await runSvc(["rollback", name, ...flags]);
     expect(back.code).toBe(0);
-    const said = parseJsonLines(back.stdout + back.stderr).find((line) => line.message?.startsWith(`${name}: rolled back`));
-    expect(said?.fields).toMatchObject({ container: name, from_image_id: second.digest, to_image_id: first.digest, state: "updated" });
+    const said = parseJsonLines(back.stdout + back.stderr).find((line) =>
+      line.message?.startsWith(`${name}: rolled back`),
+    );
+    expect(said?.fields).toMatchObject({
+      container: name,
+      from_image_id: second.digest,
+      to_image_id: first.digest,
+      state: "updated",
+    });
     expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 4);
     // the digest it left waits for a newer one
     const after = await runSvc([...flags, "--run-once", name]);
     const entry2 = reportsIn(after.stdout + after.stderr)[0]?.containers.find((c: { name: string }) => c.name === name);
-    expect(entry2).toMatchObject({ kind: "service", state: "skipped", reason: `${second.digest} was left by a rollback (svc rollback); waiting for a newer image` });
+    expect(entry2).toMatchObject({
+      kind: "service",
+      state: "skipped",
+      reason: `${second.digest} was left by a rollback (svc rollback); waiting for a newer image`,
+    });
     expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 4);
   });
 });
@@ -83,10 +112,27 @@ describe("a replicated service", () => {
 describe("a new image that fails its healthcheck", () => {
   test("is rolled back by Swarm (its own failure action) or at svc's request (none), reported as such, and not retried by the next cycle", async () => {
     const check = 'test -z "$BAD"';
-    const health = ["--health-cmd", check, "--health-interval", "1s", "--health-retries", "1", "--health-timeout", "2s", "--health-start-period", "0s"];
+    const health = [
+      "--health-cmd",
+      check,
+      "--health-interval",
+      "1s",
+      "--health-retries",
+      "1",
+      "--health-timeout",
+      "2s",
+      "--health-start-period",
+      "0s",
+    ];
     const first = fx.image("hc");
     const byUs = await createServiceWithoutFailureAction("hc-svc", `${first.ref}@${first.digest}`, 2, check);
-    const bySwarm = createService("hc-own", first.ref, ["--replicas", "2", "--update-failure-action", "rollback", ...health]);
+    const bySwarm = createService("hc-own", first.ref, [
+      "--replicas",
+      "2",
+      "--update-failure-action",
+      "rollback",
+      ...health,
+    ]);
     const bad = fx.image("hc", { changes: ['CMD ["/bin/sleep","3600"]', "ENV BAD=1"] });
     const h = await makeUpdater({ containers: [] });
 
@@ -104,7 +150,8 @@ describe("a new image that fails its healthcheck", () => {
     }
 
     const next = await h.updater.run("api", { container: [byUs, bySwarm] });
-    for (const name of [byUs, bySwarm]) expect(entryOf(next, name).reason).toBe(`${bad.digest} was rolled back before; waiting for a newer image`);
+    for (const name of [byUs, bySwarm])
+      expect(entryOf(next, name).reason).toBe(`${bad.digest} was rolled back before; waiting for a newer image`);
     expect(h.audit.entries.filter((e) => e.action === "service_update").length).toBe(2);
   });
 });
@@ -129,7 +176,10 @@ describe("a private registry's image", () => {
     await waitUntil(() => runningTasks(name).length === 1, 60_000, "the manager's task");
     expect(workerTaskImages(name)).toEqual([]);
     const second = fx.image("private", { registry: authRegistry });
-    const h = await makeUpdater({ containers: [], registry_credentials: [{ host: authRegistry, username: authUser, password: authPass }] });
+    const h = await makeUpdater({
+      containers: [],
+      registry_credentials: [{ host: authRegistry, username: authUser, password: authPass }],
+    });
     expectState(await h.updater.run("api", { container: [name] }), name, "updated");
     expectEveryTaskOn(name, `${first.ref}@${second.digest}`, 2);
   });
@@ -145,7 +195,9 @@ describe("policies", () => {
     // a tag skipped on request (POST /v1/skip?tag=) is not moved to
     const skipping = await makeUpdater({ containers: [], tag_policy: "semver:minor" });
     expect(await skipping.updater.skip(name, { tag: "1.1.0" })).toEqual({ container: name, image: moved });
-    expect(expectState(await skipping.updater.run("api", { container: [name] }), name, "skipped").reason).toContain(`${moved} was skipped on request`);
+    expect(expectState(await skipping.updater.run("api", { container: [name] }), name, "skipped").reason).toContain(
+      `${moved} was skipped on request`,
+    );
 
     const h = await makeUpdater({ containers: [], tag_policy: "semver:minor" });
     const entry = expectState(await h.updater.run("api", { container: [name] }), name, "updated");
@@ -162,7 +214,10 @@ describe("policies", () => {
 
     const log = recordingLogger();
     const watching = await makeUpdater({ containers: [], monitor_only: true }, { log });
-    expect(expectState(await watching.updater.run("api", { container: [name] }), name, "stale")).toMatchObject({ new_digest: second.digest, reason: null });
+    expect(expectState(await watching.updater.run("api", { container: [name] }), name, "stale")).toMatchObject({
+      new_digest: second.digest,
+      reason: null,
+    });
     await watching.updater.run("api", { container: [name] });
     const told = log.lines.filter((l) => l.message.startsWith("lifecycle hooks do not apply to Swarm services"));
     expect(told.map((l) => l.fields)).toEqual([{ service: name, labels: ["svc.hooks.pre_update"] }]);
@@ -172,7 +227,9 @@ describe("policies", () => {
     // POST /v1/snooze takes a service's name
     const snoozing = await makeUpdater({ containers: [] });
     await snoozing.updater.snooze(name, 3_600_000);
-    expect(expectState(await snoozing.updater.run("api", { container: [name] }), name, "stale").reason).toStartWith("updates snoozed until");
+    expect(expectState(await snoozing.updater.run("api", { container: [name] }), name, "stale").reason).toStartWith(
+      "updates snoozed until",
+    );
 
     expect(serviceInspect(name).Version.Index).toBe(version);
     expect(watching.audit.entries.length + dry.audit.entries.length + snoozing.audit.entries.length).toBe(0);
@@ -188,7 +245,10 @@ describe("on a worker", () => {
     try {
       const second = fx.image("worker");
       const log = recordingLogger();
-      const h = await makeUpdater({ containers: [], docker: { host: process.env.SVC_TEST_SWARM_WORKER_HOST! } }, { log });
+      const h = await makeUpdater(
+        { containers: [], docker: { host: process.env.SVC_TEST_SWARM_WORKER_HOST! } },
+        { log },
+      );
       const version = serviceInspect(name).Version.Index;
 
       const report = await h.updater.run("api", { image: [first.ref] });
@@ -217,7 +277,8 @@ describe("a spec changed while svc decides", () => {
       { containers: [] },
       {
         progress: (event) => {
-          if (event.container === name && event.step === "check") docker(["service", "update", "--quiet", "--detach", "--label-add", "changed=meanwhile", name]);
+          if (event.container === name && event.step === "check")
+            docker(["service", "update", "--quiet", "--detach", "--label-add", "changed=meanwhile", name]);
         },
       },
     );
@@ -243,7 +304,8 @@ describe("an image set while svc decides", () => {
       { containers: [] },
       {
         progress: (event) => {
-          if (event.container === name && event.step === "check") docker(["service", "update", "--quiet", "--detach", "--image", theirs.ref, name]);
+          if (event.container === name && event.step === "check")
+            docker(["service", "update", "--quiet", "--detach", "--image", theirs.ref, name]);
         },
       },
     );
@@ -280,17 +342,39 @@ describe("svc as a Swarm service on the manager", () => {
       "self",
       svcRef,
       [
-        ...["--network", "host", "--constraint", "node.role==manager", "--no-healthcheck", "--mount", `type=bind,src=${sandbox().socketPath},dst=/var/run/docker.sock`],
-        ...["--env", `SVC_SCOPE=${scope}`, "--env", "SVC_HTTP_API_UPDATE=true", "--env", "SVC_HTTP_API_TOKEN=swarm-self-token", "--env", `SVC_HTTP_API_PORT=${port}`],
+        ...[
+          "--network",
+          "host",
+          "--constraint",
+          "node.role==manager",
+          "--no-healthcheck",
+          "--mount",
+          `type=bind,src=${sandbox().socketPath},dst=/var/run/docker.sock`,
+        ],
+        ...[
+          "--env",
+          `SVC_SCOPE=${scope}`,
+          "--env",
+          "SVC_HTTP_API_UPDATE=true",
+          "--env",
+          "SVC_HTTP_API_TOKEN=swarm-self-token",
+          "--env",
+          `SVC_HTTP_API_PORT=${port}`,
+        ],
       ],
       scope,
     );
     await waitUntil(() => portOpen(port), 30_000, "svc's API in its task");
     const second = fx.image("beside");
     buildSvcImage(work, svcRef, "2");
-    const svcDigest = (inspect(svcRef).RepoDigests as string[]).find((d) => d.startsWith(svcRef.replace(/:latest$/, "@")))!.split("@")[1];
+    const svcDigest = (inspect(svcRef).RepoDigests as string[])
+      .find((d) => d.startsWith(svcRef.replace(/:latest$/, "@")))!
+      .split("@")[1];
 
-    const response = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: "Bearer swarm-self-token" } });
+    const response = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+      method: "POST",
+      headers: { authorization: "Bearer swarm-self-token" },
+    });
     const report = (await response.json()) as SessionReport;
     expect(expectState(report, beside, "updated").new_digest).toBe(second.digest);
     expect(expectState(report, self, "updated").reason).toContain("svc's own service");
@@ -299,9 +383,16 @@ describe("svc as a Swarm service on the manager", () => {
     expect(Date.parse(besideStatus.CompletedAt)).toBeLessThanOrEqual(Date.parse(selfStatus.StartedAt));
 
     const pinned = `${svcRef}@${svcDigest}`;
-    await waitUntil(() => runningTasks(self).length === 1 && runningTasks(self)[0]!.image === pinned, 90_000, "the new svc task");
+    await waitUntil(
+      () => runningTasks(self).length === 1 && runningTasks(self)[0]!.image === pinned,
+      90_000,
+      "the new svc task",
+    );
     await waitUntil(() => portOpen(port), 30_000, "the new svc's API");
-    const again = await fetch(`http://127.0.0.1:${port}/v1/update`, { method: "POST", headers: { authorization: "Bearer swarm-self-token" } });
+    const again = await fetch(`http://127.0.0.1:${port}/v1/update`, {
+      method: "POST",
+      headers: { authorization: "Bearer swarm-self-token" },
+    });
     const next = (await again.json()) as SessionReport;
     for (const name of [beside, self]) expectState(next, name, "fresh");
   }, 240_000);
@@ -331,7 +422,13 @@ describe("docs/svc-stack.yml, deployed as written", () => {
       .replaceAll(/\/var\/run\/docker\.sock(?=\))/g, sandbox().socketPath)
       .replace("svc-stack.yml svc", `svc-stack.yml ${stack}`)
       .replace("docker service logs svc_svc", "true");
-    const env = { ...process.env, DOCKER_HOST: sandbox().dockerHost, DOCKER_CONFIG: sandbox().dockerConfig, DOCKER_SOCKET: sandbox().socketPath, HTTP_PORT: String(port) };
+    const env = {
+      ...process.env,
+      DOCKER_HOST: sandbox().dockerHost,
+      DOCKER_CONFIG: sandbox().dockerConfig,
+      DOCKER_SOCKET: sandbox().socketPath,
+      HTTP_PORT: String(port),
+    };
     const ran = Bun.spawnSync(["bash", "-e", "-c", script], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
     expect(ran.exitCode, ran.stderr.toString()).toBe(0);
     const service = `${stack}_svc`;
@@ -352,7 +449,12 @@ describe("on the dashboard", () => {
     const ui = await startDashboard("swarm-ui");
     try {
       const first = ui.fx.image("web");
-      const name = createService("ui", first.ref, ["--replicas", "2", "--label", "svc.hooks.pre_update=true"], ui.scope);
+      const name = createService(
+        "ui",
+        first.ref,
+        ["--replicas", "2", "--label", "svc.hooks.pre_update=true"],
+        ui.scope,
+      );
       const second = ui.fx.image("web");
       const page = await ui.open();
       const row = await rowOf(page, name);
@@ -361,12 +463,18 @@ describe("on the dashboard", () => {
       expect(await row.textContent()).toContain("hooks not applied to a service: pre_update");
       await row.getByRole("button", { name: `Update ${name}` }).click();
       await confirm(page, "Update");
-      await page.locator(".notice").filter({ hasText: `${name}: updated` }).waitFor({ timeout: 90_000 });
+      await page
+        .locator(".notice")
+        .filter({ hasText: `${name}: updated` })
+        .waitFor({ timeout: 90_000 });
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${second.digest}`);
       // rolled back by Swarm, to the previous spec it keeps
       await menuAction(page, name, "Roll back");
       await confirm(page, "Roll back");
-      await page.locator(".notice").filter({ hasText: `${name}: back on its earlier image` }).waitFor({ timeout: 90_000 });
+      await page
+        .locator(".notice")
+        .filter({ hasText: `${name}: back on its earlier image` })
+        .waitFor({ timeout: 90_000 });
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${first.digest}`);
     } finally {
       removeServices();

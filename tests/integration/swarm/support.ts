@@ -37,7 +37,7 @@ export function stopSwarm(): void {
 /** The docker CLI on the worker node. */
 export function onWorker(args: string[]): string {
   const host = process.env.SVC_TEST_SWARM_WORKER_HOST;
-  if (!host) throw new Error("SVC_TEST_SWARM_WORKER_HOST is not set: eval \"$(scripts/sandbox.sh env)\"");
+  if (!host) throw new Error('SVC_TEST_SWARM_WORKER_HOST is not set: eval "$(scripts/sandbox.sh env)"');
   const proc = Bun.spawnSync(["docker", "-H", host, ...args], { stdout: "pipe", stderr: "pipe" });
   if (proc.exitCode !== 0) throw new Error(`docker ${args.join(" ")} on the worker failed: ${proc.stderr.toString()}`);
   return proc.stdout.toString().trim();
@@ -47,12 +47,36 @@ export function onWorker(args: string[]): string {
  * Update and rollback settings that keep a rolling update short: every task at once, a short
  * monitor, a quick stop (busybox's sleep ignores SIGTERM as pid 1).
  */
-export const QUICK_ROLLOUT = ["--stop-grace-period", "1s", "--update-parallelism", "0", "--update-monitor", "2s", "--rollback-parallelism", "0", "--rollback-monitor", "1s"];
+export const QUICK_ROLLOUT = [
+  "--stop-grace-period",
+  "1s",
+  "--update-parallelism",
+  "0",
+  "--update-monitor",
+  "2s",
+  "--rollback-parallelism",
+  "0",
+  "--rollback-monitor",
+  "1s",
+];
 
 /** `docker service create` in the tests' scope (spec and task labels), waiting until its tasks run. */
 export function createService(what: string, image: string, args: string[] = [], scope = TEST_SCOPE): string {
   const name = uniqueName(`swarm-${what}`);
-  docker(["service", "create", "--quiet", "--name", name, "--label", `svc.scope=${scope}`, "--container-label", `svc.scope=${scope}`, ...QUICK_ROLLOUT, ...args, image]);
+  docker([
+    "service",
+    "create",
+    "--quiet",
+    "--name",
+    name,
+    "--label",
+    `svc.scope=${scope}`,
+    "--container-label",
+    `svc.scope=${scope}`,
+    ...QUICK_ROLLOUT,
+    ...args,
+    image,
+  ]);
   created.push(name);
   return name;
 }
@@ -64,19 +88,34 @@ const created: string[] = [];
  * action of its own (the Docker CLI always writes one, "pause"; a stack file without update_config
  * or another API client need not): svc's rollback rules apply to it. `image` is pinned as the CLI would (`repo:tag@digest`).
  */
-export async function createServiceWithoutFailureAction(what: string, image: string, replicas: number, healthcheck: string): Promise<string> {
+export async function createServiceWithoutFailureAction(
+  what: string,
+  image: string,
+  replicas: number,
+  healthcheck: string,
+): Promise<string> {
   const name = uniqueName(`swarm-${what}`);
   const second = 1_000_000_000;
   const spec = {
     Name: name,
     Labels: { "svc.scope": TEST_SCOPE },
     TaskTemplate: {
-      ContainerSpec: { Image: image, Labels: { "svc.scope": TEST_SCOPE }, StopGracePeriod: second, Healthcheck: { Test: ["CMD-SHELL", healthcheck], Interval: second, Timeout: 2 * second, Retries: 1 } },
+      ContainerSpec: {
+        Image: image,
+        Labels: { "svc.scope": TEST_SCOPE },
+        StopGracePeriod: second,
+        Healthcheck: { Test: ["CMD-SHELL", healthcheck], Interval: second, Timeout: 2 * second, Retries: 1 },
+      },
     },
     Mode: { Replicated: { Replicas: replicas } },
     RollbackConfig: { Parallelism: 0, Monitor: second },
   };
-  const response = await fetch("http://localhost/services/create", { unix: sandbox().socketPath, method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(spec) } as RequestInit);
+  const response = await fetch("http://localhost/services/create", {
+    unix: sandbox().socketPath,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(spec),
+  } as RequestInit);
   if (!response.ok) throw new Error(`service create: ${response.status} ${await response.text()}`);
   created.push(name);
   await waitUntil(() => runningTasks(name).length === replicas, 60_000, `${name}'s tasks to run`);
@@ -93,15 +132,21 @@ export function serviceInspect(name: string): any {
 
 /** The running tasks of a service: the image each runs and the node it runs on. */
 export function runningTasks(name: string): { image: string; node: string }[] {
-  const ids = docker(["service", "ps", "-q", "--filter", "desired-state=running", name]).stdout.split("\n").filter(Boolean);
+  const ids = docker(["service", "ps", "-q", "--filter", "desired-state=running", name])
+    .stdout.split("\n")
+    .filter(Boolean);
   if (ids.length === 0) return [];
   const tasks = JSON.parse(docker(["inspect", ...ids]).stdout) as any[];
-  return tasks.filter((t) => t.Status.State === "running").map((t) => ({ image: t.Spec.ContainerSpec.Image as string, node: t.NodeID as string }));
+  return tasks
+    .filter((t) => t.Status.State === "running")
+    .map((t) => ({ image: t.Spec.ContainerSpec.Image as string, node: t.NodeID as string }));
 }
 
 /** The images the worker's own task containers of a service run (Config.Image, with the digest). */
 export function workerTaskImages(name: string): string[] {
-  const ids = onWorker(["ps", "-q", "--filter", `label=com.docker.swarm.service.name=${name}`]).split("\n").filter(Boolean);
+  const ids = onWorker(["ps", "-q", "--filter", `label=com.docker.swarm.service.name=${name}`])
+    .split("\n")
+    .filter(Boolean);
   if (ids.length === 0) return [];
   return onWorker(["inspect", "--format", "{{.Config.Image}}", ...ids]).split("\n");
 }

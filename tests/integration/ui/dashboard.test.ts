@@ -24,7 +24,10 @@ describe("the dashboard in a browser", () => {
     const page = await ui.open({ signIn: false });
     // the policy allows all the page does: nothing of it is refused
     const refused: string[] = [];
-    page.on("console", (message) => void (/Content Security Policy/i.test(message.text()) && refused.push(message.text())));
+    page.on(
+      "console",
+      (message) => void (/Content Security Policy/i.test(message.text()) && refused.push(message.text())),
+    );
     await signInWith(page, "not-the-token");
     await page.getByRole("alert").filter({ hasText: "Wrong token" }).waitFor();
     expect(await page.locator("table").count()).toBe(0);
@@ -53,7 +56,9 @@ describe("the dashboard in a browser", () => {
     expect(await row.locator(".state").textContent()).toBe("update available");
 
     // a container svc leaves alone is listed apart, with why
-    expect(await page.locator(`.excluded li[data-container="${ignored}"]`).textContent()).toContain("label svc.enable=false");
+    expect(await page.locator(`.excluded li[data-container="${ignored}"]`).textContent()).toContain(
+      "label svc.enable=false",
+    );
     expect(await page.locator(`tr[data-container="${ignored}"]`).count()).toBe(0);
 
     const laterRow = await rowOf(page, later);
@@ -81,18 +86,26 @@ describe("the dashboard in a browser", () => {
     const progress = page.locator(".progress");
     // the pre_update hook, the pull, the restart and the watch: the step under way, named
     await progress.filter({ hasText: `An update cycle is running (api): ${c.name}: ` }).waitFor();
-    expect(await progress.locator(".steps li").allTextContents()).toContainEqual(expect.stringMatching(new RegExp(`^${c.name}: (pre_update|pull|rename|stop|create|start|watch)$`)));
+    expect(await progress.locator(".steps li").allTextContents()).toContainEqual(
+      expect.stringMatching(new RegExp(`^${c.name}: (pre_update|pull|rename|stop|create|start|watch)$`)),
+    );
     // another tab asking meanwhile is refused (409), and told what runs
     await other.getByRole("button", { name: "Check now" }).click();
     await other.locator(".notice.error").filter({ hasText: "Refused: An update cycle is running (api)" }).waitFor();
     await other.close();
-    await page.locator(".notice").filter({ hasText: `${c.name}: updated` }).waitFor({ timeout: 60_000 });
+    await page
+      .locator(".notice")
+      .filter({ hasText: `${c.name}: updated` })
+      .waitFor({ timeout: 60_000 });
     expect(inspect(c.name).Image).toBe(c.newId);
 
-    const row = await rowOf(page, c.name);
+    await rowOf(page, c.name);
     await menuAction(page, c.name, "Roll back");
     await confirm(page, "Roll back");
-    await page.locator(".notice").filter({ hasText: `${c.name}: back on its earlier image` }).waitFor({ timeout: 60_000 });
+    await page
+      .locator(".notice")
+      .filter({ hasText: `${c.name}: back on its earlier image` })
+      .waitFor({ timeout: 60_000 });
     expect(inspect(c.name).Image).toBe(c.oldId);
 
     // its timeline: the update, then the rollback (an update back to the earlier image)
@@ -100,7 +113,10 @@ describe("the dashboard in a browser", () => {
     const timeline = page.getByRole("dialog").locator(".timeline > li");
     await timeline.first().waitFor();
     expect(await timeline.count()).toBe(2);
-    expect(await timeline.allTextContents()).toEqual([expect.stringContaining("updated"), expect.stringContaining("updated")]);
+    expect(await timeline.allTextContents()).toEqual([
+      expect.stringContaining("updated"),
+      expect.stringContaining("updated"),
+    ]);
     await page.getByRole("dialog").getByRole("button", { name: "Close" }).click();
     // and the sessions list names it
     await page.locator(".history").filter({ hasText: c.name }).waitFor();
@@ -115,8 +131,16 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("checkbox", { name: `Select ${b.name}` }).check();
     await page.getByRole("button", { name: "Update selected (2)" }).click();
     await confirm(page, "Update");
-    await page.locator(".notice").filter({ hasText: `${a.name}: updated` }).filter({ hasText: `${b.name}: updated` }).waitFor({ timeout: 60_000 });
-    expect([inspect(a.name).Image, inspect(b.name).Image, inspect(left.name).Image]).toEqual([a.newId, b.newId, left.oldId]);
+    await page
+      .locator(".notice")
+      .filter({ hasText: `${a.name}: updated` })
+      .filter({ hasText: `${b.name}: updated` })
+      .waitFor({ timeout: 60_000 });
+    expect([inspect(a.name).Image, inspect(b.name).Image, inspect(left.name).Image]).toEqual([
+      a.newId,
+      b.newId,
+      left.oldId,
+    ]);
     await page.close();
   }, 120_000);
 
@@ -136,13 +160,21 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("dialog").getByLabel("Snooze for").selectOption("7d");
     await confirm(page, "Snooze");
     const snoozedRow = await rowOf(page, snoozed.name);
-    await snoozedRow.locator(".state").filter({ hasText: /^held: snoozed until .+ \(in (7 d|6 d 23 h)\)$/ }).waitFor();
+    await snoozedRow
+      .locator(".state")
+      .filter({ hasText: /^held: snoozed until .+ \(in (7 d|6 d 23 h)\)$/ })
+      .waitFor();
     expect(await snoozedRow.locator(".note").first().textContent()).toStartWith("snoozed until");
 
     // a real cycle over both applies neither
-    const response = await fetch(`${ui.url}v1/update`, { method: "POST", headers: { authorization: `Bearer ${ui.token}` } });
+    const response = await fetch(`${ui.url}v1/update`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ui.token}` },
+    });
     const report = (await response.json()) as { containers: { name: string; state: string }[] };
-    expect(report.containers.filter((c) => c.name === skipped.name || c.name === snoozed.name).map((c) => c.state)).toEqual(["skipped", "stale"]);
+    expect(
+      report.containers.filter((c) => c.name === skipped.name || c.name === snoozed.name).map((c) => c.state),
+    ).toEqual(["skipped", "stale"]);
     expect(inspect(skipped.name).Image).toBe(skipped.oldId);
     expect(inspect(snoozed.name).Image).toBe(snoozed.oldId);
     await page.close();
@@ -176,11 +208,12 @@ describe("the dashboard in a browser", () => {
     const page = await ui.open({ viewport: PHONE });
     await page.locator("tbody tr").first().waitFor();
     // page code as text: the tests are typed without the DOM's types
-    const widths = await page.evaluate<{ scroll: number; client: number }>("({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })");
+    const widths = await page.evaluate<{ scroll: number; client: number }>(
+      "({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })",
+    );
     expect(widths.scroll).toBeLessThanOrEqual(widths.client);
     // the column headings give way to a label on each field
     expect(await page.locator("thead").isVisible()).toBe(false);
     await page.close();
   }, 60_000);
 });
-

@@ -32,17 +32,24 @@ async function versionIn(name: string, expected: string): Promise<void> {
 }
 
 test("roll back with its data: the dialog says what is lost, and v1 runs on its own data again", async () => {
-  const v1 = ui.fx.image("app", { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`] });
+  const v1 = ui.fx.image("app", {
+    changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`],
+  });
   const volume = ui.fx.volume("app-data");
   const name = ui.run("app", v1.ref, ["-v", `${volume}:/data`]);
   await versionIn(name, "v1");
-  ui.fx.image("app", { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `test -e /data/new || (${MIGRATE_V2}); exec sleep 3600`])}`] });
+  ui.fx.image("app", {
+    changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `test -e /data/new || (${MIGRATE_V2}); exec sleep 3600`])}`],
+  });
 
   const page = await ui.open();
   await rowOf(page, name);
   await page.getByRole("button", { name: `Update ${name}` }).click();
   await confirm(page, "Update");
-  await page.locator(".notice").filter({ hasText: `${name}: updated` }).waitFor({ timeout: 60_000 });
+  await page
+    .locator(".notice")
+    .filter({ hasText: `${name}: updated` })
+    .waitFor({ timeout: 60_000 });
   await versionIn(name, "v2");
 
   await menuAction(page, name, "Roll back");
@@ -51,7 +58,10 @@ test("roll back with its data: the dialog says what is lost, and v1 runs on its 
   expect(await dialog.textContent()).toContain("its present data is copied first");
   await dialog.getByLabel("Put back").selectOption("data");
   await confirm(page, "Roll back");
-  await page.locator(".notice").filter({ hasText: `${name}: back on its earlier image and its data` }).waitFor({ timeout: 60_000 });
+  await page
+    .locator(".notice")
+    .filter({ hasText: `${name}: back on its earlier image and its data` })
+    .waitFor({ timeout: 60_000 });
   expect(inspect(name).Image).toBe(v1.id);
   expect(docker(["exec", name, "cat", "/data/version"]).stdout.trim()).toBe("v1");
   await page.close();

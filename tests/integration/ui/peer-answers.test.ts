@@ -30,9 +30,14 @@ const peer = Bun.serve({
   port: peerPort,
   fetch(request) {
     const path = new URL(request.url).pathname;
-    if (request.headers.get("authorization") !== `Bearer ${peerToken}`) return Response.json({ error: "unauthorized" }, { status: 401 });
+    if (request.headers.get("authorization") !== `Bearer ${peerToken}`)
+      return Response.json({ error: "unauthorized" }, { status: 401 });
     // an action the peer refuses as if svc's token for it were wrong
-    if (request.method === "POST") return Response.json({ error: "unauthorized" }, { status: 401, headers: { "www-authenticate": 'Bearer realm="svc"' } });
+    if (request.method === "POST")
+      return Response.json(
+        { error: "unauthorized" },
+        { status: 401, headers: { "www-authenticate": 'Bearer realm="svc"' } },
+      );
     if (path === "/v1/containers") return Response.json({ ...answerOf([]), containers: peerContainers });
     if (path === "/v1/progress") return Response.json({ running: null });
     return Response.json({ size: 0, reports: [] });
@@ -40,7 +45,10 @@ const peer = Bun.serve({
 });
 
 beforeAll(async () => {
-  ui = await startDashboard("peer-answers", ["--peers", `name=${PEER},url=http://127.0.0.1:${peerPort},token=${peerToken}`]);
+  ui = await startDashboard("peer-answers", [
+    "--peers",
+    `name=${PEER},url=http://127.0.0.1:${peerPort},token=${peerToken}`,
+  ]);
   localName = ui.fx.name("web");
   ui.run("web", ui.fx.image("web", { changes: [QUICK_STOP_CMD] }).ref);
 }, 120_000);
@@ -63,7 +71,10 @@ describe("a peer's answers on the page", () => {
     await page.locator(`tr[data-container="good"][data-host="${PEER}"]`).waitFor();
     await menuAction(page, `good on ${PEER}`, "Snooze updates of");
     await confirm(page, "Snooze");
-    await page.locator(".notice.error").filter({ hasText: `peer ${PEER} refused the token svc holds for it (401)` }).waitFor();
+    await page
+      .locator(".notice.error")
+      .filter({ hasText: `peer ${PEER} refused the token svc holds for it (401)` })
+      .waitFor();
     expect(await page.getByLabel("API token").count()).toBe(0);
     expect(await page.evaluate(() => sessionStorage.getItem("svc.token"))).toBe(ui.token);
     await rowOf(page, localName);
@@ -79,7 +90,9 @@ describe("a peer's answers on the page", () => {
     expect(await page.locator('tr[data-container="hooks"]').count()).toBe(0);
     const note = page.locator(`.peers .peer-dropped[data-peer="${PEER}"]`);
     await note.waitFor();
-    expect(await note.textContent()).toContain("container hooks: policy.hooks: Invalid input: expected array, received string");
+    expect(await note.textContent()).toContain(
+      "container hooks: policy.hooks: Invalid input: expected array, received string",
+    );
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);
@@ -98,7 +111,23 @@ test(`the page's rendering fuzz (seed ${SEED}): random overview entries, here an
   // the page is fed as it is, past svc's own reading of a peer's answer: the page must hold by itself
   await page.route("**/v1/containers", (route) => route.fulfill({ json: local }));
   await page.route("**/v1/peers", (route) =>
-    route.fulfill({ json: { peers: [{ name: PEER, up: true, busy: false, checked_at: remote.checked_at, unreachable_since: null, error: null, answered_at: remote.checked_at, data: remote, dropped: [] }] } }),
+    route.fulfill({
+      json: {
+        peers: [
+          {
+            name: PEER,
+            up: true,
+            busy: false,
+            checked_at: remote.checked_at,
+            unreachable_since: null,
+            error: null,
+            answered_at: remote.checked_at,
+            data: remote,
+            dropped: [],
+          },
+        ],
+      },
+    }),
   );
   for (let round = 0; round < ROUNDS; round++) {
     const replay = `round ${round} of seed ${SEED}`;
@@ -114,9 +143,15 @@ test(`the page's rendering fuzz (seed ${SEED}): random overview entries, here an
     const rows = await page.evaluate<{ name: string; host: string; broken: boolean }[]>(
       `[...document.querySelectorAll("tbody tr[data-container]")].map((tr) => ({ name: tr.dataset.container, host: tr.dataset.host, broken: tr.classList.contains("broken") }))`,
     );
-    for (const [host, entries] of [["here", here], [PEER, there]] as const) {
+    for (const [host, entries] of [
+      ["here", here],
+      [PEER, there],
+    ] as const) {
       for (const name of entries.map((e) => e.kept).filter((n): n is string => n !== null)) {
-        expect(rows.filter((row) => row.name === name && row.host === host && !row.broken), `${replay}: ${name} on ${host}`).toHaveLength(1);
+        expect(
+          rows.filter((row) => row.name === name && row.host === host && !row.broken),
+          `${replay}: ${name} on ${host}`,
+        ).toHaveLength(1);
       }
     }
     // what the hostile text would have done as markup: run a script, add elements, a javascript: link

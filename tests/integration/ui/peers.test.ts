@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freePort, inspect } from "../../harness.ts";
-import { baseFlags, QUICK_STOP_CMD, startSvc, stopProcess, type SvcProcess, waitForPort } from "../e2e/support.ts";
+import { baseFlags, QUICK_STOP_CMD, type SvcProcess, startSvc, stopProcess, waitForPort } from "../e2e/support.ts";
 import { PrivateSandbox } from "../safety/support.ts";
 import { confirm, type Dashboard, startDashboard } from "./support.ts";
 
@@ -24,7 +24,11 @@ beforeAll(async () => {
   peerEngine = new PrivateSandbox();
   peerEngine.up();
   const peerPort = freePort();
-  ui = await startDashboard("peers", ["--http-api-metrics", "--peers", `name=${PEER},url=http://127.0.0.1:${peerPort},token=${peerToken}`]);
+  ui = await startDashboard("peers", [
+    "--http-api-metrics",
+    "--peers",
+    `name=${PEER},url=http://127.0.0.1:${peerPort},token=${peerToken}`,
+  ]);
   name = ui.fx.name("web");
   ui.run("web", ui.fx.image("web").ref);
   peerImage = `${peerEngine.registry}/${name}:latest`;
@@ -32,7 +36,16 @@ beforeAll(async () => {
   peerEngine.docker(["run", "-d", "--name", name, "--network", "none", "--label", `svc.scope=${ui.scope}`, peerImage]);
   // the e2e flags, with the peer's engine instead of the sandbox's
   const flags = baseFlags().map((flag, i, all) => (all[i - 1] === "--docker-host" ? peerEngine.dockerHost : flag));
-  peerSvc = startSvc([...flags, "--scope", ui.scope, "--http-api-update", "--http-api-token", peerToken, "--http-api-port", String(peerPort)]);
+  peerSvc = startSvc([
+    ...flags,
+    "--scope",
+    ui.scope,
+    "--http-api-update",
+    "--http-api-token",
+    peerToken,
+    "--http-api-port",
+    String(peerPort),
+  ]);
   await waitForPort(peerPort, peerSvc);
 }, 180_000);
 
@@ -66,7 +79,10 @@ describe("peers on the dashboard", () => {
 
     await page.getByRole("button", { name: `Update ${name} on ${PEER}` }).click();
     await confirm(page, "Update");
-    await page.locator(".notice").filter({ hasText: `${name} on ${PEER}: updated` }).waitFor({ timeout: 60_000 });
+    await page
+      .locator(".notice")
+      .filter({ hasText: `${name} on ${PEER}: updated` })
+      .waitFor({ timeout: 60_000 });
     expect(peerEngine.inspect(name).Image).toBe(newId);
     expect(peerEngine.inspect(name).Image).not.toBe(oldId);
     // the local container of the same name is untouched
@@ -88,8 +104,13 @@ describe("peers on the dashboard", () => {
     expect(await remote.getByRole("button").count()).toBe(0);
     // the local host answers as before
     await page.getByRole("button", { name: `Check ${name}`, exact: true }).click();
-    await page.locator(".notice").filter({ hasText: `Checked ${name}.` }).waitFor();
-    const metrics = await (await fetch(`${ui.url}v1/metrics`, { headers: { authorization: `Bearer ${ui.token}` } })).text();
+    await page
+      .locator(".notice")
+      .filter({ hasText: `Checked ${name}.` })
+      .waitFor();
+    const metrics = await (
+      await fetch(`${ui.url}v1/metrics`, { headers: { authorization: `Bearer ${ui.token}` } })
+    ).text();
     expect(metrics).toContain(`svc_peer_up{peer="${PEER}"} 0`);
     await page.close();
   }, 60_000);

@@ -26,7 +26,11 @@ function standInProxy(upstream: string) {
     port: 0,
     async fetch(request) {
       const url = new URL(request.url);
-      if (url.pathname === "/login") return new Response(null, { status: 302, headers: { location: "/", "set-cookie": `proxy_session=${SESSION}; Path=/; HttpOnly` } });
+      if (url.pathname === "/login")
+        return new Response(null, {
+          status: 302,
+          headers: { location: "/", "set-cookie": `proxy_session=${SESSION}; Path=/; HttpOnly` },
+        });
       const signedIn = (request.headers.get("cookie") ?? "").split(/;\s*/).includes(`proxy_session=${SESSION}`);
       if (!signedIn) {
         passed.push({ method: request.method, path: url.pathname, signedIn, status: 401 });
@@ -38,7 +42,12 @@ function standInProxy(upstream: string) {
       headers.set(PROXY_HEADER, "alice");
       headers.set("x-forwarded-host", url.host);
       const body = request.method === "GET" || request.method === "HEAD" ? undefined : await request.arrayBuffer();
-      const answer = await fetch(`${upstream}${url.pathname}${url.search}`, { method: request.method, headers, body, redirect: "manual" });
+      const answer = await fetch(`${upstream}${url.pathname}${url.search}`, {
+        method: request.method,
+        headers,
+        body,
+        redirect: "manual",
+      });
       passed.push({ method: request.method, path: url.pathname, signedIn, status: answer.status });
       const out = new Headers(answer.headers);
       out.delete("content-encoding");
@@ -65,7 +74,14 @@ function attackerSite(target: () => string) {
 }
 
 beforeAll(async () => {
-  ui = await startDashboard("proxy", ["--http-api-trusted-proxy-header", PROXY_HEADER, "--http-api-trusted-proxies", "127.0.0.1", "--http-api-trusted-proxy-role", "admin"]);
+  ui = await startDashboard("proxy", [
+    "--http-api-trusted-proxy-header",
+    PROXY_HEADER,
+    "--http-api-trusted-proxies",
+    "127.0.0.1",
+    "--http-api-trusted-proxy-role",
+    "admin",
+  ]);
   proxy = standInProxy(ui.url.replace(/\/$/, ""));
   attacker = attackerSite(() => `http://127.0.0.1:${proxy.port}`);
 }, 120_000);
@@ -87,9 +103,14 @@ test("behind a cookie-signing proxy the page loads, lists and acts; another orig
   expect(await page.getByLabel("API token").count()).toBe(0);
   await page.getByRole("button", { name: `Update ${mine.name}` }).click();
   await confirm(page, "Update");
-  await page.locator(".notice").filter({ hasText: `${mine.name}: updated` }).waitFor({ timeout: 60_000 });
+  await page
+    .locator(".notice")
+    .filter({ hasText: `${mine.name}: updated` })
+    .waitFor({ timeout: 60_000 });
   expect(inspect(mine.name).Image).toBe(mine.newId);
-  expect(passed.filter((r) => r.method === "POST" && r.path === "/v1/update")).toEqual([{ method: "POST", path: "/v1/update", signedIn: true, status: 200 }]);
+  expect(passed.filter((r) => r.method === "POST" && r.path === "/v1/update")).toEqual([
+    { method: "POST", path: "/v1/update", signedIn: true, status: 200 },
+  ]);
 
   const before = passed.length;
   const attempts = [
@@ -101,14 +122,20 @@ test("behind a cookie-signing proxy the page loads, lists and acts; another orig
   for (const { action, enctype } of attempts) {
     const tab = await ui.browser.newPage();
     const answered = tab.waitForResponse((response) => response.url().endsWith(`/v1/${action}`));
-    await tab.goto(`http://127.0.0.1:${attacker.port}/?action=${action}&enctype=${encodeURIComponent(enctype)}&container=${theirs.name}`);
+    await tab.goto(
+      `http://127.0.0.1:${attacker.port}/?action=${action}&enctype=${encodeURIComponent(enctype)}&container=${theirs.name}`,
+    );
     expect((await answered).status()).toBe(403);
     await tab.close();
   }
   // the browser did send the proxy's cookie with each form: the proxy signed alice in, svc said no
-  expect(passed.slice(before).filter((r) => r.method === "POST")).toEqual(attempts.map(({ action }) => ({ method: "POST", path: `/v1/${action}`, signedIn: true, status: 403 })));
+  expect(passed.slice(before).filter((r) => r.method === "POST")).toEqual(
+    attempts.map(({ action }) => ({ method: "POST", path: `/v1/${action}`, signedIn: true, status: 403 })),
+  );
   expect(inspect(theirs.name).Image).toBe(theirs.oldId);
-  const listed = (await (await fetch(`${ui.url}v1/containers?container=${theirs.name}`, { headers: { authorization: `Bearer ${ui.token}` } })).json()) as { containers: { state: string; reason: string | null }[] };
+  const listed = (await (
+    await fetch(`${ui.url}v1/containers?container=${theirs.name}`, { headers: { authorization: `Bearer ${ui.token}` } })
+  ).json()) as { containers: { state: string; reason: string | null }[] };
   expect(listed.containers[0]).toMatchObject({ state: "stale" });
   expect(listed.containers[0]!.reason ?? "").not.toContain("snoozed");
   await page.close();

@@ -17,12 +17,22 @@ beforeAll(async () => {
     {
       tag: "v2.0.0",
       title: "Two <b>bold</b>",
-      body: ["## Changes", "<script>window.pwned = 1</script>", "<img src=x onerror=\"window.pwned = 2\">", "- see [the docs](https://example.com/docs) and `svc --help`", "- [click me](javascript:window.pwned=3)"].join("\n"),
+      body: [
+        "## Changes",
+        "<script>window.pwned = 1</script>",
+        '<img src=x onerror="window.pwned = 2">',
+        "- see [the docs](https://example.com/docs) and `svc --help`",
+        "- [click me](javascript:window.pwned=3)",
+      ].join("\n"),
     },
     { tag: "v1.1.0", title: "1.1.0", body: "z".repeat(200_000) },
     { tag: "v1.0.0", title: "1.0.0" },
   ]);
-  ui = await startDashboard("relui", ["--release-notes-github-api-url", hosts.apiUrls.github_api_url, "--hold-breaking"]);
+  ui = await startDashboard("relui", [
+    "--release-notes-github-api-url",
+    hosts.apiUrls.github_api_url,
+    "--hold-breaking",
+  ]);
 }, 120_000);
 
 afterAll(async () => {
@@ -30,7 +40,11 @@ afterAll(async () => {
   hosts.stop();
 }, 120_000);
 
-const labels = (version: string) => ['CMD ["/bin/sleep","3600"]', "LABEL org.opencontainers.image.source=https://github.com/acme/app", `LABEL org.opencontainers.image.version=${version}`];
+const labels = (version: string) => [
+  'CMD ["/bin/sleep","3600"]',
+  "LABEL org.opencontainers.image.source=https://github.com/acme/app",
+  `LABEL org.opencontainers.image.version=${version}`,
+];
 
 test("a held breaking update: its releases beside the badge, the notes as text, and the row's Update applies it", async () => {
   const v1 = ui.fx.image("app", { changes: labels("1.0.0") });

@@ -18,11 +18,20 @@ const names: string[] = [];
 const references: string[] = [];
 
 /** A container named `name` on `tag` of a demo repository, in the dashboard's scope. */
-function demo(name: string, repository: string, tag: string, labels: Record<string, string> = {}, imageLabels: string[] = []): string {
+function demo(
+  name: string,
+  repository: string,
+  tag: string,
+  labels: Record<string, string> = {},
+  imageLabels: string[] = [],
+): string {
   const ref = `${registry}/demo/${repository}:${tag}`;
   buildImage(ref, { changes: [QUICK_STOP_CMD, ...imageLabels.map((label) => `LABEL ${label}`)] });
   references.push(ref);
-  const labelArgs = Object.entries({ "svc.scope": ui.scope, ...labels }).flatMap(([key, value]) => ["--label", `${key}=${value}`]);
+  const labelArgs = Object.entries({ "svc.scope": ui.scope, ...labels }).flatMap(([key, value]) => [
+    "--label",
+    `${key}=${value}`,
+  ]);
   docker(["run", "-d", "--name", name, "--network", "none", ...labelArgs, ref]);
   names.push(name);
   return ref;
@@ -36,10 +45,21 @@ function publish(repository: string, tag: string, imageLabels: string[] = []): v
 
 try {
   // a compose project of three (its labels as compose sets them), the rest standalone
-  const shop = (service: string, dependsOn?: string) => ({ "com.docker.compose.project": "shop", "com.docker.compose.service": service, ...(dependsOn ? { "com.docker.compose.depends_on": `${dependsOn}:service_started:false` } : {}) });
-  demo("web", "nginx", "1.27.1", shop("web", "api"), ["org.opencontainers.image.version=1.27.1", "org.opencontainers.image.source=https://github.com/nginx/nginx"]);
+  const shop = (service: string, dependsOn?: string) => ({
+    "com.docker.compose.project": "shop",
+    "com.docker.compose.service": service,
+    ...(dependsOn ? { "com.docker.compose.depends_on": `${dependsOn}:service_started:false` } : {}),
+  });
+  demo("web", "nginx", "1.27.1", shop("web", "api"), [
+    "org.opencontainers.image.version=1.27.1",
+    "org.opencontainers.image.source=https://github.com/nginx/nginx",
+  ]);
   publish("nginx", "1.27.1", ["org.opencontainers.image.version=1.27.1"]);
-  demo("api", "api", "2.3.1", { ...shop("api", "db"), "svc.tag_policy": "semver:minor", "svc.link": "https://example.org/api/releases/{version}" });
+  demo("api", "api", "2.3.1", {
+    ...shop("api", "db"),
+    "svc.tag_policy": "semver:minor",
+    "svc.link": "https://example.org/api/releases/{version}",
+  });
   publish("api", "2.4.0");
   demo("queue", "queue", "3.1.0", { "svc.tag_policy": "semver:major" });
   publish("queue", "4.0.0");
@@ -49,7 +69,10 @@ try {
   demo("worker", "worker", "latest", { "svc.hooks.pre_update": "sleep 1" });
 
   // one update, so the history has something to say
-  await fetch(`${ui.url}v1/update?container=worker`, { method: "POST", headers: { authorization: `Bearer ${ui.token}` } });
+  await fetch(`${ui.url}v1/update?container=worker`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${ui.token}` },
+  });
   publish("worker", "latest");
 
   for (const [file, viewport, colorScheme] of [
@@ -60,7 +83,7 @@ try {
     const page = await ui.open({ viewport });
     await page.emulateMedia({ colorScheme });
     await rowOf(page, "web");
-    await page.locator("tr[data-container=\"web\"] .badge").waitFor();
+    await page.locator('tr[data-container="web"] .badge').waitFor();
     // the page's own check has ended: no banner of it in the picture
     await page.locator(".progress").waitFor({ state: "hidden" });
     await page.screenshot({ path: join(out, file), fullPage: file !== "dashboard-phone.png" });

@@ -9,10 +9,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { freePort } from "../../harness.ts";
-import { baseFlags, Fixture, startSvc, stopAll, type SvcProcess, waitForPort } from "../e2e/support.ts";
+import { baseFlags, Fixture, type SvcProcess, startSvc, stopAll, waitForPort } from "../e2e/support.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
 
 export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 390, height: 844 };
@@ -40,13 +49,29 @@ export async function startDashboard(what: string, extraFlags: string[] = []): P
   const scope = fx.prefix;
   const token = `ui-token-${scope}`;
   const port = freePort();
-  const flags = ["--scope", scope, "--http-api-ui", "--http-api-update", "--http-api-token", token, "--http-api-port", String(port), ...extraFlags];
+  const flags = [
+    "--scope",
+    scope,
+    "--http-api-ui",
+    "--http-api-update",
+    "--http-api-token",
+    token,
+    "--http-api-port",
+    String(port),
+    ...extraFlags,
+  ];
   const svc = startSvc([...baseFlags(), ...flags]);
   await waitForPort(port, svc);
   const profile = mkdtempSync(join(tmpdir(), `${scope}-chromium-`));
-  const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: DESKTOP });
+  const browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: DESKTOP,
+  });
   const url = `http://127.0.0.1:${port}/`;
-  const run = (name: string, image: string, args: string[] = []) => fx.run(name, image, ["--label", `svc.scope=${scope}`, ...args]);
+  const run = (name: string, image: string, args: string[] = []) =>
+    fx.run(name, image, ["--label", `svc.scope=${scope}`, ...args]);
   return {
     fx,
     svc,

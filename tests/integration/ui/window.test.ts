@@ -32,13 +32,19 @@ test("a pending row says when it applies and its window; Update applies it now",
   const page = await ui.open();
   const row = await rowOf(page, name);
   // its state, in words: when its window opens
-  await row.locator("td[data-label=State]").filter({ hasText: new RegExp(`applies \\w{3} ${hhmm(opens)} \\(in (59 min|1 h)\\)`) }).waitFor();
+  await row
+    .locator("td[data-label=State]")
+    .filter({ hasText: new RegExp(`applies \\w{3} ${hhmm(opens)} \\(in (59 min|1 h)\\)`) })
+    .waitFor();
   expect(await row.textContent()).toContain(`window: ${window}`);
   expect(inspect(name).Image).toBe(v1.id);
 
   await row.getByRole("button", { name: `Update ${name}` }).click();
   await confirm(page, "Update");
-  await page.locator(".notice").filter({ hasText: `${name}: updated` }).waitFor({ timeout: 60_000 });
+  await page
+    .locator(".notice")
+    .filter({ hasText: `${name}: updated` })
+    .waitFor({ timeout: 60_000 });
   expect(inspect(name).Image).toBe(v2.id);
   await page.close();
 }, 120_000);

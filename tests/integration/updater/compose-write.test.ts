@@ -7,11 +7,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { docker, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
-import { sandbox } from "../../harness.ts";
-import { containerLine } from "../../../src/updater/wrappers/summary.ts";
 import { ComposeFiles } from "../../../src/compose/index.ts";
 import type { ComposeChange as GitChange, GitStep } from "../../../src/git/index.ts";
+import { containerLine } from "../../../src/updater/wrappers/summary.ts";
+import { sandbox } from "../../harness.ts";
+import { docker, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 
 const fx = new Fixture();
 const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
@@ -29,7 +29,13 @@ function project(what: string, files: Record<string, string>): Project {
     mkdirSync(join(dir, file, ".."), { recursive: true });
     writeFileSync(join(dir, file), text);
   }
-  return { dir, name: fx.name(what).toLowerCase().replace(/[^a-z0-9_-]/g, "") };
+  return {
+    dir,
+    name: fx
+      .name(what)
+      .toLowerCase()
+      .replace(/[^a-z0-9_-]/g, ""),
+  };
 }
 
 function compose(p: Project, ...args: string[]): string {
@@ -39,7 +45,9 @@ function compose(p: Project, ...args: string[]): string {
 /** service -> container id, as compose sees the project */
 function ids(p: Project): Record<string, string> {
   const lines = compose(p, "ps", "-a", "--format", "{{.Service}} {{.ID}}").split("\n").filter(Boolean);
-  return Object.fromEntries(lines.map((l) => l.split(" ")).map(([service, id]) => [service!, inspect(id!).Id as string]));
+  return Object.fromEntries(
+    lines.map((l) => l.split(" ")).map(([service, id]) => [service!, inspect(id!).Id as string]),
+  );
 }
 
 function names(p: Project): string[] {
@@ -57,7 +65,11 @@ function read(p: Project, file: string): string {
 }
 
 /** A repository with tags 1.0.0 and 1.1.0 (two different images). */
-function repository(what: string): { v1: { ref: string; id: string; digest: string | null }; v2: { ref: string; id: string; digest: string | null }; repo: string } {
+function repository(what: string): {
+  v1: { ref: string; id: string; digest: string | null };
+  v2: { ref: string; id: string; digest: string | null };
+  repo: string;
+} {
   const v1 = fx.image(what, { tag: "1.0.0" });
   const v2 = fx.image(what, { tag: "1.1.0" });
   return { v1, v2, repo: v1.ref.slice(0, v1.ref.lastIndexOf(":")) };
@@ -67,7 +79,12 @@ function repository(what: string): { v1: { ref: string; id: string; digest: stri
 async function updateAndUp(p: Project, options: { stateDir?: string; asStack?: boolean } = {}) {
   compose(p, "up", "-d");
   const containers = names(p);
-  const h = await makeUpdater({ containers, rollback: { startup_timeout: 5000 }, docker: { config: sandbox().dockerConfig }, ...(options.stateDir ? { state_dir: options.stateDir } : {}) });
+  const h = await makeUpdater({
+    containers,
+    rollback: { startup_timeout: 5000 },
+    docker: { config: sandbox().dockerConfig },
+    ...(options.stateDir ? { state_dir: options.stateDir } : {}),
+  });
   // the page's "Update stack" and POST /v1/update?stack=: the project's services, as one
   const report = await h.updater.run("api", options.asStack ? { stack: [p.name] } : undefined);
   const afterSvc = ids(p);
@@ -80,7 +97,10 @@ afterAll(() => fx.cleanup(), 120_000);
 describe.skipIf(!composeWorks)("a tag move written into the compose files", () => {
   const downs: Project[] = [];
   afterAll(() => {
-    for (const p of downs) docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], { allowFailure: true });
+    for (const p of downs)
+      docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], {
+        allowFailure: true,
+      });
   }, 120_000);
   const track = (p: Project) => (downs.push(p), p);
 
@@ -110,7 +130,11 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const h = await makeUpdater({ containers: [name!], docker: { config: sandbox().dockerConfig } });
     const report = await h.updater.run("api", undefined, { dryRun: true });
     const entry = expectState(report, name!, "stale");
-    expect(entry.compose).toEqual({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: false, recreates: null });
+    expect(entry.compose).toEqual({
+      changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"],
+      written: false,
+      recreates: null,
+    });
     expect(containerLine(entry)).toStartWith(`${name}: would update ${r.v1.ref.split("/").at(-1)} -> 1.1.0 (`);
     expect(containerLine(entry)).toEndWith("); writes compose.yaml line 3: 1.0.0 -> 1.1.0");
     expect(read(p, "compose.yaml")).toBe(before);
@@ -119,7 +143,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   test("without a compose CLI (svc's scratch image) svc computes compose's hash itself: compose up -d keeps the container", async () => {
     const r = repository("nocli");
-    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    environment: [MODE=prod]\n    volumes: ["./data:/data:ro"]\n    restart: unless-stopped\n`;
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    environment: [MODE=prod]\n    volumes: ["./data:/data:ro", {type: tmpfs, target: /cache, tmpfs: {size: 1m}}]\n    logging: {driver: json-file, options: {max-size: 1m, max-file: 2}}\n    restart: unless-stopped\n`;
     const p = track(project("nocli", { "compose.yaml": before }));
     compose(p, "up", "-d");
     const containers = names(p);
@@ -128,13 +152,25 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const recorded: GitChange[] = [];
     const git: GitStep = {
       check: (change) => (checked.push(change), null),
-      record: async (change) => (recorded.push(change), { mode: "commit", done: "committed", commit: "c0ffee", branch: "main", pull_request: null, problem: null }),
+      record: async (change) => (
+        recorded.push(change),
+        { mode: "commit", done: "committed", commit: "c0ffee", branch: "main", pull_request: null, problem: null }
+      ),
     };
     const files = new ComposeFiles({ write: true, stateDir: null, cli: null });
     const h = await makeUpdater({ containers, compose: { git: "commit" } }, { compose: files, git });
     const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
-    expect(entry.compose).toEqual({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: true, recreates: null, git: { done: "committed", commit: "c0ffee", pull_request: null, problem: null } });
-    const change = { project: p.dir, moves: [{ service: "web", from: r.v1.ref, to: r.v2.ref, notes: null }], files: [{ path: join(p.dir, "compose.yaml"), before, after: before.replace("1.0.0", "1.1.0") }] };
+    expect(entry.compose).toEqual({
+      changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"],
+      written: true,
+      recreates: null,
+      git: { done: "committed", commit: "c0ffee", pull_request: null, problem: null },
+    });
+    const change = {
+      project: p.dir,
+      moves: [{ service: "web", from: r.v1.ref, to: r.v2.ref, notes: null }],
+      files: [{ path: join(p.dir, "compose.yaml"), before, after: before.replace("1.0.0", "1.1.0") }],
+    };
     expect(checked).toEqual([change]);
     expect(recorded).toEqual([change]);
     const afterSvc = ids(p);
@@ -145,13 +181,18 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   test("without a compose CLI, a service svc does not model is written all the same, and its row says compose recreates it", async () => {
     const r = repository("nocliunknown");
-    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    logging: {driver: json-file}\n`;
+    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    deploy: {resources: {limits: {memory: 64M}}}\n`;
     const p = track(project("nocliunknown", { "compose.yaml": before }));
     compose(p, "up", "-d");
     const containers = names(p);
-    const h = await makeUpdater({ containers }, { compose: new ComposeFiles({ write: true, stateDir: null, cli: null }) });
+    const h = await makeUpdater(
+      { containers },
+      { compose: new ComposeFiles({ write: true, stateDir: null, cli: null }) },
+    );
     const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
-    expect(entry.compose?.recreates).toBe("compose's hash of web is unknown (no compose CLI here, and svc does not compute compose's hash of a service with logging): compose recreates it once at its next up");
+    expect(entry.compose?.recreates).toBe(
+      "compose's hash of web is unknown (no compose CLI here, and svc does not compute compose's hash of a service with deploy): compose recreates it once at its next up",
+    );
     const afterSvc = ids(p);
     compose(p, "up", "-d");
     expect(ids(p).web).not.toBe(afterSvc.web);
@@ -159,29 +200,39 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   }, 120_000);
 
   const gitWorks = Bun.which("git") !== null;
-  test.skipIf(!gitWorks)("[compose] git = commit, the project a real Git work tree: the move is one commit, the work tree clean", async () => {
-    const r = repository("gitcommit");
-    const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
-    const p = track(project("gitcommit", { "compose.yaml": before }));
-    const git = (...args: string[]) => {
-      const run = Bun.spawnSync(["git", "-C", p.dir, ...args], { env: { PATH: process.env.PATH!, HOME: p.dir, GIT_CONFIG_NOSYSTEM: "1" } });
-      if (run.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${run.stderr}`);
-      return run.stdout.toString().trim();
-    };
-    git("init", "-q", "-b", "main");
-    git("-c", "user.name=me", "-c", "user.email=me@lan", "add", "compose.yaml");
-    git("-c", "user.name=me", "-c", "user.email=me@lan", "commit", "-q", "-m", "the stack");
-    compose(p, "up", "-d");
-    const containers = names(p);
-    const h = await makeUpdater({ containers, docker: { config: sandbox().dockerConfig }, compose: { git: "commit", git_author: "svc <svc@test.lan>" } });
-    const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
-    expect(entry.compose?.git).toMatchObject({ done: "committed", problem: null });
-    expect(git("log", "-1", "--format=%an <%ae>|%s")).toBe(`svc <svc@test.lan>|${git("log", "-1", "--format=%s")}`);
-    expect(git("log", "-1", "--format=%s")).toContain("web");
-    expect(git("show", "HEAD:compose.yaml")).toBe(before.replace("1.0.0", "1.1.0").trimEnd());
-    expect(git("status", "--porcelain")).toBe("");
-    expect(git("rev-list", "--count", "HEAD")).toBe("2");
-  }, 120_000);
+  test.skipIf(!gitWorks)(
+    "[compose] git = commit, the project a real Git work tree: the move is one commit, the work tree clean",
+    async () => {
+      const r = repository("gitcommit");
+      const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+      const p = track(project("gitcommit", { "compose.yaml": before }));
+      const git = (...args: string[]) => {
+        const run = Bun.spawnSync(["git", "-C", p.dir, ...args], {
+          env: { PATH: process.env.PATH!, HOME: p.dir, GIT_CONFIG_NOSYSTEM: "1" },
+        });
+        if (run.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${run.stderr}`);
+        return run.stdout.toString().trim();
+      };
+      git("init", "-q", "-b", "main");
+      git("-c", "user.name=me", "-c", "user.email=me@lan", "add", "compose.yaml");
+      git("-c", "user.name=me", "-c", "user.email=me@lan", "commit", "-q", "-m", "the stack");
+      compose(p, "up", "-d");
+      const containers = names(p);
+      const h = await makeUpdater({
+        containers,
+        docker: { config: sandbox().dockerConfig },
+        compose: { git: "commit", git_author: "svc <svc@test.lan>" },
+      });
+      const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
+      expect(entry.compose?.git).toMatchObject({ done: "committed", problem: null });
+      expect(git("log", "-1", "--format=%an <%ae>|%s")).toBe(`svc <svc@test.lan>|${git("log", "-1", "--format=%s")}`);
+      expect(git("log", "-1", "--format=%s")).toContain("web");
+      expect(git("show", "HEAD:compose.yaml")).toBe(before.replace("1.0.0", "1.1.0").trimEnd());
+      expect(git("status", "--porcelain")).toBe("");
+      expect(git("rev-list", "--count", "HEAD")).toBe("2");
+    },
+    120_000,
+  );
 
   test("[compose] git = pull_request: nothing is written or applied; the move goes into a request, named on the row", async () => {
     const r = repository("pullrequest");
@@ -195,13 +246,36 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const url = "https://forge.lan/me/stacks/pull/7";
     const git: GitStep = {
       check: () => null,
-      record: async (change) => (recorded.push(change), { mode: "pull_request", done: "pull_request", commit: "c0ffee", branch: "svc/web-1.1.0", pull_request: { url, number: 7, created: true } as never, problem: null }),
+      record: async (change) => (
+        recorded.push(change),
+        {
+          mode: "pull_request",
+          done: "pull_request",
+          commit: "c0ffee",
+          branch: "svc/web-1.1.0",
+          pull_request: { url, number: 7, created: true } as never,
+          problem: null,
+        }
+      ),
     };
-    const h = await makeUpdater({ containers, docker: { config: sandbox().dockerConfig }, compose: { git: "pull_request", git_remote: "https://forge.lan/me/stacks.git" } }, { git });
+    const h = await makeUpdater(
+      {
+        containers,
+        docker: { config: sandbox().dockerConfig },
+        compose: { git: "pull_request", git_remote: "https://forge.lan/me/stacks.git" },
+      },
+      { git },
+    );
     const entry = expectState(await h.updater.run("api"), containers[0]!, "stale");
     expect(entry.reason).toBe(`newer tag 1.1.0 proposed in a pull request: ${url}`);
     expect(entry.compose?.git).toEqual({ done: "pull_request", commit: "c0ffee", pull_request: url, problem: null });
-    expect(recorded).toEqual([{ project: p.dir, moves: [{ service: "web", from: r.v1.ref, to: r.v2.ref, notes: null }], files: [{ path: join(p.dir, "compose.yaml"), before, after: before.replace("1.0.0", "1.1.0") }] }]);
+    expect(recorded).toEqual([
+      {
+        project: p.dir,
+        moves: [{ service: "web", from: r.v1.ref, to: r.v2.ref, notes: null }],
+        files: [{ path: join(p.dir, "compose.yaml"), before, after: before.replace("1.0.0", "1.1.0") }],
+      },
+    ]);
     expect(read(p, "compose.yaml")).toBe(before);
     expect(ids(p).web).toBe(idBefore);
   }, 120_000);
@@ -213,7 +287,9 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const override = `services:\n  web:\n    image: ${r.v1.ref}\n`;
     const p = track(project("override", { "compose.yaml": base, "compose.override.yaml": override }));
     const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
-    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual(["compose.override.yaml line 3: 1.0.0 -> 1.1.0"]);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual([
+      "compose.override.yaml line 3: 1.0.0 -> 1.1.0",
+    ]);
     expect(read(p, "compose.yaml")).toBe(base);
     expect(read(p, "compose.override.yaml")).toBe(override.replace("1.0.0", "1.1.0"));
     expect(afterUp).toEqual(afterSvc);
@@ -228,12 +304,16 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const p = track(project("dotenv", { "compose.yaml": file, ".env": env }));
     const stateDir = fx.tempDir("state");
     const { report, containers, afterSvc, afterUp } = await updateAndUp(p, { stateDir });
-    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual([".env line 2 (APP_TAG): 1.0.0 -> 1.1.0"]);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual([
+      ".env line 2 (APP_TAG): 1.0.0 -> 1.1.0",
+    ]);
     expect(read(p, ".env")).toBe(env.replace("1.0.0", "1.1.0"));
     expect(read(p, "compose.yaml")).toBe(file);
     // what the file held before is kept in state_dir
     const kept = JSON.parse(readFileSync(join(stateDir, "compose", p.name, "web.json"), "utf8"));
-    expect(kept.files).toEqual([expect.objectContaining({ file: join(p.dir, ".env"), before: env, after: env.replace("1.0.0", "1.1.0") })]);
+    expect(kept.files).toEqual([
+      expect.objectContaining({ file: join(p.dir, ".env"), before: env, after: env.replace("1.0.0", "1.1.0") }),
+    ]);
     expect(afterUp).toEqual(afterSvc);
     expect(configImages(p)).toEqual({ web: r.v2.ref });
   }, 120_000);
@@ -244,7 +324,9 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const file = `services:\n  web:\n    image: '${r.repo}:\${APP_TAG-1.0.0}'\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const p = track(project("default", { "compose.yaml": file }));
     const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
-    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual(["compose.yaml line 3: 1.0.0 -> 1.1.0"]);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual([
+      "compose.yaml line 3: 1.0.0 -> 1.1.0",
+    ]);
     expect(read(p, "compose.yaml")).toBe(file.replace("-1.0.0}", "-1.1.0}"));
     expect(afterUp).toEqual(afterSvc);
     expect(configImages(p)).toEqual({ web: r.v2.ref });
@@ -256,7 +338,9 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const file = `x-app: &app\n  image: ${r.v1.ref}\n  command: ${CMD}\n  labels: ${LABELS}\nservices:\n  web:\n    <<: *app\n`;
     const p = track(project("anchor", { "compose.yaml": file }));
     const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
-    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual(["compose.yaml line 2: 1.0.0 -> 1.1.0"]);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual([
+      "compose.yaml line 2: 1.0.0 -> 1.1.0",
+    ]);
     expect(read(p, "compose.yaml")).toBe(file.replace("1.0.0", "1.1.0"));
     expect(afterUp).toEqual(afterSvc);
     expect(configImages(p)).toEqual({ web: r.v2.ref });
@@ -269,12 +353,46 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const file = `services:\n  web:\n    extends:\n      file: common/base.yaml\n      service: base\n    labels: ${LABELS}\n`;
     const p = track(project("extends", { "compose.yaml": file, "common/base.yaml": baseFile }));
     const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
-    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual(["common/base.yaml line 3: 1.0.0 -> 1.1.0"]);
+    expect(expectState(report, containers[0]!, "updated").compose?.changes).toEqual([
+      "common/base.yaml line 3: 1.0.0 -> 1.1.0",
+    ]);
     expect(read(p, "common/base.yaml")).toBe(baseFile.replace("1.0.0", "1.1.0"));
     expect(read(p, "compose.yaml")).toBe(file);
     expect(afterUp).toEqual(afterSvc);
     expect(configImages(p)).toEqual({ web: r.v2.ref });
   }, 120_000);
+
+  // shape: top-level include (compose-go loader/include.go ApplyInclude: the included project's own folder and .env)
+  for (const cli of [true, false]) {
+    test(`a service from an included file in a subfolder, its tag in that folder's .env: that line is written${cli ? "" : " (no compose CLI: svc computes compose's hash)"}`, async () => {
+      const r = repository(cli ? "include" : "includenocli");
+      const top = `include:\n  - db/compose.yaml\n`;
+      const included = `services:\n  db:\n    image: ${r.repo}:\${DB_TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n    volumes: ["./data:/data"]\n`;
+      const env = `DB_TAG=1.0.0\n`;
+      const p = track(
+        project(cli ? "include" : "includenocli", { "compose.yaml": top, "db/compose.yaml": included, "db/.env": env }),
+      );
+      compose(p, "up", "-d");
+      const containers = names(p);
+      const h = await makeUpdater(
+        { containers, docker: { config: sandbox().dockerConfig } },
+        cli ? {} : { compose: new ComposeFiles({ write: true, stateDir: null, cli: null }) },
+      );
+      const entry = expectState(await h.updater.run("api"), containers[0]!, "updated");
+      expect(entry.compose).toMatchObject({
+        changes: ["db/.env line 1 (DB_TAG): 1.0.0 -> 1.1.0"],
+        written: true,
+        recreates: null,
+      });
+      expect(read(p, "db/.env")).toBe(env.replace("1.0.0", "1.1.0"));
+      expect(read(p, "compose.yaml")).toBe(top);
+      expect(read(p, "db/compose.yaml")).toBe(included);
+      const afterSvc = ids(p);
+      compose(p, "up", "-d");
+      expect(ids(p)).toEqual(afterSvc);
+      expect(configImages(p)).toEqual({ db: r.v2.ref });
+    }, 120_000);
+  }
 
   // shape: a digest-pinned line (compose spec: image `repo:tag@sha256:...`): tag and digest move together
   test("a digest-pinned line: the tag and the digest move together, and back with svc rollback", async () => {
@@ -283,7 +401,10 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const p = track(project("pinned", { "compose.yaml": file }));
     const { h, report, containers, afterSvc, afterUp } = await updateAndUp(p);
     const entry = expectState(report, containers[0]!, "updated");
-    expect(entry.compose?.changes).toEqual([`compose.yaml line 3: 1.0.0 -> 1.1.0`, `compose.yaml line 3: ${r.v1.digest} -> ${r.v2.digest}`]);
+    expect(entry.compose?.changes).toEqual([
+      `compose.yaml line 3: 1.0.0 -> 1.1.0`,
+      `compose.yaml line 3: ${r.v1.digest} -> ${r.v2.digest}`,
+    ]);
     expect(read(p, "compose.yaml")).toBe(file.replace(`1.0.0@${r.v1.digest}`, `1.1.0@${r.v2.digest}`));
     expect(afterUp).toEqual(afterSvc);
     expect(configImages(p)).toEqual({ web: `${r.v2.ref}@${r.v2.digest}` });
@@ -299,12 +420,14 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   // shape: two services sharing one variable (docker/compose pkg/e2e/fixtures/dotenv: one IMAGE_TAG for a project)
   test("two services sharing a variable, updated as a stack (POST /v1/update?stack=), move together: the .env line is written once", async () => {
     const r = repository("shared");
-    const service = (name: string) => `  ${name}:\n    image: ${r.repo}:\${TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
+    const service = (name: string) =>
+      `  ${name}:\n    image: ${r.repo}:\${TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const file = `services:\n${service("web")}${service("worker")}`;
     const p = track(project("shared", { "compose.yaml": file, ".env": "TAG=1.0.0\n" }));
     const { h, report, containers, afterSvc, afterUp } = await updateAndUp(p, { asStack: true });
     expect(report?.filter.stack).toEqual([p.name]);
-    for (const name of containers) expect(expectState(report, name, "updated").compose?.changes).toEqual([".env line 1 (TAG): 1.0.0 -> 1.1.0"]);
+    for (const name of containers)
+      expect(expectState(report, name, "updated").compose?.changes).toEqual([".env line 1 (TAG): 1.0.0 -> 1.1.0"]);
     expect(read(p, ".env")).toBe("TAG=1.1.0\n");
     expect(h.audit.entries.filter((e) => e.action === "compose_write")).toHaveLength(2);
     expect(afterUp).toEqual(afterSvc);
@@ -328,7 +451,10 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
   const downs: Project[] = [];
   const mounts: string[] = [];
   afterAll(() => {
-    for (const p of downs) docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], { allowFailure: true });
+    for (const p of downs)
+      docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], {
+        allowFailure: true,
+      });
     for (const m of mounts) Bun.spawnSync(["umount", m]);
   }, 120_000);
   const track = (p: Project) => (downs.push(p), p);
@@ -340,9 +466,16 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
     const p = track(project("failing", { "compose.yaml": before }));
     const { h, report, containers, afterSvc, afterUp } = await updateAndUp(p);
     const entry = expectState(report, containers[0]!, "rolled_back");
-    expect(entry.compose).toEqual({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: false, recreates: null });
+    expect(entry.compose).toEqual({
+      changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"],
+      written: false,
+      recreates: null,
+    });
     expect(read(p, "compose.yaml")).toBe(before);
-    expect(h.audit.entries.filter((e) => e.action.startsWith("compose_")).map((e) => e.action)).toEqual(["compose_write", "compose_revert"]);
+    expect(h.audit.entries.filter((e) => e.action.startsWith("compose_")).map((e) => e.action)).toEqual([
+      "compose_write",
+      "compose_revert",
+    ]);
     expect(afterUp).toEqual(afterSvc);
     expect(inspect(afterUp.web!).Image).toBe(v1.id);
   }, 120_000);
@@ -357,7 +490,11 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
     compose(p, "up", "-d");
     const first = ids(p);
     const containers = names(p);
-    const h = await makeUpdater({ containers, rollback: { startup_timeout: 5000 }, docker: { config: sandbox().dockerConfig } });
+    const h = await makeUpdater({
+      containers,
+      rollback: { startup_timeout: 5000 },
+      docker: { config: sandbox().dockerConfig },
+    });
     const report = await h.updater.run("api");
     const [webName, workerName] = ["web", "worker"].map((s) => containers.find((n) => n.includes(`-${s}-`))!);
     expectState(report, workerName!, "rolled_back");
@@ -415,30 +552,45 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
     const progress = (event: { step: string }) => {
       if (event.step === "pull") writeFileSync(join(p.dir, "compose.yaml"), edited);
     };
-    const h = await makeUpdater({ containers: [name!], docker: { config: sandbox().dockerConfig } }, { progress: progress as never });
+    const h = await makeUpdater(
+      { containers: [name!], docker: { config: sandbox().dockerConfig } },
+      { progress: progress as never },
+    );
     const idBefore = ids(p).web;
     const report = await h.updater.run("api");
-    expect(expectState(report, name!, "skipped").reason).toBe(`its compose file was not written: ${join(p.dir, "compose.yaml")} changed since svc read it`);
+    expect(expectState(report, name!, "skipped").reason).toBe(
+      `its compose file was not written: ${join(p.dir, "compose.yaml")} changed since svc read it`,
+    );
     expect(read(p, "compose.yaml")).toBe(edited);
     expect(ids(p).web).toBe(idBefore);
   }, 120_000);
 
   const canMount = Bun.spawnSync(["mount", "--version"]).exitCode === 0 && process.getuid?.() === 0;
-  test.skipIf(!canMount)("a project on a read-only mount holds with the reason", async () => {
-    const r = repository("readonly");
-    const source = fx.tempDir("rosource");
-    writeFileSync(join(source, "compose.yaml"), `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`);
-    const dir = fx.tempDir("ro");
-    expect(Bun.spawnSync(["mount", "--bind", source, dir]).exitCode).toBe(0);
-    mounts.push(dir);
-    expect(Bun.spawnSync(["mount", "-o", "remount,bind,ro", dir]).exitCode).toBe(0);
-    const p = track({ dir, name: fx.name("readonly").toLowerCase() });
-    compose(p, "up", "-d");
-    const [name] = names(p);
-    const h = await makeUpdater({ containers: [name!], docker: { config: sandbox().dockerConfig } });
-    const report = await h.updater.run("api");
-    expect(expectState(report, name!, "stale").reason).toBe(`newer tag 1.1.0 available; the compose file names 1.0.0 (svc cannot write ${dir} (a read-only mount))`);
-  }, 120_000);
+  test.skipIf(!canMount)(
+    "a project on a read-only mount holds with the reason",
+    async () => {
+      const r = repository("readonly");
+      const source = fx.tempDir("rosource");
+      writeFileSync(
+        join(source, "compose.yaml"),
+        `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`,
+      );
+      const dir = fx.tempDir("ro");
+      expect(Bun.spawnSync(["mount", "--bind", source, dir]).exitCode).toBe(0);
+      mounts.push(dir);
+      expect(Bun.spawnSync(["mount", "-o", "remount,bind,ro", dir]).exitCode).toBe(0);
+      const p = track({ dir, name: fx.name("readonly").toLowerCase() });
+      compose(p, "up", "-d");
+      const [name] = names(p);
+      const h = await makeUpdater({ containers: [name!], docker: { config: sandbox().dockerConfig } });
+      const report = await h.updater.run("api");
+      expect(expectState(report, name!, "stale").reason).toBe(
+        `newer tag 1.1.0 available; the compose file names 1.0.0 (svc cannot write ${dir} (a read-only mount))`,
+      );
+    },
+    120_000,
+  );
 });
 
-if (!composeWorks) console.warn(`compose write tests skipped: \`docker compose version\` fails against ${sandbox().dockerHost}`);
+if (!composeWorks)
+  console.warn(`compose write tests skipped: \`docker compose version\` fails against ${sandbox().dockerHost}`);

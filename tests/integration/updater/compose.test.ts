@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { compareApiVersions } from "../../../src/engine/clone.ts";
-import { disallowedDifferences } from "../engine/inspect-diff.ts";
 import { sandbox } from "../../harness.ts";
 import { tempDir } from "../../temp.ts";
+import { disallowedDifferences } from "../engine/inspect-diff.ts";
 import { docker, entryOf, Fixture, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 
 const fx = new Fixture();
@@ -26,7 +26,9 @@ function compose(...args: string[]): string {
 /** Service name -> container id, as compose sees the project. */
 function serviceIds(): Record<string, string> {
   const lines = compose("ps", "-a", "--format", "{{.Service}} {{.ID}} {{.Image}}").split("\n").filter(Boolean);
-  return Object.fromEntries(lines.map((line) => line.split(" ")).map(([service, id]) => [service!, inspect(id!).Id as string]));
+  return Object.fromEntries(
+    lines.map((line) => line.split(" ")).map(([service, id]) => [service!, inspect(id!).Id as string]),
+  );
 }
 
 const MAC = "02:aa:bb:cc:dd:01";
@@ -38,15 +40,29 @@ function writeProject(dbImage: string, appImage: string): void {
   writeFileSync(join(dir, "bind", "kept.txt"), "bind mount\n");
   writeFileSync(join(dir, "app.conf"), "setting=1\n");
   writeFileSync(join(dir, "secret.txt"), "s3cret\n");
-  const service = (image: string) => ({ image, command: CMD, labels: { "svc.scope": TEST_SCOPE }, stop_grace_period: "2s" });
+  const service = (image: string) => ({
+    image,
+    command: CMD,
+    labels: { "svc.scope": TEST_SCOPE },
+    stop_grace_period: "2s",
+  });
   const file = {
     name: project,
     services: {
       db: {
         ...service(dbImage),
-        healthcheck: { test: ["CMD", "test", "-f", "/tmp/ready"], interval: "1s", timeout: "1s", retries: 5, start_period: "1s" },
+        healthcheck: {
+          test: ["CMD", "test", "-f", "/tmp/ready"],
+          interval: "1s",
+          timeout: "1s",
+          retries: 5,
+          start_period: "1s",
+        },
         volumes: ["data:/data", "./bind:/bind"],
-        networks: { front: { aliases: ["db-front"] }, back: { aliases: ["db-back"], ...(macPerNetwork ? { mac_address: MAC } : {}) } },
+        networks: {
+          front: { aliases: ["db-front"] },
+          back: { aliases: ["db-back"], ...(macPerNetwork ? { mac_address: MAC } : {}) },
+        },
         configs: [{ source: "appconf", target: "/etc/app.conf" }],
         secrets: ["appsecret"],
       },
@@ -74,7 +90,10 @@ describe.skipIf(!composeWorks)("a compose project updated by svc", () => {
   }, 120_000);
 
   afterAll(() => {
-    if (composeWorks) docker(["compose", "--project-directory", dir, "-p", project, "down", "-v", "--remove-orphans"], { allowFailure: true });
+    if (composeWorks)
+      docker(["compose", "--project-directory", dir, "-p", project, "down", "-v", "--remove-orphans"], {
+        allowFailure: true,
+      });
     fx.cleanup();
   }, 120_000);
 
@@ -93,7 +112,11 @@ describe.skipIf(!composeWorks)("a compose project updated by svc", () => {
     const updated = serviceIds();
 
     // every replacement kept its configuration; compose's image label names the new image
-    for (const [service, image] of [["db", db2], ["app", app2], ["sidecar", app2]] as const) {
+    for (const [service, image] of [
+      ["db", db2],
+      ["app", app2],
+      ["sidecar", app2],
+    ] as const) {
       const next = inspect(updated[service]!);
       expect(next.Image).toBe(image.id);
       expect(next.Config.Labels["com.docker.compose.image"]).toBe(image.id);
@@ -108,7 +131,12 @@ describe.skipIf(!composeWorks)("a compose project updated by svc", () => {
     }
     const dbAfter = inspect(updated.db!);
     if (macPerNetwork) expect(dbAfter.NetworkSettings.Networks[`${project}_back`].MacAddress).toBe(MAC);
-    expect(dbAfter.Mounts.map((m: any) => m.Destination).sort()).toEqual(["/bind", "/data", "/etc/app.conf", "/run/secrets/appsecret"]);
+    expect(dbAfter.Mounts.map((m: any) => m.Destination).sort()).toEqual([
+      "/bind",
+      "/data",
+      "/etc/app.conf",
+      "/run/secrets/appsecret",
+    ]);
 
     compose("up", "-d", "--wait");
     const again = serviceIds();
@@ -122,7 +150,12 @@ describe.skipIf(!composeWorks)("a compose project updated by svc", () => {
     compose("up", "-d", "--wait");
     expect(serviceIds()).toEqual(again);
 
-    const images = Object.fromEntries(compose("ps", "--format", "{{.Service}} {{.Image}}").split("\n").filter(Boolean).map((l) => l.split(" ")));
+    const images = Object.fromEntries(
+      compose("ps", "--format", "{{.Service}} {{.Image}}")
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split(" ")),
+    );
     expect(images).toEqual({ db: db2.ref, app: app2.ref, sidecar: app2.ref });
     for (const id of Object.values(again)) expect(inspect(id).Image).not.toBe(db.id);
 
@@ -133,4 +166,5 @@ describe.skipIf(!composeWorks)("a compose project updated by svc", () => {
   }, 180_000);
 });
 
-if (!composeWorks) console.warn(`compose tests skipped: \`docker compose version\` fails against ${sandbox().dockerHost}`);
+if (!composeWorks)
+  console.warn(`compose tests skipped: \`docker compose version\` fails against ${sandbox().dockerHost}`);

@@ -9,9 +9,9 @@
  *          emptied, its copy not yet put back); SVC_TEST_DATA_GUARD_DIR turns the data guard on
  */
 import { defaultConfig } from "../../../src/config/index.ts";
+import { SvcError } from "../../../src/core/errors.ts";
 import { createDockerEngine } from "../../../src/engine/index.ts";
 import type { Engine } from "../../../src/engine/port.ts";
-import { SvcError } from "../../../src/core/errors.ts";
 import { silentAudit, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
@@ -25,7 +25,9 @@ const config = defaultConfig({
   stop_timeout: 1000,
   docker: { host: process.env.SVC_TEST_DOCKER_HOST! },
   rollback: { startup_timeout: 5000 },
-  ...(process.env.SVC_TEST_DATA_GUARD_DIR ? { data_guard: "volumes" as const, data_guard_dir: process.env.SVC_TEST_DATA_GUARD_DIR } : {}),
+  ...(process.env.SVC_TEST_DATA_GUARD_DIR
+    ? { data_guard: "volumes" as const, data_guard_dir: process.env.SVC_TEST_DATA_GUARD_DIR }
+    : {}),
 });
 const real = await createDockerEngine(config.docker, silentLogger);
 

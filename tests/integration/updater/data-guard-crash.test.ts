@@ -6,20 +6,32 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { MIGRATE_V2, manifestOf, WRITE_V1, withoutXattrs } from "./data-guard-support.ts";
 import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater } from "./support.ts";
-import { manifestOf, MIGRATE_V2, withoutXattrs, WRITE_V1 } from "./data-guard-support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
 
 const CHILD = join(import.meta.dir, "crash-child.ts");
 const V1_CHANGES = [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`];
-const V2_CHANGES = ["HEALTHCHECK --interval=1s --retries=1 CMD false", `CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exec sleep 3600`])}`];
+const V2_CHANGES = [
+  "HEALTHCHECK --interval=1s --retries=1 CMD false",
+  `CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exec sleep 3600`])}`,
+];
 
 async function runChild(name: string, fault: string, dir: string): Promise<boolean> {
-  const child = Bun.spawn(["bun", CHILD, name, fault], { stdout: "pipe", stderr: "pipe", env: { ...process.env, SVC_TEST_DATA_GUARD_DIR: dir } });
-  const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  if (child.signalCode !== "SIGKILL" && code !== 137) throw new Error(`the update process was not killed at ${fault}: ${out} ${err}`);
+  const child = Bun.spawn(["bun", CHILD, name, fault], {
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, SVC_TEST_DATA_GUARD_DIR: dir },
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  if (child.signalCode !== "SIGKILL" && code !== 137)
+    throw new Error(`the update process was not killed at ${fault}: ${out} ${err}`);
   return true;
 }
 
@@ -52,10 +64,19 @@ describe("killed during the data guard's work, repaired by the next start", () =
       } else {
         // the mount emptied, its copy marked as being restored
         const [copyId] = readdirSync(join(dir, name));
-        expect(readdirSync(join(dir, name, copyId!)).sort()).toEqual(["manifest.json", "mount-0.tar", "restoring.json"]);
+        expect(readdirSync(join(dir, name, copyId!)).sort()).toEqual([
+          "manifest.json",
+          "mount-0.tar",
+          "restoring.json",
+        ]);
       }
 
-      const h = await makeUpdater({ containers: [name], data_guard: "volumes", data_guard_dir: dir, rollback: { startup_timeout: 20_000 } });
+      const h = await makeUpdater({
+        containers: [name],
+        data_guard: "volumes",
+        data_guard_dir: dir,
+        rollback: { startup_timeout: 20_000 },
+      });
       await h.updater.recover();
       expect(Object.keys(containersByPrefix(name))).toEqual([name]);
       expect(inspect(name).State.Running).toBe(true);

@@ -7,15 +7,17 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { CopyList, CopyStore, DataGuard, dataGuardOptions } from "../../../src/dataguard/index.ts";
 import { docker } from "../../harness.ts";
+import { MIGRATE_V2, manifestOf, WRITE_V1, withoutXattrs } from "./data-guard-support.ts";
 import { expectState, Fixture, inspect, makeUpdater } from "./support.ts";
-import { manifestOf, MIGRATE_V2, withoutXattrs, WRITE_V1 } from "./data-guard-support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
 
 const DAY = 86_400_000;
 const V1_CHANGES = [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`];
-const V2_CHANGES = [`CMD ${JSON.stringify(["/bin/sh", "-c", `test -e /data/new || (${MIGRATE_V2}); exec sleep 3600`])}`];
+const V2_CHANGES = [
+  `CMD ${JSON.stringify(["/bin/sh", "-c", `test -e /data/new || (${MIGRATE_V2}); exec sleep 3600`])}`,
+];
 
 async function waitFor(app: string, version: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
@@ -33,7 +35,10 @@ async function updatedToV2(what: string, clock: { now: number }) {
   const before = manifestOf(app);
   const v2 = fx.image(what, { changes: V2_CHANGES });
   const dir = join(fx.tempDir(`${what}-copies`), "copies");
-  const h = await makeUpdater({ containers: [app], data_guard: "volumes", data_guard_dir: dir }, { guard: (engine, config) => new DataGuard(engine, dataGuardOptions(config), () => new Date(clock.now)) });
+  const h = await makeUpdater(
+    { containers: [app], data_guard: "volumes", data_guard_dir: dir },
+    { guard: (engine, config) => new DataGuard(engine, dataGuardOptions(config), () => new Date(clock.now)) },
+  );
   expectState(await h.updater.run("api"), app, "updated");
   await waitFor(app, "v2");
   return { app, v1, v2, before, dir, h };

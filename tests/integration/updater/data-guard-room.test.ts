@@ -8,12 +8,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CopyStore, copyMounts, guardedMounts, restoreCopy } from "../../../src/dataguard/index.ts";
 import { createDockerEngine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
-import { copyMounts, CopyStore, guardedMounts, restoreCopy } from "../../../src/dataguard/index.ts";
 import { docker, sandbox } from "../../harness.ts";
+import { decorate, MIGRATE_V2, manifestOf, runOn, WRITE_V1, withoutXattrs } from "./data-guard-support.ts";
 import { Fixture, inspect } from "./support.ts";
-import { decorate, manifestOf, MIGRATE_V2, runOn, withoutXattrs, WRITE_V1 } from "./data-guard-support.ts";
 
 const fx = new Fixture();
 const dirs: string[] = [];
@@ -40,7 +40,15 @@ async function roundTrip(what: string, mountArgs: string[]) {
   const guarded = guardedMounts(inspect(app), "volumes");
   if (!("mounts" in guarded)) throw new Error(guarded.problem);
   expect(guarded.mounts.map((m) => m.destination)).toEqual(["/data"]);
-  const outcome = await copyMounts(engine, store, { container: app, containerId: inspect(app).Id, image: image.ref, imageId: image.id, version: "1", mounts: guarded.mounts, limit: { bytes: 1024 ** 3, why: "test" } });
+  const outcome = await copyMounts(engine, store, {
+    container: app,
+    containerId: inspect(app).Id,
+    image: image.ref,
+    imageId: image.id,
+    version: "1",
+    mounts: guarded.mounts,
+    limit: { bytes: 1024 ** 3, why: "test" },
+  });
   if (outcome.kind !== "copied") throw new Error(outcome.reason);
   expect(outcome.copy.manifest.bytes).toBeGreaterThan(2 * 1024 * 1024);
   expect(store.list(app).map((c) => c.id)).toEqual([outcome.copy.id]);

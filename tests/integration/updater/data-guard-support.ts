@@ -1,6 +1,6 @@
 /** What the data guard's tests share: data a v1 writes, what a v2 does to it, and reading a volume's state. */
 import { docker, inspect } from "../../harness.ts";
-import { setXattr, treeManifest, type TreeManifest } from "../../support/tree-manifest.ts";
+import { setXattr, type TreeManifest, treeManifest } from "../../support/tree-manifest.ts";
 
 /** v1's data: owners, modes (setuid, sticky), an old time, a symlink, a dangling one, a hard link, a fifo, a hidden file, 2 MiB of noise. */
 export const WRITE_V1 = [
@@ -16,11 +16,14 @@ export const WRITE_V1 = [
 ].join("; ");
 
 /** What a migrating v2 does before it fails: rewrites everything, irreversibly. */
-export const MIGRATE_V2 = "cd /data && rm -rf /data/* /data/.hidden && echo v2-format > a && mkdir -p new/deep && echo junk > new/deep/file && busybox chmod 700 /data && echo v2 > version";
+export const MIGRATE_V2 =
+  "cd /data && rm -rf /data/* /data/.hidden && echo v2-format > a && mkdir -p new/deep && echo junk > new/deep/file && busybox chmod 700 /data && echo v2 > version";
 
 /** Where a container's mount of `destination` lives on the engine's host (the sandbox's engines are local). */
 export function hostPathOf(container: string, destination = "/data"): string {
-  const mount = (inspect(container).Mounts as { Destination: string; Source: string }[]).find((m) => m.Destination === destination);
+  const mount = (inspect(container).Mounts as { Destination: string; Source: string }[]).find(
+    (m) => m.Destination === destination,
+  );
   if (!mount) throw new Error(`${container} mounts nothing at ${destination}`);
   return mount.Source;
 }
@@ -42,7 +45,12 @@ export function manifestOf(container: string): TreeManifest {
  * the data guard does not keep them yet (docs/data-guard.md, "What is kept").
  */
 export function withoutXattrs(manifest: TreeManifest): TreeManifest {
-  return Object.fromEntries(Object.entries(manifest).map(([path, entry]) => [path, Object.fromEntries(Object.entries(entry).filter(([key]) => key !== "xattrs"))]));
+  return Object.fromEntries(
+    Object.entries(manifest).map(([path, entry]) => [
+      path,
+      Object.fromEntries(Object.entries(entry).filter(([key]) => key !== "xattrs")),
+    ]),
+  );
 }
 
 /** Runs `script` in a throwaway container on the volumes of `container` and waits for it to end. */

@@ -9,8 +9,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { docker } from "../../harness.ts";
+import { decorate, MIGRATE_V2, manifestOf, WRITE_V1, withoutXattrs } from "./data-guard-support.ts";
 import { entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
-import { decorate, manifestOf, MIGRATE_V2, withoutXattrs, WRITE_V1 } from "./data-guard-support.ts";
 
 const fx = new Fixture();
 const mounted: string[] = [];
@@ -22,7 +22,10 @@ afterAll(() => {
 /** v1 writes its data when the volume has none (the image's own command: a replacement keeps a container's own) */
 const V1_CHANGES = [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`];
 /** v2 migrates the data, then never becomes healthy (the skip and `volumes` cases show the migration happens) */
-const V2_CHANGES = ["HEALTHCHECK --interval=1s --retries=1 CMD false", `CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exec sleep 3600`])}`];
+const V2_CHANGES = [
+  "HEALTHCHECK --interval=1s --retries=1 CMD false",
+  `CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exec sleep 3600`])}`,
+];
 
 async function waitForData(app: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
@@ -54,7 +57,12 @@ describe("data guard in an update rolled back", () => {
     test(`${kind === "named" ? "a named" : "an anonymous"} volume: v1 runs again on its own data, byte for byte`, async () => {
       const volume = fx.volume(`${kind}-vol`);
       const s = await setUp(kind, args(volume));
-      const h = await makeUpdater({ containers: [s.app], data_guard: "volumes", data_guard_dir: s.dir, rollback: { startup_timeout: 20_000 } });
+      const h = await makeUpdater({
+        containers: [s.app],
+        data_guard: "volumes",
+        data_guard_dir: s.dir,
+        rollback: { startup_timeout: 20_000 },
+      });
       const entry = expectState(await h.updater.run("api"), s.app, "rolled_back");
       expect(entry.reason).toContain("unhealthy");
       expect(entry.data_guard).toMatchObject({ restored: true });
@@ -64,7 +72,11 @@ describe("data guard in an update rolled back", () => {
       expect(inspect(s.app).Image).toBe(s.v1.id);
       expect(readsOwnData(s.app)).toBe("v1");
       expect(withoutXattrs(manifestOf(s.app))).toEqual(withoutXattrs(s.before));
-      expect(h.audit.entries.filter((e) => e.container === s.app && e.action.startsWith("data_")).map((e) => `${e.action}${e.error ? "!" : ""}`)).toEqual(["data_copy", "data_restore"]);
+      expect(
+        h.audit.entries
+          .filter((e) => e.container === s.app && e.action.startsWith("data_"))
+          .map((e) => `${e.action}${e.error ? "!" : ""}`),
+      ).toEqual(["data_copy", "data_restore"]);
       // the copy stays listed for svc rollback --with-data, with the version it belongs to
       expect(readdirSync(join(s.dir, s.app))).toHaveLength(1);
     }, 90_000);
@@ -73,7 +85,12 @@ describe("data guard in an update rolled back", () => {
   test("bind mounts: left alone with `volumes`, copied and restored with `all`", async () => {
     const host = fx.tempDir("bind-src");
     const s = await setUp("bind", ["-v", `${host}:/data`]);
-    const only = await makeUpdater({ containers: [s.app], data_guard: "volumes", data_guard_dir: s.dir, rollback: { startup_timeout: 20_000 } });
+    const only = await makeUpdater({
+      containers: [s.app],
+      data_guard: "volumes",
+      data_guard_dir: s.dir,
+      rollback: { startup_timeout: 20_000 },
+    });
     const first = expectState(await only.updater.run("api"), s.app, "rolled_back");
     // nothing copied where the operator did not ask: v2's migration stays
     expect(first.data_guard).toBeUndefined();
@@ -83,7 +100,12 @@ describe("data guard in an update rolled back", () => {
     docker(["exec", s.app, "sh", "-c", `rm -rf /data/* /data/.hidden; ${WRITE_V1}`]);
     const before = decorate(s.app);
     fx.image("bind", { changes: V2_CHANGES });
-    const all = await makeUpdater({ containers: [s.app], data_guard: "all", data_guard_dir: s.dir, rollback: { startup_timeout: 20_000 } });
+    const all = await makeUpdater({
+      containers: [s.app],
+      data_guard: "all",
+      data_guard_dir: s.dir,
+      rollback: { startup_timeout: 20_000 },
+    });
     const second = expectState(await all.updater.run("api"), s.app, "rolled_back");
     expect(second.data_guard).toMatchObject({ restored: true });
     expect(readsOwnData(s.app)).toBe("v1");
@@ -104,7 +126,12 @@ describe("data guard: a copy that does not fit", () => {
   test("over data_guard_max_size with hold: the update waits, untouched, with the numbers", async () => {
     const volume = fx.volume("hold-vol");
     const s = await setUp("hold", ["-v", `${volume}:/data`]);
-    const h = await makeUpdater({ containers: [s.app], data_guard: "volumes", data_guard_dir: s.dir, data_guard_max_size: "1MiB" });
+    const h = await makeUpdater({
+      containers: [s.app],
+      data_guard: "volumes",
+      data_guard_dir: s.dir,
+      data_guard_max_size: "1MiB",
+    });
     const entry = expectState(await h.updater.run("api"), s.app, "held");
     expect(entry.reason).toContain("more than 1 MiB (data_guard_max_size 1 MiB)");
     expect(inspect(s.app).Id).toBe(s.id);
@@ -117,7 +144,14 @@ describe("data guard: a copy that does not fit", () => {
   test("over data_guard_max_size with skip: updated without a copy, said in the report", async () => {
     const volume = fx.volume("skip-vol");
     const s = await setUp("skip", ["-v", `${volume}:/data`]);
-    const h = await makeUpdater({ containers: [s.app], data_guard: "volumes", data_guard_dir: s.dir, data_guard_max_size: "1MiB", data_guard_over: "skip", rollback: { startup_timeout: 20_000 } });
+    const h = await makeUpdater({
+      containers: [s.app],
+      data_guard: "volumes",
+      data_guard_dir: s.dir,
+      data_guard_max_size: "1MiB",
+      data_guard_over: "skip",
+      rollback: { startup_timeout: 20_000 },
+    });
     const entry = expectState(await h.updater.run("api"), s.app, "rolled_back");
     expect(entry.data_guard).toMatchObject({ bytes: 0, restored: false });
     expect(entry.data_guard!.problem).toContain("updated without a copy");
@@ -128,7 +162,9 @@ describe("data guard: a copy that does not fit", () => {
     const volume = fx.volume("small-vol");
     const s = await setUp("small", ["-v", `${volume}:/data`]);
     const small = fx.tempDir("small-fs");
-    const mountedFs = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", small], { stderr: "pipe" });
+    const mountedFs = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", small], {
+      stderr: "pipe",
+    });
     if (mountedFs.exitCode !== 0) throw new Error(`mount tmpfs: ${mountedFs.stderr.toString()}`);
     mounted.push(small);
     mkdirSync(join(small, "copies"));

@@ -6,7 +6,7 @@ import { silentAudit, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import { entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
+import { expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
@@ -24,7 +24,13 @@ test("a second request while a cycle runs resolves null at once and is counted a
   expectState(report, app, "updated");
   expect(inspect(app).Image).toBe(v2.id);
   expect(h.updater.busy).toBe(false);
-  expect(h.metrics.snapshot()).toEqual({ svc_scans_total: 1, svc_scans_skipped: 2, svc_containers_scanned: 1, svc_containers_updated: 1, svc_containers_failed: 0 });
+  expect(h.metrics.snapshot()).toEqual({
+    svc_scans_total: 1,
+    svc_scans_skipped: 2,
+    svc_containers_scanned: 1,
+    svc_containers_updated: 1,
+    svc_containers_failed: 0,
+  });
 }, 60_000);
 
 test("an unreachable engine: each cycle rejects with one engine error, the updater stays usable", async () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Platform } from "../../../src/engine/port.ts";
-import { Repository, type Descriptor } from "../registry/shapes.ts";
+import { type Descriptor, Repository } from "../registry/shapes.ts";
 import { docker, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
@@ -14,7 +14,8 @@ afterAll(() => fx.cleanup(), 120_000);
 
 const host = docker(["version", "--format", "{{.Server.Arch}}"]).stdout;
 const ours: Platform = { os: "linux", architecture: host };
-const theirs: Platform = host === "arm64" ? { os: "linux", architecture: "amd64" } : { os: "linux", architecture: "arm64", variant: "v8" };
+const theirs: Platform =
+  host === "arm64" ? { os: "linux", architecture: "amd64" } : { os: "linux", architecture: "arm64", variant: "v8" };
 
 async function withAttestations(repo: Repository, images: Descriptor[]): Promise<Descriptor[]> {
   // one after the other: they share the empty config blob, and concurrent uploads of one blob race
@@ -64,7 +65,14 @@ for (const kind of ["oci", "docker"] as const) {
       const after = inspect(app);
       expect(after.Id).not.toBe(before.Id);
       expect(after.Image).toBe(entryOf(report, app).new_image_id);
-      expect(h.audit.entries.filter((e) => e.container === app).map((e) => e.action)).toEqual(["pull", "rename", "stop", "create", "start", "remove"]);
+      expect(h.audit.entries.filter((e) => e.container === app).map((e) => e.action)).toEqual([
+        "pull",
+        "rename",
+        "stop",
+        "create",
+        "start",
+        "remove",
+      ]);
     }, 120_000);
   });
 }
@@ -76,7 +84,11 @@ test("a single-platform image pushed as it is (OCI manifest from the containerd 
   const h = await makeUpdater({ containers: [app] });
   expectState(await h.updater.run("api"), app, "fresh");
   expect(h.audit.entries).toEqual([]);
-  expect((await repo.describe("latest")).mediaType).toBe(docker(["info", "--format", "{{.DriverStatus}}"]).stdout.includes("io.containerd.snapshotter") ? "application/vnd.oci.image.manifest.v1+json" : "application/vnd.docker.distribution.manifest.v2+json");
+  expect((await repo.describe("latest")).mediaType).toBe(
+    docker(["info", "--format", "{{.DriverStatus}}"]).stdout.includes("io.containerd.snapshotter")
+      ? "application/vnd.oci.image.manifest.v1+json"
+      : "application/vnd.docker.distribution.manifest.v2+json",
+  );
   const v2 = fx.image("single");
   const entry = expectState(await h.updater.run("api"), app, "updated");
   expect(entry.new_digest).toBe(v2.digest);

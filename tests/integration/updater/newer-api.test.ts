@@ -20,9 +20,12 @@ describe.skipIf(compareApiVersions(api, "1.48") < 0)(`an engine speaking API ${a
     const front = fx.network("front");
     const back = fx.network("back");
     const app = fx.run("app", v1.ref, [
-      "--network", `name=${front}`,
-      "--network", `name=${back},gw-priority=10,mac-address=${MAC}`,
-      "--mount", `type=image,source=${seed.ref},target=/seed`,
+      "--network",
+      `name=${front}`,
+      "--network",
+      `name=${back},gw-priority=10,mac-address=${MAC}`,
+      "--mount",
+      `type=image,source=${seed.ref},target=/seed`,
     ]);
     const before = inspect(app);
     expect(before.NetworkSettings.Networks[back].GwPriority).toBe(10);

@@ -1,6 +1,6 @@
 /** Dependency ordering, observed through the engine's own event stream. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { entryOf, recordEvents, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
+import { entryOf, expectState, Fixture, inspect, makeUpdater, recordEvents } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
@@ -10,7 +10,14 @@ describe("dependency order", () => {
     const dbImage = fx.image("db");
     const appImage = fx.image("web");
     const net = fx.network("net");
-    const db = fx.run("db", dbImage.ref, ["--network", net, "-l", "com.docker.compose.project=" + fx.prefix, "-l", "com.docker.compose.service=database"]);
+    const db = fx.run("db", dbImage.ref, [
+      "--network",
+      net,
+      "-l",
+      "com.docker.compose.project=" + fx.prefix,
+      "-l",
+      "com.docker.compose.service=database",
+    ]);
     const web = fx.run("web", appImage.ref, ["--network", net, "--link", `${db}:db`]);
     const proxy = fx.run("proxy", appImage.ref, ["--network", net, "-l", `svc.depends_on=${web}`]);
     const worker = fx.run("worker", appImage.ref, [
@@ -51,7 +58,11 @@ describe("dependency order", () => {
     expect(at(`start:${web}`)).toBeLessThan(at(`start:${proxy}`));
     expect(at(`start:${db}`)).toBeLessThan(at(`start:${worker}`));
     expect(at(`stop:${db}`)).toBeLessThan(at(`start:${db}`));
-    expect(h.metrics.snapshot()).toMatchObject({ svc_containers_scanned: 4, svc_containers_updated: 1, svc_containers_failed: 0 });
+    expect(h.metrics.snapshot()).toMatchObject({
+      svc_containers_scanned: 4,
+      svc_containers_updated: 1,
+      svc_containers_failed: 0,
+    });
   }, 90_000);
 
   test("a dependency cycle skips its members, naming the cycle; others are still updated", async () => {
@@ -104,6 +115,6 @@ describe("dependency order", () => {
     const h = await makeUpdater({ containers });
     const report = await h.updater.run("api");
     expect(report!.counts.updated).toBe(5);
-    containers.forEach((name, i) => expect(inspect(name).Image).toBe(newer[i]!.id));
+    for (const [i, name] of containers.entries()) expect(inspect(name).Image).toBe(newer[i]!.id);
   }, 90_000);
 });

@@ -11,7 +11,9 @@ const fx = new Fixture();
 const matrix: { fault: string; child: string; outcome: string }[] = [];
 afterAll(() => {
   fx.cleanup();
-  console.log(`\nfault-injection matrix (step x fault -> outcome)\n${matrix.map((row) => `  ${row.fault.padEnd(14)} ${row.child.padEnd(28)} -> ${row.outcome}`).join("\n")}`);
+  console.log(
+    `\nfault-injection matrix (step x fault -> outcome)\n${matrix.map((row) => `  ${row.fault.padEnd(14)} ${row.child.padEnd(28)} -> ${row.outcome}`).join("\n")}`,
+  );
 }, 120_000);
 
 const CHILD = join(import.meta.dir, "crash-child.ts");
@@ -47,7 +49,8 @@ describe("killed at each step, repaired by the next start", () => {
         expect(entry.state).toBe("failed");
         expect(entry.reason).toContain("no space left on device");
       } else {
-        if (!child.killed) throw new Error(`the update process was not killed at ${fault}: ${JSON.stringify(child.report)}`);
+        if (!child.killed)
+          throw new Error(`the update process was not killed at ${fault}: ${JSON.stringify(child.report)}`);
       }
 
       const h = await makeUpdater({ containers: [name] });
@@ -59,13 +62,20 @@ describe("killed at each step, repaired by the next start", () => {
       expect(after.Image).toBe(expected === "old" ? v1.id : v2.id);
       expect(after.Config.Env).toContain("MODE=prod");
       expect(after.NetworkSettings.Networks[net].Aliases).toContain("svc-alias");
-      if (fault !== "fail-create") expect(h.audit.entries.some((e) => e.action === "recover" && e.container === name && !e.error)).toBe(true);
+      if (fault !== "fail-create")
+        expect(h.audit.entries.some((e) => e.action === "recover" && e.container === name && !e.error)).toBe(true);
 
       // the next cycle finishes the job
       const report = await h.updater.run("schedule");
-      expect(entryOf(report, name).state, JSON.stringify(entryOf(report, name))).toBe(expected === "old" ? "updated" : "fresh");
+      expect(entryOf(report, name).state, JSON.stringify(entryOf(report, name))).toBe(
+        expected === "old" ? "updated" : "fresh",
+      );
       expect(inspect(name).Image).toBe(v2.id);
-      matrix.push({ fault, child: `left: ${leftBehind.replaceAll(name, "<name>")}`, outcome: `${expected} image after recovery; next cycle: ${expected === "old" ? "updated" : "fresh"}` });
+      matrix.push({
+        fault,
+        child: `left: ${leftBehind.replaceAll(name, "<name>")}`,
+        outcome: `${expected} image after recovery; next cycle: ${expected === "old" ? "updated" : "fresh"}`,
+      });
     }, 90_000);
   }
 

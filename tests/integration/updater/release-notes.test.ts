@@ -5,7 +5,7 @@
  * hold_breaking; a host that is down never stops an update (docs/release-notes.md).
  */
 import { afterAll, beforeEach, expect, test } from "bun:test";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { createReleaseNotes } from "../../../src/releases/index.ts";
 import { ReleaseHosts } from "../../support/release-hosts.ts";
@@ -31,12 +31,23 @@ const HISTORY = [
 hosts.set("github", "acme/app", HISTORY);
 
 function labelled(version: string | null, source: string | null = SOURCE): string[] {
-  return ['CMD ["/bin/sleep","3600"]', ...(source ? [`LABEL org.opencontainers.image.source=${source}`] : []), ...(version ? [`LABEL org.opencontainers.image.version=${version}`] : [])];
+  return [
+    'CMD ["/bin/sleep","3600"]',
+    ...(source ? [`LABEL org.opencontainers.image.source=${source}`] : []),
+    ...(version ? [`LABEL org.opencontainers.image.version=${version}`] : []),
+  ];
 }
 
-async function harness(containers: string[], overrides: DeepPartial<Config> = {}, apiUrl = hosts.apiUrls.github_api_url) {
+async function harness(
+  containers: string[],
+  overrides: DeepPartial<Config> = {},
+  apiUrl = hosts.apiUrls.github_api_url,
+) {
   // a conditional request every cycle (the default cache_for would answer the next cycle from memory)
-  const releases = createReleaseNotes(defaultConfig({ release_notes: { github_api_url: apiUrl, timeout: 2000, cache_for: 0 } }), silentLogger);
+  const releases = createReleaseNotes(
+    defaultConfig({ release_notes: { github_api_url: apiUrl, timeout: 2000, cache_for: 0 } }),
+    silentLogger,
+  );
   overrides.release_notes = { github_api_url: apiUrl, ...overrides.release_notes };
   return makeUpdater({ containers, ...overrides }, { releases });
 }
@@ -48,7 +59,14 @@ test("a tag policy from 1.0.0 to 2.0.0: exactly the releases after 1.0.0 up to 2
 
   const overview = await h.updater.overview();
   const seen = overview!.containers.find((c) => c.name === app)!;
-  expect(seen.release_notes).toMatchObject({ source: SOURCE, from_version: "1.0.0", to_version: "2.0.0", breaking: 1, more: 0, problem: null });
+  expect(seen.release_notes).toMatchObject({
+    source: SOURCE,
+    from_version: "1.0.0",
+    to_version: "2.0.0",
+    breaking: 1,
+    more: 0,
+    problem: null,
+  });
   expect(seen.release_notes!.releases.map((r) => [r.version, r.breaking])).toEqual([
     ["2.0.0", true],
     ["1.2.0", false],
@@ -57,7 +75,15 @@ test("a tag policy from 1.0.0 to 2.0.0: exactly the releases after 1.0.0 up to 2
   expect(hosts.count()).toBe(1);
 
   const report = await h.updater.run("api");
-  expect(expectState(report, app, "updated").releases).toEqual({ source: SOURCE, from_version: "1.0.0", to_version: "2.0.0", count: 3, breaking: 1, newest_url: `${SOURCE}/releases/tag/v2.0.0`, problem: null });
+  expect(expectState(report, app, "updated").releases).toEqual({
+    source: SOURCE,
+    from_version: "1.0.0",
+    to_version: "2.0.0",
+    count: 3,
+    breaking: 1,
+    newest_url: `${SOURCE}/releases/tag/v2.0.0`,
+    problem: null,
+  });
   expect(hosts.requests.map((r) => r.status)).toEqual([200, 304]);
 
   // nothing stale: no request at all
@@ -72,7 +98,12 @@ test("a :latest digest change is told by the images' version labels", async () =
   fx.image("latest", { changes: labelled("1.2.0") });
   const h = await harness([app]);
   const report = await h.updater.run("api", undefined, { dryRun: true });
-  expect(entryOf(report, app).releases).toMatchObject({ from_version: "1.1.0", to_version: "1.2.0", count: 1, breaking: 0 });
+  expect(entryOf(report, app).releases).toMatchObject({
+    from_version: "1.1.0",
+    to_version: "1.2.0",
+    count: 1,
+    breaking: 0,
+  });
 }, 120_000);
 
 test("hold_breaking holds a breaking update in a run-once cycle; asked for by name, it is applied", async () => {
@@ -101,7 +132,11 @@ test("an image without labels: the overview says no source is known; release_not
   const image = first.ref.replace(/:latest$/, "");
   const mapped = await harness([app], { release_notes: { sources: [{ image, source: SOURCE }] } });
   const found = (await mapped.updater.overview())!.containers.find((c) => c.name === app)!.release_notes;
-  expect(found).toMatchObject({ source: SOURCE, source_from: "release_notes.sources", problem: "a new image of the same version (a digest change): no version to look up" });
+  expect(found).toMatchObject({
+    source: SOURCE,
+    source_from: "release_notes.sources",
+    problem: "a new image of the same version (a digest change): no version to look up",
+  });
 }, 120_000);
 
 test("the source host down: the update still happens, and the report says why there are no notes", async () => {

@@ -1,11 +1,17 @@
 /** Rollback on each of the three conditions, against the sandbox engine and registry. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { containersByPrefix, entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
+import { containersByPrefix, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
 
-async function expectRollback(what: string, badImage: { changes: string[] }, runArgs: string[], reason: string, rollback = {}) {
+async function expectRollback(
+  what: string,
+  badImage: { changes: string[] },
+  runArgs: string[],
+  reason: string,
+  rollback = {},
+) {
   const v1 = fx.image(what);
   const app = fx.run(what, v1.ref, runArgs);
   const before = inspect(app);
@@ -36,25 +42,55 @@ async function expectRollback(what: string, badImage: { changes: string[] }, run
 
 describe("rollback", () => {
   test("on a non-zero exit code, with the failed container's last log lines", async () => {
-    const { entry } = await expectRollback("exit", { changes: ['CMD ["/bin/sh","-c","echo config is broken; exit 3"]'] }, [], "exited with code 3", { startup_timeout: 20_000 });
+    const { entry } = await expectRollback(
+      "exit",
+      { changes: ['CMD ["/bin/sh","-c","echo config is broken; exit 3"]'] },
+      [],
+      "exited with code 3",
+      { startup_timeout: 20_000 },
+    );
     expect(entry.reason).toContain("config is broken");
   }, 60_000);
 
   test("on an unhealthy healthcheck", async () => {
-    await expectRollback("unhealthy", { changes: ["HEALTHCHECK --interval=1s --retries=1 CMD false", 'CMD ["/bin/sleep","3600"]'] }, [], "unhealthy", { startup_timeout: 20_000 });
+    await expectRollback(
+      "unhealthy",
+      { changes: ["HEALTHCHECK --interval=1s --retries=1 CMD false", 'CMD ["/bin/sleep","3600"]'] },
+      [],
+      "unhealthy",
+      { startup_timeout: 20_000 },
+    );
   }, 60_000);
 
   test("on not becoming healthy within startup_timeout", async () => {
-    await expectRollback("slow", { changes: ["HEALTHCHECK --interval=60s CMD true", 'CMD ["/bin/sleep","3600"]'] }, [], "not healthy within the startup timeout");
+    await expectRollback(
+      "slow",
+      { changes: ["HEALTHCHECK --interval=60s CMD true", 'CMD ["/bin/sleep","3600"]'] },
+      [],
+      "not healthy within the startup timeout",
+    );
   }, 60_000);
 
   test("on a restart loop", async () => {
-    await expectRollback("loop", { changes: ['CMD ["/bin/sh","-c","exit 0"]'] }, ["--restart", "always"], "restart loop", { startup_timeout: 20_000 });
+    await expectRollback(
+      "loop",
+      { changes: ['CMD ["/bin/sh","-c","exit 0"]'] },
+      ["--restart", "always"],
+      "restart loop",
+      { startup_timeout: 20_000 },
+    );
   }, 60_000);
 
   test("a healthcheck set on the container counts too (--health-cmd false)", async () => {
     const v1 = fx.image("hcflag");
-    const app = fx.run("hcflag", v1.ref, ["--health-cmd", "test ! -e /broken", "--health-interval", "1s", "--health-retries", "1"]);
+    const app = fx.run("hcflag", v1.ref, [
+      "--health-cmd",
+      "test ! -e /broken",
+      "--health-interval",
+      "1s",
+      "--health-retries",
+      "1",
+    ]);
     fx.image("hcflag", { changes: ['CMD ["/bin/sh","-c","touch /broken; exec sleep 3600"]'] });
     // a generous timeout: the rollback must come from the healthcheck, however loaded the machine
     const h = await makeUpdater({ containers: [app], rollback: { startup_timeout: 20_000 } });

@@ -3,8 +3,18 @@
  * monitor_only (nothing changes), so the report shows exactly which containers were considered.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { docker, entryOf, Fixture, makeUpdater, names, inspect, recordEvents, expectState, TEST_SCOPE } from "./support.ts";
 import { waitUntil } from "../../harness.ts";
+import {
+  docker,
+  entryOf,
+  expectState,
+  Fixture,
+  inspect,
+  makeUpdater,
+  names,
+  recordEvents,
+  TEST_SCOPE,
+} from "./support.ts";
 
 const fx = new Fixture();
 let image: { ref: string; id: string };
@@ -29,7 +39,10 @@ beforeAll(() => {
 }, 60_000);
 afterAll(() => fx.cleanup(), 120_000);
 
-async function considered(options: Record<string, unknown> = {}, filter?: { container?: string[]; image?: string[] }): Promise<string[]> {
+async function considered(
+  options: Record<string, unknown> = {},
+  filter?: { container?: string[]; image?: string[] },
+): Promise<string[]> {
   const h = await makeUpdater({ containers: all, monitor_only: true, ...options });
   return names(await h.updater.run("api", filter));
 }
@@ -41,7 +54,13 @@ describe("selection", () => {
     expect(short(await considered())).toEqual(["enabled", "otherimg", "plain"]);
   });
   test("revive_stopped adds exited and created containers", async () => {
-    expect(short(await considered({ revive_stopped: true }))).toEqual(["created", "enabled", "otherimg", "plain", "stopped"]);
+    expect(short(await considered({ revive_stopped: true }))).toEqual([
+      "created",
+      "enabled",
+      "otherimg",
+      "plain",
+      "stopped",
+    ]);
   });
   test("label_enable: only svc.enable=true", async () => {
     expect(short(await considered({ label_enable: true }))).toEqual(["enabled"]);
@@ -74,7 +93,11 @@ describe("selection", () => {
     expect(entryOf(report, fx.name("plain")).state).toBe("stale");
     expect(entryOf(report, fx.name("otherimg")).state).toBe("fresh");
     expect(report!.counts).toMatchObject({ scanned: 3, stale: 2, fresh: 1 });
-    expect(h.metrics.snapshot()).toMatchObject({ svc_containers_scanned: 3, svc_containers_updated: 0, svc_containers_failed: 0 });
+    expect(h.metrics.snapshot()).toMatchObject({
+      svc_containers_scanned: 3,
+      svc_containers_updated: 0,
+      svc_containers_failed: 0,
+    });
   });
 });
 
@@ -99,9 +122,18 @@ describe("per-container options", () => {
   test("svc.stop_signal and svc.stop_timeout labels; the container's own --stop-timeout wins", async () => {
     // SIGHUP ends the container after 2 s: far within the label's 20 s, but never before a 0 s
     // grace period's SIGKILL (a prompt exit raced that SIGKILL on a loaded machine)
-    const img = fx.image("signal", { changes: ['CMD ["/bin/sh","-c","trap \\"sleep 2; exit 0\\" HUP; while true; do sleep 0.2; done"]'] });
+    const img = fx.image("signal", {
+      changes: ['CMD ["/bin/sh","-c","trap \\"sleep 2; exit 0\\" HUP; while true; do sleep 0.2; done"]'],
+    });
     const byLabel = fx.run("signal", img.ref, ["-l", "svc.stop_signal=SIGHUP", "-l", "svc.stop_timeout=20s"]);
-    const own = fx.run("own", img.ref, ["-l", "svc.stop_signal=SIGHUP", "-l", "svc.stop_timeout=20s", "--stop-timeout", "0"]);
+    const own = fx.run("own", img.ref, [
+      "-l",
+      "svc.stop_signal=SIGHUP",
+      "-l",
+      "svc.stop_timeout=20s",
+      "--stop-timeout",
+      "0",
+    ]);
     fx.image("signal");
     const h = await makeUpdater({ containers: [byLabel, own], stop_timeout: 30_000 });
     const recording = recordEvents([byLabel, own], ["kill"]);
@@ -123,7 +155,12 @@ describe("per-container options", () => {
     const v2 = fx.image("labels");
     const local2 = fx.image("labelslocal", { registry: "127.0.0.1:9", push: false });
 
-    const globalWins = await makeUpdater({ containers: [app, offline], monitor_only: true, global_takes_precedence: true, registry_timeout: 2000 });
+    const globalWins = await makeUpdater({
+      containers: [app, offline],
+      monitor_only: true,
+      global_takes_precedence: true,
+      registry_timeout: 2000,
+    });
     const first = await globalWins.updater.run("api");
     expectState(first, app, "stale");
     expectState(first, offline, "skipped"); // no_pull label ignored: the unreachable registry is asked

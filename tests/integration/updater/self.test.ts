@@ -4,7 +4,7 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { waitUntil } from "../../harness.ts";
-import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
+import { containersByPrefix, docker, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
@@ -41,7 +41,11 @@ test("svc's own container is updated last: replacement started and verified, old
   // the new instance's startup recovery removes it
   const next = await makeUpdater({ containers: [self, neighbour] }, { selfContainerId: replacement.Id });
   await next.updater.recover();
-  await waitUntil(() => docker(["inspect", oldId], { allowFailure: true }).code !== 0, 20_000, "old svc container removed");
+  await waitUntil(
+    () => docker(["inspect", oldId], { allowFailure: true }).code !== 0,
+    20_000,
+    "old svc container removed",
+  );
   expect(Object.keys(containersByPrefix(self))).toEqual([self]);
   expect(inspect(self).State.Running).toBe(true);
 }, 90_000);

@@ -2,20 +2,21 @@
  * Shared setup of the updater's integration tests: the real engine and registry of the sandbox,
  * an updater scoped to the test's own containers, and helpers to make containers and images.
  */
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+
+import type { Subprocess } from "bun";
+import type { ComposeFiles } from "../../../src/compose/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
+import type { DataGuard } from "../../../src/dataguard/index.ts";
 import { createDockerEngine } from "../../../src/engine/index.ts";
 import type { Engine } from "../../../src/engine/port.ts";
+import type { GitStep } from "../../../src/git/index.ts";
 import type { AuditEntry, AuditLog } from "../../../src/log/index.ts";
-import { silentLogger, type Logger } from "../../../src/log/index.ts";
+import { type Logger, silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
 import type { ReleaseNotesService } from "../../../src/releases/index.ts";
-import type { ComposeFiles } from "../../../src/compose/index.ts";
-import type { GitStep } from "../../../src/git/index.ts";
 import { createUpdater, type ProgressListener, type Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
-import type { Subprocess } from "bun";
-import type { DataGuard } from "../../../src/dataguard/index.ts";
 import { docker, inspect, sandbox } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
 
@@ -43,7 +44,18 @@ export interface Harness {
 export const TEST_SCOPE = "svc-updater-tests";
 
 /** Test defaults: short stop and startup timeouts, every cycle scoped by the caller's `containers`. */
-export async function makeUpdater(overrides: DeepPartial<Config> & { containers: string[] }, extra: { selfContainerId?: string; progress?: ProgressListener; log?: Logger; releases?: ReleaseNotesService; compose?: ComposeFiles; git?: GitStep; guard?: (engine: Engine, config: Config) => DataGuard } = {}): Promise<Harness> {
+export async function makeUpdater(
+  overrides: DeepPartial<Config> & { containers: string[] },
+  extra: {
+    selfContainerId?: string;
+    progress?: ProgressListener;
+    log?: Logger;
+    releases?: ReleaseNotesService;
+    compose?: ComposeFiles;
+    git?: GitStep;
+    guard?: (engine: Engine, config: Config) => DataGuard;
+  } = {},
+): Promise<Harness> {
   const config = defaultConfig({
     scope: TEST_SCOPE,
     ...overrides,
@@ -120,11 +132,25 @@ const liveRecordings = new Set<Subprocess>();
  */
 export function recordEvents(containerNames: string[], actions: string[]): { stop(): Promise<string[]> } {
   const since = Date.now();
-  const proc = Bun.spawn(["docker", "-H", sandbox().dockerHost, "events", "--since", String(Math.floor(since / 1000) - 1), "--format", "{{json .}}", "--filter", "type=container"], {
-    env: { ...process.env, DOCKER_CONFIG: sandbox().dockerConfig },
-    stdout: "pipe",
-    stderr: "ignore",
-  });
+  const proc = Bun.spawn(
+    [
+      "docker",
+      "-H",
+      sandbox().dockerHost,
+      "events",
+      "--since",
+      String(Math.floor(since / 1000) - 1),
+      "--format",
+      "{{json .}}",
+      "--filter",
+      "type=container",
+    ],
+    {
+      env: { ...process.env, DOCKER_CONFIG: sandbox().dockerConfig },
+      stdout: "pipe",
+      stderr: "ignore",
+    },
+  );
   liveRecordings.add(proc);
   const output = new Response(proc.stdout).text();
   const wanted = new Set(containerNames);
@@ -137,11 +163,17 @@ export function recordEvents(containerNames: string[], actions: string[]): { sto
       return out
         .split("\n")
         .filter(Boolean)
-        .map((line) => JSON.parse(line) as { Action: string; Actor: { Attributes: Record<string, string> }; timeNano: number })
+        .map(
+          (line) =>
+            JSON.parse(line) as { Action: string; Actor: { Attributes: Record<string, string> }; timeNano: number },
+        )
         .filter((event) => event.timeNano / 1e6 >= since)
         .filter((event) => actions.includes(event.Action) && wanted.has(baseName(event.Actor.Attributes.name ?? "")))
         .sort((a, b) => a.timeNano - b.timeNano)
-        .map((event) => `${event.Action}${event.Action === "kill" ? `(${event.Actor.Attributes.signal})` : ""}:${baseName(event.Actor.Attributes.name!)}`);
+        .map(
+          (event) =>
+            `${event.Action}${event.Action === "kill" ? `(${event.Actor.Attributes.signal})` : ""}:${baseName(event.Actor.Attributes.name!)}`,
+        );
     },
   };
 }

@@ -28,7 +28,14 @@ async function versionedRepository(what: string, tags: string[], options: { fail
 describe("a tag policy", () => {
   test("moves the container to the best tag it allows that exists for our platform, keeping its configuration", async () => {
     const repo = await versionedRepository("semver", ["1.2.0", "1.2.1", "1.3.0", "1.4.0-rc.1", "2.0.0", "latest"]);
-    const app = fx.run("app", repo.reference("1.2.0"), ["-e", "MODE=prod", "-l", "svc.tag_policy=semver:minor", "--restart", "unless-stopped"]);
+    const app = fx.run("app", repo.reference("1.2.0"), [
+      "-e",
+      "MODE=prod",
+      "-l",
+      "svc.tag_policy=semver:minor",
+      "--restart",
+      "unless-stopped",
+    ]);
     const before = inspect(app);
 
     const h = await makeUpdater({ containers: [app] });
@@ -38,7 +45,12 @@ describe("a tag policy", () => {
 
     const report = await h.updater.run("api");
     const entry = expectState(report, app, "updated");
-    expect(entry).toMatchObject({ image: repo.reference("1.2.0"), new_image: repo.reference("1.3.0"), old_image_id: repo.images.get("1.2.0")!.id, new_image_id: repo.images.get("1.3.0")!.id });
+    expect(entry).toMatchObject({
+      image: repo.reference("1.2.0"),
+      new_image: repo.reference("1.3.0"),
+      old_image_id: repo.images.get("1.2.0")!.id,
+      new_image_id: repo.images.get("1.3.0")!.id,
+    });
     const after = inspect(app);
     expect(after.Config.Image).toBe(repo.reference("1.3.0"));
     expect(after.Image).toBe(repo.images.get("1.3.0")!.id);
@@ -47,7 +59,9 @@ describe("a tag policy", () => {
     expect(after.HostConfig.RestartPolicy.Name).toBe("unless-stopped");
     expect(after.State.Running).toBe(true);
     expect(Object.keys(containersByPrefix(app))).toEqual([app]);
-    expect(h.audit.entries.filter((e) => e.container === app && e.action === "pull").map((e) => e.image)).toEqual([repo.reference("1.3.0")]);
+    expect(h.audit.entries.filter((e) => e.container === app && e.action === "pull").map((e) => e.image)).toEqual([
+      repo.reference("1.3.0"),
+    ]);
 
     // nothing newer within 1.x for our platform: fresh, without a pull
     const again = await h.updater.run("api");
@@ -90,12 +104,23 @@ describe("a tag policy", () => {
   // (a compose container whose file svc can write moves with it: tests/integration/updater/compose-write.test.ts)
   test("a compose-managed container whose file svc cannot find is only reported, with the reason; labelled svc.tag_policy.compose=move it follows the tag", async () => {
     const repo = await versionedRepository("compose", ["5.0.0", "5.0.1"]);
-    const labels = ["-l", "com.docker.compose.project=p", "-l", "com.docker.compose.service=web", "-l", "svc.tag_policy=semver:patch"];
+    const labels = [
+      "-l",
+      "com.docker.compose.project=p",
+      "-l",
+      "com.docker.compose.service=web",
+      "-l",
+      "svc.tag_policy=semver:patch",
+    ];
     const reported = fx.run("web", repo.reference("5.0.0"), labels);
     const moving = fx.run("web2", repo.reference("5.0.0"), [...labels, "-l", "svc.tag_policy.compose=move"]);
     const h = await makeUpdater({ containers: [reported, moving] });
     const report = await h.updater.run("api");
-    expect(expectState(report, reported, "stale")).toMatchObject({ new_image: repo.reference("5.0.1"), reason: "newer tag 5.0.1 available; the compose file names 5.0.0 (web's container names no compose file (label com.docker.compose.project.config_files))" });
+    expect(expectState(report, reported, "stale")).toMatchObject({
+      new_image: repo.reference("5.0.1"),
+      reason:
+        "newer tag 5.0.1 available; the compose file names 5.0.0 (web's container names no compose file (label com.docker.compose.project.config_files))",
+    });
     expect(inspect(reported).Config.Image).toBe(repo.reference("5.0.0"));
     expectState(report, moving, "updated");
     expect(inspect(moving).Config.Image).toBe(repo.reference("5.0.1"));

@@ -1,7 +1,7 @@
 /** Updates against the sandbox engine and registry: what a user sees after a cycle. */
 import { afterAll, describe, expect, test } from "bun:test";
 import { sandbox } from "../../harness.ts";
-import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater, expectState } from "./support.ts";
+import { containersByPrefix, docker, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
@@ -11,7 +11,22 @@ describe("an update", () => {
     const v1 = fx.image("app");
     const fresh = fx.image("fresh");
     const net = fx.network("net");
-    const app = fx.run("app", v1.ref, ["--network", net, "--network-alias", "web", "-e", "MODE=prod", "-l", "team=blue", "--restart", "unless-stopped", "--hostname", "apphost", "-v", `${fx.name("data")}:/data`]);
+    const app = fx.run("app", v1.ref, [
+      "--network",
+      net,
+      "--network-alias",
+      "web",
+      "-e",
+      "MODE=prod",
+      "-l",
+      "team=blue",
+      "--restart",
+      "unless-stopped",
+      "--hostname",
+      "apphost",
+      "-v",
+      `${fx.name("data")}:/data`,
+    ]);
     const same = fx.run("same", fresh.ref);
     const before = inspect(app);
     const v2 = fx.image("app");
@@ -41,8 +56,24 @@ describe("an update", () => {
     expect(after.Mounts.map((m: any) => m.Name)).toContain(fx.name("data"));
     expect(Object.keys(containersByPrefix(app))).toEqual([app]);
 
-    expect(report!.counts).toEqual({ scanned: 2, updated: 1, failed: 0, skipped: 0, fresh: 1, stale: 0, pending: 0, rolled_back: 0, held: 0 });
-    expect(h.metrics.snapshot()).toEqual({ svc_scans_total: 1, svc_scans_skipped: 0, svc_containers_scanned: 2, svc_containers_updated: 1, svc_containers_failed: 0 });
+    expect(report!.counts).toEqual({
+      scanned: 2,
+      updated: 1,
+      failed: 0,
+      skipped: 0,
+      fresh: 1,
+      stale: 0,
+      pending: 0,
+      rolled_back: 0,
+      held: 0,
+    });
+    expect(h.metrics.snapshot()).toEqual({
+      svc_scans_total: 1,
+      svc_scans_skipped: 0,
+      svc_containers_scanned: 2,
+      svc_containers_updated: 1,
+      svc_containers_failed: 0,
+    });
     expect(h.published.map((r) => r.id)).toEqual([report!.id]);
     const actions = h.audit.entries.filter((e) => e.container === app).map((e) => e.action);
     expect(actions).toEqual(["pull", "rename", "stop", "create", "start", "remove"]);
@@ -136,7 +167,10 @@ describe("an update", () => {
     const app = fx.run("auth", v1.ref);
     const v2 = fx.image("auth", { registry: authRegistry });
     docker(["rmi", v2.ref]); // the engine must really pull it
-    const h = await makeUpdater({ containers: [app], registry_credentials: [{ host: authRegistry, username: authUser, password: authPass }] });
+    const h = await makeUpdater({
+      containers: [app],
+      registry_credentials: [{ host: authRegistry, username: authUser, password: authPass }],
+    });
     const entry = entryOf(await h.updater.run("api"), app);
     expect(entry.state).toBe("updated");
     expect(inspect(app).Image).toBe(v2.id);

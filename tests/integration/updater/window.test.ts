@@ -1,15 +1,15 @@
 /**
  * Update windows on the sandbox's engine (docs/windows.md): outside its window a stale container
  * is pulled ahead, reported pending and not restarted, and updated without a pull once the
- * window opens (a minute or two ahead: the window arithmetic itself is unit-tested); a label
+ * window opens (within a minute and a half: the window arithmetic itself is unit-tested); a label
  * narrows the host's window; an update asked for by name applies at once.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { serviceTimeZone, wallClock } from "../../../src/config/window.ts";
-import { docker, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
-import { waitUntil } from "../../harness.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { createScheduler } from "../../../src/scheduler/index.ts";
+import { waitUntil } from "../../harness.ts";
+import { docker, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
@@ -22,9 +22,12 @@ function hhmm(at: number): string {
 }
 /** A window from `from` to `to` (whole minutes on the wall clock). */
 const windowOf = (from: number, to: number) => `${hhmm(from)}-${hhmm(to)}`;
-/** A window closed now, opening at the start of a minute 60 to 120 s from now, for 20 minutes. */
+/**
+ * A window closed now, opening at the start of a minute 30 to 90 s from now, for 20 minutes: the
+ * first cycle (a pull) ends long before it opens, and the test waits no longer than it must.
+ */
 function windowAhead(): { text: string; opensAt: number } {
-  const opensAt = Math.floor((Date.now() + 2 * MINUTE) / MINUTE) * MINUTE;
+  const opensAt = Math.ceil((Date.now() + MINUTE / 2) / MINUTE) * MINUTE;
   return { text: windowOf(opensAt, opensAt + 20 * MINUTE), opensAt };
 }
 /** A window that never holds now: from an hour ahead for an hour. */
@@ -41,8 +44,11 @@ function staleContainer(what: string, args: string[] = []) {
   return { app, v1, v2 };
 }
 
-const actionsOf = (audit: { entries: { container?: string; action: string; session_id?: string }[] }, name: string, session: string) =>
-  audit.entries.filter((e) => e.container === name && e.session_id === session).map((e) => e.action);
+const actionsOf = (
+  audit: { entries: { container?: string; action: string; session_id?: string }[] },
+  name: string,
+  session: string,
+) => audit.entries.filter((e) => e.container === name && e.session_id === session).map((e) => e.action);
 
 describe("an update window", () => {
   test("outside it: pulled ahead, pending with when it applies, not restarted; when it opens: updated, with no pull", async () => {
@@ -64,7 +70,14 @@ describe("an update window", () => {
     expect(inspect(app).Image).toBe(v1.id);
 
     // a daily check would miss a short window: the scheduler runs a cycle as the window opens
-    const scheduler = createScheduler({ config: { poll_interval: 24 * 60 * MINUTE, update_on_start: false, update_window: window.text }, runner: h.updater, log: silentLogger });
+    expect(Date.now(), "the window opened before the scheduler started: the first cycle took 30 s").toBeLessThan(
+      window.opensAt,
+    );
+    const scheduler = createScheduler({
+      config: { poll_interval: 24 * 60 * MINUTE, update_on_start: false, update_window: window.text },
+      runner: h.updater,
+      log: silentLogger,
+    });
     scheduler.start();
     await waitUntil(() => h.published.length === 2, 3 * MINUTE, "the cycle as the window opens");
     await scheduler.stop();
@@ -96,7 +109,11 @@ describe("an update window", () => {
   test("a label narrows the host's window: its container waits while the others are updated", async () => {
     const narrowed = staleContainer("narrow", ["-l", `svc.update_window=${closedNow()}`]);
     const plain = staleContainer("plain");
-    const h = await makeUpdater({ containers: [narrowed.app, plain.app], update_window: "00:00-24:00", pre_pull: false });
+    const h = await makeUpdater({
+      containers: [narrowed.app, plain.app],
+      update_window: "00:00-24:00",
+      pre_pull: false,
+    });
     const report = await h.updater.run("schedule");
     expect(expectState(report, narrowed.app, "pending").reason).toContain(" within ");
     expectState(report, plain.app, "updated");

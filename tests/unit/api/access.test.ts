@@ -10,11 +10,26 @@ import { bearer, FakeRunner, makeApp, TOKEN } from "./fakes.ts";
 describe("one entry per request", () => {
   test("fields of an authenticated update with a query string", async () => {
     const ctx = makeApp();
-    await ctx.request("/v1/update?container=a", { method: "POST", headers: { ...bearer(), "user-agent": "curl/8.5.0", host: "svc.local:8080" } });
+    await ctx.request("/v1/update?container=a", {
+      method: "POST",
+      headers: { ...bearer(), "user-agent": "curl/8.5.0", host: "svc.local:8080" },
+    });
     expect(ctx.access).toHaveLength(1);
     const entry = ctx.access[0]!;
     expect(Object.keys(entry).sort()).toEqual(
-      ["authorization", "duration_ms", "host", "method", "path", "protocol", "remote_addr", "scheme", "status", "uri", "user_agent"].sort(),
+      [
+        "authorization",
+        "duration_ms",
+        "host",
+        "method",
+        "path",
+        "protocol",
+        "remote_addr",
+        "scheme",
+        "status",
+        "uri",
+        "user_agent",
+      ].sort(),
     );
     expect(entry).toMatchObject({
       host: "svc.local:8080",
@@ -73,7 +88,11 @@ describe("field helpers", () => {
     for (const header of [`Bearer ${TOKEN}`, "Basic dXNlcjpwYXNz", TOKEN]) {
       await ctx.request("/v1/health", { headers: { authorization: header } });
     }
-    expect(ctx.access.map((entry) => entry.authorization)).toEqual(["Bearer [redacted]", "Basic [redacted]", "[redacted]"]);
+    expect(ctx.access.map((entry) => entry.authorization)).toEqual([
+      "Bearer [redacted]",
+      "Basic [redacted]",
+      "[redacted]",
+    ]);
   });
 
   test("addresses carry their port; IPv6 in brackets", () => {
@@ -98,7 +117,12 @@ describe("field helpers", () => {
       path: "/v1/update",
       query: "?container=a,b",
     });
-    expect(requestTarget("http://h/v1/health")).toEqual({ scheme: "http", authority: "h", path: "/v1/health", query: "" });
+    expect(requestTarget("http://h/v1/health")).toEqual({
+      scheme: "http",
+      authority: "h",
+      path: "/v1/health",
+      query: "",
+    });
     expect(requestTarget("http://h")).toEqual({ scheme: "http", authority: "h", path: "/", query: "" });
     expect(requestTarget("http://h/a?b?c#frag")).toEqual({ scheme: "http", authority: "h", path: "/a", query: "?b?c" });
   });

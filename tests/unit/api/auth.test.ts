@@ -27,7 +27,13 @@ const CREDENTIALS: Record<string, string | undefined> = {
 };
 const ACCEPTED = new Set(["right token", "lower-case scheme"]);
 
-function expectedStatus(endpoint: EndpointName, enabled: boolean, noAuth: boolean, tokenSet: boolean, credential: string): number {
+function expectedStatus(
+  endpoint: EndpointName,
+  enabled: boolean,
+  noAuth: boolean,
+  tokenSet: boolean,
+  credential: string,
+): number {
   if (endpoint === "health") return 200;
   if (!enabled) return 404;
   if (endpoint === "metrics" && noAuth) return 200;
@@ -52,7 +58,10 @@ describe("auth matrix", () => {
                 },
               });
               const headers: Record<string, string> = header === undefined ? {} : { authorization: header };
-              const response = await ctx.request(ENDPOINTS[endpoint].path, { method: ENDPOINTS[endpoint].method, headers });
+              const response = await ctx.request(ENDPOINTS[endpoint].path, {
+                method: ENDPOINTS[endpoint].method,
+                headers,
+              });
               expect(response.status).toBe(status);
               if (status === 401) {
                 expect(response.headers.get("www-authenticate")).toBe('Bearer realm="svc"');
@@ -100,7 +109,13 @@ test("only the Authorization header carries the token: the scheme in any case, n
 });
 
 describe("roles: who a request comes from", () => {
-  const settings = { token: "admin-secret", viewer_tokens: ["family-1", "family-2"], trusted_proxy_header: "remote-user", trusted_proxies: ["10.0.0.2", "::1"], trusted_proxy_role: "viewer" as const };
+  const settings = {
+    token: "admin-secret",
+    viewer_tokens: ["family-1", "family-2"],
+    trusted_proxy_header: "remote-user",
+    trusted_proxies: ["10.0.0.2", "::1"],
+    trusted_proxy_role: "viewer" as const,
+  };
   const who = createAuthenticator(settings);
   const noUser = () => null;
 
@@ -111,19 +126,73 @@ describe("roles: who a request comes from", () => {
   });
 
   test("the proxy's header is believed only from a configured proxy address (an IPv4 client of a dual-stack socket too)", () => {
-    expect(who(null, () => "alice", () => "10.0.0.2")).toEqual({ role: "viewer", name: "alice", via: "proxy" });
-    expect(who(null, () => "alice", () => "::ffff:10.0.0.2")).toEqual({ role: "viewer", name: "alice", via: "proxy" });
-    expect(who(null, () => "alice", () => "10.0.0.3")).toBeNull();
-    expect(who(null, () => "alice", () => undefined)).toBeNull();
+    expect(
+      who(
+        null,
+        () => "alice",
+        () => "10.0.0.2",
+      ),
+    ).toEqual({ role: "viewer", name: "alice", via: "proxy" });
+    expect(
+      who(
+        null,
+        () => "alice",
+        () => "::ffff:10.0.0.2",
+      ),
+    ).toEqual({ role: "viewer", name: "alice", via: "proxy" });
+    expect(
+      who(
+        null,
+        () => "alice",
+        () => "10.0.0.3",
+      ),
+    ).toBeNull();
+    expect(
+      who(
+        null,
+        () => "alice",
+        () => undefined,
+      ),
+    ).toBeNull();
     // a user name that is not one signs no one in
-    expect(who(null, () => "alice\nadmin", () => "10.0.0.2")).toBeNull();
-    expect(who(null, () => "", () => "10.0.0.2")).toBeNull();
+    expect(
+      who(
+        null,
+        () => "alice\nadmin",
+        () => "10.0.0.2",
+      ),
+    ).toBeNull();
+    expect(
+      who(
+        null,
+        () => "",
+        () => "10.0.0.2",
+      ),
+    ).toBeNull();
   });
 
   test("a bearer token decides alone, even from the proxy; the proxy role is configurable", () => {
-    expect(who("Bearer wrong", () => "alice", () => "10.0.0.2")).toBeNull();
-    expect(createAuthenticator({ ...settings, trusted_proxy_role: "admin" })(null, () => "bob", () => "::1")).toEqual({ role: "admin", name: "bob", via: "proxy" });
-    expect(createAuthenticator({ ...settings, trusted_proxy_header: undefined })(null, () => "bob", () => "::1")).toBeNull();
+    expect(
+      who(
+        "Bearer wrong",
+        () => "alice",
+        () => "10.0.0.2",
+      ),
+    ).toBeNull();
+    expect(
+      createAuthenticator({ ...settings, trusted_proxy_role: "admin" })(
+        null,
+        () => "bob",
+        () => "::1",
+      ),
+    ).toEqual({ role: "admin", name: "bob", via: "proxy" });
+    expect(
+      createAuthenticator({ ...settings, trusted_proxy_header: undefined })(
+        null,
+        () => "bob",
+        () => "::1",
+      ),
+    ).toBeNull();
   });
 
   test("plainAddress", () => {

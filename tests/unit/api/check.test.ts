@@ -43,18 +43,85 @@ describe("GET /v1/containers", () => {
       ...report,
       dry_run: true,
       containers: [
-        { id: "a", name: "web", image: "r/web:1", new_image: "r/web:2", old_image_id: "sha256:1", new_image_id: null, old_digest: "sha256:old", new_digest: "sha256:new", state: "stale", reason: DRY_RUN_REASON, duration_ms: 1 },
-        { id: "b", name: "db", image: "r/db:1", new_image: null, old_image_id: "sha256:2", new_image_id: null, old_digest: "sha256:db", new_digest: null, state: "fresh", reason: null, duration_ms: 1 },
-        { kind: "service", id: "c", name: "api", image: "r/api:1", new_image: null, old_image_id: "sha256:3", new_image_id: null, old_digest: "sha256:3", new_digest: "sha256:4", state: "stale", reason: DRY_RUN_REASON, duration_ms: 1 },
+        {
+          id: "a",
+          name: "web",
+          image: "r/web:1",
+          new_image: "r/web:2",
+          old_image_id: "sha256:1",
+          new_image_id: null,
+          old_digest: "sha256:old",
+          new_digest: "sha256:new",
+          state: "stale",
+          reason: DRY_RUN_REASON,
+          duration_ms: 1,
+        },
+        {
+          id: "b",
+          name: "db",
+          image: "r/db:1",
+          new_image: null,
+          old_image_id: "sha256:2",
+          new_image_id: null,
+          old_digest: "sha256:db",
+          new_digest: null,
+          state: "fresh",
+          reason: null,
+          duration_ms: 1,
+        },
+        {
+          kind: "service",
+          id: "c",
+          name: "api",
+          image: "r/api:1",
+          new_image: null,
+          old_image_id: "sha256:3",
+          new_image_id: null,
+          old_digest: "sha256:3",
+          new_digest: "sha256:4",
+          state: "stale",
+          reason: DRY_RUN_REASON,
+          duration_ms: 1,
+        },
       ],
     });
     const response = await request("/v1/containers?image=r/", { headers: auth });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { containers: unknown[]; checked_at: unknown };
     expect(body.containers).toEqual([
-      expect.objectContaining({ kind: "container", name: "web", image: "r/web:1", state: "stale", would_update: true, current_digest: "sha256:old", available_digest: "sha256:new", available_image: "r/web:2", reason: DRY_RUN_REASON }),
-      expect.objectContaining({ kind: "container", name: "db", image: "r/db:1", state: "fresh", would_update: false, current_digest: "sha256:db", available_digest: null, available_image: null, reason: null }),
-      expect.objectContaining({ kind: "service", name: "api", image: "r/api:1", state: "stale", would_update: true, current_digest: "sha256:3", available_digest: "sha256:4", available_image: null, reason: DRY_RUN_REASON }),
+      expect.objectContaining({
+        kind: "container",
+        name: "web",
+        image: "r/web:1",
+        state: "stale",
+        would_update: true,
+        current_digest: "sha256:old",
+        available_digest: "sha256:new",
+        available_image: "r/web:2",
+        reason: DRY_RUN_REASON,
+      }),
+      expect.objectContaining({
+        kind: "container",
+        name: "db",
+        image: "r/db:1",
+        state: "fresh",
+        would_update: false,
+        current_digest: "sha256:db",
+        available_digest: null,
+        available_image: null,
+        reason: null,
+      }),
+      expect.objectContaining({
+        kind: "service",
+        name: "api",
+        image: "r/api:1",
+        state: "stale",
+        would_update: true,
+        current_digest: "sha256:3",
+        available_digest: "sha256:4",
+        available_image: null,
+        reason: DRY_RUN_REASON,
+      }),
     ]);
     expect(typeof body.checked_at).toBe("string");
     expect(runner.calls).toEqual([{ trigger: "api", filter: { image: ["r/"] }, options: { dryRun: true } }]);
@@ -70,12 +137,26 @@ describe("POST /v1/skip", () => {
     const given = await request(`/v1/skip?container=web&digest=${digest}`, { method: "POST", headers: auth });
     expect(given.status).toBe(200);
     expect(await given.json()).toEqual({ container: "web", digest });
-    const found = await request("/v1/skip", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ container: "db" }) });
+    const found = await request("/v1/skip", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ container: "db" }),
+    });
     expect(await found.json()).toEqual({ container: "db", digest: `sha256:${"e".repeat(64)}` });
-    const tag = await request("/v1/skip", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ container: "web", tag: "1.3.0" }) });
+    const tag = await request("/v1/skip", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ container: "web", tag: "1.3.0" }),
+    });
     expect(await tag.json()).toEqual({ container: "web", image: "r/web:1.3.0" });
-    expect(runner.skips).toEqual([{ container: "web", digest }, { container: "db" }, { container: "web", tag: "1.3.0" }]);
-    expect((await request(`/v1/skip?container=web&tag=1.3.0&digest=${digest}`, { method: "POST", headers: auth })).status).toBe(400);
+    expect(runner.skips).toEqual([
+      { container: "web", digest },
+      { container: "db" },
+      { container: "web", tag: "1.3.0" },
+    ]);
+    expect(
+      (await request(`/v1/skip?container=web&tag=1.3.0&digest=${digest}`, { method: "POST", headers: auth })).status,
+    ).toBe(400);
   });
 
   test("statuses: 401 without the token, 400 without exactly one container, 400 for an unknown field, 404 with the update API off", async () => {
@@ -95,7 +176,13 @@ describe("POST /v1/rollback", () => {
     const { request, runner } = makeApp();
     const response = await request("/v1/rollback?container=web", { method: "POST", headers: auth });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ container: "web", from_image_id: "sha256:new", to_image_id: "sha256:old", state: "updated", reason: null });
+    expect(await response.json()).toEqual({
+      container: "web",
+      from_image_id: "sha256:new",
+      to_image_id: "sha256:old",
+      state: "updated",
+      reason: null,
+    });
     expect((await request("/v1/rollback", { method: "POST", headers: auth })).status).toBe(400);
     expect((await request("/v1/rollback?container=web", { method: "POST" })).status).toBe(401);
     expect(runner.rollbacks).toEqual(["web"]);

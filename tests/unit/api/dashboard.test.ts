@@ -71,8 +71,11 @@ describe("the page", () => {
     const gzip = { "accept-encoding": "gzip" };
     const page = await request("/", { headers: gzip });
     let bytes = (await page.arrayBuffer()).byteLength;
-    const html = new TextDecoder().decode(Bun.gunzipSync(new Uint8Array(await (await request("/", { headers: gzip })).arrayBuffer())));
-    for (const path of assetPaths(html)) bytes += (await (await request(path, { headers: gzip })).arrayBuffer()).byteLength;
+    const html = new TextDecoder().decode(
+      Bun.gunzipSync(new Uint8Array(await (await request("/", { headers: gzip })).arrayBuffer())),
+    );
+    for (const path of assetPaths(html))
+      bytes += (await (await request(path, { headers: gzip })).arrayBuffer()).byteLength;
     expect(bytes / 1024).toBeLessThanOrEqual(FIRST_LOAD_BUDGET_KIB);
   });
 
@@ -93,7 +96,21 @@ describe("what the page reads", () => {
     const { request, runner } = makeApp({ http_api: { ui: true, update: false } });
     runner.report = (report) => ({
       ...report,
-      containers: [{ id: "a", name: "web", image: "r/web:1.2.3", new_image: "r/web:1.3.0", old_image_id: "sha256:1", new_image_id: null, old_digest: "sha256:old", new_digest: "sha256:new", state: "stale", reason: DRY_RUN_REASON, duration_ms: 1 }],
+      containers: [
+        {
+          id: "a",
+          name: "web",
+          image: "r/web:1.2.3",
+          new_image: "r/web:1.3.0",
+          old_image_id: "sha256:1",
+          new_image_id: null,
+          old_digest: "sha256:old",
+          new_digest: "sha256:new",
+          state: "stale",
+          reason: DRY_RUN_REASON,
+          duration_ms: 1,
+        },
+      ],
     });
     expect((await request("/v1/containers")).status).toBe(401);
     const listed = await request("/v1/containers", { headers: auth });
@@ -101,7 +118,15 @@ describe("what the page reads", () => {
     const body = (await listed.json()) as any;
     expect(body.update).toBe(false);
     expect(typeof body.host).toBe("string");
-    expect(body.containers).toEqual([expect.objectContaining({ name: "web", version: "1.2.3", available_version: "1.3.0", update_kind: "minor", would_update: true })]);
+    expect(body.containers).toEqual([
+      expect.objectContaining({
+        name: "web",
+        version: "1.2.3",
+        available_version: "1.3.0",
+        update_kind: "minor",
+        would_update: true,
+      }),
+    ]);
     expect((await request("/v1/progress")).status).toBe(401);
     expect(await (await request("/v1/progress", { headers: auth })).json()).toEqual({ running: null });
     for (const path of ["/v1/update", "/v1/check", "/v1/skip", "/v1/snooze", "/v1/rollback"]) {
@@ -118,10 +143,39 @@ describe("what the page reads", () => {
 
 describe("GET /v1/history", () => {
   test("the kept sessions newest first, without their fresh containers; one container's timeline; the last outcome beside each container", async () => {
-    const web = { id: "a", name: "web", image: "r/web:1.2.3", new_image: "r/web:1.3.0", old_image_id: "sha256:1", new_image_id: "sha256:2", old_digest: "sha256:old", new_digest: "sha256:new", duration_ms: 1 };
+    const web = {
+      id: "a",
+      name: "web",
+      image: "r/web:1.2.3",
+      new_image: "r/web:1.3.0",
+      old_image_id: "sha256:1",
+      new_image_id: "sha256:2",
+      old_digest: "sha256:old",
+      new_digest: "sha256:new",
+      duration_ms: 1,
+    };
     const reports = [
-      emptyReport("schedule", {}, { id: "s1", finished_at: "2026-01-01T00:00:00.000Z", containers: [{ ...web, state: "updated", reason: null }, { ...web, name: "db", state: "fresh", reason: null }] }),
-      emptyReport("api", {}, { id: "s2", finished_at: "2026-01-02T00:00:00.000Z", containers: [{ ...web, state: "rolled_back", reason: "unhealthy" }] }),
+      emptyReport(
+        "schedule",
+        {},
+        {
+          id: "s1",
+          finished_at: "2026-01-01T00:00:00.000Z",
+          containers: [
+            { ...web, state: "updated", reason: null },
+            { ...web, name: "db", state: "fresh", reason: null },
+          ],
+        },
+      ),
+      emptyReport(
+        "api",
+        {},
+        {
+          id: "s2",
+          finished_at: "2026-01-02T00:00:00.000Z",
+          containers: [{ ...web, state: "rolled_back", reason: "unhealthy" }],
+        },
+      ),
     ];
     const { request, runner } = makeApp({ http_api: { ui: true } }, reports);
     expect((await request("/v1/history")).status).toBe(401);
@@ -138,7 +192,10 @@ describe("GET /v1/history", () => {
       ["updated", "1.2.3", "1.3.0", null],
     ]);
     expect((await request("/v1/history?container=a,b", { headers: auth })).status).toBe(400);
-    runner.report = (report) => ({ ...report, containers: [{ ...web, state: "fresh", new_image: null, new_digest: null, reason: null }] });
+    runner.report = (report) => ({
+      ...report,
+      containers: [{ ...web, state: "fresh", new_image: null, new_digest: null, reason: null }],
+    });
     const listed = (await (await request("/v1/containers", { headers: auth })).json()) as any;
     expect(listed.containers[0]).toMatchObject({
       last_cycle: { at: "2026-01-02T00:00:00.000Z", state: "rolled_back", reason: "unhealthy" },
@@ -150,7 +207,11 @@ describe("GET /v1/history", () => {
 describe("POST /v1/snooze", () => {
   test("one container for a duration; without a duration, 400; anonymous, 401", async () => {
     const { request, runner } = makeApp();
-    const response = await request("/v1/snooze", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ container: "web", for: "7d" }) });
+    const response = await request("/v1/snooze", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ container: "web", for: "7d" }),
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ container: "web", until: "2026-01-08T00:00:00.000Z" });
     expect(runner.snoozes).toEqual([{ container: "web", ms: 7 * 86_400_000 }]);
@@ -167,9 +228,45 @@ describe("roles, the session and the summary", () => {
   const stale = (report: ReturnType<typeof emptyReport>) => ({
     ...report,
     containers: [
-      { id: "a", name: "web", image: "r/web:1.2.3", new_image: "r/web:2.0.0", old_image_id: "sha256:1", new_image_id: null, old_digest: "sha256:old", new_digest: "sha256:new", state: "stale" as const, reason: DRY_RUN_REASON, duration_ms: 1 },
-      { id: "b", name: "db", image: "r/db:16", new_image: null, old_image_id: "sha256:2", new_image_id: null, old_digest: "sha256:o", new_digest: "sha256:n", state: "stale" as const, reason: "monitor only", duration_ms: 1 },
-      { id: "c", name: "cache", image: "r/cache:7", new_image: null, old_image_id: "sha256:3", new_image_id: null, old_digest: "sha256:c", new_digest: null, state: "fresh" as const, reason: null, duration_ms: 1 },
+      {
+        id: "a",
+        name: "web",
+        image: "r/web:1.2.3",
+        new_image: "r/web:2.0.0",
+        old_image_id: "sha256:1",
+        new_image_id: null,
+        old_digest: "sha256:old",
+        new_digest: "sha256:new",
+        state: "stale" as const,
+        reason: DRY_RUN_REASON,
+        duration_ms: 1,
+      },
+      {
+        id: "b",
+        name: "db",
+        image: "r/db:16",
+        new_image: null,
+        old_image_id: "sha256:2",
+        new_image_id: null,
+        old_digest: "sha256:o",
+        new_digest: "sha256:n",
+        state: "stale" as const,
+        reason: "monitor only",
+        duration_ms: 1,
+      },
+      {
+        id: "c",
+        name: "cache",
+        image: "r/cache:7",
+        new_image: null,
+        old_image_id: "sha256:3",
+        new_image_id: null,
+        old_digest: "sha256:c",
+        new_digest: null,
+        state: "fresh" as const,
+        reason: null,
+        duration_ms: 1,
+      },
     ],
   });
 
@@ -178,14 +275,22 @@ describe("roles, the session and the summary", () => {
     runner.report = stale;
     const viewer = bearer("family");
     expect((await request("/v1/containers", { headers: viewer })).status).toBe(200);
-    expect(await (await request("/v1/session", { headers: viewer })).json()).toEqual({ role: "viewer", name: "viewer token 1", update: true });
+    expect(await (await request("/v1/session", { headers: viewer })).json()).toEqual({
+      role: "viewer",
+      name: "viewer token 1",
+      update: true,
+    });
     for (const path of ["/v1/update", "/v1/check", "/v1/skip", "/v1/snooze", "/v1/rollback"]) {
       const refused = await request(path, { method: "POST", headers: viewer });
       expect(refused.status).toBe(403);
       expect(await refused.json()).toEqual({ error: "forbidden: this token (or user) may only read" });
     }
     expect(audit).toEqual([]);
-    expect(await (await request("/v1/session", { headers: auth })).json()).toEqual({ role: "admin", name: "admin token", update: true });
+    expect(await (await request("/v1/session", { headers: auth })).json()).toEqual({
+      role: "admin",
+      name: "admin token",
+      update: true,
+    });
     expect((await request("/v1/update", { method: "POST", headers: auth })).status).toBe(200);
     await Bun.sleep(1);
     expect(audit).toEqual([{ action: "request", trigger: "api", actor: "admin token", request: "POST /v1/update" }]);
@@ -194,7 +299,13 @@ describe("roles, the session and the summary", () => {
     await Bun.sleep(1);
     expect(audit.slice(1)).toEqual([
       { action: "request", trigger: "api", actor: "admin token", request: "POST /v1/snooze" },
-      { action: "request", trigger: "api", actor: "admin token", request: "POST /v1/snooze", error: "answered 400: name exactly one container" },
+      {
+        action: "request",
+        trigger: "api",
+        actor: "admin token",
+        request: "POST /v1/snooze",
+        error: "answered 400: name exactly one container",
+      },
     ]);
   });
 
@@ -209,7 +320,15 @@ describe("roles, the session and the summary", () => {
     runner.report = stale;
     expect((await request("/v1/summary")).status).toBe(401);
     const body = (await (await request("/v1/summary", { headers: bearer("family") })).json()) as any;
-    expect(body).toEqual({ host: expect.any(String), checked_at: expect.any(String), containers: 3, updates: 2, by_kind: { major: 1, minor: 0, patch: 0, digest: 1, tag: 0 }, held: 1, failed: 0 });
+    expect(body).toEqual({
+      host: expect.any(String),
+      checked_at: expect.any(String),
+      containers: 3,
+      updates: 2,
+      by_kind: { major: 1, minor: 0, patch: 0, digest: 1, tag: 0 },
+      held: 1,
+      failed: 0,
+    });
     const again = (await (await request("/v1/summary", { headers: auth })).json()) as any;
     expect(again.checked_at).toBe(body.checked_at);
   });

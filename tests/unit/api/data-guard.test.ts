@@ -30,7 +30,17 @@ function copyOf(store: CopyStore, container: string, superseded: string | null):
     duration_ms: 40,
     bytes: 1024,
     superseded_at: superseded,
-    mounts: [{ destination: "/data", type: "volume", name: "app-data", source: "/var/lib/docker/volumes/app-data/_data", file: "mount-0.tar", bytes: 1024, sha256: "a".repeat(64) }],
+    mounts: [
+      {
+        destination: "/data",
+        type: "volume",
+        name: "app-data",
+        source: "/var/lib/docker/volumes/app-data/_data",
+        file: "mount-0.tar",
+        bytes: 1024,
+        sha256: "a".repeat(64),
+      },
+    ],
   };
   store.complete(dir, manifest);
   return id;
@@ -39,8 +49,15 @@ function copyOf(store: CopyStore, container: string, superseded: string | null):
 function appWith(store: CopyStore, now: Date) {
   const config = defaultConfig({ http_api: { update: true, token: TOKEN } });
   const metrics = new Metrics();
-  const app = createApp({ config, runner: new FakeRunner(metrics), metrics, log: silentLogger, dataCopies: new CopyList(store, 7 * DAY, () => now) });
-  return (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, { ...init, headers: { ...bearer(), ...init.headers } }));
+  const app = createApp({
+    config,
+    runner: new FakeRunner(metrics),
+    metrics,
+    log: silentLogger,
+    dataCopies: new CopyList(store, 7 * DAY, () => now),
+  });
+  return (path: string, init: RequestInit = {}) =>
+    app.handle(new Request(`http://localhost${path}`, { ...init, headers: { ...bearer(), ...init.headers } }));
 }
 
 describe("/v1/data-guard", () => {
@@ -73,13 +90,21 @@ describe("/v1/data-guard", () => {
   test("without a token: 401", async () => {
     const config = defaultConfig({ http_api: { update: true, token: TOKEN } });
     const metrics = new Metrics();
-    const app = createApp({ config, runner: new FakeRunner(metrics), metrics, log: silentLogger, dataCopies: new CopyList(store, DAY) });
+    const app = createApp({
+      config,
+      runner: new FakeRunner(metrics),
+      metrics,
+      log: silentLogger,
+      dataCopies: new CopyList(store, DAY),
+    });
     expect((await app.handle(new Request("http://localhost/v1/data-guard"))).status).toBe(401);
   });
 
   test("DELETE names the copy: 400 without, 404 for one that is not there, 409 while it is restored, 204 once removed", async () => {
     expect((await request("/v1/data-guard?container=web", { method: "DELETE" })).status).toBe(400);
-    expect((await request("/v1/data-guard?container=web&id=20260301T040000Z-000000000000", { method: "DELETE" })).status).toBe(404);
+    expect(
+      (await request("/v1/data-guard?container=web&id=20260301T040000Z-000000000000", { method: "DELETE" })).status,
+    ).toBe(404);
     const copy = store.read("web", id)!;
     store.markRestoring(copy, "0123456789ab");
     expect((await request(`/v1/data-guard?container=web&id=${id}`, { method: "DELETE" })).status).toBe(409);

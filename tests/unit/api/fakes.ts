@@ -3,9 +3,18 @@ import { createApp } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import type { AccessFields, AuditEntry } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
+import type {
+  ContainerActions,
+  CycleRunner,
+  RollbackResult,
+  RunOptions,
+  SessionReport,
+  SkipResult,
+  Trigger,
+  UpdateFilter,
+} from "../../../src/updater/types.ts";
 import { containerOverviews, type DashboardActions, type Overview } from "../../../src/updater/views/overview.ts";
-import type { ContainerActions, CycleRunner, RollbackResult, RunOptions, SessionReport, SkipResult, Trigger, UpdateFilter } from "../../../src/updater/types.ts";
-import { recordingLogger, type RecordedLine } from "../../support/logger.ts";
+import { type RecordedLine, recordingLogger } from "../../support/logger.ts";
 import { emptyReport } from "../../support/report.ts";
 
 export const TOKEN = "s3cret-token-value";
@@ -20,7 +29,13 @@ export class FakeRunner implements CycleRunner, ContainerActions, DashboardActio
 
   async overview(filter?: UpdateFilter): Promise<Overview | null> {
     const report = await this.run("api", filter, { dryRun: true });
-    return report && { checked_at: report.finished_at, containers: containerOverviews(report, {}, defaultConfig(), {}), excluded: [] };
+    return (
+      report && {
+        checked_at: report.finished_at,
+        containers: containerOverviews(report, {}, defaultConfig(), {}),
+        excluded: [],
+      }
+    );
   }
 
   async snooze(container: string, ms: number) {
@@ -81,13 +96,24 @@ export class FakeRunner implements CycleRunner, ContainerActions, DashboardActio
 }
 
 export function makeApp(overrides: DeepPartial<Config> = {}, reports: SessionReport[] = []) {
-  const config = defaultConfig({ ...overrides, http_api: { update: true, metrics: true, token: TOKEN, ...overrides.http_api } });
+  const config = defaultConfig({
+    ...overrides,
+    http_api: { update: true, metrics: true, token: TOKEN, ...overrides.http_api },
+  });
   const metrics = new Metrics();
   const runner = new FakeRunner(metrics);
   const logs: RecordedLine[] = [];
   const access: AccessFields[] = [];
   const audit: AuditEntry[] = [];
-  const app = createApp({ config, runner, metrics, log: recordingLogger(logs), access: { enabled: true, write: (fields) => void access.push(fields) }, audit: { record: (entry) => void audit.push(entry) }, history: { list: () => reports } });
+  const app = createApp({
+    config,
+    runner,
+    metrics,
+    log: recordingLogger(logs),
+    access: { enabled: true, write: (fields) => void access.push(fields) },
+    audit: { record: (entry) => void audit.push(entry) },
+    history: { list: () => reports },
+  });
   const request = (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init));
   return { app, config, metrics, runner, logs, access, audit, request };
 }

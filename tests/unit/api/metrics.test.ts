@@ -34,7 +34,9 @@ function parsePrometheus(text: string): Map<string, ParsedMetric> {
 
 async function bothRenderings(ctx: ReturnType<typeof makeApp>) {
   const text = await (await ctx.request("/v1/metrics", { headers: bearer() })).text();
-  const json = await (await ctx.request("/v1/metrics", { headers: { ...bearer(), accept: "application/json" } })).json();
+  const json = await (
+    await ctx.request("/v1/metrics", { headers: { ...bearer(), accept: "application/json" } })
+  ).json();
   return { parsed: parsePrometheus(text), json: json as Record<string, number> };
 }
 
@@ -75,7 +77,8 @@ test("the five metrics, each with HELP, TYPE and one sample, equal to the JSON",
 
 test("cycles run through the API show up in the metrics", async () => {
   const ctx = makeApp();
-  for (let i = 0; i < 3; i++) expect((await ctx.request("/v1/update", { method: "POST", headers: bearer() })).status).toBe(200);
+  for (let i = 0; i < 3; i++)
+    expect((await ctx.request("/v1/update", { method: "POST", headers: bearer() })).status).toBe(200);
   const { parsed, json } = await bothRenderings(ctx);
   expect(json.svc_scans_total).toBe(3);
   expect(parsed.get("svc_scans_total")!.samples[0]!.value).toBe(3);
@@ -83,13 +86,22 @@ test("cycles run through the API show up in the metrics", async () => {
 
 test("svc_update_available: one labelled sample per container once a cycle has checked some, in the text format (the JSON keeps the five)", async () => {
   const ctx = makeApp();
-  ctx.metrics.recordAvailability([{ name: "web", state: "stale" }, { name: "db", state: "fresh" }, { name: 'we"ird', state: "updated" }], true);
+  ctx.metrics.recordAvailability(
+    [
+      { name: "web", state: "stale" },
+      { name: "db", state: "fresh" },
+      { name: 'we"ird', state: "updated" },
+    ],
+    true,
+  );
   const text = await (await ctx.request("/v1/metrics", { headers: bearer() })).text();
   expect(text).toContain("# TYPE svc_update_available gauge\n");
   expect(text).toContain('svc_update_available{container="web"} 1\n');
   expect(text).toContain('svc_update_available{container="db"} 0\n');
   expect(text).toContain('svc_update_available{container="we\\"ird"} 0\n');
-  const json = (await (await ctx.request("/v1/metrics", { headers: { ...bearer(), accept: "application/json" } })).json()) as Record<string, unknown>;
+  const json = (await (
+    await ctx.request("/v1/metrics", { headers: { ...bearer(), accept: "application/json" } })
+  ).json()) as Record<string, unknown>;
   expect(Object.keys(json).sort()).toEqual(Object.keys(TYPES).sort());
   // a filtered cycle updates what it checked; a full one replaces the set
   ctx.metrics.recordAvailability([{ name: "db", state: "stale" }], false);

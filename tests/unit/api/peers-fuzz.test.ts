@@ -16,15 +16,29 @@ const ROUNDS = 60;
 const auth = bearer();
 
 let answer: unknown = null;
-const server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => (typeof answer === "string" ? new Response(answer) : Response.json(answer)) });
+const server = Bun.serve({
+  hostname: "127.0.0.1",
+  port: 0,
+  fetch: () => (typeof answer === "string" ? new Response(answer) : Response.json(answer)),
+});
 afterAll(() => server.stop(true));
 
 /** Answers around entries that are not svc's at all: the whole answer is refused, the peer unreachable. */
-const NOT_AN_ANSWER: unknown[] = [null, [], "<html>", { containers: [] }, { checked_at: "now", host: "h", update: true, containers: [] }, { checked_at: new Date().toISOString(), host: 1, update: true, containers: [] }];
+const NOT_AN_ANSWER: unknown[] = [
+  null,
+  [],
+  "<html>",
+  { containers: [] },
+  { checked_at: "now", host: "h", update: true, containers: [] },
+  { checked_at: new Date().toISOString(), host: 1, update: true, containers: [] },
+];
 
 test(`peers' answers fuzz (seed ${SEED}): what svc answers is kept as it is, the rest dropped and counted, never a 5xx of svc's own`, async () => {
   const rng = prng(SEED);
-  const { request } = makeApp({ http_api: { ui: true }, peers: [{ name: "fz", url: `http://127.0.0.1:${server.port}`, token: "t" }] });
+  const { request } = makeApp({
+    http_api: { ui: true },
+    peers: [{ name: "fz", url: `http://127.0.0.1:${server.port}`, token: "t" }],
+  });
   for (let round = 0; round < ROUNDS; round++) {
     const whole = !rng.chance(0.1);
     const entries = randomEntries(rng, 1 + rng.int(12));
@@ -44,23 +58,59 @@ test(`peers' answers fuzz (seed ${SEED}): what svc answers is kept as it is, the
     expect(forwarded.status, replay).toBe(200);
     const expected = entries.filter((e) => e.kept !== null);
     for (const data of [view.data, await forwarded.json()]) {
-      expect(data.containers.map((c: any) => c.name), replay).toEqual(expected.map((e) => e.kept));
+      expect(
+        data.containers.map((c: any) => c.name),
+        replay,
+      ).toEqual(expected.map((e) => e.kept));
       for (const [i, kept] of data.containers.entries()) {
         const given = expected[i]!.entry as Record<string, any>;
         // every field svc answers, as the peer gave it (an older peer's missing ones filled in); nothing else
         expect(Object.keys(kept).sort(), replay).toEqual(FIELDS);
         for (const key of FIELDS.filter((field) => field in given)) {
-          expect(kept[key], `${replay}: ${kept.name}.${key}`).toEqual(key === "policy" ? withoutSurplus(given.policy) : given[key]);
+          expect(kept[key], `${replay}: ${kept.name}.${key}`).toEqual(
+            key === "policy" ? withoutSurplus(given.policy) : given[key],
+          );
         }
       }
     }
     const droppedCount = entries.length - expected.length;
-    const named = view.dropped.length > 10 ? 10 + Number(/^and (\d+) more$/.exec(view.dropped.at(-1))?.[1]) - 1 : view.dropped.length;
+    const named =
+      view.dropped.length > 10
+        ? 10 + Number(/^and (\d+) more$/.exec(view.dropped.at(-1))?.[1]) - 1
+        : view.dropped.length;
     expect(named, `${replay}: ${view.dropped.join("\n")}`).toBe(droppedCount);
   }
 });
 
-const FIELDS = ["kind", "group", "name", "image", "state", "would_update", "current_digest", "available_digest", "available_image", "reason", "version", "available_version", "update_kind", "first_seen_at", "created_at", "eligible_at", "applies_at", "applies", "policy", "snoozed_until", "skipped", "previous_image_id", "link", "last_cycle", "last_update", "release_notes", "compose_change"].sort();
+const FIELDS = [
+  "kind",
+  "group",
+  "name",
+  "image",
+  "state",
+  "would_update",
+  "current_digest",
+  "available_digest",
+  "available_image",
+  "reason",
+  "version",
+  "available_version",
+  "update_kind",
+  "first_seen_at",
+  "created_at",
+  "eligible_at",
+  "applies_at",
+  "applies",
+  "policy",
+  "snoozed_until",
+  "skipped",
+  "previous_image_id",
+  "link",
+  "last_cycle",
+  "last_update",
+  "release_notes",
+  "compose_change",
+].sort();
 
 /** A policy without the unknown field the generator adds to it. */
 function withoutSurplus(policy: Record<string, unknown>): Record<string, unknown> {

@@ -5,19 +5,39 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
-import { DRY_RUN_REASON, type ContainerReport } from "../../../src/updater/types.ts";
+import { type ContainerReport, DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { emptyReport } from "../../support/report.ts";
 import { bearer, makeApp } from "./fakes.ts";
 
-const WEB: ContainerReport = { id: "a", name: "web", image: "r/web:1.2.3", new_image: "r/web:1.3.0", old_image_id: "sha256:1", new_image_id: null, old_digest: "sha256:old", new_digest: "sha256:new", state: "stale", reason: DRY_RUN_REASON, duration_ms: 1 };
+const WEB: ContainerReport = {
+  id: "a",
+  name: "web",
+  image: "r/web:1.2.3",
+  new_image: "r/web:1.3.0",
+  old_image_id: "sha256:1",
+  new_image_id: null,
+  old_digest: "sha256:old",
+  new_digest: "sha256:new",
+  state: "stale",
+  reason: DRY_RUN_REASON,
+  duration_ms: 1,
+};
 
 const auth = bearer();
 const servers: Server<undefined>[] = [];
-afterAll(() => servers.forEach((server) => server.stop(true)));
+afterAll(() => {
+  for (const server of servers) server.stop(true);
+});
 
 /** What another svc answers to GET /v1/containers: this svc's own answer, as the API builds it. */
 const CONTAINERS = await (async () => {
-  const { request, runner } = makeApp({ http_api: { ui: true } }, [emptyReport("schedule", {}, { finished_at: "2026-01-01T00:00:00.000Z", containers: [{ ...WEB, state: "updated", reason: null }] })]);
+  const { request, runner } = makeApp({ http_api: { ui: true } }, [
+    emptyReport(
+      "schedule",
+      {},
+      { finished_at: "2026-01-01T00:00:00.000Z", containers: [{ ...WEB, state: "updated", reason: null }] },
+    ),
+  ]);
   runner.report = (report) => ({ ...report, containers: [{ ...WEB, name: "db" }, WEB] });
   const answer = (await (await request("/v1/containers", { headers: auth })).json()) as any;
   return { ...answer, host: "nas" };
@@ -32,7 +52,12 @@ function peer(options: { delayMs?: number; answer?: (url: URL) => Response | und
     port: 0,
     async fetch(request) {
       const url = new URL(request.url);
-      seen.push({ method: request.method, path: url.pathname + url.search, authorization: request.headers.get("authorization"), body: await request.text() });
+      seen.push({
+        method: request.method,
+        path: url.pathname + url.search,
+        authorization: request.headers.get("authorization"),
+        body: await request.text(),
+      });
       if (down) return new Response(null, { status: 503 });
       if (options.delayMs) await Bun.sleep(options.delayMs);
       const given = options.answer?.(url);
@@ -49,7 +74,14 @@ describe("peers", () => {
   test("each peer is asked once with its own token; a slow one is unreachable, the other answers; svc_peer_up says which", async () => {
     const fast = peer();
     const slow = peer({ delayMs: 3_000 });
-    const { request } = makeApp({ http_api: { ui: true }, peer_timeout: 300, peers: [{ name: "nas", url: fast.url, token: "nas-token" }, { name: "pi", url: slow.url, token: "pi-token" }] });
+    const { request } = makeApp({
+      http_api: { ui: true },
+      peer_timeout: 300,
+      peers: [
+        { name: "nas", url: fast.url, token: "nas-token" },
+        { name: "pi", url: slow.url, token: "pi-token" },
+      ],
+    });
     expect((await request("/v1/peers")).status).toBe(401);
     const answer = (await (await request("/v1/peers", { headers: auth })).json()) as any;
     const [nas, pi] = answer.peers;
@@ -80,9 +112,18 @@ describe("peers", () => {
     const nas = peer();
     const peers = [{ name: "nas", url: nas.url, token: "nas-token" }];
     const { request } = makeApp({ http_api: { ui: true }, peers });
-    const response = await request("/v1/peers/nas/snooze?container=web", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ for: "1d" }) });
+    const response = await request("/v1/peers/nas/snooze?container=web", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ for: "1d" }),
+    });
     expect(response.status).toBe(200);
-    expect(nas.seen.at(-1)).toEqual({ method: "POST", path: "/v1/snooze?container=web", authorization: "Bearer nas-token", body: '{"for":"1d"}' });
+    expect(nas.seen.at(-1)).toEqual({
+      method: "POST",
+      path: "/v1/snooze?container=web",
+      authorization: "Bearer nas-token",
+      body: '{"for":"1d"}',
+    });
     expect((await request("/v1/peers/nas/snooze", { method: "POST" })).status).toBe(401);
     expect((await request("/v1/peers/nas/update", { headers: auth })).status).toBe(405);
     expect((await request("/v1/peers/other/containers", { headers: auth })).status).toBe(404);
@@ -94,7 +135,9 @@ describe("peers", () => {
 
   test("a peer's data guard copies are read through it (the endpoint's name has a dash); deleting one is not forwarded", async () => {
     const copy = { container: "db", id: "20260101T000000Z", bytes: 4096, created_at: "2026-01-01T00:00:00.000Z" };
-    const nas = peer({ answer: (url) => (url.pathname === "/v1/data-guard" ? Response.json({ copies: [copy] }) : undefined) });
+    const nas = peer({
+      answer: (url) => (url.pathname === "/v1/data-guard" ? Response.json({ copies: [copy] }) : undefined),
+    });
     const { request } = makeApp({ http_api: { ui: true }, peers: [{ name: "nas", url: nas.url, token: "nas-token" }] });
     const response = await request("/v1/peers/nas/data-guard", { headers: auth });
     expect(response.status).toBe(200);
@@ -134,7 +177,10 @@ describe("what a peer answers is the peer's", () => {
       "container huge: reason: Too big: expected string to have <=8192 characters",
       "container #5: entry: Invalid input: expected object, received string",
     ]);
-    expect(logs.find((l) => l.message.startsWith("entries of a peer's answer left out"))?.fields).toMatchObject({ peer: "nas", dropped: view.dropped });
+    expect(logs.find((l) => l.message.startsWith("entries of a peer's answer left out"))?.fields).toMatchObject({
+      peer: "nas",
+      dropped: view.dropped,
+    });
     // the same through the forward the page checks one container with
     const forwarded = await request("/v1/peers/nas/containers", { headers: auth });
     expect(forwarded.status).toBe(200);
@@ -142,14 +188,20 @@ describe("what a peer answers is the peer's", () => {
   });
 
   test("an answer past what 500 containers need is refused: the peer is unreachable, its size said", async () => {
-    const big = { ...CONTAINERS, containers: Array.from({ length: 2_000 }, (_, i) => one({ name: `c${i}`, reason: "r".repeat(1_500) })) };
+    const big = {
+      ...CONTAINERS,
+      containers: Array.from({ length: 2_000 }, (_, i) => one({ name: `c${i}`, reason: "r".repeat(1_500) })),
+    };
     const nas = peer({ answer: () => Response.json(big) });
     const { request } = makeApp({ http_api: { ui: true }, peers: [{ name: "nas", url: nas.url, token: "t" }] });
     const view = ((await (await request("/v1/peers", { headers: auth })).json()) as any).peers[0];
     expect(view).toMatchObject({ up: false, data: null, error: "peer nas answered more than 2 MiB" });
     expect((await request("/v1/peers/nas/history", { headers: auth })).status).toBe(502);
     // 500 containers with every field filled fit
-    const fleet = { ...CONTAINERS, containers: Array.from({ length: 500 }, (_, i) => one({ name: `c${i}`, reason: "r".repeat(300) })) };
+    const fleet = {
+      ...CONTAINERS,
+      containers: Array.from({ length: 500 }, (_, i) => one({ name: `c${i}`, reason: "r".repeat(300) })),
+    };
     const full = peer({ answer: (url) => (url.pathname === "/v1/containers" ? Response.json(fleet) : undefined) });
     const app = makeApp({ http_api: { ui: true }, peers: [{ name: "nas", url: full.url, token: "t" }] });
     const read = ((await (await app.request("/v1/peers", { headers: auth })).json()) as any).peers[0];
@@ -157,19 +209,35 @@ describe("what a peer answers is the peer's", () => {
   });
 
   test("a peer's 401 is a 502 naming the peer, never a 401 that signs the page out", async () => {
-    const nas = peer({ answer: (url) => (url.pathname === "/v1/snooze" ? Response.json({ error: "unauthorized" }, { status: 401, headers: { "www-authenticate": 'Bearer realm="svc"' } }) : undefined) });
+    const nas = peer({
+      answer: (url) =>
+        url.pathname === "/v1/snooze"
+          ? Response.json(
+              { error: "unauthorized" },
+              { status: 401, headers: { "www-authenticate": 'Bearer realm="svc"' } },
+            )
+          : undefined,
+    });
     const { request } = makeApp({ http_api: { ui: true }, peers: [{ name: "nas", url: nas.url, token: "t" }] });
-    const response = await request("/v1/peers/nas/snooze", { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ container: "web", for: "1d" }) });
+    const response = await request("/v1/peers/nas/snooze", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ container: "web", for: "1d" }),
+    });
     expect(response.status).toBe(502);
     expect(response.headers.get("www-authenticate")).toBeNull();
-    expect(((await response.json()) as any).error).toBe("peer nas refused the token svc holds for it (401): its token in peers is not the one it expects");
+    expect(((await response.json()) as any).error).toBe(
+      "peer nas refused the token svc holds for it (401): its token in peers is not the one it expects",
+    );
   });
 
   test("a forwarded answer is always JSON: one of another type is written again as JSON, one that is not JSON is a 502", async () => {
     const nas = peer({
       answer: (url) => {
-        if (url.pathname === "/v1/history") return new Response('{"size":1,"reports":[]}', { headers: { "content-type": "text/html" } });
-        if (url.pathname === "/v1/progress") return new Response("<script>alert(1)</script>", { headers: { "content-type": "text/html" } });
+        if (url.pathname === "/v1/history")
+          return new Response('{"size":1,"reports":[]}', { headers: { "content-type": "text/html" } });
+        if (url.pathname === "/v1/progress")
+          return new Response("<script>alert(1)</script>", { headers: { "content-type": "text/html" } });
         return undefined;
       },
     });

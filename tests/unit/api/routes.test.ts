@@ -1,9 +1,16 @@
 /** Health, metrics, 404 / 405 and HEAD through app.handle (docs/api.md). */
 import { describe, expect, test } from "bun:test";
-import { PROMETHEUS_CONTENT_TYPE } from "../../../src/metrics/index.ts";
 import { createApp } from "../../../src/api/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
-import { newOwnerNonce, OWNER_CHALLENGE_HEADER, OWNER_PROOF_HEADER, OWNER_REQUEST_HEADER, ownerProof, signOwnerRequest } from "../../../src/state/owner.ts";
+import { PROMETHEUS_CONTENT_TYPE } from "../../../src/metrics/index.ts";
+import {
+  newOwnerNonce,
+  OWNER_CHALLENGE_HEADER,
+  OWNER_PROOF_HEADER,
+  OWNER_REQUEST_HEADER,
+  ownerProof,
+  signOwnerRequest,
+} from "../../../src/state/owner.ts";
 import { bearer, makeApp } from "./fakes.ts";
 
 describe("GET /v1/health", () => {
@@ -36,17 +43,24 @@ describe("GET /v1/health", () => {
     const app = createApp({ config, runner, metrics, log: silentLogger, ownerNonce: nonce });
     const challenge = newOwnerNonce();
     const ask = (headers: Record<string, string>) => app.handle(new Request("http://localhost/v1/health", { headers }));
-    expect((await ask({ [OWNER_CHALLENGE_HEADER]: challenge })).headers.get(OWNER_PROOF_HEADER)).toBe(ownerProof(nonce, challenge));
+    expect((await ask({ [OWNER_CHALLENGE_HEADER]: challenge })).headers.get(OWNER_PROOF_HEADER)).toBe(
+      ownerProof(nonce, challenge),
+    );
     expect((await ask({})).headers.get(OWNER_PROOF_HEADER)).toBeNull();
     expect((await ask({ [OWNER_CHALLENGE_HEADER]: "not-a-challenge" })).headers.get(OWNER_PROOF_HEADER)).toBeNull();
-    expect((await makeApp().request("/v1/health", { headers: { [OWNER_CHALLENGE_HEADER]: challenge } })).headers.get(OWNER_PROOF_HEADER)).toBeNull();
+    expect(
+      (await makeApp().request("/v1/health", { headers: { [OWNER_CHALLENGE_HEADER]: challenge } })).headers.get(
+        OWNER_PROOF_HEADER,
+      ),
+    ).toBeNull();
   });
 
   test("svc rollback's handover: POST /v1/rollback proven with the owner's nonce, no token, no body, once; nothing else", async () => {
     const { config, runner, metrics } = makeApp();
     const nonce = newOwnerNonce();
     const app = createApp({ config, runner, metrics, log: silentLogger, ownerNonce: nonce });
-    const post = (path: string, headers: Record<string, string>, body?: string) => app.handle(new Request(`http://127.0.0.1${path}`, { method: "POST", headers, body }));
+    const post = (path: string, headers: Record<string, string>, body?: string) =>
+      app.handle(new Request(`http://127.0.0.1${path}`, { method: "POST", headers, body }));
     const path = "/v1/rollback?container=web";
     const signed = signOwnerRequest(nonce, "POST", path);
     expect((await post(path, signed)).status).toBe(200);
@@ -55,7 +69,15 @@ describe("GET /v1/health", () => {
     expect((await post(path, signed)).status).toBe(401);
     expect((await post("/v1/rollback?container=db", signOwnerRequest(nonce, "POST", path))).status).toBe(401);
     expect((await post("/v1/update", signOwnerRequest(nonce, "POST", "/v1/update"))).status).toBe(401);
-    expect((await post(path, { ...signOwnerRequest(nonce, "POST", path), "content-type": "application/json" }, '{"container":"db"}')).status).toBe(401);
+    expect(
+      (
+        await post(
+          path,
+          { ...signOwnerRequest(nonce, "POST", path), "content-type": "application/json" },
+          '{"container":"db"}',
+        )
+      ).status,
+    ).toBe(401);
     expect((await post(path, signOwnerRequest(newOwnerNonce(), "POST", path))).status).toBe(401);
     expect((await post(path, signOwnerRequest(nonce, "POST", path, Date.now() - 5 * 60_000))).status).toBe(401);
     expect((await post(path, { [OWNER_REQUEST_HEADER]: "v1 1 2 3" })).status).toBe(401);
@@ -101,7 +123,10 @@ describe("404 and 405", () => {
     ["PATCH", "/v1/update", "POST"],
   ];
   for (const [method, path, allow] of wrongMethod) {
-    for (const [tokenState, headers] of [["no token", {}], ["right token", bearer()]] as const) {
+    for (const [tokenState, headers] of [
+      ["no token", {}],
+      ["right token", bearer()],
+    ] as const) {
       test(`${method} ${path} (${tokenState}) -> 405 with Allow: ${allow}`, async () => {
         const response = await makeApp().request(path, { method, headers });
         expect(response.status).toBe(405);
@@ -113,7 +138,12 @@ describe("404 and 405", () => {
 
   test("a disabled endpoint is 404 whatever the method and token", async () => {
     const { request } = makeApp({ http_api: { update: false, metrics: false } });
-    for (const [method, path] of [["POST", "/v1/update"], ["GET", "/v1/update"], ["GET", "/v1/metrics"], ["POST", "/v1/metrics"]]) {
+    for (const [method, path] of [
+      ["POST", "/v1/update"],
+      ["GET", "/v1/update"],
+      ["GET", "/v1/metrics"],
+      ["POST", "/v1/metrics"],
+    ]) {
       const response = await request(path!, { method, headers: bearer() });
       expect(response.status).toBe(404);
     }
@@ -145,7 +175,9 @@ describe("GET /v1/metrics", () => {
       const headers: Record<string, string> = { ...bearer() };
       if (accept !== undefined) headers.accept = accept;
       const response = await makeApp().request("/v1/metrics", { headers });
-      expect(response.headers.get("content-type")).toBe(format === "json" ? "application/json" : PROMETHEUS_CONTENT_TYPE);
+      expect(response.headers.get("content-type")).toBe(
+        format === "json" ? "application/json" : PROMETHEUS_CONTENT_TYPE,
+      );
     });
   }
 
@@ -178,7 +210,11 @@ describe("answers that need the token", () => {
     test(`${method} ${path}: Cache-Control: no-store and X-Content-Type-Options: nosniff, answered or refused`, async () => {
       const { request } = makeApp({ http_api: { ui: true } });
       const headers = { ...bearer(), ...(init.body ? { "content-type": "application/json" } : {}) };
-      for (const response of [await request(path, { method, ...init, headers }), await request(path, { method, ...init }), await request(path, { method, body: init.body ? "{" : undefined, headers })]) {
+      for (const response of [
+        await request(path, { method, ...init, headers }),
+        await request(path, { method, ...init }),
+        await request(path, { method, body: init.body ? "{" : undefined, headers }),
+      ]) {
         expect(response.headers.get("cache-control")).toBe("no-store");
         expect(response.headers.get("x-content-type-options")).toBe("nosniff");
       }

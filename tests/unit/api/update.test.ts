@@ -1,7 +1,9 @@
 /** POST /v1/update: every rule of docs/api.md, through app.handle. */
 import { describe, expect, test } from "bun:test";
 import { MAX_BODY_BYTES } from "../../../src/api/index.ts";
+
 type Body = RequestInit["body"];
+
 import { bearer, bytes, makeApp } from "./fakes.ts";
 
 const JSON_TYPE = { "content-type": "application/json" };
@@ -16,17 +18,41 @@ async function post(path: string, headers: Record<string, string> = {}, body?: B
 describe("filters reach the runner", () => {
   const cases: [string, string, Record<string, string>, Body | undefined, object][] = [
     ["no filter at all", "/v1/update", {}, undefined, {}],
-    ["query, comma-separated", "/v1/update?container=a,b&image=repo/x", {}, undefined, { container: ["a", "b"], image: ["repo/x"] }],
+    [
+      "query, comma-separated",
+      "/v1/update?container=a,b&image=repo/x",
+      {},
+      undefined,
+      { container: ["a", "b"], image: ["repo/x"] },
+    ],
     ["query, spaces trimmed", "/v1/update?container=%20a%20,b", {}, undefined, { container: ["a", "b"] }],
     ["query, repeated key adds", "/v1/update?container=a&container=b", {}, undefined, { container: ["a", "b"] }],
     ["JSON string", "/v1/update", JSON_TYPE, '{"container":"a,b"}', { container: ["a", "b"] }],
     ["JSON array", "/v1/update", JSON_TYPE, '{"image":["nginx","redis"]}', { image: ["nginx", "redis"] }],
-    ["JSON with charset", "/v1/update", { "content-type": "Application/JSON; charset=utf-8" }, '{"container":"a"}', { container: ["a"] }],
+    [
+      "JSON with charset",
+      "/v1/update",
+      { "content-type": "Application/JSON; charset=utf-8" },
+      '{"container":"a"}',
+      { container: ["a"] },
+    ],
     ["JSON empty object", "/v1/update", JSON_TYPE, "{}", {}],
     ["form body", "/v1/update", FORM_TYPE, "container=a,b&image=x", { container: ["a", "b"], image: ["x"] }],
-    ["query and body on different fields", "/v1/update?image=x", JSON_TYPE, '{"container":["a"]}', { container: ["a"], image: ["x"] }],
+    [
+      "query and body on different fields",
+      "/v1/update?image=x",
+      JSON_TYPE,
+      '{"container":["a"]}',
+      { container: ["a"], image: ["x"] },
+    ],
     ["empty body with JSON content type", "/v1/update", JSON_TYPE, "", {}],
-    ["empty body with another content type", "/v1/update?container=a", { "content-type": "image/png" }, "", { container: ["a"] }],
+    [
+      "empty body with another content type",
+      "/v1/update?container=a",
+      { "content-type": "image/png" },
+      "",
+      { container: ["a"] },
+    ],
   ];
   for (const [name, path, headers, body, filter] of cases) {
     test(name, async () => {
@@ -166,23 +192,63 @@ describe("500: unexpected errors", () => {
   test("an engine error from the runner is a 500 that says what to fix, without a stack", async () => {
     const { SvcError } = await import("../../../src/core/errors.ts");
     const ctx = makeApp();
-    ctx.runner.failure = new SvcError("engine", "cannot reach the Docker engine at unix:///var/run/docker.sock: ENOENT");
+    ctx.runner.failure = new SvcError(
+      "engine",
+      "cannot reach the Docker engine at unix:///var/run/docker.sock: ENOENT",
+    );
     const response = await ctx.request("/v1/update", { method: "POST", headers: bearer() });
     expect(response.status).toBe(500);
-    expect(await response.json()).toEqual({ error: "cannot reach the Docker engine at unix:///var/run/docker.sock: ENOENT" });
+    expect(await response.json()).toEqual({
+      error: "cannot reach the Docker engine at unix:///var/run/docker.sock: ENOENT",
+    });
   });
 });
 
 describe("order of checks (docs/api.md): 404/405, 401, 415, 413, 400, 409", () => {
   const huge = "x".repeat(MAX_BODY_BYTES + 10);
-  const cases: [string, { method: string; path: string; headers?: Record<string, string>; body?: Body }, number, object][] = [
+  const cases: [
+    string,
+    { method: string; path: string; headers?: Record<string, string>; body?: Body },
+    number,
+    object,
+  ][] = [
     ["wrong method beats a missing token", { method: "GET", path: "/v1/update" }, 405, {}],
-    ["disabled endpoint beats everything", { method: "POST", path: "/v1/update", headers: bearer() }, 404, { http_api: { update: false } }],
-    ["missing token beats a bad content type", { method: "POST", path: "/v1/update", headers: { "content-type": "text/plain" }, body: "x" }, 401, {}],
-    ["missing token beats a huge body", { method: "POST", path: "/v1/update", headers: JSON_TYPE, body: huge }, 401, {}],
-    ["bad content type beats a huge body", { method: "POST", path: "/v1/update", headers: { ...bearer(), "content-type": "text/plain" }, body: huge }, 415, {}],
-    ["huge body beats a bad query", { method: "POST", path: "/v1/update?nope=1", headers: { ...bearer(), ...JSON_TYPE }, body: huge }, 413, {}],
-    ["bad content type beats a bad query", { method: "POST", path: "/v1/update?nope=1", headers: { ...bearer(), "content-type": "text/plain" }, body: "x" }, 415, {}],
+    [
+      "disabled endpoint beats everything",
+      { method: "POST", path: "/v1/update", headers: bearer() },
+      404,
+      { http_api: { update: false } },
+    ],
+    [
+      "missing token beats a bad content type",
+      { method: "POST", path: "/v1/update", headers: { "content-type": "text/plain" }, body: "x" },
+      401,
+      {},
+    ],
+    [
+      "missing token beats a huge body",
+      { method: "POST", path: "/v1/update", headers: JSON_TYPE, body: huge },
+      401,
+      {},
+    ],
+    [
+      "bad content type beats a huge body",
+      { method: "POST", path: "/v1/update", headers: { ...bearer(), "content-type": "text/plain" }, body: huge },
+      415,
+      {},
+    ],
+    [
+      "huge body beats a bad query",
+      { method: "POST", path: "/v1/update?nope=1", headers: { ...bearer(), ...JSON_TYPE }, body: huge },
+      413,
+      {},
+    ],
+    [
+      "bad content type beats a bad query",
+      { method: "POST", path: "/v1/update?nope=1", headers: { ...bearer(), "content-type": "text/plain" }, body: "x" },
+      415,
+      {},
+    ],
   ];
   for (const [name, req, status, overrides] of cases) {
     test(name, async () => {

@@ -2,15 +2,25 @@ import { describe, expect, test } from "bun:test";
 import { defineCommand } from "citty";
 import { renderHelp } from "../../../src/commands/help.ts";
 
-const sub = defineCommand({ meta: { name: "sub", description: "Does the sub thing. Said only in its own help." }, args: () => ({ target: { type: "positional", required: false, description: "What to do it to" } }) });
+const sub = defineCommand({
+  meta: { name: "sub", description: "Does the sub thing. Said only in its own help." },
+  args: () => ({ target: { type: "positional", required: false, description: "What to do it to" } }),
+});
 const tool = defineCommand({
-  meta: { name: "tool", version: "1.2.3", description: "Does a thing, described at length so that it has to be wrapped to fit." },
+  meta: {
+    name: "tool",
+    version: "1.2.3",
+    description: "Does a thing, described at length so that it has to be wrapped to fit.",
+  },
   args: {
     file: { type: "positional", description: "The file" },
     out: { type: "string", alias: "o", valueHint: "file", description: "Where the result goes" },
     "a-flag-too-long-for-the-column": { type: "boolean", description: "Its description goes under it" },
   },
-  subCommands: { sub, internal: defineCommand({ meta: { name: "internal", hidden: true, description: "Never listed" } }) },
+  subCommands: {
+    sub,
+    internal: defineCommand({ meta: { name: "internal", hidden: true, description: "Never listed" } }),
+  },
 });
 
 describe("help laid out from a citty command", () => {
@@ -24,7 +34,9 @@ describe("help laid out from a citty command", () => {
     expect(help).not.toContain("Said only");
     expect(help).not.toContain("internal");
     expect(lines).toContain("  -o, --out <file>            Where the result goes");
-    expect(lines.slice(lines.indexOf("  --a-flag-too-long-for-the-column"))[1]).toBe("        Its description goes under it");
+    expect(lines.slice(lines.indexOf("  --a-flag-too-long-for-the-column"))[1]).toBe(
+      "        Its description goes under it",
+    );
     expect(Math.max(...lines.map((line) => line.length))).toBeLessThanOrEqual(64);
   });
 

@@ -6,7 +6,15 @@
 import { describe, expect, test } from "bun:test";
 import { chmodSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { applyEdits, replaceFile, reverseEdits, surveyProjects, ComposeFiles, changesOf, locate } from "../../../src/compose/index.ts";
+import {
+  applyEdits,
+  ComposeFiles,
+  changesOf,
+  locate,
+  replaceFile,
+  reverseEdits,
+  surveyProjects,
+} from "../../../src/compose/index.ts";
 import { tempDir } from "../../temp.ts";
 
 const BEFORE = '\uFEFF# app\r\nservices:\r\n  web:\r\n    image: "app:1.2.3" # keep\r\n';
@@ -21,7 +29,9 @@ describe("edits", () => {
   });
 
   test("an edit whose old text is not where svc read it is refused", () => {
-    expect(() => applyEdits(BEFORE, [{ file: "f", offset: 3, old: "1.2.3", new: "2" }])).toThrow('f does not hold "1.2.3" where svc read it');
+    expect(() => applyEdits(BEFORE, [{ file: "f", offset: 3, old: "1.2.3", new: "2" }])).toThrow(
+      'f does not hold "1.2.3" where svc read it',
+    );
   });
 
   test("two edits in one line (tag and digest) apply from the end, and reverse", () => {
@@ -70,7 +80,13 @@ describe("the write", () => {
     const text = "services:\n  a:\n    image: a:1.0\n  b:\n    image: b:1.0\n";
     writeFileSync(join(dir, "compose.yaml"), text);
     const files = new ComposeFiles({ write: true, stateDir: null, cli: null });
-    const project = (service: string) => ({ name: "p", service, workingDir: dir, configFiles: [join(dir, "compose.yaml")], envFiles: [] });
+    const project = (service: string) => ({
+      name: "p",
+      service,
+      workingDir: dir,
+      configFiles: [join(dir, "compose.yaml")],
+      envFiles: [],
+    });
     const moves = ["a", "b"].map((s) => {
       const located = locate(project(s), `${s}:1.0`);
       if (!located.ok) throw new Error(located.reason);
@@ -96,26 +112,48 @@ describe("the owner is kept", () => {
     writeFileSync(file, BEFORE);
     chmodSync(file, 0o666);
     const script = `import { writable } from ${JSON.stringify(join(import.meta.dir, "../../../src/compose/write.ts"))}; console.log(writable(${JSON.stringify(file)}))`;
-    const run = Bun.spawnSync(["setpriv", "--reuid=65532", "--regid=65532", "--clear-groups", process.execPath, "-e", script]);
-    expect(run.stdout.toString().trim()).toBe(`svc runs as user 65532 and cannot keep the owner of ${file} (user 0): run svc as that user, or as root (docs/compose.md)`);
+    const run = Bun.spawnSync([
+      "setpriv",
+      "--reuid=65532",
+      "--regid=65532",
+      "--clear-groups",
+      process.execPath,
+      "-e",
+      script,
+    ]);
+    expect(run.stdout.toString().trim()).toBe(
+      `svc runs as user 65532 and cannot keep the owner of ${file} (user 0): run svc as that user, or as root (docs/compose.md)`,
+    );
     expect(readFileSync(file, "utf8")).toBe(BEFORE);
   });
 });
 
 describe("the start-up line", () => {
   const labels = (project: string, dir: string, file = join(dir, "compose.yaml")) => ({
-    labels: { "com.docker.compose.project": project, "com.docker.compose.service": "web", "com.docker.compose.project.working_dir": dir, "com.docker.compose.project.config_files": file },
+    labels: {
+      "com.docker.compose.project": project,
+      "com.docker.compose.service": "web",
+      "com.docker.compose.project.working_dir": dir,
+      "com.docker.compose.project.config_files": file,
+    },
   });
 
   test("names the projects svc can write and those it cannot, with the reason", () => {
     const dir = tempDir("svc-compose-survey-");
     writeFileSync(join(dir, "compose.yaml"), "services: {}\n");
-    const line = surveyProjects([labels("media", dir), labels("media", dir), labels("nas", "/srv/nas"), { labels: {} }], true);
-    expect(line).toBe("compose: svc can write media; not nas (svc cannot see /srv/nas/compose.yaml: mount the project folder at the same path, docs/compose.md)");
+    const line = surveyProjects(
+      [labels("media", dir), labels("media", dir), labels("nas", "/srv/nas"), { labels: {} }],
+      true,
+    );
+    expect(line).toBe(
+      "compose: svc can write media; not nas (svc cannot see /srv/nas/compose.yaml: mount the project folder at the same path, docs/compose.md)",
+    );
   });
 
   test("says when writing is off, and nothing without compose containers", () => {
-    expect(surveyProjects([labels("media", "/x")], false)).toBe("compose: [compose] write is off: tag moves of 1 compose project stay reported only");
+    expect(surveyProjects([labels("media", "/x")], false)).toBe(
+      "compose: [compose] write is off: tag moves of 1 compose project stay reported only",
+    );
     expect(surveyProjects([{ labels: {} }], true)).toBeNull();
   });
 });

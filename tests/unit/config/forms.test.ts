@@ -3,7 +3,7 @@
  * schema itself: an option added tomorrow is covered without touching this file.
  */
 import { describe, expect, test } from "bun:test";
-import { OPTIONS, defaultStateDir, type OptionSpec } from "../../../src/config/index.ts";
+import { defaultStateDir, OPTIONS, type OptionSpec } from "../../../src/config/index.ts";
 import { tomlLiteral } from "../../../src/config/toml.ts";
 import { load, tempDir, writeFile } from "./helpers.ts";
 
@@ -47,7 +47,8 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
     case "list":
       // notification URLs are parsed: their example is valid
       if (meta.spaceSeparated) return { value: meta.example, expected: meta.example };
-      if (option.key === "http_api.trusted_proxies") return { value: ["127.0.0.1", "::1"], expected: ["127.0.0.1", "::1"] };
+      if (option.key === "http_api.trusted_proxies")
+        return { value: ["127.0.0.1", "::1"], expected: ["127.0.0.1", "::1"] };
       return { value: ["alpha", "beta"], expected: ["alpha", "beta"] };
     case "credentials": {
       const entries = [{ host: "ghcr.io", username: "u1", password: "p1" }, { host: "quay.io" }];
@@ -55,10 +56,16 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
     }
     case "tables": {
       if (option.key === "release_notes.sources") {
-        const sources = [{ image: "nginx", source: "https://github.com/nginx/nginx" }, { image: "ghcr.io/o/app", source: "https://codeberg.org/o/app" }];
+        const sources = [
+          { image: "nginx", source: "https://github.com/nginx/nginx" },
+          { image: "ghcr.io/o/app", source: "https://codeberg.org/o/app" },
+        ];
         return { value: sources, expected: sources };
       }
-      const entries = [{ name: "nas", url: "https://nas.lan:8080/", token: "t1" }, { name: "pi", url: "http://pi.lan:8080/", token: "t2", ca_cert: "ca.pem" }];
+      const entries = [
+        { name: "nas", url: "https://nas.lan:8080/", token: "t1" },
+        { name: "pi", url: "http://pi.lan:8080/", token: "t2", ca_cert: "ca.pem" },
+      ];
       return { value: entries, expected: entries };
     }
     case "path": {
@@ -94,7 +101,13 @@ function base(): Map<string, unknown> {
 
 function asText(option: OptionSpec, value: unknown): string {
   if (option.meta.kind === "credentials" || option.meta.kind === "tables") {
-    return (value as Record<string, string>[]).map((e) => Object.entries(e).map(([k, v]) => `${k}=${v}`).join(",")).join(";");
+    return (value as Record<string, string>[])
+      .map((e) =>
+        Object.entries(e)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(","),
+      )
+      .join(";");
   }
   return Array.isArray(value) ? value.join(option.meta.spaceSeparated ? " " : ",") : String(value);
 }
@@ -164,7 +177,8 @@ describe.each(OPTIONS.map((o) => [o.key, o] as const))("%s", (_key, option) => {
     }
     const result = await load({ env: toEnv(others) });
     // state_dir's default depends on who runs svc (the loader's, not the schema's)
-    const fallback = option.key === "state_dir" ? defaultStateDir(toEnv(others)) : option.schema.safeParse(undefined).data;
+    const fallback =
+      option.key === "state_dir" ? defaultStateDir(toEnv(others)) : option.schema.safeParse(undefined).data;
     expect(valueAt(result.config, option.path)).toEqual(fallback);
     expect(result.sources[option.key]!.source).toBe("default");
   });

@@ -1,7 +1,7 @@
 /** Shared helpers of the config unit tests: temp dirs and a loader that returns problems. */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadConfig, type LoadResult } from "../../../src/config/index.ts";
+import { type LoadResult, loadConfig } from "../../../src/config/index.ts";
 import { isSvcError } from "../../../src/core/errors.ts";
 import { tempDir as removedAtExit } from "../../temp.ts";
 

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { writeFileSync, chmodSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig, defaultStateDir, loadConfig } from "../../../src/config/index.ts";
 import { exitCodeOf, isSvcError } from "../../../src/core/errors.ts";
-import { RUNS, load, problems, tempDir, writeFile } from "./helpers.ts";
+import { load, problems, RUNS, tempDir, writeFile } from "./helpers.ts";
 
 describe("precedence: flag > env > file > default", () => {
   const toml = 'log_level = "warn"\nstop_timeout = "20s"\nregistry_concurrency = 4\npoll_interval = "1h"';
@@ -24,7 +24,11 @@ describe("precedence: flag > env > file > default", () => {
   });
 
   test("flag over env over file", async () => {
-    const { config, sources } = await load({ toml, env: { SVC_LOG_LEVEL: "error", SVC_REGISTRY_CONCURRENCY: "6" }, argv: ["--log-level", "debug"] });
+    const { config, sources } = await load({
+      toml,
+      env: { SVC_LOG_LEVEL: "error", SVC_REGISTRY_CONCURRENCY: "6" },
+      argv: ["--log-level", "debug"],
+    });
     expect(config.log_level).toBe("debug");
     expect(config.registry_concurrency).toBe(6);
     expect(config.stop_timeout).toBe(20_000);
@@ -44,7 +48,9 @@ describe("precedence: flag > env > file > default", () => {
     expect(fallback.sources["docker.host"]).toEqual({ source: "env", name: "DOCKER_HOST" });
     const toml = '[docker]\nhost = "unix:///from/file.sock"';
     expect((await load({ argv: RUNS, env, toml })).config.docker.host).toBe("unix:///from/file.sock");
-    expect((await load({ argv: RUNS, env: { ...env, SVC_DOCKER_HOST: "tcp://svc:2375" }, toml })).config.docker.host).toBe("tcp://svc:2375");
+    expect(
+      (await load({ argv: RUNS, env: { ...env, SVC_DOCKER_HOST: "tcp://svc:2375" }, toml })).config.docker.host,
+    ).toBe("tcp://svc:2375");
   });
 
   test("docker.config: SVC_DOCKER_CONFIG > file > DOCKER_CONFIG > $HOME/.docker, where the Docker CLI looks", async () => {
@@ -56,7 +62,9 @@ describe("precedence: flag > env > file > default", () => {
     expect(fallback.sources["docker.config"]).toEqual({ source: "env", name: "DOCKER_CONFIG" });
     const toml = '[docker]\nconfig = "/from/file"';
     expect((await load({ argv: RUNS, env, toml })).config.docker.config).toBe("/from/file");
-    expect((await load({ argv: RUNS, env: { ...env, SVC_DOCKER_CONFIG: "/svc" }, toml })).config.docker.config).toBe("/svc");
+    expect((await load({ argv: RUNS, env: { ...env, SVC_DOCKER_CONFIG: "/svc" }, toml })).config.docker.config).toBe(
+      "/svc",
+    );
   });
 });
 
@@ -78,8 +86,12 @@ describe("config file selection", () => {
   });
 
   test("a named file that does not exist is an error; a missing ./svc.toml is not", async () => {
-    expect(await problems({ argv: ["-c", "/nonexistent/svc.toml", ...RUNS] })).toEqual(["-c: configuration file /nonexistent/svc.toml does not exist"]);
-    expect(await problems({ argv: RUNS, env: { SVC_CONFIG: "missing.toml" } })).toEqual(["SVC_CONFIG: configuration file missing.toml does not exist"]);
+    expect(await problems({ argv: ["-c", "/nonexistent/svc.toml", ...RUNS] })).toEqual([
+      "-c: configuration file /nonexistent/svc.toml does not exist",
+    ]);
+    expect(await problems({ argv: RUNS, env: { SVC_CONFIG: "missing.toml" } })).toEqual([
+      "SVC_CONFIG: configuration file missing.toml does not exist",
+    ]);
     expect((await load({ argv: RUNS })).file).toBeUndefined();
   });
 });
@@ -124,11 +136,17 @@ describe("value forms", () => {
   });
 
   test("a plain TOML integer duration means seconds", async () => {
-    expect((await load({ toml: "stop_timeout = 15\npoll_interval = 60" })).config).toMatchObject({ stop_timeout: 15_000, poll_interval: 60_000 });
+    expect((await load({ toml: "stop_timeout = 15\npoll_interval = 60" })).config).toMatchObject({
+      stop_timeout: 15_000,
+      poll_interval: 60_000,
+    });
   });
 
   test("arrays are comma-separated in flags and env; a repeated array flag adds", async () => {
-    const { config } = await load({ argv: [...RUNS, "--disable-containers", "a, b", "--disable-containers=c"], env: { SVC_INSECURE_REGISTRIES: "r1:5000,r2" } });
+    const { config } = await load({
+      argv: [...RUNS, "--disable-containers", "a, b", "--disable-containers=c"],
+      env: { SVC_INSECURE_REGISTRIES: "r1:5000,r2" },
+    });
     expect(config.disable_containers).toEqual(["a", "b", "c"]);
     expect(config.insecure_registries).toEqual(["r1:5000", "r2"]);
   });
@@ -136,14 +154,22 @@ describe("value forms", () => {
   test("registry_credentials compact form in env and flags, array of tables in TOML", async () => {
     const compact = "host=ghcr.io,username=u,password=p;host=docker.io";
     const expected = [{ host: "ghcr.io", username: "u", password: "p" }, { host: "docker.io" }];
-    expect((await load({ argv: RUNS, env: { SVC_REGISTRY_CREDENTIALS: compact } })).config.registry_credentials).toEqual(expected);
-    expect((await load({ argv: [...RUNS, "--registry-credentials", compact] })).config.registry_credentials).toEqual(expected);
-    const toml = 'run_once = true\n[[registry_credentials]]\nhost = "ghcr.io"\nusername = "u"\npassword = "p"\n\n[[registry_credentials]]\nhost = "docker.io"\n';
+    expect(
+      (await load({ argv: RUNS, env: { SVC_REGISTRY_CREDENTIALS: compact } })).config.registry_credentials,
+    ).toEqual(expected);
+    expect((await load({ argv: [...RUNS, "--registry-credentials", compact] })).config.registry_credentials).toEqual(
+      expected,
+    );
+    const toml =
+      'run_once = true\n[[registry_credentials]]\nhost = "ghcr.io"\nusername = "u"\npassword = "p"\n\n[[registry_credentials]]\nhost = "docker.io"\n';
     expect((await load({ toml })).config.registry_credentials).toEqual(expected);
   });
 
   test("positional arguments are container names, merged into containers", async () => {
-    const { config, sources } = await load({ argv: [...RUNS, "web", "--cleanup", "worker"], env: { SVC_CONTAINERS: "db,web" } });
+    const { config, sources } = await load({
+      argv: [...RUNS, "web", "--cleanup", "worker"],
+      env: { SVC_CONTAINERS: "db,web" },
+    });
     expect(config.containers).toEqual(["db", "web", "worker"]);
     expect(config.cleanup).toBe(true);
     expect(sources.containers!.source).toBe("flag");
@@ -152,7 +178,14 @@ describe("value forms", () => {
 
 describe("bad input: every problem at once, each named as written", () => {
   test("types, enums, ranges, durations, cron from all three sources", async () => {
-    const toml = ['log_level = "loud"', "run_once = \"yes\"", "[http_api]", "port = 70000", "[notifications.mqtt]", "qos = 3"].join("\n");
+    const toml = [
+      'log_level = "loud"',
+      'run_once = "yes"',
+      "[http_api]",
+      "port = 70000",
+      "[notifications.mqtt]",
+      "qos = 3",
+    ].join("\n");
     const found = await problems({
       toml,
       env: { SVC_STOP_TIMEOUT: "ten seconds", SVC_REGISTRY_CONCURRENCY: "many" },
@@ -176,19 +209,25 @@ describe("bad input: every problem at once, each named as written", () => {
   test("cron: 5 and 6 fields are accepted, other counts are not", async () => {
     expect((await load({ argv: ["--schedule", "*/5 * * * *"] })).config.schedule).toBe("*/5 * * * *");
     expect((await load({ argv: ["--schedule", "0 */5 * * * *"] })).config.schedule).toBe("0 */5 * * * *");
-    expect(await problems({ argv: ["--schedule", "* * * *"] })).toEqual(["--schedule: must have 5 or 6 fields (has 4) (got \"* * * *\")"]);
+    expect(await problems({ argv: ["--schedule", "* * * *"] })).toEqual([
+      '--schedule: must have 5 or 6 fields (has 4) (got "* * * *")',
+    ]);
   });
 
   test("bad booleans in env and flags", async () => {
-    expect(await problems({ argv: [...RUNS, "--cleanup=maybe"], env: { SVC_MONITOR_ONLY: "on" } })).toEqual([
-      '--cleanup: expected true/false, 1/0 or yes/no, got "maybe"',
-      'SVC_MONITOR_ONLY: expected true/false, 1/0 or yes/no, got "on"',
-    ].sort((a, b) => (a.startsWith("--") ? -1 : b.startsWith("--") ? 1 : 0)));
+    expect(await problems({ argv: [...RUNS, "--cleanup=maybe"], env: { SVC_MONITOR_ONLY: "on" } })).toEqual(
+      [
+        '--cleanup: expected true/false, 1/0 or yes/no, got "maybe"',
+        'SVC_MONITOR_ONLY: expected true/false, 1/0 or yes/no, got "on"',
+      ].sort((a, b) => (a.startsWith("--") ? -1 : b.startsWith("--") ? 1 : 0)),
+    );
   });
 
   test("mutually exclusive poll_interval / schedule / run_once when given on the same level, named where set", async () => {
     const found = await problems({ toml: 'poll_interval = "5m"\nrun_once = true', argv: [] });
-    expect(found).toEqual(["svc.toml:1: poll_interval and svc.toml:2: run_once: poll_interval, schedule and run_once are mutually exclusive; set only one"]);
+    expect(found).toEqual([
+      "svc.toml:1: poll_interval and svc.toml:2: run_once: poll_interval, schedule and run_once are mutually exclusive; set only one",
+    ]);
     expect(await problems({ env: { SVC_RUN_ONCE: "1", WATCHTOWER_POLL_INTERVAL: "300" } })).toEqual([
       "WATCHTOWER_POLL_INTERVAL and SVC_RUN_ONCE: poll_interval, schedule and run_once are mutually exclusive; set only one",
     ]);
@@ -198,14 +237,20 @@ describe("bad input: every problem at once, each named as written", () => {
     const fromFile = await load({ toml: 'poll_interval = "6h"', argv: ["--run-once", "--dry-run"] });
     expect(fromFile.config.run_once).toBe(true);
     expect(fromFile.config.poll_interval).toBeUndefined();
-    expect(fromFile.warnings).toContain("--run-once given on the command line replaces svc.toml:1: poll_interval for this run");
+    expect(fromFile.warnings).toContain(
+      "--run-once given on the command line replaces svc.toml:1: poll_interval for this run",
+    );
     const fromEnv = await load({ env: { WATCHTOWER_POLL_INTERVAL: "300" }, argv: ["--run-once"] });
     expect(fromEnv.config.run_once).toBe(true);
     expect(fromEnv.config.poll_interval).toBeUndefined();
-    expect(fromEnv.warnings).toContain("--run-once given on the command line replaces WATCHTOWER_POLL_INTERVAL for this run");
+    expect(fromEnv.warnings).toContain(
+      "--run-once given on the command line replaces WATCHTOWER_POLL_INTERVAL for this run",
+    );
     const envOverFile = await load({ toml: 'schedule = "0 4 * * *"', env: { SVC_POLL_INTERVAL: "5m" } });
     expect([envOverFile.config.poll_interval, envOverFile.config.schedule]).toEqual([300_000, undefined]);
-    expect(envOverFile.warnings).toContain("SVC_POLL_INTERVAL given in the environment replaces svc.toml:1: schedule for this run");
+    expect(envOverFile.warnings).toContain(
+      "SVC_POLL_INTERVAL given in the environment replaces svc.toml:1: schedule for this run",
+    );
     // run_once = false is no schedule: nothing replaced, nothing said
     const off = await load({ toml: "run_once = false", argv: ["--poll-interval", "1h"] });
     expect(off.warnings.filter((w) => w.includes("replaces"))).toEqual([]);
@@ -242,7 +287,9 @@ describe("bad input: every problem at once, each named as written", () => {
   test("run_once with API features: a warning, not an error, and no token needed", async () => {
     const { warnings, config } = await load({ argv: ["--run-once", "--http-api-update", "--http-api-metrics"] });
     expect(config.run_once).toBe(true);
-    expect(warnings).toEqual(["run_once: the HTTP API is not started in run-once mode; ignoring --http-api-update and --http-api-metrics"]);
+    expect(warnings).toEqual([
+      "run_once: the HTTP API is not started in run-once mode; ignoring --http-api-update and --http-api-metrics",
+    ]);
   });
 
   test("TLS files required and readable when docker.tls_verify is true", async () => {
@@ -250,15 +297,28 @@ describe("bad input: every problem at once, each named as written", () => {
     const ca = writeFile(dir, "ca.pem", "x");
     const locked = writeFile(dir, "key.pem", "x");
     chmodSync(locked, 0o000);
-    const found = await problems({ argv: [...RUNS, "--docker-tls-verify", "--docker-tls-ca-cert", ca, "--docker-tls-key", locked], env: {} });
-    expect(found).toContain("--docker-tls-verify: is true, so docker.tls_cert (--docker-tls-cert, SVC_DOCKER_TLS_CERT) is required");
+    const found = await problems({
+      argv: [...RUNS, "--docker-tls-verify", "--docker-tls-ca-cert", ca, "--docker-tls-key", locked],
+      env: {},
+    });
+    expect(found).toContain(
+      "--docker-tls-verify: is true, so docker.tls_cert (--docker-tls-cert, SVC_DOCKER_TLS_CERT) is required",
+    );
     if (process.getuid?.() !== 0) expect(found).toContain(`--docker-tls-key: cannot read ${locked}: permission denied`);
     const missing = await problems({ argv: RUNS, env: { SVC_DOCKER_TLS_CERT: join(dir, "nope.pem") } });
     expect(missing).toEqual([`SVC_DOCKER_TLS_CERT: cannot read ${join(dir, "nope.pem")}: no such file`]);
   });
 
   test("required fields of enabled notification channels", async () => {
-    const toml = ['poll_interval = "1h"', "[notifications.email]", 'server = "smtp.lan"', "[notifications.mqtt]", 'broker = "mqtt://b:1883"', "[notifications.pushover]", 'token = "abc"'].join("\n");
+    const toml = [
+      'poll_interval = "1h"',
+      "[notifications.email]",
+      'server = "smtp.lan"',
+      "[notifications.mqtt]",
+      'broker = "mqtt://b:1883"',
+      "[notifications.pushover]",
+      'token = "abc"',
+    ].join("\n");
     expect(await problems({ toml })).toEqual([
       "svc.toml:3: notifications.email.server: is set, so notifications.email.from (--notifications-email-from, SVC_NOTIFICATIONS_EMAIL_FROM) is required",
       "svc.toml:3: notifications.email.server: is set, so notifications.email.to (--notifications-email-to, SVC_NOTIFICATIONS_EMAIL_TO) is required",
@@ -268,8 +328,14 @@ describe("bad input: every problem at once, each named as written", () => {
   });
 
   test("unknown keys, env names and flags, with a suggestion", async () => {
-    const toml = ['poll_intervall = "1h"', "port = 8080", "[http_api]", "tokn = \"x\"", "[dockr]", "host = \"x\""].join("\n");
-    const found = await problems({ toml, env: { SVC_CLEANUPP: "1", SVC_TEST_ANYTHING: "ignored", SVC_SANDBOX_DIR: "/x" }, argv: ["--montor-only", "--zzz"] });
+    const toml = ['poll_intervall = "1h"', "port = 8080", "[http_api]", 'tokn = "x"', "[dockr]", 'host = "x"'].join(
+      "\n",
+    );
+    const found = await problems({
+      toml,
+      env: { SVC_CLEANUPP: "1", SVC_TEST_ANYTHING: "ignored", SVC_SANDBOX_DIR: "/x" },
+      argv: ["--montor-only", "--zzz"],
+    });
     expect(found).toEqual(
       expect.arrayContaining([
         "svc.toml:1: poll_intervall: unknown option (did you mean poll_interval?)",
@@ -285,7 +351,13 @@ describe("bad input: every problem at once, each named as written", () => {
   });
 
   test("unknown and missing fields of registry_credentials entries", async () => {
-    const toml = ['run_once = true', "[[registry_credentials]]", 'host = "a"', "[[registry_credentials]]", 'usrname = "u"'].join("\n");
+    const toml = [
+      "run_once = true",
+      "[[registry_credentials]]",
+      'host = "a"',
+      "[[registry_credentials]]",
+      'usrname = "u"',
+    ].join("\n");
     expect(await problems({ toml })).toEqual([
       "svc.toml:4: registry_credentials[1].host: is required",
       "svc.toml:4: registry_credentials[1]: unknown field usrname (expected host, username, password)",
@@ -296,7 +368,17 @@ describe("bad input: every problem at once, each named as written", () => {
   });
 
   test("TOML syntax errors name the line", async () => {
-    const toml = ['log_level = "info"', "", "containers = [", '  "a",', '  "b",', "]", "[http_api]", "port = ", "update = true"].join("\n");
+    const toml = [
+      'log_level = "info"',
+      "",
+      "containers = [",
+      '  "a",',
+      '  "b",',
+      "]",
+      "[http_api]",
+      "port = ",
+      "update = true",
+    ].join("\n");
     const found = await problems({ toml });
     expect(found).toHaveLength(1);
     expect(found[0]).toStartWith("svc.toml:8: TOML syntax error:");
@@ -308,7 +390,9 @@ describe("bad input: every problem at once, each named as written", () => {
   });
 
   test("TOML dates and times are rejected where strings are expected", async () => {
-    const found = await problems({ toml: "run_once = true\nschedule = 1979-05-27T07:32:00Z\ncontainers = [\"a\", 07:32:00]\n[notifications]\ntemplate = 1979-05-27" });
+    const found = await problems({
+      toml: 'run_once = true\nschedule = 1979-05-27T07:32:00Z\ncontainers = ["a", 07:32:00]\n[notifications]\ntemplate = 1979-05-27',
+    });
     expect(found).toEqual([
       "svc.toml:2: schedule: is a TOML date/time; quote it to make it a string",
       "svc.toml:3: containers[1]: is a TOML date/time; quote it to make it a string",
@@ -318,7 +402,10 @@ describe("bad input: every problem at once, each named as written", () => {
 
   test("a table where a value is expected, and a value where a table is expected", async () => {
     const found = await problems({ toml: "http_api = 1\nrun_once = true\n[cleanup]\nx = 1" });
-    expect(found).toEqual(["svc.toml:1: http_api: must be a table ([http_api])", "svc.toml:3: cleanup: expected a boolean (true or false), got a table"]);
+    expect(found).toEqual([
+      "svc.toml:1: http_api: must be a table ([http_api])",
+      "svc.toml:3: cleanup: expected a boolean (true or false), got a table",
+    ]);
   });
 
   test("the error is a config SvcError, exit status 2", async () => {
@@ -336,11 +423,15 @@ describe("bad input: every problem at once, each named as written", () => {
   });
 
   test("empty strings are not values", async () => {
-    expect(await problems({ argv: RUNS, env: { SVC_SCOPE: "" } })).toEqual(["SVC_SCOPE: must not be empty (leave the option out to keep it unset) (got \"\")"]);
+    expect(await problems({ argv: RUNS, env: { SVC_SCOPE: "" } })).toEqual([
+      'SVC_SCOPE: must not be empty (leave the option out to keep it unset) (got "")',
+    ]);
   });
 
   test("URLs of channels and the engine are checked", async () => {
-    const found = await problems({ argv: [...RUNS, "--notifications-webhook-url", "ftp://x", "--docker-host", "/var/run/docker.sock"] });
+    const found = await problems({
+      argv: [...RUNS, "--notifications-webhook-url", "ftp://x", "--docker-host", "/var/run/docker.sock"],
+    });
     expect(found).toEqual([
       '--docker-host: must be a URL starting with unix://, tcp://, http://, https:// (got "/var/run/docker.sock")',
       '--notifications-webhook-url: must be a URL starting with http://, https:// (got "ftp://x")',
@@ -349,7 +440,9 @@ describe("bad input: every problem at once, each named as written", () => {
 
   test("docker.host takes only what the engine connection speaks: ssh:// and npipe:// are refused at load", async () => {
     for (const host of ["ssh://me@host", "npipe:////./pipe/docker_engine"]) {
-      expect(await problems({ argv: [...RUNS, "--docker-host", host] })).toEqual([`--docker-host: must be a URL starting with unix://, tcp://, http://, https:// (got "${host}")`]);
+      expect(await problems({ argv: [...RUNS, "--docker-host", host] })).toEqual([
+        `--docker-host: must be a URL starting with unix://, tcp://, http://, https:// (got "${host}")`,
+      ]);
     }
   });
 
@@ -378,20 +471,38 @@ describe("state_dir's default: a place that persists", () => {
 describe("lists are read one way", () => {
   test("names in env and flags: commas or whitespace separate them, as Watchtower reads them", async () => {
     for (const text of ["a b", "a,b", "a, b", " a\tb "]) {
-      expect((await load({ argv: RUNS, env: { SVC_DISABLE_CONTAINERS: text } })).config.disable_containers).toEqual(["a", "b"]);
-      expect((await load({ argv: RUNS, env: { WATCHTOWER_DISABLE_CONTAINERS: text } })).config.disable_containers).toEqual(["a", "b"]);
+      expect((await load({ argv: RUNS, env: { SVC_DISABLE_CONTAINERS: text } })).config.disable_containers).toEqual([
+        "a",
+        "b",
+      ]);
+      expect(
+        (await load({ argv: RUNS, env: { WATCHTOWER_DISABLE_CONTAINERS: text } })).config.disable_containers,
+      ).toEqual(["a", "b"]);
     }
-    expect((await load({ argv: [...RUNS, "--containers", "web worker"] })).config.containers).toEqual(["web", "worker"]);
+    expect((await load({ argv: [...RUNS, "--containers", "web worker"] })).config.containers).toEqual([
+      "web",
+      "worker",
+    ]);
   });
 
   test("a TOML entry holding two names is refused, naming the line", async () => {
-    expect(await problems({ argv: RUNS, toml: 'disable_containers = ["a b"]' })).toEqual(["svc.toml:1: disable_containers[0]: one name per entry: a name holds no space or comma"]);
+    expect(await problems({ argv: RUNS, toml: 'disable_containers = ["a b"]' })).toEqual([
+      "svc.toml:1: disable_containers[0]: one name per entry: a name holds no space or comma",
+    ]);
   });
 
   test("notification URLs joined by commas: the separator is named", async () => {
-    const found = await problems({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: "discord://token@123,ntfy://ntfy.sh/topic" } });
-    expect(found).toEqual(["SVC_NOTIFICATIONS_URLS: URLs are separated by spaces, not commas (a URL may hold commas): a comma before ntfy://..."]);
-    expect((await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: "discord://token@123 ntfy://ntfy.sh/topic" } })).config.notifications.urls).toHaveLength(2);
+    const found = await problems({
+      argv: RUNS,
+      env: { SVC_NOTIFICATIONS_URLS: "discord://token@123,ntfy://ntfy.sh/topic" },
+    });
+    expect(found).toEqual([
+      "SVC_NOTIFICATIONS_URLS: URLs are separated by spaces, not commas (a URL may hold commas): a comma before ntfy://...",
+    ]);
+    expect(
+      (await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: "discord://token@123 ntfy://ntfy.sh/topic" } })).config
+        .notifications.urls,
+    ).toHaveLength(2);
   });
 });
 

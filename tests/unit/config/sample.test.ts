@@ -2,9 +2,23 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { OPTIONS, TABLES, buildConfigSchema, defaultConfig, defaultStateDir, defaultValue, loadConfig, envName, flagName, generateSample, parseDuration, formatDuration, renderDocs } from "../../../src/config/index.ts";
+import {
+  buildConfigSchema,
+  defaultConfig,
+  defaultStateDir,
+  defaultValue,
+  envName,
+  flagName,
+  formatDuration,
+  generateSample,
+  loadConfig,
+  OPTIONS,
+  parseDuration,
+  renderDocs,
+  TABLES,
+} from "../../../src/config/index.ts";
 import { UNSET_MARK } from "../../../src/config/sample.ts";
-import { RUNS, load } from "./helpers.ts";
+import { load, RUNS } from "./helpers.ts";
 
 const sample = generateSample("test");
 
@@ -53,7 +67,9 @@ describe("generated sample", () => {
   test("unset options are commented example lines saying so", () => {
     for (const option of OPTIONS.filter((o) => o.meta.default === undefined)) {
       const name = option.path[option.path.length - 1]!;
-      expect(sample.split("\n").some((line) => line.startsWith(`# ${name} = `) && line.includes(UNSET_MARK))).toBe(true);
+      expect(sample.split("\n").some((line) => line.startsWith(`# ${name} = `) && line.includes(UNSET_MARK))).toBe(
+        true,
+      );
     }
   });
 
@@ -79,17 +95,25 @@ describe("schema-derived names", () => {
   });
 
   test("each option's default, taken from its metadata, is what its schema gives for a missing value", () => {
-    for (const option of OPTIONS) expect({ key: option.key, value: defaultValue(option) }).toEqual({ key: option.key, value: option.schema.parse(undefined) });
+    for (const option of OPTIONS)
+      expect({ key: option.key, value: defaultValue(option) }).toEqual({
+        key: option.key,
+        value: option.schema.parse(undefined),
+      });
   });
 
   test("a loaded configuration equals the whole schema's parse of the same values", async () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-assemble-"));
     const file = join(dir, "svc.toml");
-    const toml = '[http_api]\nupdate = true\ntoken = "0123456789abcdef0123456789abcdef"\n[notifications]\ndelay = "5s"\n[notifications.mqtt]\nbroker = "mqtt://b:1883"\ntopic = "t"\nqos = 1\n';
+    const toml =
+      '[http_api]\nupdate = true\ntoken = "0123456789abcdef0123456789abcdef"\n[notifications]\ndelay = "5s"\n[notifications.mqtt]\nbroker = "mqtt://b:1883"\ntopic = "t"\nqos = 1\n';
     writeFileSync(file, `schedule = "0 0 4 * * *"\nstop_timeout = "1m"\ncontainers = ["a", "b"]\n${toml}`);
     const { config } = await loadConfig({ argv: ["--config", file], env: {}, cwd: tmpdir() });
     // state_dir's default depends on who runs svc: the loader fills it in, the schema cannot
-    expect(config).toEqual({ ...buildConfigSchema().parse(Bun.TOML.parse(await Bun.file(file).text())), state_dir: defaultStateDir({}) });
+    expect(config).toEqual({
+      ...buildConfigSchema().parse(Bun.TOML.parse(await Bun.file(file).text())),
+      state_dir: defaultStateDir({}),
+    });
     expect(config.stop_timeout).toBe(60_000);
     expect(config.notifications.mqtt.qos).toBe(1);
     rmSync(dir, { recursive: true });
@@ -98,7 +122,17 @@ describe("schema-derived names", () => {
   test("defaultConfig is the schema's defaults, deep-merged with overrides", () => {
     expect(defaultConfig()).toEqual(buildConfigSchema().parse({}));
     const config = defaultConfig({ http_api: { port: 9000 }, containers: ["a"] });
-    expect(config.http_api).toEqual({ update: false, metrics: false, port: 9000, address: "0.0.0.0", metrics_no_auth: false, ui: false, viewer_tokens: [], trusted_proxies: [], trusted_proxy_role: "viewer" });
+    expect(config.http_api).toEqual({
+      update: false,
+      metrics: false,
+      port: 9000,
+      address: "0.0.0.0",
+      metrics_no_auth: false,
+      ui: false,
+      viewer_tokens: [],
+      trusted_proxies: [],
+      trusted_proxy_role: "viewer",
+    });
     expect(config.containers).toEqual(["a"]);
     expect(config.stop_timeout).toBe(10_000);
     expect(config.notifications.pushover.api_url).toBe("https://api.pushover.net");

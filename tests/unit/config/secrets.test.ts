@@ -1,8 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import { OPTIONS, REDACTED, defaultConfig, printConfig, redactConfig, secretValues } from "../../../src/config/index.ts";
-import { createRedactor } from "../../../src/log/index.ts";
+import {
+  defaultConfig,
+  OPTIONS,
+  printConfig,
+  REDACTED,
+  redactConfig,
+  secretValues,
+} from "../../../src/config/index.ts";
 import { isSvcError } from "../../../src/core/errors.ts";
-import { RUNS, load, problems, tempDir, writeFile } from "./helpers.ts";
+import { createRedactor } from "../../../src/log/index.ts";
+import { load, problems, RUNS, tempDir, writeFile } from "./helpers.ts";
 
 const SECRET_KEYS = [
   "http_api.token",
@@ -24,7 +31,11 @@ function valueAt(config: unknown, path: string[]): unknown {
 
 describe("secrets", () => {
   test("the schema marks exactly the documented secrets", () => {
-    expect(OPTIONS.filter((o) => o.meta.secret).map((o) => o.key).sort()).toEqual([...SECRET_KEYS, "registry_credentials", "peers", "http_api.viewer_tokens"].sort());
+    expect(
+      OPTIONS.filter((o) => o.meta.secret)
+        .map((o) => o.key)
+        .sort(),
+    ).toEqual([...SECRET_KEYS, "registry_credentials", "peers", "http_api.viewer_tokens"].sort());
   });
 
   test.each(SECRET_KEYS)("%s: a path to a readable file is replaced by its trimmed contents", async (key) => {
@@ -48,8 +59,12 @@ describe("secrets", () => {
   test("a path relative to the working directory works too; a literal stays literal", async () => {
     const dir = tempDir();
     writeFile(dir, "token.txt", "from-file\n");
-    expect((await load({ cwd: dir, argv: [...RUNS, "--http-api-token", "token.txt"] })).config.http_api.token).toBe("from-file");
-    expect((await load({ argv: [...RUNS, "--http-api-token", "literal-token"] })).config.http_api.token).toBe("literal-token");
+    expect((await load({ cwd: dir, argv: [...RUNS, "--http-api-token", "token.txt"] })).config.http_api.token).toBe(
+      "from-file",
+    );
+    expect((await load({ argv: [...RUNS, "--http-api-token", "literal-token"] })).config.http_api.token).toBe(
+      "literal-token",
+    );
   });
 
   test("a relative path written in the file is relative to the file's folder, not the working directory", async () => {
@@ -65,7 +80,11 @@ describe("secrets", () => {
   test("so is every file path option written in the file (template, TLS files, logs)", async () => {
     const etc = tempDir();
     writeFile(etc, "report.mustache", "{{summary}}\n");
-    const file = writeFile(etc, "svc.toml", 'run_once = true\naudit_log = "audit.log"\n[notifications]\ntemplate = "report.mustache"\n');
+    const file = writeFile(
+      etc,
+      "svc.toml",
+      'run_once = true\naudit_log = "audit.log"\n[notifications]\ntemplate = "report.mustache"\n',
+    );
     const { config } = await load({ cwd: tempDir(), argv: ["-c", file] });
     expect(config.notifications.template).toBe(`${etc}/report.mustache`);
     expect(config.audit_log).toBe(`${etc}/audit.log`);
@@ -77,13 +96,21 @@ describe("secrets", () => {
     const dir = tempDir();
     const user = writeFile(dir, "user", "robot\n");
     const pass = writeFile(dir, "pass", "hunter2\n");
-    const { config } = await load({ argv: RUNS, env: { SVC_REGISTRY_CREDENTIALS: `host=ghcr.io,username=${user},password=${pass};host=quay.io` } });
-    expect(config.registry_credentials).toEqual([{ host: "ghcr.io", username: "robot", password: "hunter2" }, { host: "quay.io" }]);
+    const { config } = await load({
+      argv: RUNS,
+      env: { SVC_REGISTRY_CREDENTIALS: `host=ghcr.io,username=${user},password=${pass};host=quay.io` },
+    });
+    expect(config.registry_credentials).toEqual([
+      { host: "ghcr.io", username: "robot", password: "hunter2" },
+      { host: "quay.io" },
+    ]);
   });
 
   test("an empty secret file is a problem", async () => {
     const empty = writeFile(tempDir(), "empty", "\n  \n");
-    expect(await problems({ argv: [...RUNS, "--http-api-token", empty] })).toEqual([`--http-api-token: the secret file ${empty} is empty`]);
+    expect(await problems({ argv: [...RUNS, "--http-api-token", empty] })).toEqual([
+      `--http-api-token: the secret file ${empty} is empty`,
+    ]);
   });
 
   test("a value shaped like a path that is not a readable regular file is a problem naming the option and the path, for every secret option", async () => {
@@ -100,24 +127,52 @@ describe("secrets", () => {
       const option = OPTIONS.find((o) => o.key === key)!;
       const companion = key === "notifications.pushover.token" ? ["--notifications-pushover-user-key", "k"] : [];
       for (const [value, why] of cases) {
-        const found = await problems({ cwd: dir, argv: [...RUNS, ...companion, option.flag, value], env: { HOME: dir } });
-        expect(found).toContainEqual(`${option.flag}: the secret file ${value} cannot be read (${why}); a value shaped like a path must name the file holding the secret`);
+        const found = await problems({
+          cwd: dir,
+          argv: [...RUNS, ...companion, option.flag, value],
+          env: { HOME: dir },
+        });
+        expect(found).toContainEqual(
+          `${option.flag}: the secret file ${value} cannot be read (${why}); a value shaped like a path must name the file holding the secret`,
+        );
       }
     }
-    const credentials = await problems({ argv: RUNS, env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=me,password=/run/secrets/ghcr" } });
-    expect(credentials).toEqual([expect.stringMatching(/^SVC_REGISTRY_CREDENTIALS entry 1 password: the secret file \/run\/secrets\/ghcr cannot be read \(no such file\)/)]);
+    const credentials = await problems({
+      argv: RUNS,
+      env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=me,password=/run/secrets/ghcr" },
+    });
+    expect(credentials).toEqual([
+      expect.stringMatching(
+        /^SVC_REGISTRY_CREDENTIALS entry 1 password: the secret file \/run\/secrets\/ghcr cannot be read \(no such file\)/,
+      ),
+    ]);
   });
 
   test("~/ is the home folder; a value not shaped like a path that names no file is the secret", async () => {
     const home = tempDir();
     writeFile(home, "token", "from-home\n");
-    expect((await load({ argv: [...RUNS, "--http-api-token", "~/token"], env: { HOME: home } })).config.http_api.token).toBe("from-home");
-    expect((await load({ argv: [...RUNS, "--http-api-token", "tokn/with/slashes"] })).config.http_api.token).toBe("tokn/with/slashes");
+    expect(
+      (await load({ argv: [...RUNS, "--http-api-token", "~/token"], env: { HOME: home } })).config.http_api.token,
+    ).toBe("from-home");
+    expect((await load({ argv: [...RUNS, "--http-api-token", "tokn/with/slashes"] })).config.http_api.token).toBe(
+      "tokn/with/slashes",
+    );
   });
 
   test("secret values never appear in configuration errors", async () => {
     try {
-      await load({ argv: ["--http-api-token", "tok-SECRET-1", "--notifications-mqtt-password", "mq-SECRET-2", "--registry-credentials", "host=a,username=u-SECRET-3,passwd=p-SECRET-4", "--bogus"], env: { SVC_NOTIFICATIONS_PUSHOVER_USER_KEY: "" } });
+      await load({
+        argv: [
+          "--http-api-token",
+          "tok-SECRET-1",
+          "--notifications-mqtt-password",
+          "mq-SECRET-2",
+          "--registry-credentials",
+          "host=a,username=u-SECRET-3,passwd=p-SECRET-4",
+          "--bogus",
+        ],
+        env: { SVC_NOTIFICATIONS_PUSHOVER_USER_KEY: "" },
+      });
       throw new Error("accepted");
     } catch (error) {
       if (!isSvcError(error)) throw error;
@@ -134,7 +189,11 @@ describe("redaction", () => {
     registry_username: "user-2",
     registry_password: "pass-3",
     registry_credentials: [{ host: "ghcr.io", username: "cu-4", password: "cp-5" }, { host: "quay.io" }],
-    notifications: { email: { password: "ep-6", user: "mailuser" }, mqtt: { password: "mp-7" }, pushover: { token: "pt-8", user_key: "pu-9" } },
+    notifications: {
+      email: { password: "ep-6", user: "mailuser" },
+      mqtt: { password: "mp-7" },
+      pushover: { token: "pt-8", user_key: "pu-9" },
+    },
   });
 
   test("redactConfig replaces every secret and leaves the rest", () => {
@@ -142,7 +201,10 @@ describe("redaction", () => {
     expect(redacted.http_api.token).toBe(REDACTED);
     expect(redacted.registry_username).toBe(REDACTED);
     expect(redacted.registry_password).toBe(REDACTED);
-    expect(redacted.registry_credentials).toEqual([{ host: "ghcr.io", username: REDACTED, password: REDACTED }, { host: "quay.io" }]);
+    expect(redacted.registry_credentials).toEqual([
+      { host: "ghcr.io", username: REDACTED, password: REDACTED },
+      { host: "quay.io" },
+    ]);
     expect(redacted.notifications.email).toMatchObject({ password: REDACTED, user: "mailuser" });
     expect(redacted.notifications.mqtt.password).toBe(REDACTED);
     expect(redacted.notifications.pushover).toMatchObject({ token: REDACTED, user_key: REDACTED });
@@ -154,13 +216,21 @@ describe("redaction", () => {
 
   test("secretValues lists every secret, longest first, and the log room's redactor removes them", () => {
     const secrets = secretValues(config);
-    expect(secrets.sort()).toEqual(["cp-5", "cu-4", "ep-6", "mp-7", "pass-3", "pt-8", "pu-9", "tok-1", "user-2"].sort());
-    expect(createRedactor(secretValues(config))("login user-2 with pass-3 at ghcr.io")).toBe(`login ${REDACTED} with ${REDACTED} at ghcr.io`);
+    expect(secrets.sort()).toEqual(
+      ["cp-5", "cu-4", "ep-6", "mp-7", "pass-3", "pt-8", "pu-9", "tok-1", "user-2"].sort(),
+    );
+    expect(createRedactor(secretValues(config))("login user-2 with pass-3 at ghcr.io")).toBe(
+      `login ${REDACTED} with ${REDACTED} at ghcr.io`,
+    );
     expect(secretValues(defaultConfig())).toEqual([]);
   });
 
   test("--print-config output shows no secret and says where values came from", async () => {
-    const result = await load({ argv: [...RUNS, "--http-api-token", "tok-PRINT"], env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=u-PRINT,password=p-PRINT" }, toml: 'log_level = "warn"' });
+    const result = await load({
+      argv: [...RUNS, "--http-api-token", "tok-PRINT"],
+      env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=u-PRINT,password=p-PRINT" },
+      toml: 'log_level = "warn"',
+    });
     const text = printConfig(result);
     expect(text).not.toContain("PRINT");
     expect(text).toContain(`token = "${REDACTED}"  # from flag (--http-api-token)`);
@@ -169,7 +239,11 @@ describe("redaction", () => {
     expect(text).toContain('stop_timeout = "10s"  # from default');
     expect(text).toContain("# audit_log is unset  # from default");
     // It is TOML, and loading it back gives the same configuration (secrets aside).
-    const back = await load({ toml: text, argv: ["--http-api-token", "tok-PRINT"], env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=u-PRINT,password=p-PRINT" } });
+    const back = await load({
+      toml: text,
+      argv: ["--http-api-token", "tok-PRINT"],
+      env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=u-PRINT,password=p-PRINT" },
+    });
     expect(back.config).toEqual(result.config);
   });
 });

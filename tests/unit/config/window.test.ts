@@ -1,6 +1,16 @@
 /** Update windows against an injected clock: across midnight, DST changes and weekday lists (docs/windows.md). */
 import { describe, expect, test } from "bun:test";
-import { describeMoment, isOpen, neverOpen, nextOpening, nextStart, parseDigestPeriod, parseWindows, type Window, type WindowPolicy } from "../../../src/config/window.ts";
+import {
+  describeMoment,
+  isOpen,
+  neverOpen,
+  nextOpening,
+  nextStart,
+  parseDigestPeriod,
+  parseWindows,
+  type Window,
+  type WindowPolicy,
+} from "../../../src/config/window.ts";
 
 function windows(text: string): Window[] {
   const parsed = parseWindows(text);
@@ -25,11 +35,17 @@ describe("parsing", () => {
     expect(parseWindows("Caturday 02:00-05:00")).toEqual({ problem: expect.stringContaining('"Caturday"') });
     expect(parseWindows("25:00-26:00")).toEqual({ problem: expect.stringContaining("HH:MM-HH:MM") });
     expect(parseWindows("02:00-02:00")).toEqual({ problem: expect.stringContaining("never opens") });
-    expect(parseWindows("Sat 02:00-05:00; 04:00-06:00")).toEqual({ problem: expect.stringMatching(/"Sat 02:00-05:00" and "04:00-06:00" overlap/) });
+    expect(parseWindows("Sat 02:00-05:00; 04:00-06:00")).toEqual({
+      problem: expect.stringMatching(/"Sat 02:00-05:00" and "04:00-06:00" overlap/),
+    });
     // Saturday 23:00 to Sunday 01:00 meets Sunday 00:30
     expect(parseWindows("Sat 23:00-01:00; Sun 00:30-02:00")).toEqual({ problem: expect.stringContaining("overlap") });
     expect(parseWindows("Sat 23:00-01:00; Sun 01:00-02:00")).toHaveProperty("windows");
     expect(parseWindows(" ; ")).toEqual({ problem: expect.stringContaining("no window") });
+    // read at most 4,096 characters: a longer list is refused unread
+    expect(parseWindows(`${"Sat 02:00-03:00; ".repeat(300)}`)).toEqual({
+      problem: expect.stringMatching(/is 5100 characters long; svc reads at most 4096/),
+    });
   });
 
   test("a label that shares no minute with the host's window never opens", () => {
@@ -122,8 +138,14 @@ describe("digest periods", () => {
 describe("checked at load with the rest", () => {
   test("an unreadable, never-open or overlapping window, or an unreadable digest, stops the start naming the value", async () => {
     const { problems, RUNS } = await import("./helpers.ts");
-    expect(await problems({ argv: [...RUNS, "--update-window", "Sat 02:00-02:00"] })).toEqual([expect.stringMatching(/^--update-window: "Sat 02:00-02:00": .*never opens/)]);
-    expect(await problems({ argv: [...RUNS, "--update-window", "02:00-05:00; Sat 04:00-06:00"] })).toEqual([expect.stringMatching(/^--update-window: .*"02:00-05:00" and "Sat 04:00-06:00" overlap/)]);
-    expect(await problems({ argv: [...RUNS, "--notifications-webhook-digest", "every morning"] })).toEqual([expect.stringMatching(/^--notifications-webhook-digest: "every morning": must be "daily HH:MM"/)]);
+    expect(await problems({ argv: [...RUNS, "--update-window", "Sat 02:00-02:00"] })).toEqual([
+      expect.stringMatching(/^--update-window: "Sat 02:00-02:00": .*never opens/),
+    ]);
+    expect(await problems({ argv: [...RUNS, "--update-window", "02:00-05:00; Sat 04:00-06:00"] })).toEqual([
+      expect.stringMatching(/^--update-window: .*"02:00-05:00" and "Sat 04:00-06:00" overlap/),
+    ]);
+    expect(await problems({ argv: [...RUNS, "--notifications-webhook-digest", "every morning"] })).toEqual([
+      expect.stringMatching(/^--notifications-webhook-digest: "every morning": must be "daily HH:MM"/),
+    ]);
   });
 });

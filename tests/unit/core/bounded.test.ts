@@ -8,7 +8,9 @@ const answer = (body: string | null) => new Response(body);
 
 describe("readBoundedJson", () => {
   test("a body within the cap: its JSON, checked against the schema when one is given", async () => {
-    expect(await readBoundedJson(answer('{"ok":true,"items":["a"],"more":1}'), 64, SHAPE)).toEqual({ value: { ok: true, items: ["a"] } });
+    expect(await readBoundedJson(answer('{"ok":true,"items":["a"],"more":1}'), 64, SHAPE)).toEqual({
+      value: { ok: true, items: ["a"] },
+    });
     expect(await readBoundedJson(answer("[1,2]"), 64)).toEqual({ value: [1, 2] });
   });
 
@@ -28,7 +30,9 @@ describe("readBoundedJson", () => {
   });
 
   test("bytes already read whole parse the same way", () => {
-    expect(parseJsonBytes(new TextEncoder().encode('{"ok":false,"items":[]}'), SHAPE)).toEqual({ value: { ok: false, items: [] } });
+    expect(parseJsonBytes(new TextEncoder().encode('{"ok":false,"items":[]}'), SHAPE)).toEqual({
+      value: { ok: false, items: [] },
+    });
     expect(parseJsonBytes(new Uint8Array(0))).toEqual({ error: "empty" });
   });
 });

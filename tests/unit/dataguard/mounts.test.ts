@@ -1,19 +1,44 @@
 /** Which mounts the data guard copies, the label's forms, sizes, the version a copy belongs to, and the one tar svc writes itself. */
 import { describe, expect, test } from "bun:test";
-import { parseSize, formatSize } from "../../../src/config/values.ts";
-import { archiveParent, emptyFileArchive, guardedMounts, guardModeOf, versionOf } from "../../../src/dataguard/index.ts";
+import { formatSize, parseSize } from "../../../src/config/values.ts";
+import {
+  archiveParent,
+  emptyFileArchive,
+  guardedMounts,
+  guardModeOf,
+  versionOf,
+} from "../../../src/dataguard/index.ts";
 
 const mounts = (list: object[]) => ({ Mounts: list }) as never;
-const volume = (destination: string, rw = true, name = "v") => ({ Type: "volume", Name: name, Source: `/var/lib/docker/volumes/${name}/_data`, Destination: destination, RW: rw });
-const bind = (destination: string, rw = true) => ({ Type: "bind", Source: `/srv${destination}`, Destination: destination, RW: rw });
+const volume = (destination: string, rw = true, name = "v") => ({
+  Type: "volume",
+  Name: name,
+  Source: `/var/lib/docker/volumes/${name}/_data`,
+  Destination: destination,
+  RW: rw,
+});
+const bind = (destination: string, rw = true) => ({
+  Type: "bind",
+  Source: `/srv${destination}`,
+  Destination: destination,
+  RW: rw,
+});
 
 describe("guardedMounts", () => {
-  const container = mounts([volume("/data"), volume("/ro", false, "ro"), bind("/config"), bind("/etc/app.conf", false), { Type: "tmpfs", Destination: "/tmp", RW: true }]);
+  const container = mounts([
+    volume("/data"),
+    volume("/ro", false, "ro"),
+    bind("/config"),
+    bind("/etc/app.conf", false),
+    { Type: "tmpfs", Destination: "/tmp", RW: true },
+  ]);
 
   test("off: nothing", () => expect(guardedMounts(container, "off")).toEqual({ mounts: [] }));
 
   test("volumes: the read-write volumes only", () => {
-    expect(guardedMounts(container, "volumes")).toEqual({ mounts: [{ destination: "/data", type: "volume", name: "v", source: "/var/lib/docker/volumes/v/_data" }] });
+    expect(guardedMounts(container, "volumes")).toEqual({
+      mounts: [{ destination: "/data", type: "volume", name: "v", source: "/var/lib/docker/volumes/v/_data" }],
+    });
   });
 
   test("all: the read-write bind mounts too, never a read-only one or a tmpfs", () => {
@@ -23,7 +48,9 @@ describe("guardedMounts", () => {
 
   test("a mount nested in a guarded one is refused, whatever its own mode", () => {
     const nested = guardedMounts(mounts([volume("/data"), volume("/data/cache", false, "c")]), "volumes");
-    expect(nested).toEqual({ problem: "mount /data/cache lies inside the guarded mount /data; its restore would empty both" });
+    expect(nested).toEqual({
+      problem: "mount /data/cache lies inside the guarded mount /data; its restore would empty both",
+    });
     // a sibling that only starts with the same letters is not nested
     expect("mounts" in guardedMounts(mounts([volume("/data"), volume("/database", true, "d")]), "volumes")).toBe(true);
   });
@@ -55,10 +82,16 @@ describe("sizes", () => {
     ["10 KB", 10 * 1024],
   ])("%p is %p bytes", (text, bytes) => expect(parseSize(text)).toBe(bytes));
 
-  test.each(["", "1 GB extra", "-1G", "1PB", "G", "1e9"])("%p is not a size", (text) => expect(parseSize(text)).toBeUndefined());
+  test.each(["", "1 GB extra", "-1G", "1PB", "G", "1e9"])("%p is not a size", (text) =>
+    expect(parseSize(text)).toBeUndefined(),
+  );
 
   test("formatted for people", () => {
-    expect([formatSize(900), formatSize(1536 * 1024 ** 2), formatSize(1024 ** 3)]).toEqual(["900 B", "1.5 GiB", "1 GiB"]);
+    expect([formatSize(900), formatSize(1536 * 1024 ** 2), formatSize(1024 ** 3)]).toEqual([
+      "900 B",
+      "1.5 GiB",
+      "1 GiB",
+    ]);
   });
 });
 

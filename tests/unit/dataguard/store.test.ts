@@ -13,7 +13,21 @@ const DAY = 86_400_000;
 function complete(store: CopyStore, container: string, id: string, at: Date, superseded: Date | null) {
   const begun = store.begin(container, id, at);
   writeFileSync(join(begun.dir, "mount-0.tar"), "x");
-  const manifest: Manifest = { format: 1, container, container_id: id, image: "app:1", image_id: null, version: "1", created_at: at.toISOString(), duration_ms: 1, bytes: 1, superseded_at: superseded?.toISOString() ?? null, mounts: [{ destination: "/data", type: "volume", source: "", file: "mount-0.tar", bytes: 1, sha256: "0".repeat(64) }] };
+  const manifest: Manifest = {
+    format: 1,
+    container,
+    container_id: id,
+    image: "app:1",
+    image_id: null,
+    version: "1",
+    created_at: at.toISOString(),
+    duration_ms: 1,
+    bytes: 1,
+    superseded_at: superseded?.toISOString() ?? null,
+    mounts: [
+      { destination: "/data", type: "volume", source: "", file: "mount-0.tar", bytes: 1, sha256: "0".repeat(64) },
+    ],
+  };
   store.complete(begun.dir, manifest);
   return store.read(container, begun.id)!;
 }
@@ -35,15 +49,32 @@ test("a restore mark names the container it goes into; data_guard_keep counts fr
 
   expect(guard.copyOf("aaaaaaaaaaaa0000")?.id).toBe(old.id);
   expect(guard.prune()).toEqual([`web/${old.id}`]);
-  expect(store.list().map((c) => c.manifest.container).sort()).toEqual(["cache", "db"]);
+  expect(
+    store
+      .list()
+      .map((c) => c.manifest.container)
+      .sort(),
+  ).toEqual(["cache", "db"]);
   expect(unfinished.manifest.superseded_at).toBeNull();
 });
 
 test("without a folder (no state_dir, no data_guard_dir) nothing is kept, and the update follows data_guard_over", async () => {
-  const guard = new DataGuard(null as never, dataGuardOptions(defaultConfig({ data_guard: "volumes", data_guard_over: "skip" })));
+  const guard = new DataGuard(
+    null as never,
+    dataGuardOptions(defaultConfig({ data_guard: "volumes", data_guard_over: "skip" })),
+  );
   expect(guard.store).toBeNull();
-  const inspect = { Id: "a".repeat(64), Name: "/web", Config: { Labels: {} }, Mounts: [{ Type: "volume", Name: "v", Source: "", Destination: "/data", RW: true }] };
-  expect(await guard.prepare(inspect as never)).toEqual({ kind: "over", action: "skip", reason: "data_guard: no folder to keep copies in (set state_dir or data_guard_dir)" });
+  const inspect = {
+    Id: "a".repeat(64),
+    Name: "/web",
+    Config: { Labels: {} },
+    Mounts: [{ Type: "volume", Name: "v", Source: "", Destination: "/data", RW: true }],
+  };
+  expect(await guard.prepare(inspect as never)).toEqual({
+    kind: "over",
+    action: "skip",
+    reason: "data_guard: no folder to keep copies in (set state_dir or data_guard_dir)",
+  });
   expect(guard.tidy()).toEqual([]);
 });
 

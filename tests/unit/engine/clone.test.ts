@@ -5,7 +5,13 @@
  * CMD sleep 3600.
  */
 import { describe, expect, test } from "bun:test";
-import { isGeneratedHostname, normalizeLink, replacementSpec, sameValue, settingsBeyondApi } from "../../../src/engine/clone.ts";
+import {
+  isGeneratedHostname,
+  normalizeLink,
+  replacementSpec,
+  sameValue,
+  settingsBeyondApi,
+} from "../../../src/engine/clone.ts";
 import type { ContainerInspect, ImageInspect } from "../../../src/engine/port.ts";
 
 interface Fixture {
@@ -28,7 +34,18 @@ describe("replacementSpec: what came from the image is dropped", () => {
   test("a container with no overrides keeps nothing from the old image's defaults", async () => {
     const { container, image } = await fixture("plain");
     const b = body(replacementSpec(container, image, { name: "engx-plain", image: "engx-fix:1", apiVersion: OLD_API }));
-    for (const key of ["Cmd", "Entrypoint", "WorkingDir", "User", "Healthcheck", "StopSignal", "Labels", "ExposedPorts", "Volumes", "Hostname"]) {
+    for (const key of [
+      "Cmd",
+      "Entrypoint",
+      "WorkingDir",
+      "User",
+      "Healthcheck",
+      "StopSignal",
+      "Labels",
+      "ExposedPorts",
+      "Volumes",
+      "Hostname",
+    ]) {
       expect(b[key]).toBeUndefined();
     }
     expect(b.Env).toEqual([]);
@@ -112,7 +129,14 @@ describe("replacementSpec: host config", () => {
 
   test("network_mode container:<id> becomes container:<name> of the container named by the updater", async () => {
     const { container, image } = await fixture("cmode");
-    const b = body(replacementSpec(container, image, { name: "engx-cmode", image: "engx-fix:1", networkContainer: "engx-multi", apiVersion: OLD_API }));
+    const b = body(
+      replacementSpec(container, image, {
+        name: "engx-cmode",
+        image: "engx-fix:1",
+        networkContainer: "engx-multi",
+        apiVersion: OLD_API,
+      }),
+    );
     expect(b.HostConfig.NetworkMode).toBe("container:engx-multi");
     // inherited from the other container: the engine refuses these in this mode
     expect(b.Hostname).toBeUndefined();
@@ -122,7 +146,9 @@ describe("replacementSpec: host config", () => {
 
   test("network_mode container:<id> without a name is refused rather than guessed", async () => {
     const { container, image } = await fixture("cmode");
-    expect(() => replacementSpec(container, image, { name: "engx-cmode", image: "engx-fix:1", apiVersion: OLD_API })).toThrow(/must be named/);
+    expect(() =>
+      replacementSpec(container, image, { name: "engx-cmode", image: "engx-fix:1", apiVersion: OLD_API }),
+    ).toThrow(/must be named/);
   });
 
   test("links in inspect form (/target:/container/alias) lose the old container's name", () => {
@@ -139,7 +165,9 @@ describe("replacementSpec: networks", () => {
     expect(body(spec).NetworkingConfig).toEqual({
       EndpointsConfig: { "engx-net1": { IPAMConfig: { IPv4Address: "172.31.250.10" }, Aliases: ["web", "www"] } },
     });
-    expect(spec.extraNetworks).toEqual([{ network: "engx-net2", endpoint: { IPAMConfig: { IPv4Address: "172.31.251.20" }, Aliases: ["api"] } }]);
+    expect(spec.extraNetworks).toEqual([
+      { network: "engx-net2", endpoint: { IPAMConfig: { IPv4Address: "172.31.251.20" }, Aliases: ["api"] } },
+    ]);
   });
 
   test("a NetworkMode naming the network by id still puts that network first", async () => {
@@ -153,7 +181,7 @@ describe("replacementSpec: networks", () => {
     expect(spec.extraNetworks.map((n) => n.network)).toEqual(["engx-net1"]);
   });
 
-    test("API >= 1.44: every network at create", async () => {
+  test("API >= 1.44: every network at create", async () => {
     const { container, image } = await fixture("multi");
     const spec = replacementSpec(container, image, { name: "engx-multi", image: "engx-fix:1", apiVersion: NEW_API });
     expect(Object.keys(body(spec).NetworkingConfig.EndpointsConfig)).toEqual(["engx-net1", "engx-net2"]);
@@ -168,7 +196,9 @@ describe("replacementSpec: networks", () => {
 
   test("a user MAC goes to Config.MacAddress below API 1.44 and to the first endpoint from 1.44; a generated one never", async () => {
     const { container, image } = await fixture("multi");
-    expect(body(replacementSpec(container, image, { name: "m", image: "i", apiVersion: OLD_API })).MacAddress).toBeUndefined();
+    expect(
+      body(replacementSpec(container, image, { name: "m", image: "i", apiVersion: OLD_API })).MacAddress,
+    ).toBeUndefined();
     const withMac = structuredClone(container);
     (withMac.Config as any).MacAddress = "02:42:ac:1f:fa:99";
     const old = body(replacementSpec(withMac, image, { name: "m", image: "i", apiVersion: OLD_API }));
@@ -230,7 +260,9 @@ describe("replacementSpec: settings of newer engines", () => {
     expect(spec.NetworkingConfig.EndpointsConfig["engx-net2"].GwPriority).toBe(10);
     expect(spec.NetworkingConfig.EndpointsConfig["engx-net1"].GwPriority).toBeUndefined();
     expect(settingsBeyondApi(prioritised, API_148)).toEqual([]);
-    expect(settingsBeyondApi(prioritised, "1.47")).toEqual(["the gateway priority on network engx-net2 needs API 1.48"]);
+    expect(settingsBeyondApi(prioritised, "1.47")).toEqual([
+      "the gateway priority on network engx-net2 needs API 1.48",
+    ]);
     expect(settingsBeyondApi(container, "1.41")).toEqual([]);
   });
 
@@ -258,18 +290,29 @@ describe("replacementSpec: settings of newer engines", () => {
     const { container, image } = await fixture("plain");
     const composed = structuredClone(container);
     (composed.Config as any).Labels = { ...(composed.Config as any).Labels, "com.docker.compose.image": "sha256:old" };
-    const spec = body(replacementSpec(composed, image, { name: "c", image: "i", apiVersion: OLD_API, imageId: "sha256:new" }));
+    const spec = body(
+      replacementSpec(composed, image, { name: "c", image: "i", apiVersion: OLD_API, imageId: "sha256:new" }),
+    );
     expect(spec.Labels["com.docker.compose.image"]).toBe("sha256:new");
-    const plain = body(replacementSpec(container, image, { name: "c", image: "i", apiVersion: OLD_API, imageId: "sha256:new" }));
+    const plain = body(
+      replacementSpec(container, image, { name: "c", image: "i", apiVersion: OLD_API, imageId: "sha256:new" }),
+    );
     expect(plain.Labels?.["com.docker.compose.image"]).toBeUndefined();
   });
 
   test("the platform is the one the engine recorded for the container, else its image's", async () => {
     const { container, image } = await fixture("plain");
-    expect(replacementSpec(container, image, { name: "c", image: "i", apiVersion: OLD_API }).platform).toBe(`${image.Os}/${image.Architecture}`);
+    expect(replacementSpec(container, image, { name: "c", image: "i", apiVersion: OLD_API }).platform).toBe(
+      `${image.Os}/${image.Architecture}`,
+    );
     const recorded = structuredClone(container) as any;
-    recorded.ImageManifestDescriptor = { digest: "sha256:x", platform: { os: "linux", architecture: "arm64", variant: "v8" } };
-    expect(replacementSpec(recorded, image, { name: "c", image: "i", apiVersion: "1.48" }).platform).toBe("linux/arm64/v8");
+    recorded.ImageManifestDescriptor = {
+      digest: "sha256:x",
+      platform: { os: "linux", architecture: "arm64", variant: "v8" },
+    };
+    expect(replacementSpec(recorded, image, { name: "c", image: "i", apiVersion: "1.48" }).platform).toBe(
+      "linux/arm64/v8",
+    );
     expect(replacementSpec(container, null, { name: "c", image: "i", apiVersion: OLD_API }).platform).toBeUndefined();
   });
 });

@@ -1,8 +1,19 @@
 import { describe, expect, test } from "bun:test";
-import { normalizeApiVersion, parseDockerHost, tlsMaterial, type DockerConfig } from "../../../src/engine/connection.ts";
-import { demultiplexLogs, lastLines } from "../../../src/engine/logs.ts";
-import { followPullStream, looksLikeImageId, platformString, sameSignal, splitReference } from "../../../src/engine/docker.ts";
 import { isSvcError } from "../../../src/core/errors.ts";
+import {
+  type DockerConfig,
+  normalizeApiVersion,
+  parseDockerHost,
+  tlsMaterial,
+} from "../../../src/engine/connection.ts";
+import {
+  followPullStream,
+  looksLikeImageId,
+  platformString,
+  sameSignal,
+  splitReference,
+} from "../../../src/engine/docker.ts";
+import { demultiplexLogs, lastLines } from "../../../src/engine/logs.ts";
 
 function thrown(fn: () => unknown): { kind: string; message: string } {
   try {
@@ -16,14 +27,32 @@ function thrown(fn: () => unknown): { kind: string; message: string } {
 
 describe("parseDockerHost", () => {
   test("unix sockets", () => {
-    expect(parseDockerHost("unix:///var/run/docker.sock")).toEqual({ kind: "unix", socketPath: "/var/run/docker.sock" });
+    expect(parseDockerHost("unix:///var/run/docker.sock")).toEqual({
+      kind: "unix",
+      socketPath: "/var/run/docker.sock",
+    });
   });
 
   test("tcp, http and https with default ports 2375 / 2376", () => {
     expect(parseDockerHost("tcp://10.0.0.5:2375")).toEqual({ kind: "tcp", host: "10.0.0.5", port: 2375, tls: false });
-    expect(parseDockerHost("tcp://docker.local")).toEqual({ kind: "tcp", host: "docker.local", port: 2375, tls: false });
-    expect(parseDockerHost("http://127.0.0.1:1234/")).toEqual({ kind: "tcp", host: "127.0.0.1", port: 1234, tls: false });
-    expect(parseDockerHost("https://docker.local")).toEqual({ kind: "tcp", host: "docker.local", port: 2376, tls: true });
+    expect(parseDockerHost("tcp://docker.local")).toEqual({
+      kind: "tcp",
+      host: "docker.local",
+      port: 2375,
+      tls: false,
+    });
+    expect(parseDockerHost("http://127.0.0.1:1234/")).toEqual({
+      kind: "tcp",
+      host: "127.0.0.1",
+      port: 1234,
+      tls: false,
+    });
+    expect(parseDockerHost("https://docker.local")).toEqual({
+      kind: "tcp",
+      host: "docker.local",
+      port: 2376,
+      tls: true,
+    });
     expect(parseDockerHost("tcp://[::1]:2375")).toEqual({ kind: "tcp", host: "::1", port: 2375, tls: false });
   });
 
@@ -53,7 +82,12 @@ describe("tlsMaterial", () => {
 
   test("tls_verify reads all three files", () => {
     const docker = { ...base, tls_verify: true, tls_ca_cert: "/ca.pem", tls_cert: "/cert.pem", tls_key: "/key.pem" };
-    expect(tlsMaterial(docker, parseDockerHost(docker.host), read)).toEqual({ verify: true, ca: "CA", cert: "CERT", key: "KEY" });
+    expect(tlsMaterial(docker, parseDockerHost(docker.host), read)).toEqual({
+      verify: true,
+      ca: "CA",
+      cert: "CERT",
+      key: "KEY",
+    });
   });
 
   test("tls_verify without a file names the missing option", () => {
@@ -64,14 +98,24 @@ describe("tlsMaterial", () => {
   });
 
   test("an unreadable file names the option and the path", () => {
-    const docker = { ...base, tls_verify: true, tls_ca_cert: "/missing.pem", tls_cert: "/cert.pem", tls_key: "/key.pem" };
+    const docker = {
+      ...base,
+      tls_verify: true,
+      tls_ca_cert: "/missing.pem",
+      tls_cert: "/cert.pem",
+      tls_key: "/key.pem",
+    };
     const error = thrown(() => tlsMaterial(docker, parseDockerHost(docker.host), read));
     expect(error.message).toBe("docker.tls_ca_cert: cannot read /missing.pem (ENOENT)");
   });
 
   test("client certificates without tls_verify: TLS without checking the server", () => {
     const docker = { ...base, tls_cert: "/cert.pem", tls_key: "/key.pem" };
-    expect(tlsMaterial(docker, parseDockerHost(docker.host), read)).toEqual({ verify: false, cert: "CERT", key: "KEY" });
+    expect(tlsMaterial(docker, parseDockerHost(docker.host), read)).toEqual({
+      verify: false,
+      cert: "CERT",
+      key: "KEY",
+    });
     const https = { ...base, host: "https://docker.local" };
     expect(tlsMaterial(https, parseDockerHost(https.host), read)).toEqual({ verify: false });
   });
@@ -142,17 +186,25 @@ describe("logs", () => {
 describe("followPullStream", () => {
   test("reads the progress stream to its end and reports an in-band error, even split across chunks", async () => {
     const { Readable } = await import("node:stream");
-    const chunks = ['{"status":"Pulling from app","id":"1"}\n{"status":"Downloa', 'ding"}\n{"errorDetail":{"message":"unauthorized: authentication required"},"error":"unauth', 'orized: authentication required"}\n'];
+    const chunks = [
+      '{"status":"Pulling from app","id":"1"}\n{"status":"Downloa',
+      'ding"}\n{"errorDetail":{"message":"unauthorized: authentication required"},"error":"unauth',
+      'orized: authentication required"}\n',
+    ];
     expect(await followPullStream(Readable.from(chunks))).toBe("unauthorized: authentication required");
   });
 
   test("a clean stream, with a last line lacking its newline, is no failure", async () => {
     const { Readable } = await import("node:stream");
-    expect(await followPullStream(Readable.from(['{"status":"Pulling"}\n', '{"status":"Status: Downloaded newer image"}']))).toBeNull();
+    expect(
+      await followPullStream(Readable.from(['{"status":"Pulling"}\n', '{"status":"Status: Downloaded newer image"}'])),
+    ).toBeNull();
   });
 
   test("an error on the last line without a newline counts", async () => {
     const { Readable } = await import("node:stream");
-    expect(await followPullStream(Readable.from(['{"status":"x"}\n{"error":"manifest unknown"}']))).toBe("manifest unknown");
+    expect(await followPullStream(Readable.from(['{"status":"x"}\n{"error":"manifest unknown"}']))).toBe(
+      "manifest unknown",
+    );
   });
 });

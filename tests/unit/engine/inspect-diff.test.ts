@@ -37,11 +37,11 @@ describe("disallowedDifferences", () => {
     fresh.NetworkSettings.Networks[net1].Aliases = ["www", fresh.Id.slice(0, 12)];
     fresh.HostConfig.RestartPolicy = { Name: "no", MaximumRetryCount: 0 };
     expect(disallowedDifferences({ old, new: fresh, oldImage: image, newImage: image })).toEqual([
-      "Config.Env.U: \"1\" -> \"<missing>\"",
-      "HostConfig.RestartPolicy.Name: \"unless-stopped\" -> \"no\"",
-      "NetworkSettings.Networks.engx-net1.Aliases[0]: \"web\" -> \"www\"",
-      "NetworkSettings.Networks.engx-net1.Aliases[1]: \"www\" -> \"<missing>\"",
-      "NetworkSettings.Networks.engx-net1.IPAddress: \"172.31.250.10\" -> \"172.31.250.99\"",
+      'Config.Env.U: "1" -> "<missing>"',
+      'HostConfig.RestartPolicy.Name: "unless-stopped" -> "no"',
+      'NetworkSettings.Networks.engx-net1.Aliases[0]: "web" -> "www"',
+      'NetworkSettings.Networks.engx-net1.Aliases[1]: "www" -> "<missing>"',
+      'NetworkSettings.Networks.engx-net1.IPAddress: "172.31.250.10" -> "172.31.250.99"',
     ]);
   });
 
@@ -53,13 +53,17 @@ describe("disallowedDifferences", () => {
     fresh.Config.Cmd = ["/bin/sleep", "1"];
     fresh.Config.Env = ["IMG_OVERRIDDEN=v2", "U=1", "PATH=/bin", "IMG_ONLY=v2"];
     // Cmd and IMG_ONLY came from the image: allowed. IMG_OVERRIDDEN was the user's: caught.
-    expect(disallowedDifferences({ old, new: fresh, oldImage: image, newImage })).toEqual(["Config.Env.IMG_OVERRIDDEN: \"user\" -> \"v2\""]);
+    expect(disallowedDifferences({ old, new: fresh, oldImage: image, newImage })).toEqual([
+      'Config.Env.IMG_OVERRIDDEN: "user" -> "v2"',
+    ]);
   });
 
   test("an engine-generated hostname may change, a user-set one may not", async () => {
     const { old, fresh, image } = await pair();
     fresh.Config.Hostname = fresh.Id.slice(0, 12);
     renameAlias(fresh, "myhost", fresh.Config.Hostname);
-    expect(disallowedDifferences({ old, new: fresh, oldImage: image, newImage: image })).toEqual([`Config.Hostname: "myhost" -> "${fresh.Id.slice(0, 12)}"`]);
+    expect(disallowedDifferences({ old, new: fresh, oldImage: image, newImage: image })).toEqual([
+      `Config.Hostname: "myhost" -> "${fresh.Id.slice(0, 12)}"`,
+    ]);
   });
 });

@@ -28,12 +28,16 @@ beforeAll(() => {
         registryAuth: request.headers.get("x-registry-auth"),
         body: await request.text(),
       });
-      if (url.pathname.endsWith("/missing")) return Response.json({ message: "No such container: missing" }, { status: 404 });
+      if (url.pathname.endsWith("/missing"))
+        return Response.json({ message: "No such container: missing" }, { status: 404 });
       if (url.pathname.endsWith("/plain-error")) return new Response("page not found\n", { status: 404 });
       if (url.pathname.endsWith("/stop")) return new Response(null, { status: 304 });
       if (url.pathname.endsWith("/start")) return new Response(null, { status: 204 });
       if (url.pathname.endsWith("/create")) return new Response('{"status":"a"}\n{"status":"b"}\n');
-      if (url.pathname.endsWith("/logs")) return new Response(new Uint8Array([1, 0, 0, 0, 0, 0, 0, 2, 104, 105]), { headers: { "content-type": "application/vnd.docker.multiplexed-stream" } });
+      if (url.pathname.endsWith("/logs"))
+        return new Response(new Uint8Array([1, 0, 0, 0, 0, 0, 0, 2, 104, 105]), {
+          headers: { "content-type": "application/vnd.docker.multiplexed-stream" },
+        });
       return Response.json({ ok: true });
     },
   });
@@ -48,19 +52,36 @@ function modem(version?: string): FetchModem {
 function dial(m: FetchModem, options: Partial<DialOptions> & { path: string }): Promise<unknown> {
   seen = [];
   return new Promise((resolve, reject) =>
-    m.dial({ method: "GET", statusCodes: { 200: true, 201: true, 204: true }, ...options }, (error, data) => (error ? reject(error) : resolve(data))),
+    m.dial({ method: "GET", statusCodes: { 200: true, 201: true, 204: true }, ...options }, (error, data) =>
+      error ? reject(error) : resolve(data),
+    ),
   );
 }
 
 describe("FetchModem", () => {
   test("prefixes the API version and sends the query, without a body on GET", async () => {
-    const data = await dial(modem("v1.43"), { path: "/containers/json?", options: { _query: { all: "1", filters: '{"a":["b c"]}' }, _body: { ignored: true } } });
+    const data = await dial(modem("v1.43"), {
+      path: "/containers/json?",
+      options: { _query: { all: "1", filters: '{"a":["b c"]}' }, _body: { ignored: true } },
+    });
     expect(data).toEqual({ ok: true });
-    expect(seen).toEqual([{ method: "GET", path: "/v1.43/containers/json?all=1&filters=%7B%22a%22%3A%5B%22b+c%22%5D%7D", contentType: null, registryAuth: null, body: "" }]);
+    expect(seen).toEqual([
+      {
+        method: "GET",
+        path: "/v1.43/containers/json?all=1&filters=%7B%22a%22%3A%5B%22b+c%22%5D%7D",
+        contentType: null,
+        registryAuth: null,
+        body: "",
+      },
+    ]);
   });
 
   test("sends a JSON body with its content type, and no query mark without a query", async () => {
-    await dial(modem(), { method: "POST", path: "/containers/create?", options: { _query: {}, _body: { Image: "x", Env: ["A=1"] } } });
+    await dial(modem(), {
+      method: "POST",
+      path: "/containers/create?",
+      options: { _query: {}, _body: { Image: "x", Env: ["A=1"] } },
+    });
     expect(seen[0]).toMatchObject({ method: "POST", path: "/containers/create", contentType: "application/json" });
     expect(JSON.parse(seen[0]!.body)).toEqual({ Image: "x", Env: ["A=1"] });
   });
@@ -82,13 +103,20 @@ describe("FetchModem", () => {
 
   test("dockerode's own options: the query from them when there is no _query (objects as JSON), never the abort signal", async () => {
     const abortSignal = new AbortController().signal;
-    await dial(modem(), { path: "/containers/json?", options: { all: true, filters: { label: ["a=b"] }, abortSignal, gone: undefined } });
+    await dial(modem(), {
+      path: "/containers/json?",
+      options: { all: true, filters: { label: ["a=b"] }, abortSignal, gone: undefined },
+    });
     expect(seen[0]!.path).toBe("/containers/json?all=true&filters=%7B%22label%22%3A%5B%22a%3Db%22%5D%7D");
   });
 
   test("dockerode's own options: a POST sends them as its JSON body when there is no _body; none when only the signal is there", async () => {
     const abortSignal = new AbortController().signal;
-    await dial(modem(), { method: "POST", path: "/containers/abc/update", options: { RestartPolicy: { Name: "no" }, abortSignal } });
+    await dial(modem(), {
+      method: "POST",
+      path: "/containers/abc/update",
+      options: { RestartPolicy: { Name: "no" }, abortSignal },
+    });
     expect(seen[0]).toMatchObject({ path: "/containers/abc/update", contentType: "application/json" });
     expect(JSON.parse(seen[0]!.body)).toEqual({ RestartPolicy: { Name: "no" } });
     await dial(modem(), { method: "POST", path: "/containers/abc/start?", options: { abortSignal } });
@@ -102,14 +130,20 @@ describe("FetchModem", () => {
   });
 
   test("a stream answer is handed over unread, as bytes", async () => {
-    const stream = (await dial(modem(), { method: "POST", path: "/images/create?", isStream: true })) as AsyncIterable<Uint8Array>;
+    const stream = (await dial(modem(), {
+      method: "POST",
+      path: "/images/create?",
+      isStream: true,
+    })) as AsyncIterable<Uint8Array>;
     let text = "";
     for await (const chunk of stream) text += new TextDecoder().decode(chunk);
     expect(text).toBe('{"status":"a"}\n{"status":"b"}\n');
   });
 
   test("a status the caller allows is a success; any other is an error with the engine's message", async () => {
-    expect(await dial(modem(), { method: "POST", path: "/containers/abc/stop?", statusCodes: { 204: true, 304: true } })).toBeNull();
+    expect(
+      await dial(modem(), { method: "POST", path: "/containers/abc/stop?", statusCodes: { 204: true, 304: true } }),
+    ).toBeNull();
     const error = (await dial(modem(), { path: "/containers/missing?" }).catch((e) => e)) as EngineStatusError;
     expect(error).toBeInstanceOf(EngineStatusError);
     expect(error.statusCode).toBe(404);
@@ -128,7 +162,9 @@ describe("FetchModem", () => {
 
   test("a connection that cannot be made names its cause in `code`", async () => {
     const gone = new FetchModem({ kind: "unix", socketPath: "/nonexistent/docker.sock" }, null);
-    const error = await new Promise<(Error & { code?: string }) | null>((resolve) => gone.dial({ path: "/version?", method: "GET", statusCodes: { 200: true } }, (failure) => resolve(failure)));
+    const error = await new Promise<(Error & { code?: string }) | null>((resolve) =>
+      gone.dial({ path: "/version?", method: "GET", statusCodes: { 200: true } }, (failure) => resolve(failure)),
+    );
     expect(error?.code).toBe("ENOENT");
   });
 });

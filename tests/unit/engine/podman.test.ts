@@ -4,13 +4,36 @@
  * containers.go, libpod/container_internal_linux.go at v4.3.1; each row names its file).
  */
 import { describe, expect, test } from "bun:test";
-import { atLeast, creationDifferences, libpodCreateSpec, lostSettings, podmanCreateBody, podmanVersion, refusedPodman, unreplaceableReason } from "../../../src/engine/podman.ts";
+import {
+  atLeast,
+  creationDifferences,
+  libpodCreateSpec,
+  lostSettings,
+  podmanCreateBody,
+  podmanVersion,
+  refusedPodman,
+  unreplaceableReason,
+} from "../../../src/engine/podman.ts";
 
-const old = (over: Record<string, any> = {}) => ({ Id: "72c4614bfb3c5a8d", Name: "/app", Config: { Hostname: "72c4614bfb3c", Labels: {} }, HostConfig: {}, ...over }) as any;
+const old = (over: Record<string, any> = {}) =>
+  ({
+    Id: "72c4614bfb3c5a8d",
+    Name: "/app",
+    Config: { Hostname: "72c4614bfb3c", Labels: {} },
+    HostConfig: {},
+    ...over,
+  }) as any;
 
 describe("which engine", () => {
   test("the version endpoint's components name Podman (pkg/api/handlers/compat/version.go)", () => {
-    expect(podmanVersion({ Components: [{ Name: "Podman Engine", Version: "4.3.1" }, { Name: "Conmon", Version: "2.1.6" }] })).toBe("4.3.1");
+    expect(
+      podmanVersion({
+        Components: [
+          { Name: "Podman Engine", Version: "4.3.1" },
+          { Name: "Conmon", Version: "2.1.6" },
+        ],
+      }),
+    ).toBe("4.3.1");
     expect(podmanVersion({ Components: [{ Name: "Engine", Version: "28.5.2" }] })).toBeNull();
     expect(podmanVersion({})).toBeNull();
   });
@@ -29,31 +52,60 @@ describe("the compatible create body, corrected", () => {
   const spec = (body: Record<string, any>) => ({ createBody: body, extraNetworks: [] });
 
   test("ulimits named as OCI rlimit types (libpod/container_inspect.go) go back to Docker's names", () => {
-    const out = podmanCreateBody(old(), null, spec({ HostConfig: { Ulimits: [{ Name: "RLIMIT_NOFILE", Soft: 1024, Hard: 2048 }] } }));
+    const out = podmanCreateBody(
+      old(),
+      null,
+      spec({ HostConfig: { Ulimits: [{ Name: "RLIMIT_NOFILE", Soft: 1024, Hard: 2048 }] } }),
+    );
     expect((out.createBody as any).HostConfig.Ulimits).toEqual([{ Name: "nofile", Soft: 1024, Hard: 2048 }]);
   });
 
   test("the HOSTNAME Podman wrote for a generated host name is dropped (libpod/container_internal_linux.go); a user's is kept", () => {
     const generated = podmanCreateBody(old(), null, spec({ Env: ["A=1", "HOSTNAME=72c4614bfb3c"], HostConfig: {} }));
     expect(generated.createBody.Env).toEqual(["A=1"]);
-    const chosen = podmanCreateBody(old({ Config: { Hostname: "web" } }), null, spec({ Hostname: "web", Env: ["HOSTNAME=web"], HostConfig: {} }));
+    const chosen = podmanCreateBody(
+      old({ Config: { Hostname: "web" } }),
+      null,
+      spec({ Hostname: "web", Env: ["HOSTNAME=web"], HostConfig: {} }),
+    );
     expect(chosen.createBody.Env).toEqual(["HOSTNAME=web"]);
   });
 
   test("k8s-file, shown as json-file by the compatible inspect (pkg/api/handlers/compat/containers.go), stays k8s-file", () => {
     const libpod = { HostConfig: { LogConfig: { Type: "k8s-file" } } };
-    const out = podmanCreateBody(old(), libpod, spec({ HostConfig: { LogConfig: { Type: "json-file", Config: null } } }));
+    const out = podmanCreateBody(
+      old(),
+      libpod,
+      spec({ HostConfig: { LogConfig: { Type: "json-file", Config: null } } }),
+    );
     expect((out.createBody as any).HostConfig.LogConfig).toEqual({ Type: "k8s-file", Config: null });
   });
 });
 
 describe("what only libpod shows", () => {
-  const libpod = (config: Record<string, any>, rest: Record<string, any> = {}) => ({ Pod: "", HostConfig: {}, ...rest, Config: config });
+  const libpod = (config: Record<string, any>, rest: Record<string, any> = {}) => ({
+    Pod: "",
+    HostConfig: {},
+    ...rest,
+    Config: config,
+  });
 
   test("a lost umask, on-failure action or annotation is named; Podman's own annotations are not compared", () => {
-    const a = libpod({ Umask: "0022", HealthcheckOnFailureAction: "restart", Annotations: { "io.kubernetes.cri-o.Created": "t1", "io.container.manager": "libpod", mine: "x" } });
-    const b = libpod({ Umask: "0000", HealthcheckOnFailureAction: "none", Annotations: { "io.kubernetes.cri-o.Created": "t2" } });
-    expect(lostSettings(a, b)).toEqual(["the healthcheck's on-failure action (--health-on-failure)", "its umask (--umask)", "its annotations (--annotation)"]);
+    const a = libpod({
+      Umask: "0022",
+      HealthcheckOnFailureAction: "restart",
+      Annotations: { "io.kubernetes.cri-o.Created": "t1", "io.container.manager": "libpod", mine: "x" },
+    });
+    const b = libpod({
+      Umask: "0000",
+      HealthcheckOnFailureAction: "none",
+      Annotations: { "io.kubernetes.cri-o.Created": "t2" },
+    });
+    expect(lostSettings(a, b)).toEqual([
+      "the healthcheck's on-failure action (--health-on-failure)",
+      "its umask (--umask)",
+      "its annotations (--annotation)",
+    ]);
     expect(lostSettings(a, structuredClone(a))).toEqual([]);
   });
 
@@ -61,7 +113,9 @@ describe("what only libpod shows", () => {
     const unit = unreplaceableReason(old({ Config: { Labels: { PODMAN_SYSTEMD_UNIT: "app.service" } } }));
     expect(unit).toContain("systemctl restart app.service");
     expect(unit).toContain("Image=");
-    const auto = unreplaceableReason(old({ Config: { Labels: { PODMAN_SYSTEMD_UNIT: "app.service", "io.containers.autoupdate": "registry" } } }));
+    const auto = unreplaceableReason(
+      old({ Config: { Labels: { PODMAN_SYSTEMD_UNIT: "app.service", "io.containers.autoupdate": "registry" } } }),
+    );
     expect(auto).toContain("podman auto-update");
     expect(unreplaceableReason(old())).toBeNull();
   });
@@ -74,19 +128,40 @@ describe("Podman's sockets", () => {
     const here = new Set(["/run/podman/podman.sock", "/run/user/1000/podman/podman.sock"]);
     expect(podmanSockets({ XDG_RUNTIME_DIR: "/run/user/1000" }, (p) => here.has(p))).toEqual([...here]);
     expect(podmanSockets({}, () => false)).toEqual([]);
-    const advice = unreachableAdvice({ kind: "unix", socketPath: "/var/run/docker.sock" }, "ENOENT", ["/run/user/1000/podman/podman.sock"]);
-    expect(advice).toBe("no Docker socket at /var/run/docker.sock; Podman's is at unix:///run/user/1000/podman/podman.sock: set --docker-host or DOCKER_HOST to it");
+    const advice = unreachableAdvice({ kind: "unix", socketPath: "/var/run/docker.sock" }, "ENOENT", [
+      "/run/user/1000/podman/podman.sock",
+    ]);
+    expect(advice).toBe(
+      "no Docker socket at /var/run/docker.sock; Podman's is at unix:///run/user/1000/podman/podman.sock: set --docker-host or DOCKER_HOST to it",
+    );
   });
 });
 
 describe("Podman's own create (pkg/specgen/specgen.go, 4.3)", () => {
   const lp = {
     Pod: "d2fdfc2e09e9",
-    Mounts: [{ Type: "volume", Name: "0a1b", Destination: "/anon", Options: ["nodev"], RW: true }, { Type: "bind", Source: "/srv", Destination: "/srv", Options: ["rbind"], RW: false }],
-    HostConfig: { IDMappings: { UidMap: ["0:1:1000"], GidMap: ["0:1:1000"] }, Ulimits: [{ Name: "RLIMIT_NOFILE", Soft: 1024, Hard: 2048 }], LogConfig: { Type: "k8s-file" } },
-    Config: { Umask: "0022", StopTimeout: 10, Annotations: { team: "blue", "io.kubernetes.cri-o.Created": "t", "io.kubernetes.cri-o.TTY": "false" }, CreateCommand: ["podman", "run", "app"] },
+    Mounts: [
+      { Type: "volume", Name: "0a1b", Destination: "/anon", Options: ["nodev"], RW: true },
+      { Type: "bind", Source: "/srv", Destination: "/srv", Options: ["rbind"], RW: false },
+    ],
+    HostConfig: {
+      IDMappings: { UidMap: ["0:1:1000"], GidMap: ["0:1:1000"] },
+      Ulimits: [{ Name: "RLIMIT_NOFILE", Soft: 1024, Hard: 2048 }],
+      LogConfig: { Type: "k8s-file" },
+    },
+    Config: {
+      Umask: "0022",
+      StopTimeout: 10,
+      Annotations: { team: "blue", "io.kubernetes.cri-o.Created": "t", "io.kubernetes.cri-o.TTY": "false" },
+      CreateCommand: ["podman", "run", "app"],
+    },
   };
-  const body = { Image: "app:2", Env: ["A=1", "B=x=y"], Labels: { app: "demo" }, HostConfig: { NetworkMode: "none", RestartPolicy: { Name: "on-failure", MaximumRetryCount: 3 } } };
+  const body = {
+    Image: "app:2",
+    Env: ["A=1", "B=x=y"],
+    Labels: { app: "demo" },
+    HostConfig: { NetworkMode: "none", RestartPolicy: { Name: "on-failure", MaximumRetryCount: 3 } },
+  };
 
   test("the pod, maps, umask, volumes by name, binds and rlimits by their short names (pkg/specgen/generate/oci.go adds RLIMIT_)", () => {
     const spec = libpodCreateSpec("app", body, lp);
@@ -104,7 +179,10 @@ describe("Podman's own create (pkg/specgen/specgen.go, 4.3)", () => {
       volumes: [{ Name: "0a1b", Dest: "/anon", Options: ["nodev"] }],
       mounts: [{ destination: "/srv", type: "bind", source: "/srv", options: ["rbind", "ro"] }],
       r_limits: [{ type: "nofile", soft: 1024, hard: 2048 }],
-      idmappings: { UIDMap: [{ container_id: 0, host_id: 1, size: 1000 }], GIDMap: [{ container_id: 0, host_id: 1, size: 1000 }] },
+      idmappings: {
+        UIDMap: [{ container_id: 0, host_id: 1, size: 1000 }],
+        GIDMap: [{ container_id: 0, host_id: 1, size: 1000 }],
+      },
       userns: { nsmode: "private" },
       umask: "0022",
       log_configuration: { driver: "k8s-file" },
@@ -113,11 +191,27 @@ describe("Podman's own create (pkg/specgen/specgen.go, 4.3)", () => {
   });
 
   test("two creations differ only where creation decides; in a pod, the pod decides the network", () => {
-    const a = { Id: "aaaaaaaaaaaa1", Name: "/p1", Config: { Env: ["A=1", "HOSTNAME=aaaaaaaaaaaa"], Hostname: "aaaaaaaaaaaa" }, HostConfig: { Binds: ["b:/b", "a:/a"], NetworkMode: "none" } };
-    const b = { Id: "bbbbbbbbbbbb1", Name: "/p2", Config: { Env: ["A=1", "HOSTNAME=bbbbbbbbbbbb"], Hostname: "bbbbbbbbbbbb" }, HostConfig: { Binds: ["a:/a", "b:/b"], NetworkMode: "none" } };
+    const a = {
+      Id: "aaaaaaaaaaaa1",
+      Name: "/p1",
+      Config: { Env: ["A=1", "HOSTNAME=aaaaaaaaaaaa"], Hostname: "aaaaaaaaaaaa" },
+      HostConfig: { Binds: ["b:/b", "a:/a"], NetworkMode: "none" },
+    };
+    const b = {
+      Id: "bbbbbbbbbbbb1",
+      Name: "/p2",
+      Config: { Env: ["A=1", "HOSTNAME=bbbbbbbbbbbb"], Hostname: "bbbbbbbbbbbb" },
+      HostConfig: { Binds: ["a:/a", "b:/b"], NetworkMode: "none" },
+    };
     expect(creationDifferences(a, b, false)).toEqual([]);
     // a running container's sandbox and addresses are its start's, its user's aliases are not
-    const running = { ...a, NetworkSettings: { SandboxKey: "/run/netns/x", Networks: { n: { IPAddress: "10.0.0.2", Aliases: ["aaaaaaaaaaaa", "web"] } } } };
+    const running = {
+      ...a,
+      NetworkSettings: {
+        SandboxKey: "/run/netns/x",
+        Networks: { n: { IPAddress: "10.0.0.2", Aliases: ["aaaaaaaaaaaa", "web"] } },
+      },
+    };
     const created = { ...b, NetworkSettings: { Networks: { n: { Aliases: ["bbbbbbbbbbbb"] } } } };
     expect(creationDifferences(running, created, false)).toEqual(["NetworkSettings.Networks.n.Aliases[0]"]);
     const lostEnv = { ...b, Config: { ...b.Config, Env: ["HOSTNAME=bbbbbbbbbbbb"] } };

@@ -12,9 +12,14 @@ describe("ownContainerId", () => {
       return { Id: id, Name: "/svc" } as never;
     },
   });
-  const files = (mountinfo: string, cgroup = "0::/\n") => (path: string) => (path.endsWith("mountinfo") ? mountinfo : cgroup);
-  const hostnameMount = (id: string) => `1021 1000 254:1 /var/lib/docker/containers/${id}/hostname /etc/hostname rw,relatime - ext4 /dev/vda1 rw\n`;
-  const shmMount = (id: string) => `77 29 0:52 / /var/lib/docker/containers/${id}/mounts/shm rw,nosuid - tmpfs shm rw\n`;
+  const files =
+    (mountinfo: string, cgroup = "0::/\n") =>
+    (path: string) =>
+      path.endsWith("mountinfo") ? mountinfo : cgroup;
+  const hostnameMount = (id: string) =>
+    `1021 1000 254:1 /var/lib/docker/containers/${id}/hostname /etc/hostname rw,relatime - ext4 /dev/vda1 rw\n`;
+  const shmMount = (id: string) =>
+    `77 29 0:52 / /var/lib/docker/containers/${id}/mounts/shm rw,nosuid - tmpfs shm rw\n`;
 
   test("the container whose hostname file is mounted on /etc/hostname", async () => {
     expect(await ownContainerId(engineKnowing(ID), silentLogger, files(hostnameMount(ID)))).toBe(ID);
@@ -26,7 +31,13 @@ describe("ownContainerId", () => {
 
   test("cgroup v1 paths are a fallback", async () => {
     expect(await ownContainerId(engineKnowing(ID), silentLogger, files("", `12:memory:/docker/${ID}\n`))).toBe(ID);
-    expect(await ownContainerId(engineKnowing(ID), silentLogger, files("", `1:name=systemd:/system.slice/docker-${ID}.scope\n`))).toBe(ID);
+    expect(
+      await ownContainerId(
+        engineKnowing(ID),
+        silentLogger,
+        files("", `1:name=systemd:/system.slice/docker-${ID}.scope\n`),
+      ),
+    ).toBe(ID);
   });
 
   test("an id the configured engine does not know is ignored", async () => {

@@ -6,20 +6,45 @@ const digest = `sha256:${"a".repeat(64)}`;
 const raw = (spec: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   ID: "s1",
   Version: { Index: 7 },
-  Spec: { Name: "web", TaskTemplate: { ContainerSpec: { Image: `r/web:1@${digest}`, Env: ["A=1"] } }, Mode: { Replicated: { Replicas: 2 } }, ...spec },
+  Spec: {
+    Name: "web",
+    TaskTemplate: { ContainerSpec: { Image: `r/web:1@${digest}`, Env: ["A=1"] } },
+    Mode: { Replicated: { Replicas: 2 } },
+    ...spec,
+  },
   ...extra,
 });
 
 describe("a service as the engine describes it", () => {
   test("its image, version, labels, mode, update status and previous image", () => {
     const service = parseService(
-      raw({ Labels: { "svc.enable": "true" }, UpdateConfig: { FailureAction: "rollback" } }, {
-        UpdateStatus: { State: "rollback_completed", Message: "rollback completed", StartedAt: "2026-01-01T00:00:00Z" },
-        PreviousSpec: { Name: "web", TaskTemplate: { ContainerSpec: { Image: "r/web:0@sha256:0" } } },
-      }),
+      raw(
+        { Labels: { "svc.enable": "true" }, UpdateConfig: { FailureAction: "rollback" } },
+        {
+          UpdateStatus: {
+            State: "rollback_completed",
+            Message: "rollback completed",
+            StartedAt: "2026-01-01T00:00:00Z",
+          },
+          PreviousSpec: { Name: "web", TaskTemplate: { ContainerSpec: { Image: "r/web:0@sha256:0" } } },
+        },
+      ),
     );
-    expect(service).toMatchObject({ id: "s1", name: "web", version: 7, image: `r/web:1@${digest}`, labels: { "svc.enable": "true" }, mode: "replicated", failureAction: "rollback", previousImage: "r/web:0@sha256:0" });
-    expect(service.update).toEqual({ state: "rollback_completed", message: "rollback completed", startedAt: "2026-01-01T00:00:00Z" });
+    expect(service).toMatchObject({
+      id: "s1",
+      name: "web",
+      version: 7,
+      image: `r/web:1@${digest}`,
+      labels: { "svc.enable": "true" },
+      mode: "replicated",
+      failureAction: "rollback",
+      previousImage: "r/web:0@sha256:0",
+    });
+    expect(service.update).toEqual({
+      state: "rollback_completed",
+      message: "rollback completed",
+      startedAt: "2026-01-01T00:00:00Z",
+    });
   });
 
   test("a spec without UpdateConfig has no failure action of its own; any UpdateConfig has Swarm's default, pause", () => {
@@ -42,7 +67,9 @@ describe("a service as the engine describes it", () => {
   });
 
   test("a write refused because the spec moved on is told apart", () => {
-    expect(isOutOfSequence(new Error("update service web: rpc error: code = Unknown desc = update out of sequence"))).toBe(true);
+    expect(
+      isOutOfSequence(new Error("update service web: rpc error: code = Unknown desc = update out of sequence")),
+    ).toBe(true);
     expect(isOutOfSequence(new Error("no such service"))).toBe(false);
   });
 

@@ -44,7 +44,10 @@ test("object ids as git hash-object computes them", () => {
 
 describe("pkt-lines (gitprotocol-common)", () => {
   test("lines and flushes", () => {
-    expect(pktLines(bytes("000eunpack ok\n0000"))).toEqual([{ flush: false, text: "unpack ok\n" }, { flush: true, text: "" }]);
+    expect(pktLines(bytes("000eunpack ok\n0000"))).toEqual([
+      { flush: false, text: "unpack ok\n" },
+      { flush: true, text: "" },
+    ]);
   });
   test.each(["0003", "zzzz", "00ffshort"])("refuses %j", (bad) => {
     expect(() => pktLines(bytes(bad))).toThrow(/pkt-line/);
@@ -52,12 +55,14 @@ describe("pkt-lines (gitprotocol-common)", () => {
 });
 
 describe("git config (git-config, Syntax)", () => {
-  const config = parseConfig('[core]\n\trepositoryformatversion = 0\n\tbare = false ; a comment\n[extensions]\n\tobjectFormat = sha256\n[remote "origin"]\n\turl = "https://x/y.git"\n[core] worktree = /elsewhere\n[user]\n\tsigningkey\n');
+  const config = parseConfig(
+    '[core]\n\trepositoryformatversion = 0\n\tbare = false ; a comment\n[extensions]\n\tobjectFormat = sha256\n[remote "origin"]\n\turl = "https://x/y.git"\n[core] worktree = /elsewhere\n[user]\n\tsigningkey\n',
+  );
   test.each([
     ["core.repositoryformatversion", "0"],
     ["core.bare", "false"],
     ["extensions.objectformat", "sha256"],
-    ['remote.origin.url', "https://x/y.git"],
+    ["remote.origin.url", "https://x/y.git"],
     ["core.worktree", "/elsewhere"],
     ["user.signingkey", "true"],
   ])("%s = %s", (key, value) => {
@@ -68,7 +73,10 @@ describe("git config (git-config, Syntax)", () => {
 describe("the remote's address", () => {
   test.each([
     ["https://github.com/me/stacks.git", { url: "https://github.com/me/stacks.git", username: undefined }],
-    ["https://me@gitlab.example.com/group/stacks.git/", { url: "https://gitlab.example.com/group/stacks.git", username: "me" }],
+    [
+      "https://me@gitlab.example.com/group/stacks.git/",
+      { url: "https://gitlab.example.com/group/stacks.git", username: "me" },
+    ],
     ["http://127.0.0.1:3000/me/stacks.git", { url: "http://127.0.0.1:3000/me/stacks.git", username: undefined }],
   ])("%s", (written, parsed) => {
     expect(parseRemote(written)).toEqual(parsed);
@@ -104,7 +112,15 @@ describe("what svc writes", () => {
     from_version: "1.0.0",
     to_version: "2.0.0",
     releases: [
-      { version: "2.0.0", title: "Big one", published_at: null, url: "https://github.com/acme/app/releases/tag/v2.0.0", breaking: true, notes: "Config moved.", notes_cut: false },
+      {
+        version: "2.0.0",
+        title: "Big one",
+        published_at: null,
+        url: "https://github.com/acme/app/releases/tag/v2.0.0",
+        breaking: true,
+        notes: "Config moved.",
+        notes_cut: false,
+      },
       { version: "1.1.0", title: "1.1.0", published_at: null, url: null, breaking: false, notes: "", notes_cut: false },
     ],
     more: 3,
@@ -114,10 +130,14 @@ describe("what svc writes", () => {
   const change = { moves: [{ service: "app", from: "1.0.0", to: "2.0.0", notes }], files: [{ path: "compose.yaml" }] };
 
   test("the commit message: service, versions, summary, link", () => {
-    expect(commitMessage(change)).toBe("app: 1.0.0 -> 2.0.0\n\n- 2.0.0: Big one (breaking)\n- 1.1.0\n- and 3 more\n\nhttps://github.com/acme/app/releases/tag/v2.0.0\n");
+    expect(commitMessage(change)).toBe(
+      "app: 1.0.0 -> 2.0.0\n\n- 2.0.0: Big one (breaking)\n- 1.1.0\n- and 3 more\n\nhttps://github.com/acme/app/releases/tag/v2.0.0\n",
+    );
   });
   test("without notes, the commit says so", () => {
-    expect(commitMessage({ ...change, moves: [{ ...change.moves[0]!, notes: null }] })).toBe("app: 1.0.0 -> 2.0.0\n\nRelease notes: not read.\n");
+    expect(commitMessage({ ...change, moves: [{ ...change.moves[0]!, notes: null }] })).toBe(
+      "app: 1.0.0 -> 2.0.0\n\nRelease notes: not read.\n",
+    );
   });
   test("a stack's services moved together: one commit names them all", () => {
     const db = { service: "db", from: "16.1", to: "16.2", notes: null };
@@ -131,8 +151,12 @@ describe("what svc writes", () => {
 
   test("the request's body: the breaking flag, each release's notes", () => {
     const body = pullRequestBody(change);
-    expect(body).toStartWith("svc moves **app** from `1.0.0` to `2.0.0` (`compose.yaml`).\n\n**Breaking:** one release between the two versions says it breaks.");
-    expect(body).toContain("### 2.0.0: Big one (breaking)\n\n<https://github.com/acme/app/releases/tag/v2.0.0>\n\nConfig moved.");
+    expect(body).toStartWith(
+      "svc moves **app** from `1.0.0` to `2.0.0` (`compose.yaml`).\n\n**Breaking:** one release between the two versions says it breaks.",
+    );
+    expect(body).toContain(
+      "### 2.0.0: Big one (breaking)\n\n<https://github.com/acme/app/releases/tag/v2.0.0>\n\nConfig moved.",
+    );
     expect(body).toContain("And 3 more releases: https://github.com/acme/app.");
   });
   test("image references are shown by their tags", () => {
@@ -146,15 +170,31 @@ describe("what svc writes", () => {
   });
 
   test("a report's summary of the notes (count, breaking, link) in the commit and the request", () => {
-    const summary = { link: "https://github.com/acme/app/releases/tag/v2.0.0", source: "https://github.com/acme/app", count: 3, breaking: 1 };
+    const summary = {
+      link: "https://github.com/acme/app/releases/tag/v2.0.0",
+      source: "https://github.com/acme/app",
+      count: 3,
+      breaking: 1,
+    };
     const moves = [{ service: "app", from: "1.0.0", to: "2.0.0", notes: summary }];
-    expect(commitMessage({ moves, files: [] })).toBe("app: 1.0.0 -> 2.0.0\n\nRelease notes: 3 releases, 1 breaking.\n\nhttps://github.com/acme/app/releases/tag/v2.0.0\n");
+    expect(commitMessage({ moves, files: [] })).toBe(
+      "app: 1.0.0 -> 2.0.0\n\nRelease notes: 3 releases, 1 breaking.\n\nhttps://github.com/acme/app/releases/tag/v2.0.0\n",
+    );
     const body = pullRequestBody({ moves, files: [{ path: "compose.yaml" }] });
-    expect(body).toContain("**Breaking:** one release between the two versions says it breaks.\n\nRelease notes: 3 releases, 1 breaking.\n\n<https://github.com/acme/app/releases/tag/v2.0.0>");
+    expect(body).toContain(
+      "**Breaking:** one release between the two versions says it breaks.\n\nRelease notes: 3 releases, 1 breaking.\n\n<https://github.com/acme/app/releases/tag/v2.0.0>",
+    );
   });
 
   test("the body is capped below GitHub's 65536 characters", () => {
-    const long = { ...notes, releases: Array.from({ length: 20 }, (_, n) => ({ ...notes.releases[0]!, version: `2.0.${n}`, notes: "x".repeat(8000) })) };
+    const long = {
+      ...notes,
+      releases: Array.from({ length: 20 }, (_, n) => ({
+        ...notes.releases[0]!,
+        version: `2.0.${n}`,
+        notes: "x".repeat(8000),
+      })),
+    };
     expect(pullRequestBody({ ...change, moves: [{ ...change.moves[0]!, notes: long }] }).length).toBeLessThan(65536);
   });
 });

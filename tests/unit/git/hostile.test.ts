@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { openOrUpdate } from "../../../src/git/forges.ts";
-import { advertisedRefs, PUSH_LIMITS, receivePack, type Remote } from "../../../src/git/push.ts";
+import { advertisedRefs, PUSH_LIMITS, type Remote, receivePack } from "../../../src/git/push.ts";
 
 const TOKEN = "hostile-test-token-0a9";
 
@@ -14,26 +14,46 @@ function remoteWith(answer: (url: string, init: RequestInit) => Response, seen: 
     seen.push(String(input));
     return answer(String(input), init ?? {});
   }) as typeof fetch;
-  return { url: "https://git.example.com/acme/stacks.git", username: "x-access-token", token: TOKEN, timeoutMs: 2000, fetch: fake };
+  return {
+    url: "https://git.example.com/acme/stacks.git",
+    username: "x-access-token",
+    token: TOKEN,
+    timeoutMs: 2000,
+    fetch: fake,
+  };
 }
 
-const advertisement = (body: string) => new Response(body, { headers: { "content-type": "application/x-git-receive-pack-advertisement" } });
+const advertisement = (body: string) =>
+  new Response(body, { headers: { "content-type": "application/x-git-receive-pack-advertisement" } });
 
 describe("the Git remote", () => {
   test("a list of refs past the cap is refused without reading it", async () => {
-    const remote = remoteWith(() => new Response("x", { headers: { "content-type": "application/x-git-receive-pack-advertisement", "content-length": String(PUSH_LIMITS.advertisementBytes + 1) } }));
+    const remote = remoteWith(
+      () =>
+        new Response("x", {
+          headers: {
+            "content-type": "application/x-git-receive-pack-advertisement",
+            "content-length": String(PUSH_LIMITS.advertisementBytes + 1),
+          },
+        }),
+    );
     await expect(advertisedRefs(remote)).rejects.toThrow(/larger than svc reads/);
   });
 
   test("a redirect to another server is not followed: the token stays", async () => {
     const seen: string[] = [];
-    const remote = remoteWith(() => new Response(null, { status: 302, headers: { location: "https://collector.example.net/grab" } }), seen);
+    const remote = remoteWith(
+      () => new Response(null, { status: 302, headers: { location: "https://collector.example.net/grab" } }),
+      seen,
+    );
     await expect(advertisedRefs(remote)).rejects.toThrow(/redirected the request to another server/);
     expect(seen.every((url) => url.startsWith("https://git.example.com/"))).toBe(true);
   });
 
   test("a server that does not speak smart HTTP", async () => {
-    const remote = remoteWith(() => new Response("ref: refs/heads/main\n", { headers: { "content-type": "text/plain" } }));
+    const remote = remoteWith(
+      () => new Response("ref: refs/heads/main\n", { headers: { "content-type": "text/plain" } }),
+    );
     await expect(advertisedRefs(remote)).rejects.toThrow(/does not speak Git's smart HTTP protocol/);
   });
 
@@ -53,12 +73,21 @@ describe("the Git remote", () => {
   });
 
   test.each([
-    ["000eunpack ok\n0030ng refs/heads/main pre-receive hook declined\n0000", /refused to move refs\/heads\/main: pre-receive hook declined/],
+    [
+      "000eunpack ok\n0030ng refs/heads/main pre-receive hook declined\n0000",
+      /refused to move refs\/heads\/main: pre-receive hook declined/,
+    ],
     ["001dunpack index-pack failed\n0000", /could not store svc's objects \(unpack index-pack failed\)/],
     ["0000", /could not store svc's objects \(no report\)/],
   ])("a push refused: %j", async (report, reason) => {
-    const remote = remoteWith(() => new Response(report, { headers: { "content-type": "application/x-git-receive-pack-result" } }));
-    const push = receivePack(remote, { ref: "refs/heads/main", old: "1".repeat(40), next: "2".repeat(40) }, new Uint8Array(0));
+    const remote = remoteWith(
+      () => new Response(report, { headers: { "content-type": "application/x-git-receive-pack-result" } }),
+    );
+    const push = receivePack(
+      remote,
+      { ref: "refs/heads/main", old: "1".repeat(40), next: "2".repeat(40) },
+      new Uint8Array(0),
+    );
     await expect(push).rejects.toThrow(reason);
   });
 
@@ -76,23 +105,43 @@ describe("the forge", () => {
     apiUrl: "https://api.github.com",
     token: TOKEN,
     timeoutMs: 2000,
-    fetch: (async (input: string | URL | Request, init?: RequestInit) => answer(String(input), init ?? {})) as typeof fetch,
+    fetch: (async (input: string | URL | Request, init?: RequestInit) =>
+      answer(String(input), init ?? {})) as typeof fetch,
   });
   const ask = { branch: "svc/web-2.0.0", base: "main", title: "Update web to 2.0.0", body: "notes" };
 
   test("an answer that is not JSON", async () => {
-    await expect(openOrUpdate(forge(() => new Response("<html>", { status: 200 })), ask)).rejects.toThrow(/not JSON/);
+    await expect(
+      openOrUpdate(
+        forge(() => new Response("<html>", { status: 200 })),
+        ask,
+      ),
+    ).rejects.toThrow(/not JSON/);
   });
 
   test("an answer past the cap", async () => {
-    await expect(openOrUpdate(forge(() => new Response("[]", { headers: { "content-length": String(64 * 1024 * 1024) } })), ask)).rejects.toThrow(/answered more than/);
+    await expect(
+      openOrUpdate(
+        forge(() => new Response("[]", { headers: { "content-length": String(64 * 1024 * 1024) } })),
+        ask,
+      ),
+    ).rejects.toThrow(/answered more than/);
   });
 
   test("a list that pages forever stops at its page cap", async () => {
     let requests = 0;
     const endless = forge((url) => {
       requests++;
-      if (!url.includes("/pulls?")) return Response.json({ number: 1, html_url: "https://github.com/acme/stacks/pull/1", head: { ref: ask.branch }, base: { ref: "main" } }, { status: 201 });
+      if (!url.includes("/pulls?"))
+        return Response.json(
+          {
+            number: 1,
+            html_url: "https://github.com/acme/stacks/pull/1",
+            head: { ref: ask.branch },
+            base: { ref: "main" },
+          },
+          { status: 201 },
+        );
       const next = new URL(url);
       next.searchParams.set("page", String(requests + 1));
       return Response.json([], { headers: { link: `<${next.href}>; rel="next"` } });
@@ -102,12 +151,31 @@ describe("the forge", () => {
   });
 
   test("a request's page that is not an http(s) link is not passed on", async () => {
-    const sneaky = forge((url) => (url.includes("/pulls?") ? Response.json([]) : Response.json({ number: 1, html_url: "javascript:alert(1)", head: { ref: ask.branch }, base: { ref: "main" } }, { status: 201 })));
+    const sneaky = forge((url) =>
+      url.includes("/pulls?")
+        ? Response.json([])
+        : Response.json(
+            { number: 1, html_url: "javascript:alert(1)", head: { ref: ask.branch }, base: { ref: "main" } },
+            { status: 201 },
+          ),
+    );
     await expect(openOrUpdate(sneaky, ask)).rejects.toThrow(/answered a pull request svc cannot read/);
   });
 
   test("'already exists' but nothing open in the list: said, not looped", async () => {
-    const liar = forge((url) => (url.includes("/pulls?") ? Response.json([]) : Response.json({ message: "Validation Failed", errors: [{ message: "A pull request already exists for acme:svc/web-2.0.0." }] }, { status: 422 })));
-    await expect(openOrUpdate(liar, ask)).rejects.toThrow(/says a request for svc\/web-2.0.0 exists, but lists none open/);
+    const liar = forge((url) =>
+      url.includes("/pulls?")
+        ? Response.json([])
+        : Response.json(
+            {
+              message: "Validation Failed",
+              errors: [{ message: "A pull request already exists for acme:svc/web-2.0.0." }],
+            },
+            { status: 422 },
+          ),
+    );
+    await expect(openOrUpdate(liar, ask)).rejects.toThrow(
+      /says a request for svc\/web-2.0.0 exists, but lists none open/,
+    );
   });
 });

@@ -1,9 +1,21 @@
 import { describe, expect, test } from "bun:test";
 import { accessLine } from "../../../src/log/access.ts";
-import { createRedactor, redactAuthorization, type AccessFields } from "../../../src/log/index.ts";
+import { type AccessFields, createRedactor, redactAuthorization } from "../../../src/log/index.ts";
 import { testLogging } from "./helpers.ts";
 
-const DOCUMENTED_FIELDS = ["remote_addr", "host", "uri", "path", "method", "protocol", "scheme", "user_agent", "authorization", "status", "duration_ms"];
+const DOCUMENTED_FIELDS = [
+  "remote_addr",
+  "host",
+  "uri",
+  "path",
+  "method",
+  "protocol",
+  "scheme",
+  "user_agent",
+  "authorization",
+  "status",
+  "duration_ms",
+];
 
 const request = (over: Partial<AccessFields> = {}): AccessFields => ({
   remote_addr: "127.0.0.1:51234",
@@ -37,7 +49,7 @@ describe("redactAuthorization", () => {
   test("a header without a type (a bare credential) is masked whole", () => {
     expect(redactAuthorization("mysecrettoken")).toBe("[redacted]");
     expect(redactAuthorization("Bearer")).toBe("[redacted]");
-    expect(redactAuthorization("a\"b c")).toBe("[redacted]");
+    expect(redactAuthorization('a"b c')).toBe("[redacted]");
     expect(redactAuthorization(`${"x".repeat(40)} y`)).toBe("[redacted]");
   });
 
@@ -45,7 +57,7 @@ describe("redactAuthorization", () => {
     expect(redactAuthorization("ghp_16C7e42F292c6912E7710c838347Ae178B4a x")).toBe("[redacted]");
     expect(redactAuthorization("s3cret-token-value Bearer")).toBe("[redacted]");
     expect(redactAuthorization("Token abc")).toBe("Token [redacted]");
-    expect(redactAuthorization("Digest username=\"a\", response=\"b\"")).toBe("Digest [redacted]");
+    expect(redactAuthorization('Digest username="a", response="b"')).toBe("Digest [redacted]");
   });
 });
 
@@ -67,7 +79,13 @@ describe("access entry shape (docs/api.md)", () => {
   });
 
   test("a secret in the URI or user agent is redacted", () => {
-    const entry = JSON.parse(accessLine(request({ uri: "/v1/update?token=tok-999", user_agent: "x tok-999" }), createRedactor(["tok-999"]), new Date()));
+    const entry = JSON.parse(
+      accessLine(
+        request({ uri: "/v1/update?token=tok-999", user_agent: "x tok-999" }),
+        createRedactor(["tok-999"]),
+        new Date(),
+      ),
+    );
     expect(entry.fields.uri).toBe("/v1/update?token=[redacted]");
     expect(entry.fields.user_agent).toBe("x [redacted]");
   });

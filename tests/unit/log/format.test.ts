@@ -1,9 +1,15 @@
 import { describe, expect, test } from "bun:test";
-import { formatJson, formatLogfmt, logfmtValue, type LogRecord } from "../../../src/log/format.ts";
+import { formatJson, formatLogfmt, type LogRecord, logfmtValue } from "../../../src/log/format.ts";
 import { parseLogfmt } from "./helpers.ts";
 
 const at = new Date("2026-03-04T05:06:07.089Z");
-const record = (message: string, fields: Record<string, unknown> = {}): LogRecord => ({ timestamp: at, level: "info", target: "svc::updater", message, fields });
+const record = (message: string, fields: Record<string, unknown> = {}): LogRecord => ({
+  timestamp: at,
+  level: "info",
+  target: "svc::updater",
+  message,
+  fields,
+});
 
 describe("json lines", () => {
   test("one object with timestamp (ISO 8601 UTC, ms), level, target, message, fields", () => {
@@ -41,15 +47,27 @@ describe("logfmt", () => {
   });
 
   test("values with spaces, quotes, equals, backslashes, newlines, or empty are quoted and read back exactly", () => {
-    const tricky = ["two words", 'say "hi"', "a=b", "back\\slash", "multi\nline", "", "tab\there", "ünïcødé ✓", "plain"];
+    const tricky = [
+      "two words",
+      'say "hi"',
+      "a=b",
+      "back\\slash",
+      "multi\nline",
+      "",
+      "tab\there",
+      "ünïcødé ✓",
+      "plain",
+    ];
     const fields = Object.fromEntries(tricky.map((value, i) => [`f${i}`, value]));
     const parsed = parseLogfmt(formatLogfmt(record("m", fields)));
-    tricky.forEach((value, i) => expect(parsed[`f${i}`]).toBe(value));
+    for (const [i, value] of tricky.entries()) expect(parsed[`f${i}`]).toBe(value);
     expect(formatLogfmt(record("m", { f: "plain" }))).toEndWith(" f=plain");
   });
 
   test("nested objects become dotted keys, arrays JSON", () => {
-    const parsed = parseLogfmt(formatLogfmt(record("m", { filter: { container: ["a", "b c"], image: [] }, counts: { updated: 1 } })));
+    const parsed = parseLogfmt(
+      formatLogfmt(record("m", { filter: { container: ["a", "b c"], image: [] }, counts: { updated: 1 } })),
+    );
     expect(JSON.parse(parsed["filter.container"]!)).toEqual(["a", "b c"]);
     expect(parsed["filter.image"]).toBe("[]");
     expect(parsed["counts.updated"]).toBe("1");
@@ -57,7 +75,7 @@ describe("logfmt", () => {
 
   test("keys with spaces or '=' are made safe", () => {
     const parsed = parseLogfmt(formatLogfmt(record("m", { "odd key=x": 1 })));
-    expect(parsed["odd_key_x"]).toBe("1");
+    expect(parsed.odd_key_x).toBe("1");
   });
 
   test("logfmtValue: bare when unambiguous", () => {

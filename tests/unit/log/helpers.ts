@@ -1,5 +1,5 @@
 /** Test helpers for the log room: writers that collect lines, and a logfmt parser to read lines back. */
-import { defaultConfig, logSettings, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig, logSettings } from "../../../src/config/index.ts";
 import { createLogging, type Logging, type LoggingOptions } from "../../../src/log/index.ts";
 
 export class Collector {
@@ -27,10 +27,19 @@ export interface TestLogging extends Logging {
 }
 
 /** createLogging writing to collectors; console is left alone (tests share one process). */
-export function testLogging(overrides: DeepPartial<Config> = {}, options: LoggingOptions & { tty?: boolean } = {}): TestLogging {
+export function testLogging(
+  overrides: DeepPartial<Config> = {},
+  options: LoggingOptions & { tty?: boolean } = {},
+): TestLogging {
   const stdout = new Collector(options.tty ?? false);
   const stderr = new Collector(options.tty ?? false);
-  const logging = createLogging(logSettings(defaultConfig(overrides)), { captureConsole: false, handleSighup: false, ...options, stdout, stderr });
+  const logging = createLogging(logSettings(defaultConfig(overrides)), {
+    captureConsole: false,
+    handleSighup: false,
+    ...options,
+    stdout,
+    stderr,
+  });
   return { ...logging, stdout, stderr };
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { defaultConfig, logSettings } from "../../../src/config/index.ts";
 import { SvcError } from "../../../src/core/errors.ts";
 import { createLogging, type LevelName } from "../../../src/log/index.ts";
-import { defaultConfig, logSettings } from "../../../src/config/index.ts";
 import { Collector, parseLogfmt, testLogging } from "./helpers.ts";
 
 const LEVELS: LevelName[] = ["trace", "debug", "info", "warn", "error"];
@@ -21,11 +21,18 @@ describe("json format", () => {
     const out = logging.stdout.json;
     expect(out).toHaveLength(2);
     expect(Object.keys(out[0])).toEqual(["timestamp", "level", "target", "message", "fields"]);
-    expect(out[0]).toMatchObject({ level: "info", target: "svc", message: "cycle started", fields: { trigger: "schedule", count: 2 } });
+    expect(out[0]).toMatchObject({
+      level: "info",
+      target: "svc",
+      message: "cycle started",
+      fields: { trigger: "schedule", count: 2 },
+    });
     expect(out[0].timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(Math.abs(Date.parse(out[0].timestamp) - Date.now())).toBeLessThan(60_000);
     expect(out[1]).toMatchObject({ level: "debug", target: "svc::updater::rollback", message: "checking", fields: {} });
-    expect(logging.stderr.json).toEqual([expect.objectContaining({ level: "error", target: "svc", message: "failed", fields: { reason: "x" } })]);
+    expect(logging.stderr.json).toEqual([
+      expect.objectContaining({ level: "error", target: "svc", message: "failed", fields: { reason: "x" } }),
+    ]);
   });
 
   test("auto is json when stdout is not a terminal, pretty when it is", () => {
@@ -102,7 +109,13 @@ describe("logfmt format", () => {
     logging.log.debug("plain");
     await logging.close();
     const [first, second] = logging.stdout.lines.map(parseLogfmt);
-    expect(first).toMatchObject({ level: "info", target: "svc::api", message: 'request "odd"', path: "/v1/update", status: "409" });
+    expect(first).toMatchObject({
+      level: "info",
+      target: "svc::api",
+      message: 'request "odd"',
+      path: "/v1/update",
+      status: "409",
+    });
     expect(first!.timestamp).toMatch(/Z$/);
     expect(second).toMatchObject({ level: "debug", target: "svc", message: "plain" });
   });
@@ -151,7 +164,16 @@ describe("redaction", () => {
     });
     await logging.close();
     const text = logging.stdout.text;
-    for (const secret of ["tok-123456", "extra-secret", "regpass!", "mqtt-secret", "push-tok", "push-user", "ghpass", "ghuser"]) {
+    for (const secret of [
+      "tok-123456",
+      "extra-secret",
+      "regpass!",
+      "mqtt-secret",
+      "push-tok",
+      "push-user",
+      "ghpass",
+      "ghuser",
+    ]) {
       expect(text).not.toContain(secret);
     }
     const [line] = logging.stdout.json;
@@ -184,7 +206,12 @@ describe("console capture", () => {
     const stdout = new Collector();
     const stderr = new Collector();
     const original = console.log;
-    const logging = createLogging(logSettings(defaultConfig({ log_format: "json" })), { stdout, stderr, handleSighup: false, secrets: ["hidden-one"] });
+    const logging = createLogging(logSettings(defaultConfig({ log_format: "json" })), {
+      stdout,
+      stderr,
+      handleSighup: false,
+      secrets: ["hidden-one"],
+    });
     try {
       console.log("from a library", { a: 1 });
       console.error("library error hidden-one");
@@ -193,8 +220,12 @@ describe("console capture", () => {
       await logging.close();
     }
     expect(console.log).toBe(original);
-    expect(stdout.json).toEqual([expect.objectContaining({ level: "info", target: "svc::console", message: "from a library { a: 1 }" })]);
-    expect(stderr.json).toEqual([expect.objectContaining({ level: "error", target: "svc::console", message: "library error [redacted]" })]);
+    expect(stdout.json).toEqual([
+      expect.objectContaining({ level: "info", target: "svc::console", message: "from a library { a: 1 }" }),
+    ]);
+    expect(stderr.json).toEqual([
+      expect.objectContaining({ level: "error", target: "svc::console", message: "library error [redacted]" }),
+    ]);
   });
 });
 

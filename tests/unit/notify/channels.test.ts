@@ -40,17 +40,46 @@ describe("webhook headers", () => {
 describe("mqtt broker address", () => {
   const none = { tls_skip_verify: false };
   test("tcp:// and mqtt:// are plain, mqtts:// and ssl:// are TLS; default ports 1883 and 8883", () => {
-    expect(brokerAddress({ ...none, broker: "tcp://b:1884" })).toEqual({ protocol: "mqtt", host: "b", port: 1884, tls: false });
-    expect(brokerAddress({ ...none, broker: "mqtt://b" })).toEqual({ protocol: "mqtt", host: "b", port: 1883, tls: false });
-    expect(brokerAddress({ ...none, broker: "mqtts://b:9883" })).toEqual({ protocol: "mqtts", host: "b", port: 9883, tls: true });
-    expect(brokerAddress({ ...none, broker: "ssl://b" })).toEqual({ protocol: "mqtts", host: "b", port: 8883, tls: true });
+    expect(brokerAddress({ ...none, broker: "tcp://b:1884" })).toEqual({
+      protocol: "mqtt",
+      host: "b",
+      port: 1884,
+      tls: false,
+    });
+    expect(brokerAddress({ ...none, broker: "mqtt://b" })).toEqual({
+      protocol: "mqtt",
+      host: "b",
+      port: 1883,
+      tls: false,
+    });
+    expect(brokerAddress({ ...none, broker: "mqtts://b:9883" })).toEqual({
+      protocol: "mqtts",
+      host: "b",
+      port: 9883,
+      tls: true,
+    });
+    expect(brokerAddress({ ...none, broker: "ssl://b" })).toEqual({
+      protocol: "mqtts",
+      host: "b",
+      port: 8883,
+      tls: true,
+    });
     expect(brokerAddress({ ...none, broker: "SSL://b" }).tls).toBe(true);
   });
 
   test("a bare host is plain TCP; IPv6 literals and URL credentials are understood", () => {
-    expect(brokerAddress({ ...none, broker: "broker.lan:1883" })).toEqual({ protocol: "mqtt", host: "broker.lan", port: 1883, tls: false });
+    expect(brokerAddress({ ...none, broker: "broker.lan:1883" })).toEqual({
+      protocol: "mqtt",
+      host: "broker.lan",
+      port: 1883,
+      tls: false,
+    });
     expect(brokerAddress({ ...none, broker: "mqtt://[::1]:1885" })).toMatchObject({ host: "::1", port: 1885 });
-    expect(brokerAddress({ ...none, broker: "mqtt://me:p%40ss@b" })).toMatchObject({ host: "b", username: "me", password: "p@ss" });
+    expect(brokerAddress({ ...none, broker: "mqtt://me:p%40ss@b" })).toMatchObject({
+      host: "b",
+      username: "me",
+      password: "p@ss",
+    });
   });
 
   test("any TLS field turns TLS on", () => {

@@ -4,11 +4,33 @@ import type { ContainerReport, SessionReport } from "../../../src/updater/types.
 import { sampleReport } from "./fixtures.ts";
 
 function container(name: string, state: ContainerReport["state"], new_digest: string | null = null): ContainerReport {
-  return { id: name, name, image: `${name}:latest`, new_image: null, old_image_id: "sha256:aa", new_image_id: null, old_digest: "sha256:old", new_digest, state, reason: null, duration_ms: 1 };
+  return {
+    id: name,
+    name,
+    image: `${name}:latest`,
+    new_image: null,
+    old_image_id: "sha256:aa",
+    new_image_id: null,
+    old_digest: "sha256:old",
+    new_digest,
+    state,
+    reason: null,
+    duration_ms: 1,
+  };
 }
 
 function report(...containers: ContainerReport[]): SessionReport {
-  const counts = { scanned: containers.length, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 };
+  const counts = {
+    scanned: containers.length,
+    updated: 0,
+    failed: 0,
+    skipped: 0,
+    fresh: 0,
+    stale: 0,
+    pending: 0,
+    rolled_back: 0,
+    held: 0,
+  };
   for (const c of containers) counts[c.state]++;
   return sampleReport({ containers, counts });
 }
@@ -43,7 +65,9 @@ describe("when to notify", () => {
     expect(policy.decide(report(container("a", "stale", "sha256:d2"))).notify).toBe(true);
     expect(policy.decide(report(container("a", "stale", "sha256:d2"))).notify).toBe(false);
     // another container going stale for the same digest is news too
-    expect(policy.decide(report(container("a", "stale", "sha256:d2"), container("b", "stale", "sha256:d2"))).notify).toBe(true);
+    expect(
+      policy.decide(report(container("a", "stale", "sha256:d2"), container("b", "stale", "sha256:d2"))).notify,
+    ).toBe(true);
   });
 
   test("a cycle filtered to other containers does not forget what was told", () => {

@@ -2,14 +2,27 @@
 import { describe, expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { parseDigestPeriod } from "../../../src/config/window.ts";
-import { createNotifications, type Notifier } from "../../../src/notify/index.ts";
 import { createDigest, digestOf, digestSettingsOf } from "../../../src/notify/digest.ts";
+import { createNotifications, type Notifier } from "../../../src/notify/index.ts";
 import type { ContainerOutcome, ContainerReport, SessionReport } from "../../../src/updater/types.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { sampleReport } from "./fixtures.ts";
 
 function entry(name: string, state: ContainerOutcome, extra: Partial<ContainerReport> = {}): ContainerReport {
-  return { id: name, name, image: `r/${name}:1`, new_image: null, old_image_id: "sha256:a", new_image_id: null, old_digest: null, new_digest: "sha256:b", state, reason: null, duration_ms: 1, ...extra };
+  return {
+    id: name,
+    name,
+    image: `r/${name}:1`,
+    new_image: null,
+    old_image_id: "sha256:a",
+    new_image_id: null,
+    old_digest: null,
+    new_digest: "sha256:b",
+    state,
+    reason: null,
+    duration_ms: 1,
+    ...extra,
+  };
 }
 const cycle = (...containers: ContainerReport[]) => sampleReport({ containers });
 const daily = () => {
@@ -21,7 +34,11 @@ const daily = () => {
 describe("the period's reports as one", () => {
   test("each target once: its latest update, failure or rollback, else its latest state", () => {
     const reports = [
-      cycle(entry("web", "pending", { applies_at: "2026-11-28T02:00:00.000Z" }), entry("db", "failed", { reason: "pull failed" }), entry("cache", "fresh")),
+      cycle(
+        entry("web", "pending", { applies_at: "2026-11-28T02:00:00.000Z" }),
+        entry("db", "failed", { reason: "pull failed" }),
+        entry("cache", "fresh"),
+      ),
       cycle(entry("web", "pending"), entry("db", "fresh"), entry("cache", "fresh")),
       cycle(entry("web", "updated"), entry("db", "fresh"), entry("cache", "stale")),
     ];
@@ -44,7 +61,11 @@ describe("the period's reports as one", () => {
 describe("a digest", () => {
   test("keeps three cycles for one message; a failure is told at once, and again in the digest", async () => {
     const sent: SessionReport[] = [];
-    const digest = createDigest({ settings: { moments: daily(), immediateOnFailure: true }, send: async (r) => void sent.push(r), log: recordingLogger() });
+    const digest = createDigest({
+      settings: { moments: daily(), immediateOnFailure: true },
+      send: async (r) => void sent.push(r),
+      log: recordingLogger(),
+    });
     digest.add(cycle(entry("web", "pending")));
     digest.add(cycle(entry("web", "pending"), entry("db", "rolled_back", { reason: "unhealthy" })));
     digest.add(cycle(entry("web", "updated")));
@@ -59,7 +80,11 @@ describe("a digest", () => {
 
   test("without immediate_on_failure a failure waits for the digest; close sends what was not told", async () => {
     const sent: SessionReport[] = [];
-    const digest = createDigest({ settings: { moments: daily(), immediateOnFailure: false }, send: async (r) => void sent.push(r), log: recordingLogger() });
+    const digest = createDigest({
+      settings: { moments: daily(), immediateOnFailure: false },
+      send: async (r) => void sent.push(r),
+      log: recordingLogger(),
+    });
     digest.add(cycle(entry("db", "failed")));
     expect(sent).toHaveLength(0);
     await digest.close();
@@ -69,15 +94,19 @@ describe("a digest", () => {
   test("the dispatcher sends a digest channel nothing per cycle, the others as before", async () => {
     const sent: Record<string, SessionReport[]> = { webhook: [], other: [] };
     const channel = (name: string): Notifier => ({ name, send: async (r) => void sent[name]!.push(r) });
-    const config = defaultConfig({ notifications: { webhook: { url: "http://127.0.0.1:1/x", digest: "daily 08:00", immediate_on_failure: false } } });
+    const config = defaultConfig({
+      notifications: { webhook: { url: "http://127.0.0.1:1/x", digest: "daily 08:00", immediate_on_failure: false } },
+    });
     expect(digestSettingsOf(config.notifications, "webhook")?.immediateOnFailure).toBe(false);
     expect(digestSettingsOf(config.notifications, "other")).toBeUndefined();
     // every notification URL follows urls_digest
     const urls = defaultConfig({ notifications: { urls_digest: "weekly Mon 08:00" } }).notifications;
     expect(digestSettingsOf(urls, "discord")?.immediateOnFailure).toBe(true);
-    expect(digestSettingsOf(urls, "ntfy#2")?.moments[0]!.text).toBe("weekly Mon 08:00");
+    expect(digestSettingsOf(urls, "ntfy#2")!.moments[0]!.text).toBe("weekly Mon 08:00");
     expect(digestSettingsOf(urls, "webhook")).toBeUndefined();
-    const dispatcher = await createNotifications(config, recordingLogger(), { notifiers: [channel("webhook"), channel("other")] });
+    const dispatcher = await createNotifications(config, recordingLogger(), {
+      notifiers: [channel("webhook"), channel("other")],
+    });
     for (let i = 0; i < 3; i++) dispatcher.publish(sampleReport());
     await dispatcher.flush();
     expect(sent.webhook).toHaveLength(0);

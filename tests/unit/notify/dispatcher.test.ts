@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { defaultConfig, REDACTED, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig, REDACTED } from "../../../src/config/index.ts";
 import { isSvcError } from "../../../src/core/errors.ts";
 import { createNotifications, type Notifier } from "../../../src/notify/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
 import { waitUntil } from "../../harness.ts";
-import { sampleReport } from "./fixtures.ts";
 import { recordingLogger } from "../../support/logger.ts";
+import { sampleReport } from "./fixtures.ts";
 
 /** A channel of our own port that records what it got and fails as told. */
 function fakeChannel(name: string, behaviour: (attempt: number) => void | Promise<void> = () => {}) {
@@ -66,7 +66,20 @@ describe("dispatcher", () => {
     const channel = fakeChannel("fake");
     const log = recordingLogger();
     const dispatcher = await createNotifications(config(), log, { notifiers: [channel] });
-    const quiet = sampleReport({ containers: [], counts: { scanned: 0, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 0, rolled_back: 0, held: 0 } });
+    const quiet = sampleReport({
+      containers: [],
+      counts: {
+        scanned: 0,
+        updated: 0,
+        failed: 0,
+        skipped: 0,
+        fresh: 0,
+        stale: 0,
+        pending: 0,
+        rolled_back: 0,
+        held: 0,
+      },
+    });
     dispatcher.publish(quiet);
     await dispatcher.close();
     expect(channel.attempts()).toBe(0);
@@ -125,7 +138,9 @@ describe("dispatcher", () => {
     expect(() => dispatcher.publish(sampleReport())).not.toThrow();
     await dispatcher.close();
     expect(broken.attempts()).toBe(3);
-    expect(log.lines.filter((l) => l.level === "warn" && l.message === "notification failed, retrying")).toHaveLength(2);
+    expect(log.lines.filter((l) => l.level === "warn" && l.message === "notification failed, retrying")).toHaveLength(
+      2,
+    );
     const final = log.lines.filter((l) => l.level === "error");
     expect(final).toHaveLength(1);
     expect(final[0]!.fields).toMatchObject({ channel: "broken", attempts: 3, reason: "connection refused" });
@@ -156,7 +171,10 @@ describe("dispatcher", () => {
     await dispatcher.close();
     expect(flaky.sent).toHaveLength(1);
     expect(log.lines.filter((l) => l.level === "error")).toHaveLength(0);
-    expect(log.lines.find((l) => l.message === "notification sent")?.fields).toMatchObject({ channel: "flaky", attempt: 2 });
+    expect(log.lines.find((l) => l.message === "notification sent")?.fields).toMatchObject({
+      channel: "flaky",
+      attempt: 2,
+    });
   });
 
   test("no secret ever reaches a log line, even when an error message echoes it", async () => {
@@ -170,13 +188,24 @@ describe("dispatcher", () => {
       brokerUrl: "url-Pa55word",
     };
     const leaky = fakeChannel("leaky", () => {
-      throw new Error(`failed with ${Object.values(secrets).join(" and ")} at https://hooks.example.org/services/${secrets.hookToken}`);
+      throw new Error(
+        `failed with ${Object.values(secrets).join(" and ")} at https://hooks.example.org/services/${secrets.hookToken}`,
+      );
     });
     const log = recordingLogger();
     const dispatcher = await createNotifications(
       config({
-        webhook: { url: `https://hooks.example.org/services/${secrets.hookToken}`, headers: `Authorization: ${secrets.header}` },
-        email: { server: "smtp.example.org", from: "a@example.org", to: ["b@example.org"], user: "me", password: secrets.email },
+        webhook: {
+          url: `https://hooks.example.org/services/${secrets.hookToken}`,
+          headers: `Authorization: ${secrets.header}`,
+        },
+        email: {
+          server: "smtp.example.org",
+          from: "a@example.org",
+          to: ["b@example.org"],
+          user: "me",
+          password: secrets.email,
+        },
         mqtt: { broker: `mqtt://me:${secrets.brokerUrl}@broker.example.org`, topic: "t", password: secrets.mqtt },
         pushover: { token: secrets.token, user_key: secrets.user },
       }),
@@ -235,7 +264,10 @@ describe("dispatcher", () => {
 
 test("a report's texts reach the channels without svc's secrets (a hook's output may quote them)", async () => {
   const channel = fakeChannel("fake");
-  const settings = defaultConfig({ http_api: { token: "api-token-0042" }, notifications: { webhook: { url: "https://h.example/x", headers: "Authorization: Bearer hdr-secret-77" } } });
+  const settings = defaultConfig({
+    http_api: { token: "api-token-0042" },
+    notifications: { webhook: { url: "https://h.example/x", headers: "Authorization: Bearer hdr-secret-77" } },
+  });
   const dispatcher = await createNotifications(settings, recordingLogger(), { notifiers: [channel] });
   const report = sampleReport();
   report.containers[0]!.reason = "pre_update hook failed: exited with 1: hdr-secret-77 api-token-0042";
@@ -250,7 +282,11 @@ test("a notification URL of a service that also has its own channel gets a name 
     config({
       pushover: { token: "azGDORePK8gMaC0QOYAMyEEuzJnyUi", user_key: "uQiRzpo4DXghDmr9QzzfQu27cmVRsG" },
       mqtt: { broker: "mqtt://127.0.0.1:1", topic: "svc/reports" },
-      urls: ["pushover://shoutrrr:azGDORePK8gMaC0QOYAMyEEuzJnyUi@uQiRzpo4DXghDmr9QzzfQu27cmVRsG", "mqtt://127.0.0.1:1/svc/url", "mqtt://127.0.0.1:1/svc/other"],
+      urls: [
+        "pushover://shoutrrr:azGDORePK8gMaC0QOYAMyEEuzJnyUi@uQiRzpo4DXghDmr9QzzfQu27cmVRsG",
+        "mqtt://127.0.0.1:1/svc/url",
+        "mqtt://127.0.0.1:1/svc/other",
+      ],
     }),
     recordingLogger(),
   );

@@ -5,10 +5,10 @@
  * runner, the clock given.
  */
 import { expect, test } from "bun:test";
+import type { AuditEntry } from "../../../src/log/index.ts";
 import type { BrokerConnection, MessageHandler } from "../../../src/notify/channels/broker.ts";
 import { HomeAssistantDiscovery } from "../../../src/notify/channels/homeassistant.ts";
 import { HomeAssistantBridge, PRESS_INTERVAL_MS } from "../../../src/notify/channels/homeassistant-control.ts";
-import type { AuditEntry } from "../../../src/log/index.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { sampleReport } from "./fixtures.ts";
 
@@ -22,10 +22,22 @@ function setUp() {
     onConnect: () => {},
     close: async () => {},
   };
-  const discovery = new HomeAssistantDiscovery({ prefix: "homeassistant", reportTopic: "svc/reports", hostname: "nas", commandUser: "homeassistant" });
+  const discovery = new HomeAssistantDiscovery({
+    prefix: "homeassistant",
+    reportTopic: "svc/reports",
+    hostname: "nas",
+    commandUser: "homeassistant",
+  });
   const log = recordingLogger();
   let now = 1_000_000;
-  const bridge = new HomeAssistantBridge(broker, discovery, "nas", { qos: 1, commandUser: "homeassistant" }, log, () => now);
+  const bridge = new HomeAssistantBridge(
+    broker,
+    discovery,
+    "nas",
+    { qos: 1, commandUser: "homeassistant" },
+    log,
+    () => now,
+  );
   const runs: unknown[] = [];
   const audit: AuditEntry[] = [];
   bridge.attach({
@@ -39,7 +51,16 @@ function setUp() {
     for (const [, handler] of handlers) handler(topic, Buffer.from(payload));
     await Bun.sleep(0);
   };
-  return { bridge, published, log, runs, audit, press, tick: (ms: number) => (now += ms), subscribed: handlers.map(([f]) => f) };
+  return {
+    bridge,
+    published,
+    log,
+    runs,
+    audit,
+    press,
+    tick: (ms: number) => (now += ms),
+    subscribed: handlers.map(([f]) => f),
+  };
 }
 
 const INSTALL_WEB = "svc/reports/command/homeassistant/svc_nas/container/web/install";
@@ -51,7 +72,11 @@ test("Install is POST /v1/update naming the target; Check now is POST /v1/check;
   await t.press(INSTALL_WEB, "install");
   await t.press("svc/reports/command/homeassistant/svc_nas/host/-/check", "PRESS");
   await t.press("svc/reports/command/homeassistant/svc_nas/container/web/rollback", "PRESS");
-  expect(t.runs).toEqual([{ trigger: "api", filter: { container: ["web"] }, options: undefined }, { trigger: "api", filter: undefined, options: { dryRun: true } }, { rollback: "web" }]);
+  expect(t.runs).toEqual([
+    { trigger: "api", filter: { container: ["web"] }, options: undefined },
+    { trigger: "api", filter: undefined, options: { dryRun: true } },
+    { rollback: "web" },
+  ]);
   expect(t.audit.map((a) => [a.actor, a.trigger, a.request, a.container])).toEqual([
     ["mqtt:homeassistant", "mqtt", "mqtt install", "web"],
     ["mqtt:homeassistant", "mqtt", "mqtt check", undefined],
@@ -94,7 +119,9 @@ test("a press while a cycle runs: the entity leaves in_progress (the runner answ
   await t.bridge.observe(sampleReport());
   await t.press(INSTALL_WEB, "install");
   await Bun.sleep(0);
-  const states = t.published.filter((m) => m.topic === "svc/reports/update/svc_nas_web/state").map((m) => JSON.parse(m.payload));
+  const states = t.published
+    .filter((m) => m.topic === "svc/reports/update/svc_nas_web/state")
+    .map((m) => JSON.parse(m.payload));
   expect(states.slice(-2).map((s) => [s.in_progress, s.update_percentage])).toEqual([
     [true, 0],
     [false, null],

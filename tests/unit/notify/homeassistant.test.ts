@@ -5,18 +5,48 @@
  * each row names the test or the code of theirs it follows.
  */
 import { describe, expect, test } from "bun:test";
-import { HomeAssistantDiscovery, MAX_SUMMARY, PAYLOAD_PRESS, plainText, stateOf, summaryOf, Topics, versions } from "../../../src/notify/channels/homeassistant.ts";
 import { retryDelay, topicMatches } from "../../../src/notify/channels/broker.ts";
+import {
+  HomeAssistantDiscovery,
+  MAX_SUMMARY,
+  PAYLOAD_PRESS,
+  plainText,
+  stateOf,
+  summaryOf,
+  Topics,
+  versions,
+} from "../../../src/notify/channels/homeassistant.ts";
 import type { ContainerReport } from "../../../src/updater/types.ts";
 import { sampleReport } from "./fixtures.ts";
 
 const D = (n: number) => `sha256:${String(n).repeat(64)}`;
 
 function target(overrides: Partial<ContainerReport>): ContainerReport {
-  return { id: "c1", name: "web", image: "reg/web:latest", new_image: null, old_image_id: D(1), new_image_id: D(2), old_digest: D(3), new_digest: D(4), state: "stale", reason: null, duration_ms: 1, ...overrides };
+  return {
+    id: "c1",
+    name: "web",
+    image: "reg/web:latest",
+    new_image: null,
+    old_image_id: D(1),
+    new_image_id: D(2),
+    old_digest: D(3),
+    new_digest: D(4),
+    state: "stale",
+    reason: null,
+    duration_ms: 1,
+    ...overrides,
+  };
 }
 
-const releases = { source: "https://github.com/acme/web", from_version: "1.2.0", to_version: "1.3.0", count: 2, breaking: 0, newest_url: "https://github.com/acme/web/releases/tag/v1.3.0", problem: null };
+const releases = {
+  source: "https://github.com/acme/web",
+  from_version: "1.2.0",
+  to_version: "1.3.0",
+  count: 2,
+  breaking: 0,
+  newest_url: "https://github.com/acme/web/releases/tag/v1.3.0",
+  problem: null,
+};
 
 describe("versions: what installed_version and latest_version read", () => {
   // update.py: an update is on when latest_version differs from installed_version (test_run_update_setup: 1.9.0 / 2.0.0 is on)
@@ -24,10 +54,16 @@ describe("versions: what installed_version and latest_version read", () => {
     expect(versions(target({ releases }))).toEqual({ installed: "1.2.0", latest: "1.3.0" });
   });
   test("the tag when it reads as a version; a tag policy's move shows the new tag", () => {
-    expect(versions(target({ image: "reg/web:1.2", new_image: "reg/web:1.3" }))).toEqual({ installed: "1.2", latest: "1.3" });
+    expect(versions(target({ image: "reg/web:1.2", new_image: "reg/web:1.3" }))).toEqual({
+      installed: "1.2",
+      latest: "1.3",
+    });
   });
   test("the same tag with a newer digest: each side carries its digest prefix, so the update shows (test_run_update_setup: equal versions are off)", () => {
-    expect(versions(target({ image: "reg/web:16" }))).toEqual({ installed: "16 (333333333333)", latest: "16 (444444444444)" });
+    expect(versions(target({ image: "reg/web:16" }))).toEqual({
+      installed: "16 (333333333333)",
+      latest: "16 (444444444444)",
+    });
   });
   test("a digest prefix only when no tag or label reads as a version", () => {
     expect(versions(target({}))).toEqual({ installed: "333333333333", latest: "444444444444" });
@@ -39,22 +75,32 @@ describe("versions: what installed_version and latest_version read", () => {
     expect(versions(target({ state: "rolled_back", releases }))).toEqual({ installed: "1.2.0", latest: "1.3.0" });
   });
   test("fresh: the running image's version label, when the container carries one", () => {
-    expect(versions(target({ state: "fresh", image: "reg/web:latest", new_digest: D(3), version: "1.4.2" }))).toEqual({ installed: "1.4.2", latest: "1.4.2" });
+    expect(versions(target({ state: "fresh", image: "reg/web:latest", new_digest: D(3), version: "1.4.2" }))).toEqual({
+      installed: "1.4.2",
+      latest: "1.4.2",
+    });
   });
   test("fresh: one version", () => {
-    expect(versions(target({ state: "fresh", image: "reg/db:16.4", new_digest: D(3) }))).toEqual({ installed: "16.4", latest: "16.4" });
+    expect(versions(target({ state: "fresh", image: "reg/db:16.4", new_digest: D(3) }))).toEqual({
+      installed: "16.4",
+      latest: "16.4",
+    });
   });
 });
 
 describe("release_summary: text only, at most 255 characters", () => {
   test("links keep their words, addresses, mentions and markup go (Home Assistant renders the summary as Markdown)", () => {
-    const text = plainText('**Breaking**: see [the notes](https://evil.example/x) by @mallory <img src="x"> ![pic](http://x/y.png) www.evil.example `code` # title');
+    const text = plainText(
+      '**Breaking**: see [the notes](https://evil.example/x) by @mallory <img src="x"> ![pic](http://x/y.png) www.evil.example `code` # title',
+    );
     expect(text).toBe("Breaking: see the notes by mallory pic code title");
     expect(text).not.toMatch(/https?:|@|<|\[|\*|`/);
   });
   test("the count of releases, the breaking ones and what happened; a rollback says so", () => {
     expect(summaryOf(target({ releases: { ...releases, breaking: 1 } }))).toBe("2 releases, 1 breaking");
-    expect(summaryOf(target({ state: "rolled_back", reason: "not healthy within 30s", releases }))).toBe("2 releases; rolled back: not healthy within 30s");
+    expect(summaryOf(target({ state: "rolled_back", reason: "not healthy within 30s", releases }))).toBe(
+      "2 releases; rolled back: not healthy within 30s",
+    );
     expect(summaryOf(target({ state: "fresh" }))).toBe("fresh");
   });
   test(`cut to ${MAX_SUMMARY} characters (update entity's release_summary limit)`, () => {
@@ -77,10 +123,17 @@ describe("state and discovery payloads", () => {
     });
   });
   test("a release_url that is not http(s) is left out", () => {
-    expect(stateOf(target({ releases: { ...releases, newest_url: "javascript:alert(1)" } }), "nas")).not.toHaveProperty("release_url");
+    expect(stateOf(target({ releases: { ...releases, newest_url: "javascript:alert(1)" } }), "nas")).not.toHaveProperty(
+      "release_url",
+    );
   });
 
-  const discovery = new HomeAssistantDiscovery({ prefix: "homeassistant", reportTopic: "svc/reports", hostname: "nas", commandUser: "homeassistant" });
+  const discovery = new HomeAssistantDiscovery({
+    prefix: "homeassistant",
+    reportTopic: "svc/reports",
+    hostname: "nas",
+    commandUser: "homeassistant",
+  });
   const report = sampleReport({ containers: [target({ name: "web" }), target({ name: "api", kind: "service" })] });
   const messages = discovery.messages(report);
   const config = (topic: string) => JSON.parse(messages.find((m) => m.topic === topic)!.payload);
@@ -96,15 +149,29 @@ describe("state and discovery payloads", () => {
     });
   });
   test("a Swarm service is an entity of its own, apart from a container of the same name", () => {
-    expect(config("homeassistant/update/svc_nas_service_api/config")).toMatchObject({ name: "api", command_topic: "svc/reports/command/homeassistant/svc_nas/service/api/install" });
+    expect(config("homeassistant/update/svc_nas_service_api/config")).toMatchObject({
+      name: "api",
+      command_topic: "svc/reports/command/homeassistant/svc_nas/service/api/install",
+    });
   });
   test("buttons: command_topic and PRESS, button.py's default payload_press; Check now for the host, Roll back per target", () => {
     expect(PAYLOAD_PRESS).toBe("PRESS");
-    expect(config("homeassistant/button/svc_nas_check/config")).toMatchObject({ name: "Check now", command_topic: "svc/reports/command/homeassistant/svc_nas/host/-/check", payload_press: "PRESS" });
-    expect(config("homeassistant/button/svc_nas_web_rollback/config")).toMatchObject({ command_topic: "svc/reports/command/homeassistant/svc_nas/container/web/rollback", payload_press: "PRESS" });
+    expect(config("homeassistant/button/svc_nas_check/config")).toMatchObject({
+      name: "Check now",
+      command_topic: "svc/reports/command/homeassistant/svc_nas/host/-/check",
+      payload_press: "PRESS",
+    });
+    expect(config("homeassistant/button/svc_nas_web_rollback/config")).toMatchObject({
+      command_topic: "svc/reports/command/homeassistant/svc_nas/container/web/rollback",
+      payload_press: "PRESS",
+    });
   });
   test("without commands: no command topic, no button (update.py: no command_topic, no INSTALL feature)", () => {
-    const readOnly = new HomeAssistantDiscovery({ prefix: "homeassistant", reportTopic: "svc/reports", hostname: "nas" }).messages(report);
+    const readOnly = new HomeAssistantDiscovery({
+      prefix: "homeassistant",
+      reportTopic: "svc/reports",
+      hostname: "nas",
+    }).messages(report);
     expect(readOnly.some((m) => m.topic.includes("/button/"))).toBe(false);
     expect(readOnly.some((m) => m.payload.includes("command_topic"))).toBe(false);
   });
@@ -113,7 +180,12 @@ describe("state and discovery payloads", () => {
 describe("command topics", () => {
   const topics = new Topics({ prefix: "homeassistant", reportTopic: "svc/reports", hostname: "nas" });
   test("read back: user, kind, name, action", () => {
-    expect(topics.parseCommand(topics.command("homeassistant", "container", "web", "install"))).toEqual({ user: "homeassistant", kind: "container", name: "web", action: "install" });
+    expect(topics.parseCommand(topics.command("homeassistant", "container", "web", "install"))).toEqual({
+      user: "homeassistant",
+      kind: "container",
+      name: "web",
+      action: "install",
+    });
     expect(topics.parseCommand("svc/reports/command/homeassistant/svc_other/container/web/install")).toBeUndefined();
     expect(topics.parseCommand("svc/reports/command/homeassistant/svc_nas/volume/web/install")).toBeUndefined();
     expect(topicMatches(topics.commandFilter, "svc/reports/command/intruder/svc_nas/container/web/install")).toBe(true);

@@ -15,13 +15,16 @@ const ZWSP = "\u200b";
 
 describe("mentions", () => {
   test("an @ that starts a word no longer mentions; an e-mail address's @ stays", () => {
-    expect(breakMentions("@everyone @here (@channel) @all @room @alice")).toBe(`@${ZWSP}everyone @${ZWSP}here (@${ZWSP}channel) @${ZWSP}all @${ZWSP}room @${ZWSP}alice`);
+    expect(breakMentions("@everyone @here (@channel) @all @room @alice")).toBe(
+      `@${ZWSP}everyone @${ZWSP}here (@${ZWSP}channel) @${ZWSP}all @${ZWSP}room @${ZWSP}alice`,
+    );
     expect(breakMentions("mail ops@example.org, or @ alone")).toBe("mail ops@example.org, or @ alone");
   });
 });
 
 describe("each markup", () => {
-  const link = "[x](https://evil.example) ![](https://evil.example/p.png) <https://evil.example|docs> <@&1> <!channel> <users/all> https://plain.example/a_b?c=1&d=2";
+  const link =
+    "[x](https://evil.example) ![](https://evil.example/p.png) <https://evil.example|docs> <@&1> <!channel> <users/all> https://plain.example/a_b?c=1&d=2";
   test("markdown: brackets and < escaped with a backslash", () => {
     expect(ESCAPE.markdown(link)).toBe(
       `\\[x\\](https://evil.example) !\\[\\](https://evil.example/p.png) \\<https://evil.example|docs> \\<@&1> \\<!channel> \\<users/all> https://plain.example/a_b?c=1&d=2`,
@@ -33,10 +36,14 @@ describe("each markup", () => {
     );
   });
   test("mattermost: Slack's entities and Markdown's brackets", () => {
-    expect(ESCAPE.mattermost("[x](https://e) <https://e|t> @all")).toBe(`\\[x\\](https://e) &lt;https://e|t&gt; @${ZWSP}all`);
+    expect(ESCAPE.mattermost("[x](https://e) <https://e|t> @all")).toBe(
+      `\\[x\\](https://e) &lt;https://e|t&gt; @${ZWSP}all`,
+    );
   });
   test("googlechat: no escape exists, so < and ]( are parted by a zero-width space", () => {
-    expect(ESCAPE.googlechat("<users/all> <https://e|t> [x](https://e)")).toBe(`<${ZWSP}users/all> <${ZWSP}https://e|t> [x]${ZWSP}(https://e)`);
+    expect(ESCAPE.googlechat("<users/all> <https://e|t> [x](https://e)")).toBe(
+      `<${ZWSP}users/all> <${ZWSP}https://e|t> [x]${ZWSP}(https://e)`,
+    );
   });
   test("plain: as it is", () => {
     expect(ESCAPE.plain(link)).toBe(link);

@@ -3,9 +3,18 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isSvcError } from "../../../src/core/errors.ts";
-import { buildView, CHAT_TEMPLATE, createRenderer, DEFAULT_TEMPLATE, loadBodyRenderer, loadRenderer, subjectOf, truncate } from "../../../src/notify/render.ts";
 import { HomeAssistantDiscovery } from "../../../src/notify/channels/homeassistant.ts";
-import { pushoverForm, PUSHOVER_MESSAGE_MAX, PUSHOVER_TITLE_MAX } from "../../../src/notify/channels/pushover.ts";
+import { PUSHOVER_MESSAGE_MAX, PUSHOVER_TITLE_MAX, pushoverForm } from "../../../src/notify/channels/pushover.ts";
+import {
+  buildView,
+  CHAT_TEMPLATE,
+  createRenderer,
+  DEFAULT_TEMPLATE,
+  loadBodyRenderer,
+  loadRenderer,
+  subjectOf,
+  truncate,
+} from "../../../src/notify/render.ts";
 import { sampleReport } from "./fixtures.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "svc-notify-render-"));
@@ -62,7 +71,7 @@ describe("template rendering", () => {
     const rendered = createRenderer("{{#failed}}{{reason}}{{/failed}}", "h")(report);
     expect(rendered.text).toBe(`exit code 1: <"boom"> & 'bust'`);
     expect(rendered.html).toContain("exit code 1: &lt;&quot;boom&quot;&gt; &amp; &#39;bust&#39;");
-    expect(rendered.html).not.toContain("<\"boom\">");
+    expect(rendered.html).not.toContain('<"boom">');
   });
 
   test("a template file is loaded and used", async () => {
@@ -147,7 +156,9 @@ test("the example template of the docs renders", async () => {
   const docs = await Bun.file(join(import.meta.dir, "../../../docs/notifications.md")).text();
   const example = /### Example\n\n```mustache\n([\s\S]*?)```/.exec(docs)![1]!;
   const { text } = createRenderer(example, "pi")(sampleReport());
-  expect(text).toBe("svc on pi: 1 updated, 1 failed\nupdated web: 111111111111 -> 222222222222\nFAILED:\n  db: pull failed: manifest unknown\n");
+  expect(text).toBe(
+    "svc on pi: 1 updated, 1 failed\nupdated web: 111111111111 -> 222222222222\nFAILED:\n  db: pull failed: manifest unknown\n",
+  );
 });
 
 describe("webhook body templates", () => {
@@ -158,7 +169,11 @@ describe("webhook body templates", () => {
   };
 
   test("with a JSON content type every value is escaped for a JSON string", async () => {
-    const render = await loadBodyRenderer(write('{"text": "{{#failed}}{{reason}}{{/failed}}"}'), "application/json; charset=utf-8", "nas");
+    const render = await loadBodyRenderer(
+      write('{"text": "{{#failed}}{{reason}}{{/failed}}"}'),
+      "application/json; charset=utf-8",
+      "nas",
+    );
     const report = sampleReport();
     report.containers[1]!.reason = 'a "quoted"\\ reason\nwith a newline';
     expect(JSON.parse(render(report)).text).toBe('a "quoted"\\ reason\nwith a newline');
@@ -172,7 +187,11 @@ describe("webhook body templates", () => {
   });
 
   test("a template that does not parse, or gives no JSON for a JSON type, is a startup error naming the option", async () => {
-    for (const [text, type] of [["{{#updated}} never closed", "text/plain"], ['{"text": {{summary}}}', "application/json"], ["not json", "application/vnd.api+json"]] as const) {
+    for (const [text, type] of [
+      ["{{#updated}} never closed", "text/plain"],
+      ['{"text": {{summary}}}', "application/json"],
+      ["not json", "application/vnd.api+json"],
+    ] as const) {
       const error = await loadBodyRenderer(write(text), type, "nas").catch((e) => e);
       expect(error.kind).toBe("startup");
       expect(error.message).toStartWith("notifications.webhook.template: ");
@@ -183,12 +202,25 @@ describe("webhook body templates", () => {
 });
 
 describe("what an update brings (docs/release-notes.md)", () => {
-  const releases = { source: "https://github.com/acme/web", from_version: "1.0.0", to_version: "2.0.0", count: 3, breaking: 1, newest_url: "https://github.com/acme/web/releases/tag/v2.0.0", problem: null };
+  const releases = {
+    source: "https://github.com/acme/web",
+    from_version: "1.0.0",
+    to_version: "2.0.0",
+    count: 3,
+    breaking: 1,
+    newest_url: "https://github.com/acme/web/releases/tag/v2.0.0",
+    problem: null,
+  };
 
   test("each updated, stale or held line says how many releases, whether one breaks, and the newest's page; held ones are listed", () => {
     const report = sampleReport();
     report.containers[0] = { ...report.containers[0]!, releases };
-    report.containers.push({ ...report.containers[0]!, name: "api", state: "held", reason: "release 2.0.0 (2.0.0) breaks: held by hold_breaking" });
+    report.containers.push({
+      ...report.containers[0]!,
+      name: "api",
+      state: "held",
+      reason: "release 2.0.0 (2.0.0) breaks: held by hold_breaking",
+    });
     report.counts.held = 1;
     const { text } = createRenderer(DEFAULT_TEMPLATE, "nas")(report);
     expect(text).toContain("; 3 releases, 1 breaking: https://github.com/acme/web/releases/tag/v2.0.0");
@@ -201,10 +233,17 @@ describe("what an update brings (docs/release-notes.md)", () => {
   });
 
   test("Home Assistant's update entity: the releases as its summary, the newest release's page as its release_url", () => {
-    const discovery = new HomeAssistantDiscovery({ prefix: "homeassistant", reportTopic: "svc/reports", hostname: "nas" });
+    const discovery = new HomeAssistantDiscovery({
+      prefix: "homeassistant",
+      reportTopic: "svc/reports",
+      hostname: "nas",
+    });
     const report = sampleReport();
     report.containers[0] = { ...report.containers[0]!, releases };
     const state = discovery.messages(report).find((m) => m.topic.endsWith("/state") && m.topic.includes("web"))!;
-    expect(JSON.parse(state.payload)).toMatchObject({ release_summary: "3 releases, 1 breaking", release_url: releases.newest_url });
+    expect(JSON.parse(state.payload)).toMatchObject({
+      release_summary: "3 releases, 1 breaking",
+      release_url: releases.newest_url,
+    });
   });
 });

@@ -5,13 +5,30 @@ const table: [string, { scheme: string; params: Record<string, string> }[]][] = 
   ['Basic realm="Registry Realm"', [{ scheme: "basic", params: { realm: "Registry Realm" } }]],
   [
     'Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/nginx:pull"',
-    [{ scheme: "bearer", params: { realm: "https://auth.docker.io/token", service: "registry.docker.io", scope: "repository:library/nginx:pull" } }],
+    [
+      {
+        scheme: "bearer",
+        params: {
+          realm: "https://auth.docker.io/token",
+          service: "registry.docker.io",
+          scope: "repository:library/nginx:pull",
+        },
+      },
+    ],
   ],
   [
     'bearer Realm = "https://ghcr.io/token", Service="ghcr.io", scope="repository:a/b:pull,push"',
-    [{ scheme: "bearer", params: { realm: "https://ghcr.io/token", service: "ghcr.io", scope: "repository:a/b:pull,push" } }],
+    [
+      {
+        scheme: "bearer",
+        params: { realm: "https://ghcr.io/token", service: "ghcr.io", scope: "repository:a/b:pull,push" },
+      },
+    ],
   ],
-  ['Bearer realm=https://x/token,service=x', [{ scheme: "bearer", params: { realm: "https://x/token", service: "x" } }]],
+  [
+    "Bearer realm=https://x/token,service=x",
+    [{ scheme: "bearer", params: { realm: "https://x/token", service: "x" } }],
+  ],
   [
     'Basic realm="a", Bearer realm="https://b/token",service="b"',
     [

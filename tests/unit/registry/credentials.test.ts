@@ -168,7 +168,17 @@ for (const row of table) {
 
 test("a helper is not run when an earlier source decides", async () => {
   const { runHelper, calls } = fakeHelpers({ store: { "ghcr.io": ["s", "sp"] } });
-  await resolveCredential("ghcr.io", { configured: [{ host: "ghcr.io" }], dockerConfig: { credsStore: "store" }, runHelper });
-  await resolveCredential("ghcr.io", { configured: [], globalUsername: "g", globalPassword: "p", dockerConfig: { credsStore: "store" }, runHelper });
+  await resolveCredential("ghcr.io", {
+    configured: [{ host: "ghcr.io" }],
+    dockerConfig: { credsStore: "store" },
+    runHelper,
+  });
+  await resolveCredential("ghcr.io", {
+    configured: [],
+    globalUsername: "g",
+    globalPassword: "p",
+    dockerConfig: { credsStore: "store" },
+    runHelper,
+  });
   expect(calls).toEqual([]);
 });

@@ -3,7 +3,7 @@
  * each test (`afterEach(stopServers)`), recording what each request carried.
  */
 import { createHash } from "node:crypto";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { createRegistry } from "../../../src/registry/index.ts";
 
@@ -32,14 +32,21 @@ export function stopServers(): void {
   for (const server of servers.splice(0)) server.stop(true);
 }
 
-export function serve(handler: (request: Request, url: URL) => Response | Promise<Response>, hostname = "127.0.0.1"): { host: string; seen: Seen[] } {
+export function serve(
+  handler: (request: Request, url: URL) => Response | Promise<Response>,
+  hostname = "127.0.0.1",
+): { host: string; seen: Seen[] } {
   const seen: Seen[] = [];
   const server = Bun.serve({
     hostname,
     port: 0,
     fetch(request) {
       const url = new URL(request.url);
-      seen.push({ method: request.method, path: url.pathname + url.search, authorization: request.headers.get("authorization") });
+      seen.push({
+        method: request.method,
+        path: url.pathname + url.search,
+        authorization: request.headers.get("authorization"),
+      });
       return handler(request, url);
     },
   });
@@ -54,6 +61,7 @@ export function manifestResponse(method: string, withDigest = true): Response {
 }
 
 export function registry(overrides: DeepPartial<Config> = {}) {
-  return createRegistry(defaultConfig({ registry_timeout: 2_000, ...overrides }), silentLogger, { retry: { baseDelayMs: 1 } });
+  return createRegistry(defaultConfig({ registry_timeout: 2_000, ...overrides }), silentLogger, {
+    retry: { baseDelayMs: 1 },
+  });
 }
-

@@ -3,7 +3,10 @@ import { knowsDigest, pickPlatform } from "../../../src/registry/check.ts";
 import { parseReference } from "../../../src/registry/index.ts";
 import { baseUrlOf, isLoopbackHost } from "../../../src/registry/transport.ts";
 
-const entry = (digest: string, os: string, architecture: string, variant?: string) => ({ digest, platform: { os, architecture, variant } });
+const entry = (digest: string, os: string, architecture: string, variant?: string) => ({
+  digest,
+  platform: { os, architecture, variant },
+});
 const index = [
   entry("amd64", "linux", "amd64"),
   entry("armv6", "linux", "arm", "v6"),
@@ -31,8 +34,13 @@ for (const [name, platform, expected] of table) {
 }
 
 test("pickPlatform: an entry without variant serves a variant that has no own entry", () => {
-  expect(pickPlatform([entry("arm", "linux", "arm")], { os: "linux", architecture: "arm", variant: "v7" })?.digest).toBe("arm");
-  expect(pickPlatform([entry("arm64v8", "linux", "arm64", "v8")], { os: "linux", architecture: "arm64", variant: "v8" })?.digest).toBe("arm64v8");
+  expect(
+    pickPlatform([entry("arm", "linux", "arm")], { os: "linux", architecture: "arm", variant: "v7" })?.digest,
+  ).toBe("arm");
+  expect(
+    pickPlatform([entry("arm64v8", "linux", "arm64", "v8")], { os: "linux", architecture: "arm64", variant: "v8" })
+      ?.digest,
+  ).toBe("arm64v8");
 });
 
 test("knowsDigest compares repository and digest of RepoDigests", () => {
@@ -48,8 +56,10 @@ test("knowsDigest compares repository and digest of RepoDigests", () => {
 });
 
 test("plain HTTP only for loopback and configured insecure hosts", () => {
-  for (const host of ["127.0.0.1:5000", "127.1.2.3", "localhost:5000", "localhost", "[::1]:5000"]) expect(isLoopbackHost(host)).toBe(true);
-  for (const host of ["128.0.0.1", "ghcr.io", "localhost.example.com", "10.0.0.1:5000", "127.0.0.1.nip.io"]) expect(isLoopbackHost(host)).toBe(false);
+  for (const host of ["127.0.0.1:5000", "127.1.2.3", "localhost:5000", "localhost", "[::1]:5000"])
+    expect(isLoopbackHost(host)).toBe(true);
+  for (const host of ["128.0.0.1", "ghcr.io", "localhost.example.com", "10.0.0.1:5000", "127.0.0.1.nip.io"])
+    expect(isLoopbackHost(host)).toBe(false);
   expect(baseUrlOf("127.0.0.1:5000", [])).toBe("http://127.0.0.1:5000");
   expect(baseUrlOf("docker.io", [])).toBe("https://registry-1.docker.io");
   expect(baseUrlOf("ghcr.io", [])).toBe("https://ghcr.io");

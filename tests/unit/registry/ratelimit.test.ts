@@ -14,8 +14,16 @@ afterEach(stopServers);
 describe("registry rate limits", () => {
   test("Docker Hub's headers: the count and its window; a registry without them says nothing; junk is not a count", () => {
     const headers = (given: Record<string, string>) => new Headers(given);
-    expect(rateLimitOf(headers({ "ratelimit-limit": "100;w=21600", "ratelimit-remaining": "76;w=21600" }))).toEqual({ remaining: 76, limit: 100, window_seconds: 21600 });
-    expect(rateLimitOf(headers({ "ratelimit-remaining": "5" }))).toEqual({ remaining: 5, limit: null, window_seconds: null });
+    expect(rateLimitOf(headers({ "ratelimit-limit": "100;w=21600", "ratelimit-remaining": "76;w=21600" }))).toEqual({
+      remaining: 76,
+      limit: 100,
+      window_seconds: 21600,
+    });
+    expect(rateLimitOf(headers({ "ratelimit-remaining": "5" }))).toEqual({
+      remaining: 5,
+      limit: null,
+      window_seconds: null,
+    });
     expect(rateLimitOf(headers({}))).toBeNull();
     expect(rateLimitOf(headers({ "ratelimit-remaining": "-1;w=x" }))).toBeNull();
   });
@@ -30,13 +38,22 @@ describe("registry rate limits", () => {
       return answer;
     });
     const metrics = new Metrics();
-    const registry = createRegistry(defaultConfig({ registry_timeout: 2_000 }), silentLogger, { retry: { baseDelayMs: 1 }, onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit) });
+    const registry = createRegistry(defaultConfig({ registry_timeout: 2_000 }), silentLogger, {
+      retry: { baseDelayMs: 1 },
+      onRateLimit: (host, limit) => metrics.recordRateLimit(host, limit),
+    });
     const session = registry.session();
-    for (const name of ["a", "b", "c"]) await session.check(parseReference(`${hub.host}/${name}:1`), { id: CONFIG_DIGEST, repoDigests: [] }, amd64);
+    for (const name of ["a", "b", "c"])
+      await session.check(parseReference(`${hub.host}/${name}:1`), { id: CONFIG_DIGEST, repoDigests: [] }, amd64);
     // one count per manifest answer, each one lower: the last is the lowest
     const lowest = remaining + 1;
     expect(lowest).toBeLessThan(8);
-    expect(metrics.rateLimitsOf()[hub.host]).toEqual({ remaining: lowest, limit: 100, window_seconds: 21600, at: expect.any(String) });
+    expect(metrics.rateLimitsOf()[hub.host]).toEqual({
+      remaining: lowest,
+      limit: 100,
+      window_seconds: 21600,
+      at: expect.any(String),
+    });
     expect(metrics.toPrometheus()).toContain(`svc_registry_ratelimit_remaining{registry="${hub.host}"} ${lowest}\n`);
     // a minute later, the count as it is then (the window slides: it may have grown)
     metrics.recordRateLimit(hub.host, { remaining: 50, limit: 100, window_seconds: 21600 }, Date.now() + 61_000);
@@ -53,14 +70,20 @@ describe("registry rate limits", () => {
     });
     const log = recordingLogger();
     const registry = createRegistry(defaultConfig({ registry_timeout: 2_000 }), log, { retry: { baseDelayMs: 1 } });
-    const check = (name: string) => registry.session().check(parseReference(`${hub.host}/${name}:1`), { id: CONFIG_DIGEST, repoDigests: [] }, amd64);
-    const warnings = () => log.lines.filter((line) => line.level === "warn" && line.message.startsWith("registry rate limit nearly used up"));
+    const check = (name: string) =>
+      registry.session().check(parseReference(`${hub.host}/${name}:1`), { id: CONFIG_DIGEST, repoDigests: [] }, amd64);
+    const warnings = () =>
+      log.lines.filter(
+        (line) => line.level === "warn" && line.message.startsWith("registry rate limit nearly used up"),
+      );
     await check("a");
     expect(warnings()).toEqual([]);
     remaining = 4;
     await check("b");
     await check("c");
-    expect(warnings().map((line) => line.fields)).toEqual([{ registry: hub.host, remaining: 4, limit: null, window_seconds: null }]);
+    expect(warnings().map((line) => line.fields)).toEqual([
+      { registry: hub.host, remaining: 4, limit: null, window_seconds: null },
+    ]);
     remaining = 50;
     await check("d");
     remaining = 2;
@@ -69,8 +92,18 @@ describe("registry rate limits", () => {
   });
 
   test("on the page: the count in words, and a warning when a check would run out", () => {
-    const limit = { registry: "docker.io", remaining: 87, limit: 100, window_seconds: 21600, at: "2026-11-25T10:00:00.000Z", needed: 4 };
+    const limit = {
+      registry: "docker.io",
+      remaining: 87,
+      limit: 100,
+      window_seconds: 21600,
+      at: "2026-11-25T10:00:00.000Z",
+      needed: 4,
+    };
     expect(rateLimitWords(limit)).toEqual({ text: "Docker Hub: 87 of 100 requests left (per 6 h)", low: false });
-    expect(rateLimitWords({ ...limit, remaining: 3 })).toEqual({ text: "Docker Hub: 3 of 100 requests left (per 6 h): a check asks for 4 images there and would run out", low: true });
+    expect(rateLimitWords({ ...limit, remaining: 3 })).toEqual({
+      text: "Docker Hub: 3 of 100 requests left (per 6 h): a check asks for 4 images there and would run out",
+      low: true,
+    });
   });
 });

@@ -4,34 +4,141 @@ import { isPinned, matchesImagePrefix, parseReference, withTag } from "../../../
 const D = `sha256:${"a".repeat(64)}`;
 
 describe("parseReference normalises", () => {
-  const table: [string, { registry: string; repository: string; tag?: string; digest?: string; normalized: string }][] = [
-    ["nginx", { registry: "docker.io", repository: "library/nginx", tag: "latest", normalized: "docker.io/library/nginx:latest" }],
-    ["nginx:1.27", { registry: "docker.io", repository: "library/nginx", tag: "1.27", normalized: "docker.io/library/nginx:1.27" }],
-    ["library/nginx:1.27", { registry: "docker.io", repository: "library/nginx", tag: "1.27", normalized: "docker.io/library/nginx:1.27" }],
-    ["docker.io/nginx", { registry: "docker.io", repository: "library/nginx", tag: "latest", normalized: "docker.io/library/nginx:latest" }],
-    ["index.docker.io/library/nginx:1", { registry: "docker.io", repository: "library/nginx", tag: "1", normalized: "docker.io/library/nginx:1" }],
-    ["registry-1.docker.io/nginx:1", { registry: "docker.io", repository: "library/nginx", tag: "1", normalized: "docker.io/library/nginx:1" }],
-    ["containrrr/watchtower", { registry: "docker.io", repository: "containrrr/watchtower", tag: "latest", normalized: "docker.io/containrrr/watchtower:latest" }],
-    ["ghcr.io/acme/app:v1.2.3", { registry: "ghcr.io", repository: "acme/app", tag: "v1.2.3", normalized: "ghcr.io/acme/app:v1.2.3" }],
-    ["quay.io/prometheus/node-exporter", { registry: "quay.io", repository: "prometheus/node-exporter", tag: "latest", normalized: "quay.io/prometheus/node-exporter:latest" }],
-    ["registry.gitlab.com/group/sub/project/image:main", { registry: "registry.gitlab.com", repository: "group/sub/project/image", tag: "main", normalized: "registry.gitlab.com/group/sub/project/image:main" }],
-    ["localhost:5000/app", { registry: "localhost:5000", repository: "app", tag: "latest", normalized: "localhost:5000/app:latest" }],
-    ["localhost/app:1", { registry: "localhost", repository: "app", tag: "1", normalized: "localhost/app:1" }],
-    ["127.0.0.1:5000/ns/repo:tag", { registry: "127.0.0.1:5000", repository: "ns/repo", tag: "tag", normalized: "127.0.0.1:5000/ns/repo:tag" }],
-    ["[::1]:5000/app:1", { registry: "[::1]:5000", repository: "app", tag: "1", normalized: "[::1]:5000/app:1" }],
-    ["Registry.Example.COM/app", { registry: "registry.example.com", repository: "app", tag: "latest", normalized: "registry.example.com/app:latest" }],
-    [`nginx@${D}`, { registry: "docker.io", repository: "library/nginx", digest: D, normalized: `docker.io/library/nginx@${D}` }],
-    [`nginx:1.27@${D}`, { registry: "docker.io", repository: "library/nginx", tag: "1.27", digest: D, normalized: `docker.io/library/nginx:1.27@${D}` }],
-    [`host:5000/a/b:t@${D}`, { registry: "host:5000", repository: "a/b", tag: "t", digest: D, normalized: `host:5000/a/b:t@${D}` }],
-    ["my_org/my-app__x.y:Tag_1.0-RC", { registry: "docker.io", repository: "my_org/my-app__x.y", tag: "Tag_1.0-RC", normalized: "docker.io/my_org/my-app__x.y:Tag_1.0-RC" }],
-    ["a--b/c", { registry: "docker.io", repository: "a--b/c", tag: "latest", normalized: "docker.io/a--b/c:latest" }],
-    ["localhost:5000", { registry: "docker.io", repository: "library/localhost", tag: "5000", normalized: "docker.io/library/localhost:5000" }],
-  ];
+  const table: [string, { registry: string; repository: string; tag?: string; digest?: string; normalized: string }][] =
+    [
+      [
+        "nginx",
+        {
+          registry: "docker.io",
+          repository: "library/nginx",
+          tag: "latest",
+          normalized: "docker.io/library/nginx:latest",
+        },
+      ],
+      [
+        "nginx:1.27",
+        { registry: "docker.io", repository: "library/nginx", tag: "1.27", normalized: "docker.io/library/nginx:1.27" },
+      ],
+      [
+        "library/nginx:1.27",
+        { registry: "docker.io", repository: "library/nginx", tag: "1.27", normalized: "docker.io/library/nginx:1.27" },
+      ],
+      [
+        "docker.io/nginx",
+        {
+          registry: "docker.io",
+          repository: "library/nginx",
+          tag: "latest",
+          normalized: "docker.io/library/nginx:latest",
+        },
+      ],
+      [
+        "index.docker.io/library/nginx:1",
+        { registry: "docker.io", repository: "library/nginx", tag: "1", normalized: "docker.io/library/nginx:1" },
+      ],
+      [
+        "registry-1.docker.io/nginx:1",
+        { registry: "docker.io", repository: "library/nginx", tag: "1", normalized: "docker.io/library/nginx:1" },
+      ],
+      [
+        "containrrr/watchtower",
+        {
+          registry: "docker.io",
+          repository: "containrrr/watchtower",
+          tag: "latest",
+          normalized: "docker.io/containrrr/watchtower:latest",
+        },
+      ],
+      [
+        "ghcr.io/acme/app:v1.2.3",
+        { registry: "ghcr.io", repository: "acme/app", tag: "v1.2.3", normalized: "ghcr.io/acme/app:v1.2.3" },
+      ],
+      [
+        "quay.io/prometheus/node-exporter",
+        {
+          registry: "quay.io",
+          repository: "prometheus/node-exporter",
+          tag: "latest",
+          normalized: "quay.io/prometheus/node-exporter:latest",
+        },
+      ],
+      [
+        "registry.gitlab.com/group/sub/project/image:main",
+        {
+          registry: "registry.gitlab.com",
+          repository: "group/sub/project/image",
+          tag: "main",
+          normalized: "registry.gitlab.com/group/sub/project/image:main",
+        },
+      ],
+      [
+        "localhost:5000/app",
+        { registry: "localhost:5000", repository: "app", tag: "latest", normalized: "localhost:5000/app:latest" },
+      ],
+      ["localhost/app:1", { registry: "localhost", repository: "app", tag: "1", normalized: "localhost/app:1" }],
+      [
+        "127.0.0.1:5000/ns/repo:tag",
+        { registry: "127.0.0.1:5000", repository: "ns/repo", tag: "tag", normalized: "127.0.0.1:5000/ns/repo:tag" },
+      ],
+      ["[::1]:5000/app:1", { registry: "[::1]:5000", repository: "app", tag: "1", normalized: "[::1]:5000/app:1" }],
+      [
+        "Registry.Example.COM/app",
+        {
+          registry: "registry.example.com",
+          repository: "app",
+          tag: "latest",
+          normalized: "registry.example.com/app:latest",
+        },
+      ],
+      [
+        `nginx@${D}`,
+        { registry: "docker.io", repository: "library/nginx", digest: D, normalized: `docker.io/library/nginx@${D}` },
+      ],
+      [
+        `nginx:1.27@${D}`,
+        {
+          registry: "docker.io",
+          repository: "library/nginx",
+          tag: "1.27",
+          digest: D,
+          normalized: `docker.io/library/nginx:1.27@${D}`,
+        },
+      ],
+      [
+        `host:5000/a/b:t@${D}`,
+        { registry: "host:5000", repository: "a/b", tag: "t", digest: D, normalized: `host:5000/a/b:t@${D}` },
+      ],
+      [
+        "my_org/my-app__x.y:Tag_1.0-RC",
+        {
+          registry: "docker.io",
+          repository: "my_org/my-app__x.y",
+          tag: "Tag_1.0-RC",
+          normalized: "docker.io/my_org/my-app__x.y:Tag_1.0-RC",
+        },
+      ],
+      ["a--b/c", { registry: "docker.io", repository: "a--b/c", tag: "latest", normalized: "docker.io/a--b/c:latest" }],
+      [
+        "localhost:5000",
+        {
+          registry: "docker.io",
+          repository: "library/localhost",
+          tag: "5000",
+          normalized: "docker.io/library/localhost:5000",
+        },
+      ],
+    ];
   for (const [text, expected] of table) {
     test(text, () => {
       const ref = parseReference(text);
       expect(ref.original).toBe(text);
-      expect({ registry: ref.registry, repository: ref.repository, tag: ref.tag, digest: ref.digest, normalized: ref.normalized }).toEqual({
+      expect({
+        registry: ref.registry,
+        repository: ref.repository,
+        tag: ref.tag,
+        digest: ref.digest,
+        normalized: ref.normalized,
+      }).toEqual({
         tag: undefined,
         digest: undefined,
         ...expected,

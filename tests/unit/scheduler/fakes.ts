@@ -22,7 +22,13 @@ export class FakeRunner implements CycleRunner {
   private externallyBusy = false;
 
   /** `report`: what each cycle answers, by its number (0 first); an empty report otherwise */
-  constructor(private readonly options: { hold?: boolean; fail?: boolean; report?: (n: number, trigger: Trigger) => SessionReport } = {}) {}
+  constructor(
+    private readonly options: {
+      hold?: boolean;
+      fail?: boolean;
+      report?: (n: number, trigger: Trigger) => SessionReport;
+    } = {},
+  ) {}
 
   get busy(): boolean {
     return this.current !== null || this.externallyBusy;
@@ -69,7 +75,6 @@ export class FakeRunner implements CycleRunner {
     finish();
   }
 }
-
 
 export async function waitFor(predicate: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -18,7 +18,20 @@ afterEach(async () => {
 });
 
 function entry(name: string, state: ContainerReport["state"], applies_at?: string | null): ContainerReport {
-  return { id: name, name, image: `r.example/${name}:1`, new_image: null, old_image_id: "sha256:0", new_image_id: null, old_digest: null, new_digest: null, state, reason: null, duration_ms: 0, ...(applies_at === undefined ? {} : { applies_at }) };
+  return {
+    id: name,
+    name,
+    image: `r.example/${name}:1`,
+    new_image: null,
+    old_image_id: "sha256:0",
+    new_image_id: null,
+    old_digest: null,
+    new_digest: null,
+    state,
+    reason: null,
+    duration_ms: 0,
+    ...(applies_at === undefined ? {} : { applies_at }),
+  };
 }
 
 const reportOf = (...containers: ContainerReport[]): SessionReport => emptyReport("schedule", {}, { containers });
@@ -53,7 +66,11 @@ describe("the scheduler", () => {
       },
     });
     // the startup cycle, then a poll far longer away than the window
-    scheduler = createScheduler({ config: { poll_interval: 3_600_000, update_on_start: true }, runner, log: recordingLogger() });
+    scheduler = createScheduler({
+      config: { poll_interval: 3_600_000, update_on_start: true },
+      runner,
+      log: recordingLogger(),
+    });
     scheduler.start();
     await waitFor(() => runner.calls.length === 2, "the cycle as the window opens");
     expect(runner.calls.map((call) => call.trigger)).toEqual(["startup", "schedule"]);
@@ -64,12 +81,46 @@ describe("the scheduler", () => {
   });
 
   test("arms nothing once stopped", async () => {
-    const runner = new FakeRunner({ report: () => reportOf(entry("web", "pending", new Date(Date.now() + 150).toISOString())) });
-    scheduler = createScheduler({ config: { poll_interval: 3_600_000, update_on_start: true }, runner, log: recordingLogger() });
+    const runner = new FakeRunner({
+      report: () => reportOf(entry("web", "pending", new Date(Date.now() + 150).toISOString())),
+    });
+    scheduler = createScheduler({
+      config: { poll_interval: 3_600_000, update_on_start: true },
+      runner,
+      log: recordingLogger(),
+    });
     scheduler.start();
     await waitFor(() => runner.calls.length === 1, "the startup cycle");
     await scheduler.stop();
     await Bun.sleep(300);
     expect(runner.calls).toHaveLength(1);
+  });
+});
+
+describe("a window's opening during a cycle asked for before it", () => {
+  test("one more cycle is asked for as the window opens (the runner runs it after the one under way)", async () => {
+    let opensAt = 0;
+    const runner = new FakeRunner({
+      hold: true,
+      report: (n) => {
+        if (n > 0) return reportOf();
+        opensAt = Date.now() + 400;
+        return reportOf(entry("web", "pending", new Date(opensAt).toISOString()));
+      },
+    });
+    scheduler = createScheduler({
+      config: { poll_interval: 50, update_on_start: true },
+      runner,
+      log: recordingLogger(),
+    });
+    scheduler.start();
+    await waitFor(() => runner.holding, "the startup cycle");
+    runner.release();
+    // the poll after it starts before the window opens, and is still running when it does
+    await waitFor(() => runner.calls.length === 2 && runner.holding, "the poll's cycle");
+    await waitFor(() => runner.calls.length === 3, "the cycle as the window opens", 5_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(opensAt);
+    expect(runner.calls.map((call) => call.trigger)).toEqual(["startup", "schedule", "schedule"]);
+    runner.release();
   });
 });

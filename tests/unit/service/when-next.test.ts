@@ -13,7 +13,13 @@ test("next check at HH:MM (in 5 h 12 min); the date when it is a day or more awa
 });
 
 test("with update_on_start, or only on request, it says so", () => {
-  expect(whenNext(defaultConfig({ update_on_start: true }), new Date(2026, 10, 26, 4, 48, 0), now)).toBe("first check now (update_on_start), then at 04:48");
-  expect(whenNext(defaultConfig({ http_api: { update: true } }), undefined, now)).toBe("checks only on request (POST /v1/update)");
-  expect(whenNext(defaultConfig({ http_api: { update: true } }), new Date(2026, 10, 26, 4, 48, 0), now)).toBe("next check at 04:48 (in 6 h); also on request (POST /v1/update)");
+  expect(whenNext(defaultConfig({ update_on_start: true }), new Date(2026, 10, 26, 4, 48, 0), now)).toBe(
+    "first check now (update_on_start), then at 04:48",
+  );
+  expect(whenNext(defaultConfig({ http_api: { update: true } }), undefined, now)).toBe(
+    "checks only on request (POST /v1/update)",
+  );
+  expect(whenNext(defaultConfig({ http_api: { update: true } }), new Date(2026, 10, 26, 4, 48, 0), now)).toBe(
+    "next check at 04:48 (in 6 h); also on request (POST /v1/update)",
+  );
 });

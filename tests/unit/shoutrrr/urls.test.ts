@@ -2,8 +2,14 @@
 import { describe, expect, test } from "bun:test";
 import { defaultConfig, printConfig, REDACTED } from "../../../src/config/index.ts";
 import { createRedactor } from "../../../src/log/index.ts";
-import { notificationUrlSecrets, parseNotificationUrl, redactNotificationUrl, URL_FORMS, type NotificationTarget } from "../../../src/shoutrrr/index.ts";
 import { notificationSecrets } from "../../../src/notify/secrets.ts";
+import {
+  type NotificationTarget,
+  notificationUrlSecrets,
+  parseNotificationUrl,
+  redactNotificationUrl,
+  URL_FORMS,
+} from "../../../src/shoutrrr/index.ts";
 import { load, problems, RUNS } from "../config/helpers.ts";
 
 function parsed(url: string): NotificationTarget {
@@ -29,7 +35,11 @@ describe("each form parses into its target", () => {
   });
 
   test("telegram: the token is id:secret, chats a list", () => {
-    expect(parsed("telegram://110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw@telegram?chats=@svc_news,-100123456&notification=no&preview=no")).toMatchObject({
+    expect(
+      parsed(
+        "telegram://110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw@telegram?chats=@svc_news,-100123456&notification=no&preview=no",
+      ),
+    ).toMatchObject({
       service: "telegram",
       token: "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",
       chats: [{ chat: "@svc_news" }, { chat: "-100123456" }],
@@ -51,16 +61,32 @@ describe("each form parses into its target", () => {
       channel: "C001CH4NN3L",
     });
     // shoutrrr's first form, from older Watchtower setups
-    expect(parsed("slack://watchtower@T0001/B0002/XXXXsecretXXXX1")).toMatchObject({ service: "slack", webhookPath: "T0001/B0002/XXXXsecretXXXX1", botname: "watchtower" });
+    expect(parsed("slack://watchtower@T0001/B0002/XXXXsecretXXXX1")).toMatchObject({
+      service: "slack",
+      webhookPath: "T0001/B0002/XXXXsecretXXXX1",
+      botname: "watchtower",
+    });
   });
 
   test("gotify: host, port, path prefix and token; disabletls for plain HTTP", () => {
-    expect(parsed("gotify://gotify.lan:8443/sub/AbCdEf123456789?priority=8")).toMatchObject({ service: "gotify", endpoint: "https://gotify.lan:8443/sub", token: "AbCdEf123456789", priority: 8 });
-    expect(parsed("gotify://127.0.0.1:8080/AbCdEf123456789?disabletls=yes")).toMatchObject({ endpoint: "http://127.0.0.1:8080" });
+    expect(parsed("gotify://gotify.lan:8443/sub/AbCdEf123456789?priority=8")).toMatchObject({
+      service: "gotify",
+      endpoint: "https://gotify.lan:8443/sub",
+      token: "AbCdEf123456789",
+      priority: 8,
+    });
+    expect(parsed("gotify://127.0.0.1:8080/AbCdEf123456789?disabletls=yes")).toMatchObject({
+      endpoint: "http://127.0.0.1:8080",
+    });
   });
 
   test("ntfy: topic, credentials, scheme", () => {
-    expect(parsed("ntfy://ntfy.sh/svc-alerts")).toMatchObject({ service: "ntfy", endpoint: "https://ntfy.sh", topic: "svc-alerts", headers: [] });
+    expect(parsed("ntfy://ntfy.sh/svc-alerts")).toMatchObject({
+      service: "ntfy",
+      endpoint: "https://ntfy.sh",
+      topic: "svc-alerts",
+      headers: [],
+    });
     expect(parsed("ntfy://me:pa55word@127.0.0.1:8090/updates?scheme=http&priority=high&tags=whale,svc")).toMatchObject({
       endpoint: "http://127.0.0.1:8090",
       username: "me",
@@ -73,7 +99,11 @@ describe("each form parses into its target", () => {
   });
 
   test("pushover: token, user key, devices", () => {
-    expect(parsed("pushover://shoutrrr:azGDORePK8gMaC0QOYAMyEEuzJnyUi@uQiRzpo4DXghDmr9QzzfQu27cmVRsG/?devices=phone,tablet&priority=1")).toMatchObject({
+    expect(
+      parsed(
+        "pushover://shoutrrr:azGDORePK8gMaC0QOYAMyEEuzJnyUi@uQiRzpo4DXghDmr9QzzfQu27cmVRsG/?devices=phone,tablet&priority=1",
+      ),
+    ).toMatchObject({
       service: "pushover",
       token: "azGDORePK8gMaC0QOYAMyEEuzJnyUi",
       userKey: "uQiRzpo4DXghDmr9QzzfQu27cmVRsG",
@@ -83,16 +113,35 @@ describe("each form parses into its target", () => {
   });
 
   test("smtp with shoutrrr's auth, encryption and usestarttls", () => {
-    expect(parsed("smtp://mailer:s3cr%40t@mail.lan:587/?from=svc@lan&to=a@lan,b@lan&auth=Plain&encryption=ExplicitTLS&fromname=svc")).toMatchObject({
+    expect(
+      parsed(
+        "smtp://mailer:s3cr%40t@mail.lan:587/?from=svc@lan&to=a@lan,b@lan&auth=Plain&encryption=ExplicitTLS&fromname=svc",
+      ),
+    ).toMatchObject({
       service: "smtp",
-      smtp: { host: "mail.lan", port: 587, username: "mailer", password: "s3cr@t", from: "svc@lan", to: ["a@lan", "b@lan"], auth: "plain", encryption: "explicittls", useStartTls: true, fromName: "svc" },
+      smtp: {
+        host: "mail.lan",
+        port: 587,
+        username: "mailer",
+        password: "s3cr@t",
+        from: "svc@lan",
+        to: ["a@lan", "b@lan"],
+        auth: "plain",
+        encryption: "explicittls",
+        useStartTls: true,
+        fromName: "svc",
+      },
     });
-    expect(parsed("smtp://mail.lan/?fromaddress=svc@lan&toaddresses=a@lan&usestarttls=no")).toMatchObject({ smtp: { port: 25, auth: "none", encryption: "auto", useStartTls: false } });
+    expect(parsed("smtp://mail.lan/?fromaddress=svc@lan&toaddresses=a@lan&usestarttls=no")).toMatchObject({
+      smtp: { port: 25, auth: "none", encryption: "auto", useStartTls: false },
+    });
   });
 
   test("teams: the Workflows webhook, as teams+https:// or teams://, and the legacy connector form", () => {
-    const workflow = "prod-01.westeurope.logic.azure.com:443/workflows/0123abcd4567/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=Zx9SigNaTure123";
-    const expected = "https://prod-01.westeurope.logic.azure.com/workflows/0123abcd4567/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=Zx9SigNaTure123";
+    const workflow =
+      "prod-01.westeurope.logic.azure.com:443/workflows/0123abcd4567/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=Zx9SigNaTure123";
+    const expected =
+      "https://prod-01.westeurope.logic.azure.com/workflows/0123abcd4567/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=Zx9SigNaTure123";
     expect(parsed(`teams+https://${workflow}`)).toMatchObject({ service: "teams", endpoint: expected });
     expect(parsed(`teams://${workflow}`)).toMatchObject({ service: "teams", endpoint: expected });
     expect(parsed("teams://group1@tenant2/alt3/owner4/extra5?host=org.webhook.office.com")).toMatchObject({
@@ -111,15 +160,23 @@ describe("each form parses into its target", () => {
   });
 
   test("generic: https by default, headers, method, forwarded parameters; generic+http wraps a URL", () => {
-    expect(parsed("generic://hooks.lan/svc?@authorization=Bearer%20xyz123456&method=PUT&_method=keep&room=7&template=json")).toMatchObject({
+    expect(
+      parsed("generic://hooks.lan/svc?@authorization=Bearer%20xyz123456&method=PUT&_method=keep&room=7&template=json"),
+    ).toMatchObject({
       service: "generic",
       endpoint: "https://hooks.lan/svc?method=keep&room=7",
       method: "PUT",
       headers: [["Authorization", "Bearer xyz123456"]],
       body: "json",
     });
-    expect(parsed("generic+http://127.0.0.1:9000/hook?template=json&x=1")).toMatchObject({ endpoint: "http://127.0.0.1:9000/hook?x=1", method: "POST", body: "json" });
-    expect(parsed("generic://127.0.0.1:9000/hook?disabletls=yes&template=/etc/svc/hook.mustache&contenttype=text/plain")).toMatchObject({
+    expect(parsed("generic+http://127.0.0.1:9000/hook?template=json&x=1")).toMatchObject({
+      endpoint: "http://127.0.0.1:9000/hook?x=1",
+      method: "POST",
+      body: "json",
+    });
+    expect(
+      parsed("generic://127.0.0.1:9000/hook?disabletls=yes&template=/etc/svc/hook.mustache&contenttype=text/plain"),
+    ).toMatchObject({
       endpoint: "http://127.0.0.1:9000/hook",
       body: "template",
       template: "/etc/svc/hook.mustache",
@@ -179,7 +236,9 @@ describe("secrets", () => {
     for (let n = 1; n <= 12; n++) expect(secrets.some((s) => s.includes(`Secret${n}`))).toBe(true);
     expect(secrets).toContain("Secret9!");
     for (const url of urls) expect(redactNotificationUrl(url)).not.toMatch(/Secret\d/);
-    expect(redactNotificationUrl("discord://AbC-dEf_Secret1@123456789012345678")).toBe(`discord://${REDACTED}@123456789012345678`);
+    expect(redactNotificationUrl("discord://AbC-dEf_Secret1@123456789012345678")).toBe(
+      `discord://${REDACTED}@123456789012345678`,
+    );
     expect(redactNotificationUrl("nonsense Secret")).toBe(REDACTED);
   });
 });
@@ -198,10 +257,20 @@ describe("notifications.urls in the configuration", () => {
   });
 
   test("a URL that cannot be used stops the load, naming the entry and the part, not the secret", async () => {
-    const fromFile = await problems({ argv: RUNS, toml: `[notifications]\nurls = ["${DISCORD}", "discord://Disc0rdSecretToken@webhook/other"]\n` });
-    expect(fromFile).toEqual(["svc.toml:2: notifications.urls[1]: discord://: the path may only be /raw (form: discord://token@webhookid)"]);
-    const fromEnv = await problems({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: `${DISCORD} telegram://1:Te1egramSecret@telegram` } });
-    expect(fromEnv).toEqual([`SVC_NOTIFICATIONS_URLS: entry 2: telegram://: parameter chats is missing (form: ${URL_FORMS.telegram})`]);
+    const fromFile = await problems({
+      argv: RUNS,
+      toml: `[notifications]\nurls = ["${DISCORD}", "discord://Disc0rdSecretToken@webhook/other"]\n`,
+    });
+    expect(fromFile).toEqual([
+      "svc.toml:2: notifications.urls[1]: discord://: the path may only be /raw (form: discord://token@webhookid)",
+    ]);
+    const fromEnv = await problems({
+      argv: RUNS,
+      env: { SVC_NOTIFICATIONS_URLS: `${DISCORD} telegram://1:Te1egramSecret@telegram` },
+    });
+    expect(fromEnv).toEqual([
+      `SVC_NOTIFICATIONS_URLS: entry 2: telegram://: parameter chats is missing (form: ${URL_FORMS.telegram})`,
+    ]);
     expect(fromFile.join() + fromEnv.join()).not.toContain("Secret");
   });
 
@@ -212,21 +281,29 @@ describe("notifications.urls in the configuration", () => {
     expect(text).toContain(`ntfy://me:${REDACTED}@ntfy.lan/svc?tags=a,b`);
     expect(text).not.toContain("Disc0rdSecretToken");
     expect(text).not.toContain("Ntfy5ecret");
-    expect(notificationSecrets(result.config.notifications)).toEqual(expect.arrayContaining(["Disc0rdSecretToken", "Ntfy5ecret"]));
+    expect(notificationSecrets(result.config.notifications)).toEqual(
+      expect.arrayContaining(["Disc0rdSecretToken", "Ntfy5ecret"]),
+    );
   });
 });
 
 describe("masking rebuilds the URL from its parts: no secret in any escaping", () => {
   // each secret as a user may write it: percent-encoded, with + or %20 for a space, no digit in it
   const cases: Array<[string, string[]]> = [
-    ["generic+http://hooks.lan/hook?@Authorization=Bearer%20tkSecretNoDigits", ["tkSecretNoDigits", "Bearer%20tkSecretNoDigits"]],
+    [
+      "generic+http://hooks.lan/hook?@Authorization=Bearer%20tkSecretNoDigits",
+      ["tkSecretNoDigits", "Bearer%20tkSecretNoDigits"],
+    ],
     ["generic://hooks.lan/hook?@authorization=Bearer+tkSecretPlus&room=7", ["tkSecretPlus"]],
     ["gotify://gotify.lan/AbC%2FdefSecret", ["AbC%2FdefSecret", "AbC/defSecret"]],
     ["gotify://gotify.lan/OnlyLettersSecretToken", ["OnlyLettersSecretToken"]],
     ["discord://AbCdEfSecretLetters@123456789012345678", ["AbCdEfSecretLetters"]],
     ["ntfy://me:pa%24%24wordSecret@ntfy.lan/topic", ["pa%24%24wordSecret", "pa$$wordSecret"]],
     ["generic://hooks.lan/hook?token=abcSecret&$apikey=xyzSecret", ["abcSecret", "xyzSecret"]],
-    [`teams://?host=${encodeURIComponent("https://x.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?api-version=2016-06-01&sig=SigSecretLetters")}`, ["SigSecretLetters"]],
+    [
+      `teams://?host=${encodeURIComponent("https://x.logic.azure.com:443/workflows/abc/triggers/manual/paths/invoke?api-version=2016-06-01&sig=SigSecretLetters")}`,
+      ["SigSecretLetters"],
+    ],
     ["pushover://shoutrrr:TokSecret@UserKeySecretLetters", ["TokSecret", "UserKeySecretLetters"]],
   ];
   for (const [url, secrets] of cases) {
@@ -242,13 +319,22 @@ describe("masking rebuilds the URL from its parts: no secret in any escaping", (
   }
 
   test("the parts that are not secret are shown as written", () => {
-    expect(redactNotificationUrl("generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=Bearer%20tk")).toBe(`generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=${REDACTED}`);
-    expect(redactNotificationUrl("gotify://gotify.lan/sub/AbC%2Fdef?priority=3")).toBe(`gotify://gotify.lan/sub/${REDACTED}?priority=3`);
+    expect(redactNotificationUrl("generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=Bearer%20tk")).toBe(
+      `generic://hooks.lan:8443/hook?room=7&@X-Title=svc&@Authorization=${REDACTED}`,
+    );
+    expect(redactNotificationUrl("gotify://gotify.lan/sub/AbC%2Fdef?priority=3")).toBe(
+      `gotify://gotify.lan/sub/${REDACTED}?priority=3`,
+    );
   });
 
   test("the logs' redactor masks each secret in each escaping an error message could echo", () => {
     const settings = defaultConfig({
-      notifications: { urls: ["generic+http://hooks.lan/hook/PathSecretNoDigits?@Authorization=Bearer%20HeaderSecret%2Fslash&token=Query+SecretPlus", "gotify://gotify.lan/GotifySecret%2FEncoded"] },
+      notifications: {
+        urls: [
+          "generic+http://hooks.lan/hook/PathSecretNoDigits?@Authorization=Bearer%20HeaderSecret%2Fslash&token=Query+SecretPlus",
+          "gotify://gotify.lan/GotifySecret%2FEncoded",
+        ],
+      },
     }).notifications;
     const redact = createRedactor(notificationSecrets(settings));
     const echoes = [
@@ -261,18 +347,27 @@ describe("masking rebuilds the URL from its parts: no secret in any escaping", (
       "POST https://gotify.lan/GotifySecret%2FEncoded/message",
       "token GotifySecret/Encoded",
     ];
-    for (const echo of echoes) expect(redact(echo)).not.toMatch(/PathSecret|HeaderSecret|Query.SecretPlus|Query%20SecretPlus|GotifySecret/);
+    for (const echo of echoes)
+      expect(redact(echo)).not.toMatch(/PathSecret|HeaderSecret|Query.SecretPlus|Query%20SecretPlus|GotifySecret/);
   });
 
   test("--print-config shows them masked", async () => {
     const url = "generic+http://hooks.lan/hook?@Authorization=Bearer%20tkSecretNoDigits";
-    const text = printConfig(await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: `${url} gotify://gotify.lan/AbC%2FdefSecret` } }));
+    const text = printConfig(
+      await load({ argv: RUNS, env: { SVC_NOTIFICATIONS_URLS: `${url} gotify://gotify.lan/AbC%2FdefSecret` } }),
+    );
     expect(text).not.toMatch(/tkSecret|defSecret/);
   });
 });
 
 test("parameters that only sound like credentials, and a Pushbullet #channel, are shown as written", () => {
-  expect(redactNotificationUrl("mqtt://u:MqttPw1@broker.lan/t?cleansession=no&qos=1")).toBe(`mqtt://u:${REDACTED}@broker.lan/t?cleansession=no&qos=1`);
-  expect(redactNotificationUrl("generic://hooks.lan/x?template=json&titlekey=subject&messagekey=text")).toBe("generic://hooks.lan/x?template=json&titlekey=subject&messagekey=text");
-  expect(redactNotificationUrl("pushbullet://o.PushbulletSecretToken0123456789a/phone/#news")).toBe(`pushbullet://${REDACTED}/phone/#news`);
+  expect(redactNotificationUrl("mqtt://u:MqttPw1@broker.lan/t?cleansession=no&qos=1")).toBe(
+    `mqtt://u:${REDACTED}@broker.lan/t?cleansession=no&qos=1`,
+  );
+  expect(redactNotificationUrl("generic://hooks.lan/x?template=json&titlekey=subject&messagekey=text")).toBe(
+    "generic://hooks.lan/x?template=json&titlekey=subject&messagekey=text",
+  );
+  expect(redactNotificationUrl("pushbullet://o.PushbulletSecretToken0123456789a/phone/#news")).toBe(
+    `pushbullet://${REDACTED}/phone/#news`,
+  );
 });

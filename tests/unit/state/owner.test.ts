@@ -3,7 +3,14 @@ import { expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { claimState, isOwnerChallenge, liveOwner, newOwnerNonce, ownerProof, tryLease } from "../../../src/state/owner.ts";
+import {
+  claimState,
+  isOwnerChallenge,
+  liveOwner,
+  newOwnerNonce,
+  ownerProof,
+  tryLease,
+} from "../../../src/state/owner.ts";
 import { tempDir } from "../../temp.ts";
 
 const UNUSED_PID = 4_194_303;
@@ -15,7 +22,9 @@ test("one lease at a time: the second process is told who holds it; released, it
   // another process's lease, as it would be written: this one is then refused
   if ("release" in first) first.release();
   writeFileSync(`${file}.busy`, JSON.stringify({ pid: process.ppid, host: hostname(), what: "a cycle of svc" }));
-  expect(tryLease(file, "svc rollback")).toEqual({ holder: { pid: process.ppid, host: hostname(), what: "a cycle of svc" } });
+  expect(tryLease(file, "svc rollback")).toEqual({
+    holder: { pid: process.ppid, host: hostname(), what: "a cycle of svc" },
+  });
   // a lease its holder stopped touching is taken over, whoever it names
   writeFileSync(`${file}.busy`, JSON.stringify({ pid: process.ppid, host: "another-host", what: "a cycle of svc" }));
   expect("holder" in tryLease(file, "svc rollback")).toBe(true);
@@ -37,9 +46,15 @@ test("the service's claim names its API's address and port, and is no one's once
   expect(JSON.parse(readFileSync(`${file}.owner`, "utf8"))).toMatchObject({ api_address: "::1", api_port: 8080 });
   // this very process is not a live owner for itself (a restart in the same container)
   expect(liveOwner(file)).toBeUndefined();
-  writeFileSync(`${file}.owner`, JSON.stringify({ pid: process.ppid, host: hostname(), api_port: 8080, started_at: "now" }));
+  writeFileSync(
+    `${file}.owner`,
+    JSON.stringify({ pid: process.ppid, host: hostname(), api_port: 8080, started_at: "now" }),
+  );
   expect(liveOwner(file)).toMatchObject({ pid: process.ppid, api_port: 8080 });
-  writeFileSync(`${file}.owner`, JSON.stringify({ pid: UNUSED_PID, host: hostname(), api_port: 8080, started_at: "now" }));
+  writeFileSync(
+    `${file}.owner`,
+    JSON.stringify({ pid: UNUSED_PID, host: hostname(), api_port: 8080, started_at: "now" }),
+  );
   expect(liveOwner(file)).toBeUndefined();
   release(); // not ours any more: left alone
   expect(existsSync(`${file}.owner`)).toBe(true);
@@ -57,5 +72,6 @@ test("the claim holds the service's nonce, in a file only its user reads; a proo
   expect(ownerProof(nonce, challenge)).not.toBe(ownerProof(nonce, newOwnerNonce()));
   expect(ownerProof(nonce, challenge)).not.toBe(ownerProof(newOwnerNonce(), challenge));
   expect(ownerProof(nonce, challenge)).not.toContain(nonce);
-  for (const bad of [null, "", "A".repeat(64), "a".repeat(63), `${"a".repeat(64)}\n`]) expect(isOwnerChallenge(bad)).toBe(false);
+  for (const bad of [null, "", "A".repeat(64), "a".repeat(63), `${"a".repeat(64)}\n`])
+    expect(isOwnerChallenge(bad)).toBe(false);
 });

@@ -1,6 +1,18 @@
 /** Decisions that survive a restart: one JSON file, written atomically, never a crash. */
 import { describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lchownSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { inMemory, openState, usableStateDir } from "../../../src/state/index.ts";
 import { recordingLogger } from "../../support/logger.ts";
@@ -20,17 +32,28 @@ describe("openState", () => {
     expect(second.section("announced_stale").get("cache")).toBeUndefined();
     // written by rename: no temporary file is left
     expect(readdirSync(dir)).toEqual(["state.json"]);
-    expect(JSON.parse(readFileSync(join(dir, "state.json"), "utf8"))).toMatchObject({ version: 1, rolled_back: { web: "sha256:bad" }, announced_stale: { db: "sha256:new" }, first_seen: {} });
+    expect(JSON.parse(readFileSync(join(dir, "state.json"), "utf8"))).toMatchObject({
+      version: 1,
+      rolled_back: { web: "sha256:bad" },
+      announced_stale: { db: "sha256:new" },
+      first_seen: {},
+    });
   });
 
   test("a file that makes no sense is a warning and a fresh start; the file is kept aside", () => {
-    for (const text of ["{not json", JSON.stringify({ version: 2 }), JSON.stringify({ version: 1, rolled_back: { web: 7 } })]) {
+    for (const text of [
+      "{not json",
+      JSON.stringify({ version: 2 }),
+      JSON.stringify({ version: 1, rolled_back: { web: 7 } }),
+    ]) {
       const dir = tempDir("state");
       writeFileSync(join(dir, "state.json"), text);
       const log = recordingLogger();
       const state = openState(dir, log);
       expect(state.section("rolled_back").get("web")).toBeUndefined();
-      expect(log.lines.filter((l) => l.level === "warn").map((l) => l.message)).toEqual(["the state file cannot be used: starting fresh (the file is kept aside)"]);
+      expect(log.lines.filter((l) => l.level === "warn").map((l) => l.message)).toEqual([
+        "the state file cannot be used: starting fresh (the file is kept aside)",
+      ]);
       const aside = readdirSync(dir).filter((f) => f.startsWith("state.json.unreadable-"));
       expect(aside).toHaveLength(1);
       expect(readFileSync(join(dir, aside[0]!), "utf8")).toBe(text);
@@ -83,7 +106,11 @@ describe("openState", () => {
     expect(service.section("skipped").get("web")).toBe("sha256:left");
     cli.section("previous").delete("web");
     expect(service.section("previous").entries()).toEqual([]);
-    expect(JSON.parse(readFileSync(join(dir, "state.json"), "utf8"))).toMatchObject({ skipped: { web: "sha256:left" }, first_seen: { db: "sha256:n 2026-01-01T00:00:00.000Z" }, previous: {} });
+    expect(JSON.parse(readFileSync(join(dir, "state.json"), "utf8"))).toMatchObject({
+      skipped: { web: "sha256:left" },
+      first_seen: { db: "sha256:n 2026-01-01T00:00:00.000Z" },
+      previous: {},
+    });
     // the lock is gone once a write is done
     expect(readdirSync(dir)).toEqual(["state.json"]);
   });
@@ -106,12 +133,17 @@ describe("the state file is written safely (docs/security.md)", () => {
     const dir = tempDir("state");
     const victim = join(tempDir("victim"), "victim");
     writeFileSync(victim, "untouched");
-    for (const name of [`state.json.${process.pid}.tmp`, "state.json.tmp", ".state.json.tmp"]) symlinkSync(victim, join(dir, name));
+    for (const name of [`state.json.${process.pid}.tmp`, "state.json.tmp", ".state.json.tmp"])
+      symlinkSync(victim, join(dir, name));
     const state = openState(dir, recordingLogger());
     state.section("skipped").set("web", "sha256:x");
     expect(readFileSync(victim, "utf8")).toBe("untouched");
     expect(statSync(join(dir, "state.json")).mode & 0o777).toBe(0o600);
-    expect(readdirSync(dir).filter((name) => name.endsWith(".tmp")).sort()).toEqual([".state.json.tmp", `state.json.${process.pid}.tmp`, "state.json.tmp"].sort());
+    expect(
+      readdirSync(dir)
+        .filter((name) => name.endsWith(".tmp"))
+        .sort(),
+    ).toEqual([".state.json.tmp", `state.json.${process.pid}.tmp`, "state.json.tmp"].sort());
   });
 
   test("a state.json that is a symlink is replaced, not written through", () => {
@@ -128,7 +160,9 @@ describe("the state file is written safely (docs/security.md)", () => {
     for (const mode of [0o777, 0o1777, 0o775]) {
       const dir = tempDir("state");
       chmodSync(dir, mode);
-      expect(() => openState(dir, recordingLogger())).toThrow(`state_dir ${dir} can be written by other users (mode ${mode.toString(8).padStart(4, "0")})`);
+      expect(() => openState(dir, recordingLogger())).toThrow(
+        `state_dir ${dir} can be written by other users (mode ${mode.toString(8).padStart(4, "0")})`,
+      );
     }
     const fresh = join(tempDir("state"), "new");
     openState(fresh, recordingLogger()).section("skipped").set("web", "sha256:x");
@@ -176,7 +210,9 @@ describe("state_dir is looked at itself, and the folders above it (as sshd's Str
     const target = tempDir("svc-target-");
     const link = join(shared, "state");
     symlinkSync(target, link);
-    expect(() => openState(link, recordingLogger())).toThrow(`state_dir ${link}: ${shared} (a folder above it) can be written by other users and is not sticky (mode 0777)`);
+    expect(() => openState(link, recordingLogger())).toThrow(
+      `state_dir ${link}: ${shared} (a folder above it) can be written by other users and is not sticky (mode 0777)`,
+    );
     expect(() => usableStateDir(link, recordingLogger())).toThrow(shared);
     expect(readdirSync(target)).toEqual([]);
   });
@@ -188,7 +224,9 @@ describe("state_dir is looked at itself, and the folders above it (as sshd's Str
     const link = join(sticky, "state");
     symlinkSync(target, link);
     lchownSync(link, OTHER, OTHER);
-    expect(() => openState(link, recordingLogger())).toThrow(`state_dir ${link} is a link made by another user (uid ${OTHER})`);
+    expect(() => openState(link, recordingLogger())).toThrow(
+      `state_dir ${link} is a link made by another user (uid ${OTHER})`,
+    );
     expect(readdirSync(target)).toEqual([]);
   });
 
@@ -197,9 +235,13 @@ describe("state_dir is looked at itself, and the folders above it (as sshd's Str
     chmodSync(open, 0o757);
     const dir = join(open, "svc");
     mkdirSync(dir, { mode: 0o700 });
-    expect(() => openState(dir, recordingLogger())).toThrow(`state_dir ${dir}: ${open} (a folder above it) can be written by other users and is not sticky (mode 0757)`);
+    expect(() => openState(dir, recordingLogger())).toThrow(
+      `state_dir ${dir}: ${open} (a folder above it) can be written by other users and is not sticky (mode 0757)`,
+    );
     const notYet = join(open, "later", "svc");
-    expect(() => openState(notYet, recordingLogger())).toThrow(`${open} (a folder above it) can be written by other users`);
+    expect(() => openState(notYet, recordingLogger())).toThrow(
+      `${open} (a folder above it) can be written by other users`,
+    );
     chmodSync(open, 0o1777);
     expect(() => openState(dir, recordingLogger())).not.toThrow();
   });
@@ -213,7 +255,9 @@ describe("state_dir is looked at itself, and the folders above it (as sshd's Str
     chownSync(theirs, OTHER, OTHER);
     const mine = join(theirs, "svc");
     mkdirSync(mine, { mode: 0o700 });
-    expect(() => openState(mine, recordingLogger())).toThrow(`state_dir ${mine}: ${theirs} belongs to another user (uid ${OTHER})`);
+    expect(() => openState(mine, recordingLogger())).toThrow(
+      `state_dir ${mine}: ${theirs} belongs to another user (uid ${OTHER})`,
+    );
   });
 
   test("a link svc's user made in its own folder to its own folder (systemd's DynamicUser state folder) is used", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { inMemory, type Remembered } from "../../../src/state/index.ts";
@@ -9,13 +9,20 @@ import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
 const DIGEST = `sha256:${"d".repeat(64)}`;
 
-function setup(overrides: DeepPartial<Config> = {}, remembered: { firstSeen?: Remembered; leftImages?: Remembered } = {}) {
+function setup(
+  overrides: DeepPartial<Config> = {},
+  remembered: { firstSeen?: Remembered; leftImages?: Remembered } = {},
+) {
   const engine = new FakeEngine();
   const registry = new FakeRegistry(engine);
   const metrics = new Metrics();
   const audit = new MemoryAudit();
   const published: SessionReport[] = [];
-  const config = defaultConfig({ stop_timeout: 1000, ...overrides, rollback: { startup_timeout: 200, ...overrides.rollback } });
+  const config = defaultConfig({
+    stop_timeout: 1000,
+    ...overrides,
+    rollback: { startup_timeout: 200, ...overrides.rollback },
+  });
   const updater = createUpdater({
     config,
     engine,
@@ -48,7 +55,13 @@ describe("checking", () => {
     expect(registry.checks.filter((c) => c === "r.io/app:1").length).toBe(1);
     expect(report!.containers.find((c) => c.name === "a1")!.old_digest).toBe(DIGEST);
     expect(report!.counts).toMatchObject({ scanned: 3, updated: 1, fresh: 2, failed: 0 });
-    expect(metrics.snapshot()).toEqual({ svc_scans_total: 1, svc_scans_skipped: 0, svc_containers_scanned: 3, svc_containers_updated: 1, svc_containers_failed: 0 });
+    expect(metrics.snapshot()).toEqual({
+      svc_scans_total: 1,
+      svc_scans_skipped: 0,
+      svc_containers_scanned: 3,
+      svc_containers_updated: 1,
+      svc_containers_failed: 0,
+    });
     expect(published).toHaveLength(1);
     expect(engine.listCalls).toBe(1);
   });
@@ -57,7 +70,8 @@ describe("checking", () => {
     const { engine, registry, updater } = setup();
     engine.addImage("r.io/app:1");
     engine.addImage("r.io/db:1");
-    for (let i = 0; i < 10; i++) engine.addContainer(`app${i}`, i % 2 ? "r.io/app:1" : "r.io/db:1", { links: i > 0 ? [`/app${i - 1}:/x`] : [] });
+    for (let i = 0; i < 10; i++)
+      engine.addContainer(`app${i}`, i % 2 ? "r.io/app:1" : "r.io/db:1", { links: i > 0 ? [`/app${i - 1}:/x`] : [] });
     const report = await updater.run("api");
     expect(report!.counts.fresh).toBe(10);
     expect(engine.listCalls).toBe(1);
@@ -142,8 +156,12 @@ describe("checking", () => {
     const waiting = await updater.run("api");
     expect(states(waiting)).toEqual({ app: "stale", odd: "skipped" });
     const app = waiting!.containers.find((c) => c.name === "app")!;
-    expect(app.reason).toMatch(/^newer image sha256:\S+ first seen \S+; applied once it is 1h old, from \S+ \(min_image_age\)$/);
-    expect(waiting!.containers.find((c) => c.name === "odd")!.reason).toContain('svc.min_image_age="later" is not a duration');
+    expect(app.reason).toMatch(
+      /^newer image sha256:\S+ first seen \S+; applied once it is 1h old, from \S+ \(min_image_age\)$/,
+    );
+    expect(waiting!.containers.find((c) => c.name === "odd")!.reason).toContain(
+      'svc.min_image_age="later" is not a duration',
+    );
     expect(engine.pulls).toEqual([]);
     // the same digest, seen two hours ago: old enough
     const [digest] = firstSeen.get("app")!.split(" ");
@@ -157,7 +175,10 @@ describe("checking", () => {
     engine.addImage("r.io/app:1");
     engine.addContainer("app", "r.io/app:1");
     engine.publish("r.io/app:1");
-    expect(await updater.snooze("app", 3_600_000)).toEqual({ container: "app", until: expect.stringMatching(/^\d{4}-/) });
+    expect(await updater.snooze("app", 3_600_000)).toEqual({
+      container: "app",
+      until: expect.stringMatching(/^\d{4}-/),
+    });
     const held = await updater.run("api");
     expect(states(held)).toEqual({ app: "stale" });
     expect(held!.containers[0]!.reason).toMatch(/^updates snoozed until \S+ \(POST \/v1\/snooze\)$/);
@@ -179,7 +200,9 @@ describe("checking", () => {
     expect(skipped!.digest).toMatch(/^sha256:/);
     const report = await updater.run("api");
     expect(states(report)).toEqual({ app: "skipped", db: "fresh" });
-    expect(report!.containers.find((c) => c.name === "app")!.reason).toBe(`${skipped!.digest} was skipped on request (POST /v1/skip); waiting for a newer image`);
+    expect(report!.containers.find((c) => c.name === "app")!.reason).toBe(
+      `${skipped!.digest} was skipped on request (POST /v1/skip); waiting for a newer image`,
+    );
     expect(engine.pulls).toEqual([]);
     await expect(updater.skip("nope")).rejects.toMatchObject({ kind: "not_found" });
     await expect(updater.skip("db")).rejects.toMatchObject({ kind: "bad_request" });
@@ -191,19 +214,40 @@ describe("checking", () => {
   test("lifecycle hooks: pre_check and post_check run around the cycle, pre_update before anything stops, post_update in the new container", async () => {
     const { engine, updater, audit } = setup({ lifecycle_hooks: true });
     engine.addImage("r.io/app:1");
-    const hooks = { "svc.hooks.pre_check": "pc", "svc.hooks.pre_update": "pu", "svc.hooks.post_update": "po", "svc.hooks.post_check": "pk" };
+    const hooks = {
+      "svc.hooks.pre_check": "pc",
+      "svc.hooks.pre_update": "pu",
+      "svc.hooks.post_update": "po",
+      "svc.hooks.post_check": "pk",
+    };
     engine.addContainer("app", "r.io/app:1", { labels: hooks });
     engine.publish("r.io/app:1");
     expect(states(await updater.run("api"))).toEqual({ app: "updated" });
-    const steps = engine.events.filter((e) => /^(exec|stop|start):/.test(e)).map((e) => e.replace(/\.svc-old-.*$/, " (parked)"));
-    expect(steps).toEqual(["exec:app:pc", "exec:app:pu", "stop:app (parked)", "start:app", "exec:app:po", "exec:app:pk"]);
-    expect(audit.entries.map((e) => e.action).filter((a) => a.includes("_"))).toEqual(["pre_check", "pre_update", "post_update", "post_check"]);
+    const steps = engine.events
+      .filter((e) => /^(exec|stop|start):/.test(e))
+      .map((e) => e.replace(/\.svc-old-.*$/, " (parked)"));
+    expect(steps).toEqual([
+      "exec:app:pc",
+      "exec:app:pu",
+      "stop:app (parked)",
+      "start:app",
+      "exec:app:po",
+      "exec:app:pk",
+    ]);
+    expect(audit.entries.map((e) => e.action).filter((a) => a.includes("_"))).toEqual([
+      "pre_check",
+      "pre_update",
+      "post_update",
+      "post_check",
+    ]);
   });
 
   test("a failing pre_update skips the update with the reason and stops nothing; a failing pre_check is only logged", async () => {
     const { engine, updater, audit } = setup({ lifecycle_hooks: true });
     engine.addImage("r.io/app:1");
-    engine.addContainer("app", "r.io/app:1", { labels: { "com.centurylinklabs.watchtower.lifecycle.pre-update": "/backup.sh", "svc.hooks.pre_check": "false" } });
+    engine.addContainer("app", "r.io/app:1", {
+      labels: { "com.centurylinklabs.watchtower.lifecycle.pre-update": "/backup.sh", "svc.hooks.pre_check": "false" },
+    });
     engine.publish("r.io/app:1");
     engine.execResult = (_name, command) => ({ exitCode: command === "/backup.sh" ? 4 : 1, output: "disk full\n" });
     const report = await updater.run("api");
@@ -244,13 +288,21 @@ describe("checking", () => {
     expect(states(await updater.run("api"))).toEqual({ app: "updated" });
     const newer = engine.byName("app")!.imageId;
     const back = await updater.rollback("app");
-    expect(back).toEqual({ container: "app", from_image_id: newer, to_image_id: v1.id, state: "updated", reason: null });
+    expect(back).toEqual({
+      container: "app",
+      from_image_id: newer,
+      to_image_id: v1.id,
+      state: "updated",
+      reason: null,
+    });
     expect(engine.byName("app")!.imageId).toBe(v1.id);
     expect(engine.events).toContain("tag:r.io/app:1");
     // the next cycle finds the image it left in the registry, and leaves it
     const after = await updater.run("api");
     expect(states(after)).toEqual({ app: "skipped" });
-    expect(after!.containers[0]!.reason).toMatch(/^sha256:[0-9a-f]{64} was left by a rollback \(POST \/v1\/rollback\); waiting for a newer image$/);
+    expect(after!.containers[0]!.reason).toMatch(
+      /^sha256:[0-9a-f]{64} was left by a rollback \(POST \/v1\/rollback\); waiting for a newer image$/,
+    );
     await expect(updater.rollback("nope")).rejects.toMatchObject({ kind: "not_found" });
   });
 
@@ -273,15 +325,27 @@ describe("the update protocol", () => {
   test("pull for the old image's platform with auth, stop with the container's signal and timeout, rename, create, start, remove old", async () => {
     const { engine, updater, audit } = setup();
     engine.addImage("r.io/app:1");
-    const old = engine.addContainer("app", "r.io/app:1", { stopSignal: "SIGQUIT", stopTimeout: 7, labels: { "svc.stop_timeout": "3s", "svc.stop_signal": "SIGHUP" } });
+    const old = engine.addContainer("app", "r.io/app:1", {
+      stopSignal: "SIGQUIT",
+      stopTimeout: 7,
+      labels: { "svc.stop_timeout": "3s", "svc.stop_signal": "SIGHUP" },
+    });
     engine.publish("r.io/app:1");
     const report = await updater.run("schedule");
     const entry = report!.containers[0]!;
     expect(entry.state).toBe("updated");
     expect(entry.id).not.toBe(old.id);
     expect(entry.new_image_id).toBe(engine.byName("app")!.imageId);
-    expect(engine.pulls[0]).toEqual({ reference: "r.io/app:1", platform: { os: "linux", architecture: "arm", variant: "v7" }, auth: { serveraddress: "r.io", username: "u" } });
-    expect(engine.stops[0]).toEqual({ name: `app.svc-old-${old.id.slice(0, 12)}-running`, timeoutMs: 7000, signal: "SIGHUP" });
+    expect(engine.pulls[0]).toEqual({
+      reference: "r.io/app:1",
+      platform: { os: "linux", architecture: "arm", variant: "v7" },
+      auth: { serveraddress: "r.io", username: "u" },
+    });
+    expect(engine.stops[0]).toEqual({
+      name: `app.svc-old-${old.id.slice(0, 12)}-running`,
+      timeoutMs: 7000,
+      signal: "SIGHUP",
+    });
     expect(engine.events).toEqual([
       "pull:r.io/app:1",
       `rename:app->app.svc-old-${old.id.slice(0, 12)}-running`,
@@ -292,7 +356,9 @@ describe("the update protocol", () => {
     ]);
     expect(engine.containers.size).toBe(1);
     expect(audit.entries.map((e) => e.action)).toEqual(["pull", "rename", "stop", "create", "start", "remove"]);
-    expect(audit.entries.every((e) => e.trigger === "schedule" && e.session_id === report!.id && e.container === "app")).toBe(true);
+    expect(
+      audit.entries.every((e) => e.trigger === "schedule" && e.session_id === report!.id && e.container === "app"),
+    ).toBe(true);
     // each entry names the container it touched: the create entry the new one, known only after
     expect(audit.entries.map((e) => e.container_id)).toEqual([old.id, old.id, old.id, entry.id, entry.id, old.id]);
   });
@@ -474,7 +540,10 @@ describe("the update protocol", () => {
       expect(report!.containers[0]!.state).toBe("failed");
       expect(report!.containers[0]!.reason).toContain(`injected ${step} failure`);
       // the step that failed is the one named
-      if (step === "rename" || step === "stop") expect(report!.containers[0]!.reason).toStartWith(`${step === "rename" ? "renaming" : "stopping"} the old container failed: `);
+      if (step === "rename" || step === "stop")
+        expect(report!.containers[0]!.reason).toStartWith(
+          `${step === "rename" ? "renaming" : "stopping"} the old container failed: `,
+        );
       expect(engine.byName("app")!.id).toBe(old.id);
       expect(engine.byName("app")!.state).toBe("running");
       expect(engine.containers.size).toBe(1);
@@ -509,7 +578,9 @@ describe("ordering", () => {
     const report = await updater.run("api");
     expect(states(report)).toEqual({ db: "updated", proxy: "fresh", web: "fresh" });
     expect(report!.containers.find((c) => c.name === "web")!.reason).toBe("restarted for dependency");
-    const order = engine.events.filter((e) => e.startsWith("stop:") || e.startsWith("start:")).map((e) => e.replace(/\.svc-old-.*/, ""));
+    const order = engine.events
+      .filter((e) => e.startsWith("stop:") || e.startsWith("start:"))
+      .map((e) => e.replace(/\.svc-old-.*/, ""));
     expect(order).toEqual(["stop:proxy", "stop:web", "stop:db", "start:db", "start:web", "start:proxy"]);
   });
 
@@ -551,8 +622,14 @@ describe("ordering", () => {
     const host = engine.addContainer("host", "r.io/host:1");
     engine.addContainer("mine", "r.io/other:1", { labels: { "svc.depends_on": "host" } });
     engine.addContainer("theirs", "r.io/other:1", { labels: { "svc.depends_on": "host", "svc.scope": "blue" } });
-    engine.addContainer("disabled", "r.io/other:1", { links: ["/host:/disabled/host"], labels: { "svc.enable": "false" } });
-    engine.addContainer("sidecar", "r.io/other:1", { networkMode: `container:${host.id}`, labels: { "svc.scope": "blue" } });
+    engine.addContainer("disabled", "r.io/other:1", {
+      links: ["/host:/disabled/host"],
+      labels: { "svc.enable": "false" },
+    });
+    engine.addContainer("sidecar", "r.io/other:1", {
+      networkMode: `container:${host.id}`,
+      labels: { "svc.scope": "blue" },
+    });
     engine.publish("r.io/host:1");
     expect(states(await updater.run("api"))).toEqual({ host: "updated" });
     const touched = new Set(engine.events.map((e) => e.split(":")[1]!.replace(/\.svc-old-.*|\(.*/, "")));
@@ -662,7 +739,12 @@ test("cleanup_keep: the images the last N updates of a container left stay, what
   }
   // three images left behind: the oldest went, the last two stay
   expect(ids.slice(0, 3).map((id) => engine.images.has(id))).toEqual([false, true, true]);
-  expect(leftImages.entries().map(([id]) => id).sort()).toEqual(ids.slice(1, 3).sort());
+  expect(
+    leftImages
+      .entries()
+      .map(([id]) => id)
+      .sort(),
+  ).toEqual(ids.slice(1, 3).sort());
 });
 
 describe("self-update", () => {
@@ -685,7 +767,10 @@ describe("self-update", () => {
       audit: new MemoryAudit(),
       selfContainerId: me.id,
       timing: { pollMs: 5, stableMs: 20 },
-      selfHandover: { release: async () => void steps.push("release"), reclaim: async () => void steps.push("reclaim") },
+      selfHandover: {
+        release: async () => void steps.push("release"),
+        reclaim: async () => void steps.push("reclaim"),
+      },
     });
     return { engine, me, steps, updater };
   }
@@ -694,7 +779,9 @@ describe("self-update", () => {
     const { engine, me, steps, updater } = selfSetup("ok");
     const report = await updater.run("api");
     expect(states(report)).toEqual({ app: "updated", svc: "updated" });
-    const svcEvents = engine.events.filter((e) => /^\w+:(svc|r\.io\/svc)/.test(e)).map((e) => e.replace(/\.svc-old-.*/, ""));
+    const svcEvents = engine.events
+      .filter((e) => /^\w+:(svc|r\.io\/svc)/.test(e))
+      .map((e) => e.replace(/\.svc-old-.*/, ""));
     expect(svcEvents).toEqual(["pull:r.io/svc:1", "rename:svc->svc", "create:svc", "start:svc"]);
     expect(engine.events.indexOf("create:svc")).toBeGreaterThan(engine.events.indexOf("create:app"));
     expect(steps).toEqual(["release"]);
@@ -754,7 +841,12 @@ describe("tag policies", () => {
     engine.addContainer("web", "r.io/app:1.2.0", { labels: { "com.docker.compose.project": "p" } });
     versions(engine, ["2.0.0"]);
     const first = await updater.run("api");
-    expect(first!.containers[0]).toMatchObject({ state: "stale", new_image: "r.io/app:2.0.0", reason: "newer tag 2.0.0 available; the compose file names 1.2.0 (label svc.tag_policy.compose=move to follow tags)" });
+    expect(first!.containers[0]).toMatchObject({
+      state: "stale",
+      new_image: "r.io/app:2.0.0",
+      reason:
+        "newer tag 2.0.0 available; the compose file names 1.2.0 (label svc.tag_policy.compose=move to follow tags)",
+    });
     expect(engine.pulls).toEqual([]);
     engine.publish("r.io/app:1.2.0");
     const own = await updater.run("api");
@@ -774,8 +866,14 @@ describe("tag policies", () => {
     engine.addContainer("app", "r.io/app:1.2.0", { labels: { "svc.tag_policy": "regex:1\\.(\\d+)\\.0" } });
     versions(engine, ["1.9.0", "1.10.0", "1.10.1"]);
     const dry = await updater.run("api", {}, { dryRun: true });
-    expect(dry!.containers.find((c) => c.name === "bad")!.reason).toStartWith('label svc.tag_policy="semver:latest" is not a tag policy');
-    expect(dry!.containers.find((c) => c.name === "app")).toMatchObject({ state: "stale", new_image: "r.io/app:1.10.0", reason: DRY_RUN_REASON });
+    expect(dry!.containers.find((c) => c.name === "bad")!.reason).toStartWith(
+      'label svc.tag_policy="semver:latest" is not a tag policy',
+    );
+    expect(dry!.containers.find((c) => c.name === "app")).toMatchObject({
+      state: "stale",
+      new_image: "r.io/app:1.10.0",
+      reason: DRY_RUN_REASON,
+    });
     expect(engine.pulls).toEqual([]);
   });
 
@@ -787,7 +885,10 @@ describe("tag policies", () => {
     versions(engine, ["1.3.0"]);
     expect(await updater.skip("app", { tag: "1.3.0" })).toEqual({ container: "app", image: "r.io/app:1.3.0" });
     const skipped = await updater.run("api");
-    expect(skipped!.containers[0]).toMatchObject({ state: "skipped", reason: "r.io/app:1.3.0 was skipped on request (POST /v1/skip); waiting for a newer image" });
+    expect(skipped!.containers[0]).toMatchObject({
+      state: "skipped",
+      reason: "r.io/app:1.3.0 was skipped on request (POST /v1/skip); waiting for a newer image",
+    });
     versions(engine, ["1.4.0"]);
     expect((await updater.run("api"))!.containers[0]).toMatchObject({ state: "updated", new_image: "r.io/app:1.4.0" });
 
@@ -809,11 +910,16 @@ describe("tag policies", () => {
     const future = new Date(Date.now() + 3_600_000);
     registry.createdAt.set(digest, future);
     const held = await updater.run("api");
-    expect(held!.containers[0]!.reason).toBe(`newer image ${digest} created ${future.toISOString()} (after svc first saw it); applied once it is 1m old, from ${new Date(future.getTime() + 60_000).toISOString()} (min_image_age)`);
+    expect(held!.containers[0]!.reason).toBe(
+      `newer image ${digest} created ${future.toISOString()} (after svc first saw it); applied once it is 1m old, from ${new Date(future.getTime() + 60_000).toISOString()} (min_image_age)`,
+    );
     // first seen long ago: only the creation time holds it now
     firstSeen.set("app", `${digest} ${new Date(Date.now() - 7_200_000).toISOString()} ${future.toISOString()}`);
     expect((await updater.run("api"))!.containers[0]!.state).toBe("stale");
-    firstSeen.set("app", `${digest} ${new Date(Date.now() - 7_200_000).toISOString()} ${new Date(Date.now() - 7_200_000).toISOString()}`);
+    firstSeen.set(
+      "app",
+      `${digest} ${new Date(Date.now() - 7_200_000).toISOString()} ${new Date(Date.now() - 7_200_000).toISOString()}`,
+    );
     expect((await updater.run("api"))!.containers[0]!.state).toBe("updated");
   });
 });

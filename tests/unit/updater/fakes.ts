@@ -3,8 +3,20 @@
  * The fake engine keeps containers and images, records every action as an event string,
  * and lets a test decide how a new container behaves once started (by image id).
  */
-import type { ContainerInspect, ContainerState, ContainerSummary, CreateOptions, Engine, HelperSpec, ImageInspect, ImageSummary, Platform, RegistryAuth } from "../../../src/engine/port.ts";
+
 import { SvcError } from "../../../src/core/errors.ts";
+import type {
+  ContainerInspect,
+  ContainerState,
+  ContainerSummary,
+  CreateOptions,
+  Engine,
+  HelperSpec,
+  ImageInspect,
+  ImageSummary,
+  Platform,
+  RegistryAuth,
+} from "../../../src/engine/port.ts";
 import type { AuditEntry, AuditLog } from "../../../src/log/index.ts";
 import type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "../../../src/registry/port.ts";
 
@@ -63,7 +75,12 @@ export class FakeEngine implements Engine {
     const id = `sha256:${fakeId()}`;
     for (const image of this.images.values()) image.tags = image.tags.filter((t) => t !== tag);
     const repo = tag.replace(/:[^:/]+$/, "");
-    const image: FakeImage = { id, tags: [tag], repoDigests: options.digest ? [`${repo}@${options.digest}`] : [], behaviour: options.behaviour ?? "ok" };
+    const image: FakeImage = {
+      id,
+      tags: [tag],
+      repoDigests: options.digest ? [`${repo}@${options.digest}`] : [],
+      behaviour: options.behaviour ?? "ok",
+    };
     this.images.set(id, image);
     return image;
   }
@@ -123,7 +140,14 @@ export class FakeEngine implements Engine {
     this.listCalls += 1;
     if (this.gate) await this.gate;
     if (this.unreachable) throw new SvcError("engine", "connect ENOENT /var/run/docker.sock");
-    return [...this.containers.values()].map((c) => ({ id: c.id, name: c.name, image: c.image, imageId: c.imageId, state: c.state, labels: { ...c.labels } }));
+    return [...this.containers.values()].map((c) => ({
+      id: c.id,
+      name: c.name,
+      image: c.image,
+      imageId: c.imageId,
+      state: c.state,
+      labels: { ...c.labels },
+    }));
   }
 
   async listImages(): Promise<ImageSummary[]> {
@@ -156,7 +180,14 @@ export class FakeEngine implements Engine {
   async inspectImage(reference: string): Promise<ImageInspect | null> {
     const image = this.images.get(reference) ?? [...this.images.values()].find((i) => i.tags.includes(reference));
     if (!image) return null;
-    return { Id: image.id, RepoTags: image.tags, RepoDigests: image.repoDigests, Os: "linux", Architecture: "arm", Variant: "v7" } as unknown as ImageInspect;
+    return {
+      Id: image.id,
+      RepoTags: image.tags,
+      RepoDigests: image.repoDigests,
+      Os: "linux",
+      Architecture: "arm",
+      Variant: "v7",
+    } as unknown as ImageInspect;
   }
 
   async pullImage(reference: string, options?: { platform?: Platform; auth?: RegistryAuth }): Promise<void> {
@@ -194,7 +225,11 @@ export class FakeEngine implements Engine {
     return [];
   }
 
-  async createReplacement(old: ContainerInspect, _oldImage: ImageInspect | null, options: CreateOptions): Promise<string> {
+  async createReplacement(
+    old: ContainerInspect,
+    _oldImage: ImageInspect | null,
+    options: CreateOptions,
+  ): Promise<string> {
     this.maybeFail("create", options.name);
     if (this.byName(options.name)) throw new SvcError("engine", `name ${options.name} is in use`);
     const image = [...this.images.values()].find((i) => i.tags.includes(options.image));
@@ -226,7 +261,18 @@ export class FakeEngine implements Engine {
     const image = [...this.images.values()].find((i) => i.tags.includes(spec.image));
     if (!image) throw new SvcError("engine", `no such image ${spec.image}`);
     const id = fakeId();
-    this.containers.set(id, { id, name: spec.name, image: spec.image, imageId: image.id, state: "created", labels: { ...spec.labels }, links: [], networkMode: "none", exitCode: 0, restartCount: 0 });
+    this.containers.set(id, {
+      id,
+      name: spec.name,
+      image: spec.image,
+      imageId: image.id,
+      state: "created",
+      labels: { ...spec.labels },
+      links: [],
+      networkMode: "none",
+      exitCode: 0,
+      restartCount: 0,
+    });
     this.helpers.push({ ...spec, id });
     this.events.push(`helper:${spec.name}`);
     return id;
@@ -241,7 +287,10 @@ export class FakeEngine implements Engine {
   }
 
   /** what each `exec` answers (lifecycle hooks); default: exit 0, no output */
-  execResult: (container: string, command: string) => { exitCode: number | null; output: string } = () => ({ exitCode: 0, output: "" });
+  execResult: (container: string, command: string) => { exitCode: number | null; output: string } = () => ({
+    exitCode: 0,
+    output: "",
+  });
 
   async exec(id: string, command: string, _timeoutMs: number): Promise<{ exitCode: number | null; output: string }> {
     const c = this.find(id);
@@ -328,16 +377,23 @@ export class FakeRegistry implements Registry {
       tags: async (ref: ImageRef): Promise<string[]> => {
         this.tagLists.push(ref.normalized);
         const repository = ref.original.replace(/:[^:/]+$/, "");
-        return [...this.engine.remote.keys()].filter((r) => r.startsWith(`${repository}:`)).map((r) => r.slice(repository.length + 1));
+        return [...this.engine.remote.keys()]
+          .filter((r) => r.startsWith(`${repository}:`))
+          .map((r) => r.slice(repository.length + 1));
       },
-      platformImage: async (ref: ImageRef, tag: string, platform: () => Promise<Platform>): Promise<{ digest: string } | null> => {
+      platformImage: async (
+        ref: ImageRef,
+        tag: string,
+        platform: () => Promise<Platform>,
+      ): Promise<{ digest: string } | null> => {
         await platform();
         const reference = `${ref.original.replace(/:[^:/]+$/, "")}:${tag}`;
         const id = this.engine.remote.get(reference);
         return id === undefined || this.otherPlatform.has(reference) ? null : { digest: `sha256:${id.slice(7)}` };
       },
       created: async (_ref: ImageRef, reference: string): Promise<Date | null> => this.createdAt.get(reference) ?? null,
-      labels: async (_ref: ImageRef, reference: string): Promise<Record<string, string>> => this.labelsOf.get(reference) ?? {},
+      labels: async (_ref: ImageRef, reference: string): Promise<Record<string, string>> =>
+        this.labelsOf.get(reference) ?? {},
     };
   }
 

@@ -8,9 +8,9 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { completeHandover, needsHandover } from "../../../src/updater/containers/handover.ts";
+import type { ProtocolContext } from "../../../src/updater/cycle/context.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
 import { handoverContainerName, oldContainerName } from "../../../src/updater/selection/names.ts";
-import type { ProtocolContext } from "../../../src/updater/cycle/context.ts";
 import { type Behaviour, FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
 const PORTS = { "8080/tcp": [{ HostIp: "127.0.0.1", HostPort: "18080" }] };
@@ -19,7 +19,10 @@ const config = defaultConfig({ stop_timeout: 1000, rollback: { startup_timeout: 
 function setup(behaviour: Behaviour) {
   const engine = new FakeEngine();
   engine.addImage("r.io/svc:1");
-  const me = engine.addContainer("svc", "r.io/svc:1", { portBindings: PORTS, labels: { "svc.scope": "s1", "com.example": "x" } });
+  const me = engine.addContainer("svc", "r.io/svc:1", {
+    portBindings: PORTS,
+    labels: { "svc.scope": "s1", "com.example": "x" },
+  });
   engine.publish("r.io/svc:1", { behaviour });
   const steps: string[] = [];
   const audit = new MemoryAudit();
@@ -37,7 +40,14 @@ function setup(behaviour: Behaviour) {
   return { engine, me, steps, updater, audit };
 }
 
-const ctxOf = (engine: FakeEngine, audit = new MemoryAudit()): ProtocolContext => ({ engine, config, log: silentLogger, audit, trigger: "self_update", timing: { pollMs: 5, stableMs: 20 } });
+const ctxOf = (engine: FakeEngine, audit = new MemoryAudit()): ProtocolContext => ({
+  engine,
+  config,
+  log: silentLogger,
+  audit,
+  trigger: "self_update",
+  timing: { pollMs: 5, stableMs: 20 },
+});
 
 /** Runs the old svc's cycle; returns what the helper would be started with. */
 async function handedOver(behaviour: Behaviour, drain = true) {
@@ -48,7 +58,13 @@ async function handedOver(behaviour: Behaviour, drain = true) {
   const [, oldId, newId, name] = helper.cmd;
   // the engine removes the helper once it has finished (AutoRemove)
   const helperExits = () => void s.engine.containers.delete(helper.id);
-  return { ...s, report, helper, helperExits, job: { oldId: oldId!, newId: newId!, name: name!, stopTimeoutMs: 1000, settleMs: 0 } };
+  return {
+    ...s,
+    report,
+    helper,
+    helperExits,
+    job: { oldId: oldId!, newId: newId!, name: name!, stopTimeoutMs: 1000, settleMs: 0 },
+  };
 }
 
 describe("needsHandover", () => {
@@ -66,10 +82,17 @@ describe("self-update with published ports", () => {
     const { engine, me, steps, report, helper, job } = await handedOver("ok");
     expect(report!.containers.find((c) => c.name === "svc")?.state).toBe("updated");
     expect(steps).toEqual([]); // keeps serving until the helper stops it
-    expect(engine.containers.get(me.id)).toMatchObject({ name: oldContainerName("svc", me.id, true), state: "running" });
+    expect(engine.containers.get(me.id)).toMatchObject({
+      name: oldContainerName("svc", me.id, true),
+      state: "running",
+    });
     expect(engine.byName("svc")).toMatchObject({ id: job.newId, state: "created" });
     expect(job.oldId).toBe(me.id);
-    expect(helper).toMatchObject({ name: handoverContainerName("svc", job.newId), image: "r.io/svc:1", labels: { "svc.scope": "s1" } });
+    expect(helper).toMatchObject({
+      name: handoverContainerName("svc", job.newId),
+      image: "r.io/svc:1",
+      labels: { "svc.scope": "s1" },
+    });
     expect(engine.events.slice(-2)).toEqual([`helper:${helper.name}`, `start-helper:${helper.name}`]);
     expect(engine.containers.get(helper.id)!.state).toBe("running");
   });
@@ -83,7 +106,11 @@ describe("self-update with published ports", () => {
     expect(engine.containers.has(me.id)).toBe(false);
     expect(engine.byName("svc")).toMatchObject({ id: job.newId, state: "running" });
     expect(engine.containers.size).toBe(1);
-    expect(audit.entries.map((e) => `${e.action}:${e.trigger}`)).toEqual(["stop:self_update", "start:self_update", "remove:self_update"]);
+    expect(audit.entries.map((e) => `${e.action}:${e.trigger}`)).toEqual([
+      "stop:self_update",
+      "start:self_update",
+      "remove:self_update",
+    ]);
   });
 
   test("a failing replacement is removed and the old svc runs again under its name", async () => {
@@ -130,14 +157,26 @@ describe("recovery and handover containers", () => {
     old.name = oldContainerName("svc", old.id, true);
     const fresh = engine.addContainer("svc", "r.io/svc:1", { state: "running" });
     const helper = engine.addContainer(handoverContainerName("svc", fresh.id), "r.io/svc:1", { state: helperState });
-    const updater = createUpdater({ config, engine, registry: new FakeRegistry(engine), metrics: new Metrics(), log: silentLogger, audit: new MemoryAudit(), selfContainerId: fresh.id, timing: { pollMs: 5, stableMs: 20 } });
+    const updater = createUpdater({
+      config,
+      engine,
+      registry: new FakeRegistry(engine),
+      metrics: new Metrics(),
+      log: silentLogger,
+      audit: new MemoryAudit(),
+      selfContainerId: fresh.id,
+      timing: { pollMs: 5, stableMs: 20 },
+    });
     return { engine, old, fresh, helper, updater };
   }
 
   test("while a handover runs, the new svc leaves its parked predecessor to it", async () => {
     const { engine, old, helper, updater } = recoverySetup("running");
     await updater.recover();
-    expect(engine.containers.get(old.id)).toMatchObject({ state: "exited", name: oldContainerName("svc", old.id, true) });
+    expect(engine.containers.get(old.id)).toMatchObject({
+      state: "exited",
+      name: oldContainerName("svc", old.id, true),
+    });
     expect(engine.containers.has(helper.id)).toBe(true);
   });
 
@@ -169,7 +208,16 @@ describe("svc restarted while parked by its own interrupted update", () => {
     const me = engine.addContainer("x", "r.io/svc:1", { state: "running", portBindings: PORTS });
     me.name = oldContainerName("svc", me.id, true);
     const made = engine.addContainer("svc", "r.io/svc:1", { state: "created" });
-    const updater = createUpdater({ config, engine, registry: new FakeRegistry(engine), metrics: new Metrics(), log: silentLogger, audit: new MemoryAudit(), selfContainerId: me.id, timing: { pollMs: 5, stableMs: 20 } });
+    const updater = createUpdater({
+      config,
+      engine,
+      registry: new FakeRegistry(engine),
+      metrics: new Metrics(),
+      log: silentLogger,
+      audit: new MemoryAudit(),
+      selfContainerId: me.id,
+      timing: { pollMs: 5, stableMs: 20 },
+    });
     await updater.recover();
     expect(engine.containers.has(made.id)).toBe(false);
     expect(engine.byName("svc")).toMatchObject({ id: me.id, state: "running" });

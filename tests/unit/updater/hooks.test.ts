@@ -2,12 +2,19 @@ import { expect, test } from "bun:test";
 import { defaultConfig } from "../../../src/config/index.ts";
 import { hookFor } from "../../../src/updater/containers/hooks.ts";
 
-const labels = (timeout?: string) => ({ "svc.hooks.pre_update": "backup", ...(timeout === undefined ? {} : { "svc.hooks.timeout": timeout }) });
+const labels = (timeout?: string) => ({
+  "svc.hooks.pre_update": "backup",
+  ...(timeout === undefined ? {} : { "svc.hooks.timeout": timeout }),
+});
 
 test("hooks are off by default: a label runs nothing until lifecycle_hooks is on", () => {
   expect(defaultConfig().lifecycle_hooks).toBe(false);
   expect(hookFor(labels(), "pre_update", defaultConfig())).toBeUndefined();
-  expect(hookFor(labels(), "pre_update", defaultConfig({ lifecycle_hooks: true }))).toEqual({ name: "pre_update", command: "backup", timeoutMs: 60_000 });
+  expect(hookFor(labels(), "pre_update", defaultConfig({ lifecycle_hooks: true }))).toEqual({
+    name: "pre_update",
+    command: "backup",
+    timeoutMs: 60_000,
+  });
 });
 
 test("svc.hooks.timeout shortens hook_timeout, never lengthens it", () => {

@@ -4,7 +4,7 @@
  * report, hold_breaking and asking by name.
  */
 import { expect, test } from "bun:test";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import type { ReleaseNotes, ReleaseNotesService, ReleaseQuery } from "../../../src/releases/index.ts";
@@ -16,13 +16,26 @@ const BREAKING: ReleaseNotes = {
   source_from: "label svc.release_notes",
   from_version: "1.0.0",
   to_version: "2.0.0",
-  releases: [{ version: "2.0.0", title: "Two", published_at: null, url: "https://github.com/acme/app/releases/tag/v2.0.0", breaking: true, notes: "", notes_cut: false }],
+  releases: [
+    {
+      version: "2.0.0",
+      title: "Two",
+      published_at: null,
+      url: "https://github.com/acme/app/releases/tag/v2.0.0",
+      breaking: true,
+      notes: "",
+      notes_cut: false,
+    },
+  ],
   more: 0,
   breaking: 1,
   problem: null,
 };
 
-function setup(overrides: DeepPartial<Config> = {}, answer: (query: ReleaseQuery) => Promise<ReleaseNotes> = async () => BREAKING) {
+function setup(
+  overrides: DeepPartial<Config> = {},
+  answer: (query: ReleaseQuery) => Promise<ReleaseNotes> = async () => BREAKING,
+) {
   const engine = new FakeEngine();
   const registry = new FakeRegistry(engine);
   const asked: ReleaseQuery[] = [];
@@ -34,7 +47,16 @@ function setup(overrides: DeepPartial<Config> = {}, answer: (query: ReleaseQuery
     },
   };
   const config = defaultConfig({ stop_timeout: 1000, ...overrides, rollback: { startup_timeout: 200 } });
-  const updater = createUpdater({ config, engine, registry, metrics: new Metrics(), log: silentLogger, audit: new MemoryAudit(), timing: { pollMs: 5, stableMs: 20 }, releases });
+  const updater = createUpdater({
+    config,
+    engine,
+    registry,
+    metrics: new Metrics(),
+    log: silentLogger,
+    audit: new MemoryAudit(),
+    timing: { pollMs: 5, stableMs: 20 },
+    releases,
+  });
   return { engine, updater, asked, sessions: () => sessions };
 }
 
@@ -51,7 +73,10 @@ test("asked for stale targets only, in one session per cycle; the report carries
   engine.publish("r.io/app:1");
   const report = await updater.run("api");
   const app = report!.containers.find((c) => c.name === "app")!;
-  expect(app).toMatchObject({ state: "updated", releases: { source: BREAKING.source, count: 1, breaking: 1, newest_url: BREAKING.releases[0]!.url, problem: null } });
+  expect(app).toMatchObject({
+    state: "updated",
+    releases: { source: BREAKING.source, count: 1, breaking: 1, newest_url: BREAKING.releases[0]!.url, problem: null },
+  });
   expect(report!.containers.find((c) => c.name === "db")!.releases).toBeUndefined();
   expect(asked).toHaveLength(1);
   expect(asked[0]!.sources[0]).toEqual({ url: label[1], from: "label svc.release_notes" });
@@ -63,8 +88,15 @@ test("hold_breaking: held in a scheduled cycle, a dry run and an update of every
   engine.addImage("r.io/app:1");
   engine.addContainer("app", "r.io/app:1");
   engine.publish("r.io/app:1");
-  for (const held of [await updater.run("schedule"), await updater.run("api"), await updater.run("api", { container: ["app"] }, { dryRun: true })]) {
-    expect(held!.containers[0]).toMatchObject({ state: "held", reason: expect.stringContaining("release 2.0.0 (Two) breaks") });
+  for (const held of [
+    await updater.run("schedule"),
+    await updater.run("api"),
+    await updater.run("api", { container: ["app"] }, { dryRun: true }),
+  ]) {
+    expect(held!.containers[0]).toMatchObject({
+      state: "held",
+      reason: expect.stringContaining("release 2.0.0 (Two) breaks"),
+    });
     expect(held!.counts.held).toBe(1);
   }
   expect(engine.events.filter((e) => e.startsWith("pull"))).toEqual([]);

@@ -1,8 +1,8 @@
 /** The API's runner while svc starts: an update asked for during recovery waits for it. */
 import { describe, expect, test } from "bun:test";
-import { pendingRunner } from "../../../src/updater/wrappers/pending.ts";
 import type { Updater } from "../../../src/updater/index.ts";
 import type { SessionReport } from "../../../src/updater/types.ts";
+import { pendingRunner } from "../../../src/updater/wrappers/pending.ts";
 
 function fakeUpdater(report: SessionReport | null): Updater & { calls: string[] } {
   const calls: string[] = [];

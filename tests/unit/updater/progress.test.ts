@@ -29,7 +29,12 @@ test("a cycle tells each step as it starts, in order, with its session; a throwi
   });
   const report = await updater.run("api");
   expect(report!.containers.find((c) => c.name === "db")!.state).toBe("updated");
-  expect(events.filter((e) => e.step === "check").map((e) => e.container).sort()).toEqual(["app", "db"]);
+  expect(
+    events
+      .filter((e) => e.step === "check")
+      .map((e) => e.container)
+      .sort(),
+  ).toEqual(["app", "db"]);
   const steps = events.filter((e) => e.container === "db" && e.step !== "check").map((e) => e.step);
   expect(steps).toEqual(["pull", "rename", "stop", "create", "start", "watch", "remove"]);
   const sessions = new Set(events.map((e) => e.session_id));

@@ -9,7 +9,16 @@ import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 function setup(selfContainerId?: string, engine = new FakeEngine()) {
   const audit = new MemoryAudit();
   const config = defaultConfig({ stop_timeout: 1000, rollback: { startup_timeout: 200 } });
-  const updater = createUpdater({ config, engine, registry: new FakeRegistry(engine), metrics: new Metrics(), log: silentLogger, audit, selfContainerId, timing: { pollMs: 5, stableMs: 20 } });
+  const updater = createUpdater({
+    config,
+    engine,
+    registry: new FakeRegistry(engine),
+    metrics: new Metrics(),
+    log: silentLogger,
+    audit,
+    selfContainerId,
+    timing: { pollMs: 5, stableMs: 20 },
+  });
   engine.addImage("r.io/app:1");
   return { engine, audit, updater };
 }
@@ -23,9 +32,17 @@ test("a parked container without a replacement gets its name back and is started
   await updater.recover();
   expect(engine.byName("web")).toMatchObject({ id: ran.id, state: "running" });
   expect(engine.byName("job")).toMatchObject({ id: stopped.id, state: "exited" });
-  expect(audit.entries.filter((e) => e.action === "recover").map((e) => e.container).sort()).toEqual(["job", "web"]);
+  expect(
+    audit.entries
+      .filter((e) => e.action === "recover")
+      .map((e) => e.container)
+      .sort(),
+  ).toEqual(["job", "web"]);
   // started while the parked name still tells a later recovery what to do, then renamed back
-  expect(engine.events.filter((e) => e.includes(ran.id.slice(0, 12)))).toEqual([`start:${oldContainerName("web", ran.id, true)}`, `rename:${oldContainerName("web", ran.id, true)}->web`]);
+  expect(engine.events.filter((e) => e.includes(ran.id.slice(0, 12)))).toEqual([
+    `start:${oldContainerName("web", ran.id, true)}`,
+    `rename:${oldContainerName("web", ran.id, true)}->web`,
+  ]);
 });
 
 test("a running replacement that passes the checks finishes the update", async () => {
@@ -89,7 +106,14 @@ test("recovery leaves alone the leftovers of containers outside its selection (a
   const mine = engine.addContainer("z", "r.io/app:1", { state: "exited" });
   mine.name = oldContainerName("web", mine.id, true);
   const config = defaultConfig({ containers: ["web", "blue-web"] });
-  const updater = createUpdater({ config, engine, registry: new FakeRegistry(engine), metrics: new Metrics(), log: silentLogger, audit: new MemoryAudit() });
+  const updater = createUpdater({
+    config,
+    engine,
+    registry: new FakeRegistry(engine),
+    metrics: new Metrics(),
+    log: silentLogger,
+    audit: new MemoryAudit(),
+  });
   await updater.recover();
   expect(engine.byName("web")!.id).toBe(mine.id);
   expect(theirs.name).toContain(".svc-old-");
@@ -120,7 +144,11 @@ test("a filtered cycle repairs only leftovers its filter selects", async () => {
 
 test("a parked container that still runs (a stop the killed svc sent may be under way) is stopped, started, then renamed back", async () => {
   const { engine, audit, updater } = setup();
-  const parked = engine.addContainer("x", "r.io/app:1", { state: "running", stopTimeout: 6, labels: { "svc.stop_signal": "SIGHUP" } });
+  const parked = engine.addContainer("x", "r.io/app:1", {
+    state: "running",
+    stopTimeout: 6,
+    labels: { "svc.stop_signal": "SIGHUP" },
+  });
   const name = oldContainerName("web", parked.id, true);
   parked.name = name;
   await updater.recover();

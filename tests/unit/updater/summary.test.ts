@@ -1,44 +1,83 @@
 /** What a person is told of a cycle: a line per container, a summary at the level of the worst outcome. */
 import { describe, expect, test } from "bun:test";
 import { buildReport } from "../../../src/updater/cycle/report.ts";
+import { type ContainerReport, DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { containerLine, logReport, logRollback, summaryLine } from "../../../src/updater/wrappers/summary.ts";
-import { DRY_RUN_REASON, type ContainerReport } from "../../../src/updater/types.ts";
 import { recordingLogger } from "../../support/logger.ts";
 
 const OLD = `sha256:8b54f3a1c2d4${"0".repeat(52)}`;
 const NEW = `sha256:8367aa01bc3e${"1".repeat(52)}`;
 
 function entry(name: string, state: ContainerReport["state"], more: Partial<ContainerReport> = {}): ContainerReport {
-  return { id: name, name, image: "ghcr.io/acme/app:1.2.0", new_image: null, old_image_id: OLD, new_image_id: NEW, old_digest: OLD, new_digest: NEW, state, reason: null, duration_ms: 5, ...more };
+  return {
+    id: name,
+    name,
+    image: "ghcr.io/acme/app:1.2.0",
+    new_image: null,
+    old_image_id: OLD,
+    new_image_id: NEW,
+    old_digest: OLD,
+    new_digest: NEW,
+    state,
+    reason: null,
+    duration_ms: 5,
+    ...more,
+  };
 }
 
 function report(containers: ContainerReport[], dryRun = false) {
-  const built = buildReport({ id: "s1", trigger: "run_once", startedAt: new Date(), finishedAt: new Date(), filter: {}, containers });
+  const built = buildReport({
+    id: "s1",
+    trigger: "run_once",
+    startedAt: new Date(),
+    finishedAt: new Date(),
+    filter: {},
+    containers,
+  });
   if (dryRun) built.dry_run = true;
   return built;
 }
 
 describe("containerLine", () => {
   test("each outcome in a sentence, naming the image and the digests", () => {
-    expect(containerLine(entry("web", "updated", { new_image: "ghcr.io/acme/app:1.3.0" }))).toBe("web: updated app:1.2.0 -> 1.3.0 (sha256:8b54f3a1c2d4 -> 8367aa01bc3e)");
+    expect(containerLine(entry("web", "updated", { new_image: "ghcr.io/acme/app:1.3.0" }))).toBe(
+      "web: updated app:1.2.0 -> 1.3.0 (sha256:8b54f3a1c2d4 -> 8367aa01bc3e)",
+    );
     expect(containerLine(entry("web", "updated"))).toBe("web: updated app:1.2.0 (sha256:8b54f3a1c2d4 -> 8367aa01bc3e)");
     expect(containerLine(entry("db", "failed", { reason: "pull failed: 500" }))).toBe("db: failed: pull failed: 500");
-    expect(containerLine(entry("db", "rolled_back", { reason: "exited with code 3" }))).toBe("db: rolled back to app:1.2.0, the new image failed: exited with code 3");
-    expect(containerLine(entry("api", "stale", { reason: DRY_RUN_REASON }))).toBe("api: would update app:1.2.0 (sha256:8b54f3a1c2d4 -> 8367aa01bc3e)");
+    expect(containerLine(entry("db", "rolled_back", { reason: "exited with code 3" }))).toBe(
+      "db: rolled back to app:1.2.0, the new image failed: exited with code 3",
+    );
+    expect(containerLine(entry("api", "stale", { reason: DRY_RUN_REASON }))).toBe(
+      "api: would update app:1.2.0 (sha256:8b54f3a1c2d4 -> 8367aa01bc3e)",
+    );
     expect(containerLine(entry("api", "fresh", { new_digest: null }))).toBe("api: up to date (app:1.2.0)");
-    expect(containerLine(entry("api", "skipped", { reason: "pinned by digest" }))).toBe("api: skipped: pinned by digest");
+    expect(containerLine(entry("api", "skipped", { reason: "pinned by digest" }))).toBe(
+      "api: skipped: pinned by digest",
+    );
   });
 });
 
 describe("summaryLine and logReport", () => {
   test("a dry run's would-be updates are not counted as stale", () => {
-    const dry = report([entry("a", "stale", { reason: DRY_RUN_REASON }), entry("b", "stale", { reason: "monitor only" }), entry("c", "fresh")], true);
+    const dry = report(
+      [
+        entry("a", "stale", { reason: DRY_RUN_REASON }),
+        entry("b", "stale", { reason: "monitor only" }),
+        entry("c", "fresh"),
+      ],
+      true,
+    );
     expect(summaryLine(dry)).toBe("dry run finished: 1 would be updated, 1 newer image not applied, 1 up to date");
     const log = recordingLogger();
     logReport(log, dry, false);
     // the report itself still counts them as stale (docs/api.md); the log line tells them apart
     expect(dry.counts.stale).toBe(2);
-    expect(log.lines.at(-1)).toMatchObject({ level: "info", message: "dry run finished", fields: { stale: 1, would_update: 1 } });
+    expect(log.lines.at(-1)).toMatchObject({
+      level: "info",
+      message: "dry run finished",
+      fields: { stale: 1, would_update: 1 },
+    });
   });
 
   test("a failure puts the summary at error, a rollback at warn; json keeps a structured entry per container", () => {
@@ -49,10 +88,20 @@ describe("summaryLine and logReport", () => {
       ["error", "db: failed: boom"],
       ["error", "cycle finished"],
     ]);
-    expect(log.lines[1]!.fields).toMatchObject({ container: "db", state: "failed", reason: "boom", image: "ghcr.io/acme/app:1.2.0" });
+    expect(log.lines[1]!.fields).toMatchObject({
+      container: "db",
+      state: "failed",
+      reason: "boom",
+      image: "ghcr.io/acme/app:1.2.0",
+    });
     const pretty = recordingLogger();
     logReport(pretty, report([entry("db", "rolled_back", { reason: "unhealthy" })]), true);
-    expect(pretty.lines.at(-1)).toEqual({ level: "warn", target: "svc", message: "cycle finished: 1 rolled back", fields: {} });
+    expect(pretty.lines.at(-1)).toEqual({
+      level: "warn",
+      target: "svc",
+      message: "cycle finished: 1 rolled back",
+      fields: {},
+    });
   });
 
   test("a rollback on request is told as a rollback", () => {

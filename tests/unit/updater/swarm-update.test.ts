@@ -1,17 +1,33 @@
 /** How a service's rollout ends, from the UpdateStatus a (scripted) manager reports. */
 import { describe, expect, test } from "bun:test";
-import { defaultConfig, type Config, type DeepPartial } from "../../../src/config/index.ts";
-import type { ServiceSummary, ServiceUpdateStatus, Swarm } from "../../../src/engine/swarm.ts";
+import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { SvcError } from "../../../src/core/errors.ts";
+import type { ServiceSummary, ServiceUpdateStatus, Swarm } from "../../../src/engine/swarm.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import type { ProtocolContext } from "../../../src/updater/cycle/context.ts";
 import { awaitRollout, writeImage } from "../../../src/updater/swarm/rollout.ts";
 import { FakeEngine, MemoryAudit } from "./fakes.ts";
 
-const before: ServiceUpdateStatus = { state: "completed", message: "update completed", startedAt: "2026-01-01T00:00:00Z" };
+const before: ServiceUpdateStatus = {
+  state: "completed",
+  message: "update completed",
+  startedAt: "2026-01-01T00:00:00Z",
+};
 
 function service(overrides: Partial<ServiceSummary> = {}): ServiceSummary {
-  return { id: "s1", name: "web", version: 3, image: "r/web:1@sha256:a", labels: {}, mode: "replicated", failureAction: "pause", update: before, previousImage: null, spec: { Name: "web" }, ...overrides };
+  return {
+    id: "s1",
+    name: "web",
+    version: 3,
+    image: "r/web:1@sha256:a",
+    labels: {},
+    mode: "replicated",
+    failureAction: "pause",
+    update: before,
+    previousImage: null,
+    spec: { Name: "web" },
+    ...overrides,
+  };
 }
 
 /**
@@ -38,7 +54,8 @@ class ScriptedSwarm implements Swarm {
   }
   async updateImage(s: ServiceSummary, image: string) {
     this.calls.push(`update v${s.version} ${image}`);
-    if (this.refusals-- > 0) throw new SvcError("engine", "update service web: rpc error: code = Unknown desc = update out of sequence");
+    if (this.refusals-- > 0)
+      throw new SvcError("engine", "update service web: rpc error: code = Unknown desc = update out of sequence");
   }
   async rollback(s: ServiceSummary) {
     this.calls.push(`rollback v${s.version}`);
@@ -47,7 +64,14 @@ class ScriptedSwarm implements Swarm {
 }
 
 function context(config: DeepPartial<Config> = {}): ProtocolContext & { audit: MemoryAudit } {
-  return { engine: new FakeEngine(), config: defaultConfig({ service_update_timeout: 2000, ...config }), log: silentLogger, audit: new MemoryAudit(), trigger: "api", timing: { pollMs: 1, stableMs: 1 } };
+  return {
+    engine: new FakeEngine(),
+    config: defaultConfig({ service_update_timeout: 2000, ...config }),
+    log: silentLogger,
+    audit: new MemoryAudit(),
+    trigger: "api",
+    timing: { pollMs: 1, stableMs: 1 },
+  };
 }
 
 const at = (state: string, message = state) => ({ state, message, startedAt: "2026-01-02T00:00:00Z" });
@@ -59,37 +83,68 @@ describe("Swarm's rollout, as svc reports it", () => {
   });
 
   test("rolled back by Swarm: rolled_back with the cause Swarm gave first, not its closing message", async () => {
-    const swarm = new ScriptedSwarm([at("updating"), at("rollback_started", "update rolled back due to failure or early termination of task x"), at("rollback_completed", "rollback completed")]);
-    expect(await awaitRollout(context(), swarm, service({ failureAction: "rollback" }))).toEqual({ kind: "rolled_back", reason: "rolled back by Swarm: update rolled back due to failure or early termination of task x" });
+    const swarm = new ScriptedSwarm([
+      at("updating"),
+      at("rollback_started", "update rolled back due to failure or early termination of task x"),
+      at("rollback_completed", "rollback completed"),
+    ]);
+    expect(await awaitRollout(context(), swarm, service({ failureAction: "rollback" }))).toEqual({
+      kind: "rolled_back",
+      reason: "rolled back by Swarm: update rolled back due to failure or early termination of task x",
+    });
     expect(swarm.calls).toEqual([]);
   });
 
   test("paused under the service's own failure action: failed, the image not retried, nothing asked of Swarm", async () => {
     const swarm = new ScriptedSwarm([at("paused", "update paused due to failure of task x")]);
-    expect(await awaitRollout(context(), swarm, service())).toEqual({ kind: "failed", reason: "Swarm paused the update: update paused due to failure of task x", rejectedImage: true });
+    expect(await awaitRollout(context(), swarm, service())).toEqual({
+      kind: "failed",
+      reason: "Swarm paused the update: update paused due to failure of task x",
+      rejectedImage: true,
+    });
     expect(swarm.calls).toEqual([]);
   });
 
   test("paused, no update config of its own: svc's rollback rules ask Swarm to roll back", async () => {
-    const swarm = new ScriptedSwarm([at("paused", "task x failed")], [at("rollback_started"), at("rollback_completed")]);
+    const swarm = new ScriptedSwarm(
+      [at("paused", "task x failed")],
+      [at("rollback_started"), at("rollback_completed")],
+    );
     const ctx = context();
     const outcome = await awaitRollout(ctx, swarm, service({ failureAction: null }));
-    expect(outcome).toEqual({ kind: "rolled_back", reason: "Swarm paused the update: task x failed; svc asked Swarm to roll back (rollback.*)" });
+    expect(outcome).toEqual({
+      kind: "rolled_back",
+      reason: "Swarm paused the update: task x failed; svc asked Swarm to roll back (rollback.*)",
+    });
     expect(swarm.calls).toEqual(["rollback v3"]);
     expect(ctx.audit.entries.map((e) => [e.action, e.container])).toEqual([["service_rollback", "web"]]);
   });
 
   test("paused, no update config, rollback checks off: failed", async () => {
     const swarm = new ScriptedSwarm([at("paused", "task x failed")]);
-    const outcome = await awaitRollout(context({ rollback: { on_exit_code: false, on_healthcheck: false } }), swarm, service({ failureAction: null }));
+    const outcome = await awaitRollout(
+      context({ rollback: { on_exit_code: false, on_healthcheck: false } }),
+      swarm,
+      service({ failureAction: null }),
+    );
     expect(outcome.kind).toBe("failed");
     expect(swarm.calls).toEqual([]);
   });
 
   test("still updating at service_update_timeout: failed (Swarm goes on), or rolled back by svc's rules with on_timeout", async () => {
-    const own = await awaitRollout(context({ service_update_timeout: 30 }), new ScriptedSwarm([at("updating")]), service());
-    expect(own).toEqual({ kind: "failed", reason: "Swarm's update did not finish within 30ms (service_update_timeout); Swarm goes on with it" });
-    const swarm = new ScriptedSwarm([at("updating")], [at("rollback_started", "rollback started"), at("rollback_completed")]);
+    const own = await awaitRollout(
+      context({ service_update_timeout: 30 }),
+      new ScriptedSwarm([at("updating")]),
+      service(),
+    );
+    expect(own).toEqual({
+      kind: "failed",
+      reason: "Swarm's update did not finish within 30ms (service_update_timeout); Swarm goes on with it",
+    });
+    const swarm = new ScriptedSwarm(
+      [at("updating")],
+      [at("rollback_started", "rollback started"), at("rollback_completed")],
+    );
     const ours = await awaitRollout(context({ service_update_timeout: 30 }), swarm, service({ failureAction: null }));
     expect(ours.kind).toBe("rolled_back");
     expect(swarm.calls).toEqual(["rollback v3"]);
@@ -97,8 +152,16 @@ describe("Swarm's rollout, as svc reports it", () => {
 });
 
 test("a graceful stop of svc ends the wait: failed, not held against the image, Swarm goes on", async () => {
-  const outcome = await awaitRollout(context(), new ScriptedSwarm([at("updating")]), service({ failureAction: null }), () => true);
-  expect(outcome).toEqual({ kind: "failed", reason: "svc stopped (shutting down) before Swarm's update finished; Swarm goes on with it" });
+  const outcome = await awaitRollout(
+    context(),
+    new ScriptedSwarm([at("updating")]),
+    service({ failureAction: null }),
+    () => true,
+  );
+  expect(outcome).toEqual({
+    kind: "failed",
+    reason: "svc stopped (shutting down) before Swarm's update finished; Swarm goes on with it",
+  });
 });
 
 describe("writing the new image", () => {
@@ -116,7 +179,9 @@ describe("writing the new image", () => {
     const swarm = new ScriptedSwarm([before], [], service({ image: "r/web:2@sha256:c" }));
     swarm.refusals = 1;
     const written = await writeImage(context(), swarm, service(), "r/web:1@sha256:b", undefined);
-    expect(written).toEqual({ skipped: expect.stringMatching(/^changed meanwhile: its image is now r\/web:2@sha256:c /) });
+    expect(written).toEqual({
+      skipped: expect.stringMatching(/^changed meanwhile: its image is now r\/web:2@sha256:c /),
+    });
     expect(swarm.calls).toEqual(["update v3 r/web:1@sha256:b"]);
   });
 

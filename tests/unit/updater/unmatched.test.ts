@@ -4,8 +4,21 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import type { ContainerSummary } from "../../../src/engine/port.ts";
 import { unmatchedFilters } from "../../../src/updater/selection/unmatched.ts";
 
-const container = (name: string, more: Partial<ContainerSummary> = {}): ContainerSummary => ({ id: name, name, image: `r.io/${name}:1`, imageId: "sha256:a", state: "running", labels: {}, ...more });
-const all = [container("web"), container("db", { state: "exited" }), container("lab", { labels: { "svc.scope": "lab" } }), container("web.svc-old-0123456789ab-running")];
+const container = (name: string, more: Partial<ContainerSummary> = {}): ContainerSummary => ({
+  id: name,
+  name,
+  image: `r.io/${name}:1`,
+  imageId: "sha256:a",
+  state: "running",
+  labels: {},
+  ...more,
+});
+const all = [
+  container("web"),
+  container("db", { state: "exited" }),
+  container("lab", { labels: { "svc.scope": "lab" } }),
+  container("web.svc-old-0123456789ab-running"),
+];
 
 test("a typo gets a close name, a container left out gets the rule, a matched name nothing", () => {
   const config = defaultConfig({ containers: ["wbe", "/web", "db", "lab", "nothing-like-it"] });
@@ -18,7 +31,9 @@ test("a typo gets a close name, a container left out gets the rule, a matched na
 });
 
 test("the API's filters too: a container name and an image prefix", () => {
-  expect(unmatchedFilters(all, defaultConfig(), { container: ["web"], image: ["r.io/wbe", "r.io/web"] })).toEqual(["no container runs an image starting with r.io/wbe (did you mean r.io/web?)"]);
+  expect(unmatchedFilters(all, defaultConfig(), { container: ["web"], image: ["r.io/wbe", "r.io/web"] })).toEqual([
+    "no container runs an image starting with r.io/wbe (did you mean r.io/web?)",
+  ]);
   expect(unmatchedFilters(all, defaultConfig())).toEqual([]);
 });
 
@@ -26,5 +41,9 @@ test("a name or image prefix another kind of target answered (a Swarm service) i
   const service = { name: "shop_api", image: "r.io/shop/api:3" };
   const filter = { container: ["shop_api", "shop_apx"], image: ["r.io/shop"] };
   expect(unmatchedFilters(all, defaultConfig(), filter, [service])).toEqual(["no container is named shop_apx"]);
-  expect(unmatchedFilters(all, defaultConfig(), filter)).toEqual(["no container is named shop_api", "no container is named shop_apx", "no container runs an image starting with r.io/shop"]);
+  expect(unmatchedFilters(all, defaultConfig(), filter)).toEqual([
+    "no container is named shop_api",
+    "no container is named shop_apx",
+    "no container runs an image starting with r.io/shop",
+  ]);
 });

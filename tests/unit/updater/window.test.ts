@@ -6,7 +6,14 @@ import { appliesAtOf, decide, heldByWindow, newTarget, unlessAsked } from "../..
 import { policyFor } from "../../../src/updater/selection/selection.ts";
 
 const summary = { id: "1", name: "web", image: "r/web:1", imageId: "sha256:a", state: "running" as const, labels: {} };
-const stale: Verdict = { state: "stale", reason: null, oldDigest: "sha256:o", newDigest: "sha256:n", newImageId: null, newImage: null };
+const stale: Verdict = {
+  state: "stale",
+  reason: null,
+  oldDigest: "sha256:o",
+  newDigest: "sha256:n",
+  newImageId: null,
+  newImage: null,
+};
 const config = defaultConfig({ update_window: "Sat,Sun 02:00-05:00" });
 const friday = Date.parse("2026-11-27T17:00:00Z");
 const saturday = Date.parse("2026-11-28T03:00:00Z");
@@ -45,9 +52,37 @@ test("monitor-only and held verdicts stay stale, not pending", () => {
 test("GET /v1/containers says when a pending target applies, as a person reads it, and its window", async () => {
   const { containerOverviews } = await import("../../../src/updater/views/overview.ts");
   const { describeMoment, serviceTimeZone } = await import("../../../src/config/window.ts");
-  const entry = { id: "1", name: "web", image: "r/web:1", new_image: null, old_image_id: "sha256:a", new_image_id: null, old_digest: "sha256:o", new_digest: "sha256:n", state: "pending" as const, reason: "outside its update window", duration_ms: 1, applies_at: "2026-11-28T02:00:00.000Z" };
-  const report = { id: "r", trigger: "api" as const, started_at: "", finished_at: "", duration_ms: 0, filter: { container: [], image: [] }, counts: { scanned: 1, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 1, rolled_back: 0, held: 0 }, containers: [entry] };
-  const [view] = containerOverviews(report, { containers: [{ ...summary, labels: { "svc.update_window": "02:00-04:00" } }] }, config, {}, friday);
+  const entry = {
+    id: "1",
+    name: "web",
+    image: "r/web:1",
+    new_image: null,
+    old_image_id: "sha256:a",
+    new_image_id: null,
+    old_digest: "sha256:o",
+    new_digest: "sha256:n",
+    state: "pending" as const,
+    reason: "outside its update window",
+    duration_ms: 1,
+    applies_at: "2026-11-28T02:00:00.000Z",
+  };
+  const report = {
+    id: "r",
+    trigger: "api" as const,
+    started_at: "",
+    finished_at: "",
+    duration_ms: 0,
+    filter: { container: [], image: [] },
+    counts: { scanned: 1, updated: 0, failed: 0, skipped: 0, fresh: 0, stale: 0, pending: 1, rolled_back: 0, held: 0 },
+    containers: [entry],
+  };
+  const [view] = containerOverviews(
+    report,
+    { containers: [{ ...summary, labels: { "svc.update_window": "02:00-04:00" } }] },
+    config,
+    {},
+    friday,
+  );
   expect(view!.applies_at).toBe("2026-11-28T02:00:00.000Z");
   expect(view!.applies).toBe(describeMoment(Date.parse("2026-11-28T02:00:00Z"), friday, serviceTimeZone()));
   expect(view!.policy.update_window).toBe("Sat,Sun 02:00-05:00 within 02:00-04:00");

@@ -7,9 +7,9 @@ import { z } from "zod";
 import { SvcError } from "../../../core/errors.ts";
 import type { SessionReport } from "../../../updater/types.ts";
 import { ESCAPE } from "../../markup.ts";
-import { truncate, type RenderedReport } from "../../render.ts";
+import { type RenderedReport, truncate } from "../../render.ts";
 import type { Notifier } from "../../types.ts";
-import { fixedOrigin, notifier, type Delivery, type TargetOf, type UrlChannelContext } from "./context.ts";
+import { type Delivery, fixedOrigin, notifier, type TargetOf } from "./context.ts";
 import { expectOk, postJson, request } from "./http.ts";
 
 /** Limits of the services, in characters. */
@@ -23,7 +23,12 @@ export const discord: Delivery<"discord"> = (name, target, context) => {
   return notifier(name, async (report) => {
     const { subject, text } = context.chat(report, "markdown");
     // no mention pings, whatever the text says (Discord's "Allowed Mentions Object")
-    const body = { content: truncate(`**${subject}**\n${text}`.trim(), DISCORD_MAX), username: target.username, avatar_url: target.avatarUrl, allowed_mentions: { parse: [] } };
+    const body = {
+      content: truncate(`**${subject}**\n${text}`.trim(), DISCORD_MAX),
+      username: target.username,
+      avatar_url: target.avatarUrl,
+      allowed_mentions: { parse: [] },
+    };
     await postJson(endpoint, body, context.timeoutMs);
   });
 };
@@ -46,7 +51,13 @@ export const telegram: Delivery<"telegram"> = (name, target, context): Notifier 
       for (const { chat, thread } of target.chats) {
         const key = `${chat}:${thread ?? ""}`;
         if (done.has(key)) continue;
-        const body = { chat_id: chat, message_thread_id: thread, text: truncate(`${subject}\n\n${text}`.trim(), TELEGRAM_MAX), disable_notification: target.silent, link_preview_options: { is_disabled: !target.preview } };
+        const body = {
+          chat_id: chat,
+          message_thread_id: thread,
+          text: truncate(`${subject}\n\n${text}`.trim(), TELEGRAM_MAX),
+          disable_notification: target.silent,
+          link_preview_options: { is_disabled: !target.preview },
+        };
         try {
           expectOk(await postJson(endpoint, body, context.timeoutMs), "Telegram");
           done.add(key);
@@ -60,13 +71,25 @@ export const telegram: Delivery<"telegram"> = (name, target, context): Notifier 
 };
 
 export const slack: Delivery<"slack"> = (name, target, context) => {
-  const endpoint = target.webhookPath ? `${fixedOrigin(context, "slack")}/services/${target.webhookPath}` : `${fixedOrigin(context, "slack", "https://slack.com")}/api/chat.postMessage`;
+  const endpoint = target.webhookPath
+    ? `${fixedOrigin(context, "slack")}/services/${target.webhookPath}`
+    : `${fixedOrigin(context, "slack", "https://slack.com")}/api/chat.postMessage`;
   const headers: Record<string, string> = target.botToken ? { authorization: `Bearer ${target.botToken}` } : {};
-  const icon = target.icon ? (/^https?:\/\//.test(target.icon) ? { icon_url: target.icon } : { icon_emoji: target.icon }) : {};
+  const icon = target.icon
+    ? /^https?:\/\//.test(target.icon)
+      ? { icon_url: target.icon }
+      : { icon_emoji: target.icon }
+    : {};
   return notifier(name, async (report) => {
     // the whole text, the template's own too: Slack asks for &, < and > always as entities
     const { subject, text } = context.chat(report);
-    const body = { channel: target.channel, username: target.botname, ...icon, thread_ts: target.threadTs, text: truncate(`*${ESCAPE.slack(subject)}*\n${ESCAPE.slack(text)}`.trim(), SLACK_MAX) };
+    const body = {
+      channel: target.channel,
+      username: target.botname,
+      ...icon,
+      thread_ts: target.threadTs,
+      text: truncate(`*${ESCAPE.slack(subject)}*\n${ESCAPE.slack(text)}`.trim(), SLACK_MAX),
+    };
     const answer = await postJson(endpoint, body, context.timeoutMs, headers);
     // The Web API answers 200 with {"ok": false, "error": ...} when it refuses.
     if (target.botToken) expectOk(answer, "Slack");
@@ -92,7 +115,11 @@ export const matrix: Delivery<"matrix"> = (name, target, context): Notifier => {
     async send(report) {
       let token = target.password;
       if (target.user) {
-        const login = await postJson(`${api}/login`, { type: "m.login.password", identifier: { type: "m.id.user", user: target.user }, password: target.password }, timeoutMs);
+        const login = await postJson(
+          `${api}/login`,
+          { type: "m.login.password", identifier: { type: "m.id.user", user: target.user }, password: target.password },
+          timeoutMs,
+        );
         const answer = MATRIX_LOGIN.safeParse(login);
         if (!answer.success) throw new SvcError("notify", "Matrix login answered without an access token");
         token = answer.data.access_token;
@@ -100,30 +127,54 @@ export const matrix: Delivery<"matrix"> = (name, target, context): Notifier => {
       const auth = { authorization: `Bearer ${token}` };
       let rooms: string[] = [];
       if (target.rooms.length === 0) {
-        const joined = MATRIX_JOINED.safeParse(await request(`${api}/joined_rooms`, { method: "GET", headers: auth }, timeoutMs));
+        const joined = MATRIX_JOINED.safeParse(
+          await request(`${api}/joined_rooms`, { method: "GET", headers: auth }, timeoutMs),
+        );
         rooms = joined.success ? joined.data.joined_rooms : [];
       } else {
         for (const room of target.rooms) {
-          const joined = MATRIX_JOIN.safeParse(await postJson(`${api}/join/${encodeURIComponent(room)}`, {}, timeoutMs, auth));
+          const joined = MATRIX_JOIN.safeParse(
+            await postJson(`${api}/join/${encodeURIComponent(room)}`, {}, timeoutMs, auth),
+          );
           rooms.push(joined.success ? joined.data.room_id : room);
         }
       }
       const { subject, text } = context.chat(report, "chat");
       for (const [index, room] of rooms.entries()) {
         const url = `${api}/rooms/${encodeURIComponent(room)}/send/m.room.message/svc-${report.id}-${index}`;
-        await request(url, { method: "PUT", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ msgtype: "m.text", body: `${subject}\n${text}`.trim() }) }, timeoutMs);
+        await request(
+          url,
+          {
+            method: "PUT",
+            headers: { ...auth, "content-type": "application/json" },
+            body: JSON.stringify({ msgtype: "m.text", body: `${subject}\n${text}`.trim() }),
+          },
+          timeoutMs,
+        );
       }
     },
   };
 };
 
 /** Mattermost and Rocket.Chat take the same incoming-webhook body; only Mattermost takes an icon. */
-export const mattermostOrRocketChat: Delivery<"mattermost" | "rocketchat"> = (name, target: TargetOf<"mattermost" | "rocketchat">, context) => {
-  const icon = target.icon ? (/^https?:\/\//i.test(target.icon) ? { icon_url: target.icon } : { icon_emoji: target.icon }) : {};
+export const mattermostOrRocketChat: Delivery<"mattermost" | "rocketchat"> = (
+  name,
+  target: TargetOf<"mattermost" | "rocketchat">,
+  context,
+) => {
+  const icon = target.icon
+    ? /^https?:\/\//i.test(target.icon)
+      ? { icon_url: target.icon }
+      : { icon_emoji: target.icon }
+    : {};
   return notifier(name, async (report) => {
     const { subject, text } = context.chat(report, "mattermost");
     const extra = target.service === "mattermost" ? icon : {};
-    await postJson(target.endpoint, { text: `${subject}\n${text}`.trim(), username: target.username, channel: target.channel, ...extra }, context.timeoutMs);
+    await postJson(
+      target.endpoint,
+      { text: `${subject}\n${text}`.trim(), username: target.username, channel: target.channel, ...extra },
+      context.timeoutMs,
+    );
   });
 };
 
@@ -137,7 +188,12 @@ export const signal: Delivery<"signal"> = (name, target, context) =>
   notifier(name, async (report) => {
     const { subject, text } = context.chat(report, "chat");
     const headers: Record<string, string> = target.authorization ? { authorization: target.authorization } : {};
-    await postJson(target.endpoint, { message: `${subject}\n${text}`.trim(), number: target.source, recipients: target.recipients }, context.timeoutMs, headers);
+    await postJson(
+      target.endpoint,
+      { message: `${subject}\n${text}`.trim(), number: target.source, recipients: target.recipients },
+      context.timeoutMs,
+      headers,
+    );
   });
 
 /** An Adaptive Card, what a Teams Workflows webhook ("post to a channel") expects. */
@@ -148,7 +204,12 @@ function teamsCard({ subject, text }: RenderedReport): unknown {
     attachments: [
       {
         contentType: "application/vnd.microsoft.card.adaptive",
-        content: { $schema: "http://adaptivecards.io/schemas/adaptive-card.json", type: "AdaptiveCard", version: "1.4", body: [{ type: "TextBlock", text: subject, weight: "Bolder", wrap: true }, ...lines] },
+        content: {
+          $schema: "http://adaptivecards.io/schemas/adaptive-card.json",
+          type: "AdaptiveCard",
+          version: "1.4",
+          body: [{ type: "TextBlock", text: subject, weight: "Bolder", wrap: true }, ...lines],
+        },
       },
     ],
   };

@@ -1,5 +1,5 @@
 /** What each service's delivery of a notification URL is given, and what one delivery is. */
-import { FIXED_HOSTS, type BaseUrls, type FixedHostService, type NotificationTarget } from "../../../shoutrrr/index.ts";
+import { type BaseUrls, FIXED_HOSTS, type FixedHostService, type NotificationTarget } from "../../../shoutrrr/index.ts";
 import type { SessionReport } from "../../../updater/types.ts";
 import type { Renderer } from "../../render.ts";
 import type { Notifier } from "../../types.ts";
@@ -23,10 +23,18 @@ export type TargetService = NotificationTarget["service"];
 export type TargetOf<S extends TargetService> = NotificationTarget & { service: S };
 
 /** Makes the notifier `name` that delivers to one service's target. */
-export type Delivery<S extends TargetService> = (name: string, target: TargetOf<S>, context: UrlChannelContext) => Notifier | Promise<Notifier>;
+export type Delivery<S extends TargetService> = (
+  name: string,
+  target: TargetOf<S>,
+  context: UrlChannelContext,
+) => Notifier | Promise<Notifier>;
 
 /** The origin a fixed-host service is sent to: its `notifications.services_base_url`, else its public one. */
-export function fixedOrigin(context: UrlChannelContext, service: FixedHostService, publicOrigin: string = FIXED_HOSTS[service]): string {
+export function fixedOrigin(
+  context: UrlChannelContext,
+  service: FixedHostService,
+  publicOrigin: string = FIXED_HOSTS[service],
+): string {
   return context.bases[service] ?? publicOrigin;
 }
 

@@ -18,8 +18,17 @@ export function insecure(skip: boolean): RequestInit {
   return skip ? ({ tls: { rejectUnauthorized: false } } as RequestInit) : {};
 }
 
-export function postJson(url: string, body: unknown, timeoutMs: number, headers: Record<string, string> = {}): Promise<unknown> {
-  return request(url, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) }, timeoutMs);
+export function postJson(
+  url: string,
+  body: unknown,
+  timeoutMs: number,
+  headers: Record<string, string> = {},
+): Promise<unknown> {
+  return request(
+    url,
+    { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(body) },
+    timeoutMs,
+  );
 }
 
 /** Sends one request; a status outside 200-299 is a failure. Answers with the JSON body, or null. */

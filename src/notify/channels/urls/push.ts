@@ -8,19 +8,29 @@ import { SvcError } from "../../../core/errors.ts";
 import type { MqttTarget } from "../../../shoutrrr/index.ts";
 import type { MqttSettings } from "../mqtt.ts";
 import { encryptPushoverForm, postPushover, pushoverForm } from "../pushover.ts";
-import { fixedOrigin, notifier, type Delivery } from "./context.ts";
+import { type Delivery, fixedOrigin, notifier } from "./context.ts";
 import { insecure, postJson, request } from "./http.ts";
 
 export const gotify: Delivery<"gotify"> = (name, target, context) =>
   notifier(name, async (report) => {
     const { subject, text } = context.chat(report);
     const body = JSON.stringify({ title: subject, message: text.trim() || subject, priority: target.priority });
-    await request(`${target.endpoint}/message`, { method: "POST", headers: { "x-gotify-key": target.token, "content-type": "application/json" }, body, ...insecure(target.skipTlsVerify) }, context.timeoutMs);
+    await request(
+      `${target.endpoint}/message`,
+      {
+        method: "POST",
+        headers: { "x-gotify-key": target.token, "content-type": "application/json" },
+        body,
+        ...insecure(target.skipTlsVerify),
+      },
+      context.timeoutMs,
+    );
   });
 
 export const ntfy: Delivery<"ntfy"> = (name, target, context) => {
   const headers: Record<string, string> = {};
-  if (target.username) headers.authorization = `Basic ${Buffer.from(`${target.username}:${target.password ?? ""}`).toString("base64")}`;
+  if (target.username)
+    headers.authorization = `Basic ${Buffer.from(`${target.username}:${target.password ?? ""}`).toString("base64")}`;
   else if (target.password) headers.authorization = `Bearer ${target.password}`;
   // shoutrrr's request: the message as the body of a POST to the topic's path, the rest in headers
   const endpoint = `${target.endpoint}/${target.topic.split("/").map(encodeURIComponent).join("/")}`;
@@ -29,7 +39,11 @@ export const ntfy: Delivery<"ntfy"> = (name, target, context) => {
     const sent = new Headers([...target.headers, ...Object.entries(headers)]);
     sent.set("content-type", target.markdown ? "text/markdown" : "text/plain; charset=utf-8");
     sent.set("title", headerText(subject));
-    await request(endpoint, { method: "POST", headers: sent, body: text.trim() || subject, ...insecure(target.skipTlsVerify) }, context.timeoutMs);
+    await request(
+      endpoint,
+      { method: "POST", headers: sent, body: text.trim() || subject, ...insecure(target.skipTlsVerify) },
+      context.timeoutMs,
+    );
   });
 };
 
@@ -52,10 +66,22 @@ export const pushbullet: Delivery<"pushbullet"> = (name, target, context) => {
     const { subject, text } = context.chat(report);
     // one note per target: a #channel tag, an e-mail address or a device (none: all the account's devices)
     for (const to of targets) {
-      const address = to.startsWith("#") ? { channel_tag: to.slice(1) } : to.includes("@") ? { email: to } : to ? { device_iden: to } : {};
-      const answer = await postJson(endpoint, { type: "note", title: subject, body: text.trim() || subject, ...address }, context.timeoutMs, { "access-token": target.token });
+      const address = to.startsWith("#")
+        ? { channel_tag: to.slice(1) }
+        : to.includes("@")
+          ? { email: to }
+          : to
+            ? { device_iden: to }
+            : {};
+      const answer = await postJson(
+        endpoint,
+        { type: "note", title: subject, body: text.trim() || subject, ...address },
+        context.timeoutMs,
+        { "access-token": target.token },
+      );
       // shoutrrr checks the push it gets back is the note it sent
-      if (!PUSHBULLET_PUSH.safeParse(answer).success) throw new SvcError("notify", "Pushbullet answered without the note it was sent");
+      if (!PUSHBULLET_PUSH.safeParse(answer).success)
+        throw new SvcError("notify", "Pushbullet answered without the note it was sent");
     }
   });
 };
@@ -63,9 +89,19 @@ export const pushbullet: Delivery<"pushbullet"> = (name, target, context) => {
 export const bark: Delivery<"bark"> = (name, target, context) =>
   notifier(name, async (report) => {
     const { subject, text } = context.chat(report);
-    const answer = BARK_ANSWER.safeParse(await postJson(target.endpoint, { body: text.trim() || subject, device_key: target.deviceKey, title: subject, ...target.fields }, context.timeoutMs));
+    const answer = BARK_ANSWER.safeParse(
+      await postJson(
+        target.endpoint,
+        { body: text.trim() || subject, device_key: target.deviceKey, title: subject, ...target.fields },
+        context.timeoutMs,
+      ),
+    );
     // Bark answers 200 with its own code; anything but 200 there is a refusal
-    if (!answer.success || answer.data.code !== 200) throw new SvcError("notify", `Bark refused the message${answer.success ? `: ${answer.data.message.slice(0, 200)}` : ""}`);
+    if (!answer.success || answer.data.code !== 200)
+      throw new SvcError(
+        "notify",
+        `Bark refused the message${answer.success ? `: ${answer.data.message.slice(0, 200)}` : ""}`,
+      );
   });
 
 export const mqtt: Delivery<"mqtt"> = async (name, target, context) =>

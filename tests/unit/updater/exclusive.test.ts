@@ -1,0 +1,61 @@
+/**
+ * A scheduled cycle is never dropped for the state file's lease (docs/api.md): while another
+ * process (`svc rollback`) holds it, the scheduled cycle waits and runs once it is free; any other
+ * request is skipped as before, and a stop ends the wait.
+ */
+import { expect, test } from "bun:test";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { silentLogger } from "../../../src/log/index.ts";
+import type { Updater } from "../../../src/updater/port.ts";
+import type { SessionReport, Trigger } from "../../../src/updater/types.ts";
+import { exclusiveOn } from "../../../src/updater/wrappers/exclusive.ts";
+import { tempDir } from "../../temp.ts";
+
+function fakeUpdater(): Updater & { runs: Trigger[] } {
+  const runs: Trigger[] = [];
+  return {
+    runs,
+    run: async (trigger) => (runs.push(trigger), { trigger } as SessionReport),
+    recover: async () => {},
+    drain: async () => {},
+    rollback: async () => null,
+    skip: async () => ({}) as never,
+    overview: async () => null,
+    snooze: async (container) => ({ container, until: null }),
+    busy: false,
+  };
+}
+
+/** The lease as another live process on this host writes it (the parent of this test). */
+function otherProcessHolds(file: string): () => void {
+  mkdirSync(join(file, ".."), { recursive: true });
+  writeFileSync(`${file}.busy`, JSON.stringify({ pid: process.ppid, host: hostname(), what: "svc rollback" }));
+  return () => rmSync(`${file}.busy`, { force: true });
+}
+
+test("another process holds the lease: the scheduled cycle waits and runs once it is free; a request and a later fire are skipped", async () => {
+  const file = join(tempDir("exclusive-"), "svc", "state.json");
+  const release = otherProcessHolds(file);
+  const updater = fakeUpdater();
+  const exclusive = exclusiveOn(file, updater, silentLogger);
+  const scheduled = exclusive.run("schedule");
+  expect(await exclusive.run("api")).toBeNull();
+  expect(await exclusive.run("schedule")).toBeNull();
+  expect(updater.runs).toEqual([]);
+  release();
+  expect((await scheduled)?.trigger).toBe("schedule");
+  expect(updater.runs).toEqual(["schedule"]);
+});
+
+test("a stop ends a scheduled cycle's wait for the lease", async () => {
+  const file = join(tempDir("exclusive-"), "svc", "state.json");
+  otherProcessHolds(file);
+  const updater = fakeUpdater();
+  const exclusive = exclusiveOn(file, updater, silentLogger);
+  const scheduled = exclusive.run("schedule");
+  await exclusive.drain();
+  expect(await scheduled).toBeNull();
+  expect(updater.runs).toEqual([]);
+});
