@@ -1,5 +1,5 @@
 /** The benchmark's rows, each a measurement against its baseline and target, and the report they make. */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
 import { cpus, hostname, totalmem } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "./harness.ts";
@@ -34,26 +34,57 @@ export function round(value: number): string {
   return value >= 100 ? value.toFixed(0) : value.toFixed(2);
 }
 
-/** A full run writes bench/results/; a run of some steps only prints its table (it must not replace a full one). */
-export async function writeResults(partial: boolean): Promise<void> {
+/**
+ * A full run writes bench/results/; a run of some steps only prints its table (it must not replace a
+ * full one), unless `recorded` names those steps: their rows then replace the rows of the same
+ * name in the latest results (the others kept, with the date they were measured on), written as
+ * today's results.
+ */
+export async function writeResults(partial: boolean, recorded: string[] = []): Promise<void> {
   const date = new Date().toISOString();
   const machine = `${hostname()}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Bun ${Bun.version}`;
+  if (partial && recorded.length === 0) {
+    console.log(`\n${markdownOf(`${date} on ${machine}`, rows)}\n(some steps only: bench/results/ left as it was)`);
+    return;
+  }
+  let all = rows;
+  let when = `${date} on ${machine}`;
+  if (partial) {
+    const latest = await latestResults();
+    const fresh = new Set(rows.map((r) => r.benchmark));
+    all = [...(latest?.rows ?? []).filter((r) => !fresh.has(r.benchmark)), ...rows];
+    if (latest)
+      when = `${latest.date} on ${latest.machine}; re-measured ${date} on ${machine}: ${recorded.join(", ")} (\`bun run bench --record\`)`;
+  }
+  const markdown = markdownOf(when, all);
+  mkdirSync(join(ROOT, "bench/results"), { recursive: true });
+  const stamp = date.slice(0, 10);
+  await Bun.write(join(ROOT, `bench/results/${stamp}.md`), markdown);
+  await Bun.write(
+    join(ROOT, `bench/results/${stamp}.json`),
+    `${JSON.stringify({ date, machine, ...(partial ? { recorded } : {}), rows: all }, null, 2)}\n`,
+  );
+  await Bun.write(join(ROOT, "bench/results/latest.md"), markdown);
+  console.log(`\n${markdown}`);
+}
+
+function markdownOf(when: string, table: Row[]): string {
   const header = "| benchmark | svc | baseline | ratio | target | result |\n|---|---|---|---|---|---|\n";
-  const body = rows
+  const body = table
     .map(
       (r) =>
         `| ${r.benchmark}${r.note ? ` (${r.note})` : ""} | ${round(r.svc)} ${r.unit} | ${r.baseline === null ? "-" : round(r.baseline)} | ${r.ratio === null ? "-" : r.ratio.toFixed(2)} | ${r.target} | ${r.pass === null ? "reported" : r.pass ? "met" : "**missed**"} |`,
     )
     .join("\n");
-  const markdown = `# svc benchmark\n\n${date} on ${machine}\n\n${header}${body}\n`;
-  if (partial) {
-    console.log(`\n${markdown}\n(some steps only: bench/results/ left as it was)`);
-    return;
-  }
-  mkdirSync(join(ROOT, "bench/results"), { recursive: true });
-  const stamp = date.slice(0, 10);
-  await Bun.write(join(ROOT, `bench/results/${stamp}.md`), markdown);
-  await Bun.write(join(ROOT, `bench/results/${stamp}.json`), JSON.stringify({ date, machine, rows }, null, 2) + "\n");
-  await Bun.write(join(ROOT, "bench/results/latest.md"), markdown);
-  console.log(`\n${markdown}`);
+  return `# svc benchmark\n\n${when}\n\n${header}${body}\n`;
+}
+
+/** The newest bench/results/<date>.json, or null. */
+async function latestResults(): Promise<{ date: string; machine: string; rows: Row[] } | null> {
+  const dir = join(ROOT, "bench/results");
+  const newest = readdirSync(dir)
+    .filter((f) => /^\d{4}-\d{2}-\d{2}\.json$/.test(f))
+    .sort()
+    .at(-1);
+  return newest ? ((await Bun.file(join(dir, newest)).json()) as { date: string; machine: string; rows: Row[] }) : null;
 }

@@ -4,7 +4,9 @@
  * Exits 1 when a target is missed. Not part of the test suite.
  *
  * Each case is a file of bench/cases/; `bun run bench NAME...` runs only the cases named (after
- * the build), and prints their table without writing bench/results/.
+ * the build), and prints their table without writing bench/results/; `bun run bench --record
+ * NAME...` writes their rows into bench/results/ in place of the same rows of the latest results,
+ * the others kept as they were measured (results.ts).
  */
 import { rmSync } from "node:fs";
 import { benchCheckCycle } from "./cases/check-cycle.ts";
@@ -41,7 +43,8 @@ const steps: [string, () => void | Promise<void>][] = [
   ["sizes", benchSizes],
 ];
 
-const only = process.argv.slice(2);
+const recordOnly = process.argv.includes("--record");
+const only = process.argv.slice(2).filter((arg) => arg !== "--record");
 let failed = false;
 process.on("SIGINT", async () => {
   await stopAll();
@@ -61,7 +64,7 @@ try {
     }
     console.log(`bench: ${name} took ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
-  await writeResults(only.length > 0);
+  await writeResults(only.length > 0, recordOnly ? only : []);
 } finally {
   await stopAll();
   sandboxDown();

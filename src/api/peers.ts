@@ -41,6 +41,8 @@ export const PEER_ENDPOINTS: Readonly<Record<string, "GET" | "POST">> = {
   skip: "POST",
   snooze: "POST",
   rollback: "POST",
+  // the peer's data guard copies: the page offers "the image and its data" for a peer's container too
+  "data-guard": "GET",
 };
 
 export interface Peers {

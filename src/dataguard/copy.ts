@@ -4,7 +4,8 @@
  * as it goes, never held in memory; the manifest is written last. Over the limit (the size cap or
  * the room left), the copy stops at once and leaves nothing behind.
  */
-import { open, rm } from "node:fs/promises";
+import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { formatSize } from "../config/values.ts";
 import { SvcError } from "../core/errors.ts";
@@ -109,7 +110,8 @@ async function copyOne(
 ): Promise<{ bytes: number; sha256: string } | null> {
   const stream = await engine.readArchive(containerId, destination);
   const reader = stream.getReader();
-  const file = await open(path, "wx", 0o600);
+  const file = openSync(path, "wx", 0o600);
+  let closed = false;
   const hash = new Bun.CryptoHasher("sha256");
   let bytes = 0;
   let checkedFirst = false;
@@ -121,7 +123,8 @@ async function copyOne(
         checkedFirst = true;
         if (!startsWithFolder(firstEntryType(value))) {
           await reader.cancel().catch(() => {});
-          await file.close();
+          closeSync(file);
+          closed = true;
           await rm(path, { force: true });
           return null;
         }
@@ -129,28 +132,25 @@ async function copyOne(
       bytes += value.byteLength;
       if (bytes > limit) throw new OverLimit(bytes);
       hash.update(value);
-      await writeAll(file, value);
+      writeAll(file, value); // synchronous: a chunk is half a MiB, and no await between chunks
       // the chunks are garbage once written: collected as they go, or a copy of a large volume
       // would hold a hundred MiB of them until the collector comes by itself (docs/data-guard.md)
       if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor((bytes - value.byteLength) / COLLECT_EVERY)) Bun.gc(false);
     }
-    await file.sync();
+    fsyncSync(file);
     return { bytes, sha256: hash.digest("hex") };
   } catch (error) {
     await reader.cancel().catch(() => {});
     if (error instanceof OverLimit) throw error;
     throw new SvcError("engine", `copying ${destination}: ${(error as Error).message}`, { cause: error });
   } finally {
-    await file.close().catch(() => {});
+    if (!closed) closeSync(file);
   }
 }
 
-async function writeAll(file: Awaited<ReturnType<typeof open>>, chunk: Uint8Array): Promise<void> {
+function writeAll(file: number, chunk: Uint8Array): void {
   let offset = 0;
-  while (offset < chunk.byteLength) {
-    const { bytesWritten } = await file.write(chunk, offset, chunk.byteLength - offset);
-    offset += bytesWritten;
-  }
+  while (offset < chunk.byteLength) offset += writeSync(file, chunk, offset, chunk.byteLength - offset);
 }
 
 /** The next chunk of an archive, or an engine error after ARCHIVE_IDLE_MS without one. */

@@ -14,6 +14,7 @@ import { timerDelay } from "../core/timers.ts";
 const MAX_EXEC_OUTPUT = 1024 * 1024;
 
 import type { Logger } from "../log/index.ts";
+import { readArchiveOverUnix } from "./archive.ts";
 import {
   COMPOSE_IMAGE_LABEL,
   compareApiVersions,
@@ -71,6 +72,8 @@ export const RESPONSE_TIMEOUT_MS = 120_000;
 export const NEGOTIATION_TIMEOUT_MS = 10_000;
 /** The slowest extraction of an archive svc waits for (PUT /containers/{id}/archive), per second. */
 const ARCHIVE_FLOOR_BYTES_PER_SECOND = 1024 * 1024;
+/** The longest the engine may send nothing while it streams an archive (GET .../archive over the socket). */
+const ARCHIVE_IDLE_MS = 120_000;
 /** Stop API with a `signal` parameter. */
 const STOP_SIGNAL_API = "1.42";
 /** Image list with each image's platform manifests (`manifests=1`). */
@@ -724,6 +727,18 @@ export class DockerEngine implements Engine {
   }
 
   async readArchive(id: string, path: string): Promise<ReadableStream<Uint8Array>> {
+    const { endpoint } = this.connection;
+    if (endpoint.kind === "unix") {
+      // the copy is downtime: read without fetch's small chunks (archive.ts, docs/data-guard.md)
+      const { info } = await this.negotiated();
+      const request = `/v${info.apiVersion}/containers/${encodeURIComponent(id)}/archive?path=${encodeURIComponent(path)}`;
+      const stream = await this.attempt(
+        `read ${path} of container ${id}`,
+        (signal) => readArchiveOverUnix(endpoint.socketPath, request, ARCHIVE_IDLE_MS, signal),
+        {},
+      );
+      return stream!;
+    }
     // the deadline covers the answer's status line; the stream then runs as long as the volume takes
     const stream = await this.call(
       `read ${path} of container ${id}`,

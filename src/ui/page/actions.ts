@@ -3,7 +3,7 @@
  * something (dialogs.ts): update, roll back, snooze, skip a version. Progress is followed while an
  * action runs (polling.ts); its outcome is said, and what it changed loaded again (data.ts).
  */
-import { apiOf, dataCopies } from "./api.ts";
+import { apiOf } from "./api.ts";
 import { load, sayFailure } from "./data.ts";
 import { confirmDialog } from "./dialogs.ts";
 import { dayTime, fromNow, outcomeWords, shortDigest } from "./format.ts";
@@ -88,10 +88,12 @@ export async function rollBack(c: Row): Promise<void> {
   });
 }
 
-/** The data guard's copy taken when this container left the image a rollback goes back to (this svc's containers only). */
+/** The data guard's copy taken when this container left the image a rollback goes back to (a peer's: asked of the peer). */
 async function copyToGoBackTo(c: Row) {
-  if (c.kind === "service" || c.peer !== null || !c.previous_image_id) return undefined;
-  const copies = await dataCopies().catch(() => ({ copies: [] }));
+  if (c.kind === "service" || !c.previous_image_id) return undefined;
+  const copies = await apiOf(c.peer)
+    .dataCopies()
+    .catch(() => ({ copies: [] }));
   return copies.copies.find((copy) => copy.container === c.name && copy.image_id === c.previous_image_id);
 }
 

@@ -164,13 +164,12 @@ export function apiOf(peer: string | null = null) {
         at("rollback"),
         withData ? { container: name, with_data: "true" } : { container: name },
       ),
+    /** the data guard's copies (GET /v1/data-guard) */
+    dataCopies: () => call<{ copies: CopyView[] }>("GET", at("data-guard")),
   };
 }
 
 export const api = apiOf();
-
-/** The data guard's copies of this svc (GET /v1/data-guard; a peer's are not reached through it). */
-export const dataCopies = () => call<{ copies: CopyView[] }>("GET", "/v1/data-guard");
 
 /** Every peer's containers as this svc last got them (GET /v1/peers). */
 export const peers = () => call<{ peers: PeerView[] }>("GET", "/v1/peers");

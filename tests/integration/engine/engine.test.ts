@@ -352,3 +352,38 @@ describe("logs", () => {
     expect(await engine.containerLogs(name("tty"), 2)).toBe("one\ntwo");
   });
 });
+
+describe("archives", () => {
+  test("readArchive streams the engine's tar of a folder, byte for byte what the engine sends", async () => {
+    docker([
+      "run",
+      "-d",
+      "--name",
+      name("archive"),
+      "--network",
+      "none",
+      LOCAL_IMAGE,
+      "sh",
+      "-c",
+      "mkdir /data && busybox dd if=/dev/urandom of=/data/blob bs=1024 count=3000 2>/dev/null && echo hi > /data/small && sleep 3600",
+    ]);
+    await waitUntil(
+      () => docker(["exec", name("archive"), "test", "-e", "/data/small"], { allowFailure: true }).code === 0,
+      20_000,
+      "the data",
+    );
+    const expected = new Uint8Array(
+      Bun.spawnSync(["docker", "-H", sandbox().dockerHost, "cp", `${name("archive")}:/data`, "-"]).stdout,
+    );
+    const read = new Uint8Array(await new Response(await engine.readArchive(name("archive"), "/data")).arrayBuffer());
+    expect(read.byteLength).toBeGreaterThan(3000 * 1024);
+    expect(Bun.hash(read)).toBe(Bun.hash(expected));
+  });
+
+  test("a path the container does not have is the engine's error, with its message", async () => {
+    docker(["run", "-d", "--name", name("archive-missing"), "--network", "none", LOCAL_IMAGE, "sleep", "3600"]);
+    const error = await rejection(engine.readArchive(name("archive-missing"), "/no-such-folder"));
+    expect(error.kind).toBe("engine");
+    expect(error.message).toContain("no-such-folder");
+  });
+});

@@ -132,6 +132,20 @@ describe("peers", () => {
     expect((await readOnly.request("/v1/peers/nas/update", { method: "POST", headers: auth })).status).toBe(404);
     expect((await readOnly.request("/v1/peers/nas/containers", { headers: auth })).status).toBe(200);
   });
+
+  test("a peer's data guard copies are read through it (the endpoint's name has a dash); deleting one is not forwarded", async () => {
+    const copy = { container: "db", id: "20260101T000000Z", bytes: 4096, created_at: "2026-01-01T00:00:00.000Z" };
+    const nas = peer({
+      answer: (url) => (url.pathname === "/v1/data-guard" ? Response.json({ copies: [copy] }) : undefined),
+    });
+    const { request } = makeApp({ http_api: { ui: true }, peers: [{ name: "nas", url: nas.url, token: "nas-token" }] });
+    const response = await request("/v1/peers/nas/data-guard", { headers: auth });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ copies: [copy] });
+    expect(nas.seen.at(-1)).toMatchObject({ method: "GET", path: "/v1/data-guard", authorization: "Bearer nas-token" });
+    expect((await request("/v1/peers/nas/data-guard", { method: "DELETE", headers: auth })).status).toBe(405);
+    expect((await request("/v1/peers/nas/data-", { headers: auth })).status).toBe(404);
+  });
 });
 
 describe("what a peer answers is the peer's", () => {
