@@ -129,6 +129,13 @@ start_dockerd() { # start_dockerd [FOLDER]: the sandbox's engine, or another one
   alive "$root/dockerd.pid" && return 0
   mkdir -p "$root/data" "$root/exec"
   local path=$PATH args=(--iptables=false --ip-masq=false --bridge=none)
+  # Networks from an address pool of this sandbox's own (10.100-199, by its registry port; the
+  # Swarm worker the upper half): engines side by side share the host's routes, and with Docker's
+  # default pools a dozen legs' compose projects ran out of them ("all predefined address pools
+  # have been fully subnetted")
+  local pool=$((100 + ((REGISTRY_PORT - 5000) / 5 % 100 + 100) % 100)) half=0
+  [ -z "${1:-}" ] || half=128
+  args+=(--default-address-pool "base=10.$pool.$half.0/17,size=24")
   case "$ENGINE" in
     docker20) args+=(--storage-driver=vfs) ;;
     docker28) path="$SID_ROOT/usr/bin:$SID_ROOT/usr/sbin:$PATH"; args+=(--storage-driver=vfs) ;;

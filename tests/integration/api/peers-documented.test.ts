@@ -114,7 +114,16 @@ beforeAll(async () => {
   writeFileSync(join(dir, "host.toml"), hostToml(hostPort));
   // the same host without the line that names Caddy's root: the peer's certificate must be refused
   writeFileSync(join(dir, "host-without-ca.toml"), substitute(hostToml(hostWithoutCaPort), [[/^ca_cert = .*$/m, ""]]));
-  const host = startSvc([...baseFlags(), "--config", join(dir, "host.toml"), "--scope", scope]);
+  // a peer behind TLS answers in well under the default 2 s, but not always on a loaded test machine
+  const host = startSvc([
+    ...baseFlags(),
+    "--config",
+    join(dir, "host.toml"),
+    "--scope",
+    scope,
+    "--peer-timeout",
+    "15s",
+  ]);
   const hostWithoutCa = startSvc([...baseFlags(), "--config", join(dir, "host-without-ca.toml"), "--scope", scope]);
   await Promise.all([waitForPort(hostPort, host), waitForPort(hostWithoutCaPort, hostWithoutCa)]);
 }, 90_000);

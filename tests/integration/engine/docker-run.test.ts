@@ -58,6 +58,10 @@ function comparable(name: string): unknown {
     "Storage",
   ])
     delete copy[key];
+  // the CLI's own order of -e and -v varies from run to run (it goes through a map): what a
+  // container is given, not its order, is what must agree
+  copy.Config?.Env?.sort();
+  copy.HostConfig?.Binds?.sort();
   for (const settings of Object.values<Record<string, unknown>>(copy.NetworkSettings?.Networks ?? {})) {
     for (const key of [
       "NetworkID",

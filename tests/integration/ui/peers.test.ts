@@ -28,6 +28,9 @@ beforeAll(async () => {
     "--http-api-metrics",
     "--peers",
     `name=${PEER},url=http://127.0.0.1:${peerPort},token=${peerToken}`,
+    // the default 2 s is short on a loaded test machine; a stopped peer still refuses at once
+    "--peer-timeout",
+    "15s",
   ]);
   name = ui.fx.name("web");
   ui.run("web", ui.fx.image("web").ref);
