@@ -110,7 +110,8 @@ export async function signInWith(page: Page, token: string): Promise<void> {
 /** The row of a container, once the list shows it. */
 export async function rowOf(page: Page, name: string) {
   const row = page.locator(`tr[data-container="${name}"]`);
-  await row.waitFor();
+  // the first list is a dry run over every target (Swarm services too): slow on a loaded machine
+  await row.waitFor({ timeout: 90_000 });
   return row;
 }
 
