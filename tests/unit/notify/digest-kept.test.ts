@@ -13,23 +13,8 @@ import type { ContainerOutcome, ContainerReport, SessionReport } from "../../../
 import { waitUntil } from "../../harness.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { tempDir } from "../../temp.ts";
-import { sampleReport } from "./fixtures.ts";
+import { entry, sampleReport } from "./fixtures.ts";
 
-function entry(name: string, state: ContainerOutcome): ContainerReport {
-  return {
-    id: name,
-    name,
-    image: `r/${name}:1`,
-    new_image: null,
-    old_image_id: "sha256:a",
-    new_image_id: null,
-    old_digest: null,
-    new_digest: "sha256:b",
-    state,
-    reason: null,
-    duration_ms: 1,
-  };
-}
 const cycle = (...containers: ContainerReport[]) => sampleReport({ containers });
 /** A digest moment twelve hours from now: never reached while the test runs. */
 function farMoment(): string {

@@ -4,26 +4,10 @@ import { defaultConfig } from "../../../src/config/index.ts";
 import { parseDigestPeriod } from "../../../src/config/window.ts";
 import { createDigest, digestOf, digestSettingsOf } from "../../../src/notify/digest.ts";
 import { createNotifications, type Notifier } from "../../../src/notify/index.ts";
-import type { ContainerOutcome, ContainerReport, SessionReport } from "../../../src/updater/types.ts";
+import type { ContainerReport, SessionReport } from "../../../src/updater/types.ts";
 import { recordingLogger } from "../../support/logger.ts";
-import { sampleReport } from "./fixtures.ts";
+import { entry, sampleReport } from "./fixtures.ts";
 
-function entry(name: string, state: ContainerOutcome, extra: Partial<ContainerReport> = {}): ContainerReport {
-  return {
-    id: name,
-    name,
-    image: `r/${name}:1`,
-    new_image: null,
-    old_image_id: "sha256:a",
-    new_image_id: null,
-    old_digest: null,
-    new_digest: "sha256:b",
-    state,
-    reason: null,
-    duration_ms: 1,
-    ...extra,
-  };
-}
 const cycle = (...containers: ContainerReport[]) => sampleReport({ containers });
 const daily = () => {
   const parsed = parseDigestPeriod("daily 08:00");

@@ -1,5 +1,5 @@
 /** Shared by the notify unit and integration tests. */
-import type { SessionReport } from "../../../src/updater/types.ts";
+import type { ContainerOutcome, ContainerReport, SessionReport } from "../../../src/updater/types.ts";
 
 /** A report with one updated and one failed container. */
 export function sampleReport(overrides: Partial<SessionReport> = {}): SessionReport {
@@ -53,5 +53,23 @@ export function sampleReport(overrides: Partial<SessionReport> = {}): SessionRep
       },
     ],
     ...overrides,
+  };
+}
+
+/** One container's entry of a report, in `state`. */
+export function entry(name: string, state: ContainerOutcome, extra: Partial<ContainerReport> = {}): ContainerReport {
+  return {
+    id: name,
+    name,
+    image: `r/${name}:1`,
+    new_image: null,
+    old_image_id: "sha256:a",
+    new_image_id: null,
+    old_digest: null,
+    new_digest: "sha256:b",
+    state,
+    reason: null,
+    duration_ms: 1,
+    ...extra,
   };
 }
