@@ -246,6 +246,10 @@ for leg in "${LEGS[@]}"; do
   [ "$rc" = 0 ] || { status=1; print_kept_logs "$KEPT/${leg/:/-}"; }
 done
 printf '\n%s' "$summary"
+# every failed test by name, last, where a CI that shows only the end of the output still shows it
+failures=$(grep -H '^(fail)' "$LOGS"/*.log 2>/dev/null |
+  sed -E 's#^.*/([^/.]+)(\.part[0-9]+)?\.log:\(fail\) #\1: #; s# \[[0-9.]+m?s\]$##' || true)
+[ -z "$failures" ] || printf 'failed:\n%s\n' "$failures"
 echo "legs: ${#LEGS[@]}, $((SECONDS - started)) s"
 [ ! -d "$KEPT" ] || echo "the failed legs' engine and registry logs: $KEPT"
 echo "$passed passed, $failed failed"
