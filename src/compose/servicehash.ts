@@ -649,8 +649,9 @@ function fileMode(value: unknown): string {
 /** A mapping with only the keys compose-go's type declares, or a reason svc gives no hash. */
 function fields(value: unknown, what: string, keys: readonly string[]): Raw {
   if (!isPlainObject(value)) throw new Error(`${what} that is not a mapping`);
+  // x- keys are extensions, which compose-go's types keep out of their JSON (json:"-")
   for (const key of Object.keys(value))
-    if (!keys.includes(key)) throw new Error(`a ${what} setting svc does not model (${key})`);
+    if (!keys.includes(key) && !key.startsWith("x-")) throw new Error(`a ${what} setting svc does not model (${key})`);
   return value;
 }
 
