@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { ComposeFiles } from "../../../src/compose/index.ts";
 import type { ComposeChange as GitChange, GitStep } from "../../../src/git/index.ts";
 import { containerLine } from "../../../src/updater/wrappers/summary.ts";
-import { sandbox } from "../../harness.ts";
+import { engineJson, sandbox } from "../../harness.ts";
+import { engineFilters } from "../../support/engine-api.ts";
 import { docker, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 
 const fx = new Fixture();
@@ -56,12 +57,18 @@ function compose(p: Project, ...args: string[]): string {
   return docker(["compose", "--project-directory", p.dir, "-p", p.name, ...args]).stdout;
 }
 
-/** service -> container id, as compose sees the project */
+/**
+ * service -> container id, as `compose ps -a` sees the project: the project's containers by
+ * compose's own labels, in compose's order (by name), one Engine API request where `compose ps`
+ * started the CLI and its compose plugin.
+ */
 function ids(p: Project): Record<string, string> {
-  const lines = compose(p, "ps", "-a", "--format", "{{.Service}} {{.ID}}").split("\n").filter(Boolean);
-  return Object.fromEntries(
-    lines.map((l) => l.split(" ")).map(([service, id]) => [service!, inspect(id!).Id as string]),
-  );
+  const filters = engineFilters({ label: [`com.docker.compose.project=${p.name}`, "com.docker.compose.oneoff=False"] });
+  const listed = engineJson<{ Id: string; Names: string[]; Labels: Record<string, string> }[]>(
+    "GET",
+    `/containers/json?all=1&${filters}`,
+  ).sort((a, b) => (a.Names[0]! < b.Names[0]! ? -1 : 1));
+  return Object.fromEntries(listed.map((c) => [c.Labels["com.docker.compose.service"]!, c.Id]));
 }
 
 function names(p: Project): string[] {
