@@ -12,6 +12,7 @@ import type { ComposeChange as GitChange, GitStep } from "../../../src/git/index
 import { containerLine } from "../../../src/updater/wrappers/summary.ts";
 import { engineJson, sandbox } from "../../harness.ts";
 import { engineFilters } from "../../support/engine-api.ts";
+import { removeComposeProject } from "../../support/fixture.ts";
 import { docker, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 
 const fx = new Fixture();
@@ -128,10 +129,7 @@ afterAll(() => fx.cleanup(), 120_000);
 describe.skipIf(!composeWorks)("a tag move written into the compose files", () => {
   const downs: Project[] = [];
   afterAll(() => {
-    for (const p of downs)
-      docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], {
-        allowFailure: true,
-      });
+    for (const p of downs) removeComposeProject(p.name);
   }, 120_000);
   const track = (p: Project) => (downs.push(p), p);
 
@@ -580,10 +578,7 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
   const downs: Project[] = [];
   const mounts: string[] = [];
   afterAll(() => {
-    for (const p of downs)
-      docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], {
-        allowFailure: true,
-      });
+    for (const p of downs) removeComposeProject(p.name);
     for (const m of mounts) Bun.spawnSync(["umount", m]);
   }, 120_000);
   const track = (p: Project) => (downs.push(p), p);
