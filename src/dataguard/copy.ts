@@ -13,7 +13,8 @@ import { timerDelay } from "../core/timers.ts";
 import type { Engine } from "../engine/port.ts";
 import type { GuardedMount } from "./mounts.ts";
 import { type CopiedMount, type Copy, type CopyStore, type Manifest, mountFile } from "./store.ts";
-import { firstEntryType, startsWithFolder } from "./tar.ts";
+import { firstEntryType, startsWithFolder, XattrMerger, type XattrsByPath } from "./tar.ts";
+import { readXattrs, type XattrReader } from "./xattrs.ts";
 
 export interface CopyRequest {
   container: string;
@@ -50,10 +51,13 @@ export async function copyMounts(
   store: CopyStore,
   request: CopyRequest,
   now: () => Date = () => new Date(),
+  xattrs: XattrReader = readXattrs,
 ): Promise<CopyOutcome> {
   const started = performance.now();
   const { id, dir } = store.begin(request.container, request.containerId, now());
   try {
+    // the attributes first: the engine's archive leaves them out (xattrs.ts)
+    const attributes = await xattrs(engine, request.mounts);
     const copied: CopiedMount[] = [];
     let total = 0;
     for (const [index, mount] of request.mounts.entries()) {
@@ -64,6 +68,7 @@ export async function copyMounts(
         mount.destination,
         join(dir, file),
         request.limit.bytes - total,
+        "maps" in attributes ? (attributes.maps[index] ?? new Map()) : new Map(),
       );
       if (written === null) continue; // a file, not a folder: not guarded (docs/data-guard.md)
       total += written.bytes;
@@ -81,6 +86,7 @@ export async function copyMounts(
       bytes: total,
       superseded_at: null,
       mounts: copied,
+      ...("problem" in attributes ? { xattrs_lost: attributes.problem.slice(0, 1024) } : {}),
     };
     store.complete(dir, manifest);
     return { kind: "copied", copy: { id, dir, manifest } };
@@ -107,6 +113,7 @@ async function copyOne(
   destination: string,
   path: string,
   limit: number,
+  xattrs: XattrsByPath,
 ): Promise<{ bytes: number; sha256: string } | null> {
   const stream = await engine.readArchive(containerId, destination);
   const reader = stream.getReader();
@@ -115,10 +122,20 @@ async function copyOne(
   const hash = new Bun.CryptoHasher("sha256");
   let bytes = 0;
   let checkedFirst = false;
+  const merger = new XattrMerger(xattrs);
+  const put = (piece: Uint8Array) => {
+    bytes += piece.byteLength;
+    if (bytes > limit) throw new OverLimit(bytes);
+    hash.update(piece);
+    writeAll(file, piece); // synchronous: a chunk is half a MiB, and no await between chunks
+  };
   try {
     for (;;) {
       const { done, value } = await readChunk(reader, destination);
-      if (done) break;
+      if (done) {
+        for (const piece of merger.end()) put(piece);
+        break;
+      }
       if (!checkedFirst && value.byteLength >= 512) {
         checkedFirst = true;
         if (!startsWithFolder(firstEntryType(value))) {
@@ -129,13 +146,11 @@ async function copyOne(
           return null;
         }
       }
-      bytes += value.byteLength;
-      if (bytes > limit) throw new OverLimit(bytes);
-      hash.update(value);
-      writeAll(file, value); // synchronous: a chunk is half a MiB, and no await between chunks
+      const before = bytes;
+      for (const piece of merger.push(value)) put(piece);
       // the chunks are garbage once written: collected as they go, or a copy of a large volume
       // would hold a hundred MiB of them until the collector comes by itself (docs/data-guard.md)
-      if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor((bytes - value.byteLength) / COLLECT_EVERY)) Bun.gc(false);
+      if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor(before / COLLECT_EVERY)) Bun.gc(false);
     }
     fsyncSync(file);
     return { bytes, sha256: hash.digest("hex") };
