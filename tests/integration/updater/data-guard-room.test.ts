@@ -1,8 +1,8 @@
 /**
  * The data guard's copy and restore on the sandbox's engine, through the Engine API alone: what
  * v1 wrote comes back exactly (owners, modes, times, symlinks, hard links, fifos, contents) after
- * another container rewrote it, for a named and an anonymous volume. User extended attributes are
- * the known gap: the engine's archive leaves them out (docs/data-guard.md).
+ * another container rewrote it, for a named and an anonymous volume, user extended attributes
+ * included (the engine's archive leaves them out: a helper reads them, docs/data-guard.md).
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
