@@ -4,7 +4,7 @@
  * as it goes, never held in memory; the manifest is written last. Over the limit (the size cap or
  * the room left), the copy stops at once and leaves nothing behind.
  */
-import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { formatSize } from "../config/values.ts";
@@ -35,6 +35,9 @@ export type CopyOutcome = { kind: "copied"; copy: Copy } | { kind: "over"; bytes
  */
 export const ARCHIVE_IDLE_MS = 120_000;
 
+/** The reads of an archive rewritten with its extended attributes. */
+const REWRITE_CHUNK = 4 * 1024 * 1024;
+
 /** How often a copy asks for the chunks it wrote to be collected. */
 const COLLECT_EVERY = 32 * 1024 * 1024;
 
@@ -55,9 +58,9 @@ export async function copyMounts(
 ): Promise<CopyOutcome> {
   const started = performance.now();
   const { id, dir } = store.begin(request.container, request.containerId, now());
+  // read beside the archives: the engine's archive leaves them out (xattrs.ts); most volumes have none
+  const attributes = xattrs(engine, request.mounts).catch((error: Error) => ({ problem: error.message }));
   try {
-    // the attributes first: the engine's archive leaves them out (xattrs.ts)
-    const attributes = await xattrs(engine, request.mounts);
     const copied: CopiedMount[] = [];
     let total = 0;
     for (const [index, mount] of request.mounts.entries()) {
@@ -68,11 +71,20 @@ export async function copyMounts(
         mount.destination,
         join(dir, file),
         request.limit.bytes - total,
-        "maps" in attributes ? (attributes.maps[index] ?? new Map()) : new Map(),
       );
       if (written === null) continue; // a file, not a folder: not guarded (docs/data-guard.md)
       total += written.bytes;
       copied.push({ ...mount, file, bytes: written.bytes, sha256: written.sha256 });
+    }
+    const reading = await attributes;
+    if ("maps" in reading) {
+      for (const mount of copied) {
+        const map = reading.maps[request.mounts.findIndex((m) => m.destination === mount.destination)];
+        if (!map || map.size === 0) continue;
+        const merged = addXattrs(join(dir, mount.file), map, request.limit.bytes - total + mount.bytes);
+        total += merged.bytes - mount.bytes;
+        Object.assign(mount, merged);
+      }
     }
     const manifest: Manifest = {
       format: 1,
@@ -86,11 +98,12 @@ export async function copyMounts(
       bytes: total,
       superseded_at: null,
       mounts: copied,
-      ...("problem" in attributes ? { xattrs_lost: attributes.problem.slice(0, 1024) } : {}),
+      ...("problem" in reading ? { xattrs_lost: reading.problem.slice(0, 1024) } : {}),
     };
     store.complete(dir, manifest);
     return { kind: "copied", copy: { id, dir, manifest } };
   } catch (error) {
+    await attributes; // its helper is removed before the copy's failure is told
     await rm(dir, { recursive: true, force: true });
     if (error instanceof OverLimit) {
       return {
@@ -113,7 +126,6 @@ async function copyOne(
   destination: string,
   path: string,
   limit: number,
-  xattrs: XattrsByPath,
 ): Promise<{ bytes: number; sha256: string } | null> {
   const stream = await engine.readArchive(containerId, destination);
   const reader = stream.getReader();
@@ -122,20 +134,10 @@ async function copyOne(
   const hash = new Bun.CryptoHasher("sha256");
   let bytes = 0;
   let checkedFirst = false;
-  const merger = new XattrMerger(xattrs);
-  const put = (piece: Uint8Array) => {
-    bytes += piece.byteLength;
-    if (bytes > limit) throw new OverLimit(bytes);
-    hash.update(piece);
-    writeAll(file, piece); // synchronous: a chunk is half a MiB, and no await between chunks
-  };
   try {
     for (;;) {
       const { done, value } = await readChunk(reader, destination);
-      if (done) {
-        for (const piece of merger.end()) put(piece);
-        break;
-      }
+      if (done) break;
       if (!checkedFirst && value.byteLength >= 512) {
         checkedFirst = true;
         if (!startsWithFolder(firstEntryType(value))) {
@@ -146,11 +148,13 @@ async function copyOne(
           return null;
         }
       }
-      const before = bytes;
-      for (const piece of merger.push(value)) put(piece);
+      bytes += value.byteLength;
+      if (bytes > limit) throw new OverLimit(bytes);
+      hash.update(value);
+      writeAll(file, value); // synchronous: a chunk is half a MiB, and no await between chunks
       // the chunks are garbage once written: collected as they go, or a copy of a large volume
       // would hold a hundred MiB of them until the collector comes by itself (docs/data-guard.md)
-      if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor(before / COLLECT_EVERY)) Bun.gc(false);
+      if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor((bytes - value.byteLength) / COLLECT_EVERY)) Bun.gc(false);
     }
     fsyncSync(file);
     return { bytes, sha256: hash.digest("hex") };
@@ -161,6 +165,40 @@ async function copyOne(
   } finally {
     if (!closed) closeSync(file);
   }
+}
+
+/**
+ * Rewrites the archive at `path` with the attributes of `xattrs` added (tar.ts, XattrMerger), in
+ * large synchronous reads and writes, and renames it over the first once synced.
+ */
+function addXattrs(path: string, xattrs: XattrsByPath, limit: number): { bytes: number; sha256: string } {
+  const merger = new XattrMerger(xattrs);
+  const hash = new Bun.CryptoHasher("sha256");
+  const input = openSync(path, "r");
+  const output = openSync(`${path}.xattrs`, "w", 0o600);
+  let bytes = 0;
+  const put = (piece: Uint8Array) => {
+    bytes += piece.byteLength;
+    if (bytes > limit) throw new OverLimit(bytes);
+    hash.update(piece);
+    writeAll(output, piece);
+  };
+  try {
+    const buffer = new Uint8Array(REWRITE_CHUNK);
+    for (;;) {
+      const read = readSync(input, buffer, 0, REWRITE_CHUNK, null);
+      if (read === 0) break;
+      for (const piece of merger.push(buffer.subarray(0, read))) put(piece);
+      // each piece is written before the buffer is read into again (what the merger holds is its own copy)
+    }
+    for (const piece of merger.end()) put(piece);
+    fsyncSync(output);
+  } finally {
+    closeSync(input);
+    closeSync(output);
+  }
+  renameSync(`${path}.xattrs`, path);
+  return { bytes, sha256: hash.digest("hex") };
 }
 
 function writeAll(file: number, chunk: Uint8Array): void {

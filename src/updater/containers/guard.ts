@@ -81,6 +81,8 @@ export async function copyGuarded(ctx: ProtocolContext, r: Replacement): Promise
     size: formatSize(outcome.copy.manifest.bytes),
     duration_ms: outcome.copy.manifest.duration_ms,
   });
+  const lost = outcome.copy.manifest.xattrs_lost;
+  if (lost) ctx.log.warn("data copied without its extended attributes", { container: r.name, reason: lost });
   return undefined;
 }
 
