@@ -4,7 +4,7 @@
  * as it goes, never held in memory; the manifest is written last. Over the limit (the size cap or
  * the room left), the copy stops at once and leaves nothing behind.
  */
-import { closeSync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
+import { closeSync, fdatasync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { formatSize } from "../config/values.ts";
@@ -37,6 +37,13 @@ export const ARCHIVE_IDLE_MS = 120_000;
 
 /** The reads of an archive rewritten with its extended attributes. */
 const REWRITE_CHUNK = 4 * 1024 * 1024;
+
+/**
+ * How often a copy asks the disk to write back what it has written so far, on the runtime's file
+ * threads while the archive streams on: the sync before the manifest then waits for the last part
+ * alone, not for the whole archive (docs/data-guard.md, "Cost").
+ */
+const WRITE_BACK_EVERY = 32 * 1024 * 1024;
 
 /** How often a copy asks for the chunks it wrote to be collected. */
 const COLLECT_EVERY = 32 * 1024 * 1024;
@@ -134,6 +141,7 @@ async function copyOne(
   const hash = new Bun.CryptoHasher("sha256");
   let bytes = 0;
   let checkedFirst = false;
+  const writeBack = new WriteBack(file);
   try {
     for (;;) {
       const { done, value } = await readChunk(reader, destination);
@@ -155,7 +163,9 @@ async function copyOne(
       // the chunks are garbage once written: collected as they go, or a copy of a large volume
       // would hold a hundred MiB of them until the collector comes by itself (docs/data-guard.md)
       if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor((bytes - value.byteLength) / COLLECT_EVERY)) Bun.gc(false);
+      writeBack.written(bytes);
     }
+    await writeBack.idle();
     fsyncSync(file);
     return { bytes, sha256: hash.digest("hex") };
   } catch (error) {
@@ -163,7 +173,29 @@ async function copyOne(
     if (error instanceof OverLimit) throw error;
     throw new SvcError("engine", `copying ${destination}: ${(error as Error).message}`, { cause: error });
   } finally {
+    await writeBack.idle(); // the file stays open while a write-back of it runs
     if (!closed) closeSync(file);
+  }
+}
+
+/** The write-back of a file being written, started every WRITE_BACK_EVERY bytes, one at a time, never awaited but at the end. */
+class WriteBack {
+  private running: Promise<void> | null = null;
+  private asked = 0;
+
+  constructor(private readonly file: number) {}
+
+  written(bytes: number): void {
+    if (this.running || bytes - this.asked < WRITE_BACK_EVERY) return;
+    this.asked = bytes;
+    // its failure is the final fsync's to tell
+    this.running = new Promise<void>((done) => fdatasync(this.file, () => done())).then(() => {
+      this.running = null;
+    });
+  }
+
+  idle(): Promise<void> {
+    return this.running ?? Promise.resolve();
   }
 }
 
