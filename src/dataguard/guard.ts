@@ -11,6 +11,7 @@ import { type CopyOutcome, copyMounts, measureMounts } from "./copy.ts";
 import { type GuardedMount, type GuardMode, guardedMounts, guardModeOf } from "./mounts.ts";
 import { type RestoreResult, restoreCopy } from "./restore.ts";
 import { type Copy, CopyStore } from "./store.ts";
+import { helperImageOf } from "./xattrs.ts";
 
 export const GUARD_LABEL = "svc.data_guard";
 const MODE_ORDER: readonly GuardMode[] = ["off", "volumes", "all"];
@@ -140,6 +141,7 @@ export class DataGuard {
     if ("problem" in guarded) return this.over(`data_guard: ${guarded.problem}`);
     if (guarded.mounts.length === 0) return { kind: "off" };
     if (!this.store) return this.over("data_guard: no folder to keep copies in (set state_dir or data_guard_dir)");
+    void helperImageOf(this.engine); // imported while the container still runs, not during its downtime
     const limit = this.limitFor(inspect.Name.replace(/^\//, ""));
     const measured = await measureMounts(this.engine, inspect.Id, guarded.mounts, limit.bytes);
     if (measured > limit.bytes)

@@ -117,15 +117,24 @@ interface HelperImage {
 
 const images = new WeakMap<Engine, Promise<HelperImage | { problem: string }>>();
 
-/** The helper reading the attributes of `mounts` through `engine` (the image imported on first use). */
-export const readXattrs: XattrReader = async (engine, mounts) => {
-  if (mounts.length === 0) return { maps: [] };
+/**
+ * The helper's image on `engine`, imported on first use (once per engine and svc process: a
+ * failure too is remembered). The updater asks for it while the old container still runs, so
+ * that the first copy does not wait for the import (guard.ts).
+ */
+export function helperImageOf(engine: Engine): Promise<HelperImage | { problem: string }> {
   let image = images.get(engine);
   if (!image) {
     image = helperImage(engine).catch((error) => ({ problem: toSvcError(error).message }));
     images.set(engine, image);
   }
-  const ready = await image;
+  return image;
+}
+
+/** The helper reading the attributes of `mounts` through `engine`. */
+export const readXattrs: XattrReader = async (engine, mounts) => {
+  if (mounts.length === 0) return { maps: [] };
+  const ready = await helperImageOf(engine);
   if ("problem" in ready) return ready;
   try {
     const answer = await runHelper(engine, ready, mounts);
