@@ -14,7 +14,7 @@ import type { Engine } from "../engine/port.ts";
 import type { GuardedMount } from "./mounts.ts";
 import { type CopiedMount, type Copy, type CopyStore, type Manifest, mountFile } from "./store.ts";
 import { firstEntryType, startsWithFolder, XattrMerger, type XattrsByPath } from "./tar.ts";
-import { readXattrs, type XattrReader } from "./xattrs.ts";
+import { type PreparedHelper, readXattrs, type XattrReader } from "./xattrs.ts";
 
 export interface CopyRequest {
   container: string;
@@ -25,6 +25,8 @@ export interface CopyRequest {
   mounts: GuardedMount[];
   /** the most the copy may take: the cap or the room left, whichever is smaller */
   limit: { bytes: number; why: string };
+  /** the helper that reads the extended attributes, created before the stop (xattrs.ts) */
+  xattrHelper?: PreparedHelper;
 }
 
 export type CopyOutcome = { kind: "copied"; copy: Copy } | { kind: "over"; bytes: number; reason: string };
@@ -66,7 +68,9 @@ export async function copyMounts(
   const started = performance.now();
   const { id, dir } = store.begin(request.container, request.containerId, now());
   // read beside the archives: the engine's archive leaves them out (xattrs.ts); most volumes have none
-  const attributes = xattrs(engine, request.mounts).catch((error: Error) => ({ problem: error.message }));
+  const attributes = xattrs(engine, request.mounts, request.xattrHelper).catch((error: Error) => ({
+    problem: error.message,
+  }));
   try {
     const copied: CopiedMount[] = [];
     let total = 0;

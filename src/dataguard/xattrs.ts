@@ -99,8 +99,14 @@ writeFileSync(out, JSON.stringify(result));
 const answerSchema = z.array(z.record(z.string(), z.record(z.string().max(255), z.string())));
 
 export type XattrReading = { maps: XattrsByPath[] } | { problem: string };
-/** Reads the attributes of `mounts` of the stopped container `containerId`; one map per mount, by archive entry name. */
-export type XattrReader = (engine: Engine, mounts: GuardedMount[]) => Promise<XattrReading>;
+/**
+ * Reads the attributes of `mounts` (of a stopped container); one map per mount, by archive entry
+ * name. `prepared`: the helper created for them before the stop (`prepareXattrHelper`).
+ */
+export type XattrReader = (engine: Engine, mounts: GuardedMount[], prepared?: PreparedHelper) => Promise<XattrReading>;
+
+/** A helper created (not started) for a copy's mounts while the container still ran, or why there is none. */
+export type PreparedHelper = Promise<{ id: string } | { problem: string }>;
 
 interface RuntimeFile {
   /** where it goes in the helper image */
@@ -117,12 +123,8 @@ interface HelperImage {
 
 const images = new WeakMap<Engine, Promise<HelperImage | { problem: string }>>();
 
-/**
- * The helper's image on `engine`, imported on first use (once per engine and svc process: a
- * failure too is remembered). The updater asks for it while the old container still runs, so
- * that the first copy does not wait for the import (guard.ts).
- */
-export function helperImageOf(engine: Engine): Promise<HelperImage | { problem: string }> {
+/** The helper's image on `engine`, imported on first use (once per engine and svc process: a failure too is remembered). */
+function helperImageOf(engine: Engine): Promise<HelperImage | { problem: string }> {
   let image = images.get(engine);
   if (!image) {
     image = helperImage(engine).catch((error) => ({ problem: toSvcError(error).message }));
@@ -131,13 +133,46 @@ export function helperImageOf(engine: Engine): Promise<HelperImage | { problem: 
   return image;
 }
 
-/** The helper reading the attributes of `mounts` through `engine`. */
-export const readXattrs: XattrReader = async (engine, mounts) => {
-  if (mounts.length === 0) return { maps: [] };
-  const ready = await helperImageOf(engine);
-  if ("problem" in ready) return ready;
+/** This process's helpers carry this value of HELPER_LABEL. */
+const INSTANCE = randomBytes(6).toString("hex");
+/** The helpers this process created and has not removed yet, with when (a plan abandoned leaves one). */
+const pending = new Map<string, number>();
+/** A helper of this process older than this was left by an update that never copied. */
+const ABANDONED_MS = 15 * 60_000;
+
+/**
+ * The helper of a copy of `mounts`, created while the container still runs (after the image,
+ * imported on first use): the engine's create is then out of the downtime. The copy starts it
+ * (`readXattrs`); a plan given up removes it (`discardXattrHelper`).
+ */
+export function prepareXattrHelper(engine: Engine, mounts: GuardedMount[]): PreparedHelper {
+  return (async () => {
+    const image = await helperImageOf(engine);
+    if ("problem" in image) return image;
+    try {
+      return { id: await createHelper(engine, image, mounts) };
+    } catch (error) {
+      return { problem: `the helper that reads them could not be created: ${toSvcError(error).message}` };
+    }
+  })();
+}
+
+/** Removes a prepared helper that will not run. */
+export async function discardXattrHelper(engine: Engine, prepared: PreparedHelper | undefined): Promise<void> {
+  const helper = await prepared;
+  if (helper && "id" in helper) await removeHelper(engine, helper.id);
+}
+
+/** The helper reading the attributes of `mounts` through `engine` (the one prepared, else one made now). */
+export const readXattrs: XattrReader = async (engine, mounts, prepared) => {
+  if (mounts.length === 0) {
+    await discardXattrHelper(engine, prepared);
+    return { maps: [] };
+  }
+  const helper = await (prepared ?? prepareXattrHelper(engine, mounts));
+  if ("problem" in helper) return helper;
   try {
-    const answer = await runHelper(engine, ready, mounts);
+    const answer = await runHelper(engine, helper.id, mounts.length);
     return {
       maps: answer.map((paths, index) => {
         const { base } = archiveParent(mounts[index]!.destination);
@@ -152,6 +187,8 @@ export const readXattrs: XattrReader = async (engine, mounts) => {
     };
   } catch (error) {
     return { problem: `the helper that reads them failed: ${toSvcError(error).message}` };
+  } finally {
+    await removeHelper(engine, helper.id);
   }
 };
 
@@ -296,12 +333,8 @@ async function removeOtherHelperImages(engine: Engine, keep: string): Promise<vo
   }
 }
 
-/** Runs one helper over `mounts` and returns its answer; the helper is removed whatever happens. */
-async function runHelper(
-  engine: Engine,
-  image: HelperImage,
-  mounts: GuardedMount[],
-): Promise<z.infer<typeof answerSchema>> {
+/** Creates (does not start) a helper over `mounts`, once the helpers left behind are removed. */
+async function createHelper(engine: Engine, image: HelperImage, mounts: GuardedMount[]): Promise<string> {
   await removeLeftHelpers(engine);
   const id = await engine.createHelper({
     name: `svc-data-guard-xattrs-${randomBytes(6).toString("hex")}`,
@@ -309,7 +342,7 @@ async function runHelper(
     cmd: [RUNTIME, SCRIPT, OUT, ...mounts.map((_, index) => `/guard/${index}`)],
     env: image.env,
     user: "0:0",
-    labels: { [HELPER_LABEL]: "xattrs", "svc.enable": "false" },
+    labels: { [HELPER_LABEL]: INSTANCE, "svc.enable": "false" },
     mounts: mounts.map((mount, index) =>
       mount.type === "volume"
         ? {
@@ -323,22 +356,29 @@ async function runHelper(
     ),
     autoRemove: false,
   });
-  try {
-    await engine.startContainer(id);
-    const exitCode = await waitForExit(engine, id);
-    if (exitCode !== 0) {
-      const said = await engine.containerLogs(id, 5).catch(() => "");
-      throw new Error(`exit code ${exitCode}${said.trim() ? `: ${said.trim().slice(0, 500)}` : ""}`);
-    }
-    const archive = await readAll(await engine.readArchive(id, OUT), MAX_ATTRIBUTE_BYTES * 2);
-    const answer = firstFileOf(archive);
-    if (!answer) throw new Error("it wrote no answer");
-    const parsed = answerSchema.safeParse(JSON.parse(new TextDecoder().decode(answer)));
-    if (!parsed.success || parsed.data.length !== mounts.length) throw new Error("its answer is not one svc reads");
-    return parsed.data;
-  } finally {
-    await engine.removeContainer(id, { force: true }).catch(() => {});
+  pending.set(id, Date.now());
+  return id;
+}
+
+/** Starts a prepared helper and returns its answer (one map per mount). */
+async function runHelper(engine: Engine, id: string, mounts: number): Promise<z.infer<typeof answerSchema>> {
+  await engine.startContainer(id);
+  const exitCode = await waitForExit(engine, id);
+  if (exitCode !== 0) {
+    const said = await engine.containerLogs(id, 5).catch(() => "");
+    throw new Error(`exit code ${exitCode}${said.trim() ? `: ${said.trim().slice(0, 500)}` : ""}`);
   }
+  const archive = await readAll(await engine.readArchive(id, OUT), MAX_ATTRIBUTE_BYTES * 2);
+  const answer = firstFileOf(archive);
+  if (!answer) throw new Error("it wrote no answer");
+  const parsed = answerSchema.safeParse(JSON.parse(new TextDecoder().decode(answer)));
+  if (!parsed.success || parsed.data.length !== mounts) throw new Error("its answer is not one svc reads");
+  return parsed.data;
+}
+
+async function removeHelper(engine: Engine, id: string): Promise<void> {
+  pending.delete(id);
+  await engine.removeContainer(id, { force: true }).catch(() => {});
 }
 
 async function waitForExit(engine: Engine, id: string): Promise<number> {
@@ -351,11 +391,22 @@ async function waitForExit(engine: Engine, id: string): Promise<number> {
   }
 }
 
-/** Helpers a crash of svc left behind (they hold the volumes read-only); one still running may be another copy's. */
+/**
+ * Helpers left behind: by a crash of svc (another instance's value of the label: removed unless
+ * it runs), or by an update of this process that never copied (not pending, or pending too long).
+ * They hold the guarded volumes, read-only.
+ */
 async function removeLeftHelpers(engine: Engine): Promise<void> {
-  for (const container of await engine.listContainers())
-    if (container.labels[HELPER_LABEL] !== undefined && (container.state === "exited" || container.state === "dead"))
-      await engine.removeContainer(container.id, { force: true }).catch(() => {});
+  for (const container of await engine.listContainers()) {
+    const owner = container.labels[HELPER_LABEL];
+    if (owner === undefined) continue;
+    const since = pending.get(container.id);
+    const left =
+      owner === INSTANCE
+        ? since === undefined || Date.now() - since > ABANDONED_MS
+        : container.state === "exited" || container.state === "dead" || container.state === "created";
+    if (left) await removeHelper(engine, container.id);
+  }
 }
 
 async function readAll(stream: ReadableStream<Uint8Array>, cap: number): Promise<Uint8Array> {

@@ -86,6 +86,12 @@ export async function copyGuarded(ctx: ProtocolContext, r: Replacement): Promise
   return undefined;
 }
 
+/** An update given up before its copy: the helper prepared for the copy goes (docs/data-guard.md). */
+export async function dropGuardPlan(ctx: ProtocolContext, r: Replacement): Promise<void> {
+  if (r.guardPlan) await ctx.guard?.drop(r.guardPlan);
+  r.guardPlan = undefined;
+}
+
 /** Whether undoing `r` must put its data back: a copy exists and the new container may have run. */
 export function mustRestore(r: Replacement): boolean {
   return r.copy !== undefined && r.dataTouched === true;
