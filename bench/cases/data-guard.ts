@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../src/config/index.ts";
-import { CopyStore, copyMounts, guardedMounts, restoreCopy } from "../../src/dataguard/index.ts";
+import { CopyStore, copyMounts, guardedMounts, prepareXattrHelper, restoreCopy } from "../../src/dataguard/index.ts";
 import { createDockerEngine } from "../../src/engine/index.ts";
 import { silentAudit, silentLogger } from "../../src/log/index.ts";
 import { Metrics } from "../../src/metrics/index.ts";
@@ -128,9 +128,13 @@ export async function benchDataGuard(env: DataGuardBenchEnv): Promise<void> {
         `http://localhost/containers/${inspect.Id}/archive?path=/data`,
       ]);
       endpointMs.push(performance.now() - started);
+      // as in an update, the helper that reads the extended attributes is created before the stop
+      const xattrHelper = prepareXattrHelper(engine, mounts);
+      await xattrHelper;
       settled();
       started = performance.now();
       const copied = await copyMounts(engine, store, {
+        xattrHelper,
         container: name,
         containerId: inspect.Id,
         image,

@@ -36,7 +36,7 @@ const OUT = `${HOME}/xattrs.json`;
 const MAX_ATTRIBUTE_BYTES = 64 * 1024 * 1024;
 /** The longest a helper may take to read every attribute (it walks every file of the mounts). */
 const HELPER_TIMEOUT_MS = 300_000;
-const POLL_MS = 50;
+const POLL_MS = 20;
 
 /**
  * What runs in the helper: `bun xattrs.js OUT ROOT...` writes, for each ROOT, the attributes of
@@ -188,7 +188,8 @@ export const readXattrs: XattrReader = async (engine, mounts, prepared) => {
   } catch (error) {
     return { problem: `the helper that reads them failed: ${toSvcError(error).message}` };
   } finally {
-    await removeHelper(engine, helper.id);
+    // not waited for: the copy is downtime, and a helper left is removed before the next is made
+    void removeHelper(engine, helper.id);
   }
 };
 
