@@ -8,6 +8,7 @@ import { token } from "./api.ts";
 import { bulk } from "./bulk.ts";
 import { load, loadSession } from "./data.ts";
 import { openLinkedRow } from "./deep-link.ts";
+import { copies } from "./copies.ts";
 import { confirmDialog, infoDialog } from "./dialogs.ts";
 import { h, replace } from "./dom.ts";
 import { excluded } from "./excluded.ts";
@@ -41,6 +42,7 @@ export function showDashboard(root: HTMLElement, onSignOut: () => void): void {
       bulk,
       table,
       excluded,
+      copies,
       h(
         "section",
         { class: "history-section", "aria-labelledby": "history-title" },
