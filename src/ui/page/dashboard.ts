@@ -6,9 +6,9 @@
 import { act } from "./actions.ts";
 import { token } from "./api.ts";
 import { bulk } from "./bulk.ts";
+import { copies } from "./copies.ts";
 import { load, loadSession } from "./data.ts";
 import { openLinkedRow } from "./deep-link.ts";
-import { copies } from "./copies.ts";
 import { confirmDialog, infoDialog } from "./dialogs.ts";
 import { h, replace } from "./dom.ts";
 import { excluded } from "./excluded.ts";

@@ -185,6 +185,12 @@ describe("peers", () => {
     expect((await readOnly.request("/v1/peers/nas/data-guard", { headers: auth })).status).toBe(200);
     const refused = await readOnly.request(`/v1/peers/nas/data-guard${query}`, { method: "DELETE", headers: auth });
     expect(refused.status).toBe(405);
+    // a viewer reads them too, and deletes none
+    const family = makeApp({ http_api: { ui: true, viewer_tokens: ["family"] }, peers });
+    const viewer = { authorization: "Bearer family" };
+    expect((await family.request("/v1/peers/nas/data-guard", { headers: viewer })).status).toBe(200);
+    const forbidden = await family.request(`/v1/peers/nas/data-guard${query}`, { method: "DELETE", headers: viewer });
+    expect(forbidden.status).toBe(403);
     expect(nas.seen.filter((seen) => seen.method === "DELETE")).toHaveLength(1);
   });
 
