@@ -111,8 +111,30 @@ leg_env() { # leg_env INDEX LEG: the sandbox variables of one leg
   # in the machine's /var/lib/svc, which the legs side by side (and the machine's svc) would share
   echo "export XDG_STATE_HOME=$LOGS/state-${2/:/-}"
 }
+# Everything the tests make in a temporary folder goes under the run's own, so that a run that is
+# stopped half-way leaves nothing behind: the engines a test brings up there (the safety tests'
+# own, in svc-safety-*) are taken down with the legs'.
+# (readable by all, as /tmp is: a rootless engine's user and mosquitto's read test files there)
+export TMPDIR=$LOGS/tmp
+mkdir -p "$TMPDIR"
+chmod 755 "$LOGS"
+chmod 1777 "$TMPDIR"
+stop_descendants() { # stop_descendants PID: every process below PID, deepest first, by process id
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do
+    stop_descendants "$child"
+    kill -KILL "$child" 2>/dev/null || true
+  done
+}
 cleanup() {
-  local i
+  local i dir
+  # a run stopped half-way: its `bun test` processes and the svc processes they started first
+  stop_descendants $$
+  for dir in "$TMPDIR"/svc-safety-*/; do
+    [ -f "$dir/dockerd.pid" ] || [ -f "$dir/registry.pid" ] || continue
+    # (registry port 1: a port no sandbox takes, so no rootless user is named after it)
+    SVC_SANDBOX_DIR=${dir%/} SVC_SANDBOX_REGISTRY_PORT=1 bash scripts/sandbox.sh down || true
+  done
   for i in "${!LEGS[@]}"; do (eval "$(leg_env "$i" "${LEGS[$i]}")"; bash scripts/sandbox.sh down) || true; done
   rmdir "$BASE" 2>/dev/null || true
   rm -rf "$LOGS"
