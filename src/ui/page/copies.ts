@@ -33,7 +33,10 @@ export const copies = h(
   ),
 );
 
-/** The hosts whose copies were last asked for: a peer that comes or goes is asked then. */
+/**
+ * The hosts whose copies were last asked for, one a line (this host an empty line): a peer that
+ * comes or goes is asked then. This host alone is asked at the first full check ("checked").
+ */
 let asked = "";
 /** Answers of an earlier load that arrive after a later one's are dropped. */
 let loads = 0;
