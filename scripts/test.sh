@@ -51,6 +51,8 @@ OWN_ENGINES=(tests/integration/safety)
 # the Swarm tests make their engine a Swarm manager with a second engine as worker: a leg of their
 # own, on Docker 28.5 and on the oldest engine
 SWARM=(tests/integration/swarm)
+# the rest leg's folder that runs beside the others (its containers and svc instances all scoped)
+REST_APART=tests/integration/ui
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}" "${SWARM[@]}")
 ALL_LEGS=(docker28-containerd docker28-containerd:e2e docker28-containerd:rest docker28-containerd:swarm
   docker28 docker28:e2e docker20 docker20:e2e docker20:swarm podman podman-rootless podman5 podman5-rootless)
@@ -151,7 +153,7 @@ tests_of() { # what a leg runs
     *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
       # (tests/unit: `bun run check` runs them; tests/build: beside)
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
-        grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
+        grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman -e "$REST_APART" "${ENGINE_FACING[@]/#/-e}" ;;
     *:e2e) echo "${E2E_APART[@]}" ;;
     *:swarm) echo "${SWARM[@]}" ;;
     podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
@@ -171,7 +173,8 @@ unscoped_here() { # UNSCOPED without E2E_APART: its folders, the e2e folder file
 beside_of() { # what a leg runs beside tests_of: one line a process
   case "$1" in
     # the build tests compile svc and build its images (each svc they start has a scope of its own)
-    *:rest) echo tests/build ;;
+    # the page's tests (Chromium, every svc in its file's scope) in a process of their own
+    *:rest) echo tests/build; echo "$REST_APART" ;;
     *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
     *) scoped_halves; own_engine_files ;;
   esac
