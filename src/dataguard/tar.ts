@@ -2,7 +2,7 @@
  * The little of tar the data guard writes itself: one empty regular file (the request that
  * empties a mount, restore.ts), reading the type of an archive's first entry (a mount that is a
  * file, not a folder, is not guarded), the headers of the helper's image (xattrs.ts), and the
- * extended attributes added to the engine's archive as it streams by (`XattrMerger`). Everything
+ * extended attributes added to the engine's archive (`XattrMerger`, a stream transform). Everything
  * else is the engine's own tar, kept as it comes.
  */
 const BLOCK = 512;

@@ -2,15 +2,17 @@
  * The extended attributes of a stopped container's guarded mounts, read through the engine
  * (docs/data-guard.md, "Extended attributes"). The engine's archive (GET) carries only
  * `security.capability`, while its extraction (PUT) applies every `SCHILY.xattr.*` record an
- * archive carries: so a helper container reads the attributes, and the copy adds them to the
- * engine's archive as it streams by (tar.ts, `XattrMerger`); the restore stays the engine's own.
+ * archive carries: so a helper container reads the attributes while the archive streams, and a
+ * mount's archive that has some is rewritten once with them added (copy.ts; tar.ts,
+ * `XattrMerger`); the restore stays the engine's own.
  *
  * The helper runs svc's own runtime, nothing pulled: an image is imported once (POST
  * /images/create?fromSrc=-) from the runtime svc runs on (the compiled binary, or Bun), the C
  * library files it is linked against (read from /proc/self/maps, where the loader put them) and
  * the small reader script below, run by that runtime as Bun (BUN_BE_BUN=1). It mounts the
  * guarded mounts read-only, with no network, and writes what it found into its own file system,
- * which svc then reads through the archive endpoint. Where that cannot be done (another
+ * which svc then reads through the archive endpoint. It is created while the old container still
+ * runs (`prepareXattrHelper`), so that the engine's create is out of the downtime. Where that cannot be done (another
  * architecture than the engine's, an engine that cannot import, the helper failing), the copy is
  * made without the attributes and says so (the manifest's `xattrs_lost`).
  */
