@@ -263,7 +263,7 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
  * on a network of their own and (kube play) in a pod with an infra container: rootful only here,
  * where the sandbox has bridge networks (rootless they need slirp4netns's tun device).
  */
-describe.skipIf(engine !== "podman")("podman-compose and podman kube play, rootful", () => {
+describe.skipIf(!onPodman)(`podman-compose and podman kube play, ${how}`, () => {
   /** podman-compose runs `podman`; this one talks to the sandbox's service */
   function podmanCompose(dir: string, args: string[]): void {
     const wrapper = join(dir, "podman-remote");
