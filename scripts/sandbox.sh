@@ -243,6 +243,49 @@ start_podman_rootless() {
   wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
 }
 
+# A systemd user manager for the sandbox's user (podman-rootless): what runs a rootless Podman's
+# units (`podman generate systemd --new`, quadlet), for the test of svc restarting one
+# (docs/podman.md). This machine was not booted with systemd, which `systemd --user` checks
+# (/run/systemd/system): the manager runs in a mount namespace of its own with a private
+# /run/systemd. Its cgroup is a folder of the sandbox's own in each hierarchy systemd tracks
+# processes in (cgroup2 alone, or the named systemd one and the unified one beside it), owned by
+# the user; `down` stops the manager by its pid (it stops its units) and removes the folders.
+user_systemd_cgroups() {
+  if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then echo "/sys/fs/cgroup/svc-sandbox-$REGISTRY_PORT"; return; fi
+  local h
+  for h in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified; do [ -d "$h" ] && echo "$h/svc-sandbox-$REGISTRY_PORT"; done
+}
+
+start_user_systemd() {
+  alive "$DIR/systemd.pid" && return 0
+  command -v systemd >/dev/null || { log "no systemd here: no user manager for the unit test"; return 0; }
+  local p="$DIR/podman" uid cg cgroups=()
+  uid=$(rootless_uid)
+  mapfile -t cgroups < <(user_systemd_cgroups)
+  [ "${#cgroups[@]}" -gt 0 ] || { log "no cgroup hierarchy for a systemd user manager"; return 0; }
+  for cg in "${cgroups[@]}"; do mkdir -p "$cg" && chown -R "$uid" "$cg"; done
+  mkdir -p "$DIR/podman-home/.config/systemd/user"
+  chown -R "$ROOTLESS_USER:" "$DIR/podman-home"
+  # shellcheck disable=SC2016
+  setsid unshare --mount --propagation private sh -c '
+    mkdir -p /run/systemd && mount -t tmpfs -o mode=0755 tmpfs /run/systemd && mkdir /run/systemd/system || exit 1
+    for cg in $1; do echo $$ >"$cg/cgroup.procs" || exit 1; done
+    shift; exec "$@"' sh "${cgroups[*]}" setpriv --reuid "$uid" --regid "$uid" --init-groups \
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$DIR/podman-home" USER="$ROOTLESS_USER" XDG_RUNTIME_DIR="/run/user/$uid" \
+      CONTAINERS_CONF="$p/containers.conf" CONTAINERS_STORAGE_CONF="$p/storage.conf" CONTAINERS_REGISTRIES_CONF="$p/registries.conf" \
+      systemd --user >"$DIR/systemd.log" 2>&1 </dev/null &
+  echo $! >"$DIR/systemd.pid"
+  wait_for 30 test -S "/run/user/$uid/systemd/private" || { log "the systemd user manager did not start"; tail -5 "$DIR/systemd.log" >&2; }
+}
+
+stop_user_systemd() {
+  stop_pid "$DIR/systemd.pid"
+  local cg
+  for cg in $(user_systemd_cgroups); do
+    [ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+  done
+}
+
 # After its engine has stopped: the user's processes (conmon), mounts, runtime folder and ids.
 remove_rootless_user() {
   local uid
@@ -370,7 +413,7 @@ start_engine() {
   case "$ENGINE" in
     docker20|docker28|docker28-containerd) start_dockerd ;;
     podman) start_podman ;;
-    podman-rootless) start_podman_rootless ;;
+    podman-rootless) start_podman_rootless; start_user_systemd ;;
     podman5) start_podman5 ;;
     podman5-rootless) start_podman5_rootless ;;
     *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman, podman-rootless, podman5, podman5-rootless)"; exit 2 ;;
@@ -435,6 +478,8 @@ export SVC_TEST_AUTH_PASS="$AUTH_PASS"
 export SVC_TEST_ROOTFS="$DIR/rootfs.tar"
 export SVC_TEST_SWARM_WORKER_HOST="unix://$SWARM_WORKER/docker.sock"
 VARS
+  # podman-rootless: the user a test runs Podman's CLI, systemctl --user and svc as
+  if alive "$DIR/systemd.pid"; then echo "export SVC_TEST_USER_SYSTEMD=$ROOTLESS_USER"; fi
 }
 
 up() {
@@ -535,6 +580,8 @@ stop_pid() { # stop_pid PIDFILE: TERM, wait up to 20 s, then KILL
 down() {
   [ -d "$DIR" ] || return 0
   [ ! -d "$SWARM_WORKER" ] || swarm_down || true
+  # first, so that no unit starts its container again while the containers go
+  stop_user_systemd
   if alive "$DIR/dockerd.pid" || alive "$DIR/podman.pid"; then
     # Containers first, so that no shim outlives the engine; then the networks, whose bridges
     # would otherwise stay in the host's kernel after the engine is gone.
@@ -575,7 +622,7 @@ keep_logs() {
 }
 
 status() {
-  for p in dockerd podman registry auth-registry; do
+  for p in dockerd podman systemd registry auth-registry; do
     if alive "$DIR/$p.pid"; then echo "$p: running ($(cat "$DIR/$p.pid"))"; else echo "$p: stopped"; fi
   done
 }
