@@ -307,9 +307,9 @@ remove_rootless_user() {
 # /svc, mounted there only, gone with the namespace; its socket is the folder's podman.sock. runc, not
 # crun: crun refuses this machine's hybrid cgroups. Its runtime state is under the same short /tmp path as the rootful
 # one's (inside the root), which `down` finds its conmon monitors by. Its bridge networks have no
-# firewall rules (netavark's firewall_driver "none"): the sid root has neither nft nor iptables, and
-# rules of its own would be written into the host's tables, which every sandbox shares; the tests
-# reach no container over its network.
+# firewall rules (netavark's firewall_driver "none", rootful and rootless): the sid root has neither
+# nft nor iptables, and a rootful Podman's rules would be written into the host's tables, which
+# every sandbox shares; the tests reach no container over its network.
 PODMAN5_PIN="5.8"
 # passt (pasta) is rootless Podman 5's network: a rootless bridge network (podman-compose's, a kube
 # pod's) lives in a namespace pasta connects. The root's folder is named after this list, so that a
@@ -380,7 +380,7 @@ start_podman5_rootless() {
   SOCK="$run/podman/podman.sock"
   mkdir -p "$run" "$p/home" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
   chmod 0700 "$run"
-  printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n' >"$p/containers.conf"
+  printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n[network]\nfirewall_driver = "none"\n' >"$p/containers.conf"
   printf '[storage]\ndriver = "vfs"\n' >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'

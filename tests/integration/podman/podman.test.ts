@@ -384,42 +384,40 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
     user(["systemctl", "--user", "start", unit]);
     return unit;
   }
-  const stopUnits: string[] = [];
-  afterAll(() => {
-    for (const unit of stopUnits) Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
-  });
-
   test("the new image pulled, the unit restarted: its container on the new image, with its unit label; one that does not start is rolled back through the unit", async () => {
     const name = fx.name("unit");
     const v1 = fx.image("unit", { changes: [QUICK_STOP_CMD] });
     const unit = startUnit(name, v1.ref);
-    stopUnits.push(unit);
-    const before = inspect(name);
-    expect(before.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
-    const v2 = fx.image("unit", { changes: [QUICK_STOP_CMD] });
+    try {
+      const before = inspect(name);
+      expect(before.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+      const v2 = fx.image("unit", { changes: [QUICK_STOP_CMD] });
 
-    const run = await svcAsUser(name);
-    const entry = entryIn(run.svc.output, name);
-    expect(entry?.state, run.svc.describe()).toBe("updated");
-    expect(entry?.reason).toContain(`unit ${unit}`);
-    const after = inspect(name);
-    expect(after.Id).not.toBe(before.Id);
-    expect(after.Image).toBe(v2.id);
-    expect(after.State.Running).toBe(true);
-    expect(after.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
-    expect(user(["systemctl", "--user", "show", "--property=ActiveState", unit])).toBe("ActiveState=active");
+      const run = await svcAsUser(name);
+      const entry = entryIn(run.svc.output, name);
+      expect(entry?.state, run.svc.describe()).toBe("updated");
+      expect(entry?.reason).toContain(`unit ${unit}`);
+      const after = inspect(name);
+      expect(after.Id).not.toBe(before.Id);
+      expect(after.Image).toBe(v2.id);
+      expect(after.State.Running).toBe(true);
+      expect(after.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+      expect(user(["systemctl", "--user", "show", "--property=ActiveState", unit])).toBe("ActiveState=active");
 
-    // an image whose command fails at once: the unit's container does not run it
-    const v3 = fx.image("unit", { changes: ['CMD ["false"]'] });
-    const failing = await svcAsUser(name);
-    const back = entryIn(failing.svc.output, name);
-    expect(back?.state, failing.svc.describe()).toBe("rolled_back");
-    const rolledBack = inspect(name);
-    expect(rolledBack.Image).toBe(v2.id);
-    expect(rolledBack.Image).not.toBe(v3.id);
-    expect(rolledBack.State.Running).toBe(true);
-    // the tag the unit runs names the image it ran before again
-    expect(inspect(v2.ref).Id).toBe(v2.id);
+      // an image whose command fails at once: the unit's container does not run it
+      const v3 = fx.image("unit", { changes: ['CMD ["false"]'] });
+      const failing = await svcAsUser(name);
+      const back = entryIn(failing.svc.output, name);
+      expect(back?.state, failing.svc.describe()).toBe("rolled_back");
+      const rolledBack = inspect(name);
+      expect(rolledBack.Image).toBe(v2.id);
+      expect(rolledBack.Image).not.toBe(v3.id);
+      expect(rolledBack.State.Running).toBe(true);
+      // the tag the unit runs names the image it ran before again
+      expect(inspect(v2.ref).Id).toBe(v2.id);
+    } finally {
+      Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
+    }
   }, 240_000);
 });
 
