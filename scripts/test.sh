@@ -151,8 +151,16 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     # the build tests compile svc and build its images (each svc they start has a scope of its own)
     *:rest) echo tests/build ;;
     *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
-    *) echo "${SCOPED[@]}"; echo "${OWN_ENGINES[@]}" ;;
+    *) scoped_halves; own_engine_files ;;
   esac
+}
+scoped_halves() { # the updater tests in two processes of about the same length (docs/testing.md)
+  local half=(tests/integration/updater/compose*.test.ts tests/integration/updater/data-guard*.test.ts)
+  echo "${half[@]}"
+  find "${SCOPED[@]}" -name '*.test.ts' | sort | grep -vxF "${half[@]/#/-e}" | paste -sd ' '
+}
+own_engine_files() { # the safety tests, a process (and so an engine) each file
+  find "${OWN_ENGINES[@]}" -name '*.test.ts' | sort
 }
 
 run_check() { # `bun run check` into $LOGS/check.log, its exit code and seconds into check.rc

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import type { IClientOptions } from "mqtt";
 import type { Config } from "../../config/index.ts";
 import { SvcError } from "../../core/errors.ts";
+import { decodePercent } from "../../core/urls.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ProgressEvent } from "../../updater/cycle/progress.ts";
 import type { SessionReport } from "../../updater/types.ts";
@@ -59,8 +60,9 @@ export function brokerAddress(
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   const port = url.port ? Number(url.port) : tls ? 8883 : 1883;
   const address: BrokerAddress = { protocol: tls ? "mqtts" : "mqtt", host, port, tls };
-  if (url.username) address.username = decodeURIComponent(url.username);
-  if (url.password) address.password = decodeURIComponent(url.password);
+  // a lone "%" in a password is the password's own character, never a reason to fail the start
+  if (url.username) address.username = decodePercent(url.username);
+  if (url.password) address.password = decodePercent(url.password);
   return address;
 }
 

@@ -39,19 +39,25 @@ async function rejection(promise: Promise<unknown>): Promise<{ kind: string; mes
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "svc-engine-tls-"));
-  openssl("req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj /CN=svc-test-ca");
+  openssl(
+    "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem -days 1 -subj /CN=svc-test-ca",
+  );
   writeFileSync(file("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n");
-  openssl("req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=localhost");
+  openssl(
+    "req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr -subj /CN=localhost",
+  );
   openssl(
     "x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 -extfile server.ext",
   );
   writeFileSync(file("client.ext"), "extendedKeyUsage=clientAuth\n");
-  openssl("req -newkey rsa:2048 -nodes -keyout key.pem -out client.csr -subj /CN=svc");
+  openssl("req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout key.pem -out client.csr -subj /CN=svc");
   openssl(
     "x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out cert.pem -days 1 -extfile client.ext",
   );
   // a second, unrelated CA: its certificate must not be trusted for the server
-  openssl("req -x509 -newkey rsa:2048 -nodes -keyout other.key -out other-ca.pem -days 1 -subj /CN=other-ca");
+  openssl(
+    "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout other.key -out other-ca.pem -days 1 -subj /CN=other-ca",
+  );
 
   server = tls.createServer(
     {

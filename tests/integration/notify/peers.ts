@@ -57,6 +57,7 @@ export interface TestPki {
 
 /** A test CA, a server certificate for 127.0.0.1/localhost, a client certificate, and a self-signed one. */
 export function makePki(): TestPki {
+  // P-256 keys: an RSA key's generation took over 30 s at a loaded machine's worst (a hook timed out)
   const dir = tempDir("pki");
   const san = "subjectAltName=IP:127.0.0.1,DNS:localhost";
   writeFileSync(join(dir, "server.ext"), `${san}\nextendedKeyUsage=serverAuth\n`);
@@ -66,7 +67,9 @@ export function makePki(): TestPki {
       "req",
       "-x509",
       "-newkey",
-      "rsa:2048",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
       "-nodes",
       "-days",
       "2",
@@ -84,7 +87,9 @@ export function makePki(): TestPki {
       [
         "req",
         "-newkey",
-        "rsa:2048",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
         "-nodes",
         "-subj",
         `/CN=svc test ${who}`,
@@ -121,7 +126,9 @@ export function makePki(): TestPki {
       "req",
       "-x509",
       "-newkey",
-      "rsa:2048",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
       "-nodes",
       "-days",
       "2",

@@ -80,6 +80,8 @@ describe("mqtt broker address", () => {
       username: "me",
       password: "p@ss",
     });
+    // the URL parser keeps a "%" that starts no escape as it is: taken literally, not an error
+    expect(brokerAddress({ ...none, broker: "mqtt://me:100%zz@b" })).toMatchObject({ password: "100%zz" });
   });
 
   test("any TLS field turns TLS on", () => {

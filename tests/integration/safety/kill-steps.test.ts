@@ -1,0 +1,65 @@
+/**
+ * SIGKILL of svc at each step of an update and of its rollback, then a restart: the container
+ * runs under its name, on the old or the new image, configured as before (scenario.ts).
+ */
+import { describe, test } from "bun:test";
+import { first, killScenario, RENAME_BEFORE_START, useOwnSandbox } from "./scenario.ts";
+
+useOwnSandbox();
+
+describe("SIGKILL at each step of an update, then a restart repairs it", () => {
+  test("after pull, exactly (nothing touched yet)", async () => {
+    await killScenario("after pull", {
+      what: "pull (the rename of the old container held)",
+      gate: (request, path, app) => request.method === "POST" && path === `/containers/${app.before.Id}/rename`,
+    });
+  });
+
+  test("after rename (the old container parked, its stop just sent)", async () => {
+    await killScenario("after rename", first("rename"));
+  });
+
+  test("after stop", async () => {
+    await killScenario("after stop", first("stop"));
+  });
+
+  test("after create (the new container exists, not started)", async () => {
+    await killScenario("after create", first("create"));
+  });
+
+  test("after start", async () => {
+    await killScenario("after start", first("start"));
+  });
+
+  test("during the watch (1 s into a 3 s watch)", async () => {
+    await killScenario("during watch", (e, all) => (first("start")(e, all) ? 1000 : false));
+  });
+
+  // the same, on the way back: the new image exits, svc is rolling back when it is killed
+  const failing = {
+    newImage: [`CMD ["/bin/sh","-c","echo failing image >&2; exit 3"]`],
+    restart: "no",
+    expectFinal: "old" as const,
+    expectFinalExit: 1,
+  };
+
+  test("rolling back: after the rollback decision", async () => {
+    await killScenario("rollback: after decision", first("rollback"), failing);
+  });
+
+  test("rolling back: after the new container was removed", async () => {
+    await killScenario(
+      "rollback: after removing the new one",
+      (e, all) => e.action === "remove" && all.some((a) => a.action === "rollback"),
+      failing,
+    );
+  });
+
+  test("rolling back: after the old container got its name back", async () => {
+    await killScenario(
+      "rollback: after renaming the old one back",
+      (e, all) => e.action === "rename" && all.some((a) => a.action === "rollback"),
+      { ...failing, bug: RENAME_BEFORE_START },
+    );
+  });
+});
