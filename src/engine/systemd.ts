@@ -103,9 +103,14 @@ export async function unreachableUnit(run: SystemctlRunner, target: SystemdUnit)
   return null;
 }
 
-/** `systemctl restart UNIT`: waits for the unit's start job; throws with systemctl's words. */
+/**
+ * `systemctl restart UNIT`: waits for the unit's start job; throws with systemctl's words. The
+ * unit's failed state is reset first (`reset-failed`): a container that exited at once, brought
+ * back by the unit's own `Restart=` until systemd's start limit, leaves the unit refusing starts.
+ */
 export async function restartUnit(run: SystemctlRunner, target: SystemdUnit): Promise<void> {
   if (!validUnitName(target.unit)) throw new SvcError("engine", `"${target.unit}" is not a service unit's name`);
+  await run([...scopeArgs(target.scope), "reset-failed", "--", target.unit]);
   const done = await run([...scopeArgs(target.scope), "restart", "--", target.unit]);
   if (done.code !== 0)
     throw new SvcError(

@@ -385,13 +385,13 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
     return unit;
   }
   test("the new image pulled, the unit restarted: its container on the new image, with its unit label; one that does not start is rolled back through the unit", async () => {
-    const name = fx.name("unit");
-    const v1 = fx.image("unit", { changes: [QUICK_STOP_CMD] });
+    const name = fx.name("unit-run");
+    const v1 = fx.image("unit-run", { changes: [QUICK_STOP_CMD] });
     const unit = startUnit(name, v1.ref);
     try {
       const before = inspect(name);
       expect(before.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
-      const v2 = fx.image("unit", { changes: [QUICK_STOP_CMD] });
+      const v2 = fx.image("unit-run", { changes: [QUICK_STOP_CMD] });
 
       const run = await svcAsUser(name);
       const entry = entryIn(run.svc.output, name);
@@ -405,7 +405,7 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
       expect(user(["systemctl", "--user", "show", "--property=ActiveState", unit])).toBe("ActiveState=active");
 
       // an image whose command fails at once: the unit's container does not run it
-      const v3 = fx.image("unit", { changes: ['CMD ["false"]'] });
+      const v3 = fx.image("unit-run", { changes: ['CMD ["false"]'] });
       const failing = await svcAsUser(name);
       const back = entryIn(failing.svc.output, name);
       expect(back?.state, failing.svc.describe()).toBe("rolled_back");

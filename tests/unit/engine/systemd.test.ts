@@ -82,7 +82,10 @@ describe("restarting", () => {
   test("systemctl restart, its error in the message", async () => {
     const ok = runner({ code: 0, stdout: "", stderr: "" });
     await restartUnit(ok.run, { unit: "web.service", scope: "user" });
-    expect(ok.calls).toEqual([["--user", "restart", "--", "web.service"]]);
+    expect(ok.calls).toEqual([
+      ["--user", "reset-failed", "--", "web.service"],
+      ["--user", "restart", "--", "web.service"],
+    ]);
     const failed = runner({ code: 1, stdout: "", stderr: "Job for web.service failed.\nSee journalctl.\n" });
     await expect(restartUnit(failed.run, { unit: "web.service", scope: "system" })).rejects.toThrow(
       "systemctl restart web.service failed: See journalctl.",
