@@ -157,8 +157,11 @@ start_dockerd() { # start_dockerd [FOLDER]: the sandbox's engine, or another one
 }
 
 # Podman's Docker-compatible API, with its storage, runtime state and configuration all in the
-# sandbox folder. What it needs here: vfs storage, cgroupfs, events to a file, and default ulimits
-# below this machine's hard limits (podman's own defaults ask for more and runc refuses them).
+# sandbox folder. What it needs here: cgroupfs, events to a file, and default ulimits below this
+# machine's hard limits (podman's own defaults ask for more and runc refuses them). Overlay storage
+# (the kernel's, rootless too), as users have it: on vfs, Podman 4.3's runc now and then failed to
+# bind-mount a uid-mapped container's root at start ("error preparing rootfs: mount ...:
+# permission denied"), a flake of Podman's vfs with custom id maps, not of the container svc made.
 # Podman refuses a runroot longer than 50 characters (its sockets live there), so the runtime
 # state goes to a short folder named after the sandbox folder's hash, removed by `down`.
 podman_runroot() { echo "/tmp/svc-podman-$(printf %s "$DIR" | md5sum | cut -c1-12)"; }
@@ -184,7 +187,7 @@ runtime = "runc"
 [network]
 network_config_dir = "$p/cni"
 CONF
-  printf '[storage]\ndriver = "vfs"\nrunroot = "%s"\ngraphroot = "%s"\n' "$run" "$p/root" >"$p/storage.conf"
+  printf '[storage]\ndriver = "overlay"\nrunroot = "%s"\ngraphroot = "%s"\n' "$run" "$p/root" >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do
@@ -229,7 +232,7 @@ start_podman_rootless() {
   mkdir -p "$run" "$home" "$p"
   chmod 0700 "$run"
   printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "%s"\nruntime = "runc"\n' "$p/events.log" >"$p/containers.conf"
-  printf '[storage]\ndriver = "vfs"\n' >"$p/storage.conf"
+  printf '[storage]\ndriver = "overlay"\n' >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
@@ -346,7 +349,7 @@ start_podman5() {
   run=$(podman_runroot)
   mkdir -p "$p/root" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
   printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n[network]\nfirewall_driver = "none"\n' >"$p/containers.conf"
-  printf '[storage]\ndriver = "vfs"\nrunroot = "%s"\ngraphroot = "/svc/root"\n' "$run" >"$p/storage.conf"
+  printf '[storage]\ndriver = "overlay"\nrunroot = "%s"\ngraphroot = "/svc/root"\n' "$run" >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
@@ -384,7 +387,7 @@ start_podman5_rootless() {
   mkdir -p "$run" "$p/home" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
   chmod 0700 "$run"
   printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n[network]\nfirewall_driver = "none"\n' >"$p/containers.conf"
-  printf '[storage]\ndriver = "vfs"\n' >"$p/storage.conf"
+  printf '[storage]\ndriver = "overlay"\n' >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
