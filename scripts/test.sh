@@ -51,6 +51,8 @@ OWN_ENGINES=(tests/integration/safety)
 # the Swarm tests make their engine a Swarm manager with a second engine as worker: a leg of their
 # own, on Docker 28.5 and on the oldest engine
 SWARM=(tests/integration/swarm)
+# the rest leg's folder that runs beside the others (its containers and svc instances all scoped)
+REST_APART=tests/integration/ui
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}" "${SWARM[@]}")
 ALL_LEGS=(docker28-containerd docker28-containerd:e2e docker28-containerd:rest docker28-containerd:swarm
   docker28 docker28:e2e docker20 docker20:e2e docker20:swarm podman podman-rootless podman5 podman5-rootless)
@@ -111,8 +113,30 @@ leg_env() { # leg_env INDEX LEG: the sandbox variables of one leg
   # in the machine's /var/lib/svc, which the legs side by side (and the machine's svc) would share
   echo "export XDG_STATE_HOME=$LOGS/state-${2/:/-}"
 }
+# Everything the tests make in a temporary folder goes under the run's own, so that a run that is
+# stopped half-way leaves nothing behind: the engines a test brings up there (the safety tests'
+# own, in svc-safety-*) are taken down with the legs'.
+# (readable by all, as /tmp is: a rootless engine's user and mosquitto's read test files there)
+export TMPDIR=$LOGS/tmp
+mkdir -p "$TMPDIR"
+chmod 755 "$LOGS"
+chmod 1777 "$TMPDIR"
+stop_descendants() { # stop_descendants PID: every process below PID, deepest first, by process id
+  local child
+  for child in $(pgrep -P "$1" 2>/dev/null); do
+    stop_descendants "$child"
+    kill -KILL "$child" 2>/dev/null || true
+  done
+}
 cleanup() {
-  local i
+  local i dir
+  # a run stopped half-way: its `bun test` processes and the svc processes they started first
+  stop_descendants $$
+  for dir in "$TMPDIR"/svc-safety-*/; do
+    [ -f "$dir/dockerd.pid" ] || [ -f "$dir/registry.pid" ] || continue
+    # (registry port 1: a port no sandbox takes, so no rootless user is named after it)
+    SVC_SANDBOX_DIR=${dir%/} SVC_SANDBOX_REGISTRY_PORT=1 bash scripts/sandbox.sh down || true
+  done
   for i in "${!LEGS[@]}"; do (eval "$(leg_env "$i" "${LEGS[$i]}")"; bash scripts/sandbox.sh down) || true; done
   rmdir "$BASE" 2>/dev/null || true
   rm -rf "$LOGS"
@@ -129,7 +153,7 @@ tests_of() { # what a leg runs
     *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
       # (tests/unit: `bun run check` runs them; tests/build: beside)
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
-        grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman "${ENGINE_FACING[@]/#/-e}" ;;
+        grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman -e "$REST_APART" "${ENGINE_FACING[@]/#/-e}" ;;
     *:e2e) echo "${E2E_APART[@]}" ;;
     *:swarm) echo "${SWARM[@]}" ;;
     podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
@@ -149,7 +173,8 @@ unscoped_here() { # UNSCOPED without E2E_APART: its folders, the e2e folder file
 beside_of() { # what a leg runs beside tests_of: one line a process
   case "$1" in
     # the build tests compile svc and build its images (each svc they start has a scope of its own)
-    *:rest) echo tests/build ;;
+    # the page's tests (Chromium, every svc in its file's scope) in a process of their own
+    *:rest) echo tests/build; echo "$REST_APART" ;;
     *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
     *) scoped_halves; own_engine_files ;;
   esac

@@ -19,7 +19,7 @@ import { type LiveProgress, liveProgress } from "../updater/views/live.ts";
 import type { DashboardActions, Overview } from "../updater/views/overview.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
 import { errorResponse, jsonResponse, notFound } from "./http.ts";
-import { createPeers, PEER_ENDPOINTS, type Peers } from "./peers.ts";
+import { createPeers, PEER_ENDPOINTS, type PeerMethod, type Peers } from "./peers.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
 
 export interface DashboardDeps {
@@ -182,16 +182,23 @@ function peerEndpoint(config: Config, peers: Peers): (path: string) => Endpoint 
     const name = match?.[1];
     const endpoint = match?.[2];
     if (!name || !endpoint || !peers.names.includes(name) || !Object.hasOwn(PEER_ENDPOINTS, endpoint)) return undefined;
-    const method = PEER_ENDPOINTS[endpoint]!;
-    const forward: Handler = (request, target, server) => {
-      // an update through a peer answers when its cycle ends, as a local one does
-      server?.timeout(request, 0);
-      return peers.forward(name, endpoint, request, target.query);
+    const methods = PEER_ENDPOINTS[endpoint]!;
+    const forward =
+      (method: PeerMethod): Handler =>
+      (request, target, server) => {
+        // an update through a peer answers when its cycle ends, as a local one does
+        server?.timeout(request, 0);
+        return peers.forward(name, endpoint, method, request, target.query);
+      };
+    const read = reads && methods.includes("GET") ? getEndpoint(reads, true, forward("GET")).methods : {};
+    const acts = config.http_api.update ? methods.filter((method) => method !== "GET") : [];
+    const handlers = { ...read, ...Object.fromEntries(acts.map((method) => [method, forward(method)])) };
+    return {
+      enabled: Object.keys(handlers).length > 0,
+      authenticated: true,
+      methods: handlers,
+      allow: Object.keys(handlers).join(", "),
     };
-    const enabled = method === "GET" ? reads : config.http_api.update;
-    return method === "GET"
-      ? getEndpoint(enabled, true, forward)
-      : { enabled, authenticated: true, methods: { POST: forward }, allow: "POST" };
   };
 }
 

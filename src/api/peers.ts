@@ -11,10 +11,12 @@ import type { Config } from "../config/index.ts";
 import { type JsonReadError, readBounded, readBoundedJson } from "../core/bounded.ts";
 import { SvcError, toSvcError } from "../core/errors.ts";
 import { duration } from "../core/moments.ts";
+import type { CopyView } from "../dataguard/index.ts";
 import type { Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { ContainersAnswer, PeerState } from "../ui/page/api.ts";
 import { readContainersAnswer } from "./containers-answer.ts";
+import { readCopiesAnswer } from "./data-guard-answer.ts";
 import { jsonResponse } from "./http.ts";
 import { MAX_BODY_BYTES } from "./update-request.ts";
 
@@ -31,18 +33,22 @@ const MAX_ACTION_MS = 30 * 60_000;
 /** A peer as GET /v1/peers tells it (its shape is the page's: src/ui/page/api.ts). */
 export type PeerView = PeerState<ContainersAnswer>;
 
-/** The endpoints of a peer the dashboard may call through this svc, and with which method. */
-export const PEER_ENDPOINTS: Readonly<Record<string, "GET" | "POST">> = {
-  containers: "GET",
-  progress: "GET",
-  history: "GET",
-  check: "POST",
-  update: "POST",
-  skip: "POST",
-  snooze: "POST",
-  rollback: "POST",
-  // the peer's data guard copies: the page offers "the image and its data" for a peer's container too
-  "data-guard": "GET",
+/** What the page asks of a peer: GET reads, POST and DELETE act (they need http_api.update here). */
+export type PeerMethod = "GET" | "POST" | "DELETE";
+
+/** The endpoints of a peer the dashboard may call through this svc, and with which methods. */
+export const PEER_ENDPOINTS: Readonly<Record<string, readonly PeerMethod[]>> = {
+  containers: ["GET"],
+  progress: ["GET"],
+  history: ["GET"],
+  check: ["POST"],
+  update: ["POST"],
+  skip: ["POST"],
+  snooze: ["POST"],
+  rollback: ["POST"],
+  // the peer's data guard copies: listed and deleted on the page, and "the image and its data"
+  // offered for a peer's container too
+  "data-guard": ["GET", "DELETE"],
 };
 
 export interface Peers {
@@ -50,7 +56,7 @@ export interface Peers {
   /** asks every peer for its containers at once; each answers within peer_timeout or is unreachable */
   refresh(): Promise<PeerView[]>;
   /** one request to one peer's endpoint, with its token; its status and body come back as they are */
-  forward(name: string, endpoint: string, request: Request, query: string): Promise<Response>;
+  forward(name: string, endpoint: string, method: PeerMethod, request: Request, query: string): Promise<Response>;
 }
 
 interface Known {
@@ -146,10 +152,9 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
   return {
     names: config.peers.map((peer) => peer.name),
     refresh: () => Promise.all(config.peers.map(refreshOne)),
-    async forward(name, endpoint, request, query) {
+    async forward(name, endpoint, method, request, query) {
       const peer = byName.get(name);
-      const method = PEER_ENDPOINTS[endpoint];
-      if (!peer || !method) throw new SvcError("not_found", "not found");
+      if (!peer || !PEER_ENDPOINTS[endpoint]?.includes(method)) throw new SvcError("not_found", "not found");
       const body = method === "POST" ? await readBounded(request, MAX_BODY_BYTES) : undefined;
       if (body?.overCap)
         throw new SvcError("payload_too_large", `the request body exceeds ${MAX_BODY_BYTES / 1024} KiB`);
@@ -192,6 +197,7 @@ async function forwarded(name: string, endpoint: string, response: Response, log
   if ("error" in read && read.error === "empty") return new Response(null, { status: response.status });
   let body = answerOf(name, read);
   if (endpoint === "containers" && response.ok) body = readContainers(name, body, log).answer;
+  if (endpoint === "data-guard" && response.ok) body = readCopies(name, body, log);
   return jsonResponse(body, response.status);
 }
 
@@ -205,6 +211,18 @@ function readContainers(name: string, raw: unknown, log: Logger): { answer: Cont
       dropped: read.dropped,
     });
   return read;
+}
+
+/** A peer's GET /v1/data-guard: the copies that fit svc's own answer; the others dropped, named in the log. */
+function readCopies(name: string, raw: unknown, log: Logger): { copies: CopyView[] } {
+  const read = readCopiesAnswer(raw);
+  if (!read) throw new SvcError("peer", `peer ${name} did not answer as svc does (is the url an svc API?)`);
+  if (read.dropped.length)
+    log.warn("copies of a peer's answer left out: they are not what svc answers", {
+      peer: name,
+      dropped: read.dropped,
+    });
+  return { copies: read.copies };
 }
 
 async function readJson(name: string, response: Response): Promise<unknown> {

@@ -53,6 +53,8 @@ export interface ComposeOptions {
   dockerConfig?: string;
 }
 
+type Hasher = (project: ComposeProject) => Promise<string>;
+
 export class ComposeFiles {
   private found?: Promise<ComposeCli | null>;
 
@@ -136,12 +138,12 @@ export class ComposeFiles {
    */
   async write(moves: readonly ComposeMove[]): Promise<Written> {
     const recreates = new Map<string, string>();
-    const trusted = new Set<string>();
-    const hashOf = await this.hasher();
+    const trusted = new Map<string, Hasher>();
+    const hashers = await this.hashers();
     for (const move of moves) {
-      const why = await this.hashHolds(hashOf, move);
-      if (why) recreates.set(move.container, why);
-      else trusted.add(move.container);
+      const held = await this.hashHolds(hashers, move);
+      if (typeof held === "string") recreates.set(move.container, held);
+      else trusted.set(move.container, held);
     }
     const files = changesOf(moves);
     const done: FileChange[] = [];
@@ -157,7 +159,8 @@ export class ComposeFiles {
     this.keep(moves, files);
     const hashes = new Map<string, string>();
     for (const move of moves) {
-      if (!trusted.has(move.container)) continue;
+      const hashOf = trusted.get(move.container);
+      if (!hashOf) continue;
       try {
         hashes.set(move.container, await hashOf(move.site.project));
       } catch (error) {
@@ -202,31 +205,36 @@ export class ComposeFiles {
     return problems;
   }
 
-  /** null when compose's hash over the files as they are is the container's own (so the new one can be trusted), else why not. */
-  /** Compose's hash of a service over its files as they are: the compose CLI's answer, else svc's own (servicehash.ts). */
-  private async hasher(): Promise<(project: ComposeProject) => Promise<string>> {
-    const cli = await this.cli();
-    if (cli) return (project) => serviceHash(cli, project);
-    return async (project) => {
+  /**
+   * Ways to compose's hash of a service over its files as they are, in order: the compose CLI's
+   * answer, then svc's own (servicehash.ts). Both are asked where a CLI exists, since `config
+   * --hash` keeps `env_file` where `up` hashes the environment it reads from it (docs/compose.md).
+   */
+  private async hashers(): Promise<Hasher[]> {
+    const own: Hasher = async (project) => {
       const answer = await computeServiceHash(project);
-      if ("unknown" in answer) throw new Error(`no compose CLI here, and ${answer.unknown}`);
+      if ("unknown" in answer) throw new Error(answer.unknown);
       return answer.hash;
     };
+    const cli = await this.cli();
+    return cli ? [(project) => serviceHash(cli, project), own] : [own];
   }
 
-  private async hashHolds(
-    hashOf: (project: ComposeProject) => Promise<string>,
-    move: ComposeMove,
-  ): Promise<string | null> {
+  /** The first way whose hash over the files as they are is the container's own (so its new one can be trusted), else why none. */
+  private async hashHolds(hashers: readonly Hasher[], move: ComposeMove): Promise<Hasher | string> {
     const service = move.site.project.service;
     if (!move.runningHash) return `the container carries no compose config hash`;
-    try {
-      const now = await hashOf(move.site.project);
-      if (now === move.runningHash) return null;
-      return `compose's hash of ${service} over its files differs from the container's already (set by compose with other variables, or a network_mode/volumes_from service): compose recreates it once at its next up`;
-    } catch (error) {
-      return `compose's hash of ${service} is unknown (${toSvcError(error).message}): compose recreates it once at its next up`;
+    const problems: string[] = [];
+    for (const hashOf of hashers) {
+      try {
+        if ((await hashOf(move.site.project)) === move.runningHash) return hashOf;
+      } catch (error) {
+        problems.push(toSvcError(error).message);
+      }
     }
+    if (problems.length === hashers.length)
+      return `compose's hash of ${service} is unknown (${hashers.length === 1 ? "no compose CLI here, and " : ""}${problems.join("; ")}): compose recreates it once at its next up`;
+    return `compose's hash of ${service} over its files differs from the container's already (set by compose with other variables, or a network_mode/volumes_from service): compose recreates it once at its next up`;
   }
 
   /** The texts before and after, kept in state_dir/compose/<project>/<service>.json (the last change of each service). */

@@ -10,9 +10,10 @@
  * same computation over the files as they were gives the hash the running container carries
  * (ComposeFiles.write), so that a gap in this model costs one recreate, never a wrong label.
  */
+import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, posix, resolve } from "node:path";
 import { isMap, type Node, parseDocument } from "yaml";
-import type { EnvValue } from "./envfile.ts";
+import { type EnvValue, parseEnvFile } from "./envfile.ts";
 import { interpolate } from "./interpolate.ts";
 import { ProjectFiles } from "./locate.ts";
 import type { ComposeProject } from "./project.ts";
@@ -172,7 +173,17 @@ const MODELLED = new Set([
   "logging",
   "secrets",
   "configs",
+  "deploy",
+  "env_file",
+  "devices",
+  "ulimits",
+  "extra_hosts",
+  "sysctls",
+  "tmpfs",
 ]);
+
+/** Keys compose-go merges its own way across files and `extends` (override/merge.go, uncity.go): svc gives no hash when two layers set one. */
+const NOT_MERGED = new Set(["deploy", "env_file", "devices", "extra_hosts", "sysctls", "tmpfs"]);
 
 /** Go's YAML reads `0440` as octal (yaml.v3 parses plain integers with base 0), YAML 1.2 as decimal: file modes are written so. */
 const GO_OCTAL = {
@@ -191,6 +202,7 @@ export async function computeServiceHash(project: ComposeProject): Promise<HashA
     files.loadEnv();
     const raw = mergedService(files, project.service);
     if ("unknown" in raw) return raw;
+    resolveEnvironment(raw.service, raw.env, (path) => files.text(path));
     const json = serviceJson(raw.service, project);
     if (typeof json === "string") return { unknown: json };
     const text = goJson(json);
@@ -202,12 +214,15 @@ export async function computeServiceHash(project: ComposeProject): Promise<HashA
 }
 
 /** The service's keys over every file (later files win, as compose-go's merge), `extends` applied, every string interpolated; from an included project when the project's own files do not define it. */
-function mergedService(files: ProjectFiles, service: string): { service: Raw } | { unknown: string } {
+function mergedService(
+  files: ProjectFiles,
+  service: string,
+): { service: Raw; env: ReadonlyMap<string, EnvValue> } | { unknown: string } {
   const own = mergedIn(files, files.project.configFiles, service, files.env, files.project.workingDir);
-  if (own) return { service: own };
+  if (own) return { service: own, env: files.env };
   for (const included of files.included()) {
     const found = mergedIn(files, included.files, service, included.env, included.workingDir);
-    if (found) return { service: found };
+    if (found) return { service: found, env: included.env };
   }
   return { unknown: `no compose file defines ${service}` };
 }
@@ -249,6 +264,9 @@ function serviceIn(
   for (const key of Object.keys(value)) if (key.startsWith("x-")) delete value[key];
   // relative bind mounts: to the project folder in the project's files, to its own folder in a file a service extends
   value["#dir"] = depth === 0 ? workingDir : dirname(file);
+  // env files: to the same folder as bind mounts (compose-go paths/resolve.go, services.*.env_file.*.path)
+  if (value.env_file !== undefined && value.env_file !== null)
+    value.env_file = envFiles(value.env_file, value["#dir"] as string);
   const ext = value.extends;
   if (ext === undefined || depth > 10) return value;
   delete value.extends;
@@ -285,6 +303,10 @@ function mergeRaw(base: Raw, over: Raw): Raw {
       out[key] = { ...(base[key] as Raw), ...(value as Raw) };
     else if (key === "ports" && Array.isArray(base[key]) && Array.isArray(value))
       out[key] = [...(base[key] as unknown[]), ...value];
+    else if (key === "ulimits" && isPlainObject(base[key]) && isPlainObject(value))
+      out[key] = { ...(base[key] as Raw), ...(value as Raw) };
+    else if (NOT_MERGED.has(key) && base[key] !== undefined && base[key] !== null && value !== null)
+      throw new Error(`${key} set in two layers (files or extends), which compose-go merges its own way`);
     else out[key] = value;
   }
   if (base["#dir"] !== undefined && over.volumes === undefined) out["#dir"] = base["#dir"];
@@ -300,7 +322,6 @@ export function serviceJson(raw: Raw, project: ComposeProject): { [key: string]:
   const dir = String(raw["#dir"] ?? project.workingDir);
   for (const key of Object.keys(raw))
     if (key !== "#dir" && !MODELLED.has(key)) return `svc does not compute compose's hash of a service with ${key}`;
-  if (raw.deploy !== undefined) return "svc does not compute compose's hash of a service with deploy";
   const out: Record<string, Json> = {};
   for (const key of FIELD_ORDER) {
     if (LEFT_OUT.has(key)) continue;
@@ -335,6 +356,12 @@ function convert(key: string, value: unknown, raw: Raw, dir: string): Json | und
   if (key === "stop_grace_period") return goDuration(String(value));
   if (key === "logging") return logging(value as Raw);
   if (key === "secrets" || key === "configs") return fileMounts(value as unknown[], key === "secrets");
+  if (key === "deploy") return deploy(value);
+  if (key === "devices") return devices(value);
+  if (key === "ulimits") return ulimits(value);
+  if (key === "extra_hosts") return extraHosts(value);
+  if (key === "sysctls") return sortedMapping(toMapping(value, true), true);
+  if (key === "tmpfs") return stringList(value, "tmpfs");
   return { problem: `svc does not compute compose's hash of a service with ${key}` };
 }
 
@@ -495,14 +522,14 @@ function shortVolume(spec: string, dir: string): Json {
   return out;
 }
 
-const LONG_VOLUME_KEYS = ["type", "source", "target", "read_only", "consistency", "bind", "volume", "tmpfs"];
+const LONG_VOLUME_KEYS = ["type", "source", "target", "read_only", "consistency", "bind", "volume", "tmpfs", "image"];
 
 /** The long syntax: what is written, sources of binds made absolute, targets cleaned (ServiceVolumeConfig's fields in order). */
 function longVolume(item: Raw, dir: string): Json {
   for (const key of Object.keys(item))
     if (!LONG_VOLUME_KEYS.includes(key)) throw new Error(`a volume setting svc does not model (${key})`);
   const type = String(item.type ?? "");
-  if (!["bind", "volume", "tmpfs"].includes(type)) throw new Error(`a volume of type ${type || "(none)"}`);
+  if (!["bind", "volume", "tmpfs", "image"].includes(type)) throw new Error(`a volume of type ${type || "(none)"}`);
   const out: Record<string, Json> = { type };
   if (item.source !== undefined && item.source !== null && String(item.source) !== "")
     out.source = type === "bind" ? bindSource(String(item.source), dir) : String(item.source);
@@ -516,13 +543,15 @@ function longVolume(item: Raw, dir: string): Json {
       create_host_path: "true",
       recursive: "string",
     });
-  if (item.volume !== undefined) out.volume = subOptions(item.volume, { nocopy: "true", subpath: "string" });
+  if (item.volume !== undefined)
+    out.volume = subOptions(item.volume, { labels: "mapping", nocopy: "true", subpath: "string" });
   if (item.tmpfs !== undefined) out.tmpfs = tmpfs(item.tmpfs);
+  if (item.image !== undefined) out.image = subOptions(item.image, { subpath: "string" });
   return out;
 }
 
 /** A nested option map with the keys svc models, in their declared order: strings when not empty, booleans when true. */
-function subOptions(value: unknown, keys: Record<string, "string" | "true">): Json {
+function subOptions(value: unknown, keys: Record<string, "string" | "true" | "mapping">): Json {
   if (!isPlainObject(value)) throw new Error("a volume option that is not a mapping");
   for (const key of Object.keys(value))
     if (!(key in keys)) throw new Error(`a volume setting svc does not model (${key})`);
@@ -531,6 +560,8 @@ function subOptions(value: unknown, keys: Record<string, "string" | "true">): Js
     const v = value[key];
     if (kind === "true" && (v === true || v === "true")) out[key] = true;
     if (kind === "string" && v !== undefined && v !== null && String(v) !== "") out[key] = String(v);
+    const mapping = kind === "mapping" ? sortedMapping(toMapping(v, true), true) : undefined;
+    if (mapping !== undefined) out[key] = mapping;
   }
   return out;
 }
@@ -613,6 +644,359 @@ function fileMode(value: unknown): string {
         : Number.NaN;
   if (!Number.isInteger(mode)) throw new Error(`a file mode svc does not read (${String(value)})`);
   return `0${mode.toString(8)}`;
+}
+
+/** A mapping with only the keys compose-go's type declares, or a reason svc gives no hash. */
+function fields(value: unknown, what: string, keys: readonly string[]): Raw {
+  if (!isPlainObject(value)) throw new Error(`${what} that is not a mapping`);
+  // x- keys are extensions, which compose-go's types keep out of their JSON (json:"-")
+  for (const key of Object.keys(value))
+    if (!keys.includes(key) && !key.startsWith("x-")) throw new Error(`a ${what} setting svc does not model (${key})`);
+  return value;
+}
+
+function present(value: unknown): boolean {
+  return value !== undefined && value !== null && value !== "";
+}
+
+/** An integer as compose-go's toInt cast reads it (a number, or its text after interpolation). */
+function integer(value: unknown, what: string): number {
+  const n = typeof value === "number" ? value : /^-?\d+$/.test(String(value).trim()) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n)) throw new Error(`${what} that is not an integer (${String(value)})`);
+  return n;
+}
+
+/**
+ * A float32 as Go's encoding/json prints it: the shortest decimal that reads back as the same
+ * float32 (strconv.FormatFloat(f, 'f', -1, 32)); compose-go keeps cpus and ratios as float32.
+ */
+export function goFloat32(value: unknown, what: string): number {
+  const n =
+    typeof value === "number"
+      ? value
+      : /^[+-]?(\d+\.?\d*|\.\d+)$/.test(String(value).trim())
+        ? Number(value)
+        : Number.NaN;
+  const f = Math.fround(n);
+  if (!Number.isFinite(f)) throw new Error(`${what} that is not a number (${String(value)})`);
+  if (f !== 0 && (Math.abs(f) < 1e-6 || Math.abs(f) >= 1e21))
+    throw new Error(`${what} Go prints with an exponent (${f})`);
+  for (let digits = 1; digits <= 9; digits++) {
+    const shortest = Number(f.toPrecision(digits));
+    if (Math.fround(shortest) === f) return shortest;
+  }
+  return f;
+}
+
+function stringList(value: unknown, what: string): Json | undefined {
+  const list = typeof value === "string" ? [value] : value;
+  if (!Array.isArray(list) || list.some((item) => typeof item !== "string"))
+    throw new Error(`${what} that is not a string or a list of strings`);
+  return list.length === 0 ? undefined : (list as string[]);
+}
+
+const DEPLOY_KEYS = [
+  "mode",
+  "replicas",
+  "labels",
+  "update_config",
+  "rollback_config",
+  "resources",
+  "restart_policy",
+  "placement",
+  "endpoint_mode",
+];
+
+/**
+ * `deploy` (compose-go types.DeployConfig, fields in declared order): ServiceHash drops replicas;
+ * resources and placement are structs, not pointers, so Go's omitempty keeps them, empty, always.
+ */
+function deploy(value: unknown): Json {
+  const d = fields(value, "deploy", DEPLOY_KEYS);
+  const out: Record<string, Json> = {};
+  if (present(d.mode)) out.mode = String(d.mode);
+  const labels = sortedMapping(toMapping(d.labels, true), true);
+  if (labels !== undefined) out.labels = labels;
+  if (d.update_config !== undefined && d.update_config !== null) out.update_config = updateConfig(d.update_config);
+  if (d.rollback_config !== undefined && d.rollback_config !== null)
+    out.rollback_config = updateConfig(d.rollback_config);
+  out.resources = resources(d.resources ?? {});
+  if (d.restart_policy !== undefined && d.restart_policy !== null) out.restart_policy = restartPolicy(d.restart_policy);
+  out.placement = placement(d.placement ?? {});
+  if (present(d.endpoint_mode)) out.endpoint_mode = String(d.endpoint_mode);
+  return out;
+}
+
+/** types.UpdateConfig: parallelism a pointer (0 printed), the durations and the ratio omitted when zero. */
+function updateConfig(value: unknown): Json {
+  const u = fields(value, "deploy update", [
+    "parallelism",
+    "delay",
+    "failure_action",
+    "monitor",
+    "max_failure_ratio",
+    "order",
+  ]);
+  const out: Record<string, Json> = {};
+  if (u.parallelism !== undefined && u.parallelism !== null) out.parallelism = integer(u.parallelism, "a parallelism");
+  const delay = present(u.delay) ? goDuration(String(u.delay)) : "0s";
+  if (delay !== "0s") out.delay = delay;
+  if (present(u.failure_action)) out.failure_action = String(u.failure_action);
+  const monitor = present(u.monitor) ? goDuration(String(u.monitor)) : "0s";
+  if (monitor !== "0s") out.monitor = monitor;
+  const ratio = present(u.max_failure_ratio) ? goFloat32(u.max_failure_ratio, "a max_failure_ratio") : 0;
+  if (ratio !== 0) out.max_failure_ratio = ratio;
+  if (present(u.order)) out.order = String(u.order);
+  return out;
+}
+
+/** types.Resources: limits and reservations, each a types.Resource. */
+function resources(value: unknown): Json {
+  const r = fields(value, "deploy resources", ["limits", "reservations"]);
+  const out: Record<string, Json> = {};
+  if (r.limits !== undefined && r.limits !== null) out.limits = resource(r.limits, false);
+  if (r.reservations !== undefined && r.reservations !== null) out.reservations = resource(r.reservations, true);
+  return out;
+}
+
+/** types.Resource: cpus a float32, memory a UnitBytes printed as a string, zeros left out. */
+function resource(value: unknown, reservation: boolean): Json {
+  const r = fields(value, "deploy resources", ["cpus", "memory", "pids", "devices", "generic_resources"]);
+  const out: Record<string, Json> = {};
+  const cpus = present(r.cpus) ? goFloat32(r.cpus, "cpus") : 0;
+  if (cpus !== 0) out.cpus = cpus;
+  const memory = present(r.memory) ? ramInBytes(r.memory) : 0;
+  if (memory !== 0) out.memory = String(memory);
+  const pids = present(r.pids) ? integer(r.pids, "pids") : 0;
+  if (pids !== 0) out.pids = pids;
+  if (r.devices !== undefined && r.devices !== null) {
+    if (!reservation) throw new Error("devices under deploy limits (compose reserves devices only)");
+    if (!Array.isArray(r.devices)) throw new Error("deploy devices that are not a list");
+    if (r.devices.length > 0) out.devices = r.devices.map(deviceRequest);
+  }
+  if (r.generic_resources !== undefined && r.generic_resources !== null) {
+    if (!Array.isArray(r.generic_resources)) throw new Error("generic_resources that are not a list");
+    if (r.generic_resources.length > 0) out.generic_resources = r.generic_resources.map(genericResource);
+  }
+  return out;
+}
+
+/** types.DeviceRequest; transform/devices.go deviceRequestDefaults: no count and no ids is count "all" (-1). */
+function deviceRequest(value: unknown): Json {
+  const d = fields(value, "device request", ["capabilities", "driver", "count", "device_ids", "options"]);
+  const out: Record<string, Json> = {};
+  const capabilities =
+    d.capabilities === undefined || d.capabilities === null ? undefined : stringList(d.capabilities, "capabilities");
+  if (capabilities !== undefined) out.capabilities = capabilities;
+  if (present(d.driver)) out.driver = String(d.driver);
+  const count =
+    d.count === undefined && d.device_ids === undefined
+      ? -1
+      : d.count === undefined || d.count === null
+        ? 0
+        : String(d.count).toLowerCase() === "all"
+          ? -1
+          : integer(d.count, "a device count");
+  if (count !== 0) out.count = count;
+  const ids = d.device_ids === undefined || d.device_ids === null ? undefined : stringList(d.device_ids, "device_ids");
+  if (ids !== undefined) out.device_ids = ids;
+  const options = sortedMapping(toMapping(d.options, true), true);
+  if (options !== undefined) out.options = options;
+  return out;
+}
+
+function genericResource(value: unknown): Json {
+  const g = fields(value, "generic resource", ["discrete_resource_spec"]);
+  if (g.discrete_resource_spec === undefined || g.discrete_resource_spec === null) return {};
+  const spec = fields(g.discrete_resource_spec, "discrete resource", ["kind", "value"]);
+  return {
+    discrete_resource_spec: {
+      kind: present(spec.kind) ? String(spec.kind) : "",
+      value: present(spec.value) ? integer(spec.value, "a resource value") : 0,
+    },
+  };
+}
+
+/** types.RestartPolicy: delay, max_attempts and window are pointers (printed when set, zero too). */
+function restartPolicy(value: unknown): Json {
+  const r = fields(value, "restart policy", ["condition", "delay", "max_attempts", "window"]);
+  const out: Record<string, Json> = {};
+  if (present(r.condition)) out.condition = String(r.condition);
+  if (r.delay !== undefined && r.delay !== null) out.delay = goDuration(String(r.delay));
+  if (r.max_attempts !== undefined && r.max_attempts !== null)
+    out.max_attempts = integer(r.max_attempts, "max_attempts");
+  if (r.window !== undefined && r.window !== null) out.window = goDuration(String(r.window));
+  return out;
+}
+
+/** types.Placement. */
+function placement(value: unknown): Json {
+  const p = fields(value, "placement", ["constraints", "preferences", "max_replicas_per_node"]);
+  const out: Record<string, Json> = {};
+  const constraints =
+    p.constraints === undefined || p.constraints === null ? undefined : stringList(p.constraints, "constraints");
+  if (constraints !== undefined) out.constraints = constraints;
+  if (p.preferences !== undefined && p.preferences !== null) {
+    if (!Array.isArray(p.preferences)) throw new Error("placement preferences that are not a list");
+    if (p.preferences.length > 0)
+      out.preferences = p.preferences.map((item): Json => {
+        const spread = fields(item, "placement preference", ["spread"]).spread;
+        return present(spread) ? { spread: String(spread) } : {};
+      });
+  }
+  const max = present(p.max_replicas_per_node) ? integer(p.max_replicas_per_node, "max_replicas_per_node") : 0;
+  if (max !== 0) out.max_replicas_per_node = max;
+  return out;
+}
+
+/** `devices` (types.DeviceMapping); transform/device.go: `src[:dst[:permissions]]`, dst defaults to src, permissions to rwm. */
+function devices(value: unknown): Json | undefined {
+  if (!Array.isArray(value)) throw new Error("devices that are not a list");
+  if (value.length === 0) return undefined;
+  const out = value.map((item): Record<string, Json> => {
+    if (typeof item === "string") {
+      const parts = item.split(":");
+      if (parts.length > 3) throw new Error(`a device mapping compose refuses (${item})`);
+      const [source = "", target, permissions = "rwm"] = parts;
+      return { source, target: target || source, permissions };
+    }
+    const d = fields(item, "device", ["source", "target", "permissions"]);
+    const entry: Record<string, Json> = {};
+    for (const key of ["source", "target", "permissions"]) if (present(d[key])) entry[key] = String(d[key]);
+    return entry;
+  });
+  const targets = out.map((d) => d.target);
+  if (new Set(targets).size !== targets.length) throw new Error("two devices with one target (compose-go keeps one)");
+  return out;
+}
+
+/** `ulimits` (types.UlimitsConfig's MarshalJSON): a single value as a number, else soft and hard, zeros left out; names sorted. */
+function ulimits(value: unknown): Json | undefined {
+  if (!isPlainObject(value)) throw new Error("ulimits that are not a mapping");
+  const names = Object.keys(value).sort();
+  if (names.length === 0) return undefined;
+  const out: Record<string, Json> = {};
+  for (const name of names) {
+    const limit = value[name];
+    if (!isPlainObject(limit)) {
+      const single = integer(limit, `ulimit ${name}`);
+      out[name] = single !== 0 ? single : {};
+      continue;
+    }
+    const l = fields(limit, "ulimit", ["soft", "hard"]);
+    const entry: Record<string, Json> = {};
+    const soft = present(l.soft) ? integer(l.soft, `ulimit ${name}`) : 0;
+    const hard = present(l.hard) ? integer(l.hard, `ulimit ${name}`) : 0;
+    if (soft !== 0) entry.soft = soft;
+    if (hard !== 0) entry.hard = hard;
+    out[name] = entry;
+  }
+  return out;
+}
+
+/**
+ * `extra_hosts` (types.HostsList): `host=ip` or `host:ip` (the first `=`, else the first `:`),
+ * several addresses split at commas, brackets dropped; printed as the sorted list of `host=ip`.
+ */
+function extraHosts(value: unknown): Json | undefined {
+  const hosts: [string, string][] = [];
+  if (Array.isArray(value)) {
+    for (const item of value.map(String)) {
+      const sep = item.includes("=") ? "=" : ":";
+      const at = item.indexOf(sep);
+      if (at === -1) throw new Error(`an extra host without an address (${item})`);
+      for (const ip of item.slice(at + 1).split(",")) hosts.push([item.slice(0, at), ip]);
+    }
+  } else if (isPlainObject(value)) {
+    for (const [host, ips] of Object.entries(value)) {
+      if (ips === null || ips === undefined) hosts.push([host, ""]);
+      else if (typeof ips === "string") hosts.push([host, ips]);
+      else if (Array.isArray(ips)) for (const ip of ips) hosts.push([host, String(ip)]);
+      else throw new Error(`an extra host svc does not read (${host})`);
+    }
+  } else throw new Error("extra_hosts that are neither a list nor a mapping");
+  const list = hosts.map(([host, ip]) => {
+    if (host === "" || /[:=]/.test(host)) throw new Error(`an extra host name compose refuses (${host})`);
+    return `${host}=${ip.length > 2 && ip.startsWith("[") && ip.endsWith("]") ? ip.slice(1, -1) : ip}`;
+  });
+  return list.length === 0 ? undefined : list.sort(byBytes);
+}
+
+/** Go's sort.Strings: by UTF-8 bytes. */
+function byBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+interface EnvFileEntry {
+  path: string;
+  required: boolean;
+}
+
+/** `env_file` (transform/envfile.go): a path or a list of paths or `{path, required}`, required by default; paths made absolute against `dir`. */
+function envFiles(value: unknown, dir: string): EnvFileEntry[] {
+  const list = Array.isArray(value) ? value : [value];
+  return list.map((item) => {
+    const entry = typeof item === "string" ? { path: item } : fields(item, "env_file", ["path", "required", "format"]);
+    if (present(entry.format)) throw new Error(`an env_file of format ${String(entry.format)}`);
+    const path = String(entry.path ?? "");
+    if (path === "") throw new Error("an env_file without a path");
+    if (path.startsWith("~")) throw new Error("an env_file under ~ (compose resolves the home folder of its shell)");
+    const required =
+      entry.required === undefined || entry.required === null
+        ? true
+        : entry.required === true || entry.required === "true";
+    return { path: isAbsolute(path) ? path : join(dir, path), required };
+  });
+}
+
+/**
+ * The service's environment as `docker compose up` hashes it (docker/compose cmd/compose/compose.go
+ * WithServices, then compose-go types/project.go WithServicesEnvironmentResolved(true)): a name
+ * without a value takes the project's variable; each env file's variables (later ones win,
+ * `${VAR}` read from the project's variables, then the service's environment, then what the env
+ * files set before) come under the service's own environment; `env_file` itself is dropped.
+ * `docker compose config --hash` keeps env_file instead, so it is no oracle for such a service.
+ */
+function resolveEnvironment(raw: Raw, env: ReadonlyMap<string, EnvValue>, read: (path: string) => string): void {
+  const own = toMapping(raw.environment, false);
+  for (const [key, value] of Object.entries(own)) {
+    const set = env.get(key);
+    if (value === null && set) own[key] = set.value.text;
+  }
+  const files = (raw.env_file as EnvFileEntry[] | undefined) ?? [];
+  delete raw.env_file;
+  const fromFiles = new Map<string, EnvValue>();
+  for (const file of files) {
+    if (!existsSync(file.path)) {
+      if (file.required) throw new Error(`svc cannot see ${file.path}, an env_file of the service`);
+      continue;
+    }
+    for (const [key, value] of parseEnvFile(read(file.path), file.path))
+      fromFiles.set(key, { ...value, value: untraced(envFileValue(value, env, own, fromFiles)) });
+  }
+  const merged: Record<string, string | null> = {};
+  for (const [key, value] of fromFiles) merged[key] = value.value.text;
+  Object.assign(merged, own);
+  if (Object.keys(merged).length > 0) raw.environment = merged;
+  else delete raw.environment;
+}
+
+/** One value of an env file: literal when svc knows where its characters are, else interpolated as compose's dotenv does. */
+function envFileValue(
+  value: EnvValue,
+  project: ReadonlyMap<string, EnvValue>,
+  own: Record<string, string | null>,
+  before: ReadonlyMap<string, EnvValue>,
+): string {
+  const text = value.value.text;
+  if (value.value.at[0] || !/[$\\]/.test(text)) return text;
+  if (text.includes("\\")) throw new Error(`an escape in ${value.file} (compose's dotenv reads escapes its own way)`);
+  const lookup = new Map<string, EnvValue>(before);
+  for (const [key, v] of Object.entries(own)) if (v !== null) lookup.set(key, { ...value, value: untraced(v) });
+  for (const [key, v] of project) lookup.set(key, v);
+  const result = interpolate(untraced(text), lookup);
+  if (result.problem) throw new Error(`${value.file}: ${result.problem}`);
+  return result.value.text;
 }
 
 function healthcheck(value: Raw): Json {

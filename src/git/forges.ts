@@ -175,6 +175,50 @@ async function firstMatch<T>(
 
 const owner = (forge: Forge) => forge.repo.path.split("/")[0]!;
 
+/** The request a forge just opened, read with its schema: a reply svc cannot read is the forge's error. */
+async function opened<T>(
+  forge: Forge,
+  response: Response,
+  schema: z.ZodType<T>,
+  what: string,
+  found: (request: T) => Found,
+): Promise<Found> {
+  const parsed = schema.safeParse(await ok(forge, response, `opened ${what}`));
+  if (!parsed.success) throw forgeError(forge, `answered ${what} svc cannot read`);
+  return found(parsed.data);
+}
+
+/** GitLab and Gitea say 409 when the branch's request exists already (its body unread). */
+async function conflict(response: Response): Promise<boolean> {
+  if (response.status !== 409) return false;
+  await response.body?.cancel().catch(() => {});
+  return true;
+}
+
+const pullFound = (pull: z.infer<typeof githubPull>): Found => ({ number: pull.number, url: pull.html_url });
+const mergeFound = (merge: z.infer<typeof gitlabMerge>): Found => ({ number: merge.iid, url: merge.web_url });
+
+/** Opens a pull request the way GitHub and Gitea both take it. */
+const openPull = (forge: Forge, ask: PullRequestAsk) =>
+  call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls`, "POST", {
+    title: ask.title,
+    head: ask.branch,
+    base: ask.base,
+    body: ask.body,
+  });
+
+/** Retitles a pull request the way GitHub and Gitea both take it. */
+const updatePull: ForgeApi["update"] = async (forge, found, ask) => {
+  await ok(
+    forge,
+    await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls/${found.number}`, "PATCH", {
+      title: ask.title,
+      body: ask.body,
+    }),
+    "updated a pull request",
+  );
+};
+
 const GITHUB: ForgeApi = {
   find: async (forge, ask) => {
     const query = new URLSearchParams({
@@ -190,34 +234,18 @@ const GITHUB: ForgeApi = {
       githubPull,
       (p) => p.head.ref === ask.branch && p.base.ref === ask.base,
     );
-    return pull && { number: pull.number, url: pull.html_url };
+    return pull && pullFound(pull);
   },
   create: async (forge, ask) => {
-    const response = await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls`, "POST", {
-      title: ask.title,
-      head: ask.branch,
-      base: ask.base,
-      body: ask.body,
-    });
+    const response = await openPull(forge, ask);
     if (response.status === 422) {
       const said = JSON.stringify(await json(forge, response));
       if (/already exists/i.test(said)) return "exists";
       throw forgeError(forge, `refused the pull request (422): ${said.slice(0, 300)}`);
     }
-    const pull = githubPull.safeParse(await ok(forge, response, "opened a pull request"));
-    if (!pull.success) throw forgeError(forge, "answered a pull request svc cannot read");
-    return { number: pull.data.number, url: pull.data.html_url };
+    return opened(forge, response, githubPull, "a pull request", pullFound);
   },
-  update: async (forge, found, ask) => {
-    await ok(
-      forge,
-      await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls/${found.number}`, "PATCH", {
-        title: ask.title,
-        body: ask.body,
-      }),
-      "updated a pull request",
-    );
-  },
+  update: updatePull,
 };
 
 const GITLAB: ForgeApi = {
@@ -235,7 +263,7 @@ const GITLAB: ForgeApi = {
       gitlabMerge,
       (m) => m.source_branch === ask.branch && m.target_branch === ask.base,
     );
-    return merge && { number: merge.iid, url: merge.web_url };
+    return merge && mergeFound(merge);
   },
   create: async (forge, ask) => {
     const response = await call(
@@ -244,13 +272,8 @@ const GITLAB: ForgeApi = {
       "POST",
       { source_branch: ask.branch, target_branch: ask.base, title: ask.title, description: ask.body },
     );
-    if (response.status === 409) {
-      await response.body?.cancel().catch(() => {});
-      return "exists";
-    }
-    const merge = gitlabMerge.safeParse(await ok(forge, response, "opened a merge request"));
-    if (!merge.success) throw forgeError(forge, "answered a merge request svc cannot read");
-    return { number: merge.data.iid, url: merge.data.web_url };
+    if (await conflict(response)) return "exists";
+    return opened(forge, response, gitlabMerge, "a merge request", mergeFound);
   },
   update: async (forge, found, ask) => {
     await ok(
@@ -275,33 +298,14 @@ const GITEA: ForgeApi = {
       githubPull,
       (p) => p.head.ref === ask.branch && p.base.ref === ask.base,
     );
-    return pull && { number: pull.number, url: pull.html_url };
+    return pull && pullFound(pull);
   },
   create: async (forge, ask) => {
-    const response = await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls`, "POST", {
-      title: ask.title,
-      head: ask.branch,
-      base: ask.base,
-      body: ask.body,
-    });
-    if (response.status === 409) {
-      await response.body?.cancel().catch(() => {});
-      return "exists";
-    }
-    const pull = githubPull.safeParse(await ok(forge, response, "opened a pull request"));
-    if (!pull.success) throw forgeError(forge, "answered a pull request svc cannot read");
-    return { number: pull.data.number, url: pull.data.html_url };
+    const response = await openPull(forge, ask);
+    if (await conflict(response)) return "exists";
+    return opened(forge, response, githubPull, "a pull request", pullFound);
   },
-  update: async (forge, found, ask) => {
-    await ok(
-      forge,
-      await call(forge, `${base(forge)}/repos/${forge.repo.path}/pulls/${found.number}`, "PATCH", {
-        title: ask.title,
-        body: ask.body,
-      }),
-      "updated a pull request",
-    );
-  },
+  update: updatePull,
 };
 
 const APIS: Record<HostKind, ForgeApi> = { github: GITHUB, gitlab: GITLAB, gitea: GITEA };

@@ -12,7 +12,8 @@ import { nextStart, parseDigestPeriod, serviceTimeZone, type Window } from "../c
 import { timerDelay } from "../core/timers.ts";
 import type { Logger } from "../log/index.ts";
 import type { Remembered } from "../state/index.ts";
-import type { ContainerOutcome, ContainerReport, ReportCounts, SessionReport } from "../updater/types.ts";
+import { countOutcomes } from "../updater/cycle/report.ts";
+import type { ContainerOutcome, ContainerReport, SessionReport } from "../updater/types.ts";
 
 export interface DigestSettings {
   moments: Window[];
@@ -288,23 +289,7 @@ function withContainers(
     finished_at: finishedAt,
     duration_ms: Math.max(0, Date.parse(finishedAt) - Date.parse(startedAt)),
     filter: { container: [], image: [] },
-    counts: countsOf(containers),
+    counts: countOutcomes(containers),
     containers,
   };
-}
-
-function countsOf(containers: readonly ContainerReport[]): ReportCounts {
-  const counts: ReportCounts = {
-    scanned: containers.length,
-    updated: 0,
-    failed: 0,
-    skipped: 0,
-    fresh: 0,
-    stale: 0,
-    pending: 0,
-    rolled_back: 0,
-    held: 0,
-  };
-  for (const container of containers) counts[container.state] += 1;
-  return counts;
 }

@@ -46,6 +46,7 @@ const LAYERS: readonly (readonly string[])[] = [
     "ui/page/bulk.ts",
     "ui/page/excluded.ts",
     "ui/page/history.ts",
+    "ui/page/copies.ts",
     "ui/page/row-menu.ts",
     "ui/page/signin.ts",
   ],

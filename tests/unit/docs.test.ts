@@ -115,7 +115,7 @@ describe("references", () => {
       "SVC_INSTALL_BASE_URL",
       "SVC_BUILD_COMMIT",
     ]);
-    const script = /^SVC_(TEST|SANDBOX|BENCH|FUZZ)_/;
+    const script = /^SVC_(TEST|SANDBOX|BENCH|FUZZ|SAFETY)_/;
     const unknown = [...docFiles(), "docs/compose.yaml", "docs/svc-stack.yml", "Dockerfile"].flatMap((file) =>
       [...read(file).matchAll(/\bSVC_[A-Z0-9_]*[A-Z0-9]\b/g)]
         .map((m) => m[0])

@@ -3,10 +3,10 @@
  * something (dialogs.ts): update, roll back, snooze, skip a version. Progress is followed while an
  * action runs (polling.ts); its outcome is said, and what it changed loaded again (data.ts).
  */
-import { apiOf } from "./api.ts";
+import { apiOf, type CopyView } from "./api.ts";
 import { load, sayFailure } from "./data.ts";
 import { confirmDialog } from "./dialogs.ts";
-import { dayTime, fromNow, outcomeWords, shortDigest } from "./format.ts";
+import { dayTime, fromNow, outcomeWords, shortDigest, sizeWords } from "./format.ts";
 import { schedulePoll } from "./polling.ts";
 import { labelOf, notify, type Row, say, state } from "./store.ts";
 
@@ -95,6 +95,26 @@ async function copyToGoBackTo(c: Row) {
     .dataCopies()
     .catch(() => ({ copies: [] }));
   return copies.copies.find((copy) => copy.container === c.name && copy.image_id === c.previous_image_id);
+}
+
+/** Deletes one of the data guard's copies, on the host that keeps it (a peer's: through this svc). */
+export async function deleteCopy(peer: string | null, copy: CopyView): Promise<void> {
+  const what = peer === null ? copy.container : `${copy.container} on ${peer}`;
+  const ok = await confirmDialog.ask(
+    "Delete this copy?",
+    `The copy of ${what}'s data taken ${dayTime(copy.created_at)} (${fromNow(copy.created_at)}), version ${copy.version ?? "unknown"}, ${sizeWords(copy.bytes)}, is deleted: a rollback with its data can no longer go back to it.`,
+    "Delete",
+  );
+  if (!ok) return;
+  await act(async () => {
+    try {
+      await apiOf(peer).deleteCopy(copy.container, copy.id);
+      say(`${what}: the copy of its data (version ${copy.version ?? "unknown"}) is deleted.`);
+    } finally {
+      // deleted or not (gone meanwhile, being restored), the list says what is kept now
+      notify("copies");
+    }
+  });
 }
 
 const SNOOZE_CHOICES: [string, string][] = [

@@ -13,7 +13,7 @@ import type { RunningCycle } from "../../updater/views/live.ts";
 import type { ExcludedContainer } from "../../updater/views/overview.ts";
 import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/views/timeline.ts";
 
-export type { ContainerReport, RunningCycle, SessionReport, TimelineEntry };
+export type { ContainerReport, CopyView, RunningCycle, SessionReport, TimelineEntry };
 
 /** One container as GET /v1/containers describes it. */
 export type ContainerOverview = import("../../updater/views/overview.ts").ContainerOverview & LastOutcome;
@@ -89,7 +89,7 @@ export function whenUnauthorized(handler: () => void): void {
 }
 
 async function call<T>(
-  method: "GET" | "POST",
+  method: "GET" | "POST" | "DELETE",
   path: string,
   body?: Record<string, unknown>,
   given = token.get(),
@@ -166,6 +166,12 @@ export function apiOf(peer: string | null = null) {
       ),
     /** the data guard's copies (GET /v1/data-guard) */
     dataCopies: () => call<{ copies: CopyView[] }>("GET", at("data-guard")),
+    /** removes one of them (DELETE /v1/data-guard) */
+    deleteCopy: (container: string, id: string) =>
+      call<null>(
+        "DELETE",
+        `${at("data-guard")}?container=${encodeURIComponent(container)}&id=${encodeURIComponent(id)}`,
+      ),
   };
 }
 

@@ -6,6 +6,7 @@
 import { act } from "./actions.ts";
 import { token } from "./api.ts";
 import { bulk } from "./bulk.ts";
+import { copies } from "./copies.ts";
 import { load, loadSession } from "./data.ts";
 import { openLinkedRow } from "./deep-link.ts";
 import { confirmDialog, infoDialog } from "./dialogs.ts";
@@ -41,6 +42,7 @@ export function showDashboard(root: HTMLElement, onSignOut: () => void): void {
       bulk,
       table,
       excluded,
+      copies,
       h(
         "section",
         { class: "history-section", "aria-labelledby": "history-title" },

@@ -120,6 +120,9 @@ export function durationWords(duration: string): string {
   return duration.replace(/(\d+)([a-z]+)/g, "$1 $2 ").trim();
 }
 
+/** "1.5 GiB": a size as svc says it everywhere (config/values.ts). */
+export { formatSize as sizeWords } from "../../config/values.ts";
+
 /** "Sat 02:00": a time within a week or so, as a person says it. */
 export function dayTime(iso: string): string {
   return new Date(iso).toLocaleString(undefined, { weekday: "short", hour: "2-digit", minute: "2-digit" });

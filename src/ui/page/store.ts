@@ -58,7 +58,7 @@ export const state: State = {
  * row's checkbox; `acting` an action started or ended; `running` the running cycle as
  * GET /v1/progress told it; `notice` the line above the table; `checked` a full check answered
  * (the history has news); `waiting` a check was refused while a cycle ran (it is asked for again
- * once none runs).
+ * once none runs); `copies` a data guard copy was deleted (the copies are listed anew).
  */
 export type Topic =
   | "data"
@@ -69,7 +69,8 @@ export type Topic =
   | "running"
   | "notice"
   | "checked"
-  | "waiting";
+  | "waiting"
+  | "copies";
 
 const listeners = new Map<Topic, (() => void)[]>();
 

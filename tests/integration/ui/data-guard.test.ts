@@ -1,12 +1,15 @@
 /**
  * The page's roll-back dialog with the data guard (docs/data-guard.md), in Chromium: after an
  * update whose new version rewrote its data, "Roll back" offers the image only or the image and
- * its data, says what will be lost, and the image and its data put v1 back on its own data.
+ * its data, says what will be lost, and the image and its data put v1 back on its own data. The
+ * Data copies section lists the copies as GET /v1/data-guard does, and deletes one.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { formatSize } from "../../../src/config/values.ts";
+import type { CopyView } from "../../../src/dataguard/index.ts";
 import { docker, inspect } from "../../harness.ts";
 import { MIGRATE_V2, WRITE_V1 } from "../updater/data-guard-support.ts";
 import { confirm, type Dashboard, menuAction, rowOf, startDashboard } from "./support.ts";
@@ -22,6 +25,12 @@ afterAll(async () => {
   await ui?.close();
   rmSync(copies, { recursive: true, force: true });
 }, 120_000);
+
+/** The copies of `name` GET /v1/data-guard lists. */
+async function copiesOf(name: string): Promise<CopyView[]> {
+  const response = await fetch(`${ui.url}v1/data-guard`, { headers: { authorization: `Bearer ${ui.token}` } });
+  return ((await response.json()) as { copies: CopyView[] }).copies.filter((copy) => copy.container === name);
+}
 
 async function versionIn(name: string, expected: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
@@ -51,6 +60,13 @@ test("roll back with its data: the dialog says what is lost, and v1 runs on its 
     .filter({ hasText: `${name}: updated` })
     .waitFor({ timeout: 60_000 });
   await versionIn(name, "v2");
+  // the copy of v1's data, listed on the page as the API lists it
+  const [copy] = await copiesOf(name);
+  const line = page.locator(`table.copies tr[data-container="${name}"]`);
+  await line.waitFor();
+  expect(await line.locator("td").first().textContent()).toBe(name);
+  expect(await line.locator("td.size").textContent()).toBe(formatSize(copy!.bytes));
+  expect(await line.locator("td.version").textContent()).toBe(copy!.version!);
 
   await menuAction(page, name, "Roll back");
   const dialog = page.getByRole("dialog");
@@ -66,3 +82,21 @@ test("roll back with its data: the dialog says what is lost, and v1 runs on its 
   expect(docker(["exec", name, "cat", "/data/version"]).stdout.trim()).toBe("v1");
   await page.close();
 }, 180_000);
+
+test("the copy of the data a rollback replaced is listed, and Delete on the page deletes it", async () => {
+  const name = ui.fx.name("app");
+  const [kept] = await copiesOf(name);
+  expect(kept).toBeDefined();
+  const page = await ui.open();
+  const line = page.locator(`table.copies tr[data-container="${name}"][data-copy="${kept!.id}"]`);
+  await line.waitFor({ timeout: 90_000 });
+  await line.getByRole("button", { name: `Delete the copy of ${name}'s data` }).click();
+  await confirm(page, "Delete");
+  await page
+    .locator(".notice")
+    .filter({ hasText: `${name}: the copy of its data (version ${kept!.version}) is deleted.` })
+    .waitFor({ timeout: 30_000 });
+  expect(await copiesOf(name)).toEqual([]);
+  await line.waitFor({ state: "detached" });
+  await page.close();
+}, 120_000);

@@ -6,7 +6,7 @@
  * does not model must say so (a hash svc is not sure of is never used: ComposeFiles checks it
  * against the running container's label first).
  */
-import { describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { computeServiceHash } from "../../../src/compose/index.ts";
@@ -22,7 +22,15 @@ interface Row {
   configFiles?: string[];
   /** svc does not model it: the reason starts so */
   unknown?: string;
+  /**
+   * The oracle: `config --hash` (default), or the label of the container `docker compose create`
+   * makes (`up`'s own hash: for env_file, which `config --hash` keeps where `up` resolves it; the
+   * row's image is then ORACLE_IMAGE, built here)
+   */
+  oracle?: "create";
 }
+
+const ORACLE_IMAGE = "svc-compose-hash-oracle:1";
 
 const ROWS: Row[] = [
   {
@@ -241,27 +249,156 @@ const ROWS: Row[] = [
     },
   },
   {
-    source: "compose-go loader/tests/deploy_test.go (deploy: not modelled)",
-    service: "foo",
-    unknown: "svc does not compute compose's hash of a service with deploy",
+    source: "compose-go loader/loader_test.go TestImageVolume (a volume of type image; ServiceVolumeConfig.Image)",
+    service: "test",
     files: {
       "compose.yaml":
-        "services:\n  foo:\n    image: alpine\n    deploy:\n      resources:\n        limits:\n          memory: 50M\n",
+        "services:\n  test:\n    image: alpine\n    volumes:\n      - type: image\n        source: app/image\n        target: /mnt/image\n        image:\n          subpath: /foo\n",
     },
   },
   {
-    source: "compose-go loader/tests/env_file_test.go (env_file: not modelled)",
+    source:
+      "compose-go loader/full-example.yml deploy (types.DeployConfig: replicas dropped by docker/compose hash.go ServiceHash, cpus as float32, memory as UnitBytes, durations)",
     service: "foo",
-    unknown: "svc does not compute compose's hash of a service with env_file",
-    files: { "compose.yaml": "services:\n  foo:\n    image: alpine\n    env_file: app.env\n", "app.env": "A=1\n" },
-  },
-  {
-    source: "compose-go loader/tests/volumes_test.go (a volume of type image: not modelled)",
-    service: "foo",
-    unknown: "a volume setting svc does not model (image)",
     files: {
       "compose.yaml":
-        "services:\n  foo:\n    image: alpine\n    volumes:\n      - type: image\n        source: app/image\n        target: /mnt/image\n        image:\n          subpath: /foo\n",
+        "services:\n  foo:\n    image: busybox\n    deploy:\n      mode: replicated\n      replicas: 6\n      labels: [FOO=BAR]\n      rollback_config:\n        parallelism: 3\n        delay: 10s\n        failure_action: continue\n        monitor: 60s\n        max_failure_ratio: 0.3\n        order: start-first\n      update_config:\n        parallelism: 3\n        delay: 10s\n        failure_action: continue\n        monitor: 60s\n        max_failure_ratio: 0.3\n        order: start-first\n      resources:\n        limits:\n          cpus: '0.001'\n          memory: 50M\n        reservations:\n          cpus: '0.0001'\n          memory: 20M\n          generic_resources:\n            - discrete_resource_spec:\n                kind: 'gpu'\n                value: 2\n            - discrete_resource_spec:\n                kind: 'ssd'\n                value: 1\n      restart_policy:\n        condition: on-failure\n        delay: 5s\n        max_attempts: 3\n        window: 120s\n      placement:\n        constraints: [node=foo]\n        max_replicas_per_node: 5\n        preferences:\n          - spread: node.labels.az\n      endpoint_mode: dnsrr\n",
+    },
+  },
+  {
+    source:
+      "compose-go types/types.go DeployConfig (resources and placement are structs: printed empty; a parallelism of 0 is a pointer, printed; cpus 1.5 and 0.1 as float32)",
+    service: "foo",
+    files: {
+      "compose.yaml":
+        "services:\n  foo:\n    image: busybox\n    deploy:\n      replicas: 2\n  bar:\n    image: busybox\n    deploy:\n      update_config: {parallelism: 0, delay: 0s}\n      resources: {limits: {cpus: 1.5, pids: 10}, reservations: {cpus: '0.1', memory: 1k}}\n      restart_policy: {delay: 0s, max_attempts: 0}\n",
+    },
+  },
+  {
+    source: "compose-go types/types.go DeployConfig (bar: the struct fields, zeros, float32)",
+    service: "bar",
+    files: {
+      "compose.yaml":
+        "services:\n  bar:\n    image: busybox\n    deploy:\n      update_config: {parallelism: 0, delay: 0s}\n      resources: {limits: {cpus: 1.5, pids: 10}, reservations: {cpus: '0.1', memory: 1k}}\n      restart_policy: {delay: 0s, max_attempts: 0}\n",
+    },
+  },
+  {
+    source:
+      "compose-go loader/loader_test.go TestLoadDeviceReservation, TestServiceDeviceRequestWithoutCountAndDeviceIdsType (transform/devices.go deviceRequestDefaults: count all is -1)",
+    service: "test",
+    files: {
+      "compose.yaml":
+        "services:\n  test:\n    image: busybox\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: richard_feynman\n              capabilities: [\"quantic\"]\n              count: all\n              options:\n                q_bits: 42\n            - driver: nvidia\n              capabilities: [gpu]\n            - capabilities: [gpu]\n              device_ids: ['0', '3']\n            - capabilities: [gpu]\n              count: 2\n",
+    },
+  },
+  {
+    source:
+      "compose-go loader/loader_test.go TestLoadDeviceMapping, TestLoadDeviceMappingLongSyntax (transform/device.go transformDeviceMapping: permissions rwm by default)",
+    service: "test",
+    files: {
+      "compose.yaml":
+        "services:\n  test:\n    image: busybox\n    devices:\n      - /dev/source:/dev/target:permissions\n      - /dev/single\n      - /dev/zero:/dev/z\n      - source: /dev/long\n        target: /dev/long2\n        x-foo: bar\n      - source: /dev/short\n        target: /dev/short\n",
+    },
+  },
+  {
+    source:
+      "compose-go loader/extends_test.go TestExtendsUlimits, full-example.yml ulimits (types.UlimitsConfig MarshalJSON: a single value as a number, soft and hard otherwise, zeros left out)",
+    service: "test",
+    files: {
+      "compose.yaml":
+        "services:\n  base:\n    image: busybox\n    ulimits:\n      nproc: 65535\n      nofile: {soft: 1, hard: 2}\n  test:\n    extends: base\n    ulimits:\n      nofile: {soft: 20000, hard: 40000}\n      core: 0\n      memlock: {soft: -1, hard: -1}\n",
+    },
+  },
+  {
+    source:
+      "compose-go loader/loader_test.go TestLoadExtraHostsList, TestLoadExtraHostsRepeated (types/hostList.go: host:ip and host=ip, commas, brackets dropped, printed sorted as host=ip)",
+    service: "web",
+    files: {
+      "compose.yaml":
+        'services:\n  web:\n    image: busybox\n    extra_hosts:\n      - "zulu:127.0.0.2"\n      - "alpha:50.31.209.229"\n      - "zulu:ff02::1"\n      - "myhost=0.0.0.1,0.0.0.2"\n      - "v6=[::1]"\n      - "host.docker.internal:host-gateway"\n',
+    },
+  },
+  {
+    source: "compose-go loader/loader_test.go TestLoadExtraHostsMap, TestLoadExtraHostsLongSyntax (the mapping form)",
+    service: "web",
+    files: {
+      "compose.yaml":
+        'services:\n  web:\n    image: busybox\n    extra_hosts:\n      "zulu": "162.242.195.82"\n      "alpha": "50.31.209.229"\n      myhost:\n        - "0.0.0.1"\n        - "0.0.0.2"\n',
+    },
+  },
+  {
+    source:
+      "compose-go loader/loader_test.go TestLoadSysctls (a list with empty and bare values; the mapping form, a number)",
+    service: "web",
+    files: {
+      "compose.yaml":
+        "services:\n  web:\n    image: busybox\n    sysctls:\n      - net.core.somaxconn=1024\n      - net.ipv4.tcp_syncookies=0\n      - testing.one.one=\n      - testing.one.two\n  other:\n    image: busybox\n    sysctls:\n      net.core.somaxconn: 1024\n      net.ipv4.tcp_syncookies: 0\n      testing.one.one: ''\n      testing.one.two:\n",
+    },
+  },
+  {
+    source: "compose-go loader/loader_test.go TestLoadSysctls (other: the mapping form)",
+    service: "other",
+    files: {
+      "compose.yaml":
+        "services:\n  other:\n    image: busybox\n    sysctls:\n      net.core.somaxconn: 1024\n      net.ipv4.tcp_syncookies: 0\n      testing.one.one: ''\n      testing.one.two:\n",
+    },
+  },
+  {
+    source: "compose-go loader/full-example.yml tmpfs (types.StringList: a string or a list)",
+    service: "one",
+    files: {
+      "compose.yaml":
+        "services:\n  one:\n    image: busybox\n    tmpfs: /run\n    volumes: [{type: volume, source: data, target: /data, volume: {labels: {z: 1, a: x}, nocopy: true}}]\n  two:\n    image: busybox\n    tmpfs: [/run, '/tmp:size=64m']\nvolumes: {data: {}}\n",
+    },
+  },
+  {
+    source: "compose-go types/types.go ServiceVolumeVolume.Labels (volume labels, a list form; tmpfs as a list)",
+    service: "two",
+    files: {
+      "compose.yaml":
+        "services:\n  two:\n    image: busybox\n    tmpfs: [/run, '/tmp:size=64m']\n    volumes: [{type: volume, source: data, target: /data, volume: {labels: [b=2, a], subpath: x}}]\nvolumes: {data: {}}\n",
+    },
+  },
+  {
+    source:
+      "compose-go loader/loader_test.go TestLoadServiceWithEnvFile, types/project.go WithServicesEnvironmentResolved (docker/compose compose.go WithServices: up hashes the env files' variables, the service's environment over them)",
+    service: "web",
+    oracle: "create",
+    files: {
+      "compose.yaml": `services:\n  web:\n    image: ${ORACLE_IMAGE}\n    env_file: [app.env, {path: extra.env, required: false}, {path: missing.env, required: false}]\n    environment:\n      B: own\n      TEST:\n`,
+      ".env": "TEST=YES\n",
+      "app.env": "HALLO=$TEST\nB=from-file\nC=${B}x\nexport D='single $quoted'\nE=\"double ${TEST}\" # a comment\n",
+      "extra.env": "HALLO=again\nF: colon\n",
+    },
+  },
+  {
+    source: "compose-go transform/envfile.go transformEnvFile (one path as a string; relative to the project folder)",
+    service: "web",
+    oracle: "create",
+    files: {
+      "compose.yaml": `services:\n  web:\n    image: ${ORACLE_IMAGE}\n    env_file: conf/web.env\n`,
+      "conf/web.env": "# settings\nMODE=prod\nEMPTY=\n",
+    },
+  },
+  {
+    source: "compose-go override/merge.go (env_file in two files, which compose-go appends and dedupes: not modelled)",
+    service: "foo",
+    configFiles: ["compose.yaml", "compose.override.yaml"],
+    unknown: "env_file set in two layers",
+    files: {
+      "compose.yaml": "services:\n  foo:\n    image: alpine\n    env_file: a.env\n",
+      "compose.override.yaml": "services:\n  foo:\n    env_file: b.env\n",
+      "a.env": "A=1\n",
+      "b.env": "B=1\n",
+    },
+  },
+  {
+    source: "compose-go types/envfile.go (format: raw, not modelled)",
+    service: "foo",
+    unknown: "an env_file of format raw",
+    files: {
+      "compose.yaml": "services:\n  foo:\n    image: alpine\n    env_file: {path: a.env, format: raw}\n",
+      "a.env": "A=1\n",
     },
   },
 ];
@@ -269,7 +406,8 @@ const ROWS: Row[] = [
 /** The compose CLI with an environment of its own, as svc runs it: nothing of the test's variables. */
 function composeCli(args: string[]): string {
   const run = Bun.spawnSync(["docker", ...args], {
-    env: { PATH: process.env.PATH!, DOCKER_CONFIG: sandbox().dockerConfig },
+    // the engine only for `create`; `config --hash` asks none
+    env: { PATH: process.env.PATH!, DOCKER_CONFIG: sandbox().dockerConfig, DOCKER_HOST: sandbox().dockerHost },
   });
   if (run.exitCode !== 0) throw new Error(run.stderr.toString());
   return run.stdout.toString();
@@ -284,7 +422,21 @@ function write(files: Record<string, string>): string {
   return dir;
 }
 
+/** The hash compose's `create` (as `up`) puts on the container it makes: the label. */
+function createdHash(args: string[], service: string): string {
+  composeCli([...args, "create", "--pull", "never", service]);
+  try {
+    const id = composeCli([...args, "ps", "-a", "-q", service]).trim();
+    return JSON.parse(composeCli(["inspect", id]))[0].Config.Labels["com.docker.compose.config-hash"];
+  } finally {
+    composeCli([...args, "down"]);
+  }
+}
+
 describe.skipIf(!composeWorks)("compose's config hash computed by svc, against `docker compose config --hash`", () => {
+  beforeAll(() => {
+    docker(["import", "-c", 'CMD ["/bin/sh"]', sandbox().rootfs, ORACLE_IMAGE]);
+  });
   for (const row of ROWS) {
     test(row.source, async () => {
       const dir = write(row.files);
@@ -300,18 +452,20 @@ describe.skipIf(!composeWorks)("compose's config hash computed by svc, against `
         expect("unknown" in ours && ours.unknown).toStartWith(row.unknown);
         return;
       }
-      const args = [
+      const project = [
         "compose",
         "--project-name",
         "hashproj",
         "--project-directory",
         dir,
         ...configFiles.flatMap((f) => ["--file", f]),
-        "config",
-        "--hash",
-        row.service,
       ];
-      const theirs = composeCli(args).trim().split(" ")[1];
+      const theirs =
+        row.oracle === "create"
+          ? createdHash(project, row.service)
+          : composeCli([...project, "config", "--hash", row.service])
+              .trim()
+              .split(" ")[1];
       if ("unknown" in ours) throw new Error(ours.unknown);
       if (ours.hash !== theirs) {
         const json = JSON.parse(

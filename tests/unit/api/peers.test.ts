@@ -133,18 +133,75 @@ describe("peers", () => {
     expect((await readOnly.request("/v1/peers/nas/containers", { headers: auth })).status).toBe(200);
   });
 
-  test("a peer's data guard copies are read through it (the endpoint's name has a dash); deleting one is not forwarded", async () => {
-    const copy = { container: "db", id: "20260101T000000Z", bytes: 4096, created_at: "2026-01-01T00:00:00.000Z" };
+  test("a peer's data guard copies are read through it, with svc's own answer's schema; deleting one is forwarded as an action", async () => {
+    const copy = {
+      container: "db",
+      id: "20260101T000000Z",
+      bytes: 4096,
+      created_at: "2026-01-01T00:00:00.000Z",
+      age_seconds: 60,
+      version: "1.2.3",
+      image: "r/db:1.2.3",
+      image_id: "sha256:1",
+      superseded_at: null,
+      expires_at: null,
+      restoring: false,
+      mounts: [{ destination: "/data", type: "volume", name: "db-data", bytes: 4096 }],
+    };
+    const hostile = [
+      { ...copy, id: "extra", onclick: "steal()" },
+      { ...copy, id: "huge", version: "x".repeat(100_000) },
+      { ...copy, id: "typed", bytes: "4096" },
+      "not a copy",
+    ];
     const nas = peer({
-      answer: (url) => (url.pathname === "/v1/data-guard" ? Response.json({ copies: [copy] }) : undefined),
+      answer: (url) =>
+        url.pathname !== "/v1/data-guard"
+          ? undefined
+          : url.search
+            ? new Response(null, { status: 204 })
+            : Response.json({ copies: [copy, ...hostile] }),
     });
-    const { request } = makeApp({ http_api: { ui: true }, peers: [{ name: "nas", url: nas.url, token: "nas-token" }] });
+    const peers = [{ name: "nas", url: nas.url, token: "nas-token" }];
+    const { request } = makeApp({ http_api: { ui: true }, peers });
     const response = await request("/v1/peers/nas/data-guard", { headers: auth });
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ copies: [copy] });
+    // the copy that fits, its unknown field left out; the others dropped
+    expect(await response.json()).toEqual({ copies: [copy, { ...copy, id: "extra" }] });
     expect(nas.seen.at(-1)).toMatchObject({ method: "GET", path: "/v1/data-guard", authorization: "Bearer nas-token" });
-    expect((await request("/v1/peers/nas/data-guard", { method: "DELETE", headers: auth })).status).toBe(405);
+
+    const query = "?container=db&id=20260101T000000Z";
+    const deleted = await request(`/v1/peers/nas/data-guard${query}`, { method: "DELETE", headers: auth });
+    expect(deleted.status).toBe(204);
+    expect(nas.seen.at(-1)).toMatchObject({
+      method: "DELETE",
+      path: `/v1/data-guard${query}`,
+      authorization: "Bearer nas-token",
+    });
     expect((await request("/v1/peers/nas/data-", { headers: auth })).status).toBe(404);
+    expect((await request("/v1/peers/nas/containers", { method: "DELETE", headers: auth })).status).toBe(405);
+    // a read-only dashboard reads the peer's copies and deletes none of them
+    const readOnly = makeApp({ http_api: { ui: true, update: false }, peers });
+    expect((await readOnly.request("/v1/peers/nas/data-guard", { headers: auth })).status).toBe(200);
+    const refused = await readOnly.request(`/v1/peers/nas/data-guard${query}`, { method: "DELETE", headers: auth });
+    expect(refused.status).toBe(405);
+    // a viewer reads them too, and deletes none
+    const family = makeApp({ http_api: { ui: true, viewer_tokens: ["family"] }, peers });
+    const viewer = { authorization: "Bearer family" };
+    expect((await family.request("/v1/peers/nas/data-guard", { headers: viewer })).status).toBe(200);
+    const forbidden = await family.request(`/v1/peers/nas/data-guard${query}`, { method: "DELETE", headers: viewer });
+    expect(forbidden.status).toBe(403);
+    expect(nas.seen.filter((seen) => seen.method === "DELETE")).toHaveLength(1);
+  });
+
+  test("a peer's answer that is no list of copies is a 502 naming the peer", async () => {
+    const nas = peer({
+      answer: (url) => (url.pathname === "/v1/data-guard" ? Response.json({ copies: "all" }) : undefined),
+    });
+    const { request } = makeApp({ http_api: { ui: true }, peers: [{ name: "nas", url: nas.url, token: "t" }] });
+    const response = await request("/v1/peers/nas/data-guard", { headers: auth });
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as { error: string }).error).toContain("peer nas did not answer as svc does");
   });
 });
 
