@@ -176,13 +176,14 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     # the page's tests (Chromium, every svc in its file's scope) in a process of their own
     *:rest) echo tests/build; echo "$REST_APART" ;;
     *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
-    *) scoped_halves; own_engine_files ;;
+    *) scoped_thirds; own_engine_files ;;
   esac
 }
-scoped_halves() { # the updater tests in two processes of about the same length (docs/testing.md)
-  local half=(tests/integration/updater/compose*.test.ts tests/integration/updater/data-guard*.test.ts)
-  echo "${half[@]}"
-  find "${SCOPED[@]}" -name '*.test.ts' | sort | grep -vxF "${half[@]/#/-e}" | paste -sd ' '
+scoped_thirds() { # the updater tests in three processes of about the same length (docs/testing.md)
+  local compose=(tests/integration/updater/compose*.test.ts) guard=(tests/integration/updater/data-guard*.test.ts)
+  echo "${compose[@]}"
+  echo "${guard[@]}"
+  find "${SCOPED[@]}" -name '*.test.ts' | sort | grep -vxF "${compose[@]/#/-e}" "${guard[@]/#/-e}" | paste -sd ' '
 }
 own_engine_files() { # the safety tests, a process (and so an engine) each file
   find "${OWN_ENGINES[@]}" -name '*.test.ts' | sort

@@ -4,7 +4,7 @@
  * as it goes, never held in memory; the manifest is written last. Over the limit (the size cap or
  * the room left), the copy stops at once and leaves nothing behind.
  */
-import { closeSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, fdatasync, fsyncSync, openSync, readSync, renameSync, writeSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { formatSize } from "../config/values.ts";
@@ -13,7 +13,8 @@ import { timerDelay } from "../core/timers.ts";
 import type { Engine } from "../engine/port.ts";
 import type { GuardedMount } from "./mounts.ts";
 import { type CopiedMount, type Copy, type CopyStore, type Manifest, mountFile } from "./store.ts";
-import { firstEntryType, startsWithFolder } from "./tar.ts";
+import { firstEntryType, startsWithFolder, XattrMerger, type XattrsByPath } from "./tar.ts";
+import { type PreparedHelper, readXattrs, type XattrReader } from "./xattrs.ts";
 
 export interface CopyRequest {
   container: string;
@@ -24,6 +25,8 @@ export interface CopyRequest {
   mounts: GuardedMount[];
   /** the most the copy may take: the cap or the room left, whichever is smaller */
   limit: { bytes: number; why: string };
+  /** the helper that reads the extended attributes, created before the stop (xattrs.ts) */
+  xattrHelper?: PreparedHelper;
 }
 
 export type CopyOutcome = { kind: "copied"; copy: Copy } | { kind: "over"; bytes: number; reason: string };
@@ -33,6 +36,16 @@ export type CopyOutcome = { kind: "copied"; copy: Copy } | { kind: "over"; bytes
  * stopped during a copy, so an engine that stalls must not hold it down for good.
  */
 export const ARCHIVE_IDLE_MS = 120_000;
+
+/** The reads of an archive rewritten with its extended attributes. */
+const REWRITE_CHUNK = 4 * 1024 * 1024;
+
+/**
+ * How often a copy asks the disk to write back what it has written so far, on the runtime's file
+ * threads while the archive streams on: the sync before the manifest then waits for the last part
+ * alone, not for the whole archive (docs/data-guard.md, "Cost").
+ */
+const WRITE_BACK_EVERY = 32 * 1024 * 1024;
 
 /** How often a copy asks for the chunks it wrote to be collected. */
 const COLLECT_EVERY = 32 * 1024 * 1024;
@@ -50,9 +63,14 @@ export async function copyMounts(
   store: CopyStore,
   request: CopyRequest,
   now: () => Date = () => new Date(),
+  xattrs: XattrReader = readXattrs,
 ): Promise<CopyOutcome> {
   const started = performance.now();
   const { id, dir } = store.begin(request.container, request.containerId, now());
+  // read beside the archives: the engine's archive leaves them out (xattrs.ts); most volumes have none
+  const attributes = xattrs(engine, request.mounts, request.xattrHelper).catch((error: Error) => ({
+    problem: error.message,
+  }));
   try {
     const copied: CopiedMount[] = [];
     let total = 0;
@@ -69,6 +87,16 @@ export async function copyMounts(
       total += written.bytes;
       copied.push({ ...mount, file, bytes: written.bytes, sha256: written.sha256 });
     }
+    const reading = await attributes;
+    if ("maps" in reading) {
+      for (const mount of copied) {
+        const map = reading.maps[request.mounts.findIndex((m) => m.destination === mount.destination)];
+        if (!map || map.size === 0) continue;
+        const merged = addXattrs(join(dir, mount.file), map, request.limit.bytes - total + mount.bytes);
+        total += merged.bytes - mount.bytes;
+        Object.assign(mount, merged);
+      }
+    }
     const manifest: Manifest = {
       format: 1,
       container: request.container,
@@ -81,10 +109,12 @@ export async function copyMounts(
       bytes: total,
       superseded_at: null,
       mounts: copied,
+      ...("problem" in reading ? { xattrs_lost: reading.problem.slice(0, 1024) } : {}),
     };
     store.complete(dir, manifest);
     return { kind: "copied", copy: { id, dir, manifest } };
   } catch (error) {
+    await attributes; // its helper is removed before the copy's failure is told
     await rm(dir, { recursive: true, force: true });
     if (error instanceof OverLimit) {
       return {
@@ -115,6 +145,7 @@ async function copyOne(
   const hash = new Bun.CryptoHasher("sha256");
   let bytes = 0;
   let checkedFirst = false;
+  const writeBack = new WriteBack(file);
   try {
     for (;;) {
       const { done, value } = await readChunk(reader, destination);
@@ -136,7 +167,9 @@ async function copyOne(
       // the chunks are garbage once written: collected as they go, or a copy of a large volume
       // would hold a hundred MiB of them until the collector comes by itself (docs/data-guard.md)
       if (Math.floor(bytes / COLLECT_EVERY) !== Math.floor((bytes - value.byteLength) / COLLECT_EVERY)) Bun.gc(false);
+      writeBack.written(bytes);
     }
+    await writeBack.idle();
     fsyncSync(file);
     return { bytes, sha256: hash.digest("hex") };
   } catch (error) {
@@ -144,8 +177,64 @@ async function copyOne(
     if (error instanceof OverLimit) throw error;
     throw new SvcError("engine", `copying ${destination}: ${(error as Error).message}`, { cause: error });
   } finally {
+    await writeBack.idle(); // the file stays open while a write-back of it runs
     if (!closed) closeSync(file);
   }
+}
+
+/** The write-back of a file being written, started every WRITE_BACK_EVERY bytes, one at a time, never awaited but at the end. */
+class WriteBack {
+  private running: Promise<void> | null = null;
+  private asked = 0;
+
+  constructor(private readonly file: number) {}
+
+  written(bytes: number): void {
+    if (this.running || bytes - this.asked < WRITE_BACK_EVERY) return;
+    this.asked = bytes;
+    // its failure is the final fsync's to tell
+    this.running = new Promise<void>((done) => fdatasync(this.file, () => done())).then(() => {
+      this.running = null;
+    });
+  }
+
+  idle(): Promise<void> {
+    return this.running ?? Promise.resolve();
+  }
+}
+
+/**
+ * Rewrites the archive at `path` with the attributes of `xattrs` added (tar.ts, XattrMerger), in
+ * large synchronous reads and writes, and renames it over the first once synced.
+ */
+function addXattrs(path: string, xattrs: XattrsByPath, limit: number): { bytes: number; sha256: string } {
+  const merger = new XattrMerger(xattrs);
+  const hash = new Bun.CryptoHasher("sha256");
+  const input = openSync(path, "r");
+  const output = openSync(`${path}.xattrs`, "w", 0o600);
+  let bytes = 0;
+  const put = (piece: Uint8Array) => {
+    bytes += piece.byteLength;
+    if (bytes > limit) throw new OverLimit(bytes);
+    hash.update(piece);
+    writeAll(output, piece);
+  };
+  try {
+    const buffer = new Uint8Array(REWRITE_CHUNK);
+    for (;;) {
+      const read = readSync(input, buffer, 0, REWRITE_CHUNK, null);
+      if (read === 0) break;
+      for (const piece of merger.push(buffer.subarray(0, read))) put(piece);
+      // each piece is written before the buffer is read into again (what the merger holds is its own copy)
+    }
+    for (const piece of merger.end()) put(piece);
+    fsyncSync(output);
+  } finally {
+    closeSync(input);
+    closeSync(output);
+  }
+  renameSync(`${path}.xattrs`, path);
+  return { bytes, sha256: hash.digest("hex") };
 }
 
 function writeAll(file: number, chunk: Uint8Array): void {

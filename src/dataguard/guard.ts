@@ -11,6 +11,7 @@ import { type CopyOutcome, copyMounts, measureMounts } from "./copy.ts";
 import { type GuardedMount, type GuardMode, guardedMounts, guardModeOf } from "./mounts.ts";
 import { type RestoreResult, restoreCopy } from "./restore.ts";
 import { type Copy, CopyStore } from "./store.ts";
+import { discardXattrHelper, type PreparedHelper, prepareXattrHelper } from "./xattrs.ts";
 
 export const GUARD_LABEL = "svc.data_guard";
 const MODE_ORDER: readonly GuardMode[] = ["off", "volumes", "all"];
@@ -108,7 +109,7 @@ export function dataGuardOptions(config: Config): DataGuardOptions {
 /** What an update of one container does about its data, decided while it still runs. */
 export type Preparation =
   | { kind: "off" }
-  | { kind: "copy"; mounts: GuardedMount[]; limit: { bytes: number; why: string } }
+  | { kind: "copy"; mounts: GuardedMount[]; limit: { bytes: number; why: string }; helper?: PreparedHelper }
   /** the copy does not fit (or cannot be made): held, or updated without a copy */
   | { kind: "over"; action: "hold" | "skip"; reason: string };
 
@@ -144,7 +145,8 @@ export class DataGuard {
     const measured = await measureMounts(this.engine, inspect.Id, guarded.mounts, limit.bytes);
     if (measured > limit.bytes)
       return this.over(`data_guard: its guarded mounts take more than ${formatSize(limit.bytes)} (${limit.why})`);
-    return { kind: "copy", mounts: guarded.mounts, limit };
+    // the helper that reads the extended attributes is made now, out of the downtime (xattrs.ts)
+    return { kind: "copy", mounts: guarded.mounts, limit, helper: prepareXattrHelper(this.engine, guarded.mounts) };
   }
 
   /** The cap, or the room left in data_guard_dir (its reserve kept, this container's earlier copies counted as free), whichever is smaller. */
@@ -180,9 +182,21 @@ export class DataGuard {
     return copyMounts(
       this.engine,
       store,
-      { container, containerId: inspect.Id, ...meta, mounts: preparation.mounts, limit: preparation.limit },
+      {
+        container,
+        containerId: inspect.Id,
+        ...meta,
+        mounts: preparation.mounts,
+        limit: preparation.limit,
+        ...(preparation.helper ? { xattrHelper: preparation.helper } : {}),
+      },
       this.now,
     );
+  }
+
+  /** A plan given up before its copy: its helper goes. */
+  async drop(preparation: Extract<Preparation, { kind: "copy" }>): Promise<void> {
+    await discardXattrHelper(this.engine, preparation.helper);
   }
 
   /** Marks a restore into `containerId` as under way before anything is touched (crash recovery finishes it). */

@@ -21,3 +21,4 @@ export { archiveParent, type GuardedMount, type GuardMode, guardedMounts, guardM
 export { type RestoreResult, restoreCopy, verifyCopy } from "./restore.ts";
 export { type CopiedMount, type Copy, CopyStore, type Manifest, RESERVE_MAX_BYTES } from "./store.ts";
 export { emptyFileArchive } from "./tar.ts";
+export { type PreparedHelper, prepareXattrHelper } from "./xattrs.ts";

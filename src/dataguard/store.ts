@@ -44,6 +44,8 @@ const manifestSchema = z.object({
   /** when the container's next version started: data_guard_keep counts from it */
   superseded_at: z.string().nullable().default(null),
   mounts: z.array(mountSchema).max(256),
+  /** why the archives carry no extended attributes but `security.capability` (xattrs.ts); absent when they carry them all */
+  xattrs_lost: z.string().max(1024).optional(),
 });
 
 export type Manifest = z.infer<typeof manifestSchema>;

@@ -704,7 +704,7 @@ export class DockerEngine implements Engine {
         Binds: spec.binds ?? null,
         Mounts: spec.mounts ?? null,
         NetworkMode: "none",
-        AutoRemove: true,
+        AutoRemove: spec.autoRemove ?? true,
         RestartPolicy: { Name: "no" },
       },
     });
@@ -729,6 +729,21 @@ export class DockerEngine implements Engine {
     await this.call(`remove image ${id}`, (docker, abortSignal) => docker.getImage(id).remove({ abortSignal }), {
       ok: [404],
     });
+  }
+
+  async importImage(body: ReadableStream<Uint8Array>, bytes: number, reference: string): Promise<void> {
+    const { repository, tag } = splitReference(reference);
+    const what = `import ${reference}`;
+    // the engine answers once it has read the whole tar: a floor of 1 MiB/s on top of the answer's deadline
+    const timeoutMs = this.timeouts.responseMs + Math.ceil(bytes / ARCHIVE_FLOOR_BYTES_PER_SECOND) * 1000;
+    const stream = await this.call(
+      what,
+      (docker, abortSignal) =>
+        docker.importImage(body as never, { repo: repository, tag, abortSignal }) as Promise<AsyncIterable<Uint8Array>>,
+      { timeoutMs },
+    );
+    const failure = await followPullStream(stream!);
+    if (failure) throw new SvcError("engine", `${what}: ${failure}`);
   }
 
   async tagImage(imageId: string, reference: string): Promise<void> {

@@ -24,7 +24,7 @@ export interface DialOptions {
   statusCodes: Record<number, true | string>;
   isStream?: boolean;
   /** the request's body as it is (a tar for PUT /containers/{id}/archive), instead of JSON options */
-  file?: Blob;
+  file?: Blob | ReadableStream<Uint8Array>;
   authconfig?: unknown;
   abortSignal?: AbortSignal;
 }

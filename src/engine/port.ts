@@ -96,6 +96,8 @@ export interface HelperSpec {
   /** HostConfig.Binds / HostConfig.Mounts as the engine reported them for the container to copy */
   binds?: string[];
   mounts?: unknown[];
+  /** removed by the engine when it exits (the default); false: the caller reads it and removes it */
+  autoRemove?: boolean;
 }
 
 export interface Engine {
@@ -146,6 +148,12 @@ export interface Engine {
   startContainer(id: string): Promise<void>;
   removeContainer(id: string, options?: { force?: boolean }): Promise<void>;
   removeImage(id: string): Promise<void>;
+  /**
+   * POST /images/create?fromSrc=-: an image made of the root file system `body` (a tar of `bytes`), tagged
+   * `reference`; nothing pulled (the data guard's helper, docs/data-guard.md). Absent where the
+   * engine cannot.
+   */
+  importImage?(body: ReadableStream<Uint8Array>, bytes: number, reference: string): Promise<void>;
   /**
    * GET /containers/{id}/archive: the tar of `path` in the container (running or stopped, its
    * mounts included), streamed as the engine sends it. The caller reads it to its end or cancels it.

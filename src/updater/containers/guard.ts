@@ -81,7 +81,15 @@ export async function copyGuarded(ctx: ProtocolContext, r: Replacement): Promise
     size: formatSize(outcome.copy.manifest.bytes),
     duration_ms: outcome.copy.manifest.duration_ms,
   });
+  const lost = outcome.copy.manifest.xattrs_lost;
+  if (lost) ctx.log.warn("data copied without its extended attributes", { container: r.name, reason: lost });
   return undefined;
+}
+
+/** An update given up before its copy: the helper prepared for the copy goes (docs/data-guard.md). */
+export async function dropGuardPlan(ctx: ProtocolContext, r: Replacement): Promise<void> {
+  if (r.guardPlan) await ctx.guard?.drop(r.guardPlan);
+  r.guardPlan = undefined;
 }
 
 /** Whether undoing `r` must put its data back: a copy exists and the new container may have run. */

@@ -41,7 +41,7 @@ import {
   nodeFromInspect,
   topologicalOrder,
 } from "./graph.ts";
-import { prepareGuard } from "./guard.ts";
+import { dropGuardPlan, prepareGuard } from "./guard.ts";
 import { needsHandover, startHandover } from "./handover.ts";
 import { park, planReplacement, type Replacement, replace, restore, stopOptionsFor } from "./protocol.ts";
 import { unitUpdateRefused, updateThroughSystemd } from "./systemd.ts";
@@ -488,6 +488,7 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
       await park(g.ctx, r);
       return { kind: "update", r };
     } catch (error) {
+      await dropGuardPlan(g.ctx, r);
       finish(entry, "failed", toSvcError(error).message);
       return undefined;
     }

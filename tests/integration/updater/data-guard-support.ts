@@ -1,4 +1,6 @@
 /** What the data guard's tests share: data a v1 writes, what a v2 does to it, and reading a volume's state. */
+
+import { mkdirSync, writeFileSync } from "node:fs";
 import { docker, inspect } from "../../harness.ts";
 import { setXattr, type TreeManifest, treeManifest } from "../../support/tree-manifest.ts";
 
@@ -28,29 +30,27 @@ export function hostPathOf(container: string, destination = "/data"): string {
   return mount.Source;
 }
 
-/** v1's data plus extended attributes on a file and a folder (set on the host: busybox has no setfattr). */
+/**
+ * v1's data plus extended attributes (set on the host: busybox has no setfattr) on a file, a hard
+ * link's inode, a folder, the mount itself, a path split into ustar's prefix and name, and a name
+ * too long for ustar (a PAX path header the attributes join).
+ */
 export function decorate(container: string): TreeManifest {
   const root = hostPathOf(container);
   setXattr(`${root}/a`, "user.checksum", "v1-sum");
+  setXattr(`${root}/a`, "user.note", "\u00e9t\u00e9 = 2");
   setXattr(`${root}/d`, "user.owner", "app");
+  setXattr(root, "user.volume", "data");
+  mkdirSync(`${root}/${"p".repeat(60)}`);
+  writeFileSync(`${root}/${"p".repeat(60)}/${"q".repeat(60)}`, "split\n");
+  setXattr(`${root}/${"p".repeat(60)}/${"q".repeat(60)}`, "user.split", "yes");
+  writeFileSync(`${root}/${"n".repeat(120)}`, "long\n");
+  setXattr(`${root}/${"n".repeat(120)}`, "user.long", "yes");
   return treeManifest(root);
 }
 
 export function manifestOf(container: string): TreeManifest {
   return treeManifest(hostPathOf(container));
-}
-
-/**
- * The manifest without user extended attributes: the engine's archive (GET) leaves them out, so
- * the data guard does not keep them yet (docs/data-guard.md, "What is kept").
- */
-export function withoutXattrs(manifest: TreeManifest): TreeManifest {
-  return Object.fromEntries(
-    Object.entries(manifest).map(([path, entry]) => [
-      path,
-      Object.fromEntries(Object.entries(entry).filter(([key]) => key !== "xattrs")),
-    ]),
-  );
 }
 
 /** Runs `script` in a throwaway container on the volumes of `container` and waits for it to end. */
