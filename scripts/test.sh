@@ -228,8 +228,12 @@ run_leg() { # run_leg INDEX LEG [bun test args]
   echo "$status $((SECONDS - began))" >"$LOGS/${leg/:/-}.rc"
 }
 
-# Packages and Docker 28.5's download once, before the engines start side by side.
-bash scripts/sandbox.sh prepare
+# Packages and Docker 28.5's download once, before the engines start side by side (and the sid
+# root of Podman 5.8 when a leg needs it).
+case " ${LEGS[*]} " in
+  *" podman5"*) SVC_SANDBOX_ENGINE=podman5 bash scripts/sandbox.sh prepare ;;
+  *) bash scripts/sandbox.sh prepare ;;
+esac
 
 started=$SECONDS
 running=0
