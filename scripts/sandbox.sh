@@ -10,7 +10,8 @@
 #   scripts/sandbox.sh down   stop only what `up` started, by process id, and remove its state
 #   scripts/sandbox.sh status
 #   scripts/sandbox.sh start-engine   start the engine again after a test stopped it (its own command line)
-#   scripts/sandbox.sh prepare  only install the packages and download Docker 28.5 (before several ups at once)
+#   scripts/sandbox.sh prepare  only install the packages and download Docker 28.5 (before several ups at once;
+#                               with SVC_SANDBOX_ENGINE=podman5 also make the sid root of Podman 5.8)
 #   scripts/sandbox.sh swarm-up     a two-node Swarm: the engine as manager, a second engine joined as worker
 #   scripts/sandbox.sh swarm-down   leave it on both nodes and stop the second engine (`down` does it too)
 #   scripts/sandbox.sh logs DEST    copy the engines' and registries' logs into DEST (before `down`
@@ -156,8 +157,11 @@ start_dockerd() { # start_dockerd [FOLDER]: the sandbox's engine, or another one
 }
 
 # Podman's Docker-compatible API, with its storage, runtime state and configuration all in the
-# sandbox folder. What it needs here: vfs storage, cgroupfs, events to a file, and default ulimits
-# below this machine's hard limits (podman's own defaults ask for more and runc refuses them).
+# sandbox folder. What it needs here: cgroupfs, events to a file, and default ulimits below this
+# machine's hard limits (podman's own defaults ask for more and runc refuses them). Overlay storage
+# (the kernel's, rootless too), as users have it: on vfs, Podman 4.3's runc now and then failed to
+# bind-mount a uid-mapped container's root at start ("error preparing rootfs: mount ...:
+# permission denied"), a flake of Podman's vfs with custom id maps, not of the container svc made.
 # Podman refuses a runroot longer than 50 characters (its sockets live there), so the runtime
 # state goes to a short folder named after the sandbox folder's hash, removed by `down`.
 podman_runroot() { echo "/tmp/svc-podman-$(printf %s "$DIR" | md5sum | cut -c1-12)"; }
@@ -183,7 +187,7 @@ runtime = "runc"
 [network]
 network_config_dir = "$p/cni"
 CONF
-  printf '[storage]\ndriver = "vfs"\nrunroot = "%s"\ngraphroot = "%s"\n' "$run" "$p/root" >"$p/storage.conf"
+  printf '[storage]\ndriver = "overlay"\nrunroot = "%s"\ngraphroot = "%s"\n' "$run" "$p/root" >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do
@@ -201,9 +205,16 @@ CONF
 # Podman as an unprivileged user the sandbox makes (svcpod<registry port>, its own subordinate ids,
 # removed by `down`), serving its socket where rootless Podman does: $XDG_RUNTIME_DIR/podman/
 # podman.sock, with XDG_RUNTIME_DIR=/run/user/<uid> made here (no login session makes it). Its
-# home, storage and configuration are in the sandbox folder. No slirp4netns networking here
-# (/dev/net/tun is not the user's): rootless containers run with --network none.
+# home, storage and configuration are in the sandbox folder. Rootless networks (podman-compose's,
+# a kube pod's) need /dev/net/tun for slirp4netns (4.3) and pasta (5.8), which this machine keeps
+# root's alone (0600; Debian's own default is 0666): the service runs in a mount namespace of its
+# own where a node of the sandbox's, the same device open to all, is mounted over /dev/net/tun.
+# The host's device is never changed.
 ROOTLESS_USER="svcpod$REGISTRY_PORT"
+user_tun() { # user_tun: the sandbox's /dev/net/tun node, made once
+  [ -c "$DIR/tun" ] || mknod -m 0666 "$DIR/tun" c 10 200
+  echo "$DIR/tun"
+}
 rootless_uid() { id -u "$ROOTLESS_USER" 2>/dev/null; }
 case "$ENGINE" in podman-rootless|podman5-rootless) if rootless_uid >/dev/null; then SOCK="/run/user/$(rootless_uid)/podman/podman.sock"; fi ;; esac
 
@@ -221,19 +232,64 @@ start_podman_rootless() {
   mkdir -p "$run" "$home" "$p"
   chmod 0700 "$run"
   printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "%s"\nruntime = "runc"\n' "$p/events.log" >"$p/containers.conf"
-  printf '[storage]\ndriver = "vfs"\n' >"$p/storage.conf"
+  printf '[storage]\ndriver = "overlay"\n' >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
   } >"$p/registries.conf"
   chown -R "$ROOTLESS_USER:" "$run" "$home" "$p"
-  # setpriv execs podman as the user: the pid is podman's own, for `down`
-  setsid setpriv --reuid "$uid" --regid "$uid" --init-groups \
+  # sh and setpriv exec podman as the user: the pid is podman's own, for `down`
+  # shellcheck disable=SC2016
+  setsid unshare --mount --propagation private sh -c 'mount --bind "$1" /dev/net/tun || exit 1; shift; exec "$@"' \
+    sh "$(user_tun)" setpriv --reuid "$uid" --regid "$uid" --init-groups \
     env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" USER="$ROOTLESS_USER" XDG_RUNTIME_DIR="$run" \
       CONTAINERS_CONF="$p/containers.conf" CONTAINERS_STORAGE_CONF="$p/storage.conf" CONTAINERS_REGISTRIES_CONF="$p/registries.conf" \
       podman system service --time=0 >"$DIR/podman.log" 2>&1 </dev/null &
   echo $! >"$DIR/podman.pid"
   wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
+}
+
+# A systemd user manager for the sandbox's user (podman-rootless): what runs a rootless Podman's
+# units (`podman generate systemd --new`, quadlet), for the test of svc restarting one
+# (docs/podman.md). This machine was not booted with systemd, which `systemd --user` checks
+# (/run/systemd/system): the manager runs in a mount namespace of its own with a private
+# /run/systemd. Its cgroup is a folder of the sandbox's own in each hierarchy systemd tracks
+# processes in (cgroup2 alone, or the named systemd one and the unified one beside it), owned by
+# the user; `down` stops the manager by its pid (it stops its units) and removes the folders.
+user_systemd_cgroups() {
+  if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then echo "/sys/fs/cgroup/svc-sandbox-$REGISTRY_PORT"; return; fi
+  local h
+  for h in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified; do [ -d "$h" ] && echo "$h/svc-sandbox-$REGISTRY_PORT"; done
+}
+
+start_user_systemd() {
+  alive "$DIR/systemd.pid" && return 0
+  command -v systemd >/dev/null || { log "no systemd here: no user manager for the unit test"; return 0; }
+  local p="$DIR/podman" uid cg cgroups=()
+  uid=$(rootless_uid)
+  mapfile -t cgroups < <(user_systemd_cgroups)
+  [ "${#cgroups[@]}" -gt 0 ] || { log "no cgroup hierarchy for a systemd user manager"; return 0; }
+  for cg in "${cgroups[@]}"; do mkdir -p "$cg" && chown -R "$uid" "$cg"; done
+  mkdir -p "$DIR/podman-home/.config/systemd/user"
+  chown -R "$ROOTLESS_USER:" "$DIR/podman-home"
+  # shellcheck disable=SC2016
+  setsid unshare --mount --propagation private sh -c '
+    mkdir -p /run/systemd && mount -t tmpfs -o mode=0755 tmpfs /run/systemd && mkdir /run/systemd/system || exit 1
+    for cg in $1; do echo $$ >"$cg/cgroup.procs" || exit 1; done
+    shift; exec "$@"' sh "${cgroups[*]}" setpriv --reuid "$uid" --regid "$uid" --init-groups \
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$DIR/podman-home" USER="$ROOTLESS_USER" XDG_RUNTIME_DIR="/run/user/$uid" \
+      CONTAINERS_CONF="$p/containers.conf" CONTAINERS_STORAGE_CONF="$p/storage.conf" CONTAINERS_REGISTRIES_CONF="$p/registries.conf" \
+      systemd --user >"$DIR/systemd.log" 2>&1 </dev/null &
+  echo $! >"$DIR/systemd.pid"
+  wait_for 30 test -S "/run/user/$uid/systemd/private" || { log "the systemd user manager did not start"; tail -5 "$DIR/systemd.log" >&2; }
+}
+
+stop_user_systemd() {
+  stop_pid "$DIR/systemd.pid"
+  local cg
+  for cg in $(user_systemd_cgroups); do
+    [ -d "$cg" ] && find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+  done
 }
 
 # After its engine has stopped: the user's processes (conmon), mounts, runtime folder and ids.
@@ -256,24 +312,34 @@ remove_rootless_user() {
 # /dev, /proc, /sys and /tmp (where the tests' bind folders are), and the sandbox's podman folder as
 # /svc, mounted there only, gone with the namespace; its socket is the folder's podman.sock. runc, not
 # crun: crun refuses this machine's hybrid cgroups. Its runtime state is under the same short /tmp path as the rootful
-# one's (inside the root), which `down` finds its conmon monitors by.
+# one's (inside the root), which `down` finds its conmon monitors by. Its bridge networks have no
+# firewall rules (netavark's firewall_driver "none", rootful and rootless): the sid root has neither
+# nft nor iptables, and a rootful Podman's rules would be written into the host's tables, which
+# every sandbox shares; the tests reach no container over its network.
 PODMAN5_PIN="5.8"
-PODMAN5_ROOT="$CACHE/sid-podman-$PODMAN5_PIN/root"
+# passt (pasta) is rootless Podman 5's network: a rootless bridge network (podman-compose's, a kube
+# pod's) lives in a namespace pasta connects. The root's folder is named after this list, so that a
+# change of it makes a new root rather than reusing one without a package.
+PODMAN5_PACKAGES="podman,conmon,runc,netavark,aardvark-dns,catatonit,uidmap,ca-certificates,passt"
+PODMAN5_ROOT="$CACHE/sid-podman-$PODMAN5_PIN-$(printf %s "$PODMAN5_PACKAGES" | md5sum | cut -c1-8)/root"
 if [ "$ENGINE" = podman5 ]; then SOCK="$DIR/podman/podman.sock"; fi
 
 fetch_sid_podman() {
   [ -x "$PODMAN5_ROOT/usr/bin/podman" ] && return 0
-  local uri tmp="$PODMAN5_ROOT.tmp" version
+  # a folder of this process's own: legs coming up side by side may both make it
+  local uri tmp="$PODMAN5_ROOT.tmp$$" version
   uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
   [ -n "$uri" ] || uri=$(awk '/^deb / { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
   command -v debootstrap >/dev/null || { apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
   log "making a Debian sid root with Podman $PODMAN5_PIN (once)"
   rm -rf "$tmp"; mkdir -p "$tmp"
-  debootstrap --variant=minbase --include=podman,conmon,runc,netavark,aardvark-dns,catatonit,uidmap,ca-certificates sid "$tmp" "$uri" >"$CACHE/debootstrap.log" 2>&1 ||
-    { tail -5 "$CACHE/debootstrap.log" >&2; exit 1; }
+  debootstrap --variant=minbase --include="$PODMAN5_PACKAGES" sid "$tmp" "$uri" >"$tmp.log" 2>&1 ||
+    { tail -5 "$tmp.log" >&2; exit 1; }
+  rm -f "$tmp.log"
   version=$(chroot "$tmp" dpkg-query -W -f '${Version}' podman)
   case "$version" in "$PODMAN5_PIN".*) ;; *) log "sid's podman is $version, not $PODMAN5_PIN: update PODMAN5_PIN in scripts/sandbox.sh and README's engine table"; exit 1 ;; esac
-  mv "$tmp" "$PODMAN5_ROOT"
+  [ -x "$PODMAN5_ROOT/usr/bin/podman" ] || mv "$tmp" "$PODMAN5_ROOT"
+  rm -rf "$tmp"
 }
 
 start_podman5() {
@@ -282,8 +348,8 @@ start_podman5() {
   local p="$DIR/podman" run
   run=$(podman_runroot)
   mkdir -p "$p/root" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
-  printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n' >"$p/containers.conf"
-  printf '[storage]\ndriver = "vfs"\nrunroot = "%s"\ngraphroot = "/svc/root"\n' "$run" >"$p/storage.conf"
+  printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n[network]\nfirewall_driver = "none"\n' >"$p/containers.conf"
+  printf '[storage]\ndriver = "overlay"\nrunroot = "%s"\ngraphroot = "/svc/root"\n' "$run" >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
@@ -304,7 +370,8 @@ start_podman5() {
 
 # Rootless: the sandbox's user (as for podman-rootless) known to the sid root too, with the same
 # subordinate ids; the namespace is made as root, then Podman runs as that user, its runtime
-# folder the host's /run/user/<uid> (its socket there, where rootless Podman serves it).
+# folder the host's /run/user/<uid> (its socket there, where rootless Podman serves it), and the
+# sandbox's /dev/net/tun node for pasta (user_tun, above).
 start_podman5_rootless() {
   alive "$DIR/podman.pid" && return 0
   fetch_sid_podman
@@ -319,8 +386,8 @@ start_podman5_rootless() {
   SOCK="$run/podman/podman.sock"
   mkdir -p "$run" "$p/home" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
   chmod 0700 "$run"
-  printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n' >"$p/containers.conf"
-  printf '[storage]\ndriver = "vfs"\n' >"$p/storage.conf"
+  printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n[network]\nfirewall_driver = "none"\n' >"$p/containers.conf"
+  printf '[storage]\ndriver = "overlay"\n' >"$p/storage.conf"
   {
     echo 'unqualified-search-registries = []'
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
@@ -328,13 +395,14 @@ start_podman5_rootless() {
   chown -R "$ROOTLESS_USER:" "$run" "$p"
   # shellcheck disable=SC2016
   setsid unshare --mount --propagation private sh -c '
-    r=$1 p=$2 run=$3 uid=$4
-    mount --make-rprivate / && mount --bind "$r" "$r" && mount --rbind /dev "$r/dev" && mount -t proc proc "$r/proc" &&
+    r=$1 p=$2 run=$3 uid=$4 tun=$5
+    mount --make-rprivate / && mount --bind "$r" "$r" && mount --rbind /dev "$r/dev" && mount --bind "$tun" "$r/dev/net/tun" &&
+      mount -t proc proc "$r/proc" &&
       mount --rbind /sys "$r/sys" && mount --bind "$p" "$r/svc" && mount --rbind /tmp "$r/tmp" && mount --bind "$run" "$r$run" &&
       mkdir -p "$r/.host" && cd "$r" && pivot_root . .host && umount -l /.host || exit 1
     exec setpriv --reuid "$uid" --regid "$uid" --init-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/svc/home \
       XDG_RUNTIME_DIR="$run" CONTAINERS_CONF=/svc/containers.conf CONTAINERS_STORAGE_CONF=/svc/storage.conf \
-      CONTAINERS_REGISTRIES_CONF=/svc/registries.conf podman system service --time=0' sh "$PODMAN5_ROOT" "$p" "$run" "$uid" \
+      CONTAINERS_REGISTRIES_CONF=/svc/registries.conf podman system service --time=0' sh "$PODMAN5_ROOT" "$p" "$run" "$uid" "$(user_tun)" \
     >"$DIR/podman.log" 2>&1 </dev/null &
   echo $! >"$DIR/podman.pid"
   wait_for 90 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
@@ -351,7 +419,7 @@ start_engine() {
   case "$ENGINE" in
     docker20|docker28|docker28-containerd) start_dockerd ;;
     podman) start_podman ;;
-    podman-rootless) start_podman_rootless ;;
+    podman-rootless) start_podman_rootless; start_user_systemd ;;
     podman5) start_podman5 ;;
     podman5-rootless) start_podman5_rootless ;;
     *) log "unknown SVC_SANDBOX_ENGINE=$ENGINE (docker28-containerd, docker28, docker20, podman, podman-rootless, podman5, podman5-rootless)"; exit 2 ;;
@@ -416,6 +484,8 @@ export SVC_TEST_AUTH_PASS="$AUTH_PASS"
 export SVC_TEST_ROOTFS="$DIR/rootfs.tar"
 export SVC_TEST_SWARM_WORKER_HOST="unix://$SWARM_WORKER/docker.sock"
 VARS
+  # podman-rootless: the user a test runs Podman's CLI, systemctl --user and svc as
+  if alive "$DIR/systemd.pid"; then echo "export SVC_TEST_USER_SYSTEMD=$ROOTLESS_USER"; fi
 }
 
 up() {
@@ -516,6 +586,8 @@ stop_pid() { # stop_pid PIDFILE: TERM, wait up to 20 s, then KILL
 down() {
   [ -d "$DIR" ] || return 0
   [ ! -d "$SWARM_WORKER" ] || swarm_down || true
+  # first, so that no unit starts its container again while the containers go
+  stop_user_systemd
   if alive "$DIR/dockerd.pid" || alive "$DIR/podman.pid"; then
     # Containers first, so that no shim outlives the engine; then the networks, whose bridges
     # would otherwise stay in the host's kernel after the engine is gone.
@@ -556,7 +628,7 @@ keep_logs() {
 }
 
 status() {
-  for p in dockerd podman registry auth-registry; do
+  for p in dockerd podman systemd registry auth-registry; do
     if alive "$DIR/$p.pid"; then echo "$p: running ($(cat "$DIR/$p.pid"))"; else echo "$p: stopped"; fi
   done
 }
@@ -564,7 +636,7 @@ status() {
 case "${1:-}" in
   up) up ;;
   start-engine) prepare_cli; start_engine ;;
-  prepare) install_packages; fetch_sid_docker ;;
+  prepare) install_packages; fetch_sid_docker; case "$ENGINE" in podman5*) fetch_sid_podman ;; esac ;;
   down) down ;;
   env) print_env ;;
   status) status ;;

@@ -7,7 +7,9 @@
 #   docker28-containerd:e2e   the longest e2e files (E2E_APART), on an engine of their own
 #   docker28-containerd:rest  every other test but the Swarm's, on the same kind of engine
 #   docker28-containerd:swarm the Swarm tests
-#   docker28, docker28:e2e    the engine-facing tests on Docker 28.5's classic image store
+#   docker28                  the engine, registry, updater and e2e tests but the longest on Docker
+#                             28.5's classic image store (the store is what differs from the first
+#                             leg's: the same daemon; docs/testing.md)
 #   docker20, docker20:e2e    the same on Debian 12's Docker 20.10, the oldest supported,
 #   docker20:swarm            and the Swarm tests there
 #   podman                    the Podman set on Debian 12's Podman 4.3, rootful (docs/podman.md)
@@ -54,8 +56,9 @@ SWARM=(tests/integration/swarm)
 # the rest leg's folder that runs beside the others (its containers and svc instances all scoped)
 REST_APART=tests/integration/ui
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}" "${SWARM[@]}")
-ALL_LEGS=(docker28-containerd docker28-containerd:e2e docker28-containerd:rest docker28-containerd:swarm
-  docker28 docker28:e2e docker20 docker20:e2e docker20:swarm podman podman-rootless podman5 podman5-rootless)
+# the longest first: a freed slot takes the next
+ALL_LEGS=(docker28-containerd docker20 docker28-containerd:rest docker28 docker28-containerd:e2e docker20:e2e
+  docker28-containerd:swarm docker20:swarm podman podman-rootless podman5 podman5-rootless)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
 # engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
 QUICK=(tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
@@ -176,6 +179,9 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     # the page's tests (Chromium, every svc in its file's scope) in a process of their own
     *:rest) echo tests/build; echo "$REST_APART" ;;
     *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
+    # the classic store of Docker 28.5: what depends on the image store (the safety tests are
+    # about svc's protocol, proven on the containerd store of the same daemon and on 20.10)
+    docker28) scoped_thirds ;;
     *) scoped_thirds; own_engine_files ;;
   esac
 }
@@ -228,8 +234,12 @@ run_leg() { # run_leg INDEX LEG [bun test args]
   echo "$status $((SECONDS - began))" >"$LOGS/${leg/:/-}.rc"
 }
 
-# Packages and Docker 28.5's download once, before the engines start side by side.
-bash scripts/sandbox.sh prepare
+# Packages and Docker 28.5's download once, before the engines start side by side (and the sid
+# root of Podman 5.8 when a leg needs it).
+case " ${LEGS[*]} " in
+  *" podman5"*) SVC_SANDBOX_ENGINE=podman5 bash scripts/sandbox.sh prepare ;;
+  *) bash scripts/sandbox.sh prepare ;;
+esac
 
 started=$SECONDS
 running=0

@@ -37,6 +37,7 @@ import {
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import { FetchModem } from "./modem.ts";
 import {
+  AUTO_UPDATE_LABEL,
   creationDifferences,
   LIBPOD_API,
   libpodCreateSpec,
@@ -46,6 +47,8 @@ import {
   podmanSockets,
   podmanVersion,
   refusedPodman,
+  SYSTEMD_UNIT_LABEL,
+  systemdReason,
   unreplaceableReason,
 } from "./podman.ts";
 import type {
@@ -62,6 +65,7 @@ import type {
   RegistryAuth,
 } from "./port.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
+import { restartUnit, type SystemctlRunner, type SystemdUnit, systemctlRunner, unreachableUnit } from "./systemd.ts";
 
 /**
  * How long the engine may take to answer a request (its status line; a stream may then run on).
@@ -172,6 +176,8 @@ export class DockerEngine implements Engine {
   private negotiation: Promise<Negotiated> | undefined;
   /** On Podman: the containers (old ids) whose replacement goes through libpod's create (probePodman). */
   private readonly podmanRoutes = new Set<string>();
+  /** systemctl, for the units that run Podman's containers (systemd.ts) */
+  private readonly systemctl: SystemctlRunner = systemctlRunner();
   /** services on a Swarm manager (swarm.ts), through the same bounded calls */
   readonly swarm: Swarm = dockerSwarm(((what, action, options) =>
     this.call(what, action as never, options)) as EngineCall);
@@ -526,7 +532,39 @@ export class DockerEngine implements Engine {
   async unreplaceable(old: ContainerInspect): Promise<string | null> {
     const { podman } = await this.negotiated();
     if (podman === null) return null;
+    const unit = old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
+    if (unit)
+      return systemdReason(
+        unit,
+        old.Config?.Labels?.[AUTO_UPDATE_LABEL],
+        (await this.reachUnit(unit)).why ?? undefined,
+      );
     return unreplaceableReason(old) ?? (await this.probePodman(old));
+  }
+
+  async systemdUnit(old: ContainerInspect): Promise<SystemdUnit | null> {
+    const { podman } = await this.negotiated();
+    const unit = podman === null ? undefined : old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
+    return unit ? (await this.reachUnit(unit)).target : null;
+  }
+
+  async restartSystemdUnit(target: SystemdUnit, name: string): Promise<ContainerInspect> {
+    await restartUnit(this.systemctl, target);
+    return this.inspectContainer(name);
+  }
+
+  /**
+   * The systemd that runs a Podman container's unit, where svc reaches it: on svc's own machine
+   * (a unix socket), the system manager for a rootful Podman, the user's for a rootless one
+   * (libpod's info says which). Else why not.
+   */
+  private async reachUnit(unit: string): Promise<{ target: SystemdUnit | null; why: string | null }> {
+    if (this.connection.endpoint.kind !== "unix")
+      return { target: null, why: "svc reaches Podman over the network, not on Podman's machine" };
+    const info = await this.libpod("/info");
+    const target: SystemdUnit = { unit, scope: info?.host?.security?.rootless === true ? "user" : "system" };
+    const why = await unreachableUnit(this.systemctl, target);
+    return why ? { target: null, why } : { target, why: null };
   }
 
   /**

@@ -174,13 +174,16 @@ export function unreplaceableReason(old: ContainerInspect): string | null {
 
 /**
  * A container that systemd runs is systemd's to restart: replaced behind its back, the unit would
- * stop the new container, or start the old one again. What `podman auto-update` does for it.
+ * stop the new container, or start the old one again. Where svc reaches that systemd it restarts
+ * the unit itself (systemd.ts); where it does not (`unreachable` says why), what `podman
+ * auto-update` or a person does for it.
  */
-export function systemdReason(unit: string, autoUpdate: string | undefined): string {
+export function systemdReason(unit: string, autoUpdate: string | undefined, unreachable?: string): string {
   const how = autoUpdate
     ? `\`podman auto-update\` updates it (its ${AUTO_UPDATE_LABEL}=${autoUpdate} label)`
     : `pull the new image, then \`systemctl restart ${unit}\` (for a new tag, move Image= in its quadlet .container file first, then \`systemctl daemon-reload\`)`;
-  return `systemd runs it (unit ${unit}): svc does not replace it behind systemd's back; ${how}`;
+  const why = unreachable ? ` (svc cannot restart it: ${unreachable})` : "";
+  return `systemd runs it (unit ${unit}): svc does not replace it behind systemd's back${why}; ${how}`;
 }
 
 /** JSON with sorted keys, where null, undefined, false, "", [] and {} all mean "not set". */

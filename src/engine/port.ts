@@ -5,6 +5,7 @@
 import type { ContainerInspectInfo, ImageInspectInfo } from "dockerode";
 import type { RegistryAuth } from "./auth.ts";
 import type { Swarm } from "./swarm.ts";
+import type { SystemdUnit } from "./systemd.ts";
 
 /** A container's inspect, with the Config fields @types/dockerode leaves out. */
 export type ContainerInspect = ContainerInspectInfo & {
@@ -56,6 +57,7 @@ export interface Platform {
 }
 
 export type { RegistryAuth } from "./auth.ts";
+export type { SystemdUnit } from "./systemd.ts";
 
 export interface EngineInfo {
   apiVersion: string;
@@ -126,6 +128,13 @@ export interface Engine {
    * runs, a setting the compatible API cannot carry; docs/podman.md); null when it may.
    */
   unreplaceable?(old: ContainerInspect): Promise<string | null>;
+  /**
+   * On Podman, for a container systemd runs: its unit, when svc reaches that systemd and may
+   * restart the unit (systemd.ts; docs/podman.md); null otherwise (`unreplaceable` says why).
+   */
+  systemdUnit?(old: ContainerInspect): Promise<SystemdUnit | null>;
+  /** `systemctl restart` of the unit; the container it runs afterwards, by the old one's `name`. */
+  restartSystemdUnit?(target: SystemdUnit, name: string): Promise<ContainerInspect>;
   /**
    * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
    * `timeoutMs` (after that it is left running in the container and this rejects): its exit code

@@ -37,7 +37,9 @@ export interface AuditEntry {
     | "compose_write"
     | "compose_revert"
     | "data_copy"
-    | "data_restore";
+    | "data_restore"
+    // a container systemd runs, updated through its unit (docs/podman.md)
+    | "unit_restart";
   container?: string;
   container_id?: string;
   image?: string;

@@ -9,7 +9,7 @@
 import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { Copy } from "../../dataguard/index.ts";
-import type { ContainerInspect, ContainerSummary, Engine } from "../../engine/port.ts";
+import type { ContainerInspect, ContainerSummary, Engine, SystemdUnit } from "../../engine/port.ts";
 import type { GitStep } from "../../git/index.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
@@ -44,6 +44,7 @@ import {
 import { dropGuardPlan, prepareGuard } from "./guard.ts";
 import { needsHandover, startHandover } from "./handover.ts";
 import { park, planReplacement, type Replacement, replace, restore, stopOptionsFor } from "./protocol.ts";
+import { unitUpdateRefused, updateThroughSystemd } from "./systemd.ts";
 
 /** What replacing containers works with: the kinds' deps, and how svc lets go of its own port. */
 export interface ReplaceDeps
@@ -378,8 +379,13 @@ async function updateMember(g: GroupContext, name: string, r: Replacement): Prom
 async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   const ref = entry.ref!;
   let unreplaceable: string | null;
+  // a container systemd runs, where svc reaches that systemd: its unit restarted after the pull
+  let unit: SystemdUnit | null = null;
   try {
-    unreplaceable = (await g.deps.engine.unreplaceable?.(entry.inspect!)) ?? null;
+    unit = (await g.deps.engine.systemdUnit?.(entry.inspect!)) ?? null;
+    unreplaceable = unit
+      ? unitUpdateRefused(entry, unit)
+      : ((await g.deps.engine.unreplaceable?.(entry.inspect!)) ?? null);
   } catch (error) {
     finish(entry, "failed", toSvcError(error).message);
     return false;
@@ -435,6 +441,10 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
     return false;
   }
   if (pulled) entry.newImageId = pulled.Id;
+  if (unit) {
+    await updateThroughSystemd(g.ctx, g.deps.engine, entry, unit, reference, g.deps.rolledBack);
+    return false;
+  }
   return true;
 }
 

@@ -173,6 +173,7 @@ const STEP_TEXT: Partial<Record<Step, string>> = {
   rollback: "rolling back",
   data_copy: "copying its data (data_guard)",
   data_restore: "putting its data back (data_guard)",
+  unit_restart: "restarting its systemd unit",
   remove: "removing the old container",
   image_remove: "removing the old image",
 };

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, engineJson, inspect, sandbox } from "../../harness.ts";
-import { baseFlags, Fixture, QUICK_STOP_CMD, reportsIn, runSvc, stopAll } from "../e2e/support.ts";
+import { baseFlags, Fixture, MAIN, QUICK_STOP_CMD, reportsIn, runSvc, stopAll } from "../e2e/support.ts";
 import { disallowedDifferences } from "../engine/inspect-diff.ts";
 
 type Json = Record<string, any>;
@@ -263,7 +263,7 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
  * on a network of their own and (kube play) in a pod with an infra container: rootful only here,
  * where the sandbox has bridge networks (rootless they need slirp4netns's tun device).
  */
-describe.skipIf(engine !== "podman")("podman-compose and podman kube play, rootful", () => {
+describe.skipIf(!onPodman)(`podman-compose and podman kube play, ${how}`, () => {
   /** podman-compose runs `podman`; this one talks to the sandbox's service */
   function podmanCompose(dir: string, args: string[]): void {
     const wrapper = join(dir, "podman-remote");
@@ -325,6 +325,98 @@ describe.skipIf(engine !== "podman")("podman-compose and podman kube play, rootf
         stdout: "ignore",
         stderr: "ignore",
       });
+    }
+  }, 240_000);
+});
+
+/**
+ * A container a real systemd runs: the sandbox's user manager (`systemd --user`, podman-rootless:
+ * scripts/sandbox.sh), its unit made as Podman's docs say (`podman generate systemd --new`, the CLI
+ * of the user, on the storage the socket serves). svc runs as that user, as a rootless user runs it.
+ * The oracle is `podman auto-update`'s (docs/podman.md): the new image pulled, the unit restarted,
+ * the unit's container on the new image; a restart onto an image that does not run puts the old
+ * image back under the tag and restarts the unit again.
+ */
+const unitUser = process.env.SVC_TEST_USER_SYSTEMD ?? "";
+describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (systemd --user)", () => {
+  const dir = process.env.SVC_SANDBOX_DIR ?? "";
+  const uid = () => Bun.spawnSync(["id", "-u", unitUser]).stdout.toString().trim();
+  const userEnv = () => [
+    "env",
+    "-i",
+    "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+    `HOME=${dir}/podman-home`,
+    `XDG_RUNTIME_DIR=/run/user/${uid()}`,
+    `CONTAINERS_CONF=${dir}/podman/containers.conf`,
+    `CONTAINERS_STORAGE_CONF=${dir}/podman/storage.conf`,
+    `CONTAINERS_REGISTRIES_CONF=${dir}/podman/registries.conf`,
+  ];
+  const asUser = () => ["setpriv", "--reuid", uid(), "--regid", uid(), "--init-groups"];
+  /** a command as the user, in the user's environment (its own podman, its systemctl --user) */
+  function user(args: string[]): string {
+    const proc = Bun.spawnSync([...asUser(), ...userEnv(), ...args], { cwd: "/", stdout: "pipe", stderr: "pipe" });
+    if (proc.exitCode !== 0) throw new Error(`${args.join(" ")} failed: ${proc.stderr.toString()}`);
+    return proc.stdout.toString().trim();
+  }
+  /** svc run once as the user, its state in a folder of the user's */
+  async function svcAsUser(name: string) {
+    const state = fx.tempDir("unit-state");
+    Bun.spawnSync(["chown", unitUser, state]);
+    return runSvc([...baseFlags(), "--run-once", "--state-dir", state, name], {
+      command: [...asUser(), "bun", MAIN],
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: `${dir}/podman-home`,
+        XDG_RUNTIME_DIR: `/run/user/${uid()}`,
+      },
+    });
+  }
+  /** `podman generate systemd --new` of a container made by the user's CLI, started by systemd */
+  function startUnit(name: string, image: string): string {
+    user(["podman", "create", "--name", name, "--network", "none", image]);
+    const unitFile = user(["podman", "generate", "systemd", "--new", "--name", name]);
+    const unit = `container-${name}.service`;
+    const path = join(dir, "podman-home/.config/systemd/user", unit);
+    writeFileSync(path, `${unitFile}\n`);
+    Bun.spawnSync(["chown", unitUser, path]);
+    user(["podman", "rm", name]);
+    user(["systemctl", "--user", "daemon-reload"]);
+    user(["systemctl", "--user", "start", unit]);
+    return unit;
+  }
+  test("the new image pulled, the unit restarted: its container on the new image, with its unit label; one that does not start is rolled back through the unit", async () => {
+    const name = fx.name("unit-run");
+    const v1 = fx.image("unit-run", { changes: [QUICK_STOP_CMD] });
+    const unit = startUnit(name, v1.ref);
+    try {
+      const before = inspect(name);
+      expect(before.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+      const v2 = fx.image("unit-run", { changes: [QUICK_STOP_CMD] });
+
+      const run = await svcAsUser(name);
+      const entry = entryIn(run.svc.output, name);
+      expect(entry?.state, run.svc.describe()).toBe("updated");
+      expect(entry?.reason).toContain(`unit ${unit}`);
+      const after = inspect(name);
+      expect(after.Id).not.toBe(before.Id);
+      expect(after.Image).toBe(v2.id);
+      expect(after.State.Running).toBe(true);
+      expect(after.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+      expect(user(["systemctl", "--user", "show", "--property=ActiveState", unit])).toBe("ActiveState=active");
+
+      // an image whose command fails at once: the unit's container does not run it
+      const v3 = fx.image("unit-run", { changes: ['CMD ["false"]'] });
+      const failing = await svcAsUser(name);
+      const back = entryIn(failing.svc.output, name);
+      expect(back?.state, failing.svc.describe()).toBe("rolled_back");
+      const rolledBack = inspect(name);
+      expect(rolledBack.Image).toBe(v2.id);
+      expect(rolledBack.Image).not.toBe(v3.id);
+      expect(rolledBack.State.Running).toBe(true);
+      // the tag the unit runs names the image it ran before again
+      expect(inspect(v2.ref).Id).toBe(v2.id);
+    } finally {
+      Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
     }
   }, 240_000);
 });

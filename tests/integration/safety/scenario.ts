@@ -39,8 +39,8 @@ export let receiver: Receiver;
 
 /** A sandbox of the calling test file's own, up for its tests, down after them; its matrix rows printed. */
 export function useOwnSandbox(): void {
-  // each test runs svc two or three times, with watches of a few seconds
-  setDefaultTimeout(120_000);
+  // each test runs svc two or three times (each run capped at 90 s), with watches of a few seconds
+  setDefaultTimeout(240_000);
   sb = new PrivateSandbox();
   beforeAll(() => {
     sb.up();

@@ -73,7 +73,7 @@ describe("data guard: copy and restore through the engine", () => {
   test("a named volume comes back exactly as v1 left it", async () => {
     const volume = fx.volume("named");
     await roundTrip("named", ["-v", `${volume}:/data`]);
-  }, 90_000);
+  }, 180_000);
 
   test("an anonymous volume too; a damaged copy is refused before anything is touched", async () => {
     const { engine, copy, app } = await roundTrip("anon", ["-v", "/data"]);
@@ -82,5 +82,5 @@ describe("data guard: copy and restore through the engine", () => {
     writeFileSync(join(copy.dir, copy.manifest.mounts[0]!.file), "not the archive");
     await expect(restoreCopy(engine, copy, inspect(app).Id)).rejects.toThrow("does not match its checksum");
     expect(manifestOf(app)).toEqual(before);
-  }, 90_000);
+  }, 180_000);
 });

@@ -71,7 +71,7 @@ describe("data guard in an update rolled back", () => {
       ).toEqual(["data_copy", "data_restore"]);
       // the copy stays listed for svc rollback --with-data, with the version it belongs to
       expect(readdirSync(join(s.dir, s.app))).toHaveLength(1);
-    }, 90_000);
+    }, 180_000);
   }
 
   test("bind mounts: left alone with `volumes`, copied and restored with `all`", async () => {
@@ -111,7 +111,7 @@ describe("data guard in an update rolled back", () => {
     const entry = expectState(await h.updater.run("api"), s.app, "rolled_back");
     expect(entry.data_guard).toMatchObject({ restored: true });
     expect(readsOwnData(s.app)).toBe("v1");
-  }, 90_000);
+  }, 180_000);
 });
 
 describe("data guard: a copy that does not fit", () => {
@@ -131,7 +131,7 @@ describe("data guard: a copy that does not fit", () => {
     expect(h.audit.entries.filter((e) => e.container === s.app).map((e) => e.action)).not.toContain("stop");
     expect(readsOwnData(s.app)).toBe("v1");
     expect(existsSync(join(s.dir, s.app))).toBe(false);
-  }, 90_000);
+  }, 180_000);
 
   test("over data_guard_max_size with skip: updated without a copy, said in the report", async () => {
     const volume = fx.volume("skip-vol");
@@ -148,7 +148,7 @@ describe("data guard: a copy that does not fit", () => {
     expect(entry.data_guard).toMatchObject({ bytes: 0, restored: false });
     expect(entry.data_guard!.problem).toContain("updated without a copy");
     expect(readsOwnData(s.app)).toBe("v2");
-  }, 90_000);
+  }, 180_000);
 
   test("a destination too small (a 2 MiB filesystem of the test's own): held, nothing left in it", async () => {
     const volume = fx.volume("small-vol");
@@ -166,7 +166,7 @@ describe("data guard: a copy that does not fit", () => {
     expect(inspect(s.app).Id).toBe(s.id);
     expect(readsOwnData(s.app)).toBe("v1");
     expect(readdirSync(join(small, "copies"))).toEqual([]);
-  }, 90_000);
+  }, 180_000);
 });
 
 test("the report of an update that passes: the copy's size and the downtime it added", async () => {
@@ -183,4 +183,4 @@ test("the report of an update that passes: the copy's size and the downtime it a
   expect(entry.data_guard!.bytes).toBeGreaterThan(2 * 1024 * 1024);
   expect(inspect(app).Image).toBe(v2.id);
   expect(readdirSync(join(dir, app))).toHaveLength(1);
-}, 90_000);
+}, 180_000);

@@ -1,0 +1,124 @@
+/**
+ * The systemd that runs a Podman container (label PODMAN_SYSTEMD_UNIT: quadlet `.container` units,
+ * `podman generate systemd --new`), reached with `systemctl` on svc's own machine: the system
+ * manager for a rootful Podman, the user's own (`systemctl --user`) for a rootless one
+ * (docs/podman.md, "Containers systemd runs"). svc updates such a container as `podman
+ * auto-update` does: the new image pulled under the same tag, then the unit restarted, which
+ * makes the container again from that tag.
+ */
+import { SvcError } from "../core/errors.ts";
+
+/** Which systemd: the machine's (rootful Podman) or the user's (rootless Podman). */
+export type SystemdScope = "system" | "user";
+
+export interface SystemdUnit {
+  unit: string;
+  scope: SystemdScope;
+}
+
+/** What one `systemctl` run answered; code null when it could not run (no systemctl, timed out). */
+export interface SystemctlAnswer {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `systemctl ARGS`; never throws. */
+export type SystemctlRunner = (args: string[]) => Promise<SystemctlAnswer>;
+
+/** A restart waits for the unit's start job: Podman's units allow 90 s to start by default. */
+const RESTART_TIMEOUT_MS = 120_000;
+const SHOW_TIMEOUT_MS = 10_000;
+/** systemctl's answers here are a few lines: anything longer is cut. */
+const MAX_OUTPUT_CHARS = 16_384;
+
+/**
+ * A service unit's name as systemd allows it (systemd.unit(5): letters, digits, ":-_.\\" and "@"
+ * for a template's instance), at most 255 characters. The label is the container's, so anyone's:
+ * nothing else is passed to systemctl.
+ */
+const UNIT_NAME = /^[A-Za-z0-9:_.\\@-]{1,247}\.service$/;
+
+export function validUnitName(unit: string): boolean {
+  return UNIT_NAME.test(unit);
+}
+
+/** `systemctl` found on PATH, run without a shell, its output capped, every run timed out. */
+export function systemctlRunner(which: (command: string) => string | null = Bun.which): SystemctlRunner {
+  return async (args) => {
+    const command = which("systemctl");
+    if (!command) return { code: null, stdout: "", stderr: "no systemctl on svc's PATH" };
+    const restart = args.includes("restart");
+    const proc = Bun.spawn([command, ...args], {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      timeout: restart ? RESTART_TIMEOUT_MS : SHOW_TIMEOUT_MS,
+      killSignal: "SIGKILL",
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    return {
+      code: proc.signalCode ? null : code,
+      stdout: stdout.slice(0, MAX_OUTPUT_CHARS),
+      stderr: stderr.slice(0, MAX_OUTPUT_CHARS),
+    };
+  };
+}
+
+function scopeArgs(scope: SystemdScope): string[] {
+  return scope === "user" ? ["--user"] : [];
+}
+
+/** The command a person would run, for a report. */
+export function systemctlCommand(target: SystemdUnit, verb: string): string {
+  return ["systemctl", ...scopeArgs(target.scope), verb, target.unit].join(" ");
+}
+
+/** `systemctl show`'s KEY=VALUE lines. */
+export function parseShow(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const at = line.indexOf("=");
+    if (at > 0) out[line.slice(0, at)] = line.slice(at + 1).trim();
+  }
+  return out;
+}
+
+/**
+ * Why svc cannot restart this unit through systemd (no systemctl, no manager it may talk to, a
+ * unit that manager does not know or does not run), or null when it can.
+ */
+export async function unreachableUnit(run: SystemctlRunner, target: SystemdUnit): Promise<string | null> {
+  if (!validUnitName(target.unit)) return `"${target.unit.slice(0, 80)}" is not a service unit's name`;
+  const shown = await run([...scopeArgs(target.scope), "show", "--property=LoadState,ActiveState", "--", target.unit]);
+  const command = `systemctl${target.scope === "user" ? " --user" : ""}`;
+  if (shown.code !== 0) return `${command} did not answer svc: ${lastLine(shown.stderr) || `exit ${shown.code}`}`;
+  const state = parseShow(shown.stdout);
+  if (state.LoadState !== "loaded") return `${command} does not know ${target.unit} (${state.LoadState ?? "?"})`;
+  if (state.ActiveState !== "active") return `${target.unit} is ${state.ActiveState ?? "?"}, not active`;
+  return null;
+}
+
+/**
+ * `systemctl restart UNIT`: waits for the unit's start job; throws with systemctl's words. The
+ * unit's failed state is reset first (`reset-failed`): a container that exited at once, brought
+ * back by the unit's own `Restart=` until systemd's start limit, leaves the unit refusing starts.
+ */
+export async function restartUnit(run: SystemctlRunner, target: SystemdUnit): Promise<void> {
+  if (!validUnitName(target.unit)) throw new SvcError("engine", `"${target.unit}" is not a service unit's name`);
+  await run([...scopeArgs(target.scope), "reset-failed", "--", target.unit]);
+  const done = await run([...scopeArgs(target.scope), "restart", "--", target.unit]);
+  if (done.code !== 0)
+    throw new SvcError(
+      "engine",
+      `${systemctlCommand(target, "restart")} failed: ${lastLine(done.stderr) || (done.code === null ? "timed out" : `exit ${done.code}`)}`,
+    );
+}
+
+function lastLine(text: string): string {
+  return text.trim().split("\n").at(-1)?.trim() ?? "";
+}

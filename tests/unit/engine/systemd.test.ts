@@ -1,0 +1,110 @@
+/**
+ * How svc decides it may restart a Podman container's unit, and what it passes to systemctl
+ * (src/engine/systemd.ts; docs/podman.md, "Containers systemd runs"). The answers are systemctl's
+ * own (`systemctl show` prints KEY=VALUE lines; systemd.unit(5) names the unit characters).
+ */
+import { describe, expect, test } from "bun:test";
+import {
+  parseShow,
+  restartUnit,
+  type SystemctlAnswer,
+  type SystemctlRunner,
+  systemctlCommand,
+  unreachableUnit,
+  validUnitName,
+} from "../../../src/engine/systemd.ts";
+
+function runner(answer: SystemctlAnswer): { run: SystemctlRunner; calls: string[][] } {
+  const calls: string[][] = [];
+  return {
+    calls,
+    run: async (args) => {
+      calls.push(args);
+      return answer;
+    },
+  };
+}
+
+describe("unit names", () => {
+  test.each([
+    ["container-web.service", true],
+    ["podman-kube@-etc-kube.yaml.service", true],
+    ["app\\x2dweb.service", true],
+    ["web.socket", false],
+    ["web.service; reboot", false],
+    ["--force.service", true],
+    ["", false],
+    [`${"a".repeat(248)}.service`, false],
+  ])("%s: %p", (unit, valid) => {
+    expect(validUnitName(unit)).toBe(valid);
+  });
+});
+
+describe("reaching the unit", () => {
+  test("a loaded, active unit of the user's manager: reachable, asked with --user and the name after --", async () => {
+    const { run, calls } = runner({ code: 0, stdout: "LoadState=loaded\nActiveState=active\n", stderr: "" });
+    expect(await unreachableUnit(run, { unit: "container-web.service", scope: "user" })).toBeNull();
+    expect(calls).toEqual([["--user", "show", "--property=LoadState,ActiveState", "--", "container-web.service"]]);
+  });
+
+  test("the system manager is asked without --user", async () => {
+    const { run, calls } = runner({ code: 0, stdout: "LoadState=loaded\nActiveState=active\n", stderr: "" });
+    await unreachableUnit(run, { unit: "web.service", scope: "system" });
+    expect(calls[0]?.[0]).toBe("show");
+  });
+
+  test("a manager that does not answer, a unit it does not know or does not run: why", async () => {
+    const down = runner({ code: 1, stdout: "", stderr: "Failed to connect to bus: No medium found\n" });
+    expect(await unreachableUnit(down.run, { unit: "web.service", scope: "user" })).toBe(
+      "systemctl --user did not answer svc: Failed to connect to bus: No medium found",
+    );
+    const unknown = runner({ code: 0, stdout: "LoadState=not-found\nActiveState=inactive\n", stderr: "" });
+    expect(await unreachableUnit(unknown.run, { unit: "web.service", scope: "system" })).toBe(
+      "systemctl does not know web.service (not-found)",
+    );
+    const stopped = runner({ code: 0, stdout: "LoadState=loaded\nActiveState=failed\n", stderr: "" });
+    expect(await unreachableUnit(stopped.run, { unit: "web.service", scope: "system" })).toBe(
+      "web.service is failed, not active",
+    );
+  });
+
+  test("a label that is no service unit's name never reaches systemctl", async () => {
+    const { run, calls } = runner({ code: 0, stdout: "", stderr: "" });
+    expect(await unreachableUnit(run, { unit: "x.service\nrestart", scope: "system" })).toContain(
+      "is not a service unit's name",
+    );
+    await expect(restartUnit(run, { unit: "a b.service", scope: "system" })).rejects.toThrow("not a service unit");
+    expect(calls).toEqual([]);
+  });
+});
+
+describe("restarting", () => {
+  test("systemctl restart, its error in the message", async () => {
+    const ok = runner({ code: 0, stdout: "", stderr: "" });
+    await restartUnit(ok.run, { unit: "web.service", scope: "user" });
+    expect(ok.calls).toEqual([
+      ["--user", "reset-failed", "--", "web.service"],
+      ["--user", "restart", "--", "web.service"],
+    ]);
+    const failed = runner({ code: 1, stdout: "", stderr: "Job for web.service failed.\nSee journalctl.\n" });
+    await expect(restartUnit(failed.run, { unit: "web.service", scope: "system" })).rejects.toThrow(
+      "systemctl restart web.service failed: See journalctl.",
+    );
+    const timedOut = runner({ code: null, stdout: "", stderr: "" });
+    await expect(restartUnit(timedOut.run, { unit: "web.service", scope: "system" })).rejects.toThrow("timed out");
+  });
+
+  test("the command a report names", () => {
+    expect(systemctlCommand({ unit: "web.service", scope: "user" }, "restart")).toBe(
+      "systemctl --user restart web.service",
+    );
+  });
+
+  test("systemctl show's lines", () => {
+    expect(parseShow("LoadState=loaded\nActiveState=active\nEmpty=\n")).toEqual({
+      LoadState: "loaded",
+      ActiveState: "active",
+      Empty: "",
+    });
+  });
+});
