@@ -213,19 +213,23 @@ export function removeContainersByPrefix(prefix: string): void {
 
 /**
  * Polls `predicate` until it returns true, or throws after `timeoutMs`. Between two polls it waits
- * twice as long as the poll took (at least 100 ms, at most 1 s): a predicate that starts the docker
- * CLI then takes at most a third of a core, however loaded the machine is.
+ * twice as long as the poll took (a predicate that starts the docker CLI then takes at most a third
+ * of a core, however loaded the machine is) and a twentieth of the time waited so far (a wait of a
+ * minute, for svc to update itself, polls once a second, not ten times: the answer comes at most 5%
+ * later), at least 100 ms, at most 1 s.
  */
 export async function waitUntil(
   predicate: () => boolean | Promise<boolean>,
   timeoutMs = 20_000,
   what = "condition",
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const begun = Date.now();
+  const deadline = begun + timeoutMs;
   while (Date.now() < deadline) {
     const started = Date.now();
     if (await predicate()) return;
-    await Bun.sleep(Math.min(1_000, Math.max(100, 2 * (Date.now() - started))));
+    const pause = Math.max(2 * (Date.now() - started), (Date.now() - begun) / 20);
+    await Bun.sleep(Math.min(1_000, Math.max(100, pause)));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }

@@ -8,12 +8,21 @@ import { isSvcError } from "../../../src/core/errors.ts";
 import { createDockerEngine, type Engine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { buildImage, docker, freePort, inspect, sandbox, uniqueName, waitUntil } from "../../harness.ts";
+import { runShortcut } from "../../support/docker-run.ts";
 
 const PREFIX = uniqueName("engport");
 const name = (suffix: string) => `${PREFIX}-${suffix}`;
 const LOCAL_IMAGE = `${PREFIX}-local:1`;
 let engine: Engine;
 const images: string[] = [];
+
+/**
+ * `docker run -d ARGS`: the containers here are only the tests' setup, so through the Engine API
+ * where the flags allow (tests/support/docker-run.ts, as the fixture's `run`), else the CLI.
+ */
+function run(args: string[]): void {
+  if (runShortcut(["run", "-d", ...args], sandbox().socketPath) === undefined) docker(["run", "-d", ...args]);
+}
 
 async function rejection(promise: Promise<unknown>): Promise<{ kind: string; message: string }> {
   try {
@@ -82,7 +91,7 @@ describe("listing", () => {
     const reference = `${PREFIX}-moving:1`;
     const first = buildImage(reference, { push: false }).id;
     images.push(first);
-    docker(["run", "-d", "--name", name("moving"), "--network", "none", "--label", "x=1", reference]);
+    run(["--name", name("moving"), "--network", "none", "--label", "x=1", reference]);
     images.push(buildImage(reference, { push: false }).id);
     // the engine's own list now shows the old image's ID instead of the reference
     const raw = docker([
@@ -175,7 +184,7 @@ describe("lifecycle", () => {
   ];
 
   test("stop sends the given signal (the engine's API 1.41 has no signal on stop: kill, wait, then SIGKILL)", async () => {
-    docker(["run", "-d", "--name", name("signal"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
+    run(["--name", name("signal"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
     await waitUntil(
       async () => (await engine.containerLogs(name("signal"), 10)).includes("ready"),
       20_000,
@@ -189,7 +198,7 @@ describe("lifecycle", () => {
   });
 
   test("stop without a signal uses the container's stop signal", async () => {
-    docker(["run", "-d", "--name", name("term"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
+    run(["--name", name("term"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
     await waitUntil(
       async () => (await engine.containerLogs(name("term"), 10)).includes("ready"),
       20_000,
@@ -202,20 +211,7 @@ describe("lifecycle", () => {
   test("stopping with another signal does not let the restart policy bring the container back, and keeps the policy", async () => {
     for (const policy of ["always", "on-failure"]) {
       const container = name(`restart-${policy}`);
-      docker([
-        "run",
-        "-d",
-        "--name",
-        container,
-        "--network",
-        "none",
-        "--init",
-        "--restart",
-        policy,
-        LOCAL_IMAGE,
-        "/bin/sleep",
-        "3600",
-      ]);
+      run(["--name", container, "--network", "none", "--init", "--restart", policy, LOCAL_IMAGE, "/bin/sleep", "3600"]);
       await engine.stopContainer(container, { timeoutMs: 30_000, signal: "SIGUSR1" });
       const after = inspect(container);
       expect(after.State.Running).toBe(false);
@@ -226,9 +222,7 @@ describe("lifecycle", () => {
   });
 
   test("a signal equal to the container's own stop signal goes through the stop API", async () => {
-    docker([
-      "run",
-      "-d",
+    run([
       "--name",
       name("own-signal"),
       "--network",
@@ -254,7 +248,7 @@ describe("lifecycle", () => {
 
   test("a container ignoring its stop signal is killed when the grace period ends", async () => {
     // sleep as PID 1 has no handlers: the kernel ignores SIGTERM and SIGUSR1 for it
-    docker(["run", "-d", "--name", name("stubborn"), "--network", "none", LOCAL_IMAGE, "/bin/sleep", "3600"]);
+    run(["--name", name("stubborn"), "--network", "none", LOCAL_IMAGE, "/bin/sleep", "3600"]);
     await engine.stopContainer(name("stubborn"), { timeoutMs: 1_000, signal: "SIGUSR1" });
     expect(inspect(name("stubborn")).State.ExitCode).toBe(137);
     docker(["start", name("stubborn")]);
@@ -278,7 +272,7 @@ describe("lifecycle", () => {
   });
 
   test("removing a running container needs force; the error says why", async () => {
-    docker(["run", "-d", "--name", name("running"), "--network", "none", LOCAL_IMAGE]);
+    run(["--name", name("running"), "--network", "none", LOCAL_IMAGE]);
     const error = await rejection(engine.removeContainer(name("running")));
     expect(error.kind).toBe("engine");
     expect(error.message).toStartWith(`remove container ${name("running")}: `);
@@ -299,7 +293,7 @@ describe("logs", () => {
   const PRINT = ["sh", "-c", "for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done; sleep 3600"];
 
   test("without a TTY: stdout and stderr demultiplexed, the last N lines", async () => {
-    docker(["run", "-d", "--name", name("logs"), "--network", "none", LOCAL_IMAGE, ...PRINT]);
+    run(["--name", name("logs"), "--network", "none", LOCAL_IMAGE, ...PRINT]);
     await waitUntil(async () => (await engine.containerLogs(name("logs"), 100)).includes("err5"), 20_000, "the output");
     const all = await engine.containerLogs(name("logs"), 100);
     expect(all.split("\n").sort()).toEqual([
@@ -321,7 +315,7 @@ describe("logs", () => {
   });
 
   test("exec: a command that prints without end is read to its end, its output kept up to 1 MiB", async () => {
-    docker(["run", "-d", "--name", name("exec"), "--network", "none", LOCAL_IMAGE, "sleep", "3600"]);
+    run(["--name", name("exec"), "--network", "none", LOCAL_IMAGE, "sleep", "3600"]);
     const line = "x".repeat(999);
     const ran = await engine.exec(
       name("exec"),
@@ -335,19 +329,7 @@ describe("logs", () => {
   });
 
   test("with a TTY: the raw text", async () => {
-    docker([
-      "run",
-      "-d",
-      "-t",
-      "--name",
-      name("tty"),
-      "--network",
-      "none",
-      LOCAL_IMAGE,
-      "sh",
-      "-c",
-      "echo one; echo two; sleep 3600",
-    ]);
+    run(["-t", "--name", name("tty"), "--network", "none", LOCAL_IMAGE, "sh", "-c", "echo one; echo two; sleep 3600"]);
     await waitUntil(async () => (await engine.containerLogs(name("tty"), 10)).includes("two"), 20_000, "the output");
     expect(await engine.containerLogs(name("tty"), 2)).toBe("one\ntwo");
   });
@@ -355,9 +337,7 @@ describe("logs", () => {
 
 describe("archives", () => {
   test("readArchive streams the engine's tar of a folder, byte for byte what the engine sends", async () => {
-    docker([
-      "run",
-      "-d",
+    run([
       "--name",
       name("archive"),
       "--network",
@@ -381,7 +361,7 @@ describe("archives", () => {
   });
 
   test("a path the container does not have is the engine's error, with its message", async () => {
-    docker(["run", "-d", "--name", name("archive-missing"), "--network", "none", LOCAL_IMAGE, "sleep", "3600"]);
+    run(["--name", name("archive-missing"), "--network", "none", LOCAL_IMAGE, "sleep", "3600"]);
     const error = await rejection(engine.readArchive(name("archive-missing"), "/no-such-folder"));
     expect(error.kind).toBe("engine");
     expect(error.message).toContain("no-such-folder");

@@ -10,7 +10,9 @@ import { join } from "node:path";
 import { ComposeFiles } from "../../../src/compose/index.ts";
 import type { ComposeChange as GitChange, GitStep } from "../../../src/git/index.ts";
 import { containerLine } from "../../../src/updater/wrappers/summary.ts";
-import { sandbox } from "../../harness.ts";
+import { engineJson, sandbox } from "../../harness.ts";
+import { engineFilters } from "../../support/engine-api.ts";
+import { removeComposeProject } from "../../support/fixture.ts";
 import { docker, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 
 const fx = new Fixture();
@@ -56,12 +58,18 @@ function compose(p: Project, ...args: string[]): string {
   return docker(["compose", "--project-directory", p.dir, "-p", p.name, ...args]).stdout;
 }
 
-/** service -> container id, as compose sees the project */
+/**
+ * service -> container id, as `compose ps -a` sees the project: the project's containers by
+ * compose's own labels, in compose's order (by name), one Engine API request where `compose ps`
+ * started the CLI and its compose plugin.
+ */
 function ids(p: Project): Record<string, string> {
-  const lines = compose(p, "ps", "-a", "--format", "{{.Service}} {{.ID}}").split("\n").filter(Boolean);
-  return Object.fromEntries(
-    lines.map((l) => l.split(" ")).map(([service, id]) => [service!, inspect(id!).Id as string]),
-  );
+  const filters = engineFilters({ label: [`com.docker.compose.project=${p.name}`, "com.docker.compose.oneoff=False"] });
+  const listed = engineJson<{ Id: string; Names: string[]; Labels: Record<string, string> }[]>(
+    "GET",
+    `/containers/json?all=1&${filters}`,
+  ).sort((a, b) => (a.Names[0]! < b.Names[0]! ? -1 : 1));
+  return Object.fromEntries(listed.map((c) => [c.Labels["com.docker.compose.service"]!, c.Id]));
 }
 
 function names(p: Project): string[] {
@@ -78,15 +86,25 @@ function read(p: Project, file: string): string {
   return readFileSync(join(p.dir, file), "utf8");
 }
 
-/** A repository with tags 1.0.0 and 1.1.0 (two different images). */
-function repository(what: string): {
+interface Repository {
   v1: { ref: string; id: string; digest: string | null };
   v2: { ref: string; id: string; digest: string | null };
   repo: string;
-} {
-  const v1 = fx.image(what, { tag: "1.0.0" });
-  const v2 = fx.image(what, { tag: "1.1.0" });
-  return { v1, v2, repo: v1.ref.slice(0, v1.ref.lastIndexOf(":")) };
+}
+
+let shared: Repository | undefined;
+/**
+ * The repository with tags 1.0.0 and 1.1.0 (two different images) the projects here run: built
+ * and pushed once for the file, since every test only reads it (no test pushes a tag to it or
+ * removes its images; each project, its files and containers are the test's own).
+ */
+function repository(): Repository {
+  if (!shared) {
+    const v1 = fx.image("repo", { tag: "1.0.0" });
+    const v2 = fx.image("repo", { tag: "1.1.0" });
+    shared = { v1, v2, repo: v1.ref.slice(0, v1.ref.lastIndexOf(":")) };
+  }
+  return shared;
 }
 
 /** up, svc's update, then the user's `up -d`: what each step left. */
@@ -111,16 +129,13 @@ afterAll(() => fx.cleanup(), 120_000);
 describe.skipIf(!composeWorks)("a tag move written into the compose files", () => {
   const downs: Project[] = [];
   afterAll(() => {
-    for (const p of downs)
-      docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], {
-        allowFailure: true,
-      });
+    for (const p of downs) removeComposeProject(p.name);
   }, 120_000);
   const track = (p: Project) => (downs.push(p), p);
 
   // shape: a plain image line (compose-go cli/testdata/simple/compose.yaml), with a comment, quotes, CRLF and a BOM kept
   test("a plain image line: only the version changes; compose up -d keeps the container; config names it", async () => {
-    const r = repository("plain");
+    const r = repository();
     const before = `\uFEFF# the app\r\nservices:\r\n  web:\r\n    image: "${r.v1.ref}"   # pinned by hand\r\n    command: ${CMD}\r\n    labels: ${LABELS}\r\n`;
     const p = track(project("plain", { "compose.yaml": before }));
     chmodSync(join(p.dir, "compose.yaml"), 0o640);
@@ -136,7 +151,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   }, 120_000);
 
   test("a dry run says what it would write and writes nothing; the summary line says it too", async () => {
-    const r = repository("dry");
+    const r = repository();
     const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const p = track(project("dry", { "compose.yaml": before }));
     compose(p, "up", "-d");
@@ -156,7 +171,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   }, 120_000);
 
   test("without a compose CLI (svc's scratch image) svc computes compose's hash itself: compose up -d keeps the container", async () => {
-    const r = repository("nocli");
+    const r = repository();
     const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    environment: [MODE=prod]\n    volumes: ["./data:/data:ro", {type: tmpfs, target: /cache, tmpfs: {size: 1m}}]\n    logging: {driver: json-file, options: {max-size: 1m, max-file: 2}}\n    restart: unless-stopped\n`;
     const p = track(project("nocli", { "compose.yaml": before }));
     compose(p, "up", "-d");
@@ -194,7 +209,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   }, 120_000);
 
   test("without a compose CLI, a service svc does not model is written all the same, and its row says compose recreates it", async () => {
-    const r = repository("nocliunknown");
+    const r = repository();
     const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    dns: [127.0.0.1]\n`;
     const p = track(project("nocliunknown", { "compose.yaml": before }));
     compose(p, "up", "-d");
@@ -287,7 +302,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     test.skipIf(row.engine !== undefined && !row.engine())(
       `${row.key}: svc's hash is compose's, and compose up -d keeps the container (${row.source})`,
       async () => {
-        const r = repository(`key${i}`);
+        const r = repository();
         const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n${row.yaml}${row.key === "volume labels" ? "volumes: {data: {}}\n" : ""}`;
         const p = track(project(`key${i}`, { ...row.files, "compose.yaml": before }));
         compose(p, "up", "-d");
@@ -315,7 +330,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   test.skipIf(!gitWorks)(
     "[compose] git = commit, the project a real Git work tree: the move is one commit, the work tree clean",
     async () => {
-      const r = repository("gitcommit");
+      const r = repository();
       const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
       const p = track(project("gitcommit", { "compose.yaml": before }));
       const git = (...args: string[]) => {
@@ -347,7 +362,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   );
 
   test("[compose] git = pull_request: nothing is written or applied; the move goes into a request, named on the row", async () => {
-    const r = repository("pullrequest");
+    const r = repository();
     const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const p = track(project("pullrequest", { "compose.yaml": before }));
     compose(p, "up", "-d");
@@ -394,7 +409,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   // shape: an override file (compose-go cli/testdata/simple/compose-with-overrides.yaml): the last file that sets image wins
   test("an override file: the override's line is written, the base file is untouched", async () => {
-    const r = repository("override");
+    const r = repository();
     const base = `services:\n  web:\n    image: ${r.repo}:0.9.0\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const override = `services:\n  web:\n    image: ${r.v1.ref}\n`;
     const p = track(project("override", { "compose.yaml": base, "compose.override.yaml": override }));
@@ -410,7 +425,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   // shape: .env with a default in the file (docker/compose pkg/e2e/fixtures/dotenv/development: IMAGE_TAG with a default)
   test("a variable set in .env, with a default in the compose file: the .env line is written", async () => {
-    const r = repository("dotenv");
+    const r = repository();
     const file = `services:\n  web:\n    image: ${r.repo}:\${APP_TAG:-0.9.0}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const env = `# versions\nexport APP_TAG=1.0.0 # the app\nOTHER=x\n`;
     const p = track(project("dotenv", { "compose.yaml": file, ".env": env }));
@@ -432,7 +447,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   // shape: ${VAR-default} with no env file setting it (compose-go template: the default applies when the variable is unset)
   test("a default in the compose file that no env file overrides: the default is written", async () => {
-    const r = repository("default");
+    const r = repository();
     const file = `services:\n  web:\n    image: '${r.repo}:\${APP_TAG-1.0.0}'\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const p = track(project("default", { "compose.yaml": file }));
     const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
@@ -446,7 +461,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   // shape: an anchor and a merge key (compose-go loader/loader_yaml_test.go, `<<: *x`)
   test("an anchor merged into a service: the anchored line is written", async () => {
-    const r = repository("anchor");
+    const r = repository();
     const file = `x-app: &app\n  image: ${r.v1.ref}\n  command: ${CMD}\n  labels: ${LABELS}\nservices:\n  web:\n    <<: *app\n`;
     const p = track(project("anchor", { "compose.yaml": file }));
     const { report, containers, afterSvc, afterUp } = await updateAndUp(p);
@@ -460,7 +475,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   // shape: extends from another file (compose-go loader/testdata/extends/base.yaml, `extends: {file, service}`)
   test("extends from another file: the base file's line is written", async () => {
-    const r = repository("extends");
+    const r = repository();
     const baseFile = `services:\n  base:\n    image: ${r.v1.ref}\n    command: ${CMD}\n`;
     const file = `services:\n  web:\n    extends:\n      file: common/base.yaml\n      service: base\n    labels: ${LABELS}\n`;
     const p = track(project("extends", { "compose.yaml": file, "common/base.yaml": baseFile }));
@@ -477,7 +492,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   // shape: top-level include (compose-go loader/include.go ApplyInclude: the included project's own folder and .env)
   for (const cli of [true, false]) {
     test(`a service from an included file in a subfolder, its tag in that folder's .env: that line is written${cli ? "" : " (no compose CLI: svc computes compose's hash)"}`, async () => {
-      const r = repository(cli ? "include" : "includenocli");
+      const r = repository();
       const top = `include:\n  - db/compose.yaml\n`;
       const included = `services:\n  db:\n    image: ${r.repo}:\${DB_TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n    volumes: ["./data:/data"]\n`;
       const env = `DB_TAG=1.0.0\n`;
@@ -508,7 +523,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   // shape: a digest-pinned line (compose spec: image `repo:tag@sha256:...`): tag and digest move together
   test("a digest-pinned line: the tag and the digest move together, and back with svc rollback", async () => {
-    const r = repository("pinned");
+    const r = repository();
     const file = `services:\n  web:\n    image: ${r.v1.ref}@${r.v1.digest}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const p = track(project("pinned", { "compose.yaml": file }));
     const { h, report, containers, afterSvc, afterUp } = await updateAndUp(p);
@@ -531,7 +546,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
 
   // shape: two services sharing one variable (docker/compose pkg/e2e/fixtures/dotenv: one IMAGE_TAG for a project)
   test("two services sharing a variable, updated as a stack (POST /v1/update?stack=), move together: the .env line is written once", async () => {
-    const r = repository("shared");
+    const r = repository();
     const service = (name: string) =>
       `  ${name}:\n    image: ${r.repo}:\${TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const file = `services:\n${service("web")}${service("worker")}`;
@@ -547,7 +562,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
   }, 120_000);
 
   test("a variable shared with a service that does not move holds, naming it", async () => {
-    const r = repository("sharedhold");
+    const r = repository();
     const file = `services:\n  web:\n    image: ${r.repo}:\${TAG}\n    command: ${CMD}\n    labels: ${LABELS}\n  worker:\n    image: ${r.repo}:\${TAG}\n    command: ${CMD}\n    labels: { svc.scope: ${TEST_SCOPE} }\n`;
     const p = track(project("sharedhold", { "compose.yaml": file, ".env": "TAG=1.0.0\n" }));
     compose(p, "up", "-d");
@@ -563,10 +578,7 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
   const downs: Project[] = [];
   const mounts: string[] = [];
   afterAll(() => {
-    for (const p of downs)
-      docker(["compose", "--project-directory", p.dir, "-p", p.name, "down", "-v", "--remove-orphans"], {
-        allowFailure: true,
-      });
+    for (const p of downs) removeComposeProject(p.name);
     for (const m of mounts) Bun.spawnSync(["umount", m]);
   }, 120_000);
   const track = (p: Project) => (downs.push(p), p);
@@ -593,7 +605,7 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
   }, 120_000);
 
   test("a stack moves as a unit: one service fails its checks, every service and the file go back", async () => {
-    const web = repository("stackweb");
+    const web = repository();
     const w1 = fx.image("stackworker", { tag: "1.0.0" });
     fx.image("stackworker", { tag: "1.1.0", changes: ['CMD ["/bin/sh","-c","echo broken; exit 3"]'] });
     const before = `services:\n  web:\n    image: ${web.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n  worker:\n    image: ${w1.ref}\n    labels: ${LABELS}\n    depends_on: [web]\n`;
@@ -621,7 +633,7 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
   }, 120_000);
 
   test("svc rollback writes the file back byte for byte; compose up -d keeps the container it put back", async () => {
-    const r = repository("undo");
+    const r = repository();
     const before = `services:\n  web:\n    # the app\n    image: "${r.v1.ref}"\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const p = track(project("undo", { "compose.yaml": before }));
     const { h, report, containers } = await updateAndUp(p);
@@ -639,7 +651,7 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
   }, 120_000);
 
   test("svc rollback is refused with the reason when the line changed since", async () => {
-    const r = repository("undoedit");
+    const r = repository();
     const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const p = track(project("undoedit", { "compose.yaml": before }));
     const { h, report, containers } = await updateAndUp(p);
@@ -655,7 +667,7 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
   }, 120_000);
 
   test("a file edited while svc works is detected: nothing is written, nothing is stopped", async () => {
-    const r = repository("meanwhile");
+    const r = repository();
     const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
     const p = track(project("meanwhile", { "compose.yaml": before }));
     compose(p, "up", "-d");
@@ -681,7 +693,7 @@ describe.skipIf(!composeWorks)("what is written comes back, and what svc cannot 
   test.skipIf(!canMount)(
     "a project on a read-only mount holds with the reason",
     async () => {
-      const r = repository("readonly");
+      const r = repository();
       const source = fx.tempDir("rosource");
       writeFileSync(
         join(source, "compose.yaml"),

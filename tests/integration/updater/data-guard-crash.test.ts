@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { MIGRATE_V2, manifestOf, WRITE_V1 } from "./data-guard-support.ts";
+import { MIGRATE_V2, manifestOf, WRITE_V1, waitForVersion } from "./data-guard-support.ts";
 import { containersByPrefix, docker, entryOf, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
@@ -35,21 +35,13 @@ async function runChild(name: string, fault: string, dir: string): Promise<boole
   return true;
 }
 
-async function waitForData(app: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (docker(["exec", app, "test", "-e", "/data/version"], { allowFailure: true }).code === 0) return;
-    await Bun.sleep(100);
-  }
-  throw new Error(`${app} never wrote its data`);
-}
-
 describe("killed during the data guard's work, repaired by the next start", () => {
   for (const fault of ["during-copy", "during-restore"]) {
     test(fault, async () => {
       const volume = fx.volume(`${fault}-vol`);
       const v1 = fx.image(fault, { changes: V1_CHANGES });
       const name = fx.run(fault, v1.ref, ["-v", `${volume}:/data`]);
-      await waitForData(name);
+      await waitForVersion(name, "v1");
       const before = manifestOf(name);
       fx.image(fault, { changes: V2_CHANGES });
       const dir = join(fx.tempDir(`${fault}-copies`), "copies");

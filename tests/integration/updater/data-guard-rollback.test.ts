@@ -7,7 +7,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { CopyList, CopyStore, DataGuard, dataGuardOptions } from "../../../src/dataguard/index.ts";
 import { docker } from "../../harness.ts";
-import { decorate, MIGRATE_V2, manifestOf, WRITE_V1 } from "./data-guard-support.ts";
+import { decorate, MIGRATE_V2, manifestOf, WRITE_V1, waitForVersion } from "./data-guard-support.ts";
 import { expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
@@ -19,19 +19,11 @@ const V2_CHANGES = [
   `CMD ${JSON.stringify(["/bin/sh", "-c", `test -e /data/new || (${MIGRATE_V2}); exec sleep 3600`])}`,
 ];
 
-async function waitFor(app: string, version: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (docker(["exec", app, "cat", "/data/version"], { allowFailure: true }).stdout.trim() === version) return;
-    await Bun.sleep(100);
-  }
-  throw new Error(`${app} never wrote ${version}`);
-}
-
 async function updatedToV2(what: string, clock: { now: number }) {
   const volume = fx.volume(`${what}-vol`);
   const v1 = fx.image(what, { changes: V1_CHANGES });
   const app = fx.run(what, v1.ref, ["-v", `${volume}:/data`]);
-  await waitFor(app, "v1");
+  await waitForVersion(app, "v1");
   const before = decorate(app);
   const v2 = fx.image(what, { changes: V2_CHANGES });
   const dir = join(fx.tempDir(`${what}-copies`), "copies");
@@ -40,7 +32,7 @@ async function updatedToV2(what: string, clock: { now: number }) {
     { guard: (engine, config) => new DataGuard(engine, dataGuardOptions(config), () => new Date(clock.now)) },
   );
   expectState(await h.updater.run("api"), app, "updated");
-  await waitFor(app, "v2");
+  await waitForVersion(app, "v2");
   return { app, v1, v2, before, dir, h };
 }
 

@@ -12,7 +12,7 @@ import { CopyStore, copyMounts, guardedMounts, restoreCopy } from "../../../src/
 import { createDockerEngine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { docker, sandbox } from "../../harness.ts";
-import { decorate, MIGRATE_V2, manifestOf, runOn, WRITE_V1 } from "./data-guard-support.ts";
+import { decorate, MIGRATE_V2, manifestOf, runOn, WRITE_V1, waitForVersion } from "./data-guard-support.ts";
 import { Fixture, inspect } from "./support.ts";
 
 const fx = new Fixture();
@@ -32,7 +32,7 @@ async function roundTrip(what: string, mountArgs: string[]) {
   const engine = await createDockerEngine({ host: sandbox().dockerHost } as never, silentLogger);
   const image = fx.image(what);
   const app = fx.run(what, image.ref, mountArgs, ["sh", "-c", `${WRITE_V1}; exec sleep 3600`]);
-  await waitForFile(app);
+  await waitForVersion(app, "v1");
   const before = decorate(app);
   docker(["stop", "-t", "0", app]);
 
@@ -67,14 +67,6 @@ async function roundTrip(what: string, mountArgs: string[]) {
   docker(["start", app]);
   expect(docker(["exec", app, "cat", "/data/version"]).stdout.trim()).toBe("v1");
   return { engine, store, copy: outcome.copy, app };
-}
-
-async function waitForFile(app: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (docker(["exec", app, "test", "-e", "/data/version"], { allowFailure: true }).code === 0) return;
-    await Bun.sleep(100);
-  }
-  throw new Error(`${app} never wrote its data`);
 }
 
 describe("data guard: copy and restore through the engine", () => {

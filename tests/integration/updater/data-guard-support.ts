@@ -1,7 +1,7 @@
 /** What the data guard's tests share: data a v1 writes, what a v2 does to it, and reading a volume's state. */
 
-import { mkdirSync, writeFileSync } from "node:fs";
-import { docker, inspect } from "../../harness.ts";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { docker, inspect, waitUntil } from "../../harness.ts";
 import { setXattr, type TreeManifest, treeManifest } from "../../support/tree-manifest.ts";
 
 /** v1's data: owners, modes (setuid, sticky), an old time, a symlink, a dangling one, a hard link, a fifo, a hidden file, 2 MiB of noise. */
@@ -28,6 +28,22 @@ export function hostPathOf(container: string, destination = "/data"): string {
   );
   if (!mount) throw new Error(`${container} mounts nothing at ${destination}`);
   return mount.Source;
+}
+
+/**
+ * Waits until `container` has written `version` into /data/version, read on the engine's host (a
+ * file read a poll, where a `docker exec` started the CLI and a process in the container).
+ */
+export async function waitForVersion(container: string, version: string): Promise<void> {
+  const file = `${hostPathOf(container)}/version`;
+  const written = (): string => {
+    try {
+      return readFileSync(file, "utf8").trim();
+    } catch {
+      return "";
+    }
+  };
+  await waitUntil(() => written() === version, 30_000, `${container} to write ${version}`);
 }
 
 /**

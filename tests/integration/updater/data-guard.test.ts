@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { docker } from "../../harness.ts";
-import { decorate, MIGRATE_V2, manifestOf, WRITE_V1 } from "./data-guard-support.ts";
+import { decorate, MIGRATE_V2, manifestOf, WRITE_V1, waitForVersion } from "./data-guard-support.ts";
 import { entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
@@ -27,19 +27,11 @@ const V2_CHANGES = [
   `CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exec sleep 3600`])}`,
 ];
 
-async function waitForData(app: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (docker(["exec", app, "test", "-e", "/data/version"], { allowFailure: true }).code === 0) return;
-    await Bun.sleep(100);
-  }
-  throw new Error(`${app} never wrote its data`);
-}
-
 /** v1 running with its data on `mountArgs`, v2 pushed; returns what an update needs. */
 async function setUp(what: string, mountArgs: string[]) {
   const v1 = fx.image(what, { changes: V1_CHANGES });
   const app = fx.run(what, v1.ref, mountArgs);
-  await waitForData(app);
+  await waitForVersion(app, "v1");
   const before = decorate(app);
   const v2 = fx.image(what, { changes: V2_CHANGES });
   return { app, v1, v2, before, id: inspect(app).Id as string, dir: join(fx.tempDir(`${what}-copies`), "copies") };
@@ -181,7 +173,7 @@ test("the report of an update that passes: the copy's size and the downtime it a
   const volume = fx.volume("pass-vol");
   const v1 = fx.image("pass", { changes: V1_CHANGES });
   const app = fx.run("pass", v1.ref, ["-v", `${volume}:/data`]);
-  await waitForData(app);
+  await waitForVersion(app, "v1");
   const v2 = fx.image("pass", { changes: V1_CHANGES });
   const dir = join(fx.tempDir("pass-copies"), "copies");
   const h = await makeUpdater({ containers: [app], data_guard: "volumes", data_guard_dir: dir });
