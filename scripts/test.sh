@@ -241,6 +241,11 @@ case " ${LEGS[*]} " in
   *) bash scripts/sandbox.sh prepare ;;
 esac
 
+# svc compiled once for every leg (the binary users download): the tests start it some two
+# thousand times, each start a fifth of the CPU of `bun src/main.ts` (tests/support/svc-command.ts)
+bun build.ts --outdir "$LOGS/bin" >/dev/null
+export SVC_TEST_BINARY=$LOGS/bin/svc
+
 started=$SECONDS
 running=0
 for i in "${!LEGS[@]}"; do

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import type { Server, Subprocess } from "bun";
 import { docker, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
+import { svcCommand } from "../../support/svc-command.ts";
 import { tempDir } from "../../temp.ts";
 
 export { portOpen };
@@ -57,7 +58,7 @@ export function buildSvcImage(work: string, ref: string, build: string): string 
 }
 
 export const REPO_ROOT = resolve(import.meta.dir, "../../..");
-export const MAIN = join(REPO_ROOT, "src/main.ts");
+export { MAIN } from "../../support/svc-command.ts";
 
 /** An image that stops at once on SIGTERM (so stop_timeout is never waited out). */
 export const QUICK_STOP_CMD = `CMD ["/bin/sh","-c","trap 'exit 0' TERM; sleep 3600 & wait"]`;
@@ -110,7 +111,7 @@ export function userEnv(extra: Record<string, string> = {}): Record<string, stri
 export interface SvcOptions {
   cwd?: string;
   env?: Record<string, string>;
-  /** what runs svc (default: `bun src/main.ts`); e.g. a compiled binary */
+  /** what runs svc (default: the test command's compiled svc, else `bun src/main.ts`: svcCommand) */
   command?: string[];
 }
 
@@ -126,7 +127,7 @@ export class SvcProcess {
     options: SvcOptions = {},
   ) {
     this.proc = track(
-      Bun.spawn([...(options.command ?? ["bun", MAIN]), ...args], {
+      Bun.spawn([...(options.command ?? svcCommand()), ...args], {
         cwd: options.cwd ?? REPO_ROOT,
         env: options.env ?? userEnv(),
         stdin: "ignore",

@@ -18,6 +18,7 @@ import { freePort, importImage, pushImage, uniqueName, waitUntil } from "../../h
 import { runShortcut } from "../../support/docker-run.ts";
 import { shortcut } from "../../support/docker-shortcuts.ts";
 import { engineRequest } from "../../support/engine-api.ts";
+import { svcCommand } from "../../support/svc-command.ts";
 import { tempDir } from "../../temp.ts";
 
 export const REPO_ROOT = resolve(import.meta.dir, "../../..");
@@ -400,10 +401,10 @@ function svcWorkDir(): string {
   return dir;
 }
 
-/** `bun src/main.ts --log-format json --log-audit-to-stdout ...args`, from an empty folder with a clean env. */
+/** svc (svcCommand) `--log-format json --log-audit-to-stdout ...args`, from an empty folder with a clean env. */
 export function startSvc(args: string[], options: SvcOptions = {}): SvcProcess {
   const proc = track(
-    Bun.spawn(["bun", join(REPO_ROOT, "src/main.ts"), "--log-format", "json", "--log-audit-to-stdout", ...args], {
+    Bun.spawn([...svcCommand(), "--log-format", "json", "--log-audit-to-stdout", ...args], {
       cwd: svcWorkDir(),
       // state_dir's default: a fresh folder per process, not the host's /var/lib/svc
       env: { ...cleanEnv(), XDG_STATE_HOME: tempDir("svc-state-") },

@@ -18,9 +18,9 @@ import {
   uniqueName,
   waitUntil,
 } from "../../harness.ts";
+import { svcCommand } from "../../support/svc-command.ts";
 import { tempDir } from "../../temp.ts";
 
-const MAIN = join(import.meta.dir, "../../../src/main.ts");
 const PREFIX = uniqueName("svc-service");
 const TOKEN = "service-test-token";
 const images: string[] = [];
@@ -67,7 +67,7 @@ interface Svc {
 
 function startSvc(args: string[]): Svc {
   const proc = Bun.spawn(
-    ["bun", MAIN, "--docker-host", sandbox().dockerHost, "--log-format", "json", "--stop-timeout", "1s", ...args],
+    [...svcCommand(), "--docker-host", sandbox().dockerHost, "--log-format", "json", "--stop-timeout", "1s", ...args],
     {
       stdin: "ignore",
       stdout: "pipe",
@@ -212,7 +212,7 @@ describe("signals", () => {
     const svc = startSvc([...apiArgs, "--scope", `${PREFIX}-nothing`]);
     await waitHealthy(svc, port);
     const check = () =>
-      Bun.spawn(["bun", MAIN, "healthcheck", ...apiArgs], { stdout: "ignore", stderr: "ignore" }).exited;
+      Bun.spawn([...svcCommand(), "healthcheck", ...apiArgs], { stdout: "ignore", stderr: "ignore" }).exited;
     expect(await check()).toBe(0);
     svc.proc.kill("SIGTERM");
     expect(await svc.exited).toBe(0);
