@@ -213,7 +213,7 @@ describe("the dashboard in a browser", () => {
     );
     expect(widths.scroll).toBeLessThanOrEqual(widths.client);
     // the column headings give way to a label on each field
-    expect(await page.locator("thead").isVisible()).toBe(false);
+    expect(await page.getByRole("table", { name: "Containers svc watches" }).locator("thead").isVisible()).toBe(false);
     await page.close();
   }, 60_000);
 });
