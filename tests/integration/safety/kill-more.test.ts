@@ -1,5 +1,5 @@
 /**
- * SIGKILL during a tag policy's move, SIGTERM during the watch, kills between two engine calls
+ * SIGTERM during the watch, kills between two engine calls
  * made exact by an engine proxy, and a kill of the recovery itself (scenario.ts).
  */
 import { describe, expect, test } from "bun:test";
@@ -10,7 +10,6 @@ import {
   expectIntact,
   finished,
   first,
-  killScenario,
   leftovers,
   RENAME_BEFORE_START,
   restoreGap,
@@ -22,27 +21,6 @@ import {
 import { apiPath, recoveryActions, type SvcProcess, startEngineProxy, startSvc, waitUntil } from "./support.ts";
 
 useOwnSandbox();
-
-describe("SIGKILL during a tag policy's move to a newer tag, then a restart repairs it", () => {
-  const tagged = { tagPolicy: true };
-  test("tag move: after create", async () => {
-    await killScenario("tag move: after create", first("create"), tagged);
-  });
-
-  test("tag move: during the watch", async () => {
-    await killScenario("tag move: during watch", (e, all) => (first("start")(e, all) ? 1000 : false), tagged);
-  });
-
-  test("tag move: rolling back, after the rollback decision (the old reference comes back)", async () => {
-    await killScenario("tag move: rollback after decision", first("rollback"), {
-      ...tagged,
-      newImage: [`CMD ["/bin/sh","-c","echo failing image >&2; exit 3"]`],
-      restart: "no",
-      expectFinal: "old",
-      expectFinalExit: 1,
-    });
-  });
-});
 
 describe("SIGTERM during the watch (graceful stop)", () => {
   test("one SIGTERM: the update in progress finishes, svc exits 0, nothing left over", async () => {

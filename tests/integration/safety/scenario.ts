@@ -384,7 +384,7 @@ export function mergedTable(path: string, rows: MatrixRow[]): string {
 export function matrixDocument(table: string): string {
   return `# Fault-injection matrix
 
-Made by the fault-injection files of \`tests/integration/safety/\` (\`kill-steps\`, \`kill-more\`, \`faults\`: \`SVC_SAFETY_MATRIX_OUT=tests/integration/safety/MATRIX.md bun test tests/integration/safety\`), each merging its rows in.
+Made by the fault-injection files of \`tests/integration/safety/\` (\`kill-steps\`, \`kill-rollback\`, \`kill-more\`, \`faults\`: \`SVC_SAFETY_MATRIX_OUT=tests/integration/safety/MATRIX.md bun test tests/integration/safety\`), each merging its rows in.
 svc runs as a real process against a real engine and registry of the test's own. Each row: the
 fault, where in the update it hit, what was on the engine right after, the exit code of the run
 that took the fault, what the next start's recovery did (or what the report said), which image
