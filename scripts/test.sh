@@ -181,15 +181,17 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
     # the classic store of Docker 28.5: what depends on the image store (the safety tests are
     # about svc's protocol, proven on the containerd store of the same daemon and on 20.10)
-    docker28) scoped_thirds ;;
-    *) scoped_thirds; own_engine_files ;;
+    docker28) scoped_groups ;;
+    *) scoped_groups; own_engine_files ;;
   esac
 }
-scoped_thirds() { # the updater tests in three processes of about the same length (docs/testing.md)
-  local compose=(tests/integration/updater/compose*.test.ts) guard=(tests/integration/updater/data-guard*.test.ts)
-  echo "${compose[@]}"
-  echo "${guard[@]}"
-  find "${SCOPED[@]}" -name '*.test.ts' | sort | grep -vxF "${compose[@]/#/-e}" "${guard[@]/#/-e}" | paste -sd ' '
+scoped_groups() { # the updater tests in four processes of about the same length (docs/testing.md)
+  local u=tests/integration/updater
+  local groups=("$u/compose-write.test.ts $u/compose.test.ts" "$u/compose-keys.test.ts $u/compose-hash.test.ts"
+    "$(echo $u/data-guard*.test.ts)")
+  printf '%s\n' "${groups[@]}"
+  # shellcheck disable=SC2086
+  find "${SCOPED[@]}" -name '*.test.ts' | sort | grep -vxF $(printf -- '-e %s ' ${groups[*]}) | paste -sd ' '
 }
 own_engine_files() { # the safety tests, a process (and so an engine) each file
   find "${OWN_ENGINES[@]}" -name '*.test.ts' | sort
@@ -297,7 +299,7 @@ done
 printf '\n%s' "$summary"
 # every failed test by name, last, where a CI that shows only the end of the output still shows it
 failures=$(grep -H '^(fail)' "$LOGS"/*.log 2>/dev/null |
-  sed -E 's#^.*/([^/.]+)(\.part[0-9]+)?\.log:\(fail\) #\1: #; s# \[[0-9.]+m?s\]$##' || true)
+  sed -E 's#^.*/([^/.]+)(\.part[0-9]+)?\.log:\(fail\) #\1: #; s# \[[0-9.]+m?s\]$##' | awk '!seen[$0]++' || true)
 [ -z "$failures" ] || printf 'failed:\n%s\n' "$failures"
 echo "legs: ${#LEGS[@]}, $((SECONDS - started)) s"
 [ ! -d "$KEPT" ] || echo "the failed legs' engine and registry logs: $KEPT"
