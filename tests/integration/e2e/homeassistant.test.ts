@@ -17,6 +17,7 @@ import { waitForPort as waitForBroker } from "../notify/peers.ts";
 import {
   FAILING_CMD,
   Fixture,
+  MAIN,
   QUICK_STOP_CMD,
   type SvcProcess,
   startSvc,
@@ -145,7 +146,10 @@ beforeAll(async () => {
     "",
   ].join("\n");
   writeFileSync(join(cfg, "svc.toml"), config);
-  svc = startSvc(["-c", "svc.toml"], { cwd: cfg });
+  // `bun src/main.ts`, not the run's compiled svc: started from the binary, this svc's start stalled
+  // past 90 s (before its scheduler) in three full runs, on three different legs, and never alone;
+  // not pinned down yet (docs/testing.md)
+  svc = startSvc(["-c", "svc.toml"], { cwd: cfg, command: ["bun", MAIN] });
 }, 120_000);
 
 afterAll(async () => {
