@@ -46,10 +46,8 @@ bun install --frozen-lockfile >/dev/null
 #             unscoped instance touches
 #   OWN_ENGINES  the safety tests: engines of their own (of the leg's kind), never the leg's
 UNSCOPED=(tests/integration/engine tests/integration/registry tests/integration/e2e)
-# (and Home Assistant's, whose svc's start stalled in full runs: docs/testing.md)
 E2E_APART=(tests/integration/e2e/self.test.ts tests/integration/e2e/run-once-more.test.ts
-  tests/integration/e2e/schedule.test.ts tests/integration/e2e/deps.test.ts tests/integration/e2e/state.test.ts
-  tests/integration/e2e/homeassistant.test.ts)
+  tests/integration/e2e/schedule.test.ts tests/integration/e2e/deps.test.ts tests/integration/e2e/state.test.ts)
 SCOPED=(tests/integration/updater)
 OWN_ENGINES=(tests/integration/safety)
 # the Swarm tests make their engine a Swarm manager with a second engine as worker: a leg of their

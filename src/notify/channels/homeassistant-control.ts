@@ -37,6 +37,19 @@ const STEP_PERCENT: Partial<Record<ProgressEvent["step"], number>> = {
 /** One press per target and action in this many ms, and at most PRESSES_PER_MINUTE in all. */
 export const PRESS_INTERVAL_MS = 30_000;
 export const PRESSES_PER_MINUTE = 10;
+/** A command from Home Assistant that passed every check, and what it names. */
+interface Checked {
+  fields: { topic: string; user: string; target: string; action: string };
+  user: string;
+  kind: string;
+  action: string;
+  name: string;
+  key: string;
+  known: Known | undefined;
+}
+
+/** Presses kept while svc starts; more are ignored (and logged). */
+const MAX_WAITING = 10;
 
 interface Known {
   id: string;
@@ -55,6 +68,11 @@ export class HomeAssistantBridge {
   private readonly lastPress = new Map<string, number>();
   private presses: number[] = [];
   private control: RemoteControl | undefined;
+  /**
+   * Presses that came while svc was still starting (Check now is announced as soon as the broker
+   * answers, before recovery ends): done once it is ready, never dropped; a few at most.
+   */
+  private readonly waiting: ((control: RemoteControl) => void)[] = [];
   private retained: RetainedMessage[] = [];
   private sawReport = false;
 
@@ -80,6 +98,7 @@ export class HomeAssistantBridge {
   /** Where commands are done; until then they are logged and dropped. */
   attach(control: RemoteControl): void {
     this.control = control;
+    for (const act of this.waiting.splice(0)) act(control);
   }
 
   /** Every report: the entities it names, their state, the removals of a full cycle. */
@@ -156,8 +175,22 @@ export class HomeAssistantBridge {
     }
     if (!this.allowPress(`${kind}/${name}/${action}`))
       return log?.warn("home assistant command ignored: pressed too often", fields);
+    const command: Checked = { fields, user, kind, action, name, key, known };
     const control = this.control;
-    if (!control) return log?.warn("home assistant command ignored: svc is still starting", fields);
+    if (!control) {
+      if (this.waiting.length >= MAX_WAITING)
+        return log?.warn("home assistant command ignored: svc is still starting", fields);
+      log?.info("home assistant command waits: svc is still starting", fields);
+      this.waiting.push((ready) => void this.act(ready, command));
+      return;
+    }
+    await this.act(control, command);
+  }
+
+  /** A command that passed the checks, done through svc's own request path. */
+  private async act(control: RemoteControl, command: Checked): Promise<void> {
+    const { fields, user, kind, action, name, key, known } = command;
+    const log = this.log;
     control.audit?.record({
       action: "request",
       trigger: "mqtt",

@@ -12,7 +12,7 @@ import { HomeAssistantBridge, PRESS_INTERVAL_MS } from "../../../src/notify/chan
 import { recordingLogger } from "../../support/logger.ts";
 import { sampleReport } from "./fixtures.ts";
 
-function setUp() {
+function setUp(options: { attached?: boolean } = {}) {
   const handlers: [string, MessageHandler][] = [];
   const published: { topic: string; payload: string }[] = [];
   const broker: BrokerConnection = {
@@ -40,13 +40,15 @@ function setUp() {
   );
   const runs: unknown[] = [];
   const audit: AuditEntry[] = [];
-  bridge.attach({
-    runner: {
-      run: async (trigger, filter, options) => (runs.push({ trigger, filter, options }), null),
-      rollback: async (name) => (runs.push({ rollback: name }), null),
-    },
-    audit: { record: (entry) => void audit.push(entry) },
-  });
+  const attach = () =>
+    bridge.attach({
+      runner: {
+        run: async (trigger, filter, options) => (runs.push({ trigger, filter, options }), null),
+        rollback: async (name) => (runs.push({ rollback: name }), null),
+      },
+      audit: { record: (entry) => void audit.push(entry) },
+    });
+  if (options.attached !== false) attach();
   const press = async (topic: string, payload: string) => {
     for (const [, handler] of handlers) handler(topic, Buffer.from(payload));
     await Bun.sleep(0);
@@ -58,6 +60,7 @@ function setUp() {
     runs,
     audit,
     press,
+    attach,
     tick: (ms: number) => (now += ms),
     subscribed: handlers.map(([f]) => f),
   };
@@ -82,6 +85,17 @@ test("Install is POST /v1/update naming the target; Check now is POST /v1/check;
     ["mqtt:homeassistant", "mqtt", "mqtt check", undefined],
     ["mqtt:homeassistant", "mqtt", "mqtt rollback", "web"],
   ]);
+});
+
+test("a press while svc still starts (Check now is announced before recovery ends) is done once svc is ready", async () => {
+  const t = setUp({ attached: false });
+  await t.press("svc/reports/command/homeassistant/svc_nas/host/-/check", "PRESS");
+  expect(t.runs).toEqual([]);
+  expect(t.log.lines.some((l) => l.message === "home assistant command waits: svc is still starting")).toBe(true);
+  t.attach();
+  await Bun.sleep(0);
+  expect(t.runs).toEqual([{ trigger: "api", filter: undefined, options: { dryRun: true } }]);
+  expect(t.audit.map((a) => a.request)).toEqual(["mqtt check"]);
 });
 
 test(`a second press of the same within ${PRESS_INTERVAL_MS / 1000} s is ignored and logged; later it is done`, async () => {
