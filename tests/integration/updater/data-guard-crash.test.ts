@@ -88,6 +88,6 @@ describe("killed during the data guard's work, repaired by the next start", () =
       expect(entry.state).toBe("rolled_back");
       expect(entry.data_guard).toMatchObject({ restored: true });
       expect(manifestOf(name)).toEqual(before);
-    }, 120_000);
+    }, 240_000);
   }
 });

@@ -53,7 +53,7 @@ describe("svc rollback --with-data", () => {
     // the one copy left is v2's data, taken before the rollback: it can be undone in turn
     const copies = new CopyList(new CopyStore(s.dir), 7 * DAY).list();
     expect(copies.map((c) => [c.container, c.image_id])).toEqual([[s.app, s.v2.id]]);
-  }, 120_000);
+  }, 240_000); // a hang limit: two copies, a restore and the helper image's first import took 70-120 s at load
 
   test("past data_guard_keep the copy is gone: the rollback with data says so and touches nothing", async () => {
     const clock = { now: Date.now() };
@@ -64,5 +64,5 @@ describe("svc rollback --with-data", () => {
     await expect(s.h.updater.rollback(s.app, "api", { withData: true })).rejects.toThrow("keeps no copy");
     expect(inspect(s.app).Id).toBe(id);
     expect(docker(["exec", s.app, "cat", "/data/version"]).stdout.trim()).toBe("v2");
-  }, 120_000);
+  }, 240_000);
 });
