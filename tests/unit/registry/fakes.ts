@@ -60,8 +60,9 @@ export function manifestResponse(method: string, withDigest = true): Response {
   return new Response(method === "HEAD" ? null : MANIFEST, { headers });
 }
 
+/** A registry client for the stand-ins; 10 s to answer: a hostile page of 8 MiB took past 2 s at load. */
 export function registry(overrides: DeepPartial<Config> = {}) {
-  return createRegistry(defaultConfig({ registry_timeout: 2_000, ...overrides }), silentLogger, {
+  return createRegistry(defaultConfig({ registry_timeout: 10_000, ...overrides }), silentLogger, {
     retry: { baseDelayMs: 1 },
   });
 }
