@@ -201,29 +201,35 @@ async function forwarded(name: string, endpoint: string, response: Response, log
   return jsonResponse(body, response.status);
 }
 
-/** A peer's GET /v1/containers: the entries that fit svc's own answer; the others dropped, named in the log. */
-function readContainers(name: string, raw: unknown, log: Logger): { answer: ContainersAnswer; dropped: string[] } {
-  const read = readContainersAnswer(raw);
+/**
+ * A peer's answer read with svc's own reader: the entries that fit svc's own answer; the others
+ * dropped, named in the log (`what`: which entries they are).
+ */
+function readPeerAnswer<T extends { dropped: string[] }>(
+  name: string,
+  raw: unknown,
+  log: Logger,
+  reader: (raw: unknown) => T | null | undefined,
+  what: string,
+): T {
+  const read = reader(raw);
   if (!read) throw new SvcError("peer", `peer ${name} did not answer as svc does (is the url an svc API?)`);
   if (read.dropped.length)
-    log.warn("entries of a peer's answer left out: they are not what svc answers", {
+    log.warn(`${what} of a peer's answer left out: they are not what svc answers`, {
       peer: name,
       dropped: read.dropped,
     });
   return read;
 }
 
-/** A peer's GET /v1/data-guard: the copies that fit svc's own answer; the others dropped, named in the log. */
-function readCopies(name: string, raw: unknown, log: Logger): { copies: CopyView[] } {
-  const read = readCopiesAnswer(raw);
-  if (!read) throw new SvcError("peer", `peer ${name} did not answer as svc does (is the url an svc API?)`);
-  if (read.dropped.length)
-    log.warn("copies of a peer's answer left out: they are not what svc answers", {
-      peer: name,
-      dropped: read.dropped,
-    });
-  return { copies: read.copies };
-}
+/** A peer's GET /v1/containers (readPeerAnswer). */
+const readContainers = (name: string, raw: unknown, log: Logger) =>
+  readPeerAnswer(name, raw, log, readContainersAnswer, "entries");
+
+/** A peer's GET /v1/data-guard (readPeerAnswer), as svc's own answer: the copies alone. */
+const readCopies = (name: string, raw: unknown, log: Logger): { copies: CopyView[] } => ({
+  copies: readPeerAnswer(name, raw, log, readCopiesAnswer, "copies").copies,
+});
 
 async function readJson(name: string, response: Response): Promise<unknown> {
   return answerOf(name, await readBoundedJson(response, MAX_ANSWER_BYTES));
