@@ -36,7 +36,12 @@ const hostile = {
 describe("which compose labels a container has from its image", () => {
   test.each([
     // `docker run IMAGE`: every label is the image's (moby, daemon/commit.go, merge)
-    ["docker run of an image with compose labels", hostile, hostile, [PROJECT, SERVICE, WORKING_DIR, CONFIG_FILES, ENV_FILE]],
+    [
+      "docker run of an image with compose labels",
+      hostile,
+      hostile,
+      [PROJECT, SERVICE, WORKING_DIR, CONFIG_FILES, ENV_FILE],
+    ],
     // compose overrides the labels it sets; environment_file only with --env-file (pkg/compose/loader.go)
     ["compose up of an image with compose labels, no --env-file", { ...hostile, ...composed }, hostile, [ENV_FILE]],
     [
@@ -47,16 +52,36 @@ describe("which compose labels a container has from its image", () => {
     ],
     ["compose up of an image without labels", composed, {}, []],
     // `docker run --label ...config_files=...` by the user: the value is not the image's
-    ["docker run with the user's own labels over the image's", { ...hostile, [CONFIG_FILES]: "/srv/x.yaml" }, hostile, [PROJECT, SERVICE, WORKING_DIR, ENV_FILE]],
+    [
+      "docker run with the user's own labels over the image's",
+      { ...hostile, [CONFIG_FILES]: "/srv/x.yaml" },
+      hostile,
+      [PROJECT, SERVICE, WORKING_DIR, ENV_FILE],
+    ],
     // `compose build` labels its image with project and service (pkg/compose/build.go, getImageBuildLabels):
     // compose's own container then carries the same names, its folder and files its own
     ["compose up of an image compose built", composed, { [PROJECT]: "media", [SERVICE]: "web" }, []],
     // ... but without its own folder and files, equal names are the image's
-    ["docker run of an image compose built", { [PROJECT]: "media", [SERVICE]: "web" }, { [PROJECT]: "media", [SERVICE]: "web" }, [PROJECT, SERVICE]],
+    [
+      "docker run of an image compose built",
+      { [PROJECT]: "media", [SERVICE]: "web" },
+      { [PROJECT]: "media", [SERVICE]: "web" },
+      [PROJECT, SERVICE],
+    ],
     // the folder the container's own, the files the image's: not compose's container
-    ["only the folder its own", { ...hostile, [WORKING_DIR]: "/srv/media" }, hostile, [PROJECT, SERVICE, CONFIG_FILES, ENV_FILE]],
+    [
+      "only the folder its own",
+      { ...hostile, [WORKING_DIR]: "/srv/media" },
+      hostile,
+      [PROJECT, SERVICE, CONFIG_FILES, ENV_FILE],
+    ],
     // other labels of the image (a version, svc's) are not compose's naming labels
-    ["other labels equal to the image's", { ...composed, "org.opencontainers.image.version": "1" }, { "org.opencontainers.image.version": "1" }, []],
+    [
+      "other labels equal to the image's",
+      { ...composed, "org.opencontainers.image.version": "1" },
+      { "org.opencontainers.image.version": "1" },
+      [],
+    ],
   ])("%s", (_what, labels, image, expected) => {
     expect(inheritedLabels(labels, image)).toEqual(expected);
   });
