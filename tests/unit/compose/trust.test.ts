@@ -8,6 +8,9 @@ import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ComposeFiles, inheritedLabels, surveyProjects, untrustedBecause } from "../../../src/compose/index.ts";
+import { defaultConfig } from "../../../src/config/index.ts";
+import { silentLogger } from "../../../src/log/index.ts";
+import { tellComposeProjects } from "../../../src/service/compose-projects.ts";
 import { tempDir } from "../../temp.ts";
 
 const PROJECT = "com.docker.compose.project";
@@ -140,5 +143,35 @@ describe("the start-up line", () => {
     expect(line).toBe(
       `compose: svc can write media; not nas (labels ${PROJECT}, ${SERVICE}, ${WORKING_DIR}, ${CONFIG_FILES} come from its image: svc does not write files an image names)`,
     );
+  });
+});
+
+describe("the start-up line's wiring", () => {
+  test("gives the survey the one image list's labels, an image listed as having none as {}", async () => {
+    const dir = tempDir("svc-compose-trust-wiring-");
+    writeFileSync(join(dir, "compose.yaml"), "services: {}\n");
+    const own = { [PROJECT]: "media", [SERVICE]: "web", [WORKING_DIR]: dir, [CONFIG_FILES]: join(dir, "compose.yaml") };
+    const named = { ...own, [PROJECT]: "nas" };
+    const container = (name: string, imageId: string, labels: Record<string, string>) => ({
+      id: name,
+      name,
+      image: "app:1",
+      imageId,
+      state: "running" as const,
+      labels,
+    });
+    const engine = {
+      listContainers: async () => [container("web", "sha256:plain", own), container("nas", "sha256:named", named)],
+      listImages: async () => [
+        { id: "sha256:plain", repoTags: [], repoDigests: [], labels: {} },
+        { id: "sha256:named", repoTags: [], repoDigests: [], labels: named },
+      ],
+    };
+    const lines: string[] = [];
+    const log = { ...silentLogger, info: (line: string) => lines.push(line) };
+    await tellComposeProjects(engine, defaultConfig(), surveyProjects, log);
+    expect(lines).toEqual([
+      `compose: svc can write media; not nas (labels ${PROJECT}, ${SERVICE}, ${WORKING_DIR}, ${CONFIG_FILES} come from its image: svc does not write files an image names)`,
+    ]);
   });
 });
