@@ -17,6 +17,7 @@ export { type ComposeCli, findComposeCli, serviceHash } from "./hash.ts";
 export { type ImageSite, type Located, locate, splitImage } from "./locate.ts";
 export { COMPOSE_LABELS, type ComposeProject, projectOf, WRITE_LABEL } from "./project.ts";
 export { computeServiceHash } from "./servicehash.ts";
+export { readText } from "./text.ts";
 export { applyEdits, type Edit, type FileChange, replaceFile, reverseEdits } from "./write.ts";
 
 /** One service's move, planned: the runs of text to change and what svc says of them. */
