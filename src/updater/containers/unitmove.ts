@@ -107,6 +107,8 @@ export function safeUnitFile(path: string, scope: SystemdUnit["scope"]): string 
   if (!stat.isFile()) throw refused(shown, "is not a regular file");
   if (shapeOf(real) === null) throw refused(shown, "is neither a quadlet .container file nor a .service file");
   if (stat.uid !== owner) throw refused(shown, `is owned by user ${stat.uid}, not by ${whose}`);
+  if (!mayKeepGroup(stat.gid))
+    throw refused(shown, `belongs to group ${stat.gid}, which svc is not in: a new file in its place could not keep it`);
   if (stat.nlink > 1) throw refused(shown, `has ${stat.nlink} hard links: a new file in its place would part them`);
   if (othersMayWrite(stat)) throw refused(shown, `can be written by other users (mode ${modeOf(stat)})`);
   const folder = lstatSync(dirname(real));
@@ -121,6 +123,12 @@ export function safeUnitFile(path: string, scope: SystemdUnit["scope"]): string 
     throw refused(shown, `cannot be written by svc (${(error as NodeJS.ErrnoException).code ?? "denied"})`);
   }
   return real;
+}
+
+/** Only root may give a file to a group it is not in: svc's new file keeps the group only then. */
+function mayKeepGroup(gid: number): boolean {
+  if ((process.geteuid?.() ?? 0) === 0) return true;
+  return new Set([process.getegid?.(), ...(process.getgroups?.() ?? [])]).has(gid);
 }
 
 function othersMayWrite(stat: Stats): boolean {
