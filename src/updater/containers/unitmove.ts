@@ -108,7 +108,10 @@ export function safeUnitFile(path: string, scope: SystemdUnit["scope"]): string 
   if (shapeOf(real) === null) throw refused(shown, "is neither a quadlet .container file nor a .service file");
   if (stat.uid !== owner) throw refused(shown, `is owned by user ${stat.uid}, not by ${whose}`);
   if (!mayKeepGroup(stat.gid))
-    throw refused(shown, `belongs to group ${stat.gid}, which svc is not in: a new file in its place could not keep it`);
+    throw refused(
+      shown,
+      `belongs to group ${stat.gid}, which svc is not in: a new file in its place could not keep it`,
+    );
   if (stat.nlink > 1) throw refused(shown, `has ${stat.nlink} hard links: a new file in its place would part them`);
   if (othersMayWrite(stat)) throw refused(shown, `can be written by other users (mode ${modeOf(stat)})`);
   const folder = lstatSync(dirname(real));
