@@ -24,6 +24,10 @@ import type { Remembered } from "../../state/index.ts";
 /** A unit file is a few lines; a larger one is not read (and the journal keeps its text). */
 export const MAX_UNIT_FILE_BYTES = 64 * 1024;
 
+/** A package's file: its next upgrade would undo the move; an override in /etc is the admin's. */
+const PACKAGED = /^\/(usr|lib|lib64)\//;
+const PACKAGED_WHY = "belongs to a package (copy it to /etc/containers/systemd or /etc/systemd/system to change it)";
+
 /** A planned move: the unit, its file (links resolved) before and after, and what svc says of it. */
 export interface UnitMove {
   unit: string;
@@ -91,19 +95,21 @@ export async function planUnitMove(
  * The path systemd names, links resolved, when it is a file svc may edit for the unit's manager: a
  * regular file with one link, owned by the user the manager runs as (root for the system's, svc's
  * own user for `systemctl --user`), in a folder of that user's or root's, neither writable by
- * others, and svc able to write both. A link on the way is followed only when that user or root
- * made it. Throws with why not.
+ * others, and svc able to write both; not a package's (under /usr or /lib). The path itself may be
+ * a link only when that user or root made it. Throws with why not.
  */
 export function safeUnitFile(path: string, scope: SystemdUnit["scope"]): string {
   if (!isAbsolute(path)) throw refused(path, "is not an absolute path");
   const owner = scope === "user" ? (process.geteuid?.() ?? 0) : 0;
   const whose = owner === 0 ? "root" : `user ${owner} (svc's, whom the user manager runs as)`;
+  if (PACKAGED.test(path)) throw refused(path, PACKAGED_WHY);
   const link = lstatSync(path);
   if (link.isSymbolicLink() && link.uid !== owner && link.uid !== 0)
     throw refused(path, `is a link made by user ${link.uid}, not by ${whose} or root`);
   const real = realpathSync(path);
   const stat = lstatSync(real);
   const shown = real === path ? path : `${path} (a link to ${real})`;
+  if (PACKAGED.test(real)) throw refused(shown, PACKAGED_WHY);
   if (!stat.isFile()) throw refused(shown, "is not a regular file");
   if (shapeOf(real) === null) throw refused(shown, "is neither a quadlet .container file nor a .service file");
   if (stat.uid !== owner) throw refused(shown, `is owned by user ${stat.uid}, not by ${whose}`);

@@ -88,6 +88,8 @@ describe.skipIf(process.geteuid?.() !== 0)("which unit files svc edits (as root:
       "neither a quadlet .container file nor a .service",
     );
     expect(() => safeUnitFile("web.container", "system")).toThrow("is not an absolute path");
+    // a package's quadlet file (podman-systemd.unit(5): /usr/share/containers/systemd): an upgrade would undo the move
+    expect(() => safeUnitFile("/usr/share/containers/systemd/web.container", "system")).toThrow("belongs to a package");
   });
 });
 
