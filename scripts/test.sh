@@ -258,6 +258,85 @@ for i in "${!LEGS[@]}"; do
 done
 wait
 
+# every failed test by name, last, where a CI that shows only the end of the output still shows it
+# and why: bun prints a failed test's error above its "(fail)" line, a time limit's just below it
+why_failed() { # why_failed LOG...: "leg: test", then "    error" and "    where" for each failed test
+  awk '
+    function keep(text) { return "    " substr(text, 1, 300) }
+    FNR == 1 { leg = FILENAME; sub(/.*\//, "", leg); sub(/(\.part[0-9]+)?\.log$/, "", leg); n = 0; last = 0 }
+    /^ +\^ / && last { line = $0; sub(/^ +\^ /, "", line); error[last] = keep(line); last = 0; next }
+    /^\((pass|skip|todo)\)/ { n = 0; last = 0; next }
+    /^\(fail\)/ {
+      name = $0; sub(/^\(fail\) /, "", name); sub(/ \[[0-9.]+m?s\]$/, "", name)
+      key = leg ": " name; n_kept = n; n = 0; last = 0
+      if (key in seen) next
+      seen[key] = ++count; names[count] = key; last = count
+      for (i = 1; i <= n_kept; i++) {
+        if (!(count in error) && buf[i] ~ /^(error|[A-Za-z]*Error)[:(]/) error[count] = keep(buf[i])
+        if ((count in error) && buf[i] ~ /^(Expected|Received): /) error[count] = error[count] " | " substr(buf[i], 1, 120)
+        if (!(count in where) && buf[i] ~ /^ +at .*tests\//) { line = buf[i]; sub(/^ +/, "", line); where[count] = keep(line) }
+      }
+      next
+    }
+    { last = 0; if (n < 400) buf[++n] = $0 }
+    END {
+      for (i = 1; i <= count; i++) {
+        print names[i]
+        if (i in error) print error[i]
+        if (i in where) print where[i]
+      }
+    }
+  ' "$@"
+}
+failed_files() { # failed_files LOG...: the test files that hold a failed test, one a line
+  # (bun's closing list repeats each "(fail)" after the last file: that file is not theirs)
+  awk '/^tests\/.*\.test\.ts:$/ { file = substr($0, 1, length($0) - 1) }
+    /^ *[0-9]+ tests? failed:$/ { file = "" }
+    /^\(fail\)/ && file != "" && !(file in seen) { seen[file] = 1; print file }' "$@"
+}
+leg_logs() { # leg_logs LEG: the logs of one leg's first run (its main process, then each beside)
+  local file=$LOGS/${1/:/-} part
+  echo "$file.log"
+  for part in "$file".part*.log; do [ -f "$part" ] && echo "$part"; done
+  return 0
+}
+rerun_leg() { # rerun_leg INDEX LEG FILE...: those files once more, alone on a fresh sandbox of the leg
+  local i=$1 leg=$2 status=0; shift 2
+  {
+    eval "$(leg_env "$i" "$leg")"
+    if bash scripts/sandbox.sh up; then
+      eval "$(bash scripts/sandbox.sh env)"
+      bun test --timeout 120000 "$@" || status=$?
+    else
+      status=1
+    fi
+    bash scripts/sandbox.sh down || true
+  } >"$LOGS/rerun-${leg/:/-}.log" 2>&1 </dev/null
+  echo "$status" >"$LOGS/rerun-${leg/:/-}.rc"
+}
+# A leg whose only failures are tests that fail (a time limit passed at a load of 40 and more, two
+# cores for a dozen engines) runs the files that hold them once more at the end, when the machine
+# is quieter: a test that passes then is reported by name as passed on its rerun, one that fails
+# again fails the run. A leg that failed otherwise (its sandbox, an error between tests, the
+# check) is not rerun. SVC_TEST_RERUN=0 turns this off.
+rerunnable() { # rerunnable LEG: the files to rerun, or nothing when the leg cannot be rerun
+  local rc logs
+  read -r rc _ <"$LOGS/${1/:/-}.rc" 2>/dev/null || return 0
+  [ "$rc" != 0 ] && [ "${SVC_TEST_RERUN:-1}" != 0 ] || return 0
+  mapfile -t logs < <(leg_logs "$1")
+  ! grep -qE '^# Unhandled error|error between tests' "${logs[@]}" || return 0
+  failed_files "${logs[@]}"
+}
+reran=()
+for i in "${!LEGS[@]}"; do
+  mapfile -t files < <(rerunnable "${LEGS[$i]}")
+  [ "${#files[@]}" -gt 0 ] || continue
+  echo "test: ${LEGS[$i]}: rerunning alone: ${files[*]}" >&2
+  rerun_leg "$i" "${LEGS[$i]}" "${files[@]}" &
+  reran+=("${LEGS[$i]}")
+done
+wait
+
 count() { # count pass|fail LOG: the closing count of the one `bun test` run a log holds
   awk -v what="$1" '$0 ~ "^ *[0-9]+ " what "$" { n = $1 } END { print n + 0 }' "$2"
 }
@@ -272,7 +351,7 @@ print_kept_logs() { # the end of each log a failed leg kept
 }
 
 # Each leg's output in turn, then one plain closing line that any CI can read.
-status=0 passed=0 failed=0 summary=""
+status=0 passed=0 failed=0 summary="" flaky=""
 if [ -f "$LOGS/check.log" ]; then
   printf '\n===== bun run check =====\n'
   cat "$LOGS/check.log"
@@ -293,15 +372,23 @@ for leg in "${LEGS[@]}"; do
     p=$((p + $(count pass "$part"))) f=$((f + $(count fail "$part")))
   done
   passed=$((passed + ${p:-0})) failed=$((failed + ${f:-0}))
-  summary+="$leg: ${p:-0} passed, ${f:-0} failed (exit $rc, $took s)"$'\n'
-  [ "$rc" = 0 ] || { status=1; print_kept_logs "$KEPT/${leg/:/-}"; }
+  again=""
+  if [ -f "$LOGS/rerun-${leg/:/-}.rc" ]; then
+    printf '\n===== %s: the files that failed, rerun alone =====\n' "$leg"
+    cat "$LOGS/rerun-${leg/:/-}.log"
+    read -r again <"$LOGS/rerun-${leg/:/-}.rc" || again=1
+    # shellcheck disable=SC2046
+    [ "$again" != 0 ] || flaky+=$(why_failed $(leg_logs "$leg") | grep -v '^    ' || true)$'\n'
+  fi
+  summary+="$leg: ${p:-0} passed, ${f:-0} failed (exit $rc, $took s)${again:+; its failed files rerun alone: exit $again}"$'\n'
+  if [ "$rc" != 0 ] && [ "$again" != 0 ]; then status=1; print_kept_logs "$KEPT/${leg/:/-}"; fi
 done
 printf '\n%s' "$summary"
-# every failed test by name, last, where a CI that shows only the end of the output still shows it
-failures=$(grep -H '^(fail)' "$LOGS"/*.log 2>/dev/null |
-  sed -E 's#^.*/([^/.]+)(\.part[0-9]+)?\.log:\(fail\) #\1: #; s# \[[0-9.]+m?s\]$##' | awk '!seen[$0]++' || true)
-[ -z "$failures" ] || printf 'failed:\n%s\n' "$failures"
+failures=$(why_failed "$LOGS"/*.log 2>/dev/null || true)
+[ -z "$failures" ] || printf 'failed (a leg named rerun-LEG: in the rerun of its files):\n%s\n' "$failures"
+[ -z "${flaky//$'\n'/}" ] || printf 'passed on their rerun alone (failed first at load; read them above):\n%s' "$flaky"
 echo "legs: ${#LEGS[@]}, $((SECONDS - started)) s"
 [ ! -d "$KEPT" ] || echo "the failed legs' engine and registry logs: $KEPT"
-echo "$passed passed, $failed failed"
+reran_passed=$(printf '%s' "$flaky" | grep -c . || true)
+echo "$passed passed, $failed failed${flaky:+ (of which $reran_passed passed on their rerun alone)}"
 exit "$status"

@@ -313,9 +313,10 @@ describe("svc updates its own container (real image, published port)", () => {
       broken = build();
     if (broken.exitCode !== 0) throw new Error(`docker build: ${broken.stderr.toString()}`);
     docker(["push", "-q", ref]);
+    // svc answers "updated" once the replacement holds the name and the handover container watches
+    // it; not asked of the engine here: at load the handover's rollback can be done before a
+    // `docker inspect` answers
     await postUpdate(port, name);
-    // the replacement holds the name while the handover container starts and watches it
-    expect(inspect(name).Id).not.toBe(oldId);
     await aloneOn(name, v1, oldId, `the old ${name} to run alone again`);
     expect(inspect(name).Id).toBe(oldId);
     // stopped by the handover for the replacement, then started again by its rollback

@@ -212,6 +212,13 @@ describe("lifecycle", () => {
     for (const policy of ["always", "on-failure"]) {
       const container = name(`restart-${policy}`);
       run(["--name", container, "--network", "none", "--init", "--restart", policy, LOCAL_IMAGE, "/bin/sleep", "3600"]);
+      // the init forwards signals once it has started its child: one sent before is ignored by
+      // the kernel (a namespace's PID 1 without a handler), seen at load as exit 137 after 30 s
+      await waitUntil(
+        () => docker(["top", container], { allowFailure: true }).stdout.includes("sleep 3600"),
+        20_000,
+        "the init to start its child",
+      );
       await engine.stopContainer(container, { timeoutMs: 30_000, signal: "SIGUSR1" });
       const after = inspect(container);
       expect(after.State.Running).toBe(false);

@@ -364,17 +364,18 @@ describe("the audit log after a crash", () => {
 describe("a second svc instance on the same engine", () => {
   test("an unscoped instance starting up leaves another scope's update in progress alone", async () => {
     const r = row({ fault: "another svc instance starts", step: "during watch (other scope)" });
-    // healthy only after 4 s: the scoped instance (startup_timeout 10 s) is still watching it
+    // healthy only after 4 s: the scoped instance is still watching it (startup_timeout 60 s, and
+    // probes given 10 s each: an exec can take seconds at load)
     const app = new App("scope", {
       extraArgs: ["-l", "svc.scope=blue"],
       newImage: [
         `CMD ["/bin/sh","-c","trap 'exit 0' TERM; (sleep 4; touch /tmp/ready) & sleep 3600 & wait"]`,
-        "HEALTHCHECK --interval=1s --timeout=1s --retries=30 CMD test -f /tmp/ready",
+        "HEALTHCHECK --interval=1s --timeout=10s --retries=30 CMD test -f /tmp/ready",
       ],
     });
     let other: SvcProcess | undefined;
     const since = receiver.reports.length;
-    const scoped = startSvc(app.args(["--scope", "blue"], sb.dockerHost, { startup: "10s" }), {
+    const scoped = startSvc(app.args(["--scope", "blue"], sb.dockerHost, { startup: "60s" }), {
       killWhen: (e, all) => {
         if (first("start")(e, all)) {
           // an unscoped instance starts (no container names: scope is all that sets them apart)

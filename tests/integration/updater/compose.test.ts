@@ -54,8 +54,9 @@ function writeProject(dbImage: string, appImage: string): void {
         healthcheck: {
           test: ["CMD", "test", "-f", "/tmp/ready"],
           interval: "1s",
-          timeout: "1s",
-          retries: 5,
+          // a probe is an exec: at a load of 40 and more one can take seconds (docs/testing.md)
+          timeout: "10s",
+          retries: 30,
           start_period: "1s",
         },
         volumes: ["data:/data", "./bind:/bind"],
