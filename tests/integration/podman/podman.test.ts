@@ -480,6 +480,82 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
       Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
     }
   }, 300_000);
+
+  /**
+   * A quadlet `.container` file, its unit made by quadlet (sid's, from Podman 5.8's root: Podman 4.3
+   * has none; scripts/sandbox.sh, start_user_systemd) and run by the machine's Podman 4.3. The file
+   * as podman-systemd.unit(5) shows one, with a comment and a quoted Image=; CgroupsMode=no-conmon
+   * because quadlet's default `--cgroups=split` needs systemd's cgroup manager, and the sandbox's
+   * Podman has cgroupfs.
+   */
+  test.skipIf(!process.env.SVC_TEST_QUADLET)(
+    "a quadlet .container file: its Image= moved (1.0.0 -> 1.1.0), the unit quadlet makes of it runs 1.1.0; a 1.2.0 that does not start is rolled back, the file as it was",
+    async () => {
+      const name = fx.name("quadlet");
+      const unit = `${name}.service`;
+      const changes = [QUICK_STOP_CMD];
+      const versioned = (tag: string, cmd: string[]) => {
+        const built = fx.image("quadlet", { changes: cmd, push: false });
+        const ref = built.ref.replace(/:latest$/, `:${tag}`);
+        podman(["tag", built.ref, ref]);
+        docker(["push", "-q", ref]);
+        return { ref, id: built.id };
+      };
+      const v10 = versioned("1.0.0", changes);
+      const path = join(dir, "podman-home/.config/containers/systemd", `${name}.container`);
+      const written = [
+        "# web, as its owner wrote it",
+        "[Unit]",
+        "Description=svc's quadlet test",
+        "",
+        "[Container]",
+        `Image="${v10.ref}"`,
+        `ContainerName=${name}`,
+        "Network=none",
+        "CgroupsMode=no-conmon",
+        "Label=svc.tag_policy=semver:minor",
+        "",
+        "[Service]",
+        "Restart=no",
+        "",
+      ].join("\n");
+      writeFileSync(path, written);
+      Bun.spawnSync(["chown", `${unitUser}:`, path]);
+      user(["systemctl", "--user", "daemon-reload"]);
+      expect(user(["systemctl", "--user", "show", "--property=SourcePath", unit])).toBe(`SourcePath=${path}`);
+      user(["systemctl", "--user", "start", unit]);
+      try {
+        expect(inspect(name).Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+        const v11 = versioned("1.1.0", changes);
+
+        const run = await svcAsUser(name);
+        const entry = entryIn(run.svc.output, name);
+        expect(entry?.state, run.svc.describe()).toBe("updated");
+        expect(entry?.reason).toContain(`${path} line 6: ${v10.ref} -> ${v11.ref}`);
+        const moved = readFileSync(path, "utf8");
+        expect(moved).toBe(written.replace(`Image="${v10.ref}"`, `Image="${v11.ref}"`));
+        const after = inspect(name);
+        expect(after.Config.Image).toBe(v11.ref);
+        expect(after.Image).toBe(v11.id);
+        expect(after.State.Running).toBe(true);
+        expect(after.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+
+        const v12 = versioned("1.2.0", ['CMD ["false"]']);
+        const failing = await svcAsUser(name);
+        const back = entryIn(failing.svc.output, name);
+        expect(back?.state, failing.svc.describe()).toBe("rolled_back");
+        expect(readFileSync(path, "utf8")).toBe(moved);
+        const rolledBack = inspect(name);
+        expect(rolledBack.Config.Image).toBe(v11.ref);
+        expect(rolledBack.Image).toBe(v11.id);
+        expect(rolledBack.Image).not.toBe(v12.id);
+        expect(rolledBack.State.Running).toBe(true);
+      } finally {
+        Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
+      }
+    },
+    300_000,
+  );
 });
 
 describe.skipIf(!onPodman)("svc's first words on Podman", () => {
