@@ -71,7 +71,11 @@ export async function tellUnitMoves(
     }
   }
 }
-/** The unit restarted onto the pulled image (`reference`, the container's own tag), checked, else rolled back. */
+
+/**
+ * The unit restarted onto the pulled image (`reference`: the container's own tag, or the new one
+ * its unit's file was moved to first), checked, else rolled back.
+ */
 export async function updateThroughSystemd(
   ctx: ProtocolContext,
   engine: Engine,
