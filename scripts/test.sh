@@ -327,14 +327,26 @@ rerunnable() { # rerunnable LEG: the files to rerun, or nothing when the leg can
   ! grep -qE '^# Unhandled error|error between tests' "${logs[@]}" || return 0
   failed_files "${logs[@]}"
 }
-reran=()
+rerunnable_check() { # the unit test files to rerun when only unit tests failed the check
+  local rc
+  read -r rc _ <"$LOGS/check.rc" 2>/dev/null || return 0
+  [ "$rc" != 0 ] && [ "${SVC_TEST_RERUN:-1}" != 0 ] || return 0
+  # the tests ran: the typecheck and the lint before them passed
+  grep -qE '^Ran [0-9]+ tests? across' "$LOGS/check.log" || return 0
+  ! grep -qE '^# Unhandled error|error between tests' "$LOGS/check.log" || return 0
+  failed_files "$LOGS/check.log"
+}
 for i in "${!LEGS[@]}"; do
   mapfile -t files < <(rerunnable "${LEGS[$i]}")
   [ "${#files[@]}" -gt 0 ] || continue
   echo "test: ${LEGS[$i]}: rerunning alone: ${files[*]}" >&2
   rerun_leg "$i" "${LEGS[$i]}" "${files[@]}" &
-  reran+=("${LEGS[$i]}")
 done
+mapfile -t files < <(rerunnable_check)
+if [ "${#files[@]}" -gt 0 ]; then
+  echo "test: check: rerunning alone: ${files[*]}" >&2
+  { bun test --timeout 120000 "${files[@]}" >"$LOGS/rerun-check.log" 2>&1 </dev/null; echo $? >"$LOGS/rerun-check.rc"; } &
+fi
 wait
 
 count() { # count pass|fail LOG: the closing count of the one `bun test` run a log holds
@@ -356,8 +368,15 @@ if [ -f "$LOGS/check.log" ]; then
   printf '\n===== bun run check =====\n'
   cat "$LOGS/check.log"
   read -r rc took <"$LOGS/check.rc" 2>/dev/null || rc=1 took=?
-  summary+="check (typecheck, lint, unit tests): exit $rc, $took s"$'\n'
-  [ "$rc" = 0 ] || status=1
+  again=""
+  if [ -f "$LOGS/rerun-check.rc" ]; then
+    printf '\n===== bun run check: the unit test files that failed, rerun alone =====\n'
+    cat "$LOGS/rerun-check.log"
+    read -r again <"$LOGS/rerun-check.rc" || again=1
+    [ "$again" != 0 ] || flaky+=$(why_failed "$LOGS/check.log" | grep -v '^    ' || true)$'\n'
+  fi
+  summary+="check (typecheck, lint, unit tests): exit $rc, $took s${again:+; its failed files rerun alone: exit $again}"$'\n'
+  [ "$rc" = 0 ] || [ "$again" = 0 ] || status=1
 fi
 for leg in "${LEGS[@]}"; do
   file=$LOGS/${leg/:/-}

@@ -96,7 +96,7 @@ function copyRow(host: HostCopies, copy: CopyView): HTMLTableRowElement {
   const label = host.peer === null ? copy.container : `${copy.container} on ${host.peer}`;
   return h(
     "tr",
-    { "data-container": copy.container, "data-host": host.host, "data-copy": copy.id },
+    { "data-copy-of": copy.container, "data-host": host.host, "data-copy": copy.id },
     h("td", {}, h("span", { class: "name" }, label)),
     h("td", { class: "size" }, sizeWords(copy.bytes)),
     h("td", { class: "taken", title: localTime(copy.created_at) }, fromNow(copy.created_at)),

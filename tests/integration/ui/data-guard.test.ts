@@ -62,7 +62,7 @@ test("roll back with its data: the dialog says what is lost, and v1 runs on its 
   await versionIn(name, "v2");
   // the copy of v1's data, listed on the page as the API lists it
   const [copy] = await copiesOf(name);
-  const line = page.locator(`table.copies tr[data-container="${name}"]`);
+  const line = page.locator(`table.copies tr[data-copy-of="${name}"]`);
   await line.waitFor();
   expect(await line.locator("td").first().textContent()).toBe(name);
   expect(await line.locator("td.size").textContent()).toBe(formatSize(copy!.bytes));
@@ -88,7 +88,7 @@ test("the copy of the data a rollback replaced is listed, and Delete on the page
   const [kept] = await copiesOf(name);
   expect(kept).toBeDefined();
   const page = await ui.open();
-  const line = page.locator(`table.copies tr[data-container="${name}"][data-copy="${kept!.id}"]`);
+  const line = page.locator(`table.copies tr[data-copy-of="${name}"][data-copy="${kept!.id}"]`);
   await line.waitFor({ timeout: 90_000 });
   await line.getByRole("button", { name: `Delete the copy of ${name}'s data` }).click();
   await confirm(page, "Delete");

@@ -113,7 +113,7 @@ async function peerCopies(): Promise<CopyView[]> {
 /** The page's line for the peer's copy of `version`, once the page lists it. */
 async function copyLine(page: Page, version: string) {
   const line = page
-    .locator(`table.copies tr[data-container="${name}"][data-host="${PEER}"]`)
+    .locator(`table.copies tr[data-copy-of="${name}"][data-host="${PEER}"]`)
     .filter({ has: page.locator("td.version", { hasText: version }) });
   await line.waitFor({ timeout: 60_000 });
   return line;
@@ -168,7 +168,7 @@ describe("a peer's data guard on the fleet page", () => {
     const page = await ui.open();
     const line = await copyLine(page, "2.0.0");
     // the copy the rollback put back is live data again: no longer listed
-    expect(await page.locator(`table.copies tr[data-container="${name}"]`).count()).toBe(1);
+    expect(await page.locator(`table.copies tr[data-copy-of="${name}"]`).count()).toBe(1);
     await line.getByRole("button", { name: `Delete the copy of ${name} on ${PEER}'s data` }).click();
     const dialog = page.getByRole("dialog");
     await dialog.filter({ hasText: "version 2.0.0" }).waitFor();

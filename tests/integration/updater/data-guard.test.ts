@@ -102,7 +102,8 @@ describe("data guard in an update rolled back", () => {
     expect(second.data_guard).toMatchObject({ restored: true });
     expect(readsOwnData(s.app)).toBe("v1");
     expect(manifestOf(s.app)).toEqual(before);
-  }, 120_000);
+    // two updates, each rolled back: the other files' one-update tests have 180 s
+  }, 240_000);
 
   test("the label svc.data_guard turns it on for one container", async () => {
     const volume = fx.volume("label-vol");

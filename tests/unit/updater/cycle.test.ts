@@ -459,10 +459,10 @@ describe("the update protocol", () => {
     engine.publish("r.io/app:1");
     engine.onStart = () => {
       engine.onStart = undefined;
-      engine.unreachable = true;
-      setTimeout(() => (engine.unreachable = false), 300); // startup_timeout is 200 ms
+      engine.unreachable = true; // until the watch (startup_timeout 200 ms) has ended
     };
     const first = (await updater.run("api"))!.containers[0]!;
+    engine.unreachable = false;
     expect(first.state).toBe("failed");
     expect(first.reason).toContain("the engine could not tell how the new container fared");
     expect(metrics.snapshot().svc_containers_failed).toBe(1);
@@ -474,7 +474,8 @@ describe("the update protocol", () => {
   });
 
   test("a new container that exits after an engine outage is not blamed on the image either", async () => {
-    const { engine, updater } = setup();
+    // a watch long enough for the engine's return however late the timer fires at load
+    const { engine, updater } = setup({ rollback: { startup_timeout: 30_000 } });
     engine.addImage("r.io/app:1");
     engine.addContainer("app", "r.io/app:1");
     engine.publish("r.io/app:1");
