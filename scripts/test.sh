@@ -263,9 +263,16 @@ wait
 why_failed() { # why_failed LOG...: "leg: test", then "    error" and "    where" for each failed test
   awk '
     function keep(text) { return "    " substr(text, 1, 300) }
-    FNR == 1 { leg = FILENAME; sub(/.*\//, "", leg); sub(/(\.part[0-9]+)?\.log$/, "", leg); n = 0; last = 0 }
+    FNR == 1 { leg = FILENAME; sub(/.*\//, "", leg); sub(/(\.part[0-9]+)?\.log$/, "", leg); n = 0; last = 0; between = 0; file = "" }
     /^ +\^ / && last { line = $0; sub(/^ +\^ /, "", line); error[last] = keep(line); last = 0; next }
-    /^\((pass|skip|todo)\)/ { n = 0; last = 0; next }
+    /^tests\/.*\.test\.ts:$/ { file = substr($0, 1, length($0) - 1) }
+    /^# Unhandled error between tests/ {
+      names[++count] = leg ": an error between tests" (file == "" ? "" : " in " file); between = count; last = 0; next
+    }
+    between && /^-+$/ && (between in error) { between = 0 }
+    between && !(between in error) && /^(error|[A-Za-z]*Error)[:(]/ { error[between] = keep($0) }
+    between && !(between in where) && /^ +at .*tests\// { line = $0; sub(/^ +/, "", line); where[between] = keep(line) }
+    /^\((pass|skip|todo)\)/ { n = 0; last = 0; between = 0; next }
     /^\(fail\)/ {
       name = $0; sub(/^\(fail\) /, "", name); sub(/ \[[0-9.]+m?s\]$/, "", name)
       key = leg ": " name; n_kept = n; n = 0; last = 0
@@ -289,10 +296,15 @@ why_failed() { # why_failed LOG...: "leg: test", then "    error" and "    where
   ' "$@"
 }
 failed_files() { # failed_files LOG...: the test files that hold a failed test, one a line
-  # (bun's closing list repeats each "(fail)" after the last file: that file is not theirs)
+  # (bun's closing list repeats each "(fail)" after the last file: that file is not theirs; an error
+  # between tests belongs to the file running then, often the rest of a test that timed out; "?"
+  # when it cannot be placed)
   awk '/^tests\/.*\.test\.ts:$/ { file = substr($0, 1, length($0) - 1) }
     /^ *[0-9]+ tests? failed:$/ { file = "" }
-    /^\(fail\)/ && file != "" && !(file in seen) { seen[file] = 1; print file }' "$@"
+    /^\(fail\)|^# Unhandled error between tests/ {
+      what = file == "" && /^#/ ? "?" : file
+      if (what != "" && !(what in seen)) { seen[what] = 1; print what }
+    }' "$@"
 }
 leg_logs() { # leg_logs LEG: the logs of one leg's first run (its main process, then each beside)
   local file=$LOGS/${1/:/-} part
@@ -324,8 +336,7 @@ rerunnable() { # rerunnable LEG: the files to rerun, or nothing when the leg can
   read -r rc _ <"$LOGS/${1/:/-}.rc" 2>/dev/null || return 0
   [ "$rc" != 0 ] && [ "${SVC_TEST_RERUN:-1}" != 0 ] || return 0
   mapfile -t logs < <(leg_logs "$1")
-  ! grep -qE '^# Unhandled error|error between tests' "${logs[@]}" || return 0
-  failed_files "${logs[@]}"
+  failed_files "${logs[@]}" | awk '{ files[++n] = $0 } $0 == "?" { unplaced = 1 } END { if (!unplaced) for (i = 1; i <= n; i++) print files[i] }'
 }
 rerunnable_check() { # the unit test files to rerun when only unit tests failed the check
   local rc
@@ -333,8 +344,7 @@ rerunnable_check() { # the unit test files to rerun when only unit tests failed 
   [ "$rc" != 0 ] && [ "${SVC_TEST_RERUN:-1}" != 0 ] || return 0
   # the tests ran: the typecheck and the lint before them passed
   grep -qE '^Ran [0-9]+ tests? across' "$LOGS/check.log" || return 0
-  ! grep -qE '^# Unhandled error|error between tests' "$LOGS/check.log" || return 0
-  failed_files "$LOGS/check.log"
+  failed_files "$LOGS/check.log" | awk '{ files[++n] = $0 } $0 == "?" { unplaced = 1 } END { if (!unplaced) for (i = 1; i <= n; i++) print files[i] }'
 }
 for i in "${!LEGS[@]}"; do
   mapfile -t files < <(rerunnable "${LEGS[$i]}")

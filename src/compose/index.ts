@@ -9,13 +9,20 @@ import { toSvcError } from "../core/errors.ts";
 import { writeFileAtomically } from "../core/files.ts";
 import { type ComposeCli, findComposeCli, serviceHash } from "./hash.ts";
 import { type ImageSite, type Located, locate, splitImage } from "./locate.ts";
-import { type ComposeProject, projectOf, WRITE_LABEL } from "./project.ts";
+import { type ComposeProject, projectOf, untrustedBecause, WRITE_LABEL } from "./project.ts";
 import { computeServiceHash } from "./servicehash.ts";
 import { applyEdits, describeEdit, type Edit, type FileChange, replaceFile, writable } from "./write.ts";
 
 export { type ComposeCli, findComposeCli, serviceHash } from "./hash.ts";
 export { type ImageSite, type Located, locate, splitImage } from "./locate.ts";
-export { COMPOSE_LABELS, type ComposeProject, projectOf, WRITE_LABEL } from "./project.ts";
+export {
+  COMPOSE_LABELS,
+  type ComposeProject,
+  inheritedLabels,
+  projectOf,
+  untrustedBecause,
+  WRITE_LABEL,
+} from "./project.ts";
 export { computeServiceHash } from "./servicehash.ts";
 export { readText } from "./text.ts";
 export { applyEdits, type Edit, type FileChange, replaceFile, reverseEdits } from "./write.ts";
@@ -77,13 +84,25 @@ export class ComposeFiles {
     return this.found;
   }
 
-  /** Where a compose container's version is written, or why svc leaves its files alone. null: not a compose container. */
-  where(labels: Readonly<Record<string, string>>, running: string): Located | null {
+  /**
+   * Where a compose container's version is written, or why svc leaves its files alone. null: not a
+   * compose container. `imageLabels`: its image's own labels (null: they cannot be read), for the
+   * labels it has from its image, which name no file svc writes (docs/compose.md, "Labels an image
+   * brings").
+   */
+  where(
+    labels: Readonly<Record<string, string>>,
+    running: string,
+    imageLabels: Readonly<Record<string, string>> | null,
+  ): Located | null {
     const project = projectOf(labels);
     if (!project) return null;
     if (!this.options.write) return { ok: false, reason: "[compose] write is off", optedOut: true };
     if (labels[WRITE_LABEL]?.trim() === "false")
       return { ok: false, reason: `label ${WRITE_LABEL}=false keeps its files untouched`, optedOut: true };
+    // not a compose container for its files: left alone on purpose (a rollback goes on without them)
+    const untrusted = untrustedBecause(labels, imageLabels);
+    if (untrusted) return { ok: false, reason: untrusted, optedOut: true };
     const located = locate(project, running);
     if (!located.ok) return located;
     for (const file of new Set(
@@ -288,17 +307,24 @@ function safeName(name: string): string {
 
 /**
  * Which compose projects svc can write, for its start-up line: per project (its containers'
- * labels), whether every compose file is visible and its folder writable. Files only: a service
- * may still hold for its own reason (a variable of the shell, a shared line).
+ * labels), whether every compose file is visible and its folder writable, and whether its labels
+ * are its containers' own, not their images' (`imageLabels`: an image id's labels, as the one image
+ * list gave them; an image it does not hold is taken to have none). Files only: a service may still
+ * hold for its own reason (a variable of the shell, a shared line).
  */
 export function surveyProjects(
-  containers: readonly { labels: Readonly<Record<string, string>> }[],
+  containers: readonly { labels: Readonly<Record<string, string>>; imageId?: string }[],
   write: boolean,
+  imageLabels: ReadonlyMap<string, Readonly<Record<string, string>>> = new Map(),
 ): string | null {
-  const projects = new Map<string, ComposeProject>();
-  for (const { labels } of containers) {
+  const projects = new Map<string, ComposeProject & { untrusted?: string }>();
+  for (const { labels, imageId } of containers) {
     const project = projectOf(labels);
-    if (project) projects.set(`${project.workingDir}\0${project.name}`, project);
+    if (!project) continue;
+    const key = `${project.workingDir}\0${project.name}`;
+    const untrusted = untrustedBecause(labels, imageLabels.get(imageId ?? "") ?? {});
+    // one container of a project whose labels came from its image is enough to name it
+    if (!projects.get(key)?.untrusted) projects.set(key, { ...project, ...(untrusted ? { untrusted } : {}) });
   }
   if (projects.size === 0) return null;
   if (!write)
@@ -314,7 +340,8 @@ export function surveyProjects(
   return `compose: ${can}${not.length > 0 ? `; not ${not.sort().join(", ")}` : ""}`;
 }
 
-function projectProblem(project: ComposeProject): string | null {
+function projectProblem(project: ComposeProject & { untrusted?: string }): string | null {
+  if (project.untrusted) return project.untrusted;
   if (project.configFiles.length === 0) return "its containers name no compose file";
   for (const file of project.configFiles) {
     if (!existsSync(file)) return `svc cannot see ${file}: mount the project folder at the same path, docs/compose.md`;

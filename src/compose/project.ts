@@ -16,6 +16,15 @@ export const COMPOSE_LABELS = {
   oneoff: "com.docker.compose.oneoff",
 } as const;
 
+/** The labels that name a project, its service and its files: svc trusts them only as the container's own. */
+const NAMING_LABELS = [
+  COMPOSE_LABELS.project,
+  COMPOSE_LABELS.service,
+  COMPOSE_LABELS.workingDir,
+  COMPOSE_LABELS.configFiles,
+  COMPOSE_LABELS.environmentFile,
+] as const;
+
 /** The label that keeps one service's files untouched (docs/compose.md). */
 export const WRITE_LABEL = "svc.compose.write";
 
@@ -49,4 +58,42 @@ export function projectOf(labels: Readonly<Record<string, string>>): ComposeProj
     configFiles: list(labels[COMPOSE_LABELS.configFiles]),
     envFiles: list(labels[COMPOSE_LABELS.environmentFile]),
   };
+}
+
+/**
+ * The labels naming a project or its files that a container has from its image: the engine puts
+ * an image's labels into its containers, so a value equal to the image's own came from the image
+ * (or cannot be told apart from it), and an image from any registry may name any file.
+ * `compose build` labels its images with the project and the service (docker/compose,
+ * pkg/compose/build.go), and compose writes both with the folder and the files on every container
+ * it makes (pkg/compose/loader.go): when the folder and the files are the container's own, equal
+ * names are compose's too.
+ */
+export function inheritedLabels(
+  labels: Readonly<Record<string, string>>,
+  imageLabels: Readonly<Record<string, string>>,
+): string[] {
+  const inherited: string[] = NAMING_LABELS.filter(
+    (label) => labels[label] !== undefined && imageLabels[label] === labels[label],
+  );
+  const ownPaths = [COMPOSE_LABELS.workingDir, COMPOSE_LABELS.configFiles].every(
+    (label) => labels[label] !== undefined && !inherited.includes(label),
+  );
+  if (!ownPaths) return inherited;
+  return inherited.filter((label) => label !== COMPOSE_LABELS.project && label !== COMPOSE_LABELS.service);
+}
+
+/**
+ * Why svc does not write the files a container's labels name, or null when it may: labels it has
+ * from its image, or an image whose labels cannot be read (null).
+ */
+export function untrustedBecause(
+  labels: Readonly<Record<string, string>>,
+  imageLabels: Readonly<Record<string, string>> | null,
+): string | null {
+  if (!imageLabels) return "the labels of its image cannot be read: svc does not write files its labels may name";
+  const inherited = inheritedLabels(labels, imageLabels);
+  if (inherited.length === 0) return null;
+  const one = inherited.length === 1;
+  return `${one ? "label" : "labels"} ${inherited.join(", ")} ${one ? "comes" : "come"} from its image: svc does not write files an image names`;
 }

@@ -107,7 +107,9 @@ function imageSummary(row: any): ImageSummary {
     repoTags: ((row.RepoTags ?? []) as string[]).filter((t) => t !== "<none>:<none>"),
     repoDigests: ((row.RepoDigests ?? []) as string[]).filter((d) => d !== "<none>@<none>"),
   };
-  if (row.Labels && typeof row.Labels === "object") summary.labels = row.Labels as Record<string, string>;
+  // Docker lists an image without labels as `"Labels": null`: none, not unknown
+  if (row.Labels === null) summary.labels = {};
+  else if (row.Labels && typeof row.Labels === "object") summary.labels = row.Labels as Record<string, string>;
   if (Array.isArray(row.Manifests)) {
     summary.manifests = (row.Manifests as any[])
       .filter((m) => m?.Kind === "image" && typeof m.ID === "string")

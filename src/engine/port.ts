@@ -40,7 +40,7 @@ export interface ImageSummary {
    * is the config digest.
    */
   manifests?: ImageManifest[];
-  /** the image's labels (org.opencontainers.image.version...), when the engine lists them */
+  /** the image's labels (org.opencontainers.image.version...), when the engine lists them ({}: it has none) */
   labels?: Record<string, string>;
 }
 

@@ -5,18 +5,27 @@ import type { Engine } from "../engine/port.ts";
 import type { Logger } from "../log/index.ts";
 import { scopeFilter } from "../updater/selection/selection.ts";
 
-type Survey = (containers: { labels: Readonly<Record<string, string>> }[], write: boolean) => string | null;
+type Survey = (
+  containers: { labels: Readonly<Record<string, string>>; imageId: string }[],
+  write: boolean,
+  imageLabels: ReadonlyMap<string, Readonly<Record<string, string>>>,
+) => string | null;
 
-/** One container list and a few file checks, before the first cycle; a failure is a debug line, never a failed start. */
+/**
+ * One container list, one image list (its images' labels, which name no file svc writes) and a
+ * few file checks, before the first cycle; a failure is a debug line, never a failed start.
+ */
 export async function tellComposeProjects(
-  engine: Pick<Engine, "listContainers">,
+  engine: Pick<Engine, "listContainers" | "listImages">,
   config: Config,
   survey: Survey,
   log: Logger,
 ): Promise<void> {
   try {
     const inScope = (await engine.listContainers()).filter(scopeFilter(config.scope));
-    const line = survey(inScope, config.compose.write);
+    const images = await engine.listImages();
+    const imageLabels = new Map(images.map((image) => [image.id, image.labels ?? {}]));
+    const line = survey(inScope, config.compose.write, imageLabels);
     if (line) log.info(line);
   } catch (error) {
     log.debug("compose projects not surveyed", { error: toSvcError(error).message });

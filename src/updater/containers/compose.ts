@@ -12,9 +12,11 @@ import {
   type ComposeMove,
   changesOf,
   type FileChange,
+  projectOf,
   type Written,
 } from "../../compose/index.ts";
 import { toSvcError } from "../../core/errors.ts";
+import type { Engine, ImageSummary } from "../../engine/port.ts";
 import type { ComposeChange as GitChange, GitOutcome, GitStep, Move } from "../../git/index.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish } from "../cycle/target.ts";
@@ -25,17 +27,31 @@ import type { ContainerEntry } from "./replace.ts";
 /** `svc.tag_policy.compose`: `report` keeps a compose container's newer tags reported only, `move` moves it even when its file cannot be written. */
 const REPORT_LABEL = "svc.tag_policy.compose";
 
-/** Where each compose container's version is written (one with a tag policy, or a rollback across tags). */
-export function locateCompose(
+/**
+ * Where each compose container's version is written (one with a tag policy, or a rollback across
+ * tags). Its image's labels come from the cycle's one image list; an image listed without them
+ * is inspected (the image is local), for the compose labels a container has from its image.
+ */
+export async function locateCompose(
   compose: ComposeFiles | undefined,
+  engine: Pick<Engine, "inspectImage">,
+  images: readonly ImageSummary[],
   entries: Iterable<ContainerEntry>,
   options: CycleOptions,
-): void {
+): Promise<void> {
   if (!compose) return;
+  const listed = new Map(images.map((image) => [image.id, image.labels]));
+  const labelsOf = async (imageId: string) =>
+    listed.get(imageId) ??
+    (await engine.inspectImage(imageId).then(
+      (image) => (image ? (image.Config?.Labels ?? {}) : null),
+      () => null,
+    ));
   for (const entry of entries) {
-    if ((!entry.policy.tagPolicy && !options.toLocalTag) || entry.summary.labels[REPORT_LABEL]?.trim() === "report")
-      continue;
-    entry.composeSite = compose.where(entry.summary.labels, entry.summary.image) ?? undefined;
+    const { labels, image, imageId } = entry.summary;
+    if ((!entry.policy.tagPolicy && !options.toLocalTag) || labels[REPORT_LABEL]?.trim() === "report") continue;
+    if (!projectOf(labels)) continue;
+    entry.composeSite = compose.where(labels, image, await labelsOf(imageId)) ?? undefined;
   }
 }
 

@@ -188,7 +188,7 @@ async function checkEntries(
   const localReferences = options.localReferences ?? new Map<string, string>();
   const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
   if (options.seen) options.seen.images = images;
-  locateCompose(deps.compose, entries.values(), options);
+  await locateCompose(deps.compose, deps.engine, images, entries.values(), options);
   const checker = createChecker({
     engine: deps.engine,
     session: deps.registry.session(),
