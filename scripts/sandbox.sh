@@ -256,6 +256,10 @@ start_podman_rootless() {
 # /run/systemd. Its cgroup is a folder of the sandbox's own in each hierarchy systemd tracks
 # processes in (cgroup2 alone, or the named systemd one and the unified one beside it), owned by
 # the user; `down` stops the manager by its pid (it stops its units) and removes the folders.
+# Quadlet: Debian 12's Podman 4.3 has none (4.4 brought it), so the manager's generator is sid's
+# quadlet from Podman 5.8's root when that root is made (`prepare`; quadlet starts with this
+# machine's C library), linked in the manager's own /run/systemd/user-generators: it makes units
+# of the user's `.container` files that run this machine's Podman 4.3 (docs/podman.md, "Tested").
 user_systemd_cgroups() {
   if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then echo "/sys/fs/cgroup/svc-sandbox-$REGISTRY_PORT"; return; fi
   local h
@@ -270,13 +274,21 @@ start_user_systemd() {
   mapfile -t cgroups < <(user_systemd_cgroups)
   [ "${#cgroups[@]}" -gt 0 ] || { log "no cgroup hierarchy for a systemd user manager"; return 0; }
   for cg in "${cgroups[@]}"; do mkdir -p "$cg" && chown -R "$uid" "$cg"; done
-  mkdir -p "$DIR/podman-home/.config/systemd/user"
+  mkdir -p "$DIR/podman-home/.config/systemd/user" "$DIR/podman-home/.config/containers/systemd"
   chown -R "$ROOTLESS_USER:" "$DIR/podman-home"
+  local quadlet=""
+  if [ -x "$PODMAN5_ROOT/usr/libexec/podman/quadlet" ]; then
+    quadlet="$DIR/quadlet"
+    install -m 0755 "$PODMAN5_ROOT/usr/libexec/podman/quadlet" "$quadlet"
+  else
+    log "no sid root of Podman $PODMAN5_PIN: no quadlet generator for the unit test"
+  fi
   # shellcheck disable=SC2016
   setsid unshare --mount --propagation private sh -c '
     mkdir -p /run/systemd && mount -t tmpfs -o mode=0755 tmpfs /run/systemd && mkdir /run/systemd/system || exit 1
+    if [ -n "$2" ]; then mkdir /run/systemd/user-generators && ln -s "$2" /run/systemd/user-generators/podman-user-generator || exit 1; fi
     for cg in $1; do echo $$ >"$cg/cgroup.procs" || exit 1; done
-    shift; exec "$@"' sh "${cgroups[*]}" setpriv --reuid "$uid" --regid "$uid" --init-groups \
+    shift 2; exec "$@"' sh "${cgroups[*]}" "$quadlet" setpriv --reuid "$uid" --regid "$uid" --init-groups \
     env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$DIR/podman-home" USER="$ROOTLESS_USER" XDG_RUNTIME_DIR="/run/user/$uid" \
       CONTAINERS_CONF="$p/containers.conf" CONTAINERS_STORAGE_CONF="$p/storage.conf" CONTAINERS_REGISTRIES_CONF="$p/registries.conf" \
       systemd --user >"$DIR/systemd.log" 2>&1 </dev/null &
@@ -486,6 +498,8 @@ export SVC_TEST_SWARM_WORKER_HOST="unix://$SWARM_WORKER/docker.sock"
 VARS
   # podman-rootless: the user a test runs Podman's CLI, systemctl --user and svc as
   if alive "$DIR/systemd.pid"; then echo "export SVC_TEST_USER_SYSTEMD=$ROOTLESS_USER"; fi
+  # ... whose generator is quadlet (start_user_systemd)
+  if alive "$DIR/systemd.pid" && [ -x "$DIR/quadlet" ]; then echo "export SVC_TEST_QUADLET=$DIR/quadlet"; fi
 }
 
 up() {
@@ -636,7 +650,7 @@ status() {
 case "${1:-}" in
   up) up ;;
   start-engine) prepare_cli; start_engine ;;
-  prepare) install_packages; fetch_sid_docker; case "$ENGINE" in podman5*) fetch_sid_podman ;; esac ;;
+  prepare) install_packages; fetch_sid_docker; case "$ENGINE" in podman5*|podman-rootless) fetch_sid_podman ;; esac ;;
   down) down ;;
   env) print_env ;;
   status) status ;;

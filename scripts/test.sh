@@ -238,9 +238,9 @@ run_leg() { # run_leg INDEX LEG [bun test args]
 }
 
 # Packages and Docker 28.5's download once, before the engines start side by side (and the sid
-# root of Podman 5.8 when a leg needs it).
+# root of Podman 5.8 when a leg needs it: podman5's, and podman-rootless's quadlet generator).
 case " ${LEGS[*]} " in
-  *" podman5"*) SVC_SANDBOX_ENGINE=podman5 bash scripts/sandbox.sh prepare ;;
+  *" podman5"* | *" podman-rootless"*) SVC_SANDBOX_ENGINE=podman5 bash scripts/sandbox.sh prepare ;;
   *) bash scripts/sandbox.sh prepare ;;
 esac
 

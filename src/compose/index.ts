@@ -24,6 +24,7 @@ export {
   WRITE_LABEL,
 } from "./project.ts";
 export { computeServiceHash } from "./servicehash.ts";
+export { readText } from "./text.ts";
 export { applyEdits, type Edit, type FileChange, replaceFile, reverseEdits } from "./write.ts";
 
 /** One service's move, planned: the runs of text to change and what svc says of them. */

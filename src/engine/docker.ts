@@ -65,7 +65,15 @@ import type {
   RegistryAuth,
 } from "./port.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
-import { restartUnit, type SystemctlRunner, type SystemdUnit, systemctlRunner, unreachableUnit } from "./systemd.ts";
+import {
+  reloadUnits,
+  restartUnit,
+  type SystemctlRunner,
+  type SystemdUnit,
+  systemctlRunner,
+  unitFileOf,
+  unreachableUnit,
+} from "./systemd.ts";
 
 /**
  * How long the engine may take to answer a request (its status line; a stream may then run on).
@@ -553,6 +561,14 @@ export class DockerEngine implements Engine {
   async restartSystemdUnit(target: SystemdUnit, name: string): Promise<ContainerInspect> {
     await restartUnit(this.systemctl, target);
     return this.inspectContainer(name);
+  }
+
+  systemdUnitFile(target: SystemdUnit): Promise<string> {
+    return unitFileOf(this.systemctl, target);
+  }
+
+  reloadSystemd(target: SystemdUnit): Promise<void> {
+    return reloadUnits(this.systemctl, target);
   }
 
   /**

@@ -135,6 +135,10 @@ export interface Engine {
   systemdUnit?(old: ContainerInspect): Promise<SystemdUnit | null>;
   /** `systemctl restart` of the unit; the container it runs afterwards, by the old one's `name`. */
   restartSystemdUnit?(target: SystemdUnit, name: string): Promise<ContainerInspect>;
+  /** The file the unit is made from (a quadlet `.container` file, or the unit's `.service` file); throws with why not. */
+  systemdUnitFile?(target: SystemdUnit): Promise<string>;
+  /** `systemctl daemon-reload` in the unit's manager, after its file changed. */
+  reloadSystemd?(target: SystemdUnit): Promise<void>;
   /**
    * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
    * `timeoutMs` (after that it is left running in the container and this rejects): its exit code

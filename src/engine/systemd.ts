@@ -48,7 +48,8 @@ export function systemctlRunner(which: (command: string) => string | null = Bun.
   return async (args) => {
     const command = which("systemctl");
     if (!command) return { code: null, stdout: "", stderr: "no systemctl on svc's PATH" };
-    const restart = args.includes("restart");
+    // a restart waits for the unit's start job, a daemon-reload for the generators (quadlet's among them)
+    const restart = args.includes("restart") || args.includes("daemon-reload");
     const proc = Bun.spawn([command, ...args], {
       stdin: "ignore",
       stdout: "pipe",
@@ -116,6 +117,44 @@ export async function restartUnit(run: SystemctlRunner, target: SystemdUnit): Pr
     throw new SvcError(
       "engine",
       `${systemctlCommand(target, "restart")} failed: ${lastLine(done.stderr) || (done.code === null ? "timed out" : `exit ${done.code}`)}`,
+    );
+}
+
+/**
+ * The file the unit is made from, as its manager says (`systemctl show`): a quadlet unit's
+ * `.container` file (SourcePath: the generator made the unit from it), else the unit's own file
+ * (FragmentPath: `podman generate systemd --new`). Throws with why when there is no such file svc
+ * could edit (a unit another generator made, a transient unit).
+ */
+export async function unitFileOf(run: SystemctlRunner, target: SystemdUnit): Promise<string> {
+  if (!validUnitName(target.unit)) throw new SvcError("engine", `"${target.unit}" is not a service unit's name`);
+  const shown = await run([
+    ...scopeArgs(target.scope),
+    "show",
+    "--property=FragmentPath,SourcePath",
+    "--",
+    target.unit,
+  ]);
+  if (shown.code !== 0)
+    throw new SvcError(
+      "engine",
+      `${systemctlCommand(target, "show")} failed: ${lastLine(shown.stderr) || `exit ${shown.code}`}`,
+    );
+  const { FragmentPath: fragment = "", SourcePath: source = "" } = parseShow(shown.stdout);
+  if (source.endsWith(".container")) return source;
+  if (source !== "")
+    throw new SvcError("engine", `${target.unit} is made from ${source}, not a quadlet .container file`);
+  if (fragment.endsWith(".service")) return fragment;
+  throw new SvcError("engine", `systemd names no file ${target.unit} is made from`);
+}
+
+/** `systemctl daemon-reload`: the manager reads the unit files again (and quadlet makes its units again). */
+export async function reloadUnits(run: SystemctlRunner, target: SystemdUnit): Promise<void> {
+  const done = await run([...scopeArgs(target.scope), "daemon-reload"]);
+  if (done.code !== 0)
+    throw new SvcError(
+      "engine",
+      `systemctl${target.scope === "user" ? " --user" : ""} daemon-reload failed: ${lastLine(done.stderr) || (done.code === null ? "timed out" : `exit ${done.code}`)}`,
     );
 }
 

@@ -38,8 +38,10 @@ export interface AuditEntry {
     | "compose_revert"
     | "data_copy"
     | "data_restore"
-    // a container systemd runs, updated through its unit (docs/podman.md)
-    | "unit_restart";
+    // a container systemd runs, updated through its unit (docs/podman.md); a tag move written into its unit's file, and put back
+    | "unit_restart"
+    | "unit_write"
+    | "unit_revert";
   container?: string;
   container_id?: string;
   image?: string;
@@ -49,7 +51,7 @@ export interface AuditEntry {
   /** an action asked of the API ("request"): who asked (docs/api.md), and what ("POST /v1/update") */
   actor?: string;
   request?: string;
-  /** compose_write, compose_revert: the files and the change ("compose.yaml line 12: 2.3.1 -> 2.4.0"; docs/compose.md) */
+  /** compose_write, compose_revert, unit_write, unit_revert: the files and the change ("compose.yaml line 12: 2.3.1 -> 2.4.0"; docs/compose.md, docs/podman.md) */
   file?: string;
   change?: string;
 }

@@ -46,5 +46,6 @@ export function rememberedBy(state: StateStore) {
     leftImages: state.section("left_images"),
     snoozed: state.section("snoozed"),
     prePulled: state.section("pre_pulled"),
+    unitMoves: state.section("unit_moves"),
   };
 }

@@ -36,7 +36,8 @@ export type Section =
   | "left_images"
   | "snoozed"
   | "pre_pulled"
-  | "digests";
+  | "digests"
+  | "unit_moves";
 
 const SECTIONS: readonly Section[] = [
   "rolled_back",
@@ -48,6 +49,7 @@ const SECTIONS: readonly Section[] = [
   "snoozed",
   "pre_pulled",
   "digests",
+  "unit_moves",
 ];
 const VERSION = 1;
 

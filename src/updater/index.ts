@@ -109,6 +109,8 @@ export interface UpdaterDeps {
   leftImages?: Remembered;
   /** images pulled ahead of an update window, per container name (default: in memory) */
   prePulled?: Remembered;
+  /** tag moves written into units' files and not yet seen through, per container name (default: in memory) */
+  unitMoves?: Remembered;
   /** told of each step of a running cycle as it starts (cycle/progress.ts) */
   progress?: ProgressListener;
   /** containers whose updates wait, by name (POST /v1/snooze; default: in memory) */
@@ -140,12 +142,14 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     progress: deps.progress,
     guard,
   });
-  const repair = createRepair({ config: deps.config, log, selfContainerId: deps.selfContainerId, context });
+  const unitMoves = deps.unitMoves ?? inMemory();
+  const repair = createRepair({ config: deps.config, log, selfContainerId: deps.selfContainerId, context, unitMoves });
   const shared = kindDepsOf(deps, () => runner.draining);
   const containers = createContainerTargets({
     ...shared,
     leftImages: deps.leftImages ?? inMemory(),
     prePulled: deps.prePulled ?? inMemory(),
+    unitMoves,
     previous,
     selfHandover: deps.selfHandover,
     compose:

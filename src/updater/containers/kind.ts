@@ -46,6 +46,7 @@ import { composeCheckInput, locateCompose, planCompose, proposeCompose } from ".
 import { hookFor, runHook } from "./hooks.ts";
 import { forgetPrePulled, prePull } from "./prepull.ts";
 import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
+import { tellUnitMoves } from "./systemd.ts";
 
 export interface ContainerTargetDeps extends KindDeps, ReplaceDeps {
   /** the image pulled ahead of each pending container's window (containers/prepull.ts) */
@@ -97,8 +98,17 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   await notes.decided;
   const toUpdate = chooseUpdates(deps, entries);
   planCompose(deps.compose, entries.values(), toUpdate, options);
+  // a container systemd runs: what a tag move would write into its unit's file, and the command
+  await tellUnitMoves(
+    deps.engine,
+    [...entries.values()].filter((e) => e.state === "stale" && e.policy.monitorOnly),
+  );
   if (options.dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
+    await tellUnitMoves(
+      deps.engine,
+      [...toUpdate].map((name) => entries.get(name)!),
+    );
     toUpdate.clear();
   } else {
     // pull_request: the moves go into pull requests, nothing is applied here

@@ -13,7 +13,7 @@ import type { ContainerInspect, ContainerSummary, Engine, SystemdUnit } from "..
 import type { GitStep } from "../../git/index.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
-import type { Remembered } from "../../state/index.ts";
+import { inMemory, type Remembered } from "../../state/index.ts";
 import { type Checker, digestFor } from "../check/check.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -44,7 +44,8 @@ import {
 import { dropGuardPlan, prepareGuard } from "./guard.ts";
 import { needsHandover, startHandover } from "./handover.ts";
 import { park, planReplacement, type Replacement, replace, restore, stopOptionsFor } from "./protocol.ts";
-import { unitUpdateRefused, updateThroughSystemd } from "./systemd.ts";
+import { planUnitUpdate, updateThroughSystemd } from "./systemd.ts";
+import type { UnitMove } from "./unitmove.ts";
 
 /** What replacing containers works with: the kinds' deps, and how svc lets go of its own port. */
 export interface ReplaceDeps
@@ -59,6 +60,8 @@ export interface ReplaceDeps
   compose?: ComposeFiles;
   /** what follows a compose change in Git (`[compose] git`: docs/compose.md, "Git"); absent: nothing */
   git?: GitStep;
+  /** the journal of tag moves written into units' files (containers/unitmove.ts); absent: in memory */
+  unitMoves?: Remembered;
 }
 
 /**
@@ -95,6 +98,8 @@ export interface ContainerEntry extends TargetEntry {
   dataGuard?: DataGuardReport;
   /** a copy this update must keep (svc rollback --with-data restores it) */
   keepCopy?: Copy;
+  /** a container systemd runs: its move to another tag in its unit's file (containers/unitmove.ts) */
+  unitMove?: UnitMove;
 }
 
 const INSPECT_CONCURRENCY = 8;
@@ -140,6 +145,7 @@ export async function updateInOrder(input: {
     inCycle,
     log: input.ctx.log,
     pulls: new Map(),
+    unitMoves: deps.unitMoves ?? inMemory(),
   };
   const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(g, n))]);
   const groups = mergeStacks(connectedGroups(graph, involved), entries);
@@ -246,6 +252,7 @@ interface GroupContext {
   log: Logger;
   /** one pull per reference and platform in a cycle */
   pulls: Map<string, Promise<void>>;
+  unitMoves: Remembered;
 }
 
 function isRestartable(g: GroupContext, name: string): boolean {
@@ -384,7 +391,7 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   try {
     unit = (await g.deps.engine.systemdUnit?.(entry.inspect!)) ?? null;
     unreplaceable = unit
-      ? unitUpdateRefused(entry, unit)
+      ? await planUnitUpdate(g.deps.engine, entry, unit)
       : ((await g.deps.engine.unreplaceable?.(entry.inspect!)) ?? null);
   } catch (error) {
     finish(entry, "failed", toSvcError(error).message);
@@ -442,7 +449,7 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   }
   if (pulled) entry.newImageId = pulled.Id;
   if (unit) {
-    await updateThroughSystemd(g.ctx, g.deps.engine, entry, unit, reference, g.deps.rolledBack);
+    await updateThroughSystemd(g.ctx, g.deps.engine, entry, unit, reference, g.deps.rolledBack, g.unitMoves);
     return false;
   }
   return true;

@@ -2,9 +2,11 @@
  * A container systemd runs (Podman's label PODMAN_SYSTEMD_UNIT), where svc reaches that systemd:
  * updated as `podman auto-update` does (docs/podman.md, "Containers systemd runs"). The new image
  * is pulled under the container's own tag (replace.ts), then the unit restarted: the unit makes
- * the container again from that tag. The container the unit runs afterwards must run the new
+ * the container again from that tag. A move to another tag is first written into the unit's file
+ * and the manager reloaded (unitmove.ts). The container the unit runs afterwards must run the new
  * image and pass the rollback checks a replacement passes (protocol.ts: watch); otherwise the old
- * image is tagged back and the unit restarted once more, as `podman auto-update --rollback` does.
+ * image is tagged back (or the file's old text put back) and the unit restarted once more, as
+ * `podman auto-update --rollback` does.
  */
 import { toSvcError } from "../../core/errors.ts";
 import type { ContainerInspect, Engine, SystemdUnit } from "../../engine/port.ts";
@@ -13,6 +15,10 @@ import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish, type TargetEntry } from "../cycle/target.ts";
 import { anyRollbackCheck, watch } from "./protocol.ts";
+import { describeMove, moveCommand, planUnitMove, revertUnitMove, type UnitMove, writeUnitMove } from "./unitmove.ts";
+
+/** The label Podman gives a container systemd runs (quadlet, `podman generate systemd`). */
+const UNIT_LABEL = "PODMAN_SYSTEMD_UNIT";
 
 /** What this module reads and writes of a container's entry (replace.ts's ContainerEntry). */
 export interface UnitEntry extends TargetEntry {
@@ -21,18 +27,55 @@ export interface UnitEntry extends TargetEntry {
   newImageId: string | null;
   newDigest: string | null;
   newImage: string | null;
+  /** a move to another tag, planned in the unit's file before the pull */
+  unitMove?: UnitMove;
 }
 
 /**
- * Why svc does not restart the unit for this update: a move to another tag, which the unit's own
- * `Image=` (or its `podman run` line) names, so it is the unit file's to change.
+ * Plans a move to another tag in the unit's file (nothing written yet); why svc leaves the update
+ * to the unit's owner otherwise, with the command. Null: no move (the same tag), or planned.
  */
-export function unitUpdateRefused(entry: UnitEntry, target: SystemdUnit): string | null {
+export async function planUnitUpdate(engine: Engine, entry: UnitEntry, target: SystemdUnit): Promise<string | null> {
   if (entry.newImage === null) return null;
-  return `systemd runs it (unit ${target.unit}) from its image's tag: svc does not move it to ${entry.newImage}; move Image= in the unit's quadlet .container file (or its podman run line), then \`systemctl${target.scope === "user" ? " --user" : ""} daemon-reload\` and restart it`;
+  const from = entry.inspect!.Config.Image;
+  const planned = await planUnitMove(engine, target, from, entry.newImage);
+  if (typeof planned !== "string") {
+    entry.unitMove = planned;
+    return null;
+  }
+  return `systemd runs it (unit ${target.unit}) from its image's tag, and svc does not move it to ${entry.newImage}: ${planned}; ${moveCommand(target, `the image ${from} in the unit's file to ${entry.newImage}`)}`;
 }
 
-/** The unit restarted onto the pulled image (`reference`, the container's own tag), checked, else rolled back. */
+/**
+ * A dry run, and a monitor-only container: what a tag move of a container systemd runs would
+ * change (its file's line), or why svc would leave it, with the command; nothing is written.
+ */
+export async function tellUnitMoves(
+  engine: Engine,
+  entries: Iterable<UnitEntry & { summary: { labels: Record<string, string> } }>,
+): Promise<void> {
+  for (const entry of entries) {
+    if (entry.newImage === null || !entry.summary.labels[UNIT_LABEL] || !engine.systemdUnit) continue;
+    try {
+      entry.inspect ??= await engine.inspectContainer(entry.id);
+      const target = await engine.systemdUnit(entry.inspect);
+      if (!target) continue;
+      const planned = await planUnitMove(engine, target, entry.inspect.Config.Image, entry.newImage);
+      const what =
+        typeof planned === "string"
+          ? `svc would not move its unit's file (${planned}); ${moveCommand(target, `the image ${entry.inspect.Config.Image} in the unit's file to ${entry.newImage}`)}`
+          : `svc would ${moveCommand(target, describeMove(planned))}`;
+      entry.reason = entry.reason ? `${entry.reason}; ${what}` : what;
+    } catch {
+      // a container gone meanwhile, a manager that does not answer: the verdict stands alone
+    }
+  }
+}
+
+/**
+ * The unit restarted onto the pulled image (`reference`: the container's own tag, or the new one
+ * its unit's file was moved to first), checked, else rolled back.
+ */
 export async function updateThroughSystemd(
   ctx: ProtocolContext,
   engine: Engine,
@@ -40,10 +83,22 @@ export async function updateThroughSystemd(
   target: SystemdUnit,
   reference: string,
   rolledBack: Pick<Remembered, "set">,
+  journal: Pick<Remembered, "set" | "delete">,
 ): Promise<void> {
   const old = entry.inspect!;
   const name = old.Name.replace(/^\//, "");
   const where = { container: entry.summary.name, container_id: old.Id, image: reference };
+  const move = entry.unitMove;
+  if (move) {
+    try {
+      await writeUnitMove(engine, journal, entry.summary.name, move);
+      auditMove(ctx, "unit_write", entry.summary.name, move);
+    } catch (error) {
+      auditMove(ctx, "unit_write", entry.summary.name, move, toSvcError(error).message);
+      finish(entry, "skipped", `its unit's file was not changed: ${toSvcError(error).message}`);
+      return;
+    }
+  }
   let problem: string;
   try {
     const now = await act(
@@ -57,7 +112,9 @@ export async function updateThroughSystemd(
     const verdict = anyRollbackCheck(ctx.config) ? await watch(ctx, now.Id) : { ok: true as const };
     if (now.Image === entry.newImageId && verdict.ok) {
       entry.id = now.Id;
-      finish(entry, "updated", `restarted by systemd (unit ${target.unit}) on the new image`);
+      if (move) journal.delete(entry.summary.name);
+      const moved = move ? `${describeMove(move)} in its unit's file, then ` : "";
+      finish(entry, "updated", `${moved}restarted by systemd (unit ${target.unit}) on the new image`);
       return;
     }
     problem =
@@ -70,11 +127,51 @@ export async function updateThroughSystemd(
   rolledBack.set(entry.summary.name, entry.newDigest ?? entry.newImageId ?? "");
   try {
     await act(ctx, "rollback", where, async () => {
-      await engine.tagImage(old.Image, reference);
+      if (move) await putBack(ctx, entry.summary.name, move, journal);
+      else await engine.tagImage(old.Image, reference);
       return engine.restartSystemdUnit!(target, name);
     });
-    finish(entry, "rolled_back", `${problem}; ${reference} tagged back to the old image and the unit restarted`);
+    const back = move
+      ? `its unit's file put back (${move.file} names ${move.from} again)`
+      : `${reference} tagged back to the old image`;
+    finish(entry, "rolled_back", `${problem}; ${back} and the unit restarted`);
   } catch (error) {
     finish(entry, "failed", `${problem}; the rollback failed too: ${toSvcError(error).message}`);
   }
+}
+
+/** The unit's file back as it was, its manager reloaded; audited. */
+async function putBack(
+  ctx: ProtocolContext,
+  container: string,
+  move: UnitMove,
+  journal: Pick<Remembered, "delete">,
+): Promise<void> {
+  try {
+    await revertUnitMove(ctx.engine, journal, container, move);
+    auditMove(ctx, "unit_revert", container, move);
+  } catch (error) {
+    auditMove(ctx, "unit_revert", container, move, toSvcError(error).message);
+    throw error;
+  }
+}
+
+/** A unit_write or unit_revert line of the audit log: the file and the change. */
+export function auditMove(
+  ctx: ProtocolContext,
+  action: "unit_write" | "unit_revert",
+  container: string,
+  move: UnitMove,
+  error?: string,
+): void {
+  const change = action === "unit_write" ? move : { ...move, from: move.to, to: move.from };
+  ctx.audit.record({
+    action,
+    container,
+    file: move.file,
+    change: describeMove(change),
+    trigger: ctx.trigger,
+    session_id: ctx.sessionId,
+    ...(error ? { error } : {}),
+  });
 }

@@ -7,6 +7,7 @@ import type { Config } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
 import type { Logger } from "../../log/index.ts";
+import type { Remembered } from "../../state/index.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import {
   allOf,
@@ -20,12 +21,15 @@ import {
 } from "../selection/selection.ts";
 import type { UpdateFilter } from "../types.ts";
 import { hasLeftovers, recoverLeftovers } from "./recovery.ts";
+import { recoverUnitMoves } from "./units.ts";
 
 export interface RepairDeps {
   config: Config;
   log: Logger;
   selfContainerId?: string;
   context(trigger: string): ProtocolContext;
+  /** the journal of tag moves written into units' files (containers/unitmove.ts) */
+  unitMoves?: Remembered;
 }
 
 export interface Repair {
@@ -57,6 +61,7 @@ export function createRepair(deps: RepairDeps): Repair {
   return {
     async recover() {
       await recoverWithin(recoveryScope(deps.config));
+      await recoverUnits(deps);
       tidyCopies(deps);
     },
     async repairLeftovers(all, filter) {
@@ -72,6 +77,17 @@ export function createRepair(deps: RepairDeps): Repair {
       return true;
     },
   };
+}
+
+/** A unit's file a tag move was written into, finished or put back (units.ts). */
+async function recoverUnits(deps: RepairDeps): Promise<void> {
+  if (!deps.unitMoves || deps.unitMoves.entries().length === 0) return;
+  try {
+    for (const action of await recoverUnitMoves(deps.context("recovery"), deps.unitMoves))
+      deps.log.info("recovery", { action });
+  } catch (error) {
+    deps.log.error("crash recovery of units' files could not run", { error: toSvcError(error).message });
+  }
 }
 
 /** After recovery put back what it had to: the copies that are not complete, or past data_guard_keep, go. */

@@ -6,10 +6,12 @@
 import { describe, expect, test } from "bun:test";
 import {
   parseShow,
+  reloadUnits,
   restartUnit,
   type SystemctlAnswer,
   type SystemctlRunner,
   systemctlCommand,
+  unitFileOf,
   unreachableUnit,
   validUnitName,
 } from "../../../src/engine/systemd.ts";
@@ -106,5 +108,48 @@ describe("restarting", () => {
       ActiveState: "active",
       Empty: "",
     });
+  });
+});
+
+describe("the file a unit is made from", () => {
+  test.each([
+    // what systemctl show answers for a quadlet unit: the generator's unit, made from the .container file
+    [
+      "a quadlet unit: its .container file",
+      "FragmentPath=/run/user/1000/systemd/generator/web.service\nSourcePath=/home/u/.config/containers/systemd/web.container\n",
+      "/home/u/.config/containers/systemd/web.container",
+    ],
+    // `podman generate systemd --new --files` in the user's unit folder: no SourcePath
+    [
+      "a generated unit: its own file",
+      "FragmentPath=/home/u/.config/systemd/user/container-web.service\nSourcePath=\n",
+      "/home/u/.config/systemd/user/container-web.service",
+    ],
+  ])("%s", async (_, stdout, file) => {
+    const { run, calls } = runner({ code: 0, stdout, stderr: "" });
+    expect(await unitFileOf(run, { unit: "web.service", scope: "user" })).toBe(file);
+    expect(calls).toEqual([["--user", "show", "--property=FragmentPath,SourcePath", "--", "web.service"]]);
+  });
+
+  test.each([
+    [
+      "a .kube unit",
+      "FragmentPath=/run/systemd/generator/web.service\nSourcePath=/etc/containers/systemd/web.kube\n",
+      "not a quadlet .container file",
+    ],
+    ["a transient unit", "FragmentPath=\nSourcePath=\n", "systemd names no file"],
+  ])("%s: why svc edits none", async (_, stdout, why) => {
+    const { run } = runner({ code: 0, stdout, stderr: "" });
+    await expect(unitFileOf(run, { unit: "web.service", scope: "system" })).rejects.toThrow(why);
+  });
+
+  test("daemon-reload in the unit's manager, its error in the message", async () => {
+    const ok = runner({ code: 0, stdout: "", stderr: "" });
+    await reloadUnits(ok.run, { unit: "web.service", scope: "user" });
+    expect(ok.calls).toEqual([["--user", "daemon-reload"]]);
+    const failed = runner({ code: 1, stdout: "", stderr: "Failed to reload daemon: Access denied\n" });
+    await expect(reloadUnits(failed.run, { unit: "web.service", scope: "system" })).rejects.toThrow(
+      "systemctl daemon-reload failed: Failed to reload daemon: Access denied",
+    );
   });
 });
