@@ -13,7 +13,7 @@ import { docker, Fixture, inspect, makeUpdater, TEST_SCOPE } from "./support.ts"
 export const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
 /** Docker 28's image mounts (volumes of type image), which older engines refuse: asked once, of the engine itself. */
 export const IMAGE_MOUNT_SOURCE = "svc-image-mount-probe:1";
-export const CMD = `["/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]`;
+export const CMD = `["/bin/sh", "-c", "trap 'exit 0' TERM; while true; do sleep 3600 & wait; done"]`;
 export const LABELS = `{ svc.scope: ${TEST_SCOPE}, svc.tag_policy: "semver:minor" }`;
 
 export interface Project {
