@@ -198,6 +198,10 @@ own_engine_files() { # the safety tests, a process (and so an engine) each file
   find "${OWN_ENGINES[@]}" -name '*.test.ts' | sort
 }
 
+# A test's time limit in the legs is a hang limit: at a load of 40 and more on two cores a test
+# that takes 60 s alone can take three times that (a Swarm update, a build, two rolled-back updates)
+HANG_MS=240000
+
 run_check() { # `bun run check` into $LOGS/check.log, its exit code and seconds into check.rc
   local began=$SECONDS status=0
   bun run check >"$LOGS/check.log" 2>&1 </dev/null || status=$?
@@ -220,12 +224,12 @@ run_leg() { # run_leg INDEX LEG [bun test args]
         while read -r group; do
           n=$((n + 1))
           # shellcheck disable=SC2086
-          { echo "----- $leg, beside: $group -----"; bun test --timeout 120000 $group; } >"$LOGS/${leg/:/-}.part$n.log" 2>&1 </dev/null &
+          { echo "----- $leg, beside: $group -----"; bun test --timeout "$HANG_MS" $group; } >"$LOGS/${leg/:/-}.part$n.log" 2>&1 </dev/null &
           sides+=($!)
         done < <(beside_of "$leg")
       fi
       # shellcheck disable=SC2046
-      bun test --timeout 120000 $(tests_of "$leg") "$@" || status=$?
+      bun test --timeout "$HANG_MS" $(tests_of "$leg") "$@" || status=$?
       for n in "${sides[@]}"; do wait "$n" || status=1; done
     else
       status=1
@@ -319,7 +323,7 @@ rerun_leg() { # rerun_leg INDEX LEG FILE...: those files once more, alone on a f
     eval "$(leg_env "$i" "$leg")"
     if bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
-      bun test --timeout 120000 "$@" || status=$?
+      bun test --timeout "$HANG_MS" "$@" || status=$?
     else
       status=1
     fi

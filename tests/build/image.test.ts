@@ -38,7 +38,8 @@ beforeAll(() => {
     { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
   );
   if (built.exitCode !== 0) throw new Error(`docker build failed: ${built.stderr.toString()}`);
-}, 180_000);
+  // a compile and an image build, at a load of 40 and more (the release build's hooks have as long)
+}, 300_000);
 
 afterAll(() => {
   docker(["rm", "-f", container], { allowFailure: true });

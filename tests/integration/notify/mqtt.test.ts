@@ -265,8 +265,9 @@ console.log("closed");
 `,
     );
     const child = Bun.spawn(["bun", script, JSON.stringify(sampleReport())], { stdout: "pipe", stderr: "pipe" });
-    // Generous: only a connection or timer left behind (keep-alive 60 s) would keep it running.
-    const guard = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    // Generous (a Bun start that loads the sources takes seconds at load): only a connection or
+    // timer left behind (keep-alive 60 s) would keep it running this long.
+    const guard = setTimeout(() => child.kill("SIGKILL"), 50_000);
     const code = await child.exited;
     clearTimeout(guard);
     removeDir(dir);
