@@ -424,5 +424,5 @@ failures=$(why_failed "$LOGS"/*.log 2>/dev/null || true)
 echo "legs: ${#LEGS[@]}, $((SECONDS - started)) s"
 [ ! -d "$KEPT" ] || echo "the failed legs' engine and registry logs: $KEPT"
 reran_passed=$(printf '%s' "$flaky" | grep -c . || true)
-echo "$passed passed, $failed failed${flaky:+ (of which $reran_passed passed on their rerun alone)}"
+echo "$passed passed, $failed failed${flaky:+; $reran_passed failures (tests, errors between tests) passed on their rerun alone}"
 exit "$status"

@@ -103,7 +103,12 @@ export interface HelperSpec {
 export interface Engine {
   info(): Promise<EngineInfo>;
   listContainers(): Promise<ContainerSummary[]>;
-  listImages(): Promise<ImageSummary[]>;
+  /**
+   * The local images; with `repositories` (familiar names: "nginx", "ghcr.io/o/app"), those
+   * repositories' images only where the engine can filter them (more may come back, never fewer
+   * of those repositories' tagged images).
+   */
+  listImages(options?: { repositories?: readonly string[] }): Promise<ImageSummary[]>;
   inspectContainer(idOrName: string): Promise<ContainerInspect>;
   /** null when the image does not exist locally */
   inspectImage(reference: string): Promise<ImageInspect | null>;

@@ -12,6 +12,7 @@ import type { Copy } from "../../dataguard/index.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
 import type { Remembered } from "../../state/index.ts";
 import { type Checker, createChecker, type Verdict } from "../check/check.ts";
+import { imagesOfContainers } from "../check/images.ts";
 import { snoozedUntil } from "../check/snooze.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { readReleaseNotes, VERSION_LABEL } from "../cycle/notes.ts";
@@ -186,7 +187,13 @@ async function checkEntries(
   options: CycleOptions,
 ): Promise<Checker> {
   const localReferences = options.localReferences ?? new Map<string, string>();
-  const images = entries.size > 0 ? await deps.engine.listImages().catch(() => []) : [];
+  const images =
+    entries.size > 0
+      ? await imagesOfContainers(
+          deps.engine,
+          [...entries.values()].map((entry) => entry.summary),
+        ).catch(() => [])
+      : [];
   if (options.seen) options.seen.images = images;
   await locateCompose(deps.compose, deps.engine, images, entries.values(), options);
   const checker = createChecker({

@@ -129,6 +129,21 @@ describe("listing", () => {
     expect((await engine.inspectImage(LOCAL_IMAGE))?.Id).toBe(images[0]!);
     expect(await engine.inspectImage(`${PREFIX}-absent:1`)).toBeNull();
   });
+
+  test("listImages of repositories: every tagged image of those, one pushed to a registry and named by its familiar name too, none of another", async () => {
+    const local = `${PREFIX}-repo`;
+    const pushed = `${sandbox().registry}/${PREFIX}-repo`;
+    const ids = [buildImage(`${local}:1`, { push: false }).id, buildImage(`${local}:2`, { push: false }).id];
+    const pushedId = buildImage(`${pushed}:1`).id;
+    images.push(...ids, pushedId);
+    const listed = await engine.listImages({ repositories: [local, pushed] });
+    const ours = listed.filter((i) => i.repoTags.some((t) => t.startsWith(`${local}:`) || t.startsWith(`${pushed}:`)));
+    expect(ours.map((i) => i.id).sort()).toEqual([...ids, pushedId].sort());
+    expect(listed.some((i) => i.repoTags.includes(LOCAL_IMAGE))).toBe(false);
+    // the whole list still holds every one
+    const whole = (await engine.listImages()).map((i) => i.id);
+    for (const id of [...ids, pushedId, images[0]!]) expect(whole).toContain(id);
+  });
 });
 
 describe("pull", () => {
