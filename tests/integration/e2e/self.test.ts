@@ -7,7 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { docker, freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
-import { buildSvcImage as buildSvcImageAs, compileSvc, containersByPrefix, Fixture, portOpen } from "./support.ts";
+import {
+  buildSvcImage as buildSvcImageAs,
+  classicBuild,
+  compileSvc,
+  containersByPrefix,
+  Fixture,
+  portOpen,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-self");
 let work: string;
@@ -293,25 +300,11 @@ describe("svc updates its own container (real image, published port)", () => {
     const firstStart = inspect(name).State.StartedAt as string;
     await waitUntil(() => portOpen(port), 60_000, "the API to listen");
     // the same svc, but its HEALTHCHECK asks a port nothing listens on: never healthy
-    const build = () =>
-      Bun.spawnSync(["docker", "-H", sandbox().dockerHost, "build", "-q", "-t", ref, "-"], {
-        stdin: new TextEncoder().encode(
-          `FROM ${ref}\nHEALTHCHECK --interval=2s --timeout=2s --retries=1 CMD ["/svc", "healthcheck", "--http-api-port=1"]\nLABEL svc.e2e.build=51\n`,
-        ),
-        env: { ...process.env, DOCKER_BUILDKIT: "0" },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-    // The containerd image store may refuse to move a tag it is replacing ("after deleting the
-    // existing one: AlreadyExists"), a transient of the engine's, seen once under load: built again
-    let broken = build();
-    for (
-      let attempt = 2;
-      attempt <= 3 && broken.exitCode !== 0 && broken.stderr.toString().includes("already exists");
-      attempt++
-    )
-      broken = build();
-    if (broken.exitCode !== 0) throw new Error(`docker build: ${broken.stderr.toString()}`);
+    classicBuild(
+      ref,
+      ["-"],
+      `FROM ${ref}\nHEALTHCHECK --interval=2s --timeout=2s --retries=1 CMD ["/svc", "healthcheck", "--http-api-port=1"]\nLABEL svc.e2e.build=51\n`,
+    );
     docker(["push", "-q", ref]);
     // svc answers "updated" once the replacement holds the name and the handover container watches
     // it; not asked of the engine here: at load the handover's rollback can be done before a

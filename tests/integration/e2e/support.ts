@@ -35,26 +35,40 @@ export function buildSvcImage(work: string, ref: string, build: string): string 
     stderr: "pipe",
   });
   if (prepared.exitCode !== 0) throw new Error(`image-context.sh: ${prepared.stderr.toString()}`);
-  const built = Bun.spawnSync(
-    [
-      "docker",
-      "-H",
-      sandbox().dockerHost,
-      "build",
-      "-q",
-      "-f",
-      join(REPO_ROOT, "Dockerfile"),
-      "--label",
-      `svc.e2e.build=${build}`,
-      "-t",
-      ref,
-      context,
-    ],
-    { env: { ...process.env, DOCKER_BUILDKIT: "0" }, stdout: "pipe", stderr: "pipe" },
-  );
-  if (built.exitCode !== 0) throw new Error(`docker build: ${built.stderr.toString()}`);
+  const id = classicBuild(ref, ["-f", join(REPO_ROOT, "Dockerfile"), "--label", `svc.e2e.build=${build}`, context]);
   docker(["push", "-q", ref]);
-  return inspect(ref).Id as string;
+  return id;
+}
+
+/**
+ * `docker build -q -t REF ARGS` with the classic builder (`stdin`: the Dockerfile, ARGS then "-"),
+ * its image under REF when it returns. On the containerd image store the classic builder may
+ * refuse to move a tag it is replacing ("after deleting the existing one: AlreadyExists"), or end
+ * well and leave the tag on the image it had (seen under load: the push then sent the old image,
+ * and svc rightly found its own image fresh): built again, then tagged by the id the build printed.
+ */
+export function classicBuild(ref: string, args: string[], stdin?: string): string {
+  const build = () =>
+    Bun.spawnSync(["docker", "-H", sandbox().dockerHost, "build", "-q", "-t", ref, ...args], {
+      ...(stdin === undefined ? {} : { stdin: new TextEncoder().encode(stdin) }),
+      env: { ...process.env, DOCKER_BUILDKIT: "0" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  let built = build();
+  for (
+    let attempt = 2;
+    attempt <= 3 && built.exitCode !== 0 && built.stderr.toString().includes("already exists");
+    attempt++
+  )
+    built = build();
+  if (built.exitCode !== 0) throw new Error(`docker build: ${built.stderr.toString()}`);
+  const id = built.stdout.toString().trim().split("\n").at(-1) ?? "";
+  if (!id.startsWith("sha256:")) throw new Error(`docker build printed no image id: ${built.stdout.toString()}`);
+  if (inspect(ref).Id !== id) docker(["tag", id, ref]);
+  const tagged = inspect(ref).Id as string;
+  if (tagged !== id) throw new Error(`docker build made ${id}, but ${ref} still names ${tagged}`);
+  return id;
 }
 
 export const REPO_ROOT = resolve(import.meta.dir, "../../..");
