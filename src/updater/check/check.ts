@@ -152,15 +152,7 @@ export function createChecker(deps: {
           ? await checkLocal(deps.engine, ref, input, oldDigest)
           : await checkRegistry(ref, local, oldDigest, input);
     } catch (error) {
-      return {
-        state: "skipped",
-        reason: toSvcError(error).message,
-        ref,
-        oldDigest,
-        newDigest: null,
-        newImageId: null,
-        newImage: null,
-      };
+      return failedCheck(error, ref, oldDigest);
     }
     if (verdict.state !== "stale" || verdict.held) return verdict;
     const candidate = verdict.newDigest ?? verdict.newImageId;
@@ -307,15 +299,7 @@ export function createChecker(deps: {
         newImage: `${base.slice(0, base.lastIndexOf(":"))}:${moved.tag}@${moved.digest}`,
       };
     } catch (error) {
-      return {
-        state: "skipped",
-        reason: toSvcError(error).message,
-        ref,
-        oldDigest,
-        newDigest: null,
-        newImageId: null,
-        newImage: null,
-      };
+      return failedCheck(error, ref, oldDigest);
     }
   };
 
@@ -370,6 +354,19 @@ function parseSeen(value: string | undefined): Seen | undefined {
  * what was pulled or pushed, so it is also the old digest when the engine kept no RepoDigest for
  * it (the tag moved to another image).
  */
+/** A check that could not be made: skipped with its error, nothing new known. */
+function failedCheck(error: unknown, ref: ImageRef, oldDigest: string | null): Verdict {
+  return {
+    state: "skipped",
+    reason: toSvcError(error).message,
+    ref,
+    oldDigest,
+    newDigest: null,
+    newImageId: null,
+    newImage: null,
+  };
+}
+
 function localImage(id: string, summary: ImageSummary | undefined): LocalImage {
   const local: LocalImage = { id, repoDigests: summary?.repoDigests ?? [] };
   if (summary?.manifests) local.manifestDigests = summary.manifests.map((m) => m.digest);

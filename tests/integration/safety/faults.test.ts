@@ -14,6 +14,7 @@ import {
   first,
   leftovers,
   receiver,
+  recordAfter,
   reportOf,
   row,
   sb,
@@ -293,11 +294,7 @@ describe("engine faults", () => {
     r.observed = `1st cycle: ${describeEntry(entryOf(firstReport, app))}; engine back: ${describeState()}`;
     const secondEntry = entryOf(await update(), app);
     r.recovery = `2nd cycle: ${describeEntry(secondEntry)}`;
-    r.leftovers = leftovers(app).join(", ") || "none";
-    const now = sb.docker(["inspect", app.name], { allowFailure: true }).code === 0 ? sb.inspect(app.name) : null;
-    r.image_after = now
-      ? `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`
-      : "no container";
+    recordAfter(r, app);
     return {
       app,
       secondEntry,
@@ -399,11 +396,7 @@ describe("a second svc instance on the same engine", () => {
     r.first_exit = `scoped ${exit}, unscoped ${otherExit}`;
     r.observed = `unscoped instance's actions on it: ${touched.map((e) => e.action).join(" ") || "none"}`;
     r.recovery = `scoped report: ${entry ? `${entry.state}${entry.reason ? `: ${String(entry.reason).split("\n")[0]}` : ""}` : "none"}`;
-    r.leftovers = leftovers(app).join(", ") || "none";
-    const now = sb.docker(["inspect", app.name], { allowFailure: true }).code === 0 ? sb.inspect(app.name) : null;
-    r.image_after = now
-      ? `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`
-      : "no container";
+    recordAfter(r, app);
     r.rerun_exit = "-";
     expect(touched).toEqual([]);
     expect(entry?.state).toBe("updated");

@@ -12,6 +12,7 @@ import {
   first,
   leftovers,
   RENAME_BEFORE_START,
+  recordAfter,
   restoreGap,
   row,
   sb,
@@ -103,9 +104,7 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
     const run2 = startSvc(app.args(["--monitor-only"]));
     r.rerun_exit = String(await finished(run2));
     r.recovery = shortRecovery(recoveryActions(run2));
-    r.leftovers = leftovers(app).join(", ") || "none";
-    const now = sb.inspect(app.name);
-    r.image_after = `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`;
+    recordAfter(r, app);
     expect(expectIntact(app)).toBe("old");
     r.verdict = "ok";
   });
@@ -148,9 +147,7 @@ describe("SIGKILL between two engine calls (the second held by an engine proxy)"
       () => {},
     );
     await Bun.sleep(500);
-    r.leftovers = leftovers(app).join(", ") || "none";
-    const now = sb.inspect(app.name);
-    r.image_after = `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`;
+    recordAfter(r, app);
     expect(expectIntact(app)).toBe("old");
     r.verdict = "ok";
   });
@@ -199,9 +196,7 @@ describe("SIGKILL of the recovery itself", () => {
     const run3 = startSvc(app.args(["--monitor-only"]));
     r.rerun_exit = String(await finished(run3));
     r.recovery = shortRecovery(recoveryActions(run3));
-    r.leftovers = leftovers(app).join(", ") || "none";
-    const now = sb.inspect(app.name);
-    r.image_after = `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`;
+    recordAfter(r, app);
     expect(expectIntact(app)).toBe("old");
     r.verdict = "ok";
   });

@@ -179,6 +179,15 @@ export function leftovers(app: App): string[] {
     .map(([name, state]) => `${name} (${state})`);
 }
 
+/** What the matrix says after a scenario: the containers left beside the app's, and the image it runs. */
+export function recordAfter(r: MatrixRow, app: App): void {
+  r.leftovers = leftovers(app).join(", ") || "none";
+  const now = sb.docker(["inspect", app.name], { allowFailure: true }).code === 0 ? sb.inspect(app.name) : null;
+  r.image_after = now
+    ? `${app.imageName(now.Image)}${now.State.Running ? "" : `, NOT running (${now.State.Status})`}`
+    : "no container";
+}
+
 export function describeState(): string {
   const all = sb.containers();
   const parts = Object.entries(all).map(

@@ -14,10 +14,10 @@ import type { Page } from "playwright-core";
 import { formatSize } from "../../../src/config/values.ts";
 import type { CopyView } from "../../../src/dataguard/index.ts";
 import { freePort } from "../../harness.ts";
-import { baseFlags, type SvcProcess, startSvc, stopProcess, waitForPort } from "../e2e/support.ts";
+import { type SvcProcess, stopProcess } from "../e2e/support.ts";
 import { PrivateSandbox } from "../safety/support.ts";
 import { MIGRATE_V2, WRITE_V1 } from "../updater/data-guard-support.ts";
-import { confirm, type Dashboard, menuAction, startDashboard } from "./support.ts";
+import { confirm, type Dashboard, menuAction, startDashboard, startPeerSvc } from "./support.ts";
 
 const PEER = "nas";
 const peerToken = `peer-token-${crypto.randomUUID()}`;
@@ -64,23 +64,12 @@ beforeAll(async () => {
     `CMD ${JSON.stringify(["/bin/sh", "-c", `test -e /data/new || (${MIGRATE_V2}); exec sleep 3600`])}`,
     "LABEL org.opencontainers.image.version=2.0.0",
   ]);
-  // the e2e flags, with the peer's engine instead of the sandbox's
-  const flags = baseFlags().map((flag, i, all) => (all[i - 1] === "--docker-host" ? peerEngine.dockerHost : flag));
-  peerSvc = startSvc([
-    ...flags,
-    "--scope",
-    ui.scope,
-    "--http-api-update",
-    "--http-api-token",
-    peerToken,
-    "--http-api-port",
-    String(peerPort),
+  peerSvc = await startPeerSvc(peerEngine.dockerHost, ui.scope, peerToken, peerPort, [
     "--data-guard",
     "volumes",
     "--data-guard-dir",
     copiesDir,
   ]);
-  await waitForPort(peerPort, peerSvc);
 }, 180_000);
 
 afterAll(async () => {

@@ -7,9 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freePort, inspect } from "../../harness.ts";
-import { baseFlags, QUICK_STOP_CMD, type SvcProcess, startSvc, stopProcess, waitForPort } from "../e2e/support.ts";
+import { QUICK_STOP_CMD, type SvcProcess, stopProcess } from "../e2e/support.ts";
 import { PrivateSandbox } from "../safety/support.ts";
-import { confirm, type Dashboard, startDashboard } from "./support.ts";
+import { confirm, type Dashboard, startDashboard, startPeerSvc } from "./support.ts";
 
 const PEER = "peer1";
 let ui: Dashboard;
@@ -37,19 +37,7 @@ beforeAll(async () => {
   peerImage = `${peerEngine.registry}/${name}:latest`;
   peerEngine.buildImage(peerImage, [QUICK_STOP_CMD]);
   peerEngine.docker(["run", "-d", "--name", name, "--network", "none", "--label", `svc.scope=${ui.scope}`, peerImage]);
-  // the e2e flags, with the peer's engine instead of the sandbox's
-  const flags = baseFlags().map((flag, i, all) => (all[i - 1] === "--docker-host" ? peerEngine.dockerHost : flag));
-  peerSvc = startSvc([
-    ...flags,
-    "--scope",
-    ui.scope,
-    "--http-api-update",
-    "--http-api-token",
-    peerToken,
-    "--http-api-port",
-    String(peerPort),
-  ]);
-  await waitForPort(peerPort, peerSvc);
+  peerSvc = await startPeerSvc(peerEngine.dockerHost, ui.scope, peerToken, peerPort);
 }, 180_000);
 
 afterAll(async () => {

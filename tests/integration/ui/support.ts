@@ -139,3 +139,31 @@ export async function menuAction(page: Page, row: string, label: string): Promis
     }
   }
 }
+
+/**
+ * An svc of another host for the fleet page: the e2e flags on `dockerHost` (a private engine),
+ * in the page's scope, its update API on `port` behind `token`, with `extra` flags; started once
+ * it listens.
+ */
+export async function startPeerSvc(
+  dockerHost: string,
+  scope: string,
+  token: string,
+  port: number,
+  extra: string[] = [],
+): Promise<SvcProcess> {
+  const flags = baseFlags().map((flag, i, all) => (all[i - 1] === "--docker-host" ? dockerHost : flag));
+  const peer = startSvc([
+    ...flags,
+    "--scope",
+    scope,
+    "--http-api-update",
+    "--http-api-token",
+    token,
+    "--http-api-port",
+    String(port),
+    ...extra,
+  ]);
+  await waitForPort(port, peer);
+  return peer;
+}
