@@ -141,6 +141,9 @@ cleanup() {
     SVC_SANDBOX_DIR=${dir%/} SVC_SANDBOX_REGISTRY_PORT=1 bash scripts/sandbox.sh down || true
   done
   for i in "${!LEGS[@]}"; do (eval "$(leg_env "$i" "${LEGS[$i]}")"; bash scripts/sandbox.sh down) || true; done
+  # and what a test started that outlived its parent (a registry of its own, a broker): each runs
+  # from the run's own folder, named in its command line
+  pkill -KILL -f -- "$LOGS/" 2>/dev/null || true
   rmdir "$BASE" 2>/dev/null || true
   rm -rf "$LOGS"
 }
