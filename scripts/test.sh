@@ -133,6 +133,7 @@ stop_descendants() { # stop_descendants PID: every process below PID, deepest fi
 }
 cleanup() {
   local i dir
+  touch "$LOGS/stop" 2>/dev/null || true
   # a run stopped half-way: its `bun test` processes and the svc processes they started first
   stop_descendants $$
   for dir in "$TMPDIR"/svc-safety-*/; do
@@ -255,6 +256,14 @@ esac
 # thousand times, each start a fifth of the CPU of `bun src/main.ts` (tests/support/svc-command.ts)
 bun build.ts --outdir "$LOGS/bin" >/dev/null
 export SVC_TEST_BINARY=$LOGS/bin/svc
+
+# SVC_TEST_CPU=1: where the run's CPU goes, leg by leg (docs/testing.md, "Where the CPU goes")
+# (started outside this shell's jobs, which the legs' `wait` waits for; it ends when $LOGS/stop is made)
+watcher=""
+if [ "${SVC_TEST_CPU:-0}" = 1 ]; then
+  (bun scripts/cpu-by-leg.ts watch "$LOGS" </dev/null & echo $! >"$LOGS/watcher.pid")
+  read -r watcher <"$LOGS/watcher.pid"
+fi
 
 started=$SECONDS
 running=0
@@ -420,6 +429,12 @@ for leg in "${LEGS[@]}"; do
   summary+="$leg: ${p:-0} passed, ${f:-0} failed (exit $rc, $took s)${again:+; its failed files rerun alone: exit $again}"$'\n'
   if [ "$rc" != 0 ] && [ "$again" != 0 ]; then status=1; print_kept_logs "$KEPT/${leg/:/-}"; fi
 done
+if [ -n "$watcher" ]; then
+  touch "$LOGS/stop"
+  while kill -0 "$watcher" 2>/dev/null; do sleep 0.2; done
+  printf '\n'
+  bun scripts/cpu-by-leg.ts report "$LOGS" || true
+fi
 printf '\n%s' "$summary"
 failures=$(why_failed "$LOGS"/*.log 2>/dev/null || true)
 [ -z "$failures" ] || printf 'failed (a leg named rerun-LEG: in the rerun of its files):\n%s\n' "$failures"

@@ -1,0 +1,99 @@
+/**
+ * Where a test run's CPU goes, leg by leg (docs/testing.md, "Where the CPU goes"): every process
+ * that carries a leg's XDG_STATE_HOME (scripts/test.sh's leg_env; the engines, shims, CLIs and svc
+ * a leg starts inherit it) is moved into a CPU accounting cgroup named after the leg and what the
+ * process is, and `report` sums them. Opt-in (SVC_TEST_CPU=1), as root.
+ *   bun scripts/cpu-by-leg.ts watch DIR   until DIR/stop exists
+ *   bun scripts/cpu-by-leg.ts report      the seconds of each leg and kind, then clears them
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { basename } from "node:path";
+
+const V1 = "/sys/fs/cgroup/cpuacct";
+const ROOT = existsSync(V1) ? V1 : "/sys/fs/cgroup";
+const prefixOf = (dir: string) => `svcleg-${basename(dir)}-`;
+
+function kind(comm: string): string {
+  if (comm === "dockerd" || comm === "containerd" || comm === "runc" || comm === "exe") return `engine-${comm}`;
+  if (comm.startsWith("containerd-shim")) return "engine-shim";
+  if (comm === "docker" || comm === "docker-compose") return "cli";
+  if (comm === "bun" || comm === "svc") return comm;
+  return "other";
+}
+
+function read(path: string): string | null {
+  try {
+    return readFileSync(path, "latin1");
+  } catch {
+    return null;
+  }
+}
+
+function watch(dir: string): void {
+  const mine = `XDG_STATE_HOME=${dir.replace(/\/+$/, "")}/state-`;
+  const seen = new Set<string>();
+  const made = new Set<string>();
+  while (!existsSync(`${dir}/stop`)) {
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      const stat = read(`/proc/${pid}/stat`);
+      const key = `${pid} ${stat?.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}`;
+      if (!stat || seen.has(key)) continue;
+      seen.add(key);
+      const environ = read(`/proc/${pid}/environ`) ?? "";
+      const at = environ.indexOf(mine);
+      const leg = at < 0 ? undefined : environ.slice(at + mine.length).split("\0")[0];
+      const comm = read(`/proc/${pid}/comm`)?.trim();
+      if (!leg || !comm) continue;
+      const group = `${ROOT}/${prefixOf(dir)}${leg}.${kind(comm)}`;
+      try {
+        if (!made.has(group)) mkdirSync(group, { recursive: true });
+        made.add(group);
+        writeFileSync(`${group}/cgroup.procs`, pid);
+      } catch {
+        // gone meanwhile, or a process of another cgroup tree (a rootless engine's own)
+      }
+    }
+    Bun.sleepSync(300);
+  }
+}
+
+function seconds(group: string): number {
+  const v1 = read(`${group}/cpuacct.usage`);
+  if (v1 !== null) return Number(v1) / 1e9;
+  return Number(/usage_usec (\d+)/.exec(read(`${group}/cpu.stat`) ?? "")?.[1] ?? 0) / 1e6;
+}
+
+function report(dir: string): void {
+  const prefix = prefixOf(dir);
+  const rows = readdirSync(ROOT)
+    .filter((name) => name.startsWith(prefix))
+    .map((name) => ({ name: name.slice(prefix.length), s: seconds(`${ROOT}/${name}`) }));
+  const byLeg = new Map<string, number>();
+  const byKind = new Map<string, number>();
+  for (const { name, s } of rows) {
+    const [leg, what] = [name.slice(0, name.lastIndexOf(".")), name.slice(name.lastIndexOf(".") + 1)];
+    byLeg.set(leg, (byLeg.get(leg) ?? 0) + s);
+    byKind.set(what, (byKind.get(what) ?? 0) + s);
+  }
+  const lines = (m: Map<string, number>) =>
+    [...m].sort((a, b) => b[1] - a[1]).map(([k, s]) => `  ${s.toFixed(0).padStart(6)} s  ${k}`);
+  const total = rows.reduce((sum, r) => sum + r.s, 0);
+  console.log(`CPU by leg (${total.toFixed(0)} s in all):\n${lines(byLeg).join("\n")}`);
+  console.log(`CPU by kind of process:\n${lines(byKind).join("\n")}`);
+  for (const { name } of rows) {
+    try {
+      rmdirSync(`${ROOT}/${prefix}${name}`);
+    } catch {
+      // a process still in it: left for the next report
+    }
+  }
+}
+
+const [command, dir] = process.argv.slice(2);
+if (command === "watch" && dir) watch(dir);
+else if (command === "report" && dir) report(dir);
+else {
+  console.error("usage: bun scripts/cpu-by-leg.ts watch DIR | report DIR");
+  process.exit(2);
+}
