@@ -328,7 +328,7 @@ function* archiveChunks(parts: (Uint8Array | RuntimeFile)[]): Generator<Uint8Arr
 /** An earlier svc's helper images go once this one's is in (best effort: one may be in use). */
 async function removeOtherHelperImages(engine: Engine, keep: string): Promise<void> {
   try {
-    for (const image of await engine.listImages())
+    for (const image of await engine.listImages({ repositories: [HELPER_REPOSITORY] }))
       for (const tag of image.repoTags)
         if (tag.startsWith(`${HELPER_REPOSITORY}:`) && tag !== keep) await engine.removeImage(tag).catch(() => {});
   } catch {

@@ -147,6 +147,26 @@ describe("the start-up line", () => {
 });
 
 describe("the start-up line's wiring", () => {
+  test("asks for no image when no container in scope is compose's (svc starts often: a whole list costs the engine)", async () => {
+    let asked = 0;
+    const engine = {
+      listContainers: async () => [
+        { id: "a", name: "a", image: "app:1", imageId: "sha256:a", state: "running" as const, labels: {} },
+      ],
+      listImages: async () => {
+        asked++;
+        return [];
+      },
+    };
+    const lines: string[] = [];
+    await tellComposeProjects(engine, defaultConfig(), surveyProjects, {
+      ...silentLogger,
+      info: (l: string) => lines.push(l),
+    });
+    expect(asked).toBe(0);
+    expect(lines).toEqual([]);
+  });
+
   test("gives the survey the one image list's labels, an image listed as having none as {}", async () => {
     const dir = tempDir("svc-compose-trust-wiring-");
     writeFileSync(join(dir, "compose.yaml"), "services: {}\n");
