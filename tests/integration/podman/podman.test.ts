@@ -422,17 +422,28 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
     }
   }, 240_000);
 
+  /** An image of `what` under `tag`: Podman's compatible import names it :latest whatever tag it is asked for, so tagged, then pushed. */
+  const versionedImage = (what: string, tag: string, cmd: string[]) => {
+    const built = fx.image(what, { changes: cmd, push: false });
+    const ref = built.ref.replace(/:latest$/, `:${tag}`);
+    podman(["tag", built.ref, ref]);
+    docker(["push", "-q", ref]);
+    return { ref, id: built.id };
+  };
+
+  /** The unit's container runs `image` under its reference, with the unit's label. */
+  const expectUnitOn = (name: string, unit: string, image: { ref: string; id: string }) => {
+    const now = inspect(name);
+    expect(now.Config.Image).toBe(image.ref);
+    expect(now.Image).toBe(image.id);
+    expect(now.State.Running).toBe(true);
+    expect(now.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+  };
+
   test("a tag move: the image of the unit's podman run line moved (1.0.0 -> 1.1.0), the unit's container on 1.1.0; a 1.2.0 that does not start is rolled back, the file as it was", async () => {
     const name = fx.name("unit-tag");
     const changes = [QUICK_STOP_CMD];
-    // Podman's compatible import names the image :latest whatever tag it is asked for: tagged, then pushed
-    const versioned = (tag: string, cmd: string[]) => {
-      const built = fx.image("unit-tag", { changes: cmd, push: false });
-      const ref = built.ref.replace(/:latest$/, `:${tag}`);
-      podman(["tag", built.ref, ref]);
-      docker(["push", "-q", ref]);
-      return { ref, id: built.id };
-    };
+    const versioned = (tag: string, cmd: string[]) => versionedImage("unit-tag", tag, cmd);
     const v10 = versioned("1.0.0", changes);
     const unit = startUnit(name, v10.ref, ["--label", "svc.tag_policy=semver:minor"]);
     const path = unitPath(unit);
@@ -457,11 +468,7 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
       // only the reference's characters changed
       const moved = readFileSync(path, "utf8");
       expect(moved).toBe(written.replace(v10.ref, v11.ref));
-      const after = inspect(name);
-      expect(after.Config.Image).toBe(v11.ref);
-      expect(after.Image).toBe(v11.id);
-      expect(after.State.Running).toBe(true);
-      expect(after.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+      expectUnitOn(name, unit, v11);
       expect(user(["systemctl", "--user", "show", "--property=ActiveState", unit])).toBe("ActiveState=active");
 
       // a newer tag whose command fails at once: the file's bytes back, the unit on 1.1.0 again
@@ -471,11 +478,8 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
       expect(back?.state, failing.svc.describe()).toBe("rolled_back");
       expect(back?.reason).toContain(`names ${v11.ref} again`);
       expect(readFileSync(path, "utf8")).toBe(moved);
-      const rolledBack = inspect(name);
-      expect(rolledBack.Config.Image).toBe(v11.ref);
-      expect(rolledBack.Image).toBe(v11.id);
-      expect(rolledBack.Image).not.toBe(v12.id);
-      expect(rolledBack.State.Running).toBe(true);
+      expectUnitOn(name, unit, v11);
+      expect(inspect(name).Image).not.toBe(v12.id);
     } finally {
       Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
     }
@@ -494,13 +498,7 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
       const name = fx.name("quadlet");
       const unit = `${name}.service`;
       const changes = [QUICK_STOP_CMD];
-      const versioned = (tag: string, cmd: string[]) => {
-        const built = fx.image("quadlet", { changes: cmd, push: false });
-        const ref = built.ref.replace(/:latest$/, `:${tag}`);
-        podman(["tag", built.ref, ref]);
-        docker(["push", "-q", ref]);
-        return { ref, id: built.id };
-      };
+      const versioned = (tag: string, cmd: string[]) => versionedImage("quadlet", tag, cmd);
       const v10 = versioned("1.0.0", changes);
       const path = join(dir, "podman-home/.config/containers/systemd", `${name}.container`);
       const written = [
@@ -534,22 +532,15 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
         expect(entry?.reason).toContain(`${path} line 6: ${v10.ref} -> ${v11.ref}`);
         const moved = readFileSync(path, "utf8");
         expect(moved).toBe(written.replace(`Image="${v10.ref}"`, `Image="${v11.ref}"`));
-        const after = inspect(name);
-        expect(after.Config.Image).toBe(v11.ref);
-        expect(after.Image).toBe(v11.id);
-        expect(after.State.Running).toBe(true);
-        expect(after.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+        expectUnitOn(name, unit, v11);
 
         const v12 = versioned("1.2.0", ['CMD ["false"]']);
         const failing = await svcAsUser(name);
         const back = entryIn(failing.svc.output, name);
         expect(back?.state, failing.svc.describe()).toBe("rolled_back");
         expect(readFileSync(path, "utf8")).toBe(moved);
-        const rolledBack = inspect(name);
-        expect(rolledBack.Config.Image).toBe(v11.ref);
-        expect(rolledBack.Image).toBe(v11.id);
-        expect(rolledBack.Image).not.toBe(v12.id);
-        expect(rolledBack.State.Running).toBe(true);
+        expectUnitOn(name, unit, v11);
+        expect(inspect(name).Image).not.toBe(v12.id);
       } finally {
         Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
       }
