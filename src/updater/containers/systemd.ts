@@ -9,6 +9,7 @@
  * `podman auto-update --rollback` does.
  */
 import { toSvcError } from "../../core/errors.ts";
+import { SYSTEMD_UNIT_LABEL } from "../../engine/podman.ts";
 import type { ContainerInspect, Engine, SystemdUnit } from "../../engine/port.ts";
 import type { Remembered } from "../../state/index.ts";
 import { act } from "../cycle/act.ts";
@@ -16,9 +17,6 @@ import type { ProtocolContext } from "../cycle/context.ts";
 import { finish, type TargetEntry } from "../cycle/target.ts";
 import { anyRollbackCheck, watch } from "./protocol.ts";
 import { describeMove, moveCommand, planUnitMove, revertUnitMove, type UnitMove, writeUnitMove } from "./unitmove.ts";
-
-/** The label Podman gives a container systemd runs (quadlet, `podman generate systemd`). */
-const UNIT_LABEL = "PODMAN_SYSTEMD_UNIT";
 
 /** What this module reads and writes of a container's entry (replace.ts's ContainerEntry). */
 export interface UnitEntry extends TargetEntry {
@@ -43,7 +41,7 @@ export async function planUnitUpdate(engine: Engine, entry: UnitEntry, target: S
     entry.unitMove = planned;
     return null;
   }
-  return `systemd runs it (unit ${target.unit}) from its image's tag, and svc does not move it to ${entry.newImage}: ${planned}; ${moveCommand(target, `the image ${from} in the unit's file to ${entry.newImage}`)}`;
+  return `systemd runs it (unit ${target.unit}) from its image's tag, and svc does not move it to ${entry.newImage}: ${planned}; ${moveByHand(target, from, entry.newImage)}`;
 }
 
 /**
@@ -55,7 +53,7 @@ export async function tellUnitMoves(
   entries: Iterable<UnitEntry & { summary: { labels: Record<string, string> } }>,
 ): Promise<void> {
   for (const entry of entries) {
-    if (entry.newImage === null || !entry.summary.labels[UNIT_LABEL] || !engine.systemdUnit) continue;
+    if (entry.newImage === null || !entry.summary.labels[SYSTEMD_UNIT_LABEL] || !engine.systemdUnit) continue;
     try {
       entry.inspect ??= await engine.inspectContainer(entry.id);
       const target = await engine.systemdUnit(entry.inspect);
@@ -63,7 +61,7 @@ export async function tellUnitMoves(
       const planned = await planUnitMove(engine, target, entry.inspect.Config.Image, entry.newImage);
       const what =
         typeof planned === "string"
-          ? `svc would not move its unit's file (${planned}); ${moveCommand(target, `the image ${entry.inspect.Config.Image} in the unit's file to ${entry.newImage}`)}`
+          ? `svc would not move its unit's file (${planned}); ${moveByHand(target, entry.inspect.Config.Image, entry.newImage)}`
           : `svc would ${moveCommand(target, describeMove(planned))}`;
       entry.reason = entry.reason ? `${entry.reason}; ${what}` : what;
     } catch {
@@ -138,6 +136,11 @@ export async function updateThroughSystemd(
   } catch (error) {
     finish(entry, "failed", `${problem}; the rollback failed too: ${toSvcError(error).message}`);
   }
+}
+
+/** What a person runs to move the unit's image from `from` to `to` where svc does not. */
+function moveByHand(target: SystemdUnit, from: string, to: string): string {
+  return moveCommand(target, `the image ${from} in the unit's file to ${to}`);
 }
 
 /** The unit's file back as it was, its manager reloaded; audited. */
