@@ -13,12 +13,12 @@
  */
 import { dlopen, FFIType, ptr } from "bun:ffi";
 import {
-  closeSync,
-  fchmodSync,
-  fchownSync,
-  fsyncSync,
   type BigIntStats,
   chmodSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
   lchownSync,
   linkSync,
   lstatSync,
@@ -34,7 +34,7 @@ import {
   writeSync,
 } from "node:fs";
 import { BlockChecksum, CHECKSUM_BLOCK } from "./checksum.ts";
-import { fitsUstar, padding, paxRecord, paxRecords, parseHeader, type TarHeader, ustarHeader } from "./tar.ts";
+import { fitsUstar, padding, parseHeader, paxRecord, paxRecords, type TarHeader, ustarHeader } from "./tar.ts";
 
 const BLOCK = 512;
 const SLASH = Buffer.from("/");
@@ -159,11 +159,13 @@ class ArchiveWriter {
     this.put(padding(size));
   }
 
-  /** The two blocks of zeros that end an archive, then everything to the disk. */
+  /**
+   * The two blocks of zeros that end an archive. Not synced here: svc writes the copy back to the
+   * disk while the new version starts, and a restore waits for that (guard.ts).
+   */
   end(): void {
     this.put(new Uint8Array(2 * BLOCK));
     this.flush();
-    fsyncSync(this.fd);
   }
 
   private flush(): void {
@@ -177,22 +179,38 @@ class ArchiveWriter {
   }
 }
 
-const TYPE_OF: Record<number, string> = {
-  0o100000: "0",
-  0o040000: "5",
-  0o120000: "2",
-  0o020000: "3",
-  0o060000: "4",
-  0o010000: "6",
-};
+/** A file type's tar type flag; undefined for a socket. */
+function typeOf(mode: number): string | undefined {
+  switch (mode & constants.S_IFMT) {
+    case constants.S_IFREG:
+      return "0";
+    case constants.S_IFDIR:
+      return "5";
+    case constants.S_IFLNK:
+      return "2";
+    case constants.S_IFCHR:
+      return "3";
+    case constants.S_IFBLK:
+      return "4";
+    case constants.S_IFIFO:
+      return "6";
+    default:
+      return undefined;
+  }
+}
 
 /** The tar of the folder `root`, its entries named `base/...` as the engine's archive names them. */
-export function archiveFolder(root: string, base: string, out: number, limit: number): { bytes: number; checksum: string } {
+export function archiveFolder(
+  root: string,
+  base: string,
+  out: number,
+  limit: number,
+): { bytes: number; checksum: string } {
   const writer = new ArchiveWriter(out, limit);
   const links = new Map<string, Buffer>();
   const visit = (path: Buffer, name: Buffer) => {
     const stat = lstatSync(path, { bigint: true });
-    const type = TYPE_OF[Number(stat.mode & 0o170000n)];
+    const type = typeOf(Number(stat.mode));
     if (type === undefined) return; // a socket: tar leaves them out too
     if (type === "0" && stat.nlink > 1n) {
       const key = `${stat.dev}:${stat.ino}`;
@@ -251,7 +269,10 @@ function writeEntry(
       gid: gid > 0o7777777 ? 0 : gid,
       ...(linkname ? { linkname: linkname.length > 100 ? linkname.subarray(0, 100) : linkname } : {}),
       ...(type === "3" || type === "4"
-        ? { devmajor: Number((stat.rdev >> 8n) & 0xfffn), devminor: Number((stat.rdev & 0xffn) | ((stat.rdev >> 12n) & 0xfff00n)) }
+        ? {
+            devmajor: Number((stat.rdev >> 8n) & 0xfffn),
+            devminor: Number((stat.rdev & 0xffn) | ((stat.rdev >> 12n) & 0xfff00n)),
+          }
         : {}),
     }),
   );
@@ -372,7 +393,7 @@ const offset = new BigInt64Array(1);
 function copyRange(from: number, at: number, to: number, length: number): number {
   offset[0] = BigInt(at);
   const copied = Number(c().copy_file_range(from, ptr(offset), to, null, Math.min(length, 1 << 30), 0));
-  return copied > 0 ? copied : 0;
+  return Math.max(copied, 0);
 }
 
 interface Entry extends TarHeader {
@@ -522,7 +543,7 @@ function placeEntry(reader: ArchiveReader, at: Buffer, entry: Entry, root: Buffe
     case "3":
     case "4":
     case "6": {
-      const kind = { "3": 0o020000, "4": 0o060000, "6": 0o010000 }[entry.type];
+      const kind = { "3": constants.S_IFCHR, "4": constants.S_IFBLK, "6": constants.S_IFIFO }[entry.type];
       makeNode(at, kind | (entry.mode & 0o777), entry.devmajor, entry.devminor);
       lchownSync(at, entry.uid, entry.gid);
       chmodSync(at, entry.mode);
@@ -547,15 +568,24 @@ const copySpec = (text: string) =>
     mounts: { root: string; base: string }[];
   };
 const restoreSpec = (text: string) =>
-  JSON.parse(text) as { from: string; mounts: ({ file: string; root: string; base: string; what: string } & Expected)[] };
+  JSON.parse(text) as {
+    from: string;
+    probe: { file: string; token: string };
+    mounts: ({ file: string; root: string; base: string; what: string } & Expected)[];
+  };
+
+/** Whether the folder svc named is the one mounted here: svc wrote the token into it. */
+function seesProbe(dir: string, probe: { file: string; token: string }): boolean {
+  try {
+    return readFileSync(`${dir}/${probe.file}`, "utf8") === probe.token;
+  } catch {
+    return false;
+  }
+}
 
 /** `copy SPEC`: the archives and result.json in spec.out. */
 function copyCommand(spec: ReturnType<typeof copySpec>): number {
-  let probe = "";
-  try {
-    probe = readFileSync(`${spec.out}/${spec.probe.file}`, "utf8");
-  } catch {}
-  if (probe !== spec.probe.token) return EXIT.elsewhere;
+  if (!seesProbe(spec.out, spec.probe)) return EXIT.elsewhere;
   const results: ({ file: string; bytes: number; xxh64: string } | null)[] = [];
   let total = 0;
   for (const [index, mount] of spec.mounts.entries()) {
@@ -579,7 +609,6 @@ function copyCommand(spec: ReturnType<typeof copySpec>): number {
   try {
     writeSync(fd, JSON.stringify({ mounts: results }));
     if (spec.owner) fchownSync(fd, spec.owner[0], spec.owner[1]);
-    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
@@ -589,6 +618,7 @@ function copyCommand(spec: ReturnType<typeof copySpec>): number {
 
 /** `restore SPEC`: every archive checked first, then each mount emptied and extracted. */
 function restoreCommand(spec: ReturnType<typeof restoreSpec>): number {
+  if (!seesProbe(spec.from, spec.probe)) return EXIT.elsewhere;
   for (const mount of spec.mounts) checkArchive(`${spec.from}/${mount.file}`, mount, mount.what);
   for (const mount of spec.mounts) {
     emptyFolder(mount.root);

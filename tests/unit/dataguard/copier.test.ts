@@ -16,7 +16,6 @@ import { setXattr, treeManifest } from "../../support/tree-manifest.ts";
 
 const work = mkdtempSync(join(tmpdir(), "svc-copier-"));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
-const root = process.getuid?.() === 0;
 
 /** A tree with every kind of entry a volume holds (as root: owners and a device too). */
 function makeTree(at: string): void {
@@ -161,7 +160,11 @@ describe("the helper's commands and their exit codes", () => {
     const restore = (xxh64: string) =>
       helperMain([
         "restore",
-        JSON.stringify({ from: out, mounts: [{ ...result.mounts[0], xxh64, root: volume, base: "volume", what: "/v" }] }),
+        JSON.stringify({
+          from: out,
+          probe: { file: ".probe", token: "token" },
+          mounts: [{ ...result.mounts[0], xxh64, root: volume, base: "volume", what: "/v" }],
+        }),
       ]);
     expect(restore("0".repeat(16))).toBe(EXIT.damaged);
     expect(readFileSync(join(volume, "new"), "utf8")).toBe("made by v2");
@@ -175,7 +178,12 @@ describe("archives that would write out of their folder", () => {
   const craft = (script: string) => {
     const file = join(work, `crafted-${Math.random().toString(16).slice(2)}.tar`);
     const ran = Bun.spawnSync(
-      ["python3", "-c", `import tarfile,io,sys\nt=tarfile.open(sys.argv[1],"w",format=tarfile.PAX_FORMAT)\n${script}\nt.close()`, file],
+      [
+        "python3",
+        "-c",
+        `import tarfile,io,sys\nt=tarfile.open(sys.argv[1],"w",format=tarfile.PAX_FORMAT)\n${script}\nt.close()`,
+        file,
+      ],
       { stderr: "pipe" },
     );
     if (ran.exitCode !== 0) throw new Error(ran.stderr.toString());
