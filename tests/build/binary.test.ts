@@ -46,6 +46,29 @@ describe("bun run build --all", () => {
     expect(result.stdout + result.stderr).toContain("svc");
   });
 
+  // the data guard's helper container runs the compiled binary as its copier (docs/data-guard.md)
+  test("the host binary is the data guard's copier: `__data-guard-helper copy` writes a tar GNU tar reads", () => {
+    const work = tempDir("copier");
+    mkdirSync(join(work, "out"));
+    mkdirSync(join(work, "volume", "sub"), { recursive: true });
+    writeFileSync(join(work, "volume", "sub", "file"), "kept\n");
+    writeFileSync(join(work, "out", ".probe"), "token");
+    const spec = {
+      out: join(work, "out"),
+      limit: 1 << 20,
+      owner: null,
+      probe: { file: ".probe", token: "token" },
+      mounts: [{ root: join(work, "volume"), base: "volume" }],
+    };
+    const result = run([join(dist, "svc"), "__data-guard-helper", "copy", JSON.stringify(spec)]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(JSON.parse(readFileSync(join(work, "out", "result.json"), "utf8")).mounts[0].file).toBe("mount-0.tar");
+    const listed = run(["tar", "-tf", join(work, "out", "mount-0.tar")]);
+    expect(listed.stdout.trim().split("\n")).toEqual(["volume/", "volume/sub/", "volume/sub/file"]);
+    rmSync(work, { recursive: true, force: true });
+  });
+
   test("the x64 release binary runs --version", () => {
     if (process.arch !== "x64") return;
     const result = run([join(dist, "svc-linux-x64"), "--version"]);
