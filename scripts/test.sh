@@ -55,6 +55,27 @@ OWN_ENGINES=(tests/integration/safety)
 SWARM=(tests/integration/swarm)
 # the rest leg's folder that runs beside the others (its containers and svc instances all scoped)
 REST_APART=tests/integration/ui
+# Engine-agnostic files: svc's own logic that needs an engine, not a particular one (compose's
+# files and hash, the data guard's policy, ordering, windows, selection, notifications, state...):
+# on Docker 28.5's containerd store only, never on docker20 or the classic docker28. Each file's
+# reason is in docs/testing.md, "Which engine runs what"; what differs between engines (API versions
+# and fields, image stores, archive endpoints, health, the safety protocol's calls) runs on each.
+CONTAINERD_ONLY=(
+  tests/integration/updater/compose-write.test.ts tests/integration/updater/compose-hash.test.ts
+  tests/integration/updater/compose-keys.test.ts tests/integration/updater/data-guard.test.ts
+  tests/integration/updater/data-guard-rollback.test.ts tests/integration/updater/ordering.test.ts
+  tests/integration/updater/window.test.ts tests/integration/updater/selection.test.ts
+  tests/integration/updater/lock.test.ts tests/integration/updater/release-notes.test.ts
+  tests/integration/updater/watchtower-labels.test.ts tests/integration/updater/tags.test.ts
+  tests/integration/e2e/schedule.test.ts tests/integration/e2e/state.test.ts
+  tests/integration/e2e/shared-state.test.ts tests/integration/e2e/notify.test.ts
+  tests/integration/e2e/homeassistant.test.ts tests/integration/e2e/terminal.test.ts
+  tests/integration/e2e/readers.test.ts tests/integration/e2e/dry-run.test.ts
+  tests/integration/e2e/window.test.ts tests/integration/e2e/secrets.test.ts
+  tests/integration/e2e/api.test.ts tests/integration/e2e/api-more.test.ts
+  tests/integration/e2e/binary.test.ts tests/integration/e2e/config-errors.test.ts
+  tests/integration/e2e/print-config.test.ts tests/integration/e2e/quick-start.test.ts
+)
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}" "${SWARM[@]}")
 # the longest first: a freed slot takes the next
 ALL_LEGS=(docker28-containerd docker20 docker28-containerd:rest docker28 docker28-containerd:e2e docker20:e2e
@@ -161,10 +182,18 @@ tests_of() { # what a leg runs
       # (tests/unit: `bun run check` runs them; tests/build: beside)
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
         grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman -e "$REST_APART" "${ENGINE_FACING[@]/#/-e}" ;;
-    *:e2e) echo "${E2E_APART[@]}" ;;
+    *:e2e) echo "${E2E_APART[@]}" | engine_specific "$1" ;;
     *:swarm) echo "${SWARM[@]}" ;;
     podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
-    *) unscoped_here ;;
+    *) unscoped_here | engine_specific "$1" ;;
+  esac
+}
+engine_specific() { # engine_specific LEG: the lines read, without CONTAINERD_ONLY off its legs
+  # (lines of files a process each; a line left empty goes)
+  case "$1" in
+    docker28-containerd | docker28-containerd:*) grep . || true ;;
+    *) awk -v only="${CONTAINERD_ONLY[*]}" 'BEGIN { n = split(only, list, " "); for (i = 1; i <= n; i++) drop[list[i]] = 1 }
+      { line = ""; for (i = 1; i <= NF; i++) if (!($i in drop)) line = line (line == "" ? "" : " ") $i; if (line != "") print line }' ;;
   esac
 }
 unscoped_here() { # UNSCOPED without E2E_APART: its folders, the e2e folder file by file
@@ -186,8 +215,8 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     # the classic store of Docker 28.5: what depends on the image store (the safety tests are
     # about svc's protocol, compose's files and the data guard's volumes are no image store's:
     # all three run on the containerd store of the same daemon and on 20.10's classic store)
-    docker28) scoped_groups | awk '{ line = ""; for (i = 1; i <= NF; i++) if ($i !~ /\/(compose|data-guard)/) line = line (line == "" ? "" : " ") $i; if (line != "") print line }' ;;
-    *) scoped_groups; own_engine_files ;;
+    docker28) scoped_groups | engine_specific "$1" | awk '{ line = ""; for (i = 1; i <= NF; i++) if ($i !~ /\/(compose|data-guard)/) line = line (line == "" ? "" : " ") $i; if (line != "") print line }' ;;
+    *) scoped_groups | engine_specific "$1"; own_engine_files ;;
   esac
 }
 scoped_groups() { # the updater tests in four processes of about the same length (docs/testing.md)
