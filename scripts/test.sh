@@ -9,9 +9,10 @@
 #   docker28-containerd:swarm the Swarm tests
 #   docker28                  the engine, registry, updater (but compose's and the data guard's) and
 #                             e2e tests (but the longest) on Docker 28.5's classic image store (the
-#                             store is what differs from the first leg's: the same daemon; docs/testing.md)
-#   docker20, docker20:e2e    the same on Debian 12's Docker 20.10, the oldest supported,
-#   docker20:swarm            and the Swarm tests there
+#                             store is what differs from the first leg's: the same daemon; docs/testing.md),
+#                             but CONTAINERD_ONLY (below)
+#   docker20, docker20:e2e    the first two legs' on Debian 12's Docker 20.10, the oldest supported,
+#   docker20:swarm            but CONTAINERD_ONLY, and the Swarm tests there
 #   podman                    the Podman set on Debian 12's Podman 4.3, rootful (docs/podman.md)
 #   podman-rootless           the Podman set on the same Podman as a user the sandbox makes
 #   podman5                   the Podman set on sid's Podman 5.8, rootful, in a sid root the sandbox makes
