@@ -5,6 +5,7 @@
 #   docker28-containerd       the engine-facing tests on Docker 28.5's containerd image store
 #                             (what new users get)
 #   docker28-containerd:e2e   the longest e2e files (E2E_APART), on an engine of their own
+#   docker28-containerd:e2e-once  the e2e files only this store runs (E2E_ONCE), on an engine of their own
 #   docker28-containerd:rest  every other test but the Swarm's, on the same kind of engine
 #   docker28-containerd:swarm the Swarm tests
 #   docker28                  the engine, registry, updater (but compose's and the data guard's) and
@@ -48,7 +49,7 @@ bun install --frozen-lockfile >/dev/null
 #   OWN_ENGINES  the safety tests: engines of their own (of the leg's kind), never the leg's
 UNSCOPED=(tests/integration/engine tests/integration/registry tests/integration/e2e)
 E2E_APART=(tests/integration/e2e/self.test.ts tests/integration/e2e/run-once-more.test.ts
-  tests/integration/e2e/schedule.test.ts tests/integration/e2e/deps.test.ts tests/integration/e2e/state.test.ts)
+  tests/integration/e2e/schedule.test.ts tests/integration/e2e/deps.test.ts)
 SCOPED=(tests/integration/updater)
 OWN_ENGINES=(tests/integration/safety)
 # the Swarm tests make their engine a Swarm manager with a second engine as worker: a leg of their
@@ -77,10 +78,13 @@ CONTAINERD_ONLY=(
   tests/integration/e2e/binary.test.ts tests/integration/e2e/config-errors.test.ts
   tests/integration/e2e/print-config.test.ts tests/integration/e2e/quick-start.test.ts
 )
+# The e2e files of CONTAINERD_ONLY but E2E_APART: the docker28-containerd:e2e-once leg, on an engine
+# of their own (they took a third of that store's unscoped files' time, its longest process)
+mapfile -t E2E_ONCE < <(printf '%s\n' "${CONTAINERD_ONLY[@]}" | grep /e2e/ | grep -vxF "${E2E_APART[@]/#/-e}")
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}" "${SWARM[@]}")
 # the longest first: a freed slot takes the next
-ALL_LEGS=(docker28-containerd docker20 docker28-containerd:rest docker28 docker28-containerd:e2e docker20:e2e
-  docker28-containerd:swarm docker20:swarm podman podman-rootless podman5 podman5-rootless)
+ALL_LEGS=(docker28-containerd docker20 docker28-containerd:rest docker28 docker28-containerd:e2e
+  docker28-containerd:e2e-once docker20:e2e docker28-containerd:swarm docker20:swarm podman podman-rootless podman5 podman5-rootless)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
 # engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
 QUICK=(tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
@@ -116,9 +120,10 @@ elif [ $# -gt 0 ]; then
 else
   LEGS=("${ALL_LEGS[@]}")
 fi
-# Seven legs at once: all thirteen together held the load at 25-35 on 2 cores, and timing-tight
-# tests (a build, a page's first rows, a fuzz run) failed under it; a freed slot takes the next leg
-JOBS=${SVC_TEST_JOBS:-7}
+# Eight legs at once (the eight longer than 500 s; the Swarm leg of 20.10 and Podman's fill in): all
+# thirteen together held the load at 25-35 on 2 cores, and timing-tight tests (a build, a page's
+# first rows, a fuzz run) failed under it; a freed slot takes the next leg
+JOBS=${SVC_TEST_JOBS:-8}
 
 # Each leg's folder and ports, five a leg (registries 5100/5101, 5105/5106...; SVC_TEST_PORT_BASE=5400
 # moves them to 5400/5401...; a Swarm leg's engines take sandbox.sh's registry port +7 to +9, which
@@ -184,6 +189,7 @@ tests_of() { # what a leg runs
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
         grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman -e "$REST_APART" "${ENGINE_FACING[@]/#/-e}" ;;
     *:e2e) echo "${E2E_APART[@]}" | engine_specific "$1" ;;
+    *:e2e-once) echo "${E2E_ONCE[@]}" ;;
     *:swarm) echo "${SWARM[@]}" ;;
     podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
     *) unscoped_here | engine_specific "$1" ;;
@@ -197,11 +203,11 @@ engine_specific() { # engine_specific LEG: the lines read, without CONTAINERD_ON
       { line = ""; for (i = 1; i <= NF; i++) if (!($i in drop)) line = line (line == "" ? "" : " ") $i; if (line != "") print line }' ;;
   esac
 }
-unscoped_here() { # UNSCOPED without E2E_APART: its folders, the e2e folder file by file
+unscoped_here() { # UNSCOPED without E2E_APART and E2E_ONCE: its folders, the e2e folder file by file
   local path
   for path in "${UNSCOPED[@]}"; do
     if [ "$path" = tests/integration/e2e ]; then
-      printf '%s\n' tests/integration/e2e/*.test.ts | grep -vxF "${E2E_APART[@]/#/-e}"
+      printf '%s\n' tests/integration/e2e/*.test.ts | grep -vxF "${E2E_APART[@]/#/-e}" "${E2E_ONCE[@]/#/-e}"
     else
       echo "$path"
     fi
@@ -220,10 +226,13 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     *) scoped_groups | engine_specific "$1"; own_engine_files ;;
   esac
 }
-scoped_groups() { # the updater tests in four processes of about the same length (docs/testing.md)
+scoped_groups() { # the updater tests in six processes of about the same length (docs/testing.md)
   local u=tests/integration/updater
-  local groups=("$u/compose-write.test.ts $u/compose.test.ts" "$u/compose-keys.test.ts $u/compose-hash.test.ts"
-    "$(echo $u/data-guard*.test.ts)")
+  # (measured on the containerd store, the longest first; the last line takes every other file)
+  local groups=("$u/compose-write.test.ts" "$u/compose-keys.test.ts $u/compose-hash.test.ts"
+    "$u/recovery.test.ts $u/window.test.ts $u/ordering.test.ts $u/release-notes.test.ts"
+    "$u/data-guard.test.ts $u/data-guard-crash.test.ts"
+    "$u/data-guard-rollback.test.ts $u/data-guard-room.test.ts $u/compose.test.ts")
   printf '%s\n' "${groups[@]}"
   # shellcheck disable=SC2086
   find "${SCOPED[@]}" -name '*.test.ts' | sort | grep -vxF $(printf -- '-e %s ' ${groups[*]}) | paste -sd ' '
