@@ -20,6 +20,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 import { SvcError } from "../core/errors.ts";
+import { randomHex } from "../core/files.ts";
 import { lineOf, readText } from "./text.ts";
 
 /** One run of characters replaced. */
@@ -166,8 +167,4 @@ function syncFolder(folder: string): void {
   } catch {
     // some file systems refuse a folder's fsync; the rename is done all the same
   }
-}
-
-function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 }

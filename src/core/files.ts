@@ -53,6 +53,6 @@ export function writeRequestedFile(path: string, text: string, force: boolean, s
 }
 
 /** `bytes` random bytes in hex, from the global Web Crypto (node:crypto costs a compiled svc ~4 MiB to load). */
-function randomHex(bytes: number): string {
+export function randomHex(bytes: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 }

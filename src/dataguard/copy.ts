@@ -11,6 +11,7 @@ import { formatSize } from "../config/values.ts";
 import { SvcError } from "../core/errors.ts";
 import { timerDelay } from "../core/timers.ts";
 import type { Engine } from "../engine/port.ts";
+import { BlockChecksum } from "./checksum.ts";
 import type { GuardedMount } from "./mounts.ts";
 import { type CopiedMount, type Copy, type CopyStore, type Manifest, mountFile } from "./store.ts";
 import { firstEntryType, startsWithFolder, XattrMerger, type XattrsByPath } from "./tar.ts";
@@ -85,7 +86,7 @@ export async function copyMounts(
       );
       if (written === null) continue; // a file, not a folder: not guarded (docs/data-guard.md)
       total += written.bytes;
-      copied.push({ ...mount, file, bytes: written.bytes, sha256: written.sha256 });
+      copied.push({ ...mount, file, bytes: written.bytes, xxh64: written.xxh64 });
     }
     const reading = await attributes;
     if ("maps" in reading) {
@@ -98,7 +99,8 @@ export async function copyMounts(
       }
     }
     const manifest: Manifest = {
-      format: 1,
+      format: 2,
+      through: "archive",
       container: request.container,
       container_id: request.containerId,
       image: request.image,
@@ -137,12 +139,12 @@ async function copyOne(
   destination: string,
   path: string,
   limit: number,
-): Promise<{ bytes: number; sha256: string } | null> {
+): Promise<{ bytes: number; xxh64: string } | null> {
   const stream = await engine.readArchive(containerId, destination);
   const reader = stream.getReader();
   const file = openSync(path, "wx", 0o600);
   let closed = false;
-  const hash = new Bun.CryptoHasher("sha256");
+  const hash = new BlockChecksum();
   let bytes = 0;
   let checkedFirst = false;
   const writeBack = new WriteBack(file);
@@ -171,7 +173,7 @@ async function copyOne(
     }
     await writeBack.idle();
     fsyncSync(file);
-    return { bytes, sha256: hash.digest("hex") };
+    return { bytes, xxh64: hash.digest() };
   } catch (error) {
     await reader.cancel().catch(() => {});
     if (error instanceof OverLimit) throw error;
@@ -207,9 +209,9 @@ class WriteBack {
  * Rewrites the archive at `path` with the attributes of `xattrs` added (tar.ts, XattrMerger), in
  * large synchronous reads and writes, and renames it over the first once synced.
  */
-function addXattrs(path: string, xattrs: XattrsByPath, limit: number): { bytes: number; sha256: string } {
+function addXattrs(path: string, xattrs: XattrsByPath, limit: number): { bytes: number; xxh64: string } {
   const merger = new XattrMerger(xattrs);
-  const hash = new Bun.CryptoHasher("sha256");
+  const hash = new BlockChecksum();
   const input = openSync(path, "r");
   const output = openSync(`${path}.xattrs`, "w", 0o600);
   let bytes = 0;
@@ -234,7 +236,7 @@ function addXattrs(path: string, xattrs: XattrsByPath, limit: number): { bytes: 
     closeSync(output);
   }
   renameSync(`${path}.xattrs`, path);
-  return { bytes, sha256: hash.digest("hex") };
+  return { bytes, xxh64: hash.digest() };
 }
 
 function writeAll(file: number, chunk: Uint8Array): void {

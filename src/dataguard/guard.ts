@@ -3,11 +3,22 @@
  * ask for, whether its copy fits (the size cap, the room left), the copy, the restore, and how long
  * copies are kept.
  */
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "../config/index.ts";
 import { formatSize, parseSize } from "../config/values.ts";
 import type { ContainerInspect, Engine } from "../engine/port.ts";
 import { type CopyOutcome, copyMounts, measureMounts } from "./copy.ts";
+import {
+  copyInEngine,
+  discardCopier,
+  discardRestorer,
+  type PreparedCopier,
+  type PreparedRestorer,
+  prepareCopier,
+  prepareRestorer,
+  restoreInEngine,
+} from "./inengine.ts";
 import { type GuardedMount, type GuardMode, guardedMounts, guardModeOf } from "./mounts.ts";
 import { type RestoreResult, restoreCopy } from "./restore.ts";
 import { type Copy, CopyStore } from "./store.ts";
@@ -109,12 +120,24 @@ export function dataGuardOptions(config: Config): DataGuardOptions {
 /** What an update of one container does about its data, decided while it still runs. */
 export type Preparation =
   | { kind: "off" }
-  | { kind: "copy"; mounts: GuardedMount[]; limit: { bytes: number; why: string }; helper?: PreparedHelper }
+  | {
+      kind: "copy";
+      mounts: GuardedMount[];
+      limit: { bytes: number; why: string };
+      /** the helper that copies in the engine (inengine.ts) */
+      copier?: PreparedCopier;
+      /** the helper that reads the extended attributes for a copy through the archive endpoint (xattrs.ts) */
+      helper?: PreparedHelper;
+    }
   /** the copy does not fit (or cannot be made): held, or updated without a copy */
   | { kind: "over"; action: "hold" | "skip"; reason: string };
 
 export class DataGuard {
   readonly store: CopyStore | null;
+  /** copies being written back to the disk (by folder): a restore waits for its copy's */
+  private readonly syncing = new Map<string, Promise<void>>();
+  /** the helpers that would restore a copy made in the engine (by folder), made while the new version is watched */
+  private readonly restorers = new Map<string, PreparedRestorer>();
 
   constructor(
     private readonly engine: Engine,
@@ -145,8 +168,17 @@ export class DataGuard {
     const measured = await measureMounts(this.engine, inspect.Id, guarded.mounts, limit.bytes);
     if (measured > limit.bytes)
       return this.over(`data_guard: its guarded mounts take more than ${formatSize(limit.bytes)} (${limit.why})`);
-    // the helper that reads the extended attributes is made now, out of the downtime (xattrs.ts)
-    return { kind: "copy", mounts: guarded.mounts, limit, helper: prepareXattrHelper(this.engine, guarded.mounts) };
+    // the helpers are made now, out of the downtime: the copier, else the attributes' reader
+    const copier = prepareCopier(
+      this.engine,
+      this.store,
+      { container: inspect.Name.replace(/^\//, ""), containerId: inspect.Id, mounts: guarded.mounts, limit },
+      this.now(),
+    );
+    const helper: PreparedHelper = copier.then((made) =>
+      "id" in made ? { problem: "copied in the engine" } : prepareXattrHelper(this.engine, guarded.mounts),
+    );
+    return { kind: "copy", mounts: guarded.mounts, limit, copier, helper };
   }
 
   /** The cap, or the room left in data_guard_dir (its reserve kept, this container's earlier copies counted as free), whichever is smaller. */
@@ -178,25 +210,64 @@ export class DataGuard {
   ): Promise<CopyOutcome> {
     const store = this.store!;
     const container = inspect.Name.replace(/^\//, "");
-    for (const earlier of store.list(container)) if (earlier.id !== keep?.id) store.remove(container, earlier.id);
+    for (const earlier of store.list(container)) {
+      if (earlier.id === keep?.id) continue;
+      void discardRestorer(this.engine, earlier, this.restorers.get(earlier.dir));
+      this.restorers.delete(earlier.dir);
+      store.remove(container, earlier.id);
+    }
+    const request = {
+      container,
+      containerId: inspect.Id,
+      ...meta,
+      mounts: preparation.mounts,
+      limit: preparation.limit,
+    };
+    const outcome = await this.copyOnce(preparation, request);
+    if (outcome.kind === "copied") this.afterCopy(outcome.copy);
+    return outcome;
+  }
+
+  private async copyOnce(
+    preparation: Extract<Preparation, { kind: "copy" }>,
+    request: Parameters<typeof copyMounts>[2],
+  ): Promise<CopyOutcome> {
+    const store = this.store!;
+    const copier = await preparation.copier;
+    if (copier && "id" in copier) {
+      const outcome = await copyInEngine(this.engine, store, copier, request, this.now);
+      // the engine does not see the copies' folder: through the archive, its reader made now
+      if (outcome !== "elsewhere") return outcome;
+      return copyMounts(this.engine, store, request, this.now);
+    }
     return copyMounts(
       this.engine,
       store,
-      {
-        container,
-        containerId: inspect.Id,
-        ...meta,
-        mounts: preparation.mounts,
-        limit: preparation.limit,
-        ...(preparation.helper ? { xattrHelper: preparation.helper } : {}),
-      },
+      { ...request, ...(preparation.helper ? { xattrHelper: preparation.helper } : {}) },
       this.now,
     );
   }
 
+  /**
+   * A copy is complete once written and checksummed; it is written back to the disk while the new
+   * version starts (a crash of svc loses nothing the kernel holds; a power cut in those seconds
+   * leaves a copy its checksums refuse), and its restorer is made while the new version is watched.
+   */
+  private afterCopy(copy: Copy): void {
+    this.syncing.set(
+      copy.dir,
+      writeBack(copy).finally(() => this.syncing.delete(copy.dir)),
+    );
+    if (copy.manifest.through === "helper" && this.store)
+      this.restorers.set(copy.dir, prepareRestorer(this.engine, this.store, copy));
+  }
+
   /** A plan given up before its copy: its helper goes. */
   async drop(preparation: Extract<Preparation, { kind: "copy" }>): Promise<void> {
-    await discardXattrHelper(this.engine, preparation.helper);
+    await Promise.all([
+      discardCopier(this.engine, preparation.copier),
+      discardXattrHelper(this.engine, preparation.helper),
+    ]);
   }
 
   /** Marks a restore into `containerId` as under way before anything is touched (crash recovery finishes it). */
@@ -226,13 +297,23 @@ export class DataGuard {
     return this.store?.restoringInto(containerId) ?? null;
   }
 
-  restore(copy: Copy, containerId: string): Promise<RestoreResult> {
+  /** In the engine where it sees the copies' folder (inengine.ts), else through its archive endpoint (restore.ts). */
+  async restore(copy: Copy, containerId: string): Promise<RestoreResult> {
+    const started = performance.now();
+    await this.syncing.get(copy.dir);
+    const prepared = this.restorers.get(copy.dir);
+    this.restorers.delete(copy.dir);
+    if (this.store && (await restoreInEngine(this.engine, this.store, copy, prepared)) === "restored")
+      return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
     return restoreCopy(this.engine, copy, containerId);
   }
 
   /** The container's next version runs: data_guard_keep counts from now. */
   supersede(copy: Copy): void {
     this.store?.update(copy, { superseded_at: this.now().toISOString() });
+    const restorer = this.restorers.get(copy.dir);
+    this.restorers.delete(copy.dir);
+    void discardRestorer(this.engine, copy, restorer);
   }
 
   /** Removes the copies kept longer than data_guard_keep after their container's next version started. */
@@ -271,4 +352,20 @@ export function versionOf(image: string, labels: Record<string, string> | undefi
   if (label) return label.slice(0, 256);
   const at = image.lastIndexOf(":");
   return at > image.lastIndexOf("/") ? image.slice(at + 1, at + 257) : null;
+}
+
+/** Writes a copy's archives back to the disk (on the runtime's file threads); a failure is its checksums' to tell. */
+async function writeBack(copy: Copy): Promise<void> {
+  for (const mount of copy.manifest.mounts) {
+    try {
+      const file = await open(join(copy.dir, mount.file), "r");
+      try {
+        await file.datasync();
+      } finally {
+        await file.close();
+      }
+    } catch {
+      // a restore checks the archive first
+    }
+  }
 }

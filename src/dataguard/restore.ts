@@ -2,7 +2,7 @@
  * Putting a copy back through the Engine API alone (docs/data-guard.md), into a container that
  * mounts the same volumes and is not running (the parked old container of a failed update):
  *
- *   1. every archive is checked against its sha256: a copy that does not match is never restored;
+ *   1. every archive is checked against its checksum: a copy that does not match is never restored;
  *   2. each mount is emptied: an archive holding one empty file under the mount's own name is put
  *      into its parent, and the engine replaces the folder with it, removing everything in it; it
  *      cannot remove the mount point itself (busy) and says so, which is the emptying done;
@@ -14,16 +14,13 @@
  * `svc rollback --with-data` puts an older copy back), and crash recovery restores it from step 1,
  * so a mount is never left half-restored once svc runs again.
  */
-import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError, toSvcError } from "../core/errors.ts";
 import type { Engine } from "../engine/port.ts";
+import { checkArchive, type Expected } from "./copier.ts";
 import { archiveParent } from "./mounts.ts";
-import type { Copy } from "./store.ts";
+import type { CopiedMount, Copy } from "./store.ts";
 import { emptyFileArchive } from "./tar.ts";
-
-/** Read in large synchronous reads: the check is part of a restore's downtime (docs/data-guard.md). */
-const HASH_CHUNK = 4 * 1024 * 1024;
 
 export interface RestoreResult {
   bytes: number;
@@ -47,37 +44,22 @@ export async function restoreCopy(engine: Engine, copy: Copy, containerId: strin
   return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
 }
 
-/** Every archive of the copy matches its size and sha256 (read in bounded chunks); throws naming the first that does not. */
+/** Every archive of the copy matches its size and checksum (read in bounded chunks); throws naming the first that does not. */
 export async function verifyCopy(copy: Copy): Promise<void> {
   for (const mount of copy.manifest.mounts) {
-    const path = join(copy.dir, mount.file);
-    const hash = new Bun.CryptoHasher("sha256");
-    let bytes = 0;
-    let file: number;
     try {
-      file = openSync(path, "r");
-    } catch {
-      throw new SvcError("internal", `the copy of ${mount.destination} (${path}) is missing`);
-    }
-    try {
-      const buffer = new Uint8Array(HASH_CHUNK);
-      for (;;) {
-        const bytesRead = readSync(file, buffer, 0, HASH_CHUNK, null);
-        if (bytesRead === 0) break;
-        bytes += bytesRead;
-        hash.update(buffer.subarray(0, bytesRead));
-      }
-    } finally {
-      closeSync(file);
-    }
-    const sha256 = hash.digest("hex");
-    if (bytes !== mount.bytes || sha256 !== mount.sha256) {
-      throw new SvcError(
-        "internal",
-        `the copy of ${mount.destination} does not match its checksum (${bytes} bytes, sha256 ${sha256.slice(0, 12)}; the manifest says ${mount.bytes} bytes, ${mount.sha256.slice(0, 12)}): not restored`,
-      );
+      checkArchive(join(copy.dir, mount.file), expectedOf(mount), mount.destination);
+    } catch (error) {
+      throw new SvcError("internal", (error as Error).message, { cause: error });
     }
   }
+}
+
+/** What a mount's archive must be: its size and its checksum, of whichever kind the copy has. */
+export function expectedOf(mount: CopiedMount): Expected {
+  return mount.xxh64 !== undefined
+    ? { bytes: mount.bytes, xxh64: mount.xxh64 }
+    : { bytes: mount.bytes, sha256: mount.sha256 ?? "" };
 }
 
 /**

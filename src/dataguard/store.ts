@@ -2,7 +2,7 @@
  * The copies on disk (docs/data-guard.md), one folder per copy under data_guard_dir:
  *
  *   <dir>/<container>/<copy id>/mount-<n>.tar   each guarded mount, as the engine's archive gave it
- *   <dir>/<container>/<copy id>/manifest.json   written last, with each archive's size and sha256
+ *   <dir>/<container>/<copy id>/manifest.json   written last, with each archive's size and checksum
  *   <dir>/<container>/<copy id>/restoring.json  present while a restore runs
  *
  * A folder without its manifest, or whose archives do not match their checksums, is never taken
@@ -26,11 +26,20 @@ const mountSchema = z.object({
   source: z.string().max(4096),
   file: z.string().regex(/^mount-\d{1,4}\.tar$/),
   bytes: z.number().int().nonnegative(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** the archive's checksum (checksum.ts); the first copies' carry a sha256 instead */
+  xxh64: z
+    .string()
+    .regex(/^[0-9a-f]{16}$/)
+    .optional(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
 });
 
 const manifestSchema = z.object({
-  format: z.literal(1),
+  /** 1: sha256 checksums; 2: xxh64 (checksum.ts) */
+  format: z.union([z.literal(1), z.literal(2)]),
   container: z.string().min(1).max(256),
   /** the container the copy was taken from (the old one of its update) */
   container_id: z.string().regex(/^[0-9a-f]{12,64}$/),
@@ -43,7 +52,15 @@ const manifestSchema = z.object({
   bytes: z.number().int().nonnegative(),
   /** when the container's next version started: data_guard_keep counts from it */
   superseded_at: z.string().nullable().default(null),
-  mounts: z.array(mountSchema).max(256),
+  mounts: z
+    .array(mountSchema)
+    .max(256)
+    .refine(
+      (mounts) => mounts.every((m) => (m.xxh64 === undefined) !== (m.sha256 === undefined)),
+      "one checksum a mount",
+    ),
+  /** how it was made: in the engine by the helper (copier.ts), or through the engine's archive endpoint (copy.ts) */
+  through: z.enum(["helper", "archive"]).optional(),
   /** why the archives carry no extended attributes but `security.capability` (xattrs.ts); absent when they carry them all */
   xattrs_lost: z.string().max(1024).optional(),
 });

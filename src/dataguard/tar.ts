@@ -11,15 +11,21 @@ const decoder = new TextDecoder();
 
 export interface UstarEntry {
   /** at most 100 bytes once encoded, or 255 split at a slash into prefix and name */
-  name: string;
+  name: string | Uint8Array;
   mode: number;
   size: number;
   mtimeSeconds: number;
-  /** "0" a file, "5" a folder, "x" a PAX header */
+  /** "0" a file, "5" a folder, "x" a PAX header, "1" a hard link, "2" a symbolic link... */
   type: string;
+  uid?: number;
+  gid?: number;
+  /** a link's target, at most 100 bytes */
+  linkname?: string | Uint8Array;
+  devmajor?: number;
+  devminor?: number;
 }
 
-/** One ustar header block. Throws when the name does not fit (svc only writes short names). */
+/** One ustar header block. Throws when the name does not fit (`fitsUstar` says beforehand). */
 export function ustarHeader(entry: UstarEntry): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(BLOCK);
   const put = (text: string | Uint8Array, at: number, length: number) =>
@@ -28,14 +34,17 @@ export function ustarHeader(entry: UstarEntry): Uint8Array<ArrayBuffer> {
   const { prefix, name } = splitName(entry.name);
   put(name, 0, 100);
   put(octal(entry.mode, 8), 100, 8);
-  put(octal(0, 8), 108, 8);
-  put(octal(0, 8), 116, 8);
+  put(octal(entry.uid ?? 0, 8), 108, 8);
+  put(octal(entry.gid ?? 0, 8), 116, 8);
   put(octal(entry.size, 12), 124, 12);
   put(octal(entry.mtimeSeconds, 12), 136, 12);
   put("        ", 148, 8); // the checksum counts its own field as spaces
   put(entry.type, 156, 1);
+  if (entry.linkname !== undefined) put(entry.linkname, 157, 100);
   put("ustar\0", 257, 6);
   put("00", 263, 2);
+  if (entry.devmajor !== undefined) put(octal(entry.devmajor, 8), 329, 8);
+  if (entry.devminor !== undefined) put(octal(entry.devminor, 8), 337, 8);
   put(prefix, 345, 155);
   let sum = 0;
   for (let i = 0; i < BLOCK; i++) sum += bytes[i]!;
@@ -43,15 +52,25 @@ export function ustarHeader(entry: UstarEntry): Uint8Array<ArrayBuffer> {
   return bytes;
 }
 
-function splitName(full: string): { prefix: Uint8Array; name: Uint8Array } {
-  const bytes = encoder.encode(full);
+/** Whether `name` fits a ustar header's name and prefix fields. */
+export function fitsUstar(name: string | Uint8Array): boolean {
+  try {
+    splitName(name);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function splitName(full: string | Uint8Array): { prefix: Uint8Array; name: Uint8Array } {
+  const bytes = typeof full === "string" ? encoder.encode(full) : full;
   if (bytes.length <= 100) return { prefix: new Uint8Array(0), name: bytes };
   for (let at = bytes.length - 1; at > 0; at--) {
     if (bytes[at] !== 0x2f) continue;
     if (at <= 155 && bytes.length - at - 1 <= 100 && bytes.length - at - 1 > 0)
       return { prefix: bytes.subarray(0, at), name: bytes.subarray(at + 1) };
   }
-  throw new Error(`${full}: too long a name for a ustar header`);
+  throw new Error(`${decoder.decode(bytes)}: too long a name for a ustar header`);
 }
 
 /** The zero bytes that pad `size` bytes of an entry to a whole block. */
@@ -307,12 +326,59 @@ function ustarName(header: Uint8Array): string {
 
 /** An entry's size: octal, or base-256 (GNU) when its first byte has the high bit. */
 function sizeOf(header: Uint8Array): number {
-  if ((header[124]! & 0x80) !== 0) {
-    let value = header[124]! & 0x7f;
-    for (let i = 125; i < 136; i++) value = value * 256 + header[i]!;
+  return numberField(header, 124, 12);
+}
+
+/** A numeric field: octal, or base-256 (GNU) when its first byte has the high bit. */
+function numberField(header: Uint8Array, at: number, length: number): number {
+  if ((header[at]! & 0x80) !== 0) {
+    let value = header[at]! & 0x7f;
+    for (let i = at + 1; i < at + length; i++) value = value * 256 + header[i]!;
     return value;
   }
-  return octalField(header, 124, 12);
+  return octalField(header, at, length);
+}
+
+/** What a ustar (or GNU) header block says of its entry, names as bytes (a file's name need not be UTF-8). */
+export interface TarHeader {
+  name: Uint8Array;
+  mode: number;
+  uid: number;
+  gid: number;
+  size: number;
+  mtimeSeconds: number;
+  /** "0" a file ("\0" and "7" read as "0"), "5" a folder, "x" a PAX header... */
+  type: string;
+  linkname: Uint8Array;
+  devmajor: number;
+  devminor: number;
+}
+
+/** The header block's fields; null for a block of zeros (the archive's end) or one whose checksum fails. */
+export function parseHeader(header: Uint8Array): TarHeader | null {
+  if (header.length < BLOCK || header.every((b) => b === 0) || !checksumMatches(header)) return null;
+  const field = (at: number, length: number) => {
+    const bytes = header.subarray(at, at + length);
+    const end = bytes.indexOf(0);
+    return end < 0 ? bytes : bytes.subarray(0, end);
+  };
+  const name = field(0, 100);
+  // POSIX's magic, "ustar\0": GNU's ("ustar  ") keeps other fields where POSIX has the prefix
+  const posix = decoder.decode(header.subarray(257, 263)) === "ustar\0";
+  const prefix = posix ? field(345, 155) : new Uint8Array(0);
+  const type = firstEntryType(header);
+  return {
+    name: prefix.length ? concat([prefix, encoder.encode("/"), name]) : name.slice(),
+    mode: octalField(header, 100, 8),
+    uid: numberField(header, 108, 8),
+    gid: numberField(header, 116, 8),
+    size: sizeOf(header),
+    mtimeSeconds: numberField(header, 136, 12),
+    type: type === "7" ? "0" : type,
+    linkname: field(157, 100).slice(),
+    devmajor: octalField(header, 329, 8),
+    devminor: octalField(header, 337, 8),
+  };
 }
 
 function octalField(header: Uint8Array, at: number, length: number): number {

@@ -747,6 +747,15 @@ export class DockerEngine implements Engine {
     });
   }
 
+  async waitForExit(id: string, timeoutMs: number): Promise<number> {
+    const answer = await this.call(
+      `wait for container ${id}`,
+      (docker, abortSignal) => docker.getContainer(id).wait({ abortSignal }),
+      { timeoutMs, timedOut: () => new SvcError("engine", `did not end within ${duration(timeoutMs)}`) },
+    );
+    return Number((answer as { StatusCode?: unknown }).StatusCode ?? -1);
+  }
+
   async removeContainer(id: string, options: { force?: boolean } = {}): Promise<void> {
     // v=false: an anonymous volume the replacement took over must survive the old container.
     await this.call(

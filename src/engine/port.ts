@@ -155,6 +155,8 @@ export interface Engine {
   /** creates (does not start) a helper container; returns its id */
   createHelper(spec: HelperSpec): Promise<string>;
   startContainer(id: string): Promise<void>;
+  /** POST /containers/{id}/wait: the exit code once the container has ended (at once if it has), within `timeoutMs` */
+  waitForExit?(id: string, timeoutMs: number): Promise<number>;
   removeContainer(id: string, options?: { force?: boolean }): Promise<void>;
   removeImage(id: string): Promise<void>;
   /**

@@ -6,7 +6,7 @@
  * `all`, the size cap (hold and skip), and a destination too small for the copy.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker } from "../../harness.ts";
 import { decorate, MIGRATE_V2, manifestOf, WRITE_V1, waitForVersion } from "./data-guard-support.ts";
@@ -35,6 +35,11 @@ async function setUp(what: string, mountArgs: string[]) {
   const before = decorate(app);
   const v2 = fx.image(what, { changes: V2_CHANGES });
   return { app, v1, v2, before, id: inspect(app).Id as string, dir: join(fx.tempDir(`${what}-copies`), "copies") };
+}
+
+/** The manifests of the copies kept for `app`. */
+function copyManifests(dir: string, app: string): { through?: string }[] {
+  return readdirSync(join(dir, app)).map((id) => JSON.parse(readFileSync(join(dir, app, id, "manifest.json"), "utf8")));
 }
 
 function readsOwnData(app: string): string {
@@ -71,6 +76,8 @@ describe("data guard in an update rolled back", () => {
       ).toEqual(["data_copy", "data_restore"]);
       // the copy stays listed for svc rollback --with-data, with the version it belongs to
       expect(readdirSync(join(s.dir, s.app))).toHaveLength(1);
+      // made in the engine, which sees the copies' folder here (svc on the engine's host)
+      expect(copyManifests(s.dir, s.app).map((m) => m.through)).toEqual(["helper"]);
     }, 180_000);
   }
 
@@ -185,3 +192,51 @@ test("the report of an update that passes: the copy's size and the downtime it a
   expect(inspect(app).Image).toBe(v2.id);
   expect(readdirSync(join(dir, app))).toHaveLength(1);
 }, 180_000);
+
+// svc in a container, or beside a remote engine: the copies' folder svc sees is not the engine's.
+// Here svc runs in a mount namespace of its own with a tmpfs over data_guard_dir (util-linux's
+// unshare), so the engine cannot mount the folder svc writes: the copy goes through the engine's
+// archive endpoint, and the rollback still brings the data back byte for byte.
+const unshareWorks = Bun.spawnSync(["unshare", "--mount", "true"]).exitCode === 0;
+test.skipIf(!unshareWorks)(
+  "where the engine does not see the copies' folder: through its archive endpoint, byte for byte",
+  async () => {
+    const volume = fx.volume("apart-vol");
+    const s = await setUp("apart", ["-v", `${volume}:/data`]);
+    mkdirSync(s.dir, { recursive: true });
+    const script = `mount -t tmpfs -o mode=0700 tmpfs "$1" && bun "$2" "$3" none && echo && echo --- && cat "$1"/*/*/manifest.json`;
+    const child = Bun.spawn(
+      [
+        "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        s.dir,
+        join(import.meta.dir, "crash-child.ts"),
+        s.app,
+      ],
+      { stdout: "pipe", stderr: "pipe", env: { ...process.env, SVC_TEST_DATA_GUARD_DIR: s.dir } },
+    );
+    const [out, err, code] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ]);
+    if (code !== 0) throw new Error(`the update in its own namespace failed: ${err}`);
+    const [report, manifest] = out.split("\n---\n");
+    const entry = entryOf(JSON.parse(report!), s.app);
+    expect(`${entry.state}: ${entry.reason ?? ""}`).toStartWith("rolled_back");
+    expect(entry.data_guard).toMatchObject({ restored: true });
+    expect(JSON.parse(manifest!).through).toBe("archive");
+    expect(inspect(s.app).Image).toBe(s.v1.id);
+    expect(readsOwnData(s.app)).toBe("v1");
+    expect(manifestOf(s.app)).toEqual(s.before);
+    // nothing of the namespace's copy on the engine's host
+    expect(readdirSync(s.dir)).toEqual([]);
+  },
+  180_000,
+);

@@ -1,0 +1,285 @@
+/**
+ * Copies and restores made inside the engine (docs/data-guard.md, "Copied in the engine"): where
+ * the engine mounts the copies' folder as svc sees it (a local engine, svc on its host), a helper
+ * (helper.ts) runs the copier (copier.ts) over the guarded mounts and the copy's folder, at the
+ * speed of tar, where a copy through the engine's archive endpoint (copy.ts, restore.ts) cannot
+ * reach it. Whether the engine sees the folder is never assumed: svc writes a token into it and
+ * the copier checks it first; where it differs (svc in a container, a remote engine), the helper
+ * ends at once and that engine's copies go through the archive endpoint from then on.
+ */
+
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { formatSize } from "../config/values.ts";
+import { SvcError, toSvcError } from "../core/errors.ts";
+import { randomHex } from "../core/files.ts";
+import type { Engine } from "../engine/port.ts";
+import { EXIT } from "./copier.ts";
+import type { CopyOutcome, CopyRequest } from "./copy.ts";
+import { createHelper, helperImageOf, removeHelper, runHelper } from "./helper.ts";
+import { archiveParent, type GuardedMount } from "./mounts.ts";
+import { expectedOf } from "./restore.ts";
+import type { Copy, CopyStore, Manifest } from "./store.ts";
+import { guardMount } from "./xattrs.ts";
+
+const PROBE = ".engine-probe";
+const RESULT = "result.json";
+/** The longest a helper's copy or restore may take: a large volume on a slow card. */
+const HELPER_TIMEOUT_MS = 2 * 3600_000;
+
+/** Copies' folders an engine was found not to share with svc: their copies go through the archive endpoint. */
+const elsewhere = new WeakMap<Engine, Set<string>>();
+
+function sharedWith(engine: Engine, root: string): boolean {
+  return !elsewhere.get(engine)?.has(root);
+}
+
+function markElsewhere(engine: Engine, root: string): void {
+  const roots = elsewhere.get(engine) ?? new Set<string>();
+  roots.add(root);
+  elsewhere.set(engine, roots);
+}
+
+/** A copier created (not started) while the container still ran, with the copy's folder it writes. */
+export type PreparedCopier = Promise<{ id: string; copyId: string; dir: string } | { problem: string }>;
+
+/** The copier of a copy of `request.mounts`, created before the stop: the engine's create is out of the downtime. */
+export function prepareCopier(
+  engine: Engine,
+  store: CopyStore,
+  request: Pick<CopyRequest, "container" | "containerId" | "mounts" | "limit">,
+  now: Date,
+): PreparedCopier {
+  return (async () => {
+    if (!sharedWith(engine, store.root)) return { problem: "the engine does not see the copies' folder" };
+    const image = await helperImageOf(engine);
+    if ("problem" in image) return image;
+    const { id: copyId, dir } = store.begin(request.container, request.containerId, now);
+    try {
+      const token = writeProbe(dir);
+      const spec = {
+        out: "/copy",
+        limit: request.limit.bytes,
+        owner: ownerOfSvc(),
+        probe: { file: PROBE, token },
+        mounts: request.mounts.map((mount, index) => ({
+          root: `/guard/${index}`,
+          base: archiveParent(mount.destination).base,
+        })),
+      };
+      const id = await createHelper(engine, image, {
+        kind: "copy",
+        copy: `${request.container}/${copyId}`,
+        cmd: [...image.copier.cmd, "copy", JSON.stringify(spec)],
+        env: image.copier.env,
+        mounts: [...guardMounts(request.mounts, true), { Type: "bind", Source: dir, Target: "/copy" }],
+      });
+      return { id, copyId, dir };
+    } catch (error) {
+      rmSync(dir, { recursive: true, force: true });
+      return { problem: `the helper that copies could not be created: ${toSvcError(error).message}` };
+    }
+  })();
+}
+
+/** Removes a prepared copier that will not run, and the folder it would have written. */
+export async function discardCopier(engine: Engine, prepared: PreparedCopier | undefined): Promise<void> {
+  const copier = await prepared;
+  if (!copier || !("id" in copier)) return;
+  await removeHelper(engine, copier.id);
+  rmSync(copier.dir, { recursive: true, force: true });
+}
+
+const resultSchema = z.object({
+  mounts: z
+    .array(
+      z
+        .object({
+          file: z.string().regex(/^mount-\d{1,4}\.tar$/),
+          bytes: z.number().int().nonnegative(),
+          xxh64: z.string().regex(/^[0-9a-f]{16}$/),
+        })
+        .nullable(),
+    )
+    .max(256),
+});
+
+/**
+ * Runs the prepared copier (the container stopped): the copy, or "elsewhere" when the engine does
+ * not see the copies' folder as svc does (nothing written; the caller copies through the archive).
+ */
+export async function copyInEngine(
+  engine: Engine,
+  store: CopyStore,
+  copier: { id: string; copyId: string; dir: string },
+  request: CopyRequest,
+  now: () => Date,
+): Promise<CopyOutcome | "elsewhere"> {
+  const started = performance.now();
+  let done = false;
+  try {
+    const { exitCode, said } = await runHelper(engine, copier.id, HELPER_TIMEOUT_MS);
+    if (exitCode === EXIT.elsewhere) {
+      markElsewhere(engine, store.root);
+      return "elsewhere";
+    }
+    if (exitCode === EXIT.over)
+      return {
+        kind: "over",
+        bytes: Number(/(\d+) bytes/.exec(said)?.[1] ?? request.limit.bytes + 1),
+        reason: `its guarded mounts take more than ${formatSize(request.limit.bytes)} (${request.limit.why})`,
+      };
+    if (exitCode !== 0) throw new SvcError("engine", `the helper's copy ended with exit code ${exitCode}: ${said}`);
+    const result = readResult(copier.dir);
+    const mounts = request.mounts.flatMap((mount, index) => {
+      const written = result.mounts[index];
+      return written ? [{ ...mount, ...written }] : [];
+    });
+    const manifest: Manifest = {
+      format: 2,
+      through: "helper",
+      container: request.container,
+      container_id: request.containerId,
+      image: request.image,
+      image_id: request.imageId,
+      version: request.version,
+      created_at: now().toISOString(),
+      duration_ms: Math.round(performance.now() - started),
+      bytes: mounts.reduce((sum, m) => sum + m.bytes, 0),
+      superseded_at: null,
+      mounts,
+    };
+    rmSync(join(copier.dir, RESULT), { force: true });
+    rmSync(join(copier.dir, PROBE), { force: true });
+    store.complete(copier.dir, manifest);
+    done = true;
+    return { kind: "copied", copy: { id: copier.copyId, dir: copier.dir, manifest } };
+  } finally {
+    // not waited for: the copy is downtime, and a helper left is removed before the next is made
+    void removeHelper(engine, copier.id);
+    if (!done) await rm(copier.dir, { recursive: true, force: true });
+  }
+}
+
+function readResult(dir: string): z.infer<typeof resultSchema> {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, RESULT), "utf8");
+  } catch {
+    throw new SvcError("engine", "the helper's copy wrote no result");
+  }
+  const parsed = text.length < 256 * 1024 ? resultSchema.safeParse(JSON.parse(text)) : null;
+  if (!parsed?.success) throw new SvcError("engine", "the helper's copy wrote a result svc does not read");
+  return parsed.data;
+}
+
+/** A restorer created (not started) for a copy: while its update's new container is watched, out of the downtime. */
+export type PreparedRestorer = Promise<{ id: string } | "elsewhere">;
+
+/** Creates the helper that would restore `copy`; "elsewhere" where the engine does not see the copies' folder. */
+export function prepareRestorer(engine: Engine, store: CopyStore, copy: Copy): PreparedRestorer {
+  return (async () => {
+    if (!sharedWith(engine, store.root)) return "elsewhere";
+    const image = await helperImageOf(engine);
+    if ("problem" in image) return "elsewhere";
+    const token = writeProbe(copy.dir);
+    const spec = {
+      from: "/copy",
+      probe: { file: PROBE, token },
+      mounts: copy.manifest.mounts.map((mount, index) => ({
+        file: mount.file,
+        ...expectedOf(mount),
+        root: `/guard/${index}`,
+        base: archiveParent(mount.destination).base,
+        what: mount.destination,
+      })),
+    };
+    try {
+      const id = await createHelper(engine, image, {
+        kind: "restore",
+        copy: `${copy.manifest.container}/${copy.id}`,
+        cmd: [...image.copier.cmd, "restore", JSON.stringify(spec)],
+        env: image.copier.env,
+        mounts: [
+          ...guardMounts(copy.manifest.mounts, false),
+          { Type: "bind", Source: copy.dir, Target: "/copy", ReadOnly: true },
+        ],
+      });
+      return { id };
+    } catch {
+      // an engine without the copy's folder (a bind source it does not have) restores through its archive
+      rmSync(join(copy.dir, PROBE), { force: true });
+      return "elsewhere";
+    }
+  })();
+}
+
+/** Removes a prepared restorer that will not run. */
+export async function discardRestorer(
+  engine: Engine,
+  copy: Copy,
+  prepared: PreparedRestorer | undefined,
+): Promise<void> {
+  const restorer = await prepared;
+  if (!restorer || restorer === "elsewhere") return;
+  await removeHelper(engine, restorer.id);
+  rmSync(join(copy.dir, PROBE), { force: true });
+}
+
+/**
+ * Restores `copy` into its mounts through a helper (the one prepared, else one made now): every
+ * archive checked first, then each mount emptied and extracted. "elsewhere" when the engine does
+ * not see the copies' folder as svc does (nothing touched: the caller restores through the
+ * archive endpoint).
+ */
+export async function restoreInEngine(
+  engine: Engine,
+  store: CopyStore,
+  copy: Copy,
+  prepared?: PreparedRestorer,
+): Promise<"restored" | "elsewhere"> {
+  let restorer = await (prepared ?? prepareRestorer(engine, store, copy));
+  if (restorer === "elsewhere") return "elsewhere";
+  try {
+    let ran: { exitCode: number; said: string };
+    try {
+      ran = await runHelper(engine, restorer.id, HELPER_TIMEOUT_MS);
+    } catch (error) {
+      // a prepared one removed meanwhile (a watch longer than a helper is kept): made again
+      if (!prepared) throw error;
+      void removeHelper(engine, restorer.id);
+      restorer = await prepareRestorer(engine, store, copy);
+      if (restorer === "elsewhere") return "elsewhere";
+      ran = await runHelper(engine, restorer.id, HELPER_TIMEOUT_MS);
+    }
+    if (ran.exitCode === EXIT.elsewhere) {
+      markElsewhere(engine, store.root);
+      return "elsewhere";
+    }
+    if (ran.exitCode === EXIT.damaged) throw new SvcError("internal", ran.said);
+    if (ran.exitCode !== 0)
+      throw new SvcError("engine", `the helper's restore ended with exit code ${ran.exitCode}: ${ran.said}`);
+    return "restored";
+  } finally {
+    if (restorer !== "elsewhere") void removeHelper(engine, restorer.id);
+    rmSync(join(copy.dir, PROBE), { force: true });
+  }
+}
+
+function guardMounts(mounts: Pick<GuardedMount, "type" | "name" | "source">[], readOnly: boolean) {
+  return mounts.map((mount, index) => guardMount(mount as GuardedMount, `/guard/${index}`, readOnly));
+}
+
+/** A token in the copy's folder that only a helper mounting that very folder reads. */
+function writeProbe(dir: string): string {
+  const token = randomHex(16);
+  writeFileSync(join(dir, PROBE), token, { mode: 0o644 });
+  return token;
+}
+
+/** svc's own user: the copier gives it what it writes, so that svc (not root, in the engine's group) reads it. */
+function ownerOfSvc(): [number, number] | null {
+  return process.getuid && process.getgid ? [process.getuid(), process.getgid()] : null;
+}
