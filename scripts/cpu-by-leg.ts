@@ -18,7 +18,8 @@ function kind(comm: string): string {
   if (comm.startsWith("containerd-shim")) return "engine-shim";
   if (comm === "docker" || comm === "docker-compose") return "cli";
   if (comm === "bun" || comm === "svc") return comm;
-  return "other";
+  // the rest by name (a registry, Chromium, a broker, git, a shell): a cgroup's name, no dot
+  return `other-${comm.replace(/[^A-Za-z0-9_-]/g, "_")}`;
 }
 
 function read(path: string): string | null {
@@ -80,7 +81,16 @@ function report(dir: string): void {
     [...m].sort((a, b) => b[1] - a[1]).map(([k, s]) => `  ${s.toFixed(0).padStart(6)} s  ${k}`);
   const total = rows.reduce((sum, r) => sum + r.s, 0);
   console.log(`CPU by leg (${total.toFixed(0)} s in all):\n${lines(byLeg).join("\n")}`);
+  const others = [...byKind].filter(([k]) => k.startsWith("other-")).sort((a, b) => b[1] - a[1]);
+  for (const [k] of others) byKind.delete(k);
+  byKind.set(
+    "other",
+    others.reduce((sum, [, s]) => sum + s, 0),
+  );
   console.log(`CPU by kind of process:\n${lines(byKind).join("\n")}`);
+  console.log(
+    `of which other, by name:\n${lines(new Map(others.slice(0, 12).map(([k, s]) => [k.slice(6), s]))).join("\n")}`,
+  );
   for (const { name } of rows) {
     try {
       rmdirSync(`${ROOT}/${prefix}${name}`);

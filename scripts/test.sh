@@ -5,13 +5,15 @@
 #   docker28-containerd       the engine-facing tests on Docker 28.5's containerd image store
 #                             (what new users get)
 #   docker28-containerd:e2e   the longest e2e files (E2E_APART), on an engine of their own
+#   docker28-containerd:e2e-once  the e2e files only this store runs (E2E_ONCE), on an engine of their own
 #   docker28-containerd:rest  every other test but the Swarm's, on the same kind of engine
 #   docker28-containerd:swarm the Swarm tests
 #   docker28                  the engine, registry, updater (but compose's and the data guard's) and
 #                             e2e tests (but the longest) on Docker 28.5's classic image store (the
-#                             store is what differs from the first leg's: the same daemon; docs/testing.md)
-#   docker20, docker20:e2e    the same on Debian 12's Docker 20.10, the oldest supported,
-#   docker20:swarm            and the Swarm tests there
+#                             store is what differs from the first leg's: the same daemon; docs/testing.md),
+#                             but CONTAINERD_ONLY (below)
+#   docker20, docker20:e2e    the first two legs' on Debian 12's Docker 20.10, the oldest supported,
+#   docker20:swarm            but CONTAINERD_ONLY, and the Swarm tests there
 #   podman                    the Podman set on Debian 12's Podman 4.3, rootful (docs/podman.md)
 #   podman-rootless           the Podman set on the same Podman as a user the sandbox makes
 #   podman5                   the Podman set on sid's Podman 5.8, rootful, in a sid root the sandbox makes
@@ -47,7 +49,7 @@ bun install --frozen-lockfile >/dev/null
 #   OWN_ENGINES  the safety tests: engines of their own (of the leg's kind), never the leg's
 UNSCOPED=(tests/integration/engine tests/integration/registry tests/integration/e2e)
 E2E_APART=(tests/integration/e2e/self.test.ts tests/integration/e2e/run-once-more.test.ts
-  tests/integration/e2e/schedule.test.ts tests/integration/e2e/deps.test.ts tests/integration/e2e/state.test.ts)
+  tests/integration/e2e/schedule.test.ts tests/integration/e2e/deps.test.ts)
 SCOPED=(tests/integration/updater)
 OWN_ENGINES=(tests/integration/safety)
 # the Swarm tests make their engine a Swarm manager with a second engine as worker: a leg of their
@@ -55,10 +57,34 @@ OWN_ENGINES=(tests/integration/safety)
 SWARM=(tests/integration/swarm)
 # the rest leg's folder that runs beside the others (its containers and svc instances all scoped)
 REST_APART=tests/integration/ui
+# Engine-agnostic files: svc's own logic that needs an engine, not a particular one (compose's
+# files and hash, the data guard's policy, ordering, windows, selection, notifications, state...):
+# on Docker 28.5's containerd store only, never on docker20 or the classic docker28. Each file's
+# reason is in docs/testing.md, "Which engine runs what"; what differs between engines (API versions
+# and fields, image stores, archive endpoints, health, the safety protocol's calls) runs on each.
+CONTAINERD_ONLY=(
+  tests/integration/updater/compose-write.test.ts tests/integration/updater/compose-hash.test.ts
+  tests/integration/updater/compose-keys.test.ts tests/integration/updater/data-guard.test.ts
+  tests/integration/updater/data-guard-rollback.test.ts tests/integration/updater/ordering.test.ts
+  tests/integration/updater/window.test.ts tests/integration/updater/selection.test.ts
+  tests/integration/updater/lock.test.ts tests/integration/updater/release-notes.test.ts
+  tests/integration/updater/watchtower-labels.test.ts tests/integration/updater/tags.test.ts
+  tests/integration/e2e/schedule.test.ts tests/integration/e2e/state.test.ts
+  tests/integration/e2e/shared-state.test.ts tests/integration/e2e/notify.test.ts
+  tests/integration/e2e/homeassistant.test.ts tests/integration/e2e/terminal.test.ts
+  tests/integration/e2e/readers.test.ts tests/integration/e2e/dry-run.test.ts
+  tests/integration/e2e/window.test.ts tests/integration/e2e/secrets.test.ts
+  tests/integration/e2e/api.test.ts tests/integration/e2e/api-more.test.ts
+  tests/integration/e2e/binary.test.ts tests/integration/e2e/config-errors.test.ts
+  tests/integration/e2e/print-config.test.ts tests/integration/e2e/quick-start.test.ts
+)
+# The e2e files of CONTAINERD_ONLY but E2E_APART: the docker28-containerd:e2e-once leg, on an engine
+# of their own (they took a third of that store's unscoped files' time, its longest process)
+mapfile -t E2E_ONCE < <(printf '%s\n' "${CONTAINERD_ONLY[@]}" | grep /e2e/ | grep -vxF "${E2E_APART[@]/#/-e}")
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}" "${SWARM[@]}")
 # the longest first: a freed slot takes the next
-ALL_LEGS=(docker28-containerd docker20 docker28-containerd:rest docker28 docker28-containerd:e2e docker20:e2e
-  docker28-containerd:swarm docker20:swarm podman podman-rootless podman5 podman5-rootless)
+ALL_LEGS=(docker28-containerd docker20 docker28-containerd:rest docker28 docker28-containerd:e2e
+  docker28-containerd:e2e-once docker20:e2e docker28-containerd:swarm docker20:swarm podman podman-rootless podman5 podman5-rootless)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
 # engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
 QUICK=(tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
@@ -94,9 +120,10 @@ elif [ $# -gt 0 ]; then
 else
   LEGS=("${ALL_LEGS[@]}")
 fi
-# Seven legs at once: all thirteen together held the load at 25-35 on 2 cores, and timing-tight
-# tests (a build, a page's first rows, a fuzz run) failed under it; a freed slot takes the next leg
-JOBS=${SVC_TEST_JOBS:-7}
+# Eight legs at once (the eight longer than 500 s; the Swarm leg of 20.10 and Podman's fill in): all
+# thirteen together held the load at 25-35 on 2 cores, and timing-tight tests (a build, a page's
+# first rows, a fuzz run) failed under it; a freed slot takes the next leg
+JOBS=${SVC_TEST_JOBS:-8}
 
 # Each leg's folder and ports, five a leg (registries 5100/5101, 5105/5106...; SVC_TEST_PORT_BASE=5400
 # moves them to 5400/5401...; a Swarm leg's engines take sandbox.sh's registry port +7 to +9, which
@@ -161,17 +188,26 @@ tests_of() { # what a leg runs
       # (tests/unit: `bun run check` runs them; tests/build: beside)
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
         grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman -e "$REST_APART" "${ENGINE_FACING[@]/#/-e}" ;;
-    *:e2e) echo "${E2E_APART[@]}" ;;
+    *:e2e) echo "${E2E_APART[@]}" | engine_specific "$1" ;;
+    *:e2e-once) echo "${E2E_ONCE[@]}" ;;
     *:swarm) echo "${SWARM[@]}" ;;
     podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
-    *) unscoped_here ;;
+    *) unscoped_here | engine_specific "$1" ;;
   esac
 }
-unscoped_here() { # UNSCOPED without E2E_APART: its folders, the e2e folder file by file
+engine_specific() { # engine_specific LEG: the lines read, without CONTAINERD_ONLY off its legs
+  # (lines of files a process each; a line left empty goes)
+  case "$1" in
+    docker28-containerd | docker28-containerd:*) grep . || true ;;
+    *) awk -v only="${CONTAINERD_ONLY[*]}" 'BEGIN { n = split(only, list, " "); for (i = 1; i <= n; i++) drop[list[i]] = 1 }
+      { line = ""; for (i = 1; i <= NF; i++) if (!($i in drop)) line = line (line == "" ? "" : " ") $i; if (line != "") print line }' ;;
+  esac
+}
+unscoped_here() { # UNSCOPED without E2E_APART and E2E_ONCE: its folders, the e2e folder file by file
   local path
   for path in "${UNSCOPED[@]}"; do
     if [ "$path" = tests/integration/e2e ]; then
-      printf '%s\n' tests/integration/e2e/*.test.ts | grep -vxF "${E2E_APART[@]/#/-e}"
+      printf '%s\n' tests/integration/e2e/*.test.ts | grep -vxF "${E2E_APART[@]/#/-e}" "${E2E_ONCE[@]/#/-e}"
     else
       echo "$path"
     fi
@@ -186,14 +222,17 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     # the classic store of Docker 28.5: what depends on the image store (the safety tests are
     # about svc's protocol, compose's files and the data guard's volumes are no image store's:
     # all three run on the containerd store of the same daemon and on 20.10's classic store)
-    docker28) scoped_groups | awk '{ line = ""; for (i = 1; i <= NF; i++) if ($i !~ /\/(compose|data-guard)/) line = line (line == "" ? "" : " ") $i; if (line != "") print line }' ;;
-    *) scoped_groups; own_engine_files ;;
+    docker28) scoped_groups | engine_specific "$1" | awk '{ line = ""; for (i = 1; i <= NF; i++) if ($i !~ /\/(compose|data-guard)/) line = line (line == "" ? "" : " ") $i; if (line != "") print line }' ;;
+    *) scoped_groups | engine_specific "$1"; own_engine_files ;;
   esac
 }
-scoped_groups() { # the updater tests in four processes of about the same length (docs/testing.md)
+scoped_groups() { # the updater tests in six processes of about the same length (docs/testing.md)
   local u=tests/integration/updater
-  local groups=("$u/compose-write.test.ts $u/compose.test.ts" "$u/compose-keys.test.ts $u/compose-hash.test.ts"
-    "$(echo $u/data-guard*.test.ts)")
+  # (measured on the containerd store, the longest first; the last line takes every other file)
+  local groups=("$u/compose-write.test.ts" "$u/compose-keys.test.ts $u/compose-hash.test.ts"
+    "$u/recovery.test.ts $u/window.test.ts $u/ordering.test.ts $u/release-notes.test.ts"
+    "$u/data-guard.test.ts $u/data-guard-crash.test.ts"
+    "$u/data-guard-rollback.test.ts $u/data-guard-room.test.ts $u/compose.test.ts")
   printf '%s\n' "${groups[@]}"
   # shellcheck disable=SC2086
   find "${SCOPED[@]}" -name '*.test.ts' | sort | grep -vxF $(printf -- '-e %s ' ${groups[*]}) | paste -sd ' '

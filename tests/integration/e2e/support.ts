@@ -4,6 +4,7 @@
  * its pid in `stopAll` (each test file calls it in afterAll); every container, network, volume
  * and image carries the fixture's unique prefix and is removed in `cleanup`.
  */
+import { chmodSync, copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Server, Subprocess } from "bun";
 import { docker, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
@@ -13,8 +14,18 @@ import { tempDir } from "../../temp.ts";
 
 export { portOpen };
 
-/** `bun build.ts` of this checkout into `work` (the binary the image takes). */
+/**
+ * `bun build.ts` of this checkout into `work` (the binary the image takes): the test command's,
+ * compiled once a run from the same checkout (SVC_TEST_BINARY, docs/testing.md), copied when set.
+ */
 export function compileSvc(work: string): void {
+  const once = process.env.SVC_TEST_BINARY;
+  if (once && existsSync(once)) {
+    mkdirSync(work, { recursive: true });
+    copyFileSync(once, join(work, "svc"));
+    chmodSync(join(work, "svc"), 0o755);
+    return;
+  }
   const compiled = Bun.spawnSync(["bun", "build.ts", "--outdir", work], {
     cwd: REPO_ROOT,
     stdout: "pipe",
