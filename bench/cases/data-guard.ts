@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../src/config/index.ts";
 import {
+  armCopier,
   CopyStore,
   copyInEngine,
   copyMounts,
@@ -147,6 +148,8 @@ export async function benchDataGuard(env: DataGuardBenchEnv): Promise<void> {
       // in the engine (svc on the engine's host): as in an update, the copier is made before the stop
       const copier = await prepareCopier(engine, store, request, new Date());
       if (!("id" in copier)) throw new Error(`no copier: ${copier.problem}`);
+      // and started as the old container stops, waiting for its go
+      await armCopier(engine, Promise.resolve(copier));
       settled();
       started = performance.now();
       const copied = await copyInEngine(engine, store, copier, request, () => new Date());
@@ -163,7 +166,7 @@ export async function benchDataGuard(env: DataGuardBenchEnv): Promise<void> {
       run(["sync", join(dir, "baseline.tar")]);
       tarSyncMs.push(performance.now() - started);
       // as in an update, the restorer is made while the new version is watched
-      const restorer = prepareRestorer(engine, store, copied.copy);
+      const restorer = prepareRestorer(engine, store, copied.copy, true);
       await restorer;
       const target = join(dir, "untar");
       rmSync(target, { recursive: true, force: true });

@@ -39,7 +39,9 @@ import { fitsUstar, padding, parseHeader, paxRecord, paxRecords, type TarHeader,
 const BLOCK = 512;
 const SLASH = Buffer.from("/");
 /** Exit codes svc reads (inengine.ts). */
-export const EXIT = { over: 3, elsewhere: 4, damaged: 5 } as const;
+export const EXIT = { over: 3, elsewhere: 4, damaged: 5, notAsked: 6 } as const;
+/** How often a helper started ahead looks for svc's go. */
+const GO_POLL_MS = 5;
 /** The attributes a copy leaves alone: the host's security labels, and what only the host's admin may read. */
 const SKIP_XATTR = /^(security\.selinux|trusted\..*)$/;
 /** The most a PAX or GNU long-name header of an archive may hold. */
@@ -559,8 +561,29 @@ function placeEntry(reader: ArchiveReader, at: Buffer, entry: Entry, root: Buffe
 
 // ---- the helper's commands ----
 
+/** A helper started ahead of its work (before the old container stops, while the new one is watched) waits for this file. */
+interface Go {
+  file: string;
+  waitMs: number;
+}
+
+/**
+ * Waits until svc writes the go file into `dir`, holding this helper's token (one a helper before
+ * it left says nothing to this one); false when it did not within `go.waitMs`.
+ */
+function waitForGo(dir: string, go: Go | undefined, token: string): boolean {
+  if (!go) return true;
+  const deadline = Date.now() + go.waitMs;
+  while (!seesProbe(dir, { file: go.file, token })) {
+    if (Date.now() > deadline) return false;
+    Bun.sleepSync(GO_POLL_MS);
+  }
+  return true;
+}
+
 const copySpec = (text: string) =>
   JSON.parse(text) as {
+    go?: Go;
     out: string;
     limit: number;
     owner: [number, number] | null;
@@ -569,6 +592,7 @@ const copySpec = (text: string) =>
   };
 const restoreSpec = (text: string) =>
   JSON.parse(text) as {
+    go?: Go;
     from: string;
     probe: { file: string; token: string };
     mounts: ({ file: string; root: string; base: string; what: string } & Expected)[];
@@ -586,6 +610,7 @@ function seesProbe(dir: string, probe: { file: string; token: string }): boolean
 /** `copy SPEC`: the archives and result.json in spec.out. */
 function copyCommand(spec: ReturnType<typeof copySpec>): number {
   if (!seesProbe(spec.out, spec.probe)) return EXIT.elsewhere;
+  if (!waitForGo(spec.out, spec.go, spec.probe.token)) return EXIT.notAsked;
   const results: ({ file: string; bytes: number; xxh64: string } | null)[] = [];
   let total = 0;
   for (const [index, mount] of spec.mounts.entries()) {
@@ -619,6 +644,7 @@ function copyCommand(spec: ReturnType<typeof copySpec>): number {
 /** `restore SPEC`: every archive checked first, then each mount emptied and extracted. */
 function restoreCommand(spec: ReturnType<typeof restoreSpec>): number {
   if (!seesProbe(spec.from, spec.probe)) return EXIT.elsewhere;
+  if (!waitForGo(spec.from, spec.go, spec.probe.token)) return EXIT.notAsked;
   for (const mount of spec.mounts) checkArchive(`${spec.from}/${mount.file}`, mount, mount.what);
   for (const mount of spec.mounts) {
     emptyFolder(mount.root);

@@ -10,6 +10,7 @@ import { formatSize, parseSize } from "../config/values.ts";
 import type { ContainerInspect, Engine } from "../engine/port.ts";
 import { type CopyOutcome, copyMounts, measureMounts } from "./copy.ts";
 import {
+  armCopier,
   copyInEngine,
   discardCopier,
   discardRestorer,
@@ -126,6 +127,8 @@ export type Preparation =
       limit: { bytes: number; why: string };
       /** the helper that copies in the engine (inengine.ts) */
       copier?: PreparedCopier;
+      /** the copier's start as the old container stops (`arm`) */
+      armed?: Promise<void>;
       /** the helper that reads the extended attributes for a copy through the archive endpoint (xattrs.ts) */
       helper?: PreparedHelper;
     }
@@ -233,6 +236,7 @@ export class DataGuard {
     request: Parameters<typeof copyMounts>[2],
   ): Promise<CopyOutcome> {
     const store = this.store!;
+    await preparation.armed;
     const copier = await preparation.copier;
     if (copier && "id" in copier) {
       const outcome = await copyInEngine(this.engine, store, copier, request, this.now);
@@ -259,7 +263,13 @@ export class DataGuard {
       writeBack(copy).finally(() => this.syncing.delete(copy.dir)),
     );
     if (copy.manifest.through === "helper" && this.store)
-      this.restorers.set(copy.dir, prepareRestorer(this.engine, this.store, copy));
+      this.restorers.set(copy.dir, prepareRestorer(this.engine, this.store, copy, true));
+  }
+
+  /** Starts the copier as the old container stops, so that its start is out of the downtime (inengine.ts). */
+  arm(preparation: Extract<Preparation, { kind: "copy" }>): Promise<void> {
+    preparation.armed ??= armCopier(this.engine, preparation.copier);
+    return preparation.armed;
   }
 
   /** A plan given up before its copy: its helper goes. */

@@ -241,13 +241,14 @@ export async function createHelper(
   return id;
 }
 
-/** Starts a helper and waits for its end: its exit code, and what it said when that is not 0. */
+/** Starts a helper (unless `started`) and waits for its end: its exit code, and what it said when that is not 0. */
 export async function runHelper(
   engine: Engine,
   id: string,
   timeoutMs: number,
+  started = false,
 ): Promise<{ exitCode: number; said: string }> {
-  await engine.startContainer(id);
+  if (!started) await engine.startContainer(id);
   if (engine.waitForExit) {
     const exitCode = await engine.waitForExit(id, timeoutMs);
     const said = exitCode === 0 ? "" : await engine.containerLogs(id, 5).catch(() => "");

@@ -17,7 +17,7 @@ export {
   type Preparation,
   versionOf,
 } from "./guard.ts";
-export { copyInEngine, prepareCopier, prepareRestorer, restoreInEngine } from "./inengine.ts";
+export { armCopier, copyInEngine, prepareCopier, prepareRestorer, restoreInEngine } from "./inengine.ts";
 export { archiveParent, type GuardedMount, type GuardMode, guardedMounts, guardModeOf } from "./mounts.ts";
 export { type RestoreResult, restoreCopy, verifyCopy } from "./restore.ts";
 export { type CopiedMount, type Copy, CopyStore, type Manifest, RESERVE_MAX_BYTES } from "./store.ts";

@@ -25,6 +25,10 @@ import type { Copy, CopyStore, Manifest } from "./store.ts";
 import { guardMount } from "./xattrs.ts";
 
 const PROBE = ".engine-probe";
+/** The file svc writes when a helper started ahead is to begin (copier.ts) */
+const GO = ".go";
+/** The longest a helper started ahead waits for it: a stop, or a new version's watch, is shorter. */
+const GO_WAIT_MS = 15 * 60_000;
 const RESULT = "result.json";
 /** The longest a helper's copy or restore may take: a large volume on a slow card. */
 const HELPER_TIMEOUT_MS = 2 * 3600_000;
@@ -42,8 +46,25 @@ function markElsewhere(engine: Engine, root: string): void {
   elsewhere.set(engine, roots);
 }
 
-/** A copier created (not started) while the container still ran, with the copy's folder it writes. */
-export type PreparedCopier = Promise<{ id: string; copyId: string; dir: string } | { problem: string }>;
+/** A copier created while the container still ran, with the copy's folder it writes; `started` once armed. */
+export type PreparedCopier = Promise<
+  { id: string; copyId: string; dir: string; token: string; started?: boolean } | { problem: string }
+>;
+
+/**
+ * Starts a prepared copier as the old container stops: it checks what it must, then waits for svc's
+ * go (copier.ts), so that its start and its runtime's are out of the downtime too.
+ */
+export async function armCopier(engine: Engine, prepared: PreparedCopier | undefined): Promise<void> {
+  const copier = await prepared;
+  if (!copier || !("id" in copier) || copier.started) return;
+  try {
+    await engine.startContainer(copier.id);
+    copier.started = true;
+  } catch {
+    // started at the copy then
+  }
+}
 
 /** The copier of a copy of `request.mounts`, created before the stop: the engine's create is out of the downtime. */
 export function prepareCopier(
@@ -60,6 +81,7 @@ export function prepareCopier(
     try {
       const token = writeProbe(dir);
       const spec = {
+        go: { file: GO, waitMs: GO_WAIT_MS },
         out: "/copy",
         limit: request.limit.bytes,
         owner: ownerOfSvc(),
@@ -76,7 +98,7 @@ export function prepareCopier(
         env: image.copier.env,
         mounts: [...guardMounts(request.mounts, true), { Type: "bind", Source: dir, Target: "/copy" }],
       });
-      return { id, copyId, dir };
+      return { id, copyId, dir, token };
     } catch (error) {
       rmSync(dir, { recursive: true, force: true });
       return { problem: `the helper that copies could not be created: ${toSvcError(error).message}` };
@@ -113,16 +135,18 @@ const resultSchema = z.object({
 export async function copyInEngine(
   engine: Engine,
   store: CopyStore,
-  copier: { id: string; copyId: string; dir: string },
+  copier: { id: string; copyId: string; dir: string; token: string; started?: boolean },
   request: CopyRequest,
   now: () => Date,
 ): Promise<CopyOutcome | "elsewhere"> {
   const started = performance.now();
   let done = false;
   try {
-    const { exitCode, said } = await runHelper(engine, copier.id, HELPER_TIMEOUT_MS);
-    if (exitCode === EXIT.elsewhere) {
-      markElsewhere(engine, store.root);
+    writeFileSync(join(copier.dir, GO), copier.token);
+    const { exitCode, said } = await runHelper(engine, copier.id, HELPER_TIMEOUT_MS, copier.started);
+    // (a copier that waited past GO_WAIT_MS for its go: the copy goes through the archive)
+    if (exitCode === EXIT.elsewhere || exitCode === EXIT.notAsked) {
+      if (exitCode === EXIT.elsewhere) markElsewhere(engine, store.root);
       return "elsewhere";
     }
     if (exitCode === EXIT.over)
@@ -151,8 +175,7 @@ export async function copyInEngine(
       superseded_at: null,
       mounts,
     };
-    rmSync(join(copier.dir, RESULT), { force: true });
-    rmSync(join(copier.dir, PROBE), { force: true });
+    for (const file of [RESULT, PROBE, GO]) rmSync(join(copier.dir, file), { force: true });
     store.complete(copier.dir, manifest);
     done = true;
     return { kind: "copied", copy: { id: copier.copyId, dir: copier.dir, manifest } };
@@ -175,17 +198,22 @@ function readResult(dir: string): z.infer<typeof resultSchema> {
   return parsed.data;
 }
 
-/** A restorer created (not started) for a copy: while its update's new container is watched, out of the downtime. */
-export type PreparedRestorer = Promise<{ id: string } | "elsewhere">;
+/**
+ * A restorer made for a copy: ahead, while its update's new container is watched (created and
+ * started, waiting for svc's go: out of the downtime), or at the restore.
+ */
+export type PreparedRestorer = Promise<{ id: string; token: string; started: boolean } | "elsewhere">;
 
-/** Creates the helper that would restore `copy`; "elsewhere" where the engine does not see the copies' folder. */
-export function prepareRestorer(engine: Engine, store: CopyStore, copy: Copy): PreparedRestorer {
+/** Creates the helper that would restore `copy` (started when `ahead`); "elsewhere" where the engine does not see the copies' folder. */
+export function prepareRestorer(engine: Engine, store: CopyStore, copy: Copy, ahead: boolean): PreparedRestorer {
   return (async () => {
     if (!sharedWith(engine, store.root)) return "elsewhere";
     const image = await helperImageOf(engine);
     if ("problem" in image) return "elsewhere";
+    rmSync(join(copy.dir, GO), { force: true });
     const token = writeProbe(copy.dir);
     const spec = {
+      go: { file: GO, waitMs: GO_WAIT_MS },
       from: "/copy",
       probe: { file: PROBE, token },
       mounts: copy.manifest.mounts.map((mount, index) => ({
@@ -196,8 +224,9 @@ export function prepareRestorer(engine: Engine, store: CopyStore, copy: Copy): P
         what: mount.destination,
       })),
     };
+    let id: string;
     try {
-      const id = await createHelper(engine, image, {
+      id = await createHelper(engine, image, {
         kind: "restore",
         copy: `${copy.manifest.container}/${copy.id}`,
         cmd: [...image.copier.cmd, "restore", JSON.stringify(spec)],
@@ -207,12 +236,18 @@ export function prepareRestorer(engine: Engine, store: CopyStore, copy: Copy): P
           { Type: "bind", Source: copy.dir, Target: "/copy", ReadOnly: true },
         ],
       });
-      return { id };
     } catch {
       // an engine without the copy's folder (a bind source it does not have) restores through its archive
       rmSync(join(copy.dir, PROBE), { force: true });
       return "elsewhere";
     }
+    const started =
+      ahead &&
+      (await engine.startContainer(id).then(
+        () => true,
+        () => false,
+      ));
+    return { id, token, started };
   })();
 }
 
@@ -240,19 +275,16 @@ export async function restoreInEngine(
   copy: Copy,
   prepared?: PreparedRestorer,
 ): Promise<"restored" | "elsewhere"> {
-  let restorer = await (prepared ?? prepareRestorer(engine, store, copy));
+  let restorer = await (prepared ?? prepareRestorer(engine, store, copy, false));
   if (restorer === "elsewhere") return "elsewhere";
   try {
-    let ran: { exitCode: number; said: string };
-    try {
-      ran = await runHelper(engine, restorer.id, HELPER_TIMEOUT_MS);
-    } catch (error) {
-      // a prepared one removed meanwhile (a watch longer than a helper is kept): made again
-      if (!prepared) throw error;
+    let ran = await goAndWait(engine, copy, restorer).catch(() => null);
+    // a restorer made ahead that is gone or waited too long (a watch longer than it waits): made again
+    if (ran === null || ran.exitCode === EXIT.notAsked) {
       void removeHelper(engine, restorer.id);
-      restorer = await prepareRestorer(engine, store, copy);
+      restorer = await prepareRestorer(engine, store, copy, false);
       if (restorer === "elsewhere") return "elsewhere";
-      ran = await runHelper(engine, restorer.id, HELPER_TIMEOUT_MS);
+      ran = await goAndWait(engine, copy, restorer);
     }
     if (ran.exitCode === EXIT.elsewhere) {
       markElsewhere(engine, store.root);
@@ -264,8 +296,18 @@ export async function restoreInEngine(
     return "restored";
   } finally {
     if (restorer !== "elsewhere") void removeHelper(engine, restorer.id);
-    rmSync(join(copy.dir, PROBE), { force: true });
+    for (const file of [PROBE, GO]) rmSync(join(copy.dir, file), { force: true });
   }
+}
+
+/** Tells a restorer to begin (started now unless it was ahead) and waits for its end. */
+function goAndWait(
+  engine: Engine,
+  copy: Copy,
+  restorer: { id: string; token: string; started: boolean },
+): Promise<{ exitCode: number; said: string }> {
+  writeFileSync(join(copy.dir, GO), restorer.token);
+  return runHelper(engine, restorer.id, HELPER_TIMEOUT_MS, restorer.started);
 }
 
 function guardMounts(mounts: Pick<GuardedMount, "type" | "name" | "source">[], readOnly: boolean) {

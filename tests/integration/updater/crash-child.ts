@@ -75,11 +75,15 @@ engine.createReplacement = async (old, oldImage, options) => {
   if (fault === "after-create") die();
   return id;
 };
-engine.startContainer = async (id) => {
-  // the data guard's helpers (src/dataguard/helper.ts): killed once one copies or restores in the engine
+// the data guard's helpers (src/dataguard/helper.ts): killed once svc told one to copy or restore
+// in the engine and waits for it
+engine.waitForExit = async (id, timeoutMs) => {
   const helper = /^\/svc-data-guard-(copy|restore)-/.exec(String((await real.inspectContainer(id)).Name))?.[1];
-  await real.startContainer(id);
   if ((fault === "during-copy" && helper === "copy") || (fault === "during-restore" && helper === "restore")) die();
+  return real.waitForExit!(id, timeoutMs);
+};
+engine.startContainer = async (id) => {
+  await real.startContainer(id);
   started = true;
   if (fault === "after-start") die();
 };
