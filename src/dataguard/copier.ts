@@ -31,6 +31,7 @@ import {
   renameSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
 import { BlockChecksum, CHECKSUM_BLOCK } from "./checksum.ts";
@@ -40,6 +41,8 @@ const BLOCK = 512;
 const SLASH = Buffer.from("/");
 /** Exit codes svc reads (inengine.ts). */
 export const EXIT = { over: 3, elsewhere: 4, damaged: 5, notAsked: 6 } as const;
+/** The file a restore writes when it is done (a copy's is its result.json). */
+export const DONE = ".done";
 /** How often a helper started ahead looks for svc's go. */
 const GO_POLL_MS = 5;
 /** The attributes a copy leaves alone: the host's security labels, and what only the host's admin may read. */
@@ -641,7 +644,7 @@ function copyCommand(spec: ReturnType<typeof copySpec>): number {
   return 0;
 }
 
-/** `restore SPEC`: every archive checked first, then each mount emptied and extracted. */
+/** `restore SPEC`: every archive checked first, then each mount emptied and extracted; `.done` (the token) says so. */
 function restoreCommand(spec: ReturnType<typeof restoreSpec>): number {
   if (!seesProbe(spec.from, spec.probe)) return EXIT.elsewhere;
   if (!waitForGo(spec.from, spec.go, spec.probe.token)) return EXIT.notAsked;
@@ -650,6 +653,10 @@ function restoreCommand(spec: ReturnType<typeof restoreSpec>): number {
     emptyFolder(mount.root);
     extractArchive(`${spec.from}/${mount.file}`, mount.base, mount.root);
   }
+  // svc goes on when it reads this, not when the engine has taken the helper down
+  const done = `${spec.from}/${DONE}.part`;
+  writeFileSync(done, spec.probe.token);
+  renameSync(done, `${spec.from}/${DONE}`);
   return 0;
 }
 

@@ -8,7 +8,7 @@
  * ends at once and that engine's copies go through the archive endpoint from then on.
  */
 
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
@@ -16,7 +16,7 @@ import { formatSize } from "../config/values.ts";
 import { SvcError, toSvcError } from "../core/errors.ts";
 import { randomHex } from "../core/files.ts";
 import type { Engine } from "../engine/port.ts";
-import { EXIT } from "./copier.ts";
+import { DONE, EXIT } from "./copier.ts";
 import type { CopyOutcome, CopyRequest } from "./copy.ts";
 import { createHelper, helperImageOf, removeHelper, runHelper } from "./helper.ts";
 import { archiveParent, type GuardedMount } from "./mounts.ts";
@@ -143,7 +143,7 @@ export async function copyInEngine(
   let done = false;
   try {
     writeFileSync(join(copier.dir, GO), copier.token);
-    const { exitCode, said } = await runHelper(engine, copier.id, HELPER_TIMEOUT_MS, copier.started);
+    const { exitCode, said } = await untilDone(engine, copier.id, copier.started, join(copier.dir, RESULT));
     // (a copier that waited past GO_WAIT_MS for its go: the copy goes through the archive)
     if (exitCode === EXIT.elsewhere || exitCode === EXIT.notAsked) {
       if (exitCode === EXIT.elsewhere) markElsewhere(engine, store.root);
@@ -233,7 +233,8 @@ export function prepareRestorer(engine: Engine, store: CopyStore, copy: Copy, ah
         env: image.copier.env,
         mounts: [
           ...guardMounts(copy.manifest.mounts, false),
-          { Type: "bind", Source: copy.dir, Target: "/copy", ReadOnly: true },
+          // (writable for its .done alone: it reads the archives)
+          { Type: "bind", Source: copy.dir, Target: "/copy" },
         ],
       });
     } catch {
@@ -296,7 +297,7 @@ export async function restoreInEngine(
     return "restored";
   } finally {
     if (restorer !== "elsewhere") void removeHelper(engine, restorer.id);
-    for (const file of [PROBE, GO]) rmSync(join(copy.dir, file), { force: true });
+    for (const file of [PROBE, GO, DONE]) rmSync(join(copy.dir, file), { force: true });
   }
 }
 
@@ -306,8 +307,41 @@ function goAndWait(
   copy: Copy,
   restorer: { id: string; token: string; started: boolean },
 ): Promise<{ exitCode: number; said: string }> {
+  rmSync(join(copy.dir, DONE), { force: true });
   writeFileSync(join(copy.dir, GO), restorer.token);
-  return runHelper(engine, restorer.id, HELPER_TIMEOUT_MS, restorer.started);
+  return untilDone(engine, restorer.id, restorer.started, join(copy.dir, DONE));
+}
+
+/** How often svc looks for a helper's answer while it works. */
+const DONE_POLL_MS = 5;
+
+/**
+ * A helper's end: its answer in the copy's folder (`done`), read as soon as it is there (the engine
+ * takes some 0.5 s more to report the helper's exit, which removes it anyway), or its exit.
+ */
+async function untilDone(
+  engine: Engine,
+  id: string,
+  started: boolean | undefined,
+  done: string,
+): Promise<{ exitCode: number; said: string }> {
+  let waiting = true;
+  const exited = runHelper(engine, id, HELPER_TIMEOUT_MS, started).finally(() => {
+    waiting = false;
+  });
+  const answered = (async () => {
+    while (waiting) {
+      if (existsSync(done)) return { exitCode: 0, said: "" };
+      await Bun.sleep(DONE_POLL_MS);
+    }
+    return exited;
+  })();
+  try {
+    return await Promise.race([exited, answered]);
+  } finally {
+    waiting = false;
+    exited.catch(() => {}); // an answer came first: its exit is not waited for
+  }
 }
 
 function guardMounts(mounts: Pick<GuardedMount, "type" | "name" | "source">[], readOnly: boolean) {
