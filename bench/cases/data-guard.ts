@@ -197,27 +197,19 @@ export async function benchDataGuard(env: DataGuardBenchEnv): Promise<void> {
       store.remove(name, archived.copy.id);
       rmSync(join(dir, "baseline.tar"), { force: true });
     }
-    const pair = (what: string, svc: number[], tar: number[]) =>
-      env.record({
-        benchmark: `data guard ${what}, ${label} volume (ms)`,
-        svc: median(svc),
-        baseline: median(tar),
-        unit: "ms",
-        ratio: median(tar) / median(svc),
-        target: ">= 0.8x tar's throughput",
-        check: (r) => r >= 0.8,
-        note: `throughput ratio: tar's time / svc's`,
-      });
-    const reported = (what: string, svc: number[], base: number[], note: string) =>
+    const reported = (what: string, svc: number[], base: number[], note: string, goal = false) =>
       env.record({
         benchmark: `data guard ${what}, ${label} volume (ms)`,
         svc: median(svc),
         baseline: median(base),
         unit: "ms",
         ratio: median(base) / median(svc),
-        target: "report",
+        target: goal ? ">= 0.8x tar's throughput" : "report",
+        ...(goal ? { check: (r: number) => r >= 0.8 } : {}),
         note,
       });
+    const pair = (what: string, svc: number[], tar: number[]) =>
+      reported(what, svc, tar, "throughput ratio: tar's time / svc's", true);
     pair("copy (in the engine: written and checksummed)", copyMs, tarMs);
     reported(
       "copy in the engine and its write-back, against tar and its sync",

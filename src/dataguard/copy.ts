@@ -13,7 +13,7 @@ import { timerDelay } from "../core/timers.ts";
 import type { Engine } from "../engine/port.ts";
 import { BlockChecksum } from "./checksum.ts";
 import type { GuardedMount } from "./mounts.ts";
-import { type CopiedMount, type Copy, type CopyStore, type Manifest, mountFile } from "./store.ts";
+import { type CopiedMount, type Copy, type CopyStore, mountFile, newManifest } from "./store.ts";
 import { firstEntryType, startsWithFolder, XattrMerger, type XattrsByPath } from "./tar.ts";
 import { type PreparedHelper, readXattrs, type XattrReader } from "./xattrs.ts";
 
@@ -98,21 +98,13 @@ export async function copyMounts(
         Object.assign(mount, merged);
       }
     }
-    const manifest: Manifest = {
-      format: 2,
+    const manifest = newManifest(request, {
       through: "archive",
-      container: request.container,
-      container_id: request.containerId,
-      image: request.image,
-      image_id: request.imageId,
-      version: request.version,
-      created_at: now().toISOString(),
-      duration_ms: Math.round(performance.now() - started),
-      bytes: total,
-      superseded_at: null,
+      createdAt: now(),
+      durationMs: performance.now() - started,
       mounts: copied,
-      ...("problem" in reading ? { xattrs_lost: reading.problem.slice(0, 1024) } : {}),
-    };
+      ...("problem" in reading ? { xattrsLost: reading.problem } : {}),
+    });
     store.complete(dir, manifest);
     return { kind: "copied", copy: { id, dir, manifest } };
   } catch (error) {

@@ -21,7 +21,7 @@ import type { CopyOutcome, CopyRequest } from "./copy.ts";
 import { createHelper, helperImageOf, removeHelper, runHelper } from "./helper.ts";
 import { archiveParent, type GuardedMount } from "./mounts.ts";
 import { expectedOf } from "./restore.ts";
-import type { Copy, CopyStore, Manifest } from "./store.ts";
+import { type Copy, type CopyStore, newManifest } from "./store.ts";
 import { guardMount } from "./xattrs.ts";
 
 const PROBE = ".engine-probe";
@@ -161,20 +161,12 @@ export async function copyInEngine(
       const written = result.mounts[index];
       return written ? [{ ...mount, ...written }] : [];
     });
-    const manifest: Manifest = {
-      format: 2,
+    const manifest = newManifest(request, {
       through: "helper",
-      container: request.container,
-      container_id: request.containerId,
-      image: request.image,
-      image_id: request.imageId,
-      version: request.version,
-      created_at: now().toISOString(),
-      duration_ms: Math.round(performance.now() - started),
-      bytes: mounts.reduce((sum, m) => sum + m.bytes, 0),
-      superseded_at: null,
+      createdAt: now(),
+      durationMs: performance.now() - started,
       mounts,
-    };
+    });
     for (const file of [RESULT, PROBE, GO]) rmSync(join(copier.dir, file), { force: true });
     store.complete(copier.dir, manifest);
     done = true;

@@ -66,6 +66,34 @@ const manifestSchema = z.object({
 });
 
 export type Manifest = z.infer<typeof manifestSchema>;
+
+/** A new copy's manifest, as either way of copying writes it (inengine.ts, copy.ts). */
+export function newManifest(
+  of: { container: string; containerId: string; image: string; imageId: string | null; version: string | null },
+  made: {
+    through: "helper" | "archive";
+    createdAt: Date;
+    durationMs: number;
+    mounts: CopiedMount[];
+    xattrsLost?: string;
+  },
+): Manifest {
+  return {
+    format: 2,
+    through: made.through,
+    container: of.container,
+    container_id: of.containerId,
+    image: of.image,
+    image_id: of.imageId,
+    version: of.version,
+    created_at: made.createdAt.toISOString(),
+    duration_ms: Math.round(made.durationMs),
+    bytes: made.mounts.reduce((sum, mount) => sum + mount.bytes, 0),
+    superseded_at: null,
+    mounts: made.mounts,
+    ...(made.xattrsLost ? { xattrs_lost: made.xattrsLost.slice(0, 1024) } : {}),
+  };
+}
 export type CopiedMount = z.infer<typeof mountSchema>;
 
 /** A complete copy: its manifest and its folder. */
