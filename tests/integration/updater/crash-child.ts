@@ -76,9 +76,15 @@ engine.createReplacement = async (old, oldImage, options) => {
   return id;
 };
 // the data guard's helpers (src/dataguard/helper.ts): killed once svc told one to copy or restore
-// in the engine and waits for it
-engine.waitForExit = async (id, timeoutMs) => {
-  const helper = /^\/svc-data-guard-(copy|restore)-/.exec(String((await real.inspectContainer(id)).Name))?.[1];
+// in the engine and waits for it, at once (svc goes on as soon as the helper's answer is written)
+const helpers = new Map<string, string>();
+engine.createHelper = async (spec) => {
+  const id = await real.createHelper(spec);
+  helpers.set(id, /^svc-data-guard-(copy|restore)-/.exec(spec.name)?.[1] ?? "");
+  return id;
+};
+engine.waitForExit = (id, timeoutMs) => {
+  const helper = helpers.get(id);
   if ((fault === "during-copy" && helper === "copy") || (fault === "during-restore" && helper === "restore")) die();
   return real.waitForExit!(id, timeoutMs);
 };
