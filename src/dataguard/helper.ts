@@ -14,6 +14,7 @@ import { dirname, join } from "node:path";
 import { toSvcError } from "../core/errors.ts";
 import { timerDelay } from "../core/timers.ts";
 import type { Engine, HelperSpec } from "../engine/port.ts";
+import type { GuardedMount } from "./mounts.ts";
 import { padding, ustarHeader } from "./tar.ts";
 import { READER_SCRIPT } from "./xattr-script.ts";
 
@@ -211,6 +212,13 @@ async function removeOtherHelperImages(engine: Engine, keep: string): Promise<vo
   } catch {
     // nothing lost: an image left is removed at the next import
   }
+}
+
+/** A guarded mount as a helper mounts it at `target`. */
+export function guardMount(mount: GuardedMount, target: string, readOnly: boolean) {
+  return mount.type === "volume"
+    ? { Type: "volume", Source: mount.name, Target: target, ReadOnly: readOnly, VolumeOptions: { NoCopy: true } }
+    : { Type: "bind", Source: mount.source, Target: target, ReadOnly: readOnly };
 }
 
 /** This process's helpers carry this value of HELPER_LABEL. */

@@ -18,11 +18,10 @@ import { randomHex } from "../core/files.ts";
 import type { Engine } from "../engine/port.ts";
 import { DONE, EXIT } from "./copier.ts";
 import type { CopyOutcome, CopyRequest } from "./copy.ts";
-import { createHelper, helperImageOf, removeHelper, runHelper } from "./helper.ts";
+import { createHelper, guardMount, helperImageOf, removeHelper, runHelper } from "./helper.ts";
 import { archiveParent, type GuardedMount } from "./mounts.ts";
 import { expectedOf } from "./restore.ts";
 import { type Copy, type CopyStore, newManifest } from "./store.ts";
-import { guardMount } from "./xattrs.ts";
 
 const PROBE = ".engine-probe";
 /** The file svc writes when a helper started ahead is to begin (copier.ts) */

@@ -1,9 +1,10 @@
 /**
- * The little of tar the data guard writes itself: one empty regular file (the request that
- * empties a mount, restore.ts), reading the type of an archive's first entry (a mount that is a
- * file, not a folder, is not guarded), the headers of the helper's image (xattrs.ts), and the
- * extended attributes added to the engine's archive (`XattrMerger`, a stream transform). Everything
- * else is the engine's own tar, kept as it comes.
+ * The tar the data guard reads and writes itself (ustar, with PAX and GNU long-name headers read):
+ * the headers of the copier's archives (copier.ts) and of the helper's image (helper.ts), one empty
+ * regular file (the request that empties a mount through the engine, restore.ts), reading the type
+ * of an archive's first entry (a mount that is a file, not a folder, is not guarded), and the
+ * extended attributes added to the engine's archive (`XattrMerger`, a stream transform). Runs in
+ * svc and in the helper (copier.ts): no import.
  */
 const BLOCK = 512;
 const encoder = new TextEncoder();

@@ -1,25 +1,20 @@
 /**
- * The extended attributes of a stopped container's guarded mounts, read through the engine
- * (docs/data-guard.md, "Extended attributes"). The engine's archive (GET) carries only
- * `security.capability`, while its extraction (PUT) applies every `SCHILY.xattr.*` record an
- * archive carries: so a helper container reads the attributes while the archive streams, and a
- * mount's archive that has some is rewritten once with them added (copy.ts; tar.ts,
- * `XattrMerger`); the restore stays the engine's own.
- *
- * The helper runs svc's own runtime, nothing pulled: an image is imported once (POST
- * /images/create?fromSrc=-) from the runtime svc runs on (the compiled binary, or Bun), the C
- * library files it is linked against (read from /proc/self/maps, where the loader put them) and
- * the small reader script below, run by that runtime as Bun (BUN_BE_BUN=1). It mounts the
- * guarded mounts read-only, with no network, and writes what it found into its own file system,
- * which svc then reads through the archive endpoint. It is created while the old container still
- * runs (`prepareXattrHelper`), so that the engine's create is out of the downtime. Where that cannot be done (another
- * architecture than the engine's, an engine that cannot import, the helper failing), the copy is
- * made without the attributes and says so (the manifest's `xattrs_lost`).
+ * The extended attributes of a stopped container's guarded mounts, for a copy through the engine's
+ * archive endpoint (docs/data-guard.md, "The helper and extended attributes"; a copy in the engine
+ * reads them itself, copier.ts). The engine's archive (GET) carries only `security.capability`,
+ * while its extraction (PUT) applies every `SCHILY.xattr.*` record an archive carries: so a helper
+ * (helper.ts) runs the reader script (xattr-script.ts) over the mounts, read-only, while the archive
+ * streams, and a mount's archive that has some is rewritten once with them added (copy.ts; tar.ts,
+ * `XattrMerger`); the restore stays the engine's own. The reader is created while the old
+ * container still runs (`prepareXattrHelper`), so that the engine's create is out of the downtime.
+ * Where that cannot be done (another architecture than the engine's, an engine that cannot import,
+ * the helper failing), the copy is made without the attributes and says so (the manifest's
+ * `xattrs_lost`).
  */
 import { z } from "zod";
 import { toSvcError } from "../core/errors.ts";
 import type { Engine } from "../engine/port.ts";
-import { createHelper, helperImageOf, READER, RUNTIME, removeHelper, runHelper } from "./helper.ts";
+import { createHelper, guardMount, helperImageOf, READER, RUNTIME, removeHelper, runHelper } from "./helper.ts";
 import { archiveParent, type GuardedMount } from "./mounts.ts";
 import { firstFileOf, type XattrsByPath } from "./tar.ts";
 import { MAX_ATTRIBUTE_BYTES } from "./xattr-script.ts";
@@ -103,13 +98,6 @@ async function createReader(engine: Engine, mounts: GuardedMount[]): Promise<str
     env: image.env,
     mounts: mounts.map((mount, index) => guardMount(mount, `/guard/${index}`, true)),
   });
-}
-
-/** A guarded mount as a helper mounts it at `target`. */
-export function guardMount(mount: GuardedMount, target: string, readOnly: boolean) {
-  return mount.type === "volume"
-    ? { Type: "volume", Source: mount.name, Target: target, ReadOnly: readOnly, VolumeOptions: { NoCopy: true } }
-    : { Type: "bind", Source: mount.source, Target: target, ReadOnly: readOnly };
 }
 
 /** Starts a prepared reader and returns its answer (one map per mount). */
