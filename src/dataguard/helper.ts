@@ -24,6 +24,8 @@ export const HELPER_REPOSITORY = "svc-data-guard-helper";
 export const HELPER_LABEL = "svc.data-guard-helper";
 /** The copy a copier or restorer works on (container/copy id): a restore removes one a crash left running. */
 const COPY_LABEL = "svc.data-guard-copy";
+/** When a helper was created (ms since the epoch): another svc's helper not started yet is left only once it is old. */
+const CREATED_LABEL = "svc.data-guard-helper.created";
 const HOME = "/svc-helper";
 export const RUNTIME = `${HOME}/bun`;
 export const READER = `${HOME}/xattrs.js`;
@@ -241,7 +243,12 @@ export async function createHelper(
     cmd: spec.cmd,
     env: spec.env,
     user: "0:0",
-    labels: { [HELPER_LABEL]: INSTANCE, "svc.enable": "false", ...(spec.copy ? { [COPY_LABEL]: spec.copy } : {}) },
+    labels: {
+      [HELPER_LABEL]: INSTANCE,
+      [CREATED_LABEL]: String(Date.now()),
+      "svc.enable": "false",
+      ...(spec.copy ? { [COPY_LABEL]: spec.copy } : {}),
+    },
     mounts: spec.mounts,
     autoRemove: false,
   });
@@ -280,10 +287,12 @@ export async function removeHelper(engine: Engine, id: string): Promise<void> {
 }
 
 /**
- * Helpers left behind: by a crash of svc (another instance's value of the label: removed unless
- * it runs), or by an update of this process that never copied (not pending, or pending too long).
- * They hold the guarded volumes. One that works on `copy` goes even while it runs: a restore of a
- * copy that svc, killed, left running must not write beside the one that starts now.
+ * Helpers left behind: by a crash of svc (another instance's value of the label: removed once
+ * ended, or when it was never started and is older than an update takes; one that runs may be
+ * another svc's copy at work), or by an update of this process that never copied (not pending, or
+ * pending too long). They hold the guarded volumes. One that works on `copy` goes even while it
+ * runs: a restore of a copy that svc, killed, left running must not write beside the one that
+ * starts now.
  */
 async function removeLeftHelpers(engine: Engine, copy?: string): Promise<void> {
   for (const container of await engine.listContainers()) {
@@ -294,7 +303,15 @@ async function removeLeftHelpers(engine: Engine, copy?: string): Promise<void> {
       (copy !== undefined && container.labels[COPY_LABEL] === copy && !pending.has(container.id)) ||
       (owner === INSTANCE
         ? since === undefined || Date.now() - since > ABANDONED_MS
-        : container.state === "exited" || container.state === "dead" || container.state === "created");
+        : container.state === "exited" ||
+          container.state === "dead" ||
+          (container.state === "created" && olderThan(container.labels[CREATED_LABEL], ABANDONED_MS)));
     if (left) await removeHelper(engine, container.id);
   }
+}
+
+/** Whether a helper created at `at` (its label; absent on an older svc's) is older than `ms`. */
+function olderThan(at: string | undefined, ms: number): boolean {
+  const created = Number(at);
+  return !Number.isFinite(created) || Date.now() - created > ms;
 }
