@@ -57,10 +57,13 @@ function writeProject(dbImage: string, appImage: string): void {
           // a probe is an exec, some 0.15 CPU s of the engine's: every second during the start
           // period only where the engine has start_interval (API 1.44), every second on older ones;
           // at a load of 40 and more one can take seconds (docs/testing.md)
-          ...(api144 ? { interval: "1h", start_period: "10m", start_interval: "1s" } : { interval: "1s" }),
+          // (a start_period after these would end the start period after 1 s: then the next probe
+          // came an hour later, and a db not ready within that second stayed "starting")
+          ...(api144
+            ? { interval: "1h", start_period: "10m", start_interval: "1s" }
+            : { interval: "1s", start_period: "1s" }),
           timeout: "10s",
           retries: 30,
-          start_period: "1s",
         },
         volumes: ["data:/data", "./bind:/bind"],
         networks: {
