@@ -78,7 +78,7 @@ describe("data guard in an update rolled back", () => {
       expect(readdirSync(join(s.dir, s.app))).toHaveLength(1);
       // made in the engine, which sees the copies' folder here (svc on the engine's host)
       expect(copyManifests(s.dir, s.app).map((m) => m.through)).toEqual(["helper"]);
-    }, 180_000);
+    }, 240_000);
   }
 
   test("bind mounts: left alone with `volumes`, copied and restored with `all`", async () => {
