@@ -8,11 +8,12 @@
  * ends at once and that engine's copies go through the archive endpoint from then on.
  */
 
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { formatSize } from "../config/values.ts";
+import { parseJsonBytes } from "../core/bounded.ts";
 import { SvcError, toSvcError } from "../core/errors.ts";
 import { randomHex } from "../core/files.ts";
 import type { Engine } from "../engine/port.ts";
@@ -177,16 +178,20 @@ export async function copyInEngine(
   }
 }
 
+/** The most a copier's result may take: a line a mount. */
+const RESULT_MAX_BYTES = 256 * 1024;
+
 function readResult(dir: string): z.infer<typeof resultSchema> {
-  let text: string;
+  let bytes: Uint8Array;
   try {
-    text = readFileSync(join(dir, RESULT), "utf8");
+    if (statSync(join(dir, RESULT)).size > RESULT_MAX_BYTES) throw new Error("too large");
+    bytes = readFileSync(join(dir, RESULT));
   } catch {
-    throw new SvcError("engine", "the helper's copy wrote no result");
+    throw new SvcError("engine", "the helper's copy wrote no result svc reads");
   }
-  const parsed = text.length < 256 * 1024 ? resultSchema.safeParse(JSON.parse(text)) : null;
-  if (!parsed?.success) throw new SvcError("engine", "the helper's copy wrote a result svc does not read");
-  return parsed.data;
+  const parsed = parseJsonBytes(bytes, resultSchema);
+  if ("error" in parsed) throw new SvcError("engine", "the helper's copy wrote a result svc does not read");
+  return parsed.value;
 }
 
 /**
