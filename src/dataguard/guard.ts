@@ -9,6 +9,7 @@ import type { Config } from "../config/index.ts";
 import { formatSize, parseSize } from "../config/values.ts";
 import type { ContainerInspect, Engine } from "../engine/port.ts";
 import { type CopyOutcome, copyMounts, measureMounts } from "./copy.ts";
+import { type FolderView, type OwnMount, onEngineHost, throughOwnMounts } from "./helper.ts";
 import {
   armCopier,
   copyInEngine,
@@ -142,12 +143,29 @@ export class DataGuard {
   /** the helpers that would restore a copy made in the engine (by folder), made while the new version is watched */
   private readonly restorers = new Map<string, PreparedRestorer>();
 
+  /** where the engine sees the copies' folder: as svc does, or through svc's own container's mounts */
+  private view: Promise<FolderView> | undefined;
+
   constructor(
     private readonly engine: Engine,
     readonly options: DataGuardOptions,
     private readonly now: () => Date = () => new Date(),
+    /** the container svc runs in, if any (engine/self.ts) */
+    private readonly ownContainerId?: string,
   ) {
     this.store = options.dir ? new CopyStore(options.dir) : null;
+  }
+
+  /** How a helper mounts the copies' folder: read from svc's own container once, when svc runs in one. */
+  private folderView(): Promise<FolderView> {
+    const id = this.ownContainerId;
+    this.view ??= id
+      ? this.engine.inspectContainer(id).then(
+          (own) => throughOwnMounts((own as { Mounts?: OwnMount[] }).Mounts ?? []),
+          () => onEngineHost,
+        )
+      : Promise.resolve(onEngineHost);
+    return this.view;
   }
 
   /** Whether any container could be guarded: the option, or a label that turns it on. */
@@ -177,6 +195,7 @@ export class DataGuard {
       this.store,
       { container: inspect.Name.replace(/^\//, ""), containerId: inspect.Id, mounts: guarded.mounts, limit },
       this.now(),
+      await this.folderView(),
     );
     const helper: PreparedHelper = copier.then((made) =>
       "id" in made ? { problem: "copied in the engine" } : prepareXattrHelper(this.engine, guarded.mounts),
@@ -262,8 +281,12 @@ export class DataGuard {
       copy.dir,
       writeBack(copy).finally(() => this.syncing.delete(copy.dir)),
     );
-    if (copy.manifest.through === "helper" && this.store)
-      this.restorers.set(copy.dir, prepareRestorer(this.engine, this.store, copy, true));
+    const store = this.store;
+    if (copy.manifest.through === "helper" && store)
+      this.restorers.set(
+        copy.dir,
+        this.folderView().then((view) => prepareRestorer(this.engine, store, copy, true, view)),
+      );
   }
 
   /** Starts the copier as the old container stops, so that its start is out of the downtime (inengine.ts). */
@@ -313,7 +336,9 @@ export class DataGuard {
     await this.syncing.get(copy.dir);
     const prepared = this.restorers.get(copy.dir);
     this.restorers.delete(copy.dir);
-    if (this.store && (await restoreInEngine(this.engine, this.store, copy, prepared)) === "restored")
+    const restored =
+      this.store && (await restoreInEngine(this.engine, this.store, copy, prepared, await this.folderView()));
+    if (restored === "restored")
       return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
     return restoreCopy(this.engine, copy, containerId);
   }

@@ -223,6 +223,51 @@ export function guardMount(mount: GuardedMount, target: string, readOnly: boolea
     : { Type: "bind", Source: mount.source, Target: target, ReadOnly: readOnly };
 }
 
+/** A mount of svc's own container, as the engine's inspect of it lists it. */
+export interface OwnMount {
+  Type?: string;
+  Name?: string;
+  Source?: string;
+  Destination?: string;
+}
+
+/**
+ * Where a helper finds a folder svc sees at `path`: a mount of the helper's at `target`, and the
+ * folder's path inside the helper. Null where the engine cannot mount it. Whatever it says, the
+ * helper first checks that it sees what svc wrote there (inengine.ts).
+ */
+export type FolderView = (path: string, target: string) => { mount: HelperMount; path: string } | null;
+
+interface HelperMount {
+  Type: "bind" | "volume";
+  Source: string;
+  Target: string;
+}
+
+/** svc on the engine's host: the engine sees the folder at the path svc does. */
+export const onEngineHost: FolderView = (path, target) => ({
+  mount: { Type: "bind", Source: path, Target: target },
+  path: target,
+});
+
+/**
+ * svc in a container of the engine: the folder is in one of its container's mounts (a volume or a
+ * bind, the deepest that holds it), which the helper mounts in turn. None for a folder in the
+ * container's own files or on a tmpfs: those the engine cannot mount elsewhere.
+ */
+export function throughOwnMounts(mounts: readonly OwnMount[]): FolderView {
+  return (path, target) => {
+    const within = (m: OwnMount) => m.Destination && (path === m.Destination || path.startsWith(`${m.Destination}/`));
+    const holder = mounts.filter(within).sort((a, b) => b.Destination!.length - a.Destination!.length)[0];
+    const rest = holder ? path.slice(holder.Destination!.length) : "";
+    const at = (Source: string | undefined, Type: HelperMount["Type"]) =>
+      Source ? { mount: { Type, Source, Target: target }, path: `${target}${rest}` } : null;
+    if (holder?.Type === "volume") return at(holder.Name, "volume");
+    if (holder?.Type === "bind") return at(holder.Source, "bind");
+    return null;
+  };
+}
+
 /** This process's helpers carry this value of HELPER_LABEL. */
 const INSTANCE = randomBytes(6).toString("hex");
 /** The helpers this process created and has not removed yet, with when (a plan abandoned leaves one). */
