@@ -12,7 +12,6 @@ import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { toSvcError } from "../core/errors.ts";
-import { timerDelay } from "../core/timers.ts";
 import type { Engine, HelperSpec } from "../engine/port.ts";
 import type { GuardedMount } from "./mounts.ts";
 import { padding, ustarHeader } from "./tar.ts";
@@ -31,7 +30,6 @@ export const RUNTIME = `${HOME}/bun`;
 export const READER = `${HOME}/xattrs.js`;
 /** The copier's sources, shipped when svc runs from them (a compiled svc carries its copier inside). */
 const COPIER_SOURCES = ["copier.ts", "tar.ts", "checksum.ts"];
-const POLL_MS = 20;
 
 interface RuntimeFile {
   /** where it goes in the helper image */
@@ -309,21 +307,9 @@ export async function runHelper(
   started = false,
 ): Promise<{ exitCode: number; said: string }> {
   if (!started) await engine.startContainer(id);
-  if (engine.waitForExit) {
-    const exitCode = await engine.waitForExit(id, timeoutMs);
-    const said = exitCode === 0 ? "" : await engine.containerLogs(id, 5).catch(() => "");
-    return { exitCode, said: said.trim().slice(0, 500) };
-  }
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = (await engine.inspectContainer(id)).State;
-    if (state.Status === "exited" || state.Status === "dead") {
-      const said = state.ExitCode === 0 ? "" : await engine.containerLogs(id, 5).catch(() => "");
-      return { exitCode: state.ExitCode, said: said.trim().slice(0, 500) };
-    }
-    if (Date.now() > deadline) throw new Error(`it did not end within ${timeoutMs / 1000} s`);
-    await Bun.sleep(timerDelay(POLL_MS));
-  }
+  const exitCode = await engine.waitForExit(id, timeoutMs);
+  const said = exitCode === 0 ? "" : await engine.containerLogs(id, 5).catch(() => "");
+  return { exitCode, said: said.trim().slice(0, 500) };
 }
 
 export async function removeHelper(engine: Engine, id: string): Promise<void> {

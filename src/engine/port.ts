@@ -156,7 +156,7 @@ export interface Engine {
   createHelper(spec: HelperSpec): Promise<string>;
   startContainer(id: string): Promise<void>;
   /** POST /containers/{id}/wait: the exit code once the container has ended (at once if it has), within `timeoutMs` */
-  waitForExit?(id: string, timeoutMs: number): Promise<number>;
+  waitForExit(id: string, timeoutMs: number): Promise<number>;
   removeContainer(id: string, options?: { force?: boolean }): Promise<void>;
   removeImage(id: string): Promise<void>;
   /**
