@@ -7,6 +7,7 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "../config/index.ts";
 import { formatSize, parseSize } from "../config/values.ts";
+import { SvcError } from "../core/errors.ts";
 import type { ContainerInspect, Engine } from "../engine/port.ts";
 import { type CopyOutcome, copyMounts, measureMounts } from "./copy.ts";
 import { type FolderView, type OwnMount, onEngineHost, throughOwnMounts } from "./helper.ts";
@@ -136,6 +137,10 @@ export type Preparation =
   /** the copy does not fit (or cannot be made): held, or updated without a copy */
   | { kind: "over"; action: "hold" | "skip"; reason: string };
 
+/** Why an engine whose archive endpoints do not answer as Docker's (Podman) copies through the helper alone. */
+const HELPER_ONLY =
+  "on this engine (Podman) svc copies and restores a container's data through its helper container only (its archive endpoint does not answer as Docker's)";
+
 export class DataGuard {
   readonly store: CopyStore | null;
   /** copies being written back to the disk (by folder): a restore waits for its copy's */
@@ -197,6 +202,11 @@ export class DataGuard {
       this.now(),
       await this.folderView(),
     );
+    if (!(await this.archivesServe())) {
+      const made = await copier;
+      if (!("id" in made)) return this.over(`data_guard: ${HELPER_ONLY}, and ${made.problem}`);
+      return { kind: "copy", mounts: guarded.mounts, limit, copier };
+    }
     const helper: PreparedHelper = copier.then((made) =>
       "id" in made ? { problem: "copied in the engine" } : prepareXattrHelper(this.engine, guarded.mounts),
     );
@@ -261,6 +271,8 @@ export class DataGuard {
       const outcome = await copyInEngine(this.engine, store, copier, request, this.now);
       // the engine does not see the copies' folder: through the archive, its reader made now
       if (outcome !== "elsewhere") return outcome;
+      if (!(await this.archivesServe()))
+        return { kind: "over", bytes: 0, reason: `${HELPER_ONLY}, and it does not see the copies' folder` };
       return copyMounts(this.engine, store, request, this.now);
     }
     return copyMounts(
@@ -340,7 +352,17 @@ export class DataGuard {
       this.store && (await restoreInEngine(this.engine, this.store, copy, prepared, await this.folderView()));
     if (restored === "restored")
       return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
+    if (!(await this.archivesServe()))
+      throw new SvcError(
+        "engine",
+        `the copy cannot be restored: ${HELPER_ONLY}, and it does not see the copies' folder`,
+      );
     return restoreCopy(this.engine, copy, containerId);
+  }
+
+  /** Whether the engine's archive endpoints answer as Docker's do (engine/port.ts, EngineInfo). */
+  private async archivesServe(): Promise<boolean> {
+    return (await this.engine.info()).dockerArchives !== false;
   }
 
   /** The container's next version runs: data_guard_keep counts from now. */

@@ -41,6 +41,8 @@ interface RuntimeFile {
 
 export interface HelperImage {
   reference: string;
+  /** its id, which helpers are created from (Podman files the image under `localhost/`) */
+  id: string;
   /** the environment of a helper that runs a script on Bun */
   env: string[];
   /** how a helper runs the copier: its command before the copier's arguments, and its environment */
@@ -80,15 +82,18 @@ async function helperImage(engine: Engine): Promise<HelperImage | { problem: str
   const libraryPath = [...new Set(files.filter((f) => f.path !== RUNTIME).map((f) => dirname(f.path)))].join(":");
   const base = [`LD_LIBRARY_PATH=${libraryPath}`, "BUN_RUNTIME_TRANSPILER_CACHE_PATH=0", "HOME=/tmp"];
   const env = ["BUN_BE_BUN=1", ...base];
-  if (!(await engine.inspectImage(reference))) {
+  let imported = await engine.inspectImage(reference);
+  if (!imported) {
     const archive = imageArchive([...files, ...fromSources]);
     await engine.importImage(archive.body, archive.bytes, reference);
     await removeOtherHelperImages(engine, reference);
+    imported = await engine.inspectImage(reference);
+    if (!imported) return { problem: `the engine does not find the helper's image ${reference} it imported` };
   }
   const copier = fromSources.length
     ? { cmd: [RUNTIME, `${HOME}/copier.ts`], env }
     : { cmd: [RUNTIME, "__data-guard-helper"], env: base };
-  return { reference, env, copier };
+  return { reference, id: imported.Id, env, copier };
 }
 
 /** The copier's source files, when svc runs from its sources; none in a compiled svc (its files are inside it). */
@@ -208,7 +213,8 @@ async function removeOtherHelperImages(engine: Engine, keep: string): Promise<vo
   try {
     for (const image of await engine.listImages({ repositories: [HELPER_REPOSITORY] }))
       for (const tag of image.repoTags)
-        if (tag.startsWith(`${HELPER_REPOSITORY}:`) && tag !== keep) await engine.removeImage(tag).catch(() => {});
+        if (tag.replace(/^localhost\//, "").startsWith(`${HELPER_REPOSITORY}:`) && tag !== keep)
+          await engine.removeImage(tag).catch(() => {});
   } catch {
     // nothing lost: an image left is removed at the next import
   }
@@ -282,7 +288,7 @@ export async function createHelper(
   await removeLeftHelpers(engine, spec.copy);
   const id = await engine.createHelper({
     name: `svc-data-guard-${spec.kind}-${randomBytes(6).toString("hex")}`,
-    image: image.reference,
+    image: image.id,
     cmd: spec.cmd,
     env: spec.env,
     user: "0:0",

@@ -106,7 +106,8 @@ async function runReader(engine: Engine, id: string, mounts: number): Promise<z.
   const { exitCode, said } = await runHelper(engine, id, HELPER_TIMEOUT_MS);
   if (exitCode !== 0) throw new Error(`exit code ${exitCode}${said ? `: ${said}` : ""}`);
   const cap = MAX_ATTRIBUTE_BYTES * 2;
-  const archive = await readBounded({ headers: new Headers(), body: await engine.readArchive(id, OUT) }, cap);
+  const body = (await engine.readArchive(id, OUT)) as Request["body"];
+  const archive = await readBounded({ headers: new Headers(), body }, cap);
   if (archive.overCap) throw new Error(`its answer is larger than ${cap} bytes`);
   const answer = firstFileOf(archive.bytes);
   if (!answer) throw new Error("it wrote no answer");
