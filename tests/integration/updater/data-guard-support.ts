@@ -27,6 +27,10 @@ export function hostPathOf(container: string, destination = "/data"): string {
     (m) => m.Destination === destination,
   );
   if (!mount) throw new Error(`${container} mounts nothing at ${destination}`);
+  // Podman 5.8 serves from a root of its own, where the sandbox's podman folder is /svc
+  // (scripts/sandbox.sh, "Podman 5"): the same folder on the host
+  if (process.env.SVC_TEST_ENGINE?.startsWith("podman5") && mount.Source.startsWith("/svc/"))
+    return `${process.env.SVC_SANDBOX_DIR}/podman/${mount.Source.slice("/svc/".length)}`;
   return mount.Source;
 }
 
