@@ -426,6 +426,25 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
     return unit;
   }
   const unitPath = (unit: string) => join(dir, "podman-home/.config/systemd/user", unit);
+  // svc as the user of a rootless Podman, its state the user's: the helper, that user's container,
+  // reaches the copies' folder (svc as root against it cannot hand it over: docs/data-guard.md)
+  test("the data guard, svc as the rootless Podman's user: the volume put back byte for byte when the new version fails", async () => {
+    const name = fx.name("guarded-user");
+    const v1 = fx.image("guarded-user", {
+      changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`],
+    });
+    fx.run("guarded-user", v1.ref, ["-v", `${fx.volume("guarded-user")}:/data`]);
+    await waitForVersion(name, "v1");
+    const before = decorate(name);
+    fx.image("guarded-user", { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exit 3`])}`] });
+    const run = await svcAsUser(name, ["--data-guard", "volumes"]);
+    const entry = entryIn(run.svc.output, name);
+    expect(entry?.state, run.svc.describe()).toBe("rolled_back");
+    expect(entry?.data_guard).toMatchObject({ restored: true });
+    expect(inspect(name).Image).toBe(v1.id);
+    expect(docker(["exec", name, "cat", "/data/version"]).stdout.trim()).toBe("v1");
+    expect(manifestOf(name)).toEqual(before);
+  }, 240_000);
   test("the new image pulled, the unit restarted: its container on the new image, with its unit label; one that does not start is rolled back through the unit", async () => {
     const name = fx.name("unit-run");
     const v1 = fx.image("unit-run", { changes: [QUICK_STOP_CMD] });

@@ -1,6 +1,6 @@
 /** What the data guard's tests share: data a v1 writes, what a v2 does to it, and reading a volume's state. */
 
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { docker, inspect, waitUntil } from "../../harness.ts";
 import { setXattr, type TreeManifest, treeManifest } from "../../support/tree-manifest.ts";
 
@@ -66,6 +66,11 @@ export function decorate(container: string): TreeManifest {
   setXattr(`${root}/${"p".repeat(60)}/${"q".repeat(60)}`, "user.split", "yes");
   writeFileSync(`${root}/${"n".repeat(120)}`, "long\n");
   setXattr(`${root}/${"n".repeat(120)}`, "user.long", "yes");
+  // what the test made belongs to the volume's owner, as what the container made does (a rootless
+  // engine's root is one of its user's ids: the host's root is no one there)
+  const { uid, gid } = statSync(root);
+  for (const made of [`${"p".repeat(60)}/${"q".repeat(60)}`, "p".repeat(60), "n".repeat(120)])
+    chownSync(`${root}/${made}`, uid, gid);
   return treeManifest(root);
 }
 
