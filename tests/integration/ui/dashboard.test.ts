@@ -18,6 +18,11 @@ afterAll(async () => {
 }, 120_000);
 
 const staleContainer = (what: string, args: string[] = []) => ui.staleContainer(what, args);
+/**
+ * The longest a cycle the page started may take to say it ended: a hang limit, not a speed (a
+ * cycle of a few seconds alone took over a minute at the load of the test run's legs).
+ */
+const HANG_WAIT_MS = 100_000;
 
 describe("the dashboard in a browser", () => {
   test("sign-in: a wrong token is said plainly and shows nothing; the right one, typed and sent with Enter, shows the containers", async () => {
@@ -96,7 +101,7 @@ describe("the dashboard in a browser", () => {
     await page
       .locator(".notice")
       .filter({ hasText: `${c.name}: updated` })
-      .waitFor({ timeout: 60_000 });
+      .waitFor({ timeout: HANG_WAIT_MS });
     expect(inspect(c.name).Image).toBe(c.newId);
 
     await rowOf(page, c.name);
@@ -105,7 +110,7 @@ describe("the dashboard in a browser", () => {
     await page
       .locator(".notice")
       .filter({ hasText: `${c.name}: back on its earlier image` })
-      .waitFor({ timeout: 60_000 });
+      .waitFor({ timeout: HANG_WAIT_MS });
     expect(inspect(c.name).Image).toBe(c.oldId);
 
     // its timeline: the update, then the rollback (an update back to the earlier image)
@@ -121,7 +126,7 @@ describe("the dashboard in a browser", () => {
     // and the sessions list names it
     await page.locator(".history").filter({ hasText: c.name }).waitFor();
     await page.close();
-  }, 120_000);
+  }, 240_000);
 
   test("update the selected containers: both run their new image, the one left unselected does not", async () => {
     const [a, b, left] = [staleContainer("sel-a"), staleContainer("sel-b"), staleContainer("sel-left")];
