@@ -144,8 +144,14 @@ describe("a new image that fails its healthcheck", () => {
     expect(theirs.reason).toContain("rolled back by Swarm");
     expect(report!.counts.rolled_back).toBe(2);
     for (const name of [byUs, bySwarm]) {
-      // Docker 20.10's Swarm calls a rollback complete while the tasks it started are still on their first healthcheck
-      await waitUntil(() => runningTasks(name).length === 2, 30_000, `${name}'s tasks back to running`);
+      // Docker 20.10's Swarm calls a rollback complete while the tasks it started are still on their
+      // first healthcheck; and the manager may call a task running before its worker lists it (seen
+      // at the load of the test run's legs)
+      await waitUntil(
+        () => runningTasks(name).length === 2 && workerTaskImages(name).length > 0,
+        30_000,
+        `${name}'s tasks back to running, on both nodes`,
+      );
       expectEveryTaskOn(name, `${first.ref}@${first.digest}`, 2);
     }
 
