@@ -48,8 +48,16 @@ describe("SIGTERM during the watch (graceful stop)", () => {
 
   test("two SIGTERMs: svc exits at once, the next start repairs", async () => {
     const r = row({ fault: "SIGTERM svc twice", step: "during watch" });
-    const app = new App("term2");
-    const run = startSvc(app.args(), {
+    // a watch that lasts: the new version is healthy only 8 s after its start (probes failing
+    // before are in its start period), so the signals, 0.5 and 0.8 s after svc's start is read,
+    // land in it however late its output is read at load (a 3 s watch had ended by then)
+    const app = new App("term2", {
+      newImage: [
+        `CMD ["/bin/sh","-c","trap 'exit 0' TERM; (sleep 8; touch /tmp/ready) & sleep 3600 & wait"]`,
+        "HEALTHCHECK --interval=1s --start-period=60s CMD test -e /tmp/ready",
+      ],
+    });
+    const run = startSvc(app.args([], undefined, { startup: "40s" }), {
       killWhen: (e, all) => {
         if (first("start")(e, all)) {
           setTimeout(() => run.proc.kill("SIGTERM"), 500);
@@ -62,7 +70,7 @@ describe("SIGTERM during the watch (graceful stop)", () => {
     r.first_exit = String(exit);
     r.observed = `after start + 2 signals: ${describeState()}`;
     expect(exit).toBe(143);
-    const run2 = startSvc(app.args(["--monitor-only"]));
+    const run2 = startSvc(app.args(["--monitor-only"], undefined, { startup: "40s" }));
     const exit2 = await finished(run2);
     r.recovery = shortRecovery(recoveryActions(run2));
     r.leftovers = leftovers(app).join(", ") || "none";
