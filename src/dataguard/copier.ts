@@ -31,6 +31,7 @@ import {
   renameSync,
   rmSync,
   symlinkSync,
+  unlinkSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
@@ -324,6 +325,18 @@ export function checkArchive(path: string, expected: Expected, what: string): vo
     );
 }
 
+/** Whether the archive at `path`, checked before, still has its size; throws Damaged when not. */
+function checkSize(path: string, bytes: number, what: string): void {
+  let size: number;
+  try {
+    size = lstatSync(path).size;
+  } catch {
+    throw new Damaged(`the copy of ${what} (${path}) is missing`);
+  }
+  if (size !== bytes)
+    throw new Damaged(`the copy of ${what} changed after it was checked (${size} bytes): not restored`);
+}
+
 /** Reads an archive from a file in large reads: headers, meta data, and file data copied on. */
 class ArchiveReader {
   private readonly buffer = new Uint8Array(4 * CHECKSUM_BLOCK);
@@ -470,8 +483,19 @@ function relativeName(name: Uint8Array, base: Buffer): Buffer | null {
 
 /** Removes everything inside the folder `target`, not the folder (a mount point). */
 export function emptyFolder(target: string): void {
-  for (const child of readdirSync(target, { encoding: "buffer" }) as Buffer[])
-    rmSync(Buffer.concat([Buffer.from(target), SLASH, child]), { recursive: true, force: true });
+  const root = Buffer.from(target);
+  for (const child of readdirSync(target, { encoding: "buffer" }) as Buffer[]) {
+    const path = Buffer.concat([root, SLASH, child]);
+    // one call a file: a folder refuses it (EISDIR, or EPERM where POSIX allows it), and only
+    // then is removed with what it holds
+    try {
+      unlinkSync(path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EISDIR" && code !== "EPERM") throw error;
+      rmSync(path, { recursive: true, force: true });
+    }
+  }
 }
 
 /** Extracts the archive at `path` (entries `base/...`) into the folder `target`, which is empty. */
@@ -644,11 +668,17 @@ function copyCommand(spec: ReturnType<typeof copySpec>): number {
   return 0;
 }
 
-/** `restore SPEC`: every archive checked first, then each mount emptied and extracted; `.done` (the token) says so. */
+/**
+ * `restore SPEC`: every archive checked first, then each mount emptied and extracted; `.done` (the
+ * token) says so. A restorer started ahead checks while it waits for its go, out of the downtime
+ * (svc writes nothing into a copy once it is complete); at the go it makes sure each archive is
+ * still there, whole in size, before it touches a mount.
+ */
 function restoreCommand(spec: ReturnType<typeof restoreSpec>): number {
   if (!seesProbe(spec.from, spec.probe)) return EXIT.elsewhere;
-  if (!waitForGo(spec.from, spec.go, spec.probe.token)) return EXIT.notAsked;
   for (const mount of spec.mounts) checkArchive(`${spec.from}/${mount.file}`, mount, mount.what);
+  if (!waitForGo(spec.from, spec.go, spec.probe.token)) return EXIT.notAsked;
+  if (spec.go) for (const mount of spec.mounts) checkSize(`${spec.from}/${mount.file}`, mount.bytes, mount.what);
   for (const mount of spec.mounts) {
     emptyFolder(mount.root);
     extractArchive(`${spec.from}/${mount.file}`, mount.base, mount.root);

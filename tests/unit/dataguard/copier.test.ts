@@ -172,6 +172,30 @@ describe("the helper's commands and their exit codes", () => {
     expect(readFileSync(join(volume, "file"), "utf8")).toBe("x".repeat(10_000));
     expect(() => lstatSync(join(volume, "new"))).toThrow();
   });
+
+  test("a restorer started ahead checks the archives before it waits for its go", () => {
+    rmSync(join(out, "mount-0.tar"), { force: true });
+    expect(helperMain(["copy", spec(1 << 30)])).toBe(0);
+    const result = JSON.parse(readFileSync(join(out, "result.json"), "utf8"));
+    writeFileSync(join(volume, "new"), "made by v2");
+    const ahead = (xxh64: string) =>
+      helperMain([
+        "restore",
+        JSON.stringify({
+          go: { file: ".go", waitMs: 300 },
+          from: out,
+          probe: { file: ".probe", token: "token" },
+          mounts: [{ ...result.mounts[0], xxh64, root: volume, base: "volume", what: "/v" }],
+        }),
+      ]);
+    // no go written: a damaged archive is said at once (after the wait it would be "not asked")
+    expect(ahead("0".repeat(16))).toBe(EXIT.damaged);
+    expect(ahead(result.mounts[0].xxh64)).toBe(EXIT.notAsked);
+    expect(readFileSync(join(volume, "new"), "utf8")).toBe("made by v2");
+    writeFileSync(join(out, ".go"), "token");
+    expect(ahead(result.mounts[0].xxh64)).toBe(0);
+    expect(() => lstatSync(join(volume, "new"))).toThrow();
+  });
 });
 
 describe("archives that would write out of their folder", () => {
