@@ -13,8 +13,16 @@ export interface Row {
   target: string;
   pass: boolean | null;
   note?: string;
+  /** the step of `bun run bench` that measured it (run.ts) */
+  step?: string;
 }
 export const rows: Row[] = [];
+
+/** The step measuring now: its rows carry its name, so that recording it again replaces them all. */
+let measuring: string | undefined;
+export function measuringStep(name: string): void {
+  measuring = name;
+}
 
 /** `ratio` defaults to svc / baseline; a paired measurement gives its own (see cases/throughput.ts). */
 export function record(
@@ -23,7 +31,7 @@ export function record(
   const ratio = row.ratio ?? (row.baseline ? row.svc / row.baseline : null);
   const pass = row.check ? row.check(ratio ?? Number.NaN, row.svc) : null;
   const { check: _check, ratio: _ratio, ...rest } = row;
-  rows.push({ ...rest, ratio, pass });
+  rows.push({ ...rest, ratio, pass, ...(measuring ? { step: measuring } : {}) });
   const shown = ratio === null ? "" : ` ratio ${ratio.toFixed(2)}`;
   console.log(
     `bench: ${row.benchmark}: ${round(row.svc)} ${row.unit}${row.baseline === null ? "" : ` vs ${round(row.baseline)}`}${shown} (target ${row.target})${pass === false ? "  MISSED" : ""}`,
@@ -51,8 +59,16 @@ export async function writeResults(partial: boolean, recorded: string[] = []): P
   let when = `${date} on ${machine}`;
   if (partial) {
     const latest = await latestResults();
+    // a recorded step's rows replace all of its earlier ones, those it no longer measures too
+    // (rows recorded before rows carried their step are matched by name, or by the step's name
+    // they begin with)
     const fresh = new Set(rows.map((r) => r.benchmark));
-    all = [...(latest?.rows ?? []).filter((r) => !fresh.has(r.benchmark)), ...rows];
+    const replaced = (r: Row) =>
+      fresh.has(r.benchmark) ||
+      (r.step
+        ? recorded.includes(r.step)
+        : recorded.some((step) => r.benchmark.startsWith(step) && !/\w/.test(r.benchmark.charAt(step.length))));
+    all = [...(latest?.rows ?? []).filter((r) => !replaced(r)), ...rows];
     if (latest)
       when = `${latest.date} on ${latest.machine}; re-measured ${date} on ${machine}: ${recorded.join(", ")} (\`bun run bench --record\`)`;
   }

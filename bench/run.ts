@@ -5,7 +5,7 @@
  *
  * Each case is a file of bench/cases/; `bun run bench NAME...` runs only the cases named (after
  * the build), and prints their table without writing bench/results/; `bun run bench --record
- * NAME...` writes their rows into bench/results/ in place of the same rows of the latest results,
+ * NAME...` writes their rows into bench/results/ in place of those cases' rows in the latest results,
  * the others kept as they were measured (results.ts).
  */
 import { rmSync } from "node:fs";
@@ -24,7 +24,7 @@ import { benchUpdateCycle } from "./cases/update-cycle.ts";
 import { benchWindowPrePull } from "./cases/window-pre-pull.ts";
 import { buildBinaries, sandboxDown, sandboxUp, WORK } from "./harness.ts";
 import { stopAll } from "./lib.ts";
-import { rows, writeResults } from "./results.ts";
+import { measuringStep, rows, writeResults } from "./results.ts";
 
 const steps: [string, () => void | Promise<void>][] = [
   ["build", buildBinaries],
@@ -56,6 +56,7 @@ try {
   for (const [name, step] of steps) {
     if (only.length && name !== "build" && !only.includes(name)) continue;
     const started = performance.now();
+    measuringStep(name);
     try {
       await step();
     } catch (error) {

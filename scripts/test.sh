@@ -77,6 +77,7 @@ CONTAINERD_ONLY=(
   tests/integration/e2e/api.test.ts tests/integration/e2e/api-more.test.ts
   tests/integration/e2e/binary.test.ts tests/integration/e2e/config-errors.test.ts
   tests/integration/e2e/print-config.test.ts tests/integration/e2e/quick-start.test.ts
+  tests/integration/e2e/data-guard-container.test.ts
 )
 # The e2e files of CONTAINERD_ONLY but E2E_APART: the docker28-containerd:e2e-once leg, on an engine
 # of their own (they took a third of that store's unscoped files' time, its longest process)

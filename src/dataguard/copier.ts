@@ -634,8 +634,36 @@ function seesProbe(dir: string, probe: { file: string; token: string }): boolean
   }
 }
 
+/**
+ * svc's own user and group (ids on the engine's host) as this helper names them: a rootless
+ * engine's helper runs in a user namespace (its root is the engine's user), where the host's ids
+ * are others (/proc/self/uid_map, gid_map: "inside outside count" lines). Null where they are not
+ * mapped: what the helper writes is then left as it is.
+ */
+export function ownerInside(owner: [number, number] | null, read = readFileSync): [number, number] | null {
+  if (!owner) return null;
+  const inside = (file: string, id: number): number | null => {
+    let map: string;
+    try {
+      map = read(file, "utf8") as string;
+    } catch {
+      return id; // no user namespaces here: the host's ids
+    }
+    for (const line of map.split("\n")) {
+      const [from, to, count] = line.trim().split(/\s+/).map(Number);
+      if (from === undefined || to === undefined || count === undefined || Number.isNaN(count)) continue;
+      if (id >= to && id < to + count) return from + (id - to);
+    }
+    return null;
+  };
+  const uid = inside("/proc/self/uid_map", owner[0]);
+  const gid = inside("/proc/self/gid_map", owner[1]);
+  return uid === null || gid === null ? null : [uid, gid];
+}
+
 /** `copy SPEC`: the archives and result.json in spec.out. */
-function copyCommand(spec: ReturnType<typeof copySpec>): number {
+function copyCommand(given: ReturnType<typeof copySpec>): number {
+  const spec = { ...given, owner: ownerInside(given.owner) };
   if (!seesProbe(spec.out, spec.probe)) return EXIT.elsewhere;
   if (!waitForGo(spec.out, spec.go, spec.probe.token)) return EXIT.notAsked;
   const results: ({ file: string; bytes: number; xxh64: string } | null)[] = [];

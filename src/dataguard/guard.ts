@@ -7,8 +7,10 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import type { Config } from "../config/index.ts";
 import { formatSize, parseSize } from "../config/values.ts";
+import { SvcError } from "../core/errors.ts";
 import type { ContainerInspect, Engine } from "../engine/port.ts";
 import { type CopyOutcome, copyMounts, measureMounts } from "./copy.ts";
+import { type FolderView, type OwnMount, onEngineHost, throughOwnMounts } from "./helper.ts";
 import {
   armCopier,
   copyInEngine,
@@ -135,6 +137,10 @@ export type Preparation =
   /** the copy does not fit (or cannot be made): held, or updated without a copy */
   | { kind: "over"; action: "hold" | "skip"; reason: string };
 
+/** Why an engine whose archive endpoints do not answer as Docker's (Podman) copies through the helper alone. */
+const HELPER_ONLY =
+  "on this engine (Podman) svc copies and restores a container's data through its helper container only (its archive endpoint does not answer as Docker's)";
+
 export class DataGuard {
   readonly store: CopyStore | null;
   /** copies being written back to the disk (by folder): a restore waits for its copy's */
@@ -142,12 +148,29 @@ export class DataGuard {
   /** the helpers that would restore a copy made in the engine (by folder), made while the new version is watched */
   private readonly restorers = new Map<string, PreparedRestorer>();
 
+  /** where the engine sees the copies' folder: as svc does, or through svc's own container's mounts */
+  private view: Promise<FolderView> | undefined;
+
   constructor(
     private readonly engine: Engine,
     readonly options: DataGuardOptions,
     private readonly now: () => Date = () => new Date(),
+    /** the container svc runs in, if any (engine/self.ts) */
+    private readonly ownContainerId?: string,
   ) {
     this.store = options.dir ? new CopyStore(options.dir) : null;
+  }
+
+  /** How a helper mounts the copies' folder: read from svc's own container once, when svc runs in one. */
+  private folderView(): Promise<FolderView> {
+    const id = this.ownContainerId;
+    this.view ??= id
+      ? this.engine.inspectContainer(id).then(
+          (own) => throughOwnMounts((own as { Mounts?: OwnMount[] }).Mounts ?? []),
+          () => onEngineHost,
+        )
+      : Promise.resolve(onEngineHost);
+    return this.view;
   }
 
   /** Whether any container could be guarded: the option, or a label that turns it on. */
@@ -177,7 +200,13 @@ export class DataGuard {
       this.store,
       { container: inspect.Name.replace(/^\//, ""), containerId: inspect.Id, mounts: guarded.mounts, limit },
       this.now(),
+      await this.folderView(),
     );
+    if (!(await this.archivesServe())) {
+      const made = await copier;
+      if (!("id" in made)) return this.over(`data_guard: ${HELPER_ONLY}, and ${made.problem}`);
+      return { kind: "copy", mounts: guarded.mounts, limit, copier };
+    }
     const helper: PreparedHelper = copier.then((made) =>
       "id" in made ? { problem: "copied in the engine" } : prepareXattrHelper(this.engine, guarded.mounts),
     );
@@ -242,6 +271,8 @@ export class DataGuard {
       const outcome = await copyInEngine(this.engine, store, copier, request, this.now);
       // the engine does not see the copies' folder: through the archive, its reader made now
       if (outcome !== "elsewhere") return outcome;
+      if (!(await this.archivesServe()))
+        return { kind: "over", bytes: 0, reason: `${HELPER_ONLY}, and it does not see the copies' folder` };
       return copyMounts(this.engine, store, request, this.now);
     }
     return copyMounts(
@@ -262,8 +293,12 @@ export class DataGuard {
       copy.dir,
       writeBack(copy).finally(() => this.syncing.delete(copy.dir)),
     );
-    if (copy.manifest.through === "helper" && this.store)
-      this.restorers.set(copy.dir, prepareRestorer(this.engine, this.store, copy, true));
+    const store = this.store;
+    if (copy.manifest.through === "helper" && store)
+      this.restorers.set(
+        copy.dir,
+        this.folderView().then((view) => prepareRestorer(this.engine, store, copy, true, view)),
+      );
   }
 
   /** Starts the copier as the old container stops, so that its start is out of the downtime (inengine.ts). */
@@ -313,9 +348,21 @@ export class DataGuard {
     await this.syncing.get(copy.dir);
     const prepared = this.restorers.get(copy.dir);
     this.restorers.delete(copy.dir);
-    if (this.store && (await restoreInEngine(this.engine, this.store, copy, prepared)) === "restored")
+    const restored =
+      this.store && (await restoreInEngine(this.engine, this.store, copy, prepared, await this.folderView()));
+    if (restored === "restored")
       return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
+    if (!(await this.archivesServe()))
+      throw new SvcError(
+        "engine",
+        `the copy cannot be restored: ${HELPER_ONLY}, and it does not see the copies' folder`,
+      );
     return restoreCopy(this.engine, copy, containerId);
+  }
+
+  /** Whether the engine's archive endpoints answer as Docker's do (engine/port.ts, EngineInfo). */
+  private async archivesServe(): Promise<boolean> {
+    return (await this.engine.info()).dockerArchives !== false;
   }
 
   /** The container's next version runs: data_guard_keep counts from now. */

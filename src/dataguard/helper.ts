@@ -12,7 +12,6 @@ import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { toSvcError } from "../core/errors.ts";
-import { timerDelay } from "../core/timers.ts";
 import type { Engine, HelperSpec } from "../engine/port.ts";
 import type { GuardedMount } from "./mounts.ts";
 import { padding, ustarHeader } from "./tar.ts";
@@ -31,7 +30,6 @@ export const RUNTIME = `${HOME}/bun`;
 export const READER = `${HOME}/xattrs.js`;
 /** The copier's sources, shipped when svc runs from them (a compiled svc carries its copier inside). */
 const COPIER_SOURCES = ["copier.ts", "tar.ts", "checksum.ts"];
-const POLL_MS = 20;
 
 interface RuntimeFile {
   /** where it goes in the helper image */
@@ -43,6 +41,8 @@ interface RuntimeFile {
 
 export interface HelperImage {
   reference: string;
+  /** its id, which helpers are created from (Podman files the image under `localhost/`) */
+  id: string;
   /** the environment of a helper that runs a script on Bun */
   env: string[];
   /** how a helper runs the copier: its command before the copier's arguments, and its environment */
@@ -82,15 +82,18 @@ async function helperImage(engine: Engine): Promise<HelperImage | { problem: str
   const libraryPath = [...new Set(files.filter((f) => f.path !== RUNTIME).map((f) => dirname(f.path)))].join(":");
   const base = [`LD_LIBRARY_PATH=${libraryPath}`, "BUN_RUNTIME_TRANSPILER_CACHE_PATH=0", "HOME=/tmp"];
   const env = ["BUN_BE_BUN=1", ...base];
-  if (!(await engine.inspectImage(reference))) {
+  let imported = await engine.inspectImage(reference);
+  if (!imported) {
     const archive = imageArchive([...files, ...fromSources]);
     await engine.importImage(archive.body, archive.bytes, reference);
     await removeOtherHelperImages(engine, reference);
+    imported = await engine.inspectImage(reference);
+    if (!imported) return { problem: `the engine does not find the helper's image ${reference} it imported` };
   }
   const copier = fromSources.length
     ? { cmd: [RUNTIME, `${HOME}/copier.ts`], env }
     : { cmd: [RUNTIME, "__data-guard-helper"], env: base };
-  return { reference, env, copier };
+  return { reference, id: imported.Id, env, copier };
 }
 
 /** The copier's source files, when svc runs from its sources; none in a compiled svc (its files are inside it). */
@@ -210,7 +213,8 @@ async function removeOtherHelperImages(engine: Engine, keep: string): Promise<vo
   try {
     for (const image of await engine.listImages({ repositories: [HELPER_REPOSITORY] }))
       for (const tag of image.repoTags)
-        if (tag.startsWith(`${HELPER_REPOSITORY}:`) && tag !== keep) await engine.removeImage(tag).catch(() => {});
+        if (tag.replace(/^localhost\//, "").startsWith(`${HELPER_REPOSITORY}:`) && tag !== keep)
+          await engine.removeImage(tag).catch(() => {});
   } catch {
     // nothing lost: an image left is removed at the next import
   }
@@ -221,6 +225,51 @@ export function guardMount(mount: GuardedMount, target: string, readOnly: boolea
   return mount.type === "volume"
     ? { Type: "volume", Source: mount.name, Target: target, ReadOnly: readOnly, VolumeOptions: { NoCopy: true } }
     : { Type: "bind", Source: mount.source, Target: target, ReadOnly: readOnly };
+}
+
+/** A mount of svc's own container, as the engine's inspect of it lists it. */
+export interface OwnMount {
+  Type?: string;
+  Name?: string;
+  Source?: string;
+  Destination?: string;
+}
+
+/**
+ * Where a helper finds a folder svc sees at `path`: a mount of the helper's at `target`, and the
+ * folder's path inside the helper. Null where the engine cannot mount it. Whatever it says, the
+ * helper first checks that it sees what svc wrote there (inengine.ts).
+ */
+export type FolderView = (path: string, target: string) => { mount: HelperMount; path: string } | null;
+
+interface HelperMount {
+  Type: "bind" | "volume";
+  Source: string;
+  Target: string;
+}
+
+/** svc on the engine's host: the engine sees the folder at the path svc does. */
+export const onEngineHost: FolderView = (path, target) => ({
+  mount: { Type: "bind", Source: path, Target: target },
+  path: target,
+});
+
+/**
+ * svc in a container of the engine: the folder is in one of its container's mounts (a volume or a
+ * bind, the deepest that holds it), which the helper mounts in turn. None for a folder in the
+ * container's own files or on a tmpfs: those the engine cannot mount elsewhere.
+ */
+export function throughOwnMounts(mounts: readonly OwnMount[]): FolderView {
+  return (path, target) => {
+    const within = (m: OwnMount) => m.Destination && (path === m.Destination || path.startsWith(`${m.Destination}/`));
+    const holder = mounts.filter(within).sort((a, b) => b.Destination!.length - a.Destination!.length)[0];
+    const rest = holder ? path.slice(holder.Destination!.length) : "";
+    const at = (Source: string | undefined, Type: HelperMount["Type"]) =>
+      Source ? { mount: { Type, Source, Target: target }, path: `${target}${rest}` } : null;
+    if (holder?.Type === "volume") return at(holder.Name, "volume");
+    if (holder?.Type === "bind") return at(holder.Source, "bind");
+    return null;
+  };
 }
 
 /** This process's helpers carry this value of HELPER_LABEL. */
@@ -239,7 +288,7 @@ export async function createHelper(
   await removeLeftHelpers(engine, spec.copy);
   const id = await engine.createHelper({
     name: `svc-data-guard-${spec.kind}-${randomBytes(6).toString("hex")}`,
-    image: image.reference,
+    image: image.id,
     cmd: spec.cmd,
     env: spec.env,
     user: "0:0",
@@ -264,21 +313,9 @@ export async function runHelper(
   started = false,
 ): Promise<{ exitCode: number; said: string }> {
   if (!started) await engine.startContainer(id);
-  if (engine.waitForExit) {
-    const exitCode = await engine.waitForExit(id, timeoutMs);
-    const said = exitCode === 0 ? "" : await engine.containerLogs(id, 5).catch(() => "");
-    return { exitCode, said: said.trim().slice(0, 500) };
-  }
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = (await engine.inspectContainer(id)).State;
-    if (state.Status === "exited" || state.Status === "dead") {
-      const said = state.ExitCode === 0 ? "" : await engine.containerLogs(id, 5).catch(() => "");
-      return { exitCode: state.ExitCode, said: said.trim().slice(0, 500) };
-    }
-    if (Date.now() > deadline) throw new Error(`it did not end within ${timeoutMs / 1000} s`);
-    await Bun.sleep(timerDelay(POLL_MS));
-  }
+  const exitCode = await engine.waitForExit(id, timeoutMs);
+  const said = exitCode === 0 ? "" : await engine.containerLogs(id, 5).catch(() => "");
+  return { exitCode, said: said.trim().slice(0, 500) };
 }
 
 export async function removeHelper(engine: Engine, id: string): Promise<void> {

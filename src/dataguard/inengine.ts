@@ -19,7 +19,15 @@ import { randomHex } from "../core/files.ts";
 import type { Engine } from "../engine/port.ts";
 import { DONE, EXIT } from "./copier.ts";
 import type { CopyOutcome, CopyRequest } from "./copy.ts";
-import { createHelper, guardMount, helperImageOf, removeHelper, runHelper } from "./helper.ts";
+import {
+  createHelper,
+  type FolderView,
+  guardMount,
+  helperImageOf,
+  onEngineHost,
+  removeHelper,
+  runHelper,
+} from "./helper.ts";
 import { archiveParent, type GuardedMount } from "./mounts.ts";
 import { expectedOf } from "./restore.ts";
 import { type Copy, type CopyStore, newManifest } from "./store.ts";
@@ -72,17 +80,24 @@ export function prepareCopier(
   store: CopyStore,
   request: Pick<CopyRequest, "container" | "containerId" | "mounts" | "limit">,
   now: Date,
+  view: FolderView = onEngineHost,
 ): PreparedCopier {
   return (async () => {
     if (!sharedWith(engine, store.root)) return { problem: "the engine does not see the copies' folder" };
     const image = await helperImageOf(engine);
     if ("problem" in image) return image;
     const { id: copyId, dir } = store.begin(request.container, request.containerId, now);
+    const copyFolder = view(dir, "/copy");
+    if (!copyFolder) {
+      rmSync(dir, { recursive: true, force: true });
+      markElsewhere(engine, store.root);
+      return { problem: "the engine does not see the copies' folder" };
+    }
     try {
       const token = writeProbe(dir);
       const spec = {
         go: { file: GO, waitMs: GO_WAIT_MS },
-        out: "/copy",
+        out: copyFolder.path,
         limit: request.limit.bytes,
         owner: ownerOfSvc(),
         probe: { file: PROBE, token },
@@ -96,7 +111,7 @@ export function prepareCopier(
         copy: `${request.container}/${copyId}`,
         cmd: [...image.copier.cmd, "copy", JSON.stringify(spec)],
         env: image.copier.env,
-        mounts: [...guardMounts(request.mounts, true), { Type: "bind", Source: dir, Target: "/copy" }],
+        mounts: [...guardMounts(request.mounts, true), copyFolder.mount],
       });
       return { id, copyId, dir, token };
     } catch (error) {
@@ -201,16 +216,23 @@ function readResult(dir: string): z.infer<typeof resultSchema> {
 export type PreparedRestorer = Promise<{ id: string; token: string; started: boolean } | "elsewhere">;
 
 /** Creates the helper that would restore `copy` (started when `ahead`); "elsewhere" where the engine does not see the copies' folder. */
-export function prepareRestorer(engine: Engine, store: CopyStore, copy: Copy, ahead: boolean): PreparedRestorer {
+export function prepareRestorer(
+  engine: Engine,
+  store: CopyStore,
+  copy: Copy,
+  ahead: boolean,
+  view: FolderView = onEngineHost,
+): PreparedRestorer {
   return (async () => {
     if (!sharedWith(engine, store.root)) return "elsewhere";
     const image = await helperImageOf(engine);
-    if ("problem" in image) return "elsewhere";
+    const copyFolder = view(copy.dir, "/copy");
+    if ("problem" in image || !copyFolder) return "elsewhere";
     rmSync(join(copy.dir, GO), { force: true });
     const token = writeProbe(copy.dir);
     const spec = {
       go: { file: GO, waitMs: GO_WAIT_MS },
-      from: "/copy",
+      from: copyFolder.path,
       probe: { file: PROBE, token },
       mounts: copy.manifest.mounts.map((mount, index) => ({
         file: mount.file,
@@ -230,7 +252,7 @@ export function prepareRestorer(engine: Engine, store: CopyStore, copy: Copy, ah
         mounts: [
           ...guardMounts(copy.manifest.mounts, false),
           // (writable for its .done alone: it reads the archives)
-          { Type: "bind", Source: copy.dir, Target: "/copy" },
+          copyFolder.mount,
         ],
       });
     } catch {
@@ -271,15 +293,16 @@ export async function restoreInEngine(
   store: CopyStore,
   copy: Copy,
   prepared?: PreparedRestorer,
+  view: FolderView = onEngineHost,
 ): Promise<"restored" | "elsewhere"> {
-  let restorer = await (prepared ?? prepareRestorer(engine, store, copy, false));
+  let restorer = await (prepared ?? prepareRestorer(engine, store, copy, false, view));
   if (restorer === "elsewhere") return "elsewhere";
   try {
     let ran = await goAndWait(engine, copy, restorer).catch(() => null);
     // a restorer made ahead that is gone or waited too long (a watch longer than it waits): made again
     if (ran === null || ran.exitCode === EXIT.notAsked) {
       void removeHelper(engine, restorer.id);
-      restorer = await prepareRestorer(engine, store, copy, false);
+      restorer = await prepareRestorer(engine, store, copy, false, view);
       if (restorer === "elsewhere") return "elsewhere";
       ran = await goAndWait(engine, copy, restorer);
     }

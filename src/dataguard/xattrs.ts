@@ -12,6 +12,7 @@
  * `xattrs_lost`).
  */
 import { z } from "zod";
+import { parseJsonBytes, readBounded } from "../core/bounded.ts";
 import { toSvcError } from "../core/errors.ts";
 import type { Engine } from "../engine/port.ts";
 import { createHelper, guardMount, helperImageOf, READER, RUNTIME, removeHelper, runHelper } from "./helper.ts";
@@ -104,21 +105,13 @@ async function createReader(engine: Engine, mounts: GuardedMount[]): Promise<str
 async function runReader(engine: Engine, id: string, mounts: number): Promise<z.infer<typeof answerSchema>> {
   const { exitCode, said } = await runHelper(engine, id, HELPER_TIMEOUT_MS);
   if (exitCode !== 0) throw new Error(`exit code ${exitCode}${said ? `: ${said}` : ""}`);
-  const archive = await readAll(await engine.readArchive(id, OUT), MAX_ATTRIBUTE_BYTES * 2);
-  const answer = firstFileOf(archive);
+  const cap = MAX_ATTRIBUTE_BYTES * 2;
+  const body = (await engine.readArchive(id, OUT)) as Request["body"];
+  const archive = await readBounded({ headers: new Headers(), body }, cap);
+  if (archive.overCap) throw new Error(`its answer is larger than ${cap} bytes`);
+  const answer = firstFileOf(archive.bytes);
   if (!answer) throw new Error("it wrote no answer");
-  const parsed = answerSchema.safeParse(JSON.parse(new TextDecoder().decode(answer)));
-  if (!parsed.success || parsed.data.length !== mounts) throw new Error("its answer is not one svc reads");
-  return parsed.data;
-}
-
-async function readAll(stream: ReadableStream<Uint8Array>, cap: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  for await (const chunk of stream) {
-    bytes += chunk.length;
-    if (bytes > cap) throw new Error(`its answer is larger than ${cap} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  const parsed = parseJsonBytes(answer, answerSchema);
+  if ("error" in parsed || parsed.value.length !== mounts) throw new Error("its answer is not one svc reads");
+  return parsed.value;
 }

@@ -248,6 +248,7 @@ export class DockerEngine implements Engine {
         os: answer.Os ?? "linux",
         architecture: answer.Arch ?? "",
         product: podman === null ? `Docker ${answer.Version ?? ""}`.trim() : `Podman ${podman}`,
+        dockerArchives: podman === null,
       },
       podman,
     };
@@ -775,14 +776,15 @@ export class DockerEngine implements Engine {
   }
 
   async importImage(body: ReadableStream<Uint8Array>, bytes: number, reference: string): Promise<void> {
-    const { repository, tag } = splitReference(reference);
     const what = `import ${reference}`;
     // the engine answers once it has read the whole tar: a floor of 1 MiB/s on top of the answer's deadline
     const timeoutMs = this.timeouts.responseMs + Math.ceil(bytes / ARCHIVE_FLOOR_BYTES_PER_SECOND) * 1000;
     const stream = await this.call(
       what,
       (docker, abortSignal) =>
-        docker.importImage(body as never, { repo: repository, tag, abortSignal }) as Promise<AsyncIterable<Uint8Array>>,
+        // the tag inside `repo`, as the API allows: Podman's compatible import reads no `tag` (it named
+        // every import `latest`)
+        docker.importImage(body as never, { repo: reference, abortSignal }) as Promise<AsyncIterable<Uint8Array>>,
       { timeoutMs },
     );
     const failure = await followPullStream(stream!);

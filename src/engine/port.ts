@@ -65,6 +65,13 @@ export interface EngineInfo {
   architecture: string;
   /** the engine and its version ("Docker 28.5.2", "Podman 4.3.1") */
   product?: string;
+  /**
+   * false where the archive endpoints (GET/PUT /containers/{id}/archive) of a stopped container
+   * do not answer as Docker's: Podman's name a mount's entries from the root ("/version", not
+   * "data/version") and replace the mount point itself in the container's own files. The data
+   * guard copies there through its helper only (docs/data-guard.md).
+   */
+  dockerArchives?: boolean;
 }
 
 export interface CreateOptions {
@@ -157,7 +164,7 @@ export interface Engine {
   createHelper(spec: HelperSpec): Promise<string>;
   startContainer(id: string): Promise<void>;
   /** POST /containers/{id}/wait: the exit code once the container has ended (at once if it has), within `timeoutMs` */
-  waitForExit?(id: string, timeoutMs: number): Promise<number>;
+  waitForExit(id: string, timeoutMs: number): Promise<number>;
   removeContainer(id: string, options?: { force?: boolean }): Promise<void>;
   removeImage(id: string): Promise<void>;
   /**

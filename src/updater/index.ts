@@ -131,7 +131,8 @@ export function createUpdater(deps: UpdaterDeps): Updater {
   const log = deps.log.child("updater");
   const timing: WatchTiming = { ...DEFAULT_TIMING, ...deps.timing };
   const previous = deps.previous ?? inMemory();
-  const guard = deps.guard ?? new DataGuard(deps.engine, dataGuardOptions(deps.config));
+  const guard =
+    deps.guard ?? new DataGuard(deps.engine, dataGuardOptions(deps.config), undefined, deps.selfContainerId);
   const context = (trigger: string): ProtocolContext => ({
     engine: deps.engine,
     config: deps.config,

@@ -86,7 +86,7 @@ engine.createHelper = async (spec) => {
 engine.waitForExit = (id, timeoutMs) => {
   const helper = helpers.get(id);
   if ((fault === "during-copy" && helper === "copy") || (fault === "during-restore" && helper === "restore")) die();
-  return real.waitForExit!(id, timeoutMs);
+  return real.waitForExit(id, timeoutMs);
 };
 engine.startContainer = async (id) => {
   await real.startContainer(id);

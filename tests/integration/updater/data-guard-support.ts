@@ -1,6 +1,6 @@
 /** What the data guard's tests share: data a v1 writes, what a v2 does to it, and reading a volume's state. */
 
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { docker, inspect, waitUntil } from "../../harness.ts";
 import { setXattr, type TreeManifest, treeManifest } from "../../support/tree-manifest.ts";
 
@@ -27,6 +27,10 @@ export function hostPathOf(container: string, destination = "/data"): string {
     (m) => m.Destination === destination,
   );
   if (!mount) throw new Error(`${container} mounts nothing at ${destination}`);
+  // Podman 5.8 serves from a root of its own, where the sandbox's podman folder is /svc
+  // (scripts/sandbox.sh, "Podman 5"): the same folder on the host
+  if (process.env.SVC_TEST_ENGINE?.startsWith("podman5") && mount.Source.startsWith("/svc/"))
+    return `${process.env.SVC_SANDBOX_DIR}/podman/${mount.Source.slice("/svc/".length)}`;
   return mount.Source;
 }
 
@@ -62,6 +66,11 @@ export function decorate(container: string): TreeManifest {
   setXattr(`${root}/${"p".repeat(60)}/${"q".repeat(60)}`, "user.split", "yes");
   writeFileSync(`${root}/${"n".repeat(120)}`, "long\n");
   setXattr(`${root}/${"n".repeat(120)}`, "user.long", "yes");
+  // what the test made belongs to the volume's owner, as what the container made does (a rootless
+  // engine's root is one of its user's ids: the host's root is no one there)
+  const { uid, gid } = statSync(root);
+  for (const made of [`${"p".repeat(60)}/${"q".repeat(60)}`, "p".repeat(60), "n".repeat(120)])
+    chownSync(`${root}/${made}`, uid, gid);
   return treeManifest(root);
 }
 

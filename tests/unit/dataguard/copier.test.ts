@@ -11,7 +11,14 @@ import { closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, r
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BlockChecksum } from "../../../src/dataguard/checksum.ts";
-import { archiveFolder, EXIT, emptyFolder, extractArchive, helperMain } from "../../../src/dataguard/copier.ts";
+import {
+  archiveFolder,
+  EXIT,
+  emptyFolder,
+  extractArchive,
+  helperMain,
+  ownerInside,
+} from "../../../src/dataguard/copier.ts";
 import { setXattr, treeManifest } from "../../support/tree-manifest.ts";
 
 const work = mkdtempSync(join(tmpdir(), "svc-copier-"));
@@ -195,6 +202,28 @@ describe("the helper's commands and their exit codes", () => {
     writeFileSync(join(out, ".go"), "token");
     expect(ahead(result.mounts[0].xxh64)).toBe(0);
     expect(() => lstatSync(join(volume, "new"))).toThrow();
+  });
+});
+
+// the maps' format: user_namespaces(7), "inside outside count" a line
+describe("svc's user as the helper names it (ownerInside)", () => {
+  const maps = (uid: string, gid = uid) => ((file: string) => (file.endsWith("uid_map") ? uid : gid)) as never;
+  test("no user namespace (the whole range mapped to itself): the host's ids", () => {
+    expect(ownerInside([1001, 1002], maps("         0          0 4294967295\n"))).toEqual([1001, 1002]);
+  });
+  test("a rootless engine's helper: its root is the engine's user, the rest its subordinate ids", () => {
+    const rootless = maps("0 1001 1\n1 100000 65536\n");
+    expect(ownerInside([1001, 1001], rootless)).toEqual([0, 0]);
+    expect(ownerInside([100005, 100005], rootless)).toEqual([6, 6]);
+    // an id the namespace does not map: left as written
+    expect(ownerInside([0, 0], rootless)).toBeNull();
+  });
+  test("no maps to read (no user namespaces at all): the host's ids; no owner asked: none", () => {
+    const none = (() => {
+      throw new Error("ENOENT");
+    }) as never;
+    expect(ownerInside([7, 8], none)).toEqual([7, 8]);
+    expect(ownerInside(null, none)).toBeNull();
   });
 });
 

@@ -1,6 +1,7 @@
 /** Which mounts the data guard copies, the label's forms, sizes, the version a copy belongs to, and the one tar svc writes itself. */
 import { describe, expect, test } from "bun:test";
 import { formatSize, parseSize } from "../../../src/config/values.ts";
+import { onEngineHost, throughOwnMounts } from "../../../src/dataguard/helper.ts";
 import {
   archiveParent,
   emptyFileArchive,
@@ -112,4 +113,43 @@ test("the empty-file archive that empties a mount is a valid tar (GNU tar lists 
   const listed = Bun.spawnSync(["tar", "-tvf", "-"], { stdin: archive, stdout: "pipe", stderr: "pipe" });
   expect(listed.stderr.toString()).toBe("");
   expect(listed.stdout.toString()).toMatch(/^-rw------- 0\/0 +0 2023-11-1\d \d\d:\d\d data\n$/);
+});
+
+describe("where a helper finds the copies' folder (helper.ts)", () => {
+  test("svc on the engine's host: the folder itself, bound", () => {
+    expect(onEngineHost("/var/lib/svc/data-guard/app/1", "/copy")).toEqual({
+      mount: { Type: "bind", Source: "/var/lib/svc/data-guard/app/1", Target: "/copy" },
+      path: "/copy",
+    });
+  });
+
+  // the Mounts of `docker inspect` of svc's own container (Docker's Engine API, MountPoint)
+  const own = throughOwnMounts([
+    { Type: "bind", Source: "/var/run/docker.sock", Destination: "/var/run/docker.sock" },
+    {
+      Type: "volume",
+      Name: "svc-state",
+      Source: "/var/lib/docker/volumes/svc-state/_data",
+      Destination: "/var/lib/svc",
+    },
+    { Type: "bind", Source: "/srv/copies", Destination: "/var/lib/svc/data-guard" },
+    { Type: "tmpfs", Source: "", Destination: "/tmp" },
+  ]);
+
+  test("svc in a container: the deepest of its mounts that holds the folder, mounted in turn", () => {
+    expect(own("/var/lib/svc/data-guard/app/1", "/copy")).toEqual({
+      mount: { Type: "bind", Source: "/srv/copies", Target: "/copy" },
+      path: "/copy/app/1",
+    });
+    expect(own("/var/lib/svc/other/app/1", "/copy")).toEqual({
+      mount: { Type: "volume", Source: "svc-state", Target: "/copy" },
+      path: "/copy/other/app/1",
+    });
+  });
+
+  test("a folder in the container's own files, on a tmpfs, or beside a mount's name: none", () => {
+    expect(own("/data/copies/app/1", "/copy")).toBeNull();
+    expect(own("/tmp/copies", "/copy")).toBeNull();
+    expect(own("/var/lib/svc-other/app", "/copy")).toBeNull();
+  });
 });

@@ -298,6 +298,13 @@ export class FakeEngine implements Engine {
     return this.execResult(c.name, command);
   }
 
+  /** what has ended answers at once, as the engine's wait does; nothing here ends while waited for */
+  async waitForExit(id: string, timeoutMs: number): Promise<number> {
+    const c = this.find(id);
+    if (c.state === "exited" || c.state === "dead") return c.exitCode;
+    throw new SvcError("engine", `${c.name} did not end within ${timeoutMs} ms`);
+  }
+
   async startContainer(id: string): Promise<void> {
     if (this.helpers.some((h) => h.id === id)) {
       this.containers.get(id)!.state = "running";
