@@ -148,6 +148,9 @@ start_dockerd() { # start_dockerd [FOLDER]: the sandbox's engine, or another one
       echo '{"features":{"containerd-snapshotter":true},"storage-driver":"overlayfs"}' >"$root/daemon.json"
       args+=(--config-file "$root/daemon.json") ;;
   esac
+  # SVC_SANDBOX_ENGINE_DEBUG=1: the engine logs each Engine API request ("Calling GET /v1.47/...")
+  # in its dockerd.log: what a test file asks of the engine, counted (docs/testing.md)
+  [ "${SVC_SANDBOX_ENGINE_DEBUG:-0}" != 1 ] || args+=(--debug)
   # setsid: the engine must not die with the shell that started it, only with `down`.
   # sid's dockerd starts sid's containerd (first on its PATH); runc stays Debian 12's.
   PATH=$path setsid dockerd "${args[@]}" \

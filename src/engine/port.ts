@@ -113,9 +113,10 @@ export interface Engine {
   /**
    * The local images; with `repositories` (familiar names: "nginx", "ghcr.io/o/app"), those
    * repositories' images only where the engine can filter them (more may come back, never fewer
-   * of those repositories' tagged images).
+   * of those repositories' tagged images); with `dangling`, the images no tag names (more may
+   * come back, never fewer of those).
    */
-  listImages(options?: { repositories?: readonly string[] }): Promise<ImageSummary[]>;
+  listImages(options?: { repositories?: readonly string[]; dangling?: boolean }): Promise<ImageSummary[]>;
   inspectContainer(idOrName: string): Promise<ContainerInspect>;
   /** null when the image does not exist locally */
   inspectImage(reference: string): Promise<ImageInspect | null>;

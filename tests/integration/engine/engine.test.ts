@@ -144,6 +144,17 @@ describe("listing", () => {
     const whole = (await engine.listImages()).map((i) => i.id);
     for (const id of [...ids, pushedId, images[0]!]) expect(whole).toContain(id);
   });
+
+  test("listImages of the untagged images: an image whose tag moved on, pushed or not, and none that a tag names", async () => {
+    const local = `${PREFIX}-moved:1`;
+    const pushed = `${sandbox().registry}/${PREFIX}-moved:1`;
+    const before = [buildImage(local, { push: false }).id, buildImage(pushed).id];
+    const after = [buildImage(local, { push: false }).id, buildImage(pushed).id];
+    images.push(...before, ...after);
+    const untagged = (await engine.listImages({ dangling: true })).map((i) => i.id);
+    for (const id of before) expect(untagged).toContain(id);
+    for (const id of [...after, images[0]!]) expect(untagged).not.toContain(id);
+  });
 });
 
 describe("pull", () => {

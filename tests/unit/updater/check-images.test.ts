@@ -19,11 +19,12 @@ test.each([
 });
 
 function engineWith(images: ImageSummary[]) {
-  const asked: (readonly string[] | undefined)[] = [];
+  const asked: (readonly string[] | "untagged" | undefined)[] = [];
   return {
     asked,
-    async listImages(options: { repositories?: readonly string[] } = {}) {
-      asked.push(options.repositories);
+    async listImages(options: { repositories?: readonly string[]; dangling?: boolean } = {}) {
+      asked.push(options.dangling ? "untagged" : options.repositories);
+      if (options.dangling) return images.filter((image) => image.repoTags.length === 0);
       const wanted = options.repositories;
       if (!wanted) return images;
       return images.filter((image) =>
@@ -44,14 +45,21 @@ test("the cycle's repositories are asked for, and their lists are enough when th
   expect(engine.asked).toEqual([["r.io/app"]]);
 });
 
-test("a container whose image those lists lack (untagged since) brings the whole list", async () => {
+test("a container whose image those lists lack (its tag moved on) finds it among the untagged images, not in the whole list", async () => {
   const engine = engineWith([app, web, untagged]);
   const images = await imagesOfContainers(engine, [
     { image: "r.io/app:1", imageId: "sha256:app" },
     { image: "r.io/app:1", imageId: "sha256:old" },
   ]);
+  expect(images).toEqual([app, untagged]);
+  expect(engine.asked).toEqual([["r.io/app"], "untagged"]);
+});
+
+test("a container whose image is neither in its repository nor untagged (tagged elsewhere only) brings the whole list", async () => {
+  const engine = engineWith([app, web, untagged]);
+  const images = await imagesOfContainers(engine, [{ image: "r.io/app:1", imageId: "sha256:web" }]);
   expect(images).toEqual([app, web, untagged]);
-  expect(engine.asked).toEqual([["r.io/app"], undefined]);
+  expect(engine.asked).toEqual([["r.io/app"], "untagged", undefined]);
 });
 
 test("an image name that does not parse brings the whole list at once", async () => {
