@@ -97,6 +97,30 @@ function expectSameExceptImage(
   expect(libpod).toEqual([]);
 }
 
+/**
+ * A container whose v1 wrote its data on a volume (decorated with extended attributes); its v2,
+ * pushed, migrates the data, then fails (Podman's import takes no HEALTHCHECK change).
+ */
+async function guardedApp(what: string) {
+  const name = fx.name(what);
+  const v1 = fx.image(what, { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`] });
+  fx.run(what, v1.ref, ["-v", `${fx.volume(what)}:/data`]);
+  await waitForVersion(name, "v1");
+  const before = decorate(name);
+  fx.image(what, { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exit 3`])}`] });
+  return { name, v1, before };
+}
+
+/** The update rolled back with the data guard: v1 runs on its own data again, byte for byte. */
+function expectDataBack(run: Awaited<ReturnType<typeof runSvc>>, app: Awaited<ReturnType<typeof guardedApp>>) {
+  const entry = entryIn(run.svc.output, app.name);
+  expect(entry?.state, run.svc.describe()).toBe("rolled_back");
+  expect(entry?.data_guard).toMatchObject({ restored: true });
+  expect(inspect(app.name).Image).toBe(app.v1.id);
+  expect(docker(["exec", app.name, "cat", "/data/version"]).stdout.trim()).toBe("v1");
+  expect(manifestOf(app.name)).toEqual(app.before);
+}
+
 afterAll(async () => {
   await stopAll();
   if (!onPodman) return;
@@ -184,15 +208,7 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
   test.skipIf(how === "rootless")(
     "the data guard: a volume copied by its helper with the update, put back byte for byte when the new version fails",
     async () => {
-      const name = fx.name("guarded");
-      const v1 = fx.image("guarded", {
-        changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`],
-      });
-      fx.run("guarded", v1.ref, ["-v", `${fx.volume("guarded")}:/data`]);
-      await waitForVersion(name, "v1");
-      const before = decorate(name);
-      // v2 migrates the data, then fails (Podman's import takes no HEALTHCHECK change)
-      fx.image("guarded", { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exit 3`])}`] });
+      const app = await guardedApp("guarded");
       const stateDir = fx.tempDir("guard-state");
       const run = await runSvc([
         ...baseFlags(),
@@ -201,19 +217,14 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
         "volumes",
         "--state-dir",
         stateDir,
-        name,
+        app.name,
       ]);
-      const entry = entryIn(run.svc.output, name);
-      expect(entry?.state, run.svc.describe()).toBe("rolled_back");
-      expect(entry?.data_guard).toMatchObject({ restored: true });
-      const copies = join(stateDir, "data-guard", name);
+      expectDataBack(run, app);
+      const copies = join(stateDir, "data-guard", app.name);
       const manifests = readdirSync(copies).map((id) =>
         JSON.parse(readFileSync(join(copies, id, "manifest.json"), "utf8")),
       );
       expect(manifests.map((m) => m.through)).toEqual(["helper"]);
-      expect(inspect(name).Image).toBe(v1.id);
-      expect(docker(["exec", name, "cat", "/data/version"]).stdout.trim()).toBe("v1");
-      expect(manifestOf(name)).toEqual(before);
     },
     240_000,
   );
@@ -429,21 +440,8 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
   // svc as the user of a rootless Podman, its state the user's: the helper, that user's container,
   // reaches the copies' folder (svc as root against it cannot hand it over: docs/data-guard.md)
   test("the data guard, svc as the rootless Podman's user: the volume put back byte for byte when the new version fails", async () => {
-    const name = fx.name("guarded-user");
-    const v1 = fx.image("guarded-user", {
-      changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`],
-    });
-    fx.run("guarded-user", v1.ref, ["-v", `${fx.volume("guarded-user")}:/data`]);
-    await waitForVersion(name, "v1");
-    const before = decorate(name);
-    fx.image("guarded-user", { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exit 3`])}`] });
-    const run = await svcAsUser(name, ["--data-guard", "volumes"]);
-    const entry = entryIn(run.svc.output, name);
-    expect(entry?.state, run.svc.describe()).toBe("rolled_back");
-    expect(entry?.data_guard).toMatchObject({ restored: true });
-    expect(inspect(name).Image).toBe(v1.id);
-    expect(docker(["exec", name, "cat", "/data/version"]).stdout.trim()).toBe("v1");
-    expect(manifestOf(name)).toEqual(before);
+    const app = await guardedApp("guarded-user");
+    expectDataBack(await svcAsUser(app.name, ["--data-guard", "volumes"]), app);
   }, 240_000);
   test("the new image pulled, the unit restarted: its container on the new image, with its unit label; one that does not start is rolled back through the unit", async () => {
     const name = fx.name("unit-run");
