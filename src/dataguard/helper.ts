@@ -86,9 +86,9 @@ async function helperImage(engine: Engine): Promise<HelperImage | { problem: str
   if (!imported) {
     const archive = imageArchive([...files, ...fromSources]);
     await engine.importImage(archive.body, archive.bytes, reference);
-    await removeOtherHelperImages(engine, reference);
     imported = await engine.inspectImage(reference);
     if (!imported) return { problem: `the engine does not find the helper's image ${reference} it imported` };
+    await removeOtherHelperImages(engine, imported.Id);
   }
   const copier = fromSources.length
     ? { cmd: [RUNTIME, `${HOME}/copier.ts`], env }
@@ -208,13 +208,21 @@ function* archiveChunks(parts: (Uint8Array | RuntimeFile)[]): Generator<Uint8Arr
   }
 }
 
-/** An earlier svc's helper images go once this one's is in (best effort: one may be in use). */
-async function removeOtherHelperImages(engine: Engine, keep: string): Promise<void> {
+/**
+ * Whether `tag` names a helper image, as the engine lists it: Docker as it was imported, Podman's
+ * compatible list under `docker.io/library/` (`localhost/` where imported so).
+ */
+export function isHelperTag(tag: string): boolean {
+  const name = tag.replace(/^(docker\.io\/library|localhost)\//, "");
+  return name.startsWith(`${HELPER_REPOSITORY}:`) && !name.includes("/");
+}
+
+/** An earlier svc's helper images go once this one's (`keepId`) is in (best effort: one may be in use). */
+async function removeOtherHelperImages(engine: Engine, keepId: string): Promise<void> {
   try {
     for (const image of await engine.listImages({ repositories: [HELPER_REPOSITORY] }))
-      for (const tag of image.repoTags)
-        if (tag.replace(/^localhost\//, "").startsWith(`${HELPER_REPOSITORY}:`) && tag !== keep)
-          await engine.removeImage(tag).catch(() => {});
+      if (image.id !== keepId)
+        for (const tag of image.repoTags.filter(isHelperTag)) await engine.removeImage(tag).catch(() => {});
   } catch {
     // nothing lost: an image left is removed at the next import
   }

@@ -1,7 +1,7 @@
 /** Which mounts the data guard copies, the label's forms, sizes, the version a copy belongs to, and the one tar svc writes itself. */
 import { describe, expect, test } from "bun:test";
 import { formatSize, parseSize } from "../../../src/config/values.ts";
-import { onEngineHost, throughOwnMounts } from "../../../src/dataguard/helper.ts";
+import { isHelperTag, onEngineHost, throughOwnMounts } from "../../../src/dataguard/helper.ts";
 import {
   archiveParent,
   emptyFileArchive,
@@ -151,5 +151,25 @@ describe("where a helper finds the copies' folder (helper.ts)", () => {
     expect(own("/data/copies/app/1", "/copy")).toBeNull();
     expect(own("/tmp/copies", "/copy")).toBeNull();
     expect(own("/var/lib/svc-other/app", "/copy")).toBeNull();
+  });
+});
+
+describe("the helper's images, as engines list them (helper.ts)", () => {
+  test("Docker's name as imported, Podman's under docker.io/library/ or localhost/: the helper's", () => {
+    for (const tag of [
+      "svc-data-guard-helper:c31647ad68df0565",
+      "docker.io/library/svc-data-guard-helper:c31647ad68df0565",
+      "localhost/svc-data-guard-helper:c31647ad68df0565",
+    ])
+      expect(isHelperTag(tag)).toBe(true);
+  });
+  test("another repository of that name, or another image: not the helper's", () => {
+    for (const tag of [
+      "ghcr.io/someone/svc-data-guard-helper:1",
+      "docker.io/someone/svc-data-guard-helper:1",
+      "svc-data-guard-helper-other:1",
+      "busybox:latest",
+    ])
+      expect(isHelperTag(tag)).toBe(false);
   });
 });
