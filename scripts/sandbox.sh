@@ -198,7 +198,8 @@ CONF
     done
   } >"$p/registries.conf"
   podman_env
-  setsid podman --root "$p/root" --runroot "$run" --tmpdir "$p/tmp" \
+  mkdir -p "$p/var-tmp"
+  TMPDIR="$p/var-tmp" setsid podman --root "$p/root" --runroot "$run" --tmpdir "$p/tmp" \
     system service --time=0 "unix://$SOCK" >"$DIR/podman.log" 2>&1 </dev/null &
   echo $! >"$DIR/podman.pid"
   wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
@@ -232,7 +233,7 @@ start_podman_rootless() {
   grep -q "^$ROOTLESS_USER:" /etc/subgid || echo "$ROOTLESS_USER:$first:65536" >>/etc/subgid
   run="/run/user/$uid"
   SOCK="$run/podman/podman.sock"
-  mkdir -p "$run" "$home" "$p"
+  mkdir -p "$run" "$home" "$p/var-tmp"
   chmod 0700 "$run"
   printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "%s"\nruntime = "runc"\n' "$p/events.log" >"$p/containers.conf"
   printf '[storage]\ndriver = "overlay"\n' >"$p/storage.conf"
@@ -245,7 +246,7 @@ start_podman_rootless() {
   # shellcheck disable=SC2016
   setsid unshare --mount --propagation private sh -c 'mount --bind "$1" /dev/net/tun || exit 1; shift; exec "$@"' \
     sh "$(user_tun)" setpriv --reuid "$uid" --regid "$uid" --init-groups \
-    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" USER="$ROOTLESS_USER" XDG_RUNTIME_DIR="$run" \
+    env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" USER="$ROOTLESS_USER" XDG_RUNTIME_DIR="$run" TMPDIR="$p/var-tmp" \
       CONTAINERS_CONF="$p/containers.conf" CONTAINERS_STORAGE_CONF="$p/storage.conf" CONTAINERS_REGISTRIES_CONF="$p/registries.conf" \
       podman system service --time=0 >"$DIR/podman.log" 2>&1 </dev/null &
   echo $! >"$DIR/podman.pid"
@@ -375,7 +376,8 @@ start_podman5() {
     mount --make-rprivate / && mount --bind "$r" "$r" && mount --rbind /dev "$r/dev" && mount -t proc proc "$r/proc" &&
       mount --rbind /sys "$r/sys" && mount --bind "$p" "$r/svc" && mount --rbind /tmp "$r/tmp" && mkdir -p "$r/.host" && cd "$r" && pivot_root . .host &&
       umount -l /.host || exit 1
-    exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root CONTAINERS_CONF=/svc/containers.conf \
+    mkdir -p /svc/var-tmp
+    exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/svc/var-tmp CONTAINERS_CONF=/svc/containers.conf \
       CONTAINERS_STORAGE_CONF=/svc/storage.conf CONTAINERS_REGISTRIES_CONF=/svc/registries.conf \
       podman --tmpdir /svc/tmp system service --time=0 unix:///svc/podman.sock' sh "$PODMAN5_ROOT" "$p" \
     >"$DIR/podman.log" 2>&1 </dev/null &
@@ -399,7 +401,7 @@ start_podman5_rootless() {
   for f in subuid subgid; do grep -q "^$ROOTLESS_USER:" "$PODMAN5_ROOT/etc/$f" 2>/dev/null || echo "$ROOTLESS_USER:$first:65536" >>"$PODMAN5_ROOT/etc/$f"; done
   run="/run/user/$uid"
   SOCK="$run/podman/podman.sock"
-  mkdir -p "$run" "$p/home" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
+  mkdir -p "$run" "$p/home" "$p/tmp" "$p/var-tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
   chmod 0700 "$run"
   printf '[containers]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n[network]\nfirewall_driver = "none"\n' >"$p/containers.conf"
   printf '[storage]\ndriver = "overlay"\n' >"$p/storage.conf"
@@ -416,7 +418,7 @@ start_podman5_rootless() {
       mount --rbind /sys "$r/sys" && mount --bind "$p" "$r/svc" && mount --rbind /tmp "$r/tmp" && mount --bind "$run" "$r$run" &&
       mkdir -p "$r/.host" && cd "$r" && pivot_root . .host && umount -l /.host || exit 1
     exec setpriv --reuid "$uid" --regid "$uid" --init-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/svc/home \
-      XDG_RUNTIME_DIR="$run" CONTAINERS_CONF=/svc/containers.conf CONTAINERS_STORAGE_CONF=/svc/storage.conf \
+      XDG_RUNTIME_DIR="$run" TMPDIR=/svc/var-tmp CONTAINERS_CONF=/svc/containers.conf CONTAINERS_STORAGE_CONF=/svc/storage.conf \
       CONTAINERS_REGISTRIES_CONF=/svc/registries.conf podman system service --time=0' sh "$PODMAN5_ROOT" "$p" "$run" "$uid" "$(user_tun)" \
     >"$DIR/podman.log" 2>&1 </dev/null &
   echo $! >"$DIR/podman.pid"
