@@ -343,7 +343,13 @@ if [ "$ENGINE" = podman5 ]; then SOCK="$DIR/podman/podman.sock"; fi
 fetch_sid_podman() {
   [ -x "$PODMAN5_ROOT/usr/bin/podman" ] && return 0
   # a folder of this process's own: legs coming up side by side may both make it
-  local uri tmp="$PODMAN5_ROOT.tmp$$" version
+  local uri tmp="$PODMAN5_ROOT.tmp$$" version old
+  # one a run stopped half-way left (its process gone): its mounts, files and log go
+  for old in "$PODMAN5_ROOT".tmp*; do
+    [ -d "$old" ] && ! kill -0 "${old##*.tmp}" 2>/dev/null || continue
+    awk -v r="$old/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r | xargs -r -n1 umount -l
+    rm -rf "$old" "$old.log"
+  done
   uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
   [ -n "$uri" ] || uri=$(awk '/^deb / { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
   command -v debootstrap >/dev/null || { apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }

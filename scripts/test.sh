@@ -32,6 +32,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The Debian packages and Docker 28.5's download (`sandbox.sh prepare`, a minute or two on a fresh
+# machine, mostly waiting for the archive) beside Bun's and the dependencies' install and svc's
+# compile below: none needs another, and on a fresh machine they were two minutes one after the other
+bash scripts/sandbox.sh prepare &
+prepared=$!
 if ! command -v bun >/dev/null 2>&1; then
   echo "test: installing Bun from the npm registry" >&2
   npm install -g bun >/dev/null 2>&1 || { echo "test: npm install -g bun failed" >&2; npm install -g bun; }
@@ -93,6 +98,7 @@ QUICK=(tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
   tests/integration/e2e/run-once.test.ts)
 if [ "${1:-}" = "--quick" ]; then
   shift
+  wait "$prepared"
   if [ -n "${SVC_TEST_DOCKER_HOST:-}" ] && docker -H "$SVC_TEST_DOCKER_HOST" version >/dev/null 2>&1; then
     echo "test: quick, on the sandbox at $SVC_TEST_DOCKER_HOST" >&2
     # the engine files run whatever the check says: both outcomes are worth seeing
@@ -167,6 +173,7 @@ cleanup() {
   touch "$LOGS/stop" 2>/dev/null || true
   # a run stopped half-way: its `bun test` processes and the svc processes they started first
   stop_descendants $$
+  [ ! -f "$LOGS/podman5-root.pid" ] || kill -KILL -- "-$(cat "$LOGS/podman5-root.pid")" 2>/dev/null || true
   for dir in "$TMPDIR"/svc-safety-*/; do
     [ -f "$dir/dockerd.pid" ] || [ -f "$dir/registry.pid" ] || continue
     # (registry port 1: a port no sandbox takes, so no rootless user is named after it)
@@ -262,7 +269,8 @@ run_leg() { # run_leg INDEX LEG [bun test args]
   case "$leg" in *:rest|*:quick) run_check & check=$! ;; esac
   {
     eval "$(leg_env "$i" "$leg")"
-    if bash scripts/sandbox.sh up; then
+    case "$leg" in podman5* | podman-rootless) podman5_root_ready || status=1 ;; esac
+    if [ "$status" = 0 ] && bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
       local group n=0 sides=()
       # --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise)
@@ -289,17 +297,30 @@ run_leg() { # run_leg INDEX LEG [bun test args]
   echo "$status $((SECONDS - began))" >"$LOGS/${leg/:/-}.rc"
 }
 
-# Packages and Docker 28.5's download once, before the engines start side by side (and the sid
-# root of Podman 5.8 when a leg needs it: podman5's, and podman-rootless's quadlet generator).
-case " ${LEGS[*]} " in
-  *" podman5"* | *" podman-rootless"*) SVC_SANDBOX_ENGINE=podman5 bash scripts/sandbox.sh prepare ;;
-  *) bash scripts/sandbox.sh prepare ;;
-esac
-
 # svc compiled once for every leg (the binary users download): the tests start it some two
 # thousand times, each start a fifth of the CPU of `bun src/main.ts` (tests/support/svc-command.ts)
 bun build.ts --outdir "$LOGS/bin" >/dev/null
 export SVC_TEST_BINARY=$LOGS/bin/svc
+
+# The packages and Docker 28.5 are there before any engine starts; the sid root of Podman 5.8
+# (podman5's legs, podman-rootless's quadlet generator: debootstrap, about a minute on a fresh
+# machine, mostly downloads) is made beside the first legs, since those legs start last, and each of
+# them waits for it (podman5_root_ready)
+wait "$prepared" || { echo "test: scripts/sandbox.sh prepare failed (above)" >&2; exit 1; }
+case " ${LEGS[*]} " in
+  *" podman5"* | *" podman-rootless"*)
+    # (a session of its own outside this shell's jobs, which the legs' `wait -n` counts; `cleanup`
+    # stops it by its process group when the run ends first)
+    # shellcheck disable=SC2016
+    (setsid bash -c 'status=0; SVC_SANDBOX_ENGINE=podman5 bash scripts/sandbox.sh prepare >"$1.log" 2>&1 || status=$?
+      echo "$status" >"$1.rc"' sh "$LOGS/podman5-root" </dev/null & echo $! >"$LOGS/podman5-root.pid")
+    ;;
+  *) echo 0 >"$LOGS/podman5-root.rc" ;;
+esac
+podman5_root_ready() { # the legs that need the sid root wait for it; 1 when it could not be made
+  until [ -f "$LOGS/podman5-root.rc" ]; do sleep 1; done
+  [ "$(cat "$LOGS/podman5-root.rc")" = 0 ] || { cat "$LOGS/podman5-root.log"; return 1; }
+}
 
 # SVC_TEST_CPU=1: where the run's CPU goes, leg by leg (docs/testing.md, "Where the CPU goes")
 # (started outside this shell's jobs, which the legs' `wait` waits for; it ends when $LOGS/stop is made)
@@ -377,7 +398,8 @@ rerun_leg() { # rerun_leg INDEX LEG FILE...: those files once more, alone on a f
   local i=$1 leg=$2 status=0; shift 2
   {
     eval "$(leg_env "$i" "$leg")"
-    if bash scripts/sandbox.sh up; then
+    case "$leg" in podman5* | podman-rootless) podman5_root_ready || status=1 ;; esac
+    if [ "$status" = 0 ] && bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
       bun test --timeout "$HANG_MS" "$@" || status=$?
     else
