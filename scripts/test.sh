@@ -83,6 +83,7 @@ CONTAINERD_ONLY=(
   tests/integration/e2e/binary.test.ts tests/integration/e2e/config-errors.test.ts
   tests/integration/e2e/print-config.test.ts tests/integration/e2e/quick-start.test.ts
   tests/integration/e2e/data-guard-container.test.ts
+  tests/integration/safety/kill-steps.test.ts tests/integration/safety/kill-rollback.test.ts
 )
 # The e2e files of CONTAINERD_ONLY but E2E_APART: the docker28-containerd:e2e-once leg, on an engine
 # of their own (they took a third of that store's unscoped files' time, its longest process)
@@ -234,7 +235,7 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     # about svc's protocol, compose's files and the data guard's volumes are no image store's:
     # all three run on the containerd store of the same daemon and on 20.10's classic store)
     docker28) scoped_groups | engine_specific "$1" | awk '{ line = ""; for (i = 1; i <= NF; i++) if ($i !~ /\/(compose|data-guard)/) line = line (line == "" ? "" : " ") $i; if (line != "") print line }' ;;
-    *) scoped_groups | engine_specific "$1"; own_engine_files ;;
+    *) { scoped_groups; own_engine_files; } | engine_specific "$1" ;;
   esac
 }
 scoped_groups() { # the updater tests in six processes of about the same length (docs/testing.md)
@@ -330,16 +331,6 @@ if [ "${SVC_TEST_CPU:-0}" = 1 ]; then
   read -r watcher <"$LOGS/watcher.pid"
 fi
 
-started=$SECONDS
-running=0
-for i in "${!LEGS[@]}"; do
-  if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
-  echo "test: ${LEGS[$i]}: $({ tests_of "${LEGS[$i]}"; beside_of "${LEGS[$i]}"; } | wc -w | sed 's/^0$/every/') test folders and files" >&2
-  run_leg "$i" "${LEGS[$i]}" "$@" &
-  running=$((running + 1))
-done
-wait
-
 # every failed test by name, last, where a CI that shows only the end of the output still shows it
 # and why: bun prints a failed test's error above its "(fail)" line, a time limit's just below it
 why_failed() { # why_failed LOG...: "leg: test", then "    error" and "    where" for each failed test
@@ -410,7 +401,7 @@ rerun_leg() { # rerun_leg INDEX LEG FILE...: those files once more, alone on a f
   echo "$status" >"$LOGS/rerun-${leg/:/-}.rc"
 }
 # A leg whose only failures are tests that fail (a time limit passed at a load of 40 and more, two
-# cores for a dozen engines) runs the files that hold them once more at the end, when the machine
+# cores for a dozen engines) runs the files that hold them once more near the end, when the machine
 # is quieter: a test that passes then is reported by name as passed on its rerun, one that fails
 # again fails the run. A leg that failed otherwise (its sandbox, an error between tests, the
 # check) is not rerun. SVC_TEST_RERUN=0 turns this off.
@@ -429,12 +420,40 @@ rerunnable_check() { # the unit test files to rerun when only unit tests failed 
   grep -qE '^Ran [0-9]+ tests? across' "$LOGS/check.log" || return 0
   failed_files "$LOGS/check.log" | awk '{ files[++n] = $0 } $0 == "?" { unplaced = 1 } END { if (!unplaced) for (i = 1; i <= n; i++) print files[i] }'
 }
+legs_left() { # how many legs have not ended
+  local leg n=0
+  for leg in "${LEGS[@]}"; do [ -f "$LOGS/${leg/:/-}.rc" ] || n=$((n + 1)); done
+  echo "$n"
+}
+rerun_ended_legs() { # the reruns of the legs that ended, each once
+  local i
+  for i in "${!LEGS[@]}"; do
+    [ -z "${rerun_looked[$i]:-}" ] && [ -f "$LOGS/${LEGS[$i]/:/-}.rc" ] || continue
+    rerun_looked[$i]=1
+    mapfile -t files < <(rerunnable "${LEGS[$i]}")
+    [ "${#files[@]}" -gt 0 ] || continue
+    echo "test: ${LEGS[$i]}: rerunning alone: ${files[*]}" >&2
+    rerun_leg "$i" "${LEGS[$i]}" "${files[@]}" &
+  done
+}
+
+started=$SECONDS
+running=0
 for i in "${!LEGS[@]}"; do
-  mapfile -t files < <(rerunnable "${LEGS[$i]}")
-  [ "${#files[@]}" -gt 0 ] || continue
-  echo "test: ${LEGS[$i]}: rerunning alone: ${files[*]}" >&2
-  rerun_leg "$i" "${LEGS[$i]}" "${files[@]}" &
+  if [ "$running" -ge "$JOBS" ]; then wait -n || true; running=$((running - 1)); fi
+  echo "test: ${LEGS[$i]}: $({ tests_of "${LEGS[$i]}"; beside_of "${LEGS[$i]}"; } | wc -w | sed 's/^0$/every/') test folders and files" >&2
+  run_leg "$i" "${LEGS[$i]}" "$@" &
+  running=$((running + 1))
 done
+# The reruns start once two legs or fewer are left (every leg started by then): the machine is
+# quieter, and they overlap the run's last legs rather than follow them (the Swarm leg of 20.10, the
+# last to start, often ends the run 50 s after the others)
+declare -A rerun_looked=()
+while left=$(legs_left) && [ "$left" -gt 0 ]; do
+  [ "$left" -gt 2 ] || rerun_ended_legs
+  sleep 2
+done
+rerun_ended_legs
 mapfile -t files < <(rerunnable_check)
 if [ "${#files[@]}" -gt 0 ]; then
   echo "test: check: rerunning alone: ${files[*]}" >&2
