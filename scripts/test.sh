@@ -62,6 +62,11 @@ OWN_ENGINES=(tests/integration/safety)
 SWARM=(tests/integration/swarm)
 # the rest leg's folder that runs beside the others (its containers and svc instances all scoped)
 REST_APART=tests/integration/ui
+# and a second process for its other folders: these act on no container but those they name (the
+# git room's and the scheduler's tests reach no engine, the CLI's refuse to start or read one
+# container), so the two halves share the engine; one process was the run's longest (about 700 s at
+# the load of eight legs)
+REST_SECOND=(tests/integration/git tests/integration/cli tests/integration/scheduler)
 # Engine-agnostic files: svc's own logic that needs an engine, not a particular one (compose's
 # files and hash, the data guard's policy, ordering, windows, selection, notifications, state...):
 # on Docker 28.5's containerd store only, never on docker20 or the classic docker28. Each file's
@@ -199,7 +204,7 @@ tests_of() { # what a leg runs
     *:rest) # the folders and files of tests/ and tests/integration/ no other leg runs
       # (tests/unit: `bun run check` runs them; tests/build: beside)
       printf '%s\n' tests/*/ tests/integration/* | sed 's#/$##' |
-        grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman -e "$REST_APART" "${ENGINE_FACING[@]/#/-e}" ;;
+        grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman -e "$REST_APART" "${REST_SECOND[@]/#/-e}" "${ENGINE_FACING[@]/#/-e}" ;;
     *:e2e) echo "${E2E_APART[@]}" | engine_specific "$1" ;;
     *:e2e-once) echo "${E2E_ONCE[@]}" ;;
     *:swarm) echo "${SWARM[@]}" ;;
@@ -228,8 +233,9 @@ unscoped_here() { # UNSCOPED without E2E_APART and E2E_ONCE: its folders, the e2
 beside_of() { # what a leg runs beside tests_of: one line a process
   case "$1" in
     # the build tests compile svc and build its images (each svc they start has a scope of its own)
-    # the page's tests (Chromium, every svc in its file's scope) in a process of their own
-    *:rest) echo tests/build; echo "$REST_APART" ;;
+    # the page's tests (Chromium, every svc in its file's scope) in a process of their own, and
+    # REST_SECOND in another
+    *:rest) echo tests/build; echo "$REST_APART"; echo "${REST_SECOND[@]}" ;;
     *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
     # the classic store of Docker 28.5: what depends on the image store (the safety tests are
     # about svc's protocol, compose's files and the data guard's volumes are no image store's:
