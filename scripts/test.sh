@@ -179,7 +179,9 @@ cleanup() {
   touch "$LOGS/stop" 2>/dev/null || true
   # a run stopped half-way: its `bun test` processes and the svc processes they started first
   stop_descendants $$
-  [ ! -f "$LOGS/podman5-root.pid" ] || kill -KILL -- "-$(cat "$LOGS/podman5-root.pid")" 2>/dev/null || true
+  # the sid root's making, when it has not ended (its process group: debootstrap and what it runs)
+  [ ! -f "$LOGS/podman5-root.pid" ] || [ -f "$LOGS/podman5-root.rc" ] ||
+    kill -KILL -- "-$(cat "$LOGS/podman5-root.pid")" 2>/dev/null || true
   for dir in "$TMPDIR"/svc-safety-*/; do
     [ -f "$dir/dockerd.pid" ] || [ -f "$dir/registry.pid" ] || continue
     # (registry port 1: a port no sandbox takes, so no rootless user is named after it)
