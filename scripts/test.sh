@@ -60,6 +60,9 @@ OWN_ENGINES=(tests/integration/safety)
 # the Swarm tests make their engine a Swarm manager with a second engine as worker: a leg of their
 # own, on Docker 28.5 and on the oldest engine
 SWARM=(tests/integration/swarm)
+# one process on the Swarm, its files one after the other (svc acts on every service of the
+# tests' scope), those of CONTAINERD_ONLY on the containerd store's Swarm leg only
+SWARM_FILES=(tests/integration/swarm/*.test.ts)
 # the rest leg's folder that runs beside the others (its containers and svc instances all scoped)
 REST_APART=tests/integration/ui
 # and a second process for its other folders: these act on no container but those they name (the
@@ -89,6 +92,7 @@ CONTAINERD_ONLY=(
   tests/integration/e2e/print-config.test.ts tests/integration/e2e/quick-start.test.ts
   tests/integration/e2e/data-guard-container.test.ts
   tests/integration/safety/kill-steps.test.ts tests/integration/safety/kill-rollback.test.ts
+  tests/integration/swarm/policies.test.ts
 )
 # The e2e files of CONTAINERD_ONLY but E2E_APART: the docker28-containerd:e2e-once leg, on an engine
 # of their own (they took a third of that store's unscoped files' time, its longest process)
@@ -209,7 +213,7 @@ tests_of() { # what a leg runs
         grep -vxF -e tests/unit -e tests/build -e tests/integration -e tests/integration/podman -e "$REST_APART" "${REST_SECOND[@]/#/-e}" "${ENGINE_FACING[@]/#/-e}" ;;
     *:e2e) echo "${E2E_APART[@]}" | engine_specific "$1" ;;
     *:e2e-once) echo "${E2E_ONCE[@]}" ;;
-    *:swarm) echo "${SWARM[@]}" ;;
+    *:swarm) echo "${SWARM_FILES[@]}" | engine_specific "$1" ;;
     podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
     *) unscoped_here | engine_specific "$1" ;;
   esac

@@ -1,18 +1,16 @@
 /**
  * Swarm services on a real two-node Swarm (docs/swarm.md): svc decides (one registry request per
- * image, policies, skip) and Swarm's own rolling update replaces the tasks on both nodes; and a
- * service on the dashboard, in Chromium (tests/integration/ui/support.ts).
+ * image, skip) and Swarm's own rolling update replaces the tasks on both nodes, on every Swarm leg.
+ * svc's policies and the dashboard's service row over the same calls: policies.test.ts.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SessionReport } from "../../../src/updater/types.ts";
-import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { docker, freePort, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
 import { commandBlock, REPO_ROOT } from "../../support/doc-blocks.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { baseFlags, buildSvcImage, compileSvc, parseJsonLines, reportsIn, runSvc } from "../e2e/support.ts";
-import { confirm, menuAction, rowOf, startDashboard } from "../ui/support.ts";
 import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
 import {
   createService,
@@ -188,57 +186,6 @@ describe("a private registry's image", () => {
     });
     expectState(await h.updater.run("api", { container: [name] }), name, "updated");
     expectEveryTaskOn(name, `${first.ref}@${second.digest}`, 2);
-  });
-});
-
-describe("policies", () => {
-  test("a tag policy moves a service to the newest allowed tag, pinned (repo:newtag@digest)", async () => {
-    const first = fx.image("tags", { tag: "1.0.0" });
-    const name = createService("tags", first.ref, ["--replicas", "2"]);
-    const minor = fx.image("tags", { tag: "1.1.0" });
-    fx.image("tags", { tag: "2.0.0" });
-    const moved = first.ref.replace(/:1\.0\.0$/, ":1.1.0");
-    // a tag skipped on request (POST /v1/skip?tag=) is not moved to
-    const skipping = await makeUpdater({ containers: [], tag_policy: "semver:minor" });
-    expect(await skipping.updater.skip(name, { tag: "1.1.0" })).toEqual({ container: name, image: moved });
-    expect(expectState(await skipping.updater.run("api", { container: [name] }), name, "skipped").reason).toContain(
-      `${moved} was skipped on request`,
-    );
-
-    const h = await makeUpdater({ containers: [], tag_policy: "semver:minor" });
-    const entry = expectState(await h.updater.run("api", { container: [name] }), name, "updated");
-    expect(entry).toMatchObject({ new_image: moved, new_digest: minor.digest });
-    expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${moved}@${minor.digest}`);
-    expectEveryTaskOn(name, `${moved}@${minor.digest}`, 2);
-  });
-
-  test("monitor-only, a dry run and a snooze report the newer digest and leave the spec alone; hooks do not apply (said once)", async () => {
-    const first = fx.image("watch");
-    const name = createService("watch", first.ref, ["--replicas", "1", "--label", "svc.hooks.pre_update=echo never"]);
-    const second = fx.image("watch");
-    const version = serviceInspect(name).Version.Index;
-
-    const log = recordingLogger();
-    const watching = await makeUpdater({ containers: [], monitor_only: true }, { log });
-    expect(expectState(await watching.updater.run("api", { container: [name] }), name, "stale")).toMatchObject({
-      new_digest: second.digest,
-      reason: null,
-    });
-    await watching.updater.run("api", { container: [name] });
-    const told = log.lines.filter((l) => l.message.startsWith("lifecycle hooks do not apply to Swarm services"));
-    expect(told.map((l) => l.fields)).toEqual([{ service: name, labels: ["svc.hooks.pre_update"] }]);
-    const dry = await makeUpdater({ containers: [] });
-    const report = await dry.updater.run("api", { container: [name] }, { dryRun: true });
-    expect(expectState(report, name, "stale")).toMatchObject({ new_digest: second.digest, reason: DRY_RUN_REASON });
-    // POST /v1/snooze takes a service's name
-    const snoozing = await makeUpdater({ containers: [] });
-    await snoozing.updater.snooze(name, 3_600_000);
-    expect(expectState(await snoozing.updater.run("api", { container: [name] }), name, "stale").reason).toStartWith(
-      "updates snoozed until",
-    );
-
-    expect(serviceInspect(name).Version.Index).toBe(version);
-    expect(watching.audit.entries.length + dry.audit.entries.length + snoozing.audit.entries.length).toBe(0);
   });
 });
 
@@ -447,44 +394,5 @@ describe("docs/svc-stack.yml, deployed as written", () => {
     expect(spec.TaskTemplate.Placement.Constraints).toEqual(["node.role == manager"]);
     expect((await fetch(`http://127.0.0.1:${port}/v1/health`)).status).toBe(200);
     expect((await fetch(`http://127.0.0.1:${port}/v1/containers`)).status).toBe(401);
-  }, 180_000);
-});
-
-describe("on the dashboard", () => {
-  test("a service is one row with its marker and its spec's labels; updated from the page, docker service inspect shows the new digest; rolled back by Swarm", async () => {
-    const ui = await startDashboard("swarm-ui");
-    try {
-      const first = ui.fx.image("web");
-      const name = createService(
-        "ui",
-        first.ref,
-        ["--replicas", "2", "--label", "svc.hooks.pre_update=true"],
-        ui.scope,
-      );
-      const second = ui.fx.image("web");
-      const page = await ui.open();
-      const row = await rowOf(page, name);
-      expect(await row.locator(".marker").textContent()).toBe("service");
-      // read from the service spec's labels, which its task containers do not carry
-      expect(await row.textContent()).toContain("hooks not applied to a service: pre_update");
-      await row.getByRole("button", { name: `Update ${name}` }).click();
-      await confirm(page, "Update");
-      await page
-        .locator(".notice")
-        .filter({ hasText: `${name}: updated` })
-        .waitFor({ timeout: 90_000 });
-      expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${second.digest}`);
-      // rolled back by Swarm, to the previous spec it keeps
-      await menuAction(page, name, "Roll back");
-      await confirm(page, "Roll back");
-      await page
-        .locator(".notice")
-        .filter({ hasText: `${name}: back on its earlier image` })
-        .waitFor({ timeout: 90_000 });
-      expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${first.digest}`);
-    } finally {
-      removeServices();
-      await ui.close();
-    }
   }, 180_000);
 });
