@@ -4,40 +4,15 @@
  * calls under them are services.test.ts's, which every Swarm leg runs; these run on Docker 28.5's
  * containerd store only (docs/testing.md, "Which engine runs what").
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { recordingLogger } from "../../support/logger.ts";
 import { confirm, menuAction, rowOf, startDashboard } from "../ui/support.ts";
 import { expectState, Fixture, makeUpdater } from "../updater/support.ts";
-import {
-  createService,
-  removeServices,
-  runningTasks,
-  serviceInspect,
-  startSwarm,
-  stopSwarm,
-  workerTaskImages,
-} from "./support.ts";
+import { createService, expectEveryTaskOn, removeServices, serviceInspect, useSwarm } from "./support.ts";
 
 const fx = new Fixture();
-
-beforeAll(() => startSwarm(), 120_000);
-afterEach(() => removeServices());
-afterAll(() => {
-  removeServices();
-  fx.cleanup();
-  stopSwarm();
-}, 120_000);
-
-/** Every running task of `name` on `image`, spread over both nodes, and the worker's own containers on it too. */
-function expectEveryTaskOn(name: string, image: string, tasks: number): void {
-  const running = runningTasks(name);
-  expect(running.map((t) => t.image)).toEqual(Array(tasks).fill(image));
-  expect(new Set(running.map((t) => t.node)).size).toBe(2);
-  const onWorker = workerTaskImages(name);
-  expect(onWorker.length).toBeGreaterThan(0);
-  for (const taskImage of onWorker) expect(taskImage).toBe(image);
-}
+useSwarm(fx);
 
 describe("policies", () => {
   test("a tag policy moves a service to the newest allowed tag, pinned (repo:newtag@digest)", async () => {

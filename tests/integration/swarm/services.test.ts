@@ -3,7 +3,7 @@
  * image, skip) and Swarm's own rolling update replaces the tasks on both nodes, on every Swarm leg.
  * svc's policies and the dashboard's service row over the same calls: policies.test.ts.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { copyFileSync } from "node:fs";
 import { join } from "node:path";
 import type { SessionReport } from "../../../src/updater/types.ts";
@@ -15,35 +15,17 @@ import { entryOf, expectState, Fixture, makeUpdater, TEST_SCOPE } from "../updat
 import {
   createService,
   createServiceWithoutFailureAction,
+  expectEveryTaskOn,
   nodeCount,
   onWorker,
-  removeServices,
   runningTasks,
   serviceInspect,
-  startSwarm,
-  stopSwarm,
+  useSwarm,
   workerTaskImages,
 } from "./support.ts";
 
 const fx = new Fixture();
-
-beforeAll(() => startSwarm(), 120_000);
-afterEach(() => removeServices());
-afterAll(() => {
-  removeServices();
-  fx.cleanup();
-  stopSwarm();
-}, 120_000);
-
-/** Every running task of `name` on `image`, spread over both nodes, and the worker's own containers on it too. */
-function expectEveryTaskOn(name: string, image: string, tasks: number): void {
-  const running = runningTasks(name);
-  expect(running.map((t) => t.image)).toEqual(Array(tasks).fill(image));
-  expect(new Set(running.map((t) => t.node)).size).toBe(2);
-  const onWorker = workerTaskImages(name);
-  expect(onWorker.length).toBeGreaterThan(0);
-  for (const taskImage of onWorker) expect(taskImage).toBe(image);
-}
+useSwarm(fx);
 
 describe("a replicated service", () => {
   test("is updated by Swarm with every task on both nodes on the new digest; its tasks are never touched; a second cycle changes nothing; svc rollback puts it back", async () => {

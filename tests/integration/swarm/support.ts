@@ -3,6 +3,7 @@
  * worker over 127.0.0.2 (scripts/sandbox.sh swarm-up), started by the tests themselves and left
  * (on both nodes), stopped and unmounted by `stopSwarm` (swarm-down).
  */
+import { afterAll, afterEach, beforeAll, expect } from "bun:test";
 import { join } from "node:path";
 import { docker, sandbox, uniqueName, waitUntil } from "../../harness.ts";
 import { TEST_SCOPE } from "../updater/support.ts";
@@ -32,6 +33,17 @@ export function startSwarm(): void {
 
 export function stopSwarm(): void {
   sandboxScript("swarm-down");
+}
+
+/** A file's Swarm: up before its tests, its services removed after each, down after all. */
+export function useSwarm(fx: { cleanup(): void }): void {
+  beforeAll(() => startSwarm(), 120_000);
+  afterEach(() => removeServices());
+  afterAll(() => {
+    removeServices();
+    fx.cleanup();
+    stopSwarm();
+  }, 120_000);
 }
 
 /** The docker CLI on the worker node. */
@@ -153,4 +165,14 @@ export function workerTaskImages(name: string): string[] {
 
 export function nodeCount(): number {
   return docker(["node", "ls", "-q"]).stdout.split("\n").filter(Boolean).length;
+}
+
+/** Every running task of `name` on `image`, spread over both nodes, and the worker's own containers on it too. */
+export function expectEveryTaskOn(name: string, image: string, tasks: number): void {
+  const running = runningTasks(name);
+  expect(running.map((t) => t.image)).toEqual(Array(tasks).fill(image));
+  expect(new Set(running.map((t) => t.node)).size).toBe(2);
+  const onWorker = workerTaskImages(name);
+  expect(onWorker.length).toBeGreaterThan(0);
+  for (const taskImage of onWorker) expect(taskImage).toBe(image);
 }
