@@ -635,6 +635,13 @@ down() {
   { grep -o " $DIR/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   { grep -o " $(podman_runroot)/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   rm -rf "$(podman_runroot)"
+  # The cgroups of its containers an engine stopped with them running left behind (empty, under
+  # the docker parent every sandbox shares: only our containers' ids; and the worker's)
+  local made
+  for made in "$DIR"/data/containers/* "$SWARM_WORKER"/data/containers/*; do
+    [ -d "$made" ] || continue
+    rmdir /sys/fs/cgroup/docker/"${made##*/}" /sys/fs/cgroup/*/docker/"${made##*/}" 2>/dev/null || true
+  done
   # The engine's containerd may still be letting go of its files for a moment.
   for _ in 1 2 3 4 5; do rm -rf "$DIR" 2>/dev/null && break; sleep 1; done
   [ ! -e "$DIR" ] || { log "could not remove $DIR"; return 1; }
