@@ -178,7 +178,7 @@ start_podman() {
   alive "$DIR/podman.pid" && return 0
   local p="$DIR/podman" run
   run=$(podman_runroot)
-  mkdir -p "$p/root" "$run" "$p/tmp" "$p/cni"
+  mkdir -p "$p/root" "$run" "$p/tmp" "$p/var-tmp" "$p/cni"
   cat >"$p/containers.conf" <<CONF
 [containers]
 default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
@@ -198,7 +198,6 @@ CONF
     done
   } >"$p/registries.conf"
   podman_env
-  mkdir -p "$p/var-tmp"
   TMPDIR="$p/var-tmp" setsid podman --root "$p/root" --runroot "$run" --tmpdir "$p/tmp" \
     system service --time=0 "unix://$SOCK" >"$DIR/podman.log" 2>&1 </dev/null &
   echo $! >"$DIR/podman.pid"
@@ -369,7 +368,7 @@ start_podman5() {
   fetch_sid_podman
   local p="$DIR/podman" run
   run=$(podman_runroot)
-  mkdir -p "$p/root" "$p/tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
+  mkdir -p "$p/root" "$p/tmp" "$p/var-tmp" "$PODMAN5_ROOT/svc" "$PODMAN5_ROOT$run"
   printf '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\nevents_logfile_path = "/svc/events.log"\nruntime = "runc"\n[network]\nfirewall_driver = "none"\n' >"$p/containers.conf"
   printf '[storage]\ndriver = "overlay"\nrunroot = "%s"\ngraphroot = "/svc/root"\n' "$run" >"$p/storage.conf"
   {
@@ -382,7 +381,6 @@ start_podman5() {
     mount --make-rprivate / && mount --bind "$r" "$r" && mount --rbind /dev "$r/dev" && mount -t proc proc "$r/proc" &&
       mount --rbind /sys "$r/sys" && mount --bind "$p" "$r/svc" && mount --rbind /tmp "$r/tmp" && mkdir -p "$r/.host" && cd "$r" && pivot_root . .host &&
       umount -l /.host || exit 1
-    mkdir -p /svc/var-tmp
     exec env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root TMPDIR=/svc/var-tmp CONTAINERS_CONF=/svc/containers.conf \
       CONTAINERS_STORAGE_CONF=/svc/storage.conf CONTAINERS_REGISTRIES_CONF=/svc/registries.conf \
       podman --tmpdir /svc/tmp system service --time=0 unix:///svc/podman.sock' sh "$PODMAN5_ROOT" "$p" \

@@ -62,7 +62,7 @@ OWN_ENGINES=(tests/integration/safety)
 SWARM=(tests/integration/swarm)
 # one process on the Swarm, its files one after the other (svc acts on every service of the
 # tests' scope), those of CONTAINERD_ONLY on the containerd store's Swarm leg only
-SWARM_FILES=(tests/integration/swarm/*.test.ts)
+SWARM_FILES=("${SWARM[0]}"/*.test.ts)
 # the rest leg's folder that runs beside the others (its containers and svc instances all scoped)
 REST_APART=tests/integration/ui
 # and a second process for its other folders: these act on no container but those they name (the
@@ -282,8 +282,7 @@ run_leg() { # run_leg INDEX LEG [bun test args]
   case "$leg" in *:rest|*:quick) run_check & check=$! ;; esac
   {
     eval "$(leg_env "$i" "$leg")"
-    case "$leg" in podman5* | podman-rootless) podman5_root_ready || status=1 ;; esac
-    if [ "$status" = 0 ] && bash scripts/sandbox.sh up; then
+    if podman5_root_ready "$leg" && bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
       local group n=0 sides=()
       # --timeout: bunfig.toml's [test] timeout is not honoured by Bun 1.4.5 (5 s default otherwise)
@@ -320,17 +319,18 @@ export SVC_TEST_BINARY=$LOGS/bin/svc
 # machine, mostly downloads) is made beside the first legs, since those legs start last, and each of
 # them waits for it (podman5_root_ready)
 wait "$prepared" || { echo "test: scripts/sandbox.sh prepare failed (above)" >&2; exit 1; }
-case " ${LEGS[*]} " in
-  *" podman5"* | *" podman-rootless"*)
-    # (a session of its own outside this shell's jobs, which the legs' `wait -n` counts; `cleanup`
-    # stops it by its process group when the run ends first)
-    # shellcheck disable=SC2016
-    (setsid bash -c 'status=0; SVC_SANDBOX_ENGINE=podman5 bash scripts/sandbox.sh prepare >"$1.log" 2>&1 || status=$?
-      echo "$status" >"$1.rc"' sh "$LOGS/podman5-root" </dev/null & echo $! >"$LOGS/podman5-root.pid")
-    ;;
-  *) echo 0 >"$LOGS/podman5-root.rc" ;;
-esac
-podman5_root_ready() { # the legs that need the sid root wait for it; 1 when it could not be made
+needs_podman5_root() { case "$1" in podman5* | podman-rootless) return 0 ;; *) return 1 ;; esac; }
+for leg in "${LEGS[@]}"; do
+  needs_podman5_root "$leg" || continue
+  # (a session of its own outside this shell's jobs, which the legs' `wait -n` counts; `cleanup`
+  # stops it by its process group when the run ends first)
+  # shellcheck disable=SC2016
+  (setsid bash -c 'status=0; SVC_SANDBOX_ENGINE=podman5 bash scripts/sandbox.sh prepare >"$1.log" 2>&1 || status=$?
+    echo "$status" >"$1.rc"' sh "$LOGS/podman5-root" </dev/null & echo $! >"$LOGS/podman5-root.pid")
+  break
+done
+podman5_root_ready() { # podman5_root_ready LEG: a leg that needs the sid root waits for it; 1 when it could not be made
+  needs_podman5_root "$1" || return 0
   until [ -f "$LOGS/podman5-root.rc" ]; do sleep 1; done
   [ "$(cat "$LOGS/podman5-root.rc")" = 0 ] || { cat "$LOGS/podman5-root.log"; return 1; }
 }
@@ -401,8 +401,7 @@ rerun_leg() { # rerun_leg INDEX LEG FILE...: those files once more, alone on a f
   local i=$1 leg=$2 status=0; shift 2
   {
     eval "$(leg_env "$i" "$leg")"
-    case "$leg" in podman5* | podman-rootless) podman5_root_ready || status=1 ;; esac
-    if [ "$status" = 0 ] && bash scripts/sandbox.sh up; then
+    if podman5_root_ready "$leg" && bash scripts/sandbox.sh up; then
       eval "$(bash scripts/sandbox.sh env)"
       bun test --timeout "$HANG_MS" "$@" || status=$?
     else
