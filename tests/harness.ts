@@ -4,6 +4,7 @@
  * name from `uniqueName`, and every cycle a test runs is scoped to its own containers.
  */
 import { randomBytes } from "node:crypto";
+import { registryAuthHeader } from "../src/engine/modem.ts";
 import { shortcut } from "./support/docker-shortcuts.ts";
 import { engineFilters, engineJson, enginePathName, engineRequest, engineStream } from "./support/engine-api.ts";
 
@@ -178,7 +179,7 @@ export function pushImage(reference: string, socketPath?: string): void {
       : {};
   const answer = engineRequest("POST", `/images/${enginePathName(repo)}/push?tag=${encodeURIComponent(tag)}`, {
     socketPath: socketPath ?? box!.socketPath,
-    headers: { "X-Registry-Auth": Buffer.from(JSON.stringify(auth)).toString("base64url") },
+    headers: { "X-Registry-Auth": registryAuthHeader(auth) },
   });
   engineStream(answer, `docker push ${reference}`);
 }

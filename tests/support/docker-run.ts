@@ -8,6 +8,7 @@
  * the CLI itself (`runShortcut` returns undefined), so that its exact message and exit code stay.
  * tests/integration/harness.test.ts holds the two ways to the same `docker inspect`.
  */
+import { registryAuthHeader } from "../../src/engine/modem.ts";
 import { engineRequest, engineStream } from "./engine-api.ts";
 
 /** The login a pull from one registry needs (the sandbox's auth registry). */
@@ -80,7 +81,7 @@ function pull(image: string, socketPath: string, auth?: RunAuth): boolean {
     `/images/create?fromImage=${encodeURIComponent(repo)}&tag=${encodeURIComponent(tag)}`,
     {
       socketPath,
-      headers: { "X-Registry-Auth": Buffer.from(JSON.stringify(login)).toString("base64url") },
+      headers: { "X-Registry-Auth": registryAuthHeader(login) },
     },
   );
   try {
