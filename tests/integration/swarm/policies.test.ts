@@ -7,7 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { recordingLogger } from "../../support/logger.ts";
-import { confirm, menuAction, rowOf, startDashboard } from "../ui/support.ts";
+import { confirm, menuAction, noticeSaying, rowOf, startDashboard } from "../ui/support.ts";
 import { expectState, Fixture, makeUpdater } from "../updater/support.ts";
 import { createService, expectEveryTaskOn, removeServices, serviceInspect, useSwarm } from "./support.ts";
 
@@ -84,18 +84,12 @@ describe("on the dashboard", () => {
       expect(await row.textContent()).toContain("hooks not applied to a service: pre_update");
       await row.getByRole("button", { name: `Update ${name}` }).click();
       await confirm(page, "Update");
-      await page
-        .locator(".notice")
-        .filter({ hasText: `${name}: updated` })
-        .waitFor({ timeout: 90_000 });
+      await noticeSaying(page, `${name}: updated`, 90_000);
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${second.digest}`);
       // rolled back by Swarm, to the previous spec it keeps
       await menuAction(page, name, "Roll back");
       await confirm(page, "Roll back");
-      await page
-        .locator(".notice")
-        .filter({ hasText: `${name}: back on its earlier image` })
-        .waitFor({ timeout: 90_000 });
+      await noticeSaying(page, `${name}: back on its earlier image`, 90_000);
       expect(serviceInspect(name).Spec.TaskTemplate.ContainerSpec.Image).toBe(`${first.ref}@${first.digest}`);
     } finally {
       removeServices();

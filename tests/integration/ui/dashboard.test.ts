@@ -5,7 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { inspect } from "../../harness.ts";
-import { confirm, type Dashboard, menuAction, PHONE, rowOf, signInWith, startDashboard } from "./support.ts";
+import {
+  confirm,
+  type Dashboard,
+  menuAction,
+  noticeSaying,
+  PHONE,
+  rowOf,
+  signInWith,
+  startDashboard,
+} from "./support.ts";
 
 let ui: Dashboard;
 
@@ -98,19 +107,13 @@ describe("the dashboard in a browser", () => {
     await other.getByRole("button", { name: "Check now" }).click();
     await other.locator(".notice.error").filter({ hasText: "Refused: An update cycle is running (api)" }).waitFor();
     await other.close();
-    await page
-      .locator(".notice")
-      .filter({ hasText: `${c.name}: updated` })
-      .waitFor({ timeout: HANG_WAIT_MS });
+    await noticeSaying(page, `${c.name}: updated`, HANG_WAIT_MS);
     expect(inspect(c.name).Image).toBe(c.newId);
 
     await rowOf(page, c.name);
     await menuAction(page, c.name, "Roll back");
     await confirm(page, "Roll back");
-    await page
-      .locator(".notice")
-      .filter({ hasText: `${c.name}: back on its earlier image` })
-      .waitFor({ timeout: HANG_WAIT_MS });
+    await noticeSaying(page, `${c.name}: back on its earlier image`, HANG_WAIT_MS);
     expect(inspect(c.name).Image).toBe(c.oldId);
 
     // its timeline: the update, then the rollback (an update back to the earlier image)
@@ -136,11 +139,7 @@ describe("the dashboard in a browser", () => {
     await page.getByRole("checkbox", { name: `Select ${b.name}` }).check();
     await page.getByRole("button", { name: "Update selected (2)" }).click();
     await confirm(page, "Update");
-    await page
-      .locator(".notice")
-      .filter({ hasText: `${a.name}: updated` })
-      .filter({ hasText: `${b.name}: updated` })
-      .waitFor({ timeout: 60_000 });
+    await noticeSaying(page, [`${a.name}: updated`, `${b.name}: updated`], 60_000);
     expect([inspect(a.name).Image, inspect(b.name).Image, inspect(left.name).Image]).toEqual([
       a.newId,
       b.newId,

@@ -12,7 +12,7 @@ import { formatSize } from "../../../src/config/values.ts";
 import type { CopyView } from "../../../src/dataguard/index.ts";
 import { docker, inspect } from "../../harness.ts";
 import { MIGRATE_V2, WRITE_V1 } from "../updater/data-guard-support.ts";
-import { confirm, type Dashboard, menuAction, rowOf, startDashboard } from "./support.ts";
+import { confirm, type Dashboard, menuAction, noticeSaying, rowOf, startDashboard } from "./support.ts";
 
 let ui: Dashboard;
 const copies = mkdtempSync(join(tmpdir(), "svc-ui-dg-"));
@@ -55,10 +55,7 @@ test("roll back with its data: the dialog says what is lost, and v1 runs on its 
   await rowOf(page, name);
   await page.getByRole("button", { name: `Update ${name}` }).click();
   await confirm(page, "Update");
-  await page
-    .locator(".notice")
-    .filter({ hasText: `${name}: updated` })
-    .waitFor({ timeout: 60_000 });
+  await noticeSaying(page, `${name}: updated`, 60_000);
   await versionIn(name, "v2");
   // the copy of v1's data, listed on the page as the API lists it
   const [copy] = await copiesOf(name);
@@ -74,10 +71,7 @@ test("roll back with its data: the dialog says what is lost, and v1 runs on its 
   expect(await dialog.textContent()).toContain("its present data is copied first");
   await dialog.getByLabel("Put back").selectOption("data");
   await confirm(page, "Roll back");
-  await page
-    .locator(".notice")
-    .filter({ hasText: `${name}: back on its earlier image and its data` })
-    .waitFor({ timeout: 60_000 });
+  await noticeSaying(page, `${name}: back on its earlier image and its data`, 60_000);
   expect(inspect(name).Image).toBe(v1.id);
   expect(docker(["exec", name, "cat", "/data/version"]).stdout.trim()).toBe("v1");
   await page.close();
@@ -92,10 +86,7 @@ test("the copy of the data a rollback replaced is listed, and Delete on the page
   await line.waitFor({ timeout: 90_000 });
   await line.getByRole("button", { name: `Delete the copy of ${name}'s data` }).click();
   await confirm(page, "Delete");
-  await page
-    .locator(".notice")
-    .filter({ hasText: `${name}: the copy of its data (version ${kept!.version}) is deleted.` })
-    .waitFor({ timeout: 30_000 });
+  await noticeSaying(page, `${name}: the copy of its data (version ${kept!.version}) is deleted.`, 30_000);
   expect(await copiesOf(name)).toEqual([]);
   await line.waitFor({ state: "detached" });
   await page.close();

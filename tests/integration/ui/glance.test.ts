@@ -11,7 +11,7 @@ import http from "node:http";
 import { join } from "node:path";
 import { docker, inspect, sandbox } from "../../harness.ts";
 import { tempDir } from "../../temp.ts";
-import { confirm, type Dashboard, PHONE, rowOf, signInWith, startDashboard } from "./support.ts";
+import { confirm, type Dashboard, noticeSaying, PHONE, rowOf, signInWith, startDashboard } from "./support.ts";
 
 let ui: Dashboard;
 const VIEWER = "viewer-token-of-the-family";
@@ -138,11 +138,7 @@ describe("the page a person keeps open", () => {
 
         await page.getByRole("button", { name: `Update stack ${project}`, exact: true }).click();
         await confirm(page, "Update");
-        await page
-          .locator(".notice")
-          .filter({ hasText: `${names.db}: updated` })
-          .filter({ hasText: `${names.api}: updated` })
-          .waitFor({ timeout: 90_000 });
+        await noticeSaying(page, [`${names.db}: updated`, `${names.api}: updated`], 90_000);
         const after = { db: inspect(names.db!), api: inspect(names.api!), web: inspect(names.web!) };
         expect([after.db.Image, after.api.Image, after.web.Image]).toEqual([newDb.id, newApi.id, web.id]);
         // the engine's start times: the dependency first

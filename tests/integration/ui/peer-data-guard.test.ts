@@ -17,7 +17,7 @@ import { freePort } from "../../harness.ts";
 import { type SvcProcess, stopProcess } from "../e2e/support.ts";
 import { PrivateSandbox } from "../safety/support.ts";
 import { MIGRATE_V2, WRITE_V1 } from "../updater/data-guard-support.ts";
-import { confirm, type Dashboard, menuAction, startDashboard, startPeerSvc } from "./support.ts";
+import { confirm, type Dashboard, menuAction, noticeSaying, startDashboard, startPeerSvc } from "./support.ts";
 
 const PEER = "nas";
 const peerToken = `peer-token-${crypto.randomUUID()}`;
@@ -114,10 +114,7 @@ describe("a peer's data guard on the fleet page", () => {
     await page.locator(`tr[data-container="${name}"][data-host="${PEER}"]`).waitFor({ timeout: 90_000 });
     await page.getByRole("button", { name: `Update ${name} on ${PEER}` }).click();
     await confirm(page, "Update");
-    await page
-      .locator(".notice")
-      .filter({ hasText: `${name} on ${PEER}: updated` })
-      .waitFor({ timeout: 90_000 });
+    await noticeSaying(page, `${name} on ${PEER}: updated`, 90_000);
     expect(peerEngine.inspect(name).Image).toBe(v2Id);
     await dataVersion("v2");
 
@@ -140,10 +137,7 @@ describe("a peer's data guard on the fleet page", () => {
     expect(await dialog.textContent()).toContain("its present data is copied first");
     await dialog.getByLabel("Put back").selectOption("data");
     await confirm(page, "Roll back");
-    await page
-      .locator(".notice")
-      .filter({ hasText: `${name} on ${PEER}: back on its earlier image and its data` })
-      .waitFor({ timeout: 90_000 });
+    await noticeSaying(page, `${name} on ${PEER}: back on its earlier image and its data`, 90_000);
     expect(peerEngine.inspect(name).Image).toBe(v1Id);
     await dataVersion("v1");
     expect(peerEngine.docker(["exec", name, "cat", "/data/a"]).stdout).toBe("v1-data");
@@ -162,10 +156,7 @@ describe("a peer's data guard on the fleet page", () => {
     const dialog = page.getByRole("dialog");
     await dialog.filter({ hasText: "version 2.0.0" }).waitFor();
     await confirm(page, "Delete");
-    await page
-      .locator(".notice")
-      .filter({ hasText: `${name} on ${PEER}: the copy of its data (version 2.0.0) is deleted.` })
-      .waitFor({ timeout: 30_000 });
+    await noticeSaying(page, `${name} on ${PEER}: the copy of its data (version 2.0.0) is deleted.`, 30_000);
     expect(await peerCopies()).toEqual([]);
     await line.waitFor({ state: "detached", timeout: 30_000 });
     await page.close();

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freePort, inspect } from "../../harness.ts";
 import { QUICK_STOP_CMD, type SvcProcess, stopProcess } from "../e2e/support.ts";
 import { PrivateSandbox } from "../safety/support.ts";
-import { confirm, type Dashboard, startDashboard, startPeerSvc } from "./support.ts";
+import { confirm, type Dashboard, noticeSaying, startDashboard, startPeerSvc } from "./support.ts";
 
 const PEER = "peer1";
 let ui: Dashboard;
@@ -70,10 +70,7 @@ describe("peers on the dashboard", () => {
 
     await page.getByRole("button", { name: `Update ${name} on ${PEER}` }).click();
     await confirm(page, "Update");
-    await page
-      .locator(".notice")
-      .filter({ hasText: `${name} on ${PEER}: updated` })
-      .waitFor({ timeout: 60_000 });
+    await noticeSaying(page, `${name} on ${PEER}: updated`, 60_000);
     expect(peerEngine.inspect(name).Image).toBe(newId);
     expect(peerEngine.inspect(name).Image).not.toBe(oldId);
     // the local container of the same name is untouched
@@ -95,10 +92,7 @@ describe("peers on the dashboard", () => {
     expect(await remote.getByRole("button").count()).toBe(0);
     // the local host answers as before
     await page.getByRole("button", { name: `Check ${name}`, exact: true }).click();
-    await page
-      .locator(".notice")
-      .filter({ hasText: `Checked ${name}.` })
-      .waitFor();
+    await noticeSaying(page, `Checked ${name}.`);
     const metrics = await (
       await fetch(`${ui.url}v1/metrics`, { headers: { authorization: `Bearer ${ui.token}` } })
     ).text();

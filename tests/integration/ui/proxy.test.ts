@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { inspect } from "../../harness.ts";
-import { confirm, type Dashboard, rowOf, startDashboard } from "./support.ts";
+import { confirm, type Dashboard, noticeSaying, rowOf, startDashboard } from "./support.ts";
 
 const PROXY_HEADER = "X-Forwarded-User";
 const SESSION = `session-${crypto.randomUUID()}`;
@@ -103,10 +103,7 @@ test("behind a cookie-signing proxy the page loads, lists and acts; another orig
   expect(await page.getByLabel("API token").count()).toBe(0);
   await page.getByRole("button", { name: `Update ${mine.name}` }).click();
   await confirm(page, "Update");
-  await page
-    .locator(".notice")
-    .filter({ hasText: `${mine.name}: updated` })
-    .waitFor({ timeout: 60_000 });
+  await noticeSaying(page, `${mine.name}: updated`, 60_000);
   expect(inspect(mine.name).Image).toBe(mine.newId);
   expect(passed.filter((r) => r.method === "POST" && r.path === "/v1/update")).toEqual([
     { method: "POST", path: "/v1/update", signedIn: true, status: 200 },

@@ -115,6 +115,13 @@ export async function rowOf(page: Page, name: string) {
   return row;
 }
 
+/** Waits until the page shows one notice saying each of `texts` (an action's outcome). */
+export async function noticeSaying(page: Page, texts: string | string[], timeout?: number): Promise<void> {
+  let notice = page.locator(".notice");
+  for (const text of [texts].flat()) notice = notice.filter({ hasText: text });
+  await notice.waitFor(timeout === undefined ? undefined : { timeout });
+}
+
 /** Clicks the dialog's confirming button (the one that restarts). */
 export async function confirm(page: Page, action: string): Promise<void> {
   const dialog = page.getByRole("dialog");

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { serviceTimeZone, wallClock } from "../../../src/config/window.ts";
 import { inspect } from "../../harness.ts";
-import { confirm, type Dashboard, rowOf, startDashboard } from "./support.ts";
+import { confirm, type Dashboard, noticeSaying, rowOf, startDashboard } from "./support.ts";
 
 const hhmm = (at: number) => {
   const { minute } = wallClock(at, serviceTimeZone());
@@ -41,10 +41,7 @@ test("a pending row says when it applies and its window; Update applies it now",
 
   await row.getByRole("button", { name: `Update ${name}` }).click();
   await confirm(page, "Update");
-  await page
-    .locator(".notice")
-    .filter({ hasText: `${name}: updated` })
-    .waitFor({ timeout: 60_000 });
+  await noticeSaying(page, `${name}: updated`, 60_000);
   expect(inspect(name).Image).toBe(v2.id);
   await page.close();
 }, 120_000);
