@@ -174,7 +174,7 @@ chmod 1777 "$TMPDIR"
 # The engines (dockerd, containerd and its shims, Podman, the registries, the CLIs: all Go) on one
 # scheduler thread each: a dozen Go daemons side by side on two cores, each running its garbage
 # collector and idle scheduler threads on both, cost more CPU for the same requests (docs/testing.md,
-# "Where the CPU goes"); what they do is the same
+# "The whole matrix"); what they do is the same
 export GOMAXPROCS=1
 stop_descendants() { # stop_descendants PID: every process below PID, deepest first, by process id
   local child
