@@ -100,7 +100,7 @@ mapfile -t E2E_ONCE < <(printf '%s\n' "${CONTAINERD_ONLY[@]}" | grep /e2e/ | gre
 ENGINE_FACING=("${UNSCOPED[@]}" "${SCOPED[@]}" "${OWN_ENGINES[@]}" "${SWARM[@]}")
 # the longest first: a freed slot takes the next
 ALL_LEGS=(docker28-containerd docker20 docker28-containerd:rest docker28 docker28-containerd:e2e
-  docker28-containerd:e2e-once docker20:e2e docker28-containerd:swarm docker20:swarm podman-rootless podman podman5 podman5-rootless)
+  docker28-containerd:e2e-once docker20:e2e docker28-containerd:swarm docker20:swarm podman5 podman-rootless podman podman5-rootless)
 # What a change most likely broke, each file quick (docs/testing.md has every file's time): the
 # engine client, a registry check, an update, svc run once as a user runs it (a rollback too).
 QUICK=(tests/integration/harness.test.ts tests/integration/engine/engine.test.ts
@@ -138,7 +138,7 @@ else
   LEGS=("${ALL_LEGS[@]}")
 fi
 # Eight legs at once, the eight longer than 500 s, and the light ones beside them; Podman's four
-# take the first freed slots (the rootless one first, the longest). Measured (docs/testing.md,
+# take the first freed slots, the longest first. Measured (docs/testing.md,
 # "The whole matrix"): with nine slots (the Swarm leg of 20.10 from the start, Podman's in its freed
 # slot) or ten (Podman's rootless leg too) the load rose to 50-66, every leg stretched and the run
 # took longer (812 s, 837 s, against 737 s with eight and its 40 s tail), and Podman's rootless leg
@@ -223,7 +223,8 @@ tests_of() { # what a leg runs
     *:e2e) echo "${E2E_APART[@]}" | engine_specific "$1" ;;
     *:e2e-once) echo "${E2E_ONCE[@]}" ;;
     *:swarm) echo "${SWARM_FILES[@]}" | engine_specific "$1" ;;
-    podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman ;;
+    podman-rootless) echo tests/integration/podman/podman.test.ts ;;
+    podman|podman5|podman5-rootless) echo tests/integration/podman ;;
     *) unscoped_here | engine_specific "$1" ;;
   esac
 }
@@ -251,7 +252,9 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     # the page's tests (Chromium, every svc in its file's scope) in a process of their own, and
     # REST_SECOND in another
     *:rest) echo tests/build; echo "$REST_APART"; echo "${REST_SECOND[@]}" ;;
-    *:*|podman|podman-rootless|podman5|podman5-rootless) ;;
+    # the units a real systemd runs (`systemd --user`: this leg's only) beside the rest of the set
+    podman-rootless) echo tests/integration/podman/units.test.ts ;;
+    *:*|podman|podman5|podman5-rootless) ;;
     # the classic store of Docker 28.5: what depends on the image store (the safety tests are
     # about svc's protocol, compose's files and the data guard's volumes are no image store's:
     # all three run on the containerd store of the same daemon and on 20.10's classic store)

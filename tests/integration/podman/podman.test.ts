@@ -2,7 +2,8 @@
  * svc on Podman (the sandbox's `podman` and `podman-rootless` engines: Debian 12's Podman 4.3.1,
  * rootful, and as a user of the sandbox's own on its $XDG_RUNTIME_DIR/podman/podman.sock; `podman5`:
  * sid's Podman 5.8 in a root of its own; README, "Engines"; docs/podman.md). Run with
- * SVC_SANDBOX_ENGINE=podman, podman-rootless or podman5; skipped on every other engine.
+ * SVC_SANDBOX_ENGINE=podman, podman-rootless or podman5; skipped on every other engine. The units a
+ * real systemd runs for the rootless user: units.test.ts, beside this file in that leg.
  *
  * The oracle is the Docker corpus's (tests/integration/engine/inspect-diff.ts): the replacement's
  * inspect, in the compatible API and in Podman's own (`podman inspect`, libpod), differs from the
@@ -13,17 +14,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, engineJson, inspect, sandbox } from "../../harness.ts";
-import { baseFlags, Fixture, MAIN, QUICK_STOP_CMD, reportsIn, runSvc, stopAll } from "../e2e/support.ts";
+import { baseFlags, Fixture, QUICK_STOP_CMD, runSvc, stopAll } from "../e2e/support.ts";
 import { disallowedDifferences } from "../engine/inspect-diff.ts";
-import { decorate, MIGRATE_V2, manifestOf, WRITE_V1, waitForVersion } from "../updater/data-guard-support.ts";
+import { entryIn, expectDataBack, guardedApp, how, type Json, onPodman, podman, version } from "./support.ts";
 
-type Json = Record<string, any>;
-
-const engine = process.env.SVC_TEST_ENGINE ?? "";
-const onPodman = engine.startsWith("podman");
-const how = engine.endsWith("-rootless") ? "rootless" : "rootful";
-/** the Podman of the leg: Debian 12's, or sid's in its own root (scripts/sandbox.sh, podman5) */
-const version = engine.startsWith("podman5") ? "5.8" : "4.3.1";
 const fx = new Fixture("podman");
 
 /**
@@ -38,13 +32,6 @@ const LIBPOD_ALLOWED = [
   // the create time, which Podman also writes as an annotation
   /^Config\.Annotations\.io\.kubernetes\.cri-o\.Created$/,
 ];
-
-/** `podman` itself (the remote client of Debian 12's package) against the sandbox's socket. */
-function podman(args: string[]): string {
-  const proc = Bun.spawnSync(["podman", "--url", sandbox().dockerHost, ...args], { stdout: "pipe", stderr: "pipe" });
-  if (proc.exitCode !== 0) throw new Error(`podman ${args.join(" ")} failed: ${proc.stderr.toString()}`);
-  return proc.stdout.toString().trim();
-}
 
 /** `podman inspect`; its binds in no fixed order, sorted as the compatible API sorts them (pkg/api/handlers/compat/containers.go). */
 function libpodInspect(name: string): Json {
@@ -70,12 +57,6 @@ function healthTimer(name: string): ReturnType<typeof setInterval> {
   );
 }
 
-function entryIn(output: string, name: string): Json | undefined {
-  return reportsIn(output)
-    .at(-1)
-    ?.containers.find((c: Json) => c.name === name);
-}
-
 /** Both inspects of the replacement against the old container's, with the Docker corpus's oracle. */
 function expectSameExceptImage(
   old: { compat: Json; libpod: Json },
@@ -95,30 +76,6 @@ function expectSameExceptImage(
     allowed: LIBPOD_ALLOWED,
   });
   expect(libpod).toEqual([]);
-}
-
-/**
- * A container whose v1 wrote its data on a volume (decorated with extended attributes); its v2,
- * pushed, migrates the data, then fails (Podman's import takes no HEALTHCHECK change).
- */
-async function guardedApp(what: string) {
-  const name = fx.name(what);
-  const v1 = fx.image(what, { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`] });
-  fx.run(what, v1.ref, ["-v", `${fx.volume(what)}:/data`]);
-  await waitForVersion(name, "v1");
-  const before = decorate(name);
-  fx.image(what, { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exit 3`])}`] });
-  return { name, v1, before };
-}
-
-/** The update rolled back with the data guard: v1 runs on its own data again, byte for byte. */
-function expectDataBack(run: Awaited<ReturnType<typeof runSvc>>, app: Awaited<ReturnType<typeof guardedApp>>) {
-  const entry = entryIn(run.svc.output, app.name);
-  expect(entry?.state, run.svc.describe()).toBe("rolled_back");
-  expect(entry?.data_guard).toMatchObject({ restored: true });
-  expect(inspect(app.name).Image).toBe(app.v1.id);
-  expect(docker(["exec", app.name, "cat", "/data/version"]).stdout.trim()).toBe("v1");
-  expect(manifestOf(app.name)).toEqual(app.before);
 }
 
 afterAll(async () => {
@@ -208,7 +165,7 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
   test.skipIf(how === "rootless")(
     "the data guard: a volume copied by its helper with the update, put back byte for byte when the new version fails",
     async () => {
-      const app = await guardedApp("guarded");
+      const app = await guardedApp(fx, "guarded");
       const stateDir = fx.tempDir("guard-state");
       const run = await runSvc([
         ...baseFlags(),
@@ -388,224 +345,6 @@ describe.skipIf(!onPodman)(`podman-compose and podman kube play, ${how}`, () => 
  * the unit's container on the new image; a restart onto an image that does not run puts the old
  * image back under the tag and restarts the unit again.
  */
-const unitUser = process.env.SVC_TEST_USER_SYSTEMD ?? "";
-describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (systemd --user)", () => {
-  const dir = process.env.SVC_SANDBOX_DIR ?? "";
-  const uid = () => Bun.spawnSync(["id", "-u", unitUser]).stdout.toString().trim();
-  const userEnv = () => [
-    "env",
-    "-i",
-    "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-    `HOME=${dir}/podman-home`,
-    `XDG_RUNTIME_DIR=/run/user/${uid()}`,
-    `CONTAINERS_CONF=${dir}/podman/containers.conf`,
-    `CONTAINERS_STORAGE_CONF=${dir}/podman/storage.conf`,
-    `CONTAINERS_REGISTRIES_CONF=${dir}/podman/registries.conf`,
-  ];
-  const asUser = () => ["setpriv", "--reuid", uid(), "--regid", uid(), "--init-groups"];
-  /** a command as the user, in the user's environment (its own podman, its systemctl --user) */
-  function user(args: string[]): string {
-    const proc = Bun.spawnSync([...asUser(), ...userEnv(), ...args], { cwd: "/", stdout: "pipe", stderr: "pipe" });
-    if (proc.exitCode !== 0) throw new Error(`${args.join(" ")} failed: ${proc.stderr.toString()}`);
-    return proc.stdout.toString().trim();
-  }
-  /** svc run once as the user, its state in a folder of the user's */
-  async function svcAsUser(name: string, flags: string[] = []) {
-    const state = fx.tempDir("unit-state");
-    Bun.spawnSync(["chown", unitUser, state]);
-    return runSvc([...baseFlags(), "--run-once", "--state-dir", state, ...flags, name], {
-      command: [...asUser(), "bun", MAIN],
-      env: {
-        PATH: process.env.PATH ?? "/usr/bin:/bin",
-        HOME: `${dir}/podman-home`,
-        XDG_RUNTIME_DIR: `/run/user/${uid()}`,
-      },
-    });
-  }
-  /** `podman generate systemd --new` of a container made by the user's CLI, started by systemd */
-  function startUnit(name: string, image: string, createArgs: string[] = []): string {
-    user(["podman", "create", "--name", name, "--network", "none", ...createArgs, image]);
-    const unitFile = user(["podman", "generate", "systemd", "--new", "--name", name]);
-    const unit = `container-${name}.service`;
-    const path = unitPath(unit);
-    writeFileSync(path, `${unitFile}\n`);
-    // the user's own file, as `podman generate systemd --files` as that user writes it
-    Bun.spawnSync(["chown", `${unitUser}:`, path]);
-    user(["podman", "rm", name]);
-    user(["systemctl", "--user", "daemon-reload"]);
-    user(["systemctl", "--user", "start", unit]);
-    return unit;
-  }
-  const unitPath = (unit: string) => join(dir, "podman-home/.config/systemd/user", unit);
-  // svc as the user of a rootless Podman, its state the user's: the helper, that user's container,
-  // reaches the copies' folder (svc as root against it cannot hand it over: docs/data-guard.md)
-  test("the data guard, svc as the rootless Podman's user: the volume put back byte for byte when the new version fails", async () => {
-    const app = await guardedApp("guarded-user");
-    expectDataBack(await svcAsUser(app.name, ["--data-guard", "volumes"]), app);
-  }, 240_000);
-  test("the new image pulled, the unit restarted: its container on the new image, with its unit label; one that does not start is rolled back through the unit", async () => {
-    const name = fx.name("unit-run");
-    const v1 = fx.image("unit-run", { changes: [QUICK_STOP_CMD] });
-    const unit = startUnit(name, v1.ref);
-    try {
-      const before = inspect(name);
-      expect(before.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
-      const v2 = fx.image("unit-run", { changes: [QUICK_STOP_CMD] });
-
-      const run = await svcAsUser(name);
-      const entry = entryIn(run.svc.output, name);
-      expect(entry?.state, run.svc.describe()).toBe("updated");
-      expect(entry?.reason).toContain(`unit ${unit}`);
-      const after = inspect(name);
-      expect(after.Id).not.toBe(before.Id);
-      expect(after.Image).toBe(v2.id);
-      expect(after.State.Running).toBe(true);
-      expect(after.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
-      expect(user(["systemctl", "--user", "show", "--property=ActiveState", unit])).toBe("ActiveState=active");
-
-      // an image whose command fails at once: the unit's container does not run it
-      const v3 = fx.image("unit-run", { changes: ['CMD ["false"]'] });
-      const failing = await svcAsUser(name);
-      const back = entryIn(failing.svc.output, name);
-      expect(back?.state, failing.svc.describe()).toBe("rolled_back");
-      const rolledBack = inspect(name);
-      expect(rolledBack.Image).toBe(v2.id);
-      expect(rolledBack.Image).not.toBe(v3.id);
-      expect(rolledBack.State.Running).toBe(true);
-      // the tag the unit runs names the image it ran before again
-      expect(inspect(v2.ref).Id).toBe(v2.id);
-    } finally {
-      Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
-    }
-  }, 240_000);
-
-  /** An image of `what` under `tag`: Podman's compatible import names it :latest whatever tag it is asked for, so tagged, then pushed. */
-  const versionedImage = (what: string, tag: string, cmd: string[]) => {
-    const built = fx.image(what, { changes: cmd, push: false });
-    const ref = built.ref.replace(/:latest$/, `:${tag}`);
-    podman(["tag", built.ref, ref]);
-    docker(["push", "-q", ref]);
-    return { ref, id: built.id };
-  };
-
-  /** The unit's container runs `image` under its reference, with the unit's label. */
-  const expectUnitOn = (name: string, unit: string, image: { ref: string; id: string }) => {
-    const now = inspect(name);
-    expect(now.Config.Image).toBe(image.ref);
-    expect(now.Image).toBe(image.id);
-    expect(now.State.Running).toBe(true);
-    expect(now.Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
-  };
-
-  test("a tag move: the image of the unit's podman run line moved (1.0.0 -> 1.1.0), the unit's container on 1.1.0; a 1.2.0 that does not start is rolled back, the file as it was", async () => {
-    const name = fx.name("unit-tag");
-    const changes = [QUICK_STOP_CMD];
-    const versioned = (tag: string, cmd: string[]) => versionedImage("unit-tag", tag, cmd);
-    const v10 = versioned("1.0.0", changes);
-    const unit = startUnit(name, v10.ref, ["--label", "svc.tag_policy=semver:minor"]);
-    const path = unitPath(unit);
-    try {
-      const written = readFileSync(path, "utf8");
-      // the generated unit names the image once, as the last argument of its podman run line
-      expect(written.split(v10.ref)).toHaveLength(2);
-      const v11 = versioned("1.1.0", changes);
-
-      const dry = await svcAsUser(name, ["--dry-run"]);
-      const told = entryIn(dry.svc.output, name);
-      expect(told?.state, dry.svc.describe()).toBe("stale");
-      expect(told?.reason).toContain(`${path} line `);
-      expect(told?.reason).toContain(`${v10.ref} -> ${v11.ref}`);
-      expect(told?.reason).toContain("systemctl --user daemon-reload");
-      expect(readFileSync(path, "utf8")).toBe(written);
-
-      const run = await svcAsUser(name);
-      const entry = entryIn(run.svc.output, name);
-      expect(entry?.state, run.svc.describe()).toBe("updated");
-      expect(entry?.new_image).toBe(v11.ref);
-      // only the reference's characters changed
-      const moved = readFileSync(path, "utf8");
-      expect(moved).toBe(written.replace(v10.ref, v11.ref));
-      expectUnitOn(name, unit, v11);
-      expect(user(["systemctl", "--user", "show", "--property=ActiveState", unit])).toBe("ActiveState=active");
-
-      // a newer tag whose command fails at once: the file's bytes back, the unit on 1.1.0 again
-      const v12 = versioned("1.2.0", ['CMD ["false"]']);
-      const failing = await svcAsUser(name);
-      const back = entryIn(failing.svc.output, name);
-      expect(back?.state, failing.svc.describe()).toBe("rolled_back");
-      expect(back?.reason).toContain(`names ${v11.ref} again`);
-      expect(readFileSync(path, "utf8")).toBe(moved);
-      expectUnitOn(name, unit, v11);
-      expect(inspect(name).Image).not.toBe(v12.id);
-    } finally {
-      Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
-    }
-  }, 300_000);
-
-  /**
-   * A quadlet `.container` file, its unit made by quadlet (sid's, from Podman 5.8's root: Podman 4.3
-   * has none; scripts/sandbox.sh, start_user_systemd) and run by the machine's Podman 4.3. The file
-   * as podman-systemd.unit(5) shows one, with a comment and a quoted Image=; CgroupsMode=no-conmon
-   * because quadlet's default `--cgroups=split` needs systemd's cgroup manager, and the sandbox's
-   * Podman has cgroupfs.
-   */
-  test.skipIf(!process.env.SVC_TEST_QUADLET)(
-    "a quadlet .container file: its Image= moved (1.0.0 -> 1.1.0), the unit quadlet makes of it runs 1.1.0; a 1.2.0 that does not start is rolled back, the file as it was",
-    async () => {
-      const name = fx.name("quadlet");
-      const unit = `${name}.service`;
-      const changes = [QUICK_STOP_CMD];
-      const versioned = (tag: string, cmd: string[]) => versionedImage("quadlet", tag, cmd);
-      const v10 = versioned("1.0.0", changes);
-      const path = join(dir, "podman-home/.config/containers/systemd", `${name}.container`);
-      const written = [
-        "# web, as its owner wrote it",
-        "[Unit]",
-        "Description=svc's quadlet test",
-        "",
-        "[Container]",
-        `Image="${v10.ref}"`,
-        `ContainerName=${name}`,
-        "Network=none",
-        "CgroupsMode=no-conmon",
-        "Label=svc.tag_policy=semver:minor",
-        "",
-        "[Service]",
-        "Restart=no",
-        "",
-      ].join("\n");
-      writeFileSync(path, written);
-      Bun.spawnSync(["chown", `${unitUser}:`, path]);
-      user(["systemctl", "--user", "daemon-reload"]);
-      expect(user(["systemctl", "--user", "show", "--property=SourcePath", unit])).toBe(`SourcePath=${path}`);
-      user(["systemctl", "--user", "start", unit]);
-      try {
-        expect(inspect(name).Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
-        const v11 = versioned("1.1.0", changes);
-
-        const run = await svcAsUser(name);
-        const entry = entryIn(run.svc.output, name);
-        expect(entry?.state, run.svc.describe()).toBe("updated");
-        expect(entry?.reason).toContain(`${path} line 6: ${v10.ref} -> ${v11.ref}`);
-        const moved = readFileSync(path, "utf8");
-        expect(moved).toBe(written.replace(`Image="${v10.ref}"`, `Image="${v11.ref}"`));
-        expectUnitOn(name, unit, v11);
-
-        const v12 = versioned("1.2.0", ['CMD ["false"]']);
-        const failing = await svcAsUser(name);
-        const back = entryIn(failing.svc.output, name);
-        expect(back?.state, failing.svc.describe()).toBe("rolled_back");
-        expect(readFileSync(path, "utf8")).toBe(moved);
-        expectUnitOn(name, unit, v11);
-        expect(inspect(name).Image).not.toBe(v12.id);
-      } finally {
-        Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
-      }
-    },
-    300_000,
-  );
-});
-
 describe.skipIf(!onPodman)("svc's first words on Podman", () => {
   test("the first line about the engine names Podman, its version and the socket svc uses", async () => {
     const run = await runSvc([...baseFlags(), "--run-once", "--dry-run", fx.name("nothing-here")]);
