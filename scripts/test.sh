@@ -148,6 +148,7 @@ JOBS=${SVC_TEST_JOBS:-8}
 # Swarm's convergence): it starts with the eight and holds no slot, so Podman's legs still wait for
 # the first freed ones. Started ninth, it ended every run 40-55 s after the others, half idle
 LIGHT_LEGS=" docker20:swarm "
+light_leg() { [[ $LIGHT_LEGS == *" $1 "* ]]; }
 
 # Each leg's folder and ports, five a leg (registries 5100/5101, 5105/5106...; SVC_TEST_PORT_BASE=5400
 # moves them to 5400/5401...; a Swarm leg's engines take sandbox.sh's registry port +7 to +9, which
@@ -223,8 +224,7 @@ tests_of() { # what a leg runs
     *:e2e) echo "${E2E_APART[@]}" | engine_specific "$1" ;;
     *:e2e-once) echo "${E2E_ONCE[@]}" ;;
     *:swarm) echo "${SWARM_FILES[@]}" | engine_specific "$1" ;;
-    podman-rootless) echo tests/integration/podman/podman.test.ts ;;
-    podman|podman5|podman5-rootless) echo tests/integration/podman ;;
+    podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman/podman.test.ts ;;
     *) unscoped_here | engine_specific "$1" ;;
   esac
 }
@@ -464,7 +464,7 @@ started=$SECONDS
 running=0
 declare -A light=() # the process ids of the light legs started
 for i in "${!LEGS[@]}"; do
-  if [[ $LIGHT_LEGS != *" ${LEGS[$i]} "* ]]; then
+  if ! light_leg "${LEGS[$i]}"; then
     while [ "$running" -ge "$JOBS" ]; do
       ended=""
       wait -n -p ended || true
@@ -473,7 +473,7 @@ for i in "${!LEGS[@]}"; do
   fi
   echo "test: ${LEGS[$i]}: $({ tests_of "${LEGS[$i]}"; beside_of "${LEGS[$i]}"; } | wc -w | sed 's/^0$/every/') test folders and files" >&2
   run_leg "$i" "${LEGS[$i]}" "$@" &
-  if [[ $LIGHT_LEGS == *" ${LEGS[$i]} "* ]]; then light[$!]=1; else running=$((running + 1)); fi
+  if light_leg "${LEGS[$i]}"; then light[$!]=1; else running=$((running + 1)); fi
 done
 # The reruns start once two legs or fewer are left (every leg started by then): the machine is
 # quieter, and they overlap the run's last legs rather than follow them (Podman's, the last to

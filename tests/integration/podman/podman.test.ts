@@ -337,14 +337,6 @@ describe.skipIf(!onPodman)(`podman-compose and podman kube play, ${how}`, () => 
   }, 240_000);
 });
 
-/**
- * A container a real systemd runs: the sandbox's user manager (`systemd --user`, podman-rootless:
- * scripts/sandbox.sh), its unit made as Podman's docs say (`podman generate systemd --new`, the CLI
- * of the user, on the storage the socket serves). svc runs as that user, as a rootless user runs it.
- * The oracle is `podman auto-update`'s (docs/podman.md): the new image pulled, the unit restarted,
- * the unit's container on the new image; a restart onto an image that does not run puts the old
- * image back under the tag and restarts the unit again.
- */
 describe.skipIf(!onPodman)("svc's first words on Podman", () => {
   test("the first line about the engine names Podman, its version and the socket svc uses", async () => {
     const run = await runSvc([...baseFlags(), "--run-once", "--dry-run", fx.name("nothing-here")]);

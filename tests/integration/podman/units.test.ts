@@ -20,6 +20,15 @@ afterAll(async () => {
 }, 120_000);
 
 const unitUser = process.env.SVC_TEST_USER_SYSTEMD ?? "";
+
+/**
+ * A container a real systemd runs: the sandbox's user manager (`systemd --user`, podman-rootless:
+ * scripts/sandbox.sh), its unit made as Podman's docs say (`podman generate systemd --new`, the CLI
+ * of the user, on the storage the socket serves). svc runs as that user, as a rootless user runs it.
+ * The oracle is `podman auto-update`'s (docs/podman.md): the new image pulled, the unit restarted,
+ * the unit's container on the new image; a restart onto an image that does not run puts the old
+ * image back under the tag and restarts the unit again.
+ */
 describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (systemd --user)", () => {
   const dir = process.env.SVC_SANDBOX_DIR ?? "";
   const uid = () => Bun.spawnSync(["id", "-u", unitUser]).stdout.toString().trim();
