@@ -97,7 +97,7 @@ export const CONFIG = table("General options", {
   ),
   update_on_start: bool(false, "Also run a cycle right after start"),
   state_dir: stateDir(
-    "Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need), in state.json, created for svc's user only; when it cannot be written, svc says so at start and keeps them in memory",
+    "Folder for the decisions that must survive a restart (digests rolled back or skipped, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need, the Home Assistant entities announced), in state.json, created for svc's user only; when it cannot be written, svc says so at start and keeps them in memory",
   ),
   history_size: int(
     100,

@@ -65,6 +65,8 @@ export interface NotificationOptions {
   announcedStale?: Remembered;
   /** each digest channel's period, by channel name, kept between restarts (default: in memory only) */
   digests?: Remembered;
+  /** the Home Assistant entities announced, by object id, kept between restarts (default: in memory only) */
+  homeAssistant?: Remembered;
   /** the wait before a digest that could not be sent is tried again (default: digest.ts) */
   digestRetryMs?: number;
 }
@@ -92,6 +94,7 @@ export async function createNotifications(
       hostname: host,
       timeoutMs: options.timeoutMs ?? 10_000,
       log: logger,
+      announced: options.homeAssistant,
     }));
   const redact = createRedactor([...secretValues(config), ...notificationSecrets(settings)]);
   // Said once at start: a relay given the tokens of public services should never be a surprise.

@@ -93,6 +93,7 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
     notifications = await rooms.createNotifications(config, logging.log, {
       announcedStale: state.section("announced_stale"),
       digests: state.section("digests"),
+      homeAssistant: state.section("home_assistant"),
     });
     history = rooms.openHistory<SessionReport>(stateDir, config.history_size, logging.log, config.scope);
     const selfContainerId = await rooms.ownContainerId(engine, log);

@@ -2,7 +2,7 @@
  * The state room: decisions that must survive a restart (a digest that was rolled back, the
  * stale digests already announced, when a newer digest was first seen, digests skipped on request, the containers whose updates are snoozed, the image each container ran
  * before its last update, the images an update left while cleanup_delay runs, each digest channel's
- * period), kept in one small JSON file under `state_dir` and written
+ * period, the Home Assistant entities announced), kept in one small JSON file under `state_dir` and written
  * atomically (a temporary file renamed over the old one) on every change. Without `state_dir`
  * they live in memory only, as before. A file that cannot be read or makes no sense is a warning
  * and a fresh start (the unreadable file is kept aside), never a crash; a folder that cannot be
@@ -37,7 +37,8 @@ export type Section =
   | "snoozed"
   | "pre_pulled"
   | "digests"
-  | "unit_moves";
+  | "unit_moves"
+  | "home_assistant";
 
 const SECTIONS: readonly Section[] = [
   "rolled_back",
@@ -50,6 +51,7 @@ const SECTIONS: readonly Section[] = [
   "pre_pulled",
   "digests",
   "unit_moves",
+  "home_assistant",
 ];
 const VERSION = 1;
 
@@ -184,7 +186,7 @@ export function withFileLock<T>(lock: string, work: () => T): T {
 
 /** What a folder that cannot be written costs, said once at start (docs/policies.md). */
 export const FORGOTTEN_ON_RESTART =
-  "digests rolled back or skipped, snoozes, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need, and the history";
+  "digests rolled back or skipped, snoozes, stale digests already announced, when each newer digest was first seen, the images svc rollback and cleanup_delay need, the Home Assistant entities announced, and the history";
 
 /**
  * The folder svc keeps its decisions in, made now (svc's user's only) so that a folder that cannot

@@ -6,15 +6,18 @@
  * button for the host and a "Roll back" button per target come with it. Every entity names svc's
  * availability topic, whose last will says `offline` when svc is gone. A target gone from a full
  * cycle (no filter) has its messages cleared with an empty retained message, which removes the
- * entity. What was announced is remembered in memory: a target removed while svc was not running
- * stays until it is deleted in Home Assistant.
+ * entity. What was announced is remembered where svc keeps its decisions (state_dir, else in
+ * memory), so that a target removed while svc was not running, a button no longer offered or an
+ * entity of a former host name is cleared by the first full cycle after a restart.
  *
  * The payloads follow Home Assistant's MQTT `update` and `button` platforms
  * (homeassistant/components/mqtt/update.py and button.py; tests/unit/notify/homeassistant.test.ts
  * names the test of theirs each row follows).
  */
 
+import { z } from "zod";
 import { shortId } from "../../core/digests.ts";
+import { inMemory, type Remembered } from "../../state/index.ts";
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
 import { releaseWords } from "../../updater/wrappers/summary.ts";
 import { markdownAsText } from "../markup.ts";
@@ -112,6 +115,8 @@ export interface DiscoverySettings {
   hostname: string;
   /** with `homeassistant_install`: the user level of the command topics */
   commandUser?: string;
+  /** object id -> the JSON list of its retained topics, kept between restarts (default: in memory only) */
+  announced?: Remembered;
 }
 
 /** The topics of svc's entities, and the reading of a command topic back. */
@@ -172,11 +177,12 @@ export class Topics {
 }
 
 export class HomeAssistantDiscovery {
-  private readonly announced = new Map<string, string[]>();
+  private readonly announced: Remembered;
   readonly topics: Topics;
 
   constructor(private readonly settings: DiscoverySettings) {
     this.topics = new Topics(settings);
+    this.announced = settings.announced ?? inMemory();
   }
 
   /** What svc announces before any report: the host's "Check now" button, with commands on. */
@@ -184,34 +190,53 @@ export class HomeAssistantDiscovery {
     return this.settings.commandUser ? [this.checkButton(this.settings.commandUser)] : [];
   }
 
-  /** The retained messages after `report`: each target's configurations and state, and removals. */
+  /**
+   * The retained messages after `report`: each target's configurations and state; after a full
+   * cycle, an empty message for each topic announced before (by this svc or the one before a
+   * restart) that it no longer has.
+   */
   messages(report: SessionReport): RetainedMessage[] {
-    const out: RetainedMessage[] = [];
-    const seen = new Set<string>();
-    out.push(...this.hostMessages());
-    for (const target of report.containers) {
-      const id = this.topics.objectId(target);
-      seen.add(id);
-      out.push(...this.targetMessages(target, id));
-    }
-    if (isFullCycle(report)) {
-      for (const [id, topics] of this.announced) {
-        if (!seen.has(id)) out.push(...topics.map((topic) => ({ topic, payload: "" })));
-      }
+    const groups = this.groups(report);
+    const out = [...groups.values()].flat();
+    if (!isFullCycle(report)) return out;
+    const kept = new Set(out.map((m) => m.topic));
+    for (const [, topics] of this.remembered()) {
+      for (const topic of topics) if (!kept.has(topic)) out.push({ topic, payload: "" });
     }
     return out;
   }
 
   /** Records what `report` announced, once its messages are published. */
   published(report: SessionReport): void {
-    if (isFullCycle(report)) this.announced.clear();
+    const groups = this.groups(report);
+    if (isFullCycle(report)) {
+      for (const [id] of this.announced.entries()) if (!groups.has(id)) this.announced.delete(id);
+    }
+    for (const [id, messages] of groups) {
+      const topics = JSON.stringify(messages.map((m) => m.topic));
+      // a write of the state file (under its lock) only for what changed
+      if (this.announced.get(id) !== topics) this.announced.set(id, topics);
+    }
+  }
+
+  /** The messages of `report` by object id: the host's button, then each target's. */
+  private groups(report: SessionReport): Map<string, RetainedMessage[]> {
+    const groups = new Map<string, RetainedMessage[]>();
+    const host = this.hostMessages();
+    if (host.length > 0) groups.set(this.topics.device, host);
     for (const target of report.containers) {
       const id = this.topics.objectId(target);
-      this.announced.set(
-        id,
-        this.targetMessages(target, id).map((m) => m.topic),
-      );
+      groups.set(id, this.targetMessages(target, id));
     }
+    return groups;
+  }
+
+  /** What was announced, as kept; an entry that does not read as a list of topics is passed over. */
+  private remembered(): [string, string[]][] {
+    return this.announced.entries().flatMap(([id, value]): [string, string[]][] => {
+      const topics = announcedTopics(value);
+      return topics ? [[id, topics]] : [];
+    });
   }
 
   private targetMessages(target: ContainerReport, id: string): RetainedMessage[] {
@@ -285,6 +310,18 @@ export class HomeAssistantDiscovery {
       device: this.device,
     };
     return { topic: this.topics.config("button", id), payload: JSON.stringify(config) };
+  }
+}
+
+/** An entry's topics: strings, each at most a topic's length (MQTT: 65,535 bytes); a few per entry. */
+const ANNOUNCED = z.array(z.string().min(1).max(65_535)).max(16);
+
+function announcedTopics(value: string): string[] | null {
+  try {
+    const parsed = ANNOUNCED.safeParse(JSON.parse(value));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { CHANNEL_SWITCHES, type ChannelName, type Config } from "../../config/index.ts";
 import type { Logger } from "../../log/index.ts";
+import type { Remembered } from "../../state/index.ts";
 import { loadBodyRenderer, type Renderer } from "../render.ts";
 import type { Notifier } from "../types.ts";
 import { createPushoverNotifier } from "./pushover.ts";
@@ -22,6 +23,8 @@ export interface ChannelContext {
   timeoutMs: number;
   /** for the channels that log on their own (Home Assistant's commands) */
   log?: Logger;
+  /** the Home Assistant entities announced, kept between restarts (default: in memory only) */
+  announced?: Remembered;
 }
 
 interface ChannelFactory {
@@ -42,8 +45,8 @@ export const CHANNELS = {
       (await import("./email.ts")).createEmailNotifier(config.email, render, timeoutMs),
   },
   mqtt: {
-    create: async ({ config, hostname, timeoutMs, log }) =>
-      (await import("./mqtt.ts")).createMqttNotifier(config.mqtt, hostname, timeoutMs, undefined, log),
+    create: async ({ config, hostname, timeoutMs, log, announced }) =>
+      (await import("./mqtt.ts")).createMqttNotifier(config.mqtt, hostname, timeoutMs, undefined, { log, announced }),
   },
   pushover: {
     create: ({ config, render, timeoutMs }) => createPushoverNotifier(config.pushover, render, timeoutMs),

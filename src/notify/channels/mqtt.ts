@@ -9,6 +9,7 @@ import type { Config } from "../../config/index.ts";
 import { SvcError } from "../../core/errors.ts";
 import { decodePercent } from "../../core/urls.ts";
 import type { Logger } from "../../log/index.ts";
+import type { Remembered } from "../../state/index.ts";
 import type { ProgressEvent } from "../../updater/cycle/progress.ts";
 import type { SessionReport } from "../../updater/types.ts";
 import type { Notifier, RemoteControl } from "../types.ts";
@@ -108,7 +109,7 @@ export function createMqttNotifier(
   hostname: string,
   timeoutMs: number,
   publication: MqttPublication = REPORT_JSON,
-  log?: Logger,
+  { log, announced }: { log?: Logger; announced?: Remembered } = {},
 ): Notifier {
   if (!settings.broker) throw new SvcError("config", "notifications.mqtt.broker is not set");
   const topic = settings.topic;
@@ -142,7 +143,13 @@ export function createMqttNotifier(
   const qos = settings.qos;
   const commands = settings.homeassistant_install ? { commandUser: settings.homeassistant_user } : {};
   const discovery = settings.homeassistant_discovery
-    ? new HomeAssistantDiscovery({ prefix: settings.discovery_prefix, reportTopic: topic, hostname, ...commands })
+    ? new HomeAssistantDiscovery({
+        prefix: settings.discovery_prefix,
+        reportTopic: topic,
+        hostname,
+        announced,
+        ...commands,
+      })
     : undefined;
   let broker: BrokerConnection | undefined;
   const connection = (): BrokerConnection =>

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import mqtt, { type MqttClient } from "mqtt";
-import { freePort, inspect, sandbox, waitUntil } from "../../harness.ts";
+import { freePort, inspect, removeContainers, sandbox, waitUntil } from "../../harness.ts";
 import { docsAcl } from "../../support/home-assistant.ts";
 import { waitForPort as waitForBroker } from "../notify/peers.ts";
 import {
@@ -23,6 +23,7 @@ import {
   stopAll,
   stopProcess,
   track,
+  userEnv,
 } from "./support.ts";
 
 const fx = new Fixture("e2e-hass");
@@ -35,6 +36,9 @@ let brokerLog: string;
 let broker: ReturnType<typeof Bun.spawn> | undefined;
 let svc: SvcProcess;
 let auditFile: string;
+let cfg: string;
+/** state_dir's default folder, the same for each svc this file starts (a user's restart) */
+let stateHome: string;
 let appV1: string;
 let badV1: string;
 const clients: MqttClient[] = [];
@@ -120,7 +124,8 @@ beforeAll(async () => {
   badV1 = bad1.id;
   fx.image("bad", { changes: [FAILING_CMD, "LABEL org.opencontainers.image.version=2.1.0"] });
 
-  const cfg = fx.tempDir("cfg");
+  cfg = fx.tempDir("cfg");
+  stateHome = fx.tempDir("state");
   auditFile = join(cfg, "audit.log");
   const config = [
     'log_format = "json"',
@@ -145,7 +150,7 @@ beforeAll(async () => {
     "",
   ].join("\n");
   writeFileSync(join(cfg, "svc.toml"), config);
-  svc = startSvc(["-c", "svc.toml"], { cwd: cfg });
+  svc = startSvc(["-c", "svc.toml"], { cwd: cfg, env: userEnv({ XDG_STATE_HOME: stateHome }) });
 }, 120_000);
 
 afterAll(async () => {
@@ -347,5 +352,26 @@ ${svc.describe()}`,
       90_000,
       "the last will",
     );
+  }, 200_000);
+
+  test("a container removed while svc was stopped: the next svc's first full cycle removes its entity (state_dir keeps what was announced)", async () => {
+    const bad = `svc_nas_${fx.name("bad").replace(/[^A-Za-z0-9_-]/g, "_")}`;
+    expect(last(ha.messages, `homeassistant/update/${bad}/config`)).not.toBe("");
+    removeContainers(fx.name("bad"));
+    const from = ha.messages.length;
+    svc = startSvc(["-c", "svc.toml"], { cwd: cfg, env: userEnv({ XDG_STATE_HOME: stateHome }) });
+    const wait = (what: string, done: () => boolean) => waitUntil(done, 90_000, `${what}\n${svc.describe()}`);
+    await wait("svc online", () => last(ha.messages.slice(from), `${TOPIC}/svc_nas/availability`) === "online");
+    const check = JSON.parse(last(ha.messages, "homeassistant/button/svc_nas_check/config")!);
+    await ha.client.publishAsync(check.command_topic, check.payload_press, { qos: 1 });
+    // an empty retained message is Home Assistant's removal of a discovered entity
+    await wait("the removed container's entity cleared", () =>
+      [
+        `homeassistant/update/${bad}/config`,
+        `homeassistant/button/${bad}_rollback/config`,
+        `${TOPIC}/update/${bad}/state`,
+      ].every((topic) => last(ha.messages.slice(from), topic) === ""),
+    );
+    expect(last(ha.messages.slice(from), `homeassistant/update/${id}/config`)).toContain(`"unique_id":"${id}"`);
   }, 200_000);
 });

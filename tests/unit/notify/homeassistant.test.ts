@@ -16,6 +16,7 @@ import {
   Topics,
   versions,
 } from "../../../src/notify/channels/homeassistant.ts";
+import { inMemory } from "../../../src/state/index.ts";
 import type { ContainerReport } from "../../../src/updater/types.ts";
 import { sampleReport } from "./fixtures.ts";
 
@@ -174,6 +175,65 @@ describe("state and discovery payloads", () => {
     }).messages(report);
     expect(readOnly.some((m) => m.topic.includes("/button/"))).toBe(false);
     expect(readOnly.some((m) => m.payload.includes("command_topic"))).toBe(false);
+  });
+});
+
+describe("what was announced, kept between restarts", () => {
+  const settings = { prefix: "homeassistant", reportTopic: "svc/reports", hostname: "nas" };
+  const full = (...names: string[]) => sampleReport({ containers: names.map((name) => target({ name })) });
+  const cleared = (messages: { topic: string; payload: string }[]) =>
+    messages.filter((m) => m.payload === "").map((m) => m.topic);
+
+  test("a target removed while svc was stopped: the next svc's first full cycle clears its entity and state", () => {
+    const kept = inMemory();
+    const before = new HomeAssistantDiscovery({ ...settings, announced: kept });
+    before.published(full("web", "db"));
+    const after = new HomeAssistantDiscovery({ ...settings, announced: kept });
+    // a filtered cycle says nothing of who is gone
+    expect(
+      cleared(
+        after.messages(
+          sampleReport({ filter: { container: ["web"], image: [] }, containers: [target({ name: "web" })] }),
+        ),
+      ),
+    ).toEqual([]);
+    expect(cleared(after.messages(full("web")))).toEqual([
+      "homeassistant/update/svc_nas_db/config",
+      "svc/reports/update/svc_nas_db/state",
+    ]);
+    after.published(full("web"));
+    expect(kept.entries().map(([id]) => id)).toEqual(["svc_nas_web"]);
+    expect(cleared(after.messages(full("web")))).toEqual([]);
+  });
+
+  test("homeassistant_install turned off: its buttons are cleared, the update entities stay", () => {
+    const kept = inMemory();
+    new HomeAssistantDiscovery({ ...settings, commandUser: "homeassistant", announced: kept }).published(full("web"));
+    const readOnly = new HomeAssistantDiscovery({ ...settings, announced: kept });
+    expect(cleared(readOnly.messages(full("web"))).sort()).toEqual([
+      "homeassistant/button/svc_nas_check/config",
+      "homeassistant/button/svc_nas_web_rollback/config",
+    ]);
+  });
+
+  test("another host name: the former one's entities are cleared", () => {
+    const kept = inMemory();
+    new HomeAssistantDiscovery({ ...settings, announced: kept }).published(full("web"));
+    const renamed = new HomeAssistantDiscovery({ ...settings, hostname: "nas2", announced: kept });
+    expect(cleared(renamed.messages(full("web")))).toEqual([
+      "homeassistant/update/svc_nas_web/config",
+      "svc/reports/update/svc_nas_web/state",
+    ]);
+  });
+
+  test("an entry that is not a list of topics (a hand-edited state file) is passed over, then replaced", () => {
+    const kept = inMemory();
+    kept.set("svc_nas_db", "not json");
+    kept.set("svc_nas_x", JSON.stringify([1, 2]));
+    const discovery = new HomeAssistantDiscovery({ ...settings, announced: kept });
+    expect(cleared(discovery.messages(full("web")))).toEqual([]);
+    discovery.published(full("web"));
+    expect(kept.entries().map(([id]) => id)).toEqual(["svc_nas_web"]);
   });
 });
 
