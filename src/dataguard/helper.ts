@@ -64,12 +64,12 @@ export function helperImageOf(engine: Engine): Promise<HelperImage | { problem: 
 /** The helper image for this runtime, imported unless the engine has it already. */
 async function helperImage(engine: Engine): Promise<HelperImage | { problem: string }> {
   if (!engine.importImage) return { problem: "this engine cannot import the helper's image" };
-  const info = await engine.info();
+  const platform = await engine.platform();
   const arch = { x64: "x86_64", arm64: "aarch64" }[process.arch as string];
-  const engineArch = info.architecture.replace(/^amd64$/, "x86_64").replace(/^arm64$/, "aarch64");
-  if (process.platform !== "linux" || info.os !== "linux" || arch !== engineArch)
+  const engineArch = platform.architecture.replace(/^amd64$/, "x86_64").replace(/^arm64$/, "aarch64");
+  if (process.platform !== "linux" || platform.os !== "linux" || arch !== engineArch)
     return {
-      problem: `svc runs on ${process.platform}/${process.arch}, the engine on ${info.os}/${info.architecture}: no helper runs svc's runtime there`,
+      problem: `svc runs on ${process.platform}/${process.arch}, the engine on ${platform.os}/${platform.architecture}: no helper runs svc's runtime there`,
     };
   const files = runtimeFiles();
   const fromSources = copierSources();

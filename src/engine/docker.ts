@@ -34,6 +34,7 @@ import {
   tlsMaterial,
   unreachableAdvice,
 } from "./connection.ts";
+import { type EngineIdentity, identityFromPing, identityFromVersion, type VersionAnswer } from "./identity.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import { FetchModem } from "./modem.ts";
 import {
@@ -45,7 +46,6 @@ import {
   PODMAN_MIN_VERSION,
   podmanCreateBody,
   podmanSockets,
-  podmanVersion,
   refusedPodman,
   SYSTEMD_UNIT_LABEL,
   systemdReason,
@@ -182,6 +182,8 @@ interface Negotiated {
   info: EngineInfo;
   /** the Podman version behind the compatible API (podman.ts), null on Docker */
   podman: string | null;
+  /** the engine's platform once known: a ping does not say it (identity.ts) */
+  platform: Promise<Platform> | undefined;
 }
 
 export class DockerEngine implements Engine {
@@ -216,17 +218,10 @@ export class DockerEngine implements Engine {
   }
 
   private async negotiate(): Promise<Negotiated> {
-    const probe = this.client();
-    // dockerode's version() takes options like every call (its types list only a callback)
-    const version = probe.version.bind(probe) as unknown as (options: {
-      abortSignal: AbortSignal;
-    }) => Promise<Docker.DockerVersion>;
-    const answer = (await this.attempt("negotiate the API version", (abortSignal) => version({ abortSignal }), {
-      timeoutMs: this.timeouts.negotiationMs,
-    }))!;
-    const podman = podmanVersion(answer as { Components?: { Name?: string; Version?: string }[] });
+    const identity = (await this.pinged()) ?? (await this.versionAnswer());
+    const podman = identity.podman;
     refuseOldPodman(podman, this.host);
-    const server = answer.ApiVersion ?? CLIENT_MIN_API_VERSION;
+    const server = identity.apiVersion ?? CLIENT_MIN_API_VERSION;
     let apiVersion =
       this.apiOverride ?? (compareApiVersions(server, CLIENT_MAX_API_VERSION) < 0 ? server : CLIENT_MAX_API_VERSION);
     if (!this.apiOverride && compareApiVersions(apiVersion, CLIENT_MIN_API_VERSION) < 0) {
@@ -243,15 +238,34 @@ export class DockerEngine implements Engine {
     });
     return {
       docker: this.client(`v${apiVersion}`),
-      info: {
-        apiVersion,
-        os: answer.Os ?? "linux",
-        architecture: answer.Arch ?? "",
-        product: podman === null ? `Docker ${answer.Version ?? ""}`.trim() : `Podman ${podman}`,
-        dockerArchives: podman === null,
-      },
+      info: { apiVersion, product: identity.product, dockerArchives: podman === null },
       podman,
+      platform: identity.platform ? Promise.resolve(identity.platform) : undefined,
     };
+  }
+
+  /**
+   * What the engine's ping says (identity.ts); null when it does not say it, or refuses the ping
+   * (a proxy that lets `/version` through only): `/version` is asked then.
+   */
+  private async pinged(): Promise<EngineIdentity | null> {
+    const modem = new FetchModem(this.connection.endpoint, this.connection.tls);
+    const headers = await this.attempt("ask the engine which it is", (signal) => modem.ping(signal), {
+      timeoutMs: this.timeouts.negotiationMs,
+    });
+    return headers ? identityFromPing(headers) : null;
+  }
+
+  private async versionAnswer(): Promise<EngineIdentity> {
+    const probe = this.client();
+    // dockerode's version() takes options like every call (its types list only a callback)
+    const version = probe.version.bind(probe) as unknown as (options: {
+      abortSignal: AbortSignal;
+    }) => Promise<VersionAnswer>;
+    const answer = (await this.attempt("read the engine's version", (abortSignal) => version({ abortSignal }), {
+      timeoutMs: this.timeouts.negotiationMs,
+    }))!;
+    return identityFromVersion(answer);
   }
 
   private client(version?: string): Docker {
@@ -330,6 +344,18 @@ export class DockerEngine implements Engine {
 
   async info(): Promise<EngineInfo> {
     return { ...(await this.negotiated()).info };
+  }
+
+  async platform(): Promise<Platform> {
+    const negotiated = await this.negotiated();
+    negotiated.platform ??= this.versionAnswer().then(
+      (identity) => identity.platform!,
+      (error) => {
+        negotiated.platform = undefined;
+        throw error;
+      },
+    );
+    return negotiated.platform;
   }
 
   async listContainers(): Promise<ContainerSummary[]> {

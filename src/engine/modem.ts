@@ -68,6 +68,18 @@ export class FetchModem {
     );
   }
 
+  /** `GET /_ping`'s headers (the engine's kind and API version: identity.ts); null for another status than 200. */
+  async ping(abortSignal: AbortSignal): Promise<Headers | null> {
+    const response = await fetch(this.url({ path: "/_ping", method: "GET", statusCodes: {} }), {
+      ...this.init,
+      method: "GET",
+      signal: abortSignal,
+    });
+    // the body is "OK" (or a proxy's page): not read, the connection given back
+    await response.body?.cancel();
+    return response.status === 200 ? response.headers : null;
+  }
+
   private async send(options: DialOptions): Promise<unknown> {
     const response = await fetch(this.url(options), this.requestInit(options));
     if (options.statusCodes[response.status] !== true)

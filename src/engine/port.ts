@@ -61,8 +61,6 @@ export type { SystemdUnit } from "./systemd.ts";
 
 export interface EngineInfo {
   apiVersion: string;
-  os: string;
-  architecture: string;
   /** the engine and its version ("Docker 28.5.2", "Podman 4.3.1") */
   product?: string;
   /**
@@ -109,6 +107,8 @@ export interface HelperSpec {
 
 export interface Engine {
   info(): Promise<EngineInfo>;
+  /** the engine's OS and architecture (asked apart from `info`: on Podman it costs an answer of its `/info`) */
+  platform(): Promise<Platform>;
   listContainers(): Promise<ContainerSummary[]>;
   /**
    * The local images; with `repositories` (familiar names: "nginx", "ghcr.io/o/app"), those

@@ -299,7 +299,7 @@ function serviceChecker(deps: ServiceTargetDeps, entries: Entry[]): Checker {
   };
   let platform: Promise<Platform> | undefined;
   const managerPlatform = (): Promise<Platform> =>
-    (platform ??= deps.engine.info().then((info) => ({ os: info.os, architecture: info.architecture })));
+    (platform ??= deps.engine.platform().then(({ os, architecture }) => ({ os, architecture })));
   // the digest each service is pinned to, as the repository's own (the check's old digest)
   const images = entries
     .filter((e) => e.summary.imageId !== "")

@@ -3,12 +3,13 @@
  * credentials, stop signals and grace periods, idempotent start/stop/remove, logs, and a clear
  * error when the engine cannot be reached.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { isSvcError } from "../../../src/core/errors.ts";
 import { createDockerEngine, type Engine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { buildImage, docker, freePort, inspect, sandbox, uniqueName, waitUntil } from "../../harness.ts";
 import { runShortcut } from "../../support/docker-run.ts";
+import { endOfTest, startEngineProxy } from "../safety/support.ts";
 
 const PREFIX = uniqueName("engport");
 const name = (suffix: string) => `${PREFIX}-${suffix}`;
@@ -39,6 +40,8 @@ beforeAll(async () => {
   images.push(buildImage(LOCAL_IMAGE, { push: false }).id);
 });
 
+afterEach(endOfTest);
+
 afterAll(() => {
   const ids = docker(["ps", "-aq", "--filter", `name=^/${PREFIX}`], { allowFailure: true })
     .stdout.split("\n")
@@ -52,8 +55,33 @@ describe("connection", () => {
     const server = docker(["version", "--format", "{{.Server.APIVersion}}"]).stdout;
     const info = await engine.info();
     expect(info.apiVersion).toBe(server);
-    expect(info.os).toBe("linux");
-    expect(info.architecture).not.toBe("");
+    expect(info.product).toBe(`Docker ${docker(["version", "--format", "{{.Server.Version}}"]).stdout}`);
+    expect(await engine.platform()).toEqual({
+      os: "linux",
+      architecture: docker(["version", "--format", "{{.Server.Arch}}"]).stdout,
+    });
+  });
+
+  test("the engine's ping tells which it is; /version is asked only for its platform", async () => {
+    const proxy = startEngineProxy(sandbox().socketPath);
+    const through = await createDockerEngine({ host: proxy.dockerHost, tls_verify: false }, silentLogger);
+    expect((await through.info()).apiVersion).toBe(docker(["version", "--format", "{{.Server.APIVersion}}"]).stdout);
+    await through.listContainers();
+    expect(proxy.seen.filter((r) => !r.includes("/containers/"))).toEqual(["GET /_ping"]);
+    expect((await through.platform()).os).toBe("linux");
+    expect(proxy.seen.filter((r) => r.endsWith("/version"))).toEqual(["GET /version"]);
+  });
+
+  test("a proxy that refuses the ping (docker-socket-proxy's PING=0: 403): /version tells it all", async () => {
+    const proxy = startEngineProxy(sandbox().socketPath);
+    proxy.intercept = (_request, url) =>
+      url.pathname.endsWith("/_ping") ? new Response("Forbidden", { status: 403 }) : undefined;
+    const through = await createDockerEngine({ host: proxy.dockerHost, tls_verify: false }, silentLogger);
+    expect((await through.info()).product).toBe(
+      `Docker ${docker(["version", "--format", "{{.Server.Version}}"]).stdout}`,
+    );
+    expect((await through.platform()).os).toBe("linux");
+    expect(proxy.seen).toEqual(["GET /_ping", "GET /version"]);
   });
 
   test("docker.api_version overrides the negotiation, and requests still work with it", async () => {
@@ -162,8 +190,8 @@ describe("pull", () => {
     const reference = `${sandbox().registry}/${PREFIX}-pull:1`;
     const pushed = buildImage(reference);
     docker(["rmi", "-f", pushed.id]);
-    const info = await engine.info();
-    await engine.pullImage(reference, { platform: { os: "linux", architecture: info.architecture } });
+    const { architecture } = await engine.platform();
+    await engine.pullImage(reference, { platform: { os: "linux", architecture } });
     const pulled = await engine.inspectImage(reference);
     expect(pulled?.Id).toBe(pushed.id);
     images.push(pushed.id);

@@ -100,7 +100,7 @@ describe("TLS", () => {
       },
       silentLogger,
     );
-    expect((await engine.info()).os).toBe("linux");
+    expect((await engine.info()).product).toStartWith("Docker ");
     expect(Array.isArray(await engine.listContainers())).toBe(true);
   });
 
@@ -126,7 +126,7 @@ describe("TLS", () => {
       { host: tlsHost, tls_verify: false, tls_cert: file("cert.pem"), tls_key: file("key.pem") },
       silentLogger,
     );
-    expect((await engine.info()).os).toBe("linux");
+    expect((await engine.info()).product).toStartWith("Docker ");
   });
 
   test("an engine demanding a client certificate refuses a client without one", async () => {

@@ -133,7 +133,11 @@ export class FakeEngine implements Engine {
   }
 
   async info() {
-    return { apiVersion: "1.41", os: "linux", architecture: "amd64" };
+    return { apiVersion: "1.41" };
+  }
+
+  async platform() {
+    return { os: "linux", architecture: "amd64" };
   }
 
   async listContainers(): Promise<ContainerSummary[]> {
