@@ -66,6 +66,7 @@ import type {
 } from "./port.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
 import {
+  loadedUnitOf,
   reloadUnits,
   restartUnit,
   type SystemctlRunner,
@@ -612,6 +613,10 @@ export class DockerEngine implements Engine {
 
   reloadSystemd(target: SystemdUnit): Promise<void> {
     return reloadUnits(this.systemctl, target);
+  }
+
+  systemdLoadedUnit(target: SystemdUnit): Promise<string> {
+    return loadedUnitOf(this.systemctl, target);
   }
 
   /**

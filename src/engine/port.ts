@@ -152,6 +152,8 @@ export interface Engine {
   systemdUnitFile?(target: SystemdUnit): Promise<string>;
   /** `systemctl daemon-reload` in the unit's manager, after its file changed. */
   reloadSystemd?(target: SystemdUnit): Promise<void>;
+  /** The unit's file as its manager loaded it: for a quadlet unit, the `.service` file quadlet made. */
+  systemdLoadedUnit?(target: SystemdUnit): Promise<string>;
   /**
    * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
    * `timeoutMs` (after that it is left running in the container and this rejects): its exit code

@@ -127,6 +127,22 @@ export async function restartUnit(run: SystemctlRunner, target: SystemdUnit): Pr
  * could edit (a unit another generator made, a transient unit).
  */
 export async function unitFileOf(run: SystemctlRunner, target: SystemdUnit): Promise<string> {
+  const { fragment, source } = await unitPaths(run, target);
+  if (source.endsWith(".container")) return source;
+  if (source !== "")
+    throw new SvcError("engine", `${target.unit} is made from ${source}, not a quadlet .container file`);
+  if (fragment.endsWith(".service")) return fragment;
+  throw new SvcError("engine", `systemd names no file ${target.unit} is made from`);
+}
+
+/** The unit's file as its manager loaded it (FragmentPath): for a quadlet unit, the one quadlet made. */
+export async function loadedUnitOf(run: SystemctlRunner, target: SystemdUnit): Promise<string> {
+  const { fragment } = await unitPaths(run, target);
+  if (fragment === "") throw new SvcError("engine", `systemd names no file it loaded ${target.unit} from`);
+  return fragment;
+}
+
+async function unitPaths(run: SystemctlRunner, target: SystemdUnit): Promise<{ fragment: string; source: string }> {
   if (!validUnitName(target.unit)) throw new SvcError("engine", `"${target.unit}" is not a service unit's name`);
   const shown = await run([
     ...scopeArgs(target.scope),
@@ -141,11 +157,7 @@ export async function unitFileOf(run: SystemctlRunner, target: SystemdUnit): Pro
       `${systemctlCommand(target, "show")} failed: ${lastLine(shown.stderr) || `exit ${shown.code}`}`,
     );
   const { FragmentPath: fragment = "", SourcePath: source = "" } = parseShow(shown.stdout);
-  if (source.endsWith(".container")) return source;
-  if (source !== "")
-    throw new SvcError("engine", `${target.unit} is made from ${source}, not a quadlet .container file`);
-  if (fragment.endsWith(".service")) return fragment;
-  throw new SvcError("engine", `systemd names no file ${target.unit} is made from`);
+  return { fragment, source };
 }
 
 /** `systemctl daemon-reload`: the manager reads the unit files again (and quadlet makes its units again). */

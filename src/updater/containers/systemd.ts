@@ -16,7 +16,15 @@ import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish, type TargetEntry } from "../cycle/target.ts";
 import { anyRollbackCheck, watch } from "./protocol.ts";
-import { describeMove, moveCommand, planUnitMove, revertUnitMove, type UnitMove, writeUnitMove } from "./unitmove.ts";
+import {
+  describeMove,
+  moveCommand,
+  planUnitMove,
+  revertUnitMove,
+  stillRunsOld,
+  type UnitMove,
+  writeUnitMove,
+} from "./unitmove.ts";
 
 /** What this module reads and writes of a container's entry (replace.ts's ContainerEntry). */
 export interface UnitEntry extends TargetEntry {
@@ -94,6 +102,16 @@ export async function updateThroughSystemd(
     } catch (error) {
       auditMove(ctx, "unit_write", entry.summary.name, move, toSvcError(error).message);
       finish(entry, "skipped", `its unit's file was not changed: ${toSvcError(error).message}`);
+      return;
+    }
+    const overridden = await stillRunsOld(engine, move);
+    if (overridden) {
+      try {
+        await putBack(ctx, entry.summary.name, move, journal);
+        finish(entry, "skipped", `${overridden}: its file put back, the unit not restarted`);
+      } catch (error) {
+        finish(entry, "failed", `${overridden}, and its file could not be put back: ${toSvcError(error).message}`);
+      }
       return;
     }
   }

@@ -12,13 +12,13 @@
  * unit never came up on the new tag.
  */
 import { accessSync, constants, lstatSync, realpathSync, type Stats } from "node:fs";
-import { dirname, isAbsolute } from "node:path";
+import { basename, dirname, isAbsolute } from "node:path";
 import { z } from "zod";
 import { readText, replaceFile } from "../../compose/index.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Engine, SystemdUnit } from "../../engine/port.ts";
 import { systemctlCommand } from "../../engine/systemd.ts";
-import { moveImage, shapeOf } from "../../engine/unitfile.ts";
+import { findImage, moveImage, shapeOf } from "../../engine/unitfile.ts";
 import type { Remembered } from "../../state/index.ts";
 
 /** A unit file is a few lines; a larger one is not read (and the journal keeps its text). */
@@ -174,6 +174,28 @@ export async function writeUnitMove(
     journal.delete(container);
     throw error;
   }
+}
+
+/**
+ * After the move and the reload: why the unit quadlet made again from the moved `.container` file
+ * still runs the old reference (a drop-in, `NAME.container.d/*.conf`, setting `Image=`: quadlet
+ * reads those after the file), or null: it runs the new one, or svc cannot tell (the restart's
+ * check then decides). A restart would only restart the old image.
+ */
+export async function stillRunsOld(engine: Engine, move: UnitMove): Promise<string | null> {
+  if (shapeOf(move.file) !== "quadlet" || !engine.systemdLoadedUnit) return null;
+  let loaded: string;
+  let text: string;
+  try {
+    loaded = await engine.systemdLoadedUnit(move);
+    text = readText(loaded, MAX_UNIT_FILE_BYTES);
+  } catch {
+    return null;
+  }
+  const runsNew = typeof findImage(text, "service", move.to) !== "string";
+  const runsOld = typeof findImage(text, "service", move.from) !== "string";
+  if (runsNew || !runsOld) return null;
+  return `the unit quadlet made of the moved file (${loaded}) still runs ${move.from}: a drop-in (${basename(move.file)}.d/*.conf) sets Image= after it`;
 }
 
 /**

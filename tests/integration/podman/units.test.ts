@@ -5,7 +5,7 @@
  * and rolled back through the unit. Beside podman.test.ts in the leg, a process of its own.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, inspect } from "../../harness.ts";
 import { svcCommand } from "../../support/svc-command.ts";
@@ -190,7 +190,7 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
    * Podman has cgroupfs.
    */
   test.skipIf(!process.env.SVC_TEST_QUADLET)(
-    "a quadlet .container file: its Image= moved (1.0.0 -> 1.1.0), the unit quadlet makes of it runs 1.1.0; a 1.2.0 that does not start is rolled back, the file as it was",
+    "a quadlet .container file: its Image= moved (1.0.0 -> 1.1.0), the unit quadlet makes of it runs 1.1.0; a 1.2.0 that does not start is rolled back, the file as it was; under a drop-in's Image=, the file put back and the unit not restarted",
     async () => {
       const name = fx.name("quadlet");
       const unit = `${name}.service`;
@@ -238,6 +238,24 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
         expect(readFileSync(path, "utf8")).toBe(moved);
         expectUnitOn(name, unit, v11);
         expect(inspect(name).Image).not.toBe(v12.id);
+
+        // a drop-in pins the image (podman-systemd.unit(5), "Drop-In"): quadlet reads it after
+        // the file, so moving the file's Image= would change nothing; svc sees it in the unit quadlet
+        // makes of the moved file, puts the file back and does not restart the unit for nothing
+        const dropIns = `${path}.d`;
+        mkdirSync(dropIns);
+        writeFileSync(join(dropIns, "pin.conf"), `[Container]\nImage=${v11.ref}\n`);
+        Bun.spawnSync(["chown", "-R", `${unitUser}:`, dropIns]);
+        user(["systemctl", "--user", "daemon-reload"]);
+        const running = inspect(name);
+        versioned("1.3.0", changes);
+        const pinned = await svcAsUser(name);
+        const held = entryIn(pinned.svc.output, name);
+        expect(held?.state, pinned.svc.describe()).toBe("skipped");
+        expect(held?.reason).toContain(`still runs ${v11.ref}: a drop-in (${name}.container.d/*.conf) sets Image=`);
+        expect(held?.reason).toContain("its file put back, the unit not restarted");
+        expect(readFileSync(path, "utf8")).toBe(moved);
+        expect(inspect(name)).toMatchObject({ Id: running.Id, State: { StartedAt: running.State.StartedAt } });
       } finally {
         Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
       }
