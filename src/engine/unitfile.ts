@@ -60,6 +60,35 @@ export function shapeOf(path: string): UnitFileShape | null {
   return null;
 }
 
+/** Whether a quadlet file (a drop-in) sets `Image=` in its `[Container]` section. */
+export function setsImage(text: string): boolean {
+  return keysIn(text, "Container").some((l) => l.key === "Image");
+}
+
+/**
+ * The folders beside a quadlet file whose `*.conf` drop-ins quadlet reads after it, broadest first
+ * (podman-systemd.unit(5), "Drop-in"): the type's (`container.d`), each `-`-ended prefix of the
+ * unit's name (`web-.container.d` for `web-app.container`), a template's (`foo@.container.d`), and
+ * the file's own (`web-app.container.d`).
+ */
+export function dropInFolders(fileName: string): string[] {
+  const dot = fileName.lastIndexOf(".");
+  const ext = fileName.slice(dot);
+  const stem = fileName.slice(0, dot);
+  const at = stem.indexOf("@");
+  const unit = at < 0 ? stem : stem.slice(0, at);
+  const folders = [`${ext.slice(1)}.d`];
+  const parts = unit.split("-");
+  for (let i = 1; i < parts.length; i++) {
+    const prefix = `${parts.slice(0, i).join("-")}-`;
+    folders.push(`${prefix}${ext}.d`);
+    if (at >= 0) folders.push(`${prefix}@${ext}.d`);
+  }
+  if (at >= 0 && at < stem.length - 1) folders.push(`${unit}@${ext}.d`);
+  folders.push(`${fileName}.d`);
+  return folders;
+}
+
 /** `text` with the image reference `from` moved to `to`, or why svc does not. */
 export function moveImage(text: string, shape: UnitFileShape, from: string, to: string): ImageMove | string {
   if (!REFERENCE.test(to)) return `the new reference "${to.slice(0, 80)}" is not one svc writes into a unit file`;

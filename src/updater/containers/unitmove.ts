@@ -11,14 +11,14 @@
  * state_dir): the file's old text, so that crash recovery (recovery/units.ts) puts it back when the
  * unit never came up on the new tag.
  */
-import { accessSync, constants, lstatSync, realpathSync, type Stats } from "node:fs";
-import { basename, dirname, isAbsolute } from "node:path";
+import { accessSync, constants, lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { readText, replaceFile } from "../../compose/index.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Engine, SystemdUnit } from "../../engine/port.ts";
 import { systemctlCommand } from "../../engine/systemd.ts";
-import { findImage, moveImage, shapeOf } from "../../engine/unitfile.ts";
+import { dropInFolders, findImage, moveImage, setsImage, shapeOf } from "../../engine/unitfile.ts";
 import type { Remembered } from "../../state/index.ts";
 
 /** A unit file is a few lines; a larger one is not read (and the journal keeps its text). */
@@ -80,6 +80,9 @@ export async function planUnitMove(
     return toSvcError(error).message;
   }
   const shape = shapeOf(file)!;
+  const pin = shape === "quadlet" ? dropInSettingImage(file) : null;
+  if (pin)
+    return `${pin} sets Image=, and quadlet reads it after ${basename(file)}: moving the file's would change nothing`;
   let text: string;
   try {
     text = readText(file, MAX_UNIT_FILE_BYTES);
@@ -192,10 +195,43 @@ export async function stillRunsOld(engine: Engine, move: UnitMove): Promise<stri
   } catch {
     return null;
   }
-  const runsNew = typeof findImage(text, "service", move.to) !== "string";
-  const runsOld = typeof findImage(text, "service", move.from) !== "string";
-  if (runsNew || !runsOld) return null;
-  return `the unit quadlet made of the moved file (${loaded}) still runs ${move.from}: a drop-in (${basename(move.file)}.d/*.conf) sets Image= after it`;
+  if (!runsOnlyOld(text, move)) return null;
+  return `the unit quadlet made of the moved file (${loaded}) still runs ${move.from}: a drop-in of ${basename(move.file)} sets Image= after it`;
+}
+
+/** Whether a `.service` file quadlet made runs `from` and not `to` (its podman run line's image). */
+export function runsOnlyOld(loaded: string, move: Pick<UnitMove, "from" | "to">): boolean {
+  const runs = (reference: string) => typeof findImage(loaded, "service", reference) !== "string";
+  return runs(move.from) && !runs(move.to);
+}
+
+/** Drop-ins read at most, beside a quadlet file: a handful is usual. */
+const MAX_DROP_INS = 64;
+
+/**
+ * The first drop-in beside the quadlet `file` that sets `Image=`, or null. Only the file's own
+ * folder is read (quadlet also reads the other unit folders: `stillRunsOld` sees those after the
+ * move); a drop-in svc cannot read is passed over.
+ */
+function dropInSettingImage(file: string): string | null {
+  let read = 0;
+  for (const folder of dropInFolders(basename(file)).map((name) => join(dirname(file), name))) {
+    let names: string[];
+    try {
+      names = readdirSync(folder)
+        .filter((name) => name.endsWith(".conf"))
+        .sort();
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      if (++read > MAX_DROP_INS) return null;
+      try {
+        if (setsImage(readText(join(folder, name), MAX_UNIT_FILE_BYTES))) return join(folder, name);
+      } catch {}
+    }
+  }
+  return null;
 }
 
 /**

@@ -5,8 +5,8 @@
  * and rolled back through the unit. Beside podman.test.ts in the leg, a process of its own.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { docker, inspect } from "../../harness.ts";
 import { svcCommand } from "../../support/svc-command.ts";
 import { baseFlags, Fixture, QUICK_STOP_CMD, runSvc, stopAll } from "../e2e/support.ts";
@@ -239,23 +239,36 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
         expectUnitOn(name, unit, v11);
         expect(inspect(name).Image).not.toBe(v12.id);
 
-        // a drop-in pins the image (podman-systemd.unit(5), "Drop-In"): quadlet reads it after
-        // the file, so moving the file's Image= would change nothing; svc sees it in the unit quadlet
-        // makes of the moved file, puts the file back and does not restart the unit for nothing
-        const dropIns = `${path}.d`;
-        mkdirSync(dropIns);
-        writeFileSync(join(dropIns, "pin.conf"), `[Container]\nImage=${v11.ref}\n`);
-        Bun.spawnSync(["chown", "-R", `${unitUser}:`, dropIns]);
-        user(["systemctl", "--user", "daemon-reload"]);
+        // a drop-in pins the image (podman-systemd.unit(5), "Drop-in"): quadlet reads it after the
+        // file, so moving the file's Image= would change nothing. In a subfolder of the unit folder
+        // (quadlet reads those too) svc sees it only in the unit quadlet makes of the moved file:
+        // the file goes back, the unit is not restarted for nothing
         const running = inspect(name);
+        const elsewhere = join(dirname(path), "more", `${name}.container.d`);
+        mkdirSync(elsewhere, { recursive: true });
+        writeFileSync(join(elsewhere, "pin.conf"), `[Container]\nImage=${v11.ref}\n`);
+        Bun.spawnSync(["chown", "-R", `${unitUser}:`, join(dirname(path), "more")]);
+        user(["systemctl", "--user", "daemon-reload"]);
         versioned("1.3.0", changes);
         const pinned = await svcAsUser(name);
         const held = entryIn(pinned.svc.output, name);
         expect(held?.state, pinned.svc.describe()).toBe("skipped");
-        expect(held?.reason).toContain(`still runs ${v11.ref}: a drop-in (${name}.container.d/*.conf) sets Image=`);
+        expect(held?.reason).toContain(`still runs ${v11.ref}: a drop-in of ${name}.container sets Image= after it`);
         expect(held?.reason).toContain("its file put back, the unit not restarted");
         expect(readFileSync(path, "utf8")).toBe(moved);
         expect(inspect(name)).toMatchObject({ Id: running.Id, State: { StartedAt: running.State.StartedAt } });
+
+        // beside the file, svc reads it before writing anything: the file is not touched at all
+        const beside = `${path}.d`;
+        renameSync(elsewhere, beside);
+        user(["systemctl", "--user", "daemon-reload"]);
+        const before = statSync(path).mtimeMs;
+        const again = await svcAsUser(name);
+        const told = entryIn(again.svc.output, name);
+        expect(told?.state, again.svc.describe()).toBe("skipped");
+        expect(told?.reason).toContain(`${beside}/pin.conf sets Image=, and quadlet reads it after ${name}.container`);
+        expect(statSync(path).mtimeMs).toBe(before);
+        expect(inspect(name).Id).toBe(running.Id);
       } finally {
         Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
       }

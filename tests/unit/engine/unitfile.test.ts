@@ -9,7 +9,8 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { findImage, moveImage, shapeOf } from "../../../src/engine/unitfile.ts";
+import { dropInFolders, findImage, moveImage, setsImage, shapeOf } from "../../../src/engine/unitfile.ts";
+import { runsOnlyOld } from "../../../src/updater/containers/unitmove.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures/podman-units");
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), "utf8");
@@ -197,5 +198,35 @@ describe("the shape of a unit's file", () => {
   test("findImage gives the reference's line and offset", () => {
     const text = "[Unit]\nDescription=x\n\n[Container]\nImage=app:1.0\n";
     expect(findImage(text, "quadlet", "app:1.0")).toEqual({ offset: text.indexOf("app:1.0"), line: 5 });
+  });
+});
+
+describe('quadlet\'s drop-ins (podman-systemd.unit(5), "Drop-in"; pkg/systemd/parser/unitfile.go, GetUnitDropinPaths)', () => {
+  test.each([
+    ["web.container", ["container.d", "web.container.d"]],
+    ["web-app.container", ["container.d", "web-.container.d", "web-app.container.d"]],
+    ["a-b-c.container", ["container.d", "a-.container.d", "a-b-.container.d", "a-b-c.container.d"]],
+    ["foo@bar.container", ["container.d", "foo@.container.d", "foo@bar.container.d"]],
+    ["a-b@c.container", ["container.d", "a-.container.d", "a-@.container.d", "a-b@.container.d", "a-b@c.container.d"]],
+    ["foo@.container", ["container.d", "foo@.container.d"]],
+  ])("%s: its folders, broadest first", (file, folders) => {
+    expect(dropInFolders(file)).toEqual(folders);
+  });
+
+  test("a drop-in sets the image only with Image= in [Container], as quadlet reads keys", () => {
+    expect(setsImage("[Container]\nImage=app:1.0\n")).toBe(true);
+    expect(setsImage("[Container]\n  Image = app:1.0\n")).toBe(true);
+    expect(setsImage("[Container]\n# Image=app:1.0\n; Image=app:1.0\nEnvironment=A=1\n")).toBe(false);
+    expect(setsImage("[Service]\nImage=app:1.0\n")).toBe(false);
+    expect(setsImage("")).toBe(false);
+  });
+
+  test("the unit quadlet made under such a drop-in runs its image, not the file's (quadlet-generated.service)", () => {
+    const loaded = fixture("quadlet-generated.service");
+    const move = { from: "127.0.0.1:5030/web:1.0.0", to: "127.0.0.1:5030/web:1.1.0" };
+    // the file's Image= (in [X-Container]) is not what runs: the podman run line is
+    expect(runsOnlyOld(loaded, move)).toBe(true);
+    expect(runsOnlyOld(loaded, { from: move.to, to: move.from })).toBe(false);
+    expect(runsOnlyOld(loaded, { from: "other:1", to: "other:2" })).toBe(false);
   });
 });
