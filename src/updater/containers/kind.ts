@@ -30,7 +30,7 @@ import {
   toReplace,
   unlessAsked,
 } from "../cycle/target.ts";
-import { type ContainerPolicy, policyFor, selectContainers } from "../selection/selection.ts";
+import { type ContainerPolicy, type ImageLabels, policyFor, selectContainers } from "../selection/selection.ts";
 import {
   type ContainerReport,
   type CycleOptions,
@@ -71,6 +71,16 @@ export function createContainerTargets(deps: ContainerTargetDeps): TargetKind {
   };
 }
 
+/**
+ * For the API's stack filter only: each image's labels, so that a container's group label from
+ * its image puts it in no stack (selection.ts, groupOf). One image list, asked only then.
+ */
+async function stackImageLabels(deps: ContainerTargetDeps, filter: UpdateFilter): Promise<ImageLabels | undefined> {
+  if (!filter.stack?.length) return undefined;
+  const images = new Map((await deps.engine.listImages()).map((image) => [image.id, image.labels]));
+  return (imageId) => images.get(imageId);
+}
+
 async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Promise<KindCycle> {
   const { ctx, all, filter, options } = scope;
   // Fresh containers cost no inspect: the list and one image list answer every check. Only
@@ -78,7 +88,7 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   // a dry run says what the window says, even of a target it names (GET /v1/containers, the page's Check)
   const entries = newEntries(
     deps,
-    selectContainers(all, deps.config, filter),
+    selectContainers(all, deps.config, filter, await stackImageLabels(deps, filter)),
     options.toLocalTag === true,
     options.dryRun ? {} : filter,
   );

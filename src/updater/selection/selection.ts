@@ -4,6 +4,7 @@
  * One `listContainers` call gives every container; the filters below run in memory and
  * compose (Watchtower's `Filter` idea). A container excluded here is absent from the report.
  */
+import { COMPOSE_LABELS, inheritedLabels } from "../../compose/project.ts";
 import { type Config, parseBoolean, parseTagPolicy, readAsOption, type TagPolicy } from "../../config/index.ts";
 import { neverOpen, parseWindows, type WindowPolicy } from "../../config/window.ts";
 import { spend } from "../../config/work.ts";
@@ -112,14 +113,29 @@ export interface TargetGroup {
   name: string;
 }
 
+const STACK_LABEL = "com.docker.stack.namespace";
 const GROUP_LABELS: [TargetGroup["kind"], string][] = [
-  ["stack", "com.docker.stack.namespace"],
-  ["compose", "com.docker.compose.project"],
+  ["stack", STACK_LABEL],
+  ["compose", COMPOSE_LABELS.project],
 ];
 
-/** The group a target's labels name; a stack's task containers carry both labels: the stack wins. */
-export function groupOf(labels: Readonly<Record<string, string>>): TargetGroup | null {
+/** A container's image's labels by the image's id; undefined: not known (the labels are then taken as the container's). */
+export type ImageLabels = (imageId: string) => Readonly<Record<string, string>> | undefined;
+
+/**
+ * The group a target's labels name; a stack's task containers carry both labels: the stack wins.
+ * A label the container has from its image (`imageLabels`) names no group: an image from any
+ * registry could put itself in a project of the host's, and so into its "Update stack" and the
+ * API's stack filter (compose's own labels are told apart as for its files: compose/project.ts).
+ */
+export function groupOf(
+  labels: Readonly<Record<string, string>>,
+  imageLabels?: Readonly<Record<string, string>>,
+): TargetGroup | null {
+  const inherited = new Set<string>(imageLabels ? inheritedLabels(labels, imageLabels) : []);
   for (const [kind, label] of GROUP_LABELS) {
+    if (inherited.has(label) || (imageLabels && label === STACK_LABEL && imageLabels[label] === labels[label]))
+      continue;
     const name = labels[label]?.slice(0, MAX_LABEL_CHARS).trim();
     if (name) return { kind, name: name.slice(0, 128) };
   }
@@ -127,11 +143,11 @@ export function groupOf(labels: Readonly<Record<string, string>>): TargetGroup |
 }
 
 /** The API's stack filter: targets of these compose projects or Swarm stacks; empty: no restriction. */
-export function stackFilter(names: readonly string[] | undefined): Filter {
+export function stackFilter(names: readonly string[] | undefined, imageLabels: ImageLabels = () => undefined): Filter {
   if (!names || names.length === 0) return () => true;
   const wanted = new Set(names);
-  return ({ labels }) => {
-    const group = groupOf(labels);
+  return ({ labels, imageId }) => {
+    const group = groupOf(labels, imageLabels(imageId));
     return group !== null && wanted.has(group.name);
   };
 }
@@ -167,7 +183,7 @@ export function scopeFilter(scope: string | undefined): Filter {
 /** Old containers svc renamed during an update are never candidates (recovery handles them). */
 export const notLeftoverFilter: Filter = ({ name }) => !isOldName(name) && parseHandoverName(name) === null;
 
-export function selectionFilter(config: Config, filter: UpdateFilter = {}): Filter {
+export function selectionFilter(config: Config, filter: UpdateFilter = {}, imageLabels?: ImageLabels): Filter {
   return allOf([
     notLeftoverFilter,
     stateFilter(config),
@@ -177,7 +193,7 @@ export function selectionFilter(config: Config, filter: UpdateFilter = {}): Filt
     namesFilter(config.containers),
     namesFilter(filter.container),
     imagePrefixFilter(filter.image),
-    stackFilter(filter.stack),
+    stackFilter(filter.stack, imageLabels),
   ]);
 }
 
@@ -185,8 +201,9 @@ export function selectContainers(
   all: readonly ContainerSummary[],
   config: Config,
   filter: UpdateFilter = {},
+  imageLabels?: ImageLabels,
 ): ContainerSummary[] {
-  const keep = selectionFilter(config, filter);
+  const keep = selectionFilter(config, filter, imageLabels);
   return all.filter(keep);
 }
 

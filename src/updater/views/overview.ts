@@ -220,7 +220,8 @@ function describe(
       image?.labels ?? {},
       available !== null && !available.startsWith("sha256:") ? available : version,
     ),
-    group: groupOf(labels),
+    // a service's labels are its spec's, never its image's
+    group: groupOf(labels, target.service ? undefined : image?.labels),
   };
 }
 

@@ -67,6 +67,11 @@ describe.skipIf(!composeWorks)("compose labels an image carries name no file svc
     expect(readFileSync(file, "utf8")).toBe(before);
     expect(inspect(name).Id).toBe(idBefore);
     expect(h.audit.entries.filter((e) => e.action.startsWith("compose_"))).toEqual([]);
+    // nor does its image put it in that project: no group on the page, not in the stack filter
+    const shown = (await h.updater.overview())?.containers.find((c) => c.name === name);
+    expect(shown?.group).toBeNull();
+    const stackCycle = await h.updater.run("api", { stack: ["victim"] });
+    expect(stackCycle?.containers.map((c) => c.name)).toEqual([]);
   }, 120_000);
 
   test("compose up of an image with bogus compose labels: compose's own values win, the move is written", async () => {
@@ -81,6 +86,10 @@ describe.skipIf(!composeWorks)("compose labels an image carries name no file svc
     downs.push(p);
     compose(p, "up", "-d");
     const [name] = names(p);
+    // compose's own project groups it, the image's "bogus" does not
+    const viewer = await makeUpdater({ containers: [name!] });
+    const shown = (await viewer.updater.overview())?.containers.find((c) => c.name === name);
+    expect(shown?.group).toEqual({ kind: "compose", name: p.name });
     const { report } = await cycleOver(name!);
     const entry = expectState(report, name!, "updated");
     expect(entry.compose).toMatchObject({ changes: ["compose.yaml line 3: 1.0.0 -> 1.1.0"], written: true });

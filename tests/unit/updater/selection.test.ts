@@ -313,4 +313,46 @@ describe("compose projects and Swarm stacks", () => {
     expect(keep(container("c"))).toBe(false);
     expect(stackFilter(undefined)(container("d"))).toBe(true);
   });
+
+  // moby's daemon/commit.go (merge): a container gets its image's labels; compose writes the
+  // project, service, folder and files on every container it makes (docker/compose,
+  // pkg/compose/loader.go), and `compose build` labels its images with the project and service
+  // (pkg/compose/build.go)
+  const composed = {
+    "com.docker.compose.project": "shop",
+    "com.docker.compose.service": "web",
+    "com.docker.compose.project.working_dir": "/srv/shop",
+    "com.docker.compose.project.config_files": "/srv/shop/compose.yaml",
+  };
+  test("a group label the container has from its image names no group (a docker run of a labelled image)", () => {
+    const fromImage = { "com.docker.compose.project": "shop" };
+    expect(groupOf(fromImage, fromImage)).toBeNull();
+    const stack = { "com.docker.stack.namespace": "media" };
+    expect(groupOf(stack, stack)).toBeNull();
+    // the image's project, the container's own stack: the stack
+    expect(groupOf({ ...fromImage, ...stack }, fromImage)).toEqual({ kind: "stack", name: "media" });
+  });
+
+  test("compose's own labels group as before: a built image's project and service, another project's image, unknown labels", () => {
+    const built = { "com.docker.compose.project": "shop", "com.docker.compose.service": "web" };
+    expect(groupOf(composed, built)).toEqual({ kind: "compose", name: "shop" });
+    expect(groupOf(composed, { "com.docker.compose.project": "other" })).toEqual({ kind: "compose", name: "shop" });
+    expect(groupOf(composed, {})).toEqual({ kind: "compose", name: "shop" });
+    expect(groupOf(composed, undefined)).toEqual({ kind: "compose", name: "shop" });
+    // an image naming the folder and files too cannot be told apart from compose: no group
+    expect(groupOf(composed, composed)).toBeNull();
+  });
+
+  test("the stack filter reads each container's image's labels", () => {
+    const images: Record<string, Record<string, string>> = {
+      "sha256:own": {},
+      "sha256:labelled": { "com.docker.compose.project": "shop" },
+    };
+    const keep = stackFilter(["shop"], (id) => images[id]);
+    expect(keep(container("compose", { labels: composed, imageId: "sha256:own" }))).toBe(true);
+    const planted = { labels: { "com.docker.compose.project": "shop" }, imageId: "sha256:labelled" };
+    expect(keep(container("planted", planted))).toBe(false);
+    // an image svc does not know: the container's labels as they are
+    expect(keep(container("gone", { ...planted, imageId: "sha256:gone" }))).toBe(true);
+  });
 });
