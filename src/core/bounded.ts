@@ -65,9 +65,14 @@ export async function readBoundedJson<T = unknown>(
 /** `bytes` (UTF-8) as JSON of `schema`'s shape, or why not: for a body already read whole. */
 export function parseJsonBytes<T = unknown>(bytes: Uint8Array, schema?: ZodType<T>): { value: T } | JsonReadError {
   if (bytes.byteLength === 0) return { error: "empty" };
+  return parseJsonText(new TextDecoder().decode(bytes), schema);
+}
+
+/** `text` as JSON of `schema`'s shape, or why not: a value svc kept itself (its state file's entries). */
+export function parseJsonText<T = unknown>(text: string, schema?: ZodType<T>): { value: T } | JsonReadError {
   let json: unknown;
   try {
-    json = JSON.parse(new TextDecoder().decode(bytes));
+    json = JSON.parse(text);
   } catch {
     return { error: "not_json" };
   }

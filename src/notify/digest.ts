@@ -9,6 +9,7 @@
 import { z } from "zod";
 import type { ChannelName, Config } from "../config/index.ts";
 import { nextStart, parseDigestPeriod, serviceTimeZone, type Window } from "../config/window.ts";
+import { parseJsonText } from "../core/bounded.ts";
 import { timerDelay } from "../core/timers.ts";
 import type { Logger } from "../log/index.ts";
 import type { Remembered } from "../state/index.ts";
@@ -246,17 +247,12 @@ function serialize(period: DigestPeriod): string {
 function load(store: Remembered | undefined, key: string, now: number, log: Logger): DigestPeriod | undefined {
   const text = store?.get(key);
   if (text === undefined) return undefined;
-  let parsed;
-  try {
-    parsed = STORED.safeParse(JSON.parse(text));
-  } catch {
-    parsed = undefined;
-  }
-  if (!parsed?.success) {
+  const parsed = parseJsonText(text, STORED);
+  if (!("value" in parsed)) {
     log.warn("the digest kept on disk cannot be read: a new period starts", { channel: key });
     return undefined;
   }
-  const stored = parsed.data;
+  const stored = parsed.value;
   const targets = new Map(
     stored.targets.map(([target, latest, event]) => [
       target,

@@ -16,6 +16,7 @@
  */
 
 import { z } from "zod";
+import { parseJsonText } from "../../core/bounded.ts";
 import { shortId } from "../../core/digests.ts";
 import { inMemory, type Remembered } from "../../state/index.ts";
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
@@ -317,12 +318,8 @@ export class HomeAssistantDiscovery {
 const ANNOUNCED = z.array(z.string().min(1).max(65_535)).max(16);
 
 function announcedTopics(value: string): string[] | null {
-  try {
-    const parsed = ANNOUNCED.safeParse(JSON.parse(value));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  const parsed = parseJsonText(value, ANNOUNCED);
+  return "value" in parsed ? parsed.value : null;
 }
 
 /** A cycle over every target svc watches: only then does absence mean "gone". */

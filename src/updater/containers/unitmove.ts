@@ -15,6 +15,7 @@ import { accessSync, constants, lstatSync, readdirSync, realpathSync, type Stats
 import { basename, dirname, isAbsolute, join } from "node:path";
 import { z } from "zod";
 import { readText, replaceFile } from "../../compose/index.ts";
+import { parseJsonText } from "../../core/bounded.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Engine, SystemdUnit } from "../../engine/port.ts";
 import { systemctlCommand } from "../../engine/systemd.ts";
@@ -251,10 +252,6 @@ export async function revertUnitMove(
 
 /** A journal entry read back, or null when it makes no sense (it is then dropped by the caller). */
 export function readJournal(value: string): UnitMove | null {
-  try {
-    const parsed = JOURNAL.safeParse(JSON.parse(value));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+  const parsed = parseJsonText(value, JOURNAL);
+  return "value" in parsed ? parsed.value : null;
 }
