@@ -298,8 +298,7 @@ function serviceChecker(deps: ServiceTargetDeps, entries: Entry[]): Checker {
     labels: (ref, reference, platform) => session.labels(ref, reference, platform),
   };
   let platform: Promise<Platform> | undefined;
-  const managerPlatform = (): Promise<Platform> =>
-    (platform ??= deps.engine.platform().then(({ os, architecture }) => ({ os, architecture })));
+  const managerPlatform = (): Promise<Platform> => (platform ??= deps.engine.platform());
   // the digest each service is pinned to, as the repository's own (the check's old digest)
   const images = entries
     .filter((e) => e.summary.imageId !== "")
