@@ -12,6 +12,8 @@
 #   scripts/sandbox.sh start-engine   start the engine again after a test stopped it (its own command line)
 #   scripts/sandbox.sh prepare  only install the packages and download Docker 28.5 (before several ups at once;
 #                               with SVC_SANDBOX_ENGINE=podman5 also make the sid root of Podman 5.8)
+#   scripts/sandbox.sh check    name each tool the tests need that is missing (exit 1), as the test command
+#                               does before its first test
 #   scripts/sandbox.sh swarm-up     a two-node Swarm: the engine as manager, a second engine joined as worker
 #   scripts/sandbox.sh swarm-down   leave it on both nodes and stop the second engine (`down` does it too)
 #   scripts/sandbox.sh logs DEST    copy the engines' and registries' logs into DEST (before `down`
@@ -50,23 +52,35 @@ PATH="$CLI_BIN:$PATH"
 # `podman kube play` pod) are the Podman set's.
 PACKAGES="docker.io docker-registry skopeo busybox-static mosquitto mosquitto-clients python3-aiosmtpd
   qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy git
-  uidmap slirp4netns podman-compose catatonit"
+  uidmap slirp4netns podman-compose catatonit debootstrap"
 
 log() { printf 'sandbox: %s\n' "$*" >&2; }
 
-need_install() {
+missing_tools() { # each tool the tests start that is not here, a line each (nothing: all are)
   local cmd
-  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy git newuidmap slirp4netns podman-compose catatonit; do
-    command -v "$cmd" >/dev/null 2>&1 || return 0
+  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy git newuidmap slirp4netns podman-compose catatonit debootstrap; do
+    command -v "$cmd" >/dev/null 2>&1 || echo "$cmd"
   done
-  [ -d /usr/aarch64-linux-gnu/lib ] || return 0
+  [ -d /usr/aarch64-linux-gnu/lib ] || echo "/usr/aarch64-linux-gnu/lib (libc6-arm64-cross)"
   # the Git room's tests push to git http-backend (Debian's git ships it)
-  [ -x /usr/lib/git-core/git-http-backend ] || return 0
+  [ -x /usr/lib/git-core/git-http-backend ] || echo "/usr/lib/git-core/git-http-backend (git)"
   # Debian's python3-aiosmtpd is for Debian's python3; a pyenv python3 first on PATH lacks it.
   local py=/usr/bin/python3
   [ -x "$py" ] || py=python3
-  "$py" -c 'import aiosmtpd' 2>/dev/null || return 0
-  return 1
+  "$py" -c 'import aiosmtpd' 2>/dev/null || echo "python3's aiosmtpd (python3-aiosmtpd)"
+}
+need_install() { [ -n "$(missing_tools)" ]; }
+
+# What the test command checks before its first test: every tool, Docker 28.5's unpacked binaries,
+# and (SVC_SANDBOX_ENGINE=podman5) the sid root; each missing one named.
+check_tools() {
+  local missing
+  missing=$(missing_tools)
+  [ -x "$SID_ROOT/usr/sbin/dockerd" ] || missing+=$'\n'"Docker 28.5 in $SID_ROOT (scripts/sandbox.sh prepare)"
+  case "$ENGINE" in podman5*) [ -x "$PODMAN5_ROOT/usr/bin/podman" ] || missing+=$'\n'"the sid root of Podman $PODMAN5_PIN (SVC_SANDBOX_ENGINE=podman5 scripts/sandbox.sh prepare)" ;; esac
+  missing=$(printf '%s\n' "$missing" | grep . || true)
+  [ -z "$missing" ] || { printf 'sandbox: missing: %s\n' "$missing" >&2; return 1; }
+  log "every tool the tests start is here"
 }
 
 install_packages() {
@@ -351,7 +365,6 @@ fetch_sid_podman() {
   done
   uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
   [ -n "$uri" ] || uri=$(awk '/^deb / { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
-  command -v debootstrap >/dev/null || { apt-get install -y -qq --no-install-recommends debootstrap >/dev/null; }
   log "making a Debian sid root with Podman $PODMAN5_PIN (once)"
   rm -rf "$tmp"; mkdir -p "$tmp"
   debootstrap --variant=minbase --include="$PODMAN5_PACKAGES" sid "$tmp" "$uri" >"$tmp.log" 2>&1 ||
@@ -670,6 +683,7 @@ case "${1:-}" in
   down) down ;;
   env) print_env ;;
   status) status ;;
+  check) check_tools ;;
   swarm-up) swarm_up ;;
   swarm-down) swarm_down ;;
   logs) keep_logs "${2:-}" ;;

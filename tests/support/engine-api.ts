@@ -4,7 +4,7 @@
  * (engine-api-worker.ts) does the request while the test's thread waits on a shared flag.
  *
  * A request costs about 3 ms; a docker CLI start costs 50-100 ms of CPU, and the harness used to
- * start one for every inspect, removal and poll (docs/testing.md, "Where the time goes"). The
+ * start one for every inspect, removal and poll (docs/testing.md, "The harness talks to the engine through its API"). The
  * docker CLI stays where a test is about what a user types (harness `docker`).
  */
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
