@@ -36,6 +36,8 @@ export interface DataGuardOptions {
   over: "hold" | "skip";
   /** undefined: nowhere to keep copies (no state_dir, no data_guard_dir) */
   dir: string | undefined;
+  /** whose secret seals the copies' manifests: state_dir, else data_guard_dir (store.ts) */
+  secretDir?: string | undefined;
   keepMs: number;
 }
 
@@ -106,7 +108,7 @@ export class CopyList {
 /** The copies of a configuration, for the API (which runs before the engine is reached). */
 export function copyListOf(config: Config): CopyList {
   const options = dataGuardOptions(config);
-  return new CopyList(options.dir ? new CopyStore(options.dir) : null, options.keepMs);
+  return new CopyList(storeOf(options), options.keepMs);
 }
 
 export function dataGuardOptions(config: Config): DataGuardOptions {
@@ -116,8 +118,13 @@ export function dataGuardOptions(config: Config): DataGuardOptions {
     maxBytes: parseSize(config.data_guard_max_size) ?? 1024 ** 3,
     over: config.data_guard_over,
     dir,
+    secretDir: config.state_dir ?? dir,
     keepMs: config.data_guard_keep,
   };
+}
+
+function storeOf(options: DataGuardOptions): CopyStore | null {
+  return options.dir ? new CopyStore(options.dir, options.secretDir ?? options.dir) : null;
 }
 
 /** What an update of one container does about its data, decided while it still runs. */
@@ -158,7 +165,7 @@ export class DataGuard {
     /** the container svc runs in, if any (engine/self.ts) */
     private readonly ownContainerId?: string,
   ) {
-    this.store = options.dir ? new CopyStore(options.dir) : null;
+    this.store = storeOf(options);
   }
 
   /** How a helper mounts the copies' folder: read from svc's own container once, when svc runs in one. */
@@ -190,6 +197,11 @@ export class DataGuard {
     if ("problem" in guarded) return this.over(`data_guard: ${guarded.problem}`);
     if (guarded.mounts.length === 0) return { kind: "off" };
     if (!this.store) return this.over("data_guard: no folder to keep copies in (set state_dir or data_guard_dir)");
+    try {
+      this.store.checkFolder();
+    } catch (error) {
+      return this.over(`data_guard: ${(error as Error).message}`);
+    }
     const limit = this.limitFor(inspect.Name.replace(/^\//, ""));
     const measured = await measureMounts(this.engine, inspect.Id, guarded.mounts, limit.bytes);
     if (measured > limit.bytes)

@@ -18,7 +18,7 @@ import { join } from "node:path";
 import { SvcError, toSvcError } from "../core/errors.ts";
 import type { Engine } from "../engine/port.ts";
 import { checkArchive, type Expected } from "./copier.ts";
-import { archiveParent } from "./mounts.ts";
+import { archiveParent, guardedMounts } from "./mounts.ts";
 import type { CopiedMount, Copy } from "./store.ts";
 import { emptyFileArchive } from "./tar.ts";
 
@@ -31,6 +31,7 @@ export interface RestoreResult {
 export async function restoreCopy(engine: Engine, copy: Copy, containerId: string): Promise<RestoreResult> {
   const started = performance.now();
   await verifyCopy(copy);
+  await sameBindSources(engine, copy, containerId);
   for (const mount of copy.manifest.mounts) {
     const { parent, base } = archiveParent(mount.destination);
     await emptyMount(engine, containerId, parent, base, mount.destination);
@@ -42,6 +43,30 @@ export async function restoreCopy(engine: Engine, copy: Copy, containerId: strin
     }
   }
   return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * A bind mount's copy goes back only into that very folder: the container restored into binds the
+ * same source at the same place. Whatever the archive holds (setuid files, device nodes) was
+ * copied from that folder by svc (its manifest sealed, store.ts; its archive checksummed), so a
+ * restore makes nothing there that was not there. The helper's restore mounts the copy's own
+ * sources (inengine.ts); this is the same rule for the archive endpoint, which writes wherever
+ * the container mounts the destination now.
+ */
+async function sameBindSources(engine: Engine, copy: Copy, containerId: string): Promise<void> {
+  const binds = copy.manifest.mounts.filter((mount) => mount.type === "bind");
+  if (binds.length === 0) return;
+  const inspect = await engine.inspectContainer(containerId);
+  const now = guardedMounts(inspect, "all");
+  const mounts = "mounts" in now ? now.mounts : [];
+  for (const bind of binds) {
+    const there = mounts.find((mount) => mount.destination === bind.destination);
+    if (there?.type !== "bind" || there.source !== bind.source)
+      throw new SvcError(
+        "internal",
+        `the copy of ${bind.destination} was taken from ${bind.source}, and the container binds ${there ? `${there.source}` : "nothing writable"} there now: not restored`,
+      );
+  }
 }
 
 /** Every archive of the copy matches its size and checksum (read in bounded chunks); throws naming the first that does not. */

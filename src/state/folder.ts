@@ -21,10 +21,24 @@ const MAX_LINKS = 8;
  * for svc's user only on the first write.
  */
 export function checkStateDir(dir: string): void {
-  checkPath(resolve(dir), dir, 0);
+  checkPrivateFolder(dir, "state_dir");
 }
 
-function checkPath(path: string, dir: string, links: number): void {
+/**
+ * The same check for another folder svc keeps to itself (`option` names it in the message): the
+ * data guard's copies (data_guard_dir), which svc sweeps and restores from as root.
+ */
+export function checkPrivateFolder(dir: string, option: string): void {
+  checkPath(resolve(dir), { dir, option }, 0);
+}
+
+/** The folder asked for, and the option that asked for it, for the messages. */
+interface Asked {
+  dir: string;
+  option: string;
+}
+
+function checkPath(path: string, dir: Asked, links: number): void {
   const stat = lstatOrUndefined(path);
   if (stat === undefined) return checkParents(path, dir, links);
   if (stat.isSymbolicLink()) return followLink(path, stat, dir, links);
@@ -41,7 +55,7 @@ function checkPath(path: string, dir: string, links: number): void {
 }
 
 /** Every folder above `path`: svc's user's or root's, writable by nobody else unless sticky. */
-function checkParents(path: string, dir: string, links: number): void {
+function checkParents(path: string, dir: Asked, links: number): void {
   for (let parent = dirname(path), child = path; parent !== child; child = parent, parent = dirname(parent)) {
     const stat = lstatOrUndefined(parent);
     if (stat === undefined) continue; // made with the folder, svc's user's only
@@ -52,14 +66,14 @@ function checkParents(path: string, dir: string, links: number): void {
       throw refused(
         dir,
         parent,
-        `(a folder above it) can be written by other users and is not sticky (mode ${modeOf(stat)}): they could replace the state folder; choose another place, or chmod go-w ${parent}`,
+        `(a folder above it) can be written by other users and is not sticky (mode ${modeOf(stat)}): they could replace the folder; choose another place, or chmod go-w ${parent}`,
       );
     }
   }
 }
 
 /** A link svc's user or root made (its own folder is checked with it), then what it points to. */
-function followLink(path: string, stat: Stats, dir: string, links: number): void {
+function followLink(path: string, stat: Stats, dir: Asked, links: number): void {
   if (links >= MAX_LINKS) throw refused(dir, path, `leads through more than ${MAX_LINKS} links`);
   if (!trustedOwner(stat.uid))
     throw refused(dir, path, `is a link made by another user (uid ${stat.uid}): choose a folder of svc's user's own`);
@@ -67,7 +81,7 @@ function followLink(path: string, stat: Stats, dir: string, links: number): void
   checkPath(resolve(dirname(path), readlinkSync(path)), dir, links + 1);
 }
 
-function checkOwner(path: string, stat: Stats, dir: string): void {
+function checkOwner(path: string, stat: Stats, dir: Asked): void {
   if (!trustedOwner(stat.uid))
     throw refused(dir, path, `belongs to another user (uid ${stat.uid}): choose a folder of svc's user's own`);
 }
@@ -90,6 +104,7 @@ function modeOf(stat: Stats): string {
 }
 
 /** `state_dir DIR <why>`, or `state_dir DIR: PATH <why>` when the fault is elsewhere on its way. */
-function refused(dir: string, path: string, why: string): SvcError {
-  return new SvcError("startup", path === dir ? `state_dir ${dir} ${why}` : `state_dir ${dir}: ${path} ${why}`);
+function refused(asked: Asked, path: string, why: string): SvcError {
+  const { dir, option } = asked;
+  return new SvcError("startup", path === dir ? `${option} ${dir} ${why}` : `${option} ${dir}: ${path} ${why}`);
 }

@@ -261,4 +261,6 @@ function serialize(contents: Contents): string {
   return `${JSON.stringify(data, null, 2)}\n`;
 }
 
+export { checkPrivateFolder } from "./folder.ts";
 export { type History, openHistory } from "./history.ts";
+export { derivedKey, SECRET_FILE, stateSecret } from "./secret.ts";

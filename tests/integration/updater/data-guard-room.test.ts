@@ -61,7 +61,7 @@ async function roundTrip(what: string, mountArgs: string[]) {
   const restored = await restoreCopy(engine, outcome.copy, inspect(app).Id);
   expect(restored.bytes).toBe(outcome.copy.manifest.bytes);
   expect(manifestOf(app)).toEqual(before);
-  expect(readdirSync(outcome.copy.dir).sort()).toEqual(["manifest.json", "mount-0.tar"]);
+  expect(readdirSync(outcome.copy.dir).sort()).toEqual([".svc-copy", "manifest.json", "mount-0.tar"]);
 
   // the old container reads its own data again
   docker(["start", app]);
