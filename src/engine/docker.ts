@@ -72,6 +72,8 @@ import {
   type SystemctlRunner,
   type SystemdUnit,
   systemctlRunner,
+  type UnitContainer,
+  unitDoesNotRun,
   unitFileOf,
   unreachableUnit,
 } from "./systemd.ts";
@@ -586,20 +588,33 @@ export class DockerEngine implements Engine {
   async unreplaceable(old: ContainerInspect): Promise<string | null> {
     const { podman } = await this.negotiated();
     if (podman === null) return null;
-    const unit = old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
+    const unit = await this.ownUnitLabel(old);
     if (unit)
       return systemdReason(
         unit,
         old.Config?.Labels?.[AUTO_UPDATE_LABEL],
-        (await this.reachUnit(unit)).why ?? undefined,
+        (await this.reachUnit(unit, old)).why ?? undefined,
       );
-    return unreplaceableReason(old) ?? (await this.probePodman(old));
+    return unreplaceableReason(old, unit === null) ?? (await this.probePodman(old));
   }
 
   async systemdUnit(old: ContainerInspect): Promise<SystemdUnit | null> {
     const { podman } = await this.negotiated();
-    const unit = podman === null ? undefined : old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
-    return unit ? (await this.reachUnit(unit)).target : null;
+    const unit = podman === null ? undefined : await this.ownUnitLabel(old);
+    return unit ? (await this.reachUnit(unit, old)).target : null;
+  }
+
+  /**
+   * The container's PODMAN_SYSTEMD_UNIT label when it is its own: undefined without one, null when
+   * its image carries the same label (a publisher's, as every image label is: it names no unit of
+   * this machine). Podman sets the label on the container a unit runs; an image never needs it.
+   * An image that cannot be read is an engine error, thrown: its label is not guessed.
+   */
+  private async ownUnitLabel(old: ContainerInspect): Promise<string | null | undefined> {
+    const unit = old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
+    if (!unit) return undefined;
+    const image = await this.inspectImage(old.Image);
+    return image?.Config?.Labels?.[SYSTEMD_UNIT_LABEL] === unit ? null : unit;
   }
 
   async restartSystemdUnit(target: SystemdUnit, name: string): Promise<ContainerInspect> {
@@ -624,13 +639,29 @@ export class DockerEngine implements Engine {
    * (a unix socket), the system manager for a rootful Podman, the user's for a rootless one
    * (libpod's info says which). Else why not.
    */
-  private async reachUnit(unit: string): Promise<{ target: SystemdUnit | null; why: string | null }> {
+  private async reachUnit(
+    unit: string,
+    old: ContainerInspect,
+  ): Promise<{ target: SystemdUnit | null; why: string | null }> {
     if (this.connection.endpoint.kind !== "unix")
       return { target: null, why: "svc reaches Podman over the network, not on Podman's machine" };
     const info = await this.libpod("/info");
     const target: SystemdUnit = { unit, scope: info?.host?.security?.rootless === true ? "user" : "system" };
-    const why = await unreachableUnit(this.systemctl, target);
+    const why =
+      (await unreachableUnit(this.systemctl, target)) ??
+      (await unitDoesNotRun(this.systemctl, target, await this.unitContainer(old)));
     return why ? { target: null, why } : { target, why: null };
+  }
+
+  /** The container's id, pid and its conmon's pid (libpod's inspect; the compatible one has no conmon), for the unit's proof. */
+  private async unitContainer(old: ContainerInspect): Promise<UnitContainer> {
+    const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
+    const number = (value: unknown) => (typeof value === "number" ? value : 0);
+    return {
+      id: old.Id,
+      pid: number(libpod?.State?.Pid ?? old.State?.Pid),
+      conmonPid: number(libpod?.State?.ConmonPid),
+    };
   }
 
   /**
@@ -644,7 +675,8 @@ export class DockerEngine implements Engine {
    */
   private async probePodman(old: ContainerInspect): Promise<string | null> {
     const probeName = (route: string) => `svc-probe-${route}-${old.Id.slice(0, 12)}-${Date.now().toString(36)}`;
-    const oldImage = await this.inspectImage(old.Image).catch(() => null);
+    // null on 404 only (the image gone); an engine error is thrown: the probe is not planned on no defaults
+    const oldImage = await this.inspectImage(old.Image);
     const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
     if (!libpod) return null;
     const made = async (create: () => Promise<string>) => {

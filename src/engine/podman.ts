@@ -167,8 +167,9 @@ export function lostSettings(old: Json, fresh: Json): string[] {
  * Why svc must not replace this container at all, with what to do instead; null when it may (what
  * a replacement would lose is the probe's to tell: DockerEngine.probePodman).
  */
-export function unreplaceableReason(old: ContainerInspect): string | null {
-  const unit = old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
+export function unreplaceableReason(old: ContainerInspect, imageUnitLabel = false): string | null {
+  // the image's own label names no unit of this machine (DockerEngine.ownUnitLabel)
+  const unit = imageUnitLabel ? undefined : old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
   return unit ? systemdReason(unit, old.Config?.Labels?.[AUTO_UPDATE_LABEL]) : null;
 }
 

@@ -6,6 +6,7 @@
  * auto-update` does: the new image pulled under the same tag, then the unit restarted, which
  * makes the container again from that tag.
  */
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { SvcError } from "../core/errors.ts";
 
 /** Which systemd: the machine's (rootful Podman) or the user's (rootless Podman). */
@@ -102,6 +103,81 @@ export async function unreachableUnit(run: SystemctlRunner, target: SystemdUnit)
   if (state.LoadState !== "loaded") return `${command} does not know ${target.unit} (${state.LoadState ?? "?"})`;
   if (state.ActiveState !== "active") return `${target.unit} is ${state.ActiveState ?? "?"}, not active`;
   return null;
+}
+
+/** What svc knows of the container a unit is said to run (Podman's inspect: its pid, its conmon's, its id). */
+export interface UnitContainer {
+  id: string;
+  pid: number;
+  conmonPid: number;
+}
+
+/** Reads a small file of the machine's (/proc, the runtime folder); null when it is not there. */
+export type SmallFileReader = (path: string) => string | null;
+
+/** Where systemd keeps a manager's runtime files (`%t`): /run for the system's, the user's runtime folder for a user's. */
+export function runtimeDir(scope: SystemdScope): string {
+  if (scope === "system") return "/run";
+  return process.env.XDG_RUNTIME_DIR || `/run/user/${process.getuid?.() ?? 0}`;
+}
+
+/**
+ * Whether `target` runs this very container, shown by the manager itself before svc restarts the
+ * unit or writes its file: the container's process or its conmon (the unit's main process) lies in
+ * the unit's cgroup, or the unit's container-id file (`--cidfile=%t/%n.ctr-id` of `podman generate
+ * systemd --new`, `%t/%N.cid` of quadlet) names it. A label says which unit a container claims; only
+ * this says the unit runs it (an image's label could name sshd). Null when proven, else why not.
+ */
+export async function unitDoesNotRun(
+  run: SystemctlRunner,
+  target: SystemdUnit,
+  container: UnitContainer,
+  read: SmallFileReader = readSmallFile,
+): Promise<string | null> {
+  if (!validUnitName(target.unit)) return `"${target.unit.slice(0, 80)}" is not a service unit's name`;
+  const shown = await run([...scopeArgs(target.scope), "show", "--property=ControlGroup", "--", target.unit]);
+  const group = shown.code === 0 ? (parseShow(shown.stdout).ControlGroup ?? "") : "";
+  if (group.startsWith("/") && group !== "/") {
+    for (const pid of [container.pid, container.conmonPid]) {
+      if (!Number.isSafeInteger(pid) || pid <= 0) continue;
+      if (cgroupsOf(read(`/proc/${pid}/cgroup`)).some((path) => path === group || path.startsWith(`${group}/`)))
+        return null;
+    }
+  }
+  const dir = runtimeDir(target.scope);
+  const base = target.unit.replace(/\.service$/, "");
+  for (const file of [`${dir}/${target.unit}.ctr-id`, `${dir}/${base}.cid`]) {
+    if (read(file)?.trim() === container.id) return null;
+  }
+  return `svc cannot show that ${target.unit} runs this container: its cgroup (${group || "none"}) holds neither the container nor its conmon, and no container-id file of the unit names it`;
+}
+
+/** The cgroup paths of a process's `/proc/PID/cgroup` lines (`ID:CONTROLLERS:PATH`). */
+function cgroupsOf(text: string | null): string[] {
+  if (text === null) return [];
+  return text
+    .split("\n")
+    .map((line) => line.split(":").slice(2).join(":"))
+    .filter((path) => path.startsWith("/"));
+}
+
+/** /proc files and id files are a few hundred bytes: at most 16 KiB is read, never through a FIFO's wait. */
+function readSmallFile(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch {
+    return null; // not there (svc in a container of its own does not see the host's /proc): not proven
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return null;
+    const buffer = Buffer.alloc(MAX_OUTPUT_CHARS);
+    return buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, null)).toString("utf8");
+  } catch {
+    return null; // unreadable: not proven
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

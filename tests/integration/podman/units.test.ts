@@ -119,6 +119,44 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
     }
   }, 240_000);
 
+  test("a unit label that is the image's own, or a unit that runs another container: svc neither restarts that unit nor writes its file", async () => {
+    // the victim: a real unit of the user's manager, running a container of its own
+    const victim = fx.name("unit-victim");
+    const unit = startUnit(victim, fx.image("unit-victim", { changes: [QUICK_STOP_CMD] }).ref);
+    const victimFile = readFileSync(unitPath(unit), "utf8");
+    try {
+      const victimId = inspect(victim).Id;
+      // a publisher's image that names the victim's unit in its own labels
+      const lure = [QUICK_STOP_CMD, `LABEL PODMAN_SYSTEMD_UNIT=${unit}`];
+      const l1 = fx.image("unit-lure", { changes: lure });
+      const lured = fx.run("unit-lure", l1.ref);
+      expect(inspect(lured).Config.Labels.PODMAN_SYSTEMD_UNIT).toBe(unit);
+      const l2 = fx.image("unit-lure", { changes: lure });
+      const run = await svcAsUser(lured);
+      const entry = entryIn(run.svc.output, lured);
+      // replaced as any container is: the label counts for nothing
+      expect(entry?.state, run.svc.describe()).toBe("updated");
+      expect(entry?.reason ?? "").not.toContain(unit);
+      expect(inspect(lured).Image).toBe(l2.id);
+      expect(inspect(victim).Id).toBe(victimId);
+
+      // a container's own label naming a unit that runs another container: not proven, left alone
+      const c1 = fx.image("unit-claim", { changes: [QUICK_STOP_CMD] });
+      const claim = fx.run("unit-claim", c1.ref, ["--label", `PODMAN_SYSTEMD_UNIT=${unit}`]);
+      const claimId = inspect(claim).Id;
+      fx.image("unit-claim", { changes: [QUICK_STOP_CMD] });
+      const claimed = await svcAsUser(claim);
+      const told = entryIn(claimed.svc.output, claim);
+      expect(told?.state, claimed.svc.describe()).toBe("skipped");
+      expect(told?.reason).toContain(`cannot show that ${unit} runs this container`);
+      expect(inspect(claim).Id).toBe(claimId);
+      expect(inspect(victim).Id).toBe(victimId);
+      expect(readFileSync(unitPath(unit), "utf8")).toBe(victimFile);
+    } finally {
+      Bun.spawnSync([...asUser(), ...userEnv(), "systemctl", "--user", "stop", unit]);
+    }
+  }, 300_000);
+
   /** An image of `what` under `tag`: Podman's compatible import names it :latest whatever tag it is asked for, so tagged, then pushed. */
   const versionedImage = (what: string, tag: string, cmd: string[]) => {
     const built = fx.image(what, { changes: cmd, push: false });

@@ -11,6 +11,7 @@ import {
   type SystemctlAnswer,
   type SystemctlRunner,
   systemctlCommand,
+  unitDoesNotRun,
   unitFileOf,
   unreachableUnit,
   validUnitName,
@@ -151,5 +152,52 @@ describe("the file a unit is made from", () => {
     await expect(reloadUnits(failed.run, { unit: "web.service", scope: "system" })).rejects.toThrow(
       "systemctl daemon-reload failed: Failed to reload daemon: Access denied",
     );
+  });
+});
+
+/**
+ * The proof a unit runs the container before svc restarts it or writes its file: the cgroup of the
+ * container's process (or its conmon's) lies in the unit's, as the sandbox's `systemd --user` shows
+ * for a `podman generate systemd --new` unit, or the unit's container-id file names it.
+ */
+describe("the unit runs this container", () => {
+  const target = { unit: "container-web.service", scope: "system" as const };
+  const group = "/system.slice/container-web.service";
+  const container = { id: "f2a2bec3f682".padEnd(64, "0"), pid: 3594, conmonPid: 3563 };
+  const shows = runner({ code: 0, stdout: `ControlGroup=${group}\n`, stderr: "" });
+  const files = (entries: Record<string, string>) => (path: string) => entries[path] ?? null;
+
+  test("the container's process in the unit's cgroup (cgroup v1's named hierarchy or v2's): proven", async () => {
+    const v1 = `9:name=systemd:${group}/${container.id}\n4:memory:/\n0::${group}\n`;
+    expect(await unitDoesNotRun(shows.run, target, container, files({ "/proc/3594/cgroup": v1 }))).toBeNull();
+    expect(
+      await unitDoesNotRun(shows.run, target, container, files({ "/proc/3563/cgroup": `0::${group}\n` })),
+    ).toBeNull();
+    expect(shows.calls.at(-1)).toEqual(["show", "--property=ControlGroup", "--", target.unit]);
+  });
+
+  test("the unit's container-id file naming it: proven (quadlet's %t/%N.cid, generate systemd's %t/%n.ctr-id)", async () => {
+    const none = runner({ code: 0, stdout: "ControlGroup=\n", stderr: "" });
+    expect(
+      await unitDoesNotRun(none.run, target, container, files({ "/run/container-web.cid": `${container.id}\n` })),
+    ).toBeNull();
+    expect(
+      await unitDoesNotRun(none.run, target, container, files({ "/run/container-web.service.ctr-id": container.id })),
+    ).toBeNull();
+  });
+
+  test("a unit running something else (sshd), a cgroup merely sharing a prefix, another container's id file: refused with why", async () => {
+    const sshd = runner({ code: 0, stdout: "ControlGroup=/system.slice/ssh.service\n", stderr: "" });
+    const ssh = { unit: "ssh.service", scope: "system" as const };
+    const elsewhere = files({ "/proc/3594/cgroup": `0::/user.slice/libpod-${container.id}.scope\n` });
+    expect(await unitDoesNotRun(sshd.run, ssh, container, elsewhere)).toContain(
+      "svc cannot show that ssh.service runs this container",
+    );
+    const prefix = files({ "/proc/3594/cgroup": `0::${group}-other/x\n` });
+    expect(await unitDoesNotRun(shows.run, target, container, prefix)).toContain("cannot show");
+    const other = files({ "/run/container-web.service.ctr-id": "0".repeat(64) });
+    expect(await unitDoesNotRun(shows.run, target, container, other)).toContain("cannot show");
+    // no /proc of the host (svc in a container): nothing proven
+    expect(await unitDoesNotRun(shows.run, target, container, files({}))).toContain("cannot show");
   });
 });
