@@ -374,7 +374,8 @@ async function rollBackWithStack(
     const why = `rolled back with its stack: ${failed.join(", ")} failed`;
     try {
       const current = await ctx.engine.inspectContainer(entry.id);
-      const oldImage = await ctx.engine.inspectImage(entry.summary.imageId).catch(() => null);
+      // null on 404 only (the image gone); an engine error fails this rollback, said below, rather than take no defaults
+      const oldImage = await ctx.engine.inspectImage(entry.summary.imageId);
       const labels = move.runningHash ? { [COMPOSE_LABELS.configHash]: move.runningHash } : undefined;
       const r = planReplacement(current, oldImage, {
         image: entry.summary.image,

@@ -89,6 +89,7 @@ export async function startHandover(
     const reason = toSvcError(error).message;
     if (helperId) {
       const id = helperId;
+      // nothing lost: act() records the failed remove in the audit log; the helper is svc's own and the restore below goes on
       await act(ctx, "remove", { container: r.name, container_id: id, image: r.image }, () =>
         ctx.engine.removeContainer(id, { force: true }),
       ).catch(() => {});
@@ -206,6 +207,7 @@ async function run(ctx: ProtocolContext, r: Replacement, settleMs: number): Prom
   } catch (error) {
     ctx.log.warn("could not remove the old svc container", { container: r.name, error: toSvcError(error).message });
   }
+  // nothing lost: the replacement runs (it took over); its image id is only reported, null when the engine does not say
   const inspected = await ctx.engine.inspectContainer(newId).catch(() => null);
   return { kind: "replaced", newId, newImageId: inspected?.Image ?? null };
 }

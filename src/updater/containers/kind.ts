@@ -67,6 +67,7 @@ export function createContainerTargets(deps: ContainerTargetDeps): TargetKind {
     repair: deps.repairLeftovers,
     run: (scope) => runContainers(deps, scope),
     rollback: (ctx, name, trigger, options) => rollbackContainer(deps, ctx, name, trigger, options),
+    // nothing lost: a container the engine does not show has no reference here; the caller says no such container
     reference: async (name) => (await deps.engine.inspectContainer(name).catch(() => null))?.Config.Image,
   };
 }
@@ -197,6 +198,7 @@ async function checkEntries(
   options: CycleOptions,
 ): Promise<Checker> {
   const localReferences = options.localReferences ?? new Map<string, string>();
+  // nothing lost: without the image list each check inspects its image itself (locateCompose, the checker)
   const images =
     entries.size > 0
       ? await imagesOfContainers(
@@ -335,6 +337,7 @@ async function rollbackContainer(
   trigger: Trigger,
   options: RollbackOptions = {},
 ): Promise<RollbackResult | null | undefined> {
+  // nothing lost: a container the engine does not show is not this kind's to roll back (undefined: the caller tries the next kind, else 404)
   const container = await deps.engine.inspectContainer(name).catch(() => null);
   if (!container) return undefined;
   // "<image id>", or "<image id> <reference>" when the update moved it to another tag
@@ -345,7 +348,8 @@ async function rollbackContainer(
       `svc knows no earlier image of ${name} (it has not updated it${deps.config.state_dir ? "" : " since it started: set state_dir to remember across restarts"})`,
     );
   if (container.Image === back) throw new SvcError("bad_request", `${name} already runs ${back}`);
-  if (!(await deps.engine.inspectImage(back).catch(() => null))) {
+  // null only when the engine has no such image (404); an engine error is thrown as itself, not told as a removed image
+  if (!(await deps.engine.inspectImage(back))) {
     throw new SvcError(
       "not_found",
       `the earlier image of ${name} (${back}) is no longer on the engine (removed by cleanup?)`,

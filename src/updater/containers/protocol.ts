@@ -214,6 +214,7 @@ export async function replace(
     }
   }
   supersedeGuarded(ctx, r);
+  // nothing lost: the replacement runs and passed its checks; its image id is only reported, null when the engine does not say
   const inspected = await ctx.engine.inspectContainer(newId).catch(() => null);
   return { kind: "replaced", newId, newImageId: inspected?.Image ?? null };
 }
@@ -230,6 +231,7 @@ export async function rollback(
   verdict: Extract<WatchVerdict, { ok: false }>,
 ): Promise<ReplaceOutcome> {
   const why = verdict.reason;
+  // nothing lost: the logs only illustrate the reason, which stands without them
   const logs = r.newId ? await ctx.engine.containerLogs(r.newId, LOG_LINES).catch(() => "") : "";
   ctx.audit.record({
     action: "rollback",

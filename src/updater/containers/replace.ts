@@ -9,7 +9,7 @@
 import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { Copy } from "../../dataguard/index.ts";
-import type { ContainerInspect, ContainerSummary, Engine, SystemdUnit } from "../../engine/port.ts";
+import type { ContainerInspect, ContainerSummary, Engine, ImageInspect, SystemdUnit } from "../../engine/port.ts";
 import type { GitStep } from "../../git/index.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
@@ -209,6 +209,7 @@ async function inspectOthers(
     (c) => !entries.has(c.name) && !isOldName(c.name) && parseHandoverName(c.name) === null && c.state === "running",
   );
   await forEachLimited(candidates, INSPECT_CONCURRENCY, async (summary) => {
+    // nothing lost: a container removed since the list depends on nothing; on an engine error this update's own steps fail on the same engine
     const inspect = await deps.engine.inspectContainer(summary.id).catch(() => null);
     if (!inspect) return;
     const policy = policyFor(summary, deps.config);
@@ -401,7 +402,18 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
     finish(entry, "skipped", unreplaceable);
     return false;
   }
-  const lost = await g.deps.engine.settingsBeyondApi(entry.inspect!).catch(() => []);
+  let lost: string[];
+  try {
+    lost = await g.deps.engine.settingsBeyondApi(entry.inspect!);
+  } catch (error) {
+    // a check that cannot run proves nothing is lost: held (stale, tried again next cycle), never replaced blind
+    finish(
+      entry,
+      "held",
+      `svc could not check what a replacement would lose (held until it can): ${toSvcError(error).message}`,
+    );
+    return false;
+  }
   if (lost.length > 0) {
     const api = (await g.deps.engine.info()).apiVersion;
     finish(
@@ -440,6 +452,7 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
       return false;
     }
   }
+  // nothing lost: only a shortcut (the same image: fresh); without an answer the replacement goes on with the reference just pulled
   const pulled = await g.deps.engine.inspectImage(entry.newImage ?? entry.inspect!.Config.Image).catch(() => null);
   // (a container moving to another tag moves even to the same image: its reference changes)
   if (pulled && pulled.Id === entry.summary.imageId && entry.newImage === null) {
@@ -459,6 +472,7 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
 export async function isHere(engine: Engine, entry: ContainerEntry, reference: string): Promise<boolean> {
   const digest = entry.newDigest;
   if (!digest || !entry.verdict?.ref) return false;
+  // nothing lost: not known to be here means pulled again
   const local = await engine.inspectImage(reference).catch(() => null);
   if (!local || local.Id === entry.summary.imageId) return false;
   return local.Id === digest || digestFor(entry.verdict.ref, local.RepoDigests ?? []) === digest;
@@ -475,7 +489,19 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
   const known = g.running.get(name)!;
   if (updating.has(name)) {
     const entry = g.entries.get(name)!;
-    const oldImage = await g.deps.engine.inspectImage(entry.inspect!.Image).catch(() => null);
+    let oldImage: ImageInspect | null;
+    try {
+      // null: the image is gone (404), and the container's settings are all it has
+      oldImage = await g.deps.engine.inspectImage(entry.inspect!.Image);
+    } catch (error) {
+      // an engine error is no answer: its defaults would be taken for the user's settings
+      finish(
+        entry,
+        "held",
+        `svc could not read its old image, whose defaults tell the user's settings from the image's (held until it can): ${toSvcError(error).message}`,
+      );
+      return undefined;
+    }
     const r = planReplacement(entry.inspect!, oldImage, {
       image: entry.newImage ?? undefined,
       stopSignal: entry.policy.stopSignal,
@@ -503,14 +529,15 @@ async function parkMember(g: GroupContext, name: string, updating: Set<string>):
 
   const host = networkHostName(g, known.inspect);
   if (host !== undefined && updating.has(host)) {
-    const oldImage = await g.deps.engine.inspectImage(known.inspect.Image).catch(() => null);
-    const r = planReplacement(known.inspect, oldImage, {
-      stopSignal: known.policy.stopSignal,
-      stopTimeoutMs: known.policy.stopTimeoutMs,
-      revive: false,
-      self: false,
-    });
     try {
+      // null on 404 only (the image gone); an engine error is thrown, not taken for "no defaults"
+      const oldImage = await g.deps.engine.inspectImage(known.inspect.Image);
+      const r = planReplacement(known.inspect, oldImage, {
+        stopSignal: known.policy.stopSignal,
+        stopTimeoutMs: known.policy.stopTimeoutMs,
+        revive: false,
+        self: false,
+      });
       await park(g.ctx, r);
       return { kind: "recreate", r, host };
     } catch (error) {

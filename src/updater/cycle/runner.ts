@@ -63,6 +63,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     filter: UpdateFilter | undefined,
     options: RunOptions,
   ): Promise<SessionReport | null> => {
+    // nothing lost: the cycle's own caller gets its error; this only waits for its end
     while (current) await current.catch(() => {});
     waiting = undefined;
     return draining ? null : start(trigger, filter, options);
@@ -110,6 +111,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     run,
     async drain() {
       draining = true;
+      // nothing lost: the cycle's own caller gets its error; draining only waits for its end
       await current?.catch(() => {});
       await waiting;
     },

@@ -151,6 +151,7 @@ async function recoverSelf(
 }
 
 async function ownName(ctx: ProtocolContext, id: string): Promise<string | undefined> {
+  // nothing lost: a name the engine does not give is only missing from the message
   const inspected = await ctx.engine.inspectContainer(id).catch(() => null);
   return inspected?.Name.replace(/^\//, "");
 }
@@ -238,7 +239,11 @@ async function dataToRestore(ctx: ProtocolContext, oldId: string, newId: string 
   if (!newId) return null;
   const copy = ctx.guard.copyOf(oldId);
   if (!copy) return null;
-  const started = (await ctx.engine.inspectContainer(newId).catch(() => null))?.State?.StartedAt;
+  // nothing lost: a new container the engine does not show (gone, or no answer) may have run, so its
+  // copy goes back; the copy is the old container's own data, so putting it back loses nothing
+  const inspected = await ctx.engine.inspectContainer(newId).catch(() => null);
+  if (!inspected) return copy;
+  const started = inspected.State?.StartedAt;
   return started === undefined || started.startsWith("0001-") ? null : copy;
 }
 
@@ -262,6 +267,7 @@ async function retirePredecessor(
 ): Promise<void> {
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline) {
+    // nothing lost: a predecessor the engine no longer shows is gone already: nothing to wait for or remove
     const inspected = await ctx.engine.inspectContainer(old.id).catch(() => null);
     if (!inspected) return;
     if (!inspected.State.Running) break;

@@ -55,6 +55,7 @@ export function createRepair(deps: RepairDeps): Repair {
       throw failure;
     }
     for (const action of result.actions) deps.log.info("recovery", { action });
+    // nothing lost: a predecessor the background could not retire is a leftover still, repaired by the next recovery
     result.background.catch(() => {});
   };
 
@@ -73,6 +74,7 @@ export function createRepair(deps: RepairDeps): Repair {
       ]);
       const pending = hasLeftovers(all, inScope, deps.selfContainerId);
       if (!pending) return false;
+      // nothing lost: recoverWithin logged why (above); the leftovers stay, and the next cycle repairs them first
       await recoverWithin(inScope).catch(() => {});
       return true;
     },

@@ -63,6 +63,7 @@ async function recoverOne(
     journal.delete(container);
     return `${move.file} changed since svc wrote it: left as it is`;
   }
+  // nothing lost: a unit's container the engine does not show has not passed: the move is put back below
   const running = await ctx.engine.inspectContainer(container).catch(() => null);
   if (running?.State.Running && running.Config.Image === move.to && (await watch(ctx, running.Id)).ok) {
     journal.delete(container);

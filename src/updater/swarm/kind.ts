@@ -185,6 +185,7 @@ async function update(kind: Kind, ctx: ProtocolContext, entry: Entry, self: bool
   if (heldByWindow(entry)) return;
   const verdict = entry.verdict!;
   const image = `${verdict.newImage ?? entry.summary.image}@${verdict.newDigest}`;
+  // nothing lost: without credentials the spec is written without them, and a private image's tasks fail their start, which the rollout watches
   const auth = await deps.registry.pullAuth(verdict.ref!).catch(() => undefined);
   const written = await writeImage(ctx, swarm, entry.service, image, auth);
   if ("failed" in written) return finish(entry, "failed", written.failed);
@@ -220,8 +221,10 @@ function ownServiceId(deps: ServiceTargetDeps, all: readonly ContainerSummary[])
 /** `svc rollback NAME` for a service: Swarm goes back to the previous spec. undefined: no such service here. */
 async function rollbackService(kind: Kind, ctx: ProtocolContext, name: string): Promise<RollbackResult | undefined> {
   const { deps, swarm } = kind;
+  // nothing lost: an engine that does not say it manages a Swarm has no service to roll back (undefined: the next kind, else 404)
   const state = await swarm.state().catch(() => ({ active: false, manager: false }));
   if (!state.manager) return undefined;
+  // nothing lost: a service the manager does not show is not this kind's to roll back
   const service = await swarm.inspectService(name).catch(() => null);
   if (!service || service.name !== name) return undefined;
   const from = unpinned(service.image);
@@ -263,7 +266,9 @@ async function rollbackService(kind: Kind, ctx: ProtocolContext, name: string): 
 
 /** The reference a service follows (`repo:tag`, as a container's Config.Image); undefined: no such service here. */
 async function followedReference(kind: Kind, name: string): Promise<string | undefined> {
+  // nothing lost: no Swarm known, no service followed (undefined, as for a name that is none)
   const state = await kind.swarm.state().catch(() => ({ active: false, manager: false }));
+  // nothing lost: a service the manager does not show is followed by none
   const service = state.manager ? await kind.swarm.inspectService(name).catch(() => null) : null;
   return service?.name === name ? unpinned(service.image).image : undefined;
 }

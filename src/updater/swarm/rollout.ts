@@ -43,6 +43,7 @@ export async function writeImage(
     if (!isOutOfSequence(error)) return { failed: `updating the service spec failed: ${toSvcError(error).message}` };
   }
   ctx.log.info("the service spec changed during the cycle; reading it again", { service: service.name });
+  // nothing lost: a service that cannot be read again fails this update, as the next line says
   const again = await swarm.inspectService(service.id).catch(() => null);
   if (!again) return { failed: "the service disappeared during the cycle" };
   if (again.image !== service.image) {

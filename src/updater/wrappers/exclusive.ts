@@ -25,6 +25,7 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
   const release = (lease: { release(): void }): void => {
     const next = follower;
     follower = undefined;
+    // nothing lost: the follower's caller gets its error; the lease is released either way
     if (next) void next.catch(() => {}).finally(() => release(lease));
     else {
       held = false;
