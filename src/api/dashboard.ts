@@ -209,6 +209,7 @@ const ASSET_PATH = /^\/(?:[A-Za-z0-9_-]{1,64}\.(?:js|css))?$/;
 function uiAssetEndpoint(enabled: boolean): (path: string) => Endpoint | undefined {
   if (!enabled) return () => undefined;
   // built (or read from the binary) once, in the background: the first visit need not wait
+  // nothing lost: the first visit builds it again and answers with the error
   void loadUi().catch(() => {});
   const get: Handler = async (request, target) => {
     const { uiAssets, assetResponse } = await loadUi();

@@ -120,6 +120,7 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
       const read = busy
         ? { answer: entry.view.data, dropped: entry.view.dropped }
         : readContainers(peer.name, await readJson(peer.name, response), logger);
+      // nothing lost: the answer was read above; cancelling only frees the connection
       await response.body?.cancel().catch(() => {});
       entry.view = {
         ...entry.view,
@@ -180,6 +181,7 @@ export function createPeers(config: Config, metrics: Metrics, log: Logger): Peer
  */
 async function forwarded(name: string, endpoint: string, response: Response, log: Logger): Promise<Response> {
   if (response.status === 401) {
+    // nothing lost: the status is the answer; cancelling only frees the connection
     await response.body?.cancel().catch(() => {});
     throw new SvcError(
       "peer",
@@ -187,6 +189,7 @@ async function forwarded(name: string, endpoint: string, response: Response, log
     );
   }
   if (response.status >= 300 && response.status < 400) {
+    // nothing lost: a redirect is refused by its status; cancelling only frees the connection
     await response.body?.cancel().catch(() => {});
     throw new SvcError(
       "peer",

@@ -194,6 +194,7 @@ async function provesOwner(owner: Owner, place: string): Promise<"proven" | "unp
   } catch {
     return "silent";
   }
+  // nothing lost: the status is the answer; cancelling only frees the connection
   await response.body?.cancel().catch(() => {});
   const shown = response.headers.get(OWNER_PROOF_HEADER);
   return owner.nonce !== undefined && response.ok && shown === ownerProof(owner.nonce, challenge)

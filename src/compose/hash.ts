@@ -33,6 +33,7 @@ export async function findComposeCli(
   for (const [binary, ...rest] of candidates) {
     if (!binary) continue;
     const command = [binary, ...(rest as string[])];
+    // nothing lost: a candidate that does not run is passed over for the next, or none is found
     const answer = await run([...command, "version", "--short"], env).catch(() => null);
     const version = answer?.trim() ?? "";
     if (/^v?2\.|^v?[3-9]\./.test(version)) return { command, version, env };

@@ -75,6 +75,7 @@ export class ComposeFiles {
   /** The compose CLI, looked for once. */
   cli(): Promise<ComposeCli | null> {
     const given = this.options.cli;
+    // nothing lost in the catch: no compose CLI found (null) leaves svc's own hash alone (hashers, below)
     this.found ??=
       typeof given === "function"
         ? given()

@@ -21,6 +21,7 @@ export async function readBounded(source: Pick<Request, "headers" | "body">, cap
   const declared = Number(source.headers.get("content-length") ?? Number.NaN);
   if (source.body === null || declared === 0) return { bytes: new Uint8Array(0), overCap: false };
   if (declared > cap) {
+    // nothing lost: the answer is refused as over its cap; cancelling only frees the connection
     await source.body.cancel().catch(() => {});
     return { bytes: new Uint8Array(0), overCap: true };
   }
@@ -34,6 +35,7 @@ export async function readBounded(source: Pick<Request, "headers" | "body">, cap
       chunks.push(value);
       size += value.byteLength;
       if (size > cap) {
+        // nothing lost: the answer is refused as over its cap; cancelling only frees the connection
         await reader.cancel().catch(() => {});
         return { bytes: new Uint8Array(0), overCap: true };
       }

@@ -147,6 +147,7 @@ async function copyOne(
       if (!checkedFirst && value.byteLength >= 512) {
         checkedFirst = true;
         if (!startsWithFolder(firstEntryType(value))) {
+          // nothing lost: the copy is refused just below; cancelling only stops the engine's stream
           await reader.cancel().catch(() => {});
           closeSync(file);
           closed = true;
@@ -167,6 +168,7 @@ async function copyOne(
     fsyncSync(file);
     return { bytes, xxh64: hash.digest() };
   } catch (error) {
+    // nothing lost: the error is thrown next; cancelling only stops the engine's stream
     await reader.cancel().catch(() => {});
     if (error instanceof OverLimit) throw error;
     throw new SvcError("engine", `copying ${destination}: ${(error as Error).message}`, { cause: error });
@@ -273,6 +275,7 @@ export async function measureMounts(
         if (total > limit) return total;
       }
     } finally {
+      // nothing lost: what was needed was read; cancelling only stops the engine's stream
       await reader.cancel().catch(() => {});
     }
   }

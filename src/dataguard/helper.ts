@@ -222,6 +222,7 @@ async function removeOtherHelperImages(engine: Engine, keepId: string): Promise<
   try {
     for (const image of await engine.listImages({ repositories: [HELPER_REPOSITORY] }))
       if (image.id !== keepId)
+        // nothing lost: a helper image left is removed at the next import
         for (const tag of image.repoTags.filter(isHelperTag)) await engine.removeImage(tag).catch(() => {});
   } catch {
     // nothing lost: an image left is removed at the next import
@@ -322,12 +323,14 @@ export async function runHelper(
 ): Promise<{ exitCode: number; said: string }> {
   if (!started) await engine.startContainer(id);
   const exitCode = await engine.waitForExit(id, timeoutMs);
+  // nothing lost: the exit code is the answer; the logs only illustrate it
   const said = exitCode === 0 ? "" : await engine.containerLogs(id, 5).catch(() => "");
   return { exitCode, said: said.trim().slice(0, 500) };
 }
 
 export async function removeHelper(engine: Engine, id: string): Promise<void> {
   pending.delete(id);
+  // nothing lost: a helper left is found by its label and removed by removeLeftHelpers (below) at the next copy or restore
   await engine.removeContainer(id, { force: true }).catch(() => {});
 }
 

@@ -298,6 +298,7 @@ export async function restoreInEngine(
   let restorer = await (prepared ?? prepareRestorer(engine, store, copy, false, view));
   if (restorer === "elsewhere") return "elsewhere";
   try {
+    // nothing lost: a restorer that did not answer is made again just below, and its second run's error is thrown
     let ran = await goAndWait(engine, copy, restorer).catch(() => null);
     // a restorer made ahead that is gone or waited too long (a watch longer than it waits): made again
     if (ran === null || ran.exitCode === EXIT.notAsked) {

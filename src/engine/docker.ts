@@ -378,6 +378,7 @@ export class DockerEngine implements Engine {
         // When the tag has moved on to another image, the list shows the old image's ID: the
         // reference the container was created with is only in its own Config.
         if (looksLikeImageId(summary.image, summary.imageId)) {
+          // nothing lost: the listed reference stays as it was (the image id), and the check says it cannot check it
           const inspect = await this.inspectContainer(summary.id).catch(() => null);
           if (inspect?.Config?.Image) summary.image = inspect.Config.Image;
         }
@@ -532,6 +533,7 @@ export class DockerEngine implements Engine {
     try {
       await this.keptByPodman(libpod, id);
     } catch (error) {
+      // nothing lost to the caller: its error is thrown next; a container that cannot be removed either stays, created and never started, under the name it was given
       await this.removeContainer(id, { force: true }).catch(() => {});
       throw error;
     }
@@ -565,6 +567,7 @@ export class DockerEngine implements Engine {
       }
     } catch (error) {
       // A replacement missing a network is not a replacement: leave nothing half-made behind.
+      // nothing lost to the caller: its error is thrown next; a container that cannot be removed either stays, never started, under the name it was given
       await this.removeContainer(id, { force: true }).catch(() => {});
       throw error;
     }
@@ -687,6 +690,7 @@ export class DockerEngine implements Engine {
           libpod: await this.libpod(`/containers/${encodeURIComponent(id)}/json`),
         };
       } finally {
+        // nothing lost: the probe's answer is read; a probe that cannot be removed stays, never started, named svc-probe-...
         await this.removeContainer(id, { force: true }).catch(() => {});
       }
     };

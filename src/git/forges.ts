@@ -128,6 +128,7 @@ async function json(forge: Forge, response: Response): Promise<unknown> {
 async function ok(forge: Forge, response: Response, what: string): Promise<unknown> {
   if (response.ok) return json(forge, response);
   const until = rateLimitReset(response, Date.now());
+  // nothing lost: the forge's words only add to the status, which the error below names
   const said = await json(forge, response).catch(() => undefined);
   const message =
     typeof said === "object" && said !== null && "message" in said
@@ -191,6 +192,7 @@ async function opened<T>(
 /** GitLab and Gitea say 409 when the branch's request exists already (its body unread). */
 async function conflict(response: Response): Promise<boolean> {
   if (response.status !== 409) return false;
+  // nothing lost: the status is the answer; cancelling only frees the connection
   await response.body?.cancel().catch(() => {});
   return true;
 }

@@ -95,6 +95,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
   let queue: Promise<unknown> = Promise.resolve();
   const inTurn = <T>(task: () => Promise<T>): Promise<T> => {
     const turn = queue.then(task, task);
+    // nothing lost: the task's caller gets its error through `turn`; the queue only keeps the order
     queue = turn.catch(() => {});
     return turn;
   };

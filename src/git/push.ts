@@ -137,6 +137,7 @@ export async function receivePack(remote: Remote, update: RefUpdate, pack: Uint8
 
 async function checked(response: Response, cap: number, what: string): Promise<Uint8Array> {
   if (!response.ok) {
+    // nothing lost: the failure is told from the status; cancelling only frees the connection
     await response.body?.cancel().catch(() => {});
     const hint =
       response.status === 401 || response.status === 403

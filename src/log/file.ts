@@ -103,6 +103,7 @@ export class LogFile {
     await this.flush();
     if (this.closed) return;
     this.closed = true;
+    // nothing lost: every line was flushed above; a descriptor that will not close is gone with the process
     await closeAsync(this.fd).catch(() => {});
   }
 
@@ -154,6 +155,7 @@ export class LogFile {
     this.fd = fresh;
     this.held = held;
     this.reopenRequested = false;
+    // nothing lost: the old descriptor was flushed and replaced; a failed close leaks one descriptor, writes go to the new one
     await closeAsync(old).catch(() => {});
   }
 

@@ -150,6 +150,7 @@ export class RegistryClient {
   async credentialForEngine(registry: string): Promise<Credential | undefined> {
     const credential = await this.credentialFor(registry);
     if (!credential) return undefined;
+    // nothing lost: without a challenge the line below gives the engine a global credential never, a registry's own one only
     const challenge = await this.challengeFor(registry).catch(() => undefined);
     const global = credential.source === "global";
     if (challenge === undefined || challenge === null) return global ? undefined : credential;

@@ -136,6 +136,7 @@ export async function request(
       const response = await (deps.fetch ?? fetch)(at, { ...init, headers, redirect: "manual", signal });
       const location = response.headers.get("location");
       if (![301, 302, 307, 308].includes(response.status) || location === null) return response;
+      // nothing lost: the redirect's body is never read; cancelling only frees the connection
       await response.body?.cancel().catch(() => {});
       const next = new URL(location, at);
       if (next.origin !== origin || hop === MAX_REDIRECTS)
@@ -169,6 +170,7 @@ async function readPage(deps: FetchDeps, repo: SourceRepo, response: Response): 
 
 /** A non-2xx answer as a sentence; a rate-limit answer as RateLimited with its reset time. */
 async function failure(deps: FetchDeps, repo: SourceRepo, response: Response): Promise<SvcError> {
+  // nothing lost: the failure is told from the status and headers; cancelling only frees the connection
   await response.body?.cancel().catch(() => {});
   const until = rateLimitReset(response, now(deps));
   if (until !== undefined) return new RateLimited(deps.api.name, until);

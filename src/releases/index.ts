@@ -91,6 +91,7 @@ export function createReleaseNotes(
     const turn = (queues.get(host) ?? Promise.resolve()).then(task, task);
     queues.set(
       host,
+      // nothing lost: the task's caller gets its error through `turn`; the queue only keeps the order
       turn.catch(() => {}),
     );
     return turn;

@@ -45,6 +45,7 @@ let loaded: Promise<Map<string, Asset>> | undefined;
 /** Every asset by URL path, built or read once. */
 export function uiAssets(): Promise<Map<string, Asset>> {
   loaded ??= builtFiles().then(toAssets);
+  // nothing lost: the failure reaches the caller through `loaded` itself; this only lets the next call build again
   loaded.catch(() => (loaded = undefined));
   return loaded;
 }

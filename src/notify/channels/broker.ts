@@ -151,12 +151,14 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
       closing = true;
       clearTimeout(retry);
       if (client.connected && availability) {
+        // nothing lost: the availability message is retained with a will that says offline too; this is only the polite goodbye
         await withTimeout(
           client.publishAsync(availability.topic, OFFLINE, { qos: availability.qos, retain: true }),
           timeoutMs,
           "publish",
         ).catch(() => undefined);
       }
+      // nothing lost: a broker that does not answer the disconnect is dropped just below (end(true))
       if (client.connected) await withTimeout(client.endAsync(), timeoutMs, "disconnect").catch(() => undefined);
       if (!client.disconnected) client.end(true);
     },

@@ -87,6 +87,7 @@ export class HomeAssistantBridge {
     // The host's button is there from the start: pressing it brings the first report.
     this.retained = discovery.hostMessages();
     // A broker that restarted without persistence has forgotten every retained message.
+    // nothing lost: `retained` keeps the messages, published again at the next connection
     broker.onConnect(() => void this.publishAll(this.retained).catch(() => undefined));
     if (settings.commandUser)
       broker.subscribe(

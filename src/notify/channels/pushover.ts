@@ -60,6 +60,7 @@ export async function postPushover(endpoint: string, form: URLSearchParams, time
     signal: AbortSignal.timeout(timeoutMs),
     redirect: "manual",
   });
+  // nothing lost: an unreadable answer is no success: the message below says the status
   const read = await readBoundedJson(response, ANSWER_MAX_BYTES, PUSHOVER_ANSWER).catch(() => undefined);
   const answer = read && "value" in read ? read.value : undefined;
   if (response.ok && answer?.status === 1) return;

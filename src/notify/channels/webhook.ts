@@ -60,6 +60,7 @@ export function createWebhookNotifier(
         ...(settings.tls_skip_verify ? { tls: { rejectUnauthorized: false } } : {}),
       });
       // Drain the body so the connection is released; its content is not logged (may echo input).
+      // nothing lost: the status was read; draining only frees the connection
       await response.arrayBuffer().catch(() => undefined);
       if (response.status < 200 || response.status > 299) {
         throw new SvcError("notify", `HTTP status ${response.status}`);

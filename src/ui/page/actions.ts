@@ -93,6 +93,7 @@ async function copyToGoBackTo(c: Row) {
   if (c.kind === "service" || !c.previous_image_id) return undefined;
   const copies = await apiOf(c.peer)
     .dataCopies()
+    // nothing lost: without the list the dialog offers the rollback alone, and the API decides what a rollback restores
     .catch(() => ({ copies: [] }));
   return copies.copies.find((copy) => copy.container === c.name && copy.image_id === c.previous_image_id);
 }

@@ -118,6 +118,7 @@ async function call<T>(
     throw new ApiError(401, "svc refused the token (401): it is not what the file named by http_api.token holds.");
   }
   if (response.status === 409) throw new ApiError(409, "another update cycle is running");
+  // nothing lost: a body that is not JSON leaves only the status, which the line below reports
   const data = (await response.json().catch(() => null)) as ({ error?: string } & T) | null;
   if (!response.ok) throw new ApiError(response.status, data?.error ?? `svc answered ${response.status}`);
   return data as T;

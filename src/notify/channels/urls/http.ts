@@ -34,6 +34,7 @@ export function postJson(
 /** Sends one request; a status outside 200-299 is a failure. Answers with the JSON body, or null. */
 export async function request(url: string, init: RequestInit, timeoutMs: number): Promise<unknown> {
   const response = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs), redirect: "manual" });
+  // nothing lost: an unreadable body leaves the status, checked next, and an answer of null
   const read = await readBoundedJson(response, ANSWER_MAX_BYTES).catch(() => undefined);
   if (response.status < 200 || response.status > 299) throw new SvcError("notify", `HTTP status ${response.status}`);
   return read && "value" in read ? read.value : null;
