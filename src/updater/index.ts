@@ -44,6 +44,7 @@ import { createGitStep, type GitStep } from "../git/index.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
+import { parseReference } from "../registry/reference.ts";
 import type { ReleaseNotesService } from "../releases/index.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
 import { createSignatureCheck, rootSource, type SignatureCheck } from "../verify/index.ts";
@@ -239,6 +240,17 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       const until = snooze(shared.snoozed, name, ms);
       log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
       return { container: name, until };
+    }),
+    acceptSigner: changing(async (name: string) => {
+      const reference = await firstOfKinds(kinds, (kind) => kind.reference(name));
+      if (reference === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
+      const ref = parseReference(reference);
+      const repository = `${ref.registry}/${ref.repository}`;
+      const signer = shared.signatures?.accept(repository) ?? null;
+      if (signer === null)
+        throw new SvcError("bad_request", `${name} has no update held for its signer (${repository})`);
+      log.info("signer accepted on request", { container: name, image: repository, signer });
+      return { container: name, repository, signer };
     }),
     get busy() {
       return runner.busy;

@@ -213,6 +213,20 @@ export interface ContainerActions {
    * `run_once` for the one-off `svc rollback NAME`.
    */
   rollback(container: string, trigger?: Trigger, options?: RollbackOptions): Promise<RollbackResult | null>;
+  /**
+   * Accepts the signer an update of `container` is held for (docs/verification.md: a signer
+   * changed, or no longer signed): the repository's pin becomes it, and the next cycle updates.
+   * Throws not_found for an unknown container, bad_request when nothing is held for its signer.
+   */
+  acceptSigner(container: string): Promise<AcceptedSigner>;
+}
+
+export interface AcceptedSigner {
+  container: string;
+  /** `registry/repository` whose pin changed */
+  repository: string;
+  /** the signer now pinned, or "unsigned" (the pin removed) */
+  signer: string;
 }
 
 export interface RollbackOptions {
