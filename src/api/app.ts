@@ -106,6 +106,10 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     server?.timeout(request, 0);
     return answer(await deps.runner.rollback(container, undefined, withData ? { withData } : undefined));
   };
+  const acceptSigner: Handler = async (request, target) => {
+    const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
+    return answer(await deps.runner.acceptSigner(oneContainer(fields.container)));
+  };
   return new Map([
     ["/v1/health", getEndpoint(true, false, health)],
     ["/v1/metrics", getEndpoint(api.metrics, !api.metrics_no_auth, metrics)],
@@ -113,6 +117,10 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
     ["/v1/skip", { enabled: api.update, authenticated: true, methods: { POST: skip }, allow: "POST" }],
     ["/v1/rollback", { enabled: api.update, authenticated: true, methods: { POST: rollback }, allow: "POST" }],
+    [
+      "/v1/signers/accept",
+      { enabled: api.update, authenticated: true, methods: { POST: acceptSigner }, allow: "POST" },
+    ],
     ["/v1/data-guard", dataGuardEndpoint(true, deps.dataCopies)],
     ...dashboard,
   ]);

@@ -416,6 +416,52 @@ export function releaseSources(description: string) {
   );
 }
 
+/** A TOML array of strings, or (from env and flags) one string of words separated by spaces. */
+const words = (max: number) =>
+  z
+    .union([z.array(z.string().min(1).max(4096)).max(max), z.string().max(64 * 1024)])
+    .transform((value) => (typeof value === "string" ? value.split(/\s+/).filter(Boolean) : value));
+
+/** A TOML boolean, or (from env and flags) its text. */
+const flag = (def: boolean) =>
+  z
+    .union([z.boolean(), z.enum(["true", "false"])])
+    .transform((value) => value === true || value === "true")
+    .default(def);
+
+/**
+ * `[[verify]]`: which signatures the images a table names must carry (docs/verification.md):
+ * `images` globs, and `keys` (PEM files or inline PEM) or a keyless `issuer` with `identity` or
+ * `identity_regexp`; `mode` enforce (held when unverified) or warn; `transparency_log`.
+ */
+export function verifyPolicies(description: string) {
+  const fields = ["images", "keys", "issuer", "identity", "identity_regexp", "mode", "transparency_log"] as const;
+  const example = [{ images: "ghcr.io/acme/*", keys: "/etc/svc/acme.pub", mode: "enforce" }];
+  return leaf({ kind: "tables", description, default: [], example, fields }, () =>
+    z
+      .array(
+        z
+          .strictObject({
+            images: words(64).refine((list) => list.length > 0, { error: "must name at least one image glob" }),
+            keys: words(16).default([]),
+            issuer: z.string().min(1).max(1024).optional(),
+            identity: z.string().min(1).max(1024).optional(),
+            identity_regexp: z.string().min(1).max(1024).optional(),
+            mode: z.enum(["enforce", "warn"]).default("enforce"),
+            transparency_log: flag(true),
+          })
+          .refine((p) => p.keys.length > 0 || p.issuer !== undefined, {
+            error: "needs keys, or an issuer with identity or identity_regexp",
+          })
+          .refine((p) => p.issuer === undefined || (p.identity === undefined) !== (p.identity_regexp === undefined), {
+            error: "an issuer needs exactly one of identity and identity_regexp",
+          }),
+      )
+      .max(256)
+      .default([]),
+  );
+}
+
 const PEER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const hasUserInfo = (url: string): boolean => {
   const parsed = URL.parse(url);

@@ -49,6 +49,7 @@ import {
   table,
   tagPolicy,
   url,
+  verifyPolicies,
   wt,
   wtSwitch,
 } from "./builders.ts";
@@ -107,6 +108,13 @@ export const CONFIG = table("General options", {
   ),
   peers: peers(
     "Other svc instances the dashboard shows beside this one, each reached through its API with its own token (name, url, token or a path to a file holding it, ca_cert for a private CA)",
+  ),
+  verify: verifyPolicies(
+    "Signatures images must carry before they run (docs/verification.md): images (globs), keys (PEM files or inline PEM) or issuer with identity or identity_regexp (keyless), mode (enforce: held when unverified; warn), transparency_log",
+  ),
+  trusted_root: path(
+    "A Sigstore trusted root (trusted_root.json) for keyless signatures of a private Sigstore, instead of the public one svc ships and refreshes (docs/verification.md)",
+    "/etc/svc/trusted_root.json",
   ),
   peer_timeout: duration(
     "2s",

@@ -426,7 +426,17 @@ export class DockerEngine implements Engine {
     );
   }
 
-  async pullImage(reference: string, options: { platform?: Platform; auth?: RegistryAuth } = {}): Promise<void> {
+  async pullImage(
+    reference: string,
+    options: { platform?: Platform; auth?: RegistryAuth; digest?: string | null } = {},
+  ): Promise<void> {
+    const pinned = checkedReference(reference, options.digest ?? null);
+    await this.pull(pinned, options);
+    // tagged by the digest reference: on the containerd store an id may name several images
+    if (pinned !== reference) await this.tagImage(pinned, reference);
+  }
+
+  private async pull(reference: string, options: { platform?: Platform; auth?: RegistryAuth }): Promise<void> {
     const { repository, tag } = splitReference(reference);
     const platform = options.platform ? platformString(options.platform) : undefined;
     const what = `pull ${reference}`;
@@ -976,6 +986,16 @@ export function splitReference(reference: string): { repository: string; tag: st
   const colon = reference.lastIndexOf(":");
   if (colon > lastSlash) return { repository: reference.slice(0, colon), tag: reference.slice(colon + 1) };
   return { repository: reference, tag: "latest" };
+}
+
+/**
+ * What to pull for `reference` (a tag) when a check found `digest`: `repo@digest`; the reference
+ * itself when it already names a digest, or no digest was found. A tag moved in the registry
+ * between the check and the pull then changes nothing: the image run is the one checked.
+ */
+export function checkedReference(reference: string, digest: string | null): string {
+  if (!digest || !/^sha256:[0-9a-f]{64}$/.test(digest) || reference.includes("@")) return reference;
+  return `${splitReference(reference).repository}@${digest}`;
 }
 
 /** "SIGTERM", "TERM", "sigterm" name the same signal. */

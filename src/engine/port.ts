@@ -120,7 +120,15 @@ export interface Engine {
   inspectContainer(idOrName: string): Promise<ContainerInspect>;
   /** null when the image does not exist locally */
   inspectImage(reference: string): Promise<ImageInspect | null>;
-  pullImage(reference: string, options?: { platform?: Platform; auth?: RegistryAuth }): Promise<void>;
+  /**
+   * Pulls `reference`. With `digest` (the digest a check found for it), pulls `repo@digest` and
+   * points `reference` at what was pulled: the digest checked is the digest run, though the tag
+   * moved in the registry meanwhile (an index digest: the engine still selects `platform` from it).
+   */
+  pullImage(
+    reference: string,
+    options?: { platform?: Platform; auth?: RegistryAuth; digest?: string | null },
+  ): Promise<void>;
   /** timeoutMs: grace period before SIGKILL; signal: the container's stop signal */
   stopContainer(id: string, options: { timeoutMs: number; signal?: string }): Promise<void>;
   renameContainer(id: string, newName: string): Promise<void>;

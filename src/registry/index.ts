@@ -11,12 +11,14 @@
 import type { Config } from "../config/index.ts";
 import type { RegistryAuth } from "../engine/port.ts";
 import type { Logger } from "../log/index.ts";
+import { createArtifactReader } from "./artifacts.ts";
 import { CheckSession } from "./check.ts";
 import { type RateLimitAnswer, RegistryClient } from "./client.ts";
 import { type HelperRunner, helperRunner, serverAddressOf } from "./credentials.ts";
 import type { ImageRef, Registry } from "./port.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./transport.ts";
 
+export type { ArtifactManifest, ArtifactReader, Descriptor } from "./artifacts.ts";
 export type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "./port.ts";
 export { canonicalHost, isPinned, matchesImagePrefix, parseReference, repositoryKey, withTag } from "./reference.ts";
 
@@ -46,6 +48,7 @@ export function createRegistry(config: Config, log: Logger, options: RegistryOpt
     onRateLimit: options.onRateLimit,
   });
   return {
+    artifacts: () => createArtifactReader(client),
     session: () => new CheckSession(client, config, registryLog, options.tagsPageSize),
     pullAuth: async (ref: ImageRef): Promise<RegistryAuth | undefined> => {
       const credential = await client.credentialForEngine(ref.registry);

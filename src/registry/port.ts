@@ -91,4 +91,6 @@ export interface Registry {
    * if any: only what svc's own requests would send there (the realm rule: client.ts credentialForEngine)
    */
   pullAuth(ref: ImageRef): Promise<import("../engine/port.ts").RegistryAuth | undefined>;
+  /** what is attached to images (signatures), read through the same client; absent in fakes without it */
+  artifacts?(): import("./artifacts.ts").ArtifactReader;
 }

@@ -47,5 +47,7 @@ export function rememberedBy(state: StateStore) {
     snoozed: state.section("snoozed"),
     prePulled: state.section("pre_pulled"),
     unitMoves: state.section("unit_moves"),
+    signers: state.section("signers"),
+    signersPending: state.section("signers_pending"),
   };
 }

@@ -38,7 +38,9 @@ export type Section =
   | "pre_pulled"
   | "digests"
   | "unit_moves"
-  | "home_assistant";
+  | "home_assistant"
+  | "signers"
+  | "signers_pending";
 
 const SECTIONS: readonly Section[] = [
   "rolled_back",
@@ -52,6 +54,8 @@ const SECTIONS: readonly Section[] = [
   "digests",
   "unit_moves",
   "home_assistant",
+  "signers",
+  "signers_pending",
 ];
 const VERSION = 1;
 

@@ -34,6 +34,7 @@
  *   holds the binding: a handover container from the new image finishes the update (containers/handover.ts).
  */
 
+import { join } from "node:path";
 import { ComposeFiles } from "../compose/index.ts";
 import type { Config } from "../config/index.ts";
 import { SvcError } from "../core/errors.ts";
@@ -43,8 +44,10 @@ import { createGitStep, type GitStep } from "../git/index.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
 import type { Registry } from "../registry/port.ts";
+import { parseReference } from "../registry/reference.ts";
 import type { ReleaseNotesService } from "../releases/index.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
+import { createSignatureCheck, rootSource, type SignatureCheck } from "../verify/index.ts";
 import type { RolledBackDigests } from "./check/check.ts";
 import { snooze } from "./check/snooze.ts";
 import { completeHandover, type HandoverJob } from "./containers/handover.ts";
@@ -123,6 +126,11 @@ export interface UpdaterDeps {
   git?: GitStep;
   /** the data guard (docs/data-guard.md); default: one from the configuration, with the real clock */
   guard?: DataGuard;
+  /** the signer pinned per repository, and the one a held update carries (docs/verification.md; default: in memory) */
+  signers?: Remembered;
+  signersPending?: Remembered;
+  /** who signed a new image; default: from `[[verify]]` and the registry's artifacts (none: not asked) */
+  signatures?: SignatureCheck;
 }
 
 const DEFAULT_CONCURRENCY = 4;
@@ -233,6 +241,17 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
       return { container: name, until };
     }),
+    acceptSigner: changing(async (name: string) => {
+      const reference = await firstOfKinds(kinds, (kind) => kind.reference(name));
+      if (reference === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
+      const ref = parseReference(reference);
+      const repository = `${ref.registry}/${ref.repository}`;
+      const signer = shared.signatures?.accept(repository) ?? null;
+      if (signer === null)
+        throw new SvcError("bad_request", `${name} has no update held for its signer (${repository})`);
+      log.info("signer accepted on request", { container: name, image: repository, signer });
+      return { container: name, repository, signer };
+    }),
     get busy() {
       return runner.busy;
     },
@@ -253,7 +272,26 @@ function kindDepsOf(deps: UpdaterDeps, draining: () => boolean): KindDeps & { sn
     skipped: deps.skipped ?? inMemory(),
     snoozed: deps.snoozed ?? inMemory(),
     draining,
+    signatures: deps.signatures ?? signatureCheckOf(deps),
   };
+}
+
+/** The verify room over the registry's artifacts; none where the registry reads none (a fake). */
+function signatureCheckOf(deps: UpdaterDeps): SignatureCheck | undefined {
+  const reader = deps.registry.artifacts?.();
+  if (!reader) return undefined;
+  const stateDir = deps.config.state_dir;
+  return createSignatureCheck({
+    config: deps.config,
+    reader,
+    signers: deps.signers ?? inMemory(),
+    pending: deps.signersPending ?? inMemory(),
+    root: rootSource({
+      file: deps.config.trusted_root,
+      cacheDir: stateDir === undefined ? undefined : join(stateDir, "sigstore"),
+    }),
+    log: deps.log.child("verify"),
+  });
 }
 
 /** The dashboard's view: a dry run over the filter, with what svc remembers of each container. */

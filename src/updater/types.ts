@@ -3,6 +3,7 @@ import type { Copy } from "../dataguard/index.ts";
 import type { ContainerSummary, ImageSummary } from "../engine/port.ts";
 import type { ServiceSummary } from "../engine/swarm.ts";
 import type { ReleaseNotes } from "../releases/index.ts";
+import type { SignatureReport } from "../verify/index.ts";
 
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
@@ -62,6 +63,8 @@ export interface ContainerReport {
   applies_at?: string | null;
   /** present for a target that was stale (updated, stale, held...): what the update brings */
   releases?: ReleaseSummary;
+  /** present for a target an update was to replace: who signed the new image, or why it did not verify (docs/verification.md) */
+  signature?: SignatureReport;
   /** a compose container moved to another tag: what svc writes (a dry run) or wrote into its files (docs/compose.md) */
   compose?: ComposeChange;
   /** the version label (org.opencontainers.image.version) of the image it ran when the cycle began, when it has one */
@@ -210,6 +213,20 @@ export interface ContainerActions {
    * `run_once` for the one-off `svc rollback NAME`.
    */
   rollback(container: string, trigger?: Trigger, options?: RollbackOptions): Promise<RollbackResult | null>;
+  /**
+   * Accepts the signer an update of `container` is held for (docs/verification.md: a signer
+   * changed, or no longer signed): the repository's pin becomes it, and the next cycle updates.
+   * Throws not_found for an unknown container, bad_request when nothing is held for its signer.
+   */
+  acceptSigner(container: string): Promise<AcceptedSigner>;
+}
+
+export interface AcceptedSigner {
+  container: string;
+  /** `registry/repository` whose pin changed */
+  repository: string;
+  /** the signer now pinned, or "unsigned" (the pin removed) */
+  signer: string;
 }
 
 export interface RollbackOptions {

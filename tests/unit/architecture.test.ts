@@ -18,7 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["state", "metrics"],
   ["engine"],
   ["registry", "releases", "compose"],
-  ["dataguard", "git"],
+  ["dataguard", "git", "verify"],
   ["updater/types.ts"],
   ["updater/selection", "updater/check"],
   ["updater/cycle"],

@@ -12,6 +12,7 @@ const runner = {
   rollback: async () => null,
   overview: async () => null,
   snooze: async (container: string) => ({ container, until: null }),
+  acceptSigner: async (container: string) => ({ container, repository: "", signer: "" }),
   busy: false,
 };
 listen(createApp({ config, runner, metrics: new Metrics(), log: silentLogger }), port);

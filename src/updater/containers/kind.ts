@@ -16,6 +16,7 @@ import { imagesOfContainers } from "../check/images.ts";
 import { snoozedUntil } from "../check/snooze.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { readReleaseNotes, VERSION_LABEL } from "../cycle/notes.ts";
+import { checkSignatures } from "../cycle/signatures.ts";
 import {
   appliesAtOf,
   type CycleScope,
@@ -108,6 +109,7 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     deps.config,
   );
   await notes.decided;
+  await checkSignatures(deps.signatures, ctx, entries.values());
   const toUpdate = chooseUpdates(deps, entries);
   planCompose(deps.compose, entries.values(), toUpdate, options);
   // a container systemd runs: what a tag move would write into its unit's file, and the command
@@ -313,6 +315,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     duration_ms: durationOf(e, now),
     ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
+    ...(e.signature ? { signature: e.signature } : {}),
     ...(e.compose ? { compose: e.compose } : {}),
     ...(e.dataGuard ? { data_guard: e.dataGuard } : {}),
     ...versionOf(e.summary.labels),

@@ -63,7 +63,7 @@ async function pullAhead(
   const platform = await checker.platformOf(entry.summary.imageId);
   const auth = await deps.registry.pullAuth(entry.verdict!.ref!);
   await act(ctx, "pull", { container: entry.summary.name, container_id: entry.summary.id, image: reference }, () =>
-    deps.engine.pullImage(reference, { platform, auth }),
+    deps.engine.pullImage(reference, { platform, auth, digest: entry.newDigest }),
   );
   return (await deps.engine.inspectImage(reference))?.Id ?? null;
 }

@@ -441,7 +441,7 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
               g.ctx,
               "pull",
               { container: entry.summary.name, container_id: entry.summary.id, image: reference },
-              () => g.deps.engine.pullImage(reference, { platform, auth }),
+              () => g.deps.engine.pullImage(reference, { platform, auth, digest: entry.newDigest }),
             ),
           );
         g.pulls.set(key, pulling);

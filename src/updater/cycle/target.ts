@@ -12,6 +12,7 @@ import type { Logger } from "../../log/index.ts";
 import type { Registry } from "../../registry/port.ts";
 import type { ReleasesSession } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
+import type { SignatureCheck, SignatureReport } from "../../verify/index.ts";
 import type { Checker, CheckInput, Verdict } from "../check/check.ts";
 import { bareName, type ContainerPolicy } from "../selection/selection.ts";
 import type {
@@ -42,6 +43,8 @@ export interface TargetEntry {
   appliesAt?: number | null;
   /** what the update brings (cycle/notes.ts), for a stale target */
   releases?: ReleaseSummary;
+  /** who signed the image it would run (cycle/signatures.ts), for a target to be replaced */
+  signature?: SignatureReport;
 }
 
 export function newTarget(summary: ContainerSummary, policy: ContainerPolicy, startedAt = Date.now()): TargetEntry {
@@ -127,6 +130,8 @@ export interface KindDeps {
   selfContainerId?: string;
   /** true once a graceful stop was asked for: no new replacement starts */
   draining: () => boolean;
+  /** who signed a new image (docs/verification.md); absent: not asked */
+  signatures?: SignatureCheck;
 }
 
 /** What a cycle hands each kind. */

@@ -23,6 +23,7 @@ import type { ProtocolContext } from "../cycle/context.ts";
 import { readReleaseNotes } from "../cycle/notes.ts";
 import { forEachLimited } from "../cycle/pool.ts";
 import { announce } from "../cycle/progress.ts";
+import { checkSignatures } from "../cycle/signatures.ts";
 import {
   appliesAtOf,
   type CycleScope,
@@ -119,6 +120,7 @@ async function runServices(kind: Kind, { ctx, all, filter, options, releases }: 
   // a service that holds breaking updates waits for its notes; the others are updated meanwhile
   const notes = readReleaseNotes({ releases, filter, options, trigger: ctx.trigger }, entries, checker, deps.config);
   await notes.decided;
+  await checkSignatures(deps.signatures, ctx, entries);
   const stale = toReplace(entries);
   if (options.dryRun) {
     for (const entry of stale) finish(entry, "stale", DRY_RUN_REASON);
@@ -363,5 +365,6 @@ function reportOf(entry: Entry): ContainerReport {
     duration_ms: durationOf(entry),
     ...appliesAtOf(entry),
     ...(entry.releases ? { releases: entry.releases } : {}),
+    ...(entry.signature ? { signature: entry.signature } : {}),
   };
 }

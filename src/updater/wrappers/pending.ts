@@ -41,6 +41,9 @@ export function pendingRunner(): {
       async snooze(container: string, ms: number) {
         return (updater ?? (await started)).snooze(container, ms);
       },
+      async acceptSigner(container: string) {
+        return (updater ?? (await started)).acceptSigner(container);
+      },
     },
     ready(value) {
       updater = value;

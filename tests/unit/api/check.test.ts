@@ -130,6 +130,27 @@ describe("GET /v1/containers", () => {
   });
 });
 
+describe("POST /v1/signers/accept", () => {
+  test("one container: the answer names the signer now pinned; 401, 400 and 404 as documented", async () => {
+    const { request, runner } = makeApp();
+    const accepted = await request("/v1/signers/accept", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ container: "web" }),
+    });
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toEqual({
+      container: "web",
+      repository: "ghcr.io/acme/app",
+      signer: "key SHA256:abc",
+    });
+    expect(runner.accepted).toEqual(["web"]);
+    expect((await request("/v1/signers/accept?container=web", { method: "POST" })).status).toBe(401);
+    expect((await request("/v1/signers/accept", { method: "POST", headers: auth })).status).toBe(400);
+    expect((await request("/v1/signers/accept?container=missing", { method: "POST", headers: auth })).status).toBe(404);
+  });
+});
+
 describe("POST /v1/skip", () => {
   test("one container, and a digest or none (the updater then finds the newer one); the answer names what is skipped", async () => {
     const { request, runner } = makeApp();

@@ -1,6 +1,7 @@
 /** Small fakes of our own ports for the API's unit tests (no module mocking). */
 import { createApp } from "../../../src/api/index.ts";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
+import { SvcError } from "../../../src/core/errors.ts";
 import type { AccessFields, AuditEntry } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import type {
@@ -44,6 +45,15 @@ export class FakeRunner implements CycleRunner, ContainerActions, DashboardActio
   }
 
   skips: { container: string; digest?: string; tag?: string }[] = [];
+
+  /** containers whose held signer was accepted */
+  accepted: string[] = [];
+
+  async acceptSigner(container: string) {
+    if (container === "missing") throw new SvcError("not_found", "no container or service named missing");
+    this.accepted.push(container);
+    return { container, repository: "ghcr.io/acme/app", signer: "key SHA256:abc" };
+  }
 
   calls: { trigger: Trigger; filter?: UpdateFilter; options?: RunOptions }[] = [];
   /** when set, run() waits for it (a slow cycle) */

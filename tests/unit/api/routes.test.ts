@@ -198,6 +198,7 @@ describe("answers that need the token", () => {
     ["POST", "/v1/check", {}],
     ["POST", "/v1/skip", { body: JSON.stringify({ container: "web", digest: `sha256:${"a".repeat(64)}` }) }],
     ["POST", "/v1/rollback", { body: JSON.stringify({ container: "web" }) }],
+    ["POST", "/v1/signers/accept", { body: JSON.stringify({ container: "web" }) }],
     ["POST", "/v1/snooze", { body: JSON.stringify({ container: "web", for: "1d" }) }],
     ["GET", "/v1/containers", {}],
     ["GET", "/v1/progress", {}],

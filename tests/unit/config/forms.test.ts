@@ -62,6 +62,30 @@ function sample(option: OptionSpec): { value: unknown; expected: unknown } {
         ];
         return { value: sources, expected: sources };
       }
+      if (option.key === "verify") {
+        // one word per list, so that the env and flag form (fields split at commas) says the same
+        const policies = [
+          { images: "ghcr.io/acme/*", keys: "/etc/svc/acme.pub", transparency_log: "false" },
+          {
+            images: "ghcr.io/oss/*",
+            issuer: "https://token.actions.githubusercontent.com",
+            identity: "me",
+            mode: "warn",
+          },
+        ];
+        const expected = [
+          { images: ["ghcr.io/acme/*"], keys: ["/etc/svc/acme.pub"], mode: "enforce", transparency_log: false },
+          {
+            images: ["ghcr.io/oss/*"],
+            keys: [],
+            issuer: "https://token.actions.githubusercontent.com",
+            identity: "me",
+            mode: "warn",
+            transparency_log: true,
+          },
+        ];
+        return { value: policies, expected };
+      }
       const entries = [
         { name: "nas", url: "https://nas.lan:8080/", token: "t1" },
         { name: "pi", url: "http://pi.lan:8080/", token: "t2", ca_cert: "ca.pem" },

@@ -54,6 +54,10 @@ describe("checking", () => {
     expect(states(report)).toEqual({ a1: "fresh", a2: "fresh", db: "updated" });
     expect(registry.checks.filter((c) => c === "r.io/app:1").length).toBe(1);
     expect(report!.containers.find((c) => c.name === "a1")!.old_digest).toBe(DIGEST);
+    // the pull is made at the digest the check found, not at whatever the tag names by then
+    const db = report!.containers.find((c) => c.name === "db")!;
+    expect(db.new_digest).toMatch(/^sha256:/);
+    expect(engine.pulledDigests).toEqual([db.new_digest]);
     expect(report!.counts).toMatchObject({ scanned: 3, updated: 1, fresh: 2, failed: 0 });
     expect(metrics.snapshot()).toEqual({
       svc_scans_total: 1,

@@ -24,6 +24,7 @@ function fakeUpdater(): Updater & { runs: Trigger[] } {
     skip: async () => ({}) as never,
     overview: async () => null,
     snooze: async (container) => ({ container, until: null }),
+    acceptSigner: async (container) => ({ container, repository: "", signer: "" }),
     busy: false,
   };
 }

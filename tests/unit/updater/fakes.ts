@@ -61,6 +61,8 @@ export class FakeEngine implements Engine {
   failures = new Set<string>();
   stops: { name: string; timeoutMs: number; signal?: string }[] = [];
   pulls: { reference: string; platform?: Platform; auth?: RegistryAuth }[] = [];
+  /** the digest each pull was asked to be made at (the one the check found), in the order of `pulls` */
+  pulledDigests: (string | null)[] = [];
   listCalls = 0;
   unreachable = false;
   /** tag -> image id the registry has for it now */
@@ -194,9 +196,14 @@ export class FakeEngine implements Engine {
     } as unknown as ImageInspect;
   }
 
-  async pullImage(reference: string, options?: { platform?: Platform; auth?: RegistryAuth }): Promise<void> {
+  async pullImage(
+    reference: string,
+    options?: { platform?: Platform; auth?: RegistryAuth; digest?: string | null },
+  ): Promise<void> {
     this.maybeFail("pull", reference);
-    this.pulls.push({ reference, ...options });
+    const { digest, ...rest } = options ?? {};
+    this.pulls.push({ reference, ...rest });
+    this.pulledDigests.push(digest ?? null);
     this.events.push(`pull:${reference}`);
     const id = this.remote.get(reference);
     if (!id) return;

@@ -27,6 +27,10 @@ function fakeUpdater(report: SessionReport | null): Updater & { calls: string[] 
     async snooze(container) {
       return { container, until: null };
     },
+    async acceptSigner(container) {
+      calls.push(`accept ${container}`);
+      return { container, repository: "ghcr.io/acme/app", signer: "unsigned" };
+    },
   };
 }
 
