@@ -21,7 +21,7 @@ import { createHash } from "node:crypto";
 import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import pkg from "./package.json" with { type: "json" };
-import { cycloneDx, type Lockfile } from "./scripts/sbom.ts";
+import type { Lockfile } from "./scripts/sbom.ts";
 
 type ReleaseTarget = {
   /** file name in the output folder */
@@ -166,6 +166,8 @@ function sourceDate(): string {
 
 /** svc.cdx.json: the packages compiled into the binaries, pinned by bun.lock (scripts/sbom.ts). */
 async function writeSbom(outfile: string, inputs: string[], version: string): Promise<void> {
+  // loaded here, for release builds only: `bun run build` needs nothing beyond build.ts and src/
+  const { cycloneDx } = await import("./scripts/sbom.ts");
   const lock = (await import(join(import.meta.dir, "bun.lock"))).default as Lockfile;
   const sbom = cycloneDx(
     // the metafile names the files relative to the working folder
