@@ -3,8 +3,8 @@
  * Builds svc into single executables.
  *
  *   bun run build                 dist/svc for this machine
- *   bun run build --all           also dist/svc-linux-x64, dist/svc-linux-arm64
- *                                 and dist/SHA256SUMS over the release files
+ *   bun run build --all           also dist/svc-linux-x64, dist/svc-linux-arm64, their SBOM
+ *                                 dist/svc.cdx.json and dist/SHA256SUMS over the release files
  *   bun run build --outdir DIR    write into DIR instead of dist/ (the build tests use a temp dir)
  *   bun run build --target T      only the named release target(s), e.g. --target linux-arm64
  *
@@ -21,6 +21,7 @@ import { createHash } from "node:crypto";
 import { copyFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import pkg from "./package.json" with { type: "json" };
+import type { Lockfile } from "./scripts/sbom.ts";
 
 type ReleaseTarget = {
   /** file name in the output folder */
@@ -116,8 +117,11 @@ module.exports = new Proxy({}, { get: (_, key) => (key === "__esModule" || typeo
   },
 };
 
-/** Compiles one executable with every release setting. Exported so the build tests can probe them. */
-export async function compile({ outfile, target, commit, entrypoint }: CompileOptions): Promise<void> {
+/**
+ * Compiles one executable with every release setting. Exported so the build tests can probe them.
+ * Returns the files the bundler read (the SBOM lists the packages they belong to).
+ */
+export async function compile({ outfile, target, commit, entrypoint }: CompileOptions): Promise<string[]> {
   const result = await Bun.build({
     entrypoints: [entrypoint ?? join(import.meta.dir, "src/main.ts")],
     compile: {
@@ -137,6 +141,7 @@ export async function compile({ outfile, target, commit, entrypoint }: CompileOp
     splitting: true,
     minify: true,
     sourcemap: "none",
+    metafile: true,
     plugins: [stubUnusedPackages],
     define: {
       "process.env.NODE_ENV": JSON.stringify("production"),
@@ -147,6 +152,35 @@ export async function compile({ outfile, target, commit, entrypoint }: CompileOp
     for (const message of result.logs) console.error(message);
     fail(`compiling ${outfile} failed`);
   }
+  return Object.keys(result.metafile?.inputs ?? {});
+}
+
+/** When the source was committed (the SBOM's date): SOURCE_DATE_EPOCH, git, or now outside git. */
+function sourceDate(): string {
+  const epoch = process.env.SOURCE_DATE_EPOCH;
+  if (epoch) return new Date(Number(epoch) * 1000).toISOString();
+  const result = Bun.spawnSync(["git", "log", "-1", "--format=%cI"], { cwd: import.meta.dir, stderr: "ignore" });
+  const date = result.success ? result.stdout.toString().trim() : "";
+  return date ? new Date(date).toISOString() : new Date().toISOString();
+}
+
+/** svc.cdx.json: the packages compiled into the binaries, pinned by bun.lock (scripts/sbom.ts). */
+async function writeSbom(outfile: string, inputs: string[], version: string): Promise<void> {
+  // loaded here, for release builds only: `bun run build` needs nothing beyond build.ts and src/
+  const { cycloneDx } = await import("./scripts/sbom.ts");
+  const lock = (await import(join(import.meta.dir, "bun.lock"))).default as Lockfile;
+  const sbom = cycloneDx(
+    // the metafile names the files relative to the working folder
+    {
+      root: import.meta.dir,
+      inputs: inputs.map((input) => resolve(input)),
+      version,
+      bunVersion: Bun.version,
+      timestamp: sourceDate(),
+    },
+    lock,
+  );
+  await writeFile(outfile, `${JSON.stringify(sbom, null, 2)}\n`);
 }
 
 async function sha256(path: string): Promise<string> {
@@ -200,16 +234,19 @@ async function main(): Promise<void> {
       )
     : RELEASE_TARGETS;
   const lines: string[] = [];
+  const inputs = new Set<string>();
   for (const target of targets) {
     const outfile = join(outdir, target.file);
     await rm(outfile, { force: true });
-    await compile({ outfile, target: target.bun, commit });
+    for (const input of await compile({ outfile, target: target.bun, commit })) inputs.add(input);
     lines.push(`${await sha256(outfile)}  ${target.file}`);
     console.log(`build: ${outfile} (${version}, ${target.bun})`);
   }
   // the systemd unit ships beside the binaries: install.sh --systemd downloads and checks it
   await copyFile(join(import.meta.dir, "systemd", "svc.service"), join(outdir, "svc.service"));
   lines.push(`${await sha256(join(outdir, "svc.service"))}  svc.service`);
+  await writeSbom(join(outdir, "svc.cdx.json"), [...inputs], version);
+  lines.push(`${await sha256(join(outdir, "svc.cdx.json"))}  svc.cdx.json`);
   // sha256sum's own format, so `sha256sum -c --ignore-missing SHA256SUMS` works for users.
   await writeFile(join(outdir, "SHA256SUMS"), lines.join("\n") + "\n");
   console.log(`build: ${join(outdir, "SHA256SUMS")}`);

@@ -1,18 +1,29 @@
 #!/bin/sh
-# Installs the svc binary for this machine from a release, checking its SHA-256 first.
+# Installs the svc binary for this machine from a release, checking its SHA-256 first and, where
+# cosign is installed, the release's signature of SHA256SUMS.
 #
 #   curl -fsSL https://github.com/svc-project/svc/releases/latest/download/install.sh | sh
 #   sh install.sh [--prefix DIR]        installs DIR/bin/svc (default DIR: /usr/local)
 #   sh install.sh --systemd             also a hardened systemd unit (/etc/systemd/system/svc.service)
 #                                       and a sample /etc/svc/svc.toml to edit
 #
-# SVC_INSTALL_BASE_URL overrides where svc-linux-<arch>[-musl] and SHA256SUMS are downloaded from
-# (a mirror, a pinned release such as .../releases/download/v0.1.0, or a local server in tests).
-# A download whose checksum does not match is refused: nothing is installed, temp files are removed.
+# The copy published with a release knows that release: scripts/release.sh writes its address and
+# signer into the RELEASE_* lines below (they are empty in the repository, whose copy therefore
+# needs SVC_INSTALL_BASE_URL). SVC_INSTALL_BASE_URL overrides where svc-linux-<arch>[-musl] and
+# SHA256SUMS are downloaded from (a mirror, another release, or a local server in tests); the
+# signature is still checked against the signer written below.
+# A download whose checksum or signature does not match is refused: nothing is installed, temp
+# files are removed. SVC_INSTALL_REQUIRE_SIGNATURE=1 also refuses to install without cosign.
 # POSIX sh on purpose (dash, busybox ash): it runs before anything else is on the machine.
 set -eu
 
-BASE_URL=${SVC_INSTALL_BASE_URL:-https://github.com/svc-project/svc/releases/latest/download}
+# Written by scripts/release.sh into the published copy (one line each; keep their form).
+RELEASE_URL=""
+RELEASE_IDENTITY=""
+RELEASE_ISSUER=""
+RELEASE_PUBLIC_KEY=""
+
+BASE_URL=${SVC_INSTALL_BASE_URL:-$RELEASE_URL}
 PREFIX=/usr/local
 SYSTEMD=""
 UNIT_DIR=/etc/systemd/system
@@ -29,7 +40,9 @@ Downloads the svc binary for this machine, verifies it against the release's SHA
 and installs it as DIR/bin/svc (default DIR: /usr/local).
 --systemd also installs the systemd unit svc.service (into /etc/systemd/system) and, when
 there is none, a sample configuration /etc/svc/svc.toml to edit before starting it.
-Environment: SVC_INSTALL_BASE_URL  where to download from (default: the latest release)
+Environment: SVC_INSTALL_BASE_URL  where to download from (default: the release this
+             install.sh was published with)
+             SVC_INSTALL_REQUIRE_SIGNATURE=1  refuse to install when cosign is not installed
 USAGE
 }
 
@@ -45,6 +58,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ -n "$PREFIX" ] || die "--prefix needs a directory"
+[ -n "$BASE_URL" ] || die "this install.sh names no release (the repository's copy): run the one published with a release,
+  curl -fsSL https://github.com/svc-project/svc/releases/latest/download/install.sh | sh
+or set SVC_INSTALL_BASE_URL to a release's download address"
 BIN_DIR=${PREFIX%/}/bin
 
 detect_arch() {
@@ -83,6 +99,35 @@ sha256_of() { # sha256_of FILE: prints the hex digest
   fi
 }
 
+# SHA256SUMS signed by the release (cosign's Sigstore bundle beside it): keyless by the release
+# workflow's identity, or by a key whose public half is written above. Checked when cosign is
+# installed, since the checksums are only as trustworthy as the place they were downloaded from.
+verify_signature() {
+  if [ -z "$RELEASE_IDENTITY" ] && [ -z "$RELEASE_PUBLIC_KEY" ]; then
+    say "note: this release is not signed: only the checksum is checked"
+    return
+  fi
+  if ! command -v cosign >/dev/null 2>&1; then
+    [ "${SVC_INSTALL_REQUIRE_SIGNATURE:-}" != 1 ] || die "cosign is not installed and SVC_INSTALL_REQUIRE_SIGNATURE=1: refusing to install without checking the signature"
+    say "note: cosign is not installed: the signature of SHA256SUMS is not checked, only the checksum"
+    return
+  fi
+  download "$BASE_URL/SHA256SUMS.sigstore.json" "$TMP/SHA256SUMS.sigstore.json" ||
+    die "could not download $BASE_URL/SHA256SUMS.sigstore.json (the signature)"
+  if [ -n "$RELEASE_IDENTITY" ]; then
+    set -- --certificate-identity "$RELEASE_IDENTITY" --certificate-oidc-issuer "$RELEASE_ISSUER"
+    signer=$RELEASE_IDENTITY
+  else
+    # a key signs offline: no transparency log entry to look for
+    printf '%s\n' "$RELEASE_PUBLIC_KEY" >"$TMP/release.pub"
+    set -- --key "$TMP/release.pub" --insecure-ignore-tlog=true
+    signer="the release key"
+  fi
+  cosign verify-blob "$@" --bundle "$TMP/SHA256SUMS.sigstore.json" "$TMP/SHA256SUMS" >"$TMP/cosign.log" 2>&1 ||
+    die "the signature of SHA256SUMS does not verify ($(tail -1 "$TMP/cosign.log")): refusing to install"
+  say "signature verified: SHA256SUMS signed by $signer"
+}
+
 # The unit is the release's svc.service (systemd/svc.service in the repository), checked against
 # SHA256SUMS like the binary, with this install's paths in its ExecStart line.
 unit_file() { # unit_file UNIT BINARY CONFIG
@@ -107,6 +152,7 @@ trap 'exit 143' TERM
 
 say "downloading $ASSET from $BASE_URL"
 download "$BASE_URL/SHA256SUMS" "$TMP/SHA256SUMS" || die "could not download $BASE_URL/SHA256SUMS"
+verify_signature
 # sha256sum's format: "<hex>  <name>" (or "<hex> *<name>" in binary mode).
 EXPECTED=$(awk -v name="$ASSET" '$2 == name || $2 == "*" name { print $1; exit }' "$TMP/SHA256SUMS")
 if [ -z "$EXPECTED" ]; then

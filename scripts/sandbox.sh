@@ -10,7 +10,7 @@
 #   scripts/sandbox.sh down   stop only what `up` started, by process id, and remove its state
 #   scripts/sandbox.sh status
 #   scripts/sandbox.sh start-engine   start the engine again after a test stopped it (its own command line)
-#   scripts/sandbox.sh prepare  only install the packages and download Docker 28.5 (before several ups at once;
+#   scripts/sandbox.sh prepare  only install the packages and download Docker 28.5 and cosign (before several ups at once;
 #                               with SVC_SANDBOX_ENGINE=podman5 also make the sid root of Podman 5.8)
 #   scripts/sandbox.sh check    name each tool the tests need that is missing (exit 1), as the test command
 #                               does before its first test
@@ -44,6 +44,10 @@ SID_ROOT="$CACHE/sid-docker-28.5.2/root"
 # The Docker CLI this script, the tests and the demo use: 28.5's (docker manifest, compose), for
 # every engine.
 CLI_BIN="$CACHE/sid-docker-28.5.2/bin"
+# cosign (Sigstore's signer) from sid as well, one static binary, on the same PATH: the release
+# test signs the binaries' checksums and the image with a test key and verifies them with it.
+COSIGN_PIN="cosign=3.1.1-2"
+COSIGN_ROOT="$CACHE/sid-cosign-${COSIGN_PIN#cosign=}"
 PATH="$CLI_BIN:$PATH"
 
 # wrk is the bench's load generator (`bun run bench` brings its engine up through this script);
@@ -77,6 +81,7 @@ check_tools() {
   local missing
   missing=$(missing_tools)
   [ -x "$SID_ROOT/usr/sbin/dockerd" ] || missing+=$'\n'"Docker 28.5 in $SID_ROOT (scripts/sandbox.sh prepare)"
+  [ -x "$COSIGN_ROOT/usr/bin/cosign" ] || missing+=$'\n'"cosign in $COSIGN_ROOT (scripts/sandbox.sh prepare)"
   case "$ENGINE" in podman5*) [ -x "$PODMAN5_ROOT/usr/bin/podman" ] || missing+=$'\n'"the sid root of Podman $PODMAN5_PIN (SVC_SANDBOX_ENGINE=podman5 scripts/sandbox.sh prepare)" ;; esac
   missing=$(printf '%s\n' "$missing" | grep . || true)
   [ -z "$missing" ] || { printf 'sandbox: missing: %s\n' "$missing" >&2; return 1; }
@@ -110,6 +115,20 @@ wait_for() { # wait_for SECONDS CMD...
 # is the machine's own (its apt configuration), with a private sources list and state.
 fetch_sid_docker() {
   [ -x "$SID_ROOT/usr/sbin/dockerd" ] && return 0
+  log "downloading Docker 28.5 from Debian sid ($SID_PINS)"
+  # shellcheck disable=SC2086
+  fetch_sid "$SID_ROOT" $SID_PINS
+}
+
+fetch_sid_cosign() {
+  [ -x "$COSIGN_ROOT/usr/bin/cosign" ] && return 0
+  log "downloading cosign from Debian sid ($COSIGN_PIN)"
+  fetch_sid "$COSIGN_ROOT" "$COSIGN_PIN"
+}
+
+# fetch_sid ROOT PKG=VERSION...: the pinned sid packages, unpacked into ROOT (made whole or not at all)
+fetch_sid() {
+  local root=$1; shift
   local a="$CACHE/sid-apt" uri
   mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$CACHE"
   uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
@@ -118,16 +137,15 @@ fetch_sid_docker() {
   echo "deb $uri sid main" >"$a/sources.list"
   local o=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
     -o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o APT::Sandbox::User=root)
-  log "downloading Docker 28.5 from Debian sid ($SID_PINS)"
   apt-get "${o[@]}" update -qq >/dev/null
-  # shellcheck disable=SC2086
-  (cd "$a" && apt-get "${o[@]}" download $SID_PINS >/dev/null) ||
-    { log "a pinned version is gone from sid: update SID_PINS in scripts/sandbox.sh and README's engine table"; exit 1; }
-  local tmp="$SID_ROOT.tmp" deb
+  (cd "$a" && apt-get "${o[@]}" download "$@" >/dev/null) ||
+    { log "a pinned version is gone from sid ($*): update SID_PINS or COSIGN_PIN in scripts/sandbox.sh and README's engine table"; exit 1; }
+  local tmp="$root.tmp" deb
   rm -rf "$tmp"; mkdir -p "$tmp"
   for deb in "$a"/*.deb; do dpkg -x "$deb" "$tmp"; done
   rm -f "$a"/*.deb
-  mv "$tmp" "$SID_ROOT"
+  rm -rf "$root"
+  mv "$tmp" "$root"
 }
 
 # cosign 3.1 from Debian sid, for the signed-image tests: one static binary,
@@ -157,8 +175,10 @@ cosign_bin() {
 
 prepare_cli() {
   fetch_sid_docker
+  fetch_sid_cosign
   mkdir -p "$CLI_BIN" "$DIR/docker-config/cli-plugins"
   ln -sf "$SID_ROOT/usr/bin/docker" "$CLI_BIN/docker"
+  ln -sf "$COSIGN_ROOT/usr/bin/cosign" "$CLI_BIN/cosign"
   ln -sf "$SID_ROOT/usr/libexec/docker/cli-plugins/docker-compose" "$DIR/docker-config/cli-plugins/docker-compose"
 }
 
@@ -703,7 +723,7 @@ status() {
 case "${1:-}" in
   up) up ;;
   start-engine) prepare_cli; start_engine ;;
-  prepare) install_packages; fetch_sid_docker; case "$ENGINE" in podman5*|podman-rootless) fetch_sid_podman ;; esac ;;
+  prepare) install_packages; fetch_sid_docker; fetch_sid_cosign; case "$ENGINE" in podman5*|podman-rootless) fetch_sid_podman ;; esac ;;
   down) down ;;
   env) print_env ;;
   status) status ;;

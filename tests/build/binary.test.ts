@@ -89,7 +89,7 @@ describe("bun run build --all", () => {
     expect(versions).toContain(result.stdout.trim());
   }, 60_000);
 
-  test("SHA256SUMS is in sha256sum's format and matches every release file (the binaries and the systemd unit install.sh installs)", () => {
+  test("SHA256SUMS is in sha256sum's format and matches every release file (the binaries, their SBOM and the systemd unit install.sh installs)", () => {
     const sums = readFileSync(join(dist, "SHA256SUMS"), "utf8");
     expect(
       sums
@@ -97,7 +97,7 @@ describe("bun run build --all", () => {
         .split("\n")
         .map((line) => line.split(/\s+/)[1])
         .sort(),
-    ).toEqual(["svc-linux-arm64", "svc-linux-x64", "svc.service"]);
+    ).toEqual(["svc-linux-arm64", "svc-linux-x64", "svc.cdx.json", "svc.service"]);
     const check = run(["sha256sum", "-c", "SHA256SUMS"], { cwd: dist });
     expect(check.stderr).toBe("");
     expect(check.code).toBe(0);

@@ -1,7 +1,8 @@
 /**
  * install.sh, run by dash against a local HTTP server holding a release (the binary for this
  * machine and SHA256SUMS): it installs a working svc into a prefix, and refuses a tampered
- * checksum leaving nothing installed and no temp files behind.
+ * checksum leaving nothing installed and no temp files behind. The repository's copy names no
+ * release; the copy a release publishes, signed, is tested by release.test.ts.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import {
@@ -65,7 +66,7 @@ afterAll(() => {
  * Runs install.sh under dash with its own TMPDIR, so leftovers can be seen. Asynchronously: the
  * release server lives in this process, and a synchronous spawn would starve it.
  */
-async function install(release: string, prefix: string, options: { path?: string; args?: string[] } = {}) {
+async function install(release: string | undefined, prefix: string, options: { path?: string; args?: string[] } = {}) {
   const tmp = join(work, `tmp-${release}-${readdirSync(work).length}`);
   mkdirSync(tmp);
   const proc = Bun.spawn(["dash", join(ROOT, "install.sh"), "--prefix", prefix, ...(options.args ?? [])], {
@@ -74,7 +75,7 @@ async function install(release: string, prefix: string, options: { path?: string
       PATH: options.path ?? process.env.PATH!,
       HOME: work,
       TMPDIR: tmp,
-      SVC_INSTALL_BASE_URL: `http://127.0.0.1:${server.port}/${release}`,
+      ...(release ? { SVC_INSTALL_BASE_URL: `http://127.0.0.1:${server.port}/${release}` } : {}),
     },
     stdin: "ignore",
     stdout: "pipe",
@@ -99,6 +100,7 @@ test("installs the verified binary into PREFIX/bin and prints the next step", as
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);
   expect(result.stdout).toContain("checksum verified");
+  expect(result.stdout).toContain("this release is not signed: only the checksum is checked");
   expect(result.stdout).toContain("--generate-config svc.toml");
   expect(result.leftovers).toEqual([]);
   expect(readdirSync(join(prefix, "bin"))).toEqual(["svc"]);
@@ -178,6 +180,16 @@ test("a release server without the files fails without installing anything", asy
   const result = await install("no-such-release", prefix);
   expect(result.code).not.toBe(0);
   expect(result.stderr).toContain("could not download");
+  expect(existsSync(prefix)).toBe(false);
+  expect(result.leftovers).toEqual([]);
+}, 60_000);
+
+test("the repository's copy names no release: without SVC_INSTALL_BASE_URL it points at the published one", async () => {
+  const prefix = join(work, "prefix-unreleased");
+  const result = await install(undefined, prefix);
+  expect(result.code).not.toBe(0);
+  expect(result.stderr).toContain("this install.sh names no release");
+  expect(result.stderr).toContain("releases/latest/download/install.sh | sh");
   expect(existsSync(prefix)).toBe(false);
   expect(result.leftovers).toEqual([]);
 }, 60_000);

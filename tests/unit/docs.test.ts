@@ -113,9 +113,10 @@ describe("references", () => {
       "SVC_CONFIG",
       "SVC_IMAGE",
       "SVC_INSTALL_BASE_URL",
+      "SVC_INSTALL_REQUIRE_SIGNATURE",
       "SVC_BUILD_COMMIT",
     ]);
-    const script = /^SVC_(TEST|SANDBOX|BENCH|FUZZ|SAFETY)_/;
+    const script = /^SVC_(TEST|SANDBOX|BENCH|FUZZ|SAFETY|RELEASE|IMAGE)_/;
     const unknown = [...docFiles(), "docs/compose.yaml", "docs/svc-stack.yml", "Dockerfile"].flatMap((file) =>
       [...read(file).matchAll(/\bSVC_[A-Z0-9_]*[A-Z0-9]\b/g)]
         .map((m) => m[0])
