@@ -148,29 +148,10 @@ fetch_sid() {
   mv "$tmp" "$root"
 }
 
-# cosign 3.1 from Debian sid, for the signed-image tests: one static binary,
-# downloaded once into the cache as Docker 28.5 is, never installed. Prints its path.
-COSIGN_PIN="3.1.1-2"
+# cosign's path, downloaded once (fetch_sid_cosign), for the signed-image tests
 cosign_bin() {
-  local root="$CACHE/sid-cosign-$COSIGN_PIN" a="$CACHE/sid-apt-cosign" uri
-  if [ ! -x "$root/usr/bin/cosign" ]; then
-    mkdir -p "$a/lists/partial" "$a/cache/archives/partial"
-    uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-    [ -n "$uri" ] || uri=$(awk '/^deb / { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
-    [ -n "$uri" ] || { log "no Debian archive found in the apt configuration"; exit 1; }
-    echo "deb $uri sid main" >"$a/sources.list"
-    local o=(-o "Dir::Etc::sourcelist=$a/sources.list" -o Dir::Etc::sourceparts=/nonexistent
-      -o "Dir::State::Lists=$a/lists" -o "Dir::Cache=$a/cache" -o APT::Sandbox::User=root)
-    log "downloading cosign $COSIGN_PIN from Debian sid"
-    apt-get "${o[@]}" update -qq >/dev/null
-    (cd "$a" && apt-get "${o[@]}" download "cosign=$COSIGN_PIN" >/dev/null) ||
-      { log "cosign $COSIGN_PIN is gone from sid: update COSIGN_PIN in scripts/sandbox.sh"; exit 1; }
-    rm -rf "$root.tmp"; mkdir -p "$root.tmp"
-    dpkg -x "$a"/cosign_*.deb "$root.tmp"
-    rm -f "$a"/*.deb
-    mv "$root.tmp" "$root"
-  fi
-  echo "$root/usr/bin/cosign"
+  fetch_sid_cosign >&2
+  echo "$COSIGN_ROOT/usr/bin/cosign"
 }
 
 prepare_cli() {
