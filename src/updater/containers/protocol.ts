@@ -121,7 +121,7 @@ export async function park(ctx: ProtocolContext, r: Replacement): Promise<void> 
     if (r.old.State?.Restarting) await stopOld(ctx, r);
     const parkedAs = oldContainerName(r.name, r.old.Id, r.wasRunning);
     step = "renaming";
-    await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+    await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: oldImageOf(r) }, () =>
       ctx.engine.renameContainer(r.old.Id, parkedAs),
     );
     r.parkedAs = parkedAs;
@@ -137,7 +137,7 @@ export async function park(ctx: ProtocolContext, r: Replacement): Promise<void> 
 async function stopOld(ctx: ProtocolContext, r: Replacement): Promise<void> {
   // the data guard's copier starts beside the stop and waits for its go (docs/data-guard.md)
   const arming = r.guardPlan && ctx.guard?.arm(r.guardPlan);
-  await act(ctx, "stop", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+  await act(ctx, "stop", { container: r.name, container_id: r.old.Id, image: oldImageOf(r) }, () =>
     ctx.engine.stopContainer(r.old.Id, { timeoutMs: r.stopTimeoutMs, signal: r.stopSignal }),
   );
   r.stopped = true;
@@ -277,7 +277,7 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   if (r.newId) {
     const newId = r.newId;
     await attempt("removing the new container", () =>
-      act(ctx, "remove", { container: r.name, container_id: newId, image: r.image }, () =>
+      act(ctx, "remove", { container: r.name, container_id: newId, image: r.image, undoing: true }, () =>
         ctx.engine.removeContainer(newId, { force: true }),
       ),
     );
@@ -300,7 +300,7 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   }
   if (r.wasRunning && r.stopped) {
     const started = await attempt("starting the old container", () =>
-      act(ctx, "start", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+      act(ctx, "start", { container: r.name, container_id: r.old.Id, image: oldImageOf(r), undoing: true }, () =>
         ctx.engine.startContainer(r.old.Id),
       ),
     );
@@ -313,7 +313,7 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   }
   if (r.parkedAs) {
     await attempt("renaming the old container back", () =>
-      act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+      act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: oldImageOf(r), undoing: true }, () =>
         ctx.engine.renameContainer(r.old.Id, r.name),
       ),
     );
@@ -321,6 +321,16 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   }
   for (const problem of problems) ctx.log.error("could not restore the old container", { container: r.name, problem });
   return problems;
+}
+
+/**
+ * The image the old container runs, for the audit lines of its own steps (its stop, its start
+ * again): its reference when the update moves to another one, else its image id, so that a line
+ * never names the image that failed for the container that did not.
+ */
+export function oldImageOf(r: Replacement): string {
+  const reference = r.old.Config.Image;
+  return reference !== r.image || !r.old.Image ? reference : r.old.Image;
 }
 
 function withProblems(reason: string, problems: string[]): string {

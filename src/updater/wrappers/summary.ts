@@ -178,10 +178,17 @@ const STEP_TEXT: Partial<Record<Step, string>> = {
   image_remove: "removing the old image",
 };
 
+/** The steps that put the old container back, said as what they do (the new one goes, the old one comes back). */
+const UNDO_TEXT: Partial<Record<Step, string>> = {
+  remove: "removing the new container",
+  start: "starting the old container again",
+  rename: "giving the old container its name back",
+};
+
 /** The steps of an update as they happen, for a person watching (checks and renames are left out). */
 export function stepLogger(log: Logger): ProgressListener {
   return (event) => {
-    const text = STEP_TEXT[event.step];
+    const text = (event.undoing ? UNDO_TEXT : STEP_TEXT)[event.step];
     if (text) log.info(`${event.container}: ${text}`);
   };
 }

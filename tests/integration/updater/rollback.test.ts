@@ -31,6 +31,10 @@ async function expectRollback(
   expect(report!.counts.rolled_back).toBe(1);
   expect(h.metrics.snapshot().svc_containers_failed).toBe(1);
   expect(h.audit.entries.some((e) => e.action === "rollback" && e.container === app && e.error)).toBe(true);
+  // the old container's own lines (its stop, its start again) name the image it runs, not the failed one
+  const oldLines = h.audit.entries.filter((e) => e.container_id === before.Id && e.action !== "pull");
+  expect(oldLines.map((e) => e.action)).toEqual(["rename", "stop", "start", "rename"]);
+  for (const line of oldLines) expect(line.image).toBe(v1.id);
 
   // the same digest is not tried again in the next cycle
   const again = entryOf(await h.updater.run("api"), app);
