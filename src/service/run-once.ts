@@ -21,9 +21,7 @@ export async function runOnce(
   log: Logger,
   json: boolean,
 ): Promise<number> {
-  if (config.http_api.update || config.http_api.metrics || config.http_api.ui) {
-    log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
-  }
+  // the HTTP API settings beside run_once were said when the configuration was read (config/load.ts)
   // `svc --run-once NAME` names what a person asks for: no update window holds it (docs/windows.md)
   const named = config.containers.length > 0 ? { container: [...config.containers] } : undefined;
   const outcome = await Promise.race([updater.run("run_once", named), stop]);

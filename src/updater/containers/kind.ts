@@ -171,7 +171,7 @@ function newEntries(
 ): Map<string, ContainerEntry> {
   const startedAt = Date.now();
   const policyOf = (summary: ContainerSummary): ContainerPolicy => {
-    const policy = unlessAsked(policyFor(summary, deps.config), filter, summary.name);
+    const policy = unlessAsked(policyFor(summary, deps.config), filter, summary);
     return toLocalTag ? { ...policy, noPull: true, monitorOnly: false, minImageAgeMs: 0, window: [] } : policy;
   };
   return new Map(
