@@ -7,10 +7,13 @@ import type { StopSignal } from "./signals.ts";
 
 /**
  * run_once: exit 0 when no container failed or was rolled back, 1 otherwise, as README.md says;
- * 1 as well when containers were named and none of them was found (a typo is not "nothing to do").
+ * 1 as well when containers were named and none of them was found (a typo is not "nothing to do"),
+ * and when a compose change svc wrote was not recorded in Git as `[compose] git` asks (a refused
+ * commit: the files hold the new version, the repository does not).
  */
 export function runOnceExitCode(report: SessionReport | null, named = false): number {
   if (report === null || (named && report.counts.scanned === 0)) return 1;
+  if (report.containers.some((c) => c.compose?.written && c.compose.git?.problem)) return 1;
   return report.containers.some((c) => c.state === "failed" || c.state === "rolled_back") ? 1 : 0;
 }
 
