@@ -15,7 +15,7 @@
 import type { Config } from "../../config/index.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import { duration } from "../../core/moments.ts";
-import type { Copy, Preparation } from "../../dataguard/index.ts";
+import { type Copy, guardedMounts, type Preparation } from "../../dataguard/index.ts";
 import type { ContainerInspect, ImageInspect } from "../../engine/port.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -241,9 +241,10 @@ export async function rollback(
     error: why,
   });
   ctx.log.warn("rolling back", { container: r.name, reason: why });
+  const unguarded = unguardedData(r);
   const problems = await restore(ctx, r);
   const tail = logs.trim();
-  const reason = withProblems(tail ? `${why}; last log lines:\n${tail}` : why, problems);
+  const reason = withProblems(tail ? `${why}; last log lines:\n${tail}` : why, problems) + unguarded;
   const oldIsBack = !(r.wasRunning && r.stopped);
   if (verdict.cause === "engine") return { kind: "failed", reason };
   if (!oldIsBack) return { kind: "failed", reason, rejectedImage: true };
@@ -331,6 +332,21 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
 export function oldImageOf(r: Replacement): string {
   const reference = r.old.Config.Image;
   return reference !== r.image || !r.old.Image ? reference : r.old.Image;
+}
+
+/**
+ * The failed version ran on data no copy was taken of: said, with the option that would have kept
+ * it (docs/data-guard.md), since whatever it rewrote stays as it left it. "" when there was a copy,
+ * the new container never started, or it mounts nothing writable.
+ */
+export function unguardedData(r: Replacement): string {
+  if (r.copy || !r.dataTouched) return "";
+  const found = guardedMounts(r.old, "all");
+  if (!("mounts" in found) || found.mounts.length === 0) return "";
+  const places = found.mounts.map((m) =>
+    m.type === "volume" && m.name && !/^[0-9a-f]{64}$/.test(m.name) ? `${m.name} (${m.destination})` : m.destination,
+  );
+  return `; the failed version ran on ${places.join(", ")} with no copy taken: what it changed there stays; data_guard would have kept a copy and put it back (docs/data-guard.md)`;
 }
 
 function withProblems(reason: string, problems: string[]): string {

@@ -45,6 +45,20 @@ async function expectRollback(
 }
 
 describe("rollback", () => {
+  test("a failed version that ran on an unguarded volume is told that data_guard would have kept it", async () => {
+    const volume = fx.volume("unguarded-data");
+    const { entry } = await expectRollback(
+      "unguarded",
+      { changes: ['CMD ["/bin/sh","-c","echo rewritten > /data/f; exit 3"]'] },
+      ["-v", `${volume}:/data`],
+      "exited with code 3",
+      { startup_timeout: 20_000 },
+    );
+    expect(entry.reason).toContain(
+      `the failed version ran on ${volume} (/data) with no copy taken: what it changed there stays; data_guard would have kept a copy and put it back`,
+    );
+  }, 60_000);
+
   test("on a non-zero exit code, with the failed container's last log lines", async () => {
     const { entry } = await expectRollback(
       "exit",
