@@ -5,9 +5,9 @@
  * empty entry.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort, inspect } from "../../harness.ts";
+import { docker, freePort, inspect } from "../../harness.ts";
 import { baseFlags, Fixture, runSvc, startSvc, stopAll, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-records");
@@ -67,5 +67,42 @@ describe("a run-once beside a running service on the same state_dir", () => {
     const after = (await call("GET", "/v1/history")).reports;
     expect(after.length, service.describe()).toBe(before);
     expect(after.every((r: any) => r.containers.length > 0 || r.trigger !== "run_once")).toBe(true);
+  }, 240_000);
+});
+
+describe("names users think in", () => {
+  test("svc --run-once PROJECT selects its containers, PROJECT/SERVICE one service; a typo is offered the nearest", async () => {
+    const project = fx.name("notes");
+    const dir = fx.tempDir("notes");
+    const app = fx.image("notes-app");
+    const db = fx.image("notes-db");
+    const service = (image: string) => ({ image, network_mode: "none", stop_grace_period: "1s" });
+    const file = { name: project, services: { app: service(app.ref), db: service(db.ref) } };
+    writeFileSync(join(dir, "compose.yaml"), JSON.stringify(file));
+    const compose = (...args: string[]) => docker(["compose", "--project-directory", dir, "-p", project, ...args]);
+    compose("up", "-d");
+    try {
+      fx.image("notes-app");
+      fx.image("notes-db");
+      const dry = (...names: string[]) => runSvc([...baseFlags(), "--run-once", "--dry-run", ...names]);
+      const wouldUpdate = (output: string) =>
+        (output.match(/"container":"([^"]+)","state":"stale"/g) ?? []).map((m) => m.split('"')[3]).sort();
+
+      const whole = await dry(project);
+      expect(whole.code, whole.svc.describe()).toBe(0);
+      expect(wouldUpdate(whole.svc.output)).toEqual([`${project}-app-1`, `${project}-db-1`]);
+
+      const one = await dry(`${project}/app`);
+      expect(one.code, one.svc.describe()).toBe(0);
+      expect(wouldUpdate(one.svc.output)).toEqual([`${project}-app-1`]);
+
+      const typo = await dry(`${project}/apq`);
+      expect(typo.code).toBe(1);
+      expect(typo.svc.output).toContain(
+        `no container or compose project is named ${project}/apq (did you mean ${project}/app`,
+      );
+    } finally {
+      compose("down", "-t", "1");
+    }
   }, 240_000);
 });
