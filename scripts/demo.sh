@@ -22,6 +22,8 @@ bun install --frozen-lockfile >/dev/null
 export SVC_SANDBOX_DIR=${SVC_DEMO_SANDBOX_DIR:-$PWD/.sandbox/demo-$$}
 export SVC_SANDBOX_REGISTRY_PORT=${SVC_DEMO_REGISTRY_PORT:-5200}
 export SVC_SANDBOX_AUTH_REGISTRY_PORT=${SVC_DEMO_AUTH_REGISTRY_PORT:-5201}
+# read: svc refuses SVC_* variables it does not know (a typo must not pass silently)
+unset SVC_DEMO_SANDBOX_DIR SVC_DEMO_REGISTRY_PORT SVC_DEMO_AUTH_REGISTRY_PORT
 RECEIVER_PID=""
 cleanup() {
   [ -z "$RECEIVER_PID" ] || kill "$RECEIVER_PID" 2>/dev/null || true
