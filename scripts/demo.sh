@@ -3,7 +3,8 @@
 # installs Bun and the dependencies if missing, starts a private sandbox (engine and registry),
 # runs a container on a local-registry image, publishes a newer image under the same tag, runs
 # `svc --run-once` against the sandbox engine and shows what changed. Everything it started is
-# stopped when it ends, whatever the outcome.
+# stopped when it ends, whatever the outcome, and nothing is left behind: svc's state_dir is in the
+# sandbox's folder, which `sandbox.sh down` removes.
 #   bash scripts/demo.sh        (or: bun run demo)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +22,8 @@ bun install --frozen-lockfile >/dev/null
 export SVC_SANDBOX_DIR=${SVC_DEMO_SANDBOX_DIR:-$PWD/.sandbox/demo-$$}
 export SVC_SANDBOX_REGISTRY_PORT=${SVC_DEMO_REGISTRY_PORT:-5200}
 export SVC_SANDBOX_AUTH_REGISTRY_PORT=${SVC_DEMO_AUTH_REGISTRY_PORT:-5201}
+# read: svc refuses SVC_* variables it does not know (a typo must not pass silently)
+unset SVC_DEMO_SANDBOX_DIR SVC_DEMO_REGISTRY_PORT SVC_DEMO_AUTH_REGISTRY_PORT
 RECEIVER_PID=""
 cleanup() {
   [ -z "$RECEIVER_PID" ] || kill "$RECEIVER_PID" 2>/dev/null || true
@@ -76,9 +79,12 @@ RECEIVER_PID=$!
 for _ in $(seq 50); do [ -s "$SVC_SANDBOX_DIR/receiver.port" ] && break; sleep 0.1; done
 WEBHOOK="http://127.0.0.1:$(cat "$SVC_SANDBOX_DIR/receiver.port")/svc"
 
-say "svc --run-once --docker-host $SVC_TEST_DOCKER_HOST --notifications-webhook-url $WEBHOOK $APP"
+# Its decisions and history in the sandbox's folder, removed with it: the next svc of this machine
+# (/var/lib/svc as root) never shows the demo's history.
+STATE="$SVC_SANDBOX_DIR/state"
+say "svc --run-once --docker-host $SVC_TEST_DOCKER_HOST --state-dir $STATE --notifications-webhook-url $WEBHOOK $APP"
 code=0
-bun src/main.ts --run-once --docker-host "$SVC_TEST_DOCKER_HOST" --log-format pretty \
+bun src/main.ts --run-once --docker-host "$SVC_TEST_DOCKER_HOST" --state-dir "$STATE" --log-format pretty \
   --notifications-webhook-url "$WEBHOOK" "$APP" || code=$?
 
 say "the session report (as the webhook received it)"

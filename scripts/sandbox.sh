@@ -3,7 +3,9 @@
 # and an htpasswd (Basic auth) registry on loopback, and a busybox rootfs to build images from.
 #   scripts/sandbox.sh up     install what is missing (Debian, root), start everything (idempotent)
 #   scripts/sandbox.sh env    print the variables tests read (eval "$(scripts/sandbox.sh env)"), and
-#                             DOCKER_HOST, so that the docker CLI and svc talk to the sandbox's engine
+#                             DOCKER_HOST, PATH and DOCKER_CONFIG, so that the docker CLI (28.5's, with
+#                             its compose plugin: `docker compose`; no registry login) and svc talk to
+#                             the sandbox's engine
 # The engine has no default bridge network (--bridge=none): run containers with --network none or
 # on a user-defined network (docker network create); a plain `docker run` container cannot even
 # be renamed, so svc cannot update it ("network bridge not found").
@@ -161,6 +163,10 @@ prepare_cli() {
   ln -sf "$SID_ROOT/usr/bin/docker" "$CLI_BIN/docker"
   ln -sf "$COSIGN_ROOT/usr/bin/cosign" "$CLI_BIN/cosign"
   ln -sf "$SID_ROOT/usr/libexec/docker/cli-plugins/docker-compose" "$DIR/docker-config/cli-plugins/docker-compose"
+  # the DOCKER_CONFIG `env` exports: the compose plugin and no registry login, so that a svc run
+  # from that shell finds no credentials the tests did not give it
+  mkdir -p "$DIR/cli-config/cli-plugins"
+  ln -sf "$SID_ROOT/usr/libexec/docker/cli-plugins/docker-compose" "$DIR/cli-config/cli-plugins/docker-compose"
 }
 
 start_dockerd() { # start_dockerd [FOLDER]: the sandbox's engine, or another one (the Swarm worker) in FOLDER
@@ -536,6 +542,7 @@ export SVC_TEST_DOCKER_HOST="unix://$SOCK"
 export DOCKER_HOST="unix://$SOCK"
 export PATH="$CLI_BIN:\$PATH"
 export SVC_TEST_DOCKER_CONFIG="$DIR/docker-config"
+export DOCKER_CONFIG="$DIR/cli-config"
 export SVC_TEST_REGISTRY="127.0.0.1:$REGISTRY_PORT"
 export SVC_TEST_AUTH_REGISTRY="127.0.0.1:$AUTH_REGISTRY_PORT"
 export SVC_TEST_AUTH_USER="$AUTH_USER"

@@ -94,7 +94,7 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     server?.timeout(request, 0);
     return answer(await deps.runner.skip(container, { digest: fields.digest?.[0], tag: fields.tag?.[0] }));
   };
-  const rollback: Handler = async (request, target, server) => {
+  const rollback: Handler = async (request, target, server, who) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), [
       "container",
       "with_data",
@@ -104,7 +104,9 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
     if (withData === undefined) throw new SvcError("bad_request", 'with_data must be "true" or "false"');
     // the rollback watches the container it puts back, as an update does
     server?.timeout(request, 0);
-    return answer(await deps.runner.rollback(container, undefined, withData ? { withData } : undefined));
+    // `svc rollback` handing its work over is the command line's rollback, said so in the records
+    const trigger = who?.name === HANDED_OVER_NAME ? "run_once" : undefined;
+    return answer(await deps.runner.rollback(container, trigger, withData ? { withData } : undefined));
   };
   const acceptSigner: Handler = async (request, target) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
@@ -175,6 +177,7 @@ function principalOf(
 
 /** The one request a proof of the state folder's secret may make (state/owner.ts), without a body. */
 const HANDED_OVER_PATH = "/v1/rollback";
+const HANDED_OVER_NAME = "svc rollback (the state folder's proof)";
 
 /**
  * `svc rollback` handing its rollback over: a POST /v1/rollback with no body whose proof header
@@ -192,9 +195,7 @@ function handedOverBy(ownerNonce: string | undefined): (request: Request) => Pri
       (request.headers.get("content-length") ?? "0") === "0" &&
       !request.headers.has("transfer-encoding");
     if (target.path !== HANDED_OVER_PATH || !bodiless) return null;
-    return verify(proof, request.method, target.path + target.query)
-      ? { role: "admin", name: "svc rollback (the state folder's proof)" }
-      : null;
+    return verify(proof, request.method, target.path + target.query) ? { role: "admin", name: HANDED_OVER_NAME } : null;
   };
 }
 

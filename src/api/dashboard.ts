@@ -202,8 +202,8 @@ function peerEndpoint(config: Config, peers: Peers): (path: string) => Endpoint 
   };
 }
 
-/** `/` and the bundle's hashed files (`/chunk-1a2b3c.js`): no other path can be one of them. */
-const ASSET_PATH = /^\/(?:[A-Za-z0-9_-]{1,64}\.(?:js|css))?$/;
+/** `/` and the bundle's hashed files (`/chunk-1a2b3c.js`, the favicon): no other path can be one of them. */
+const ASSET_PATH = /^\/(?:[A-Za-z0-9_-]{1,64}\.(?:js|css|svg))?$/;
 
 /** The endpoint of a path that may be a file of the page, when the page is on. */
 function uiAssetEndpoint(enabled: boolean): (path: string) => Endpoint | undefined {

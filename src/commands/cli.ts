@@ -281,16 +281,13 @@ async function notificationSecrets(config: Config): Promise<string[]> {
   return (await import("../notify/secrets.ts")).notificationSecrets(config.notifications);
 }
 
-/**
- * Warnings found while loading go through the configured logger (so json logs stay json).
- * The run-once one is left out: the service logs it itself when it starts in that mode.
- */
+/** Warnings (and notes, at info) found while loading go through the configured logger (so json logs stay json). */
 async function logWarnings(loaded: LoadResult, io: CliIO): Promise<void> {
-  const warnings = loaded.warnings.filter((w) => !w.startsWith("run_once:"));
-  if (warnings.length === 0) return;
+  if (loaded.warnings.length === 0 && loaded.notes.length === 0) return;
   const logging = await consoleLogging(loaded.config, io);
   const log = logging.log.child("config");
-  for (const warning of warnings) log.warn(warning);
+  for (const note of loaded.notes) log.info(note);
+  for (const warning of loaded.warnings) log.warn(warning);
   await logging.close();
 }
 

@@ -42,6 +42,11 @@ export interface LoadResult {
   sources: Record<string, Origin>;
   /** Not errors, for the caller to log (e.g. run_once with API features on). */
   warnings: string[];
+  /**
+   * What the caller says at info: the person's latest word doing what was asked (`svc --run-once`
+   * beside a file with a schedule and the API: one line, not a warning).
+   */
+  notes: string[];
   /** The configuration file read, if any. */
   file?: string;
   /** With keepGoing: every problem svc would refuse to start with, and the options whose value was refused. */
@@ -83,9 +88,11 @@ export async function loadConfig({
   anchorFilePaths(merged, fileDir);
 
   const values = validateLeaves(merged, problems);
-  letTheLatestWordSayWhen(merged, values, warnings);
+  const notes: string[] = [];
+  letTheLatestWordSayWhen(merged, values, notes);
   if (!merged.has("state_dir")) values.set("state_dir", defaultStateDir(env));
   checkAcrossOptions(values, merged, cwd, problems, warnings, oneOff || args.meant.some(isWhenOption));
+  sayRunOnceOverTheService(merged, notes, warnings);
   if (problems.length > 0 && !keepGoing) throw configError(problems);
 
   const config: Config = assembleConfig(values);
@@ -97,6 +104,7 @@ export async function loadConfig({
     config,
     sources: sourcesOf(merged),
     warnings,
+    notes,
     file: file?.path,
     ...(keepGoing ? { problems, refused } : {}),
   };
@@ -144,6 +152,9 @@ function mergeLayers(layers: Layer[]): Map<string, Entry> {
   return merged;
 }
 
+const API_KEYS = ["http_api.update", "http_api.metrics", "http_api.ui"];
+const RUN_ONCE_API = "run_once: the HTTP API is not started in run-once mode";
+
 /** The options that say when cycles run (poll_interval, schedule, run_once): one at a time. */
 const WHEN_OPTIONS = OPTIONS.filter((option) => option.meta.rules?.exclusiveWith).map((option) => option.key);
 const isWhenOption = (key: string) => WHEN_OPTIONS.includes(key);
@@ -154,7 +165,7 @@ const LEVELS: Record<Origin["source"], number> = { default: 0, file: 1, env: 2, 
  * it replaces the ones below it, with one line saying so (`svc --run-once` beside a file that sets
  * poll_interval tries the file once). Two given on the same level still conflict.
  */
-function letTheLatestWordSayWhen(merged: Map<string, Entry>, values: Map<string, unknown>, warnings: string[]): void {
+function letTheLatestWordSayWhen(merged: Map<string, Entry>, values: Map<string, unknown>, notes: string[]): void {
   const inForce = WHEN_OPTIONS.filter((key) => {
     const entry = merged.get(key);
     return entry !== undefined && entry.value !== false;
@@ -168,10 +179,29 @@ function letTheLatestWordSayWhen(merged: Map<string, Entry>, values: Map<string,
     merged.delete(key);
     values.delete(key);
     const place = top === LEVELS.flag ? "on the command line" : "in the environment";
-    warnings.push(
+    notes.push(
       `${winners.map((w) => merged.get(w)!.origin.name).join(" and ")} given ${place} replaces ${describeOrigin(entry.origin)} for this run`,
     );
   }
+}
+
+/**
+ * `svc --run-once` beside a file that sets a schedule and the API (the README's first steps) is
+ * one cycle asked for on purpose: the schedule replaced and the API not started are one info line.
+ * The API turned on at the run-once's own level (both flags) is still a warning: that contradicts.
+ */
+function sayRunOnceOverTheService(merged: Map<string, Entry>, notes: string[], warnings: string[]): void {
+  const runOnce = merged.get("run_once");
+  const apiWarning = warnings.findIndex((w) => w.startsWith(RUN_ONCE_API));
+  if (runOnce?.value !== true || apiWarning < 0) return;
+  const level = LEVELS[runOnce.origin.source];
+  const apiKeys = API_KEYS.filter((key) => merged.get(key)?.value === true);
+  if (apiKeys.some((key) => LEVELS[merged.get(key)!.origin.source] >= level)) return;
+  warnings.splice(apiWarning, 1);
+  const api = `the HTTP API (${apiKeys.map((key) => describeOrigin(merged.get(key)!.origin)).join(", ")}) is not started`;
+  const replaced = notes.findIndex((note) => note.startsWith(`${runOnce.origin.name} given`));
+  if (replaced >= 0) notes[replaced] = `${notes[replaced]}; ${api}`;
+  else notes.push(`${runOnce.origin.name}: ${api} for this run`);
 }
 
 /** Positional arguments are container names, added to `containers` from whatever source. */
@@ -328,11 +358,9 @@ function checkAcrossOptions(
   checkPeers(values, merged, problems, warnings);
 
   const runOnce = get("run_once") === true;
-  const apiOn = ["http_api.update", "http_api.metrics", "http_api.ui"].filter((key) => get(key) === true);
+  const apiOn = API_KEYS.filter((key) => get(key) === true);
   if (runOnce && apiOn.length > 0) {
-    warnings.push(
-      `run_once: the HTTP API is not started in run-once mode; ignoring ${apiOn.map((key) => named(key, merged)).join(" and ")}`,
-    );
+    warnings.push(`${RUN_ONCE_API}; ignoring ${apiOn.map((key) => named(key, merged)).join(" and ")}`);
   } else {
     const needsToken =
       get("http_api.update") === true ||

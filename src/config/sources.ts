@@ -52,6 +52,25 @@ function editDistance(a: string, b: string): number {
   return d[a.length]![b.length]!;
 }
 
+/** Names longer than this are never compared: a name from a label is hostile, and the distance is quadratic. */
+const MAX_COMPARED_CHARS = 128;
+
+/**
+ * The candidates closest to `unknown` (at most `max`, nearest first), each within the tolerance
+ * `suggest` allows: what "did you mean" lists when several names are as likely.
+ */
+export function nearest(unknown: string, candidates: readonly string[], max = 3): string[] {
+  if (unknown.length > MAX_COMPARED_CHARS) return [];
+  const tolerance = Math.min(3, Math.max(1, Math.floor(unknown.length / 3)));
+  return [...new Set(candidates)]
+    .filter((candidate) => candidate.length <= MAX_COMPARED_CHARS)
+    .map((candidate) => ({ candidate, distance: editDistance(unknown.toLowerCase(), candidate.toLowerCase()) }))
+    .filter(({ distance }) => distance <= tolerance)
+    .sort((a, b) => a.distance - b.distance || a.candidate.localeCompare(b.candidate))
+    .slice(0, max)
+    .map(({ candidate }) => candidate);
+}
+
 export function suggest(unknown: string, candidates: readonly string[], lastSegment?: (c: string) => string): string {
   let best: string | undefined;
   let bestDistance = Infinity;

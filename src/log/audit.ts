@@ -1,7 +1,8 @@
 /**
  * The audit log: one NDJSON entry per change svc makes to the engine, with who asked for it.
  * Its shape (docs/api.md, "Logs the API writes"): {timestamp, level, target: "svc::audit", fields: {action, container,
- * container_id, image, trigger, session_id, error?}}.
+ * container_id, image, trigger, session_id, error?}}, with `file` and `change` for a compose or
+ * unit file change, `actor` and `request` for an API request.
  */
 import type { LogRecord } from "./format.ts";
 import type { Redactor } from "./redact.ts";
@@ -22,6 +23,9 @@ export function auditFields(entry: AuditEntry, redact: Redactor): Fields {
   };
   if (entry.actor !== undefined) fields.actor = redact(entry.actor);
   if (entry.request !== undefined) fields.request = redact(entry.request);
+  // a compose or unit file change says which files and what changed (docs/api.md)
+  if (entry.file !== undefined) fields.file = redact(entry.file);
+  if (entry.change !== undefined) fields.change = redact(entry.change);
   if (entry.error !== undefined) fields.error = redact(entry.error);
   return fields;
 }

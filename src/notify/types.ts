@@ -7,7 +7,7 @@ export type { ReportSink } from "../updater/types.ts";
 
 /** What a channel that takes commands (Home Assistant over MQTT) does them with: the API's own ways. */
 export interface RemoteControl {
-  runner: Pick<Updater, "run" | "rollback">;
+  runner: Pick<Updater, "run" | "rollback"> & { readonly busy?: boolean };
   audit?: AuditLog;
 }
 

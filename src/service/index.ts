@@ -157,11 +157,15 @@ export async function runService(config: Config, options: ServiceOptions = {}): 
   }
 }
 
-/** Each finished cycle's report goes to the history, then to the notifications. */
+/**
+ * Each finished cycle's report goes to the history, then to the notifications. A run-once that
+ * selected nothing (a name that matches no container) did nothing to remember: the history would
+ * only fill with empty entries (its log lines say what was missing).
+ */
 function keptIn(history: History<SessionReport>, sink: ReportSink): ReportSink {
   return {
     publish(report) {
-      history.add(report);
+      if (report.trigger !== "run_once" || report.containers.length > 0) history.add(report);
       sink.publish(report);
     },
   };

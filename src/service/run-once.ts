@@ -7,10 +7,13 @@ import type { StopSignal } from "./signals.ts";
 
 /**
  * run_once: exit 0 when no container failed or was rolled back, 1 otherwise, as README.md says;
- * 1 as well when containers were named and none of them was found (a typo is not "nothing to do").
+ * 1 as well when containers were named and none of them was found (a typo is not "nothing to do"),
+ * and when a compose change svc wrote was not recorded in Git as `[compose] git` asks (a refused
+ * commit: the files hold the new version, the repository does not).
  */
 export function runOnceExitCode(report: SessionReport | null, named = false): number {
   if (report === null || (named && report.counts.scanned === 0)) return 1;
+  if (report.containers.some((c) => c.compose?.written && c.compose.git?.problem)) return 1;
   return report.containers.some((c) => c.state === "failed" || c.state === "rolled_back") ? 1 : 0;
 }
 
@@ -21,9 +24,7 @@ export async function runOnce(
   log: Logger,
   json: boolean,
 ): Promise<number> {
-  if (config.http_api.update || config.http_api.metrics || config.http_api.ui) {
-    log.warn("run_once is set: the HTTP API settings are ignored and no port is opened");
-  }
+  // the HTTP API settings beside run_once were said when the configuration was read (config/load.ts)
   // `svc --run-once NAME` names what a person asks for: no update window holds it (docs/windows.md)
   const named = config.containers.length > 0 ? { container: [...config.containers] } : undefined;
   const outcome = await Promise.race([updater.run("run_once", named), stop]);

@@ -37,7 +37,7 @@ export function scopedFileName(name: string, scope: string | undefined): string 
 }
 
 /** Files larger than this are not read: 10 000 reports of a few hundred containers stay well under it. */
-const MAX_FILE_BYTES = 256 * 1024 * 1024;
+export const MAX_FILE_BYTES = 256 * 1024 * 1024;
 
 /** `parse` of the file's text; `fresh()` when there is no file, or when it cannot be used (then kept aside). */
 export function readOrSetAside<T>(

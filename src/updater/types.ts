@@ -137,6 +137,11 @@ export interface RunOptions {
   /** decide everything, change nothing (default: the `dry_run` option) */
   dryRun?: boolean;
   /**
+   * asked for while a cycle runs: wait for it (and what waits before) and run next, never dropped
+   * (a press in Home Assistant, which cannot ask again by itself: cycle/runner.ts)
+   */
+  queue?: boolean;
+  /**
    * take each selected container to the local image its tag names, whatever its labels and the
    * global options say (no pull, not monitor-only, no minimum age): a rollback on request
    */

@@ -227,9 +227,12 @@ export class HomeAssistantBridge {
       known.percent = 0;
       this.publishState(known, { in_progress: true, update_percentage: 0 });
     }
+    // an Install pressed while a cycle runs is queued and runs after it, shown in progress meanwhile
+    if (action === "install" && control.runner.busy)
+      this.log?.info("home assistant install queued: it runs once the cycle under way ends", { target: name });
     const done =
       action === "install"
-        ? await control.runner.run("api", { container: [name] })
+        ? await control.runner.run("api", { container: [name] }, { queue: true })
         : await control.runner.rollback(name);
     if (done === null) this.log?.warn(`home assistant ${action} not done: a cycle is running`, { target: name });
     // a report reaches observe() through the dispatcher, which ends the progress with the new

@@ -108,7 +108,8 @@ function copyRow(host: HostCopies, copy: CopyView): HTMLTableRowElement {
         ? "being restored"
         : copy.expires_at
           ? h("span", { title: localTime(copy.expires_at) }, fromNow(copy.expires_at))
-          : "not set yet",
+          : // kept until its container's next update replaces it (data_guard_keep counts from then)
+            "at the next update",
     ),
     h(
       "td",

@@ -35,6 +35,15 @@ export function append(parent: Node, children: Child[]): void {
   }
 }
 
+/**
+ * A reference or a long name that may wrap at its tokens' edges (after `/`, `:`, `@`, `.`, `-`,
+ * `_`), never inside a token: text nodes with a <wbr> between them.
+ */
+export function breakable(text: string): Child[] {
+  const parts = text.split(/(?<=[/:@._-])/);
+  return parts.flatMap((part, index) => (index === 0 ? [part] : [document.createElement("wbr"), part]));
+}
+
 /** Replaces everything inside `parent`. */
 export function replace(parent: Node, ...children: Child[]): void {
   while (parent.firstChild) parent.removeChild(parent.firstChild);

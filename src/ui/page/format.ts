@@ -217,6 +217,13 @@ function skippedWords(raw: string, reason: string | null): StateWords {
     return { text: "this version skipped", detail: "waiting for a newer one", tone: "muted" };
   if (/left by a rollback/.test(raw))
     return { text: "rolled back from this version", detail: "waiting for a newer one", tone: "muted" };
+  // the automatic rollback's digest (check/check.ts): checked, and kept from coming back
+  if (/was rolled back before/.test(raw))
+    return {
+      text: "rolled back from this version",
+      detail: "it failed its checks; waiting for a newer one",
+      tone: "muted",
+    };
   if (/^pinned by digest$/.test(raw)) return { text: "pinned by digest", detail: "svc never moves it", tone: "muted" };
   return { text: "not checked", detail: reason, tone: "muted" };
 }

@@ -21,6 +21,12 @@ const BUCKET_WORDS: Record<Bucket, string> = {
 
 subscribe(["data", "glance"], renderSummary);
 
+/** "Everything is up to date" only when nothing failed either: the failures are counted beside it. */
+function headline(updates: number, failed: number): string {
+  if (updates > 0) return `${updates} ${updates === 1 ? "update" : "updates"} available`;
+  return failed === 0 ? "Everything is up to date." : "No update available.";
+}
+
 function renderSummary(): void {
   const counts = countRows(state.rows);
   const toggle = (bucket: Bucket, count: number) =>
@@ -42,13 +48,7 @@ function renderSummary(): void {
   const hosts = state.peers.length ? [...new Set(state.rows.map((row) => row.host))] : [];
   replace(
     summary,
-    h(
-      "p",
-      { class: "total" },
-      counts.updates === 0
-        ? "Everything is up to date."
-        : `${counts.updates} ${counts.updates === 1 ? "update" : "updates"} available`,
-    ),
+    h("p", { class: "total" }, headline(counts.updates, counts.failed)),
     h(
       "div",
       { class: "counts", role: "group", "aria-label": "Show only" },

@@ -2,7 +2,7 @@
  * One row of the table, from one entry of GET /v1/containers: its cells (the container, the
  * running and the available version, the policy, the state) and its actions (row-menu.ts).
  */
-import { type Child, h, safeHref } from "./dom.ts";
+import { breakable, type Child, h, safeHref } from "./dom.ts";
 import {
   ageWords,
   dayTime,
@@ -61,7 +61,7 @@ function renderRow(c: Row): HTMLTableRowElement {
       h(
         "strong",
         { class: "name" },
-        c.name,
+        ...breakable(c.name),
         c.kind === "service" &&
           h(
             "span",
@@ -69,7 +69,7 @@ function renderRow(c: Row): HTMLTableRowElement {
             "service",
           ),
       ),
-      h("span", { class: "image" }, c.image),
+      h("span", { class: "image" }, ...breakable(c.image)),
       state.peers.length > 0 &&
         h("span", { class: "where" }, peerDown ? `${c.host} (unreachable: last known)` : c.host),
     ),

@@ -152,8 +152,20 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
         (entry) => entry.summary.state === "running" && entry.state !== "failed",
       );
     },
-    report: () => reportEntries(entries),
+    report: () => (options.toLocalTag ? asRollback(reportEntries(entries), ctx.trigger) : reportEntries(entries)),
   };
+}
+
+/**
+ * A rollback on request moved its container back: the report (the history, the notifications,
+ * the page) counts it as rolled back, never as "1 updated", and says who asked. The answer of
+ * POST /v1/rollback and `svc rollback` keeps `updated` (rollbackContainer).
+ */
+function asRollback(entries: ContainerReport[], trigger: string): ContainerReport[] {
+  const asked = trigger === "api" ? "POST /v1/rollback" : "svc rollback";
+  return entries.map((entry) =>
+    entry.state === "updated" ? { ...entry, state: "rolled_back", reason: `rolled back on request (${asked})` } : entry,
+  );
 }
 
 /** The data guard's copies kept past data_guard_keep go at each real cycle (docs/data-guard.md). */
@@ -174,7 +186,7 @@ function newEntries(
 ): Map<string, ContainerEntry> {
   const startedAt = Date.now();
   const policyOf = (summary: ContainerSummary): ContainerPolicy => {
-    const policy = unlessAsked(policyFor(summary, deps.config), filter, summary.name);
+    const policy = unlessAsked(policyFor(summary, deps.config), filter, summary);
     return toLocalTag ? { ...policy, noPull: true, monitorOnly: false, minImageAgeMs: 0, window: [] } : policy;
   };
   return new Map(
@@ -369,9 +381,11 @@ async function rollbackContainer(
     { toLocalTag: true, localReferences, restoreCopies, dryRun: false },
   );
   if (report === null) return null;
-  const entry = report.containers.find((c) => c.name === name);
+  const reported = report.containers.find((c) => c.name === name);
   const result = { container: name, from_image_id: container.Image, to_image_id: back };
-  if (!entry) return { ...result, state: "skipped", reason: "not selected by svc (scope, labels or options)" };
+  if (!reported) return { ...result, state: "skipped", reason: "not selected by svc (scope, labels or options)" };
+  // the report says rolled_back (asRollback); the answer says `updated`: it runs the earlier image (docs/api.md)
+  const entry = reported.state === "rolled_back" ? { ...reported, state: "updated" as const, reason: null } : reported;
   if (entry.state === "updated" && entry.old_digest) {
     // the image it left is not to come back by itself: its digest (as the check saw it) waits for
     // a newer one, kept with who rolled back, for the reason the next cycles give (check/check.ts)

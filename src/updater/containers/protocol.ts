@@ -15,7 +15,7 @@
 import type { Config } from "../../config/index.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import { duration } from "../../core/moments.ts";
-import type { Copy, Preparation } from "../../dataguard/index.ts";
+import { type Copy, guardedMounts, type Preparation } from "../../dataguard/index.ts";
 import type { ContainerInspect, ImageInspect } from "../../engine/port.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -121,7 +121,7 @@ export async function park(ctx: ProtocolContext, r: Replacement): Promise<void> 
     if (r.old.State?.Restarting) await stopOld(ctx, r);
     const parkedAs = oldContainerName(r.name, r.old.Id, r.wasRunning);
     step = "renaming";
-    await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+    await act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: oldImageOf(r) }, () =>
       ctx.engine.renameContainer(r.old.Id, parkedAs),
     );
     r.parkedAs = parkedAs;
@@ -137,7 +137,7 @@ export async function park(ctx: ProtocolContext, r: Replacement): Promise<void> 
 async function stopOld(ctx: ProtocolContext, r: Replacement): Promise<void> {
   // the data guard's copier starts beside the stop and waits for its go (docs/data-guard.md)
   const arming = r.guardPlan && ctx.guard?.arm(r.guardPlan);
-  await act(ctx, "stop", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+  await act(ctx, "stop", { container: r.name, container_id: r.old.Id, image: oldImageOf(r) }, () =>
     ctx.engine.stopContainer(r.old.Id, { timeoutMs: r.stopTimeoutMs, signal: r.stopSignal }),
   );
   r.stopped = true;
@@ -243,9 +243,10 @@ export async function rollback(
     error: why,
   });
   ctx.log.warn("rolling back", { container: r.name, reason: why });
+  const unguarded = unguardedData(r);
   const problems = await restore(ctx, r);
   const tail = logs.trim();
-  const reason = withProblems(tail ? `${why}; last log lines:\n${tail}` : why, problems);
+  const reason = withProblems(tail ? `${why}; last log lines:\n${tail}` : why, problems) + unguarded;
   const oldIsBack = !(r.wasRunning && r.stopped);
   if (verdict.cause === "engine") return { kind: "failed", reason };
   if (!oldIsBack) return { kind: "failed", reason, rejectedImage: true };
@@ -279,7 +280,7 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   if (r.newId) {
     const newId = r.newId;
     await attempt("removing the new container", () =>
-      act(ctx, "remove", { container: r.name, container_id: newId, image: r.image }, () =>
+      act(ctx, "remove", { container: r.name, container_id: newId, image: r.image, undoing: true }, () =>
         ctx.engine.removeContainer(newId, { force: true }),
       ),
     );
@@ -302,7 +303,7 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   }
   if (r.wasRunning && r.stopped) {
     const started = await attempt("starting the old container", () =>
-      act(ctx, "start", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+      act(ctx, "start", { container: r.name, container_id: r.old.Id, image: oldImageOf(r), undoing: true }, () =>
         ctx.engine.startContainer(r.old.Id),
       ),
     );
@@ -315,7 +316,7 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   }
   if (r.parkedAs) {
     await attempt("renaming the old container back", () =>
-      act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
+      act(ctx, "rename", { container: r.name, container_id: r.old.Id, image: oldImageOf(r), undoing: true }, () =>
         ctx.engine.renameContainer(r.old.Id, r.name),
       ),
     );
@@ -323,6 +324,31 @@ export async function restore(ctx: ProtocolContext, r: Replacement): Promise<str
   }
   for (const problem of problems) ctx.log.error("could not restore the old container", { container: r.name, problem });
   return problems;
+}
+
+/**
+ * The image the old container runs, for the audit lines of its own steps (its stop, its start
+ * again): its reference when the update moves to another one, else its image id, so that a line
+ * never names the image that failed for the container that did not.
+ */
+export function oldImageOf(r: Replacement): string {
+  const reference = r.old.Config.Image;
+  return reference !== r.image || !r.old.Image ? reference : r.old.Image;
+}
+
+/**
+ * The failed version ran on data no copy was taken of: said, with the option that would have kept
+ * it (docs/data-guard.md), since whatever it rewrote stays as it left it. "" when there was a copy,
+ * the new container never started, or it mounts nothing writable.
+ */
+export function unguardedData(r: Replacement): string {
+  if (r.copy || !r.dataTouched) return "";
+  const found = guardedMounts(r.old, "all");
+  if (!("mounts" in found) || found.mounts.length === 0) return "";
+  const places = found.mounts.map((m) =>
+    m.type === "volume" && m.name && !/^[0-9a-f]{64}$/.test(m.name) ? `${m.name} (${m.destination})` : m.destination,
+  );
+  return `; the failed version ran on ${places.join(", ")} with no copy taken: what it changed there stays; data_guard would have kept a copy and put it back (docs/data-guard.md)`;
 }
 
 function withProblems(reason: string, problems: string[]): string {

@@ -10,7 +10,7 @@ import { toSvcError } from "../../core/errors.ts";
 import { parseReference, sameRepository } from "../../registry/reference.ts";
 import type { ReleaseNotes, ReleasesSession, SourceCandidate } from "../../releases/index.ts";
 import type { Checker, Verdict } from "../check/check.ts";
-import { LABELS, labelValue } from "../selection/selection.ts";
+import { LABELS, labelValue, namedBy } from "../selection/selection.ts";
 import type { CycleOptions, ReleaseSummary, UpdateFilter } from "../types.ts";
 import { finish, type TargetEntry } from "./target.ts";
 
@@ -157,7 +157,9 @@ function holdIfBreaking(scope: NotesScope, entry: TargetEntry, notes: ReleaseNot
   if (!entry.policy.holdBreaking || notes.breaking === 0 || entry.state !== "stale" || entry.finishedAt !== undefined)
     return;
   const askedByName =
-    scope.trigger === "api" && !scope.options.dryRun && (scope.filter.container ?? []).includes(entry.summary.name);
+    scope.trigger === "api" &&
+    !scope.options.dryRun &&
+    (scope.filter.container ?? []).some((asked) => namedBy(asked, entry.summary));
   if (askedByName) return;
   const release = notes.releases.find((r) => r.breaking)!;
   finish(

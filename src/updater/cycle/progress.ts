@@ -12,6 +12,8 @@ export interface ProgressEvent {
   trigger: string;
   container: string;
   step: Step;
+  /** the step puts the old container back (a rollback or a failed update undone): the new one is removed, the old one started */
+  undoing?: boolean;
   /** when the step began */
   at: Date;
 }
@@ -24,10 +26,18 @@ export function announce(
   context: { sessionId?: string; trigger: string },
   container: string | undefined,
   step: Step,
+  undoing?: boolean,
 ): void {
   if (!listener || container === undefined) return;
   try {
-    listener({ session_id: context.sessionId, trigger: context.trigger, container, step, at: new Date() });
+    listener({
+      session_id: context.sessionId,
+      trigger: context.trigger,
+      container,
+      step,
+      ...(undoing ? { undoing } : {}),
+      at: new Date(),
+    });
   } catch {
     // progress is for people watching; an update never fails because of it
   }

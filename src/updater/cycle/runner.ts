@@ -2,8 +2,9 @@
  * One cycle at a time. A scheduled cycle (`schedule`, `startup`) asked for while one runs waits for
  * it and runs next, before anything else (a dry run of a reader, "Check now", a peer's read can
  * never make svc lose its schedule); one waits at most, and a later fire joins it (counted as
- * skipped). Any other cycle asked for while one runs or waits (or once svc is draining) is not
- * queued but answered null. A real cycle's report goes to the metrics, the memory of earlier images
+ * skipped). A request that asks to be queued (`queue`: a press in Home Assistant) waits its turn
+ * after them and runs; any other cycle asked for while one runs or waits (or once svc is draining)
+ * is not queued but answered null. A real cycle's report goes to the metrics, the memory of earlier images
  * (for `svc rollback`) and the report sink; a dry run tells its caller only.
  */
 import type { Config } from "../../config/index.ts";
@@ -45,11 +46,14 @@ export function createRunner(deps: RunnerDeps): Runner {
   /** the scheduled cycle waiting for the one under way */
   let waiting: Promise<SessionReport | null> | undefined;
   let draining = false;
+  /** requests queued behind the cycle under way (RunOptions.queue) */
+  let queued = 0;
 
   const run = (trigger: Trigger, filter?: UpdateFilter, options: RunOptions = {}): Promise<SessionReport | null> => {
     if (draining) return Promise.resolve(null);
     if (current || waiting) {
       if (SCHEDULED.has(trigger) && !waiting) return (waiting = runNext(trigger, filter, options));
+      if (options.queue) return afterTheOthers(trigger, filter, options);
       // skipped and counted, never queued: a request while a cycle runs, a fire that joins the waiting one
       deps.metrics.recordSkipped();
       return Promise.resolve(null);
@@ -66,6 +70,21 @@ export function createRunner(deps: RunnerDeps): Runner {
     // nothing lost: the cycle's own caller gets its error; this only waits for its end
     while (current) await current.catch(() => {});
     waiting = undefined;
+    return draining ? null : start(trigger, filter, options);
+  };
+
+  /** A queued request: runs once no cycle runs or waits (the scheduled one first), unless svc stops meanwhile. */
+  const afterTheOthers = async (
+    trigger: Trigger,
+    filter: UpdateFilter | undefined,
+    options: RunOptions,
+  ): Promise<SessionReport | null> => {
+    queued++;
+    try {
+      for (let ahead = current ?? waiting; ahead; ahead = current ?? waiting) await ahead.catch(() => {});
+    } finally {
+      queued--;
+    }
     return draining ? null : start(trigger, filter, options);
   };
 
@@ -116,7 +135,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       await waiting;
     },
     get busy() {
-      return current !== undefined || waiting !== undefined;
+      return current !== undefined || waiting !== undefined || queued > 0;
     },
     get draining() {
       return draining;

@@ -14,7 +14,7 @@ import type { ReleasesSession } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { SignatureCheck, SignatureReport } from "../../verify/index.ts";
 import type { Checker, CheckInput, Verdict } from "../check/check.ts";
-import { bareName, type ContainerPolicy } from "../selection/selection.ts";
+import { type ContainerPolicy, namedBy } from "../selection/selection.ts";
 import type {
   ContainerOutcome,
   ContainerReport,
@@ -90,8 +90,12 @@ export function heldByWindow(entry: TargetEntry, now = Date.now(), timeZone = se
 }
 
 /** A target a person named (POST /v1/update, the page's Update, `svc --run-once NAME`) is not held by a window: asking is the decision. */
-export function unlessAsked(policy: ContainerPolicy, filter: UpdateFilter, name: string): ContainerPolicy {
-  return filter.container?.some((asked) => bareName(asked) === name) ? { ...policy, window: [] } : policy;
+export function unlessAsked(
+  policy: ContainerPolicy,
+  filter: UpdateFilter,
+  target: Pick<ContainerSummary, "name" | "labels" | "imageId">,
+): ContainerPolicy {
+  return filter.container?.some((asked) => namedBy(asked, target)) ? { ...policy, window: [] } : policy;
 }
 
 /** What a report says of when a pending target lands. */

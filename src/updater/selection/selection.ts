@@ -100,11 +100,41 @@ export function notDisabledFilter(disabled: readonly string[]): Filter {
   return ({ name }) => !names.has(name);
 }
 
-/** An empty list means "no restriction" (the `containers` option and the API's container filter). */
-export function namesFilter(names: readonly string[] | undefined): Filter {
+/**
+ * The names a person writes (`svc --run-once NAME`, the `containers` option, the API's container
+ * filter) select by `namedBy`; an empty list means "no restriction".
+ */
+export function namesFilter(names: readonly string[] | undefined, imageLabels?: ImageLabels): Filter {
   if (!names || names.length === 0) return () => true;
-  const wanted = new Set(names.map(bareName));
-  return ({ name }) => wanted.has(name);
+  return (target) => names.some((name) => namedBy(name, target, imageLabels));
+}
+
+/**
+ * The one rule for a name a person writes, for the command line and the API alike: a target's
+ * own name (`notes-app-1`), the name of the compose project or Swarm stack it belongs to
+ * (`notes`: every target of it), or `project/service` (`shop/app`: the targets of one service of
+ * a project or stack). A project's name comes from its labels as the stack filter reads them
+ * (`groupOf`: a label the image brings names no project).
+ */
+export function namedBy(
+  wanted: string,
+  target: Pick<ContainerSummary, "name" | "labels" | "imageId">,
+  imageLabels: ImageLabels = () => undefined,
+): boolean {
+  const name = bareName(wanted);
+  if (target.name === name) return true;
+  const group = groupOf(target.labels, imageLabels(target.imageId));
+  if (group === null) return false;
+  if (group.name === name) return true;
+  const slash = name.indexOf("/");
+  return slash > 0 && group.name === name.slice(0, slash) && serviceOf(target, group) === name.slice(slash + 1);
+}
+
+/** A target's service in its group: compose's service label; a Swarm stack's service is `<stack>_<service>`. */
+function serviceOf(target: Pick<ContainerSummary, "name" | "labels">, group: TargetGroup): string | undefined {
+  if (group.kind === "compose") return target.labels[COMPOSE_LABELS.service];
+  const service = target.labels["com.docker.swarm.service.name"] ?? target.name;
+  return service.startsWith(`${group.name}_`) ? service.slice(group.name.length + 1) : undefined;
 }
 
 /** A compose project (com.docker.compose.project) or a Swarm stack (com.docker.stack.namespace). */
@@ -190,8 +220,8 @@ export function selectionFilter(config: Config, filter: UpdateFilter = {}, image
     scopeFilter(config.scope),
     enableLabelFilter(config.label_enable),
     notDisabledFilter(config.disable_containers),
-    namesFilter(config.containers),
-    namesFilter(filter.container),
+    namesFilter(config.containers, imageLabels),
+    namesFilter(filter.container, imageLabels),
     imagePrefixFilter(filter.image),
     stackFilter(filter.stack, imageLabels),
   ]);

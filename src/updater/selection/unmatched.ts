@@ -3,14 +3,16 @@
  * the API's filters) that matched nothing: each is named, with the reason a container of that
  * name was left out, or a close name ("did you mean"). A typo otherwise looks like "nothing to do".
  */
-import { type Config, suggest } from "../../config/index.ts";
+import { type Config, nearest, suggest } from "../../config/index.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
 import type { UpdateFilter } from "../types.ts";
 import {
   bareName,
   enableLabelFilter,
   type Filter,
+  groupOf,
   imagePrefixFilter,
+  namedBy,
   notDisabledFilter,
   notLeftoverFilter,
   scopeFilter,
@@ -47,13 +49,16 @@ export function unmatchedFilters(
 ): string[] {
   const candidates = all.filter(notLeftoverFilter);
   const answeredNames = new Set(answered.map((t) => t.name));
-  const names = candidates.map((c) => c.name);
+  // what a name may be: a container's, a project's or stack's, or `project/service`
+  const names = [...candidates.map((c) => c.name), ...groupNames(candidates)];
   const problems: string[] = [];
   for (const wanted of new Set([...config.containers, ...(filter.container ?? [])])) {
     if (answeredNames.has(bareName(wanted))) continue;
-    const found = candidates.find((c) => c.name === bareName(wanted));
+    const named = candidates.filter((c) => namedBy(wanted, c));
+    if (named.some((c) => answeredNames.has(c.name))) continue;
+    const found = named[0];
     if (!found) {
-      problems.push(`no container is named ${wanted}${suggest(bareName(wanted), names)}`);
+      problems.push(`no container or compose project is named ${wanted}${didYouMean(bareName(wanted), names)}`);
       continue;
     }
     const why = exclusions(config).find(([keep]) => !keep(found))?.[1];
@@ -66,4 +71,24 @@ export function unmatchedFilters(
       problems.push(`no container runs an image starting with ${prefix}${suggest(prefix, images)}`);
   }
   return problems;
+}
+
+/** The compose projects and Swarm stacks of the candidates, and each `project/service`. */
+function groupNames(candidates: readonly ContainerSummary[]): string[] {
+  const names = new Set<string>();
+  for (const c of candidates) {
+    const group = groupOf(c.labels);
+    if (group === null) continue;
+    names.add(group.name);
+    const service = c.labels["com.docker.compose.service"];
+    if (group.kind === "compose" && service) names.add(`${group.name}/${service}`);
+  }
+  return [...names];
+}
+
+/** " (did you mean a or b?)": the nearest names within an edit distance that grows with the name's length. */
+function didYouMean(wanted: string, names: readonly string[]): string {
+  const close = nearest(wanted, names);
+  if (close.length === 0) return "";
+  return ` (did you mean ${close.length === 1 ? close[0] : `${close.slice(0, -1).join(", ")} or ${close.at(-1)}`}?)`;
 }

@@ -277,7 +277,7 @@ async function followedReference(kind: Kind, name: string): Promise<string | und
 
 function newEntry(service: ServiceSummary, config: Config, filter: UpdateFilter = {}): Entry {
   const summary = serviceAsContainer(service);
-  return { ...newTarget(summary, unlessAsked(policyFor(summary, config), filter, summary.name)), service };
+  return { ...newTarget(summary, unlessAsked(policyFor(summary, config), filter, summary)), service };
 }
 
 /** A service as the selection and the check see a container: its spec's labels, the reference it follows, the digest it is pinned to. */

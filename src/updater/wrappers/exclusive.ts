@@ -102,7 +102,8 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
         () => updater.run(trigger, filter, options),
         undefined,
         "ask",
-        trigger === "schedule" || trigger === "startup",
+        // a queued request is kept as a scheduled cycle is: never dropped for the lease
+        trigger === "schedule" || trigger === "startup" || options?.queue === true,
       ),
     rollback: (container, trigger, options) => leased(() => updater.rollback(container, trigger, options)),
     // leftovers another process is working on are not ours to repair: the next cycle looks again

@@ -50,6 +50,17 @@ function composeNote(c: ContainerReport): string {
   return `; ${verb} ${c.compose.changes.join(", ")}${recreates}`;
 }
 
+/** A compose change Git did not record (a refused commit, a failed push): said on the container's line, never only in the JSON. */
+export function gitProblem(c: Pick<ContainerReport, "compose">): string | null {
+  return c.compose?.written ? (c.compose.git?.problem ?? null) : null;
+}
+
+function gitNote(c: ContainerReport): string {
+  const problem = gitProblem(c);
+  if (!problem) return "";
+  return c.compose?.git?.done === "nothing" ? `; not committed to Git: ${problem}` : `; Git: ${problem}`;
+}
+
 function releasesNote(c: ContainerReport): string {
   const words = releaseWords(c);
   return words ? ` (${words})` : "";
@@ -58,7 +69,7 @@ function releasesNote(c: ContainerReport): string {
 /** One container's outcome in a sentence. */
 export function containerLine(c: ContainerReport): string {
   const why = c.reason ? `: ${c.reason}` : "";
-  const brings = releasesNote(c) + composeNote(c);
+  const brings = releasesNote(c) + composeNote(c) + gitNote(c);
   switch (c.state) {
     case "updated":
       return `${c.name}: updated ${imageChange(c)}${digestChange(c.old_digest ?? c.old_image_id, c.new_digest ?? c.new_image_id)}${brings}`;
@@ -67,6 +78,9 @@ export function containerLine(c: ContainerReport): string {
     case "failed":
       return `${c.name}: failed${why}`;
     case "rolled_back":
+      // a rollback asked for (svc rollback, POST /v1/rollback) is no failure of the new image
+      if (c.reason?.startsWith("rolled back on request"))
+        return `${c.name}: ${c.reason}${digestChange(c.old_digest ?? c.old_image_id, c.new_digest ?? c.new_image_id)}`;
       return `${c.name}: rolled back to ${shortImage(c.image)}, the new image failed${why}`;
     case "stale":
       if (wouldUpdate(c))
@@ -95,20 +109,21 @@ export function summaryLine(report: SessionReport): string {
     [c.held, "held (breaking)"],
     [c.skipped, "skipped"],
     [c.fresh, "up to date"],
+    [report.containers.filter((each) => gitProblem(each) !== null).length, "with a Git problem"],
   ];
   const said = parts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
   return `${report.dry_run ? "dry run finished" : "cycle finished"}: ${said.length > 0 ? said.join(", ") : "no container selected"}`;
 }
 
-/** error when a container failed, warn when one was rolled back, else info. */
+/** error when a container failed, warn when one was rolled back or its compose change not recorded in Git, else info. */
 export function reportLevel(report: SessionReport): LevelName {
   if (report.counts.failed > 0) return "error";
-  return report.counts.rolled_back > 0 ? "warn" : "info";
+  return report.counts.rolled_back > 0 || report.containers.some((c) => gitProblem(c) !== null) ? "warn" : "info";
 }
 
 function containerLevel(c: ContainerReport, report: SessionReport): LevelName {
   if (c.state === "failed") return "error";
-  if (c.state === "rolled_back") return "warn";
+  if (c.state === "rolled_back" || gitProblem(c) !== null) return "warn";
   // a scheduled cycle every few hours over dozens of containers: the fresh ones only at debug
   return c.state === "fresh" && report.trigger === "schedule" ? "debug" : "info";
 }
@@ -178,10 +193,17 @@ const STEP_TEXT: Partial<Record<Step, string>> = {
   image_remove: "removing the old image",
 };
 
+/** The steps that put the old container back, said as what they do (the new one goes, the old one comes back). */
+const UNDO_TEXT: Partial<Record<Step, string>> = {
+  remove: "removing the new container",
+  start: "starting the old container again",
+  rename: "giving the old container its name back",
+};
+
 /** The steps of an update as they happen, for a person watching (checks and renames are left out). */
 export function stepLogger(log: Logger): ProgressListener {
   return (event) => {
-    const text = STEP_TEXT[event.step];
+    const text = (event.undoing ? UNDO_TEXT : STEP_TEXT)[event.step];
     if (text) log.info(`${event.container}: ${text}`);
   };
 }

@@ -56,9 +56,18 @@ describe("svc rollback beside a running service on the same state_dir", () => {
 
     const listed = (await call("GET", "/v1/containers")).containers[0];
     expect(listed, service.describe()).toMatchObject({ name, state: "skipped", would_update: false });
+    // the command line asked: said so, and the history counts a rollback, not "1 updated"
     expect(listed.reason).toMatch(
-      /^sha256:[0-9a-f]{64} was left by a rollback \(POST \/v1\/rollback\); waiting for a newer image$/,
+      /^sha256:[0-9a-f]{64} was left by a rollback \(svc rollback\); waiting for a newer image$/,
     );
+    const newest = (await call("GET", "/v1/history")).reports[0];
+    expect(newest.trigger, JSON.stringify(newest)).toBe("run_once");
+    expect(newest.counts).toMatchObject({ updated: 0, rolled_back: 1 });
+    expect(newest.containers[0]).toMatchObject({
+      name,
+      state: "rolled_back",
+      reason: "rolled back on request (svc rollback)",
+    });
     const startedAt = inspect(name).State.StartedAt;
     expect((await call("POST", "/v1/update")).containers[0].state).toBe("skipped");
     expect(inspect(name).Image).toBe(v1.id);

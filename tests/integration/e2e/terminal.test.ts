@@ -52,6 +52,11 @@ describe("run-once on a terminal", () => {
       expect(at(`${good}: ${step}`), run.svc.describe()).toBeGreaterThanOrEqual(0);
     }
     expect(at(`${good}: pulling`)).toBeLessThan(at(`${good}: updated`));
+    // a rollback says what it does: the new container goes, the old one starts again
+    expect(at(`${bad}: removing the new container`), run.svc.describe()).toBeGreaterThanOrEqual(0);
+    expect(at(`${bad}: starting the old container again`)).toBeGreaterThan(at(`${bad}: removing the new container`));
+    expect(at(`${bad}: removing the old container`)).toBe(-1);
+    expect(lines.filter((line) => line.includes(`${bad}: starting the new container`))).toHaveLength(1);
     expect(run.stdout).toContain(
       `${good}: updated ${lastPart(g1.ref)} (sha256:${short(g1.digest)} -> ${short(g2.digest)})`,
     );
@@ -79,10 +84,10 @@ describe("run-once on a terminal", () => {
     const typo = name.replace(/typo$/, "tpyo");
     const alone = await runSvc([...pretty(), "--run-once", "--dry-run", typo]);
     expect(alone.code, alone.svc.describe()).toBe(1);
-    expect(alone.stderr).toContain(`no container is named ${typo} (did you mean ${name}?)`);
+    expect(alone.stderr).toContain(`no container or compose project is named ${typo} (did you mean ${name}?)`);
     const beside = await runSvc([...pretty(), "--run-once", "--dry-run", typo, name]);
     expect(beside.code, beside.svc.describe()).toBe(0);
-    expect(beside.stderr).toContain(`no container is named ${typo}`);
+    expect(beside.stderr).toContain(`no container or compose project is named ${typo}`);
     expect(beside.stdout).toContain(`${name}: up to date`);
   }, 60_000);
 });

@@ -144,7 +144,10 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
     expect(docker(["exec", name, "cat", "/named/f", "/anon/f", "/data/f", "/bind/f"]).stdout).toBe(
       "named\nanon\nimage\nbind",
     );
-    // Podman's own environment entry follows the new host name (podman.ts: podmanCreateBody)
+    // one rule with Docker (engine/fidelity.test.ts, image-defaults): a generated host name is the
+    // new container's own short id, never the old one's; Podman's environment entry follows it
+    expect(updated.compat.Config.Hostname).toBe(updated.compat.Id.slice(0, 12));
+    expect(updated.compat.Config.Hostname).not.toBe(before.compat.Config.Hostname);
     expect(docker(["exec", name, "sh", "-c", "echo $HOSTNAME"]).stdout).toBe(updated.compat.Config.Hostname);
     expectSameExceptImage(before, updated, { old: v1.id, new: v2.id });
 

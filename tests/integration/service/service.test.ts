@@ -133,7 +133,9 @@ describe("run-once", () => {
     expect(await svc.exited, svc.output()).toBe(0);
     expect(everOpen).toBe(false);
     expect(runningImage(app.name)).toBe(newId);
-    expect(svc.output()).toContain("run_once is set: the HTTP API settings are ignored");
+    expect(svc.output()).toContain(
+      "run_once: the HTTP API is not started in run-once mode; ignoring --http-api-update",
+    );
   }, 120_000);
 
   test("exits 1 when a container was rolled back", async () => {

@@ -31,6 +31,10 @@ async function expectRollback(
   expect(report!.counts.rolled_back).toBe(1);
   expect(h.metrics.snapshot().svc_containers_failed).toBe(1);
   expect(h.audit.entries.some((e) => e.action === "rollback" && e.container === app && e.error)).toBe(true);
+  // the old container's own lines (its stop, its start again) name the image it runs, not the failed one
+  const oldLines = h.audit.entries.filter((e) => e.container_id === before.Id && e.action !== "pull");
+  expect(oldLines.map((e) => e.action)).toEqual(["rename", "stop", "start", "rename"]);
+  for (const line of oldLines) expect(line.image).toBe(v1.id);
 
   // the same digest is not tried again in the next cycle
   const again = entryOf(await h.updater.run("api"), app);
@@ -41,6 +45,20 @@ async function expectRollback(
 }
 
 describe("rollback", () => {
+  test("a failed version that ran on an unguarded volume is told that data_guard would have kept it", async () => {
+    const volume = fx.volume("unguarded-data");
+    const { entry } = await expectRollback(
+      "unguarded",
+      { changes: ['CMD ["/bin/sh","-c","echo rewritten > /data/f; exit 3"]'] },
+      ["-v", `${volume}:/data`],
+      "exited with code 3",
+      { startup_timeout: 20_000 },
+    );
+    expect(entry.reason).toContain(
+      `the failed version ran on ${volume} (/data) with no copy taken: what it changed there stays; data_guard would have kept a copy and put it back`,
+    );
+  }, 60_000);
+
   test("on a non-zero exit code, with the failed container's last log lines", async () => {
     const { entry } = await expectRollback(
       "exit",

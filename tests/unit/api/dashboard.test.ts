@@ -38,7 +38,7 @@ describe("the page", () => {
     const paths = assetPaths(html);
     expect(paths.some((path) => path.endsWith(".js"))).toBe(true);
     expect(paths.some((path) => path.endsWith(".css"))).toBe(true);
-    for (const path of paths) expect(path).toMatch(/^\/[A-Za-z0-9_-]+\.(js|css)$/);
+    for (const path of paths) expect(path).toMatch(/^\/[A-Za-z0-9_-]+\.(js|css|svg)$/);
     // nothing inline for the policy to allow
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/);
     expect(html).not.toContain("<style");

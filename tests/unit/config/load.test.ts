@@ -237,23 +237,39 @@ describe("bad input: every problem at once, each named as written", () => {
     const fromFile = await load({ toml: 'poll_interval = "6h"', argv: ["--run-once", "--dry-run"] });
     expect(fromFile.config.run_once).toBe(true);
     expect(fromFile.config.poll_interval).toBeUndefined();
-    expect(fromFile.warnings).toContain(
+    expect(fromFile.notes).toContain(
       "--run-once given on the command line replaces svc.toml:1: poll_interval for this run",
     );
     const fromEnv = await load({ env: { WATCHTOWER_POLL_INTERVAL: "300" }, argv: ["--run-once"] });
     expect(fromEnv.config.run_once).toBe(true);
     expect(fromEnv.config.poll_interval).toBeUndefined();
-    expect(fromEnv.warnings).toContain(
+    expect(fromEnv.notes).toContain(
       "--run-once given on the command line replaces WATCHTOWER_POLL_INTERVAL for this run",
     );
     const envOverFile = await load({ toml: 'schedule = "0 4 * * *"', env: { SVC_POLL_INTERVAL: "5m" } });
     expect([envOverFile.config.poll_interval, envOverFile.config.schedule]).toEqual([300_000, undefined]);
-    expect(envOverFile.warnings).toContain(
+    expect(envOverFile.notes).toContain(
       "SVC_POLL_INTERVAL given in the environment replaces svc.toml:1: schedule for this run",
     );
     // run_once = false is no schedule: nothing replaced, nothing said
     const off = await load({ toml: "run_once = false", argv: ["--poll-interval", "1h"] });
-    expect(off.warnings.filter((w) => w.includes("replaces"))).toEqual([]);
+    expect(off.notes.filter((w) => w.includes("replaces"))).toEqual([]);
+  });
+
+  test("the README's `svc --run-once` beside a file with a schedule and the API: one info line, no warning", async () => {
+    const toml = 'schedule = "0 4 * * *"\n[http_api]\nupdate = true\nui = true\ntoken = "t"';
+    const { config, warnings, notes } = await load({ toml, argv: ["--run-once", "web"] });
+    expect(config.run_once).toBe(true);
+    expect(warnings).toEqual([]);
+    expect(notes).toEqual([
+      "--run-once given on the command line replaces svc.toml:1: schedule for this run; the HTTP API (svc.toml:3: http_api.update, svc.toml:4: http_api.ui) is not started",
+    ]);
+    // with no schedule to replace, the API alone is the same one line
+    const apiOnly = await load({ toml: '[http_api]\nupdate = true\ntoken = "t"', argv: ["--run-once"] });
+    expect(apiOnly.warnings).toEqual([]);
+    expect(apiOnly.notes).toEqual([
+      "--run-once: the HTTP API (svc.toml:2: http_api.update) is not started for this run",
+    ]);
   });
 
   test("Watchtower's --interval 300 is one problem: its value is not taken as a container name, and no 'nothing would ever run'", async () => {

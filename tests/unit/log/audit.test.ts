@@ -77,6 +77,27 @@ describe("audit entry shape (docs/api.md)", () => {
     });
   });
 
+  test("a compose or unit file change keeps its file and change (compose_write, unit_revert)", () => {
+    for (const action of ["compose_write", "compose_revert", "unit_write", "unit_revert"] as const) {
+      const entry = JSON.parse(
+        auditLine(
+          {
+            action,
+            container: "app",
+            file: "/srv/app/compose.yaml,/srv/app/.env",
+            change: ".env line 3 (APP_TAG): 2.3.1 -> 2.4.0",
+            trigger: "schedule",
+            session_id: "s-3",
+          },
+          none,
+          at,
+        ),
+      );
+      expect(entry.fields.file).toBe("/srv/app/compose.yaml,/srv/app/.env");
+      expect(entry.fields.change).toBe(".env line 3 (APP_TAG): 2.3.1 -> 2.4.0");
+    }
+  });
+
   test("secrets in an error are redacted", () => {
     const entry = JSON.parse(
       auditLine({ action: "pull", trigger: "api", error: "401 for user:hunter22" }, createRedactor(["hunter22"]), at),

@@ -76,7 +76,7 @@ test("Install is POST /v1/update naming the target; Check now is POST /v1/check;
   await t.press("svc/reports/command/homeassistant/svc_nas/host/-/check", "PRESS");
   await t.press("svc/reports/command/homeassistant/svc_nas/container/web/rollback", "PRESS");
   expect(t.runs).toEqual([
-    { trigger: "api", filter: { container: ["web"] }, options: undefined },
+    { trigger: "api", filter: { container: ["web"] }, options: { queue: true } },
     { trigger: "api", filter: undefined, options: { dryRun: true } },
     { rollback: "web" },
   ]);

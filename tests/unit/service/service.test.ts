@@ -39,6 +39,18 @@ describe("runOnceExitCode", () => {
     expect(runOnceExitCode(withStates("updated", "failed"))).toBe(1);
     expect(runOnceExitCode(withStates("rolled_back"))).toBe(1);
   });
+  test("1 when a compose change was written but Git refused to commit it", () => {
+    const refused = withStates("updated");
+    refused.containers[0]!.compose = {
+      changes: [".env line 1 (TAG): 1.0.0 -> 1.1.0"],
+      written: true,
+      recreates: null,
+      git: { done: "nothing", commit: null, pull_request: null, problem: ".env had changes" },
+    };
+    expect(runOnceExitCode(refused)).toBe(1);
+    refused.containers[0]!.compose.git = { done: "committed", commit: "abc", pull_request: null, problem: null };
+    expect(runOnceExitCode(refused)).toBe(0);
+  });
   test("1 when containers were named and none was found", () => {
     const none = withStates();
     none.counts.scanned = 0;

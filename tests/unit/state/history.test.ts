@@ -1,6 +1,6 @@
 /** The history: the last N session reports, kept across a restart with state_dir; what it says of a container. */
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openHistory } from "../../../src/state/index.ts";
 import type { ContainerReport, SessionReport } from "../../../src/updater/types.ts";
@@ -105,5 +105,43 @@ describe("what the history says", () => {
     });
     expect(sessionSummary(reports[0]!).containers).toEqual([]);
     expect(sessionSummary(reports[2]!).containers.map((c) => c.state)).toEqual(["rolled_back"]);
+  });
+});
+
+describe("several processes on one history file", () => {
+  test("a run-once's report beside a running service is kept: the service's next report merges, never overwrites", () => {
+    const dir = tempDir("svc-history-");
+    const service = openHistory<SessionReport>(dir, 10, recordingLogger());
+    service.add(report("2026-01-01T00:00:00Z", []));
+    // `svc --run-once` beside it opens the same file, adds its report and exits
+    const runOnce = openHistory<SessionReport>(dir, 10, recordingLogger());
+    const fixed = report("2026-01-01T00:05:00Z", [container({ state: "updated" })]);
+    runOnce.add(fixed);
+    // the service's API shows it at once, and its next cycle keeps it
+    expect(service.list().map((r) => r.id)).toContain(fixed.id);
+    service.add(report("2026-01-01T01:00:00Z", []));
+    const after = openHistory<SessionReport>(dir, 10, recordingLogger()).list();
+    expect(after.map((r) => r.finished_at)).toEqual([
+      "2026-01-01T00:00:00Z",
+      "2026-01-01T00:05:00Z",
+      "2026-01-01T01:00:00Z",
+    ]);
+    expect(after.find((r) => r.id === fixed.id)?.containers[0]?.state).toBe("updated");
+    // the size still holds, newest kept; the lock is gone
+    const small = openHistory<SessionReport>(dir, 2, recordingLogger());
+    small.add(report("2026-01-01T02:00:00Z", []));
+    expect(openHistory<SessionReport>(dir, 10, recordingLogger()).list()).toHaveLength(2);
+    expect(readdirSync(dir).filter((f) => f.endsWith(".lock"))).toEqual([]);
+  });
+
+  test("a lock a dead process left is taken over once stale", () => {
+    const dir = tempDir("svc-history-");
+    const lock = join(dir, "history.json.lock");
+    writeFileSync(lock, "");
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lock, old, old);
+    openHistory<SessionReport>(dir, 10, recordingLogger()).add(report("2026-01-01T00:00:00Z", []));
+    expect(openHistory<SessionReport>(dir, 10, recordingLogger()).list()).toHaveLength(1);
+    expect(existsSync(lock)).toBe(false);
   });
 });

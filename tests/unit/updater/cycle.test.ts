@@ -674,6 +674,25 @@ describe("one cycle at a time", () => {
     expect(metrics.snapshot().svc_scans_total).toBe(1);
   });
 
+  test("a request that asks to be queued (an Install in Home Assistant) waits for the cycle under way and runs after it", async () => {
+    const { engine, updater, metrics } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    let open!: () => void;
+    engine.gate = new Promise((resolve) => (open = resolve));
+    const first = updater.run("schedule", { container: ["nothing-else"] });
+    const queued = updater.run("api", { container: ["app"] }, { queue: true });
+    expect(updater.busy).toBe(true);
+    open();
+    expect(await first).not.toBeNull();
+    const report = await queued;
+    expect(report?.trigger).toBe("api");
+    expect(states(report)).toEqual({ app: "updated" });
+    expect(metrics.snapshot().svc_scans_skipped).toBe(0);
+    expect(updater.busy).toBe(false);
+  });
+
   test("an unreachable engine rejects the cycle with an engine error; the next cycle works", async () => {
     const { engine, updater, metrics } = setup();
     engine.unreachable = true;

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { buildReport } from "../../../src/updater/cycle/report.ts";
 import { type ContainerReport, DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { containerLine, logReport, logRollback, summaryLine } from "../../../src/updater/wrappers/summary.ts";
-import { recordingLogger } from "../../support/logger.ts";
+import { type RecordedLine, recordingLogger } from "../../support/logger.ts";
 
 const OLD = `sha256:8b54f3a1c2d4${"0".repeat(52)}`;
 const NEW = `sha256:8367aa01bc3e${"1".repeat(52)}`;
@@ -37,6 +37,43 @@ function report(containers: ContainerReport[], dryRun = false) {
   if (dryRun) built.dry_run = true;
   return built;
 }
+
+describe("records that say what happened", () => {
+  test("a rollback on request says so, never that the new image failed", () => {
+    expect(
+      containerLine(
+        entry("web", "rolled_back", {
+          reason: "rolled back on request (svc rollback)",
+          old_digest: NEW,
+          new_digest: OLD,
+        }),
+      ),
+    ).toBe("web: rolled back on request (svc rollback) (sha256:8367aa01bc3e -> 8b54f3a1c2d4)");
+  });
+
+  test("a refused Git commit is said on the container's line and in the summary, at warn", () => {
+    const refused = entry("app", "updated", {
+      compose: {
+        changes: [".env line 1 (TAG): 1.0.0 -> 1.1.0"],
+        written: true,
+        recreates: null,
+        git: {
+          done: "nothing",
+          commit: null,
+          pull_request: null,
+          problem: ".env had changes not committed before svc's",
+        },
+      },
+    });
+    expect(containerLine(refused)).toEndWith(
+      "; wrote .env line 1 (TAG): 1.0.0 -> 1.1.0; not committed to Git: .env had changes not committed before svc's",
+    );
+    expect(summaryLine(report([refused]))).toBe("cycle finished: 1 updated, 1 with a Git problem");
+    const lines: RecordedLine[] = [];
+    logReport(recordingLogger(lines), report([refused]), true);
+    expect(lines.map((line) => line.level)).toEqual(["warn", "warn"]);
+  });
+});
 
 describe("containerLine", () => {
   test("each outcome in a sentence, naming the image and the digests", () => {

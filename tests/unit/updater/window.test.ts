@@ -37,10 +37,18 @@ test("inside its window, or without one, it is to be replaced", () => {
 
 test("a request that names the target is not held by a window; one that does not name it is", () => {
   const policy = policyFor(summary, config);
-  expect(unlessAsked(policy, { container: ["web"] }, "web").window).toEqual([]);
-  expect(unlessAsked(policy, { container: ["/web"] }, "web").window).toEqual([]);
-  expect(unlessAsked(policy, { container: ["db"] }, "web").window).toHaveLength(1);
-  expect(unlessAsked(policy, {}, "web").window).toHaveLength(1);
+  expect(unlessAsked(policy, { container: ["web"] }, summary).window).toEqual([]);
+  expect(unlessAsked(policy, { container: ["/web"] }, summary).window).toEqual([]);
+  expect(unlessAsked(policy, { container: ["db"] }, summary).window).toHaveLength(1);
+  expect(unlessAsked(policy, {}, summary).window).toHaveLength(1);
+  // its compose project's name, or the project's service, names it too
+  const inProject = {
+    ...summary,
+    labels: { "com.docker.compose.project": "shop", "com.docker.compose.service": "app" },
+  };
+  expect(unlessAsked(policy, { container: ["shop"] }, inProject).window).toEqual([]);
+  expect(unlessAsked(policy, { container: ["shop/app"] }, inProject).window).toEqual([]);
+  expect(unlessAsked(policy, { container: ["shop/db"] }, inProject).window).toHaveLength(1);
 });
 
 test("monitor-only and held verdicts stay stale, not pending", () => {
