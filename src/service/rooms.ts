@@ -47,5 +47,6 @@ export function rememberedBy(state: StateStore) {
     snoozed: state.section("snoozed"),
     prePulled: state.section("pre_pulled"),
     unitMoves: state.section("unit_moves"),
+    buildBases: state.section("build_bases"),
   };
 }

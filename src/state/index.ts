@@ -38,6 +38,7 @@ export type Section =
   | "pre_pulled"
   | "digests"
   | "unit_moves"
+  | "build_bases"
   | "home_assistant";
 
 const SECTIONS: readonly Section[] = [
@@ -51,6 +52,7 @@ const SECTIONS: readonly Section[] = [
   "pre_pulled",
   "digests",
   "unit_moves",
+  "build_bases",
   "home_assistant",
 ];
 const VERSION = 1;

@@ -42,6 +42,7 @@ import {
   type Trigger,
   type UpdateFilter,
 } from "../types.ts";
+import { builtCheckInput, findBuilt } from "./built.ts";
 import { cleanupImages } from "./cleanup.ts";
 import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
@@ -58,6 +59,8 @@ export interface ContainerTargetDeps extends KindDeps, ReplaceDeps {
   previous: Remembered;
   /** repairs the leftovers of interrupted updates the filter selects: true when there were some (recovery/repair.ts) */
   repairLeftovers?: (all: readonly ContainerSummary[], filter: UpdateFilter) => Promise<boolean>;
+  /** each built service's bases and the digests it was built from, per container name (check/bases.ts) */
+  buildBases: Remembered;
   /** a cycle over the containers the filter names, one cycle at a time (the runner's): a rollback is one */
   cycleOver(trigger: Trigger, filter: UpdateFilter, options: RunOptions): Promise<SessionReport | null>;
 }
@@ -206,6 +209,8 @@ async function checkEntries(
       : [];
   if (options.seen) options.seen.images = images;
   await locateCompose(deps.compose, deps.engine, images, entries.values(), options);
+  // a rollback on request goes back to a local image: no base is asked then
+  if (!options.toLocalTag) await findBuilt(deps.engine, images, entries.values());
   const checker = createChecker({
     engine: deps.engine,
     session: deps.registry.session(),
@@ -214,10 +219,12 @@ async function checkEntries(
     firstSeen: deps.firstSeen,
     skipped: deps.skipped,
     log: deps.log.child("updater"),
+    buildBases: deps.buildBases,
   });
   const inputOf = (entry: ContainerEntry) => ({
     ...composeCheckInput(entry),
     ...inputOfSummary(entry),
+    built: builtCheckInput(entry),
   });
   const inputOfSummary = ({ summary, policy }: ContainerEntry) => ({
     name: summary.name,

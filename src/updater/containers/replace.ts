@@ -29,6 +29,7 @@ import {
   scopeFilter,
 } from "../selection/selection.ts";
 import type { ComposeChange, DataGuardReport } from "../types.ts";
+import type { BuiltTarget } from "./built.ts";
 import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
 import {
   buildGraph,
@@ -100,6 +101,8 @@ export interface ContainerEntry extends TargetEntry {
   keepCopy?: Copy;
   /** a container systemd runs: its move to another tag in its unit's file (containers/unitmove.ts) */
   unitMove?: UnitMove;
+  /** a service compose builds: its build and bases (containers/built.ts) */
+  built?: BuiltTarget;
 }
 
 const INSPECT_CONCURRENCY = 8;
