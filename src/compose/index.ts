@@ -33,6 +33,7 @@ export {
   untrustedBecause,
   WRITE_LABEL,
 } from "./project.ts";
+export { type BuildRun, buildCommand, describeCommand, diskProblem, MIN_FREE_BYTES, runBuild } from "./rebuild.ts";
 export { computeServiceHash } from "./servicehash.ts";
 export { readText } from "./text.ts";
 export { applyEdits, type Edit, type FileChange, replaceFile, reverseEdits } from "./write.ts";

@@ -47,6 +47,8 @@ export interface BuiltInput {
   problem: string | null;
   /** why a moved base is only reported, not rebuilt (no compose CLI, not a compose service...); null: it is rebuilt */
   heldBecause: string | null;
+  /** the build svc runs, as a person would type it (said by monitor-only and a dry run) */
+  command?: string | null;
 }
 
 export interface Verdict {
@@ -219,16 +221,16 @@ export function createChecker(deps: {
     const anchor = moved ?? found.bases.find((b) => !b.pinned) ?? found.bases[0];
     const digests = { oldDigest: anchor?.built ?? null, newImageId: null, newImage: null };
     if (!moved) return { state: "fresh", reason: null, ref: found.ref, ...digests, newDigest: null, bases: found };
+    const moves = describeMoves(found.moved);
     const stale: Verdict = {
       state: "stale",
-      reason: null,
+      reason: built.command ? `${moves}; rebuilt with ${built.command}` : moves,
       ref: found.ref,
       ...digests,
       newDigest: moved.now,
       bases: found,
     };
-    if (built.heldBecause)
-      return { ...stale, reason: `${describeMoves(found.moved)}; not rebuilt: ${built.heldBecause}`, held: true };
+    if (built.heldBecause) return { ...stale, reason: `${moves}; not rebuilt: ${built.heldBecause}`, held: true };
     return stale;
   };
 

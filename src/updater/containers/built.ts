@@ -8,6 +8,7 @@ import { type BuildSpec, basesOf, buildOf, labelledBases, projectOf, untrustedBe
 import type { Engine, ImageSummary } from "../../engine/port.ts";
 import type { BaseInput } from "../check/bases.ts";
 import type { BuiltInput } from "../check/check.ts";
+import type { BuiltReport } from "../types.ts";
 import type { ContainerEntry } from "./replace.ts";
 
 /** A built service's container: its build as the files say it, and its bases. */
@@ -17,6 +18,8 @@ export interface BuiltTarget {
   bases: BaseInput[] | null;
   /** why its bases are unknown */
   problem: string | null;
+  /** the build svc runs for it, as a person would type it (set once a cycle, when svc rebuilds here) */
+  command?: string | null;
 }
 
 /**
@@ -60,13 +63,40 @@ export async function findBuilt(
   }
 }
 
-/** What the check is told of a built container; undefined: not a built one. */
-export function builtCheckInput(entry: ContainerEntry): BuiltInput | undefined {
+/**
+ * What the check is told of a built container; undefined: not a built one. `held`: why svc
+ * rebuilds nothing here (containers/rebuild.ts, rebuildHeld), or null.
+ */
+export function builtCheckInput(
+  entry: ContainerEntry,
+  held: string | null,
+  command: string | null = null,
+): BuiltInput | undefined {
   const built = entry.built;
   if (!built) return undefined;
   return {
     bases: built.bases,
     problem: built.problem,
-    heldBecause: built.spec ? "svc does not rebuild services yet" : "no compose build svc can read (named by label)",
+    command,
+    heldBecause: built.spec
+      ? held
+      : "svc reads no compose build of it (its bases are named by label): rebuild it yourself",
+  };
+}
+
+/** The report's `built` of a built container (types.ts, BuiltReport). */
+export function builtReport(entry: ContainerEntry): BuiltReport {
+  const found = entry.verdict?.bases;
+  return {
+    bases: (found?.bases ?? []).map((b) => ({
+      reference: b.reference,
+      platform: b.platform,
+      pinned: b.pinned,
+      built_digest: b.built,
+      digest: b.now,
+    })),
+    moved: (found?.moved ?? []).map((b) => b.reference),
+    rebuilt: entry.state === "updated" && entry.rebuiltFrom !== undefined,
+    command: entry.built?.command ?? null,
   };
 }

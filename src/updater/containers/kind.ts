@@ -42,11 +42,12 @@ import {
   type Trigger,
   type UpdateFilter,
 } from "../types.ts";
-import { builtCheckInput, findBuilt } from "./built.ts";
+import { builtCheckInput, builtReport, findBuilt } from "./built.ts";
 import { cleanupImages } from "./cleanup.ts";
 import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { forgetPrePulled, prePull } from "./prepull.ts";
+import { rebuildCommand, rebuildHeld } from "./rebuild.ts";
 import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
 import { tellUnitMoves } from "./systemd.ts";
 
@@ -211,6 +212,9 @@ async function checkEntries(
   await locateCompose(deps.compose, deps.engine, images, entries.values(), options);
   // a rollback on request goes back to a local image: no base is asked then
   if (!options.toLocalTag) await findBuilt(deps.engine, images, entries.values());
+  const rebuildsHeld = [...entries.values()].some((e) => e.built) ? await rebuildHeld(deps.config, deps.compose) : null;
+  for (const entry of entries.values())
+    if (entry.built?.spec && !rebuildsHeld) entry.built.command = await rebuildCommand(deps.compose, entry.built.spec);
   const checker = createChecker({
     engine: deps.engine,
     session: deps.registry.session(),
@@ -224,7 +228,7 @@ async function checkEntries(
   const inputOf = (entry: ContainerEntry) => ({
     ...composeCheckInput(entry),
     ...inputOfSummary(entry),
-    built: builtCheckInput(entry),
+    built: builtCheckInput(entry, rebuildsHeld, entry.built?.command ?? null),
   });
   const inputOfSummary = ({ summary, policy }: ContainerEntry) => ({
     name: summary.name,
@@ -319,6 +323,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
     ...(e.compose ? { compose: e.compose } : {}),
+    ...(e.built ? { built: builtReport(e) } : {}),
     ...(e.dataGuard ? { data_guard: e.dataGuard } : {}),
     ...versionOf(e.summary.labels),
   }));
