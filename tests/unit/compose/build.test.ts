@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { basesOf, buildOf, labelledBases } from "../../../src/compose/build.ts";
+import { buildCommand, describeCommand } from "../../../src/compose/rebuild.ts";
 import { tempDir } from "../../temp.ts";
 
 function project(files: Record<string, string>, configFiles = ["compose.yaml"]) {
@@ -145,5 +146,42 @@ describe("the label svc.build.base", () => {
       "alpine:3.20",
     ]);
     expect(labelledBases({})).toBeNull();
+  });
+});
+
+describe("the build svc runs", () => {
+  const cli = { command: ["/usr/bin/docker", "compose"], version: "2.40.3", env: {} };
+  const project = {
+    name: "web",
+    service: "app",
+    workingDir: "/srv/my stacks/web",
+    configFiles: ["/srv/my stacks/web/compose.yaml", "/srv/my stacks/web/prod.yaml"],
+    envFiles: ["/srv/my stacks/web/.env.prod"],
+  };
+  test("compose build --pull with the project's name, folder, files and env files", () => {
+    expect(buildCommand(cli, project)).toEqual([
+      "/usr/bin/docker",
+      "compose",
+      "-p",
+      "web",
+      "--project-directory",
+      "/srv/my stacks/web",
+      "-f",
+      "/srv/my stacks/web/compose.yaml",
+      "-f",
+      "/srv/my stacks/web/prod.yaml",
+      "--env-file",
+      "/srv/my stacks/web/.env.prod",
+      "build",
+      "--pull",
+      "app",
+    ]);
+  });
+  test("said as a person would type it, quoted where needed", () => {
+    expect(
+      describeCommand(buildCommand(cli, { ...project, configFiles: [project.configFiles[0]!], envFiles: [] })),
+    ).toBe(
+      "/usr/bin/docker compose -p web --project-directory '/srv/my stacks/web' -f '/srv/my stacks/web/compose.yaml' build --pull app",
+    );
   });
 });

@@ -9,6 +9,7 @@ import type { ImageRef, RegistryCheckSession } from "../../../src/registry/port.
 import { inMemory } from "../../../src/state/index.ts";
 import { checkBases, readBaseline } from "../../../src/updater/check/bases.ts";
 import { createChecker } from "../../../src/updater/check/check.ts";
+import { previousTag } from "../../../src/updater/containers/rebuild.ts";
 
 const A = `sha256:${"a".repeat(64)}`;
 const B = `sha256:${"b".repeat(64)}`;
@@ -139,5 +140,14 @@ describe("the check of a built container", () => {
       built: { bases: null, problem: "svc cannot see /srv/app/Dockerfile", heldBecause: null },
     });
     expect(verdict).toMatchObject({ state: "skipped", reason: "svc cannot see /srv/app/Dockerfile" });
+  });
+});
+
+describe("the name a rebuilt service's earlier image keeps", () => {
+  test("<repository>:svc-previous, whatever the tag or digest", () => {
+    expect(previousTag("web-app")).toBe("web-app:svc-previous");
+    expect(previousTag("me/web:dev")).toBe("me/web:svc-previous");
+    expect(previousTag("127.0.0.1:5000/web")).toBe("127.0.0.1:5000/web:svc-previous");
+    expect(previousTag(`r.example:5000/web:1@${A}`)).toBe("r.example:5000/web:svc-previous");
   });
 });
