@@ -83,6 +83,7 @@ const container = z.object({
   last_update: z.object({ at: time, from_version: text, to_version: text.nullable() }).nullable().default(null),
   release_notes: releaseNotes.nullable().default(null),
   compose_change: z.array(text).nullable().default(null),
+  built_from: z.array(text).nullable().default(null),
 });
 
 const excluded = z.object({

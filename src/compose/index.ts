@@ -13,6 +13,16 @@ import { type ComposeProject, projectOf, untrustedBecause, WRITE_LABEL } from ".
 import { computeServiceHash } from "./servicehash.ts";
 import { applyEdits, describeEdit, type Edit, type FileChange, replaceFile, writable } from "./write.ts";
 
+export {
+  BUILD_BASE_LABEL,
+  type BuildBases,
+  type BuildFound,
+  type BuildSpec,
+  basesOf,
+  buildOf,
+  labelledBases,
+} from "./build.ts";
+export { type BaseImage, baseImages } from "./dockerfile.ts";
 export { type ComposeCli, findComposeCli, serviceHash } from "./hash.ts";
 export { type ImageSite, type Located, locate, splitImage } from "./locate.ts";
 export {
@@ -23,6 +33,7 @@ export {
   untrustedBecause,
   WRITE_LABEL,
 } from "./project.ts";
+export { type BuildRun, buildCommand, describeCommand, diskProblem, MIN_FREE_BYTES, runBuild } from "./rebuild.ts";
 export { computeServiceHash } from "./servicehash.ts";
 export { readText } from "./text.ts";
 export { applyEdits, type Edit, type FileChange, replaceFile, reverseEdits } from "./write.ts";

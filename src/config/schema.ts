@@ -331,6 +331,18 @@ export const CONFIG = table("General options", {
       { secret: true },
     ),
     git_author: gitAuthor("Author and committer of svc's commits, as Name <email>", "svc <svc@localhost>"),
+    rebuild: bool(
+      true,
+      'Rebuild a service compose builds (build:) when an image it is built FROM moves, with the compose CLI (docker compose build --pull), then recreate its container as any update (docs/compose.md, "Built services"); false: a moved base is only reported',
+    ),
+    build_timeout: duration(
+      "30m",
+      "How long one rebuild may take before it is stopped (a stopped build changes nothing)",
+      {
+        min: 10_000,
+        max: 6 * HOUR,
+      },
+    ),
   }),
 
   http_api: table("HTTP API options", {

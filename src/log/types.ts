@@ -18,6 +18,9 @@ export interface Logger {
 export interface AuditEntry {
   action:
     | "pull"
+    // a built service's image made by the compose CLI, and its tag pointed back when the replacement failed (docs/compose.md)
+    | "build"
+    | "image_tag"
     | "stop"
     | "rename"
     | "create"

@@ -49,5 +49,6 @@ export function rememberedBy(state: StateStore) {
     unitMoves: state.section("unit_moves"),
     signers: state.section("signers"),
     signersPending: state.section("signers_pending"),
+    buildBases: state.section("build_bases"),
   };
 }

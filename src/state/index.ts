@@ -38,6 +38,7 @@ export type Section =
   | "pre_pulled"
   | "digests"
   | "unit_moves"
+  | "build_bases"
   | "home_assistant"
   | "signers"
   | "signers_pending";
@@ -53,6 +54,7 @@ const SECTIONS: readonly Section[] = [
   "pre_pulled",
   "digests",
   "unit_moves",
+  "build_bases",
   "home_assistant",
   "signers",
   "signers_pending",

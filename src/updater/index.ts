@@ -114,6 +114,8 @@ export interface UpdaterDeps {
   prePulled?: Remembered;
   /** tag moves written into units' files and not yet seen through, per container name (default: in memory) */
   unitMoves?: Remembered;
+  /** each built service's bases and the digests it was last built from, per container name (default: in memory) */
+  buildBases?: Remembered;
   /** told of each step of a running cycle as it starts (cycle/progress.ts) */
   progress?: ProgressListener;
   /** containers whose updates wait, by name (POST /v1/snooze; default: in memory) */
@@ -159,6 +161,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     leftImages: deps.leftImages ?? inMemory(),
     prePulled: deps.prePulled ?? inMemory(),
     unitMoves,
+    buildBases: deps.buildBases ?? inMemory(),
     previous,
     selfHandover: deps.selfHandover,
     compose:

@@ -67,6 +67,8 @@ export interface ContainerReport {
   signature?: SignatureReport;
   /** a compose container moved to another tag: what svc writes (a dry run) or wrote into its files (docs/compose.md) */
   compose?: ComposeChange;
+  /** a service compose builds: its bases, those that moved, and whether it was rebuilt (docs/compose.md, "Built services") */
+  built?: BuiltReport;
   /** the version label (org.opencontainers.image.version) of the image it ran when the cycle began, when it has one */
   version?: string;
   /** in notifications only, with http_api.public_url: the target's row on the page (docs/notifications.md) */
@@ -242,4 +244,16 @@ export interface RollbackOptions {
 /** What the updater hands each finished cycle to (the notifier). Never throws, never delays the next cycle. */
 export interface ReportSink {
   publish(report: SessionReport): void;
+}
+
+/** A built service in the report: what it is built from, and what svc did with it. */
+export interface BuiltReport {
+  /** each base: its reference, `--platform` if any, the digest it was last built from and the one its reference names now */
+  bases: { reference: string; platform: string | null; pinned: boolean; built_digest: string; digest: string }[];
+  /** the references of the bases that moved since it was built */
+  moved: string[];
+  /** true once its new image was built and its container runs it */
+  rebuilt: boolean;
+  /** the build svc runs (or would run), as a person would type it; null: svc does not rebuild it here */
+  command: string | null;
 }

@@ -54,6 +54,7 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
     available_digest: maybe(rng, () => digest(rng)),
     available_image: maybe(rng, () => hostileText(rng)),
     compose_change: maybe(rng, () => [hostileText(rng).slice(0, 200)]),
+    built_from: maybe(rng, () => [hostileText(rng).slice(0, 200)]),
     reason: maybe(rng, () => hostileText(rng)),
     version: hostileText(rng).slice(0, 128),
     available_version: maybe(rng, () => hostileText(rng).slice(0, 128)),
@@ -151,6 +152,7 @@ const DEFAULTED = [
   "last_update",
   "release_notes",
   "compose_change",
+  "built_from",
 ] as const;
 /** Of another type than any field svc answers with a string or null (would_update, a boolean, takes "yes"). */
 const WRONG_VALUES: unknown[] = [42, -1.5, false, { nested: "<b>x</b>" }, ["a"]];

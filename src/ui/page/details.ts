@@ -18,6 +18,7 @@ export async function showDetails(c: Row): Promise<void> {
     ["Available image", c.available_image],
     ["Available digest", c.available_digest],
     ["Compose file change", c.compose_change?.length ? c.compose_change.join("; ") : null],
+    ["Built here, from", c.built_from?.length ? c.built_from.join(", ") : null],
     ["State", c.state],
     ["Reason", c.reason],
     ["New image first seen", c.first_seen_at && `${localTime(c.first_seen_at)} (${c.first_seen_at})`],

@@ -68,6 +68,15 @@ function renderRow(c: Row): HTMLTableRowElement {
             { class: "marker", title: "a Swarm service: Swarm's rolling update replaces its tasks" },
             "service",
           ),
+        c.built_from &&
+          h(
+            "span",
+            {
+              class: "marker",
+              title: `built here by compose, from ${c.built_from.join(", ") || "no image"}: rebuilt when one of them moves`,
+            },
+            "built here",
+          ),
       ),
       h("span", { class: "image" }, ...breakable(c.image)),
       state.peers.length > 0 &&

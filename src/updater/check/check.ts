@@ -13,6 +13,7 @@ import type { Logger } from "../../log/index.ts";
 import type { ImageRef, LocalImage, RegistryCheckSession } from "../../registry/port.ts";
 import { isPinned, parseReference, withTag } from "../../registry/reference.ts";
 import type { Remembered } from "../../state/index.ts";
+import { type BaseInput, type BasesVerdict, checkBases, describeMoves } from "./bases.ts";
 import { snoozeReason } from "./snooze.ts";
 import { MAX_CANDIDATES, newerTags } from "./tags.ts";
 
@@ -36,6 +37,18 @@ export interface CheckInput {
   localReference?: string;
   /** a newer image is found but not applied before this moment (check/snooze.ts) */
   snoozedUntil?: number;
+  /** a service compose builds: it follows its bases, not its own image (check/bases.ts) */
+  built?: BuiltInput;
+}
+
+export interface BuiltInput {
+  /** the images it is built from; null: unknown, `problem` says why */
+  bases: readonly BaseInput[] | null;
+  problem: string | null;
+  /** why a moved base is only reported, not rebuilt (no compose CLI, not a compose service...); null: it is rebuilt */
+  heldBecause: string | null;
+  /** the build svc runs, as a person would type it (said by monitor-only and a dry run) */
+  command?: string | null;
 }
 
 export interface Verdict {
@@ -50,6 +63,8 @@ export interface Verdict {
   newImage: string | null;
   /** stale, but not to be applied in this cycle (min_image_age, a newer tag only reported): the reason says why */
   held?: boolean;
+  /** a built service: its bases, and those that moved since it was built */
+  bases?: BasesVerdict;
 }
 
 export interface Checker {
@@ -97,6 +112,8 @@ export function createChecker(deps: {
   log?: Logger;
   /** the platform every checked image is for, when it is not a local image's (a Swarm service's image lives on its nodes) */
   platform?: () => Promise<Platform>;
+  /** each built service's bases and the digests it was built from, per container name (check/bases.ts) */
+  buildBases?: Remembered;
 }): Checker {
   const images = new Map(deps.images.map((image) => [image.id, image]));
   const platforms = new Map<string, Promise<Platform>>();
@@ -127,6 +144,10 @@ export function createChecker(deps: {
 
   const check = async (input: CheckInput): Promise<Verdict> => {
     const none = { oldDigest: null, newDigest: null, newImageId: null, newImage: null };
+    if (input.built) {
+      const verdict = await checkBuilt(input, input.built);
+      return verdict.state === "stale" && !verdict.held ? afterStale(verdict, input) : verdict;
+    }
     if (input.image === "" || input.image.startsWith("sha256:") || input.image === input.imageId) {
       return { state: "skipped", reason: "created from an image id, not a reference", ...none };
     }
@@ -155,6 +176,11 @@ export function createChecker(deps: {
       return failedCheck(error, ref, oldDigest);
     }
     if (verdict.state !== "stale" || verdict.held) return verdict;
+    return afterStale(verdict, input);
+  };
+
+  /** A stale verdict through what may still hold it: a digest rolled back or skipped, a snooze, min_image_age. */
+  const afterStale = async (verdict: Verdict, input: CheckInput): Promise<Verdict> => {
     const candidate = verdict.newDigest ?? verdict.newImageId;
     const remembered = deps.rolledBack.get(input.name);
     if (remembered !== undefined && remembered === candidate) {
@@ -176,6 +202,36 @@ export function createChecker(deps: {
     if (input.snoozedUntil !== undefined) return { ...verdict, reason: snoozeReason(input.snoozedUntil), held: true };
     if (candidate && minAge) return holdUntilOldEnough(verdict, input, candidate);
     return verdict;
+  };
+
+  /**
+   * A built service against its bases: stale when one moved since it was built (its new digest is
+   * the candidate a rollback or a skip remembers), held when svc does not rebuild it.
+   */
+  const checkBuilt = async (input: CheckInput, built: BuiltInput): Promise<Verdict> => {
+    const none = { oldDigest: null, newDigest: null, newImageId: null, newImage: null };
+    if (!built.bases) return { state: "skipped", reason: built.problem ?? "its bases are unknown", ...none };
+    let found: BasesVerdict;
+    try {
+      found = await checkBases(deps.session, deps.buildBases ?? forgetful, input.name, built.bases);
+    } catch (error) {
+      return { state: "skipped", reason: toSvcError(error).message, ...none };
+    }
+    const moved = found.moved[0];
+    const anchor = moved ?? found.bases.find((b) => !b.pinned) ?? found.bases[0];
+    const digests = { oldDigest: anchor?.built ?? null, newImageId: null, newImage: null };
+    if (!moved) return { state: "fresh", reason: null, ref: found.ref, ...digests, newDigest: null, bases: found };
+    const moves = describeMoves(found.moved);
+    const stale: Verdict = {
+      state: "stale",
+      reason: built.command ? `${moves}; rebuilt with ${built.command}` : moves,
+      ref: found.ref,
+      ...digests,
+      newDigest: moved.now,
+      bases: found,
+    };
+    if (built.heldBecause) return { ...stale, reason: `${moves}; not rebuilt: ${built.heldBecause}`, held: true };
+    return stale;
   };
 
   /**
@@ -333,6 +389,9 @@ export function createChecker(deps: {
 
   return { check, platformOf, runningLabels, candidateLabels };
 }
+
+/** A memory that keeps nothing: without one, every base is seen for the first time. */
+const forgetful: Remembered = { get: () => undefined, set: () => {}, delete: () => {}, entries: () => [] };
 
 interface Seen {
   digest: string;

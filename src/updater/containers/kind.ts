@@ -43,10 +43,12 @@ import {
   type Trigger,
   type UpdateFilter,
 } from "../types.ts";
+import { builtCheckInput, builtReport, findBuilt } from "./built.ts";
 import { cleanupImages } from "./cleanup.ts";
 import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { forgetPrePulled, prePull } from "./prepull.ts";
+import { rebuildCommand, rebuildHeld } from "./rebuild.ts";
 import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
 import { tellUnitMoves } from "./systemd.ts";
 
@@ -59,6 +61,8 @@ export interface ContainerTargetDeps extends KindDeps, ReplaceDeps {
   previous: Remembered;
   /** repairs the leftovers of interrupted updates the filter selects: true when there were some (recovery/repair.ts) */
   repairLeftovers?: (all: readonly ContainerSummary[], filter: UpdateFilter) => Promise<boolean>;
+  /** each built service's bases and the digests it was built from, per container name (check/bases.ts) */
+  buildBases: Remembered;
   /** a cycle over the containers the filter names, one cycle at a time (the runner's): a rollback is one */
   cycleOver(trigger: Trigger, filter: UpdateFilter, options: RunOptions): Promise<SessionReport | null>;
 }
@@ -222,6 +226,11 @@ async function checkEntries(
       : [];
   if (options.seen) options.seen.images = images;
   await locateCompose(deps.compose, deps.engine, images, entries.values(), options);
+  // a rollback on request goes back to a local image: no base is asked then
+  if (!options.toLocalTag) await findBuilt(deps.engine, images, entries.values());
+  const rebuildsHeld = [...entries.values()].some((e) => e.built) ? await rebuildHeld(deps.config, deps.compose) : null;
+  for (const entry of entries.values())
+    if (entry.built?.spec && !rebuildsHeld) entry.built.command = await rebuildCommand(deps.compose, entry.built.spec);
   const checker = createChecker({
     engine: deps.engine,
     session: deps.registry.session(),
@@ -230,10 +239,12 @@ async function checkEntries(
     firstSeen: deps.firstSeen,
     skipped: deps.skipped,
     log: deps.log.child("updater"),
+    buildBases: deps.buildBases,
   });
   const inputOf = (entry: ContainerEntry) => ({
     ...composeCheckInput(entry),
     ...inputOfSummary(entry),
+    built: builtCheckInput(entry, rebuildsHeld, entry.built?.command ?? null),
   });
   const inputOfSummary = ({ summary, policy }: ContainerEntry) => ({
     name: summary.name,
@@ -329,6 +340,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     ...(e.releases ? { releases: e.releases } : {}),
     ...(e.signature ? { signature: e.signature } : {}),
     ...(e.compose ? { compose: e.compose } : {}),
+    ...(e.built ? { built: builtReport(e) } : {}),
     ...(e.dataGuard ? { data_guard: e.dataGuard } : {}),
     ...versionOf(e.summary.labels),
   }));

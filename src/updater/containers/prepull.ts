@@ -32,7 +32,9 @@ export async function prePull(
 ): Promise<void> {
   const done = new Map<string, Promise<string | null>>();
   for (const entry of entries) {
-    if (entry.state !== "pending" || !entry.policy.prePull || entry.policy.noPull || !entry.verdict?.ref) continue;
+    // a built service's image is built at its window, not pulled (containers/rebuild.ts)
+    if (entry.state !== "pending" || !entry.policy.prePull || entry.policy.noPull || !entry.verdict?.ref || entry.built)
+      continue;
     const reference = entry.newImage ?? pullReference(entry.verdict.ref);
     let pulling = done.get(reference);
     if (!pulling) {

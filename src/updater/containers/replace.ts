@@ -29,6 +29,7 @@ import {
   scopeFilter,
 } from "../selection/selection.ts";
 import type { ComposeChange, DataGuardReport } from "../types.ts";
+import type { BuiltTarget } from "./built.ts";
 import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
 import {
   buildGraph,
@@ -44,6 +45,7 @@ import {
 import { dropGuardPlan, prepareGuard } from "./guard.ts";
 import { needsHandover, startHandover } from "./handover.ts";
 import { park, planReplacement, type Replacement, replace, restore, stopOptionsFor } from "./protocol.ts";
+import { rebuild, settleRebuild } from "./rebuild.ts";
 import { planUnitUpdate, updateThroughSystemd } from "./systemd.ts";
 import type { UnitMove } from "./unitmove.ts";
 
@@ -62,6 +64,8 @@ export interface ReplaceDeps
   git?: GitStep;
   /** the journal of tag moves written into units' files (containers/unitmove.ts); absent: in memory */
   unitMoves?: Remembered;
+  /** each built service's bases and the digests it was built from (check/bases.ts); absent: not recorded */
+  buildBases?: Remembered;
 }
 
 /**
@@ -100,6 +104,10 @@ export interface ContainerEntry extends TargetEntry {
   keepCopy?: Copy;
   /** a container systemd runs: its move to another tag in its unit's file (containers/unitmove.ts) */
   unitMove?: UnitMove;
+  /** a service compose builds: its build and bases (containers/built.ts) */
+  built?: BuiltTarget;
+  /** rebuilt in this cycle: the image it ran before (its compose tag goes back to it if the replacement does not stand) */
+  rebuiltFrom?: string;
 }
 
 const INSPECT_CONCURRENCY = 8;
@@ -145,6 +153,7 @@ export async function updateInOrder(input: {
     inCycle,
     log: input.ctx.log,
     pulls: new Map(),
+    builds: { queue: Promise.resolve() },
     unitMoves: deps.unitMoves ?? inMemory(),
   };
   const involved = new Set([...toUpdate, ...[...dependentsOf(graph, toUpdate)].filter((n) => isRestartable(g, n))]);
@@ -253,6 +262,8 @@ interface GroupContext {
   log: Logger;
   /** one pull per reference and platform in a cycle */
   pulls: Map<string, Promise<void>>;
+  /** one build at a time (containers/rebuild.ts) */
+  builds: { queue: Promise<unknown> };
   unitMoves: Remembered;
 }
 
@@ -275,6 +286,17 @@ type Plan =
  * Resolves true when svc's own container was replaced.
  */
 async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
+  try {
+    return await replaceGroup(g, group);
+  } finally {
+    for (const name of group) {
+      const entry = g.entries.get(name);
+      if (entry?.built) await settleRebuild(g.deps.engine, g.ctx, g.deps.buildBases, entry);
+    }
+  }
+}
+
+async function replaceGroup(g: GroupContext, group: string[]): Promise<boolean> {
   const updating = await pullGroup(g, group);
   if (updating.size === 0) return false;
   // the files first, while nothing is stopped: a stack whose files cannot be written stays as it is
@@ -423,6 +445,8 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
     );
     return false;
   }
+  // a service compose builds: its image is built here, from its bases as the registry names them now
+  if (entry.built) return rebuild({ ...g.deps, builds: g.builds }, g.ctx, entry);
   const reference = entry.newImage ?? pullReference(ref);
   // pulled ahead of its window (containers/prepull.ts): the window holds no pull
   const pulledAhead =

@@ -98,6 +98,8 @@ export interface ContainerOverview {
   release_notes: ReleaseNotes | null;
   /** a compose container whose update moves its tag: what svc writes into its files ("compose.yaml line 12: 2.3.1 -> 2.4.0"; docs/compose.md); null otherwise */
   compose_change: string[] | null;
+  /** a service compose builds: the images it is built from (docs/compose.md, "Built services"); null otherwise */
+  built_from: string[] | null;
 }
 
 export interface OverviewMemory {
@@ -193,6 +195,7 @@ function describe(
     available_digest: entry.new_digest,
     available_image: entry.new_image,
     compose_change: entry.compose && !entry.compose.written && entry.state === "stale" ? entry.compose.changes : null,
+    built_from: entry.built ? entry.built.bases.map((b) => b.reference) : null,
     reason: entry.reason,
     version,
     available_version: available,

@@ -1,0 +1,157 @@
+/**
+ * The images a Dockerfile is built from (docs/compose.md, "Built services"): every `FROM` that
+ * names no earlier stage and is not `scratch`, and every `COPY --from=` that names an image,
+ * with the global `ARG`s (those before the first `FROM`) expanded as BuildKit expands them: the
+ * build's args win over an `ARG`'s default, an arg the Dockerfile does not declare is not seen.
+ * The Dockerfile is read by dockerfile-ast (line continuations, the `escape` directive, flags,
+ * `AS`); only the words are expanded here.
+ */
+import { Copy, DockerfileParser, From } from "dockerfile-ast";
+
+export interface BaseImage {
+  /** the reference, variables expanded ("127.0.0.1:5000/busybox:1.36") */
+  reference: string;
+  /** `--platform=` as written, variables it can expand expanded; null: none */
+  platform: string | null;
+  /** 1-based line of the instruction, for what svc says */
+  line: number;
+  /** `FROM`, `COPY --from`, or an additional context of the docker-image:// kind */
+  via: "FROM" | "COPY" | "additional_contexts";
+}
+
+export type Bases = { ok: true; bases: BaseImage[] } | { ok: false; reason: string };
+
+/** BuildKit's automatic platform args: known to the builder only, left as written in `--platform`. */
+const PLATFORM_ARGS = new Set([
+  "BUILDPLATFORM",
+  "BUILDOS",
+  "BUILDARCH",
+  "BUILDVARIANT",
+  "TARGETPLATFORM",
+  "TARGETOS",
+  "TARGETARCH",
+  "TARGETVARIANT",
+]);
+
+/** A Dockerfile larger than this is not read (a real one is a few KB). */
+export const MAX_DOCKERFILE_BYTES = 256 * 1024;
+
+/** The external images of `text`, a Dockerfile, built with `args` (compose's `build.args`, already interpolated). */
+export function baseImages(text: string, args: ReadonlyMap<string, string | null>): Bases {
+  if (text.length > MAX_DOCKERFILE_BYTES) return { ok: false, reason: `the Dockerfile is larger than 256 KB` };
+  const dockerfile = DockerfileParser.parse(text);
+  const scope = new Map<string, string>();
+  for (const arg of dockerfile.getInitialARGs()) {
+    const property = arg.getProperty();
+    const name = property?.getName();
+    if (!name) continue;
+    const given = args.get(name);
+    if (given !== undefined && given !== null) scope.set(name, given);
+    else {
+      const value = property?.getValue();
+      if (value !== null && value !== undefined) {
+        const expanded = expand(value, scope);
+        if (typeof expanded !== "string") return { ok: false, reason: `ARG ${name}: ${expanded.problem}` };
+        scope.set(name, expanded);
+      }
+    }
+  }
+  const stages = new Set<string>();
+  const bases: BaseImage[] = [];
+  for (const instruction of dockerfile.getInstructions()) {
+    const line = instruction.getRange().start.line + 1;
+    if (instruction instanceof From) {
+      const from = instruction;
+      const raw = from.getImage();
+      if (!raw) return { ok: false, reason: `line ${line}: FROM names no image` };
+      const image = expand(raw, scope);
+      if (typeof image !== "string") return { ok: false, reason: `line ${line}: ${image.problem}` };
+      if (image === "") return { ok: false, reason: `line ${line}: FROM ${raw} names no image once expanded` };
+      const stage = from.getBuildStage();
+      const external = !stages.has(image.toLowerCase()) && image.toLowerCase() !== "scratch";
+      if (stage) stages.add(stage.toLowerCase());
+      if (!external) continue;
+      const flag = from.getPlatformFlag()?.getValue() ?? null;
+      bases.push({ reference: image, platform: flag === null ? null : expandPlatform(flag, scope), line, via: "FROM" });
+      continue;
+    }
+    if (instruction instanceof Copy) {
+      const value = instruction.getFromFlag()?.getValue();
+      if (!value) continue;
+      const image = expand(value, scope);
+      if (typeof image !== "string") return { ok: false, reason: `line ${line}: ${image.problem}` };
+      // a stage's name or index names no image
+      if (image === "" || stages.has(image.toLowerCase()) || /^\d+$/.test(image)) continue;
+      bases.push({ reference: image, platform: null, line, via: "COPY" });
+    }
+  }
+  return { ok: true, bases };
+}
+
+function expandPlatform(flag: string, scope: ReadonlyMap<string, string>): string {
+  const names = [...flag.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!);
+  if (names.some((name) => PLATFORM_ARGS.has(name) && !scope.has(name))) return flag;
+  const expanded = expand(flag, scope);
+  return typeof expanded === "string" ? expanded : flag;
+}
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*/;
+const MAX_DEPTH = 8;
+
+/**
+ * One word expanded as BuildKit's shell lexer expands it: `$VAR`, `${VAR}`, `${VAR:-word}`,
+ * `${VAR-word}`, `${VAR:+word}`, `${VAR+word}` (a word may hold variables itself); an unset
+ * variable is empty. Other forms are refused with the reason, not guessed.
+ */
+export function expand(word: string, scope: ReadonlyMap<string, string>, depth = 0): string | { problem: string } {
+  if (depth > MAX_DEPTH) return { problem: `${word} nests variables too deep` };
+  let out = "";
+  let i = 0;
+  while (i < word.length) {
+    const c = word[i]!;
+    if (c !== "$") {
+      out += c;
+      i++;
+      continue;
+    }
+    if (word[i + 1] !== "{") {
+      const name = NAME.exec(word.slice(i + 1))?.[0];
+      if (!name) {
+        out += c;
+        i++;
+        continue;
+      }
+      out += scope.get(name) ?? "";
+      i += 1 + name.length;
+      continue;
+    }
+    const close = matchingBrace(word, i + 1);
+    if (close === -1) return { problem: `${word} has a \${ that does not close` };
+    const body = word.slice(i + 2, close);
+    const name = NAME.exec(body)?.[0];
+    if (!name) return { problem: `\${${body}} is not a variable svc reads` };
+    const rest = body.slice(name.length);
+    const op = /^(:?[-+])?/.exec(rest)![0];
+    if (op === "" && rest !== "") return { problem: `\${${body}}: svc does not expand this form` };
+    const value = scope.get(name);
+    const set = op.startsWith(":") ? value !== undefined && value !== "" : value !== undefined;
+    if (op === "") out += value ?? "";
+    else if (op.endsWith("-") ? set : !set) out += op.endsWith("-") ? value! : "";
+    else {
+      const inner = expand(rest.slice(op.length), scope, depth + 1);
+      if (typeof inner !== "string") return inner;
+      out += inner;
+    }
+    i = close + 1;
+  }
+  return out;
+}
+
+function matchingBrace(word: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < word.length; i++) {
+    if (word[i] === "{") depth++;
+    else if (word[i] === "}" && --depth === 0) return i;
+  }
+  return -1;
+}

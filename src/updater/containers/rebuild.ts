@@ -1,0 +1,162 @@
+/**
+ * A built service's new image, made where a pulled service's is pulled (docs/compose.md, "Built
+ * services"): the compose CLI builds it (`build --pull`), one build at a time, after a free-disk
+ * check, under `[compose] build_timeout`; the image it tags is the one compose's next `up -d`
+ * expects, so the replacement carries compose's `com.docker.compose.image` label for it. The old
+ * image stays by id (the parked container holds it); when the replacement does not stand, the
+ * compose tag is pointed back at it, so nothing is left half-done.
+ */
+import {
+  type BuildSpec,
+  buildCommand,
+  type ComposeCli,
+  type ComposeFiles,
+  describeCommand,
+  diskProblem,
+  runBuild,
+} from "../../compose/index.ts";
+import type { Config } from "../../config/index.ts";
+import { toSvcError } from "../../core/errors.ts";
+import type { Engine } from "../../engine/port.ts";
+import type { Remembered } from "../../state/index.ts";
+import { describeMoves, readBaseline, writeBaseline } from "../check/bases.ts";
+import { act } from "../cycle/act.ts";
+import type { ProtocolContext } from "../cycle/context.ts";
+import { finish } from "../cycle/target.ts";
+import type { ContainerEntry } from "./replace.ts";
+
+/** The label compose puts on a container: the id of the image it was created from (docker/compose, api.ImageDigestLabel). */
+export const IMAGE_LABEL = "com.docker.compose.image";
+
+/** The name the image a built service ran before its rebuild keeps: `<repository>:svc-previous`. */
+export function previousTag(image: string): string {
+  const bare = image.includes("@") ? image.slice(0, image.indexOf("@")) : image;
+  const colon = bare.lastIndexOf(":");
+  return `${colon > bare.lastIndexOf("/") ? bare.slice(0, colon) : bare}:svc-previous`;
+}
+
+/** Why svc does not rebuild a built service here, or null when it does (asked once a cycle, when one is built). */
+export async function rebuildHeld(config: Config, compose: ComposeFiles | undefined): Promise<string | null> {
+  if (!config.compose.rebuild) return "[compose] rebuild is off";
+  const cli = await compose?.cli();
+  if (!cli)
+    return "no compose CLI here (svc's image has none): run docker compose build --pull and up -d yourself (docs/compose.md)";
+  if (config.docker.tls_verify || config.docker.tls_cert)
+    return "svc hands the compose CLI no TLS settings of its engine (docker.tls_*): rebuild it yourself";
+  return null;
+}
+
+/** What a dry run or monitor-only says it would run. */
+export async function rebuildCommand(compose: ComposeFiles | undefined, spec: BuildSpec): Promise<string | null> {
+  const cli = await compose?.cli();
+  return cli ? describeCommand(buildCommand(cli, spec.project)) : null;
+}
+
+export interface RebuildDeps {
+  config: Config;
+  engine: Engine;
+  compose?: ComposeFiles;
+  /** one build at a time, across the groups a cycle replaces together */
+  builds: { queue: Promise<unknown> };
+}
+
+/**
+ * Builds the entry's new image; true when it differs from the running one and the entry is to
+ * be replaced (its newImageId set), false when it is finished (failed, skipped, or fresh: the
+ * build gave the image it runs).
+ */
+export async function rebuild(deps: RebuildDeps, ctx: ProtocolContext, entry: ContainerEntry): Promise<boolean> {
+  const spec = entry.built?.spec;
+  const inspect = entry.inspect!;
+  if (!spec) {
+    finish(entry, "skipped", "no compose build svc can read: not rebuilt");
+    return false;
+  }
+  if (inspect.Config.Image !== spec.image) {
+    finish(entry, "skipped", `its container runs ${inspect.Config.Image}, compose builds ${spec.image}: not rebuilt`);
+    return false;
+  }
+  const cli = await deps.compose?.cli();
+  if (!cli) {
+    finish(entry, "skipped", "no compose CLI here: not rebuilt");
+    return false;
+  }
+  const disk = diskProblem(spec.project);
+  if (disk) {
+    finish(entry, "skipped", `not rebuilt: ${disk}`);
+    return false;
+  }
+  // the image it runs keeps a name of its own: the containerd image store forgets an image whose
+  // last name the build moves, and the rollback (or `svc rollback`) needs it
+  try {
+    await act(ctx, "image_tag", { container: entry.summary.name, image: previousTag(spec.image) }, () =>
+      deps.engine.tagImage(entry.summary.imageId, previousTag(spec.image)),
+    );
+  } catch (error) {
+    finish(entry, "skipped", `not rebuilt: the image it runs cannot be kept (${toSvcError(error).message})`);
+    return false;
+  }
+  const run = deps.builds.queue.then(() => build(deps, ctx, entry, cli, spec));
+  deps.builds.queue = run.catch(() => {});
+  try {
+    await run;
+  } catch (error) {
+    finish(entry, "failed", `rebuild failed: ${toSvcError(error).message}`);
+    return false;
+  }
+  const built = await deps.engine.inspectImage(spec.image).catch(() => null);
+  if (!built) {
+    finish(entry, "failed", `rebuild failed: no image ${spec.image} after the build`);
+    return false;
+  }
+  entry.rebuiltFrom = entry.summary.imageId;
+  if (built.Id === entry.summary.imageId) {
+    finish(entry, "fresh", "rebuilt: the same image as it runs");
+    return false;
+  }
+  entry.newImageId = built.Id;
+  if (inspect.Config.Labels?.[IMAGE_LABEL] !== undefined)
+    entry.composeLabels = { ...entry.composeLabels, [IMAGE_LABEL]: built.Id };
+  return true;
+}
+
+function build(deps: RebuildDeps, ctx: ProtocolContext, entry: ContainerEntry, cli: ComposeCli, spec: BuildSpec) {
+  return act(ctx, "build", { container: entry.summary.name, container_id: entry.id, image: spec.image }, () =>
+    runBuild(cli, spec.project, {
+      dockerHost: deps.config.docker.host,
+      timeoutMs: deps.config.compose.build_timeout,
+    }),
+  );
+}
+
+/**
+ * Once the entry's group is done: a replacement that stands records the bases it was built from
+ * (the next move is counted from them); one that does not points compose's tag back at the image
+ * the old container runs, so that `compose up -d` finds what it left.
+ */
+export async function settleRebuild(
+  engine: Engine,
+  ctx: ProtocolContext,
+  memory: Remembered | undefined,
+  entry: ContainerEntry,
+): Promise<void> {
+  const spec = entry.built?.spec;
+  if (!spec || entry.rebuiltFrom === undefined) return;
+  const moved = entry.verdict?.bases?.moved ?? [];
+  if (entry.state === "updated" || entry.state === "fresh") {
+    if (memory) {
+      const baseline = readBaseline(memory, entry.summary.name);
+      for (const base of entry.verdict?.bases?.bases ?? []) baseline.set(base.reference, base.now);
+      writeBaseline(memory, entry.summary.name, baseline);
+    }
+    if (entry.state === "updated") entry.reason = `rebuilt: ${describeMoves(moved)}`;
+    return;
+  }
+  try {
+    await act(ctx, "image_tag", { container: entry.summary.name, image: spec.image }, () =>
+      engine.tagImage(previousTag(spec.image), spec.image),
+    );
+  } catch (error) {
+    entry.reason = `${entry.reason ?? ""}; ${spec.image} still names the image that failed: ${toSvcError(error).message}`;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Services compose builds follow the images they are built FROM, against real compose (the
+ * sandbox's `docker compose` 2.40, which builds through the engine's BuildKit without the buildx
+ * plugin) and the sandbox's registry: the first cycle records each base's digest and rebuilds
+ * nothing; a new digest pushed for a base rebuilds each service built on it once (a plain
+ * Dockerfile, a multi-stage one, an ARG whose tag is in .env, a dockerfile_inline), never one
+ * that pins the base by digest; `compose up -d` afterwards recreates nothing. A build that fails
+ * and a rebuilt image whose container fails its healthcheck leave the old image running and
+ * compose's tag on it.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { sandbox } from "../../harness.ts";
+import { removeComposeProject } from "../../support/fixture.ts";
+import { CMD, composeBench, composeWorks, type Project } from "./compose-support.ts";
+import { entryOf, expectState, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
+
+const { fx, project, compose, ids, names } = composeBench();
+
+afterAll(() => fx.cleanup(), 120_000);
+
+/** Every built service's build runs without a network: the sandbox's engine has no default bridge. */
+const BUILD = "      context: .\n      network: none\n";
+const LABELS = `{ svc.scope: ${TEST_SCOPE} }`;
+
+function service(name: string, build: string, extra = ""): string {
+  return `  ${name}:\n    build:\n${build}    command: ${CMD}\n    labels: ${LABELS}\n${extra}`;
+}
+
+describe.skipIf(!composeWorks)("built services follow their bases", () => {
+  const downs: Project[] = [];
+  afterAll(() => {
+    for (const p of downs) removeComposeProject(p.name);
+  }, 120_000);
+  const track = (p: Project) => (downs.push(p), p);
+
+  /** One updater per project, as one svc process: what it records of the bases lives as long as it does. */
+  async function updaterOf(p: Project) {
+    const h = await makeUpdater({
+      containers: names(p),
+      rollback: { startup_timeout: 8000 },
+      docker: { config: sandbox().dockerConfig },
+    });
+    return async (options: { dryRun?: boolean } = {}) => {
+      const seen = h.audit.entries.length;
+      const report = await h.updater.run("api", undefined, { dryRun: options.dryRun ?? false });
+      return { report, audit: h.audit.entries.slice(seen) };
+    };
+  }
+
+  const imageOf = (p: Project, service: string) => inspect(ids(p)[service]!).Image as string;
+  const container = (p: Project, service: string) => String(inspect(ids(p)[service]!).Name).slice(1);
+
+  test("a moved base rebuilds each service built on it once; a pinned one never; compose up -d recreates nothing", async () => {
+    const base = fx.image("base", { tag: "1" });
+    const repo = base.ref.slice(0, base.ref.lastIndexOf(":"));
+    const p = track(
+      project("built", {
+        "compose.yaml": `services:\n${[
+          service("plain", `${BUILD}      dockerfile: plain.Dockerfile\n`),
+          service("multi", `${BUILD}      dockerfile: multi.Dockerfile\n`),
+          service("argenv", `${BUILD}      dockerfile: arg.Dockerfile\n      args:\n        TAG: \${BASE_TAG}\n`),
+          service(
+            "inline",
+            `${BUILD}      dockerfile_inline: |\n        FROM ${repo}:\${BASE_TAG}\n        RUN echo inline > /inline\n`,
+          ),
+          service("pinned", `${BUILD}      dockerfile: pinned.Dockerfile\n`),
+        ].join("")}`,
+        ".env": "BASE_TAG=1\n",
+        "plain.Dockerfile": `FROM ${base.ref}\nRUN echo plain > /plain\n`,
+        "multi.Dockerfile": `FROM ${base.ref} AS build\nRUN echo built > /out\nFROM build AS test\nFROM scratch AS empty\nFROM ${base.ref}\nCOPY --from=build /out /out\n`,
+        "arg.Dockerfile": `ARG REPO=${repo}\nARG TAG=0\nFROM \${REPO}:\${TAG}\nRUN echo arg > /arg\n`,
+        "pinned.Dockerfile": `FROM ${base.ref}@${base.digest}\nRUN echo pinned > /pinned\n`,
+      }),
+    );
+    compose(p, "up", "-d");
+    const cycle = await updaterOf(p);
+    const services = ["plain", "multi", "argenv", "inline", "pinned"];
+    const before = Object.fromEntries(services.map((s) => [s, imageOf(p, s)]));
+
+    // first sight: each base recorded, nothing rebuilt
+    const first = await cycle();
+    for (const s of services) {
+      const entry = expectState(first.report, container(p, s), "fresh");
+      expect(entry.built?.bases.map((b) => b.reference)).toEqual([
+        s === "pinned" ? `${base.ref}@${base.digest}` : s === "argenv" || s === "inline" ? `${repo}:1` : base.ref,
+      ]);
+      expect(entry.built?.rebuilt).toBe(false);
+    }
+    expect(first.audit.filter((e) => e.action === "build")).toEqual([]);
+
+    // a new image pushed under the base's tag
+    const moved = fx.image("base", { tag: "1" });
+    const dry = await cycle({ dryRun: true });
+    const planned = entryOf(dry.report, container(p, "plain"));
+    expect(planned.state).toBe("stale");
+    expect(planned.built?.moved).toEqual([base.ref]);
+    expect(planned.built?.command).toContain("build --pull plain");
+    expect(imageOf(p, "plain")).toBe(before.plain!);
+
+    const second = await cycle();
+    const afterSvc = ids(p);
+    for (const s of ["plain", "multi", "argenv", "inline"]) {
+      const entry = expectState(second.report, container(p, s), "updated");
+      expect(entry.reason).toStartWith(
+        `rebuilt: base ${s === "argenv" || s === "inline" ? `${repo}:1` : base.ref} moved`,
+      );
+      expect(entry.built?.rebuilt).toBe(true);
+      expect(entry.built?.bases[0]).toMatchObject({ built_digest: base.digest!, digest: moved.digest! });
+      expect(imageOf(p, s)).not.toBe(before[s]);
+    }
+    expect(expectState(second.report, container(p, "pinned"), "fresh").built?.bases[0]?.pinned).toBe(true);
+    expect(imageOf(p, "pinned")).toBe(before.pinned!);
+    expect(second.audit.filter((e) => e.action === "build").length).toBe(4);
+
+    // compose finds nothing to do: the same containers, which compose ps lists as its own
+    compose(p, "up", "-d");
+    expect(ids(p)).toEqual(afterSvc);
+    const ps = compose(p, "ps", "--format", "{{.Service}} {{.State}}").trim().split("\n").sort();
+    expect(ps).toEqual(services.map((s) => `${s} running`).sort());
+
+    // the next cycle counts from the bases it was rebuilt from
+    const third = await cycle();
+    for (const s of services) expectState(third.report, container(p, s), "fresh");
+  }, 600_000);
+
+  test("a build that fails and a rebuilt image that fails its healthcheck: the old image runs, compose's tag on it", async () => {
+    const base = fx.image("hbase", { tag: "1" });
+    const healthcheck =
+      '    healthcheck:\n      test: ["CMD-SHELL", "[ -z \\"$$BROKEN\\" ]"]\n      interval: 1s\n      timeout: 1s\n      retries: 1\n';
+    const p = track(
+      project("fails", {
+        "compose.yaml": `services:\n${service("broken", `${BUILD}      dockerfile: broken.Dockerfile\n`)}${service(
+          "sick",
+          `${BUILD}      dockerfile: sick.Dockerfile\n`,
+          healthcheck,
+        )}`,
+        "broken.Dockerfile": `FROM ${base.ref}\nRUN echo ok > /ok\n`,
+        "sick.Dockerfile": `FROM ${base.ref}\nRUN echo ok > /ok\n`,
+      }),
+    );
+    compose(p, "up", "-d");
+    const cycle = await updaterOf(p);
+    await cycle();
+    const before = { broken: imageOf(p, "broken"), sick: imageOf(p, "sick") };
+    const beforeIds = ids(p);
+
+    // the next build of broken fails at a RUN; sick's new base makes its container unhealthy
+    writeFileSync(join(p.dir, "broken.Dockerfile"), `FROM ${base.ref}\nRUN exit 3\n`);
+    fx.image("hbase", { tag: "1", changes: ['CMD ["/bin/sleep","3600"]', "ENV BROKEN=1"] });
+    const { report } = await cycle();
+    const broken = expectState(report, container(p, "broken"), "failed");
+    expect(broken.reason).toStartWith("rebuild failed: compose build exited with");
+    const sick = expectState(report, container(p, "sick"), "rolled_back");
+    expect(sick.built?.rebuilt).toBe(false);
+
+    expect(ids(p)).toEqual(beforeIds);
+    expect(imageOf(p, "broken")).toBe(before.broken);
+    expect(imageOf(p, "sick")).toBe(before.sick);
+    // compose's tag names the image the old container runs: up -d keeps both containers
+    expect(inspect(`${p.name}-sick`).Id).toBe(before.sick);
+    expect(inspect(`${p.name}-broken`).Id).toBe(before.broken);
+    writeFileSync(join(p.dir, "broken.Dockerfile"), `FROM ${base.ref}\nRUN echo ok > /ok\n`);
+    compose(p, "up", "-d", "--no-build");
+    expect(ids(p)).toEqual(beforeIds);
+  }, 600_000);
+});

@@ -1,0 +1,187 @@
+/**
+ * A built service's build and bases, read from its project's files as compose reads them (the
+ * shapes of the compose specification's `build` section: a path, a mapping, `args` as a map or a
+ * list, `dockerfile_inline`, `additional_contexts`, override files, merge keys, `.env`).
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { basesOf, buildOf, labelledBases } from "../../../src/compose/build.ts";
+import { buildCommand, describeCommand } from "../../../src/compose/rebuild.ts";
+import { tempDir } from "../../temp.ts";
+
+function project(files: Record<string, string>, configFiles = ["compose.yaml"]) {
+  const dir = tempDir("svc-compose-build-");
+  for (const [file, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, file)), { recursive: true });
+    writeFileSync(join(dir, file), text);
+  }
+  const of = (service: string) =>
+    buildOf({ name: "p", service, workingDir: dir, configFiles: configFiles.map((f) => join(dir, f)), envFiles: [] });
+  const bases = (service: string) => {
+    const found = of(service);
+    if (!found?.ok) throw new Error(found ? found.reason : "not built");
+    const answer = basesOf(found.spec);
+    return answer.ok ? answer.bases.map((b) => b.reference) : answer.reason;
+  };
+  return { dir, of, bases };
+}
+
+describe("a built service's build", () => {
+  test("a service without build: is not a built one", () => {
+    expect(project({ "compose.yaml": "services:\n  web:\n    image: nginx:1\n" }).of("web")).toBeNull();
+  });
+
+  test("build: a path; the image compose names it <project>-<service>", () => {
+    const p = project({
+      "compose.yaml": "services:\n  web:\n    build: ./app\n",
+      "app/Dockerfile": "FROM busybox:1.36\n",
+    });
+    const found = p.of("web");
+    expect(found?.ok && found.spec).toMatchObject({
+      context: join(p.dir, "app"),
+      dockerfile: join(p.dir, "app", "Dockerfile"),
+      image: "p-web",
+    });
+    expect(p.bases("web")).toEqual(["busybox:1.36"]);
+  });
+
+  test("image: beside build: names the built image", () => {
+    const p = project({
+      "compose.yaml": "services:\n  web:\n    image: me/web:dev\n    build: .\n",
+      Dockerfile: "FROM busybox\n",
+    });
+    const found = p.of("web");
+    expect(found?.ok && found.spec.image).toBe("me/web:dev");
+  });
+
+  test("the tag in .env through build.args", () => {
+    const p = project({
+      "compose.yaml": "services:\n  web:\n    build:\n      context: .\n      args:\n        TAG: ${BASE_TAG}\n",
+      ".env": "BASE_TAG=1.37\n",
+      Dockerfile: "ARG TAG=1.36\nFROM busybox:${TAG}\n",
+    });
+    expect(p.bases("web")).toEqual(["busybox:1.37"]);
+  });
+
+  test("args as a list, an arg without a value read from .env", () => {
+    const p = project({
+      "compose.yaml":
+        "services:\n  web:\n    build:\n      context: .\n      args:\n        - TAG\n        - REPO=alpine\n",
+      ".env": "TAG=3.20\n",
+      Dockerfile: "ARG REPO\nARG TAG\nFROM ${REPO}:${TAG}\n",
+    });
+    expect(p.bases("web")).toEqual(["alpine:3.20"]);
+  });
+
+  test("a Dockerfile named in another folder, relative to the context", () => {
+    const p = project({
+      "compose.yaml": "services:\n  web:\n    build:\n      context: app\n      dockerfile: ../docker/web.Dockerfile\n",
+      "app/x": "",
+      "docker/web.Dockerfile": "FROM golang:1.23 AS build\nFROM gcr.io/distroless/static\nCOPY --from=build /a /a\n",
+    });
+    expect(p.bases("web")).toEqual(["golang:1.23", "gcr.io/distroless/static"]);
+  });
+
+  test("dockerfile_inline, interpolated", () => {
+    const p = project({
+      "compose.yaml":
+        "services:\n  web:\n    build:\n      dockerfile_inline: |\n        FROM busybox:${BB:-1.36}\n        RUN true\n",
+    });
+    expect(p.bases("web")).toEqual(["busybox:1.36"]);
+  });
+
+  test("additional_contexts of the docker-image:// kind, one replacing the FROM it names", () => {
+    const p = project({
+      "compose.yaml":
+        "services:\n  web:\n    build:\n      context: .\n      additional_contexts:\n        alpine: docker-image://alpine:3.20\n        src: ./src\n        tools: docker-image://caddy:2.8\n",
+      Dockerfile: "FROM alpine\nCOPY --from=tools /x /x\n",
+    });
+    expect(p.bases("web")).toEqual(["alpine:3.20", "caddy:2.8"]);
+  });
+
+  test("an override file's args over the first file's, key by key", () => {
+    const p = project(
+      {
+        "compose.yaml":
+          "services:\n  web:\n    build:\n      context: .\n      args:\n        REPO: busybox\n        TAG: '1'\n",
+        "prod.yaml": "services:\n  web:\n    build:\n      args:\n        TAG: '2'\n",
+        Dockerfile: "ARG REPO\nARG TAG\nFROM $REPO:$TAG\n",
+      },
+      ["compose.yaml", "prod.yaml"],
+    );
+    expect(p.bases("web")).toEqual(["busybox:2"]);
+  });
+
+  test("merge keys", () => {
+    const p = project({
+      "compose.yaml":
+        "x-build: &b\n  context: .\n  args:\n    TAG: '9'\nservices:\n  web:\n    build:\n      <<: *b\n      dockerfile: web.Dockerfile\n",
+      "web.Dockerfile": "ARG TAG\nFROM busybox:$TAG\n",
+    });
+    expect(p.bases("web")).toEqual(["busybox:9"]);
+  });
+
+  test("a base pinned by digest stays pinned", () => {
+    const digest = `sha256:${"a".repeat(64)}`;
+    const p = project({
+      "compose.yaml": "services:\n  web:\n    build: .\n",
+      Dockerfile: `FROM busybox:1@${digest}\n`,
+    });
+    expect(p.bases("web")).toEqual([`busybox:1@${digest}`]);
+  });
+
+  test("a remote context or a Dockerfile svc cannot see is a reason", () => {
+    const remote = project({ "compose.yaml": "services:\n  web:\n    build: https://github.com/me/app.git\n" });
+    expect(remote.bases("web")).toContain("remote context");
+    const missing = project({ "compose.yaml": "services:\n  web:\n    build: ./gone\n" });
+    expect(missing.bases("web")).toContain("svc cannot see");
+  });
+});
+
+describe("the label svc.build.base", () => {
+  test("names bases by hand", () => {
+    expect(labelledBases({ "svc.build.base": " caddy:2.8, alpine:3.20 " })?.map((b) => b.reference)).toEqual([
+      "caddy:2.8",
+      "alpine:3.20",
+    ]);
+    expect(labelledBases({})).toBeNull();
+  });
+});
+
+describe("the build svc runs", () => {
+  const cli = { command: ["/usr/bin/docker", "compose"], version: "2.40.3", env: {} };
+  const project = {
+    name: "web",
+    service: "app",
+    workingDir: "/srv/my stacks/web",
+    configFiles: ["/srv/my stacks/web/compose.yaml", "/srv/my stacks/web/prod.yaml"],
+    envFiles: ["/srv/my stacks/web/.env.prod"],
+  };
+  test("compose build --pull with the project's name, folder, files and env files", () => {
+    expect(buildCommand(cli, project)).toEqual([
+      "/usr/bin/docker",
+      "compose",
+      "-p",
+      "web",
+      "--project-directory",
+      "/srv/my stacks/web",
+      "-f",
+      "/srv/my stacks/web/compose.yaml",
+      "-f",
+      "/srv/my stacks/web/prod.yaml",
+      "--env-file",
+      "/srv/my stacks/web/.env.prod",
+      "build",
+      "--pull",
+      "app",
+    ]);
+  });
+  test("said as a person would type it, quoted where needed", () => {
+    expect(
+      describeCommand(buildCommand(cli, { ...project, configFiles: [project.configFiles[0]!], envFiles: [] })),
+    ).toBe(
+      "/usr/bin/docker compose -p web --project-directory '/srv/my stacks/web' -f '/srv/my stacks/web/compose.yaml' build --pull app",
+    );
+  });
+});
