@@ -3,6 +3,7 @@ import type { Copy } from "../dataguard/index.ts";
 import type { ContainerSummary, ImageSummary } from "../engine/port.ts";
 import type { ServiceSummary } from "../engine/swarm.ts";
 import type { ReleaseNotes } from "../releases/index.ts";
+import type { VulnerabilityDiff } from "../vulns/index.ts";
 
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
@@ -62,6 +63,8 @@ export interface ContainerReport {
   applies_at?: string | null;
   /** present for a target that was stale (updated, stale, held...): what the update brings */
   releases?: ReleaseSummary;
+  /** present for a stale container when vulnerabilities are on: what the update fixes and brings in (docs/vulnerabilities.md) */
+  vulnerabilities?: VulnerabilityDiff;
   /** a compose container moved to another tag: what svc writes (a dry run) or wrote into its files (docs/compose.md) */
   compose?: ComposeChange;
   /** the version label (org.opencontainers.image.version) of the image it ran when the cycle began, when it has one */

@@ -11,6 +11,7 @@ import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Copy } from "../../dataguard/index.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
 import type { Remembered } from "../../state/index.ts";
+import type { Vulnerabilities } from "../../vulns/index.ts";
 import { type Checker, createChecker, type Verdict } from "../check/check.ts";
 import { imagesOfContainers } from "../check/images.ts";
 import { snoozedUntil } from "../check/snooze.ts";
@@ -48,10 +49,13 @@ import { hookFor, runHook } from "./hooks.ts";
 import { forgetPrePulled, prePull } from "./prepull.ts";
 import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
 import { tellUnitMoves } from "./systemd.ts";
+import { readVulnerabilities } from "./vulns.ts";
 
 export interface ContainerTargetDeps extends KindDeps, ReplaceDeps {
   /** the image pulled ahead of each pending container's window (containers/prepull.ts) */
   prePulled: Remembered;
+  /** what each update fixes and brings in (containers/vulns.ts); null or absent: vulnerabilities are off */
+  vulns?: Vulnerabilities | null;
   /** images left by an update and waiting for cleanup_delay: image id -> "<container> <ISO time>" */
   leftImages: Remembered;
   /** the image each container ran before svc's last update of it: "<image id>" or "<image id> <reference>" */
@@ -107,6 +111,13 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     deps.config,
   );
   await notes.decided;
+  await readVulnerabilities(
+    { engine: deps.engine, registry: deps.registry, config: deps.config, vulns: deps.vulns ?? null },
+    ctx,
+    checker,
+    { filter, options },
+    entries.values(),
+  );
   const toUpdate = chooseUpdates(deps, entries);
   planCompose(deps.compose, entries.values(), toUpdate, options);
   // a container systemd runs: what a tag move would write into its unit's file, and the command
@@ -311,6 +322,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     duration_ms: durationOf(e, now),
     ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
+    ...(e.vulnerabilities ? { vulnerabilities: e.vulnerabilities } : {}),
     ...(e.compose ? { compose: e.compose } : {}),
     ...(e.dataGuard ? { data_guard: e.dataGuard } : {}),
     ...versionOf(e.summary.labels),

@@ -12,6 +12,7 @@ import type { Logger } from "../../log/index.ts";
 import type { Registry } from "../../registry/port.ts";
 import type { ReleasesSession } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
+import type { VulnerabilityDiff } from "../../vulns/index.ts";
 import type { Checker, CheckInput, Verdict } from "../check/check.ts";
 import { bareName, type ContainerPolicy } from "../selection/selection.ts";
 import type {
@@ -42,6 +43,8 @@ export interface TargetEntry {
   appliesAt?: number | null;
   /** what the update brings (cycle/notes.ts), for a stale target */
   releases?: ReleaseSummary;
+  /** what the update fixes and brings in (docs/vulnerabilities.md), for a stale container when vulnerabilities are on */
+  vulnerabilities?: VulnerabilityDiff;
 }
 
 export function newTarget(summary: ContainerSummary, policy: ContainerPolicy, startedAt = Date.now()): TargetEntry {

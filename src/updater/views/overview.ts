@@ -14,6 +14,7 @@ import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
 import type { ReleaseNotes } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
+import type { VulnerabilityDiff } from "../../vulns/index.ts";
 import { snoozedUntil } from "../check/snooze.ts";
 import { parseVersionTag } from "../check/tags.ts";
 import { type HookName, hookFor } from "../containers/hooks.ts";
@@ -98,6 +99,8 @@ export interface ContainerOverview {
   release_notes: ReleaseNotes | null;
   /** a compose container whose update moves its tag: what svc writes into its files ("compose.yaml line 12: 2.3.1 -> 2.4.0"; docs/compose.md); null otherwise */
   compose_change: string[] | null;
+  /** for a stale container when vulnerabilities are on: what the update fixes and brings in (docs/vulnerabilities.md); null otherwise */
+  vulnerabilities: VulnerabilityDiff | null;
 }
 
 export interface OverviewMemory {
@@ -194,6 +197,7 @@ function describe(
     available_image: entry.new_image,
     compose_change: entry.compose && !entry.compose.written && entry.state === "stale" ? entry.compose.changes : null,
     reason: entry.reason,
+    vulnerabilities: entry.vulnerabilities ?? null,
     version,
     available_version: available,
     update_kind: available === null ? null : updateKind(entry, policy.tagPolicy),

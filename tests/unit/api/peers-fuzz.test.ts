@@ -110,6 +110,7 @@ const FIELDS = [
   "last_update",
   "release_notes",
   "compose_change",
+  "vulnerabilities",
 ].sort();
 
 /** A policy without the unknown field the generator adds to it. */
