@@ -15,6 +15,9 @@ import { parseReference } from "../../registry/reference.ts";
 import type { ReleaseNotes } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { VulnerabilityDiff } from "../../vulns/index.ts";
+
+export type { VulnerabilityDiff, VulnerabilityEntry } from "../../vulns/index.ts";
+
 import { snoozedUntil } from "../check/snooze.ts";
 import { parseVersionTag } from "../check/tags.ts";
 import { type HookName, hookFor } from "../containers/hooks.ts";
