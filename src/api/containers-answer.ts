@@ -52,6 +52,30 @@ const releaseNotes = z.object({
   problem: prose.nullable(),
 });
 
+/** What an update fixes and brings in (docs/vulnerabilities.md), within the caps the vulns room keeps. */
+const vulnerability = z.object({
+  id: text,
+  aliases: z.array(text).max(5),
+  summary: prose.nullable(),
+  severity: z.enum(["critical", "high", "medium", "low", "unknown"]),
+  score: z.number().min(0).max(10).nullable(),
+  package: text,
+  version: text,
+  fixed_version: text.nullable(),
+});
+const vulnerabilityList = z.array(vulnerability).max(100);
+const vulnerabilities = z.object({
+  fixed: vulnerabilityList,
+  introduced: vulnerabilityList,
+  still_open: vulnerabilityList,
+  counts: z.object({
+    fixed: z.number().int().min(0),
+    introduced: z.number().int().min(0),
+    still_open: z.number().int().min(0),
+  }),
+  problem: prose.nullable(),
+});
+
 const container = z.object({
   kind: z.enum(["container", "service"]).default("container"),
   group: z
@@ -84,6 +108,8 @@ const container = z.object({
   release_notes: releaseNotes.nullable().default(null),
   compose_change: z.array(text).nullable().default(null),
   built_from: z.array(text).nullable().default(null),
+  // an older svc reads no vulnerabilities
+  vulnerabilities: vulnerabilities.nullable().default(null),
 });
 
 const excluded = z.object({

@@ -310,6 +310,32 @@ export const CONFIG = table("General options", {
     ),
   }),
 
+  vulnerabilities: table(
+    "Known vulnerabilities of the running and the newer image, asked of OSV (docs/vulnerabilities.md)",
+    {
+      enabled: bool(
+        false,
+        "Read each stale container's running and newer image's OS packages and ask OSV about both in one request: this sends package names and versions to osv_url",
+      ),
+      osv_url: url(
+        "OSV API base URL (a mirror that answers as api.osv.dev does)",
+        ["http", "https"],
+        "https://api.osv.dev",
+      ),
+      timeout: duration("30s", "Timeout of one request to OSV", { min: 1, max: HOUR }),
+      hold_if_introduces: choice(
+        ["off", "critical", "high", "medium", "low"],
+        "off",
+        "Hold an update that brings in a known vulnerability of this severity or above, until updated by name (off: never)",
+      ),
+      on_lookup_failure: choice(
+        ["ignore", "hold"],
+        "ignore",
+        "When an image's packages or OSV could not be read: ignore (update, and say so) or hold the update until updated by name",
+      ),
+    },
+  ),
+
   compose: table("Compose projects: a tag move is written into the project's files (docs/compose.md)", {
     write: bool(
       true,

@@ -6,7 +6,7 @@ import Mustache from "mustache";
 import { shortId } from "../core/digests.ts";
 import { SvcError } from "../core/errors.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
-import { releaseWords } from "../updater/wrappers/summary.ts";
+import { releaseWords, vulnerabilityWords } from "../updater/wrappers/summary.ts";
 import { ESCAPE, escapeHtml, type Markup } from "./markup.ts";
 
 export { escapeHtml } from "./markup.ts";
@@ -17,7 +17,7 @@ Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_
 
 Updated:
 {{#updated}}
-- {{name}} ({{image}}{{#new_image}} -> {{new_image}}{{/new_image}}): {{old_image_short}} -> {{new_image_short}}{{releases_text}}
+- {{name}} ({{image}}{{#new_image}} -> {{new_image}}{{/new_image}}): {{old_image_short}} -> {{new_image_short}}{{releases_text}}{{vulnerabilities_text}}
 {{/updated}}
 {{/has_updated}}
 {{#has_rolled_back}}
@@ -38,7 +38,7 @@ Failed:
 
 Newer image available (not applied):
 {{#stale}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/stale}}
 {{/has_stale}}
 {{#has_pending}}
@@ -50,9 +50,9 @@ Pending (applied when the update window opens):
 {{/has_pending}}
 {{#has_held}}
 
-Held (hold_breaking: update by name to apply):
+Held (hold_breaking, hold_if_introduces: update by name to apply):
 {{#held}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/held}}
 {{/has_held}}
 {{#has_skipped}}
@@ -69,7 +69,7 @@ Skipped:
  * title is the subject (host and counts); one line per container that changed or could.
  */
 export const CHAT_TEMPLATE = `{{#updated}}
-updated {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_image_short}} -> {{new_image_short}}){{releases_text}}
+updated {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_image_short}} -> {{new_image_short}}){{releases_text}}{{vulnerabilities_text}}
 {{/updated}}
 {{#rolled_back}}
 rolled back {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
@@ -78,13 +78,13 @@ rolled back {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_ur
 failed {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/failed}}
 {{#stale}}
-newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
+newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/stale}}
 {{#pending}}
 pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/pending}}
 {{#held}}
-held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{#page_url}} {{page_url}}{{/page_url}}
+held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/held}}
 `;
 
@@ -96,6 +96,8 @@ export interface ContainerView extends ContainerReport {
   new_digest_short: string;
   /** what the update brings: `; 3 releases, 1 breaking: <newest release's page>`, or "" (docs/release-notes.md) */
   releases_text: string;
+  /** what the update fixes and brings in: `; vulnerabilities: fixes 3, 1 high`, or "" (docs/vulnerabilities.md) */
+  vulnerabilities_text: string;
   /** the last entry of its list: `{{^last}}, {{/last}}` separates the items of a JSON array */
   last: boolean;
 }
@@ -136,6 +138,7 @@ function containerView(container: ContainerReport): ContainerView {
     old_digest_short: shortId(container.old_digest),
     new_digest_short: shortId(container.new_digest),
     releases_text: releasesText(container),
+    vulnerabilities_text: vulnerabilityWords(container) ? `; ${vulnerabilityWords(container)}` : "",
     last: false,
   };
 }

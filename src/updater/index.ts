@@ -48,6 +48,7 @@ import { parseReference } from "../registry/reference.ts";
 import type { ReleaseNotesService } from "../releases/index.ts";
 import { inMemory, type Remembered } from "../state/index.ts";
 import { createSignatureCheck, rootSource, type SignatureCheck } from "../verify/index.ts";
+import { createVulnerabilities, type Vulnerabilities } from "../vulns/index.ts";
 import type { RolledBackDigests } from "./check/check.ts";
 import { snooze } from "./check/snooze.ts";
 import { completeHandover, type HandoverJob } from "./containers/handover.ts";
@@ -122,6 +123,8 @@ export interface UpdaterDeps {
   snoozed?: Remembered;
   /** the source hosts, for what each update brings (docs/release-notes.md); absent: no release notes */
   releases?: ReleaseNotesService;
+  /** what each update fixes and brings in (docs/vulnerabilities.md); default: from `[vulnerabilities]` (null when off) */
+  vulns?: Vulnerabilities | null;
   /** compose projects' files, where tag moves are written (docs/compose.md); default: from `[compose]`, state_dir and docker.config */
   compose?: ComposeFiles;
   /** what follows a compose change in Git (docs/compose.md, "Git"); default: from `[compose] git` */
@@ -160,6 +163,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     ...shared,
     leftImages: deps.leftImages ?? inMemory(),
     prePulled: deps.prePulled ?? inMemory(),
+    vulns: deps.vulns !== undefined ? deps.vulns : createVulnerabilities(deps.config, deps.engine),
     unitMoves,
     buildBases: deps.buildBases ?? inMemory(),
     previous,

@@ -4,6 +4,7 @@ import type { ContainerSummary, ImageSummary } from "../engine/port.ts";
 import type { ServiceSummary } from "../engine/swarm.ts";
 import type { ReleaseNotes } from "../releases/index.ts";
 import type { SignatureReport } from "../verify/index.ts";
+import type { VulnerabilityDiff } from "../vulns/index.ts";
 
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
@@ -65,6 +66,8 @@ export interface ContainerReport {
   releases?: ReleaseSummary;
   /** present for a target an update was to replace: who signed the new image, or why it did not verify (docs/verification.md) */
   signature?: SignatureReport;
+  /** present for a stale container when vulnerabilities are on: what the update fixes and brings in (docs/vulnerabilities.md) */
+  vulnerabilities?: VulnerabilityDiff;
   /** a compose container moved to another tag: what svc writes (a dry run) or wrote into its files (docs/compose.md) */
   compose?: ComposeChange;
   /** a service compose builds: its bases, those that moved, and whether it was rebuilt (docs/compose.md, "Built services") */

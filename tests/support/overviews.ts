@@ -55,6 +55,25 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
     available_image: maybe(rng, () => hostileText(rng)),
     compose_change: maybe(rng, () => [hostileText(rng).slice(0, 200)]),
     built_from: maybe(rng, () => [hostileText(rng).slice(0, 200)]),
+    vulnerabilities: maybe(rng, () => {
+      const entry = () => ({
+        id: hostileText(rng).slice(0, 100),
+        aliases: [hostileText(rng).slice(0, 100)],
+        summary: maybe(rng, () => hostileText(rng)),
+        severity: rng.pick(["critical", "high", "medium", "low", "unknown"] as const),
+        score: maybe(rng, () => rng.int(100) / 10),
+        package: hostileText(rng).slice(0, 100),
+        version: hostileText(rng).slice(0, 100),
+        fixed_version: maybe(rng, () => hostileText(rng).slice(0, 100)),
+      });
+      return {
+        fixed: [entry()],
+        introduced: rng.chance(0.5) ? [entry()] : [],
+        still_open: [],
+        counts: { fixed: 1, introduced: rng.int(3), still_open: 0 },
+        problem: maybe(rng, () => hostileText(rng)),
+      };
+    }),
     reason: maybe(rng, () => hostileText(rng)),
     version: hostileText(rng).slice(0, 128),
     available_version: maybe(rng, () => hostileText(rng).slice(0, 128)),

@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["config"],
   ["state", "metrics"],
   ["engine"],
-  ["registry", "releases", "compose"],
+  ["registry", "releases", "compose", "vulns"],
   ["dataguard", "git", "verify"],
   ["updater/types.ts"],
   ["updater/selection", "updater/check"],

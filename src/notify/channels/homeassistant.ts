@@ -20,7 +20,7 @@ import { parseJsonText } from "../../core/bounded.ts";
 import { shortId } from "../../core/digests.ts";
 import { inMemory, type Remembered } from "../../state/index.ts";
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
-import { releaseWords } from "../../updater/wrappers/summary.ts";
+import { releaseWords, vulnerabilityWords } from "../../updater/wrappers/summary.ts";
 import { markdownAsText } from "../markup.ts";
 
 export interface RetainedMessage {
@@ -90,7 +90,9 @@ export function summaryOf(target: ContainerReport): string {
   const words = releaseWords(target);
   const what =
     target.state === "rolled_back" ? `rolled back${target.reason ? `: ${target.reason}` : ""}` : target.reason;
-  const text = plainText([words, what].filter(Boolean).join("; ") || target.state.replace("_", " "));
+  const text = plainText(
+    [words, vulnerabilityWords(target), what].filter(Boolean).join("; ") || target.state.replace("_", " "),
+  );
   return text.length > MAX_SUMMARY ? `${text.slice(0, MAX_SUMMARY - 1)}…` : text;
 }
 

@@ -7,6 +7,7 @@
  * becomes markup.
  */
 import type { ReleaseNotes } from "../../releases/index.ts";
+import type { VulnerabilityDiff, VulnerabilityEntry } from "../../updater/views/overview.ts";
 import { type Child, h, safeHref } from "./dom.ts";
 
 /** The words beside the badge, the panel, or the reason there are none. */
@@ -99,4 +100,56 @@ function inline(text: string): Child[] {
   }
   parts.push(text.slice(last));
   return parts.filter((part) => part !== "");
+}
+
+/**
+ * What an update fixes and brings in (docs/vulnerabilities.md): the badge ("fixes 3, 1 high;
+ * brings in 1, 1 critical") under the release notes, and the lists in a panel under it.
+ */
+export function vulnerabilitiesCell(diff: VulnerabilityDiff | null | undefined): Child {
+  if (!diff) return null;
+  if (diff.problem !== null)
+    return h("span", { class: "vulns-problem muted" }, `vulnerabilities unknown: ${diff.problem}`);
+  if (diff.counts.fixed === 0 && diff.counts.introduced === 0) return null;
+  const worst = (entries: readonly VulnerabilityEntry[]) => {
+    const top = entries[0]?.severity;
+    return top && top !== "unknown" && top !== "low"
+      ? `, ${entries.filter((e) => e.severity === top).length} ${top}`
+      : "";
+  };
+  const words = [
+    diff.counts.fixed > 0 && `fixes ${diff.counts.fixed}${worst(diff.fixed)}`,
+    diff.counts.introduced > 0 && `brings in ${diff.counts.introduced}${worst(diff.introduced)}`,
+  ]
+    .filter(Boolean)
+    .join("; ");
+  const list = (title: string, entries: readonly VulnerabilityEntry[], count: number) =>
+    count > 0 &&
+    h(
+      "section",
+      { class: "vulns-list" },
+      h("h4", {}, `${title} (${count})`),
+      h(
+        "ul",
+        {},
+        ...entries.map((e) =>
+          h(
+            "li",
+            { class: `severity-${e.severity}` },
+            `${e.id} ${e.severity}${e.score !== null ? ` ${e.score}` : ""}: ${e.package} ${e.version}`,
+            e.fixed_version ? ` (fixed in ${e.fixed_version})` : "",
+            e.summary ? h("span", { class: "muted" }, ` ${e.summary}`) : null,
+          ),
+        ),
+      ),
+      count > entries.length && h("p", { class: "muted" }, `and ${count - entries.length} more`),
+    );
+  return h(
+    "details",
+    { class: `vulnerabilities${diff.counts.introduced > 0 ? " introduces" : ""}` },
+    h("summary", {}, words),
+    list("Fixes", diff.fixed, diff.counts.fixed),
+    list("Brings in", diff.introduced, diff.counts.introduced),
+    list("Still open", diff.still_open, diff.counts.still_open),
+  );
 }

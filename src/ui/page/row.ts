@@ -14,7 +14,7 @@ import {
   shortDigest,
   stateWords,
 } from "./format.ts";
-import { releaseNotesCell } from "./release-notes.ts";
+import { releaseNotesCell, vulnerabilitiesCell } from "./release-notes.ts";
 import { rowActions } from "./row-menu.ts";
 import { labelOf, notify, type Row, state } from "./store.ts";
 
@@ -125,6 +125,7 @@ function availableCell(c: Row): HTMLTableCellElement {
       ),
     link && h("a", { href: link, target: "_blank", rel: "noopener noreferrer", class: "notes" }, "Release notes"),
     releaseNotesCell(c.release_notes),
+    vulnerabilitiesCell(c.vulnerabilities),
   );
 }
 

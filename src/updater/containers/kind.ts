@@ -11,6 +11,7 @@ import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { Copy } from "../../dataguard/index.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
 import type { Remembered } from "../../state/index.ts";
+import type { Vulnerabilities } from "../../vulns/index.ts";
 import { type Checker, createChecker, type Verdict } from "../check/check.ts";
 import { imagesOfContainers } from "../check/images.ts";
 import { snoozedUntil } from "../check/snooze.ts";
@@ -51,10 +52,13 @@ import { forgetPrePulled, prePull } from "./prepull.ts";
 import { rebuildCommand, rebuildHeld } from "./rebuild.ts";
 import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
 import { tellUnitMoves } from "./systemd.ts";
+import { readVulnerabilities } from "./vulns.ts";
 
 export interface ContainerTargetDeps extends KindDeps, ReplaceDeps {
   /** the image pulled ahead of each pending container's window (containers/prepull.ts) */
   prePulled: Remembered;
+  /** what each update fixes and brings in (containers/vulns.ts); null or absent: vulnerabilities are off */
+  vulns?: Vulnerabilities | null;
   /** images left by an update and waiting for cleanup_delay: image id -> "<container> <ISO time>" */
   leftImages: Remembered;
   /** the image each container ran before svc's last update of it: "<image id>" or "<image id> <reference>" */
@@ -114,6 +118,13 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   );
   await notes.decided;
   await checkSignatures(deps.signatures, ctx, entries.values());
+  await readVulnerabilities(
+    { engine: deps.engine, registry: deps.registry, config: deps.config, vulns: deps.vulns ?? null },
+    ctx,
+    checker,
+    { filter, options },
+    entries.values(),
+  );
   const toUpdate = chooseUpdates(deps, entries);
   planCompose(deps.compose, entries.values(), toUpdate, options);
   // a container systemd runs: what a tag move would write into its unit's file, and the command
@@ -339,6 +350,7 @@ function reportEntries(entries: Map<string, ContainerEntry>): ContainerReport[] 
     ...appliesAtOf(e),
     ...(e.releases ? { releases: e.releases } : {}),
     ...(e.signature ? { signature: e.signature } : {}),
+    ...(e.vulnerabilities ? { vulnerabilities: e.vulnerabilities } : {}),
     ...(e.compose ? { compose: e.compose } : {}),
     ...(e.built ? { built: builtReport(e) } : {}),
     ...(e.dataGuard ? { data_guard: e.dataGuard } : {}),

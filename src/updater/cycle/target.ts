@@ -13,6 +13,7 @@ import type { Registry } from "../../registry/port.ts";
 import type { ReleasesSession } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { SignatureCheck, SignatureReport } from "../../verify/index.ts";
+import type { VulnerabilityDiff } from "../../vulns/index.ts";
 import type { Checker, CheckInput, Verdict } from "../check/check.ts";
 import { type ContainerPolicy, namedBy } from "../selection/selection.ts";
 import type {
@@ -45,6 +46,8 @@ export interface TargetEntry {
   releases?: ReleaseSummary;
   /** who signed the image it would run (cycle/signatures.ts), for a target to be replaced */
   signature?: SignatureReport;
+  /** what the update fixes and brings in (docs/vulnerabilities.md), for a stale container when vulnerabilities are on */
+  vulnerabilities?: VulnerabilityDiff;
 }
 
 export function newTarget(summary: ContainerSummary, policy: ContainerPolicy, startedAt = Date.now()): TargetEntry {

@@ -14,6 +14,10 @@ import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
 import type { ReleaseNotes } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
+import type { VulnerabilityDiff } from "../../vulns/index.ts";
+
+export type { VulnerabilityDiff, VulnerabilityEntry } from "../../vulns/index.ts";
+
 import { snoozedUntil } from "../check/snooze.ts";
 import { parseVersionTag } from "../check/tags.ts";
 import { type HookName, hookFor } from "../containers/hooks.ts";
@@ -100,6 +104,8 @@ export interface ContainerOverview {
   compose_change: string[] | null;
   /** a service compose builds: the images it is built from (docs/compose.md, "Built services"); null otherwise */
   built_from: string[] | null;
+  /** for a stale container when vulnerabilities are on: what the update fixes and brings in (docs/vulnerabilities.md); null otherwise */
+  vulnerabilities: VulnerabilityDiff | null;
 }
 
 export interface OverviewMemory {
@@ -197,6 +203,7 @@ function describe(
     compose_change: entry.compose && !entry.compose.written && entry.state === "stale" ? entry.compose.changes : null,
     built_from: entry.built ? entry.built.bases.map((b) => b.reference) : null,
     reason: entry.reason,
+    vulnerabilities: entry.vulnerabilities ?? null,
     version,
     available_version: available,
     update_kind: available === null ? null : updateKind(entry, policy.tagPolicy),

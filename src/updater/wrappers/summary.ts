@@ -8,6 +8,7 @@
 import { formatSize } from "../../config/values.ts";
 import { shortId } from "../../core/digests.ts";
 import type { LevelName, Logger } from "../../log/index.ts";
+import { diffSummary } from "../../vulns/index.ts";
 import type { ProgressListener, Step } from "../cycle/progress.ts";
 import type { Updater } from "../port.ts";
 import { type ContainerReport, DRY_RUN_REASON, type RollbackResult, type SessionReport } from "../types.ts";
@@ -42,6 +43,18 @@ export function releaseWords(c: Pick<ContainerReport, "releases">): string {
   return `${r.count} release${r.count === 1 ? "" : "s"}${r.breaking > 0 ? `, ${r.breaking} breaking` : ""}`;
 }
 
+/**
+ * `vulnerabilities: fixes 3, 1 high; brings in 1, 1 critical`: what the update fixes and brings in,
+ * when vulnerabilities are on and there is something to say (docs/vulnerabilities.md); "" otherwise.
+ */
+export function vulnerabilityWords(c: Pick<ContainerReport, "vulnerabilities">): string {
+  const diff = c.vulnerabilities;
+  if (!diff) return "";
+  if (diff.problem !== null) return "vulnerabilities unknown";
+  if (diff.counts.fixed === 0 && diff.counts.introduced === 0) return "";
+  return `vulnerabilities: ${diffSummary(diff)}`;
+}
+
 /** What svc writes (a dry run) or wrote into a compose project's files, and whether compose will recreate the container all the same. */
 function composeNote(c: ContainerReport): string {
   if (!c.compose || (c.state !== "updated" && !wouldUpdate(c))) return "";
@@ -62,7 +75,7 @@ function gitNote(c: ContainerReport): string {
 }
 
 function releasesNote(c: ContainerReport): string {
-  const words = releaseWords(c);
+  const words = [releaseWords(c), vulnerabilityWords(c)].filter(Boolean).join("; ");
   return words ? ` (${words})` : "";
 }
 

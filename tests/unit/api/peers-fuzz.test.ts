@@ -111,6 +111,7 @@ const FIELDS = [
   "release_notes",
   "compose_change",
   "built_from",
+  "vulnerabilities",
 ].sort();
 
 /** A policy without the unknown field the generator adds to it. */

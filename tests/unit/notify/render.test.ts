@@ -224,7 +224,7 @@ describe("what an update brings (docs/release-notes.md)", () => {
     report.counts.held = 1;
     const { text } = createRenderer(DEFAULT_TEMPLATE, "nas")(report);
     expect(text).toContain("; 3 releases, 1 breaking: https://github.com/acme/web/releases/tag/v2.0.0");
-    expect(text).toContain("Held (hold_breaking: update by name to apply):\n- api (");
+    expect(text).toContain("Held (hold_breaking, hold_if_introduces: update by name to apply):\n- api (");
     expect(buildView(report, "nas").summary).toEndWith(", 1 held");
     const chat = createRenderer(CHAT_TEMPLATE, "nas")(report).text;
     expect(chat).toContain("updated web: ");
@@ -245,5 +245,58 @@ describe("what an update brings (docs/release-notes.md)", () => {
       release_summary: "3 releases, 1 breaking",
       release_url: releases.newest_url,
     });
+  });
+});
+
+describe("what an update fixes and brings in (docs/vulnerabilities.md)", () => {
+  const entry = (id: string, severity: "critical" | "high" | "low") => ({
+    id,
+    aliases: [],
+    summary: null,
+    severity,
+    score: null,
+    package: "openssl",
+    version: "3.0.20-1",
+    fixed_version: null,
+  });
+  const vulnerabilities = {
+    fixed: [entry("DSA-1", "high"), entry("DSA-2", "low"), entry("DSA-3", "low")],
+    introduced: [entry("DEBIAN-CVE-9", "critical")],
+    still_open: [],
+    counts: { fixed: 3, introduced: 1, still_open: 0 },
+    problem: null,
+  };
+
+  test("the e-mail, the chat line and the run's summary say it beside the releases", () => {
+    const report = sampleReport();
+    report.containers[0] = { ...report.containers[0]!, vulnerabilities };
+    const { text } = createRenderer(DEFAULT_TEMPLATE, "nas")(report);
+    expect(text).toContain("; vulnerabilities: fixes 3, 1 high; brings in 1, 1 critical");
+    expect(createRenderer(CHAT_TEMPLATE, "nas")(report).text).toContain(
+      "; vulnerabilities: fixes 3, 1 high; brings in 1, 1 critical",
+    );
+  });
+
+  test("a failed lookup says the vulnerabilities are unknown; nothing to say is said with nothing", () => {
+    const report = sampleReport();
+    report.containers[0] = { ...report.containers[0]!, vulnerabilities: { ...vulnerabilities, problem: "OSV down" } };
+    expect(createRenderer(CHAT_TEMPLATE, "nas")(report).text).toContain("; vulnerabilities unknown");
+    const none = { ...vulnerabilities, fixed: [], introduced: [], counts: { fixed: 0, introduced: 0, still_open: 2 } };
+    report.containers[0] = { ...report.containers[0]!, vulnerabilities: none };
+    expect(createRenderer(CHAT_TEMPLATE, "nas")(report).text).not.toContain("vulnerabilities");
+  });
+
+  test("Home Assistant's release summary", () => {
+    const discovery = new HomeAssistantDiscovery({
+      prefix: "homeassistant",
+      reportTopic: "svc/reports",
+      hostname: "nas",
+    });
+    const report = sampleReport();
+    report.containers[0] = { ...report.containers[0]!, vulnerabilities };
+    const state = discovery.messages(report).find((m) => m.topic.endsWith("/state") && m.topic.includes("web"))!;
+    expect(JSON.parse(state.payload).release_summary).toStartWith(
+      "vulnerabilities: fixes 3, 1 high; brings in 1, 1 critical",
+    );
   });
 });

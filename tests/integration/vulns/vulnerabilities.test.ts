@@ -1,0 +1,159 @@
+/**
+ * What an update fixes and brings in, against the sandbox's engine and registry and a loopback
+ * OSV stand-in (tests/support/osv.ts): two images built from the busybox root file system plus a
+ * real dpkg status file (the older and the newer versions of glibc and openssl) and Debian's
+ * os-release; a stale container; the report and GET /v1/containers' overview show what is fixed
+ * and what is brought in; hold_if_introduces holds, and an update asked for by name is applied;
+ * on_lookup_failure; nothing is sent when vulnerabilities are off (docs/vulnerabilities.md).
+ */
+import { afterAll, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { docker, importImage, sandbox } from "../../harness.ts";
+import { DEBIAN_RECORDS, type OsvRecordFixture, startOsvStandIn } from "../../support/osv.ts";
+import { entryOf, expectState, Fixture, inspect, makeUpdater } from "../updater/support.ts";
+
+const fx = new Fixture();
+const dirs: string[] = [];
+const OPENSSL_CRITICAL: OsvRecordFixture = {
+  id: "DEBIAN-CVE-2099-0002",
+  modified: "2099-01-01T00:00:00Z",
+  summary: "openssl: a flaw the newer version brings in (made for the tests)",
+  aliases: ["CVE-2099-0002"],
+  severity: [{ type: "CVSS_V3", score: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H" }],
+  affected: [
+    {
+      package: { ecosystem: "Debian:12", name: "openssl" },
+      ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "3.0.21-1" }, { fixed: "3.0.22-1" }] }],
+    },
+  ],
+};
+const osv = startOsvStandIn([...DEBIAN_RECORDS, OPENSSL_CRITICAL]);
+afterAll(() => {
+  osv.stop();
+  fx.cleanup();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+}, 120_000);
+
+const OS_RELEASE =
+  'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\nVERSION_CODENAME=bookworm\n';
+
+/** A dpkg status file as dpkg writes it, for libc6 (source glibc) and libssl3 (source openssl). */
+function dpkgStatus(glibc: string, openssl: string): string {
+  const paragraph = (name: string, source: string, version: string) =>
+    [
+      `Package: ${name}`,
+      "Status: install ok installed",
+      "Priority: optional",
+      "Section: libs",
+      "Installed-Size: 2000",
+      "Maintainer: Debian <debian@example.org>",
+      "Architecture: amd64",
+      "Multi-Arch: same",
+      `Source: ${source}`,
+      `Version: ${version}`,
+      `Description: ${name} for the tests`,
+      " a continuation line, as dpkg keeps descriptions",
+    ].join("\n");
+  return `${paragraph("libc6", "glibc", glibc)}\n\n${paragraph("libssl3", "openssl", openssl)}\n`;
+}
+
+/** The busybox root file system plus os-release and the status file, imported and pushed as `ref`. */
+function debianImage(ref: string, status: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "svc-vulns-"));
+  dirs.push(dir);
+  mkdirSync(join(dir, "root/etc"), { recursive: true });
+  mkdirSync(join(dir, "root/var/lib/dpkg"), { recursive: true });
+  writeFileSync(join(dir, "root/etc/os-release"), OS_RELEASE);
+  writeFileSync(join(dir, "root/var/lib/dpkg/status"), status);
+  const tar = join(dir, "rootfs.tar");
+  execFileSync("cp", [sandbox().rootfs, tar]);
+  execFileSync("tar", ["-C", join(dir, "root"), "-rf", tar, "./etc/os-release", "./var/lib/dpkg/status"]);
+  const id = importImage(ref, ['CMD ["/bin/sleep","3600"]', `LABEL svc.test.build=${dir}`], {
+    socketPath: sandbox().socketPath,
+    rootfs: tar,
+  });
+  docker(["push", "-q", ref]);
+  return id;
+}
+
+function staleContainer(what: string, extra: string[] = []) {
+  const ref = `${sandbox().registry}/${fx.name(what)}:latest`;
+  const old = debianImage(ref, dpkgStatus("2.36-9+deb12u1", "3.0.20-1"));
+  const app = fx.run(what, ref, extra);
+  const newer = debianImage(ref, dpkgStatus("2.36-9+deb12u4", "3.0.21-1"));
+  return { app, old, newer };
+}
+
+const on = (more: Record<string, unknown> = {}) => ({
+  vulnerabilities: { enabled: true, osv_url: osv.url, timeout: 10_000, ...more },
+});
+
+test("the report and the overview say what the update fixes and brings in, from one OSV lookup", async () => {
+  const { app } = staleContainer("diff");
+  const h = await makeUpdater({ containers: [app], ...on() });
+  osv.requests.length = 0;
+  const report = await h.updater.run("api", undefined, { dryRun: true });
+  const diff = entryOf(report, app).vulnerabilities!;
+  expect(diff.problem).toBeNull();
+  expect(diff.fixed.map((e) => [e.id, e.severity, e.package, e.version, e.fixed_version])).toEqual([
+    ["DSA-5514-1", "high", "glibc", "2.36-9+deb12u1", "2.36-9+deb12u3"],
+  ]);
+  expect(diff.introduced.map((e) => [e.id, e.severity, e.score, e.package, e.version, e.fixed_version])).toEqual([
+    ["DEBIAN-CVE-2099-0002", "critical", 9.8, "openssl", "3.0.21-1", "3.0.22-1"],
+  ]);
+  expect(diff.counts).toEqual({ fixed: 1, introduced: 1, still_open: 0 });
+  // one batch for both images' packages, one record per vulnerability
+  expect(osv.requests.filter((r) => r.startsWith("POST"))).toEqual(["POST /v1/querybatch"]);
+  expect(osv.batchSizes.at(-1)).toBe(4);
+
+  // the overview (GET /v1/containers) answers the diff kept for the pair: no new lookup
+  osv.requests.length = 0;
+  const seen = (await h.updater.overview())!.containers.find((c) => c.name === app)!;
+  expect(seen.vulnerabilities?.fixed.map((e) => e.id)).toEqual(["DSA-5514-1"]);
+  expect(seen.vulnerabilities?.introduced.map((e) => e.id)).toEqual(["DEBIAN-CVE-2099-0002"]);
+  expect(osv.requests).toEqual([]);
+  // the reading containers are gone
+  const readers = docker(["ps", "-aq", "--filter", "label=svc.vulnerabilities.reader"]).stdout.trim();
+  expect(readers).toBe("");
+}, 240_000);
+
+test("hold_if_introduces holds the update with the list; asked for by name, it is applied", async () => {
+  const { app, old, newer } = staleContainer("hold");
+  const h = await makeUpdater({ containers: [app], ...on({ hold_if_introduces: "high" }) });
+  const held = expectState(await h.updater.run("run_once"), app, "held");
+  expect(held.reason).toContain("the update brings in DEBIAN-CVE-2099-0002 (critical, openssl)");
+  expect(held.reason).toContain('held by hold_if_introduces = "high"');
+  expect(inspect(app).Image).toBe(old);
+
+  const asked = await h.updater.run("api", { container: [app] });
+  const updated = expectState(asked, app, "updated");
+  expect(updated.vulnerabilities?.fixed.map((e) => e.id)).toEqual(["DSA-5514-1"]);
+  expect(inspect(app).Image).toBe(newer);
+}, 240_000);
+
+test('a failed lookup is reported and never blocks, unless on_lookup_failure = "hold"', async () => {
+  const { app, old } = staleContainer("failure");
+  const holding = await makeUpdater({ containers: [app], ...on({ on_lookup_failure: "hold" }) });
+  osv.failNext.push(503);
+  const held = expectState(await holding.updater.run("run_once"), app, "held");
+  expect(held.reason).toContain("OSV answered 503");
+  expect(held.reason).toContain('on_lookup_failure = "hold"');
+  expect(inspect(app).Image).toBe(old);
+
+  const ignoring = await makeUpdater({ containers: [app], ...on() });
+  osv.failNext.push(503);
+  const updated = expectState(await ignoring.updater.run("run_once"), app, "updated");
+  expect(updated.vulnerabilities?.problem).toBe("OSV lookup failed: OSV answered 503 to POST /v1/querybatch");
+}, 240_000);
+
+test("off by default: nothing is read, and nothing is sent", async () => {
+  const { app } = staleContainer("off");
+  const h = await makeUpdater({ containers: [app] });
+  osv.requests.length = 0;
+  const report = await h.updater.run("api", undefined, { dryRun: true });
+  expect(entryOf(report, app).vulnerabilities).toBeUndefined();
+  expect(osv.requests).toEqual([]);
+}, 240_000);
