@@ -180,7 +180,13 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
           timeoutMs: REQUEST_TIMEOUT_MS,
           fetch: options.fetch,
         },
-        { branch, base: prepared.head.branch, title: pullRequestTitle(change), body: pullRequestBody(change) },
+        {
+          branch,
+          base: prepared.head.branch,
+          commit: built.commit,
+          title: pullRequestTitle(change),
+          body: pullRequestBody(change),
+        },
       );
       logger.info(request.created ? "pull request opened" : "pull request updated", {
         services: servicesOf(change),
