@@ -324,6 +324,10 @@ export const CONFIG = table("General options", {
       { secret: true },
     ),
     git_author: gitAuthor("Author and committer of svc's commits, as Name <email>", "svc <svc@localhost>"),
+    git_safe_directories: list(
+      'Work trees svc may commit in though another user owns them, as Git\'s safe.directory: a path, a path ending in /* for those under it, or * (docs/compose.md, "Git")',
+      ["/srv/stacks"],
+    ),
   }),
 
   http_api: table("HTTP API options", {

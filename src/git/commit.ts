@@ -21,10 +21,11 @@ import {
 } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { type EntryUpdate, parseIndex, writeIndex } from "./index-file.ts";
-import { gitError, hashObject, parseCommit, parseTree, serializeTree, type TreeEntry } from "./objects.ts";
+import { gitError, hashObject, parseCommit, parseTree, refuseLinks, serializeTree, type TreeEntry } from "./objects.ts";
 import {
   findRepository,
   type Head,
+  ownershipProblem,
   pathInTree,
   type Repository,
   readHead,
@@ -65,6 +66,7 @@ export function prepare(
   folder: string,
   changes: readonly FileChange[],
   written: boolean,
+  safeDirectories: readonly string[] = [],
 ): Prepared | { skip: string } | { refuse: string } {
   let repo: Repository | undefined;
   try {
@@ -75,6 +77,8 @@ export function prepare(
   if (!repo) return { skip: `${folder} is not in a Git work tree` };
   repo = { ...repo, top: realpathSync(repo.top) };
   try {
+    const owner = ownershipProblem(repo, safeDirectories);
+    if (owner) return { refuse: `svc leaves the repository at ${repo.top} alone: ${owner}` };
     const state = unsupportedState(repo);
     if (state) return { refuse: `svc leaves the repository at ${repo.top} alone: ${state}` };
     const head = readHead(repo);
@@ -202,6 +206,7 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
   const { repo, head } = prepared;
   const indexFile = join(repo.gitDir, "index");
   const lock = `${indexFile}.lock`;
+  refuseLinks(repo.gitDir, indexFile);
   let fd: number;
   try {
     fd = openSync(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);

@@ -111,7 +111,12 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
 
   const record = async (change: ComposeChange): Promise<GitOutcome> => {
     if (settings.git === "off") return outcome({});
-    const prepared = prepare(change.project, changesOf(change), settings.git !== "pull_request");
+    const prepared = prepare(
+      change.project,
+      changesOf(change),
+      settings.git !== "pull_request",
+      settings.git_safe_directories,
+    );
     if ("skip" in prepared) return outcome({});
     if ("refuse" in prepared) return outcome({ problem: prepared.refuse });
     const author = { ident: settings.git_author, when: now() };
@@ -203,7 +208,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
   return {
     check: (change) => {
       if (settings.git === "off") return null;
-      const prepared = prepare(change.project, changesOf(change), false);
+      const prepared = prepare(change.project, changesOf(change), false, settings.git_safe_directories);
       if ("refuse" in prepared) return prepared.refuse;
       if (settings.git !== "commit" && !("skip" in prepared)) {
         const remote = remoteOf(config, options);

@@ -9,6 +9,7 @@ import {
   existsSync,
   fstatSync,
   linkSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -17,7 +18,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
 import { SvcError } from "../core/errors.ts";
 
@@ -104,6 +105,7 @@ export class ObjectStore {
     const oid = hashObject(type, body);
     if (this.has(oid)) return oid;
     const folder = join(this.dir, oid.slice(0, 2));
+    refuseLinks(dirname(this.dir), folder);
     mkdirSync(folder, { recursive: true });
     const temporary = join(folder, `tmp_obj_${crypto.randomUUID()}`);
     writeFileSync(temporary, deflateSync(Buffer.concat([header(type, body), body])), { mode: 0o444, flag: "wx" });
@@ -337,4 +339,25 @@ export function parseCommit(body: Uint8Array): CommitInfo {
   const tree = headers.find((line) => line.startsWith("tree "))?.slice(5);
   if (!tree || !isOid(tree)) throw gitError("a Git commit names no tree");
   return { tree, parents: headers.filter((line) => line.startsWith("parent ")).map((line) => line.slice(7)) };
+}
+
+/**
+ * Refuses a link at `path` or at any folder between `base` and it (those that exist): svc follows
+ * no link inside a git folder, where one would send its writes (a ref, a reflog line, a lock)
+ * anywhere the link points.
+ */
+export function refuseLinks(base: string, path: string): void {
+  const below = relative(base, path);
+  if (below.startsWith("..") || isAbsolute(below)) throw gitError(`${path} lies outside ${base}`);
+  let at = base;
+  for (const part of below.split(sep).filter(Boolean)) {
+    at = join(at, part);
+    let link: boolean;
+    try {
+      link = lstatSync(at).isSymbolicLink();
+    } catch {
+      return; // the rest does not exist yet: svc makes it, as folders and files
+    }
+    if (link) throw gitError(`${at} is a link: svc follows no link inside a Git folder`);
+  }
 }
