@@ -11,9 +11,7 @@ import {
   linkSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
-  readFileSync,
   readSync,
   rmSync,
   writeFileSync,
@@ -21,6 +19,7 @@ import {
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
 import { SvcError } from "../core/errors.ts";
+import { openRegularFile, readRegularFile } from "../core/files.ts";
 
 export type ObjectType = "commit" | "tree" | "blob" | "tag";
 
@@ -31,6 +30,8 @@ export interface GitObject {
 
 /** The largest object svc reads (a compose file is far smaller; a huge blob elsewhere is never read). */
 export const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
+/** A pack's index: 28 bytes and more per object; a repository of millions of objects stays under this. */
+const MAX_INDEX_BYTES = 1024 * 1024 * 1024;
 const MAX_DELTA_DEPTH = 64;
 
 export function gitError(message: string): SvcError {
@@ -128,7 +129,8 @@ function looseFile(dir: string, oid: string): string {
 function alternates(dir: string): string[] {
   const file = join(dir, "info", "alternates");
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
+  return Buffer.from(readUserFile(file, 1024 * 1024))
+    .toString("utf8")
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line !== "" && !line.startsWith("#"))
@@ -138,7 +140,7 @@ function alternates(dir: string): string[] {
 function readLoose(file: string, oid: string): GitObject {
   let raw: Buffer;
   try {
-    raw = inflateSync(readFileSync(file), { maxOutputLength: MAX_OBJECT_BYTES + 64 });
+    raw = inflateSync(readUserFile(file, MAX_OBJECT_BYTES + 64), { maxOutputLength: MAX_OBJECT_BYTES + 64 });
   } catch (error) {
     throw gitError(`the Git object ${oid} cannot be read (${(error as Error).message})`);
   }
@@ -160,7 +162,7 @@ class Pack {
 
   private idx(): Buffer {
     if (this.index) return this.index;
-    const idx = readFileSync(`${this.base}.idx`);
+    const idx = Buffer.from(readUserFile(`${this.base}.idx`, MAX_INDEX_BYTES));
     if (idx.readUInt32BE(0) !== 0xff744f63 || idx.readUInt32BE(4) !== 2)
       throw gitError(`${this.base}.idx is not a version 2 pack index`);
     this.count = idx.readUInt32BE(8 + 255 * 4);
@@ -196,7 +198,7 @@ class Pack {
 
   readAt(offset: number, byId: (oid: string) => GitObject | undefined, depth: number): GitObject {
     if (depth > MAX_DELTA_DEPTH) throw gitError(`a delta chain in ${this.base}.pack is deeper than ${MAX_DELTA_DEPTH}`);
-    const fd = openSync(`${this.base}.pack`, "r");
+    const fd = openRegularFile(`${this.base}.pack`);
     try {
       const head = Buffer.alloc(32);
       readSync(fd, head, 0, 32, offset);
@@ -359,5 +361,17 @@ export function refuseLinks(base: string, path: string): void {
       return; // the rest does not exist yet: svc makes it, as folders and files
     }
     if (link) throw gitError(`${at} is a link: svc follows no link inside a Git folder`);
+  }
+}
+
+/**
+ * A file of a repository, read as a user's file is (core/files.ts: a regular one only, never
+ * waited on), capped; a refusal is the Git room's error.
+ */
+export function readUserFile(file: string, cap: number): Uint8Array {
+  try {
+    return readRegularFile(file, cap);
+  } catch (error) {
+    throw error instanceof SvcError ? gitError(error.message) : error;
   }
 }

@@ -14,14 +14,13 @@ import {
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   statSync,
   writeSync,
 } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { gitError, isOid, ObjectStore, refuseLinks } from "./objects.ts";
+import { gitError, isOid, ObjectStore, readUserFile, refuseLinks } from "./objects.ts";
 
 export interface Repository {
   /** the work tree's top folder */
@@ -109,10 +108,9 @@ export function isRefName(ref: string): boolean {
   return ref.split("/").every((part) => part !== "" && !part.startsWith(".") && !part.endsWith(".lock"));
 }
 
+/** A file of the git folder: a regular one only (a FIFO's read would never return), capped. */
 function readText(file: string): string {
-  const stat = statSync(file);
-  if (stat.size > MAX_FILE) throw gitError(`${file} is larger than svc reads`);
-  return readFileSync(file, "utf8");
+  return Buffer.from(readUserFile(file, MAX_FILE)).toString("utf8");
 }
 
 /** Git's config syntax, enough for the keys svc reads (core.*, extensions.*): sections, keys, quoted values. */
