@@ -3,8 +3,8 @@
  * compose resolves for a service is put together from YAML scalars, `.env` values and defaults,
  * and svc may change only characters that sit side by side in one file (docs/compose.md).
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { SvcError } from "../core/errors.ts";
+import { readRegularFile } from "../core/files.ts";
 
 /** A compose file or an env file larger than this is not read (a stack's files are a few KB). */
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -53,22 +53,7 @@ export function contiguous(value: Traced, start: number, end: number): Origin | 
  * svc writes back starts with it again); malformed UTF-8 is refused rather than changed.
  */
 export function readText(path: string, cap = MAX_FILE_BYTES): string {
-  const fd = openSync(path, "r");
-  try {
-    const size = fstatSync(fd).size;
-    if (size > cap) throw new SvcError("bad_request", `${path} is larger than ${cap} bytes`);
-    const bytes = new Uint8Array(size + 1);
-    let read = 0;
-    for (;;) {
-      const n = readSync(fd, bytes, read, bytes.length - read, null);
-      if (n === 0) break;
-      read += n;
-      if (read > size) throw new SvcError("bad_request", `${path} grew while svc read it`);
-    }
-    return decode(bytes.subarray(0, read), path);
-  } finally {
-    closeSync(fd);
-  }
+  return decode(readRegularFile(path, cap), path);
 }
 
 export function decode(bytes: Uint8Array, path: string): string {

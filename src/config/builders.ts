@@ -9,6 +9,8 @@
 import { isIP } from "node:net";
 import { Cron } from "croner";
 import { z } from "zod";
+import { decodePercent, maskUserInfo } from "../core/urls.ts";
+import { REDACTED } from "../log/redact.ts";
 import { FIXED_HOSTS, parseNotificationUrl, parseServicesBaseUrl } from "../shoutrrr/index.ts";
 import { formatDuration, parseDuration, parseSize, parseTagPolicy } from "./values.ts";
 import { parseDigestPeriod } from "./window.ts";
@@ -46,6 +48,8 @@ export interface OptionMeta {
   /** Example value for the sample when the option is unset by default. */
   example?: TomlValue;
   secret?: boolean;
+  /** A value that is not secret but may hold a secret part: how a refusal shows it (git_remote's user name masked). */
+  shown?: (value: string) => string;
   values?: readonly string[];
   min?: number;
   max?: number;
@@ -375,6 +379,33 @@ export function url(description: string, schemes: readonly string[], def: string
 
 export function optionalUrl(description: string, schemes: readonly string[], example: string) {
   return leaf({ kind: "url", description, example }, () => urlSchema(schemes).optional());
+}
+
+/**
+ * Forges' token forms: GitHub's prefixes (docs.github.com, "About authentication to GitHub",
+ * "GitHub's token formats"), GitLab's (docs.gitlab.com, "GitLab token overview", "Token prefixes"),
+ * and Gitea/Forgejo's 40 hexadecimal characters (an access token's SHA-1 form).
+ */
+const FORGE_TOKEN =
+  /^(?:gh[pousr]_|github_pat_|glpat-|gloas-|gldt-|glrt-|glcbt-|glptt-|glft-|glimt-|glagent-|glsoat-|glffct-)|^[0-9a-f]{40}$/i;
+
+/**
+ * `compose.git_remote`: a repository's address whose user name, if any, is a name: a password in
+ * it, or a user name shaped like a forge's token, would be printed and logged as part of an
+ * address that is not secret; the token goes in `compose.git_token` (masked everywhere).
+ */
+export function gitRemote(description: string, schemes: readonly string[], example: string) {
+  const shown = (value: string) => maskUserInfo(value, REDACTED);
+  return leaf({ kind: "url", description, example, shown }, () =>
+    urlSchema(schemes)
+      .refine((value) => (URL.parse(value)?.password ?? "") === "", {
+        error: "must not hold a password (https://user:password@host): give the token in compose.git_token",
+      })
+      .refine((value) => !FORGE_TOKEN.test(decodePercent(URL.parse(value)?.username ?? "")), {
+        error: "holds a token as its user name (https://TOKEN@host): give the token in compose.git_token",
+      })
+      .optional(),
+  );
 }
 
 export function credentials(meta: OptionMeta) {

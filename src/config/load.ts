@@ -250,7 +250,8 @@ function leafProblem(option: OptionSpec, entry: Entry, issue: z.core.$ZodIssue):
   if (issue.code === "unrecognized_keys") {
     return `${where}: unknown field${issue.keys.length > 1 ? "s" : ""} ${issue.keys.join(", ")} (expected ${option.meta.fields?.join(", ")})`;
   }
-  const value = sub.length === 0 && !option.meta.secret ? ` (got ${JSON.stringify(entry.value)})` : "";
+  const got = typeof entry.value === "string" && option.meta.shown ? option.meta.shown(entry.value) : entry.value;
+  const value = sub.length === 0 && !option.meta.secret ? ` (got ${JSON.stringify(got)})` : "";
   return `${where}: ${issue.message}${value}`;
 }
 

@@ -26,6 +26,7 @@ import {
   duration,
   file,
   gitAuthor,
+  gitRemote,
   HOUR,
   int,
   type Leaf,
@@ -346,7 +347,7 @@ export const CONFIG = table("General options", {
       "off",
       'When a compose project folder is a Git work tree (docs/compose.md, "Git"): off; commit (a commit of the changed files on the current branch); push (that commit, then pushed to git_remote); pull_request (a branch svc/<service>-<version> pushed to git_remote and a pull/merge request opened or updated on its GitHub, GitLab or Gitea/Forgejo, and nothing applied by svc)',
     ),
-    git_remote: optionalUrl(
+    git_remote: gitRemote(
       "The repository pushed to (push, pull_request): its https:// address (http:// only to this machine); its host tells the forge as for release notes (docs/release-notes.md)",
       ["https", "http"],
       "https://github.com/me/stacks.git",
@@ -368,6 +369,10 @@ export const CONFIG = table("General options", {
         min: 10_000,
         max: 6 * HOUR,
       },
+    ),
+    git_safe_directories: list(
+      'Work trees svc may commit in though another user owns them, as Git\'s safe.directory: a path, a path ending in /* for those under it, or * (docs/compose.md, "Git")',
+      ["/srv/stacks"],
     ),
   }),
 

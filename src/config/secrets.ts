@@ -3,6 +3,7 @@
  * those slots serves --print-config (each replaced by the mask) and the redactor the log room
  * builds from secretValues. The mask itself is the log room's.
  */
+import { decodePercent, maskUserInfo } from "../core/urls.ts";
 import { REDACTED } from "../log/redact.ts";
 import { redactNotificationUrl } from "../shoutrrr/index.ts";
 import { OPTIONS } from "./options.ts";
@@ -50,7 +51,19 @@ export function redactConfig(config: Config): Config {
   for (const slot of secretSlots(copy)) slot.replace(REDACTED);
   // A notification URL is shown with only its secret parts (tokens, passwords) masked.
   if (copy.notifications?.urls) copy.notifications.urls = copy.notifications.urls.map(redactNotificationUrl);
+  if (copy.compose?.git_remote) copy.compose.git_remote = maskUserInfo(copy.compose.git_remote, REDACTED);
   return copy;
+}
+
+/**
+ * The user name and password written in `compose.git_remote`: half of the credential pair sent
+ * with the token, and a token of a form svc does not know may stand there (the known forms are
+ * refused at start); masked in --print-config and the logs as the token is.
+ */
+function remoteUserInfo(config: Config): string[] {
+  const url = config.compose?.git_remote ? URL.parse(config.compose.git_remote) : null;
+  if (!url) return [];
+  return [url.username, decodePercent(url.username), url.password, decodePercent(url.password)];
 }
 
 /**
@@ -59,6 +72,6 @@ export function redactConfig(config: Config): Config {
  * notificationSecrets.
  */
 export function secretValues(config: Config): string[] {
-  const values = secretSlots(config).map((slot) => slot.value);
+  const values = [...secretSlots(config).map((slot) => slot.value), ...remoteUserInfo(config)];
   return [...new Set(values.filter((v) => v !== ""))].sort((a, b) => b.length - a.length);
 }

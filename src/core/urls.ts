@@ -22,3 +22,8 @@ export function decodePercent(text: string): string {
     return text;
   }
 }
+
+/** `text` with the user name and password of its address masked by `mask`; anything else as written. */
+export function maskUserInfo(text: string, mask: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, `$1${mask}@`);
+}

@@ -12,7 +12,6 @@ import {
   existsSync,
   fsyncSync,
   openSync,
-  readFileSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -21,10 +20,20 @@ import {
 } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { type EntryUpdate, parseIndex, writeIndex } from "./index-file.ts";
-import { gitError, hashObject, parseCommit, parseTree, serializeTree, type TreeEntry } from "./objects.ts";
+import {
+  gitError,
+  hashObject,
+  parseCommit,
+  parseTree,
+  readUserFile,
+  refuseLinks,
+  serializeTree,
+  type TreeEntry,
+} from "./objects.ts";
 import {
   findRepository,
   type Head,
+  ownershipProblem,
   pathInTree,
   type Repository,
   readHead,
@@ -53,6 +62,11 @@ export interface Prepared {
 }
 
 /** What a file's text is as bytes (the seam may hand either). */
+/** A compose file svc commits (compose's own files are a few KB; the compose room reads at most 1 MiB). */
+const MAX_COMPOSE_FILE = 16 * 1024 * 1024;
+/** Git's index: about 100 bytes an entry; a work tree of a million files stays under this. */
+const MAX_INDEX_FILE = 512 * 1024 * 1024;
+
 export const bytesOf = (text: Uint8Array | string): Uint8Array =>
   typeof text === "string" ? new TextEncoder().encode(text) : text;
 
@@ -65,6 +79,7 @@ export function prepare(
   folder: string,
   changes: readonly FileChange[],
   written: boolean,
+  safeDirectories: readonly string[] = [],
 ): Prepared | { skip: string } | { refuse: string } {
   let repo: Repository | undefined;
   try {
@@ -75,6 +90,8 @@ export function prepare(
   if (!repo) return { skip: `${folder} is not in a Git work tree` };
   repo = { ...repo, top: realpathSync(repo.top) };
   try {
+    const owner = ownershipProblem(repo, safeDirectories);
+    if (owner) return { refuse: `svc leaves the repository at ${repo.top} alone: ${owner}` };
     const state = unsupportedState(repo);
     if (state) return { refuse: `svc leaves the repository at ${repo.top} alone: ${state}` };
     const head = readHead(repo);
@@ -90,7 +107,7 @@ export function prepare(
         return { refuse: `${path} is not tracked by Git on ${head.branch}: svc commits only files Git already tracks` };
       if (committed.mode !== "100644" && committed.mode !== "100755")
         return { refuse: `${path} is not a regular file in Git (mode ${committed.mode})` };
-      const now = new Uint8Array(readFileSync(absolute));
+      const now = readUserFile(absolute, MAX_COMPOSE_FILE);
       // an earlier call committed this text already (a stack's services handed one by one)
       if (
         written &&
@@ -130,7 +147,7 @@ export function prepare(
 
 function readIndex(repo: Repository) {
   const file = join(repo.gitDir, "index");
-  return existsSync(file) ? parseIndex(readFileSync(file)) : undefined;
+  return existsSync(file) ? parseIndex(readUserFile(file, MAX_INDEX_FILE)) : undefined;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -202,6 +219,7 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
   const { repo, head } = prepared;
   const indexFile = join(repo.gitDir, "index");
   const lock = `${indexFile}.lock`;
+  refuseLinks(repo.gitDir, indexFile);
   let fd: number;
   try {
     fd = openSync(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
@@ -211,7 +229,7 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
     throw error;
   }
   try {
-    const index = parseIndex(readFileSync(indexFile));
+    const index = parseIndex(readUserFile(indexFile, MAX_INDEX_FILE));
     const { commit } = writeCommit(prepared, author, message);
     const updates: EntryUpdate[] = prepared.files.map((file) => {
       const oid = hashObject("blob", file.after);
@@ -221,7 +239,7 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
       // the stat Git compares goes with these bytes: taken around a last read of the file
       const stat = statSync(file.absolute, { bigint: true });
       const unchanged =
-        sameBytes(new Uint8Array(readFileSync(file.absolute)), file.after) &&
+        sameBytes(readUserFile(file.absolute, MAX_COMPOSE_FILE), file.after) &&
         statSync(file.absolute, { bigint: true }).mtimeNs === stat.mtimeNs;
       if (!unchanged) throw gitError(`${file.path} changed on disk while svc was committing`);
       return { path: file.path, oid, stat: stat as never };

@@ -13,6 +13,13 @@
  * - Gitea/Forgejo (the API's swagger): `GET /repos/{path}/pulls?state=open` (pages by Link),
  *   `POST /repos/{path}/pulls` (201; 409 "pull request already exists for these targets"),
  *   `PATCH /repos/{path}/pulls/{index}` (201).
+ *
+ * A listed request is svc's only when its head is the project's own repository and its head
+ * commit the one svc pushed (the branch's name is predictable: anyone may open a request from a
+ * fork's `svc/<service>-<version>`, and svc would rewrite it with the operator's token and show it
+ * as its proposal). GitHub's list is filtered by `owner:branch` besides; GitLab's and Gitea's
+ * lists are not, and are checked by the head repository (GitHub, Gitea: `head.repo.full_name`;
+ * GitLab: `source_project_id` equal to `target_project_id`) and commit (`head.sha`, `sha`).
  */
 import { z } from "zod";
 import { readBoundedJson } from "../core/bounded.ts";
@@ -36,6 +43,8 @@ export interface PullRequestAsk {
   branch: string;
   /** the branch it is to be merged into */
   base: string;
+  /** the commit svc pushed to `branch` (or found there, holding the same change) */
+  commit: string;
   title: string;
   body: string;
 }
@@ -59,7 +68,12 @@ const link = z
 const githubPull = z.looseObject({
   number: z.number().int(),
   html_url: link,
-  head: z.looseObject({ ref: z.string() }),
+  head: z.looseObject({
+    ref: z.string(),
+    sha: z.string().nullish(),
+    // null once the fork it came from is deleted
+    repo: z.looseObject({ full_name: z.string() }).nullish(),
+  }),
   base: z.looseObject({ ref: z.string() }),
 });
 const gitlabMerge = z.looseObject({
@@ -67,7 +81,25 @@ const gitlabMerge = z.looseObject({
   web_url: link,
   source_branch: z.string(),
   target_branch: z.string(),
+  sha: z.string().nullish(),
+  source_project_id: z.number().int().nullish(),
+  target_project_id: z.number().int().nullish(),
 });
+
+/** A pull request (GitHub, Gitea) of `ask`: from the project's own branch, at svc's commit. */
+const isOwnPull = (forge: Forge, ask: PullRequestAsk) => (p: z.infer<typeof githubPull>) =>
+  p.head.ref === ask.branch &&
+  p.base.ref === ask.base &&
+  p.head.repo?.full_name.toLowerCase() === forge.repo.path.toLowerCase() &&
+  p.head.sha === ask.commit;
+
+/** A merge request of `ask`: from the project itself (the list is the project's: its target), at svc's commit. */
+const isOwnMerge = (ask: PullRequestAsk) => (m: z.infer<typeof gitlabMerge>) =>
+  m.source_branch === ask.branch &&
+  m.target_branch === ask.base &&
+  typeof m.source_project_id === "number" &&
+  m.source_project_id === m.target_project_id &&
+  m.sha === ask.commit;
 
 interface Found {
   number: number;
@@ -91,7 +123,11 @@ export async function openOrUpdate(forge: Forge, ask: PullRequestAsk): Promise<P
   const created = await api.create(forge, ask);
   if (created !== "exists") return { ...created, created: true };
   const found = await api.find(forge, ask);
-  if (!found) throw forgeError(forge, `says a request for ${ask.branch} exists, but lists none open`);
+  if (!found)
+    throw forgeError(
+      forge,
+      `says a request for ${ask.branch} exists, but lists none open from this repository at svc's commit ${ask.commit.slice(0, 12)}`,
+    );
   await api.update(forge, found, ask);
   return { ...found, created: false };
 }
@@ -234,7 +270,7 @@ const GITHUB: ForgeApi = {
       `${base(forge)}/repos/${forge.repo.path}/pulls?${query}`,
       "listed pull requests",
       githubPull,
-      (p) => p.head.ref === ask.branch && p.base.ref === ask.base,
+      isOwnPull(forge, ask),
     );
     return pull && pullFound(pull);
   },
@@ -263,7 +299,7 @@ const GITLAB: ForgeApi = {
       `${base(forge)}/projects/${encodeURIComponent(forge.repo.path)}/merge_requests?${query}`,
       "listed merge requests",
       gitlabMerge,
-      (m) => m.source_branch === ask.branch && m.target_branch === ask.base,
+      isOwnMerge(ask),
     );
     return merge && mergeFound(merge);
   },
@@ -298,7 +334,7 @@ const GITEA: ForgeApi = {
       `${base(forge)}/repos/${forge.repo.path}/pulls?state=open&limit=50`,
       "listed pull requests",
       githubPull,
-      (p) => p.head.ref === ask.branch && p.base.ref === ask.base,
+      isOwnPull(forge, ask),
     );
     return pull && pullFound(pull);
   },

@@ -112,7 +112,12 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
 
   const record = async (change: ComposeChange): Promise<GitOutcome> => {
     if (settings.git === "off") return outcome({});
-    const prepared = prepare(change.project, changesOf(change), settings.git !== "pull_request");
+    const prepared = prepare(
+      change.project,
+      changesOf(change),
+      settings.git !== "pull_request",
+      settings.git_safe_directories,
+    );
     if ("skip" in prepared) return outcome({});
     if ("refuse" in prepared) return outcome({ problem: prepared.refuse });
     const author = { ident: settings.git_author, when: now() };
@@ -181,7 +186,13 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
           timeoutMs: REQUEST_TIMEOUT_MS,
           fetch: options.fetch,
         },
-        { branch, base: prepared.head.branch, title: pullRequestTitle(change), body: pullRequestBody(change) },
+        {
+          branch,
+          base: prepared.head.branch,
+          commit: built.commit,
+          title: pullRequestTitle(change),
+          body: pullRequestBody(change),
+        },
       );
       logger.info(request.created ? "pull request opened" : "pull request updated", {
         services: servicesOf(change),
@@ -198,7 +209,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
   return {
     check: (change) => {
       if (settings.git === "off") return null;
-      const prepared = prepare(change.project, changesOf(change), false);
+      const prepared = prepare(change.project, changesOf(change), false, settings.git_safe_directories);
       if ("refuse" in prepared) return prepared.refuse;
       if (settings.git !== "commit" && !("skip" in prepared)) {
         const remote = remoteOf(config, options);

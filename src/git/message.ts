@@ -3,7 +3,14 @@
  * service, old -> new version, the release notes' summary and link) and the pull request's title
  * and body (the release notes themselves, and whether they break). A stack's update moves several
  * services in one write of its files, so one commit names them all.
+ *
+ * What a release's author wrote (titles, notes) and what a host answered (links, problems) is
+ * text from outside: made inert as the chat channels make it (core/markup.ts), and with no word
+ * that closes an issue when the commit or the request lands (`Fixes #1` in a release's notes
+ * closing the operator's issue #1); links are http(s) ones only.
  */
+import { forgeMarkdown, forgeText } from "../core/markup.ts";
+import { httpUrl } from "../core/urls.ts";
 import type { ReleaseNotes } from "../releases/index.ts";
 
 /** What a report keeps of the release notes, when the whole answer is not at hand. */
@@ -77,8 +84,8 @@ export function subject(change: Described): string {
 
 /** The newest release's page, else the source repository. */
 export function notesLink(notes: Move["notes"]): string | null {
-  if (isSummary(notes)) return notes.link ?? notes.source;
-  return notes?.releases.find((release) => release.url)?.url ?? notes?.source ?? null;
+  if (isSummary(notes)) return httpUrl(notes.link) ?? httpUrl(notes.source);
+  return httpUrl(notes?.releases.find((release) => httpUrl(release.url))?.url) ?? httpUrl(notes?.source);
 }
 
 /** One line per release (newest first), "breaking" where one says so. */
@@ -87,12 +94,12 @@ export function notesSummary(notes: Move["notes"]): string {
   if (isSummary(notes))
     return `Release notes: ${notes.count === 1 ? "one release" : `${notes.count} releases`}${notes.breaking > 0 ? `, ${notes.breaking} breaking` : ""}.`;
   if (notes.releases.length === 0)
-    return `Release notes: ${notes.problem ?? "none published between the two versions"}.`;
+    return `Release notes: ${forgeText(notes.problem ?? "none published between the two versions")}.`;
   const shown = notes.releases.slice(0, SUMMARY_RELEASES);
   const more = notes.releases.length - shown.length + notes.more;
   const lines = shown.map(
     (release) =>
-      `- ${oneLine(release.version, 100)}${release.title && release.title !== release.version ? `: ${oneLine(release.title, 200)}` : ""}${release.breaking ? " (breaking)" : ""}`,
+      `- ${forgeText(oneLine(release.version, 100))}${release.title && release.title !== release.version ? `: ${forgeText(oneLine(release.title, 200))}` : ""}${release.breaking ? " (breaking)" : ""}`,
   );
   if (more > 0) lines.push(`- and ${more} more`);
   return lines.join("\n");
@@ -141,21 +148,23 @@ function moveSection(move: Move, several: boolean): string[] {
   else if (notes && (notes.releases.length > 0 || notes.more > 0))
     parts.push("**Breaking:** no release between the two versions says it breaks.");
   else parts.push("**Breaking:** unknown (no release notes).");
-  if (!notes || notes.releases.length === 0) parts.push(notesSummary(move.notes));
+  if (!notes || notes.releases.length === 0) parts.push(forgeMarkdown(notesSummary(move.notes)));
   const link = notesLink(move.notes);
   if (isSummary(move.notes) && link) parts.push(`<${link}>`);
   for (const release of notes?.releases ?? []) {
     const title =
       release.title && release.title !== release.version ? `${release.version}: ${release.title}` : release.version;
-    const heading = `### ${oneLine(title, 300)}${release.breaking ? " (breaking)" : ""}`;
+    const heading = `### ${forgeMarkdown(oneLine(title, 300))}${release.breaking ? " (breaking)" : ""}`;
+    const url = httpUrl(release.url);
     parts.push(
-      [heading, release.url ? `<${release.url}>` : "", release.notes.trim(), release.notes_cut ? "_(cut)_" : ""]
+      [heading, url ? `<${url}>` : "", forgeMarkdown(release.notes.trim()), release.notes_cut ? "_(cut)_" : ""]
         .filter(Boolean)
         .join("\n\n"),
     );
   }
+  const source = httpUrl(notes?.source);
   if (notes && notes.more > 0 && notes.releases.length > 0)
-    parts.push(`And ${notes.more} more releases${notes.source ? `: ${notes.source}` : ""}.`);
-  if (notes?.problem && notes.releases.length > 0) parts.push(`_${oneLine(notes.problem, 500)}_`);
+    parts.push(`And ${notes.more} more releases${source ? `: ${source}` : ""}.`);
+  if (notes?.problem && notes.releases.length > 0) parts.push(`_${forgeMarkdown(oneLine(notes.problem, 500))}_`);
   return parts;
 }

@@ -9,17 +9,17 @@ import {
   existsSync,
   fstatSync,
   linkSync,
+  lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
-  readFileSync,
   readSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
 import { SvcError } from "../core/errors.ts";
+import { openRegularFile, readRegularFile } from "../core/files.ts";
 
 export type ObjectType = "commit" | "tree" | "blob" | "tag";
 
@@ -30,6 +30,8 @@ export interface GitObject {
 
 /** The largest object svc reads (a compose file is far smaller; a huge blob elsewhere is never read). */
 export const MAX_OBJECT_BYTES = 64 * 1024 * 1024;
+/** A pack's index: 28 bytes and more per object; a repository of millions of objects stays under this. */
+const MAX_INDEX_BYTES = 1024 * 1024 * 1024;
 const MAX_DELTA_DEPTH = 64;
 
 export function gitError(message: string): SvcError {
@@ -104,6 +106,7 @@ export class ObjectStore {
     const oid = hashObject(type, body);
     if (this.has(oid)) return oid;
     const folder = join(this.dir, oid.slice(0, 2));
+    refuseLinks(dirname(this.dir), folder);
     mkdirSync(folder, { recursive: true });
     const temporary = join(folder, `tmp_obj_${crypto.randomUUID()}`);
     writeFileSync(temporary, deflateSync(Buffer.concat([header(type, body), body])), { mode: 0o444, flag: "wx" });
@@ -126,7 +129,8 @@ function looseFile(dir: string, oid: string): string {
 function alternates(dir: string): string[] {
   const file = join(dir, "info", "alternates");
   if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8")
+  return Buffer.from(readUserFile(file, 1024 * 1024))
+    .toString("utf8")
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line !== "" && !line.startsWith("#"))
@@ -136,7 +140,7 @@ function alternates(dir: string): string[] {
 function readLoose(file: string, oid: string): GitObject {
   let raw: Buffer;
   try {
-    raw = inflateSync(readFileSync(file), { maxOutputLength: MAX_OBJECT_BYTES + 64 });
+    raw = inflateSync(readUserFile(file, MAX_OBJECT_BYTES + 64), { maxOutputLength: MAX_OBJECT_BYTES + 64 });
   } catch (error) {
     throw gitError(`the Git object ${oid} cannot be read (${(error as Error).message})`);
   }
@@ -158,7 +162,7 @@ class Pack {
 
   private idx(): Buffer {
     if (this.index) return this.index;
-    const idx = readFileSync(`${this.base}.idx`);
+    const idx = Buffer.from(readUserFile(`${this.base}.idx`, MAX_INDEX_BYTES));
     if (idx.readUInt32BE(0) !== 0xff744f63 || idx.readUInt32BE(4) !== 2)
       throw gitError(`${this.base}.idx is not a version 2 pack index`);
     this.count = idx.readUInt32BE(8 + 255 * 4);
@@ -194,7 +198,7 @@ class Pack {
 
   readAt(offset: number, byId: (oid: string) => GitObject | undefined, depth: number): GitObject {
     if (depth > MAX_DELTA_DEPTH) throw gitError(`a delta chain in ${this.base}.pack is deeper than ${MAX_DELTA_DEPTH}`);
-    const fd = openSync(`${this.base}.pack`, "r");
+    const fd = openRegularFile(`${this.base}.pack`);
     try {
       const head = Buffer.alloc(32);
       readSync(fd, head, 0, 32, offset);
@@ -337,4 +341,37 @@ export function parseCommit(body: Uint8Array): CommitInfo {
   const tree = headers.find((line) => line.startsWith("tree "))?.slice(5);
   if (!tree || !isOid(tree)) throw gitError("a Git commit names no tree");
   return { tree, parents: headers.filter((line) => line.startsWith("parent ")).map((line) => line.slice(7)) };
+}
+
+/**
+ * Refuses a link at `path` or at any folder between `base` and it (those that exist): svc follows
+ * no link inside a git folder, where one would send its writes (a ref, a reflog line, a lock)
+ * anywhere the link points.
+ */
+export function refuseLinks(base: string, path: string): void {
+  const below = relative(base, path);
+  if (below.startsWith("..") || isAbsolute(below)) throw gitError(`${path} lies outside ${base}`);
+  let at = base;
+  for (const part of below.split(sep).filter(Boolean)) {
+    at = join(at, part);
+    let link: boolean;
+    try {
+      link = lstatSync(at).isSymbolicLink();
+    } catch {
+      return; // the rest does not exist yet: svc makes it, as folders and files
+    }
+    if (link) throw gitError(`${at} is a link: svc follows no link inside a Git folder`);
+  }
+}
+
+/**
+ * A file of a repository, read as a user's file is (core/files.ts: a regular one only, never
+ * waited on), capped; a refusal is the Git room's error.
+ */
+export function readUserFile(file: string, cap: number): Uint8Array {
+  try {
+    return readRegularFile(file, cap);
+  } catch (error) {
+    throw error instanceof SvcError ? gitError(error.message) : error;
+  }
 }

@@ -6,22 +6,21 @@
  * progress, a shallow clone, a bare repository, a repository format or extension svc does not know.
  */
 import {
-  appendFileSync,
   closeSync,
   constants,
   existsSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
-  readFileSync,
   renameSync,
   rmSync,
   statSync,
   writeSync,
 } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { gitError, isOid, ObjectStore } from "./objects.ts";
+import { gitError, isOid, ObjectStore, readUserFile, refuseLinks } from "./objects.ts";
 
 export interface Repository {
   /** the work tree's top folder */
@@ -61,15 +60,57 @@ function openRepository(top: string, dotGit: string): Repository {
     gitDir = resolve(top, match[1]!);
   }
   const commonFile = join(gitDir, "commondir");
+  refuseLinks(gitDir, commonFile);
   const commonDir = existsSync(commonFile) ? resolve(gitDir, readText(commonFile).trim()) : gitDir;
+  refuseLinks(commonDir, join(commonDir, "config"));
   const config = parseConfig(existsSync(join(commonDir, "config")) ? readText(join(commonDir, "config")) : "");
   return { top, gitDir, commonDir, objects: new ObjectStore(join(commonDir, "objects")), config };
 }
 
+/**
+ * Who may own a repository svc commits in, as Git decides it (setup.c, `ensure_valid_ownership`;
+ * git-config(1), `safe.directory`): the work tree, the `.git` file when there is one, and the git
+ * folders belong to the user svc runs as (as root, also the user `sudo` was run by: SUDO_UID), or
+ * the work tree is named in `safe` (`compose.git_safe_directories`: a path, a path ending in `/*`
+ * for everything under it, or `*`). Else another user's repository would have root commit in it,
+ * run its config and follow its refs. Undefined: svc may; else why not.
+ */
+export function ownershipProblem(repo: Repository, safe: readonly string[]): string | undefined {
+  const uid = process.geteuid?.();
+  if (uid === undefined) return undefined; // Windows: no owner to compare (Git compares SIDs there)
+  const top = repo.top.replace(/\/+$/, "");
+  const named = safe.some((entry) => {
+    const path = entry.replace(/\/+$/, "");
+    return entry === "*" || path === top || (path.endsWith("/*") && top.startsWith(path.slice(0, -1)));
+  });
+  if (named) return undefined;
+  const sudo = uid === 0 && /^\d+$/.test(process.env.SUDO_UID ?? "") ? Number(process.env.SUDO_UID) : undefined;
+  const dotGit = join(repo.top, ".git");
+  for (const path of new Set([repo.top, dotGit, repo.gitDir, repo.commonDir])) {
+    const owner = lstatSync(path).uid;
+    if (owner !== uid && owner !== sudo)
+      return `${path} belongs to user ${owner}, not to the user svc runs as (${uid}): Git refuses such a repository too (safe.directory); name it in compose.git_safe_directories to allow it`;
+  }
+  return undefined;
+}
+
+/**
+ * A ref's full name as `git check-ref-format` allows it (git-check-ref-format(1)): under `refs/`,
+ * no component empty or starting with `.` or ending with `.lock`, no `..`, no control character,
+ * space, `~`, `^`, `:`, `?`, `*`, `[` or `\\`, no `@{`, not ending with `.` or `/`. A name read from
+ * HEAD or packed-refs that is not one is refused: `refs/heads/../../x` would make svc write anywhere.
+ */
+export function isRefName(ref: string): boolean {
+  if (!ref.startsWith("refs/") || ref.length > 1024) return false;
+  // a control character, the space or DEL
+  if ([...ref].some((c) => c.charCodeAt(0) <= 0x20 || c.charCodeAt(0) === 0x7f)) return false;
+  if (/[~^:?*[\\]|\.\.|@\{|[./]$/.test(ref)) return false;
+  return ref.split("/").every((part) => part !== "" && !part.startsWith(".") && !part.endsWith(".lock"));
+}
+
+/** A file of the git folder: a regular one only (a FIFO's read would never return), capped. */
 function readText(file: string): string {
-  const stat = statSync(file);
-  if (stat.size > MAX_FILE) throw gitError(`${file} is larger than svc reads`);
-  return readFileSync(file, "utf8");
+  return Buffer.from(readUserFile(file, MAX_FILE)).toString("utf8");
 }
 
 /** Git's config syntax, enough for the keys svc reads (core.*, extensions.*): sections, keys, quoted values. */
@@ -147,17 +188,21 @@ export interface Head {
 
 /** HEAD's branch; a detached HEAD is refused. */
 export function readHead(repo: Repository): Head {
+  refuseLinks(repo.gitDir, join(repo.gitDir, "HEAD"));
   const text = readText(join(repo.gitDir, "HEAD")).trim();
   const match = /^ref: (refs\/heads\/.+)$/.exec(text);
   if (!match) throw gitError(isOid(text) ? "its HEAD is detached (no branch checked out)" : "its HEAD is not a branch");
+  if (!isRefName(match[1]!)) throw gitError(`its HEAD names ${JSON.stringify(match[1])}, not a ref name Git allows`);
   return { ref: match[1]!, branch: match[1]!.slice("refs/heads/".length), oid: readRef(repo, match[1]!) };
 }
 
 /** A ref's commit: the loose file (following a symbolic ref), else packed-refs; undefined when it does not exist. */
 export function readRef(repo: Repository, ref: string, depth = 0): string | undefined {
   if (depth > 5) throw gitError(`${ref} is a chain of symbolic refs`);
+  if (ref !== "HEAD" && !isRefName(ref)) throw gitError(`${JSON.stringify(ref)} is not a ref name Git allows`);
   const dir = ref === "HEAD" ? repo.gitDir : repo.commonDir;
   const loose = join(dir, ref);
+  refuseLinks(dir, loose);
   if (existsSync(loose) && statSync(loose).isFile()) {
     const text = readText(loose).trim();
     if (isOid(text)) return text;
@@ -187,10 +232,12 @@ export function refsUnder(repo: Repository, prefix: string, max = 1000): string[
 function packedRefs(repo: Repository): Map<string, string> {
   const file = join(repo.commonDir, "packed-refs");
   const refs = new Map<string, string>();
+  refuseLinks(repo.commonDir, file);
   if (!existsSync(file)) return refs;
   for (const line of readText(file).split("\n")) {
     const match = /^([0-9a-f]{40}) (refs\/\S+)$/.exec(line);
-    if (match) refs.set(match[2]!, match[1]!);
+    // a name Git would not write is no ref (git reports it as broken and skips it too)
+    if (match && isRefName(match[2]!)) refs.set(match[2]!, match[1]!);
   }
   return refs;
 }
@@ -207,10 +254,16 @@ export function updateRef(
   next: string,
   reflog: { who: string; message: string; viaHead: boolean },
 ): void {
+  if (!isRefName(ref)) throw gitError(`${JSON.stringify(ref)} is not a ref name Git allows`);
+  // the reflogs are checked before anything moves: a link there refuses the whole commit
+  refuseLinks(repo.commonDir, join(repo.commonDir, "logs", ref));
+  if (reflog.viaHead) refuseLinks(repo.gitDir, join(repo.gitDir, "logs", "HEAD"));
   const file = join(repo.commonDir, ref);
   const lock = `${file}.lock`;
+  refuseLinks(repo.commonDir, lock);
   // a ref kept only in packed-refs may have no folder of loose refs yet (Git makes it too)
   mkdirSync(dirname(file), { recursive: true });
+  refuseLinks(repo.commonDir, lock);
   let fd: number;
   try {
     fd = openSync(lock, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o644);
@@ -234,13 +287,24 @@ export function updateRef(
     throw error;
   }
   const line = `${old ?? "0".repeat(40)} ${next} ${reflog.who} ${Math.floor(Date.now() / 1000)} +0000\t${reflog.message.replace(/\n/g, " ")}\n`;
-  appendLog(join(repo.commonDir, "logs", ref), line);
-  if (reflog.viaHead) appendLog(join(repo.gitDir, "logs", "HEAD"), line);
+  appendLog(repo.commonDir, join(repo.commonDir, "logs", ref), line);
+  if (reflog.viaHead) appendLog(repo.gitDir, join(repo.gitDir, "logs", "HEAD"), line);
 }
 
-/** Git writes a reflog when its file exists (core.logAllRefUpdates makes it for branches): svc only appends. */
-function appendLog(file: string, line: string): void {
-  if (existsSync(file)) appendFileSync(file, line);
+/**
+ * Git writes a reflog when its file exists (core.logAllRefUpdates makes it for branches): svc only
+ * appends, to the file itself (never through a link: `.git/logs/HEAD` linked to another file would
+ * have svc append there).
+ */
+function appendLog(dir: string, file: string, line: string): void {
+  refuseLinks(dir, file);
+  if (!existsSync(file)) return;
+  const fd = openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
+  try {
+    writeSync(fd, line);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The path of `file` inside the work tree, with "/" as Git writes it; undefined when it lies outside. */

@@ -5,11 +5,11 @@
 import Mustache from "mustache";
 import { shortId } from "../core/digests.ts";
 import { SvcError } from "../core/errors.ts";
+import { ESCAPE, escapeHtml, type Markup } from "../core/markup.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
 import { releaseWords, vulnerabilityWords } from "../updater/wrappers/summary.ts";
-import { ESCAPE, escapeHtml, type Markup } from "./markup.ts";
 
-export { escapeHtml } from "./markup.ts";
+export { escapeHtml } from "../core/markup.ts";
 
 export const DEFAULT_TEMPLATE = `{{summary}}
 Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_ms}} ms.

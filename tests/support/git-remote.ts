@@ -40,6 +40,13 @@ export class GitRemote {
     return { url: `${this.origin}/${path}.git`, dir };
   }
 
+  /** What branch `branch` of `owner/name.git` holds now; undefined when it does not exist (a forge stand-in's `head.sha`). */
+  branchCommit(path: string, branch: string): string | undefined {
+    const dir = join(this.root, `${path}.git`);
+    const run = Bun.spawnSync(["git", "-C", dir, "rev-parse", "--verify", "-q", `refs/heads/${branch}`]);
+    return run.exitCode === 0 ? run.stdout.toString().trim() : undefined;
+  }
+
   /** The header `git` needs to reach this remote (git -c http.extraHeader=...). */
   get gitHeader(): string {
     return `http.extraHeader=Authorization: Basic ${Buffer.from(`test:${this.token}`).toString("base64")}`;

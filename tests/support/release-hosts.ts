@@ -24,6 +24,9 @@
  *   `GET /repos/{path}/pulls?state&limit&page` (no head filter; pages by Link), `POST` answering 201, or 409
  *   `{"message":"pull request already exists for these targets [id: .., issue_id: .., head_repo_id: .., base_repo_id: ..,
  *   head_branch: .., base_branch: ..]"}`, `PATCH /pulls/{index}` answering 201.
+ * Each request names its head as the forges do: GitHub and Gitea `head.repo.full_name` and
+ * `head.sha`, GitLab `source_project_id` / `target_project_id` and `sha` (a fork's request: another
+ * repository; the commit: what the branch holds now, through `branchCommit`, unless set).
  */
 
 export type Host = "github" | "gitlab" | "gitea";
@@ -45,6 +48,10 @@ export interface HostPull {
   body: string;
   state: "open" | "closed";
   url: string;
+  /** the head's repository (owner/name), when it is not the project itself: a fork's request */
+  headRepo?: string;
+  /** the head's commit, when it is not what the project's branch holds now (a fork's, or a stale one) */
+  sha?: string;
 }
 
 export interface SeenRequest {
@@ -67,6 +74,11 @@ export class ReleaseHosts {
   readonly pulls = new Map<string, HostPull[]>();
   /** list requests still to be answered as if no request were open (a forge's lists lag behind its writes) */
   listsLagBehind = 0;
+  /**
+   * What a branch of a repository holds now, as the forge shows it in a request's head (`head.sha`,
+   * GitLab's `sha`): tests point it at the Git remote's bare repositories.
+   */
+  branchCommit: (path: string, branch: string) => string | undefined = () => undefined;
   private readonly server: ReturnType<typeof Bun.serve>;
 
   constructor() {
@@ -205,7 +217,7 @@ export class ReleaseHosts {
           : pulls.filter((p) => wanted === "all" || p.state === wanted);
       // GitHub filters by head (owner:branch) and base; GitLab by source and target branch; Gitea lists them all
       if (host === "github" && params.get("head"))
-        list = list.filter((p) => `${path.split("/")[0]}:${p.head}` === params.get("head"));
+        list = list.filter((p) => `${(p.headRepo ?? path).split("/")[0]}:${p.head}` === params.get("head"));
       if (host === "github" && params.get("base")) list = list.filter((p) => p.base === params.get("base"));
       if (host === "gitlab" && params.get("source_branch"))
         list = list.filter((p) => p.head === params.get("source_branch"));
@@ -219,7 +231,9 @@ export class ReleaseHosts {
       );
       const page = Math.max(1, Number(params.get("page") ?? 1) || 1);
       const pages = Math.max(1, Math.ceil(list.length / perPage));
-      const response = json(list.slice((page - 1) * perPage, page * perPage).map((p) => pullItem(host, path, p)));
+      const response = json(
+        list.slice((page - 1) * perPage, page * perPage).map((p) => pullItem(host, path, p, this.branchCommit)),
+      );
       if (page < pages) {
         const next = new URL(url);
         next.searchParams.set("page", String(page + 1));
@@ -245,7 +259,10 @@ export class ReleaseHosts {
               422,
             )
           : json({ message: "title is missing" }, host === "gitlab" ? 400 : 422);
-      const open = pulls.find((p) => p.state === "open" && p.head === head && (host === "gitlab" || p.base === base));
+      // one open request per head repository and branch (and base): a fork's of the same name is another
+      const open = pulls.find(
+        (p) => p.state === "open" && !p.headRepo && p.head === head && (host === "gitlab" || p.base === base),
+      );
       if (open) return exists(host, path, open);
       const number = pulls.length + 1;
       const web =
@@ -256,16 +273,16 @@ export class ReleaseHosts {
             : `https://codeberg.org/${path}/pulls/${number}`;
       const pull: HostPull = { number, head, base, title: String(body.title), body: text, state: "open", url: web };
       pulls.push(pull);
-      return json(pullItem(host, path, pull), 201);
+      return json(pullItem(host, path, pull, this.branchCommit), 201);
     }
     const pull = pulls.find((p) => p.number === route.number);
     if (!pull) return notFound(host);
     if ((request.method === "PATCH" && host !== "gitlab") || (request.method === "PUT" && host === "gitlab")) {
       if (body.title !== undefined) pull.title = String(body.title);
       if (body[host === "gitlab" ? "description" : "body"] !== undefined) pull.body = text;
-      return json(pullItem(host, path, pull), host === "gitea" ? 201 : 200);
+      return json(pullItem(host, path, pull, this.branchCommit), host === "gitea" ? 201 : 200);
     }
-    if (request.method === "GET") return json(pullItem(host, path, pull));
+    if (request.method === "GET") return json(pullItem(host, path, pull, this.branchCommit));
     return json({ message: "Method Not Allowed" }, 405);
   }
 
@@ -282,7 +299,14 @@ export class ReleaseHosts {
   }
 }
 
-function pullItem(host: Host, path: string, p: HostPull): Record<string, unknown> {
+function pullItem(
+  host: Host,
+  path: string,
+  p: HostPull,
+  branchCommit: (path: string, branch: string) => string | undefined,
+): Record<string, unknown> {
+  const headRepo = p.headRepo ?? path;
+  const sha = p.sha ?? branchCommit(headRepo, p.head) ?? null;
   if (host === "gitlab")
     return {
       id: 1000 + p.number,
@@ -293,6 +317,10 @@ function pullItem(host: Host, path: string, p: HostPull): Record<string, unknown
       source_branch: p.head,
       target_branch: p.base,
       web_url: p.url,
+      sha,
+      // the project is 1, a fork another
+      source_project_id: p.headRepo ? 2 : 1,
+      target_project_id: 1,
     };
   const owner = path.split("/")[0];
   return {
@@ -302,7 +330,12 @@ function pullItem(host: Host, path: string, p: HostPull): Record<string, unknown
     body: p.body,
     state: p.state,
     html_url: p.url,
-    head: { ref: p.head, label: `${owner}:${p.head}` },
+    head: {
+      ref: p.head,
+      label: `${headRepo.split("/")[0]}:${p.head}`,
+      sha,
+      repo: { full_name: headRepo, ...(host === "gitea" ? { id: p.headRepo ? 2 : 1 } : {}) },
+    },
     base: { ref: p.base, label: `${owner}:${p.base}` },
   };
 }

@@ -20,7 +20,11 @@ export const ONLINE = "online";
 export const OFFLINE = "offline";
 
 export type Qos = 0 | 1 | 2;
-export type MessageHandler = (topic: string, payload: Buffer) => void;
+/**
+ * `retained`: the broker kept this message and hands it to every new subscription (MQTT's retain
+ * flag on delivery), so it may have been published long ago, by whoever could then.
+ */
+export type MessageHandler = (topic: string, payload: Buffer, delivery: { retained: boolean }) => void;
 
 export interface BrokerConnection {
   /** Publishes once connected; rejects when no connection comes within the timeout. */
@@ -105,9 +109,10 @@ export function openBroker(options: BrokerOptions): BrokerConnection {
       () => undefined,
     );
   });
-  client.on("message", (topic, payload) => {
+  client.on("message", (topic, payload, packet) => {
+    const delivery = { retained: packet.retain === true };
     for (const [filter, handler] of handlers) {
-      if (topicMatches(filter, topic)) handler(topic, payload);
+      if (topicMatches(filter, topic)) handler(topic, payload, delivery);
     }
   });
 

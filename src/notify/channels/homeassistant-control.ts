@@ -90,10 +90,11 @@ export class HomeAssistantBridge {
     // nothing lost: `retained` keeps the messages, published again at the next connection
     broker.onConnect(() => void this.publishAll(this.retained).catch(() => undefined));
     if (settings.commandUser)
-      broker.subscribe(
-        discovery.topics.commandFilter,
-        (topic, payload) => void this.command(topic, payload.toString("utf8")),
-      );
+      broker.subscribe(discovery.topics.commandFilter, (topic, payload, { retained }) => {
+        // an empty message clears a retained one (svc's own clearing comes back so): nothing was pressed
+        if (payload.length === 0) return;
+        void (retained ? this.retainedCommand(topic) : this.command(topic, payload.toString("utf8")));
+      });
   }
 
   /** Where commands are done; until then they are logged and dropped. */
@@ -151,6 +152,22 @@ export class HomeAssistantBridge {
       else byTopic.set(message.topic, message);
     }
     this.retained = [...byTopic.values()];
+  }
+
+  /**
+   * A command the broker kept (published with the retain flag) comes again with every new
+   * subscription: at each start of svc, long after its publisher pressed, or lost the right to. A
+   * press is a moment, so a retained one is never done; svc clears it (an empty retained message)
+   * where the broker lets it write the command topics, else it stays ignored at each start.
+   */
+  private async retainedCommand(topic: string): Promise<void> {
+    if (!this.discovery.topics.parseCommand(topic)) return;
+    this.log?.warn("home assistant command ignored: a retained message (a press is done once, when it is sent)", {
+      topic,
+    });
+    await this.broker.publish(topic, "", { qos: this.settings.qos, retain: true }).catch(() => {
+      // the broker's ACL may give svc only read on the command topics: the message stays, ignored at each start
+    });
   }
 
   private async command(topic: string, payload: string): Promise<void> {

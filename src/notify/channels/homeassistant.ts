@@ -18,10 +18,10 @@
 import { z } from "zod";
 import { parseJsonText } from "../../core/bounded.ts";
 import { shortId } from "../../core/digests.ts";
+import { markdownAsText } from "../../core/markup.ts";
 import { inMemory, type Remembered } from "../../state/index.ts";
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
 import { releaseWords, vulnerabilityWords } from "../../updater/wrappers/summary.ts";
-import { markdownAsText } from "../markup.ts";
 
 export interface RetainedMessage {
   topic: string;

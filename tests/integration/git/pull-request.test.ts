@@ -21,6 +21,8 @@ import { tempDir } from "../../temp.ts";
 const TOKEN = "pr-token-51d0";
 const remote = new GitRemote(TOKEN);
 const hosts = new ReleaseHosts();
+// a request's head commit, as each forge shows it: what the remote's branch holds now
+hosts.branchCommit = (path, branch) => remote.branchCommit(path, branch);
 afterAll(() => {
   remote.stop();
   hosts.stop();
@@ -203,6 +205,48 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     const outcome = await step.record(change(project, "2.0.1"));
     expect(outcome).toMatchObject({ branch: "svc/web-2.0.1", pull_request: { number: 2, created: true } });
     expect(hosts.pullsOf(host, `acme/next-${host}`).map((p) => p.head)).toEqual(["svc/web-2.0.0", "svc/web-2.0.1"]);
+  });
+
+  // svc/<service>-<version> is predictable: anyone may open a request from a fork's branch of that name
+  test("a stranger's request from a fork under svc's branch name is not svc's: left as it is, svc opens its own", async () => {
+    const { project, step } = await setUp(`fork-${host}`);
+    const pulls = hosts.pullsOf(host, `acme/fork-${host}`);
+    pulls.push({
+      number: 1,
+      head: "svc/web-2.0.0",
+      base: "main",
+      title: "Update web to 2.0.0",
+      body: "mallory's compose file",
+      state: "open",
+      url: `https://forge.example/acme/fork-${host}/pulls/1`,
+      headRepo: `mallory/fork-${host}`,
+      sha: "f".repeat(40),
+    });
+    const outcome = await step.record(change(project));
+    expect(outcome.problem).toBeNull();
+    expect(outcome.pull_request).toMatchObject({ number: 2, created: true });
+    expect(pulls[0]).toMatchObject({ title: "Update web to 2.0.0", body: "mallory's compose file" });
+    expect(hosts.requests.filter((r) => r.method === "PATCH" || r.method === "PUT")).toHaveLength(0);
+  });
+
+  test("a request from svc's branch whose head is not svc's commit is not svc's: said, left as it is", async () => {
+    const { project, step } = await setUp(`stale-${host}`);
+    const pulls = hosts.pullsOf(host, `acme/stale-${host}`);
+    pulls.push({
+      number: 1,
+      head: "svc/web-2.0.0",
+      base: "main",
+      title: "Update web to 2.0.0",
+      body: "someone else's commit",
+      state: "open",
+      url: `https://forge.example/acme/stale-${host}/pulls/1`,
+      sha: "e".repeat(40),
+    });
+    const outcome = await step.record(change(project));
+    expect(outcome.problem).toMatch(/exists, but lists none open from this repository at svc's commit/);
+    expect(pulls).toHaveLength(1);
+    expect(pulls[0]!.body).toBe("someone else's commit");
+    expect(hosts.requests.filter((r) => r.method === "PATCH" || r.method === "PUT")).toHaveLength(0);
   });
 
   test("a rate-limited forge: told with its reset time, nothing opened", async () => {

@@ -106,3 +106,46 @@ test("an update entity per container, retained with its state; a container gone 
   expect(await retained(web.availability_topic)).toBe("offline");
   expect(log.lines.filter((l) => l.level === "error")).toEqual([]);
 }, 60_000);
+
+/** `mosquitto_pub`: a message on `topic`, kept by the broker with `retain`. */
+async function send(topic: string, payload: string, retain: boolean): Promise<void> {
+  const args = ["mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-q", "1", "-t", topic, "-m", payload];
+  const proc = Bun.spawn(retain ? [...args, "-r"] : args, { stdout: "ignore", stderr: "pipe" });
+  if ((await proc.exited) !== 0) throw new Error(await new Response(proc.stderr).text());
+}
+
+// a retained "Roll back db" would roll db back at every start of svc, after its publisher lost its rights
+test("a retained command is never done, and svc clears it; a press sent now is done", async () => {
+  const check = "svc/reports/command/homeassistant/svc_nas/host/-/check";
+  const rollback = "svc/reports/command/homeassistant/svc_nas/container/db/rollback";
+  await send(check, "PRESS", true);
+  await send(rollback, "PRESS", true);
+  expect(await retained(rollback)).toBe("PRESS");
+  const config = defaultConfig({
+    notifications: {
+      mqtt: {
+        broker: `mqtt://127.0.0.1:${broker.port}`,
+        topic: "svc/reports",
+        homeassistant_discovery: true,
+        homeassistant_install: true,
+      },
+    },
+  });
+  const log = recordingLogger();
+  const dispatcher = await createNotifications(config, log, { hostname: "nas", retryDelayMs: 10, timeoutMs: 5000 });
+  const runs: unknown[] = [];
+  dispatcher.attach({
+    runner: {
+      run: async (trigger, filter, options) => (runs.push({ trigger, filter, options }), null),
+      rollback: async (name) => (runs.push({ rollback: name }), null),
+    },
+  });
+  // this anonymous broker lets svc write the command topics: both are cleared
+  await cleared(check);
+  await cleared(rollback);
+  expect(log.lines.filter((l) => l.message.includes("a retained message"))).toHaveLength(2);
+  await send(check, "PRESS", false);
+  await waitUntil(() => runs.length > 0, 30_000, "the press sent now to be done");
+  expect(runs).toEqual([{ trigger: "api", filter: undefined, options: { dryRun: true } }]);
+  await dispatcher.close();
+}, 90_000);

@@ -21,6 +21,7 @@ const hosts = new ReleaseHosts();
 const composeWorks = docker(["compose", "version"], { allowFailure: true }).code === 0;
 const { top, project } = makeRepo();
 const { url } = remote.bare("acme/stacks");
+hosts.branchCommit = (path, branch) => remote.branchCommit(path, branch);
 let ui: Dashboard;
 let projectName = "";
 

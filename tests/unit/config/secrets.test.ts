@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import {
   defaultConfig,
+  loadConfig,
   OPTIONS,
   printConfig,
   REDACTED,
@@ -245,5 +246,41 @@ describe("redaction", () => {
       env: { SVC_REGISTRY_CREDENTIALS: "host=ghcr.io,username=u-PRINT,password=p-PRINT" },
     });
     expect(back.config).toEqual(result.config);
+  });
+
+  // A token given as git_remote's user name (GitHub takes `https://TOKEN@github.com/...`) is the
+  // token itself: refused at start as a password there is, never printed nor logged.
+  test.each([
+    ["a GitHub token as the user name", "https://ghp_16C7e42F292c6912E7710c838347Ae178B4a@github.com/me/stacks.git"],
+    ["a GitLab token as the user name", "https://glpat-xxxxxxxxxxxxxxxxxxxx1@gitlab.com/me/stacks.git"],
+    ["a Gitea/Forgejo token as the user name", `https://${"a1".repeat(20)}@codeberg.org/me/stacks.git`],
+    ["a user name and a password", "https://me:s3cret-pass@github.com/me/stacks.git"],
+  ])(
+    "compose.git_remote holding %s is refused, and neither --print-config nor the refusal shows it",
+    async (_, url) => {
+      const secret = new URL(url).password || new URL(url).username;
+      const refused = (await problems({ argv: [...RUNS, "--compose-git-remote", url] })).join("\n");
+      expect(refused).toContain("give the token in compose.git_token");
+      expect(refused).not.toContain(secret);
+      const result = await loadConfig({
+        argv: [...RUNS, "--compose-git-remote", url],
+        env: {},
+        cwd: tempDir(),
+        keepGoing: true,
+      });
+      const text = printConfig(result);
+      expect(text).toContain("git_remote");
+      expect(text).not.toContain(secret);
+    },
+  );
+
+  test("compose.git_remote's user name of another form is masked in --print-config and the logs", async () => {
+    const url = "https://svc-bot-7d0c1f@github.com/me/stacks.git";
+    const { config } = await load({ argv: [...RUNS, "--compose-git-remote", url] });
+    expect(config.compose.git_remote).toBe(url);
+    const text = printConfig(await load({ argv: [...RUNS, "--compose-git-remote", url] }));
+    expect(text).toContain(`git_remote = "https://${REDACTED}@github.com/me/stacks.git"`);
+    expect(text).not.toContain("svc-bot-7d0c1f");
+    expect(createRedactor(secretValues(config))(`pushing as svc-bot-7d0c1f to ${url}`)).not.toContain("svc-bot-7d0c1f");
   });
 });

@@ -108,7 +108,13 @@ describe("the forge", () => {
     fetch: (async (input: string | URL | Request, init?: RequestInit) =>
       answer(String(input), init ?? {})) as typeof fetch,
   });
-  const ask = { branch: "svc/web-2.0.0", base: "main", title: "Update web to 2.0.0", body: "notes" };
+  const ask = {
+    branch: "svc/web-2.0.0",
+    base: "main",
+    title: "Update web to 2.0.0",
+    body: "notes",
+    commit: "c".repeat(40),
+  };
 
   test("an answer that is not JSON", async () => {
     await expect(

@@ -50,7 +50,7 @@ function setUp(options: { attached?: boolean } = {}) {
     });
   if (options.attached !== false) attach();
   const press = async (topic: string, payload: string) => {
-    for (const [, handler] of handlers) handler(topic, Buffer.from(payload));
+    for (const [, handler] of handlers) handler(topic, Buffer.from(payload), { retained: false });
     await Bun.sleep(0);
   };
   return {

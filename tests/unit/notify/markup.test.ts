@@ -1,5 +1,5 @@
 /**
- * Each markup's escaper (src/notify/markup.ts): what a service would read as a mention, a link or
+ * Each markup's escaper (src/core/markup.ts): what a service would read as a mention, a link or
  * an image in text from outside is shown as text, and a plain URL stays a plain URL. The forms come
  * from each service's documentation: Discord's Markdown and mentions (`<@id>`, `<@&role>`,
  * `@everyone`), Slack's "Formatting text" (`<url|text>`, `<!channel>`, `&amp;` `&lt;` `&gt;`),
@@ -7,7 +7,7 @@
  * (`<url|text>`, `<users/all>`).
  */
 import { describe, expect, test } from "bun:test";
-import { breakMentions, ESCAPE } from "../../../src/notify/markup.ts";
+import { breakMentions, ESCAPE } from "../../../src/core/markup.ts";
 import { CHAT_TEMPLATE, createRenderer } from "../../../src/notify/render.ts";
 import { sampleReport } from "./fixtures.ts";
 

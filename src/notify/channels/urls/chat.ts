@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import { SvcError } from "../../../core/errors.ts";
+import { ESCAPE } from "../../../core/markup.ts";
 import type { SessionReport } from "../../../updater/types.ts";
-import { ESCAPE } from "../../markup.ts";
 import { type RenderedReport, truncate } from "../../render.ts";
 import type { Notifier } from "../../types.ts";
 import { type Delivery, fixedOrigin, notifier, type TargetOf } from "./context.ts";

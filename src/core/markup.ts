@@ -19,6 +19,8 @@
  *   in its Markdown syntax): `<` and `](` broken by a zero-width space, since its text has no escape.
  * - Home Assistant's release summary: Markdown's marks, links' addresses and bare addresses taken
  *   out (`markdownAsText`): a line that short has no room for a URL anyway.
+ * - A forge's pull request body and a commit message (the Git room): as `markdown`, and no word
+ *   that closes an issue on merge (`forgeMarkdown`, `forgeText`).
  */
 
 export type Markup = "plain" | "chat" | "markdown" | "slack" | "mattermost" | "googlechat";
@@ -72,6 +74,41 @@ export function markdownAsText(text: string): string {
     .replace(/[*_`~#>|[\]()\\]/g, "")
     .replace(/\s+/g, " ")
     .trim();
+}
+
+/**
+ * The words that close or reopen an issue when a reference follows them, in a pull request's body
+ * or a commit message that reaches the default branch, on each forge svc opens requests on:
+ * - GitHub: close, closes, closed, fix, fixes, fixed, resolve, resolves, resolved (docs.github.com,
+ *   "Linking a pull request to an issue", "Linking a pull request to an issue using a keyword");
+ * - GitLab: its default `issue_closing_pattern`, Close/Closes/Closed/Closing, Fix/Fixes/Fixed/Fixing,
+ *   Resolve/Resolves/Resolved/Resolving, Implement/Implements/Implemented/Implementing
+ *   (docs.gitlab.com, "Managing issues", "Default closing pattern");
+ * - Gitea/Forgejo: close, closes, closed, fix, fixes, fixed, resolve, resolves, resolved, and to
+ *   reopen: reopen, reopens, reopened (modules/references/references.go, the default
+ *   `[repository.pull-request]` CLOSE_KEYWORDS and REOPEN_KEYWORDS).
+ * Matched in any case, wherever they stand (a forge's own pattern decides what may follow).
+ */
+const ISSUE_KEYWORDS =
+  /(?<![\p{L}\p{N}])(?:clos(?:e[sd]?|ing)|fix(?:e[sd]|ing)?|resolv(?:e[sd]?|ing)|implement(?:s|ed|ing)?|reopen(?:s|ed)?)(?![\p{L}\p{N}])/giu;
+
+/** Each closing keyword with a zero-width space after its first letter: shown the same, read as no keyword. */
+export function breakIssueKeywords(text: string): string {
+  return text.replace(ISSUE_KEYWORDS, (word) => `${word[0]}${ZERO_WIDTH_SPACE}${word.slice(1)}`);
+}
+
+/**
+ * Text from outside in a forge's Markdown (a pull request's body, GitHub-flavoured on every forge
+ * svc speaks to): Markdown's links, images and HTML escaped, mentions broken, and no word that
+ * closes or reopens an issue on merge.
+ */
+export function forgeMarkdown(text: string): string {
+  return breakIssueKeywords(markdown(text));
+}
+
+/** Text from outside in a commit message (plain, but read by the forges for closing keywords and mentions). */
+export function forgeText(text: string): string {
+  return breakIssueKeywords(breakMentions(text));
 }
 
 /** HTML's text: what an e-mail's HTML part shows. */
