@@ -202,6 +202,8 @@ cleanup() {
   # whose shell was stopped first): every process of the run carries its mark in its environment
   stop_marked
   pkill -KILL -f -- "$LOGS/" 2>/dev/null || true
+  # a mount a test made under the run's folder and could not undo (its process stopped half-way)
+  awk -v r="$LOGS/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   rmdir "$BASE" 2>/dev/null || true
   rm -rf "$LOGS"
 }
@@ -532,7 +534,7 @@ start_job() {
   JOB_BEGAN[$j]=$SECONDS
   [ "$i" = check ] || [ "$i" = rerun-check ] || [ -n "${LEG_BEGAN[$i]:-}" ] || LEG_BEGAN[$i]=$SECONDS
   job_body "$j" &
-  RUNNING[$j]=1
+  RUNNING[$j]=$!
 }
 may_start() { # one more job now?
   local n=${#RUNNING[@]}
@@ -586,6 +588,9 @@ while [ "$next" -lt "${#QUEUE[@]}" ] || [ "${#RUNNING[@]}" -gt 0 ]; do
   [ "${#RUNNING[@]}" -le "$most_seen" ] || most_seen=${#RUNNING[@]}
   sleep 1
   for j in "${!RUNNING[@]}"; do
+    # a job's process that ended without its status (stopped from outside) failed
+    [ -f "$LOGS/job$j.rc" ] || kill -0 "${RUNNING[$j]}" 2>/dev/null || [ -f "$LOGS/job$j.rc" ] ||
+      echo "1 $((SECONDS - JOB_BEGAN[$j]))" >"$LOGS/job$j.rc"
     [ ! -f "$LOGS/job$j.rc" ] || job_ended "$j"
   done
 done
