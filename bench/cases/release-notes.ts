@@ -6,7 +6,9 @@ import { record } from "../results.ts";
 
 /**
  * 20 containers on 5 images, each image labelled with its own GitHub repository, against a
- * loopback stand-in of GitHub's API (tests/support/release-hosts.ts), counting its requests:
+ * loopback stand-in of GitHub's API (tests/support/release-hosts.ts) as a GitHub Enterprise
+ * server, its repositories named on its own host (github.com is read through api.github.com only),
+ * counting its requests:
  * none while nothing is stale; once each image has a newer version (monitor-only: it stays
  * stale), one request per repository in the first cycle, and a 304 per repository after.
  */
@@ -14,7 +16,7 @@ export async function benchReleaseNotes(): Promise<void> {
   const hosts = new ReleaseHosts();
   const images = Array.from({ length: 5 }, (_, i) => `${registry}/bench/notes${i}:latest`);
   const labels = (i: number, version: string) => [
-    `org.opencontainers.image.source=https://github.com/bench/notes${i}`,
+    `org.opencontainers.image.source=http://127.0.0.1/bench/notes${i}`,
     `org.opencontainers.image.version=${version}`,
   ];
   for (let i = 0; i < images.length; i++)

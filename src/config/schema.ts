@@ -279,9 +279,13 @@ export const CONFIG = table("General options", {
       true,
       "Read the releases between the running and the newer version of each stale target from its source repository (GitHub, GitLab, Gitea/Forgejo)",
     ),
-    github_api_url: url("GitHub API base URL", ["http", "https"], "https://api.github.com"),
+    github_api_url: url(
+      "GitHub API base URL (a GitHub Enterprise server: its /api/v3; its host's repositories are then read there, and github.com's still through api.github.com)",
+      ["http", "https"],
+      "https://api.github.com",
+    ),
     github_token: str(
-      "GitHub token (60 requests an hour without one), or a path to a file holding it",
+      "GitHub token (60 requests an hour without one), or a path to a file holding it; sent only to github_api_url's host",
       "/run/secrets/github_token",
       { secret: true },
     ),

@@ -14,7 +14,7 @@
 import type { Config } from "../config/index.ts";
 import { toSvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
-import { hostNames, parseSource, type SourceRepo } from "../releases/source.ts";
+import { apiUrlOf, hostNames, parseSource, type SourceRepo } from "../releases/source.ts";
 import { bytesOf, commitOnBranch, type FileChange, type Prepared, prepare, writeCommit } from "./commit.ts";
 import { openOrUpdate, type PullRequest } from "./forges.ts";
 import { commitMessage, type Move, pullRequestBody, pullRequestTitle, versionOf } from "./message.ts";
@@ -181,7 +181,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
       const request = await openOrUpdate(
         {
           repo: remote.forge,
-          apiUrl: apiUrlOf(config, remote.forge),
+          apiUrl: forgeApiOf(config, remote.forge),
           token: settings.git_token,
           timeoutMs: REQUEST_TIMEOUT_MS,
           fetch: options.fetch,
@@ -325,9 +325,10 @@ function remoteOf(config: Config, options: GitStepOptions): RemoteSettings | { p
   };
 }
 
-function apiUrlOf(config: Config, repo: SourceRepo): string {
+/** The forge's API on the remote's own host: a github.com remote's requests (and git_token) never go to an Enterprise server. */
+function forgeApiOf(config: Config, repo: SourceRepo): string {
   const notes = config.release_notes;
-  return { github: notes.github_api_url, gitlab: notes.gitlab_api_url, gitea: notes.gitea_api_url }[repo.host];
+  return apiUrlOf(repo, { github: notes.github_api_url, gitlab: notes.gitlab_api_url, gitea: notes.gitea_api_url });
 }
 
 const servicesOf = (change: ComposeChange) => change.moves.map((move) => move.service).join(", ");

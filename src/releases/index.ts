@@ -19,7 +19,16 @@ import { atomicWriter, readOrSetAside, scopedFileName } from "../state/file.ts";
 import { type CachedRepo, type FetchDeps, fetchReleases, RateLimited } from "./fetch.ts";
 import { HOSTS, type StoredRelease } from "./hosts.ts";
 import { type ReleaseView, releasesBetween } from "./select.ts";
-import { type HostKind, type HostNames, hostNames, parseSource, type SourceRepo } from "./source.ts";
+import {
+  type ApiUrls,
+  apiUrlOf,
+  type HostKind,
+  type HostNames,
+  hostNames,
+  parseSource,
+  type SourceRepo,
+  tokenGoesTo,
+} from "./source.ts";
 import { compareVersions, parseVersion, sameVersion } from "./versions.ts";
 
 export type { ReleaseView } from "./select.ts";
@@ -82,12 +91,13 @@ export function createReleaseNotes(
 ): ReleaseNotesService {
   const settings = config.release_notes;
   const logger = log.child("releases");
-  const names = hostNames(settings.gitlab_api_url, settings.gitea_api_url);
+  const names = hostNames(settings.gitlab_api_url, settings.gitea_api_url, settings.github_api_url);
   const store = openCache(config.state_dir, config.scope, logger);
-  const blockedUntil = new Map<HostKind, number>();
+  // keyed by API URL: github.com and an Enterprise server are limited (and queued) each on its own
+  const blockedUntil = new Map<string, number>();
   // one request at a time per host, as GitHub asks of its clients (secondary rate limits)
-  const queues = new Map<HostKind, Promise<unknown>>();
-  const inTurn = <T>(host: HostKind, task: () => Promise<T>): Promise<T> => {
+  const queues = new Map<string, Promise<unknown>>();
+  const inTurn = <T>(host: string, task: () => Promise<T>): Promise<T> => {
     const turn = (queues.get(host) ?? Promise.resolve()).then(task, task);
     queues.set(
       host,
@@ -97,7 +107,7 @@ export function createReleaseNotes(
     return turn;
   };
   const now = options.now ?? Date.now;
-  const apiUrl: Record<HostKind, string> = {
+  const apiUrls: ApiUrls = {
     github: settings.github_api_url,
     gitlab: settings.gitlab_api_url,
     gitea: settings.gitea_api_url,
@@ -112,7 +122,8 @@ export function createReleaseNotes(
     const cached = store.get(repo.url);
     // read moments ago (the dashboard's dry runs, cycles close together): no request at all
     if (cached && now() - Date.parse(cached.fetched_at) < settings.cache_for) return { list: cached, problem: null };
-    const blocked = blockedUntil.get(repo.host) ?? 0;
+    const apiUrl = apiUrlOf(repo, apiUrls);
+    const blocked = blockedUntil.get(apiUrl) ?? 0;
     const api = HOSTS[repo.host];
     if (blocked > now()) {
       const problem = `${api.name} rate limit reached; asked again after ${new Date(blocked).toISOString()}`;
@@ -121,8 +132,8 @@ export function createReleaseNotes(
     }
     const deps: FetchDeps = {
       api,
-      apiUrl: apiUrl[repo.host],
-      token: token[repo.host],
+      apiUrl,
+      token: tokenGoesTo(apiUrl, apiUrls[repo.host]) ? token[repo.host] : undefined,
       timeoutMs: settings.timeout,
       fetch: options.fetch,
       now,
@@ -139,7 +150,7 @@ export function createReleaseNotes(
       return { list: fetched.repo, problem: null };
     } catch (error) {
       if (error instanceof RateLimited) {
-        blockedUntil.set(repo.host, error.until);
+        blockedUntil.set(apiUrl, error.until);
         logger.warn("source host rate limit reached", { host: api.name, until: new Date(error.until).toISOString() });
       }
       if (cached)
@@ -174,7 +185,7 @@ export function createReleaseNotes(
           if (!reading) {
             const repo = found.repo;
             const from = query.from;
-            reading = inTurn(repo.host, () => read(repo, from));
+            reading = inTurn(apiUrlOf(repo, apiUrls), () => read(repo, from));
             reads.set(found.repo.url, reading);
           }
           try {

@@ -1,11 +1,13 @@
 /**
  * Where an image's releases are published: a repository on GitHub, GitLab or Gitea/Forgejo, from
  * a URL (an image label, the svc.release_notes label, a `release_notes.sources` entry). Which host
- * speaks which API is told by the URL's host name (docs/release-notes.md): github.com is GitHub;
- * the host of `release_notes.gitlab_api_url` (gitlab.com by default) is GitLab; the host of
- * `release_notes.gitea_api_url` (codeberg.org by default) is Gitea. A host is read only through its
- * own API, with that API's token: gitlab.com is not read through a self-hosted GitLab's API, nor
- * the other way round. Anything else is not guessed at.
+ * speaks which API is told by the URL's host name (docs/release-notes.md): github.com is GitHub,
+ * read through api.github.com, and so is the host of `release_notes.github_api_url` when it names
+ * a GitHub Enterprise server; the host of `release_notes.gitlab_api_url` (gitlab.com by default) is
+ * GitLab; the host of `release_notes.gitea_api_url` (codeberg.org by default) is Gitea. A host is
+ * read only through its own API, with that API's token: gitlab.com is not read through a
+ * self-hosted GitLab's API, nor github.com through an Enterprise server's, nor the other way round.
+ * Anything else is not guessed at.
  */
 
 import { spend } from "../config/work.ts";
@@ -21,7 +23,7 @@ export interface SourceRepo {
 }
 
 export interface HostNames {
-  /** besides github.com (the Git room passes the host of release_notes.github_api_url: a GitHub Enterprise server) */
+  /** besides github.com: the host of release_notes.github_api_url when it is a GitHub Enterprise server */
   github?: readonly string[];
   gitlab: readonly string[];
   gitea: readonly string[];
@@ -58,8 +60,10 @@ export function parseSource(text: string, hosts: HostNames): SourceRepo | { prob
   return { host, url: `${url.protocol}//${url.host}/${path.join("/")}`, path: path.join("/") };
 }
 
+const GITHUB_COM = ["github.com", "www.github.com"];
+
 function hostKind(name: string, hosts: HostNames): HostKind | undefined {
-  if (name === "github.com" || name === "www.github.com" || hosts.github?.includes(name)) return "github";
+  if (GITHUB_COM.includes(name) || hosts.github?.includes(name)) return "github";
   if (hosts.gitlab.includes(name)) return "gitlab";
   if (hosts.gitea.includes(name)) return "gitea";
   return undefined;
@@ -94,4 +98,36 @@ export function hostNames(gitlabApiUrl: string, giteaApiUrl: string, githubApiUr
   const github =
     githubApiUrl === undefined ? {} : { github: hostOf(githubApiUrl).filter((host) => host !== "api.github.com") };
   return { ...github, gitlab: hostOf(gitlabApiUrl), gitea: hostOf(giteaApiUrl) };
+}
+
+/** GitHub's public API: github.com's repositories are read there, whatever `github_api_url` names. */
+export const GITHUB_API = "https://api.github.com";
+
+export interface ApiUrls {
+  github: string;
+  gitlab: string;
+  gitea: string;
+}
+
+/**
+ * The API a repository is read through: its own host's. github.com's is api.github.com even while
+ * `github_api_url` names an Enterprise server, so that the server (and whoever runs it) never sees
+ * what is asked of github.com, nor a token meant for github.com; the Enterprise server's own
+ * repositories are read through `github_api_url`. GitLab and Gitea name one host each (hostNames).
+ */
+export function apiUrlOf(repo: SourceRepo, urls: ApiUrls): string {
+  if (repo.host === "github" && GITHUB_COM.includes(new URL(repo.url).hostname.toLowerCase())) return GITHUB_API;
+  return urls[repo.host];
+}
+
+/**
+ * Whether a kind's token may go to `apiUrl`: only to the host of the API URL it was set with, so
+ * that a token set for an Enterprise server is never sent to api.github.com, and the other way round.
+ */
+export function tokenGoesTo(apiUrl: string, configured: string): boolean {
+  try {
+    return new URL(apiUrl).host.toLowerCase() === new URL(configured).host.toLowerCase();
+  } catch {
+    return false;
+  }
 }

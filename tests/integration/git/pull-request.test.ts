@@ -290,3 +290,41 @@ test("a remote on a host svc cannot tell the forge of: said, nothing pushed", as
   expect(outcome.problem).toMatch(/svc does not know which forge 127\.0\.0\.1 is/);
   expect(remote.requests.length).toBe(before);
 });
+
+test("a github.com remote while github_api_url names an Enterprise server: its request and git_token go to api.github.com, never to the server", async () => {
+  const { top, project } = makeRepo({ pack: true });
+  const { url } = remote.bare("acme/on-github-com");
+  await gitOverHttp(top, "push", "-q", url, "main");
+  // github.com and api.github.com answered on loopback: the Git remote, and a second forge stand-in
+  const githubCom = new ReleaseHosts();
+  githubCom.branchCommit = (path, branch) => remote.branchCommit(path, branch);
+  const asked: { url: string; authorization: string | null }[] = [];
+  const loopbackOnly = (async (input: string | URL | Request, init?: RequestInit) => {
+    const at = new URL(input instanceof Request ? input.url : String(input));
+    asked.push({ url: at.href, authorization: new Headers(init?.headers).get("authorization") });
+    const base = { "github.com": remote.origin, "api.github.com": `${githubCom.origin}/github` }[at.hostname];
+    if (at.hostname === "127.0.0.1") return fetch(input, init);
+    if (base === undefined) throw new Error(`no traffic beyond loopback: ${at.href}`);
+    return fetch(`${base}${at.pathname}${at.search}`, init);
+  }) as typeof fetch;
+  try {
+    const config = defaultConfig({
+      compose: { git: "pull_request", git_remote: "https://github.com/acme/on-github-com.git", git_token: TOKEN },
+      release_notes: { github_api_url: hosts.apiUrls.github_api_url },
+    });
+    const outcome = await createGitStep(config, recordingLogger(), {
+      now: () => 1_767_225_600,
+      fetch: loopbackOnly,
+    }).record(change(project));
+    expect(outcome.problem).toBeNull();
+    expect(outcome).toMatchObject({ done: "pull_request", pull_request: { number: 1, created: true } });
+    expect(githubCom.pullsOf("github", "acme/on-github-com")).toHaveLength(1);
+    expect(hosts.requests).toEqual([]);
+    expect(asked.filter((a) => new URL(a.url).hostname === "127.0.0.1")).toEqual([]);
+    const toApi = asked.filter((a) => a.url.startsWith("https://api.github.com/repos/acme/on-github-com/pulls"));
+    expect(toApi.length).toBeGreaterThan(0);
+    expect(toApi.every((a) => a.authorization?.includes(TOKEN))).toBe(true);
+  } finally {
+    githubCom.stop();
+  }
+});

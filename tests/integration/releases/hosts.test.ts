@@ -19,7 +19,6 @@ const config = (overrides: Record<string, unknown> = {}) =>
   defaultConfig({ release_notes: { ...hosts.apiUrls, timeout: 2000, cache_for: 0, ...overrides } } as never);
 const serviceOf = (overrides: Record<string, unknown> = {}, stateDir?: string) =>
   createReleaseNotes({ ...config(overrides), state_dir: stateDir }, recordingLogger());
-const service = serviceOf;
 const query = (url: string, from: string | null, to: string | null): ReleaseQuery => ({
   sources: [{ url, from: "the newer image's org.opencontainers.image.source" }],
   from,
@@ -43,21 +42,29 @@ beforeEach(() => {
 });
 
 /**
- * A host is read only through its own API (docs/release-notes.md): the GitLab and Gitea stand-ins
- * are self-hosted ones on 127.0.0.1, so their repositories are named there, each kind tested with
- * the other kind's API at its public default.
+ * A host is read only through its own API (docs/release-notes.md): the stand-ins are a GitHub
+ * Enterprise server, a self-hosted GitLab and a self-hosted Gitea on 127.0.0.1, so their
+ * repositories are named there, each kind tested with the other kinds' APIs at their public
+ * defaults (one host is one kind).
  */
-const SELF_HOSTED = { gitlab: "http://127.0.0.1", gitea: "http://127.0.0.1" };
-const alone = (host: "github" | "gitlab" | "gitea") =>
-  host === "gitlab"
-    ? { gitea_api_url: "https://codeberg.org/api/v1" }
-    : host === "gitea"
-      ? { gitlab_api_url: "https://gitlab.com/api/v4" }
-      : {};
+const SELF_HOSTED = { github: "http://127.0.0.1", gitlab: "http://127.0.0.1", gitea: "http://127.0.0.1" };
+const PUBLIC_APIS = {
+  github_api_url: "https://api.github.com",
+  gitlab_api_url: "https://gitlab.com/api/v4",
+  gitea_api_url: "https://codeberg.org/api/v1",
+};
+const alone = (host: "github" | "gitlab" | "gitea") => {
+  const key = `${host}_api_url` as const;
+  return { ...PUBLIC_APIS, [key]: hosts.apiUrls[key] };
+};
+/** A service reading the GitHub stand-in as an Enterprise server (the rows below the three kinds' own) */
+const service = (overrides: Record<string, unknown> = {}, stateDir?: string) =>
+  serviceOf({ ...alone("github"), ...overrides }, stateDir);
+const GHE = SELF_HOSTED.github;
 
 describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
   const web = {
-    github: "https://github.com/acme/app",
+    github: `${SELF_HOSTED.github}/acme/app`,
     gitlab: `${SELF_HOSTED.gitlab}/acme/tools/app`,
     gitea: `${SELF_HOSTED.gitea}/acme/app`,
   }[host];
@@ -128,8 +135,8 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
 test("cache_for: a repository read moments ago is not asked again at all", async () => {
   hosts.set("github", "acme/recent", HISTORY);
   const releases = service({ cache_for: 300_000 });
-  await releases.session().between(query("https://github.com/acme/recent", "1.0.0", "2.0.0"));
-  const again = await releases.session().between(query("https://github.com/acme/recent", "1.0.0", "2.0.0"));
+  await releases.session().between(query(`${GHE}/acme/recent`, "1.0.0", "2.0.0"));
+  const again = await releases.session().between(query(`${GHE}/acme/recent`, "1.0.0", "2.0.0"));
   expect(again.releases).toHaveLength(3);
   expect(hosts.requests.map((r) => r.status)).toEqual([200]);
 });
@@ -139,10 +146,8 @@ test("a renamed repository is followed on the API's own server, never to another
   hosts.moved.set("github:acme/old-name", `${hosts.origin}/github/repos/acme/new-name/releases`);
   hosts.moved.set("github:acme/elsewhere", "http://127.0.0.2:1/github/repos/acme/new-name/releases");
   const releases = service({ github_token: "gh-secret" }).session();
-  expect((await releases.between(query("https://github.com/acme/old-name", "1.0.0", "2.0.0"))).releases).toHaveLength(
-    3,
-  );
-  const elsewhere = await releases.between(query("https://github.com/acme/elsewhere", "1.0.0", "2.0.0"));
+  expect((await releases.between(query(`${GHE}/acme/old-name`, "1.0.0", "2.0.0"))).releases).toHaveLength(3);
+  const elsewhere = await releases.between(query(`${GHE}/acme/elsewhere`, "1.0.0", "2.0.0"));
   expect(elsewhere.problem).toContain("redirected the request to another server");
   expect(hosts.requests.map((r) => r.status)).toEqual([301, 200, 301]);
 });
@@ -150,28 +155,56 @@ test("a renamed repository is followed on the API's own server, never to another
 test("tokens go to their own host only, in each host's header", async () => {
   hosts.set("github", "acme/app", HISTORY);
   hosts.set("gitlab", "acme/app", HISTORY);
-  const releases = service({ github_token: "gh-secret", gitlab_token: "gl-secret" }).session();
-  await releases.between(query("https://github.com/acme/app", "1.0.0", "2.0.0"));
-  await releases.between(query(`${SELF_HOSTED.gitlab}/acme/app`, "1.0.0", "2.0.0"));
+  // both tokens set each time; the stand-in is one host, so it is GitHub's, then GitLab's
+  const tokens = { github_token: "gh-secret", gitlab_token: "gl-secret" };
+  await service(tokens)
+    .session()
+    .between(query(`${GHE}/acme/app`, "1.0.0", "2.0.0"));
+  await serviceOf({ ...alone("gitlab"), ...tokens })
+    .session()
+    .between(query(`${SELF_HOSTED.gitlab}/acme/app`, "1.0.0", "2.0.0"));
   expect(hosts.requests.map((r) => [r.host, r.authorization])).toEqual([
     ["github", "Bearer gh-secret"],
     ["gitlab", "gl-secret"],
   ]);
 });
 
+test("with github_api_url an Enterprise server, a github.com address is read through api.github.com, without the server's token; the server's own through it, with the token", async () => {
+  hosts.set("github", "acme/app", HISTORY);
+  // what leaves for another host than the stand-in is recorded and answered here: no traffic beyond loopback
+  const elsewhere: { url: string; authorization: string | null }[] = [];
+  const loopbackOnly = (async (input: string | URL, init?: RequestInit) => {
+    const at = new URL(String(input));
+    if (at.hostname === "127.0.0.1") return fetch(at, init);
+    elsewhere.push({ url: at.href, authorization: new Headers(init?.headers).get("authorization") });
+    return Response.json({ message: "Not Found" }, { status: 404 });
+  }) as typeof fetch;
+  const releases = createReleaseNotes(
+    { ...config({ ...alone("github"), github_token: "ghe-secret" }), state_dir: undefined },
+    recordingLogger(),
+    { fetch: loopbackOnly },
+  ).session();
+  const onGithubCom = await releases.between(query("https://github.com/acme/app", "1.0.0", "2.0.0"));
+  expect(onGithubCom.problem).toContain("(404");
+  expect(hosts.requests).toEqual([]);
+  expect(elsewhere).toEqual([
+    { url: "https://api.github.com/repos/acme/app/releases?per_page=50", authorization: null },
+  ]);
+  const onServer = await releases.between(query(`${GHE}/acme/app`, "1.0.0", "2.0.0"));
+  expect(onServer.releases).toHaveLength(3);
+  expect(hosts.requests.map((r) => [r.host, r.authorization])).toEqual([["github", "Bearer ghe-secret"]]);
+  expect(elsewhere).toHaveLength(1);
+});
+
 test("a gitlab.com address is never read through a self-hosted gitlab_api_url with its token, nor a self-hosted one through gitlab.com's", async () => {
   hosts.set("gitlab", "acme/app", HISTORY);
-  const selfHosted = service({ gitlab_token: "gl-secret" }).session();
+  const selfHosted = serviceOf({ ...alone("gitlab"), gitlab_token: "gl-secret" }).session();
   const publicOne = await selfHosted.between(query("https://gitlab.com/acme/app", "1.0.0", "2.0.0"));
   expect(publicOne.releases).toEqual([]);
   expect(publicOne.problem).toContain(
     "gitlab.com is not read: release_notes.gitlab_api_url is 127.0.0.1's API, and a host is read only through its own (docs/release-notes.md)",
   );
-  const onGitlabCom = service({
-    gitlab_api_url: "https://gitlab.com/api/v4",
-    gitea_api_url: "https://codeberg.org/api/v1",
-    gitlab_token: "gl-secret",
-  }).session();
+  const onGitlabCom = serviceOf({ ...PUBLIC_APIS, gitlab_token: "gl-secret" }).session();
   expect((await onGitlabCom.between(query(`${SELF_HOSTED.gitlab}/acme/app`, "1.0.0", "2.0.0"))).problem).toContain(
     "svc does not know which API 127.0.0.1 speaks",
   );
@@ -180,8 +213,8 @@ test("a gitlab.com address is never read through a self-hosted gitlab_api_url wi
 
 test("a repository path of dots climbs nowhere: no request is made with the token", async () => {
   const releases = service({ github_token: "gh-secret" }).session();
-  const notes = await releases.between(query("https://github.com/acme/...git", "1.0.0", "2.0.0"));
-  expect(notes.problem).toContain("https://github.com/acme/...git does not name a repository");
+  const notes = await releases.between(query(`${GHE}/acme/...git`, "1.0.0", "2.0.0"));
+  expect(notes.problem).toContain(`${GHE}/acme/...git does not name a repository`);
   expect(hosts.requests).toEqual([]);
 });
 
@@ -190,14 +223,14 @@ test("the cache in state_dir: a restarted svc asks conditionally", async () => {
   const dir = mkdtempSync(join(tmpdir(), "svc-releases-"));
   await service({}, dir)
     .session()
-    .between(query("https://github.com/acme/cached", "1.0.0", "2.0.0"));
+    .between(query(`${GHE}/acme/cached`, "1.0.0", "2.0.0"));
   expect(
-    JSON.parse(readFileSync(join(dir, "releases.json"), "utf8")).repositories["https://github.com/acme/cached"].etag,
+    JSON.parse(readFileSync(join(dir, "releases.json"), "utf8")).repositories[`${GHE}/acme/cached`].etag,
   ).toStartWith('W/"');
   hosts.requests.length = 0;
   const notes = await service({}, dir)
     .session()
-    .between(query("https://github.com/acme/cached", "1.0.0", "2.0.0"));
+    .between(query(`${GHE}/acme/cached`, "1.0.0", "2.0.0"));
   expect(notes.releases).toHaveLength(3);
   expect(hosts.requests.map((r) => r.status)).toEqual([304]);
 });
@@ -210,7 +243,7 @@ test("no source, an unknown host, a digest change without versions: each said as
   expect((await releases.between(query("https://example.com/acme/app", "1", "2"))).problem).toContain(
     "does not know which API example.com speaks",
   );
-  expect((await releases.between(query("https://github.com/acme/app", null, null))).problem).toContain("digest change");
+  expect((await releases.between(query(`${GHE}/acme/app`, null, null))).problem).toContain("digest change");
   expect(hosts.requests).toEqual([]);
 });
 
@@ -219,7 +252,7 @@ test("a host that is down: a sentence, at once", async () => {
     defaultConfig({ release_notes: { github_api_url: "http://127.0.0.1:9", timeout: 2000 } }),
     recordingLogger(),
   );
-  const notes = await down.session().between(query("https://github.com/acme/app", "1.0.0", "2.0.0"));
+  const notes = await down.session().between(query(`${GHE}/acme/app`, "1.0.0", "2.0.0"));
   expect(notes.problem).toContain("cannot be reached");
 });
 
@@ -233,7 +266,7 @@ test("hostile answers: huge notes are cut, only http(s) links are kept, a page p
   const patient = () => service({ timeout: 30_000 });
   const notes = await patient()
     .session()
-    .between(query("https://github.com/acme/hostile", "1.0.0", "2.0.0"));
+    .between(query(`${GHE}/acme/hostile`, "1.0.0", "2.0.0"));
   expect(notes.releases[0]!.notes.length).toBe(8192);
   expect(notes.releases[0]!.notes_cut).toBe(true);
   // the text is kept as text: the page renders it with textContent (tests/integration/ui)
@@ -245,6 +278,6 @@ test("hostile answers: huge notes are cut, only http(s) links are kept, a page p
   );
   const huge = await patient()
     .session()
-    .between(query("https://github.com/acme/huge", "1.0.0", "1.50.0"));
+    .between(query(`${GHE}/acme/huge`, "1.0.0", "1.50.0"));
   expect(huge.problem).toContain("larger than 8 MiB");
 });

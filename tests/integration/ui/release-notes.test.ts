@@ -40,9 +40,10 @@ afterAll(async () => {
   hosts.stop();
 }, 120_000);
 
+// the GitHub stand-in is a GitHub Enterprise server (github_api_url): its repositories are named on its own host
 const labels = (version: string) => [
   'CMD ["/bin/sleep","3600"]',
-  "LABEL org.opencontainers.image.source=https://github.com/acme/app",
+  "LABEL org.opencontainers.image.source=http://127.0.0.1/acme/app",
   `LABEL org.opencontainers.image.version=${version}`,
 ];
 

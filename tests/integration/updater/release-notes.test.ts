@@ -21,7 +21,11 @@ beforeEach(() => {
   hosts.requests.length = 0;
 });
 
-const SOURCE = "https://github.com/acme/app";
+/**
+ * The GitHub stand-in is a GitHub Enterprise server on 127.0.0.1 (github_api_url): its repositories
+ * are named on its own host, since github.com is read through api.github.com only (docs/release-notes.md).
+ */
+const SOURCE = "http://127.0.0.1/acme/app";
 const HISTORY = [
   { tag: "v2.0.0", title: "2.0.0", body: "## Changes\n- the config moved" },
   { tag: "v1.2.0", title: "1.2.0", body: "- faster" },
@@ -81,7 +85,8 @@ test("a tag policy from 1.0.0 to 2.0.0: exactly the releases after 1.0.0 up to 2
     to_version: "2.0.0",
     count: 3,
     breaking: 1,
-    newest_url: `${SOURCE}/releases/tag/v2.0.0`,
+    // the link as the stand-in writes it (tests/support/release-hosts.ts)
+    newest_url: "https://github.com/acme/app/releases/tag/v2.0.0",
     problem: null,
   });
   expect(hosts.requests.map((r) => r.status)).toEqual([200, 304]);

@@ -6,7 +6,7 @@ import { rateLimitReset } from "../../../src/releases/fetch.ts";
 import { HOSTS, type StoredRelease } from "../../../src/releases/hosts.ts";
 import { CACHED_REPOSITORIES } from "../../../src/releases/index.ts";
 import { releasesBetween } from "../../../src/releases/select.ts";
-import { hostNames, parseSource } from "../../../src/releases/source.ts";
+import { apiUrlOf, hostNames, parseSource, tokenGoesTo } from "../../../src/releases/source.ts";
 import { compareVersions, parseVersion, sameVersion } from "../../../src/releases/versions.ts";
 
 const release = (tag: string, extra: Partial<StoredRelease> = {}): StoredRelease => ({
@@ -112,6 +112,27 @@ describe("sources", () => {
       host: "gitea",
       path: "forgejo/forgejo",
     });
+  });
+  test("each host through its own API: github.com through api.github.com even while github_api_url names an Enterprise server; a token only to its own API's host", () => {
+    const urls = {
+      github: "https://ghe.example.com/api/v3",
+      gitlab: "https://gitlab.com/api/v4",
+      gitea: "https://codeberg.org/api/v1",
+    };
+    const enterprise = hostNames(urls.gitlab, urls.gitea, urls.github);
+    const onGithubCom = parseSource("https://github.com/acme/app", enterprise);
+    const onServer = parseSource("https://ghe.example.com/acme/app", enterprise);
+    if ("problem" in onGithubCom || "problem" in onServer) throw new Error("both are GitHub repositories");
+    expect(onServer.host).toBe("github");
+    expect(apiUrlOf(onGithubCom, urls)).toBe("https://api.github.com");
+    expect(apiUrlOf(onServer, urls)).toBe(urls.github);
+    expect(tokenGoesTo(apiUrlOf(onGithubCom, urls), urls.github)).toBe(false);
+    expect(tokenGoesTo(apiUrlOf(onServer, urls), urls.github)).toBe(true);
+    expect(tokenGoesTo("https://api.github.com", "https://api.github.com")).toBe(true);
+    // github_api_url at its default names no Enterprise host
+    expect(
+      parseSource("https://ghe.example.com/acme/app", hostNames(urls.gitlab, urls.gitea, "https://api.github.com")),
+    ).toHaveProperty("problem");
   });
   test("a path is never climbed out of: no dot-only segment (`...git` was `..`), every segment percent-encoded", () => {
     const github = hostNames("https://api.github.com", "https://codeberg.org/api/v1");
