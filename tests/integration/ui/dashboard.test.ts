@@ -116,13 +116,14 @@ describe("the dashboard in a browser", () => {
     await noticeSaying(page, `${c.name}: back on its earlier image`, HANG_WAIT_MS);
     expect(inspect(c.name).Image).toBe(c.oldId);
 
-    // its timeline: the update, then the rollback (an update back to the earlier image)
+    // its timeline, newest first: the rollback asked for on the page (a rollback, not an update),
+    // then the update
     await menuAction(page, c.name, "History of");
     const timeline = page.getByRole("dialog").locator(".timeline > li");
     await timeline.first().waitFor();
     expect(await timeline.count()).toBe(2);
     expect(await timeline.allTextContents()).toEqual([
-      expect.stringContaining("updated"),
+      expect.stringContaining("rolled back on request (POST /v1/rollback)"),
       expect.stringContaining("updated"),
     ]);
     await page.getByRole("dialog").getByRole("button", { name: "Close" }).click();
