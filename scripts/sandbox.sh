@@ -165,8 +165,10 @@ prepare_cli() {
   ln -sf "$SID_ROOT/usr/libexec/docker/cli-plugins/docker-compose" "$DIR/docker-config/cli-plugins/docker-compose"
   # the DOCKER_CONFIG `env` exports: the compose plugin and no registry login, so that a svc run
   # from that shell finds no credentials the tests did not give it
+  # (and an empty config.json: Podman's CLI, which reads DOCKER_CONFIG too, refuses a folder without one)
   mkdir -p "$DIR/cli-config/cli-plugins"
   ln -sf "$SID_ROOT/usr/libexec/docker/cli-plugins/docker-compose" "$DIR/cli-config/cli-plugins/docker-compose"
+  [ -f "$DIR/cli-config/config.json" ] || echo '{}' >"$DIR/cli-config/config.json"
 }
 
 start_dockerd() { # start_dockerd [FOLDER]: the sandbox's engine, or another one (the Swarm worker) in FOLDER

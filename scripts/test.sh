@@ -379,11 +379,13 @@ make_jobs() { # "$@": extra arguments for `bun test`, on the main process only
     done < <(beside_of "${LEGS[$i]}")
   done
 }
-expected_seconds() { # expected_seconds JOB: from the earlier runs; the check first, unknown ones early
-  local j=$1
+expected_seconds() { # expected_seconds JOB: from the earlier runs; the check first; unknown ones
+  # early, a leg's main process (its unscoped files one after the other, the longest) before those beside
+  local j=$1 unknown=300
   [ "${JOB_LEG[$j]}" != check ] || { echo 100000; return; }
-  awk -F '\t' -v leg="${LEGS[${JOB_LEG[$j]}]}" -v files="${JOB_FILES[$j]}" \
-    '$2 == leg && $3 == files { print $1; found = 1; exit } END { if (!found) print 600 }' "$DURATIONS" 2>/dev/null || echo 600
+  [ -n "${JOB_TITLE[$j]}" ] || unknown=600
+  awk -F '\t' -v leg="${LEGS[${JOB_LEG[$j]}]}" -v files="${JOB_FILES[$j]}" -v unknown="$unknown" \
+    '$2 == leg && $3 == files { print $1; found = 1; exit } END { if (!found) print unknown }' "$DURATIONS" 2>/dev/null || echo "$unknown"
 }
 job_body() { # job_body JOB: the job's process, its output into its log, its status and seconds into job$J.rc
   local j=$1 i=${JOB_LEG[$1]} status=0 began=$SECONDS
@@ -597,8 +599,8 @@ done
 wait
 echo "test: the tests ended after $((SECONDS - started)) s, at most $most_seen processes at once" >&2
 
-# The jobs' times, for the next run's order (only when every job passed: a failed job's time says
-# little of its length)
+# The jobs' times, for the next run's order (a failed job's too: it ran its files to their end, and
+# its rerun is left out)
 record_durations() {
   local j i
   mkdir -p "$(dirname "$DURATIONS")"
@@ -704,6 +706,6 @@ failures=""
 [ -z "${flaky//$'\n'/}" ] || printf 'flaky, failed first and passed on their rerun (the goal is none: read them above):\n%s' "$flaky"
 echo "set-up and tests: $((SECONDS - run_began)) s (the tests $((SECONDS - started)) s, ${#LEGS[@]} legs)"
 [ ! -d "$KEPT" ] || echo "the failed legs' engine and registry logs: $KEPT"
-[ "$status" != 0 ] || record_durations || true
+record_durations || true
 echo "$passed passed, $failed failed, $flaky_count flaky"
 exit "$status"

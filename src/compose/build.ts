@@ -42,18 +42,16 @@ export type BuildBases = { ok: true; bases: BaseImage[] } | { ok: false; reason:
 const REMOTE_CONTEXT = /^(?:[a-z][a-z0-9+.-]*:\/\/|git@|github\.com\/)/i;
 const IMAGE_CONTEXT = "docker-image://";
 
-/** The build of `project.service` as the project's files say it; null: the service has no `build:`. */
+/**
+ * The build of `project.service` as the project's files say it; null: the service has no `build:`,
+ * or svc cannot read the project's files (then whether it is built is unknown, and its container
+ * is checked as any other: most compose containers run a pulled image, and svc in a container
+ * often sees no project folder; podman-compose labels its files by relative paths).
+ */
 export function buildOf(project: ComposeProject): BuildFound {
   if (project.configFiles.length === 0) return null;
   try {
-    for (const file of project.configFiles) {
-      if (!isAbsolute(file)) return { ok: false, reason: `the compose file ${file} is not an absolute path` };
-      if (!existsSync(file))
-        return {
-          ok: false,
-          reason: `svc cannot see ${file} (mount the project folder at the same path: docs/compose.md)`,
-        };
-    }
+    for (const file of project.configFiles) if (!isAbsolute(file) || !existsSync(file)) return null;
     const files = new ProjectFiles(project);
     files.loadEnv();
     let layers = serviceLayers(files, project.configFiles, project.service);

@@ -13,7 +13,9 @@ test("without node_modules the build names the missing dependencies and `bun ins
     expect(result.code).toBe(2);
     // every runtime dependency named, in package.json's order
     expect(result.stderr).toContain("the dependencies are not installed (");
-    expect(result.stderr).toMatch(/\(.*citty, consola, croner, .*dockerode, elysia, mqtt, mustache, nodemailer, re2js, yaml, zod missing\)/);
+    expect(result.stderr).toMatch(
+      /\(.*citty, consola, croner, .*dockerode, elysia, mqtt, mustache, nodemailer, re2js, yaml, zod missing\)/,
+    );
     expect(result.stderr).toContain("run `bun install`");
   } finally {
     rmSync(clone, { recursive: true, force: true });

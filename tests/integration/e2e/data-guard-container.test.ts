@@ -1,7 +1,7 @@
 /**
  * The data guard with svc in its own container, as most users run it (docs/data-guard.md,
- * "Through the engine alone"): `docker run -v /var/run/docker.sock:... -v svc-state:/var/lib/svc
- * svc`. The copies' folder is inside svc's container, not at that path on the engine's host: svc
+ * "Through the engine alone"): `docker run -v /var/run/docker.sock:... -v svc-state:/state
+ * -e SVC_STATE_DIR=/state svc`. The copies' folder is inside svc's container, not at that path on the engine's host: svc
  * finds it in its own container's mounts and the helper mounts that volume in turn, so the copy is
  * made in the engine (its manifest says `through: "helper"`), and the rollback of an update that
  * migrated the data and failed brings it back byte for byte.
@@ -45,9 +45,13 @@ test("svc in a container, its state on a named volume: copied in the engine, the
     "host",
     "-v",
     `${sandbox().socketPath}:/var/run/docker.sock`,
+    // svc runs as root here (the sandbox's socket is root's alone), and a folder it writes copies
+    // into must be its own user's (docs/security.md): the image's /var/lib/svc belongs to its
+    // user, 65532, so this root svc keeps its state on a volume of its own at /state
     "-v",
-    `${state}:/var/lib/svc`,
+    `${state}:/state`,
     ...Object.entries({
+      SVC_STATE_DIR: "/state",
       SVC_SCOPE: scope,
       SVC_RUN_ONCE: "true",
       SVC_DATA_GUARD: "volumes",
