@@ -685,14 +685,14 @@ printf '\n%s' "$summary"
 failed_logs() { # the logs whose failures stand: a leg's (or the check's) first run, or its rerun when it had one
   local leg again
   if [ -f "$LOGS/check.log" ]; then
-    if read -r again <"$LOGS/rerun-check.rc" 2>/dev/null; then
+    if [ -f "$LOGS/rerun-check.rc" ] && read -r again <"$LOGS/rerun-check.rc"; then
       [ "$again" = 0 ] || echo "$LOGS/rerun-check.log"
     else
       echo "$LOGS/check.log"
     fi
   fi
   for leg in "${LEGS[@]}"; do
-    if read -r again <"$LOGS/rerun-${leg/:/-}.rc" 2>/dev/null; then
+    if [ -f "$LOGS/rerun-${leg/:/-}.rc" ] && read -r again <"$LOGS/rerun-${leg/:/-}.rc"; then
       [ "$again" = 0 ] || echo "$LOGS/rerun-${leg/:/-}.log"
     else
       leg_logs "$leg"
