@@ -26,16 +26,25 @@ interface DebVersion {
   revision: string;
 }
 
-/** `[epoch:]upstream[-revision]`: the epoch before the first colon, the revision after the last hyphen. */
-export function parseDebVersion(text: string): DebVersion {
+/**
+ * `[epoch:]version[-release]`, as dpkg and rpm both write it: the epoch (0 when absent) before the
+ * first colon, the release after the last hyphen.
+ */
+function splitEpoch(text: string): { epoch: number; version: string; release: string } {
   const trimmed = text.trim();
   const colon = trimmed.indexOf(":");
   const epoch = colon > 0 && /^\d+$/.test(trimmed.slice(0, colon)) ? Number(trimmed.slice(0, colon)) : 0;
   const rest = colon > 0 ? trimmed.slice(colon + 1) : trimmed;
   const hyphen = rest.lastIndexOf("-");
   return hyphen >= 0
-    ? { epoch, upstream: rest.slice(0, hyphen), revision: rest.slice(hyphen + 1) }
-    : { epoch, upstream: rest, revision: "" };
+    ? { epoch, version: rest.slice(0, hyphen), release: rest.slice(hyphen + 1) }
+    : { epoch, version: rest, release: "" };
+}
+
+/** `[epoch:]upstream[-revision]`: dpkg's names for splitEpoch's parts. */
+export function parseDebVersion(text: string): DebVersion {
+  const { epoch, version, release } = splitEpoch(text);
+  return { epoch, upstream: version, revision: release };
 }
 
 export function compareDpkg(a: string, b: string): number {
@@ -262,16 +271,7 @@ export function rpmvercmp(a: string, b: string): number {
 }
 
 /** `[epoch:]version[-release]`, the epoch 0 when absent. */
-export function parseRpmEvr(text: string): { epoch: number; version: string; release: string } {
-  const trimmed = text.trim();
-  const colon = trimmed.indexOf(":");
-  const epoch = colon > 0 && /^\d+$/.test(trimmed.slice(0, colon)) ? Number(trimmed.slice(0, colon)) : 0;
-  const rest = colon > 0 ? trimmed.slice(colon + 1) : trimmed;
-  const hyphen = rest.lastIndexOf("-");
-  return hyphen >= 0
-    ? { epoch, version: rest.slice(0, hyphen), release: rest.slice(hyphen + 1) }
-    : { epoch, version: rest, release: "" };
-}
+export const parseRpmEvr = splitEpoch;
 
 export function compareRpmEvr(a: string, b: string): number {
   const va = parseRpmEvr(a);
