@@ -32,6 +32,7 @@ function read(path: string): string | null {
 
 function watch(dir: string): void {
   const mine = `XDG_STATE_HOME=${dir.replace(/\/+$/, "")}/state-`;
+  const ofJob = "SVC_TEST_JOB=";
   const seen = new Set<string>();
   const made = new Set<string>();
   while (!existsSync(`${dir}/stop`)) {
@@ -46,7 +47,10 @@ function watch(dir: string): void {
       const leg = at < 0 ? undefined : environ.slice(at + mine.length).split("\0")[0];
       const comm = read(`/proc/${pid}/comm`)?.trim();
       if (!leg || !comm) continue;
-      const group = `${ROOT}/${prefixOf(dir)}${leg}.${kind(comm)}`;
+      // the job whose `bun test` started it; none for a leg's shared engine and registries
+      const jobAt = environ.indexOf(ofJob);
+      const job = jobAt < 0 ? "" : environ.slice(jobAt + ofJob.length).split("\0")[0]?.replace(/\D/g, "");
+      const group = `${ROOT}/${prefixOf(dir)}${leg}.j${job || "-"}.${kind(comm)}`;
       try {
         if (!made.has(group)) mkdirSync(group, { recursive: true });
         made.add(group);
@@ -65,6 +69,15 @@ function seconds(group: string): number {
   return Number(/usage_usec (\d+)/.exec(read(`${group}/cpu.stat`) ?? "")?.[1] ?? 0) / 1e6;
 }
 
+/** A job's leg and files, from the run's jobs.tsv (scripts/test.sh: "JOB<tab>LEG<tab>FILES") */
+function jobTitle(dir: string, job: string): string | undefined {
+  for (const line of (read(`${dir}/jobs.tsv`) ?? "").split("\n")) {
+    const [j, leg, files] = line.split("\t");
+    if (j === job) return `${leg}: ${(files ?? "").replace(/tests\/integration\//g, "").slice(0, 110)}`;
+  }
+  return undefined;
+}
+
 function report(dir: string): void {
   const prefix = prefixOf(dir);
   const rows = readdirSync(ROOT)
@@ -72,10 +85,13 @@ function report(dir: string): void {
     .map((name) => ({ name: name.slice(prefix.length), s: seconds(`${ROOT}/${name}`) }));
   const byLeg = new Map<string, number>();
   const byKind = new Map<string, number>();
+  const byJob = new Map<string, number>();
   for (const { name, s } of rows) {
-    const [leg, what] = [name.slice(0, name.lastIndexOf(".")), name.slice(name.lastIndexOf(".") + 1)];
+    const [leg = "", job = "j-", what = ""] = name.split(".");
     byLeg.set(leg, (byLeg.get(leg) ?? 0) + s);
     byKind.set(what, (byKind.get(what) ?? 0) + s);
+    const title = job === "j-" ? `${leg}: its engine and registries` : (jobTitle(dir, job.slice(1)) ?? `${leg} ${job}`);
+    byJob.set(title, (byJob.get(title) ?? 0) + s);
   }
   const lines = (m: Map<string, number>) =>
     [...m].sort((a, b) => b[1] - a[1]).map(([k, s]) => `  ${s.toFixed(0).padStart(6)} s  ${k}`);
@@ -91,6 +107,7 @@ function report(dir: string): void {
   console.log(
     `of which other, by name:\n${lines(new Map(others.slice(0, 12).map(([k, s]) => [k.slice(6), s]))).join("\n")}`,
   );
+  console.log(`CPU by test process (its svc, CLIs and own engines; a leg's shared engine apart):\n${lines(byJob).join("\n")}`);
   for (const { name } of rows) {
     try {
       rmdirSync(`${ROOT}/${prefix}${name}`);

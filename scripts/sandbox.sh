@@ -14,6 +14,8 @@
 #   scripts/sandbox.sh start-engine   start the engine again after a test stopped it (its own command line)
 #   scripts/sandbox.sh prepare  only install the packages and download Docker 28.5 and cosign (before several ups at once;
 #                               with SVC_SANDBOX_ENGINE=podman5 also make the sid root of Podman 5.8)
+#   scripts/sandbox.sh prepare-podman5  only make the sid root of Podman 5.8 (no Debian package needed:
+#                               the test command makes it beside the packages' install)
 #   scripts/sandbox.sh check    name each tool the tests need that is missing (exit 1), as the test command
 #                               does before its first test
 #   scripts/sandbox.sh swarm-up     a two-node Swarm: the engine as manager, a second engine joined as worker
@@ -58,13 +60,13 @@ PATH="$CLI_BIN:$PATH"
 # `podman kube play` pod) are the Podman set's.
 PACKAGES="docker.io docker-registry skopeo busybox-static mosquitto mosquitto-clients python3-aiosmtpd
   qemu-user-static libc6-arm64-cross apache2-utils openssl curl ca-certificates podman systemd wrk chromium caddy git
-  uidmap slirp4netns podman-compose catatonit debootstrap"
+  uidmap slirp4netns podman-compose catatonit"
 
 log() { printf 'sandbox: %s\n' "$*" >&2; }
 
 missing_tools() { # each tool the tests start that is not here, a line each (nothing: all are)
   local cmd
-  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy git newuidmap slirp4netns podman-compose catatonit debootstrap; do
+  for cmd in dockerd docker docker-registry skopeo busybox mosquitto mosquitto_sub htpasswd openssl curl qemu-aarch64-static podman systemd-analyze wrk chromium caddy git newuidmap slirp4netns podman-compose catatonit; do
     command -v "$cmd" >/dev/null 2>&1 || echo "$cmd"
   done
   [ -d /usr/aarch64-linux-gnu/lib ] || echo "/usr/aarch64-linux-gnu/lib (libc6-arm64-cross)"
@@ -97,6 +99,8 @@ install_packages() {
     exit 1
   fi
   log "installing Debian packages (once)"
+  # an install stopped half-way (a run stopped during its set-up) leaves dpkg asking for this first
+  dpkg --configure -a >/dev/null 2>&1 || true
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   # shellcheck disable=SC2086
@@ -128,10 +132,12 @@ fetch_sid_cosign() {
   fetch_sid "$COSIGN_ROOT" "$COSIGN_PIN"
 }
 
-# fetch_sid ROOT PKG=VERSION...: the pinned sid packages, unpacked into ROOT (made whole or not at all)
+# fetch_sid ROOT PKG=VERSION...: the pinned sid packages, unpacked into ROOT (made whole or not at all),
+# through a private apt state ($SID_APT names another than the default: the sid root of Podman 5.8
+# is made beside Docker's download, and two downloads into one folder would take each other's packages)
 fetch_sid() {
   local root=$1; shift
-  local a="$CACHE/sid-apt" uri
+  local a=${SID_APT:-$CACHE/sid-apt} uri
   mkdir -p "$a/lists/partial" "$a/cache/archives/partial" "$CACHE"
   uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
   [ -n "$uri" ] || uri=$(awk '/^deb / { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
@@ -386,6 +392,15 @@ PODMAN5_PACKAGES="podman,conmon,runc,netavark,aardvark-dns,catatonit,uidmap,ca-c
 PODMAN5_ROOT="$CACHE/sid-podman-$PODMAN5_PIN-$(printf %s "$PODMAN5_PACKAGES" | md5sum | cut -c1-8)/root"
 if [ "$ENGINE" = podman5 ]; then SOCK="$DIR/podman/podman.sock"; fi
 
+# debootstrap: the machine's, else sid's unpacked into the cache (a shell script and its data, run
+# from there), so that the sid root needs no Debian package installed first and is made beside them
+debootstrap_cmd() {
+  if command -v debootstrap >/dev/null 2>&1; then echo debootstrap; return 0; fi
+  local root="$CACHE/sid-debootstrap/root"
+  [ -x "$root/usr/sbin/debootstrap" ] || SID_APT="$CACHE/sid-apt-debootstrap" fetch_sid "$root" debootstrap >&2
+  echo "env DEBOOTSTRAP_DIR=$root/usr/share/debootstrap $root/usr/sbin/debootstrap"
+}
+
 fetch_sid_podman() {
   [ -x "$PODMAN5_ROOT/usr/bin/podman" ] && return 0
   # a folder of this process's own: legs coming up side by side may both make it
@@ -400,7 +415,9 @@ fetch_sid_podman() {
   [ -n "$uri" ] || uri=$(awk '/^deb / { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
   log "making a Debian sid root with Podman $PODMAN5_PIN (once)"
   rm -rf "$tmp"; mkdir -p "$tmp"
-  debootstrap --variant=minbase --include="$PODMAN5_PACKAGES" sid "$tmp" "$uri" >"$tmp.log" 2>&1 ||
+  local debootstrap
+  debootstrap=$(debootstrap_cmd)
+  $debootstrap --variant=minbase --include="$PODMAN5_PACKAGES" sid "$tmp" "$uri" >"$tmp.log" 2>&1 ||
     { tail -5 "$tmp.log" >&2; exit 1; }
   rm -f "$tmp.log"
   version=$(chroot "$tmp" dpkg-query -W -f '${Version}' podman)
@@ -714,6 +731,7 @@ case "${1:-}" in
   up) up ;;
   start-engine) prepare_cli; start_engine ;;
   prepare) install_packages; fetch_sid_docker; fetch_sid_cosign; case "$ENGINE" in podman5*|podman-rootless) fetch_sid_podman ;; esac ;;
+  prepare-podman5) fetch_sid_podman ;;
   down) down ;;
   env) print_env ;;
   status) status ;;

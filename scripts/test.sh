@@ -155,14 +155,23 @@ leg_env() { # leg_env INDEX LEG: the sandbox variables of one leg
   # in the machine's /var/lib/svc, which the legs side by side (and the machine's svc) would share
   echo "export XDG_STATE_HOME=$LOGS/state-${2/:/-}"
 }
+# The legs' folders and the run's own on memory file systems of the run's own (as root;
+# SVC_TEST_TMPFS=0: on the disk): every container started and removed writes and deletes its
+# layers, mounts and engine records, and on this project's machines the disk is mounted with online
+# discard: the same tests took a fifth less CPU, the kernel's share a quarter less (docs/testing.md,
+# "Where the CPU goes"). The legs' engines' data is some tens of MB each; a failed leg's logs are
+# copied to the disk (KEPT) before its sandbox goes.
+RUN_MOUNTS=()
+mount_memory() { # mount_memory DIR: a tmpfs on DIR, unmounted by cleanup
+  [ "${SVC_TEST_TMPFS:-1}" != 0 ] && [ "$(id -u)" = 0 ] || return 0
+  mkdir -p "$1"
+  if mount -t tmpfs -o mode=755 svc-test "$1"; then RUN_MOUNTS+=("$1"); fi
+}
 # Everything the tests make in a temporary folder goes under the run's own, so that a run that is
 # stopped half-way leaves nothing behind: the engines a test brings up there (the safety tests'
 # own, in svc-safety-*) are taken down with the legs'.
 # (readable by all, as /tmp is: a rootless engine's user and mosquitto's read test files there)
 export TMPDIR=$LOGS/tmp
-mkdir -p "$TMPDIR"
-chmod 755 "$LOGS"
-chmod 1777 "$TMPDIR"
 # The engines (dockerd, containerd and its shims, Podman, the registries, the CLIs: all Go) on one
 # scheduler thread each: a dozen Go daemons side by side on two cores, each running its garbage
 # collector and idle scheduler threads on both, cost more CPU for the same requests (a loop of
@@ -203,7 +212,9 @@ cleanup() {
   stop_marked
   pkill -KILL -f -- "$LOGS/" 2>/dev/null || true
   # a mount a test made under the run's folder and could not undo (its process stopped half-way)
-  awk -v r="$LOGS/" 'index($2, r) == 1 { print $2 }' /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+  awk -v r="$LOGS/" -v b="$BASE/" 'index($2, r) == 1 || index($2, b) == 1 { print $2 }' /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+  local mounted
+  for mounted in "${RUN_MOUNTS[@]}"; do umount -l "$mounted" 2>/dev/null || true; done
   rmdir "$BASE" 2>/dev/null || true
   rm -rf "$LOGS"
 }
@@ -211,6 +222,11 @@ trap cleanup EXIT
 # A signal ends the run through the EXIT trap above, so no sandbox outlives it.
 trap 'exit 130' INT
 trap 'exit 143' TERM
+mount_memory "$LOGS"
+mount_memory "$BASE"
+mkdir -p "$TMPDIR"
+chmod 755 "$LOGS"
+chmod 1777 "$TMPDIR"
 
 tests_of() { # what a leg runs
   case "$1" in
@@ -282,9 +298,10 @@ HANG_MS=240000
 
 # ----- Set-up: everything the run needs, before the first test -----
 # A line a step with its time; a step that fails ends the run there, naming the step, with the end
-# of its output: a missing package is never a test's error. The Debian packages and Bun's install
-# run side by side (neither needs the other), the sid root of Podman 5.8 after the packages
-# (debootstrap is one of them), and the last step checks that every tool the tests start is there.
+# of its output: a missing package is never a test's error. The Debian packages, Bun's install and
+# the sid root of Podman 5.8 run side by side (none needs another: the root's debootstrap is sid's,
+# unpacked, where the machine has none), and the last step checks that every tool the tests start
+# is there.
 SETUP_LOGS=$LOGS/setup
 mkdir -p "$SETUP_LOGS"
 step() { # step NAME CMD...: one set-up step
@@ -303,20 +320,25 @@ compile_svc() { # svc compiled once for every leg (the binary users download): t
 }
 needs_podman5_root() { case "$1" in podman5* | podman-rootless) return 0 ;; *) return 1 ;; esac; }
 set_up() {
-  local began=$SECONDS bun_steps packages leg
+  local began=$SECONDS bun_steps packages root="" leg
   { step bun install_bun_and_dependencies && step compile compile_svc; } &
   bun_steps=$!
   step packages bash scripts/sandbox.sh prepare &
   packages=$!
-  wait "$packages" || { wait "$bun_steps" || true; return 1; }
   for leg in "${LEGS[@]}"; do
-    if needs_podman5_root "$leg"; then step podman5-root env SVC_SANDBOX_ENGINE=podman5 bash scripts/sandbox.sh prepare || return 1; break; fi
-  done &
-  local root=$!
-  wait "$bun_steps" || { wait "$root" || true; return 1; }
-  wait "$root" || return 1
+    if needs_podman5_root "$leg"; then
+      step podman5-root bash scripts/sandbox.sh prepare-podman5 &
+      root=$!
+      break
+    fi
+  done
+  local failed=0
+  wait "$packages" || failed=1
+  wait "$bun_steps" || failed=1
+  [ -z "$root" ] || wait "$root" || failed=1
+  [ "$failed" = 0 ] || return 1
   local engine=docker28-containerd
-  for leg in "${LEGS[@]}"; do needs_podman5_root "$leg" && engine=podman5; done
+  [ -z "$root" ] || engine=podman5
   step tools env SVC_SANDBOX_ENGINE=$engine bash scripts/sandbox.sh check || return 1
   echo "set-up: done in $((SECONDS - began)) s" >&2
 }
@@ -361,6 +383,11 @@ DURATIONS=${SVC_TEST_DURATIONS:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-test/duratio
 JOB_LEG=() JOB_FILES=() JOB_LOG=() JOB_TITLE=() JOB_BEGAN=()
 add_job() { # add_job LEG_INDEX LOG TITLE FILES: one `bun test` process (LEG_INDEX "check": the check)
   JOB_LEG+=("$1") JOB_LOG+=("$2") JOB_TITLE+=("$3") JOB_FILES+=("$4")
+  local leg=$1
+  case "$1" in check | rerun-check) ;; *) leg=${LEGS[$1]} ;; esac
+  # (each job's leg and files, for SVC_TEST_CPU's account by process)
+  [ "$3" != rerun ] || leg+=" rerun"
+  printf '%s\t%s\t%s\n' "$((${#JOB_LEG[@]} - 1))" "$leg" "$4" >>"$LOGS/jobs.tsv"
 }
 leg_file() { echo "$LOGS/${LEGS[$1]/:/-}"; }
 make_jobs() { # "$@": extra arguments for `bun test`, on the main process only
@@ -397,6 +424,8 @@ job_body() { # job_body JOB: the job's process, its output into its log, its sta
   else
     {
       eval "$(leg_env "$i" "${LEGS[$i]}")"
+      # (what this process starts carries its job's number: SVC_TEST_CPU's account by process)
+      export SVC_TEST_JOB=$j
       local fresh=0
       case "${JOB_TITLE[$j]}" in
         rerun) fresh=1 ;;
@@ -405,7 +434,7 @@ job_body() { # job_body JOB: the job's process, its output into its log, its sta
       # the leg's sandbox comes up once, with the first of its jobs to start; a rerun's comes up
       # fresh, the first run's engine logs kept first
       # shellcheck disable=SC2016
-      if flock -o "$LOGS/leg$i.lock" bash -c '
+      if flock -o "$LOGS/leg$i.lock" env -u SVC_TEST_JOB bash -c '
         if [ "$2" = 1 ]; then bash scripts/sandbox.sh logs "$3" || true; bash scripts/sandbox.sh down || true; rm -f "$1"; fi
         [ -f "$1" ] || { bash scripts/sandbox.sh up && touch "$1"; }' sh "$LOGS/leg$i.up" "$fresh" "$KEPT/${LEGS[$i]/:/-}"; then
         eval "$(bash scripts/sandbox.sh env)"
