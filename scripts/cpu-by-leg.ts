@@ -49,7 +49,13 @@ function watch(dir: string): void {
       if (!leg || !comm) continue;
       // the job whose `bun test` started it; none for a leg's shared engine and registries
       const jobAt = environ.indexOf(ofJob);
-      const job = jobAt < 0 ? "" : environ.slice(jobAt + ofJob.length).split("\0")[0]?.replace(/\D/g, "");
+      const job =
+        jobAt < 0
+          ? ""
+          : environ
+              .slice(jobAt + ofJob.length)
+              .split("\0")[0]
+              ?.replace(/\D/g, "");
       const group = `${ROOT}/${prefixOf(dir)}${leg}.j${job || "-"}.${kind(comm)}`;
       try {
         if (!made.has(group)) mkdirSync(group, { recursive: true });
@@ -107,7 +113,9 @@ function report(dir: string): void {
   console.log(
     `of which other, by name:\n${lines(new Map(others.slice(0, 12).map(([k, s]) => [k.slice(6), s]))).join("\n")}`,
   );
-  console.log(`CPU by test process (its svc, CLIs and own engines; a leg's shared engine apart):\n${lines(byJob).join("\n")}`);
+  console.log(
+    `CPU by test process (its svc, CLIs and own engines; a leg's shared engine apart):\n${lines(byJob).join("\n")}`,
+  );
   for (const { name } of rows) {
     try {
       rmdirSync(`${ROOT}/${prefix}${name}`);
