@@ -8,10 +8,8 @@
 #   docker28-containerd:e2e-once  the e2e files only this store runs (E2E_ONCE), on an engine of their own
 #   docker28-containerd:rest  every other test but the Swarm's, on the same kind of engine
 #   docker28-containerd:swarm the Swarm tests
-#   docker28                  the engine, registry, updater (but compose's and the data guard's) and
-#                             e2e tests (but the longest) on Docker 28.5's classic image store (the
-#                             store is what differs from the first leg's: the same daemon; docs/testing.md),
-#                             but CONTAINERD_ONLY (below)
+#   docker28                  what the image store answers (CLASSIC_STORE, below) on Docker 28.5's
+#                             classic image store: the same daemon as the first leg's (docs/testing.md)
 #   docker20, docker20:e2e    the first two legs' on Debian 12's Docker 20.10, the oldest supported,
 #   docker20:swarm            but CONTAINERD_ONLY, and the Swarm tests there
 #   podman                    the Podman set on Debian 12's Podman 4.3, rootful (docs/podman.md)
@@ -90,10 +88,17 @@ CONTAINERD_ONLY=(
   tests/integration/e2e/api.test.ts tests/integration/e2e/api-more.test.ts
   tests/integration/e2e/binary.test.ts tests/integration/e2e/config-errors.test.ts
   tests/integration/e2e/print-config.test.ts tests/integration/e2e/quick-start.test.ts
-  tests/integration/e2e/data-guard-container.test.ts
+  tests/integration/e2e/data-guard-container.test.ts tests/integration/e2e/records.test.ts
   tests/integration/safety/kill-steps.test.ts tests/integration/safety/kill-rollback.test.ts
   tests/integration/swarm/policies.test.ts
 )
+# The classic store of Docker 28.5 (the docker28 leg): the same daemon and API as the containerd
+# store's leg, so only what the image store answers runs there again: an image's digests, platforms
+# and configuration as inspected, a pull by digest tagged, the image an update pulls and a rollback
+# returns to (by id), svc's own image. Two processes: the unscoped files, the updater's beside.
+CLASSIC_STORE=(tests/integration/engine/engine.test.ts tests/integration/engine/fidelity.test.ts tests/integration/registry)
+CLASSIC_STORE_SCOPED=(tests/integration/updater/checked-digest.test.ts tests/integration/updater/multiarch.test.ts
+  tests/integration/updater/update.test.ts tests/integration/updater/rollback.test.ts tests/integration/updater/self.test.ts)
 # The e2e files of CONTAINERD_ONLY but E2E_APART: the docker28-containerd:e2e-once leg, on an engine
 # of their own (they took a third of that store's unscoped files' time, its longest process)
 mapfile -t E2E_ONCE < <(printf '%s\n' "${CONTAINERD_ONLY[@]}" | grep /e2e/ | grep -vxF "${E2E_APART[@]/#/-e}")
@@ -240,6 +245,7 @@ tests_of() { # what a leg runs
     *:e2e-once) echo "${E2E_ONCE[@]}" ;;
     *:swarm) echo "${SWARM_FILES[@]}" | engine_specific "$1" ;;
     podman|podman-rootless|podman5|podman5-rootless) echo tests/integration/podman/podman.test.ts ;;
+    docker28) echo "${CLASSIC_STORE[@]}" ;;
     *) unscoped_here | engine_specific "$1" ;;
   esac
 }
@@ -270,10 +276,7 @@ beside_of() { # what a leg runs beside tests_of: one line a process
     # the units a real systemd runs (`systemd --user`: this leg's only) beside the rest of the set
     podman-rootless) echo tests/integration/podman/units.test.ts ;;
     *:*|podman|podman5|podman5-rootless) ;;
-    # the classic store of Docker 28.5: what depends on the image store (the safety tests are
-    # about svc's protocol, compose's files and the data guard's volumes are no image store's:
-    # all three run on the containerd store of the same daemon and on 20.10's classic store)
-    docker28) scoped_groups | engine_specific "$1" | awk '{ line = ""; for (i = 1; i <= NF; i++) if ($i !~ /\/(compose|data-guard)/) line = line (line == "" ? "" : " ") $i; if (line != "") print line }' ;;
+    docker28) echo "${CLASSIC_STORE_SCOPED[@]}" ;;
     *) { scoped_groups; own_engine_files; } | engine_specific "$1" ;;
   esac
 }
