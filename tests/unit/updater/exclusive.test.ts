@@ -26,6 +26,7 @@ function fakeUpdater(): Updater & { runs: Trigger[] } {
     snooze: async (container) => ({ container, until: null }),
     acceptSigner: async (container) => ({ container, repository: "", signer: "" }),
     busy: false,
+    queuedRequests: () => [],
   };
 }
 
