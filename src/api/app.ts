@@ -90,6 +90,9 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][], log: Log
     const queued = new Promise<QueuedRequest>((resolve) => {
       toldQueued = resolve;
     });
+    // the answer comes when the cycle ends, which may take minutes: lift the idle timeout for this
+    // request only, so slow clients elsewhere are still cut off (a queued one is answered at once)
+    server?.timeout(request, 0);
     const outcome = deps.runner.run("api", filter, { queue: true, onQueued: (entry) => toldQueued(entry) });
     const first = await Promise.race([outcome.then((report) => ({ report })), queued.then((entry) => ({ entry }))]);
     if ("entry" in first) {
@@ -99,9 +102,6 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][], log: Log
       );
       return jsonResponse({ queued: first.entry }, 202);
     }
-    // the answer comes when the cycle ends, which may take minutes: lift the idle timeout for this
-    // request only, so slow clients elsewhere are still cut off
-    server?.timeout(request, 0);
     return answer(first.report);
   };
   const check = cycle(true, (report) => report);

@@ -22,15 +22,21 @@ export function stopPolling(): void {
 // a refused check is asked for again once the cycle that refused it has ended
 subscribe(["waiting"], () => schedulePoll(1000));
 
+/**
+ * An update was seen queued since the list was last loaded: it may start and end between two
+ * polls, or be seen running only while it checks, so once nothing runs or waits the list is loaded.
+ */
+let queuedSeen = false;
+
 async function poll(): Promise<void> {
   // a cycle that changed something (not a check: a dry run, this page's own among them)
   const wasUpdating = state.running?.containers.some((step) => step.step !== "check") === true;
-  // an update queued here may start and end between two polls
-  const wasQueued = state.queued.length > 0;
+  if (state.queued.length > 0) queuedSeen = true;
   try {
     const answer = await api.progress();
     state.running = answer.running;
     state.queued = answer.queued ?? [];
+    if (state.queued.length > 0) queuedSeen = true;
   } catch (failure) {
     if (failure instanceof ApiError && failure.status === 401) return;
     state.running = null;
@@ -42,8 +48,10 @@ async function poll(): Promise<void> {
   const idle = !state.running && !state.acting && state.queued.length === 0;
   if (idle && state.checkWhenIdle) {
     state.checkWhenIdle = false;
+    queuedSeen = false;
     void load();
-  } else if (idle && (wasUpdating || wasQueued)) {
+  } else if (idle && (wasUpdating || queuedSeen)) {
+    queuedSeen = false;
     void load(undefined, true);
   }
   if (signedIn()) schedulePoll(state.running || state.acting || state.queued.length ? 1000 : 10_000);

@@ -116,7 +116,9 @@ export class FakeRunner implements CycleRunner, ContainerActions, DashboardActio
       end = resolve;
     });
     this.running = true;
-    this.calls.push(options === undefined ? { trigger, filter } : { trigger, filter, options });
+    // whether it asked to be queued is told by `queued` and the answer; the calls keep what it asked for
+    const { queue: _queue, onQueued: _onQueued, ...asked } = options ?? {};
+    this.calls.push(Object.keys(asked).length === 0 ? { trigger, filter } : { trigger, filter, options: asked });
     try {
       if (this.gate) await this.gate;
       if (this.failure) throw this.failure;
