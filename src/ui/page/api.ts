@@ -8,13 +8,7 @@
  */
 
 import type { CopyView } from "../../dataguard/guard.ts";
-import type {
-  ContainerReport,
-  QueuedRequest,
-  RollbackResult,
-  SessionReport,
-  SkipResult,
-} from "../../updater/types.ts";
+import type { ContainerReport, QueuedRequest, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
 import type { RunningCycle } from "../../updater/views/live.ts";
 import type { ExcludedContainer } from "../../updater/views/overview.ts";
 import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/views/timeline.ts";

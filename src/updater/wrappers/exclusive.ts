@@ -135,6 +135,9 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
     get busy() {
       return held || updater.busy;
     },
-    queuedRequests: () => [...(queuedBehindOther ? [structuredClone(queuedBehindOther)] : []), ...updater.queuedRequests()],
+    queuedRequests: () => [
+      ...(queuedBehindOther ? [structuredClone(queuedBehindOther)] : []),
+      ...updater.queuedRequests(),
+    ],
   };
 }

@@ -142,18 +142,26 @@ describe("the dashboard in a browser", () => {
     await rowOf(other, second.name);
     await page.getByRole("button", { name: `Update ${first.name}` }).click();
     await confirm(page, "Update");
-    await page.locator(".progress").filter({ hasText: `An update cycle is running (api): ${first.name}: ` }).waitFor();
+    await page
+      .locator(".progress")
+      .filter({ hasText: `An update cycle is running (api): ${first.name}: ` })
+      .waitFor();
 
     await other.getByRole("button", { name: `Update ${second.name}` }).click();
     await confirm(other, "Update");
     // queued, not refused: said at once, and pending above the table until it starts
     await noticeSaying(other, `${second.name}: queued, updated once the cycle under way ends`, HANG_WAIT_MS);
     expect(await other.locator(".notice.error").count()).toBe(0);
-    const pending = other.locator(".progress .queued").filter({ hasText: `Queued: an update of ${second.name} (asked ` });
+    const pending = other
+      .locator(".progress .queued")
+      .filter({ hasText: `Queued: an update of ${second.name} (asked ` });
     await pending.waitFor();
     expect(await pending.textContent()).toEndWith("it runs once the cycle under way ends.");
     // the first tab sees it waiting too (GET /v1/progress)
-    await page.locator(".progress .queued").filter({ hasText: `Queued: an update of ${second.name}` }).waitFor();
+    await page
+      .locator(".progress .queued")
+      .filter({ hasText: `Queued: an update of ${second.name}` })
+      .waitFor();
 
     await noticeSaying(page, `${first.name}: updated`, HANG_WAIT_MS);
     // once it has run, the pending line goes and the row shows the new image as current

@@ -78,13 +78,13 @@ describe("after an automatic rollback", () => {
       const row = await rowOf(page, name);
       await row.locator(".state", { hasText: "rolled back from this version" }).waitFor();
       // the state, then its detail beside it
-      const said = (await row.innerText()).replace(/\s+/g, " ");
+      const said = (await row.textContent())?.replace(/\s+/g, " ") ?? "";
       for (const part of ROLLED_BACK_WORDS!.split(/[,;] /)) expect(said).toContain(part);
       expect(await row.textContent()).not.toContain("not checked");
       const summary = page.getByRole("region", { name: "At a glance" });
       expect(await summary.locator("button[data-bucket=failed]").textContent()).toBe("1 failed or rolled back");
       expect(await summary.locator(".total").textContent()).toBe("No update available.");
-      expect(await page.locator("body").innerText()).not.toContain("Everything is up to date");
+      expect(await page.locator("body").textContent()).not.toContain("Everything is up to date");
 
       expect(await page.evaluate<number>("window.innerWidth")).toBe(viewport.width);
       expect(await brokenTokens(page, "tr[data-container] .image")).toEqual([]);

@@ -3,8 +3,8 @@ import { type Config, type DeepPartial, defaultConfig } from "../../../src/confi
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { inMemory, type Remembered } from "../../../src/state/index.ts";
-import { createUpdater } from "../../../src/updater/index.ts";
 import { MAX_QUEUED } from "../../../src/updater/cycle/runner.ts";
+import { createUpdater } from "../../../src/updater/index.ts";
 import { DRY_RUN_REASON, type QueuedRequest, type SessionReport } from "../../../src/updater/types.ts";
 import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
