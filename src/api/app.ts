@@ -26,7 +26,7 @@ import {
   ownerProof,
   ownerRequestVerifier,
 } from "../state/owner.ts";
-import type { ContainerActions, CycleRunner, SessionReport } from "../updater/types.ts";
+import type { ContainerActions, CycleRunner, QueuedRequest, SessionReport } from "../updater/types.ts";
 import type { LiveProgress } from "../updater/views/live.ts";
 import type { DashboardActions } from "../updater/views/overview.ts";
 import { accessFields, type RequestInfo, type RequestTarget, requestTarget } from "./access.ts";
@@ -34,7 +34,7 @@ import { type Authenticate, createAuthenticator, type Principal } from "./auth.t
 import { dashboardRoutes } from "./dashboard.ts";
 import { dataGuardEndpoint } from "./data-guard.ts";
 import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
-import { errorResponse, forbidden, methodNotAllowed, notFound, unauthorized } from "./http.ts";
+import { errorResponse, forbidden, jsonResponse, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
 import { notFromThePage } from "./same-origin.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
@@ -60,7 +60,7 @@ export interface ApiDeps {
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
-function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<string, Endpoint> {
+function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][], log: Logger): Map<string, Endpoint> {
   const api = deps.config.http_api;
   const health: Handler = (request) => {
     const headers: Record<string, string> = { "content-type": "application/json" };
@@ -79,7 +79,31 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][]): Map<str
       server?.timeout(request, 0);
       return answer(await deps.runner.run("api", filter, dryRun === undefined ? undefined : { dryRun }), render);
     };
-  const update = cycle(undefined, (report) => report);
+  /**
+   * An update asked for while a cycle runs is queued and runs after it, as a person who pressed
+   * Update expects: answered at once with 202 and the queued request (GET /v1/progress lists it
+   * until it starts); asked for when none runs, answered with its report once it ends.
+   */
+  const update: Handler = async (request, target, server) => {
+    const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
+    let toldQueued: (queued: QueuedRequest) => void = () => {};
+    const queued = new Promise<QueuedRequest>((resolve) => {
+      toldQueued = resolve;
+    });
+    // the answer comes when the cycle ends, which may take minutes: lift the idle timeout for this
+    // request only, so slow clients elsewhere are still cut off (a queued one is answered at once)
+    server?.timeout(request, 0);
+    const outcome = deps.runner.run("api", filter, { queue: true, onQueued: (entry) => toldQueued(entry) });
+    const first = await Promise.race([outcome.then((report) => ({ report })), queued.then((entry) => ({ entry }))]);
+    if ("entry" in first) {
+      // its report goes where every cycle's goes (history, notifications); a failure is told here
+      outcome.catch((error) =>
+        log.warn("queued update failed", { error: toSvcError(error).message, container: first.entry.filter.container }),
+      );
+      return jsonResponse({ queued: first.entry }, 202);
+    }
+    return answer(first.report);
+  };
   const check = cycle(true, (report) => report);
   const skip: Handler = async (request, target, server) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), [
@@ -202,7 +226,7 @@ function handedOverBy(ownerNonce: string | undefined): (request: Request) => Pri
 export function createApp(deps: ApiDeps) {
   const log = deps.log.child("api");
   const dashboard = dashboardRoutes({ ...deps, log });
-  const endpoints = buildEndpoints(deps, dashboard.exact);
+  const endpoints = buildEndpoints(deps, dashboard.exact, log);
   const who = principalOf(
     createAuthenticator(deps.config.http_api),
     deps.config.http_api.trusted_proxy_header,

@@ -135,7 +135,8 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
     jsonResponse({ role: who?.role ?? "viewer", name: who?.name ?? "", update: api.update });
   // without a listener wired (tests of other endpoints), a running cycle is told without its steps
   const live = deps.progress ?? liveProgress();
-  const progress: Handler = () => jsonResponse({ running: live.running(deps.runner.busy) });
+  const progress: Handler = () =>
+    jsonResponse({ running: live.running(deps.runner.busy), queued: deps.runner.queuedRequests() });
   const snooze: Handler = async (request, target) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "for"] as const);
     const container = oneContainer(fields.container);

@@ -262,6 +262,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     get busy() {
       return runner.busy;
     },
+    queuedRequests: () => runner.queuedRequests(),
   };
 }
 

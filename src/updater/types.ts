@@ -146,6 +146,8 @@ export interface RunOptions {
    * (a press in Home Assistant, which cannot ask again by itself: cycle/runner.ts)
    */
   queue?: boolean;
+  /** with queue: told when the request waits its turn instead of starting now (the API answers it as queued) */
+  onQueued?: (request: QueuedRequest) => void;
   /**
    * take each selected container to the local image its tag names, whatever its labels and the
    * global options say (no pull, not monitor-only, no minimum age): a rollback on request
@@ -186,15 +188,26 @@ export interface RollbackResult {
   data_guard?: DataGuardReport;
 }
 
+/** A request waiting for the cycle under way (RunOptions.queue), as GET /v1/progress shows it. */
+export interface QueuedRequest {
+  trigger: Trigger;
+  /** what it selects: the names it was given (empty lists: everything) */
+  filter: { container: string[]; image: string[]; stack?: string[] };
+  /** when it was asked for (ISO 8601 UTC) */
+  asked_at: string;
+}
+
 /** What routes and the scheduler call. Only one cycle runs at a time. */
 export interface CycleRunner {
   /**
    * Runs one cycle and resolves with its report, or with null when another cycle was running
-   * (the request is skipped, never queued, and counted in svc_scans_skipped); a scheduled one
-   * waits for it and runs next (cycle/runner.ts).
+   * (the request is skipped and counted in svc_scans_skipped, unless it asked to be queued); a
+   * scheduled one waits for it and runs next (cycle/runner.ts).
    */
   run(trigger: Trigger, filter?: UpdateFilter, options?: RunOptions): Promise<SessionReport | null>;
   readonly busy: boolean;
+  /** the requests queued behind the cycle under way, oldest first */
+  queuedRequests(): QueuedRequest[];
 }
 
 /** A digest (or a tag a tag policy would move to) marked as not to be applied to a container (POST /v1/skip). */

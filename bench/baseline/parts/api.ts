@@ -14,5 +14,6 @@ const runner = {
   snooze: async (container: string) => ({ container, until: null }),
   acceptSigner: async (container: string) => ({ container, repository: "", signer: "" }),
   busy: false,
+  queuedRequests: () => [],
 };
 listen(createApp({ config, runner, metrics: new Metrics(), log: silentLogger }), port);

@@ -44,13 +44,26 @@ export async function updateContainers(rows: Row[], what = rows.map(labelOf).joi
   await act(async () => {
     say(`Updating ${what}...`);
     const lines: string[] = [];
+    let ran = false;
     for (const peer of [...new Set(rows.map((row) => row.peer))]) {
-      const report = await apiOf(peer).update(rows.filter((row) => row.peer === peer).map((row) => row.name));
-      for (const c of report.containers)
+      const names = rows.filter((row) => row.peer === peer).map((row) => row.name);
+      const answer = await apiOf(peer).update(names);
+      if ("queued" in answer) {
+        // asked while a cycle runs there: it runs after it, and the page follows it until then
+        const where = peer === null ? names.join(", ") : `${names.join(", ")} on ${peer}`;
+        lines.push(`${where}: queued, updated once the cycle under way ends`);
+        if (peer === null) {
+          state.queued = [...state.queued.filter((q) => q.asked_at !== answer.queued.asked_at), answer.queued];
+          notify("running");
+        }
+        continue;
+      }
+      ran = true;
+      for (const c of answer.containers)
         lines.push(`${peer === null ? c.name : `${c.name} on ${peer}`}: ${outcomeWords(c)}`);
     }
     say(lines.length ? lines.join("; ") : "Nothing was updated.");
-    await load(undefined, true);
+    if (ran) await load(undefined, true);
   });
 }
 

@@ -8,12 +8,19 @@
  */
 
 import type { CopyView } from "../../dataguard/guard.ts";
-import type { ContainerReport, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
+import type { ContainerReport, QueuedRequest, RollbackResult, SessionReport, SkipResult } from "../../updater/types.ts";
 import type { RunningCycle } from "../../updater/views/live.ts";
 import type { ExcludedContainer } from "../../updater/views/overview.ts";
 import type { LastOutcome, sessionSummary, TimelineEntry } from "../../updater/views/timeline.ts";
 
-export type { ContainerReport, CopyView, RunningCycle, SessionReport, TimelineEntry };
+export type { ContainerReport, CopyView, QueuedRequest, RunningCycle, SessionReport, TimelineEntry };
+
+/** What GET /v1/progress answers: the cycle under way and the updates queued behind it. */
+export interface ProgressAnswer {
+  running: RunningCycle | null;
+  /** absent from an svc that queues nothing (an older peer) */
+  queued?: QueuedRequest[];
+}
 
 /** One container as GET /v1/containers describes it. */
 export type ContainerOverview = import("../../updater/views/overview.ts").ContainerOverview & LastOutcome;
@@ -148,14 +155,16 @@ export function apiOf(peer: string | null = null) {
         "GET",
         names ? `${at("containers")}?container=${names.map(encodeURIComponent).join(",")}` : at("containers"),
       ),
-    progress: () => call<{ running: RunningCycle | null }>("GET", at("progress")),
+    progress: () => call<ProgressAnswer>("GET", at("progress")),
     history: () => call<{ size: number; reports: SessionSummary[] }>("GET", at("history")),
     timeline: (name: string) =>
       call<{ container: string; timeline: TimelineEntry[] }>(
         "GET",
         `${at("history")}?container=${encodeURIComponent(name)}`,
       ),
-    update: (names?: string[]) => call<SessionReport>("POST", at("update"), names ? { container: names } : undefined),
+    /** the cycle's report, or, asked while another runs, the request queued behind it (202) */
+    update: (names?: string[]) =>
+      call<SessionReport | { queued: QueuedRequest }>("POST", at("update"), names ? { container: names } : undefined),
     skip: (name: string) => call<SkipResult>("POST", at("skip"), { container: name }),
     snooze: (name: string, duration: string) =>
       call<{ container: string; until: string | null }>("POST", at("snooze"), { container: name, for: duration }),

@@ -37,6 +37,8 @@ export async function load(names?: string[], quiet = false, peer: string | null 
       // another tab's check, or a scheduled cycle: the list comes once it has ended
       state.checkWhenIdle = true;
       notify("waiting");
+      // after an action (an update queued behind it may start at once): its outcome stays said
+      if (quiet) return;
     }
     await sayFailure(failure);
   }

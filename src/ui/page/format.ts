@@ -2,7 +2,7 @@
 
 import { fromNow as momentFromNow } from "../../core/moments.ts";
 import { type Bucket, inBucket } from "../summary.ts";
-import type { ContainerOverview, RateLimitView, RunningCycle } from "./api.ts";
+import type { ContainerOverview, QueuedRequest, RateLimitView, RunningCycle } from "./api.ts";
 
 /** "3 h ago", "in 2 d": the one wording of moments svc uses everywhere (core/moments.ts). */
 export function fromNow(iso: string, now = Date.now()): string {
@@ -47,6 +47,14 @@ export function progressWords(running: RunningCycle, now = Date.now()): string {
     ? "svc is checking for newer images"
     : "An update cycle is running";
   return `${what}${trigger}: ${running.current.container}: ${running.current.step}, since ${fromNow(running.current.at, now)}.`;
+}
+
+/** "Queued: an update of web, db (asked 5 seconds ago); it runs once the cycle under way ends." */
+export function queuedWords(queued: QueuedRequest, now = Date.now()): string {
+  const names = [...queued.filter.container, ...(queued.filter.stack ?? [])];
+  const images = queued.filter.image.map((prefix) => `the images ${prefix}`);
+  const what = [...names, ...images];
+  return `Queued: an update of ${what.length ? what.join(", ") : "everything stale"} (asked ${fromNow(queued.asked_at, now)}); it runs once the cycle under way ends.`;
 }
 
 /** Whether a container matches the search and the filters. */

@@ -4,7 +4,7 @@
  * peers that do not answer or run a cycle, and why nothing can be done here (read-only).
  */
 import { h, replace } from "./dom.ts";
-import { fromNow, localTime, progressWords } from "./format.ts";
+import { fromNow, localTime, progressWords, queuedWords } from "./format.ts";
 import { isAdmin, state, subscribe } from "./store.ts";
 
 export const hostName = h("span", { class: "host" });
@@ -38,12 +38,15 @@ subscribe(["data"], () => {
 
 subscribe(["running"], () => {
   const running = state.running;
-  progress.hidden = running === null;
-  if (!running) return void replace(progress);
+  const queued = state.queued;
+  progress.hidden = running === null && queued.length === 0;
+  if (progress.hidden) return void replace(progress);
   replace(
     progress,
-    h("p", { class: "current" }, progressWords(running)),
-    running.containers.length > 0 &&
+    running && h("p", { class: "current" }, progressWords(running)),
+    ...queued.map((q) => h("p", { class: "queued" }, queuedWords(q))),
+    running &&
+      running.containers.length > 0 &&
       h(
         "ul",
         { class: "steps", "aria-label": "Steps of the running cycle" },

@@ -8,6 +8,7 @@ import {
   type ContainerOverview,
   type ContainersAnswer,
   type PeerView,
+  type QueuedRequest,
   type RunningCycle,
   type Session,
   token,
@@ -21,6 +22,8 @@ export interface State {
   peers: PeerView[];
   rows: Row[];
   running: RunningCycle | null;
+  /** the updates queued behind the running cycle (GET /v1/progress) */
+  queued: QueuedRequest[];
   /** an action of this page is under way: one at a time */
   acting: boolean;
   /** a check was refused while a cycle ran: it is done again once none runs */
@@ -42,6 +45,7 @@ export const state: State = {
   peers: [],
   rows: [],
   running: null,
+  queued: [],
   acting: false,
   checkWhenIdle: false,
   selected: new Set(),
@@ -55,8 +59,8 @@ export const state: State = {
 /**
  * What changed: `data` svc's answers (containers, peers; the rows are drawn anew); `filters` the
  * filter form; `glance` a count of the summary bar pressed (the bucket, or a host); `selection` a
- * row's checkbox; `acting` an action started or ended; `running` the running cycle as
- * GET /v1/progress told it; `notice` the line above the table; `checked` a full check answered
+ * row's checkbox; `acting` an action started or ended; `running` the running cycle and the
+ * updates queued behind it as GET /v1/progress told them; `notice` the line above the table; `checked` a full check answered
  * (the history has news); `waiting` a check was refused while a cycle ran (it is asked for again
  * once none runs); `copies` a data guard copy was deleted (the copies are listed anew).
  */

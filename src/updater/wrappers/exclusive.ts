@@ -5,11 +5,14 @@
  * A scheduled cycle is never dropped for the lease: behind this process's own cycle it waits in
  * the runner (cycle/runner.ts), the lease held until it has run; behind another process it tries
  * again after 1 s, 2, 4... at most every 30 s, until it runs or svc stops (one waits; a later
- * fire joins it).
+ * fire joins it). A queued request (an Install in Home Assistant, an update asked of the API) waits
+ * for the other process as a scheduled cycle does, and is shown queued meanwhile.
  */
 import type { Logger } from "../../log/index.ts";
 import { describeProcess, tryLease } from "../../state/owner.ts";
+import { queuedRequest } from "../cycle/runner.ts";
 import type { Updater } from "../port.ts";
+import type { QueuedRequest } from "../types.ts";
 
 const RETRY_FIRST_MS = 1_000;
 const RETRY_CAP_MS = 30_000;
@@ -22,6 +25,8 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
   let wake = (): void => {};
   /** a scheduled cycle the runner holds back until the cycle under the lease ends */
   let follower: Promise<unknown> | undefined;
+  /** the queued request waiting for another process's lease */
+  let queuedBehindOther: QueuedRequest | undefined;
   const release = (lease: { release(): void }): void => {
     const next = follower;
     follower = undefined;
@@ -39,6 +44,7 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
     what = "cycle skipped",
     whileHeld: "ask" | "skip" = "ask",
     scheduled = false,
+    queued?: { entry: QueuedRequest; onQueued?: (request: QueuedRequest) => void },
   ): Promise<T | null> => {
     if (held) {
       if (whileHeld === "skip") return null;
@@ -56,8 +62,15 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
       }
       log
         .child("updater")
-        .info(`scheduled cycle waits: ${describeProcess(lease.holder)} is acting on the containers of this state_dir`);
-      return afterOther(work);
+        .info(
+          `${queued ? "queued request" : "scheduled cycle"} waits: ${describeProcess(lease.holder)} is acting on the containers of this state_dir`,
+        );
+      if (!queued) return afterOther(work);
+      queuedBehindOther = queued.entry;
+      queued.onQueued?.(structuredClone(queued.entry));
+      return afterOther(work).finally(() => {
+        queuedBehindOther = undefined;
+      });
     }
     return underLease(lease, work);
   };
@@ -104,6 +117,7 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
         "ask",
         // a queued request is kept as a scheduled cycle is: never dropped for the lease
         trigger === "schedule" || trigger === "startup" || options?.queue === true,
+        options?.queue ? { entry: queuedRequest(trigger, filter), onQueued: options.onQueued } : undefined,
       ),
     rollback: (container, trigger, options) => leased(() => updater.rollback(container, trigger, options)),
     // leftovers another process is working on are not ours to repair: the next cycle looks again
@@ -121,5 +135,9 @@ export function exclusiveOn(stateFile: string, updater: Updater, log: Logger): U
     get busy() {
       return held || updater.busy;
     },
+    queuedRequests: () => [
+      ...(queuedBehindOther ? [structuredClone(queuedBehindOther)] : []),
+      ...updater.queuedRequests(),
+    ],
   };
 }

@@ -29,6 +29,7 @@ export function pendingRunner(): {
       get busy() {
         return updater?.busy ?? false;
       },
+      queuedRequests: () => updater?.queuedRequests() ?? [],
       async skip(container: string, what?: { digest?: string; tag?: string }) {
         return (updater ?? (await started)).skip(container, what);
       },

@@ -35,7 +35,7 @@ const PRINTABLE = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + 
 const KNOWN_PATHS = ["/v1/health", "/v1/metrics", "/v1/update"];
 const PROTECTED = new Set(["/v1/metrics", "/v1/update"]);
 // The API's statuses, plus the runtime's own refusals of oversized requests (headers, URI).
-const ALLOWED_STATUSES = new Set([200, 400, 401, 404, 405, 409, 413, 415, 414, 431]);
+const ALLOWED_STATUSES = new Set([200, 202, 400, 401, 404, 405, 409, 413, 415, 414, 431]);
 
 function randomPath(): string {
   const known = rng.pick(KNOWN_PATHS);

@@ -174,7 +174,7 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
     expect(readFileSync(accessFile, "utf8")).not.toContain(TOKEN);
   });
 
-  test("a second POST while a cycle runs gets 409 with an empty body; the first still gets its report", async () => {
+  test("a second POST while a cycle runs is queued (202, listed by /v1/progress) and runs after the first, which gets its report", async () => {
     fx.image("slow"); // a newer image: the cycle has real work (stop, create, start, watch)
     const running = postUpdate(`container=${slow}`);
     // The first cycle is under way once it has stopped the old container (seen in the audit log).
@@ -184,17 +184,27 @@ describe("svc --http-api-update --http-api-metrics --http-api-token ... (no sche
       "the slow update to start",
     );
     const second = await postUpdate(`container=${slow}`);
-    expect(second.status).toBe(409);
-    expect(second.text).toBe("");
+    expect(second.status).toBe(202);
+    expect(second.body.queued).toMatchObject({ trigger: "api", filter: { container: [slow], image: [] } });
+    const progress = (await (await fetch(url("/v1/progress"), { headers: auth })).json()) as any;
+    expect(progress.running).not.toBeNull();
+    expect(progress.queued).toEqual([second.body.queued]);
     const done = await running;
     expect(done.status).toBe(200);
     expect(done.body.containers[0]).toMatchObject({ name: slow, state: "updated" });
 
-    const metrics = (await (
-      await fetch(url("/v1/metrics"), { headers: { ...auth, accept: "application/json" } })
-    ).json()) as any;
-    expect(metrics.svc_scans_total).toBe(2);
-    expect(metrics.svc_scans_skipped).toBe(1);
+    const metrics = async () =>
+      (await (await fetch(url("/v1/metrics"), { headers: { ...auth, accept: "application/json" } })).json()) as any;
+    await waitUntil(async () => (await metrics()).svc_scans_total === 3, 30_000, "the queued update to run");
+    expect((await metrics()).svc_scans_skipped).toBe(0);
+    // it ran after the first, on the image the first put in place: nothing left to do
+    const history = (await (await fetch(url("/v1/history"), { headers: auth })).json()) as any;
+    expect(history.reports[0]).toMatchObject({ trigger: "api", counts: { scanned: 1, fresh: 1, updated: 0 } });
+    expect(history.reports[1]).toMatchObject({ trigger: "api", counts: { updated: 1 } });
+    expect((await (await fetch(url("/v1/progress"), { headers: auth })).json()) as any).toEqual({
+      running: null,
+      queued: [],
+    });
   }, 60_000);
 
   test("the token never appears in svc's own output", () => {

@@ -2,13 +2,14 @@
  * The records a service keeps say what happened beside it: a `svc --run-once` on the same
  * state_dir is in the service's GET /v1/history at once and stays there after the service's next
  * cycle (history.json is merged, never written over); a run-once that selected nothing leaves no
- * empty entry.
+ * empty entry; a compose change Git refused to record is said in words and fails the run.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, freePort, inspect } from "../../harness.ts";
-import { baseFlags, Fixture, runSvc, startSvc, stopAll, waitForPort } from "./support.ts";
+import { git } from "../../support/git-repo.ts";
+import { baseFlags, Fixture, parseJsonLines, runSvc, startSvc, stopAll, waitForPort } from "./support.ts";
 
 const fx = new Fixture("e2e-records");
 const TOKEN = "e2e-records-token-7c2d";
@@ -101,6 +102,52 @@ describe("names users think in", () => {
       expect(typo.svc.output).toContain(
         `no container or compose project is named ${project}/apq (did you mean ${project}/app`,
       );
+    } finally {
+      compose("down", "-t", "1");
+    }
+  }, 240_000);
+});
+
+describe("a compose change Git did not record", () => {
+  test("a Git commit refused (the user's own change in .env): the file is written, the run says so in one line and exits 1", async () => {
+    const project = fx.name("gitrefused");
+    const dir = fx.tempDir("gitrefused");
+    const v1 = fx.image("gitrefused", { tag: "1.0.0" });
+    const v2 = fx.image("gitrefused", { tag: "1.1.0" });
+    const repository = v1.ref.slice(0, v1.ref.lastIndexOf(":"));
+    const file = {
+      name: project,
+      services: {
+        app: {
+          image: `${repository}:\${TAG}`,
+          network_mode: "none",
+          stop_grace_period: "1s",
+          labels: { "svc.tag_policy": "semver:minor" },
+        },
+      },
+    };
+    writeFileSync(join(dir, "compose.yaml"), JSON.stringify(file));
+    writeFileSync(join(dir, ".env"), "TAG=1.0.0\n");
+    git(dir, "init", "-q", "-b", "main");
+    git(dir, "add", ".");
+    git(dir, "commit", "-q", "-m", "the stack");
+    const compose = (...args: string[]) => docker(["compose", "--project-directory", dir, "-p", project, ...args]);
+    compose("up", "-d");
+    try {
+      // the user's own change, not committed: svc's commit would carry it, so Git is left alone
+      writeFileSync(join(dir, ".env"), "TAG=1.0.0\nDEBUG=1\n");
+      const run = await runSvc([...baseFlags(), "--compose-git", "commit", "--run-once", project]);
+      expect(run.code, run.svc.describe()).toBe(1);
+      const name = `${project}-app-1`;
+      expect(inspect(name).Image).toBe(v2.id);
+      // the move is written, the user's change kept, and nothing committed
+      expect(readFileSync(join(dir, ".env"), "utf8")).toBe("TAG=1.1.0\nDEBUG=1\n");
+      expect(git(dir, "log", "--format=%s").trim()).toBe("the stack");
+      // said on the container's own line at warn, in words, not only in the report's JSON
+      const lines = parseJsonLines(run.svc.output).filter((line) => line.fields?.container === name);
+      const said = lines.find((line) => /not committed to Git: .*\.env differs from what Git holds/.test(line.message));
+      expect(said, run.svc.describe()).toBeDefined();
+      expect(said.level).toBe("warn");
     } finally {
       compose("down", "-t", "1");
     }

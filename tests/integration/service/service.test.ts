@@ -318,7 +318,7 @@ describe("signals", () => {
 });
 
 describe("one cycle at a time, with the real updater", () => {
-  test("50 concurrent POSTs while a real update runs: one 200, 49 409 with empty bodies, skips in the metrics", async () => {
+  test("50 concurrent POSTs while a real update runs: one 200, 49 queued (202) as one request that runs after it", async () => {
     const slow = '["/bin/sh","-c","sleep 3; echo ok > /ok; exec sleep 3600"]';
     const app = makeContainer("fifty", {
       cmd: slow,
@@ -348,18 +348,30 @@ describe("one cycle at a time, with the real updater", () => {
       }));
     const all = await Promise.all(Array.from({ length: 50 }, post));
     expect(all.filter((r) => r.status === 200)).toHaveLength(1);
-    const conflicts = all.filter((r) => r.status === 409);
-    expect(conflicts).toHaveLength(49);
-    expect(conflicts.every((r) => r.body === "")).toBe(true);
+    const queued = all.filter((r) => r.status === 202).map((r) => JSON.parse(r.body).queued);
+    expect(queued).toHaveLength(49);
+    // the same request, asked 49 times while the first ran: queued once, each told the same
+    expect(new Set(queued.map((q) => JSON.stringify(q))).size).toBe(1);
+    expect(queued[0]).toMatchObject({ trigger: "api", filter: { container: [app.name], image: [] } });
     const report = JSON.parse(all.find((r) => r.status === 200)!.body);
     expect(report.trigger).toBe("api");
     expect(report.filter.container).toEqual([app.name]);
-    const metrics = await (
-      await fetch(`http://127.0.0.1:${port}/v1/metrics`, {
-        headers: { authorization: `Bearer ${TOKEN}`, accept: "application/json" },
-      })
-    ).json();
-    expect(metrics).toMatchObject({ svc_scans_total: 1, svc_scans_skipped: 49, svc_containers_updated: 1 });
+    const metrics = async () =>
+      (await (
+        await fetch(`http://127.0.0.1:${port}/v1/metrics`, {
+          headers: { authorization: `Bearer ${TOKEN}`, accept: "application/json" },
+        })
+      ).json()) as Record<string, number>;
+    await waitUntil(async () => (await metrics()).svc_scans_total === 2, 30_000, "the queued request to run");
+    // it ran after the first, found nothing newer, and nothing was skipped
+    expect(await metrics()).toMatchObject({ svc_scans_total: 2, svc_scans_skipped: 0, svc_containers_updated: 0 });
+    const history = (await (
+      await fetch(`http://127.0.0.1:${port}/v1/history`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).json()) as { reports: { trigger: string; counts: { updated: number } }[] };
+    expect(history.reports.map((r) => [r.trigger, r.counts.updated])).toEqual([
+      ["api", 0],
+      ["api", 1],
+    ]);
     svc.proc.kill("SIGTERM");
     expect(await svc.exited).toBe(0);
   }, 120_000);
@@ -472,21 +484,14 @@ describe("wiring of the logs, the schedule and the configuration checks", () => 
       ).svc_scans_total;
     await waitUntil(async () => (await scans()) >= 2, 30_000, "two scheduled cycles");
     const before = await scans();
-    let status = 409;
-    await waitUntil(
-      async () => {
-        // A request landing while a scheduled cycle runs is 409 by design; retry until one runs.
-        status = (
-          await fetch(`http://127.0.0.1:${port}/v1/update`, {
-            method: "POST",
-            headers: { authorization: `Bearer ${TOKEN}` },
-          })
-        ).status;
-        return status === 200;
-      },
-      30_000,
-      "an API cycle between scheduled ones",
-    );
+    // a request landing while a scheduled cycle runs is queued behind it (202), else it runs (200)
+    const status = (
+      await fetch(`http://127.0.0.1:${port}/v1/update`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKEN}` },
+      })
+    ).status;
+    expect([200, 202]).toContain(status);
     await waitUntil(async () => (await scans()) >= before + 3, 30_000, "the schedule to go on after the API cycle");
     expect(inspect(app.name).State.Running).toBe(true);
     svc.proc.kill("SIGTERM");

@@ -132,6 +132,47 @@ describe("the dashboard in a browser", () => {
     await page.close();
   }, 240_000);
 
+  test("an update asked in another tab while a cycle runs is queued: said, shown pending, then run and the row loaded again", async () => {
+    // a pre_update hook that takes a moment: the first update is still running when the second is asked for
+    const first = staleContainer("first", ["--label", "svc.hooks.pre_update=sleep 3"]);
+    const second = staleContainer("queued");
+    const page = await ui.open();
+    const other = await ui.open();
+    await rowOf(page, first.name);
+    await rowOf(other, second.name);
+    await page.getByRole("button", { name: `Update ${first.name}` }).click();
+    await confirm(page, "Update");
+    await page
+      .locator(".progress")
+      .filter({ hasText: `An update cycle is running (api): ${first.name}: ` })
+      .waitFor();
+
+    await other.getByRole("button", { name: `Update ${second.name}` }).click();
+    await confirm(other, "Update");
+    // queued, not refused: said at once, and pending above the table until it starts
+    await noticeSaying(other, `${second.name}: queued, updated once the cycle under way ends`, HANG_WAIT_MS);
+    expect(await other.locator(".notice.error").count()).toBe(0);
+    const pending = other
+      .locator(".progress .queued")
+      .filter({ hasText: `Queued: an update of ${second.name} (asked ` });
+    await pending.waitFor();
+    expect(await pending.textContent()).toEndWith("it runs once the cycle under way ends.");
+    // the first tab sees it waiting too (GET /v1/progress)
+    await page
+      .locator(".progress .queued")
+      .filter({ hasText: `Queued: an update of ${second.name}` })
+      .waitFor();
+
+    await noticeSaying(page, `${first.name}: updated`, HANG_WAIT_MS);
+    // once it has run, the pending line goes and the row shows the new image as current
+    await pending.waitFor({ state: "detached", timeout: HANG_WAIT_MS });
+    await (await rowOf(other, second.name)).locator(".badge").waitFor({ state: "detached", timeout: HANG_WAIT_MS });
+    expect(inspect(first.name).Image).toBe(first.newId);
+    expect(inspect(second.name).Image).toBe(second.newId);
+    await other.close();
+    await page.close();
+  }, 240_000);
+
   test("update the selected containers: both run their new image, the one left unselected does not", async () => {
     const [a, b, left] = [staleContainer("sel-a"), staleContainer("sel-b"), staleContainer("sel-left")];
     const page = await ui.open();

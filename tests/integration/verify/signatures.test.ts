@@ -1,7 +1,7 @@
 /**
  * Signatures made by cosign 3.1 in the sandbox's registry, verified in-process before an update
  * runs (docs/verification.md): the bundle and the legacy format with a key pair; refused for
- * another key, another digest and another repository.
+ * another key, another digest and another repository; svc's own image checked as any other.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import type { Config, DeepPartial } from "../../../src/config/index.ts";
@@ -96,6 +96,35 @@ describe("a policy with a key", () => {
     expect(entry.state).toBe("updated");
     expect(inspect(app).Image).toBe(v2.id);
     expect(entry.signature).toMatchObject({ status: "unverified", policy: "warn", reason: "no signature found" });
+  }, 120_000);
+});
+
+describe("svc's own image (a self-update)", () => {
+  test("unsigned under an enforcing policy: held, svc's container left on its image, nothing pulled", async () => {
+    const { app, v1, repository } = staleContainer("self-unsigned");
+    const h = await makeUpdater(
+      { containers: [app], ...policy(repository, publicKey) },
+      { selfContainerId: inspect(app).Id },
+    );
+    const entry = entryOf(await h.updater.run("api"), app);
+    expect(entry.state).toBe("held");
+    expect(entry.reason).toBe("signature not verified: no signature found");
+    expect(entry.signature).toMatchObject({ status: "held", policy: "enforce" });
+    expect(inspect(app).Image).toBe(v1.id);
+    expect(h.audit.entries.filter((e) => e.action === "pull")).toEqual([]);
+  }, 120_000);
+
+  test("signed by the policy's key: verified, the update would go ahead", async () => {
+    const { app, v2, repository } = staleContainer("self-signed");
+    sign(keys, repository, v2.digest!, "bundle");
+    const h = await makeUpdater(
+      { containers: [app], ...policy(repository, publicKey) },
+      { selfContainerId: inspect(app).Id },
+    );
+    // a dry run: the handover to a new svc needs svc itself in the container (e2e/self.test.ts)
+    const entry = entryOf(await h.updater.run("api", undefined, { dryRun: true }), app);
+    expect(entry.state).toBe("stale");
+    expect(entry.signature).toMatchObject({ status: "verified", policy: "enforce", reason: null });
   }, 120_000);
 });
 

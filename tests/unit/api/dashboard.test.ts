@@ -128,7 +128,7 @@ describe("what the page reads", () => {
       }),
     ]);
     expect((await request("/v1/progress")).status).toBe(401);
-    expect(await (await request("/v1/progress", { headers: auth })).json()).toEqual({ running: null });
+    expect(await (await request("/v1/progress", { headers: auth })).json()).toEqual({ running: null, queued: [] });
     for (const path of ["/v1/update", "/v1/check", "/v1/skip", "/v1/snooze", "/v1/rollback"]) {
       expect((await request(path, { method: "POST", headers: auth })).status).toBe(404);
     }

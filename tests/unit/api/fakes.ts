@@ -4,9 +4,11 @@ import { type Config, type DeepPartial, defaultConfig } from "../../../src/confi
 import { SvcError } from "../../../src/core/errors.ts";
 import type { AccessFields, AuditEntry } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
+import { queuedRequest } from "../../../src/updater/cycle/runner.ts";
 import type {
   ContainerActions,
   CycleRunner,
+  QueuedRequest,
   RollbackResult,
   RunOptions,
   SessionReport,
@@ -24,7 +26,10 @@ export function sampleReport(trigger: Trigger, filter: UpdateFilter = {}): Sessi
   return emptyReport(trigger, filter, { id: "00000000-0000-4000-8000-000000000000" });
 }
 
-/** Follows the runner contract: one cycle at a time, a request meanwhile gets null and is counted. */
+/**
+ * Follows the runner contract: one cycle at a time; a request meanwhile gets null and is counted,
+ * or, asking to be queued, is told so and runs once the cycle under way has ended.
+ */
 export class FakeRunner implements CycleRunner, ContainerActions, DashboardActions {
   snoozes: { container: string; ms: number }[] = [];
 
@@ -86,13 +91,34 @@ export class FakeRunner implements CycleRunner, ContainerActions, DashboardActio
     return { container, digest: digest ?? `sha256:${"e".repeat(64)}` };
   }
 
+  /** the requests waiting, as the runner shows them */
+  queued: QueuedRequest[] = [];
+  private ended: Promise<void> = Promise.resolve();
+
+  queuedRequests(): QueuedRequest[] {
+    return [...this.queued];
+  }
+
   async run(trigger: Trigger, filter?: UpdateFilter, options?: RunOptions): Promise<SessionReport | null> {
+    if (this.running && options?.queue) {
+      const entry = queuedRequest(trigger, filter);
+      this.queued.push(entry);
+      options.onQueued?.(entry);
+      while (this.running) await this.ended;
+      this.queued.splice(this.queued.indexOf(entry), 1);
+    }
     if (this.running) {
       this.metrics.recordSkipped();
       return null;
     }
+    let end = () => {};
+    this.ended = new Promise((resolve) => {
+      end = resolve;
+    });
     this.running = true;
-    this.calls.push(options === undefined ? { trigger, filter } : { trigger, filter, options });
+    // whether it asked to be queued is told by `queued` and the answer; the calls keep what it asked for
+    const { queue: _queue, onQueued: _onQueued, ...asked } = options ?? {};
+    this.calls.push(Object.keys(asked).length === 0 ? { trigger, filter } : { trigger, filter, options: asked });
     try {
       if (this.gate) await this.gate;
       if (this.failure) throw this.failure;
@@ -101,6 +127,7 @@ export class FakeRunner implements CycleRunner, ContainerActions, DashboardActio
       return report;
     } finally {
       this.running = false;
+      end();
     }
   }
 }

@@ -156,21 +156,46 @@ describe("413: bodies over 64 KiB", () => {
   });
 });
 
-describe("409: another cycle is running", () => {
-  test("empty body, the skip is counted by the runner, the running cycle still answers 200", async () => {
+describe("202: asked while another cycle runs", () => {
+  test("queued: answered at once with the request, listed by GET /v1/progress, run once the first has ended", async () => {
     const ctx = makeApp();
     let release!: () => void;
     ctx.runner.gate = new Promise((resolve) => (release = resolve));
     const first = ctx.request("/v1/update", { method: "POST", headers: bearer() });
     await Bun.sleep(0);
     expect(ctx.runner.busy).toBe(true);
-    const second = await ctx.request("/v1/update", { method: "POST", headers: bearer() });
-    expect(second.status).toBe(409);
-    expect(await second.text()).toBe("");
+    const second = await ctx.request("/v1/update?container=web", { method: "POST", headers: bearer() });
+    expect(second.status).toBe(202);
+    const { queued } = (await second.json()) as { queued: { trigger: string; filter: unknown; asked_at: string } };
+    expect(queued).toMatchObject({ trigger: "api", filter: { container: ["web"], image: [] } });
+    expect(Number.isNaN(Date.parse(queued.asked_at))).toBe(false);
+    const progress = await ctx.request("/v1/progress", { headers: bearer() });
+    expect(((await progress.json()) as { queued: unknown[] }).queued).toEqual([queued]);
+    expect(ctx.metrics.snapshot().svc_scans_skipped).toBe(0);
+    release();
+    expect((await first).status).toBe(200);
+    while (ctx.runner.calls.length < 2 || ctx.runner.busy) await Bun.sleep(1);
+    expect(ctx.runner.calls).toEqual([
+      { trigger: "api", filter: {} },
+      { trigger: "api", filter: { container: ["web"] } },
+    ]);
+    expect(ctx.metrics.snapshot()).toMatchObject({ svc_scans_total: 2, svc_scans_skipped: 0 });
+    // the audit's request lines: both accepted, neither answered with an error
+    expect(ctx.audit.filter((entry) => entry.error !== undefined)).toEqual([]);
+  });
+
+  test("a check (a dry run) is not queued: 409 with an empty body, the skip counted", async () => {
+    const ctx = makeApp();
+    let release!: () => void;
+    ctx.runner.gate = new Promise((resolve) => (release = resolve));
+    const first = ctx.request("/v1/update", { method: "POST", headers: bearer() });
+    await Bun.sleep(0);
+    const check = await ctx.request("/v1/check", { method: "POST", headers: bearer() });
+    expect(check.status).toBe(409);
+    expect(await check.text()).toBe("");
     expect(ctx.metrics.snapshot().svc_scans_skipped).toBe(1);
     release();
     expect((await first).status).toBe(200);
-    expect(ctx.metrics.snapshot()).toMatchObject({ svc_scans_total: 1, svc_scans_skipped: 1 });
   });
 });
 

@@ -34,6 +34,10 @@ export class FakeRunner implements CycleRunner {
     return this.current !== null || this.externallyBusy;
   }
 
+  queuedRequests() {
+    return [];
+  }
+
   /** Pretend another caller (the API) runs a cycle. */
   setExternallyBusy(value: boolean): void {
     this.externallyBusy = value;

@@ -3,8 +3,9 @@ import { type Config, type DeepPartial, defaultConfig } from "../../../src/confi
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { inMemory, type Remembered } from "../../../src/state/index.ts";
+import { MAX_QUEUED } from "../../../src/updater/cycle/runner.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import { DRY_RUN_REASON, type SessionReport } from "../../../src/updater/types.ts";
+import { DRY_RUN_REASON, type QueuedRequest, type SessionReport } from "../../../src/updater/types.ts";
 import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
 const DIGEST = `sha256:${"d".repeat(64)}`;
@@ -691,6 +692,41 @@ describe("one cycle at a time", () => {
     expect(states(report)).toEqual({ app: "updated" });
     expect(metrics.snapshot().svc_scans_skipped).toBe(0);
     expect(updater.busy).toBe(false);
+  });
+
+  test("queued requests are listed until they start, told as queued; the same one again joins it; 16 wait at most", async () => {
+    const { engine, updater, metrics } = setup();
+    engine.addImage("r.io/app:1");
+    engine.addContainer("app", "r.io/app:1");
+    engine.publish("r.io/app:1");
+    let open!: () => void;
+    engine.gate = new Promise((resolve) => (open = resolve));
+    const first = updater.run("schedule", { container: ["nothing-else"] });
+    const told: QueuedRequest[] = [];
+    const onQueued = (entry: QueuedRequest) => void told.push(entry);
+    const queued = updater.run("api", { container: ["app", "db"] }, { queue: true, onQueued });
+    // the same names in another order: the same request, joined
+    const again = updater.run("api", { container: ["db", "app"] }, { queue: true, onQueued });
+    expect(told).toHaveLength(2);
+    expect(told[1]).toEqual(told[0]!);
+    expect(told[0]).toMatchObject({ trigger: "api", filter: { container: ["app", "db"], image: [] } });
+    expect(updater.queuedRequests()).toEqual([told[0]!]);
+    const others = Array.from({ length: MAX_QUEUED - 1 }, (_, i) =>
+      updater.run("api", { container: [`other-${i}`] }, { queue: true }),
+    );
+    expect(updater.queuedRequests()).toHaveLength(MAX_QUEUED);
+    // one more than the bound is refused as any request while a cycle runs
+    expect(await updater.run("api", { container: ["one-too-many"] }, { queue: true, onQueued })).toBeNull();
+    expect(told).toHaveLength(2);
+    expect(metrics.snapshot().svc_scans_skipped).toBe(1);
+    open();
+    await first;
+    const report = await queued;
+    expect(await again).toBe(report);
+    expect(states(report)).toEqual({ app: "updated" });
+    await Promise.all(others);
+    expect(updater.queuedRequests()).toEqual([]);
+    expect(metrics.snapshot().svc_scans_total).toBe(2 + MAX_QUEUED - 1);
   });
 
   test("an unreachable engine rejects the cycle with an engine error; the next cycle works", async () => {

@@ -1,7 +1,7 @@
 /**
  * A scheduled cycle is never dropped for the state file's lease (docs/api.md): while another
- * process (`svc rollback`) holds it, the scheduled cycle waits and runs once it is free; any other
- * request is skipped as before, and a stop ends the wait.
+ * process (`svc rollback`) holds it, the scheduled cycle waits and runs once it is free, as does a
+ * queued update; any other request is skipped as before, and a stop ends the wait.
  */
 import { expect, test } from "bun:test";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { silentLogger } from "../../../src/log/index.ts";
 import type { Updater } from "../../../src/updater/port.ts";
-import type { SessionReport, Trigger } from "../../../src/updater/types.ts";
+import type { QueuedRequest, SessionReport, Trigger } from "../../../src/updater/types.ts";
 import { exclusiveOn } from "../../../src/updater/wrappers/exclusive.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -26,6 +26,7 @@ function fakeUpdater(): Updater & { runs: Trigger[] } {
     snooze: async (container) => ({ container, until: null }),
     acceptSigner: async (container) => ({ container, repository: "", signer: "" }),
     busy: false,
+    queuedRequests: () => [],
   };
 }
 
@@ -59,4 +60,20 @@ test("a stop ends a scheduled cycle's wait for the lease", async () => {
   await exclusive.drain();
   expect(await scheduled).toBeNull();
   expect(updater.runs).toEqual([]);
+});
+
+test("another process holds the lease: a queued update is told queued, listed, and runs once it is free", async () => {
+  const file = join(tempDir("exclusive-"), "svc", "state.json");
+  const release = otherProcessHolds(file);
+  const updater = fakeUpdater();
+  const exclusive = exclusiveOn(file, updater, silentLogger);
+  const told: QueuedRequest[] = [];
+  const queued = exclusive.run("api", { container: ["web"] }, { queue: true, onQueued: (q) => void told.push(q) });
+  expect(told).toEqual([expect.objectContaining({ trigger: "api", filter: { container: ["web"], image: [] } })]);
+  expect(exclusive.queuedRequests()).toEqual(told);
+  expect(updater.runs).toEqual([]);
+  release();
+  expect((await queued)?.trigger).toBe("api");
+  expect(updater.runs).toEqual(["api"]);
+  expect(exclusive.queuedRequests()).toEqual([]);
 });

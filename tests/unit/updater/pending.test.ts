@@ -9,6 +9,7 @@ function fakeUpdater(report: SessionReport | null): Updater & { calls: string[] 
   return {
     calls,
     busy: false,
+    queuedRequests: () => [],
     async run(trigger) {
       calls.push(trigger);
       return report;
