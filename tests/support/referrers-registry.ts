@@ -151,6 +151,30 @@ export function pushImage(registry: ReferrersRegistry, repository: string, tag: 
   ).digest;
 }
 
+/** A multi-platform image: an index of one manifest per platform; the index's and each manifest's digest. */
+export function pushIndex(
+  registry: ReferrersRegistry,
+  repository: string,
+  tag: string,
+  platforms: readonly string[],
+): { index: string; manifests: Record<string, string> } {
+  const manifests: Record<string, string> = {};
+  const entries = platforms.map((platform) => {
+    const [os, architecture] = platform.split("/") as [string, string];
+    const config = registry.blob(repository, JSON.stringify({ architecture, os, tag }));
+    const manifest = registry.manifest(repository, {
+      schemaVersion: 2,
+      mediaType: MANIFEST,
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", ...config },
+      layers: [],
+    });
+    manifests[platform] = manifest.digest;
+    return { ...manifest, platform: { os, architecture } };
+  });
+  const index = registry.manifest(repository, { schemaVersion: 2, mediaType: INDEX, manifests: entries }, tag);
+  return { index: index.digest, manifests };
+}
+
 function notFound(code: string): Response {
   return Response.json({ errors: [{ code, message: code.toLowerCase() }] }, { status: 404 });
 }

@@ -10,7 +10,7 @@ import { silentLogger } from "../../../src/log/index.ts";
 import { createRegistry, parseReference } from "../../../src/registry/index.ts";
 import { inMemory } from "../../../src/state/index.ts";
 import { createSignatureCheck } from "../../../src/verify/index.ts";
-import { pushImage, type ReferrersRegistry, referrersRegistry } from "../../support/referrers-registry.ts";
+import { pushImage, pushIndex, type ReferrersRegistry, referrersRegistry } from "../../support/referrers-registry.ts";
 import { GITHUB_ISSUER, type Sigstore, startSigstore } from "../../support/sigstore.ts";
 
 const RELEASE = "https://github.com/acme/app/.github/workflows/release.yml@refs/tags/v1";
@@ -75,6 +75,7 @@ describe("a keyless policy: issuer and identity", () => {
       signer: `${RELEASE} (${GITHUB_ISSUER})`,
       format: "bundle",
       found_in: "referrers API",
+      digest,
       policy: "enforce",
       reason: null,
     });
@@ -141,6 +142,49 @@ describe("a keyless policy: issuer and identity", () => {
     registry.attachBundle(REPOSITORY, digest, bundle);
     const replayed = await releasePolicy().check.check(ref, digest);
     expect(replayed.hold).toBe(`signature not verified: the statement signs another digest, not ${digest}`);
+  });
+});
+
+describe("a multi-platform image", () => {
+  const amd64 = async () => ({ os: "linux", architecture: "amd64" });
+  const arm64 = async () => ({ os: "linux", architecture: "arm64" });
+
+  test("the index signed: verified by the index's signature, no platform manifest read", async () => {
+    const tag = `multi${++images}`;
+    const { index } = pushIndex(registry, REPOSITORY, tag, ["linux/amd64", "linux/arm64"]);
+    registry.attachBundle(REPOSITORY, index, await sigstore.sign(index, { identity: RELEASE }));
+    const ref = parseReference(`${registry.host}/${REPOSITORY}:${tag}`);
+    const before = registry.seen.length;
+    const { report, hold } = await releasePolicy().check.check(ref, index, amd64);
+    expect(hold).toBeNull();
+    expect(report.digest).toBe(index);
+    expect(registry.seen.slice(before).filter((path) => path.endsWith(`/manifests/${index}`))).toEqual([]);
+  });
+
+  test("the index unsigned: the manifest pulled for the platform is what must be signed", async () => {
+    const tag = `multi${++images}`;
+    const { index, manifests } = pushIndex(registry, REPOSITORY, tag, ["linux/amd64", "linux/arm64"]);
+    const amd = manifests["linux/amd64"]!;
+    // signed per platform, as a build that signs each manifest it pushes does; arm64 never was
+    registry.attachBundle(REPOSITORY, amd, await sigstore.sign(amd, { identity: RELEASE }));
+    const ref = parseReference(`${registry.host}/${REPOSITORY}:${tag}`);
+    const onAmd64 = await releasePolicy().check.check(ref, index, amd64);
+    expect(onAmd64.hold).toBeNull();
+    expect(onAmd64.report).toMatchObject({ status: "verified", digest: amd, found_in: "referrers API" });
+    const onArm64 = await releasePolicy().check.check(ref, index, arm64);
+    expect(onArm64.hold).toBe("signature not verified: no signature found");
+    // without the platform (a move with nothing to pull), only the index is asked about
+    expect((await releasePolicy().check.check(ref, index)).hold).toBe("signature not verified: no signature found");
+  });
+
+  test("the amd64 manifest's signature does not verify the arm64 one", async () => {
+    const tag = `multi${++images}`;
+    const { index, manifests } = pushIndex(registry, REPOSITORY, tag, ["linux/amd64", "linux/arm64"]);
+    const bundle = await sigstore.sign(manifests["linux/amd64"]!, { identity: RELEASE });
+    registry.attachBundle(REPOSITORY, manifests["linux/arm64"]!, bundle);
+    const ref = parseReference(`${registry.host}/${REPOSITORY}:${tag}`);
+    const { hold } = await releasePolicy().check.check(ref, index, arm64);
+    expect(hold).toBe(`signature not verified: the statement signs another digest, not ${manifests["linux/arm64"]}`);
   });
 });
 
