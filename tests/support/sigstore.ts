@@ -144,3 +144,61 @@ function jwt(claims: Record<string, string>): string {
   const part = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
   return `${part({ alg: "none", typ: "JWT" })}.${part({ ...claims, aud: "sigstore", exp: Math.floor(Date.now() / 1000) + 600 })}.`;
 }
+
+/**
+ * Attaches `bundle` to `repository@subject` in a registry without the referrers API (the
+ * sandbox's), as cosign 3 does there: the bundle as an OCI artifact whose subject is the image,
+ * listed in the referrers tag schema's index (`sha256-<hex>`).
+ */
+export async function attachBundle(repository: string, subject: string, bundle: object): Promise<void> {
+  const slash = repository.indexOf("/");
+  const base = `http://${repository.slice(0, slash)}/v2/${repository.slice(slash + 1)}`;
+  const push = async (bytes: Uint8Array) => {
+    const digest = `sha256:${createHash("sha256").update(bytes).digest("hex")}`;
+    const start = await fetch(`${base}/blobs/uploads/`, { method: "POST" });
+    const location = new URL(start.headers.get("location")!, base);
+    location.searchParams.set("digest", digest);
+    const put = await fetch(location, { method: "PUT", body: bytes });
+    if (!put.ok) throw new Error(`PUT blob: ${put.status}`);
+    return { digest, size: bytes.byteLength };
+  };
+  const putManifest = async (reference: string, type: string, body: object) => {
+    const bytes = new TextEncoder().encode(JSON.stringify(body));
+    const put = await fetch(`${base}/manifests/${reference}`, {
+      method: "PUT",
+      headers: { "Content-Type": type },
+      body: bytes,
+    });
+    if (!put.ok) throw new Error(`PUT manifest ${reference}: ${put.status} ${await put.text()}`);
+    return { digest: `sha256:${createHash("sha256").update(bytes).digest("hex")}`, size: bytes.byteLength };
+  };
+  const encode = (o: object) => new TextEncoder().encode(JSON.stringify(o));
+  const subjectAnswer = await fetch(`${base}/manifests/${subject}`, {
+    method: "HEAD",
+    headers: { Accept: "application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json" },
+  });
+  const subjectType = subjectAnswer.headers.get("content-type") ?? "application/vnd.oci.image.manifest.v1+json";
+  const artifactType = "application/vnd.dev.sigstore.bundle.v0.3+json";
+  const artifact = await putManifest(
+    `sha256-${subject.slice(7)}-bundle`,
+    "application/vnd.oci.image.manifest.v1+json",
+    {
+      schemaVersion: 2,
+      mediaType: "application/vnd.oci.image.manifest.v1+json",
+      artifactType,
+      config: { mediaType: "application/vnd.oci.empty.v1+json", ...(await push(encode({}))) },
+      layers: [{ mediaType: artifactType, ...(await push(encode(bundle))) }],
+      subject: { mediaType: subjectType, digest: subject, size: Number(subjectAnswer.headers.get("content-length")) },
+    },
+  );
+  await putManifest(`sha256-${subject.slice(7)}`, "application/vnd.oci.image.index.v1+json", {
+    schemaVersion: 2,
+    mediaType: "application/vnd.oci.image.index.v1+json",
+    manifests: [{ mediaType: "application/vnd.oci.image.manifest.v1+json", ...artifact, artifactType }],
+  });
+}
+
+/** The trusted root as the JSON file `trusted_root` names. */
+export function trustedRootJson(root: TrustedRoot): string {
+  return JSON.stringify(TrustedRoot.toJSON(root));
+}
