@@ -76,6 +76,16 @@ const vulnerabilities = z.object({
   problem: prose.nullable(),
 });
 
+const signature = z.object({
+  status: z.enum(["verified", "unsigned", "unverified", "held"]),
+  signer: prose.nullable(),
+  format: z.enum(["bundle", "simple"]).nullable(),
+  found_in: text.nullable(),
+  digest: text.nullable().default(null),
+  policy: z.enum(["enforce", "warn", "pinned"]),
+  reason: prose.nullable(),
+});
+
 const container = z.object({
   kind: z.enum(["container", "service"]).default("container"),
   group: z
@@ -110,6 +120,8 @@ const container = z.object({
   built_from: z.array(text).nullable().default(null),
   // an older svc reads no vulnerabilities
   vulnerabilities: vulnerabilities.nullable().default(null),
+  // an older svc reads no signatures
+  signature: signature.nullable().default(null),
 });
 
 const excluded = z.object({

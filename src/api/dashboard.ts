@@ -169,7 +169,7 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
   ];
 }
 
-const PEER_PATH = /^\/v1\/peers\/([A-Za-z0-9][A-Za-z0-9._-]{0,63})\/([a-z][a-z-]{0,15})$/;
+const PEER_PATH = /^\/v1\/peers\/([A-Za-z0-9][A-Za-z0-9._-]{0,63})\/([a-z][a-z-]{0,15}(?:\/[a-z][a-z-]{0,15})?)$/;
 
 /**
  * `/v1/peers/NAME/ENDPOINT`: the peer's `/v1/ENDPOINT` through this svc, with the peer's token.

@@ -46,6 +46,8 @@ export const PEER_ENDPOINTS: Readonly<Record<string, readonly PeerMethod[]>> = {
   skip: ["POST"],
   snooze: ["POST"],
   rollback: ["POST"],
+  // a peer's update held for its signer, accepted on the page
+  "signers/accept": ["POST"],
   // the peer's data guard copies: listed and deleted on the page, and "the image and its data"
   // offered for a peer's container too
   "data-guard": ["GET", "DELETE"],

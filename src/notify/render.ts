@@ -7,7 +7,7 @@ import { shortId } from "../core/digests.ts";
 import { SvcError } from "../core/errors.ts";
 import { ESCAPE, escapeHtml, type Markup } from "../core/markup.ts";
 import type { ContainerReport, SessionReport } from "../updater/types.ts";
-import { releaseWords, vulnerabilityWords } from "../updater/wrappers/summary.ts";
+import { releaseWords, signatureWords, vulnerabilityWords } from "../updater/wrappers/summary.ts";
 
 export { escapeHtml } from "../core/markup.ts";
 
@@ -17,7 +17,7 @@ Host: {{host}}, trigger: {{trigger}}, finished {{finished_at}} after {{duration_
 
 Updated:
 {{#updated}}
-- {{name}} ({{image}}{{#new_image}} -> {{new_image}}{{/new_image}}): {{old_image_short}} -> {{new_image_short}}{{releases_text}}{{vulnerabilities_text}}
+- {{name}} ({{image}}{{#new_image}} -> {{new_image}}{{/new_image}}): {{old_image_short}} -> {{new_image_short}}{{releases_text}}{{vulnerabilities_text}}{{signature_text}}
 {{/updated}}
 {{/has_updated}}
 {{#has_rolled_back}}
@@ -38,7 +38,7 @@ Failed:
 
 Newer image available (not applied):
 {{#stale}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{vulnerabilities_text}}{{signature_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/stale}}
 {{/has_stale}}
 {{#has_pending}}
@@ -52,7 +52,7 @@ Pending (applied when the update window opens):
 
 Held (hold_breaking, hold_if_introduces: update by name to apply):
 {{#held}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{releases_text}}{{vulnerabilities_text}}{{signature_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/held}}
 {{/has_held}}
 {{#has_skipped}}
@@ -69,7 +69,7 @@ Skipped:
  * title is the subject (host and counts); one line per container that changed or could.
  */
 export const CHAT_TEMPLATE = `{{#updated}}
-updated {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_image_short}} -> {{new_image_short}}){{releases_text}}{{vulnerabilities_text}}
+updated {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_image_short}} -> {{new_image_short}}){{releases_text}}{{vulnerabilities_text}}{{signature_text}}
 {{/updated}}
 {{#rolled_back}}
 rolled back {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
@@ -78,13 +78,13 @@ rolled back {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_ur
 failed {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/failed}}
 {{#stale}}
-newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
+newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{vulnerabilities_text}}{{signature_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/stale}}
 {{#pending}}
 pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/pending}}
 {{#held}}
-held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
+held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{vulnerabilities_text}}{{signature_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/held}}
 `;
 
@@ -98,6 +98,8 @@ export interface ContainerView extends ContainerReport {
   releases_text: string;
   /** what the update fixes and brings in: `; vulnerabilities: fixes 3, 1 high`, or "" (docs/vulnerabilities.md) */
   vulnerabilities_text: string;
+  /** who signed the new image: `; signed by <signer>`, `; signature not verified: <why>`, a signature hold's reason, or "" (docs/verification.md) */
+  signature_text: string;
   /** the last entry of its list: `{{^last}}, {{/last}}` separates the items of a JSON array */
   last: boolean;
 }
@@ -139,8 +141,17 @@ function containerView(container: ContainerReport): ContainerView {
     new_digest_short: shortId(container.new_digest),
     releases_text: releasesText(container),
     vulnerabilities_text: vulnerabilityWords(container) ? `; ${vulnerabilityWords(container)}` : "",
+    signature_text: signatureText(container),
     last: false,
   };
+}
+
+/** Who signed the new image, for the templates; a held update says why its signature holds it. */
+export function signatureText(container: Pick<ContainerReport, "signature">): string {
+  const s = container.signature;
+  if (s?.status === "held" && s.reason) return `; ${s.reason}`;
+  const words = signatureWords(container);
+  return words ? `; ${words}` : "";
 }
 
 /** `; 3 releases, 1 breaking: <newest release's page>` (docs/release-notes.md), or nothing. */

@@ -38,6 +38,8 @@ export const descriptorSchema = z.object({
   digest,
   size: z.number().int().nonnegative().optional(),
   annotations,
+  /** an index entry's platform (the one an engine pulls is picked by it) */
+  platform: z.object({ os: text.optional(), architecture: text.optional(), variant: text.optional() }).optional(),
 });
 export type Descriptor = z.infer<typeof descriptorSchema>;
 

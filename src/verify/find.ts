@@ -50,8 +50,10 @@ async function bundlesOf(
   const found: FoundSignature[] = [];
   // (the tag schema's index may name a referrer's type as the empty config's: only other types are passed over)
   const candidates = referrers.filter((d) => d.artifactType === undefined || !isOtherType(d.artifactType));
-  for (const descriptor of candidates.slice(0, MAX_MANIFESTS)) {
-    const manifest = await reader.manifest(ref, descriptor.digest);
+  // a registry may list one referrer on every page: each is read once
+  const digests = [...new Set(candidates.map((d) => d.digest))];
+  for (const digest of digests.slice(0, MAX_MANIFESTS)) {
+    const manifest = await reader.manifest(ref, digest);
     const layer = manifest ? bundleLayer(manifest.body) : undefined;
     if (layer) found.push({ format: "bundle", where, bundle: await reader.blob(ref, layer.digest) });
   }

@@ -14,8 +14,9 @@
 import type { RE2JS } from "re2js";
 import type { Config } from "../config/index.ts";
 import { toSvcError } from "../core/errors.ts";
+import type { Platform } from "../engine/port.ts";
 import type { Logger } from "../log/index.ts";
-import type { ArtifactReader, ImageRef } from "../registry/index.ts";
+import { type ArtifactReader, type ImageRef, pickPlatform } from "../registry/index.ts";
 import type { Remembered } from "../state/index.ts";
 import { type FoundSignature, findSignatures } from "./find.ts";
 import { loadPublicKey, type PublicKey } from "./keys.ts";
@@ -35,14 +36,23 @@ export interface SignatureReport {
   format: "bundle" | "simple" | null;
   /** where it was found: referrers API, referrers tag, legacy tag */
   found_in: string | null;
+  /** the digest it signs: the new digest, or for an unsigned index the platform manifest pulled from it */
+  digest: string | null;
   /** the policy that applied: enforce, warn, or pinned (no policy: the remembered signer) */
   policy: "enforce" | "warn" | "pinned";
   reason: string | null;
 }
 
 export interface SignatureCheck {
-  /** The signature of `digest` in `ref`'s repository, and whether the update is held for it. */
-  check(ref: ImageRef, digest: string): Promise<{ report: SignatureReport; hold: string | null }>;
+  /**
+   * The signature of `digest` in `ref`'s repository, and whether the update is held for it; for
+   * an unsigned index, the signature of its manifest for `platform` (the one the engine pulls).
+   */
+  check(
+    ref: ImageRef,
+    digest: string,
+    platform?: () => Promise<Platform>,
+  ): Promise<{ report: SignatureReport; hold: string | null }>;
   /** An admin accepts the signer a held update of `repository` carries (or its lack of one); the new pin, or null when nothing waits. */
   accept(repository: string): string | null;
   /** registry requests sent for signatures so far */
@@ -56,6 +66,12 @@ interface CompiledPolicy {
   globs: RE2JS[];
   keys: PublicKey[];
   identity: RE2JS | null;
+}
+
+/** the signatures found, and the digest they are of */
+interface Found {
+  signatures: FoundSignature[];
+  digest: string;
 }
 
 const UNSIGNED = "unsigned";
@@ -78,16 +94,29 @@ export function createSignatureCheck(deps: {
 }): SignatureCheck {
   const checkOne = deps.checkSignature ?? checkSignature;
   const policies = deps.config.verify.map(compile);
-  const cache = new Map<string, { found: FoundSignature[]; at: number }>();
+  const cache = new Map<string, { found: Found; at: number }>();
 
-  const signatures = async (ref: ImageRef, digest: string): Promise<FoundSignature[]> => {
+  /** the signatures of `digest`, else (an unsigned index) of its manifest for `platform` */
+  const signatures = async (ref: ImageRef, digest: string, platform?: () => Promise<Platform>): Promise<Found> => {
     const key = `${ref.registry}/${ref.repository}@${digest}`;
     const cached = cache.get(key);
-    if (cached && (cached.found.length > 0 || Date.now() - cached.at < UNSIGNED_FOR_MS)) return cached.found;
-    const found = await findSignatures(deps.reader, ref, digest);
+    if (cached && (cached.found.signatures.length > 0 || Date.now() - cached.at < UNSIGNED_FOR_MS)) return cached.found;
+    let found: Found = { signatures: await findSignatures(deps.reader, ref, digest), digest };
+    if (found.signatures.length === 0 && platform) {
+      const manifest = await platformManifest(ref, digest, platform);
+      if (manifest !== null) found = { signatures: await findSignatures(deps.reader, ref, manifest), digest: manifest };
+    }
     if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
     cache.set(key, { found, at: Date.now() });
     return found;
+  };
+
+  /** the manifest an engine pulls from the index `digest` for `platform`; null when `digest` is no index */
+  const platformManifest = async (ref: ImageRef, digest: string, platform: () => Promise<Platform>) => {
+    const index = await deps.reader.manifest(ref, digest);
+    const entries = index?.body.manifests;
+    if (!entries) return null;
+    return pickPlatform(entries, await platform())?.digest ?? null;
   };
 
   const trustOf = async (keys: PublicKey[], transparencyLog: boolean, found: FoundSignature[]): Promise<Trust> => {
@@ -105,44 +134,47 @@ export function createSignatureCheck(deps: {
     return { keys, transparencyLog, root };
   };
 
-  const underPolicy = async (p: CompiledPolicy, ref: ImageRef, digest: string) => {
+  const underPolicy = async (p: CompiledPolicy, ref: ImageRef, digest: string, platform?: () => Promise<Platform>) => {
     const mode = p.policy.mode;
-    const fail = (reason: string, found?: FoundSignature) => ({
-      report: report(mode === "enforce" ? "held" : "unverified", null, found, mode, reason),
+    const fail = (reason: string, found?: FoundSignature, signed?: string) => ({
+      report: report(mode === "enforce" ? "held" : "unverified", null, found, mode, reason, signed),
       hold: mode === "enforce" ? `signature not verified: ${reason}` : null,
     });
-    let found: FoundSignature[];
+    let found: Found;
     try {
-      found = await signatures(ref, digest);
+      found = await signatures(ref, digest, platform);
     } catch (error) {
       return fail(`signatures could not be read: ${toSvcError(error).message}`);
     }
-    if (found.length === 0) return fail("no signature found");
-    const trust = await trustOf(p.keys, p.policy.transparency_log, found);
+    if (found.signatures.length === 0) return fail("no signature found");
+    const trust = await trustOf(p.keys, p.policy.transparency_log, found.signatures);
     let last = "";
-    for (const signature of found) {
-      const checked = allowed(p, checkOne(signature, ref, digest, trust));
-      if (checked.ok) return { report: report("verified", checked.signer, signature, mode, null), hold: null };
+    for (const signature of found.signatures) {
+      const checked = allowed(p, checkOne(signature, ref, found.digest, trust));
+      if (checked.ok)
+        return { report: report("verified", checked.signer, signature, mode, null, found.digest), hold: null };
       last = checked.why;
     }
-    return fail(last, found[0]);
+    return fail(last, found.signatures[0], found.digest);
   };
 
-  const pinned = async (ref: ImageRef, digest: string) => {
+  const pinned = async (ref: ImageRef, digest: string, platform?: () => Promise<Platform>) => {
     const repository = `${ref.registry}/${ref.repository}`;
     const pin = deps.signers.get(repository);
-    let found: FoundSignature[];
+    let read: Found;
     try {
-      found = await signatures(ref, digest);
+      read = await signatures(ref, digest, platform);
     } catch (error) {
       const reason = `signatures could not be read: ${toSvcError(error).message}`;
       // a repository never seen signed updates as ever; one that was must show its signer again
       if (pin === undefined) return { report: report("unsigned", null, undefined, "pinned", reason), hold: null };
       return { report: report("held", null, undefined, "pinned", reason), hold: reason };
     }
+    const found = read.signatures;
+    const signed = read.digest;
     const trust = await trustOf([], false, found);
     const verified = found
-      .map((signature) => ({ signature, checked: checkOne(signature, ref, digest, trust) }))
+      .map((signature) => ({ signature, checked: checkOne(signature, ref, signed, trust) }))
       .find((v) => v.checked.ok);
     const candidate = verified?.checked.ok ? signerName(verified.checked.signer) : UNSIGNED;
     if (pin === undefined || pin === candidate) {
@@ -152,11 +184,21 @@ export function createSignatureCheck(deps: {
       }
       deps.pending.delete(repository);
       if (verified?.checked.ok)
-        return { report: report("verified", verified.checked.signer, verified.signature, "pinned", null), hold: null };
-      const first = found.length === 0 ? null : checkOne(found[0]!, ref, digest, trust);
+        return {
+          report: report("verified", verified.checked.signer, verified.signature, "pinned", null, signed),
+          hold: null,
+        };
+      const first = found.length === 0 ? null : checkOne(found[0]!, ref, signed, trust);
       const why = first === null || first.ok ? null : `signed, not verified: ${first.why}`;
       return {
-        report: report(found.length === 0 ? "unsigned" : "unverified", null, found[0], "pinned", why),
+        report: report(
+          found.length === 0 ? "unsigned" : "unverified",
+          null,
+          found[0],
+          "pinned",
+          why,
+          found.length === 0 ? undefined : signed,
+        ),
         hold: null,
       };
     }
@@ -165,14 +207,24 @@ export function createSignatureCheck(deps: {
       candidate === UNSIGNED
         ? `no longer signed (was signed by ${pin}); accept by name to update`
         : `signer changed: ${pin} -> ${candidate}; accept by name to update`;
-    return { report: report("held", null, verified?.signature ?? found[0], "pinned", reason), hold: reason };
+    return {
+      report: report(
+        "held",
+        null,
+        verified?.signature ?? found[0],
+        "pinned",
+        reason,
+        found.length === 0 ? undefined : signed,
+      ),
+      hold: reason,
+    };
   };
 
   return {
-    check: (ref, digest) => {
+    check: (ref, digest, platform) => {
       const text = `${ref.registry}/${ref.repository}`;
       const policy = policies.find((p) => p.globs.some((g) => g.matches(text) || g.matches(ref.original)));
-      return policy ? underPolicy(policy, ref, digest) : pinned(ref, digest);
+      return policy ? underPolicy(policy, ref, digest, platform) : pinned(ref, digest, platform);
     },
     accept: (repository) => {
       const candidate = deps.pending.get(repository);
@@ -204,12 +256,14 @@ function report(
   found: FoundSignature | undefined,
   policy: SignatureReport["policy"],
   reason: string | null,
+  signed?: string,
 ): SignatureReport {
   return {
     status,
     signer: signer ? signerName(signer) : null,
     format: found?.format ?? null,
     found_in: found?.where ?? null,
+    digest: found && signed !== undefined ? signed : null,
     policy,
     reason,
   };

@@ -109,6 +109,16 @@ export function validEntry(rng: Random, index: number): ContainerOverview {
       to_version: maybe(rng, () => "2.0.0"),
     })),
     release_notes: maybe(rng, () => releaseNotes(rng)),
+    // a signer's identity is anyone's text: a certificate's SAN, a registry's answer
+    signature: maybe(rng, () => ({
+      status: rng.pick(["verified", "unsigned", "unverified", "held"] as const),
+      signer: maybe(rng, () => hostileText(rng).slice(0, 300)),
+      format: rng.pick(["bundle", "simple", null] as const),
+      found_in: rng.pick(["referrers API", "referrers tag", "legacy tag", null] as const),
+      digest: maybe(rng, () => digest(rng)),
+      policy: rng.pick(["enforce", "warn", "pinned"] as const),
+      reason: maybe(rng, () => hostileText(rng)),
+    })),
   };
 }
 

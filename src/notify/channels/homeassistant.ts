@@ -21,7 +21,7 @@ import { shortId } from "../../core/digests.ts";
 import { markdownAsText } from "../../core/markup.ts";
 import { inMemory, type Remembered } from "../../state/index.ts";
 import type { ContainerReport, SessionReport } from "../../updater/types.ts";
-import { releaseWords, vulnerabilityWords } from "../../updater/wrappers/summary.ts";
+import { releaseWords, signatureWords, vulnerabilityWords } from "../../updater/wrappers/summary.ts";
 
 export interface RetainedMessage {
   topic: string;
@@ -90,8 +90,12 @@ export function summaryOf(target: ContainerReport): string {
   const words = releaseWords(target);
   const what =
     target.state === "rolled_back" ? `rolled back${target.reason ? `: ${target.reason}` : ""}` : target.reason;
+  // svc's own arrows ("signer changed: A -> B") would lose their `>` to the Markdown guard
   const text = plainText(
-    [words, vulnerabilityWords(target), what].filter(Boolean).join("; ") || target.state.replace("_", " "),
+    (
+      [words, vulnerabilityWords(target), signatureWords(target), what].filter(Boolean).join("; ") ||
+      target.state.replace("_", " ")
+    ).replaceAll(" -> ", " → "),
   );
   return text.length > MAX_SUMMARY ? `${text.slice(0, MAX_SUMMARY - 1)}…` : text;
 }

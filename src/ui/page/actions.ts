@@ -1,6 +1,6 @@
 /**
  * What the page does on svc, one action at a time, each asked for first where it restarts
- * something (dialogs.ts): update, roll back, snooze, skip a version. Progress is followed while an
+ * something (dialogs.ts): update, roll back, snooze, skip a version, accept a new signer. Progress is followed while an
  * action runs (polling.ts); its outcome is said, and what it changed loaded again (data.ts).
  */
 import { apiOf, type CopyView } from "./api.ts";
@@ -153,6 +153,21 @@ export async function snoozeContainer(c: Row): Promise<void> {
         ? `${labelOf(c)}: updates snoozed until ${dayTime(result.until)} (${fromNow(result.until)}).`
         : `${labelOf(c)}: snooze lifted.`,
     );
+    await load([c.name], true, c.peer);
+  });
+}
+
+/** An update held for its signer: the new signer (or the lack of one) becomes the repository's, asked first. */
+export async function acceptSigner(c: Row): Promise<void> {
+  const ok = await confirmDialog.ask(
+    "Accept the new signer?",
+    `${c.signature?.reason ?? "The new image is signed by someone else."} Accepting makes it the signer svc expects for this repository from now on: updates signed by the former signer are held in turn. The update then runs as any other.`,
+    "Accept",
+  );
+  if (!ok) return;
+  await act(async () => {
+    const result = await apiOf(c.peer).acceptSigner(c.name);
+    say(`${labelOf(c)}: ${result.repository} is now expected to be signed by ${result.signer}.`);
     await load([c.name], true, c.peer);
   });
 }

@@ -174,6 +174,11 @@ export function apiOf(peer: string | null = null) {
         at("rollback"),
         withData ? { container: name, with_data: "true" } : { container: name },
       ),
+    /** the signer a held update carries becomes the repository's (POST /v1/signers/accept) */
+    acceptSigner: (name: string) =>
+      call<{ container: string; repository: string; signer: string }>("POST", at("signers/accept"), {
+        container: name,
+      }),
     /** the data guard's copies (GET /v1/data-guard) */
     dataCopies: () => call<{ copies: CopyView[] }>("GET", at("data-guard")),
     /** removes one of them (DELETE /v1/data-guard) */

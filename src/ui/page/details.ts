@@ -28,12 +28,21 @@ export async function showDetails(c: Row): Promise<void> {
     ["Skipped", c.skipped],
     ["Rollback goes back to", c.previous_image_id],
     ["Group", c.group ? `${GROUP_WORDS[c.group.kind]} ${c.group.name}` : null],
+    ["Signature", c.signature && signatureFact(c.signature)],
+    ["Signature reason", c.signature?.reason ?? null],
   ];
   const shown = facts.filter((fact): fact is [string, string] => Boolean(fact[1]));
   await infoDialog.show(
     `Details of ${labelOf(c)}`,
     h("dl", { class: "details" }, ...shown.flatMap(([term, value]) => [h("dt", {}, term), h("dd", {}, value)])),
   );
+}
+
+/** `verified: signed by X (bundle, referrers API, sha256:...)`, as the report has it. */
+function signatureFact(s: NonNullable<Row["signature"]>): string {
+  const where = [s.format, s.found_in, s.digest].filter(Boolean).join(", ");
+  const who = s.signer ? `: signed by ${s.signer}` : "";
+  return `${s.status}${who}${where ? ` (${where})` : ""}; policy ${s.policy}`;
 }
 
 export async function showTimeline(c: Row): Promise<void> {

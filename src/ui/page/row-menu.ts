@@ -1,5 +1,5 @@
 /** A row's buttons and its "More" menu (one open at a time); what each does is actions.ts's or details.ts's. */
-import { act, rollBack, skipVersion, snoozeContainer, updateContainers } from "./actions.ts";
+import { acceptSigner, act, rollBack, skipVersion, snoozeContainer, updateContainers } from "./actions.ts";
 import { load } from "./data.ts";
 import { showDetails, showTimeline } from "./details.ts";
 import { type Child, h } from "./dom.ts";
@@ -33,6 +33,9 @@ export function rowActions(c: Row): Child[] {
     button("History", "History of", () => void showTimeline(c)),
   ];
   if (c.canAct) {
+    // a signer change (or a lost signature) with no policy: only a person says it is expected
+    if (c.signature?.status === "held" && c.signature.policy === "pinned")
+      more.push(button("Accept new signer", "Accept the new signer of", () => void acceptSigner(c)));
     if (c.available_version) more.push(button("Skip this version", "Skip this version of", () => void skipVersion(c)));
     more.push(
       button(c.snoozed_until ? "Snoozed: change" : "Snooze", "Snooze updates of", () => void snoozeContainer(c)),

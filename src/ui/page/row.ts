@@ -126,7 +126,30 @@ function availableCell(c: Row): HTMLTableCellElement {
     link && h("a", { href: link, target: "_blank", rel: "noopener noreferrer", class: "notes" }, "Release notes"),
     releaseNotesCell(c.release_notes),
     vulnerabilitiesCell(c.vulnerabilities),
+    signatureNote(c),
   );
+}
+
+/** Who signed the newer image (docs/verification.md): its details on hover and in Details. */
+function signatureNote(c: Row): Child {
+  const s = c.signature;
+  if (!s) return null;
+  const text =
+    s.status === "verified"
+      ? `signed by ${s.signer ?? "?"}`
+      : s.status === "unsigned"
+        ? "unsigned"
+        : s.status === "held"
+          ? "held for its signature"
+          : "signature not verified";
+  const title = [
+    s.reason,
+    s.format && `${s.format === "simple" ? "legacy" : "bundle"} format`,
+    s.found_in && `from the ${s.found_in}`,
+  ]
+    .filter(Boolean)
+    .join("; ");
+  return h("span", { class: `note signature signature-${s.status}`, title }, text);
 }
 
 function policyNotes(c: Row): Child[] {

@@ -117,7 +117,7 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     deps.config,
   );
   await notes.decided;
-  await checkSignatures(deps.signatures, ctx, entries.values());
+  await checkSignatures(deps.signatures, ctx, entries.values(), (entry) => checker.platformOf(entry.summary.imageId));
   await readVulnerabilities(
     { engine: deps.engine, registry: deps.registry, config: deps.config, vulns: deps.vulns ?? null },
     ctx,

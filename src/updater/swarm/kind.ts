@@ -120,7 +120,7 @@ async function runServices(kind: Kind, { ctx, all, filter, options, releases }: 
   // a service that holds breaking updates waits for its notes; the others are updated meanwhile
   const notes = readReleaseNotes({ releases, filter, options, trigger: ctx.trigger }, entries, checker, deps.config);
   await notes.decided;
-  await checkSignatures(deps.signatures, ctx, entries);
+  await checkSignatures(deps.signatures, ctx, entries, (entry) => checker.platformOf(entry.summary.imageId));
   const stale = toReplace(entries);
   if (options.dryRun) {
     for (const entry of stale) finish(entry, "stale", DRY_RUN_REASON);

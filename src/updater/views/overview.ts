@@ -14,6 +14,7 @@ import type { ContainerSummary, ImageSummary } from "../../engine/port.ts";
 import { parseReference } from "../../registry/reference.ts";
 import type { ReleaseNotes } from "../../releases/index.ts";
 import type { Remembered } from "../../state/index.ts";
+import type { SignatureReport } from "../../verify/index.ts";
 import type { VulnerabilityDiff } from "../../vulns/index.ts";
 
 export type { VulnerabilityDiff, VulnerabilityEntry } from "../../vulns/index.ts";
@@ -106,6 +107,8 @@ export interface ContainerOverview {
   built_from: string[] | null;
   /** for a stale container when vulnerabilities are on: what the update fixes and brings in (docs/vulnerabilities.md); null otherwise */
   vulnerabilities: VulnerabilityDiff | null;
+  /** for a target with a newer image: who signed it, or why it is held for its signature (docs/verification.md); null otherwise */
+  signature: SignatureReport | null;
 }
 
 export interface OverviewMemory {
@@ -204,6 +207,7 @@ function describe(
     built_from: entry.built ? entry.built.bases.map((b) => b.reference) : null,
     reason: entry.reason,
     vulnerabilities: entry.vulnerabilities ?? null,
+    signature: entry.signature ?? null,
     version,
     available_version: available,
     update_kind: available === null ? null : updateKind(entry, policy.tagPolicy),

@@ -55,6 +55,18 @@ export function vulnerabilityWords(c: Pick<ContainerReport, "vulnerabilities">):
   return `vulnerabilities: ${diffSummary(diff)}`;
 }
 
+/**
+ * `signed by <identity (issuer)>` or `signed by key SHA256:...` for a verified new image,
+ * `signature not verified: <why>` for one a `warn` policy let through (docs/verification.md); ""
+ * otherwise: an unsigned image says nothing, and a hold says its reason where reasons are said.
+ */
+export function signatureWords(c: Pick<ContainerReport, "signature">): string {
+  const s = c.signature;
+  if (s?.status === "verified" && s.signer) return `signed by ${s.signer}`;
+  if (s?.status === "unverified") return `signature not verified${s.reason ? `: ${s.reason}` : ""}`;
+  return "";
+}
+
 /** What svc writes (a dry run) or wrote into a compose project's files, and whether compose will recreate the container all the same. */
 function composeNote(c: ContainerReport): string {
   if (!c.compose || (c.state !== "updated" && !wouldUpdate(c))) return "";
@@ -75,7 +87,7 @@ function gitNote(c: ContainerReport): string {
 }
 
 function releasesNote(c: ContainerReport): string {
-  const words = [releaseWords(c), vulnerabilityWords(c)].filter(Boolean).join("; ");
+  const words = [releaseWords(c), vulnerabilityWords(c), signatureWords(c)].filter(Boolean).join("; ");
   return words ? ` (${words})` : "";
 }
 

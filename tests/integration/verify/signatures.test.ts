@@ -42,6 +42,7 @@ describe("a policy with a key", () => {
         status: "verified",
         format: format === "bundle" ? "bundle" : "simple",
         found_in: format === "bundle" ? "referrers tag" : "legacy tag",
+        digest: v2.digest,
         policy: "enforce",
         reason: null,
       });
@@ -140,6 +141,7 @@ describe("without a policy", () => {
       signer: null,
       format: null,
       found_in: null,
+      digest: null,
       policy: "pinned",
       reason: null,
     });

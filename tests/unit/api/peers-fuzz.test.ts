@@ -112,6 +112,7 @@ const FIELDS = [
   "compose_change",
   "built_from",
   "vulnerabilities",
+  "signature",
 ].sort();
 
 /** A policy without the unknown field the generator adds to it. */

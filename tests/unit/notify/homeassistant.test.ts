@@ -104,6 +104,23 @@ describe("release_summary: text only, at most 255 characters", () => {
     );
     expect(summaryOf(target({ state: "fresh" }))).toBe("fresh");
   });
+  test("who signed the new image, or the signer change that holds it", () => {
+    const verified = {
+      status: "verified",
+      signer: "key SHA256:aaa",
+      format: "bundle",
+      found_in: "referrers tag",
+      digest: null,
+      policy: "enforce",
+      reason: null,
+    } as const;
+    expect(summaryOf(target({ releases, signature: verified }))).toBe("2 releases; signed by key SHA256:aaa");
+    const reason = "signer changed: key SHA256:aaa -> key SHA256:bbb; accept by name to update";
+    const held = { ...verified, status: "held", signer: null, policy: "pinned", reason } as const;
+    expect(summaryOf(target({ state: "held", reason, signature: held }))).toBe(
+      "signer changed: key SHA256:aaa → key SHA256:bbb; accept by name to update",
+    );
+  });
   test(`cut to ${MAX_SUMMARY} characters (update entity's release_summary limit)`, () => {
     const summary = summaryOf(target({ reason: "x".repeat(400) }));
     expect(summary.length).toBe(MAX_SUMMARY);

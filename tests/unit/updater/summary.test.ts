@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { buildReport } from "../../../src/updater/cycle/report.ts";
 import { type ContainerReport, DRY_RUN_REASON } from "../../../src/updater/types.ts";
 import { containerLine, logReport, logRollback, summaryLine } from "../../../src/updater/wrappers/summary.ts";
+import type { SignatureReport } from "../../../src/verify/index.ts";
 import { type RecordedLine, recordingLogger } from "../../support/logger.ts";
 
 const OLD = `sha256:8b54f3a1c2d4${"0".repeat(52)}`;
@@ -92,6 +93,40 @@ describe("containerLine", () => {
     expect(containerLine(entry("api", "skipped", { reason: "pinned by digest" }))).toBe(
       "api: skipped: pinned by digest",
     );
+  });
+});
+
+describe("who signed the new image", () => {
+  const RELEASE = "https://github.com/acme/app/.github/workflows/release.yml@refs/tags/v1";
+  const signature = (more: Partial<SignatureReport>): SignatureReport => ({
+    status: "verified",
+    signer: `${RELEASE} (https://token.actions.githubusercontent.com)`,
+    format: "bundle",
+    found_in: "referrers API",
+    digest: NEW,
+    policy: "pinned",
+    reason: null,
+    ...more,
+  });
+
+  test("an update says who signed it; a warn policy's unverified image says so; unsigned says nothing", () => {
+    expect(containerLine(entry("web", "updated", { signature: signature({}) }))).toBe(
+      `web: updated app:1.2.0 (sha256:8b54f3a1c2d4 -> 8367aa01bc3e) (signed by ${RELEASE} (https://token.actions.githubusercontent.com))`,
+    );
+    const unverified = signature({ status: "unverified", signer: null, policy: "warn", reason: "no signature found" });
+    expect(containerLine(entry("web", "updated", { signature: unverified }))).toEndWith(
+      "(signature not verified: no signature found)",
+    );
+    const unsigned = signature({ status: "unsigned", signer: null, format: null, found_in: null, digest: null });
+    expect(containerLine(entry("web", "updated", { signature: unsigned }))).toBe(
+      "web: updated app:1.2.0 (sha256:8b54f3a1c2d4 -> 8367aa01bc3e)",
+    );
+  });
+
+  test("a signer change is held, its reason naming both signers once", () => {
+    const reason = "signer changed: key SHA256:aaa -> key SHA256:bbb; accept by name to update";
+    const held = entry("web", "held", { reason, signature: signature({ status: "held", signer: null, reason }) });
+    expect(containerLine(held)).toBe(`web: held app:1.2.0 (sha256:8b54f3a1c2d4 -> 8367aa01bc3e): ${reason}`);
   });
 });
 

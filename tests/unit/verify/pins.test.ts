@@ -106,7 +106,15 @@ describe("the signer remembered per repository, without a policy", () => {
     const { check, signers, requests } = setup();
     const unsigned = await check.check(ref, digest(4));
     expect(unsigned).toEqual({
-      report: { status: "unsigned", signer: null, format: null, found_in: null, policy: "pinned", reason: null },
+      report: {
+        status: "unsigned",
+        signer: null,
+        format: null,
+        found_in: null,
+        digest: null,
+        policy: "pinned",
+        reason: null,
+      },
       hold: null,
     });
     expect(signers.entries()).toEqual([]);
