@@ -74,6 +74,7 @@ const vulnerabilities = z.object({
     still_open: z.number().int().min(0),
   }),
   problem: prose.nullable(),
+  passed_min_age: z.boolean().optional(),
 });
 
 const container = z.object({

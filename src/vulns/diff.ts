@@ -36,6 +36,8 @@ export interface VulnerabilityDiff {
   counts: { fixed: number; introduced: number; still_open: number };
   /** why the lookup could not be made (an image without a package database, OSV unreachable); null when it was */
   problem: string | null;
+  /** min_image_age was passed over, the update fixing one at or above `min_image_age_unless_fixes` */
+  passed_min_age?: boolean;
 }
 
 export interface ImagePair {
@@ -176,6 +178,9 @@ export function diffOf(
   };
 }
 
+/** What a report line and the badge add when the update did not wait for min_image_age. */
+export const PASSED_MIN_AGE = "min_image_age passed over";
+
 /** "fixes 3, 1 high; brings in 1 (high)": what a badge and a report line say. */
 export function diffSummary(diff: VulnerabilityDiff): string {
   if (diff.problem !== null) return "vulnerabilities unknown";
@@ -189,5 +194,6 @@ export function diffSummary(diff: VulnerabilityDiff): string {
   if (diff.counts.introduced > 0) parts.push(`brings in ${diff.counts.introduced}${worst(diff.introduced)}`);
   if (parts.length === 0)
     return diff.counts.still_open > 0 ? `${diff.counts.still_open} still open` : "no known vulnerabilities";
+  if (diff.passed_min_age) parts.push(PASSED_MIN_AGE);
   return parts.join("; ");
 }

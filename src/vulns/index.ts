@@ -11,7 +11,7 @@ import { createInventoryReader, type InventoryAnswer } from "./image.ts";
 import { createOsvClient, type OsvClient } from "./osv.ts";
 
 export type { ImagePair, VulnerabilityDiff, VulnerabilityEntry } from "./diff.ts";
-export { diffSummary } from "./diff.ts";
+export { diffSummary, PASSED_MIN_AGE } from "./diff.ts";
 export { READER_LABEL } from "./image.ts";
 export { atOrAbove, SEVERITIES, type Severity } from "./severity.ts";
 

@@ -4,7 +4,8 @@
  * real dpkg status file (the older and the newer versions of glibc and openssl) and Debian's
  * os-release; a stale container; the report and GET /v1/containers' overview show what is fixed
  * and what is brought in; hold_if_introduces holds, and an update asked for by name is applied;
- * on_lookup_failure; nothing is sent when vulnerabilities are off (docs/vulnerabilities.md).
+ * on_lookup_failure; min_image_age_unless_fixes, through the svc command with a notification;
+ * nothing is sent when vulnerabilities are off (docs/vulnerabilities.md).
  */
 import { afterAll, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
@@ -13,7 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { docker, importImage, sandbox } from "../../harness.ts";
 import { DEBIAN_RECORDS, type OsvRecordFixture, startOsvStandIn } from "../../support/osv.ts";
-import { entryOf, expectState, Fixture, inspect, makeUpdater } from "../updater/support.ts";
+import { baseFlags, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "../e2e/support.ts";
+import { entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
 
 const fx = new Fixture();
 const dirs: string[] = [];
@@ -31,7 +33,9 @@ const OPENSSL_CRITICAL: OsvRecordFixture = {
   ],
 };
 const osv = startOsvStandIn([...DEBIAN_RECORDS, OPENSSL_CRITICAL]);
-afterAll(() => {
+afterAll(async () => {
+  await stopAll();
+  stopReceivers();
   osv.stop();
   fx.cleanup();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
@@ -156,4 +160,51 @@ test("off by default: nothing is read, and nothing is sent", async () => {
   const report = await h.updater.run("api", undefined, { dryRun: true });
   expect(entryOf(report, app).vulnerabilities).toBeUndefined();
   expect(osv.requests).toEqual([]);
+}, 240_000);
+
+test("min_image_age_unless_fixes: svc applies an update that fixes a high one at once, and says so", async () => {
+  const { app, old, newer } = staleContainer("aged");
+  const flags = (threshold: string, more: string[] = []) => [
+    ...baseFlags(),
+    "--run-once",
+    "--scope",
+    TEST_SCOPE,
+    "--min-image-age",
+    "24h",
+    "--vulnerabilities-enabled",
+    "--vulnerabilities-osv-url",
+    osv.url,
+    "--vulnerabilities-min-image-age-unless-fixes",
+    threshold,
+    ...more,
+    app,
+  ];
+  const entryIn = (output: string) =>
+    reportsIn(output)
+      .at(-1)
+      ?.containers.find((c: any) => c.name === app);
+
+  // the fix is high, not critical: min_image_age waits, and the report says what the update would fix
+  const waiting = await runSvc(flags("critical"));
+  expect(waiting.code, waiting.svc.describe()).toBe(0);
+  const held = entryIn(waiting.svc.output);
+  expect(held?.state, waiting.svc.describe()).toBe("stale");
+  expect(held.reason).toEndWith("(min_image_age)");
+  expect(held.vulnerabilities.fixed.map((e: any) => e.id)).toEqual(["DSA-5514-1"]);
+  expect(held.vulnerabilities.passed_min_age).toBeUndefined();
+  expect(inspect(app).Image).toBe(old);
+
+  const { bodies, url } = receiver();
+  // a shoutrrr generic URL: the message's text, as a chat service gets it
+  const generic = `generic+${url}?disabletls=yes`;
+  const passing = await runSvc(flags("high", ["--notifications-urls", generic]));
+  expect(passing.code, passing.svc.describe()).toBe(0);
+  const updated = entryIn(passing.svc.output);
+  expect(updated?.state, passing.svc.describe()).toBe("updated");
+  expect(updated.vulnerabilities.passed_min_age).toBe(true);
+  expect(inspect(app).Image).toBe(newer);
+  expect(passing.svc.output).toContain("min_image_age passed over: the update fixes a known vulnerability");
+  expect(bodies.join("\n"), passing.svc.describe()).toContain(
+    "vulnerabilities: fixes 1, 1 high; brings in 1, 1 critical; min_image_age passed over",
+  );
 }, 240_000);
