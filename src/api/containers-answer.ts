@@ -75,6 +75,7 @@ const vulnerabilities = z.object({
   }),
   problem: prose.nullable(),
   passed_min_age: z.boolean().optional(),
+  read_from: z.enum(["sbom", "package database"]).optional(),
 });
 
 const container = z.object({

@@ -38,11 +38,15 @@ export interface VulnerabilityDiff {
   problem: string | null;
   /** min_image_age was passed over, the update fixing one at or above `min_image_age_unless_fixes` */
   passed_min_age?: boolean;
+  /** where both images' packages were read: the SBOMs attached in the registry, or the images' package databases */
+  read_from?: "sbom" | "package database";
 }
 
 export interface ImagePair {
   running: InventoryAnswer;
   candidate: InventoryAnswer;
+  /** both inventories from the SBOMs attached in the registry (else from the images' package databases) */
+  fromSbom?: boolean;
 }
 
 const keyOf = (q: OsvQuery): string => `${q.ecosystem}\0${q.name}\0${q.version}`;
@@ -83,11 +87,16 @@ export async function diffPairs(
   pairs: ReadonlyMap<string, ImagePair>,
 ): Promise<Map<string, VulnerabilityDiff>> {
   const out = new Map<string, VulnerabilityDiff>();
-  const usable = new Map<string, { running: Inventory; candidate: Inventory }>();
+  const usable = new Map<string, { running: Inventory; candidate: Inventory; fromSbom: boolean }>();
   for (const [name, pair] of pairs) {
     const problem = unusable(pair);
     if (problem) out.set(name, failed(problem));
-    else usable.set(name, { running: pair.running.inventory!, candidate: pair.candidate.inventory! });
+    else
+      usable.set(name, {
+        running: pair.running.inventory!,
+        candidate: pair.candidate.inventory!,
+        fromSbom: pair.fromSbom === true,
+      });
   }
   if (usable.size === 0) return out;
   const distinct = new Map<string, OsvQuery>();
@@ -105,10 +114,10 @@ export async function diffPairs(
     for (const name of usable.keys()) out.set(name, failed(problem));
     return out;
   }
-  for (const [name, { running, candidate }] of usable) {
+  for (const [name, { running, candidate, fromSbom }] of usable) {
     const before = entriesOf(running, hitsByQuery, records);
     const after = entriesOf(candidate, hitsByQuery, records);
-    out.set(name, diffOf(before, after));
+    out.set(name, { ...diffOf(before, after), read_from: fromSbom ? "sbom" : "package database" });
   }
   return out;
 }

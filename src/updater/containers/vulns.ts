@@ -64,6 +64,11 @@ export async function readVulnerabilities(
       continue;
     }
     try {
+      const attached = await attachedPair(vulns, checker, entry);
+      if (attached) {
+        asked.set(entry.summary.name, { ...attached, key });
+        continue;
+      }
       const candidateId = await candidateImage(deps, ctx, checker, scope.options, entry);
       if (candidateId === null) {
         entry.vulnerabilities = unknown("the newer image is not here yet: read at the next real cycle, once pulled");
@@ -132,6 +137,27 @@ const unknown = (problem: string): VulnerabilityDiff => ({
   counts: { fixed: 0, introduced: 0, still_open: 0 },
   problem,
 });
+
+/**
+ * Both images' packages from the SBOMs attached to them in the registry (vulns/sbom.ts): no pull,
+ * no reading container. null unless both have one (one side from an SBOM and the other from its
+ * package database would not list the same things the same way).
+ */
+async function attachedPair(
+  vulns: Vulnerabilities,
+  checker: Checker,
+  entry: ContainerEntry,
+): Promise<ImagePair | null> {
+  const { ref, oldDigest, newDigest } = entry.verdict!;
+  if (!ref || !oldDigest?.startsWith("sha256:") || !newDigest) return null;
+  const platform = await checker.platformOf(entry.summary.imageId);
+  const [running, candidate] = await Promise.all([
+    vulns.attached(ref, oldDigest, platform),
+    vulns.attached(ref, newDigest, platform),
+  ]);
+  if (!running || !candidate) return null;
+  return { running: { inventory: running.inventory }, candidate: { inventory: candidate.inventory }, fromSbom: true };
+}
 
 /**
  * The newer image's local id: the one no_pull found, or the image of the new digest, pulled by
