@@ -123,6 +123,8 @@ export interface SvcOptions {
   monitorOnly?: boolean;
   /** release_notes.github_api_url (a loopback stand-in) */
   githubApiUrl?: string;
+  /** vulnerabilities on, asking this OSV address (a loopback stand-in) */
+  vulnerabilities?: { osvUrl: string };
 }
 
 export function svcConfig(options: SvcOptions): string {
@@ -153,6 +155,8 @@ export function svcConfig(options: SvcOptions): string {
   // cache_for 0s: a conditional request every cycle, however close the cycles (the default answers from memory for 5 minutes)
   if (options.githubApiUrl)
     lines.push(`[release_notes]`, `github_api_url = "${options.githubApiUrl}"`, `cache_for = "0s"`);
+  if (options.vulnerabilities)
+    lines.push(`[vulnerabilities]`, `enabled = true`, `osv_url = "${options.vulnerabilities.osvUrl}"`);
   if (options.rollback === false)
     lines.push(`[rollback]`, `on_exit_code = false`, `on_healthcheck = false`, `on_timeout = false`);
   // Written before it returns: svc must never race a half-written file.

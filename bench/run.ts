@@ -21,6 +21,7 @@ import { benchSwarmServices } from "./cases/swarm-services.ts";
 import { benchTagPolicies } from "./cases/tag-policies.ts";
 import { benchThroughput } from "./cases/throughput.ts";
 import { benchUpdateCycle } from "./cases/update-cycle.ts";
+import { benchVulnerabilities } from "./cases/vulnerabilities.ts";
 import { benchWindowPrePull } from "./cases/window-pre-pull.ts";
 import { buildBinaries, sandboxDown, sandboxUp, WORK } from "./harness.ts";
 import { stopAll } from "./lib.ts";
@@ -37,6 +38,7 @@ const steps: [string, () => void | Promise<void>][] = [
   ["update cycle", benchUpdateCycle],
   ["window pre-pull", benchWindowPrePull],
   ["release notes", benchReleaseNotes],
+  ["vulnerabilities", benchVulnerabilities],
   ["swarm services", benchSwarmServices],
   ["dashboard", benchDashboard],
   ["data guard", benchDataGuardCase],

@@ -74,6 +74,8 @@ const vulnerabilities = z.object({
     still_open: z.number().int().min(0),
   }),
   problem: prose.nullable(),
+  passed_min_age: z.boolean().optional(),
+  read_from: z.enum(["sbom", "package database"]).optional(),
 });
 
 const signature = z.object({

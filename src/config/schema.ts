@@ -333,6 +333,11 @@ export const CONFIG = table("General options", {
         "off",
         "Hold an update that brings in a known vulnerability of this severity or above, until updated by name (off: never)",
       ),
+      min_image_age_unless_fixes: choice(
+        ["off", "critical", "high", "medium", "low"],
+        "off",
+        "Apply an update min_image_age holds at once when it fixes a known vulnerability of this severity or above (off: min_image_age always waits); the newer image is pulled to be read",
+      ),
       on_lookup_failure: choice(
         ["ignore", "hold"],
         "ignore",

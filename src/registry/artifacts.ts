@@ -63,8 +63,8 @@ export interface ArtifactReader {
   referrers(ref: ImageRef, digest: string): Promise<Descriptor[] | null>;
   /** A manifest or index by tag or digest, with its digest; null when there is none (404). */
   manifest(ref: ImageRef, reference: string): Promise<{ digest: string; body: ArtifactManifest } | null>;
-  /** A blob, at most ARTIFACT_LIMITS.blobBytes, checked against its digest. */
-  blob(ref: ImageRef, digest: string): Promise<Uint8Array>;
+  /** A blob, at most `cap` bytes (ARTIFACT_LIMITS.blobBytes), checked against its digest. */
+  blob(ref: ImageRef, digest: string, cap?: number): Promise<Uint8Array>;
   /** Requests sent so far (the bench reports what a verification costs). */
   readonly requests: number;
 }
@@ -114,12 +114,12 @@ export function createArtifactReader(client: RegistryClient): ArtifactReader {
     return { digest: computed, body: parseAnswer(bytes, artifactManifestSchema, what) };
   };
 
-  const blob = async (ref: ImageRef, digest: string): Promise<Uint8Array> => {
+  const blob = async (ref: ImageRef, digest: string, cap: number = ARTIFACT_LIMITS.blobBytes): Promise<Uint8Array> => {
     const path = `/v2/${ref.repository}/blobs/${digest}`;
     const response = await request(ref, path, "*/*");
     if (!response.ok) throw await registryError(ref, response, `GET ${path}`);
     const what = `${ref.original}: the blob ${digest}`;
-    const bytes = await readCapped(response, ARTIFACT_LIMITS.blobBytes, what);
+    const bytes = await readCapped(response, cap, what);
     if (sha256(bytes) !== digest) throw new SvcError("registry", `${what} does not match its digest`);
     return bytes;
   };

@@ -163,7 +163,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     ...shared,
     leftImages: deps.leftImages ?? inMemory(),
     prePulled: deps.prePulled ?? inMemory(),
-    vulns: deps.vulns !== undefined ? deps.vulns : createVulnerabilities(deps.config, deps.engine),
+    vulns: deps.vulns !== undefined ? deps.vulns : vulnerabilitiesOf(deps, log),
     unitMoves,
     buildBases: deps.buildBases ?? inMemory(),
     previous,
@@ -282,6 +282,16 @@ function kindDepsOf(deps: UpdaterDeps, draining: () => boolean): KindDeps & { sn
     draining,
     signatures: deps.signatures ?? signatureCheckOf(deps),
   };
+}
+
+/** The vulns room, reading the SBOMs attached in the registry where the registry reads artifacts. */
+function vulnerabilitiesOf(deps: UpdaterDeps, log: Logger): Vulnerabilities | null {
+  const artifacts = deps.registry.artifacts?.();
+  return createVulnerabilities(deps.config, deps.engine, {
+    ...(artifacts ? { artifacts } : {}),
+    onSbomProblem: (problem) =>
+      log.debug("SBOM attestation not read; the image's packages are read instead", { problem }),
+  });
 }
 
 /** The verify room over the registry's artifacts; none where the registry reads none (a fake). */

@@ -36,11 +36,17 @@ export interface VulnerabilityDiff {
   counts: { fixed: number; introduced: number; still_open: number };
   /** why the lookup could not be made (an image without a package database, OSV unreachable); null when it was */
   problem: string | null;
+  /** min_image_age was passed over, the update fixing one at or above `min_image_age_unless_fixes` */
+  passed_min_age?: boolean;
+  /** where both images' packages were read: the SBOMs attached in the registry, or the images' package databases */
+  read_from?: "sbom" | "package database";
 }
 
 export interface ImagePair {
   running: InventoryAnswer;
   candidate: InventoryAnswer;
+  /** both inventories from the SBOMs attached in the registry (else from the images' package databases) */
+  fromSbom?: boolean;
 }
 
 const keyOf = (q: OsvQuery): string => `${q.ecosystem}\0${q.name}\0${q.version}`;
@@ -81,11 +87,16 @@ export async function diffPairs(
   pairs: ReadonlyMap<string, ImagePair>,
 ): Promise<Map<string, VulnerabilityDiff>> {
   const out = new Map<string, VulnerabilityDiff>();
-  const usable = new Map<string, { running: Inventory; candidate: Inventory }>();
+  const usable = new Map<string, { running: Inventory; candidate: Inventory; fromSbom: boolean }>();
   for (const [name, pair] of pairs) {
     const problem = unusable(pair);
     if (problem) out.set(name, failed(problem));
-    else usable.set(name, { running: pair.running.inventory!, candidate: pair.candidate.inventory! });
+    else
+      usable.set(name, {
+        running: pair.running.inventory!,
+        candidate: pair.candidate.inventory!,
+        fromSbom: pair.fromSbom === true,
+      });
   }
   if (usable.size === 0) return out;
   const distinct = new Map<string, OsvQuery>();
@@ -103,10 +114,10 @@ export async function diffPairs(
     for (const name of usable.keys()) out.set(name, failed(problem));
     return out;
   }
-  for (const [name, { running, candidate }] of usable) {
+  for (const [name, { running, candidate, fromSbom }] of usable) {
     const before = entriesOf(running, hitsByQuery, records);
     const after = entriesOf(candidate, hitsByQuery, records);
-    out.set(name, diffOf(before, after));
+    out.set(name, { ...diffOf(before, after), read_from: fromSbom ? "sbom" : "package database" });
   }
   return out;
 }
@@ -176,6 +187,9 @@ export function diffOf(
   };
 }
 
+/** What a report line and the badge add when the update did not wait for min_image_age. */
+export const PASSED_MIN_AGE = "min_image_age passed over";
+
 /** "fixes 3, 1 high; brings in 1 (high)": what a badge and a report line say. */
 export function diffSummary(diff: VulnerabilityDiff): string {
   if (diff.problem !== null) return "vulnerabilities unknown";
@@ -189,5 +203,6 @@ export function diffSummary(diff: VulnerabilityDiff): string {
   if (diff.counts.introduced > 0) parts.push(`brings in ${diff.counts.introduced}${worst(diff.introduced)}`);
   if (parts.length === 0)
     return diff.counts.still_open > 0 ? `${diff.counts.still_open} still open` : "no known vulnerabilities";
+  if (diff.passed_min_age) parts.push(PASSED_MIN_AGE);
   return parts.join("; ");
 }

@@ -5,22 +5,32 @@
  * image and the newer digest) are kept in memory, so that a pair is looked up once, not per cycle.
  */
 import type { Config } from "../config/index.ts";
-import type { Engine } from "../engine/port.ts";
+import { toSvcError } from "../core/errors.ts";
+import type { Engine, Platform } from "../engine/port.ts";
 import { diffPairs, type ImagePair, type VulnerabilityDiff } from "./diff.ts";
 import { createInventoryReader, type InventoryAnswer } from "./image.ts";
 import { createOsvClient, type OsvClient } from "./osv.ts";
+import { type ArtifactReader, type ImageRef, readSbom, type SbomAnswer } from "./sbom.ts";
 
 export type { ImagePair, VulnerabilityDiff, VulnerabilityEntry } from "./diff.ts";
-export { diffSummary } from "./diff.ts";
+export { diffSummary, PASSED_MIN_AGE } from "./diff.ts";
 export { READER_LABEL } from "./image.ts";
 export { atOrAbove, SEVERITIES, type Severity } from "./severity.ts";
 
 /** Diffs kept, by pair. */
 const MAX_DIFFS = 1000;
+/** SBOM answers kept, by repository and digest (an answer of none too: it costs requests to ask again). */
+const MAX_SBOMS = 1000;
 
 export interface Vulnerabilities {
   /** an image's inventory (a local image's id), read once per id */
   inventory(imageId: string): Promise<InventoryAnswer>;
+  /**
+   * The inventory of the image `digest` names in `ref`'s repository from the SBOM attached to it
+   * in the registry (vulns/sbom.ts), asked once per digest; null when it has none svc reads, the
+   * registry failed, or svc reads no registry artifacts.
+   */
+  attached(ref: ImageRef, digest: string, platform: Platform): Promise<SbomAnswer>;
   /** the diff kept for a pair, if it was looked up */
   known(pairKey: string): VulnerabilityDiff | undefined;
   /** every pair's diff from one OSV lookup; the answered ones are kept */
@@ -35,9 +45,11 @@ export const pairKey = (runningImageId: string, newDigest: string): string => `$
 export function createVulnerabilities(
   config: Config,
   engine: Pick<Engine, "createHelper" | "readArchive" | "removeContainer">,
-  fetchImpl?: typeof fetch,
+  options: { fetch?: typeof fetch; artifacts?: ArtifactReader; onSbomProblem?: (problem: string) => void } = {},
 ): Vulnerabilities | null {
   if (!config.vulnerabilities.enabled) return null;
+  const fetchImpl = options.fetch;
+  const sboms = new Map<string, Promise<SbomAnswer>>();
   const reader = createInventoryReader(engine);
   const osv = createOsvClient({
     url: config.vulnerabilities.osv_url,
@@ -48,6 +60,23 @@ export function createVulnerabilities(
   return {
     osv,
     inventory: (imageId) => reader.read(imageId),
+    attached(ref, digest, platform) {
+      const artifacts = options.artifacts;
+      if (!artifacts) return Promise.resolve(null);
+      const key = `${ref.registry}/${ref.repository}@${digest} ${platform.os}/${platform.architecture}`;
+      let answer = sboms.get(key);
+      if (!answer) {
+        answer = readSbom(artifacts, ref, digest, platform).catch((error): SbomAnswer => {
+          // the registry failed: the engine's way is taken, and the digest asked again next time
+          sboms.delete(key);
+          options.onSbomProblem?.(`${ref.original}@${digest}: ${toSvcError(error).message}`);
+          return null;
+        });
+        sboms.set(key, answer);
+        if (sboms.size > MAX_SBOMS) sboms.delete(sboms.keys().next().value!);
+      }
+      return answer;
+    },
     known: (key) => diffs.get(key),
     async lookUp(pairs) {
       const answered = await diffPairs(osv, pairs);

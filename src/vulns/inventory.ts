@@ -96,7 +96,7 @@ function* paragraphs(text: string): Generator<Map<string, string>> {
   if (fields.size > 0) yield fields;
 }
 
-function inventoryOf(format: VersionFormat, distro: Distro | null, listed: InstalledPackage[]): Inventory {
+export function inventoryOf(format: VersionFormat, distro: Distro | null, listed: InstalledPackage[]): Inventory {
   return {
     format,
     distro,

@@ -120,6 +120,7 @@ export function vulnerabilitiesCell(diff: VulnerabilityDiff | null | undefined):
   const words = [
     diff.counts.fixed > 0 && `fixes ${diff.counts.fixed}${worst(diff.fixed)}`,
     diff.counts.introduced > 0 && `brings in ${diff.counts.introduced}${worst(diff.introduced)}`,
+    diff.passed_min_age && "min_image_age passed over",
   ]
     .filter(Boolean)
     .join("; ");

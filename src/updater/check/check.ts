@@ -63,6 +63,8 @@ export interface Verdict {
   newImage: string | null;
   /** stale, but not to be applied in this cycle (min_image_age, a newer tag only reported): the reason says why */
   held?: boolean;
+  /** held by min_image_age alone: when it lets the newer image be applied */
+  minAgeUntil?: number;
   /** a built service: its bases, and those that moved since it was built */
   bases?: BasesVerdict;
 }
@@ -259,7 +261,7 @@ export function createChecker(deps: {
         ? `first seen ${new Date(seen.seenAt).toISOString()}`
         : `created ${new Date(since).toISOString()} (after svc first saw it)`;
     const reason = `newer image ${candidate} ${counted}; applied once it is ${formatDuration(input.minImageAgeMs!)} old, from ${new Date(eligibleAt).toISOString()} (min_image_age)`;
-    return { ...verdict, reason, held: true };
+    return { ...verdict, reason, held: true, minAgeUntil: eligibleAt };
   };
 
   /** The creation time of the newer image, as its config says; null when unknown (then first-seen alone counts). */

@@ -21,7 +21,7 @@ import {
 } from "../../vulns/index.ts";
 import type { Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { finish } from "../cycle/target.ts";
+import { finish, heldByWindow } from "../cycle/target.ts";
 import type { CycleOptions, UpdateFilter } from "../types.ts";
 import type { ContainerEntry } from "./replace.ts";
 
@@ -47,9 +47,13 @@ export async function readVulnerabilities(
 ): Promise<void> {
   const vulns = deps.vulns;
   if (!vulns) return;
+  const passOver = deps.config.vulnerabilities.min_image_age_unless_fixes;
   const stale = [...entries].filter(
     (entry) =>
-      entry.state === "stale" && entry.finishedAt === undefined && entry.verdict?.newDigest && entry.verdict.ref,
+      entry.state === "stale" &&
+      (entry.finishedAt === undefined || (passOver !== "off" && heldByMinAge(entry))) &&
+      entry.verdict?.newDigest &&
+      entry.verdict.ref,
   );
   const asked = new Map<string, ImagePair & { key: string }>();
   for (const entry of stale) {
@@ -60,6 +64,11 @@ export async function readVulnerabilities(
       continue;
     }
     try {
+      const attached = await attachedPair(vulns, checker, entry);
+      if (attached) {
+        asked.set(entry.summary.name, { ...attached, key });
+        continue;
+      }
       const candidateId = await candidateImage(deps, ctx, checker, scope.options, entry);
       if (candidateId === null) {
         entry.vulnerabilities = unknown("the newer image is not here yet: read at the next real cycle, once pulled");
@@ -86,8 +95,39 @@ export async function readVulnerabilities(
     if (!diff) continue;
     if (diff.problem !== null)
       ctx.log.warn("vulnerabilities not read", { container: entry.summary.name, problem: diff.problem });
-    holdByPolicy(deps.config, ctx, scope, entry, diff);
+    if (heldByMinAge(entry)) passMinAge(ctx, entry, diff, passOver as Severity);
+    holdByPolicy(deps.config, ctx, scope, entry, entry.vulnerabilities ?? diff);
   }
+}
+
+/** Held by min_image_age alone (not monitor-only: that one is never applied). */
+const heldByMinAge = (entry: ContainerEntry): boolean =>
+  entry.finishedAt !== undefined && entry.verdict?.minAgeUntil !== undefined && !entry.policy.monitorOnly;
+
+/**
+ * min_image_age_unless_fixes: an update that fixes a known vulnerability of that severity or above
+ * does not wait for min_image_age (waiting would keep the hole open); its window still applies, and
+ * hold_if_introduces after it. The diff says so, for the report, the page and the notifications.
+ */
+function passMinAge(ctx: ProtocolContext, entry: ContainerEntry, diff: VulnerabilityDiff, threshold: Severity): void {
+  if (diff.problem !== null) return;
+  const over = diff.fixed.filter((e) => atOrAbove(e.severity, threshold));
+  if (over.length === 0) return;
+  ctx.log.info("min_image_age passed over: the update fixes a known vulnerability", {
+    container: entry.summary.name,
+    fixes: over
+      .slice(0, 3)
+      .map((e) => `${e.id} (${e.severity}, ${e.package})`)
+      .join(", "),
+    min_image_age_unless_fixes: threshold,
+  });
+  entry.vulnerabilities = { ...diff, passed_min_age: true };
+  entry.verdict = { ...entry.verdict!, held: false, reason: null };
+  delete entry.verdict.minAgeUntil;
+  entry.state = "stale";
+  entry.reason = null;
+  entry.finishedAt = undefined;
+  heldByWindow(entry);
 }
 
 const unknown = (problem: string): VulnerabilityDiff => ({
@@ -97,6 +137,27 @@ const unknown = (problem: string): VulnerabilityDiff => ({
   counts: { fixed: 0, introduced: 0, still_open: 0 },
   problem,
 });
+
+/**
+ * Both images' packages from the SBOMs attached to them in the registry (vulns/sbom.ts): no pull,
+ * no reading container. null unless both have one (one side from an SBOM and the other from its
+ * package database would not list the same things the same way).
+ */
+async function attachedPair(
+  vulns: Vulnerabilities,
+  checker: Checker,
+  entry: ContainerEntry,
+): Promise<ImagePair | null> {
+  const { ref, oldDigest, newDigest } = entry.verdict!;
+  if (!ref || !oldDigest?.startsWith("sha256:") || !newDigest) return null;
+  const platform = await checker.platformOf(entry.summary.imageId);
+  const [running, candidate] = await Promise.all([
+    vulns.attached(ref, oldDigest, platform),
+    vulns.attached(ref, newDigest, platform),
+  ]);
+  if (!running || !candidate) return null;
+  return { running: { inventory: running.inventory }, candidate: { inventory: candidate.inventory }, fromSbom: true };
+}
 
 /**
  * The newer image's local id: the one no_pull found, or the image of the new digest, pulled by

@@ -142,6 +142,98 @@ export class Repository {
     };
   }
 
+  /**
+   * An SBOM attestation for `subject` as BuildKit writes one with `--sbom=true`, its layout taken
+   * from BuildKit's source (exporter/containerimage/writer.go, commitAttestationsManifest and
+   * attestationsConfig; exporter/attestation/make.go, makeInTotoStatement): an in-toto v1
+   * statement whose predicate is `predicate` (an SPDX document) as the one layer, of type
+   * application/vnd.in-toto+json with its `in-toto.io/predicate-type`; a config naming the
+   * unknown/unknown platform and the layer as its diff id; the index entry annotated with
+   * `vnd.docker.reference.type: attestation-manifest` and the subject's digest.
+   */
+  async sbomAttestation(subject: Descriptor, predicate: unknown): Promise<Descriptor> {
+    const predicateType = "https://spdx.dev/Document";
+    const statement = new TextEncoder().encode(
+      JSON.stringify({
+        _type: "https://in-toto.io/Statement/v1",
+        predicateType,
+        subject: [{ name: `pkg:docker/${this.reference}@latest`, digest: { sha256: subject.digest.slice(7) } }],
+        predicate,
+      }),
+    );
+    const layer = await this.pushBlob(statement);
+    const config = await this.pushBlob(
+      new TextEncoder().encode(
+        JSON.stringify({
+          architecture: "unknown",
+          os: "unknown",
+          config: {},
+          rootfs: { type: "layers", diff_ids: [layer.digest] },
+        }),
+      ),
+    );
+    const manifest = {
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.ociManifest,
+      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: config.digest, size: config.size },
+      layers: [
+        {
+          mediaType: "application/vnd.in-toto+json",
+          digest: layer.digest,
+          size: layer.size,
+          annotations: { "in-toto.io/predicate-type": predicateType },
+        },
+      ],
+    };
+    const descriptor = await this.putManifest(
+      `sbom-${randomBytes(4).toString("hex")}`,
+      MEDIA_TYPES.ociManifest,
+      manifest,
+    );
+    return {
+      ...descriptor,
+      platform: { os: "unknown", architecture: "unknown" },
+      annotations: {
+        "vnd.docker.reference.digest": subject.digest,
+        "vnd.docker.reference.type": "attestation-manifest",
+      },
+    };
+  }
+
+  /**
+   * An SPDX document attached to `subject` as an OCI 1.1 artifact (as `oras attach --artifact-type
+   * application/spdx+json` pushes one): a manifest with the artifact type, the empty config, the
+   * document as its layer and `subject`; on a registry without the referrers API, listed in the
+   * referrers tag schema's index (`sha256-<hex>`), as the OCI distribution spec asks the pusher to.
+   */
+  async sbomReferrer(subject: Descriptor, document: unknown): Promise<Descriptor> {
+    const artifactType = "application/spdx+json";
+    const layer = await this.pushBlob(new TextEncoder().encode(JSON.stringify(document)));
+    const empty = await this.pushBlob(new TextEncoder().encode("{}"));
+    const manifest = {
+      schemaVersion: 2,
+      mediaType: MEDIA_TYPES.ociManifest,
+      artifactType,
+      config: { mediaType: "application/vnd.oci.empty.v1+json", digest: empty.digest, size: empty.size },
+      layers: [{ mediaType: artifactType, digest: layer.digest, size: layer.size }],
+      subject: { mediaType: subject.mediaType, digest: subject.digest, size: subject.size },
+    };
+    const descriptor = await this.putManifest(
+      `spdx-${randomBytes(4).toString("hex")}`,
+      MEDIA_TYPES.ociManifest,
+      manifest,
+    );
+    const tag = subject.digest.replace(":", "-");
+    const listed = await fetch(this.url(`manifests/${tag}`), { headers: { Accept: MEDIA_TYPES.ociIndex } });
+    const index = listed.ok
+      ? ((await listed.json()) as any)
+      : { schemaVersion: 2, mediaType: MEDIA_TYPES.ociIndex, manifests: [] };
+    if (!listed.ok) await listed.body?.cancel();
+    index.manifests.push({ ...descriptor, artifactType });
+    await this.putManifest(tag, MEDIA_TYPES.ociIndex, index);
+    return descriptor;
+  }
+
   /** An index (OCI) or manifest list (Docker) of `entries` under `tag`; returns its digest. */
   async pushIndex(tag: string, entries: Descriptor[], kind: "oci" | "docker" = "oci"): Promise<string> {
     const mediaType = kind === "oci" ? MEDIA_TYPES.ociIndex : MEDIA_TYPES.dockerList;

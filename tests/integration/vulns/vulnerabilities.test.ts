@@ -4,80 +4,25 @@
  * real dpkg status file (the older and the newer versions of glibc and openssl) and Debian's
  * os-release; a stale container; the report and GET /v1/containers' overview show what is fixed
  * and what is brought in; hold_if_introduces holds, and an update asked for by name is applied;
- * on_lookup_failure; nothing is sent when vulnerabilities are off (docs/vulnerabilities.md).
+ * on_lookup_failure; min_image_age_unless_fixes, through the svc command with a notification;
+ * nothing is sent when vulnerabilities are off (docs/vulnerabilities.md).
  */
 import { afterAll, expect, test } from "bun:test";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { docker, importImage, sandbox } from "../../harness.ts";
-import { DEBIAN_RECORDS, type OsvRecordFixture, startOsvStandIn } from "../../support/osv.ts";
-import { entryOf, expectState, Fixture, inspect, makeUpdater } from "../updater/support.ts";
+import { docker, sandbox } from "../../harness.ts";
+import { DEBIAN_RECORDS, startOsvStandIn } from "../../support/osv.ts";
+import { baseFlags, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "../e2e/support.ts";
+import { entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
+import { debianImage, dpkgStatus, OPENSSL_CRITICAL, removeBuildDirs } from "./support.ts";
 
 const fx = new Fixture();
-const dirs: string[] = [];
-const OPENSSL_CRITICAL: OsvRecordFixture = {
-  id: "DEBIAN-CVE-2099-0002",
-  modified: "2099-01-01T00:00:00Z",
-  summary: "openssl: a flaw the newer version brings in (made for the tests)",
-  aliases: ["CVE-2099-0002"],
-  severity: [{ type: "CVSS_V3", score: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H" }],
-  affected: [
-    {
-      package: { ecosystem: "Debian:12", name: "openssl" },
-      ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "3.0.21-1" }, { fixed: "3.0.22-1" }] }],
-    },
-  ],
-};
 const osv = startOsvStandIn([...DEBIAN_RECORDS, OPENSSL_CRITICAL]);
-afterAll(() => {
+afterAll(async () => {
+  await stopAll();
+  stopReceivers();
   osv.stop();
   fx.cleanup();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  removeBuildDirs();
 }, 120_000);
-
-const OS_RELEASE =
-  'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\nVERSION_CODENAME=bookworm\n';
-
-/** A dpkg status file as dpkg writes it, for libc6 (source glibc) and libssl3 (source openssl). */
-function dpkgStatus(glibc: string, openssl: string): string {
-  const paragraph = (name: string, source: string, version: string) =>
-    [
-      `Package: ${name}`,
-      "Status: install ok installed",
-      "Priority: optional",
-      "Section: libs",
-      "Installed-Size: 2000",
-      "Maintainer: Debian <debian@example.org>",
-      "Architecture: amd64",
-      "Multi-Arch: same",
-      `Source: ${source}`,
-      `Version: ${version}`,
-      `Description: ${name} for the tests`,
-      " a continuation line, as dpkg keeps descriptions",
-    ].join("\n");
-  return `${paragraph("libc6", "glibc", glibc)}\n\n${paragraph("libssl3", "openssl", openssl)}\n`;
-}
-
-/** The busybox root file system plus os-release and the status file, imported and pushed as `ref`. */
-function debianImage(ref: string, status: string): string {
-  const dir = mkdtempSync(join(tmpdir(), "svc-vulns-"));
-  dirs.push(dir);
-  mkdirSync(join(dir, "root/etc"), { recursive: true });
-  mkdirSync(join(dir, "root/var/lib/dpkg"), { recursive: true });
-  writeFileSync(join(dir, "root/etc/os-release"), OS_RELEASE);
-  writeFileSync(join(dir, "root/var/lib/dpkg/status"), status);
-  const tar = join(dir, "rootfs.tar");
-  execFileSync("cp", [sandbox().rootfs, tar]);
-  execFileSync("tar", ["-C", join(dir, "root"), "-rf", tar, "./etc/os-release", "./var/lib/dpkg/status"]);
-  const id = importImage(ref, ['CMD ["/bin/sleep","3600"]', `LABEL svc.test.build=${dir}`], {
-    socketPath: sandbox().socketPath,
-    rootfs: tar,
-  });
-  docker(["push", "-q", ref]);
-  return id;
-}
 
 function staleContainer(what: string, extra: string[] = []) {
   const ref = `${sandbox().registry}/${fx.name(what)}:latest`;
@@ -156,4 +101,51 @@ test("off by default: nothing is read, and nothing is sent", async () => {
   const report = await h.updater.run("api", undefined, { dryRun: true });
   expect(entryOf(report, app).vulnerabilities).toBeUndefined();
   expect(osv.requests).toEqual([]);
+}, 240_000);
+
+test("min_image_age_unless_fixes: svc applies an update that fixes a high one at once, and says so", async () => {
+  const { app, old, newer } = staleContainer("aged");
+  const flags = (threshold: string, more: string[] = []) => [
+    ...baseFlags(),
+    "--run-once",
+    "--scope",
+    TEST_SCOPE,
+    "--min-image-age",
+    "24h",
+    "--vulnerabilities-enabled",
+    "--vulnerabilities-osv-url",
+    osv.url,
+    "--vulnerabilities-min-image-age-unless-fixes",
+    threshold,
+    ...more,
+    app,
+  ];
+  const entryIn = (output: string) =>
+    reportsIn(output)
+      .at(-1)
+      ?.containers.find((c: any) => c.name === app);
+
+  // the fix is high, not critical: min_image_age waits, and the report says what the update would fix
+  const waiting = await runSvc(flags("critical"));
+  expect(waiting.code, waiting.svc.describe()).toBe(0);
+  const held = entryIn(waiting.svc.output);
+  expect(held?.state, waiting.svc.describe()).toBe("stale");
+  expect(held.reason).toEndWith("(min_image_age)");
+  expect(held.vulnerabilities.fixed.map((e: any) => e.id)).toEqual(["DSA-5514-1"]);
+  expect(held.vulnerabilities.passed_min_age).toBeUndefined();
+  expect(inspect(app).Image).toBe(old);
+
+  const { bodies, url } = receiver();
+  // a shoutrrr generic URL: the message's text, as a chat service gets it
+  const generic = `generic+${url}?disabletls=yes`;
+  const passing = await runSvc(flags("high", ["--notifications-urls", generic]));
+  expect(passing.code, passing.svc.describe()).toBe(0);
+  const updated = entryIn(passing.svc.output);
+  expect(updated?.state, passing.svc.describe()).toBe("updated");
+  expect(updated.vulnerabilities.passed_min_age).toBe(true);
+  expect(inspect(app).Image).toBe(newer);
+  expect(passing.svc.output).toContain("min_image_age passed over: the update fixes a known vulnerability");
+  expect(bodies.join("\n"), passing.svc.describe()).toContain(
+    "vulnerabilities: fixes 1, 1 high; brings in 1, 1 critical; min_image_age passed over",
+  );
 }, 240_000);
