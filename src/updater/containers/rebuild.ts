@@ -146,7 +146,13 @@ export async function settleRebuild(
   if (entry.state === "updated" || entry.state === "fresh") {
     if (memory) {
       const baseline = readBaseline(memory, entry.summary.name);
-      for (const base of entry.verdict?.bases?.bases ?? []) baseline.set(base.reference, base.now);
+      for (const base of entry.verdict?.bases?.bases ?? []) {
+        // a base moved to a newer tag: the Dockerfile names the new reference now
+        if (base.site && base.newer) {
+          baseline.delete(base.reference);
+          baseline.set(base.newer.reference, base.newer.digest);
+        } else baseline.set(base.reference, base.now);
+      }
       writeBaseline(memory, entry.summary.name, baseline);
     }
     if (entry.state === "updated") entry.reason = `rebuilt: ${describeMoves(moved)}`;
