@@ -243,4 +243,30 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
     },
     600_000,
   );
+
+  test("a base's new tag whose build fails: the Dockerfile is written back, the old image runs", async () => {
+    const repo = fx.image("fbase", { tag: "1.0", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.0"] }).ref.replace(/:1\.0$/, "");
+    const dockerfile = `FROM ${repo}:1.0\nRUN [ "$BASE" = 1.0 ]\n`;
+    const p = track(
+      project("tagfails", {
+        "compose.yaml": `services:\n  only:\n    build:\n${BUILD}    command: ${CMD}\n    labels: { svc.scope: ${TEST_SCOPE}, svc.tag_policy: "semver:minor" }\n`,
+        Dockerfile: dockerfile,
+      }),
+    );
+    compose(p, "up", "-d");
+    const cycle = await updaterOf(p);
+    expectState((await cycle()).report, container(p, "only"), "fresh");
+    const before = { ids: ids(p), image: imageOf(p, "only") };
+    fx.image("fbase", { tag: "1.1", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.1"] });
+    const { report, audit } = await cycle();
+    expect(expectState(report, container(p, "only"), "failed").reason).toStartWith(
+      "rebuild failed: compose build exited with",
+    );
+    expect(audit.map((e) => e.action)).toContain("compose_revert");
+    expect(readFileSync(join(p.dir, "Dockerfile"), "utf8")).toBe(dockerfile);
+    expect(ids(p)).toEqual(before.ids);
+    expect(imageOf(p, "only")).toBe(before.image);
+    compose(p, "up", "-d", "--no-build");
+    expect(ids(p)).toEqual(before.ids);
+  }, 600_000);
 });
