@@ -49,7 +49,7 @@ export async function rebuildHeld(config: Config, compose: ComposeFiles | undefi
 /** What a dry run or monitor-only says it would run. */
 export async function rebuildCommand(compose: ComposeFiles | undefined, spec: BuildSpec): Promise<string | null> {
   const cli = await compose?.cli();
-  return cli ? describeCommand(buildCommand(cli, spec.project)) : null;
+  return cli ? describeCommand(buildCommand(cli, spec.project, spec.profiles)) : null;
 }
 
 export interface RebuildDeps {
@@ -122,10 +122,15 @@ export async function rebuild(deps: RebuildDeps, ctx: ProtocolContext, entry: Co
 
 function build(deps: RebuildDeps, ctx: ProtocolContext, entry: ContainerEntry, cli: ComposeCli, spec: BuildSpec) {
   return act(ctx, "build", { container: entry.summary.name, container_id: entry.id, image: spec.image }, () =>
-    runBuild(cli, spec.project, {
-      dockerHost: deps.config.docker.host,
-      timeoutMs: deps.config.compose.build_timeout,
-    }),
+    runBuild(
+      cli,
+      spec.project,
+      {
+        dockerHost: deps.config.docker.host,
+        timeoutMs: deps.config.compose.build_timeout,
+      },
+      spec.profiles,
+    ),
   );
 }
 

@@ -269,4 +269,39 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
     compose(p, "up", "-d", "--no-build");
     expect(ids(p)).toEqual(before.ids);
   }, 600_000);
+
+  test("a service in a profile, its dependency in another, its base's tag in an --env-file: rebuilt as compose runs it", async () => {
+    const base = fx.image("pbase", { tag: "1" });
+    const db = fx.image("pdb", { tag: "1" });
+    const repo = base.ref.slice(0, base.ref.lastIndexOf(":"));
+    const p = track(
+      project("profiled", {
+        "compose.yaml": `services:\n${service(
+          "app",
+          `${BUILD}      args:\n        TAG: \${BASE_TAG}\n`,
+          "    profiles: [extra]\n    depends_on: [db]\n",
+        )}  db:\n    image: ${db.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    profiles: [other]\n`,
+        Dockerfile: `ARG TAG=0\nFROM ${repo}:\${TAG}\nRUN echo app > /app\n`,
+        "envs/prod.env": "BASE_TAG=1\n",
+      }),
+    );
+    const run = ["--env-file", join(p.dir, "envs/prod.env"), "--profile", "extra", "--profile", "other"];
+    compose(p, ...run, "up", "-d");
+    const cycle = await updaterOf(p);
+    const first = expectState((await cycle()).report, container(p, "app"), "fresh");
+    expect(first.built?.bases.map((b) => b.reference)).toEqual([`${repo}:1`]);
+    expect(first.built?.command).toContain(
+      `--env-file ${join(p.dir, "envs/prod.env")} --profile extra --profile other build --pull app`,
+    );
+    const before = imageOf(p, "app");
+
+    const moved = fx.image("pbase", { tag: "1" });
+    const { report } = await cycle();
+    const entry = expectState(report, container(p, "app"), "updated");
+    expect(entry.built?.bases[0]).toMatchObject({ digest: moved.digest! });
+    expect(imageOf(p, "app")).not.toBe(before);
+    const afterSvc = ids(p);
+    compose(p, ...run, "up", "-d");
+    expect(ids(p)).toEqual(afterSvc);
+  }, 600_000);
 });
