@@ -108,6 +108,8 @@ export interface ContainerEntry extends TargetEntry {
   built?: BuiltTarget;
   /** rebuilt in this cycle: the image it ran before (its compose tag goes back to it if the replacement does not stand) */
   rebuiltFrom?: string;
+  /** a built service's running image was named `<repository>:svc-previous` before its build (containers/rebuild.ts) */
+  previousTagged?: boolean;
 }
 
 const INSPECT_CONCURRENCY = 8;

@@ -16,11 +16,14 @@ import { join } from "node:path";
 import { sandbox } from "../../harness.ts";
 import { removeComposeProject } from "../../support/fixture.ts";
 import { CMD, composeBench, composeWorks, type Project } from "./compose-support.ts";
-import { entryOf, expectState, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
+import { docker, entryOf, expectState, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 
 const { fx, project, compose, ids, names } = composeBench();
 
 afterAll(() => fx.cleanup(), 120_000);
+
+/** Whether the engine holds an image of that name. */
+const named = (reference: string) => docker(["image", "inspect", reference], { allowFailure: true }).code === 0;
 
 /** Every built service's build runs without a network: the sandbox's engine has no default bridge. */
 const BUILD = "      context: .\n      network: none\n";
@@ -164,6 +167,9 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
     // compose's tag names the image the old container runs: up -d keeps both containers
     expect(inspect(`${p.name}-sick`).Id).toBe(before.sick);
     expect(inspect(`${p.name}-broken`).Id).toBe(before.broken);
+    // the name svc kept the old image by goes once compose's names it again
+    expect(named(`${p.name}-sick:svc-previous`)).toBe(false);
+    expect(named(`${p.name}-broken:svc-previous`)).toBe(false);
     writeFileSync(join(p.dir, "broken.Dockerfile"), `FROM ${base.ref}\nRUN echo ok > /ok\n`);
     compose(p, "up", "-d", "--no-build");
     expect(ids(p)).toEqual(beforeIds);
@@ -206,9 +212,7 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
       // a newer minor tag of the base: the Dockerfiles move to it, the service built from .env's tag does not
       fx.image("tbase", { tag: "1.1", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.1"] });
       const dry = await cycle({ dryRun: true });
-      expect(entryOf(dry.report, container(p, "lit")).compose?.changes).toEqual([
-        "lit.Dockerfile line 2: 1.0 -> 1.1",
-      ]);
+      expect(entryOf(dry.report, container(p, "lit")).compose?.changes).toEqual(["lit.Dockerfile line 2: 1.0 -> 1.1"]);
       expect(readFileSync(join(p.dir, "lit.Dockerfile"), "utf8")).toBe(files["lit.Dockerfile"]);
 
       const { report } = await cycle();
@@ -245,7 +249,9 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
   );
 
   test("a base's new tag whose build fails: the Dockerfile is written back, the old image runs", async () => {
-    const repo = fx.image("fbase", { tag: "1.0", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.0"] }).ref.replace(/:1\.0$/, "");
+    const repo = fx
+      .image("fbase", { tag: "1.0", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.0"] })
+      .ref.replace(/:1\.0$/, "");
     const dockerfile = `FROM ${repo}:1.0\nRUN [ "$BASE" = 1.0 ]\n`;
     const p = track(
       project("tagfails", {
@@ -303,5 +309,26 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
     const afterSvc = ids(p);
     compose(p, ...run, "up", "-d");
     expect(ids(p)).toEqual(afterSvc);
+  }, 600_000);
+
+  test("with cleanup, the image a rebuild left goes after cleanup_delay, and its svc-previous name with it", async () => {
+    fx.image("cbase", { tag: "1" });
+    const base = fx.image("cbase", { tag: "1" });
+    const p = track(
+      project("cleaned", {
+        "compose.yaml": `services:\n${service("app", BUILD)}`,
+        Dockerfile: `FROM ${base.ref}\nRUN echo app > /app\n`,
+      }),
+    );
+    compose(p, "up", "-d");
+    const cycle = await updaterOf(p, { cleanup: true, cleanup_delay: 0 });
+    await cycle();
+    const before = imageOf(p, "app");
+    fx.image("cbase", { tag: "1" });
+    const { report } = await cycle();
+    expectState(report, container(p, "app"), "updated");
+    expect(imageOf(p, "app")).not.toBe(before);
+    expect(named(before)).toBe(false);
+    expect(named(`${p.name}-app:svc-previous`)).toBe(false);
   }, 600_000);
 });
