@@ -66,6 +66,13 @@ export interface BasesVerdict {
   recorded: string[];
 }
 
+/**
+ * The key of a baseline that holds the image id its container ran when the baseline was written:
+ * a container on another image was built again by someone else (`docker compose build` and `up -d`
+ * by hand), and its bases are recorded anew.
+ */
+export const BUILT_IMAGE_KEY = "@image";
+
 /** The baseline of one container: base reference -> the digest it was last built from. */
 export function readBaseline(memory: Remembered, name: string): Map<string, string> {
   try {
@@ -92,8 +99,13 @@ export async function checkBases(
   name: string,
   inputs: readonly BaseInput[],
   newerTag?: (ref: ImageRef) => Promise<{ tag: string; digest: string } | null>,
+  imageId?: string,
 ): Promise<BasesVerdict> {
-  const baseline = readBaseline(memory, name);
+  const stored = readBaseline(memory, name);
+  const builtImage = stored.get(BUILT_IMAGE_KEY);
+  stored.delete(BUILT_IMAGE_KEY);
+  // rebuilt meanwhile, not by svc: what it was built from is what the registry names now
+  const baseline = imageId !== undefined && builtImage !== undefined && builtImage !== imageId ? new Map() : stored;
   const bases: BaseState[] = [];
   let first: ImageRef | undefined;
   for (const input of inputs) {
@@ -129,7 +141,10 @@ export async function checkBases(
   }
   const recorded = bases.filter((b) => !baseline.has(b.reference)).map((b) => b.reference);
   const kept = new Map(bases.map((b) => [b.reference, b.built]));
-  if (recorded.length > 0 || kept.size !== baseline.size) writeBaseline(memory, name, kept);
+  if (recorded.length > 0 || kept.size !== baseline.size || (imageId !== undefined && builtImage !== imageId)) {
+    if (imageId !== undefined) kept.set(BUILT_IMAGE_KEY, imageId);
+    writeBaseline(memory, name, kept);
+  }
   const moved = bases.filter((b) => !b.pinned && (b.built !== b.now || b.site !== undefined));
   const ref = moved[0] ? parseReference(moved[0].reference) : first;
   return { bases, moved, ref, recorded };

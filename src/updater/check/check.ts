@@ -220,6 +220,7 @@ export function createChecker(deps: {
         input.name,
         built.bases,
         policy ? (ref) => newerTag(ref, policy, input) : undefined,
+        input.imageId,
       );
     } catch (error) {
       return { state: "skipped", reason: toSvcError(error).message, ...none };

@@ -19,7 +19,7 @@ import type { Config } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { Engine } from "../../engine/port.ts";
 import type { Remembered } from "../../state/index.ts";
-import { describeMoves, readBaseline, writeBaseline } from "../check/bases.ts";
+import { BUILT_IMAGE_KEY, describeMoves, readBaseline, writeBaseline } from "../check/bases.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish } from "../cycle/target.ts";
@@ -154,6 +154,11 @@ export async function settleRebuild(
   const built = entry.rebuiltFrom !== undefined;
   if (built && (entry.state === "updated" || entry.state === "fresh") && memory) {
     const baseline = readBaseline(memory, entry.summary.name);
+    // the image svc built is the one the container runs now (fresh: the one it ran)
+    baseline.set(
+      BUILT_IMAGE_KEY,
+      entry.state === "updated" && entry.newImageId ? entry.newImageId : entry.summary.imageId,
+    );
     for (const base of entry.verdict?.bases?.bases ?? []) {
       // a base moved to a newer tag: the Dockerfile names the new reference now
       if (base.site && base.newer) {
