@@ -232,7 +232,15 @@ export function createChecker(deps: {
     const reported = found.bases.find((b) => b.newer && !b.site)?.newer;
     // a newer base tag svc cannot write is reported as a compose service's newer tag is
     if (!moved && reported)
-      return { state: "stale", reason: heldTags, ref: found.ref, ...digests, newDigest: reported.digest, bases: found, held: true };
+      return {
+        state: "stale",
+        reason: heldTags,
+        ref: found.ref,
+        ...digests,
+        newDigest: reported.digest,
+        bases: found,
+        held: true,
+      };
     if (!moved) return { state: "fresh", reason: null, ref: found.ref, ...digests, newDigest: null, bases: found };
     const moves = [describeMoves(found.moved), heldTags].filter(Boolean).join("; ");
     const stale: Verdict = {

@@ -5,27 +5,27 @@
  * their own image, which no registry holds.
  */
 import {
-  BUILD_BASE_LABEL,
   type BaseImage,
+  BUILD_BASE_LABEL,
   type BuildSpec,
+  basesOf,
+  buildOf,
   COMPOSE_LABELS,
   type ComposeMove,
   describeEdit,
   type Edit,
-  readText,
-  basesOf,
-  buildOf,
   labelledBases,
   projectOf,
+  readText,
   untrustedBecause,
   WRITE_LABEL,
   writable,
 } from "../../compose/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { Engine, ImageSummary } from "../../engine/port.ts";
-import { finish } from "../cycle/target.ts";
 import type { BaseInput } from "../check/bases.ts";
 import type { BuiltInput } from "../check/check.ts";
+import { finish } from "../cycle/target.ts";
 import type { BuiltReport } from "../types.ts";
 import type { ContainerEntry } from "./replace.ts";
 
@@ -98,7 +98,8 @@ function baseInput(
   if (labelled) return held(`named by the label ${BUILD_BASE_LABEL}`);
   if (!write) return held("[compose] write is off");
   if (labels[WRITE_LABEL]?.trim() === "false") return held(`label ${WRITE_LABEL}=false keeps its files untouched`);
-  if (spec.dockerfile === null) return held("its Dockerfile is dockerfile_inline: svc moves a tag written in a Dockerfile");
+  if (spec.dockerfile === null)
+    return held("its Dockerfile is dockerfile_inline: svc moves a tag written in a Dockerfile");
   if (!base.tagAt)
     return held(`its tag is not one run of ${spec.dockerfile} (build.args or several variables give it)`);
   const problem = writable(spec.dockerfile);

@@ -359,7 +359,9 @@ async function pullGroup(g: GroupContext, group: string[], early: StackWrite[]):
     for (const name of updating) finish(g.entries.get(name)!, "skipped", "svc is shutting down");
     return new Set();
   }
-  const building = new Set([...updating].filter((name) => g.entries.get(name)!.built && g.entries.get(name)!.composeMove));
+  const building = new Set(
+    [...updating].filter((name) => g.entries.get(name)!.built && g.entries.get(name)!.composeMove),
+  );
   if (building.size > 0) {
     const asked = [...building];
     early.push(...(await writeCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, building)));
