@@ -9,6 +9,7 @@
  * the others kept as they were measured (results.ts).
  */
 import { rmSync } from "node:fs";
+import { benchBuiltServices } from "./cases/built-services.ts";
 import { benchCheckCycle } from "./cases/check-cycle.ts";
 import { benchDashboard } from "./cases/dashboard.ts";
 import { benchDataGuardCase } from "./cases/data-guard.ts";
@@ -35,6 +36,7 @@ const steps: [string, () => void | Promise<void>][] = [
   ["footprint parts", benchFootprintParts],
   ["check cycle", benchCheckCycle],
   ["tag policies", benchTagPolicies],
+  ["built services", benchBuiltServices],
   ["update cycle", benchUpdateCycle],
   ["window pre-pull", benchWindowPrePull],
   ["release notes", benchReleaseNotes],

@@ -74,7 +74,6 @@ REST_SECOND=(tests/integration/git tests/integration/cli tests/integration/sched
 # and fields, image stores, archive endpoints, health, the safety protocol's calls) runs on each.
 CONTAINERD_ONLY=(
   tests/integration/updater/compose-write.test.ts tests/integration/updater/compose-hash.test.ts
-  tests/integration/updater/compose-build.test.ts
   tests/integration/updater/compose-keys.test.ts tests/integration/updater/data-guard.test.ts
   tests/integration/updater/data-guard-rollback.test.ts tests/integration/updater/ordering.test.ts
   tests/integration/updater/window.test.ts tests/integration/updater/selection.test.ts

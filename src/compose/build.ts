@@ -33,6 +33,12 @@ export interface BuildSpec {
   additionalContexts: Map<string, string>;
   /** the image compose tags the build with: `image:`, else `<project>-<service>` */
   image: string;
+  /**
+   * every profile the project's services name: the build enables them all, since compose refuses
+   * a service whose `depends_on` names one in a profile not enabled, and svc does not know which
+   * profiles its user runs (compose labels no container with them)
+   */
+  profiles: string[];
 }
 
 export type BuildFound = { ok: true; spec: BuildSpec } | { ok: false; reason: string } | null;
@@ -68,10 +74,29 @@ export function buildOf(project: ComposeProject): BuildFound {
     const builds = layers.map((layer) => layer.build).filter((build) => build !== undefined && build !== null);
     if (builds.length === 0) return null;
     const image = [...layers].reverse().find((layer) => layer.image !== undefined && layer.image !== null)?.image;
-    return specOf(project, builds, image, env, workingDir);
+    const found = specOf(project, builds, image, env, workingDir);
+    if (found?.ok)
+      found.spec.profiles = profilesOf(files, [project.configFiles, ...files.included().map((i) => i.files)]);
+    return found;
   } catch (error) {
     return { ok: false, reason: toSvcError(error).message };
   }
+}
+
+/** The profiles the services of `lists` name, each once, in the order written (as compose-go validates them). */
+function profilesOf(files: ProjectFiles, lists: readonly (readonly string[])[]): string[] {
+  const found = new Set<string>();
+  for (const list of lists)
+    for (const file of list) {
+      const services = merged(files.doc(file).toJS({ maxAliasCount: 1000 })?.services) ?? {};
+      for (const entry of Object.values(services)) {
+        const profiles = merged(entry)?.profiles;
+        if (!Array.isArray(profiles)) continue;
+        for (const profile of profiles)
+          if (typeof profile === "string" && /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(profile)) found.add(profile);
+      }
+    }
+  return [...found];
 }
 
 interface Layer {
@@ -152,6 +177,7 @@ function specOf(
       args,
       additionalContexts,
       image: name,
+      profiles: [],
     },
   };
 }

@@ -17,6 +17,12 @@ export interface BaseImage {
   line: number;
   /** `FROM`, `COPY --from`, or an additional context of the docker-image:// kind */
   via: "FROM" | "COPY" | "additional_contexts";
+  /**
+   * The one run of the Dockerfile's text that holds the tag, when svc can move it there: the
+   * `FROM`'s own tag, or the default of the global `ARG` the tag is (`FROM img:${TAG}`) when no
+   * build arg overrides it; absent: the tag comes from elsewhere (build.args, several places)
+   */
+  tagAt?: { offset: number; text: string; variable: string | null };
 }
 
 export type Bases = { ok: true; bases: BaseImage[] } | { ok: false; reason: string };
@@ -40,12 +46,16 @@ export const MAX_DOCKERFILE_BYTES = 256 * 1024;
 export function baseImages(text: string, args: ReadonlyMap<string, string | null>): Bases {
   if (text.length > MAX_DOCKERFILE_BYTES) return { ok: false, reason: `the Dockerfile is larger than 256 KB` };
   const dockerfile = DockerfileParser.parse(text);
+  const offsetOf = lineOffsets(text);
   const scope = new Map<string, string>();
+  /** a global ARG's default as written, where the build takes it (no build arg over it) */
+  const written = new Map<string, { offset: number; text: string } | null>();
   for (const arg of dockerfile.getInitialARGs()) {
     const property = arg.getProperty();
     const name = property?.getName();
     if (!name) continue;
     const given = args.get(name);
+    written.set(name, null);
     if (given !== undefined && given !== null) scope.set(name, given);
     else {
       const value = property?.getValue();
@@ -53,6 +63,10 @@ export function baseImages(text: string, args: ReadonlyMap<string, string | null
         const expanded = expand(value, scope);
         if (typeof expanded !== "string") return { ok: false, reason: `ARG ${name}: ${expanded.problem}` };
         scope.set(name, expanded);
+        const range = property?.getValueRange();
+        const offset = range ? offsetOf(range.start) : -1;
+        if (offset >= 0 && text.slice(offset, offset + value.length) === value && !value.includes("$"))
+          written.set(name, { offset, text: value });
       }
     }
   }
@@ -72,7 +86,15 @@ export function baseImages(text: string, args: ReadonlyMap<string, string | null
       if (stage) stages.add(stage.toLowerCase());
       if (!external) continue;
       const flag = from.getPlatformFlag()?.getValue() ?? null;
-      bases.push({ reference: image, platform: flag === null ? null : expandPlatform(flag, scope), line, via: "FROM" });
+      const base: BaseImage = {
+        reference: image,
+        platform: flag === null ? null : expandPlatform(flag, scope),
+        line,
+        via: "FROM",
+      };
+      const tagAt = tagSite(from, text, offsetOf, written);
+      if (tagAt) base.tagAt = tagAt;
+      bases.push(base);
       continue;
     }
     if (instruction instanceof Copy) {
@@ -86,6 +108,38 @@ export function baseImages(text: string, args: ReadonlyMap<string, string | null
     }
   }
   return { ok: true, bases };
+}
+
+/** Where a `FROM`'s tag is written as one run of text: its own characters, or a global ARG's default. */
+function tagSite(
+  from: From,
+  text: string,
+  offsetOf: (position: { line: number; character: number }) => number,
+  written: ReadonlyMap<string, { offset: number; text: string } | null>,
+): BaseImage["tagAt"] | null {
+  const tag = from.getImageTag();
+  const range = from.getImageTagRange();
+  if (!tag || !range || from.getImageDigest()) return null;
+  const offset = offsetOf(range.start);
+  if (offset < 0 || text.slice(offset, offset + tag.length) !== tag) return null;
+  if (!tag.includes("$")) return { offset, text: tag, variable: null };
+  const name = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/.exec(tag);
+  const variable = name?.[1] ?? name?.[2];
+  const site = variable ? written.get(variable) : null;
+  return site && variable ? { ...site, variable } : null;
+}
+
+/** A (line, character) position of dockerfile-ast as an offset into the text (-1: outside it). */
+function lineOffsets(text: string): (position: { line: number; character: number }) => number {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "\r" && text[i + 1] === "\n") i++;
+    if (text[i] === "\n" || text[i] === "\r") starts.push(i + 1);
+  }
+  return ({ line, character }) => {
+    const start = starts[line];
+    return start === undefined ? -1 : start + character;
+  };
 }
 
 function expandPlatform(flag: string, scope: ReadonlyMap<string, string>): string {

@@ -36,7 +36,7 @@ export {
 export { type BuildRun, buildCommand, describeCommand, diskProblem, MIN_FREE_BYTES, runBuild } from "./rebuild.ts";
 export { computeServiceHash } from "./servicehash.ts";
 export { readText } from "./text.ts";
-export { applyEdits, type Edit, type FileChange, replaceFile, reverseEdits } from "./write.ts";
+export { applyEdits, describeEdit, type Edit, type FileChange, replaceFile, reverseEdits, writable } from "./write.ts";
 
 /** One service's move, planned: the runs of text to change and what svc says of them. */
 export interface ComposeMove {
@@ -50,6 +50,9 @@ export interface ComposeMove {
   runningHash: string | undefined;
   /** a rollback on request: the move goes back to the version the service ran before */
   back?: boolean;
+  /** a built service's base tags: what Git says it moved from and to (absent: the image line's) */
+  from?: string;
+  to?: string;
 }
 
 /** What one write of a stack did: the files, and per container the labels its replacement carries. */

@@ -1,7 +1,7 @@
 /**
  * A built service rebuilt by the compose CLI, as its user would (docs/compose.md, "Built
  * services"): `docker compose -p PROJECT --project-directory DIR -f FILE... --env-file FILE...
- * build --pull SERVICE`, so that the image is tagged as compose tags it and built from the bases
+ * --profile NAME... build --pull SERVICE`, so that the image is tagged as compose tags it and built from the bases
  * the registry names now. An environment of its own (PATH, HOME, DOCKER_CONFIG, the engine's
  * address), under a time limit; what it printed last is kept for the reason of a failure.
  */
@@ -21,11 +21,12 @@ export interface BuildRun {
   timeoutMs: number;
 }
 
-/** The command, as svc runs it and says it (a dry run, monitor-only). */
-export function buildCommand(cli: ComposeCli, project: ComposeProject): string[] {
+/** The command, as svc runs it and says it (a dry run, monitor-only); `profiles`: each enabled. */
+export function buildCommand(cli: ComposeCli, project: ComposeProject, profiles: readonly string[] = []): string[] {
   const args = [...cli.command, "-p", project.name, "--project-directory", project.workingDir];
   for (const file of project.configFiles) args.push("-f", file);
   for (const file of project.envFiles) args.push("--env-file", file);
+  for (const profile of profiles) args.push("--profile", profile);
   args.push("build", "--pull", project.service);
   return args;
 }
@@ -50,10 +51,15 @@ export function diskProblem(project: ComposeProject, minFree = MIN_FREE_BYTES): 
 }
 
 /** Runs the build; throws with the end of its output when it fails or outlives its time. */
-export async function runBuild(cli: ComposeCli, project: ComposeProject, run: BuildRun): Promise<void> {
+export async function runBuild(
+  cli: ComposeCli,
+  project: ComposeProject,
+  run: BuildRun,
+  profiles: readonly string[] = [],
+): Promise<void> {
   const env: Record<string, string> = { ...cli.env };
   if (run.dockerHost) env.DOCKER_HOST = run.dockerHost;
-  const args = buildCommand(cli, project);
+  const args = buildCommand(cli, project, profiles);
   const proc = Bun.spawn(args, {
     env,
     cwd: project.workingDir,

@@ -87,9 +87,13 @@ export const plainText = markdownAsText;
 
 /** What the state says about the update: its releases, and what happened to it. */
 export function summaryOf(target: ContainerReport): string {
-  const words = releaseWords(target);
+  const words = builtWords(target) ?? releaseWords(target);
   const what =
-    target.state === "rolled_back" ? `rolled back${target.reason ? `: ${target.reason}` : ""}` : target.reason;
+    target.state === "rolled_back"
+      ? `rolled back${target.reason ? `: ${target.reason}` : ""}`
+      : target.built && target.built.moved.length > 0
+        ? builtOutcome(target)
+        : target.reason;
   // svc's own arrows ("signer changed: A -> B") would lose their `>` to the Markdown guard
   const text = plainText(
     (
@@ -98,6 +102,25 @@ export function summaryOf(target: ContainerReport): string {
     ).replaceAll(" -> ", " → "),
   );
   return text.length > MAX_SUMMARY ? `${text.slice(0, MAX_SUMMARY - 1)}…` : text;
+}
+
+/**
+ * A built service has no releases of its own: what moved is its bases ("base caddy:2.8 moved"),
+ * and what svc did is said without the build's command line, which the row and the API carry.
+ */
+function builtWords(target: ContainerReport): string | null {
+  const moved = target.built?.moved ?? [];
+  if (moved.length === 0) return null;
+  return `${moved.length === 1 ? "base" : "bases"} ${moved.join(", ")} moved`;
+}
+
+function builtOutcome(target: ContainerReport): string | null {
+  if (target.state === "updated") return target.built?.rebuilt ? "rebuilt" : target.reason;
+  if (target.state === "stale") {
+    const held = target.reason?.match(/not rebuilt: .*/)?.[0];
+    return held ?? "rebuilt once applied";
+  }
+  return target.reason;
 }
 
 /** An update entity's state (the JSON of Home Assistant's `state_topic`), not in progress. */

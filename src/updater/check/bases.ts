@@ -10,13 +10,34 @@
 import { shortDigest } from "../../core/digests.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { ImageRef, RegistryCheckSession } from "../../registry/port.ts";
-import { isPinned, parseReference } from "../../registry/reference.ts";
+import { isPinned, parseReference, withTag } from "../../registry/reference.ts";
 import type { Remembered } from "../../state/index.ts";
 
 /** A base as the Dockerfile (or the label) names it. */
 export interface BaseInput {
   reference: string;
   platform: string | null;
+  /** where its tag is written, when svc may move it there (a tag policy); absent: a newer tag is only reported */
+  tagSite?: BaseTagSite;
+  /** why a newer tag is only reported (the Dockerfile cannot be written, the tag comes from build.args...) */
+  tagHeldBecause?: string;
+}
+
+/** The run of a Dockerfile that holds a base's tag: the `FROM`'s own, or a global `ARG`'s default. */
+export interface BaseTagSite {
+  file: string;
+  offset: number;
+  text: string;
+  /** the ARG the tag is read from, if any */
+  variable: string | null;
+}
+
+/** A newer tag a tag policy allows for a base. */
+export interface NewerBase {
+  tag: string;
+  digest: string;
+  /** the base's reference with the new tag */
+  reference: string;
 }
 
 /** A base, checked: the digest it was recorded at and the one its reference names now. */
@@ -28,6 +49,11 @@ export interface BaseState {
   built: string;
   /** the digest its reference names now */
   now: string;
+  /** a newer tag the container's tag policy allows (moved when `site` is set) */
+  newer?: NewerBase;
+  site?: BaseTagSite;
+  /** why the newer tag is only reported */
+  newerHeld?: string;
 }
 
 /** What the check found of a built service's bases. */
@@ -39,6 +65,13 @@ export interface BasesVerdict {
   /** the bases recorded at this check (first sight) */
   recorded: string[];
 }
+
+/**
+ * The key of a baseline that holds the image id its container ran when the baseline was written:
+ * a container on another image was built again by someone else (`docker compose build` and `up -d`
+ * by hand), and its bases are recorded anew.
+ */
+export const BUILT_IMAGE_KEY = "@image";
 
 /** The baseline of one container: base reference -> the digest it was last built from. */
 export function readBaseline(memory: Remembered, name: string): Map<string, string> {
@@ -65,8 +98,14 @@ export async function checkBases(
   memory: Remembered,
   name: string,
   inputs: readonly BaseInput[],
+  newerTag?: (ref: ImageRef) => Promise<{ tag: string; digest: string } | null>,
+  imageId?: string,
 ): Promise<BasesVerdict> {
-  const baseline = readBaseline(memory, name);
+  const stored = readBaseline(memory, name);
+  const builtImage = stored.get(BUILT_IMAGE_KEY);
+  stored.delete(BUILT_IMAGE_KEY);
+  // rebuilt meanwhile, not by svc: what it was built from is what the registry names now
+  const baseline = imageId !== undefined && builtImage !== undefined && builtImage !== imageId ? new Map() : stored;
   const bases: BaseState[] = [];
   let first: ImageRef | undefined;
   for (const input of inputs) {
@@ -85,23 +124,46 @@ export async function checkBases(
       const failed = toSvcError(error);
       throw new SvcError(failed.kind, `base ${input.reference}: ${failed.message}`);
     }
-    bases.push({
+    const state: BaseState = {
       reference: input.reference,
       platform: input.platform,
       pinned,
       built: baseline.get(input.reference) ?? now,
       now,
-    });
+    };
+    const newer = !pinned && ref.tag !== undefined && newerTag ? await newerTag(ref) : null;
+    if (newer) {
+      state.newer = { ...newer, reference: withTag(ref, newer.tag) };
+      if (input.tagSite) state.site = input.tagSite;
+      else state.newerHeld = input.tagHeldBecause ?? "svc does not know where its tag is written";
+    }
+    bases.push(state);
   }
   const recorded = bases.filter((b) => !baseline.has(b.reference)).map((b) => b.reference);
   const kept = new Map(bases.map((b) => [b.reference, b.built]));
-  if (recorded.length > 0 || kept.size !== baseline.size) writeBaseline(memory, name, kept);
-  const moved = bases.filter((b) => !b.pinned && b.built !== b.now);
+  if (recorded.length > 0 || kept.size !== baseline.size || (imageId !== undefined && builtImage !== imageId)) {
+    if (imageId !== undefined) kept.set(BUILT_IMAGE_KEY, imageId);
+    writeBaseline(memory, name, kept);
+  }
+  const moved = bases.filter((b) => !b.pinned && (b.built !== b.now || b.site !== undefined));
   const ref = moved[0] ? parseReference(moved[0].reference) : first;
   return { bases, moved, ref, recorded };
 }
 
-/** "base busybox:1.36 moved sha256:1111111 -> sha256:2222222; ..." */
+/** "base busybox:1.36 moved sha256:1111111 -> sha256:2222222; base caddy:2.8 -> caddy:2.9 (tag policy)" */
 export function describeMoves(moved: readonly BaseState[]): string {
-  return moved.map((b) => `base ${b.reference} moved ${shortDigest(b.built)} -> ${shortDigest(b.now)}`).join("; ");
+  return moved
+    .map((b) =>
+      b.site && b.newer
+        ? `base ${b.reference} -> ${b.newer.reference} (tag policy)`
+        : `base ${b.reference} moved ${shortDigest(b.built)} -> ${shortDigest(b.now)}`,
+    )
+    .join("; ");
+}
+
+/** "newer tag caddy:2.9 of base caddy:2.8 not moved: ..." for each newer tag only reported. */
+export function describeHeldTags(bases: readonly BaseState[]): string | null {
+  const held = bases.filter((b) => b.newer && !b.site);
+  if (held.length === 0) return null;
+  return held.map((b) => `newer tag ${b.newer!.reference} of base ${b.reference} not moved: ${b.newerHeld}`).join("; ");
 }

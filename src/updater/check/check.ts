@@ -13,7 +13,7 @@ import type { Logger } from "../../log/index.ts";
 import type { ImageRef, LocalImage, RegistryCheckSession } from "../../registry/port.ts";
 import { isPinned, parseReference, withTag } from "../../registry/reference.ts";
 import type { Remembered } from "../../state/index.ts";
-import { type BaseInput, type BasesVerdict, checkBases, describeMoves } from "./bases.ts";
+import { type BaseInput, type BasesVerdict, checkBases, describeHeldTags, describeMoves } from "./bases.ts";
 import { snoozeReason } from "./snooze.ts";
 import { MAX_CANDIDATES, newerTags } from "./tags.ts";
 
@@ -215,21 +215,42 @@ export function createChecker(deps: {
     if (!built.bases) return { state: "skipped", reason: built.problem ?? "its bases are unknown", ...none };
     let found: BasesVerdict;
     try {
-      found = await checkBases(deps.session, deps.buildBases ?? forgetful, input.name, built.bases);
+      const policy = input.tagPolicy;
+      found = await checkBases(
+        deps.session,
+        deps.buildBases ?? forgetful,
+        input.name,
+        built.bases,
+        policy ? (ref) => newerTag(ref, policy, input) : undefined,
+        input.imageId,
+      );
     } catch (error) {
       return { state: "skipped", reason: toSvcError(error).message, ...none };
     }
     const moved = found.moved[0];
     const anchor = moved ?? found.bases.find((b) => !b.pinned) ?? found.bases[0];
     const digests = { oldDigest: anchor?.built ?? null, newImageId: null, newImage: null };
+    const heldTags = describeHeldTags(found.bases);
+    const reported = found.bases.find((b) => b.newer && !b.site)?.newer;
+    // a newer base tag svc cannot write is reported as a compose service's newer tag is
+    if (!moved && reported)
+      return {
+        state: "stale",
+        reason: heldTags,
+        ref: found.ref,
+        ...digests,
+        newDigest: reported.digest,
+        bases: found,
+        held: true,
+      };
     if (!moved) return { state: "fresh", reason: null, ref: found.ref, ...digests, newDigest: null, bases: found };
-    const moves = describeMoves(found.moved);
+    const moves = [describeMoves(found.moved), heldTags].filter(Boolean).join("; ");
     const stale: Verdict = {
       state: "stale",
       reason: built.command ? `${moves}; rebuilt with ${built.command}` : moves,
       ref: found.ref,
       ...digests,
-      newDigest: moved.now,
+      newDigest: moved.newer && moved.site ? moved.newer.digest : moved.now,
       bases: found,
     };
     if (built.heldBecause) return { ...stale, reason: `${moves}; not rebuilt: ${built.heldBecause}`, held: true };

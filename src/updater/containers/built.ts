@@ -4,10 +4,28 @@
  * with the label `svc.build.base`; the check then follows their bases (check/bases.ts) instead of
  * their own image, which no registry holds.
  */
-import { type BuildSpec, basesOf, buildOf, labelledBases, projectOf, untrustedBecause } from "../../compose/index.ts";
+import {
+  type BaseImage,
+  BUILD_BASE_LABEL,
+  type BuildSpec,
+  basesOf,
+  buildOf,
+  COMPOSE_LABELS,
+  type ComposeMove,
+  describeEdit,
+  type Edit,
+  labelledBases,
+  projectOf,
+  readText,
+  untrustedBecause,
+  WRITE_LABEL,
+  writable,
+} from "../../compose/index.ts";
+import { toSvcError } from "../../core/errors.ts";
 import type { Engine, ImageSummary } from "../../engine/port.ts";
 import type { BaseInput } from "../check/bases.ts";
 import type { BuiltInput } from "../check/check.ts";
+import { finish } from "../cycle/target.ts";
 import type { BuiltReport } from "../types.ts";
 import type { ContainerEntry } from "./replace.ts";
 
@@ -30,6 +48,7 @@ export async function findBuilt(
   engine: Pick<Engine, "inspectImage">,
   images: readonly ImageSummary[],
   entries: Iterable<ContainerEntry>,
+  write = false,
 ): Promise<void> {
   const listed = new Map(images.map((image) => [image.id, image.labels]));
   for (const entry of entries) {
@@ -56,11 +75,36 @@ export async function findBuilt(
     entry.built = bases.ok
       ? {
           spec: found.spec,
-          bases: bases.bases.map(({ reference, platform }) => ({ reference, platform })),
+          bases: bases.bases.map((base) => baseInput(base, found.spec, labels, write, labelled !== null)),
           problem: null,
         }
       : { spec: found.spec, bases: null, problem: bases.reason };
   }
+}
+
+/**
+ * A base as the check takes it: where a tag policy's newer tag is written (the Dockerfile's `FROM`
+ * or global `ARG`, as the compose room writes an image line), or why it is only reported.
+ */
+function baseInput(
+  base: BaseImage,
+  spec: BuildSpec,
+  labels: Readonly<Record<string, string>>,
+  write: boolean,
+  labelled: boolean,
+): BaseInput {
+  const input: BaseInput = { reference: base.reference, platform: base.platform };
+  const held = (why: string) => ({ ...input, tagHeldBecause: why });
+  if (labelled) return held(`named by the label ${BUILD_BASE_LABEL}`);
+  if (!write) return held("[compose] write is off");
+  if (labels[WRITE_LABEL]?.trim() === "false") return held(`label ${WRITE_LABEL}=false keeps its files untouched`);
+  if (spec.dockerfile === null)
+    return held("its Dockerfile is dockerfile_inline: svc moves a tag written in a Dockerfile");
+  if (!base.tagAt)
+    return held(`its tag is not one run of ${spec.dockerfile} (build.args or several variables give it)`);
+  const problem = writable(spec.dockerfile);
+  if (problem) return held(problem);
+  return { ...input, tagSite: { file: spec.dockerfile, ...base.tagAt } };
 }
 
 /**
@@ -99,4 +143,64 @@ export function builtReport(entry: ContainerEntry): BuiltReport {
     rebuilt: entry.state === "updated" && entry.rebuiltFrom !== undefined,
     command: entry.built?.command ?? null,
   };
+}
+
+/**
+ * The Dockerfile edits of each built container to rebuild whose bases move to a newer tag (a tag
+ * policy): the compose room's move, written before the build and committed or proposed through
+ * Git as an image line is. A text that cannot be read as svc found it holds the container stale.
+ */
+export function planBuilt(entries: Iterable<ContainerEntry>, toUpdate: Set<string>): void {
+  for (const entry of entries) {
+    const name = entry.summary.name;
+    const spec = entry.built?.spec;
+    const moving = (entry.verdict?.bases?.moved ?? []).filter((b) => b.site && b.newer);
+    if (!toUpdate.has(name) || !spec || moving.length === 0) continue;
+    const texts = new Map<string, string>();
+    const edits: Edit[] = [];
+    try {
+      for (const base of moving) {
+        const site = base.site!;
+        const text = texts.get(site.file) ?? readText(site.file);
+        texts.set(site.file, text);
+        if (text.slice(site.offset, site.offset + site.text.length) !== site.text)
+          throw new Error(`${site.file} changed since svc read it`);
+        const tag = base.newer!.tag;
+        if (!edits.some((e) => e.file === site.file && e.offset === site.offset))
+          edits.push({ file: site.file, offset: site.offset, old: site.text, new: tag });
+      }
+    } catch (error) {
+      finish(entry, "stale", `its Dockerfile is not changed: ${toSvcError(error).message}`);
+      toUpdate.delete(name);
+      continue;
+    }
+    const first = moving[0]!;
+    const changes = edits.map((edit) =>
+      describeEdit(
+        edit,
+        texts.get(edit.file) ?? "",
+        spec.project.workingDir,
+        moving.find((b) => b.site!.offset === edit.offset && b.site!.file === edit.file)?.site?.variable,
+      ),
+    );
+    const move: ComposeMove = {
+      container: name,
+      site: {
+        project: spec.project,
+        image: spec.image,
+        tag: { origin: { file: first.site!.file, offset: first.site!.offset }, text: first.site!.text },
+        digest: null,
+        variable: first.site!.variable,
+        sharedWith: [],
+        texts,
+      },
+      edits,
+      changes,
+      runningHash: entry.summary.labels[COMPOSE_LABELS.configHash],
+      from: moving.map((b) => b.reference).join(", "),
+      to: moving.map((b) => b.newer!.reference).join(", "),
+    };
+    entry.composeMove = move;
+    entry.compose = { changes, written: false, recreates: null };
+  }
 }

@@ -313,8 +313,8 @@ function gitChange(
     const releases = entry.releases;
     return {
       service: move.site.project.service,
-      from: entry.summary.image,
-      to: entry.newImage ?? entry.summary.image,
+      from: move.from ?? entry.summary.image,
+      to: move.to ?? entry.newImage ?? entry.summary.image,
       notes: releases
         ? { link: releases.newest_url, source: releases.source, count: releases.count, breaking: releases.breaking }
         : null,

@@ -44,7 +44,7 @@ import {
   type Trigger,
   type UpdateFilter,
 } from "../types.ts";
-import { builtCheckInput, builtReport, findBuilt } from "./built.ts";
+import { builtCheckInput, builtReport, findBuilt, planBuilt } from "./built.ts";
 import { cleanupImages } from "./cleanup.ts";
 import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
@@ -127,6 +127,7 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   );
   const toUpdate = chooseUpdates(deps, entries);
   planCompose(deps.compose, entries.values(), toUpdate, options);
+  planBuilt(entries.values(), toUpdate);
   // a container systemd runs: what a tag move would write into its unit's file, and the command
   await tellUnitMoves(
     deps.engine,
@@ -238,7 +239,7 @@ async function checkEntries(
   if (options.seen) options.seen.images = images;
   await locateCompose(deps.compose, deps.engine, images, entries.values(), options);
   // a rollback on request goes back to a local image: no base is asked then
-  if (!options.toLocalTag) await findBuilt(deps.engine, images, entries.values());
+  if (!options.toLocalTag) await findBuilt(deps.engine, images, entries.values(), deps.compose?.enabled ?? false);
   const rebuildsHeld = [...entries.values()].some((e) => e.built) ? await rebuildHeld(deps.config, deps.compose) : null;
   for (const entry of entries.values())
     if (entry.built?.spec && !rebuildsHeld) entry.built.command = await rebuildCommand(deps.compose, entry.built.spec);

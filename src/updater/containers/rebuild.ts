@@ -19,7 +19,7 @@ import type { Config } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { Engine } from "../../engine/port.ts";
 import type { Remembered } from "../../state/index.ts";
-import { describeMoves, readBaseline, writeBaseline } from "../check/bases.ts";
+import { BUILT_IMAGE_KEY, describeMoves, readBaseline, writeBaseline } from "../check/bases.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish } from "../cycle/target.ts";
@@ -49,7 +49,7 @@ export async function rebuildHeld(config: Config, compose: ComposeFiles | undefi
 /** What a dry run or monitor-only says it would run. */
 export async function rebuildCommand(compose: ComposeFiles | undefined, spec: BuildSpec): Promise<string | null> {
   const cli = await compose?.cli();
-  return cli ? describeCommand(buildCommand(cli, spec.project)) : null;
+  return cli ? describeCommand(buildCommand(cli, spec.project, spec.profiles)) : null;
 }
 
 export interface RebuildDeps {
@@ -92,6 +92,7 @@ export async function rebuild(deps: RebuildDeps, ctx: ProtocolContext, entry: Co
     await act(ctx, "image_tag", { container: entry.summary.name, image: previousTag(spec.image) }, () =>
       deps.engine.tagImage(entry.summary.imageId, previousTag(spec.image)),
     );
+    entry.previousTagged = true;
   } catch (error) {
     finish(entry, "skipped", `not rebuilt: the image it runs cannot be kept (${toSvcError(error).message})`);
     return false;
@@ -122,17 +123,24 @@ export async function rebuild(deps: RebuildDeps, ctx: ProtocolContext, entry: Co
 
 function build(deps: RebuildDeps, ctx: ProtocolContext, entry: ContainerEntry, cli: ComposeCli, spec: BuildSpec) {
   return act(ctx, "build", { container: entry.summary.name, container_id: entry.id, image: spec.image }, () =>
-    runBuild(cli, spec.project, {
-      dockerHost: deps.config.docker.host,
-      timeoutMs: deps.config.compose.build_timeout,
-    }),
+    runBuild(
+      cli,
+      spec.project,
+      {
+        dockerHost: deps.config.docker.host,
+        timeoutMs: deps.config.compose.build_timeout,
+      },
+      spec.profiles,
+    ),
   );
 }
 
 /**
  * Once the entry's group is done: a replacement that stands records the bases it was built from
- * (the next move is counted from them); one that does not points compose's tag back at the image
- * the old container runs, so that `compose up -d` finds what it left.
+ * (the next move is counted from them), and `svc-previous` keeps naming the image it left (for
+ * the rollback; `cleanup` removes that image, and so the name, after `cleanup_delay`). One that
+ * does not points compose's tag back at the image the old container runs, so that `compose up
+ * -d` finds what it left; that image then needs no name of svc's, which goes.
  */
 export async function settleRebuild(
   engine: Engine,
@@ -141,22 +149,49 @@ export async function settleRebuild(
   entry: ContainerEntry,
 ): Promise<void> {
   const spec = entry.built?.spec;
-  if (!spec || entry.rebuiltFrom === undefined) return;
+  if (!spec || !entry.previousTagged) return;
   const moved = entry.verdict?.bases?.moved ?? [];
-  if (entry.state === "updated" || entry.state === "fresh") {
-    if (memory) {
-      const baseline = readBaseline(memory, entry.summary.name);
-      for (const base of entry.verdict?.bases?.bases ?? []) baseline.set(base.reference, base.now);
-      writeBaseline(memory, entry.summary.name, baseline);
+  const built = entry.rebuiltFrom !== undefined;
+  if (built && (entry.state === "updated" || entry.state === "fresh") && memory) {
+    const baseline = readBaseline(memory, entry.summary.name);
+    // the image svc built is the one the container runs now (fresh: the one it ran)
+    baseline.set(
+      BUILT_IMAGE_KEY,
+      entry.state === "updated" && entry.newImageId ? entry.newImageId : entry.summary.imageId,
+    );
+    for (const base of entry.verdict?.bases?.bases ?? []) {
+      // a base moved to a newer tag: the Dockerfile names the new reference now
+      if (base.site && base.newer) {
+        baseline.delete(base.reference);
+        baseline.set(base.newer.reference, base.newer.digest);
+      } else baseline.set(base.reference, base.now);
     }
-    if (entry.state === "updated") entry.reason = `rebuilt: ${describeMoves(moved)}`;
+    writeBaseline(memory, entry.summary.name, baseline);
+  }
+  if (built && entry.state === "updated") {
+    entry.reason = `rebuilt: ${describeMoves(moved)}`;
     return;
   }
+  if (built && entry.state !== "fresh") {
+    try {
+      await act(ctx, "image_tag", { container: entry.summary.name, image: spec.image }, () =>
+        engine.tagImage(previousTag(spec.image), spec.image),
+      );
+    } catch (error) {
+      entry.reason = `${entry.reason ?? ""}; ${spec.image} still names the image that failed: ${toSvcError(error).message}`;
+      return;
+    }
+  }
+  // compose's tag names the image the container runs: svc's second name for it goes (only the name)
+  const previous = previousTag(spec.image);
   try {
-    await act(ctx, "image_tag", { container: entry.summary.name, image: spec.image }, () =>
-      engine.tagImage(previousTag(spec.image), spec.image),
+    await act(ctx, "image_remove", { container: entry.summary.name, image: previous }, () =>
+      engine.removeImage(previous),
     );
   } catch (error) {
-    entry.reason = `${entry.reason ?? ""}; ${spec.image} still names the image that failed: ${toSvcError(error).message}`;
+    ctx.log.warn("could not remove svc's name of the image it kept", {
+      image: previous,
+      error: toSvcError(error).message,
+    });
   }
 }

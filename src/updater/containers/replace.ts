@@ -30,7 +30,7 @@ import {
 } from "../selection/selection.ts";
 import type { ComposeChange, DataGuardReport } from "../types.ts";
 import type { BuiltTarget } from "./built.ts";
-import { failedInStack, mergeStacks, settleCompose, writeCompose } from "./compose.ts";
+import { failedInStack, mergeStacks, type StackWrite, settleCompose, writeCompose } from "./compose.ts";
 import {
   buildGraph,
   connectedGroups,
@@ -108,6 +108,8 @@ export interface ContainerEntry extends TargetEntry {
   built?: BuiltTarget;
   /** rebuilt in this cycle: the image it ran before (its compose tag goes back to it if the replacement does not stand) */
   rebuiltFrom?: string;
+  /** a built service's running image was named `<repository>:svc-previous` before its build (containers/rebuild.ts) */
+  previousTagged?: boolean;
 }
 
 const INSPECT_CONCURRENCY = 8;
@@ -297,11 +299,18 @@ async function updateGroup(g: GroupContext, group: string[]): Promise<boolean> {
 }
 
 async function replaceGroup(g: GroupContext, group: string[]): Promise<boolean> {
-  const updating = await pullGroup(g, group);
-  if (updating.size === 0) return false;
+  // a built service's base tag is written before its build, which reads the Dockerfile
+  const early: StackWrite[] = [];
+  const updating = await pullGroup(g, group, early);
+  const writtenEarly = new Set(early.flatMap((w) => w.moves.map((m) => m.container)));
   // the files first, while nothing is stopped: a stack whose files cannot be written stays as it is
-  const writes = await writeCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, updating);
-  if (updating.size === 0) return false;
+  const late = new Set([...updating].filter((name) => !writtenEarly.has(name)));
+  const writes = [...early, ...(await writeCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, late))];
+  for (const name of [...updating]) if (!writtenEarly.has(name) && !late.has(name)) updating.delete(name);
+  if (updating.size === 0) {
+    await settleCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, writes);
+    return false;
+  }
 
   const members = new Set([
     ...updating,
@@ -344,11 +353,19 @@ async function replaceGroup(g: GroupContext, group: string[]): Promise<boolean> 
 }
 
 /** The group's containers to update whose new image is pulled (none once svc is draining). */
-async function pullGroup(g: GroupContext, group: string[]): Promise<Set<string>> {
+async function pullGroup(g: GroupContext, group: string[], early: StackWrite[]): Promise<Set<string>> {
   const updating = new Set(group.filter((name) => g.toUpdate.has(name)));
   if (g.deps.draining()) {
     for (const name of updating) finish(g.entries.get(name)!, "skipped", "svc is shutting down");
     return new Set();
+  }
+  const building = new Set(
+    [...updating].filter((name) => g.entries.get(name)!.built && g.entries.get(name)!.composeMove),
+  );
+  if (building.size > 0) {
+    const asked = [...building];
+    early.push(...(await writeCompose(g.deps.compose, g.deps.git, g.ctx, g.entries, building)));
+    for (const name of asked) if (!building.has(name)) updating.delete(name);
   }
   // the window is asked at the moment of acting, before the pulls and again before the first stop:
   // one that closes meanwhile lets running replacements finish and starts nothing new

@@ -6,19 +6,24 @@
  * Dockerfile, a multi-stage one, an ARG whose tag is in .env, a dockerfile_inline), never one
  * that pins the base by digest; `compose up -d` afterwards recreates nothing. A build that fails
  * and a rebuilt image whose container fails its healthcheck leave the old image running and
- * compose's tag on it.
+ * compose's tag on it. A tag policy moves a base's tag where the Dockerfile writes it (its `FROM`, a
+ * global `ARG`'s default), committed through Git as an image line is; a tag build.args gives is
+ * only reported.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sandbox } from "../../harness.ts";
 import { removeComposeProject } from "../../support/fixture.ts";
 import { CMD, composeBench, composeWorks, type Project } from "./compose-support.ts";
-import { entryOf, expectState, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
+import { docker, entryOf, expectState, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 
 const { fx, project, compose, ids, names } = composeBench();
 
 afterAll(() => fx.cleanup(), 120_000);
+
+/** Whether the engine holds an image of that name. */
+const named = (reference: string) => docker(["image", "inspect", reference], { allowFailure: true }).code === 0;
 
 /** Every built service's build runs without a network: the sandbox's engine has no default bridge. */
 const BUILD = "      context: .\n      network: none\n";
@@ -36,11 +41,12 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
   const track = (p: Project) => (downs.push(p), p);
 
   /** One updater per project, as one svc process: what it records of the bases lives as long as it does. */
-  async function updaterOf(p: Project) {
+  async function updaterOf(p: Project, more: Partial<Parameters<typeof makeUpdater>[0]> = {}) {
     const h = await makeUpdater({
       containers: names(p),
       rollback: { startup_timeout: 8000 },
       docker: { config: sandbox().dockerConfig },
+      ...more,
     });
     return async (options: { dryRun?: boolean } = {}) => {
       const seen = h.audit.entries.length;
@@ -161,8 +167,168 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
     // compose's tag names the image the old container runs: up -d keeps both containers
     expect(inspect(`${p.name}-sick`).Id).toBe(before.sick);
     expect(inspect(`${p.name}-broken`).Id).toBe(before.broken);
+    // the name svc kept the old image by goes once compose's names it again
+    expect(named(`${p.name}-sick:svc-previous`)).toBe(false);
+    expect(named(`${p.name}-broken:svc-previous`)).toBe(false);
     writeFileSync(join(p.dir, "broken.Dockerfile"), `FROM ${base.ref}\nRUN echo ok > /ok\n`);
     compose(p, "up", "-d", "--no-build");
     expect(ids(p)).toEqual(beforeIds);
+  }, 600_000);
+
+  const gitWorks = Bun.which("git") !== null;
+  test.skipIf(!gitWorks)(
+    "a tag policy moves a base's tag in the Dockerfile or its ARG, one commit; build.args' tag is only reported",
+    async () => {
+      const old = fx.image("tbase", { tag: "1.0", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.0"] });
+      const repo = old.ref.slice(0, old.ref.lastIndexOf(":"));
+      const labels = `{ svc.scope: ${TEST_SCOPE}, svc.tag_policy: "semver:minor" }`;
+      const policed = (name: string, build: string) =>
+        `  ${name}:\n    build:\n${build}    command: ${CMD}\n    labels: ${labels}\n`;
+      const files = {
+        "compose.yaml": `services:\n${[
+          policed("lit", `${BUILD}      dockerfile: lit.Dockerfile\n`),
+          policed("arg", `${BUILD}      dockerfile: arg.Dockerfile\n`),
+          policed("byargs", `${BUILD}      dockerfile: arg.Dockerfile\n      args:\n        TAG: \${BASE_TAG}\n`),
+        ].join("")}`,
+        ".env": "BASE_TAG=1.0\n",
+        "lit.Dockerfile": `# the base\nFROM ${repo}:1.0 AS base\nRUN echo lit > /lit\n`,
+        "arg.Dockerfile": `ARG TAG=1.0\nFROM ${repo}:\${TAG}\nRUN echo arg > /arg\n`,
+      };
+      const p = track(project("tagged", files));
+      const git = (...args: string[]) => {
+        const run = Bun.spawnSync(["git", "-C", p.dir, ...args], {
+          env: { PATH: process.env.PATH!, HOME: p.dir, GIT_CONFIG_NOSYSTEM: "1" },
+        });
+        if (run.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${run.stderr}`);
+        return run.stdout.toString().trim();
+      };
+      git("init", "-q", "-b", "main");
+      git("-c", "user.name=me", "-c", "user.email=me@lan", "add", ".");
+      git("-c", "user.name=me", "-c", "user.email=me@lan", "commit", "-q", "-m", "the stack");
+      compose(p, "up", "-d");
+      const cycle = await updaterOf(p, { compose: { git: "commit", git_author: "svc <svc@test.lan>" } });
+      for (const s of ["lit", "arg", "byargs"]) expectState((await cycle()).report, container(p, s), "fresh");
+
+      // a newer minor tag of the base: the Dockerfiles move to it, the service built from .env's tag does not
+      fx.image("tbase", { tag: "1.1", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.1"] });
+      const dry = await cycle({ dryRun: true });
+      expect(entryOf(dry.report, container(p, "lit")).compose?.changes).toEqual(["lit.Dockerfile line 2: 1.0 -> 1.1"]);
+      expect(readFileSync(join(p.dir, "lit.Dockerfile"), "utf8")).toBe(files["lit.Dockerfile"]);
+
+      const { report } = await cycle();
+      for (const s of ["lit", "arg"]) {
+        const entry = expectState(report, container(p, s), "updated");
+        expect(entry.reason).toBe(`rebuilt: base ${repo}:1.0 -> ${repo}:1.1 (tag policy)`);
+        expect(inspect(imageOf(p, s)).Config.Env).toContain("BASE=1.1");
+      }
+      const held = expectState(report, container(p, "byargs"), "stale");
+      expect(held.reason).toContain(`newer tag ${repo}:1.1 of base ${repo}:1.0 not moved: its tag is not one run of`);
+      expect(inspect(imageOf(p, "byargs")).Config.Env).toContain("BASE=1.0");
+      expect(readFileSync(join(p.dir, "lit.Dockerfile"), "utf8")).toBe(files["lit.Dockerfile"].replace(":1.0", ":1.1"));
+      expect(readFileSync(join(p.dir, "arg.Dockerfile"), "utf8")).toBe(files["arg.Dockerfile"].replace("=1.0", "=1.1"));
+      expect(readFileSync(join(p.dir, ".env"), "utf8")).toBe(files[".env"]);
+      expect(entryOf(report, container(p, "lit")).compose?.git).toMatchObject({ done: "committed", problem: null });
+      expect(git("status", "--porcelain")).toBe("");
+      expect(git("rev-list", "--count", "HEAD")).toBe("2");
+      expect(git("show", "--name-only", "--format=", "HEAD").split("\n").sort()).toEqual([
+        "arg.Dockerfile",
+        "lit.Dockerfile",
+      ]);
+
+      // compose finds nothing to do, and the next cycle counts from the new tag
+      const afterSvc = ids(p);
+      compose(p, "up", "-d");
+      expect(ids(p)).toEqual(afterSvc);
+      const next = await cycle();
+      for (const s of ["lit", "arg"])
+        expect(expectState(next.report, container(p, s), "fresh").built?.bases.map((b) => b.reference)).toEqual([
+          `${repo}:1.1`,
+        ]);
+    },
+    600_000,
+  );
+
+  test("a base's new tag whose build fails: the Dockerfile is written back, the old image runs", async () => {
+    const repo = fx
+      .image("fbase", { tag: "1.0", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.0"] })
+      .ref.replace(/:1\.0$/, "");
+    const dockerfile = `FROM ${repo}:1.0\nRUN [ "$BASE" = 1.0 ]\n`;
+    const p = track(
+      project("tagfails", {
+        "compose.yaml": `services:\n  only:\n    build:\n${BUILD}    command: ${CMD}\n    labels: { svc.scope: ${TEST_SCOPE}, svc.tag_policy: "semver:minor" }\n`,
+        Dockerfile: dockerfile,
+      }),
+    );
+    compose(p, "up", "-d");
+    const cycle = await updaterOf(p);
+    expectState((await cycle()).report, container(p, "only"), "fresh");
+    const before = { ids: ids(p), image: imageOf(p, "only") };
+    fx.image("fbase", { tag: "1.1", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.1"] });
+    const { report, audit } = await cycle();
+    expect(expectState(report, container(p, "only"), "failed").reason).toStartWith(
+      "rebuild failed: compose build exited with",
+    );
+    expect(audit.map((e) => e.action)).toContain("compose_revert");
+    expect(readFileSync(join(p.dir, "Dockerfile"), "utf8")).toBe(dockerfile);
+    expect(ids(p)).toEqual(before.ids);
+    expect(imageOf(p, "only")).toBe(before.image);
+    compose(p, "up", "-d", "--no-build");
+    expect(ids(p)).toEqual(before.ids);
+  }, 600_000);
+
+  test("a service in a profile, its dependency in another, its base's tag in an --env-file: rebuilt as compose runs it", async () => {
+    const base = fx.image("pbase", { tag: "1" });
+    const db = fx.image("pdb", { tag: "1" });
+    const repo = base.ref.slice(0, base.ref.lastIndexOf(":"));
+    const p = track(
+      project("profiled", {
+        "compose.yaml": `services:\n${service(
+          "app",
+          `${BUILD}      args:\n        TAG: \${BASE_TAG}\n`,
+          "    profiles: [extra]\n    depends_on: [db]\n",
+        )}  db:\n    image: ${db.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n    profiles: [other]\n`,
+        Dockerfile: `ARG TAG=0\nFROM ${repo}:\${TAG}\nRUN echo app > /app\n`,
+        "envs/prod.env": "BASE_TAG=1\n",
+      }),
+    );
+    const run = ["--env-file", join(p.dir, "envs/prod.env"), "--profile", "extra", "--profile", "other"];
+    compose(p, ...run, "up", "-d");
+    const cycle = await updaterOf(p);
+    const first = expectState((await cycle()).report, container(p, "app"), "fresh");
+    expect(first.built?.bases.map((b) => b.reference)).toEqual([`${repo}:1`]);
+    expect(first.built?.command).toContain(
+      `--env-file ${join(p.dir, "envs/prod.env")} --profile extra --profile other build --pull app`,
+    );
+    const before = imageOf(p, "app");
+
+    const moved = fx.image("pbase", { tag: "1" });
+    const { report } = await cycle();
+    const entry = expectState(report, container(p, "app"), "updated");
+    expect(entry.built?.bases[0]).toMatchObject({ digest: moved.digest! });
+    expect(imageOf(p, "app")).not.toBe(before);
+    const afterSvc = ids(p);
+    compose(p, ...run, "up", "-d");
+    expect(ids(p)).toEqual(afterSvc);
+  }, 600_000);
+
+  test("with cleanup, the image a rebuild left goes after cleanup_delay, and its svc-previous name with it", async () => {
+    fx.image("cbase", { tag: "1" });
+    const base = fx.image("cbase", { tag: "1" });
+    const p = track(
+      project("cleaned", {
+        "compose.yaml": `services:\n${service("app", BUILD)}`,
+        Dockerfile: `FROM ${base.ref}\nRUN echo app > /app\n`,
+      }),
+    );
+    compose(p, "up", "-d");
+    const cycle = await updaterOf(p, { cleanup: true, cleanup_delay: 0 });
+    await cycle();
+    const before = imageOf(p, "app");
+    fx.image("cbase", { tag: "1" });
+    const { report } = await cycle();
+    expectState(report, container(p, "app"), "updated");
+    expect(imageOf(p, "app")).not.toBe(before);
+    expect(named(before)).toBe(false);
+    expect(named(`${p.name}-app:svc-previous`)).toBe(false);
   }, 600_000);
 });

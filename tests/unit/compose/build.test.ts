@@ -113,6 +113,16 @@ describe("a built service's build", () => {
     expect(p.bases("web")).toEqual(["busybox:2"]);
   });
 
+  test("every profile the project's services name, each once, for the build to enable", () => {
+    const p = project({
+      "compose.yaml":
+        "services:\n  app:\n    build: .\n    profiles: [extra]\n    depends_on: [db]\n  db:\n    image: db:1\n    profiles: [other, extra]\n  web:\n    image: web:1\n",
+      Dockerfile: "FROM busybox:1.36\n",
+    });
+    const found = p.of("app");
+    expect(found?.ok && found.spec.profiles).toEqual(["extra", "other"]);
+  });
+
   test("merge keys", () => {
     const p = project({
       "compose.yaml":
@@ -172,6 +182,17 @@ describe("the build svc runs", () => {
       "/srv/my stacks/web/prod.yaml",
       "--env-file",
       "/srv/my stacks/web/.env.prod",
+      "build",
+      "--pull",
+      "app",
+    ]);
+  });
+  test("each profile enabled, before the command", () => {
+    expect(buildCommand(cli, { ...project, envFiles: [] }, ["extra", "other"]).slice(-7)).toEqual([
+      "--profile",
+      "extra",
+      "--profile",
+      "other",
       "build",
       "--pull",
       "app",

@@ -175,3 +175,30 @@ describe("expand", () => {
     expect(expand("${SET", scope)).toHaveProperty("problem");
   });
 });
+
+describe("where a base's tag is written (what a tag policy moves)", () => {
+  /** Each base's tag as the text at its site says it, with the ARG that holds it; null: no one run to move. */
+  function sites(text: string, args: Record<string, string | null> = {}) {
+    const found = baseImages(text, new Map(Object.entries(args)));
+    if (!found.ok) throw new Error(found.reason);
+    return found.bases.map((b) =>
+      b.tagAt ? [text.slice(b.tagAt.offset, b.tagAt.offset + b.tagAt.text.length), b.tagAt.variable] : null,
+    );
+  }
+  const rows: [string, string, Record<string, string | null>, ([string, string | null] | null)[]][] = [
+    ["a FROM's own tag", "FROM caddy:2.8 AS build\n", {}, [["2.8", null]]],
+    ["after CRLF lines and a flag", "# c\r\nFROM --platform=$BUILDPLATFORM caddy:2.8\r\n", {}, [["2.8", null]]],
+    ["a global ARG's default", "ARG TAG=2.8\nFROM caddy:${TAG}\n", {}, [["2.8", "TAG"]]],
+    ["$VAR without braces", "ARG TAG=2.8\nFROM caddy:$TAG\n", {}, [["2.8", "TAG"]]],
+    ["a build arg over the default: not in the Dockerfile", "ARG TAG=2.8\nFROM caddy:${TAG}\n", { TAG: "2.9" }, [null]],
+    ["a default quoted", 'ARG TAG="2.8"\nFROM caddy:${TAG}\n', {}, [null]],
+    ["a default from another ARG", "ARG V=2.8\nARG TAG=${V}\nFROM caddy:${TAG}\n", {}, [null]],
+    ["a tag of two parts", "ARG MAJOR=2\nFROM caddy:${MAJOR}.8\n", {}, [null]],
+    ["pinned by digest", `FROM caddy:2.8@${DIGEST}\n`, {}, [null]],
+    ["no tag", "FROM caddy\n", {}, [null]],
+  ];
+  for (const [name, text, args, expected] of rows)
+    test(name, () => {
+      expect(sites(text, args)).toEqual(expected);
+    });
+});

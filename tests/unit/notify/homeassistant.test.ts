@@ -121,6 +121,35 @@ describe("release_summary: text only, at most 255 characters", () => {
       "signer changed: key SHA256:aaa → key SHA256:bbb; accept by name to update",
     );
   });
+  test("a built service: the bases that moved and what svc did, without the build's command line", () => {
+    const built = (moved: string[], rebuilt = false) => ({ bases: [], moved, rebuilt, command: null });
+    expect(
+      summaryOf(
+        target({
+          reason:
+            "base caddy:2.8 moved sha256:1111111 -> sha256:2222222; rebuilt with docker compose -p web build --pull app",
+          built: built(["caddy:2.8"]),
+        }),
+      ),
+    ).toBe("base caddy:2.8 moved; rebuilt once applied");
+    expect(
+      summaryOf(
+        target({
+          reason: "base caddy:2.8 moved sha256:1111111 -> sha256:2222222; not rebuilt: no compose CLI here",
+          built: built(["caddy:2.8"]),
+        }),
+      ),
+    ).toBe("base caddy:2.8 moved; not rebuilt: no compose CLI here");
+    expect(
+      summaryOf(target({ state: "updated", reason: "rebuilt: ...", built: built(["caddy:2.8", "alpine:3"], true) })),
+    ).toBe("bases caddy:2.8, alpine:3 moved; rebuilt");
+    expect(
+      summaryOf(
+        target({ state: "failed", reason: "rebuild failed: compose build exited with 1", built: built(["caddy:2.8"]) }),
+      ),
+    ).toBe("base caddy:2.8 moved; rebuild failed: compose build exited with 1");
+    expect(summaryOf(target({ state: "fresh", built: built([]) }))).toBe("fresh");
+  });
   test(`cut to ${MAX_SUMMARY} characters (update entity's release_summary limit)`, () => {
     const summary = summaryOf(target({ reason: "x".repeat(400) }));
     expect(summary.length).toBe(MAX_SUMMARY);

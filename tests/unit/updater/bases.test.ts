@@ -58,6 +58,19 @@ describe("checkBases", () => {
     expect(readBaseline(memory, "web").get("busybox:1.36")).toBe(A);
   });
 
+  test("a container on another image than the one recorded was rebuilt by hand: its bases are recorded anew", async () => {
+    const memory = inMemory();
+    const check = (digest: string, image: string) =>
+      checkBases(registry({ "busybox:1.36": digest }).session, memory, "web", bases("busybox:1.36"), undefined, image);
+    await check(A, "sha256:old");
+    expect((await check(C, "sha256:old")).moved.map((b) => b.reference)).toEqual(["busybox:1.36"]);
+    // `docker compose build --pull` and `up -d` by its user: the image it runs is built from C
+    const found = await check(C, "sha256:new");
+    expect(found.moved).toEqual([]);
+    expect(found.recorded).toEqual(["busybox:1.36"]);
+    expect(readBaseline(memory, "web").get("busybox:1.36")).toBe(C);
+  });
+
   test("a base pinned by digest is never asked and never moves", async () => {
     const memory = inMemory();
     const r = registry({ "busybox:1.36": C });
