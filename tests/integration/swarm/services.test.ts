@@ -100,7 +100,7 @@ describe("a new image that fails its healthcheck", () => {
       "--health-retries",
       "1",
       "--health-timeout",
-      "2s",
+      "15s",
       "--health-start-period",
       "0s",
     ];

@@ -116,7 +116,9 @@ export async function createServiceWithoutFailureAction(
         Image: image,
         Labels: { "svc.scope": TEST_SCOPE },
         StopGracePeriod: second,
-        Healthcheck: { Test: ["CMD-SHELL", healthcheck], Interval: second, Timeout: 2 * second, Retries: 1 },
+        // (a healthy image's check fails only by its time limit: on a loaded machine an exec can
+        // take seconds, and a rolled-back task found unhealthy pauses Swarm's rollback)
+        Healthcheck: { Test: ["CMD-SHELL", healthcheck], Interval: second, Timeout: 15 * second, Retries: 1 },
       },
     },
     Mode: { Replicated: { Replicas: replicas } },
