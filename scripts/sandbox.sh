@@ -690,6 +690,9 @@ down() {
   # when their command line names our folder
   pkill -KILL -f "conmon .*$DIR/podman/" 2>/dev/null || true
   pkill -KILL -f "conmon .*$(podman_runroot)([/ ]|$)" 2>/dev/null || true
+  # and containerd's shims, whose containers were still running when the engine went (a bench or a
+  # test stopped half-way): ours when their -address names our folder
+  pkill -KILL -f "containerd-shim.* -address $DIR/" 2>/dev/null || true
   stop_pid "$DIR/registry.pid"
   stop_pid "$DIR/auth-registry.pid"
   # Anything the engine left mounted under our own folders.
@@ -697,11 +700,15 @@ down() {
   { grep -o " $DIR/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   { grep -o " $(podman_runroot)/[^ ]*" /proc/mounts 2>/dev/null || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   rm -rf "$(podman_runroot)"
-  # The cgroups of its containers an engine stopped with them running left behind (empty, under
-  # the docker parent every sandbox shares: only our containers' ids; and the worker's)
-  local made
+  # The cgroups of its containers an engine stopped with them running left behind (under the
+  # docker parent every sandbox shares: only our containers' ids; and the worker's), and what
+  # still runs in them (a container whose engine and shim were killed)
+  local made procs
   for made in "$DIR"/data/containers/* "$SWARM_WORKER"/data/containers/*; do
     [ -d "$made" ] || continue
+    for procs in /sys/fs/cgroup/docker/"${made##*/}"/cgroup.procs /sys/fs/cgroup/*/docker/"${made##*/}"/cgroup.procs; do
+      [ ! -f "$procs" ] || xargs -r kill -KILL <"$procs" 2>/dev/null || true
+    done
     rmdir /sys/fs/cgroup/docker/"${made##*/}" /sys/fs/cgroup/*/docker/"${made##*/}" 2>/dev/null || true
   done
   # The engine's containerd may still be letting go of its files for a moment.
