@@ -40,9 +40,16 @@ export function sandboxDown(): void {
 
 export const docker = (args: string[], input?: string) => run(["docker", "-H", dockerHost, ...args], { input });
 
-/** Async: the push may go through the bench's own counting proxy, which must keep answering. */
-export async function buildImage(reference: string, variant: string, labels: string[] = []): Promise<void> {
-  const rootfs = join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar");
+/**
+ * `rootfs` (the sandbox's busybox root by default) imported and pushed as `reference`. Async: the
+ * push may go through the bench's own counting proxy, which must keep answering.
+ */
+export async function buildImage(
+  reference: string,
+  variant: string,
+  labels: string[] = [],
+  rootfs = join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar"),
+): Promise<void> {
   const changes = labels.flatMap((label) => ["-c", `LABEL ${label}`]);
   await runAsync([
     "docker",

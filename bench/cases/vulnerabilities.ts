@@ -4,8 +4,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DEBIAN_RECORDS, startOsvStandIn } from "../../tests/support/osv.ts";
 import {
-  CMD,
-  dockerHost,
+  buildImage,
   registry,
   removeAllContainers,
   runContainers,
@@ -15,7 +14,7 @@ import {
   TOKEN,
   WORK,
 } from "../harness.ts";
-import { countingEngineProxy, freePort, runAsync, stop } from "../lib.ts";
+import { countingEngineProxy, freePort, stop } from "../lib.ts";
 import { record } from "../results.ts";
 
 const OS_RELEASE = 'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"\nID=debian\nVERSION_ID="12"\n';
@@ -41,19 +40,7 @@ async function debianImage(reference: string, i: number, glibc: string): Promise
   const tar = join(dir, "rootfs.tar");
   execFileSync("cp", [join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar"), tar]);
   execFileSync("tar", ["-C", join(dir, "root"), "-rf", tar, "./etc/os-release", "./var/lib/dpkg/status"]);
-  await runAsync([
-    "docker",
-    "-H",
-    dockerHost,
-    "import",
-    "-c",
-    CMD,
-    "-c",
-    `LABEL bench.variant=${glibc}`,
-    tar,
-    reference,
-  ]);
-  await runAsync(["docker", "-H", dockerHost, "push", "-q", reference]);
+  await buildImage(reference, glibc, [], tar);
 }
 
 /** GET /v1/containers: the page's look, a dry run that reads what is here. */

@@ -1,7 +1,7 @@
 /** Pulls ahead of an update window against pulling in it. */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { buildImage, CMD, cycle, docker, dockerHost, registry, SANDBOX_ENV, startSvc, WORK } from "../harness.ts";
+import { buildImage, cycle, docker, registry, SANDBOX_ENV, startSvc, WORK } from "../harness.ts";
 import { freePort, run, runAsync, stop } from "../lib.ts";
 import { record } from "../results.ts";
 
@@ -19,19 +19,7 @@ export async function benchWindowPrePull(): Promise<void> {
   run(["tar", "-xf", join(SANDBOX_ENV.SVC_SANDBOX_DIR, "rootfs.tar"), "-C", blob]);
   const bigImage = async (reference: string, variant: string) => {
     run(["sh", "-c", `head -c 67108864 /dev/urandom > ${blob}/blob && tar -C ${blob} -cf ${WORK}/big.tar .`]);
-    await runAsync([
-      "docker",
-      "-H",
-      dockerHost,
-      "import",
-      "-c",
-      CMD,
-      "-c",
-      `LABEL bench.variant=${variant}`,
-      join(WORK, "big.tar"),
-      reference,
-    ]);
-    await runAsync(["docker", "-H", dockerHost, "push", "-q", reference]);
+    await buildImage(reference, variant, [], join(WORK, "big.tar"));
     docker(["rmi", reference]);
   };
   const measure = async (what: string, prePull: boolean): Promise<{ windowMs: number; downMs: number }> => {
