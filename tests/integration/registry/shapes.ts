@@ -102,46 +102,6 @@ export class Repository {
     return this.putManifest(`${tag}-docker`, MEDIA_TYPES.dockerManifest, manifest);
   }
 
-  /** An attestation manifest for `subject`, as BuildKit adds to an index (unknown/unknown). */
-  async attestation(subject: Descriptor): Promise<Descriptor> {
-    const statement = new TextEncoder().encode(
-      JSON.stringify({
-        _type: "https://in-toto.io/Statement/v0.1",
-        predicateType: "https://spdx.dev/Document",
-        subject: [{ digest: { sha256: subject.digest.slice(7) } }],
-        nonce: randomBytes(8).toString("hex"),
-      }),
-    );
-    const layer = await this.pushBlob(statement);
-    const config = await this.pushBlob(new TextEncoder().encode("{}"));
-    const manifest = {
-      schemaVersion: 2,
-      mediaType: MEDIA_TYPES.ociManifest,
-      config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: config.digest, size: config.size },
-      layers: [
-        {
-          mediaType: "application/vnd.in-toto+json",
-          digest: layer.digest,
-          size: layer.size,
-          annotations: { "in-toto.io/predicate-type": "https://spdx.dev/Document" },
-        },
-      ],
-    };
-    const descriptor = await this.putManifest(
-      `att-${randomBytes(4).toString("hex")}`,
-      MEDIA_TYPES.ociManifest,
-      manifest,
-    );
-    return {
-      ...descriptor,
-      platform: { os: "unknown", architecture: "unknown" },
-      annotations: {
-        "vnd.docker.reference.digest": subject.digest,
-        "vnd.docker.reference.type": "attestation-manifest",
-      },
-    };
-  }
-
   /**
    * An SBOM attestation for `subject` as BuildKit writes one with `--sbom=true`, its layout taken
    * from BuildKit's source (exporter/containerimage/writer.go, commitAttestationsManifest and

@@ -18,9 +18,8 @@ const theirs: Platform =
   host === "arm64" ? { os: "linux", architecture: "amd64" } : { os: "linux", architecture: "arm64", variant: "v8" };
 
 async function withAttestations(repo: Repository, images: Descriptor[]): Promise<Descriptor[]> {
-  // one after the other: they share the empty config blob, and concurrent uploads of one blob race
   const attestations: Descriptor[] = [];
-  for (const image of images) attestations.push(await repo.attestation(image));
+  for (const image of images) attestations.push(await repo.sbomAttestation(image, {}));
   return [...images, ...attestations];
 }
 
