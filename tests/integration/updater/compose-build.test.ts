@@ -15,6 +15,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sandbox } from "../../harness.ts";
 import { removeComposeProject } from "../../support/fixture.ts";
+import { git as gitIn } from "../../support/git-repo.ts";
 import { CMD, composeBench, composeWorks, type Project } from "./compose-support.ts";
 import { docker, entryOf, expectState, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 
@@ -195,16 +196,10 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
         "arg.Dockerfile": `ARG TAG=1.0\nFROM ${repo}:\${TAG}\nRUN echo arg > /arg\n`,
       };
       const p = track(project("tagged", files));
-      const git = (...args: string[]) => {
-        const run = Bun.spawnSync(["git", "-C", p.dir, ...args], {
-          env: { PATH: process.env.PATH!, HOME: p.dir, GIT_CONFIG_NOSYSTEM: "1" },
-        });
-        if (run.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${run.stderr}`);
-        return run.stdout.toString().trim();
-      };
+      const git = (...args: string[]) => gitIn(p.dir, ...args).trim();
       git("init", "-q", "-b", "main");
-      git("-c", "user.name=me", "-c", "user.email=me@lan", "add", ".");
-      git("-c", "user.name=me", "-c", "user.email=me@lan", "commit", "-q", "-m", "the stack");
+      git("add", ".");
+      git("commit", "-q", "-m", "the stack");
       compose(p, "up", "-d");
       const cycle = await updaterOf(p, { compose: { git: "commit", git_author: "svc <svc@test.lan>" } });
       for (const s of ["lit", "arg", "byargs"]) expectState((await cycle()).report, container(p, s), "fresh");

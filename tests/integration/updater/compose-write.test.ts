@@ -12,6 +12,7 @@ import type { ComposeChange as GitChange, GitStep } from "../../../src/git/index
 import { containerLine } from "../../../src/updater/wrappers/summary.ts";
 import { sandbox } from "../../harness.ts";
 import { removeComposeProject } from "../../support/fixture.ts";
+import { git as gitIn } from "../../support/git-repo.ts";
 import { CMD, composeBench, composeWorks, LABELS, type Project } from "./compose-support.ts";
 import { expectState, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
 
@@ -70,16 +71,10 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
       const r = repository();
       const before = `services:\n  web:\n    image: ${r.v1.ref}\n    command: ${CMD}\n    labels: ${LABELS}\n`;
       const p = track(project("gitcommit", { "compose.yaml": before }));
-      const git = (...args: string[]) => {
-        const run = Bun.spawnSync(["git", "-C", p.dir, ...args], {
-          env: { PATH: process.env.PATH!, HOME: p.dir, GIT_CONFIG_NOSYSTEM: "1" },
-        });
-        if (run.exitCode !== 0) throw new Error(`git ${args.join(" ")}: ${run.stderr}`);
-        return run.stdout.toString().trim();
-      };
+      const git = (...args: string[]) => gitIn(p.dir, ...args).trim();
       git("init", "-q", "-b", "main");
-      git("-c", "user.name=me", "-c", "user.email=me@lan", "add", "compose.yaml");
-      git("-c", "user.name=me", "-c", "user.email=me@lan", "commit", "-q", "-m", "the stack");
+      git("add", "compose.yaml");
+      git("commit", "-q", "-m", "the stack");
       compose(p, "up", "-d");
       const containers = names(p);
       const h = await makeUpdater({
