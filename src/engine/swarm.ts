@@ -52,6 +52,14 @@ export interface ServiceSummary {
   spec: Record<string, unknown>;
 }
 
+/** One task a service's manager wants running: the image it was given and where it stands. */
+export interface TaskSummary {
+  /** Spec.ContainerSpec.Image: the image of the spec the task was made from */
+  image: string;
+  /** Status.State: new ... starting, running, or a state past running (failed, shutdown) */
+  state: string;
+}
+
 export interface Swarm {
   state(): Promise<SwarmState>;
   listServices(): Promise<ServiceSummary[]>;
@@ -65,6 +73,8 @@ export interface Swarm {
   updateImage(service: ServiceSummary, image: string, auth?: RegistryAuth): Promise<void>;
   /** Asks Swarm to roll the service back to its previous spec (`docker service rollback`). */
   rollback(service: ServiceSummary): Promise<void>;
+  /** The tasks of a service whose desired state is running (`docker service ps --filter desired-state=running`). */
+  runningTasks(serviceId: string): Promise<TaskSummary[]>;
 }
 
 /** The manager refused a write because the spec's version moved on (someone else changed it). */
@@ -102,6 +112,22 @@ const serviceSchema = z.looseObject({
     .nullish(),
 });
 
+const taskSchema = z.looseObject({
+  Spec: z.looseObject({ ContainerSpec: z.looseObject({ Image: z.string().nullish() }).nullish() }).nullish(),
+  Status: z.looseObject({ State: z.string().nullish() }).nullish(),
+});
+
+/** One task from the engine's JSON; a task svc cannot read is refused as an engine error. */
+export function parseTask(raw: unknown): TaskSummary {
+  const parsed = taskSchema.safeParse(raw);
+  if (!parsed.success)
+    throw new SvcError(
+      "engine",
+      `the engine described a task svc cannot read: ${parsed.error.issues[0]?.message ?? "bad shape"}`,
+    );
+  return { image: parsed.data.Spec?.ContainerSpec?.Image ?? "", state: parsed.data.Status?.State ?? "" };
+}
+
 /** One service from the engine's JSON; an entry svc cannot read is refused as an engine error. */
 export function parseService(raw: unknown): ServiceSummary {
   const parsed = serviceSchema.safeParse(raw);
@@ -129,6 +155,13 @@ export function parseService(raw: unknown): ServiceSummary {
   };
 }
 
+/** How many tasks a replicated service's spec asks for; null for another mode (global: one per node). */
+export function desiredReplicas(service: ServiceSummary): number | null {
+  const mode = service.spec.Mode as { Replicated?: { Replicas?: unknown } } | undefined;
+  const replicas = mode?.Replicated?.Replicas;
+  return typeof replicas === "number" ? replicas : null;
+}
+
 /** `spec` with its container image replaced, everything else as read. */
 export function withImage(spec: Record<string, unknown>, image: string): Record<string, unknown> {
   const template = (spec.TaskTemplate ?? {}) as Record<string, unknown>;
@@ -147,6 +180,7 @@ export type EngineCall = <T>(
 export interface DockerodeLike {
   info(options: { abortSignal: AbortSignal }): Promise<unknown>;
   listServices(options: { abortSignal: AbortSignal }): Promise<unknown[]>;
+  listTasks(options: { filters: string; abortSignal: AbortSignal }): Promise<unknown[]>;
   getService(id: string): {
     inspect(options: { abortSignal: AbortSignal }): Promise<unknown>;
     update(auth: unknown, options: Record<string, unknown>): Promise<unknown>;
@@ -193,6 +227,14 @@ export function dockerSwarm(call: EngineCall): Swarm {
     },
     async rollback(service) {
       await write(service, `roll back service ${service.name}`, service.spec, { rollback: "previous" });
+    },
+    async runningTasks(serviceId) {
+      const filters = JSON.stringify({ service: [serviceId], "desired-state": ["running"] });
+      const rows =
+        (await call(`list the tasks of service ${serviceId}`, (docker, abortSignal) =>
+          docker.listTasks({ filters, abortSignal }),
+        )) ?? [];
+      return rows.map(parseTask);
     },
   };
 }

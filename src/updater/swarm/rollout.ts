@@ -8,7 +8,13 @@
 import { formatDuration } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { RegistryAuth } from "../../engine/port.ts";
-import { isOutOfSequence, type ServiceSummary, type ServiceUpdateStatus, type Swarm } from "../../engine/swarm.ts";
+import {
+  desiredReplicas,
+  isOutOfSequence,
+  type ServiceSummary,
+  type ServiceUpdateStatus,
+  type Swarm,
+} from "../../engine/swarm.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 
@@ -78,6 +84,7 @@ export async function awaitRollout(
 ): Promise<ServiceOutcome> {
   const config = ctx.config;
   const timeout = config.service_update_timeout;
+  const deadline = Date.now() + timeout;
   const settled = await waitSettled(ctx, swarm, before.id, before.update, timeout, stopping);
   if ("missing" in settled) return { kind: "failed", reason: "the service disappeared during its update" };
   if (settled.stopped)
@@ -95,6 +102,11 @@ export async function awaitRollout(
   }
   if (status?.state === "paused")
     return { kind: "failed", reason: `Swarm paused the update: ${status.message}`, rejectedImage: true };
+  if (status?.state === "rollback_paused" && (await tasksSettleOn(ctx, swarm, settled.service, deadline)))
+    return {
+      kind: "rolled_back",
+      reason: `rolled back by Swarm: ${settled.firstMessage}; Swarm paused its rollback (${status.message}), but every task runs the previous image again`,
+    };
   if (status?.state === "rollback_paused")
     return { kind: "failed", reason: `Swarm paused the rollback: ${status.message}`, rejectedImage: true };
   const waited = `Swarm's update did not finish within ${formatDuration(timeout)} (service_update_timeout)`;
@@ -119,15 +131,42 @@ async function askRollback(
       rejectedImage: true,
     };
   }
+  const deadline = Date.now() + timeout;
   const settled = await waitSettled(ctx, swarm, service.id, service.update, timeout);
-  const state = "missing" in settled ? undefined : settled.status?.state;
-  if (state === "rollback_completed")
-    return { kind: "rolled_back", reason: `${why}; svc asked Swarm to roll back (rollback.*)` };
-  return {
-    kind: "failed",
-    reason: `${why}; Swarm's rollback did not complete (${state ?? "unknown"})`,
-    rejectedImage: true,
-  };
+  if ("missing" in settled) return { kind: "failed", reason: `${why}; the service disappeared during its rollback` };
+  const asked = `${why}; svc asked Swarm to roll back (rollback.*)`;
+  const state = settled.status?.state;
+  if (state === "rollback_completed") return { kind: "rolled_back", reason: asked };
+  const said = settled.status ? `${state}: ${settled.status.message}` : "unknown";
+  if (state === "rollback_paused" && (await tasksSettleOn(ctx, swarm, settled.service, deadline)))
+    return {
+      kind: "rolled_back",
+      reason: `${asked}; Swarm paused its rollback (${said}), but every task runs the previous image again`,
+    };
+  return { kind: "failed", reason: `${why}; Swarm's rollback did not complete (${said})`, rejectedImage: true };
+}
+
+/**
+ * Swarm pauses a rollback for any early end of a task it started, even one its own orchestrator
+ * stopped as a spare (seen on a loaded manager): what counts is where the tasks ended up.
+ * Whether, by `deadline`, every task the manager keeps for `service` is running its spec's image,
+ * and (a replicated service) as many as it asks for. Read errors count as not yet.
+ */
+async function tasksSettleOn(
+  ctx: ProtocolContext,
+  swarm: Swarm,
+  service: ServiceSummary,
+  deadline: number,
+): Promise<boolean> {
+  const wanted = desiredReplicas(service);
+  for (;;) {
+    const tasks = await swarm.runningTasks(service.id).catch(() => []);
+    const onImage = tasks.filter((t) => t.state === "running" && t.image === service.image);
+    if (tasks.length > 0 && onImage.length === tasks.length && (wanted === null || tasks.length === wanted))
+      return true;
+    if (Date.now() >= deadline) return false;
+    await Bun.sleep(Math.min(ctx.timing.pollMs, Math.max(0, deadline - Date.now())));
+  }
 }
 
 /** Asks Swarm to roll `service` back to its previous spec (audited). */

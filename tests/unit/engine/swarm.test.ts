@@ -1,5 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { isOutOfSequence, parseService, taskServiceOf, withImage } from "../../../src/engine/swarm.ts";
+import {
+  desiredReplicas,
+  isOutOfSequence,
+  parseService,
+  parseTask,
+  taskServiceOf,
+  withImage,
+} from "../../../src/engine/swarm.ts";
 import { unpinned } from "../../../src/updater/swarm/kind.ts";
 
 const digest = `sha256:${"a".repeat(64)}`;
@@ -76,6 +83,22 @@ describe("a service as the engine describes it", () => {
   test("a task container names its service; a plain container none", () => {
     expect(taskServiceOf({ "com.docker.swarm.task.id": "t", "com.docker.swarm.service.name": "web" })).toBe("web");
     expect(taskServiceOf({ "com.docker.swarm.service.name": "web" })).toBeUndefined();
+  });
+});
+
+describe("a task as the engine describes it (GET /tasks)", () => {
+  test("its spec's image and its state; the replicas its service asks for", () => {
+    const task = { ID: "t1", Spec: { ContainerSpec: { Image: "r/web:1@sha256:a" } }, Status: { State: "running" } };
+    expect(parseTask(task)).toEqual({ image: "r/web:1@sha256:a", state: "running" });
+    expect(parseTask({ ID: "t2" })).toEqual({ image: "", state: "" });
+    expect(() => parseTask("not a task")).toThrow("the engine described a task svc cannot read");
+    const service = parseService({
+      ID: "s",
+      Version: { Index: 1 },
+      Spec: { Name: "web", Mode: { Replicated: { Replicas: 3 } } },
+    });
+    expect(desiredReplicas(service)).toBe(3);
+    expect(desiredReplicas({ ...service, spec: { Name: "web", Mode: { Global: {} } } })).toBeNull();
   });
 });
 

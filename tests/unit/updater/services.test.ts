@@ -38,6 +38,9 @@ class FakeSwarm implements Swarm {
     };
   }
   async rollback() {}
+  async runningTasks() {
+    return [];
+  }
 }
 
 const digest = (n: number) => `sha256:${String(n).repeat(64)}`;

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { SvcError } from "../../../src/core/errors.ts";
-import type { ServiceSummary, ServiceUpdateStatus, Swarm } from "../../../src/engine/swarm.ts";
+import type { ServiceSummary, ServiceUpdateStatus, Swarm, TaskSummary } from "../../../src/engine/swarm.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import type { ProtocolContext } from "../../../src/updater/cycle/context.ts";
 import { awaitRollout, writeImage } from "../../../src/updater/swarm/rollout.ts";
@@ -37,6 +37,8 @@ function service(overrides: Partial<ServiceSummary> = {}): ServiceSummary {
 class ScriptedSwarm implements Swarm {
   calls: string[] = [];
   refusals = 0;
+  /** the tasks each read of them answers, the last one repeating */
+  tasks: TaskSummary[][] = [[]];
   constructor(
     private statuses: (ServiceUpdateStatus | null)[],
     private readonly afterRollback: ServiceUpdateStatus[] = [],
@@ -60,6 +62,9 @@ class ScriptedSwarm implements Swarm {
   async rollback(s: ServiceSummary) {
     this.calls.push(`rollback v${s.version}`);
     this.statuses = [...this.afterRollback];
+  }
+  async runningTasks() {
+    return this.tasks.length > 1 ? this.tasks.shift()! : this.tasks[0]!;
   }
 }
 
@@ -95,6 +100,34 @@ describe("Swarm's rollout, as svc reports it", () => {
     expect(swarm.calls).toEqual([]);
   });
 
+  test("Swarm's own rollback paused, every task on the previous image: rolled_back; tasks elsewhere: failed", async () => {
+    const own = service({ failureAction: "rollback", spec: { Name: "web", Mode: { Replicated: { Replicas: 1 } } } });
+    const script = () =>
+      new ScriptedSwarm(
+        [
+          at("updating"),
+          at("rollback_started", "update rolled back due to failure of task x"),
+          at("rollback_paused", "rollback paused due to failure of task y"),
+        ],
+        [],
+        own,
+      );
+    const back = script();
+    back.tasks = [[{ image: own.image, state: "running" }]];
+    expect(await awaitRollout(context(), back, own)).toEqual({
+      kind: "rolled_back",
+      reason:
+        "rolled back by Swarm: update rolled back due to failure of task x; Swarm paused its rollback (rollback paused due to failure of task y), but every task runs the previous image again",
+    });
+    const stuck = script();
+    stuck.tasks = [[{ image: "r/web:2@sha256:b", state: "running" }]];
+    expect(await awaitRollout(context({ service_update_timeout: 30 }), stuck, own)).toEqual({
+      kind: "failed",
+      reason: "Swarm paused the rollback: rollback paused due to failure of task y",
+      rejectedImage: true,
+    });
+  });
+
   test("paused under the service's own failure action: failed, the image not retried, nothing asked of Swarm", async () => {
     const swarm = new ScriptedSwarm([at("paused", "update paused due to failure of task x")]);
     expect(await awaitRollout(context(), swarm, service())).toEqual({
@@ -118,6 +151,50 @@ describe("Swarm's rollout, as svc reports it", () => {
     });
     expect(swarm.calls).toEqual(["rollback v3"]);
     expect(ctx.audit.entries.map((e) => [e.action, e.container])).toEqual([["service_rollback", "web"]]);
+  });
+
+  describe("a rollback Swarm pauses (it does for any early end of a task it started)", () => {
+    const replicated = service({
+      failureAction: null,
+      image: "r/web:1@sha256:a",
+      spec: { Name: "web", Mode: { Replicated: { Replicas: 2 } } },
+    });
+    const paused = () =>
+      new ScriptedSwarm(
+        [at("paused", "task x failed")],
+        [
+          at("rollback_started"),
+          at("rollback_paused", "rollback paused due to failure or early termination of task y"),
+        ],
+        replicated,
+      );
+    const running = (image: string) => ({ image, state: "running" });
+
+    test("every task back on the previous image, as many as asked: rolled_back, Swarm's pause said", async () => {
+      const swarm = paused();
+      swarm.tasks = [
+        [running("r/web:1@sha256:a"), { image: "r/web:1@sha256:a", state: "starting" }],
+        [running("r/web:1@sha256:a"), running("r/web:1@sha256:a")],
+      ];
+      expect(await awaitRollout(context(), swarm, replicated)).toEqual({
+        kind: "rolled_back",
+        reason:
+          "Swarm paused the update: task x failed; svc asked Swarm to roll back (rollback.*); Swarm paused its rollback (rollback_paused: rollback paused due to failure or early termination of task y), but every task runs the previous image again",
+      });
+    });
+
+    test("a task left on the new image, or one task short, until service_update_timeout: failed, with Swarm's message", async () => {
+      for (const tasks of [[running("r/web:1@sha256:a"), running("r/web:2@sha256:b")], [running("r/web:1@sha256:a")]]) {
+        const swarm = paused();
+        swarm.tasks = [tasks];
+        expect(await awaitRollout(context({ service_update_timeout: 30 }), swarm, replicated)).toEqual({
+          kind: "failed",
+          reason:
+            "Swarm paused the update: task x failed; Swarm's rollback did not complete (rollback_paused: rollback paused due to failure or early termination of task y)",
+          rejectedImage: true,
+        });
+      }
+    });
   });
 
   test("paused, no update config, rollback checks off: failed", async () => {
