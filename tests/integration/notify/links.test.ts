@@ -95,8 +95,8 @@ test("every channel's message carries the row of each stale, held or failed targ
   );
   dispatcher.publish(report());
   await dispatcher.flush();
-  await waitUntil(() => smtp.messages().length > 0, 15_000, "the e-mail");
-  const mqttOutput = await Promise.race([subscriber.message, Bun.sleep(10_000).then(() => "")]);
+  await waitUntil(() => smtp.messages().length > 0, 60_000, "the e-mail");
+  const mqttOutput = await Promise.race([subscriber.message, Bun.sleep(60_000).then(() => "")]);
   await dispatcher.close();
   await stop(subscriber.proc);
 
@@ -130,7 +130,7 @@ test("every channel's message carries the row of each stale, held or failed targ
     expect(text, channel).not.toContain("#container=web");
   }
   expect(log.lines.filter((l) => l.level === "error")).toEqual([]);
-}, 60_000);
+}, 180_000);
 
 test("a digest keeps the links", async () => {
   const before = received.length;

@@ -1,7 +1,9 @@
 /** MQTT channel against a real mosquitto: plain, TLS, mutual TLS; QoS 1 and 2; failures logged. */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 
-setDefaultTimeout(30_000);
+setDefaultTimeout(120_000);
+// how long a message may take to arrive: a hang limit, with room for a loaded machine
+const HANG_LIMIT_MS = 60_000;
 
 import { join } from "node:path";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
@@ -59,7 +61,10 @@ async function publishAndReceive(broker: Mosquitto, config: Config, qos: 0 | 1 |
   try {
     notifications.publish(report);
     await notifications.flush();
-    const output = await Promise.race([subscriber.message, Bun.sleep(10_000).then(() => "timeout: nothing received")]);
+    const output = await Promise.race([
+      subscriber.message,
+      Bun.sleep(HANG_LIMIT_MS).then(() => "timeout: nothing received"),
+    ]);
     return { report, received: payloadOf(output), log };
   } finally {
     await notifications.close();
@@ -214,7 +219,7 @@ describe("mqtt channel", () => {
     plainNotifications.publish(sampleReport());
     await plainNotifications.close();
     const late = await subscribe(plain, "svc/url/plain", 1);
-    const output = await Promise.race([late.message, Bun.sleep(10_000).then(() => "timeout: nothing received")]);
+    const output = await Promise.race([late.message, Bun.sleep(HANG_LIMIT_MS).then(() => "timeout: nothing received")]);
     await stop(late.proc);
     expect(output).toContain("svc on nas: 1 updated, 1 failed");
     expect(output).toContain("updated web: 127.0.0.1:5000/web:latest");
@@ -241,7 +246,7 @@ describe("mqtt channel", () => {
     await accepted.flush();
     const tlsOutput = await Promise.race([
       subscriber.message,
-      Bun.sleep(10_000).then(() => "timeout: nothing received"),
+      Bun.sleep(HANG_LIMIT_MS).then(() => "timeout: nothing received"),
     ]);
     await accepted.close();
     await stop(subscriber.proc);
