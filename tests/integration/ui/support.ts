@@ -1,13 +1,10 @@
 /**
  * The dashboard in a real browser: Debian's Chromium driven by playwright-core (no browser is
  * ever downloaded), against svc run as a user runs it (tests/integration/e2e/support.ts) on the
- * sandbox engine and registry. One svc and one browser per test file; both are stopped by pid
- * in `close`, the browser's profile folder removed.
+ * sandbox engine and registry. One svc and one browser context per test file, closed in `close`
+ * (svc stopped by pid); the Chromium behind the contexts is the process's one.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { freePort } from "../../harness.ts";
 import { baseFlags, Fixture, type SvcProcess, startSvc, stopAll, waitForPort } from "../e2e/support.ts";
 
@@ -62,13 +59,7 @@ export async function startDashboard(what: string, extraFlags: string[] = []): P
   ];
   const svc = startSvc([...baseFlags(), ...flags]);
   await waitForPort(port, svc);
-  const profile = mkdtempSync(join(tmpdir(), `${scope}-chromium-`));
-  const browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: DESKTOP,
-  });
+  const browser = await (await sharedChromium()).newContext({ viewport: DESKTOP });
   const url = `http://127.0.0.1:${port}/`;
   const run = (name: string, image: string, args: string[] = []) =>
     fx.run(name, image, ["--label", `svc.scope=${scope}`, ...args]);
@@ -95,11 +86,22 @@ export async function startDashboard(what: string, extraFlags: string[] = []): P
     },
     async close() {
       await browser.close().catch(() => {});
-      rmSync(profile, { recursive: true, force: true });
       await stopAll();
       fx.cleanup();
     },
   };
+}
+
+let chromiumStarted: Promise<Browser> | undefined;
+
+/**
+ * One Chromium for every page test of the process (a start costs about 4 CPU s here); each
+ * dashboard gets a context of its own, as fresh as a new profile (no cookie, storage or cache
+ * shared). Playwright stops the browser it launched, by its pid, when the test process exits.
+ */
+function sharedChromium(): Promise<Browser> {
+  chromiumStarted ??= chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  return chromiumStarted;
 }
 
 export async function signInWith(page: Page, token: string): Promise<void> {
