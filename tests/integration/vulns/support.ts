@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { serviceTimeZone, wallClock } from "../../../src/config/window.ts";
 import { docker, importImage, sandbox } from "../../harness.ts";
 import type { OsvRecordFixture } from "../../support/osv.ts";
 
@@ -71,4 +72,13 @@ export function debianImage(ref: string, status: string): string {
 /** The folders debianImage built in. */
 export function removeBuildDirs(): void {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** An update window closed now: from an hour ahead for an hour, on the wall clock svc reads windows in. */
+export function closedWindow(now = Date.now()): string {
+  const hhmm = (at: number) => {
+    const { minute } = wallClock(at, serviceTimeZone());
+    return `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
+  };
+  return `${hhmm(now + 3_600_000)}-${hhmm(now + 7_200_000)}`;
 }

@@ -5,14 +5,16 @@
  * os-release; a stale container; the report and GET /v1/containers' overview show what is fixed
  * and what is brought in; hold_if_introduces holds, and an update asked for by name is applied;
  * on_lookup_failure; min_image_age_unless_fixes, through the svc command with a notification;
- * nothing is sent when vulnerabilities are off (docs/vulnerabilities.md).
+ * a monitor-only container (nothing pulled: the report says why there is no diff) and one waiting
+ * for its window (pre_pull's pull ahead gives the diff); nothing is sent when vulnerabilities are
+ * off (docs/vulnerabilities.md).
  */
 import { afterAll, expect, test } from "bun:test";
 import { docker, sandbox } from "../../harness.ts";
 import { DEBIAN_RECORDS, startOsvStandIn } from "../../support/osv.ts";
 import { baseFlags, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "../e2e/support.ts";
 import { entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
-import { debianImage, dpkgStatus, OPENSSL_CRITICAL, removeBuildDirs } from "./support.ts";
+import { closedWindow, debianImage, dpkgStatus, OPENSSL_CRITICAL, removeBuildDirs } from "./support.ts";
 
 const fx = new Fixture();
 const osv = startOsvStandIn([...DEBIAN_RECORDS, OPENSSL_CRITICAL]);
@@ -148,4 +150,70 @@ test("min_image_age_unless_fixes: svc applies an update that fixes a high one at
   expect(bodies.join("\n"), passing.svc.describe()).toContain(
     "vulnerabilities: fixes 1, 1 high; brings in 1, 1 critical; min_image_age passed over",
   );
+}, 240_000);
+
+/** A stale container whose newer image is in the registry only, as a user's is. */
+function newerNotHere(what: string, extra: string[] = []) {
+  const stale = staleContainer(what, extra);
+  docker(["rmi", stale.newer]);
+  return stale;
+}
+const here = (image: string) => docker(["image", "inspect", image], { allowFailure: true }).code === 0;
+
+test("monitor-only without an SBOM: svc pulls nothing, and the report says why there is no diff", async () => {
+  const { app, newer } = newerNotHere("watched");
+  osv.requests.length = 0;
+  const run = await runSvc([
+    ...baseFlags(),
+    "--run-once",
+    "--scope",
+    TEST_SCOPE,
+    "--monitor-only",
+    "--vulnerabilities-enabled",
+    "--vulnerabilities-osv-url",
+    osv.url,
+    app,
+  ]);
+  expect(run.code, run.svc.describe()).toBe(0);
+  const entry = reportsIn(run.svc.output)
+    .at(-1)
+    ?.containers.find((c: any) => c.name === app);
+  expect(entry?.state, run.svc.describe()).toBe("stale");
+  expect(entry.vulnerabilities.problem).toBe(
+    "no SBOM for the new image; svc pulls nothing for a monitor-only container",
+  );
+  expect(entry.vulnerabilities.counts).toEqual({ fixed: 0, introduced: 0, still_open: 0 });
+  // said plainly, not warned about at each cycle
+  expect(run.svc.output).not.toContain("vulnerabilities not read");
+  expect(here(newer)).toBe(false);
+  expect(osv.requests).toEqual([]);
+}, 240_000);
+
+test("waiting for its window: pre_pull's pull ahead gives the diff; without pre_pull, the report says why", async () => {
+  const window = ["-l", `svc.update_window=${closedWindow()}`];
+  const ahead = newerNotHere("ahead", window);
+  const h = await makeUpdater({ containers: [ahead.app], ...on() });
+  const report = await h.updater.run("schedule");
+  const pending = expectState(report, ahead.app, "pending");
+  expect(pending.vulnerabilities?.problem).toBeNull();
+  expect(pending.vulnerabilities?.read_from).toBe("package database");
+  expect(pending.vulnerabilities?.fixed.map((e) => e.id)).toEqual(["DSA-5514-1"]);
+  expect(pending.vulnerabilities?.introduced.map((e) => e.id)).toEqual(["DEBIAN-CVE-2099-0002"]);
+  // pulled once, ahead of its window (the window's update pulls nothing more), and not applied
+  const actions = h.audit.entries.filter((e) => e.container === ahead.app).map((e) => e.action);
+  expect(actions).toEqual(["pull"]);
+  expect(here(ahead.newer)).toBe(true);
+  expect(inspect(ahead.app).Image).toBe(ahead.old);
+  // GET /v1/containers answers the diff kept for the pair
+  const seen = (await h.updater.overview())!.containers.find((c) => c.name === ahead.app)!;
+  expect(seen.vulnerabilities?.introduced.map((e) => e.id)).toEqual(["DEBIAN-CVE-2099-0002"]);
+
+  const idle = newerNotHere("idle", window);
+  const without = await makeUpdater({ containers: [idle.app], pre_pull: false, ...on() });
+  const waiting = expectState(await without.updater.run("schedule"), idle.app, "pending");
+  expect(waiting.vulnerabilities?.problem).toBe(
+    "no SBOM for the new image; nothing is pulled ahead of its window for it: read when its window opens",
+  );
+  expect(without.audit.entries.filter((e) => e.container === idle.app)).toEqual([]);
+  expect(here(idle.newer)).toBe(false);
 }, 240_000);
