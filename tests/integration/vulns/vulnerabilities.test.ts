@@ -10,14 +10,39 @@
  * off (docs/vulnerabilities.md).
  */
 import { afterAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { docker, sandbox } from "../../harness.ts";
-import { DEBIAN_RECORDS, startOsvStandIn } from "../../support/osv.ts";
+import { DEBIAN_RECORDS, type OsvRecordFixture, startOsvStandIn } from "../../support/osv.ts";
 import { baseFlags, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "../e2e/support.ts";
 import { entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
-import { closedWindow, debianImage, dpkgStatus, OPENSSL_CRITICAL, removeBuildDirs } from "./support.ts";
+import { closedWindow, debianImage, distroImage, dpkgStatus, OPENSSL_CRITICAL, removeBuildDirs } from "./support.ts";
 
 const fx = new Fixture();
-const osv = startOsvStandIn([...DEBIAN_RECORDS, OPENSSL_CRITICAL]);
+/** Records made for the tests, as OSV's Alpine and Rocky Linux ones name their packages. */
+const OTHER_RECORDS: OsvRecordFixture[] = [
+  {
+    id: "CVE-2099-0003",
+    modified: "2099-01-01T00:00:00Z",
+    affected: [
+      {
+        package: { ecosystem: "Alpine:v3.20", name: "openssl" },
+        ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "3.3.1-r1" }] }],
+      },
+    ],
+  },
+  {
+    id: "RLSA-2099:0004",
+    modified: "2099-01-01T00:00:00Z",
+    affected: [
+      {
+        package: { ecosystem: "Rocky Linux:9", name: "openssl-libs" },
+        ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "1:3.0.7-28.el9" }] }],
+      },
+    ],
+  },
+];
+const osv = startOsvStandIn([...DEBIAN_RECORDS, OPENSSL_CRITICAL, ...OTHER_RECORDS]);
 afterAll(async () => {
   await stopAll();
   stopReceivers();
@@ -216,4 +241,47 @@ test("waiting for its window: pre_pull's pull ahead gives the diff; without pre_
   );
   expect(without.audit.entries.filter((e) => e.container === idle.app)).toEqual([]);
   expect(here(idle.newer)).toBe(false);
+}, 240_000);
+
+/** The unit tests' real package databases (tests/unit/vulns/fixtures): an apk `installed` file, rpm 4.18's rpmdb.sqlite. */
+const unitFixture = (name: string) => readFileSync(join(import.meta.dir, "../../unit/vulns/fixtures", name));
+
+test("Alpine's and Rocky Linux's package databases, read through the engine from the images", async () => {
+  const apk = unitFixture("apk-installed").toString("utf8");
+  const alpine = `${sandbox().registry}/${fx.name("alpine")}:latest`;
+  const alpineFiles = (installed: string) => ({
+    "etc/os-release": unitFixture("alpine-os-release"),
+    "lib/apk/db/installed": installed,
+  });
+  distroImage(alpine, alpineFiles(apk));
+  const alpineApp = fx.run("alpine", alpine);
+  distroImage(alpine, alpineFiles(apk.replaceAll("V:3.3.1-r0", "V:3.3.2-r0")));
+
+  // the same database in both images (a newer image of other files): what it has is still open
+  const rocky = `${sandbox().registry}/${fx.name("rocky")}:latest`;
+  const rockyFiles = {
+    "etc/os-release": unitFixture("rocky-os-release"),
+    "var/lib/rpm/rpmdb.sqlite": unitFixture("rpmdb.sqlite"),
+  };
+  distroImage(rocky, rockyFiles);
+  const rockyApp = fx.run("rocky", rocky);
+  distroImage(rocky, rockyFiles);
+
+  const h = await makeUpdater({ containers: [alpineApp, rockyApp], ...on() });
+  const report = await h.updater.run("api", undefined, { dryRun: true });
+  const alpineDiff = entryOf(report, alpineApp).vulnerabilities!;
+  expect(alpineDiff.problem).toBeNull();
+  expect(alpineDiff.read_from).toBe("package database");
+  // apk's order: 3.3.1-r0 < 3.3.1-r1 (the fix) < 3.3.2-r0
+  expect(alpineDiff.fixed.map((e) => [e.id, e.package, e.version, e.fixed_version])).toEqual([
+    ["CVE-2099-0003", "openssl", "3.3.1-r0", "3.3.1-r1"],
+  ]);
+  expect(alpineDiff.counts).toEqual({ fixed: 1, introduced: 0, still_open: 0 });
+  const rockyDiff = entryOf(report, rockyApp).vulnerabilities!;
+  expect(rockyDiff.problem).toBeNull();
+  // rpm's order, the epoch first
+  expect(rockyDiff.still_open.map((e) => [e.id, e.package, e.version, e.fixed_version])).toEqual([
+    ["RLSA-2099:0004", "openssl-libs", "1:3.0.7-27.el9", "1:3.0.7-28.el9"],
+  ]);
+  expect(rockyDiff.counts).toEqual({ fixed: 0, introduced: 0, still_open: 1 });
 }, 240_000);
