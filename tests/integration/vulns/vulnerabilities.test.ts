@@ -7,10 +7,12 @@
  * on_lookup_failure; min_image_age_unless_fixes, through the svc command with a notification;
  * a monitor-only container (nothing pulled: the report says why there is no diff) and one waiting
  * for its window (pre_pull's pull ahead gives the diff); nothing is sent when vulnerabilities are
- * off (docs/vulnerabilities.md).
+ * off; Alpine's and Rocky Linux's real databases and this machine's own dpkg status read through
+ * the engine from images (docs/vulnerabilities.md).
  */
 import { afterAll, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, sandbox } from "../../harness.ts";
 import { DEBIAN_RECORDS, type OsvRecordFixture, startOsvStandIn } from "../../support/osv.ts";
@@ -285,3 +287,52 @@ test("Alpine's and Rocky Linux's package databases, read through the engine from
   ]);
   expect(rockyDiff.counts).toEqual({ fixed: 0, introduced: 0, still_open: 1 });
 }, 240_000);
+
+/** This machine's installed packages as dpkg itself names them for OSV: each source package and its version, once. */
+function dpkgQuerySources(): { sources: Set<string>; glibc: string } {
+  const lines = execFileSync("dpkg-query", ["-W", "-f", "${db:Status-Status} ${source:Package} ${source:Version}\\n"], {
+    encoding: "utf8",
+  }).split("\n");
+  const sources = new Set(
+    lines.filter((line) => line.startsWith("installed ")).map((line) => line.slice("installed ".length)),
+  );
+  const glibc = [...sources].find((source) => source.startsWith("glibc "))!.split(" ")[1]!;
+  return { sources, glibc };
+}
+
+test.skipIf(!existsSync("/var/lib/dpkg/status") || Bun.which("dpkg-query") === null)(
+  "this machine's own dpkg status in an image: every installed package asked about as dpkg-query names it",
+  async () => {
+    const { sources, glibc } = dpkgQuerySources();
+    const status = readFileSync("/var/lib/dpkg/status", "utf8");
+    const ref = `${sandbox().registry}/${fx.name("machine")}:latest`;
+    debianImage(ref, status);
+    const app = fx.run("machine", ref);
+    debianImage(ref, status);
+    const affectsThisGlibc: OsvRecordFixture = {
+      id: "DEBIAN-CVE-2099-0005",
+      modified: "2099-01-01T00:00:00Z",
+      affected: [
+        {
+          package: { ecosystem: "Debian:12", name: "glibc" },
+          ranges: [{ type: "ECOSYSTEM", events: [{ introduced: glibc }] }],
+        },
+      ],
+    };
+    osv.records.set(affectsThisGlibc.id, affectsThisGlibc);
+    try {
+      const h = await makeUpdater({ containers: [app], ...on() });
+      const diff = entryOf(await h.updater.run("api", undefined, { dryRun: true }), app).vulnerabilities!;
+      expect(diff.problem).toBeNull();
+      // both images hold the same packages: one query per source package and version
+      expect(osv.batchSizes.at(-1)).toBe(sources.size);
+      expect(diff.still_open.find((e) => e.id === affectsThisGlibc.id)).toMatchObject({
+        package: "glibc",
+        version: glibc,
+      });
+    } finally {
+      osv.records.delete(affectsThisGlibc.id);
+    }
+  },
+  240_000,
+);
