@@ -108,6 +108,30 @@ test("hold_if_introduces holds the update with the list; asked for by name, it i
   expect(inspect(app).Image).toBe(newer);
 }, 240_000);
 
+test("the held update in a notification, through the svc command", async () => {
+  const { app, old } = staleContainer("told");
+  const { bodies, url } = receiver();
+  const run = await runSvc([
+    ...baseFlags(),
+    "--run-once",
+    "--scope",
+    TEST_SCOPE,
+    "--vulnerabilities-enabled",
+    "--vulnerabilities-osv-url",
+    osv.url,
+    "--vulnerabilities-hold-if-introduces",
+    "high",
+    "--notifications-urls",
+    `generic+${url}?disabletls=yes`,
+    app,
+  ]);
+  expect(run.code, run.svc.describe()).toBe(0);
+  expect(inspect(app).Image).toBe(old);
+  const told = bodies.join("\n");
+  expect(told, run.svc.describe()).toContain(`held ${app}: `);
+  expect(told).toContain("; vulnerabilities: fixes 1, 1 high; brings in 1, 1 critical");
+}, 240_000);
+
 test('a failed lookup is reported and never blocks, unless on_lookup_failure = "hold"', async () => {
   const { app, old } = staleContainer("failure");
   const holding = await makeUpdater({ containers: [app], ...on({ on_lookup_failure: "hold" }) });
