@@ -223,7 +223,9 @@ async function newerImage(
     image: reference,
   });
   await deps.engine.pullImage(reference, { platform, auth });
-  return (await deps.engine.inspectImage(reference))?.Id ?? { not: "the pulled image is not on the engine" };
+  const pulled = await deps.engine.inspectImage(reference);
+  if (!pulled) throw new Error(`${reference} is not on the engine once pulled`);
+  return pulled.Id;
 }
 
 /**
