@@ -45,7 +45,7 @@ Newer image available (not applied):
 
 Pending (applied when the update window opens):
 {{#pending}}
-- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{#page_url}} {{page_url}}{{/page_url}}
+- {{name}} ({{image}}): {{#new_image}}{{new_image}} {{/new_image}}{{new_digest_short}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/pending}}
 {{/has_pending}}
 {{#has_held}}
@@ -81,7 +81,7 @@ failed {{name}} ({{image}}): {{reason}}{{#page_url}} {{page_url}}{{/page_url}}
 newer image for {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{vulnerabilities_text}}{{signature_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/stale}}
 {{#pending}}
-pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{#page_url}} {{page_url}}{{/page_url}}
+pending {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}}{{#applies_at}}, applies {{applies_at}}{{/applies_at}}{{vulnerabilities_text}}{{#page_url}} {{page_url}}{{/page_url}}
 {{/pending}}
 {{#held}}
 held {{name}}: {{image}}{{#new_image}} -> {{new_image}}{{/new_image}} ({{old_digest_short}} -> {{new_digest_short}}){{releases_text}}{{vulnerabilities_text}}{{signature_text}}{{#page_url}} {{page_url}}{{/page_url}}

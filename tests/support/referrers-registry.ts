@@ -81,7 +81,12 @@ export function referrersRegistry(
         const digest = reference.startsWith("sha256:") ? reference : tags.get(`${repository}:${reference}`);
         const stored = digest ? manifests.get(digest) : undefined;
         if (!stored || stored.repository !== repository) return notFound("MANIFEST_UNKNOWN");
-        const headers = { "Content-Type": stored.mediaType, "Docker-Content-Digest": digest! };
+        // a HEAD's length too, as a registry answers it (containerd takes the manifest's size from it)
+        const headers = {
+          "Content-Type": stored.mediaType,
+          "Docker-Content-Digest": digest!,
+          "Content-Length": String(stored.bytes.byteLength),
+        };
         return new Response(request.method === "HEAD" ? null : stored.bytes, { headers });
       }
       if (options.referrersApi === false) return notFound("NAME_UNKNOWN");

@@ -48,7 +48,7 @@ import { builtCheckInput, builtReport, findBuilt, planBuilt } from "./built.ts";
 import { cleanupImages } from "./cleanup.ts";
 import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
-import { forgetPrePulled, prePull } from "./prepull.ts";
+import { createPrePuller, forgetPrePulled, prePull } from "./prepull.ts";
 import { rebuildCommand, rebuildHeld } from "./rebuild.ts";
 import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
 import { tellUnitMoves } from "./systemd.ts";
@@ -118,8 +118,16 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   );
   await notes.decided;
   await checkSignatures(deps.signatures, ctx, entries.values(), (entry) => checker.platformOf(entry.summary.imageId));
+  // one puller for the cycle: an image the vulnerabilities' read pulled ahead is not pulled again
+  const puller = options.dryRun
+    ? null
+    : createPrePuller(
+        { engine: deps.engine, registry: deps.registry, cleanup: deps.config.cleanup, prePulled: deps.prePulled },
+        ctx,
+        checker,
+      );
   await readVulnerabilities(
-    { engine: deps.engine, registry: deps.registry, config: deps.config, vulns: deps.vulns ?? null },
+    { engine: deps.engine, registry: deps.registry, config: deps.config, vulns: deps.vulns ?? null, puller },
     ctx,
     checker,
     { filter, options },
@@ -145,13 +153,7 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     await proposeCompose(deps.git, ctx, entries, toUpdate);
     await preUpdateHooks(ctx, entries, toUpdate);
   }
-  if (!options.dryRun)
-    await prePull(
-      { engine: deps.engine, registry: deps.registry, cleanup: deps.config.cleanup, prePulled: deps.prePulled },
-      ctx,
-      checker,
-      entries.values(),
-    );
+  if (puller) await prePull(puller, entries.values());
   if (!options.dryRun) pruneCopies(ctx);
   const selfReplaced = toUpdate.size > 0 ? await updateInOrder({ deps, ctx, all, entries, checker, toUpdate }) : false;
   if (!options.dryRun) forgetPrePulled(deps.prePulled, entries.values());

@@ -23,34 +23,53 @@ export interface PrePullDeps {
   prePulled: Remembered;
 }
 
-/** The pending containers' newer images, pulled one reference at a time; a failure is logged and left to the window's own pull. */
-export async function prePull(
-  deps: PrePullDeps,
-  ctx: ProtocolContext,
-  checker: Checker,
-  entries: Iterable<ContainerEntry>,
-): Promise<void> {
+/** Pulls a pending container's newer image ahead of its window: each reference once per cycle. */
+export interface PrePuller {
+  /** the newer image's id once pulled (or already here) and remembered; null when not pulled ahead (see `pullsAhead`) or the pull failed */
+  pull(entry: ContainerEntry): Promise<string | null>;
+}
+
+/** Whether pre_pull pulls this container's newer image ahead of its window. */
+export const pullsAhead = (entry: ContainerEntry): boolean =>
+  // a built service's image is built at its window, not pulled (containers/rebuild.ts)
+  entry.state === "pending" &&
+  entry.policy.prePull &&
+  !entry.policy.noPull &&
+  Boolean(entry.verdict?.ref) &&
+  !entry.built;
+
+/**
+ * One cycle's puller: the vulnerabilities' read (containers/vulns.ts) and the pre-pull step
+ * share it, so that an image pulled ahead to be read is not asked for again.
+ */
+export function createPrePuller(deps: PrePullDeps, ctx: ProtocolContext, checker: Checker): PrePuller {
   const done = new Map<string, Promise<string | null>>();
-  for (const entry of entries) {
-    // a built service's image is built at its window, not pulled (containers/rebuild.ts)
-    if (entry.state !== "pending" || !entry.policy.prePull || entry.policy.noPull || !entry.verdict?.ref || entry.built)
-      continue;
-    const reference = entry.newImage ?? pullReference(entry.verdict.ref);
-    let pulling = done.get(reference);
-    if (!pulling) {
-      pulling = pullAhead(deps, ctx, checker, entry, reference).catch((error) => {
-        ctx.log.warn("pulling ahead of the update window failed; the window's update pulls", {
-          container: entry.summary.name,
-          image: reference,
-          error: toSvcError(error).message,
+  return {
+    async pull(entry) {
+      if (!pullsAhead(entry)) return null;
+      const reference = entry.newImage ?? pullReference(entry.verdict!.ref!);
+      let pulling = done.get(reference);
+      if (!pulling) {
+        pulling = pullAhead(deps, ctx, checker, entry, reference).catch((error) => {
+          ctx.log.warn("pulling ahead of the update window failed; the window's update pulls", {
+            container: entry.summary.name,
+            image: reference,
+            error: toSvcError(error).message,
+          });
+          return null;
         });
-        return null;
-      });
-      done.set(reference, pulling);
-    }
-    const imageId = await pulling;
-    if (imageId !== null) await remember(deps, ctx, entry.summary.name, imageId);
-  }
+        done.set(reference, pulling);
+      }
+      const imageId = await pulling;
+      if (imageId !== null) await remember(deps, ctx, entry.summary.name, imageId);
+      return imageId;
+    },
+  };
+}
+
+/** The pending containers' newer images, pulled one reference at a time; a failure is logged and left to the window's own pull. */
+export async function prePull(puller: PrePuller, entries: Iterable<ContainerEntry>): Promise<void> {
+  for (const entry of entries) await puller.pull(entry);
 }
 
 /** The image id `reference` names once the newer image is here (pulled now, or already). */

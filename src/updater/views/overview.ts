@@ -105,7 +105,7 @@ export interface ContainerOverview {
   compose_change: string[] | null;
   /** a service compose builds: the images it is built from (docs/compose.md, "Built services"); null otherwise */
   built_from: string[] | null;
-  /** for a stale container when vulnerabilities are on: what the update fixes and brings in (docs/vulnerabilities.md); null otherwise */
+  /** for a container with a newer image (stale, monitor-only, held or pending) when vulnerabilities are on: what the update fixes and brings in (docs/vulnerabilities.md); null otherwise */
   vulnerabilities: VulnerabilityDiff | null;
   /** for a target with a newer image: who signed it, or why it is held for its signature (docs/verification.md); null otherwise */
   signature: SignatureReport | null;

@@ -167,17 +167,10 @@ export class Repository {
    * referrers tag schema's index (`sha256-<hex>`), as the OCI distribution spec asks the pusher to.
    */
   async sbomReferrer(subject: Descriptor, document: unknown): Promise<Descriptor> {
-    const artifactType = "application/spdx+json";
     const layer = await this.pushBlob(new TextEncoder().encode(JSON.stringify(document)));
     const empty = await this.pushBlob(new TextEncoder().encode("{}"));
-    const manifest = {
-      schemaVersion: 2,
-      mediaType: MEDIA_TYPES.ociManifest,
-      artifactType,
-      config: { mediaType: "application/vnd.oci.empty.v1+json", digest: empty.digest, size: empty.size },
-      layers: [{ mediaType: artifactType, digest: layer.digest, size: layer.size }],
-      subject: { mediaType: subject.mediaType, digest: subject.digest, size: subject.size },
-    };
+    const manifest = spdxArtifact(subject, layer, empty);
+    const artifactType = manifest.artifactType;
     const descriptor = await this.putManifest(
       `spdx-${randomBytes(4).toString("hex")}`,
       MEDIA_TYPES.ociManifest,
@@ -229,6 +222,13 @@ export class Repository {
     return (await fetch(this.url(`manifests/${digest}`), { headers: { Accept: mediaType } })).json();
   }
 
+  /** A blob's bytes, as the registry serves them (to copy an image to another registry). */
+  async blobBytes(digest: string): Promise<Uint8Array> {
+    const response = await fetch(this.url(`blobs/${digest}`));
+    if (!response.ok) throw new Error(`GET blob ${digest}: ${response.status}`);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
   /** The config of the image `descriptor` names (its platform, `created`...). */
   async configOf(descriptor: Descriptor): Promise<any> {
     const manifest = (await this.manifestBody(descriptor.digest, descriptor.mediaType)) as any;
@@ -272,5 +272,26 @@ function platformFields(platform: Platform): Record<string, string> {
     os: platform.os,
     architecture: platform.architecture,
     ...(platform.variant ? { variant: platform.variant } : {}),
+  };
+}
+
+/**
+ * The manifest of an SPDX document attached to `subject` as an OCI 1.1 artifact, as `oras attach
+ * --artifact-type application/spdx+json` pushes one: the artifact type, the empty config, the
+ * document (`layer`, pushed first with `empty`, the two bytes `{}`) and the subject.
+ */
+export function spdxArtifact(
+  subject: Pick<Descriptor, "mediaType" | "digest" | "size">,
+  layer: { digest: string; size: number },
+  empty: { digest: string; size: number },
+) {
+  const artifactType = "application/spdx+json";
+  return {
+    schemaVersion: 2,
+    mediaType: MEDIA_TYPES.ociManifest,
+    artifactType,
+    config: { mediaType: "application/vnd.oci.empty.v1+json", digest: empty.digest, size: empty.size },
+    layers: [{ mediaType: artifactType, digest: layer.digest, size: layer.size }],
+    subject: { mediaType: subject.mediaType, digest: subject.digest, size: subject.size },
   };
 }

@@ -4,14 +4,20 @@
  * (tests/integration/registry/shapes.ts, sbomAttestation, from BuildKit's
  * exporter/containerimage/writer.go), and an SPDX document attached as an OCI referrer (the
  * sandbox's registry has no referrers API: the referrers tag schema), both pushed to the
- * sandbox's registry. The images are busybox alone: no package database, so a diff can only come
- * from the SBOMs; an image without one is read through the engine, as before.
+ * sandbox's registry; and an SPDX document found through the OCI referrers API, on a loopback
+ * registry that has one (tests/support/referrers-registry.ts). The images are busybox alone: no
+ * package database, so a diff can only come from the SBOMs; an image without one is read through
+ * the engine, as before. A monitor-only container and one waiting for its window get their diff
+ * from the SBOMs too, with nothing pulled.
  */
 import { afterAll, expect, test } from "bun:test";
 import type { Platform } from "../../../src/engine/port.ts";
+import { sandbox } from "../../harness.ts";
 import { DEBIAN_RECORDS, startOsvStandIn } from "../../support/osv.ts";
-import { Repository } from "../registry/shapes.ts";
+import { type ReferrersRegistry, referrersRegistry } from "../../support/referrers-registry.ts";
+import { type Descriptor, Repository, spdxArtifact } from "../registry/shapes.ts";
 import { docker, entryOf, expectState, Fixture, makeUpdater } from "../updater/support.ts";
+import { closedWindow } from "./support.ts";
 
 const fx = new Fixture();
 const osv = startOsvStandIn(DEBIAN_RECORDS);
@@ -81,18 +87,21 @@ function spdx(glibc: string): unknown {
 const on = { vulnerabilities: { enabled: true, osv_url: osv.url, timeout: 10_000 } };
 
 /** A running container of `repo:latest`, pulled as a user pulls it. */
-function runLatest(repo: Repository, what: string): string {
+function runLatest(repo: Repository, what: string, args: string[] = []): string {
   repo.removeLocal();
   docker(["pull", "-q", `${repo.reference}:latest`]);
-  return fx.run(what, `${repo.reference}:latest`);
+  return fx.run(what, `${repo.reference}:latest`, args);
+}
+
+/** `repo:latest` as BuildKit pushes it with `--sbom=true`: an index of our platform's image and its SBOM attestation. */
+async function withSbomOf(repo: Repository, glibc: string): Promise<string> {
+  const image = await repo.platformImage(ours);
+  return repo.pushIndex("latest", [image, await repo.sbomAttestation(image, spdx(glibc))]);
 }
 
 test("an index with BuildKit's SBOM attestation: both images' packages from it; without one, the engine's way", async () => {
   const repo = new Repository(fx.name("sbom-index"));
-  const withSbom = async (glibc: string) => {
-    const image = await repo.platformImage(ours);
-    return repo.pushIndex("latest", [image, await repo.sbomAttestation(image, spdx(glibc))]);
-  };
+  const withSbom = (glibc: string) => withSbomOf(repo, glibc);
   await withSbom("2.36-9+deb12u1");
   const app = runLatest(repo, "sbom-index");
   await withSbom("2.36-9+deb12u4");
@@ -133,4 +142,117 @@ test("an SPDX document attached as an OCI referrer of a single-platform image", 
   expect(diff.problem).toBeNull();
   expect(diff.read_from).toBe("sbom");
   expect(diff.fixed.map((e) => e.id)).toEqual(["DSA-5514-1"]);
+}, 240_000);
+
+test("monitor-only, and waiting for its window: the diff from both images' SBOMs, with nothing pulled", async () => {
+  const repo = new Repository(fx.name("sbom-idle"));
+  await withSbomOf(repo, "2.36-9+deb12u1");
+  const watched = runLatest(repo, "sbom-watched", ["-l", "svc.monitor_only=true"]);
+  const waiting = fx.run("sbom-waiting", `${repo.reference}:latest`, ["-l", `svc.update_window=${closedWindow()}`]);
+  const newer = await withSbomOf(repo, "2.36-9+deb12u4");
+  repo.removeLocal();
+
+  // pre_pull off: nothing pulls the newer image, so only the SBOMs can give the diff
+  const h = await makeUpdater({ containers: [watched, waiting], pre_pull: false, ...on });
+  const report = await h.updater.run("schedule");
+  expectState(report, watched, "stale");
+  expectState(report, waiting, "pending");
+  const seen = (await h.updater.overview())!.containers;
+  for (const name of [watched, waiting]) {
+    const diff = entryOf(report, name).vulnerabilities!;
+    expect(diff.problem, name).toBeNull();
+    expect(diff.read_from, name).toBe("sbom");
+    expect(
+      diff.fixed.map((e) => e.id),
+      name,
+    ).toEqual(["DSA-5514-1"]);
+    // GET /v1/containers answers the same diff
+    expect(
+      seen.find((c) => c.name === name)?.vulnerabilities?.fixed.map((e) => e.id),
+      name,
+    ).toEqual(["DSA-5514-1"]);
+  }
+  expect(h.audit.entries.filter((e) => e.action === "pull")).toEqual([]);
+  expect(docker(["image", "inspect", `${repo.reference}@${newer}`], { allowFailure: true }).code).not.toBe(0);
+  // one batch for both containers: libc6 and libssl3 of both images, three distinct
+  expect(osv.batchSizes.at(-1)).toBe(3);
+}, 240_000);
+
+/**
+ * `repository:latest` on the referrers registry: the image `descriptor` names (built on the
+ * sandbox's registry) copied there, config and layers, so that the engine can pull it; and the
+ * SPDX document `document` attached to it as an OCI 1.1 artifact. The image's digest there.
+ */
+async function onReferrersRegistry(
+  registry: ReferrersRegistry,
+  repository: string,
+  from: Repository,
+  descriptor: Descriptor,
+  document: unknown,
+): Promise<string> {
+  const manifest = (await from.manifestBody(descriptor.digest, descriptor.mediaType)) as {
+    config: { digest: string };
+    layers: { digest: string }[];
+  };
+  for (const blob of [manifest.config, ...manifest.layers])
+    registry.blob(repository, await from.blobBytes(blob.digest));
+  const image = registry.manifest(repository, manifest, "latest");
+  const layer = registry.blob(repository, JSON.stringify(document));
+  const empty = registry.blob(repository, "{}");
+  registry.manifest(repository, spdxArtifact(image, layer, empty));
+  return image.digest;
+}
+
+/**
+ * `docker pull`, not waited for synchronously: the referrers registry answers from this process,
+ * so the test's own event loop must keep running while the engine pulls from it.
+ */
+async function pullAsUser(reference: string): Promise<void> {
+  const proc = Bun.spawn(["docker", "-H", sandbox().dockerHost, "pull", "-q", reference], {
+    env: { ...process.env, DOCKER_CONFIG: sandbox().dockerConfig },
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const stderr = await new Response(proc.stderr).text();
+  if ((await proc.exited) !== 0) throw new Error(`docker pull ${reference}: ${stderr}`);
+}
+
+test("an SPDX document found through the registry's OCI referrers API gives the diff", async () => {
+  const registry = referrersRegistry();
+  try {
+    const source = new Repository(fx.name("sbom-source"));
+    const repository = fx.name("sbom-api");
+    const reference = `${registry.host}/${repository}:latest`;
+    const old = await onReferrersRegistry(
+      registry,
+      repository,
+      source,
+      await source.platformImage(ours),
+      spdx("2.36-9+deb12u1"),
+    );
+    await pullAsUser(reference);
+    const app = fx.run("sbom-api", reference);
+    const newer = await onReferrersRegistry(
+      registry,
+      repository,
+      source,
+      await source.platformImage(ours),
+      spdx("2.36-9+deb12u4"),
+    );
+    source.removeLocal();
+
+    const h = await makeUpdater({ containers: [app], ...on });
+    registry.seen.length = 0;
+    const report = await h.updater.run("api", undefined, { dryRun: true });
+    const diff = entryOf(report, app).vulnerabilities!;
+    expect(diff.problem).toBeNull();
+    expect(diff.read_from).toBe("sbom");
+    expect(diff.fixed.map((e) => [e.id, e.package, e.version])).toEqual([["DSA-5514-1", "glibc", "2.36-9+deb12u1"]]);
+    // both images' referrers through the API; the referrers tag schema's `sha256-<hex>` never asked
+    for (const digest of [old, newer]) expect(registry.seen).toContain(`/v2/${repository}/referrers/${digest}`);
+    // (a cosign signature's `sha256-<hex>.sig` is the signature check's)
+    expect(registry.seen.filter((path) => /\/manifests\/sha256-[0-9a-f]{64}$/.test(path))).toEqual([]);
+  } finally {
+    registry.stop();
+  }
 }, 240_000);

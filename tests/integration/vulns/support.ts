@@ -6,7 +6,8 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { serviceTimeZone, wallClock } from "../../../src/config/window.ts";
 import { docker, importImage, sandbox } from "../../harness.ts";
 import type { OsvRecordFixture } from "../../support/osv.ts";
 
@@ -51,15 +52,20 @@ export function dpkgStatus(glibc: string, openssl: string): string {
 
 /** The busybox root file system plus os-release and the status file, imported and pushed as `ref`. */
 export function debianImage(ref: string, status: string): string {
+  return distroImage(ref, { "etc/os-release": OS_RELEASE, "var/lib/dpkg/status": status });
+}
+
+/** The busybox root file system plus `files` (path in the image, without the leading slash: content), imported and pushed as `ref`. */
+export function distroImage(ref: string, files: Record<string, string | Uint8Array>): string {
   const dir = mkdtempSync(join(tmpdir(), "svc-vulns-"));
   dirs.push(dir);
-  mkdirSync(join(dir, "root/etc"), { recursive: true });
-  mkdirSync(join(dir, "root/var/lib/dpkg"), { recursive: true });
-  writeFileSync(join(dir, "root/etc/os-release"), OS_RELEASE);
-  writeFileSync(join(dir, "root/var/lib/dpkg/status"), status);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, "root", path)), { recursive: true });
+    writeFileSync(join(dir, "root", path), content);
+  }
   const tar = join(dir, "rootfs.tar");
   execFileSync("cp", [sandbox().rootfs, tar]);
-  execFileSync("tar", ["-C", join(dir, "root"), "-rf", tar, "./etc/os-release", "./var/lib/dpkg/status"]);
+  execFileSync("tar", ["-C", join(dir, "root"), "-rf", tar, ...Object.keys(files).map((path) => `./${path}`)]);
   const id = importImage(ref, ['CMD ["/bin/sleep","3600"]', `LABEL svc.test.build=${dir}`], {
     socketPath: sandbox().socketPath,
     rootfs: tar,
@@ -68,7 +74,16 @@ export function debianImage(ref: string, status: string): string {
   return id;
 }
 
-/** The folders debianImage built in. */
+/** The folders distroImage built in. */
 export function removeBuildDirs(): void {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** An update window closed now: from an hour ahead for an hour, on the wall clock svc reads windows in. */
+export function closedWindow(now = Date.now()): string {
+  const hhmm = (at: number) => {
+    const { minute } = wallClock(at, serviceTimeZone());
+    return `${String(Math.floor(minute / 60)).padStart(2, "0")}:${String(minute % 60).padStart(2, "0")}`;
+  };
+  return `${hhmm(now + 3_600_000)}-${hhmm(now + 7_200_000)}`;
 }

@@ -5,17 +5,46 @@
  * os-release; a stale container; the report and GET /v1/containers' overview show what is fixed
  * and what is brought in; hold_if_introduces holds, and an update asked for by name is applied;
  * on_lookup_failure; min_image_age_unless_fixes, through the svc command with a notification;
- * nothing is sent when vulnerabilities are off (docs/vulnerabilities.md).
+ * a monitor-only container (nothing pulled: the report says why there is no diff) and one waiting
+ * for its window (pre_pull's pull ahead gives the diff); nothing is sent when vulnerabilities are
+ * off; Alpine's and Rocky Linux's real databases and this machine's own dpkg status read through
+ * the engine from images (docs/vulnerabilities.md).
  */
 import { afterAll, expect, test } from "bun:test";
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { docker, sandbox } from "../../harness.ts";
-import { DEBIAN_RECORDS, startOsvStandIn } from "../../support/osv.ts";
+import { DEBIAN_RECORDS, type OsvRecordFixture, startOsvStandIn } from "../../support/osv.ts";
 import { baseFlags, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "../e2e/support.ts";
 import { entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
-import { debianImage, dpkgStatus, OPENSSL_CRITICAL, removeBuildDirs } from "./support.ts";
+import { closedWindow, debianImage, distroImage, dpkgStatus, OPENSSL_CRITICAL, removeBuildDirs } from "./support.ts";
 
 const fx = new Fixture();
-const osv = startOsvStandIn([...DEBIAN_RECORDS, OPENSSL_CRITICAL]);
+/** Records made for the tests, as OSV's Alpine and Rocky Linux ones name their packages. */
+const OTHER_RECORDS: OsvRecordFixture[] = [
+  {
+    id: "CVE-2099-0003",
+    modified: "2099-01-01T00:00:00Z",
+    affected: [
+      {
+        package: { ecosystem: "Alpine:v3.20", name: "openssl" },
+        ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "3.3.1-r1" }] }],
+      },
+    ],
+  },
+  {
+    id: "RLSA-2099:0004",
+    modified: "2099-01-01T00:00:00Z",
+    affected: [
+      {
+        package: { ecosystem: "Rocky Linux:9", name: "openssl-libs" },
+        ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "1:3.0.7-28.el9" }] }],
+      },
+    ],
+  },
+];
+const osv = startOsvStandIn([...DEBIAN_RECORDS, OPENSSL_CRITICAL, ...OTHER_RECORDS]);
 afterAll(async () => {
   await stopAll();
   stopReceivers();
@@ -77,6 +106,30 @@ test("hold_if_introduces holds the update with the list; asked for by name, it i
   const updated = expectState(asked, app, "updated");
   expect(updated.vulnerabilities?.fixed.map((e) => e.id)).toEqual(["DSA-5514-1"]);
   expect(inspect(app).Image).toBe(newer);
+}, 240_000);
+
+test("the held update in a notification, through the svc command", async () => {
+  const { app, old } = staleContainer("told");
+  const { bodies, url } = receiver();
+  const run = await runSvc([
+    ...baseFlags(),
+    "--run-once",
+    "--scope",
+    TEST_SCOPE,
+    "--vulnerabilities-enabled",
+    "--vulnerabilities-osv-url",
+    osv.url,
+    "--vulnerabilities-hold-if-introduces",
+    "high",
+    "--notifications-urls",
+    `generic+${url}?disabletls=yes`,
+    app,
+  ]);
+  expect(run.code, run.svc.describe()).toBe(0);
+  expect(inspect(app).Image).toBe(old);
+  const told = bodies.join("\n");
+  expect(told, run.svc.describe()).toContain(`held ${app}: `);
+  expect(told).toContain("; vulnerabilities: fixes 1, 1 high; brings in 1, 1 critical");
 }, 240_000);
 
 test('a failed lookup is reported and never blocks, unless on_lookup_failure = "hold"', async () => {
@@ -149,3 +202,161 @@ test("min_image_age_unless_fixes: svc applies an update that fixes a high one at
     "vulnerabilities: fixes 1, 1 high; brings in 1, 1 critical; min_image_age passed over",
   );
 }, 240_000);
+
+/** A stale container whose newer image is in the registry only, as a user's is. */
+function newerNotHere(what: string, extra: string[] = []) {
+  const stale = staleContainer(what, extra);
+  docker(["rmi", stale.newer]);
+  return stale;
+}
+const here = (image: string) => docker(["image", "inspect", image], { allowFailure: true }).code === 0;
+
+test("monitor-only without an SBOM: svc pulls nothing, and the report says why there is no diff", async () => {
+  const { app, newer } = newerNotHere("watched");
+  osv.requests.length = 0;
+  const run = await runSvc([
+    ...baseFlags(),
+    "--run-once",
+    "--scope",
+    TEST_SCOPE,
+    "--monitor-only",
+    "--vulnerabilities-enabled",
+    "--vulnerabilities-osv-url",
+    osv.url,
+    app,
+  ]);
+  expect(run.code, run.svc.describe()).toBe(0);
+  const entry = reportsIn(run.svc.output)
+    .at(-1)
+    ?.containers.find((c: any) => c.name === app);
+  expect(entry?.state, run.svc.describe()).toBe("stale");
+  expect(entry.vulnerabilities.problem).toBe(
+    "no SBOM for the new image; svc pulls nothing for a monitor-only container",
+  );
+  expect(entry.vulnerabilities.counts).toEqual({ fixed: 0, introduced: 0, still_open: 0 });
+  // said plainly, not warned about at each cycle
+  expect(run.svc.output).not.toContain("vulnerabilities not read");
+  expect(here(newer)).toBe(false);
+  expect(osv.requests).toEqual([]);
+}, 240_000);
+
+test("waiting for its window: pre_pull's pull ahead gives the diff; without pre_pull, the report says why", async () => {
+  const window = ["-l", `svc.update_window=${closedWindow()}`];
+  const ahead = newerNotHere("ahead", window);
+  const h = await makeUpdater({ containers: [ahead.app], ...on() });
+  const report = await h.updater.run("schedule");
+  const pending = expectState(report, ahead.app, "pending");
+  expect(pending.vulnerabilities?.problem).toBeNull();
+  expect(pending.vulnerabilities?.read_from).toBe("package database");
+  expect(pending.vulnerabilities?.fixed.map((e) => e.id)).toEqual(["DSA-5514-1"]);
+  expect(pending.vulnerabilities?.introduced.map((e) => e.id)).toEqual(["DEBIAN-CVE-2099-0002"]);
+  // pulled once, ahead of its window (the window's update pulls nothing more), and not applied
+  const actions = h.audit.entries.filter((e) => e.container === ahead.app).map((e) => e.action);
+  expect(actions).toEqual(["pull"]);
+  expect(here(ahead.newer)).toBe(true);
+  expect(inspect(ahead.app).Image).toBe(ahead.old);
+  // GET /v1/containers answers the diff kept for the pair
+  const seen = (await h.updater.overview())!.containers.find((c) => c.name === ahead.app)!;
+  expect(seen.vulnerabilities?.introduced.map((e) => e.id)).toEqual(["DEBIAN-CVE-2099-0002"]);
+
+  const idle = newerNotHere("idle", window);
+  const without = await makeUpdater({ containers: [idle.app], pre_pull: false, ...on() });
+  const waiting = expectState(await without.updater.run("schedule"), idle.app, "pending");
+  expect(waiting.vulnerabilities?.problem).toBe(
+    "no SBOM for the new image; nothing is pulled ahead of its window for it: read when its window opens",
+  );
+  expect(without.audit.entries.filter((e) => e.container === idle.app)).toEqual([]);
+  expect(here(idle.newer)).toBe(false);
+}, 240_000);
+
+/** The unit tests' real package databases (tests/unit/vulns/fixtures): an apk `installed` file, rpm 4.18's rpmdb.sqlite. */
+const unitFixture = (name: string) => readFileSync(join(import.meta.dir, "../../unit/vulns/fixtures", name));
+
+test("Alpine's and Rocky Linux's package databases, read through the engine from the images", async () => {
+  const apk = unitFixture("apk-installed").toString("utf8");
+  const alpine = `${sandbox().registry}/${fx.name("alpine")}:latest`;
+  const alpineFiles = (installed: string) => ({
+    "etc/os-release": unitFixture("alpine-os-release"),
+    "lib/apk/db/installed": installed,
+  });
+  distroImage(alpine, alpineFiles(apk));
+  const alpineApp = fx.run("alpine", alpine);
+  distroImage(alpine, alpineFiles(apk.replaceAll("V:3.3.1-r0", "V:3.3.2-r0")));
+
+  // the same database in both images (a newer image of other files): what it has is still open
+  const rocky = `${sandbox().registry}/${fx.name("rocky")}:latest`;
+  const rockyFiles = {
+    "etc/os-release": unitFixture("rocky-os-release"),
+    "var/lib/rpm/rpmdb.sqlite": unitFixture("rpmdb.sqlite"),
+  };
+  distroImage(rocky, rockyFiles);
+  const rockyApp = fx.run("rocky", rocky);
+  distroImage(rocky, rockyFiles);
+
+  const h = await makeUpdater({ containers: [alpineApp, rockyApp], ...on() });
+  const report = await h.updater.run("api", undefined, { dryRun: true });
+  const alpineDiff = entryOf(report, alpineApp).vulnerabilities!;
+  expect(alpineDiff.problem).toBeNull();
+  expect(alpineDiff.read_from).toBe("package database");
+  // apk's order: 3.3.1-r0 < 3.3.1-r1 (the fix) < 3.3.2-r0
+  expect(alpineDiff.fixed.map((e) => [e.id, e.package, e.version, e.fixed_version])).toEqual([
+    ["CVE-2099-0003", "openssl", "3.3.1-r0", "3.3.1-r1"],
+  ]);
+  expect(alpineDiff.counts).toEqual({ fixed: 1, introduced: 0, still_open: 0 });
+  const rockyDiff = entryOf(report, rockyApp).vulnerabilities!;
+  expect(rockyDiff.problem).toBeNull();
+  // rpm's order, the epoch first
+  expect(rockyDiff.still_open.map((e) => [e.id, e.package, e.version, e.fixed_version])).toEqual([
+    ["RLSA-2099:0004", "openssl-libs", "1:3.0.7-27.el9", "1:3.0.7-28.el9"],
+  ]);
+  expect(rockyDiff.counts).toEqual({ fixed: 0, introduced: 0, still_open: 1 });
+}, 240_000);
+
+/** This machine's installed packages as dpkg itself names them for OSV: each source package and its version, once. */
+function dpkgQuerySources(): { sources: Set<string>; glibc: string } {
+  const lines = execFileSync("dpkg-query", ["-W", "-f", "${db:Status-Status} ${source:Package} ${source:Version}\\n"], {
+    encoding: "utf8",
+  }).split("\n");
+  const sources = new Set(
+    lines.filter((line) => line.startsWith("installed ")).map((line) => line.slice("installed ".length)),
+  );
+  const glibc = [...sources].find((source) => source.startsWith("glibc "))!.split(" ")[1]!;
+  return { sources, glibc };
+}
+
+test.skipIf(!existsSync("/var/lib/dpkg/status") || Bun.which("dpkg-query") === null)(
+  "this machine's own dpkg status in an image: every installed package asked about as dpkg-query names it",
+  async () => {
+    const { sources, glibc } = dpkgQuerySources();
+    const status = readFileSync("/var/lib/dpkg/status", "utf8");
+    const ref = `${sandbox().registry}/${fx.name("machine")}:latest`;
+    debianImage(ref, status);
+    const app = fx.run("machine", ref);
+    debianImage(ref, status);
+    const affectsThisGlibc: OsvRecordFixture = {
+      id: "DEBIAN-CVE-2099-0005",
+      modified: "2099-01-01T00:00:00Z",
+      affected: [
+        {
+          package: { ecosystem: "Debian:12", name: "glibc" },
+          ranges: [{ type: "ECOSYSTEM", events: [{ introduced: glibc }] }],
+        },
+      ],
+    };
+    osv.records.set(affectsThisGlibc.id, affectsThisGlibc);
+    try {
+      const h = await makeUpdater({ containers: [app], ...on() });
+      const diff = entryOf(await h.updater.run("api", undefined, { dryRun: true }), app).vulnerabilities!;
+      expect(diff.problem).toBeNull();
+      // both images hold the same packages: one query per source package and version
+      expect(osv.batchSizes.at(-1)).toBe(sources.size);
+      expect(diff.still_open.find((e) => e.id === affectsThisGlibc.id)).toMatchObject({
+        package: "glibc",
+        version: glibc,
+      });
+    } finally {
+      osv.records.delete(affectsThisGlibc.id);
+    }
+  },
+  240_000,
+);

@@ -277,6 +277,32 @@ describe("what an update fixes and brings in (docs/vulnerabilities.md)", () => {
     );
   });
 
+  test("a held update's line says what it brings in (hold_if_introduces)", () => {
+    const report = sampleReport();
+    report.containers[0] = { ...report.containers[0]!, state: "held", vulnerabilities };
+    expect(createRenderer(DEFAULT_TEMPLATE, "nas")(report).text).toContain(
+      "Held (hold_breaking, hold_if_introduces: update by name to apply):",
+    );
+    for (const template of [DEFAULT_TEMPLATE, CHAT_TEMPLATE])
+      expect(createRenderer(template, "nas")(report).text).toContain(
+        "; vulnerabilities: fixes 3, 1 high; brings in 1, 1 critical",
+      );
+  });
+
+  test("a container waiting for its window says it too, after when it applies", () => {
+    const report = sampleReport();
+    report.containers[0] = {
+      ...report.containers[0]!,
+      state: "pending",
+      applies_at: "2026-01-03T02:00:00.000Z",
+      vulnerabilities,
+    };
+    for (const template of [DEFAULT_TEMPLATE, CHAT_TEMPLATE])
+      expect(createRenderer(template, "nas")(report).text).toContain(
+        "applies 2026-01-03T02:00:00.000Z; vulnerabilities: fixes 3, 1 high; brings in 1, 1 critical",
+      );
+  });
+
   test("a failed lookup says the vulnerabilities are unknown; nothing to say is said with nothing", () => {
     const report = sampleReport();
     report.containers[0] = { ...report.containers[0]!, vulnerabilities: { ...vulnerabilities, problem: "OSV down" } };
