@@ -98,6 +98,14 @@ function baseInput(
   if (labelled) return held(`named by the label ${BUILD_BASE_LABEL}`);
   if (!write) return held("[compose] write is off");
   if (labels[WRITE_LABEL]?.trim() === "false") return held(`label ${WRITE_LABEL}=false keeps its files untouched`);
+  if (base.tagArg) {
+    const site = spec.argSites.get(base.tagArg);
+    if (!site) return held(`its tag is the build arg ${base.tagArg}, which svc does not find`);
+    if ("reason" in site) return held(`its tag is the build arg ${base.tagArg}: ${site.reason}`);
+    const problem = writable(site.file);
+    if (problem) return held(problem);
+    return { ...input, tagSite: { file: site.file, offset: site.offset, text: site.text, variable: site.variable } };
+  }
   if (spec.dockerfile === null)
     return held("its Dockerfile is dockerfile_inline: svc moves a tag written in a Dockerfile");
   if (!base.tagAt)

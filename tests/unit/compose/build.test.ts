@@ -64,6 +64,60 @@ describe("a built service's build", () => {
     expect(p.bases("web")).toEqual(["busybox:1.37"]);
   });
 
+  test("where each build arg's value is written: one run of .env, or why not", () => {
+    const p = project({
+      "compose.yaml":
+        "services:\n  web:\n    build:\n      context: .\n      args:\n        TAG: ${BASE_TAG}\n        PART: v${BASE_TAG}\n        LIT: '1.0'\n",
+      ".env": "# tags\nBASE_TAG=1.37\n",
+      Dockerfile: "ARG TAG=1.36\nFROM busybox:${TAG}\n",
+    });
+    const found = p.of("web");
+    if (!found?.ok) throw new Error("not built");
+    const sites = Object.fromEntries(found.spec.argSites);
+    expect(sites.TAG).toEqual({ file: join(p.dir, ".env"), offset: 16, text: "1.37", variable: "BASE_TAG" });
+    expect(sites.PART).toHaveProperty("reason");
+    expect(sites.LIT).toEqual({ reason: "build.args.LIT is written in the compose file, not in an env file" });
+  });
+
+  test("an arg written without a value: its .env line", () => {
+    const p = project({
+      "compose.yaml": "services:\n  web:\n    build:\n      context: .\n      args: [TAG]\n",
+      ".env": "TAG='3.20'\n",
+      Dockerfile: "ARG TAG\nFROM alpine:${TAG}\n",
+    });
+    const found = p.of("web");
+    expect(found?.ok && found.spec.argSites.get("TAG")).toEqual({
+      file: join(p.dir, ".env"),
+      offset: 5,
+      text: "3.20",
+      variable: "TAG",
+    });
+  });
+
+  test("a variable named outside build.args, or the env file handed to a container, is not svc's to change", () => {
+    const reasons = (compose: string, env = "BASE_TAG=1.37\n") => {
+      const p = project({ "compose.yaml": compose, ".env": env, Dockerfile: "ARG TAG\nFROM busybox:${TAG}\n" });
+      const found = p.of("web");
+      if (!found?.ok) throw new Error("not built");
+      const site = found.spec.argSites.get("TAG")!;
+      return "reason" in site ? site.reason : null;
+    };
+    const web = "services:\n  web:\n    build:\n      context: .\n      args:\n        TAG: ${BASE_TAG}\n";
+    expect(reasons(web)).toBeNull();
+    // another service built from the same tag shares it
+    expect(reasons(`${web}  api:\n    build:\n      context: .\n      args: { TAG: "\${BASE_TAG}" }\n`)).toBeNull();
+    expect(reasons(`${web}    environment: [BASE_TAG]\n`)).toBe(
+      "BASE_TAG, which holds it, is also named at compose.yaml line 7, outside build.args",
+    );
+    expect(reasons(`${web}  db:\n    image: postgres:\${BASE_TAG}\n`)).toContain("line 8, outside build.args");
+    expect(reasons(`${web}    env_file: .env\n`)).toBe(
+      ".env, which holds it, is also named at compose.yaml line 7 (a container may read it)",
+    );
+    expect(reasons(web, "BASE_TAG=1.37\nOTHER=${BASE_TAG}-x\n")).toBe(
+      "BASE_TAG, which holds it, is used by another variable at .env line 2",
+    );
+  });
+
   test("args as a list, an arg without a value read from .env", () => {
     const p = project({
       "compose.yaml":
