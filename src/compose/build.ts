@@ -354,6 +354,21 @@ export function basesOf(spec: BuildSpec): BuildBases {
   return { ok: true, bases: bases.filter((b) => !seen.has(b.reference) && seen.add(b.reference)) };
 }
 
+/** The annotations buildah (`podman build`, podman-compose) writes into the manifest of an image it builds. */
+export const BASE_NAME_ANNOTATION = "org.opencontainers.image.base.name";
+
+/**
+ * The base an image's own annotations name (buildah, new.go: the image its last stage is `FROM`,
+ * by the first of that local image's names that holds the `FROM`'s repository), or null. Only its name: the digest buildah records beside it (`org.opencontainers.image.base.digest`)
+ * is the manifest its local store holds, which
+ * for a multi-platform base is one platform's, not the index a registry names for the tag.
+ */
+export function annotatedBases(annotations: Readonly<Record<string, string>> | null): BaseImage[] | null {
+  const name = annotations?.[BASE_NAME_ANNOTATION]?.trim();
+  if (!name || name.length > 512 || /\s/.test(name)) return null;
+  return [{ reference: name, platform: null, line: 0, via: "annotation" }];
+}
+
 /** The bases `svc.build.base` names by hand ("img:1, other:2"), or null without the label. */
 export function labelledBases(labels: Readonly<Record<string, string>>): BaseImage[] | null {
   const value = labels[BUILD_BASE_LABEL]?.trim();

@@ -15,8 +15,8 @@ export interface BaseImage {
   platform: string | null;
   /** 1-based line of the instruction, for what svc says */
   line: number;
-  /** `FROM`, `COPY --from`, or an additional context of the docker-image:// kind */
-  via: "FROM" | "COPY" | "additional_contexts";
+  /** `FROM`, `COPY --from`, an additional context of the docker-image:// kind, or the image's annotation */
+  via: "FROM" | "COPY" | "additional_contexts" | "annotation";
   /**
    * The one run of the Dockerfile's text that holds the tag, when svc can move it there: the
    * `FROM`'s own tag, or the default of the global `ARG` the tag is (`FROM img:${TAG}`) when no

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { basesOf, buildOf, labelledBases } from "../../../src/compose/build.ts";
+import { annotatedBases, basesOf, buildOf, labelledBases } from "../../../src/compose/build.ts";
 import { buildCommand, describeCommand } from "../../../src/compose/rebuild.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -210,6 +210,29 @@ describe("the label svc.build.base", () => {
       "alpine:3.20",
     ]);
     expect(labelledBases({})).toBeNull();
+  });
+});
+
+describe("the base buildah's annotations name", () => {
+  // what `podman build` (buildah 1.43, new.go) wrote into an image built FROM a base in a registry,
+  // as Podman 5.8's own inspect shows them
+  const written = {
+    "org.opencontainers.image.base.digest": "sha256:a341c97e6480c87dc79880c4a40f9fa1081b26cfea2be335fa93543b8731e438",
+    "org.opencontainers.image.base.name": "127.0.0.1:5330/pbase:1",
+    "org.opencontainers.image.created": "2026-12-02T13:00:19.445956075Z",
+  };
+  test("the name, not the digest (the local store's manifest, perhaps one platform's)", () => {
+    expect(annotatedBases(written)).toEqual([
+      { reference: "127.0.0.1:5330/pbase:1", platform: null, line: 0, via: "annotation" },
+    ]);
+  });
+  test("a digest without a name, no annotations, or a name that is none: no base", () => {
+    const { "org.opencontainers.image.base.name": _, ...digestOnly } = written;
+    expect(annotatedBases(digestOnly)).toBeNull();
+    expect(annotatedBases({})).toBeNull();
+    expect(annotatedBases(null)).toBeNull();
+    expect(annotatedBases({ "org.opencontainers.image.base.name": " " })).toBeNull();
+    expect(annotatedBases({ "org.opencontainers.image.base.name": "a b" })).toBeNull();
   });
 });
 
