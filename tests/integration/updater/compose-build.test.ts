@@ -9,10 +9,11 @@
  * compose's tag on it. A tag policy moves a base's tag where it is written (the Dockerfile's `FROM`,
  * a global `ARG`'s default, or the `.env` line a build arg takes it from), committed through Git as
  * an image line is, and written back byte for byte when the build fails; a tag the compose file
- * writes as a build arg is only reported.
+ * writes as a build arg is only reported. A base behind a registry login is asked and pulled with
+ * the login of the DOCKER_CONFIG svc is given.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sandbox } from "../../harness.ts";
 import { removeComposeProject } from "../../support/fixture.ts";
@@ -330,6 +331,40 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
     expect(imageOf(p, "app")).not.toBe(before);
     const afterSvc = ids(p);
     compose(p, ...run, "up", "-d");
+    expect(ids(p)).toEqual(afterSvc);
+  }, 600_000);
+
+  test("a base behind a registry login: asked and pulled with the login of DOCKER_CONFIG, rebuilt once", async () => {
+    const { authRegistry, authUser, authPass, dockerConfig } = sandbox();
+    const base = fx.image("lbase", { tag: "1", registry: authRegistry });
+    // a user's DOCKER_CONFIG: the login, beside the compose plugin
+    const config = fx.tempDir("login");
+    mkdirSync(join(config, "cli-plugins"));
+    symlinkSync(join(dockerConfig, "cli-plugins", "docker-compose"), join(config, "cli-plugins", "docker-compose"));
+    const auth = Buffer.from(`${authUser}:${authPass}`).toString("base64");
+    writeFileSync(join(config, "config.json"), JSON.stringify({ auths: { [authRegistry]: { auth } } }));
+    const p = track(
+      project("login", {
+        "compose.yaml": `services:\n${service("app", BUILD)}`,
+        Dockerfile: `FROM ${base.ref}\nRUN echo app > /app\n`,
+      }),
+    );
+    const up = () => docker(["--config", config, "compose", "--project-directory", p.dir, "-p", p.name, "up", "-d"]);
+    up();
+    const cycle = await updaterOf(p, { docker: { config } });
+    expectState((await cycle()).report, container(p, "app"), "fresh");
+    const before = imageOf(p, "app");
+
+    const moved = fx.image("lbase", { tag: "1", registry: authRegistry });
+    // the build must pull it, through the login (BuildKit keeps what it pulls in its own cache)
+    docker(["rmi", moved.ref]);
+    const { report, audit } = await cycle();
+    const entry = expectState(report, container(p, "app"), "updated");
+    expect(entry.built?.bases[0]).toMatchObject({ built_digest: base.digest!, digest: moved.digest! });
+    expect(audit.filter((e) => e.action === "build").length).toBe(1);
+    expect(imageOf(p, "app")).not.toBe(before);
+    const afterSvc = ids(p);
+    up();
     expect(ids(p)).toEqual(afterSvc);
   }, 600_000);
 
