@@ -7,14 +7,15 @@
  * contexts (docs/compose.md, "Built services").
  */
 import { existsSync } from "node:fs";
-import { isAbsolute, join } from "node:path";
+import { basename, isAbsolute, join, relative } from "node:path";
+import { type Document, isAlias, isMap, type Node } from "yaml";
 import { toSvcError } from "../core/errors.ts";
 import { type BaseImage, baseImages, MAX_DOCKERFILE_BYTES } from "./dockerfile.ts";
 import type { EnvValue } from "./envfile.ts";
 import { interpolate } from "./interpolate.ts";
 import { ProjectFiles } from "./locate.ts";
 import type { ComposeProject } from "./project.ts";
-import { readText, untraced } from "./text.ts";
+import { contiguous, lineOf, readText, type Traced, untraced } from "./text.ts";
 
 /** The label that names a built service's bases by hand, comma-separated (docs/compose.md). */
 export const BUILD_BASE_LABEL = "svc.build.base";
@@ -29,6 +30,11 @@ export interface BuildSpec {
   inline: string | null;
   /** build.args, interpolated; null: written without a value (taken from the env files, else unset) */
   args: Map<string, string | null>;
+  /**
+   * Where each build arg's value is written, when it is one run of an env file svc may change
+   * (`TAG: ${BASE_TAG}` with `BASE_TAG=2.8` in `.env`), else why svc does not change it there
+   */
+  argSites: Map<string, ArgSite | { reason: string }>;
   /** additional_contexts: name -> what it is (a path, `docker-image://ref`, `service:name`...) */
   additionalContexts: Map<string, string>;
   /** the image compose tags the build with: `image:`, else `<project>-<service>` */
@@ -39,6 +45,15 @@ export interface BuildSpec {
    * profiles its user runs (compose labels no container with them)
    */
   profiles: string[];
+}
+
+/** The run of an env file that holds a build arg's whole value. */
+export interface ArgSite {
+  file: string;
+  offset: number;
+  text: string;
+  /** the env file's variable ("BASE_TAG") */
+  variable: string;
 }
 
 export type BuildFound = { ok: true; spec: BuildSpec } | { ok: false; reason: string } | null;
@@ -75,8 +90,11 @@ export function buildOf(project: ComposeProject): BuildFound {
     if (builds.length === 0) return null;
     const image = [...layers].reverse().find((layer) => layer.image !== undefined && layer.image !== null)?.image;
     const found = specOf(project, builds, image, env, workingDir);
-    if (found?.ok)
-      found.spec.profiles = profilesOf(files, [project.configFiles, ...files.included().map((i) => i.files)]);
+    if (found?.ok) {
+      const lists = [project.configFiles, ...files.included().map((i) => i.files)];
+      found.spec.profiles = profilesOf(files, lists);
+      holdNamedElsewhere(files, lists, found.spec);
+    }
     return found;
   } catch (error) {
     return { ok: false, reason: toSvcError(error).message };
@@ -133,17 +151,19 @@ function specOf(
   env: ReadonlyMap<string, EnvValue>,
   workingDir: string,
 ): BuildFound {
-  const text = (value: unknown, what: string): string => {
+  const interpolated = (value: unknown, what: string) => {
     if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean")
       throw new Error(`${project.service}'s ${what} is not a string`);
     const result = interpolate(untraced(String(value)), env);
     if (result.problem) throw new Error(`${project.service}'s ${what}: ${result.problem}`);
-    return result.value.text;
+    return result;
   };
+  const text = (value: unknown, what: string): string => interpolated(value, what).value.text;
   let context = ".";
   let dockerfile: string | null = null;
   let inline: string | null = null;
   const args = new Map<string, string | null>();
+  const argSites = new Map<string, ArgSite | { reason: string }>();
   const additionalContexts = new Map<string, string>();
   for (const build of builds) {
     const map = typeof build === "string" ? { context: build } : merged(build);
@@ -157,8 +177,29 @@ function specOf(
       inline = text(map.dockerfile_inline, "build.dockerfile_inline");
       dockerfile = null;
     }
-    for (const [key, value] of pairs(map.args, "build.args", project.service))
-      args.set(key, value === null ? (env.get(key)?.value.text ?? null) : text(value, `build.args.${key}`));
+    for (const [key, value] of pairs(map.args, "build.args", project.service)) {
+      if (value === null) {
+        const set = env.get(key);
+        args.set(key, set?.value.text ?? null);
+        argSites.set(key, set ? argSite(key, set.value, key) : { reason: `${key} is set in no env file` });
+        continue;
+      }
+      const result = interpolated(value, `build.args.${key}`);
+      args.set(key, result.value.text);
+      const origin = result.value.at[0];
+      const variable = result.uses.find(
+        (u) =>
+          u.from === "env_file" &&
+          origin &&
+          u.env?.value.at.some((o) => o?.file === origin.file && o.offset === origin.offset),
+      )?.name;
+      argSites.set(
+        key,
+        variable
+          ? argSite(key, result.value, variable)
+          : { reason: `build.args.${key} is written in the compose file, not in an env file` },
+      );
+    }
     for (const [key, value] of pairs(map.additional_contexts, "build.additional_contexts", project.service))
       if (value !== null) additionalContexts.set(key, text(value, `build.additional_contexts.${key}`));
   }
@@ -175,11 +216,86 @@ function specOf(
       dockerfile: dockerfilePath,
       inline,
       args,
+      argSites,
       additionalContexts,
       image: name,
       profiles: [],
     },
   };
+}
+
+/** A build arg's value as one run of an env file, or why it is not one. */
+function argSite(key: string, value: Traced, variable: string): ArgSite | { reason: string } {
+  const origin = contiguous(value, 0, value.text.length);
+  if (!origin)
+    return {
+      reason: `build.args.${key} is not one run of an env file (put together from several places, quoted with escapes, or empty)`,
+    };
+  return { file: origin.file, offset: origin.offset, text: value.text, variable };
+}
+
+/**
+ * An env file's variable changes more than the build when it is named anywhere else: in a
+ * container's `environment` (compose's config hash, and what the container sees), another
+ * variable of an env file, an `image:`; a service's `env_file` or a volume naming the env file
+ * itself hands the container all of its variables. Such a build arg is only reported. A name in
+ * a service's `build.args` (this one's, or another service's built from the same tag) is the
+ * build's own.
+ */
+function holdNamedElsewhere(files: ProjectFiles, lists: readonly (readonly string[])[], spec: BuildSpec): void {
+  const composeFiles = [...new Set(lists.flat())];
+  const argRanges = new Map(composeFiles.map((file) => [file, buildArgsRanges(files.doc(file))]));
+  const inArgs = (file: string, at: number) => (argRanges.get(file) ?? []).some(([s, e]) => at >= s && at < e);
+  const where = (file: string, at: number) =>
+    `${relative(spec.project.workingDir, file) || file} line ${lineOf(files.text(file), at)}`;
+  for (const [key, site] of spec.argSites) {
+    if ("reason" in site) continue;
+    const word = new RegExp(`(?<![A-Za-z0-9_])${site.variable}(?![A-Za-z0-9_])`, "g");
+    const reference = new RegExp(`\\$\\{?${site.variable}(?![A-Za-z0-9_])`, "g");
+    const envName = basename(site.file).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const envFile = new RegExp(`(?<![A-Za-z0-9_.-])${envName}(?![A-Za-z0-9_.-])`, "g");
+    let problem: string | null = null;
+    for (const file of composeFiles) {
+      const text = files.text(file);
+      const named = [...text.matchAll(word)].find((m) => !inArgs(file, m.index!));
+      if (named) {
+        problem = `${site.variable}, which holds it, is also named at ${where(file, named.index!)}, outside build.args`;
+        break;
+      }
+      const env = envFile.exec(text);
+      envFile.lastIndex = 0;
+      if (env) {
+        problem = `${basename(site.file)}, which holds it, is also named at ${where(file, env.index)} (a container may read it)`;
+        break;
+      }
+    }
+    for (const [file, text] of files.texts) {
+      if (problem || composeFiles.includes(file)) continue;
+      const used = reference.exec(text);
+      if (used) problem = `${site.variable}, which holds it, is used by another variable at ${where(file, used.index)}`;
+    }
+    if (problem) spec.argSites.set(key, { reason: problem });
+  }
+}
+
+/** The [start, end) of each service's `build.args` in a compose file. */
+function buildArgsRanges(doc: Document): [number, number][] {
+  const out: [number, number][] = [];
+  const services = plain(doc, doc.get("services", true) as Node | undefined);
+  if (!isMap(services)) return out;
+  for (const pair of services.items) {
+    const service = plain(doc, pair.value as Node | undefined);
+    if (!isMap(service)) continue;
+    const build = plain(doc, service.get("build", true) as Node | undefined);
+    if (!isMap(build)) continue;
+    const args = build.get("args", true) as Node | undefined;
+    if (args && !isAlias(args) && args.range) out.push([args.range[0], args.range[1]]);
+  }
+  return out;
+}
+
+function plain(doc: Document, node: Node | undefined): Node | undefined {
+  return node && isAlias(node) ? (node.resolve(doc) as Node | undefined) : node;
 }
 
 function resolvePath(context: string, path: string): string {
@@ -236,6 +352,21 @@ export function basesOf(spec: BuildSpec): BuildBases {
   }
   const seen = new Set<string>();
   return { ok: true, bases: bases.filter((b) => !seen.has(b.reference) && seen.add(b.reference)) };
+}
+
+/** The annotations buildah (`podman build`, podman-compose) writes into the manifest of an image it builds. */
+export const BASE_NAME_ANNOTATION = "org.opencontainers.image.base.name";
+
+/**
+ * The base an image's own annotations name (buildah, new.go: the image its last stage is `FROM`,
+ * by the first of that local image's names that holds the `FROM`'s repository), or null. Only its name: the digest buildah records beside it (`org.opencontainers.image.base.digest`)
+ * is the manifest its local store holds, which
+ * for a multi-platform base is one platform's, not the index a registry names for the tag.
+ */
+export function annotatedBases(annotations: Readonly<Record<string, string>> | null): BaseImage[] | null {
+  const name = annotations?.[BASE_NAME_ANNOTATION]?.trim();
+  if (!name || name.length > 512 || /\s/.test(name)) return null;
+  return [{ reference: name, platform: null, line: 0, via: "annotation" }];
 }
 
 /** The bases `svc.build.base` names by hand ("img:1, other:2"), or null without the label. */

@@ -15,14 +15,19 @@ export interface BaseImage {
   platform: string | null;
   /** 1-based line of the instruction, for what svc says */
   line: number;
-  /** `FROM`, `COPY --from`, or an additional context of the docker-image:// kind */
-  via: "FROM" | "COPY" | "additional_contexts";
+  /** `FROM`, `COPY --from`, an additional context of the docker-image:// kind, or the image's annotation */
+  via: "FROM" | "COPY" | "additional_contexts" | "annotation";
   /**
    * The one run of the Dockerfile's text that holds the tag, when svc can move it there: the
    * `FROM`'s own tag, or the default of the global `ARG` the tag is (`FROM img:${TAG}`) when no
    * build arg overrides it; absent: the tag comes from elsewhere (build.args, several places)
    */
   tagAt?: { offset: number; text: string; variable: string | null };
+  /**
+   * The build arg that is the whole tag (`FROM img:${TAG}`, TAG a global ARG the build's args
+   * set): the tag is then written where that arg's value is (compose's `build.args`, build.ts)
+   */
+  tagArg?: string;
 }
 
 export type Bases = { ok: true; bases: BaseImage[] } | { ok: false; reason: string };
@@ -50,14 +55,19 @@ export function baseImages(text: string, args: ReadonlyMap<string, string | null
   const scope = new Map<string, string>();
   /** a global ARG's default as written, where the build takes it (no build arg over it) */
   const written = new Map<string, { offset: number; text: string } | null>();
+  /** the global ARGs the build's args set */
+  const given = new Set<string>();
   for (const arg of dockerfile.getInitialARGs()) {
     const property = arg.getProperty();
     const name = property?.getName();
     if (!name) continue;
-    const given = args.get(name);
+    const fromArgs = args.get(name);
     written.set(name, null);
-    if (given !== undefined && given !== null) scope.set(name, given);
-    else {
+    given.delete(name);
+    if (fromArgs !== undefined && fromArgs !== null) {
+      scope.set(name, fromArgs);
+      given.add(name);
+    } else {
       const value = property?.getValue();
       if (value !== null && value !== undefined) {
         const expanded = expand(value, scope);
@@ -92,8 +102,9 @@ export function baseImages(text: string, args: ReadonlyMap<string, string | null
         line,
         via: "FROM",
       };
-      const tagAt = tagSite(from, text, offsetOf, written);
-      if (tagAt) base.tagAt = tagAt;
+      const site = tagSite(from, text, offsetOf, written, given);
+      if (site && "arg" in site) base.tagArg = site.arg;
+      else if (site) base.tagAt = site;
       bases.push(base);
       continue;
     }
@@ -110,13 +121,17 @@ export function baseImages(text: string, args: ReadonlyMap<string, string | null
   return { ok: true, bases };
 }
 
-/** Where a `FROM`'s tag is written as one run of text: its own characters, or a global ARG's default. */
+/**
+ * Where a `FROM`'s tag is written as one run of text: its own characters, a global ARG's default,
+ * or (`arg`) the value of the build arg that sets that ARG.
+ */
 function tagSite(
   from: From,
   text: string,
   offsetOf: (position: { line: number; character: number }) => number,
   written: ReadonlyMap<string, { offset: number; text: string } | null>,
-): BaseImage["tagAt"] | null {
+  given: ReadonlySet<string>,
+): NonNullable<BaseImage["tagAt"]> | { arg: string } | null {
   const tag = from.getImageTag();
   const range = from.getImageTagRange();
   if (!tag || !range || from.getImageDigest()) return null;
@@ -125,6 +140,7 @@ function tagSite(
   if (!tag.includes("$")) return { offset, text: tag, variable: null };
   const name = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/.exec(tag);
   const variable = name?.[1] ?? name?.[2];
+  if (variable && given.has(variable)) return { arg: variable };
   const site = variable ? written.get(variable) : null;
   return site && variable ? { ...site, variable } : null;
 }

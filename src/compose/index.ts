@@ -14,6 +14,8 @@ import { computeServiceHash } from "./servicehash.ts";
 import { applyEdits, describeEdit, type Edit, type FileChange, replaceFile, writable } from "./write.ts";
 
 export {
+  annotatedBases,
+  BASE_NAME_ANNOTATION,
   BUILD_BASE_LABEL,
   type BuildBases,
   type BuildFound,

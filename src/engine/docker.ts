@@ -126,6 +126,16 @@ function imageSummary(row: any): ImageSummary {
   return summary;
 }
 
+/** An engine's map of strings (annotations, labels), its other values and overlong ones dropped. */
+function stringEntries(value: unknown): Record<string, string> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter((e): e is [string, string] => typeof e[1] === "string" && e[0].length <= 256 && e[1].length <= 4096)
+      .slice(0, 256),
+  );
+}
+
 function toPlatform(p: { os?: string; architecture?: string; variant?: string }): Platform {
   return { os: p.os ?? "", architecture: p.architecture ?? "", ...(p.variant ? { variant: p.variant } : {}) };
 }
@@ -424,6 +434,13 @@ export class DockerEngine implements Engine {
         ok: [404],
       })) ?? null
     );
+  }
+
+  async imageAnnotations(id: string): Promise<Record<string, string> | null> {
+    const { podman } = await this.negotiated();
+    if (podman === null) return null;
+    const image = await this.libpod(`/images/${encodeURIComponent(id)}/json`);
+    return image ? stringEntries(image.Annotations) : null;
   }
 
   async pullImage(

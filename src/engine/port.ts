@@ -121,6 +121,12 @@ export interface Engine {
   /** null when the image does not exist locally */
   inspectImage(reference: string): Promise<ImageInspect | null>;
   /**
+   * The annotations of a local image's manifest, where the engine keeps and tells them (Podman's
+   * own inspect: buildah writes `org.opencontainers.image.base.*` there); null where it does not
+   * (Docker's inspect has no annotations), or when there is no such image.
+   */
+  imageAnnotations?(id: string): Promise<Record<string, string> | null>;
+  /**
    * Pulls `reference`. With `digest` (the digest a check found for it), pulls `repo@digest` and
    * points `reference` at what was pulled: the digest checked is the digest run, though the tag
    * moved in the registry meanwhile (an index digest: the engine still selects `platform` from it).

@@ -73,7 +73,7 @@ function renderRow(c: Row): HTMLTableRowElement {
             "span",
             {
               class: "marker",
-              title: `built here by compose, from ${c.built_from.join(", ") || "no image"}: rebuilt when one of them moves`,
+              title: `built here, from ${c.built_from.join(", ") || "no image"}: rebuilt when one of them moves (only reported where svc reads no compose build of it)`,
             },
             "built here",
           ),

@@ -5,6 +5,8 @@
  * their own image, which no registry holds.
  */
 import {
+  annotatedBases,
+  BASE_NAME_ANNOTATION,
   type BaseImage,
   BUILD_BASE_LABEL,
   type BuildSpec,
@@ -31,8 +33,10 @@ import type { ContainerEntry } from "./replace.ts";
 
 /** A built service's container: its build as the files say it, and its bases. */
 export interface BuiltTarget {
-  /** null: named by the label alone, with no build svc can read (not rebuilt) */
+  /** null: named by the label or the image's annotations alone, with no build svc can read (not rebuilt) */
   spec: BuildSpec | null;
+  /** where its bases were read: the Dockerfile (and compose's build), the label, the image's annotations */
+  namedBy?: "label" | "annotation";
   bases: BaseInput[] | null;
   /** why its bases are unknown */
   problem: string | null;
@@ -43,19 +47,43 @@ export interface BuiltTarget {
 /**
  * Marks the entries whose containers compose built. An image's labels come from the cycle's one
  * image list (a label naming a project that came from the image names no file svc reads).
+ *
+ * Where the engine keeps an image's annotations (Podman), an image built here whose build svc
+ * cannot read (podman-compose names its files by relative paths; a remote context; `podman build`
+ * by hand) is followed through the base buildah's annotation names: such an image is one the
+ * compose files say is built, or one named `localhost/...`, Podman's name for an image built
+ * here and never pulled (a pulled image's annotations name the base its publisher built it from,
+ * and it follows its own tag instead). The label replaces both; a Dockerfile svc reads wins
+ * over the annotation, which names the last stage's base only.
  */
 export async function findBuilt(
-  engine: Pick<Engine, "inspectImage">,
+  engine: Pick<Engine, "inspectImage" | "imageAnnotations">,
   images: readonly ImageSummary[],
   entries: Iterable<ContainerEntry>,
   write = false,
 ): Promise<void> {
   const listed = new Map(images.map((image) => [image.id, image.labels]));
+  const annotations = new Map<string, Promise<BaseImage[] | null>>();
+  const annotated = (imageId: string) => {
+    const read = engine.imageAnnotations;
+    if (!read) return Promise.resolve(null);
+    let found = annotations.get(imageId);
+    if (!found) {
+      // an engine that cannot say leaves the container as it was without them
+      found = read.call(engine, imageId).then(annotatedBases, () => null);
+      annotations.set(imageId, found);
+    }
+    return found;
+  };
   for (const entry of entries) {
-    const { labels, imageId } = entry.summary;
+    const { labels, imageId, image } = entry.summary;
     const labelled = labelledBases(labels);
     const project = projectOf(labels);
-    if (!project && !labelled) continue;
+    if (!project && !labelled) {
+      const bases = image.startsWith(LOCAL_NAME) ? await annotated(imageId) : null;
+      if (bases) entry.built = byAnnotation(null, bases, null);
+      continue;
+    }
     const imageLabels =
       listed.get(imageId) ??
       (await engine.inspectImage(imageId).then(
@@ -63,23 +91,45 @@ export async function findBuilt(
         () => null,
       ));
     const found = project && !untrustedBecause(labels, imageLabels) ? buildOf(project) : null;
-    if (!found) {
-      if (labelled) entry.built = { spec: null, bases: labelled, problem: null };
+    if (labelled) {
+      entry.built = {
+        spec: found?.ok ? found.spec : null,
+        namedBy: "label",
+        bases: labelled.map((base) => baseInput(base, null, labels, write, "label")),
+        problem: null,
+      };
       continue;
     }
-    if (!found.ok) {
-      entry.built = { spec: null, bases: labelled, problem: found.reason };
+    const read = found?.ok ? basesOf(found.spec) : null;
+    if (found?.ok && read?.ok) {
+      entry.built = {
+        spec: found.spec,
+        bases: read.bases.map((base) => baseInput(base, found.spec, labels, write, null)),
+        problem: null,
+      };
       continue;
     }
-    const bases = labelled ? { ok: true as const, bases: labelled } : basesOf(found.spec);
-    entry.built = bases.ok
-      ? {
-          spec: found.spec,
-          bases: bases.bases.map((base) => baseInput(base, found.spec, labels, write, labelled !== null)),
-          problem: null,
-        }
-      : { spec: found.spec, bases: null, problem: bases.reason };
+    const fromAnnotation = found || image.startsWith(LOCAL_NAME) ? await annotated(imageId) : null;
+    if (fromAnnotation) entry.built = byAnnotation(found?.ok ? found.spec : null, fromAnnotation, labels);
+    else if (found?.ok && read && !read.ok) entry.built = { spec: found.spec, bases: null, problem: read.reason };
+    else if (found && !found.ok) entry.built = { spec: null, bases: null, problem: found.reason };
   }
+}
+
+/** Podman's name for an image built here (and never pulled): `podman build -t app` names it `localhost/app`. */
+const LOCAL_NAME = "localhost/";
+
+function byAnnotation(
+  spec: BuildSpec | null,
+  bases: BaseImage[],
+  labels: Readonly<Record<string, string>> | null,
+): BuiltTarget {
+  return {
+    spec,
+    namedBy: "annotation",
+    bases: bases.map((base) => baseInput(base, null, labels ?? {}, false, "annotation")),
+    problem: null,
+  };
 }
 
 /**
@@ -88,16 +138,25 @@ export async function findBuilt(
  */
 function baseInput(
   base: BaseImage,
-  spec: BuildSpec,
+  spec: BuildSpec | null,
   labels: Readonly<Record<string, string>>,
   write: boolean,
-  labelled: boolean,
+  namedBy: "label" | "annotation" | null,
 ): BaseInput {
   const input: BaseInput = { reference: base.reference, platform: base.platform };
   const held = (why: string) => ({ ...input, tagHeldBecause: why });
-  if (labelled) return held(`named by the label ${BUILD_BASE_LABEL}`);
+  if (namedBy === "label") return held(`named by the label ${BUILD_BASE_LABEL}`);
+  if (namedBy === "annotation" || !spec) return held(`named by its image's annotation ${BASE_NAME_ANNOTATION}`);
   if (!write) return held("[compose] write is off");
   if (labels[WRITE_LABEL]?.trim() === "false") return held(`label ${WRITE_LABEL}=false keeps its files untouched`);
+  if (base.tagArg) {
+    const site = spec.argSites.get(base.tagArg);
+    if (!site) return held(`its tag is the build arg ${base.tagArg}, which svc does not find`);
+    if ("reason" in site) return held(`its tag is the build arg ${base.tagArg}: ${site.reason}`);
+    const problem = writable(site.file);
+    if (problem) return held(problem);
+    return { ...input, tagSite: { file: site.file, offset: site.offset, text: site.text, variable: site.variable } };
+  }
   if (spec.dockerfile === null)
     return held("its Dockerfile is dockerfile_inline: svc moves a tag written in a Dockerfile");
   if (!base.tagAt)
@@ -124,7 +183,7 @@ export function builtCheckInput(
     command,
     heldBecause: built.spec
       ? held
-      : "svc reads no compose build of it (its bases are named by label): rebuild it yourself",
+      : `svc reads no compose build of it (its bases are named by ${built.namedBy === "annotation" ? "its image's annotations" : "label"}): rebuild it yourself`,
   };
 }
 

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker, engineJson, inspect, sandbox } from "../../harness.ts";
-import { baseFlags, Fixture, QUICK_STOP_CMD, runSvc, stopAll } from "../e2e/support.ts";
+import { baseFlags, Fixture, QUICK_STOP_CMD, runSvc, stopAll, userEnv } from "../e2e/support.ts";
 import { disallowedDifferences } from "../engine/inspect-diff.ts";
 import { entryIn, expectDataBack, guardedApp, how, type Json, onPodman, podman, version } from "./support.ts";
 
@@ -269,25 +269,25 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
   }, 120_000);
 });
 
+/** podman-compose runs `podman`; this one talks to the sandbox's service */
+function podmanCompose(dir: string, args: string[]): void {
+  const wrapper = join(dir, "podman-remote");
+  writeFileSync(wrapper, `#!/bin/sh\nexec podman --url "${sandbox().dockerHost}" "$@"\n`);
+  chmodSync(wrapper, 0o755);
+  const proc = Bun.spawnSync(["podman-compose", "--podman-path", wrapper, ...args], {
+    cwd: dir,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (proc.exitCode !== 0) throw new Error(`podman-compose ${args.join(" ")} failed: ${proc.stderr.toString()}`);
+}
+
 /**
  * podman-compose (Debian's 1.0.3) and `podman kube play` make their containers with Podman's CLI,
  * on a network of their own and (kube play) in a pod with an infra container: rootful only here,
  * where the sandbox has bridge networks (rootless they need slirp4netns's tun device).
  */
 describe.skipIf(!onPodman)(`podman-compose and podman kube play, ${how}`, () => {
-  /** podman-compose runs `podman`; this one talks to the sandbox's service */
-  function podmanCompose(dir: string, args: string[]): void {
-    const wrapper = join(dir, "podman-remote");
-    writeFileSync(wrapper, `#!/bin/sh\nexec podman --url "${sandbox().dockerHost}" "$@"\n`);
-    chmodSync(wrapper, 0o755);
-    const proc = Bun.spawnSync(["podman-compose", "--podman-path", wrapper, ...args], {
-      cwd: dir,
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    if (proc.exitCode !== 0) throw new Error(`podman-compose ${args.join(" ")} failed: ${proc.stderr.toString()}`);
-  }
-
   test("a podman-compose service and a kube play pod's container are updated, keeping their labels, project, pod and volume", async () => {
     const v1 = fx.image("stack", { changes: [QUICK_STOP_CMD] });
     const dir = fx.tempDir("compose");
@@ -333,6 +333,73 @@ describe.skipIf(!onPodman)(`podman-compose and podman kube play, ${how}`, () => 
       });
       Bun.spawnSync(["podman-compose", "--podman-path", join(dir, "podman-remote"), "-p", project, "down", "-v"], {
         cwd: dir,
+        stdout: "ignore",
+        stderr: "ignore",
+      });
+      // podman-compose 1.0.3's down leaves the project's network
+      Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "network", "rm", `${project}_default`], {
+        stdout: "ignore",
+        stderr: "ignore",
+      });
+    }
+  }, 240_000);
+});
+
+/**
+ * An image built here by buildah (`podman build`, podman-compose) carries the annotation
+ * org.opencontainers.image.base.name: the image its last stage is FROM. svc follows that base
+ * as it follows a Dockerfile's, where it cannot read the build itself (podman-compose names its
+ * files by relative paths; `podman build` by hand has no compose file at all): recorded at first
+ * sight, then a new digest pushed for it makes the container stale, and nothing is rebuilt.
+ */
+describe.skipIf(!onPodman)(`images buildah built here, ${how}`, () => {
+  test("the base the image's annotation names is followed: a new digest makes the containers stale, nothing is rebuilt", async () => {
+    const base = fx.image("abase", { changes: [QUICK_STOP_CMD] });
+    const dir = fx.tempDir("built");
+    writeFileSync(join(dir, "Dockerfile"), `FROM ${base.ref}\nRUN echo built > /built\n`);
+    // by hand, and as podman-compose builds a service (whose files it labels by relative paths)
+    const image = `localhost/${fx.name("built")}:1`;
+    podman(["build", "--network", "none", "-t", image, dir]);
+    const byHand = fx.run("built", image);
+    writeFileSync(join(dir, "compose.yaml"), "services:\n  web:\n    build: .\n");
+    const project = fx.name("bproj");
+    podmanCompose(dir, ["-p", project, "up", "-d"]);
+    const composed = `${project}_web_1`;
+    const names = [byHand, composed];
+    const ran = Object.fromEntries(names.map((n) => [n, inspect(n).Image]));
+    try {
+      // one svc, as one process's state: what it records of the base at first sight lives on
+      const env = userEnv();
+      const first = await runSvc([...baseFlags(), "--run-once", ...names], { env });
+      for (const n of names) {
+        const seen = entryIn(first.svc.output, n);
+        expect(seen?.state, first.svc.describe()).toBe("fresh");
+        expect(seen?.built?.bases.map((b: Json) => b.reference)).toEqual([base.ref]);
+      }
+
+      fx.image("abase", { changes: [QUICK_STOP_CMD] });
+      const second = await runSvc([...baseFlags(), "--run-once", ...names], { env });
+      for (const n of names) {
+        const stale = entryIn(second.svc.output, n);
+        expect(stale?.state, second.svc.describe()).toBe("stale");
+        expect(stale?.reason).toStartWith(`base ${base.ref} moved`);
+        expect(stale?.reason).toContain(
+          "not rebuilt: svc reads no compose build of it (its bases are named by its image's annotations)",
+        );
+        // the registry's digests (the fixture's push writes the manifest anew on Podman)
+        const [was] = stale?.built?.bases ?? [];
+        expect(was?.built_digest).toBe(entryIn(first.svc.output, n)?.built?.bases[0]?.digest);
+        expect(was?.digest).not.toBe(was?.built_digest);
+        expect(inspect(n).Image).toBe(ran[n]);
+      }
+    } finally {
+      Bun.spawnSync(["podman-compose", "--podman-path", join(dir, "podman-remote"), "-p", project, "down"], {
+        cwd: dir,
+        stdout: "ignore",
+        stderr: "ignore",
+      });
+      // podman-compose 1.0.3's down leaves the project's network
+      Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "network", "rm", `${project}_default`], {
         stdout: "ignore",
         stderr: "ignore",
       });

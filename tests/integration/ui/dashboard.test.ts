@@ -1,7 +1,8 @@
 /**
  * The dashboard as a person uses it, in Chromium, against svc on the sandbox engine and registry:
  * sign in, see what is newer, check, update, skip, snooze and roll back from the page, follow a
- * running cycle, and read hostile labels as plain text; on a phone, nothing wider than the screen.
+ * running cycle, see a built service marked with its bases and why a moved one is not rebuilt, and
+ * read hostile labels as plain text; on a phone, nothing wider than the screen.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { inspect } from "../../harness.ts";
@@ -225,6 +226,28 @@ describe("the dashboard in a browser", () => {
     expect(inspect(snoozed.name).Image).toBe(snoozed.oldId);
     await page.close();
   }, 120_000);
+
+  test('a built service shows "built here" and its bases; a base moved, why it is not rebuilt', async () => {
+    const base = ui.fx.image("bbase");
+    const image = ui.fx.image("built");
+    const name = ui.run("built", image.ref, ["--label", `svc.build.base=${base.ref}`]);
+    const page = await ui.open();
+    const row = await rowOf(page, name);
+    const marker = row.locator(".marker", { hasText: "built here" });
+    await marker.waitFor();
+    expect(await marker.getAttribute("title")).toBe(
+      `built here, from ${base.ref}: rebuilt when one of them moves (only reported where svc reads no compose build of it)`,
+    );
+    ui.fx.image("bbase");
+    await page.getByRole("button", { name: `Check ${name}` }).click();
+    const reason = row.locator(".reason", { hasText: `base ${base.ref} moved` });
+    await reason.waitFor();
+    expect(await reason.textContent()).toContain(
+      "not rebuilt: svc reads no compose build of it (its bases are named by label): rebuild it yourself",
+    );
+    expect(inspect(name).Image).toBe(image.id);
+    await page.close();
+  }, 90_000);
 
   test("a label holding markup is shown as those characters, never run", async () => {
     const hostile = `<img src=x onerror="window.__svcPwned=1">`;

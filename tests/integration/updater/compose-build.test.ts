@@ -6,12 +6,14 @@
  * Dockerfile, a multi-stage one, an ARG whose tag is in .env, a dockerfile_inline), never one
  * that pins the base by digest; `compose up -d` afterwards recreates nothing. A build that fails
  * and a rebuilt image whose container fails its healthcheck leave the old image running and
- * compose's tag on it. A tag policy moves a base's tag where the Dockerfile writes it (its `FROM`, a
- * global `ARG`'s default), committed through Git as an image line is; a tag build.args gives is
- * only reported.
+ * compose's tag on it. A tag policy moves a base's tag where it is written (the Dockerfile's `FROM`,
+ * a global `ARG`'s default, or the `.env` line a build arg takes it from), committed through Git as
+ * an image line is, and written back byte for byte when the build fails; a tag the compose file
+ * writes as a build arg is only reported. A base behind a registry login is asked and pulled with
+ * the login of the DOCKER_CONFIG svc is given.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sandbox } from "../../harness.ts";
 import { removeComposeProject } from "../../support/fixture.ts";
@@ -178,7 +180,7 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
 
   const gitWorks = Bun.which("git") !== null;
   test.skipIf(!gitWorks)(
-    "a tag policy moves a base's tag in the Dockerfile or its ARG, one commit; build.args' tag is only reported",
+    "a tag policy moves a base's tag in the Dockerfile, its ARG or .env, one commit; a literal build arg is only reported",
     async () => {
       const old = fx.image("tbase", { tag: "1.0", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.0"] });
       const repo = old.ref.slice(0, old.ref.lastIndexOf(":"));
@@ -190,8 +192,9 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
           policed("lit", `${BUILD}      dockerfile: lit.Dockerfile\n`),
           policed("arg", `${BUILD}      dockerfile: arg.Dockerfile\n`),
           policed("byargs", `${BUILD}      dockerfile: arg.Dockerfile\n      args:\n        TAG: \${BASE_TAG}\n`),
+          policed("literal", `${BUILD}      dockerfile: arg.Dockerfile\n      args:\n        TAG: "1.0"\n`),
         ].join("")}`,
-        ".env": "BASE_TAG=1.0\n",
+        ".env": "# the base's tag\nBASE_TAG=1.0 # moved by svc\nOTHER=1.0\n",
         "lit.Dockerfile": `# the base\nFROM ${repo}:1.0 AS base\nRUN echo lit > /lit\n`,
         "arg.Dockerfile": `ARG TAG=1.0\nFROM ${repo}:\${TAG}\nRUN echo arg > /arg\n`,
       };
@@ -202,30 +205,41 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
       git("commit", "-q", "-m", "the stack");
       compose(p, "up", "-d");
       const cycle = await updaterOf(p, { compose: { git: "commit", git_author: "svc <svc@test.lan>" } });
-      for (const s of ["lit", "arg", "byargs"]) expectState((await cycle()).report, container(p, s), "fresh");
+      for (const s of ["lit", "arg", "byargs", "literal"])
+        expectState((await cycle()).report, container(p, s), "fresh");
 
-      // a newer minor tag of the base: the Dockerfiles move to it, the service built from .env's tag does not
+      // a newer minor tag of the base: the Dockerfiles and .env move to it, a tag the compose file writes does not
       fx.image("tbase", { tag: "1.1", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.1"] });
       const dry = await cycle({ dryRun: true });
       expect(entryOf(dry.report, container(p, "lit")).compose?.changes).toEqual(["lit.Dockerfile line 2: 1.0 -> 1.1"]);
+      expect(entryOf(dry.report, container(p, "byargs")).compose?.changes).toEqual([
+        ".env line 2 (BASE_TAG): 1.0 -> 1.1",
+      ]);
       expect(readFileSync(join(p.dir, "lit.Dockerfile"), "utf8")).toBe(files["lit.Dockerfile"]);
+      expect(readFileSync(join(p.dir, ".env"), "utf8")).toBe(files[".env"]);
 
       const { report } = await cycle();
-      for (const s of ["lit", "arg"]) {
+      for (const s of ["lit", "arg", "byargs"]) {
         const entry = expectState(report, container(p, s), "updated");
         expect(entry.reason).toBe(`rebuilt: base ${repo}:1.0 -> ${repo}:1.1 (tag policy)`);
         expect(inspect(imageOf(p, s)).Config.Env).toContain("BASE=1.1");
       }
-      const held = expectState(report, container(p, "byargs"), "stale");
-      expect(held.reason).toContain(`newer tag ${repo}:1.1 of base ${repo}:1.0 not moved: its tag is not one run of`);
-      expect(inspect(imageOf(p, "byargs")).Config.Env).toContain("BASE=1.0");
+      const held = expectState(report, container(p, "literal"), "stale");
+      expect(held.reason).toContain(
+        `newer tag ${repo}:1.1 of base ${repo}:1.0 not moved: its tag is the build arg TAG: build.args.TAG is written in the compose file`,
+      );
+      expect(inspect(imageOf(p, "literal")).Config.Env).toContain("BASE=1.0");
       expect(readFileSync(join(p.dir, "lit.Dockerfile"), "utf8")).toBe(files["lit.Dockerfile"].replace(":1.0", ":1.1"));
       expect(readFileSync(join(p.dir, "arg.Dockerfile"), "utf8")).toBe(files["arg.Dockerfile"].replace("=1.0", "=1.1"));
-      expect(readFileSync(join(p.dir, ".env"), "utf8")).toBe(files[".env"]);
-      expect(entryOf(report, container(p, "lit")).compose?.git).toMatchObject({ done: "committed", problem: null });
+      // only the tag's characters: the comments and the other variable as they were
+      expect(readFileSync(join(p.dir, ".env"), "utf8")).toBe(
+        "# the base's tag\nBASE_TAG=1.1 # moved by svc\nOTHER=1.0\n",
+      );
+      expect(entryOf(report, container(p, "byargs")).compose?.git).toMatchObject({ done: "committed", problem: null });
       expect(git("status", "--porcelain")).toBe("");
       expect(git("rev-list", "--count", "HEAD")).toBe("2");
       expect(git("show", "--name-only", "--format=", "HEAD").split("\n").sort()).toEqual([
+        ".env",
         "arg.Dockerfile",
         "lit.Dockerfile",
       ]);
@@ -235,7 +249,7 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
       compose(p, "up", "-d");
       expect(ids(p)).toEqual(afterSvc);
       const next = await cycle();
-      for (const s of ["lit", "arg"])
+      for (const s of ["lit", "arg", "byargs"])
         expect(expectState(next.report, container(p, s), "fresh").built?.bases.map((b) => b.reference)).toEqual([
           `${repo}:1.1`,
         ]);
@@ -243,30 +257,44 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
     600_000,
   );
 
-  test("a base's new tag whose build fails: the Dockerfile is written back, the old image runs", async () => {
+  test("a base's new tag whose build fails: the Dockerfile and .env are written back, the old images run", async () => {
     const repo = fx
       .image("fbase", { tag: "1.0", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.0"] })
       .ref.replace(/:1\.0$/, "");
     const dockerfile = `FROM ${repo}:1.0\nRUN [ "$BASE" = 1.0 ]\n`;
+    const argDockerfile = `ARG TAG=0\nFROM ${repo}:\${TAG}\nRUN [ "$BASE" = 1.0 ]\n`;
+    const env = 'BASE_TAG="1.0"\n';
+    const labels = `{ svc.scope: ${TEST_SCOPE}, svc.tag_policy: "semver:minor" }`;
     const p = track(
       project("tagfails", {
-        "compose.yaml": `services:\n  only:\n    build:\n${BUILD}    command: ${CMD}\n    labels: { svc.scope: ${TEST_SCOPE}, svc.tag_policy: "semver:minor" }\n`,
+        "compose.yaml": `services:\n  only:\n    build:\n${BUILD}    command: ${CMD}\n    labels: ${labels}\n  envd:\n    build:\n${BUILD}      dockerfile: arg.Dockerfile\n      args: { TAG: "\${BASE_TAG}" }\n    command: ${CMD}\n    labels: ${labels}\n`,
         Dockerfile: dockerfile,
+        "arg.Dockerfile": argDockerfile,
+        ".env": env,
       }),
     );
     compose(p, "up", "-d");
     const cycle = await updaterOf(p);
-    expectState((await cycle()).report, container(p, "only"), "fresh");
-    const before = { ids: ids(p), image: imageOf(p, "only") };
+    for (const s of ["only", "envd"]) expectState((await cycle()).report, container(p, s), "fresh");
+    const before = { ids: ids(p), only: imageOf(p, "only"), envd: imageOf(p, "envd") };
     fx.image("fbase", { tag: "1.1", changes: ['CMD ["/bin/sh"]', "ENV BASE=1.1"] });
     const { report, audit } = await cycle();
-    expect(expectState(report, container(p, "only"), "failed").reason).toStartWith(
-      "rebuild failed: compose build exited with",
-    );
-    expect(audit.map((e) => e.action)).toContain("compose_revert");
+    for (const s of ["only", "envd"])
+      expect(expectState(report, container(p, s), "failed").reason).toStartWith(
+        "rebuild failed: compose build exited with",
+      );
+    expect(
+      audit
+        .filter((e) => e.action === "compose_revert")
+        .map((e) => e.container)
+        .sort(),
+    ).toEqual([container(p, "envd"), container(p, "only")].sort());
     expect(readFileSync(join(p.dir, "Dockerfile"), "utf8")).toBe(dockerfile);
+    expect(readFileSync(join(p.dir, "arg.Dockerfile"), "utf8")).toBe(argDockerfile);
+    expect(readFileSync(join(p.dir, ".env"), "utf8")).toBe(env);
     expect(ids(p)).toEqual(before.ids);
-    expect(imageOf(p, "only")).toBe(before.image);
+    expect(imageOf(p, "only")).toBe(before.only);
+    expect(imageOf(p, "envd")).toBe(before.envd);
     compose(p, "up", "-d", "--no-build");
     expect(ids(p)).toEqual(before.ids);
   }, 600_000);
@@ -303,6 +331,40 @@ describe.skipIf(!composeWorks)("built services follow their bases", () => {
     expect(imageOf(p, "app")).not.toBe(before);
     const afterSvc = ids(p);
     compose(p, ...run, "up", "-d");
+    expect(ids(p)).toEqual(afterSvc);
+  }, 600_000);
+
+  test("a base behind a registry login: asked and pulled with the login of DOCKER_CONFIG, rebuilt once", async () => {
+    const { authRegistry, authUser, authPass, dockerConfig } = sandbox();
+    const base = fx.image("lbase", { tag: "1", registry: authRegistry });
+    // a user's DOCKER_CONFIG: the login, beside the compose plugin
+    const config = fx.tempDir("login");
+    mkdirSync(join(config, "cli-plugins"));
+    symlinkSync(join(dockerConfig, "cli-plugins", "docker-compose"), join(config, "cli-plugins", "docker-compose"));
+    const auth = Buffer.from(`${authUser}:${authPass}`).toString("base64");
+    writeFileSync(join(config, "config.json"), JSON.stringify({ auths: { [authRegistry]: { auth } } }));
+    const p = track(
+      project("login", {
+        "compose.yaml": `services:\n${service("app", BUILD)}`,
+        Dockerfile: `FROM ${base.ref}\nRUN echo app > /app\n`,
+      }),
+    );
+    const up = () => docker(["--config", config, "compose", "--project-directory", p.dir, "-p", p.name, "up", "-d"]);
+    up();
+    const cycle = await updaterOf(p, { docker: { config } });
+    expectState((await cycle()).report, container(p, "app"), "fresh");
+    const before = imageOf(p, "app");
+
+    const moved = fx.image("lbase", { tag: "1", registry: authRegistry });
+    // the build must pull it, through the login (BuildKit keeps what it pulls in its own cache)
+    docker(["rmi", moved.ref]);
+    const { report, audit } = await cycle();
+    const entry = expectState(report, container(p, "app"), "updated");
+    expect(entry.built?.bases[0]).toMatchObject({ built_digest: base.digest!, digest: moved.digest! });
+    expect(audit.filter((e) => e.action === "build").length).toBe(1);
+    expect(imageOf(p, "app")).not.toBe(before);
+    const afterSvc = ids(p);
+    up();
     expect(ids(p)).toEqual(afterSvc);
   }, 600_000);
 

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { basesOf, buildOf, labelledBases } from "../../../src/compose/build.ts";
+import { annotatedBases, basesOf, buildOf, labelledBases } from "../../../src/compose/build.ts";
 import { buildCommand, describeCommand } from "../../../src/compose/rebuild.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -62,6 +62,60 @@ describe("a built service's build", () => {
       Dockerfile: "ARG TAG=1.36\nFROM busybox:${TAG}\n",
     });
     expect(p.bases("web")).toEqual(["busybox:1.37"]);
+  });
+
+  test("where each build arg's value is written: one run of .env, or why not", () => {
+    const p = project({
+      "compose.yaml":
+        "services:\n  web:\n    build:\n      context: .\n      args:\n        TAG: ${BASE_TAG}\n        PART: v${BASE_TAG}\n        LIT: '1.0'\n",
+      ".env": "# tags\nBASE_TAG=1.37\n",
+      Dockerfile: "ARG TAG=1.36\nFROM busybox:${TAG}\n",
+    });
+    const found = p.of("web");
+    if (!found?.ok) throw new Error("not built");
+    const sites = Object.fromEntries(found.spec.argSites);
+    expect(sites.TAG).toEqual({ file: join(p.dir, ".env"), offset: 16, text: "1.37", variable: "BASE_TAG" });
+    expect(sites.PART).toHaveProperty("reason");
+    expect(sites.LIT).toEqual({ reason: "build.args.LIT is written in the compose file, not in an env file" });
+  });
+
+  test("an arg written without a value: its .env line", () => {
+    const p = project({
+      "compose.yaml": "services:\n  web:\n    build:\n      context: .\n      args: [TAG]\n",
+      ".env": "TAG='3.20'\n",
+      Dockerfile: "ARG TAG\nFROM alpine:${TAG}\n",
+    });
+    const found = p.of("web");
+    expect(found?.ok && found.spec.argSites.get("TAG")).toEqual({
+      file: join(p.dir, ".env"),
+      offset: 5,
+      text: "3.20",
+      variable: "TAG",
+    });
+  });
+
+  test("a variable named outside build.args, or the env file handed to a container, is not svc's to change", () => {
+    const reasons = (compose: string, env = "BASE_TAG=1.37\n") => {
+      const p = project({ "compose.yaml": compose, ".env": env, Dockerfile: "ARG TAG\nFROM busybox:${TAG}\n" });
+      const found = p.of("web");
+      if (!found?.ok) throw new Error("not built");
+      const site = found.spec.argSites.get("TAG")!;
+      return "reason" in site ? site.reason : null;
+    };
+    const web = "services:\n  web:\n    build:\n      context: .\n      args:\n        TAG: ${BASE_TAG}\n";
+    expect(reasons(web)).toBeNull();
+    // another service built from the same tag shares it
+    expect(reasons(`${web}  api:\n    build:\n      context: .\n      args: { TAG: "\${BASE_TAG}" }\n`)).toBeNull();
+    expect(reasons(`${web}    environment: [BASE_TAG]\n`)).toBe(
+      "BASE_TAG, which holds it, is also named at compose.yaml line 7, outside build.args",
+    );
+    expect(reasons(`${web}  db:\n    image: postgres:\${BASE_TAG}\n`)).toContain("line 8, outside build.args");
+    expect(reasons(`${web}    env_file: .env\n`)).toBe(
+      ".env, which holds it, is also named at compose.yaml line 7 (a container may read it)",
+    );
+    expect(reasons(web, "BASE_TAG=1.37\nOTHER=${BASE_TAG}-x\n")).toBe(
+      "BASE_TAG, which holds it, is used by another variable at .env line 2",
+    );
   });
 
   test("args as a list, an arg without a value read from .env", () => {
@@ -156,6 +210,29 @@ describe("the label svc.build.base", () => {
       "alpine:3.20",
     ]);
     expect(labelledBases({})).toBeNull();
+  });
+});
+
+describe("the base buildah's annotations name", () => {
+  // what `podman build` (buildah 1.43, new.go) wrote into an image built FROM a base in a registry,
+  // as Podman 5.8's own inspect shows them
+  const written = {
+    "org.opencontainers.image.base.digest": "sha256:a341c97e6480c87dc79880c4a40f9fa1081b26cfea2be335fa93543b8731e438",
+    "org.opencontainers.image.base.name": "127.0.0.1:5330/pbase:1",
+    "org.opencontainers.image.created": "2026-12-02T13:00:19.445956075Z",
+  };
+  test("the name, not the digest (the local store's manifest, perhaps one platform's)", () => {
+    expect(annotatedBases(written)).toEqual([
+      { reference: "127.0.0.1:5330/pbase:1", platform: null, line: 0, via: "annotation" },
+    ]);
+  });
+  test("a digest without a name, no annotations, or a name that is none: no base", () => {
+    const { "org.opencontainers.image.base.name": _, ...digestOnly } = written;
+    expect(annotatedBases(digestOnly)).toBeNull();
+    expect(annotatedBases({})).toBeNull();
+    expect(annotatedBases(null)).toBeNull();
+    expect(annotatedBases({ "org.opencontainers.image.base.name": " " })).toBeNull();
+    expect(annotatedBases({ "org.opencontainers.image.base.name": "a b" })).toBeNull();
   });
 });
 

@@ -201,4 +201,20 @@ describe("where a base's tag is written (what a tag policy moves)", () => {
     test(name, () => {
       expect(sites(text, args)).toEqual(expected);
     });
+
+  /** The build arg each base's whole tag is, if any. */
+  const tagArgs = (text: string, args: Record<string, string | null>) => {
+    const found = baseImages(text, new Map(Object.entries(args)));
+    if (!found.ok) throw new Error(found.reason);
+    return found.bases.map((b) => b.tagArg ?? null);
+  };
+  test("a build arg over a global ARG that is the whole tag: the arg names it", () => {
+    expect(tagArgs("ARG TAG=2.8\nFROM caddy:${TAG}\n", { TAG: "2.9" })).toEqual(["TAG"]);
+    expect(tagArgs("ARG TAG\nFROM caddy:$TAG\n", { TAG: "2.9" })).toEqual(["TAG"]);
+  });
+  test("a build arg that is part of the tag, or an ARG no build arg sets, names none", () => {
+    expect(tagArgs("ARG MAJOR=2\nFROM caddy:${MAJOR}.8\n", { MAJOR: "3" })).toEqual([null]);
+    expect(tagArgs("ARG TAG=2.8\nFROM caddy:${TAG}\n", { TAG: null })).toEqual([null]);
+    expect(tagArgs("ARG REPO=caddy\nFROM ${REPO}:2.8\n", { REPO: "caddy" })).toEqual([null]);
+  });
 });
