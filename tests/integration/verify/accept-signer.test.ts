@@ -80,6 +80,15 @@ function accept(name: string, stateDir: string, ...more: string[]) {
 }
 
 describe("svc accept-signer NAME", () => {
+  test("without a name, or naming no container: said so, and a failing exit", async () => {
+    const unnamed = await runSvc(["accept-signer", ...baseFlags()]);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain("svc accept-signer: name the container: svc accept-signer NAME [options]");
+    const unknown = await accept(fx.name("no-such-container"), fx.tempDir("state-unknown"));
+    expect(unknown.code, unknown.svc.describe()).toBe(1);
+    expect(unknown.svc.output).toContain(`no container or service named ${fx.name("no-such-container")}`);
+  }, 60_000);
+
   test("no service running: the held signer accepted in the state file, audited, and the next check updates", async () => {
     const stateDir = fx.tempDir("state");
     const auditLog = join(fx.tempDir("audit"), "audit.log");
