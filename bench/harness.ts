@@ -132,6 +132,8 @@ export interface SvcOptions {
   githubApiUrl?: string;
   /** vulnerabilities on, asking this OSV address (a loopback stand-in) */
   vulnerabilities?: { osvUrl: string };
+  /** a `[[verify]]` policy: these images signed by this key, offline (docs/verification.md) */
+  verify?: { images: string; key: string };
 }
 
 export function svcConfig(options: SvcOptions): string {
@@ -164,6 +166,13 @@ export function svcConfig(options: SvcOptions): string {
     lines.push(`[release_notes]`, `github_api_url = "${options.githubApiUrl}"`, `cache_for = "0s"`);
   if (options.vulnerabilities)
     lines.push(`[vulnerabilities]`, `enabled = true`, `osv_url = "${options.vulnerabilities.osvUrl}"`);
+  if (options.verify)
+    lines.push(
+      `[[verify]]`,
+      `images = ["${options.verify.images}"]`,
+      `keys = ["${options.verify.key}"]`,
+      `transparency_log = false`,
+    );
   if (options.rollback === false)
     lines.push(`[rollback]`, `on_exit_code = false`, `on_healthcheck = false`, `on_timeout = false`);
   // Written before it returns: svc must never race a half-written file.

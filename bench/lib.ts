@@ -140,18 +140,22 @@ export function countingProxy(target: string): {
   manifestRequests: () => number;
   tagsRequests: () => number;
   allRequests: () => number;
+  /** the requests svc sent (Bun's fetch names itself), not the engine's pulls nor a signer's pushes */
+  svcRequests: () => number;
   reset: () => void;
   stop: () => void;
 } {
   let manifests = 0;
   let tags = 0;
   let all = 0;
+  let fromSvc = 0;
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
     async fetch(request) {
       const url = new URL(request.url);
       all += 1;
+      if (request.headers.get("user-agent")?.startsWith("Bun/")) fromSvc += 1;
       if (url.pathname.includes("/manifests/")) manifests += 1;
       if (url.pathname.endsWith("/tags/list")) tags += 1;
       const upstream = `http://${target}${url.pathname}${url.search}`;
@@ -175,10 +179,12 @@ export function countingProxy(target: string): {
     manifestRequests: () => manifests,
     tagsRequests: () => tags,
     allRequests: () => all,
+    svcRequests: () => fromSvc,
     reset: () => {
       manifests = 0;
       tags = 0;
       all = 0;
+      fromSvc = 0;
     },
     stop: () => server.stop(true),
   };

@@ -16,6 +16,7 @@ import { benchDataGuardCase } from "./cases/data-guard.ts";
 import { benchFootprint } from "./cases/footprint.ts";
 import { benchFootprintParts } from "./cases/footprint-parts.ts";
 import { benchReleaseNotes } from "./cases/release-notes.ts";
+import { benchSignatures } from "./cases/signatures.ts";
 import { benchSizes } from "./cases/sizes.ts";
 import { benchStartup } from "./cases/startup.ts";
 import { benchSwarmServices } from "./cases/swarm-services.ts";
@@ -38,6 +39,7 @@ const steps: [string, () => void | Promise<void>][] = [
   ["tag policies", benchTagPolicies],
   ["built services", benchBuiltServices],
   ["update cycle", benchUpdateCycle],
+  ["signatures", benchSignatures],
   ["window pre-pull", benchWindowPrePull],
   ["release notes", benchReleaseNotes],
   ["vulnerabilities", benchVulnerabilities],

@@ -129,12 +129,13 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][], log: Log
     // the rollback watches the container it puts back, as an update does
     server?.timeout(request, 0);
     // `svc rollback` handing its work over is the command line's rollback, said so in the records
-    const trigger = who?.name === HANDED_OVER_NAME ? "run_once" : undefined;
+    const trigger = who?.name === HANDED_OVER_NAMES["/v1/rollback"] ? "run_once" : undefined;
     return answer(await deps.runner.rollback(container, trigger, withData ? { withData } : undefined));
   };
-  const acceptSigner: Handler = async (request, target) => {
+  const acceptSigner: Handler = async (request, target, _server, who) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
-    return answer(await deps.runner.acceptSigner(oneContainer(fields.container)));
+    const trigger = who?.name === HANDED_OVER_NAMES["/v1/signers/accept"] ? "run_once" : undefined;
+    return answer(await deps.runner.acceptSigner(oneContainer(fields.container), trigger));
   };
   return new Map([
     ["/v1/health", getEndpoint(true, false, health)],
@@ -199,13 +200,19 @@ function principalOf(
     );
 }
 
-/** The one request a proof of the state folder's secret may make (state/owner.ts), without a body. */
-const HANDED_OVER_PATH = "/v1/rollback";
-const HANDED_OVER_NAME = "svc rollback (the state folder's proof)";
+/**
+ * The requests a proof of the state folder's secret may make (state/owner.ts), without a body,
+ * and who the audit log says made them.
+ */
+const HANDED_OVER_NAMES: Record<string, string> = {
+  "/v1/rollback": "svc rollback (the state folder's proof)",
+  "/v1/signers/accept": "svc accept-signer (the state folder's proof)",
+};
 
 /**
- * `svc rollback` handing its rollback over: a POST /v1/rollback with no body whose proof header
- * shows the owner file's nonce (never a token: docs/security.md). Without an owner nonce, nothing.
+ * `svc rollback` or `svc accept-signer` handing its work over: a POST to its endpoint with no
+ * body whose proof header shows the owner file's nonce (never a token: docs/security.md).
+ * Without an owner nonce, nothing.
  */
 function handedOverBy(ownerNonce: string | undefined): (request: Request) => Principal | null {
   if (ownerNonce === undefined) return () => null;
@@ -218,8 +225,9 @@ function handedOverBy(ownerNonce: string | undefined): (request: Request) => Pri
       request.body === null &&
       (request.headers.get("content-length") ?? "0") === "0" &&
       !request.headers.has("transfer-encoding");
-    if (target.path !== HANDED_OVER_PATH || !bodiless) return null;
-    return verify(proof, request.method, target.path + target.query) ? { role: "admin", name: HANDED_OVER_NAME } : null;
+    const name = Object.hasOwn(HANDED_OVER_NAMES, target.path) ? HANDED_OVER_NAMES[target.path] : undefined;
+    if (name === undefined || !bodiless) return null;
+    return verify(proof, request.method, target.path + target.query) ? { role: "admin", name } : null;
   };
 }
 

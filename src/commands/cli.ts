@@ -105,6 +105,18 @@ const COMMANDS = {
       ),
     }),
   }),
+  "accept-signer": defineCommand({
+    meta: {
+      name: "accept-signer",
+      description:
+        "Accepts the signer an update of the container NAME is held for: its image was signed by another signer than the one svc remembers for its repository, or is no longer signed (docs/verification.md). That signer (or its absence) becomes the repository's, written to the audit log, and the next check updates the container. When a service runs on the same state_dir with its update API, the request is handed to it (POST /v1/signers/accept, proven with the state folder's secret: no token is sent). Exit 0 when the signer is accepted, 1 when no update of NAME is held for its signer. Every option of svc --help is read; these matter here.",
+    },
+    args: () => ({
+      name: { type: "positional", description: "The container whose held update to accept" },
+      ...commandFlagArgs(["config"]),
+      ...optionArgs(withFlags(["--state-dir", "--scope", "--docker-host", "--trusted-root", "--log-format"])),
+    }),
+  }),
   migrate: defineCommand({
     meta: {
       name: "migrate",
@@ -180,7 +192,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     return 0;
   }
   if (sub && argv.slice(1).some((arg) => arg === "--help" || arg === "-h")) return writeHelp(io, sub, command);
-  // the first word is a command only for `healthcheck`, `migrate` and `rollback` (and the hidden
+  // the first word is a command only for `healthcheck`, `migrate`, `rollback` and `accept-signer` (and the hidden
   // `handover <old id> <new id> <name>` of a self-update's helper container).
   const healthcheck = argv[0] === "healthcheck";
   const handover =
@@ -191,6 +203,12 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     io.stderr.write("svc rollback: name the container: svc rollback NAME [options]\n");
     return exitCodeOf(new SvcError("usage", "no container named"));
   }
+  const acceptSigner = argv[0] === "accept-signer" ? argv[1] : undefined;
+  if (argv[0] === "accept-signer" && (acceptSigner === undefined || acceptSigner.startsWith("-"))) {
+    io.stderr.write("svc accept-signer: name the container: svc accept-signer NAME [options]\n");
+    return exitCodeOf(new SvcError("usage", "no container named"));
+  }
+  const oneOff = rollback ?? acceptSigner;
   const withData = rollback !== undefined && argv.slice(2).includes(WITH_DATA);
   const rest = healthcheck
     ? argv.slice(1)
@@ -198,7 +216,9 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
       ? argv.slice(4)
       : rollback
         ? argv.slice(2).filter((arg) => arg !== WITH_DATA)
-        : argv;
+        : acceptSigner
+          ? argv.slice(2)
+          : argv;
   const { command: flags } = parseArgv(rest);
   let config: Config | undefined;
   try {
@@ -215,13 +235,13 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
         argv: rest,
         env: io.env,
         cwd: io.cwd,
-        oneOff: rollback !== undefined,
+        oneOff: oneOff !== undefined,
         keepGoing: true,
       });
       io.stdout.write(printConfig(printed, await notificationSecrets(printed.config)));
       return printed.problems?.length ? exitCodeOf(new SvcError("config", "invalid configuration")) : 0;
     }
-    const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: rollback !== undefined });
+    const loaded = await loadConfig({ argv: rest, env: io.env, cwd: io.cwd, oneOff: oneOff !== undefined });
     config = loaded.config;
     // Loaded only when needed, by literal paths (bundled by `bun build --compile`): --version,
     // --help, --generate-config and the healthcheck must not pay for the engine client and the
@@ -230,6 +250,7 @@ export async function runCli(argv: string[], io: CliIO = defaultIO()): Promise<n
     if (handover) return await (await import("./handover.ts")).runHandoverCommand(config, handover);
     await logWarnings(loaded, io);
     if (rollback) return await (await import("./rollback.ts")).runRollback(config, rollback, { withData });
+    if (acceptSigner) return await (await import("./accept-signer.ts")).runAcceptSigner(config, acceptSigner);
     const { runService } = await import("../service/index.ts");
     return await runService(config, { stateDirChosen: loaded.sources.state_dir?.source !== "default" });
   } catch (error) {

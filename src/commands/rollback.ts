@@ -51,7 +51,7 @@ export async function runRollback(config: Config, name: string, options: Rollbac
     const file = stateFile(config.state_dir, config.scope);
     const handed = file && (await rollbackThroughOwner(config, file, name, log, options.withData));
     if (handed) return rollbackOutcome(handed, logging);
-    if (file) release = await leaseForCommand(config, file, log);
+    if (file) release = await leaseForCommand(file, "svc rollback", rollbackTimeoutMs(config), log);
     const rooms = await loadRooms();
     const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: true });
     const state = rooms.openState(config.state_dir, logging.log, config.scope);
@@ -107,7 +107,7 @@ const ResultSchema = z.object({
     .optional(),
 });
 
-/** A rollback's answer is a few hundred bytes; anything larger is not svc's. */
+/** An answer of svc's API to a command is a few hundred bytes; anything larger is not svc's. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
 const KIND_BY_STATUS: Record<number, ErrorKind> = {
@@ -121,23 +121,59 @@ const KIND_BY_STATUS: Record<number, ErrorKind> = {
  * The result of the rollback done by the service that owns `stateFile`, or undefined when this
  * process must do it itself (no live owner, or one without an update API or out of reach).
  */
-async function rollbackThroughOwner(
+function rollbackThroughOwner(
   config: Config,
   stateFile: string,
   name: string,
   log: Logger,
   withData = false,
 ): Promise<RollbackResult | undefined> {
+  return handToOwner(
+    stateFile,
+    {
+      // what to roll back is all in the query string, which the proof covers; no body, no token
+      path: `/v1/rollback?container=${encodeURIComponent(name)}${withData ? "&with_data=true" : ""}`,
+      instead: "rolling back from here, between its cycles",
+      // the service stops, starts and watches the container as an update does
+      timeoutMs: rollbackTimeoutMs(config),
+      schema: ResultSchema,
+      what: "a rollback's result",
+    },
+    log,
+  );
+}
+
+/** A one-off command's request handed to the service that owns the state file (module comment). */
+export interface HandedRequest<T> {
+  /** path and query: all the request says, covered by the proof (no body, no token) */
+  path: string;
+  /** what the command does when the owner cannot take it: "rolling back from here, between its cycles" */
+  instead: string;
+  timeoutMs: number;
+  schema: z.ZodType<T>;
+  /** what the answer is, for the error when it is not that */
+  what: string;
+}
+
+/**
+ * The owner's answer to `request`, or undefined when this process must do the work itself (no
+ * live owner, or one without an update API or out of reach).
+ */
+export async function handToOwner<T>(
+  stateFile: string,
+  request: HandedRequest<T>,
+  log: Logger,
+): Promise<T | undefined> {
   const owner = liveOwner(stateFile);
   if (!owner) return undefined;
   const who = describeProcess(owner);
   if (owner.api_port === null) {
-    log.info(`${who} runs on this state_dir without the update API: rolling back from here, between its cycles`);
+    log.info(`${who} runs on this state_dir without the update API: ${request.instead}`);
     return undefined;
   }
   if (owner.api_address === undefined || owner.nonce === undefined) {
     log.warn(
-      `${who} claims this state_dir with its API on port ${owner.api_port}, but its owner file (an older svc's) names no address or no nonce: nothing is sent to it; rolling back from here, between its cycles`,
+      `${who} claims this state_dir with its API on port ${owner.api_port}, but its owner file (an older svc's) names no address or no nonce: nothing is sent to it; ${request.instead}`,
     );
     return undefined;
   }
@@ -148,30 +184,27 @@ async function rollbackThroughOwner(
       throw new SvcError("startup", `${who} runs on this state_dir but its API does not answer on ${place}`);
     const what = proof === "silent" ? "nothing answers there" : "what answers there does not prove to be it";
     log.warn(
-      `${who} claims this state_dir with its API on ${place}, but ${what}: nothing is handed to it; rolling back from here, between its cycles`,
+      `${who} claims this state_dir with its API on ${place}, but ${what}: nothing is handed to it; ${request.instead}`,
     );
     return undefined;
   }
-  // what to roll back is all in the query string, which the proof covers; no body, no token
-  const path = `/v1/rollback?container=${encodeURIComponent(name)}${withData ? "&with_data=true" : ""}`;
   let response: Response;
   try {
-    response = await fetch(`http://${place}${path}`, {
+    response = await fetch(`http://${place}${request.path}`, {
       method: "POST",
-      headers: signOwnerRequest(owner.nonce, "POST", path),
+      headers: signOwnerRequest(owner.nonce, "POST", request.path),
       redirect: "manual",
-      // the service stops, starts and watches the container as an update does
-      signal: AbortSignal.timeout(rollbackTimeoutMs(config)),
+      signal: AbortSignal.timeout(request.timeoutMs),
     });
   } catch (error) {
-    // it proved to be the owner a moment ago: whether it rolled back is not known, so not again from here
+    // it proved to be the owner a moment ago: whether it acted is not known, so not again from here
     throw new SvcError(
       "startup",
       `${who} runs on this state_dir but its API stopped answering on ${place}: ${(error as Error).message}`,
     );
   }
-  const result = await answerOf(response, who, place);
-  log.info(`handed to ${who}, which runs on this state_dir (POST /v1/rollback)`);
+  const result = await answerOf(response, who, place, request);
+  log.info(`handed to ${who}, which runs on this state_dir (POST ${request.path.split("?")[0]})`);
   return result;
 }
 
@@ -202,12 +235,12 @@ async function provesOwner(owner: Owner, place: string): Promise<"proven" | "unp
     : "unproven";
 }
 
-async function answerOf(response: Response, who: string, place: string): Promise<RollbackResult> {
+async function answerOf<T>(response: Response, who: string, place: string, request: HandedRequest<T>): Promise<T> {
   const read = await readBoundedJson(response, MAX_ANSWER_BYTES);
   const body = "value" in read ? read.value : undefined;
   if (response.ok) {
-    const result = ResultSchema.safeParse(body);
-    if (!result.success) throw new SvcError("internal", `${who} answered something that is not a rollback's result`);
+    const result = request.schema.safeParse(body);
+    if (!result.success) throw new SvcError("internal", `${who} answered something that is not ${request.what}`);
     return result.data;
   }
   let message = `${who} answered ${response.status}`;
@@ -224,10 +257,15 @@ async function answerOf(response: Response, who: string, place: string): Promise
 
 /**
  * The state file's lease for a command that acts on the containers itself: waits for a running
- * cycle of another process to end (as long as a rollback may take), then holds it until released.
+ * cycle of another process to end (at most `timeoutMs`), then holds it until released.
  */
-async function leaseForCommand(config: Config, stateFile: string, log: Logger): Promise<() => void> {
-  const lease = await waitForLease(stateFile, "svc rollback", rollbackTimeoutMs(config), (holder) =>
+export async function leaseForCommand(
+  stateFile: string,
+  command: string,
+  timeoutMs: number,
+  log: Logger,
+): Promise<() => void> {
+  const lease = await waitForLease(stateFile, command, timeoutMs, (holder) =>
     log.info(`waiting for ${describeProcess(holder)} to finish`),
   );
   if ("holder" in lease)

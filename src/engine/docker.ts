@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import Docker from "dockerode";
-import { SvcError } from "../core/errors.ts";
+import { SvcError, toSvcError } from "../core/errors.ts";
 import { duration } from "../core/moments.ts";
 import { timerDelay } from "../core/timers.ts";
 
@@ -46,8 +46,10 @@ import {
   PODMAN_MIN_VERSION,
   podmanCreateBody,
   podmanSockets,
+  policyRefusalCause,
   refusedPodman,
   SYSTEMD_UNIT_LABEL,
+  signaturePolicyRefusal,
   systemdReason,
   unreplaceableReason,
 } from "./podman.ts";
@@ -458,13 +460,26 @@ export class DockerEngine implements Engine {
     const platform = options.platform ? platformString(options.platform) : undefined;
     const what = `pull ${reference}`;
     const query = { fromImage: repository, tag, ...(platform ? { platform } : {}) };
-    const stream = (await this.call(
-      what,
-      (docker, abortSignal) =>
-        docker.createImage(options.auth ?? {}, { ...query, abortSignal }) as Promise<AsyncIterable<Uint8Array>>,
-    ))!;
-    const failure = await followPullStream(stream);
-    if (failure) throw new SvcError("engine", `${what}: ${failure}`);
+    let failure: string | null;
+    try {
+      const stream = (await this.call(
+        what,
+        (docker, abortSignal) =>
+          docker.createImage(options.auth ?? {}, { ...query, abortSignal }) as Promise<AsyncIterable<Uint8Array>>,
+      ))!;
+      failure = await followPullStream(stream);
+    } catch (error) {
+      // Podman refuses by its policy in-band or with an error status, as the pull has begun or not
+      throw await this.policyRefused(toSvcError(error, "engine"));
+    }
+    if (failure) throw await this.policyRefused(new SvcError("engine", `${what}: ${failure}`));
+  }
+
+  /** `error`, carrying Podman's reason when it is its signature policy (policy.json) refusing the image. */
+  private async policyRefused(error: SvcError): Promise<SvcError> {
+    if ((await this.negotiated()).podman === null) return error;
+    const refusal = signaturePolicyRefusal(error.message);
+    return refusal === null ? error : new SvcError("engine", error.message, { cause: policyRefusalCause(refusal) });
   }
 
   async stopContainer(id: string, options: { timeoutMs: number; signal?: string }): Promise<void> {

@@ -542,3 +542,52 @@ export function creationDifferences(compat: Json, libpod: Json, inPod: boolean):
     .filter((path) => a.get(path) !== b.get(path) && !CREATION_ONLY.test(path) && !(inPod && POD_DECIDES.test(path)))
     .sort();
 }
+
+/**
+ * Whether a pull's failure is Podman's signature policy (policy.json) refusing the image, and
+ * its reason (bounded); null for any other failure. Podman's CLI says `Source image rejected:
+ * <reason>` (containers/image, copy/single.go); its Docker-compatible API passes on the reason
+ * alone, which is one of the requirements' own (signature/policy_eval_*.go): "Running image
+ * docker://... is rejected by policy." (`reject`), "A signature was required, but no signature
+ * exists", "None of the signatures were accepted, reasons: ...", "Signature for identity ... is
+ * not accepted", "Signature for digest ... does not match" (`signedBy`, `sigstoreSigned`),
+ * "cryptographic signature verification failed: ...".
+ */
+export function signaturePolicyRefusal(message: string): string | null {
+  const prefixed = message.indexOf(SOURCE_REJECTED);
+  // the reason from where it starts: what svc or Podman wrote before it names the pull, not why
+  const starts = POLICY_REASONS.map((pattern) => pattern.exec(message)?.index ?? -1).filter((at) => at >= 0);
+  let reason: string;
+  if (prefixed >= 0) reason = message.slice(prefixed + SOURCE_REJECTED.length).trim();
+  else if (starts.length > 0) reason = message.slice(Math.min(...starts)).trim();
+  else return null;
+  return reason.length > MAX_REFUSAL_CHARS
+    ? `${reason.slice(0, MAX_REFUSAL_CHARS)}...`
+    : reason || "rejected by policy";
+}
+
+const SOURCE_REJECTED = "Source image rejected:";
+const POLICY_REASONS = [
+  /\bRunning image \S+ is rejected by policy\b/,
+  /\bA signature was required, but no signature exists\b/,
+  /\bNone of the signatures were accepted, reasons: /,
+  /\bSignature for identity "[^"]*" is not accepted\b/,
+  /\bSignature for digest \S+ does not match\b/,
+  /\bcryptographic signature verification failed: /,
+];
+const MAX_REFUSAL_CHARS = 1000;
+
+/** The cause an engine error carries when Podman's signature policy refused the pull. */
+interface PolicyRefusalCause {
+  signaturePolicy: string;
+}
+
+export function policyRefusalCause(reason: string): PolicyRefusalCause {
+  return { signaturePolicy: reason };
+}
+
+/** Podman's reason when `error` is a pull its signature policy refused; null for any other error. */
+export function refusedByPolicy(error: unknown): string | null {
+  const cause = error instanceof Error ? (error.cause as Partial<PolicyRefusalCause> | undefined) : undefined;
+  return typeof cause?.signaturePolicy === "string" ? cause.signaturePolicy : null;
+}

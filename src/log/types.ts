@@ -44,7 +44,9 @@ export interface AuditEntry {
     // a container systemd runs, updated through its unit (docs/podman.md); a tag move written into its unit's file, and put back
     | "unit_restart"
     | "unit_write"
-    | "unit_revert";
+    | "unit_revert"
+    // an admin accepted a repository's new signer (docs/verification.md), with the change of pin
+    | "signer_accept";
   container?: string;
   container_id?: string;
   image?: string;
@@ -54,7 +56,7 @@ export interface AuditEntry {
   /** an action asked of the API ("request"): who asked (docs/api.md), and what ("POST /v1/update") */
   actor?: string;
   request?: string;
-  /** compose_write, compose_revert, unit_write, unit_revert: the files and the change ("compose.yaml line 12: 2.3.1 -> 2.4.0"; docs/compose.md, docs/podman.md) */
+  /** compose_write, compose_revert, unit_write, unit_revert: the files and the change ("compose.yaml line 12: 2.3.1 -> 2.4.0"; docs/compose.md, docs/podman.md); signer_accept: the pin's ("A -> B") */
   file?: string;
   change?: string;
 }

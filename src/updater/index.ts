@@ -248,15 +248,24 @@ export function createUpdater(deps: UpdaterDeps): Updater {
       log.info(until === null ? "snooze lifted on request" : "updates snoozed on request", { container: name, until });
       return { container: name, until };
     }),
-    acceptSigner: changing(async (name: string) => {
+    acceptSigner: changing(async (name: string, trigger: Trigger = "api") => {
       const reference = await firstOfKinds(kinds, (kind) => kind.reference(name));
       if (reference === undefined) throw new SvcError("not_found", `no container or service named ${name}`);
       const ref = parseReference(reference);
       const repository = `${ref.registry}/${ref.repository}`;
-      const signer = shared.signatures?.accept(repository) ?? null;
-      if (signer === null)
+      const accepted = shared.signatures?.accept(repository) ?? null;
+      if (accepted === null)
         throw new SvcError("bad_request", `${name} has no update held for its signer (${repository})`);
-      log.info("signer accepted on request", { container: name, image: repository, signer });
+      const { signer, was } = accepted;
+      log.info("signer accepted on request", { container: name, image: repository, signer, was });
+      // who trusts whom is a decision the audit log keeps, as it keeps each engine change
+      deps.audit.record({
+        action: "signer_accept",
+        container: name,
+        image: repository,
+        trigger,
+        change: `${was ?? "unsigned"} -> ${signer}`,
+      });
       return { container: name, repository, signer };
     }),
     get busy() {

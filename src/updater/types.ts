@@ -240,8 +240,9 @@ export interface ContainerActions {
    * Accepts the signer an update of `container` is held for (docs/verification.md: a signer
    * changed, or no longer signed): the repository's pin becomes it, and the next cycle updates.
    * Throws not_found for an unknown container, bad_request when nothing is held for its signer.
+   * `trigger` is what its audit line names: `api`, or `run_once` for `svc accept-signer NAME`.
    */
-  acceptSigner(container: string): Promise<AcceptedSigner>;
+  acceptSigner(container: string, trigger?: Trigger): Promise<AcceptedSigner>;
 }
 
 export interface AcceptedSigner {

@@ -53,8 +53,11 @@ export interface SignatureCheck {
     digest: string,
     platform?: () => Promise<Platform>,
   ): Promise<{ report: SignatureReport; hold: string | null }>;
-  /** An admin accepts the signer a held update of `repository` carries (or its lack of one); the new pin, or null when nothing waits. */
-  accept(repository: string): string | null;
+  /**
+   * An admin accepts the signer a held update of `repository` carries (or its lack of one): the
+   * new pin and the one it replaces (undefined: none), or null when nothing waits.
+   */
+  accept(repository: string): { signer: string; was: string | undefined } | null;
   /** registry requests sent for signatures so far */
   readonly requests: number;
 }
@@ -229,10 +232,11 @@ export function createSignatureCheck(deps: {
     accept: (repository) => {
       const candidate = deps.pending.get(repository);
       if (candidate === undefined) return null;
+      const was = deps.signers.get(repository);
       if (candidate === UNSIGNED) deps.signers.delete(repository);
       else deps.signers.set(repository, candidate);
       deps.pending.delete(repository);
-      return candidate;
+      return { signer: candidate, was };
     },
     get requests() {
       return deps.reader.requests;

@@ -9,6 +9,7 @@
 import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { Copy } from "../../dataguard/index.ts";
+import { refusedByPolicy } from "../../engine/podman.ts";
 import type { ContainerInspect, ContainerSummary, Engine, ImageInspect, SystemdUnit } from "../../engine/port.ts";
 import type { GitStep } from "../../git/index.ts";
 import type { Logger } from "../../log/index.ts";
@@ -489,7 +490,10 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
       }
       await pulling;
     } catch (error) {
-      finish(entry, "failed", `pull failed: ${toSvcError(error).message}`);
+      // Podman's signature policy said no: the update waits, as one whose signature svc refused
+      const refused = refusedByPolicy(error);
+      if (refused !== null) finish(entry, "held", `refused by Podman's signature policy (policy.json): ${refused}`);
+      else finish(entry, "failed", `pull failed: ${toSvcError(error).message}`);
       return false;
     }
   }

@@ -42,8 +42,8 @@ export function pendingRunner(): {
       async snooze(container: string, ms: number) {
         return (updater ?? (await started)).snooze(container, ms);
       },
-      async acceptSigner(container: string) {
-        return (updater ?? (await started)).acceptSigner(container);
+      async acceptSigner(container: string, trigger?: Trigger) {
+        return (updater ?? (await started)).acceptSigner(container, trigger);
       },
     },
     ready(value) {

@@ -298,6 +298,7 @@ describe("--version, --help", () => {
     expect(widest(svc(["--help"]).stdout)).toBeLessThanOrEqual(80);
     for (const [command, usage] of [
       ["rollback", "Usage: svc rollback NAME [OPTIONS]"],
+      ["accept-signer", "Usage: svc accept-signer NAME [OPTIONS]"],
       ["migrate", "Usage: svc migrate [CONTAINER]"],
       ["healthcheck", "Usage: svc healthcheck [OPTIONS]"],
     ] as const) {

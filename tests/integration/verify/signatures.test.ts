@@ -76,6 +76,23 @@ describe("a policy with a key", () => {
     expect(inspect(app).Image).toBe(v1.id);
   }, 120_000);
 
+  for (const format of ["bundle", "legacy"] as const) {
+    test(`an earlier image's ${format} signature replayed for the new digest: held, naming the digest it signs`, async () => {
+      const { app, v1, v2, repository } = staleContainer(`replayed-${format}`);
+      // cosign's signature of v1, copied to where the signature of v2 is looked for
+      sign(keys, repository, v1.digest!, format);
+      const where = (digest: string) => `${digest.replace(":", "-")}${format === "legacy" ? ".sig" : ""}`;
+      await retag(repository, where(v1.digest!), where(v2.digest!));
+      const h = await makeUpdater({ containers: [app], ...policy(repository, publicKey) });
+      const entry = entryOf(await h.updater.run("api"), app);
+      expect(entry.state).toBe("held");
+      expect(entry.reason).toContain(
+        `${format === "legacy" ? "the legacy signature" : "the statement"} signs another digest, not ${v2.digest}`,
+      );
+      expect(inspect(app).Image).toBe(v1.id);
+    }, 120_000);
+  }
+
   test("a legacy signature made for another repository: held, naming it", async () => {
     const { app, v1, v2, repository } = staleContainer("other-ref");
     // the same image in another repository, signed there; its signature copied beside this one
@@ -172,6 +189,24 @@ async function copyManifest(from: string, to: string, reference: string): Promis
     body,
   });
   if (!put.ok) throw new Error(`PUT manifest: ${put.status} ${await put.text()}`);
+}
+
+/** The manifest `from` names in a repository of the sandbox's registry, put under the tag `to` as well. */
+async function retag(repository: string, from: string, to: string): Promise<void> {
+  const [host, name] = split(repository);
+  const accept = [
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+  ].join(", ");
+  const got = await fetch(`http://${host}/v2/${name}/manifests/${from}`, { headers: { Accept: accept } });
+  if (!got.ok) throw new Error(`GET ${from}: ${got.status}`);
+  const put = await fetch(`http://${host}/v2/${name}/manifests/${to}`, {
+    method: "PUT",
+    headers: { "Content-Type": got.headers.get("content-type")! },
+    body: new Uint8Array(await got.arrayBuffer()),
+  });
+  if (!put.ok) throw new Error(`PUT ${to}: ${put.status} ${await put.text()}`);
 }
 
 function split(repository: string): [string, string] {

@@ -51,12 +51,14 @@ export class FakeRunner implements CycleRunner, ContainerActions, DashboardActio
 
   skips: { container: string; digest?: string; tag?: string }[] = [];
 
-  /** containers whose held signer was accepted */
+  /** containers whose held signer was accepted, and what asked (undefined: the API's default) */
   accepted: string[] = [];
+  acceptedBy: (Trigger | undefined)[] = [];
 
-  async acceptSigner(container: string) {
+  async acceptSigner(container: string, trigger?: Trigger) {
     if (container === "missing") throw new SvcError("not_found", "no container or service named missing");
     this.accepted.push(container);
+    this.acceptedBy.push(trigger);
     return { container, repository: "ghcr.io/acme/app", signer: "key SHA256:abc" };
   }
 

@@ -87,6 +87,22 @@ describe("GET /v1/health", () => {
     expect((await request(path, { method: "POST", headers: signOwnerRequest(nonce, "POST", path) })).status).toBe(401);
   });
 
+  test("svc accept-signer's handover: POST /v1/signers/accept proven the same way, said to come from the command line", async () => {
+    const { config, runner, metrics } = makeApp();
+    const nonce = newOwnerNonce();
+    const app = createApp({ config, runner, metrics, log: silentLogger, ownerNonce: nonce });
+    const post = (path: string, headers: Record<string, string>) =>
+      app.handle(new Request(`http://127.0.0.1${path}`, { method: "POST", headers }));
+    const path = "/v1/signers/accept?container=web";
+    expect((await post(path, signOwnerRequest(nonce, "POST", path))).status).toBe(200);
+    expect(runner.accepted).toEqual(["web"]);
+    expect(runner.acceptedBy).toEqual(["run_once"]);
+    // a proof made for a rollback is no proof for this endpoint, nor this one's for a rollback
+    expect((await post(path, signOwnerRequest(nonce, "POST", "/v1/rollback?container=web"))).status).toBe(401);
+    expect((await post("/v1/rollback?container=web", signOwnerRequest(nonce, "POST", path))).status).toBe(401);
+    expect(runner.accepted).toEqual(["web"]);
+  });
+
   test("HEAD behaves like GET without a body", async () => {
     const response = await makeApp().request("/v1/health", { method: "HEAD" });
     expect(response.status).toBe(200);

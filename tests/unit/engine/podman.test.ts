@@ -4,6 +4,7 @@
  * containers.go, libpod/container_internal_linux.go at v4.3.1; each row names its file).
  */
 import { describe, expect, test } from "bun:test";
+import { SvcError } from "../../../src/core/errors.ts";
 import {
   atLeast,
   creationDifferences,
@@ -11,7 +12,10 @@ import {
   lostSettings,
   podmanCreateBody,
   podmanVersion,
+  policyRefusalCause,
+  refusedByPolicy,
   refusedPodman,
+  signaturePolicyRefusal,
   unreplaceableReason,
 } from "../../../src/engine/podman.ts";
 
@@ -219,5 +223,46 @@ describe("Podman's own create (pkg/specgen/specgen.go, 4.3)", () => {
     const otherNet = { ...b, HostConfig: { ...b.HostConfig, NetworkMode: "container:infra" } };
     expect(creationDifferences(a, otherNet, false)).toEqual(["HostConfig.NetworkMode"]);
     expect(creationDifferences(a, otherNet, true)).toEqual([]);
+  });
+});
+
+describe("a pull Podman's signature policy refused", () => {
+  const image = "docker://127.0.0.1:5000/app@sha256:6d4db85fd05883356dfa7df01f642d38d8c24e43cbfb230ed48909eb70916ad8";
+  test("its reason, as Podman's compatible API passes it on, after what svc wrote before it", () => {
+    expect(
+      signaturePolicyRefusal(`pull 127.0.0.1:5000/app@sha256:6d: Running image ${image} is rejected by policy.`),
+    ).toBe(`Running image ${image} is rejected by policy.`);
+    for (const reason of [
+      "A signature was required, but no signature exists",
+      "A signature was required, but no signature exists (1 non-sigstore signatures, 0 sigstore non-signature attachments)",
+      'None of the signatures were accepted, reasons: Signature for identity "a" is not accepted; Signature for digest sha256:00 does not match',
+      'Signature for identity "127.0.0.1:5000/other" is not accepted',
+      "Signature for digest sha256:00 does not match",
+      "cryptographic signature verification failed: invalid signature when validating ASN.1 encoded signature",
+    ])
+      expect(signaturePolicyRefusal(`pull x: ${reason}`)).toBe(reason);
+  });
+
+  test("as Podman's CLI words it: the text after `Source image rejected:`", () => {
+    expect(
+      signaturePolicyRefusal(
+        "unable to pull image: Source image rejected: A signature was required, but no signature exists",
+      ),
+    ).toBe("A signature was required, but no signature exists");
+  });
+
+  test("any other failure is not one, and a long reason is bounded", () => {
+    expect(signaturePolicyRefusal("pull x: manifest unknown")).toBeNull();
+    expect(signaturePolicyRefusal("pull x: denied: requested access to the resource is denied")).toBeNull();
+    expect(signaturePolicyRefusal(`Source image rejected: ${"x".repeat(5000)}`)?.length).toBe(1003);
+  });
+
+  test("the engine's error carries it as its cause; any other error carries none", () => {
+    const refused = new SvcError("engine", "pull x: refused", {
+      cause: policyRefusalCause("A signature was required"),
+    });
+    expect(refusedByPolicy(refused)).toBe("A signature was required");
+    expect(refusedByPolicy(new SvcError("engine", "pull x: manifest unknown", { cause: new Error("x") }))).toBeNull();
+    expect(refusedByPolicy("text")).toBeNull();
   });
 });

@@ -85,7 +85,7 @@ describe("the signer remembered per repository, without a policy", () => {
     expect(changed.hold).toBe(`signer changed: ${name(ALICE)} -> ${name(MALLORY)}; accept by name to update`);
     expect(changed.report.status).toBe("held");
     expect(signers.get(REPOSITORY)).toBe(name(ALICE));
-    expect(check.accept(REPOSITORY)).toBe(name(MALLORY));
+    expect(check.accept(REPOSITORY)).toEqual({ signer: name(MALLORY), was: name(ALICE) });
     expect(signers.get(REPOSITORY)).toBe(name(MALLORY));
     expect((await check.check(ref, digest(2))).hold).toBeNull();
     expect(check.accept(REPOSITORY)).toBeNull();
