@@ -47,6 +47,9 @@ export async function startSigstore(): Promise<Sigstore> {
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
+    // the signer's client keeps a connection for its next request: closed here first (Bun's
+    // default is 10 s idle), a request sent on it as it closed met ECONNRESET on a loaded machine
+    idleTimeout: 255,
     async fetch(request) {
       const path = new URL(request.url).pathname;
       const handler = path === "/api/v2/signingCert" ? fulcio : handlers.get(path);
