@@ -13,10 +13,10 @@
  * from) (docs/vulnerabilities.md).
  */
 import { afterAll, expect, test } from "bun:test";
-import { gunzipSync } from "bun";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "bun";
 import { createInventoryReader } from "../../../src/vulns/image.ts";
 import { docker, sandbox } from "../../harness.ts";
 import {

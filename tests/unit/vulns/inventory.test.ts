@@ -6,9 +6,9 @@
  * built with rpmbuild and installed with `--justdb`) for Rocky Linux's epoch.
  */
 import { describe, expect, test } from "bun:test";
-import { gunzipSync } from "bun";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "bun";
 import {
   MAX_PACKAGES,
   osvEcosystem,
