@@ -5,6 +5,8 @@
  * rest; GET /v1/vulns/{id} answers the whole record, 404 for an unknown id. A test can make it
  * fail, answer slowly, or answer too much.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { compareVersions, type VersionFormat } from "../../src/vulns/versions.ts";
 
 export interface OsvStandIn {
@@ -149,3 +151,19 @@ export const DEBIAN_RECORDS: OsvRecordFixture[] = [
     ],
   },
 ];
+
+/**
+ * Records copied whole from OSV's own test data (tests/unit/vulns/fixtures/README.md names the
+ * repository, path and commit): served as OSV serves them, every field of OSV's schema kept.
+ */
+export const OSV_TEST_DATA = {
+  /** Debian 7's nginx, fixed in 1.2.1-2.2+wheezy3; no severity */
+  dsa3029: "DSA-3029-1",
+  /** Alpine v3.12 to v3.16's mariadb, each release its own fixed version */
+  alpineMariadb: "CVE-2022-27449",
+} as const;
+
+export function osvTestDataRecord(id: (typeof OSV_TEST_DATA)[keyof typeof OSV_TEST_DATA]): OsvRecordFixture {
+  const path = join(import.meta.dir, "../unit/vulns/fixtures", `osv-${id}.json`);
+  return JSON.parse(readFileSync(path, "utf8")) as OsvRecordFixture;
+}

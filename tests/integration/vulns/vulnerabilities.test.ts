@@ -7,29 +7,42 @@
  * on_lookup_failure; min_image_age_unless_fixes, through the svc command with a notification;
  * a monitor-only container (nothing pulled: the report says why there is no diff) and one waiting
  * for its window (pre_pull's pull ahead gives the diff); nothing is sent when vulnerabilities are
- * off; Alpine's and Rocky Linux's real databases and this machine's own dpkg status read through
- * the engine from images (docs/vulnerabilities.md).
+ * off; real package databases read through the engine from images (alpine:3.18.0's installed
+ * file, a CBL-Mariner 2.0 rpmdb.sqlite, this machine's own dpkg status) and records from OSV's own
+ * test data served by the stand-in (tests/unit/vulns/fixtures/README.md names where each came
+ * from) (docs/vulnerabilities.md).
  */
 import { afterAll, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "bun";
+import { createInventoryReader } from "../../../src/vulns/image.ts";
 import { docker, sandbox } from "../../harness.ts";
-import { DEBIAN_RECORDS, type OsvRecordFixture, startOsvStandIn } from "../../support/osv.ts";
+import {
+  DEBIAN_RECORDS,
+  OSV_TEST_DATA,
+  type OsvRecordFixture,
+  osvTestDataRecord,
+  startOsvStandIn,
+} from "../../support/osv.ts";
 import { baseFlags, receiver, reportsIn, runSvc, stopAll, stopReceivers } from "../e2e/support.ts";
 import { entryOf, expectState, Fixture, inspect, makeUpdater, TEST_SCOPE } from "../updater/support.ts";
 import { closedWindow, debianImage, distroImage, dpkgStatus, OPENSSL_CRITICAL, removeBuildDirs } from "./support.ts";
 
 const fx = new Fixture();
-/** Records made for the tests, as OSV's Alpine and Rocky Linux ones name their packages. */
+/**
+ * Records made for the tests, as OSV's Alpine and Rocky Linux ones name their packages: OSV's own
+ * test data holds none for Alpine 3.18 or Rocky Linux (its records are served beside them).
+ */
 const OTHER_RECORDS: OsvRecordFixture[] = [
   {
     id: "CVE-2099-0003",
     modified: "2099-01-01T00:00:00Z",
     affected: [
       {
-        package: { ecosystem: "Alpine:v3.20", name: "openssl" },
-        ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "3.3.1-r1" }] }],
+        package: { ecosystem: "Alpine:v3.18", name: "openssl" },
+        ranges: [{ type: "ECOSYSTEM", events: [{ introduced: "0" }, { fixed: "3.1.1-r0" }] }],
       },
     ],
   },
@@ -44,7 +57,13 @@ const OTHER_RECORDS: OsvRecordFixture[] = [
     ],
   },
 ];
-const osv = startOsvStandIn([...DEBIAN_RECORDS, OPENSSL_CRITICAL, ...OTHER_RECORDS]);
+const osv = startOsvStandIn([
+  ...DEBIAN_RECORDS,
+  OPENSSL_CRITICAL,
+  ...OTHER_RECORDS,
+  osvTestDataRecord(OSV_TEST_DATA.dsa3029),
+  osvTestDataRecord(OSV_TEST_DATA.alpineMariadb),
+]);
 afterAll(async () => {
   await stopAll();
   stopReceivers();
@@ -269,21 +288,86 @@ test("waiting for its window: pre_pull's pull ahead gives the diff; without pre_
   expect(here(idle.newer)).toBe(false);
 }, 240_000);
 
-/** The unit tests' real package databases (tests/unit/vulns/fixtures): an apk `installed` file, rpm 4.18's rpmdb.sqlite. */
+/** The real package databases and OSV records of tests/unit/vulns/fixtures (its README names each one's repository, path and commit). */
 const unitFixture = (name: string) => readFileSync(join(import.meta.dir, "../../unit/vulns/fixtures", name));
 
-test("Alpine's and Rocky Linux's package databases, read through the engine from the images", async () => {
-  const apk = unitFixture("apk-installed").toString("utf8");
-  const alpine = `${sandbox().registry}/${fx.name("alpine")}:latest`;
-  const alpineFiles = (installed: string) => ({
-    "etc/os-release": unitFixture("alpine-os-release"),
-    "lib/apk/db/installed": installed,
-  });
-  distroImage(alpine, alpineFiles(apk));
-  const alpineApp = fx.run("alpine", alpine);
-  distroImage(alpine, alpineFiles(apk.replaceAll("V:3.3.1-r0", "V:3.3.2-r0")));
+test("alpine:3.18.0's installed file (osv-scalibr's test data) through the engine: every package, origin and version", async () => {
+  const ref = `${sandbox().registry}/${fx.name("alpine")}:latest`;
+  const files = {
+    // osv-scanner's test data: an Alpine 3.18 image's os-release
+    "etc/os-release": unitFixture("alpine-3.18-os-release"),
+    // osv-scalibr's test data: the alpine:3.18.0 image's apk database
+    "lib/apk/db/installed": unitFixture("alpine-3.18-installed"),
+  };
+  const old = distroImage(ref, files);
+  const app = fx.run("alpine", ref);
+  distroImage(ref, files);
 
-  // the same database in both images (a newer image of other files): what it has is still open
+  const h = await makeUpdater({ containers: [app], ...on() });
+  const read = await createInventoryReader(h.engine).read(old);
+  expect(read.inventory?.ecosystem).toBe("Alpine:v3.18");
+  const packages = read.inventory?.packages ?? [];
+  // as osv-scalibr's apk extractor test expects from the same file
+  expect(packages).toHaveLength(15);
+  expect(packages.filter((p) => p.queryName === "openssl").map((p) => [p.name, p.version])).toEqual([
+    ["libcrypto3", "3.1.0-r4"],
+    ["libssl3", "3.1.0-r4"],
+  ]);
+  expect(packages.find((p) => p.name === "libc-utils")).toMatchObject({ queryName: "libc-dev", version: "0.7.2-r5" });
+  expect(packages.find((p) => p.name === "busybox-binsh")).toMatchObject({
+    queryName: "busybox",
+    version: "1.36.0-r9",
+  });
+
+  osv.requests.length = 0;
+  const diff = entryOf(await h.updater.run("api", undefined, { dryRun: true }), app).vulnerabilities!;
+  expect(diff.problem).toBeNull();
+  expect(diff.read_from).toBe("package database");
+  // each origin and version asked once: 10 origins for 15 packages, the same in both images
+  expect(osv.batchSizes.at(-1)).toBe(10);
+  // OSV's record for Alpine's mariadb names v3.12 to v3.16 only: nothing here is affected by it
+  expect(diff.still_open.map((e) => [e.id, e.package, e.version, e.fixed_version])).toEqual([
+    ["CVE-2099-0003", "openssl", "3.1.0-r4", "3.1.1-r0"],
+  ]);
+  expect(diff.counts).toEqual({ fixed: 0, introduced: 0, still_open: 1 });
+}, 240_000);
+
+test("Debian's DSA-3029-1 as OSV's test data has it: the update that fixes nginx says so", async () => {
+  const ref = `${sandbox().registry}/${fx.name("wheezy")}:latest`;
+  const wheezy = (nginx: string) => ({
+    "etc/os-release": 'PRETTY_NAME="Debian GNU/Linux 7 (wheezy)"\nID=debian\nVERSION_ID="7"\n',
+    "var/lib/dpkg/status": [
+      "Package: nginx-light",
+      "Status: install ok installed",
+      "Architecture: amd64",
+      "Source: nginx",
+      `Version: ${nginx}`,
+      "Description: nginx web/proxy server (basic version), a status paragraph made for the test",
+      "",
+    ].join("\n"),
+  });
+  distroImage(ref, wheezy("1.2.1-2.2+wheezy2"));
+  const app = fx.run("wheezy", ref);
+  distroImage(ref, wheezy("1.2.1-2.2+wheezy3"));
+  const h = await makeUpdater({ containers: [app], ...on() });
+  const diff = entryOf(await h.updater.run("api", undefined, { dryRun: true }), app).vulnerabilities!;
+  expect(diff.problem).toBeNull();
+  expect(diff.fixed.map((e) => [e.id, e.aliases, e.severity, e.package, e.version, e.fixed_version])).toEqual([
+    ["DSA-3029-1", ["CVE-2014-3616"], "unknown", "nginx", "1.2.1-2.2+wheezy2", "1.2.1-2.2+wheezy3"],
+  ]);
+  expect(diff.counts).toEqual({ fixed: 1, introduced: 0, still_open: 0 });
+}, 240_000);
+
+test("rpm databases through the engine: a CBL-Mariner 2.0 image's (go-rpmdb's test data), and Rocky Linux's epoch", async () => {
+  // go-rpmdb's test data: left in WAL mode, as rpm leaves it; the image has no os-release
+  const mariner = `${sandbox().registry}/${fx.name("mariner")}:latest`;
+  const marinerFiles = { "var/lib/rpm/rpmdb.sqlite": gunzipSync(unitFixture("mariner-2.0-rpmdb.sqlite.gz")) };
+  const marinerImage = distroImage(mariner, marinerFiles);
+  const marinerApp = fx.run("mariner", mariner);
+  distroImage(mariner, marinerFiles);
+
+  // made with Debian's rpm (rpmbuild, then --justdb), named as Rocky Linux 9's packages: the
+  // same database in both images (a newer image of other files), so what it has is still open
   const rocky = `${sandbox().registry}/${fx.name("rocky")}:latest`;
   const rockyFiles = {
     "etc/os-release": unitFixture("rocky-os-release"),
@@ -293,16 +377,20 @@ test("Alpine's and Rocky Linux's package databases, read through the engine from
   const rockyApp = fx.run("rocky", rocky);
   distroImage(rocky, rockyFiles);
 
-  const h = await makeUpdater({ containers: [alpineApp, rockyApp], ...on() });
+  const h = await makeUpdater({ containers: [marinerApp, rockyApp], ...on() });
+  const read = await createInventoryReader(h.engine).read(marinerImage);
+  const packages = read.inventory?.packages ?? [];
+  expect(packages).toHaveLength(129);
+  const versionOf = (name: string) => packages.find((p) => p.name === name)?.version;
+  // go-rpmdb's own test reads curl 7.76.0-6.cm2 from the same file
+  expect(versionOf("curl")).toBe("7.76.0-6.cm2");
+  expect(versionOf("openssl")).toBe("1.1.1k-7.cm2");
+  expect(versionOf("ca-certificates-base")).toBe("1:2.0.0-1.cm2");
+
   const report = await h.updater.run("api", undefined, { dryRun: true });
-  const alpineDiff = entryOf(report, alpineApp).vulnerabilities!;
-  expect(alpineDiff.problem).toBeNull();
-  expect(alpineDiff.read_from).toBe("package database");
-  // apk's order: 3.3.1-r0 < 3.3.1-r1 (the fix) < 3.3.2-r0
-  expect(alpineDiff.fixed.map((e) => [e.id, e.package, e.version, e.fixed_version])).toEqual([
-    ["CVE-2099-0003", "openssl", "3.3.1-r0", "3.3.1-r1"],
-  ]);
-  expect(alpineDiff.counts).toEqual({ fixed: 1, introduced: 0, still_open: 0 });
+  expect(entryOf(report, marinerApp).vulnerabilities!.problem).toBe(
+    "the running image's distribution (no /etc/os-release) has no OSV ecosystem svc knows",
+  );
   const rockyDiff = entryOf(report, rockyApp).vulnerabilities!;
   expect(rockyDiff.problem).toBeNull();
   // rpm's order, the epoch first

@@ -1,12 +1,14 @@
 /**
- * Inventories from real package databases: a part of this machine's dpkg status (and the whole
- * file where it exists), an apk `installed` file written in apk's documented format (no Debian
- * package ships one), and an rpmdb.sqlite made by Debian's rpm 4.18 (`rpm --initdb`, then two
- * packages built with rpmbuild and installed with `--justdb`).
+ * Inventories from real package databases (fixtures/README.md says where each was taken): a part
+ * of this machine's dpkg status (and the whole file where it exists), the `installed` file of the
+ * alpine:3.18.0 image from osv-scalibr's test data, a CBL-Mariner 2.0 image's rpmdb.sqlite from
+ * go-rpmdb's, and an rpmdb.sqlite made by Debian's rpm 4.18 (`rpm --initdb`, then two packages
+ * built with rpmbuild and installed with `--justdb`) for Rocky Linux's epoch.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "bun";
 import {
   MAX_PACKAGES,
   osvEcosystem,
@@ -26,7 +28,7 @@ describe("os-release", () => {
     const debian = parseOsRelease(text("debian-os-release"));
     expect(debian).toMatchObject({ id: "debian", versionId: "12" });
     expect(osvEcosystem("dpkg", debian)).toBe("Debian:12");
-    expect(osvEcosystem("apk", parseOsRelease(text("alpine-os-release")))).toBe("Alpine:v3.20");
+    expect(osvEcosystem("apk", parseOsRelease(text("alpine-3.18-os-release")))).toBe("Alpine:v3.18");
     expect(osvEcosystem("rpm", parseOsRelease(text("rocky-os-release")))).toBe("Rocky Linux:9");
     expect(osvEcosystem("dpkg", parseOsRelease('ID=ubuntu\nVERSION_ID="22.04"\nVERSION="22.04.4 LTS (Jammy)"'))).toBe(
       "Ubuntu:22.04:LTS",
@@ -89,17 +91,37 @@ describe("dpkg status", () => {
 });
 
 describe("apk installed", () => {
-  test("each package with its origin, the one OSV's Alpine records name", () => {
-    const inventory = parseApkInstalled(text("apk-installed"), parseOsRelease(text("alpine-os-release")));
-    expect(inventory.ecosystem).toBe("Alpine:v3.20");
-    expect(inventory.packages.map((p) => [p.name, p.queryName, p.version])).toEqual([
-      ["musl", "musl", "1.2.5-r0"],
-      ["busybox", "busybox", "1.36.1-r29"],
-      ["libcrypto3", "openssl", "3.3.1-r0"],
-      ["libssl3", "openssl", "3.3.1-r0"],
-      ["ssl_client", "busybox", "1.36.1-r29"],
-    ]);
-    expect(inventory.packages[2]!.purl).toBe("pkg:apk/alpine/libcrypto3@3.3.1-r0?distro=alpine-3.20.1");
+  // osv-scalibr's apk extractor test expects these 15 (name, origin, version) from the same file
+  const SCALIBR_EXPECTS = [
+    ["alpine-baselayout", "alpine-baselayout", "3.4.3-r1"],
+    ["alpine-baselayout-data", "alpine-baselayout", "3.4.3-r1"],
+    ["alpine-keys", "alpine-keys", "2.4-r1"],
+    ["apk-tools", "apk-tools", "2.14.0-r0"],
+    ["busybox", "busybox", "1.36.0-r9"],
+    ["busybox-binsh", "busybox", "1.36.0-r9"],
+    ["ca-certificates-bundle", "ca-certificates", "20230506-r0"],
+    ["libc-utils", "libc-dev", "0.7.2-r5"],
+    ["libcrypto3", "openssl", "3.1.0-r4"],
+    ["libssl3", "openssl", "3.1.0-r4"],
+    ["musl", "musl", "1.2.4-r0"],
+    ["musl-utils", "musl", "1.2.4-r0"],
+    ["scanelf", "pax-utils", "1.3.7-r1"],
+    ["ssl_client", "busybox", "1.36.0-r9"],
+    ["zlib", "zlib", "1.2.13-r1"],
+  ];
+  test("alpine:3.18.0's database: each package with its origin, the one OSV's Alpine records name", () => {
+    const inventory = parseApkInstalled(text("alpine-3.18-installed"), parseOsRelease(text("alpine-3.18-os-release")));
+    expect(inventory.ecosystem).toBe("Alpine:v3.18");
+    expect(inventory.truncated).toBe(false);
+    expect(inventory.packages.map((p) => [p.name, p.queryName, p.version])).toEqual(SCALIBR_EXPECTS);
+    expect(inventory.packages.every((p) => p.queryVersion === p.version)).toBe(true);
+    expect(inventory.packages.find((p) => p.name === "libcrypto3")!.purl).toBe(
+      "pkg:apk/alpine/libcrypto3@3.1.0-r4?distro=alpine-3.18.1",
+    );
+  });
+  test("a package without an origin is asked about by its own name", () => {
+    const inventory = parseApkInstalled("P:pkgname\nV:1.2.3\nA:x86_64\n", null);
+    expect(inventory.packages.map((p) => [p.name, p.queryName])).toEqual([["pkgname", "pkgname"]]);
   });
 });
 
@@ -114,6 +136,24 @@ describe("rpmdb.sqlite", () => {
     expect(inventory.packages.find((p) => p.name === "zlib")!.purl).toBe(
       "pkg:rpm/rocky/zlib@1.2.11-40.el9?distro=rocky-9.4",
     );
+  });
+  test("a CBL-Mariner 2.0 image's database, left in WAL mode: every package, epochs kept", () => {
+    const bytes = gunzipSync(fixture("mariner-2.0-rpmdb.sqlite.gz"));
+    // rpm left it in WAL mode: the header's read and write versions are 2
+    expect([bytes[18], bytes[19]]).toEqual([2, 2]);
+    const inventory = parseRpmdbSqlite(bytes, null);
+    expect(inventory.packages).toHaveLength(129);
+    expect(inventory.truncated).toBe(false);
+    // CBL-Mariner is no distribution svc knows an OSV ecosystem of
+    expect(inventory.ecosystem).toBeNull();
+    const versionOf = (name: string) => inventory.packages.find((p) => p.name === name)?.version;
+    // go-rpmdb's own test reads curl 7.76.0, release 6.cm2, no epoch, from the same file
+    expect(versionOf("curl")).toBe("7.76.0-6.cm2");
+    expect(versionOf("openssl")).toBe("1.1.1k-7.cm2");
+    expect(versionOf("glibc")).toBe("2.34-2.cm2");
+    expect(versionOf("mariner-release")).toBe("2.0-4.cm2");
+    expect(versionOf("ca-certificates-base")).toBe("1:2.0.0-1.cm2");
+    expect(inventory.packages.find((p) => p.name === "curl")!.purl).toBe("pkg:rpm/unknown/curl@7.76.0-6.cm2");
   });
   test("a header blob that does not hold together is no package", () => {
     expect(parseRpmHeader(new Uint8Array(4))).toBeNull();

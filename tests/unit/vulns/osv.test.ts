@@ -5,10 +5,17 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { diffPairs, diffSummary, type ImagePair } from "../../../src/vulns/diff.ts";
-import { parseDpkgStatus, parseOsRelease } from "../../../src/vulns/inventory.ts";
+import { parseApkInstalled, parseDpkgStatus, parseOsRelease } from "../../../src/vulns/inventory.ts";
 import { createOsvClient } from "../../../src/vulns/osv.ts";
 import { cvss3BaseScore, severityOf } from "../../../src/vulns/severity.ts";
-import { DEBIAN_RECORDS, type OsvRecordFixture, type OsvStandIn, startOsvStandIn } from "../../support/osv.ts";
+import {
+  DEBIAN_RECORDS,
+  OSV_TEST_DATA,
+  type OsvRecordFixture,
+  type OsvStandIn,
+  osvTestDataRecord,
+  startOsvStandIn,
+} from "../../support/osv.ts";
 
 let standIn: OsvStandIn | undefined;
 afterEach(() => standIn?.stop());
@@ -134,6 +141,68 @@ describe("the diff of two images, from one lookup", () => {
       "the running image's packages are unknown: no package database",
     );
     expect(standIn.requests).toEqual([]);
+  });
+});
+
+describe("records from OSV's own test data, served whole", () => {
+  const dsa = osvTestDataRecord(OSV_TEST_DATA.dsa3029);
+  const mariadb = osvTestDataRecord(OSV_TEST_DATA.alpineMariadb);
+  const wheezy = parseOsRelease('ID=debian\nVERSION_ID="7"');
+  const nginx = (version: string) =>
+    parseDpkgStatus(`Package: nginx-light\nStatus: install ok installed\nSource: nginx\nVersion: ${version}\n`, wheezy);
+  const alpine316 = parseOsRelease("ID=alpine\nVERSION_ID=3.16.2");
+  const mariadbApk = (version: string) =>
+    parseApkInstalled(`P:mariadb-common\nV:${version}\no:mariadb\n\nP:mariadb\nV:${version}\no:mariadb\n`, alpine316);
+
+  test("Debian's DSA-3029-1 and an Alpine record: fixed, with each ecosystem's own fixed version", async () => {
+    standIn = startOsvStandIn([dsa, mariadb, ...DEBIAN_RECORDS]);
+    const client = createOsvClient({ url: standIn.url, timeoutMs: 10_000 });
+    const pairs = new Map<string, ImagePair>([
+      [
+        "web",
+        { running: { inventory: nginx("1.2.1-2.2+wheezy2") }, candidate: { inventory: nginx("1.2.1-2.2+wheezy3") } },
+      ],
+      ["db", { running: { inventory: mariadbApk("10.6.7-r0") }, candidate: { inventory: mariadbApk("10.6.8-r0") } }],
+    ]);
+    const diffs = await diffPairs(client, pairs);
+    expect(diffs.get("web")).toMatchObject({
+      problem: null,
+      fixed: [
+        {
+          id: "DSA-3029-1",
+          aliases: ["CVE-2014-3616"],
+          summary: "nginx - security update",
+          // the record has neither a vector nor a database's word
+          severity: "unknown",
+          score: null,
+          package: "nginx",
+          version: "1.2.1-2.2+wheezy2",
+          fixed_version: "1.2.1-2.2+wheezy3",
+        },
+      ],
+      introduced: [],
+      still_open: [],
+    });
+    // the record names five Alpine releases: v3.16's fix is 10.6.8-r0, not v3.12's 10.4.25-r0
+    expect(diffs.get("db")!.fixed.map((e) => [e.id, e.package, e.version, e.fixed_version])).toEqual([
+      ["CVE-2022-27449", "mariadb", "10.6.7-r0", "10.6.8-r0"],
+    ]);
+    expect(diffSummary(diffs.get("db")!)).toBe("fixes 1");
+    // both binary packages of one origin: one query per origin and version, one record each
+    expect(standIn.batchSizes).toEqual([4]);
+    expect(standIn.requests.filter((r) => r.startsWith("GET")).sort()).toEqual([
+      "GET /v1/vulns/CVE-2022-27449",
+      "GET /v1/vulns/DSA-3029-1",
+    ]);
+  });
+
+  test("a release the record does not name is not affected", async () => {
+    standIn = startOsvStandIn([mariadb]);
+    const client = createOsvClient({ url: standIn.url, timeoutMs: 10_000 });
+    const [hits] = await client.query([{ ecosystem: "Alpine:v3.18", name: "mariadb", version: "10.6.7-r0" }]);
+    expect(hits).toEqual([]);
+    const [v312] = await client.query([{ ecosystem: "Alpine:v3.12", name: "mariadb", version: "10.4.24-r0" }]);
+    expect(v312).toEqual([{ id: "CVE-2022-27449", modified: "2022-10-07T18:59:00Z" }]);
   });
 });
 
