@@ -2,24 +2,23 @@
  * The thin CLI: parse, load configuration, hand over to the service. Errors print their
  * message (the stack only at debug/trace level) and map to an exit code in core/errors.ts.
  *
- * citty describes svc and each of its commands (help.ts lays their --help out from that, with
- * the options generated from the config schema); the arguments themselves are parsed by the
- * config room, which must know every flag to report unknown ones and to name each problem as
+ * citty describes svc and each of its commands (help.ts lays their --help out from that); their
+ * flags are the config room's citty arguments, derived from the schema, which the config room's
+ * parser reads too: it must know every flag to report unknown ones and to name each problem as
  * the user wrote it.
  */
 import { resolve } from "node:path";
-import { type ArgDef, type ArgsDef, defineCommand, type SubCommandsDef } from "citty";
+import { defineCommand, type SubCommandsDef } from "citty";
 import {
-  COMMAND_FLAGS,
+  COMMAND_ARGS,
   type Config,
   defaultConfig,
-  describeOption,
   generateSample,
   type LoadResult,
   loadConfig,
   logSettings,
-  OPTIONS,
   type OptionSpec,
+  optionArgs,
   parseArgv,
   printConfig,
   secretValues,
@@ -34,41 +33,6 @@ export interface CliIO {
   cwd: string;
   stdout: Writable;
   stderr: Writable;
-}
-
-/** The command's own flags (COMMAND_FLAGS) named, as citty arguments. */
-function commandFlagArgs(names: readonly string[]): ArgsDef {
-  return Object.fromEntries(
-    names.map((name): [string, ArgDef] => {
-      const { alias, takes, valueHint, description } = COMMAND_FLAGS[name]!;
-      return [
-        name,
-        {
-          type: takes ? "string" : "boolean",
-          description,
-          ...(takes ? { valueHint } : {}),
-          ...(alias ? { alias } : {}),
-        },
-      ];
-    }),
-  );
-}
-
-/** The schema's options that `wanted` picks, as citty arguments saying their variable and default. */
-function optionArgs(wanted: (option: OptionSpec) => boolean = () => true): ArgsDef {
-  return Object.fromEntries(
-    OPTIONS.filter(wanted).map((option): [string, ArgDef] => {
-      const { kind, default: value, defaultText } = option.meta;
-      const shown =
-        defaultText ??
-        (value === undefined || (Array.isArray(value) && value.length === 0) ? undefined : String(value));
-      const description = `${describeOption(option)} (env ${option.env}${shown ? `; default ${shown}` : ""})`;
-      return [
-        option.flag.slice(2),
-        kind === "boolean" ? { type: "boolean", description } : { type: "string", valueHint: kind, description },
-      ];
-    }),
-  );
 }
 
 const withFlags = (flags: readonly string[]) => (option: OptionSpec) => flags.includes(option.flag);
@@ -91,7 +55,7 @@ const COMMANDS = {
         description:
           "Its data too: the data guard's copy taken at that update (docs/data-guard.md) replaces what the container wrote since; the present data is copied first, so that this too can be undone",
       },
-      ...commandFlagArgs(["config"]),
+      config: COMMAND_ARGS.config,
       ...optionArgs(
         withFlags([
           "--state-dir",
@@ -113,7 +77,7 @@ const COMMANDS = {
     },
     args: () => ({
       name: { type: "positional", description: "The container whose held update to accept" },
-      ...commandFlagArgs(["config"]),
+      config: COMMAND_ARGS.config,
       ...optionArgs(withFlags(["--state-dir", "--scope", "--docker-host", "--trusted-root", "--log-format"])),
     }),
   }),
@@ -147,7 +111,7 @@ const COMMANDS = {
         "Exits 0 when the HTTP API answers GET /v1/health on http_api.port within 3 s, 1 otherwise. It exits 0 too when no API feature is on (nothing is meant to listen). The container image's HEALTHCHECK runs it: it reads the same configuration file and environment as svc.",
     },
     args: () => ({
-      ...commandFlagArgs(["config"]),
+      config: COMMAND_ARGS.config,
       ...optionArgs(withFlags(["--http-api-port", "--http-api-update", "--http-api-metrics"])),
     }),
   }),
@@ -162,7 +126,7 @@ export const command = defineCommand({
   },
   args: () => ({
     names: { type: "positional", required: false, description: "Container names to update (added to --containers)" },
-    ...commandFlagArgs(Object.keys(COMMAND_FLAGS)),
+    ...COMMAND_ARGS,
     ...optionArgs(),
   }),
   subCommands: COMMANDS,

@@ -30,7 +30,7 @@ export { configFile, generateSample, printConfig } from "./sample.ts";
 export type { Config, LogFormat, LogLevel, RegistryCredential } from "./schema.ts";
 export { REDACTED, redactConfig, secretValues } from "./secrets.ts";
 export type { Origin, SourceKind } from "./sources.ts";
-export { COMMAND_FLAGS, nearest, parseArgv, suggest } from "./sources.ts";
+export { COMMAND_ARGS, nearest, optionArgs, parseArgv, suggest } from "./sources.ts";
 export type { SemverLevel, TagOrder, TagPolicy } from "./values.ts";
 export { formatDuration, parseBoolean, parseDuration, parseTagPolicy, TAG_POLICY_EXAMPLES } from "./values.ts";
 

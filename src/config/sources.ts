@@ -3,7 +3,8 @@
  * where it came from, in the form the user wrote it (TOML key and line, env name, flag).
  * Text from env and flags is coerced to the TOML types here; the schema validates all alike.
  */
-import { OPTION_BY_KEY, OPTIONS, type OptionSpec, TABLE_KEYS } from "./options.ts";
+import type { ArgDef, ArgsDef } from "citty";
+import { describeOption, OPTION_BY_KEY, OPTIONS, type OptionSpec, TABLE_KEYS } from "./options.ts";
 import { isTomlDateTime, lineOf, type ParsedToml } from "./toml.ts";
 import { parseBoolean } from "./values.ts";
 
@@ -283,6 +284,12 @@ export function dockerCliEnvLayer(env: Record<string, string | undefined>): Laye
 
 // ---- flags ----
 
+/*
+ * The command line's flags are citty arguments: the command's own (COMMAND_ARGS) and the schema's
+ * options (optionArgs), declared once for --help (commands/help.ts) and for parsing (parseArgv).
+ * citty's own parser is not used: docs/decisions.md, "Configuration", says what it cannot do.
+ */
+
 export interface CommandFlags {
   config?: { path: string; name: string };
   /** true: write to stdout; a string: the file */
@@ -305,58 +312,78 @@ export interface ParsedArgv {
 /** What to say about a flag that is not svc's (Watchtower's, from the config room's index). */
 export type Advise = (flag: string) => { text: string; takesValue: boolean; option?: string } | undefined;
 
-const OPTION_BY_FLAG = new Map(OPTIONS.map((o) => [o.flag, o]));
-
-/** A flag of the command itself (not a configuration option): how it is parsed and described. */
-export interface CommandFlagSpec {
-  alias?: string;
-  /** "required": the next argument is its value; "optional": only when it is not a flag */
-  takes?: "required" | "optional";
-  valueHint?: string;
-  description: string;
-  /** records what was given into CommandFlags */
-  set(command: CommandFlags, value: string | undefined, flag: string): string | undefined;
-}
-
-/** The command's own flags, declared once for --help (cli.ts) and for parsing (parseArgv). */
-export const COMMAND_FLAGS: Readonly<Record<string, CommandFlagSpec>> = {
+/** The command's own flags: not options of the configuration. */
+export const COMMAND_ARGS = {
   config: {
+    type: "string",
     alias: "c",
-    takes: "required",
     valueHint: "path",
     description: "Configuration file (env SVC_CONFIG; default ./svc.toml when present)",
-    set: (command, value, flag) => {
-      // Watchtower's -c is its cleanup switch: `svc -c --run-once` is most likely that habit
-      if (value === undefined || value === "")
-        return `${flag}: needs a file path${flag === "-c" ? " (-c is svc's --config; Watchtower's -c is svc's --cleanup)" : ""}`;
-      command.config = { path: value, name: flag };
-      return undefined;
-    },
   },
   "generate-config": {
-    takes: "optional",
+    type: "string",
     valueHint: "file",
     description: "Write a commented sample configuration to FILE (or stdout) and exit",
-    set: (command, value) => void (command.generateConfig = value || true),
   },
-  force: {
-    description: "With --generate-config: overwrite an existing FILE",
-    set: (command) => void (command.force = true),
-  },
-  "print-config": {
-    description: "Print the effective configuration (secrets redacted) and exit",
-    set: (command) => void (command.printConfig = true),
-  },
-  version: { alias: "v", description: "Print the version and exit", set: (command) => void (command.version = true) },
-  help: { alias: "h", description: "Show this help and exit", set: (command) => void (command.help = true) },
-};
+  force: { type: "boolean", description: "With --generate-config: overwrite an existing FILE" },
+  "print-config": { type: "boolean", description: "Print the effective configuration (secrets redacted) and exit" },
+  version: { type: "boolean", alias: "v", description: "Print the version and exit" },
+  help: { type: "boolean", alias: "h", description: "Show this help and exit" },
+} as const satisfies ArgsDef;
 
-const COMMAND_FLAG_BY_NAME = new Map(
-  Object.entries(COMMAND_FLAGS).flatMap(([name, spec]) => [
-    [`--${name}`, spec],
-    ...(spec.alias ? [[`-${spec.alias}`, spec] as const] : []),
-  ]),
-);
+/** The schema's options that `wanted` picks, as citty arguments saying their variable and default. */
+export function optionArgs(wanted: (option: OptionSpec) => boolean = () => true): ArgsDef {
+  return Object.fromEntries(
+    OPTIONS.filter(wanted).map((option): [string, ArgDef] => {
+      const { kind, default: value, defaultText } = option.meta;
+      const shown =
+        defaultText ??
+        (value === undefined || (Array.isArray(value) && value.length === 0) ? undefined : String(value));
+      const description = `${describeOption(option)} (env ${option.env}${shown ? `; default ${shown}` : ""})`;
+      return [
+        option.flag.slice(2),
+        kind === "boolean" ? { type: "boolean", description } : { type: "string", valueHint: kind, description },
+      ];
+    }),
+  );
+}
+
+/** `--generate-config` takes a value only when the next argument is not a flag: no citty type says so. */
+const OPTIONAL_VALUE: ReadonlySet<string> = new Set(["generate-config"]);
+
+const OPTION_BY_FLAG = new Map(OPTIONS.map((o) => [o.flag, o]));
+
+interface Flag {
+  name: string;
+  def: ArgDef;
+  option?: OptionSpec;
+}
+
+/** Every flag and alias as written (`--config`, `-c`), from svc's citty arguments; built on first use. */
+let flagTable: Map<string, Flag> | undefined;
+function flags(): Map<string, Flag> {
+  if (flagTable) return flagTable;
+  flagTable = new Map();
+  for (const [name, def] of Object.entries<ArgDef>({ ...COMMAND_ARGS, ...optionArgs() })) {
+    const flag: Flag = { name, def, option: OPTION_BY_FLAG.get(`--${name}`) };
+    flagTable.set(`--${name}`, flag);
+    for (const alias of "alias" in def ? [def.alias ?? []].flat() : []) flagTable.set(`-${alias}`, flag);
+  }
+  return flagTable;
+}
+
+/** Records a flag of the command itself; a problem when its value is missing. */
+function setCommandFlag(command: CommandFlags, name: string, value: string | undefined, flag: string) {
+  if (name === "config") {
+    // Watchtower's -c is its cleanup switch: `svc -c --run-once` is most likely that habit
+    if (value === undefined || value === "")
+      return `${flag}: needs a file path${flag === "-c" ? " (-c is svc's --config; Watchtower's -c is svc's --cleanup)" : ""}`;
+    command.config = { path: value, name: flag };
+  } else if (name === "generate-config") command.generateConfig = value || true;
+  else if (name === "print-config") command.printConfig = true;
+  else command[name as "force" | "help" | "version"] = true;
+  return undefined;
+}
 
 /** `advise` says what to use instead of an unknown flag (Watchtower's, from the config room's index). */
 export function parseArgv(argv: readonly string[], advise: Advise = () => undefined): ParsedArgv {
@@ -393,15 +420,15 @@ export function parseArgv(argv: readonly string[], advise: Advise = () => undefi
       i++;
       return next;
     };
-    const commandFlag = COMMAND_FLAG_BY_NAME.get(flag);
-    if (commandFlag) {
+    const known = flags().get(flag);
+    if (known && !known.option) {
       const value =
-        commandFlag.takes === "required" ? nextValue() : commandFlag.takes === "optional" ? optionalValue() : undefined;
-      const problem = commandFlag.set(command, value, flag);
+        known.def.type === "boolean" ? undefined : OPTIONAL_VALUE.has(known.name) ? optionalValue() : nextValue();
+      const problem = setCommandFlag(command, known.name, value, flag);
       if (problem) problems.push(problem);
       continue;
     }
-    const option = OPTION_BY_FLAG.get(flag);
+    const option = known?.option;
     if (option) {
       if (option.meta.kind === "boolean" && inline === undefined) {
         layer.set(option.key, { value: true, origin: { source: "flag", name: flag } });
@@ -437,7 +464,10 @@ export function parseArgv(argv: readonly string[], advise: Advise = () => undefi
     problems.push(
       advice
         ? `${flag}: unknown flag; ${advice.text}`
-        : `${flag}: unknown flag${suggest(flag, [...OPTION_BY_FLAG.keys(), ...Object.keys(COMMAND_FLAGS).map((name) => `--${name}`)])}`,
+        : `${flag}: unknown flag${suggest(
+            flag,
+            [...flags().keys()].filter((name) => name.startsWith("--")),
+          )}`,
     );
   }
   return { layer, positionals, command, problems, meant };
