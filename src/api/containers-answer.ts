@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import type { ContainersAnswer } from "../ui/page/api.ts";
+import { OUTCOMES } from "../updater/types.ts";
 
 /** A name, an image reference, a digest, a version, a time: far below this. */
 const text = z.string().max(1024);
@@ -17,7 +18,7 @@ const text = z.string().max(1024);
 const prose = z.string().max(8192);
 /** A time as svc writes it (toISOString): the page computes with it. */
 const time = z.iso.datetime();
-const states = z.enum(["fresh", "stale", "pending", "updated", "failed", "skipped", "rolled_back", "held"]);
+const states = z.enum(OUTCOMES);
 const hooks = z.array(z.enum(["pre_check", "pre_update", "post_update", "post_check"])).max(4);
 
 const policy = z.object({

@@ -35,7 +35,7 @@ import {
   signOwnerRequest,
   waitForLease,
 } from "../state/owner.ts";
-import type { RollbackOptions, RollbackResult } from "../updater/types.ts";
+import { OUTCOMES, type RollbackOptions, type RollbackResult } from "../updater/types.ts";
 import { logRollback, stepLogger } from "../updater/wrappers/summary.ts";
 
 /**
@@ -95,7 +95,7 @@ const ResultSchema = z.object({
   container: z.string(),
   from_image_id: z.string(),
   to_image_id: z.string(),
-  state: z.enum(["fresh", "stale", "updated", "failed", "skipped", "rolled_back", "held"]),
+  state: z.enum(OUTCOMES),
   reason: z.string().nullable(),
   data_guard: z
     .object({

@@ -27,9 +27,6 @@ export const SYSTEMD_UNIT_LABEL = "PODMAN_SYSTEMD_UNIT";
 /** Podman's auto-update policy label: `registry` follows the tag's digest, `local` a local image. */
 export const AUTO_UPDATE_LABEL = "io.containers.autoupdate";
 
-/** Reads one libpod inspect (a path under `/libpod`), null when there is no such object. */
-export type LibpodReader = (path: string) => Promise<Json | null>;
-
 /**
  * Podman's sockets on this machine, where `podman system service` (podman.socket) serves them:
  * rootful /run/podman/podman.sock, a user's $XDG_RUNTIME_DIR/podman/podman.sock.

@@ -4,8 +4,6 @@
  * through, and whose notes it writes into commits and pull requests) and below whatever writes
  * compose files, which calls it through the seam below:
  *
- * - `appliesChanges(config)`: false with `compose.git = "pull_request"`: svc then writes nothing in
- *   the project and applies nothing; the change goes into a pull request alone.
  * - `step.check(change)`: before svc writes the files (they still hold `before`): why Git would
  *   refuse the change, or null. Reads only.
  * - `step.record(change)`: after svc wrote and applied the files (commit, push), or instead of
@@ -81,11 +79,6 @@ export interface GitStepOptions {
 
 /** How long one request to the remote or its forge may take. */
 const REQUEST_TIMEOUT_MS = 60_000;
-
-/** Whether svc writes and applies a change itself (every mode but pull_request). */
-export function appliesChanges(config: Config): boolean {
-  return config.compose.git !== "pull_request";
-}
 
 export function createGitStep(config: Config, log: Logger, options: GitStepOptions = {}): GitStep {
   const settings = config.compose;

@@ -14,7 +14,7 @@ import { timerDelay } from "../core/timers.ts";
 import type { Logger } from "../log/index.ts";
 import type { Remembered } from "../state/index.ts";
 import { countOutcomes } from "../updater/cycle/report.ts";
-import type { ContainerOutcome, ContainerReport, SessionReport } from "../updater/types.ts";
+import { type ContainerOutcome, type ContainerReport, OUTCOMES, type SessionReport } from "../updater/types.ts";
 
 export interface DigestSettings {
   moments: Window[];
@@ -221,7 +221,7 @@ function render(period: DigestPeriod, to: number): SessionReport | null {
 
 const ENTRY = z.looseObject({
   name: z.string().max(1024),
-  state: z.enum(["updated", "failed", "skipped", "fresh", "stale", "pending", "rolled_back", "held"]),
+  state: z.enum(OUTCOMES),
 });
 const STORED = z.object({
   from: z.number().finite(),

@@ -9,18 +9,15 @@ import type { VulnerabilityDiff } from "../vulns/index.ts";
 export type Trigger = "api" | "schedule" | "startup" | "run_once";
 
 /**
- * `pending`: stale, and to be applied when its update window opens (docs/windows.md); `held`: stale,
- * and kept back by hold_breaking until asked for by name (docs/release-notes.md)
+ * Every state a report entry can be in, in the order a report counts them: the one list the type,
+ * the counts and every schema that reads a report back (the API's answers, the digest on disk,
+ * `svc rollback`'s answer) are made from. `pending`: stale, and to be applied when its update
+ * window opens (docs/windows.md); `held`: stale, and kept back by hold_breaking until asked for by
+ * name (docs/release-notes.md)
  */
-export type ContainerOutcome =
-  | "fresh"
-  | "stale"
-  | "pending"
-  | "updated"
-  | "failed"
-  | "skipped"
-  | "rolled_back"
-  | "held";
+export const OUTCOMES = ["updated", "failed", "skipped", "fresh", "stale", "pending", "rolled_back", "held"] as const;
+
+export type ContainerOutcome = (typeof OUTCOMES)[number];
 
 /** What an update brings, in a report entry (docs/api.md; the whole notes are in GET /v1/containers). */
 export interface ReleaseSummary {
@@ -108,18 +105,8 @@ export interface ComposeChange {
   };
 }
 
-export interface ReportCounts {
-  scanned: number;
-  updated: number;
-  failed: number;
-  skipped: number;
-  fresh: number;
-  stale: number;
-  /** stale targets waiting for their update window */
-  pending: number;
-  rolled_back: number;
-  held: number;
-}
+/** How many targets a report scanned, and how many are in each state (`pending`: waiting for their update window). */
+export type ReportCounts = { scanned: number } & Record<ContainerOutcome, number>;
 
 export interface SessionReport {
   id: string;

@@ -1,18 +1,16 @@
 /** The SessionReport (docs/api.md), built from the per-container results of a cycle. */
-import type { ContainerReport, ReportCounts, SessionReport, Trigger, UpdateFilter } from "../types.ts";
+import {
+  type ContainerReport,
+  OUTCOMES,
+  type ReportCounts,
+  type SessionReport,
+  type Trigger,
+  type UpdateFilter,
+} from "../types.ts";
 
 export function countOutcomes(containers: readonly ContainerReport[]): ReportCounts {
-  const counts: ReportCounts = {
-    scanned: containers.length,
-    updated: 0,
-    failed: 0,
-    skipped: 0,
-    fresh: 0,
-    stale: 0,
-    pending: 0,
-    rolled_back: 0,
-    held: 0,
-  };
+  const counts = { scanned: containers.length } as ReportCounts;
+  for (const outcome of OUTCOMES) counts[outcome] = 0;
   for (const container of containers) counts[container.state] += 1;
   return counts;
 }

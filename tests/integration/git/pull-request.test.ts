@@ -10,7 +10,7 @@ import { afterAll, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
-import { appliesChanges, type ComposeChange, createGitStep } from "../../../src/git/index.ts";
+import { type ComposeChange, createGitStep } from "../../../src/git/index.ts";
 import type { ReleaseNotes } from "../../../src/releases/index.ts";
 import { GitRemote } from "../../support/git-remote.ts";
 import { COMPOSE, git, makeRepo } from "../../support/git-repo.ts";
@@ -112,8 +112,7 @@ describe.each(["github", "gitlab", "gitea"] as const)("%s", (host) => {
     remote.requests.filter((r) => r.method === "POST" && r.path.endsWith("/git-receive-pack")).length;
 
   test("opens one request with the notes, pushes the branch, leaves the work tree alone", async () => {
-    const { top, project, url, dir, config, step } = await setUp(`pr-${host}`);
-    expect(appliesChanges(config)).toBe(false);
+    const { top, project, url, dir, step } = await setUp(`pr-${host}`);
     const head = git(top, "rev-parse", "HEAD");
     const outcome = await step.record(change(project));
     expect(outcome.problem).toBeNull();
