@@ -251,8 +251,10 @@ CONF
     done
   } >"$p/registries.conf"
   podman_env
-  TMPDIR="$p/var-tmp" setsid podman --root "$p/root" --runroot "$run" --tmpdir "$p/tmp" \
-    system service --time=0 "unix://$SOCK" >"$DIR/podman.log" 2>&1 </dev/null &
+  # (in its own folder: Podman 4.3's service reads a remote build's Dockerfile from its working
+  # directory before the context's, and the checkout's root has svc's own)
+  (cd "$p" && TMPDIR="$p/var-tmp" exec setsid podman --root "$p/root" --runroot "$run" --tmpdir "$p/tmp" \
+    system service --time=0 "unix://$SOCK" >"$DIR/podman.log" 2>&1 </dev/null) &
   echo $! >"$DIR/podman.pid"
   wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
 }
@@ -294,13 +296,14 @@ start_podman_rootless() {
     for port in "$REGISTRY_PORT" "$AUTH_REGISTRY_PORT"; do printf '[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' "$port"; done
   } >"$p/registries.conf"
   chown -R "$ROOTLESS_USER:" "$run" "$home" "$p"
-  # sh and setpriv exec podman as the user: the pid is podman's own, for `down`
+  # sh and setpriv exec podman as the user: the pid is podman's own, for `down` (in its own
+  # folder, as the rootful service: see start_podman)
   # shellcheck disable=SC2016
-  setsid unshare --mount --propagation private sh -c 'mount --bind "$1" /dev/net/tun || exit 1; shift; exec "$@"' \
+  (cd "$p" && exec setsid unshare --mount --propagation private sh -c 'mount --bind "$1" /dev/net/tun || exit 1; shift; exec "$@"' \
     sh "$(user_tun)" setpriv --reuid "$uid" --regid "$uid" --init-groups \
     env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$home" USER="$ROOTLESS_USER" XDG_RUNTIME_DIR="$run" TMPDIR="$p/var-tmp" \
       CONTAINERS_CONF="$p/containers.conf" CONTAINERS_STORAGE_CONF="$p/storage.conf" CONTAINERS_REGISTRIES_CONF="$p/registries.conf" \
-      podman system service --time=0 >"$DIR/podman.log" 2>&1 </dev/null &
+      podman system service --time=0 >"$DIR/podman.log" 2>&1 </dev/null) &
   echo $! >"$DIR/podman.pid"
   wait_for 60 engine_answers "$SOCK" || { tail -20 "$DIR/podman.log" >&2; exit 1; }
 }

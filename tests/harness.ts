@@ -4,7 +4,6 @@
  * name from `uniqueName`, and every cycle a test runs is scoped to its own containers.
  */
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { registryAuthHeader } from "../src/engine/modem.ts";
 import { shortcut } from "./support/docker-shortcuts.ts";
 import { engineFilters, engineJson, enginePathName, engineRequest, engineStream } from "./support/engine-api.ts";
@@ -51,16 +50,6 @@ let cached: Sandbox | undefined;
 export function sandbox(): Sandbox {
   cached ??= readSandbox();
   return cached;
-}
-
-/**
- * The argv prefix that makes an image build wait for any other on this sandbox's engine. Podman
- * 4.3's API mixed up two builds at once (one ran the other's Dockerfile: "COPY rootfs/ /" in a
- * context without it), so the test processes sharing a Podman engine build one at a time, by an
- * flock on a file of the sandbox; a Docker engine builds side by side as users' do.
- */
-export function oneBuildAtATime(): string[] {
-  return (process.env.SVC_TEST_ENGINE ?? "").startsWith("podman") ? ["flock", join(sandbox().dir, "build.lock")] : [];
 }
 
 /** A name no other test uses: `prefix-<8 hex>`. */

@@ -7,7 +7,7 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Server, Subprocess } from "bun";
-import { docker, inspect, oneBuildAtATime, portOpen, sandbox, waitUntil } from "../../harness.ts";
+import { docker, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
 import { svcCommand } from "../../support/svc-command.ts";
 import { tempDir } from "../../temp.ts";
@@ -60,7 +60,7 @@ export function buildSvcImage(work: string, ref: string, build: string): string 
  */
 export function classicBuild(ref: string, args: string[], stdin?: string): string {
   const build = () =>
-    Bun.spawnSync([...oneBuildAtATime(), "docker", "-H", sandbox().dockerHost, "build", "-q", "-t", ref, ...args], {
+    Bun.spawnSync(["docker", "-H", sandbox().dockerHost, "build", "-q", "-t", ref, ...args], {
       ...(stdin === undefined ? {} : { stdin: new TextEncoder().encode(stdin) }),
       env: { ...process.env, DOCKER_BUILDKIT: "0" },
       stdout: "pipe",

@@ -13,7 +13,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { docker, engineJson, inspect, oneBuildAtATime, sandbox } from "../../harness.ts";
+import { docker, engineJson, inspect, sandbox } from "../../harness.ts";
 import { baseFlags, Fixture, QUICK_STOP_CMD, runSvc, stopAll, userEnv } from "../e2e/support.ts";
 import { disallowedDifferences } from "../engine/inspect-diff.ts";
 import { entryIn, expectDataBack, guardedApp, how, type Json, onPodman, podman, version } from "./support.ts";
@@ -274,8 +274,7 @@ function podmanCompose(dir: string, args: string[]): void {
   const wrapper = join(dir, "podman-remote");
   writeFileSync(wrapper, `#!/bin/sh\nexec podman --url "${sandbox().dockerHost}" "$@"\n`);
   chmodSync(wrapper, 0o755);
-  // (its `up` builds a service with `build:`)
-  const proc = Bun.spawnSync([...oneBuildAtATime(), "podman-compose", "--podman-path", wrapper, ...args], {
+  const proc = Bun.spawnSync(["podman-compose", "--podman-path", wrapper, ...args], {
     cwd: dir,
     stdout: "pipe",
     stderr: "pipe",

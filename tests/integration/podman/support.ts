@@ -3,7 +3,7 @@
  * report's entry of a container, and a data-guarded app whose new version fails.
  */
 import { expect } from "bun:test";
-import { docker, inspect, oneBuildAtATime, sandbox } from "../../harness.ts";
+import { docker, inspect, sandbox } from "../../harness.ts";
 import { type Fixture, reportsIn, type runSvc } from "../e2e/support.ts";
 import { decorate, MIGRATE_V2, manifestOf, WRITE_V1, waitForVersion } from "../updater/data-guard-support.ts";
 
@@ -17,11 +17,7 @@ export const version = engine.startsWith("podman5") ? "5.8" : "4.3.1";
 
 /** `podman` itself (the remote client of Debian 12's package) against the sandbox's socket. */
 export function podman(args: string[]): string {
-  const lock = args[0] === "build" ? oneBuildAtATime() : [];
-  const proc = Bun.spawnSync([...lock, "podman", "--url", sandbox().dockerHost, ...args], {
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const proc = Bun.spawnSync(["podman", "--url", sandbox().dockerHost, ...args], { stdout: "pipe", stderr: "pipe" });
   if (proc.exitCode !== 0) throw new Error(`podman ${args.join(" ")} failed: ${proc.stderr.toString()}`);
   return proc.stdout.toString().trim();
 }
