@@ -158,15 +158,24 @@ async function ownPodmanService(): Promise<{ host: string; home: string }> {
     await service.exited;
     rmSync(runroot, { recursive: true, force: true });
   });
+  // a hang limit: on a loaded machine Podman's first start (its storage made) takes long; what it
+  // said goes with a failure
   await waitUntil(
     async () => {
+      if (service.exitCode !== null) return true;
       if (!existsSync(join(own, "podman.sock"))) return false;
       const ping = Bun.spawnSync(["curl", "-sSf", "--unix-socket", join(own, "podman.sock"), "http://podman/_ping"]);
       return ping.exitCode === 0;
     },
-    60_000,
+    180_000,
     "the test's own Podman service",
-  );
+  ).catch((error) => {
+    throw new Error(`${error.message}; its log: ${readFileSync(join(own, "podman.log"), "utf8").slice(-2000)}`);
+  });
+  if (service.exitCode !== null)
+    throw new Error(
+      `the test's own Podman service ended (${service.exitCode}): ${readFileSync(join(own, "podman.log"), "utf8").slice(-2000)}`,
+    );
   return { host, home: join(own, "home") };
 }
 
@@ -176,5 +185,5 @@ describe.skipIf(engine !== "podman5")(`Podman ${version}'s signature policy at p
     await refusedThenLifted(own.host, own.home, (name, ref) => {
       cli(own.host, ["run", "-d", "--name", name, "--network", "none", ref]);
     });
-  }, 240_000);
+  }, 420_000);
 });
