@@ -12,12 +12,10 @@ import { z } from "zod";
 import { type Config, logSettings } from "../config/index.ts";
 import { SvcError } from "../core/errors.ts";
 import { createLogging } from "../log/index.ts";
-import { Metrics } from "../metrics/index.ts";
 import { notificationSecrets } from "../notify/secrets.ts";
-import { loadRooms, rememberedBy } from "../service/rooms.ts";
 import { stateFile } from "../state/index.ts";
 import type { AcceptedSigner } from "../updater/types.ts";
-import { handToOwner, leaseForCommand } from "./rollback.ts";
+import { commandUpdater, handToOwner, leaseForCommand } from "./rollback.ts";
 
 const AcceptedSchema = z.object({
   container: z.string().max(256),
@@ -78,18 +76,7 @@ async function acceptHere(
 ): Promise<AcceptedSigner> {
   const release = file ? await leaseForCommand(file, "svc accept-signer", ACCEPT_TIMEOUT_MS, logging.log) : undefined;
   try {
-    const rooms = await loadRooms();
-    const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: true });
-    const state = rooms.openState(config.state_dir, logging.log, config.scope);
-    const updater = rooms.createUpdater({
-      config,
-      engine,
-      registry: rooms.createRegistry(config, logging.log),
-      metrics: new Metrics(),
-      log: logging.log,
-      audit: logging.audit,
-      ...rememberedBy(state),
-    });
+    const updater = await commandUpdater(config, logging);
     return await updater.acceptSigner(name, "run_once");
   } finally {
     release?.();

@@ -35,6 +35,7 @@ import {
   signOwnerRequest,
   waitForLease,
 } from "../state/owner.ts";
+import type { ProgressListener } from "../updater/index.ts";
 import { OUTCOMES, type RollbackOptions, type RollbackResult } from "../updater/types.ts";
 import { logRollback, stepLogger } from "../updater/wrappers/summary.ts";
 
@@ -52,18 +53,8 @@ export async function runRollback(config: Config, name: string, options: Rollbac
     const handed = file && (await rollbackThroughOwner(config, file, name, log, options.withData));
     if (handed) return rollbackOutcome(handed, logging);
     if (file) release = await leaseForCommand(file, "svc rollback", rollbackTimeoutMs(config), log);
-    const rooms = await loadRooms();
-    const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: true });
-    const state = rooms.openState(config.state_dir, logging.log, config.scope);
-    const updater = rooms.createUpdater({
-      config,
-      engine,
-      registry: rooms.createRegistry(config, logging.log),
-      metrics: new Metrics(),
-      log: logging.log,
-      audit: logging.audit,
+    const updater = await commandUpdater(config, logging, {
       progress: logging.format === "pretty" ? stepLogger(logging.log.child("updater")) : undefined,
-      ...rememberedBy(state),
     });
     await recoverOrPostpone(updater, log);
     return rollbackOutcome(await updater.rollback(name, "run_once", options), logging);
@@ -141,6 +132,26 @@ function rollbackThroughOwner(
     },
     log,
   );
+}
+
+/**
+ * The updater a one-off command acts through when no service takes its request: the engine (which
+ * must answer), the registry and state_dir's memory, as the service's own.
+ */
+export async function commandUpdater(config: Config, logging: Logging, options: { progress?: ProgressListener } = {}) {
+  const rooms = await loadRooms();
+  const engine = await rooms.createDockerEngine(config.docker, logging.log, {}, { mustAnswer: true });
+  const state = rooms.openState(config.state_dir, logging.log, config.scope);
+  return rooms.createUpdater({
+    config,
+    engine,
+    registry: rooms.createRegistry(config, logging.log),
+    metrics: new Metrics(),
+    log: logging.log,
+    audit: logging.audit,
+    progress: options.progress,
+    ...rememberedBy(state),
+  });
 }
 
 /** A one-off command's request handed to the service that owns the state file (module comment). */
