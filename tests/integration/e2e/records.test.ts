@@ -7,9 +7,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { docker, freePort, inspect } from "../../harness.ts";
+import { docker, inspect } from "../../harness.ts";
 import { git } from "../../support/git-repo.ts";
-import { baseFlags, Fixture, parseJsonLines, runSvc, startSvc, stopAll, waitForPort } from "./support.ts";
+import { baseFlags, Fixture, parseJsonLines, runSvc, startServiceOnState, stopAll } from "./support.ts";
 
 const fx = new Fixture("e2e-records");
 const TOKEN = "e2e-records-token-7c2d";
@@ -25,19 +25,7 @@ describe("a run-once beside a running service on the same state_dir", () => {
     fx.run("app", fx.image("app").ref);
     const v2 = fx.image("app");
     const stateDir = fx.tempDir("state");
-    const port = freePort();
-    const service = startSvc([
-      ...baseFlags(),
-      "--state-dir",
-      stateDir,
-      "--http-api-update",
-      "--http-api-token",
-      TOKEN,
-      "--http-api-port",
-      String(port),
-      name,
-    ]);
-    await waitForPort(port, service);
+    const { service, port } = await startServiceOnState(stateDir, TOKEN, [name]);
     const call = async (method: string, path: string) => {
       const response = await fetch(`http://127.0.0.1:${port}${path}`, {
         method,

@@ -8,7 +8,17 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { docker, freePort, inspect, waitUntil } from "../../harness.ts";
-import { baseFlags, Fixture, portOpen, REPO_ROOT, runSvc, startSvc, stopAll, track, waitForPort } from "./support.ts";
+import {
+  baseFlags,
+  Fixture,
+  portOpen,
+  REPO_ROOT,
+  runSvc,
+  startServiceOnState,
+  startSvc,
+  stopAll,
+  track,
+} from "./support.ts";
 
 const fx = new Fixture("e2e-shared");
 const TOKEN = "e2e-shared-token-5b1e";
@@ -25,19 +35,7 @@ describe("svc rollback beside a running service on the same state_dir", () => {
     fx.run("api", v1.ref);
     const v2 = fx.image("api");
     const stateDir = fx.tempDir("api-state");
-    const port = freePort();
-    const service = startSvc([
-      ...baseFlags(),
-      "--state-dir",
-      stateDir,
-      "--http-api-update",
-      "--http-api-token",
-      TOKEN,
-      "--http-api-port",
-      String(port),
-      name,
-    ]);
-    await waitForPort(port, service);
+    const { service, port } = await startServiceOnState(stateDir, TOKEN, [name]);
     const call = async (method: string, path: string) => {
       const response = await fetch(`http://127.0.0.1:${port}${path}`, {
         method,

@@ -7,7 +7,7 @@
 import { chmodSync, copyFileSync, existsSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Server, Subprocess } from "bun";
-import { docker, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
+import { docker, freePort, inspect, portOpen, sandbox, waitUntil } from "../../harness.ts";
 import { EngineFixture } from "../../support/fixture.ts";
 import { svcCommand } from "../../support/svc-command.ts";
 import { tempDir } from "../../temp.ts";
@@ -315,6 +315,33 @@ export function baseFlags(): string[] {
 }
 
 /** Waits until `port` on 127.0.0.1 accepts connections (or the process died). */
+/**
+ * svc as a service beside a one-off command: on `stateDir`, with the update API (token `token`)
+ * on a free port of 127.0.0.1, for `names`; resolved once the port answers.
+ */
+export async function startServiceOnState(
+  stateDir: string,
+  token: string,
+  names: string[],
+  extraFlags: string[] = [],
+): Promise<{ service: SvcProcess; port: number }> {
+  const port = freePort();
+  const service = startSvc([
+    ...baseFlags(),
+    "--state-dir",
+    stateDir,
+    ...extraFlags,
+    "--http-api-update",
+    "--http-api-token",
+    token,
+    "--http-api-port",
+    String(port),
+    ...names,
+  ]);
+  await waitForPort(port, service);
+  return { service, port };
+}
+
 export async function waitForPort(port: number, svc?: SvcProcess, timeoutMs = 30_000): Promise<void> {
   await waitUntil(
     async () => {

@@ -270,6 +270,20 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
 });
 
 /** podman-compose runs `podman`; this one talks to the sandbox's service */
+/** `podman-compose down` of a project `podmanCompose` started, and its network (a cleanup's: nothing checked). */
+function podmanComposeDown(dir: string, project: string, args: string[] = []): void {
+  Bun.spawnSync(["podman-compose", "--podman-path", join(dir, "podman-remote"), "-p", project, "down", ...args], {
+    cwd: dir,
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  // podman-compose 1.0.3's down leaves the project's network
+  Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "network", "rm", `${project}_default`], {
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+}
+
 function podmanCompose(dir: string, args: string[]): void {
   const wrapper = join(dir, "podman-remote");
   writeFileSync(wrapper, `#!/bin/sh\nexec podman --url "${sandbox().dockerHost}" "$@"\n`);
@@ -331,16 +345,7 @@ describe.skipIf(!onPodman)(`podman-compose and podman kube play, ${how}`, () => 
         stdout: "ignore",
         stderr: "ignore",
       });
-      Bun.spawnSync(["podman-compose", "--podman-path", join(dir, "podman-remote"), "-p", project, "down", "-v"], {
-        cwd: dir,
-        stdout: "ignore",
-        stderr: "ignore",
-      });
-      // podman-compose 1.0.3's down leaves the project's network
-      Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "network", "rm", `${project}_default`], {
-        stdout: "ignore",
-        stderr: "ignore",
-      });
+      podmanComposeDown(dir, project, ["-v"]);
     }
   }, 240_000);
 });
@@ -393,16 +398,7 @@ describe.skipIf(!onPodman)(`images buildah built here, ${how}`, () => {
         expect(inspect(n).Image).toBe(ran[n]);
       }
     } finally {
-      Bun.spawnSync(["podman-compose", "--podman-path", join(dir, "podman-remote"), "-p", project, "down"], {
-        cwd: dir,
-        stdout: "ignore",
-        stderr: "ignore",
-      });
-      // podman-compose 1.0.3's down leaves the project's network
-      Bun.spawnSync(["podman", "--url", sandbox().dockerHost, "network", "rm", `${project}_default`], {
-        stdout: "ignore",
-        stderr: "ignore",
-      });
+      podmanComposeDown(dir, project);
     }
   }, 240_000);
 });

@@ -9,18 +9,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { freePort, inspect, waitUntil } from "../../harness.ts";
+import { inspect, waitUntil } from "../../harness.ts";
 import { attachBundle, type Sigstore, startSigstore, trustedRootJson } from "../../support/sigstore.ts";
-import {
-  baseFlags,
-  Fixture,
-  parseJsonLines,
-  reportsIn,
-  runSvc,
-  startSvc,
-  stopAll,
-  waitForPort,
-} from "../e2e/support.ts";
+import { baseFlags, Fixture, parseJsonLines, reportsIn, runSvc, startServiceOnState, stopAll } from "../e2e/support.ts";
 
 const RELEASE = "https://github.com/acme/app/.github/workflows/release.yml@refs/tags/v1";
 const FORK = "https://github.com/mallory/app/.github/workflows/release.yml@refs/tags/v1";
@@ -122,21 +113,12 @@ describe("svc accept-signer NAME", () => {
   test("a service runs on the state_dir with its update API: handed to it, which updates at its next check", async () => {
     const stateDir = fx.tempDir("state");
     const { name, v3 } = await heldForItsSigner("handed", stateDir);
-    const port = freePort();
-    const service = startSvc([
-      ...baseFlags(),
-      "--state-dir",
+    const { service, port } = await startServiceOnState(
       stateDir,
-      "--trusted-root",
-      rootFile,
-      "--http-api-update",
-      "--http-api-token",
       "a-token-the-command-never-sends",
-      "--http-api-port",
-      String(port),
-      name,
-    ]);
-    await waitForPort(port, service);
+      [name],
+      ["--trusted-root", rootFile],
+    );
     // the API listens before the service claims the state folder (its owner file)
     await waitUntil(() => existsSync(join(stateDir, "state.json.owner")), 60_000);
 
