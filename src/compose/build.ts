@@ -13,7 +13,7 @@ import { toSvcError } from "../core/errors.ts";
 import { type BaseImage, baseImages, MAX_DOCKERFILE_BYTES } from "./dockerfile.ts";
 import type { EnvValue } from "./envfile.ts";
 import { interpolate } from "./interpolate.ts";
-import { ProjectFiles } from "./locate.ts";
+import { deref, ProjectFiles } from "./locate.ts";
 import type { ComposeProject } from "./project.ts";
 import { contiguous, lineOf, readText, type Traced, untraced } from "./text.ts";
 
@@ -281,21 +281,17 @@ function holdNamedElsewhere(files: ProjectFiles, lists: readonly (readonly strin
 /** The [start, end) of each service's `build.args` in a compose file. */
 function buildArgsRanges(doc: Document): [number, number][] {
   const out: [number, number][] = [];
-  const services = plain(doc, doc.get("services", true) as Node | undefined);
+  const services = deref(doc, doc.get("services", true) as Node | undefined);
   if (!isMap(services)) return out;
   for (const pair of services.items) {
-    const service = plain(doc, pair.value as Node | undefined);
+    const service = deref(doc, pair.value as Node | undefined);
     if (!isMap(service)) continue;
-    const build = plain(doc, service.get("build", true) as Node | undefined);
+    const build = deref(doc, service.get("build", true) as Node | undefined);
     if (!isMap(build)) continue;
     const args = build.get("args", true) as Node | undefined;
     if (args && !isAlias(args) && args.range) out.push([args.range[0], args.range[1]]);
   }
   return out;
-}
-
-function plain(doc: Document, node: Node | undefined): Node | undefined {
-  return node && isAlias(node) ? (node.resolve(doc) as Node | undefined) : node;
 }
 
 function resolvePath(context: string, path: string): string {

@@ -381,7 +381,8 @@ function findKey(doc: Document, map: YAMLMap, key: string, depth: number): Node 
   return undefined;
 }
 
-function deref(doc: Document, node: Node | undefined | null): Node | undefined {
+/** The node an alias names (a chain of them followed, at most 20 deep), or the node itself. */
+export function deref(doc: Document, node: Node | undefined | null): Node | undefined {
   let current = node ?? undefined;
   for (let i = 0; i < 20 && current && isAlias(current); i++) current = current.resolve(doc) as Node | undefined;
   return current;
