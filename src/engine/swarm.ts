@@ -119,24 +119,24 @@ const taskSchema = z.looseObject({
 
 /** One task from the engine's JSON; a task svc cannot read is refused as an engine error. */
 export function parseTask(raw: unknown): TaskSummary {
-  const parsed = taskSchema.safeParse(raw);
+  const { Spec, Status } = readAs(taskSchema, raw, "a task");
+  return { image: Spec?.ContainerSpec?.Image ?? "", state: Status?.State ?? "" };
+}
+
+/** `raw` read with `schema`, or an engine error naming `what` the engine described. */
+function readAs<T>(schema: z.ZodType<T>, raw: unknown, what: string): T {
+  const parsed = schema.safeParse(raw);
   if (!parsed.success)
     throw new SvcError(
       "engine",
-      `the engine described a task svc cannot read: ${parsed.error.issues[0]?.message ?? "bad shape"}`,
+      `the engine described ${what} svc cannot read: ${parsed.error.issues[0]?.message ?? "bad shape"}`,
     );
-  return { image: parsed.data.Spec?.ContainerSpec?.Image ?? "", state: parsed.data.Status?.State ?? "" };
+  return parsed.data;
 }
 
 /** One service from the engine's JSON; an entry svc cannot read is refused as an engine error. */
 export function parseService(raw: unknown): ServiceSummary {
-  const parsed = serviceSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new SvcError(
-      "engine",
-      `the engine described a service svc cannot read: ${parsed.error.issues[0]?.message ?? "bad shape"}`,
-    );
-  const { ID, Version, Spec, PreviousSpec, UpdateStatus } = parsed.data;
+  const { ID, Version, Spec, PreviousSpec, UpdateStatus } = readAs(serviceSchema, raw, "a service");
   const status = UpdateStatus?.State
     ? { state: UpdateStatus.State, message: UpdateStatus.Message ?? "", startedAt: UpdateStatus.StartedAt ?? null }
     : null;
