@@ -3,35 +3,8 @@
  * stops gracefully. Routes and the scheduler call `run`; the service calls `recover` before the
  * first cycle and `drain` on SIGTERM/SIGINT.
  *
- * Decisions taken here (docs/decisions.md, "Updater"):
- * - Scope: with `scope` set, only containers labelled `svc.scope=<scope>`; without it, only
- *   containers with no scope label, so instances sharing an engine never touch each other's.
- * - An unreachable engine: `run` rejects with SvcError kind "engine" ("cannot list containers:
- *   ..."), logged once; no report, no metrics; the next cycle tries again.
- * - A rolled-back digest is remembered per container name in memory (a restart of svc tries it
- *   once more); the same digest is reported `skipped` until a newer one appears.
- * - An engine that stops answering during the watch is not the image's fault: the watch polls
- *   through inspect errors until startup_timeout; if the engine never answered, or a check failed
- *   after it had been away, the update is undone and reported `failed` (not rolled_back), and the
- *   digest is tried again by the next cycle. `rolled_back` means the old container runs again:
- *   when it cannot be started, the report says `failed` (the image's digest is still not retried).
- * - Without a healthcheck, a new container passes once it has kept running for 3 s (capped by
- *   startup_timeout); with one, once healthy. A restart loop always fails. An exit with code 0
- *   is a failure only through on_timeout (not running).
- * - Dependents (links, network_mode, svc.depends_on, compose depends_on) are restarted among all
- *   running containers in this instance's reach; outside it (other scope, svc.enable=false,
- *   disable_containers) only `network_mode: container:` dependents, which are recreated.
- * - Old containers are parked as `<name>.svc-old-<12 hex id>-running|stopped`, renamed before
- *   they are stopped so a kill during a long stop still leaves the marker.
- * - Crash recovery only touches leftovers of containers this instance would select (scope,
- *   enable label, disable_containers, containers); a running replacement is watched again and
- *   kept when it passes. It runs at start and again at the start of any cycle whose container
- *   list shows such leftovers (an engine that failed mid-restore, a recovery that could not run).
- * - Self-update: updated after everything else; the replacement is watched by this instance,
- *   which then stops its own container through the engine (SIGTERM -> drain -> exit 0, and no
- *   restart policy revives it); the new instance's recovery removes it once stopped.
- *   With published ports (off the host network) the replacement cannot start while this instance
- *   holds the binding: a handover container from the new image finishes the update (containers/handover.ts).
+ * What it decides (scope, the watch, rolled-back digests, dependents, parked names, the
+ * self-update) is said once, in docs/decisions.md, "Updater"; the folders in README.md beside.
  */
 
 import { join } from "node:path";
