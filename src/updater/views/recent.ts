@@ -6,8 +6,9 @@
  * at most, and never hold the lock a scheduled cycle needs for long. While a real cycle runs (or
  * waits to), what the overviews say is changing: readers are answered null (409, "a cycle runs"),
  * as before, without a dry run. While another dry run runs (the API's `POST /v1/check`), the last
- * overview of the filter is answered, its `checked_at` telling its age. Anything that changes what
- * an overview says (a real cycle, a skip, a snooze, a rollback) forgets them.
+ * overview of the filter is answered, its `checked_at` telling its age; a reader with another
+ * filter and none kept waits for the other readers' dry run, then has its own. Anything that
+ * changes what an overview says (a real cycle, a skip, a snooze, a rollback) forgets them.
  */
 import type { UpdateFilter } from "../types.ts";
 import type { Overview, OverviewOptions } from "./overview.ts";
@@ -16,6 +17,8 @@ import type { Overview, OverviewOptions } from "./overview.ts";
 export const OVERVIEW_FRESH_MS = 15_000;
 /** Distinct filters remembered (the API's filters are the readers' own): the oldest goes first. */
 const MAX_KEPT = 32;
+/** How many other readers' dry runs a reader waits behind before it is answered 409 (a busy page). */
+const MAX_TURNS = 4;
 
 export interface RecentOverviews {
   overview(filter?: UpdateFilter, options?: OverviewOptions): Promise<Overview | null>;
@@ -35,7 +38,15 @@ export function recentOverviews(
 
   const read = async (key: string, filter: UpdateFilter | undefined): Promise<Overview | null> => {
     const asked = generation;
-    const overview = await dryRun(filter);
+    let overview = await dryRun(filter);
+    // another reader's dry run holds the runner: this filter's turn comes after it, a few times at most
+    for (let turn = 0; overview === null && turn < MAX_TURNS; turn++) {
+      const recent = kept.get(key)?.overview;
+      const others = [...underWay].filter(([other]) => other !== key).map(([, pending]) => pending);
+      if (recent || changing() || others.length === 0) return recent ?? null;
+      await Promise.race(others).catch(() => {});
+      overview = await dryRun(filter);
+    }
     if (overview === null) return kept.get(key)?.overview ?? null;
     if (asked === generation) {
       kept.delete(key);

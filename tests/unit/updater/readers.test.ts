@@ -81,3 +81,14 @@ test("a check asked for now (fresh: the page's Cache-Control: no-cache) is not a
   expect(fresh).not.toBe(first!);
   expect(engine.listCalls).toBe(2);
 });
+
+test("a reader with another filter during a reader's dry run waits for it, then gets its own overview (not 409)", async () => {
+  const { engine, updater, open } = setup();
+  engine.addContainer("db", "r.io/app:1");
+  const everything = updater.overview(undefined, { fresh: true });
+  const onlyDb = updater.overview({ container: ["db"] });
+  open();
+  expect((await everything)?.containers.map((c) => c.name).sort()).toEqual(["app", "db"]);
+  expect((await onlyDb)?.containers.map((c) => c.name)).toEqual(["db"]);
+  expect(engine.listCalls).toBe(2);
+});
