@@ -1,11 +1,11 @@
 /**
- * The data guard's copier (docs/data-guard.md, "Copied in the engine"): the program the helper
- * container runs when the engine can mount the copies' folder. `copy` writes each guarded mount as
+ * The data guard's copier (docs/data-guard.md, "In the engine"): the program the helper
+ * container runs over the guarded mounts and the copies' folder. `copy` writes each guarded mount as
  * one tar into the copy's folder, as the engine's archive names its entries, with owners, modes,
  * times (to the nanosecond), symbolic and hard links, devices, FIFOs and extended attributes
  * (`SCHILY.xattr.*`), checksummed as it is written (checksum.ts). `restore` checks every archive of
  * a copy against its checksum, then empties each mount and extracts its archive into it; it reads
- * the engine's own archives too (copies made through its archive endpoint).
+ * the engine's own archives too (copies an earlier svc made through the engine's archive endpoint).
  *
  * It runs on svc's runtime inside the helper: svc's compiled binary (`svc __data-guard-helper ...`,
  * main.ts), or, when svc runs from its sources, Bun on this file beside tar.ts and checksum.ts. So
@@ -44,6 +44,8 @@ const SLASH = Buffer.from("/");
 export const EXIT = { over: 3, elsewhere: 4, damaged: 5, notAsked: 6 } as const;
 /** The file a restore writes when it is done (a copy's is its result.json). */
 export const DONE = ".done";
+/** The file a copier writes once it sees the copy's folder, before the old container stops (inengine.ts). */
+export const READY = ".ready";
 /** How often a helper started ahead looks for svc's go. */
 const GO_POLL_MS = 5;
 /** The attributes a copy leaves alone: the host's security labels, and what only the host's admin may read. */
@@ -665,6 +667,8 @@ export function ownerInside(owner: [number, number] | null, read = readFileSync)
 function copyCommand(given: ReturnType<typeof copySpec>): number {
   const spec = { ...given, owner: ownerInside(given.owner) };
   if (!seesProbe(spec.out, spec.probe)) return EXIT.elsewhere;
+  // svc decides before the stop that the copy can be made: it waits for this
+  writeFileSync(`${spec.out}/${READY}`, spec.probe.token);
   if (!waitForGo(spec.out, spec.go, spec.probe.token)) return EXIT.notAsked;
   const results: ({ file: string; bytes: number; xxh64: string } | null)[] = [];
   let total = 0;

@@ -9,23 +9,21 @@ import type { Config } from "../config/index.ts";
 import { formatSize, parseSize } from "../config/values.ts";
 import { SvcError } from "../core/errors.ts";
 import type { ContainerInspect, Engine } from "../engine/port.ts";
-import { type CopyOutcome, copyMounts, measureMounts } from "./copy.ts";
-import { type FolderView, type OwnMount, onEngineHost, throughOwnMounts } from "./helper.ts";
+import { type CopyOutcome, type CopyRequest, measureMounts } from "./copy.ts";
+import { type OwnMount, onEngineHost, throughOwnMounts } from "./helper.ts";
 import {
-  armCopier,
   copyInEngine,
   discardCopier,
   discardRestorer,
-  type PreparedCopier,
+  type EngineView,
   type PreparedRestorer,
   prepareCopier,
   prepareRestorer,
+  type ReadyCopier,
   restoreInEngine,
 } from "./inengine.ts";
 import { type GuardedMount, type GuardMode, guardedMounts, guardModeOf } from "./mounts.ts";
-import { type RestoreResult, restoreCopy } from "./restore.ts";
 import { type Copy, CopyStore } from "./store.ts";
-import { discardXattrHelper, type PreparedHelper, prepareXattrHelper } from "./xattrs.ts";
 
 export const GUARD_LABEL = "svc.data_guard";
 const MODE_ORDER: readonly GuardMode[] = ["off", "volumes", "all"];
@@ -134,19 +132,19 @@ export type Preparation =
       kind: "copy";
       mounts: GuardedMount[];
       limit: { bytes: number; why: string };
-      /** the helper that copies in the engine (inengine.ts) */
-      copier?: PreparedCopier;
-      /** the copier's start as the old container stops (`arm`) */
-      armed?: Promise<void>;
-      /** the helper that reads the extended attributes for a copy through the archive endpoint (xattrs.ts) */
-      helper?: PreparedHelper;
+      /** the helper that copies in the engine, started and waiting for its go (inengine.ts) */
+      copier: ReadyCopier;
     }
   /** the copy does not fit (or cannot be made): held, or updated without a copy */
   | { kind: "over"; action: "hold" | "skip"; reason: string };
 
-/** Why an engine whose archive endpoints do not answer as Docker's (Podman) copies through the helper alone. */
-const HELPER_ONLY =
-  "on this engine (Podman) svc copies and restores a container's data through its helper container only (its archive endpoint does not answer as Docker's)";
+export interface RestoreResult {
+  bytes: number;
+  duration_ms: number;
+}
+
+/** How svc copies: what a reason for not copying begins with. */
+const IN_ENGINE = "svc copies a container's data in the engine, by a helper container of its own runtime";
 
 export class DataGuard {
   readonly store: CopyStore | null;
@@ -156,7 +154,7 @@ export class DataGuard {
   private readonly restorers = new Map<string, PreparedRestorer>();
 
   /** where the engine sees the copies' folder: as svc does, or through svc's own container's mounts */
-  private view: Promise<FolderView> | undefined;
+  private view: Promise<EngineView> | undefined;
 
   constructor(
     private readonly engine: Engine,
@@ -169,14 +167,14 @@ export class DataGuard {
   }
 
   /** How a helper mounts the copies' folder: read from svc's own container once, when svc runs in one. */
-  private folderView(): Promise<FolderView> {
+  private folderView(): Promise<EngineView> {
     const id = this.ownContainerId;
     this.view ??= id
       ? this.engine.inspectContainer(id).then(
-          (own) => throughOwnMounts((own as { Mounts?: OwnMount[] }).Mounts ?? []),
-          () => onEngineHost,
+          (own) => ({ view: throughOwnMounts((own as { Mounts?: OwnMount[] }).Mounts ?? []), inContainer: true }),
+          () => ({ view: onEngineHost, inContainer: true }),
         )
-      : Promise.resolve(onEngineHost);
+      : Promise.resolve({ view: onEngineHost, inContainer: false });
     return this.view;
   }
 
@@ -206,23 +204,16 @@ export class DataGuard {
     const measured = await measureMounts(this.engine, inspect.Id, guarded.mounts, limit.bytes);
     if (measured > limit.bytes)
       return this.over(`data_guard: its guarded mounts take more than ${formatSize(limit.bytes)} (${limit.why})`);
-    // the helpers are made now, out of the downtime: the copier, else the attributes' reader
-    const copier = prepareCopier(
+    // the copier is made and started now, out of the downtime: it says whether it sees the copies' folder
+    const copier = await prepareCopier(
       this.engine,
       this.store,
       { container: inspect.Name.replace(/^\//, ""), containerId: inspect.Id, mounts: guarded.mounts, limit },
       this.now(),
       await this.folderView(),
     );
-    if (!(await this.archivesServe())) {
-      const made = await copier;
-      if (!("id" in made)) return this.over(`data_guard: ${HELPER_ONLY}, and ${made.problem}`);
-      return { kind: "copy", mounts: guarded.mounts, limit, copier };
-    }
-    const helper: PreparedHelper = copier.then((made) =>
-      "id" in made ? { problem: "copied in the engine" } : prepareXattrHelper(this.engine, guarded.mounts),
-    );
-    return { kind: "copy", mounts: guarded.mounts, limit, copier, helper };
+    if ("problem" in copier) return this.over(`data_guard: ${IN_ENGINE}, and ${copier.problem}`);
+    return { kind: "copy", mounts: guarded.mounts, limit, copier };
   }
 
   /** The cap, or the room left in data_guard_dir (its reserve kept, this container's earlier copies counted as free), whichever is smaller. */
@@ -274,25 +265,17 @@ export class DataGuard {
 
   private async copyOnce(
     preparation: Extract<Preparation, { kind: "copy" }>,
-    request: Parameters<typeof copyMounts>[2],
+    request: CopyRequest,
   ): Promise<CopyOutcome> {
     const store = this.store!;
-    await preparation.armed;
-    const copier = await preparation.copier;
-    if (copier && "id" in copier) {
-      const outcome = await copyInEngine(this.engine, store, copier, request, this.now);
-      // the engine does not see the copies' folder: through the archive, its reader made now
-      if (outcome !== "elsewhere") return outcome;
-      if (!(await this.archivesServe()))
-        return { kind: "over", bytes: 0, reason: `${HELPER_ONLY}, and it does not see the copies' folder` };
-      return copyMounts(this.engine, store, request, this.now);
-    }
-    return copyMounts(
-      this.engine,
-      store,
-      { ...request, ...(preparation.helper ? { xattrHelper: preparation.helper } : {}) },
-      this.now,
-    );
+    const outcome = await copyInEngine(this.engine, store, preparation.copier, request, this.now);
+    if (outcome !== "again") return outcome;
+    // the copier waited longer for its go than it does (a stop that long): made again, told at once
+    const copier = await prepareCopier(this.engine, store, request, this.now(), await this.folderView());
+    if ("problem" in copier) throw new SvcError("engine", `${IN_ENGINE}, and ${copier.problem}`);
+    const again = await copyInEngine(this.engine, store, copier, request, this.now);
+    if (again === "again") throw new SvcError("engine", "the helper that copies was not told to go");
+    return again;
   }
 
   /**
@@ -306,25 +289,16 @@ export class DataGuard {
       writeBack(copy).finally(() => this.syncing.delete(copy.dir)),
     );
     const store = this.store;
-    if (copy.manifest.through === "helper" && store)
+    if (store)
       this.restorers.set(
         copy.dir,
-        this.folderView().then((view) => prepareRestorer(this.engine, store, copy, true, view)),
+        this.folderView().then((seen) => prepareRestorer(this.engine, store, copy, true, seen)),
       );
-  }
-
-  /** Starts the copier as the old container stops, so that its start is out of the downtime (inengine.ts). */
-  arm(preparation: Extract<Preparation, { kind: "copy" }>): Promise<void> {
-    preparation.armed ??= armCopier(this.engine, preparation.copier);
-    return preparation.armed;
   }
 
   /** A plan given up before its copy: its helper goes. */
   async drop(preparation: Extract<Preparation, { kind: "copy" }>): Promise<void> {
-    await Promise.all([
-      discardCopier(this.engine, preparation.copier),
-      discardXattrHelper(this.engine, preparation.helper),
-    ]);
+    if (this.store) await discardCopier(this.engine, this.store, preparation.copier);
   }
 
   /** Marks a restore into `containerId` as under way before anything is touched (crash recovery finishes it). */
@@ -354,27 +328,18 @@ export class DataGuard {
     return this.store?.restoringInto(containerId) ?? null;
   }
 
-  /** In the engine where it sees the copies' folder (inengine.ts), else through its archive endpoint (restore.ts). */
-  async restore(copy: Copy, containerId: string): Promise<RestoreResult> {
+  /**
+   * Puts `copy` back into its mounts, in the engine (inengine.ts): the copy's own volumes and bind
+   * sources, whichever container mounts them now (the parked old container of a failed update).
+   */
+  async restore(copy: Copy): Promise<RestoreResult> {
     const started = performance.now();
     await this.syncing.get(copy.dir);
     const prepared = this.restorers.get(copy.dir);
     this.restorers.delete(copy.dir);
-    const restored =
-      this.store && (await restoreInEngine(this.engine, this.store, copy, prepared, await this.folderView()));
-    if (restored === "restored")
-      return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
-    if (!(await this.archivesServe()))
-      throw new SvcError(
-        "engine",
-        `the copy cannot be restored: ${HELPER_ONLY}, and it does not see the copies' folder`,
-      );
-    return restoreCopy(this.engine, copy, containerId);
-  }
-
-  /** Whether the engine's archive endpoints answer as Docker's do (engine/port.ts, EngineInfo). */
-  private async archivesServe(): Promise<boolean> {
-    return (await this.engine.info()).dockerArchives !== false;
+    if (!this.store) throw new SvcError("engine", "the copy cannot be restored: no folder to keep copies in");
+    await restoreInEngine(this.engine, this.store, copy, prepared, await this.folderView());
+    return { bytes: copy.manifest.bytes, duration_ms: Math.round(performance.now() - started) };
   }
 
   /** The container's next version runs: data_guard_keep counts from now. */

@@ -2,9 +2,9 @@
  * The data guard's helper containers (docs/data-guard.md, "The helper"): their image and their
  * life. The image holds svc's own runtime, nothing pulled: it is imported once (POST
  * /images/create?fromSrc=-) from the runtime svc runs on (the compiled binary, or Bun), the C
- * library files it is linked against (read from /proc/self/maps, where the loader put them), the
- * attribute reader's script (xattr-script.ts) and, when svc runs from its sources, the copier's
- * (copier.ts, tar.ts, checksum.ts): a compiled svc runs its copier as `svc __data-guard-helper`.
+ * library files it is linked against (read from /proc/self/maps, where the loader put them) and,
+ * when svc runs from its sources, the copier's (copier.ts, tar.ts, checksum.ts): a compiled svc
+ * runs its copier as `svc __data-guard-helper`.
  * A helper runs with no network, over the mounts it is given; one a crash left behind is removed
  * before the next is made.
  */
@@ -15,7 +15,6 @@ import { toSvcError } from "../core/errors.ts";
 import type { Engine, HelperSpec } from "../engine/port.ts";
 import type { GuardedMount } from "./mounts.ts";
 import { padding, ustarHeader } from "./tar.ts";
-import { READER_SCRIPT } from "./xattr-script.ts";
 
 /** The helper image's repository; its tag names the runtime and scripts it holds. */
 export const HELPER_REPOSITORY = "svc-data-guard-helper";
@@ -26,8 +25,7 @@ const COPY_LABEL = "svc.data-guard-copy";
 /** When a helper was created (ms since the epoch): another svc's helper not started yet is left only once it is old. */
 const CREATED_LABEL = "svc.data-guard-helper.created";
 const HOME = "/svc-helper";
-export const RUNTIME = `${HOME}/bun`;
-export const READER = `${HOME}/xattrs.js`;
+const RUNTIME = `${HOME}/bun`;
 /** The copier's sources, shipped when svc runs from them (a compiled svc carries its copier inside). */
 const COPIER_SOURCES = ["copier.ts", "tar.ts", "checksum.ts"];
 
@@ -43,8 +41,6 @@ export interface HelperImage {
   reference: string;
   /** its id, which helpers are created from (Podman files the image under `localhost/`) */
   id: string;
-  /** the environment of a helper that runs a script on Bun */
-  env: string[];
   /** how a helper runs the copier: its command before the copier's arguments, and its environment */
   copier: { cmd: string[]; env: string[] };
 }
@@ -74,14 +70,12 @@ async function helperImage(engine: Engine): Promise<HelperImage | { problem: str
   const files = runtimeFiles();
   const fromSources = copierSources();
   const key = createHash("sha256")
-    .update(READER_SCRIPT)
     .update(JSON.stringify([...files, ...fromSources].map((f) => [f.path, f.size, statSync(f.source).mtimeMs])))
     .digest("hex")
     .slice(0, 16);
   const reference = `${HELPER_REPOSITORY}:${key}`;
   const libraryPath = [...new Set(files.filter((f) => f.path !== RUNTIME).map((f) => dirname(f.path)))].join(":");
   const base = [`LD_LIBRARY_PATH=${libraryPath}`, "BUN_RUNTIME_TRANSPILER_CACHE_PATH=0", "HOME=/tmp"];
-  const env = ["BUN_BE_BUN=1", ...base];
   let imported = await engine.inspectImage(reference);
   if (!imported) {
     const archive = imageArchive([...files, ...fromSources]);
@@ -91,9 +85,9 @@ async function helperImage(engine: Engine): Promise<HelperImage | { problem: str
     await removeOtherHelperImages(engine, imported.Id);
   }
   const copier = fromSources.length
-    ? { cmd: [RUNTIME, `${HOME}/copier.ts`], env }
+    ? { cmd: [RUNTIME, `${HOME}/copier.ts`], env: ["BUN_BE_BUN=1", ...base] }
     : { cmd: [RUNTIME, "__data-guard-helper"], env: base };
-  return { reference, id: imported.Id, env, copier };
+  return { reference, id: imported.Id, copier };
 }
 
 /** The copier's source files, when svc runs from its sources; none in a compiled svc (its files are inside it). */
@@ -148,12 +142,12 @@ export function elfInterpreter(path: string): string | null {
   return null;
 }
 
-/** The helper image's root file system as a tar, streamed (the runtime alone is over 100 MB): folders, the runtime and its libraries, the scripts. */
+/** The helper image's root file system as a tar, streamed (the runtime alone is over 100 MB): folders, the runtime and its libraries, the copier's sources. */
 function imageArchive(files: RuntimeFile[]): { body: ReadableStream<Uint8Array>; bytes: number } {
   const parts: (Uint8Array | RuntimeFile)[] = [];
   const now = Math.floor(Date.now() / 1000);
   const folders = new Set<string>(["tmp"]);
-  for (const f of [...files.map((f) => f.path), READER])
+  for (const f of files.map((f) => f.path))
     for (let dir = dirname(f); dir !== "/"; dir = dirname(dir)) folders.add(dir.slice(1));
   for (const folder of [...folders].sort())
     parts.push(
@@ -165,9 +159,6 @@ function imageArchive(files: RuntimeFile[]): { body: ReadableStream<Uint8Array>;
         type: "5",
       }),
     );
-  const script = new TextEncoder().encode(READER_SCRIPT);
-  parts.push(ustarHeader({ name: READER.slice(1), mode: 0o644, size: script.length, mtimeSeconds: now, type: "0" }));
-  parts.push(script, padding(script.length));
   for (const f of files) {
     parts.push(ustarHeader({ name: f.path.slice(1), mode: 0o755, size: f.size, mtimeSeconds: now, type: "0" }));
     parts.push(f, padding(f.size));

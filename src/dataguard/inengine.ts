@@ -1,15 +1,14 @@
 /**
- * Copies and restores made inside the engine (docs/data-guard.md, "Copied in the engine"): where
- * the engine mounts the copies' folder as svc sees it (a local engine, svc on its host), a helper
+ * Copies and restores made inside the engine (docs/data-guard.md, "In the engine"): a helper
  * (helper.ts) runs the copier (copier.ts) over the guarded mounts and the copy's folder, at the
- * speed of tar, where a copy through the engine's archive endpoint (copy.ts, restore.ts) cannot
- * reach it. Whether the engine sees the folder is never assumed: svc writes a token into it and
- * the copier checks it first; where it differs (svc in a container, a remote engine), the helper
- * ends at once and that engine's copies go through the archive endpoint from then on.
+ * speed of tar. Whether the engine sees the copies' folder as svc does is never assumed: svc
+ * writes a token into it and the copier checks it first, and says so before the old container
+ * stops; where the engine cannot mount the folder, or mounts another (a remote engine, svc in a
+ * container without a mount there), the copy is refused with the mount to add, before anything
+ * stops.
  */
 
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { formatSize } from "../config/values.ts";
@@ -17,7 +16,7 @@ import { parseJsonBytes } from "../core/bounded.ts";
 import { SvcError, toSvcError } from "../core/errors.ts";
 import { randomHex } from "../core/files.ts";
 import type { Engine } from "../engine/port.ts";
-import { DONE, EXIT } from "./copier.ts";
+import { DONE, EXIT, type Expected, READY } from "./copier.ts";
 import type { CopyOutcome, CopyRequest } from "./copy.ts";
 import {
   createHelper,
@@ -29,8 +28,7 @@ import {
   runHelper,
 } from "./helper.ts";
 import { archiveParent, type GuardedMount } from "./mounts.ts";
-import { expectedOf } from "./restore.ts";
-import { type Copy, type CopyStore, newManifest } from "./store.ts";
+import { type CopiedMount, type Copy, type CopyStore, newManifest } from "./store.ts";
 
 const PROBE = ".engine-probe";
 /** The file svc writes when a helper started ahead is to begin (copier.ts) */
@@ -40,93 +38,142 @@ const GO_WAIT_MS = 15 * 60_000;
 const RESULT = "result.json";
 /** The longest a helper's copy or restore may take: a large volume on a slow card. */
 const HELPER_TIMEOUT_MS = 2 * 3600_000;
-
-/** Copies' folders an engine was found not to share with svc: their copies go through the archive endpoint. */
-const elsewhere = new WeakMap<Engine, Set<string>>();
-
-function sharedWith(engine: Engine, root: string): boolean {
-  return !elsewhere.get(engine)?.has(root);
-}
-
-function markElsewhere(engine: Engine, root: string): void {
-  const roots = elsewhere.get(engine) ?? new Set<string>();
-  roots.add(root);
-  elsewhere.set(engine, roots);
-}
-
-/** A copier created while the container still ran, with the copy's folder it writes; `started` once armed. */
-export type PreparedCopier = Promise<
-  { id: string; copyId: string; dir: string; token: string; started?: boolean } | { problem: string }
->;
+/** The longest a copier may take to start and find the copy's folder (the engine's start and the runtime's). */
+const READY_WAIT_MS = 120_000;
 
 /**
- * Starts a prepared copier as the old container stops: it checks what it must, then waits for svc's
- * go (copier.ts), so that its start and its runtime's are out of the downtime too.
+ * Why a copy cannot be made in the engine: it does not see the copies' folder `root` where svc
+ * does, and what gives it that folder. `inContainer`: svc runs in a container of the engine.
  */
-export async function armCopier(engine: Engine, prepared: PreparedCopier | undefined): Promise<void> {
-  const copier = await prepared;
-  if (!copier || !("id" in copier) || copier.started) return;
-  try {
-    await engine.startContainer(copier.id);
-    copier.started = true;
-  } catch {
-    // started at the copy then
-  }
+export function unseenFolder(root: string, inContainer: boolean): string {
+  return inContainer
+    ? `the engine cannot mount data_guard_dir ${root}: it is in svc's container's own files or on a tmpfs; mount a volume or a host folder at it (or at state_dir, as the image's /var/lib/svc is)`
+    : `the engine does not see data_guard_dir ${root} where svc does (a remote engine, or svc in a mount namespace of its own): run svc on the engine's host, or in a container of it with data_guard_dir on a volume or a host folder, or give the engine's host that folder at the same path`;
 }
 
-/** The copier of a copy of `request.mounts`, created before the stop: the engine's create is out of the downtime. */
-export function prepareCopier(
+/** Where a helper finds the copies' folder: how svc's engine sees it, and whether svc runs in a container of it. */
+export interface EngineView {
+  view: FolderView;
+  inContainer: boolean;
+}
+
+const onHost: EngineView = { view: onEngineHost, inContainer: false };
+
+/** A copier started before the stop, seeing the copy's folder it writes and waiting for svc's go. */
+export interface ReadyCopier {
+  id: string;
+  copyId: string;
+  dir: string;
+  token: string;
+}
+
+/**
+ * The copier of a copy of `request.mounts`, made before the stop: created and started, it checks
+ * that it sees the copy's folder and waits for svc's go (copier.ts), so that the engine's create
+ * and start, and the runtime's, are out of the downtime. Its problem, when it cannot be: no copy
+ * in the engine, the reason naming what to change; the old container has not stopped.
+ */
+export async function prepareCopier(
   engine: Engine,
   store: CopyStore,
   request: Pick<CopyRequest, "container" | "containerId" | "mounts" | "limit">,
   now: Date,
-  view: FolderView = onEngineHost,
-): PreparedCopier {
-  return (async () => {
-    if (!sharedWith(engine, store.root)) return { problem: "the engine does not see the copies' folder" };
-    const image = await helperImageOf(engine);
-    if ("problem" in image) return image;
-    const { id: copyId, dir } = store.begin(request.container, request.containerId, now);
-    const copyFolder = view(dir, "/copy");
-    if (!copyFolder) {
-      rmSync(dir, { recursive: true, force: true });
-      markElsewhere(engine, store.root);
-      return { problem: "the engine does not see the copies' folder" };
-    }
+  seen: EngineView = onHost,
+): Promise<ReadyCopier | { problem: string }> {
+  const image = await helperImageOf(engine);
+  if ("problem" in image) return image;
+  const { id: copyId, dir } = store.begin(request.container, request.containerId, now);
+  const copyFolder = seen.view(dir, "/copy");
+  const unseen = { problem: unseenFolder(store.root, seen.inContainer) };
+  if (!copyFolder) {
+    store.discard(dir);
+    return unseen;
+  }
+  let id: string | undefined;
+  let ready = false;
+  try {
+    const token = writeProbe(dir);
+    const spec = {
+      go: { file: GO, waitMs: GO_WAIT_MS },
+      out: copyFolder.path,
+      limit: request.limit.bytes,
+      owner: ownerOfSvc(),
+      probe: { file: PROBE, token },
+      mounts: request.mounts.map((mount, index) => ({
+        root: `/guard/${index}`,
+        base: archiveParent(mount.destination).base,
+      })),
+    };
     try {
-      const token = writeProbe(dir);
-      const spec = {
-        go: { file: GO, waitMs: GO_WAIT_MS },
-        out: copyFolder.path,
-        limit: request.limit.bytes,
-        owner: ownerOfSvc(),
-        probe: { file: PROBE, token },
-        mounts: request.mounts.map((mount, index) => ({
-          root: `/guard/${index}`,
-          base: archiveParent(mount.destination).base,
-        })),
-      };
-      const id = await createHelper(engine, image, {
+      id = await createHelper(engine, image, {
         kind: "copy",
         copy: `${request.container}/${copyId}`,
         cmd: [...image.copier.cmd, "copy", JSON.stringify(spec)],
         env: image.copier.env,
         mounts: [...guardMounts(request.mounts, true), copyFolder.mount],
       });
-      return { id, copyId, dir, token };
     } catch (error) {
-      rmSync(dir, { recursive: true, force: true });
-      return { problem: `the helper that copies could not be created: ${toSvcError(error).message}` };
+      // an engine without the folder at that path (a remote one) refuses to mount it
+      const message = toSvcError(error).message;
+      if (message.includes(copyFolder.mount.Source)) return unseen;
+      return { problem: `the helper that copies could not be created: ${message}` };
     }
-  })();
+    const ended = await untilReady(engine, id, join(dir, READY));
+    if (ended === null) {
+      ready = true;
+      return { id, copyId, dir, token };
+    }
+    if (ended.exitCode === EXIT.elsewhere) return unseen;
+    return { problem: `the helper that copies ended with exit code ${ended.exitCode}: ${ended.said}` };
+  } catch (error) {
+    return { problem: `the helper that copies did not start: ${toSvcError(error).message}` };
+  } finally {
+    // (waited for: nothing has stopped yet)
+    if (!ready) {
+      if (id) await removeHelper(engine, id);
+      store.discard(dir);
+    }
+  }
+}
+
+/** How often svc looks for a helper's answer while it works. */
+const DONE_POLL_MS = 5;
+/** How often svc asks the engine whether a copier that has not answered yet has ended. */
+const STATE_POLL_EVERY = 40;
+
+/**
+ * Starts a copier and waits until it says it sees the copy's folder (null), or for its end: its
+ * exit code, and what it said. Its state is read from the engine now and then: no wait on the
+ * engine is left behind once it answered.
+ */
+async function untilReady(
+  engine: Engine,
+  id: string,
+  ready: string,
+): Promise<{ exitCode: number; said: string } | null> {
+  await engine.startContainer(id);
+  const deadline = Date.now() + READY_WAIT_MS;
+  for (let polls = 1; ; polls++) {
+    if (existsSync(ready)) return null;
+    if (polls % STATE_POLL_EVERY === 0) {
+      const state = (await engine.inspectContainer(id)).State;
+      if (state && !state.Running && state.Status !== "created") {
+        const exitCode = state.ExitCode ?? -1;
+        // nothing lost: the exit code is the answer; the logs only illustrate it
+        const said = await engine.containerLogs(id, 5).catch(() => "");
+        return { exitCode, said: said.trim().slice(0, 500) };
+      }
+    }
+    if (Date.now() > deadline) throw new SvcError("engine", `it did not answer within ${READY_WAIT_MS / 1000} s`);
+    await Bun.sleep(DONE_POLL_MS);
+  }
 }
 
 /** Removes a prepared copier that will not run, and the folder it would have written. */
-export async function discardCopier(engine: Engine, prepared: PreparedCopier | undefined): Promise<void> {
-  const copier = await prepared;
-  if (!copier || !("id" in copier)) return;
+export async function discardCopier(engine: Engine, store: CopyStore, copier: ReadyCopier | undefined): Promise<void> {
+  if (!copier) return;
   await removeHelper(engine, copier.id);
-  rmSync(copier.dir, { recursive: true, force: true });
+  store.discard(copier.dir);
 }
 
 const resultSchema = z.object({
@@ -144,26 +191,22 @@ const resultSchema = z.object({
 });
 
 /**
- * Runs the prepared copier (the container stopped): the copy, or "elsewhere" when the engine does
- * not see the copies' folder as svc does (nothing written; the caller copies through the archive).
+ * Tells the prepared copier to go (the container stopped) and waits for its copy; "again" when it
+ * waited past GO_WAIT_MS for the go (nothing written: the caller makes a copier again).
  */
 export async function copyInEngine(
   engine: Engine,
   store: CopyStore,
-  copier: { id: string; copyId: string; dir: string; token: string; started?: boolean },
+  copier: ReadyCopier,
   request: CopyRequest,
   now: () => Date,
-): Promise<CopyOutcome | "elsewhere"> {
+): Promise<CopyOutcome | "again"> {
   const started = performance.now();
   let done = false;
   try {
     writeFileSync(join(copier.dir, GO), copier.token);
-    const { exitCode, said } = await untilDone(engine, copier.id, copier.started, join(copier.dir, RESULT));
-    // (a copier that waited past GO_WAIT_MS for its go: the copy goes through the archive)
-    if (exitCode === EXIT.elsewhere || exitCode === EXIT.notAsked) {
-      if (exitCode === EXIT.elsewhere) markElsewhere(engine, store.root);
-      return "elsewhere";
-    }
+    const { exitCode, said } = await untilDone(engine, copier.id, true, join(copier.dir, RESULT));
+    if (exitCode === EXIT.notAsked) return "again";
     if (exitCode === EXIT.over)
       return {
         kind: "over",
@@ -177,19 +220,18 @@ export async function copyInEngine(
       return written ? [{ ...mount, ...written }] : [];
     });
     const manifest = newManifest(request, {
-      through: "helper",
       createdAt: now(),
       durationMs: performance.now() - started,
       mounts,
     });
-    for (const file of [RESULT, PROBE, GO]) rmSync(join(copier.dir, file), { force: true });
+    for (const file of [RESULT, PROBE, GO, READY]) rmSync(join(copier.dir, file), { force: true });
     store.complete(copier.dir, manifest);
     done = true;
     return { kind: "copied", copy: { id: copier.copyId, dir: copier.dir, manifest } };
   } finally {
     // not waited for: the copy is downtime, and a helper left is removed before the next is made
     void removeHelper(engine, copier.id);
-    if (!done) await rm(copier.dir, { recursive: true, force: true });
+    if (!done) store.discard(copier.dir);
   }
 }
 
@@ -213,21 +255,21 @@ function readResult(dir: string): z.infer<typeof resultSchema> {
  * A restorer made for a copy: ahead, while its update's new container is watched (created and
  * started, waiting for svc's go: out of the downtime), or at the restore.
  */
-export type PreparedRestorer = Promise<{ id: string; token: string; started: boolean } | "elsewhere">;
+export type PreparedRestorer = Promise<{ id: string; token: string; started: boolean } | { problem: string }>;
 
-/** Creates the helper that would restore `copy` (started when `ahead`); "elsewhere" where the engine does not see the copies' folder. */
+/** Creates the helper that would restore `copy` (started when `ahead`), or why it cannot be. */
 export function prepareRestorer(
   engine: Engine,
   store: CopyStore,
   copy: Copy,
   ahead: boolean,
-  view: FolderView = onEngineHost,
+  seen: EngineView = onHost,
 ): PreparedRestorer {
   return (async () => {
-    if (!sharedWith(engine, store.root)) return "elsewhere";
     const image = await helperImageOf(engine);
-    const copyFolder = view(copy.dir, "/copy");
-    if ("problem" in image || !copyFolder) return "elsewhere";
+    if ("problem" in image) return image;
+    const copyFolder = seen.view(copy.dir, "/copy");
+    if (!copyFolder) return { problem: unseenFolder(store.root, seen.inContainer) };
     rmSync(join(copy.dir, GO), { force: true });
     const token = writeProbe(copy.dir);
     const spec = {
@@ -255,10 +297,11 @@ export function prepareRestorer(
           copyFolder.mount,
         ],
       });
-    } catch {
-      // an engine without the copy's folder (a bind source it does not have) restores through its archive
+    } catch (error) {
       rmSync(join(copy.dir, PROBE), { force: true });
-      return "elsewhere";
+      const message = toSvcError(error).message;
+      if (message.includes(copyFolder.mount.Source)) return { problem: unseenFolder(store.root, seen.inContainer) };
+      return { problem: `the helper that restores could not be created: ${message}` };
     }
     const started =
       ahead &&
@@ -277,46 +320,42 @@ export async function discardRestorer(
   prepared: PreparedRestorer | undefined,
 ): Promise<void> {
   const restorer = await prepared;
-  if (!restorer || restorer === "elsewhere") return;
+  if (!restorer || "problem" in restorer) return;
   await removeHelper(engine, restorer.id);
   rmSync(join(copy.dir, PROBE), { force: true });
 }
 
 /**
  * Restores `copy` into its mounts through a helper (the one prepared, else one made now): every
- * archive checked first, then each mount emptied and extracted. "elsewhere" when the engine does
- * not see the copies' folder as svc does (nothing touched: the caller restores through the
- * archive endpoint).
+ * archive checked first, then each mount emptied and extracted. Throws when it cannot (the engine
+ * does not see the copies' folder: nothing touched) or the copy does not match its checksums.
  */
 export async function restoreInEngine(
   engine: Engine,
   store: CopyStore,
   copy: Copy,
   prepared?: PreparedRestorer,
-  view: FolderView = onEngineHost,
-): Promise<"restored" | "elsewhere"> {
-  let restorer = await (prepared ?? prepareRestorer(engine, store, copy, false, view));
-  if (restorer === "elsewhere") return "elsewhere";
+  seen: EngineView = onHost,
+): Promise<void> {
+  let restorer = await (prepared ?? prepareRestorer(engine, store, copy, false, seen));
   try {
+    if ("problem" in restorer) throw new SvcError("engine", `the copy cannot be restored: ${restorer.problem}`);
     // nothing lost: a restorer that did not answer is made again just below, and its second run's error is thrown
     let ran = await goAndWait(engine, copy, restorer).catch(() => null);
     // a restorer made ahead that is gone or waited too long (a watch longer than it waits): made again
     if (ran === null || ran.exitCode === EXIT.notAsked) {
       void removeHelper(engine, restorer.id);
-      restorer = await prepareRestorer(engine, store, copy, false, view);
-      if (restorer === "elsewhere") return "elsewhere";
+      restorer = await prepareRestorer(engine, store, copy, false, seen);
+      if ("problem" in restorer) throw new SvcError("engine", `the copy cannot be restored: ${restorer.problem}`);
       ran = await goAndWait(engine, copy, restorer);
     }
-    if (ran.exitCode === EXIT.elsewhere) {
-      markElsewhere(engine, store.root);
-      return "elsewhere";
-    }
+    if (ran.exitCode === EXIT.elsewhere)
+      throw new SvcError("engine", `the copy cannot be restored: ${unseenFolder(store.root, seen.inContainer)}`);
     if (ran.exitCode === EXIT.damaged) throw new SvcError("internal", ran.said);
     if (ran.exitCode !== 0)
       throw new SvcError("engine", `the helper's restore ended with exit code ${ran.exitCode}: ${ran.said}`);
-    return "restored";
   } finally {
-    if (restorer !== "elsewhere") void removeHelper(engine, restorer.id);
+    if (!("problem" in restorer)) void removeHelper(engine, restorer.id);
     for (const file of [PROBE, GO, DONE]) rmSync(join(copy.dir, file), { force: true });
   }
 }
@@ -331,9 +370,6 @@ function goAndWait(
   writeFileSync(join(copy.dir, GO), restorer.token);
   return untilDone(engine, restorer.id, restorer.started, join(copy.dir, DONE));
 }
-
-/** How often svc looks for a helper's answer while it works. */
-const DONE_POLL_MS = 5;
 
 /**
  * A helper's end: its answer in the copy's folder (`done`), read as soon as it is there (the engine
@@ -366,6 +402,13 @@ async function untilDone(
 
 function guardMounts(mounts: Pick<GuardedMount, "type" | "name" | "source">[], readOnly: boolean) {
   return mounts.map((mount, index) => guardMount(mount as GuardedMount, `/guard/${index}`, readOnly));
+}
+
+/** What a mount's archive must be: its size and its checksum, of whichever kind the copy has. */
+function expectedOf(mount: CopiedMount): Expected {
+  return mount.xxh64 !== undefined
+    ? { bytes: mount.bytes, xxh64: mount.xxh64 }
+    : { bytes: mount.bytes, sha256: mount.sha256 ?? "" };
 }
 
 /** A token in the copy's folder that only a helper mounting that very folder reads. */

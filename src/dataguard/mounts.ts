@@ -82,7 +82,7 @@ function normalize(path: string): string {
   return trimmed === "" ? "/" : trimmed;
 }
 
-/** The tar of GET /containers/{id}/archive?path=DEST has its entries under DEST's last part; it is put back into DEST's parent. */
+/** An archive of DEST names its entries under DEST's last part, as the engine's archive of it does (copier.ts writes and reads them so). */
 export function archiveParent(destination: string): { parent: string; base: string } {
   const at = destination.lastIndexOf("/");
   return { parent: at <= 0 ? "/" : destination.slice(0, at), base: destination.slice(at + 1) };

@@ -1,7 +1,7 @@
 /**
  * The copies on disk (docs/data-guard.md), one folder per copy under data_guard_dir:
  *
- *   <dir>/<container>/<copy id>/mount-<n>.tar   each guarded mount, as the engine's archive gave it
+ *   <dir>/<container>/<copy id>/mount-<n>.tar   each guarded mount, as the helper wrote it (copier.ts)
  *   <dir>/<container>/<copy id>/manifest.json   written last, with each archive's size and checksum
  *   <dir>/<container>/<copy id>/restoring.json  present while a restore runs
  *   <dir>/<container>/<copy id>/.svc-copy       svc's mark: the folder is one svc made
@@ -17,8 +17,18 @@
  * copy to svc, so a restore (as root, into a bind mount) puts back only what svc itself copied
  * from that mount (docs/security.md).
  */
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, type Stats, statfsSync } from "node:fs";
-import { join } from "node:path";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  type Stats,
+  statfsSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { z } from "zod";
 import { SvcError } from "../core/errors.ts";
 import { writeFileAtomically } from "../core/files.ts";
@@ -74,28 +84,23 @@ const manifestSchema = z.object({
       (mounts) => mounts.every((m) => (m.xxh64 === undefined) !== (m.sha256 === undefined)),
       "one checksum a mount",
     ),
-  /** how it was made: in the engine by the helper (copier.ts), or through the engine's archive endpoint (copy.ts) */
+  /**
+   * how it was made: in the engine by the helper (copier.ts); "archive": by an earlier svc through
+   * the engine's archive endpoint, whose archives the helper restores as its own
+   */
   through: z.enum(["helper", "archive"]).optional(),
-  /** why the archives carry no extended attributes but `security.capability` (xattrs.ts); absent when they carry them all */
-  xattrs_lost: z.string().max(1024).optional(),
 });
 
 export type Manifest = z.infer<typeof manifestSchema>;
 
-/** A new copy's manifest, as either way of copying writes it (inengine.ts, copy.ts). */
+/** A new copy's manifest, once the helper wrote its archives (inengine.ts). */
 export function newManifest(
   of: { container: string; containerId: string; image: string; imageId: string | null; version: string | null },
-  made: {
-    through: "helper" | "archive";
-    createdAt: Date;
-    durationMs: number;
-    mounts: CopiedMount[];
-    xattrsLost?: string;
-  },
+  made: { createdAt: Date; durationMs: number; mounts: CopiedMount[] },
 ): Manifest {
   return {
     format: 2,
-    through: made.through,
+    through: "helper",
     container: of.container,
     container_id: of.containerId,
     image: of.image,
@@ -106,7 +111,6 @@ export function newManifest(
     bytes: made.mounts.reduce((sum, mount) => sum + mount.bytes, 0),
     superseded_at: null,
     mounts: made.mounts,
-    ...(made.xattrsLost ? { xattrs_lost: made.xattrsLost.slice(0, 1024) } : {}),
   };
 }
 export type CopiedMount = z.infer<typeof mountSchema>;
@@ -158,6 +162,16 @@ export class CopyStore {
     mkdirSync(dir, { mode: 0o700 });
     writeFileAtomically(join(dir, MARK), "svc data guard copy\n");
     return { id, dir };
+  }
+
+  /** Removes a copy folder begun and given up, and its container's folder when nothing else is in it. */
+  discard(dir: string): void {
+    rmSync(dir, { recursive: true, force: true });
+    try {
+      rmdirSync(dirname(dir));
+    } catch {
+      // other copies are there
+    }
   }
 
   /** Writes the manifest, sealed: from now on the folder is a copy. */

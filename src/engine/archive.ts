@@ -1,7 +1,8 @@
 /**
  * GET /containers/{id}/archive over the engine's unix socket without fetch (docs/data-guard.md,
- * "Cost"). fetch hands a response body over in ~60 KiB chunks, one promise each, and read that way
- * an archive came at half the speed the socket gives: the data guard's copy is downtime. Here the
+ * "How much, and where"). fetch hands a response body over in ~60 KiB chunks, one promise each, and
+ * read that way an archive came at half the speed the socket gives: the data guard's measure reads
+ * up to data_guard_max_size before each guarded update. Here the
  * request is HTTP/1.0, so the engine answers without chunked framing and closes the connection at
  * the end: the body is every byte after the head. The socket's bytes are gathered into chunks of
  * GATHER_BYTES (few promises), and the socket pauses while the reader has not taken them.

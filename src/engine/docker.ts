@@ -87,7 +87,7 @@ import {
 export const RESPONSE_TIMEOUT_MS = 120_000;
 /** How long the version negotiation (one small GET, also the reachability probe) may take. */
 export const NEGOTIATION_TIMEOUT_MS = 10_000;
-/** The slowest extraction of an archive svc waits for (PUT /containers/{id}/archive), per second. */
+/** The slowest upload of an archive svc waits for (an image import), per second. */
 const ARCHIVE_FLOOR_BYTES_PER_SECOND = 1024 * 1024;
 /** The longest the engine may send nothing while it streams an archive (GET .../archive over the socket). */
 const ARCHIVE_IDLE_MS = 120_000;
@@ -253,7 +253,7 @@ export class DockerEngine implements Engine {
     });
     return {
       docker: this.client(`v${apiVersion}`),
-      info: { apiVersion, product: identity.product, dockerArchives: podman === null },
+      info: { apiVersion, product: identity.product },
       podman,
       platform: identity.platform ? Promise.resolve(identity.platform) : undefined,
     };
@@ -936,7 +936,7 @@ export class DockerEngine implements Engine {
   async readArchive(id: string, path: string): Promise<ReadableStream<Uint8Array>> {
     const { endpoint } = this.connection;
     if (endpoint.kind === "unix") {
-      // the copy is downtime: read without fetch's small chunks (archive.ts, docs/data-guard.md)
+      // read without fetch's small chunks: a data guard's measure reads up to data_guard_max_size (archive.ts)
       const { info } = await this.negotiated();
       const request = `/v${info.apiVersion}/containers/${encodeURIComponent(id)}/archive?path=${encodeURIComponent(path)}`;
       const stream = await this.attempt(
@@ -953,19 +953,6 @@ export class DockerEngine implements Engine {
         docker.getContainer(id).getArchive({ path, abortSignal }) as unknown as Promise<ReadableStream<Uint8Array>>,
     );
     return stream!;
-  }
-
-  async writeArchive(id: string, path: string, body: Blob, bytes: number): Promise<void> {
-    // the engine answers once the whole tar is extracted: allowed a floor of 1 MiB/s on top of the answer's deadline
-    const timeoutMs = this.timeouts.responseMs + Math.ceil(bytes / ARCHIVE_FLOOR_BYTES_PER_SECOND) * 1000;
-    const answer = await this.call(
-      `write into ${path} of container ${id}`,
-      (docker, abortSignal) =>
-        docker.getContainer(id).putArchive(body as never, { path, abortSignal }) as Promise<unknown>,
-      { timeoutMs },
-    );
-    // read to its end (an empty body): the connection is then free again
-    if (answer instanceof ReadableStream) await new Response(answer).arrayBuffer();
   }
 
   async containerLogs(id: string, lines: number): Promise<string> {

@@ -63,13 +63,6 @@ export interface EngineInfo {
   apiVersion: string;
   /** the engine and its version ("Docker 28.5.2", "Podman 4.3.1") */
   product?: string;
-  /**
-   * false where the archive endpoints (GET/PUT /containers/{id}/archive) of a stopped container
-   * do not answer as Docker's: Podman's name a mount's entries from the root ("/version", not
-   * "data/version") and replace the mount point itself in the container's own files. The data
-   * guard copies there through its helper only (docs/data-guard.md).
-   */
-  dockerArchives?: boolean;
 }
 
 export interface CreateOptions {
@@ -194,12 +187,6 @@ export interface Engine {
    * mounts included), streamed as the engine sends it. The caller reads it to its end or cancels it.
    */
   readArchive(id: string, path: string): Promise<ReadableStream<Uint8Array>>;
-  /**
-   * PUT /containers/{id}/archive: the engine extracts the tar `body` into the directory `path` of
-   * the container (running or stopped, into its mounts too). `bytes` (the body's size) bounds how
-   * long the upload may take.
-   */
-  writeArchive(id: string, path: string, body: Blob, bytes: number): Promise<void>;
   /** the last `lines` lines of stdout+stderr, as text */
   containerLogs(id: string, lines: number): Promise<string>;
   /** Swarm services (swarm.ts); absent on an engine without Swarm mode */

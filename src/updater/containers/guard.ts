@@ -81,8 +81,6 @@ export async function copyGuarded(ctx: ProtocolContext, r: Replacement): Promise
     size: formatSize(outcome.copy.manifest.bytes),
     duration_ms: outcome.copy.manifest.duration_ms,
   });
-  const lost = outcome.copy.manifest.xattrs_lost;
-  if (lost) ctx.log.warn("data copied without its extended attributes", { container: r.name, reason: lost });
   return undefined;
 }
 
@@ -103,7 +101,7 @@ export async function restoreGuarded(ctx: ProtocolContext, r: Replacement): Prom
   const guard = ctx.guard!;
   try {
     const restored = await act(ctx, "data_restore", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
-      guard.restore(copy, r.old.Id),
+      guard.restore(copy),
     );
     r.dataGuard = {
       ...(r.dataGuard ?? { bytes: copy.manifest.bytes, duration_ms: 0 }),
@@ -139,7 +137,7 @@ export async function restoreKept(ctx: ProtocolContext, r: Replacement): Promise
   guard.beginRestore(r.copy, r.old.Id);
   r.dataTouched = true;
   const restored = await act(ctx, "data_restore", { container: r.name, container_id: r.old.Id, image: r.image }, () =>
-    guard.restore(kept, r.old.Id),
+    guard.restore(kept),
   );
   guard.endRestore(r.copy);
   r.dataGuard = {

@@ -135,13 +135,10 @@ export async function park(ctx: ProtocolContext, r: Replacement): Promise<void> 
 }
 
 async function stopOld(ctx: ProtocolContext, r: Replacement): Promise<void> {
-  // the data guard's copier starts beside the stop and waits for its go (docs/data-guard.md)
-  const arming = r.guardPlan && ctx.guard?.arm(r.guardPlan);
   await act(ctx, "stop", { container: r.name, container_id: r.old.Id, image: oldImageOf(r) }, () =>
     ctx.engine.stopContainer(r.old.Id, { timeoutMs: r.stopTimeoutMs, signal: r.stopSignal }),
   );
   r.stopped = true;
-  await arming;
 }
 
 /** Creates the replacement under the container's name (audited) and records its id on `r`. */

@@ -11,7 +11,7 @@
  * Every action goes to the audit log, plus one `recover` entry per leftover saying what was done.
  *
  * With the data guard (docs/data-guard.md), undoing an update whose new container may have run, or
- * whose restore was interrupted, puts the copy back before the old container starts (restore.ts
+ * whose restore was interrupted, puts the copy back before the old container starts (the helper
  * begins from the checksums again); an update finished here keeps its copy for data_guard_keep.
  */
 
@@ -217,7 +217,7 @@ async function undo(
   }
   // into the stopped old container; a restore that fails throws: it stays parked and stopped, for the next cycle or start
   if (copy) {
-    await act(ctx, "data_restore", { ...target, container_id: old.id }, () => ctx.guard!.restore(copy, old.id));
+    await act(ctx, "data_restore", { ...target, container_id: old.id }, () => ctx.guard!.restore(copy));
     ctx.guard!.endRestore(copy);
   }
   if (parsed.wasRunning)

@@ -1,6 +1,6 @@
 /**
  * The data guard with svc in its own container, as most users run it (docs/data-guard.md,
- * "Through the engine alone"): `docker run -v /var/run/docker.sock:... -v svc-state:/state
+ * "In the engine"): `docker run -v /var/run/docker.sock:... -v svc-state:/state
  * -e SVC_STATE_DIR=/state svc`. The copies' folder is inside svc's container, not at that path on the engine's host: svc
  * finds it in its own container's mounts and the helper mounts that volume in turn, so the copy is
  * made in the engine (its manifest says `through: "helper"`), and the rollback of an update that

@@ -163,8 +163,7 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
     expect(readFileSync(join(bind, "f"), "utf8")).toBe("bind\n");
   }, 240_000);
 
-  // Podman's archive endpoint does not answer as Docker's (docs/data-guard.md): the copy and the
-  // restore go through the helper alone, whose image Podman files under localhost/
+  // the helper's image Podman files under localhost/ (docs/data-guard.md, "On Podman")
   test.skipIf(how === "rootless")(
     "the data guard: a volume copied by its helper with the update, put back byte for byte when the new version fails",
     async () => {

@@ -6,8 +6,8 @@
  * argv: <container name> <fault>
  *   fault: after-rename | after-stop | after-create | after-start | during-watch | fail-create
  *          | none (the cycle as it is)
- *          | during-copy (the data guard's copy, its first chunk written) | during-restore (the mount
- *          emptied, its copy not yet put back); SVC_TEST_DATA_GUARD_DIR turns the data guard on
+ *          | during-copy (the data guard's helper told to copy) | during-restore (its helper told to
+ *          put the copy back); SVC_TEST_DATA_GUARD_DIR turns the data guard on
  */
 import { defaultConfig } from "../../../src/config/index.ts";
 import { SvcError } from "../../../src/core/errors.ts";
@@ -38,35 +38,13 @@ const die = (): never => {
 };
 
 let started = false;
-let stopped = false;
 const engine: Engine = Object.create(real);
-engine.readArchive = async (id, path) => {
-  const stream = await real.readArchive(id, path);
-  if (fault !== "during-copy" || !stopped) return stream;
-  // the copy after the stop: killed when its third chunk arrives, the first ones written
-  let chunks = 0;
-  return stream.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        if (++chunks === 3) die();
-        controller.enqueue(chunk);
-      },
-    }),
-  );
-};
-let writes = 0;
-engine.writeArchive = async (id, path, body, bytes) => {
-  // the restore: the first write empties the mount; killed before the copy goes back
-  if (fault === "during-restore" && ++writes === 2) die();
-  await real.writeArchive(id, path, body, bytes);
-};
 engine.renameContainer = async (id, newName) => {
   await real.renameContainer(id, newName);
   if (fault === "after-rename" && newName.includes(".svc-old-")) die();
 };
 engine.stopContainer = async (id, options) => {
   await real.stopContainer(id, options);
-  stopped = true;
   if (fault === "after-stop") die();
 };
 engine.createReplacement = async (old, oldImage, options) => {

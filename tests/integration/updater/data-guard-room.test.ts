@@ -1,14 +1,19 @@
 /**
- * The data guard's copy and restore on the sandbox's engine, through the Engine API alone: what
- * v1 wrote comes back exactly (owners, modes, times, symlinks, hard links, fifos, contents) after
- * another container rewrote it, for a named and an anonymous volume, user extended attributes
- * included (the engine's archive leaves them out: a helper reads them, docs/data-guard.md).
+ * The data guard's copy and restore on the sandbox's engine, made in it by svc's helper
+ * (docs/data-guard.md): what v1 wrote comes back exactly (owners, modes, times, symlinks, hard
+ * links, fifos, extended attributes, contents) after another container rewrote it, for a named and
+ * an anonymous volume.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CopyStore, copyMounts, guardedMounts, restoreCopy } from "../../../src/dataguard/index.ts";
+import {
+  CopyStore,
+  copyInEngine,
+  guardedMounts,
+  prepareCopier,
+  restoreInEngine,
+} from "../../../src/dataguard/index.ts";
 import { createDockerEngine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { docker, sandbox } from "../../harness.ts";
@@ -16,17 +21,7 @@ import { decorate, MIGRATE_V2, manifestOf, runOn, WRITE_V1, waitForVersion } fro
 import { Fixture, inspect } from "./support.ts";
 
 const fx = new Fixture();
-const dirs: string[] = [];
-afterAll(() => {
-  fx.cleanup();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-}, 120_000);
-
-function storeDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "svc-dg-"));
-  dirs.push(dir);
-  return dir;
-}
+afterAll(() => fx.cleanup(), 120_000);
 
 async function roundTrip(what: string, mountArgs: string[]) {
   const engine = await createDockerEngine({ host: sandbox().dockerHost } as never, silentLogger);
@@ -36,11 +31,11 @@ async function roundTrip(what: string, mountArgs: string[]) {
   const before = decorate(app);
   docker(["stop", "-t", "0", app]);
 
-  const store = new CopyStore(storeDir());
+  const store = new CopyStore(join(fx.tempDir(`${what}-copies`), "copies"));
   const guarded = guardedMounts(inspect(app), "volumes");
   if (!("mounts" in guarded)) throw new Error(guarded.problem);
   expect(guarded.mounts.map((m) => m.destination)).toEqual(["/data"]);
-  const outcome = await copyMounts(engine, store, {
+  const request = {
     container: app,
     containerId: inspect(app).Id,
     image: image.ref,
@@ -48,8 +43,11 @@ async function roundTrip(what: string, mountArgs: string[]) {
     version: "1",
     mounts: guarded.mounts,
     limit: { bytes: 1024 ** 3, why: "test" },
-  });
-  if (outcome.kind !== "copied") throw new Error(outcome.reason);
+  };
+  const copier = await prepareCopier(engine, store, request, new Date());
+  if ("problem" in copier) throw new Error(copier.problem);
+  const outcome = await copyInEngine(engine, store, copier, request, () => new Date());
+  if (outcome === "again" || outcome.kind !== "copied") throw new Error(JSON.stringify(outcome));
   expect(outcome.copy.manifest.bytes).toBeGreaterThan(2 * 1024 * 1024);
   expect(store.list(app).map((c) => c.id)).toEqual([outcome.copy.id]);
 
@@ -58,8 +56,7 @@ async function roundTrip(what: string, mountArgs: string[]) {
   expect(migrated).not.toEqual(before);
   expect(Object.keys(migrated)).toContain("new/deep/file");
 
-  const restored = await restoreCopy(engine, outcome.copy, inspect(app).Id);
-  expect(restored.bytes).toBe(outcome.copy.manifest.bytes);
+  await restoreInEngine(engine, store, outcome.copy);
   expect(manifestOf(app)).toEqual(before);
   expect(readdirSync(outcome.copy.dir).sort()).toEqual([".svc-copy", "manifest.json", "mount-0.tar"]);
 
@@ -69,18 +66,18 @@ async function roundTrip(what: string, mountArgs: string[]) {
   return { engine, store, copy: outcome.copy, app };
 }
 
-describe("data guard: copy and restore through the engine", () => {
+describe("data guard: copy and restore in the engine", () => {
   test("a named volume comes back exactly as v1 left it", async () => {
     const volume = fx.volume("named");
     await roundTrip("named", ["-v", `${volume}:/data`]);
   }, 180_000);
 
   test("an anonymous volume too; a damaged copy is refused before anything is touched", async () => {
-    const { engine, copy, app } = await roundTrip("anon", ["-v", "/data"]);
+    const { engine, store, copy, app } = await roundTrip("anon", ["-v", "/data"]);
     docker(["stop", "-t", "0", app]);
     const before = manifestOf(app);
     writeFileSync(join(copy.dir, copy.manifest.mounts[0]!.file), "not the archive");
-    await expect(restoreCopy(engine, copy, inspect(app).Id)).rejects.toThrow("does not match its checksum");
+    await expect(restoreInEngine(engine, store, copy)).rejects.toThrow("does not match its checksum");
     expect(manifestOf(app)).toEqual(before);
   }, 180_000);
 });

@@ -3,7 +3,8 @@
  * irreversibly and then fails its healthcheck; after the automatic rollback v1 reads its own data
  * and the volume's manifest (paths, owners, modes, times, link targets, hard links, extended
  * attributes, contents' hashes) equals the one taken before the update. Named and anonymous volumes, bind mounts with
- * `all`, the size cap (hold and skip), and a destination too small for the copy.
+ * `all`, the size cap (hold and skip), a destination too small for the copy, and an engine that
+ * does not see the copies' folder.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
@@ -195,16 +196,17 @@ test("the report of an update that passes: the copy's size and the downtime it a
 
 // svc in a container, or beside a remote engine: the copies' folder svc sees is not the engine's.
 // Here svc runs in a mount namespace of its own with a tmpfs over data_guard_dir (util-linux's
-// unshare), so the engine cannot mount the folder svc writes: the copy goes through the engine's
-// archive endpoint, and the rollback still brings the data back byte for byte.
+// unshare), so the engine mounts another folder at that path: the copier says so before the stop,
+// and the update is held untouched, the reason saying what gives the engine the folder.
 const unshareWorks = Bun.spawnSync(["unshare", "--mount", "true"]).exitCode === 0;
 test.skipIf(!unshareWorks)(
-  "where the engine does not see the copies' folder: through its archive endpoint, byte for byte",
+  "where the engine does not see the copies' folder: held before anything stops, the reason naming the mount",
   async () => {
     const volume = fx.volume("apart-vol");
     const s = await setUp("apart", ["-v", `${volume}:/data`]);
+    const startedAt = inspect(s.app).State.StartedAt;
     mkdirSync(s.dir, { recursive: true });
-    const script = `mount -t tmpfs -o mode=0700 tmpfs "$1" && bun "$2" "$3" none && echo && echo --- && cat "$1"/*/*/manifest.json`;
+    const script = `mount -t tmpfs -o mode=0700 tmpfs "$1" && bun "$2" "$3" none && echo && echo --- && ls -A "$1"`;
     const child = Bun.spawn(
       [
         "unshare",
@@ -227,16 +229,20 @@ test.skipIf(!unshareWorks)(
       child.exited,
     ]);
     if (code !== 0) throw new Error(`the update in its own namespace failed: ${err}`);
-    const [report, manifest] = out.split("\n---\n");
+    const [report, left] = out.split("\n---\n");
     const entry = entryOf(JSON.parse(report!), s.app);
-    expect(`${entry.state}: ${entry.reason ?? ""}`).toStartWith("rolled_back");
-    expect(entry.data_guard).toMatchObject({ restored: true });
-    expect(JSON.parse(manifest!).through).toBe("archive");
+    expect(entry.state).toBe("held");
+    expect(entry.reason).toContain(`the engine does not see data_guard_dir ${s.dir} where svc does`);
+    expect(entry.reason).toContain("run svc on the engine's host");
+    // never stopped: the same container, started once, on v1 and its data
+    expect(inspect(s.app).Id).toBe(s.id);
+    expect(inspect(s.app).State.StartedAt).toBe(startedAt);
     expect(inspect(s.app).Image).toBe(s.v1.id);
     expect(readsOwnData(s.app)).toBe("v1");
-    expect(manifestOf(s.app)).toEqual(s.before);
-    // nothing of the namespace's copy on the engine's host
+    // nothing left of the copy on either side, nor of its helper
+    expect(left!.trim()).toBe("");
     expect(readdirSync(s.dir)).toEqual([]);
+    expect(docker(["ps", "-aq", "--filter", "label=svc.data-guard-helper"]).stdout.trim()).toBe("");
   },
   180_000,
 );

@@ -18,9 +18,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
-import { BlockChecksum } from "../../../src/dataguard/checksum.ts";
 import { CopyStore, DataGuard, dataGuardOptions, type Manifest } from "../../../src/dataguard/index.ts";
-import { restoreCopy } from "../../../src/dataguard/restore.ts";
 import { SECRET_FILE } from "../../../src/state/index.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-dg-trust-"));
@@ -166,56 +164,5 @@ describe("a copy is one svc sealed", () => {
     const through = new CopyStore(fresh("copies-link"), linked);
     const other = through.begin("db", "0123456789ab0000", new Date());
     expect(() => through.complete(other.dir, manifestOf("db"))).toThrow(/link/);
-  });
-});
-
-describe("a bind mount's copy goes back only where it was taken from", () => {
-  /** An engine that shows the container's mounts and records what is written into it. */
-  function engineBinding(source: string) {
-    const written: string[] = [];
-    const engine = {
-      inspectContainer: async () => ({
-        Mounts: [{ Type: "bind", Source: source, Destination: "/data", RW: true }],
-      }),
-      writeArchive: async (_id: string, path: string) => {
-        written.push(path);
-      },
-    };
-    return { engine: engine as never, written };
-  }
-
-  function sealedBindCopy(dir: string) {
-    const store = new CopyStore(dir);
-    const begun = store.begin("db", "0123456789ab0000", new Date("2026-03-01T04:00:00Z"));
-    const archive = new TextEncoder().encode("an archive");
-    writeFileSync(join(begun.dir, "mount-0.tar"), archive);
-    const sum = new BlockChecksum();
-    sum.update(archive);
-    const mount = {
-      destination: "/data",
-      type: "bind" as const,
-      source: "/srv/db",
-      file: "mount-0.tar",
-      bytes: archive.length,
-      xxh64: sum.digest(),
-    };
-    store.complete(begun.dir, manifestOf("db", { mounts: [mount], bytes: archive.length }));
-    return store.read("db", begun.id)!;
-  }
-
-  test("the container binds another folder there now: refused before anything is written", async () => {
-    const copy = sealedBindCopy(fresh("bind-other"));
-    const { engine, written } = engineBinding("/etc");
-    await expect(restoreCopy(engine, copy, "0123456789ab")).rejects.toThrow(
-      "was taken from /srv/db, and the container binds /etc there now",
-    );
-    expect(written).toEqual([]);
-  });
-
-  test("the same folder: restored", async () => {
-    const copy = sealedBindCopy(fresh("bind-same"));
-    const { engine, written } = engineBinding("/srv/db");
-    await restoreCopy(engine, copy, "0123456789ab").catch(() => undefined);
-    expect(written.length).toBeGreaterThan(0);
   });
 });

@@ -356,10 +356,6 @@ export class FakeEngine implements Engine {
     throw new Error(`the fake engine has no archive of ${path}`);
   }
 
-  async writeArchive(_id: string, path: string): Promise<void> {
-    throw new Error(`the fake engine cannot write into ${path}`);
-  }
-
   async containerLogs(_id: string, _lines: number): Promise<string> {
     return "boom: config invalid\n";
   }
