@@ -15,6 +15,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { inspect, sandbox, waitUntil } from "../../harness.ts";
@@ -117,8 +118,10 @@ async function ownPodmanService(): Promise<{ host: string; home: string }> {
   const own = join(dir, "podman", "policy-test");
   rmSync(own, { recursive: true, force: true });
   for (const sub of ["home", "root", "tmp"]) mkdirSync(join(own, sub), { recursive: true });
-  // a short runroot (Podman refuses one past 50 characters); /tmp is shared with the namespace
-  const runroot = `/tmp/svc-pp-${process.pid}`;
+  // a short runroot (Podman refuses one past 50 characters) in the run's own temporary folder when
+  // that is short enough, so that a run stopped half-way leaves nothing in /tmp; the namespace
+  // shares /tmp and the mounts made under it before the sandbox came up
+  const runroot = shortRunroot(`svc-pp-${process.pid}`);
   const service: Subprocess = track(
     Bun.spawn(
       [
@@ -187,3 +190,8 @@ describe.skipIf(engine !== "podman5")(`Podman ${version}'s signature policy at p
     });
   }, 420_000);
 });
+
+function shortRunroot(name: string): string {
+  const inRun = join(tmpdir(), name);
+  return inRun.length <= 50 && inRun.startsWith("/tmp/") ? inRun : `/tmp/${name}`;
+}
