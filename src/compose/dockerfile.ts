@@ -255,8 +255,12 @@ export function buildKitOnly(text: string): string | null {
       const flag = flags.find((f) => known.includes(f.getName().toLowerCase()));
       if (flag) return `line ${line}: ${keyword} --${flag.getName()}`;
     }
-    if ((instruction instanceof Run || instruction instanceof Copy) && instruction.getHeredocs().length > 0)
-      return `line ${line}: ${keyword} with a heredoc (<<${instruction.getHeredocs()[0]!.getName()})`;
+    // a heredoc has a name (`<<EOF`); dockerfile-ast also reports a bare `<<` inside quotes
+    const heredoc =
+      instruction instanceof Run || instruction instanceof Copy
+        ? instruction.getHeredocs().find((h) => h.getName() !== "")
+        : undefined;
+    if (heredoc) return `line ${line}: ${keyword} with a heredoc (<<${heredoc.getName()})`;
   }
   return null;
 }
