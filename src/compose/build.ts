@@ -37,6 +37,16 @@ export interface BuildSpec {
   argSites: Map<string, ArgSite | { reason: string }>;
   /** additional_contexts: name -> what it is (a path, `docker-image://ref`, `service:name`...) */
   additionalContexts: Map<string, string>;
+  /** build.network, interpolated (the network RUN steps have); null: the engine's default */
+  network: string | null;
+  /** build.target, interpolated; null: the last stage */
+  target: string | null;
+  /** build.labels, interpolated: compose puts them on the image it builds */
+  labels: Map<string, string>;
+  /** the platform compose builds for (the service's `platform`, else one `build.platforms`); null: the engine's */
+  platform: string | null;
+  /** every key the merged `build` mapping writes (what a build other than compose's must pass or refuse) */
+  keys: Set<string>;
   /** the image compose tags the build with: `image:`, else `<project>-<service>` */
   image: string;
   /**
@@ -89,7 +99,10 @@ export function buildOf(project: ComposeProject): BuildFound {
     const builds = layers.map((layer) => layer.build).filter((build) => build !== undefined && build !== null);
     if (builds.length === 0) return null;
     const image = [...layers].reverse().find((layer) => layer.image !== undefined && layer.image !== null)?.image;
-    const found = specOf(project, builds, image, env, workingDir);
+    const platform = [...layers]
+      .reverse()
+      .find((layer) => layer.platform !== undefined && layer.platform !== null)?.platform;
+    const found = specOf(project, builds, image, platform, env, workingDir);
     if (found?.ok) {
       const lists = [project.configFiles, ...files.included().map((i) => i.files)];
       found.spec.profiles = profilesOf(files, lists);
@@ -120,6 +133,7 @@ function profilesOf(files: ProjectFiles, lists: readonly (readonly string[])[]):
 interface Layer {
   build: unknown;
   image: unknown;
+  platform: unknown;
 }
 
 /** The service's `build` and `image` in each of `list`, in order (merge keys applied). */
@@ -128,7 +142,7 @@ function serviceLayers(files: ProjectFiles, list: readonly string[], service: st
   for (const file of list) {
     const services = merged(files.doc(file).toJS({ maxAliasCount: 1000 })?.services);
     const entry = services ? merged(services[service]) : null;
-    if (entry) layers.push({ build: entry.build, image: entry.image });
+    if (entry) layers.push({ build: entry.build, image: entry.image, platform: entry.platform });
   }
   return layers;
 }
@@ -148,6 +162,7 @@ function specOf(
   project: ComposeProject,
   builds: unknown[],
   image: unknown,
+  platform: unknown,
   env: ReadonlyMap<string, EnvValue>,
   workingDir: string,
 ): BuildFound {
@@ -165,9 +180,20 @@ function specOf(
   const args = new Map<string, string | null>();
   const argSites = new Map<string, ArgSite | { reason: string }>();
   const additionalContexts = new Map<string, string>();
+  let target: string | null = null;
+  let network: string | null = null;
+  const labels = new Map<string, string>();
+  const keys = new Set<string>();
+  let platforms: string[] = [];
   for (const build of builds) {
     const map = typeof build === "string" ? { context: build } : merged(build);
     if (!map) return { ok: false, reason: `${project.service}'s build is neither a path nor a mapping` };
+    for (const [key, value] of Object.entries(map)) if (value !== undefined && value !== null) keys.add(key);
+    if (map.target !== undefined && map.target !== null) target = text(map.target, "build.target");
+    if (map.network !== undefined && map.network !== null) network = text(map.network, "build.network");
+    for (const [key, value] of pairs(map.labels, "build.labels", project.service))
+      labels.set(key, value === null ? "" : text(value, `build.labels.${key}`));
+    if (Array.isArray(map.platforms)) platforms = map.platforms.map((p, i) => text(p, `build.platforms[${i}]`));
     if (map.context !== undefined && map.context !== null) context = text(map.context, "build.context");
     if (map.dockerfile !== undefined && map.dockerfile !== null) {
       dockerfile = text(map.dockerfile, "build.dockerfile");
@@ -218,6 +244,16 @@ function specOf(
       args,
       argSites,
       additionalContexts,
+      target,
+      network,
+      labels,
+      platform:
+        platform !== undefined && platform !== null
+          ? text(platform, "platform")
+          : platforms.length === 1
+            ? platforms[0]!
+            : null,
+      keys,
       image: name,
       profiles: [],
     },

@@ -6,7 +6,7 @@
  * The Dockerfile is read by dockerfile-ast (line continuations, the `escape` directive, flags,
  * `AS`); only the words are expanded here.
  */
-import { Copy, DockerfileParser, From } from "dockerfile-ast";
+import { Copy, DockerfileParser, From, Run } from "dockerfile-ast";
 
 export interface BaseImage {
   /** the reference, variables expanded ("127.0.0.1:5000/busybox:1.36") */
@@ -224,4 +224,43 @@ function matchingBrace(word: string, open: number): number {
     else if (word[i] === "}" && --depth === 0) return i;
   }
   return -1;
+}
+
+/**
+ * Flags of `RUN`, `COPY` and `ADD` only BuildKit knows: the engine's classic builder (its build
+ * endpoint without a BuildKit session) refuses them, or (`COPY --chmod` on older engines) them too.
+ */
+const BUILDKIT_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  RUN: ["mount", "network", "security"],
+  COPY: ["link", "parents", "exclude", "chmod"],
+  ADD: ["link", "parents", "exclude", "chmod", "checksum", "keep-git-dir"],
+};
+
+/**
+ * What in `text`, a Dockerfile, only BuildKit builds, named with its line (`RUN --mount`, a
+ * heredoc, a `# syntax=` frontend, which may add more); null: the classic builder reads it all.
+ */
+export function buildKitOnly(text: string): string | null {
+  if (text.length > MAX_DOCKERFILE_BYTES) return "the Dockerfile is larger than 256 KB";
+  const dockerfile = DockerfileParser.parse(text);
+  const syntax = dockerfile.getDirectives().find((d) => d.getName().toLowerCase() === "syntax");
+  if (syntax)
+    return `line ${syntax.getRange().start.line + 1}: # syntax=${syntax.getValue()} names a BuildKit frontend`;
+  for (const instruction of dockerfile.getInstructions()) {
+    const line = instruction.getRange().start.line + 1;
+    const keyword = instruction.getKeyword().toUpperCase();
+    const known = BUILDKIT_FLAGS[keyword] ?? [];
+    if (known.length > 0 && "getFlags" in instruction) {
+      const flags = (instruction as unknown as { getFlags(): { getName(): string }[] }).getFlags();
+      const flag = flags.find((f) => known.includes(f.getName().toLowerCase()));
+      if (flag) return `line ${line}: ${keyword} --${flag.getName()}`;
+    }
+    // a heredoc has a name (`<<EOF`); dockerfile-ast also reports a bare `<<` inside quotes
+    const heredoc =
+      instruction instanceof Run || instruction instanceof Copy
+        ? instruction.getHeredocs().find((h) => h.getName() !== "")
+        : undefined;
+    if (heredoc) return `line ${line}: ${keyword} with a heredoc (<<${heredoc.getName()})`;
+  }
+  return null;
 }

@@ -24,6 +24,7 @@ export {
   buildOf,
   labelledBases,
 } from "./build.ts";
+export { engineBuildProblem, MAX_CONTEXT_BYTES, type PackedContext, packContext } from "./context.ts";
 export { type BaseImage, baseImages } from "./dockerfile.ts";
 export { type ComposeCli, findComposeCli, serviceHash } from "./hash.ts";
 export { type ImageSite, type Located, locate, splitImage } from "./locate.ts";

@@ -369,7 +369,7 @@ export const CONFIG = table("General options", {
     git_author: gitAuthor("Author and committer of svc's commits, as Name <email>", "svc <svc@localhost>"),
     rebuild: bool(
       true,
-      'Rebuild a service compose builds (build:) when an image it is built FROM moves, with the compose CLI (docker compose build --pull), then recreate its container as any update (docs/compose.md, "Built services"); false: a moved base is only reported',
+      'Rebuild a service compose builds (build:) when an image it is built FROM moves, with the compose CLI (docker compose build --pull), else through the Engine API build endpoint (POST /build), then recreate its container as any update (docs/compose.md, "Built services"); false: a moved base is only reported',
     ),
     build_timeout: duration(
       "30m",

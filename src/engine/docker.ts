@@ -5,6 +5,7 @@
  * stopped", 404 "already gone") and turns failures into SvcError kind "engine".
  */
 import { readFileSync } from "node:fs";
+import { Readable } from "node:stream";
 import Docker from "dockerode";
 import { SvcError, toSvcError } from "../core/errors.ts";
 import { duration } from "../core/moments.ts";
@@ -61,6 +62,7 @@ import type {
   Engine,
   EngineInfo,
   HelperSpec,
+  ImageBuild,
   ImageInspect,
   ImageSummary,
   Platform,
@@ -898,6 +900,47 @@ export class DockerEngine implements Engine {
     );
     const failure = await followPullStream(stream!);
     if (failure) throw new SvcError("engine", `${what}: ${failure}`);
+  }
+
+  async buildImage(context: NodeJS.ReadableStream, options: ImageBuild): Promise<void> {
+    const what = `build ${options.tag}`;
+    const query = {
+      t: options.tag,
+      dockerfile: options.dockerfile,
+      buildargs: options.args,
+      labels: options.labels,
+      ...(options.target ? { target: options.target } : {}),
+      ...(options.platform ? { platform: options.platform } : {}),
+      ...(options.network ? { networkmode: options.network } : {}),
+      // compose's `build --pull`; intermediate containers removed, a failed build's too
+      pull: "1",
+      rm: "1",
+      forcerm: "1",
+      version: "1",
+    };
+    // X-Registry-Config: the logins the pulls of the bases use, by registry
+    const registryconfig = Object.fromEntries(options.auths.map((auth) => [auth.serveraddress, auth]));
+    const body = Readable.toWeb(context as Readable) as ReadableStream<Uint8Array>;
+    const failure = await this.call(
+      what,
+      async (docker, abortSignal) =>
+        followPullStream(
+          (await docker.buildImage(
+            body as never,
+            {
+              ...query,
+              ...(options.auths.length > 0 ? { registryconfig } : {}),
+              abortSignal,
+            } as never,
+          )) as unknown as AsyncIterable<Uint8Array>,
+        ),
+      {
+        timeoutMs: options.timeoutMs,
+        timedOut: () =>
+          new SvcError("internal", `the build outlived its ${Math.round(options.timeoutMs / 1000)} s and was stopped`),
+      },
+    );
+    if (failure) throw new SvcError("engine", `the engine's build failed: ${failure.trim()}`);
   }
 
   async tagImage(imageId: string, reference: string): Promise<void> {

@@ -10,7 +10,8 @@
  * path ending in `?` takes a query from `options._query`, else from the options themselves
  * (objects as JSON); a POST sends `options._body`, else the options themselves, as JSON;
  * `statusCodes` (status -> true means success, a text names the error), `isStream` (the answer is
- * handed over unread, as an async iterable of bytes), `authconfig` (the X-Registry-Auth header)
+ * handed over unread, as an async iterable of bytes), `authconfig` (the X-Registry-Auth header),
+ * `registryconfig` (a build's X-Registry-Config header)
  * and `abortSignal`. An answer that is not JSON comes back as bytes (a container's logs). Errors
  * carry `statusCode` and the engine's `json` as docker-modem's do; a request that gets no answer
  * rejects with fetch's error.
@@ -26,6 +27,8 @@ export interface DialOptions {
   /** the request's body as it is (a tar for PUT /containers/{id}/archive), instead of JSON options */
   file?: Blob | ReadableStream<Uint8Array>;
   authconfig?: unknown;
+  /** logins by registry for a build's pulls (the X-Registry-Config header) */
+  registryconfig?: unknown;
   abortSignal?: AbortSignal;
 }
 
@@ -102,6 +105,8 @@ export class FetchModem {
     if (options.file !== undefined) {
       headers["content-type"] = "application/x-tar";
       init.body = options.file;
+      if (options.registryconfig)
+        headers["x-registry-config"] = Buffer.from(JSON.stringify(options.registryconfig)).toString("base64");
       return init;
     }
     const body =

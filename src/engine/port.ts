@@ -98,6 +98,24 @@ export interface HelperSpec {
   autoRemove?: boolean;
 }
 
+/** What `Engine.buildImage` is asked to build (the fields of `POST /build`). */
+export interface ImageBuild {
+  /** the name the image is tagged with */
+  tag: string;
+  /** the Dockerfile's path inside the context */
+  dockerfile: string;
+  args: Record<string, string>;
+  target: string | null;
+  /** the network RUN steps have (`networkmode`); null: the engine's default */
+  network: string | null;
+  labels: Record<string, string>;
+  /** "os/arch[/variant]"; null: the engine's */
+  platform: string | null;
+  /** logins for the registries the bases come from */
+  auths: RegistryAuth[];
+  timeoutMs: number;
+}
+
 export interface Engine {
   info(): Promise<EngineInfo>;
   /** the engine's OS and architecture (asked apart from `info`: on Podman it costs an answer of its `/info`) */
@@ -166,6 +184,12 @@ export interface Engine {
    * `timeoutMs` (after that it is left running in the container and this rejects): its exit code
    * and its output (stdout and stderr, in order).
    */
+  /**
+   * Builds an image from `context` (a tar stream) with the engine's classic builder (its build
+   * endpoint, as `DOCKER_BUILDKIT=0 docker build` does), the base images pulled again; throws with
+   * the build's own error, or when it outlives `timeoutMs` (the build is then cancelled).
+   */
+  buildImage?(context: NodeJS.ReadableStream, options: ImageBuild): Promise<void>;
   /** Points `reference` (repo:tag) at the local image `imageId`. */
   tagImage(imageId: string, reference: string): Promise<void>;
   exec(id: string, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }>;

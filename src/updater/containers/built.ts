@@ -42,6 +42,8 @@ export interface BuiltTarget {
   problem: string | null;
   /** the build svc runs for it, as a person would type it (set once a cycle, when svc rebuilds here) */
   command?: string | null;
+  /** why svc does not rebuild it here though it rebuilds others (what the engine's classic builder cannot build) */
+  held?: string | null;
 }
 
 /**

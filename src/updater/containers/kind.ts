@@ -49,7 +49,7 @@ import { cleanupImages } from "./cleanup.ts";
 import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { createPrePuller, forgetPrePulled, prePull } from "./prepull.ts";
-import { rebuildCommand, rebuildHeld } from "./rebuild.ts";
+import { rebuildHeld, rebuildPlan } from "./rebuild.ts";
 import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
 import { tellUnitMoves } from "./systemd.ts";
 import { readVulnerabilities } from "./vulns.ts";
@@ -242,9 +242,15 @@ async function checkEntries(
   await locateCompose(deps.compose, deps.engine, images, entries.values(), options);
   // a rollback on request goes back to a local image: no base is asked then
   if (!options.toLocalTag) await findBuilt(deps.engine, images, entries.values(), deps.compose?.enabled ?? false);
-  const rebuildsHeld = [...entries.values()].some((e) => e.built) ? await rebuildHeld(deps.config, deps.compose) : null;
+  const rebuildsHeld = [...entries.values()].some((e) => e.built)
+    ? await rebuildHeld(deps.config, deps.compose, deps.engine)
+    : null;
   for (const entry of entries.values())
-    if (entry.built?.spec && !rebuildsHeld) entry.built.command = await rebuildCommand(deps.compose, entry.built.spec);
+    if (entry.built?.spec && !rebuildsHeld) {
+      const plan = await rebuildPlan(deps.config, deps.compose, entry.built.spec);
+      entry.built.command = plan.command;
+      entry.built.held = plan.held;
+    }
   const checker = createChecker({
     engine: deps.engine,
     session: deps.registry.session(),
@@ -258,7 +264,7 @@ async function checkEntries(
   const inputOf = (entry: ContainerEntry) => ({
     ...composeCheckInput(entry),
     ...inputOfSummary(entry),
-    built: builtCheckInput(entry, rebuildsHeld, entry.built?.command ?? null),
+    built: builtCheckInput(entry, rebuildsHeld ?? entry.built?.held ?? null, entry.built?.command ?? null),
   });
   const inputOfSummary = ({ summary, policy }: ContainerEntry) => ({
     name: summary.name,

@@ -1,23 +1,31 @@
 /**
  * A built service's new image, made where a pulled service's is pulled (docs/compose.md, "Built
- * services"): the compose CLI builds it (`build --pull`), one build at a time, after a free-disk
- * check, under `[compose] build_timeout`; the image it tags is the one compose's next `up -d`
- * expects, so the replacement carries compose's `com.docker.compose.image` label for it. The old
+ * services"): the compose CLI builds it (`build --pull`), else (no CLI here, or an engine reached
+ * with TLS, which svc does not hand the CLI) the engine's build endpoint builds the context svc
+ * packs itself, with its classic builder; one build at a time, after a free-disk check, under
+ * `[compose] build_timeout`. Either way the image is tagged with compose's name for it, which
+ * compose's next `up -d` expects, so the replacement carries compose's `com.docker.compose.image`
+ * label for it. The old
  * image stays by id (the parked container holds it); when the replacement does not stand, the
  * compose tag is pointed back at it, so nothing is left half-done.
  */
 import {
   type BuildSpec,
   buildCommand,
+  COMPOSE_LABELS,
   type ComposeCli,
   type ComposeFiles,
   describeCommand,
   diskProblem,
+  engineBuildProblem,
+  packContext,
   runBuild,
 } from "../../compose/index.ts";
 import type { Config } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
-import type { Engine } from "../../engine/port.ts";
+import type { Engine, RegistryAuth } from "../../engine/port.ts";
+import { parseReference } from "../../registry/index.ts";
+import type { Registry } from "../../registry/port.ts";
 import type { Remembered } from "../../state/index.ts";
 import { BUILT_IMAGE_KEY, describeMoves, readBaseline, writeBaseline } from "../check/bases.ts";
 import { act } from "../cycle/act.ts";
@@ -36,25 +44,53 @@ export function previousTag(image: string): string {
 }
 
 /** Why svc does not rebuild a built service here, or null when it does (asked once a cycle, when one is built). */
-export async function rebuildHeld(config: Config, compose: ComposeFiles | undefined): Promise<string | null> {
+export async function rebuildHeld(
+  config: Config,
+  compose: ComposeFiles | undefined,
+  engine: Pick<Engine, "buildImage">,
+): Promise<string | null> {
   if (!config.compose.rebuild) return "[compose] rebuild is off";
-  const cli = await compose?.cli();
-  if (!cli)
-    return "no compose CLI here (svc's image has none): run docker compose build --pull and up -d yourself (docs/compose.md)";
-  if (config.docker.tls_verify || config.docker.tls_cert)
-    return "svc hands the compose CLI no TLS settings of its engine (docker.tls_*): rebuild it yourself";
+  if (await usableCli(config, compose)) return null;
+  if (!engine.buildImage)
+    return "no compose CLI here, and the engine builds nothing for svc: run docker compose build --pull and up -d yourself (docs/compose.md)";
   return null;
 }
 
-/** What a dry run or monitor-only says it would run. */
-export async function rebuildCommand(compose: ComposeFiles | undefined, spec: BuildSpec): Promise<string | null> {
-  const cli = await compose?.cli();
-  return cli ? describeCommand(buildCommand(cli, spec.project, spec.profiles)) : null;
+/** The compose CLI svc builds with, or null: none here, or an engine reached with TLS (svc hands the CLI no TLS settings). */
+async function usableCli(config: Config, compose: ComposeFiles | undefined): Promise<ComposeCli | null> {
+  if (config.docker.tls_verify || config.docker.tls_cert) return null;
+  return (await compose?.cli()) ?? null;
+}
+
+/**
+ * How a built service is rebuilt here, as a dry run or monitor-only says it (the command, or the
+ * engine's build), or why it is not (what the engine's classic builder cannot build, named).
+ */
+export async function rebuildPlan(
+  config: Config,
+  compose: ComposeFiles | undefined,
+  spec: BuildSpec,
+): Promise<{ command: string | null; held: string | null }> {
+  const cli = await usableCli(config, compose);
+  if (cli) return { command: describeCommand(buildCommand(cli, spec.project, spec.profiles)), held: null };
+  const problem = engineBuildProblem(spec);
+  if (problem) return { command: null, held: `no compose CLI here, and ${problem}` };
+  return { command: describeEngineBuild(spec), held: null };
+}
+
+/** The engine's build as svc says it: what is sent to POST /build. */
+function describeEngineBuild(spec: BuildSpec): string {
+  const parts = [`context ${spec.context}`, spec.dockerfile ? `dockerfile ${spec.dockerfile}` : "dockerfile_inline"];
+  if (spec.target) parts.push(`target ${spec.target}`);
+  if (spec.platform) parts.push(`platform ${spec.platform}`);
+  return `POST /build (the engine's classic builder, pull): ${parts.join(", ")}, tag ${spec.image}`;
 }
 
 export interface RebuildDeps {
   config: Config;
   engine: Engine;
+  /** the logins the pulls of a build's bases use (the engine's build) */
+  registry?: Pick<Registry, "pullAuth">;
   compose?: ComposeFiles;
   /** one build at a time, across the groups a cycle replaces together */
   builds: { queue: Promise<unknown> };
@@ -76,9 +112,10 @@ export async function rebuild(deps: RebuildDeps, ctx: ProtocolContext, entry: Co
     finish(entry, "skipped", `its container runs ${inspect.Config.Image}, compose builds ${spec.image}: not rebuilt`);
     return false;
   }
-  const cli = await deps.compose?.cli();
-  if (!cli) {
-    finish(entry, "skipped", "no compose CLI here: not rebuilt");
+  const cli = await usableCli(deps.config, deps.compose);
+  const problem = cli ? null : deps.engine.buildImage ? engineBuildProblem(spec) : "the engine builds nothing for svc";
+  if (problem) {
+    finish(entry, "skipped", `no compose CLI here, and ${problem}: not rebuilt`);
     return false;
   }
   const disk = diskProblem(spec.project);
@@ -97,7 +134,9 @@ export async function rebuild(deps: RebuildDeps, ctx: ProtocolContext, entry: Co
     finish(entry, "skipped", `not rebuilt: the image it runs cannot be kept (${toSvcError(error).message})`);
     return false;
   }
-  const run = deps.builds.queue.then(() => build(deps, ctx, entry, cli, spec));
+  const run = deps.builds.queue.then(() =>
+    cli ? build(deps, ctx, entry, cli, spec) : engineBuild(deps, ctx, entry, spec),
+  );
   deps.builds.queue = run.catch(() => {});
   try {
     await run;
@@ -133,6 +172,51 @@ function build(deps: RebuildDeps, ctx: ProtocolContext, entry: ContainerEntry, c
       spec.profiles,
     ),
   );
+}
+
+/**
+ * The build through the engine's build endpoint: the context packed by svc (compose room), the
+ * labels compose puts on an image it builds (build.labels, the project, the service, and the
+ * compose version the running image was built by), the logins of the bases' registries.
+ */
+function engineBuild(deps: RebuildDeps, ctx: ProtocolContext, entry: ContainerEntry, spec: BuildSpec) {
+  return act(ctx, "build", { container: entry.summary.name, container_id: entry.id, image: spec.image }, async () => {
+    const running = await deps.engine.inspectImage(entry.summary.imageId).catch(() => null);
+    const version = running?.Config?.Labels?.[COMPOSE_VERSION_LABEL];
+    const packed = packContext(spec);
+    await deps.engine.buildImage!(packed.stream, {
+      tag: spec.image,
+      dockerfile: packed.dockerfile,
+      args: Object.fromEntries([...spec.args].filter((pair): pair is [string, string] => pair[1] !== null)),
+      target: spec.target,
+      network: spec.network,
+      labels: {
+        ...Object.fromEntries(spec.labels),
+        ...(version ? { [COMPOSE_VERSION_LABEL]: version } : {}),
+        [COMPOSE_LABELS.project]: spec.project.name,
+        [COMPOSE_LABELS.service]: spec.project.service,
+      },
+      platform: spec.platform,
+      auths: await baseAuths(deps, entry),
+      timeoutMs: deps.config.compose.build_timeout,
+    });
+  });
+}
+
+/** The label compose puts on an image it builds: its own version (docker/compose, api.VersionLabel). */
+const COMPOSE_VERSION_LABEL = "com.docker.compose.version";
+
+/** The logins of the registries the entry's bases come from, one per registry. */
+async function baseAuths(deps: RebuildDeps, entry: ContainerEntry): Promise<RegistryAuth[]> {
+  const found = new Map<string, RegistryAuth>();
+  for (const base of entry.built?.bases ?? []) {
+    // a base svc cannot name a login for is pulled anonymously, as the engine would
+    const auth = await Promise.resolve()
+      .then(() => deps.registry?.pullAuth(parseReference(base.reference)))
+      .catch(() => undefined);
+    if (auth && !found.has(auth.serveraddress)) found.set(auth.serveraddress, auth);
+  }
+  return [...found.values()];
 }
 
 /**
