@@ -98,7 +98,7 @@ CONTAINERD_ONLY=(
 CLASSIC_STORE=(tests/integration/engine/engine.test.ts tests/integration/engine/fidelity.test.ts tests/integration/registry)
 CLASSIC_STORE_SCOPED=(tests/integration/updater/checked-digest.test.ts tests/integration/updater/multiarch.test.ts
   tests/integration/updater/update.test.ts tests/integration/updater/rollback.test.ts tests/integration/updater/self.test.ts
-  tests/integration/updater/compose-build.test.ts)
+  tests/integration/updater/compose-build.test.ts tests/integration/updater/compose-build-engine.test.ts)
 # The e2e files of CONTAINERD_ONLY but E2E_APART: the docker28-containerd:e2e-once leg, on an engine
 # of their own (they took a third of that store's unscoped files' time, its longest process)
 mapfile -t E2E_ONCE < <(printf '%s\n' "${CONTAINERD_ONLY[@]}" | grep /e2e/ | grep -vxF "${E2E_APART[@]/#/-e}")
