@@ -55,6 +55,8 @@ export interface OptionMeta {
   max?: number;
   /** How Watchtower names this option (docs/migrating-from-watchtower.md). */
   watchtower?: readonly WatchtowerName[];
+  /** The container label that overrides this option for one container (labels.ts). */
+  label?: LabelSpec;
   /** How this option relates to others: checked at load, written into every description. */
   rules?: OptionRules;
   /** A list whose entries are separated by whitespace in env and flags (URLs contain commas). */
@@ -75,6 +77,12 @@ export interface OptionRules {
   enables?: ChannelName;
   /** a file svc reads at startup: it must exist and be readable */
   readable?: boolean;
+}
+
+/** A container label svc reads (or writes), and Watchtower's label of the same meaning. */
+export interface LabelSpec {
+  readonly name: string;
+  readonly watchtower?: string;
 }
 
 /**
@@ -117,6 +125,15 @@ export function table<const Shape extends Record<string, Node>>(title: string, s
 /** `node`, also known to Watchtower users by `names`. */
 export function alias<L extends Leaf>(node: L, ...names: WatchtowerName[]): L {
   return { ...node, meta: { ...node.meta, watchtower: names } };
+}
+
+/** `node`, overridden for one container by the label `name` (and Watchtower's `watchtower`). */
+export function labelled<L extends Leaf>(
+  node: L,
+  name: string,
+  watchtower?: string,
+): L & { meta: { label: LabelSpec } } {
+  return { ...node, meta: { ...node.meta, label: watchtower ? { name, watchtower } : { name } } };
 }
 
 /** `node` with its rules towards other options. */
