@@ -14,6 +14,7 @@
  */
 import { isIP } from "node:net";
 import { z } from "zod";
+import { SERVICES } from "../shoutrrr/index.ts";
 import {
   addresses,
   alias,
@@ -540,7 +541,7 @@ export const CONFIG = table("General options", {
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
     urls: alias(
       notificationUrls(
-        "Notification URLs in shoutrrr's forms (discord, telegram, slack, gotify, ntfy, pushover, smtp, teams, matrix, generic: docs/notifications.md), each its own channel; separated by spaces in env and flags",
+        `Notification URLs in shoutrrr's forms (${Object.keys(SERVICES).join(", ")}: docs/notifications.md), each its own channel; separated by spaces in env and flags`,
         ["discord://token@123456789012345678", "ntfy://ntfy.sh/svc-alerts"],
       ),
       wt("WATCHTOWER_NOTIFICATION_URL", ["--notification-url"]),
