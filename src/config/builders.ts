@@ -83,6 +83,8 @@ export interface OptionRules {
 export interface LabelSpec {
   readonly name: string;
   readonly watchtower?: string;
+  /** what the label does to its option, when it cannot set any value (a window it can only narrow) */
+  readonly only?: "narrows" | "shortens";
 }
 
 /**
@@ -127,13 +129,13 @@ export function alias<L extends Leaf>(node: L, ...names: WatchtowerName[]): L {
   return { ...node, meta: { ...node.meta, watchtower: names } };
 }
 
-/** `node`, overridden for one container by the label `name` (and Watchtower's `watchtower`). */
+/** `node`, overridden for one container by the label `name` (and Watchtower's label of the same meaning). */
 export function labelled<L extends Leaf>(
   node: L,
   name: string,
-  watchtower?: string,
+  more: Omit<LabelSpec, "name"> = {},
 ): L & { meta: { label: LabelSpec } } {
-  return { ...node, meta: { ...node.meta, label: watchtower ? { name, watchtower } : { name } } };
+  return { ...node, meta: { ...node.meta, label: { name, ...more } } };
 }
 
 /** `node` with its rules towards other options. */

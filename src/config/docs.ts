@@ -91,7 +91,7 @@ function labelTables(): string[] {
     "|---|---|---|",
   ];
   for (const label of DECLARED_LABELS.filter((l) => !l.written)) {
-    const meaning = label.option ? `overrides \`${label.option}\`` : label.about!;
+    const meaning = label.option ? `${label.only ?? "overrides"} \`${label.option}\`` : label.about!;
     out.push(`| \`${label.name}\` | ${code(label.watchtower)} | ${cell(meaning)} |`);
   }
   out.push("", "svc writes these on the containers it makes:", "", "| Label | Meaning |", "|---|---|");

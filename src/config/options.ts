@@ -98,8 +98,8 @@ export const CHANNEL_SWITCHES: Readonly<Record<ChannelName, OptionSpec>> = Objec
 ) as Record<ChannelName, OptionSpec>;
 
 /**
- * The description every form shows (sample, docs, --help): the option's meaning, then its rules
- * towards other options, said from this option's side.
+ * The description every form shows (sample, docs, --help): the option's meaning, the label that
+ * overrides it, then its rules towards other options, said from this option's side.
  */
 export function describeOption(option: OptionSpec): string {
   const rules = option.meta.rules ?? {};
@@ -109,6 +109,8 @@ export function describeOption(option: OptionSpec): string {
     return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
   };
   const parts = [option.meta.description];
+  const label = option.meta.label;
+  if (label) parts.push(`label ${label.name} ${label.only ?? "overrides"} it for one container`);
   if (rules.enables) parts.push(`enables the ${CHANNEL_TITLES[rules.enables]} channel`);
   if (rules.exclusiveWith) parts.push(`exclusive with ${and(rules.exclusiveWith)}`);
   if (rules.requires)

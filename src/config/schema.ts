@@ -196,12 +196,12 @@ export const CONFIG = table("General options", {
       wt("WATCHTOWER_MONITOR_ONLY", ["--monitor-only"]),
     ),
     "svc.monitor_only",
-    "com.centurylinklabs.watchtower.monitor-only",
+    { watchtower: "com.centurylinklabs.watchtower.monitor-only" },
   ),
   no_pull: labelled(
     alias(bool(false, "Do not pull; use the locally cached image"), wt("WATCHTOWER_NO_PULL", ["--no-pull"])),
     "svc.no_pull",
-    "com.centurylinklabs.watchtower.no-pull",
+    { watchtower: "com.centurylinklabs.watchtower.no-pull" },
   ),
   cleanup: alias(
     bool(false, "Remove the old image after a successful update"),
@@ -220,7 +220,7 @@ export const CONFIG = table("General options", {
   ),
   stop_timeout: labelled(
     alias(
-      duration("10s", "Wait for a graceful stop before a forced kill (label svc.stop_timeout)", { max: HOUR }),
+      duration("10s", "Wait for a graceful stop before a forced kill", { max: HOUR }),
       wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"]),
     ),
     "svc.stop_timeout",
@@ -233,15 +233,16 @@ export const CONFIG = table("General options", {
     wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"]),
   ),
   hook_timeout: labelled(
-    duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", {
+    duration("60s", "Time a lifecycle hook may run before it counts as failed", {
       min: 1,
       max: DAY,
     }),
     "svc.hooks.timeout",
+    { only: "shortens" },
   ),
   tag_policy: labelled(
     tagPolicy(
-      "Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags",
+      "Move containers to newer version tags (docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags",
     ),
     "svc.tag_policy",
   ),
@@ -252,11 +253,12 @@ export const CONFIG = table("General options", {
   ),
   update_window: labelled(
     parsedText(
-      'When updates may be applied (docs/windows.md): "[DAYS ]HH:MM-HH:MM" in the time zone from TZ, several separated by ";" ("Sat,Sun 02:00-05:00; Wed 22:00-23:00"), crossing midnight allowed; outside it a stale target is pending (label svc.update_window narrows it); checking goes on at every cycle, and an update asked for by name applies at once',
+      'When updates may be applied (docs/windows.md): "[DAYS ]HH:MM-HH:MM" in the time zone from TZ, several separated by ";" ("Sat,Sun 02:00-05:00; Wed 22:00-23:00"), crossing midnight allowed; outside it a stale target is pending; checking goes on at every cycle, and an update asked for by name applies at once',
       "Sat,Sun 02:00-05:00",
       parseWindows,
     ),
     "svc.update_window",
+    { only: "narrows" },
   ),
   pre_pull: bool(
     true,
@@ -266,7 +268,7 @@ export const CONFIG = table("General options", {
     choice(
       ["off", "volumes", "all"],
       "off",
-      "Copy a container's data with each update and put it back when the update is rolled back (docs/data-guard.md): off, volumes (the named and anonymous volumes it mounts read-write) or all (bind mounts too); label svc.data_guard",
+      "Copy a container's data with each update and put it back when the update is rolled back (docs/data-guard.md): off, volumes (the named and anonymous volumes it mounts read-write) or all (bind mounts too)",
     ),
     "svc.data_guard",
   ),
@@ -291,7 +293,7 @@ export const CONFIG = table("General options", {
   min_image_age: labelled(
     duration(
       "0s",
-      "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible",
+      "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time; until then the container is stale, with the time it becomes eligible",
       { max: 366 * DAY },
     ),
     "svc.min_image_age",
@@ -300,7 +302,7 @@ export const CONFIG = table("General options", {
   hold_breaking: labelled(
     bool(
       false,
-      "Hold an update whose release notes say it breaks (a new major version, BREAKING in the notes: docs/release-notes.md) until it is asked for by name (the dashboard's Update, POST /v1/update naming it); label svc.hold_breaking",
+      "Hold an update whose release notes say it breaks (a new major version, BREAKING in the notes: docs/release-notes.md) until it is asked for by name (the dashboard's Update, POST /v1/update naming it)",
     ),
     "svc.hold_breaking",
   ),
@@ -381,7 +383,7 @@ export const CONFIG = table("General options", {
     write: labelled(
       bool(
         true,
-        "Write a compose container's tag move into its compose file or .env (only the version's characters; label svc.compose.write=false keeps one service's files untouched); a digest update of the same tag never touches a file",
+        "Write a compose container's tag move into its compose file or .env (only the version's characters); a digest update of the same tag never touches a file",
       ),
       "svc.compose.write",
     ),
