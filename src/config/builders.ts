@@ -66,7 +66,10 @@ export interface OptionMeta {
   secretFields?: readonly string[];
 }
 
-export type ChannelName = "webhook" | "email" | "mqtt" | "pushover";
+/** The notification channels with a table of their own (beside the URLs), each by the title it is told by. */
+export const CHANNEL_TITLES = { webhook: "webhook", email: "e-mail", mqtt: "MQTT", pushover: "Pushover" } as const;
+
+export type ChannelName = keyof typeof CHANNEL_TITLES;
 
 export interface OptionRules {
   /** TOML keys required once this option is set (a boolean: once it is true) */

@@ -5,16 +5,9 @@
  * configuration, a type's label).
  */
 import { z } from "zod";
-import { type ChannelName, formatBound, type Leaf, type OptionMeta, type Table } from "./builders.ts";
+import { CHANNEL_TITLES, type ChannelName, formatBound, type Leaf, type OptionMeta, type Table } from "./builders.ts";
 import { CONFIG, type Config } from "./schema.ts";
 import { parseDuration } from "./values.ts";
-
-const CHANNEL_TITLES: Record<ChannelName, string> = {
-  webhook: "webhook",
-  email: "e-mail",
-  mqtt: "MQTT",
-  pushover: "Pushover",
-};
 
 export interface OptionSpec {
   /** TOML key, dotted: "http_api.port" */
