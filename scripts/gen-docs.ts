@@ -2,10 +2,9 @@
 /** Writes the generated docs (`bun run docs`): the configuration reference and the migration guide. */
 import { renderDocs, renderMigrationGuide } from "../src/config/docs.ts";
 import { WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED } from "../src/config/watchtower.ts";
-import { LABELS, WATCHTOWER_LABELS } from "../src/updater/selection/selection.ts";
 
 export function migrationGuide(): string {
-  return renderMigrationGuide(WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED, LABELS, WATCHTOWER_LABELS);
+  return renderMigrationGuide(WATCHTOWER_ALIASES, WATCHTOWER_UNMAPPED);
 }
 
 if (import.meta.main) {

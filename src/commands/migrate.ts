@@ -16,6 +16,7 @@ import {
   migrateWatchtower,
   parseArgv,
   scheduleNote,
+  WATCHTOWER_LABEL,
 } from "../config/index.ts";
 import { switchOverSteps } from "../config/watchtower.ts";
 import { SvcError } from "../core/errors.ts";
@@ -41,9 +42,7 @@ export function findWatchtower(containers: readonly ContainerSummary[], name?: s
     if (!named) throw new SvcError("usage", `no container named ${name}`);
     return named;
   }
-  const found = containers.filter(
-    (c) => WATCHTOWER_IMAGE.test(c.image) || c.labels["com.centurylinklabs.watchtower"] === "true",
-  );
+  const found = containers.filter((c) => WATCHTOWER_IMAGE.test(c.image) || c.labels[WATCHTOWER_LABEL] === "true");
   if (found.length === 0)
     throw new SvcError(
       "usage",

@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { basename, isAbsolute, join, relative } from "node:path";
 import { type Document, isAlias, isMap, type Node } from "yaml";
+import { labelName } from "../config/labels.ts";
 import { toSvcError } from "../core/errors.ts";
 import { type BaseImage, baseImages, MAX_DOCKERFILE_BYTES } from "./dockerfile.ts";
 import type { EnvValue } from "./envfile.ts";
@@ -18,7 +19,7 @@ import type { ComposeProject } from "./project.ts";
 import { contiguous, lineOf, readText, type Traced, untraced } from "./text.ts";
 
 /** The label that names a built service's bases by hand, comma-separated (docs/compose.md). */
-export const BUILD_BASE_LABEL = "svc.build.base";
+export const BUILD_BASE_LABEL = labelName("build.base");
 
 export interface BuildSpec {
   project: ComposeProject;

@@ -3,6 +3,7 @@
  * makes): the project, the service, the files (host paths, comma-separated, in `-f` order), the
  * project folder and the `--env-file`s, if any.
  */
+import { labelName } from "../config/labels.ts";
 import { spend } from "../config/work.ts";
 import { MAX_LABEL_CHARS } from "../core/bounded.ts";
 
@@ -26,7 +27,7 @@ const NAMING_LABELS = [
 ] as const;
 
 /** The label that keeps one service's files untouched (docs/compose.md). */
-export const WRITE_LABEL = "svc.compose.write";
+export const WRITE_LABEL = labelName("compose.write");
 
 export interface ComposeProject {
   name: string;

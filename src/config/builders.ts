@@ -55,6 +55,8 @@ export interface OptionMeta {
   max?: number;
   /** How Watchtower names this option (docs/migrating-from-watchtower.md). */
   watchtower?: readonly WatchtowerName[];
+  /** The container label that overrides this option for one container (labels.ts). */
+  label?: LabelSpec;
   /** How this option relates to others: checked at load, written into every description. */
   rules?: OptionRules;
   /** A list whose entries are separated by whitespace in env and flags (URLs contain commas). */
@@ -64,7 +66,10 @@ export interface OptionMeta {
   secretFields?: readonly string[];
 }
 
-export type ChannelName = "webhook" | "email" | "mqtt" | "pushover";
+/** The notification channels with a table of their own (beside the URLs), each by the title it is told by. */
+export const CHANNEL_TITLES = { webhook: "webhook", email: "e-mail", mqtt: "MQTT", pushover: "Pushover" } as const;
+
+export type ChannelName = keyof typeof CHANNEL_TITLES;
 
 export interface OptionRules {
   /** TOML keys required once this option is set (a boolean: once it is true) */
@@ -75,6 +80,14 @@ export interface OptionRules {
   enables?: ChannelName;
   /** a file svc reads at startup: it must exist and be readable */
   readable?: boolean;
+}
+
+/** A container label svc reads (or writes), and Watchtower's label of the same meaning. */
+export interface LabelSpec {
+  readonly name: string;
+  readonly watchtower?: string;
+  /** what the label does to its option, when it cannot set any value (a window it can only narrow) */
+  readonly only?: "narrows" | "shortens";
 }
 
 /**
@@ -117,6 +130,15 @@ export function table<const Shape extends Record<string, Node>>(title: string, s
 /** `node`, also known to Watchtower users by `names`. */
 export function alias<L extends Leaf>(node: L, ...names: WatchtowerName[]): L {
   return { ...node, meta: { ...node.meta, watchtower: names } };
+}
+
+/** `node`, overridden for one container by the label `name` (and Watchtower's label of the same meaning). */
+export function labelled<L extends Leaf>(
+  node: L,
+  name: string,
+  more: Omit<LabelSpec, "name"> = {},
+): L & { meta: { label: LabelSpec } } {
+  return { ...node, meta: { ...node.meta, label: { name, ...more } } };
 }
 
 /** `node` with its rules towards other options. */

@@ -2,6 +2,7 @@
  * docs/configuration.md, rendered from the schema (scripts/gen-docs.ts writes it; a test
  * fails when the committed file differs).
  */
+import { DECLARED_LABELS } from "./labels.ts";
 import { describeOption, type OptionSpec, TABLES, typeLabel } from "./options.ts";
 import { tomlLiteral } from "./toml.ts";
 import { svcFlagFor, switchOverSteps, type WatchtowerAlias } from "./watchtower.ts";
@@ -24,7 +25,7 @@ function row(option: OptionSpec): string {
 
 const INTRO = `# Configuration reference
 
-<!-- Generated from src/config/schema.ts by \`bun run docs\` (scripts/gen-docs.ts). Do not edit by hand. -->
+<!-- Generated from src/config/schema.ts and src/config/labels.ts by \`bun run docs\` (scripts/gen-docs.ts). Do not edit by hand. -->
 
 svc reads its configuration from three sources. Every option has all three forms:
 
@@ -72,12 +73,37 @@ export function renderDocs(): string {
     for (const option of table.options) out.push(row(option));
     out.push("");
   }
+  out.push(...labelTables());
   return out.join("\n");
+}
+
+const code = (text: string | undefined) => (text ? `\`${text}\`` : "-");
+
+/** The labels, as src/config/labels.ts declares them: those a container is given, then those svc writes. */
+function labelTables(): string[] {
+  const out = [
+    "## Container labels",
+    "",
+    "A label on one container overrides the option it names for that container, or asks svc for what it says.",
+    "Watchtower's label of the same meaning is read too; svc's own wins when both are set.",
+    "",
+    "| Label | Watchtower label | Meaning |",
+    "|---|---|---|",
+  ];
+  for (const label of DECLARED_LABELS.filter((l) => !l.written)) {
+    const meaning = label.option ? `${label.only ?? "overrides"} \`${label.option}\`` : label.about!;
+    out.push(`| \`${label.name}\` | ${code(label.watchtower)} | ${cell(meaning)} |`);
+  }
+  out.push("", "svc writes these on the containers it makes:", "", "| Label | Meaning |", "|---|---|");
+  for (const label of DECLARED_LABELS.filter((l) => l.written))
+    out.push(`| \`${label.name}\` | ${cell(label.about!)} |`);
+  out.push("");
+  return out;
 }
 
 const MIGRATION_INTRO = `# Migrating from Watchtower
 
-<!-- Generated from src/config/schema.ts, src/config/watchtower.ts and src/updater/selection/selection.ts by \`bun run docs\`. Do not edit by hand. -->
+<!-- Generated from src/config/schema.ts, src/config/watchtower.ts and src/config/labels.ts by \`bun run docs\`. Do not edit by hand. -->
 
 svc reads what a Watchtower user already has:
 
@@ -141,12 +167,10 @@ file says when), then \`docker compose up -d --remove-orphans\`.
 export function renderMigrationGuide(
   aliases: readonly WatchtowerAlias[],
   unmapped: Record<string, { flags: readonly string[]; reason: string }>,
-  labels: Record<string, string>,
-  watchtowerLabels: Record<string, string | undefined>,
 ): string {
   const out = [MIGRATION_INTRO, "## Labels", "", "| Watchtower label | svc label |", "|---|---|"];
-  for (const [name, svcLabel] of Object.entries(labels)) {
-    out.push(`| ${watchtowerLabels[name] ? `\`${watchtowerLabels[name]}\`` : "(none)"} | \`${svcLabel}\` |`);
+  for (const { name, watchtower, written } of DECLARED_LABELS) {
+    if (!written) out.push(`| ${watchtower ? `\`${watchtower}\`` : "(none)"} | \`${name}\` |`);
   }
   out.push(
     "| `com.centurylinklabs.watchtower.lifecycle.*-timeout` (minutes, per hook) | none: `svc.hooks.timeout` (a duration) is one for all four |",

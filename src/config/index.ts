@@ -10,8 +10,10 @@ import type { Config } from "./schema.ts";
 import { secretValues } from "./secrets.ts";
 
 export type { ChannelName, OptionMeta } from "./builders.ts";
-export { defaultStateDir } from "./builders.ts";
+export { CHANNEL_TITLES, defaultStateDir } from "./builders.ts";
 export { renderDocs } from "./docs.ts";
+export type { DeclaredLabel, LabelKey } from "./labels.ts";
+export { DECLARED_LABELS, LABEL_PREFIX, labelName, labelOf, WATCHTOWER_LABEL } from "./labels.ts";
 export type { LoadOptions, LoadResult } from "./load.ts";
 export { DEFAULT_FILE, loadConfig } from "./load.ts";
 export type { OptionSpec, TableSpec } from "./options.ts";

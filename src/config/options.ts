@@ -5,16 +5,9 @@
  * configuration, a type's label).
  */
 import { z } from "zod";
-import { type ChannelName, formatBound, type Leaf, type OptionMeta, type Table } from "./builders.ts";
+import { CHANNEL_TITLES, type ChannelName, formatBound, type Leaf, type OptionMeta, type Table } from "./builders.ts";
 import { CONFIG, type Config } from "./schema.ts";
 import { parseDuration } from "./values.ts";
-
-const CHANNEL_TITLES: Record<ChannelName, string> = {
-  webhook: "webhook",
-  email: "e-mail",
-  mqtt: "MQTT",
-  pushover: "Pushover",
-};
 
 export interface OptionSpec {
   /** TOML key, dotted: "http_api.port" */
@@ -98,8 +91,8 @@ export const CHANNEL_SWITCHES: Readonly<Record<ChannelName, OptionSpec>> = Objec
 ) as Record<ChannelName, OptionSpec>;
 
 /**
- * The description every form shows (sample, docs, --help): the option's meaning, then its rules
- * towards other options, said from this option's side.
+ * The description every form shows (sample, docs, --help): the option's meaning, the label that
+ * overrides it, then its rules towards other options, said from this option's side.
  */
 export function describeOption(option: OptionSpec): string {
   const rules = option.meta.rules ?? {};
@@ -109,6 +102,8 @@ export function describeOption(option: OptionSpec): string {
     return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
   };
   const parts = [option.meta.description];
+  const label = option.meta.label;
+  if (label) parts.push(`label ${label.name} ${label.only ?? "overrides"} it for one container`);
   if (rules.enables) parts.push(`enables the ${CHANNEL_TITLES[rules.enables]} channel`);
   if (rules.exclusiveWith) parts.push(`exclusive with ${and(rules.exclusiveWith)}`);
   if (rules.requires)

@@ -14,6 +14,7 @@
  */
 import { isIP } from "node:net";
 import { z } from "zod";
+import { SERVICES } from "../shoutrrr/index.ts";
 import {
   addresses,
   alias,
@@ -30,6 +31,7 @@ import {
   HOUR,
   int,
   type Leaf,
+  labelled,
   leaf,
   list,
   nonEmpty,
@@ -188,11 +190,19 @@ export const CONFIG = table("General options", {
     bool(false, "Also start stopped (exited, created) containers when a newer image is found"),
     wt("WATCHTOWER_REVIVE_STOPPED", ["--revive-stopped"]),
   ),
-  monitor_only: alias(
-    bool(false, "Detect stale images but never restart containers"),
-    wt("WATCHTOWER_MONITOR_ONLY", ["--monitor-only"]),
+  monitor_only: labelled(
+    alias(
+      bool(false, "Detect stale images but never restart containers"),
+      wt("WATCHTOWER_MONITOR_ONLY", ["--monitor-only"]),
+    ),
+    "svc.monitor_only",
+    { watchtower: "com.centurylinklabs.watchtower.monitor-only" },
   ),
-  no_pull: alias(bool(false, "Do not pull; use the locally cached image"), wt("WATCHTOWER_NO_PULL", ["--no-pull"])),
+  no_pull: labelled(
+    alias(bool(false, "Do not pull; use the locally cached image"), wt("WATCHTOWER_NO_PULL", ["--no-pull"])),
+    "svc.no_pull",
+    { watchtower: "com.centurylinklabs.watchtower.no-pull" },
+  ),
   cleanup: alias(
     bool(false, "Remove the old image after a successful update"),
     wt("WATCHTOWER_CLEANUP", ["--cleanup", "-c"]),
@@ -208,9 +218,12 @@ export const CONFIG = table("General options", {
     0,
     100,
   ),
-  stop_timeout: alias(
-    duration("10s", "Wait for a graceful stop before a forced kill (label svc.stop_timeout)", { max: HOUR }),
-    wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"]),
+  stop_timeout: labelled(
+    alias(
+      duration("10s", "Wait for a graceful stop before a forced kill", { max: HOUR }),
+      wt("WATCHTOWER_TIMEOUT", ["--stop-timeout"]),
+    ),
+    "svc.stop_timeout",
   ),
   lifecycle_hooks: alias(
     bool(
@@ -219,31 +232,45 @@ export const CONFIG = table("General options", {
     ),
     wt("WATCHTOWER_LIFECYCLE_HOOKS", ["--enable-lifecycle-hooks"]),
   ),
-  hook_timeout: duration("60s", "Time a lifecycle hook may run before it counts as failed (label svc.hooks.timeout)", {
-    min: 1,
-    max: DAY,
-  }),
-  tag_policy: tagPolicy(
-    "Move containers to newer version tags (label svc.tag_policy; docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags",
+  hook_timeout: labelled(
+    duration("60s", "Time a lifecycle hook may run before it counts as failed", {
+      min: 1,
+      max: DAY,
+    }),
+    "svc.hooks.timeout",
+    { only: "shortens" },
+  ),
+  tag_policy: labelled(
+    tagPolicy(
+      "Move containers to newer version tags (docs/policies.md): off, semver:patch|minor|major (+pre: pre-releases too), or regex[(natural|lexical|semver)]:<pattern> matching whole tags",
+    ),
+    "svc.tag_policy",
   ),
   service_update_timeout: duration(
     "10m",
     "Swarm services (docs/swarm.md): wait this long for Swarm's rolling update of a service to complete, roll back or pause; past it the service is reported failed (rolled back when it has no failure action of its own and rollback.on_timeout is set)",
     { min: 1, max: DAY },
   ),
-  update_window: parsedText(
-    'When updates may be applied (docs/windows.md): "[DAYS ]HH:MM-HH:MM" in the time zone from TZ, several separated by ";" ("Sat,Sun 02:00-05:00; Wed 22:00-23:00"), crossing midnight allowed; outside it a stale target is pending (label svc.update_window narrows it); checking goes on at every cycle, and an update asked for by name applies at once',
-    "Sat,Sun 02:00-05:00",
-    parseWindows,
+  update_window: labelled(
+    parsedText(
+      'When updates may be applied (docs/windows.md): "[DAYS ]HH:MM-HH:MM" in the time zone from TZ, several separated by ";" ("Sat,Sun 02:00-05:00; Wed 22:00-23:00"), crossing midnight allowed; outside it a stale target is pending; checking goes on at every cycle, and an update asked for by name applies at once',
+      "Sat,Sun 02:00-05:00",
+      parseWindows,
+    ),
+    "svc.update_window",
+    { only: "narrows" },
   ),
   pre_pull: bool(
     true,
     "With update_window: pull a newer image as soon as it is found, outside the window, so the window holds only the stop and the start",
   ),
-  data_guard: choice(
-    ["off", "volumes", "all"],
-    "off",
-    "Copy a container's data with each update and put it back when the update is rolled back (docs/data-guard.md): off, volumes (the named and anonymous volumes it mounts read-write) or all (bind mounts too); label svc.data_guard",
+  data_guard: labelled(
+    choice(
+      ["off", "volumes", "all"],
+      "off",
+      "Copy a container's data with each update and put it back when the update is rolled back (docs/data-guard.md): off, volumes (the named and anonymous volumes it mounts read-write) or all (bind mounts too)",
+    ),
+    "svc.data_guard",
   ),
   data_guard_max_size: size(
     "1GiB",
@@ -263,15 +290,21 @@ export const CONFIG = table("General options", {
     "With data_guard: keep a container's copy this long after its new version started (svc rollback NAME --with-data goes back to it), or until its next update",
     { min: 1, max: 366 * DAY },
   ),
-  min_image_age: duration(
-    "0s",
-    "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time (label svc.min_image_age); until then the container is stale, with the time it becomes eligible",
-    { max: 366 * DAY },
+  min_image_age: labelled(
+    duration(
+      "0s",
+      "Apply a newer image only once it is this old, counted from the later of when svc first saw the digest and the image's creation time; until then the container is stale, with the time it becomes eligible",
+      { max: 366 * DAY },
+    ),
+    "svc.min_image_age",
   ),
 
-  hold_breaking: bool(
-    false,
-    "Hold an update whose release notes say it breaks (a new major version, BREAKING in the notes: docs/release-notes.md) until it is asked for by name (the dashboard's Update, POST /v1/update naming it); label svc.hold_breaking",
+  hold_breaking: labelled(
+    bool(
+      false,
+      "Hold an update whose release notes say it breaks (a new major version, BREAKING in the notes: docs/release-notes.md) until it is asked for by name (the dashboard's Update, POST /v1/update naming it)",
+    ),
+    "svc.hold_breaking",
   ),
 
   release_notes: table("Release notes between the running and the newer version (docs/release-notes.md)", {
@@ -347,9 +380,12 @@ export const CONFIG = table("General options", {
   ),
 
   compose: table("Compose projects: a tag move is written into the project's files (docs/compose.md)", {
-    write: bool(
-      true,
-      "Write a compose container's tag move into its compose file or .env (only the version's characters; label svc.compose.write=false keeps one service's files untouched); a digest update of the same tag never touches a file",
+    write: labelled(
+      bool(
+        true,
+        "Write a compose container's tag move into its compose file or .env (only the version's characters); a digest update of the same tag never touches a file",
+      ),
+      "svc.compose.write",
     ),
     git: choice(
       ["off", "commit", "push", "pull_request"],
@@ -507,7 +543,7 @@ export const CONFIG = table("General options", {
     notify_on_every_cycle: bool(false, "Notify after every cycle regardless of outcome"),
     urls: alias(
       notificationUrls(
-        "Notification URLs in shoutrrr's forms (discord, telegram, slack, gotify, ntfy, pushover, smtp, teams, matrix, generic: docs/notifications.md), each its own channel; separated by spaces in env and flags",
+        `Notification URLs in shoutrrr's forms (${Object.keys(SERVICES).join(", ")}: docs/notifications.md), each its own channel; separated by spaces in env and flags`,
         ["discord://token@123456789012345678", "ntfy://ntfy.sh/svc-alerts"],
       ),
       wt("WATCHTOWER_NOTIFICATION_URL", ["--notification-url"]),

@@ -6,6 +6,7 @@
  * user's view of the same table.
  */
 import type { WatchtowerName } from "./builders.ts";
+import { WATCHTOWER_LABEL } from "./labels.ts";
 import { envName, OPTIONS, type OptionSpec } from "./options.ts";
 import { coerceText, type Layer, type Problem } from "./sources.ts";
 import { envRecord, legacyNotificationFlags, legacyNotifications, legacyOptions } from "./watchtower-notify.ts";
@@ -301,7 +302,7 @@ export function migrateWatchtower(settings: WatchtowerSettings): Migration {
   for (const { key, value } of legacyOptions(legacy, values.get("notifications.urls"))) values.set(key, value);
 
   for (const [label, value] of Object.entries(settings.labels)) {
-    if (label.startsWith("com.centurylinklabs.watchtower.") && label !== "com.centurylinklabs.watchtower") {
+    if (label.startsWith(`${WATCHTOWER_LABEL}.`)) {
       unmapped.push(
         `label ${label}=${value} on the Watchtower container itself: not a setting (svc reads such labels on the containers it updates)`,
       );

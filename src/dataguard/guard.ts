@@ -5,7 +5,7 @@
  */
 import { open } from "node:fs/promises";
 import { join } from "node:path";
-import type { Config } from "../config/index.ts";
+import { type Config, labelName } from "../config/index.ts";
 import { formatSize, parseSize } from "../config/values.ts";
 import { SvcError } from "../core/errors.ts";
 import type { ContainerInspect, Engine } from "../engine/port.ts";
@@ -25,7 +25,7 @@ import {
 import { type GuardedMount, type GuardMode, guardedMounts, guardModeOf } from "./mounts.ts";
 import { type Copy, CopyStore } from "./store.ts";
 
-export const GUARD_LABEL = "svc.data_guard";
+export const GUARD_LABEL = labelName("data_guard");
 const MODE_ORDER: readonly GuardMode[] = ["off", "volumes", "all"];
 
 export interface DataGuardOptions {

@@ -11,6 +11,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync, readSync, realpathSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { labelName } from "../config/labels.ts";
 import { toSvcError } from "../core/errors.ts";
 import type { Engine, HelperSpec } from "../engine/port.ts";
 import type { GuardedMount } from "./mounts.ts";
@@ -19,11 +20,11 @@ import { padding, ustarHeader } from "./tar.ts";
 /** The helper image's repository; its tag names the runtime and scripts it holds. */
 export const HELPER_REPOSITORY = "svc-data-guard-helper";
 /** The label every helper container carries: one a crash left behind is removed before the next runs. */
-export const HELPER_LABEL = "svc.data-guard-helper";
+export const HELPER_LABEL = labelName("data_guard.helper");
 /** The copy a copier or restorer works on (container/copy id): a restore removes one a crash left running. */
-const COPY_LABEL = "svc.data-guard-copy";
+const COPY_LABEL = labelName("data_guard.copy");
 /** When a helper was created (ms since the epoch): another svc's helper not started yet is left only once it is old. */
-const CREATED_LABEL = "svc.data-guard-helper.created";
+const CREATED_LABEL = labelName("data_guard.created");
 const HOME = "/svc-helper";
 const RUNTIME = `${HOME}/bun`;
 /** The copier's sources, shipped when svc runs from them (a compiled svc carries its copier inside). */
@@ -295,7 +296,7 @@ export async function createHelper(
     labels: {
       [HELPER_LABEL]: INSTANCE,
       [CREATED_LABEL]: String(Date.now()),
-      "svc.enable": "false",
+      [labelName("enable")]: "false",
       ...(spec.copy ? { [COPY_LABEL]: spec.copy } : {}),
     },
     mounts: spec.mounts,

@@ -7,7 +7,7 @@
  */
 
 import { z } from "zod";
-import type { ChannelName, Config } from "../config/index.ts";
+import { CHANNEL_TITLES, type ChannelName, type Config } from "../config/index.ts";
 import { nextStart, parseDigestPeriod, serviceTimeZone, type Window } from "../config/window.ts";
 import { parseJsonText } from "../core/bounded.ts";
 import { timerDelay } from "../core/timers.ts";
@@ -21,11 +21,9 @@ export interface DigestSettings {
   immediateOnFailure: boolean;
 }
 
-const TABLE_CHANNELS: readonly string[] = ["webhook", "email", "mqtt", "pushover"] satisfies ChannelName[];
-
 /** The digest a channel asks for, if any: a channel's table says it; every notification URL follows urls_digest. */
 export function digestSettingsOf(config: Config["notifications"], channel: string): DigestSettings | undefined {
-  const table = TABLE_CHANNELS.includes(channel)
+  const table = Object.hasOwn(CHANNEL_TITLES, channel)
     ? config[channel as ChannelName]
     : { digest: config.urls_digest, immediate_on_failure: config.urls_immediate_on_failure };
   if (table?.digest === undefined) return undefined;

@@ -6,17 +6,7 @@
  * http is refused unless its host is this machine (loopback). docs/notifications.md.
  */
 import { isLoopbackHostname } from "../core/loopback.ts";
-
-/** The services whose API lives at a fixed public host, and that host. */
-export const FIXED_HOSTS = {
-  discord: "https://discord.com",
-  telegram: "https://api.telegram.org",
-  slack: "https://hooks.slack.com",
-  pushover: "https://api.pushover.net",
-  pushbullet: "https://api.pushbullet.com",
-} as const;
-
-export type FixedHostService = keyof typeof FIXED_HOSTS;
+import { FIXED_HOSTS, type FixedHostService } from "./services.ts";
 
 /** Each service's base URL, for those that have one (no trailing slash). */
 export type BaseUrls = Partial<Record<FixedHostService, string>>;

@@ -1,28 +1,16 @@
 /** The chat services' URLs as shoutrrr reads them: Discord, Telegram, Slack, Teams, Matrix, Mattermost, Rocket.Chat, Google Chat, Signal. */
 import { decodePercent } from "../core/urls.ts";
-import { URL_FORMS } from "./forms.ts";
-import {
-  both,
-  fail,
-  hostPort,
-  optional,
-  origin,
-  type Params,
-  parseWrapped,
-  requireHost,
-  segments,
-  tokenLike,
-} from "./grammar.ts";
+import { both, fail, hostPort, optional, origin, type Params, requireHost, segments, tokenLike } from "./grammar.ts";
 import type { NotificationTarget, TelegramChat } from "./targets.ts";
 
 export function discord(url: URL, params: Params): NotificationTarget {
   const token = decodePercent(url.username);
   const webhookId = url.hostname;
-  if (!token) fail(`discord://: the webhook token is missing before @ (form: ${URL_FORMS.discord})`);
-  if (!webhookId) fail(`discord://: the webhook id after @ is missing (form: ${URL_FORMS.discord})`);
+  if (!token) fail(`discord://: the webhook token is missing before @ (form: ${params.form("discord")})`);
+  if (!webhookId) fail(`discord://: the webhook id after @ is missing (form: ${params.form("discord")})`);
   // shoutrrr: `/raw` sends the message as the JSON payload itself; svc always sends its summary as content
   if (!["", "/", "/raw"].includes(url.pathname))
-    fail(`discord://: the path may only be /raw (form: ${URL_FORMS.discord})`);
+    fail(`discord://: the path may only be /raw (form: ${params.form("discord")})`);
   const username = params.get("username");
   const avatarUrl = params.get("avatar", "avatarurl");
   const threadId = params.get("thread_id")?.trim();
@@ -39,10 +27,10 @@ export function discord(url: URL, params: Params): NotificationTarget {
 
 export function telegram(url: URL, params: Params): NotificationTarget {
   if (!url.username || !url.password)
-    fail(`telegram://: the bot token (123456:ABC...) is missing before @ (form: ${URL_FORMS.telegram})`);
+    fail(`telegram://: the bot token (123456:ABC...) is missing before @ (form: ${params.form("telegram")})`);
   const token = `${decodePercent(url.username)}:${decodePercent(url.password)}`;
   const chats = params.list("chats", "channels").map(telegramChat);
-  if (chats.length === 0) fail(`telegram://: parameter chats is missing (form: ${URL_FORMS.telegram})`);
+  if (chats.length === 0) fail(`telegram://: parameter chats is missing (form: ${params.form("telegram")})`);
   return {
     service: "telegram",
     token,
@@ -105,14 +93,14 @@ export function slack(url: URL, params: Params): NotificationTarget {
       secrets: [legacy.join("/"), legacy[2]!],
     };
   }
-  return fail(`slack://: the token must start with hook: (webhook) or xoxb: (bot) (form: ${URL_FORMS.slack})`);
+  return fail(`slack://: the token must start with hook: (webhook) or xoxb: (bot) (form: ${params.form("slack")})`);
 }
 
 export function teams(url: URL, params: Params): NotificationTarget {
   const host = params.get("host");
   params.get("title", "color");
   if (!url.hostname && !url.username && host) return workflowTeams(host);
-  requireHost("teams", url);
+  requireHost(params, "teams", url);
   if (url.username) return connectorTeams(url, host);
   // The Workflows webhook with https:// replaced by teams://: every part of it is kept, its
   // query (api-version, sp, sv, sig) included.
@@ -157,8 +145,7 @@ function workflowTeams(host: string): NotificationTarget {
   return { service: "teams", endpoint: endpoint.toString(), secrets: teamsSecrets(endpoint) };
 }
 
-export function wrappedTeams(text: string, scheme: string): NotificationTarget {
-  const url = parseWrapped(text, scheme, "teams");
+export function wrappedTeams(url: URL): NotificationTarget {
   return { service: "teams", endpoint: url.toString(), secrets: teamsSecrets(url) };
 }
 
@@ -169,9 +156,9 @@ function teamsSecrets(endpoint: URL): string[] {
 }
 
 export function matrix(url: URL, params: Params): NotificationTarget {
-  requireHost("matrix", url);
+  requireHost(params, "matrix", url);
   const password = decodePercent(url.password);
-  if (!password) fail(`matrix://: the password (or access token) is missing (form: ${URL_FORMS.matrix})`);
+  if (!password) fail(`matrix://: the password (or access token) is missing (form: ${params.form("matrix")})`);
   const user = url.username ? decodePercent(url.username) : undefined;
   return {
     service: "matrix",
@@ -189,10 +176,12 @@ function matrixRoom(room: string): string {
 }
 
 export function mattermost(url: URL, params: Params): NotificationTarget {
-  requireHost("mattermost", url);
+  requireHost(params, "mattermost", url);
   const [token, channel, ...rest] = segments(url);
   if (!token || rest.length > 0)
-    fail(`mattermost://: the path must be the webhook token, then the channel if any (form: ${URL_FORMS.mattermost})`);
+    fail(
+      `mattermost://: the path must be the webhook token, then the channel if any (form: ${params.form("mattermost")})`,
+    );
   const icon = params.get("icon", "icon_emoji", "icon_url");
   const endpoint = `${origin(url, params)}/hooks/${encodeURIComponent(token!)}`;
   return {
@@ -203,12 +192,12 @@ export function mattermost(url: URL, params: Params): NotificationTarget {
   };
 }
 
-export function rocketchat(url: URL): NotificationTarget {
-  requireHost("rocketchat", url);
+export function rocketchat(url: URL, params: Params): NotificationTarget {
+  requireHost(params, "rocketchat", url);
   const parts = url.pathname.split("/").slice(1).map(decodePercent);
   const [tokenA, tokenB, channel] = parts;
   if (!tokenA || !tokenB)
-    fail(`rocketchat://: the path must be tokenA/tokenB, then the channel if any (form: ${URL_FORMS.rocketchat})`);
+    fail(`rocketchat://: the path must be tokenA/tokenB, then the channel if any (form: ${params.form("rocketchat")})`);
   // shoutrrr: a channel without @ is a #channel (written as a fragment, or bare)
   const named = url.hash
     ? `#${decodePercent(url.hash.slice(1))}`
@@ -228,10 +217,10 @@ export function rocketchat(url: URL): NotificationTarget {
 
 /** Google Chat's incoming webhook, as written in the space's settings with https:// replaced. */
 export function googleChat(url: URL, params: Params): NotificationTarget {
-  requireHost("googlechat", url);
+  requireHost(params, "googlechat", url);
   const key = params.get("key");
   const token = params.get("token");
-  if (!key || !token) fail(`googlechat://: parameters key and token are missing (form: ${URL_FORMS.googlechat})`);
+  if (!key || !token) fail(`googlechat://: parameters key and token are missing (form: ${params.form("googlechat")})`);
   const query = new URLSearchParams({ key: key!, token: token! });
   return {
     service: "googlechat",
@@ -241,10 +230,10 @@ export function googleChat(url: URL, params: Params): NotificationTarget {
 }
 
 export function signal(url: URL, params: Params): NotificationTarget {
-  requireHost("signal", url);
+  requireHost(params, "signal", url);
   const [source, ...rest] = url.pathname.split("/").filter(Boolean).map(decodePercent);
   if (!source || rest.length === 0)
-    fail(`signal://: the path must be the source number, then the recipients (form: ${URL_FORMS.signal})`);
+    fail(`signal://: the path must be the source number, then the recipients (form: ${params.form("signal")})`);
   if (!SIGNAL_PHONE.test(source!)) fail("signal://: the source must be a phone number (+country code)");
   const recipients = signalRecipients(rest);
   const token = params.get("token", "apikey");

@@ -1,11 +1,11 @@
 /** shoutrrr's generic webhook, `generic://` and `generic+http(s)://`. */
 import { decodePercent } from "../core/urls.ts";
 import { credentialOf, isCredentialName } from "./credentials.ts";
-import { both, fail, hostPort, origin, Params, parseWrapped, requireHost, segments, tokenLike } from "./grammar.ts";
+import { both, fail, hostPort, origin, type Params, requireHost, segments, tokenLike } from "./grammar.ts";
 import type { GenericBody, NotificationTarget } from "./targets.ts";
 
 export function generic(url: URL, params: Params): NotificationTarget {
-  requireHost("generic", url);
+  requireHost(params, "generic", url);
   const target = genericTarget(url, params, origin(url, params));
   return target;
 }
@@ -88,9 +88,7 @@ function headerName(key: string): string {
 }
 
 /** `generic+https://host/path?q=1`: the URL after `generic+` is the target, read as generic:// is. */
-export function wrappedGeneric(text: string, scheme: string): NotificationTarget {
-  const url = parseWrapped(text, scheme, "generic");
-  const params = new Params("generic", url);
+export function wrappedGeneric(url: URL, scheme: string, params: Params): NotificationTarget {
   params.get("disabletls"); // the wrapped scheme says it
   const target = genericTarget(url, params, `${scheme}://${hostPort(url)}`);
   params.rejectUnknown();

@@ -5,8 +5,7 @@
  */
 import { decodePercent } from "../core/urls.ts";
 import { looksLikeToken } from "./credentials.ts";
-import { IGNORED, URL_FORMS } from "./forms.ts";
-import type { NotificationTarget, UrlService } from "./targets.ts";
+import type { NotificationTarget } from "./targets.ts";
 
 /** Why a URL cannot be used: names the part, never echoes a value (it may be a secret). */
 export class UrlProblem extends Error {}
@@ -15,16 +14,29 @@ export const fail = (message: string): never => {
   throw new UrlProblem(message);
 };
 
+/**
+ * What the grammar reads of the services' table (services.ts): each service's form, shown when a
+ * URL does not fit it, and the parameters it accepts without needing them. It reaches the parsers
+ * through Params, since the table holds the parsers.
+ */
+export type Grammar = Readonly<Record<string, { readonly form: string; readonly ignored: readonly string[] }>>;
+
 /** Query parameters, keys case-insensitive as in shoutrrr; each one read is marked as known. */
 export class Params {
   private readonly values = new Map<string, string>();
   private readonly read = new Set<string>();
   constructor(
-    private readonly service: UrlService,
+    private readonly service: string,
     url: URL,
+    private readonly grammar: Grammar,
   ) {
     for (const [key, value] of url.searchParams) this.values.set(key.toLowerCase(), value);
-    for (const key of IGNORED[service]) this.read.add(key);
+    for (const key of grammar[service]!.ignored) this.read.add(key);
+  }
+
+  /** The form of `service` (a parser of two services names the one its messages speak of). */
+  form(service: string): string {
+    return this.grammar[service]!.form;
   }
 
   get(...names: string[]): string | undefined {
@@ -68,7 +80,7 @@ export class Params {
     const unknown = this.keys().filter((key) => !this.read.has(key));
     if (unknown.length > 0)
       fail(
-        `${this.service}://: unknown parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (form: ${URL_FORMS[this.service]})`,
+        `${this.service}://: unknown parameter${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} (form: ${this.form(this.service)})`,
       );
   }
 }
@@ -87,8 +99,8 @@ export function hostPort(url: URL): string {
   return url.port ? `${url.hostname}:${url.port}` : url.hostname;
 }
 
-export function requireHost(service: UrlService, url: URL): void {
-  if (!url.hostname) fail(`${service}://: the host is missing (form: ${URL_FORMS[service]})`);
+export function requireHost(params: Params, service: string, url: URL): void {
+  if (!url.hostname) fail(`${service}://: the host is missing (form: ${params.form(service)})`);
 }
 
 /** `https://host[:port]` unless `disabletls=yes`. */
@@ -106,7 +118,7 @@ export function optional<T extends Record<string, string | undefined>>(values: T
   return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== "")) as Partial<T>;
 }
 
-export function parseWrapped(text: string, scheme: string, service: UrlService): URL {
+export function parseWrapped(text: string, scheme: string, service: string): URL {
   try {
     const url = new URL(`${scheme}://${text.slice(text.indexOf("://") + 3)}`);
     if (!url.hostname) throw new Error("no host");
@@ -117,3 +129,6 @@ export function parseWrapped(text: string, scheme: string, service: UrlService):
 }
 
 export type Parser = (url: URL, params: Params) => NotificationTarget;
+
+/** A service that also takes a wrapped http(s) URL (`generic+https://...`): parsed from it, its query in `params`. */
+export type WrappedParser = (url: URL, scheme: string, params: Params) => NotificationTarget;

@@ -1,14 +1,13 @@
 /** The push services' URLs as shoutrrr reads them: Gotify, ntfy, Pushover, Pushbullet, Bark, MQTT. */
 import { decodePercent } from "../core/urls.ts";
-import { URL_FORMS } from "./forms.ts";
 import { both, fail, hostPort, optional, origin, type Params, requireHost, segments } from "./grammar.ts";
 import type { MqttTarget, NotificationTarget } from "./targets.ts";
 
 export function gotify(url: URL, params: Params): NotificationTarget {
-  requireHost("gotify", url);
+  requireHost(params, "gotify", url);
   const parts = segments(url);
   const token = parts.pop();
-  if (!token) fail(`gotify://: the application token (last path segment) is missing (form: ${URL_FORMS.gotify})`);
+  if (!token) fail(`gotify://: the application token (last path segment) is missing (form: ${params.form("gotify")})`);
   // shoutrrr's default priority is 0 (Gotify's clients show it without a sound)
   const priority = params.integer("priority", -2, 10) ?? 0;
   const skipTlsVerify = params.flag("insecureskipverify", false);
@@ -17,10 +16,10 @@ export function gotify(url: URL, params: Params): NotificationTarget {
 }
 
 export function ntfy(url: URL, params: Params): NotificationTarget {
-  requireHost("ntfy", url);
+  requireHost(params, "ntfy", url);
   // shoutrrr publishes to the whole path (`ntfy://host/a/b` is topic `a/b`)
   const topic = segments(url).join("/");
-  if (!topic) fail(`ntfy://: the topic (the path) is missing (form: ${URL_FORMS.ntfy})`);
+  if (!topic) fail(`ntfy://: the topic (the path) is missing (form: ${params.form("ntfy")})`);
   let scheme = (params.get("scheme") ?? "https").toLowerCase();
   if (scheme !== "http" && scheme !== "https") fail("ntfy://: parameter scheme must be http or https");
   if (params.flag("disabletls", false)) scheme = "http";
@@ -70,8 +69,9 @@ function parseNtfyPriority(value: string | undefined): number | undefined {
 export function pushover(url: URL, params: Params): NotificationTarget {
   const token = decodePercent(url.password);
   const userKey = decodePercent(url.hostname);
-  if (!token) fail(`pushover://: the application token (after shoutrrr:) is missing (form: ${URL_FORMS.pushover})`);
-  if (!userKey) fail(`pushover://: the user key (after @) is missing (form: ${URL_FORMS.pushover})`);
+  if (!token)
+    fail(`pushover://: the application token (after shoutrrr:) is missing (form: ${params.form("pushover")})`);
+  if (!userKey) fail(`pushover://: the user key (after @) is missing (form: ${params.form("pushover")})`);
   const priority = params.integer("priority", -2, 2);
   // shoutrrr v0.17's end-to-end encryption: a 256-bit key as 64 hex characters
   const encryptionKey = params.get("encryptionkey", "key") || undefined;
@@ -88,19 +88,19 @@ export function pushover(url: URL, params: Params): NotificationTarget {
   };
 }
 
-export function pushbullet(url: URL): NotificationTarget {
+export function pushbullet(url: URL, params: Params): NotificationTarget {
   const token = decodePercent(url.hostname);
   if (token.length !== 34)
-    fail(`pushbullet://: the access token (the host) must be 34 characters (form: ${URL_FORMS.pushbullet})`);
+    fail(`pushbullet://: the access token (the host) must be 34 characters (form: ${params.form("pushbullet")})`);
   const targets = segments(url);
   if (url.hash.length > 1) targets.push(`#${decodePercent(url.hash.slice(1))}`);
   return { service: "pushbullet", token, targets, secrets: both(token) };
 }
 
 export function bark(url: URL, params: Params): NotificationTarget {
-  requireHost("bark", url);
+  requireHost(params, "bark", url);
   const deviceKey = decodePercent(url.password);
-  if (!deviceKey) fail(`bark://: the device key (after :) is missing (form: ${URL_FORMS.bark})`);
+  if (!deviceKey) fail(`bark://: the device key (after :) is missing (form: ${params.form("bark")})`);
   let scheme = (params.get("scheme") ?? "https").toLowerCase();
   if (scheme !== "http" && scheme !== "https") fail("bark://: parameter scheme must be http or https");
   if (params.flag("disabletls", false)) scheme = "http";
@@ -125,7 +125,7 @@ export function bark(url: URL, params: Params): NotificationTarget {
 export function mqttTarget(url: URL, params: Params): NotificationTarget {
   const tls = url.protocol === "mqtts:" && !params.flag("disabletls", false);
   const topic = decodePercent(url.pathname.replace(/^\//, ""));
-  if (!topic) fail(`mqtt://: the topic (the path) is missing (form: ${URL_FORMS.mqtt})`);
+  if (!topic) fail(`mqtt://: the topic (the path) is missing (form: ${params.form("mqtt")})`);
   if (/[#+]/.test(topic)) fail("mqtt://: the topic must not hold the wildcards # or +");
   const qos = mqttQos(params.get("qos"));
   const mqtt: MqttTarget = {

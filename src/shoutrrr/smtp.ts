@@ -1,16 +1,15 @@
 /** `smtp://` as shoutrrr reads it: server, credentials, addresses, auth and encryption. */
 import { decodePercent } from "../core/urls.ts";
-import { URL_FORMS } from "./forms.ts";
 import { both, fail, type Params, requireHost } from "./grammar.ts";
 import type { NotificationTarget, SmtpTarget } from "./targets.ts";
 
 export function smtp(url: URL, params: Params): NotificationTarget {
-  requireHost("smtp", url);
+  requireHost(params, "smtp", url);
   // A query decodes `+` to a space; shoutrrr puts it back (sender+tag@example.com), as does svc.
   const from = params.get("from", "fromaddress")?.replaceAll(" ", "+");
   const to = params.list("to", "toaddresses").map((address) => address.replaceAll(" ", "+"));
-  if (!from) fail(`smtp://: parameter from is missing (form: ${URL_FORMS.smtp})`);
-  if (to.length === 0) fail(`smtp://: parameter to is missing (form: ${URL_FORMS.smtp})`);
+  if (!from) fail(`smtp://: parameter from is missing (form: ${params.form("smtp")})`);
+  if (to.length === 0) fail(`smtp://: parameter to is missing (form: ${params.form("smtp")})`);
   const auth = oneOf(
     params.get("auth") ?? (url.username ? "plain" : "none"),
     "auth",

@@ -1,26 +1,5 @@
 /** What a notification URL names: each service's target, as svc delivers to it, and its secret parts. */
 
-export type UrlService =
-  | "discord"
-  | "telegram"
-  | "slack"
-  | "gotify"
-  | "ntfy"
-  | "pushover"
-  | "smtp"
-  | "teams"
-  | "matrix"
-  | "generic"
-  | "mattermost"
-  | "rocketchat"
-  | "googlechat"
-  | "hangouts"
-  | "pushbullet"
-  | "bark"
-  | "mqtt"
-  | "mqtts"
-  | "signal";
-
 interface TargetBase {
   /** the secret parts of the URL, as written and decoded */
   secrets: string[];

@@ -11,25 +11,10 @@
  * (mask.ts). docs/notifications.md lists every form.
  */
 import { REDACTED } from "../log/redact.ts";
-import {
-  discord,
-  googleChat,
-  matrix,
-  mattermost,
-  rocketchat,
-  signal,
-  slack,
-  teams,
-  telegram,
-  wrappedTeams,
-} from "./chat.ts";
-import { URL_FORMS } from "./forms.ts";
-import { generic, wrappedGeneric } from "./generic.ts";
-import { fail, Params, type Parser, UrlProblem } from "./grammar.ts";
+import { fail, Params, type Parser, parseWrapped, UrlProblem, type WrappedParser } from "./grammar.ts";
 import { escapings, maskUrl } from "./mask.ts";
-import { bark, gotify, mqttTarget, ntfy, pushbullet, pushover } from "./push.ts";
-import { smtp } from "./smtp.ts";
-import type { NotificationTarget, UrlService } from "./targets.ts";
+import { SERVICES, type UrlService } from "./services.ts";
+import type { NotificationTarget } from "./targets.ts";
 
 /** Parses one URL; `{ problem }` names the wrong part (shown with the option and entry by the caller). */
 export function parseNotificationUrl(text: string): NotificationTarget | { problem: string } {
@@ -62,47 +47,26 @@ export function serviceOf(text: string): string {
 
 function parseOrThrow(text: string): NotificationTarget {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text)?.[1]?.toLowerCase();
-  if (!scheme) return fail(`is not a URL (expected service://..., e.g. ${URL_FORMS.discord})`);
-  const [service, wrapped] = scheme.split("+", 2) as [string, string | undefined];
-  if (!Object.hasOwn(URL_FORMS, service))
-    return fail(`${service}://: not a service svc knows (${Object.keys(URL_FORMS).join(", ")})`);
-  const name = service as UrlService;
+  if (!scheme) return fail(`is not a URL (expected service://..., e.g. ${SERVICES.discord.form})`);
+  const [name, wrapped] = scheme.split("+", 2) as [string, string | undefined];
+  if (!Object.hasOwn(SERVICES, name))
+    return fail(`${name}://: not a service svc knows (${Object.keys(SERVICES).join(", ")})`);
+  const service: { parse: Parser; wrap?: WrappedParser; form: string } = SERVICES[name as UrlService];
   if (wrapped !== undefined) {
-    if ((name !== "generic" && name !== "teams") || (wrapped !== "http" && wrapped !== "https")) {
+    if (!service.wrap || (wrapped !== "http" && wrapped !== "https")) {
       return fail(`${scheme}://: only generic+http(s):// and teams+http(s):// wrap a URL`);
     }
-    return name === "generic" ? wrappedGeneric(text, wrapped) : wrappedTeams(text, wrapped);
+    const url = parseWrapped(text, wrapped, name);
+    return service.wrap(url, wrapped, new Params(name, url, SERVICES));
   }
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    return fail(`${name}://: the URL does not parse (form: ${URL_FORMS[name]})`);
+    return fail(`${name}://: the URL does not parse (form: ${service.form})`);
   }
-  const params = new Params(name, url);
-  const target = PARSERS[name](url, params);
+  const params = new Params(name, url, SERVICES);
+  const target = service.parse(url, params);
   params.rejectUnknown();
   return target;
 }
-
-const PARSERS: Record<UrlService, Parser> = {
-  discord,
-  telegram,
-  slack,
-  gotify,
-  ntfy,
-  pushover,
-  smtp,
-  teams,
-  matrix,
-  mattermost,
-  rocketchat,
-  googlechat: googleChat,
-  hangouts: googleChat,
-  pushbullet,
-  bark,
-  signal,
-  mqtt: mqttTarget,
-  mqtts: mqttTarget,
-  generic,
-};

@@ -6,6 +6,7 @@
  * files never changing under the same id.
  */
 import { randomBytes } from "node:crypto";
+import { labelName } from "../config/index.ts";
 import { toSvcError } from "../core/errors.ts";
 import type { Engine } from "../engine/port.ts";
 import {
@@ -22,7 +23,7 @@ export const MAX_DATABASE_BYTES = 48 * 1024 * 1024;
 /** os-release is a few hundred bytes. */
 const MAX_OS_RELEASE_BYTES = 64 * 1024;
 /** The label the reading container carries, so that an operator (and svc's tests) can tell it. */
-export const READER_LABEL = "svc.vulnerabilities.reader";
+export const READER_LABEL = labelName("vulnerabilities.reader");
 /** The inventories kept in memory, by image id (the oldest forgotten first). */
 const MAX_CACHED = 256;
 

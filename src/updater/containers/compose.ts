@@ -15,6 +15,7 @@ import {
   projectOf,
   type Written,
 } from "../../compose/index.ts";
+import { labelName } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { Engine, ImageSummary } from "../../engine/port.ts";
 import type { ComposeChange as GitChange, GitOutcome, GitStep, Move } from "../../git/index.ts";
@@ -24,8 +25,8 @@ import type { CycleOptions } from "../types.ts";
 import { park, planReplacement, replace } from "./protocol.ts";
 import type { ContainerEntry } from "./replace.ts";
 
-/** `svc.tag_policy.compose`: `report` keeps a compose container's newer tags reported only, `move` moves it even when its file cannot be written. */
-const REPORT_LABEL = "svc.tag_policy.compose";
+/** `report` keeps a compose container's newer tags reported only (src/config/labels.ts). */
+const REPORT_LABEL = labelName("tag_policy.compose");
 
 /**
  * Where each compose container's version is written (one with a tag policy, or a rollback across

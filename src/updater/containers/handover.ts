@@ -14,6 +14,7 @@
  * container left over by a crash (not running) is removed by the next svc start.
  */
 
+import { LABEL_PREFIX } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { ContainerInspect } from "../../engine/port.ts";
 import { act } from "../cycle/act.ts";
@@ -56,7 +57,9 @@ export async function startHandover(
     const helper = handoverContainerName(r.name, newId);
     const config = r.old.Config;
     const host = r.old.HostConfig;
-    const labels = Object.fromEntries(Object.entries(config.Labels ?? {}).filter(([key]) => key.startsWith("svc.")));
+    const labels = Object.fromEntries(
+      Object.entries(config.Labels ?? {}).filter(([key]) => key.startsWith(LABEL_PREFIX)),
+    );
     helperId = await act(
       ctx,
       "create",

@@ -17,13 +17,6 @@ import { durationLabel, labelValue } from "../selection/selection.ts";
 
 export type HookName = "pre_check" | "pre_update" | "post_update" | "post_check";
 
-const LABEL_OF = {
-  pre_check: "preCheck",
-  pre_update: "preUpdate",
-  post_update: "postUpdate",
-  post_check: "postCheck",
-} as const;
-
 export interface Hook {
   name: HookName;
   command: string;
@@ -33,9 +26,9 @@ export interface Hook {
 /** The hook a container's labels set for `name`, if any (and if hooks are on). */
 export function hookFor(labels: Readonly<Record<string, string>>, name: HookName, config: Config): Hook | undefined {
   if (!config.lifecycle_hooks) return undefined;
-  const command = labelValue(labels, LABEL_OF[name])?.trim();
+  const command = labelValue(labels, `hooks.${name}`)?.trim();
   if (!command) return undefined;
-  const label = config.global_takes_precedence ? undefined : durationLabel(labels, "hookTimeout");
+  const label = config.global_takes_precedence ? undefined : durationLabel(labels, "hook_timeout");
   // a label (which an image may bring) can shorten a hook's time, never lengthen it
   const timeoutMs = label && "ms" in label ? Math.min(label.ms, config.hook_timeout) : config.hook_timeout;
   return { name, command, timeoutMs };

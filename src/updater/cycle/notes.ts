@@ -5,12 +5,12 @@
  * asked for by name. A failure to read them is a sentence in the answer, never a failed update;
  * and only a target that holds breaking updates waits for its notes before it is replaced.
  */
-import type { Config } from "../../config/index.ts";
+import { type Config, labelName } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import { parseReference, sameRepository } from "../../registry/reference.ts";
 import type { ReleaseNotes, ReleasesSession, SourceCandidate } from "../../releases/index.ts";
 import type { Checker, Verdict } from "../check/check.ts";
-import { LABELS, labelValue, namedBy } from "../selection/selection.ts";
+import { labelValue, namedBy } from "../selection/selection.ts";
 import type { CycleOptions, ReleaseSummary, UpdateFilter } from "../types.ts";
 import { finish, type TargetEntry } from "./target.ts";
 
@@ -80,7 +80,7 @@ async function notesOf(
   const add = (url: string | undefined, from: string) => {
     if (url?.trim()) sources.push({ url: url.trim(), from });
   };
-  add(labelValue(entry.summary.labels, "releaseNotes"), `label ${LABELS.releaseNotes}`);
+  add(labelValue(entry.summary.labels, "release_notes"), `label ${labelName("release_notes")}`);
   add(candidate[SOURCE_LABEL], `the newer image's ${SOURCE_LABEL}`);
   add(running[SOURCE_LABEL], `the running image's ${SOURCE_LABEL}`);
   add(configuredSource(config, entry.summary.image), "release_notes.sources");

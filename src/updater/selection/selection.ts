@@ -5,7 +5,16 @@
  * compose (Watchtower's `Filter` idea). A container excluded here is absent from the report.
  */
 import { COMPOSE_LABELS, inheritedLabels } from "../../compose/project.ts";
-import { type Config, parseBoolean, parseTagPolicy, readAsOption, type TagPolicy } from "../../config/index.ts";
+import {
+  type Config,
+  type LabelKey,
+  labelName,
+  labelOf,
+  parseBoolean,
+  parseTagPolicy,
+  readAsOption,
+  type TagPolicy,
+} from "../../config/index.ts";
 import { neverOpen, parseWindows, type WindowPolicy } from "../../config/window.ts";
 import { spend } from "../../config/work.ts";
 import { MAX_LABEL_CHARS } from "../../core/bounded.ts";
@@ -15,55 +24,49 @@ import { matchesImagePrefix, parseReference } from "../../registry/reference.ts"
 import type { UpdateFilter } from "../types.ts";
 import { isOldName, parseHandoverName } from "./names.ts";
 
-export const LABELS = {
-  enable: "svc.enable",
-  monitorOnly: "svc.monitor_only",
-  noPull: "svc.no_pull",
-  stopSignal: "svc.stop_signal",
-  stopTimeout: "svc.stop_timeout",
-  dependsOn: "svc.depends_on",
-  scope: "svc.scope",
-  minImageAge: "svc.min_image_age",
-  tagPolicy: "svc.tag_policy",
-  tagPolicyCompose: "svc.tag_policy.compose",
-  preCheck: "svc.hooks.pre_check",
-  preUpdate: "svc.hooks.pre_update",
-  postUpdate: "svc.hooks.post_update",
-  postCheck: "svc.hooks.post_check",
-  hookTimeout: "svc.hooks.timeout",
-  updateWindow: "svc.update_window",
-  holdBreaking: "svc.hold_breaking",
-  releaseNotes: "svc.release_notes",
-} as const;
-
-export type LabelName = keyof typeof LABELS;
-
 /**
- * The Watchtower labels users already have on their containers, meaning what svc's own label
- * of the same name means (docs/migrating-from-watchtower.md). svc's own label wins when both are
- * set. Watchtower's per-hook timeouts (in minutes) are not read: svc.hooks.timeout is.
+ * The labels a container's policy is read from (src/config/labels.ts names them). Watchtower's
+ * label of the same meaning is read too (docs/migrating-from-watchtower.md); svc's own wins when
+ * both are set. Watchtower's per-hook timeouts (in minutes) are not read: svc.hooks.timeout is.
  */
-export const WATCHTOWER_LABELS: Partial<Record<LabelName, string>> = {
-  enable: "com.centurylinklabs.watchtower.enable",
-  monitorOnly: "com.centurylinklabs.watchtower.monitor-only",
-  noPull: "com.centurylinklabs.watchtower.no-pull",
-  stopSignal: "com.centurylinklabs.watchtower.stop-signal",
-  dependsOn: "com.centurylinklabs.watchtower.depends-on",
-  scope: "com.centurylinklabs.watchtower.scope",
-  preCheck: "com.centurylinklabs.watchtower.lifecycle.pre-check",
-  preUpdate: "com.centurylinklabs.watchtower.lifecycle.pre-update",
-  postUpdate: "com.centurylinklabs.watchtower.lifecycle.post-update",
-  postCheck: "com.centurylinklabs.watchtower.lifecycle.post-check",
-};
+const POLICY_LABELS = [
+  "enable",
+  "monitor_only",
+  "no_pull",
+  "stop_signal",
+  "stop_timeout",
+  "depends_on",
+  "scope",
+  "min_image_age",
+  "tag_policy",
+  "tag_policy.compose",
+  "hooks.pre_check",
+  "hooks.pre_update",
+  "hooks.post_update",
+  "hooks.post_check",
+  "hook_timeout",
+  "update_window",
+  "hold_breaking",
+  "release_notes",
+] as const satisfies readonly LabelKey[];
+
+export type LabelName = (typeof POLICY_LABELS)[number];
+
+/** The names of the policy's labels, svc's own then Watchtower's: each past MAX_LABEL_CHARS skips its container. */
+export const POLICY_LABEL_NAMES: readonly string[] = [
+  ...POLICY_LABELS.map(labelName),
+  ...POLICY_LABELS.flatMap((key) => labelOf(key).watchtower ?? []),
+];
 
 // A label longer than MAX_LABEL_CHARS is not read: its container is skipped with a reason naming it (`policyFor`).
 export { MAX_LABEL_CHARS };
 
 /** A container's value for one of svc's labels: its own, else its Watchtower twin's; unset past MAX_LABEL_CHARS. */
 export function labelValue(labels: Readonly<Record<string, string>>, name: LabelName): string | undefined {
-  const own = labels[LABELS[name]];
+  const label = labelOf(name);
+  const own = labels[label.name];
   if (own !== undefined) return own.length > MAX_LABEL_CHARS ? undefined : own;
-  const alias = WATCHTOWER_LABELS[name];
+  const alias = label.watchtower;
   const written = alias === undefined ? undefined : labels[alias];
   const value = written !== undefined && written.length > MAX_LABEL_CHARS ? undefined : written;
   // Watchtower's scope "none" is its name for "no scope"
@@ -269,45 +272,45 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
   const labelBool = (name: LabelName): boolean | undefined =>
     useLabels ? parseBool(labelValue(labels, name)) : undefined;
   const problems: string[] = useLabels ? oversizeLabels(labels) : [];
-  const labelDuration = (name: keyof typeof DURATION_OPTIONS): number | undefined => {
+  const labelDuration = (name: (typeof DURATION_OPTIONS)[number]): number | undefined => {
     if (!useLabels) return undefined;
     const read = durationLabel(labels, name);
     if (read && "problem" in read) problems.push(read.problem);
     return read && "ms" in read ? read.ms : undefined;
   };
-  const signal = labelValue(labels, "stopSignal")?.trim();
+  const signal = labelValue(labels, "stop_signal")?.trim();
   const policy: ContainerPolicy = {
-    monitorOnly: labelBool("monitorOnly") ?? config.monitor_only,
-    noPull: labelBool("noPull") ?? config.no_pull,
+    monitorOnly: labelBool("monitor_only") ?? config.monitor_only,
+    noPull: labelBool("no_pull") ?? config.no_pull,
     stopSignal: signal ? signal : undefined,
-    stopTimeoutMs: labelDuration("stopTimeout") ?? config.stop_timeout,
-    dependsOn: splitNames(labelValue(labels, "dependsOn")),
-    minImageAgeMs: labelDuration("minImageAge") ?? config.min_image_age,
+    stopTimeoutMs: labelDuration("stop_timeout") ?? config.stop_timeout,
+    dependsOn: splitNames(labelValue(labels, "depends_on")),
+    minImageAgeMs: labelDuration("min_image_age") ?? config.min_image_age,
     tagPolicy: null,
-    moveCompose: labelValue(labels, "tagPolicyCompose")?.trim() === "move",
+    moveCompose: labelValue(labels, "tag_policy.compose")?.trim() === "move",
     window: [],
     prePull: config.pre_pull,
-    holdBreaking: labelBool("holdBreaking") ?? config.hold_breaking,
+    holdBreaking: labelBool("hold_breaking") ?? config.hold_breaking,
   };
   const window = windowFor(labels, config, useLabels);
   if ("problem" in window) problems.push(window.problem);
   else policy.window = window.policy;
-  if (config.lifecycle_hooks) labelDuration("hookTimeout");
+  if (config.lifecycle_hooks) labelDuration("hook_timeout");
   spend(policy.stopSignal?.length ?? 0);
   if (policy.stopSignal !== undefined && !SIGNAL.test(policy.stopSignal)) {
     problems.push(
-      `label ${labelSet(labels, "stopSignal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`,
+      `label ${labelSet(labels, "stop_signal")}=${JSON.stringify(policy.stopSignal.slice(0, 64))} is not a signal (examples: "SIGTERM", "SIGQUIT", "9")`,
     );
   }
-  const policyText = (useLabels ? labelValue(labels, "tagPolicy") : undefined) ?? config.tag_policy;
+  const policyText = (useLabels ? labelValue(labels, "tag_policy") : undefined) ?? config.tag_policy;
   // compiled by re2js, in time linear in the pattern: counted as its length
   spend(policyText.length);
   const parsed = parseTagPolicy(policyText);
   if ("policy" in parsed) policy.tagPolicy = parsed.policy;
-  else problems.push(`label ${LABELS.tagPolicy}=${JSON.stringify(policyText)} ${parsed.problem}`);
-  const compose = labelValue(labels, "tagPolicyCompose");
+  else problems.push(`label ${labelName("tag_policy")}=${JSON.stringify(policyText)} ${parsed.problem}`);
+  const compose = labelValue(labels, "tag_policy.compose");
   if (compose !== undefined && !["move", "report"].includes(compose.trim()))
-    problems.push(`label ${LABELS.tagPolicyCompose}=${JSON.stringify(compose)} is neither "move" nor "report"`);
+    problems.push(`label ${labelName("tag_policy.compose")}=${JSON.stringify(compose)} is neither "move" nor "report"`);
   // Swarm's manager owns its tasks: a task is updated through its service (docs/swarm.md)
   const service = taskServiceOf(labels);
   if (service !== undefined) problems.unshift(`Swarm task of service ${service}`);
@@ -317,11 +320,9 @@ export function policyFor(container: Pick<ContainerSummary, "labels">, config: C
 
 /** svc's and Watchtower's labels longer than svc reads, each as the reason it skips its container. */
 function oversizeLabels(labels: Readonly<Record<string, string>>): string[] {
-  return [...Object.values(LABELS), ...Object.values(WATCHTOWER_LABELS)]
-    .filter((name) => (labels[name]?.length ?? 0) > MAX_LABEL_CHARS)
-    .map(
-      (name) => `label ${name} is ${labels[name]!.length} characters, past the ${MAX_LABEL_CHARS} svc reads of a label`,
-    );
+  return POLICY_LABEL_NAMES.filter((name) => (labels[name]?.length ?? 0) > MAX_LABEL_CHARS).map(
+    (name) => `label ${name} is ${labels[name]!.length} characters, past the ${MAX_LABEL_CHARS} svc reads of a label`,
+  );
 }
 
 /**
@@ -335,9 +336,9 @@ function windowFor(
 ): { policy: WindowPolicy } | { problem: string } {
   const host = config.update_window === undefined ? undefined : parseWindows(config.update_window);
   const policy: WindowPolicy[number][] = host && "windows" in host ? [host.windows] : [];
-  const text = useLabels ? labelValue(labels, "updateWindow") : undefined;
+  const text = useLabels ? labelValue(labels, "update_window") : undefined;
   if (text === undefined) return { policy };
-  const label = `label ${LABELS.updateWindow}=${JSON.stringify(text.slice(0, 200))}`;
+  const label = `label ${labelName("update_window")}=${JSON.stringify(text.slice(0, 200))}`;
   const own = parseWindows(text);
   if ("problem" in own) return { problem: `${label}: ${own.problem}` };
   policy.push(own.windows);
@@ -352,22 +353,18 @@ function windowFor(
 const SIGNAL = /^(?:(?:SIG)?[A-Z][A-Z0-9]{0,15}(?:[+-]\d{1,2})?|\d{1,2})$/i;
 
 /** The option each duration label stands for: the label is read with that option's forms and bounds. */
-const DURATION_OPTIONS = {
-  stopTimeout: "stop_timeout",
-  minImageAge: "min_image_age",
-  hookTimeout: "hook_timeout",
-} as const satisfies Partial<Record<LabelName, string>>;
+const DURATION_OPTIONS = ["stop_timeout", "min_image_age", "hook_timeout"] as const satisfies readonly LabelName[];
 
 /** A duration label: unset, its milliseconds, or the problem naming the label (the container is then skipped). */
 export function durationLabel(
   labels: Readonly<Record<string, string>>,
-  name: keyof typeof DURATION_OPTIONS,
+  name: (typeof DURATION_OPTIONS)[number],
 ): { ms: number } | { problem: string } | undefined {
   const text = labelValue(labels, name);
   if (text === undefined) return undefined;
   // read by the option's schema: a linear pattern over the text
   spend(text.length);
-  const read = readAsOption(DURATION_OPTIONS[name], text);
+  const read = readAsOption(name, text);
   return "value" in read
     ? { ms: read.value as number }
     : { problem: `label ${labelSet(labels, name)}=${JSON.stringify(text.slice(0, 64))} ${read.problem}` };
@@ -375,7 +372,8 @@ export function durationLabel(
 
 /** The name of the label that gave `name` its value: svc's own, else its Watchtower twin. */
 function labelSet(labels: Readonly<Record<string, string>>, name: LabelName): string {
-  return labels[LABELS[name]] === undefined ? (WATCHTOWER_LABELS[name] ?? LABELS[name]) : LABELS[name];
+  const label = labelOf(name);
+  return labels[label.name] === undefined ? (label.watchtower ?? label.name) : label.name;
 }
 
 export function splitNames(value: string | undefined): string[] {

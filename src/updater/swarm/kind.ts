@@ -10,7 +10,7 @@
  * services are updated from a manager. svc's own service (svc running as a task) goes last, and
  * is not waited for: its new task takes over.
  */
-import type { Config } from "../../config/index.ts";
+import { type Config, labelName } from "../../config/index.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import type { ContainerSummary, Platform } from "../../engine/port.ts";
 import { type ServiceSummary, type Swarm, TASK_LABELS } from "../../engine/swarm.ts";
@@ -38,7 +38,7 @@ import {
   toReplace,
   unlessAsked,
 } from "../cycle/target.ts";
-import { LABELS, labelValue, policyFor, selectionFilter } from "../selection/selection.ts";
+import { labelValue, policyFor, selectionFilter } from "../selection/selection.ts";
 import { type ContainerReport, DRY_RUN_REASON, type RollbackResult, type UpdateFilter } from "../types.ts";
 import { awaitRollout, requestRollback, type ServiceOutcome, waitSettled, writeImage } from "./rollout.ts";
 
@@ -50,7 +50,7 @@ interface Entry extends TargetEntry {
   service: ServiceSummary;
 }
 
-const HOOK_LABELS = ["preCheck", "preUpdate", "postUpdate", "postCheck"] as const;
+const HOOK_LABELS = ["hooks.pre_check", "hooks.pre_update", "hooks.post_update", "hooks.post_check"] as const;
 
 /** What the functions below share: the deps, the engine's Swarm, and what was said once. */
 interface Kind {
@@ -147,9 +147,7 @@ async function updateAll(kind: Kind, ctx: ProtocolContext, stale: Entry[], own: 
 
 function tellHooks(kind: Kind, entry: Entry): void {
   // svc's hook labels, or their Watchtower twins
-  const hooks = HOOK_LABELS.filter((name) => labelValue(entry.summary.labels, name) !== undefined).map(
-    (name) => LABELS[name],
-  );
+  const hooks = HOOK_LABELS.filter((name) => labelValue(entry.summary.labels, name) !== undefined).map(labelName);
   if (hooks.length === 0 || kind.told.hooks.has(entry.service.name)) return;
   kind.told.hooks.add(entry.service.name);
   kind.log.warn("lifecycle hooks do not apply to Swarm services (Swarm runs the tasks): these labels are ignored", {

@@ -6,7 +6,7 @@
  * notes are. Built from the dry run's report and the lists that run made (no second walk of the
  * engine) and from what svc remembers; pure, so the rules are tested without an engine.
  */
-import { type Config, formatDuration, type TagPolicy } from "../../config/index.ts";
+import { type Config, formatDuration, labelName, type TagPolicy } from "../../config/index.ts";
 import { describeMoment, describeWindows, serviceTimeZone } from "../../config/window.ts";
 import { shortDigest } from "../../core/digests.ts";
 import { httpUrl } from "../../core/urls.ts";
@@ -121,7 +121,7 @@ export interface OverviewMemory {
 export { VERSION_LABEL };
 
 const SOURCE_LABELS = [SOURCE_LABEL, "org.opencontainers.image.url"];
-export const LINK_LABEL = "svc.link";
+export const LINK_LABEL = labelName("link");
 const HOOKS: HookName[] = ["pre_check", "pre_update", "post_update", "post_check"];
 
 export function containerOverviews(

@@ -8,7 +8,7 @@ import {
   notificationUrlSecrets,
   parseNotificationUrl,
   redactNotificationUrl,
-  URL_FORMS,
+  SERVICES,
 } from "../../../src/shoutrrr/index.ts";
 import { load, problems, RUNS } from "../config/helpers.ts";
 
@@ -269,7 +269,7 @@ describe("notifications.urls in the configuration", () => {
       env: { SVC_NOTIFICATIONS_URLS: `${DISCORD} telegram://1:Te1egramSecret@telegram` },
     });
     expect(fromEnv).toEqual([
-      `SVC_NOTIFICATIONS_URLS: entry 2: telegram://: parameter chats is missing (form: ${URL_FORMS.telegram})`,
+      `SVC_NOTIFICATIONS_URLS: entry 2: telegram://: parameter chats is missing (form: ${SERVICES.telegram.form})`,
     ]);
     expect(fromFile.join() + fromEnv.join()).not.toContain("Secret");
   });

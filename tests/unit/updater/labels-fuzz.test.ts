@@ -5,18 +5,15 @@
  * (docs/security.md). Seeded, so a failure can be replayed: the seed is in the test's name.
  */
 import { expect, test } from "bun:test";
-import { defaultConfig } from "../../../src/config/index.ts";
+import { defaultConfig, labelName } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import { LABELS, WATCHTOWER_LABELS } from "../../../src/updater/selection/selection.ts";
+import { POLICY_LABEL_NAMES } from "../../../src/updater/selection/selection.ts";
 import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
 
-const ALL_LABELS = [
-  ...Object.values(LABELS),
-  ...Object.values(WATCHTOWER_LABELS).filter((l): l is string => l !== undefined),
-];
-const DURATION_LABELS = [LABELS.stopTimeout, LABELS.minImageAge, LABELS.hookTimeout];
+const ALL_LABELS = [...POLICY_LABEL_NAMES];
+const DURATION_LABELS = [labelName("stop_timeout"), labelName("min_image_age"), labelName("hook_timeout")];
 
 /** Values a label can be given: empty, negative, overflowing, huge, hostile patterns, odd text. */
 function hostileValues(random: () => number, self: string): string[] {

@@ -7,20 +7,20 @@
  */
 import { expect, test } from "bun:test";
 import { projectOf } from "../../../src/compose/project.ts";
-import { defaultConfig } from "../../../src/config/index.ts";
+import { defaultConfig, labelName, labelOf } from "../../../src/config/index.ts";
 import { workSpent } from "../../../src/config/work.ts";
 import { GUARD_LABEL } from "../../../src/dataguard/guard.ts";
 import { guardModeOf } from "../../../src/dataguard/mounts.ts";
 import { hostNames, parseSource } from "../../../src/releases/source.ts";
 import { composeServices } from "../../../src/updater/containers/graph.ts";
-import { groupOf, LABELS, policyFor, WATCHTOWER_LABELS } from "../../../src/updater/selection/selection.ts";
+import { groupOf, POLICY_LABEL_NAMES, policyFor } from "../../../src/updater/selection/selection.ts";
 
 /** What svc reads of one label (docs/security.md): longer labels skip their container. */
 const LABEL_CAP = 4096;
 /** Units per character read: a parser linear in its input stays far below it. */
 const PER_CHAR = 64;
 const PER_CONTAINER = 4096;
-const ALL_LABELS = new Set<string>([...Object.values(LABELS), ...Object.values(WATCHTOWER_LABELS)]);
+const ALL_LABELS = new Set<string>(POLICY_LABEL_NAMES);
 
 function mulberry32(seed: number): () => number {
   let a = seed;
@@ -53,7 +53,7 @@ function generators(random: () => number) {
     ).join(";");
   const sizes = [1, 2, 10, 100, 1000, 10_080];
   const values: Record<string, () => string> = {
-    [LABELS.updateWindow]: () =>
+    [labelName("update_window")]: () =>
       pick([
         windows(pick(sizes)),
         overlapping(pick(sizes)),
@@ -61,7 +61,7 @@ function generators(random: () => number) {
         ";".repeat(int(1 << 20)),
         "x".repeat(1 << 20),
       ]),
-    [LABELS.tagPolicy]: () =>
+    [labelName("tag_policy")]: () =>
       pick([
         `regex:${"(a|b)*".repeat(int(2000))}`,
         `regex:${"(".repeat(int(5000))}`,
@@ -69,13 +69,13 @@ function generators(random: () => number) {
         "semver:minor",
         `semver:${"x".repeat(int(1 << 20))}`,
       ]),
-    [LABELS.stopTimeout]: () => pick([`${"9".repeat(int(1 << 16))}s`, "25d", "1h", "-1"]),
-    [LABELS.minImageAge]: () => pick([`${"1".repeat(int(1 << 20))}`, "3d", "1e309"]),
-    [LABELS.hookTimeout]: () => pick(["1m", `${"5".repeat(int(1 << 12))}m`]),
-    [LABELS.stopSignal]: () => pick(["SIGTERM", "SIG".repeat(int(1 << 18))]),
-    [LABELS.dependsOn]: () => Array.from({ length: pick(sizes) }, (_, i) => `/c${i}`).join(","),
-    [WATCHTOWER_LABELS.dependsOn!]: () => ",".repeat(int(1 << 20)),
-    [LABELS.releaseNotes]: () =>
+    [labelName("stop_timeout")]: () => pick([`${"9".repeat(int(1 << 16))}s`, "25d", "1h", "-1"]),
+    [labelName("min_image_age")]: () => pick([`${"1".repeat(int(1 << 20))}`, "3d", "1e309"]),
+    [labelName("hook_timeout")]: () => pick(["1m", `${"5".repeat(int(1 << 12))}m`]),
+    [labelName("stop_signal")]: () => pick(["SIGTERM", "SIG".repeat(int(1 << 18))]),
+    [labelName("depends_on")]: () => Array.from({ length: pick(sizes) }, (_, i) => `/c${i}`).join(","),
+    [labelOf("depends_on").watchtower!]: () => ",".repeat(int(1 << 20)),
+    [labelName("release_notes")]: () =>
       pick([
         `https://github.com/${"a/".repeat(int(1 << 18))}`,
         "https://github.com/o/r",
@@ -110,7 +110,7 @@ test(`labels work budget (seed ${SEED}): every label parser stays linear in what
     const read = Object.values(labels).reduce((sum, value) => sum + Math.min(value.length, LABEL_CAP), 0);
     const before = workSpent();
     const policy = policyFor({ labels }, config);
-    parseSource(labels[LABELS.releaseNotes] ?? "", hosts);
+    parseSource(labels[labelName("release_notes")] ?? "", hosts);
     composeServices(labels["com.docker.compose.depends_on"]);
     groupOf(labels);
     projectOf(labels);
@@ -137,8 +137,8 @@ test("a window label of 10,080 one-minute windows is refused at the cap, and one
     ).join(";");
   const huge = windows(10_080);
   const before = workSpent();
-  expect(policyFor({ labels: { [LABELS.updateWindow]: huge } }, config).problem).toContain(
-    `label ${LABELS.updateWindow} is ${huge.length} characters`,
+  expect(policyFor({ labels: { [labelName("update_window")]: huge } }, config).problem).toContain(
+    `label ${labelName("update_window")} is ${huge.length} characters`,
   );
   expect(workSpent() - before).toBeLessThanOrEqual(PER_CONTAINER);
   // the most windows that fit under the cap: all read, none overlapping, linear work
@@ -146,7 +146,7 @@ test("a window label of 10,080 one-minute windows is refused at the cap, and one
   while (windows(count + 1).length <= LABEL_CAP) count++;
   const atCap = windows(count);
   const start = workSpent();
-  const policy = policyFor({ labels: { [LABELS.updateWindow]: atCap } }, config);
+  const policy = policyFor({ labels: { [labelName("update_window")]: atCap } }, config);
   expect(policy.problem).toBeUndefined();
   expect(policy.window[1]).toHaveLength(count);
   expect(workSpent() - start).toBeLessThanOrEqual(PER_CHAR * atCap.length + PER_CONTAINER);
