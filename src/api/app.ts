@@ -1,17 +1,17 @@
 /**
- * The HTTP API (docs/api.md). One Elysia catch-all route, with Elysia's body parser off, hands
- * every request to our own small table of endpoints: health, metrics, the actions (update, check,
- * skip, rollback, snooze) and the dashboard's reads (containers, progress, history, peers, a
- * peer's endpoints, the page's files: dashboard.ts). The table applies the checks in their
- * documented order: path and method (404 / 405), auth (401; 403 for a viewer's action: auth.ts),
- * then the endpoint's own checks
- * (415, 413, 400, 409). Elysia's per-route hooks would run auth after parsing, answer 422 for
- * validation and never 415, so the order is kept here in plain code. Handlers only call the
- * runner and the metrics; nothing below the API sees Elysia's Context.
+ * The HTTP API (docs/api.md) as Elysia routes: health, metrics, the actions (update, check, skip,
+ * rollback, snooze) and the dashboard's reads (containers, progress, history, peers, a peer's
+ * endpoints, the page's files: dashboard.ts). Each endpoint is one route per method, with
+ * Elysia's body parser off (the handlers read the body themselves: update-request.ts); the checks
+ * run in their documented order: Elysia's router finds the path and method (404: the fallback
+ * route; 405: a route for the other methods of a known path), then `guarded` checks the token
+ * (401; 403 for a viewer's action: auth.ts) before the handler reads anything, then the handler's
+ * own checks (415, 413, 400, 409). Handlers only call the runner and the metrics; nothing below
+ * the API sees Elysia's Context.
  */
 
 import type { Server } from "bun";
-import { Elysia } from "elysia";
+import { type Context, Elysia } from "elysia";
 import type { Config } from "../config/index.ts";
 import { parseBoolean } from "../config/values.ts";
 import { httpStatusOf, SvcError, toSvcError } from "../core/errors.ts";
@@ -33,7 +33,7 @@ import { accessFields, type RequestInfo, type RequestTarget, requestTarget } fro
 import { type Authenticate, createAuthenticator, type Principal } from "./auth.ts";
 import { dashboardRoutes } from "./dashboard.ts";
 import { dataGuardEndpoint } from "./data-guard.ts";
-import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
+import { answer, type Endpoint, getEndpoint, type Handler, oneContainer, postEndpoint } from "./endpoint.ts";
 import { errorResponse, forbidden, jsonResponse, methodNotAllowed, notFound, unauthorized } from "./http.ts";
 import { metricsResponse } from "./metrics.ts";
 import { notFromThePage } from "./same-origin.ts";
@@ -60,19 +60,19 @@ export interface ApiDeps {
 
 const HEALTH_BODY = JSON.stringify({ status: "ok" });
 
-function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][], log: Logger): Map<string, Endpoint> {
+function apiEndpoints(deps: ApiDeps, log: Logger): Endpoint[] {
   const api = deps.config.http_api;
-  const health: Handler = (request) => {
+  const health: Handler = ({ request }) => {
     const headers: Record<string, string> = { "content-type": "application/json" };
     const challenge = deps.ownerNonce === undefined ? null : request.headers.get(OWNER_CHALLENGE_HEADER);
     if (isOwnerChallenge(challenge)) headers[OWNER_PROOF_HEADER] = ownerProof(deps.ownerNonce!, challenge);
     return new Response(HEALTH_BODY, { headers });
   };
-  const metrics: Handler = (request) => metricsResponse(deps.metrics, request.headers.get("accept"));
+  const metrics: Handler = ({ request }) => metricsResponse(deps.metrics, request.headers.get("accept"));
   /** Runs a cycle for the request's filter; `render` shapes the report into the answer. */
   const cycle =
     (dryRun: boolean | undefined, render: (report: SessionReport) => unknown): Handler =>
-    async (request, target, server) => {
+    async ({ request, target, server }) => {
       const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
       // The answer comes when the cycle ends, which may take minutes: lift the idle timeout
       // for this request only, so slow clients elsewhere are still cut off.
@@ -84,7 +84,7 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][], log: Log
    * Update expects: answered at once with 202 and the queued request (GET /v1/progress lists it
    * until it starts); asked for when none runs, answered with its report once it ends.
    */
-  const update: Handler = async (request, target, server) => {
+  const update: Handler = async ({ request, target, server }) => {
     const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
     let toldQueued: (queued: QueuedRequest) => void = () => {};
     const queued = new Promise<QueuedRequest>((resolve) => {
@@ -105,7 +105,7 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][], log: Log
     return answer(first.report);
   };
   const check = cycle(true, (report) => report);
-  const skip: Handler = async (request, target, server) => {
+  const skip: Handler = async ({ request, target, server }) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), [
       "container",
       "digest",
@@ -118,7 +118,7 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][], log: Log
     server?.timeout(request, 0);
     return answer(await deps.runner.skip(container, { digest: fields.digest?.[0], tag: fields.tag?.[0] }));
   };
-  const rollback: Handler = async (request, target, server, who) => {
+  const rollback: Handler = async ({ request, target, server, who }) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), [
       "container",
       "with_data",
@@ -132,57 +132,53 @@ function buildEndpoints(deps: ApiDeps, dashboard: [string, Endpoint][], log: Log
     const trigger = who?.name === HANDED_OVER_NAMES["/v1/rollback"] ? "run_once" : undefined;
     return answer(await deps.runner.rollback(container, trigger, withData ? { withData } : undefined));
   };
-  const acceptSigner: Handler = async (request, target, _server, who) => {
+  const acceptSigner: Handler = async ({ request, target, who }) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
     const trigger = who?.name === HANDED_OVER_NAMES["/v1/signers/accept"] ? "run_once" : undefined;
     return answer(await deps.runner.acceptSigner(oneContainer(fields.container), trigger));
   };
-  return new Map([
-    ["/v1/health", getEndpoint(true, false, health)],
-    ["/v1/metrics", getEndpoint(api.metrics, !api.metrics_no_auth, metrics)],
-    ["/v1/update", { enabled: api.update, authenticated: true, methods: { POST: update }, allow: "POST" }],
-    ["/v1/check", { enabled: api.update, authenticated: true, methods: { POST: check }, allow: "POST" }],
-    ["/v1/skip", { enabled: api.update, authenticated: true, methods: { POST: skip }, allow: "POST" }],
-    ["/v1/rollback", { enabled: api.update, authenticated: true, methods: { POST: rollback }, allow: "POST" }],
-    [
-      "/v1/signers/accept",
-      { enabled: api.update, authenticated: true, methods: { POST: acceptSigner }, allow: "POST" },
-    ],
-    ["/v1/data-guard", dataGuardEndpoint(true, deps.dataCopies)],
-    ...dashboard,
-  ]);
+  return [
+    getEndpoint("/v1/health", true, false, health),
+    getEndpoint("/v1/metrics", api.metrics, !api.metrics_no_auth, metrics),
+    postEndpoint("/v1/update", api.update, update),
+    postEndpoint("/v1/check", api.update, check),
+    postEndpoint("/v1/skip", api.update, skip),
+    postEndpoint("/v1/rollback", api.update, rollback),
+    postEndpoint("/v1/signers/accept", api.update, acceptSigner),
+    dataGuardEndpoint(deps.dataCopies),
+  ];
 }
 
 /** Every method but GET and HEAD changes something: an action, refused to a viewer. */
 const isAction = (method: string): boolean => method !== "GET" && method !== "HEAD";
 
-function serveEndpoint(
-  endpoint: Endpoint | undefined,
+/**
+ * Checks the caller before the handler reads anything: the token (401), a viewer's action (403),
+ * a proxy user's action from another site (403); an accepted action goes to the audit log.
+ */
+function guarded(
+  handler: Handler,
   who: (request: Request, server: Server<unknown> | null) => Principal | null,
-  request: Request,
-  target: RequestTarget,
-  server: Server<unknown> | null,
   audit: (principal: Principal, request: Request, target: RequestTarget, response: Promise<Response>) => void,
-): Response | Promise<Response> {
-  if (!endpoint?.enabled) return errorResponse(notFound());
-  const handler = Object.hasOwn(endpoint.methods, request.method) ? endpoint.methods[request.method] : undefined;
-  if (!handler) return errorResponse(methodNotAllowed(), { allow: endpoint.allow });
-  if (!endpoint.authenticated) return handler(request, target, server);
-  const principal = who(request, server);
-  if (!principal) return errorResponse(unauthorized());
-  if (!isAction(request.method)) return handler(request, target, server, principal);
-  if (principal.role !== "admin") return errorResponse(forbidden());
-  const crossSite = principal.via === "proxy" ? notFromThePage(request) : null;
-  if (crossSite !== null)
-    return errorResponse(
-      new SvcError(
-        "forbidden",
-        `forbidden: a user the identity proxy signed in acts only from svc's own page, and ${crossSite} (docs/security.md)`,
-      ),
-    );
-  const response = Promise.resolve().then(() => handler(request, target, server, principal));
-  audit(principal, request, target, response);
-  return response;
+): Handler {
+  return (call) => {
+    const { request, server } = call;
+    const principal = who(request, server);
+    if (!principal) return errorResponse(unauthorized());
+    if (!isAction(request.method)) return handler({ ...call, who: principal });
+    if (principal.role !== "admin") return errorResponse(forbidden());
+    const crossSite = principal.via === "proxy" ? notFromThePage(request) : null;
+    if (crossSite !== null)
+      return errorResponse(
+        new SvcError(
+          "forbidden",
+          `forbidden: a user the identity proxy signed in acts only from svc's own page, and ${crossSite} (docs/security.md)`,
+        ),
+      );
+    const response = Promise.resolve().then(() => handler({ ...call, who: principal }));
+    audit(principal, call.request, call.target, response);
+    return response;
+  };
 }
 
 /** Who sent a request: its token, or the user a trusted proxy names (docs/dashboard.md, roles). */
@@ -233,8 +229,6 @@ function handedOverBy(ownerNonce: string | undefined): (request: Request) => Pri
 
 export function createApp(deps: ApiDeps) {
   const log = deps.log.child("api");
-  const dashboard = dashboardRoutes({ ...deps, log });
-  const endpoints = buildEndpoints(deps, dashboard.exact, log);
   const who = principalOf(
     createAuthenticator(deps.config.http_api),
     deps.config.http_api.trusted_proxy_header,
@@ -283,7 +277,57 @@ export function createApp(deps: ApiDeps) {
     }
   };
 
-  const accessOn = deps.access?.enabled === true;
+  const app = routerOf(failed);
+  if (deps.access?.enabled) logAccess(app, writeAccess);
+  const guard = (handler: Handler) => guarded(handler, who, audit);
+  for (const endpoint of [...apiEndpoints(deps, log), ...dashboardRoutes({ ...deps, log })])
+    mount(app, endpoint, guard);
+  return app.all("*", () => errorResponse(notFound()), { parse: "none" });
+}
+
+/**
+ * The router, before its routes: what a handler throws becomes `failed`'s answer. Routes stay in
+ * Elysia's router: its Bun adapter would hand them to Bun's own, where the route for every other
+ * method (a known path's 405) takes the place of the path's routes.
+ */
+const routerOf = (failed: (error: unknown, request: Request) => Response) =>
+  new Elysia({ strictPath: true, systemRouter: false }).onError(({ error, request }) => failed(error, request));
+type Router = ReturnType<typeof routerOf>;
+
+/**
+ * One endpoint as Elysia routes, with the body parser off: a route per method, and one for every
+ * other method (405 with Allow; a GET answers HEAD too). A parameter that names nothing is 404
+ * whatever the method. What an endpoint that needs the token answers is kept private.
+ */
+function mount(app: Router, endpoint: Endpoint, guard: (handler: Handler) => Handler): void {
+  if (!endpoint.enabled) return;
+  const hooks = { parse: "none" as const, ...(endpoint.authenticated && { mapResponse: keptPrivate }) };
+  const allow = Object.keys(endpoint.methods)
+    .flatMap((method) => (method === "GET" ? ["GET", "HEAD"] : [method]))
+    .join(", ");
+  // async, so that Elysia awaits every answer before its hooks and catches what it throws: Elysia
+  // tells an async handler by its type, else by guessing from its source text
+  const route =
+    (handler: Handler) =>
+    async ({ request, server, params }: Context) =>
+      endpoint.names && !endpoint.names(params)
+        ? errorResponse(notFound())
+        : handler({ request, server, params, target: requestTarget(request.url) });
+  for (const [method, handler] of Object.entries(endpoint.methods))
+    app.route(method, endpoint.path, route(endpoint.authenticated ? guard(handler) : handler), hooks);
+  app.all(
+    endpoint.path,
+    route(() => errorResponse(methodNotAllowed(), { allow })),
+    hooks,
+  );
+}
+
+/**
+ * One access-log line per answer (docs/api.md, "Logs the API writes"), timed from the request's
+ * arrival; its hooks are only there when the access log is on.
+ */
+function logAccess(app: Router, write: (info: RequestInfo, status: number) => void): void {
+  const arrived = new WeakMap<Request, number>();
   // server.port is a native getter that cost half a microsecond a request: read once per server
   // (a self-update's reclaim listens anew).
   let portOf: { server: Server<unknown> | null; port: number | undefined } = { server: null, port: undefined };
@@ -291,37 +335,20 @@ export function createApp(deps: ApiDeps) {
     if (portOf.server !== server) portOf = { server, port: server?.port };
     return portOf.port;
   };
-
-  // Synchronous when the handler is (health, metrics): no promise on the hot path.
-  const route = (request: Request, server: Server<unknown> | null): Response | Promise<Response> => {
-    const startedAt = accessOn ? performance.now() : 0;
-    const target = requestTarget(request.url);
-    const endpoint = endpoints.get(target.path) ?? dashboard.match(target.path);
-    const finish = (response: Response): Response => {
-      if (endpoint?.authenticated) keptPrivate(response);
-      if (accessOn)
-        writeAccess(
-          { request, target, remote: server?.requestIP(request), serverPort: serverPort(server), startedAt },
-          response.status,
-        );
-      return response;
-    };
-    let result: Response | Promise<Response>;
-    try {
-      result = serveEndpoint(endpoint, who, request, target, server, audit);
-    } catch (error) {
-      return finish(failed(error, request));
-    }
-    if (result instanceof Response) return finish(result);
-    return result.then(finish, (error) => finish(failed(error, request)));
-  };
-
-  return (
-    new Elysia({ strictPath: true })
-      // Only Elysia's own failures reach this: every route catches its errors itself.
-      .onError(({ error, request }) => failed(error, request))
-      .all("*", ({ request, server }) => route(request, server), { parse: "none" })
-  );
+  app
+    .onRequest(({ request }) => {
+      arrived.set(request, performance.now());
+    })
+    .mapResponse(({ request, server, responseValue, set }) => {
+      const info = {
+        request,
+        target: requestTarget(request.url),
+        remote: server?.requestIP(request),
+        serverPort: serverPort(server),
+        startedAt: arrived.get(request) ?? performance.now(),
+      };
+      write(info, responseValue instanceof Response ? responseValue.status : Number(set.status ?? 200));
+    });
 }
 
 export type App = ReturnType<typeof createApp>;
@@ -330,9 +357,10 @@ export type App = ReturnType<typeof createApp>;
  * What an endpoint that needs the token answers (and its refusals) is kept by no cache, a
  * browser's or a proxy's, and never taken for another type than it says (docs/security.md).
  */
-function keptPrivate(response: Response): void {
-  response.headers.set("cache-control", "no-store");
-  response.headers.set("x-content-type-options", "nosniff");
+function keptPrivate({ responseValue }: { responseValue: unknown }): void {
+  if (!(responseValue instanceof Response)) return;
+  responseValue.headers.set("cache-control", "no-store");
+  responseValue.headers.set("x-content-type-options", "nosniff");
 }
 
 /**

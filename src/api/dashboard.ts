@@ -17,7 +17,7 @@ import { countRows } from "../ui/summary.ts";
 import type { CycleRunner, SessionReport, UpdateFilter } from "../updater/types.ts";
 import { type LiveProgress, liveProgress } from "../updater/views/live.ts";
 import type { DashboardActions, Overview } from "../updater/views/overview.ts";
-import { answer, type Endpoint, getEndpoint, type Handler, oneContainer } from "./endpoint.ts";
+import { answer, type Endpoint, getEndpoint, type Handler, oneContainer, postEndpoint } from "./endpoint.ts";
 import { errorResponse, jsonResponse, notFound } from "./http.ts";
 import { createPeers, PEER_ENDPOINTS, type PeerMethod, type Peers } from "./peers.ts";
 import { parseRequestFields, parseUpdateRequest } from "./update-request.ts";
@@ -89,18 +89,17 @@ export function summaryOf(last: ContainersAnswer) {
   return { host: last.host, checked_at: last.checked_at, ...countRows(last.containers) };
 }
 
-/** The dashboard's endpoints: exact paths, and the ones that take a name (the page's files, a peer's endpoints). */
-export function dashboardRoutes(deps: DashboardDeps): {
-  exact: [string, Endpoint][];
-  match(path: string): Endpoint | undefined;
-} {
+/** The dashboard's endpoints: its reads, a peer's endpoints through this svc, and the page's files. */
+export function dashboardRoutes(deps: DashboardDeps): Endpoint[] {
   const peers = createPeers(deps.config, deps.metrics, deps.log);
-  const asset = uiAssetEndpoint(deps.config.http_api.ui);
-  const throughPeer = peerEndpoint(deps.config, peers);
-  return { exact: dashboardEndpoints(deps, peers), match: (path) => asset(path) ?? throughPeer(path) };
+  return [
+    ...dashboardEndpoints(deps, peers),
+    ...peerEndpoints(deps.config, peers),
+    ...uiAssetEndpoints(deps.config.http_api.ui),
+  ];
 }
 
-function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoint][] {
+function dashboardEndpoints(deps: DashboardDeps, peers: Peers): Endpoint[] {
   const api = deps.config.http_api;
   const reads = api.update || api.ui;
   const host = hostname();
@@ -116,7 +115,7 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
     if (!filter.container?.length && !filter.image?.length && !filter.stack?.length) lastAnswer = shaped;
     return shaped;
   };
-  const containers: Handler = async (request, target, server) => {
+  const containers: Handler = async ({ request, target, server }) => {
     const filter = await parseUpdateRequest(request, new URLSearchParams(target.query));
     // a dry run asks the registries: as long as a cycle's checks may take
     server?.timeout(request, 0);
@@ -124,20 +123,20 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
     const fresh = /\bno-cache\b/i.test(request.headers.get("cache-control") ?? "");
     return answer(await overview(filter, fresh));
   };
-  const summary: Handler = async (request, _target, server) => {
+  const summary: Handler = async ({ request, server }) => {
     if (!lastAnswer || summaryIsOld(lastAnswer, deps.history?.list() ?? [])) {
       server?.timeout(request, 0);
       if ((await overview({})) === null && !lastAnswer) return answer(null);
     }
     return jsonResponse(summaryOf(lastAnswer!));
   };
-  const session: Handler = (_request, _target, _server, who) =>
+  const session: Handler = ({ who }) =>
     jsonResponse({ role: who?.role ?? "viewer", name: who?.name ?? "", update: api.update });
   // without a listener wired (tests of other endpoints), a running cycle is told without its steps
   const live = deps.progress ?? liveProgress();
   const progress: Handler = () =>
     jsonResponse({ running: live.running(deps.runner.busy), queued: deps.runner.queuedRequests() });
-  const snooze: Handler = async (request, target) => {
+  const snooze: Handler = async ({ request, target }) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container", "for"] as const);
     const container = oneContainer(fields.container);
     const text = fields.for?.length === 1 ? fields.for[0]! : undefined;
@@ -146,7 +145,7 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
       throw new SvcError("bad_request", 'give "for": one duration such as "12h" or "7d" ("0s" lifts the snooze)');
     return jsonResponse(await deps.runner.snooze(container, ms));
   };
-  const history: Handler = async (request, target) => {
+  const history: Handler = async ({ request, target }) => {
     const fields = await parseRequestFields(request, new URLSearchParams(target.query), ["container"] as const);
     const reports = deps.history?.list() ?? [];
     const { sessionSummary, timelineOf } = await loadTimeline();
@@ -159,66 +158,61 @@ function dashboardEndpoints(deps: DashboardDeps, peers: Peers): [string, Endpoin
   };
   const peerList: Handler = async () => jsonResponse({ peers: await peers.refresh() });
   return [
-    ["/v1/peers", getEndpoint(reads, true, peerList)],
-    ["/v1/session", getEndpoint(reads, true, session)],
-    ["/v1/summary", getEndpoint(reads, true, summary)],
-    ["/v1/containers", getEndpoint(reads, true, containers)],
-    ["/v1/history", getEndpoint(reads, true, history)],
-    ["/v1/progress", getEndpoint(reads, true, progress)],
-    ["/v1/snooze", { enabled: api.update, authenticated: true, methods: { POST: snooze }, allow: "POST" }],
+    getEndpoint("/v1/peers", reads, true, peerList),
+    getEndpoint("/v1/session", reads, true, session),
+    getEndpoint("/v1/summary", reads, true, summary),
+    getEndpoint("/v1/containers", reads, true, containers),
+    getEndpoint("/v1/history", reads, true, history),
+    getEndpoint("/v1/progress", reads, true, progress),
+    postEndpoint("/v1/snooze", api.update, snooze),
   ];
 }
-
-const PEER_PATH = /^\/v1\/peers\/([A-Za-z0-9][A-Za-z0-9._-]{0,63})\/([a-z][a-z-]{0,15}(?:\/[a-z][a-z-]{0,15})?)$/;
 
 /**
  * `/v1/peers/NAME/ENDPOINT`: the peer's `/v1/ENDPOINT` through this svc, with the peer's token.
  * Reads need what this svc's own reads need; actions need http_api.update here too, so a
  * read-only dashboard cannot act on another host.
  */
-function peerEndpoint(config: Config, peers: Peers): (path: string) => Endpoint | undefined {
+function peerEndpoints(config: Config, peers: Peers): Endpoint[] {
   const reads = config.http_api.update || config.http_api.ui;
-  return (path) => {
-    const match = PEER_PATH.exec(path);
-    const name = match?.[1];
-    const endpoint = match?.[2];
-    if (!name || !endpoint || !peers.names.includes(name) || !Object.hasOwn(PEER_ENDPOINTS, endpoint)) return undefined;
-    const methods = PEER_ENDPOINTS[endpoint]!;
+  const names = ({ name }: Record<string, string>) => peers.names.includes(name!);
+  return Object.entries(PEER_ENDPOINTS).map(([endpoint, methods]) => {
     const forward =
       (method: PeerMethod): Handler =>
-      (request, target, server) => {
+      ({ request, target, server, params }) => {
         // an update through a peer answers when its cycle ends, as a local one does
         server?.timeout(request, 0);
-        return peers.forward(name, endpoint, method, request, target.query);
+        return peers.forward(params.name!, endpoint, method, request, target.query);
       };
-    const read = reads && methods.includes("GET") ? getEndpoint(reads, true, forward("GET")).methods : {};
-    const acts = config.http_api.update ? methods.filter((method) => method !== "GET") : [];
-    const handlers = { ...read, ...Object.fromEntries(acts.map((method) => [method, forward(method)])) };
+    const allowed = methods.filter((method) => (method === "GET" ? reads : config.http_api.update));
     return {
-      enabled: Object.keys(handlers).length > 0,
+      path: `/v1/peers/:name/${endpoint}`,
+      enabled: peers.names.length > 0 && allowed.length > 0,
       authenticated: true,
-      methods: handlers,
-      allow: Object.keys(handlers).join(", "),
+      methods: Object.fromEntries(allowed.map((method) => [method, forward(method)])),
+      names,
     };
-  };
+  });
 }
 
 /** `/` and the bundle's hashed files (`/chunk-1a2b3c.js`, the favicon): no other path can be one of them. */
-const ASSET_PATH = /^\/(?:[A-Za-z0-9_-]{1,64}\.(?:js|css|svg))?$/;
+const ASSET_NAME = /^[A-Za-z0-9_-]{1,64}\.(?:js|css|svg)$/;
 
-/** The endpoint of a path that may be a file of the page, when the page is on. */
-function uiAssetEndpoint(enabled: boolean): (path: string) => Endpoint | undefined {
-  if (!enabled) return () => undefined;
+/** The page and its files, when the page is on: they need no token. */
+function uiAssetEndpoints(enabled: boolean): Endpoint[] {
+  if (!enabled) return [];
   // built (or read from the binary) once, in the background: the first visit need not wait
   // nothing lost: the first visit builds it again and answers with the error
   void loadUi().catch(() => {});
-  const get: Handler = async (request, target) => {
+  const get: Handler = async ({ request, target }) => {
     const { uiAssets, assetResponse } = await loadUi();
     const asset = (await uiAssets()).get(target.path);
     return asset ? assetResponse(asset, request) : errorResponse(notFound());
   };
-  const endpoint = getEndpoint(true, false, get);
-  return (path) => (ASSET_PATH.test(path) ? endpoint : undefined);
+  return [
+    getEndpoint("/", true, false, get),
+    { ...getEndpoint("/:file", true, false, get), names: ({ file }) => ASSET_NAME.test(file!) },
+  ];
 }
 
 /** The page's files are loaded only when it is on: an svc without it carries them unread. */

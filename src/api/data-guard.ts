@@ -9,9 +9,9 @@ import type { CopyList } from "../dataguard/index.ts";
 import type { Endpoint, Handler } from "./endpoint.ts";
 import { jsonResponse } from "./http.ts";
 
-export function dataGuardEndpoint(enabled: boolean, copies: CopyList | undefined): Endpoint {
+export function dataGuardEndpoint(copies: CopyList | undefined): Endpoint {
   const list: Handler = () => jsonResponse({ copies: copies?.list() ?? [] });
-  const remove: Handler = (_request, target) => {
+  const remove: Handler = ({ target }) => {
     const query = new URLSearchParams(target.query);
     const container = query.get("container");
     const id = query.get("id");
@@ -22,12 +22,5 @@ export function dataGuardEndpoint(enabled: boolean, copies: CopyList | undefined
     if (outcome === "restoring") throw new SvcError("busy", `copy ${id} of ${container} is being restored`);
     return new Response(null, { status: 204 });
   };
-  const head: Handler = async (request, target, server, who) =>
-    new Response(null, { status: (await list(request, target, server, who)).status });
-  return {
-    enabled,
-    authenticated: true,
-    methods: { GET: list, HEAD: head, DELETE: remove },
-    allow: "GET, HEAD, DELETE",
-  };
+  return { path: "/v1/data-guard", enabled: true, authenticated: true, methods: { GET: list, DELETE: remove } };
 }

@@ -29,11 +29,6 @@ export function errorResponse(error: unknown, extra: ErrorHeaders = {}): Respons
   return jsonResponse({ error: publicMessageOf(svcError) }, status, headers);
 }
 
-/** HEAD behaves like GET without a body: same status and headers. */
-export function withoutBody(response: Response): Response {
-  return new Response(null, { status: response.status, headers: response.headers });
-}
-
 export const notFound = () => new SvcError("not_found", "not found");
 export const unauthorized = () => new SvcError("unauthorized", "unauthorized");
 export const forbidden = () => new SvcError("forbidden", "forbidden: this token (or user) may only read");
