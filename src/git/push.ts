@@ -5,8 +5,9 @@
  * The token goes as HTTP Basic (the forges' documented form for tokens over HTTPS), to the remote's
  * own server only; every answer is read through a cap (docs/compose.md, "Git"). isomorphic-git's
  * own push is not used: it counts only what the remote advertises as had (a clone behind its
- * remote would send its whole history), moves refs/remotes/ without a lock whatever the remote's
- * address, and takes an advertisement of no refs for protocol v2 (docs/decisions.md).
+ * remote would send its whole history) and moves refs/remotes/ without a lock whatever the
+ * remote's address; its ref listing takes an advertisement of no refs for protocol v2
+ * (docs/decisions.md).
  */
 import * as git from "isomorphic-git";
 import { readBounded } from "../core/bounded.ts";
