@@ -1,6 +1,7 @@
 /**
  * svc's commit of a compose change (docs/compose.md, "Git"): the changed files' new blobs, the
- * trees above them and a commit whose parent is the branch's commit, written as loose objects.
+ * trees above them and a commit whose parent is the branch's commit, written as loose objects by
+ * isomorphic-git (objects.ts).
  * On the current branch (`commit`, `push`) the branch moves under Git's lock and the files' index
  * entries are rewritten, so that `git status` finds them clean; for a pull request nothing of the
  * work tree moves. Before anything is written, every reason to leave the repository alone is
@@ -19,17 +20,9 @@ import {
   writeSync,
 } from "node:fs";
 import { isAbsolute, join } from "node:path";
+import * as git from "isomorphic-git";
 import { type EntryUpdate, parseIndex, writeIndex } from "./index-file.ts";
-import {
-  gitError,
-  hashObject,
-  parseCommit,
-  parseTree,
-  readUserFile,
-  refuseLinks,
-  serializeTree,
-  type TreeEntry,
-} from "./objects.ts";
+import { gitError, readUserFile, refuseLinks } from "./objects.ts";
 import {
   findRepository,
   type Head,
@@ -61,12 +54,14 @@ export interface Prepared {
   }[];
 }
 
-/** What a file's text is as bytes (the seam may hand either). */
+type TreeEntry = git.TreeEntry;
+
 /** A compose file svc commits (compose's own files are a few KB; the compose room reads at most 1 MiB). */
 const MAX_COMPOSE_FILE = 16 * 1024 * 1024;
 /** Git's index: about 100 bytes an entry; a work tree of a million files stays under this. */
 const MAX_INDEX_FILE = 512 * 1024 * 1024;
 
+/** What a file's text is as bytes (the seam may hand either). */
 export const bytesOf = (text: Uint8Array | string): Uint8Array =>
   typeof text === "string" ? new TextEncoder().encode(text) : text;
 
@@ -75,12 +70,12 @@ export const bytesOf = (text: Uint8Array | string): Uint8Array =>
  * `written`: the files already hold `after` (commit, push); else they still hold `before`
  * (pull_request: svc writes nothing in the work tree).
  */
-export function prepare(
+export async function prepare(
   folder: string,
   changes: readonly FileChange[],
   written: boolean,
   safeDirectories: readonly string[] = [],
-): Prepared | { skip: string } | { refuse: string } {
+): Promise<Prepared | { skip: string } | { refuse: string }> {
   let repo: Repository | undefined;
   try {
     repo = findRepository(realpathSync(folder));
@@ -102,7 +97,7 @@ export function prepare(
       const absolute = realpathSync(isAbsolute(change.path) ? change.path : join(folder, change.path));
       const path = pathInTree(repo, absolute);
       if (path === undefined) return { refuse: `${change.path} is not inside the work tree ${repo.top}` };
-      const committed = blobAt(repo, head.oid, path);
+      const committed = await blobAt(repo, head.oid, path);
       if (!committed)
         return { refuse: `${path} is not tracked by Git on ${head.branch}: svc commits only files Git already tracks` };
       if (committed.mode !== "100644" && committed.mode !== "100755")
@@ -111,11 +106,11 @@ export function prepare(
       // an earlier call committed this text already (a stack's services handed one by one)
       if (
         written &&
-        hashObject("blob", now) === committed.oid &&
+        (await blobId(now)) === committed.oid &&
         (change.after === undefined || sameBytes(change.after, now))
       )
         continue;
-      if (hashObject("blob", change.before) !== committed.oid)
+      if ((await blobId(change.before)) !== committed.oid)
         return {
           refuse: `${path} differs from what Git holds on ${head.branch} (changes not committed, or a Git filter or line-ending conversion svc does not apply): svc's commit would carry more than its change`,
         };
@@ -154,34 +149,37 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.byteLength === b.byteLength && Buffer.from(a).equals(Buffer.from(b));
 }
 
+const blobId = async (bytes: Uint8Array) => (await git.hashBlob({ object: bytes })).oid;
+
 /** The blob at `path` in a commit's tree, with its mode. */
-function blobAt(repo: Repository, commit: string, path: string): TreeEntry | undefined {
-  let tree = parseCommit(repo.objects.expect(commit, "commit")).tree;
-  const parts = path.split("/");
-  for (const [n, name] of parts.entries()) {
-    const entry = parseTree(repo.objects.expect(tree, "tree")).find((e) => e.name === name);
-    if (!entry) return undefined;
-    if (n === parts.length - 1) return entry.mode === "40000" ? undefined : entry;
-    if (entry.mode !== "40000") return undefined;
-    tree = entry.oid;
+async function blobAt(repo: Repository, commit: string, path: string): Promise<TreeEntry | undefined> {
+  const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
+  try {
+    const { tree } = await git.readTree({ ...repo.objects, oid: commit, filepath: folder });
+    const entry = tree.find((e) => e.path === path.slice(path.lastIndexOf("/") + 1));
+    return entry?.type === "blob" ? entry : undefined;
+  } catch (error) {
+    // a folder on the path missing, or a file where a folder should be: the path is not tracked
+    if (["NotFoundError", "ObjectTypeError"].includes((error as { code?: string }).code ?? "")) return undefined;
+    throw error;
   }
-  return undefined;
 }
 
 /** Writes the new blobs and the trees above them; answers the new root tree. */
-function writeTrees(repo: Repository, rootTree: string, files: Prepared["files"]): string {
-  const blobs = new Map(files.map((f) => [f.path, repo.objects.write("blob", f.after)]));
-  const rewrite = (tree: string, prefix: string): string => {
-    const entries = parseTree(repo.objects.expect(tree, "tree")).map((entry) => {
-      const path = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
-      if (entry.mode === "40000" && [...blobs.keys()].some((p) => p.startsWith(`${path}/`)))
-        return { ...entry, oid: rewrite(entry.oid, path) };
-      const blob = blobs.get(path);
-      return blob ? { ...entry, oid: blob } : entry;
-    });
-    return repo.objects.write("tree", serializeTree(entries));
+async function writeTrees(repo: Repository, commit: string, files: Prepared["files"]): Promise<string> {
+  const blobs = new Map<string, string>();
+  for (const file of files) blobs.set(file.path, await git.writeBlob({ ...repo.objects, blob: file.after }));
+  const rewrite = async (tree: string, prefix: string): Promise<string> => {
+    const entries: TreeEntry[] = [];
+    for (const entry of (await git.readTree({ ...repo.objects, oid: tree })).tree) {
+      const path = prefix === "" ? entry.path : `${prefix}/${entry.path}`;
+      if (entry.type === "tree" && [...blobs.keys()].some((p) => p.startsWith(`${path}/`)))
+        entries.push({ ...entry, oid: await rewrite(entry.oid, path) });
+      else entries.push({ ...entry, oid: blobs.get(path) ?? entry.oid });
+    }
+    return git.writeTree({ ...repo.objects, tree: entries });
   };
-  return rewrite(rootTree, "");
+  return rewrite((await git.readCommit({ ...repo.objects, oid: commit })).commit.tree, "");
 }
 
 export interface Author {
@@ -195,19 +193,20 @@ export interface Author {
  * The commit object of the change, written; answers its id and its tree. `reuse`: an existing
  * commit that already holds this tree (svc's pull-request branch, pushed before), used instead.
  */
-export function writeCommit(
+export async function writeCommit(
   prepared: Prepared,
   author: Author,
   message: string,
-  reuse?: (tree: string) => string | undefined,
-): { commit: string; tree: string } {
+  reuse?: (tree: string) => Promise<string | undefined>,
+): Promise<{ commit: string; tree: string }> {
   const { repo, head } = prepared;
-  const tree = writeTrees(repo, parseCommit(repo.objects.expect(head.oid, "commit")).tree, prepared.files);
-  const existing = reuse?.(tree);
+  const tree = await writeTrees(repo, head.oid, prepared.files);
+  const existing = await reuse?.(tree);
   if (existing !== undefined) return { commit: existing, tree };
-  const signature = `${author.ident} ${author.when} +0000`;
-  const body = `tree ${tree}\nparent ${head.oid}\nauthor ${signature}\ncommitter ${signature}\n\n${message.endsWith("\n") ? message : `${message}\n`}`;
-  return { commit: repo.objects.write("commit", new TextEncoder().encode(body)), tree };
+  const [, name, email] = /^(.*?)\s*<([^<>]*)>$/.exec(author.ident) ?? [author.ident, author.ident, ""];
+  const who = { name: name!, email: email!, timestamp: author.when, timezoneOffset: 0 };
+  const commit = { tree, parent: [head.oid], author: who, committer: who, message };
+  return { commit: await git.writeCommit({ ...repo.objects, commit }), tree };
 }
 
 /**
@@ -215,7 +214,7 @@ export function writeCommit(
  * read again under it and checked unchanged, the branch moved under its own lock, then the index
  * with the files' entries at the new blobs and their stat data.
  */
-export function commitOnBranch(prepared: Prepared, author: Author, message: string): string {
+export async function commitOnBranch(prepared: Prepared, author: Author, message: string): Promise<string> {
   const { repo, head } = prepared;
   const indexFile = join(repo.gitDir, "index");
   const lock = `${indexFile}.lock`;
@@ -230,9 +229,10 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
   }
   try {
     const index = parseIndex(readUserFile(indexFile, MAX_INDEX_FILE));
-    const { commit } = writeCommit(prepared, author, message);
-    const updates: EntryUpdate[] = prepared.files.map((file) => {
-      const oid = hashObject("blob", file.after);
+    const { commit } = await writeCommit(prepared, author, message);
+    const updates: EntryUpdate[] = [];
+    for (const file of prepared.files) {
+      const oid = await blobId(file.after);
       const entry = index.entries.find((e) => e.path === file.path && e.stage === 0);
       if (!entry || entry.oid !== file.committed)
         throw gitError(`the index entry of ${file.path} changed while svc was committing`);
@@ -242,8 +242,8 @@ export function commitOnBranch(prepared: Prepared, author: Author, message: stri
         sameBytes(readUserFile(file.absolute, MAX_COMPOSE_FILE), file.after) &&
         statSync(file.absolute, { bigint: true }).mtimeNs === stat.mtimeNs;
       if (!unchanged) throw gitError(`${file.path} changed on disk while svc was committing`);
-      return { path: file.path, oid, stat: stat as never };
-    });
+      updates.push({ path: file.path, oid, stat: stat as never });
+    }
     const bytes = writeIndex(index, updates);
     try {
       for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);

@@ -7,7 +7,9 @@
  * (a split or sparse index) makes svc leave the index alone.
  */
 import type { Stats } from "node:fs";
-import { gitError, hex } from "./objects.ts";
+import { gitError } from "./objects.ts";
+
+const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
 
 export interface IndexEntry {
   path: string;

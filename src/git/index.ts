@@ -9,6 +9,8 @@
  * - `step.record(change)`: after svc wrote and applied the files (commit, push), or instead of
  *   writing them (pull_request). Never throws: a refusal or a failure is `problem`.
  */
+
+import * as git from "isomorphic-git";
 import type { Config } from "../config/index.ts";
 import { toSvcError } from "../core/errors.ts";
 import type { Logger } from "../log/index.ts";
@@ -16,7 +18,7 @@ import { apiUrlOf, hostNames, parseSource, type SourceRepo } from "../releases/s
 import { bytesOf, commitOnBranch, type FileChange, type Prepared, prepare, writeCommit } from "./commit.ts";
 import { openOrUpdate, type PullRequest } from "./forges.ts";
 import { commitMessage, type Move, pullRequestBody, pullRequestTitle, versionOf } from "./message.ts";
-import { gitError, parseCommit } from "./objects.ts";
+import { gitError, hasObject } from "./objects.ts";
 import {
   advertisedRefs,
   isAncestor,
@@ -67,7 +69,7 @@ export interface GitOutcome {
 }
 
 export interface GitStep {
-  check(change: ComposeChange): string | null;
+  check(change: ComposeChange): Promise<string | null>;
   record(change: ComposeChange): Promise<GitOutcome>;
 }
 
@@ -105,7 +107,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
 
   const record = async (change: ComposeChange): Promise<GitOutcome> => {
     if (settings.git === "off") return outcome({});
-    const prepared = prepare(
+    const prepared = await prepare(
       change.project,
       changesOf(change),
       settings.git !== "pull_request",
@@ -121,7 +123,7 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
         return outcome({ problem: "a pull request needs each file's new text (files[].after)" });
       return pullRequest(change, prepared, author, message);
     }
-    const commit = commitOnBranch(prepared, author, message);
+    const commit = await commitOnBranch(prepared, author, message);
     logger.info("committed", {
       services: servicesOf(change),
       commit,
@@ -162,10 +164,11 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
       if (!advertised.refs.has(prepared.head.ref))
         return outcome({ problem: `the remote has no branch ${prepared.head.branch} to open the request against` });
       const old = advertised.refs.get(`refs/heads/${branch}`);
-      const built = writeCommit(prepared, author, message, (tree) =>
+      const objects = prepared.repo.objects;
+      const built = await writeCommit(prepared, author, message, async (tree) =>
         old !== undefined &&
-        prepared.repo.objects.has(old) &&
-        parseCommit(prepared.repo.objects.expect(old, "commit")).tree === tree
+        (await hasObject(objects, old)) &&
+        (await git.readCommit({ ...objects, oid: old })).commit.tree === tree
           ? old
           : undefined,
       );
@@ -200,9 +203,9 @@ export function createGitStep(config: Config, log: Logger, options: GitStepOptio
   };
 
   return {
-    check: (change) => {
+    check: async (change) => {
       if (settings.git === "off") return null;
-      const prepared = prepare(change.project, changesOf(change), false, settings.git_safe_directories);
+      const prepared = await prepare(change.project, changesOf(change), false, settings.git_safe_directories);
       if ("refuse" in prepared) return prepared.refuse;
       if (settings.git !== "commit" && !("skip" in prepared)) {
         const remote = remoteOf(config, options);
@@ -256,17 +259,17 @@ async function push(
   const store = prepared.repo.objects;
   const refs = known ?? (await advertisedRefs(remote)).refs;
   const old = refs.get(ref);
-  if (old !== undefined && !own && !isAncestor(store, old, commit)) {
+  if (old !== undefined && !own && !(await isAncestor(store, old, commit))) {
     throw gitError(
       `not a fast-forward: the remote's ${ref.replace(/^refs\/heads\//, "")} holds commits this clone does not have (pull them; nothing was rewritten)`,
     );
   }
   // what the remote advertises, and what it held at this clone's last fetch (refs/remotes/): a clone
   // behind its remote then sends svc's commit alone; had the remote lost those, it refuses the pack
-  const haves = new Set(
-    [...refs.values(), ...refsUnder(prepared.repo, "refs/remotes/")].filter((oid) => store.has(oid)),
-  );
-  const pack = writePack(store, missingObjects(store, commit, haves));
+  const haves = new Set<string>();
+  for (const oid of [...refs.values(), ...refsUnder(prepared.repo, "refs/remotes/")])
+    if (await hasObject(store, oid)) haves.add(oid);
+  const pack = await writePack(store, await missingObjects(store, commit, haves));
   await receivePack(remote, { ref, old: old ?? ZERO_OID, next: commit }, pack);
 }
 

@@ -1,16 +1,20 @@
 /**
  * A push over Git's smart HTTP protocol (gitprotocol-http, gitprotocol-pack): the remote's refs
  * from `info/refs?service=git-receive-pack`, then one POST to `git-receive-pack` with the ref
- * update and a pack of the objects the remote lacks, answered by report-status. The token goes as
- * HTTP Basic (the forges' documented form for tokens over HTTPS), to the remote's own server only;
- * every answer is read through a cap (docs/compose.md, "Git").
+ * update and a pack (isomorphic-git's) of the objects the remote lacks, answered by report-status.
+ * The token goes as HTTP Basic (the forges' documented form for tokens over HTTPS), to the remote's
+ * own server only; every answer is read through a cap (docs/compose.md, "Git"). isomorphic-git's
+ * own push is not used: it counts only what the remote advertises as had (a clone behind its
+ * remote would send its whole history) and moves refs/remotes/ without a lock whatever the
+ * remote's address; its ref listing takes an advertisement of no refs for protocol v2
+ * (docs/decisions.md).
  */
-import { deflateSync } from "node:zlib";
+import * as git from "isomorphic-git";
 import { readBounded } from "../core/bounded.ts";
 import { isLoopbackHostname } from "../core/loopback.ts";
 import { decodePercent } from "../core/urls.ts";
 import { request } from "../releases/fetch.ts";
-import { gitError, type ObjectStore, type ObjectType, parseCommit, parseTree } from "./objects.ts";
+import { gitError, hasObject, type ObjectAccess } from "./objects.ts";
 
 export interface Remote {
   /** the repository's address, without credentials */
@@ -185,96 +189,63 @@ export function pktLines(bytes: Uint8Array): PktLine[] {
  * the remote advertises (`haves`), and of each one's tree what differs from its first parent's.
  * (An object the remote holds elsewhere may be sent again: the remote keeps one copy.)
  */
-export function missingObjects(
-  store: ObjectStore,
+export async function missingObjects(
+  objects: ObjectAccess,
   tip: string,
   haves: ReadonlySet<string>,
-): { oid: string; type: ObjectType }[] {
-  const out: { oid: string; type: ObjectType }[] = [];
-  const added = new Set<string>();
-  const add = (oid: string, type: ObjectType) => {
-    if (added.has(oid)) return false;
-    added.add(oid);
-    out.push({ oid, type });
-    if (out.length > PUSH_LIMITS.objects)
-      throw gitError(`the push would send more than ${PUSH_LIMITS.objects} objects`);
+): Promise<string[]> {
+  const out = new Set<string>();
+  const add = (oid: string) => {
+    if (out.has(oid)) return false;
+    out.add(oid);
+    if (out.size > PUSH_LIMITS.objects) throw gitError(`the push would send more than ${PUSH_LIMITS.objects} objects`);
     return true;
+  };
+  const addTree = async (tree: string, old: string | undefined): Promise<void> => {
+    if (tree === old || !add(tree)) return;
+    const before = new Map(old ? (await git.readTree({ ...objects, oid: old })).tree.map((e) => [e.path, e]) : []);
+    for (const entry of (await git.readTree({ ...objects, oid: tree })).tree) {
+      const previous = before.get(entry.path);
+      if (previous?.oid === entry.oid || entry.type === "commit") continue; // a submodule's commit lives elsewhere
+      if (entry.type === "tree") await addTree(entry.oid, previous?.type === "tree" ? previous.oid : undefined);
+      else add(entry.oid);
+    }
   };
   const queue = [tip];
   const seen = new Set<string>();
   while (queue.length > 0) {
-    const commit = queue.shift()!;
-    if (seen.has(commit) || haves.has(commit)) continue;
-    seen.add(commit);
+    const oid = queue.shift()!;
+    if (seen.has(oid) || haves.has(oid)) continue;
+    seen.add(oid);
     if (seen.size > PUSH_LIMITS.commits)
       throw gitError(`more than ${PUSH_LIMITS.commits} commits lie between the branch and what the remote has`);
-    const info = parseCommit(store.expect(commit, "commit"));
-    add(commit, "commit");
+    const { commit } = await git.readCommit({ ...objects, oid });
+    add(oid);
+    const first = commit.parent[0];
     const parentTree =
-      info.parents[0] && store.has(info.parents[0])
-        ? parseCommit(store.expect(info.parents[0], "commit")).tree
+      first && (await hasObject(objects, first))
+        ? (await git.readCommit({ ...objects, oid: first })).commit.tree
         : undefined;
-    addTree(store, info.tree, parentTree, add);
-    queue.push(...info.parents);
+    await addTree(commit.tree, parentTree);
+    queue.push(...commit.parent);
   }
-  return out;
-}
-
-function addTree(
-  store: ObjectStore,
-  tree: string,
-  old: string | undefined,
-  add: (oid: string, type: ObjectType) => boolean,
-): void {
-  if (tree === old || !add(tree, "tree")) return;
-  const before = new Map(old ? parseTree(store.expect(old, "tree")).map((e) => [e.name, e]) : []);
-  for (const entry of parseTree(store.expect(tree, "tree"))) {
-    const previous = before.get(entry.name);
-    if (previous?.oid === entry.oid) continue;
-    if (entry.mode === "160000") continue; // a submodule's commit lives in another repository
-    if (entry.mode === "40000") addTree(store, entry.oid, previous?.mode === "40000" ? previous.oid : undefined, add);
-    else add(entry.oid, "blob");
-  }
+  return [...out];
 }
 
 /** Whether `ancestor` is `tip` or one of its ancestors, in the commits this clone holds. */
-export function isAncestor(store: ObjectStore, ancestor: string, tip: string): boolean {
-  if (!store.has(ancestor)) return false;
-  const queue = [tip];
-  const seen = new Set<string>();
-  while (queue.length > 0 && seen.size <= PUSH_LIMITS.commits * 10) {
-    const commit = queue.shift()!;
-    if (commit === ancestor) return true;
-    if (seen.has(commit) || !store.has(commit)) continue;
-    seen.add(commit);
-    queue.push(...parseCommit(store.expect(commit, "commit")).parents);
+export async function isAncestor(objects: ObjectAccess, ancestor: string, tip: string): Promise<boolean> {
+  if (ancestor === tip) return true;
+  if (!(await hasObject(objects, ancestor))) return false;
+  try {
+    return await git.isDescendent({ ...objects, oid: tip, ancestor, depth: PUSH_LIMITS.commits * 10 });
+  } catch {
+    return false; // deeper than svc walks, or a commit this clone lacks: not known to be one
   }
-  return false;
 }
 
-const PACK_TYPE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3, tag: 4 };
-
-/** A version 2 pack of whole objects (no deltas: svc's pushes are a few small objects). */
-export function writePack(store: ObjectStore, objects: readonly { oid: string; type: ObjectType }[]): Uint8Array {
-  const head = Buffer.alloc(12);
-  head.write("PACK", 0, "latin1");
-  head.writeUInt32BE(2, 4);
-  head.writeUInt32BE(objects.length, 8);
-  const parts: Buffer[] = [head];
-  for (const { oid, type } of objects) {
-    const body = store.expect(oid, type);
-    const size: number[] = [];
-    let rest = body.length;
-    let byte = (PACK_TYPE[type] << 4) | (rest & 15);
-    rest = Math.floor(rest / 16);
-    while (rest > 0) {
-      size.push(byte | 0x80);
-      byte = rest & 0x7f;
-      rest = Math.floor(rest / 128);
-    }
-    size.push(byte);
-    parts.push(Buffer.from(size), deflateSync(body));
-  }
-  const pack = Buffer.concat(parts);
-  return Buffer.concat([pack, Buffer.from(new Bun.CryptoHasher("sha1").update(pack).digest())]);
+/** A version 2 pack of the objects (isomorphic-git's: whole objects, no deltas; svc's pushes are a few small ones). */
+export async function writePack(objects: ObjectAccess, oids: string[]): Promise<Uint8Array> {
+  const { packfile } = await git.packObjects({ ...objects, oids });
+  if (!packfile) throw gitError("the pack of svc's objects was not written");
+  return packfile;
 }

@@ -20,7 +20,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { gitError, isOid, ObjectStore, readUserFile, refuseLinks } from "./objects.ts";
+import { gitError, isOid, type ObjectAccess, objectAccess, readUserFile, refuseLinks } from "./objects.ts";
 
 export interface Repository {
   /** the work tree's top folder */
@@ -29,7 +29,8 @@ export interface Repository {
   gitDir: string;
   /** the folder shared by every worktree (objects, refs, packed-refs, config) */
   commonDir: string;
-  objects: ObjectStore;
+  /** what isomorphic-git is handed to read and write the objects */
+  objects: ObjectAccess;
   config: GitConfig;
 }
 
@@ -64,7 +65,7 @@ function openRepository(top: string, dotGit: string): Repository {
   const commonDir = existsSync(commonFile) ? resolve(gitDir, readText(commonFile).trim()) : gitDir;
   refuseLinks(commonDir, join(commonDir, "config"));
   const config = parseConfig(existsSync(join(commonDir, "config")) ? readText(join(commonDir, "config")) : "");
-  return { top, gitDir, commonDir, objects: new ObjectStore(join(commonDir, "objects")), config };
+  return { top, gitDir, commonDir, objects: objectAccess(commonDir), config };
 }
 
 /**

@@ -194,7 +194,7 @@ export async function writeCompose(
   const writes: StackWrite[] = [];
   for (const moves of stacks.values()) {
     let written: Written;
-    const gitRefused = gitOn(ctx) && git ? git.check(gitChange(entries, moves, changesOf(moves))) : null;
+    const gitRefused = gitOn(ctx) && git ? await git.check(gitChange(entries, moves, changesOf(moves))) : null;
     try {
       written = await compose.write(moves);
     } catch (error) {

@@ -108,7 +108,7 @@ describe("the Git room reads regular files only", () => {
         `const step = createGitStep(defaultConfig({ compose: { git: "commit" } }), silentLogger);`,
         `const before = readFileSync(${JSON.stringify(compose)});`,
         `const change = { project: ${JSON.stringify(project)}, moves: [], files: [{ path: "compose.yaml", before }] };`,
-        "console.log(JSON.stringify(step.check(change)));",
+        "console.log(JSON.stringify(await step.check(change)));",
       ].join("\n"),
     );
     expect(out).not.toBe("hung");

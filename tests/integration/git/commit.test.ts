@@ -22,8 +22,8 @@ function change(project: string, file = "compose.yaml", from = "1.25.3", to = "1
 
 const AUTHOR = { ident: "svc <svc@example.com>", when: 1_767_225_600 };
 
-function commitChange(project: string, changes: FileChange[]): string {
-  const prepared = prepare(project, changes, true);
+async function commitChange(project: string, changes: FileChange[]): Promise<string> {
+  const prepared = await prepare(project, changes, true);
   if (!("repo" in prepared)) throw new Error(JSON.stringify(prepared));
   return commitOnBranch(prepared, AUTHOR, "web: nginx 1.25.3 -> 1.25.4\n\nFixes.\n");
 }
@@ -37,10 +37,10 @@ describe("a commit in a real repository", () => {
     { indexVersion: 4 },
     { pack: true, indexVersion: 4 },
   ]) {
-    test(`git agrees with svc's commit (${JSON.stringify(shape)})`, () => {
+    test(`git agrees with svc's commit (${JSON.stringify(shape)})`, async () => {
       const { top, project } = makeRepo(shape);
       const before = git(top, "rev-parse", "HEAD").trim();
-      const commit = commitChange(project, [change(project)]);
+      const commit = await commitChange(project, [change(project)]);
       expect(git(top, "rev-parse", "HEAD").trim()).toBe(commit);
       expect(git(top, "rev-parse", "HEAD~1").trim()).toBe(before);
       expect(git(top, "log", "-1", "--format=%an <%ae>|%s|%b")).toBe(
@@ -54,52 +54,52 @@ describe("a commit in a real repository", () => {
     });
   }
 
-  test("two files (compose.yaml and .env) in one commit", () => {
+  test("two files (compose.yaml and .env) in one commit", async () => {
     const { top, project } = makeRepo({ pack: true });
-    commitChange(project, [change(project), change(project, ".env", "2.3.1", "2.4.0")]);
+    await commitChange(project, [change(project), change(project, ".env", "2.3.1", "2.4.0")]);
     expect(git(top, "show", "--name-only", "--format=", "HEAD")).toBe("stacks/web/.env\nstacks/web/compose.yaml\n");
     expect(git(top, "status", "--porcelain")).toBe("");
     expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
   });
 
-  test("in a linked worktree (a .git file pointing elsewhere)", () => {
+  test("in a linked worktree (a .git file pointing elsewhere)", async () => {
     const { top } = makeRepo({ pack: true });
     const other = join(tempDir("svc-git-wt-"), "wt");
     git(top, "worktree", "add", "-q", "-b", "side", other);
     const project = join(other, "stacks", "web");
-    const commit = commitChange(project, [change(project)]);
+    const commit = await commitChange(project, [change(project)]);
     expect(git(other, "rev-parse", "side").trim()).toBe(commit);
     expect(git(top, "rev-parse", "main").trim()).not.toBe(commit);
     expect(git(other, "status", "--porcelain")).toBe("");
     expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
   });
 
-  test("objects packed as REF_DELTA (a pack made without offset deltas)", () => {
+  test("objects packed as REF_DELTA (a pack made without offset deltas)", async () => {
     const { top, project } = makeRepo();
     git(top, "-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-a", "-d", "-f");
     git(top, "prune-packed");
-    const commit = commitChange(project, [change(project)]);
+    const commit = await commitChange(project, [change(project)]);
     expect(git(top, "rev-parse", "HEAD").trim()).toBe(commit);
     expect(git(top, "status", "--porcelain")).toBe("");
     expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
   });
 
-  test("objects borrowed from another repository (objects/info/alternates, git clone --shared)", () => {
+  test("objects borrowed from another repository (objects/info/alternates, git clone --shared)", async () => {
     const { top: origin } = makeRepo({ pack: true });
     const top = join(tempDir("svc-git-shared-"), "clone");
     git("/", "clone", "-q", "--shared", origin, top);
     const project = join(top, "stacks", "web");
-    const commit = commitChange(project, [change(project)]);
+    const commit = await commitChange(project, [change(project)]);
     expect(git(top, "rev-parse", "HEAD").trim()).toBe(commit);
     expect(git(top, "status", "--porcelain")).toBe("");
     expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
   });
 
-  test("the index's cache tree is invalidated: the user's next commit keeps svc's change", () => {
+  test("the index's cache tree is invalidated: the user's next commit keeps svc's change", async () => {
     const { top, project } = makeRepo({ pack: true });
     // a commit by git leaves a fully valid cache tree in the index
     expect(parseIndex(readFileSync(join(top, ".git", "index"))).extensions.map((e) => e.signature)).toContain("TREE");
-    commitChange(project, [change(project)]);
+    await commitChange(project, [change(project)]);
     git(top, "commit", "-q", "--allow-empty", "-m", "the user's next commit");
     expect(git(top, "diff", "HEAD~1", "HEAD")).toBe("");
     expect(git(top, "show", "HEAD:stacks/web/compose.yaml")).toContain("nginx:1.25.4");
@@ -109,10 +109,10 @@ describe("a commit in a real repository", () => {
     expect(git(top, "fsck", "--strict", "--no-progress")).toBe("");
   });
 
-  test("a branch kept only in packed-refs", () => {
+  test("a branch kept only in packed-refs", async () => {
     const { top, project } = makeRepo();
     git(top, "pack-refs", "--all");
-    const commit = commitChange(project, [change(project)]);
+    const commit = await commitChange(project, [change(project)]);
     expect(git(top, "rev-parse", "main").trim()).toBe(commit);
     expect(git(top, "status", "--porcelain")).toBe("");
   });
@@ -132,8 +132,8 @@ function snapshot(top: string): Record<string, string> {
 }
 
 describe("states svc leaves alone, changing nothing", () => {
-  const refused = (project: string, changes: FileChange[]) => {
-    const result = prepare(project, changes, true);
+  const refused = async (project: string, changes: FileChange[]) => {
+    const result = await prepare(project, changes, true);
     return "refuse" in result ? result.refuse : "skip" in result ? `skip: ${result.skip}` : "prepared";
   };
   const cases: [string, (top: string, project: string) => FileChange[], RegExp][] = [
@@ -211,20 +211,20 @@ describe("states svc leaves alone, changing nothing", () => {
     ],
   ];
   for (const [name, arrange, reason] of cases) {
-    test(name, () => {
+    test(name, async () => {
       const { top, project } = makeRepo({ pack: true });
       const changes = arrange(top, project);
       const before = snapshot(top);
-      expect(refused(project, changes)).toMatch(reason);
+      expect(await refused(project, changes)).toMatch(reason);
       expect(snapshot(top)).toEqual(before);
     });
   }
 
-  test("a folder outside any work tree is skipped, not refused", () => {
+  test("a folder outside any work tree is skipped, not refused", async () => {
     const folder = tempDir("svc-nogit-");
     writeFileSync(join(folder, "compose.yaml"), COMPOSE);
     expect(
-      refused(folder, [{ path: "compose.yaml", before: Buffer.from(COMPOSE), after: Buffer.from(COMPOSE) }]),
+      await refused(folder, [{ path: "compose.yaml", before: Buffer.from(COMPOSE), after: Buffer.from(COMPOSE) }]),
     ).toMatch(/^skip: .* is not in a Git work tree/);
   });
 });

@@ -253,9 +253,11 @@ describe("compose.git = push", () => {
   test("push without a remote: check() says so before anything is written", async () => {
     const { project } = await clonedProject("no-remote");
     const gitStep = createGitStep(defaultConfig({ compose: { git: "push" } }), recordingLogger());
-    expect(gitStep.check(moveVersionDry(project))).toBe('compose.git = "push" needs compose.git_remote');
+    expect(await gitStep.check(moveVersionDry(project))).toBe('compose.git = "push" needs compose.git_remote');
     expect(
-      createGitStep(defaultConfig({ compose: { git: "commit" } }), recordingLogger()).check(moveVersionDry(project)),
+      await createGitStep(defaultConfig({ compose: { git: "commit" } }), recordingLogger()).check(
+        moveVersionDry(project),
+      ),
     ).toBeNull();
   });
 
@@ -263,7 +265,7 @@ describe("compose.git = push", () => {
     const { project } = await clonedProject("plain");
     const before = remote.requests.length;
     const { step: gitStep } = step("http://git.example.com/acme/plain.git");
-    expect(gitStep.check(moveVersionDry(project))).toMatch(/must be an https:\/\/ address/);
+    expect(await gitStep.check(moveVersionDry(project))).toMatch(/must be an https:\/\/ address/);
     expect(remote.requests.length).toBe(before);
   });
 });

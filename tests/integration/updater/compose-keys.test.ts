@@ -33,7 +33,7 @@ describe.skipIf(!composeWorks)("svc's own compose hash: compose up -d keeps the 
     const checked: GitChange[] = [];
     const recorded: GitChange[] = [];
     const git: GitStep = {
-      check: (change) => (checked.push(change), null),
+      check: async (change) => (checked.push(change), null),
       record: async (change) => (
         recorded.push(change),
         { mode: "commit", done: "committed", commit: "c0ffee", branch: "main", pull_request: null, problem: null }

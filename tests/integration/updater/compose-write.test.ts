@@ -104,7 +104,7 @@ describe.skipIf(!composeWorks)("a tag move written into the compose files", () =
     const recorded: GitChange[] = [];
     const url = "https://forge.lan/me/stacks/pull/7";
     const git: GitStep = {
-      check: () => null,
+      check: async () => null,
       record: async (change) => (
         recorded.push(change),
         {

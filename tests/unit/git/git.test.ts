@@ -1,46 +1,16 @@
 /**
- * The Git room's pure parts (docs/compose.md, "Git"): deltas (gitformat-pack, "Deltified
- * representation"), pkt-lines (gitprotocol-common), git config syntax (git-config, "Syntax"), the
- * remote's address, branch names (git-check-ref-format) and the text of commits and requests.
+ * The Git room's pure parts (docs/compose.md, "Git"): pkt-lines (gitprotocol-common), git config
+ * syntax (git-config, "Syntax"), the remote's address, branch names (git-check-ref-format) and the
+ * text of commits and requests.
  */
 import { describe, expect, test } from "bun:test";
 import { branchOf } from "../../../src/git/index.ts";
 import { commitMessage, pullRequestBody, versionOf } from "../../../src/git/message.ts";
-import { applyDelta, hashObject } from "../../../src/git/objects.ts";
 import { parseRemote, pktLines } from "../../../src/git/push.ts";
 import { parseConfig } from "../../../src/git/repo.ts";
 import type { ReleaseNotes } from "../../../src/releases/index.ts";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
-const text = (data: Uint8Array) => new TextDecoder().decode(data);
-
-describe("deltas (gitformat-pack)", () => {
-  const base = bytes("services:\n  web:\n    image: nginx:1.25.3\n");
-  // sizes as varints, then: copy base[0..34) (offset 0, size 34), insert "1.25.4\n"
-  const delta = new Uint8Array([base.length, 41, 0x90, 34, 7, ...bytes("1.25.4\n")]);
-
-  test("copies and inserts", () => {
-    expect(text(applyDelta(base, delta))).toBe("services:\n  web:\n    image: nginx:1.25.4\n");
-  });
-  test("a copy with an offset (its bytes named by the instruction's low bits)", () => {
-    expect(text(applyDelta(base, new Uint8Array([base.length, 3, 0x91, 2, 3])))).toBe("rvi");
-  });
-  test.each([
-    ["a base of another size", new Uint8Array([base.length + 1, 1, 1, 65])],
-    ["a copy past the base's end", new Uint8Array([base.length, 10, 0x91, 40, 10])],
-    ["a result shorter than announced", new Uint8Array([base.length, 9, 1, 65])],
-    ["the reserved instruction 0", new Uint8Array([base.length, 1, 0])],
-  ])("refuses %s", (_name, bad) => {
-    expect(() => applyDelta(base, bad)).toThrow(/delta/);
-  });
-});
-
-test("object ids as git hash-object computes them", () => {
-  // `printf 'hello\n' | git hash-object --stdin`
-  expect(hashObject("blob", bytes("hello\n"))).toBe("ce013625030ba8dba906f756967f9e9ca394464a");
-  // the empty tree, well known
-  expect(hashObject("tree", new Uint8Array(0))).toBe("4b825dc642cb6eb9a060e54bf8d69288fbee4904");
-});
 
 describe("pkt-lines (gitprotocol-common)", () => {
   test("lines and flushes", () => {
