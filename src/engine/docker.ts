@@ -51,7 +51,6 @@ import {
   refusedPodman,
   SYSTEMD_UNIT_LABEL,
   signaturePolicyRefusal,
-  systemdReason,
   unreplaceableReason,
 } from "./podman.ts";
 import type {
@@ -67,20 +66,10 @@ import type {
   ImageSummary,
   Platform,
   RegistryAuth,
+  UnitClaim,
+  UnitContainer,
 } from "./port.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
-import {
-  loadedUnitOf,
-  reloadUnits,
-  restartUnit,
-  type SystemctlRunner,
-  type SystemdUnit,
-  systemctlRunner,
-  type UnitContainer,
-  unitDoesNotRun,
-  unitFileOf,
-  unreachableUnit,
-} from "./systemd.ts";
 
 /**
  * How long the engine may take to answer a request (its status line; a stream may then run on).
@@ -207,8 +196,6 @@ export class DockerEngine implements Engine {
   private negotiation: Promise<Negotiated> | undefined;
   /** On Podman: the containers (old ids) whose replacement goes through libpod's create (probePodman). */
   private readonly podmanRoutes = new Set<string>();
-  /** systemctl, for the units that run Podman's containers (systemd.ts) */
-  private readonly systemctl: SystemctlRunner = systemctlRunner();
   /** services on a Swarm manager (swarm.ts), through the same bounded calls */
   readonly swarm: Swarm = dockerSwarm(((what, action, options) =>
     this.call(what, action as never, options)) as EngineCall);
@@ -635,20 +622,25 @@ export class DockerEngine implements Engine {
   async unreplaceable(old: ContainerInspect): Promise<string | null> {
     const { podman } = await this.negotiated();
     if (podman === null) return null;
-    const unit = await this.ownUnitLabel(old);
-    if (unit)
-      return systemdReason(
-        unit,
-        old.Config?.Labels?.[AUTO_UPDATE_LABEL],
-        (await this.reachUnit(unit, old)).why ?? undefined,
-      );
-    return unreplaceableReason(old, unit === null) ?? (await this.probePodman(old));
+    // a unit's container is systemd's: whether svc restarts that unit is the systemd port's (systemd.ts)
+    return unreplaceableReason(old, (await this.ownUnitLabel(old)) === null) ?? (await this.probePodman(old));
   }
 
-  async systemdUnit(old: ContainerInspect): Promise<SystemdUnit | null> {
+  /**
+   * The unit that claims a Podman container, and where its manager is: on svc's own machine (a
+   * unix socket), the system manager for a rootful Podman, the user's for a rootless one (libpod's
+   * info says which).
+   */
+  async unitClaim(old: ContainerInspect): Promise<UnitClaim | null> {
     const { podman } = await this.negotiated();
     const unit = podman === null ? undefined : await this.ownUnitLabel(old);
-    return unit ? (await this.reachUnit(unit, old)).target : null;
+    if (!unit) return null;
+    const autoUpdate = old.Config?.Labels?.[AUTO_UPDATE_LABEL];
+    if (this.connection.endpoint.kind !== "unix")
+      return { unit, autoUpdate, remote: "svc reaches Podman over the network, not on Podman's machine" };
+    const info = await this.libpod("/info");
+    const scope = info?.host?.security?.rootless === true ? "user" : "system";
+    return { unit, autoUpdate, scope, container: await this.unitContainer(old) };
   }
 
   /**
@@ -662,42 +654,6 @@ export class DockerEngine implements Engine {
     if (!unit) return undefined;
     const image = await this.inspectImage(old.Image);
     return image?.Config?.Labels?.[SYSTEMD_UNIT_LABEL] === unit ? null : unit;
-  }
-
-  async restartSystemdUnit(target: SystemdUnit, name: string): Promise<ContainerInspect> {
-    await restartUnit(this.systemctl, target);
-    return this.inspectContainer(name);
-  }
-
-  systemdUnitFile(target: SystemdUnit): Promise<string> {
-    return unitFileOf(this.systemctl, target);
-  }
-
-  reloadSystemd(target: SystemdUnit): Promise<void> {
-    return reloadUnits(this.systemctl, target);
-  }
-
-  systemdLoadedUnit(target: SystemdUnit): Promise<string> {
-    return loadedUnitOf(this.systemctl, target);
-  }
-
-  /**
-   * The systemd that runs a Podman container's unit, where svc reaches it: on svc's own machine
-   * (a unix socket), the system manager for a rootful Podman, the user's for a rootless one
-   * (libpod's info says which). Else why not.
-   */
-  private async reachUnit(
-    unit: string,
-    old: ContainerInspect,
-  ): Promise<{ target: SystemdUnit | null; why: string | null }> {
-    if (this.connection.endpoint.kind !== "unix")
-      return { target: null, why: "svc reaches Podman over the network, not on Podman's machine" };
-    const info = await this.libpod("/info");
-    const target: SystemdUnit = { unit, scope: info?.host?.security?.rootless === true ? "user" : "system" };
-    const why =
-      (await unreachableUnit(this.systemctl, target)) ??
-      (await unitDoesNotRun(this.systemctl, target, await this.unitContainer(old)));
-    return why ? { target: null, why } : { target, why: null };
   }
 
   /** The container's id, pid and its conmon's pid (libpod's inspect; the compatible one has no conmon), for the unit's proof. */
