@@ -197,11 +197,6 @@ export interface Engine {
    */
   unitClaim?(old: ContainerInspect): Promise<UnitClaim | null>;
   /**
-   * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
-   * `timeoutMs` (after that it is left running in the container and this rejects): its exit code
-   * and its output (stdout and stderr, in order).
-   */
-  /**
    * Builds an image from `context` (a tar stream) with the engine's classic builder (its build
    * endpoint, as `DOCKER_BUILDKIT=0 docker build` does), the base images pulled again; throws with
    * the build's own error, or when it outlives `timeoutMs` (the build is then cancelled).
@@ -209,6 +204,11 @@ export interface Engine {
   buildImage?(context: NodeJS.ReadableStream, options: ImageBuild): Promise<void>;
   /** Points `reference` (repo:tag) at the local image `imageId`. */
   tagImage(imageId: string, reference: string): Promise<void>;
+  /**
+   * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
+   * `timeoutMs` (after that it is left running in the container and this rejects): its exit code
+   * and its output (stdout and stderr, in order).
+   */
   exec(id: string, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }>;
   /** creates (does not start) a helper container; returns its id */
   createHelper(spec: HelperSpec): Promise<string>;
