@@ -2,7 +2,8 @@
  * The Engine port on the Docker Engine API, through dockerode's promise API over a modem on Bun's
  * fetch (modem.ts: connection, TLS, X-Registry-Auth encoding). Every call goes through `call`,
  * which gives it a deadline, accepts the statuses that mean success for svc (304 "already
- * stopped", 404 "already gone") and turns failures into SvcError kind "engine".
+ * stopped", 404 "already gone") and turns failures into SvcError kind "engine". On Podman, what
+ * svc does otherwise is the Podman engine's (podman-engine.ts), chosen in the negotiation.
  */
 import { readFileSync } from "node:fs";
 import { Readable } from "node:stream";
@@ -38,22 +39,8 @@ import {
 import { type EngineIdentity, identityFromPing, identityFromVersion, type VersionAnswer } from "./identity.ts";
 import { demultiplexLogs, lastLines } from "./logs.ts";
 import { FetchModem } from "./modem.ts";
-import {
-  AUTO_UPDATE_LABEL,
-  creationDifferences,
-  LIBPOD_API,
-  libpodCreateSpec,
-  lostSettings,
-  PODMAN_MIN_VERSION,
-  podmanCreateBody,
-  podmanSockets,
-  policyRefusalCause,
-  refusedPodman,
-  SYSTEMD_UNIT_LABEL,
-  signaturePolicyRefusal,
-  systemdReason,
-  unreplaceableReason,
-} from "./podman.ts";
+import { PODMAN_MIN_VERSION, podmanSockets, refusedPodman } from "./podman.ts";
+import { type CompatibleEngine, PodmanEngine, type RawRequest } from "./podman-engine.ts";
 import type {
   ContainerInspect,
   ContainerState,
@@ -67,20 +54,9 @@ import type {
   ImageSummary,
   Platform,
   RegistryAuth,
+  UnitClaim,
 } from "./port.ts";
 import { dockerSwarm, type EngineCall, type Swarm } from "./swarm.ts";
-import {
-  loadedUnitOf,
-  reloadUnits,
-  restartUnit,
-  type SystemctlRunner,
-  type SystemdUnit,
-  systemctlRunner,
-  type UnitContainer,
-  unitDoesNotRun,
-  unitFileOf,
-  unreachableUnit,
-} from "./systemd.ts";
 
 /**
  * How long the engine may take to answer a request (its status line; a stream may then run on).
@@ -128,16 +104,6 @@ function imageSummary(row: any): ImageSummary {
       }));
   }
   return summary;
-}
-
-/** An engine's map of strings (annotations, labels), its other values and overlong ones dropped. */
-function stringEntries(value: unknown): Record<string, string> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return {};
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter((e): e is [string, string] => typeof e[1] === "string" && e[0].length <= 256 && e[1].length <= 4096)
-      .slice(0, 256),
-  );
 }
 
 function toPlatform(p: { os?: string; architecture?: string; variant?: string }): Platform {
@@ -197,18 +163,14 @@ export async function createDockerEngine(
 interface Negotiated {
   docker: Docker;
   info: EngineInfo;
-  /** the Podman version behind the compatible API (podman.ts), null on Docker */
-  podman: string | null;
+  /** Podman's differences (podman-engine.ts), chosen once when the engine answers as Podman; null on Docker */
+  podman: PodmanEngine | null;
   /** the engine's platform once known: a ping does not say it (identity.ts) */
   platform: Promise<Platform> | undefined;
 }
 
 export class DockerEngine implements Engine {
   private negotiation: Promise<Negotiated> | undefined;
-  /** On Podman: the containers (old ids) whose replacement goes through libpod's create (probePodman). */
-  private readonly podmanRoutes = new Set<string>();
-  /** systemctl, for the units that run Podman's containers (systemd.ts) */
-  private readonly systemctl: SystemctlRunner = systemctlRunner();
   /** services on a Swarm manager (swarm.ts), through the same bounded calls */
   readonly swarm: Swarm = dockerSwarm(((what, action, options) =>
     this.call(what, action as never, options)) as EngineCall);
@@ -256,7 +218,7 @@ export class DockerEngine implements Engine {
     return {
       docker: this.client(`v${apiVersion}`),
       info: { apiVersion, product: identity.product },
-      podman,
+      podman: podman === null ? null : new PodmanEngine(this.compatible()),
       platform: identity.platform ? Promise.resolve(identity.platform) : undefined,
     };
   }
@@ -441,10 +403,7 @@ export class DockerEngine implements Engine {
   }
 
   async imageAnnotations(id: string): Promise<Record<string, string> | null> {
-    const { podman } = await this.negotiated();
-    if (podman === null) return null;
-    const image = await this.libpod(`/images/${encodeURIComponent(id)}/json`);
-    return image ? stringEntries(image.Annotations) : null;
+    return (await this.negotiated()).podman?.imageAnnotations(id) ?? null;
   }
 
   async pullImage(
@@ -472,16 +431,13 @@ export class DockerEngine implements Engine {
       failure = await followPullStream(stream);
     } catch (error) {
       // Podman refuses by its policy in-band or with an error status, as the pull has begun or not
-      throw await this.policyRefused(toSvcError(error, "engine"));
+      throw await this.pullFailure(toSvcError(error, "engine"));
     }
-    if (failure) throw await this.policyRefused(new SvcError("engine", `${what}: ${failure}`));
+    if (failure) throw await this.pullFailure(new SvcError("engine", `${what}: ${failure}`));
   }
 
-  /** `error`, carrying Podman's reason when it is its signature policy (policy.json) refusing the image. */
-  private async policyRefused(error: SvcError): Promise<SvcError> {
-    if ((await this.negotiated()).podman === null) return error;
-    const refusal = signaturePolicyRefusal(error.message);
-    return refusal === null ? error : new SvcError("engine", error.message, { cause: policyRefusalCause(refusal) });
+  private async pullFailure(error: SvcError): Promise<SvcError> {
+    return (await this.negotiated()).podman?.pullFailure(error) ?? error;
   }
 
   async stopContainer(id: string, options: { timeoutMs: number; signal?: string }): Promise<void> {
@@ -566,24 +522,8 @@ export class DockerEngine implements Engine {
     options: CreateOptions,
   ): Promise<string> {
     const { podman } = await this.negotiated();
-    if (podman === null) return this.createCompatible(options.name, await this.compatibleSpec(old, oldImage, options));
-    const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
-    const spec = podmanCreateBody(old, libpod, await this.compatibleSpec(old, oldImage, options));
-    // Podman's own create where the probe found the compatible one would lose a setting (probePodman)
-    const id =
-      this.podmanRoutes.has(old.Id) && libpod
-        ? await this.createLibpod(libpodCreateSpec(options.name, spec.createBody, libpod))
-        : await this.createCompatible(options.name, spec);
-    try {
-      await this.keptByPodman(libpod, id);
-    } catch (error) {
-      // nothing lost to the caller: its error is thrown next; a container that cannot be removed either stays, created and never started, under the name it was given
-      await this.removeContainer(id, { force: true }).catch(() => {});
-      throw error;
-    }
-    // the old container's route is used once: its replacement is probed on its own next time
-    this.podmanRoutes.delete(old.Id);
-    return id;
+    if (podman) return podman.createReplacement(old, oldImage, options);
+    return this.createCompatible(options.name, await this.compatibleSpec(old, oldImage, options));
   }
 
   private async compatibleSpec(
@@ -633,194 +573,46 @@ export class DockerEngine implements Engine {
   }
 
   async unreplaceable(old: ContainerInspect): Promise<string | null> {
-    const { podman } = await this.negotiated();
-    if (podman === null) return null;
-    const unit = await this.ownUnitLabel(old);
-    if (unit)
-      return systemdReason(
-        unit,
-        old.Config?.Labels?.[AUTO_UPDATE_LABEL],
-        (await this.reachUnit(unit, old)).why ?? undefined,
-      );
-    return unreplaceableReason(old, unit === null) ?? (await this.probePodman(old));
+    return (await this.negotiated()).podman?.unreplaceable(old) ?? null;
   }
 
-  async systemdUnit(old: ContainerInspect): Promise<SystemdUnit | null> {
-    const { podman } = await this.negotiated();
-    const unit = podman === null ? undefined : await this.ownUnitLabel(old);
-    return unit ? (await this.reachUnit(unit, old)).target : null;
+  async unitClaim(old: ContainerInspect): Promise<UnitClaim | null> {
+    return (await this.negotiated()).podman?.unitClaim(old) ?? null;
   }
 
   /**
-   * The container's PODMAN_SYSTEMD_UNIT label when it is its own: undefined without one, null when
-   * its image carries the same label (a publisher's, as every image label is: it names no unit of
-   * this machine). Podman sets the label on the container a unit runs; an image never needs it.
-   * An image that cannot be read is an engine error, thrown: its label is not guessed.
+   * One request on this connection outside the Docker API (Podman's own, libpod), bounded as every
+   * call; a status in `ok` resolves undefined.
    */
-  private async ownUnitLabel(old: ContainerInspect): Promise<string | null | undefined> {
-    const unit = old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
-    if (!unit) return undefined;
-    const image = await this.inspectImage(old.Image);
-    return image?.Config?.Labels?.[SYSTEMD_UNIT_LABEL] === unit ? null : unit;
-  }
-
-  async restartSystemdUnit(target: SystemdUnit, name: string): Promise<ContainerInspect> {
-    await restartUnit(this.systemctl, target);
-    return this.inspectContainer(name);
-  }
-
-  systemdUnitFile(target: SystemdUnit): Promise<string> {
-    return unitFileOf(this.systemctl, target);
-  }
-
-  reloadSystemd(target: SystemdUnit): Promise<void> {
-    return reloadUnits(this.systemctl, target);
-  }
-
-  systemdLoadedUnit(target: SystemdUnit): Promise<string> {
-    return loadedUnitOf(this.systemctl, target);
-  }
-
-  /**
-   * The systemd that runs a Podman container's unit, where svc reaches it: on svc's own machine
-   * (a unix socket), the system manager for a rootful Podman, the user's for a rootless one
-   * (libpod's info says which). Else why not.
-   */
-  private async reachUnit(
-    unit: string,
-    old: ContainerInspect,
-  ): Promise<{ target: SystemdUnit | null; why: string | null }> {
-    if (this.connection.endpoint.kind !== "unix")
-      return { target: null, why: "svc reaches Podman over the network, not on Podman's machine" };
-    const info = await this.libpod("/info");
-    const target: SystemdUnit = { unit, scope: info?.host?.security?.rootless === true ? "user" : "system" };
-    const why =
-      (await unreachableUnit(this.systemctl, target)) ??
-      (await unitDoesNotRun(this.systemctl, target, await this.unitContainer(old)));
-    return why ? { target: null, why } : { target, why: null };
-  }
-
-  /** The container's id, pid and its conmon's pid (libpod's inspect; the compatible one has no conmon), for the unit's proof. */
-  private async unitContainer(old: ContainerInspect): Promise<UnitContainer> {
-    const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
-    const number = (value: unknown) => (typeof value === "number" ? value : 0);
-    return {
-      id: old.Id,
-      pid: number(libpod?.State?.Pid ?? old.State?.Pid),
-      conmonPid: number(libpod?.State?.ConmonPid),
-    };
-  }
-
-  /**
-   * On Podman, before the old container is touched: a replacement on its own image, created
-   * under another name and removed at once, shows what the compatible create would lose (the
-   * settings Podman's CLI sets and the compatible create does not, such as the umask; a pod).
-   * Where it loses something, Podman's own create is tried the same way: it is used for this
-   * container when it keeps every libpod setting and makes what the compatible create made
-   * (podman.ts: creationDifferences). Null when one of them will do; a probe that fails for another
-   * reason says nothing (the update shows it).
-   */
-  private async probePodman(old: ContainerInspect): Promise<string | null> {
-    const probeName = (route: string) => `svc-probe-${route}-${old.Id.slice(0, 12)}-${Date.now().toString(36)}`;
-    // null on 404 only (the image gone); an engine error is thrown: the probe is not planned on no defaults
-    const oldImage = await this.inspectImage(old.Image);
-    const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
-    if (!libpod) return null;
-    const made = async (create: () => Promise<string>) => {
-      const id = await create();
-      try {
-        return {
-          compat: await this.inspectContainer(id),
-          libpod: await this.libpod(`/containers/${encodeURIComponent(id)}/json`),
-        };
-      } finally {
-        // nothing lost: the probe's answer is read; a probe that cannot be removed stays, never started, named svc-probe-...
-        await this.removeContainer(id, { force: true }).catch(() => {});
-      }
-    };
-    let compatible: Awaited<ReturnType<typeof made>> | null = null;
-    let why: string;
-    try {
-      const spec = podmanCreateBody(
-        old,
-        libpod,
-        await this.compatibleSpec(old, oldImage, { name: probeName("compat"), image: old.Image }),
-      );
-      compatible = await made(() => this.createCompatible(probeName("compat"), spec));
-      const lost = lostSettings(libpod, compatible.libpod ?? {});
-      if (lost.length === 0) {
-        this.podmanRoutes.delete(old.Id);
-        return null;
-      }
-      why = `a replacement through Podman's Docker-compatible API would lose ${lost.join(", ")}`;
-    } catch (error) {
-      // the compatible create refuses it (uid maps): the old container is the reference
-      why = `Podman's Docker-compatible API refuses a replacement (${(error as Error).message})`;
-    }
-    try {
-      const spec = podmanCreateBody(
-        old,
-        libpod,
-        await this.compatibleSpec(old, oldImage, { name: probeName("libpod"), image: old.Image }),
-      );
-      const own = await made(() => this.createLibpod(libpodCreateSpec(probeName("libpod"), spec.createBody, libpod)));
-      const ownLost = lostSettings(libpod, own.libpod ?? {});
-      const changed = creationDifferences(compatible?.compat ?? old, own.compat, Boolean(libpod.Pod));
-      if (ownLost.length === 0 && changed.length === 0) {
-        this.podmanRoutes.add(old.Id);
-        return null;
-      }
-      return `${why}, and through its own API ${[...ownLost, ...changed.map((path) => `${path} would change`)].join(", ")}: it is left as it is`;
-    } catch (error) {
-      return `${why}, and its own API refused it (${(error as Error).message}): it is left as it is`;
-    }
-  }
-
-  /** POST /libpod/containers/create: Podman's own create, its spec built by podman.ts. */
-  private async createLibpod(spec: Record<string, unknown>): Promise<string> {
+  private async request<T>(what: string, request: RawRequest, ok: number[] = []): Promise<T | undefined> {
     const modem = new FetchModem(this.connection.endpoint, this.connection.tls);
-    const post = (abortSignal: AbortSignal) =>
-      new Promise<{ Id: string }>((resolve, reject) =>
+    const send = (abortSignal: AbortSignal) =>
+      new Promise<T>((resolve, reject) =>
         modem.dial(
           {
-            path: `/${LIBPOD_API}/libpod/containers/create`,
-            method: "POST",
-            options: { _body: spec },
-            statusCodes: { 201: true },
+            path: request.path,
+            method: request.method,
+            ...(request.body === undefined ? {} : { options: { _body: request.body } }),
+            statusCodes: { [request.status]: true },
             abortSignal,
           },
-          (error, data) => (error ? reject(error) : resolve(data as { Id: string })),
+          (error, data) => (error ? reject(error) : resolve(data as T)),
         ),
       );
-    return (await this.attempt(`create container ${String(spec.name)} through Podman's libpod API`, post, {}))!.Id;
+    return this.attempt(what, send, { ok });
   }
 
-  /**
-   * On Podman: the replacement, created and not started, compared with its old container in
-   * libpod's inspect (podman.ts); anything libpod reports that the replacement lost fails it.
-   */
-  private async keptByPodman(old: Record<string, any> | null, newId: string): Promise<void> {
-    const fresh = await this.libpod(`/containers/${encodeURIComponent(newId)}/json`);
-    if (!old || !fresh)
-      throw new SvcError("engine", `Podman's libpod API did not show container ${old ? newId : "the old container"}`);
-    const lost = lostSettings(old, fresh);
-    if (lost.length > 0)
-      throw new LostSettings(
-        `a replacement would lose ${lost.join(", ")} (Podman's Docker-compatible API cannot set ${lost.length > 1 ? "them" : "it"}): the old container is kept`,
-      );
-  }
-
-  /** One libpod API answer (Podman's own API beside the compatible one): a GET, null on 404. */
-  private async libpod(path: string): Promise<Record<string, any> | null> {
-    const modem = new FetchModem(this.connection.endpoint, this.connection.tls);
-    const get = (abortSignal: AbortSignal) =>
-      new Promise<Record<string, any>>((resolve, reject) =>
-        modem.dial(
-          { path: `/${LIBPOD_API}/libpod${path}`, method: "GET", statusCodes: { 200: true }, abortSignal },
-          (error, data) => (error ? reject(error) : resolve(data as Record<string, any>)),
-        ),
-      );
-    return (await this.attempt(`read ${path} from Podman's libpod API`, get, { ok: [404] })) ?? null;
+  /** What Podman's engine (podman-engine.ts) uses of this one. */
+  private compatible(): CompatibleEngine {
+    return {
+      local: this.connection.endpoint.kind === "unix",
+      inspectContainer: (id) => this.inspectContainer(id),
+      inspectImage: (reference) => this.inspectImage(reference),
+      removeContainer: (id, options) => this.removeContainer(id, options),
+      replacementSpec: (old, oldImage, options) => this.compatibleSpec(old, oldImage, options),
+      createFromSpec: (name, spec) => this.createCompatible(name, spec),
+      request: (what, request, ok) => this.request(what, request, ok),
+    };
   }
 
   /** For `network_mode: container:<id>`: the current name of that container. */
@@ -1012,13 +804,6 @@ export class DockerEngine implements Engine {
 }
 
 // ------------------------------------------------------------------ helpers
-
-/** A Podman replacement that lost a setting libpod reports (podman.ts). */
-class LostSettings extends SvcError {
-  constructor(message: string) {
-    super("engine", message);
-  }
-}
 
 /** The list shows "sha256:<id>" (or a bare hex id) instead of a reference when the tag moved. */
 export function looksLikeImageId(image: string, imageId: string): boolean {

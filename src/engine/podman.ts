@@ -162,10 +162,10 @@ export function lostSettings(old: Json, fresh: Json): string[] {
 
 /**
  * Why svc must not replace this container at all, with what to do instead; null when it may (what
- * a replacement would lose is the probe's to tell: DockerEngine.probePodman).
+ * a replacement would lose is the probe's to tell: PodmanEngine.probe, podman-engine.ts).
  */
 export function unreplaceableReason(old: ContainerInspect, imageUnitLabel = false): string | null {
-  // the image's own label names no unit of this machine (DockerEngine.ownUnitLabel)
+  // the image's own label names no unit of this machine (PodmanEngine.ownUnitLabel)
   const unit = imageUnitLabel ? undefined : old.Config?.Labels?.[SYSTEMD_UNIT_LABEL];
   return unit ? systemdReason(unit, old.Config?.Labels?.[AUTO_UPDATE_LABEL]) : null;
 }
@@ -271,7 +271,7 @@ function networkNamespace(mode: string): Json | undefined {
  * user set, the image's defaults left out; clone.ts) in Podman's terms, with what only libpod
  * reports taken from the old container's libpod inspect `lp`: its pod, uid/gid maps, umask, time
  * zone, secrets, systemd and sd_notify modes, healthcheck on-failure action, annotations,
- * requirements. Used where the compatible create would lose one of those (podman.ts's probe).
+ * requirements. Used where the compatible create would lose one of those (podman-engine.ts's probe).
  */
 export function libpodCreateSpec(name: string, body: Json, lp: Json): Json {
   const host: Json = body.HostConfig ?? {};

@@ -5,7 +5,6 @@
 import type { ContainerInspectInfo, ImageInspectInfo } from "dockerode";
 import type { RegistryAuth } from "./auth.ts";
 import type { Swarm } from "./swarm.ts";
-import type { SystemdUnit } from "./systemd.ts";
 
 /** A container's inspect, with the Config fields @types/dockerode leaves out. */
 export type ContainerInspect = ContainerInspectInfo & {
@@ -57,7 +56,32 @@ export interface Platform {
 }
 
 export type { RegistryAuth } from "./auth.ts";
-export type { SystemdUnit } from "./systemd.ts";
+
+/** Which systemd: the machine's (rootful Podman) or the user's (rootless Podman). */
+export type SystemdScope = "system" | "user";
+
+/** A unit that runs a Podman container, in its manager (the systemd port: systemd.ts). */
+export interface SystemdUnit {
+  unit: string;
+  scope: SystemdScope;
+}
+
+/** What svc knows of the container a unit is said to run (Podman's inspect: its pid, its conmon's, its id). */
+export interface UnitContainer {
+  id: string;
+  pid: number;
+  conmonPid: number;
+}
+
+/**
+ * The unit a Podman container's own PODMAN_SYSTEMD_UNIT label names, as the engine tells it: the
+ * manager that would run it on svc's machine and the container's processes (for systemd.ts's proof
+ * that the unit runs it), or why svc cannot reach that manager at all (`remote`).
+ */
+export type UnitClaim = { unit: string; autoUpdate?: string } & (
+  | { scope: SystemdScope; container: UnitContainer }
+  | { remote: string }
+);
 
 export interface EngineInfo {
   apiVersion: string;
@@ -167,23 +191,11 @@ export interface Engine {
    */
   unreplaceable?(old: ContainerInspect): Promise<string | null>;
   /**
-   * On Podman, for a container systemd runs: its unit, when svc reaches that systemd and may
-   * restart the unit (systemd.ts; docs/podman.md); null otherwise (`unreplaceable` says why).
+   * On Podman, the unit a container's own PODMAN_SYSTEMD_UNIT label names (not its image's: a
+   * publisher's label names no unit of this machine), and where its manager is; null when no unit
+   * claims it. What systemd itself says of the unit is the systemd port's (systemd.ts).
    */
-  systemdUnit?(old: ContainerInspect): Promise<SystemdUnit | null>;
-  /** `systemctl restart` of the unit; the container it runs afterwards, by the old one's `name`. */
-  restartSystemdUnit?(target: SystemdUnit, name: string): Promise<ContainerInspect>;
-  /** The file the unit is made from (a quadlet `.container` file, or the unit's `.service` file); throws with why not. */
-  systemdUnitFile?(target: SystemdUnit): Promise<string>;
-  /** `systemctl daemon-reload` in the unit's manager, after its file changed. */
-  reloadSystemd?(target: SystemdUnit): Promise<void>;
-  /** The unit's file as its manager loaded it: for a quadlet unit, the `.service` file quadlet made. */
-  systemdLoadedUnit?(target: SystemdUnit): Promise<string>;
-  /**
-   * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
-   * `timeoutMs` (after that it is left running in the container and this rejects): its exit code
-   * and its output (stdout and stderr, in order).
-   */
+  unitClaim?(old: ContainerInspect): Promise<UnitClaim | null>;
   /**
    * Builds an image from `context` (a tar stream) with the engine's classic builder (its build
    * endpoint, as `DOCKER_BUILDKIT=0 docker build` does), the base images pulled again; throws with
@@ -192,6 +204,11 @@ export interface Engine {
   buildImage?(context: NodeJS.ReadableStream, options: ImageBuild): Promise<void>;
   /** Points `reference` (repo:tag) at the local image `imageId`. */
   tagImage(imageId: string, reference: string): Promise<void>;
+  /**
+   * Runs `command` with `sh -c` inside the running container and waits for it to end, at most
+   * `timeoutMs` (after that it is left running in the container and this rejects): its exit code
+   * and its output (stdout and stderr, in order).
+   */
   exec(id: string, command: string, timeoutMs: number): Promise<{ exitCode: number | null; output: string }>;
   /** creates (does not start) a helper container; returns its id */
   createHelper(spec: HelperSpec): Promise<string>;

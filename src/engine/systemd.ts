@@ -8,13 +8,52 @@
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { SvcError } from "../core/errors.ts";
+import { systemdReason } from "./podman.ts";
+import type { ContainerInspect, Engine, SystemdScope, SystemdUnit, UnitContainer } from "./port.ts";
 
-/** Which systemd: the machine's (rootful Podman) or the user's (rootless Podman). */
-export type SystemdScope = "system" | "user";
+/**
+ * The systemd port: what the updater does with the units that run Podman's containers, beside the
+ * engine port (port.ts), which only tells which unit claims a container (`unitClaim`).
+ */
+export interface Systemd {
+  /**
+   * A container's unit, when svc reaches its systemd and that systemd shows the unit runs this very
+   * container; else (a string) why svc leaves the container to systemd, with what to do instead;
+   * null when no unit claims it (docs/podman.md, "Containers systemd runs").
+   */
+  unitOf(old: ContainerInspect): Promise<SystemdUnit | string | null>;
+  /** `systemctl restart` of the unit; the container it runs afterwards, by the old one's `name`. */
+  restart(target: SystemdUnit, name: string): Promise<ContainerInspect>;
+  /** The file the unit is made from (a quadlet `.container` file, or the unit's `.service` file); throws with why not. */
+  unitFile(target: SystemdUnit): Promise<string>;
+  /** `systemctl daemon-reload` in the unit's manager, after its file changed. */
+  reload(target: SystemdUnit): Promise<void>;
+  /** The unit's file as its manager loaded it: for a quadlet unit, the `.service` file quadlet made. */
+  loadedUnit(target: SystemdUnit): Promise<string>;
+}
 
-export interface SystemdUnit {
-  unit: string;
-  scope: SystemdScope;
+/** The systemd port over `systemctl` on svc's own machine, for the units `engine` says claim its containers. */
+export function createSystemd(
+  engine: Pick<Engine, "unitClaim" | "inspectContainer">,
+  run: SystemctlRunner = systemctlRunner(),
+): Systemd {
+  return {
+    async unitOf(old) {
+      const claim = await engine.unitClaim?.(old);
+      if (!claim) return null;
+      if ("remote" in claim) return systemdReason(claim.unit, claim.autoUpdate, claim.remote);
+      const target: SystemdUnit = { unit: claim.unit, scope: claim.scope };
+      const why = (await unreachableUnit(run, target)) ?? (await unitDoesNotRun(run, target, claim.container));
+      return why ? systemdReason(claim.unit, claim.autoUpdate, why) : target;
+    },
+    async restart(target, name) {
+      await restartUnit(run, target);
+      return engine.inspectContainer(name);
+    },
+    unitFile: (target) => unitFileOf(run, target),
+    reload: (target) => reloadUnits(run, target),
+    loadedUnit: (target) => loadedUnitOf(run, target),
+  };
 }
 
 /** What one `systemctl` run answered; code null when it could not run (no systemctl, timed out). */
@@ -103,13 +142,6 @@ export async function unreachableUnit(run: SystemctlRunner, target: SystemdUnit)
   if (state.LoadState !== "loaded") return `${command} does not know ${target.unit} (${state.LoadState ?? "?"})`;
   if (state.ActiveState !== "active") return `${target.unit} is ${state.ActiveState ?? "?"}, not active`;
   return null;
-}
-
-/** What svc knows of the container a unit is said to run (Podman's inspect: its pid, its conmon's, its id). */
-export interface UnitContainer {
-  id: string;
-  pid: number;
-  conmonPid: number;
 }
 
 /** Reads a small file of the machine's (/proc, the runtime folder); null when it is not there. */

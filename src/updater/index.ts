@@ -13,6 +13,7 @@ import type { Config } from "../config/index.ts";
 import { SvcError } from "../core/errors.ts";
 import { DataGuard, dataGuardOptions } from "../dataguard/index.ts";
 import type { Engine } from "../engine/port.ts";
+import { createSystemd, type Systemd } from "../engine/systemd.ts";
 import { createGitStep, type GitStep } from "../git/index.ts";
 import type { AuditLog, Logger } from "../log/index.ts";
 import type { Metrics } from "../metrics/index.ts";
@@ -88,6 +89,8 @@ export interface UpdaterDeps {
   prePulled?: Remembered;
   /** tag moves written into units' files and not yet seen through, per container name (default: in memory) */
   unitMoves?: Remembered;
+  /** the units that run Podman's containers (docs/podman.md); default: systemctl on this machine, for the units the engine names */
+  systemd?: Systemd;
   /** each built service's bases and the digests it was last built from, per container name (default: in memory) */
   buildBases?: Remembered;
   /** told of each step of a running cycle as it starts (cycle/progress.ts) */
@@ -130,7 +133,15 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     guard,
   });
   const unitMoves = deps.unitMoves ?? inMemory();
-  const repair = createRepair({ config: deps.config, log, selfContainerId: deps.selfContainerId, context, unitMoves });
+  const systemd = deps.systemd ?? createSystemd(deps.engine);
+  const repair = createRepair({
+    config: deps.config,
+    log,
+    selfContainerId: deps.selfContainerId,
+    context,
+    unitMoves,
+    systemd,
+  });
   const shared = kindDepsOf(deps, () => runner.draining);
   const containers = createContainerTargets({
     ...shared,
@@ -138,6 +149,7 @@ export function createUpdater(deps: UpdaterDeps): Updater {
     prePulled: deps.prePulled ?? inMemory(),
     vulns: deps.vulns !== undefined ? deps.vulns : vulnerabilitiesOf(deps, log),
     unitMoves,
+    systemd,
     buildBases: deps.buildBases ?? inMemory(),
     previous,
     selfHandover: deps.selfHandover,

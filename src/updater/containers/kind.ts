@@ -138,12 +138,14 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
   planBuilt(entries.values(), toUpdate);
   // a container systemd runs: what a tag move would write into its unit's file, and the command
   await tellUnitMoves(
+    deps.systemd,
     deps.engine,
     [...entries.values()].filter((e) => e.state === "stale" && e.policy.monitorOnly),
   );
   if (options.dryRun) {
     for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
     await tellUnitMoves(
+      deps.systemd,
       deps.engine,
       [...toUpdate].map((name) => entries.get(name)!),
     );

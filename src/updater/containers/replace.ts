@@ -11,6 +11,7 @@ import { toSvcError } from "../../core/errors.ts";
 import type { Copy } from "../../dataguard/index.ts";
 import { refusedByPolicy } from "../../engine/podman.ts";
 import type { ContainerInspect, ContainerSummary, Engine, ImageInspect, SystemdUnit } from "../../engine/port.ts";
+import type { Systemd } from "../../engine/systemd.ts";
 import type { GitStep } from "../../git/index.ts";
 import type { Logger } from "../../log/index.ts";
 import type { ImageRef } from "../../registry/port.ts";
@@ -65,6 +66,8 @@ export interface ReplaceDeps
   git?: GitStep;
   /** the journal of tag moves written into units' files (containers/unitmove.ts); absent: in memory */
   unitMoves?: Remembered;
+  /** the units that run containers (Podman's, containers/systemd.ts) */
+  systemd: Systemd;
   /** each built service's bases and the digests it was built from (check/bases.ts); absent: not recorded */
   buildBases?: Remembered;
 }
@@ -430,10 +433,14 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   // a container systemd runs, where svc reaches that systemd: its unit restarted after the pull
   let unit: SystemdUnit | null = null;
   try {
-    unit = (await g.deps.engine.systemdUnit?.(entry.inspect!)) ?? null;
-    unreplaceable = unit
-      ? await planUnitUpdate(g.deps.engine, entry, unit)
-      : ((await g.deps.engine.unreplaceable?.(entry.inspect!)) ?? null);
+    const found = await g.deps.systemd.unitOf(entry.inspect!);
+    unit = typeof found === "string" ? null : found;
+    unreplaceable =
+      typeof found === "string"
+        ? found
+        : unit
+          ? await planUnitUpdate(g.deps.systemd, entry, unit)
+          : ((await g.deps.engine.unreplaceable?.(entry.inspect!)) ?? null);
   } catch (error) {
     finish(entry, "failed", toSvcError(error).message);
     return false;
@@ -507,7 +514,7 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   }
   if (pulled) entry.newImageId = pulled.Id;
   if (unit) {
-    await updateThroughSystemd(g.ctx, g.deps.engine, entry, unit, reference, g.deps.rolledBack, g.unitMoves);
+    await updateThroughSystemd(g.ctx, g.deps.systemd, entry, unit, reference, g.deps.rolledBack, g.unitMoves);
     return false;
   }
   return true;

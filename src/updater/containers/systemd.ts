@@ -11,6 +11,7 @@
 import { toSvcError } from "../../core/errors.ts";
 import { SYSTEMD_UNIT_LABEL } from "../../engine/podman.ts";
 import type { ContainerInspect, Engine, SystemdUnit } from "../../engine/port.ts";
+import type { Systemd } from "../../engine/systemd.ts";
 import type { Remembered } from "../../state/index.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -41,10 +42,10 @@ export interface UnitEntry extends TargetEntry {
  * Plans a move to another tag in the unit's file (nothing written yet); why svc leaves the update
  * to the unit's owner otherwise, with the command. Null: no move (the same tag), or planned.
  */
-export async function planUnitUpdate(engine: Engine, entry: UnitEntry, target: SystemdUnit): Promise<string | null> {
+export async function planUnitUpdate(systemd: Systemd, entry: UnitEntry, target: SystemdUnit): Promise<string | null> {
   if (entry.newImage === null) return null;
   const from = entry.inspect!.Config.Image;
-  const planned = await planUnitMove(engine, target, from, entry.newImage);
+  const planned = await planUnitMove(systemd, target, from, entry.newImage);
   if (typeof planned !== "string") {
     entry.unitMove = planned;
     return null;
@@ -57,16 +58,17 @@ export async function planUnitUpdate(engine: Engine, entry: UnitEntry, target: S
  * change (its file's line), or why svc would leave it, with the command; nothing is written.
  */
 export async function tellUnitMoves(
-  engine: Engine,
+  systemd: Systemd,
+  engine: Pick<Engine, "inspectContainer">,
   entries: Iterable<UnitEntry & { summary: { labels: Record<string, string> } }>,
 ): Promise<void> {
   for (const entry of entries) {
-    if (entry.newImage === null || !entry.summary.labels[SYSTEMD_UNIT_LABEL] || !engine.systemdUnit) continue;
+    if (entry.newImage === null || !entry.summary.labels[SYSTEMD_UNIT_LABEL]) continue;
     try {
       entry.inspect ??= await engine.inspectContainer(entry.id);
-      const target = await engine.systemdUnit(entry.inspect);
-      if (!target) continue;
-      const planned = await planUnitMove(engine, target, entry.inspect.Config.Image, entry.newImage);
+      const target = await systemd.unitOf(entry.inspect);
+      if (!target || typeof target === "string") continue;
+      const planned = await planUnitMove(systemd, target, entry.inspect.Config.Image, entry.newImage);
       const what =
         typeof planned === "string"
           ? `svc would not move its unit's file (${planned}); ${moveByHand(target, entry.inspect.Config.Image, entry.newImage)}`
@@ -84,7 +86,7 @@ export async function tellUnitMoves(
  */
 export async function updateThroughSystemd(
   ctx: ProtocolContext,
-  engine: Engine,
+  systemd: Systemd,
   entry: UnitEntry,
   target: SystemdUnit,
   reference: string,
@@ -97,17 +99,17 @@ export async function updateThroughSystemd(
   const move = entry.unitMove;
   if (move) {
     try {
-      await writeUnitMove(engine, journal, entry.summary.name, move);
+      await writeUnitMove(systemd, journal, entry.summary.name, move);
       auditMove(ctx, "unit_write", entry.summary.name, move);
     } catch (error) {
       auditMove(ctx, "unit_write", entry.summary.name, move, toSvcError(error).message);
       finish(entry, "skipped", `its unit's file was not changed: ${toSvcError(error).message}`);
       return;
     }
-    const overridden = await stillRunsOld(engine, move);
+    const overridden = await stillRunsOld(systemd, move);
     if (overridden) {
       try {
-        await putBack(ctx, entry.summary.name, move, journal);
+        await putBack(ctx, systemd, entry.summary.name, move, journal);
         finish(entry, "skipped", `${overridden}: its file put back, the unit not restarted`);
       } catch (error) {
         finish(entry, "failed", `${overridden}, and its file could not be put back: ${toSvcError(error).message}`);
@@ -121,7 +123,7 @@ export async function updateThroughSystemd(
       ctx,
       "unit_restart",
       where,
-      () => engine.restartSystemdUnit!(target, name),
+      () => systemd.restart(target, name),
       (fresh) => fresh.Id,
     );
     // watched as a replacement is (protocol.ts), under the unit's own restart policy
@@ -143,9 +145,9 @@ export async function updateThroughSystemd(
   rolledBack.set(entry.summary.name, entry.newDigest ?? entry.newImageId ?? "");
   try {
     await act(ctx, "rollback", where, async () => {
-      if (move) await putBack(ctx, entry.summary.name, move, journal);
-      else await engine.tagImage(old.Image, reference);
-      return engine.restartSystemdUnit!(target, name);
+      if (move) await putBack(ctx, systemd, entry.summary.name, move, journal);
+      else await ctx.engine.tagImage(old.Image, reference);
+      return systemd.restart(target, name);
     });
     const back = move
       ? `its unit's file put back (${move.file} names ${move.from} again)`
@@ -164,12 +166,13 @@ function moveByHand(target: SystemdUnit, from: string, to: string): string {
 /** The unit's file back as it was, its manager reloaded; audited. */
 async function putBack(
   ctx: ProtocolContext,
+  systemd: Systemd,
   container: string,
   move: UnitMove,
   journal: Pick<Remembered, "delete">,
 ): Promise<void> {
   try {
-    await revertUnitMove(ctx.engine, journal, container, move);
+    await revertUnitMove(systemd, journal, container, move);
     auditMove(ctx, "unit_revert", container, move);
   } catch (error) {
     auditMove(ctx, "unit_revert", container, move, toSvcError(error).message);

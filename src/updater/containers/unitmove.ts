@@ -17,8 +17,8 @@ import { z } from "zod";
 import { readText, replaceFile } from "../../compose/index.ts";
 import { parseJsonText } from "../../core/bounded.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
-import type { Engine, SystemdUnit } from "../../engine/port.ts";
-import { systemctlCommand } from "../../engine/systemd.ts";
+import type { SystemdUnit } from "../../engine/port.ts";
+import { type Systemd, systemctlCommand } from "../../engine/systemd.ts";
 import { dropInFolders, findImage, moveImage, setsImage, shapeOf } from "../../engine/unitfile.ts";
 import type { Remembered } from "../../state/index.ts";
 
@@ -69,14 +69,14 @@ export function moveCommand(target: SystemdUnit, change: string): string {
  * not make it (the file is not one svc may edit, the reference is not found exactly once).
  */
 export async function planUnitMove(
-  engine: Engine,
+  systemd: Systemd,
   target: SystemdUnit,
   from: string,
   to: string,
 ): Promise<UnitMove | string> {
   let file: string;
   try {
-    file = safeUnitFile(await engine.systemdUnitFile!(target), target.scope);
+    file = safeUnitFile(await systemd.unitFile(target), target.scope);
   } catch (error) {
     return toSvcError(error).message;
   }
@@ -158,7 +158,7 @@ function refused(path: string, why: string): SvcError {
 
 /** Journals the move, writes the file, reloads the unit's manager. The file is as before when this throws. */
 export async function writeUnitMove(
-  engine: Engine,
+  systemd: Systemd,
   journal: Pick<Remembered, "set" | "delete">,
   container: string,
   move: UnitMove,
@@ -171,7 +171,7 @@ export async function writeUnitMove(
     throw error;
   }
   try {
-    await engine.reloadSystemd!(move);
+    await systemd.reload(move);
   } catch (error) {
     // a manager that did not read the new file restarts the old one: the file goes back with it
     replaceFile(move.file, move.after, move.before);
@@ -186,12 +186,12 @@ export async function writeUnitMove(
  * reads those after the file), or null: it runs the new one, or svc cannot tell (the restart's
  * check then decides). A restart would only restart the old image.
  */
-export async function stillRunsOld(engine: Engine, move: UnitMove): Promise<string | null> {
-  if (shapeOf(move.file) !== "quadlet" || !engine.systemdLoadedUnit) return null;
+export async function stillRunsOld(systemd: Systemd, move: UnitMove): Promise<string | null> {
+  if (shapeOf(move.file) !== "quadlet") return null;
   let loaded: string;
   let text: string;
   try {
-    loaded = await engine.systemdLoadedUnit(move);
+    loaded = await systemd.loadedUnit(move);
     text = readText(loaded, MAX_UNIT_FILE_BYTES);
   } catch {
     return null;
@@ -240,14 +240,14 @@ function dropInSettingImage(file: string): string | null {
  * journal entry goes once the file is back. The caller restarts the unit.
  */
 export async function revertUnitMove(
-  engine: Engine,
+  systemd: Systemd,
   journal: Pick<Remembered, "delete">,
   container: string,
   move: UnitMove,
 ): Promise<void> {
   replaceFile(move.file, move.after, move.before);
   journal.delete(container);
-  await engine.reloadSystemd!(move);
+  await systemd.reload(move);
 }
 
 /** A journal entry read back, or null when it makes no sense (it is then dropped by the caller). */

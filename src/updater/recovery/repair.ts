@@ -6,6 +6,7 @@
 import type { Config } from "../../config/index.ts";
 import { toSvcError } from "../../core/errors.ts";
 import type { ContainerSummary } from "../../engine/port.ts";
+import type { Systemd } from "../../engine/systemd.ts";
 import type { Logger } from "../../log/index.ts";
 import type { Remembered } from "../../state/index.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
@@ -30,6 +31,8 @@ export interface RepairDeps {
   context(trigger: string): ProtocolContext;
   /** the journal of tag moves written into units' files (containers/unitmove.ts) */
   unitMoves?: Remembered;
+  /** the units a journaled move is finished or undone with */
+  systemd: Systemd;
 }
 
 export interface Repair {
@@ -85,7 +88,7 @@ export function createRepair(deps: RepairDeps): Repair {
 async function recoverUnits(deps: RepairDeps): Promise<void> {
   if (!deps.unitMoves || deps.unitMoves.entries().length === 0) return;
   try {
-    for (const action of await recoverUnitMoves(deps.context("recovery"), deps.unitMoves))
+    for (const action of await recoverUnitMoves(deps.context("recovery"), deps.systemd, deps.unitMoves))
       deps.log.info("recovery", { action });
   } catch (error) {
     deps.log.error("crash recovery of units' files could not run", { error: toSvcError(error).message });

@@ -12,6 +12,7 @@
  */
 import { readText, replaceFile } from "../../compose/index.ts";
 import { toSvcError } from "../../core/errors.ts";
+import type { Systemd } from "../../engine/systemd.ts";
 import type { Remembered } from "../../state/index.ts";
 import { watch } from "../containers/protocol.ts";
 import { auditMove } from "../containers/systemd.ts";
@@ -19,7 +20,7 @@ import { MAX_UNIT_FILE_BYTES, readJournal, type UnitMove } from "../containers/u
 import type { ProtocolContext } from "../cycle/context.ts";
 
 /** Finishes or undoes each journaled move; one line per entry: what was done. */
-export async function recoverUnitMoves(ctx: ProtocolContext, journal: Remembered): Promise<string[]> {
+export async function recoverUnitMoves(ctx: ProtocolContext, systemd: Systemd, journal: Remembered): Promise<string[]> {
   const actions: string[] = [];
   for (const [container, value] of journal.entries()) {
     const move = readJournal(value);
@@ -31,7 +32,7 @@ export async function recoverUnitMoves(ctx: ProtocolContext, journal: Remembered
     let outcome: string;
     let error: string | undefined;
     try {
-      outcome = await recoverOne(ctx, journal, container, move);
+      outcome = await recoverOne(ctx, systemd, journal, container, move);
     } catch (failure) {
       error = toSvcError(failure).message;
       outcome = `the unit's file could not be put back (left for the next start): ${error}`;
@@ -50,6 +51,7 @@ export async function recoverUnitMoves(ctx: ProtocolContext, journal: Remembered
 
 async function recoverOne(
   ctx: ProtocolContext,
+  systemd: Systemd,
   journal: Remembered,
   container: string,
   move: UnitMove,
@@ -72,7 +74,7 @@ async function recoverOne(
   replaceFile(move.file, move.after, move.before);
   journal.delete(container);
   auditMove(ctx, "unit_revert", container, move);
-  await ctx.engine.reloadSystemd!(move);
-  await ctx.engine.restartSystemdUnit!(move, container);
+  await systemd.reload(move);
+  await systemd.restart(move, container);
   return `its unit did not come up on ${move.to}: ${move.file} names ${move.from} again, the unit restarted`;
 }

@@ -1,5 +1,5 @@
 /**
- * Small in-memory fakes of the engine and registry ports for the updater's unit tests.
+ * Small in-memory fakes of the engine, systemd and registry ports for the updater's unit tests.
  * The fake engine keeps containers and images, records every action as an event string,
  * and lets a test decide how a new container behaves once started (by image id).
  */
@@ -16,7 +16,9 @@ import type {
   ImageSummary,
   Platform,
   RegistryAuth,
+  SystemdUnit,
 } from "../../../src/engine/port.ts";
+import type { Systemd } from "../../../src/engine/systemd.ts";
 import type { AuditEntry, AuditLog } from "../../../src/log/index.ts";
 import type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "../../../src/registry/port.ts";
 
@@ -51,6 +53,29 @@ let counter = 0;
 export function fakeId(): string {
   counter += 1;
   return (counter.toString(16).padStart(12, "0") + "f".repeat(52)).slice(0, 64);
+}
+
+/** The systemd port with no unit of its own: no container is a unit's; reloads and restarts counted. */
+export class FakeSystemd implements Systemd {
+  reloads = 0;
+  /** the containers (by name) whose units were restarted */
+  restarts: string[] = [];
+  async unitOf(): Promise<SystemdUnit | string | null> {
+    return null;
+  }
+  async restart(_target: SystemdUnit, name: string): Promise<ContainerInspect> {
+    this.restarts.push(name);
+    return {} as ContainerInspect;
+  }
+  async unitFile(target: SystemdUnit): Promise<string> {
+    throw new SvcError("engine", `no file for ${target.unit} here`);
+  }
+  async reload(_target: SystemdUnit): Promise<void> {
+    this.reloads++;
+  }
+  async loadedUnit(target: SystemdUnit): Promise<string> {
+    throw new SvcError("engine", `no file for ${target.unit} here`);
+  }
 }
 
 export class FakeEngine implements Engine {

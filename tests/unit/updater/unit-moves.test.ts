@@ -20,13 +20,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultConfig } from "../../../src/config/index.ts";
-import type { ContainerInspect, SystemdUnit } from "../../../src/engine/port.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { Metrics } from "../../../src/metrics/index.ts";
 import { inMemory } from "../../../src/state/index.ts";
 import { safeUnitFile, type UnitMove } from "../../../src/updater/containers/unitmove.ts";
 import { createUpdater } from "../../../src/updater/index.ts";
-import { FakeEngine, FakeRegistry, MemoryAudit } from "./fakes.ts";
+import { FakeEngine, FakeRegistry, FakeSystemd, MemoryAudit } from "./fakes.ts";
 
 const root = mkdtempSync(join(tmpdir(), "svc-unit-moves-"));
 chmodSync(root, 0o755);
@@ -95,15 +94,7 @@ describe.skipIf(process.geteuid?.() !== 0)("which unit files svc edits (as root:
 
 /** The fake engine with a unit's manager: reloads and restarts counted. */
 class UnitEngine extends FakeEngine {
-  reloads = 0;
-  restarts: string[] = [];
-  async reloadSystemd(_target: SystemdUnit): Promise<void> {
-    this.reloads++;
-  }
-  async restartSystemdUnit(_target: SystemdUnit, name: string): Promise<ContainerInspect> {
-    this.restarts.push(name);
-    return {} as ContainerInspect;
-  }
+  readonly systemd = new FakeSystemd();
 }
 
 function journaled(file: string): { move: UnitMove; journal: ReturnType<typeof inMemory> } {
@@ -128,6 +119,7 @@ function recoverWith(engine: UnitEngine, journal: ReturnType<typeof inMemory>) {
   const updater = createUpdater({
     config: defaultConfig({ stop_timeout: 1000, rollback: { startup_timeout: 200 } }),
     engine,
+    systemd: engine.systemd,
     registry: new FakeRegistry(engine),
     metrics: new Metrics(),
     log: silentLogger,
@@ -148,7 +140,7 @@ describe("crash recovery of a tag move written into a unit's file", () => {
     await done;
     expect(readFileSync(file, "utf8")).toBe(move.before);
     expect(journal.entries()).toEqual([]);
-    expect([engine.reloads, engine.restarts]).toEqual([0, []]);
+    expect([engine.systemd.reloads, engine.systemd.restarts]).toEqual([0, []]);
     expect(audit.entries.filter((e) => e.action === "recover").map((e) => e.container)).toEqual(["web"]);
   });
 
@@ -162,7 +154,7 @@ describe("crash recovery of a tag move written into a unit's file", () => {
     await recoverWith(engine, journal).done;
     expect(readFileSync(file, "utf8")).toBe(move.after);
     expect(journal.entries()).toEqual([]);
-    expect(engine.restarts).toEqual([]);
+    expect(engine.systemd.restarts).toEqual([]);
   });
 
   test.each([
@@ -191,7 +183,7 @@ describe("crash recovery of a tag move written into a unit's file", () => {
     await done;
     expect(readFileSync(file, "utf8")).toBe(move.before);
     expect(journal.entries()).toEqual([]);
-    expect([engine.reloads, engine.restarts]).toEqual([1, ["web"]]);
+    expect([engine.systemd.reloads, engine.systemd.restarts]).toEqual([1, ["web"]]);
     expect(audit.entries.find((e) => e.action === "unit_revert")).toMatchObject({
       container: "web",
       file,
@@ -207,6 +199,6 @@ describe("crash recovery of a tag move written into a unit's file", () => {
     await recoverWith(engine, journal).done;
     expect(readFileSync(file, "utf8")).toBe("[Container]\nImage=r.io/app:3\n");
     expect(journal.entries()).toEqual([]);
-    expect(engine.reloads).toBe(0);
+    expect(engine.systemd.reloads).toBe(0);
   });
 });
