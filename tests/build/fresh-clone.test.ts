@@ -1,6 +1,6 @@
 /** `bun run build` in a clone where `bun install` was not run says what is missing and what to run. */
 import { expect, test } from "bun:test";
-import { cpSync, rmSync } from "node:fs";
+import { cpSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, run, tempDir } from "./helpers.ts";
 
@@ -13,9 +13,10 @@ test("without node_modules the build names the missing dependencies and `bun ins
     expect(result.code).toBe(2);
     // every runtime dependency named, in package.json's order
     expect(result.stderr).toContain("the dependencies are not installed (");
-    expect(result.stderr).toMatch(
-      /\(.*citty, consola, croner, .*dockerode, elysia, mqtt, mustache, nodemailer, re2js, yaml, zod missing\)/,
-    );
+    const { dependencies } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    expect(result.stderr).toContain(`(${Object.keys(dependencies).join(", ")} missing)`);
     expect(result.stderr).toContain("run `bun install`");
   } finally {
     rmSync(clone, { recursive: true, force: true });
