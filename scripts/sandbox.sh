@@ -673,8 +673,28 @@ stop_pid() { # stop_pid PIDFILE: TERM, wait up to 20 s, then KILL
   rm -f "$file"
 }
 
+# Another sandbox that is up inside this one's folder (`down` on the default .sandbox while a
+# developer's .sandbox/dev or a test run's .sandbox/test-PID/legN runs): its folder, or nothing.
+# `down` removes its folder whole and stops the shims and mounts under it, so it would take theirs
+# away and leave their engines running with nothing to stop them by.
+nested_up() {
+  local pid
+  for pid in "$DIR"/*/{dockerd,podman,registry}.pid "$DIR"/*/*/{dockerd,podman,registry}.pid; do
+    # (its own Swarm worker is its to stop)
+    case "$pid" in "$SWARM_WORKER"/*) continue ;; esac
+    if alive "$pid"; then dirname "$pid"; return 0; fi
+  done
+  return 0
+}
+
 down() {
   [ -d "$DIR" ] || return 0
+  local nested
+  nested=$(nested_up)
+  if [ -n "$nested" ]; then
+    log "$DIR holds another sandbox that is up, $nested: nothing done (bring that one down with its own SVC_SANDBOX_DIR and ports first)"
+    return 1
+  fi
   [ ! -d "$SWARM_WORKER" ] || swarm_down || true
   # first, so that no unit starts its container again while the containers go
   stop_user_systemd

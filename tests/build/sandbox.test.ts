@@ -5,7 +5,7 @@
  * SVC_TEST_DEMO=1 (ports SVC_DEMO_REGISTRY_PORT and the next one, 5200 by default).
  */
 import { expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, run, tempDir } from "./helpers.ts";
 
@@ -49,3 +49,25 @@ test.if(process.env.SVC_TEST_DEMO === "1")(
   },
   600_000,
 );
+
+test("`sandbox.sh down` on a folder holding another sandbox that is up does nothing, and names it", () => {
+  const outer = tempDir("sandbox-outer");
+  const inner = join(outer, "dev");
+  mkdirSync(inner, { recursive: true });
+  // a process standing in for the inner sandbox's engine: its pid file is what `up` writes
+  const engine = Bun.spawn(["sleep", "120"]);
+  try {
+    writeFileSync(join(inner, "dockerd.pid"), `${engine.pid}\n`);
+    const result = run(["bash", "scripts/sandbox.sh", "down"], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, SVC_SANDBOX_DIR: outer },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`holds another sandbox that is up, ${inner}`);
+    expect(existsSync(join(inner, "dockerd.pid"))).toBe(true);
+    expect(engine.killed || engine.exitCode !== null).toBe(false);
+  } finally {
+    engine.kill();
+    rmSync(outer, { recursive: true, force: true });
+  }
+});
