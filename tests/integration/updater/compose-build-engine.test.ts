@@ -11,7 +11,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ComposeFiles, findComposeCli } from "../../../src/compose/index.ts";
-import { sandbox } from "../../harness.ts";
+import { engineJson, sandbox } from "../../harness.ts";
 import { removeComposeProject } from "../../support/fixture.ts";
 import { CMD, composeBench, composeWorks, type Project } from "./compose-support.ts";
 import { docker, entryOf, expectState, inspect, makeUpdater, TEST_SCOPE } from "./support.ts";
@@ -137,11 +137,19 @@ describe.skipIf(!composeWorks)("built services rebuilt without the compose CLI",
     const cycle = await updaterOf(p);
     expectState((await cycle()).report, container(p, "broken"), "fresh");
     const before = { ids: ids(p), image: imageOf(p, "broken") };
-    const containers = () => docker(["ps", "-a", "-q", "--no-trunc"]).stdout.trim().split("\n").sort();
+    // the containers made from either base, or the project's: the engine runs other files'
+    // containers beside this one
+    const bases = [base.id];
+    const containers = () =>
+      engineJson<{ Id: string; ImageID: string; Labels: Record<string, string> }[]>("GET", "/containers/json?all=1")
+        .filter((c) => bases.includes(c.ImageID) || c.Labels["com.docker.compose.project"] === p.name)
+        .map((c) => c.Id)
+        .sort();
     const containersBefore = containers();
+    expect(containersBefore).toEqual(Object.values(before.ids).sort());
 
     writeFileSync(join(p.dir, "broken.Dockerfile"), `FROM ${base.ref}\nRUN exit 3\n`);
-    fx.image("bbase", { tag: "1" });
+    bases.push(fx.image("bbase", { tag: "1" }).id);
     const { report, audit } = await cycle();
     const broken = expectState(report, container(p, "broken"), "failed");
     expect(broken.reason).toStartWith("rebuild failed: the engine's build failed:");
