@@ -177,7 +177,7 @@ async function ownPodmanService(): Promise<{ host: string; home: string }> {
   });
   if (service.exitCode !== null)
     throw new Error(
-      `the test's own Podman service ended (${service.exitCode}): ${readFileSync(join(own, "podman.log"), "utf8").slice(-2000)}`,
+      `the test's own Podman service ended (${service.exitCode}): ${readFileSync(join(own, "podman.log"), "utf8").slice(-2000)}; ${namespaceOf(pid)}`,
     );
   return { host, home: join(own, "home") };
 }
@@ -194,4 +194,16 @@ describe.skipIf(engine !== "podman5")(`Podman ${version}'s signature policy at p
 function shortRunroot(name: string): string {
   const inRun = join(tmpdir(), name);
   return inRun.length <= 50 && inRun.startsWith("/tmp/") ? inRun : `/tmp/${name}`;
+}
+
+/** What the namespace the test's service entered was (a failure once said `env` was not there: which process, which root). */
+function namespaceOf(pid: string): string {
+  const read = (path: string) => {
+    try {
+      return readFileSync(path, "utf8").replaceAll("\0", " ").trim();
+    } catch (error) {
+      return String(error);
+    }
+  };
+  return `the sandbox's Podman (pid ${pid}): ${read(`/proc/${pid}/cmdline`)}, its root holds /usr/bin/env: ${existsSync(`/proc/${pid}/root/usr/bin/env`)}, its mounts: ${read(`/proc/${pid}/mountinfo`).split("\n").length} lines`;
 }
