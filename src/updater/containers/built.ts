@@ -29,22 +29,7 @@ import type { BaseInput } from "../check/bases.ts";
 import type { BuiltInput } from "../check/check.ts";
 import { finish } from "../cycle/target.ts";
 import type { BuiltReport } from "../types.ts";
-import type { ContainerEntry } from "./replace.ts";
-
-/** A built service's container: its build as the files say it, and its bases. */
-export interface BuiltTarget {
-  /** null: named by the label or the image's annotations alone, with no build svc can read (not rebuilt) */
-  spec: BuildSpec | null;
-  /** where its bases were read: the Dockerfile (and compose's build), the label, the image's annotations */
-  namedBy?: "label" | "annotation";
-  bases: BaseInput[] | null;
-  /** why its bases are unknown */
-  problem: string | null;
-  /** the build svc runs for it, as a person would type it (set once a cycle, when svc rebuilds here) */
-  command?: string | null;
-  /** why svc does not rebuild it here though it rebuilds others (what the engine's classic builder cannot build) */
-  held?: string | null;
-}
+import type { BuiltTarget, ContainerEntry } from "./entry.ts";
 
 /**
  * Marks the entries whose containers compose built. An image's labels come from the cycle's one

@@ -22,8 +22,8 @@ import type { ComposeChange as GitChange, GitOutcome, GitStep, Move } from "../.
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish } from "../cycle/target.ts";
 import type { CycleOptions } from "../types.ts";
+import type { ContainerEntry } from "./entry.ts";
 import { park, planReplacement, replace } from "./protocol.ts";
-import type { ContainerEntry } from "./replace.ts";
 
 /** `report` keeps a compose container's newer tags reported only (src/config/labels.ts). */
 const REPORT_LABEL = labelName("tag_policy.compose");

@@ -47,10 +47,11 @@ import {
 import { builtCheckInput, builtReport, findBuilt, planBuilt } from "./built.ts";
 import { cleanupImages } from "./cleanup.ts";
 import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
+import type { ContainerEntry } from "./entry.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { createPrePuller, forgetPrePulled, prePull } from "./prepull.ts";
 import { rebuildHeld, rebuildPlan } from "./rebuild.ts";
-import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
+import { isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
 import { tellUnitMoves } from "./systemd.ts";
 import { readVulnerabilities } from "./vulns.ts";
 

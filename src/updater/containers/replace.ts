@@ -6,9 +6,8 @@
  * their dependencies. One container's failure goes into its entry and never stops the others.
  */
 
-import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
+import type { ComposeFiles } from "../../compose/index.ts";
 import { toSvcError } from "../../core/errors.ts";
-import type { Copy } from "../../dataguard/index.ts";
 import { refusedByPolicy } from "../../engine/podman.ts";
 import type { ContainerInspect, ContainerSummary, Engine, ImageInspect, SystemdUnit } from "../../engine/port.ts";
 import type { GitStep } from "../../git/index.ts";
@@ -19,7 +18,7 @@ import { type Checker, digestFor } from "../check/check.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { forEachLimited } from "../cycle/pool.ts";
-import { finish, heldByWindow, type KindDeps, type TargetEntry } from "../cycle/target.ts";
+import { finish, heldByWindow, type KindDeps } from "../cycle/target.ts";
 import { isOldName, parseHandoverName } from "../selection/names.ts";
 import {
   allOf,
@@ -29,9 +28,8 @@ import {
   policyFor,
   scopeFilter,
 } from "../selection/selection.ts";
-import type { ComposeChange, DataGuardReport } from "../types.ts";
-import type { BuiltTarget } from "./built.ts";
 import { failedInStack, mergeStacks, type StackWrite, settleCompose, writeCompose } from "./compose.ts";
+import type { ContainerEntry } from "./entry.ts";
 import {
   buildGraph,
   connectedGroups,
@@ -45,10 +43,10 @@ import {
 } from "./graph.ts";
 import { dropGuardPlan, prepareGuard } from "./guard.ts";
 import { needsHandover, startHandover } from "./handover.ts";
-import { park, planReplacement, type Replacement, replace, restore, stopOptionsFor } from "./protocol.ts";
+import { park, planReplacement, replace, restore, stopOptionsFor } from "./protocol.ts";
 import { rebuild, settleRebuild } from "./rebuild.ts";
+import type { Replacement } from "./replacement.ts";
 import { planUnitUpdate, updateThroughSystemd } from "./systemd.ts";
-import type { UnitMove } from "./unitmove.ts";
 
 /** What replacing containers works with: the kinds' deps, and how svc lets go of its own port. */
 export interface ReplaceDeps
@@ -78,39 +76,6 @@ export interface ReplaceDeps
 export interface SelfHandover {
   release(): Promise<void>;
   reclaim(): Promise<void>;
-}
-
-/** Per selected container, everything the cycle learns about it (beside what every target has: cycle/target.ts). */
-export interface ContainerEntry extends TargetEntry {
-  /** only when something is to be updated in this cycle */
-  inspect?: ContainerInspect;
-  ref?: ImageRef;
-  id: string;
-  newImageId: string | null;
-  oldDigest: string | null;
-  newDigest: string | null;
-  /** the reference the container moves to (tag policy, rollback across tags); null: its own */
-  newImage: string | null;
-  /** a compose container: where its version is written, or why svc leaves its files alone (containers/compose.ts) */
-  composeSite?: Located;
-  /** its move in its compose files, once decided */
-  composeMove?: ComposeMove;
-  /** labels its replacement carries (compose's config hash over the files svc wrote) */
-  composeLabels?: Record<string, string>;
-  /** what the report says of its files */
-  compose?: ComposeChange;
-  /** what the data guard did (docs/data-guard.md) */
-  dataGuard?: DataGuardReport;
-  /** a copy this update must keep (svc rollback --with-data restores it) */
-  keepCopy?: Copy;
-  /** a container systemd runs: its move to another tag in its unit's file (containers/unitmove.ts) */
-  unitMove?: UnitMove;
-  /** a service compose builds: its build and bases (containers/built.ts) */
-  built?: BuiltTarget;
-  /** rebuilt in this cycle: the image it ran before (its compose tag goes back to it if the replacement does not stand) */
-  rebuiltFrom?: string;
-  /** a built service's running image was named `<repository>:svc-previous` before its build (containers/rebuild.ts) */
-  previousTagged?: boolean;
 }
 
 const INSPECT_CONCURRENCY = 8;
