@@ -27,7 +27,7 @@ import { toSvcError } from "../../core/errors.ts";
 import type { Engine, ImageSummary } from "../../engine/port.ts";
 import type { BaseInput } from "../check/bases.ts";
 import type { BuiltInput } from "../check/check.ts";
-import { finish } from "../cycle/target.ts";
+import { type Decision, decision } from "../cycle/target.ts";
 import type { BuiltReport } from "../types.ts";
 import type { BuiltTarget, ContainerEntry } from "./entry.ts";
 
@@ -194,9 +194,11 @@ export function builtReport(entry: ContainerEntry): BuiltReport {
 /**
  * The Dockerfile edits of each built container to rebuild whose bases move to a newer tag (a tag
  * policy): the compose room's move, written before the build and committed or proposed through
- * Git as an image line is. A text that cannot be read as svc found it holds the container stale.
+ * Git as an image line is. A text that cannot be read as svc found it holds the container stale
+ * (the containers it holds are returned).
  */
-export function planBuilt(entries: Iterable<ContainerEntry>, toUpdate: Set<string>): void {
+export function planBuilt(entries: Iterable<ContainerEntry>, toUpdate: ReadonlySet<string>): Decision[] {
+  const held: Decision[] = [];
   for (const entry of entries) {
     const name = entry.summary.name;
     const spec = entry.built?.spec;
@@ -216,8 +218,7 @@ export function planBuilt(entries: Iterable<ContainerEntry>, toUpdate: Set<strin
           edits.push({ file: site.file, offset: site.offset, old: site.text, new: tag });
       }
     } catch (error) {
-      finish(entry, "stale", `its Dockerfile is not changed: ${toSvcError(error).message}`);
-      toUpdate.delete(name);
+      held.push(decision(name, "stale", `its Dockerfile is not changed: ${toSvcError(error).message}`));
       continue;
     }
     const first = moving[0]!;
@@ -249,4 +250,5 @@ export function planBuilt(entries: Iterable<ContainerEntry>, toUpdate: Set<strin
     entry.composeMove = move;
     entry.compose = { changes, written: false, recreates: null };
   }
+  return held;
 }

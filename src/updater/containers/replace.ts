@@ -18,7 +18,7 @@ import { type Checker, digestFor } from "../check/check.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { forEachLimited } from "../cycle/pool.ts";
-import { finish, heldByWindow, type KindDeps } from "../cycle/target.ts";
+import { applyDecisions, type Decision, decision, finish, heldByWindow, type KindDeps } from "../cycle/target.ts";
 import { isOldName, parseHandoverName } from "../selection/names.ts";
 import {
   allOf,
@@ -94,7 +94,8 @@ export async function updateInOrder(input: {
   toUpdate: Set<string>;
 }): Promise<boolean> {
   const { deps, entries, toUpdate } = input;
-  await inspectEntries(deps, entries, toUpdate, input.ctx.log);
+  const hold = (decisions: readonly Decision[]) => applyDecisions(entries, toUpdate, decisions);
+  hold(await inspectEntries(deps, entries, input.ctx.log));
   // dependents may be outside the selection (a `network_mode: container:` sidecar must follow
   // its host whatever its labels): the graph covers every running container
   const others = await inspectOthers(deps, input.all, entries);
@@ -103,7 +104,8 @@ export async function updateInOrder(input: {
     ...inspected.map((e) => nodeFromInspect(e.inspect!, e.policy.dependsOn)),
     ...others.map((o) => o.node),
   ]);
-  const inCycle = markCycles(entries, graph, toUpdate);
+  const { inCycle, skipped } = markCycles(graph);
+  hold(skipped);
   const running = new Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>();
   for (const o of others) running.set(o.summary.name, o);
   for (const e of inspected) running.set(e.summary.name, { inspect: e.inspect!, policy: e.policy });
@@ -144,13 +146,16 @@ export function isSelf(deps: Pick<KindDeps, "selfContainerId">, entry: Container
   );
 }
 
-/** Inspects every selected container (the graph needs the stale ones' neighbours too). */
+/**
+ * Inspects every selected container (the graph needs the stale ones' neighbours too). One gone
+ * meanwhile is skipped (returned), if it was to be updated.
+ */
 async function inspectEntries(
   deps: ReplaceDeps,
   entries: Map<string, ContainerEntry>,
-  toUpdate: Set<string>,
   log: Logger,
-): Promise<void> {
+): Promise<Decision[]> {
+  const gone: Decision[] = [];
   await forEachLimited([...entries.values()], INSPECT_CONCURRENCY, async (entry) => {
     try {
       entry.inspect = await deps.engine.inspectContainer(entry.summary.id);
@@ -159,10 +164,16 @@ async function inspectEntries(
         container: entry.summary.name,
         error: toSvcError(error).message,
       });
-      if (toUpdate.delete(entry.summary.name))
-        finish(entry, "skipped", `the container disappeared during the cycle: ${toSvcError(error).message}`);
+      gone.push(
+        decision(
+          entry.summary.name,
+          "skipped",
+          `the container disappeared during the cycle: ${toSvcError(error).message}`,
+        ),
+      );
     }
   });
+  return gone;
 }
 
 /**
@@ -204,17 +215,21 @@ interface Other {
   node: NodeInput;
 }
 
-/** Stale members of a dependency cycle are skipped, naming the cycle; the others keep their state. */
-function markCycles(entries: Map<string, ContainerEntry>, graph: DependencyGraph, toUpdate: Set<string>): Set<string> {
-  const members = new Set<string>();
+/**
+ * The members of dependency cycles; those to be updated are skipped, naming the cycle (the first
+ * cycle that names one wins), the others keep their state.
+ */
+function markCycles(graph: DependencyGraph): { inCycle: Set<string>; skipped: Decision[] } {
+  const inCycle = new Set<string>();
+  const skipped: Decision[] = [];
   for (const cycle of findCycles(graph)) {
     const reason = `dependency cycle: ${cycle.join(" -> ")}`;
     for (const name of new Set(cycle)) {
-      members.add(name);
-      if (toUpdate.delete(name)) finish(entries.get(name)!, "skipped", reason);
+      inCycle.add(name);
+      skipped.push(decision(name, "skipped", reason));
     }
   }
-  return members;
+  return { inCycle, skipped };
 }
 
 interface GroupContext {
