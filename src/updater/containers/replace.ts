@@ -337,8 +337,12 @@ async function replaceGroup(g: GroupContext, group: string[]): Promise<boolean> 
 async function pullGroup(g: GroupContext, group: string[], early: StackWrite[]): Promise<Set<string>> {
   const updating = new Set(group.filter((name) => g.toUpdate.has(name)));
   if (g.deps.draining()) {
-    for (const name of updating) finish(g.entries.get(name)!, "skipped", "svc is shutting down");
-    return new Set();
+    applyDecisions(
+      g.entries,
+      updating,
+      [...updating].map((name) => decision(name, "skipped", "svc is shutting down")),
+    );
+    return updating;
   }
   const building = new Set(
     [...updating].filter((name) => g.entries.get(name)!.built && g.entries.get(name)!.composeMove),
@@ -352,7 +356,9 @@ async function pullGroup(g: GroupContext, group: string[], early: StackWrite[]):
   // one that closes meanwhile lets running replacements finish and starts nothing new
   const closed = (name: string) => heldByWindow(g.entries.get(name)!);
   for (const name of topologicalOrder(g.graph, updating)) {
-    if (closed(name) || !(await pull(g, g.entries.get(name)!))) updating.delete(name);
+    const pulled = closed(name) ? "done" : await pull(g, g.entries.get(name)!);
+    if (pulled === "done") updating.delete(name);
+    else if (pulled !== "replace") applyDecisions(g.entries, updating, [pulled]);
   }
   for (const name of [...updating]) if (closed(name)) updating.delete(name);
   return updating;
@@ -403,8 +409,15 @@ async function updateMember(g: GroupContext, name: string, r: Replacement): Prom
   return false;
 }
 
-/** Pulls the new image for an entry; false when there is nothing to update after all. */
-async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
+/**
+ * What pulling a member's new image came to: it is to be replaced; it is done with here (rebuilt
+ * or updated through its unit, its entry says how); or the decision that stops it.
+ */
+type Pulled = "replace" | "done" | Decision;
+
+/** Pulls the new image for an entry, or says why there is nothing to replace after all. */
+async function pull(g: GroupContext, entry: ContainerEntry): Promise<Pulled> {
+  const name = entry.summary.name;
   const ref = entry.ref!;
   let unreplaceable: string | null;
   // a container systemd runs, where svc reaches that systemd: its unit restarted after the pull
@@ -415,36 +428,30 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
       ? await planUnitUpdate(g.deps.engine, entry, unit)
       : ((await g.deps.engine.unreplaceable?.(entry.inspect!)) ?? null);
   } catch (error) {
-    finish(entry, "failed", toSvcError(error).message);
-    return false;
+    return decision(name, "failed", toSvcError(error).message);
   }
-  if (unreplaceable) {
-    finish(entry, "skipped", unreplaceable);
-    return false;
-  }
+  if (unreplaceable) return decision(name, "skipped", unreplaceable);
   let lost: string[];
   try {
     lost = await g.deps.engine.settingsBeyondApi(entry.inspect!);
   } catch (error) {
     // a check that cannot run proves nothing is lost: held (stale, tried again next cycle), never replaced blind
-    finish(
-      entry,
+    return decision(
+      name,
       "held",
       `svc could not check what a replacement would lose (held until it can): ${toSvcError(error).message}`,
     );
-    return false;
   }
   if (lost.length > 0) {
     const api = (await g.deps.engine.info()).apiVersion;
-    finish(
-      entry,
+    return decision(
+      name,
       "skipped",
       `a replacement would lose settings at API ${api} (docker.api_version): ${lost.join("; ")}`,
     );
-    return false;
   }
   // a service compose builds: its image is built here, from its bases as the registry names them now
-  if (entry.built) return rebuild({ ...g.deps, builds: g.builds }, g.ctx, entry);
+  if (entry.built) return (await rebuild({ ...g.deps, builds: g.builds }, g.ctx, entry)) ? "replace" : "done";
   const reference = entry.newImage ?? pullReference(ref);
   // pulled ahead of its window (containers/prepull.ts): the window holds no pull
   const pulledAhead =
@@ -472,9 +479,9 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
     } catch (error) {
       // Podman's signature policy said no: the update waits, as one whose signature svc refused
       const refused = refusedByPolicy(error);
-      if (refused !== null) finish(entry, "held", `refused by Podman's signature policy (policy.json): ${refused}`);
-      else finish(entry, "failed", `pull failed: ${toSvcError(error).message}`);
-      return false;
+      return refused !== null
+        ? decision(name, "held", `refused by Podman's signature policy (policy.json): ${refused}`)
+        : decision(name, "failed", `pull failed: ${toSvcError(error).message}`);
     }
   }
   // nothing lost: only a shortcut (the same image: fresh); without an answer the replacement goes on with the reference just pulled
@@ -482,15 +489,14 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   // (a container moving to another tag moves even to the same image: its reference changes)
   if (pulled && pulled.Id === entry.summary.imageId && entry.newImage === null) {
     // the registry's answer changed (e.g. a multi-arch index) but not the image for this platform
-    finish(entry, "fresh", null);
-    return false;
+    return decision(name, "fresh", null);
   }
   if (pulled) entry.newImageId = pulled.Id;
   if (unit) {
     await updateThroughSystemd(g.ctx, g.deps.engine, entry, unit, reference, g.deps.rolledBack, g.unitMoves);
-    return false;
+    return "done";
   }
-  return true;
+  return "replace";
 }
 
 /** Whether the local image `reference` names is the newer one the check found (its digest, or on the containerd store its id). */
