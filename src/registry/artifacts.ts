@@ -3,71 +3,18 @@
  * referrers API, manifests read by tag or digest with their bytes, and small blobs. Every answer
  * is bounded and parsed with a schema, through the one client (its credentials and tokens).
  */
-import { z } from "zod";
 import { SvcError } from "../core/errors.ts";
-import { DIGEST, parseAnswer, readCapped } from "./answers.ts";
+import { parseAnswer, readCapped } from "./answers.ts";
 import { nextPage, registryError } from "./check.ts";
 import type { RegistryClient } from "./client.ts";
-import type { ImageRef } from "./port.ts";
-
-/** The caps of what an image's attachments may cost, each named in the error that passes it. */
-export const ARTIFACT_LIMITS = {
-  /** a referrer's manifest, a referrers index */
-  manifestBytes: 256 * 1024,
-  /** a signature's layer: a Sigstore bundle or a simple-signing payload */
-  blobBytes: 256 * 1024,
-  /** referrers read for one digest, every page together */
-  referrers: 100,
-  /** pages of a referrers answer followed */
-  pages: 5,
-} as const;
+import { ARTIFACT_LIMITS, artifactManifestSchema, type Descriptor } from "./descriptors.ts";
+import type { ArtifactReader, ImageRef } from "./port.ts";
 
 const MEDIA_TYPES = [
   "application/vnd.oci.image.index.v1+json",
   "application/vnd.oci.image.manifest.v1+json",
   "application/vnd.docker.distribution.manifest.v2+json",
 ].join(", ");
-
-const digest = z.string().regex(DIGEST, { error: "is not a digest" });
-const text = z.string().max(512);
-const annotations = z.record(z.string().max(256), z.string().max(64 * 1024)).optional();
-
-export const descriptorSchema = z.object({
-  mediaType: text.optional(),
-  artifactType: text.optional(),
-  digest,
-  size: z.number().int().nonnegative().optional(),
-  annotations,
-  /** an index entry's platform (the one an engine pulls is picked by it) */
-  platform: z.object({ os: text.optional(), architecture: text.optional(), variant: text.optional() }).optional(),
-});
-export type Descriptor = z.infer<typeof descriptorSchema>;
-
-/** An OCI manifest or index, as much of it as an attachment needs. */
-export const artifactManifestSchema = z.object({
-  mediaType: text.optional(),
-  artifactType: text.optional(),
-  config: descriptorSchema.optional(),
-  layers: z.array(descriptorSchema).max(ARTIFACT_LIMITS.referrers).optional(),
-  manifests: z.array(descriptorSchema).max(ARTIFACT_LIMITS.referrers).optional(),
-  subject: descriptorSchema.optional(),
-  annotations,
-});
-export type ArtifactManifest = z.infer<typeof artifactManifestSchema>;
-
-export interface ArtifactReader {
-  /**
-   * The referrers of `digest` (`GET /v2/<name>/referrers/<digest>`), following `Link` pages;
-   * null when the registry has no referrers API (404, or an answer that is not an index).
-   */
-  referrers(ref: ImageRef, digest: string): Promise<Descriptor[] | null>;
-  /** A manifest or index by tag or digest, with its digest; null when there is none (404). */
-  manifest(ref: ImageRef, reference: string): Promise<{ digest: string; body: ArtifactManifest } | null>;
-  /** A blob, at most `cap` bytes (ARTIFACT_LIMITS.blobBytes), checked against its digest. */
-  blob(ref: ImageRef, digest: string, cap?: number): Promise<Uint8Array>;
-  /** Requests sent so far (the bench reports what a verification costs). */
-  readonly requests: number;
-}
 
 export function createArtifactReader(client: RegistryClient): ArtifactReader {
   let requests = 0;

@@ -18,9 +18,9 @@ import { type HelperRunner, helperRunner, serverAddressOf } from "./credentials.
 import type { ImageRef, Registry } from "./port.ts";
 import { DEFAULT_RETRY, type RetryPolicy } from "./transport.ts";
 
-export type { ArtifactManifest, ArtifactReader, Descriptor } from "./artifacts.ts";
 export { pickPlatform } from "./check.ts";
-export type { CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "./port.ts";
+export type { ArtifactManifest, Descriptor } from "./descriptors.ts";
+export type { ArtifactReader, CheckResult, ImageRef, LocalImage, Registry, RegistryCheckSession } from "./port.ts";
 export { canonicalHost, isPinned, matchesImagePrefix, parseReference, repositoryKey, withTag } from "./reference.ts";
 
 export interface RegistryOptions {

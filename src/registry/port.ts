@@ -3,6 +3,7 @@
  * The fetch-based implementation lives beside this file.
  */
 import type { Platform } from "../engine/port.ts";
+import type { ArtifactManifest, Descriptor } from "./descriptors.ts";
 
 /** A parsed, normalised image reference (see reference.ts). */
 export interface ImageRef {
@@ -92,5 +93,20 @@ export interface Registry {
    */
   pullAuth(ref: ImageRef): Promise<import("../engine/port.ts").RegistryAuth | undefined>;
   /** what is attached to images (signatures), read through the same client; absent in fakes without it */
-  artifacts?(): import("./artifacts.ts").ArtifactReader;
+  artifacts?(): ArtifactReader;
+}
+
+/** What is attached to images in their repositories (artifacts.ts reads it through the one client). */
+export interface ArtifactReader {
+  /**
+   * The referrers of `digest` (`GET /v2/<name>/referrers/<digest>`), following `Link` pages;
+   * null when the registry has no referrers API (404, or an answer that is not an index).
+   */
+  referrers(ref: ImageRef, digest: string): Promise<Descriptor[] | null>;
+  /** A manifest or index by tag or digest, with its digest; null when there is none (404). */
+  manifest(ref: ImageRef, reference: string): Promise<{ digest: string; body: ArtifactManifest } | null>;
+  /** A blob, at most `cap` bytes (ARTIFACT_LIMITS.blobBytes), checked against its digest. */
+  blob(ref: ImageRef, digest: string, cap?: number): Promise<Uint8Array>;
+  /** Requests sent so far (the bench reports what a verification costs). */
+  readonly requests: number;
 }

@@ -27,24 +27,9 @@ import { toSvcError } from "../../core/errors.ts";
 import type { Engine, ImageSummary } from "../../engine/port.ts";
 import type { BaseInput } from "../check/bases.ts";
 import type { BuiltInput } from "../check/check.ts";
-import { finish } from "../cycle/target.ts";
+import { type Decision, decision } from "../cycle/target.ts";
 import type { BuiltReport } from "../types.ts";
-import type { ContainerEntry } from "./replace.ts";
-
-/** A built service's container: its build as the files say it, and its bases. */
-export interface BuiltTarget {
-  /** null: named by the label or the image's annotations alone, with no build svc can read (not rebuilt) */
-  spec: BuildSpec | null;
-  /** where its bases were read: the Dockerfile (and compose's build), the label, the image's annotations */
-  namedBy?: "label" | "annotation";
-  bases: BaseInput[] | null;
-  /** why its bases are unknown */
-  problem: string | null;
-  /** the build svc runs for it, as a person would type it (set once a cycle, when svc rebuilds here) */
-  command?: string | null;
-  /** why svc does not rebuild it here though it rebuilds others (what the engine's classic builder cannot build) */
-  held?: string | null;
-}
+import type { BuiltTarget, ContainerEntry } from "./entry.ts";
 
 /**
  * Marks the entries whose containers compose built. An image's labels come from the cycle's one
@@ -209,9 +194,11 @@ export function builtReport(entry: ContainerEntry): BuiltReport {
 /**
  * The Dockerfile edits of each built container to rebuild whose bases move to a newer tag (a tag
  * policy): the compose room's move, written before the build and committed or proposed through
- * Git as an image line is. A text that cannot be read as svc found it holds the container stale.
+ * Git as an image line is. A text that cannot be read as svc found it holds the container stale
+ * (the containers it holds are returned).
  */
-export function planBuilt(entries: Iterable<ContainerEntry>, toUpdate: Set<string>): void {
+export function planBuilt(entries: Iterable<ContainerEntry>, toUpdate: ReadonlySet<string>): Decision[] {
+  const held: Decision[] = [];
   for (const entry of entries) {
     const name = entry.summary.name;
     const spec = entry.built?.spec;
@@ -231,8 +218,7 @@ export function planBuilt(entries: Iterable<ContainerEntry>, toUpdate: Set<strin
           edits.push({ file: site.file, offset: site.offset, old: site.text, new: tag });
       }
     } catch (error) {
-      finish(entry, "stale", `its Dockerfile is not changed: ${toSvcError(error).message}`);
-      toUpdate.delete(name);
+      held.push(decision(name, "stale", `its Dockerfile is not changed: ${toSvcError(error).message}`));
       continue;
     }
     const first = moving[0]!;
@@ -264,4 +250,5 @@ export function planBuilt(entries: Iterable<ContainerEntry>, toUpdate: Set<strin
     entry.composeMove = move;
     entry.compose = { changes, written: false, recreates: null };
   }
+  return held;
 }

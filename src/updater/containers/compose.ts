@@ -20,10 +20,10 @@ import { toSvcError } from "../../core/errors.ts";
 import type { Engine, ImageSummary } from "../../engine/port.ts";
 import type { ComposeChange as GitChange, GitOutcome, GitStep, Move } from "../../git/index.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { finish } from "../cycle/target.ts";
+import { type Decision, decision, finish } from "../cycle/target.ts";
 import type { CycleOptions } from "../types.ts";
+import type { ContainerEntry } from "./entry.ts";
 import { park, planReplacement, replace } from "./protocol.ts";
-import type { ContainerEntry } from "./replace.ts";
 
 /** `report` keeps a compose container's newer tags reported only (src/config/labels.ts). */
 const REPORT_LABEL = labelName("tag_policy.compose");
@@ -76,26 +76,27 @@ export function composeCheckInput(entry: ContainerEntry): {
 /**
  * The move of each container to replace that goes to another tag: its edits and what svc says of
  * them. A rollback whose file cannot be written back is refused with the reason; an update whose
- * move cannot be planned stays stale with it.
+ * move cannot be planned stays stale with it. Returns the containers it holds back.
  */
 export function planCompose(
   compose: ComposeFiles | undefined,
   entries: Iterable<ContainerEntry>,
-  toUpdate: Set<string>,
+  toUpdate: ReadonlySet<string>,
   options: CycleOptions,
-): void {
-  if (!compose) return;
+): Decision[] {
+  if (!compose) return [];
   const all = [...entries];
+  const held: Decision[] = [];
   for (const entry of all) {
     const name = entry.summary.name;
     if (!toUpdate.has(name) || entry.newImage === null) continue;
     const site = entry.composeSite;
     if (!site) continue;
     if (!site.ok) {
-      if (options.toLocalTag && !site.optedOut) {
-        finish(entry, "skipped", `not rolled back: its compose file cannot be written back (${site.reason})`);
-        toUpdate.delete(name);
-      }
+      if (options.toLocalTag && !site.optedOut)
+        held.push(
+          decision(name, "skipped", `not rolled back: its compose file cannot be written back (${site.reason})`),
+        );
       continue;
     }
     const move = compose.plan(
@@ -106,21 +107,23 @@ export function planCompose(
       entry.summary.labels[COMPOSE_LABELS.configHash],
     );
     if (typeof move === "string") {
-      finish(entry, options.toLocalTag ? "skipped" : "stale", `its compose file is not changed: ${move}`);
-      toUpdate.delete(name);
+      held.push(decision(name, options.toLocalTag ? "skipped" : "stale", `its compose file is not changed: ${move}`));
       continue;
     }
     entry.composeMove = options.toLocalTag ? { ...move, back: true } : move;
     entry.compose = { changes: move.changes, written: false, recreates: null };
   }
-  holdShared(all, toUpdate);
+  const heldNames = new Set(held.map((d) => d.name));
+  return [...held, ...holdShared(all, new Set([...toUpdate].filter((name) => !heldNames.has(name))))];
 }
 
 /**
  * A run of text shared by several services (an anchor, a variable) moves only when every one of
- * them moves to the same version in this cycle; otherwise none does, and each says why.
+ * them moves to the same version in this cycle; otherwise none does, and each says why (the
+ * containers held back, out of `going`).
  */
-function holdShared(entries: ContainerEntry[], toUpdate: Set<string>): void {
+function holdShared(entries: ContainerEntry[], going: Set<string>): Decision[] {
+  const held: Decision[] = [];
   const byService = new Map<string, ContainerEntry>();
   const keyOf = (project: { workingDir: string; name: string }, service: string) =>
     `${project.workingDir}\0${project.name}\0${service}`;
@@ -133,26 +136,27 @@ function holdShared(entries: ContainerEntry[], toUpdate: Set<string>): void {
     changed = false;
     for (const entry of entries) {
       const move = entry.composeMove;
-      if (!move || move.site.sharedWith.length === 0 || !toUpdate.has(entry.summary.name)) continue;
+      if (!move || move.site.sharedWith.length === 0 || !going.has(entry.summary.name)) continue;
       const stuck = move.site.sharedWith.filter((service) => {
         const other = byService.get(keyOf(move.site.project, service));
-        return (
-          !other?.composeMove || !toUpdate.has(other.summary.name) || !sameEdits(other.composeMove.edits, move.edits)
-        );
+        return !other?.composeMove || !going.has(other.summary.name) || !sameEdits(other.composeMove.edits, move.edits);
       });
       if (stuck.length === 0) continue;
       const to = move.edits[0]?.new ?? "";
       const what = move.site.variable ?? "its image line";
-      finish(
-        entry,
-        "stale",
-        `newer tag ${to} available; the compose file names ${move.site.tag.text} (${what} is shared with ${stuck.join(", ")}, which does not move to ${to} in this cycle)`,
+      held.push(
+        decision(
+          entry.summary.name,
+          "stale",
+          `newer tag ${to} available; the compose file names ${move.site.tag.text} (${what} is shared with ${stuck.join(", ")}, which does not move to ${to} in this cycle)`,
+        ),
       );
-      toUpdate.delete(entry.summary.name);
+      going.delete(entry.summary.name);
       entry.compose = undefined;
       changed = true;
     }
   }
+  return held;
 }
 
 function sameEdits(
@@ -272,31 +276,35 @@ export async function settleCompose(
 /**
  * With `[compose] git = "pull_request"` svc applies nothing itself: each service's move goes into
  * a pull request (one per service and version, updated when one is open), and the container stays
- * stale, its reason naming the request (docs/compose.md, "Git").
+ * stale, its reason naming the request (docs/compose.md, "Git"). Returns the containers it keeps
+ * stale so.
  */
 export async function proposeCompose(
   git: GitStep | undefined,
   ctx: ProtocolContext,
   entries: Map<string, ContainerEntry>,
-  toUpdate: Set<string>,
-): Promise<void> {
-  if (!git || ctx.config.compose.git !== "pull_request") return;
-  for (const name of [...toUpdate]) {
+  toUpdate: ReadonlySet<string>,
+): Promise<Decision[]> {
+  if (!git || ctx.config.compose.git !== "pull_request") return [];
+  const proposed: Decision[] = [];
+  for (const name of toUpdate) {
     const entry = entries.get(name)!;
     const move = entry.composeMove;
     if (!move) continue;
     const done = await git.record(gitChange(entries, [move], changesOf([move])));
     tellGit(entry, done);
     const to = move.edits[0]?.new ?? entry.newImage ?? "";
-    finish(
-      entry,
-      "stale",
-      done.pull_request
-        ? `newer tag ${to} proposed in a pull request: ${done.pull_request.url}`
-        : `newer tag ${to} available; the compose file names ${move.site.tag.text} (pull request not made: ${done.problem ?? "nothing to propose"})`,
+    proposed.push(
+      decision(
+        name,
+        "stale",
+        done.pull_request
+          ? `newer tag ${to} proposed in a pull request: ${done.pull_request.url}`
+          : `newer tag ${to} available; the compose file names ${move.site.tag.text} (pull request not made: ${done.problem ?? "nothing to propose"})`,
+      ),
     );
-    toUpdate.delete(name);
   }
+  return proposed;
 }
 
 function gitOn(ctx: ProtocolContext): boolean {

@@ -9,7 +9,7 @@ import { toSvcError } from "../../core/errors.ts";
 import { versionOf } from "../../dataguard/index.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import type { Replacement } from "./protocol.ts";
+import type { Replacement } from "./replacement.ts";
 
 const HOLD_ADVICE =
   'held until it fits: raise data_guard_max_size, free room in data_guard_dir, set data_guard_over = "skip", or label the container svc.data_guard=off';

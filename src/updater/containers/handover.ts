@@ -24,12 +24,12 @@ import {
   anyRollbackCheck,
   createReplacementContainer,
   planReplacement,
-  type Replacement,
   type ReplaceOutcome,
   restore,
   rollback,
   watch,
 } from "./protocol.ts";
+import type { Replacement } from "./replacement.ts";
 
 /** svc's own container needs a handover when the engine binds host ports for it. */
 export function needsHandover(old: ContainerInspect): boolean {

@@ -20,11 +20,13 @@ import { readReleaseNotes, VERSION_LABEL } from "../cycle/notes.ts";
 import { checkSignatures } from "../cycle/signatures.ts";
 import {
   appliesAtOf,
+  applyDecisions,
   type CycleScope,
   checkTargets,
+  type Decision,
   decide,
+  decision,
   durationOf,
-  finish,
   type KindCycle,
   type KindDeps,
   newTarget,
@@ -47,10 +49,11 @@ import {
 import { builtCheckInput, builtReport, findBuilt, planBuilt } from "./built.ts";
 import { cleanupImages } from "./cleanup.ts";
 import { composeCheckInput, locateCompose, planCompose, proposeCompose } from "./compose.ts";
+import type { ContainerEntry } from "./entry.ts";
 import { hookFor, runHook } from "./hooks.ts";
 import { createPrePuller, forgetPrePulled, prePull } from "./prepull.ts";
 import { rebuildHeld, rebuildPlan } from "./rebuild.ts";
-import { type ContainerEntry, isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
+import { isSelf, type ReplaceDeps, updateInOrder } from "./replace.ts";
 import { tellUnitMoves } from "./systemd.ts";
 import { readVulnerabilities } from "./vulns.ts";
 
@@ -133,9 +136,12 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     { filter, options },
     entries.values(),
   );
-  const toUpdate = chooseUpdates(deps, entries);
-  planCompose(deps.compose, entries.values(), toUpdate, options);
-  planBuilt(entries.values(), toUpdate);
+  // each phase returns the containers it holds back; they leave toUpdate here, and only here
+  const toUpdate = new Set(toReplace(entries.values()).map((entry) => entry.summary.name));
+  const hold = (decisions: readonly Decision[]) => applyDecisions(entries, toUpdate, decisions);
+  hold(selfInRunOnce(deps, entries, toUpdate));
+  hold(planCompose(deps.compose, entries.values(), toUpdate, options));
+  hold(planBuilt(entries.values(), toUpdate));
   // a container systemd runs: what a tag move would write into its unit's file, and the command
   await tellUnitMoves(
     deps.systemd,
@@ -143,17 +149,13 @@ async function runContainers(deps: ContainerTargetDeps, scope: CycleScope): Prom
     [...entries.values()].filter((e) => e.state === "stale" && e.policy.monitorOnly),
   );
   if (options.dryRun) {
-    for (const name of toUpdate) finish(entries.get(name)!, "stale", DRY_RUN_REASON);
-    await tellUnitMoves(
-      deps.systemd,
-      deps.engine,
-      [...toUpdate].map((name) => entries.get(name)!),
-    );
-    toUpdate.clear();
+    const wouldUpdate = [...toUpdate].map((name) => entries.get(name)!);
+    hold(wouldUpdate.map((entry) => decision(entry.summary.name, "stale", DRY_RUN_REASON)));
+    await tellUnitMoves(deps.systemd, deps.engine, wouldUpdate);
   } else {
     // pull_request: the moves go into pull requests, nothing is applied here
-    await proposeCompose(deps.git, ctx, entries, toUpdate);
-    await preUpdateHooks(ctx, entries, toUpdate);
+    hold(await proposeCompose(deps.git, ctx, entries, toUpdate));
+    hold(await preUpdateHooks(ctx, entries, toUpdate));
   }
   if (puller) await prePull(puller, entries.values());
   if (!options.dryRun) pruneCopies(ctx);
@@ -306,35 +308,33 @@ async function runHooks(
   }
 }
 
-/** pre_update, before anything is stopped: a container whose hook fails is skipped with the reason. */
+/** pre_update, before anything is stopped: a container whose hook fails is skipped with the reason (returned). */
 async function preUpdateHooks(
   ctx: ProtocolContext,
   entries: Map<string, ContainerEntry>,
-  toUpdate: Set<string>,
-): Promise<void> {
-  for (const name of [...toUpdate]) {
+  toUpdate: ReadonlySet<string>,
+): Promise<Decision[]> {
+  const failed: Decision[] = [];
+  for (const name of toUpdate) {
     const entry = entries.get(name)!;
     const hook = hookFor(entry.summary.labels, "pre_update", ctx.config);
     if (!hook || entry.summary.state !== "running") continue;
     const failure = await runHook(ctx, { id: entry.id, name, image: entry.summary.image }, hook);
-    if (failure === null) continue;
-    finish(entry, "skipped", failure);
-    toUpdate.delete(name);
+    if (failure !== null) failed.push(decision(name, "skipped", failure));
   }
+  return failed;
 }
 
-/** Stale containers still to be decided: not monitor-only, not held back (nor svc's own in run-once mode). */
-function chooseUpdates(deps: ContainerTargetDeps, entries: Map<string, ContainerEntry>): Set<string> {
-  const toUpdate = new Set<string>();
-  // a stale state already finished is final: monitor-only, or waiting for min_image_age
-  for (const entry of toReplace(entries.values())) {
-    if (isSelf(deps, entry) && deps.config.run_once) {
-      finish(entry, "skipped", "svc's own container is not updated in run-once mode");
-      continue;
-    }
-    toUpdate.add(entry.summary.name);
-  }
-  return toUpdate;
+/** svc's own container, held in run-once mode (a stale state already finished is final: monitor-only, min_image_age). */
+function selfInRunOnce(
+  deps: ContainerTargetDeps,
+  entries: Map<string, ContainerEntry>,
+  toUpdate: ReadonlySet<string>,
+): Decision[] {
+  if (!deps.config.run_once) return [];
+  return [...toUpdate]
+    .filter((name) => isSelf(deps, entries.get(name)!))
+    .map((name) => decision(name, "skipped", "svc's own container is not updated in run-once mode"));
 }
 
 /** The images the updated containers left (a container moved to another tag of the same image left none). */

@@ -13,7 +13,8 @@ import type { Remembered } from "../../state/index.ts";
 import type { Checker } from "../check/check.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
-import { type ContainerEntry, isHere, pullReference } from "./replace.ts";
+import type { ContainerEntry } from "./entry.ts";
+import { isHere, pullReference } from "./replace.ts";
 
 export interface PrePullDeps {
   engine: Engine;

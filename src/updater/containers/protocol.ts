@@ -15,46 +15,17 @@
 import type { Config } from "../../config/index.ts";
 import { SvcError, toSvcError } from "../../core/errors.ts";
 import { duration } from "../../core/moments.ts";
-import { type Copy, guardedMounts, type Preparation } from "../../dataguard/index.ts";
+import { guardedMounts } from "../../dataguard/index.ts";
 import type { ContainerInspect, ImageInspect } from "../../engine/port.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { announce } from "../cycle/progress.ts";
 import { oldContainerName } from "../selection/names.ts";
-import type { DataGuardReport } from "../types.ts";
 import { copyGuarded, mustRestore, restoreGuarded, restoreKept, supersedeGuarded } from "./guard.ts";
 import { hookFor, runHook } from "./hooks.ts";
+import type { Replacement } from "./replacement.ts";
 
 const LOG_LINES = 20;
-
-export interface Replacement {
-  name: string;
-  old: ContainerInspect;
-  oldImage: ImageInspect | null;
-  /** the reference the new container is created from: the old Config.Image, or where a tag policy moves it */
-  image: string;
-  wasRunning: boolean;
-  /** start the new container (running before, or revived by revive_stopped) */
-  startAfter: boolean;
-  stopSignal?: string;
-  stopTimeoutMs: number;
-  /** svc's own container: parked without a stop, never removed by this process */
-  self: boolean;
-  /** labels the new container carries over the old one's (compose's config hash once svc wrote its files) */
-  labels?: Record<string, string>;
-  /** progress, for undoing */
-  parkedAs?: string;
-  stopped: boolean;
-  newId?: string;
-  /** the new container's start was asked for, or a copy was put back: undoing puts the present data's copy back */
-  dataTouched?: boolean;
-  /** the data guard's decision (containers/guard.ts), its copy, and what the report says of it */
-  guardPlan?: Extract<Preparation, { kind: "copy" }>;
-  copy?: Copy;
-  /** a copy the update must not remove (svc rollback --with-data restores it) */
-  keepCopy?: Copy;
-  dataGuard?: DataGuardReport;
-}
 
 /**
  * `rolled_back`: the new image failed a rollback check and the old container runs again (or was

@@ -31,7 +31,7 @@ import { BUILT_IMAGE_KEY, describeMoves, readBaseline, writeBaseline } from "../
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish } from "../cycle/target.ts";
-import type { ContainerEntry } from "./replace.ts";
+import type { ContainerEntry } from "./entry.ts";
 
 /** The label compose puts on a container: the id of the image it was created from (docker/compose, api.ImageDigestLabel). */
 export const IMAGE_LABEL = "com.docker.compose.image";

@@ -6,9 +6,8 @@
  * their dependencies. One container's failure goes into its entry and never stops the others.
  */
 
-import type { ComposeFiles, ComposeMove, Located } from "../../compose/index.ts";
+import type { ComposeFiles } from "../../compose/index.ts";
 import { toSvcError } from "../../core/errors.ts";
-import type { Copy } from "../../dataguard/index.ts";
 import { refusedByPolicy } from "../../engine/podman.ts";
 import type { ContainerInspect, ContainerSummary, Engine, ImageInspect, SystemdUnit } from "../../engine/port.ts";
 import type { Systemd } from "../../engine/systemd.ts";
@@ -20,7 +19,7 @@ import { type Checker, digestFor } from "../check/check.ts";
 import { act } from "../cycle/act.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { forEachLimited } from "../cycle/pool.ts";
-import { finish, heldByWindow, type KindDeps, type TargetEntry } from "../cycle/target.ts";
+import { applyDecisions, type Decision, decision, finish, heldByWindow, type KindDeps } from "../cycle/target.ts";
 import { isOldName, parseHandoverName } from "../selection/names.ts";
 import {
   allOf,
@@ -30,9 +29,8 @@ import {
   policyFor,
   scopeFilter,
 } from "../selection/selection.ts";
-import type { ComposeChange, DataGuardReport } from "../types.ts";
-import type { BuiltTarget } from "./built.ts";
 import { failedInStack, mergeStacks, type StackWrite, settleCompose, writeCompose } from "./compose.ts";
+import type { ContainerEntry } from "./entry.ts";
 import {
   buildGraph,
   connectedGroups,
@@ -46,10 +44,10 @@ import {
 } from "./graph.ts";
 import { dropGuardPlan, prepareGuard } from "./guard.ts";
 import { needsHandover, startHandover } from "./handover.ts";
-import { park, planReplacement, type Replacement, replace, restore, stopOptionsFor } from "./protocol.ts";
+import { park, planReplacement, replace, restore, stopOptionsFor } from "./protocol.ts";
 import { rebuild, settleRebuild } from "./rebuild.ts";
+import type { Replacement } from "./replacement.ts";
 import { planUnitUpdate, updateThroughSystemd } from "./systemd.ts";
-import type { UnitMove } from "./unitmove.ts";
 
 /** What replacing containers works with: the kinds' deps, and how svc lets go of its own port. */
 export interface ReplaceDeps
@@ -83,39 +81,6 @@ export interface SelfHandover {
   reclaim(): Promise<void>;
 }
 
-/** Per selected container, everything the cycle learns about it (beside what every target has: cycle/target.ts). */
-export interface ContainerEntry extends TargetEntry {
-  /** only when something is to be updated in this cycle */
-  inspect?: ContainerInspect;
-  ref?: ImageRef;
-  id: string;
-  newImageId: string | null;
-  oldDigest: string | null;
-  newDigest: string | null;
-  /** the reference the container moves to (tag policy, rollback across tags); null: its own */
-  newImage: string | null;
-  /** a compose container: where its version is written, or why svc leaves its files alone (containers/compose.ts) */
-  composeSite?: Located;
-  /** its move in its compose files, once decided */
-  composeMove?: ComposeMove;
-  /** labels its replacement carries (compose's config hash over the files svc wrote) */
-  composeLabels?: Record<string, string>;
-  /** what the report says of its files */
-  compose?: ComposeChange;
-  /** what the data guard did (docs/data-guard.md) */
-  dataGuard?: DataGuardReport;
-  /** a copy this update must keep (svc rollback --with-data restores it) */
-  keepCopy?: Copy;
-  /** a container systemd runs: its move to another tag in its unit's file (containers/unitmove.ts) */
-  unitMove?: UnitMove;
-  /** a service compose builds: its build and bases (containers/built.ts) */
-  built?: BuiltTarget;
-  /** rebuilt in this cycle: the image it ran before (its compose tag goes back to it if the replacement does not stand) */
-  rebuiltFrom?: string;
-  /** a built service's running image was named `<repository>:svc-previous` before its build (containers/rebuild.ts) */
-  previousTagged?: boolean;
-}
-
 const INSPECT_CONCURRENCY = 8;
 const RESTARTED_FOR_DEPENDENCY = "restarted for dependency";
 
@@ -132,7 +97,8 @@ export async function updateInOrder(input: {
   toUpdate: Set<string>;
 }): Promise<boolean> {
   const { deps, entries, toUpdate } = input;
-  await inspectEntries(deps, entries, toUpdate, input.ctx.log);
+  const hold = (decisions: readonly Decision[]) => applyDecisions(entries, toUpdate, decisions);
+  hold(await inspectEntries(deps, entries, input.ctx.log));
   // dependents may be outside the selection (a `network_mode: container:` sidecar must follow
   // its host whatever its labels): the graph covers every running container
   const others = await inspectOthers(deps, input.all, entries);
@@ -141,7 +107,8 @@ export async function updateInOrder(input: {
     ...inspected.map((e) => nodeFromInspect(e.inspect!, e.policy.dependsOn)),
     ...others.map((o) => o.node),
   ]);
-  const inCycle = markCycles(entries, graph, toUpdate);
+  const { inCycle, skipped } = markCycles(graph);
+  hold(skipped);
   const running = new Map<string, { inspect: ContainerInspect; policy: ContainerPolicy }>();
   for (const o of others) running.set(o.summary.name, o);
   for (const e of inspected) running.set(e.summary.name, { inspect: e.inspect!, policy: e.policy });
@@ -182,13 +149,16 @@ export function isSelf(deps: Pick<KindDeps, "selfContainerId">, entry: Container
   );
 }
 
-/** Inspects every selected container (the graph needs the stale ones' neighbours too). */
+/**
+ * Inspects every selected container (the graph needs the stale ones' neighbours too). One gone
+ * meanwhile is skipped (returned), if it was to be updated.
+ */
 async function inspectEntries(
   deps: ReplaceDeps,
   entries: Map<string, ContainerEntry>,
-  toUpdate: Set<string>,
   log: Logger,
-): Promise<void> {
+): Promise<Decision[]> {
+  const gone: Decision[] = [];
   await forEachLimited([...entries.values()], INSPECT_CONCURRENCY, async (entry) => {
     try {
       entry.inspect = await deps.engine.inspectContainer(entry.summary.id);
@@ -197,10 +167,16 @@ async function inspectEntries(
         container: entry.summary.name,
         error: toSvcError(error).message,
       });
-      if (toUpdate.delete(entry.summary.name))
-        finish(entry, "skipped", `the container disappeared during the cycle: ${toSvcError(error).message}`);
+      gone.push(
+        decision(
+          entry.summary.name,
+          "skipped",
+          `the container disappeared during the cycle: ${toSvcError(error).message}`,
+        ),
+      );
     }
   });
+  return gone;
 }
 
 /**
@@ -242,17 +218,21 @@ interface Other {
   node: NodeInput;
 }
 
-/** Stale members of a dependency cycle are skipped, naming the cycle; the others keep their state. */
-function markCycles(entries: Map<string, ContainerEntry>, graph: DependencyGraph, toUpdate: Set<string>): Set<string> {
-  const members = new Set<string>();
+/**
+ * The members of dependency cycles; those to be updated are skipped, naming the cycle (the first
+ * cycle that names one wins), the others keep their state.
+ */
+function markCycles(graph: DependencyGraph): { inCycle: Set<string>; skipped: Decision[] } {
+  const inCycle = new Set<string>();
+  const skipped: Decision[] = [];
   for (const cycle of findCycles(graph)) {
     const reason = `dependency cycle: ${cycle.join(" -> ")}`;
     for (const name of new Set(cycle)) {
-      members.add(name);
-      if (toUpdate.delete(name)) finish(entries.get(name)!, "skipped", reason);
+      inCycle.add(name);
+      skipped.push(decision(name, "skipped", reason));
     }
   }
-  return members;
+  return { inCycle, skipped };
 }
 
 interface GroupContext {
@@ -360,8 +340,12 @@ async function replaceGroup(g: GroupContext, group: string[]): Promise<boolean> 
 async function pullGroup(g: GroupContext, group: string[], early: StackWrite[]): Promise<Set<string>> {
   const updating = new Set(group.filter((name) => g.toUpdate.has(name)));
   if (g.deps.draining()) {
-    for (const name of updating) finish(g.entries.get(name)!, "skipped", "svc is shutting down");
-    return new Set();
+    applyDecisions(
+      g.entries,
+      updating,
+      [...updating].map((name) => decision(name, "skipped", "svc is shutting down")),
+    );
+    return updating;
   }
   const building = new Set(
     [...updating].filter((name) => g.entries.get(name)!.built && g.entries.get(name)!.composeMove),
@@ -375,7 +359,9 @@ async function pullGroup(g: GroupContext, group: string[], early: StackWrite[]):
   // one that closes meanwhile lets running replacements finish and starts nothing new
   const closed = (name: string) => heldByWindow(g.entries.get(name)!);
   for (const name of topologicalOrder(g.graph, updating)) {
-    if (closed(name) || !(await pull(g, g.entries.get(name)!))) updating.delete(name);
+    const pulled = closed(name) ? "done" : await pull(g, g.entries.get(name)!);
+    if (pulled === "done") updating.delete(name);
+    else if (pulled !== "replace") applyDecisions(g.entries, updating, [pulled]);
   }
   for (const name of [...updating]) if (closed(name)) updating.delete(name);
   return updating;
@@ -426,8 +412,15 @@ async function updateMember(g: GroupContext, name: string, r: Replacement): Prom
   return false;
 }
 
-/** Pulls the new image for an entry; false when there is nothing to update after all. */
-async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
+/**
+ * What pulling a member's new image came to: it is to be replaced; it is done with here (rebuilt
+ * or updated through its unit, its entry says how); or the decision that stops it.
+ */
+type Pulled = "replace" | "done" | Decision;
+
+/** Pulls the new image for an entry, or says why there is nothing to replace after all. */
+async function pull(g: GroupContext, entry: ContainerEntry): Promise<Pulled> {
+  const name = entry.summary.name;
   const ref = entry.ref!;
   let unreplaceable: string | null;
   // a container systemd runs, where svc reaches that systemd: its unit restarted after the pull
@@ -442,36 +435,30 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
           ? await planUnitUpdate(g.deps.systemd, entry, unit)
           : ((await g.deps.engine.unreplaceable?.(entry.inspect!)) ?? null);
   } catch (error) {
-    finish(entry, "failed", toSvcError(error).message);
-    return false;
+    return decision(name, "failed", toSvcError(error).message);
   }
-  if (unreplaceable) {
-    finish(entry, "skipped", unreplaceable);
-    return false;
-  }
+  if (unreplaceable) return decision(name, "skipped", unreplaceable);
   let lost: string[];
   try {
     lost = await g.deps.engine.settingsBeyondApi(entry.inspect!);
   } catch (error) {
     // a check that cannot run proves nothing is lost: held (stale, tried again next cycle), never replaced blind
-    finish(
-      entry,
+    return decision(
+      name,
       "held",
       `svc could not check what a replacement would lose (held until it can): ${toSvcError(error).message}`,
     );
-    return false;
   }
   if (lost.length > 0) {
     const api = (await g.deps.engine.info()).apiVersion;
-    finish(
-      entry,
+    return decision(
+      name,
       "skipped",
       `a replacement would lose settings at API ${api} (docker.api_version): ${lost.join("; ")}`,
     );
-    return false;
   }
   // a service compose builds: its image is built here, from its bases as the registry names them now
-  if (entry.built) return rebuild({ ...g.deps, builds: g.builds }, g.ctx, entry);
+  if (entry.built) return (await rebuild({ ...g.deps, builds: g.builds }, g.ctx, entry)) ? "replace" : "done";
   const reference = entry.newImage ?? pullReference(ref);
   // pulled ahead of its window (containers/prepull.ts): the window holds no pull
   const pulledAhead =
@@ -499,9 +486,9 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
     } catch (error) {
       // Podman's signature policy said no: the update waits, as one whose signature svc refused
       const refused = refusedByPolicy(error);
-      if (refused !== null) finish(entry, "held", `refused by Podman's signature policy (policy.json): ${refused}`);
-      else finish(entry, "failed", `pull failed: ${toSvcError(error).message}`);
-      return false;
+      return refused !== null
+        ? decision(name, "held", `refused by Podman's signature policy (policy.json): ${refused}`)
+        : decision(name, "failed", `pull failed: ${toSvcError(error).message}`);
     }
   }
   // nothing lost: only a shortcut (the same image: fresh); without an answer the replacement goes on with the reference just pulled
@@ -509,15 +496,14 @@ async function pull(g: GroupContext, entry: ContainerEntry): Promise<boolean> {
   // (a container moving to another tag moves even to the same image: its reference changes)
   if (pulled && pulled.Id === entry.summary.imageId && entry.newImage === null) {
     // the registry's answer changed (e.g. a multi-arch index) but not the image for this platform
-    finish(entry, "fresh", null);
-    return false;
+    return decision(name, "fresh", null);
   }
   if (pulled) entry.newImageId = pulled.Id;
   if (unit) {
     await updateThroughSystemd(g.ctx, g.deps.systemd, entry, unit, reference, g.deps.rolledBack, g.unitMoves);
-    return false;
+    return "done";
   }
-  return true;
+  return "replace";
 }
 
 /** Whether the local image `reference` names is the newer one the check found (its digest, or on the containerd store its id). */

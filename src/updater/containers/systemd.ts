@@ -27,7 +27,7 @@ import {
   writeUnitMove,
 } from "./unitmove.ts";
 
-/** What this module reads and writes of a container's entry (replace.ts's ContainerEntry). */
+/** What this module reads and writes of a container's entry (entry.ts's ContainerEntry). */
 export interface UnitEntry extends TargetEntry {
   inspect?: ContainerInspect;
   id: string;

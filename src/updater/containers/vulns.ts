@@ -25,8 +25,8 @@ import type { Checker } from "../check/check.ts";
 import type { ProtocolContext } from "../cycle/context.ts";
 import { finish, heldByWindow } from "../cycle/target.ts";
 import type { CycleOptions, UpdateFilter } from "../types.ts";
+import type { ContainerEntry } from "./entry.ts";
 import { type PrePuller, pullsAhead } from "./prepull.ts";
-import type { ContainerEntry } from "./replace.ts";
 
 export interface VulnsDeps {
   engine: Engine;

@@ -54,10 +54,42 @@ export function newTarget(summary: ContainerSummary, policy: ContainerPolicy, st
   return { summary, policy, state: "fresh", reason: null, startedAt };
 }
 
-export function finish(entry: TargetEntry, state: ContainerOutcome, reason: string | null): void {
+export function finish(entry: TargetEntry, state: ContainerOutcome, reason: string | null, at = Date.now()): void {
   entry.state = state;
   entry.reason = reason;
-  entry.finishedAt = Date.now();
+  entry.finishedAt = at;
+}
+
+/**
+ * A phase's word on a target it stops before its replacement: the state it ends in, why, and when
+ * it was decided (the target's duration ends there). A phase returns its decisions and shares no
+ * set with the others; its caller applies them in one place (applyDecisions).
+ */
+export interface Decision {
+  name: string;
+  state: ContainerOutcome;
+  reason: string | null;
+  at: number;
+}
+
+export function decision(name: string, state: ContainerOutcome, reason: string | null): Decision {
+  return { name, state, reason, at: Date.now() };
+}
+
+/**
+ * Each decision into its target's entry, and the target out of those still to replace (`going`).
+ * A target no longer going was decided already: the first decision stands.
+ */
+export function applyDecisions(
+  entries: ReadonlyMap<string, TargetEntry>,
+  going: Set<string>,
+  decisions: readonly Decision[],
+): void {
+  for (const { name, state, reason, at } of decisions) {
+    const entry = entries.get(name);
+    if (entry === undefined || !going.delete(name)) continue;
+    finish(entry, state, reason, at);
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import { expect, test } from "bun:test";
 import { ComposeFiles } from "../../../src/compose/index.ts";
 import type { ImageInspect, ImageSummary } from "../../../src/engine/port.ts";
 import { locateCompose } from "../../../src/updater/containers/compose.ts";
-import type { ContainerEntry } from "../../../src/updater/containers/replace.ts";
+import type { ContainerEntry } from "../../../src/updater/containers/entry.ts";
 import { newTarget } from "../../../src/updater/cycle/target.ts";
 
 const NAMING = {

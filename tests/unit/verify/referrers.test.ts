@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { type Config, type DeepPartial, defaultConfig } from "../../../src/config/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
-import { ARTIFACT_LIMITS } from "../../../src/registry/artifacts.ts";
+import { ARTIFACT_LIMITS } from "../../../src/registry/descriptors.ts";
 import { createRegistry, parseReference } from "../../../src/registry/index.ts";
 import { inMemory } from "../../../src/state/index.ts";
 import { findSignatures } from "../../../src/verify/find.ts";
