@@ -206,7 +206,7 @@ export async function cycle(port: number): Promise<{ ms: number; report: any }> 
 }
 
 /** What bench/baseline/stack.ts runs: before its port opens, and with "all" also after. */
-export const STACK_BEFORE_LISTEN = "Elysia serving health, citty, consola and zod imported";
+export const STACK_BEFORE_LISTEN = "Elysia serving health, consola and zod imported";
 export const STACK_ALL = `${STACK_BEFORE_LISTEN} before it listens, dockerode and croner after`;
 
 export function memoryParts(memory: { anon: number; file: number }): string {

@@ -2,13 +2,12 @@
  * The thin CLI: parse, load configuration, hand over to the service. Errors print their
  * message (the stack only at debug/trace level) and map to an exit code in core/errors.ts.
  *
- * citty describes svc and each of its commands (help.ts lays their --help out from that); their
- * flags are the config room's citty arguments, derived from the schema, which the config room's
- * parser reads too: it must know every flag to report unknown ones and to name each problem as
- * the user wrote it.
+ * svc and each of its commands are declared here (help.ts lays their --help out from that); their
+ * flags are the config room's arguments (config/args.ts), derived from the schema, which the config
+ * room's parser reads too: it must know every flag to report unknown ones and to name each problem
+ * as the user wrote it.
  */
 import { resolve } from "node:path";
-import { defineCommand, type SubCommandsDef } from "citty";
 import {
   COMMAND_ARGS,
   type Config,
@@ -27,6 +26,7 @@ import { exitCodeOf, SvcError, toSvcError } from "../core/errors.ts";
 import { writeRequestedFile } from "../core/files.ts";
 import { VERSION } from "../core/version.ts";
 import { createLogging, createRedactor, resolveFormat, type Writable } from "../log/index.ts";
+import type { CommandDef } from "./help.ts";
 
 export interface CliIO {
   env: Record<string, string | undefined>;
@@ -42,7 +42,7 @@ const WITH_DATA = "--with-data";
 
 /** svc's commands; args are functions, built only when a help asks for them. */
 const COMMANDS = {
-  rollback: defineCommand({
+  rollback: {
     meta: {
       name: "rollback",
       description:
@@ -68,8 +68,8 @@ const COMMANDS = {
         ]),
       ),
     }),
-  }),
-  "accept-signer": defineCommand({
+  },
+  "accept-signer": {
     meta: {
       name: "accept-signer",
       description:
@@ -80,8 +80,8 @@ const COMMANDS = {
       config: COMMAND_ARGS.config,
       ...optionArgs(withFlags(["--state-dir", "--scope", "--docker-host", "--trusted-root", "--log-format"])),
     }),
-  }),
-  migrate: defineCommand({
+  },
+  migrate: {
     meta: {
       name: "migrate",
       description:
@@ -103,8 +103,8 @@ const COMMANDS = {
       force: { type: "boolean", description: "With --output: overwrite an existing FILE" },
       ...optionArgs((option) => option.key.startsWith("docker.")),
     }),
-  }),
-  healthcheck: defineCommand({
+  },
+  healthcheck: {
     meta: {
       name: "healthcheck",
       description:
@@ -114,10 +114,10 @@ const COMMANDS = {
       config: COMMAND_ARGS.config,
       ...optionArgs(withFlags(["--http-api-port", "--http-api-update", "--http-api-metrics"])),
     }),
-  }),
-};
+  },
+} satisfies Record<string, CommandDef>;
 
-export const command = defineCommand({
+export const command = {
   meta: {
     name: "svc",
     version: VERSION,
@@ -130,11 +130,11 @@ export const command = defineCommand({
     ...optionArgs(),
   }),
   subCommands: COMMANDS,
-});
+} satisfies CommandDef;
 
-async function writeHelp(io: CliIO, cmd: SubCommandsDef[string], parent?: SubCommandsDef[string]): Promise<number> {
+async function writeHelp(io: CliIO, cmd: CommandDef, parent?: CommandDef): Promise<number> {
   const { helpWidth, renderHelp } = await import("./help.ts");
-  io.stdout.write(await renderHelp(helpWidth(io.stdout), cmd, parent));
+  io.stdout.write(renderHelp(helpWidth(io.stdout), cmd, parent));
   return 0;
 }
 

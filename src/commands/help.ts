@@ -1,14 +1,15 @@
 /**
- * `--help` of svc and of each of its commands, laid out from their citty definitions (cli.ts:
- * meta, ArgsDef, subcommands) and fit to the terminal's width (80 columns when not on a terminal).
- * citty's renderUsage pads every row to the longest flag and the longest description (320 columns
- * with the schema's options) and cannot say that NAME comes after `rollback`; wrapping its output
- * would mean parsing its columns back, so this reads what renderUsage reads instead.
+ * `--help` of svc and of each of its commands, laid out from their definitions (cli.ts: meta,
+ * arguments, subcommands) and fit to the terminal's width (80 columns when not on a terminal).
  */
-import type { ArgDef, CommandDef, CommandMeta, Resolvable, SubCommandsDef } from "citty";
+import type { ArgDef, ArgsDef } from "../config/args.ts";
 
-/** Any command, as citty's SubCommandsDef holds them. */
-type Command = SubCommandsDef[string];
+/** A command as cli.ts declares it: its arguments built only when a help or a parse asks. */
+export interface CommandDef {
+  meta: { name: string; description: string; version?: string; hidden?: boolean };
+  args?: () => ArgsDef;
+  subCommands?: Record<string, CommandDef>;
+}
 
 interface HelpEntry {
   /** `-c, --config <path>` */
@@ -16,30 +17,21 @@ interface HelpEntry {
   description: string;
 }
 
-/** A citty command with its Resolvable parts resolved, as citty's renderUsage does. */
+/** A command with its arguments built and its hidden subcommands left out. */
 interface Described {
-  meta: CommandMeta;
+  meta: CommandDef["meta"];
   args: [string, ArgDef][];
   subCommands: [string, Described][];
 }
 
-async function resolved<T>(value: Resolvable<T> | undefined): Promise<T | undefined> {
-  return typeof value === "function" ? (value as () => T | Promise<T>)() : value;
-}
-
-async function describe(resolvable: Command): Promise<Described> {
-  const command: CommandDef<any> = (await resolved(resolvable))!;
-  const [meta, args, subCommands] = await Promise.all([
-    resolved(command.meta),
-    resolved(command.args),
-    resolved(command.subCommands),
+function describe(command: CommandDef): Described {
+  const subs = Object.entries(command.subCommands ?? {}).map(([name, sub]): [string, Described] => [
+    name,
+    describe(sub),
   ]);
-  const subs = await Promise.all(
-    Object.entries(subCommands ?? {}).map(async ([name, sub]) => [name, await describe(sub)] as [string, Described]),
-  );
   return {
-    meta: meta ?? {},
-    args: Object.entries(args ?? {}),
+    meta: command.meta,
+    args: Object.entries(command.args?.() ?? {}),
     subCommands: subs.filter(([, sub]) => !sub.meta.hidden),
   };
 }
@@ -80,17 +72,17 @@ function entries(list: readonly HelpEntry[], width: number): string[] {
   return out;
 }
 
-/** `NAME`, or `[NAME]` when optional (a positional is required unless it says not, as in citty). */
+/** `NAME`, or `[NAME]` when optional (a positional is required unless it says not). */
 const positionalUsage = ([name, arg]: [string, ArgDef]) =>
-  arg.required === false || arg.default !== undefined ? `[${name.toUpperCase()}]` : name.toUpperCase();
+  arg.required === false ? `[${name.toUpperCase()}]` : name.toUpperCase();
 
 const isPositional = ([, arg]: [string, ArgDef]) => arg.type === "positional";
 
 function flagEntry([name, arg]: [string, ArgDef]): HelpEntry {
-  const aliases = "alias" in arg ? [arg.alias ?? []].flat().map((alias) => `-${alias}, `) : [];
+  const alias = arg.alias ? `-${arg.alias}, ` : "";
   return {
-    flags: `${aliases.join("")}--${name}${arg.valueHint ? ` <${arg.valueHint}>` : ""}`,
-    description: arg.description ?? "",
+    flags: `${alias}--${name}${arg.valueHint ? ` <${arg.valueHint}>` : ""}`,
+    description: arg.description,
   };
 }
 
@@ -102,12 +94,12 @@ function layout(command: Described, path: string, width: number): string {
   const usage = [`Usage: ${[path, ...positionals.map(positionalUsage), "[OPTIONS]"].join(" ")}`];
   if (command.subCommands.length > 0) usage.push(`       ${path} COMMAND [ARGS] [OPTIONS]`);
   const version = command.meta.version ? ` (${path} ${command.meta.version})` : "";
-  const out = [...usage, "", ...wrap(`${command.meta.description ?? ""}${version}`, width, 0)];
+  const out = [...usage, "", ...wrap(`${command.meta.description}${version}`, width, 0)];
   const section = (title: string, list: HelpEntry[]) =>
     list.length > 0 && out.push("", `${title}:`, ...entries(list, width));
   section(
     "Arguments",
-    positionals.map(([name, arg]) => ({ flags: name.toUpperCase(), description: arg.description ?? "" })),
+    positionals.map(([name, arg]) => ({ flags: name.toUpperCase(), description: arg.description })),
   );
   section(
     "Commands",
@@ -123,9 +115,9 @@ function layout(command: Described, path: string, width: number): string {
 }
 
 /** The help of `command` (a subcommand of `parent`, if given), fit to `width` columns. */
-export async function renderHelp(width: number, command: Command, parent?: Command): Promise<string> {
-  const [described, parentDescribed] = await Promise.all([describe(command), parent && describe(parent)]);
-  const path = [parentDescribed?.meta.name, described.meta.name].filter(Boolean).join(" ");
+export function renderHelp(width: number, command: CommandDef, parent?: CommandDef): string {
+  const described = describe(command);
+  const path = [parent?.meta.name, described.meta.name].filter(Boolean).join(" ");
   return layout(described, path, width);
 }
 

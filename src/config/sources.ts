@@ -3,7 +3,7 @@
  * where it came from, in the form the user wrote it (TOML key and line, env name, flag).
  * Text from env and flags is coerced to the TOML types here; the schema validates all alike.
  */
-import type { ArgDef, ArgsDef } from "citty";
+import type { ArgDef, ArgsDef } from "./args.ts";
 import { describeOption, OPTION_BY_KEY, OPTIONS, type OptionSpec, TABLE_KEYS } from "./options.ts";
 import { isTomlDateTime, lineOf, type ParsedToml } from "./toml.ts";
 import { parseBoolean } from "./values.ts";
@@ -285,9 +285,8 @@ export function dockerCliEnvLayer(env: Record<string, string | undefined>): Laye
 // ---- flags ----
 
 /*
- * The command line's flags are citty arguments: the command's own (COMMAND_ARGS) and the schema's
- * options (optionArgs), declared once for --help (commands/help.ts) and for parsing (parseArgv).
- * citty's own parser is not used: docs/decisions.md, "Configuration", says what it cannot do.
+ * The command line's flags (args.ts): the command's own (COMMAND_ARGS) and the schema's options
+ * (optionArgs), declared once for --help (commands/help.ts) and for parsing (parseArgv).
  */
 
 export interface CommandFlags {
@@ -331,7 +330,7 @@ export const COMMAND_ARGS = {
   help: { type: "boolean", alias: "h", description: "Show this help and exit" },
 } as const satisfies ArgsDef;
 
-/** The schema's options that `wanted` picks, as citty arguments saying their variable and default. */
+/** The schema's options that `wanted` picks, as arguments saying their variable and default. */
 export function optionArgs(wanted: (option: OptionSpec) => boolean = () => true): ArgsDef {
   return Object.fromEntries(
     OPTIONS.filter(wanted).map((option): [string, ArgDef] => {
@@ -348,7 +347,7 @@ export function optionArgs(wanted: (option: OptionSpec) => boolean = () => true)
   );
 }
 
-/** `--generate-config` takes a value only when the next argument is not a flag: no citty type says so. */
+/** `--generate-config` takes a value only when the next argument is not a flag: no type of ArgDef says so. */
 const OPTIONAL_VALUE: ReadonlySet<string> = new Set(["generate-config"]);
 
 const OPTION_BY_FLAG = new Map(OPTIONS.map((o) => [o.flag, o]));
@@ -359,7 +358,7 @@ interface Flag {
   option?: OptionSpec;
 }
 
-/** Every flag and alias as written (`--config`, `-c`), from svc's citty arguments; built on first use. */
+/** Every flag and alias as written (`--config`, `-c`), from svc's arguments; built on first use. */
 let flagTable: Map<string, Flag> | undefined;
 function flags(): Map<string, Flag> {
   if (flagTable) return flagTable;
@@ -367,7 +366,7 @@ function flags(): Map<string, Flag> {
   for (const [name, def] of Object.entries<ArgDef>({ ...COMMAND_ARGS, ...optionArgs() })) {
     const flag: Flag = { name, def, option: OPTION_BY_FLAG.get(`--${name}`) };
     flagTable.set(`--${name}`, flag);
-    for (const alias of "alias" in def ? [def.alias ?? []].flat() : []) flagTable.set(`-${alias}`, flag);
+    if (def.alias) flagTable.set(`-${def.alias}`, flag);
   }
   return flagTable;
 }

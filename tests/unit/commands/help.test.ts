@@ -1,29 +1,28 @@
 import { describe, expect, test } from "bun:test";
-import { defineCommand } from "citty";
-import { renderHelp } from "../../../src/commands/help.ts";
+import { type CommandDef, renderHelp } from "../../../src/commands/help.ts";
 
-const sub = defineCommand({
+const sub: CommandDef = {
   meta: { name: "sub", description: "Does the sub thing. Said only in its own help." },
   args: () => ({ target: { type: "positional", required: false, description: "What to do it to" } }),
-});
-const tool = defineCommand({
+};
+const tool: CommandDef = {
   meta: {
     name: "tool",
     version: "1.2.3",
     description: "Does a thing, described at length so that it has to be wrapped to fit.",
   },
-  args: {
+  args: () => ({
     file: { type: "positional", description: "The file" },
     out: { type: "string", alias: "o", valueHint: "file", description: "Where the result goes" },
     "a-flag-too-long-for-the-column": { type: "boolean", description: "Its description goes under it" },
-  },
+  }),
   subCommands: {
     sub,
-    internal: defineCommand({ meta: { name: "internal", hidden: true, description: "Never listed" } }),
+    internal: { meta: { name: "internal", hidden: true, description: "Never listed" } },
   },
-});
+};
 
-describe("help laid out from a citty command", () => {
+describe("help laid out from a command's definition", () => {
   test("usage from the positionals, meta, arguments, visible commands with their first sentence, flags with alias and value hint; within the width", async () => {
     const help = await renderHelp(64, tool);
     const lines = help.split("\n");
