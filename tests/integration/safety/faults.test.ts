@@ -364,7 +364,7 @@ describe("a second svc instance on the same engine", () => {
     // healthy only after 4 s: the scoped instance is still watching it (startup_timeout 60 s, and
     // probes given 10 s each: an exec can take seconds at load)
     const app = new App("scope", {
-      extraArgs: ["-l", "svc.scope=blue"],
+      labels: { "svc.scope": "blue" },
       newImage: [
         `CMD ["/bin/sh","-c","trap 'exit 0' TERM; (sleep 4; touch /tmp/ready) & sleep 3600 & wait"]`,
         "HEALTHCHECK --interval=1s --timeout=10s --retries=30 CMD test -f /tmp/ready",
