@@ -146,8 +146,8 @@ export interface RunOptions {
   moreNetworks?: Record<string, EndpointOptions>;
   labels?: Record<string, string>;
   env?: Record<string, string>;
-  /** `--restart`: `no`, `always`, `unless-stopped`, `on-failure[:retries]` */
-  restart?: string;
+  /** `--restart` */
+  restart?: RestartPolicy;
   hostname?: string;
   user?: string;
   /** `source:target[:mode]` of a named volume or a host folder (`-v`) */
@@ -169,6 +169,9 @@ export interface RunOptions {
   /** the command after the image (the image's CMD unless given) */
   cmd?: string[];
 }
+
+/** `--restart`'s policies, `on-failure` with at most so many retries where given. */
+export type RestartPolicy = "no" | "always" | "unless-stopped" | "on-failure" | `on-failure:${number}`;
 
 /** An endpoint's own settings on a further network (`--network name=N,gw-priority=P,mac-address=M`). */
 export interface EndpointOptions {
@@ -372,7 +375,7 @@ export function createBody(image: string, options: RunOptions): Record<string, u
   };
 }
 
-function restartPolicy(value: string): { Name: string; MaximumRetryCount: number } {
+function restartPolicy(value: RestartPolicy): { Name: string; MaximumRetryCount: number } {
   const [name, retries] = value.split(":");
   return { Name: name!, MaximumRetryCount: Number(retries ?? 0) };
 }

@@ -260,7 +260,7 @@ describe("lifecycle", () => {
   });
 
   test("stopping with another signal does not let the restart policy bring the container back, and keeps the policy", async () => {
-    for (const policy of ["always", "on-failure"]) {
+    for (const policy of ["always", "on-failure"] as const) {
       const container = name(`restart-${policy}`);
       run(`restart-${policy}`, LOCAL_IMAGE, { init: true, restart: policy, cmd: ["/bin/sleep", "3600"] });
       // the init forwards signals once it has started its child: one sent before is ignored by

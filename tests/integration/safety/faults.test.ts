@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { freePort } from "../../harness.ts";
+import type { RestartPolicy } from "../../support/fixture.ts";
 import {
   App,
   describeState,
@@ -38,7 +39,7 @@ useOwnSandbox();
 // 2. faults of the engine and the registry, and bad new images
 
 describe("the new image fails a rollback check: the old container comes back (process level)", () => {
-  const cases: { step: string; image: string[]; restart?: string; reason: RegExp; logs?: string }[] = [
+  const cases: { step: string; image: string[]; restart?: RestartPolicy; reason: RegExp; logs?: string }[] = [
     {
       step: "non-zero exit",
       image: [`CMD ["/bin/sh","-c","echo exit-three >&2; exit 3"]`],

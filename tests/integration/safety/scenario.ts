@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, expect, setDefaultTimeout } from "bun:t
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { RestartPolicy } from "../../support/fixture.ts";
 import {
   apiPath,
   endOfTest,
@@ -75,7 +76,7 @@ export interface AppOptions {
   newImage?: string[];
   /** image changes of the OLD image */
   oldImage?: string[];
-  restart?: string;
+  restart?: RestartPolicy;
   /** more labels, e.g. svc.scope */
   labels?: Record<string, string>;
   /** run `:1.0.0` with svc.tag_policy=semver:minor, the newer image being `:1.1.0` (a tag move) */
