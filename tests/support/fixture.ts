@@ -186,9 +186,9 @@ export interface RunTarget {
 }
 
 /**
- * Creates and starts `name` as `docker run -d --name NAME` of `options` does: the create request
- * the docker CLI 28.5 sends (createBody), a pull first where the engine lacks the image, then a
- * start. Throws with the engine's message; a container whose start failed is left, as the CLI
+ * Creates and starts `name` as `docker run -d --name NAME` of `options` does: a create request
+ * making the container the docker CLI makes (createBody), a pull first where the engine lacks the
+ * image, then a start. Throws with the engine's message; a container whose start failed is left, as the CLI
  * leaves it. tests/integration/harness.test.ts holds the result equal to the CLI's own `docker run`.
  */
 export function runContainer(name: string, image: string, options: RunOptions, target: RunTarget): string {
@@ -227,149 +227,61 @@ function pull(image: string, target: RunTarget): void {
   engineStream(answer, `docker pull ${image}`);
 }
 
-/** What the CLI sends for a setting not given: the engine fills in some of these (Dns: [], say) as sent. */
-const CONFIG_DEFAULTS = {
-  Hostname: "",
-  Domainname: "",
-  User: "",
-  AttachStdin: false,
-  AttachStdout: false,
-  AttachStderr: false,
-  Tty: false,
-  OpenStdin: false,
-  StdinOnce: false,
-  Env: null,
-  Cmd: null,
-  Volumes: {},
-  WorkingDir: "",
-  Entrypoint: null,
-  OnBuild: null,
-  Labels: {},
-};
-
-const HOST_DEFAULTS = {
-  Binds: null,
-  ContainerIDFile: "",
-  LogConfig: { Type: "", Config: {} },
+/**
+ * What the docker CLI sends for a host setting not given where the engine keeps it as sent, and so
+ * a container's inspect (what svc recreates from) shows it: empty lists and no ports where the
+ * API's default is null, and a restart policy of "no" (Docker 20.10 keeps "" without one). Every
+ * other field the CLI sends empty is the engine's default anyway: tests/integration/harness.test.ts
+ * finds one that is not.
+ */
+const CLI_HOST_DEFAULTS = {
+  NetworkMode: "default",
   PortBindings: {},
   RestartPolicy: { Name: "no", MaximumRetryCount: 0 },
-  AutoRemove: false,
-  VolumeDriver: "",
-  VolumesFrom: null,
-  ConsoleSize: [0, 0],
-  CapAdd: null,
-  CapDrop: null,
-  CgroupnsMode: "",
   Dns: [],
   DnsOptions: [],
   DnsSearch: [],
-  ExtraHosts: null,
-  GroupAdd: null,
-  IpcMode: "",
-  Cgroup: "",
-  Links: null,
-  OomScoreAdj: 0,
-  PidMode: "",
-  Privileged: false,
-  PublishAllPorts: false,
-  ReadonlyRootfs: false,
-  SecurityOpt: null,
-  UTSMode: "",
-  UsernsMode: "",
-  ShmSize: 0,
-  Isolation: "",
-  CpuShares: 0,
-  Memory: 0,
-  NanoCpus: 0,
-  CgroupParent: "",
-  BlkioWeight: 0,
+  Devices: [],
+  Ulimits: [],
   BlkioWeightDevice: [],
   BlkioDeviceReadBps: [],
   BlkioDeviceWriteBps: [],
   BlkioDeviceReadIOps: [],
   BlkioDeviceWriteIOps: [],
-  CpuPeriod: 0,
-  CpuQuota: 0,
-  CpuRealtimePeriod: 0,
-  CpuRealtimeRuntime: 0,
-  CpusetCpus: "",
-  CpusetMems: "",
-  Devices: [],
-  DeviceCgroupRules: null,
-  DeviceRequests: null,
-  MemoryReservation: 0,
-  MemorySwap: 0,
-  MemorySwappiness: -1,
-  OomKillDisable: false,
-  PidsLimit: 0,
-  Ulimits: [],
-  CpuCount: 0,
-  CpuPercent: 0,
-  IOMaximumIOps: 0,
-  IOMaximumBandwidth: 0,
-  MaskedPaths: null,
-  ReadonlyPaths: null,
 };
 
-const ENDPOINT_DEFAULTS = {
-  IPAMConfig: null,
-  Links: null,
-  Aliases: null,
-  MacAddress: "",
-  DriverOpts: null,
-  GwPriority: 0,
-  NetworkID: "",
-  EndpointID: "",
-  Gateway: "",
-  IPAddress: "",
-  IPPrefixLen: 0,
-  IPv6Gateway: "",
-  GlobalIPv6Address: "",
-  GlobalIPv6PrefixLen: 0,
-  DNSNames: null,
-};
-
-/** The body the docker CLI 28.5 sends to POST /containers/create for `docker run -d` of `options`. */
-export function createBody(image: string, options: RunOptions): Record<string, unknown> {
+/** The create request (POST /containers/create) for the container `docker run -d` of `options` makes. */
+function createBody(image: string, options: RunOptions): Record<string, unknown> {
   const o = options;
-  const nonEmpty = <T>(list: T[] | undefined): T[] | null => (list?.length ? list : null);
   const ports = o.ports ?? [];
-  const network = o.network ?? "default";
+  const network = o.network ?? CLI_HOST_DEFAULTS.NetworkMode;
   const endpoints: Record<string, unknown> = {};
-  // The CLI sends an endpoint only for what it has to say: aliases or links, or a further network.
   if (o.aliases?.length || o.links?.length || o.moreNetworks)
-    endpoints[network] = { ...ENDPOINT_DEFAULTS, Links: nonEmpty(o.links), Aliases: nonEmpty(o.aliases) };
+    endpoints[network] = { Aliases: o.aliases, Links: o.links };
   for (const [name, endpoint] of Object.entries(o.moreNetworks ?? {}))
-    endpoints[name] = {
-      ...ENDPOINT_DEFAULTS,
-      GwPriority: endpoint.gwPriority ?? 0,
-      MacAddress: endpoint.macAddress ?? "",
-    };
+    endpoints[name] = { GwPriority: endpoint.gwPriority, MacAddress: endpoint.macAddress };
   return {
-    ...CONFIG_DEFAULTS,
     Image: image,
-    Hostname: o.hostname ?? "",
-    User: o.user ?? "",
-    Tty: o.tty ?? false,
-    Env: o.env ? Object.entries(o.env).map(([key, value]) => `${key}=${value}`) : null,
-    Cmd: nonEmpty(o.cmd),
-    Volumes: Object.fromEntries((o.volumes ?? []).map((target) => [target, {}])),
-    Labels: o.labels ?? {},
-    ...(ports.length
-      ? { ExposedPorts: Object.fromEntries(ports.map((port) => [`${port.containerPort}/tcp`, {}])) }
-      : {}),
-    ...(o.healthcheck ? { Healthcheck: healthcheck(o.healthcheck) } : {}),
-    ...(o.stopSignal !== undefined ? { StopSignal: o.stopSignal } : {}),
-    ...(o.stopTimeout !== undefined ? { StopTimeout: o.stopTimeout } : {}),
+    Hostname: o.hostname,
+    User: o.user,
+    Tty: o.tty,
+    Env: o.env && Object.entries(o.env).map(([key, value]) => `${key}=${value}`),
+    Cmd: o.cmd?.length ? o.cmd : undefined,
+    Volumes: o.volumes && Object.fromEntries(o.volumes.map((target) => [target, {}])),
+    Labels: o.labels,
+    ExposedPorts: ports.length ? Object.fromEntries(ports.map((port) => [`${port.containerPort}/tcp`, {}])) : undefined,
+    Healthcheck: o.healthcheck && healthcheck(o.healthcheck),
+    StopSignal: o.stopSignal,
+    StopTimeout: o.stopTimeout,
     HostConfig: {
-      ...HOST_DEFAULTS,
+      ...CLI_HOST_DEFAULTS,
       NetworkMode: network,
-      Binds: nonEmpty(o.binds),
-      PortBindings: portBindings(ports),
-      RestartPolicy: restartPolicy(o.restart ?? "no"),
-      Links: nonEmpty(o.links),
-      ...(o.mounts ? { Mounts: o.mounts } : {}),
-      ...(o.init ? { Init: true } : {}),
+      Binds: o.binds,
+      ...(ports.length ? { PortBindings: portBindings(ports) } : {}),
+      ...(o.restart ? { RestartPolicy: restartPolicy(o.restart) } : {}),
+      Links: o.links,
+      Mounts: o.mounts,
+      Init: o.init || undefined,
     },
     NetworkingConfig: { EndpointsConfig: endpoints },
   };
