@@ -87,7 +87,7 @@ async function caddyServesPeer(): Promise<boolean> {
 }
 
 beforeAll(async () => {
-  container = fx.run("web", fx.image("web").ref, ["--label", `svc.scope=${scope}`]);
+  container = fx.run("web", fx.image("web").ref, { labels: { "svc.scope": scope } });
   const peerToken = `nas-${crypto.randomUUID()}`;
   writeFileSync(join(dir, "api-token"), peerToken);
   writeFileSync(join(dir, "nas-token"), peerToken); // "a copy of nas's /etc/svc/api-token"

@@ -23,7 +23,7 @@ test("svc in a container, its state on a named volume: copied in the engine, the
   buildSvcImage(work, ref, "data-guard");
   const scope = fx.name("scope");
   const v1 = fx.image("app", { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`] });
-  const app = fx.run("app", v1.ref, ["-l", `svc.scope=${scope}`, "-v", `${fx.volume("app-data")}:/data`]);
+  const app = fx.run("app", v1.ref, { labels: { "svc.scope": scope }, binds: [`${fx.volume("app-data")}:/data`] });
   await waitForVersion(app, "v1");
   const before = decorate(app);
   // v2 migrates the data, then never becomes healthy

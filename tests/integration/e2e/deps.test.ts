@@ -26,8 +26,8 @@ describe("network_mode container:<app>", () => {
     const app = fx.name("app");
     const sidecar = fx.name("sidecar");
     const network = fx.network("net");
-    fx.run("app", fx.image("app").ref, ["--network", network]);
-    docker(["run", "-d", "--name", sidecar, "--network", `container:${app}`, fx.image("sidecar").ref]);
+    fx.run("app", fx.image("app").ref, { network });
+    fx.run("sidecar", fx.image("sidecar").ref, { network: `container:${app}` });
     expect(netns(sidecar)).toBe(netns(app));
     const v2 = fx.image("app");
 
@@ -44,7 +44,7 @@ describe("network_mode container:<app>", () => {
     const app = fx.name("app3");
     const sidecar = fx.name("sidecar3");
     fx.run("app3", fx.image("app3").ref);
-    docker(["run", "-d", "--name", sidecar, "--network", `container:${app}`, fx.image("sidecar3").ref]);
+    fx.run("sidecar3", fx.image("sidecar3").ref, { network: `container:${app}` });
     const v2 = fx.image("app3");
     const run = await runSvc([...baseFlags(), "--run-once", app]);
     expect(run.code, run.svc.describe()).toBe(0);
@@ -57,7 +57,7 @@ describe("network_mode container:<app>", () => {
     const app = fx.name("app2");
     const sidecar = fx.name("sidecar2");
     fx.run("app2", fx.image("app2").ref);
-    docker(["run", "-d", "--name", sidecar, "--network", `container:${app}`, fx.image("sidecar2").ref]);
+    fx.run("sidecar2", fx.image("sidecar2").ref, { network: `container:${app}` });
     const v2 = fx.image("sidecar2");
     const run = await runSvc([...baseFlags(), "--run-once", sidecar]);
     expect(run.code, run.svc.describe()).toBe(0);

@@ -22,11 +22,7 @@ function staleWith(
   what: string,
   labels: Record<string, string>,
 ): { name: string; oldId: string; startedAt: string; newImage: string } {
-  const name = fx.run(
-    what,
-    fx.image(what).ref,
-    Object.entries(labels).flatMap(([k, v]) => ["-l", `${k}=${v}`]),
-  );
+  const name = fx.run(what, fx.image(what).ref, { labels });
   const newer = fx.image(what);
   const container = inspect(name);
   return { name, oldId: container.Id, startedAt: container.State.StartedAt, newImage: newer.id };

@@ -82,7 +82,7 @@ describe("signals while an update runs", () => {
   test("a second SIGTERM exits at once; the next start repairs the half-done update", async () => {
     const name = fx.name("twice");
     const v1 = fx.image("twice");
-    fx.run("twice", v1.ref, ["-e", "KEEP=1"]);
+    fx.run("twice", v1.ref, { env: { KEEP: "1" } });
     const v2 = fx.image("twice");
     const audit = join(fx.tempDir("twice"), "audit.log");
     const svc = startSvc([...baseFlags(), "--poll-interval", "1s", "--audit-log", audit, name]);
@@ -122,7 +122,7 @@ describe("signals while an update runs", () => {
 describe("SIGTERM during a run-once update", () => {
   test("the update finishes, svc exits 0, one container left on the new image", async () => {
     const name = fx.name("once-term");
-    fx.run("once-term", fx.image("once-term").ref, ["-e", "KEEP=1"]);
+    fx.run("once-term", fx.image("once-term").ref, { env: { KEEP: "1" } });
     const v2 = fx.image("once-term");
     const audit = join(fx.tempDir("once-term"), "audit.log");
     const svc = startSvc([...baseFlags(), "--run-once", "--audit-log", audit, name]);
@@ -151,15 +151,11 @@ describe("SIGTERM during a run-once update", () => {
  */
 function inFlightUpdateOf(
   what: string,
-  labels: string[] = [],
+  labels: Record<string, string> = {},
 ): { name: string; parkedId: string; newId: string; parkedName: string } {
   const image = fx.image(what);
   const name = fx.name(what);
-  fx.run(
-    what,
-    image.ref,
-    labels.flatMap((l) => ["-l", l]),
-  );
+  fx.run(what, image.ref, { labels });
   const parkedId = inspect(name).Id as string;
   docker(["stop", "-t", "1", name]);
   const parkedName = `${name}.svc-old-${parkedId.slice(0, 12)}-running`;
@@ -170,7 +166,7 @@ function inFlightUpdateOf(
     name,
     "--network",
     "none",
-    ...labels.flatMap((l) => ["-l", l]),
+    ...Object.entries(labels).flatMap(([key, value]) => ["-l", `${key}=${value}`]),
     image.ref,
   ]).stdout;
   return { name, parkedId, newId, parkedName };
@@ -194,9 +190,9 @@ describe("a start repairs only the containers this instance is in charge of", ()
   }, 60_000);
 
   test("`svc --scope b` leaves an in-flight update of a scope-a container alone", async () => {
-    const flight = inFlightUpdateOf("scope-a", ["svc.scope=a"]);
+    const flight = inFlightUpdateOf("scope-a", { "svc.scope": "a" });
     const mine = fx.name("scope-b");
-    fx.run("scope-b", fx.image("scope-b").ref, ["-l", "svc.scope=b"]);
+    fx.run("scope-b", fx.image("scope-b").ref, { labels: { "svc.scope": "b" } });
     const run = await runSvc([...baseFlags(), "--run-once", "--scope", "b", mine]);
     expect(run.code, run.svc.describe()).toBe(0);
     untouched(flight);

@@ -22,7 +22,7 @@ describe("README: Quick start, as written", () => {
 
   beforeAll(async () => {
     const v1 = fx.image("web");
-    fx.run("web", v1.ref, ["--network", "none"]);
+    fx.run("web", v1.ref, { network: "none" });
     v2 = fx.image("web");
     dir = fx.tempDir("quick");
     const bin = svcOnPath(dir);

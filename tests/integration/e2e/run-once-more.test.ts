@@ -274,16 +274,7 @@ describe("run-once extras", () => {
     const v1 = fx.image("health", {
       changes: [`CMD ["/bin/sh","-c","echo ok > /ok; trap 'exit 0' TERM; sleep 3600 & wait"]`],
     });
-    fx.run("health", v1.ref, [
-      "--health-cmd",
-      "cat /ok",
-      "--health-interval",
-      "1s",
-      "--health-retries",
-      "1",
-      "--health-timeout",
-      "1s",
-    ]);
+    fx.run("health", v1.ref, { healthcheck: { cmd: "cat /ok", intervalMs: 1000, retries: 1, timeoutMs: 1000 } });
     await waitUntil(() => inspect(name).State.Health?.Status === "healthy", 20_000, "v1 to be healthy");
     fx.image("health");
     const run = await runSvc([...baseFlags(), "--rollback-startup-timeout", "10s", "--run-once", name]);
@@ -351,9 +342,9 @@ describe("run-once extras", () => {
     const on = fx.name("lbl-on");
     const off = fx.name("lbl-off");
     const watched = fx.name("lbl-watch");
-    fx.run("lbl-on", fx.image("lbl-on").ref, ["-l", "svc.enable=true"]);
+    fx.run("lbl-on", fx.image("lbl-on").ref, { labels: { "svc.enable": "true" } });
     fx.run("lbl-off", fx.image("lbl-off").ref);
-    fx.run("lbl-watch", fx.image("lbl-watch").ref, ["-l", "svc.enable=true", "-l", "svc.monitor_only=true"]);
+    fx.run("lbl-watch", fx.image("lbl-watch").ref, { labels: { "svc.enable": "true", "svc.monitor_only": "true" } });
     const offId = inspect(off).Id;
     const watchedId = inspect(watched).Id;
     const v2 = fx.image("lbl-on");

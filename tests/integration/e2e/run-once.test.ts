@@ -57,22 +57,15 @@ describe("svc --generate-config, three edits, svc -c svc.toml", () => {
     volume = fx.volume("data");
     hostPort = freePort();
     v1 = fx.image("web");
-    fx.run("web", v1.ref, [
-      "--network",
+    fx.run("web", v1.ref, {
       network,
-      "--network-alias",
-      "web-alias",
-      "-p",
-      `127.0.0.1:${hostPort}:8080`,
-      "-v",
-      `${volume}:/data`,
-      "-e",
-      "GREETING=hello world",
-      "-l",
-      "com.example.team=ops",
-      "--restart",
-      "unless-stopped",
-    ]);
+      restart: "unless-stopped",
+      aliases: ["web-alias"],
+      labels: { "com.example.team": "ops" },
+      env: { GREETING: "hello world" },
+      binds: [`${volume}:/data`],
+      ports: [{ hostIp: "127.0.0.1", hostPort, containerPort: 8080 }],
+    });
     oldId = inspect(name).Id;
     v2 = fx.image("web"); // a newer image under the same tag
 
@@ -162,7 +155,7 @@ describe("run-once with a new image that fails at once", () => {
 
   beforeAll(async () => {
     v1 = fx.image("bad");
-    fx.run("bad", v1.ref, ["-e", "KEEP=me"]);
+    fx.run("bad", v1.ref, { env: { KEEP: "me" } });
     oldId = inspect(name).Id;
     fx.image("bad", { changes: [FAILING_CMD] });
     run = await runSvc([...baseFlags(), "--run-once", name]);

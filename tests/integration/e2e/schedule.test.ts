@@ -18,7 +18,7 @@ afterAll(async () => {
 async function picksUpNewImage(what: string, scheduleFlags: string[]): Promise<void> {
   const name = fx.name(what);
   const v1 = fx.image(what);
-  fx.run(what, v1.ref, ["-e", "KEEP=1"]);
+  fx.run(what, v1.ref, { env: { KEEP: "1" } });
   const oldId = inspect(name).Id;
   const svc = startSvc([...baseFlags(), ...scheduleFlags, name]);
   const v2 = fx.image(what);
@@ -169,7 +169,7 @@ describe("scheduled updates without any API call", () => {
     for (const [scope, names] of Object.entries(mine)) {
       for (const name of names) {
         const what = name.slice(fx.prefix.length + 1);
-        fx.run(what, fx.image(what).ref, ["-l", `svc.scope=${scope}`]);
+        fx.run(what, fx.image(what).ref, { labels: { "svc.scope": scope } });
       }
     }
     const dir = fx.tempDir("scopes");

@@ -49,10 +49,9 @@ test("--print-config shows the channels' settings without the secrets inside the
 }, 60_000);
 
 test("a cycle whose notifications fail and whose hook prints the secrets: logs, report and audit log show none", async () => {
-  const name = fx.run("hook", fx.image("hook").ref, [
-    "-l",
-    `svc.hooks.pre_check=echo ${PLANTED.bearer} ${PLANTED.webhookToken}; exit 1`,
-  ]);
+  const name = fx.run("hook", fx.image("hook").ref, {
+    labels: { "svc.hooks.pre_check": `echo ${PLANTED.bearer} ${PLANTED.webhookToken}; exit 1` },
+  });
   const audit = join(fx.tempDir("audit"), "audit.log");
   const flags = [
     ...baseFlags(),

@@ -22,7 +22,7 @@ const hhmm = (at: number) => {
 test("run once over a scope: pending; run once naming the container: updated at once", async () => {
   const closed = `${hhmm(Date.now() + 3_600_000)}-${hhmm(Date.now() + 7_200_000)}`;
   const scope = fx.prefix;
-  const name = fx.run("app", fx.image("app").ref, ["--label", `svc.scope=${scope}`]);
+  const name = fx.run("app", fx.image("app").ref, { labels: { "svc.scope": scope } });
   const newer = fx.image("app");
   const flags = [...baseFlags(), "--run-once", "--update-window", closed, "--scope", scope];
 

@@ -8,7 +8,7 @@ import { isSvcError } from "../../../src/core/errors.ts";
 import { createDockerEngine, type Engine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { buildImage, docker, freePort, inspect, sandbox, uniqueName, waitUntil } from "../../harness.ts";
-import { runShortcut } from "../../support/docker-run.ts";
+import { type RunOptions, runContainer } from "../../support/fixture.ts";
 import { endOfTest, startEngineProxy } from "../safety/support.ts";
 
 const PREFIX = uniqueName("engport");
@@ -17,12 +17,9 @@ const LOCAL_IMAGE = `${PREFIX}-local:1`;
 let engine: Engine;
 const images: string[] = [];
 
-/**
- * `docker run -d ARGS`: the containers here are only the tests' setup, so through the Engine API
- * where the flags allow (tests/support/docker-run.ts, as the fixture's `run`), else the CLI.
- */
-function run(args: string[]): void {
-  if (runShortcut(["run", "-d", ...args], sandbox().socketPath) === undefined) docker(["run", "-d", ...args]);
+/** The started container `<prefix>-<what>` of `image`, without a network: the tests' setup (runContainer). */
+function run(what: string, image: string, options: RunOptions = {}): void {
+  runContainer(name(what), image, { network: "none", ...options }, { socketPath: sandbox().socketPath });
 }
 
 async function rejection(promise: Promise<unknown>): Promise<{ kind: string; message: string }> {
@@ -119,7 +116,7 @@ describe("listing", () => {
     const reference = `${PREFIX}-moving:1`;
     const first = buildImage(reference, { push: false }).id;
     images.push(first);
-    run(["--name", name("moving"), "--network", "none", "--label", "x=1", reference]);
+    run("moving", reference, { labels: { x: "1" } });
     images.push(buildImage(reference, { push: false }).id);
     // the engine's own list now shows the old image's ID instead of the reference
     const raw = docker([
@@ -238,7 +235,7 @@ describe("lifecycle", () => {
   ];
 
   test("stop sends the given signal (the engine's API 1.41 has no signal on stop: kill, wait, then SIGKILL)", async () => {
-    run(["--name", name("signal"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
+    run("signal", LOCAL_IMAGE, { cmd: TRAP });
     await waitUntil(
       async () => (await engine.containerLogs(name("signal"), 10)).includes("ready"),
       20_000,
@@ -252,7 +249,7 @@ describe("lifecycle", () => {
   });
 
   test("stop without a signal uses the container's stop signal", async () => {
-    run(["--name", name("term"), "--network", "none", LOCAL_IMAGE, ...TRAP]);
+    run("term", LOCAL_IMAGE, { cmd: TRAP });
     await waitUntil(
       async () => (await engine.containerLogs(name("term"), 10)).includes("ready"),
       20_000,
@@ -263,9 +260,9 @@ describe("lifecycle", () => {
   });
 
   test("stopping with another signal does not let the restart policy bring the container back, and keeps the policy", async () => {
-    for (const policy of ["always", "on-failure"]) {
+    for (const policy of ["always", "on-failure"] as const) {
       const container = name(`restart-${policy}`);
-      run(["--name", container, "--network", "none", "--init", "--restart", policy, LOCAL_IMAGE, "/bin/sleep", "3600"]);
+      run(`restart-${policy}`, LOCAL_IMAGE, { init: true, restart: policy, cmd: ["/bin/sleep", "3600"] });
       // the init forwards signals once it has started its child: one sent before is ignored by
       // the kernel (a namespace's PID 1 without a handler), seen at load as exit 137 after 30 s
       await waitUntil(
@@ -283,18 +280,7 @@ describe("lifecycle", () => {
   });
 
   test("a signal equal to the container's own stop signal goes through the stop API", async () => {
-    run([
-      "--name",
-      name("own-signal"),
-      "--network",
-      "none",
-      "--restart",
-      "always",
-      "--stop-signal",
-      "SIGUSR1",
-      LOCAL_IMAGE,
-      ...TRAP,
-    ]);
+    run("own-signal", LOCAL_IMAGE, { restart: "always", stopSignal: "SIGUSR1", cmd: TRAP });
     await waitUntil(
       async () => (await engine.containerLogs(name("own-signal"), 10)).includes("ready"),
       20_000,
@@ -309,7 +295,7 @@ describe("lifecycle", () => {
 
   test("a container ignoring its stop signal is killed when the grace period ends", async () => {
     // sleep as PID 1 has no handlers: the kernel ignores SIGTERM and SIGUSR1 for it
-    run(["--name", name("stubborn"), "--network", "none", LOCAL_IMAGE, "/bin/sleep", "3600"]);
+    run("stubborn", LOCAL_IMAGE, { cmd: ["/bin/sleep", "3600"] });
     await engine.stopContainer(name("stubborn"), { timeoutMs: 1_000, signal: "SIGUSR1" });
     expect(inspect(name("stubborn")).State.ExitCode).toBe(137);
     docker(["start", name("stubborn")]);
@@ -333,7 +319,7 @@ describe("lifecycle", () => {
   });
 
   test("removing a running container needs force; the error says why", async () => {
-    run(["--name", name("running"), "--network", "none", LOCAL_IMAGE]);
+    run("running", LOCAL_IMAGE);
     const error = await rejection(engine.removeContainer(name("running")));
     expect(error.kind).toBe("engine");
     expect(error.message).toStartWith(`remove container ${name("running")}: `);
@@ -354,7 +340,7 @@ describe("logs", () => {
   const PRINT = ["sh", "-c", "for i in 1 2 3 4 5; do echo out$i; echo err$i >&2; done; sleep 3600"];
 
   test("without a TTY: stdout and stderr demultiplexed, the last N lines", async () => {
-    run(["--name", name("logs"), "--network", "none", LOCAL_IMAGE, ...PRINT]);
+    run("logs", LOCAL_IMAGE, { cmd: PRINT });
     await waitUntil(async () => (await engine.containerLogs(name("logs"), 100)).includes("err5"), 20_000, "the output");
     const all = await engine.containerLogs(name("logs"), 100);
     expect(all.split("\n").sort()).toEqual([
@@ -376,7 +362,7 @@ describe("logs", () => {
   });
 
   test("exec: a command that prints without end is read to its end, its output kept up to 1 MiB", async () => {
-    run(["--name", name("exec"), "--network", "none", LOCAL_IMAGE, "sleep", "3600"]);
+    run("exec", LOCAL_IMAGE, { cmd: ["sleep", "3600"] });
     const line = "x".repeat(999);
     const ran = await engine.exec(
       name("exec"),
@@ -390,7 +376,7 @@ describe("logs", () => {
   });
 
   test("with a TTY: the raw text", async () => {
-    run(["-t", "--name", name("tty"), "--network", "none", LOCAL_IMAGE, "sh", "-c", "echo one; echo two; sleep 3600"]);
+    run("tty", LOCAL_IMAGE, { tty: true, cmd: ["sh", "-c", "echo one; echo two; sleep 3600"] });
     await waitUntil(async () => (await engine.containerLogs(name("tty"), 10)).includes("two"), 20_000, "the output");
     expect(await engine.containerLogs(name("tty"), 2)).toBe("one\ntwo");
   });
@@ -398,16 +384,13 @@ describe("logs", () => {
 
 describe("archives", () => {
   test("readArchive streams the engine's tar of a folder, byte for byte what the engine sends", async () => {
-    run([
-      "--name",
-      name("archive"),
-      "--network",
-      "none",
-      LOCAL_IMAGE,
-      "sh",
-      "-c",
-      "mkdir /data && busybox dd if=/dev/urandom of=/data/blob bs=1024 count=3000 2>/dev/null && echo hi > /data/small && sleep 3600",
-    ]);
+    run("archive", LOCAL_IMAGE, {
+      cmd: [
+        "sh",
+        "-c",
+        "mkdir /data && busybox dd if=/dev/urandom of=/data/blob bs=1024 count=3000 2>/dev/null && echo hi > /data/small && sleep 3600",
+      ],
+    });
     await waitUntil(
       () => docker(["exec", name("archive"), "test", "-e", "/data/small"], { allowFailure: true }).code === 0,
       20_000,
@@ -422,7 +405,7 @@ describe("archives", () => {
   });
 
   test("a path the container does not have is the engine's error, with its message", async () => {
-    run(["--name", name("archive-missing"), "--network", "none", LOCAL_IMAGE, "sleep", "3600"]);
+    run("archive-missing", LOCAL_IMAGE, { cmd: ["sleep", "3600"] });
     const error = await rejection(engine.readArchive(name("archive-missing"), "/no-such-folder"));
     expect(error.kind).toBe("engine");
     expect(error.message).toContain("no-such-folder");

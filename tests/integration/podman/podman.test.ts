@@ -101,26 +101,15 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
     chmodSync(bind, 0o755);
     chmodSync(join(bind, "f"), 0o644);
     // made through the compatible API, as docker and docker-compose make them on Podman
-    fx.run("data", v1.ref, [
-      "-v",
-      `${named}:/named`,
-      "-v",
-      `${bind}:/bind`,
-      "-v",
-      "/anon",
-      "--restart",
-      "on-failure:3",
-      "--health-cmd",
-      "true",
-      "--health-interval",
-      "1s",
-      "-e",
-      "USER_SET=1",
-      "--label",
-      "app=demo",
-      "--stop-timeout",
-      "7",
-    ]);
+    fx.run("data", v1.ref, {
+      restart: "on-failure:3",
+      stopTimeout: 7,
+      labels: { app: "demo" },
+      env: { USER_SET: "1" },
+      binds: [`${named}:/named`, `${bind}:/bind`],
+      volumes: ["/anon"],
+      healthcheck: { cmd: "true", intervalMs: 1000 },
+    });
     docker(["exec", name, "sh", "-c", "echo named > /named/f; echo anon > /anon/f; echo image > /data/f"]);
     const before = { compat: inspect(name), libpod: libpodInspect(name) };
     const v2 = fx.image("data", { changes });
@@ -256,7 +245,7 @@ describe.skipIf(!onPodman)(`svc on Podman ${version}, ${how}`, () => {
   test("a container systemd runs (label PODMAN_SYSTEMD_UNIT) is left to systemd, reported with the command", async () => {
     const v1 = fx.image("unit", { changes: [QUICK_STOP_CMD] });
     // as `podman generate systemd` and quadlet label a container systemd runs
-    const unit = fx.run("unit", v1.ref, ["--label", "PODMAN_SYSTEMD_UNIT=app.service"]);
+    const unit = fx.run("unit", v1.ref, { labels: { PODMAN_SYSTEMD_UNIT: "app.service" } });
     const before = inspect(unit).Id;
     fx.image("unit", { changes: [QUICK_STOP_CMD] });
     const run = await runSvc([...baseFlags(), "--run-once", unit]);

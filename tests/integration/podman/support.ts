@@ -35,7 +35,7 @@ export function entryIn(output: string, name: string): Json | undefined {
 export async function guardedApp(fx: Fixture, what: string) {
   const name = fx.name(what);
   const v1 = fx.image(what, { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`] });
-  fx.run(what, v1.ref, ["-v", `${fx.volume(what)}:/data`]);
+  fx.run(what, v1.ref, { binds: [`${fx.volume(what)}:/data`] });
   await waitForVersion(name, "v1");
   const before = decorate(name);
   fx.image(what, { changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exit 3`])}`] });

@@ -142,7 +142,7 @@ describe.skipIf(!onPodman || unitUser === "")("a container a real systemd runs (
 
       // a container's own label naming a unit that runs another container: not proven, left alone
       const c1 = fx.image("unit-claim", { changes: [QUICK_STOP_CMD] });
-      const claim = fx.run("unit-claim", c1.ref, ["--label", `PODMAN_SYSTEMD_UNIT=${unit}`]);
+      const claim = fx.run("unit-claim", c1.ref, { labels: { PODMAN_SYSTEMD_UNIT: unit } });
       const claimId = inspect(claim).Id;
       fx.image("unit-claim", { changes: [QUICK_STOP_CMD] });
       const claimed = await svcAsUser(claim);

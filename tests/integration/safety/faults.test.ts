@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { freePort } from "../../harness.ts";
+import type { RestartPolicy } from "../../support/fixture.ts";
 import {
   App,
   describeState,
@@ -38,7 +39,7 @@ useOwnSandbox();
 // 2. faults of the engine and the registry, and bad new images
 
 describe("the new image fails a rollback check: the old container comes back (process level)", () => {
-  const cases: { step: string; image: string[]; restart?: string; reason: RegExp; logs?: string }[] = [
+  const cases: { step: string; image: string[]; restart?: RestartPolicy; reason: RegExp; logs?: string }[] = [
     {
       step: "non-zero exit",
       image: [`CMD ["/bin/sh","-c","echo exit-three >&2; exit 3"]`],
@@ -364,7 +365,7 @@ describe("a second svc instance on the same engine", () => {
     // healthy only after 4 s: the scoped instance is still watching it (startup_timeout 60 s, and
     // probes given 10 s each: an exec can take seconds at load)
     const app = new App("scope", {
-      extraArgs: ["-l", "svc.scope=blue"],
+      labels: { "svc.scope": "blue" },
       newImage: [
         `CMD ["/bin/sh","-c","trap 'exit 0' TERM; (sleep 4; touch /tmp/ready) & sleep 3600 & wait"]`,
         "HEALTHCHECK --interval=1s --timeout=10s --retries=30 CMD test -f /tmp/ready",

@@ -11,7 +11,7 @@ describe("SIGKILL at each step of a rollback, then a restart repairs it", () => 
   // the same, on the way back: the new image exits, svc is rolling back when it is killed
   const failing = {
     newImage: [`CMD ["/bin/sh","-c","echo failing image >&2; exit 3"]`],
-    restart: "no",
+    restart: "no" as const,
     expectFinal: "old" as const,
     expectFinalExit: 1,
   };

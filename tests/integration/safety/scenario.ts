@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, expect, setDefaultTimeout } from "bun:t
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { RestartPolicy } from "../../support/fixture.ts";
 import {
   apiPath,
   endOfTest,
@@ -75,9 +76,9 @@ export interface AppOptions {
   newImage?: string[];
   /** image changes of the OLD image */
   oldImage?: string[];
-  restart?: string;
-  /** also label it, e.g. svc.scope */
-  extraArgs?: string[];
+  restart?: RestartPolicy;
+  /** more labels, e.g. svc.scope */
+  labels?: Record<string, string>;
   /** run `:1.0.0` with svc.tag_policy=semver:minor, the newer image being `:1.1.0` (a tag move) */
   tagPolicy?: boolean;
 }
@@ -105,31 +106,19 @@ export class App {
     this.oldImageId = sb.buildImage(this.ref, options.oldImage ?? [QUICK_CMD]);
     this.images.push(this.oldImageId);
     sb.docker(["network", "create", this.network]);
-    sb.docker([
-      "run",
-      "-d",
-      "--name",
-      this.name,
-      "--network",
-      this.network,
-      "--network-alias",
-      `${this.name}-alias`,
-      "-e",
-      "FOO=bar",
-      "-e",
-      "MODE=safety",
-      "-l",
-      "com.example.owner=safety",
-      "-l",
-      "com.example.tier=test",
-      "-v",
-      `${this.bind}:/data`,
-      "--restart",
-      options.restart ?? "unless-stopped",
-      ...(options.extraArgs ?? []),
-      ...(options.tagPolicy ? ["-l", "svc.tag_policy=semver:minor"] : []),
-      this.ref,
-    ]);
+    sb.run(this.name, this.ref, {
+      network: this.network,
+      aliases: [`${this.name}-alias`],
+      env: { FOO: "bar", MODE: "safety" },
+      labels: {
+        "com.example.owner": "safety",
+        "com.example.tier": "test",
+        ...options.labels,
+        ...(options.tagPolicy ? { "svc.tag_policy": "semver:minor" } : {}),
+      },
+      binds: [`${this.bind}:/data`],
+      restart: options.restart ?? "unless-stopped",
+    });
     this.before = sb.inspect(this.name);
     this.publishNew(options.newImage ?? [QUICK_CMD]);
   }

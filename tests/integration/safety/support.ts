@@ -15,9 +15,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { freePort, importImage, pushImage, uniqueName, waitUntil } from "../../harness.ts";
-import { runShortcut } from "../../support/docker-run.ts";
 import { shortcut } from "../../support/docker-shortcuts.ts";
 import { engineRequest } from "../../support/engine-api.ts";
+import { type RunOptions, runContainer } from "../../support/fixture.ts";
 import { svcCommand } from "../../support/svc-command.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -169,8 +169,8 @@ export class PrivateSandbox {
   }
 
   /**
-   * The docker CLI against this engine; inspect, logs, rm -f, run -d and network create/rm through
-   * its API where the CLI's answer is certain (tests/support/docker-shortcuts.ts, docker-run.ts):
+   * The docker CLI against this engine; inspect, logs, rm -f and network create/rm through its API
+   * where the CLI's answer is certain (tests/support/docker-shortcuts.ts):
    * an engine that is down, or anything else, goes to the CLI itself.
    */
   docker(args: string[], options: { allowFailure?: boolean } = {}): RunResult {
@@ -192,14 +192,15 @@ export class PrivateSandbox {
     return result;
   }
 
-  /** `run -d ...` (prints the ID), `network create NAME` (the ID) and `network rm NAME` (the name). */
+  /** A started container on this engine, as the fixture's `run` makes one (without its defaults). */
+  run(name: string, image: string, options: RunOptions = {}): string {
+    return runContainer(name, image, options, { socketPath: this.socketPath });
+  }
+
+  /** `network create NAME` (prints the ID) and `network rm NAME` (the name). */
   private apiShortcut(args: string[]): RunResult | undefined {
     const done = (stdout: string): RunResult => ({ code: 0, stdout, stderr: "" });
     try {
-      if (args[0] === "run") {
-        const id = runShortcut(args, this.socketPath);
-        return id === undefined ? undefined : done(id);
-      }
       if (args[0] !== "network" || args.length !== 3 || args[2]!.startsWith("-")) return undefined;
       if (args[1] === "create") {
         // What `docker network create NAME` sends (the default driver).

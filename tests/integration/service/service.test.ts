@@ -18,6 +18,7 @@ import {
   uniqueName,
   waitUntil,
 } from "../../harness.ts";
+import { type RunOptions, runContainer } from "../../support/fixture.ts";
 import { svcCommand } from "../../support/svc-command.ts";
 import { tempDir } from "../../temp.ts";
 
@@ -33,24 +34,18 @@ afterAll(() => {
 });
 
 /** A container of our own from a fresh image; `newer` publishes a newer image under its tag. */
-function makeContainer(label: string, options: { cmd?: string; runArgs?: string[] } = {}) {
+function makeContainer(label: string, options: { cmd?: string; healthcheck?: RunOptions["healthcheck"] } = {}) {
   const name = `${PREFIX}-${label}`;
   const reference = `${sandbox().registry}/${name}:latest`;
   const changes = options.cmd ? [`CMD ${options.cmd}`] : undefined;
   const first = buildImage(reference, { changes });
   images.push(reference, first.id);
-  docker([
-    "run",
-    "-d",
-    "--name",
+  runContainer(
     name,
-    "--network",
-    "none",
-    "--label",
-    `svc.scope=${name}`,
-    ...(options.runArgs ?? []),
     reference,
-  ]);
+    { network: "none", labels: { "svc.scope": name }, healthcheck: options.healthcheck },
+    { socketPath: sandbox().socketPath },
+  );
   const newer = (cmd?: string) => {
     const built = buildImage(reference, { changes: cmd ? [`CMD ${cmd}`] : changes });
     images.push(built.id);
@@ -227,7 +222,7 @@ describe("signals", () => {
     const slow = '["/bin/sh","-c","sleep 3; echo ok > /ok; exec sleep 3600"]';
     const app = makeContainer("term", {
       cmd: slow,
-      runArgs: ["--health-cmd", "test -f /ok", "--health-interval", "1s", "--health-retries", "30"],
+      healthcheck: { cmd: "test -f /ok", intervalMs: 1000, retries: 30 },
     });
     await waitUntil(
       () => inspect(app.name).State.Health?.Status === "healthy",
@@ -275,7 +270,7 @@ describe("signals", () => {
     // The new container removes the shell its healthcheck needs, so it stays "starting" (1000
     // retries): without the second signal svc would wait the whole 5-minute startup timeout.
     const app = makeContainer("twice", {
-      runArgs: ["--health-cmd", "test -f /bin/sh", "--health-interval", "1s", "--health-retries", "1000"],
+      healthcheck: { cmd: "test -f /bin/sh", intervalMs: 1000, retries: 1000 },
     });
     await waitUntil(
       () => inspect(app.name).State.Health?.Status === "healthy",
@@ -322,7 +317,7 @@ describe("one cycle at a time, with the real updater", () => {
     const slow = '["/bin/sh","-c","sleep 3; echo ok > /ok; exec sleep 3600"]';
     const app = makeContainer("fifty", {
       cmd: slow,
-      runArgs: ["--health-cmd", "test -f /ok", "--health-interval", "1s", "--health-retries", "30"],
+      healthcheck: { cmd: "test -f /ok", intervalMs: 1000, retries: 30 },
     });
     app.newer();
     const port = freePort();

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { inspect } from "../../harness.ts";
+import type { RunOptions } from "../../support/fixture.ts";
 import {
   confirm,
   type Dashboard,
@@ -27,7 +28,7 @@ afterAll(async () => {
   await ui?.close();
 }, 120_000);
 
-const staleContainer = (what: string, args: string[] = []) => ui.staleContainer(what, args);
+const staleContainer = (what: string, options: RunOptions = {}) => ui.staleContainer(what, options);
 /**
  * The longest a cycle the page started may take to say it ended: a hang limit, not a speed (a
  * cycle of a few seconds alone took over a minute at the load of the test run's legs).
@@ -62,7 +63,7 @@ describe("the dashboard in a browser", () => {
     const stale = staleContainer("stale");
     const v1 = ui.fx.image("later");
     const later = ui.run("later", v1.ref);
-    const ignored = ui.run("ignored", v1.ref, ["--label", "svc.enable=false"]);
+    const ignored = ui.run("ignored", v1.ref, { labels: { "svc.enable": "false" } });
     const page = await ui.open();
     const row = await rowOf(page, stale.name);
     const badge = row.locator(".badge.kind-digest");
@@ -86,7 +87,7 @@ describe("the dashboard in a browser", () => {
 
   test("update from the page: it asks first, shows the cycle's steps while it runs, then docker inspect shows the new image; roll back puts the old one back", async () => {
     // a pre_update hook that takes a moment: the step the page shows while the cycle runs
-    const c = staleContainer("update", ["--label", "svc.hooks.pre_update=sleep 2"]);
+    const c = staleContainer("update", { labels: { "svc.hooks.pre_update": "sleep 2" } });
     const page = await ui.open();
     const other = await ui.open();
     await rowOf(page, c.name);
@@ -135,7 +136,7 @@ describe("the dashboard in a browser", () => {
 
   test("an update asked in another tab while a cycle runs is queued: said, shown pending, then run and the row loaded again", async () => {
     // a pre_update hook that takes a moment: the first update is still running when the second is asked for
-    const first = staleContainer("first", ["--label", "svc.hooks.pre_update=sleep 3"]);
+    const first = staleContainer("first", { labels: { "svc.hooks.pre_update": "sleep 3" } });
     const second = staleContainer("queued");
     const page = await ui.open();
     const other = await ui.open();
@@ -230,7 +231,7 @@ describe("the dashboard in a browser", () => {
   test('a built service shows "built here" and its bases; a base moved, why it is not rebuilt', async () => {
     const base = ui.fx.image("bbase");
     const image = ui.fx.image("built");
-    const name = ui.run("built", image.ref, ["--label", `svc.build.base=${base.ref}`]);
+    const name = ui.run("built", image.ref, { labels: { "svc.build.base": base.ref } });
     const page = await ui.open();
     const row = await rowOf(page, name);
     const marker = row.locator(".marker", { hasText: "built here" });
@@ -252,7 +253,7 @@ describe("the dashboard in a browser", () => {
   test("a label holding markup is shown as those characters, never run", async () => {
     const hostile = `<img src=x onerror="window.__svcPwned=1">`;
     const v1 = ui.fx.image("hostile");
-    const name = ui.run("hostile", v1.ref, ["--label", `svc.min_image_age=${hostile}`]);
+    const name = ui.run("hostile", v1.ref, { labels: { "svc.min_image_age": hostile } });
     const page = await ui.open();
     const row = await rowOf(page, name);
     await row.locator(".reason").waitFor();

@@ -45,7 +45,7 @@ test("roll back with its data: the dialog says what is lost, and v1 runs on its 
     changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`],
   });
   const volume = ui.fx.volume("app-data");
-  const name = ui.run("app", v1.ref, ["-v", `${volume}:/data`]);
+  const name = ui.run("app", v1.ref, { binds: [`${volume}:/data`] });
   await versionIn(name, "v1");
   ui.fx.image("app", {
     changes: [`CMD ${JSON.stringify(["/bin/sh", "-c", `test -e /data/new || (${MIGRATE_V2}); exec sleep 3600`])}`],

@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { docker, inspect, sandbox } from "../../harness.ts";
+import type { RunOptions } from "../../support/fixture.ts";
 import { tempDir } from "../../temp.ts";
 import { confirm, type Dashboard, noticeSaying, PHONE, rowOf, signInWith, startDashboard } from "./support.ts";
 
@@ -37,19 +38,18 @@ afterAll(async () => {
   await ui?.close();
 }, 120_000);
 
-const staleContainer = (what: string, args: string[] = []) => ui.staleContainer(what, args);
+const staleContainer = (what: string, options: RunOptions = {}) => ui.staleContainer(what, options);
 
 const textOf = (page: import("playwright-core").Page) => page.evaluate<string>("document.body.innerText");
 
 describe("the page a person keeps open", () => {
   test("the summary counts updates by kind, held and failed, and each count filters the table", async () => {
     const digest = staleContainer("digest");
-    const held = staleContainer("held", ["--label", "svc.monitor_only=true"]);
+    const held = staleContainer("held", { labels: { "svc.monitor_only": "true" } });
     ui.fx.image("major", { tag: "1.0.0" });
-    const major = ui.run("major", ui.fx.image("major", { tag: "1.0.0" }).ref, [
-      "--label",
-      "svc.tag_policy=semver:major",
-    ]);
+    const major = ui.run("major", ui.fx.image("major", { tag: "1.0.0" }).ref, {
+      labels: { "svc.tag_policy": "semver:major" },
+    });
     ui.fx.image("major", { tag: "2.0.0" });
     const fresh = ui.run("fresh", ui.fx.image("fresh").ref);
     const page = await ui.open();
@@ -293,7 +293,7 @@ describe("the page a person keeps open", () => {
   }, 120_000);
 
   test("no raw timestamp or full digest in the page's text; on a phone, nothing scrolls sideways", async () => {
-    staleContainer("words", ["--label", "svc.min_image_age=72h"]);
+    staleContainer("words", { labels: { "svc.min_image_age": "72h" } });
     for (const viewport of [undefined, PHONE]) {
       const page = await ui.open(viewport ? { viewport } : {});
       await page.locator("tr[data-container]").first().waitFor();

@@ -46,19 +46,7 @@ beforeAll(async () => {
     `CMD ${JSON.stringify(["/bin/sh", "-c", `${WRITE_V1}; exec sleep 3600`])}`,
     "LABEL org.opencontainers.image.version=1.0.0",
   ]);
-  peerEngine.docker([
-    "run",
-    "-d",
-    "--name",
-    name,
-    "--network",
-    "none",
-    "--label",
-    `svc.scope=${ui.scope}`,
-    "-v",
-    `${name}-data:/data`,
-    image,
-  ]);
+  peerEngine.run(name, image, { network: "none", labels: { "svc.scope": ui.scope }, binds: [`${name}-data:/data`] });
   await dataVersion("v1");
   v2Id = peerEngine.buildImage(image, [
     `CMD ${JSON.stringify(["/bin/sh", "-c", `test -e /data/new || (${MIGRATE_V2}); exec sleep 3600`])}`,

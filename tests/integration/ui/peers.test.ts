@@ -36,7 +36,7 @@ beforeAll(async () => {
   ui.run("web", ui.fx.image("web").ref);
   peerImage = `${peerEngine.registry}/${name}:latest`;
   peerEngine.buildImage(peerImage, [QUICK_STOP_CMD]);
-  peerEngine.docker(["run", "-d", "--name", name, "--network", "none", "--label", `svc.scope=${ui.scope}`, peerImage]);
+  peerEngine.run(name, peerImage, { network: "none", labels: { "svc.scope": ui.scope } });
   peerSvc = await startPeerSvc(peerEngine.dockerHost, ui.scope, peerToken, peerPort);
 }, 180_000);
 

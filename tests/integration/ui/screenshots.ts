@@ -8,6 +8,7 @@
  */
 import { join, resolve } from "node:path";
 import { buildImage, docker, sandbox } from "../../harness.ts";
+import { runContainer } from "../../support/fixture.ts";
 import { QUICK_STOP_CMD } from "../e2e/support.ts";
 import { DESKTOP, PHONE, rowOf, startDashboard } from "./support.ts";
 
@@ -28,11 +29,12 @@ function demo(
   const ref = `${registry}/demo/${repository}:${tag}`;
   buildImage(ref, { changes: [QUICK_STOP_CMD, ...imageLabels.map((label) => `LABEL ${label}`)] });
   references.push(ref);
-  const labelArgs = Object.entries({ "svc.scope": ui.scope, ...labels }).flatMap(([key, value]) => [
-    "--label",
-    `${key}=${value}`,
-  ]);
-  docker(["run", "-d", "--name", name, "--network", "none", ...labelArgs, ref]);
+  runContainer(
+    name,
+    ref,
+    { network: "none", labels: { "svc.scope": ui.scope, ...labels } },
+    { socketPath: sandbox().socketPath },
+  );
   names.push(name);
   return ref;
 }

@@ -6,6 +6,7 @@
  */
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { freePort } from "../../harness.ts";
+import type { RunOptions } from "../../support/fixture.ts";
 import { baseFlags, Fixture, type SvcProcess, startSvc, stopAll, waitForPort } from "../e2e/support.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
@@ -33,10 +34,10 @@ export interface Dashboard {
   browser: BrowserContext;
   /** a new tab, signed in when `signIn` is true */
   open(options?: { signIn?: boolean; viewport?: { width: number; height: number } }): Promise<Page>;
-  /** `docker run` with this file's scope label */
-  run(what: string, image: string, args?: string[]): string;
+  /** a container with this file's scope label (the fixture's `run`) */
+  run(what: string, image: string, options?: RunOptions): string;
   /** a running container (of this file's scope) with a newer image of its tag in the registry */
-  staleContainer(what: string, args?: string[]): { name: string; oldId: string; newId: string };
+  staleContainer(what: string, options?: RunOptions): { name: string; oldId: string; newId: string };
   close(): Promise<void>;
 }
 
@@ -61,8 +62,8 @@ export async function startDashboard(what: string, extraFlags: string[] = []): P
   await waitForPort(port, svc);
   const browser = await (await sharedChromium()).newContext({ viewport: DESKTOP });
   const url = `http://127.0.0.1:${port}/`;
-  const run = (name: string, image: string, args: string[] = []) =>
-    fx.run(name, image, ["--label", `svc.scope=${scope}`, ...args]);
+  const run = (name: string, image: string, options: RunOptions = {}) =>
+    fx.run(name, image, { ...options, labels: { "svc.scope": scope, ...options.labels } });
   return {
     fx,
     svc,
@@ -78,9 +79,9 @@ export async function startDashboard(what: string, extraFlags: string[] = []): P
       return page;
     },
     run,
-    staleContainer(what, args = []) {
+    staleContainer(what, options = {}) {
       const v1 = fx.image(what);
-      const name = run(what, v1.ref, args);
+      const name = run(what, v1.ref, options);
       const v2 = fx.image(what);
       return { name, oldId: v1.id, newId: v2.id };
     },

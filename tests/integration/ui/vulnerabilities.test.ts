@@ -69,7 +69,7 @@ test("the badge and the lists under the release notes; the held update applied b
 test("min_image_age passed over for an update that fixes a high one, said on the badge", async () => {
   const ref = `${sandbox().registry}/${ui.fx.name("vaged")}:latest`;
   debianImage(ref, dpkgStatus("2.36-9+deb12u1", "3.0.20-1"));
-  const name = ui.run("vaged", ref, ["--label", "svc.min_image_age=72h"]);
+  const name = ui.run("vaged", ref, { labels: { "svc.min_image_age": "72h" } });
   debianImage(ref, dpkgStatus("2.36-9+deb12u4", "3.0.20-1"));
 
   const page = await ui.open();

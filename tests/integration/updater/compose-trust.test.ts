@@ -55,7 +55,7 @@ describe.skipIf(!composeWorks)("compose labels an image carries name no file svc
     });
     const before = `services:\n  web:\n    image: ${r.v1.ref} # the host's own file\n`;
     writeFileSync(file, before);
-    const name = fx.run("plain", r.v1.ref, ["-l", "svc.tag_policy=semver:minor"]);
+    const name = fx.run("plain", r.v1.ref, { labels: { "svc.tag_policy": "semver:minor" } });
     // the engine gave the container its image's compose labels
     expect(inspect(name).Config.Labels["com.docker.compose.project.config_files"]).toBe(file);
     const idBefore = inspect(name).Id;

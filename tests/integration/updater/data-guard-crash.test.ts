@@ -40,7 +40,7 @@ describe("killed during the data guard's work, repaired by the next start", () =
     test(fault, async () => {
       const volume = fx.volume(`${fault}-vol`);
       const v1 = fx.image(fault, { changes: V1_CHANGES });
-      const name = fx.run(fault, v1.ref, ["-v", `${volume}:/data`]);
+      const name = fx.run(fault, v1.ref, { binds: [`${volume}:/data`] });
       await waitForVersion(name, "v1");
       const before = manifestOf(name);
       fx.image(fault, { changes: V2_CHANGES });

@@ -22,7 +22,7 @@ const V2_CHANGES = [
 async function updatedToV2(what: string, clock: { now: number }) {
   const volume = fx.volume(`${what}-vol`);
   const v1 = fx.image(what, { changes: V1_CHANGES });
-  const app = fx.run(what, v1.ref, ["-v", `${volume}:/data`]);
+  const app = fx.run(what, v1.ref, { binds: [`${volume}:/data`] });
   await waitForVersion(app, "v1");
   const before = decorate(app);
   const v2 = fx.image(what, { changes: V2_CHANGES });

@@ -17,16 +17,17 @@ import {
 import { createDockerEngine } from "../../../src/engine/index.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { docker, sandbox } from "../../harness.ts";
+import type { RunOptions } from "../../support/fixture.ts";
 import { decorate, MIGRATE_V2, manifestOf, runOn, WRITE_V1, waitForVersion } from "./data-guard-support.ts";
 import { Fixture, inspect } from "./support.ts";
 
 const fx = new Fixture();
 afterAll(() => fx.cleanup(), 120_000);
 
-async function roundTrip(what: string, mountArgs: string[]) {
+async function roundTrip(what: string, mounts: RunOptions) {
   const engine = await createDockerEngine({ host: sandbox().dockerHost } as never, silentLogger);
   const image = fx.image(what);
-  const app = fx.run(what, image.ref, mountArgs, ["sh", "-c", `${WRITE_V1}; exec sleep 3600`]);
+  const app = fx.run(what, image.ref, { ...mounts, cmd: ["sh", "-c", `${WRITE_V1}; exec sleep 3600`] });
   await waitForVersion(app, "v1");
   const before = decorate(app);
   docker(["stop", "-t", "0", app]);
@@ -69,11 +70,11 @@ async function roundTrip(what: string, mountArgs: string[]) {
 describe("data guard: copy and restore in the engine", () => {
   test("a named volume comes back exactly as v1 left it", async () => {
     const volume = fx.volume("named");
-    await roundTrip("named", ["-v", `${volume}:/data`]);
+    await roundTrip("named", { binds: [`${volume}:/data`] });
   }, 180_000);
 
   test("an anonymous volume too; a damaged copy is refused before anything is touched", async () => {
-    const { engine, store, copy, app } = await roundTrip("anon", ["-v", "/data"]);
+    const { engine, store, copy, app } = await roundTrip("anon", { volumes: ["/data"] });
     docker(["stop", "-t", "0", app]);
     const before = manifestOf(app);
     writeFileSync(join(copy.dir, copy.manifest.mounts[0]!.file), "not the archive");

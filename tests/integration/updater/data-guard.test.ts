@@ -10,6 +10,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { docker } from "../../harness.ts";
+import type { RunOptions } from "../../support/fixture.ts";
 import { decorate, MIGRATE_V2, manifestOf, WRITE_V1, waitForVersion } from "./data-guard-support.ts";
 import { entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
@@ -28,10 +29,10 @@ const V2_CHANGES = [
   `CMD ${JSON.stringify(["/bin/sh", "-c", `${MIGRATE_V2}; exec sleep 3600`])}`,
 ];
 
-/** v1 running with its data on `mountArgs`, v2 pushed; returns what an update needs. */
-async function setUp(what: string, mountArgs: string[]) {
+/** v1 running with its data on `mounts`, v2 pushed; returns what an update needs. */
+async function setUp(what: string, mounts: RunOptions) {
   const v1 = fx.image(what, { changes: V1_CHANGES });
-  const app = fx.run(what, v1.ref, mountArgs);
+  const app = fx.run(what, v1.ref, mounts);
   await waitForVersion(app, "v1");
   const before = decorate(app);
   const v2 = fx.image(what, { changes: V2_CHANGES });
@@ -49,8 +50,8 @@ function readsOwnData(app: string): string {
 
 describe("data guard in an update rolled back", () => {
   for (const [kind, args] of [
-    ["named", (volume: string) => ["-v", `${volume}:/data`]],
-    ["anonymous", () => ["-v", "/data"]],
+    ["named", (volume: string): RunOptions => ({ binds: [`${volume}:/data`] })],
+    ["anonymous", (): RunOptions => ({ volumes: ["/data"] })],
   ] as const) {
     test(`${kind === "named" ? "a named" : "an anonymous"} volume: v1 runs again on its own data, byte for byte`, async () => {
       const volume = fx.volume(`${kind}-vol`);
@@ -84,7 +85,7 @@ describe("data guard in an update rolled back", () => {
 
   test("bind mounts: left alone with `volumes`, copied and restored with `all`", async () => {
     const host = fx.tempDir("bind-src");
-    const s = await setUp("bind", ["-v", `${host}:/data`]);
+    const s = await setUp("bind", { binds: [`${host}:/data`] });
     const only = await makeUpdater({
       containers: [s.app],
       data_guard: "volumes",
@@ -115,7 +116,7 @@ describe("data guard in an update rolled back", () => {
 
   test("the label svc.data_guard turns it on for one container", async () => {
     const volume = fx.volume("label-vol");
-    const s = await setUp("label", ["-v", `${volume}:/data`, "-l", "svc.data_guard=volumes"]);
+    const s = await setUp("label", { labels: { "svc.data_guard": "volumes" }, binds: [`${volume}:/data`] });
     const h = await makeUpdater({ containers: [s.app], data_guard_dir: s.dir, rollback: { startup_timeout: 20_000 } });
     const entry = expectState(await h.updater.run("api"), s.app, "rolled_back");
     expect(entry.data_guard).toMatchObject({ restored: true });
@@ -126,7 +127,7 @@ describe("data guard in an update rolled back", () => {
 describe("data guard: a copy that does not fit", () => {
   test("over data_guard_max_size with hold: the update waits, untouched, with the numbers", async () => {
     const volume = fx.volume("hold-vol");
-    const s = await setUp("hold", ["-v", `${volume}:/data`]);
+    const s = await setUp("hold", { binds: [`${volume}:/data`] });
     const h = await makeUpdater({
       containers: [s.app],
       data_guard: "volumes",
@@ -144,7 +145,7 @@ describe("data guard: a copy that does not fit", () => {
 
   test("over data_guard_max_size with skip: updated without a copy, said in the report", async () => {
     const volume = fx.volume("skip-vol");
-    const s = await setUp("skip", ["-v", `${volume}:/data`]);
+    const s = await setUp("skip", { binds: [`${volume}:/data`] });
     const h = await makeUpdater({
       containers: [s.app],
       data_guard: "volumes",
@@ -161,7 +162,7 @@ describe("data guard: a copy that does not fit", () => {
 
   test("a destination too small (a 2 MiB filesystem of the test's own): held, nothing left in it", async () => {
     const volume = fx.volume("small-vol");
-    const s = await setUp("small", ["-v", `${volume}:/data`]);
+    const s = await setUp("small", { binds: [`${volume}:/data`] });
     const small = fx.tempDir("small-fs");
     const mountedFs = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", small], {
       stderr: "pipe",
@@ -181,7 +182,7 @@ describe("data guard: a copy that does not fit", () => {
 test("the report of an update that passes: the copy's size and the downtime it added", async () => {
   const volume = fx.volume("pass-vol");
   const v1 = fx.image("pass", { changes: V1_CHANGES });
-  const app = fx.run("pass", v1.ref, ["-v", `${volume}:/data`]);
+  const app = fx.run("pass", v1.ref, { binds: [`${volume}:/data`] });
   await waitForVersion(app, "v1");
   const v2 = fx.image("pass", { changes: V1_CHANGES });
   const dir = join(fx.tempDir("pass-copies"), "copies");
@@ -203,7 +204,7 @@ test.skipIf(!unshareWorks)(
   "where the engine does not see the copies' folder: held before anything stops, the reason naming the mount",
   async () => {
     const volume = fx.volume("apart-vol");
-    const s = await setUp("apart", ["-v", `${volume}:/data`]);
+    const s = await setUp("apart", { binds: [`${volume}:/data`] });
     const startedAt = inspect(s.app).State.StartedAt;
     mkdirSync(s.dir, { recursive: true });
     const script = `mount -t tmpfs -o mode=0700 tmpfs "$1" && bun "$2" "$3" none && echo && echo --- && ls -A "$1"`;

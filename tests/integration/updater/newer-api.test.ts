@@ -19,14 +19,11 @@ describe.skipIf(compareApiVersions(api, "1.48") < 0)(`an engine speaking API ${a
     const v1 = fx.image("app");
     const front = fx.network("front");
     const back = fx.network("back");
-    const app = fx.run("app", v1.ref, [
-      "--network",
-      `name=${front}`,
-      "--network",
-      `name=${back},gw-priority=10,mac-address=${MAC}`,
-      "--mount",
-      `type=image,source=${seed.ref},target=/seed`,
-    ]);
+    const app = fx.run("app", v1.ref, {
+      network: front,
+      moreNetworks: { [back]: { gwPriority: 10, macAddress: MAC } },
+      mounts: [{ Type: "image", Source: seed.ref, Target: "/seed" }],
+    });
     const before = inspect(app);
     expect(before.NetworkSettings.Networks[back].GwPriority).toBe(10);
     const v2 = fx.image("app");

@@ -10,24 +10,19 @@ describe("dependency order", () => {
     const dbImage = fx.image("db");
     const appImage = fx.image("web");
     const net = fx.network("net");
-    const db = fx.run("db", dbImage.ref, [
-      "--network",
-      net,
-      "-l",
-      "com.docker.compose.project=" + fx.prefix,
-      "-l",
-      "com.docker.compose.service=database",
-    ]);
-    const web = fx.run("web", appImage.ref, ["--network", net, "--link", `${db}:db`]);
-    const proxy = fx.run("proxy", appImage.ref, ["--network", net, "-l", `svc.depends_on=${web}`]);
-    const worker = fx.run("worker", appImage.ref, [
-      "--network",
-      net,
-      "-l",
-      "com.docker.compose.project=" + fx.prefix,
-      "-l",
-      "com.docker.compose.depends_on=database:service_started:false",
-    ]);
+    const db = fx.run("db", dbImage.ref, {
+      network: net,
+      labels: { "com.docker.compose.project": fx.prefix, "com.docker.compose.service": "database" },
+    });
+    const web = fx.run("web", appImage.ref, { network: net, links: [`${db}:db`] });
+    const proxy = fx.run("proxy", appImage.ref, { network: net, labels: { "svc.depends_on": web } });
+    const worker = fx.run("worker", appImage.ref, {
+      network: net,
+      labels: {
+        "com.docker.compose.project": fx.prefix,
+        "com.docker.compose.depends_on": "database:service_started:false",
+      },
+    });
     const webBefore = inspect(web).Id;
     const newDb = fx.image("db");
 
@@ -67,8 +62,8 @@ describe("dependency order", () => {
 
   test("a dependency cycle skips its members, naming the cycle; others are still updated", async () => {
     const image = fx.image("cyc");
-    const a = fx.run("cyc-a", image.ref, ["-l", `svc.depends_on=${fx.name("cyc-b")}`]);
-    const b = fx.run("cyc-b", image.ref, ["-l", `svc.depends_on=${fx.name("cyc-a")}`]);
+    const a = fx.run("cyc-a", image.ref, { labels: { "svc.depends_on": fx.name("cyc-b") } });
+    const b = fx.run("cyc-b", image.ref, { labels: { "svc.depends_on": fx.name("cyc-a") } });
     const c = fx.run("cyc-c", image.ref);
     const newer = fx.image("cyc");
     const h = await makeUpdater({ containers: [a, b, c] });
@@ -85,8 +80,8 @@ describe("dependency order", () => {
     const hostImage = fx.image("nethost");
     const sideImage = fx.image("netside");
     const net = fx.network("pairnet");
-    const host = fx.run("nethost", hostImage.ref, ["--network", net, "--network-alias", "front"]);
-    const side = fx.run("netside", sideImage.ref, ["--network", `container:${host}`, "-e", "ROLE=sidecar"]);
+    const host = fx.run("nethost", hostImage.ref, { network: net, aliases: ["front"] });
+    const side = fx.run("netside", sideImage.ref, { network: `container:${host}`, env: { ROLE: "sidecar" } });
     const sideBefore = inspect(side);
     const newHost = fx.image("nethost");
 

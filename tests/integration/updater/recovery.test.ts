@@ -38,7 +38,7 @@ describe("killed at each step, repaired by the next start", () => {
     test(fault, async () => {
       const v1 = fx.image(fault);
       const net = fx.network(`${fault}-net`);
-      const name = fx.run(fault, v1.ref, ["--network", net, "--network-alias", "svc-alias", "-e", "MODE=prod"]);
+      const name = fx.run(fault, v1.ref, { network: net, aliases: ["svc-alias"], env: { MODE: "prod" } });
       const v2 = fx.image(fault);
 
       const child = await runChild(name, fault);

@@ -58,7 +58,7 @@ async function harness(
 
 test("a tag policy from 1.0.0 to 2.0.0: exactly the releases after 1.0.0 up to 2.0.0, the new major flagged breaking; updated; one request", async () => {
   const [old] = ["1.0.0", "2.0.0"].map((tag) => fx.image("tagged", { tag, changes: labelled(tag) }));
-  const app = fx.run("tagged", old!.ref, ["-l", "svc.tag_policy=semver:major"]);
+  const app = fx.run("tagged", old!.ref, { labels: { "svc.tag_policy": "semver:major" } });
   const h = await harness([app]);
 
   const overview = await h.updater.overview();
@@ -113,7 +113,7 @@ test("a :latest digest change is told by the images' version labels", async () =
 
 test("hold_breaking holds a breaking update in a run-once cycle; asked for by name, it is applied", async () => {
   const first = fx.image("held", { changes: labelled("1.2.0") });
-  const app = fx.run("held", first.ref, ["-l", "svc.hold_breaking=true"]);
+  const app = fx.run("held", first.ref, { labels: { "svc.hold_breaking": "true" } });
   const newer = fx.image("held", { changes: labelled("2.0.0") });
   const h = await harness([app]);
   const held = expectState(await h.updater.run("run_once"), app, "held");
@@ -146,7 +146,7 @@ test("an image without labels: the overview says no source is known; release_not
 
 test("the source host down: the update still happens, and the report says why there are no notes", async () => {
   const first = fx.image("down", { changes: labelled("1.0.0") });
-  const app = fx.run("down", first.ref, ["-l", "svc.hold_breaking=true"]);
+  const app = fx.run("down", first.ref, { labels: { "svc.hold_breaking": "true" } });
   const newer = fx.image("down", { changes: labelled("2.0.0") });
   const h = await harness([app], {}, "http://127.0.0.1:9");
   const entry = expectState(await h.updater.run("api"), app, "updated");

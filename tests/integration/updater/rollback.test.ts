@@ -1,5 +1,6 @@
 /** Rollback on each of the three conditions, against the sandbox engine and registry. */
 import { afterAll, describe, expect, test } from "bun:test";
+import type { RunOptions } from "../../support/fixture.ts";
 import { containersByPrefix, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
@@ -8,12 +9,12 @@ afterAll(() => fx.cleanup(), 120_000);
 async function expectRollback(
   what: string,
   badImage: { changes: string[] },
-  runArgs: string[],
+  options: RunOptions,
   reason: string,
   rollback = {},
 ) {
   const v1 = fx.image(what);
-  const app = fx.run(what, v1.ref, runArgs);
+  const app = fx.run(what, v1.ref, options);
   const before = inspect(app);
   const bad = fx.image(what, badImage);
   const h = await makeUpdater({ containers: [app], rollback });
@@ -50,7 +51,7 @@ describe("rollback", () => {
     const { entry } = await expectRollback(
       "unguarded",
       { changes: ['CMD ["/bin/sh","-c","echo rewritten > /data/f; exit 3"]'] },
-      ["-v", `${volume}:/data`],
+      { binds: [`${volume}:/data`] },
       "exited with code 3",
       { startup_timeout: 20_000 },
     );
@@ -63,7 +64,7 @@ describe("rollback", () => {
     const { entry } = await expectRollback(
       "exit",
       { changes: ['CMD ["/bin/sh","-c","echo config is broken; exit 3"]'] },
-      [],
+      {},
       "exited with code 3",
       { startup_timeout: 20_000 },
     );
@@ -74,7 +75,7 @@ describe("rollback", () => {
     await expectRollback(
       "unhealthy",
       { changes: ["HEALTHCHECK --interval=1s --retries=1 CMD false", 'CMD ["/bin/sleep","3600"]'] },
-      [],
+      {},
       "unhealthy",
       { startup_timeout: 20_000 },
     );
@@ -84,7 +85,7 @@ describe("rollback", () => {
     await expectRollback(
       "slow",
       { changes: ["HEALTHCHECK --interval=60s CMD true", 'CMD ["/bin/sleep","3600"]'] },
-      [],
+      {},
       "not healthy within the startup timeout",
     );
   }, 60_000);
@@ -93,7 +94,7 @@ describe("rollback", () => {
     await expectRollback(
       "loop",
       { changes: ['CMD ["/bin/sh","-c","exit 0"]'] },
-      ["--restart", "always"],
+      { restart: "always" },
       "restart loop",
       { startup_timeout: 20_000 },
     );
@@ -101,14 +102,7 @@ describe("rollback", () => {
 
   test("a healthcheck set on the container counts too (--health-cmd false)", async () => {
     const v1 = fx.image("hcflag");
-    const app = fx.run("hcflag", v1.ref, [
-      "--health-cmd",
-      "test ! -e /broken",
-      "--health-interval",
-      "1s",
-      "--health-retries",
-      "1",
-    ]);
+    const app = fx.run("hcflag", v1.ref, { healthcheck: { cmd: "test ! -e /broken", intervalMs: 1000, retries: 1 } });
     fx.image("hcflag", { changes: ['CMD ["/bin/sh","-c","touch /broken; exec sleep 3600"]'] });
     // a generous timeout: the rollback must come from the healthcheck, however loaded the machine
     const h = await makeUpdater({ containers: [app], rollback: { startup_timeout: 20_000 } });

@@ -26,9 +26,9 @@ beforeAll(() => {
   other = fx.image("other");
   all.push(
     fx.run("plain", image.ref),
-    fx.run("enabled", image.ref, ["-l", "svc.enable=true"]),
-    fx.run("disabled", image.ref, ["-l", "svc.enable=false"]),
-    fx.run("scoped", image.ref, ["-l", "svc.scope=blue"]),
+    fx.run("enabled", image.ref, { labels: { "svc.enable": "true" } }),
+    fx.run("disabled", image.ref, { labels: { "svc.enable": "false" } }),
+    fx.run("scoped", image.ref, { labels: { "svc.scope": "blue" } }),
     fx.run("otherimg", other.ref),
   );
   const stopped = fx.run("stopped", image.ref);
@@ -105,7 +105,7 @@ describe("per-container options", () => {
   test("include_restarting picks a container in the restarting state", async () => {
     // exits at once: after a few restarts the engine's back-off keeps it "restarting" for seconds
     const img = fx.image("restarting", { changes: ['CMD ["/bin/sh","-c","exit 1"]'] });
-    const app = fx.run("restarting", img.ref, ["--restart", "always"]);
+    const app = fx.run("restarting", img.ref, { restart: "always" });
     fx.image("restarting");
     const backingOff = () => {
       const state = inspect(app);
@@ -125,15 +125,11 @@ describe("per-container options", () => {
     const img = fx.image("signal", {
       changes: ['CMD ["/bin/sh","-c","trap \\"sleep 2; exit 0\\" HUP; while true; do sleep 0.2; done"]'],
     });
-    const byLabel = fx.run("signal", img.ref, ["-l", "svc.stop_signal=SIGHUP", "-l", "svc.stop_timeout=20s"]);
-    const own = fx.run("own", img.ref, [
-      "-l",
-      "svc.stop_signal=SIGHUP",
-      "-l",
-      "svc.stop_timeout=20s",
-      "--stop-timeout",
-      "0",
-    ]);
+    const byLabel = fx.run("signal", img.ref, { labels: { "svc.stop_signal": "SIGHUP", "svc.stop_timeout": "20s" } });
+    const own = fx.run("own", img.ref, {
+      stopTimeout: 0,
+      labels: { "svc.stop_signal": "SIGHUP", "svc.stop_timeout": "20s" },
+    });
     fx.image("signal");
     const h = await makeUpdater({ containers: [byLabel, own], stop_timeout: 30_000 });
     const recording = recordEvents([byLabel, own], ["kill"]);
@@ -149,9 +145,9 @@ describe("per-container options", () => {
 
   test("labels override globals (svc.monitor_only=false, svc.no_pull=true) unless global_takes_precedence", async () => {
     const v1 = fx.image("labels");
-    const app = fx.run("labels", v1.ref, ["-l", "svc.monitor_only=false"]);
+    const app = fx.run("labels", v1.ref, { labels: { "svc.monitor_only": "false" } });
     const local = fx.image("labelslocal", { registry: "127.0.0.1:9", push: false });
-    const offline = fx.run("labelslocal", local.ref, ["-l", "svc.no_pull=true"]);
+    const offline = fx.run("labelslocal", local.ref, { labels: { "svc.no_pull": "true" } });
     const v2 = fx.image("labels");
     const local2 = fx.image("labelslocal", { registry: "127.0.0.1:9", push: false });
 

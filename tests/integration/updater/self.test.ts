@@ -12,7 +12,7 @@ afterAll(() => fx.cleanup(), 120_000);
 test("svc's own container is updated last: replacement started and verified, old one stopped, then removed by the new instance", async () => {
   const v1 = fx.image("self");
   const other = fx.image("neighbour");
-  const self = fx.run("self", v1.ref, ["--restart", "unless-stopped", "-e", "ROLE=svc"]);
+  const self = fx.run("self", v1.ref, { restart: "unless-stopped", env: { ROLE: "svc" } });
   const neighbour = fx.run("neighbour", other.ref);
   const oldId = inspect(self).Id as string;
   const v2 = fx.image("self");

@@ -91,7 +91,7 @@ export async function makeUpdater(
 /** The engine fixture of the updater tests: every container in the tests' scope. */
 export class Fixture extends EngineFixture {
   constructor() {
-    super("upd", { runArgs: ["-l", `svc.scope=${TEST_SCOPE}`] });
+    super("upd", { labels: { "svc.scope": TEST_SCOPE } });
   }
 
   override cleanup(): void {

@@ -28,14 +28,11 @@ async function versionedRepository(what: string, tags: string[], options: { fail
 describe("a tag policy", () => {
   test("moves the container to the best tag it allows that exists for our platform, keeping its configuration", async () => {
     const repo = await versionedRepository("semver", ["1.2.0", "1.2.1", "1.3.0", "1.4.0-rc.1", "2.0.0", "latest"]);
-    const app = fx.run("app", repo.reference("1.2.0"), [
-      "-e",
-      "MODE=prod",
-      "-l",
-      "svc.tag_policy=semver:minor",
-      "--restart",
-      "unless-stopped",
-    ]);
+    const app = fx.run("app", repo.reference("1.2.0"), {
+      restart: "unless-stopped",
+      labels: { "svc.tag_policy": "semver:minor" },
+      env: { MODE: "prod" },
+    });
     const before = inspect(app);
 
     const h = await makeUpdater({ containers: [app] });
@@ -71,7 +68,7 @@ describe("a tag policy", () => {
 
   test("a new tag that fails its checks is rolled back: the old container runs on its old reference", async () => {
     const repo = await versionedRepository("fails", ["1.0.0", "1.1.0"], { failing: ["1.1.0"] });
-    const app = fx.run("app2", repo.reference("1.0.0"), ["-l", "svc.tag_policy=semver:major"]);
+    const app = fx.run("app2", repo.reference("1.0.0"), { labels: { "svc.tag_policy": "semver:major" } });
     const before = inspect(app);
     const h = await makeUpdater({ containers: [app] });
     const report = await h.updater.run("api");
@@ -87,7 +84,7 @@ describe("a tag policy", () => {
 
   test("svc rollback puts the container back on its old tag and image, and the tag it left waits for a newer image", async () => {
     const repo = await versionedRepository("undo", ["3.1.0", "3.2.0"]);
-    const app = fx.run("app3", repo.reference("3.1.0"), ["-l", "svc.tag_policy=semver:minor"]);
+    const app = fx.run("app3", repo.reference("3.1.0"), { labels: { "svc.tag_policy": "semver:minor" } });
     const h = await makeUpdater({ containers: [app] });
     expectState(await h.updater.run("api"), app, "updated");
     expect(inspect(app).Config.Image).toBe(repo.reference("3.2.0"));
@@ -104,16 +101,15 @@ describe("a tag policy", () => {
   // (a compose container whose file svc can write moves with it: tests/integration/updater/compose-write.test.ts)
   test("a compose-managed container whose file svc cannot find is only reported, with the reason; labelled svc.tag_policy.compose=move it follows the tag", async () => {
     const repo = await versionedRepository("compose", ["5.0.0", "5.0.1"]);
-    const labels = [
-      "-l",
-      "com.docker.compose.project=p",
-      "-l",
-      "com.docker.compose.service=web",
-      "-l",
-      "svc.tag_policy=semver:patch",
-    ];
-    const reported = fx.run("web", repo.reference("5.0.0"), labels);
-    const moving = fx.run("web2", repo.reference("5.0.0"), [...labels, "-l", "svc.tag_policy.compose=move"]);
+    const labels = {
+      "com.docker.compose.project": "p",
+      "com.docker.compose.service": "web",
+      "svc.tag_policy": "semver:patch",
+    };
+    const reported = fx.run("web", repo.reference("5.0.0"), { labels });
+    const moving = fx.run("web2", repo.reference("5.0.0"), {
+      labels: { ...labels, "svc.tag_policy.compose": "move" },
+    });
     const h = await makeUpdater({ containers: [reported, moving] });
     const report = await h.updater.run("api");
     expect(expectState(report, reported, "stale")).toMatchObject({

@@ -11,22 +11,15 @@ describe("an update", () => {
     const v1 = fx.image("app");
     const fresh = fx.image("fresh");
     const net = fx.network("net");
-    const app = fx.run("app", v1.ref, [
-      "--network",
-      net,
-      "--network-alias",
-      "web",
-      "-e",
-      "MODE=prod",
-      "-l",
-      "team=blue",
-      "--restart",
-      "unless-stopped",
-      "--hostname",
-      "apphost",
-      "-v",
-      `${fx.name("data")}:/data`,
-    ]);
+    const app = fx.run("app", v1.ref, {
+      network: net,
+      restart: "unless-stopped",
+      hostname: "apphost",
+      aliases: ["web"],
+      labels: { team: "blue" },
+      env: { MODE: "prod" },
+      binds: [`${fx.name("data")}:/data`],
+    });
     const same = fx.run("same", fresh.ref);
     const before = inspect(app);
     const v2 = fx.image("app");
@@ -99,7 +92,7 @@ describe("an update", () => {
 
   test("the svc.monitor_only label does the same for one container", async () => {
     const v1 = fx.image("monl");
-    const app = fx.run("monl", v1.ref, ["-l", "svc.monitor_only=true"]);
+    const app = fx.run("monl", v1.ref, { labels: { "svc.monitor_only": "true" } });
     fx.image("monl");
     const h = await makeUpdater({ containers: [app] });
     expectState(await h.updater.run("api"), app, "stale");

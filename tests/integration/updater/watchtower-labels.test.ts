@@ -10,10 +10,9 @@ afterAll(() => fx.cleanup(), 120_000);
 
 const WT = "com.centurylinklabs.watchtower";
 type Style = "svc" | "watchtower";
-const label = (style: Style, svcName: string, wtName: string, value: string) => [
-  "-l",
-  style === "svc" ? `svc.${svcName}=${value}` : `${WT}.${wtName}=${value}`,
-];
+const label = (style: Style, svcName: string, wtName: string, value: string) => ({
+  labels: { [style === "svc" ? `svc.${svcName}` : `${WT}.${wtName}`]: value },
+});
 
 /** One family of containers labelled in one style; returns what a user sees after a cycle. */
 async function outcome(style: Style) {
@@ -54,16 +53,14 @@ describe("Watchtower's labels", () => {
 
   test("svc's own label wins over a conflicting Watchtower label", async () => {
     const image = fx.image("both");
-    const both = fx.run("both", image.ref, [
-      "-l",
-      `${WT}.monitor-only=true`,
-      "-l",
-      "svc.monitor_only=false",
-      "-l",
-      `${WT}.enable=false`,
-      "-l",
-      "svc.enable=true",
-    ]);
+    const both = fx.run("both", image.ref, {
+      labels: {
+        [`${WT}.monitor-only`]: "true",
+        "svc.monitor_only": "false",
+        [`${WT}.enable`]: "false",
+        "svc.enable": "true",
+      },
+    });
     const newer = fx.image("both");
     const h = await makeUpdater({ containers: [both] });
     expectState(await h.updater.run("api"), both, "updated");

@@ -9,6 +9,7 @@ import { serviceTimeZone, wallClock } from "../../../src/config/window.ts";
 import { silentLogger } from "../../../src/log/index.ts";
 import { createScheduler } from "../../../src/scheduler/index.ts";
 import { waitUntil } from "../../harness.ts";
+import type { RunOptions } from "../../support/fixture.ts";
 import { docker, entryOf, expectState, Fixture, inspect, makeUpdater } from "./support.ts";
 
 const fx = new Fixture();
@@ -36,9 +37,9 @@ const closedNow = () => windowOf(Date.now() + 60 * MINUTE, Date.now() + 120 * MI
 const openNow = () => windowOf(Date.now() - MINUTE, Date.now() + 60 * MINUTE);
 
 /** A container on v1 with v2 pushed and not on the engine (the pull is what pre_pull does ahead). */
-function staleContainer(what: string, args: string[] = []) {
+function staleContainer(what: string, options: RunOptions = {}) {
   const v1 = fx.image(what);
-  const app = fx.run(what, v1.ref, args);
+  const app = fx.run(what, v1.ref, options);
   const v2 = fx.image(what);
   docker(["rmi", v2.ref]);
   return { app, v1, v2 };
@@ -107,7 +108,7 @@ describe("an update window", () => {
   }, 120_000);
 
   test("a label narrows the host's window: its container waits while the others are updated", async () => {
-    const narrowed = staleContainer("narrow", ["-l", `svc.update_window=${closedNow()}`]);
+    const narrowed = staleContainer("narrow", { labels: { "svc.update_window": closedNow() } });
     const plain = staleContainer("plain");
     const h = await makeUpdater({
       containers: [narrowed.app, plain.app],
@@ -123,7 +124,7 @@ describe("an update window", () => {
   }, 120_000);
 
   test("a label cannot widen it: one that never meets the host's window skips the container, naming the label", async () => {
-    const { app, v1 } = staleContainer("widen", ["-l", `svc.update_window=${openNow()}`]);
+    const { app, v1 } = staleContainer("widen", { labels: { "svc.update_window": openNow() } });
     const h = await makeUpdater({ containers: [app], update_window: closedNow() });
     const entry = expectState(await h.updater.run("schedule"), app, "skipped");
     expect(entry.reason).toContain("never meets the host's update_window");

@@ -13,6 +13,7 @@
 import { afterAll, expect, test } from "bun:test";
 import type { Platform } from "../../../src/engine/port.ts";
 import { sandbox } from "../../harness.ts";
+import type { RunOptions } from "../../support/fixture.ts";
 import { DEBIAN_RECORDS, startOsvStandIn } from "../../support/osv.ts";
 import { type ReferrersRegistry, referrersRegistry } from "../../support/referrers-registry.ts";
 import { type Descriptor, Repository, spdxArtifact } from "../registry/shapes.ts";
@@ -87,10 +88,10 @@ function spdx(glibc: string): unknown {
 const on = { vulnerabilities: { enabled: true, osv_url: osv.url, timeout: 10_000 } };
 
 /** A running container of `repo:latest`, pulled as a user pulls it. */
-function runLatest(repo: Repository, what: string, args: string[] = []): string {
+function runLatest(repo: Repository, what: string, options: RunOptions = {}): string {
   repo.removeLocal();
   docker(["pull", "-q", `${repo.reference}:latest`]);
-  return fx.run(what, `${repo.reference}:latest`, args);
+  return fx.run(what, `${repo.reference}:latest`, options);
 }
 
 /** `repo:latest` as BuildKit pushes it with `--sbom=true`: an index of our platform's image and its SBOM attestation. */
@@ -147,8 +148,10 @@ test("an SPDX document attached as an OCI referrer of a single-platform image", 
 test("monitor-only, and waiting for its window: the diff from both images' SBOMs, with nothing pulled", async () => {
   const repo = new Repository(fx.name("sbom-idle"));
   await withSbomOf(repo, "2.36-9+deb12u1");
-  const watched = runLatest(repo, "sbom-watched", ["-l", "svc.monitor_only=true"]);
-  const waiting = fx.run("sbom-waiting", `${repo.reference}:latest`, ["-l", `svc.update_window=${closedWindow()}`]);
+  const watched = runLatest(repo, "sbom-watched", { labels: { "svc.monitor_only": "true" } });
+  const waiting = fx.run("sbom-waiting", `${repo.reference}:latest`, {
+    labels: { "svc.update_window": closedWindow() },
+  });
   const newer = await withSbomOf(repo, "2.36-9+deb12u4");
   repo.removeLocal();
 

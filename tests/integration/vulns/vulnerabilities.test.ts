@@ -19,6 +19,7 @@ import { join } from "node:path";
 import { gunzipSync } from "bun";
 import { createInventoryReader } from "../../../src/vulns/image.ts";
 import { docker, sandbox } from "../../harness.ts";
+import type { RunOptions } from "../../support/fixture.ts";
 import {
   DEBIAN_RECORDS,
   OSV_TEST_DATA,
@@ -72,10 +73,10 @@ afterAll(async () => {
   removeBuildDirs();
 }, 120_000);
 
-function staleContainer(what: string, extra: string[] = []) {
+function staleContainer(what: string, options: RunOptions = {}) {
   const ref = `${sandbox().registry}/${fx.name(what)}:latest`;
   const old = debianImage(ref, dpkgStatus("2.36-9+deb12u1", "3.0.20-1"));
-  const app = fx.run(what, ref, extra);
+  const app = fx.run(what, ref, options);
   const newer = debianImage(ref, dpkgStatus("2.36-9+deb12u4", "3.0.21-1"));
   return { app, old, newer };
 }
@@ -223,8 +224,8 @@ test("min_image_age_unless_fixes: svc applies an update that fixes a high one at
 }, 240_000);
 
 /** A stale container whose newer image is in the registry only, as a user's is. */
-function newerNotHere(what: string, extra: string[] = []) {
-  const stale = staleContainer(what, extra);
+function newerNotHere(what: string, options: RunOptions = {}) {
+  const stale = staleContainer(what, options);
   docker(["rmi", stale.newer]);
   return stale;
 }
@@ -260,7 +261,7 @@ test("monitor-only without an SBOM: svc pulls nothing, and the report says why t
 }, 240_000);
 
 test("waiting for its window: pre_pull's pull ahead gives the diff; without pre_pull, the report says why", async () => {
-  const window = ["-l", `svc.update_window=${closedWindow()}`];
+  const window = { labels: { "svc.update_window": closedWindow() } };
   const ahead = newerNotHere("ahead", window);
   const h = await makeUpdater({ containers: [ahead.app], ...on() });
   const report = await h.updater.run("schedule");
