@@ -43,13 +43,14 @@ install_bun_and_dependencies() {
 # The engine-facing folders, in groups that run side by side, one `bun test` process each
 # (docs/testing.md, "The legs"): most of their time is spent waiting for containers, cycles and
 # engines, not on the CPU.
-#   UNSCOPED  files whose containers carry no svc.scope label, and e2e svc instances that act on
+#   UNSCOPED  files whose containers carry no svc.scope label (the harness's own test among them: its
+#             typed containers against a real `docker run`), and e2e svc instances that act on
 #             every such container: they share an engine one file after the other, so the longest
 #             e2e files (E2E_APART) run on an engine of their own, the ENGINE:e2e leg
 #   SCOPED    the updater tests: every container and cycle in their own scope, which no
 #             unscoped instance touches
 #   OWN_ENGINES  the safety tests: engines of their own (of the leg's kind), never the leg's
-UNSCOPED=(tests/integration/engine tests/integration/registry tests/integration/e2e)
+UNSCOPED=(tests/integration/harness.test.ts tests/integration/engine tests/integration/registry tests/integration/e2e)
 E2E_APART=(tests/integration/e2e/self.test.ts tests/integration/e2e/run-once-more.test.ts
   tests/integration/e2e/schedule.test.ts tests/integration/e2e/deps.test.ts)
 SCOPED=(tests/integration/updater)
