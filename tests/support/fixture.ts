@@ -230,12 +230,14 @@ function pull(image: string, target: RunTarget): void {
 /**
  * What the docker CLI sends for a host setting not given where the engine keeps it as sent, and so
  * a container's inspect (what svc recreates from) shows it: empty lists and no ports where the
- * API's default is null, and a restart policy of "no" (Docker 20.10 keeps "" without one). Every
- * other field the CLI sends empty is the engine's default anyway: tests/integration/harness.test.ts
- * finds one that is not.
+ * API's default is null, a restart policy of "no" (Docker 20.10 keeps "" without one), and a
+ * pids limit of 0 (Podman 5.8 sets its own 2048 without one, as an annotation svc's replacement
+ * then carries). Every other field the CLI sends empty is the engine's default anyway:
+ * tests/integration/harness.test.ts finds one that is not on Docker, podman/podman.test.ts on Podman.
  */
 const CLI_HOST_DEFAULTS = {
   NetworkMode: "default",
+  PidsLimit: 0,
   PortBindings: {},
   RestartPolicy: { Name: "no", MaximumRetryCount: 0 },
   Dns: [],
