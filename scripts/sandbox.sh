@@ -576,6 +576,8 @@ VARS
   if alive "$DIR/systemd.pid"; then echo "export SVC_TEST_USER_SYSTEMD=$ROOTLESS_USER"; fi
   # ... whose generator is quadlet (start_user_systemd)
   if alive "$DIR/systemd.pid" && [ -x "$DIR/quadlet" ]; then echo "export SVC_TEST_QUADLET=$DIR/quadlet"; fi
+  # podman5: the sid root, where a test starts a Podman service of its own in a namespace it makes
+  case "$ENGINE" in podman5*) echo "export SVC_TEST_PODMAN5_ROOT=$PODMAN5_ROOT" ;; esac
 }
 
 up() {

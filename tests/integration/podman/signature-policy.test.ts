@@ -109,28 +109,38 @@ describe.skipIf(!rootless)(`Podman ${version}'s signature policy at pull, rootle
 });
 
 /**
- * A rootful Podman service of the test's own, in the sandbox's Podman 5 namespace (its pid in
- * podman.pid): the sid root and its containers.conf and registries.conf, its own storage, runtime
- * folder, socket and HOME under the sandbox's podman folder (/svc there).
+ * A rootful Podman service of the test's own, in a mount namespace the test makes as the sandbox
+ * makes its Podman 5's (scripts/sandbox.sh, start_podman5): the sid root, with the sandbox's
+ * containers.conf and registries.conf at /svc, and its own storage, runtime folder, socket and
+ * HOME under the sandbox's podman folder (/svc/policy-test there).
  */
 async function ownPodmanService(): Promise<{ host: string; home: string }> {
-  const pid = readFileSync(join(dir, "podman.pid"), "utf8").trim();
-  const own = join(dir, "podman", "policy-test");
+  const root = process.env.SVC_TEST_PODMAN5_ROOT ?? "";
+  const svcFolder = join(dir, "podman");
+  const own = join(svcFolder, "policy-test");
   rmSync(own, { recursive: true, force: true });
   for (const sub of ["home", "root", "tmp"]) mkdirSync(join(own, sub), { recursive: true });
-  // a short runroot (Podman refuses one past 50 characters) in the run's own temporary folder when
-  // that is short enough, so that a run stopped half-way leaves nothing in /tmp; the namespace
-  // shares /tmp and the mounts made under it before the sandbox came up
+  // a short runroot (Podman refuses one past 50 characters); /tmp is the host's in the namespace
   const runroot = shortRunroot(`svc-pp-${process.pid}`);
+  const namespace = [
+    'mount --make-rprivate / && mount --bind "$1" "$1" && mount --rbind /dev "$1/dev" && mount -t proc proc "$1/proc" &&',
+    'mount --rbind /sys "$1/sys" && mount --bind "$2" "$1/svc" && mount --rbind /tmp "$1/tmp" && mkdir -p "$1/.host" &&',
+    'cd "$1" && pivot_root . .host && umount -l /.host || exit 1; shift 2; exec "$@"',
+  ].join(" ");
   const service: Subprocess = track(
     Bun.spawn(
       [
-        "nsenter",
-        "--target",
-        pid,
+        "unshare",
         "--mount",
-        "--",
-        "env",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        namespace,
+        "sh",
+        root,
+        svcFolder,
+        "/usr/bin/env",
         "-i",
         "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
         "HOME=/svc/policy-test/home",
@@ -177,7 +187,7 @@ async function ownPodmanService(): Promise<{ host: string; home: string }> {
   });
   if (service.exitCode !== null)
     throw new Error(
-      `the test's own Podman service ended (${service.exitCode}): ${readFileSync(join(own, "podman.log"), "utf8").slice(-2000)}; ${namespaceOf(pid)}`,
+      `the test's own Podman service ended (${service.exitCode}): ${readFileSync(join(own, "podman.log"), "utf8").slice(-2000)}`,
     );
   return { host, home: join(own, "home") };
 }
@@ -194,16 +204,4 @@ describe.skipIf(engine !== "podman5")(`Podman ${version}'s signature policy at p
 function shortRunroot(name: string): string {
   const inRun = join(tmpdir(), name);
   return inRun.length <= 50 && inRun.startsWith("/tmp/") ? inRun : `/tmp/${name}`;
-}
-
-/** What the namespace the test's service entered was (a failure once said `env` was not there: which process, which root). */
-function namespaceOf(pid: string): string {
-  const read = (path: string) => {
-    try {
-      return readFileSync(path, "utf8").replaceAll("\0", " ").trim();
-    } catch (error) {
-      return String(error);
-    }
-  };
-  return `the sandbox's Podman (pid ${pid}): ${read(`/proc/${pid}/cmdline`)}, its root holds /usr/bin/env: ${existsSync(`/proc/${pid}/root/usr/bin/env`)}, its mounts: ${read(`/proc/${pid}/mountinfo`).split("\n").length} lines`;
 }
