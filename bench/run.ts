@@ -52,11 +52,18 @@ const steps: [string, () => void | Promise<void>][] = [
 const recordOnly = process.argv.includes("--record");
 const only = process.argv.slice(2).filter((arg) => arg !== "--record");
 let failed = false;
-process.on("SIGINT", async () => {
-  await stopAll();
-  sandboxDown();
-  process.exit(130);
-});
+// stopped half-way (Ctrl-C, or a time limit's TERM): what it started and its folder go too
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+] as const) {
+  process.on(signal, async () => {
+    await stopAll();
+    sandboxDown();
+    rmSync(WORK, { recursive: true, force: true });
+    process.exit(code);
+  });
+}
 try {
   sandboxUp();
   for (const [name, step] of steps) {
