@@ -13,6 +13,7 @@ import {
   fchmodSync,
   fstatSync,
   fsyncSync,
+  linkSync,
   openSync,
   readSync,
   renameSync,
@@ -56,6 +57,21 @@ export function writeRequestedFile(path: string, text: string, force: boolean, s
 }
 
 /** `bytes` random bytes in hex, from the global Web Crypto (node:crypto costs a compiled svc ~4 MiB to load). */
+/**
+ * Gives the written file `temporary` the name `path` unless a file has that name already (made by
+ * another process meanwhile: it stays, never replaced), then removes `temporary`. A hard link, not
+ * a rename: a rename would replace what is there.
+ */
+export function linkUnlessPresent(temporary: string, path: string): void {
+  try {
+    linkSync(temporary, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
+
 export function randomHex(bytes: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -7,12 +7,12 @@
  * which the library does not read) found in the folders they name, and nothing but objects written:
  * refs, reflogs and the index stay svc's own, under Git's lock files (repo.ts, commit.ts).
  */
-import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { PromiseFsClient } from "isomorphic-git";
 import * as git from "isomorphic-git";
 import { SvcError } from "../core/errors.ts";
-import { readRegularFile } from "../core/files.ts";
+import { linkUnlessPresent, readRegularFile } from "../core/files.ts";
 
 /** The largest file of the git folder svc lets the library read: a pack is read whole. */
 const MAX_READ_BYTES = 1024 * 1024 * 1024;
@@ -133,13 +133,7 @@ const safeList = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
 function writeObject(path: string, data: Uint8Array): void {
   const temporary = join(dirname(path), `tmp_obj_${crypto.randomUUID()}`);
   writeFileSync(temporary, data, { mode: 0o444, flag: "wx" });
-  try {
-    linkSync(temporary, path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  } finally {
-    rmSync(temporary, { force: true });
-  }
+  linkUnlessPresent(temporary, path);
 }
 
 /** The object folders `objects/info/alternates` names (one level, as `git clone --shared` makes). */

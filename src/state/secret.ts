@@ -10,10 +10,10 @@
  * (both then use the first one's). Read without following a link, and refused unless it is a
  * file of svc's user's that nobody else may read.
  */
-import { closeSync, constants, fstatSync, linkSync, openSync, readSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { SvcError } from "../core/errors.ts";
-import { PRIVATE_MODE, randomHex, writeFileAtomically } from "../core/files.ts";
+import { linkUnlessPresent, PRIVATE_MODE, randomHex, writeFileAtomically } from "../core/files.ts";
 
 export const SECRET_FILE = "secret.key";
 const SECRET_HEX = 64;
@@ -26,13 +26,7 @@ export function stateSecret(dir: string): Uint8Array {
   const temporary = join(dir, `.${SECRET_FILE}.${randomHex(8)}.new`);
   // the temporary name is only ever made here, exclusively; rename is not used: it would replace a secret another process just made
   writeFileAtomically(temporary, `${randomHex(SECRET_HEX / 2)}\n`);
-  try {
-    linkSync(temporary, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-  } finally {
-    rmSync(temporary, { force: true });
-  }
+  linkUnlessPresent(temporary, file);
   const made = readSecret(file);
   if (!made) throw new SvcError("startup", `${file} could not be made`);
   return made;
