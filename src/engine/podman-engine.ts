@@ -157,6 +157,9 @@ export class PodmanEngine {
     const oldImage = await this.compat.inspectImage(old.Image);
     const libpod = await this.libpod(`/containers/${encodeURIComponent(old.Id)}/json`);
     if (!libpod) return null;
+    // the replacement svc would make of the old container, under a probe's name
+    const specNamed = async (name: string) =>
+      podmanCreateBody(old, libpod, await this.compat.replacementSpec(old, oldImage, { name, image: old.Image }));
     const made = async (create: () => Promise<string>) => {
       const id = await create();
       try {
@@ -172,11 +175,7 @@ export class PodmanEngine {
     let compatible: Awaited<ReturnType<typeof made>> | null = null;
     let why: string;
     try {
-      const spec = podmanCreateBody(
-        old,
-        libpod,
-        await this.compat.replacementSpec(old, oldImage, { name: probeName("compat"), image: old.Image }),
-      );
+      const spec = await specNamed(probeName("compat"));
       compatible = await made(() => this.compat.createFromSpec(probeName("compat"), spec));
       const lost = lostSettings(libpod, compatible.libpod ?? {});
       if (lost.length === 0) {
@@ -189,11 +188,7 @@ export class PodmanEngine {
       why = `Podman's Docker-compatible API refuses a replacement (${(error as Error).message})`;
     }
     try {
-      const spec = podmanCreateBody(
-        old,
-        libpod,
-        await this.compat.replacementSpec(old, oldImage, { name: probeName("libpod"), image: old.Image }),
-      );
+      const spec = await specNamed(probeName("libpod"));
       const own = await made(() => this.createLibpod(libpodCreateSpec(probeName("libpod"), spec.createBody, libpod)));
       const ownLost = lostSettings(libpod, own.libpod ?? {});
       const changed = creationDifferences(compatible?.compat ?? old, own.compat, Boolean(libpod.Pod));
